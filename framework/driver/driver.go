@@ -1,0 +1,158 @@
+// Package driver is the NIC driver plugin interface and the pieces every
+// descriptor-ring driver model shares: the ring, the wire, interrupt
+// moderation.
+//
+// A driver sees packets as values with handles and talks to the host only
+// through Ctx, so the same interface can later cross a process boundary.
+package driver
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/txlab/txlab/framework/sim"
+	"github.com/txlab/txlab/framework/skb"
+)
+
+// TxCode is a netdev_tx_t.
+type TxCode uint8
+
+// NETDEV_TX_* values.
+const (
+	TxOK   TxCode = 0x00 // NETDEV_TX_OK
+	TxBusy TxCode = 0x10 // NETDEV_TX_BUSY: the host requeues the packet
+)
+
+// Ctx is what a driver may do to the host during one call.
+type Ctx interface {
+	Now() sim.Time
+	Spend(ns int64)
+	// SentQueue is netdev_tx_sent_queue (BQL; may set STACK_XOFF).
+	SentQueue(txq int, bytes int)
+	// SentQueueMore is __netdev_tx_sent_queue: with more set only BQL
+	// accounting; it returns whether to ring the doorbell.
+	SentQueueMore(txq int, bytes int, more bool) bool
+	// CompletedQueue is netdev_tx_completed_queue (BQL; may restart the
+	// queue and __netif_schedule its qdisc).
+	CompletedQueue(txq int, pkts, bytes int)
+	// StopQueue / WakeQueue are netif_tx_stop_queue / netif_tx_wake_queue.
+	StopQueue(txq int)
+	WakeQueue(txq int)
+	// QueueStopped is netif_tx_queue_stopped (driver XOFF only).
+	QueueStopped(txq int) bool
+	// XmitStopped is netif_xmit_stopped (driver or BQL XOFF).
+	XmitStopped(txq int) bool
+	// Consume frees a transmitted packet (napi_consume_skb): the packet
+	// counts as transmitted, its socket is uncharged.
+	Consume(h skb.Handle)
+	// Drop frees a packet the driver could not send.
+	Drop(h skb.Handle, reason skb.DropReason)
+	// RaiseIRQ fires MSI-X vector v at time at on its affinity CPU; the
+	// host runs the hard interrupt and schedules the vector's NAPI.
+	RaiseIRQ(v int, at sim.Time)
+	// NapiScheduleLocal schedules vector v's NAPI on the current CPU
+	// (for software devices whose "interrupt" is the sender itself).
+	NapiScheduleLocal(v int)
+	// CPU is the id of the CPU running this call.
+	CPU() int
+}
+
+// Setup describes the device the host builds around a driver.
+type Setup struct {
+	Name     string
+	NumTxQ   int
+	RateBps  int64 // line rate in bits/s (0: the driver's default)
+	RingSize int   // TX descriptors per ring (0: the driver's default)
+	NumCPUs  int
+	Costs    *sim.Costs
+}
+
+// Info is what a driver tells the host after init.
+type Info struct {
+	RateBps  int64
+	RingSize int
+	LLTX     bool  // no HARD_TX_LOCK (dev->lltx)
+	NoQueue  bool  // IFF_NO_QUEUE: default qdisc is noqueue
+	BQL      bool  // the driver calls the BQL hooks
+	Vectors  int   // MSI-X vectors
+	QueueVec []int // vector serving each txq
+	Wire     bool  // serialises at line rate (false for veth)
+}
+
+// QueueStats are one TX queue's ethtool -S counters.
+type QueueStats struct {
+	Queue     int
+	Packets   uint64 // tx-N.packets (cleaned)
+	Bytes     uint64
+	Busy      uint64 // tx_busy: NETDEV_TX_BUSY returned
+	Restart   uint64 // tx_restart: queue woken by clean
+	Stopped   uint64 // queue stopped by the driver
+	Doorbells uint64
+	Irqs      uint64 // interrupts of this queue's vector
+	Polls     uint64
+	Extra     []Counter
+}
+
+// Counter is one named driver statistic.
+type Counter struct {
+	Name  string
+	Value uint64
+}
+
+// Driver is a NIC driver model.
+type Driver interface {
+	// Init builds the rings; args are driver options in ethtool words.
+	Init(s Setup, args []string) (Info, error)
+	// Xmit is ndo_start_xmit over a bulk, in order, packet i with
+	// xmit_more = i < len-1. It returns how many it took and, when it
+	// took fewer than all, TxBusy if batch[sent] was refused. Like
+	// dev_hard_start_xmit it stops after a packet that stopped the queue.
+	Xmit(ctx Ctx, txq int, batch []skb.Packet) (sent int, rc TxCode)
+	// Poll is the NAPI poll of vector v: clean completed descriptors.
+	// work counts against net_rx_action's budget; done means
+	// napi_complete (no repoll).
+	Poll(ctx Ctx, v int, budget int) (work int, done bool)
+	// Stats is ethtool -S, per queue.
+	Stats() []QueueStats
+}
+
+// Factory makes a driver.
+type Factory func() Driver
+
+type entry struct {
+	new  Factory
+	help string
+}
+
+var registry = map[string]entry{}
+
+// Register adds a driver model by name.
+func Register(name, help string, f Factory) {
+	if _, dup := registry[name]; dup {
+		panic("driver: registered twice: " + name)
+	}
+	registry[name] = entry{f, help}
+}
+
+// New makes a driver by name, or says which exist.
+func New(name string) (Driver, error) {
+	e, ok := registry[name]
+	if !ok {
+		return nil, fmt.Errorf("unknown driver %q (known: %s)", name, strings.Join(Names(), ", "))
+	}
+	return e.new(), nil
+}
+
+// Names lists the registered drivers.
+func Names() []string {
+	out := make([]string, 0, len(registry))
+	for k := range registry {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Help is a driver's one-line description.
+func Help(name string) string { return registry[name].help }

@@ -1,0 +1,179 @@
+package driver
+
+import (
+	"github.com/txlab/txlab/framework/sim"
+	"github.com/txlab/txlab/framework/skb"
+)
+
+// Desc is one TX descriptor slot: the packet it carries (on its last
+// descriptor) and when the hardware finishes with it.
+type Desc struct {
+	H      skb.Handle
+	Bytes  uint32
+	Last   bool     // end of packet: the slot that holds the skb
+	DoneAt sim.Time // wire completion (valid once posted to hardware)
+}
+
+// Ring is a TX descriptor ring with the kernel's next_to_use /
+// next_to_clean indices and the tail the hardware was last told about.
+type Ring struct {
+	Desc []Desc
+	NTU  int // next_to_use: first free slot
+	NTC  int // next_to_clean: oldest uncleaned slot
+	Tail int // slots before Tail have been handed to hardware
+}
+
+// NewRing makes a ring of n descriptors.
+func NewRing(n int) *Ring { return &Ring{Desc: make([]Desc, n)} }
+
+// Unused is ICE_DESC_UNUSED / I40E_DESC_UNUSED: free slots, keeping one
+// empty so that NTU == NTC means empty.
+func (r *Ring) Unused() int {
+	n := len(r.Desc)
+	if r.NTC > r.NTU {
+		return r.NTC - r.NTU - 1
+	}
+	return n + r.NTC - r.NTU - 1
+}
+
+// Used is the number of slots holding descriptors not yet cleaned.
+func (r *Ring) Used() int { return len(r.Desc) - 1 - r.Unused() }
+
+// Put fills count descriptors for one packet; the last one holds it.
+func (r *Ring) Put(h skb.Handle, bytes uint32, count int) {
+	for i := 0; i < count; i++ {
+		d := &r.Desc[r.NTU]
+		*d = Desc{Last: i == count-1}
+		if d.Last {
+			d.H, d.Bytes = h, bytes
+		}
+		r.NTU++
+		if r.NTU == len(r.Desc) {
+			r.NTU = 0
+		}
+	}
+}
+
+// Wire serialises frames at line rate; the queues of one port share it.
+type Wire struct {
+	RateBps   int64
+	busyUntil sim.Time
+	Frames    uint64
+}
+
+// WireBytes is what a frame of l2len bytes (no FCS) occupies on
+// Ethernet: padded to 60, plus FCS (4), preamble (8) and gap (12).
+func WireBytes(l2len uint32) int64 {
+	return int64(max(l2len, 60)) + 4 + 8 + 12
+}
+
+// Send schedules a frame handed to the MAC at t; it returns when its last
+// bit leaves.
+func (w *Wire) Send(t sim.Time, l2len uint32) sim.Time {
+	start := max(t, w.busyUntil)
+	done := start + WireBytes(l2len)*8*sim.Second/w.RateBps
+	w.busyUntil = done
+	w.Frames++
+	return done
+}
+
+// Post hands the slots between Tail and NTU to the hardware at time t
+// (a doorbell): each packet gets its wire completion time. It returns the
+// first completion time, or -1 if nothing new was posted.
+func (r *Ring) Post(w *Wire, t sim.Time, dmaLatency sim.Time) sim.Time {
+	first := sim.Time(-1)
+	for r.Tail != r.NTU {
+		d := &r.Desc[r.Tail]
+		if d.Last {
+			if w != nil {
+				d.DoneAt = w.Send(t+dmaLatency, d.Bytes)
+			} else {
+				d.DoneAt = t
+			}
+			if first < 0 {
+				first = d.DoneAt
+			}
+		}
+		r.Tail++
+		if r.Tail == len(r.Desc) {
+			r.Tail = 0
+		}
+	}
+	return first
+}
+
+// NextDone is the completion time of the oldest posted, uncleaned packet,
+// or -1 if there is none.
+func (r *Ring) NextDone() sim.Time {
+	for i := r.NTC; i != r.Tail; i = (i + 1) % len(r.Desc) {
+		if r.Desc[i].Last {
+			return r.Desc[i].DoneAt
+		}
+	}
+	return -1
+}
+
+// Clean walks completed packets (DoneAt <= now) from NTC, at most budget
+// packets, calling done for each; it returns packets and bytes cleaned.
+func (r *Ring) Clean(now sim.Time, budget int, done func(d *Desc)) (pkts, bytes int) {
+	for pkts < budget && r.NTC != r.Tail {
+		// find the end of the packet at NTC
+		end := r.NTC
+		for !r.Desc[end].Last {
+			end = (end + 1) % len(r.Desc)
+			if end == r.Tail {
+				return
+			}
+		}
+		if r.Desc[end].DoneAt > now {
+			return
+		}
+		done(&r.Desc[end])
+		pkts++
+		bytes += int(r.Desc[end].Bytes)
+		r.Desc[end] = Desc{}
+		r.NTC = (end + 1) % len(r.Desc)
+	}
+	return
+}
+
+// Vector is interrupt moderation for one MSI-X vector: at most one
+// interrupt per ITR interval, none while NAPI polls.
+type Vector struct {
+	ITR    sim.Time
+	last   sim.Time
+	armed  bool
+	inPoll bool
+	Irqs   uint64
+	Polls  uint64
+}
+
+// Notify tells the vector a completion lands at doneAt; it raises the
+// interrupt no earlier than ITR after the previous one.
+func (v *Vector) Notify(ctx Ctx, id int, doneAt sim.Time) {
+	if v.armed || v.inPoll || doneAt < 0 {
+		return
+	}
+	at := max(doneAt, v.last+v.ITR, ctx.Now())
+	v.armed = true
+	v.last = at
+	v.Irqs++
+	ctx.RaiseIRQ(id, at)
+}
+
+// BeginPoll marks the vector's NAPI as running (interrupt consumed).
+func (v *Vector) BeginPoll() {
+	v.armed = false
+	v.inPoll = true
+	v.Polls++
+}
+
+// EndPoll ends a poll; when complete, the interrupt is re-enabled and,
+// if work is outstanding, fires for the next completion.
+func (v *Vector) EndPoll(ctx Ctx, id int, complete bool, next sim.Time) {
+	if !complete {
+		return
+	}
+	v.inPoll = false
+	v.Notify(ctx, id, next)
+}

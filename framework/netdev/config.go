@@ -1,0 +1,207 @@
+package netdev
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// XmitGen selects the __dev_xmit_skb generation.
+type XmitGen string
+
+// The two generations of __dev_xmit_skb for lock-based qdiscs.
+const (
+	XmitBusylock XmitGen = "busylock" // <= 6.18: q->busylock before the root lock
+	XmitLlist    XmitGen = "llist"    // 6.19: lockless defer_list (100dfa74cad9)
+)
+
+// DeferBound is the policy bounding the llist defer_list.
+type DeferBound string
+
+// Defer bound policies.
+const (
+	BoundQLimit   DeferBound = "qlimit"    // defer_count > q->limit (as first merged)
+	BoundThread   DeferBound = "thread"    // defer_count > 256 || defer_count + qlen > limit (the thread's follow-up)
+	BoundMaxBurst DeferBound = "max_burst" // defer_count > net.core.qdisc_max_burst (ffe4ccd359d0), QDISC_BURST_DROP
+)
+
+// Config is every TX-path toggle. Profiles bundle them; each is also
+// settable alone by name (see Set).
+type Config struct {
+	Xmit          XmitGen
+	DeferBound    DeferBound
+	QdiscMaxBurst int  // net.core.qdisc_max_burst
+	FastPath      bool // __netif_schedule returns early while defer_list is non-empty (f8a55d5e71e6)
+	DequeueDrops  bool // honour TCQ_F_DEQUEUE_DROPS: free dequeue drops after the root lock (191ff13e42a7)
+	BulkQuota     bool // try_bulk_dequeue_skb bounded by the remaining quota (0345552a653c)
+	DevTxWeight   int  // net.core.dev_weight * dev_weight_tx_bias: __qdisc_run quota
+	BQL           bool // byte queue limits on drivers that support them
+	Retpoline     bool // CONFIG_MITIGATION_RETPOLINE: indirect calls are expensive
+	IndirectWrap  bool // INDIRECT_CALL_3 around skb->destructor (skbuff.c)
+	TxQueueLen    int  // dev->tx_queue_len
+	MaxBacklog    int  // net.core.netdev_max_backlog
+	NetdevBudget  int  // net.core.netdev_budget (net_rx_action)
+	Sndbuf        int  // net.core.wmem_default: socket send buffer of senders
+}
+
+// Profile names.
+var profiles = map[string]func() Config{
+	// 6.18: busylock; the bulk-dequeue quota fix was backported to stables.
+	"6.18": func() Config {
+		c := base()
+		c.Xmit = XmitBusylock
+		return c
+	},
+	// 6.19-rc1 as the seeds' thread saw it: llist bounded by q->limit.
+	"6.19-rc1": func() Config {
+		c := base()
+		c.Xmit = XmitLlist
+		c.DeferBound = BoundQLimit
+		return c
+	},
+	// net-next: llist + __netif_schedule fast path + dequeue drops +
+	// bounded defer (qdisc_max_burst).
+	"net-next": func() Config {
+		c := base()
+		c.Xmit = XmitLlist
+		c.DeferBound = BoundMaxBurst
+		c.FastPath = true
+		c.DequeueDrops = true
+		return c
+	},
+}
+
+func base() Config {
+	return Config{
+		Xmit:          XmitBusylock,
+		DeferBound:    BoundQLimit,
+		QdiscMaxBurst: 1000,
+		BulkQuota:     true,
+		DevTxWeight:   64,
+		BQL:           true,
+		Retpoline:     true,
+		IndirectWrap:  false,
+		TxQueueLen:    1000,
+		MaxBacklog:    1000,
+		NetdevBudget:  300,
+		Sndbuf:        212992,
+	}
+}
+
+// Profile returns a named profile.
+func Profile(name string) (Config, error) {
+	f, ok := profiles[name]
+	if !ok {
+		return Config{}, fmt.Errorf("unknown profile %q (known: %s)", name, strings.Join(Profiles(), ", "))
+	}
+	return f(), nil
+}
+
+// Profiles lists the profile names.
+func Profiles() []string {
+	out := make([]string, 0, len(profiles))
+	for k := range profiles {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+type toggle struct {
+	help string
+	set  func(c *Config, v string) error
+	get  func(c *Config) string
+}
+
+func boolToggle(help string, f func(c *Config) *bool) toggle {
+	return toggle{help, func(c *Config, v string) error {
+		switch strings.ToLower(v) {
+		case "on", "true", "1", "yes":
+			*f(c) = true
+		case "off", "false", "0", "no":
+			*f(c) = false
+		default:
+			return fmt.Errorf("%q is not on/off", v)
+		}
+		return nil
+	}, func(c *Config) string {
+		if *f(c) {
+			return "on"
+		}
+		return "off"
+	}}
+}
+
+func intToggle(help string, min int, f func(c *Config) *int) toggle {
+	return toggle{help, func(c *Config, v string) error {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return fmt.Errorf("%q is not a whole number", v)
+		}
+		if n < min {
+			return fmt.Errorf("%d is below the minimum %d", n, min)
+		}
+		*f(c) = n
+		return nil
+	}, func(c *Config) string { return strconv.Itoa(*f(c)) }}
+}
+
+var toggles = map[string]toggle{
+	"xmit": {"__dev_xmit_skb generation: busylock | llist", func(c *Config, v string) error {
+		switch XmitGen(v) {
+		case XmitBusylock, XmitLlist:
+			c.Xmit = XmitGen(v)
+			return nil
+		}
+		return fmt.Errorf("%q is not busylock or llist", v)
+	}, func(c *Config) string { return string(c.Xmit) }},
+	"defer_bound": {"llist bound policy: qlimit | thread | max_burst", func(c *Config, v string) error {
+		switch DeferBound(v) {
+		case BoundQLimit, BoundThread, BoundMaxBurst:
+			c.DeferBound = DeferBound(v)
+			return nil
+		}
+		return fmt.Errorf("%q is not qlimit, thread or max_burst", v)
+	}, func(c *Config) string { return string(c.DeferBound) }},
+	"qdisc_max_burst":       intToggle("net.core.qdisc_max_burst", 0, func(c *Config) *int { return &c.QdiscMaxBurst }),
+	"fast_path":             boolToggle("__netif_schedule fast path (skip while defer_list non-empty)", func(c *Config) *bool { return &c.FastPath }),
+	"dequeue_drops":         boolToggle("honour TCQ_F_DEQUEUE_DROPS (free dequeue drops after the root lock)", func(c *Config) *bool { return &c.DequeueDrops }),
+	"bulk_quota":            boolToggle("bound bulk dequeue by the remaining quota (0345552a653c)", func(c *Config) *bool { return &c.BulkQuota }),
+	"dev_tx_weight":         intToggle("__qdisc_run quota (net.core.dev_weight)", 1, func(c *Config) *int { return &c.DevTxWeight }),
+	"bql":                   boolToggle("byte queue limits", func(c *Config) *bool { return &c.BQL }),
+	"retpoline":             boolToggle("CONFIG_MITIGATION_RETPOLINE (indirect calls cost more)", func(c *Config) *bool { return &c.Retpoline }),
+	"indirect_call_wrapper": boolToggle("INDIRECT_CALL_3 around skb->destructor", func(c *Config) *bool { return &c.IndirectWrap }),
+	"tx_queue_len":          intToggle("dev->tx_queue_len", 0, func(c *Config) *int { return &c.TxQueueLen }),
+	"netdev_max_backlog":    intToggle("net.core.netdev_max_backlog", 1, func(c *Config) *int { return &c.MaxBacklog }),
+	"netdev_budget":         intToggle("net.core.netdev_budget", 1, func(c *Config) *int { return &c.NetdevBudget }),
+	"sndbuf":                intToggle("sender socket sndbuf in bytes (net.core.wmem_default)", 4608, func(c *Config) *int { return &c.Sndbuf }),
+}
+
+// Set sets one toggle by name.
+func (c *Config) Set(name, value string) error {
+	t, ok := toggles[name]
+	if !ok {
+		return fmt.Errorf("unknown toggle %q (known: %s)", name, strings.Join(ToggleNames(), ", "))
+	}
+	if err := t.set(c, value); err != nil {
+		return fmt.Errorf("toggle %s: %v", name, err)
+	}
+	return nil
+}
+
+// Get returns one toggle's value as text.
+func (c *Config) Get(name string) string { return toggles[name].get(c) }
+
+// ToggleNames lists every toggle.
+func ToggleNames() []string {
+	out := make([]string, 0, len(toggles))
+	for k := range toggles {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// ToggleHelp is a toggle's description.
+func ToggleHelp(name string) string { return toggles[name].help }

@@ -1,0 +1,196 @@
+package netdev
+
+import (
+	"github.com/txlab/txlab/framework/sim"
+	"github.com/txlab/txlab/framework/skb"
+)
+
+// napiWeight is NAPI_POLL_WEIGHT.
+const napiWeight = 64
+
+// napi is a napi_struct for one MSI-X vector.
+type napi struct {
+	dev       *Device
+	vec       int
+	scheduled bool
+}
+
+// napiSchedule is napi_schedule on CPU c.
+func (n *Net) napiSchedule(c *sim.CPU, x *napi) {
+	if x.scheduled {
+		return
+	}
+	x.scheduled = true
+	sd := &n.sd[c.ID]
+	sd.pollList = append(sd.pollList, x)
+	c.RaiseSoftirq(sim.NetRxSoftirq)
+}
+
+// netRxAction is net_rx_action: poll scheduled NAPIs within
+// netdev_budget and 2 ms; what is left waits for the next round.
+func (n *Net) netRxAction(c *sim.CPU) {
+	sd := &n.sd[c.ID]
+	budget := n.Cfg.NetdevBudget
+	deadline := c.Now() + 2*sim.Millisecond
+	for len(sd.pollList) > 0 {
+		x := sd.pollList[0]
+		sd.pollList = sd.pollList[1:]
+		c.Spend(n.E.Costs.NapiPoll)
+		work, done := x.dev.Drv.Poll(x.dev.ctxFor(c), x.vec, napiWeight)
+		budget -= work
+		if done {
+			x.scheduled = false
+		} else {
+			sd.pollList = append(sd.pollList, x)
+		}
+		if budget <= 0 || c.Now() > deadline {
+			if len(sd.pollList) > 0 {
+				c.RaiseSoftirq(sim.NetRxSoftirq) // time_squeeze
+			}
+			return
+		}
+	}
+}
+
+func (d *Device) ctxFor(c *sim.CPU) *dctx { return &d.ctxs[c.ID] }
+
+// dctx is the driver.Ctx for calls made on one CPU.
+type dctx struct {
+	net *Net
+	dev *Device
+	cpu *sim.CPU
+	buf []skb.Packet
+}
+
+func (x *dctx) Now() sim.Time  { return x.cpu.Now() }
+func (x *dctx) Spend(ns int64) { x.cpu.Spend(ns) }
+func (x *dctx) CPU() int       { return x.cpu.ID }
+func (x *dctx) txq(i int) *TxQueue {
+	if i < 0 || i >= len(x.dev.Queues) {
+		sim.Panicf("driver %s: txq %d out of range", x.dev.Name, i)
+	}
+	return x.dev.Queues[i]
+}
+
+// SentQueue is netdev_tx_sent_queue.
+func (x *dctx) SentQueue(i int, bytes int) {
+	if !x.net.Cfg.BQL {
+		return
+	}
+	q := x.txq(i)
+	q.line.Write(x.cpu)
+	q.DQL.Queued(uint32(bytes))
+	if q.DQL.Avail() >= 0 {
+		return
+	}
+	q.state |= queueStackXoff
+	q.Stops++
+	// smp_mb: a completion may have raced; re-check.
+	if q.DQL.Avail() >= 0 {
+		q.state &^= queueStackXoff
+	}
+}
+
+// SentQueueMore is __netdev_tx_sent_queue.
+func (x *dctx) SentQueueMore(i int, bytes int, more bool) bool {
+	if more {
+		if x.net.Cfg.BQL {
+			q := x.txq(i)
+			q.line.Write(x.cpu)
+			q.DQL.Queued(uint32(bytes))
+		}
+		return x.QueueStopped(i)
+	}
+	x.SentQueue(i, bytes)
+	return true
+}
+
+// CompletedQueue is netdev_tx_completed_queue.
+func (x *dctx) CompletedQueue(i int, pkts, bytes int) {
+	if !x.net.Cfg.BQL || bytes == 0 {
+		return
+	}
+	q := x.txq(i)
+	q.line.Write(x.cpu)
+	q.DQL.Completed(uint32(bytes), uint64(x.cpu.Now()/(sim.Second/HZ)))
+	if q.DQL.Avail() < 0 {
+		return
+	}
+	if q.state&queueStackXoff != 0 {
+		q.state &^= queueStackXoff
+		q.Wakes++
+		if !q.Stopped() && q.qdisc != nil { // netif_schedule_queue
+			x.net.netifSchedule(x.cpu, q.qdisc)
+		}
+	}
+}
+
+// StopQueue is netif_tx_stop_queue.
+func (x *dctx) StopQueue(i int) {
+	q := x.txq(i)
+	q.line.Write(x.cpu)
+	if q.state&queueDrvXoff == 0 {
+		q.Stops++
+	}
+	q.state |= queueDrvXoff
+}
+
+// WakeQueue is netif_tx_wake_queue.
+func (x *dctx) WakeQueue(i int) {
+	q := x.txq(i)
+	q.line.Write(x.cpu)
+	if q.state&queueDrvXoff == 0 {
+		return
+	}
+	q.state &^= queueDrvXoff
+	q.Wakes++
+	if q.qdisc != nil {
+		x.net.netifSchedule(x.cpu, q.qdisc)
+	}
+}
+
+func (x *dctx) QueueStopped(i int) bool { return x.txq(i).state&queueDrvXoff != 0 }
+func (x *dctx) XmitStopped(i int) bool  { return x.txq(i).Stopped() }
+
+func (x *dctx) skb(h skb.Handle, what string) *skb.SKB {
+	s := x.net.Pool.Lookup(h)
+	if s == nil || s.Holder != driverHolder {
+		sim.Panicf("driver %s: %s of packet %#x it does not hold", x.dev.Name, what, uint64(h))
+	}
+	s.Holder = 0
+	return s
+}
+
+// Consume is napi_consume_skb of a transmitted packet.
+func (x *dctx) Consume(h skb.Handle) {
+	s := x.skb(h, "completion")
+	q := x.dev.Queues[s.Queue]
+	q.TxPackets++
+	q.TxBytes += uint64(s.Len)
+	x.net.consumeSkb(x.cpu, s)
+}
+
+// Drop frees a packet the driver could not send.
+func (x *dctx) Drop(h skb.Handle, reason skb.DropReason) {
+	x.net.kfreeSkb(x.cpu, x.skb(h, "drop"), reason)
+}
+
+// RaiseIRQ fires vector v on its affinity CPU at time at.
+func (x *dctx) RaiseIRQ(v int, at sim.Time) {
+	d := x.dev
+	if v < 0 || v >= len(d.napis) {
+		sim.Panicf("driver %s: IRQ vector %d out of range", d.Name, v)
+	}
+	nx := d.napis[v]
+	x.net.E.RaiseIRQ(x.net.E.CPUs[d.vecCPU[v]], at, func(c *sim.CPU) {
+		x.net.napiSchedule(c, nx) // the driver's MSI-X handler: napi_schedule_irqoff
+	})
+}
+
+// NapiScheduleLocal schedules vector v's NAPI on the calling CPU.
+func (x *dctx) NapiScheduleLocal(v int) {
+	if v < 0 || v >= len(x.dev.napis) {
+		sim.Panicf("driver %s: NAPI vector %d out of range", x.dev.Name, v)
+	}
+	x.net.napiSchedule(x.cpu, x.dev.napis[v])
+}

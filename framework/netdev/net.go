@@ -1,0 +1,389 @@
+// Package netdev models the Linux transmit path: net_device and
+// netdev_queue with BQL, __dev_queue_xmit and __dev_xmit_skb in both
+// generations (net/core/dev.c), the qdisc run loop and bulk dequeue
+// (net/sched/sch_generic.c), __netif_schedule and net_tx_action, and the
+// NAPI plumbing drivers complete through.
+package netdev
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/txlab/txlab/framework/driver"
+	"github.com/txlab/txlab/framework/sim"
+	"github.com/txlab/txlab/framework/skb"
+)
+
+// HZ is the jiffy rate used for BQL's slack hold time.
+const HZ = 1000
+
+// Net is one simulated host's networking state: what the kernel keeps in
+// globals and per-CPU softnet_data.
+type Net struct {
+	E    *sim.Engine
+	Cfg  Config
+	Pool skb.Pool
+	Devs []*Device
+
+	sd []softnetData
+
+	// Accounting: offered = tx + dropped + in flight, always.
+	Offered  uint64
+	TxPkts   uint64
+	TxBytes  uint64
+	Drops    map[skb.DropReason]uint64
+	XmitHist Log2Hist // __dev_queue_xmit latency, ns
+
+	// Counters the experiments ask about.
+	NetifSchedule        uint64 // __netif_schedule calls
+	NetifScheduleSkipped uint64 // ... returned early by the fast path
+	TxSoftirqRaised      uint64 // __netif_reschedule raised NET_TX_SOFTIRQ
+	DeferDrops           uint64 // dropped at the defer_list bound
+	Bypass               uint64 // TCQ_F_CAN_BYPASS direct transmits
+
+	site struct {
+		busylock, rootEnq, rootRun, txAction, hardTx, nolockEnq, seqlock *sim.LockStat
+	}
+	nextQdiscID int32
+	qdiscs      []*Qdisc
+	unoffered   int64 // allocated by senders, not yet handed to __dev_queue_xmit
+}
+
+type softnetData struct {
+	outputQueue []*Qdisc // output_queue (FIFO via next_sched)
+	pollList    []*napi  // poll_list
+	more        bool     // softnet_data.xmit.more
+}
+
+// NewNet builds the host on engine e.
+func NewNet(e *sim.Engine, cfg Config) *Net {
+	n := &Net{E: e, Cfg: cfg, Drops: map[skb.DropReason]uint64{}}
+	n.sd = make([]softnetData, len(e.CPUs))
+	n.site.busylock = e.LockSite("__dev_xmit_skb (busylock)")
+	n.site.rootEnq = e.LockSite("__dev_xmit_skb (root_lock)")
+	n.site.rootRun = e.LockSite("sch_direct_xmit (root_lock)")
+	n.site.txAction = e.LockSite("net_tx_action (root_lock)")
+	n.site.hardTx = e.LockSite("sch_direct_xmit (HARD_TX_LOCK)")
+	n.site.nolockEnq = e.LockSite("pfifo_fast_enqueue (producer_lock)")
+	n.site.seqlock = e.LockSite("qdisc_run_begin (seqlock)")
+	for _, c := range e.CPUs {
+		c.SetSoftirqHandler(sim.NetTxSoftirq, n.netTxAction)
+		c.SetSoftirqHandler(sim.NetRxSoftirq, n.netRxAction)
+	}
+	return n
+}
+
+// Device is a net_device.
+type Device struct {
+	Name     string
+	MTU      int
+	Queues   []*TxQueue
+	Drv      driver.Driver
+	Info     driver.Info
+	RootKind string   // "mq", "noqueue" or the kind of a single root
+	Root     *Qdisc   // a single root qdisc over all queues, or nil (mq/noqueue)
+	Children []*Qdisc // mq children, one per queue
+	xps      []int    // CPU -> txq (-1: none), XPS_CPUS map
+	napis    []*napi
+	vecCPU   []int
+	net      *Net
+	ctxs     []dctx // per CPU: driver calls may yield inside
+}
+
+// TX queue state bits (include/linux/netdevice.h).
+const (
+	queueDrvXoff   = 1 << 0 // __QUEUE_STATE_DRV_XOFF
+	queueStackXoff = 1 << 1 // __QUEUE_STATE_STACK_XOFF (BQL)
+	queueFrozen    = 1 << 2 // __QUEUE_STATE_FROZEN
+)
+
+// TxQueue is a netdev_queue.
+type TxQueue struct {
+	Index    int
+	dev      *Device
+	state    uint32
+	DQL      DQL
+	xmitLock sim.SpinLock
+	qdisc    *Qdisc
+	line     sim.CacheLine // state + dql: touched by xmit and by completion
+
+	TxPackets, TxBytes uint64 // completed
+	Stops, Wakes       uint64
+	Requeues           uint64
+}
+
+// Qdisc is the qdisc attached to the queue.
+func (t *TxQueue) Qdisc() *Qdisc { return t.qdisc }
+
+// Stopped is netif_xmit_stopped.
+func (t *TxQueue) Stopped() bool { return t.state&(queueDrvXoff|queueStackXoff) != 0 }
+
+func (t *TxQueue) frozenOrStopped() bool { return t.state != 0 }
+
+// DeviceSpec describes a device to build.
+type DeviceSpec struct {
+	Name     string
+	Driver   string
+	Args     []string
+	Queues   int
+	RateBps  int64
+	RingSize int
+	// Qdisc is the root in tc words: "mq pfifo", "pfifo limit 100",
+	// "noqueue", "" for the kernel's default.
+	Qdisc []string
+	// IRQCPUs maps vector i to CPU IRQCPUs[i % len]; empty: CPU i.
+	IRQCPUs []int
+	// XPS: map each queue's IRQ CPU to it (as ice does).
+	XPS bool
+}
+
+// AddDevice builds a device, its driver, and its qdiscs.
+func (n *Net) AddDevice(spec DeviceSpec) (*Device, error) {
+	drv, err := driver.New(spec.Driver)
+	if err != nil {
+		return nil, err
+	}
+	if spec.Queues < 1 {
+		return nil, fmt.Errorf("device %s: queues must be >= 1, got %d", spec.Name, spec.Queues)
+	}
+	if spec.RateBps < 0 {
+		return nil, fmt.Errorf("device %s: negative link rate %d", spec.Name, spec.RateBps)
+	}
+	info, err := drv.Init(driver.Setup{Name: spec.Name, NumTxQ: spec.Queues, RateBps: spec.RateBps,
+		RingSize: spec.RingSize, NumCPUs: len(n.E.CPUs), Costs: n.E.Costs}, spec.Args)
+	if err != nil {
+		return nil, fmt.Errorf("device %s: %w", spec.Name, err)
+	}
+	d := &Device{Name: spec.Name, MTU: 1500, Drv: drv, Info: info, net: n}
+	d.ctxs = make([]dctx, len(n.E.CPUs))
+	for i := range d.ctxs {
+		d.ctxs[i] = dctx{net: n, dev: d, cpu: n.E.CPUs[i]}
+	}
+	for i := 0; i < spec.Queues; i++ {
+		q := &TxQueue{Index: i, dev: d}
+		q.xmitLock.Name = fmt.Sprintf("%s-tx-%d _xmit_lock", spec.Name, i)
+		q.DQL.Init(HZ, 0) // netdev_init_one_queue: dql_init(&queue->dql, HZ)
+		d.Queues = append(d.Queues, q)
+	}
+	d.napis = make([]*napi, info.Vectors)
+	d.vecCPU = make([]int, info.Vectors)
+	for v := range d.napis {
+		d.napis[v] = &napi{dev: d, vec: v}
+		cpu := v % len(n.E.CPUs)
+		if len(spec.IRQCPUs) > 0 {
+			cpu = spec.IRQCPUs[v%len(spec.IRQCPUs)]
+		}
+		if cpu < 0 || cpu >= len(n.E.CPUs) {
+			return nil, fmt.Errorf("device %s: IRQ CPU %d out of range", spec.Name, cpu)
+		}
+		d.vecCPU[v] = cpu
+	}
+	d.xps = make([]int, len(n.E.CPUs))
+	for i := range d.xps {
+		d.xps[i] = -1
+	}
+	if spec.XPS {
+		for qi := range d.Queues {
+			if qi < len(info.QueueVec) {
+				d.xps[d.vecCPU[info.QueueVec[qi]]] = qi
+			}
+		}
+	}
+	if err := n.attachQdiscs(d, spec.Qdisc); err != nil {
+		return nil, fmt.Errorf("device %s: %w", spec.Name, err)
+	}
+	n.Devs = append(n.Devs, d)
+	return d, nil
+}
+
+// attachQdiscs is attach_default_qdiscs / tc qdisc replace dev X root ...
+func (n *Net) attachQdiscs(d *Device, words []string) error {
+	if len(words) == 0 {
+		switch {
+		case d.Info.NoQueue:
+			words = []string{"noqueue"}
+		case len(d.Queues) > 1:
+			words = []string{"mq", "pfifo_fast"}
+		default:
+			words = []string{"pfifo_fast"}
+		}
+	}
+	switch words[0] {
+	case "noqueue":
+		if len(words) > 1 {
+			return fmt.Errorf("noqueue takes no options, got %q", words[1])
+		}
+		d.RootKind = "noqueue"
+		return nil
+	case "mq":
+		if len(d.Queues) < 2 {
+			return fmt.Errorf("mq needs a multiqueue device (this one has %d queue)", len(d.Queues))
+		}
+		child := words[1:]
+		if len(child) == 0 {
+			child = []string{"pfifo_fast"}
+		}
+		d.RootKind = "mq"
+		for i, txq := range d.Queues {
+			q, err := n.newQdisc(d, child, fmt.Sprintf("8001:%x", i+1), "8001:", txq)
+			if err != nil {
+				return err
+			}
+			txq.qdisc = q
+			d.Children = append(d.Children, q)
+		}
+		return nil
+	}
+	var one *TxQueue
+	if len(d.Queues) == 1 {
+		one = d.Queues[0]
+	}
+	q, err := n.newQdisc(d, words, "8001:", "root", one)
+	if err != nil {
+		return err
+	}
+	d.RootKind, d.Root = q.Kind, q
+	for _, txq := range d.Queues {
+		txq.qdisc = q
+	}
+	return nil
+}
+
+// Qdiscs returns every qdisc of the host in creation order.
+func (n *Net) Qdiscs() []*Qdisc { return n.qdiscs }
+
+// countDrop accounts a dropped packet by reason.
+func (n *Net) countDrop(r skb.DropReason) {
+	if r == skb.DropNone {
+		r = skb.DropQdiscDrop
+	}
+	n.Drops[r]++
+}
+
+// kfreeSkb is kfree_skb_reason: count the drop, uncharge, free.
+func (n *Net) kfreeSkb(c *sim.CPU, s *skb.SKB, reason skb.DropReason) {
+	s.Reason = reason
+	n.countDrop(reason)
+	n.freeSkb(c, s)
+}
+
+// kfreeSkbList frees a to_free list after the locks are dropped
+// (kfree_skb_list_reason / tcf_kfree_skb_list).
+func (n *Net) kfreeSkbList(c *sim.CPU, l *skb.List) {
+	for s := l.Pop(); s != nil; s = l.Pop() {
+		n.countDrop(s.Reason)
+		n.freeSkb(c, s)
+	}
+}
+
+// consumeSkb frees a transmitted skb (napi_consume_skb).
+func (n *Net) consumeSkb(c *sim.CPU, s *skb.SKB) {
+	n.TxPkts++
+	n.TxBytes += uint64(s.Len)
+	n.freeSkb(c, s)
+}
+
+// freeSkb runs the destructor (sock_wfree) and returns the buffer.
+func (n *Net) freeSkb(c *sim.CPU, s *skb.SKB) {
+	costs := n.E.Costs
+	c.Spend(costs.KfreeSkb)
+	if s.Owner != nil {
+		// skb_release_head_state: the destructor is an indirect call;
+		// under retpoline it is expensive unless INDIRECT_CALL_3 hits.
+		if n.Cfg.Retpoline && !n.Cfg.IndirectWrap {
+			c.Spend(costs.DestructorRetpoline)
+		} else {
+			c.Spend(costs.Destructor)
+		}
+		s.Owner.Release(c, s)
+	}
+	n.Pool.Put(s)
+}
+
+// AllocSkb takes a fresh skb for a sender on CPU c.
+func (n *Net) AllocSkb(c *sim.CPU) *skb.SKB {
+	s := n.Pool.Get()
+	s.SenderCPU = c.ID
+	s.HotCPU = int32(c.ID)
+	s.Born = c.Now()
+	s.Sock = -1
+	s.GSOSegs = 1
+	n.unoffered++
+	return s
+}
+
+// InFlight is the number of packets offered and not yet transmitted or
+// dropped, computed by walking where they are.
+func (n *Net) InFlight() (where map[string]int64) {
+	where = map[string]int64{}
+	for _, q := range n.qdiscs {
+		where["qdisc"] += int64(q.held)
+		where["requeued"] += int64(q.gsoSkb.Len)
+		if q.skbBadTxq != nil {
+			where["requeued"]++
+		}
+		where["defer_list"] += int64(q.deferLen())
+		where["to_free"] += int64(q.toFree.Len)
+	}
+	return where
+}
+
+// InFlightPackets is every skb offered and not yet transmitted or
+// dropped: the pool's live count, which no counter of the TX path feeds.
+func (n *Net) InFlightPackets() int64 { return int64(n.Pool.Live()) - n.unoffered }
+
+// DroppedPackets is the sum of drops over all reasons.
+func (n *Net) DroppedPackets() uint64 {
+	var t uint64
+	for _, v := range n.Drops {
+		t += v
+	}
+	return t
+}
+
+// CheckAccounting verifies offered = tx + dropped + in flight and that
+// every qdisc's own counters agree with what the host handed it.
+func (n *Net) CheckAccounting() error {
+	inflight := n.InFlightPackets()
+	if inflight < 0 || n.Offered != n.TxPkts+n.DroppedPackets()+uint64(inflight) {
+		return fmt.Errorf("accounting: offered %d != tx %d + dropped %d + in flight %d",
+			n.Offered, n.TxPkts, n.DroppedPackets(), inflight)
+	}
+	var located int64
+	for _, q := range n.qdiscs {
+		st := q.Ops.Stats()
+		if st.Qlen != q.held || st.Backlog != q.heldBytes {
+			return fmt.Errorf("accounting: qdisc %s %s reports qlen %d backlog %d, but holds %d packets / %d bytes the host handed it",
+				q.Kind, q.Handle, st.Qlen, st.Backlog, q.held, q.heldBytes)
+		}
+		located += int64(q.held + q.gsoSkb.Len + q.deferLen() + q.toFree.Len)
+		if q.skbBadTxq != nil {
+			located++
+		}
+	}
+	if located > inflight {
+		return fmt.Errorf("accounting: %d packets sit in qdiscs but only %d are in flight", located, inflight)
+	}
+	return nil
+}
+
+// touchSkb prices reading an skb's lines on CPU c: they were last written
+// on another CPU (the sender's, usually).
+func (n *Net) touchSkb(c *sim.CPU, s *skb.SKB) {
+	if int(s.HotCPU) == c.ID {
+		return
+	}
+	lines := n.E.Costs.SkbLines
+	c.Spend(lines * n.E.Costs.Line(n.E.Topo.Distance(int(s.HotCPU), c.ID)))
+	s.HotCPU = int32(c.ID)
+}
+
+// sortedDrops is Drops in a stable order.
+func (n *Net) sortedDrops() []skb.DropReason {
+	out := make([]skb.DropReason, 0, len(n.Drops))
+	for r := range n.Drops {
+		out = append(out, r)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
+}

@@ -1,0 +1,306 @@
+package netdev
+
+import (
+	"github.com/txlab/txlab/framework/qdisc"
+	"github.com/txlab/txlab/framework/sim"
+	"github.com/txlab/txlab/framework/skb"
+)
+
+// driverHolder marks an skb the driver owns (on a ring).
+const driverHolder = -1
+
+// qdiscRunBegin is qdisc_run_begin.
+func (n *Net) qdiscRunBegin(c *sim.CPU, q *Qdisc) bool {
+	if q.nolock() {
+		if q.seqlock.TryLock(c, n.site.seqlock) {
+			return true
+		}
+		// test_and_set_bit(__QDISC_STATE_MISSED): if it was already set,
+		// the running CPU will see it; otherwise retry once.
+		q.lineWrite.Atomic(c)
+		if q.state&stateMissed != 0 {
+			return false
+		}
+		q.state |= stateMissed
+		return q.seqlock.TryLock(c, n.site.seqlock)
+	}
+	q.lineWrite.Write(c) // READ_ONCE(running) + WRITE_ONCE(running, true)
+	if q.running {
+		return false
+	}
+	q.running = true
+	return true
+}
+
+// qdiscRunEnd is qdisc_run_end; it hands back the dequeue-drop list
+// (191ff13e42a7) for the caller to free after the root lock.
+func (n *Net) qdiscRunEnd(c *sim.CPU, q *Qdisc) skb.List {
+	var out skb.List
+	if q.nolock() {
+		q.seqlock.Unlock(c)
+		q.lineWrite.Read(c) // smp_mb(); test_bit(__QDISC_STATE_MISSED)
+		if q.state&stateMissed != 0 {
+			n.netifSchedule(c, q)
+		}
+		return out
+	}
+	if q.Flags&qdisc.DequeueDrops != 0 {
+		out = q.toFree
+		q.toFree = skb.List{}
+	}
+	q.lineWrite.Write(c)
+	q.running = false
+	return out
+}
+
+// qdiscRun is qdisc_run.
+func (n *Net) qdiscRun(c *sim.CPU, q *Qdisc) skb.List {
+	if !n.qdiscRunBegin(c, q) {
+		return skb.List{}
+	}
+	if !q.nolock() || q.state&stateDeactivated == 0 {
+		n.qdiscRunInner(c, q)
+	}
+	return n.qdiscRunEnd(c, q)
+}
+
+// qdiscRunInner is __qdisc_run: restart until the quota is used, then
+// leave the rest to NET_TX_SOFTIRQ.
+func (n *Net) qdiscRunInner(c *sim.CPU, q *Qdisc) {
+	quota := n.Cfg.DevTxWeight
+	for {
+		packets, more := n.qdiscRestart(c, q, quota)
+		if !more {
+			return
+		}
+		quota -= packets
+		if quota <= 0 {
+			if q.nolock() {
+				q.lineWrite.Atomic(c)
+				q.state |= stateMissed
+			} else {
+				n.netifSchedule(c, q)
+			}
+			return
+		}
+	}
+}
+
+// qdiscRestart is qdisc_restart.
+func (n *Net) qdiscRestart(c *sim.CPU, q *Qdisc, quota int) (int, bool) {
+	list, validate, packets := n.dequeueSkb(c, q, quota)
+	if list.Empty() {
+		return 0, false
+	}
+	txq := q.dev.Queues[list.Head.Queue]
+	return packets, n.schDirectXmit(c, &list, q, q.dev, txq, !q.nolock(), validate)
+}
+
+// maybeClearMissed is qdisc_maybe_clear_missed (NOLOCK only).
+func (n *Net) maybeClearMissed(q *Qdisc, txq *TxQueue) {
+	if !q.nolock() {
+		return
+	}
+	q.state &^= stateMissed
+	if !txq.frozenOrStopped() {
+		q.state |= stateMissed
+	} else {
+		q.state |= stateDraining
+	}
+}
+
+// dequeueSkb is dequeue_skb: requeued skbs first, then skb_bad_txq, then
+// the qdisc with bulk dequeue.
+func (n *Net) dequeueSkb(c *sim.CPU, q *Qdisc, budget int) (list skb.List, validate bool, packets int) {
+	packets = 1
+	if !q.gsoSkb.Empty() {
+		if q.nolock() {
+			q.lock.Lock(c, n.site.rootRun)
+		}
+		s := q.gsoSkb.Head
+		txq := q.dev.Queues[s.Queue]
+		if !txq.frozenOrStopped() {
+			list.Push(q.gsoSkb.Pop())
+		} else {
+			n.maybeClearMissed(q, txq)
+		}
+		if q.nolock() {
+			q.lock.Unlock(c)
+		}
+		return list, false, packets // requeued skbs were validated already
+	}
+	validate = true
+	if q.Flags&qdisc.OneTxQueue != 0 && q.devQueue.frozenOrStopped() {
+		n.maybeClearMissed(q, q.devQueue)
+		return list, validate, packets
+	}
+	if s := q.skbBadTxq; s != nil {
+		txq := q.dev.Queues[s.Queue]
+		if txq.frozenOrStopped() {
+			return list, validate, packets
+		}
+		q.skbBadTxq = nil
+		list.Push(s)
+		n.bulkSlow(c, q, &list, 8, &packets)
+		return list, validate, packets
+	}
+	if q.Flags&qdisc.OneTxQueue != 0 {
+		// try_bulk_dequeue_skb: BQL's available bytes, and (0345552a653c)
+		// at most the remaining quota of extra packets.
+		req := qdisc.DequeueReq{Max: 1 << 30, Bytes: n.availBulkLimit(q.devQueue)}
+		if n.Cfg.BulkQuota {
+			req.Max = 1 + budget
+		}
+		for _, s := range n.qdiscDequeue(c, q, req) {
+			list.Push(s)
+		}
+		if list.Len > 1 {
+			packets += list.Len - 1
+		}
+		return list, validate, packets
+	}
+	// try_bulk_dequeue_skb_slow: 8 more for the same txq; the first of
+	// another txq is parked in skb_bad_txq.
+	got := n.qdiscDequeue(c, q, qdisc.DequeueReq{Max: 9, Bytes: 1 << 62, SameQueue: true})
+	for i, s := range got {
+		if i > 0 && s.Queue != got[0].Queue {
+			q.skbBadTxq = s
+			break
+		}
+		list.Push(s)
+	}
+	if list.Len > 1 {
+		packets += list.Len - 1
+	}
+	return list, validate, packets
+}
+
+// bulkSlow extends a list that started with skb_bad_txq, one dequeue at a
+// time, as try_bulk_dequeue_skb_slow does.
+func (n *Net) bulkSlow(c *sim.CPU, q *Qdisc, list *skb.List, max int, packets *int) {
+	mapping := list.Head.Queue
+	for cnt := 0; cnt < max; cnt++ {
+		got := n.qdiscDequeue(c, q, qdisc.DequeueReq{Max: 1})
+		if len(got) == 0 {
+			return
+		}
+		if got[0].Queue != mapping {
+			q.skbBadTxq = got[0]
+			return
+		}
+		list.Push(got[0])
+		*packets++
+	}
+}
+
+// availBulkLimit is qdisc_avail_bulklimit: BQL's available bytes.
+func (n *Net) availBulkLimit(txq *TxQueue) int64 {
+	if !n.Cfg.BQL || !txq.dev.Info.BQL {
+		return 0
+	}
+	return int64(txq.DQL.Avail())
+}
+
+// schDirectXmit is sch_direct_xmit: transmit a bulk outside the root lock
+// under HARD_TX_LOCK; requeue what the driver refused. It returns false
+// when the caller should stop (requeue happened).
+func (n *Net) schDirectXmit(c *sim.CPU, list *skb.List, q *Qdisc, d *Device, txq *TxQueue, rootLock, validate bool) bool {
+	if rootLock {
+		q.lock.Unlock(c)
+	}
+	if validate { // validate_xmit_skb_list, outside all locks
+		c.Spend(n.E.Costs.ValidateXmit * int64(list.Len))
+	}
+	ret := txBusy
+	var rest skb.List
+	n.hardTxLock(c, d, txq)
+	if !txq.frozenOrStopped() {
+		rest, ret = n.devHardStartXmit(c, d, txq, list)
+	} else {
+		n.maybeClearMissed(q, txq)
+		rest = *list
+	}
+	n.hardTxUnlock(c, d, txq)
+	if rootLock {
+		q.lock.Lock(c, n.site.rootRun)
+	}
+	if ret != txOK {
+		n.devRequeueSkb(c, &rest, q)
+		return false
+	}
+	return true
+}
+
+const (
+	txOK   = 0x00 // NETDEV_TX_OK
+	txBusy = 0x10 // NETDEV_TX_BUSY
+)
+
+// devHardStartXmit is dev_hard_start_xmit: the bulk goes to the driver in
+// one call, xmit_more set on all but the last. It returns what the driver
+// did not take.
+func (n *Net) devHardStartXmit(c *sim.CPU, d *Device, txq *TxQueue, list *skb.List) (skb.List, int) {
+	ctx := d.ctxFor(c)
+	batch := ctx.buf[:0]
+	for s := list.Head; s != nil; s = s.Next {
+		n.touchSkb(c, s)
+		batch = append(batch, s.Packet)
+	}
+	ctx.buf = batch
+	for s := list.Head; s != nil; s = s.Next {
+		s.Holder = driverHolder
+	}
+	sent, rc := d.Drv.Xmit(ctx, txq.Index, batch)
+	if sent < 0 || sent > len(batch) {
+		sim.Panicf("driver %s: xmit claims %d of %d packets sent", d.Name, sent, len(batch))
+	}
+	var rest skb.List
+	i := 0
+	for s := list.Pop(); s != nil; s = list.Pop() {
+		if i >= sent {
+			s.Holder = 0
+			rest.Push(s)
+		}
+		i++
+	}
+	if sent < len(batch) {
+		// The driver refused batch[sent] (BUSY) or stopped the queue with
+		// packets left: dev_hard_start_xmit reports NETDEV_TX_BUSY.
+		_ = rc
+		return rest, txBusy
+	}
+	return rest, txOK
+}
+
+// devRequeueSkb is dev_requeue_skb: the rest goes to q->gso_skb and the
+// qdisc is rescheduled.
+func (n *Net) devRequeueSkb(c *sim.CPU, rest *skb.List, q *Qdisc) {
+	if q.nolock() {
+		q.lock.Lock(c, n.site.rootRun)
+	}
+	for s := rest.Pop(); s != nil; s = rest.Pop() {
+		q.gsoSkb.Push(s)
+		q.Requeues++
+		q.dev.Queues[s.Queue].Requeues++
+	}
+	if q.nolock() {
+		q.lock.Unlock(c)
+		q.state |= stateMissed
+		return
+	}
+	n.netifSchedule(c, q)
+}
+
+// hardTxLock is HARD_TX_LOCK: the txq's _xmit_lock unless the device is
+// lltx.
+func (n *Net) hardTxLock(c *sim.CPU, d *Device, txq *TxQueue) {
+	if !d.Info.LLTX {
+		txq.xmitLock.Lock(c, n.site.hardTx)
+	}
+}
+
+func (n *Net) hardTxUnlock(c *sim.CPU, d *Device, txq *TxQueue) {
+	if !d.Info.LLTX {
+		txq.xmitLock.Unlock(c)
+	}
+}

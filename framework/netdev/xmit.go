@@ -1,0 +1,350 @@
+package netdev
+
+import (
+	"github.com/txlab/txlab/framework/qdisc"
+	"github.com/txlab/txlab/framework/sim"
+	"github.com/txlab/txlab/framework/skb"
+)
+
+// DevQueueXmit is __dev_queue_xmit (net/core/dev.c): pick a txq, hand the
+// skb to its qdisc (or straight to the driver for noqueue). Softirqs
+// raised on the way run at rcu_read_unlock_bh, inside the measured time,
+// as bpftrace's @__dev_queue_xmit_ns sees them.
+func (n *Net) DevQueueXmit(c *sim.CPU, d *Device, s *skb.SKB) qdisc.Code {
+	start := c.Now()
+	n.unoffered--
+	n.Offered++
+	s.XmitAt = start
+	c.LocalBhDisable() // rcu_read_lock_bh()
+	c.Spend(n.E.Costs.XmitEntry)
+	txq := n.netdevCorePickTx(c, d, s)
+	var rc qdisc.Code
+	if q := txq.qdisc; q != nil {
+		rc = n.devXmitSkb(c, s, q, d, txq)
+	} else {
+		rc = n.xmitNoQueue(c, d, txq, s)
+	}
+	c.LocalBhEnable() // rcu_read_unlock_bh(): pending softirqs run here
+	n.XmitHist.Add(c.Now() - start)
+	return rc
+}
+
+// netdevCorePickTx is netdev_core_pick_tx -> netdev_pick_tx: the socket's
+// cached queue, else XPS by CPU, else skb_tx_hash.
+func (n *Net) netdevCorePickTx(c *sim.CPU, d *Device, s *skb.SKB) *TxQueue {
+	c.Spend(n.E.Costs.PickTx)
+	nq := len(d.Queues)
+	if nq == 1 {
+		s.Queue = 0
+		return d.Queues[0]
+	}
+	if s.Owner != nil {
+		if cache, ok := s.Owner.(TxQueueCache); ok {
+			if qi := cache.TxQueue(); qi >= 0 && qi < nq {
+				s.Queue = uint16(qi)
+				return d.Queues[qi]
+			}
+		}
+	}
+	qi := d.xps[c.ID] // get_xps_queue: XPS_CPUS map of sender_cpu
+	if qi < 0 {
+		qi = int(uint64(s.Hash) * uint64(nq) >> 32) // reciprocal_scale(skb_get_hash(skb), qcount)
+	}
+	if cache, ok := s.Owner.(TxQueueCache); ok {
+		cache.SetTxQueue(qi) // sk_tx_queue_set
+	}
+	s.Queue = uint16(qi)
+	return d.Queues[qi]
+}
+
+// TxQueueCache is a socket's sk_tx_queue_mapping.
+type TxQueueCache interface {
+	TxQueue() int
+	SetTxQueue(int)
+}
+
+// xmitNoQueue is the noqueue branch of __dev_queue_xmit: straight to the
+// driver under HARD_TX_LOCK, dropping if the queue is stopped.
+func (n *Net) xmitNoQueue(c *sim.CPU, d *Device, txq *TxQueue, s *skb.SKB) qdisc.Code {
+	c.Spend(n.E.Costs.ValidateXmit)
+	n.hardTxLock(c, d, txq)
+	if !txq.Stopped() {
+		var l skb.List
+		l.Push(s)
+		rest, ret := n.devHardStartXmit(c, d, txq, &l)
+		n.hardTxUnlock(c, d, txq)
+		if ret == txOK && rest.Empty() {
+			return qdisc.XmitSuccess
+		}
+		// "Virtual device asks to queue packet!": dropped.
+		for r := rest.Pop(); r != nil; r = rest.Pop() {
+			n.kfreeSkb(c, r, skb.DropDevReady)
+		}
+		return qdisc.XmitDrop
+	}
+	n.hardTxUnlock(c, d, txq)
+	n.kfreeSkb(c, s, skb.DropDevReady) // -ENETDOWN path: tx_dropped
+	return qdisc.XmitDrop
+}
+
+// devXmitSkb is __dev_xmit_skb.
+func (n *Net) devXmitSkb(c *sim.CPU, s *skb.SKB, q *Qdisc, d *Device, txq *TxQueue) qdisc.Code {
+	if q.nolock() {
+		return n.devXmitSkbNolock(c, s, q, d, txq)
+	}
+	if n.Cfg.Xmit == XmitLlist {
+		return n.devXmitSkbLlist(c, s, q, d, txq)
+	}
+	return n.devXmitSkbBusylock(c, s, q, d, txq)
+}
+
+// devXmitSkbBusylock is __dev_xmit_skb up to 6.18: contended enqueuers
+// serialise on q->busylock before the root lock.
+func (n *Net) devXmitSkbBusylock(c *sim.CPU, s *skb.SKB, q *Qdisc, d *Device, txq *TxQueue) qdisc.Code {
+	var toFree, runFree skb.List
+	q.lineWrite.Read(c)
+	contended := q.running // qdisc_is_running(q)
+	if contended {
+		q.busylock.Lock(c, n.site.busylock)
+	}
+	q.lock.Lock(c, n.site.rootEnq)
+	var rc qdisc.Code
+	switch {
+	case q.state&stateDeactivated != 0:
+		n.kfreeSkb(c, s, skb.DropQdiscDrop)
+		rc = qdisc.XmitDrop
+	case q.Flags&qdisc.CanBypass != 0 && q.Qlen() == 0 && n.qdiscRunBegin(c, q):
+		// TCQ_F_CAN_BYPASS: empty qdisc, send directly.
+		n.touchSkb(c, s)
+		q.SentPkts++
+		q.SentBytes += uint64(s.Len)
+		n.Bypass++
+		var l skb.List
+		l.Push(s)
+		if n.schDirectXmit(c, &l, q, d, txq, true, true) {
+			if contended {
+				q.busylock.Unlock(c)
+				contended = false
+			}
+			n.qdiscRunInner(c, q)
+		}
+		runFree = n.qdiscRunEnd(c, q)
+		rc = qdisc.XmitSuccess
+	default:
+		one := [1]*skb.SKB{s}
+		rc = n.qdiscEnqueue(c, q, one[:], &toFree)
+		if n.qdiscRunBegin(c, q) {
+			if contended {
+				q.busylock.Unlock(c)
+				contended = false
+			}
+			n.qdiscRunInner(c, q)
+			runFree = n.qdiscRunEnd(c, q)
+		}
+	}
+	q.lock.Unlock(c)
+	n.kfreeSkbList(c, &toFree)
+	n.kfreeSkbList(c, &runFree)
+	if contended {
+		q.busylock.Unlock(c)
+	}
+	return rc
+}
+
+// devXmitSkbLlist is __dev_xmit_skb with the lockless defer_list
+// (100dfa74cad9): push onto q->defer_list; only the CPU that found it
+// empty takes the root lock and enqueues the whole batch.
+func (n *Net) devXmitSkbLlist(c *sim.CPU, s *skb.SKB, q *Qdisc, d *Device, txq *TxQueue) qdisc.Code {
+	// Open-coded llist_add() + bound: first_n = READ_ONCE(q->defer_list.first)
+	q.lineDefer.Read(c)
+	first := q.deferHead
+	counted := false
+	for {
+		if first != nil && !counted {
+			q.lineDefer.Atomic(c) // atomic_long_inc_return(&q->defer_count)
+			q.deferCount++
+			counted = true
+			if q.deferCount > q.DeferMax {
+				q.DeferMax = q.deferCount
+			}
+			if reason, over := n.deferOver(c, q); over {
+				n.DeferDrops++
+				n.kfreeSkb(c, s, reason)
+				return qdisc.XmitDrop
+			}
+		}
+		s.Next = first
+		q.lineDefer.Atomic(c) // try_cmpxchg(&q->defer_list.first, &first_n, node)
+		if q.deferHead == first {
+			q.deferHead = s
+			break
+		}
+		first = q.deferHead // lost the race: retry with the new head
+	}
+	if first != nil {
+		return qdisc.XmitSuccess // the CPU that found it empty sends ours
+	}
+
+	var toFree, runFree skb.List
+	q.lock.Lock(c, n.site.rootEnq)
+	q.lineDefer.Atomic(c) // llist_del_all + atomic_long_set(&q->defer_count, 0)
+	list := q.deferHead
+	q.deferHead, q.deferCount = nil, 0
+	// llist_reverse_order: back to arrival order.
+	batch := q.deferBuf[:0]
+	for p := list; p != nil; {
+		nx := p.Next
+		p.Next = nil
+		batch = append(batch, p)
+		p = nx
+	}
+	for i, j := 0, len(batch)-1; i < j; i, j = i+1, j-1 {
+		batch[i], batch[j] = batch[j], batch[i]
+	}
+	var rc qdisc.Code
+	q.lineWrite.ReadNoSync(c)
+	switch {
+	case q.state&stateDeactivated != 0:
+		for _, b := range batch {
+			n.kfreeSkb(c, b, skb.DropQdiscDrop)
+		}
+		rc = qdisc.XmitDrop
+	case q.Flags&qdisc.CanBypass != 0 && q.Qlen() == 0 && len(batch) == 1 && n.qdiscRunBegin(c, q):
+		b := batch[0]
+		n.touchSkb(c, b)
+		q.SentPkts++
+		q.SentBytes += uint64(b.Len)
+		n.Bypass++
+		var l skb.List
+		l.Push(b)
+		if n.schDirectXmit(c, &l, q, d, txq, true, true) {
+			n.qdiscRunInner(c, q)
+		}
+		runFree = n.qdiscRunEnd(c, q)
+		rc = qdisc.XmitSuccess
+	default:
+		rc = n.qdiscEnqueue(c, q, batch, &toFree)
+		runFree = n.qdiscRun(c, q)
+		if len(batch) != 1 {
+			rc = qdisc.XmitSuccess
+		}
+	}
+	q.deferBuf = batch[:0]
+	q.lock.Unlock(c)
+	n.kfreeSkbList(c, &toFree)
+	n.kfreeSkbList(c, &runFree)
+	return rc
+}
+
+// deferOver applies the defer_list bound policy to the count just taken.
+func (n *Net) deferOver(c *sim.CPU, q *Qdisc) (skb.DropReason, bool) {
+	switch n.Cfg.DeferBound {
+	case BoundThread:
+		q.lineWrite.Read(c) // READ_ONCE(q->q.qlen)
+		total := q.deferCount + int64(q.Qlen())
+		return skb.DropQdiscDrop, q.deferCount > 256 || total > int64(q.Limit)
+	case BoundMaxBurst:
+		return skb.DropQdiscBurst, q.deferCount > int64(n.Cfg.QdiscMaxBurst)
+	default:
+		return skb.DropQdiscDrop, q.deferCount > int64(q.Limit)
+	}
+}
+
+// devXmitSkbNolock is __dev_xmit_skb for TCQ_F_NOLOCK qdiscs
+// (pfifo_fast): no root lock, the seqlock decides who runs the qdisc.
+func (n *Net) devXmitSkbNolock(c *sim.CPU, s *skb.SKB, q *Qdisc, d *Device, txq *TxQueue) qdisc.Code {
+	var toFree, runFree skb.List
+	var rc qdisc.Code
+	q.lineWrite.Read(c)
+	empty := q.state&(stateMissed|stateDraining) == 0 // nolock_qdisc_is_empty
+	if q.Flags&qdisc.CanBypass != 0 && empty && n.qdiscRunBegin(c, q) {
+		if q.state&(stateMissed|stateDraining) != 0 {
+			rc = n.nolockEnqueue(c, q, s, &toFree)
+			n.qdiscRunInner(c, q)
+			runFree = n.qdiscRunEnd(c, q)
+		} else {
+			n.touchSkb(c, s)
+			q.SentPkts++
+			q.SentBytes += uint64(s.Len)
+			n.Bypass++
+			var l skb.List
+			l.Push(s)
+			if n.schDirectXmit(c, &l, q, d, txq, false, true) && q.state&(stateMissed|stateDraining) != 0 {
+				n.qdiscRunInner(c, q)
+			}
+			runFree = n.qdiscRunEnd(c, q)
+			rc = qdisc.XmitSuccess
+		}
+	} else {
+		rc = n.nolockEnqueue(c, q, s, &toFree)
+		runFree = n.qdiscRun(c, q)
+	}
+	n.kfreeSkbList(c, &toFree)
+	n.kfreeSkbList(c, &runFree)
+	return rc
+}
+
+// nolockEnqueue is dev_qdisc_enqueue on a NOLOCK qdisc: the band ring's
+// producer lock serialises producers.
+func (n *Net) nolockEnqueue(c *sim.CPU, q *Qdisc, s *skb.SKB, toFree *skb.List) qdisc.Code {
+	q.prodLock.Lock(c, n.site.nolockEnq)
+	one := [1]*skb.SKB{s}
+	rc := n.qdiscEnqueue(c, q, one[:], toFree)
+	q.prodLock.Unlock(c)
+	return rc
+}
+
+// netifSchedule is __netif_schedule, with the fast path (f8a55d5e71e6)
+// when enabled: a CPU on the defer path is about to run the qdisc anyway.
+func (n *Net) netifSchedule(c *sim.CPU, q *Qdisc) {
+	n.NetifSchedule++
+	if n.Cfg.FastPath {
+		q.lineDefer.Read(c) // llist_empty(&q->defer_list)
+		if q.deferHead != nil {
+			n.NetifScheduleSkipped++
+			return
+		}
+	}
+	q.lineWrite.Atomic(c) // test_and_set_bit(__QDISC_STATE_SCHED)
+	if q.state&stateSched != 0 {
+		return
+	}
+	q.state |= stateSched
+	n.netifReschedule(c, q)
+}
+
+// netifReschedule is __netif_reschedule: append to this CPU's
+// output_queue and raise NET_TX_SOFTIRQ.
+func (n *Net) netifReschedule(c *sim.CPU, q *Qdisc) {
+	sd := &n.sd[c.ID]
+	sd.outputQueue = append(sd.outputQueue, q)
+	n.TxSoftirqRaised++
+	c.RaiseSoftirq(sim.NetTxSoftirq)
+}
+
+// netTxAction is net_tx_action: run every qdisc on this CPU's
+// output_queue under its root lock.
+func (n *Net) netTxAction(c *sim.CPU) {
+	sd := &n.sd[c.ID]
+	if len(sd.outputQueue) == 0 {
+		return
+	}
+	list := sd.outputQueue
+	sd.outputQueue = nil
+	for _, q := range list {
+		c.Spend(n.E.Costs.NetTxAction)
+		if !q.nolock() {
+			q.lock.Lock(c, n.site.txAction)
+		} else if q.state&stateDeactivated != 0 {
+			q.state &^= stateSched
+			continue
+		}
+		q.lineWrite.Atomic(c) // clear_bit(__QDISC_STATE_SCHED)
+		q.state &^= stateSched
+		runFree := n.qdiscRun(c, q)
+		if !q.nolock() {
+			q.lock.Unlock(c)
+		}
+		n.kfreeSkbList(c, &runFree)
+	}
+}

@@ -1,0 +1,225 @@
+package qdisc
+
+import (
+	"fmt"
+
+	"github.com/txlab/txlab/framework/skb"
+)
+
+func init() {
+	Register("pfifo", "packet FIFO with a packet limit (sch_fifo.c)", func() Qdisc { return &PFifo{} })
+	Register("pfifo_fast", "3-band priority FIFO, the kernel default (sch_generic.c)", func() Qdisc { return &PFifoFast{} })
+}
+
+// fifo is a packet FIFO of Packet values in a ring; shared by the built-ins.
+type fifo struct {
+	buf     []skb.Packet
+	head, n int
+	backlog int64
+}
+
+func (f *fifo) push(p skb.Packet) {
+	if f.n == len(f.buf) {
+		nb := make([]skb.Packet, max(16, 2*len(f.buf)))
+		for i := 0; i < f.n; i++ {
+			nb[i] = f.buf[(f.head+i)%len(f.buf)]
+		}
+		f.buf, f.head = nb, 0
+	}
+	f.buf[(f.head+f.n)%len(f.buf)] = p
+	f.n++
+	f.backlog += int64(p.Len)
+}
+
+func (f *fifo) pop() skb.Packet {
+	p := f.buf[f.head]
+	f.buf[f.head] = skb.Packet{}
+	f.head = (f.head + 1) % len(f.buf)
+	f.n--
+	f.backlog -= int64(p.Len)
+	return p
+}
+
+func (f *fifo) peek() skb.Packet { return f.buf[f.head] }
+
+// dequeueBulk pops packets from next() while req allows: at least one,
+// at most req.Max, and after the first only while bytes < req.Bytes.
+func dequeueBulk(req DequeueReq, out []skb.Packet, empty func() bool, next func() skb.Packet) []skb.Packet {
+	var bytes int64
+	first := -1
+	for n := 0; n < max(req.Max, 1) && !empty(); n++ {
+		if n > 0 && bytes >= req.Bytes {
+			break
+		}
+		p := next()
+		out = append(out, p)
+		bytes += int64(p.Len)
+		if first < 0 {
+			first = int(p.Queue)
+		} else if req.SameQueue && int(p.Queue) != first {
+			break
+		}
+	}
+	return out
+}
+
+// PFifo is pfifo (net/sched/sch_fifo.c): tail drop at limit packets.
+type PFifo struct {
+	q     fifo
+	limit int
+	drops uint64
+}
+
+// Init implements Qdisc; the default limit is tx_queue_len.
+func (p *PFifo) Init(s Setup, args []string) (Info, error) {
+	p.limit = s.TxQueueLen
+	if p.limit < 1 {
+		p.limit = 1
+	}
+	a := NewArgs("pfifo", args)
+	for k := a.Next(); k != ""; k = a.Next() {
+		switch k {
+		case "limit":
+			n, err := a.Int(k, 0, 1<<31-1)
+			if err != nil {
+				return Info{}, err
+			}
+			p.limit = int(n)
+		default:
+			return Info{}, a.Unknown(k, "limit")
+		}
+	}
+	info := Info{Limit: p.limit}
+	if p.limit >= 1 { // fifo_init: bypass only makes sense with room
+		info.Flags |= CanBypass
+	}
+	return info, nil
+}
+
+// Enqueue implements Qdisc (pfifo_enqueue).
+func (p *PFifo) Enqueue(ctx Ctx, batch []skb.Packet, rc []Code) {
+	for i, pk := range batch {
+		ctx.Work(WorkEnqueue, 1)
+		if p.q.n < p.limit {
+			p.q.push(pk)
+			rc[i] = XmitSuccess
+			continue
+		}
+		p.drops++
+		ctx.Drop(pk.Handle, skb.DropQdiscDrop)
+		rc[i] = XmitDrop
+	}
+}
+
+// Dequeue implements Qdisc (qdisc_dequeue_head).
+func (p *PFifo) Dequeue(ctx Ctx, req DequeueReq, out []skb.Packet) []skb.Packet {
+	return dequeueBulk(req, out, func() bool { return p.q.n == 0 }, func() skb.Packet {
+		ctx.Work(WorkDequeue, 1)
+		return p.q.pop()
+	})
+}
+
+// Peek implements Qdisc.
+func (p *PFifo) Peek(Ctx) (skb.Packet, bool) {
+	if p.q.n == 0 {
+		return skb.Packet{}, false
+	}
+	return p.q.peek(), true
+}
+
+// Reset implements Qdisc.
+func (p *PFifo) Reset(ctx Ctx) {
+	for p.q.n > 0 {
+		ctx.Drop(p.q.pop().Handle, skb.DropQueuePurge)
+	}
+}
+
+// Stats implements Qdisc.
+func (p *PFifo) Stats() Stats { return Stats{Qlen: p.q.n, Backlog: p.q.backlog, Drops: p.drops} }
+
+// Dump implements Qdisc.
+func (p *PFifo) Dump() string { return fmt.Sprintf("limit %dp", p.limit) }
+
+// prio2band is pfifo_fast's priority map (sch_generic.c).
+var prio2band = [16]uint8{1, 2, 2, 2, 1, 2, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1}
+
+// PFifoFast is pfifo_fast: three bands, each a ring of tx_queue_len; band
+// 0 first. The kernel marks it TCQ_F_NOLOCK; so does this model.
+type PFifoFast struct {
+	band  [3]fifo
+	limit int
+	drops uint64
+}
+
+// Init implements Qdisc. pfifo_fast takes no options.
+func (p *PFifoFast) Init(s Setup, args []string) (Info, error) {
+	if len(args) > 0 {
+		return Info{}, NewArgs("pfifo_fast", args).Unknown(args[0])
+	}
+	if s.TxQueueLen < 1 {
+		return Info{}, fmt.Errorf("pfifo_fast: tx_queue_len must be >= 1 (its rings are that size)")
+	}
+	p.limit = s.TxQueueLen
+	return Info{Flags: CanBypass | NoLock, Limit: p.limit}, nil
+}
+
+// Enqueue implements Qdisc (pfifo_fast_enqueue).
+func (p *PFifoFast) Enqueue(ctx Ctx, batch []skb.Packet, rc []Code) {
+	for i, pk := range batch {
+		ctx.Work(WorkEnqueue, 1)
+		b := &p.band[prio2band[pk.Priority&15]]
+		if b.n >= p.limit {
+			p.drops++
+			ctx.Drop(pk.Handle, skb.DropQdiscDrop)
+			rc[i] = XmitDrop
+			continue
+		}
+		b.push(pk)
+		rc[i] = XmitSuccess
+	}
+}
+
+func (p *PFifoFast) first() *fifo {
+	for i := range p.band {
+		if p.band[i].n > 0 {
+			return &p.band[i]
+		}
+	}
+	return nil
+}
+
+// Dequeue implements Qdisc (pfifo_fast_dequeue, band 0 first).
+func (p *PFifoFast) Dequeue(ctx Ctx, req DequeueReq, out []skb.Packet) []skb.Packet {
+	return dequeueBulk(req, out, func() bool { return p.first() == nil }, func() skb.Packet {
+		ctx.Work(WorkDequeue, 1)
+		return p.first().pop()
+	})
+}
+
+// Peek implements Qdisc.
+func (p *PFifoFast) Peek(Ctx) (skb.Packet, bool) {
+	if b := p.first(); b != nil {
+		return b.peek(), true
+	}
+	return skb.Packet{}, false
+}
+
+// Reset implements Qdisc.
+func (p *PFifoFast) Reset(ctx Ctx) {
+	for b := p.first(); b != nil; b = p.first() {
+		ctx.Drop(b.pop().Handle, skb.DropQueuePurge)
+	}
+}
+
+// Stats implements Qdisc.
+func (p *PFifoFast) Stats() Stats {
+	s := Stats{Drops: p.drops}
+	for i := range p.band {
+		s.Qlen += p.band[i].n
+		s.Backlog += p.band[i].backlog
+	}
+	return s
+}
+
+// Dump implements Qdisc.
+func (p *PFifoFast) Dump() string { return "bands 3 priomap 1 2 2 2 1 2 0 0 1 1 1 1 1 1 1 1" }

@@ -1,0 +1,193 @@
+// Package qdisc is the queueing-discipline plugin interface: what a qdisc
+// implements, the context it gets on every call, and the registry of kinds.
+// The built-ins (pfifo, pfifo_fast, noqueue; mq is expanded by the host)
+// implement the same interface the plugins/* qdiscs do.
+//
+// The interface is shaped to cross a process boundary unchanged: packets
+// are values with handles, calls are batched where the kernel batches (an
+// llist batch at enqueue, a bulk at dequeue), and everything a qdisc does
+// to the host goes through Ctx.
+package qdisc
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/txlab/txlab/framework/sim"
+	"github.com/txlab/txlab/framework/skb"
+)
+
+// Code is an enqueue result (NET_XMIT_*).
+type Code uint8
+
+// NET_XMIT_* values (include/linux/netdevice.h).
+const (
+	XmitSuccess Code = 0x00 // NET_XMIT_SUCCESS
+	XmitDrop    Code = 0x01 // NET_XMIT_DROP: this packet was dropped
+	XmitCN      Code = 0x02 // NET_XMIT_CN: congestion, another packet may have been dropped
+)
+
+func (c Code) String() string {
+	switch c {
+	case XmitSuccess:
+		return "NET_XMIT_SUCCESS"
+	case XmitDrop:
+		return "NET_XMIT_DROP"
+	case XmitCN:
+		return "NET_XMIT_CN"
+	}
+	return fmt.Sprintf("NET_XMIT(%d)", uint8(c))
+}
+
+// Flags are the TCQ_F_* flags a qdisc declares (include/net/sch_generic.h).
+type Flags uint32
+
+// TCQ_F_* values that matter to the TX path.
+const (
+	CanBypass    Flags = 0x4   // TCQ_F_CAN_BYPASS: empty qdisc may be bypassed
+	OneTxQueue   Flags = 0x10  // TCQ_F_ONETXQUEUE: set by the host for per-txq children
+	NoLock       Flags = 0x100 // TCQ_F_NOLOCK
+	DequeueDrops Flags = 0x400 // TCQ_F_DEQUEUE_DROPS: drops at dequeue freed after the root lock
+)
+
+// Work is a unit of CPU work a qdisc reports; the host prices it from the
+// cost table, so a costly algorithm is costly in the model.
+type Work uint8
+
+// Kinds of work.
+const (
+	WorkEnqueue  Work = iota // base per-packet enqueue
+	WorkDequeue              // base per-packet dequeue
+	WorkHash                 // one flow hash / classification
+	WorkFlowScan             // one flow or slot visited while scanning
+	WorkTstamp               // one ktime_get()
+	WorkRand                 // one get_random_u32()
+	numWork
+)
+
+// Ctx is what a qdisc may do to the host during one call.
+type Ctx interface {
+	// Now is the current virtual time (ktime_get_ns()).
+	Now() sim.Time
+	// Spend burns ns of CPU time in this call.
+	Spend(ns int64)
+	// Work reports n units of a kind of work, priced by the host.
+	Work(kind Work, n int)
+	// Rand is get_random_u32() from the qdisc's own stream.
+	Rand() uint32
+	// Drop drops a packet the qdisc holds or was just handed, on the
+	// enqueue side: it goes to the caller's to_free list (qdisc_drop).
+	Drop(h skb.Handle, reason skb.DropReason)
+	// DequeueDrop drops a held packet during dequeue: with
+	// TCQ_F_DEQUEUE_DROPS it joins q->to_free and is freed after the
+	// root lock is released; otherwise it is freed now, under the lock.
+	DequeueDrop(h skb.Handle, reason skb.DropReason)
+	// Watchdog asks to be run again at time at (qdisc_watchdog_schedule_ns).
+	Watchdog(at sim.Time)
+}
+
+// DequeueReq bounds one bulk dequeue, the way dequeue_skb and
+// try_bulk_dequeue_skb{,_slow} bound it.
+type DequeueReq struct {
+	// Max is the most packets to return (>= 1).
+	Max int
+	// Bytes: after the first packet, keep dequeuing only while the bytes
+	// returned so far are below Bytes (BQL's available bytes).
+	Bytes int64
+	// SameQueue stops after the first packet whose Queue differs from the
+	// first packet's; that packet is still returned, last.
+	SameQueue bool
+}
+
+// Setup is what a qdisc learns about its device at init.
+type Setup struct {
+	Handle     string // e.g. "8001:" or "8001:3"
+	Parent     string // "root" or a handle
+	MTU        int    // psched_mtu(dev): MTU + hard header (1514 for Ethernet)
+	TxQueueLen int    // dev->tx_queue_len
+	NumTxQ     int    // txqs the qdisc may feed
+	Rand       *sim.Rand
+}
+
+// Info is what a qdisc tells the host after init.
+type Info struct {
+	Flags Flags
+	Limit int // sch->limit, read by the llist defer bound (0 if none)
+}
+
+// Stats are a qdisc's counters, in tc's terms.
+type Stats struct {
+	Qlen       int   // packets held
+	Backlog    int64 // bytes held
+	Drops      uint64
+	Overlimits uint64
+	// XStats are qdisc-specific counters, printed after the standard
+	// ones in the order given.
+	XStats []KV
+}
+
+// KV is one named statistic.
+type KV struct {
+	Key   string
+	Value int64
+}
+
+// Qdisc is a queueing discipline.
+type Qdisc interface {
+	// Init parses tc-style options (e.g. ["limit", "100"]) and prepares
+	// the qdisc. An unknown option or a bad value is an error naming it.
+	Init(s Setup, args []string) (Info, error)
+	// Enqueue takes a batch in arrival order; rc[i] is batch[i]'s result.
+	Enqueue(ctx Ctx, batch []skb.Packet, rc []Code)
+	// Dequeue appends up to req.Max packets to out and returns it.
+	Dequeue(ctx Ctx, req DequeueReq, out []skb.Packet) []skb.Packet
+	// Peek returns the packet the next Dequeue would return first.
+	Peek(ctx Ctx) (skb.Packet, bool)
+	// Reset drops everything held (reason QUEUE_PURGE via ctx.Drop).
+	Reset(ctx Ctx)
+	// Stats returns the counters.
+	Stats() Stats
+	// Dump is the option part of `tc -d qdisc show` (e.g. "limit 1000p").
+	Dump() string
+}
+
+// Factory makes a fresh qdisc of one kind.
+type Factory func() Qdisc
+
+type entry struct {
+	new  Factory
+	help string
+}
+
+var registry = map[string]entry{}
+
+// Register adds a kind. Registering a kind twice is a programming error.
+func Register(kind, help string, f Factory) {
+	if _, dup := registry[kind]; dup {
+		panic("qdisc: kind registered twice: " + kind)
+	}
+	registry[kind] = entry{f, help}
+}
+
+// New makes a qdisc of kind, or says which kinds exist.
+func New(kind string) (Qdisc, error) {
+	e, ok := registry[kind]
+	if !ok {
+		return nil, fmt.Errorf("unknown qdisc %q (known: %s)", kind, strings.Join(Kinds(), ", "))
+	}
+	return e.new(), nil
+}
+
+// Kinds lists the registered kinds, plus the host-expanded ones.
+func Kinds() []string {
+	out := []string{"mq", "noqueue"}
+	for k := range registry {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Help is a kind's one-line description.
+func Help(kind string) string { return registry[kind].help }

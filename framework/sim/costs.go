@@ -1,0 +1,167 @@
+package sim
+
+import (
+	"fmt"
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Costs is the one table of nanosecond costs the whole model uses. Every
+// field is overridable by name (`--set cost.<name>=<ns>`). The defaults are
+// calibrated for a 2-socket Xeon 6 (Granite Rapids, the seeds' 6985P-C) with
+// an E810 NIC; each comment says what the number stands for and why it is
+// plausible. Nothing else in the model holds a tunable cost.
+type Costs struct {
+	// Cache-line transfer by topology distance (see Distance*): the time a
+	// CPU stalls to get a line another CPU wrote.
+	LineSMT    int64 `cost:"line_smt" help:"line from the SMT sibling (shared L1/L2)"`
+	LineSocket int64 `cost:"line_socket" help:"line from another core of the same socket (mesh + LLC snoop)"`
+	LineRemote int64 `cost:"line_remote" help:"line from the other socket over UPI"`
+	LineMemory int64 `cost:"line_memory" help:"line nobody holds (DRAM)"`
+	LineHit    int64 `cost:"line_hit" help:"access to a line this CPU already owns"`
+	AtomicOp   int64 `cost:"atomic_op" help:"extra cost of a locked RMW (cmpxchg, xadd) on an owned line"`
+
+	// Spinlocks (qspinlock).
+	SpinAcquire int64 `cost:"spin_acquire" help:"uncontended spin_lock fast path, excluding the line transfer"`
+	SpinRelease int64 `cost:"spin_release" help:"spin_unlock"`
+
+	// Sender side (udp_sendmsg down to dev_queue_xmit).
+	StackPerPacket int64 `cost:"stack_per_packet" help:"syscall + udp_sendmsg + ip_output per packet, before __dev_queue_xmit"`
+	SkbAlloc       int64 `cost:"skb_alloc" help:"sock_alloc_send_skb + copy of a small payload"`
+	PickTx         int64 `cost:"pick_tx" help:"netdev_core_pick_tx (XPS / hash)"`
+	XmitEntry      int64 `cost:"xmit_entry" help:"__dev_queue_xmit entry: rcu_read_lock_bh, prio, egress hooks"`
+	SleepWake      int64 `cost:"sleep_wake" help:"sndbuf full: schedule() out and the context switch back in"`
+	WakeUp         int64 `cost:"wake_up" help:"try_to_wake_up of a sleeping sender, paid by the waker"`
+
+	// Qdisc layer.
+	QdiscEnqueue        int64 `cost:"qdisc_enqueue" help:"base per-packet enqueue work of a simple qdisc"`
+	QdiscDequeue        int64 `cost:"qdisc_dequeue" help:"base per-packet dequeue work of a simple qdisc"`
+	QdiscHash           int64 `cost:"qdisc_hash" help:"flow hash / classification of one packet (flow dissector + hash)"`
+	QdiscFlowScan       int64 `cost:"qdisc_flow_scan" help:"visiting one flow/slot while scanning"`
+	QdiscTstamp         int64 `cost:"qdisc_tstamp" help:"one ktime_get()"`
+	QdiscRand           int64 `cost:"qdisc_rand" help:"one get_random_u32()"`
+	QdiscDataLines      int64 `cost:"qdisc_data_lines" help:"private qdisc cache lines touched by an enqueue or dequeue (lines, not ns)"`
+	SkbLines            int64 `cost:"skb_lines" help:"cache lines of an skb another CPU reads when it handles it first (lines, not ns)"`
+	KfreeSkb            int64 `cost:"kfree_skb" help:"freeing one skb (skb + data + slab)"`
+	Destructor          int64 `cost:"destructor" help:"sock_wfree called directly (INDIRECT_CALL wrapper hit)"`
+	DestructorRetpoline int64 `cost:"destructor_retpoline" help:"sock_wfree through a retpolined indirect call"`
+	ValidateXmit        int64 `cost:"validate_xmit" help:"validate_xmit_skb per packet (no GSO, csum offloaded)"`
+	NetTxAction         int64 `cost:"net_tx_action" help:"net_tx_action entry per qdisc taken off output_queue"`
+	SoftirqEntry        int64 `cost:"softirq_entry" help:"__do_softirq entry/exit"`
+	HardIRQ             int64 `cost:"hardirq" help:"hard interrupt entry, handler and exit"`
+
+	// Driver (descriptor ring).
+	DriverXmit int64 `cost:"driver_xmit" help:"ndo_start_xmit per packet: DMA map, descriptor write"`
+	Doorbell   int64 `cost:"doorbell" help:"tail bump: one uncached MMIO write"`
+	DescClean  int64 `cost:"desc_clean" help:"per-packet TX clean: unmap, BQL bookkeeping"`
+	NapiPoll   int64 `cost:"napi_poll" help:"NAPI poll entry/exit and interrupt re-arm"`
+	PeerRx     int64 `cost:"peer_rx" help:"veth: per-packet receive on the peer (netif_rx + backlog + stack)"`
+	DMALatency int64 `cost:"dma_latency" help:"device latency from doorbell to the first byte on the wire (descriptor fetch + DMA read over PCIe)"`
+}
+
+// DefaultCosts returns the calibrated defaults.
+func DefaultCosts() *Costs {
+	return &Costs{
+		LineSMT:    12,
+		LineSocket: 75,
+		LineRemote: 190,
+		LineMemory: 110,
+		LineHit:    1,
+		AtomicOp:   8,
+
+		SpinAcquire: 8,
+		SpinRelease: 4,
+
+		StackPerPacket: 1500,
+		SkbAlloc:       180,
+		PickTx:         25,
+		XmitEntry:      40,
+		SleepWake:      2500,
+		WakeUp:         600,
+
+		QdiscEnqueue:        25,
+		QdiscDequeue:        25,
+		QdiscHash:           40,
+		QdiscFlowScan:       4,
+		QdiscTstamp:         18,
+		QdiscRand:           8,
+		QdiscDataLines:      2,
+		SkbLines:            2,
+		KfreeSkb:            90,
+		Destructor:          25,
+		DestructorRetpoline: 60,
+		ValidateXmit:        30,
+		NetTxAction:         60,
+		SoftirqEntry:        80,
+		HardIRQ:             600,
+
+		DriverXmit: 90,
+		Doorbell:   160,
+		DescClean:  35,
+		NapiPoll:   250,
+		PeerRx:     400,
+		DMALatency: 900,
+	}
+}
+
+// Line returns the transfer cost for a distance class.
+func (c *Costs) Line(dist int) int64 {
+	switch dist {
+	case DistSelf:
+		return c.LineHit
+	case DistSMT:
+		return c.LineSMT
+	case DistSocket:
+		return c.LineSocket
+	case DistRemote:
+		return c.LineRemote
+	default:
+		return c.LineMemory
+	}
+}
+
+// CostInfo describes one entry of the table.
+type CostInfo struct {
+	Name  string
+	Value int64
+	Help  string
+}
+
+// List returns every entry, sorted by name.
+func (c *Costs) List() []CostInfo {
+	v := reflect.ValueOf(c).Elem()
+	t := v.Type()
+	out := make([]CostInfo, 0, t.NumField())
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		out = append(out, CostInfo{Name: f.Tag.Get("cost"), Value: v.Field(i).Int(), Help: f.Tag.Get("help")})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// Set overrides one cost by name. Values must be >= 0.
+func (c *Costs) Set(name, value string) error {
+	n, err := strconv.ParseInt(strings.TrimSuffix(value, "ns"), 10, 64)
+	if err != nil {
+		return fmt.Errorf("cost %s: %q is not a whole number of nanoseconds", name, value)
+	}
+	if n < 0 {
+		return fmt.Errorf("cost %s: must be >= 0, got %d", name, n)
+	}
+	v := reflect.ValueOf(c).Elem()
+	t := v.Type()
+	for i := 0; i < t.NumField(); i++ {
+		if t.Field(i).Tag.Get("cost") == name {
+			v.Field(i).SetInt(n)
+			return nil
+		}
+	}
+	names := make([]string, 0, t.NumField())
+	for _, ci := range c.List() {
+		names = append(names, ci.Name)
+	}
+	return fmt.Errorf("unknown cost %q (known: %s)", name, strings.Join(names, ", "))
+}

@@ -1,0 +1,163 @@
+// Package sim is txlab's deterministic discrete-event engine: a virtual
+// clock in int64 nanoseconds, an event queue, simulated CPUs that run
+// straight-line Go as coroutines, spinlocks and cache lines whose costs
+// follow the topology, and per-component random streams.
+//
+// Nothing here reads the wall clock. Events at equal times run in the order
+// they were scheduled, so a run is a pure function of its inputs and seed.
+package sim
+
+import (
+	"container/heap"
+	"fmt"
+)
+
+// Time is simulated time in nanoseconds.
+type Time = int64
+
+// Common durations in simulated nanoseconds.
+const (
+	Nanosecond  Time = 1
+	Microsecond Time = 1000
+	Millisecond Time = 1000 * Microsecond
+	Second      Time = 1000 * Millisecond
+)
+
+type event struct {
+	at  Time
+	seq uint64
+	cpu *CPU   // resume this CPU's coroutine, or
+	fn  func() // run this callback in engine context
+}
+
+type eventHeap []event
+
+func (h eventHeap) Len() int { return len(h) }
+func (h eventHeap) Less(i, j int) bool {
+	if h[i].at != h[j].at {
+		return h[i].at < h[j].at
+	}
+	return h[i].seq < h[j].seq
+}
+func (h eventHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *eventHeap) Push(x any)   { *h = append(*h, x.(event)) }
+func (h *eventHeap) Pop() any {
+	old := *h
+	e := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return e
+}
+
+// Engine owns the clock, the event queue and the CPUs.
+type Engine struct {
+	now       Time
+	seq       uint64
+	events    eventHeap
+	count     uint64 // events processed
+	CPUs      []*CPU
+	Topo      Topology
+	Costs     *Costs
+	rng       *Streams
+	lockSites map[string]*LockStat
+	halted    bool
+	err       error
+}
+
+// NewEngine builds an engine with one CPU per hardware thread of topo.
+func NewEngine(topo Topology, costs *Costs, seed uint64) (*Engine, error) {
+	if err := topo.Validate(); err != nil {
+		return nil, err
+	}
+	e := &Engine{Topo: topo, Costs: costs, rng: NewStreams(seed)}
+	n := topo.NumCPUs()
+	e.CPUs = make([]*CPU, n)
+	for i := 0; i < n; i++ {
+		e.CPUs[i] = newCPU(e, i)
+	}
+	return e, nil
+}
+
+// Now is the time of the event being processed. Code on a CPU should use
+// cpu.Now(), which may run ahead of the engine between sync points.
+func (e *Engine) Now() Time { return e.now }
+
+// Events is the number of events processed so far.
+func (e *Engine) Events() uint64 { return e.count }
+
+// Rand returns the named component's random stream.
+func (e *Engine) Rand(name string) *Rand { return e.rng.Stream(name) }
+
+// At schedules fn to run in engine context at time t (never in the past).
+func (e *Engine) At(t Time, fn func()) {
+	if t < e.now {
+		t = e.now
+	}
+	e.seq++
+	heap.Push(&e.events, event{at: t, seq: e.seq, fn: fn})
+}
+
+func (e *Engine) resumeAt(c *CPU, t Time) {
+	e.seq++
+	heap.Push(&e.events, event{at: t, seq: e.seq, cpu: c})
+}
+
+// nextAt is the time of the earliest pending event, or a huge value.
+func (e *Engine) nextAt() Time {
+	if len(e.events) == 0 {
+		return 1<<62 - 1
+	}
+	return e.events[0].at
+}
+
+// Fail stops the run with err; Run returns it.
+func (e *Engine) Fail(err error) {
+	if e.err == nil {
+		e.err = err
+	}
+	e.halted = true
+}
+
+// Run processes events until the clock passes until, the queue empties, or
+// Fail is called. The CPUs are left parked; call Close to release them.
+func (e *Engine) Run(until Time) error {
+	for len(e.events) > 0 && !e.halted {
+		if e.events[0].at > until {
+			break
+		}
+		ev := heap.Pop(&e.events).(event)
+		e.now = ev.at
+		e.count++
+		if ev.cpu != nil {
+			ev.cpu.resume(ev.at)
+		} else {
+			ev.fn()
+		}
+	}
+	if e.now < until && !e.halted {
+		e.now = until
+	}
+	return e.err
+}
+
+// Close unwinds every CPU coroutine. The engine cannot run afterwards.
+func (e *Engine) Close() {
+	for _, c := range e.CPUs {
+		c.close()
+	}
+	e.halted = true
+}
+
+// Stop halts Run after the current event without an error.
+func (e *Engine) Stop() { e.halted = true }
+
+// ModelError is a violated invariant of the model itself (a bug, or a
+// plugin breaking its contract), raised from code running on a CPU.
+type ModelError struct{ Msg string }
+
+func (m *ModelError) Error() string { return m.Msg }
+
+// Panicf aborts the current CPU's code with a ModelError; the engine stops
+// and Run returns the error.
+func Panicf(format string, args ...any) {
+	panic(&ModelError{Msg: fmt.Sprintf(format, args...)})
+}

@@ -1,0 +1,119 @@
+package sim
+
+// CacheLine models the coherence cost of one 64-byte line: a CPU that
+// touches a line another CPU wrote pays a transfer priced by topology
+// distance. Writes and atomics take the line exclusively and serialise:
+// while a transfer is in flight, the next exclusive access waits for it.
+// The data itself lives in ordinary Go fields; the line only prices access.
+type CacheLine struct {
+	owner   int32    // last writer + 1 (0: nobody, the line is in memory)
+	readers []uint64 // CPUs holding a shared copy since the last write
+	busy    Time     // an exclusive transfer completes at this time
+}
+
+func (l *CacheLine) hasReader(id int) bool {
+	w := id >> 6
+	return w < len(l.readers) && l.readers[w]&(1<<(id&63)) != 0
+}
+
+func (l *CacheLine) addReader(id int) {
+	w := id >> 6
+	for len(l.readers) <= w {
+		l.readers = append(l.readers, 0)
+	}
+	l.readers[w] |= 1 << (id & 63)
+}
+
+// dist is the distance from the line's current holder to CPU c.
+func (l *CacheLine) dist(c *CPU) int {
+	if l.owner == 0 {
+		return DistMemory
+	}
+	return c.e.Topo.Distance(int(l.owner-1), c.ID)
+}
+
+// transfer moves the line exclusively to c starting no earlier than t and
+// returns how long c waits for it (queueing behind an in-flight transfer
+// included).
+func (l *CacheLine) transfer(c *CPU, t Time) Time {
+	start := t
+	if l.busy > start {
+		start = l.busy
+	}
+	cost := c.e.Costs.Line(l.dist(c))
+	if l.owner-1 == int32(c.ID) && !l.othersRead(c.ID) {
+		cost = c.e.Costs.LineHit
+	}
+	l.busy = start + cost
+	l.owner = int32(c.ID + 1)
+	for i := range l.readers {
+		l.readers[i] = 0
+	}
+	return start + cost - t
+}
+
+func (l *CacheLine) othersRead(id int) bool {
+	for i, w := range l.readers {
+		if i == id>>6 {
+			w &^= 1 << (id & 63)
+		}
+		if w != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// Read is a load: free if c owns or shares the line, else a transfer.
+func (l *CacheLine) Read(c *CPU) {
+	c.Sync()
+	l.ReadNoSync(c)
+}
+
+// ReadNoSync prices a load without a sync point, for lines only this
+// CPU's context can change at this moment (e.g. under a held lock).
+func (l *CacheLine) ReadNoSync(c *CPU) {
+	if l.owner-1 == int32(c.ID) || l.hasReader(c.ID) {
+		c.Spend(c.e.Costs.LineHit)
+		return
+	}
+	wait := c.e.Costs.Line(l.dist(c))
+	if l.busy > c.now {
+		wait += l.busy - c.now
+	}
+	c.Spend(wait)
+	l.addReader(c.ID)
+}
+
+// Write is a store: the line moves to c exclusively.
+func (l *CacheLine) Write(c *CPU) {
+	c.Sync()
+	l.WriteNoSync(c)
+}
+
+// WriteNoSync prices a store without a sync point (see ReadNoSync).
+func (l *CacheLine) WriteNoSync(c *CPU) {
+	c.Spend(l.transfer(c, c.now))
+}
+
+// Atomic is a locked read-modify-write (cmpxchg, xchg, inc_return).
+func (l *CacheLine) Atomic(c *CPU) {
+	c.Sync()
+	c.Spend(l.transfer(c, c.now) + c.e.Costs.AtomicOp)
+}
+
+// Owner is the CPU id that last wrote the line, or -1.
+func (l *CacheLine) Owner() int { return int(l.owner) - 1 }
+
+// WriteMany prices a store to n lines that always move together (a
+// structure's private data): n transfers from the current holder.
+func (l *CacheLine) WriteMany(c *CPU, n int64) {
+	if n <= 0 {
+		return
+	}
+	d := l.transfer(c, c.now)
+	if n > 1 && l.owner-1 == int32(c.ID) && d > c.e.Costs.LineHit {
+		d *= n
+	}
+	c.Spend(d)
+}

@@ -1,0 +1,136 @@
+package sim
+
+import "sort"
+
+// LockStat is perf-lock-style contention data for one call site.
+type LockStat struct {
+	Name      string // "caller" column, e.g. "__dev_xmit_skb (root_lock)"
+	Acquired  uint64
+	Contended uint64
+	TotalWait Time
+	MaxWait   Time
+	HoldTotal Time // time the lock was held after being taken here
+}
+
+// AvgWait is the mean wait of contended acquisitions.
+func (s *LockStat) AvgWait() Time {
+	if s.Contended == 0 {
+		return 0
+	}
+	return s.TotalWait / Time(s.Contended)
+}
+
+// LockSite returns the stats record for a call site name, creating it.
+// Hold the pointer: it is looked up once, not per acquisition.
+func (e *Engine) LockSite(name string) *LockStat {
+	if e.lockSites == nil {
+		e.lockSites = map[string]*LockStat{}
+	}
+	s, ok := e.lockSites[name]
+	if !ok {
+		s = &LockStat{Name: name}
+		e.lockSites[name] = s
+	}
+	return s
+}
+
+// LockStats returns every call site, most total wait first (the order
+// perf lock contention prints), ties by name.
+func (e *Engine) LockStats() []LockStat {
+	out := make([]LockStat, 0, len(e.lockSites))
+	for _, s := range e.lockSites {
+		out = append(out, *s)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].TotalWait != out[j].TotalWait {
+			return out[i].TotalWait > out[j].TotalWait
+		}
+		return out[i].Name < out[j].Name
+	})
+	return out
+}
+
+// SpinLock is a queued spinlock (qspinlock): waiters spin in FIFO order,
+// each handoff moves the lock word to the next waiter's CPU.
+type SpinLock struct {
+	Name    string
+	line    CacheLine
+	held    bool
+	owner   *CPU
+	site    *LockStat
+	since   Time
+	waiters []lockWaiter
+	head    int
+}
+
+type lockWaiter struct {
+	cpu  *CPU
+	site *LockStat
+}
+
+// Locked reports whether the lock is held (spin_is_locked).
+func (l *SpinLock) Locked() bool { return l.held }
+
+// Owner is the CPU holding the lock, or nil.
+func (l *SpinLock) Owner() *CPU { return l.owner }
+
+// Lock is spin_lock(). site collects the stats of this call site.
+func (l *SpinLock) Lock(c *CPU, site *LockStat) {
+	c.Sync()
+	c.Spend(c.e.Costs.SpinAcquire)
+	l.line.Atomic(c)
+	site.Acquired++
+	if !l.held {
+		l.held, l.owner, l.site, l.since = true, c, site, c.now
+		return
+	}
+	if l.owner == c {
+		Panicf("cpu%d: recursive spin_lock on %s (%s)", c.ID, l.Name, site.Name)
+	}
+	site.Contended++
+	start := c.now
+	l.waiters = append(l.waiters, lockWaiter{c, site})
+	c.spinUntilWoken()
+	wait := c.now - start
+	site.TotalWait += wait
+	if wait > site.MaxWait {
+		site.MaxWait = wait
+	}
+}
+
+// Unlock is spin_unlock(): the lock goes to the first waiter, who sees it
+// after the lock word's cache line reaches its CPU.
+func (l *SpinLock) Unlock(c *CPU) {
+	c.Sync()
+	if l.owner != c {
+		Panicf("cpu%d: spin_unlock of %s it does not hold", c.ID, l.Name)
+	}
+	c.Spend(c.e.Costs.SpinRelease)
+	l.site.HoldTotal += c.now - l.since
+	if l.head == len(l.waiters) {
+		l.held, l.owner, l.site = false, nil, nil
+		l.waiters, l.head = l.waiters[:0], 0
+		return
+	}
+	w := l.waiters[l.head]
+	l.waiters[l.head] = lockWaiter{}
+	l.head++
+	grant := c.now + l.line.transfer(w.cpu, c.now)
+	l.owner, l.site, l.since = w.cpu, w.site, grant
+	w.cpu.e.resumeAt(w.cpu, grant)
+}
+
+// Waiters is the number of CPUs spinning on the lock.
+func (l *SpinLock) Waiters() int { return len(l.waiters) - l.head }
+
+// TryLock is spin_trylock(): take the lock if it is free, never wait.
+func (l *SpinLock) TryLock(c *CPU, site *LockStat) bool {
+	c.Sync()
+	l.line.Atomic(c)
+	if l.held {
+		return false
+	}
+	site.Acquired++
+	l.held, l.owner, l.site, l.since = true, c, site, c.now
+	return true
+}

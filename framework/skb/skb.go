@@ -1,0 +1,134 @@
+// Package skb is the model's sk_buff: a packet value that crosses the
+// plugin boundary (Packet), the host-side buffer that carries it through
+// the stack (SKB), singly linked lists of them, and a pool so that steady
+// state allocates nothing.
+package skb
+
+import "github.com/txlab/txlab/framework/sim"
+
+// Handle names one live packet. It is an index into the pool plus a
+// generation, so a stale or forged handle is detected.
+type Handle uint64
+
+// FlowKeys are the dissected flow keys (IPv4/IPv6 folded to 32-bit ids).
+type FlowKeys struct {
+	Src, Dst         uint32
+	SrcPort, DstPort uint16
+	Proto            uint8
+}
+
+// Packet is what a qdisc or driver plugin sees: a value, never a pointer
+// into the host. Everything a kernel qdisc may read from an skb is here.
+type Packet struct {
+	Handle     Handle
+	Len        uint32 // skb->len (qdisc_pkt_len for non-GSO)
+	TrueSize   uint32 // skb->truesize, charged to the socket and to cake's memory
+	Hash       uint32 // skb_get_hash()
+	Keys       FlowKeys
+	Priority   uint32   // skb->priority
+	DSCP       uint8    // IP dsfield >> 2
+	ECN        uint8    // IP dsfield & 3 (ECT(0)=2, ECT(1)=1, CE=3)
+	Sock       int32    // socket id, or -1 for an orphan (no sk)
+	Queue      uint16   // skb->queue_mapping (the txq picked)
+	GSOSegs    uint16   // 1 for non-GSO
+	Tstamp     sim.Time // skb->tstamp: EDT departure time, 0 = now
+	Enqueued   sim.Time // set by the host when the packet reaches the qdisc
+	PacingRate uint64   // sk_pacing_rate in bytes/s, 0 = unlimited
+}
+
+// DropReason is the kernel's skb_drop_reason, by name.
+type DropReason string
+
+// Drop reasons used by the model (include/net/dropreason-core.h names).
+const (
+	DropNone           DropReason = ""
+	DropQdiscDrop      DropReason = "QDISC_DROP"
+	DropQdiscBurst     DropReason = "QDISC_BURST_DROP"
+	DropQdiscOverlimit DropReason = "QDISC_OVERLIMIT"
+	DropQdiscCongested DropReason = "QDISC_CONGESTED"
+	DropCakeFlood      DropReason = "CAKE_FLOOD"
+	DropFQBandLimit    DropReason = "FQ_BAND_LIMIT"
+	DropFQHorizonLimit DropReason = "FQ_HORIZON_LIMIT"
+	DropFQFlowLimit    DropReason = "FQ_FLOW_LIMIT"
+	DropQueuePurge     DropReason = "QUEUE_PURGE"
+	DropDevReady       DropReason = "DEV_READY"
+	DropCPUBacklog     DropReason = "CPU_BACKLOG"
+	DropTxDevice       DropReason = "TX_DEVICE" // driver dropped (e.g. veth peer ring full)
+	DropLostToPlugin   DropReason = "LOST_TO_PLUGIN"
+)
+
+// SKB is the host's buffer. Only the host touches it; plugins get Packet.
+type SKB struct {
+	Packet
+	Next      *SKB // list link (skb->next, ll_node)
+	Reason    DropReason
+	Born      sim.Time // when the sender built it
+	XmitAt    sim.Time // entry to __dev_queue_xmit
+	SenderCPU int      // CPU that built it (its lines are hot there)
+	Owner     Owner    // socket to uncharge on free, or nil
+	Holder    int32    // id of the qdisc whose plugin holds it (-1: the driver), 0 if none
+	HotCPU    int32    // CPU whose cache holds the skb lines
+	idx       uint32
+	gen       uint32
+	live      bool
+}
+
+// Owner is what an skb is charged to (a socket): sock_wfree calls Release.
+type Owner interface {
+	Release(c *sim.CPU, s *SKB)
+}
+
+// List is a singly linked list of skbs with a tail (sk_buff_head-like).
+type List struct {
+	Head, Tail *SKB
+	Len        int
+	Bytes      int64
+}
+
+// Push appends s.
+func (l *List) Push(s *SKB) {
+	s.Next = nil
+	if l.Tail == nil {
+		l.Head = s
+	} else {
+		l.Tail.Next = s
+	}
+	l.Tail = s
+	l.Len++
+	l.Bytes += int64(s.Len)
+}
+
+// PushList appends every skb of o and empties o.
+func (l *List) PushList(o *List) {
+	if o.Head == nil {
+		return
+	}
+	if l.Tail == nil {
+		l.Head = o.Head
+	} else {
+		l.Tail.Next = o.Head
+	}
+	l.Tail = o.Tail
+	l.Len += o.Len
+	l.Bytes += o.Bytes
+	*o = List{}
+}
+
+// Pop removes the head, or returns nil.
+func (l *List) Pop() *SKB {
+	s := l.Head
+	if s == nil {
+		return nil
+	}
+	l.Head = s.Next
+	if l.Head == nil {
+		l.Tail = nil
+	}
+	s.Next = nil
+	l.Len--
+	l.Bytes -= int64(s.Len)
+	return s
+}
+
+// Empty reports whether the list holds nothing.
+func (l *List) Empty() bool { return l.Head == nil }

@@ -1,0 +1,3 @@
+module github.com/txlab/txlab
+
+go 1.26
