@@ -44,9 +44,21 @@ type Net struct {
 	site struct {
 		busylock, rootEnq, rootRun, txAction, hardTx, nolockEnq, seqlock *sim.LockStat
 	}
+	// Hooks observe the TX path (tests, tracing); nil hooks cost nothing.
+	Hooks Hooks
+
 	nextQdiscID int32
 	qdiscs      []*Qdisc
 	unoffered   int64 // allocated by senders, not yet handed to __dev_queue_xmit
+}
+
+// Hooks are optional observers of TX-path events.
+type Hooks struct {
+	DeferPush    func(c *sim.CPU, q *Qdisc, s *skb.SKB)         // skb joined q->defer_list
+	EnqueueBatch func(c *sim.CPU, q *Qdisc, batch []*skb.SKB)   // batch handed to the qdisc
+	RunBegin     func(c *sim.CPU, q *Qdisc)                     // qdisc_run_begin succeeded
+	RunEnd       func(c *sim.CPU, q *Qdisc)                     // qdisc_run_end
+	Drop         func(c *sim.CPU, s *skb.SKB, r skb.DropReason) // an skb was freed as dropped
 }
 
 type softnetData struct {
@@ -264,6 +276,9 @@ func (n *Net) countDrop(r skb.DropReason) {
 func (n *Net) kfreeSkb(c *sim.CPU, s *skb.SKB, reason skb.DropReason) {
 	s.Reason = reason
 	n.countDrop(reason)
+	if n.Hooks.Drop != nil {
+		n.Hooks.Drop(c, s, reason)
+	}
 	n.freeSkb(c, s)
 }
 
@@ -272,6 +287,9 @@ func (n *Net) kfreeSkb(c *sim.CPU, s *skb.SKB, reason skb.DropReason) {
 func (n *Net) kfreeSkbList(c *sim.CPU, l *skb.List) {
 	for s := l.Pop(); s != nil; s = l.Pop() {
 		n.countDrop(s.Reason)
+		if n.Hooks.Drop != nil {
+			n.Hooks.Drop(c, s, s.Reason)
+		}
 		n.freeSkb(c, s)
 	}
 }
@@ -369,12 +387,21 @@ func (n *Net) CheckAccounting() error {
 
 // touchSkb prices reading an skb's lines on CPU c: they were last written
 // on another CPU (the sender's, usually).
-func (n *Net) touchSkb(c *sim.CPU, s *skb.SKB) {
+func (n *Net) touchSkb(c *sim.CPU, s *skb.SKB) { n.touchSkbPrefetched(c, s, false) }
+
+// touchSkbPrefetched is touchSkb for an skb whose lines were prefetched
+// while the previous one was handled (the llist walk prefetches next and
+// &next->priority): only prefetch_pct of the transfer stalls the CPU.
+func (n *Net) touchSkbPrefetched(c *sim.CPU, s *skb.SKB, prefetched bool) {
 	if int(s.HotCPU) == c.ID {
 		return
 	}
-	lines := n.E.Costs.SkbLines
-	c.Spend(lines * n.E.Costs.Line(n.E.Topo.Distance(int(s.HotCPU), c.ID)))
+	costs := n.E.Costs
+	d := costs.SkbLines * costs.Line(n.E.Topo.Distance(int(s.HotCPU), c.ID))
+	if prefetched {
+		d = d * costs.PrefetchPct / 100
+	}
+	c.Spend(d)
 	s.HotCPU = int32(c.ID)
 }
 

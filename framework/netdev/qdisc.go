@@ -239,10 +239,13 @@ func (q *Qdisc) bind(c *sim.CPU, toFree *skb.List) *qctx {
 // one call). The last skb's code is returned.
 func (n *Net) qdiscEnqueue(c *sim.CPU, q *Qdisc, skbs []*skb.SKB, toFree *skb.List) qdisc.Code {
 	q.lineData.WriteMany(c, n.E.Costs.QdiscDataLines)
+	if n.Hooks.EnqueueBatch != nil {
+		n.Hooks.EnqueueBatch(c, q, skbs)
+	}
 	q.batch, q.rc = q.batch[:0], q.rc[:0]
 	now := c.Now()
-	for _, s := range skbs {
-		n.touchSkb(c, s)
+	for i, s := range skbs {
+		n.touchSkbPrefetched(c, s, i > 0)
 		s.Enqueued = now
 		s.Holder = q.ID
 		q.held++

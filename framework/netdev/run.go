@@ -13,6 +13,9 @@ const driverHolder = -1
 func (n *Net) qdiscRunBegin(c *sim.CPU, q *Qdisc) bool {
 	if q.nolock() {
 		if q.seqlock.TryLock(c, n.site.seqlock) {
+			if n.Hooks.RunBegin != nil {
+				n.Hooks.RunBegin(c, q)
+			}
 			return true
 		}
 		// test_and_set_bit(__QDISC_STATE_MISSED): if it was already set,
@@ -22,13 +25,20 @@ func (n *Net) qdiscRunBegin(c *sim.CPU, q *Qdisc) bool {
 			return false
 		}
 		q.state |= stateMissed
-		return q.seqlock.TryLock(c, n.site.seqlock)
+		ok := q.seqlock.TryLock(c, n.site.seqlock)
+		if ok && n.Hooks.RunBegin != nil {
+			n.Hooks.RunBegin(c, q)
+		}
+		return ok
 	}
 	q.lineWrite.Write(c) // READ_ONCE(running) + WRITE_ONCE(running, true)
 	if q.running {
 		return false
 	}
 	q.running = true
+	if n.Hooks.RunBegin != nil {
+		n.Hooks.RunBegin(c, q)
+	}
 	return true
 }
 
@@ -36,6 +46,9 @@ func (n *Net) qdiscRunBegin(c *sim.CPU, q *Qdisc) bool {
 // (191ff13e42a7) for the caller to free after the root lock.
 func (n *Net) qdiscRunEnd(c *sim.CPU, q *Qdisc) skb.List {
 	var out skb.List
+	if n.Hooks.RunEnd != nil {
+		n.Hooks.RunEnd(c, q)
+	}
 	if q.nolock() {
 		q.seqlock.Unlock(c)
 		q.lineWrite.Read(c) // smp_mb(); test_bit(__QDISC_STATE_MISSED)

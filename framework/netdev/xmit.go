@@ -159,9 +159,14 @@ func (n *Net) devXmitSkbLlist(c *sim.CPU, s *skb.SKB, q *Qdisc, d *Device, txq *
 	q.lineDefer.Read(c)
 	first := q.deferHead
 	counted := false
-	for {
+	for attempt := 0; ; attempt++ {
 		if first != nil && !counted {
-			q.lineDefer.Atomic(c) // atomic_long_inc_return(&q->defer_count)
+			// atomic_long_inc_return(&q->defer_count), once.
+			if attempt == 0 {
+				q.lineDefer.Atomic(c)
+			} else {
+				q.lineDefer.AtomicNoSync(c)
+			}
 			q.deferCount++
 			counted = true
 			if q.deferCount > q.DeferMax {
@@ -174,12 +179,22 @@ func (n *Net) devXmitSkbLlist(c *sim.CPU, s *skb.SKB, q *Qdisc, d *Device, txq *
 			}
 		}
 		s.Next = first
-		q.lineDefer.Atomic(c) // try_cmpxchg(&q->defer_list.first, &first_n, node)
+		// try_cmpxchg(&q->defer_list.first, &first_n, node). A failed
+		// cmpxchg leaves the line here with the new head, so the retry
+		// follows at once, without another trip to the bus.
+		if attempt == 0 {
+			q.lineDefer.Atomic(c)
+		} else {
+			q.lineDefer.AtomicNoSync(c)
+		}
 		if q.deferHead == first {
 			q.deferHead = s
+			if n.Hooks.DeferPush != nil {
+				n.Hooks.DeferPush(c, q, s)
+			}
 			break
 		}
-		first = q.deferHead // lost the race: retry with the new head
+		first = q.deferHead
 	}
 	if first != nil {
 		return qdisc.XmitSuccess // the CPU that found it empty sends ours

@@ -43,6 +43,7 @@ type Costs struct {
 	QdiscTstamp         int64 `cost:"qdisc_tstamp" help:"one ktime_get()"`
 	QdiscRand           int64 `cost:"qdisc_rand" help:"one get_random_u32()"`
 	QdiscDataLines      int64 `cost:"qdisc_data_lines" help:"private qdisc cache lines touched by an enqueue or dequeue (lines, not ns)"`
+	PrefetchPct         int64 `cost:"prefetch_pct" help:"percent of a prefetched skb line transfer that still stalls the CPU (percent, not ns)"`
 	SkbLines            int64 `cost:"skb_lines" help:"cache lines of an skb another CPU reads when it handles it first (lines, not ns)"`
 	KfreeSkb            int64 `cost:"kfree_skb" help:"freeing one skb (skb + data + slab)"`
 	Destructor          int64 `cost:"destructor" help:"sock_wfree called directly (INDIRECT_CALL wrapper hit)"`
@@ -65,8 +66,8 @@ type Costs struct {
 func DefaultCosts() *Costs {
 	return &Costs{
 		LineSMT:    12,
-		LineSocket: 75,
-		LineRemote: 190,
+		LineSocket: 110,
+		LineRemote: 300,
 		LineMemory: 110,
 		LineHit:    1,
 		AtomicOp:   8,
@@ -74,8 +75,8 @@ func DefaultCosts() *Costs {
 		SpinAcquire: 8,
 		SpinRelease: 4,
 
-		StackPerPacket: 1500,
-		SkbAlloc:       180,
+		StackPerPacket: 2600,
+		SkbAlloc:       250,
 		PickTx:         25,
 		XmitEntry:      40,
 		SleepWake:      2500,
@@ -89,6 +90,7 @@ func DefaultCosts() *Costs {
 		QdiscRand:           8,
 		QdiscDataLines:      2,
 		SkbLines:            2,
+		PrefetchPct:         35,
 		KfreeSkb:            90,
 		Destructor:          25,
 		DestructorRetpoline: 60,

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"errors"
+	"fmt"
 	"iter"
 )
 
@@ -156,7 +157,7 @@ func (c *CPU) Spend(ns int64) {
 // event is due before the CPU's clock, the CPU waits for it. It then takes
 // pending interrupts, as real hardware would at this instruction boundary.
 func (c *CPU) Sync() {
-	if c.e.nextAt() < c.now {
+	if c.e.nextAt() < c.now || c.now > c.e.until {
 		c.e.resumeAt(c, c.now)
 		c.park()
 	}
@@ -300,4 +301,20 @@ func (w *WaitQueue) WakeAll(waker *CPU) {
 		s.Wake(waker.now)
 	}
 	w.sleepers = w.sleepers[:0]
+}
+
+// SleepUntil sleeps (idle) until time t, taking interrupts meanwhile.
+func (c *CPU) SleepUntil(t Time) {
+	if c.now >= t {
+		return
+	}
+	c.e.At(t, func() { c.Wake(t) })
+	for c.now < t {
+		c.Sleep()
+	}
+}
+
+// DebugState is a one-line view of the CPU's context state.
+func (c *CPU) DebugState() string {
+	return fmt.Sprintf("cpu%d now=%d bh=%d softirq=%d hardirq=%d pending=%#x irqs=%d block=%d", c.ID, c.now, c.bh, c.softirq, c.hardirq, c.pending, len(c.irqs), c.block)
 }

@@ -61,6 +61,7 @@ type Engine struct {
 	lockSites map[string]*LockStat
 	halted    bool
 	err       error
+	until     Time // horizon of the current Run: CPUs may not run past it
 }
 
 // NewEngine builds an engine with one CPU per hardware thread of topo.
@@ -120,6 +121,12 @@ func (e *Engine) Fail(err error) {
 // Run processes events until the clock passes until, the queue empties, or
 // Fail is called. The CPUs are left parked; call Close to release them.
 func (e *Engine) Run(until Time) error {
+	e.until = until
+	for _, c := range e.CPUs {
+		if c.next == nil { // nothing to run: the idle loop, waiting for IRQs
+			c.Start(e.now, nil)
+		}
+	}
 	for len(e.events) > 0 && !e.halted {
 		if e.events[0].at > until {
 			break

@@ -117,3 +117,9 @@ func (l *CacheLine) WriteMany(c *CPU, n int64) {
 	}
 	c.Spend(d)
 }
+
+// AtomicNoSync is a locked RMW right after another access by the same CPU
+// at the same instant (a cmpxchg retry): no sync point.
+func (l *CacheLine) AtomicNoSync(c *CPU) {
+	c.Spend(l.transfer(c, c.now) + c.e.Costs.AtomicOp)
+}

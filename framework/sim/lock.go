@@ -134,3 +134,11 @@ func (l *SpinLock) TryLock(c *CPU, site *LockStat) bool {
 	l.held, l.owner, l.site, l.since = true, c, site, c.now
 	return true
 }
+
+// ResetLockStats zeroes every call site's counters (the start of a
+// measurement window, like `perf lock record` starting).
+func (e *Engine) ResetLockStats() {
+	for _, s := range e.lockSites {
+		*s = LockStat{Name: s.Name}
+	}
+}

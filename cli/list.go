@@ -1,0 +1,59 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/txlab/txlab/framework/driver"
+	"github.com/txlab/txlab/framework/netdev"
+	"github.com/txlab/txlab/framework/qdisc"
+	"github.com/txlab/txlab/framework/sim"
+)
+
+func listCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "list",
+		Usage: "list profiles, toggles, costs, qdiscs and drivers",
+		Action: func(c *cli.Context) error {
+			w := tabwriter.NewWriter(c.App.Writer, 2, 8, 2, ' ', 0)
+			fmt.Fprintln(w, "PROFILES")
+			for _, p := range netdev.Profiles() {
+				cfg, _ := netdev.Profile(p)
+				var parts []string
+				for _, t := range []string{"xmit", "defer_bound", "fast_path", "dequeue_drops", "bulk_quota"} {
+					parts = append(parts, t+"="+cfg.Get(t))
+				}
+				fmt.Fprintf(w, "  %s\t%s\n", p, strings.Join(parts, " "))
+			}
+			fmt.Fprintln(w, "\nTOGGLES (--set name=value; default from profile 6.18)")
+			def, _ := netdev.Profile("6.18")
+			for _, t := range netdev.ToggleNames() {
+				fmt.Fprintf(w, "  %s\t%s\t%s\n", t, def.Get(t), netdev.ToggleHelp(t))
+			}
+			fmt.Fprintln(w, "\nCOSTS (--set cost.name=ns)")
+			for _, ci := range sim.DefaultCosts().List() {
+				fmt.Fprintf(w, "  cost.%s\t%s\t%s\n", ci.Name, strconv.FormatInt(ci.Value, 10), ci.Help)
+			}
+			fmt.Fprintln(w, "\nQDISCS")
+			for _, k := range qdisc.Kinds() {
+				help := qdisc.Help(k)
+				switch k {
+				case "mq":
+					help = "one child per TX queue (sch_mq.c); e.g. \"mq fq\""
+				case "noqueue":
+					help = "no qdisc: straight to the driver"
+				}
+				fmt.Fprintf(w, "  %s\t%s\n", k, help)
+			}
+			fmt.Fprintln(w, "\nDRIVERS")
+			for _, d := range driver.Names() {
+				fmt.Fprintf(w, "  %s\t%s\n", d, driver.Help(d))
+			}
+			return w.Flush()
+		},
+	}
+}

@@ -1,0 +1,43 @@
+// Command txlab runs the Linux transmit-path model.
+//
+//	go run ./cli run                      # the default experiment
+//	go run ./cli run --profile 6.18 --senders 8 --format json
+//	go run ./cli run --compare profile=6.18,6.19-rc1
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/urfave/cli/v2"
+)
+
+// version is set by -ldflags "-X main.version=..." in releases.
+var version = "0.1.0-dev"
+
+func main() {
+	if err := newApp().Run(os.Args); err != nil {
+		fmt.Fprintln(os.Stderr, "txlab:", err)
+		os.Exit(1)
+	}
+}
+
+func newApp() *cli.App {
+	return &cli.App{
+		Name:  "txlab",
+		Usage: "a deterministic virtual-time lab for the Linux transmit path",
+		Commands: []*cli.Command{
+			runCommand(),
+			listCommand(),
+			{
+				Name:  "version",
+				Usage: "print the version",
+				Action: func(c *cli.Context) error {
+					fmt.Fprintf(c.App.Writer, "txlab %s\n", version)
+					return nil
+				},
+			},
+		},
+		HideHelpCommand: true,
+	}
+}

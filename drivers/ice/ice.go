@@ -1,0 +1,178 @@
+// Package ice models the Intel E810 (ice) TX path: descriptor rings,
+// ice_maybe_stop_tx flow control, BQL with doorbell batching on
+// xmit_more, a 100 Gbit wire, ITR interrupt moderation and
+// ice_clean_tx_irq in NAPI. Defaults come from
+// drivers/net/ethernet/intel/ice/ice_txrx.[ch] and ice.h.
+package ice
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/txlab/txlab/framework/driver"
+	"github.com/txlab/txlab/framework/sim"
+	"github.com/txlab/txlab/framework/skb"
+)
+
+// Constants from ice_txrx.h / ice.h.
+const (
+	DefaultNumTxDesc = 256 // ICE_DFLT_NUM_TX_DESC
+	MinNumDesc       = 64  // ICE_MIN_NUM_DESC
+	MaxNumDesc       = 8160
+	ReqDescMultiple  = 32                      // ICE_REQ_DESC_MULTIPLE
+	DescsPerCacheLn  = 4                       // ICE_DESCS_PER_CACHE_LINE (64 B / 16 B)
+	DescsForCtxDesc  = 1                       // ICE_DESCS_FOR_CTX_DESC
+	maxSkbFrags      = 17                      // MAX_SKB_FRAGS
+	DescNeeded       = maxSkbFrags + 1 + 4 + 1 // DESC_NEEDED = 23
+	TxWakeThreshold  = 2 * DescNeeded          // TX_WAKE_THRESHOLD = 46
+	DfltIRQWork      = 256                     // ICE_DFLT_IRQ_WORK
+	DfltTxITR        = 50 * sim.Microsecond    // ICE_DFLT_TX_ITR = ICE_ITR_20K
+	DefaultRate      = 100_000_000_000         // E810: 100 Gbit/s
+)
+
+func init() {
+	driver.Register("ice", "Intel E810 100G (drivers/net/ethernet/intel/ice)", func() driver.Driver { return &ICE{} })
+}
+
+type txRing struct {
+	*driver.Ring
+	stats driver.QueueStats
+}
+
+// ICE is the driver model.
+type ICE struct {
+	rings []*txRing
+	vecs  []driver.Vector
+	wire  driver.Wire
+	itr   sim.Time
+	work  int
+	costs *sim.Costs
+}
+
+// Init implements driver.Driver. Options (ethtool words): "tx N" ring
+// size, "tx-usecs N" ITR, "work N" clean budget per poll.
+func (d *ICE) Init(s driver.Setup, args []string) (driver.Info, error) {
+	ring := DefaultNumTxDesc
+	if s.RingSize != 0 {
+		ring = s.RingSize
+	}
+	d.itr, d.work, d.costs = DfltTxITR, DfltIRQWork, s.Costs
+	for i := 0; i < len(args); i += 2 {
+		if i+1 >= len(args) {
+			return driver.Info{}, fmt.Errorf("ice: option %q needs a value", args[i])
+		}
+		v, err := strconv.Atoi(args[i+1])
+		if err != nil || v < 0 {
+			return driver.Info{}, fmt.Errorf("ice: %s %q is not a non-negative whole number", args[i], args[i+1])
+		}
+		switch args[i] {
+		case "tx":
+			ring = v
+		case "tx-usecs":
+			d.itr = sim.Time(v) * sim.Microsecond
+		case "work":
+			if v < 1 {
+				return driver.Info{}, fmt.Errorf("ice: work must be >= 1")
+			}
+			d.work = v
+		default:
+			return driver.Info{}, fmt.Errorf("ice: unknown option %q (known: tx, tx-usecs, work)", args[i])
+		}
+	}
+	if ring < MinNumDesc || ring > MaxNumDesc || ring%ReqDescMultiple != 0 {
+		return driver.Info{}, fmt.Errorf("ice: ring size %d must be in [%d, %d] and a multiple of %d", ring, MinNumDesc, MaxNumDesc, ReqDescMultiple)
+	}
+	rate := s.RateBps
+	if rate == 0 {
+		rate = DefaultRate
+	}
+	d.wire.RateBps = rate
+	d.rings = make([]*txRing, s.NumTxQ)
+	d.vecs = make([]driver.Vector, s.NumTxQ)
+	qv := make([]int, s.NumTxQ)
+	for i := range d.rings {
+		d.rings[i] = &txRing{Ring: driver.NewRing(ring), stats: driver.QueueStats{Queue: i}}
+		d.vecs[i].ITR = d.itr
+		qv[i] = i // one TX/RX queue pair per q_vector
+	}
+	return driver.Info{RateBps: rate, RingSize: ring, BQL: true, Vectors: s.NumTxQ, QueueVec: qv, Wire: true}, nil
+}
+
+// maybeStopTx is ice_maybe_stop_tx: stop the queue, then re-check in case
+// a clean freed room meanwhile (then restart it).
+func (d *ICE) maybeStopTx(ctx driver.Ctx, q int, r *txRing, size int) bool {
+	if r.Unused() >= size {
+		return true
+	}
+	ctx.StopQueue(q)
+	r.stats.Stopped++
+	if r.Unused() < size { // smp_mb(); still no room
+		return false
+	}
+	ctx.WakeQueue(q) // netif_tx_start_queue
+	r.stats.Restart++
+	return true
+}
+
+// Xmit implements driver.Driver: ice_xmit_frame_ring for each packet.
+func (d *ICE) Xmit(ctx driver.Ctx, q int, batch []skb.Packet) (int, driver.TxCode) {
+	r := d.rings[q]
+	for i, p := range batch {
+		count := 1 // linear skb: one data descriptor (ice_xmit_desc_count)
+		if !d.maybeStopTx(ctx, q, r, count+DescsPerCacheLn+DescsForCtxDesc) {
+			r.stats.Busy++
+			return i, driver.TxBusy
+		}
+		ctx.Spend(d.costs.DriverXmit)
+		r.Put(p.Handle, p.Len, count)
+		more := i < len(batch)-1
+		d.maybeStopTx(ctx, q, r, DescNeeded)
+		if ctx.SentQueueMore(q, int(p.Len), more) {
+			// writel(i, tx_ring->tail): the hardware sees the new slots.
+			ctx.Spend(d.costs.Doorbell)
+			r.stats.Doorbells++
+			first := r.Post(&d.wire, ctx.Now(), d.costs.DMALatency)
+			d.vecs[q].Notify(ctx, q, first)
+		}
+		if more && ctx.QueueStopped(q) {
+			return i + 1, driver.TxOK // dev_hard_start_xmit stops here
+		}
+	}
+	return len(batch), driver.TxOK
+}
+
+// Poll implements driver.Driver: ice_napi_poll -> ice_clean_tx_irq.
+func (d *ICE) Poll(ctx driver.Ctx, v int, budget int) (int, bool) {
+	vec := &d.vecs[v]
+	vec.BeginPoll()
+	r := d.rings[v]
+	r.stats.Polls++
+	pkts, bytes := r.Clean(ctx.Now(), d.work, func(desc *driver.Desc) {
+		ctx.Spend(d.costs.DescClean)
+		ctx.Consume(desc.H)
+	})
+	r.stats.Packets += uint64(pkts)
+	r.stats.Bytes += uint64(bytes)
+	ctx.CompletedQueue(v, pkts, bytes)
+	if pkts > 0 && r.Unused() >= TxWakeThreshold && ctx.QueueStopped(v) {
+		ctx.WakeQueue(v)
+		r.stats.Restart++
+	}
+	complete := pkts < d.work
+	vec.EndPoll(ctx, v, complete, r.NextDone())
+	if !complete {
+		return budget, false
+	}
+	return 0, true
+}
+
+// Stats implements driver.Driver.
+func (d *ICE) Stats() []driver.QueueStats {
+	out := make([]driver.QueueStats, len(d.rings))
+	for i, r := range d.rings {
+		out[i] = r.stats
+		out[i].Irqs = d.vecs[i].Irqs
+		out[i].Extra = []driver.Counter{{Name: "ring_used", Value: uint64(r.Used())}}
+	}
+	return out
+}

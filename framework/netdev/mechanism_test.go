@@ -1,0 +1,480 @@
+package netdev
+
+import (
+	"testing"
+
+	"github.com/txlab/txlab/framework/driver"
+	"github.com/txlab/txlab/framework/qdisc"
+	"github.com/txlab/txlab/framework/sim"
+	"github.com/txlab/txlab/framework/skb"
+)
+
+// testDriver accepts everything, completes nothing on its own, and can be
+// told to refuse (NETDEV_TX_BUSY) after a number of packets.
+type testDriver struct {
+	held    []skb.Handle
+	refuse  int // accept this many, then BUSY; <0 never refuse
+	batches []int
+}
+
+func (d *testDriver) Init(s driver.Setup, _ []string) (driver.Info, error) {
+	return driver.Info{BQL: true, Vectors: s.NumTxQ, QueueVec: make([]int, s.NumTxQ), RateBps: 1e11}, nil
+}
+
+func (d *testDriver) Xmit(ctx driver.Ctx, q int, b []skb.Packet) (int, driver.TxCode) {
+	d.batches = append(d.batches, len(b))
+	for i, p := range b {
+		if d.refuse >= 0 && len(d.held) >= d.refuse {
+			return i, driver.TxBusy
+		}
+		d.held = append(d.held, p.Handle)
+		ctx.SentQueueMore(q, int(p.Len), i < len(b)-1)
+	}
+	return len(b), driver.TxOK
+}
+
+func (d *testDriver) Poll(ctx driver.Ctx, v, budget int) (int, bool) {
+	var bytes int
+	for _, h := range d.held {
+		bytes += int(ctx.(*dctx).net.Pool.Lookup(h).Len)
+		ctx.Consume(h)
+	}
+	ctx.CompletedQueue(v, len(d.held), bytes)
+	d.held = d.held[:0]
+	return 0, true
+}
+
+func (d *testDriver) Stats() []driver.QueueStats { return nil }
+
+var testDrv *testDriver
+
+func init() {
+	driver.Register("test", "test driver", func() driver.Driver {
+		testDrv = &testDriver{refuse: -1}
+		return testDrv
+	})
+}
+
+// harness is a small host for mechanism tests.
+type harness struct {
+	t   *testing.T
+	e   *sim.Engine
+	n   *Net
+	dev *Device
+}
+
+func newHarness(t *testing.T, cfg Config, cpus int, drv string, queues int, qd ...string) *harness {
+	t.Helper()
+	e, err := sim.NewEngine(sim.Topology{Sockets: 1, CoresPerSocket: cpus, ThreadsPerCore: 1}, sim.DefaultCosts(), 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := NewNet(e, cfg)
+	dev, err := n.AddDevice(DeviceSpec{Name: "eth0", Driver: drv, Queues: queues, Qdisc: qd})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.Close)
+	return &harness{t, e, n, dev}
+}
+
+func (h *harness) skb(c *sim.CPU, i int) *skb.SKB {
+	s := h.n.AllocSkb(c)
+	s.Len, s.Hash = 162, uint32(i)*2654435761
+	return s
+}
+
+// on runs fn on CPU cpu at time at.
+func (h *harness) on(cpu int, at sim.Time, fn func(c *sim.CPU)) {
+	h.e.CPUs[cpu].Start(at, fn)
+}
+
+func (h *harness) run(until sim.Time) {
+	h.t.Helper()
+	if err := h.e.Run(until); err != nil {
+		h.t.Fatal(err)
+	}
+	if err := h.n.CheckAccounting(); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
+func profile(t *testing.T, name string, set ...string) Config {
+	t.Helper()
+	cfg, err := Profile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i+1 < len(set); i += 2 {
+		if err := cfg.Set(set[i], set[i+1]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return cfg
+}
+
+// The llist batch is enqueued by exactly one CPU, the one that found the
+// list empty, in the order the skbs were pushed.
+func TestLlistBatchOneCPUArrivalOrder(t *testing.T) {
+	h := newHarness(t, profile(t, "6.19-rc1"), 16, "ice", 1, "pfifo", "limit", "100000")
+	pushed := map[skb.Handle]int{}
+	seq := 0
+	h.n.Hooks.DeferPush = func(c *sim.CPU, q *Qdisc, s *skb.SKB) { seq++; pushed[s.Handle] = seq }
+	enqueued := map[skb.Handle]bool{}
+	batches := 0
+	h.n.Hooks.EnqueueBatch = func(c *sim.CPU, q *Qdisc, b []*skb.SKB) {
+		batches++
+		if b[0].SenderCPU != c.ID {
+			t.Errorf("batch enqueued by cpu%d but its first skb came from cpu%d (the CPU that found the list empty)", c.ID, b[0].SenderCPU)
+		}
+		for i, s := range b {
+			if enqueued[s.Handle] {
+				t.Errorf("skb %#x enqueued twice", uint64(s.Handle))
+			}
+			enqueued[s.Handle] = true
+			if i > 0 && pushed[s.Handle] <= pushed[b[i-1].Handle] {
+				t.Errorf("batch out of arrival order: push #%d after #%d", pushed[s.Handle], pushed[b[i-1].Handle])
+			}
+		}
+	}
+	for cpu := 0; cpu < 16; cpu++ {
+		h.on(cpu, sim.Time(cpu), func(c *sim.CPU) {
+			for i := 0; ; i++ {
+				c.Spend(200)
+				h.n.DevQueueXmit(c, h.dev, h.skb(c, i))
+			}
+		})
+	}
+	h.run(2 * sim.Millisecond)
+	if batches == 0 || len(enqueued) < 100 {
+		t.Fatalf("too little traffic to test: %d batches, %d skbs", batches, len(enqueued))
+	}
+	if len(enqueued) <= batches {
+		t.Fatalf("no batching happened: %d skbs in %d batches", len(enqueued), batches)
+	}
+	t.Logf("%d skbs in %d batches", len(enqueued), batches)
+}
+
+// The running flag is never held by two CPUs at once, in either xmit
+// generation.
+func TestRunningFlagExclusive(t *testing.T) {
+	for _, prof := range []string{"6.18", "6.19-rc1", "net-next"} {
+		h := newHarness(t, profile(t, prof), 8, "ice", 1, "pfifo")
+		owner := map[*Qdisc]int{}
+		runs := 0
+		h.n.Hooks.RunBegin = func(c *sim.CPU, q *Qdisc) {
+			if o, ok := owner[q]; ok {
+				t.Errorf("%s: cpu%d began running %s while cpu%d runs it", prof, c.ID, q.Handle, o)
+			}
+			owner[q] = c.ID
+			runs++
+		}
+		h.n.Hooks.RunEnd = func(c *sim.CPU, q *Qdisc) {
+			if owner[q] != c.ID {
+				t.Errorf("%s: cpu%d ended a run it did not begin", prof, c.ID)
+			}
+			delete(owner, q)
+		}
+		for cpu := 0; cpu < 8; cpu++ {
+			h.on(cpu, 0, func(c *sim.CPU) {
+				for i := 0; ; i++ {
+					c.Spend(100)
+					h.n.DevQueueXmit(c, h.dev, h.skb(c, i))
+				}
+			})
+		}
+		h.run(sim.Millisecond)
+		if runs < 10 {
+			t.Fatalf("%s: only %d qdisc runs", prof, runs)
+		}
+	}
+}
+
+// fill enqueues n skbs straight into q (as if senders had).
+func (h *harness) fill(c *sim.CPU, q *Qdisc, n int) {
+	var toFree skb.List
+	for i := 0; i < n; i++ {
+		s := h.skb(c, i)
+		h.n.unoffered--
+		h.n.Offered++
+		q.lock.Lock(c, h.n.site.rootEnq)
+		h.n.qdiscEnqueue(c, q, []*skb.SKB{s}, &toFree)
+		q.lock.Unlock(c)
+	}
+	if toFree.Len != 0 {
+		h.t.Fatalf("fill dropped %d", toFree.Len)
+	}
+}
+
+// When the quota runs out, __qdisc_run reschedules the qdisc
+// (__netif_schedule -> NET_TX_SOFTIRQ) instead of draining it.
+func TestQuotaReschedules(t *testing.T) {
+	h := newHarness(t, profile(t, "6.18", "bql", "off"), 2, "test", 1, "pfifo")
+	q := h.dev.Root
+	var afterRun, qlenAfter int
+	var sched bool
+	var raised bool
+	h.on(0, 0, func(c *sim.CPU) {
+		h.fill(c, q, 200)
+		c.LocalBhDisable()
+		q.lock.Lock(c, h.n.site.rootEnq)
+		runFree := h.n.qdiscRun(c, q)
+		q.lock.Unlock(c)
+		h.n.kfreeSkbList(c, &runFree)
+		afterRun = len(testDrv.held)
+		qlenAfter = q.Qlen()
+		sched = q.state&stateSched != 0
+		raised = c.SoftirqPending(sim.NetTxSoftirq)
+		c.LocalBhEnable() // net_tx_action runs here and sends more
+	})
+	h.run(sim.Millisecond)
+	if afterRun != 64 {
+		t.Errorf("one __qdisc_run sent %d packets, want the quota 64", afterRun)
+	}
+	if qlenAfter != 200-64 || !sched || !raised {
+		t.Errorf("after the quota: qlen %d (want 136), SCHED %v, NET_TX raised %v", qlenAfter, sched, raised)
+	}
+	if len(testDrv.held) != 200 {
+		t.Errorf("net_tx_action should have sent the rest: driver holds %d of 200", len(testDrv.held))
+	}
+}
+
+// Bulk dequeue respects BQL's available bytes and, with bulk_quota, the
+// remaining quota (0345552a653c).
+func TestBulkDequeueLimits(t *testing.T) {
+	cases := []struct {
+		name      string
+		quota     string
+		avail     uint32
+		budget    int
+		wantBatch int
+	}{
+		{"bql bytes bound", "on", 5000, 64, 31}, // 31*162 = 5022 >= 5000
+		{"quota bound", "on", 1 << 20, 64, 65},  // 1 + remaining quota
+		{"small remaining quota", "on", 1 << 20, 10, 11},
+		{"quota off: bytes only", "off", 1 << 20, 64, 300},
+		{"no BQL room: one", "on", 0, 64, 1},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, profile(t, "6.18", "bulk_quota", tc.quota), 2, "test", 2, "mq", "pfifo", "limit", "1000")
+			txq := h.dev.Queues[0]
+			q := txq.qdisc
+			txq.DQL.Limit, txq.DQL.AdjLimit = tc.avail, tc.avail
+			got := -1
+			h.on(0, 0, func(c *sim.CPU) {
+				h.fill(c, q, 300)
+				list, _, packets := h.n.dequeueSkb(c, q, tc.budget)
+				got = list.Len
+				if packets != list.Len {
+					t.Errorf("packets %d != list length %d", packets, list.Len)
+				}
+				for s := list.Pop(); s != nil; s = list.Pop() {
+					h.n.kfreeSkb(c, s, skb.DropQdiscDrop)
+				}
+			})
+			h.run(sim.Millisecond)
+			if got != tc.wantBatch {
+				t.Errorf("batch of %d, want %d", got, tc.wantBatch)
+			}
+		})
+	}
+}
+
+// A stopped queue makes sch_direct_xmit requeue to gso_skb; the requeued
+// skb leaves first once the queue is woken.
+func TestStoppedQueueRequeues(t *testing.T) {
+	h := newHarness(t, profile(t, "6.18"), 2, "test", 1, "pfifo")
+	q := h.dev.Root
+	txq := h.dev.Queues[0]
+	var requeued, qlen int
+	var first, head *skb.SKB
+	h.on(0, 0, func(c *sim.CPU) {
+		h.fill(c, q, 3)
+		c.LocalBhDisable()
+		q.lock.Lock(c, h.n.site.rootEnq)
+		list, _, _ := h.n.dequeueSkb(c, q, 64)
+		first = list.Head
+		txq.state |= queueDrvXoff // the driver stopped the queue meanwhile
+		if h.n.schDirectXmit(c, &list, q, h.dev, txq, true, true) {
+			t.Error("sch_direct_xmit returned true on a stopped queue")
+		}
+		requeued, qlen = q.gsoSkb.Len, q.Qlen()
+		if l, _, _ := h.n.dequeueSkb(c, q, 64); !l.Empty() {
+			t.Error("dequeue_skb returned a packet while the queue is stopped")
+		}
+		txq.state &^= queueDrvXoff
+		l, _, _ := h.n.dequeueSkb(c, q, 64)
+		head = l.Head
+		for s := l.Pop(); s != nil; s = l.Pop() {
+			h.n.kfreeSkb(c, s, skb.DropQdiscDrop)
+		}
+		q.lock.Unlock(c)
+		c.LocalBhEnable()
+	})
+	h.run(sim.Millisecond)
+	if requeued != 1 || q.Requeues != 1 || qlen != 3 {
+		t.Errorf("requeued %d (requeues %d), qlen %d; want 1, 1, 3", requeued, q.Requeues, qlen)
+	}
+	if head != first {
+		t.Error("the requeued skb did not leave first")
+	}
+	if len(testDrv.held) == 0 {
+		t.Error("the qdisc was not rescheduled after the requeue")
+	}
+}
+
+// The fast path skips __netif_schedule while defer_list is non-empty.
+func TestNetifScheduleFastPath(t *testing.T) {
+	for _, fast := range []string{"on", "off"} {
+		h := newHarness(t, profile(t, "6.19-rc1", "fast_path", fast), 2, "test", 1, "pfifo")
+		q := h.dev.Root
+		var sched, raised bool
+		h.on(0, 0, func(c *sim.CPU) {
+			q.deferHead = h.skb(c, 0) // a CPU is on the defer path
+			h.n.unoffered--
+			h.n.Offered++
+			c.LocalBhDisable()
+			h.n.netifSchedule(c, q)
+			sched, raised = q.state&stateSched != 0, c.SoftirqPending(sim.NetTxSoftirq)
+			s := q.deferHead
+			q.deferHead = nil
+			c.LocalBhEnable()
+			h.n.kfreeSkb(c, s, skb.DropQdiscDrop)
+		})
+		h.run(sim.Millisecond)
+		if fast == "on" && (sched || raised || h.n.NetifScheduleSkipped != 1) {
+			t.Errorf("fast path on: SCHED %v raised %v skipped %d; want no schedule", sched, raised, h.n.NetifScheduleSkipped)
+		}
+		if fast == "off" && (!sched || !raised || h.n.NetifScheduleSkipped != 0) {
+			t.Errorf("fast path off: SCHED %v raised %v skipped %d; want a schedule", sched, raised, h.n.NetifScheduleSkipped)
+		}
+	}
+}
+
+// dropper is a FIFO that drops every other packet at dequeue and sets
+// TCQ_F_DEQUEUE_DROPS.
+type dropper struct {
+	qdisc.PFifo
+	held []skb.Packet
+	n    int
+}
+
+func (d *dropper) Init(s qdisc.Setup, a []string) (qdisc.Info, error) {
+	return qdisc.Info{Flags: qdisc.DequeueDrops, Limit: 100000}, nil
+}
+func (d *dropper) Enqueue(ctx qdisc.Ctx, b []skb.Packet, rc []qdisc.Code) {
+	d.held = append(d.held, b...)
+}
+func (d *dropper) Dequeue(ctx qdisc.Ctx, req qdisc.DequeueReq, out []skb.Packet) []skb.Packet {
+	for len(d.held) > 0 && len(out) < req.Max {
+		p := d.held[0]
+		d.held = d.held[1:]
+		d.n++
+		if d.n%2 == 0 {
+			ctx.DequeueDrop(p.Handle, skb.DropQdiscCongested)
+			continue
+		}
+		out = append(out, p)
+	}
+	return out
+}
+func (d *dropper) Stats() qdisc.Stats {
+	var b int64
+	for _, p := range d.held {
+		b += int64(p.Len)
+	}
+	return qdisc.Stats{Qlen: len(d.held), Backlog: b}
+}
+
+func init() {
+	qdisc.Register("test_dropper", "test: drops every other packet at dequeue", func() qdisc.Qdisc { return &dropper{} })
+}
+
+// With dequeue drops on, freeing happens after the root lock is
+// released: the lock is held for less time per packet.
+func TestDequeueDropsFreeAfterUnlock(t *testing.T) {
+	hold := map[string]float64{}
+	for _, dd := range []string{"off", "on"} {
+		cfg := profile(t, "6.19-rc1", "dequeue_drops", dd)
+		h := newHarness(t, cfg, 8, "ice", 1, "test_dropper")
+		h.e.Costs.KfreeSkb = 400 // make the free visible
+		for cpu := 0; cpu < 8; cpu++ {
+			h.on(cpu, 0, func(c *sim.CPU) {
+				for i := 0; ; i++ {
+					c.Spend(300)
+					h.n.DevQueueXmit(c, h.dev, h.skb(c, i))
+				}
+			})
+		}
+		h.run(2 * sim.Millisecond)
+		var held sim.Time
+		for _, l := range h.e.LockStats() {
+			if l.Name == h.n.site.rootEnq.Name || l.Name == h.n.site.rootRun.Name || l.Name == h.n.site.txAction.Name {
+				held += l.HoldTotal
+			}
+		}
+		drops := h.n.Drops[skb.DropQdiscCongested]
+		t.Logf("%s: offered %d tx %d drops %v", dd, h.n.Offered, h.n.TxPkts, h.n.Drops)
+		if drops == 0 {
+			t.Fatalf("dequeue_drops=%s: no drops", dd)
+		}
+		hold[dd] = float64(held) / float64(h.n.TxPkts+drops) // per packet through dequeue
+	}
+	if !(hold["on"] < 0.8*hold["off"]) {
+		t.Errorf("root lock hold per packet: %.0f ns with dequeue drops, %.0f ns without; want clearly less", hold["on"], hold["off"])
+	}
+	t.Logf("root lock hold per dequeued packet: off %.0f ns, on %.0f ns", hold["off"], hold["on"])
+}
+
+// liar claims to hold fewer packets than it was given and never returns
+// them: the accounting check must catch it.
+type liar struct{ dropper }
+
+func (l *liar) Stats() qdisc.Stats { return qdisc.Stats{} }
+func (l *liar) Dequeue(ctx qdisc.Ctx, req qdisc.DequeueReq, out []skb.Packet) []skb.Packet {
+	return out
+}
+
+// forger returns a packet it was never given.
+type forger struct{ dropper }
+
+func (f *forger) Dequeue(ctx qdisc.Ctx, req qdisc.DequeueReq, out []skb.Packet) []skb.Packet {
+	return append(out, skb.Packet{Handle: 0xdead00000001, Len: 100})
+}
+
+func init() {
+	qdisc.Register("test_liar", "test: loses packets", func() qdisc.Qdisc { return &liar{} })
+	qdisc.Register("test_forger", "test: returns a packet never handed in", func() qdisc.Qdisc { return &forger{} })
+}
+
+func TestBrokenQdiscFailsLoudly(t *testing.T) {
+	h := newHarness(t, profile(t, "6.18"), 2, "ice", 1, "test_liar")
+	h.on(0, 0, func(c *sim.CPU) {
+		for i := 0; ; i++ {
+			c.Spend(1000)
+			h.n.DevQueueXmit(c, h.dev, h.skb(c, i))
+		}
+	})
+	if err := h.e.Run(sim.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	err := h.n.CheckAccounting()
+	if err == nil {
+		t.Fatal("a qdisc that loses packets passed the accounting check")
+	}
+	t.Log(err)
+
+	h = newHarness(t, profile(t, "6.18"), 2, "ice", 1, "test_forger")
+	h.on(0, 0, func(c *sim.CPU) {
+		for i := 0; ; i++ {
+			c.Spend(1000)
+			h.n.DevQueueXmit(c, h.dev, h.skb(c, i))
+		}
+	})
+	err = h.e.Run(sim.Millisecond)
+	if err == nil {
+		t.Fatal("a qdisc returning a forged packet was not stopped")
+	}
+	t.Log(err)
+}

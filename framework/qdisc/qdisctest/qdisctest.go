@@ -1,0 +1,363 @@
+// Package qdisctest is the qdisc conformance suite: any qdisc.Qdisc, built
+// in or plugin, must keep its packets straight under it. It runs against a
+// fake host context that tracks every handle.
+package qdisctest
+
+import (
+	"fmt"
+	"math/rand/v2"
+
+	"github.com/txlab/txlab/framework/qdisc"
+	"github.com/txlab/txlab/framework/sim"
+	"github.com/txlab/txlab/framework/skb"
+)
+
+// Ctx is a host context that records what the qdisc does.
+type Ctx struct {
+	T        sim.Time
+	Spent    int64
+	Rng      *rand.Rand
+	Dropped  map[skb.Handle]skb.DropReason
+	WorkDone [8]int
+	WDog     sim.Time
+}
+
+// NewCtx makes a context at time 0.
+func NewCtx(seed uint64) *Ctx {
+	return &Ctx{Rng: rand.New(rand.NewPCG(seed, 1)), Dropped: map[skb.Handle]skb.DropReason{}}
+}
+
+func (c *Ctx) Now() sim.Time                              { return c.T }
+func (c *Ctx) Spend(ns int64)                             { c.Spent += ns }
+func (c *Ctx) Work(k qdisc.Work, n int)                   { c.WorkDone[k%8] += n }
+func (c *Ctx) Rand() uint32                               { return c.Rng.Uint32() }
+func (c *Ctx) Watchdog(at sim.Time)                       { c.WDog = at }
+func (c *Ctx) Drop(h skb.Handle, r skb.DropReason)        { c.drop(h, r) }
+func (c *Ctx) DequeueDrop(h skb.Handle, r skb.DropReason) { c.drop(h, r) }
+
+func (c *Ctx) drop(h skb.Handle, r skb.DropReason) {
+	if _, dup := c.Dropped[h]; dup {
+		panic(fmt.Sprintf("packet %#x dropped twice", uint64(h)))
+	}
+	c.Dropped[h] = r
+}
+
+// Result is one failed check.
+type Result struct {
+	Check string
+	Err   error
+}
+
+// Options tune the suite for one qdisc.
+type Options struct {
+	Args  []string // tc options to init with
+	Limit int      // the packet limit the args set (0: not checked)
+	Setup qdisc.Setup
+	Pkts  int // packets to push (default 3000)
+	Seed  uint64
+}
+
+// Run runs every check on fresh instances from f and returns the
+// failures (none means the qdisc conforms).
+func Run(f qdisc.Factory, o Options) []Result {
+	if o.Pkts == 0 {
+		o.Pkts = 3000
+	}
+	if o.Setup.MTU == 0 {
+		o.Setup = qdisc.Setup{Handle: "1:", Parent: "root", MTU: 1514, TxQueueLen: 1000, NumTxQ: 1}
+	}
+	if o.Setup.Rand == nil {
+		o.Setup.Rand = rand.New(rand.NewPCG(o.Seed, 2))
+	}
+	checks := []struct {
+		name string
+		fn   func(qdisc.Qdisc, *Ctx, Options) error
+	}{
+		{"accounting identity", checkIdentity},
+		{"limit respected", checkLimit},
+		{"qlen and backlog agree with contents", checkBacklog},
+		{"peek equals next dequeue", checkPeek},
+		{"reset empties", checkReset},
+		{"bulk dequeue bounds", checkBulk},
+	}
+	var out []Result
+	for _, c := range checks {
+		q := f()
+		if _, err := q.Init(o.Setup, o.Args); err != nil {
+			return []Result{{"init", err}}
+		}
+		ctx := NewCtx(o.Seed)
+		err := safe(func() error { return c.fn(q, ctx, o) })
+		if err != nil {
+			out = append(out, Result{c.name, err})
+		}
+	}
+	return out
+}
+
+// Checks lists the check names, in order.
+func Checks() []string {
+	return []string{"accounting identity", "limit respected", "qlen and backlog agree with contents",
+		"peek equals next dequeue", "reset empties", "bulk dequeue bounds"}
+}
+
+func safe(fn func() error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("panic: %v", r)
+		}
+	}()
+	return fn()
+}
+
+// gen makes varied packets: flows, sizes, priorities, DSCP.
+type gen struct {
+	rng  *rand.Rand
+	next uint64
+}
+
+func (g *gen) packet() skb.Packet {
+	g.next++
+	flow := g.rng.IntN(37)
+	return skb.Packet{Handle: skb.Handle(g.next<<8 | 1), Len: uint32(60 + g.rng.IntN(1454)), TrueSize: 2048,
+		Hash: uint32(flow) * 2654435761, Sock: int32(flow), Priority: uint32(g.rng.IntN(8)), DSCP: uint8(g.rng.IntN(64)),
+		Keys: skb.FlowKeys{Src: uint32(flow % 5), Dst: uint32(flow), SrcPort: uint16(flow), DstPort: 80, Proto: 17}, GSOSegs: 1}
+}
+
+// ledger tracks which handles the qdisc should hold.
+type ledger struct {
+	held  map[skb.Handle]uint32
+	bytes int64
+	seen  map[skb.Handle]bool
+}
+
+func newLedger() *ledger { return &ledger{held: map[skb.Handle]uint32{}, seen: map[skb.Handle]bool{}} }
+
+func (l *ledger) in(p skb.Packet) { l.held[p.Handle] = p.Len; l.bytes += int64(p.Len) }
+
+func (l *ledger) out(p skb.Packet) error {
+	if l.seen[p.Handle] {
+		return fmt.Errorf("packet %#x returned twice", uint64(p.Handle))
+	}
+	n, ok := l.held[p.Handle]
+	if !ok {
+		return fmt.Errorf("packet %#x returned but never handed in (or already dropped)", uint64(p.Handle))
+	}
+	l.seen[p.Handle] = true
+	delete(l.held, p.Handle)
+	l.bytes -= int64(n)
+	return nil
+}
+
+// sync removes the packets the qdisc dropped since the last call.
+func (l *ledger) sync(ctx *Ctx) error {
+	for h := range ctx.Dropped {
+		if l.seen[h] {
+			continue
+		}
+		n, ok := l.held[h]
+		if !ok {
+			return fmt.Errorf("dropped packet %#x it does not hold", uint64(h))
+		}
+		l.seen[h] = true
+		delete(l.held, h)
+		l.bytes -= int64(n)
+	}
+	return nil
+}
+
+func (l *ledger) agree(q qdisc.Qdisc) error {
+	st := q.Stats()
+	if st.Qlen != len(l.held) || st.Backlog != l.bytes {
+		return fmt.Errorf("stats say qlen %d backlog %d, but it holds %d packets / %d bytes", st.Qlen, st.Backlog, len(l.held), l.bytes)
+	}
+	return nil
+}
+
+// push enqueues n packets in batches of random size up to 64, advancing
+// time a little between batches.
+func push(q qdisc.Qdisc, ctx *Ctx, g *gen, l *ledger, n int) error {
+	for n > 0 {
+		b := min(n, 1+g.rng.IntN(64))
+		n -= b
+		batch := make([]skb.Packet, b)
+		rc := make([]qdisc.Code, b)
+		for i := range batch {
+			batch[i] = g.packet()
+			l.in(batch[i])
+		}
+		q.Enqueue(ctx, batch, rc)
+		if err := l.sync(ctx); err != nil {
+			return err
+		}
+		for i, p := range batch {
+			_, dropped := ctx.Dropped[p.Handle]
+			if rc[i] == qdisc.XmitDrop && !dropped {
+				return fmt.Errorf("NET_XMIT_DROP for packet %#x that was not dropped", uint64(p.Handle))
+			}
+		}
+		ctx.T += sim.Microsecond
+	}
+	return nil
+}
+
+// drain dequeues everything, advancing time past any shaping.
+func drain(q qdisc.Qdisc, ctx *Ctx, l *ledger, max int) error {
+	for idle := 0; idle < 10000 && len(l.held) > 0; {
+		out := q.Dequeue(ctx, qdisc.DequeueReq{Max: max, Bytes: 1 << 40}, nil)
+		if len(out) > max {
+			return fmt.Errorf("dequeue of at most %d returned %d", max, len(out))
+		}
+		for _, p := range out {
+			if err := l.out(p); err != nil {
+				return err
+			}
+		}
+		if err := l.sync(ctx); err != nil {
+			return err
+		}
+		if len(out) == 0 {
+			idle++
+			ctx.T += 100 * sim.Microsecond
+		}
+	}
+	if len(l.held) > 0 {
+		return fmt.Errorf("%d packets never came out", len(l.held))
+	}
+	return nil
+}
+
+func checkIdentity(q qdisc.Qdisc, ctx *Ctx, o Options) error {
+	g := &gen{rng: rand.New(rand.NewPCG(o.Seed, 3))}
+	l := newLedger()
+	if err := push(q, ctx, g, l, o.Pkts); err != nil {
+		return err
+	}
+	if err := l.agree(q); err != nil {
+		return err
+	}
+	if err := drain(q, ctx, l, 16); err != nil {
+		return err
+	}
+	if int(g.next) != len(l.seen) {
+		return fmt.Errorf("offered %d != dequeued + dropped %d", g.next, len(l.seen))
+	}
+	return l.agree(q)
+}
+
+func checkLimit(q qdisc.Qdisc, ctx *Ctx, o Options) error {
+	if o.Limit == 0 {
+		return nil
+	}
+	g := &gen{rng: rand.New(rand.NewPCG(o.Seed, 4))}
+	l := newLedger()
+	if err := push(q, ctx, g, l, 3*o.Limit); err != nil {
+		return err
+	}
+	if n := q.Stats().Qlen; n > o.Limit {
+		return fmt.Errorf("holds %d packets, limit %d", n, o.Limit)
+	}
+	return l.agree(q)
+}
+
+func checkBacklog(q qdisc.Qdisc, ctx *Ctx, o Options) error {
+	g := &gen{rng: rand.New(rand.NewPCG(o.Seed, 5))}
+	l := newLedger()
+	for round := 0; round < 20; round++ {
+		if err := push(q, ctx, g, l, 50); err != nil {
+			return err
+		}
+		if err := l.agree(q); err != nil {
+			return fmt.Errorf("after enqueue: %w", err)
+		}
+		for _, p := range q.Dequeue(ctx, qdisc.DequeueReq{Max: 20, Bytes: 1 << 40}, nil) {
+			if err := l.out(p); err != nil {
+				return err
+			}
+		}
+		if err := l.sync(ctx); err != nil {
+			return err
+		}
+		if err := l.agree(q); err != nil {
+			return fmt.Errorf("after dequeue: %w", err)
+		}
+	}
+	return nil
+}
+
+func checkPeek(q qdisc.Qdisc, ctx *Ctx, o Options) error {
+	g := &gen{rng: rand.New(rand.NewPCG(o.Seed, 6))}
+	l := newLedger()
+	if err := push(q, ctx, g, l, 200); err != nil {
+		return err
+	}
+	for i := 0; i < 100 && len(l.held) > 0; i++ {
+		p, ok := q.Peek(ctx)
+		out := q.Dequeue(ctx, qdisc.DequeueReq{Max: 1}, nil)
+		if err := l.sync(ctx); err != nil {
+			return err
+		}
+		if ok != (len(out) == 1) {
+			return fmt.Errorf("peek said %v but dequeue returned %d", ok, len(out))
+		}
+		if ok && p.Handle != out[0].Handle {
+			return fmt.Errorf("peek %#x, dequeue %#x", uint64(p.Handle), uint64(out[0].Handle))
+		}
+		for _, p := range out {
+			if err := l.out(p); err != nil {
+				return err
+			}
+		}
+		if !ok {
+			ctx.T += 100 * sim.Microsecond
+		}
+	}
+	return nil
+}
+
+func checkReset(q qdisc.Qdisc, ctx *Ctx, o Options) error {
+	g := &gen{rng: rand.New(rand.NewPCG(o.Seed, 7))}
+	l := newLedger()
+	if err := push(q, ctx, g, l, 500); err != nil {
+		return err
+	}
+	q.Reset(ctx)
+	if err := l.sync(ctx); err != nil {
+		return err
+	}
+	if st := q.Stats(); st.Qlen != 0 || st.Backlog != 0 || len(l.held) != 0 {
+		return fmt.Errorf("after reset: qlen %d backlog %d, %d packets neither dropped nor returned", st.Qlen, st.Backlog, len(l.held))
+	}
+	if out := q.Dequeue(ctx, qdisc.DequeueReq{Max: 8}, nil); len(out) != 0 {
+		return fmt.Errorf("dequeue after reset returned %d packets", len(out))
+	}
+	return nil
+}
+
+func checkBulk(q qdisc.Qdisc, ctx *Ctx, o Options) error {
+	g := &gen{rng: rand.New(rand.NewPCG(o.Seed, 8))}
+	l := newLedger()
+	if err := push(q, ctx, g, l, 300); err != nil {
+		return err
+	}
+	for _, req := range []qdisc.DequeueReq{{Max: 5, Bytes: 1 << 40}, {Max: 64, Bytes: 3000}, {Max: 1}} {
+		out := q.Dequeue(ctx, req, nil)
+		if err := l.sync(ctx); err != nil {
+			return err
+		}
+		if len(out) > req.Max {
+			return fmt.Errorf("asked for at most %d, got %d", req.Max, len(out))
+		}
+		var bytes int64
+		for i, p := range out {
+			if i > 0 && bytes >= req.Bytes {
+				return fmt.Errorf("kept dequeuing after %d bytes (limit %d)", bytes, req.Bytes)
+			}
+			bytes += int64(p.Len)
+			if err := l.out(p); err != nil {
+				return err
+			}
+		}
+	}
+	return l.agree(q)
+}

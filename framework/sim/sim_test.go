@@ -1,0 +1,221 @@
+package sim
+
+import (
+	"testing"
+)
+
+func testEngine(t *testing.T, topo Topology) *Engine {
+	t.Helper()
+	e, err := NewEngine(topo, DefaultCosts(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.Close)
+	return e
+}
+
+func TestTopologyPlaceAndDistance(t *testing.T) {
+	topo := Topology{Sockets: 2, CoresPerSocket: 4, ThreadsPerCore: 2}
+	cases := []struct{ a, b, want int }{
+		{0, 0, DistSelf},
+		{0, 8, DistSMT},    // CPU i and i+sockets*cores are siblings
+		{0, 1, DistSocket}, // same socket, other core
+		{0, 4, DistRemote}, // first core of socket 1
+		{3, 12, DistRemote},
+	}
+	for _, c := range cases {
+		if got := topo.Distance(c.a, c.b); got != c.want {
+			t.Errorf("Distance(%d,%d) = %d, want %d", c.a, c.b, got, c.want)
+		}
+	}
+	spread := topo.Spread(4)
+	want := []int{0, 4, 1, 5} // one per core, alternating sockets
+	for i := range want {
+		if spread[i] != want[i] {
+			t.Fatalf("Spread(4) = %v, want %v", spread, want)
+		}
+	}
+	if err := (Topology{Sockets: 0, CoresPerSocket: 1, ThreadsPerCore: 1}).Validate(); err == nil {
+		t.Error("zero sockets accepted")
+	}
+}
+
+// Events at equal times run in scheduling order; CPU actions interleave
+// in global time order at sync points.
+func TestGlobalTimeOrder(t *testing.T) {
+	e := testEngine(t, Topology{Sockets: 1, CoresPerSocket: 3, ThreadsPerCore: 1})
+	var log []int
+	var line CacheLine
+	for i := 0; i < 3; i++ {
+		id := i
+		e.CPUs[i].Start(Time(id), func(c *CPU) {
+			for k := 0; k < 3; k++ {
+				c.Spend(Time(10 * (id + 1)))
+				c.Sync() // a sync point: runs in global time order
+				log = append(log, int(c.Now()))
+				line.Read(c)
+			}
+		})
+	}
+	if err := e.Run(Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i < len(log); i++ {
+		if log[i] < log[i-1] {
+			t.Fatalf("actions out of time order: %v", log)
+		}
+	}
+	if len(log) != 9 {
+		t.Fatalf("got %d actions, want 9", len(log))
+	}
+}
+
+// A contended spinlock is granted in FIFO order, waiters burn CPU, and
+// the per-site stats count contention and wait.
+func TestSpinLockFIFOAndStats(t *testing.T) {
+	e := testEngine(t, Topology{Sockets: 2, CoresPerSocket: 2, ThreadsPerCore: 1})
+	var l SpinLock
+	site := e.LockSite("test")
+	var order []int
+	for i := 0; i < 4; i++ {
+		id := i
+		e.CPUs[i].Start(Time(id), func(c *CPU) {
+			l.Lock(c, site)
+			order = append(order, id)
+			c.Spend(1000)
+			l.Unlock(c)
+		})
+	}
+	if err := e.Run(Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	for i, id := range order {
+		if id != i {
+			t.Fatalf("grant order %v, want FIFO 0 1 2 3", order)
+		}
+	}
+	if site.Acquired != 4 || site.Contended != 3 {
+		t.Errorf("acquired %d contended %d, want 4 and 3", site.Acquired, site.Contended)
+	}
+	if site.MaxWait < 2000 || site.TotalWait < 3000 {
+		t.Errorf("waits too small: total %d max %d", site.TotalWait, site.MaxWait)
+	}
+	// The last waiter spun for its whole wait: busy >= its wait.
+	if b := e.CPUs[3].Busy(); b < site.MaxWait {
+		t.Errorf("spinning CPU busy %d < its wait %d", b, site.MaxWait)
+	}
+	if st := e.LockStats(); len(st) != 1 || st[0].AvgWait() != site.TotalWait/3 {
+		t.Errorf("LockStats = %+v", st)
+	}
+}
+
+// Cache-line transfers cost by distance; a line the CPU owns is cheap.
+func TestCacheLineCosts(t *testing.T) {
+	e := testEngine(t, Topology{Sockets: 2, CoresPerSocket: 2, ThreadsPerCore: 2})
+	costs := e.Costs
+	var line CacheLine
+	var got [4]Time
+	seq := []int{0, 0, 4, 1, 2} // write by 0, again by 0, SMT sibling, same socket, other socket
+	e.CPUs[0].Start(0, func(c *CPU) {
+		line.Write(c)
+		t0 := c.Now()
+		line.Write(c)
+		got[0] = c.Now() - t0
+	})
+	for i, cpu := range seq[2:] {
+		idx, id := i+1, cpu
+		e.CPUs[id].Start(Time(1000*(idx+1)), func(c *CPU) {
+			t0 := c.Now()
+			line.Write(c)
+			got[idx] = c.Now() - t0
+		})
+	}
+	if err := e.Run(Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	want := [4]Time{costs.LineHit, costs.LineSMT, costs.LineSocket, costs.LineRemote}
+	if got != want {
+		t.Errorf("write costs %v, want %v (hit, smt, socket, remote)", got, want)
+	}
+}
+
+// Atomics on one line serialise: N CPUs hitting it at once take N
+// transfers in total.
+func TestAtomicsSerialise(t *testing.T) {
+	e := testEngine(t, Topology{Sockets: 1, CoresPerSocket: 8, ThreadsPerCore: 1})
+	var line CacheLine
+	var last Time
+	for i := 0; i < 8; i++ {
+		e.CPUs[i].Start(0, func(c *CPU) {
+			line.Atomic(c)
+			if c.Now() > last {
+				last = c.Now()
+			}
+		})
+	}
+	if err := e.Run(Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	min := 7 * (e.Costs.LineSocket + e.Costs.AtomicOp)
+	if last < min {
+		t.Errorf("8 simultaneous atomics done by %d ns, want >= %d (serialised)", last, min)
+	}
+}
+
+// Softirqs raised with BH disabled run at local_bh_enable; an interrupt
+// wakes an idle CPU and its softirq runs on irq exit.
+func TestSoftirqAndIRQ(t *testing.T) {
+	e := testEngine(t, Topology{Sockets: 1, CoresPerSocket: 2, ThreadsPerCore: 1})
+	var ranAt, irqSoftAt Time = -1, -1
+	var duringBH bool
+	e.CPUs[0].SetSoftirqHandler(NetTxSoftirq, func(c *CPU) {
+		ranAt = c.Now()
+		duringBH = c.bh > 0 && c.softirq == 0
+	})
+	e.CPUs[0].Start(0, func(c *CPU) {
+		c.LocalBhDisable()
+		c.RaiseSoftirq(NetTxSoftirq)
+		c.Spend(500)
+		c.Sync()
+		if ranAt >= 0 {
+			t.Error("softirq ran while BH was disabled")
+		}
+		c.LocalBhEnable()
+	})
+	e.CPUs[1].SetSoftirqHandler(NetRxSoftirq, func(c *CPU) { irqSoftAt = c.Now() })
+	e.RaiseIRQ(e.CPUs[1], 10*Microsecond, func(c *CPU) { c.RaiseSoftirq(NetRxSoftirq) })
+	if err := e.Run(Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	if ranAt < 500 || duringBH {
+		t.Errorf("softirq ran at %d (duringBH %v), want at local_bh_enable after 500", ranAt, duringBH)
+	}
+	if irqSoftAt < 10*Microsecond {
+		t.Errorf("idle CPU's softirq ran at %d, want after the IRQ at 10us", irqSoftAt)
+	}
+}
+
+func TestRandStreamsReproducible(t *testing.T) {
+	a, b := NewStreams(42), NewStreams(42)
+	if a.Stream("x").Uint64() != b.Stream("x").Uint64() {
+		t.Error("same seed and name gave different streams")
+	}
+	if NewStreams(42).Stream("x").Uint64() == NewStreams(42).Stream("y").Uint64() {
+		t.Error("different names gave the same stream")
+	}
+	if NewStreams(1).Stream("x").Uint64() == NewStreams(2).Stream("x").Uint64() {
+		t.Error("different seeds gave the same stream")
+	}
+}
+
+func TestCostsSet(t *testing.T) {
+	c := DefaultCosts()
+	if err := c.Set("line_remote", "250"); err != nil || c.LineRemote != 250 {
+		t.Fatalf("Set line_remote: %v, %d", err, c.LineRemote)
+	}
+	for _, bad := range [][2]string{{"nope", "1"}, {"line_remote", "-5"}, {"line_remote", "abc"}} {
+		if err := c.Set(bad[0], bad[1]); err == nil {
+			t.Errorf("Set(%q, %q) accepted", bad[0], bad[1])
+		}
+	}
+}
