@@ -7,10 +7,7 @@
 package driver
 
 import (
-	"fmt"
-	"sort"
-	"strings"
-
+	reg "github.com/txlab/txlab/framework/internal/registry"
 	"github.com/txlab/txlab/framework/sim"
 	"github.com/txlab/txlab/framework/skb"
 )
@@ -120,39 +117,16 @@ type Driver interface {
 // Factory makes a driver.
 type Factory func() Driver
 
-type entry struct {
-	new  Factory
-	help string
-}
-
-var registry = map[string]entry{}
+var registry = reg.New[Driver]("driver")
 
 // Register adds a driver model by name.
-func Register(name, help string, f Factory) {
-	if _, dup := registry[name]; dup {
-		panic("driver: registered twice: " + name)
-	}
-	registry[name] = entry{f, help}
-}
+func Register(name, help string, f Factory) { registry.Register(name, help, f) }
 
 // New makes a driver by name, or says which exist.
-func New(name string) (Driver, error) {
-	e, ok := registry[name]
-	if !ok {
-		return nil, fmt.Errorf("unknown driver %q (known: %s)", name, strings.Join(Names(), ", "))
-	}
-	return e.new(), nil
-}
+func New(name string) (Driver, error) { return registry.New(name) }
 
 // Names lists the registered drivers.
-func Names() []string {
-	out := make([]string, 0, len(registry))
-	for k := range registry {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
+func Names() []string { return registry.Names() }
 
 // Help is a driver's one-line description.
-func Help(name string) string { return registry[name].help }
+func Help(name string) string { return registry.Help(name) }

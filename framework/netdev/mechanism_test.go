@@ -3,6 +3,7 @@ package netdev
 import (
 	"testing"
 
+	_ "github.com/txlab/txlab/drivers/ice"
 	"github.com/txlab/txlab/framework/driver"
 	"github.com/txlab/txlab/framework/qdisc"
 	"github.com/txlab/txlab/framework/sim"

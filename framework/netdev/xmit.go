@@ -114,14 +114,7 @@ func (n *Net) devXmitSkbBusylock(c *sim.CPU, s *skb.SKB, q *Qdisc, d *Device, tx
 		n.kfreeSkb(c, s, skb.DropQdiscDrop)
 		rc = qdisc.XmitDrop
 	case q.Flags&qdisc.CanBypass != 0 && q.Qlen() == 0 && n.qdiscRunBegin(c, q):
-		// TCQ_F_CAN_BYPASS: empty qdisc, send directly.
-		n.touchSkb(c, s)
-		q.SentPkts++
-		q.SentBytes += uint64(s.Len)
-		n.Bypass++
-		var l skb.List
-		l.Push(s)
-		if n.schDirectXmit(c, &l, q, d, txq, true, true) {
+		if n.bypassXmit(c, s, q, d, txq, true) {
 			if contended {
 				q.busylock.Unlock(c)
 				contended = false
@@ -225,14 +218,7 @@ func (n *Net) devXmitSkbLlist(c *sim.CPU, s *skb.SKB, q *Qdisc, d *Device, txq *
 		}
 		rc = qdisc.XmitDrop
 	case q.Flags&qdisc.CanBypass != 0 && q.Qlen() == 0 && len(batch) == 1 && n.qdiscRunBegin(c, q):
-		b := batch[0]
-		n.touchSkb(c, b)
-		q.SentPkts++
-		q.SentBytes += uint64(b.Len)
-		n.Bypass++
-		var l skb.List
-		l.Push(b)
-		if n.schDirectXmit(c, &l, q, d, txq, true, true) {
+		if n.bypassXmit(c, batch[0], q, d, txq, true) {
 			n.qdiscRunInner(c, q)
 		}
 		runFree = n.qdiscRunEnd(c, q)
@@ -249,6 +235,18 @@ func (n *Net) devXmitSkbLlist(c *sim.CPU, s *skb.SKB, q *Qdisc, d *Device, txq *
 	n.kfreeSkbList(c, &toFree)
 	n.kfreeSkbList(c, &runFree)
 	return rc
+}
+
+// bypassXmit is the TCQ_F_CAN_BYPASS branch of __dev_xmit_skb: count
+// the lone skb in bstats and hand it to sch_direct_xmit.
+func (n *Net) bypassXmit(c *sim.CPU, s *skb.SKB, q *Qdisc, d *Device, txq *TxQueue, rootLock bool) bool {
+	n.touchSkb(c, s)
+	q.SentPkts++
+	q.SentBytes += uint64(s.Len)
+	n.Bypass++
+	var l skb.List
+	l.Push(s)
+	return n.schDirectXmit(c, &l, q, d, txq, rootLock, true)
 }
 
 // deferOver applies the defer_list bound policy to the count just taken.
@@ -278,13 +276,7 @@ func (n *Net) devXmitSkbNolock(c *sim.CPU, s *skb.SKB, q *Qdisc, d *Device, txq 
 			n.qdiscRunInner(c, q)
 			runFree = n.qdiscRunEnd(c, q)
 		} else {
-			n.touchSkb(c, s)
-			q.SentPkts++
-			q.SentBytes += uint64(s.Len)
-			n.Bypass++
-			var l skb.List
-			l.Push(s)
-			if n.schDirectXmit(c, &l, q, d, txq, false, true) && q.state&(stateMissed|stateDraining) != 0 {
+			if n.bypassXmit(c, s, q, d, txq, false) && q.state&(stateMissed|stateDraining) != 0 {
 				n.qdiscRunInner(c, q)
 			}
 			runFree = n.qdiscRunEnd(c, q)

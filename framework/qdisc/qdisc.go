@@ -11,9 +11,8 @@ package qdisc
 
 import (
 	"fmt"
-	"sort"
-	"strings"
 
+	reg "github.com/txlab/txlab/framework/internal/registry"
 	"github.com/txlab/txlab/framework/sim"
 	"github.com/txlab/txlab/framework/skb"
 )
@@ -155,39 +154,19 @@ type Qdisc interface {
 // Factory makes a fresh qdisc of one kind.
 type Factory func() Qdisc
 
-type entry struct {
-	new  Factory
-	help string
-}
+var registry = reg.New[Qdisc]("qdisc")
 
-var registry = map[string]entry{}
+// hostKinds are kinds the host expands itself rather than a plugin.
+var hostKinds = []string{"mq", "noqueue"}
 
 // Register adds a kind. Registering a kind twice is a programming error.
-func Register(kind, help string, f Factory) {
-	if _, dup := registry[kind]; dup {
-		panic("qdisc: kind registered twice: " + kind)
-	}
-	registry[kind] = entry{f, help}
-}
+func Register(kind, help string, f Factory) { registry.Register(kind, help, f) }
 
 // New makes a qdisc of kind, or says which kinds exist.
-func New(kind string) (Qdisc, error) {
-	e, ok := registry[kind]
-	if !ok {
-		return nil, fmt.Errorf("unknown qdisc %q (known: %s)", kind, strings.Join(Kinds(), ", "))
-	}
-	return e.new(), nil
-}
+func New(kind string) (Qdisc, error) { return registry.New(kind, hostKinds...) }
 
 // Kinds lists the registered kinds, plus the host-expanded ones.
-func Kinds() []string {
-	out := []string{"mq", "noqueue"}
-	for k := range registry {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
+func Kinds() []string { return registry.Names(hostKinds...) }
 
 // Help is a kind's one-line description.
-func Help(kind string) string { return registry[kind].help }
+func Help(kind string) string { return registry.Help(kind) }

@@ -92,15 +92,17 @@ type Lock struct {
 
 // Queue is one TX queue: the stack's view plus the driver's ethtool -S.
 type Queue struct {
-	Txq       int    `json:"txq"`
-	TxPackets uint64 `json:"tx_packets"`
-	TxBytes   uint64 `json:"tx_bytes"`
-	Stops     uint64 `json:"stops"`
-	Wakes     uint64 `json:"wakes"`
-	Requeues  uint64 `json:"requeues"`
-	BQLLimit  uint32 `json:"bql_limit"`
-	Inflight  uint32 `json:"bql_inflight"`
-	Ethtool   []KV   `json:"ethtool"`
+	Txq       int     `json:"txq"`
+	TxPackets uint64  `json:"tx_packets"`
+	TxBytes   uint64  `json:"tx_bytes"`
+	Stops     uint64  `json:"stops"`
+	Wakes     uint64  `json:"wakes"`
+	Requeues  uint64  `json:"requeues"`
+	TxPps     float64 `json:"tx_pps"` // in the window
+	TxBps     float64 `json:"tx_bps"` // in the window
+	BQLLimit  uint32  `json:"bql_limit"`
+	Inflight  uint32  `json:"bql_inflight"`
+	Ethtool   []KV    `json:"ethtool"`
 }
 
 // Qdisc is one qdisc as tc -s -d qdisc show prints it.

@@ -109,7 +109,7 @@ func Run(spec Spec, progress Progress) (*report.Report, error) {
 	rep := &report.Report{Name: spec.Name, Profile: spec.Profile, Seed: spec.Seed}
 	fail := func(err error) (*report.Report, error) {
 		rep.Error = err.Error()
-		normalize(rep)
+		rep.Normalize()
 		return rep, err
 	}
 	if err := spec.Validate(); err != nil {
@@ -146,9 +146,9 @@ func Run(spec Spec, progress Progress) (*report.Report, error) {
 	if interval == 0 {
 		interval = max(spec.Duration/20, 1)
 	}
-	var snap snapshot
+	snap := take(net, e) // the window starts here unless there is a warmup
 	var runErr error
-	prev := snapshot{}
+	prev := snap
 	for t := sim.Time(0); t < spec.Duration && runErr == nil; {
 		next := min(t+interval, spec.Duration)
 		if t < spec.Warmup && next > spec.Warmup {
@@ -159,7 +159,7 @@ func Run(spec Spec, progress Progress) (*report.Report, error) {
 		if next > spec.Warmup || spec.Warmup == 0 {
 			rep.Series = append(rep.Series, interval_(prev, cur, t, next, net))
 		}
-		if next == spec.Warmup {
+		if spec.Warmup > 0 && next == spec.Warmup {
 			snap = cur
 			e.ResetLockStats()
 			net.XmitHist.Reset()
@@ -172,7 +172,7 @@ func Run(spec Spec, progress Progress) (*report.Report, error) {
 	}
 	fillResults(rep, net, e, dev, wl, snap, spec)
 	rep.SimWallNs = time.Since(wall).Nanoseconds()
-	normalize(rep)
+	rep.Normalize()
 	if runErr != nil {
 		return fail(runErr)
 	}
@@ -203,6 +203,8 @@ type snapshot struct {
 	drops   map[string]uint64
 	dropped uint64
 	busy    []sim.Time
+	qpkts   []uint64 // per txq, completed
+	qbytes  []uint64
 }
 
 func take(net *netdev.Net, e *sim.Engine) snapshot {
@@ -214,6 +216,12 @@ func take(net *netdev.Net, e *sim.Engine) snapshot {
 	s.busy = make([]sim.Time, len(e.CPUs))
 	for i, c := range e.CPUs {
 		s.busy[i] = c.Busy()
+	}
+	for _, d := range net.Devs {
+		for _, q := range d.Queues {
+			s.qpkts = append(s.qpkts, q.TxPackets)
+			s.qbytes = append(s.qbytes, q.TxBytes)
+		}
 	}
 	return s
 }
@@ -324,11 +332,11 @@ func fillResults(rep *report.Report, net *netdev.Net, e *sim.Engine, dev *netdev
 	drv := dev.Drv.Stats()
 	for i, q := range dev.Queues {
 		rq := report.Queue{Txq: i, TxPackets: q.TxPackets, TxBytes: q.TxBytes, Stops: q.Stops, Wakes: q.Wakes,
-			Requeues: q.Requeues, BQLLimit: q.DQL.Limit, Inflight: q.DQL.Inflight()}
+			Requeues: q.Requeues, BQLLimit: q.DQL.Limit, Inflight: q.DQL.Inflight(),
+			TxPps: float64(end.qpkts[i]-snap.qpkts[i]) / secs, TxBps: float64(end.qbytes[i]-snap.qbytes[i]) * 8 / secs}
 		if i < len(drv) {
 			ds := drv[i]
-			rq.Ethtool = []report.KV{{Key: "packets", Value: int64(ds.Packets)}, {Key: "bytes", Value: int64(ds.Bytes)},
-				{Key: "tx_busy", Value: int64(ds.Busy)}, {Key: "tx_restart", Value: int64(ds.Restart)},
+			rq.Ethtool = []report.KV{{Key: "tx_busy", Value: int64(ds.Busy)}, {Key: "tx_restart", Value: int64(ds.Restart)},
 				{Key: "tx_stopped", Value: int64(ds.Stopped)}, {Key: "doorbells", Value: int64(ds.Doorbells)},
 				{Key: "irqs", Value: int64(ds.Irqs)}, {Key: "napi_polls", Value: int64(ds.Polls)}}
 			for _, x := range ds.Extra {
@@ -393,20 +401,4 @@ func histogram(h *netdev.Log2Hist) report.Hist {
 	}
 	sort.Slice(out.Buckets, func(i, j int) bool { return out.Buckets[i].Lo < out.Buckets[j].Lo })
 	return out
-}
-
-// normalize makes nil maps and slices empty so the JSON keys are stable.
-func normalize(r *report.Report) {
-	if r.Drops == nil {
-		r.Drops = map[string]uint64{}
-	}
-	if r.Locks == nil {
-		r.Locks = []report.Lock{}
-	}
-	if r.Queues == nil {
-		r.Queues = []report.Queue{}
-	}
-	if r.Qdisc == nil {
-		r.Qdisc = []report.Qdisc{}
-	}
 }

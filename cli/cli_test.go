@@ -1,0 +1,137 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// txlab runs the txlab command with args and returns stdout and the error.
+func txlab(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	app := newApp()
+	var out bytes.Buffer
+	app.Writer = &out
+	app.ErrWriter = &out
+	err := app.Run(append([]string{"txlab"}, args...))
+	return out.String(), err
+}
+
+var quick = []string{"run", "--sockets", "1", "--cores", "8", "--smt", "1", "--queues", "4", "--senders", "8",
+	"--duration", "3ms", "--warmup", "1ms", "--no-progress"}
+
+func TestRunJSONDeterministic(t *testing.T) {
+	a, err := txlab(t, append(quick, "--format", "json")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := txlab(t, append(quick, "--format", "json")...)
+	strip := func(s string) map[string]any {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(s), &m); err != nil {
+			t.Fatalf("not JSON: %v\n%s", err, s)
+		}
+		delete(m, "sim_wall_ns")
+		return m
+	}
+	ma, mb := strip(a), strip(b)
+	ja, _ := json.Marshal(ma)
+	jb, _ := json.Marshal(mb)
+	if !bytes.Equal(ja, jb) {
+		t.Fatal("same flags and seed gave different JSON")
+	}
+	for _, k := range []string{"offered_packets", "tx_packets", "in_flight_packets", "drops", "tx_pps", "tx_bps",
+		"cpu_ns_per_packet", "cpu_busy_pct", "duration_ns", "profile", "seed", "locks", "queues", "qdisc", "sim_wall_ns", "events"} {
+		var raw map[string]any
+		_ = json.Unmarshal([]byte(a), &raw)
+		if _, ok := raw[k]; !ok {
+			t.Errorf("JSON report lacks %q", k)
+		}
+	}
+	c, _ := txlab(t, append(quick, "--format", "json", "--seed", "9")...)
+	mc := strip(c)
+	jc, _ := json.Marshal(mc)
+	if bytes.Equal(ja, jc) {
+		t.Error("a different seed gave the same JSON")
+	}
+}
+
+func TestRunTextAndOutputFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "r.txt")
+	if _, err := txlab(t, append(quick, "-o", path)...); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"accounting: offered", "contended   total wait", "@__dev_queue_xmit_ns:", "qdisc mq 8001: root", "tx-0.packets"} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("text report lacks %q", want)
+		}
+	}
+}
+
+func TestCompare(t *testing.T) {
+	out, err := txlab(t, append(quick, "--compare", "profile=6.18,6.19-rc1")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "6.18") || !strings.Contains(out, "6.19-rc1") || !strings.Contains(out, "B/A") {
+		t.Errorf("compare output:\n%s", out)
+	}
+	out, err = txlab(t, append(quick, "--compare", "fast_path=off,on", "--format", "json")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v struct{ Variants []map[string]any }
+	if err := json.Unmarshal([]byte(out), &v); err != nil || len(v.Variants) != 2 {
+		t.Fatalf("variants JSON: %v, %d", err, len(v.Variants))
+	}
+}
+
+func TestRunErrors(t *testing.T) {
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--qdisc", "fifo"}, `unknown qdisc "fifo"`},
+		{[]string{"--qdisc", "pfifo limt 5"}, `unknown option "limt"`},
+		{[]string{"--rate", "-10G"}, "negative"},
+		{[]string{"--profile", "4.19"}, `unknown profile "4.19"`},
+		{[]string{"--set", "cost.line_remote=-1"}, "must be >= 0"},
+		{[]string{"--set", "nope=1"}, `unknown toggle "nope"`},
+		{[]string{"--format", "yaml"}, "text or json"},
+		{[]string{"--driver", "e1000e"}, `unknown driver "e1000e"`},
+		{[]string{"--compare", "profile"}, "key=v1,v2"},
+		{[]string{"--cpus", "7", "--smt", "2"}, "multiple"},
+	}
+	for _, c := range cases {
+		_, err := txlab(t, append(append([]string(nil), quick...), c.args...)...)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: error %v, want %q", c.args, err, c.want)
+		}
+		if err != nil && strings.Contains(err.Error(), "\n") {
+			t.Errorf("%v: error is not one line: %q", c.args, err)
+		}
+	}
+}
+
+func TestVersionAndList(t *testing.T) {
+	out, err := txlab(t, "version")
+	if err != nil || !strings.HasPrefix(out, "txlab ") {
+		t.Errorf("version: %q %v", out, err)
+	}
+	out, err = txlab(t, "list")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"6.19-rc1", "fast_path", "cost.line_remote", "pfifo_fast", "ice", "veth"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("list lacks %q", want)
+		}
+	}
+}

@@ -1,0 +1,227 @@
+package report
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// histBarWidth is bpftrace's bar width for hist().
+const histBarWidth = 52
+
+// WriteText renders r for people. The tool-shaped sections reproduce the
+// layouts of perf lock contention, bpftrace, tc and ethtool so numbers can
+// be compared by eye with a real machine.
+func WriteText(w io.Writer, r *Report) error {
+	if r == nil {
+		return errors.New("report: nil report")
+	}
+	var b bytes.Buffer
+	writeHeader(&b, r)
+	writeSummary(&b, r)
+	writeSortedMap(&b, "Drops by reason", r.Drops)
+	writeSortedMap(&b, "Counters", r.Counters)
+	writeLocks(&b, r.Locks)
+	writeHist(&b, "@__dev_queue_xmit_ns", r.XmitNs)
+	writeQdiscs(&b, r.Qdisc)
+	writeQueues(&b, r.Queues)
+	writeSeries(&b, r.Series)
+	if r.Error != "" {
+		fmt.Fprintf(&b, "\nerror: %s\n", r.Error)
+	}
+	_, err := w.Write(b.Bytes())
+	return err
+}
+
+func writeHeader(b *bytes.Buffer, r *Report) {
+	if r.Name != "" {
+		fmt.Fprintf(b, "variant:  %s\n", r.Name)
+	}
+	fmt.Fprintf(b, "profile:  %s\n", r.Profile)
+	fmt.Fprintf(b, "seed:     %d\n", r.Seed)
+	s := r.Setup
+	fmt.Fprintf(b, "setup:    %dx%dx%d CPUs (%d), driver %s, %d queues, %s Gbit, qdisc %s, workload %s, %d senders, %d B packets, %d flows\n",
+		s.Sockets, s.CoresPerSocket, s.ThreadsPerCore, s.CPUs, s.Driver, s.Queues,
+		strconv.FormatFloat(float64(s.RateBps)/1e9, 'g', -1, 64),
+		s.Qdisc, s.Workload, s.Senders, s.PacketSize, s.Flows)
+	fmt.Fprintf(b, "duration: %s ms (warmup %s ms)\n", ms(r.DurationNs), ms(r.WarmupNs))
+}
+
+func writeSummary(b *bytes.Buffer, r *Report) {
+	b.WriteString("\nSummary\n")
+	rows := [][2]string{
+		{"tx", mpps(r.TxPps) + " Mpps"},
+		{"tx rate", gbps(r.TxBps) + " Gbit/s"},
+		{"cpu busy", fmt.Sprintf("%.1f %%", r.CPUBusyPct)},
+		{"cpu/pkt", fmt.Sprintf("%.1f ns", r.CPUNsPerPacket)},
+		{"offered", strconv.FormatUint(r.OfferedPackets, 10)},
+		{"tx pkts", strconv.FormatUint(r.TxPackets, 10)},
+		{"dropped", strconv.FormatUint(r.DroppedPackets, 10)},
+		{"in flight", strconv.FormatInt(r.InFlightPackets, 10)},
+	}
+	for _, row := range rows {
+		fmt.Fprintf(b, "  %-10s %s\n", row[0]+":", row[1])
+	}
+	fmt.Fprintf(b, "  accounting: offered %d = tx %d + dropped %d + in flight %d  %s\n",
+		r.OfferedPackets, r.TxPackets, r.DroppedPackets, r.InFlightPackets, accountingWord(r))
+}
+
+// accountingWord is the verdict the summary and the comparison print.
+func accountingWord(r *Report) string {
+	if r.AccountingOK {
+		return "OK"
+	}
+	if r.AccountingError != "" {
+		return "FAILED: " + r.AccountingError
+	}
+	return "FAILED"
+}
+
+func writeSortedMap(b *bytes.Buffer, title string, m map[string]uint64) {
+	if len(m) == 0 {
+		return
+	}
+	keys := make([]string, 0, len(m))
+	width := 0
+	for k := range m {
+		keys = append(keys, k)
+		width = max(width, len(k))
+	}
+	sort.Strings(keys)
+	fmt.Fprintf(b, "\n%s\n", title)
+	for _, k := range keys {
+		fmt.Fprintf(b, "  %-*s  %d\n", width, k, m[k])
+	}
+}
+
+// writeLocks prints perf lock contention's default (-a, caller) layout:
+// "%10s " per count column, "%12s " per time column, then
+// "  %10s   %s" for type and caller.
+func writeLocks(b *bytes.Buffer, locks []Lock) {
+	b.WriteString("\nLock contention (perf lock contention layout)\n")
+	fmt.Fprintf(b, "%10s %12s %12s %12s   %10s   %s\n\n",
+		"contended", "total wait", "max wait", "avg wait", "type", "caller")
+	n := 0
+	for _, l := range locks {
+		if l.Contended == 0 {
+			continue
+		}
+		avg := l.AvgWaitNs
+		if avg == 0 {
+			avg = l.TotalWaitNs / int64(l.Contended)
+		}
+		fmt.Fprintf(b, "%10d %12s %12s %12s   %10s   %s\n",
+			l.Contended, perfTime(l.TotalWaitNs, 12), perfTime(l.MaxWaitNs, 12),
+			perfTime(avg, 12), "spinlock", l.Name)
+		n++
+	}
+	if n == 0 {
+		b.WriteString("  (no contention)\n")
+	}
+}
+
+// writeHist prints a bpftrace hist(): label left in 16, count right in 8,
+// then a 52-wide bar scaled to the fullest bucket. Buckets between the
+// first and last non-empty ones are printed even when empty, as bpftrace
+// does; the report stores only non-empty ones.
+func writeHist(b *bytes.Buffer, name string, h Hist) {
+	fmt.Fprintf(b, "\n%s:\n", name)
+	counts := map[int]uint64{}
+	lo, hi := -1, -1
+	var top uint64
+	for _, bk := range h.Buckets {
+		if bk.Count == 0 {
+			continue
+		}
+		i := histIndex(bk.Lo)
+		counts[i] += bk.Count
+		if lo == -1 || i < lo {
+			lo = i
+		}
+		hi = max(hi, i)
+		top = max(top, counts[i])
+	}
+	if lo == -1 {
+		b.WriteString("  (no samples)\n")
+		return
+	}
+	for i := lo; i <= hi; i++ {
+		v := counts[i]
+		// bpftrace computes the bar in float and truncates.
+		bar := int(float32(v) / float32(top) * histBarWidth)
+		fmt.Fprintf(b, "%-16s%8d |%-*s|\n", histLabel(i), v, histBarWidth, strings.Repeat("@", bar))
+	}
+	fmt.Fprintf(b, "  (%d samples, mean %.1f ns)\n", h.Count, h.MeanNs)
+}
+
+// writeQdiscs prints tc -s -d qdisc show. tc ends the Sent line and the
+// options with a space; that trailing space is dropped here.
+func writeQdiscs(b *bytes.Buffer, qs []Qdisc) {
+	if len(qs) == 0 {
+		return
+	}
+	b.WriteString("\nqdisc (tc -s -d qdisc show layout)\n")
+	for _, q := range qs {
+		fmt.Fprintf(b, "qdisc %s %s", q.Kind, q.Handle)
+		if q.Parent == "root" {
+			b.WriteString(" root")
+		} else {
+			fmt.Fprintf(b, " parent %s", q.Parent)
+		}
+		if q.Options != "" {
+			b.WriteString(" " + q.Options)
+		}
+		b.WriteString("\n")
+		fmt.Fprintf(b, " Sent %d bytes %d pkt (dropped %d, overlimits %d requeues %d)\n",
+			q.SentBytes, q.SentPackets, q.Dropped, q.Overlimits, q.Requeues)
+		fmt.Fprintf(b, " backlog %s %dp requeues %d\n", tcSize(q.BacklogBytes), q.BacklogPackets, q.Requeues)
+		if len(q.XStats) > 0 {
+			parts := make([]string, len(q.XStats))
+			for i, kv := range q.XStats {
+				parts[i] = fmt.Sprintf("%s %d", kv.Key, kv.Value)
+			}
+			b.WriteString("  " + strings.Join(parts, " ") + "\n")
+		}
+		if q.DeferMax > 0 {
+			fmt.Fprintf(b, "  defer_max %d\n", q.DeferMax) // txlab addition
+		}
+	}
+}
+
+func writeQueues(b *bytes.Buffer, qs []Queue) {
+	if len(qs) == 0 {
+		return
+	}
+	b.WriteString("\nQueues (ethtool -S layout)\n")
+	for _, q := range qs {
+		stat := func(key string, v any) { fmt.Fprintf(b, "     tx-%d.%s: %v\n", q.Txq, key, v) }
+		stat("packets", q.TxPackets)
+		stat("bytes", q.TxBytes)
+		stat("stops", q.Stops)
+		stat("wakes", q.Wakes)
+		stat("requeues", q.Requeues)
+		stat("bql_limit", q.BQLLimit)
+		stat("bql_inflight", q.Inflight)
+		for _, kv := range q.Ethtool {
+			stat(kv.Key, kv.Value)
+		}
+	}
+}
+
+const seriesRow = "  %10s  %10s  %10s  %10s\n"
+
+func writeSeries(b *bytes.Buffer, series []Interval) {
+	if len(series) == 0 {
+		return
+	}
+	b.WriteString("\nThroughput over time\n")
+	fmt.Fprintf(b, seriesRow, "start", "tx Mpps", "drops", "backlog")
+	for _, iv := range series {
+		fmt.Fprintf(b, seriesRow, ms(iv.StartNs)+" ms", mpps(iv.TxPps),
+			strconv.FormatUint(iv.Drops, 10), strconv.FormatInt(iv.Backlog, 10))
+	}
+}
