@@ -10,8 +10,6 @@ import (
 	"strings"
 	"time"
 
-	_ "github.com/txlab/txlab/drivers/ice"  // built-in driver models
-	_ "github.com/txlab/txlab/drivers/veth" //
 	"github.com/txlab/txlab/framework/netdev"
 	"github.com/txlab/txlab/framework/report"
 	"github.com/txlab/txlab/framework/sim"

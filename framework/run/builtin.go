@@ -1,0 +1,7 @@
+package run
+
+// The built-in plugins: importing a package registers its qdisc or driver.
+import (
+	_ "github.com/txlab/txlab/drivers/ice"
+	_ "github.com/txlab/txlab/drivers/veth"
+)
