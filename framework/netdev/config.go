@@ -60,12 +60,14 @@ var profiles = map[string]func() Config{
 		c.DeferBound = BoundQLimit
 		return c
 	},
-	// net-next: llist + __netif_schedule fast path + dequeue drops +
-	// bounded defer (qdisc_max_burst).
+	// net-next as the seeds' thread ends: llist + __netif_schedule fast
+	// path + dequeue drops + the thread's bounded defer (defer_count >
+	// 256 || defer_count + qlen > limit). Today's qdisc_max_burst is
+	// defer_bound=max_burst.
 	"net-next": func() Config {
 		c := base()
 		c.Xmit = XmitLlist
-		c.DeferBound = BoundMaxBurst
+		c.DeferBound = BoundThread
 		c.FastPath = true
 		c.DequeueDrops = true
 		return c

@@ -10,6 +10,7 @@ import (
 	"sort"
 
 	"github.com/txlab/txlab/framework/driver"
+	"github.com/txlab/txlab/framework/qdisc"
 	"github.com/txlab/txlab/framework/sim"
 	"github.com/txlab/txlab/framework/skb"
 )
@@ -48,6 +49,7 @@ type Net struct {
 	Hooks Hooks
 
 	nextQdiscID int32
+	groupSeq    int
 	qdiscs      []*Qdisc
 	unoffered   int64 // allocated by senders, not yet handed to __dev_queue_xmit
 }
@@ -235,28 +237,41 @@ func (n *Net) attachQdiscs(d *Device, words []string) error {
 		if len(child) == 0 {
 			child = []string{"pfifo_fast"}
 		}
-		d.RootKind = "mq"
-		for i, txq := range d.Queues {
-			q, err := n.newQdisc(d, child, fmt.Sprintf("8001:%x", i+1), "8001:", txq)
-			if err != nil {
-				return err
-			}
-			txq.qdisc = q
-			d.Children = append(d.Children, q)
-		}
-		return nil
+		return n.attachPerQueue(d, "mq", child, "", 0)
+	}
+	if child, ok := qdisc.MultiQueueChild(words[0]); ok {
+		// An mq-style root (cake_mq): one child per queue, sharing the
+		// root's options through a group.
+		n.groupSeq++
+		group := fmt.Sprintf("%s/%d", d.Name, n.groupSeq)
+		return n.attachPerQueue(d, words[0], append([]string{child}, words[1:]...), group, len(d.Queues))
 	}
 	var one *TxQueue
 	if len(d.Queues) == 1 {
 		one = d.Queues[0]
 	}
-	q, err := n.newQdisc(d, words, "8001:", "root", one)
+	q, err := n.newQdisc(d, words, "8001:", "root", one, "", 0)
 	if err != nil {
 		return err
 	}
 	d.RootKind, d.Root = q.Kind, q
 	for _, txq := range d.Queues {
 		txq.qdisc = q
+	}
+	return nil
+}
+
+// attachPerQueue is mq_init + mq_attach: a child per TX queue, each
+// TCQ_F_ONETXQUEUE on its own queue.
+func (n *Net) attachPerQueue(d *Device, root string, child []string, group string, groupSize int) error {
+	d.RootKind = root
+	for i, txq := range d.Queues {
+		q, err := n.newQdisc(d, child, fmt.Sprintf("8001:%x", i+1), "8001:", txq, group, groupSize)
+		if err != nil {
+			return err
+		}
+		txq.qdisc = q
+		d.Children = append(d.Children, q)
 	}
 	return nil
 }

@@ -71,9 +71,9 @@ type Qdisc struct {
 	deferBuf []*skb.SKB
 }
 
-func (n *Net) newQdisc(d *Device, words []string, handle, parent string, one *TxQueue) (*Qdisc, error) {
+func (n *Net) newQdisc(d *Device, words []string, handle, parent string, one *TxQueue, group string, groupSize int) (*Qdisc, error) {
 	kind := words[0]
-	if kind == "mq" || kind == "noqueue" {
+	if _, mqRoot := qdisc.MultiQueueChild(kind); kind == "mq" || kind == "noqueue" || mqRoot {
 		return nil, fmt.Errorf("%s can only be the root qdisc", kind)
 	}
 	ops, err := qdisc.New(kind)
@@ -87,7 +87,8 @@ func (n *Net) newQdisc(d *Device, words []string, handle, parent string, one *Tx
 		numTx = 1
 	}
 	info, err := ops.Init(qdisc.Setup{Handle: handle, Parent: parent, MTU: d.MTU + 14,
-		TxQueueLen: n.Cfg.TxQueueLen, NumTxQ: numTx, Rand: n.E.Rand("qdisc/" + d.Name + "/" + handle)}, words[1:])
+		TxQueueLen: n.Cfg.TxQueueLen, NumTxQ: numTx, Rand: n.E.Rand("qdisc/" + d.Name + "/" + handle),
+		Group: group, GroupSize: groupSize}, words[1:])
 	if err != nil {
 		return nil, err
 	}

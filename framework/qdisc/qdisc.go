@@ -107,6 +107,11 @@ type Setup struct {
 	TxQueueLen int    // dev->tx_queue_len
 	NumTxQ     int    // txqs the qdisc may feed
 	Rand       *sim.Rand
+	// Group names the children of one multiqueue root (e.g. cake_mq)
+	// that share configuration; GroupSize is how many there are.
+	// Empty for a qdisc that stands alone.
+	Group     string
+	GroupSize int
 }
 
 // Info is what a qdisc tells the host after init.
@@ -170,3 +175,16 @@ func Kinds() []string { return registry.Names(hostKinds...) }
 
 // Help is a kind's one-line description.
 func Help(kind string) string { return registry.Help(kind) }
+
+var multiQueue = map[string]string{}
+
+// RegisterMultiQueue declares root as an mq-style root: the host gives
+// each TX queue a child of kind child with the root's options and a
+// shared Setup.Group (as cake_mq does with cake).
+func RegisterMultiQueue(root, child string) { multiQueue[root] = child }
+
+// MultiQueueChild returns the child kind of an mq-style root.
+func MultiQueueChild(root string) (string, bool) {
+	c, ok := multiQueue[root]
+	return c, ok
+}

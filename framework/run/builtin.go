@@ -4,4 +4,5 @@ package run
 import (
 	_ "github.com/txlab/txlab/drivers/ice"
 	_ "github.com/txlab/txlab/drivers/veth"
+	_ "github.com/txlab/txlab/plugins/cake"
 )

@@ -39,6 +39,9 @@ type Spec struct {
 	Warmup   sim.Time
 	Interval sim.Time // time-series step; 0: Duration/20
 	Seed     uint64
+
+	// Actions change the host as simulated time runs (see actions.go).
+	Actions []Action
 }
 
 // Default is the README's first experiment scaled to run in about a
@@ -97,6 +100,9 @@ func (s *Spec) Validate() error {
 	case s.RateBps < 0:
 		return fmt.Errorf("link rate must be >= 0, got %d", s.RateBps)
 	}
+	if err := validateActions(s.Actions); err != nil {
+		return err
+	}
 	return s.Workload.Validate()
 }
 
@@ -145,6 +151,7 @@ func Run(spec Spec, progress Progress) (*report.Report, error) {
 		interval = max(spec.Duration/20, 1)
 	}
 	snap := take(net, e) // the window starts here unless there is a warmup
+	acts := newActionRunner(spec.Actions, &Live{e: e, net: net, dev: dev, wl: wl, store: map[any]any{}}, spec.Duration)
 	var runErr error
 	prev := snap
 	for t := sim.Time(0); t < spec.Duration && runErr == nil; {
@@ -152,7 +159,7 @@ func Run(spec Spec, progress Progress) (*report.Report, error) {
 		if t < spec.Warmup && next > spec.Warmup {
 			next = spec.Warmup
 		}
-		runErr = e.Run(next)
+		runErr = acts.runUntil(e, next)
 		cur := take(net, e)
 		if next > spec.Warmup || spec.Warmup == 0 {
 			rep.Series = append(rep.Series, interval_(prev, cur, t, next, net))
@@ -169,6 +176,7 @@ func Run(spec Spec, progress Progress) (*report.Report, error) {
 		}
 	}
 	fillResults(rep, net, e, dev, wl, snap, spec)
+	acts.fillPhases(rep.Counters, take(net, e))
 	rep.SimWallNs = time.Since(wall).Nanoseconds()
 	rep.Normalize()
 	if runErr != nil {
@@ -245,7 +253,7 @@ func fillSetup(rep *report.Report, spec *Spec, topo sim.Topology, dev *netdev.De
 	if dev.Root != nil {
 		qd = dev.Root.Spec()
 	} else if len(dev.Children) > 0 {
-		qd = "mq " + dev.Children[0].Spec()
+		qd = dev.RootKind + " " + dev.Children[0].Spec()
 	}
 	rep.Setup = report.Setup{Sockets: topo.Sockets, CoresPerSocket: topo.CoresPerSocket, ThreadsPerCore: topo.ThreadsPerCore,
 		CPUs: topo.NumCPUs(), Driver: spec.Driver, Queues: len(dev.Queues), RateBps: dev.Info.RateBps, RingSize: dev.Info.RingSize,
@@ -360,8 +368,8 @@ func qdiscRows(dev *netdev.Device) []report.Qdisc {
 		}
 		return r
 	}
-	if dev.RootKind == "mq" {
-		mq := report.Qdisc{Handle: "8001:", Parent: "root", Kind: "mq"}
+	if len(dev.Children) > 0 {
+		mq := report.Qdisc{Handle: "8001:", Parent: "root", Kind: dev.RootKind}
 		for _, c := range dev.Children {
 			r := row(c)
 			mq.SentPackets += r.SentPackets

@@ -1,0 +1,554 @@
+package cake
+
+import (
+	"github.com/txlab/txlab/framework/qdisc"
+	"github.com/txlab/txlab/framework/sim"
+	"github.com/txlab/txlab/framework/skb"
+)
+
+// heapBacklog is cake_heap_get_backlog.
+func (q *Cake) heapBacklog(i int) uint32 {
+	e := q.overflowHeap[i]
+	return q.tins[e.t].backlogs[e.b]
+}
+
+// heapSwap is cake_heap_swap.
+func (q *Cake) heapSwap(i, j int) {
+	ii, jj := q.overflowHeap[i], q.overflowHeap[j]
+	q.overflowHeap[i], q.overflowHeap[j] = jj, ii
+	q.tins[ii.t].overflowIdx[ii.b] = uint16(j)
+	q.tins[jj.t].overflowIdx[jj.b] = uint16(i)
+}
+
+// heapify is cake_heapify: sift down in the max-heap of flow backlogs.
+func (q *Cake) heapify(ctx qdisc.Ctx, i int) {
+	const a = cakeMaxTins * cakeQueues
+	mb := q.heapBacklog(i)
+	m := i
+	steps := 0
+	for m < a {
+		steps++
+		l, r := 2*m+1, 2*m+2
+		if l < a {
+			if lb := q.heapBacklog(l); lb > mb {
+				m, mb = l, lb
+			}
+		}
+		if r < a {
+			if rb := q.heapBacklog(r); rb > mb {
+				m, mb = r, rb
+			}
+		}
+		if m == i {
+			break
+		}
+		q.heapSwap(i, m)
+		i = m
+	}
+	if ctx != nil {
+		ctx.Work(qdisc.WorkFlowScan, steps)
+	}
+}
+
+// heapifyUp is cake_heapify_up.
+func (q *Cake) heapifyUp(ctx qdisc.Ctx, i int) {
+	steps := 0
+	for i > 0 && i < cakeMaxTins*cakeQueues {
+		steps++
+		p := (i - 1) >> 1
+		if q.heapBacklog(i) <= q.heapBacklog(p) {
+			break
+		}
+		q.heapSwap(i, p)
+		i = p
+	}
+	ctx.Work(qdisc.WorkFlowScan, steps)
+}
+
+// advanceShaper is cake_advance_shaper: charge the packet to its tin and
+// to the global shaper (and the failsafe, unless it is a drop).
+func (q *Cake) advanceShaper(b *cakeTin, p *pkt, now sim.Time, drop bool) uint32 {
+	l := p.adjustedLen
+	if q.rateNs != 0 {
+		tinDur := sim.Time((uint64(l) * b.tinRateNs) >> b.tinRateShft)
+		globalDur := sim.Time((uint64(l) * q.rateNs) >> q.rateShft)
+		failsafeDur := globalDur + globalDur>>1
+		if b.timeNextPacket < now {
+			b.timeNextPacket += tinDur
+		} else if b.timeNextPacket < now+tinDur {
+			b.timeNextPacket = now + tinDur
+		}
+		q.timeNextPacket += globalDur
+		if !drop {
+			q.failsafeNextPacket += failsafeDur
+		}
+	}
+	return l
+}
+
+// drop is cake_drop: prune the head of the longest flow anywhere (the
+// overflow max-heap), push BLUE up for it, and hand the packet to the
+// caller's to_free with QDISC_OVERLIMIT. It returns the flow it hit.
+func (q *Cake) drop(ctx qdisc.Ctx, now sim.Time) (tin, idx int) {
+	if q.overflowTimeout == 0 {
+		// Build a fresh max-heap.
+		for i := cakeMaxTins * cakeQueues / 2; i >= 0; i-- {
+			q.heapify(ctx, i)
+		}
+	}
+	q.overflowTimeout = 65535
+	top := q.overflowHeap[0]
+	tin, idx = int(top.t), int(top.b)
+	b := q.tins[tin]
+	flow := &b.flows[idx]
+	if len(flow.q) == 0 {
+		q.overflowTimeout = 0 // the heap has gone wrong: rebuild next time
+		return tin, idx
+	}
+	p := flow.q[0]
+	flow.q = flow.q[1:]
+	if cobaltQueueFull(&flow.cvars, &b.cparams, now) {
+		b.unresponsiveFlowCount++
+	}
+	q.bufferUsed -= p.TrueSize
+	b.backlogs[idx] -= p.Len
+	b.tinBacklog -= p.Len
+	q.backlog -= int64(p.Len)
+	flow.dropped++
+	b.tinDropped++
+	q.drops++
+	if q.rateFlags&flagIngress != 0 {
+		q.advanceShaper(b, &p, now, true)
+	}
+	q.qlen--
+	ctx.Drop(p.Handle, skb.DropQdiscOverlimit)
+	q.heapify(ctx, 0)
+	return tin, idx
+}
+
+// Enqueue implements qdisc.Qdisc (cake_enqueue) for a batch.
+func (q *Cake) Enqueue(ctx qdisc.Ctx, batch []skb.Packet, rc []qdisc.Code) {
+	for i := range batch {
+		rc[i] = q.enqueue(ctx, batch[i])
+	}
+}
+
+func (q *Cake) enqueue(ctx qdisc.Ctx, p skb.Packet) qdisc.Code {
+	ctx.Work(qdisc.WorkEnqueue, 1)
+	ctx.Work(qdisc.WorkTstamp, 1)
+	now := ctx.Now()
+	tin := q.selectTin(&p)
+	b := q.tins[tin]
+	idx := q.hash(ctx, b, &p)
+	flow := &b.flows[idx]
+
+	// Ensure the shaper state isn't stale.
+	if b.tinBacklog == 0 {
+		if b.timeNextPacket < now {
+			b.timeNextPacket = now
+		}
+		if q.qlen == 0 {
+			if q.timeNextPacket < now {
+				q.failsafeNextPacket = now
+				q.timeNextPacket = now
+			} else if q.timeNextPacket > now && q.failsafeNextPacket > now {
+				q.overlimits++
+				ctx.Watchdog(min(q.timeNextPacket, q.failsafeNextPacket))
+			}
+		}
+	}
+	if p.Len > b.maxSkblen {
+		b.maxSkblen = p.Len
+	}
+	// split-gso: the model's packets are single segments, so there is
+	// nothing to split; GSOSegs > 1 is charged per segment by overhead().
+	qp := pkt{Packet: p, enqueued: now, adjustedLen: q.overhead(&p)}
+	flow.q = append(flow.q, qp)
+	q.qlen++
+	q.bufferUsed += p.TrueSize
+	b.packets++
+	b.bytes += uint64(p.Len)
+	b.backlogs[idx] += p.Len
+	b.tinBacklog += p.Len
+	q.backlog += int64(p.Len)
+	if q.overflowTimeout != 0 {
+		q.heapifyUp(ctx, int(b.overflowIdx[idx]))
+	}
+	// flowchain
+	switch flow.set {
+	case setNone, setDecaying:
+		if flow.set == setNone {
+			b.newFlows.pushTail(idx)
+		} else {
+			b.decayingFlowCount--
+			b.decayingFlows.remove(idx)
+			b.newFlows.pushTail(idx)
+		}
+		flow.list = 0
+		flow.set = setSparse
+		b.sparseFlowCount++
+		hostLoad := uint16(1)
+		if cakeDsrc(q.flowMode) {
+			hostLoad = max(hostLoad, b.hosts[flow.srchost].srchostBulkFlowCount)
+		}
+		if cakeDdst(q.flowMode) {
+			hostLoad = max(hostLoad, b.hosts[flow.dsthost].dsthostBulkFlowCount)
+		}
+		flow.deficit = int32((uint32(b.flowQuantum) * uint32(quantumDiv[hostLoad])) >> 16)
+	case setSparseWait:
+		// Empty, counted as sparse, but actually in the bulk rotation.
+		flow.set = setBulk
+		b.sparseFlowCount--
+		b.bulkFlowCount++
+		if cakeDsrc(q.flowMode) {
+			b.hosts[flow.srchost].srchostBulkFlowCount++
+		}
+		if cakeDdst(q.flowMode) {
+			b.hosts[flow.dsthost].dsthostBulkFlowCount++
+		}
+	}
+
+	if q.bufferUsed > q.bufferMaxUsed {
+		q.bufferMaxUsed = q.bufferUsed
+	}
+	code := qdisc.XmitSuccess
+	if q.bufferUsed > q.bufferLimit {
+		var dropped uint32
+		for q.bufferUsed > q.bufferLimit {
+			dropped++
+			dt, di := q.drop(ctx, now)
+			if dt == tin && di == int(idx) {
+				code = qdisc.XmitCN
+			}
+		}
+		b.dropOverlimit += dropped
+	}
+	return code
+}
+
+// dequeueOne is cake_dequeue_one: the head of (cur_tin, cur_flow).
+func (q *Cake) dequeueOne() (pkt, bool) {
+	b := q.tins[q.curTin]
+	flow := &b.flows[q.curFlow]
+	if len(flow.q) == 0 {
+		return pkt{}, false
+	}
+	p := flow.q[0]
+	flow.q[0] = pkt{}
+	flow.q = flow.q[1:]
+	if len(flow.q) == 0 {
+		flow.q = flow.q[:0:0]
+	}
+	b.backlogs[q.curFlow] -= p.Len
+	b.tinBacklog -= p.Len
+	q.backlog -= int64(p.Len)
+	q.bufferUsed -= p.TrueSize
+	q.qlen--
+	if q.overflowTimeout != 0 {
+		q.heapify(nil, int(b.overflowIdx[q.curFlow]))
+	}
+	return p, true
+}
+
+// Dequeue implements qdisc.Qdisc: cake_dequeue, repeated for a bulk.
+func (q *Cake) Dequeue(ctx qdisc.Ctx, req qdisc.DequeueReq, out []skb.Packet) []skb.Packet {
+	var bytes int64
+	first := -1
+	for n := 0; n < max(req.Max, 1); n++ {
+		if n > 0 && bytes >= req.Bytes {
+			break
+		}
+		p, ok := q.takePeeked()
+		if !ok {
+			p, ok = q.dequeue(ctx)
+		}
+		if !ok {
+			break
+		}
+		out = append(out, p)
+		bytes += int64(p.Len)
+		if first < 0 {
+			first = int(p.Queue)
+		} else if req.SameQueue && int(p.Queue) != first {
+			break
+		}
+	}
+	return out
+}
+
+// dequeue is cake_dequeue.
+func (q *Cake) dequeue(ctx qdisc.Ctx) (skb.Packet, bool) {
+	ctx.Work(qdisc.WorkTstamp, 1)
+	now := ctx.Now()
+	if q.shared != nil {
+		q.mqSyncRate(ctx, now)
+	}
+	b := q.tins[q.curTin]
+	firstFlow := true
+begin:
+	if q.qlen == 0 {
+		return skb.Packet{}, false
+	}
+	// Global hard shaper.
+	if q.timeNextPacket > now && q.failsafeNextPacket > now {
+		q.overlimits++
+		ctx.Watchdog(min(q.timeNextPacket, q.failsafeNextPacket))
+		return skb.Packet{}, false
+	}
+	// Choose a tin.
+	if q.rateNs == 0 {
+		// Unlimited: balance tins with DRR.
+		wrapped, empty := false, true
+		for b.tinDeficit < 0 || b.sparseFlowCount+b.bulkFlowCount == 0 {
+			ctx.Work(qdisc.WorkFlowScan, 1)
+			if b.tinDeficit <= 0 {
+				b.tinDeficit += int32(b.tinQuantum)
+			}
+			if b.sparseFlowCount+b.bulkFlowCount != 0 {
+				empty = false
+			}
+			q.curTin++
+			if int(q.curTin) >= q.tinCnt {
+				q.curTin = 0
+				if wrapped {
+					if empty {
+						return skb.Packet{}, false
+					}
+				} else {
+					wrapped = true
+				}
+			}
+			b = q.tins[q.curTin]
+		}
+	} else {
+		// Shaped: the highest-priority tin meeting its schedule, else
+		// the earliest scheduled tin with a queue.
+		bestTime := sim.Time(1<<62 - 1)
+		best := 0
+		for tin := 0; tin < q.tinCnt; tin++ {
+			t := q.tins[tin]
+			if t.sparseFlowCount+t.bulkFlowCount > 0 {
+				ttp := t.timeNextPacket - now
+				if ttp <= 0 || ttp <= bestTime {
+					bestTime, best = ttp, tin
+				}
+			}
+		}
+		q.curTin = uint16(best)
+		b = q.tins[best]
+		if b.sparseFlowCount+b.bulkFlowCount == 0 {
+			return skb.Packet{}, false
+		}
+	}
+
+retry:
+	head := &b.decayingFlows
+	if !firstFlow || head.empty() {
+		head = &b.newFlows
+		if head.empty() {
+			head = &b.oldFlows
+			if head.empty() {
+				head = &b.decayingFlows
+				if head.empty() {
+					goto begin
+				}
+			}
+		}
+	}
+	{
+		idx := head.first()
+		flow := &b.flows[idx]
+		q.curFlow = idx
+		firstFlow = false
+		srchost := &b.hosts[flow.srchost]
+		dsthost := &b.hosts[flow.dsthost]
+		hostLoad := uint16(1)
+
+		// Flow isolation (DRR++).
+		if flow.deficit <= 0 {
+			if flow.set == setSparse {
+				if len(flow.q) > 0 {
+					b.sparseFlowCount--
+					b.bulkFlowCount++
+					if cakeDsrc(q.flowMode) {
+						srchost.srchostBulkFlowCount++
+					}
+					if cakeDdst(q.flowMode) {
+						dsthost.dsthostBulkFlowCount++
+					}
+					flow.set = setBulk
+				} else {
+					flow.set = setSparseWait
+				}
+			}
+			if cakeDsrc(q.flowMode) {
+				hostLoad = max(hostLoad, srchost.srchostBulkFlowCount)
+			}
+			if cakeDdst(q.flowMode) {
+				hostLoad = max(hostLoad, dsthost.dsthostBulkFlowCount)
+			}
+			// The shifted random dithers away rounding errors.
+			flow.deficit += int32((uint32(b.flowQuantum)*uint32(quantumDiv[hostLoad]) + ctx.Rand()>>16) >> 16)
+			head.remove(idx)
+			b.oldFlows.pushTail(idx)
+			flow.list = 1
+			goto retry
+		}
+
+		// Retrieve a packet via the AQM.
+		var p pkt
+		for {
+			var ok bool
+			p, ok = q.dequeueOne()
+			if !ok {
+				// This queue was actually empty.
+				if cobaltQueueEmpty(&flow.cvars, &b.cparams, now) {
+					b.unresponsiveFlowCount--
+				}
+				if flow.cvars.pDrop != 0 || flow.cvars.count != 0 || now < flow.cvars.dropNext {
+					// Keep it in the flowchain until its state has decayed.
+					head.remove(idx)
+					b.decayingFlows.pushTail(idx)
+					flow.list = 2
+					switch flow.set {
+					case setBulk:
+						b.bulkFlowCount--
+						if cakeDsrc(q.flowMode) {
+							srchost.srchostBulkFlowCount--
+						}
+						if cakeDdst(q.flowMode) {
+							dsthost.dsthostBulkFlowCount--
+						}
+						b.decayingFlowCount++
+					case setSparse, setSparseWait:
+						b.sparseFlowCount--
+						b.decayingFlowCount++
+					}
+					flow.set = setDecaying
+				} else {
+					// Remove the empty queue from the flowchain.
+					head.remove(idx)
+					flow.list = -1
+					switch flow.set {
+					case setSparse, setSparseWait:
+						b.sparseFlowCount--
+					case setBulk:
+						b.bulkFlowCount--
+						if cakeDsrc(q.flowMode) {
+							srchost.srchostBulkFlowCount--
+						}
+						if cakeDdst(q.flowMode) {
+							dsthost.dsthostBulkFlowCount--
+						}
+					default:
+						b.decayingFlowCount--
+					}
+					flow.set = setNone
+				}
+				goto begin
+			}
+			ctx.Work(qdisc.WorkDequeue, 1)
+			bulk := uint32(0)
+			if q.rateFlags&flagIngress != 0 {
+				bulk = uint32(b.bulkFlowCount)
+			}
+			verdict, marked := cobaltShouldDrop(&flow.cvars, &b.cparams, now, p.enqueued, p.ECN != 0, bulk, ctx.Rand)
+			if marked {
+				p.ECN = 3 // INET_ECN_set_ce
+			}
+			// The last packet of a flow may be marked, never dropped.
+			if verdict == cobaltPass || len(flow.q) == 0 {
+				break
+			}
+			if q.rateFlags&flagIngress != 0 {
+				l := q.advanceShaper(b, &p, now, true)
+				flow.deficit -= int32(l)
+				b.tinDeficit -= int32(l)
+			}
+			flow.dropped++
+			b.tinDropped++
+			q.drops++
+			reason := skb.DropQdiscCongested
+			if verdict == cobaltDropBlue {
+				reason = skb.DropCakeFlood
+			}
+			ctx.DequeueDrop(p.Handle, reason)
+			if q.rateFlags&flagIngress != 0 {
+				goto retry
+			}
+		}
+
+		if flow.cvars.ecnMarked {
+			b.tinEcnMark++
+		}
+		q.lastActive = now // cake_mq: seen by siblings counting active queues
+		delay := uint64(now - p.enqueued)
+		b.avgeDelay = cakeEwma(b.avgeDelay, delay, 8)
+		if delay > b.peakDelay {
+			b.peakDelay = cakeEwma(b.peakDelay, delay, 2)
+		} else {
+			b.peakDelay = cakeEwma(b.peakDelay, delay, 8)
+		}
+		if delay < b.baseDelay {
+			b.baseDelay = cakeEwma(b.baseDelay, delay, 2)
+		} else {
+			b.baseDelay = cakeEwma(b.baseDelay, delay, 8)
+		}
+		l := q.advanceShaper(b, &p, now, false)
+		flow.deficit -= int32(l)
+		b.tinDeficit -= int32(l)
+
+		if q.timeNextPacket > now && q.qlen > 0 {
+			ctx.Watchdog(min(q.timeNextPacket, q.failsafeNextPacket))
+		} else if q.qlen == 0 {
+			for i := 0; i < q.tinCnt; i++ {
+				if q.tins[i].decayingFlowCount != 0 {
+					ctx.Watchdog(now + q.tins[i].cparams.target)
+					break
+				}
+			}
+		}
+		if q.overflowTimeout != 0 {
+			q.overflowTimeout--
+		}
+		return p.Packet, true
+	}
+}
+
+// Peek implements qdisc.Qdisc as qdisc_peek_dequeued does for cake:
+// dequeue one packet and keep it aside (still counted in qlen/backlog)
+// for the next Dequeue.
+func (q *Cake) Peek(ctx qdisc.Ctx) (skb.Packet, bool) {
+	if q.peeked == nil {
+		p, ok := q.dequeue(ctx)
+		if !ok {
+			return skb.Packet{}, false
+		}
+		q.peeked = &p
+		q.qlen++
+		q.backlog += int64(p.Len)
+	}
+	return *q.peeked, true
+}
+
+// takePeeked returns the packet Peek kept aside, if any.
+func (q *Cake) takePeeked() (skb.Packet, bool) {
+	if q.peeked == nil {
+		return skb.Packet{}, false
+	}
+	p := *q.peeked
+	q.peeked = nil
+	q.qlen--
+	q.backlog -= int64(p.Len)
+	return p, true
+}
+
+// Reset implements qdisc.Qdisc (cake_reset: clear every tin).
+func (q *Cake) Reset(ctx qdisc.Ctx) {
+	if p, ok := q.takePeeked(); ok {
+		ctx.Drop(p.Handle, skb.DropQueuePurge)
+	}
+	for c := 0; c < cakeMaxTins; c++ {
+		q.clearTin(ctx, c)
+	}
+}
