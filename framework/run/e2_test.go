@@ -1,0 +1,55 @@
+package run
+
+import (
+	"testing"
+
+	"github.com/txlab/txlab/framework/report"
+	"github.com/txlab/txlab/framework/sim"
+	"github.com/txlab/txlab/framework/workload"
+)
+
+// e2Host is the seeds' E2 setup: an E810 (ice) with 8 queues, one root
+// qdisc over all of them, 16 UDP flows of 64 bytes offered at 5 Mpps by
+// 8 open-loop senders (the forwarding / xdp-trafficgen case).
+func e2Host(profile, qd string) Spec {
+	s := Default()
+	s.Profile = profile
+	s.Sockets, s.Cores, s.Threads = 1, 16, 2
+	s.Queues = 8
+	s.Qdisc = qd
+	s.Workload = workload.Spec{Kind: workload.UDPRate, Senders: 8, PacketSize: 64, Flows: 16, Rate: 5e6}
+	s.Duration, s.Warmup, s.Interval = 60*sim.Millisecond, 10*sim.Millisecond, 10*sim.Millisecond
+	return s
+}
+
+func drops(r *report.Report, reason string) uint64 { return r.Drops[reason] }
+
+// With cake, the llist path collapses (the bottleneck moves to dequeue:
+// every root-lock cycle enqueues a large batch into a full cake, dropping
+// from the fattest flow under the lock, while dequeue gets at most 9
+// packets per cycle); the thread's bounded defer + dequeue drops bring
+// most of the baseline back.
+func TestE2CakeCollapse(t *testing.T) {
+	if testing.Short() {
+		t.Skip("E2")
+	}
+	const qd = "cake diffserv3 triple-isolate unlimited"
+	base, rc1, next := mustRun(t, e2Host("6.18", qd)), mustRun(t, e2Host("6.19-rc1", qd)), mustRun(t, e2Host("net-next", qd))
+	for _, r := range []*report.Report{base, rc1, next} {
+		t.Logf("%-8s %.3f Mpps drops %v", r.Profile, r.TxPps/1e6, r.Drops)
+	}
+	if rc1.TxPps > 0.1*base.TxPps {
+		t.Errorf("6.19-rc1 %.3f Mpps did not collapse against 6.18 %.3f", rc1.TxPps/1e6, base.TxPps/1e6)
+	}
+	if drops(rc1, "QDISC_OVERLIMIT") == 0 || drops(rc1, "QDISC_DROP") == 0 {
+		t.Errorf("6.19-rc1 should drop at cake's overflow and at the defer bound: %v", rc1.Drops)
+	}
+	if next.TxPps < 0.4*base.TxPps {
+		t.Errorf("net-next %.3f Mpps did not bring back most of 6.18's %.3f", next.TxPps/1e6, base.TxPps/1e6)
+	}
+	for _, iv := range rc1.Series {
+		if iv.TxPps > 0.2*base.TxPps {
+			t.Errorf("6.19-rc1 interval at %d ms: %.3f Mpps, want collapsed", iv.StartNs/1e6, iv.TxPps/1e6)
+		}
+	}
+}
