@@ -61,6 +61,12 @@ type Hooks struct {
 	RunBegin     func(c *sim.CPU, q *Qdisc)                     // qdisc_run_begin succeeded
 	RunEnd       func(c *sim.CPU, q *Qdisc)                     // qdisc_run_end
 	Drop         func(c *sim.CPU, s *skb.SKB, r skb.DropReason) // an skb was freed as dropped
+	XmitStart    func(c *sim.CPU, s *skb.SKB)                   // __dev_queue_xmit entry
+	XmitDone     func(c *sim.CPU, h skb.Handle, start sim.Time) // __dev_queue_xmit return (the skb may be gone)
+	Bypass       func(c *sim.CPU, s *skb.SKB)                   // TCQ_F_CAN_BYPASS direct transmit
+	Dequeue      func(c *sim.CPU, q *Qdisc, bulk []*skb.SKB)    // a bulk left the qdisc
+	DriverXmit   func(c *sim.CPU, txq *TxQueue, l *skb.List)    // a bulk was handed to ndo_start_xmit
+	Complete     func(c *sim.CPU, s *skb.SKB)                   // TX completion freed a transmitted skb
 }
 
 type softnetData struct {
@@ -311,6 +317,9 @@ func (n *Net) kfreeSkbList(c *sim.CPU, l *skb.List) {
 
 // consumeSkb frees a transmitted skb (napi_consume_skb).
 func (n *Net) consumeSkb(c *sim.CPU, s *skb.SKB) {
+	if n.Hooks.Complete != nil {
+		n.Hooks.Complete(c, s)
+	}
 	n.TxPkts++
 	n.TxBytes += uint64(s.Len)
 	n.freeSkb(c, s)

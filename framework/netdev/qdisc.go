@@ -278,5 +278,8 @@ func (n *Net) qdiscDequeue(c *sim.CPU, q *Qdisc, req qdisc.DequeueReq) []*skb.SK
 		q.SentBytes += uint64(s.Len)
 		q.skbs = append(q.skbs, s)
 	}
+	if n.Hooks.Dequeue != nil && len(q.skbs) > 0 {
+		n.Hooks.Dequeue(c, q, q.skbs)
+	}
 	return q.skbs
 }

@@ -260,6 +260,9 @@ func (n *Net) devHardStartXmit(c *sim.CPU, d *Device, txq *TxQueue, list *skb.Li
 		batch = append(batch, s.Packet)
 	}
 	ctx.buf = batch
+	if n.Hooks.DriverXmit != nil {
+		n.Hooks.DriverXmit(c, txq, list)
+	}
 	for s := list.Head; s != nil; s = s.Next {
 		s.Holder = driverHolder
 	}

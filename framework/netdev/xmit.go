@@ -15,6 +15,10 @@ func (n *Net) DevQueueXmit(c *sim.CPU, d *Device, s *skb.SKB) qdisc.Code {
 	n.unoffered--
 	n.Offered++
 	s.XmitAt = start
+	h := s.Handle
+	if n.Hooks.XmitStart != nil {
+		n.Hooks.XmitStart(c, s)
+	}
 	c.LocalBhDisable() // rcu_read_lock_bh()
 	c.Spend(n.E.Costs.XmitEntry)
 	txq := n.netdevCorePickTx(c, d, s)
@@ -26,6 +30,9 @@ func (n *Net) DevQueueXmit(c *sim.CPU, d *Device, s *skb.SKB) qdisc.Code {
 	}
 	c.LocalBhEnable() // rcu_read_unlock_bh(): pending softirqs run here
 	n.XmitHist.Add(c.Now() - start)
+	if n.Hooks.XmitDone != nil {
+		n.Hooks.XmitDone(c, h, start)
+	}
 	return rc
 }
 
@@ -240,6 +247,9 @@ func (n *Net) devXmitSkbLlist(c *sim.CPU, s *skb.SKB, q *Qdisc, d *Device, txq *
 // bypassXmit is the TCQ_F_CAN_BYPASS branch of __dev_xmit_skb: count
 // the lone skb in bstats and hand it to sch_direct_xmit.
 func (n *Net) bypassXmit(c *sim.CPU, s *skb.SKB, q *Qdisc, d *Device, txq *TxQueue, rootLock bool) bool {
+	if n.Hooks.Bypass != nil {
+		n.Hooks.Bypass(c, s)
+	}
 	n.touchSkb(c, s)
 	q.SentPkts++
 	q.SentBytes += uint64(s.Len)

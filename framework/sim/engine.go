@@ -92,6 +92,9 @@ type Engine struct {
 	halted    bool
 	err       error
 	until     Time // horizon of the current Run: CPUs may not run past it
+
+	// OnLockWait observes every contended spinlock wait (tracing).
+	OnLockWait func(c *CPU, site *LockStat, start, end Time)
 }
 
 // NewEngine builds an engine with one CPU per hardware thread of topo.

@@ -96,6 +96,9 @@ func (l *SpinLock) Lock(c *CPU, site *LockStat) {
 	if wait > site.MaxWait {
 		site.MaxWait = wait
 	}
+	if h := c.e.OnLockWait; h != nil {
+		h(c, site, start, c.now)
+	}
 }
 
 // Unlock is spin_unlock(): the lock goes to the first waiter, who sees it

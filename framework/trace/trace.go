@@ -1,0 +1,293 @@
+// Package trace exports one OpenTelemetry trace per txlab run: wall-clock
+// spans for the run's phases and variants, and simulated-time spans for
+// sampled packet journeys (dev_queue_xmit -> defer/direct -> qdisc ->
+// dequeue bulk -> driver -> completion, drops as events with the kernel
+// drop reason, lock waits as child spans), timestamped at the run's
+// wall-clock start plus virtual nanoseconds.
+//
+// With tracing off nothing is installed in the TX path: the netdev hooks
+// stay nil.
+package trace
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	"go.opentelemetry.io/otel/exporters/stdout/stdouttrace"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	semconv "go.opentelemetry.io/otel/semconv/v1.26.0"
+	oteltrace "go.opentelemetry.io/otel/trace"
+
+	"github.com/txlab/txlab/framework/sim"
+)
+
+// Exporter kinds.
+const (
+	ExportNone     = "none"
+	ExportOTLPGRPC = "otlp-grpc"
+	ExportOTLPHTTP = "otlp-http"
+	ExportFile     = "file"
+)
+
+// Config selects what to trace and where to send it.
+type Config struct {
+	Exporter string  // none, otlp-grpc, otlp-http, file
+	File     string  // for file: the JSON output path
+	Sample   float64 // fraction of packets whose journey is recorded, 0..1
+	// Window, if Len > 0: every packet and every CPU's __dev_queue_xmit
+	// between From and From+Len (simulated) is recorded.
+	Window Window
+	// Exporter overrides the exporter (tests: an in-memory one).
+	SpanExporter sdktrace.SpanExporter
+	// Warn receives warnings (an unreachable collector); nil: stderr.
+	Warn func(string)
+}
+
+// Window is a span of simulated time.
+type Window struct{ From, Len sim.Time }
+
+// Enabled reports whether any trace is produced.
+func (c Config) Enabled() bool {
+	return c.SpanExporter != nil || (c.Exporter != "" && c.Exporter != ExportNone)
+}
+
+// ParseWindow parses "10ms@500ms" (length at start).
+func ParseWindow(s string) (Window, error) {
+	if s == "" {
+		return Window{}, nil
+	}
+	l, at, ok := strings.Cut(s, "@")
+	if !ok {
+		return Window{}, fmt.Errorf("trace window %q: want LENGTH@START, e.g. 10ms@500ms", s)
+	}
+	ld, err := time.ParseDuration(l)
+	if err != nil || ld <= 0 {
+		return Window{}, fmt.Errorf("trace window %q: bad length %q", s, l)
+	}
+	ad, err := time.ParseDuration(at)
+	if err != nil || ad < 0 {
+		return Window{}, fmt.Errorf("trace window %q: bad start %q", s, at)
+	}
+	return Window{From: sim.Time(ad), Len: sim.Time(ld)}, nil
+}
+
+// Validate checks a config with clear messages.
+func (c Config) Validate() error {
+	switch c.Exporter {
+	case "", ExportNone, ExportOTLPGRPC, ExportOTLPHTTP:
+	case ExportFile:
+		if c.File == "" {
+			return errors.New("trace: the file exporter needs --trace-out FILE")
+		}
+	default:
+		return fmt.Errorf("trace: unknown exporter %q (known: none, otlp-grpc, otlp-http, file)", c.Exporter)
+	}
+	if c.Sample < 0 || c.Sample > 1 {
+		return fmt.Errorf("trace: sample rate %v must be in [0, 1]", c.Sample)
+	}
+	return nil
+}
+
+// countingExporter counts what reaches the real exporter.
+type countingExporter struct {
+	sdktrace.SpanExporter
+	spans  atomic.Int64
+	failed atomic.Int64
+	warned atomic.Bool
+	warn   func(string)
+}
+
+func (e *countingExporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpan) error {
+	err := e.SpanExporter.ExportSpans(ctx, spans)
+	if err != nil {
+		e.failed.Add(int64(len(spans)))
+		if !e.warned.Swap(true) {
+			e.warn(fmt.Sprintf("trace export failed (%v); the run goes on without its trace", err))
+		}
+		return err
+	}
+	e.spans.Add(int64(len(spans)))
+	return nil
+}
+
+// idGen makes trace and span IDs from the run seed, so the same seed
+// gives the same IDs.
+type idGen struct {
+	mu  sync.Mutex
+	rng *rand.Rand
+}
+
+func (g *idGen) NewIDs(context.Context) (oteltrace.TraceID, oteltrace.SpanID) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	var t oteltrace.TraceID
+	binary.BigEndian.PutUint64(t[:8], g.rng.Uint64())
+	binary.BigEndian.PutUint64(t[8:], g.rng.Uint64()|1)
+	var s oteltrace.SpanID
+	binary.BigEndian.PutUint64(s[:], g.rng.Uint64()|1)
+	return t, s
+}
+
+func (g *idGen) NewSpanID(context.Context, oteltrace.TraceID) oteltrace.SpanID {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	var s oteltrace.SpanID
+	binary.BigEndian.PutUint64(s[:], g.rng.Uint64()|1)
+	return s
+}
+
+// Run is one run's trace.
+type Run struct {
+	cfg    Config
+	tp     *sdktrace.TracerProvider
+	exp    *countingExporter
+	tracer oteltrace.Tracer
+	ctx    context.Context
+	root   oteltrace.Span
+	base   time.Time // wall-clock start: simulated time 0
+	file   io.Closer
+	phase  oteltrace.Span
+	pctx   context.Context
+}
+
+// Start opens the run's trace with a root span named name. It returns
+// nil (and no error) when tracing is off.
+func Start(cfg Config, name string, seed uint64, attrs ...attribute.KeyValue) (*Run, error) {
+	if !cfg.Enabled() {
+		return nil, nil
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.Warn == nil {
+		cfg.Warn = func(s string) { fmt.Fprintln(os.Stderr, "txlab: warning:", s) }
+	}
+	r := &Run{cfg: cfg, base: time.Now()}
+	var exp sdktrace.SpanExporter
+	var err error
+	ctx := context.Background()
+	switch {
+	case cfg.SpanExporter != nil:
+		exp = cfg.SpanExporter
+	case cfg.Exporter == ExportOTLPGRPC:
+		exp, err = otlptracegrpc.New(ctx) // honours OTEL_EXPORTER_OTLP_* variables
+	case cfg.Exporter == ExportOTLPHTTP:
+		exp, err = otlptracehttp.New(ctx)
+	case cfg.Exporter == ExportFile:
+		f, ferr := os.Create(cfg.File)
+		if ferr != nil {
+			return nil, fmt.Errorf("trace: %w", ferr)
+		}
+		r.file = f
+		exp, err = stdouttrace.New(stdouttrace.WithWriter(f))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("trace: %s exporter: %w", cfg.Exporter, err)
+	}
+	r.exp = &countingExporter{SpanExporter: exp, warn: cfg.Warn}
+	res := resource.NewWithAttributes(semconv.SchemaURL,
+		semconv.ServiceName("txlab"),
+		attribute.String("txlab.wall_start", r.base.UTC().Format(time.RFC3339Nano)),
+		attribute.Int64("txlab.wall_start_unix_ns", r.base.UnixNano()))
+	// A blocking batch processor: spans are never dropped silently; the
+	// simulation waits for the exporter instead.
+	bsp := sdktrace.NewBatchSpanProcessor(r.exp, sdktrace.WithBlocking(),
+		sdktrace.WithMaxQueueSize(1<<16), sdktrace.WithMaxExportBatchSize(4096))
+	r.tp = sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(bsp), sdktrace.WithResource(res),
+		sdktrace.WithIDGenerator(&idGen{rng: rand.New(rand.NewPCG(seed, 0x74786c6162))}),
+		sdktrace.WithSampler(sdktrace.AlwaysSample()))
+	r.tracer = r.tp.Tracer("github.com/txlab/txlab/framework/trace")
+	r.ctx, r.root = r.tracer.Start(ctx, name, oteltrace.WithTimestamp(r.base), oteltrace.WithAttributes(attrs...))
+	return r, nil
+}
+
+// Phase starts a wall-clock phase span (load, setup, warmup, measure,
+// report) under the root, ending the previous phase.
+func (r *Run) Phase(name string) {
+	if r == nil {
+		return
+	}
+	if r.phase != nil {
+		r.phase.End()
+	}
+	r.pctx, r.phase = r.tracer.Start(r.ctx, name)
+}
+
+// SetAttributes adds attributes to the root span (the result summary).
+func (r *Run) SetAttributes(kv ...attribute.KeyValue) {
+	if r != nil {
+		r.root.SetAttributes(kv...)
+	}
+}
+
+// Fail marks the run's root span as failed.
+func (r *Run) Fail(err error) {
+	if r != nil && err != nil {
+		r.root.RecordError(err)
+		r.root.SetStatus(codes.Error, err.Error())
+	}
+}
+
+// Exporter names where the trace goes.
+func (r *Run) Exporter() string {
+	if r == nil {
+		return ExportNone
+	}
+	if r.cfg.SpanExporter != nil {
+		return "custom"
+	}
+	return r.cfg.Exporter
+}
+
+// Exported is how many spans reached the exporter, and how many failed.
+func (r *Run) Exported() (ok, failed int64) {
+	if r == nil {
+		return 0, 0
+	}
+	return r.exp.spans.Load(), r.exp.failed.Load()
+}
+
+// End ends the root span and flushes the exporter, bounded in time: an
+// unreachable collector is a warning, never a hang.
+func (r *Run) End() {
+	if r == nil {
+		return
+	}
+	if r.phase != nil {
+		r.phase.End()
+		r.phase = nil
+	}
+	r.root.End()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := r.tp.Shutdown(ctx); err != nil {
+		r.cfg.Warn(fmt.Sprintf("trace flush: %v", err))
+	}
+	if r.file != nil {
+		_ = r.file.Close()
+	}
+}
+
+// simTime converts simulated ns to a timestamp on the run's clock.
+func (r *Run) simTime(t sim.Time) time.Time { return r.base.Add(time.Duration(t)) }
+
+// attr helpers
+func intAttr(k string, v int) attribute.KeyValue { return attribute.Int(k, v) }
+func strAttr(k, v string) attribute.KeyValue     { return attribute.String(k, v) }
+
+func itoa(i int) string { return strconv.Itoa(i) }
