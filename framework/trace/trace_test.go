@@ -220,3 +220,36 @@ type keep struct{ *tracetest.InMemoryExporter }
 func (keep) Shutdown(context.Context) error { return nil }
 
 var _ sdktrace.SpanExporter = keep{}
+
+// discard drops spans after the SDK has built them (the cost of
+// tracing without the cost of a collector).
+type discard struct{}
+
+func (discard) ExportSpans(context.Context, []sdktrace.ReadOnlySpan) error { return nil }
+func (discard) Shutdown(context.Context) error                            { return nil }
+
+// BenchmarkTracing: simulated packets per wall second with tracing off
+// and on at two sampling rates, on BenchmarkSimSmall's host.
+func BenchmarkTracing(b *testing.B) {
+	for _, rate := range []float64{0, 0.01, 0.1} {
+		b.Run(fmt.Sprintf("sample=%g", rate), func(b *testing.B) {
+			s := spec()
+			s.Qdisc, s.Workload = "mq pfifo", workload.Spec{Kind: workload.UDPStream, Senders: 8, PacketSize: 120}
+			s.Duration, s.Warmup = 10*sim.Millisecond, 0
+			var pkts uint64
+			for i := 0; i < b.N; i++ {
+				var tr *trace.Run
+				if rate > 0 {
+					tr, _ = trace.Start(trace.Config{Sample: rate, SpanExporter: discard{}}, "bench", 1)
+				}
+				rep, err := run.RunTraced(s, nil, tr)
+				if err != nil {
+					b.Fatal(err)
+				}
+				tr.End()
+				pkts += rep.TxPackets
+			}
+			b.ReportMetric(float64(pkts)/b.Elapsed().Seconds(), "simpkts/s")
+		})
+	}
+}
