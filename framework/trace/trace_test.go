@@ -226,7 +226,7 @@ var _ sdktrace.SpanExporter = keep{}
 type discard struct{}
 
 func (discard) ExportSpans(context.Context, []sdktrace.ReadOnlySpan) error { return nil }
-func (discard) Shutdown(context.Context) error                            { return nil }
+func (discard) Shutdown(context.Context) error                             { return nil }
 
 // BenchmarkTracing: simulated packets per wall second with tracing off
 // and on at two sampling rates, on BenchmarkSimSmall's host.
