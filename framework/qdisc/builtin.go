@@ -42,16 +42,21 @@ func (f *fifo) pop() skb.Packet {
 
 func (f *fifo) peek() skb.Packet { return f.buf[f.head] }
 
-// dequeueBulk pops packets from next() while req allows: at least one,
-// at most req.Max, and after the first only while bytes < req.Bytes.
-func dequeueBulk(req DequeueReq, out []skb.Packet, empty func() bool, next func() skb.Packet) []skb.Packet {
+// BulkDequeue fills a bulk the way the host's DequeueReq asks: at least
+// one packet, at most req.Max, after the first only while the bytes so
+// far are below req.Bytes, and with SameQueue stopping after the first
+// packet of another txq. next returns false when nothing is left.
+func BulkDequeue(req DequeueReq, out []skb.Packet, next func() (skb.Packet, bool)) []skb.Packet {
 	var bytes int64
 	first := -1
-	for n := 0; n < max(req.Max, 1) && !empty(); n++ {
+	for n := 0; n < max(req.Max, 1); n++ {
 		if n > 0 && bytes >= req.Bytes {
 			break
 		}
-		p := next()
+		p, ok := next()
+		if !ok {
+			break
+		}
 		out = append(out, p)
 		bytes += int64(p.Len)
 		if first < 0 {
@@ -61,6 +66,16 @@ func dequeueBulk(req DequeueReq, out []skb.Packet, empty func() bool, next func(
 		}
 	}
 	return out
+}
+
+// dequeueBulk is BulkDequeue over a queue with an emptiness test.
+func dequeueBulk(req DequeueReq, out []skb.Packet, empty func() bool, next func() skb.Packet) []skb.Packet {
+	return BulkDequeue(req, out, func() (skb.Packet, bool) {
+		if empty() {
+			return skb.Packet{}, false
+		}
+		return next(), true
+	})
 }
 
 // PFifo is pfifo (net/sched/sch_fifo.c): tail drop at limit packets.

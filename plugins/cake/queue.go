@@ -6,6 +6,17 @@ import (
 	"github.com/txlab/txlab/framework/skb"
 )
 
+// bulkHosts counts a flow joining (+1) or leaving (-1) the bulk set in
+// its hosts' bulk_flow_count, for the dual and triple isolation modes.
+func (q *Cake) bulkHosts(b *cakeTin, flow *cakeFlow, delta int) {
+	if cakeDsrc(q.flowMode) {
+		b.hosts[flow.srchost].srchostBulkFlowCount += uint16(delta)
+	}
+	if cakeDdst(q.flowMode) {
+		b.hosts[flow.dsthost].dsthostBulkFlowCount += uint16(delta)
+	}
+}
+
 // heapBacklog is cake_heap_get_backlog.
 func (q *Cake) heapBacklog(i int) uint32 {
 	e := q.overflowHeap[i]
@@ -200,12 +211,7 @@ func (q *Cake) enqueue(ctx qdisc.Ctx, p skb.Packet) qdisc.Code {
 		flow.set = setBulk
 		b.sparseFlowCount--
 		b.bulkFlowCount++
-		if cakeDsrc(q.flowMode) {
-			b.hosts[flow.srchost].srchostBulkFlowCount++
-		}
-		if cakeDdst(q.flowMode) {
-			b.hosts[flow.dsthost].dsthostBulkFlowCount++
-		}
+		q.bulkHosts(b, flow, +1)
 	}
 
 	if q.bufferUsed > q.bufferMaxUsed {
@@ -252,28 +258,12 @@ func (q *Cake) dequeueOne() (pkt, bool) {
 
 // Dequeue implements qdisc.Qdisc: cake_dequeue, repeated for a bulk.
 func (q *Cake) Dequeue(ctx qdisc.Ctx, req qdisc.DequeueReq, out []skb.Packet) []skb.Packet {
-	var bytes int64
-	first := -1
-	for n := 0; n < max(req.Max, 1); n++ {
-		if n > 0 && bytes >= req.Bytes {
-			break
+	return qdisc.BulkDequeue(req, out, func() (skb.Packet, bool) {
+		if p, ok := q.takePeeked(); ok {
+			return p, true
 		}
-		p, ok := q.takePeeked()
-		if !ok {
-			p, ok = q.dequeue(ctx)
-		}
-		if !ok {
-			break
-		}
-		out = append(out, p)
-		bytes += int64(p.Len)
-		if first < 0 {
-			first = int(p.Queue)
-		} else if req.SameQueue && int(p.Queue) != first {
-			break
-		}
-	}
-	return out
+		return q.dequeue(ctx)
+	})
 }
 
 // dequeue is cake_dequeue.
@@ -370,12 +360,7 @@ retry:
 				if len(flow.q) > 0 {
 					b.sparseFlowCount--
 					b.bulkFlowCount++
-					if cakeDsrc(q.flowMode) {
-						srchost.srchostBulkFlowCount++
-					}
-					if cakeDdst(q.flowMode) {
-						dsthost.dsthostBulkFlowCount++
-					}
+					q.bulkHosts(b, flow, +1)
 					flow.set = setBulk
 				} else {
 					flow.set = setSparseWait
@@ -413,12 +398,7 @@ retry:
 					switch flow.set {
 					case setBulk:
 						b.bulkFlowCount--
-						if cakeDsrc(q.flowMode) {
-							srchost.srchostBulkFlowCount--
-						}
-						if cakeDdst(q.flowMode) {
-							dsthost.dsthostBulkFlowCount--
-						}
+						q.bulkHosts(b, flow, -1)
 						b.decayingFlowCount++
 					case setSparse, setSparseWait:
 						b.sparseFlowCount--
@@ -434,12 +414,7 @@ retry:
 						b.sparseFlowCount--
 					case setBulk:
 						b.bulkFlowCount--
-						if cakeDsrc(q.flowMode) {
-							srchost.srchostBulkFlowCount--
-						}
-						if cakeDdst(q.flowMode) {
-							dsthost.dsthostBulkFlowCount--
-						}
+						q.bulkHosts(b, flow, -1)
 					default:
 						b.decayingFlowCount--
 					}
