@@ -28,6 +28,8 @@ func newApp() *cli.App {
 		Usage: "a deterministic virtual-time lab for the Linux transmit path",
 		Commands: []*cli.Command{
 			runCommand(),
+			checkCommand(),
+			scriptsCommand(),
 			listCommand(),
 			{
 				Name:  "version",

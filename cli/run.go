@@ -52,9 +52,9 @@ func runFlags() []cli.Flag {
 func runCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "run",
-		Usage:     "run an experiment configured from flags",
-		ArgsUsage: " ",
-		Flags:     runFlags(),
+		Usage:     "run an experiment configured from flags, or from a Tengo script (flags set explicitly override it)",
+		ArgsUsage: "[SCRIPT.tengo]",
+		Flags:     append(append(runFlags(), scriptFlags()...), traceFlags()...),
 		Action:    runAction,
 	}
 }
@@ -124,36 +124,59 @@ func variants(base run.Spec, compare string) ([]run.Spec, error) {
 }
 
 func runAction(c *cli.Context) error {
-	if c.NArg() > 0 {
-		return fmt.Errorf("run: unexpected argument %q (scripts come with the Tengo front end)", c.Args().First())
+	args, err := positionalArgs(c)
+	if err != nil {
+		return err
+	}
+	if len(args) > 1 {
+		return fmt.Errorf("run: want at most one SCRIPT.tengo, got %d arguments", len(args))
 	}
 	format := c.String("format")
 	if format != "text" && format != "json" {
 		return fmt.Errorf("--format %q: want text or json", format)
 	}
-	base, err := specFromFlags(c)
+	script := ""
+	if len(args) == 1 {
+		script = args[0]
+	}
+	tr, err := startTrace(c, script)
 	if err != nil {
 		return err
 	}
-	specs, err := variants(base, c.String("compare"))
-	if err != nil {
-		return err
+	var specs []run.Spec
+	if len(args) == 1 {
+		if specs, err = scriptSpecs(c, args[0]); err != nil {
+			finishTrace(c, tr, nil, err)
+			return err
+		}
+	} else {
+		base, err := specFromFlags(c)
+		if err == nil {
+			specs, err = variants(base, c.String("compare"))
+		}
+		if err != nil {
+			finishTrace(c, tr, nil, err)
+			return err
+		}
 	}
+	describeTrace(tr, specs)
 	var reps []*report.Report
 	var firstErr error
 	for i, s := range specs {
 		bar := newProgress(c, s.Name, i, len(specs))
-		rep, err := run.Run(s, bar.update)
+		rep, err := run.RunTraced(s, bar.update, tr)
 		bar.finish()
 		reps = append(reps, rep)
 		if err != nil && firstErr == nil {
 			firstErr = fmt.Errorf("%s: %w", variantLabel(s), err)
 		}
 	}
-	if err := writeReports(c, format, reps); err != nil {
-		return err
+	err = writeReports(c, format, reps)
+	if err == nil {
+		err = firstErr
 	}
-	return firstErr
+	finishTrace(c, tr, reps, err)
+	return err
 }
 
 func variantLabel(s run.Spec) string {

@@ -53,6 +53,10 @@ type Ctx interface {
 	NapiScheduleLocal(v int)
 	// CPU is the id of the CPU running this call.
 	CPU() int
+	// HasQdisc is !qdisc_txq_has_no_queue(txq): the txq has a real
+	// qdisc (not noqueue), so the driver may return NETDEV_TX_BUSY and
+	// the host requeues (veth backpressure, dc82a33297fc / 34dd0fecaa02).
+	HasQdisc(txq int) bool
 }
 
 // Setup describes the device the host builds around a driver.
@@ -112,6 +116,15 @@ type Driver interface {
 	Poll(ctx Ctx, v int, budget int) (work int, done bool)
 	// Stats is ethtool -S, per queue.
 	Stats() []QueueStats
+}
+
+// QueueSelector is an optional Driver extension: ndo_select_queue. The
+// host calls it from netdev_core_pick_tx on multiqueue devices; ok=false
+// means "return netdev_pick_tx(dev, skb, NULL)", the socket cache / XPS /
+// hash fallback. A q outside [0, numTxQ) is clamped to 0 as
+// netdev_cap_txqueue does.
+type QueueSelector interface {
+	SelectQueue(p skb.Packet, numTxQ int) (q int, ok bool)
 }
 
 // Factory makes a driver.

@@ -149,6 +149,9 @@ func (x *dctx) WakeQueue(i int) {
 	}
 }
 
+// HasQdisc is !qdisc_txq_has_no_queue: the txq has a qdisc, not noqueue.
+func (x *dctx) HasQdisc(i int) bool { return x.txq(i).qdisc != nil }
+
 func (x *dctx) QueueStopped(i int) bool { return x.txq(i).state&queueDrvXoff != 0 }
 func (x *dctx) XmitStopped(i int) bool  { return x.txq(i).Stopped() }
 

@@ -1,6 +1,7 @@
 package netdev
 
 import (
+	"github.com/txlab/txlab/framework/driver"
 	"github.com/txlab/txlab/framework/qdisc"
 	"github.com/txlab/txlab/framework/sim"
 	"github.com/txlab/txlab/framework/skb"
@@ -44,6 +45,18 @@ func (n *Net) netdevCorePickTx(c *sim.CPU, d *Device, s *skb.SKB) *TxQueue {
 	if nq == 1 {
 		s.Queue = 0
 		return d.Queues[0]
+	}
+	// ndo_select_queue: a driver with its own selector (i40e's
+	// i40e_lan_select_queue) decides first; ok=false is its
+	// "return netdev_pick_tx()", which is the code below.
+	if sel, ok := d.Drv.(driver.QueueSelector); ok {
+		if qi, ok := sel.SelectQueue(s.Packet, nq); ok {
+			if qi < 0 || qi >= nq {
+				qi = 0 // netdev_cap_txqueue
+			}
+			s.Queue = uint16(qi)
+			return d.Queues[qi]
+		}
 	}
 	if s.Owner != nil {
 		if cache, ok := s.Owner.(TxQueueCache); ok {

@@ -10,9 +10,12 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+
 	"github.com/txlab/txlab/framework/netdev"
 	"github.com/txlab/txlab/framework/report"
 	"github.com/txlab/txlab/framework/sim"
+	"github.com/txlab/txlab/framework/trace"
 	"github.com/txlab/txlab/framework/workload"
 )
 
@@ -109,11 +112,26 @@ func (s *Spec) Validate() error {
 // Run executes spec. It always returns a report, partial on failure, with
 // the accounting checked; err says what went wrong.
 func Run(spec Spec, progress Progress) (*report.Report, error) {
+	return RunTraced(spec, progress, nil)
+}
+
+// RunTraced is Run recording the host into tr (nil: no tracing): the
+// variant's phases as wall-clock spans and sampled packet journeys in
+// simulated time.
+func RunTraced(spec Spec, progress Progress, tr *trace.Run) (*report.Report, error) {
 	wall := time.Now()
 	rep := &report.Report{Name: spec.Name, Profile: spec.Profile, Seed: spec.Seed}
+	name := spec.Name
+	if name == "" {
+		name = spec.Profile
+	}
+	tv := tr.Variant("variant "+name, attribute.String("profile", spec.Profile), attribute.Int64("seed", int64(spec.Seed)),
+		attribute.String("qdisc", spec.Qdisc), attribute.String("driver", spec.Driver))
+	tv.Phase("setup")
 	fail := func(err error) (*report.Report, error) {
 		rep.Error = err.Error()
 		rep.Normalize()
+		tv.End(attribute.String("error", err.Error()))
 		return rep, err
 	}
 	if err := spec.Validate(); err != nil {
@@ -145,6 +163,12 @@ func Run(spec Spec, progress Progress) (*report.Report, error) {
 		return fail(err)
 	}
 	fillSetup(rep, &spec, topo, dev, cfg, costs)
+	tv.Attach(net)
+	if spec.Warmup > 0 {
+		tv.Phase("warmup")
+	} else {
+		tv.Phase("measure")
+	}
 
 	interval := spec.Interval
 	if interval == 0 {
@@ -165,6 +189,7 @@ func Run(spec Spec, progress Progress) (*report.Report, error) {
 			rep.Series = append(rep.Series, interval_(prev, cur, t, next, net))
 		}
 		if spec.Warmup > 0 && next == spec.Warmup {
+			tv.Phase("measure")
 			snap = cur
 			e.ResetLockStats()
 			net.XmitHist.Reset()
@@ -175,6 +200,7 @@ func Run(spec Spec, progress Progress) (*report.Report, error) {
 			progress(t, spec.Duration)
 		}
 	}
+	tv.Phase("report")
 	fillResults(rep, net, e, dev, wl, snap, spec)
 	acts.fillPhases(rep.Counters, take(net, e))
 	rep.SimWallNs = time.Since(wall).Nanoseconds()
@@ -185,7 +211,23 @@ func Run(spec Spec, progress Progress) (*report.Report, error) {
 	if !rep.AccountingOK {
 		return fail(fmt.Errorf("%s", rep.AccountingError))
 	}
+	tv.End(summary(rep)...)
 	return rep, nil
+}
+
+// summary is a report's headline as span attributes a user filters on.
+func summary(rep *report.Report) []attribute.KeyValue {
+	kv := []attribute.KeyValue{attribute.Float64("tx_pps", rep.TxPps), attribute.Float64("cpu_ns_per_packet", rep.CPUNsPerPacket),
+		attribute.Int64("tx_packets", int64(rep.TxPackets)), attribute.Int64("dropped_packets", int64(rep.DroppedPackets))}
+	reasons := make([]string, 0, len(rep.Drops))
+	for r := range rep.Drops {
+		reasons = append(reasons, r)
+	}
+	sort.Strings(reasons)
+	for _, r := range reasons {
+		kv = append(kv, attribute.Int64("drops."+r, int64(rep.Drops[r])))
+	}
+	return kv
 }
 
 // irqCPUs is ice's default IRQ affinity: vector i on the i-th CPU of

@@ -150,6 +150,57 @@ type Workload struct {
 	CPUs    []int
 	Sockets []*Socket
 	flows   []Flow
+
+	// Run-time control (timed actions): the current udp_rate total rate,
+	// and per sender whether it is paused and, if so, its parked CPU.
+	rate   float64
+	paused []bool
+	parked []*sim.CPU
+}
+
+// Rate is the current total offered rate of a udp_rate workload.
+func (w *Workload) Rate() float64 { return w.rate }
+
+// SetRate changes a udp_rate workload's total rate (packets/s) from the
+// next packet of each sender on.
+func (w *Workload) SetRate(pps float64) error {
+	if w.Spec.Kind != UDPRate {
+		return fmt.Errorf("workload: only udp_rate has a rate (this one is %s)", w.Spec.Kind)
+	}
+	if !(pps > 0) {
+		return fmt.Errorf("workload: rate must be > 0 packets/s, got %v (stop the senders instead)", pps)
+	}
+	w.rate = pps
+	return nil
+}
+
+// Paused reports whether sender i is paused.
+func (w *Workload) Paused(i int) bool { return w.paused[i] }
+
+// Pause stops sender i before its next packet; it sleeps until Resume.
+func (w *Workload) Pause(i int) { w.paused[i] = true }
+
+// Resume restarts sender i at time now (call from engine context).
+func (w *Workload) Resume(i int, now sim.Time) {
+	w.paused[i] = false
+	if c := w.parked[i]; c != nil {
+		w.parked[i] = nil
+		c.Wake(now)
+	}
+}
+
+// waitWhilePaused parks sender i's thread while it is paused; it reports
+// whether it slept.
+func (w *Workload) waitWhilePaused(c *sim.CPU, i int) bool {
+	if !w.paused[i] {
+		return false
+	}
+	for w.paused[i] {
+		w.parked[i] = c
+		c.Sleep()
+	}
+	w.parked[i] = nil
+	return true
 }
 
 // mix is a 64-bit finaliser (splitmix64), standing in for the kernel's
@@ -181,7 +232,7 @@ func Start(net *netdev.Net, dev *netdev.Device, spec Spec) (*Workload, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &Workload{Spec: spec, CPUs: cpus}
+	w := &Workload{Spec: spec, CPUs: cpus, rate: spec.Rate, paused: make([]bool, len(cpus)), parked: make([]*sim.CPU, len(cpus))}
 	hashrnd := net.E.Rand("workload/hashrnd").Uint64()
 	nflows := spec.Senders
 	if spec.Kind == UDPRate {
@@ -199,7 +250,8 @@ func Start(net *netdev.Net, dev *netdev.Device, spec Spec) (*Workload, error) {
 			sock := &Socket{ID: i, Sndbuf: net.Cfg.Sndbuf, txq: -1}
 			w.Sockets = append(w.Sockets, sock)
 			flow := w.flows[i]
-			c.Start(start, func(c *sim.CPU) { w.udpStream(c, net, dev, sock, flow) })
+			idx := i
+			c.Start(start, func(c *sim.CPU) { w.udpStream(c, net, dev, idx, sock, flow) })
 		case UDPRate:
 			idx := i
 			c.Start(start, func(c *sim.CPU) { w.udpRate(c, net, dev, idx) })
@@ -222,10 +274,11 @@ func (w *Workload) fill(s *skb.SKB, f Flow, l2, truesize uint32) {
 
 // udpStream is one netperf UDP_STREAM thread: sendmsg in a loop, blocking
 // in sock_alloc_send_skb while the socket's sndbuf is full.
-func (w *Workload) udpStream(c *sim.CPU, net *netdev.Net, dev *netdev.Device, sock *Socket, f Flow) {
+func (w *Workload) udpStream(c *sim.CPU, net *netdev.Net, dev *netdev.Device, idx int, sock *Socket, f Flow) {
 	costs := c.Costs()
 	l2, truesize := w.lens()
 	for {
+		w.waitWhilePaused(c, idx)
 		c.Sync() // syscall entry: an instruction boundary
 		if sock.Wmem+int(truesize) > sock.Sndbuf {
 			sock.Sleeps++
@@ -254,12 +307,15 @@ func (w *Workload) udpStream(c *sim.CPU, net *netdev.Net, dev *netdev.Device, so
 func (w *Workload) udpRate(c *sim.CPU, net *netdev.Net, dev *netdev.Device, idx int) {
 	costs := c.Costs()
 	l2, truesize := w.lens()
-	per := w.Spec.Rate / float64(w.Spec.Senders)
-	interval := float64(sim.Second) / per
 	next := float64(c.Now())
 	nflows := len(w.flows)
 	k := 0
 	for {
+		if w.waitWhilePaused(c, idx) {
+			next = float64(c.Now()) // no catch-up burst after a pause
+		}
+		per := w.rate / float64(w.Spec.Senders)
+		interval := float64(sim.Second) / per
 		if t := sim.Time(next); c.Now() < t {
 			c.SleepUntil(t)
 		}

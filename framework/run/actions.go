@@ -1,0 +1,295 @@
+package run
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/txlab/txlab/framework/netdev"
+	"github.com/txlab/txlab/framework/qdisc"
+	"github.com/txlab/txlab/framework/sim"
+	"github.com/txlab/txlab/framework/workload"
+)
+
+// Action is something done to a running host at a point of simulated
+// time: once at At, or at At, At+Every, ... while before Until (0: the end
+// of the run). Actions run between engine steps, in engine context (no
+// CPU is mid-step): every event up to that time has been processed.
+// Actions due at the same time run in the order of Spec.Actions.
+type Action struct {
+	Name  string // shown in errors
+	At    sim.Time
+	Every sim.Time
+	Until sim.Time
+	Do    func(*Live) error
+}
+
+// QdiscChanger is implemented by a qdisc that accepts `tc qdisc change`
+// at run time: args are tc option words, parsed as Init parses them; the
+// returned Info replaces the flags' limit (read by the llist defer bound).
+// A qdisc without it cannot be changed while running.
+type QdiscChanger interface {
+	Change(args []string) (qdisc.Info, error)
+}
+
+// LiveStats are cumulative counters at the instant an action runs.
+type LiveStats struct {
+	Now            sim.Time
+	OfferedPackets uint64
+	TxPackets      uint64
+	TxBytes        uint64
+	DroppedPackets uint64
+	Drops          map[string]uint64 // by reason
+	BacklogPackets int64             // all qdiscs
+	Rate           float64           // udp_rate: the current total rate
+	Senders        int
+	Running        int // senders not paused
+}
+
+// Live is what an action sees and may change.
+type Live struct {
+	e      *sim.Engine
+	net    *netdev.Net
+	dev    *netdev.Device
+	wl     *workload.Workload
+	store  map[any]any
+	phases []phaseMark
+}
+
+type phaseMark struct {
+	name string
+	snap snapshot
+}
+
+// Now is the current simulated time.
+func (l *Live) Now() sim.Time { return l.e.Now() }
+
+// Stats returns the host's counters now.
+func (l *Live) Stats() LiveStats {
+	s := LiveStats{Now: l.e.Now(), OfferedPackets: l.net.Offered, TxPackets: l.net.TxPkts, TxBytes: l.net.TxBytes,
+		DroppedPackets: l.net.DroppedPackets(), Drops: map[string]uint64{}, Rate: l.wl.Rate(), Senders: len(l.wl.CPUs)}
+	for r, v := range l.net.Drops {
+		s.Drops[string(r)] = v
+	}
+	for _, q := range l.net.Qdiscs() {
+		s.BacklogPackets += int64(q.Qlen())
+	}
+	for i := range l.wl.CPUs {
+		if !l.wl.Paused(i) {
+			s.Running++
+		}
+	}
+	return s
+}
+
+// Store is scratch space that lives as long as this run (an action's
+// state between its occurrences); keys are the action's own.
+func (l *Live) Store() map[any]any { return l.store }
+
+// SetRate changes the udp_rate workload's total offered rate.
+func (l *Live) SetRate(pps float64) error { return l.wl.SetRate(pps) }
+
+// StopSenders pauses the listed senders (indexes 0..senders-1; nil: all).
+func (l *Live) StopSenders(idx []int) error {
+	return l.eachSender(idx, func(i int) { l.wl.Pause(i) })
+}
+
+// StartSenders resumes the listed senders (nil: all).
+func (l *Live) StartSenders(idx []int) error {
+	return l.eachSender(idx, func(i int) { l.wl.Resume(i, l.e.Now()) })
+}
+
+func (l *Live) eachSender(idx []int, f func(int)) error {
+	n := len(l.wl.CPUs)
+	if idx == nil {
+		for i := 0; i < n; i++ {
+			f(i)
+		}
+		return nil
+	}
+	for _, i := range idx {
+		if i < 0 || i >= n {
+			return fmt.Errorf("sender %d out of range (senders 0-%d)", i, n-1)
+		}
+	}
+	for _, i := range idx {
+		f(i)
+	}
+	return nil
+}
+
+// ChangeQdisc is `tc qdisc change`: args are option words for the root
+// qdisc, or for every mq child when queue < 0, or for mq child queue.
+func (l *Live) ChangeQdisc(queue int, args []string) error {
+	var targets []*netdev.Qdisc
+	switch {
+	case l.dev.Root != nil && queue < 0:
+		targets = []*netdev.Qdisc{l.dev.Root}
+	case l.dev.Root != nil:
+		return fmt.Errorf("change qdisc: queue %d given but the root %s is not mq", queue, l.dev.Root.Kind)
+	case len(l.dev.Children) == 0:
+		return fmt.Errorf("change qdisc: %s has no qdisc to change", l.dev.RootKind)
+	case queue < 0:
+		targets = l.dev.Children
+	case queue >= len(l.dev.Children):
+		return fmt.Errorf("change qdisc: queue %d out of range (mq has %d children)", queue, len(l.dev.Children))
+	default:
+		targets = []*netdev.Qdisc{l.dev.Children[queue]}
+	}
+	for _, q := range targets {
+		ch, ok := q.Ops.(QdiscChanger)
+		if !ok {
+			return fmt.Errorf("change qdisc: %s %s cannot be changed while running", q.Kind, q.Handle)
+		}
+		info, err := ch.Change(args)
+		if err != nil {
+			return fmt.Errorf("change qdisc %s %s: %w", q.Kind, q.Handle, err)
+		}
+		q.Limit = info.Limit
+	}
+	return nil
+}
+
+// Phase marks the start of a named phase (it ends where the next one
+// starts, or at the end of the run). The report's counters get, per
+// phase, "phase.<name>.start_ns", ".end_ns", ".offered_packets",
+// ".tx_packets", ".dropped_packets" and ".tx_pps".
+func (l *Live) Phase(name string) error {
+	name = strings.TrimSpace(name)
+	if name == "" || strings.ContainsAny(name, " \t\n.") {
+		return fmt.Errorf("phase name %q: want a non-empty word without dots", name)
+	}
+	for _, p := range l.phases {
+		if p.name == name {
+			return fmt.Errorf("phase %q marked twice", name)
+		}
+	}
+	l.phases = append(l.phases, phaseMark{name: name, snap: take(l.net, l.e)})
+	return nil
+}
+
+func validateActions(acts []Action) error {
+	for i, a := range acts {
+		what := a.Name
+		if what == "" {
+			what = fmt.Sprintf("action %d", i)
+		}
+		switch {
+		case a.Do == nil:
+			return fmt.Errorf("%s: nothing to do", what)
+		case a.At < 0:
+			return fmt.Errorf("%s: time %dns is negative", what, a.At)
+		case a.Every < 0:
+			return fmt.Errorf("%s: interval %dns is negative", what, a.Every)
+		case a.Until < 0:
+			return fmt.Errorf("%s: until %dns is negative", what, a.Until)
+		}
+	}
+	return nil
+}
+
+// actionRunner interleaves actions with engine steps.
+type actionRunner struct {
+	acts []Action
+	next []sim.Time // next occurrence per action, -1: done
+	end  sim.Time
+	live *Live
+}
+
+func newActionRunner(acts []Action, live *Live, end sim.Time) *actionRunner {
+	r := &actionRunner{acts: acts, next: make([]sim.Time, len(acts)), end: end, live: live}
+	for i, a := range acts {
+		r.next[i] = a.At
+		r.retire(i)
+	}
+	return r
+}
+
+// retire marks action i done if its next occurrence is past its bound.
+func (r *actionRunner) retire(i int) {
+	until := r.acts[i].Until
+	if until == 0 || until > r.end {
+		until = r.end
+	}
+	if r.next[i] >= until {
+		r.next[i] = -1
+	}
+}
+
+// due is the earliest pending occurrence, or -1.
+func (r *actionRunner) due() sim.Time {
+	t := sim.Time(-1)
+	for _, n := range r.next {
+		if n >= 0 && (t < 0 || n < t) {
+			t = n
+		}
+	}
+	return t
+}
+
+// runUntil advances the engine to until, stopping at each action due on
+// the way (including at until) to run it.
+func (r *actionRunner) runUntil(e *sim.Engine, until sim.Time) error {
+	for {
+		t := r.due()
+		if t < 0 || t > until {
+			return e.Run(until)
+		}
+		if t > e.Now() {
+			if err := e.Run(t); err != nil {
+				return err
+			}
+		}
+		for i, a := range r.acts {
+			if r.next[i] != t {
+				continue
+			}
+			if err := a.Do(r.live); err != nil {
+				what := a.Name
+				if what == "" {
+					what = fmt.Sprintf("action %d", i)
+				}
+				return fmt.Errorf("%s at %s: %w", what, fmtTime(t), err)
+			}
+			if a.Every > 0 {
+				r.next[i] = t + a.Every
+				r.retire(i)
+			} else {
+				r.next[i] = -1
+			}
+		}
+	}
+}
+
+// fillPhases writes the phase counters into the report.
+func (r *actionRunner) fillPhases(counters map[string]uint64, end snapshot) {
+	ph := r.live.phases
+	for i, p := range ph {
+		stop := end
+		if i+1 < len(ph) {
+			stop = ph[i+1].snap
+		}
+		k := "phase." + p.name + "."
+		counters[k+"start_ns"] = uint64(p.snap.at)
+		counters[k+"end_ns"] = uint64(stop.at)
+		counters[k+"offered_packets"] = stop.offered - p.snap.offered
+		counters[k+"tx_packets"] = stop.tx - p.snap.tx
+		counters[k+"dropped_packets"] = stop.dropped - p.snap.dropped
+		if d := stop.at - p.snap.at; d > 0 {
+			counters[k+"tx_pps"] = uint64(float64(stop.tx-p.snap.tx) * float64(sim.Second) / float64(d))
+		}
+	}
+}
+
+// fmtTime prints a simulated time the way a script writes it.
+func fmtTime(t sim.Time) string {
+	units := []struct {
+		s string
+		n sim.Time
+	}{{"s", sim.Second}, {"ms", sim.Millisecond}, {"us", sim.Microsecond}}
+	for _, u := range units {
+		if t != 0 && t%u.n == 0 {
+			return fmt.Sprintf("%d%s", t/u.n, u.s)
+		}
+	}
+	return fmt.Sprintf("%dns", t)
+}

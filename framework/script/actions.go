@@ -1,0 +1,345 @@
+package script
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/d5/tengo/v2"
+
+	"github.com/txlab/txlab/framework/run"
+	"github.com/txlab/txlab/framework/sim"
+)
+
+// actionDef is a parsed action map.
+type actionDef struct {
+	desc      string
+	phase     string
+	stop      []int
+	hasStop   bool
+	start     []int
+	hasStart  bool
+	rate      float64
+	qdisc     []string
+	queue     int
+	log       string
+	hook      *hookObj
+	fromAHook bool
+}
+
+var actionKeys = []string{"phase", "stop", "start", "rate", "qdisc", "queue", "log", "hook"}
+
+// parseAction reads {rate: "2M", stop: "0-3", start: "all", qdisc:
+// "limit 100", queue: 2, phase: "burst", log: "...", hook: h}, or a bare
+// hook. fromHook forbids nesting hooks.
+func parseAction(v any, fromHook bool) (*actionDef, error) {
+	if h, ok := v.(*hookObj); ok && !fromHook {
+		return &actionDef{desc: "hook", hook: h, queue: -1}, nil
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("an action is a map like {rate: \"2M\"} or a hook, got %s", typeName(v))
+	}
+	known := actionKeys
+	if fromHook {
+		known = actionKeys[:len(actionKeys)-1]
+	}
+	if err := checkKeys("action", m, known...); err != nil {
+		return nil, err
+	}
+	a := &actionDef{queue: -1, fromAHook: fromHook}
+	var err error
+	if x, ok := m["phase"]; ok {
+		if a.phase, err = asString("phase", x); err != nil {
+			return nil, err
+		}
+		if a.phase == "" || strings.ContainsAny(a.phase, " \t\n.") {
+			return nil, fmt.Errorf("phase %q: want a non-empty word without dots", a.phase)
+		}
+	}
+	if x, ok := m["stop"]; ok {
+		if a.stop, err = senderList("stop", x); err != nil {
+			return nil, err
+		}
+		a.hasStop = true
+	}
+	if x, ok := m["start"]; ok {
+		if a.start, err = senderList("start", x); err != nil {
+			return nil, err
+		}
+		a.hasStart = true
+	}
+	if x, ok := m["rate"]; ok {
+		if a.rate, err = asCount("rate", x); err != nil {
+			return nil, err
+		}
+		if !(a.rate > 0) {
+			return nil, fmt.Errorf("rate must be > 0 packets/s (stop the senders instead)")
+		}
+	}
+	if x, ok := m["qdisc"]; ok {
+		switch q := x.(type) {
+		case map[string]any:
+			if _, hasKind := q["kind"]; hasKind {
+				return nil, fmt.Errorf("qdisc change takes options only (tc qdisc change), not a kind")
+			}
+			a.qdisc, err = optionWords("qdisc", q)
+		default:
+			a.qdisc, err = qdiscWords("qdisc", x)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if len(a.qdisc) == 0 {
+			return nil, fmt.Errorf("qdisc change: no options given")
+		}
+	}
+	if x, ok := m["queue"]; ok {
+		if a.qdisc == nil {
+			return nil, fmt.Errorf("queue goes with a qdisc change")
+		}
+		n, err := asInt("queue", x, 0, 4095)
+		if err != nil {
+			return nil, err
+		}
+		a.queue = int(n)
+	}
+	if x, ok := m["log"]; ok {
+		if a.log, err = asString("log", x); err != nil {
+			return nil, err
+		}
+	}
+	if x, ok := m["hook"]; ok {
+		h, isHook := x.(*hookObj)
+		if !isHook {
+			return nil, fmt.Errorf("hook: want txlab.hook(`...`), got %s", typeName(x))
+		}
+		a.hook = h
+	}
+	var parts []string
+	for _, k := range sortedKeys(m) {
+		if k == "hook" {
+			parts = append(parts, "hook")
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("%s: %v", k, m[k]))
+	}
+	a.desc = "{" + strings.Join(parts, ", ") + "}"
+	return a, nil
+}
+
+// check validates an action against a spec (run-time-only errors are
+// found early this way: a rate on udp_stream, a sender out of range).
+func (a *actionDef) check(s *run.Spec) error {
+	if a.rate > 0 && s.Workload.Kind != "udp_rate" {
+		return fmt.Errorf("rate changes need udp_rate senders (these are %s)", s.Workload.Kind)
+	}
+	for _, l := range [][]int{a.stop, a.start} {
+		for _, i := range l {
+			if i >= s.Workload.Senders {
+				return fmt.Errorf("sender %d out of range (senders 0-%d)", i, s.Workload.Senders-1)
+			}
+		}
+	}
+	if a.queue >= 0 && a.queue >= s.Queues {
+		return fmt.Errorf("queue %d out of range (queues 0-%d)", a.queue, s.Queues-1)
+	}
+	return nil
+}
+
+// do applies the action: phase, stop, start, rate, qdisc, log, hook.
+func (a *actionDef) do(p *Program, l *run.Live, key any) error {
+	if a.phase != "" {
+		if err := l.Phase(a.phase); err != nil {
+			return err
+		}
+	}
+	if a.hasStop {
+		if err := l.StopSenders(a.stop); err != nil {
+			return err
+		}
+	}
+	if a.hasStart {
+		if err := l.StartSenders(a.start); err != nil {
+			return err
+		}
+	}
+	if a.rate > 0 {
+		if err := l.SetRate(a.rate); err != nil {
+			return err
+		}
+	}
+	if a.qdisc != nil {
+		if err := l.ChangeQdisc(a.queue, a.qdisc); err != nil {
+			return err
+		}
+	}
+	if a.log != "" {
+		fmt.Fprintf(p.opts.Log, "%s: [%s] %s\n", p.name, fmtNs(l.Now()), a.log)
+	}
+	if a.hook != nil {
+		return a.hook.run(p, l, key)
+	}
+	return nil
+}
+
+func (b *builder) addAction(act run.Action, v any) error {
+	a, err := parseAction(v, false)
+	if err != nil {
+		return err
+	}
+	if err := a.check(&b.base); err != nil {
+		return err
+	}
+	when := "at " + fmtNs(act.At)
+	if act.Every > 0 {
+		when = "every " + fmtNs(act.Every)
+	}
+	act.Name = when + " " + a.desc
+	p, key := b.p, new(int)
+	act.Do = func(l *run.Live) error { return a.do(p, l, key) }
+	b.actions = append(b.actions, act)
+	b.actionDefs = append(b.actionDefs, a)
+	return nil
+}
+
+func fmtNs(t sim.Time) string {
+	switch {
+	case t != 0 && t%sim.Second == 0:
+		return fmt.Sprintf("%ds", t/sim.Second)
+	case t != 0 && t%sim.Millisecond == 0:
+		return fmt.Sprintf("%dms", t/sim.Millisecond)
+	case t != 0 && t%sim.Microsecond == 0:
+		return fmt.Sprintf("%dus", t/sim.Microsecond)
+	}
+	return fmt.Sprintf("%dns", t)
+}
+
+// hookObj is a compiled hook: a small script re-run at each occurrence
+// with the globals live (read-only stats), state (a map kept between
+// runs) and act (set it to an action map to act).
+type hookObj struct {
+	tengo.ObjectImpl
+	src      string
+	bytecode *tengo.Bytecode
+	nglobals int
+	base     *srcPos // where the source starts in the script, if known
+}
+
+func (h *hookObj) TypeName() string { return "hook" }
+func (h *hookObj) String() string   { return "<hook>" }
+
+var hookGlobals = []string{"live", "state", "act"}
+
+func (p *Program) newHook(src string) (*hookObj, error) {
+	h := &hookObj{src: src}
+	if pos, ok := p.rawHooks[src]; ok {
+		h.base = &pos
+	}
+	bc, n, err := compile(p.name, []byte(src), hookModules(), hookGlobals, true)
+	if err != nil {
+		return nil, h.place(err)
+	}
+	h.bytecode, h.nglobals = bc, n
+	return h, nil
+}
+
+// place moves an error's position from the hook's text into the script
+// file, or says it is inside a hook.
+func (h *hookObj) place(err error) error {
+	var se *Error
+	if !errors.As(err, &se) {
+		return err
+	}
+	out := *se
+	switch {
+	case se.Line == 0:
+		out.Msg = "in hook: " + se.Msg
+	case h.base != nil:
+		if se.Line == 1 {
+			out.Col = h.base.col + se.Col - 1
+		}
+		out.Line = h.base.line + se.Line - 1
+		out.Msg = "in hook: " + se.Msg
+	default:
+		out.Msg = fmt.Sprintf("in hook, at its line %d col %d: %s", se.Line, se.Col, se.Msg)
+		out.Line, out.Col = 0, 0
+	}
+	return &out
+}
+
+// hookState is one hook's state in one run.
+type hookState struct {
+	state *tengo.Map
+	prev  run.LiveStats
+	runs  int64
+}
+
+func (h *hookObj) run(p *Program, l *run.Live, key any) error {
+	st, _ := l.Store()[key].(*hookState)
+	if st == nil {
+		st = &hookState{state: &tengo.Map{Value: map[string]tengo.Object{}}}
+		l.Store()[key] = st
+	}
+	cur := l.Stats()
+	globals := make([]tengo.Object, h.nglobals)
+	globals[0] = liveObject(cur, st.prev, st.runs)
+	globals[1] = st.state
+	globals[2] = tengo.UndefinedValue
+	if err := runVM(p.name, h.bytecode, globals, p.opts.HookMaxAllocs, p.opts.HookTimeout, "--hook-max-allocs", "--hook-timeout"); err != nil {
+		return h.place(err)
+	}
+	st.prev, st.runs = cur, st.runs+1
+	switch s := globals[1].(type) {
+	case *tengo.Map:
+		st.state = s
+	default:
+		return h.place(&Error{File: p.name, Msg: fmt.Sprintf("state must stay a map, got %s", s.TypeName())})
+	}
+	if globals[2] == tengo.UndefinedValue {
+		return nil
+	}
+	v, err := fromObj(globals[2])
+	if err != nil {
+		return h.place(&Error{File: p.name, Msg: "act: " + err.Error()})
+	}
+	a, err := parseAction(v, true)
+	if err != nil {
+		return h.place(&Error{File: p.name, Msg: "act: " + err.Error()})
+	}
+	return a.do(p, l, nil)
+}
+
+// liveObject is the live map a hook sees.
+func liveObject(cur, prev run.LiveStats, runs int64) tengo.Object {
+	i := func(v int64) tengo.Object { return &tengo.Int{Value: v} }
+	f := func(v float64) tengo.Object { return &tengo.Float{Value: v} }
+	dt := cur.Now - prev.Now
+	rate := func(a, b uint64) tengo.Object {
+		if dt <= 0 {
+			return f(0)
+		}
+		return f(float64(a-b) * float64(sim.Second) / float64(dt))
+	}
+	drops := map[string]tengo.Object{}
+	for k, v := range cur.Drops {
+		drops[k] = i(int64(v))
+	}
+	return &tengo.ImmutableMap{Value: map[string]tengo.Object{
+		"now_ns":          i(cur.Now),
+		"dt_ns":           i(dt),
+		"runs":            i(runs),
+		"offered_packets": i(int64(cur.OfferedPackets)),
+		"tx_packets":      i(int64(cur.TxPackets)),
+		"tx_bytes":        i(int64(cur.TxBytes)),
+		"dropped_packets": i(int64(cur.DroppedPackets)),
+		"backlog_packets": i(cur.BacklogPackets),
+		"drops":           &tengo.ImmutableMap{Value: drops},
+		"rate":            f(cur.Rate),
+		"senders":         i(int64(cur.Senders)),
+		"running":         i(int64(cur.Running)),
+		"tx_pps":          rate(cur.TxPackets, prev.TxPackets),
+		"offered_pps":     rate(cur.OfferedPackets, prev.OfferedPackets),
+		"drop_pps":        rate(cur.DroppedPackets, prev.DroppedPackets),
+	}}
+}

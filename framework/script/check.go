@@ -1,0 +1,34 @@
+package script
+
+import (
+	"fmt"
+
+	"github.com/txlab/txlab/framework/run"
+)
+
+// Check builds every variant's host without simulating it (a run of one
+// nanosecond, no actions), so what only the whole build can find — a
+// driver option, a qdisc that needs more queues, a placement outside the
+// CPUs — fails here, named by variant.
+func (pl *Plan) Check() error {
+	for _, s := range pl.Specs {
+		if err := CheckSpec(s); err != nil {
+			what := pl.File
+			if s.Name != "" {
+				what += ": variant " + s.Name
+			}
+			return fmt.Errorf("%s: %w", what, err)
+		}
+	}
+	return nil
+}
+
+// CheckSpec dry-builds one spec.
+func CheckSpec(s run.Spec) error {
+	if err := s.Validate(); err != nil {
+		return err
+	}
+	s.Duration, s.Warmup, s.Interval, s.Actions = 1, 0, 0, nil
+	_, err := run.Run(s, nil)
+	return err
+}

@@ -1,0 +1,739 @@
+package script
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/d5/tengo/v2"
+
+	"github.com/txlab/txlab/framework/driver"
+	"github.com/txlab/txlab/framework/netdev"
+	"github.com/txlab/txlab/framework/qdisc"
+	"github.com/txlab/txlab/framework/run"
+	"github.com/txlab/txlab/framework/sim"
+	"github.com/txlab/txlab/framework/workload"
+)
+
+// builder is one evaluation's state.
+type builder struct {
+	p           *Program
+	base        run.Spec
+	description string
+	variants    []variantDef
+	actions     []run.Action
+	actionDefs  []*actionDef
+	paramsRead  map[string]bool
+}
+
+type variantDef struct {
+	name  string
+	apply func(*run.Spec) error
+}
+
+// BaseSpec is where a script starts: exactly what `txlab run` with no
+// flags runs (run.Default with the CLI's udp_rate defaults: 16 flows at
+// 1M packets/s).
+func BaseSpec() run.Spec {
+	s := run.Default()
+	s.Workload.Flows = 16
+	s.Workload.Rate = 1e6
+	return s
+}
+
+func newBuilder(p *Program) *builder {
+	b := &builder{p: p, base: BaseSpec(), paramsRead: map[string]bool{}}
+	b.description = Describe(p.src)
+	return b
+}
+
+// finish applies the variants to the finished base spec.
+func (b *builder) finish() ([]run.Spec, error) {
+	for _, k := range sortedKeysS(b.p.opts.Params) {
+		if !b.paramsRead[k] {
+			read := make([]string, 0, len(b.paramsRead))
+			for r := range b.paramsRead {
+				read = append(read, r)
+			}
+			sort.Strings(read)
+			if len(read) == 0 {
+				return nil, fmt.Errorf("unknown parameter %q (the script reads no parameters)", k)
+			}
+			return nil, fmt.Errorf("unknown parameter %q (the script reads: %s)", k, strings.Join(read, ", "))
+		}
+	}
+	var out []run.Spec
+	if len(b.variants) == 0 {
+		s := cloneSpec(b.base)
+		s.Actions = append([]run.Action(nil), b.actions...)
+		if err := b.validate(&s); err != nil {
+			return nil, err
+		}
+		return []run.Spec{s}, nil
+	}
+	for _, v := range b.variants {
+		s := cloneSpec(b.base)
+		s.Name = v.name
+		if err := v.apply(&s); err != nil {
+			return nil, fmt.Errorf("variant %s: %w", v.name, err)
+		}
+		s.Actions = append([]run.Action(nil), b.actions...)
+		if err := b.validate(&s); err != nil {
+			return nil, fmt.Errorf("variant %s: %w", v.name, err)
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+func (b *builder) validate(s *run.Spec) error {
+	if err := s.Validate(); err != nil {
+		return err
+	}
+	for i, a := range b.actionDefs {
+		if err := a.check(s); err != nil {
+			return fmt.Errorf("%s: %w", b.actions[i].Name, err)
+		}
+	}
+	return nil
+}
+
+func sortedKeysS(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func cloneSpec(s run.Spec) run.Spec {
+	s.Set = append([]string(nil), s.Set...)
+	s.DriverArgs = append([]string(nil), s.DriverArgs...)
+	s.Actions = append([]run.Action(nil), s.Actions...)
+	return s
+}
+
+// fn wraps a module function: args converted to Go, errors prefixed
+// with the function's name.
+func (p *Program) fn(name string, min, max int, f func(b *builder, args []any) (tengo.Object, error)) *tengo.UserFunction {
+	full := "txlab." + name
+	return &tengo.UserFunction{Name: name, Value: func(args ...tengo.Object) (tengo.Object, error) {
+		if len(args) < min || len(args) > max {
+			want := strconv.Itoa(min)
+			if max != min {
+				want = fmt.Sprintf("%d to %d", min, max)
+			}
+			return nil, fmt.Errorf("%s: want %s arguments, got %d", full, want, len(args))
+		}
+		b := p.cur
+		if b == nil {
+			return nil, fmt.Errorf("%s: not available here", full)
+		}
+		conv := make([]any, len(args))
+		for i, a := range args {
+			v, err := fromObj(a)
+			if err != nil {
+				return nil, fmt.Errorf("%s: argument %d: %w", full, i+1, err)
+			}
+			conv[i] = v
+		}
+		ret, err := f(b, conv)
+		var se *Error
+		if errors.As(err, &se) {
+			return nil, err // already placed (an error inside a hook)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", full, err)
+		}
+		if ret == nil {
+			ret = tengo.UndefinedValue
+		}
+		return ret, nil
+	}}
+}
+
+// section is a module function that sets one part of the base spec from
+// a map (or, for qdisc, tc words).
+func (p *Program) section(key string) *tengo.UserFunction {
+	return p.fn(key, 1, 1, func(b *builder, a []any) (tengo.Object, error) {
+		return nil, applySection(&b.base, key, a[0])
+	})
+}
+
+// module is the `txlab` module.
+func (p *Program) module() map[string]tengo.Object {
+	m := map[string]tengo.Object{}
+	for _, k := range []string{"host", "device", "qdisc", "senders", "profile", "duration", "warmup", "interval", "seed", "name"} {
+		m[k] = p.section(k)
+	}
+	m["set"] = p.fn("set", 1, 2, func(b *builder, a []any) (tengo.Object, error) {
+		v, err := pairOrMap(a)
+		if err != nil {
+			return nil, err
+		}
+		return nil, applySection(&b.base, "set", v)
+	})
+	m["cost"] = p.fn("cost", 1, 2, func(b *builder, a []any) (tengo.Object, error) {
+		v, err := pairOrMap(a)
+		if err != nil {
+			return nil, err
+		}
+		return nil, applySection(&b.base, "cost", v)
+	})
+	m["config"] = p.fn("config", 1, 1, func(b *builder, a []any) (tengo.Object, error) {
+		cm, err := asMap("config", a[0])
+		if err != nil {
+			return nil, err
+		}
+		return nil, applyConfig(&b.base, cm)
+	})
+	m["variant"] = p.fn("variant", 2, 2, func(b *builder, a []any) (tengo.Object, error) {
+		name, err := asString("name", a[0])
+		if err != nil {
+			return nil, err
+		}
+		cm, err := asMap("variant "+name, a[1])
+		if err != nil {
+			return nil, err
+		}
+		return nil, b.addVariant(name, cm)
+	})
+	m["variants"] = p.fn("variants", 1, 1, func(b *builder, a []any) (tengo.Object, error) {
+		list, ok := a[0].([]any)
+		if !ok || len(list) == 0 {
+			return nil, fmt.Errorf("want a non-empty array of maps, e.g. [{profile: \"6.18\"}, {profile: \"6.19-rc1\"}]")
+		}
+		for i, e := range list {
+			cm, err := asMap(fmt.Sprintf("variant %d", i+1), e)
+			if err != nil {
+				return nil, err
+			}
+			name := ""
+			if n, ok := cm["name"]; ok {
+				if name, err = asString(fmt.Sprintf("variant %d name", i+1), n); err != nil {
+					return nil, err
+				}
+			} else if pr, ok := cm["profile"].(string); ok {
+				name = pr
+			} else {
+				return nil, fmt.Errorf("variant %d: give it a name (or a profile, which names it)", i+1)
+			}
+			if err := b.addVariant(name, cm); err != nil {
+				return nil, err
+			}
+		}
+		return nil, nil
+	})
+	m["compare"] = p.fn("compare", 2, 2, func(b *builder, a []any) (tengo.Object, error) {
+		key, err := asString("key", a[0])
+		if err != nil {
+			return nil, err
+		}
+		list, ok := a[1].([]any)
+		if !ok || len(list) == 0 {
+			return nil, fmt.Errorf("want a key and a non-empty array of values, e.g. compare(\"profile\", [\"6.18\", \"6.19-rc1\"])")
+		}
+		for _, e := range list {
+			v, err := word(key, e)
+			if err != nil {
+				return nil, err
+			}
+			var cm map[string]any
+			name := key + "=" + v
+			switch {
+			case key == "profile":
+				name, cm = v, map[string]any{"profile": v}
+			case strings.HasPrefix(key, "cost."):
+				cm = map[string]any{"cost": map[string]any{strings.TrimPrefix(key, "cost."): e}}
+			default:
+				cm = map[string]any{"set": map[string]any{key: e}}
+			}
+			if err := b.addVariant(name, cm); err != nil {
+				return nil, err
+			}
+		}
+		return nil, nil
+	})
+	m["at"] = p.fn("at", 2, 2, func(b *builder, a []any) (tengo.Object, error) {
+		t, err := asDuration("time", a[0])
+		if err != nil {
+			return nil, err
+		}
+		return nil, b.addAction(run.Action{At: t}, a[1])
+	})
+	m["every"] = p.fn("every", 2, 3, func(b *builder, a []any) (tengo.Object, error) {
+		iv, err := asDuration("interval", a[0])
+		if err != nil {
+			return nil, err
+		}
+		if iv <= 0 {
+			return nil, fmt.Errorf("interval must be > 0")
+		}
+		act := run.Action{At: iv, Every: iv}
+		if len(a) == 3 {
+			om, err := asMap("options", a[2])
+			if err != nil {
+				return nil, err
+			}
+			if err := checkKeys("options", om, "from", "until"); err != nil {
+				return nil, err
+			}
+			if v, ok := om["from"]; ok {
+				if act.At, err = asDuration("from", v); err != nil {
+					return nil, err
+				}
+			}
+			if v, ok := om["until"]; ok {
+				if act.Until, err = asDuration("until", v); err != nil {
+					return nil, err
+				}
+				if act.Until <= act.At {
+					return nil, fmt.Errorf("until (%dns) must be after from (%dns)", act.Until, act.At)
+				}
+			}
+		}
+		return nil, b.addAction(act, a[1])
+	})
+	m["hook"] = p.fn("hook", 1, 1, func(b *builder, a []any) (tengo.Object, error) {
+		src, err := asString("source", a[0])
+		if err != nil {
+			return nil, err
+		}
+		return b.p.newHook(src)
+	})
+	m["describe"] = p.fn("describe", 1, 1, func(b *builder, a []any) (tengo.Object, error) {
+		d, err := asString("description", a[0])
+		if err != nil {
+			return nil, err
+		}
+		b.description = strings.TrimSpace(strings.SplitN(d, "\n", 2)[0])
+		return nil, nil
+	})
+	m["quick"] = p.fn("quick", 0, 0, func(b *builder, a []any) (tengo.Object, error) {
+		if b.p.opts.Quick {
+			return tengo.TrueValue, nil
+		}
+		return tengo.FalseValue, nil
+	})
+	m["param"] = p.fn("param", 2, 2, func(b *builder, a []any) (tengo.Object, error) {
+		name, err := asString("name", a[0])
+		if err != nil {
+			return nil, err
+		}
+		b.paramsRead[name] = true
+		raw, ok := b.p.opts.Params[name]
+		if !ok {
+			return tengo.FromInterface(a[1])
+		}
+		return paramValue(name, raw, a[1])
+	})
+	m["ns"] = p.fn("ns", 1, 1, func(b *builder, a []any) (tengo.Object, error) {
+		t, err := asDuration("time", a[0])
+		if err != nil {
+			return nil, err
+		}
+		return &tengo.Int{Value: t}, nil
+	})
+	m["log"] = p.fn("log", 0, 64, func(b *builder, a []any) (tengo.Object, error) {
+		parts := make([]string, len(a))
+		for i, v := range a {
+			parts[i] = fmt.Sprint(v)
+		}
+		fmt.Fprintf(b.p.opts.Log, "%s: %s\n", b.p.name, strings.Join(parts, " "))
+		return nil, nil
+	})
+	m["qdiscs"] = p.fn("qdiscs", 0, 0, func(b *builder, a []any) (tengo.Object, error) {
+		return stringArray(qdisc.Kinds()), nil
+	})
+	m["drivers"] = p.fn("drivers", 0, 0, func(b *builder, a []any) (tengo.Object, error) {
+		return stringArray(driver.Names()), nil
+	})
+	m["profiles"] = p.fn("profiles", 0, 0, func(b *builder, a []any) (tengo.Object, error) {
+		return stringArray(netdev.Profiles()), nil
+	})
+	return m
+}
+
+func stringArray(ss []string) tengo.Object {
+	out := &tengo.ImmutableArray{}
+	for _, s := range ss {
+		out.Value = append(out.Value, &tengo.String{Value: s})
+	}
+	return out
+}
+
+// paramValue converts --param text to the type of the default.
+func paramValue(name, raw string, def any) (tengo.Object, error) {
+	switch def.(type) {
+	case int64:
+		n, err := strconv.ParseInt(raw, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("parameter %s: %q is not a whole number", name, raw)
+		}
+		return &tengo.Int{Value: n}, nil
+	case float64:
+		f, err := strconv.ParseFloat(raw, 64)
+		if err != nil {
+			return nil, fmt.Errorf("parameter %s: %q is not a number", name, raw)
+		}
+		return &tengo.Float{Value: f}, nil
+	case bool:
+		f, err := strconv.ParseBool(raw)
+		if err != nil {
+			return nil, fmt.Errorf("parameter %s: %q is not true or false", name, raw)
+		}
+		return tengo.FromInterface(f)
+	}
+	return &tengo.String{Value: raw}, nil
+}
+
+func pairOrMap(a []any) (any, error) {
+	if len(a) == 2 {
+		k, err := asString("name", a[0])
+		if err != nil {
+			return nil, err
+		}
+		return map[string]any{k: a[1]}, nil
+	}
+	return a[0], nil
+}
+
+func (b *builder) addVariant(name string, cm map[string]any) error {
+	if strings.TrimSpace(name) == "" {
+		return fmt.Errorf("a variant needs a non-empty name")
+	}
+	for _, v := range b.variants {
+		if v.name == name {
+			return fmt.Errorf("variant %q declared twice", name)
+		}
+	}
+	apply := func(s *run.Spec) error {
+		c := make(map[string]any, len(cm))
+		for k, v := range cm {
+			if k != "name" {
+				c[k] = v
+			}
+		}
+		return applyConfig(s, c)
+	}
+	// Check it now against the base so far, to fail at this line.
+	scratch := cloneSpec(b.base)
+	if err := apply(&scratch); err != nil {
+		return fmt.Errorf("variant %s: %w", name, err)
+	}
+	b.variants = append(b.variants, variantDef{name: name, apply: apply})
+	return nil
+}
+
+// configKeys are what a config or variant map may hold, applied in
+// this order.
+var configKeys = []string{"name", "profile", "host", "device", "qdisc", "senders", "set", "cost", "duration", "warmup", "interval", "seed"}
+
+func applyConfig(s *run.Spec, m map[string]any) error {
+	if err := checkKeys("config", m, configKeys...); err != nil {
+		return err
+	}
+	for _, k := range configKeys {
+		if v, ok := m[k]; ok {
+			if err := applySection(s, k, v); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func applySection(s *run.Spec, key string, v any) error {
+	var err error
+	switch key {
+	case "name":
+		s.Name, err = asString("name", v)
+	case "profile":
+		var p string
+		if p, err = asString("profile", v); err == nil {
+			if _, err = netdev.Profile(p); err == nil {
+				s.Profile = p
+			}
+		}
+	case "host":
+		err = setHost(s, v)
+	case "device":
+		err = setDevice(s, v)
+	case "qdisc":
+		err = setQdisc(s, v)
+	case "senders":
+		err = setSenders(s, v)
+	case "set":
+		err = setToggles(s, v)
+	case "cost":
+		err = setCosts(s, v)
+	case "duration":
+		s.Duration, err = asDuration("duration", v)
+		if err == nil && s.Duration <= 0 {
+			err = fmt.Errorf("duration must be > 0")
+		}
+	case "warmup":
+		s.Warmup, err = asDuration("warmup", v)
+	case "interval":
+		s.Interval, err = asDuration("interval", v)
+	case "seed":
+		var n int64
+		if n, err = asInt("seed", v, 0, 1<<62); err == nil {
+			s.Seed = uint64(n)
+		}
+	default:
+		err = fmt.Errorf("unknown section %q", key)
+	}
+	return err
+}
+
+func setHost(s *run.Spec, v any) error {
+	m, err := asMap("host", v)
+	if err != nil {
+		return err
+	}
+	if err := checkKeys("host", m, "sockets", "cores", "smt", "cpus"); err != nil {
+		return err
+	}
+	for _, f := range []struct {
+		k      string
+		p      *int
+		lo, hi int64
+	}{{"sockets", &s.Sockets, 1, 64}, {"smt", &s.Threads, 1, 8}, {"cores", &s.Cores, 1, 4096}} {
+		if x, ok := m[f.k]; ok {
+			n, err := asInt("host "+f.k, x, f.lo, f.hi)
+			if err != nil {
+				return err
+			}
+			*f.p = int(n)
+		}
+	}
+	if x, ok := m["cpus"]; ok {
+		n, err := asInt("host cpus", x, 1, 1<<16)
+		if err != nil {
+			return err
+		}
+		per := int64(s.Sockets * s.Threads)
+		if n%per != 0 {
+			return fmt.Errorf("host cpus %d is not a multiple of sockets*smt = %d", n, per)
+		}
+		s.Cores = int(n / per)
+	}
+	return nil
+}
+
+func setDevice(s *run.Spec, v any) error {
+	m, err := asMap("device", v)
+	if err != nil {
+		return err
+	}
+	if err := checkKeys("device", m, "driver", "queues", "rate", "ring", "opts"); err != nil {
+		return err
+	}
+	if x, ok := m["driver"]; ok {
+		d, err := asString("device driver", x)
+		if err != nil {
+			return err
+		}
+		if _, err := driver.New(d); err != nil {
+			return err
+		}
+		s.Driver = d
+	}
+	if x, ok := m["queues"]; ok {
+		n, err := asInt("device queues", x, 1, 4096)
+		if err != nil {
+			return err
+		}
+		s.Queues = int(n)
+	}
+	if x, ok := m["rate"]; ok {
+		if s.RateBps, err = asLinkRate("device rate", x); err != nil {
+			return err
+		}
+	}
+	if x, ok := m["ring"]; ok {
+		n, err := asInt("device ring", x, 0, 1<<16)
+		if err != nil {
+			return err
+		}
+		s.RingSize = int(n)
+	}
+	if x, ok := m["opts"]; ok {
+		var words []string
+		switch o := x.(type) {
+		case string:
+			words = strings.Fields(o)
+		case map[string]any:
+			if words, err = optionWords("device opts", o); err != nil {
+				return err
+			}
+		default:
+			if words, err = qdiscWords("device opts", x); err != nil {
+				return err
+			}
+		}
+		s.DriverArgs = words
+	}
+	return nil
+}
+
+func setQdisc(s *run.Spec, v any) error {
+	words, err := qdiscWords("qdisc", v)
+	if err != nil {
+		return err
+	}
+	if err := checkQdisc(words, max(s.Queues, 1)); err != nil {
+		return err
+	}
+	s.Qdisc = strings.Join(words, " ")
+	return nil
+}
+
+// checkQdisc builds the qdisc (or mq's child) once with a scratch setup,
+// so an unknown kind, option or value fails at the script line.
+func checkQdisc(words []string, queues int) (err error) {
+	kind := words[0]
+	switch kind {
+	case "noqueue":
+		if len(words) > 1 {
+			return fmt.Errorf("noqueue takes no options, got %q", words[1])
+		}
+		return nil
+	case "mq":
+		if len(words) == 1 {
+			return nil
+		}
+		if words[1] == "mq" || words[1] == "noqueue" {
+			return fmt.Errorf("%s can only be the root qdisc", words[1])
+		}
+		words, queues = words[1:], 1
+		kind = words[0]
+	}
+	ops, err := qdisc.New(kind)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("qdisc %s panicked in init: %v", kind, r)
+		}
+	}()
+	_, err = ops.Init(qdisc.Setup{Handle: "8001:", Parent: "root", MTU: 1514, TxQueueLen: 1000, NumTxQ: queues,
+		Rand: sim.NewStreams(0).Stream("script/check")}, words[1:])
+	return err
+}
+
+func setSenders(s *run.Spec, v any) error {
+	m, err := asMap("senders", v)
+	if err != nil {
+		return err
+	}
+	if err := checkKeys("senders", m, "kind", "count", "placement", "size", "flows", "rate", "dscp", "priority"); err != nil {
+		return err
+	}
+	w := &s.Workload
+	if x, ok := m["kind"]; ok {
+		k, err := asString("senders kind", x)
+		if err != nil {
+			return err
+		}
+		known := workload.Kinds()
+		found := false
+		for _, n := range known {
+			found = found || n == k
+		}
+		if !found {
+			return fmt.Errorf("unknown sender kind %q (known: %s)", k, strings.Join(known, ", "))
+		}
+		w.Kind = k
+	}
+	ints := []struct {
+		k      string
+		p      *int
+		lo, hi int64
+	}{{"count", &w.Senders, 1, 1 << 16}, {"size", &w.PacketSize, 1, 65507}, {"flows", &w.Flows, 1, 1 << 20}}
+	for _, f := range ints {
+		if x, ok := m[f.k]; ok {
+			n, err := asInt("senders "+f.k, x, f.lo, f.hi)
+			if err != nil {
+				return err
+			}
+			*f.p = int(n)
+		}
+	}
+	if x, ok := m["placement"]; ok {
+		if w.Placement, err = asString("senders placement", x); err != nil {
+			return err
+		}
+		if w.Placement != "spread" {
+			if _, err := workload.ParseCPUList(w.Placement, 1<<16); err != nil {
+				return err
+			}
+		}
+	}
+	if x, ok := m["rate"]; ok {
+		if w.Rate, err = asCount("senders rate", x); err != nil {
+			return err
+		}
+		if !(w.Rate > 0) {
+			return fmt.Errorf("senders rate must be > 0 packets/s")
+		}
+	}
+	if x, ok := m["dscp"]; ok {
+		n, err := asInt("senders dscp", x, 0, 63)
+		if err != nil {
+			return err
+		}
+		w.DSCP = uint8(n)
+	}
+	if x, ok := m["priority"]; ok {
+		n, err := asInt("senders priority", x, 0, 1<<32-1)
+		if err != nil {
+			return err
+		}
+		w.Priority = uint32(n)
+	}
+	return nil
+}
+
+func setToggles(s *run.Spec, v any) error {
+	m, err := asMap("set", v)
+	if err != nil {
+		return err
+	}
+	for _, k := range sortedKeys(m) {
+		val, err := word("set "+k, m[k])
+		if err != nil {
+			return err
+		}
+		cfg, _ := netdev.Profile("6.18")
+		if err := cfg.Set(k, val); err != nil {
+			return err
+		}
+		s.Set = append(s.Set, k+"="+val)
+	}
+	return nil
+}
+
+func setCosts(s *run.Spec, v any) error {
+	m, err := asMap("cost", v)
+	if err != nil {
+		return err
+	}
+	for _, k := range sortedKeys(m) {
+		n, err := asInt("cost "+k, m[k], 0, 1<<40)
+		if err != nil {
+			return err
+		}
+		val := strconv.FormatInt(n, 10)
+		if err := sim.DefaultCosts().Set(k, val); err != nil {
+			return err
+		}
+		s.Set = append(s.Set, "cost."+k+"="+val)
+	}
+	return nil
+}

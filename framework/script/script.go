@@ -1,0 +1,313 @@
+// Package script is txlab's Tengo front end: a script builds one run.Spec
+// per variant (host, device, qdisc tree, senders, profile, toggles, costs,
+// times, seed) and may schedule actions in simulated time. See
+// docs/scripting.md for the `txlab` module.
+//
+// Scripts are sandboxed: only the safe stdlib modules (base64, enum, fmt
+// with sprintf only, hex, json, math, text) and `txlab` can be imported;
+// no file, process, network or clock access. Every VM run is bounded by
+// an allocation count and a wall-time limit. A script is compiled once
+// (Load) and may be evaluated many times (Eval); hooks are compiled when
+// the script defines them and re-run with live stats at each occurrence.
+package script
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/d5/tengo/v2"
+	"github.com/d5/tengo/v2/parser"
+	"github.com/d5/tengo/v2/stdlib"
+
+	"github.com/txlab/txlab/framework/run"
+)
+
+func init() {
+	// Bound single objects too: one "s += s" must not build gigabytes.
+	tengo.MaxStringLen = 16 << 20
+	tengo.MaxBytesLen = 16 << 20
+}
+
+// Defaults for the bounds.
+const (
+	DefaultMaxAllocs     = 5_000_000
+	DefaultTimeout       = 5 * time.Second
+	DefaultHookMaxAllocs = 100_000
+	DefaultHookTimeout   = 100 * time.Millisecond
+	maxSourceBytes       = 1 << 20
+)
+
+// Options bound and parameterise a script.
+type Options struct {
+	// MaxAllocs bounds the objects one run of the script may allocate
+	// (0: DefaultMaxAllocs).
+	MaxAllocs int64
+	// Timeout bounds one run of the script in wall time (0: DefaultTimeout).
+	Timeout time.Duration
+	// HookMaxAllocs and HookTimeout bound one run of a hook.
+	HookMaxAllocs int64
+	HookTimeout   time.Duration
+	// Quick is what txlab.quick() returns: scripts scale themselves down.
+	Quick bool
+	// Params are what txlab.param(name, default) returns (--param k=v).
+	Params map[string]string
+	// Log receives txlab.log() lines (nil: discarded).
+	Log io.Writer
+}
+
+func (o *Options) fill() {
+	if o.MaxAllocs == 0 {
+		o.MaxAllocs = DefaultMaxAllocs
+	}
+	if o.Timeout == 0 {
+		o.Timeout = DefaultTimeout
+	}
+	if o.HookMaxAllocs == 0 {
+		o.HookMaxAllocs = DefaultHookMaxAllocs
+	}
+	if o.HookTimeout == 0 {
+		o.HookTimeout = DefaultHookTimeout
+	}
+	if o.Log == nil {
+		o.Log = io.Discard
+	}
+}
+
+// Error is a script error with its place: it prints as
+// "file:line:col: message" (line and col are 0 when unknown).
+type Error struct {
+	File      string
+	Line, Col int
+	Msg       string
+}
+
+func (e *Error) Error() string {
+	if e.Line > 0 {
+		return fmt.Sprintf("%s:%d:%d: %s", e.File, e.Line, e.Col, e.Msg)
+	}
+	return fmt.Sprintf("%s: %s", e.File, e.Msg)
+}
+
+// Program is a compiled script.
+type Program struct {
+	name     string
+	src      []byte
+	opts     Options
+	bytecode *tengo.Bytecode
+	nglobals int
+	rawHooks map[string]srcPos // raw-string hook sources -> where they start
+
+	mu  sync.Mutex
+	cur *builder // the evaluation in progress (module functions use it)
+}
+
+type srcPos struct{ line, col int }
+
+// Plan is what a script describes.
+type Plan struct {
+	File        string
+	Description string
+	// Specs is one spec per variant; a script without variants has one,
+	// with an empty Name.
+	Specs []run.Spec
+}
+
+// Load compiles a script. name is used in messages ("scripts/e1.tengo").
+func Load(name string, src []byte, opts Options) (*Program, error) {
+	opts.fill()
+	if len(src) > maxSourceBytes {
+		return nil, &Error{File: name, Msg: fmt.Sprintf("script is %d bytes, more than the %d allowed", len(src), maxSourceBytes)}
+	}
+	p := &Program{name: name, src: src, opts: opts, rawHooks: findRawHooks(src)}
+	bc, n, err := compile(name, src, p.modules(), nil, false)
+	if err != nil {
+		return nil, err
+	}
+	p.bytecode, p.nglobals = bc, n
+	return p, nil
+}
+
+// Name is the script's file name as given to Load.
+func (p *Program) Name() string { return p.name }
+
+// Eval runs the script and returns its plan. Each Eval starts afresh.
+func (p *Program) Eval() (*Plan, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	b := newBuilder(p)
+	p.cur = b
+	defer func() { p.cur = nil }()
+	globals := make([]tengo.Object, p.nglobals)
+	if err := runVM(p.name, p.bytecode, globals, p.opts.MaxAllocs, p.opts.Timeout, "--max-allocs", "--script-timeout"); err != nil {
+		return nil, err
+	}
+	specs, err := b.finish()
+	if err != nil {
+		return nil, &Error{File: p.name, Msg: err.Error()}
+	}
+	return &Plan{File: p.name, Description: b.description, Specs: specs}, nil
+}
+
+// Describe returns the script's one-line description: the text of its
+// first comment line ("// E1: ..."), without running it.
+func Describe(src []byte) string {
+	for _, line := range strings.Split(string(src), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" {
+			continue
+		}
+		if d, ok := strings.CutPrefix(line, "//"); ok {
+			return strings.TrimSpace(d)
+		}
+		return ""
+	}
+	return ""
+}
+
+// allowedModules are the stdlib modules a script may import.
+var allowedModules = []string{"base64", "enum", "fmt", "hex", "json", "math", "text"}
+
+// modules is the sandbox: safe stdlib modules plus txlab. times (the
+// wall clock) and rand (an unseeded source) are left out to keep runs
+// deterministic; os has files and processes.
+func (p *Program) modules() *tengo.ModuleMap {
+	m := stdlib.GetModuleMap("base64", "enum", "hex", "json", "math", "text")
+	m.AddBuiltinModule("fmt", map[string]tengo.Object{"sprintf": stdlib.BuiltinModules["fmt"]["sprintf"]})
+	m.AddBuiltinModule("txlab", p.module())
+	return m
+}
+
+func hookModules() *tengo.ModuleMap {
+	m := stdlib.GetModuleMap("base64", "enum", "hex", "json", "math", "text")
+	m.AddBuiltinModule("fmt", map[string]tengo.Object{"sprintf": stdlib.BuiltinModules["fmt"]["sprintf"]})
+	return m
+}
+
+var notFound = regexp.MustCompile(`^module '(.*)' not found`)
+
+// compile parses and compiles src; predefined names become the first
+// globals (index order). It returns the bytecode and the globals needed.
+func compile(name string, src []byte, modules *tengo.ModuleMap, predefined []string, hook bool) (*tengo.Bytecode, int, error) {
+	st := tengo.NewSymbolTable()
+	for i, fn := range tengo.GetAllBuiltinFunctions() {
+		st.DefineBuiltin(i, fn.Name)
+	}
+	for _, n := range predefined {
+		st.Define(n)
+	}
+	fs := parser.NewFileSet()
+	file := fs.AddFile(name, -1, len(src))
+	f, err := parser.NewParser(file, src, nil).ParseFile()
+	if err != nil {
+		var el parser.ErrorList
+		if errors.As(err, &el) && len(el) > 0 {
+			return nil, 0, &Error{File: name, Line: el[0].Pos.Line, Col: el[0].Pos.Column, Msg: "syntax error: " + el[0].Msg}
+		}
+		return nil, 0, &Error{File: name, Msg: err.Error()}
+	}
+	c := tengo.NewCompiler(file, st, nil, modules, nil)
+	if err := c.Compile(f); err != nil {
+		var ce *tengo.CompilerError
+		if errors.As(err, &ce) {
+			pos := ce.FileSet.Position(ce.Node.Pos())
+			msg := ce.Err.Error()
+			if m := notFound.FindStringSubmatch(msg); m != nil {
+				msg = moduleRefused(m[1], hook)
+			}
+			return nil, 0, &Error{File: name, Line: pos.Line, Col: pos.Column, Msg: msg}
+		}
+		return nil, 0, &Error{File: name, Msg: err.Error()}
+	}
+	bc := c.Bytecode()
+	bc.RemoveDuplicates()
+	return bc, st.MaxSymbols() + 1, nil
+}
+
+func moduleRefused(mod string, hook bool) string {
+	avail := append([]string(nil), allowedModules...)
+	if !hook {
+		avail = append(avail, "txlab")
+	}
+	sort.Strings(avail)
+	why := "is not a module"
+	switch mod {
+	case "os", "times", "rand":
+		why = "is not allowed in txlab scripts (no file, process, network or clock access; runs must be deterministic)"
+	}
+	return fmt.Sprintf("import %q refused: it %s; available: %s", mod, why, strings.Join(avail, ", "))
+}
+
+var atPos = regexp.MustCompile(`\n\tat (.*):(\d+):(\d+)`)
+
+// runVM runs bytecode with the bounds; errors come back as *Error.
+func runVM(name string, bc *tengo.Bytecode, globals []tengo.Object, maxAllocs int64, timeout time.Duration, allocFlag, timeFlag string) (err error) {
+	vm := tengo.NewVM(bc, globals, maxAllocs)
+	var fired atomic.Bool
+	done := make(chan struct{})
+	t := time.AfterFunc(timeout, func() {
+		fired.Store(true)
+		vm.Abort()
+		close(done)
+	})
+	defer func() {
+		if r := recover(); r != nil {
+			err = &Error{File: name, Msg: fmt.Sprint(r)}
+		}
+	}()
+	rerr := vm.Run()
+	if !t.Stop() {
+		<-done
+	}
+	if fired.Load() {
+		return &Error{File: name, Msg: fmt.Sprintf("stopped after %v of wall time (an endless loop?); raise the bound with %s", timeout, timeFlag)}
+	}
+	if rerr == nil {
+		return nil
+	}
+	var placed *Error
+	if errors.As(rerr, &placed) {
+		return placed
+	}
+	return runtimeError(name, rerr, maxAllocs, allocFlag)
+}
+
+func runtimeError(name string, err error, maxAllocs int64, allocFlag string) *Error {
+	full := err.Error()
+	msg, _, _ := strings.Cut(strings.TrimPrefix(full, "Runtime Error: "), "\n\tat ")
+	if errors.Is(err, tengo.ErrObjectAllocLimit) {
+		msg = fmt.Sprintf("allocation limit exceeded (%d objects); raise the bound with %s", maxAllocs, allocFlag)
+	}
+	e := &Error{File: name, Msg: msg}
+	if m := atPos.FindStringSubmatch(full); m != nil {
+		e.File = m[1]
+		e.Line, _ = strconv.Atoi(m[2])
+		e.Col, _ = strconv.Atoi(m[3])
+	}
+	return e
+}
+
+var rawHookRe = regexp.MustCompile("\\.hook\\(\\s*`([^`]*)`")
+
+// findRawHooks finds txlab.hook(`...`) raw-string sources and where
+// their text starts, so errors in a hook point into the script file.
+func findRawHooks(src []byte) map[string]srcPos {
+	out := map[string]srcPos{}
+	for _, m := range rawHookRe.FindAllSubmatchIndex(src, -1) {
+		off := m[2]
+		line := 1 + strings.Count(string(src[:off]), "\n")
+		col := off - strings.LastIndex(string(src[:off]), "\n")
+		text := string(src[m[2]:m[3]])
+		if _, dup := out[text]; !dup {
+			out[text] = srcPos{line, col}
+		}
+	}
+	return out
+}

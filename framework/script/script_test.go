@@ -1,0 +1,417 @@
+package script
+
+import (
+	"bytes"
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/d5/tengo/v2"
+
+	"github.com/txlab/txlab/framework/report"
+	"github.com/txlab/txlab/framework/run"
+	"github.com/txlab/txlab/framework/sim"
+)
+
+// small is a host that simulates in milliseconds of wall time.
+const small = `txlab := import("txlab")
+txlab.host({sockets: 1, cores: 4, smt: 1})
+txlab.device({driver: "ice", queues: 2, rate: "100G"})
+txlab.qdisc("mq pfifo")
+txlab.duration("2ms")
+txlab.warmup("500us")
+`
+
+func eval(t *testing.T, src string, opts Options) (*Plan, error) {
+	t.Helper()
+	p, err := Load("t.tengo", []byte(src), opts)
+	if err != nil {
+		return nil, err
+	}
+	return p.Eval()
+}
+
+func TestErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		src  string
+		opts Options
+		want string // the whole error starts with this
+		has  string // and contains this
+	}{
+		{"syntax error", "x := 1 +\n", Options{}, "t.tengo:1:10: syntax error:", "expected operand"},
+		{"syntax error later", "txlab := import(\"txlab\")\n\nif {\n", Options{}, "t.tengo:3:4: syntax error:", ""},
+		{"undefined name", "y := x + 1\n", Options{}, "t.tengo:1:6: unresolved reference 'x'", ""},
+		{"runtime error", "f := 1\nf()\n", Options{}, "t.tengo:2:1: not callable: int", ""},
+		{"runtime error in function", "g := func(a) { return a.b.c() }\ng({})\n", Options{}, "t.tengo:1:", "not callable"},
+		{"unknown qdisc", "txlab := import(\"txlab\")\ntxlab.qdisc(\"fifo\")\n", Options{}, "t.tengo:2:1: txlab.qdisc: unknown qdisc \"fifo\" (known: ", "pfifo"},
+		{"unknown mq child", "txlab := import(\"txlab\")\ntxlab.qdisc({kind: \"mq\", child: \"fifo\"})\n", Options{}, "t.tengo:2:1: txlab.qdisc: unknown qdisc \"fifo\"", ""},
+		{"bad option value", "txlab := import(\"txlab\")\ntxlab.qdisc({kind: \"pfifo\", limit: \"lots\"})\n", Options{}, "t.tengo:2:1: txlab.qdisc: pfifo: limit \"lots\"", "not a whole number"},
+		{"unknown qdisc option", "txlab := import(\"txlab\")\ntxlab.qdisc(\"pfifo bogus 3\")\n", Options{}, "t.tengo:2:1: txlab.qdisc: pfifo:", "bogus"},
+		{"unknown driver", "txlab := import(\"txlab\")\ntxlab.device({driver: \"e1000\"})\n", Options{}, "t.tengo:2:1: txlab.device: unknown driver \"e1000\" (known: ", "ice"},
+		{"unknown device option", "txlab := import(\"txlab\")\ntxlab.device({queus: 4})\n", Options{}, "t.tengo:2:1: txlab.device: device: unknown option \"queus\" (known: driver, opts, queues, rate, ring)", ""},
+		{"unknown sender kind", "txlab := import(\"txlab\")\ntxlab.senders({kind: \"tcp_bulk\"})\n", Options{}, "t.tengo:2:1: txlab.senders: unknown sender kind \"tcp_bulk\" (known: udp_rate, udp_stream)", ""},
+		{"unknown toggle", "txlab := import(\"txlab\")\ntxlab.set(\"fastpath\", true)\n", Options{}, "t.tengo:2:1: txlab.set: unknown toggle \"fastpath\"", "fast_path"},
+		{"bad toggle value", "txlab := import(\"txlab\")\ntxlab.set({xmit: \"spinlock\"})\n", Options{}, "t.tengo:2:1: txlab.set: toggle xmit:", "busylock"},
+		{"unknown cost", "txlab := import(\"txlab\")\ntxlab.cost(\"nope\", 3)\n", Options{}, "t.tengo:2:1: txlab.cost: unknown cost \"nope\"", ""},
+		{"unknown profile", "txlab := import(\"txlab\")\ntxlab.profile(\"5.15\")\n", Options{}, "t.tengo:2:1: txlab.profile: unknown profile \"5.15\" (known: 6.18, 6.19-rc1, net-next)", ""},
+		{"bad time", "txlab := import(\"txlab\")\ntxlab.duration(\"10 parsecs\")\n", Options{}, "t.tengo:2:1: txlab.duration: duration: \"10 parsecs\" is not a time", ""},
+		{"wrong type", "txlab := import(\"txlab\")\ntxlab.host({cores: \"many\"})\n", Options{}, "t.tengo:2:1: txlab.host: host cores: want a whole number", ""},
+		{"out of range", "txlab := import(\"txlab\")\ntxlab.senders({size: 70000})\n", Options{}, "t.tengo:2:1: txlab.senders: senders size: 70000 is out of range", ""},
+		{"bad action", "txlab := import(\"txlab\")\ntxlab.at(\"1ms\", {speed: 3})\n", Options{}, "t.tengo:2:1: txlab.at: action: unknown option \"speed\"", "rate"},
+		{"rate on udp_stream", "txlab := import(\"txlab\")\ntxlab.at(\"1ms\", {rate: \"2M\"})\n", Options{}, "t.tengo:2:1: txlab.at: rate changes need udp_rate senders", ""},
+		{"sender out of range", small + "txlab.senders({count: 2})\ntxlab.at(\"1ms\", {stop: 5})\n", Options{}, "t.tengo:8:1: txlab.at: sender 5 out of range (senders 0-1)", ""},
+		{"duplicate variant", "txlab := import(\"txlab\")\ntxlab.compare(\"profile\", [\"6.18\", \"6.18\"])\n", Options{}, "t.tengo:2:1: txlab.compare: variant \"6.18\" declared twice", ""},
+		{"bad variant", "txlab := import(\"txlab\")\ntxlab.variant(\"x\", {qdisc: \"fifo\"})\n", Options{}, "t.tengo:2:1: txlab.variant: variant x: unknown qdisc", ""},
+		{"wrong arg count", "txlab := import(\"txlab\")\ntxlab.qdisc()\n", Options{}, "t.tengo:2:1: txlab.qdisc: want 1 arguments, got 0", ""},
+		{"import os refused", "os := import(\"os\")\nos.remove(\"x\")\n", Options{}, "t.tengo:1:7: import \"os\" refused", "no file, process, network or clock access"},
+		{"import times refused", "t := import(\"times\")\n", Options{}, "t.tengo:1:6: import \"times\" refused", "available: base64, enum, fmt, hex, json, math, text, txlab"},
+		{"file import refused", "m := import(\"./other\")\n", Options{}, "t.tengo:1:6: import \"./other\" refused", ""},
+		{"fmt has no println", "fmt := import(\"fmt\")\nfmt.println(\"x\")\n", Options{}, "t.tengo:2:", ""},
+		{"endless loop", "for {}\n", Options{Timeout: 100 * time.Millisecond}, "t.tengo: stopped after 100ms of wall time", "--script-timeout"},
+		{"endless loop in a function", "f := func() { for { x := 1 } }\nf()\n", Options{Timeout: 100 * time.Millisecond}, "t.tengo: stopped after 100ms", ""},
+		{"allocation bomb", "a := []\nfor { a = append(a, [1, 2, 3]) }\n", Options{MaxAllocs: 10000}, "t.tengo:2:11: allocation limit exceeded (10000 objects)", "--max-allocs"},
+		{"string bomb", "s := \"x\"\nfor { s += s }\n", Options{MaxAllocs: 1000, Timeout: 2 * time.Second}, "t.tengo:2:", ""},
+		{"hook syntax error", "txlab := import(\"txlab\")\nh := txlab.hook(`\nx := 1\ny := +\n`)\n", Options{}, "t.tengo:4:", "in hook: syntax error"},
+		{"hook imports txlab", "txlab := import(\"txlab\")\nh := txlab.hook(`t := import(\"txlab\")`)\n", Options{}, "t.tengo:2:", "import \"txlab\" refused"},
+		{"unknown param", small + "x := txlab.param(\"senders\", 8)\n", Options{Params: map[string]string{"sender": "3"}}, "t.tengo: unknown parameter \"sender\" (the script reads: senders)", ""},
+		{"bad param value", small + "x := txlab.param(\"senders\", 8)\n", Options{Params: map[string]string{"senders": "many"}}, "t.tengo:7:6: txlab.param: parameter senders: \"many\" is not a whole number", ""},
+		{"invalid spec", "txlab := import(\"txlab\")\ntxlab.duration(\"2ms\")\ntxlab.warmup(\"3ms\")\n", Options{}, "t.tengo: warmup must be in [0, duration)", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := eval(t, tt.src, tt.opts)
+			if err == nil {
+				t.Fatalf("no error; want %q", tt.want)
+			}
+			var se *Error
+			if !errors.As(err, &se) {
+				t.Errorf("error is %T, not *script.Error: %v", err, err)
+			}
+			msg := err.Error()
+			if strings.Contains(msg, "\n") {
+				t.Errorf("error is not one line: %q", msg)
+			}
+			if !strings.HasPrefix(msg, tt.want) {
+				t.Errorf("error\n  %s\nwant prefix\n  %s", msg, tt.want)
+			}
+			if !strings.Contains(msg, tt.has) {
+				t.Errorf("error\n  %s\nwant it to contain %q", msg, tt.has)
+			}
+		})
+	}
+}
+
+func TestQdiscWords(t *testing.T) {
+	tests := []struct {
+		in   any
+		want string
+	}{
+		{"mq   fq", "mq fq"},
+		{map[string]any{"kind": "fq_codel", "target": "5ms", "ecn": true}, "fq_codel ecn target 5ms"},
+		{map[string]any{"kind": "fq_codel", "ecn": false, "limit": int64(1024), "interval": "100ms"}, "fq_codel noecn interval 100ms limit 1024"},
+		{map[string]any{"kind": "mq", "child": map[string]any{"kind": "fq", "quantum": int64(3028)}}, "mq fq quantum 3028"},
+		{map[string]any{"kind": "mq", "child": "pfifo limit 10"}, "mq pfifo limit 10"},
+		{map[string]any{"kind": "mq"}, "mq"},
+		{map[string]any{"kind": "cake", "rate": "2.5Gbit", "overhead": -4.5}, "cake overhead -4.5 rate 2.5Gbit"},
+		{[]any{"pfifo", "limit", int64(5)}, "pfifo limit 5"},
+	}
+	for _, tt := range tests {
+		w, err := qdiscWords("qdisc", tt.in)
+		if err != nil {
+			t.Errorf("%v: %v", tt.in, err)
+			continue
+		}
+		if got := strings.Join(w, " "); got != tt.want {
+			t.Errorf("%v: got %q, want %q", tt.in, got, tt.want)
+		}
+	}
+	for _, bad := range []any{"", map[string]any{"target": "5ms"}, map[string]any{"kind": "mq", "limit": int64(3)},
+		map[string]any{"kind": "fq", "weights": []any{int64(1)}}, int64(3), []any{}} {
+		if _, err := qdiscWords("qdisc", bad); err == nil {
+			t.Errorf("%v: no error", bad)
+		}
+	}
+}
+
+func TestSpecFromScript(t *testing.T) {
+	src := `txlab := import("txlab")
+txlab.host({sockets: 2, cores: 4, smt: 2})
+txlab.device({driver: "veth", queues: 1, rate: "25Gbit", ring: 512, opts: "backlog 500"})
+txlab.qdisc({kind: "pfifo", limit: 100})
+txlab.senders({kind: "udp_rate", count: 3, flows: 7, rate: "630K", size: 64, dscp: 10, priority: 2, placement: "0-2"})
+txlab.profile("net-next")
+txlab.set("fast_path", false)
+txlab.set({dev_tx_weight: 32, xmit: "llist"})
+txlab.cost({doorbell: 200})
+txlab.duration("7ms")
+txlab.warmup("1500us")
+txlab.interval(500000)
+txlab.seed(42)
+txlab.name("one")
+`
+	pl, err := eval(t, src, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pl.Specs) != 1 {
+		t.Fatalf("%d specs", len(pl.Specs))
+	}
+	s := pl.Specs[0]
+	want := BaseSpec()
+	want.Name, want.Profile = "one", "net-next"
+	want.Sockets, want.Cores, want.Threads = 2, 4, 2
+	want.Driver, want.Queues, want.RateBps, want.RingSize, want.DriverArgs = "veth", 1, 25_000_000_000, 512, []string{"backlog", "500"}
+	want.Qdisc = "pfifo limit 100"
+	want.Workload.Kind, want.Workload.Senders, want.Workload.Flows, want.Workload.Rate = "udp_rate", 3, 7, 630000
+	want.Workload.PacketSize, want.Workload.DSCP, want.Workload.Priority, want.Workload.Placement = 64, 10, 2, "0-2"
+	want.Set = []string{"fast_path=off", "dev_tx_weight=32", "xmit=llist", "cost.doorbell=200"}
+	want.Duration, want.Warmup, want.Interval, want.Seed = 7*sim.Millisecond, 1500*sim.Microsecond, 500*sim.Microsecond, 42
+	if !reflect.DeepEqual(s, want) {
+		t.Errorf("spec\n%+v\nwant\n%+v", s, want)
+	}
+	if err := pl.Check(); err != nil {
+		t.Errorf("check: %v", err)
+	}
+}
+
+func TestVariants(t *testing.T) {
+	src := small + `txlab.senders({count: 4})
+txlab.profile("6.18")
+txlab.variant("base", {})
+txlab.variants([{profile: "6.19-rc1"}, {name: "fp", profile: "net-next", set: {fast_path: false}, qdisc: "mq pfifo limit 50"}])
+txlab.compare("bql", [true, false])
+txlab.compare("cost.doorbell", [100])
+`
+	pl, err := eval(t, src, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, s := range pl.Specs {
+		got = append(got, s.Name+"|"+s.Profile+"|"+strings.Join(s.Set, ",")+"|"+s.Qdisc)
+	}
+	want := []string{"base|6.18||mq pfifo", "6.19-rc1|6.19-rc1||mq pfifo", "fp|net-next|fast_path=off|mq pfifo limit 50",
+		"bql=on|6.18|bql=on|mq pfifo", "bql=off|6.18|bql=off|mq pfifo", "cost.doorbell=100|6.18|cost.doorbell=100|mq pfifo"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("variants\n%q\nwant\n%q", got, want)
+	}
+	if err := pl.Check(); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestQuickAndParams(t *testing.T) {
+	src := small + `txlab.senders({count: txlab.param("senders", 2)})
+txlab.duration(txlab.quick() ? "1ms" : "9ms")
+txlab.name(txlab.param("label", "x") + (txlab.param("flag", false) ? "!" : ""))
+`
+	pl, err := eval(t, src, Options{Quick: true, Params: map[string]string{"senders": "3", "label": "hi", "flag": "true"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := pl.Specs[0]
+	if s.Workload.Senders != 3 || s.Duration != sim.Millisecond || s.Name != "hi!" {
+		t.Errorf("got senders %d duration %d name %q", s.Workload.Senders, s.Duration, s.Name)
+	}
+	pl, err = eval(t, src, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := pl.Specs[0]; s.Workload.Senders != 2 || s.Duration != 9*sim.Millisecond || s.Name != "x" {
+		t.Errorf("defaults: got senders %d duration %d name %q", s.Workload.Senders, s.Duration, s.Name)
+	}
+}
+
+// TestCompileOnceRunMany evaluates one Program repeatedly: each Eval
+// starts from the base, nothing leaks from the previous one.
+func TestCompileOnceRunMany(t *testing.T) {
+	p, err := Load("t.tengo", []byte(small+"txlab.set(\"bql\", false)\ntxlab.at(\"1ms\", {phase: \"x\"})\n"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 3; i++ {
+		pl, err := p.Eval()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s := pl.Specs[0]; len(s.Set) != 1 || len(s.Actions) != 1 {
+			t.Fatalf("eval %d: set %v, %d actions", i, s.Set, len(s.Actions))
+		}
+	}
+}
+
+func runJSON(t *testing.T, s run.Spec) []byte {
+	t.Helper()
+	rep, err := run.Run(s, nil)
+	if err != nil {
+		t.Fatalf("%s: %v", s.Name, err)
+	}
+	rep.StripWall()
+	var b bytes.Buffer
+	if err := report.WriteJSON(&b, rep); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+func TestActionsAndHooks(t *testing.T) {
+	src := `txlab := import("txlab")
+txlab.host({sockets: 1, cores: 4, smt: 1})
+txlab.device({driver: "ice", queues: 2, rate: "100G"})
+txlab.qdisc("mq pfifo")
+txlab.senders({kind: "udp_rate", count: 2, flows: 4, rate: "200K", size: 64})
+txlab.duration("4ms")
+txlab.warmup(0)
+txlab.interval("1ms")
+txlab.at(0, {phase: "slow"})
+txlab.at("1ms", {phase: "fast", rate: "800K"})
+txlab.at("2ms", {phase: "off", stop: "all"})
+txlab.every("1ms", txlab.hook(` + "`" + `
+state.n = is_undefined(state.n) ? 1 : state.n + 1
+if live.now_ns == 3000000 {
+	if live.running != 0 || live.rate != 800000.0 { act = {log: "bad"} }
+	act = {phase: "hooked", start: [0, 1], rate: 400000}
+}
+` + "`" + `), {from: "1ms", until: "3500us"})
+`
+	var log bytes.Buffer
+	pl, err := eval(t, src, Options{Log: &log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := run.Run(pl.Specs[0], nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := rep.Counters
+	near := func(name string, got uint64, want float64) {
+		if float64(got) < 0.9*want || float64(got) > 1.1*want {
+			t.Errorf("%s = %d, want about %.0f", name, got, want)
+		}
+	}
+	near("phase.slow.offered_packets", c["phase.slow.offered_packets"], 200)
+	near("phase.fast.offered_packets", c["phase.fast.offered_packets"], 800)
+	if n := c["phase.off.offered_packets"]; n > 2 {
+		t.Errorf("senders stopped at 2ms still offered %d packets", n)
+	}
+	near("phase.hooked.offered_packets", c["phase.hooked.offered_packets"], 400)
+	if c["phase.hooked.start_ns"] != 3_000_000 || c["phase.hooked.end_ns"] != 4_000_000 {
+		t.Errorf("hooked phase %d..%d", c["phase.hooked.start_ns"], c["phase.hooked.end_ns"])
+	}
+	if strings.Contains(log.String(), "bad") {
+		t.Errorf("hook saw wrong live stats: %s", log.String())
+	}
+	// Same script, same seed: byte-identical JSON, twice.
+	a, b := runJSON(t, pl.Specs[0]), runJSON(t, pl.Specs[0])
+	if !bytes.Equal(a, b) {
+		t.Error("the same script gave different JSON")
+	}
+}
+
+func TestHookRuntimeErrorPointsIntoTheScript(t *testing.T) {
+	src := small + "txlab.senders({count: 2})\ntxlab.every(\"1ms\", txlab.hook(`\nx := live.tx_pps\ny := x()\n`))\n"
+	pl, err := eval(t, src, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = run.Run(pl.Specs[0], nil)
+	if err == nil {
+		t.Fatal("no error")
+	}
+	// The hook's text starts right after the backquote on line 8; its
+	// line 3 is the script's line 10.
+	if !strings.Contains(err.Error(), "t.tengo:10:6: in hook: not callable: float") || !strings.Contains(err.Error(), "at 1ms") {
+		t.Errorf("error %q", err)
+	}
+}
+
+func TestHookBounds(t *testing.T) {
+	for _, tt := range []struct {
+		body string
+		opts Options
+		want string
+	}{
+		{"for {}", Options{HookTimeout: 50 * time.Millisecond}, "stopped after 50ms of wall time (an endless loop?); raise the bound with --hook-timeout"},
+		{"a := []\nfor { a = append(a, [1]) }", Options{HookMaxAllocs: 1000}, "allocation limit exceeded (1000 objects); raise the bound with --hook-max-allocs"},
+		{"state = 3", Options{}, "state must stay a map"},
+		{"act = {hook: 1}", Options{}, "act: action: unknown option \"hook\""},
+		{"act = {stop: 9}", Options{}, "sender 9 out of range"},
+	} {
+		src := small + "txlab.senders({count: 2})\ntxlab.at(\"1ms\", {hook: txlab.hook(`" + tt.body + "`)})\n"
+		pl, err := eval(t, src, tt.opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = run.Run(pl.Specs[0], nil)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%q: error %v, want %q", tt.body, err, tt.want)
+		}
+	}
+}
+
+func TestSandboxModules(t *testing.T) {
+	src := small + `math := import("math")
+text := import("text")
+json := import("json")
+fmt := import("fmt")
+enum := import("enum")
+base64 := import("base64")
+hex := import("hex")
+n := int(math.floor(2.7)) + len(text.split("a b", " ")) + len(json.encode([1])) + len(base64.encode(bytes("x"))) + len(hex.encode(bytes("x")))
+txlab.senders({count: n})
+txlab.name(fmt.sprintf("%d-%v", n, enum.all([1], func(k, v) { return v > 0 })))
+`
+	pl, err := eval(t, src, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := pl.Specs[0]; s.Workload.Senders != 13 || s.Name != "13-true" {
+		t.Errorf("senders %d name %q", s.Workload.Senders, s.Name)
+	}
+}
+
+func TestDescribe(t *testing.T) {
+	for src, want := range map[string]string{
+		"// E1: the big host\n// more\nx := 1": "E1: the big host",
+		"\n\n  //   spaced  \n":                "spaced",
+		"x := 1 // not a description":          "",
+		"":                                     "",
+	} {
+		if got := Describe([]byte(src)); got != want {
+			t.Errorf("Describe(%q) = %q, want %q", src, got, want)
+		}
+	}
+	pl, err := eval(t, "// first line\ntxlab := import(\"txlab\")\ntxlab.describe(\"other\\nlines\")\n", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pl.Description != "other" {
+		t.Errorf("description %q", pl.Description)
+	}
+}
+
+// BenchmarkHookRun is one run of a small hook with live stats injected
+// (the docs promise tens of microseconds).
+func BenchmarkHookRun(b *testing.B) {
+	p, err := Load("b.tengo", []byte("x := 1"), Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	h, err := p.newHook("state.n = is_undefined(state.n) ? 1 : state.n + 1\nif live.tx_pps > 1000.0 { act = {log: \"x\"} }")
+	if err != nil {
+		b.Fatal(err)
+	}
+	st := &hookState{state: &tengo.Map{Value: map[string]tengo.Object{}}}
+	cur := run.LiveStats{Now: 1000, TxPackets: 5, Drops: map[string]uint64{}}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		globals := make([]tengo.Object, h.nglobals)
+		globals[0], globals[1], globals[2] = liveObject(cur, st.prev, 0), st.state, tengo.UndefinedValue
+		if err := runVM("b.tengo", h.bytecode, globals, DefaultHookMaxAllocs, DefaultHookTimeout, "", ""); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

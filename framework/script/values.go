@@ -1,0 +1,409 @@
+package script
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/d5/tengo/v2"
+
+	"github.com/txlab/txlab/framework/sim"
+	"github.com/txlab/txlab/framework/workload"
+)
+
+// fromObj converts a Tengo value to Go: int64, float64, string, bool,
+// []any, map[string]any, nil (undefined) or *hookObj.
+func fromObj(o tengo.Object) (any, error) {
+	switch v := o.(type) {
+	case *tengo.Int:
+		return v.Value, nil
+	case *tengo.Float:
+		return v.Value, nil
+	case *tengo.String:
+		return v.Value, nil
+	case *tengo.Char:
+		return string(v.Value), nil
+	case *tengo.Bool:
+		return !v.IsFalsy(), nil
+	case *tengo.Undefined:
+		return nil, nil
+	case *hookObj:
+		return v, nil
+	case *tengo.Array:
+		return fromList(v.Value)
+	case *tengo.ImmutableArray:
+		return fromList(v.Value)
+	case *tengo.Map:
+		return fromMap(v.Value)
+	case *tengo.ImmutableMap:
+		return fromMap(v.Value)
+	}
+	return nil, fmt.Errorf("a %s cannot be used here", o.TypeName())
+}
+
+func fromList(l []tengo.Object) (any, error) {
+	out := make([]any, len(l))
+	for i, o := range l {
+		v, err := fromObj(o)
+		if err != nil {
+			return nil, fmt.Errorf("element %d: %w", i, err)
+		}
+		out[i] = v
+	}
+	return out, nil
+}
+
+func fromMap(m map[string]tengo.Object) (any, error) {
+	out := make(map[string]any, len(m))
+	for k, o := range m {
+		v, err := fromObj(o)
+		if err != nil {
+			return nil, fmt.Errorf("key %q: %w", k, err)
+		}
+		out[k] = v
+	}
+	return out, nil
+}
+
+// typeName names a converted value's type the way a script author sees it.
+func typeName(v any) string {
+	switch v.(type) {
+	case int64:
+		return "int"
+	case float64:
+		return "float"
+	case string:
+		return "string"
+	case bool:
+		return "bool"
+	case []any:
+		return "array"
+	case map[string]any:
+		return "map"
+	case nil:
+		return "undefined"
+	case *hookObj:
+		return "hook"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+// sortedKeys returns a map's keys in order (Tengo maps have none).
+func sortedKeys(m map[string]any) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// checkKeys rejects keys outside known, naming the allowed ones.
+func checkKeys(what string, m map[string]any, known ...string) error {
+	for _, k := range sortedKeys(m) {
+		found := false
+		for _, n := range known {
+			if k == n {
+				found = true
+				break
+			}
+		}
+		if !found {
+			sorted := append([]string(nil), known...)
+			sort.Strings(sorted)
+			return fmt.Errorf("%s: unknown option %q (known: %s)", what, k, strings.Join(sorted, ", "))
+		}
+	}
+	return nil
+}
+
+func asString(what string, v any) (string, error) {
+	s, ok := v.(string)
+	if !ok {
+		return "", fmt.Errorf("%s: want a string, got %s %v", what, typeName(v), v)
+	}
+	return s, nil
+}
+
+func asMap(what string, v any) (map[string]any, error) {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("%s: want a map, got %s", what, typeName(v))
+	}
+	return m, nil
+}
+
+// asInt accepts an int, or a float with no fraction, in [lo, hi].
+func asInt(what string, v any, lo, hi int64) (int64, error) {
+	var n int64
+	switch x := v.(type) {
+	case int64:
+		n = x
+	case float64:
+		if x != math.Trunc(x) || math.IsInf(x, 0) || math.IsNaN(x) || math.Abs(x) > 1<<62 {
+			return 0, fmt.Errorf("%s: want a whole number, got %v", what, x)
+		}
+		n = int64(x)
+	default:
+		return 0, fmt.Errorf("%s: want a whole number, got %s %v", what, typeName(v), v)
+	}
+	if n < lo || n > hi {
+		return 0, fmt.Errorf("%s: %d is out of range [%d, %d]", what, n, lo, hi)
+	}
+	return n, nil
+}
+
+// asDuration accepts "5ms", "1.5s", "100us", "250ns" or an int of ns.
+func asDuration(what string, v any) (sim.Time, error) {
+	switch x := v.(type) {
+	case int64:
+		if x < 0 {
+			return 0, fmt.Errorf("%s: negative time %dns", what, x)
+		}
+		return x, nil
+	case string:
+		d, err := time.ParseDuration(strings.TrimSpace(x))
+		if err != nil {
+			return 0, fmt.Errorf("%s: %q is not a time (e.g. 20ms, 1.5s, 100us, 250ns)", what, x)
+		}
+		if d < 0 {
+			return 0, fmt.Errorf("%s: negative time %q", what, x)
+		}
+		return sim.Time(d), nil
+	}
+	return 0, fmt.Errorf("%s: want a time like \"20ms\" or an int of ns, got %s %v", what, typeName(v), v)
+}
+
+// asLinkRate is a link rate in bits/s: "100G", "25Gbit", or a number.
+// It parses exactly as the CLI's --rate does.
+func asLinkRate(what string, v any) (int64, error) {
+	switch x := v.(type) {
+	case int64:
+		if x < 0 {
+			return 0, fmt.Errorf("%s: negative rate %d", what, x)
+		}
+		return x, nil
+	case float64:
+		if x < 0 || math.IsNaN(x) || math.IsInf(x, 0) {
+			return 0, fmt.Errorf("%s: bad rate %v", what, x)
+		}
+		return int64(x), nil
+	case string:
+		r, err := parseRate(x)
+		if err != nil {
+			return 0, fmt.Errorf("%s: %v", what, err)
+		}
+		return r, nil
+	}
+	return 0, fmt.Errorf("%s: want a rate like \"100G\", got %s %v", what, typeName(v), v)
+}
+
+// asCount is a packet rate: "5M", "630K", "5Mpps", or a number.
+func asCount(what string, v any) (float64, error) {
+	switch x := v.(type) {
+	case int64:
+		return float64(x), nil
+	case float64:
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return 0, fmt.Errorf("%s: bad number %v", what, x)
+		}
+		return x, nil
+	case string:
+		r, err := parseCount(x)
+		if err != nil {
+			return 0, fmt.Errorf("%s: %v", what, err)
+		}
+		return r, nil
+	}
+	return 0, fmt.Errorf("%s: want a rate like \"5M\", got %s %v", what, typeName(v), v)
+}
+
+// word renders a value as a tc or toggle word: true/false -> on/off.
+func word(what string, v any) (string, error) {
+	switch x := v.(type) {
+	case string:
+		if strings.ContainsAny(x, " \t\n") || x == "" {
+			return "", fmt.Errorf("%s: %q must be one word", what, x)
+		}
+		return x, nil
+	case int64:
+		return strconv.FormatInt(x, 10), nil
+	case float64:
+		return strconv.FormatFloat(x, 'f', -1, 64), nil
+	case bool:
+		if x {
+			return "on", nil
+		}
+		return "off", nil
+	}
+	return "", fmt.Errorf("%s: want a string, number or bool, got %s", what, typeName(v))
+}
+
+// qdiscWords turns a qdisc description into tc words. A string is split
+// on blanks ("mq fq", "fq_codel target 5ms ecn"); an array is words; a
+// map is {kind: "fq_codel", target: "5ms", ecn: true}: its other keys
+// become options in sorted order (Tengo maps have no order), true a bare
+// keyword, false "no"+key, anything else "key value". mq takes its child
+// as {kind: "mq", child: "fq"} or a child map.
+func qdiscWords(what string, v any) ([]string, error) {
+	switch x := v.(type) {
+	case string:
+		w := strings.Fields(x)
+		if len(w) == 0 {
+			return nil, fmt.Errorf("%s: empty qdisc", what)
+		}
+		return w, nil
+	case []any:
+		var out []string
+		for i, e := range x {
+			s, err := word(fmt.Sprintf("%s word %d", what, i), e)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, s)
+		}
+		if len(out) == 0 {
+			return nil, fmt.Errorf("%s: empty qdisc", what)
+		}
+		return out, nil
+	case map[string]any:
+		kv, ok := x["kind"]
+		if !ok {
+			return nil, fmt.Errorf("%s: a qdisc map needs a kind, e.g. {kind: \"fq_codel\", target: \"5ms\"}", what)
+		}
+		kind, err := asString(what+" kind", kv)
+		if err != nil {
+			return nil, err
+		}
+		out := []string{kind}
+		if kind == "mq" {
+			if err := checkKeys(what+" ("+kind+")", x, "kind", "child"); err != nil {
+				return nil, err
+			}
+			if c, ok := x["child"]; ok {
+				cw, err := qdiscWords(what+" child", c)
+				if err != nil {
+					return nil, err
+				}
+				out = append(out, cw...)
+			}
+			return out, nil
+		}
+		opts, err := optionWords(what, x, "kind")
+		if err != nil {
+			return nil, err
+		}
+		return append(out, opts...), nil
+	}
+	return nil, fmt.Errorf("%s: want tc words (\"fq_codel target 5ms\") or a map ({kind: \"fq_codel\"}), got %s", what, typeName(v))
+}
+
+// optionWords renders a map of options as tc words, sorted by key.
+func optionWords(what string, m map[string]any, skip ...string) ([]string, error) {
+	var out []string
+next:
+	for _, k := range sortedKeys(m) {
+		for _, s := range skip {
+			if k == s {
+				continue next
+			}
+		}
+		switch x := m[k].(type) {
+		case bool:
+			if x {
+				out = append(out, k)
+			} else {
+				out = append(out, "no"+k)
+			}
+		default:
+			s, err := word(what+" "+k, x)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, k, s)
+		}
+	}
+	return out, nil
+}
+
+// senderList parses which senders an action means: "all", an int, an
+// array of ints, or a CPU-list-style string "0-7,16".
+func senderList(what string, v any) ([]int, error) {
+	switch x := v.(type) {
+	case string:
+		if x == "all" {
+			return nil, nil
+		}
+		idx, err := workload.ParseCPUList(x, 1<<20)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %q is not \"all\" or a list like \"0-7,16\"", what, x)
+		}
+		return idx, nil
+	case int64:
+		if x < 0 {
+			return nil, fmt.Errorf("%s: sender %d is negative", what, x)
+		}
+		return []int{int(x)}, nil
+	case []any:
+		out := []int{}
+		for _, e := range x {
+			n, err := asInt(what, e, 0, 1<<20)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, int(n))
+		}
+		return out, nil
+	}
+	return nil, fmt.Errorf("%s: want \"all\", a sender index, an array or \"0-7,16\", got %s", what, typeName(v))
+}
+
+// parseRate parses a link rate in bits/s: "100G", "25Gbit", "2.5g",
+// "800M", "1000000000" (the CLI's --rate grammar, cli/units.go).
+func parseRate(s string) (int64, error) {
+	v := strings.ToLower(strings.TrimSpace(s))
+	v = strings.TrimSuffix(strings.TrimSuffix(v, "bps"), "bit")
+	f, err := parseSuffixed(v)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a rate (e.g. 100G, 25Gbit): %v", s, err)
+	}
+	if f > 1e15 {
+		return 0, fmt.Errorf("%q is above 1 Pbit/s", s)
+	}
+	return int64(f), nil
+}
+
+// parseCount parses a count with an SI suffix: "5M", "630K", "5Mpps".
+func parseCount(s string) (float64, error) {
+	v := strings.ToLower(strings.TrimSuffix(strings.TrimSpace(s), "pps"))
+	f, err := parseSuffixed(v)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a count (e.g. 5M, 630K): %v", s, err)
+	}
+	return f, nil
+}
+
+func parseSuffixed(v string) (float64, error) {
+	mult := 1.0
+	switch {
+	case strings.HasSuffix(v, "k"):
+		mult, v = 1e3, strings.TrimSuffix(v, "k")
+	case strings.HasSuffix(v, "m"):
+		mult, v = 1e6, strings.TrimSuffix(v, "m")
+	case strings.HasSuffix(v, "g"):
+		mult, v = 1e9, strings.TrimSuffix(v, "g")
+	case strings.HasSuffix(v, "t"):
+		mult, v = 1e12, strings.TrimSuffix(v, "t")
+	}
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+		return 0, fmt.Errorf("bad number")
+	}
+	if f < 0 {
+		return 0, fmt.Errorf("negative value")
+	}
+	return f * mult, nil
+}
