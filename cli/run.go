@@ -15,6 +15,7 @@ import (
 	"github.com/txlab/txlab/framework/report"
 	"github.com/txlab/txlab/framework/run"
 	"github.com/txlab/txlab/framework/sim"
+	"github.com/txlab/txlab/framework/units"
 )
 
 func runFlags() []cli.Flag {
@@ -74,7 +75,7 @@ func specFromFlags(c *cli.Context) (run.Spec, error) {
 	s.Driver = c.String("driver")
 	s.DriverArgs = strings.Fields(c.String("driver-opts"))
 	s.Queues = c.Int("queues")
-	rate, err := parseRate(c.String("rate"))
+	rate, err := units.ParseRate(c.String("rate"))
 	if err != nil {
 		return s, fmt.Errorf("--rate: %w", err)
 	}
@@ -86,7 +87,7 @@ func specFromFlags(c *cli.Context) (run.Spec, error) {
 	s.Workload.Placement = c.String("placement")
 	s.Workload.PacketSize = c.Int("size")
 	s.Workload.Flows = c.Int("flows")
-	pps, err := parseCount(c.String("offered-rate"))
+	pps, err := units.ParseCount(c.String("offered-rate"))
 	if err != nil {
 		return s, fmt.Errorf("--offered-rate: %w", err)
 	}

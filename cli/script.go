@@ -15,6 +15,7 @@ import (
 	"github.com/txlab/txlab/framework/run"
 	"github.com/txlab/txlab/framework/script"
 	"github.com/txlab/txlab/framework/sim"
+	"github.com/txlab/txlab/framework/units"
 	"github.com/txlab/txlab/scripts"
 )
 
@@ -214,7 +215,7 @@ func overrideFromFlags(c *cli.Context, s *run.Spec) error {
 		s.Queues = c.Int("queues")
 	}
 	if set("rate") {
-		r, err := parseRate(c.String("rate"))
+		r, err := units.ParseRate(c.String("rate"))
 		if err != nil {
 			return fmt.Errorf("--rate: %w", err)
 		}
@@ -242,7 +243,7 @@ func overrideFromFlags(c *cli.Context, s *run.Spec) error {
 		s.Workload.Flows = c.Int("flows")
 	}
 	if set("offered-rate") {
-		pps, err := parseCount(c.String("offered-rate"))
+		pps, err := units.ParseCount(c.String("offered-rate"))
 		if err != nil {
 			return fmt.Errorf("--offered-rate: %w", err)
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/d5/tengo/v2"
 
 	"github.com/txlab/txlab/framework/sim"
+	"github.com/txlab/txlab/framework/units"
 	"github.com/txlab/txlab/framework/workload"
 )
 
@@ -192,7 +193,7 @@ func asLinkRate(what string, v any) (int64, error) {
 		}
 		return int64(x), nil
 	case string:
-		r, err := parseRate(x)
+		r, err := units.ParseRate(x)
 		if err != nil {
 			return 0, fmt.Errorf("%s: %v", what, err)
 		}
@@ -212,7 +213,7 @@ func asCount(what string, v any) (float64, error) {
 		}
 		return x, nil
 	case string:
-		r, err := parseCount(x)
+		r, err := units.ParseCount(x)
 		if err != nil {
 			return 0, fmt.Errorf("%s: %v", what, err)
 		}
@@ -359,51 +360,4 @@ func senderList(what string, v any) ([]int, error) {
 		return out, nil
 	}
 	return nil, fmt.Errorf("%s: want \"all\", a sender index, an array or \"0-7,16\", got %s", what, typeName(v))
-}
-
-// parseRate parses a link rate in bits/s: "100G", "25Gbit", "2.5g",
-// "800M", "1000000000" (the CLI's --rate grammar, cli/units.go).
-func parseRate(s string) (int64, error) {
-	v := strings.ToLower(strings.TrimSpace(s))
-	v = strings.TrimSuffix(strings.TrimSuffix(v, "bps"), "bit")
-	f, err := parseSuffixed(v)
-	if err != nil {
-		return 0, fmt.Errorf("%q is not a rate (e.g. 100G, 25Gbit): %v", s, err)
-	}
-	if f > 1e15 {
-		return 0, fmt.Errorf("%q is above 1 Pbit/s", s)
-	}
-	return int64(f), nil
-}
-
-// parseCount parses a count with an SI suffix: "5M", "630K", "5Mpps".
-func parseCount(s string) (float64, error) {
-	v := strings.ToLower(strings.TrimSuffix(strings.TrimSpace(s), "pps"))
-	f, err := parseSuffixed(v)
-	if err != nil {
-		return 0, fmt.Errorf("%q is not a count (e.g. 5M, 630K): %v", s, err)
-	}
-	return f, nil
-}
-
-func parseSuffixed(v string) (float64, error) {
-	mult := 1.0
-	switch {
-	case strings.HasSuffix(v, "k"):
-		mult, v = 1e3, strings.TrimSuffix(v, "k")
-	case strings.HasSuffix(v, "m"):
-		mult, v = 1e6, strings.TrimSuffix(v, "m")
-	case strings.HasSuffix(v, "g"):
-		mult, v = 1e9, strings.TrimSuffix(v, "g")
-	case strings.HasSuffix(v, "t"):
-		mult, v = 1e12, strings.TrimSuffix(v, "t")
-	}
-	f, err := strconv.ParseFloat(v, 64)
-	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
-		return 0, fmt.Errorf("bad number")
-	}
-	if f < 0 {
-		return 0, fmt.Errorf("negative value")
-	}
-	return f * mult, nil
 }

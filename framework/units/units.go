@@ -1,4 +1,6 @@
-package main
+// Package units parses the rate and count words the CLI and scripts
+// share: "100G", "25Gbit", "5M", "630Kpps".
+package units
 
 import (
 	"fmt"
@@ -7,9 +9,9 @@ import (
 	"strings"
 )
 
-// parseRate parses a link rate in bits/s: "100G", "25Gbit", "2.5g",
+// ParseRate parses a link rate in bits/s: "100G", "25Gbit", "2.5g",
 // "800M", "1000000000".
-func parseRate(s string) (int64, error) {
+func ParseRate(s string) (int64, error) {
 	v := strings.ToLower(strings.TrimSpace(s))
 	v = strings.TrimSuffix(strings.TrimSuffix(v, "bps"), "bit")
 	f, err := parseSuffixed(v)
@@ -22,8 +24,8 @@ func parseRate(s string) (int64, error) {
 	return int64(f), nil
 }
 
-// parseCount parses a count with an SI suffix: "5M", "630K", "5Mpps".
-func parseCount(s string) (float64, error) {
+// ParseCount parses a count with an SI suffix: "5M", "630K", "5Mpps".
+func ParseCount(s string) (float64, error) {
 	v := strings.ToLower(strings.TrimSuffix(strings.TrimSpace(s), "pps"))
 	f, err := parseSuffixed(v)
 	if err != nil {

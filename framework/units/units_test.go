@@ -1,4 +1,4 @@
-package main
+package units
 
 import (
 	"strings"
@@ -22,26 +22,26 @@ func TestParseRate(t *testing.T) {
 		{"", 0, "not a rate"},
 	}
 	for _, c := range cases {
-		got, err := parseRate(c.in)
+		got, err := ParseRate(c.in)
 		if c.err != "" {
 			if err == nil || !strings.Contains(err.Error(), c.err) {
-				t.Errorf("parseRate(%q) error %v, want %q", c.in, err, c.err)
+				t.Errorf("ParseRate(%q) error %v, want %q", c.in, err, c.err)
 			}
 			continue
 		}
 		if err != nil || got != c.want {
-			t.Errorf("parseRate(%q) = %d, %v; want %d", c.in, got, err, c.want)
+			t.Errorf("ParseRate(%q) = %d, %v; want %d", c.in, got, err, c.want)
 		}
 	}
 }
 
 func TestParseCount(t *testing.T) {
 	for in, want := range map[string]float64{"5M": 5e6, "630K": 630e3, "5Mpps": 5e6, "100": 100} {
-		if got, err := parseCount(in); err != nil || got != want {
-			t.Errorf("parseCount(%q) = %v, %v; want %v", in, got, err, want)
+		if got, err := ParseCount(in); err != nil || got != want {
+			t.Errorf("ParseCount(%q) = %v, %v; want %v", in, got, err, want)
 		}
 	}
-	if _, err := parseCount("-1"); err == nil {
+	if _, err := ParseCount("-1"); err == nil {
 		t.Error("negative count accepted")
 	}
 }
@@ -51,9 +51,9 @@ func FuzzParseRate(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		r, err := parseRate(s)
+		r, err := ParseRate(s)
 		if err == nil && r < 0 {
-			t.Fatalf("parseRate(%q) = %d without error", s, r)
+			t.Fatalf("ParseRate(%q) = %d without error", s, r)
 		}
 	})
 }

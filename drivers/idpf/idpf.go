@@ -1,0 +1,361 @@
+// Package idpf models the Intel IPU / E2100 (idpf) TX path in the split
+// queue model with flow scheduling: per TX queue a descriptor queue and a
+// separate completion queue. The device writes two kinds of completions:
+// a per-packet RS completion when the packet is done (the buffer and its
+// skb are freed, BQL is credited) and a "descriptor fetch" completion for
+// descriptors carrying the RE bit (set at most every
+// IDPF_TX_SPLITQ_RE_MIN_GAP descriptors), which returns descriptor ring
+// space. The queue stops when either the descriptor ring or the
+// completion queue (pending completions above half its size) is short.
+//
+// Sources: drivers/net/ethernet/intel/idpf/idpf_txrx.[ch] and idpf_lib.c
+// (idpf_vport_calc_num_q_desc); see KERNEL-FACTS 5.3.
+package idpf
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/txlab/txlab/framework/driver"
+	"github.com/txlab/txlab/framework/sim"
+	"github.com/txlab/txlab/framework/skb"
+)
+
+// Constants from idpf_txrx.h / idpf.h.
+const (
+	DfltTxQDescCount      = 512  // IDPF_DFLT_TX_Q_DESC_COUNT
+	DfltTxComplQDescCount = 512  // IDPF_DFLT_TX_COMPLQ_DESC_COUNT
+	MinTxQDesc            = 64   // IDPF_MIN_TXQ_DESC
+	MinTxComplQDesc       = 256  // IDPF_MIN_TXQ_COMPLQ_DESC
+	MaxDescs              = 8160 // IDPF_MAX_DESCS
+	ReqDescMultiple       = 32   // IDPF_REQ_DESC_MULTIPLE
+	maxSkbFrags           = 17   // MAX_SKB_FRAGS
+	// IDPF_MIN_TX_DESC_NEEDED = MAX_SKB_FRAGS + 6.
+	MinTxDescNeeded = maxSkbFrags + 6
+	// IDPF_TX_WAKE_THRESH = 2 * IDPF_MIN_TX_DESC_NEEDED (46).
+	TxWakeThresh = 2 * MinTxDescNeeded
+	// IDPF_TX_DESCS_PER_CACHE_LINE = L1_CACHE_BYTES / 16-byte descriptor;
+	// idpf_tx_splitq_frame adds it to the data descriptor count.
+	TxDescsPerCacheLine = 4
+	// IDPF_TX_SPLITQ_RE_MIN_GAP: descriptors between two RE bits.
+	ReMinGap = 64
+	// IDPF_TX_COMPLQ_CLEAN_BUDGET: completion descriptors per clean.
+	ComplQCleanBudget = 256
+	// IDPF_ITR_TX_DEF = IDPF_ITR_20K: 50 us.
+	DfltTxITR   = 50 * sim.Microsecond
+	DefaultRate = 200_000_000_000 // 200 Gbit/s
+)
+
+func init() {
+	driver.Register("idpf", "Intel idpf 200G, split queue model with flow scheduling (drivers/net/ethernet/intel/idpf)",
+		func() driver.Driver { return &IDPF{} })
+}
+
+// compl is one completion the device will write to the completion queue.
+type compl struct {
+	at    sim.Time
+	h     skb.Handle // RS: the packet whose buffer is freed
+	bytes uint32
+	head  int // RE (descriptor fetch): TX head after the RE descriptor
+}
+
+// txQueue is one idpf_tx_queue with its idpf_compl_queue (one TX queue
+// per queue group here, so the group's counters are the queue's).
+type txQueue struct {
+	*driver.Ring
+	re        []bool // RE bit on the descriptor at this index
+	complSize int    // complq->desc_count
+	// The completions the device writes, per kind, each in time order.
+	// Merged by time they are the completion queue.
+	rs, fetch []compl
+	// txq_grp->num_completions_pending and complq->num_completions:
+	// their difference is IDPF_TX_COMPLQ_PENDING.
+	numPending, numCompletions uint64
+
+	stats                       driver.QueueStats
+	reSet, rsCompl, reCompl     uint64
+	busyDescs, busyCompl        uint64
+	maxPending, complqWakeBlock uint64
+}
+
+// complqPending is IDPF_TX_COMPLQ_PENDING.
+func (q *txQueue) complqPending() uint64 { return q.numPending - q.numCompletions }
+
+// hasRoom is idpf_txq_has_room: enough descriptors and the completion
+// queue below IDPF_TX_COMPLQ_OVERFLOW_THRESH (half its size). The buffer
+// checks (IDPF_TX_BUF_RSV_LOW / refill queue) are not modelled: every
+// packet here is one buffer and one descriptor.
+func (q *txQueue) hasRoom(descs int) bool {
+	return q.Unused() >= descs && q.complqPending() <= uint64(q.complSize>>1)
+}
+
+// nextCompl is the time of the oldest completion not yet cleaned, or -1.
+func (q *txQueue) nextCompl() sim.Time {
+	switch {
+	case len(q.rs) == 0 && len(q.fetch) == 0:
+		return -1
+	case len(q.rs) == 0:
+		return q.fetch[0].at
+	case len(q.fetch) == 0:
+		return q.rs[0].at
+	}
+	return min(q.rs[0].at, q.fetch[0].at)
+}
+
+// IDPF is the driver model.
+type IDPF struct {
+	qs    []*txQueue
+	vecs  []driver.Vector
+	wire  driver.Wire
+	itr   sim.Time
+	work  int
+	costs *sim.Costs
+}
+
+// Init implements driver.Driver. Options (ethtool words): "tx N" TX
+// descriptor ring size, "tx-compl N" completion queue size (default: as
+// idpf_vport_calc_num_q_desc, 512, or the tx size when "tx" is given,
+// at least 256), "tx-usecs N" ITR, "work N" completion clean budget.
+func (d *IDPF) Init(s driver.Setup, args []string) (driver.Info, error) {
+	ring, compl := DfltTxQDescCount, 0
+	txSet := false
+	if s.RingSize != 0 {
+		ring, txSet = s.RingSize, true
+	}
+	d.itr, d.work, d.costs = DfltTxITR, ComplQCleanBudget, s.Costs
+	for i := 0; i < len(args); i += 2 {
+		if i+1 >= len(args) {
+			return driver.Info{}, fmt.Errorf("idpf: option %q needs a value", args[i])
+		}
+		v, err := strconv.Atoi(args[i+1])
+		if err != nil || v < 0 {
+			return driver.Info{}, fmt.Errorf("idpf: %s %q is not a non-negative whole number", args[i], args[i+1])
+		}
+		switch args[i] {
+		case "tx":
+			ring, txSet = v, true
+		case "tx-compl":
+			compl = v
+		case "tx-usecs":
+			d.itr = sim.Time(v) * sim.Microsecond
+		case "work":
+			if v < 1 {
+				return driver.Info{}, fmt.Errorf("idpf: work must be >= 1")
+			}
+			d.work = v
+		default:
+			return driver.Info{}, fmt.Errorf("idpf: unknown option %q (known: tx, tx-compl, tx-usecs, work)", args[i])
+		}
+	}
+	if compl == 0 {
+		// idpf_vport_calc_num_q_desc: a requested TX count sizes the
+		// completion queue too, at least IDPF_MIN_TXQ_COMPLQ_DESC.
+		compl = DfltTxComplQDescCount
+		if txSet {
+			compl = max(ring, MinTxComplQDesc)
+		}
+	}
+	if ring < MinTxQDesc || ring > MaxDescs || ring%ReqDescMultiple != 0 {
+		return driver.Info{}, fmt.Errorf("idpf: tx ring size %d must be in [%d, %d] and a multiple of %d", ring, MinTxQDesc, MaxDescs, ReqDescMultiple)
+	}
+	if ring <= ReMinGap {
+		// Model limit: in flow scheduling only RE (descriptor fetch)
+		// completions return ring space, and the RE bit is set every
+		// ReMinGap descriptors; a ring of ReMinGap would carry one RE
+		// position and could wedge with the rest of the ring unreturned.
+		return driver.Info{}, fmt.Errorf("idpf: tx ring size %d must be larger than the RE gap %d in flow scheduling mode", ring, ReMinGap)
+	}
+	if compl < MinTxComplQDesc || compl > MaxDescs || compl%ReqDescMultiple != 0 {
+		return driver.Info{}, fmt.Errorf("idpf: completion queue size %d must be in [%d, %d] and a multiple of %d", compl, MinTxComplQDesc, MaxDescs, ReqDescMultiple)
+	}
+	rate := s.RateBps
+	if rate == 0 {
+		rate = DefaultRate
+	}
+	d.wire.RateBps = rate
+	d.qs = make([]*txQueue, s.NumTxQ)
+	d.vecs = make([]driver.Vector, s.NumTxQ)
+	qv := make([]int, s.NumTxQ)
+	for i := range d.qs {
+		d.qs[i] = &txQueue{Ring: driver.NewRing(ring), re: make([]bool, ring), complSize: compl, stats: driver.QueueStats{Queue: i}}
+		d.vecs[i].ITR = d.itr
+		qv[i] = i // one q_vector per TX queue (and its completion queue)
+	}
+	return driver.Info{RateBps: rate, RingSize: ring, BQL: true, Vectors: s.NumTxQ, QueueVec: qv, Wire: true}, nil
+}
+
+// maybeStop is idpf_tx_maybe_stop_splitq: netif_subqueue_maybe_stop with
+// idpf_txq_has_room as a boolean (stop and start thresholds both 1): stop,
+// re-check after the barrier, restart if room appeared.
+func (d *IDPF) maybeStop(ctx driver.Ctx, qi int, q *txQueue, descs int) bool {
+	if q.hasRoom(descs) {
+		return true
+	}
+	ctx.StopQueue(qi)
+	q.stats.Stopped++
+	if q.hasRoom(descs) { // smp_mb(); a clean raced
+		ctx.WakeQueue(qi) // netif_tx_start_queue
+		q.stats.Restart++
+		return true
+	}
+	// q_busy, and the CONFIG_TX_TIMEOUT_VERBOSE reasons.
+	if q.Unused() < descs {
+		q.busyDescs++
+	}
+	if q.complqPending() > uint64(q.complSize>>1) {
+		q.busyCompl++
+	}
+	return false
+}
+
+// doorbell is the writel in idpf_tx_buf_hw_update: the device fetches the
+// new descriptors (RE ones report the fetch) and sends the packets, each
+// completing with an RS completion when its last bit leaves.
+func (d *IDPF) doorbell(ctx driver.Ctx, qi int, q *txQueue) {
+	if q.Tail == q.NTU {
+		return
+	}
+	ctx.Spend(d.costs.Doorbell)
+	q.stats.Doorbells++
+	now := ctx.Now()
+	fetchAt := now + d.costs.DMALatency
+	for q.Tail != q.NTU {
+		i := q.Tail
+		desc := &q.Desc[i]
+		q.Tail = (i + 1) % len(q.Desc)
+		if desc.Last {
+			done := d.wire.Send(fetchAt, desc.Bytes)
+			q.rs = append(q.rs, compl{at: done, h: desc.H, bytes: desc.Bytes})
+		}
+		if q.re[i] {
+			q.fetch = append(q.fetch, compl{at: fetchAt, head: q.Tail})
+		}
+	}
+	d.vecs[qi].Notify(ctx, qi, q.nextCompl())
+}
+
+// Xmit implements driver.Driver: idpf_tx_start -> idpf_tx_splitq_frame
+// -> idpf_tx_splitq_map for each packet.
+func (d *IDPF) Xmit(ctx driver.Ctx, qi int, batch []skb.Packet) (int, driver.TxCode) {
+	q := d.qs[qi]
+	for i, p := range batch {
+		// idpf_tx_res_count_required (one data descriptor for a linear
+		// skb) + IDPF_TX_DESCS_PER_CACHE_LINE (+ tso, 0).
+		count := 1 + TxDescsPerCacheLine
+		if !d.maybeStop(ctx, qi, q, count) {
+			// idpf_tx_buf_hw_update(tx_q, next_to_use, false): hand over
+			// what xmit_more held back, then NETDEV_TX_BUSY.
+			d.doorbell(ctx, qi, q)
+			q.stats.Busy++
+			return i, driver.TxBusy
+		}
+		ctx.Spend(d.costs.DriverXmit)
+		// Flow scheduling: RE on the descriptor at next_to_use when it is
+		// a multiple of IDPF_TX_SPLITQ_RE_MIN_GAP (idpf_tx_splitq_frame;
+		// newer kernels keep last_re and test the gap, the same positions
+		// for one-descriptor packets). Each RE adds a pending completion.
+		idx := q.NTU
+		q.re[idx] = idx%ReMinGap == 0
+		if q.re[idx] {
+			q.numPending++
+			q.reSet++
+		}
+		q.Put(p.Handle, p.Len, 1)
+		q.numPending++ // the packet's RS completion
+		q.maxPending = max(q.maxPending, q.complqPending())
+		// idpf_tx_splitq_map: netdev_tx_sent_queue (the full BQL call,
+		// which may set STACK_XOFF), then idpf_tx_buf_hw_update with
+		// netdev_xmit_more(): the tail is written when the queue is
+		// stopped (driver or BQL) or no more packets follow.
+		more := i < len(batch)-1
+		ctx.SentQueue(qi, int(p.Len))
+		if ctx.XmitStopped(qi) || !more {
+			d.doorbell(ctx, qi, q)
+		}
+		if more && ctx.QueueStopped(qi) {
+			return i + 1, driver.TxOK
+		}
+	}
+	return len(batch), driver.TxOK
+}
+
+// Poll implements driver.Driver: idpf_vport_splitq_napi_poll ->
+// idpf_tx_splitq_clean_all -> idpf_tx_clean_complq on the vector's
+// completion queue, at most IDPF_TX_COMPLQ_CLEAN_BUDGET descriptors.
+func (d *IDPF) Poll(ctx driver.Ctx, v int, budget int) (int, bool) {
+	vec := &d.vecs[v]
+	vec.BeginPoll()
+	q := d.qs[v]
+	q.stats.Polls++
+	now := ctx.Now()
+	left := d.work
+	var pkts, bytes int
+	for left > 0 {
+		useFetch := len(q.fetch) > 0 && q.fetch[0].at <= now &&
+			(len(q.rs) == 0 || q.fetch[0].at <= q.rs[0].at)
+		if useFetch {
+			// IDPF_TXD_COMPLT_RE: idpf_tx_splitq_clean up to the reported
+			// head frees descriptor ring space.
+			q.NTC = q.fetch[0].head
+			q.fetch = q.fetch[1:]
+			q.reCompl++
+		} else if len(q.rs) > 0 && q.rs[0].at <= now {
+			// IDPF_TXD_COMPLT_RS: idpf_tx_clean_bufs by completion tag.
+			c := q.rs[0]
+			q.rs = q.rs[1:]
+			ctx.Spend(d.costs.DescClean)
+			ctx.Consume(c.h)
+			pkts++
+			bytes += int(c.bytes)
+			q.rsCompl++
+		} else {
+			break // no more completions written (generation bit check)
+		}
+		q.numCompletions++ // complq->num_completions
+		left--
+	}
+	q.stats.Packets += uint64(pkts)
+	q.stats.Bytes += uint64(bytes)
+	// End of idpf_tx_clean_complq: complq_ok, then per TX queue that
+	// cleaned bytes, __netif_txq_completed_wake (BQL completion, then a
+	// wake when IDPF_DESC_UNUSED >= IDPF_TX_WAKE_THRESH, unless dont_wake).
+	complqOK := q.complqPending() <= uint64(q.complSize>>1)
+	if bytes > 0 {
+		ctx.CompletedQueue(v, pkts, bytes)
+		if q.Unused() >= TxWakeThresh && ctx.QueueStopped(v) {
+			if complqOK {
+				ctx.WakeQueue(v)
+				q.stats.Restart++
+			} else {
+				q.complqWakeBlock++
+			}
+		}
+	}
+	complete := left > 0
+	vec.EndPoll(ctx, v, complete, q.nextCompl())
+	if !complete {
+		return budget, false
+	}
+	return 0, true
+}
+
+// Stats implements driver.Driver.
+func (d *IDPF) Stats() []driver.QueueStats {
+	out := make([]driver.QueueStats, len(d.qs))
+	for i, q := range d.qs {
+		out[i] = q.stats
+		out[i].Irqs = d.vecs[i].Irqs
+		out[i].Extra = []driver.Counter{
+			{Name: "ring_used", Value: uint64(q.Used())},
+			{Name: "complq_pending", Value: q.complqPending()},
+			{Name: "complq_max_pending", Value: q.maxPending},
+			{Name: "re_set", Value: q.reSet},
+			{Name: "re_completions", Value: q.reCompl},
+			{Name: "rs_completions", Value: q.rsCompl},
+			{Name: "busy_low_txq_descs", Value: q.busyDescs},
+			{Name: "busy_too_many_pend_compl", Value: q.busyCompl},
+			{Name: "wake_blocked_complq", Value: q.complqWakeBlock},
+		}
+	}
+	return out
+}
