@@ -1,0 +1,355 @@
+// Package i40e models the Intel XXV710 (i40e, 700 series) TX path: a
+// descriptor ring with i40e_maybe_stop_tx flow control, BQL through the
+// plain netdev_tx_sent_queue, the tail written when the queue is stopped
+// or xmit_more is clear, the RS (report status) bit only every WB_STRIDE
+// packets so that completions become visible in strides, a 25 Gbit wire,
+// ITR interrupt moderation, i40e_clean_tx_irq in NAPI and
+// i40e_lan_select_queue. Defaults come from
+// drivers/net/ethernet/intel/i40e/i40e_txrx.[ch], i40e.h and i40e_main.c
+// (KERNEL-FACTS 5.2).
+package i40e
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/txlab/txlab/framework/driver"
+	"github.com/txlab/txlab/framework/sim"
+	"github.com/txlab/txlab/framework/skb"
+)
+
+// Constants from i40e_txrx.h / i40e.h.
+const (
+	DefaultNumDescriptors = 512 // I40E_DEFAULT_NUM_DESCRIPTORS
+	MinNumDescriptors     = 64  // I40E_MIN_NUM_DESCRIPTORS
+	// I40E_MAX_NUM_DESCRIPTORS; aa6908ca (2023) lets I40E_MAC_XL710
+	// parts go to I40E_MAX_NUM_DESCRIPTORS_XL710 = 8160, not modelled.
+	MaxNumDescriptors = 4096
+	ReqDescMultiple   = 32 // I40E_REQ_DESC_MULTIPLE
+	maxSkbFrags       = 17 // MAX_SKB_FRAGS
+	// DESC_NEEDED = MAX_SKB_FRAGS + 6 (i40e_txrx.h).
+	DescNeeded = maxSkbFrags + 6
+	// TX_WAKE_THRESHOLD = DESC_NEEDED * 2 (i40e_clean_tx_irq).
+	TxWakeThreshold = 2 * DescNeeded
+	// WB_STRIDE: the RS bit at most every 4 packets (i40e_tx_map).
+	WBStride = 4
+	// I40E_DEFAULT_IRQ_WORK: vsi->work_limit, packets per clean.
+	DefaultIRQWork = 256
+	// I40E_ITR_20K = 50 us, with I40E_ITR_DYNAMIC set by default.
+	DfltTxITR   = 50 * sim.Microsecond
+	DefaultRate = 25_000_000_000 // XXV710: 25 Gbit/s
+	// i40e_swdcb_skb_tx_hash's jhash_1word salt.
+	swdcbHashSalt = 0xd631614b
+	// I40E_MAX_USER_PRIORITY: entries of the ETS priority table.
+	maxUserPriority = 8
+	// I40E_MAX_TRAFFIC_CLASS.
+	maxTrafficClass = 8
+)
+
+func init() {
+	driver.Register("i40e", "Intel XXV710 25G (drivers/net/ethernet/intel/i40e)", func() driver.Driver { return &I40E{} })
+}
+
+type txRing struct {
+	*driver.Ring
+	rs     []bool // RS bit on the (last) descriptor at this index
+	stride int    // tx_ring->packet_stride
+	// wbAt: completed descriptors up to this time have been written back
+	// by a forced write-back (i40e_force_wb / WB_ON_ITR), RS or not.
+	wbAt  sim.Time
+	stats driver.QueueStats
+
+	rsSet, forceWB uint64
+}
+
+// I40E is the driver model.
+type I40E struct {
+	rings []*txRing
+	vecs  []driver.Vector
+	wire  driver.Wire
+	itr   sim.Time
+	work  int
+	costs *sim.Costs
+
+	// DCB (vsi->tc_config with software DCB, not mqprio).
+	numTC int
+	up2tc [maxUserPriority]int // local_dcbx_config.etscfg.prioritytable
+	numQ  int
+}
+
+// Init implements driver.Driver. Options (ethtool words): "tx N" ring
+// size, "tx-usecs N" ITR, "work N" clean budget (vsi->work_limit),
+// "dcb-tc N" traffic classes (software DCB; default 1), "up2tc
+// a,b,c,d,e,f,g,h" the priority -> TC table (default all 0, the IEEE
+// default ETS table).
+func (d *I40E) Init(s driver.Setup, args []string) (driver.Info, error) {
+	ring := DefaultNumDescriptors
+	if s.RingSize != 0 {
+		ring = s.RingSize
+	}
+	d.itr, d.work, d.costs, d.numTC = DfltTxITR, DefaultIRQWork, s.Costs, 1
+	for i := 0; i < len(args); i += 2 {
+		if i+1 >= len(args) {
+			return driver.Info{}, fmt.Errorf("i40e: option %q needs a value", args[i])
+		}
+		if args[i] == "up2tc" {
+			parts := strings.Split(args[i+1], ",")
+			if len(parts) != maxUserPriority {
+				return driver.Info{}, fmt.Errorf("i40e: up2tc needs %d comma-separated TCs, got %q", maxUserPriority, args[i+1])
+			}
+			for up, p := range parts {
+				tc, err := strconv.Atoi(p)
+				if err != nil || tc < 0 || tc >= maxTrafficClass {
+					return driver.Info{}, fmt.Errorf("i40e: up2tc entry %q must be a TC in [0, %d)", p, maxTrafficClass)
+				}
+				d.up2tc[up] = tc
+			}
+			continue
+		}
+		v, err := strconv.Atoi(args[i+1])
+		if err != nil || v < 0 {
+			return driver.Info{}, fmt.Errorf("i40e: %s %q is not a non-negative whole number", args[i], args[i+1])
+		}
+		switch args[i] {
+		case "tx":
+			ring = v
+		case "tx-usecs":
+			d.itr = sim.Time(v) * sim.Microsecond
+		case "work":
+			if v < 1 {
+				return driver.Info{}, fmt.Errorf("i40e: work must be >= 1")
+			}
+			d.work = v
+		case "dcb-tc":
+			if v < 1 || v > maxTrafficClass {
+				return driver.Info{}, fmt.Errorf("i40e: dcb-tc must be in [1, %d], got %d", maxTrafficClass, v)
+			}
+			d.numTC = v
+		default:
+			return driver.Info{}, fmt.Errorf("i40e: unknown option %q (known: tx, tx-usecs, work, dcb-tc, up2tc)", args[i])
+		}
+	}
+	if ring < MinNumDescriptors || ring > MaxNumDescriptors || ring%ReqDescMultiple != 0 {
+		return driver.Info{}, fmt.Errorf("i40e: ring size %d must be in [%d, %d] and a multiple of %d", ring, MinNumDescriptors, MaxNumDescriptors, ReqDescMultiple)
+	}
+	if d.numTC > s.NumTxQ {
+		return driver.Info{}, fmt.Errorf("i40e: dcb-tc %d needs at least as many queues, have %d", d.numTC, s.NumTxQ)
+	}
+	rate := s.RateBps
+	if rate == 0 {
+		rate = DefaultRate
+	}
+	d.wire.RateBps = rate
+	d.numQ = s.NumTxQ
+	d.rings = make([]*txRing, s.NumTxQ)
+	d.vecs = make([]driver.Vector, s.NumTxQ)
+	qv := make([]int, s.NumTxQ)
+	for i := range d.rings {
+		d.rings[i] = &txRing{Ring: driver.NewRing(ring), rs: make([]bool, ring), stats: driver.QueueStats{Queue: i}}
+		d.vecs[i].ITR = d.itr
+		qv[i] = i // one TX/RX queue pair per q_vector
+	}
+	return driver.Info{RateBps: rate, RingSize: ring, BQL: true, Vectors: s.NumTxQ, QueueVec: qv, Wire: true}, nil
+}
+
+// maybeStopTx is i40e_maybe_stop_tx / __i40e_maybe_stop_tx: stop, then
+// re-check after smp_mb() and restart (tx_restart) if a clean made room.
+func (d *I40E) maybeStopTx(ctx driver.Ctx, q int, r *txRing, size int) bool {
+	if r.Unused() >= size {
+		return true
+	}
+	ctx.StopQueue(q)
+	r.stats.Stopped++
+	if r.Unused() < size {
+		return false
+	}
+	ctx.WakeQueue(q) // netif_start_subqueue
+	r.stats.Restart++
+	return true
+}
+
+// Xmit implements driver.Driver: i40e_lan_xmit_frame ->
+// i40e_xmit_frame_ring -> i40e_tx_map for each packet.
+func (d *I40E) Xmit(ctx driver.Ctx, q int, batch []skb.Packet) (int, driver.TxCode) {
+	r := d.rings[q]
+	for i, p := range batch {
+		count := 1 // i40e_xmit_descriptor_count: a linear skb, one descriptor
+		// count + 4 + 1: a cache line of descriptors and the context one.
+		if !d.maybeStopTx(ctx, q, r, count+4+1) {
+			r.stats.Busy++ // tx_busy
+			return i, driver.TxBusy
+		}
+		ctx.Spend(d.costs.DriverXmit)
+		idx := r.NTU
+		r.Put(p.Handle, p.Len, count)
+		// i40e_tx_map: netdev_tx_sent_queue (not the xmit_more variant),
+		// then i40e_maybe_stop_tx(DESC_NEEDED).
+		ctx.SentQueue(q, int(p.Len))
+		d.maybeStopTx(ctx, q, r, DescNeeded)
+		// desc_count |= ++packet_stride; RS when >= WB_STRIDE.
+		r.stride++
+		r.rs[idx] = count|r.stride >= WBStride
+		if r.rs[idx] {
+			r.stride = 0
+			r.rsSet++
+		}
+		more := i < len(batch)-1
+		if ctx.XmitStopped(q) || !more {
+			// writel(i, tx_ring->tail)
+			ctx.Spend(d.costs.Doorbell)
+			r.stats.Doorbells++
+			r.Post(&d.wire, ctx.Now(), d.costs.DMALatency)
+			d.vecs[q].Notify(ctx, q, d.nextWriteBack(r))
+		}
+		if more && ctx.QueueStopped(q) {
+			return i + 1, driver.TxOK // dev_hard_start_xmit stops here
+		}
+	}
+	return len(batch), driver.TxOK
+}
+
+// nextWriteBack is when the hardware next writes back descriptors of r
+// (and so raises the queue's interrupt cause), or -1: the completion of
+// the first posted, uncleaned RS packet, whose write-back also covers
+// the packets before it. With no RS packet posted behind the uncleaned
+// ones (fewer than WB_STRIDE packets since the last RS), the driver has
+// the hardware write them back anyway (i40e_arm_wb -> i40e_force_wb /
+// WB_ON_ITR; on parts without WB_ON_ITR the service task's
+// i40e_detect_recover_hung does it, later than modelled here): a forced
+// write-back when the last of them completes.
+func (d *I40E) nextWriteBack(r *txRing) sim.Time {
+	last := sim.Time(-1)
+	for i := r.NTC; i != r.Tail; i = (i + 1) % len(r.Desc) {
+		if !r.Desc[i].Last {
+			continue
+		}
+		if r.rs[i] {
+			return r.Desc[i].DoneAt
+		}
+		last = r.Desc[i].DoneAt
+	}
+	if last >= 0 && last > r.wbAt {
+		r.wbAt = last
+		r.forceWB++
+	}
+	return last
+}
+
+// visible counts the packets from next_to_clean whose descriptor done
+// bit the hardware has written back by now: all packets up to a
+// completed RS packet, and those covered by a forced write-back.
+func (d *I40E) visible(r *txRing, now sim.Time) int {
+	n, vis := 0, 0
+	for i := r.NTC; i != r.Tail; i = (i + 1) % len(r.Desc) {
+		desc := &r.Desc[i]
+		if !desc.Last {
+			continue
+		}
+		if desc.DoneAt > now {
+			break
+		}
+		n++
+		if r.rs[i] || desc.DoneAt <= r.wbAt {
+			vis = n
+		}
+	}
+	return vis
+}
+
+// Poll implements driver.Driver: i40e_napi_poll -> i40e_clean_tx_irq.
+func (d *I40E) Poll(ctx driver.Ctx, v int, budget int) (int, bool) {
+	vec := &d.vecs[v]
+	vec.BeginPoll()
+	r := d.rings[v]
+	r.stats.Polls++
+	// The clean loop stops at the first eop_desc without
+	// I40E_TX_DESC_DTYPE_DESC_DONE, or after vsi->work_limit packets.
+	limit := min(d.visible(r, ctx.Now()), d.work)
+	pkts, bytes := r.Clean(ctx.Now(), limit, func(desc *driver.Desc) {
+		ctx.Spend(d.costs.DescClean)
+		ctx.Consume(desc.H)
+	})
+	r.stats.Packets += uint64(pkts)
+	r.stats.Bytes += uint64(bytes)
+	ctx.CompletedQueue(v, pkts, bytes) // netdev_tx_completed_queue
+	if pkts > 0 && r.Unused() >= TxWakeThreshold && ctx.QueueStopped(v) {
+		ctx.WakeQueue(v) // netif_wake_subqueue; restart_queue++
+		r.stats.Restart++
+	}
+	complete := pkts < d.work // return !!budget
+	vec.EndPoll(ctx, v, complete, d.nextWriteBack(r))
+	if !complete {
+		return budget, false
+	}
+	return 0, true
+}
+
+// SelectQueue implements driver.QueueSelector: i40e_lan_select_queue.
+// With one TC (the default: no DCB) it is netdev_pick_tx. With software
+// DCB the skb's priority picks a TC through the ETS priority table and
+// i40e_swdcb_skb_tx_hash spreads over that TC's queues.
+func (d *I40E) SelectQueue(p skb.Packet, numTxQ int) (int, bool) {
+	if d.numTC == 1 {
+		return 0, false // vsi->tc_config.numtc == 1: netdev_pick_tx
+	}
+	tc := d.up2tc[p.Priority%maxUserPriority]
+	if tc >= d.numTC {
+		tc = 0 // TC not enabled on the VSI
+	}
+	// i40e_vsi_setup_queue_map: the queue pairs are split evenly over
+	// the enabled TCs (the power-of-two qmap rounding is not modelled).
+	qcount := numTxQ / d.numTC
+	qoffset := tc * qcount
+	// i40e_swdcb_skb_tx_hash: sk->sk_hash, else protocol ^ skb->hash.
+	// The model has no sk_hash; a socket's stand-in is derived from its
+	// id. ETH_P_IP read as a raw little-endian u16 is 0x0008.
+	var h uint32
+	if p.Sock >= 0 {
+		h = uint32(p.Sock)*0x9e3779b1 | 1
+	} else {
+		h = 0x0008 ^ p.Hash
+	}
+	h = jhash1Word(h, swdcbHashSalt)
+	return qoffset + int(uint64(h)*uint64(qcount)>>32), true
+}
+
+// jhash1Word is jhash_1word (include/linux/jhash.h): Bob Jenkins'
+// lookup3 final mix over one word.
+func jhash1Word(a, initval uint32) uint32 {
+	const jhashInitval = 0xdeadbeef
+	iv := initval + jhashInitval + 1<<2
+	a += iv
+	b, c := iv, iv
+	rol := func(x uint32, k uint) uint32 { return x<<k | x>>(32-k) }
+	c ^= b
+	c -= rol(b, 14)
+	a ^= c
+	a -= rol(c, 11)
+	b ^= a
+	b -= rol(a, 25)
+	c ^= b
+	c -= rol(b, 16)
+	a ^= c
+	a -= rol(c, 4)
+	b ^= a
+	b -= rol(a, 14)
+	c ^= b
+	c -= rol(b, 24)
+	return c
+}
+
+// Stats implements driver.Driver.
+func (d *I40E) Stats() []driver.QueueStats {
+	out := make([]driver.QueueStats, len(d.rings))
+	for i, r := range d.rings {
+		out[i] = r.stats
+		out[i].Irqs = d.vecs[i].Irqs
+		out[i].Extra = []driver.Counter{
+			{Name: "ring_used", Value: uint64(r.Used())},
+			{Name: "rs_set", Value: r.rsSet},
+			{Name: "tx_force_wb", Value: r.forceWB},
+		}
+	}
+	return out
+}
