@@ -29,66 +29,53 @@ var tinWords = map[string]int{
 	"diffserv3": diffserv3, "diffserv4": diffserv4, "diffserv8": diffserv8, "besteffort": besteffort, "precedence": precedence,
 }
 
-// parseRate parses a tc rate ("100Mbit", "2Gbit", "1000000", "10mbps")
-// into bytes per second, as cake keeps it.
-func parseRate(s string) (uint64, error) {
+type unit struct {
+	suf string
+	m   float64
+}
+
+var (
+	rateUnits = []unit{{"tbit", 1e12}, {"gbit", 1e9}, {"mbit", 1e6}, {"kbit", 1e3}, {"bit", 1},
+		{"tbps", 8e12}, {"gbps", 8e9}, {"mbps", 8e6}, {"kbps", 8e3}, {"bps", 8}} // bits/s
+	timeUnits = []unit{{"usec", 1}, {"us", 1}, {"msec", 1e3}, {"ms", 1e3}, {"sec", 1e6}, {"s", 1e6}} // us
+	sizeUnits = []unit{{"gb", 1 << 30}, {"mb", 1 << 20}, {"kb", 1 << 10}, {"g", 1 << 30}, {"m", 1 << 20}, {"k", 1 << 10}, {"b", 1}}
+)
+
+// parseUnit parses a non-negative number with the first matching suffix
+// of units (tc's get_rate / get_time / get_size words).
+func parseUnit(s string, units []unit, what, example string) (float64, error) {
 	v := strings.ToLower(s)
-	mult := 1.0 // bits/s
-	for _, u := range []struct {
-		suf string
-		m   float64
-	}{{"tbit", 1e12}, {"gbit", 1e9}, {"mbit", 1e6}, {"kbit", 1e3}, {"bit", 1},
-		{"tbps", 8e12}, {"gbps", 8e9}, {"mbps", 8e6}, {"kbps", 8e3}, {"bps", 8}} {
+	mult := 1.0
+	for _, u := range units {
 		if strings.HasSuffix(v, u.suf) {
 			v, mult = strings.TrimSuffix(v, u.suf), u.m
 			break
 		}
 	}
 	f, err := strconv.ParseFloat(v, 64)
-	if err != nil || f < 0 {
-		return 0, fmt.Errorf("%q is not a rate (e.g. 100Mbit, 2Gbit)", s)
+	if err != nil || f < 0 || f != f {
+		return 0, fmt.Errorf("%q is not a %s (e.g. %s)", s, what, example)
 	}
-	return uint64(f * mult / 8), nil
+	return f * mult, nil
+}
+
+// parseRate parses a tc rate ("100Mbit", "2Gbit") into bytes per
+// second, as cake keeps it.
+func parseRate(s string) (uint64, error) {
+	f, err := parseUnit(s, rateUnits, "rate", "100Mbit, 2Gbit")
+	return uint64(f / 8), err
 }
 
 // parseTimeUs parses "5ms", "100us", "1s" into microseconds.
 func parseTimeUs(s string) (uint64, error) {
-	v := strings.ToLower(s)
-	mult := 1.0
-	for _, u := range []struct {
-		suf string
-		m   float64
-	}{{"usec", 1}, {"us", 1}, {"msec", 1e3}, {"ms", 1e3}, {"sec", 1e6}, {"s", 1e6}} {
-		if strings.HasSuffix(v, u.suf) {
-			v, mult = strings.TrimSuffix(v, u.suf), u.m
-			break
-		}
-	}
-	f, err := strconv.ParseFloat(v, 64)
-	if err != nil || f < 0 {
-		return 0, fmt.Errorf("%q is not a time (e.g. 100ms, 500us)", s)
-	}
-	return uint64(f * mult), nil
+	f, err := parseUnit(s, timeUnits, "time", "100ms, 500us")
+	return uint64(f), err
 }
 
-// parseSize parses "32Mb", "4096", "64kb" into bytes (tc's get_size).
+// parseSize parses "32Mb", "4096", "64kb" into bytes.
 func parseSize(s string) (uint64, error) {
-	v := strings.ToLower(s)
-	mult := 1.0
-	for _, u := range []struct {
-		suf string
-		m   float64
-	}{{"gb", 1 << 30}, {"mb", 1 << 20}, {"kb", 1 << 10}, {"g", 1 << 30}, {"m", 1 << 20}, {"k", 1 << 10}, {"b", 1}} {
-		if strings.HasSuffix(v, u.suf) {
-			v, mult = strings.TrimSuffix(v, u.suf), u.m
-			break
-		}
-	}
-	f, err := strconv.ParseFloat(v, 64)
-	if err != nil || f < 0 {
-		return 0, fmt.Errorf("%q is not a size (e.g. 32Mb)", s)
-	}
-	return uint64(f * mult), nil
+	f, err := parseUnit(s, sizeUnits, "size", "32Mb")
+	return uint64(f), err
 }
 
 // parse applies tc-cake words, as q_cake.c turns them into attributes
