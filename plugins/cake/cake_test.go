@@ -1,6 +1,7 @@
 package cake
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/txlab/txlab/framework/qdisc"
@@ -14,4 +15,55 @@ func TestConformance(t *testing.T) {
 			t.Errorf("%v: %s: %v", args, r.Check, r.Err)
 		}
 	}
+}
+
+func TestOptions(t *testing.T) {
+	ok := []struct {
+		args []string
+		dump string
+	}{
+		{nil, "bandwidth unlimited diffserv3 triple-isolate nonat nowash no-ack-filter split-gso rtt 100ms raw overhead 0"},
+		{[]string{"bandwidth", "2Gbit", "besteffort", "flows", "rtt", "10ms", "wash"}, "bandwidth 2000Mbit besteffort flows nonat wash no-ack-filter split-gso rtt 10ms raw overhead 0"},
+		{[]string{"ethernet", "diffserv4", "dual-dsthost", "memlimit", "32Mb"}, "bandwidth unlimited diffserv4 dual-dsthost nonat nowash no-ack-filter split-gso rtt 100ms overhead 38 mpu 84 memlimit 33554432b"},
+		{[]string{"lan", "atm", "overhead", "-4"}, "bandwidth unlimited diffserv3 triple-isolate nonat nowash no-ack-filter split-gso rtt 1ms atm overhead -4"},
+	}
+	for _, c := range ok {
+		q := &Cake{}
+		if _, err := q.Init(qdisc.Setup{MTU: 1514}, c.args); err != nil {
+			t.Fatalf("%v: %v", c.args, err)
+		}
+		if got := q.Dump(); got != c.dump {
+			t.Errorf("%v: dump\n got %q\nwant %q", c.args, got, c.dump)
+		}
+	}
+	bad := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"bandwith", "1Gbit"}, `unknown option "bandwith"`},
+		{[]string{"bandwidth", "fast"}, "not a rate"},
+		{[]string{"rtt"}, "needs a value"},
+		{[]string{"overhead", "300"}, "out of range"},
+		{[]string{"nat"}, "conntrack"},
+		{[]string{"memlimit", "-1"}, "memlimit"},
+	}
+	for _, c := range bad {
+		_, err := (&Cake{}).Init(qdisc.Setup{MTU: 1514}, c.args)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: error %v, want %q", c.args, err, c.want)
+		}
+	}
+}
+
+func FuzzOptions(f *testing.F) {
+	f.Add("bandwidth 100Mbit diffserv4 rtt 20ms")
+	f.Add("memlimit 1kb overhead -64 mpu 256 ptm")
+	f.Fuzz(func(t *testing.T, words string) {
+		q := &Cake{}
+		if _, err := q.Init(qdisc.Setup{MTU: 1514}, strings.Fields(words)); err != nil {
+			return
+		}
+		_ = q.Dump()
+		q.Stats()
+	})
 }
