@@ -199,8 +199,9 @@ func (d *I40E) Xmit(ctx driver.Ctx, q int, batch []skb.Packet) (int, driver.TxCo
 			// writel(i, tx_ring->tail)
 			ctx.Spend(d.costs.Doorbell)
 			r.stats.Doorbells++
+			idle := r.NTC == r.Tail // nothing in flight: no clean will follow
 			r.Post(&d.wire, ctx.Now(), d.costs.DMALatency)
-			d.vecs[q].Notify(ctx, q, d.nextWriteBack(r))
+			d.vecs[q].Notify(ctx, q, d.nextWriteBack(r, idle))
 		}
 		if more && ctx.QueueStopped(q) {
 			return i + 1, driver.TxOK // dev_hard_start_xmit stops here
@@ -212,13 +213,14 @@ func (d *I40E) Xmit(ctx driver.Ctx, q int, batch []skb.Packet) (int, driver.TxCo
 // nextWriteBack is when the hardware next writes back descriptors of r
 // (and so raises the queue's interrupt cause), or -1: the completion of
 // the first posted, uncleaned RS packet, whose write-back also covers
-// the packets before it. With no RS packet posted behind the uncleaned
-// ones (fewer than WB_STRIDE packets since the last RS), the driver has
-// the hardware write them back anyway (i40e_arm_wb -> i40e_force_wb /
-// WB_ON_ITR; on parts without WB_ON_ITR the service task's
-// i40e_detect_recover_hung does it, later than modelled here): a forced
-// write-back when the last of them completes.
-func (d *I40E) nextWriteBack(r *txRing) sim.Time {
+// the packets before it. With force, and no RS packet behind the
+// uncleaned ones (fewer than WB_STRIDE since the last RS), the last of
+// them is written back anyway when it completes: at the end of a clean
+// that is i40e_arm_wb (j < WB_STRIDE pending) -> i40e_force_wb /
+// WB_ON_ITR; after a doorbell on an idle ring it stands in for the
+// service task's i40e_detect_recover_hung, which on parts without
+// WB_ON_ITR does it later than modelled here.
+func (d *I40E) nextWriteBack(r *txRing, force bool) sim.Time {
 	last := sim.Time(-1)
 	for i := r.NTC; i != r.Tail; i = (i + 1) % len(r.Desc) {
 		if !r.Desc[i].Last {
@@ -229,9 +231,12 @@ func (d *I40E) nextWriteBack(r *txRing) sim.Time {
 		}
 		last = r.Desc[i].DoneAt
 	}
+	if !force {
+		return -1
+	}
 	if last >= 0 && last > r.wbAt {
 		r.wbAt = last
-		r.forceWB++
+		r.forceWB++ // tx_force_wb
 	}
 	return last
 }
@@ -278,7 +283,7 @@ func (d *I40E) Poll(ctx driver.Ctx, v int, budget int) (int, bool) {
 		r.stats.Restart++
 	}
 	complete := pkts < d.work // return !!budget
-	vec.EndPoll(ctx, v, complete, d.nextWriteBack(r))
+	vec.EndPoll(ctx, v, complete, d.nextWriteBack(r, true))
 	if !complete {
 		return budget, false
 	}

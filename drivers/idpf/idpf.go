@@ -158,12 +158,14 @@ func (d *IDPF) Init(s driver.Setup, args []string) (driver.Info, error) {
 	if ring < MinTxQDesc || ring > MaxDescs || ring%ReqDescMultiple != 0 {
 		return driver.Info{}, fmt.Errorf("idpf: tx ring size %d must be in [%d, %d] and a multiple of %d", ring, MinTxQDesc, MaxDescs, ReqDescMultiple)
 	}
-	if ring <= ReMinGap {
-		// Model limit: in flow scheduling only RE (descriptor fetch)
-		// completions return ring space, and the RE bit is set every
-		// ReMinGap descriptors; a ring of ReMinGap would carry one RE
-		// position and could wedge with the rest of the ring unreturned.
-		return driver.Info{}, fmt.Errorf("idpf: tx ring size %d must be larger than the RE gap %d in flow scheduling mode", ring, ReMinGap)
+	if ring-ReMinGap < TxWakeThresh {
+		// Model guard: in flow scheduling only RE (descriptor fetch)
+		// completions return ring space, at most every ReMinGap
+		// descriptors, so up to ReMinGap-1 descriptors stay unreturned
+		// after the last fetch. The clean wakes a stopped queue only with
+		// IDPF_TX_WAKE_THRESH free, so a smaller ring can stay stopped
+		// with nothing left to complete.
+		return driver.Info{}, fmt.Errorf("idpf: tx ring size %d too small for flow scheduling: needs at least RE gap %d + wake threshold %d descriptors", ring, ReMinGap, TxWakeThresh)
 	}
 	if compl < MinTxComplQDesc || compl > MaxDescs || compl%ReqDescMultiple != 0 {
 		return driver.Info{}, fmt.Errorf("idpf: completion queue size %d must be in [%d, %d] and a multiple of %d", compl, MinTxComplQDesc, MaxDescs, ReqDescMultiple)

@@ -1,9 +1,14 @@
-// Package veth models a veth pair's transmit side on the default path
-// (no XDP, no GRO on the peer): veth_xmit forwards each skb to the peer
+// Package veth models a veth pair's transmit side. On the default path
+// (no XDP, no GRO on the peer) veth_xmit forwards each skb to the peer
 // with __netif_rx, which queues it on this CPU's backlog
 // (enqueue_to_backlog, limited by netdev_max_backlog) and the backlog
-// NAPI delivers it in NET_RX_SOFTIRQ. veth is lltx, IFF_NO_QUEUE and has
-// no BQL (drivers/net/veth.c).
+// NAPI delivers it in NET_RX_SOFTIRQ. With "gro on" (or "napi on": the
+// peer has NAPI, as with GRO enabled or an XDP program) veth_xdp_rx
+// produces into the peer rx queue's ptr_ring (VETH_RING_SIZE) and
+// __veth_xdp_flush schedules the peer's veth_poll on this CPU; a full
+// ring is backpressure when the txq has a qdisc (dc82a33297fc, with the
+// race fix 5442a9da6978) and a drop under noqueue. veth is lltx,
+// IFF_NO_QUEUE and has no BQL (drivers/net/veth.c, KERNEL-FACTS 5.4).
 package veth
 
 import (
@@ -15,8 +20,24 @@ import (
 	"github.com/txlab/txlab/framework/skb"
 )
 
-// DefaultMaxBacklog is netdev_max_backlog's default.
-const DefaultMaxBacklog = 1000
+// Defaults.
+const (
+	DefaultMaxBacklog = 1000 // netdev_max_backlog
+	RingSize          = 256  // VETH_RING_SIZE: the peer rx queue's xdp_ring
+	// NapiWeight is the peer NAPI's weight (netif_napi_add's default
+	// NAPI_POLL_WEIGHT); the host passes it to Poll as the budget.
+	NapiWeight = 64
+	// XDPBatch is VETH_XDP_BATCH: veth_xdp_rcv takes the ring in batches.
+	XDPBatch = 16
+)
+
+// syncPoint orders an access to the ptr_ring, which the senders and the
+// peer's NAPI share, in global virtual time.
+func syncPoint(ctx driver.Ctx) {
+	if s, ok := ctx.(driver.SyncPoint); ok {
+		s.SyncPoint()
+	}
+}
 
 func init() {
 	driver.Register("veth", "virtual ethernet pair, default (backlog) receive path (drivers/net/veth.c)", func() driver.Driver { return &Veth{} })
@@ -28,34 +49,71 @@ type Veth struct {
 	maxBacklog int
 	stats      []driver.QueueStats
 	costs      *sim.Costs
+
+	// NAPI path: one ptr_ring per peer rx queue (rq i serves txq i).
+	napi  bool
+	rings []ptrRing
 }
 
-// Init implements driver.Driver. Option: "backlog N" (netdev_max_backlog).
+// ptrRing is one peer rx queue's xdp_ring and its counters.
+type ptrRing struct {
+	q                          []skb.Handle
+	full, dropped, woken, maxQ uint64
+}
+
+// Init implements driver.Driver. Options: "backlog N"
+// (netdev_max_backlog), "gro on|off" or "napi on|off" (the peer's NAPI
+// and ptr_ring path; default off, the backlog path).
 func (v *Veth) Init(s driver.Setup, args []string) (driver.Info, error) {
 	v.maxBacklog, v.costs = DefaultMaxBacklog, s.Costs
 	for i := 0; i < len(args); i += 2 {
-		if args[i] != "backlog" {
-			return driver.Info{}, fmt.Errorf("veth: unknown option %q (known: backlog)", args[i])
-		}
 		if i+1 >= len(args) {
-			return driver.Info{}, fmt.Errorf("veth: option backlog needs a value")
+			return driver.Info{}, fmt.Errorf("veth: option %q needs a value", args[i])
 		}
-		n, err := strconv.Atoi(args[i+1])
-		if err != nil || n < 1 {
-			return driver.Info{}, fmt.Errorf("veth: backlog %q must be a whole number >= 1", args[i+1])
+		switch args[i] {
+		case "backlog":
+			n, err := strconv.Atoi(args[i+1])
+			if err != nil || n < 1 {
+				return driver.Info{}, fmt.Errorf("veth: backlog %q must be a whole number >= 1", args[i+1])
+			}
+			v.maxBacklog = n
+		case "gro", "napi":
+			switch args[i+1] {
+			case "on":
+				v.napi = true
+			case "off":
+				v.napi = false
+			default:
+				return driver.Info{}, fmt.Errorf("veth: %s %q must be on or off", args[i], args[i+1])
+			}
+		default:
+			return driver.Info{}, fmt.Errorf("veth: unknown option %q (known: backlog, gro, napi)", args[i])
 		}
-		v.maxBacklog = n
 	}
-	v.backlog = make([][]skb.Handle, s.NumCPUs)
 	v.stats = make([]driver.QueueStats, s.NumTxQ)
 	for i := range v.stats {
 		v.stats[i].Queue = i
 	}
+	if v.napi {
+		// One peer rx queue (and its napi_struct) per txq: veth_xmit
+		// uses rq[skb_get_queue_mapping(skb)].
+		v.rings = make([]ptrRing, s.NumTxQ)
+		qv := make([]int, s.NumTxQ)
+		for i := range qv {
+			qv[i] = i
+		}
+		return driver.Info{LLTX: true, NoQueue: true, Vectors: s.NumTxQ, QueueVec: qv}, nil
+	}
+	v.backlog = make([][]skb.Handle, s.NumCPUs)
 	return driver.Info{LLTX: true, NoQueue: true, Vectors: s.NumCPUs, QueueVec: make([]int, s.NumTxQ)}, nil
 }
 
-// Xmit implements driver.Driver: veth_xmit -> veth_forward_skb.
+// Xmit implements driver.Driver: veth_xmit -> veth_forward_skb, or on
+// the NAPI path veth_xdp_rx.
 func (v *Veth) Xmit(ctx driver.Ctx, q int, batch []skb.Packet) (int, driver.TxCode) {
+	if v.napi {
+		return v.xmitNapi(ctx, q, batch)
+	}
 	cpu := ctx.CPU()
 	for _, p := range batch {
 		ctx.Spend(v.costs.DriverXmit)
@@ -72,8 +130,82 @@ func (v *Veth) Xmit(ctx driver.Ctx, q int, batch []skb.Packet) (int, driver.TxCo
 	return len(batch), driver.TxOK
 }
 
-// Poll implements driver.Driver: process_backlog on the peer.
+// xmitNapi is veth_xmit with the peer's NAPI: ptr_ring_produce into
+// the rq's xdp_ring, then __veth_xdp_flush (napi_schedule of the peer's
+// NAPI on this CPU). A full ring returns NETDEV_TX_BUSY from
+// veth_xdp_rx: with a qdisc on the txq, netif_tx_stop_queue + BUSY (the
+// qdisc requeues) and, since 5442a9da6978, always __veth_xdp_flush so
+// the consumer runs and wakes the queue; with noqueue, drop.
+func (v *Veth) xmitNapi(ctx driver.Ctx, q int, batch []skb.Packet) (int, driver.TxCode) {
+	r := &v.rings[q]
+	st := &v.stats[q]
+	for i, p := range batch {
+		ctx.Spend(v.costs.DriverXmit)
+		syncPoint(ctx) // ptr_ring_produce takes the producer lock
+		if len(r.q) >= RingSize {
+			r.full++
+			if ctx.HasQdisc(q) { // !qdisc_txq_has_no_queue(txq)
+				ctx.StopQueue(q)
+				st.Stopped++
+				st.Busy++
+				ctx.NapiScheduleLocal(q) // __veth_xdp_flush(rq)
+				return i, driver.TxBusy
+			}
+			ctx.Drop(p.Handle, skb.DropTxDevice) // priv->dropped
+			r.dropped++
+			continue
+		}
+		r.q = append(r.q, p.Handle)
+		r.maxQ = max(r.maxQ, uint64(len(r.q)))
+		st.Packets++
+		st.Bytes += uint64(p.Len)
+		ctx.NapiScheduleLocal(q) // __veth_xdp_flush(rq)
+	}
+	return len(batch), driver.TxOK
+}
+
+// pollNapi is veth_poll: veth_xdp_rcv consumes up to the budget from the
+// ring (and hands the skbs to GRO / the stack); then, once per poll and
+// with no free-space threshold, the peer txq is woken if it is stopped
+// (5442a9da6978).
+func (v *Veth) pollNapi(ctx driver.Ctx, vec int, budget int) (int, bool) {
+	r := &v.rings[vec]
+	st := &v.stats[vec]
+	st.Polls++
+	n := 0
+	for n < budget {
+		// __ptr_ring_consume_batched, VETH_XDP_BATCH at a time.
+		syncPoint(ctx)
+		k := min(XDPBatch, budget-n, len(r.q))
+		if k == 0 {
+			break
+		}
+		got := append([]skb.Handle(nil), r.q[:k]...)
+		r.q = append(r.q[:0], r.q[k:]...)
+		for _, h := range got {
+			ctx.Spend(v.costs.PeerRx)
+			ctx.Consume(h)
+		}
+		n += k
+	}
+	// done < budget: napi_complete_done; a non-empty ring after that is
+	// rescheduled, which here is the same as not completing.
+	done := n < budget && len(r.q) == 0
+	syncPoint(ctx)
+	if ctx.QueueStopped(vec) { // smp_rmb(); netif_tx_queue_stopped(peer_txq)
+		ctx.WakeQueue(vec) // netif_tx_wake_queue -> __netif_schedule
+		st.Restart++
+		r.woken++
+	}
+	return n, done
+}
+
+// Poll implements driver.Driver: process_backlog on the peer, or
+// veth_poll on the NAPI path.
 func (v *Veth) Poll(ctx driver.Ctx, vec int, budget int) (int, bool) {
+	if v.napi {
+		return v.pollNapi(ctx, vec, budget)
+	}
 	q := v.backlog[vec]
 	n := min(budget, len(q))
 	for _, h := range q[:n] {
@@ -86,7 +218,20 @@ func (v *Veth) Poll(ctx driver.Ctx, vec int, budget int) (int, bool) {
 
 // Stats implements driver.Driver.
 func (v *Veth) Stats() []driver.QueueStats {
-	return append([]driver.QueueStats(nil), v.stats...)
+	out := append([]driver.QueueStats(nil), v.stats...)
+	if !v.napi {
+		return out
+	}
+	for i := range out {
+		r := &v.rings[i]
+		out[i].Extra = append(append([]driver.Counter(nil), out[i].Extra...),
+			driver.Counter{Name: "ring_used", Value: uint64(len(r.q))},
+			driver.Counter{Name: "ring_max", Value: r.maxQ},
+			driver.Counter{Name: "ring_full", Value: r.full},
+			driver.Counter{Name: "peer_dropped", Value: r.dropped},
+			driver.Counter{Name: "peer_wake", Value: r.woken})
+	}
+	return out
 }
 
 func bump(cs []driver.Counter, name string) []driver.Counter {

@@ -127,6 +127,16 @@ type QueueSelector interface {
 	SelectQueue(p skb.Packet, numTxQ int) (q int, ok bool)
 }
 
+// SyncPoint is an optional Ctx extension. SyncPoint makes the driver's
+// next step happen in global virtual-time order (sim.CPU.Sync): a driver
+// that shares state between CPUs without a host lock or a host cache
+// line in between (veth's ptr_ring, produced by senders and consumed by
+// the peer's NAPI) calls it before touching that state. The host's dctx
+// implements it.
+type SyncPoint interface {
+	SyncPoint()
+}
+
 // Factory makes a driver.
 type Factory func() Driver
 

@@ -149,6 +149,9 @@ func (x *dctx) WakeQueue(i int) {
 	}
 }
 
+// SyncPoint implements driver.SyncPoint: a sync point in global time.
+func (x *dctx) SyncPoint() { x.cpu.Sync() }
+
 // HasQdisc is !qdisc_txq_has_no_queue: the txq has a qdisc, not noqueue.
 func (x *dctx) HasQdisc(i int) bool { return x.txq(i).qdisc != nil }
 

@@ -1,0 +1,301 @@
+package idpf
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/txlab/txlab/framework/driver"
+	"github.com/txlab/txlab/framework/sim"
+)
+
+func setup(nq int) driver.Setup {
+	return driver.Setup{Name: "eth0", NumTxQ: nq, NumCPUs: 8, Costs: sim.DefaultCosts()}
+}
+
+func TestOptions(t *testing.T) {
+	cases := []struct {
+		args       []string
+		ring       int
+		compl      int
+		wantErr    string
+		itr        sim.Time
+		wantVector int
+	}{
+		{args: nil, ring: 512, compl: 512, itr: 50 * sim.Microsecond},
+		{args: []string{"tx", "1024"}, ring: 1024, compl: 1024, itr: 50 * sim.Microsecond},
+		{args: []string{"tx", "128"}, ring: 128, compl: 256, itr: 50 * sim.Microsecond}, // complq at least 256
+		{args: []string{"tx", "256", "tx-compl", "8160", "tx-usecs", "10"}, ring: 256, compl: 8160, itr: 10 * sim.Microsecond},
+		{args: []string{"tx", "32"}, wantErr: "must be in [64, 8160]"},
+		{args: []string{"tx", "8192"}, wantErr: "must be in [64, 8160]"},
+		{args: []string{"tx", "100"}, wantErr: "multiple of 32"},
+		{args: []string{"tx", "64"}, wantErr: "too small for flow scheduling"},
+		{args: []string{"tx", "96"}, wantErr: "too small for flow scheduling"},
+		{args: []string{"tx-compl", "224"}, wantErr: "completion queue size 224"},
+		{args: []string{"tx-compl", "300"}, wantErr: "multiple of 32"},
+		{args: []string{"rx", "512"}, wantErr: "unknown option"},
+		{args: []string{"tx"}, wantErr: "needs a value"},
+		{args: []string{"tx", "-1"}, wantErr: "non-negative"},
+		{args: []string{"work", "0"}, wantErr: "work must be"},
+	}
+	for _, tc := range cases {
+		t.Run(strings.Join(tc.args, "_"), func(t *testing.T) {
+			d := &IDPF{}
+			info, err := d.Init(setup(2), tc.args)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err %v, want one containing %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if info.RingSize != tc.ring || d.qs[0].complSize != tc.compl || d.vecs[0].ITR != tc.itr {
+				t.Errorf("ring %d complq %d itr %d; want %d %d %d", info.RingSize, d.qs[0].complSize, d.vecs[0].ITR, tc.ring, tc.compl, tc.itr)
+			}
+			if info.RateBps != DefaultRate || !info.BQL || info.Vectors != 2 || info.QueueVec[1] != 1 {
+				t.Errorf("info %+v: want 200G, BQL, one vector per queue", info)
+			}
+		})
+	}
+}
+
+// checker verifies the ring invariants after every driver call.
+func checker(t *testing.T, d *IDPF, f *fakeCtx) func() {
+	return func() {
+		t.Helper()
+		for i, q := range d.qs {
+			n := len(q.Desc)
+			if u := q.Used(); u < 0 || u > n-1 {
+				t.Fatalf("q%d: %d descriptors used of %d", i, u, n)
+			}
+			// The completion queue never overflows, and the stop keeps
+			// pending completions within half of it plus one frame's.
+			if p := q.complqPending(); p > uint64(q.complSize/2+2) {
+				t.Fatalf("q%d: %d completions pending, complq %d", i, p, q.complSize)
+			}
+			if int(q.complqPending()) != len(q.rs)+len(q.fetch)+q.unposted() {
+				t.Fatalf("q%d: pending %d != %d RS + %d RE + %d unposted", i, q.complqPending(), len(q.rs), len(q.fetch), q.unposted())
+			}
+			held := 0
+			for _, p := range f.held {
+				if int(p.Queue) == i {
+					held++
+				}
+			}
+			if held != len(q.rs)+q.unpostedPkts() {
+				t.Fatalf("q%d: host sees %d packets in the driver, the driver has %d", i, held, len(q.rs)+q.unpostedPkts())
+			}
+		}
+	}
+}
+
+// unposted counts the completions (RS + RE) of descriptors not yet handed
+// to hardware; unpostedPkts the packets among them.
+func (q *txQueue) unposted() int {
+	n := 0
+	for i := q.Tail; i != q.NTU; i = (i + 1) % len(q.Desc) {
+		if q.Desc[i].Last {
+			n++
+		}
+		if q.re[i] {
+			n++
+		}
+	}
+	return n
+}
+
+func (q *txQueue) unpostedPkts() int {
+	n := 0
+	for i := q.Tail; i != q.NTU; i = (i + 1) % len(q.Desc) {
+		if q.Desc[i].Last {
+			n++
+		}
+	}
+	return n
+}
+
+// Ring accounting under load: the queue stops before either ring
+// overflows, wakes only at the threshold from the clean, every packet
+// completes, and the counters add up.
+func TestRingAccounting(t *testing.T) {
+	cases := []struct {
+		name      string
+		args      []string
+		nq, bulk  int
+		size      uint32
+		bql       bool
+		wantStops bool
+	}{
+		{"default complq limits", nil, 1, 64, 1500, false, true},
+		{"small ring", []string{"tx", "128", "tx-compl", "8160"}, 1, 32, 60, false, true},
+		{"4 queues bql", []string{"tx", "128"}, 4, 16, 1000, true, false},
+		{"big complq, ring limits", []string{"tx", "256", "tx-compl", "4096"}, 2, 64, 1500, false, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			d := &IDPF{}
+			if _, err := d.Init(setup(tc.nq), tc.args); err != nil {
+				t.Fatal(err)
+			}
+			f := newFake(t, tc.nq, tc.bql)
+			f.onWake = func(q int) {
+				if !f.inPoll {
+					return // the restart in idpf_tx_maybe_stop_splitq
+				}
+				r := d.qs[q]
+				if r.Unused() < TxWakeThresh || r.complqPending() > uint64(r.complSize/2) {
+					t.Errorf("q%d woken with %d descriptors free, %d completions pending", q, r.Unused(), r.complqPending())
+				}
+			}
+			const total = 5000
+			busy := f.pump(d, tc.nq, total, tc.bulk, tc.size, 200, checker(t, d, f))
+			st := d.Stats()
+			var pkts, bytes, sBusy, sStop, sRestart, irqs uint64
+			for i, s := range st {
+				if s.Packets != f.consumed[i] || s.Bytes != f.consumedB[i] {
+					t.Errorf("q%d: stats %d pkts %d bytes, host consumed %d / %d", i, s.Packets, s.Bytes, f.consumed[i], f.consumedB[i])
+				}
+				if f.sentBytes[i] != f.complBytes[i] || f.complBytes[i] != f.consumedB[i] {
+					t.Errorf("q%d: BQL sent %d completed %d bytes, consumed %d", i, f.sentBytes[i], f.complBytes[i], f.consumedB[i])
+				}
+				if f.drvXoff[i] {
+					t.Errorf("q%d still stopped after the drain", i)
+				}
+				pkts += s.Packets
+				bytes += s.Bytes
+				sBusy += s.Busy
+				sStop += s.Stopped
+				sRestart += s.Restart
+				irqs += s.Irqs
+			}
+			var hostStops, hostWakes uint64
+			for i := range f.stops {
+				hostStops += f.stops[i]
+				hostWakes += f.wakes[i]
+			}
+			if pkts != total*uint64(tc.nq) || bytes != pkts*uint64(tc.size) {
+				t.Errorf("%d packets %d bytes completed, want %d", pkts, bytes, total*tc.nq)
+			}
+			if sBusy != uint64(busy) || sStop != hostStops || sRestart != hostWakes || hostStops != hostWakes {
+				t.Errorf("busy %d/%d stops %d/%d restarts %d/%d (driver/host)", sBusy, busy, sStop, hostStops, sRestart, hostWakes)
+			}
+			if tc.wantStops && hostStops == 0 {
+				t.Errorf("the queue never stopped")
+			}
+			if irqs == 0 {
+				t.Error("no interrupts")
+			}
+			for _, x := range f.irqs {
+				if x.v < 0 || x.v >= tc.nq {
+					t.Errorf("interrupt on vector %d", x.v)
+				}
+			}
+			t.Logf("busy %d stops %d irqs %d extra %v", busy, hostStops, irqs, st[0].Extra)
+		})
+	}
+}
+
+// BQL follows completions: in flight is exactly what the driver holds,
+// and the limit only grows once completions come back.
+func TestBQLFollowsCompletions(t *testing.T) {
+	d := &IDPF{}
+	if _, err := d.Init(setup(1), nil); err != nil {
+		t.Fatal(err)
+	}
+	f := newFake(t, 1, true)
+	var limits []uint32
+	f.pump(d, 1, 3000, 32, 1200, 500, func() {
+		if in, held := uint64(f.dql[0].Inflight()), f.heldBytes(0); in != held {
+			t.Fatalf("BQL in flight %d bytes, driver holds %d", in, held)
+		}
+		limits = append(limits, f.dql[0].Limit)
+	})
+	if limits[0] != 0 {
+		t.Errorf("limit %d before any completion, want 0", limits[0])
+	}
+	if f.dql[0].Limit == 0 {
+		t.Error("BQL limit never grew with completions")
+	}
+	if f.stackXoff[0] {
+		t.Error("STACK_XOFF left set after the drain")
+	}
+}
+
+// The doorbell is rung only at the end of a bulk (or when stopped), and
+// RE completions return ring space every ReMinGap descriptors.
+func TestDoorbellAndRE(t *testing.T) {
+	d := &IDPF{}
+	if _, err := d.Init(setup(1), nil); err != nil {
+		t.Fatal(err)
+	}
+	f := newFake(t, 1, false)
+	rest, _ := f.xmit(d, 0, f.packets(0, 200, 100))
+	q := d.qs[0]
+	if len(rest) != 0 || q.stats.Doorbells != 1 {
+		t.Fatalf("200-packet bulk: %d refused, %d doorbells; want 0, 1", len(rest), q.stats.Doorbells)
+	}
+	if q.reSet != 4 || len(q.fetch) != 4 { // descriptors 0, 64, 128, 192
+		t.Fatalf("RE set on %d descriptors (%d fetch completions), want 4", q.reSet, len(q.fetch))
+	}
+	if q.complqPending() != 204 {
+		t.Fatalf("pending %d, want 204", q.complqPending())
+	}
+	// After the fetches but before any packet is done, the clean returns
+	// ring space but no packets, and does not credit BQL.
+	f.now = q.fetch[3].at
+	f.poll(d, 0, nil)
+	if q.NTC != 193 || q.stats.Packets != 0 || f.complBytes[0] != 0 {
+		t.Fatalf("after the fetch completions: NTC %d, %d packets cleaned; want 193, 0", q.NTC, q.stats.Packets)
+	}
+	// A second bulk past the complq threshold stops the queue at the
+	// start of a frame with NETDEV_TX_BUSY.
+	rest, rc := f.xmit(d, 0, f.packets(0, 100, 100))
+	if rc != driver.TxBusy || !f.drvXoff[0] || q.busyCompl == 0 {
+		t.Fatalf("rc %#x stopped %v busy_compl %d: want BUSY on a full completion queue", rc, f.drvXoff[0], q.busyCompl)
+	}
+	if got := q.complqPending(); got <= uint64(q.complSize/2) || got > uint64(q.complSize/2+2) {
+		t.Fatalf("stopped at %d pending", got)
+	}
+	t.Logf("refused %d of 100", len(rest))
+}
+
+// __netif_txq_completed_wake wakes only with IDPF_TX_WAKE_THRESH free
+// descriptors: a clean that frees packets but leaves the ring short
+// keeps the queue stopped.
+func TestNoWakeBelowThreshold(t *testing.T) {
+	d := &IDPF{}
+	if _, err := d.Init(setup(1), []string{"tx", "128", "tx-compl", "8160"}); err != nil {
+		t.Fatal(err)
+	}
+	f := newFake(t, 1, false)
+	_, rc := f.xmit(d, 0, f.packets(0, 200, 100))
+	q := d.qs[0]
+	if rc != driver.TxBusy || !f.drvXoff[0] || q.busyDescs != 1 {
+		t.Fatalf("rc %#x stopped %v busy_low_txq_descs %d", rc, f.drvXoff[0], q.busyDescs)
+	}
+	// The device has not reported the fetch of RE@64 yet: only RE@0's.
+	if len(q.fetch) != 2 {
+		t.Fatalf("%d fetch completions, want 2", len(q.fetch))
+	}
+	late := q.fetch[1]
+	q.fetch = q.fetch[:1]
+	f.now = q.rs[len(q.rs)-1].at
+	f.poll(d, 0, nil)
+	if q.stats.Packets != 123 || q.Unused() >= TxWakeThresh {
+		t.Fatalf("cleaned %d, %d free", q.stats.Packets, q.Unused())
+	}
+	if !f.drvXoff[0] || q.stats.Restart != 0 {
+		t.Fatalf("woken with %d free descriptors, below IDPF_TX_WAKE_THRESH %d", q.Unused(), TxWakeThresh)
+	}
+	// With the ring space back and a packet completing, it wakes.
+	q.fetch = append(q.fetch, late)
+	f.drvXoff[0] = false
+	f.xmit(d, 0, f.packets(0, 1, 100))
+	f.drvXoff[0] = true
+	f.now = q.rs[len(q.rs)-1].at
+	f.poll(d, 0, nil)
+	if f.drvXoff[0] || q.Unused() < TxWakeThresh {
+		t.Fatalf("not woken with %d free", q.Unused())
+	}
+}

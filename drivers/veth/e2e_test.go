@@ -1,0 +1,82 @@
+package veth_test
+
+import (
+	"testing"
+
+	_ "github.com/txlab/txlab/drivers/veth"
+	"github.com/txlab/txlab/framework/report"
+	"github.com/txlab/txlab/framework/run"
+	"github.com/txlab/txlab/framework/sim"
+	"github.com/txlab/txlab/framework/workload"
+)
+
+func ethtool(q report.Queue, key string) int64 {
+	for _, kv := range q.Ethtool {
+		if kv.Key == key {
+			return kv.Value
+		}
+	}
+	return -1
+}
+
+// End to end through the host: the backlog path (default), the NAPI
+// path under noqueue (drops on a full ring) and under a real qdisc
+// (backpressure: stop + requeue + wake from veth_poll, no device drops).
+func TestEndToEnd(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		args  []string
+		qdisc string
+	}{
+		{"backlog noqueue", nil, ""},
+		{"napi noqueue", []string{"gro", "on"}, ""},
+		{"napi pfifo", []string{"gro", "on"}, "pfifo limit 100000"},
+		{"napi pfifo_fast", []string{"napi", "on"}, "pfifo_fast"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := run.Default()
+			s.Profile = "6.18"
+			s.Driver, s.DriverArgs, s.RateBps = "veth", tc.args, 0
+			s.Sockets, s.Cores, s.Threads = 1, 8, 1
+			s.Queues, s.Qdisc = 1, tc.qdisc
+			// Open loop, and a peer receive slower than the 4 senders per
+			// rx queue together: the ring fills.
+			s.Set = []string{"cost.peer_rx=4000"}
+			s.Workload = workload.Spec{Kind: workload.UDPRate, Senders: 8, PacketSize: 64, Flows: 64, Rate: 20e6}
+			s.Duration, s.Warmup = 3*sim.Millisecond, sim.Millisecond
+			rep, err := run.Run(s, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !rep.AccountingOK || rep.TxPackets == 0 {
+				t.Fatalf("accounting %v tx %d", rep.AccountingOK, rep.TxPackets)
+			}
+			var sum uint64
+			var busy, wakes int64
+			for _, q := range rep.Queues {
+				sum += q.TxPackets
+				busy += ethtool(q, "tx_busy")
+				wakes += ethtool(q, "peer_wake")
+			}
+			if sum != rep.TxPackets {
+				t.Errorf("queues sum to %d, device sent %d", sum, rep.TxPackets)
+			}
+			dev := rep.Drops["TX_DEVICE"]
+			switch {
+			case tc.args == nil:
+				if busy != 0 || dev != 0 || wakes >= 0 {
+					t.Errorf("backlog path: busy %d, device drops %d, peer_wake %d (want no ring counters)", busy, dev, wakes)
+				}
+			case tc.qdisc == "":
+				if busy != 0 || dev == 0 {
+					t.Errorf("noqueue: busy %d device drops %d; want drops, never BUSY", busy, dev)
+				}
+			default:
+				if dev != 0 || busy == 0 || wakes == 0 {
+					t.Errorf("qdisc: device drops %d busy %d wakes %d; want backpressure instead of drops", dev, busy, wakes)
+				}
+			}
+			t.Logf("%.2f Mpps drops %v q0 %v", rep.TxPps/1e6, rep.Drops, rep.Queues[0].Ethtool)
+		})
+	}
+}

@@ -1,0 +1,146 @@
+package veth
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/txlab/txlab/framework/driver"
+	"github.com/txlab/txlab/framework/sim"
+)
+
+func setup(nq int) driver.Setup {
+	return driver.Setup{Name: "veth0", NumTxQ: nq, NumCPUs: 4, Costs: sim.DefaultCosts()}
+}
+
+func TestOptions(t *testing.T) {
+	cases := []struct {
+		args    []string
+		napi    bool
+		vectors int
+		wantErr string
+	}{
+		{args: nil, vectors: 4},
+		{args: []string{"backlog", "10"}, vectors: 4},
+		{args: []string{"gro", "on"}, napi: true, vectors: 2},
+		{args: []string{"napi", "on", "gro", "off"}, vectors: 4},
+		{args: []string{"gro", "yes"}, wantErr: "must be on or off"},
+		{args: []string{"backlog", "0"}, wantErr: ">= 1"},
+		{args: []string{"xdp", "on"}, wantErr: "unknown option"},
+		{args: []string{"gro"}, wantErr: "needs a value"},
+	}
+	for _, tc := range cases {
+		t.Run(strings.Join(tc.args, "_"), func(t *testing.T) {
+			v := &Veth{}
+			info, err := v.Init(setup(2), tc.args)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err %v, want one containing %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v.napi != tc.napi || info.Vectors != tc.vectors || !info.LLTX || !info.NoQueue || info.BQL {
+				t.Errorf("napi %v info %+v; want napi %v, %d vectors, lltx, noqueue, no BQL", v.napi, info, tc.napi, tc.vectors)
+			}
+		})
+	}
+}
+
+// The default backlog path is unchanged: never BUSY, drops past
+// netdev_max_backlog, the per-CPU backlog NAPI delivers.
+func TestBacklogPath(t *testing.T) {
+	v := &Veth{}
+	if _, err := v.Init(setup(1), []string{"backlog", "100"}); err != nil {
+		t.Fatal(err)
+	}
+	f := newFake(t, 1, false)
+	f.cpu = 2
+	rest, rc := f.xmit(v, 0, f.packets(0, 150, 100))
+	if len(rest) != 0 || rc != driver.TxOK || f.dropped[0] != 50 || f.stops[0] != 0 {
+		t.Fatalf("rest %d rc %#x dropped %d stops %d; want 0, OK, 50, 0", len(rest), rc, f.dropped[0], f.stops[0])
+	}
+	for _, l := range f.local {
+		if l != 2 {
+			t.Fatalf("backlog NAPI of cpu %d scheduled from cpu 2", l)
+		}
+	}
+	f.poll(v, 2, nil)
+	if f.consumed[0] != 100 || len(f.held) != 0 {
+		t.Fatalf("consumed %d, still held %d", f.consumed[0], len(f.held))
+	}
+}
+
+// The NAPI path with a qdisc: a full ring stops the txq with BUSY, the
+// peer NAPI is scheduled after the stop (5442a9da6978) on this CPU, and
+// veth_poll wakes the txq at its end even with the ring still nearly
+// full (no threshold).
+func TestNapiBackpressure(t *testing.T) {
+	v := &Veth{}
+	if _, err := v.Init(setup(2), []string{"gro", "on"}); err != nil {
+		t.Fatal(err)
+	}
+	f := newFake(t, 2, false)
+	f.cpu = 3
+	rest, rc := f.xmit(v, 1, f.packets(1, 300, 100))
+	if rc != driver.TxBusy || len(rest) != 300-RingSize || !f.drvXoff[1] || f.dropped[1] != 0 {
+		t.Fatalf("rc %#x rest %d stopped %v dropped %d; want BUSY at the %dth packet", rc, len(rest), f.drvXoff[1], f.dropped[1], RingSize+1)
+	}
+	if n := len(f.events); n < 2 || f.events[n-2] != "stop" || f.events[n-1] != "local" {
+		t.Fatalf("events end with %v, want stop then the peer NAPI schedule", f.events[max(0, n-3):])
+	}
+	for _, l := range f.local {
+		if l != 1 {
+			t.Fatalf("scheduled NAPI %d, want rq 1's", l)
+		}
+	}
+	work, done := v.Poll(f, 1, NapiWeight)
+	if work != NapiWeight || done {
+		t.Fatalf("poll: work %d done %v, want %d, not done", work, done, NapiWeight)
+	}
+	if f.drvXoff[1] || f.wakes[1] != 1 || f.scheds[1] != 1 {
+		t.Fatalf("after one poll: stopped %v wakes %d scheds %d; want woken once (no threshold)", f.drvXoff[1], f.wakes[1], f.scheds[1])
+	}
+	if got := len(v.rings[1].q); got != RingSize-NapiWeight {
+		t.Fatalf("ring holds %d, want %d", got, RingSize-NapiWeight)
+	}
+	// Requeue and drain through the pump: all packets arrive, none drop.
+	f.poll(v, 1, nil)
+	rest, _ = f.xmit(v, 1, rest)
+	f.poll(v, 1, nil)
+	if len(rest) != 0 || f.consumed[1] != 300 || len(f.held) != 0 {
+		t.Fatalf("rest %d consumed %d held %d", len(rest), f.consumed[1], len(f.held))
+	}
+	s := v.Stats()[1]
+	if s.Packets != 300 || s.Busy != 1 || s.Stopped != 1 || s.Restart != f.wakes[1] {
+		t.Fatalf("stats %+v", s)
+	}
+}
+
+// The NAPI path under noqueue: a full ring drops (priv->dropped).
+func TestNapiNoqueueDrops(t *testing.T) {
+	v := &Veth{}
+	if _, err := v.Init(setup(1), []string{"napi", "on"}); err != nil {
+		t.Fatal(err)
+	}
+	f := newFake(t, 1, false)
+	f.qdisc[0] = false
+	rest, rc := f.xmit(v, 0, f.packets(0, 300, 100))
+	if rc != driver.TxOK || len(rest) != 0 || f.dropped[0] != 300-RingSize || f.stops[0] != 0 {
+		t.Fatalf("rc %#x rest %d dropped %d stops %d", rc, len(rest), f.dropped[0], f.stops[0])
+	}
+	f.poll(v, 0, nil)
+	if f.consumed[0] != RingSize {
+		t.Fatalf("consumed %d, want %d", f.consumed[0], RingSize)
+	}
+	var peerDropped uint64
+	for _, c := range v.Stats()[0].Extra {
+		if c.Name == "peer_dropped" {
+			peerDropped = c.Value
+		}
+	}
+	if peerDropped != 300-RingSize {
+		t.Fatalf("peer_dropped %d", peerDropped)
+	}
+}
