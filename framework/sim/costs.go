@@ -90,7 +90,7 @@ func DefaultCosts() *Costs {
 		QdiscRand:           8,
 		QdiscDataLines:      2,
 		SkbLines:            2,
-		PrefetchPct:         35,
+		PrefetchPct:         15,
 		KfreeSkb:            90,
 		Destructor:          25,
 		DestructorRetpoline: 60,

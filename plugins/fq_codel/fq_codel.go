@@ -1,0 +1,534 @@
+// Package fqcodel is the fq_codel qdisc (net/sched/sch_fq_codel.c): flows
+// hashed into buckets, DRR over new_flows then old_flows with per-flow
+// deficits, a CoDel instance per flow, and on overflow a batch drop from
+// the fattest flow.
+package fqcodel
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/txlab/txlab/framework/qdisc"
+	"github.com/txlab/txlab/framework/skb"
+	"github.com/txlab/txlab/plugins/codel"
+)
+
+func init() {
+	qdisc.Register("fq_codel", "Fair Queue CoDel: hashed flows, DRR, per-flow CoDel AQM (sch_fq_codel.c)",
+		func() qdisc.Qdisc { return &FQCodel{} })
+}
+
+// Limits from sch_fq_codel.c.
+const (
+	maxFlows       = 65536   // fq_codel_change: flows_cnt in [1, 65536]
+	minQuantum     = 256     // fq_codel_change: quantum = max(256, q)
+	quantumMax     = 1 << 20 // FQ_CODEL_QUANTUM_MAX
+	memoryLimitMax = 1 << 31 // fq_codel_change: memory_limit capped at 1<<31
+)
+
+var knownOptions = []string{"limit", "flows", "target", "interval", "quantum", "memory_limit",
+	"ecn", "noecn", "ce_threshold", "drop_batch"}
+
+// ring is one flow's packet FIFO (fq_codel_flow head/tail).
+type ring struct {
+	buf     []codel.Item
+	head, n int
+}
+
+func (r *ring) push(it codel.Item) {
+	if r.n == len(r.buf) {
+		nb := make([]codel.Item, max(8, 2*len(r.buf)))
+		for i := 0; i < r.n; i++ {
+			nb[i] = r.buf[(r.head+i)%len(r.buf)]
+		}
+		r.buf, r.head = nb, 0
+	}
+	r.buf[(r.head+r.n)%len(r.buf)] = it
+	r.n++
+}
+
+func (r *ring) pop() codel.Item {
+	it := r.buf[r.head]
+	r.buf[r.head] = codel.Item{}
+	r.head = (r.head + 1) % len(r.buf)
+	r.n--
+	return it
+}
+
+// Which list a flow's flowchain is on.
+const (
+	onNone uint8 = iota
+	onNew
+	onOld
+)
+
+// flow is struct fq_codel_flow.
+type flow struct {
+	q       ring
+	deficit int32
+	cvars   codel.Vars
+	next    int32 // flowchain link (-1: end)
+	list    uint8
+}
+
+// flowList is new_flows / old_flows. fq_codel only ever takes the first
+// entry, moves it to old_flows' tail, or unlinks it, so a singly linked
+// queue of flow indices is enough.
+type flowList struct {
+	head, tail int32
+	n          int
+}
+
+// FQCodel is struct fq_codel_sched_data.
+type FQCodel struct {
+	flows       []flow
+	backlogs    []uint32 // bytes per flow, scanned by fqCodelDrop
+	flowsCnt    uint32
+	quantum     uint32
+	dropBatch   uint32
+	memoryLimit uint32
+	limit       uint32 // sch->limit
+	cparams     codel.Params
+	cstats      codel.Stats
+
+	memoryUsage    uint32
+	dropOvermemory uint32
+	dropOverlimit  uint32
+	newFlowCount   uint32
+	newFlows       flowList
+	oldFlows       flowList
+
+	qlen    int    // sch->q.qlen, the peeked packet included
+	backlog uint32 // sch->qstats.backlog: what CoDel compares with mtu
+	drops   uint64
+	// peeked is qdisc_peek_dequeued's stash (sch->gso_skb): a packet
+	// already through CoDel, still counted in qlen and backlog.
+	peeked    codel.Item
+	hasPeeked bool
+
+	handleMajor uint32 // TC_H_MAJ(sch->handle) >> 16, 0 if unknown
+	cq          codelQueue
+}
+
+// codelQueue adapts one flow to codel.Queue: dequeue_func, drop_func and
+// codel_get_time for the flow being served.
+type codelQueue struct {
+	q    *FQCodel
+	f    *flow
+	idx  int
+	ctx  qdisc.Ctx
+	time codel.Time
+}
+
+// Dequeue is dequeue_func: take the flow's head, with the per-flow,
+// memory, qlen and qdisc-backlog accounting.
+func (c *codelQueue) Dequeue() (codel.Item, bool) {
+	if c.f.q.n == 0 {
+		return codel.Item{}, false
+	}
+	c.ctx.Work(qdisc.WorkDequeue, 1)
+	it := c.f.q.pop()
+	q := c.q
+	q.backlogs[c.idx] -= it.Pkt.Len
+	q.memoryUsage -= it.MemUsage
+	q.qlen--
+	q.backlog -= it.Pkt.Len
+	return it, true
+}
+
+// Drop is drop_func: qdisc_dequeue_drop(..., QDISC_DROP_CONGESTED).
+func (c *codelQueue) Drop(it *codel.Item) {
+	c.ctx.DequeueDrop(it.Pkt.Handle, skb.DropQdiscCongested)
+	c.q.drops++
+}
+
+// Now is codel_get_time, one ktime_get per codel_dequeue call.
+func (c *codelQueue) Now() codel.Time {
+	c.ctx.Work(qdisc.WorkTstamp, 1)
+	return codel.GetTime(c.ctx.Now())
+}
+
+func (l *flowList) empty() bool { return l.head < 0 }
+
+func (q *FQCodel) pushTail(l *flowList, idx int32, which uint8) {
+	f := &q.flows[idx]
+	f.next, f.list = -1, which
+	if l.tail < 0 {
+		l.head = idx
+	} else {
+		q.flows[l.tail].next = idx
+	}
+	l.tail = idx
+	l.n++
+}
+
+func (q *FQCodel) popHead(l *flowList) int32 {
+	idx := l.head
+	f := &q.flows[idx]
+	l.head = f.next
+	if l.head < 0 {
+		l.tail = -1
+	}
+	f.next, f.list = -1, onNone
+	l.n--
+	return idx
+}
+
+// Init is fq_codel_init + fq_codel_change: the kernel's defaults, then
+// the options as tc sends them (tc leaves out zero limit, flows, quantum,
+// target, interval, memory_limit and drop_batch, so zero keeps the default).
+func (q *FQCodel) Init(s qdisc.Setup, args []string) (qdisc.Info, error) {
+	mtu := uint32(1514)
+	if s.MTU > 0 {
+		mtu = uint32(s.MTU)
+	}
+	*q = FQCodel{limit: 10 * 1024, flowsCnt: 1024, memoryLimit: 32 << 20, dropBatch: 64, quantum: mtu}
+	q.cparams = codel.ParamsInit()
+	q.cparams.ECN = true // fq_codel, unlike codel, defaults to ECN on
+	q.cparams.MTU = mtu
+	q.handleMajor = parseMajor(s.Handle)
+
+	a := qdisc.NewArgs("fq_codel", args)
+	for k := a.Next(); k != ""; k = a.Next() {
+		switch k {
+		case "limit":
+			n, err := a.Int(k, 0, 1<<32-1)
+			if err != nil {
+				return qdisc.Info{}, err
+			}
+			if n != 0 {
+				q.limit = uint32(n)
+			}
+		case "flows":
+			n, err := a.Int(k, 0, 1<<32-1)
+			if err != nil {
+				return qdisc.Info{}, err
+			}
+			if n > maxFlows {
+				return qdisc.Info{}, fmt.Errorf("fq_codel: flows %d is out of range [1, %d]", n, maxFlows)
+			}
+			if n != 0 {
+				q.flowsCnt = uint32(n)
+			}
+		case "quantum":
+			n, err := a.Int(k, 0, 1<<32-1)
+			if err != nil {
+				return qdisc.Info{}, err
+			}
+			if n > quantumMax {
+				return qdisc.Info{}, fmt.Errorf("fq_codel: quantum %d is invalid (at most %d)", n, quantumMax)
+			}
+			if n != 0 {
+				q.quantum = max(minQuantum, uint32(n))
+			}
+		case "target", "interval", "ce_threshold":
+			v, err := a.Value(k)
+			if err != nil {
+				return qdisc.Info{}, err
+			}
+			us, err := parseTc(k, v, timeUnits, "time", "5ms, 100ms, 500us, 1s")
+			if err != nil {
+				return qdisc.Info{}, err
+			}
+			switch {
+			case k == "ce_threshold":
+				q.cparams.CEThreshold = codel.US2Time(uint64(us))
+			case us == 0: // tc does not send a zero target or interval
+			case k == "target":
+				q.cparams.Target = codel.US2Time(uint64(us))
+			default:
+				q.cparams.Interval = codel.US2Time(uint64(us))
+			}
+		case "memory_limit":
+			v, err := a.Value(k)
+			if err != nil {
+				return qdisc.Info{}, err
+			}
+			n, err := parseTc(k, v, sizeUnits, "size", "32Mb, 4194304, 512kb")
+			if err != nil {
+				return qdisc.Info{}, err
+			}
+			if n != 0 {
+				q.memoryLimit = min(memoryLimitMax, n)
+			}
+		case "drop_batch":
+			n, err := a.Int(k, 0, 1<<32-1)
+			if err != nil {
+				return qdisc.Info{}, err
+			}
+			if n != 0 {
+				q.dropBatch = uint32(n)
+			}
+		case "ecn":
+			q.cparams.ECN = true
+		case "noecn":
+			q.cparams.ECN = false
+		default:
+			return qdisc.Info{}, a.Unknown(k, knownOptions...)
+		}
+	}
+
+	q.flows = make([]flow, q.flowsCnt)
+	q.backlogs = make([]uint32, q.flowsCnt)
+	for i := range q.flows {
+		q.flows[i].next = -1
+	}
+	q.newFlows = flowList{head: -1, tail: -1}
+	q.oldFlows = flowList{head: -1, tail: -1}
+	q.cq.q = q
+
+	info := qdisc.Info{Flags: qdisc.DequeueDrops, Limit: int(min(q.limit, 1<<31-1))}
+	if q.limit >= 1 {
+		info.Flags |= qdisc.CanBypass
+	}
+	return info, nil
+}
+
+// parseMajor reads the major of a handle such as "8001:" (hex, as tc).
+func parseMajor(h string) uint32 {
+	maj, _, ok := strings.Cut(h, ":")
+	if !ok || maj == "" {
+		return 0
+	}
+	n, err := strconv.ParseUint(maj, 16, 16)
+	if err != nil {
+		return 0
+	}
+	return uint32(n)
+}
+
+// fqCodelClassify is fq_codel_classify without tc filters: skb->priority
+// naming one of our classes (major = our handle) wins, else the hash.
+// It returns the flow index (the kernel's result minus one).
+func (q *FQCodel) fqCodelClassify(ctx qdisc.Ctx, p *skb.Packet) int {
+	if q.handleMajor != 0 && p.Priority>>16 == q.handleMajor {
+		if m := p.Priority & 0xffff; m > 0 && m <= q.flowsCnt {
+			return int(m - 1)
+		}
+	}
+	ctx.Work(qdisc.WorkHash, 1)
+	return int(fqCodelHash(p.Hash, q.flowsCnt))
+}
+
+// fqCodelHash is fq_codel_hash: reciprocal_scale(skb_get_hash(skb), flows).
+func fqCodelHash(hash, flows uint32) uint32 { return uint32((uint64(hash) * uint64(flows)) >> 32) }
+
+// Enqueue implements qdisc.Qdisc (fq_codel_enqueue for each packet).
+func (q *FQCodel) Enqueue(ctx qdisc.Ctx, batch []skb.Packet, rc []qdisc.Code) {
+	for i := range batch {
+		rc[i] = q.fqCodelEnqueue(ctx, &batch[i])
+	}
+}
+
+// fqCodelEnqueue is fq_codel_enqueue.
+func (q *FQCodel) fqCodelEnqueue(ctx qdisc.Ctx, p *skb.Packet) qdisc.Code {
+	ctx.Work(qdisc.WorkEnqueue, 1)
+	idx := q.fqCodelClassify(ctx, p)
+	ctx.Work(qdisc.WorkTstamp, 1) // codel_set_enqueue_time
+	it := codel.Item{Pkt: *p, EnqueueTime: codel.GetTime(ctx.Now())}
+	// is_skb_wmem: a packet still charged to its socket's sk_wmem_alloc
+	// (sock_wfree / tcp_wfree destructor: Sock >= 0 here) is already
+	// bounded by the socket, so fq_codel does not charge it again;
+	// forwarded or orphaned packets are charged their truesize.
+	if p.Sock < 0 {
+		it.MemUsage = p.TrueSize
+	}
+	f := &q.flows[idx]
+	f.q.push(it)
+	q.backlogs[idx] += p.Len
+	q.backlog += p.Len
+	if f.list == onNone {
+		q.pushTail(&q.newFlows, int32(idx), onNew)
+		q.newFlowCount++
+		f.deficit = int32(q.quantum)
+	}
+	q.memoryUsage += it.MemUsage
+	memoryLimited := q.memoryUsage > q.memoryLimit
+	q.qlen++
+	if uint64(q.qlen) <= uint64(q.limit) && !memoryLimited {
+		return qdisc.XmitSuccess
+	}
+
+	prevQlen := q.qlen
+	// fq_codel_drop scans every flow, so it drops half the fat flow (at
+	// most drop_batch packets) at once rather than one per enqueue.
+	victim := q.fqCodelDrop(ctx, q.dropBatch)
+	dropped := uint32(prevQlen - q.qlen)
+	q.dropOverlimit += dropped
+	if memoryLimited {
+		q.dropOvermemory += dropped
+	}
+	if victim == idx {
+		// Our own flow paid. The kernel returns NET_XMIT_CN here even
+		// if the drop reached this very packet (it is at the tail, so
+		// only if the whole flow went); the model says NET_XMIT_DROP
+		// then, so the sender counts the loss.
+		if f.q.n == 0 {
+			return qdisc.XmitDrop
+		}
+		return qdisc.XmitCN
+	}
+	return qdisc.XmitSuccess
+}
+
+// fqCodelDrop is fq_codel_drop: find the flow with the largest backlog by
+// a linear scan of backlogs[] (4 KB for 1024 flows, cheaper than keeping
+// a heap on the fast path) and drop from its head until half of its
+// backlog or maxPackets packets are gone. Returns the victim's index.
+func (q *FQCodel) fqCodelDrop(ctx qdisc.Ctx, maxPackets uint32) int {
+	ctx.Work(qdisc.WorkFlowScan, int(q.flowsCnt))
+	var maxBacklog uint32
+	idx := 0
+	for i, b := range q.backlogs {
+		if b > maxBacklog {
+			maxBacklog, idx = b, i
+		}
+	}
+	threshold := maxBacklog >> 1
+	f := &q.flows[idx]
+	var length, mem, i uint32
+	// The kernel's do/while assumes the fat flow holds a packet; only
+	// zero-length packets could break that, so the model checks.
+	for f.q.n > 0 {
+		it := f.q.pop()
+		length += it.Pkt.Len
+		mem += it.MemUsage
+		ctx.Drop(it.Pkt.Handle, skb.DropQdiscOverlimit)
+		i++
+		if i >= maxPackets || length >= threshold {
+			break
+		}
+	}
+	// Tell codel to increase its signal strength too.
+	f.cvars.Count += i
+	q.backlogs[idx] -= length
+	q.memoryUsage -= mem
+	q.drops += uint64(i)
+	q.backlog -= length
+	q.qlen -= int(i)
+	return idx
+}
+
+// fqCodelDequeue is fq_codel_dequeue: serve new flows before old ones,
+// refilling a flow's deficit by quantum each time it runs out.
+func (q *FQCodel) fqCodelDequeue(ctx qdisc.Ctx) (codel.Item, bool) {
+	for {
+		head, which := &q.newFlows, onNew
+		if head.empty() {
+			head, which = &q.oldFlows, onOld
+			if head.empty() {
+				return codel.Item{}, false
+			}
+		}
+		idx := head.head
+		f := &q.flows[idx]
+		if f.deficit <= 0 {
+			f.deficit += int32(q.quantum)
+			q.popHead(head)
+			q.pushTail(&q.oldFlows, idx, onOld)
+			continue
+		}
+		q.cq.f, q.cq.idx, q.cq.ctx = f, int(idx), ctx
+		it, ok := codel.Dequeue(&q.cq, &q.backlog, &q.cparams, &f.cvars, &q.cstats)
+		q.cq.ctx = nil
+		if !ok {
+			q.popHead(head)
+			// A new flow that went empty passes through old_flows once,
+			// so it cannot starve them by coming back as new each time.
+			if which == onNew && !q.oldFlows.empty() {
+				q.pushTail(&q.oldFlows, idx, onOld)
+			}
+			continue
+		}
+		f.deficit -= int32(it.Pkt.Len)
+		// drop_count/drop_len feed qdisc_tree_reduce_backlog for the
+		// parents; the host tracks that itself.
+		q.cstats.DropCount, q.cstats.DropLen = 0, 0
+		return it, true
+	}
+}
+
+// next returns the next packet to send, the peeked one first
+// (qdisc_dequeue_peeked).
+func (q *FQCodel) next(ctx qdisc.Ctx) (skb.Packet, bool) {
+	if q.hasPeeked {
+		q.hasPeeked = false
+		q.qlen--
+		q.backlog -= q.peeked.Pkt.Len
+		return q.peeked.Pkt, true
+	}
+	it, ok := q.fqCodelDequeue(ctx)
+	return it.Pkt, ok
+}
+
+// Dequeue implements qdisc.Qdisc: a bulk of fq_codel_dequeue calls.
+func (q *FQCodel) Dequeue(ctx qdisc.Ctx, req qdisc.DequeueReq, out []skb.Packet) []skb.Packet {
+	return qdisc.BulkDequeue(req, out, func() (skb.Packet, bool) { return q.next(ctx) })
+}
+
+// Peek implements qdisc.Qdisc (qdisc_peek_dequeued: dequeue, run CoDel,
+// and keep the packet for the next dequeue).
+func (q *FQCodel) Peek(ctx qdisc.Ctx) (skb.Packet, bool) {
+	if !q.hasPeeked {
+		it, ok := q.fqCodelDequeue(ctx)
+		if !ok {
+			return skb.Packet{}, false
+		}
+		q.peeked, q.hasPeeked = it, true
+		q.qlen++
+		q.backlog += it.Pkt.Len
+	}
+	return q.peeked.Pkt, true
+}
+
+// Reset implements qdisc.Qdisc (fq_codel_reset, plus the stash).
+func (q *FQCodel) Reset(ctx qdisc.Ctx) {
+	if q.hasPeeked {
+		ctx.Drop(q.peeked.Pkt.Handle, skb.DropQueuePurge)
+		q.hasPeeked = false
+	}
+	for i := range q.flows {
+		f := &q.flows[i]
+		for f.q.n > 0 {
+			ctx.Drop(f.q.pop().Pkt.Handle, skb.DropQueuePurge)
+		}
+		f.next, f.list, f.cvars = -1, onNone, codel.Vars{}
+		q.backlogs[i] = 0
+	}
+	q.newFlows = flowList{head: -1, tail: -1}
+	q.oldFlows = flowList{head: -1, tail: -1}
+	q.memoryUsage, q.qlen, q.backlog = 0, 0, 0
+}
+
+// Stats implements qdisc.Qdisc; XStats in tc's order for fq_codel.
+// fq_codel never counts overlimits (its overflow drops are drops).
+func (q *FQCodel) Stats() qdisc.Stats {
+	return qdisc.Stats{Qlen: q.qlen, Backlog: int64(q.backlog), Drops: q.drops, XStats: []qdisc.KV{
+		{Key: "maxpacket", Value: int64(q.cstats.MaxPacket)},
+		{Key: "drop_overlimit", Value: int64(q.dropOverlimit)},
+		{Key: "new_flow_count", Value: int64(q.newFlowCount)},
+		{Key: "ecn_mark", Value: int64(q.cstats.ECNMark)},
+		{Key: "ce_mark", Value: int64(q.cstats.CEMark)},
+		{Key: "memory_used", Value: int64(q.memoryUsage)},
+		{Key: "drop_overmemory", Value: int64(q.dropOvermemory)},
+		{Key: "new_flows_len", Value: int64(q.newFlows.n)},
+		{Key: "old_flows_len", Value: int64(q.oldFlows.n)},
+	}}
+}
+
+// Dump implements qdisc.Qdisc: fq_codel_dump as tc prints it.
+func (q *FQCodel) Dump() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "limit %dp flows %d quantum %d target %s", q.limit, q.flowsCnt, q.quantum,
+		tcTime(codel.ToUs(q.cparams.Target)))
+	if q.cparams.CEThreshold != codel.DisabledThreshold {
+		fmt.Fprintf(&b, " ce_threshold %s", tcTime(codel.ToUs(q.cparams.CEThreshold)))
+	}
+	fmt.Fprintf(&b, " interval %s memory_limit %s", tcTime(codel.ToUs(q.cparams.Interval)), tcSize(q.memoryLimit))
+	if q.cparams.ECN {
+		b.WriteString(" ecn")
+	}
+	fmt.Fprintf(&b, " drop_batch %d", q.dropBatch)
+	return b.String()
+}

@@ -1,0 +1,486 @@
+package fqcodel
+
+import (
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/txlab/txlab/framework/qdisc"
+	"github.com/txlab/txlab/framework/qdisc/qdisctest"
+	"github.com/txlab/txlab/framework/sim"
+	"github.com/txlab/txlab/framework/skb"
+	"github.com/txlab/txlab/plugins/codel"
+)
+
+var setup = qdisc.Setup{Handle: "1:", Parent: "root", MTU: 1514, TxQueueLen: 1000, NumTxQ: 1}
+
+func newQ(t testing.TB, args ...string) *FQCodel {
+	t.Helper()
+	q := &FQCodel{}
+	if _, err := q.Init(setup, args); err != nil {
+		t.Fatal(err)
+	}
+	return q
+}
+
+// hashFor returns a hash that reciprocal_scale maps to bucket b of n.
+func hashFor(b, n uint32) uint32 { return uint32((uint64(b)<<32 + uint64(1)<<31) / uint64(n)) }
+
+type pktGen struct{ h skb.Handle }
+
+func (g *pktGen) pkt(bucket, flows, size uint32) skb.Packet {
+	g.h++
+	return skb.Packet{Handle: g.h, Len: size, TrueSize: 2048, Hash: hashFor(bucket, flows), Sock: 1, GSOSegs: 1}
+}
+
+func enqueue(q qdisc.Qdisc, ctx qdisc.Ctx, ps ...skb.Packet) []qdisc.Code {
+	rc := make([]qdisc.Code, len(ps))
+	q.Enqueue(ctx, ps, rc)
+	return rc
+}
+
+func xstat(q qdisc.Qdisc, key string) int64 {
+	for _, kv := range q.Stats().XStats {
+		if kv.Key == key {
+			return kv.Value
+		}
+	}
+	panic("no xstat " + key)
+}
+
+func TestConformance(t *testing.T) {
+	cases := []struct {
+		args  []string
+		limit int
+	}{
+		{nil, 10240},
+		{[]string{"limit", "100", "flows", "16", "quantum", "300", "target", "1ms", "interval", "10ms",
+			"noecn", "drop_batch", "8"}, 100},
+		{[]string{"limit", "500", "flows", "1", "memory_limit", "64kb", "ce_threshold", "500us"}, 500},
+		{[]string{"limit", "1", "drop_batch", "1"}, 1},
+	}
+	for _, c := range cases {
+		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
+			f := func() qdisc.Qdisc { q, _ := qdisc.New("fq_codel"); return q }
+			for _, r := range qdisctest.Run(f, qdisctest.Options{Args: c.args, Limit: c.limit, Seed: 7}) {
+				t.Errorf("%s: %v", r.Check, r.Err)
+			}
+		})
+	}
+}
+
+func TestDefaultsAndDump(t *testing.T) {
+	q := newQ(t)
+	info, _ := (&FQCodel{}).Init(setup, nil)
+	if info.Flags != qdisc.CanBypass|qdisc.DequeueDrops || info.Limit != 10240 {
+		t.Errorf("info %+v", info)
+	}
+	want := "limit 10240p flows 1024 quantum 1514 target 5ms interval 100ms memory_limit 32Mb ecn drop_batch 64"
+	if got := q.Dump(); got != want {
+		t.Errorf("dump\n got %q\nwant %q", got, want)
+	}
+	q = newQ(t, "limit", "2000", "flows", "64", "quantum", "100", "target", "2ms", "interval", "1s",
+		"ce_threshold", "300us", "memory_limit", "4Mb", "noecn", "drop_batch", "0")
+	want = "limit 2000p flows 64 quantum 256 target 2ms ce_threshold 299us interval 1e+03ms memory_limit 4Mb drop_batch 64"
+	if got := q.Dump(); got != want {
+		t.Errorf("dump\n got %q\nwant %q", got, want)
+	}
+	keys := []string{}
+	for _, kv := range q.Stats().XStats {
+		keys = append(keys, kv.Key)
+	}
+	if got := strings.Join(keys, " "); got != "maxpacket drop_overlimit new_flow_count ecn_mark ce_mark memory_used drop_overmemory new_flows_len old_flows_len" {
+		t.Errorf("xstats order %s", got)
+	}
+}
+
+func TestOptionErrors(t *testing.T) {
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"limt", "5"}, `unknown option "limt" (known: limit, flows, target, interval, quantum, memory_limit, ecn, noecn, ce_threshold, drop_batch)`},
+		{[]string{"limit"}, `option "limit" needs a value`},
+		{[]string{"limit", "many"}, `limit "many" is not a whole number`},
+		{[]string{"flows", "70000"}, "flows 70000 is out of range [1, 65536]"},
+		{[]string{"quantum", "2000000"}, "quantum 2000000 is invalid"},
+		{[]string{"target", "5xs"}, `target "5xs" is not a time`},
+		{[]string{"interval", "-3ms"}, `interval "-3ms" is out of range`},
+		{[]string{"memory_limit", "lots"}, `memory_limit "lots" is not a size`},
+		{[]string{"memory_limit", "8Gb"}, `memory_limit "8Gb" is out of range`},
+		{[]string{"drop_batch", "-1"}, "drop_batch -1 is out of range"},
+		{[]string{"ce_threshold"}, `option "ce_threshold" needs a value`},
+	}
+	for _, c := range cases {
+		_, err := (&FQCodel{}).Init(setup, c.args)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: error %v, want %q", c.args, err, c.want)
+		}
+	}
+	// Accepted spellings.
+	for _, args := range [][]string{{"target", "500us"}, {"target", "5000"}, {"interval", "1s"}, {"interval", "0.1sec"},
+		{"memory_limit", "32Mb"}, {"memory_limit", "512k"}, {"memory_limit", "1000000"}, {"limit", "100p"}} {
+		if _, err := (&FQCodel{}).Init(setup, args); err != nil {
+			t.Errorf("%v rejected: %v", args, err)
+		}
+	}
+	q := newQ(t, "target", "500us", "memory_limit", "512k")
+	if q.cparams.Target != codel.US2Time(500) || q.memoryLimit != 512*1024 {
+		t.Errorf("target %d memory_limit %d", q.cparams.Target, q.memoryLimit)
+	}
+}
+
+// TestDRRShares: three always-backlogged flows with 64, 512 and 1500 byte
+// packets get equal byte shares (deficit round robin), not equal packets.
+func TestDRRShares(t *testing.T) {
+	q := newQ(t, "limit", "100000")
+	ctx := qdisctest.NewCtx(1)
+	g := &pktGen{}
+	sizes := []uint32{64, 512, 1500}
+	sent := map[uint32]int64{}
+	for round := 0; round < 200; round++ {
+		for i, sz := range sizes {
+			for q.flows[fqCodelHash(hashFor(uint32(10+i), 1024), 1024)].q.n < 40 {
+				enqueue(q, ctx, g.pkt(uint32(10+i), 1024, sz))
+			}
+		}
+		for _, p := range q.Dequeue(ctx, qdisc.DequeueReq{Max: 16, Bytes: 1 << 40}, nil) {
+			sent[p.Len] += int64(p.Len)
+		}
+	}
+	var total int64
+	for _, b := range sent {
+		total += b
+	}
+	for _, sz := range sizes {
+		share := float64(sent[sz]) / float64(total)
+		if math.Abs(share-1.0/3) > 0.03 {
+			t.Errorf("flow of %d B packets got %.3f of the bytes, want 1/3 within 3%%", sz, share)
+		}
+	}
+	if len(ctx.Dropped) != 0 {
+		t.Errorf("%d drops with no delay", len(ctx.Dropped))
+	}
+}
+
+// TestNewFlowsFirst: a sparse flow arriving while a bulk flow is backlogged
+// is served before the bulk flow's next packet (it joins new_flows).
+func TestNewFlowsFirst(t *testing.T) {
+	q := newQ(t)
+	ctx := qdisctest.NewCtx(1)
+	g := &pktGen{}
+	for i := 0; i < 20; i++ {
+		enqueue(q, ctx, g.pkt(1, 1024, 1500))
+	}
+	q.Dequeue(ctx, qdisc.DequeueReq{Max: 2, Bytes: 1 << 40}, nil) // bulk flow moves to old_flows
+	sparse := g.pkt(2, 1024, 100)
+	enqueue(q, ctx, sparse)
+	if out := q.Dequeue(ctx, qdisc.DequeueReq{Max: 1}, nil); len(out) != 1 || out[0].Handle != sparse.Handle {
+		t.Fatalf("sparse flow not served first: %+v", out)
+	}
+	if xstat(q, "new_flow_count") != 2 {
+		t.Errorf("new_flow_count %d", xstat(q, "new_flow_count"))
+	}
+}
+
+// codelRun holds one flow of 1000 B packets enqueued at t=0 and dequeues
+// one per millisecond, so the sojourn time equals the clock. It returns
+// the time of the first CoDel action (drop or mark) and the counts.
+func codelRun(t *testing.T, ecnPkt uint8, args ...string) (acts []sim.Time, drops int, marks int64, q *FQCodel) {
+	q = newQ(t, args...)
+	ctx := qdisctest.NewCtx(1)
+	g := &pktGen{}
+	for i := 0; i < 3000; i++ {
+		p := g.pkt(5, 1024, 1000)
+		p.ECN = ecnPkt
+		enqueue(q, ctx, p)
+	}
+	signals := 0
+	for ms := 1; ms <= 300; ms++ {
+		ctx.T = sim.Time(ms) * sim.Millisecond
+		out := q.Dequeue(ctx, qdisc.DequeueReq{Max: 1}, nil)
+		if len(out) != 1 {
+			t.Fatalf("queue ran dry at %d ms", ms)
+		}
+		if n := len(ctx.Dropped) + int(xstat(q, "ecn_mark")); n > signals {
+			signals = n
+			acts = append(acts, ctx.T)
+		}
+		if out[0].ECN == 3 && ecnPkt != 3 && xstat(q, "ecn_mark") == 0 {
+			t.Fatal("CE without an ecn_mark")
+		}
+	}
+	for _, r := range ctx.Dropped {
+		if r != skb.DropQdiscCongested {
+			t.Fatalf("codel drop with reason %s", r)
+		}
+	}
+	return acts, len(ctx.Dropped), xstat(q, "ecn_mark"), q
+}
+
+// TestCoDelStartsAfterInterval: nothing happens until the sojourn time has
+// been above target (5 ms) for a whole interval (100 ms); then ECT
+// packets are marked and not-ECT packets dropped, and with noecn even ECT
+// packets are dropped.
+func TestCoDelStartsAfterInterval(t *testing.T) {
+	// The sojourn reaches target (4882 ticks of 1024 ns) at the 5 ms
+	// dequeue, so first_above_time = 4882 + 97656 = 102538 ticks; the
+	// first dequeue strictly after it is at 105 ms (102539 ticks). The
+	// next signal is one interval later (count 1): 102539 + 97654 ticks
+	// is 204.997 ms, so the 205 ms dequeue; then, count 2, half an
+	// interval (the first Newton step from 1.0 gives 0.5, not 0.707):
+	// 255 ms. Whether the tick truncations land a signal on the exact
+	// millisecond depends on the values: with target 20 ms the sojourn
+	// reaches 19531 ticks at 20 ms and first_above_time is 117187, which
+	// is also the 120 ms tick, so strict codel_time_after waits for 121.
+	cases := []struct {
+		name      string
+		ecn       uint8
+		args      []string
+		wantDrops bool
+		wantMarks bool
+		actsMs    []sim.Time
+	}{
+		{"not-ECT dropped", 0, nil, true, false, []sim.Time{105, 205, 255}},
+		{"ECT(0) marked", 2, nil, false, true, []sim.Time{105, 205, 255}},
+		{"ECT(1) marked", 1, nil, false, true, []sim.Time{105, 205, 255}},
+		{"noecn drops ECT", 2, []string{"noecn"}, true, false, []sim.Time{105, 205, 255}},
+		{"target 20ms", 0, []string{"target", "20ms"}, true, false, []sim.Time{121, 221, 271}},
+		{"interval 50ms", 0, []string{"interval", "50ms"}, true, false, []sim.Time{56, 106, 131}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			acts, drops, marks, q := codelRun(t, c.ecn, c.args...)
+			if len(acts) < len(c.actsMs) {
+				t.Fatalf("signals at %v, want at %v ms", acts, c.actsMs)
+			}
+			for i, ms := range c.actsMs {
+				if acts[i] != ms*sim.Millisecond {
+					t.Errorf("signal %d at %v, want %d ms", i+1, time.Duration(acts[i]), ms)
+				}
+			}
+			if (drops > 0) != c.wantDrops || (marks > 0) != c.wantMarks {
+				t.Errorf("drops %d marks %d", drops, marks)
+			}
+			if int(q.Stats().Drops) != drops {
+				t.Errorf("Stats.Drops %d, dropped %d", q.Stats().Drops, drops)
+			}
+		})
+	}
+}
+
+// TestCoDelUsesQdiscBacklog: with the whole qdisc at most one MTU, CoDel
+// never drops however old the packet (codel_should_drop is given the
+// qdisc-wide backlog).
+func TestCoDelUsesQdiscBacklog(t *testing.T) {
+	q := newQ(t)
+	ctx := qdisctest.NewCtx(1)
+	g := &pktGen{}
+	for ms := 0; ms < 1000; ms++ {
+		ctx.T = sim.Time(ms) * sim.Millisecond
+		enqueue(q, ctx, g.pkt(3, 1024, 700))
+		if ms%2 == 1 {
+			ctx.T += 200 * sim.Millisecond // old by the time it leaves
+			q.Dequeue(ctx, qdisc.DequeueReq{Max: 2, Bytes: 1 << 40}, nil)
+			ctx.T -= 200 * sim.Millisecond
+		}
+	}
+	if len(ctx.Dropped) != 0 {
+		t.Fatalf("%d drops with a backlog below one MTU", len(ctx.Dropped))
+	}
+}
+
+// TestOverlimitDropsFattestFlow: on overflow fq_codel drops from the head of
+// the flow with the largest backlog, half of it or drop_batch packets.
+func TestOverlimitDropsFattestFlow(t *testing.T) {
+	cases := []struct {
+		name      string
+		args      []string
+		wantDrops int
+	}{
+		{"half the fat flow", []string{"limit", "100"}, 45}, // 90000 B -> until >= 45000 B
+		{"drop_batch caps it", []string{"limit", "100", "drop_batch", "8"}, 8},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			q := newQ(t, c.args...)
+			ctx := qdisctest.NewCtx(1)
+			g := &pktGen{}
+			var fat []skb.Handle
+			for i := 0; i < 90; i++ {
+				p := g.pkt(100, 1024, 1000)
+				fat = append(fat, p.Handle)
+				enqueue(q, ctx, p)
+			}
+			for i := 0; i < 10; i++ {
+				enqueue(q, ctx, g.pkt(200, 1024, 1000))
+			}
+			scans := ctx.WorkDone[qdisc.WorkFlowScan]
+			if rc := enqueue(q, ctx, g.pkt(200, 1024, 1000)); rc[0] != qdisc.XmitSuccess {
+				t.Errorf("rc %v for a packet of a flow that was not the victim", rc[0])
+			}
+			if len(ctx.Dropped) != c.wantDrops {
+				t.Fatalf("dropped %d, want %d", len(ctx.Dropped), c.wantDrops)
+			}
+			for i, h := range fat[:c.wantDrops] { // from the head, in order
+				if ctx.Dropped[h] != skb.DropQdiscOverlimit {
+					t.Fatalf("fat flow packet %d not dropped as QDISC_OVERLIMIT: %q", i, ctx.Dropped[h])
+				}
+			}
+			fi := fqCodelHash(hashFor(100, 1024), 1024)
+			if q.flows[fi].cvars.Count != uint32(c.wantDrops) {
+				t.Errorf("victim's codel count %d, want %d", q.flows[fi].cvars.Count, c.wantDrops)
+			}
+			if ctx.WorkDone[qdisc.WorkFlowScan]-scans != 1024 {
+				t.Errorf("flow scan work %d, want 1024", ctx.WorkDone[qdisc.WorkFlowScan]-scans)
+			}
+			st := q.Stats()
+			if st.Qlen != 101-c.wantDrops || st.Drops != uint64(c.wantDrops) || xstat(q, "drop_overlimit") != int64(c.wantDrops) {
+				t.Errorf("stats %+v", st)
+			}
+		})
+	}
+	// The enqueuing flow is the fattest: its own victim, NET_XMIT_CN.
+	{
+		q := newQ(t, "limit", "10")
+		ctx := qdisctest.NewCtx(1)
+		g := &pktGen{}
+		enqueue(q, ctx, g.pkt(9, 1024, 1000))
+		for i := 0; i < 9; i++ {
+			if rc := enqueue(q, ctx, g.pkt(4, 1024, 1000)); rc[0] != qdisc.XmitSuccess {
+				t.Fatalf("rc %v below the limit", rc[0])
+			}
+		}
+		if rc := enqueue(q, ctx, g.pkt(4, 1024, 1000)); rc[0] != qdisc.XmitCN {
+			t.Errorf("rc %v when the enqueuing flow is the victim, want NET_XMIT_CN", rc[0])
+		}
+		if len(ctx.Dropped) != 5 { // 10000 B -> drop until >= 5000 B
+			t.Errorf("dropped %d, want 5", len(ctx.Dropped))
+		}
+	}
+	// A packet that is itself dropped gets NET_XMIT_DROP.
+	q := newQ(t, "limit", "1")
+	ctx := qdisctest.NewCtx(1)
+	g := &pktGen{}
+	enqueue(q, ctx, g.pkt(1, 1024, 100))
+	p := g.pkt(2, 1024, 1500)
+	if rc := enqueue(q, ctx, p); rc[0] != qdisc.XmitDrop || ctx.Dropped[p.Handle] != skb.DropQdiscOverlimit {
+		t.Errorf("rc %v reason %q, want NET_XMIT_DROP, QDISC_OVERLIMIT", rc[0], ctx.Dropped[p.Handle])
+	}
+}
+
+// TestMemoryLimit: memory_limit bounds the truesize held for packets not
+// charged to a socket; those charged to one (is_skb_wmem) are not counted.
+func TestMemoryLimit(t *testing.T) {
+	q := newQ(t, "memory_limit", "20000")
+	ctx := qdisctest.NewCtx(1)
+	g := &pktGen{}
+	for i := 0; i < 200; i++ {
+		p := g.pkt(uint32(i%7), 1024, 1000)
+		p.Sock = -1 // forwarded: charged its truesize (2048)
+		enqueue(q, ctx, p)
+		if mu := xstat(q, "memory_used"); mu > 20000 {
+			t.Fatalf("memory_used %d over memory_limit after packet %d", mu, i)
+		}
+	}
+	if xstat(q, "drop_overmemory") == 0 || xstat(q, "drop_overmemory") != xstat(q, "drop_overlimit") {
+		t.Errorf("drop_overmemory %d drop_overlimit %d", xstat(q, "drop_overmemory"), xstat(q, "drop_overlimit"))
+	}
+	if n := q.Stats().Qlen; n > 20000/2048 {
+		t.Errorf("holds %d packets", n)
+	}
+	// Drain: memory_used returns to 0.
+	for len(q.Dequeue(ctx, qdisc.DequeueReq{Max: 64, Bytes: 1 << 40}, nil)) > 0 {
+	}
+	if xstat(q, "memory_used") != 0 {
+		t.Errorf("memory_used %d after drain", xstat(q, "memory_used"))
+	}
+	// Socket-owned packets: not charged, so only the packet limit applies.
+	q = newQ(t, "memory_limit", "20000")
+	for i := 0; i < 200; i++ {
+		enqueue(q, ctx, g.pkt(uint32(i%7), 1024, 1000))
+	}
+	if q.Stats().Qlen != 200 || xstat(q, "memory_used") != 0 {
+		t.Errorf("socket-owned: qlen %d memory_used %d", q.Stats().Qlen, xstat(q, "memory_used"))
+	}
+}
+
+// TestWorkReported: one enqueue, hash and timestamp per packet in, one
+// dequeue per packet out and one timestamp per codel_dequeue.
+func TestWorkReported(t *testing.T) {
+	q := newQ(t)
+	ctx := qdisctest.NewCtx(1)
+	g := &pktGen{}
+	for i := 0; i < 10; i++ {
+		enqueue(q, ctx, g.pkt(uint32(i), 1024, 100))
+	}
+	out := q.Dequeue(ctx, qdisc.DequeueReq{Max: 10, Bytes: 1 << 40}, nil)
+	w := ctx.WorkDone
+	if len(out) != 10 || w[qdisc.WorkEnqueue] != 10 || w[qdisc.WorkHash] != 10 || w[qdisc.WorkDequeue] != 10 || w[qdisc.WorkTstamp] != 20 {
+		t.Errorf("work %v for %d packets", w, len(out))
+	}
+}
+
+// TestPriorityClassifies: skb->priority naming one of our classes
+// (major = our handle, minor 1..flows) picks the flow without hashing.
+func TestPriorityClassifies(t *testing.T) {
+	q := newQ(t)
+	ctx := qdisctest.NewCtx(1)
+	p := skb.Packet{Handle: 1, Len: 100, Priority: 1<<16 | 7, Hash: 12345}
+	enqueue(q, ctx, p)
+	if q.flows[6].q.n != 1 || ctx.WorkDone[qdisc.WorkHash] != 0 {
+		t.Errorf("priority 1:7 not classified to flow 7")
+	}
+}
+
+func FuzzOptions(f *testing.F) {
+	f.Add("limit 100 flows 16 target 5ms interval 100ms quantum 300 memory_limit 32Mb ecn ce_threshold 1ms drop_batch 8")
+	f.Add("noecn target")
+	f.Add("flows 0 limit 0 quantum 1")
+	f.Fuzz(func(t *testing.T, args string) {
+		q := &FQCodel{}
+		if _, err := q.Init(setup, strings.Fields(args)); err != nil {
+			return
+		}
+		ctx := qdisctest.NewCtx(1)
+		g := &pktGen{}
+		for i := 0; i < 50; i++ {
+			p := g.pkt(uint32(i), 64, uint32(60+i*29))
+			p.Sock = -1
+			enqueue(q, ctx, p)
+			ctx.T += sim.Millisecond
+		}
+		q.Dump()
+		q.Dequeue(ctx, qdisc.DequeueReq{Max: 64, Bytes: 1 << 40}, nil)
+		q.Reset(ctx)
+		if st := q.Stats(); st.Qlen != 0 || st.Backlog != 0 {
+			t.Fatalf("after reset %+v", st)
+		}
+	})
+}
+
+// BenchmarkEnqueueDequeue: packets per second through the qdisc alone,
+// 64 flows, batches of 32 in, bulks of 32 out.
+func BenchmarkEnqueueDequeue(b *testing.B) {
+	q := newQ(b)
+	ctx := qdisctest.NewCtx(1)
+	batch := make([]skb.Packet, 32)
+	rc := make([]qdisc.Code, 32)
+	out := make([]skb.Packet, 0, 32)
+	var h skb.Handle
+	b.ResetTimer()
+	start := time.Now()
+	pkts := 0
+	for i := 0; i < b.N; i++ {
+		for j := range batch {
+			h++
+			batch[j] = skb.Packet{Handle: h, Len: 1000, TrueSize: 2048, Hash: uint32(h%64) * 0x9e3779b9, Sock: 1}
+		}
+		q.Enqueue(ctx, batch, rc)
+		out = q.Dequeue(ctx, qdisc.DequeueReq{Max: 32, Bytes: 1 << 40}, out[:0])
+		pkts += len(out)
+		ctx.T += 10 * sim.Microsecond
+	}
+	b.ReportMetric(float64(pkts)/time.Since(start).Seconds(), "pkts/s")
+}

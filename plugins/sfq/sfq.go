@@ -1,0 +1,635 @@
+// Package sfq is Stochastic Fairness Queueing (net/sched/sch_sfq.c): flows
+// hashed with a keyed hash into divisor buckets, each bucket mapped to one
+// of maxflows slots, slots served round robin with a byte allotment, and
+// on overflow a drop from the longest slot (found in O(1) through per-depth
+// lists). RED (redflowlimit, min, max, ...) is not modelled.
+package sfq
+
+import (
+	"fmt"
+	"math/bits"
+	"strconv"
+	"strings"
+
+	"github.com/txlab/txlab/framework/qdisc"
+	"github.com/txlab/txlab/framework/sim"
+	"github.com/txlab/txlab/framework/skb"
+)
+
+func init() {
+	qdisc.Register("sfq", "Stochastic Fairness Queueing: hashed slots served round robin (sch_sfq.c)",
+		func() qdisc.Qdisc { return &SFQ{} })
+}
+
+// Limits from sch_sfq.c.
+const (
+	sfqMaxDepth     = 127                       // SFQ_MAX_DEPTH: packets per slot
+	sfqDefaultFlows = 128                       // SFQ_DEFAULT_FLOWS
+	sfqMaxFlows     = 0x10000 - sfqMaxDepth - 1 // SFQ_MAX_FLOWS: 65408
+	sfqEmptySlot    = 0xffff                    // SFQ_EMPTY_SLOT
+	sfqDefaultDiv   = 1024                      // SFQ_DEFAULT_HASH_DIVISOR
+	hz              = 1000                      // jiffies per second, as the model's netdev.HZ
+)
+
+// Drop reasons sch_sfq.c uses besides QDISC_OVERLIMIT (skb.DropQdiscOverlimit,
+// from sfq_drop): a new flow with no free slot, a slot at its depth limit,
+// and the plain kfree_skb of sfq_rehash.
+const (
+	DropQdiscMaxFlows skb.DropReason = "QDISC_MAXFLOWS"
+	DropQdiscMaxDepth skb.DropReason = "QDISC_MAXDEPTH"
+	DropNotSpecified  skb.DropReason = "NOT_SPECIFIED"
+)
+
+var knownOptions = []string{"limit", "perturb", "quantum", "divisor", "flows", "depth", "headdrop"}
+
+var redOptions = map[string]bool{"redflowlimit": true, "min": true, "max": true, "burst": true,
+	"avpkt": true, "probability": true, "ecn": true, "harddrop": true}
+
+// deque is a slot's packet list (skblist_next/prev): add at the tail,
+// take from either end.
+type deque struct {
+	buf     []skb.Packet
+	head, n int
+}
+
+func (d *deque) pushTail(p skb.Packet) {
+	if d.n == len(d.buf) {
+		nb := make([]skb.Packet, max(4, 2*len(d.buf)))
+		for i := 0; i < d.n; i++ {
+			nb[i] = d.buf[(d.head+i)%len(d.buf)]
+		}
+		d.buf, d.head = nb, 0
+	}
+	d.buf[(d.head+d.n)%len(d.buf)] = p
+	d.n++
+}
+
+func (d *deque) popHead() skb.Packet {
+	p := d.buf[d.head]
+	d.buf[d.head] = skb.Packet{}
+	d.head = (d.head + 1) % len(d.buf)
+	d.n--
+	return p
+}
+
+func (d *deque) popTail() skb.Packet {
+	i := (d.head + d.n - 1) % len(d.buf)
+	p := d.buf[i]
+	d.buf[i] = skb.Packet{}
+	d.n--
+	return p
+}
+
+// sfqHead is struct sfq_head. Values below sfqMaxFlows index slots[],
+// values from sfqMaxFlows up index dep[], as in the kernel.
+type sfqHead struct{ next, prev uint16 }
+
+// slot is struct sfq_slot.
+type slot struct {
+	q       deque
+	qlen    uint16 // number of packets (q.n, kept as the kernel's sfq_index)
+	next    uint16 // next slot in the round-robin ring
+	dep     sfqHead
+	hash    uint32 // index in ht[]
+	allot   int32
+	backlog uint32
+}
+
+// SFQ is struct sfq_sched_data.
+type SFQ struct {
+	limit    int
+	divisor  uint32
+	headdrop bool
+	maxdepth int
+	maxflows int
+	quantum  uint32
+	// perturbPeriod is in jiffies like the kernel's; 0 means no rehash.
+	perturbPeriod int64
+
+	perturbation [2]uint64 // siphash_key_t
+	curDepth     int       // depth of the longest slot
+	ht           []uint16  // bucket -> slot, sfqEmptySlot if none
+	slots        []slot
+	tail         int // current slot in the round (q->tail), -1 for NULL
+	dep          [sfqMaxDepth + 1]sfqHead
+
+	qlen    int // sch->q.qlen, the peeked packet included
+	backlog int64
+	drops   uint64
+
+	peeked    skb.Packet // qdisc_peek_dequeued's stash
+	hasPeeked bool
+
+	handleMajor uint32
+	// nextPerturb is when the perturbation timer would next fire; 0
+	// until the first call tells us the time.
+	nextPerturb sim.Time
+}
+
+func (q *SFQ) depHead(v uint16) *sfqHead {
+	if v < sfqMaxFlows {
+		return &q.slots[v].dep
+	}
+	return &q.dep[v-sfqMaxFlows]
+}
+
+// sfqLink is sfq_link: put slot x at the head of dep[its qlen].
+func (q *SFQ) sfqLink(x uint16) {
+	s := &q.slots[x]
+	p := s.qlen + sfqMaxFlows
+	n := q.dep[s.qlen].next
+	s.dep.next, s.dep.prev = n, p
+	q.dep[s.qlen].next = x
+	q.depHead(n).prev = x
+}
+
+// sfqUnlink is the sfq_unlink macro; it returns the old neighbours.
+func (q *SFQ) sfqUnlink(x uint16) (n, p uint16) {
+	n, p = q.slots[x].dep.next, q.slots[x].dep.prev
+	q.depHead(p).next = n
+	q.depHead(n).prev = p
+	return n, p
+}
+
+// sfqDec is sfq_dec: one packet fewer; if x was the only slot at the
+// greatest depth, that depth goes down by one.
+func (q *SFQ) sfqDec(x uint16) {
+	n, p := q.sfqUnlink(x)
+	d := int(q.slots[x].qlen)
+	q.slots[x].qlen--
+	if n == p && q.curDepth == d {
+		q.curDepth--
+	}
+	q.sfqLink(x)
+}
+
+// sfqInc is sfq_inc.
+func (q *SFQ) sfqInc(x uint16) {
+	q.sfqUnlink(x)
+	q.slots[x].qlen++
+	if d := int(q.slots[x].qlen); q.curDepth < d {
+		q.curDepth = d
+	}
+	q.sfqLink(x)
+}
+
+// Init is sfq_init + sfq_change with tc's tc_sfq_qopt_v1: zero fields
+// (tc's default for an option not given) keep the current value.
+func (q *SFQ) Init(s qdisc.Setup, args []string) (qdisc.Info, error) {
+	mtu := uint32(1514)
+	if s.MTU > 0 {
+		mtu = uint32(s.MTU)
+	}
+	*q = SFQ{limit: sfqMaxDepth, maxdepth: sfqMaxDepth, divisor: sfqDefaultDiv, maxflows: sfqDefaultFlows,
+		quantum: mtu, tail: -1, handleMajor: parseMajor(s.Handle)}
+	if s.Rand != nil { // get_random_bytes(&q->perturbation)
+		q.perturbation = [2]uint64{s.Rand.Uint64(), s.Rand.Uint64()}
+	}
+
+	var ctl struct {
+		quantum, limit, divisor, flows, depth uint32
+		perturb                               int64
+		headdrop                              bool
+	}
+	a := qdisc.NewArgs("sfq", args)
+	u32 := func(k string) (uint32, error) {
+		n, err := a.Int(k, 0, 1<<32-1)
+		return uint32(n), err
+	}
+	for k := a.Next(); k != ""; k = a.Next() {
+		var err error
+		switch k {
+		case "quantum":
+			var v string
+			if v, err = a.Value(k); err == nil {
+				ctl.quantum, err = parseSize(k, v)
+			}
+		case "perturb":
+			// get_integer: whole seconds; the kernel refuses < 0 and > INT_MAX/HZ.
+			ctl.perturb, err = a.Int(k, 0, (1<<31-1)/hz)
+		case "limit":
+			if ctl.limit, err = u32(k); err == nil && ctl.limit < 2 {
+				err = fmt.Errorf("sfq: limit %d is invalid, must be > 1", ctl.limit)
+			}
+		case "divisor":
+			ctl.divisor, err = u32(k)
+		case "flows":
+			ctl.flows, err = u32(k)
+		case "depth":
+			ctl.depth, err = u32(k)
+		case "headdrop":
+			ctl.headdrop = true
+		default:
+			if redOptions[k] {
+				return qdisc.Info{}, fmt.Errorf("sfq: RED option %q is not modelled (known: %s)", k, strings.Join(knownOptions, ", "))
+			}
+			return qdisc.Info{}, a.Unknown(k, knownOptions...)
+		}
+		if err != nil {
+			return qdisc.Info{}, err
+		}
+	}
+
+	// sfq_change: validate, then apply in the kernel's order.
+	if ctl.divisor != 0 && (bits.OnesCount32(ctl.divisor) != 1 || ctl.divisor > 65536) {
+		return qdisc.Info{}, fmt.Errorf("sfq: divisor %d is invalid: a power of 2, at most 65536", ctl.divisor)
+	}
+	if int32(ctl.quantum) < 0 {
+		return qdisc.Info{}, fmt.Errorf("sfq: quantum %d is invalid (at most %d)", ctl.quantum, 1<<31-1)
+	}
+	if ctl.quantum != 0 {
+		q.quantum = ctl.quantum
+	}
+	if ctl.flows != 0 {
+		q.maxflows = int(min(ctl.flows, sfqMaxFlows))
+	}
+	if ctl.divisor != 0 {
+		q.divisor = ctl.divisor
+		q.maxflows = min(q.maxflows, int(ctl.divisor))
+	}
+	if ctl.depth != 0 {
+		q.maxdepth = int(min(ctl.depth, sfqMaxDepth))
+	}
+	q.headdrop = ctl.headdrop
+	if ctl.limit != 0 {
+		q.limit = int(min(uint64(ctl.limit), uint64(q.maxdepth*q.maxflows)))
+		q.maxflows = min(q.maxflows, q.limit)
+	}
+	if q.limit == 1 {
+		return qdisc.Info{}, fmt.Errorf("sfq: limit %d clamps to 1 (depth %d x flows %d): invalid limit",
+			ctl.limit, q.maxdepth, q.maxflows)
+	}
+	q.perturbPeriod = ctl.perturb * hz
+
+	for i := range q.dep {
+		q.dep[i] = sfqHead{next: uint16(i + sfqMaxFlows), prev: uint16(i + sfqMaxFlows)}
+	}
+	q.ht = make([]uint16, q.divisor)
+	for i := range q.ht {
+		q.ht[i] = sfqEmptySlot
+	}
+	q.slots = make([]slot, q.maxflows)
+	for i := range q.slots {
+		q.sfqLink(uint16(i))
+	}
+	info := qdisc.Info{Limit: q.limit}
+	if q.limit >= 1 {
+		info.Flags |= qdisc.CanBypass
+	}
+	return info, nil
+}
+
+// parseMajor reads the major of a handle such as "8001:" (hex, as tc).
+func parseMajor(h string) uint32 {
+	maj, _, ok := strings.Cut(h, ":")
+	if !ok || maj == "" {
+		return 0
+	}
+	n, err := strconv.ParseUint(maj, 16, 16)
+	if err != nil {
+		return 0
+	}
+	return uint32(n)
+}
+
+// sfqHash is sfq_hash: skb_get_hash_perturb (a siphash of the flow keys
+// with q->perturbation as the key) & (divisor - 1). Like
+// __flow_hash_from_keys, the keys are first put in a canonical order so
+// both directions of a flow hash alike, and a zero hash becomes 1. A
+// packet without dissected keys hashes its skb hash.
+func (q *SFQ) sfqHash(p *skb.Packet) uint32 {
+	k := p.Keys
+	var m0, m1 uint64
+	if k == (skb.FlowKeys{}) {
+		m0 = uint64(p.Hash)
+	} else {
+		if k.Dst < k.Src || (k.Dst == k.Src && k.DstPort < k.SrcPort) { // flow_hash_consistentify
+			k.Src, k.Dst = k.Dst, k.Src
+			k.SrcPort, k.DstPort = k.DstPort, k.SrcPort
+		}
+		m0 = uint64(k.Src) | uint64(k.Dst)<<32
+		m1 = uint64(k.SrcPort) | uint64(k.DstPort)<<16 | uint64(k.Proto)<<32
+	}
+	h := uint32(siphash2(q.perturbation, m0, m1))
+	if h == 0 {
+		h = 1
+	}
+	return h & (q.divisor - 1)
+}
+
+// sfqClassify is sfq_classify without tc filters: skb->priority naming
+// one of our buckets (major = our handle) wins, else the hash. It returns
+// the bucket (the kernel's result minus one).
+func (q *SFQ) sfqClassify(ctx qdisc.Ctx, p *skb.Packet) uint32 {
+	if q.handleMajor != 0 && p.Priority>>16 == q.handleMajor {
+		if m := p.Priority & 0xffff; m > 0 && m <= q.divisor {
+			return m - 1
+		}
+	}
+	ctx.Work(qdisc.WorkHash, 1)
+	return q.sfqHash(p)
+}
+
+// drop counts and hands back one packet (qdisc_drop_reason).
+func (q *SFQ) drop(ctx qdisc.Ctx, h skb.Handle, r skb.DropReason) {
+	q.drops++
+	ctx.Drop(h, r)
+}
+
+// sfqDrop is sfq_drop: drop from the longest slot, its tail (or its head
+// with headdrop). It returns the bytes dropped, 0 if nothing was held.
+func (q *SFQ) sfqDrop(ctx qdisc.Ctx) uint32 {
+	d := q.curDepth
+	var x uint16
+	switch {
+	case d > 1:
+		x = q.dep[d].next
+	case d == 1:
+		// Every slot holds one packet: take the next in the round and
+		// unlink it, since it goes empty.
+		x = q.slots[q.tail].next
+		s := &q.slots[x]
+		if s.next == x {
+			q.tail = -1
+		} else {
+			q.slots[q.tail].next = s.next
+		}
+		q.ht[s.hash] = sfqEmptySlot
+	default:
+		return 0
+	}
+	s := &q.slots[x]
+	var p skb.Packet
+	if q.headdrop {
+		p = s.q.popHead()
+	} else {
+		p = s.q.popTail()
+	}
+	s.backlog -= p.Len
+	q.sfqDec(x)
+	q.qlen--
+	q.backlog -= int64(p.Len)
+	q.drop(ctx, p.Handle, skb.DropQdiscOverlimit)
+	return p.Len
+}
+
+// linkNew puts a slot that just got its first packet at the end of the
+// round (after q->tail) with a full allotment. Putting a new flow last
+// may look unfair to it, but serving new flows first could freeze old ones.
+func (q *SFQ) linkNew(x uint16) {
+	s := &q.slots[x]
+	if q.tail < 0 {
+		s.next = x
+	} else {
+		s.next = q.slots[q.tail].next
+		q.slots[q.tail].next = x
+	}
+	q.tail = int(x)
+	s.allot = int32(q.quantum)
+}
+
+// Enqueue implements qdisc.Qdisc (sfq_enqueue for each packet).
+func (q *SFQ) Enqueue(ctx qdisc.Ctx, batch []skb.Packet, rc []qdisc.Code) {
+	q.maybePerturb(ctx)
+	for i := range batch {
+		rc[i] = q.sfqEnqueue(ctx, &batch[i])
+	}
+}
+
+// sfqEnqueue is sfq_enqueue.
+func (q *SFQ) sfqEnqueue(ctx qdisc.Ctx, p *skb.Packet) qdisc.Code {
+	ctx.Work(qdisc.WorkEnqueue, 1)
+	hash := q.sfqClassify(ctx, p)
+	x := q.ht[hash]
+	if x == sfqEmptySlot {
+		x = q.dep[0].next // a free slot
+		if x >= sfqMaxFlows {
+			q.drop(ctx, p.Handle, DropQdiscMaxFlows)
+			return qdisc.XmitDrop
+		}
+		q.ht[hash] = x
+		s := &q.slots[x]
+		s.hash, s.backlog = hash, 0
+	} else if s := &q.slots[x]; int(s.qlen) >= q.maxdepth {
+		if !q.headdrop {
+			q.drop(ctx, p.Handle, DropQdiscMaxDepth)
+			return qdisc.XmitDrop
+		}
+		// Head drop keeps the newest data, which matters for TCP: the
+		// loss is seen a full queue earlier than with a tail drop.
+		head := s.q.popHead()
+		q.backlog += int64(p.Len) - int64(head.Len)
+		s.backlog += p.Len - head.Len
+		q.drop(ctx, head.Handle, DropQdiscMaxDepth)
+		s.q.pushTail(*p)
+		return qdisc.XmitCN
+	}
+	s := &q.slots[x]
+	q.backlog += int64(p.Len)
+	s.backlog += p.Len
+	s.q.pushTail(*p)
+	q.sfqInc(x)
+	if s.qlen == 1 { // the flow is new
+		q.linkNew(x)
+	}
+	q.qlen++
+	if q.qlen <= q.limit {
+		return qdisc.XmitSuccess
+	}
+	qlen := s.qlen
+	q.sfqDrop(ctx)
+	if qlen != s.qlen {
+		// We dropped from this flow. A tail drop took this very packet
+		// (it was the tail), and so did emptying a one-packet slot. The
+		// kernel returns NET_XMIT_CN for both; the model says
+		// NET_XMIT_DROP, so the sender counts the loss.
+		if !q.headdrop || s.qlen == 0 {
+			return qdisc.XmitDrop
+		}
+		return qdisc.XmitCN
+	}
+	return qdisc.XmitSuccess
+}
+
+// sfqDequeue is sfq_dequeue: round robin from the slot after q->tail; a
+// slot out of allotment gets another quantum and the turn passes.
+func (q *SFQ) sfqDequeue(ctx qdisc.Ctx) (skb.Packet, bool) {
+	if q.tail < 0 {
+		return skb.Packet{}, false
+	}
+	var a uint16
+	for {
+		a = q.slots[q.tail].next
+		s := &q.slots[a]
+		if s.allot > 0 {
+			break
+		}
+		q.tail = int(a)
+		s.allot += int32(q.quantum)
+	}
+	ctx.Work(qdisc.WorkDequeue, 1)
+	s := &q.slots[a]
+	p := s.q.popHead()
+	q.sfqDec(a)
+	q.qlen--
+	q.backlog -= int64(p.Len)
+	s.backlog -= p.Len
+	if s.qlen == 0 {
+		q.ht[s.hash] = sfqEmptySlot
+		if nextA := s.next; a == nextA {
+			q.tail = -1 // no more active slots
+		} else {
+			q.slots[q.tail].next = nextA
+		}
+	} else {
+		s.allot -= int32(p.Len)
+	}
+	return p, true
+}
+
+// maybePerturb stands in for the perturbation timer (sfq_perturbation).
+// A qdisc has no timer of its own here, so the re-key happens lazily at
+// the first call after the time it was due; nothing can observe the
+// slots in between, so the order of service is the same. The kernel's
+// timer also rehashes the held packets (sfq_rehash) so that a flow's
+// packets stay in one slot and in order, and so does this.
+func (q *SFQ) maybePerturb(ctx qdisc.Ctx) {
+	if q.perturbPeriod == 0 {
+		return
+	}
+	now := ctx.Now()
+	period := q.perturbPeriod * (sim.Second / hz)
+	if q.nextPerturb == 0 {
+		q.nextPerturb = now + period // mod_timer at the first call we see
+		return
+	}
+	if now < q.nextPerturb {
+		return
+	}
+	// However many periods passed, one new random key is as good as
+	// several; keep the timer's phase.
+	q.nextPerturb += ((now-q.nextPerturb)/period + 1) * period
+	q.perturbation = [2]uint64{uint64(ctx.Rand())<<32 | uint64(ctx.Rand()), uint64(ctx.Rand())<<32 | uint64(ctx.Rand())}
+	if q.tail >= 0 {
+		q.sfqRehash(ctx)
+	}
+}
+
+// sfqRehash is sfq_rehash: take every held packet out of its slot, slot
+// by slot, and put it back under the new key, without touching the
+// counters. Packets that no longer fit (a slot over depth after two
+// flows merged, or no free slot) are freed: kfree_skb, NOT_SPECIFIED,
+// and, as in the kernel, not counted as qdisc drops.
+func (q *SFQ) sfqRehash(ctx qdisc.Ctx) {
+	var list []skb.Packet
+	for i := range q.slots {
+		s := &q.slots[i]
+		if s.qlen == 0 {
+			continue
+		}
+		for s.qlen > 0 {
+			list = append(list, s.q.popHead())
+			q.sfqDec(uint16(i))
+		}
+		s.backlog = 0
+		q.ht[s.hash] = sfqEmptySlot
+	}
+	q.tail = -1
+	ctx.Work(qdisc.WorkFlowScan, len(q.slots))
+
+	dropped := 0
+	for _, p := range list {
+		ctx.Work(qdisc.WorkHash, 1)
+		hash := q.sfqHash(&p)
+		x := q.ht[hash]
+		if x == sfqEmptySlot {
+			x = q.dep[0].next
+			if x >= sfqMaxFlows {
+				q.backlog -= int64(p.Len)
+				ctx.DequeueDrop(p.Handle, DropNotSpecified)
+				dropped++
+				continue
+			}
+			q.ht[hash] = x
+			q.slots[x].hash = hash
+		}
+		s := &q.slots[x]
+		if int(s.qlen) >= q.maxdepth {
+			q.backlog -= int64(p.Len)
+			ctx.DequeueDrop(p.Handle, DropNotSpecified)
+			dropped++
+			continue
+		}
+		s.q.pushTail(p)
+		s.backlog += p.Len
+		q.sfqInc(x)
+		if s.qlen == 1 {
+			q.linkNew(x)
+		}
+	}
+	q.qlen -= dropped
+}
+
+// next returns the next packet, the peeked one first (qdisc_dequeue_peeked).
+func (q *SFQ) next(ctx qdisc.Ctx) (skb.Packet, bool) {
+	if q.hasPeeked {
+		q.hasPeeked = false
+		q.qlen--
+		q.backlog -= int64(q.peeked.Len)
+		return q.peeked, true
+	}
+	return q.sfqDequeue(ctx)
+}
+
+// Dequeue implements qdisc.Qdisc: a bulk of sfq_dequeue calls.
+func (q *SFQ) Dequeue(ctx qdisc.Ctx, req qdisc.DequeueReq, out []skb.Packet) []skb.Packet {
+	q.maybePerturb(ctx)
+	return qdisc.BulkDequeue(req, out, func() (skb.Packet, bool) { return q.next(ctx) })
+}
+
+// Peek implements qdisc.Qdisc (qdisc_peek_dequeued).
+func (q *SFQ) Peek(ctx qdisc.Ctx) (skb.Packet, bool) {
+	if !q.hasPeeked {
+		q.maybePerturb(ctx)
+		p, ok := q.sfqDequeue(ctx)
+		if !ok {
+			return skb.Packet{}, false
+		}
+		q.peeked, q.hasPeeked = p, true
+		q.qlen++
+		q.backlog += int64(p.Len)
+	}
+	return q.peeked, true
+}
+
+// Reset implements qdisc.Qdisc (sfq_reset: dequeue and free everything).
+func (q *SFQ) Reset(ctx qdisc.Ctx) {
+	for {
+		p, ok := q.next(ctx)
+		if !ok {
+			return
+		}
+		ctx.Drop(p.Handle, skb.DropQueuePurge)
+	}
+}
+
+// Stats implements qdisc.Qdisc. Without RED, sfq has no qdisc-level
+// xstats (tc's "allot" is per class) and no overlimits.
+func (q *SFQ) Stats() qdisc.Stats {
+	return qdisc.Stats{Qlen: q.qlen, Backlog: q.backlog, Drops: q.drops}
+}
+
+// Dump implements qdisc.Qdisc: sfq_dump as tc prints it (tc -d would add
+// "flows N/D" before the divisor).
+func (q *SFQ) Dump() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "limit %dp quantum %s depth %d", q.limit, tcSize(q.quantum), q.maxdepth)
+	if q.headdrop {
+		b.WriteString(" headdrop")
+	}
+	fmt.Fprintf(&b, " divisor %d", q.divisor)
+	if q.perturbPeriod != 0 {
+		fmt.Fprintf(&b, " perturb %dsec", q.perturbPeriod/hz)
+	}
+	return b.String()
+}

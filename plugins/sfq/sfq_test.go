@@ -1,0 +1,507 @@
+package sfq
+
+import (
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/txlab/txlab/framework/qdisc"
+	"github.com/txlab/txlab/framework/qdisc/qdisctest"
+	"github.com/txlab/txlab/framework/sim"
+	"github.com/txlab/txlab/framework/skb"
+)
+
+func testSetup(seed uint64) qdisc.Setup {
+	return qdisc.Setup{Handle: "1:", Parent: "root", MTU: 1514, TxQueueLen: 1000, NumTxQ: 1,
+		Rand: rand.New(rand.NewPCG(seed, 9))}
+}
+
+func newQ(t testing.TB, args ...string) *SFQ {
+	t.Helper()
+	q := &SFQ{}
+	if _, err := q.Init(testSetup(1), args); err != nil {
+		t.Fatal(err)
+	}
+	return q
+}
+
+type pktGen struct{ h skb.Handle }
+
+// pinned makes a packet classified to bucket b through skb->priority
+// (major 1 = our handle), so tests do not depend on the hash key.
+func (g *pktGen) pinned(b uint32, size uint32) skb.Packet {
+	g.h++
+	return skb.Packet{Handle: g.h, Len: size, Priority: 1<<16 | (b + 1), Sock: 1, GSOSegs: 1}
+}
+
+// hashed makes a packet of flow f, classified by the keyed hash.
+func (g *pktGen) hashed(f int, size uint32) skb.Packet {
+	g.h++
+	return skb.Packet{Handle: g.h, Len: size, Sock: 1, GSOSegs: 1,
+		Keys: skb.FlowKeys{Src: 0x0a000001, Dst: 0x0a000100 + uint32(f), SrcPort: uint16(1000 + f), DstPort: 80, Proto: 6}}
+}
+
+func enqueue(q qdisc.Qdisc, ctx qdisc.Ctx, ps ...skb.Packet) []qdisc.Code {
+	rc := make([]qdisc.Code, len(ps))
+	q.Enqueue(ctx, ps, rc)
+	return rc
+}
+
+func TestConformance(t *testing.T) {
+	cases := []struct {
+		args  []string
+		limit int
+	}{
+		{nil, 127},
+		{[]string{"limit", "50", "depth", "10", "flows", "16", "divisor", "64", "quantum", "600", "headdrop"}, 50},
+		{[]string{"limit", "3000", "perturb", "1"}, 3000},
+		{[]string{"limit", "2", "flows", "1", "depth", "2"}, 2},
+	}
+	for _, c := range cases {
+		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
+			f := func() qdisc.Qdisc { q, _ := qdisc.New("sfq"); return q }
+			for _, r := range qdisctest.Run(f, qdisctest.Options{Args: c.args, Limit: c.limit, Seed: 3}) {
+				t.Errorf("%s: %v", r.Check, r.Err)
+			}
+		})
+	}
+}
+
+func TestDefaultsAndDump(t *testing.T) {
+	q := &SFQ{}
+	info, err := q.Init(testSetup(1), nil)
+	if err != nil || info.Flags != qdisc.CanBypass || info.Limit != 127 {
+		t.Fatalf("info %+v err %v", info, err)
+	}
+	if q.maxflows != 128 || q.maxdepth != 127 || q.divisor != 1024 || q.quantum != 1514 || q.perturbPeriod != 0 || q.headdrop {
+		t.Errorf("defaults %+v", q)
+	}
+	if got, want := q.Dump(), "limit 127p quantum 1514b depth 127 divisor 1024"; got != want {
+		t.Errorf("dump %q, want %q", got, want)
+	}
+	q = newQ(t, "limit", "50", "depth", "10", "divisor", "64", "quantum", "2kb", "headdrop", "perturb", "10")
+	if got, want := q.Dump(), "limit 50p quantum 2Kb depth 10 headdrop divisor 64 perturb 10sec"; got != want {
+		t.Errorf("dump %q, want %q", got, want)
+	}
+	// sfq_change: limit clamped to depth*flows, flows to limit and divisor.
+	q = newQ(t, "limit", "1000", "depth", "2", "flows", "4")
+	if q.limit != 8 || q.maxflows != 4 {
+		t.Errorf("limit %d flows %d, want 8 and 4", q.limit, q.maxflows)
+	}
+	q = newQ(t, "limit", "5", "divisor", "16")
+	if q.limit != 5 || q.maxflows != 5 {
+		t.Errorf("limit %d flows %d, want 5 and 5", q.limit, q.maxflows)
+	}
+	q = newQ(t, "flows", "100000", "depth", "500")
+	if q.maxflows != sfqMaxFlows || q.maxdepth != 127 || q.limit != 127 {
+		t.Errorf("flows %d depth %d limit %d", q.maxflows, q.maxdepth, q.limit)
+	}
+}
+
+func TestOptionErrors(t *testing.T) {
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"limt", "5"}, `unknown option "limt" (known: limit, perturb, quantum, divisor, flows, depth, headdrop)`},
+		{[]string{"limit", "1"}, "limit 1 is invalid, must be > 1"},
+		{[]string{"limit", "2", "flows", "1", "depth", "1"}, "clamps to 1"},
+		{[]string{"limit"}, `option "limit" needs a value`},
+		{[]string{"divisor", "1000"}, "divisor 1000 is invalid: a power of 2"},
+		{[]string{"divisor", "131072"}, "divisor 131072 is invalid"},
+		{[]string{"quantum", "3gb"}, "quantum 3221225472 is invalid"},
+		{[]string{"quantum", "lots"}, `quantum "lots" is not a size`},
+		{[]string{"perturb", "-1"}, "perturb -1 is out of range"},
+		{[]string{"depth", "x"}, `depth "x" is not a whole number`},
+		{[]string{"redflowlimit", "100000"}, `RED option "redflowlimit" is not modelled`},
+	}
+	for _, c := range cases {
+		_, err := (&SFQ{}).Init(testSetup(1), c.args)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: error %v, want %q", c.args, err, c.want)
+		}
+	}
+}
+
+// TestRoundRobinFairness: backlogged slots share bytes equally whatever
+// their packet sizes (allot refilled by quantum), and equal flows get
+// equal packets.
+func TestRoundRobinFairness(t *testing.T) {
+	for _, sizes := range [][]uint32{{64, 512, 1500}, {1000, 1000, 1000, 1000}} {
+		q := newQ(t, "limit", "1000")
+		ctx := qdisctest.NewCtx(1)
+		g := &pktGen{}
+		sent := map[uint32]int64{} // by bucket
+		for round := 0; round < 500; round++ {
+			for b, sz := range sizes {
+				for q.ht[b] == sfqEmptySlot || q.slots[q.ht[b]].qlen < 20 {
+					enqueue(q, ctx, g.pinned(uint32(b), sz))
+				}
+			}
+			for _, p := range q.Dequeue(ctx, qdisc.DequeueReq{Max: 8, Bytes: 1 << 40}, nil) {
+				sent[p.Priority&0xffff-1] += int64(p.Len)
+			}
+		}
+		var total int64
+		for _, v := range sent {
+			total += v
+		}
+		for b := range sizes {
+			share := float64(sent[uint32(b)]) / float64(total)
+			if want := 1 / float64(len(sizes)); math.Abs(share-want) > 0.03 {
+				t.Errorf("sizes %v: slot of %d B packets got %.3f of the bytes, want %.3f", sizes, sizes[b], share, want)
+			}
+		}
+		if len(ctx.Dropped) != 0 {
+			t.Errorf("%d drops below the limit", len(ctx.Dropped))
+		}
+	}
+}
+
+// TestDepthLimit: a slot holds at most depth packets; beyond that the new
+// packet is dropped (tail) or, with headdrop, the slot's oldest packet.
+func TestDepthLimit(t *testing.T) {
+	for _, headdrop := range []bool{false, true} {
+		args := []string{"depth", "5"}
+		if headdrop {
+			args = append(args, "headdrop")
+		}
+		q := newQ(t, args...)
+		ctx := qdisctest.NewCtx(1)
+		g := &pktGen{}
+		var hs []skb.Handle
+		for i := 0; i < 10; i++ {
+			p := g.pinned(7, 100)
+			hs = append(hs, p.Handle)
+			rc := enqueue(q, ctx, p)[0]
+			want := qdisc.XmitSuccess
+			if i >= 5 {
+				want = qdisc.XmitDrop
+				if headdrop {
+					want = qdisc.XmitCN
+				}
+			}
+			if rc != want {
+				t.Errorf("headdrop=%v packet %d: rc %v, want %v", headdrop, i, rc, want)
+			}
+		}
+		dropped, kept := hs[5:], hs[:5]
+		if headdrop {
+			dropped, kept = hs[:5], hs[5:]
+		}
+		for _, h := range dropped {
+			if ctx.Dropped[h] != DropQdiscMaxDepth {
+				t.Errorf("headdrop=%v: %#x reason %q, want QDISC_MAXDEPTH", headdrop, h, ctx.Dropped[h])
+			}
+		}
+		out := q.Dequeue(ctx, qdisc.DequeueReq{Max: 64, Bytes: 1 << 40}, nil)
+		if len(out) != 5 {
+			t.Fatalf("headdrop=%v: %d packets out, want 5", headdrop, len(out))
+		}
+		for i, p := range out {
+			if p.Handle != kept[i] {
+				t.Errorf("headdrop=%v: out[%d] %#x, want %#x", headdrop, i, p.Handle, kept[i])
+			}
+		}
+		if st := q.Stats(); st.Drops != 5 || st.Qlen != 0 || st.Backlog != 0 {
+			t.Errorf("headdrop=%v: stats %+v", headdrop, st)
+		}
+	}
+}
+
+// TestOverflowDropsLongestSlot: above limit, sfq_drop takes the tail (or
+// with headdrop the head) of the longest slot, found through dep[].
+func TestOverflowDropsLongestSlot(t *testing.T) {
+	for _, headdrop := range []bool{false, true} {
+		args := []string{"limit", "10"}
+		if headdrop {
+			args = append(args, "headdrop")
+		}
+		q := newQ(t, args...)
+		ctx := qdisctest.NewCtx(1)
+		g := &pktGen{}
+		var long []skb.Handle
+		for i := 0; i < 6; i++ {
+			p := g.pinned(1, 100)
+			long = append(long, p.Handle)
+			enqueue(q, ctx, p)
+		}
+		for i := 0; i < 4; i++ {
+			enqueue(q, ctx, g.pinned(2, 100))
+		}
+		if q.curDepth != 6 {
+			t.Fatalf("cur_depth %d, want 6", q.curDepth)
+		}
+		if rc := enqueue(q, ctx, g.pinned(3, 100))[0]; rc != qdisc.XmitSuccess {
+			t.Errorf("headdrop=%v: rc %v for a flow that was not the victim", headdrop, rc)
+		}
+		victim := long[5]
+		if headdrop {
+			victim = long[0]
+		}
+		if len(ctx.Dropped) != 1 || ctx.Dropped[victim] != skb.DropQdiscOverlimit {
+			t.Errorf("headdrop=%v: dropped %v, want %#x as QDISC_OVERLIMIT", headdrop, ctx.Dropped, victim)
+		}
+		if q.curDepth != 5 || q.Stats().Qlen != 10 {
+			t.Errorf("cur_depth %d qlen %d", q.curDepth, q.Stats().Qlen)
+		}
+		// Our own slot the longest: tail drop takes this packet (NET_XMIT_DROP
+		// here, the kernel's NET_XMIT_CN); head drop takes our oldest (CN).
+		enqueue(q, ctx, g.pinned(1, 100))
+		p := g.pinned(1, 100)
+		rc := enqueue(q, ctx, p)[0]
+		if !headdrop && (rc != qdisc.XmitDrop || ctx.Dropped[p.Handle] != skb.DropQdiscOverlimit) {
+			t.Errorf("tail drop of own packet: rc %v reason %q", rc, ctx.Dropped[p.Handle])
+		}
+		if headdrop && rc != qdisc.XmitCN {
+			t.Errorf("head drop from own slot: rc %v, want NET_XMIT_CN", rc)
+		}
+	}
+	// Every slot of depth 1: only reachable with the defaults (limit 127 <
+	// 128 slots; an explicit limit also caps the slots). The slot after
+	// q->tail (the next in the round) is dropped and unlinked.
+	q := newQ(t)
+	ctx := qdisctest.NewCtx(1)
+	g := &pktGen{}
+	var first skb.Packet
+	for b := uint32(0); b < 128; b++ {
+		p := g.pinned(b, 100)
+		if b == 0 {
+			first = p
+		}
+		if rc := enqueue(q, ctx, p)[0]; rc != qdisc.XmitSuccess {
+			t.Fatalf("bucket %d: rc %v", b, rc)
+		}
+	}
+	if len(ctx.Dropped) != 1 || ctx.Dropped[first.Handle] != skb.DropQdiscOverlimit || q.ht[0] != sfqEmptySlot {
+		t.Errorf("depth-1 overflow: dropped %v, want the first slot's packet", ctx.Dropped)
+	}
+	out := q.Dequeue(ctx, qdisc.DequeueReq{Max: 200, Bytes: 1 << 40}, nil)
+	if len(out) != 127 || out[0].Priority&0xffff != 2 {
+		t.Errorf("after depth-1 drop: %d out, first bucket %d", len(out), out[0].Priority&0xffff-1)
+	}
+}
+
+// TestNoFreeSlot: a new flow with all maxflows slots busy is dropped.
+func TestNoFreeSlot(t *testing.T) {
+	q := newQ(t, "flows", "2")
+	ctx := qdisctest.NewCtx(1)
+	g := &pktGen{}
+	enqueue(q, ctx, g.pinned(1, 100), g.pinned(2, 100))
+	p := g.pinned(3, 100)
+	if rc := enqueue(q, ctx, p)[0]; rc != qdisc.XmitDrop || ctx.Dropped[p.Handle] != DropQdiscMaxFlows {
+		t.Errorf("rc %v reason %q, want NET_XMIT_DROP QDISC_MAXFLOWS", rc, ctx.Dropped[p.Handle])
+	}
+	q.Dequeue(ctx, qdisc.DequeueReq{Max: 1}, nil) // frees slot of bucket 1
+	if rc := enqueue(q, ctx, g.pinned(3, 100))[0]; rc != qdisc.XmitSuccess {
+		t.Errorf("rc %v after a slot was freed", rc)
+	}
+}
+
+// TestPerturbationRehash: every perturb seconds the key changes and held
+// packets move to their new slots (sfq_rehash): no packet is lost or
+// duplicated, each flow keeps its order, and the flows land elsewhere.
+func TestPerturbationRehash(t *testing.T) {
+	const flows = 40
+	// Not due before the period (the timer is armed at the first call, t=0).
+	q := newQ(t, "perturb", "2")
+	ctx := qdisctest.NewCtx(1)
+	g := &pktGen{}
+	enqueue(q, ctx, g.hashed(1, 100))
+	keyBefore := q.perturbation
+	ctx.T = 2*sim.Second - 1
+	q.Peek(ctx)
+	if q.perturbation != keyBefore {
+		t.Fatal("re-keyed before the period")
+	}
+
+	q = newQ(t, "perturb", "2", "limit", "2000")
+	ctx = qdisctest.NewCtx(1)
+	g = &pktGen{}
+	perFlow := map[int][]skb.Handle{}
+	bucketsBefore := map[int]uint32{}
+	for i := 0; i < 10; i++ {
+		for f := 0; f < flows; f++ {
+			p := g.hashed(f, uint32(100+f))
+			perFlow[f] = append(perFlow[f], p.Handle)
+			enqueue(q, ctx, p)
+			bucketsBefore[f] = q.sfqHash(&p)
+		}
+	}
+	held := q.Stats()
+	keyBefore = q.perturbation
+	ctx.T = 2*sim.Second + 1
+	out := q.Dequeue(ctx, qdisc.DequeueReq{Max: 1}, nil) // the re-key runs first
+	if q.perturbation == keyBefore {
+		t.Fatal("no re-key after the period")
+	}
+	if q.nextPerturb != 4*sim.Second {
+		t.Errorf("next perturbation at %d, want 4s (timer phase kept)", q.nextPerturb)
+	}
+	moved := 0
+	for f := 0; f < flows; f++ {
+		p := g.hashed(f, 100)
+		if q.sfqHash(&p) != bucketsBefore[f] {
+			moved++
+		}
+	}
+	if moved < flows/2 {
+		t.Errorf("only %d of %d flows changed bucket", moved, flows)
+	}
+	if len(ctx.Dropped) != 0 {
+		t.Fatalf("rehash dropped %d packets with room for all", len(ctx.Dropped))
+	}
+	if st := q.Stats(); st.Qlen != held.Qlen-1 || st.Backlog != held.Backlog-int64(out[0].Len) {
+		t.Errorf("after rehash qlen %d backlog %d, before %d %d", st.Qlen, st.Backlog, held.Qlen, held.Backlog)
+	}
+	// Each flow sits in exactly one slot, in order.
+	for f := 0; f < flows; f++ {
+		p := g.hashed(f, 100)
+		x := q.ht[q.sfqHash(&p)]
+		if x == sfqEmptySlot {
+			t.Fatalf("flow %d has no slot after rehash", f)
+		}
+	}
+	out = append(out, q.Dequeue(ctx, qdisc.DequeueReq{Max: 10000, Bytes: 1 << 40}, nil)...)
+	seen := map[skb.Handle]bool{}
+	next := map[int]int{}
+	for _, p := range out {
+		if seen[p.Handle] {
+			t.Fatalf("%#x dequeued twice", p.Handle)
+		}
+		seen[p.Handle] = true
+		f := int(p.Keys.Dst - 0x0a000100)
+		if perFlow[f][next[f]] != p.Handle {
+			t.Fatalf("flow %d out of order after rehash", f)
+		}
+		next[f]++
+	}
+	if len(seen) != flows*10 {
+		t.Errorf("%d packets out, want %d", len(seen), flows*10)
+	}
+}
+
+// TestRehashOverflow: when the new key crowds flows together past depth,
+// or past the free slots, the rehash frees the excess (NOT_SPECIFIED)
+// without counting qdisc drops, and the accounting stays exact.
+func TestRehashOverflow(t *testing.T) {
+	q := newQ(t, "perturb", "1", "divisor", "8", "flows", "8", "depth", "4", "limit", "32")
+	ctx := qdisctest.NewCtx(5)
+	g := &pktGen{}
+	in := map[skb.Handle]uint32{}
+	var offered int
+	for round := 0; round < 10; round++ {
+		for f := 0; f < 12; f++ {
+			p := g.hashed(f, 100+uint32(f))
+			offered++
+			in[p.Handle] = p.Len
+			enqueue(q, ctx, p)
+		}
+		ctx.T += 1100 * sim.Millisecond // a perturbation between rounds
+	}
+	var out []skb.Packet
+	for {
+		o := q.Dequeue(ctx, qdisc.DequeueReq{Max: 64, Bytes: 1 << 40}, nil)
+		if len(o) == 0 {
+			break
+		}
+		out = append(out, o...)
+	}
+	rehashDrops := 0
+	for h, r := range ctx.Dropped {
+		if _, ok := in[h]; !ok {
+			t.Fatalf("dropped %#x never offered", h)
+		}
+		if r == DropNotSpecified {
+			rehashDrops++
+		}
+	}
+	for _, p := range out {
+		if _, dropped := ctx.Dropped[p.Handle]; dropped {
+			t.Fatalf("%#x both dropped and sent", p.Handle)
+		}
+	}
+	if len(out)+len(ctx.Dropped) != offered {
+		t.Fatalf("offered %d, sent %d + dropped %d", offered, len(out), len(ctx.Dropped))
+	}
+	if rehashDrops == 0 {
+		t.Error("no rehash drops: the test does not reach the path")
+	}
+	if st := q.Stats(); st.Qlen != 0 || st.Backlog != 0 || int(st.Drops) != len(ctx.Dropped)-rehashDrops {
+		t.Errorf("stats %+v, drops counted should exclude %d rehash frees", st, rehashDrops)
+	}
+}
+
+// TestHashSymmetricAndKeyed: both directions of a flow hash alike; a
+// different key spreads flows differently.
+func TestHashSymmetricAndKeyed(t *testing.T) {
+	q := newQ(t)
+	a := skb.Packet{Keys: skb.FlowKeys{Src: 1, Dst: 2, SrcPort: 10, DstPort: 20, Proto: 6}}
+	b := skb.Packet{Keys: skb.FlowKeys{Src: 2, Dst: 1, SrcPort: 20, DstPort: 10, Proto: 6}}
+	if q.sfqHash(&a) != q.sfqHash(&b) {
+		t.Error("reverse direction hashed differently")
+	}
+	q2 := &SFQ{}
+	q2.Init(testSetup(99), nil)
+	same := 0
+	for f := 0; f < 100; f++ {
+		p := (&pktGen{}).hashed(f, 100)
+		if q.sfqHash(&p) == q2.sfqHash(&p) {
+			same++
+		}
+	}
+	if same > 5 {
+		t.Errorf("%d of 100 flows in the same bucket under two keys", same)
+	}
+}
+
+func FuzzOptions(f *testing.F) {
+	f.Add("limit 50 depth 10 flows 16 divisor 64 quantum 600 headdrop perturb 1")
+	f.Add("limit 2 flows 1")
+	f.Add("divisor 1 flows 1 limit 3")
+	f.Add("quantum 0 depth 0")
+	f.Fuzz(func(t *testing.T, args string) {
+		q := &SFQ{}
+		if _, err := q.Init(testSetup(1), strings.Fields(args)); err != nil {
+			return
+		}
+		ctx := qdisctest.NewCtx(1)
+		g := &pktGen{}
+		for i := 0; i < 60; i++ {
+			enqueue(q, ctx, g.hashed(i%9, uint32(60+i*23)))
+			ctx.T += 100 * sim.Millisecond
+		}
+		q.Dump()
+		q.Peek(ctx)
+		q.Dequeue(ctx, qdisc.DequeueReq{Max: 16, Bytes: 1 << 40}, nil)
+		q.Reset(ctx)
+		if st := q.Stats(); st.Qlen != 0 || st.Backlog != 0 {
+			t.Fatalf("after reset %+v", st)
+		}
+	})
+}
+
+// BenchmarkEnqueueDequeue: packets per second through the qdisc alone,
+// 64 flows, batches of 32 in, bulks of 32 out.
+func BenchmarkEnqueueDequeue(b *testing.B) {
+	q := newQ(b)
+	ctx := qdisctest.NewCtx(1)
+	batch := make([]skb.Packet, 32)
+	rc := make([]qdisc.Code, 32)
+	out := make([]skb.Packet, 0, 32)
+	g := &pktGen{}
+	b.ResetTimer()
+	start := time.Now()
+	pkts := 0
+	for i := 0; i < b.N; i++ {
+		for j := range batch {
+			batch[j] = g.hashed(int(g.h%64), 1000)
+		}
+		q.Enqueue(ctx, batch, rc)
+		out = q.Dequeue(ctx, qdisc.DequeueReq{Max: 32, Bytes: 1 << 40}, out[:0])
+		pkts += len(out)
+	}
+	b.ReportMetric(float64(pkts)/time.Since(start).Seconds(), "pkts/s")
+}
