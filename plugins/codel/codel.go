@@ -115,8 +115,9 @@ type Queue interface {
 	// Dequeue removes the head packet and does the caller's qlen,
 	// backlog and memory accounting (dequeue_func). ok is false if empty.
 	Dequeue() (it Item, ok bool)
-	// Drop frees a packet codel decided to drop (drop_func).
-	Drop(it *Item)
+	// Drop frees a packet codel decided to drop (drop_func). It takes
+	// the item by value so the caller's copy does not escape to the heap.
+	Drop(it Item)
 	// Now is codel_get_time().
 	Now() Time
 }
@@ -214,7 +215,7 @@ func Dequeue(q Queue, backlog *uint32, p *Params, v *Vars, st *Stats) (Item, boo
 					goto end
 				}
 				st.DropLen += it.Pkt.Len
-				q.Drop(&it)
+				q.Drop(it)
 				st.DropCount++
 				it, ok = q.Dequeue()
 				var next *Item
@@ -233,7 +234,7 @@ func Dequeue(q Queue, backlog *uint32, p *Params, v *Vars, st *Stats) (Item, boo
 			st.ECNMark++
 		} else {
 			st.DropLen += it.Pkt.Len
-			q.Drop(&it)
+			q.Drop(it)
 			st.DropCount++
 			it, ok = q.Dequeue()
 			var next *Item

@@ -159,8 +159,8 @@ func (f *fifo) Dequeue() (Item, bool) {
 	*f.backlog -= it.Pkt.Len
 	return it, true
 }
-func (f *fifo) Drop(it *Item) { f.dropped = append(f.dropped, it.Pkt.Handle) }
-func (f *fifo) Now() Time     { return f.now }
+func (f *fifo) Drop(it Item) { f.dropped = append(f.dropped, it.Pkt.Handle) }
+func (f *fifo) Now() Time    { return f.now }
 
 // TestDequeueStateMachine: a standing queue whose sojourn is above target
 // is left alone for one interval, then dropped from on the control-law

@@ -307,7 +307,8 @@ func TestOrphanHashing(t *testing.T) {
 		{"maxrate 10Gbit", 64},                 // default mask 1023: one flow per hash
 		{"maxrate 10Gbit orphan_mask 3", 4},    // hashes folded to 4 pseudo sockets
 		{"maxrate 10Gbit orphan_mask 0", 1},    // all orphans share one
-		{"maxrate 10Gbit orphan_mask 0xf", -1}, // bad value
+		{"maxrate 10Gbit orphan_mask 0xf", 16}, // hex, as tc's strtoul base 0
+		{"maxrate 10Gbit orphan_mask 1k", -1},  // bad value
 	}
 	for _, c := range cases {
 		t.Run(c.args, func(t *testing.T) {
@@ -315,7 +316,7 @@ func TestOrphanHashing(t *testing.T) {
 			_, err := q.Init(testSetup, strings.Fields(c.args))
 			if c.wantFlows < 0 {
 				if err == nil {
-					t.Fatal("hex mask accepted")
+					t.Fatal("bad mask accepted")
 				}
 				return
 			}
@@ -389,16 +390,17 @@ func TestGC(t *testing.T) {
 		wantGC int64
 	}{
 		{3 * sim.Second, 0},   // not older than FQ_GC_AGE yet
-		{3*sim.Second + 1, 8}, // a bucket path of ~9 stale flows: FQ_GC_MAX of them
+		{3*sim.Second + 1, 8}, // a bucket path of ~10 stale flows: FQ_GC_MAX of them
 	}
 	for _, c := range cases {
 		t.Run(time.Duration(c.after).String(), func(t *testing.T) {
 			q := newFQ(t, "buckets 2")
 			ctx := qdisctest.NewCtx(1)
-			for s := int32(0); s < 600; s++ {
+			const socks = 2000 // ~1000 per bucket: a lookup path of ~10 nodes
+			for s := int32(0); s < socks; s++ {
 				enqueue(q, ctx, pkt(s, 100))
 			}
-			drainTimed(t, q, ctx, 600)
+			drainTimed(t, q, ctx, socks)
 			// A dequeue walk with something still queued (a flow waiting
 			// for its EDT time) detaches the empty flows.
 			ctx.T = sim.Millisecond
@@ -407,7 +409,7 @@ func TestGC(t *testing.T) {
 				t.Fatal("EDT packet left early")
 			}
 			flows := xstat(q, "flows")
-			if flows != 600-8+1 || xstat(q, "inactive") != flows-1 {
+			if flows != socks-fqFastpathMax+1 || xstat(q, "inactive") != flows-1 {
 				t.Fatalf("flows %d inactive %d before gc", flows, xstat(q, "inactive"))
 			}
 			ctx.T = sim.Millisecond + c.after
@@ -533,18 +535,19 @@ func TestSocketReuse(t *testing.T) {
 			third.Keys.DstPort = 443 // same socket id, other connection
 		}
 		enqueue(q, ctx, third)
+		f := q.fqRoot[hashPtr(2, q.fqTreesLog)][0]
+		if reuse && (f.credit != q.initialQuantum || f.throttled || f.timeNextPacket != 0) {
+			t.Fatalf("reused socket: credit %d throttled %v time_next_packet %d", f.credit, f.throttled, f.timeNextPacket)
+		}
 		out := q.Dequeue(ctx, qdisc.DequeueReq{Max: 4, Bytes: 1 << 40}, nil)
 		if want := map[bool]int{false: 0, true: 1}[reuse]; len(out) != want {
 			t.Fatalf("reuse %v: %d packets right away, want %d", reuse, len(out), want)
-		}
-		if reuse && q.fqRoot[hashPtr(2, q.fqTreesLog)][0].credit != q.initialQuantum-1500 {
-			t.Fatalf("credit not reset to initial_quantum")
 		}
 	}
 }
 
 func TestWorkReported(t *testing.T) {
-	q := newFQ(t, "maxrate 10Gbit")
+	q := newFQ(t, "maxrate 10Gbit buckets 2") // shared buckets: lookups walk nodes
 	ctx := qdisctest.NewCtx(1)
 	for i := 0; i < 10; i++ {
 		enqueue(q, ctx, pkt(int32(i), 100))
@@ -562,10 +565,10 @@ func TestDump(t *testing.T) {
 		{"", "limit 10000p flow_limit 100p buckets 1024 orphan_mask 1023 quantum 3028b initial_quantum 15140b " +
 			"low_rate_threshold 550Kbit refill_delay 40ms timer_slack 10us horizon 10s horizon_drop"},
 		{"limit 500 flow_limit 50 buckets 1000 orphan_mask 255 nopacing quantum 64Kb initial_quantum 1514 " +
-			"maxrate 1Gbit low_rate_threshold 0 refill_delay 100ms ce_threshold 4ms timer_slack 1500ns horizon 2500ms horizon_cap " +
+			"maxrate 1Gbit refill_delay 100ms ce_threshold 4ms timer_slack 1500ns horizon 2500ms horizon_cap " +
 			"weights 65536 65536 16384 bands 3 priomap 0 1 2 0 1 2 0 1 2 0 1 2 0 1 2 0",
 			"limit 500p flow_limit 50p buckets 1024 orphan_mask 255 nopacing bands 3 priomap 0 1 2 0 1 2 0 1 2 0 1 2 0 1 2 0 " +
-				"weights 65536 65536 16384 quantum 64Kb initial_quantum 1514b maxrate 1Gbit refill_delay 100ms " +
+				"weights 65536 65536 16384 quantum 64Kb initial_quantum 1514b maxrate 1Gbit low_rate_threshold 550Kbit refill_delay 100ms " +
 				"ce_threshold 4ms timer_slack 1.5us horizon 2.5s horizon_cap"},
 		{"maxrate 100Mbit low_rate_threshold 1Mbit", "limit 10000p flow_limit 100p buckets 1024 orphan_mask 1023 quantum 3028b " +
 			"initial_quantum 15140b maxrate 100Mbit low_rate_threshold 1Mbit refill_delay 40ms timer_slack 10us horizon 10s horizon_drop"},

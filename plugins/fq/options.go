@@ -164,9 +164,14 @@ func (q *FQ) parse(args []string) error {
 			}
 			q.fqTreesLog = log
 		case "orphan_mask":
-			n, err := u32(k)
+			// tc reads it with strtoul base 0: masks may be given in hex.
+			v, err := a.Value(k)
 			if err != nil {
 				return err
+			}
+			n, perr := strconv.ParseUint(v, 0, 32)
+			if perr != nil {
+				return fmt.Errorf("fq: orphan_mask %q is not a 32-bit number (e.g. 1023, 0x3ff)", v)
 			}
 			q.orphanMask = uint32(n)
 		case "pacing":

@@ -138,7 +138,7 @@ func (c *codelQueue) Dequeue() (codel.Item, bool) {
 }
 
 // Drop is drop_func: qdisc_dequeue_drop(..., QDISC_DROP_CONGESTED).
-func (c *codelQueue) Drop(it *codel.Item) {
+func (c *codelQueue) Drop(it codel.Item) {
 	c.ctx.DequeueDrop(it.Pkt.Handle, skb.DropQdiscCongested)
 	c.q.drops++
 }
