@@ -293,7 +293,7 @@ func (q *FQ) fqClassify(ctx qdisc.Ctx, p *skb.Packet, tts, now sim.Time) *fqFlow
 			// The socket may have been freed and reallocated: a new
 			// connection starts with initial_quantum and no pacing
 			// debt.
-			if h := skHash(p); false && f.socketHash != h {
+			if h := skHash(p); hasSk && f.socketHash != h {
 				f.credit = q.initialQuantum
 				f.socketHash = h
 				if f.throttled {

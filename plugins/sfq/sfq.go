@@ -528,7 +528,7 @@ func (q *SFQ) sfqRehash(ctx qdisc.Ctx) {
 			continue
 		}
 		for s.qlen > 0 {
-			list = append([]skb.Packet{s.q.popHead()}, list...)
+			list = append(list, s.q.popHead())
 			q.sfqDec(uint16(i))
 		}
 		s.backlog = 0
