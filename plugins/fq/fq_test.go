@@ -390,13 +390,13 @@ func TestGC(t *testing.T) {
 		wantGC int64
 	}{
 		{3 * sim.Second, 0},   // not older than FQ_GC_AGE yet
-		{3*sim.Second + 1, 8}, // a bucket path of ~10 stale flows: FQ_GC_MAX of them
+		{3*sim.Second + 1, 8}, // a bucket path of ~11 stale flows: only FQ_GC_MAX of them
 	}
 	for _, c := range cases {
 		t.Run(time.Duration(c.after).String(), func(t *testing.T) {
 			q := newFQ(t, "buckets 2")
 			ctx := qdisctest.NewCtx(1)
-			const socks = 2000 // ~1000 per bucket: a lookup path of ~10 nodes
+			const socks = 4000 // ~2000 per bucket: a lookup path of ~11 nodes, more than FQ_GC_MAX
 			for s := int32(0); s < socks; s++ {
 				enqueue(q, ctx, pkt(s, 100))
 			}
