@@ -6,6 +6,8 @@ import (
 
 	"github.com/txlab/txlab/framework/qdisc"
 	"github.com/txlab/txlab/framework/qdisc/qdisctest"
+	"github.com/txlab/txlab/framework/sim"
+	"github.com/txlab/txlab/framework/skb"
 )
 
 func TestConformance(t *testing.T) {
@@ -66,4 +68,31 @@ func FuzzOptions(f *testing.F) {
 		_ = q.Dump()
 		q.Stats()
 	})
+}
+
+// BenchmarkEnqueueDequeue: packets per wall second through cake alone
+// (triple-isolate, 64 flows over 8 hosts, batches of 32).
+func BenchmarkEnqueueDequeue(b *testing.B) {
+	q := &Cake{}
+	if _, err := q.Init(qdisc.Setup{MTU: 1514}, nil); err != nil {
+		b.Fatal(err)
+	}
+	ctx := qdisctest.NewCtx(1)
+	batch := make([]skb.Packet, 32)
+	rc := make([]qdisc.Code, 32)
+	var out []skb.Packet
+	var h uint64
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for k := range batch {
+			h++
+			f := uint32(h % 64)
+			batch[k] = skb.Packet{Handle: skb.Handle(h), Len: 100, TrueSize: 768, Hash: f*2654435761 + 1,
+				Keys: skb.FlowKeys{Src: f % 8, Dst: f, SrcPort: uint16(f), DstPort: 80, Proto: 17}, GSOSegs: 1}
+		}
+		q.Enqueue(ctx, batch, rc)
+		out = q.Dequeue(ctx, qdisc.DequeueReq{Max: 32, Bytes: 1 << 30}, out[:0])
+		ctx.T += 10 * sim.Microsecond
+	}
+	b.ReportMetric(float64(b.N*32)/b.Elapsed().Seconds(), "pkts/s")
 }
