@@ -62,7 +62,7 @@ func checker(t *testing.T, d *I40E, f *fakeCtx) func() {
 		t.Helper()
 		for i, r := range d.rings {
 			held := 0
-			for _, p := range f.held {
+			for _, p := range f.Held {
 				if int(p.Queue) == i {
 					held++
 				}
@@ -100,27 +100,27 @@ func TestRingAccounting(t *testing.T) {
 				t.Fatal(err)
 			}
 			f := newFake(t, tc.nq, tc.bql)
-			f.onWake = func(q int) {
-				if f.inPoll && d.rings[q].Unused() < TxWakeThreshold {
+			f.OnWake = func(q int) {
+				if f.InPoll && d.rings[q].Unused() < TxWakeThreshold {
 					t.Errorf("q%d woken with %d descriptors free, threshold %d", q, d.rings[q].Unused(), TxWakeThreshold)
 				}
 			}
 			const total = 4000
-			busy := f.pump(d, tc.nq, total, tc.bulk, tc.size, 300, checker(t, d, f))
+			busy := f.Pump(d, tc.nq, total, tc.bulk, tc.size, 300, checker(t, d, f))
 			var pkts, sBusy, sStop, sRestart, hostStops, hostWakes uint64
 			for i, s := range d.Stats() {
-				if s.Packets != f.consumed[i] || s.Bytes != f.consumedB[i] || s.Packets != total {
-					t.Errorf("q%d: stats %d pkts %d bytes, host consumed %d / %d, offered %d", i, s.Packets, s.Bytes, f.consumed[i], f.consumedB[i], total)
+				if s.Packets != f.Consumed[i] || s.Bytes != f.ConsumedB[i] || s.Packets != total {
+					t.Errorf("q%d: stats %d pkts %d bytes, host consumed %d / %d, offered %d", i, s.Packets, s.Bytes, f.Consumed[i], f.ConsumedB[i], total)
 				}
-				if f.sentBytes[i] != f.complBytes[i] {
-					t.Errorf("q%d: BQL sent %d completed %d", i, f.sentBytes[i], f.complBytes[i])
+				if f.SentBytes[i] != f.ComplBytes[i] {
+					t.Errorf("q%d: BQL sent %d completed %d", i, f.SentBytes[i], f.ComplBytes[i])
 				}
 				pkts += s.Packets
 				sBusy += s.Busy
 				sStop += s.Stopped
 				sRestart += s.Restart
-				hostStops += f.stops[i]
-				hostWakes += f.wakes[i]
+				hostStops += f.Stops[i]
+				hostWakes += f.Wakes[i]
 			}
 			if pkts != uint64(total*tc.nq) {
 				t.Errorf("device total %d, want %d", pkts, total*tc.nq)
@@ -145,12 +145,12 @@ func TestRSStride(t *testing.T) {
 	f := newFake(t, 1, false)
 	r := d.rings[0]
 	// Two packets on an idle ring: no RS yet, forced write-back.
-	f.xmit(d, 0, f.packets(0, 2, 100))
+	f.Xmit(d, 0, f.Packets(0, 2, 100))
 	if r.rs[0] || r.rs[1] || r.forceWB != 1 {
 		t.Fatalf("rs %v %v forceWB %d", r.rs[0], r.rs[1], r.forceWB)
 	}
 	// Nine more in one bulk: RS on the 4th and 8th packet overall.
-	f.xmit(d, 0, f.packets(0, 9, 100))
+	f.Xmit(d, 0, f.Packets(0, 9, 100))
 	var rs []int
 	for i := 0; i < 11; i++ {
 		if r.rs[i] {
@@ -170,18 +170,18 @@ func TestRSStride(t *testing.T) {
 	if got := d.visible(r, late); got != 8 {
 		t.Errorf("all done: %d visible, want 8 (up to the last RS)", got)
 	}
-	f.now = late
-	f.poll(d, 0, nil)
-	if r.stats.Packets != 8 || f.consumed[0] != 8 {
+	f.Clock = late
+	f.Poll(d, 0, nil)
+	if r.stats.Packets != 8 || f.Consumed[0] != 8 {
 		t.Fatalf("first clean took %d packets, want 8", r.stats.Packets)
 	}
 	// The clean arms a forced write-back for the 3 left (i40e_arm_wb).
-	if len(f.irqs) == 0 || r.forceWB != 2 {
-		t.Fatalf("no write-back armed for the tail: irqs %v forceWB %d", f.irqs, r.forceWB)
+	if len(f.Irqs) == 0 || r.forceWB != 2 {
+		t.Fatalf("no write-back armed for the tail: irqs %v forceWB %d", f.Irqs, r.forceWB)
 	}
-	f.now = max(f.now, f.irqs[len(f.irqs)-1].at)
-	f.irqs = nil
-	f.poll(d, 0, nil)
+	f.Clock = max(f.Clock, f.Irqs[len(f.Irqs)-1].At)
+	f.Irqs = nil
+	f.Poll(d, 0, nil)
 	if r.stats.Packets != 11 || r.Used() != 0 {
 		t.Fatalf("after the forced write-back %d cleaned, %d used; want 11, 0", r.stats.Packets, r.Used())
 	}
@@ -195,12 +195,12 @@ func TestBusyAndTail(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := newFake(t, 1, false)
-	rest, rc := f.xmit(d, 0, f.packets(0, 100, 60))
+	rest, rc := f.Xmit(d, 0, f.Packets(0, 100, 60))
 	r := d.rings[0]
 	// 63 usable slots; after a packet leaves < DESC_NEEDED free the
 	// queue stops and dev_hard_start_xmit stops the bulk.
-	if rc != driver.TxOK || !f.drvXoff[0] || r.Tail != r.NTU {
-		t.Fatalf("rc %#x stopped %v tail %d ntu %d: want a stop with the tail written", rc, f.drvXoff[0], r.Tail, r.NTU)
+	if rc != driver.TxOK || !f.DrvXoff[0] || r.Tail != r.NTU {
+		t.Fatalf("rc %#x stopped %v tail %d ntu %d: want a stop with the tail written", rc, f.DrvXoff[0], r.Tail, r.NTU)
 	}
 	if sent := 100 - len(rest); sent != 63-DescNeeded+1 {
 		t.Fatalf("%d accepted, want %d", sent, 63-DescNeeded+1)
@@ -208,10 +208,10 @@ func TestBusyAndTail(t *testing.T) {
 	// A stack that ignored the stop would fill the ring until fewer than
 	// count + 4 + 1 are free; then the driver refuses with BUSY.
 	for i := 0; i < 100 && rc != driver.TxBusy; i++ {
-		f.drvXoff[0] = false
-		rest, rc = f.xmit(d, 0, rest)
+		f.DrvXoff[0] = false
+		rest, rc = f.Xmit(d, 0, rest)
 	}
-	if rc != driver.TxBusy || r.stats.Busy != 1 || !f.drvXoff[0] || r.Used() != 63-(1+4+1)+1 {
+	if rc != driver.TxBusy || r.stats.Busy != 1 || !f.DrvXoff[0] || r.Used() != 63-(1+4+1)+1 {
 		t.Fatalf("rc %#x busy %d used %d: want NETDEV_TX_BUSY with %d used", rc, r.stats.Busy, r.Used(), 63-(1+4+1)+1)
 	}
 }

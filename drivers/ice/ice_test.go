@@ -26,15 +26,15 @@ func TestCompletions(t *testing.T) {
 				t.Fatal(err)
 			}
 			f := newFake(t, tc.nq, tc.bql)
-			f.onWake = func(q int) {
-				if f.inPoll && d.rings[q].Unused() < TxWakeThreshold {
+			f.OnWake = func(q int) {
+				if f.InPoll && d.rings[q].Unused() < TxWakeThreshold {
 					t.Errorf("q%d woken with %d free", q, d.rings[q].Unused())
 				}
 			}
 			check := func() {
 				for i, r := range d.rings {
 					held := 0
-					for _, p := range f.held {
+					for _, p := range f.Held {
 						if int(p.Queue) == i {
 							held++
 						}
@@ -43,19 +43,19 @@ func TestCompletions(t *testing.T) {
 						t.Fatalf("q%d: ring uses %d, host sees %d in the driver", i, r.Used(), held)
 					}
 				}
-				for _, x := range f.irqs {
-					if x.v < 0 || x.v >= tc.nq {
-						t.Fatalf("interrupt on vector %d", x.v)
+				for _, x := range f.Irqs {
+					if x.V < 0 || x.V >= tc.nq {
+						t.Fatalf("interrupt on vector %d", x.V)
 					}
 				}
 			}
-			f.pump(d, tc.nq, 3000, tc.bulk, 500, 300, check)
+			f.Pump(d, tc.nq, 3000, tc.bulk, 500, 300, check)
 			for i, s := range d.Stats() {
-				if s.Packets != 3000 || s.Packets != f.consumed[i] || f.complBytes[i] != f.sentBytes[i] || f.complBytes[i] != f.consumedB[i] {
-					t.Errorf("q%d: %d packets, consumed %d, BQL sent %d completed %d", i, s.Packets, f.consumed[i], f.sentBytes[i], f.complBytes[i])
+				if s.Packets != 3000 || s.Packets != f.Consumed[i] || f.ComplBytes[i] != f.SentBytes[i] || f.ComplBytes[i] != f.ConsumedB[i] {
+					t.Errorf("q%d: %d packets, consumed %d, BQL sent %d completed %d", i, s.Packets, f.Consumed[i], f.SentBytes[i], f.ComplBytes[i])
 				}
-				if s.Restart != f.wakes[i] || s.Stopped != f.stops[i] || f.stops[i] != f.wakes[i] {
-					t.Errorf("q%d: restarts %d/%d stops %d/%d", i, s.Restart, f.wakes[i], s.Stopped, f.stops[i])
+				if s.Restart != f.Wakes[i] || s.Stopped != f.Stops[i] || f.Stops[i] != f.Wakes[i] {
+					t.Errorf("q%d: restarts %d/%d stops %d/%d", i, s.Restart, f.Wakes[i], s.Stopped, f.Stops[i])
 				}
 			}
 		})

@@ -78,7 +78,7 @@ func checker(t *testing.T, d *IDPF, f *fakeCtx) func() {
 				t.Fatalf("q%d: pending %d != %d RS + %d RE + %d unposted", i, q.complqPending(), len(q.rs), len(q.fetch), q.unposted())
 			}
 			held := 0
-			for _, p := range f.held {
+			for _, p := range f.Held {
 				if int(p.Queue) == i {
 					held++
 				}
@@ -139,8 +139,8 @@ func TestRingAccounting(t *testing.T) {
 				t.Fatal(err)
 			}
 			f := newFake(t, tc.nq, tc.bql)
-			f.onWake = func(q int) {
-				if !f.inPoll {
+			f.OnWake = func(q int) {
+				if !f.InPoll {
 					return // the restart in idpf_tx_maybe_stop_splitq
 				}
 				r := d.qs[q]
@@ -149,17 +149,17 @@ func TestRingAccounting(t *testing.T) {
 				}
 			}
 			const total = 5000
-			busy := f.pump(d, tc.nq, total, tc.bulk, tc.size, 200, checker(t, d, f))
+			busy := f.Pump(d, tc.nq, total, tc.bulk, tc.size, 200, checker(t, d, f))
 			st := d.Stats()
 			var pkts, bytes, sBusy, sStop, sRestart, irqs uint64
 			for i, s := range st {
-				if s.Packets != f.consumed[i] || s.Bytes != f.consumedB[i] {
-					t.Errorf("q%d: stats %d pkts %d bytes, host consumed %d / %d", i, s.Packets, s.Bytes, f.consumed[i], f.consumedB[i])
+				if s.Packets != f.Consumed[i] || s.Bytes != f.ConsumedB[i] {
+					t.Errorf("q%d: stats %d pkts %d bytes, host consumed %d / %d", i, s.Packets, s.Bytes, f.Consumed[i], f.ConsumedB[i])
 				}
-				if f.sentBytes[i] != f.complBytes[i] || f.complBytes[i] != f.consumedB[i] {
-					t.Errorf("q%d: BQL sent %d completed %d bytes, consumed %d", i, f.sentBytes[i], f.complBytes[i], f.consumedB[i])
+				if f.SentBytes[i] != f.ComplBytes[i] || f.ComplBytes[i] != f.ConsumedB[i] {
+					t.Errorf("q%d: BQL sent %d completed %d bytes, consumed %d", i, f.SentBytes[i], f.ComplBytes[i], f.ConsumedB[i])
 				}
-				if f.drvXoff[i] {
+				if f.DrvXoff[i] {
 					t.Errorf("q%d still stopped after the drain", i)
 				}
 				pkts += s.Packets
@@ -170,9 +170,9 @@ func TestRingAccounting(t *testing.T) {
 				irqs += s.Irqs
 			}
 			var hostStops, hostWakes uint64
-			for i := range f.stops {
-				hostStops += f.stops[i]
-				hostWakes += f.wakes[i]
+			for i := range f.Stops {
+				hostStops += f.Stops[i]
+				hostWakes += f.Wakes[i]
 			}
 			if pkts != total*uint64(tc.nq) || bytes != pkts*uint64(tc.size) {
 				t.Errorf("%d packets %d bytes completed, want %d", pkts, bytes, total*tc.nq)
@@ -186,9 +186,9 @@ func TestRingAccounting(t *testing.T) {
 			if irqs == 0 {
 				t.Error("no interrupts")
 			}
-			for _, x := range f.irqs {
-				if x.v < 0 || x.v >= tc.nq {
-					t.Errorf("interrupt on vector %d", x.v)
+			for _, x := range f.Irqs {
+				if x.V < 0 || x.V >= tc.nq {
+					t.Errorf("interrupt on vector %d", x.V)
 				}
 			}
 			t.Logf("busy %d stops %d irqs %d extra %v", busy, hostStops, irqs, st[0].Extra)
@@ -205,19 +205,19 @@ func TestBQLFollowsCompletions(t *testing.T) {
 	}
 	f := newFake(t, 1, true)
 	var limits []uint32
-	f.pump(d, 1, 3000, 32, 1200, 500, func() {
-		if in, held := uint64(f.dql[0].Inflight()), f.heldBytes(0); in != held {
+	f.Pump(d, 1, 3000, 32, 1200, 500, func() {
+		if in, held := uint64(f.DQL[0].Inflight()), f.HeldBytes(0); in != held {
 			t.Fatalf("BQL in flight %d bytes, driver holds %d", in, held)
 		}
-		limits = append(limits, f.dql[0].Limit)
+		limits = append(limits, f.DQL[0].Limit)
 	})
 	if limits[0] != 0 {
 		t.Errorf("limit %d before any completion, want 0", limits[0])
 	}
-	if f.dql[0].Limit == 0 {
+	if f.DQL[0].Limit == 0 {
 		t.Error("BQL limit never grew with completions")
 	}
-	if f.stackXoff[0] {
+	if f.StackXoff[0] {
 		t.Error("STACK_XOFF left set after the drain")
 	}
 }
@@ -230,7 +230,7 @@ func TestDoorbellAndRE(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := newFake(t, 1, false)
-	rest, _ := f.xmit(d, 0, f.packets(0, 200, 100))
+	rest, _ := f.Xmit(d, 0, f.Packets(0, 200, 100))
 	q := d.qs[0]
 	if len(rest) != 0 || q.stats.Doorbells != 1 {
 		t.Fatalf("200-packet bulk: %d refused, %d doorbells; want 0, 1", len(rest), q.stats.Doorbells)
@@ -243,16 +243,16 @@ func TestDoorbellAndRE(t *testing.T) {
 	}
 	// After the fetches but before any packet is done, the clean returns
 	// ring space but no packets, and does not credit BQL.
-	f.now = q.fetch[3].at
-	f.poll(d, 0, nil)
-	if q.NTC != 193 || q.stats.Packets != 0 || f.complBytes[0] != 0 {
+	f.Clock = q.fetch[3].at
+	f.Poll(d, 0, nil)
+	if q.NTC != 193 || q.stats.Packets != 0 || f.ComplBytes[0] != 0 {
 		t.Fatalf("after the fetch completions: NTC %d, %d packets cleaned; want 193, 0", q.NTC, q.stats.Packets)
 	}
 	// A second bulk past the complq threshold stops the queue at the
 	// start of a frame with NETDEV_TX_BUSY.
-	rest, rc := f.xmit(d, 0, f.packets(0, 100, 100))
-	if rc != driver.TxBusy || !f.drvXoff[0] || q.busyCompl == 0 {
-		t.Fatalf("rc %#x stopped %v busy_compl %d: want BUSY on a full completion queue", rc, f.drvXoff[0], q.busyCompl)
+	rest, rc := f.Xmit(d, 0, f.Packets(0, 100, 100))
+	if rc != driver.TxBusy || !f.DrvXoff[0] || q.busyCompl == 0 {
+		t.Fatalf("rc %#x stopped %v busy_compl %d: want BUSY on a full completion queue", rc, f.DrvXoff[0], q.busyCompl)
 	}
 	if got := q.complqPending(); got <= uint64(q.complSize/2) || got > uint64(q.complSize/2+2) {
 		t.Fatalf("stopped at %d pending", got)
@@ -269,10 +269,10 @@ func TestNoWakeBelowThreshold(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := newFake(t, 1, false)
-	_, rc := f.xmit(d, 0, f.packets(0, 200, 100))
+	_, rc := f.Xmit(d, 0, f.Packets(0, 200, 100))
 	q := d.qs[0]
-	if rc != driver.TxBusy || !f.drvXoff[0] || q.busyDescs != 1 {
-		t.Fatalf("rc %#x stopped %v busy_low_txq_descs %d", rc, f.drvXoff[0], q.busyDescs)
+	if rc != driver.TxBusy || !f.DrvXoff[0] || q.busyDescs != 1 {
+		t.Fatalf("rc %#x stopped %v busy_low_txq_descs %d", rc, f.DrvXoff[0], q.busyDescs)
 	}
 	// The device has not reported the fetch of RE@64 yet: only RE@0's.
 	if len(q.fetch) != 2 {
@@ -280,22 +280,22 @@ func TestNoWakeBelowThreshold(t *testing.T) {
 	}
 	late := q.fetch[1]
 	q.fetch = q.fetch[:1]
-	f.now = q.rs[len(q.rs)-1].at
-	f.poll(d, 0, nil)
+	f.Clock = q.rs[len(q.rs)-1].at
+	f.Poll(d, 0, nil)
 	if q.stats.Packets != 123 || q.Unused() >= TxWakeThresh {
 		t.Fatalf("cleaned %d, %d free", q.stats.Packets, q.Unused())
 	}
-	if !f.drvXoff[0] || q.stats.Restart != 0 {
+	if !f.DrvXoff[0] || q.stats.Restart != 0 {
 		t.Fatalf("woken with %d free descriptors, below IDPF_TX_WAKE_THRESH %d", q.Unused(), TxWakeThresh)
 	}
 	// With the ring space back and a packet completing, it wakes.
 	q.fetch = append(q.fetch, late)
-	f.drvXoff[0] = false
-	f.xmit(d, 0, f.packets(0, 1, 100))
-	f.drvXoff[0] = true
-	f.now = q.rs[len(q.rs)-1].at
-	f.poll(d, 0, nil)
-	if f.drvXoff[0] || q.Unused() < TxWakeThresh {
+	f.DrvXoff[0] = false
+	f.Xmit(d, 0, f.Packets(0, 1, 100))
+	f.DrvXoff[0] = true
+	f.Clock = q.rs[len(q.rs)-1].at
+	f.Poll(d, 0, nil)
+	if f.DrvXoff[0] || q.Unused() < TxWakeThresh {
 		t.Fatalf("not woken with %d free", q.Unused())
 	}
 }

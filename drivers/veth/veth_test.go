@@ -56,19 +56,19 @@ func TestBacklogPath(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := newFake(t, 1, false)
-	f.cpu = 2
-	rest, rc := f.xmit(v, 0, f.packets(0, 150, 100))
-	if len(rest) != 0 || rc != driver.TxOK || f.dropped[0] != 50 || f.stops[0] != 0 {
-		t.Fatalf("rest %d rc %#x dropped %d stops %d; want 0, OK, 50, 0", len(rest), rc, f.dropped[0], f.stops[0])
+	f.OnCPU = 2
+	rest, rc := f.Xmit(v, 0, f.Packets(0, 150, 100))
+	if len(rest) != 0 || rc != driver.TxOK || f.Dropped[0] != 50 || f.Stops[0] != 0 {
+		t.Fatalf("rest %d rc %#x dropped %d stops %d; want 0, OK, 50, 0", len(rest), rc, f.Dropped[0], f.Stops[0])
 	}
-	for _, l := range f.local {
+	for _, l := range f.Local {
 		if l != 2 {
 			t.Fatalf("backlog NAPI of cpu %d scheduled from cpu 2", l)
 		}
 	}
-	f.poll(v, 2, nil)
-	if f.consumed[0] != 100 || len(f.held) != 0 {
-		t.Fatalf("consumed %d, still held %d", f.consumed[0], len(f.held))
+	f.Poll(v, 2, nil)
+	if f.Consumed[0] != 100 || len(f.Held) != 0 {
+		t.Fatalf("consumed %d, still held %d", f.Consumed[0], len(f.Held))
 	}
 }
 
@@ -82,15 +82,15 @@ func TestNapiBackpressure(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := newFake(t, 2, false)
-	f.cpu = 3
-	rest, rc := f.xmit(v, 1, f.packets(1, 300, 100))
-	if rc != driver.TxBusy || len(rest) != 300-RingSize || !f.drvXoff[1] || f.dropped[1] != 0 {
-		t.Fatalf("rc %#x rest %d stopped %v dropped %d; want BUSY at the %dth packet", rc, len(rest), f.drvXoff[1], f.dropped[1], RingSize+1)
+	f.OnCPU = 3
+	rest, rc := f.Xmit(v, 1, f.Packets(1, 300, 100))
+	if rc != driver.TxBusy || len(rest) != 300-RingSize || !f.DrvXoff[1] || f.Dropped[1] != 0 {
+		t.Fatalf("rc %#x rest %d stopped %v dropped %d; want BUSY at the %dth packet", rc, len(rest), f.DrvXoff[1], f.Dropped[1], RingSize+1)
 	}
-	if n := len(f.events); n < 2 || f.events[n-2] != "stop" || f.events[n-1] != "local" {
-		t.Fatalf("events end with %v, want stop then the peer NAPI schedule", f.events[max(0, n-3):])
+	if n := len(f.Events); n < 2 || f.Events[n-2] != "stop" || f.Events[n-1] != "local" {
+		t.Fatalf("events end with %v, want stop then the peer NAPI schedule", f.Events[max(0, n-3):])
 	}
-	for _, l := range f.local {
+	for _, l := range f.Local {
 		if l != 1 {
 			t.Fatalf("scheduled NAPI %d, want rq 1's", l)
 		}
@@ -99,21 +99,21 @@ func TestNapiBackpressure(t *testing.T) {
 	if work != NapiWeight || done {
 		t.Fatalf("poll: work %d done %v, want %d, not done", work, done, NapiWeight)
 	}
-	if f.drvXoff[1] || f.wakes[1] != 1 || f.scheds[1] != 1 {
-		t.Fatalf("after one poll: stopped %v wakes %d scheds %d; want woken once (no threshold)", f.drvXoff[1], f.wakes[1], f.scheds[1])
+	if f.DrvXoff[1] || f.Wakes[1] != 1 || f.Scheds[1] != 1 {
+		t.Fatalf("after one poll: stopped %v wakes %d scheds %d; want woken once (no threshold)", f.DrvXoff[1], f.Wakes[1], f.Scheds[1])
 	}
 	if got := len(v.rings[1].q); got != RingSize-NapiWeight {
 		t.Fatalf("ring holds %d, want %d", got, RingSize-NapiWeight)
 	}
 	// Requeue and drain through the pump: all packets arrive, none drop.
-	f.poll(v, 1, nil)
-	rest, _ = f.xmit(v, 1, rest)
-	f.poll(v, 1, nil)
-	if len(rest) != 0 || f.consumed[1] != 300 || len(f.held) != 0 {
-		t.Fatalf("rest %d consumed %d held %d", len(rest), f.consumed[1], len(f.held))
+	f.Poll(v, 1, nil)
+	rest, _ = f.Xmit(v, 1, rest)
+	f.Poll(v, 1, nil)
+	if len(rest) != 0 || f.Consumed[1] != 300 || len(f.Held) != 0 {
+		t.Fatalf("rest %d consumed %d held %d", len(rest), f.Consumed[1], len(f.Held))
 	}
 	s := v.Stats()[1]
-	if s.Packets != 300 || s.Busy != 1 || s.Stopped != 1 || s.Restart != f.wakes[1] {
+	if s.Packets != 300 || s.Busy != 1 || s.Stopped != 1 || s.Restart != f.Wakes[1] {
 		t.Fatalf("stats %+v", s)
 	}
 }
@@ -125,14 +125,14 @@ func TestNapiNoqueueDrops(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := newFake(t, 1, false)
-	f.qdisc[0] = false
-	rest, rc := f.xmit(v, 0, f.packets(0, 300, 100))
-	if rc != driver.TxOK || len(rest) != 0 || f.dropped[0] != 300-RingSize || f.stops[0] != 0 {
-		t.Fatalf("rc %#x rest %d dropped %d stops %d", rc, len(rest), f.dropped[0], f.stops[0])
+	f.Qdisc[0] = false
+	rest, rc := f.Xmit(v, 0, f.Packets(0, 300, 100))
+	if rc != driver.TxOK || len(rest) != 0 || f.Dropped[0] != 300-RingSize || f.Stops[0] != 0 {
+		t.Fatalf("rc %#x rest %d dropped %d stops %d", rc, len(rest), f.Dropped[0], f.Stops[0])
 	}
-	f.poll(v, 0, nil)
-	if f.consumed[0] != RingSize {
-		t.Fatalf("consumed %d, want %d", f.consumed[0], RingSize)
+	f.Poll(v, 0, nil)
+	if f.Consumed[0] != RingSize {
+		t.Fatalf("consumed %d, want %d", f.Consumed[0], RingSize)
 	}
 	var peerDropped uint64
 	for _, c := range v.Stats()[0].Extra {
