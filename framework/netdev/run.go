@@ -1,6 +1,7 @@
 package netdev
 
 import (
+	"github.com/txlab/txlab/framework/driver"
 	"github.com/txlab/txlab/framework/qdisc"
 	"github.com/txlab/txlab/framework/sim"
 	"github.com/txlab/txlab/framework/skb"
@@ -267,8 +268,8 @@ func (n *Net) devHardStartXmit(c *sim.CPU, d *Device, txq *TxQueue, list *skb.Li
 		s.Holder = driverHolder
 	}
 	sent, rc := d.Drv.Xmit(ctx, txq.Index, batch)
-	if sent < 0 || sent > len(batch) {
-		sim.Panicf("driver %s: xmit claims %d of %d packets sent", d.Name, sent, len(batch))
+	if sent < 0 || sent > len(batch) || (sent == len(batch) && rc == driver.TxBusy) {
+		sim.Panicf("driver %s: xmit claims %d of %d packets sent with rc %#x", d.Name, sent, len(batch), rc)
 	}
 	var rest skb.List
 	i := 0
@@ -282,7 +283,6 @@ func (n *Net) devHardStartXmit(c *sim.CPU, d *Device, txq *TxQueue, list *skb.Li
 	if sent < len(batch) {
 		// The driver refused batch[sent] (BUSY) or stopped the queue with
 		// packets left: dev_hard_start_xmit reports NETDEV_TX_BUSY.
-		_ = rc
 		return rest, txBusy
 	}
 	return rest, txOK

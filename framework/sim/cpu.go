@@ -2,7 +2,6 @@ package sim
 
 import (
 	"errors"
-	"fmt"
 	"iter"
 )
 
@@ -312,9 +311,4 @@ func (c *CPU) SleepUntil(t Time) {
 	for c.now < t {
 		c.Sleep()
 	}
-}
-
-// DebugState is a one-line view of the CPU's context state.
-func (c *CPU) DebugState() string {
-	return fmt.Sprintf("cpu%d now=%d bh=%d softirq=%d hardirq=%d pending=%#x irqs=%d block=%d", c.ID, c.now, c.bh, c.softirq, c.hardirq, c.pending, len(c.irqs), c.block)
 }
