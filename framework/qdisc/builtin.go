@@ -11,36 +11,24 @@ func init() {
 	Register("pfifo_fast", "3-band priority FIFO, the kernel default (sch_generic.c)", func() Qdisc { return &PFifoFast{} })
 }
 
-// fifo is a packet FIFO of Packet values in a ring; shared by the built-ins.
+// fifo is a packet FIFO with its byte backlog; shared by the built-ins.
 type fifo struct {
-	buf     []skb.Packet
-	head, n int
+	Ring[skb.Packet]
 	backlog int64
 }
 
 func (f *fifo) push(p skb.Packet) {
-	if f.n == len(f.buf) {
-		nb := make([]skb.Packet, max(16, 2*len(f.buf)))
-		for i := 0; i < f.n; i++ {
-			nb[i] = f.buf[(f.head+i)%len(f.buf)]
-		}
-		f.buf, f.head = nb, 0
-	}
-	f.buf[(f.head+f.n)%len(f.buf)] = p
-	f.n++
+	f.PushTail(p)
 	f.backlog += int64(p.Len)
 }
 
 func (f *fifo) pop() skb.Packet {
-	p := f.buf[f.head]
-	f.buf[f.head] = skb.Packet{}
-	f.head = (f.head + 1) % len(f.buf)
-	f.n--
+	p := f.PopHead()
 	f.backlog -= int64(p.Len)
 	return p
 }
 
-func (f *fifo) peek() skb.Packet { return f.buf[f.head] }
+func (f *fifo) peek() skb.Packet { return f.Head() }
 
 // BulkDequeue fills a bulk the way the host's DequeueReq asks: at least
 // one packet, at most req.Max, after the first only while the bytes so
@@ -115,7 +103,7 @@ func (p *PFifo) Init(s Setup, args []string) (Info, error) {
 func (p *PFifo) Enqueue(ctx Ctx, batch []skb.Packet, rc []Code) {
 	for i, pk := range batch {
 		ctx.Work(WorkEnqueue, 1)
-		if p.q.n < p.limit {
+		if p.q.Len() < p.limit {
 			p.q.push(pk)
 			rc[i] = XmitSuccess
 			continue
@@ -128,7 +116,7 @@ func (p *PFifo) Enqueue(ctx Ctx, batch []skb.Packet, rc []Code) {
 
 // Dequeue implements Qdisc (qdisc_dequeue_head).
 func (p *PFifo) Dequeue(ctx Ctx, req DequeueReq, out []skb.Packet) []skb.Packet {
-	return dequeueBulk(req, out, func() bool { return p.q.n == 0 }, func() skb.Packet {
+	return dequeueBulk(req, out, func() bool { return p.q.Len() == 0 }, func() skb.Packet {
 		ctx.Work(WorkDequeue, 1)
 		return p.q.pop()
 	})
@@ -136,7 +124,7 @@ func (p *PFifo) Dequeue(ctx Ctx, req DequeueReq, out []skb.Packet) []skb.Packet 
 
 // Peek implements Qdisc.
 func (p *PFifo) Peek(Ctx) (skb.Packet, bool) {
-	if p.q.n == 0 {
+	if p.q.Len() == 0 {
 		return skb.Packet{}, false
 	}
 	return p.q.peek(), true
@@ -144,13 +132,13 @@ func (p *PFifo) Peek(Ctx) (skb.Packet, bool) {
 
 // Reset implements Qdisc.
 func (p *PFifo) Reset(ctx Ctx) {
-	for p.q.n > 0 {
+	for p.q.Len() > 0 {
 		ctx.Drop(p.q.pop().Handle, skb.DropQueuePurge)
 	}
 }
 
 // Stats implements Qdisc.
-func (p *PFifo) Stats() Stats { return Stats{Qlen: p.q.n, Backlog: p.q.backlog, Drops: p.drops} }
+func (p *PFifo) Stats() Stats { return Stats{Qlen: p.q.Len(), Backlog: p.q.backlog, Drops: p.drops} }
 
 // Dump implements Qdisc.
 func (p *PFifo) Dump() string { return fmt.Sprintf("limit %dp", p.limit) }
@@ -183,7 +171,7 @@ func (p *PFifoFast) Enqueue(ctx Ctx, batch []skb.Packet, rc []Code) {
 	for i, pk := range batch {
 		ctx.Work(WorkEnqueue, 1)
 		b := &p.band[prio2band[pk.Priority&15]]
-		if b.n >= p.limit {
+		if b.Len() >= p.limit {
 			p.drops++
 			ctx.Drop(pk.Handle, skb.DropQdiscDrop)
 			rc[i] = XmitDrop
@@ -196,7 +184,7 @@ func (p *PFifoFast) Enqueue(ctx Ctx, batch []skb.Packet, rc []Code) {
 
 func (p *PFifoFast) first() *fifo {
 	for i := range p.band {
-		if p.band[i].n > 0 {
+		if p.band[i].Len() > 0 {
 			return &p.band[i]
 		}
 	}
@@ -230,7 +218,7 @@ func (p *PFifoFast) Reset(ctx Ctx) {
 func (p *PFifoFast) Stats() Stats {
 	s := Stats{Drops: p.drops}
 	for i := range p.band {
-		s.Qlen += p.band[i].n
+		s.Qlen += p.band[i].Len()
 		s.Backlog += p.band[i].backlog
 	}
 	return s

@@ -31,30 +31,7 @@ var knownOptions = []string{"limit", "flows", "target", "interval", "quantum", "
 	"ecn", "noecn", "ce_threshold", "drop_batch"}
 
 // ring is one flow's packet FIFO (fq_codel_flow head/tail).
-type ring struct {
-	buf     []codel.Item
-	head, n int
-}
-
-func (r *ring) push(it codel.Item) {
-	if r.n == len(r.buf) {
-		nb := make([]codel.Item, max(8, 2*len(r.buf)))
-		for i := 0; i < r.n; i++ {
-			nb[i] = r.buf[(r.head+i)%len(r.buf)]
-		}
-		r.buf, r.head = nb, 0
-	}
-	r.buf[(r.head+r.n)%len(r.buf)] = it
-	r.n++
-}
-
-func (r *ring) pop() codel.Item {
-	it := r.buf[r.head]
-	r.buf[r.head] = codel.Item{}
-	r.head = (r.head + 1) % len(r.buf)
-	r.n--
-	return it
-}
+type ring = qdisc.Ring[codel.Item]
 
 // Which list a flow's flowchain is on.
 const (
@@ -124,11 +101,11 @@ type codelQueue struct {
 // Dequeue is dequeue_func: take the flow's head, with the per-flow,
 // memory, qlen and qdisc-backlog accounting.
 func (c *codelQueue) Dequeue() (codel.Item, bool) {
-	if c.f.q.n == 0 {
+	if c.f.q.Len() == 0 {
 		return codel.Item{}, false
 	}
 	c.ctx.Work(qdisc.WorkDequeue, 1)
-	it := c.f.q.pop()
+	it := c.f.q.PopHead()
 	q := c.q
 	q.backlogs[c.idx] -= it.Pkt.Len
 	q.memoryUsage -= it.MemUsage
@@ -335,7 +312,7 @@ func (q *FQCodel) fqCodelEnqueue(ctx qdisc.Ctx, p *skb.Packet) qdisc.Code {
 		it.MemUsage = p.TrueSize
 	}
 	f := &q.flows[idx]
-	f.q.push(it)
+	f.q.PushTail(it)
 	q.backlogs[idx] += p.Len
 	q.backlog += p.Len
 	if f.list == onNone {
@@ -364,7 +341,7 @@ func (q *FQCodel) fqCodelEnqueue(ctx qdisc.Ctx, p *skb.Packet) qdisc.Code {
 		// if the drop reached this very packet (it is at the tail, so
 		// only if the whole flow went); the model says NET_XMIT_DROP
 		// then, so the sender counts the loss.
-		if f.q.n == 0 {
+		if f.q.Len() == 0 {
 			return qdisc.XmitDrop
 		}
 		return qdisc.XmitCN
@@ -390,8 +367,8 @@ func (q *FQCodel) fqCodelDrop(ctx qdisc.Ctx, maxPackets uint32) int {
 	var length, mem, i uint32
 	// The kernel's do/while assumes the fat flow holds a packet; only
 	// zero-length packets could break that, so the model checks.
-	for f.q.n > 0 {
-		it := f.q.pop()
+	for f.q.Len() > 0 {
+		it := f.q.PopHead()
 		length += it.Pkt.Len
 		mem += it.MemUsage
 		ctx.Drop(it.Pkt.Handle, skb.DropQdiscOverlimit)
@@ -490,8 +467,8 @@ func (q *FQCodel) Reset(ctx qdisc.Ctx) {
 	}
 	for i := range q.flows {
 		f := &q.flows[i]
-		for f.q.n > 0 {
-			ctx.Drop(f.q.pop().Pkt.Handle, skb.DropQueuePurge)
+		for f.q.Len() > 0 {
+			ctx.Drop(f.q.PopHead().Pkt.Handle, skb.DropQueuePurge)
 		}
 		f.next, f.list, f.cvars = -1, onNone, codel.Vars{}
 		q.backlogs[i] = 0

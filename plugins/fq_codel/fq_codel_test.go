@@ -141,7 +141,7 @@ func TestDRRShares(t *testing.T) {
 	sent := map[uint32]int64{}
 	for round := 0; round < 200; round++ {
 		for i, sz := range sizes {
-			for q.flows[fqCodelHash(hashFor(uint32(10+i), 1024), 1024)].q.n < 40 {
+			for q.flows[fqCodelHash(hashFor(uint32(10+i), 1024), 1024)].q.Len() < 40 {
 				enqueue(q, ctx, g.pkt(uint32(10+i), 1024, sz))
 			}
 		}
@@ -429,7 +429,7 @@ func TestPriorityClassifies(t *testing.T) {
 	ctx := qdisctest.NewCtx(1)
 	p := skb.Packet{Handle: 1, Len: 100, Priority: 1<<16 | 7, Hash: 12345}
 	enqueue(q, ctx, p)
-	if q.flows[6].q.n != 1 || ctx.WorkDone[qdisc.WorkHash] != 0 {
+	if q.flows[6].q.Len() != 1 || ctx.WorkDone[qdisc.WorkHash] != 0 {
 		t.Errorf("priority 1:7 not classified to flow 7")
 	}
 }

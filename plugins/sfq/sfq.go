@@ -47,38 +47,7 @@ var redOptions = map[string]bool{"redflowlimit": true, "min": true, "max": true,
 
 // deque is a slot's packet list (skblist_next/prev): add at the tail,
 // take from either end.
-type deque struct {
-	buf     []skb.Packet
-	head, n int
-}
-
-func (d *deque) pushTail(p skb.Packet) {
-	if d.n == len(d.buf) {
-		nb := make([]skb.Packet, max(4, 2*len(d.buf)))
-		for i := 0; i < d.n; i++ {
-			nb[i] = d.buf[(d.head+i)%len(d.buf)]
-		}
-		d.buf, d.head = nb, 0
-	}
-	d.buf[(d.head+d.n)%len(d.buf)] = p
-	d.n++
-}
-
-func (d *deque) popHead() skb.Packet {
-	p := d.buf[d.head]
-	d.buf[d.head] = skb.Packet{}
-	d.head = (d.head + 1) % len(d.buf)
-	d.n--
-	return p
-}
-
-func (d *deque) popTail() skb.Packet {
-	i := (d.head + d.n - 1) % len(d.buf)
-	p := d.buf[i]
-	d.buf[i] = skb.Packet{}
-	d.n--
-	return p
-}
+type deque = qdisc.Ring[skb.Packet]
 
 // sfqHead is struct sfq_head. Values below sfqMaxFlows index slots[],
 // values from sfqMaxFlows up index dep[], as in the kernel.
@@ -361,9 +330,9 @@ func (q *SFQ) sfqDrop(ctx qdisc.Ctx) uint32 {
 	s := &q.slots[x]
 	var p skb.Packet
 	if q.headdrop {
-		p = s.q.popHead()
+		p = s.q.PopHead()
 	} else {
-		p = s.q.popTail()
+		p = s.q.PopTail()
 	}
 	s.backlog -= p.Len
 	q.sfqDec(x)
@@ -417,17 +386,17 @@ func (q *SFQ) sfqEnqueue(ctx qdisc.Ctx, p *skb.Packet) qdisc.Code {
 		}
 		// Head drop keeps the newest data, which matters for TCP: the
 		// loss is seen a full queue earlier than with a tail drop.
-		head := s.q.popHead()
+		head := s.q.PopHead()
 		q.backlog += int64(p.Len) - int64(head.Len)
 		s.backlog += p.Len - head.Len
 		q.drop(ctx, head.Handle, DropQdiscMaxDepth)
-		s.q.pushTail(*p)
+		s.q.PushTail(*p)
 		return qdisc.XmitCN
 	}
 	s := &q.slots[x]
 	q.backlog += int64(p.Len)
 	s.backlog += p.Len
-	s.q.pushTail(*p)
+	s.q.PushTail(*p)
 	q.sfqInc(x)
 	if s.qlen == 1 { // the flow is new
 		q.linkNew(x)
@@ -469,7 +438,7 @@ func (q *SFQ) sfqDequeue(ctx qdisc.Ctx) (skb.Packet, bool) {
 	}
 	ctx.Work(qdisc.WorkDequeue, 1)
 	s := &q.slots[a]
-	p := s.q.popHead()
+	p := s.q.PopHead()
 	q.sfqDec(a)
 	q.qlen--
 	q.backlog -= int64(p.Len)
@@ -528,7 +497,7 @@ func (q *SFQ) sfqRehash(ctx qdisc.Ctx) {
 			continue
 		}
 		for s.qlen > 0 {
-			list = append(list, s.q.popHead())
+			list = append(list, s.q.PopHead())
 			q.sfqDec(uint16(i))
 		}
 		s.backlog = 0
@@ -560,7 +529,7 @@ func (q *SFQ) sfqRehash(ctx qdisc.Ctx) {
 			dropped++
 			continue
 		}
-		s.q.pushTail(p)
+		s.q.PushTail(p)
 		s.backlog += p.Len
 		q.sfqInc(x)
 		if s.qlen == 1 {

@@ -1,0 +1,48 @@
+package qdisc
+
+// Ring is a growable FIFO ring of values, the packet list every qdisc
+// keeps per queue (sk_buff_head's role): add at the tail, take from
+// either end. The zero value is empty and ready to use.
+type Ring[T any] struct {
+	buf     []T
+	head, n int
+}
+
+// Len is the number of values held.
+func (r *Ring[T]) Len() int { return r.n }
+
+// PushTail appends v, growing the ring when full.
+func (r *Ring[T]) PushTail(v T) {
+	if r.n == len(r.buf) {
+		nb := make([]T, max(8, 2*len(r.buf)))
+		for i := 0; i < r.n; i++ {
+			nb[i] = r.buf[(r.head+i)%len(r.buf)]
+		}
+		r.buf, r.head = nb, 0
+	}
+	r.buf[(r.head+r.n)%len(r.buf)] = v
+	r.n++
+}
+
+// PopHead removes and returns the oldest value; the ring must not be empty.
+func (r *Ring[T]) PopHead() T {
+	var zero T
+	v := r.buf[r.head]
+	r.buf[r.head] = zero
+	r.head = (r.head + 1) % len(r.buf)
+	r.n--
+	return v
+}
+
+// PopTail removes and returns the newest value; the ring must not be empty.
+func (r *Ring[T]) PopTail() T {
+	var zero T
+	i := (r.head + r.n - 1) % len(r.buf)
+	v := r.buf[i]
+	r.buf[i] = zero
+	r.n--
+	return v
+}
+
+// Head is the oldest value; the ring must not be empty.
+func (r *Ring[T]) Head() T { return r.buf[r.head] }
