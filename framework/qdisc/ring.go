@@ -46,3 +46,9 @@ func (r *Ring[T]) PopTail() T {
 
 // Head is the oldest value; the ring must not be empty.
 func (r *Ring[T]) Head() T { return r.buf[r.head] }
+
+// Front points at the oldest value; the ring must not be empty.
+func (r *Ring[T]) Front() *T { return &r.buf[r.head] }
+
+// Back points at the newest value; the ring must not be empty.
+func (r *Ring[T]) Back() *T { return &r.buf[(r.head+r.n-1)%len(r.buf)] }

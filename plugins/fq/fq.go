@@ -613,8 +613,8 @@ func (q *FQ) Peek(ctx qdisc.Ctx) (skb.Packet, bool) {
 
 // fqFlowPurge is fq_flow_purge: drop every packet of a flow.
 func fqFlowPurge(ctx qdisc.Ctx, f *fqFlow) {
-	for f.list.n > 0 {
-		ctx.Drop(f.list.pop().p.Handle, skb.DropQueuePurge)
+	for f.list.Len() > 0 {
+		ctx.Drop(f.list.PopHead().p.Handle, skb.DropQueuePurge)
 	}
 	for _, p := range f.troot {
 		ctx.Drop(p.p.Handle, skb.DropQueuePurge)

@@ -1,6 +1,7 @@
 package fq
 
 import (
+	"github.com/txlab/txlab/framework/qdisc"
 	"math/bits"
 	"slices"
 
@@ -18,34 +19,7 @@ type fqPkt struct {
 // pktRing is a flow's linear list (flow->head .. flow->tail) of packets
 // whose time_to_send never decreases, kept as a ring so that steady
 // state allocates nothing.
-type pktRing struct {
-	buf     []fqPkt
-	head, n int
-}
-
-func (r *pktRing) push(p fqPkt) {
-	if r.n == len(r.buf) {
-		nb := make([]fqPkt, max(4, 2*len(r.buf)))
-		for i := 0; i < r.n; i++ {
-			nb[i] = r.buf[(r.head+i)%len(r.buf)]
-		}
-		r.buf, r.head = nb, 0
-	}
-	r.buf[(r.head+r.n)%len(r.buf)] = p
-	r.n++
-}
-
-func (r *pktRing) front() *fqPkt { return &r.buf[r.head] }
-
-func (r *pktRing) back() *fqPkt { return &r.buf[(r.head+r.n-1)%len(r.buf)] }
-
-func (r *pktRing) pop() fqPkt {
-	p := r.buf[r.head]
-	r.buf[r.head] = fqPkt{}
-	r.head = (r.head + 1) % len(r.buf)
-	r.n--
-	return p
-}
+type pktRing = qdisc.Ring[fqPkt]
 
 // fqFlow is struct fq_flow.
 type fqFlow struct {
@@ -77,8 +51,8 @@ type fqFlow struct {
 // tree nodes it visited.
 func (f *fqFlow) flowQueueAdd(p fqPkt) int {
 	f.detached = false // kernel: writing f->tail overwrites f->age
-	if f.list.n == 0 || p.tts >= f.list.back().tts {
-		f.list.push(p)
+	if f.list.Len() == 0 || p.tts >= f.list.Back().tts {
+		f.list.PushTail(p)
 		return 0
 	}
 	i, _ := slices.BinarySearchFunc(f.troot, p.tts, func(e fqPkt, t sim.Time) int {
@@ -95,21 +69,21 @@ func (f *fqFlow) flowQueueAdd(p fqPkt) int {
 // on a tie the list head wins. fromTree says which one it was.
 func (f *fqFlow) fqPeek() (p *fqPkt, fromTree bool) {
 	if len(f.troot) == 0 {
-		if f.list.n == 0 {
+		if f.list.Len() == 0 {
 			return nil, false
 		}
-		return f.list.front(), false
+		return f.list.Front(), false
 	}
-	if f.list.n == 0 || f.troot[0].tts < f.list.front().tts {
+	if f.list.Len() == 0 || f.troot[0].tts < f.list.Front().tts {
 		return &f.troot[0], true
 	}
-	return f.list.front(), false
+	return f.list.Front(), false
 }
 
 // fqEraseHead is fq_erase_head: remove what fqPeek returned.
 func (f *fqFlow) fqEraseHead(fromTree bool) fqPkt {
 	if !fromTree {
-		return f.list.pop()
+		return f.list.PopHead()
 	}
 	p := f.troot[0]
 	f.troot[0] = fqPkt{}
