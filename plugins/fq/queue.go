@@ -1,10 +1,10 @@
 package fq
 
 import (
-	"github.com/txlab/txlab/framework/qdisc"
 	"math/bits"
 	"slices"
 
+	"github.com/txlab/txlab/framework/qdisc"
 	"github.com/txlab/txlab/framework/sim"
 	"github.com/txlab/txlab/framework/skb"
 )
