@@ -84,52 +84,44 @@ type I40E struct {
 // a,b,c,d,e,f,g,h" the priority -> TC table (default all 0, the IEEE
 // default ETS table).
 func (d *I40E) Init(s driver.Setup, args []string) (driver.Info, error) {
-	ring := DefaultNumDescriptors
+	o := driver.RingOpts{Ring: DefaultNumDescriptors, ITR: DfltTxITR, Work: DefaultIRQWork}
 	if s.RingSize != 0 {
-		ring = s.RingSize
+		o.Ring = s.RingSize
 	}
-	d.itr, d.work, d.costs, d.numTC = DfltTxITR, DefaultIRQWork, s.Costs, 1
-	for i := 0; i < len(args); i += 2 {
-		if i+1 >= len(args) {
-			return driver.Info{}, fmt.Errorf("i40e: option %q needs a value", args[i])
-		}
-		if args[i] == "up2tc" {
-			parts := strings.Split(args[i+1], ",")
+	d.numTC = 1
+	err := driver.ParseRingOpts("i40e", args, &o, []string{"tx", "tx-usecs", "work", "dcb-tc", "up2tc"}, func(key, val string) (bool, error) {
+		switch key {
+		case "up2tc":
+			parts := strings.Split(val, ",")
 			if len(parts) != maxUserPriority {
-				return driver.Info{}, fmt.Errorf("i40e: up2tc needs %d comma-separated TCs, got %q", maxUserPriority, args[i+1])
+				return true, fmt.Errorf("i40e: up2tc needs %d comma-separated TCs, got %q", maxUserPriority, val)
 			}
 			for up, p := range parts {
 				tc, err := strconv.Atoi(p)
 				if err != nil || tc < 0 || tc >= maxTrafficClass {
-					return driver.Info{}, fmt.Errorf("i40e: up2tc entry %q must be a TC in [0, %d)", p, maxTrafficClass)
+					return true, fmt.Errorf("i40e: up2tc entry %q must be a TC in [0, %d)", p, maxTrafficClass)
 				}
 				d.up2tc[up] = tc
 			}
-			continue
-		}
-		v, err := strconv.Atoi(args[i+1])
-		if err != nil || v < 0 {
-			return driver.Info{}, fmt.Errorf("i40e: %s %q is not a non-negative whole number", args[i], args[i+1])
-		}
-		switch args[i] {
-		case "tx":
-			ring = v
-		case "tx-usecs":
-			d.itr = sim.Time(v) * sim.Microsecond
-		case "work":
-			if v < 1 {
-				return driver.Info{}, fmt.Errorf("i40e: work must be >= 1")
-			}
-			d.work = v
 		case "dcb-tc":
+			v, err := driver.OptInt("i40e", key, val)
+			if err != nil {
+				return true, err
+			}
 			if v < 1 || v > maxTrafficClass {
-				return driver.Info{}, fmt.Errorf("i40e: dcb-tc must be in [1, %d], got %d", maxTrafficClass, v)
+				return true, fmt.Errorf("i40e: dcb-tc must be in [1, %d], got %d", maxTrafficClass, v)
 			}
 			d.numTC = v
 		default:
-			return driver.Info{}, fmt.Errorf("i40e: unknown option %q (known: tx, tx-usecs, work, dcb-tc, up2tc)", args[i])
+			return false, nil
 		}
+		return true, nil
+	})
+	if err != nil {
+		return driver.Info{}, err
 	}
+	ring := o.Ring
+	d.itr, d.work, d.costs = o.ITR, o.Work, s.Costs
 	if ring < MinNumDescriptors || ring > MaxNumDescriptors || ring%ReqDescMultiple != 0 {
 		return driver.Info{}, fmt.Errorf("i40e: ring size %d must be in [%d, %d] and a multiple of %d", ring, MinNumDescriptors, MaxNumDescriptors, ReqDescMultiple)
 	}

@@ -7,7 +7,6 @@ package ice
 
 import (
 	"fmt"
-	"strconv"
 
 	"github.com/txlab/txlab/framework/driver"
 	"github.com/txlab/txlab/framework/sim"
@@ -52,33 +51,15 @@ type ICE struct {
 // Init implements driver.Driver. Options (ethtool words): "tx N" ring
 // size, "tx-usecs N" ITR, "work N" clean budget per poll.
 func (d *ICE) Init(s driver.Setup, args []string) (driver.Info, error) {
-	ring := DefaultNumTxDesc
+	o := driver.RingOpts{Ring: DefaultNumTxDesc, ITR: DfltTxITR, Work: DfltIRQWork}
 	if s.RingSize != 0 {
-		ring = s.RingSize
+		o.Ring = s.RingSize
 	}
-	d.itr, d.work, d.costs = DfltTxITR, DfltIRQWork, s.Costs
-	for i := 0; i < len(args); i += 2 {
-		if i+1 >= len(args) {
-			return driver.Info{}, fmt.Errorf("ice: option %q needs a value", args[i])
-		}
-		v, err := strconv.Atoi(args[i+1])
-		if err != nil || v < 0 {
-			return driver.Info{}, fmt.Errorf("ice: %s %q is not a non-negative whole number", args[i], args[i+1])
-		}
-		switch args[i] {
-		case "tx":
-			ring = v
-		case "tx-usecs":
-			d.itr = sim.Time(v) * sim.Microsecond
-		case "work":
-			if v < 1 {
-				return driver.Info{}, fmt.Errorf("ice: work must be >= 1")
-			}
-			d.work = v
-		default:
-			return driver.Info{}, fmt.Errorf("ice: unknown option %q (known: tx, tx-usecs, work)", args[i])
-		}
+	if err := driver.ParseRingOpts("ice", args, &o, []string{"tx", "tx-usecs", "work"}, nil); err != nil {
+		return driver.Info{}, err
 	}
+	ring := o.Ring
+	d.itr, d.work, d.costs = o.ITR, o.Work, s.Costs
 	if ring < MinNumDesc || ring > MaxNumDesc || ring%ReqDescMultiple != 0 {
 		return driver.Info{}, fmt.Errorf("ice: ring size %d must be in [%d, %d] and a multiple of %d", ring, MinNumDesc, MaxNumDesc, ReqDescMultiple)
 	}

@@ -14,7 +14,6 @@ package idpf
 
 import (
 	"fmt"
-	"strconv"
 
 	"github.com/txlab/txlab/framework/driver"
 	"github.com/txlab/txlab/framework/sim"
@@ -117,36 +116,24 @@ type IDPF struct {
 // idpf_vport_calc_num_q_desc, 512, or the tx size when "tx" is given,
 // at least 256), "tx-usecs N" ITR, "work N" completion clean budget.
 func (d *IDPF) Init(s driver.Setup, args []string) (driver.Info, error) {
-	ring, compl := DfltTxQDescCount, 0
-	txSet := false
+	o := driver.RingOpts{Ring: DfltTxQDescCount, ITR: DfltTxITR, Work: ComplQCleanBudget}
 	if s.RingSize != 0 {
-		ring, txSet = s.RingSize, true
+		o.Ring, o.RingSet = s.RingSize, true
 	}
-	d.itr, d.work, d.costs = DfltTxITR, ComplQCleanBudget, s.Costs
-	for i := 0; i < len(args); i += 2 {
-		if i+1 >= len(args) {
-			return driver.Info{}, fmt.Errorf("idpf: option %q needs a value", args[i])
+	compl := 0
+	err := driver.ParseRingOpts("idpf", args, &o, []string{"tx", "tx-compl", "tx-usecs", "work"}, func(key, val string) (bool, error) {
+		if key != "tx-compl" {
+			return false, nil
 		}
-		v, err := strconv.Atoi(args[i+1])
-		if err != nil || v < 0 {
-			return driver.Info{}, fmt.Errorf("idpf: %s %q is not a non-negative whole number", args[i], args[i+1])
-		}
-		switch args[i] {
-		case "tx":
-			ring, txSet = v, true
-		case "tx-compl":
-			compl = v
-		case "tx-usecs":
-			d.itr = sim.Time(v) * sim.Microsecond
-		case "work":
-			if v < 1 {
-				return driver.Info{}, fmt.Errorf("idpf: work must be >= 1")
-			}
-			d.work = v
-		default:
-			return driver.Info{}, fmt.Errorf("idpf: unknown option %q (known: tx, tx-compl, tx-usecs, work)", args[i])
-		}
+		v, err := driver.OptInt("idpf", key, val)
+		compl = v
+		return true, err
+	})
+	if err != nil {
+		return driver.Info{}, err
 	}
+	ring, txSet := o.Ring, o.RingSet
+	d.itr, d.work, d.costs = o.ITR, o.Work, s.Costs
 	if compl == 0 {
 		// idpf_vport_calc_num_q_desc: a requested TX count sizes the
 		// completion queue too, at least IDPF_MIN_TXQ_COMPLQ_DESC.

@@ -1,0 +1,70 @@
+package driver
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/txlab/txlab/framework/sim"
+)
+
+// RingOpts are the ethtool-style words every descriptor-ring model takes:
+// "tx N" (ring size), "tx-usecs N" (interrupt moderation), "work N"
+// (packets cleaned per poll).
+type RingOpts struct {
+	Ring    int
+	RingSet bool // "tx" was given
+	ITR     sim.Time
+	Work    int
+}
+
+// ParseRingOpts walks "key value" pairs into o. A key it does not know
+// goes to extra, which reports whether it took it; known lists every key
+// of the driver, for the error message.
+func ParseRingOpts(name string, args []string, o *RingOpts, known []string, extra func(key, val string) (bool, error)) error {
+	for i := 0; i < len(args); i += 2 {
+		key := args[i]
+		if i+1 >= len(args) {
+			return fmt.Errorf("%s: option %q needs a value", name, key)
+		}
+		val := args[i+1]
+		if key != "tx" && key != "tx-usecs" && key != "work" {
+			ok := false
+			if extra != nil {
+				var err error
+				if ok, err = extra(key, val); err != nil {
+					return err
+				}
+			}
+			if !ok {
+				return fmt.Errorf("%s: unknown option %q (known: %s)", name, key, strings.Join(known, ", "))
+			}
+			continue
+		}
+		v, err := OptInt(name, key, val)
+		if err != nil {
+			return err
+		}
+		switch key {
+		case "tx":
+			o.Ring, o.RingSet = v, true
+		case "tx-usecs":
+			o.ITR = sim.Time(v) * sim.Microsecond
+		case "work":
+			if v < 1 {
+				return fmt.Errorf("%s: work must be >= 1", name)
+			}
+			o.Work = v
+		}
+	}
+	return nil
+}
+
+// OptInt parses an option value as a non-negative whole number.
+func OptInt(name, key, val string) (int, error) {
+	v, err := strconv.Atoi(val)
+	if err != nil || v < 0 {
+		return 0, fmt.Errorf("%s: %s %q is not a non-negative whole number", name, key, val)
+	}
+	return v, nil
+}
