@@ -12,12 +12,16 @@ const napiWeight = 64
 type napi struct {
 	dev       *Device
 	vec       int
-	scheduled bool
+	scheduled bool // NAPI_STATE_SCHED
+	missed    bool // NAPI_STATE_MISSED: scheduled again while scheduled
 }
 
 // napiSchedule is napi_schedule on CPU c.
 func (n *Net) napiSchedule(c *sim.CPU, x *napi) {
 	if x.scheduled {
+		// napi_schedule_prep: already scheduled (maybe polling right
+		// now); napi_complete_done will see MISSED and poll again.
+		x.missed = true
 		return
 	}
 	x.scheduled = true
@@ -38,9 +42,10 @@ func (n *Net) netRxAction(c *sim.CPU) {
 		c.Spend(n.E.Costs.NapiPoll)
 		work, done := x.dev.Drv.Poll(x.dev.ctxFor(c), x.vec, napiWeight)
 		budget -= work
-		if done {
+		if done && !x.missed {
 			x.scheduled = false
 		} else {
+			x.missed = false // napi_complete_done: MISSED means repoll
 			sd.pollList = append(sd.pollList, x)
 		}
 		if budget <= 0 || c.Now() > deadline {

@@ -7,6 +7,7 @@ package netdev
 
 import (
 	"fmt"
+	"github.com/txlab/txlab/framework/plugin/wire"
 	"sort"
 
 	"github.com/txlab/txlab/framework/driver"
@@ -47,6 +48,9 @@ type Net struct {
 	}
 	// Hooks observe the TX path (tests, tracing); nil hooks cost nothing.
 	Hooks Hooks
+	// Plugins makes qdiscs and drivers (nil: the built-in registries, in
+	// process). Whatever it returns runs behind the plugin boundary.
+	Plugins Resolver
 
 	nextQdiscID int32
 	groupSeq    int
@@ -99,6 +103,7 @@ type Device struct {
 	MTU      int
 	Queues   []*TxQueue
 	Drv      driver.Driver
+	selector driver.QueueSelector // ndo_select_queue, if the driver has one
 	Info     driver.Info
 	RootKind string   // "mq", "noqueue" or the kind of a single root
 	Root     *Qdisc   // a single root qdisc over all queues, or nil (mq/noqueue)
@@ -157,9 +162,44 @@ type DeviceSpec struct {
 	XPS bool
 }
 
+// Resolver makes qdiscs by kind and drivers by name: the built-ins, or
+// proxies to plugins in other processes.
+type Resolver interface {
+	Qdisc(kind string) (qdisc.Qdisc, error)
+	Driver(name string) (driver.Driver, error)
+}
+
+func (n *Net) newDriver(name string) (driver.Driver, error) {
+	var d driver.Driver
+	var err error
+	if n.Plugins != nil {
+		d, err = n.Plugins.Driver(name)
+	} else {
+		d, err = driver.New(name)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return wire.WrapDriver(d), nil
+}
+
+func (n *Net) newQdiscOps(kind string) (qdisc.Qdisc, error) {
+	var q qdisc.Qdisc
+	var err error
+	if n.Plugins != nil {
+		q, err = n.Plugins.Qdisc(kind)
+	} else {
+		q, err = qdisc.New(kind)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return wire.WrapQdisc(q), nil
+}
+
 // AddDevice builds a device, its driver, and its qdiscs.
 func (n *Net) AddDevice(spec DeviceSpec) (*Device, error) {
-	drv, err := driver.New(spec.Driver)
+	drv, err := n.newDriver(spec.Driver)
 	if err != nil {
 		return nil, err
 	}
@@ -175,6 +215,9 @@ func (n *Net) AddDevice(spec DeviceSpec) (*Device, error) {
 		return nil, fmt.Errorf("device %s: %w", spec.Name, err)
 	}
 	d := &Device{Name: spec.Name, MTU: 1500, Drv: drv, Info: info, net: n}
+	if s, ok := drv.(wire.Selectable); ok {
+		d.selector = s.Selector()
+	}
 	d.ctxs = make([]dctx, len(n.E.CPUs))
 	for i := range d.ctxs {
 		d.ctxs[i] = dctx{net: n, dev: d, cpu: n.E.CPUs[i]}

@@ -76,7 +76,7 @@ func (n *Net) newQdisc(d *Device, words []string, handle, parent string, one *Tx
 	if _, mqRoot := qdisc.MultiQueueChild(kind); kind == "mq" || kind == "noqueue" || mqRoot {
 		return nil, fmt.Errorf("%s can only be the root qdisc", kind)
 	}
-	ops, err := qdisc.New(kind)
+	ops, err := n.newQdiscOps(kind)
 	if err != nil {
 		return nil, err
 	}
@@ -86,9 +86,11 @@ func (n *Net) newQdisc(d *Device, words []string, handle, parent string, one *Tx
 	if one != nil {
 		numTx = 1
 	}
+	stream := "qdisc/" + d.Name + "/" + handle
 	info, err := ops.Init(qdisc.Setup{Handle: handle, Parent: parent, MTU: d.MTU + 14,
-		TxQueueLen: n.Cfg.TxQueueLen, NumTxQ: numTx, Rand: n.E.Rand("qdisc/" + d.Name + "/" + handle),
-		Group: group, GroupSize: groupSize}, words[1:])
+		TxQueueLen: n.Cfg.TxQueueLen, NumTxQ: numTx, Rand: n.E.Rand(stream),
+		Group: group, GroupSize: groupSize, RandSeed: n.E.RandSeed(stream),
+		CtxSeed: n.E.RandSeed("qdisc-ctx/" + d.Name + "/" + handle), Prices: qdisc.WorkPrices(n.E.Costs)}, words[1:])
 	if err != nil {
 		return nil, err
 	}
@@ -99,7 +101,7 @@ func (n *Net) newQdisc(d *Device, words []string, handle, parent string, one *Tx
 	name := d.Name + " " + kind + " " + handle
 	q.lock.Name, q.busylock.Name, q.seqlock.Name = name+" root_lock", name+" busylock", name+" seqlock"
 	q.prodLock.Name = name + " producer_lock"
-	q.ctx = qctx{net: n, q: q, rand: n.E.Rand("qdisc-ctx/" + d.Name + "/" + handle)}
+	q.ctx = qctx{net: n, q: q}
 	n.qdiscs = append(n.qdiscs, q)
 	return q, nil
 }
@@ -145,36 +147,18 @@ type qctx struct {
 	q      *Qdisc
 	cpu    *sim.CPU
 	toFree *skb.List // caller's to_free (enqueue side)
-	rand   *sim.Rand
 }
 
 func (x *qctx) Now() sim.Time  { return x.cpu.Now() }
 func (x *qctx) Spend(ns int64) { x.cpu.Spend(ns) }
-func (x *qctx) Rand() uint32 {
-	x.cpu.Spend(x.net.E.Costs.QdiscRand)
-	return x.rand.Uint32()
-}
 
-func (x *qctx) Work(kind qdisc.Work, n int) {
-	c := x.net.E.Costs
-	var per int64
-	switch kind {
-	case qdisc.WorkEnqueue:
-		per = c.QdiscEnqueue
-	case qdisc.WorkDequeue:
-		per = c.QdiscDequeue
-	case qdisc.WorkHash:
-		per = c.QdiscHash
-	case qdisc.WorkFlowScan:
-		per = c.QdiscFlowScan
-	case qdisc.WorkTstamp:
-		per = c.QdiscTstamp
-	case qdisc.WorkRand:
-		per = c.QdiscRand
-	default:
-		sim.Panicf("qdisc %s %s: unknown work kind %d", x.q.Kind, x.q.Handle, kind)
-	}
-	x.cpu.Spend(per * int64(n))
+// Rand and Work are what the plugin boundary's context does on the
+// plugin's side (wire.QdiscCtx); the host's context never sees them.
+func (x *qctx) Rand() uint32 {
+	panic("qdisc Ctx.Rand reached the host: the qdisc is not behind wire.WrapQdisc")
+}
+func (x *qctx) Work(qdisc.Work, int) {
+	panic("qdisc Ctx.Work reached the host: the qdisc is not behind wire.WrapQdisc")
 }
 
 // take resolves a handle the plugin claims to hold and takes it back.

@@ -1,7 +1,6 @@
 package netdev
 
 import (
-	"github.com/txlab/txlab/framework/driver"
 	"github.com/txlab/txlab/framework/qdisc"
 	"github.com/txlab/txlab/framework/sim"
 	"github.com/txlab/txlab/framework/skb"
@@ -49,7 +48,7 @@ func (n *Net) netdevCorePickTx(c *sim.CPU, d *Device, s *skb.SKB) *TxQueue {
 	// ndo_select_queue: a driver with its own selector (i40e's
 	// i40e_lan_select_queue) decides first; ok=false is its
 	// "return netdev_pick_tx()", which is the code below.
-	if sel, ok := d.Drv.(driver.QueueSelector); ok {
+	if sel := d.selector; sel != nil {
 		if qi, ok := sel.SelectQueue(s.Packet, nq); ok {
 			if qi < 0 || qi >= nq {
 				qi = 0 // netdev_cap_txqueue

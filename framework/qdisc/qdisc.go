@@ -10,6 +10,7 @@
 package qdisc
 
 import (
+	"errors"
 	"fmt"
 
 	reg "github.com/txlab/txlab/framework/internal/registry"
@@ -62,8 +63,23 @@ const (
 	WorkFlowScan             // one flow or slot visited while scanning
 	WorkTstamp               // one ktime_get()
 	WorkRand                 // one get_random_u32()
-	numWork
+	NumWork                  // how many kinds there are
 )
+
+// Prices is what each kind of Work costs in ns.
+type Prices [NumWork]int64
+
+// WorkPrices reads the qdisc prices from the cost table.
+func WorkPrices(c *sim.Costs) Prices {
+	return Prices{
+		WorkEnqueue:  c.QdiscEnqueue,
+		WorkDequeue:  c.QdiscDequeue,
+		WorkHash:     c.QdiscHash,
+		WorkFlowScan: c.QdiscFlowScan,
+		WorkTstamp:   c.QdiscTstamp,
+		WorkRand:     c.QdiscRand,
+	}
+}
 
 // Ctx is what a qdisc may do to the host during one call.
 type Ctx interface {
@@ -112,6 +128,11 @@ type Setup struct {
 	// Empty for a qdisc that stands alone.
 	Group     string
 	GroupSize int
+	// RandSeed is Rand's seed and CtxSeed the seed of the stream behind
+	// Ctx.Rand, so a plugin in another process draws the same numbers;
+	// Prices price Ctx.Work. The host fills them; a qdisc ignores them.
+	RandSeed, CtxSeed sim.Seed
+	Prices            Prices
 }
 
 // Info is what a qdisc tells the host after init.
@@ -155,6 +176,17 @@ type Qdisc interface {
 	// Dump is the option part of `tc -d qdisc show` (e.g. "limit 1000p").
 	Dump() string
 }
+
+// Changer is implemented by a qdisc that accepts `tc qdisc change` at
+// run time: args are tc option words, parsed as Init parses them; the
+// returned Info replaces the limit (read by the llist defer bound).
+type Changer interface {
+	Change(args []string) (Info, error)
+}
+
+// ErrCannotChange is what a wrapper's Change returns for a qdisc that is
+// not a Changer.
+var ErrCannotChange = errors.New("cannot be changed while running")
 
 // Factory makes a fresh qdisc of one kind.
 type Factory func() Qdisc

@@ -1,6 +1,7 @@
 package run
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -21,14 +22,6 @@ type Action struct {
 	Every sim.Time
 	Until sim.Time
 	Do    func(*Live) error
-}
-
-// QdiscChanger is implemented by a qdisc that accepts `tc qdisc change`
-// at run time: args are tc option words, parsed as Init parses them; the
-// returned Info replaces the flags' limit (read by the llist defer bound).
-// A qdisc without it cannot be changed while running.
-type QdiscChanger interface {
-	Change(args []string) (qdisc.Info, error)
 }
 
 // LiveStats are cumulative counters at the instant an action runs.
@@ -136,11 +129,14 @@ func (l *Live) ChangeQdisc(queue int, args []string) error {
 		targets = []*netdev.Qdisc{l.dev.Children[queue]}
 	}
 	for _, q := range targets {
-		ch, ok := q.Ops.(QdiscChanger)
+		ch, ok := q.Ops.(qdisc.Changer)
 		if !ok {
-			return fmt.Errorf("change qdisc: %s %s cannot be changed while running", q.Kind, q.Handle)
+			return fmt.Errorf("change qdisc: %s %s %w", q.Kind, q.Handle, qdisc.ErrCannotChange)
 		}
 		info, err := ch.Change(args)
+		if errors.Is(err, qdisc.ErrCannotChange) {
+			return fmt.Errorf("change qdisc: %s %s %w", q.Kind, q.Handle, err)
+		}
 		if err != nil {
 			return fmt.Errorf("change qdisc %s %s: %w", q.Kind, q.Handle, err)
 		}

@@ -121,6 +121,10 @@ func (e *Engine) Events() uint64 { return e.count }
 // Rand returns the named component's random stream.
 func (e *Engine) Rand(name string) *Rand { return e.rng.Stream(name) }
 
+// RandSeed is the seed of name's stream, for a component that rebuilds
+// the stream itself (a plugin, in or out of process).
+func (e *Engine) RandSeed(name string) Seed { return e.rng.Seed(name) }
+
 // At schedules fn to run in engine context at time t (never in the past).
 func (e *Engine) At(t Time, fn func()) {
 	if t < e.now {

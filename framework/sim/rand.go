@@ -24,9 +24,23 @@ func (s *Streams) Stream(name string) *Rand {
 	if r, ok := s.streams[name]; ok {
 		return r
 	}
-	h := fnv.New64a()
-	h.Write([]byte(name))
-	r := rand.New(rand.NewPCG(s.seed, h.Sum64()))
+	r := NewRand(s.Seed(name))
 	s.streams[name] = r
 	return r
 }
+
+// Seed is the pair a stream's PCG starts from: a fresh stream can be
+// rebuilt anywhere, in another process too, from its Seed alone.
+type Seed [2]uint64
+
+// Seed returns the seed of name's stream (the one Stream(name) starts
+// from). The caller rebuilds the stream with NewRand; Stream(name) is
+// not touched.
+func (s *Streams) Seed(name string) Seed {
+	h := fnv.New64a()
+	h.Write([]byte(name))
+	return Seed{s.seed, h.Sum64()}
+}
+
+// NewRand rebuilds a stream from its seed.
+func NewRand(s Seed) *Rand { return rand.New(rand.NewPCG(s[0], s[1])) }

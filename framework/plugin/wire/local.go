@@ -1,0 +1,154 @@
+package wire
+
+import (
+	"github.com/txlab/txlab/framework/driver"
+	"github.com/txlab/txlab/framework/qdisc"
+	"github.com/txlab/txlab/framework/sim"
+	"github.com/txlab/txlab/framework/skb"
+)
+
+// Wrapped is implemented by what the host hands netdev in place of a
+// plugin: a LocalQdisc or LocalDriver, or a proxy to another process.
+type Wrapped interface{ PluginBoundary() }
+
+// LocalQdisc runs a qdisc in process behind the same context an out of
+// process qdisc gets, so both give the same result. Host calls pass the
+// host's per-call context (a QdiscHost).
+type LocalQdisc struct {
+	Q   qdisc.Qdisc
+	ctx *QdiscCtx
+}
+
+// WrapQdisc wraps q unless it is already behind the boundary.
+func WrapQdisc(q qdisc.Qdisc) qdisc.Qdisc {
+	if _, ok := q.(Wrapped); ok {
+		return q
+	}
+	return &LocalQdisc{Q: q}
+}
+
+func (l *LocalQdisc) PluginBoundary() {}
+
+func (l *LocalQdisc) Init(s qdisc.Setup, args []string) (qdisc.Info, error) {
+	l.ctx = NewQdiscCtx(s)
+	return l.Q.Init(s, args)
+}
+
+func (l *LocalQdisc) begin(c qdisc.Ctx) QdiscHost {
+	h := c.(QdiscHost)
+	l.ctx.Begin(h.Now())
+	return h
+}
+
+func (l *LocalQdisc) end(h QdiscHost) {
+	ops, trailing := l.ctx.Posted()
+	ApplyQdisc(h, ops, trailing)
+}
+
+func (l *LocalQdisc) Enqueue(c qdisc.Ctx, batch []skb.Packet, rc []qdisc.Code) {
+	h := l.begin(c)
+	l.Q.Enqueue(l.ctx, batch, rc)
+	l.end(h)
+}
+
+func (l *LocalQdisc) Dequeue(c qdisc.Ctx, req qdisc.DequeueReq, out []skb.Packet) []skb.Packet {
+	h := l.begin(c)
+	out = l.Q.Dequeue(l.ctx, req, out)
+	l.end(h)
+	return out
+}
+
+func (l *LocalQdisc) Peek(c qdisc.Ctx) (skb.Packet, bool) {
+	h := l.begin(c)
+	p, ok := l.Q.Peek(l.ctx)
+	l.end(h)
+	return p, ok
+}
+
+func (l *LocalQdisc) Reset(c qdisc.Ctx) {
+	h := l.begin(c)
+	l.Q.Reset(l.ctx)
+	l.end(h)
+}
+
+func (l *LocalQdisc) Stats() qdisc.Stats { return l.Q.Stats() }
+func (l *LocalQdisc) Dump() string       { return l.Q.Dump() }
+
+// Change implements qdisc.Changer for a qdisc that is one.
+func (l *LocalQdisc) Change(args []string) (qdisc.Info, error) {
+	ch, ok := l.Q.(qdisc.Changer)
+	if !ok {
+		return qdisc.Info{}, qdisc.ErrCannotChange
+	}
+	return ch.Change(args)
+}
+
+// Selectable is implemented by a wrapped driver: its ndo_select_queue,
+// or nil if it has none.
+type Selectable interface {
+	Selector() driver.QueueSelector
+}
+
+// LocalDriver runs a driver in process behind the same contexts an out
+// of process driver gets.
+type LocalDriver struct {
+	D  driver.Driver
+	st *DriverState
+}
+
+// WrapDriver wraps d unless it is already behind the boundary.
+func WrapDriver(d driver.Driver) driver.Driver {
+	if _, ok := d.(Wrapped); ok {
+		return d
+	}
+	return &LocalDriver{D: d}
+}
+
+func (l *LocalDriver) PluginBoundary() {}
+
+func (l *LocalDriver) Init(s driver.Setup, args []string) (driver.Info, error) {
+	l.st = NewDriverState(s.NumTxQ)
+	return l.D.Init(s, args)
+}
+
+// Upcall implements Upcaller: the host answers straight away.
+func (l *LocalDriver) Upcall(x *DriverCtx, q Query, arg int64) (sim.Time, bool) {
+	ops, trailing := x.Posted()
+	ApplyDriver(x.Host, ops, trailing)
+	ans := Answer(x.Host, q, arg)
+	return x.Host.Now(), ans
+}
+
+func (l *LocalDriver) begin(host driver.Ctx) *DriverCtx {
+	x := l.st.Get(host.CPU(), host.Now(), l, host)
+	x.Host = host
+	return x
+}
+
+func (l *LocalDriver) end(x *DriverCtx) {
+	ops, trailing := x.Posted()
+	ApplyDriver(x.Host, ops, trailing)
+	l.st.Put(x)
+}
+
+func (l *LocalDriver) Xmit(host driver.Ctx, txq int, batch []skb.Packet) (int, driver.TxCode) {
+	x := l.begin(host)
+	sent, rc := l.D.Xmit(x, txq, batch)
+	l.end(x)
+	return sent, rc
+}
+
+func (l *LocalDriver) Poll(host driver.Ctx, v int, budget int) (int, bool) {
+	x := l.begin(host)
+	work, done := l.D.Poll(x, v, budget)
+	l.end(x)
+	return work, done
+}
+
+func (l *LocalDriver) Stats() []driver.QueueStats { return l.D.Stats() }
+
+// Selector implements Selectable.
+func (l *LocalDriver) Selector() driver.QueueSelector {
+	s, _ := l.D.(driver.QueueSelector)
+	return s
+}
