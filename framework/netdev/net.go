@@ -481,3 +481,43 @@ func (n *Net) sortedDrops() []skb.DropReason {
 	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
 	return out
 }
+
+// LoseToDeadPlugins frees every packet a dead plugin held (a qdisc's, or
+// a device's ring when its driver died) as LOST_TO_PLUGIN, so the
+// accounting still balances after a plugin crash.
+func (n *Net) LoseToDeadPlugins() {
+	type deader interface{ PluginDead() error }
+	isDead := func(v any) bool {
+		d, ok := v.(deader)
+		return ok && d.PluginDead() != nil
+	}
+	dead := map[int32]*Qdisc{}
+	for _, q := range n.qdiscs {
+		if isDead(q.Ops) {
+			dead[q.ID] = q
+		}
+	}
+	deadDrv := false
+	for _, d := range n.Devs {
+		deadDrv = deadDrv || isDead(d.Drv)
+	}
+	if len(dead) == 0 && !deadDrv {
+		return
+	}
+	var lost []*skb.SKB
+	n.Pool.Each(func(s *skb.SKB) {
+		if q := dead[s.Holder]; q != nil {
+			q.held--
+			q.heldBytes -= int64(s.Len)
+			lost = append(lost, s)
+		} else if s.Holder == driverHolder && deadDrv {
+			lost = append(lost, s)
+		}
+	})
+	for _, s := range lost {
+		s.Holder = 0
+		s.Reason = skb.DropLostToPlugin
+		n.countDrop(skb.DropLostToPlugin)
+		n.Pool.Put(s)
+	}
+}

@@ -6,6 +6,7 @@ package run
 
 import (
 	"fmt"
+	"github.com/txlab/txlab/framework/plugin"
 	"sort"
 	"strings"
 	"time"
@@ -23,6 +24,9 @@ import (
 type Spec struct {
 	Name    string
 	Profile string
+	// Plugins says what runs out of process; never in the report, which
+	// is the same either way.
+	Plugins plugin.Options `json:"-"`
 	// Set are "name=value" overrides applied after the profile: a
 	// TX-path toggle (netdev.ToggleNames) or "cost.<name>".
 	Set []string
@@ -148,6 +152,14 @@ func RunTraced(spec Spec, progress Progress, tr *trace.Run) (*report.Report, err
 	}
 	defer e.Close()
 	net := netdev.NewNet(e, cfg)
+	if spec.Plugins.Enabled() {
+		host, err := plugin.NewHost(spec.Plugins)
+		if err != nil {
+			return fail(err)
+		}
+		defer host.Close()
+		net.Plugins = host
+	}
 	var qwords []string
 	if q := strings.TrimSpace(spec.Qdisc); q != "" {
 		qwords = strings.Fields(q)
@@ -201,6 +213,9 @@ func RunTraced(spec Spec, progress Progress, tr *trace.Run) (*report.Report, err
 		}
 	}
 	tv.Phase("report")
+	if runErr != nil {
+		net.LoseToDeadPlugins()
+	}
 	fillResults(rep, net, e, dev, wl, snap, spec)
 	acts.fillPhases(rep.Counters, take(net, e))
 	rep.SimWallNs = time.Since(wall).Nanoseconds()

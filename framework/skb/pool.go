@@ -84,3 +84,14 @@ func TrueSize(l3len int) uint32 {
 	}
 	return uint32(256 + sz)
 }
+
+// Each calls fn for every live SKB.
+func (p *Pool) Each(fn func(*SKB)) {
+	for _, slab := range p.slabs {
+		for i := range slab {
+			if slab[i].live {
+				fn(&slab[i])
+			}
+		}
+	}
+}

@@ -1,0 +1,117 @@
+package plugin
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/txlab/txlab/framework/driver"
+	"github.com/txlab/txlab/framework/plugin/pb"
+	"github.com/txlab/txlab/framework/qdisc"
+	"github.com/txlab/txlab/framework/sim"
+)
+
+// Conversions between the framework's setup/info/stats types and their
+// protobuf messages.
+
+func seedOf(w []uint64) sim.Seed {
+	var s sim.Seed
+	copy(s[:], w)
+	return s
+}
+
+func setupToPB(s qdisc.Setup, args []string) *pb.QdiscSetup {
+	return &pb.QdiscSetup{Handle: s.Handle, Parent: s.Parent, Mtu: int64(s.MTU), TxQueueLen: int64(s.TxQueueLen),
+		NumTxq: int64(s.NumTxQ), Group: s.Group, GroupSize: int64(s.GroupSize),
+		RandSeed: s.RandSeed[:], CtxSeed: s.CtxSeed[:], Prices: s.Prices[:], Args: args}
+}
+
+func setupFromPB(p *pb.QdiscSetup) qdisc.Setup {
+	s := qdisc.Setup{Handle: p.Handle, Parent: p.Parent, MTU: int(p.Mtu), TxQueueLen: int(p.TxQueueLen),
+		NumTxQ: int(p.NumTxq), Group: p.Group, GroupSize: int(p.GroupSize),
+		RandSeed: seedOf(p.RandSeed), CtxSeed: seedOf(p.CtxSeed)}
+	copy(s.Prices[:], p.Prices)
+	s.Rand = sim.NewRand(s.RandSeed)
+	return s
+}
+
+func statsToPB(s qdisc.Stats) *pb.QdiscStats {
+	out := &pb.QdiscStats{Qlen: int64(s.Qlen), Backlog: s.Backlog, Drops: s.Drops, Overlimits: s.Overlimits}
+	for _, kv := range s.XStats {
+		out.Xstats = append(out.Xstats, &pb.KV{Key: kv.Key, Value: kv.Value})
+	}
+	return out
+}
+
+func statsFromPB(p *pb.QdiscStats) qdisc.Stats {
+	s := qdisc.Stats{Qlen: int(p.Qlen), Backlog: p.Backlog, Drops: p.Drops, Overlimits: p.Overlimits}
+	for _, kv := range p.Xstats {
+		s.XStats = append(s.XStats, qdisc.KV{Key: kv.Key, Value: kv.Value})
+	}
+	return s
+}
+
+func driverSetupToPB(s driver.Setup, args []string) *pb.DriverSetup {
+	out := &pb.DriverSetup{Name: s.Name, NumTxq: int64(s.NumTxQ), RateBps: s.RateBps, RingSize: int64(s.RingSize),
+		NumCpus: int64(s.NumCPUs), Args: args}
+	if s.Costs != nil {
+		for _, c := range s.Costs.List() {
+			out.Costs = append(out.Costs, &pb.Cost{Name: c.Name, Value: c.Value})
+		}
+	}
+	return out
+}
+
+func driverSetupFromPB(p *pb.DriverSetup) (driver.Setup, error) {
+	costs := sim.DefaultCosts()
+	for _, c := range p.Costs {
+		if err := costs.Set(c.Name, strconv.FormatInt(c.Value, 10)); err != nil {
+			return driver.Setup{}, fmt.Errorf("host cost table: %w", err)
+		}
+	}
+	return driver.Setup{Name: p.Name, NumTxQ: int(p.NumTxq), RateBps: p.RateBps, RingSize: int(p.RingSize),
+		NumCPUs: int(p.NumCpus), Costs: costs}, nil
+}
+
+func driverInfoToPB(i driver.Info) *pb.DriverInfo {
+	out := &pb.DriverInfo{RateBps: i.RateBps, RingSize: int64(i.RingSize), Lltx: i.LLTX, NoQueue: i.NoQueue,
+		Bql: i.BQL, Vectors: int64(i.Vectors), Wire: i.Wire}
+	for _, v := range i.QueueVec {
+		out.QueueVec = append(out.QueueVec, int64(v))
+	}
+	return out
+}
+
+func driverInfoFromPB(p *pb.DriverInfo) driver.Info {
+	i := driver.Info{RateBps: p.RateBps, RingSize: int(p.RingSize), LLTX: p.Lltx, NoQueue: p.NoQueue,
+		BQL: p.Bql, Vectors: int(p.Vectors), Wire: p.Wire}
+	for _, v := range p.QueueVec {
+		i.QueueVec = append(i.QueueVec, int(v))
+	}
+	return i
+}
+
+func driverStatsToPB(qs []driver.QueueStats) *pb.DriverStats {
+	out := &pb.DriverStats{}
+	for _, q := range qs {
+		m := &pb.QueueStats{Queue: int64(q.Queue), Packets: q.Packets, Bytes: q.Bytes, Busy: q.Busy,
+			Restart: q.Restart, Stopped: q.Stopped, Doorbells: q.Doorbells, Irqs: q.Irqs, Polls: q.Polls}
+		for _, c := range q.Extra {
+			m.Extra = append(m.Extra, &pb.Counter{Name: c.Name, Value: c.Value})
+		}
+		out.Queues = append(out.Queues, m)
+	}
+	return out
+}
+
+func driverStatsFromPB(p *pb.DriverStats) []driver.QueueStats {
+	var out []driver.QueueStats
+	for _, m := range p.Queues {
+		q := driver.QueueStats{Queue: int(m.Queue), Packets: m.Packets, Bytes: m.Bytes, Busy: m.Busy,
+			Restart: m.Restart, Stopped: m.Stopped, Doorbells: m.Doorbells, Irqs: m.Irqs, Polls: m.Polls}
+		for _, c := range m.Extra {
+			q.Extra = append(q.Extra, driver.Counter{Name: c.Name, Value: c.Value})
+		}
+		out = append(out, q)
+	}
+	return out
+}

@@ -1,0 +1,208 @@
+// Package plugin runs qdiscs and drivers in other processes: the host
+// side on github.com/hashicorp/go-plugin (handshake, SecureConfig
+// checksum, AutoMTLS, hclog), the plugin side's server, and the data
+// path between them (frames in shared memory, or over a gRPC stream).
+package plugin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	goplugin "github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc"
+
+	"github.com/txlab/txlab/framework/plugin/pb"
+	"github.com/txlab/txlab/framework/plugin/shm"
+)
+
+// Handshake is the go-plugin handshake: a plugin built against another
+// protocol version is refused at start.
+var Handshake = goplugin.HandshakeConfig{
+	ProtocolVersion:  1,
+	MagicCookieKey:   "TXLAB_PLUGIN",
+	MagicCookieValue: "txlab-tx-path-plugin",
+}
+
+// FrameProtocol is the data path's frame version (wire/frame.go).
+const FrameProtocol = 1
+
+// IsPluginProcess reports whether this process was started by a host as
+// a plugin.
+func IsPluginProcess() bool { return os.Getenv(Handshake.MagicCookieKey) == Handshake.MagicCookieValue }
+
+// grpcPlugin is the go-plugin Plugin for both sides.
+type grpcPlugin struct {
+	goplugin.NetRPCUnsupportedPlugin
+	cat *Catalog
+}
+
+func (p *grpcPlugin) GRPCServer(_ *goplugin.GRPCBroker, s *grpc.Server) error {
+	pb.RegisterPluginServer(s, &grpcServer{cat: p.cat})
+	return nil
+}
+
+func (p *grpcPlugin) GRPCClient(_ context.Context, _ *goplugin.GRPCBroker, cc *grpc.ClientConn) (any, error) {
+	return pb.NewPluginClient(cc), nil
+}
+
+var pluginMap = map[string]goplugin.Plugin{"txlab": &grpcPlugin{}}
+
+// Serve serves cat as a plugin process; it returns when the host is done.
+func Serve(cat *Catalog) {
+	goplugin.Serve(&goplugin.ServeConfig{
+		HandshakeConfig: Handshake,
+		Plugins:         map[string]goplugin.Plugin{"txlab": &grpcPlugin{cat: cat}},
+		GRPCServer:      goplugin.DefaultGRPCServer,
+	})
+}
+
+// grpcServer is the plugin's gRPC service.
+type grpcServer struct {
+	pb.UnimplementedPluginServer
+	cat *Catalog
+}
+
+func (g *grpcServer) Describe(context.Context, *pb.Empty) (*pb.Description, error) {
+	d := &pb.Description{Version: g.cat.Version, Protocol: FrameProtocol}
+	for _, name := range sortedKeys(g.cat.Qdiscs) {
+		d.Kinds = append(d.Kinds, &pb.Kind{Type: "qdisc", Name: name, Help: g.cat.Qdiscs[name].Help})
+	}
+	for _, name := range sortedKeys(g.cat.Drivers) {
+		d.Kinds = append(d.Kinds, &pb.Kind{Type: "driver", Name: name, Help: g.cat.Drivers[name].Help})
+	}
+	return d, nil
+}
+
+func (g *grpcServer) Open(_ context.Context, req *pb.OpenRequest) (*pb.OpenReply, error) {
+	ch, err := shm.Open(req.Path, int(req.Size))
+	if err != nil {
+		return nil, err
+	}
+	ppid := os.Getppid()
+	go func() {
+		err := newServer(g.cat, &shmPluginSide{ch: ch, ppid: ppid}).serve()
+		ch.Close()
+		if err != nil && !errors.Is(err, errHostGone) {
+			fmt.Fprintln(os.Stderr, "txlab plugin:", err)
+			os.Exit(3)
+		}
+		os.Exit(0)
+	}()
+	return &pb.OpenReply{}, nil
+}
+
+func (g *grpcServer) Exchange(stream pb.Plugin_ExchangeServer) error {
+	err := newServer(g.cat, &streamPluginSide{s: stream}).serve()
+	if errors.Is(err, errHostGone) {
+		return nil
+	}
+	return err
+}
+
+var errHostGone = errors.New("host gone")
+
+// shmPluginSide is the plugin's end of the shared-memory channel. It
+// waits for ever, but notices its host is gone.
+type shmPluginSide struct {
+	ch   *shm.Chan
+	ppid int
+}
+
+func (t *shmPluginSide) Send(b []byte) error { return t.ch.Send(b) }
+func (t *shmPluginSide) Recv() ([]byte, error) {
+	return t.ch.Recv(0, func() error {
+		if os.Getppid() != t.ppid {
+			return errHostGone
+		}
+		return nil
+	})
+}
+
+type streamPluginSide struct {
+	s pb.Plugin_ExchangeServer
+	m pb.Frame
+}
+
+func (t *streamPluginSide) Send(b []byte) error { return t.s.Send(&pb.Frame{Data: b}) }
+func (t *streamPluginSide) Recv() ([]byte, error) {
+	f, err := t.s.Recv()
+	if err != nil {
+		return nil, errHostGone
+	}
+	return f.Data, nil
+}
+
+// shmHostSide is the host's end of the shared-memory channel.
+type shmHostSide struct {
+	ch    *shm.Chan
+	alive func() error
+}
+
+func (t *shmHostSide) Send(b []byte) error { return t.ch.Send(b) }
+func (t *shmHostSide) Recv(timeout time.Duration) ([]byte, error) {
+	b, err := t.ch.Recv(timeout, t.alive)
+	if errors.Is(err, shm.ErrTimeout) {
+		return nil, fmt.Errorf("no answer within %v: the plugin hangs", timeout)
+	}
+	return b, err
+}
+func (t *shmHostSide) Close() error { return t.ch.Close() }
+
+// streamHostSide is the host's end of the Exchange stream.
+type streamHostSide struct {
+	s      pb.Plugin_ExchangeClient
+	cancel context.CancelFunc
+	frames chan recvd
+	alive  func() error
+}
+
+type recvd struct {
+	b   []byte
+	err error
+}
+
+func newStreamHostSide(pc pb.PluginClient, alive func() error) (*streamHostSide, error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	s, err := pc.Exchange(ctx)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	t := &streamHostSide{s: s, cancel: cancel, frames: make(chan recvd, 1), alive: alive}
+	go func() {
+		for {
+			f, err := s.Recv()
+			if err != nil {
+				t.frames <- recvd{err: err}
+				return
+			}
+			t.frames <- recvd{b: f.Data}
+		}
+	}()
+	return t, nil
+}
+
+func (t *streamHostSide) Send(b []byte) error { return t.s.Send(&pb.Frame{Data: b}) }
+func (t *streamHostSide) Recv(timeout time.Duration) ([]byte, error) {
+	var tc <-chan time.Time
+	if timeout > 0 {
+		tm := time.NewTimer(timeout)
+		defer tm.Stop()
+		tc = tm.C
+	}
+	select {
+	case r := <-t.frames:
+		if r.err != nil {
+			if err := t.alive(); err != nil {
+				return nil, err
+			}
+		}
+		return r.b, r.err
+	case <-tc:
+		return nil, fmt.Errorf("no answer within %v: the plugin hangs", timeout)
+	}
+}
+func (t *streamHostSide) Close() error { t.cancel(); return nil }

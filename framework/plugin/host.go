@@ -1,0 +1,584 @@
+package plugin
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/txlab/txlab/framework/driver"
+	"github.com/txlab/txlab/framework/plugin/pb"
+	"github.com/txlab/txlab/framework/plugin/wire"
+	"github.com/txlab/txlab/framework/qdisc"
+	"github.com/txlab/txlab/framework/sim"
+	"github.com/txlab/txlab/framework/skb"
+)
+
+// hostTransport is the host's end of a data path.
+type hostTransport interface {
+	Send(frame []byte) error
+	Recv(timeout time.Duration) ([]byte, error)
+	Close() error
+}
+
+// conn is the host's side of one plugin process. The host is one
+// goroutine at a time (the engine's CPUs are coroutines), but calls nest:
+// while one call waits on an upcall's answer, the CPU it runs on may
+// yield, and another CPU's call uses the same conn. Each call has its own
+// buffers, and every frame the host sends is answered before the host
+// sends the next on behalf of another call.
+type conn struct {
+	name    string // for errors: the plugin's name and path
+	tr      hostTransport
+	timeout time.Duration
+	next    uint32
+	dead    error
+	kill    func()
+	free    []*hostCall
+}
+
+type hostCall struct {
+	enc      wire.Enc
+	ops      []wire.Op
+	trailing int64
+	xoff     wire.XoffBits
+}
+
+func (c *conn) get() *hostCall {
+	if n := len(c.free); n > 0 {
+		h := c.free[n-1]
+		c.free = c.free[:n-1]
+		return h
+	}
+	return &hostCall{}
+}
+
+func (c *conn) put(h *hostCall) { c.free = append(c.free, h) }
+
+// Error is a plugin that broke the run: it crashed, hung, or broke the
+// protocol or its contract.
+type Error struct {
+	Plugin string
+	What   string // the call or check
+	Err    error
+}
+
+func (e *Error) Error() string { return fmt.Sprintf("plugin %s: %s: %v", e.Plugin, e.What, e.Err) }
+func (e *Error) Unwrap() error { return e.Err }
+
+// fail marks the plugin dead, stops it, and returns the error.
+func (c *conn) fail(what string, err error) error {
+	if c.dead == nil {
+		var pe *Error
+		if errors.As(err, &pe) {
+			c.dead = pe
+		} else {
+			c.dead = &Error{Plugin: c.name, What: what, Err: err}
+		}
+		if c.kill != nil {
+			c.kill()
+		}
+	}
+	return c.dead
+}
+
+// abort ends the simulation with the plugin's error (on a simulated CPU).
+func (c *conn) abort(what string, err error) {
+	panic(&sim.ModelError{Msg: c.fail(what, err).Error()})
+}
+
+// call sends h.enc's call frame and returns its reply's body after the
+// status byte. Upcalls on the way are applied to host (nil for calls
+// that may not make any) and answered with xoff's view.
+func (c *conn) call(h *hostCall, what string, host driver.Ctx, check func([]wire.Op) error, xoff func([]uint64) []uint64) (wire.Dec, error) {
+	if c.dead != nil {
+		return wire.Dec{}, c.dead
+	}
+	call := c.next
+	c.next++
+	// Patch the call id in (the frame was built with 0).
+	h.enc.B[1], h.enc.B[2], h.enc.B[3], h.enc.B[4] = byte(call), byte(call>>8), byte(call>>16), byte(call>>24)
+	if err := c.tr.Send(h.enc.B); err != nil {
+		return wire.Dec{}, c.fail(what, err)
+	}
+	for {
+		msg, err := c.tr.Recv(c.timeout)
+		if err != nil {
+			return wire.Dec{}, c.fail(what, err)
+		}
+		d := wire.Dec{B: msg}
+		typ, id := d.U8(), d.U32()
+		if d.Err != nil || id != call {
+			return wire.Dec{}, c.fail(what, fmt.Errorf("reply to call %d while call %d waits (frame type %d)", id, call, typ))
+		}
+		switch typ {
+		case wire.FrameReply:
+			switch status := d.U8(); status {
+			case wire.StatusOK:
+				return d, nil
+			case wire.StatusNoChange:
+				return d, qdisc.ErrCannotChange
+			case wire.StatusInvalid:
+				return d, errors.New(d.Str())
+			case wire.StatusError, wire.StatusUnknown:
+				return d, c.fail(what, errors.New(d.Str()))
+			default:
+				return d, c.fail(what, fmt.Errorf("reply status %d", status))
+			}
+		case wire.FrameUpcall:
+			if host == nil {
+				return d, c.fail(what, errors.New("asked the host a driver query during a qdisc call"))
+			}
+			var trailing int64
+			h.ops, trailing = d.Ops(h.ops[:0])
+			q, arg := wire.Query(d.U8()), d.I64()
+			if err := d.End(); err != nil {
+				return d, c.fail(what, err)
+			}
+			if q == 0 || q > wire.QueryStopQueue {
+				return d, c.fail(what, fmt.Errorf("unknown query %d", q))
+			}
+			if err := check(h.ops); err != nil {
+				return d, c.fail(what, err)
+			}
+			wire.ApplyDriver(host, h.ops, trailing)
+			ans := wire.Answer(host, q, arg)
+			h.enc.Reset()
+			h.enc.U8(wire.FrameAnswer)
+			h.enc.U32(call)
+			h.enc.I64(int64(host.Now()))
+			h.enc.Bool(ans)
+			h.xoff = xoff(h.xoff[:0])
+			h.enc.Xoff(h.xoff)
+			if err := c.tr.Send(h.enc.B); err != nil {
+				return d, c.fail(what, err)
+			}
+		default:
+			return d, c.fail(what, fmt.Errorf("frame type %d", typ))
+		}
+	}
+}
+
+// control runs a call with no context and a protobuf payload either way.
+func (c *conn) control(inst uint32, m wire.Method, what string, in, out proto.Message) error {
+	h := c.get()
+	defer c.put(h)
+	h.enc.Call(0, inst, m)
+	if in != nil {
+		b, err := proto.Marshal(in)
+		if err != nil {
+			return err
+		}
+		h.enc.Bytes(b)
+	}
+	d, err := c.call(h, what, nil, nil, nil)
+	if err != nil {
+		return err
+	}
+	if out == nil {
+		return d.End()
+	}
+	b := d.Bytes()
+	if err := d.End(); err != nil {
+		return c.fail(what, err)
+	}
+	if err := proto.Unmarshal(b, out); err != nil {
+		return c.fail(what, err)
+	}
+	return nil
+}
+
+// newInstance asks for a qdisc or driver instance.
+func (c *conn) newInstance(m wire.Method, name string) (uint32, bool, error) {
+	h := c.get()
+	defer c.put(h)
+	h.enc.Call(0, 0, m)
+	h.enc.Str(name)
+	d, err := c.call(h, m.String()+" "+name, nil, nil, nil)
+	if err != nil {
+		return 0, false, err
+	}
+	inst := d.U32()
+	sel := false
+	if m == wire.MNewDriver {
+		sel = d.Bool()
+	}
+	if err := d.End(); err != nil {
+		return 0, false, c.fail(m.String(), err)
+	}
+	return inst, sel, nil
+}
+
+// holdings tracks the packets an instance holds, to check each one it
+// hands back was handed in and is handed back once.
+type holdings struct {
+	held     map[skb.Handle]struct{}
+	returned map[skb.Handle]struct{}
+}
+
+func newHoldings() holdings {
+	return holdings{held: map[skb.Handle]struct{}{}, returned: map[skb.Handle]struct{}{}}
+}
+
+func (h *holdings) in(p skb.Handle) { h.held[p] = struct{}{} }
+
+// out checks a packet handed back (how: "dequeued", "dropped") and forgets it.
+func (h *holdings) out(p skb.Handle, how string) error {
+	if _, ok := h.held[p]; ok {
+		delete(h.held, p)
+		if len(h.returned) > 1<<16 {
+			clear(h.returned)
+		}
+		h.returned[p] = struct{}{}
+		return nil
+	}
+	if _, ok := h.returned[p]; ok {
+		return fmt.Errorf("%s packet %#x twice (it was handed back before)", how, uint64(p))
+	}
+	return fmt.Errorf("%s packet %#x, which it was never handed", how, uint64(p))
+}
+
+// checkOps checks the packets posted ops hand back.
+func (h *holdings) checkOps(ops []wire.Op) error {
+	for i := range ops {
+		op := &ops[i]
+		switch op.Kind {
+		case wire.OpQdiscDrop, wire.OpQdiscDequeueDrop, wire.OpDriverDrop:
+			if err := h.out(op.H, "dropped"); err != nil {
+				return err
+			}
+		case wire.OpConsume:
+			if err := h.out(op.H, "completed"); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// Qdisc is a qdisc in a plugin process.
+type Qdisc struct {
+	c     *conn
+	inst  uint32
+	kind  string
+	hold  holdings
+	stats qdisc.Stats
+}
+
+func (q *Qdisc) PluginBoundary() {}
+
+// PluginDead is the error that ended the plugin, if it did.
+func (q *Qdisc) PluginDead() error { return q.c.dead }
+
+func (q *Qdisc) what(m wire.Method) string { return "qdisc " + q.kind + " " + m.String() }
+
+func (q *Qdisc) Init(s qdisc.Setup, args []string) (qdisc.Info, error) {
+	var info pb.QdiscInfo
+	if err := q.c.control(q.inst, wire.MQInit, q.what(wire.MQInit), setupToPB(s, args), &info); err != nil {
+		return qdisc.Info{}, err
+	}
+	return qdisc.Info{Flags: qdisc.Flags(info.Flags), Limit: int(info.Limit)}, nil
+}
+
+// run makes a data-path call and returns the reply after its posted ops
+// (decoded and checked into h). The caller decodes the rest, then calls
+// apply: applying may let other CPUs run and reuse the channel's buffer.
+func (q *Qdisc) run(h *hostCall, m wire.Method) wire.Dec {
+	d, err := q.c.call(h, q.what(m), nil, nil, nil)
+	if err != nil {
+		q.c.abort(q.what(m), err)
+	}
+	h.ops, h.trailing = d.Ops(h.ops[:0])
+	if d.Err != nil {
+		q.c.abort(q.what(m), d.Err)
+	}
+	if err := q.hold.checkOps(h.ops); err != nil {
+		q.c.abort(q.what(m), err)
+	}
+	return d
+}
+
+func (q *Qdisc) apply(h *hostCall, host qdisc.Ctx) {
+	wire.ApplyQdisc(host.(wire.QdiscHost), h.ops, h.trailing)
+}
+
+func (q *Qdisc) Enqueue(ctx qdisc.Ctx, batch []skb.Packet, rc []qdisc.Code) {
+	h := q.c.get()
+	defer q.c.put(h)
+	h.enc.Call(0, q.inst, wire.MQEnqueue)
+	h.enc.I64(int64(ctx.Now()))
+	h.enc.Packets(batch)
+	for i := range batch {
+		q.hold.in(batch[i].Handle)
+	}
+	d := q.run(h, wire.MQEnqueue)
+	n := int(d.U32())
+	if d.Err == nil && n != len(batch) {
+		q.c.abort(q.what(wire.MQEnqueue), fmt.Errorf("%d results for a batch of %d", n, len(batch)))
+	}
+	for i := range n {
+		c := qdisc.Code(d.U8())
+		if c > qdisc.XmitCN {
+			q.c.abort(q.what(wire.MQEnqueue), fmt.Errorf("result %d for packet %d is no NET_XMIT code", c, i))
+		}
+		rc[i] = c
+	}
+	if err := d.End(); err != nil {
+		q.c.abort(q.what(wire.MQEnqueue), err)
+	}
+	q.apply(h, ctx)
+}
+
+func (q *Qdisc) Dequeue(ctx qdisc.Ctx, req qdisc.DequeueReq, out []skb.Packet) []skb.Packet {
+	h := q.c.get()
+	defer q.c.put(h)
+	h.enc.Call(0, q.inst, wire.MQDequeue)
+	h.enc.I64(int64(ctx.Now()))
+	h.enc.U32(uint32(req.Max))
+	h.enc.I64(req.Bytes)
+	h.enc.Bool(req.SameQueue)
+	d := q.run(h, wire.MQDequeue)
+	n := int(d.U32())
+	if d.Err == nil && n > max(req.Max, 1) {
+		q.c.abort(q.what(wire.MQDequeue), fmt.Errorf("returned %d packets for a dequeue of at most %d", n, req.Max))
+	}
+	for range n {
+		p := skb.Packet{Handle: skb.Handle(d.U64()), ECN: d.U8()}
+		if d.Err != nil {
+			break
+		}
+		if p.ECN > 3 {
+			q.c.abort(q.what(wire.MQDequeue), fmt.Errorf("packet %#x with ECN bits %d", uint64(p.Handle), p.ECN))
+		}
+		if err := q.hold.out(p.Handle, "dequeued"); err != nil {
+			q.c.abort(q.what(wire.MQDequeue), err)
+		}
+		out = append(out, p)
+	}
+	if err := d.End(); err != nil {
+		q.c.abort(q.what(wire.MQDequeue), err)
+	}
+	q.apply(h, ctx)
+	return out
+}
+
+func (q *Qdisc) Peek(ctx qdisc.Ctx) (skb.Packet, bool) {
+	h := q.c.get()
+	defer q.c.put(h)
+	h.enc.Call(0, q.inst, wire.MQPeek)
+	h.enc.I64(int64(ctx.Now()))
+	d := q.run(h, wire.MQPeek)
+	ok := d.Bool()
+	p := d.Packet()
+	if err := d.End(); err != nil {
+		q.c.abort(q.what(wire.MQPeek), err)
+	}
+	q.apply(h, ctx)
+	if _, held := q.hold.held[p.Handle]; ok && !held {
+		q.c.abort(q.what(wire.MQPeek), fmt.Errorf("peeked packet %#x it does not hold", uint64(p.Handle)))
+	}
+	return p, ok
+}
+
+func (q *Qdisc) Reset(ctx qdisc.Ctx) {
+	h := q.c.get()
+	defer q.c.put(h)
+	h.enc.Call(0, q.inst, wire.MQReset)
+	h.enc.I64(int64(ctx.Now()))
+	d := q.run(h, wire.MQReset)
+	if err := d.End(); err != nil {
+		q.c.abort(q.what(wire.MQReset), err)
+	}
+	q.apply(h, ctx)
+}
+
+// Stats asks the plugin, and checks its qlen and backlog against what
+// the host handed it and took back. A dead plugin holds nothing.
+func (q *Qdisc) Stats() qdisc.Stats {
+	if q.c.dead != nil {
+		return qdisc.Stats{Drops: q.stats.Drops, Overlimits: q.stats.Overlimits}
+	}
+	var st pb.QdiscStats
+	if err := q.c.control(q.inst, wire.MQStats, q.what(wire.MQStats), nil, &st); err != nil {
+		return qdisc.Stats{}
+	}
+	q.stats = statsFromPB(&st)
+	if q.stats.Qlen < 0 || q.stats.Backlog < 0 {
+		q.c.fail(q.what(wire.MQStats), fmt.Errorf("qlen %d backlog %d", q.stats.Qlen, q.stats.Backlog))
+	}
+	return q.stats
+}
+
+func (q *Qdisc) Dump() string {
+	if q.c.dead != nil {
+		return "(plugin dead)"
+	}
+	h := q.c.get()
+	defer q.c.put(h)
+	h.enc.Call(0, q.inst, wire.MQDump)
+	d, err := q.c.call(h, q.what(wire.MQDump), nil, nil, nil)
+	if err != nil {
+		return "(plugin dead)"
+	}
+	s := d.Str()
+	if err := d.End(); err != nil {
+		q.c.fail(q.what(wire.MQDump), err)
+	}
+	return s
+}
+
+// Change implements qdisc.Changer.
+func (q *Qdisc) Change(args []string) (qdisc.Info, error) {
+	var info pb.QdiscInfo
+	if err := q.c.control(q.inst, wire.MQChange, q.what(wire.MQChange), &pb.Args{Args: args}, &info); err != nil {
+		return qdisc.Info{}, err
+	}
+	return qdisc.Info{Flags: qdisc.Flags(info.Flags), Limit: int(info.Limit)}, nil
+}
+
+// Driver is a driver in a plugin process.
+type Driver struct {
+	c      *conn
+	inst   uint32
+	name   string
+	sel    bool
+	numTxQ int
+	hold   holdings
+}
+
+func (dv *Driver) PluginBoundary() {}
+
+// PluginDead is the error that ended the plugin, if it did.
+func (dv *Driver) PluginDead() error { return dv.c.dead }
+
+func (dv *Driver) what(m wire.Method) string { return "driver " + dv.name + " " + m.String() }
+
+func (dv *Driver) Init(s driver.Setup, args []string) (driver.Info, error) {
+	var info pb.DriverInfo
+	if err := dv.c.control(dv.inst, wire.MDInit, dv.what(wire.MDInit), driverSetupToPB(s, args), &info); err != nil {
+		return driver.Info{}, err
+	}
+	dv.numTxQ = s.NumTxQ
+	return driverInfoFromPB(&info), nil
+}
+
+// xoffOf is the host's netif_tx_queue_stopped for every queue.
+func xoffOf(host driver.Ctx, n int, out []uint64) []uint64 {
+	for i := 0; i < n; i++ {
+		if i%64 == 0 {
+			out = append(out, 0)
+		}
+		if host.QueueStopped(i) {
+			out[i/64] |= 1 << (i % 64)
+		}
+	}
+	return out
+}
+
+func (dv *Driver) begin(h *hostCall, m wire.Method, host driver.Ctx) {
+	h.enc.Call(0, dv.inst, m)
+	h.enc.I64(int64(host.Now()))
+	h.enc.U32(uint32(host.CPU()))
+	h.xoff = xoffOf(host, dv.numTxQ, h.xoff[:0])
+	h.enc.Xoff(h.xoff)
+}
+
+func (dv *Driver) run(h *hostCall, m wire.Method, host driver.Ctx) wire.Dec {
+	d, err := dv.c.call(h, dv.what(m), host, dv.hold.checkOps, func(out []uint64) []uint64 {
+		return xoffOf(host, dv.numTxQ, out)
+	})
+	if err != nil {
+		dv.c.abort(dv.what(m), err)
+	}
+	h.ops, h.trailing = d.Ops(h.ops[:0])
+	if d.Err != nil {
+		dv.c.abort(dv.what(m), d.Err)
+	}
+	if err := dv.hold.checkOps(h.ops); err != nil {
+		dv.c.abort(dv.what(m), err)
+	}
+	return d
+}
+
+func (dv *Driver) Xmit(host driver.Ctx, txq int, batch []skb.Packet) (int, driver.TxCode) {
+	h := dv.c.get()
+	defer dv.c.put(h)
+	dv.begin(h, wire.MDXmit, host)
+	h.enc.U32(uint32(txq))
+	h.enc.Packets(batch)
+	for i := range batch {
+		dv.hold.in(batch[i].Handle)
+	}
+	d := dv.run(h, wire.MDXmit, host)
+	sent, rc := int(d.U32()), driver.TxCode(d.U8())
+	if err := d.End(); err != nil {
+		dv.c.abort(dv.what(wire.MDXmit), err)
+	}
+	wire.ApplyDriver(host, h.ops, h.trailing)
+	if sent > len(batch) || (rc != driver.TxOK && rc != driver.TxBusy) {
+		dv.c.abort(dv.what(wire.MDXmit), fmt.Errorf("claims %d of %d packets sent with rc %#x", sent, len(batch), rc))
+	}
+	for i := sent; i < len(batch); i++ {
+		if _, ok := dv.hold.held[batch[i].Handle]; !ok {
+			dv.c.abort(dv.what(wire.MDXmit), fmt.Errorf("freed packet %#x it refused", uint64(batch[i].Handle)))
+		}
+		delete(dv.hold.held, batch[i].Handle)
+	}
+	return sent, rc
+}
+
+func (dv *Driver) Poll(host driver.Ctx, v int, budget int) (int, bool) {
+	h := dv.c.get()
+	defer dv.c.put(h)
+	dv.begin(h, wire.MDPoll, host)
+	h.enc.U32(uint32(v))
+	h.enc.U32(uint32(int32(budget)))
+	d := dv.run(h, wire.MDPoll, host)
+	work, done := int(int32(d.U32())), d.Bool()
+	if err := d.End(); err != nil {
+		dv.c.abort(dv.what(wire.MDPoll), err)
+	}
+	wire.ApplyDriver(host, h.ops, h.trailing)
+	if work < 0 {
+		dv.c.abort(dv.what(wire.MDPoll), fmt.Errorf("negative work %d", work))
+	}
+	return work, done
+}
+
+func (dv *Driver) Stats() []driver.QueueStats {
+	if dv.c.dead != nil {
+		return nil
+	}
+	var st pb.DriverStats
+	if err := dv.c.control(dv.inst, wire.MDStats, dv.what(wire.MDStats), nil, &st); err != nil {
+		return nil
+	}
+	return driverStatsFromPB(&st)
+}
+
+// Selector implements wire.Selectable.
+func (dv *Driver) Selector() driver.QueueSelector {
+	if !dv.sel {
+		return nil
+	}
+	return dv
+}
+
+// SelectQueue is the plugin's ndo_select_queue.
+func (dv *Driver) SelectQueue(p skb.Packet, numTxQ int) (int, bool) {
+	h := dv.c.get()
+	defer dv.c.put(h)
+	h.enc.Call(0, dv.inst, wire.MDSelect)
+	h.enc.Packet(&p)
+	h.enc.U32(uint32(numTxQ))
+	d, err := dv.c.call(h, dv.what(wire.MDSelect), nil, nil, nil)
+	if err != nil {
+		dv.c.abort(dv.what(wire.MDSelect), err)
+	}
+	q, ok := int(d.I64()), d.Bool()
+	if err := d.End(); err != nil {
+		dv.c.abort(dv.what(wire.MDSelect), err)
+	}
+	return q, ok
+}

@@ -1,0 +1,158 @@
+package plugin_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/txlab/txlab/framework/plugin"
+	"github.com/txlab/txlab/framework/qdisc"
+	"github.com/txlab/txlab/framework/run"
+	"github.com/txlab/txlab/framework/sim"
+	"github.com/txlab/txlab/framework/skb"
+	"github.com/txlab/txlab/framework/workload"
+)
+
+// The test binary is its own plugin: started by a host, it serves the
+// built-ins and the misbehaving qdiscs below.
+func TestMain(m *testing.M) {
+	if plugin.IsPluginProcess() {
+		cat := plugin.Builtins()
+		for name, k := range badQdiscs {
+			cat.Qdiscs[name] = plugin.Kind[qdisc.Qdisc]{Help: "test: " + name, New: k}
+		}
+		plugin.Serve(cat)
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// bad is pfifo that misbehaves at its 20th dequeue.
+type bad struct {
+	qdisc.Qdisc
+	n    int
+	how  func(b *bad, ctx qdisc.Ctx, out []skb.Packet) []skb.Packet
+	last skb.Packet
+}
+
+func (b *bad) Dequeue(ctx qdisc.Ctx, req qdisc.DequeueReq, out []skb.Packet) []skb.Packet {
+	b.n++
+	if b.n == 20 {
+		return b.how(b, ctx, out)
+	}
+	out = b.Qdisc.Dequeue(ctx, req, out)
+	if len(out) > 0 {
+		b.last = out[len(out)-1]
+	}
+	return out
+}
+
+func newBad(how func(b *bad, ctx qdisc.Ctx, out []skb.Packet) []skb.Packet) func() qdisc.Qdisc {
+	return func() qdisc.Qdisc {
+		q, _ := qdisc.New("pfifo")
+		return &bad{Qdisc: q, how: how}
+	}
+}
+
+var badQdiscs = map[string]func() qdisc.Qdisc{
+	"test_crash": newBad(func(*bad, qdisc.Ctx, []skb.Packet) []skb.Packet {
+		fmt.Fprintln(os.Stderr, "test_crash: exiting on purpose")
+		os.Exit(7)
+		return nil
+	}),
+	"test_hang": newBad(func(*bad, qdisc.Ctx, []skb.Packet) []skb.Packet {
+		select {}
+	}),
+	"test_twice": newBad(func(b *bad, _ qdisc.Ctx, out []skb.Packet) []skb.Packet {
+		return append(out, b.last) // handed back before
+	}),
+	"test_forge": newBad(func(b *bad, _ qdisc.Ctx, out []skb.Packet) []skb.Packet {
+		p := b.last
+		p.Handle += 1 << 40 // never handed in
+		return append(out, p)
+	}),
+	"test_panic": newBad(func(*bad, qdisc.Ctx, []skb.Packet) []skb.Packet {
+		panic("test_panic: a bug in the plugin")
+	}),
+}
+
+func small(qd, drv string) run.Spec {
+	s := run.Default()
+	s.Sockets, s.Cores, s.Threads = 1, 4, 1
+	s.Queues = 2
+	s.Driver = drv
+	s.Qdisc = qd
+	s.Workload = workload.Spec{Kind: workload.UDPStream, Senders: 4, PacketSize: 120}
+	s.Duration, s.Warmup = 2*sim.Millisecond, 500*sim.Microsecond
+	return s
+}
+
+func jsonOf(t *testing.T, s run.Spec) ([]byte, error) {
+	t.Helper()
+	rep, err := run.Run(s, nil)
+	rep.SimWallNs = 0
+	b, jerr := json.MarshalIndent(rep, "", "  ")
+	if jerr != nil {
+		t.Fatal(jerr)
+	}
+	return b, err
+}
+
+// In process and out of process give the same report, byte for byte.
+func TestIsolateSameReport(t *testing.T) {
+	cases := []struct {
+		qdisc, driver string
+		overload      bool // open loop above what the device takes: drops
+	}{
+		{"mq pfifo limit 50", "ice", true}, {"pfifo_fast", "ice", false}, {"mq fq", "ice", false},
+		{"mq fq_codel limit 50", "ice", true}, {"mq sfq limit 20", "ice", true}, {"cake memlimit 64kb", "ice", true},
+		{"cake_mq bandwidth 100mbit memlimit 64kb", "ice", true}, {"mq pfifo", "i40e", false}, {"mq pfifo", "idpf", false},
+		{"", "veth", false}, {"pfifo", "veth", true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.qdisc+"/"+tc.driver, func(t *testing.T) {
+			s := small(tc.qdisc, tc.driver)
+			if tc.overload {
+				s.Workload = workload.Spec{Kind: workload.UDPRate, Senders: 4, Flows: 16, PacketSize: 64, Rate: 8e6}
+			}
+			in, err := jsonOf(t, s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s.Plugins = plugin.Options{Isolate: true}
+			out, err := jsonOf(t, s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(in, out) {
+				t.Fatalf("reports differ:\n%s", firstDiff(in, out))
+			}
+			var rep struct {
+				TxPackets      uint64 `json:"tx_packets"`
+				DroppedPackets uint64 `json:"dropped_packets"`
+			}
+			if err := json.Unmarshal(out, &rep); err != nil {
+				t.Fatal(err)
+			}
+			if rep.TxPackets == 0 || tc.overload != (rep.DroppedPackets > 0) {
+				t.Fatalf("tx %d dropped %d: not the run intended (overload %v)", rep.TxPackets, rep.DroppedPackets, tc.overload)
+			}
+		})
+	}
+}
+
+func firstDiff(a, b []byte) string {
+	la, lb := strings.Split(string(a), "\n"), strings.Split(string(b), "\n")
+	for i := range min(len(la), len(lb)) {
+		if la[i] != lb[i] {
+			return fmt.Sprintf("line %d:\n  in process:     %s\n  out of process: %s", i+1, la[i], lb[i])
+		}
+	}
+	return fmt.Sprintf("lengths %d and %d lines", len(la), len(lb))
+}
+
+var _ = time.Second

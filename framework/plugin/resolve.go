@@ -1,0 +1,503 @@
+package plugin
+
+import (
+	"bufio"
+	"cmp"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	goplugin "github.com/hashicorp/go-plugin"
+
+	"github.com/txlab/txlab/framework/driver"
+	"github.com/txlab/txlab/framework/plugin/pb"
+	"github.com/txlab/txlab/framework/plugin/shm"
+	"github.com/txlab/txlab/framework/plugin/wire"
+	"github.com/txlab/txlab/framework/qdisc"
+)
+
+// Env names.
+const (
+	EnvDir       = "TXLAB_PLUGIN_DIR"       // the plugin directory
+	EnvTransport = "TXLAB_PLUGIN_TRANSPORT" // "shm" (default) or "grpc"
+	Manifest     = "txlab-plugins.sum"      // checksums of a directory's plugins
+	QdiscPrefix  = "txlab-qdisc-"           // a qdisc plugin's file name: txlab-qdisc-KIND
+	DriverPrefix = "txlab-driver-"          // a driver plugin's file name: txlab-driver-NAME
+)
+
+// DefaultTimeout is how long the host waits for one call's answer.
+const DefaultTimeout = 10 * time.Second
+
+// Options say which plugins a run may use and how.
+type Options struct {
+	// Isolate runs the built-in qdiscs and drivers out of process too,
+	// served by Self.
+	Isolate bool
+	// Self is the binary that serves the built-ins (default: this one).
+	Self string
+	// Paths are plugin binaries named on the command line.
+	Paths []string
+	// Dir is a plugin directory; its plugins need an entry in Dir's
+	// txlab-plugins.sum.
+	Dir string
+	// Timeout bounds each call (0: DefaultTimeout).
+	Timeout time.Duration
+	// Transport is "shm" (default where supported) or "grpc".
+	Transport string
+	// Log receives the plugins' log lines, prefixed with the plugin's
+	// name (nil: stderr); LogLevel is hclog's ("" = warn).
+	Log      io.Writer
+	LogLevel string
+}
+
+// Enabled reports whether anything runs out of process.
+func (o Options) Enabled() bool { return o.Isolate || len(o.Paths) > 0 || o.Dir != "" }
+
+// Found is a plugin binary found by name.
+type Found struct {
+	Path   string
+	Type   string // "qdisc" or "driver"
+	Name   string // the kind or driver name
+	Sum    []byte // the checksum it must have
+	SumErr error  // why it has none (not in the manifest)
+}
+
+// Discover lists the plugins Paths and Dir name.
+func Discover(o Options) ([]Found, error) {
+	var out []Found
+	for _, p := range o.Paths {
+		f, err := found(p)
+		if err != nil {
+			return nil, err
+		}
+		f.Sum, f.SumErr = fileSum(p)
+		if f.SumErr != nil {
+			return nil, fmt.Errorf("plugin %s: %w", p, f.SumErr)
+		}
+		out = append(out, f)
+	}
+	if o.Dir != "" {
+		sums, err := readManifest(o.Dir)
+		if err != nil {
+			return nil, err
+		}
+		ents, err := os.ReadDir(o.Dir)
+		if err != nil {
+			return nil, fmt.Errorf("plugin dir: %w", err)
+		}
+		for _, e := range ents {
+			if e.IsDir() || !(strings.HasPrefix(e.Name(), QdiscPrefix) || strings.HasPrefix(e.Name(), DriverPrefix)) {
+				continue
+			}
+			f, err := found(filepath.Join(o.Dir, e.Name()))
+			if err != nil {
+				return nil, err
+			}
+			if s, ok := sums[e.Name()]; ok {
+				f.Sum = s
+			} else {
+				f.SumErr = fmt.Errorf("not in %s (add it with `txlab plugin add`)", filepath.Join(o.Dir, Manifest))
+			}
+			out = append(out, f)
+		}
+	}
+	return out, nil
+}
+
+func found(path string) (Found, error) {
+	base := filepath.Base(path)
+	switch {
+	case strings.HasPrefix(base, QdiscPrefix) && len(base) > len(QdiscPrefix):
+		return Found{Path: path, Type: "qdisc", Name: strings.TrimPrefix(base, QdiscPrefix)}, nil
+	case strings.HasPrefix(base, DriverPrefix) && len(base) > len(DriverPrefix):
+		return Found{Path: path, Type: "driver", Name: strings.TrimPrefix(base, DriverPrefix)}, nil
+	}
+	return Found{}, fmt.Errorf("plugin %s: name it %sKIND or %sNAME", path, QdiscPrefix, DriverPrefix)
+}
+
+func fileSum(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return nil, err
+	}
+	return h.Sum(nil), nil
+}
+
+func readManifest(dir string) (map[string][]byte, error) {
+	out := map[string][]byte{}
+	f, err := os.Open(filepath.Join(dir, Manifest))
+	if errors.Is(err, os.ErrNotExist) {
+		return out, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for n := 1; sc.Scan(); n++ {
+		fields := strings.Fields(sc.Text())
+		if len(fields) == 0 || strings.HasPrefix(fields[0], "#") {
+			continue
+		}
+		sum, err := hex.DecodeString(fields[0])
+		if len(fields) != 2 || err != nil || len(sum) != sha256.Size {
+			return nil, fmt.Errorf("%s:%d: want \"SHA256  FILE\"", filepath.Join(dir, Manifest), n)
+		}
+		out[fields[1]] = sum
+	}
+	return out, sc.Err()
+}
+
+// Add copies the plugin at path into dir and records its checksum.
+func Add(dir, path string) (string, error) {
+	f, err := found(path)
+	if err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	dst := filepath.Join(dir, filepath.Base(f.Path))
+	if err := os.WriteFile(dst+".tmp", b, 0o755); err != nil {
+		return "", err
+	}
+	if err := os.Rename(dst+".tmp", dst); err != nil {
+		return "", err
+	}
+	sums, err := readManifest(dir)
+	if err != nil {
+		return "", err
+	}
+	s := sha256.Sum256(b)
+	sums[filepath.Base(dst)] = s[:]
+	var sb strings.Builder
+	for _, name := range slices.Sorted(maps.Keys(sums)) {
+		fmt.Fprintf(&sb, "%x  %s\n", sums[name], name)
+	}
+	return dst, os.WriteFile(filepath.Join(dir, Manifest), []byte(sb.String()), 0o644)
+}
+
+// Host makes qdiscs and drivers for a run (it is a netdev.Resolver):
+// a plugin's kinds out of process, built-ins in process unless isolated.
+// Close stops every plugin it started.
+type Host struct {
+	opts   Options
+	found  map[string]Found // "qdisc/KIND", "driver/NAME"
+	procs  map[string]*Proc // by path
+	selfFd Found
+}
+
+// NewHost discovers the plugins o names.
+func NewHost(o Options) (*Host, error) {
+	h := &Host{opts: o, found: map[string]Found{}, procs: map[string]*Proc{}}
+	fs, err := Discover(o)
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range fs {
+		key := f.Type + "/" + f.Name
+		if prev, ok := h.found[key]; ok {
+			return nil, fmt.Errorf("%s %s is served by both %s and %s", f.Type, f.Name, prev.Path, f.Path)
+		}
+		h.found[key] = f
+	}
+	if o.Isolate {
+		self := o.Self
+		if self == "" {
+			if self, err = os.Executable(); err != nil {
+				return nil, err
+			}
+		}
+		sum, err := fileSum(self)
+		if err != nil {
+			return nil, fmt.Errorf("isolate: %w", err)
+		}
+		h.selfFd = Found{Path: self, Type: "builtin", Name: "txlab", Sum: sum}
+	}
+	return h, nil
+}
+
+func (h *Host) proc(f Found) (*Proc, error) {
+	if p, ok := h.procs[f.Path]; ok {
+		return p, p.err
+	}
+	p, err := Start(f, h.opts)
+	if p == nil {
+		p = &Proc{err: err}
+	}
+	h.procs[f.Path] = p
+	return p, err
+}
+
+// Qdisc implements netdev.Resolver.
+func (h *Host) Qdisc(kind string) (qdisc.Qdisc, error) {
+	f, ok := h.found["qdisc/"+kind]
+	if !ok {
+		if !h.opts.Isolate || !slices.Contains(qdisc.Kinds(), kind) {
+			return qdisc.New(kind)
+		}
+		f = h.selfFd
+	}
+	p, err := h.proc(f)
+	if err != nil {
+		return nil, err
+	}
+	return p.NewQdisc(kind)
+}
+
+// Driver implements netdev.Resolver.
+func (h *Host) Driver(name string) (driver.Driver, error) {
+	f, ok := h.found["driver/"+name]
+	if !ok {
+		if !h.opts.Isolate || !slices.Contains(driver.Names(), name) {
+			return driver.New(name)
+		}
+		f = h.selfFd
+	}
+	p, err := h.proc(f)
+	if err != nil {
+		return nil, err
+	}
+	return p.NewDriver(name)
+}
+
+// Found returns what Discover found.
+func (h *Host) Found() []Found {
+	return slices.SortedFunc(maps.Values(h.found), func(a, b Found) int { return cmp.Compare(a.Path, b.Path) })
+}
+
+// Close stops every plugin process.
+func (h *Host) Close() {
+	for _, p := range h.procs {
+		p.Close()
+	}
+}
+
+// Proc is one running plugin process.
+type Proc struct {
+	Found  Found
+	Desc   *pb.Description
+	client *goplugin.Client
+	c      *conn
+	tail   *tailWriter
+	err    error
+	once   sync.Once
+}
+
+// Start starts and verifies a plugin: go-plugin checks its checksum
+// before it runs, then the host asks what it serves and opens the data
+// path.
+func Start(f Found, o Options) (*Proc, error) {
+	if f.SumErr != nil {
+		return nil, fmt.Errorf("plugin %s: refused: %w", f.Path, f.SumErr)
+	}
+	name := f.Name
+	if f.Type != "builtin" {
+		name = f.Type + " " + f.Name
+	}
+	label := fmt.Sprintf("%s (%s)", name, f.Path)
+	out := o.Log
+	if out == nil {
+		out = os.Stderr
+	}
+	level := hclog.LevelFromString(cmp.Or(o.LogLevel, "warn"))
+	if level == hclog.NoLevel {
+		return nil, fmt.Errorf("plugin log level %q: want trace, debug, info, warn or error", o.LogLevel)
+	}
+	tail := &tailWriter{}
+	logger := hclog.New(&hclog.LoggerOptions{Name: "plugin." + f.Name, Output: out, Level: level})
+	client := goplugin.NewClient(&goplugin.ClientConfig{
+		HandshakeConfig:  Handshake,
+		Plugins:          pluginMap,
+		Cmd:              exec.Command(f.Path),
+		AllowedProtocols: []goplugin.Protocol{goplugin.ProtocolGRPC},
+		SecureConfig:     &goplugin.SecureConfig{Checksum: f.Sum, Hash: sha256.New()},
+		AutoMTLS:         true,
+		Managed:          true,
+		Logger:           logger,
+		Stderr:           tail,
+		StartTimeout:     20 * time.Second,
+	})
+	p := &Proc{Found: f, client: client, tail: tail}
+	fail := func(err error) (*Proc, error) {
+		client.Kill()
+		p.err = fmt.Errorf("plugin %s: %w", label, err)
+		return p, p.err
+	}
+	rpc, err := client.Client()
+	if err != nil {
+		return fail(err)
+	}
+	raw, err := rpc.Dispense("txlab")
+	if err != nil {
+		return fail(err)
+	}
+	pc := raw.(pb.PluginClient)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	p.Desc, err = pc.Describe(ctx, &pb.Empty{})
+	if err != nil {
+		return fail(fmt.Errorf("describe: %w", err))
+	}
+	if p.Desc.Protocol != FrameProtocol {
+		return fail(fmt.Errorf("speaks frame protocol %d, the host %d", p.Desc.Protocol, FrameProtocol))
+	}
+	if f.Type != "builtin" && !p.serves(f.Type, f.Name) {
+		return fail(fmt.Errorf("is named for %s %s but serves %s", f.Type, f.Name, p.kindList()))
+	}
+	alive := func() error {
+		if client.Exited() {
+			return fmt.Errorf("the plugin process exited%s", tail.last())
+		}
+		return nil
+	}
+	var tr hostTransport
+	switch t := cmp.Or(o.Transport, os.Getenv(EnvTransport), "shm"); {
+	case t == "shm" && shm.Supported:
+		ch, path, err := shm.Create("", shm.DefaultSize)
+		if err != nil {
+			return fail(err)
+		}
+		_, err = pc.Open(ctx, &pb.OpenRequest{Path: path, Size: shm.DefaultSize})
+		os.Remove(path)
+		if err != nil {
+			ch.Close()
+			return fail(fmt.Errorf("open shared memory: %w", err))
+		}
+		tr = &shmHostSide{ch: ch, alive: alive}
+	case t == "grpc" || t == "shm":
+		s, err := newStreamHostSide(pc, alive)
+		if err != nil {
+			return fail(err)
+		}
+		tr = s
+	default:
+		return fail(fmt.Errorf("transport %q: want shm or grpc", t))
+	}
+	p.c = &conn{name: label, tr: tr, timeout: cmp.Or(o.Timeout, DefaultTimeout), kill: client.Kill}
+	return p, nil
+}
+
+func (p *Proc) serves(typ, name string) bool {
+	for _, k := range p.Desc.Kinds {
+		if k.Type == typ && k.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+func (p *Proc) kindList() string {
+	var s []string
+	for _, k := range p.Desc.Kinds {
+		s = append(s, k.Type+" "+k.Name)
+	}
+	if len(s) == 0 {
+		return "nothing"
+	}
+	return strings.Join(s, ", ")
+}
+
+// NewQdisc makes a qdisc instance in the plugin.
+func (p *Proc) NewQdisc(kind string) (*Qdisc, error) {
+	if p.err != nil {
+		return nil, p.err
+	}
+	inst, _, err := p.c.newInstance(wire.MNewQdisc, kind)
+	if err != nil {
+		return nil, err
+	}
+	return &Qdisc{c: p.c, inst: inst, kind: kind, hold: newHoldings()}, nil
+}
+
+// NewDriver makes a driver instance in the plugin.
+func (p *Proc) NewDriver(name string) (*Driver, error) {
+	if p.err != nil {
+		return nil, p.err
+	}
+	inst, sel, err := p.c.newInstance(wire.MNewDriver, name)
+	if err != nil {
+		return nil, err
+	}
+	return &Driver{c: p.c, inst: inst, name: name, sel: sel, hold: newHoldings()}, nil
+}
+
+// Err is the error that ended the plugin, if any.
+func (p *Proc) Err() error {
+	if p.c != nil && p.c.dead != nil {
+		return p.c.dead
+	}
+	return p.err
+}
+
+// Close stops the process.
+func (p *Proc) Close() {
+	p.once.Do(func() {
+		if p.client != nil {
+			p.client.Kill()
+		}
+		if p.c != nil {
+			p.c.tr.Close()
+		}
+	})
+}
+
+// tailWriter keeps the end of the plugin's raw stderr, for the error
+// when it dies.
+type tailWriter struct {
+	mu  sync.Mutex
+	buf []byte
+}
+
+func (t *tailWriter) Write(b []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, b...)
+	if len(t.buf) > 8192 {
+		t.buf = t.buf[len(t.buf)-4096:]
+	}
+	return len(b), nil
+}
+
+// last is the last line the plugin printed, for an error message.
+func (t *tailWriter) last() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	lines := strings.Split(strings.TrimSpace(string(t.buf)), "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		l := strings.TrimSpace(lines[i])
+		if l != "" && !strings.HasPrefix(l, "goroutine ") && !strings.HasPrefix(l, "exit status") {
+			// Prefer the panic line if there is one.
+			for _, m := range lines {
+				if strings.HasPrefix(strings.TrimSpace(m), "panic:") {
+					return ": " + strings.TrimSpace(m)
+				}
+			}
+			return ": " + l
+		}
+	}
+	return ""
+}
+
+func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
