@@ -6,17 +6,35 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/txlab/txlab/framework/plugin"
 )
 
 // version is set by -ldflags "-X main.version=..." in releases.
 var version = "0.1.0-dev"
 
 func main() {
-	if err := newApp().Run(os.Args); err != nil {
+	if plugin.IsPluginProcess() {
+		// Started by a host (--isolate): serve every built-in.
+		cat := plugin.Builtins()
+		cat.Version = version
+		plugin.Serve(cat)
+		return
+	}
+	cleanupOnSignal()
+	err := newApp().Run(os.Args)
+	plugin.Cleanup()
+	if err != nil {
+		var ec cli.ExitCoder
+		if errors.As(err, &ec) {
+			fmt.Fprintln(os.Stderr, "txlab:", err)
+			os.Exit(ec.ExitCode())
+		}
 		fmt.Fprintln(os.Stderr, "txlab:", err)
 		os.Exit(1)
 	}
@@ -31,6 +49,7 @@ func newApp() *cli.App {
 			checkCommand(),
 			scriptsCommand(),
 			listCommand(),
+			pluginCommand(),
 			{
 				Name:  "version",
 				Usage: "print the version",

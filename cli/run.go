@@ -55,7 +55,7 @@ func runCommand() *cli.Command {
 		Name:      "run",
 		Usage:     "run an experiment configured from flags, or from a Tengo script (flags set explicitly override it)",
 		ArgsUsage: "[SCRIPT.tengo]",
-		Flags:     append(append(runFlags(), scriptFlags()...), traceFlags()...),
+		Flags:     append(append(append(runFlags(), scriptFlags()...), traceFlags()...), pluginFlags()...),
 		Action:    runAction,
 	}
 }
@@ -159,6 +159,14 @@ func runAction(c *cli.Context) error {
 			finishTrace(c, tr, nil, err)
 			return err
 		}
+	}
+	po, err := pluginOptions(c)
+	if err != nil {
+		finishTrace(c, tr, nil, err)
+		return err
+	}
+	for i := range specs {
+		specs[i].Plugins = po
 	}
 	describeTrace(tr, specs)
 	var reps []*report.Report

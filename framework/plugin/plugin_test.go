@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -155,4 +157,87 @@ func firstDiff(a, b []byte) string {
 	return fmt.Sprintf("lengths %d and %d lines", len(la), len(lb))
 }
 
-var _ = time.Second
+
+// linkPlugin makes dir/txlab-qdisc-KIND, a link to this test binary.
+func linkPlugin(t *testing.T, dir, kind string) string {
+	t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, plugin.QdiscPrefix+kind)
+	if err := os.Symlink(self, p); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// A plugin that crashes, hangs or breaks its contract ends the run with
+// an error naming it and what it did; the partial report's accounting
+// still balances, the packets it held counted as lost to the plugin.
+func TestMisbehavingPlugins(t *testing.T) {
+	cases := []struct {
+		kind string
+		want []string
+		lost bool // it held packets when it failed
+	}{
+		{"test_crash", []string{"qdisc test_crash", "dequeue", "exited", "test_crash: exiting on purpose"}, true},
+		{"test_hang", []string{"qdisc test_hang", "dequeue", "no answer within 1s", "hangs"}, true},
+		{"test_twice", []string{"qdisc test_twice", "dequeue", "twice"}, true},
+		{"test_forge", []string{"qdisc test_forge", "dequeue", "never handed"}, true},
+		{"test_panic", []string{"qdisc test_panic", "dequeue", "panic: test_panic: a bug in the plugin"}, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.kind, func(t *testing.T) {
+			s := small("mq "+tc.kind, "ice")
+			s.Plugins = plugin.Options{Paths: []string{linkPlugin(t, t.TempDir(), tc.kind)}, Timeout: time.Second, Log: io.Discard}
+			start := time.Now()
+			rep, err := run.Run(s, nil)
+			if err == nil {
+				t.Fatal("the run succeeded")
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not say %q", err, w)
+				}
+			}
+			if strings.Contains(err.Error(), "\n") {
+				t.Errorf("error is not one line: %q", err)
+			}
+			if rep == nil || rep.Error == "" {
+				t.Fatal("no partial report carrying the error")
+			}
+			if !rep.AccountingOK {
+				t.Fatalf("accounting broken after the failure: %s", rep.AccountingError)
+			}
+			if lost := rep.Drops[string(skb.DropLostToPlugin)]; tc.lost && lost == 0 {
+				t.Errorf("no packets counted as %s (drops %v)", skb.DropLostToPlugin, rep.Drops)
+			}
+			if d := time.Since(start); d > 10*time.Second {
+				t.Errorf("took %v to notice", d)
+			}
+		})
+	}
+}
+
+// A plugin whose checksum does not match its manifest entry is refused
+// before it starts; one with no entry is refused too.
+func TestChecksumRefused(t *testing.T) {
+	dir := t.TempDir()
+	linkPlugin(t, dir, "test_crash")
+	s := small("mq test_crash", "ice")
+	s.Plugins = plugin.Options{Dir: dir, Log: io.Discard}
+	_, err := run.Run(s, nil)
+	if err == nil || !strings.Contains(err.Error(), "not in") || !strings.Contains(err.Error(), plugin.Manifest) {
+		t.Fatalf("no manifest entry: got %v", err)
+	}
+	bad := strings.Repeat("ab", 32) + "  " + plugin.QdiscPrefix + "test_crash\n"
+	if err := os.WriteFile(filepath.Join(dir, plugin.Manifest), []byte(bad), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = run.Run(s, nil)
+	if err == nil || !strings.Contains(err.Error(), "checksum") {
+		t.Fatalf("wrong checksum: got %v", err)
+	}
+	t.Log(err)
+}

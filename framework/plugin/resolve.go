@@ -45,8 +45,6 @@ type Options struct {
 	// Isolate runs the built-in qdiscs and drivers out of process too,
 	// served by Self.
 	Isolate bool
-	// Self is the binary that serves the built-ins (default: this one).
-	Self string
 	// Paths are plugin binaries named on the command line.
 	Paths []string
 	// Dir is a plugin directory; its plugins need an entry in Dir's
@@ -61,6 +59,10 @@ type Options struct {
 	Log      io.Writer
 	LogLevel string
 }
+
+// Cleanup stops every plugin process still running (on any exit path;
+// the CLI also calls it on SIGINT and SIGTERM).
+func Cleanup() { goplugin.CleanupClients() }
 
 // Enabled reports whether anything runs out of process.
 func (o Options) Enabled() bool { return o.Isolate || len(o.Paths) > 0 || o.Dir != "" }
@@ -78,13 +80,9 @@ type Found struct {
 func Discover(o Options) ([]Found, error) {
 	var out []Found
 	for _, p := range o.Paths {
-		f, err := found(p)
+		f, err := Locate(p)
 		if err != nil {
-			return nil, err
-		}
-		f.Sum, f.SumErr = fileSum(p)
-		if f.SumErr != nil {
-			return nil, fmt.Errorf("plugin %s: %w", p, f.SumErr)
+			return nil, fmt.Errorf("plugin %s: %w", p, err)
 		}
 		out = append(out, f)
 	}
@@ -114,6 +112,27 @@ func Discover(o Options) ([]Found, error) {
 		}
 	}
 	return out, nil
+}
+
+// Locate is a plugin binary named on the command line, with the
+// checksum it has now (the user vouches for it).
+func Locate(path string) (Found, error) {
+	f, err := found(path)
+	if err != nil {
+		return f, err
+	}
+	f.Sum, err = fileSum(path)
+	return f, err
+}
+
+// Self is this binary as the plugin that serves the built-ins.
+func Self() (Found, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return Found{}, err
+	}
+	sum, err := fileSum(self)
+	return Found{Path: self, Type: "builtin", Name: "txlab", Sum: sum}, err
 }
 
 func found(path string) (Found, error) {
@@ -223,17 +242,9 @@ func NewHost(o Options) (*Host, error) {
 		h.found[key] = f
 	}
 	if o.Isolate {
-		self := o.Self
-		if self == "" {
-			if self, err = os.Executable(); err != nil {
-				return nil, err
-			}
-		}
-		sum, err := fileSum(self)
-		if err != nil {
+		if h.selfFd, err = Self(); err != nil {
 			return nil, fmt.Errorf("isolate: %w", err)
 		}
-		h.selfFd = Found{Path: self, Type: "builtin", Name: "txlab", Sum: sum}
 	}
 	return h, nil
 }
@@ -337,6 +348,8 @@ func Start(f Found, o Options) (*Proc, error) {
 		Managed:          true,
 		Logger:           logger,
 		Stderr:           tail,
+		SyncStdout:       &prefixWriter{out: out, prefix: "[plugin " + f.Name + "] "},
+		SyncStderr:       io.MultiWriter(tail, &prefixWriter{out: out, prefix: "[plugin " + f.Name + "] "}),
 		StartTimeout:     20 * time.Second,
 	})
 	p := &Proc{Found: f, client: client, tail: tail}
@@ -368,6 +381,7 @@ func Start(f Found, o Options) (*Proc, error) {
 	}
 	alive := func() error {
 		if client.Exited() {
+			time.Sleep(50 * time.Millisecond) // let its last stderr lines arrive
 			return fmt.Errorf("the plugin process exited%s", tail.last())
 		}
 		return nil
@@ -487,7 +501,8 @@ func (t *tailWriter) last() string {
 	lines := strings.Split(strings.TrimSpace(string(t.buf)), "\n")
 	for i := len(lines) - 1; i >= 0; i-- {
 		l := strings.TrimSpace(lines[i])
-		if l != "" && !strings.HasPrefix(l, "goroutine ") && !strings.HasPrefix(l, "exit status") {
+		if l != "" && !strings.HasPrefix(l, "goroutine ") && !strings.HasPrefix(l, "exit status") &&
+			!strings.HasPrefix(l, `{"@level"`) {
 			// Prefer the panic line if there is one.
 			for _, m := range lines {
 				if strings.HasPrefix(strings.TrimSpace(m), "panic:") {
@@ -498,6 +513,29 @@ func (t *tailWriter) last() string {
 		}
 	}
 	return ""
+}
+
+// prefixWriter writes whole lines to out, each after prefix.
+type prefixWriter struct {
+	mu      sync.Mutex
+	out     io.Writer
+	prefix  string
+	partial []byte
+}
+
+func (w *prefixWriter) Write(b []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.partial = append(w.partial, b...)
+	for {
+		i := strings.IndexByte(string(w.partial), '\n')
+		if i < 0 {
+			break
+		}
+		fmt.Fprintf(w.out, "%s%s\n", w.prefix, w.partial[:i])
+		w.partial = w.partial[i+1:]
+	}
+	return len(b), nil
 }
 
 func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }

@@ -1,0 +1,295 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/txlab/txlab/framework/driver"
+	"github.com/txlab/txlab/framework/plugin"
+	"github.com/txlab/txlab/framework/qdisc"
+	"github.com/txlab/txlab/framework/qdisc/qdisctest"
+	"github.com/txlab/txlab/framework/run"
+	"github.com/txlab/txlab/framework/sim"
+	"github.com/txlab/txlab/framework/skb"
+	"github.com/txlab/txlab/framework/workload"
+)
+
+// pluginFlags say which plugins a run may use.
+func pluginFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.BoolFlag{Name: "isolate", Usage: "run the built-in qdiscs and drivers out of process, served by this binary"},
+		&cli.StringSliceFlag{Name: "plugin", Usage: "a plugin binary (txlab-qdisc-KIND or txlab-driver-NAME); repeatable"},
+		&cli.StringFlag{Name: "plugin-dir", EnvVars: []string{plugin.EnvDir}, Usage: "a plugin directory, checksums in its " + plugin.Manifest},
+		&cli.DurationFlag{Name: "plugin-timeout", Value: plugin.DefaultTimeout, Usage: "how long one plugin call may take before the plugin counts as hung"},
+		&cli.StringFlag{Name: "plugin-transport", EnvVars: []string{plugin.EnvTransport}, Value: "shm", Usage: "plugin data path: shm (shared memory) or grpc (a stream)"},
+		&cli.StringFlag{Name: "plugin-log", Value: "warn", Usage: "plugin log level shown on stderr: trace, debug, info, warn, error"},
+	}
+}
+
+func pluginOptions(c *cli.Context) (plugin.Options, error) {
+	o := plugin.Options{Isolate: c.Bool("isolate"), Paths: c.StringSlice("plugin"), Dir: c.String("plugin-dir"),
+		Timeout: c.Duration("plugin-timeout"), Transport: c.String("plugin-transport"), LogLevel: c.String("plugin-log"),
+		Log: c.App.ErrWriter}
+	if o.Timeout <= 0 {
+		return o, fmt.Errorf("--plugin-timeout must be positive, got %v", o.Timeout)
+	}
+	if t := o.Transport; t != "shm" && t != "grpc" {
+		return o, fmt.Errorf("--plugin-transport %q: want shm or grpc", t)
+	}
+	return o, nil
+}
+
+// cleanupOnSignal stops plugin processes when the user interrupts.
+func cleanupOnSignal() {
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM)
+	go func() {
+		s := <-ch
+		plugin.Cleanup()
+		fmt.Fprintln(os.Stderr, "txlab: interrupted")
+		if s == syscall.SIGINT {
+			os.Exit(130)
+		}
+		os.Exit(143)
+	}()
+}
+
+func pluginCommand() *cli.Command {
+	flags := pluginFlags()
+	return &cli.Command{
+		Name:  "plugin",
+		Usage: "list, check and install qdisc and driver plugins",
+		Subcommands: []*cli.Command{
+			{
+				Name:   "list",
+				Usage:  "list the built-ins and the plugins --plugin and --plugin-dir name, with their versions",
+				Flags:  flags,
+				Action: pluginList,
+			},
+			{
+				Name:      "test",
+				Usage:     "run the conformance suite against a plugin (a path, or a kind in --plugin-dir, or a built-in)",
+				ArgsUsage: "PATH-OR-NAME",
+				Flags: append(flags,
+					&cli.StringFlag{Name: "args", Usage: "tc options to init the qdisc with, e.g. \"limit 100\""},
+					&cli.IntFlag{Name: "limit", Usage: "the packet limit --args sets, to check it is respected"},
+					&cli.IntFlag{Name: "packets", Value: 3000, Usage: "packets per check"},
+				),
+				Action: pluginTest,
+			},
+			{
+				Name:      "add",
+				Usage:     "copy a plugin into a plugin directory and record its checksum",
+				ArgsUsage: "PATH",
+				Flags:     []cli.Flag{&cli.StringFlag{Name: "dir", EnvVars: []string{plugin.EnvDir}, Required: true, Usage: "the plugin directory"}},
+				Action: func(c *cli.Context) error {
+					args, err := positionalArgs(c)
+					if err != nil {
+						return err
+					}
+					if len(args) != 1 {
+						return errors.New("plugin add: want one PATH")
+					}
+					dst, err := plugin.Add(c.String("dir"), args[0])
+					if err != nil {
+						return fmt.Errorf("plugin add: %w", err)
+					}
+					fmt.Fprintf(c.App.Writer, "added %s (checksum in %s)\n", dst, plugin.Manifest)
+					return nil
+				},
+			},
+		},
+	}
+}
+
+func pluginList(c *cli.Context) error {
+	o, err := pluginOptions(c)
+	if err != nil {
+		return err
+	}
+	w := tabwriter.NewWriter(c.App.Writer, 2, 8, 2, ' ', 0)
+	fmt.Fprintln(w, "TYPE\tNAME\tVERSION\tSOURCE\tDESCRIPTION")
+	for _, k := range qdisc.Kinds() {
+		fmt.Fprintf(w, "qdisc\t%s\t%s\tbuilt-in\t%s\n", k, version, qdisc.Help(k))
+	}
+	for _, n := range driver.Names() {
+		fmt.Fprintf(w, "driver\t%s\t%s\tbuilt-in\t%s\n", n, version, driver.Help(n))
+	}
+	found, err := plugin.Discover(o)
+	if err != nil {
+		return err
+	}
+	var bad error
+	for _, f := range found {
+		p, err := plugin.Start(f, o)
+		if err != nil {
+			fmt.Fprintf(w, "%s\t%s\t-\t%s\tREFUSED: %v\n", f.Type, f.Name, f.Path, err)
+			bad = err
+			continue
+		}
+		for _, k := range p.Desc.Kinds {
+			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", k.Type, k.Name, p.Desc.Version, f.Path, k.Help)
+		}
+		p.Close()
+	}
+	w.Flush()
+	if bad != nil {
+		return cli.Exit("some plugins were refused", 1)
+	}
+	return nil
+}
+
+// locate finds what `plugin test` names: a path, a plugin in the
+// directory, or a built-in (served by this binary).
+func locate(o plugin.Options, arg string) (plugin.Found, string, error) {
+	if strings.Contains(arg, "/") {
+		f, err := plugin.Locate(arg)
+		return f, f.Name, err
+	}
+	found, err := plugin.Discover(o)
+	if err != nil {
+		return plugin.Found{}, "", err
+	}
+	for _, f := range found {
+		if f.Name == arg {
+			return f, arg, nil
+		}
+	}
+	self, err := plugin.Self()
+	if err != nil {
+		return self, "", err
+	}
+	for _, k := range qdisc.Kinds() {
+		if k == arg {
+			self.Type = "builtin-qdisc"
+			return self, arg, nil
+		}
+	}
+	for _, n := range driver.Names() {
+		if n == arg {
+			self.Type = "builtin-driver"
+			return self, arg, nil
+		}
+	}
+	return plugin.Found{}, "", fmt.Errorf("no plugin %q: not a path, not in --plugin-dir, not a built-in", arg)
+}
+
+func pluginTest(c *cli.Context) error {
+	args, err := positionalArgs(c)
+	if err != nil {
+		return err
+	}
+	if len(args) != 1 {
+		return errors.New("plugin test: want one PATH-OR-NAME")
+	}
+	o, err := pluginOptions(c)
+	if err != nil {
+		return err
+	}
+	f, name, err := locate(o, args[0])
+	if err != nil {
+		return fmt.Errorf("plugin test: %w", err)
+	}
+	isQdisc := f.Type == "qdisc" || f.Type == "builtin-qdisc"
+	if strings.HasPrefix(f.Type, "builtin") {
+		f.Type = "builtin"
+	}
+	p, err := plugin.Start(f, o)
+	if err != nil {
+		return fmt.Errorf("plugin test: %w", err)
+	}
+	defer p.Close()
+	out := c.App.Writer
+	fmt.Fprintf(out, "plugin %s %s (%s), version %s\n", map[bool]string{true: "qdisc", false: "driver"}[isQdisc], name, f.Path, p.Desc.Version)
+	if !isQdisc {
+		return driverSmoke(c, o, f, name)
+	}
+	factory := func() qdisc.Qdisc {
+		q, err := p.NewQdisc(name)
+		if err != nil {
+			return brokenQdisc{err}
+		}
+		return q
+	}
+	results := qdisctest.Run(factory, qdisctest.Options{Args: strings.Fields(c.String("args")), Limit: c.Int("limit"), Pkts: c.Int("packets")})
+	failed := map[string]error{}
+	for _, r := range results {
+		failed[r.Check] = r.Err
+	}
+	checks := qdisctest.Checks()
+	if err, ok := failed["init"]; ok {
+		fmt.Fprintf(out, "  FAIL  init: %v\n", err)
+		return cli.Exit(fmt.Sprintf("plugin test: %s does not init with %q", name, c.String("args")), 1)
+	}
+	for _, ch := range checks {
+		if err, ok := failed[ch]; ok {
+			fmt.Fprintf(out, "  FAIL  %s: %v\n", ch, err)
+		} else {
+			fmt.Fprintf(out, "  ok    %s\n", ch)
+		}
+	}
+	if len(failed) > 0 {
+		return cli.Exit(fmt.Sprintf("plugin test: %s failed %d of %d checks", name, len(failed), len(checks)), 1)
+	}
+	fmt.Fprintf(out, "PASS: %d checks\n", len(checks))
+	return nil
+}
+
+// brokenQdisc stands in for an instance the plugin would not make, so
+// every check reports why.
+type brokenQdisc struct{ err error }
+
+func (b brokenQdisc) Init(qdisc.Setup, []string) (qdisc.Info, error)                       { return qdisc.Info{}, b.err }
+func (b brokenQdisc) Enqueue(qdisc.Ctx, []skb.Packet, []qdisc.Code)                        {}
+func (b brokenQdisc) Dequeue(_ qdisc.Ctx, _ qdisc.DequeueReq, o []skb.Packet) []skb.Packet { return o }
+func (b brokenQdisc) Peek(qdisc.Ctx) (skb.Packet, bool)                                    { return skb.Packet{}, false }
+func (b brokenQdisc) Reset(qdisc.Ctx)                                                      {}
+func (b brokenQdisc) Stats() qdisc.Stats                                                   { return qdisc.Stats{} }
+func (b brokenQdisc) Dump() string                                                         { return "" }
+
+// driverSmoke runs the driver out of process under two workloads and
+// checks packets get through and the accounting balances.
+func driverSmoke(c *cli.Context, o plugin.Options, f plugin.Found, name string) error {
+	out := c.App.Writer
+	if f.Type == "builtin" {
+		o.Isolate = true
+	} else {
+		o.Paths = []string{f.Path}
+	}
+	fails := 0
+	for _, w := range []workload.Spec{
+		{Kind: workload.UDPStream, Senders: 4, PacketSize: 120},
+		{Kind: workload.UDPRate, Senders: 4, Flows: 16, PacketSize: 64, Rate: 20e6},
+	} {
+		s := run.Default()
+		s.Sockets, s.Cores, s.Threads, s.Queues = 1, 4, 1, 2
+		s.Driver, s.Qdisc, s.Workload, s.Plugins = name, "", w, o
+		s.Duration, s.Warmup = 2*sim.Millisecond, 500*sim.Microsecond
+		start := time.Now()
+		rep, err := run.Run(s, nil)
+		check := fmt.Sprintf("%s through the driver", w.Kind)
+		switch {
+		case err != nil:
+			fmt.Fprintf(out, "  FAIL  %s: %v\n", check, err)
+			fails++
+		case rep.TxPackets == 0:
+			fmt.Fprintf(out, "  FAIL  %s: nothing transmitted\n", check)
+			fails++
+		default:
+			fmt.Fprintf(out, "  ok    %s: %d packets, accounting balanced (%v)\n", check, rep.TxPackets, time.Since(start).Round(time.Millisecond))
+		}
+	}
+	if fails > 0 {
+		return cli.Exit(fmt.Sprintf("plugin test: %s failed %d of 2 checks", name, fails), 1)
+	}
+	fmt.Fprintln(out, "PASS: 2 checks")
+	return nil
+}

@@ -1,0 +1,59 @@
+package plugin_test
+
+import (
+	"testing"
+
+	"github.com/txlab/txlab/framework/plugin"
+	"github.com/txlab/txlab/framework/run"
+	"github.com/txlab/txlab/framework/sim"
+)
+
+// benchIsolate runs one scenario in process, with the qdisc out of
+// process, and with qdisc and driver out of process (--isolate), and
+// reports simulated packets per wall second for each. Process start-up
+// is inside the timing, as a user sees it.
+func benchIsolate(b *testing.B, s run.Spec) {
+	for _, mode := range []string{"in-process", "isolate-grpc", "isolate"} {
+		b.Run(mode, func(b *testing.B) {
+			s := s
+			switch mode {
+			case "isolate":
+				s.Plugins = plugin.Options{Isolate: true}
+			case "isolate-grpc":
+				if testing.Short() {
+					b.Skip("the gRPC stream path is slow")
+				}
+				s.Plugins = plugin.Options{Isolate: true, Transport: "grpc"}
+			}
+			var pkts uint64
+			for b.Loop() {
+				rep, err := run.Run(s, nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				pkts += rep.TxPackets
+			}
+			b.ReportMetric(float64(pkts)/b.Elapsed().Seconds(), "simpkts/s")
+		})
+	}
+}
+
+// BenchmarkIsolateSmall: the run package's BenchmarkSimSmall scenario
+// (8 CPUs, 8 udp_stream senders, 4-queue ice, mq pfifo), 10 ms.
+func BenchmarkIsolateSmall(b *testing.B) {
+	s := small("mq pfifo", "ice")
+	s.Sockets, s.Cores, s.Queues = 1, 8, 4
+	s.Workload.Senders = 8
+	s.Duration, s.Warmup = 10*sim.Millisecond, 0
+	benchIsolate(b, s)
+}
+
+// BenchmarkIsolateCake: root cake on 8-queue ice, 16 udp_stream senders,
+// 10 ms: a costly qdisc, one root lock, bulk dequeues.
+func BenchmarkIsolateCake(b *testing.B) {
+	s := small("cake", "ice")
+	s.Sockets, s.Cores, s.Queues = 1, 16, 8
+	s.Workload.Senders = 16
+	s.Duration, s.Warmup = 10*sim.Millisecond, 0
+	benchIsolate(b, s)
+}
