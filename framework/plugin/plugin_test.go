@@ -157,7 +157,6 @@ func firstDiff(a, b []byte) string {
 	return fmt.Sprintf("lengths %d and %d lines", len(la), len(lb))
 }
 
-
 // linkPlugin makes dir/txlab-qdisc-KIND, a link to this test binary.
 func linkPlugin(t *testing.T, dir, kind string) string {
 	t.Helper()
