@@ -89,7 +89,7 @@ func pluginCommand() *cli.Command {
 				Name:      "add",
 				Usage:     "copy a plugin into a plugin directory and record its checksum",
 				ArgsUsage: "PATH",
-				Flags:     []cli.Flag{&cli.StringFlag{Name: "dir", EnvVars: []string{plugin.EnvDir}, Required: true, Usage: "the plugin directory"}},
+				Flags:     []cli.Flag{&cli.StringFlag{Name: "dir", EnvVars: []string{plugin.EnvDir}, Usage: "the plugin directory (required)"}},
 				Action: func(c *cli.Context) error {
 					args, err := positionalArgs(c)
 					if err != nil {
@@ -97,6 +97,9 @@ func pluginCommand() *cli.Command {
 					}
 					if len(args) != 1 {
 						return errors.New("plugin add: want one PATH")
+					}
+					if c.String("dir") == "" {
+						return errors.New("plugin add: --dir (or " + plugin.EnvDir + ") names the plugin directory")
 					}
 					dst, err := plugin.Add(c.String("dir"), args[0])
 					if err != nil {

@@ -62,9 +62,10 @@ func newBad(how func(b *bad, ctx qdisc.Ctx, out []skb.Packet) []skb.Packet) func
 
 var badQdiscs = map[string]func() qdisc.Qdisc{
 	"test_crash": newBad(func(*bad, qdisc.Ctx, []skb.Packet) []skb.Packet {
-		fmt.Fprintln(os.Stderr, "test_crash: exiting on purpose")
-		os.Exit(7)
-		return nil
+		// A crash no recover can catch: the runtime prints the panic on
+		// the process's stderr and exits.
+		go func() { panic("test_crash: crashing on purpose") }()
+		select {}
 	}),
 	"test_hang": newBad(func(*bad, qdisc.Ctx, []skb.Packet) []skb.Packet {
 		select {}
@@ -180,7 +181,7 @@ func TestMisbehavingPlugins(t *testing.T) {
 		want []string
 		lost bool // it held packets when it failed
 	}{
-		{"test_crash", []string{"qdisc test_crash", "dequeue", "exited", "test_crash: exiting on purpose"}, true},
+		{"test_crash", []string{"qdisc test_crash", "dequeue", "exited", "panic: test_crash: crashing on purpose"}, true},
 		{"test_hang", []string{"qdisc test_hang", "dequeue", "no answer within 1s", "hangs"}, true},
 		{"test_twice", []string{"qdisc test_twice", "dequeue", "twice"}, true},
 		{"test_forge", []string{"qdisc test_forge", "dequeue", "never handed"}, true},

@@ -1,0 +1,194 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/txlab/txlab/framework/plugin"
+	"github.com/txlab/txlab/framework/qdisc"
+	"github.com/txlab/txlab/framework/skb"
+)
+
+// The test binary is also the txlab command (TXLAB_TEST_MAIN=1, to check
+// exit codes) and a plugin serving the built-ins plus a few test qdiscs.
+func TestMain(m *testing.M) {
+	if plugin.IsPluginProcess() {
+		cat := plugin.Builtins()
+		for name, f := range testQdiscs {
+			cat.Qdiscs[name] = plugin.Kind[qdisc.Qdisc]{Help: "test qdisc " + name, New: f}
+		}
+		plugin.Serve(cat)
+		os.Exit(0)
+	}
+	if os.Getenv("TXLAB_TEST_MAIN") == "1" {
+		os.Args = append([]string{"txlab"}, strings.Split(os.Getenv("TXLAB_TEST_ARGS"), "\x1f")...)
+		main()
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// crashy is pfifo that exits at its 20th dequeue; leaky is pfifo whose
+// stats hide one packet.
+type crashy struct {
+	qdisc.Qdisc
+	n int
+}
+
+func (c *crashy) Dequeue(ctx qdisc.Ctx, req qdisc.DequeueReq, out []skb.Packet) []skb.Packet {
+	if c.n++; c.n == 20 {
+		// A crash no recover can catch: the runtime prints the panic on
+		// the process's stderr and exits.
+		go func() { panic("test_crash: crashing on purpose") }()
+		select {}
+	}
+	return c.Qdisc.Dequeue(ctx, req, out)
+}
+
+type leaky struct{ qdisc.Qdisc }
+
+func (l leaky) Stats() qdisc.Stats {
+	s := l.Qdisc.Stats()
+	if s.Qlen > 0 {
+		s.Qlen--
+	}
+	return s
+}
+
+func fifo() qdisc.Qdisc { q, _ := qdisc.New("pfifo"); return q }
+
+var testQdiscs = map[string]func() qdisc.Qdisc{
+	"test_fifo":  fifo,
+	"test_crash": func() qdisc.Qdisc { return &crashy{Qdisc: fifo()} },
+	"test_leaky": func() qdisc.Qdisc { return leaky{fifo()} },
+}
+
+// link makes dir/txlab-qdisc-KIND, a link to this test binary.
+func link(t *testing.T, dir, kind string) string {
+	t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, plugin.QdiscPrefix+kind)
+	if err := os.Symlink(self, p); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// exitOf runs the real command in a process: stderr and the exit code.
+func exitOf(t *testing.T, args ...string) (string, int) {
+	t.Helper()
+	self, _ := os.Executable()
+	cmd := exec.Command(self)
+	cmd.Env = append(os.Environ(), "TXLAB_TEST_MAIN=1", "TXLAB_TEST_ARGS="+strings.Join(args, "\x1f"))
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return stderr.String(), ee.ExitCode()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return stderr.String(), 0
+}
+
+func TestRunIsolateSameJSON(t *testing.T) {
+	args := append(append([]string{}, quick...), "--format", "json", "--qdisc", "mq fq_codel")
+	in, err := txlab(t, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := txlab(t, append(args, "--isolate")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(stripWall(t, in), stripWall(t, out)) {
+		t.Fatal("--isolate changed the report")
+	}
+}
+
+func TestPluginListAndTest(t *testing.T) {
+	dir := t.TempDir()
+	p := link(t, dir, "test_fifo")
+	out, err := txlab(t, "plugin", "list", "--plugin", p)
+	if err != nil {
+		t.Fatal(err, out)
+	}
+	for _, want := range []string{"fq_codel", "built-in", "ice", "test_fifo", p} {
+		if !strings.Contains(out, want) {
+			t.Errorf("plugin list lacks %q:\n%s", want, out)
+		}
+	}
+	out, err = txlab(t, "plugin", "test", p, "--args", "limit 40", "--limit", "40")
+	if err != nil || !strings.Contains(out, "PASS: 6 checks") {
+		t.Fatalf("plugin test of a conforming plugin: %v\n%s", err, out)
+	}
+	out, err = txlab(t, "plugin", "test", "fq_codel", "--args", "limit 100", "--limit", "100")
+	if err != nil || !strings.Contains(out, "PASS") {
+		t.Fatalf("plugin test of a built-in: %v\n%s", err, out)
+	}
+	out, err = txlab(t, "plugin", "test", "ice")
+	if err != nil || !strings.Contains(out, "PASS: 2 checks") {
+		t.Fatalf("plugin test of a built-in driver: %v\n%s", err, out)
+	}
+}
+
+// A plugin that breaks the contract fails the suite with a readable
+// report and a non-zero exit.
+func TestPluginTestFails(t *testing.T) {
+	p := link(t, t.TempDir(), "test_leaky")
+	stderr, code := exitOf(t, "plugin", "test", p)
+	if code == 0 || !strings.Contains(stderr, "failed") {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+}
+
+// A plugin crashing mid-run: one clear line naming it, exit 1.
+func TestRunPluginCrashExit(t *testing.T) {
+	p := link(t, t.TempDir(), "test_crash")
+	stderr, code := exitOf(t, append(append([]string{}, quick...), "--plugin", p, "--qdisc", "mq test_crash")...)
+	if code != 1 {
+		t.Fatalf("exit %d, want 1; stderr %q", code, stderr)
+	}
+	last := strings.TrimSpace(stderr)
+	last = last[strings.LastIndex(last, "\n")+1:]
+	for _, w := range []string{"txlab:", "plugin qdisc test_crash", "dequeue", "exited", "panic: test_crash: crashing on purpose"} {
+		if !strings.Contains(last, w) {
+			t.Errorf("last stderr line %q lacks %q", last, w)
+		}
+	}
+}
+
+// plugin add records the checksum; a tampered plugin is refused before
+// it starts.
+func TestPluginDirChecksum(t *testing.T) {
+	src := link(t, t.TempDir(), "test_fifo")
+	dir := t.TempDir()
+	if out, err := txlab(t, "plugin", "add", src, "--dir", dir); err != nil {
+		t.Fatal(err, out)
+	}
+	run := append(append([]string{}, quick...), "--plugin-dir", dir, "--qdisc", "mq test_fifo")
+	if out, err := txlab(t, run...); err != nil {
+		t.Fatalf("run with the added plugin: %v\n%s", err, out)
+	}
+	// Tamper: the manifest no longer matches the binary.
+	sum := filepath.Join(dir, plugin.Manifest)
+	b, _ := os.ReadFile(sum)
+	bad := strings.Repeat("0", 64) + string(b[64:])
+	if err := os.WriteFile(sum, []byte(bad), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stderr, code := exitOf(t, run...)
+	if code != 1 || !strings.Contains(stderr, "checksums did not match") {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+}
