@@ -250,6 +250,9 @@ func (n *Net) qdiscEnqueue(c *sim.CPU, q *Qdisc, skbs []*skb.SKB, toFree *skb.Li
 // qdiscDequeue asks the plugin for a bulk and resolves it to skbs.
 func (n *Net) qdiscDequeue(c *sim.CPU, q *Qdisc, req qdisc.DequeueReq) []*skb.SKB {
 	q.lineData.WriteMany(c, n.E.Costs.QdiscDataLines)
+	if q.held == 0 && q.Flags&qdisc.EmptyNoop != 0 {
+		return q.skbs[:0]
+	}
 	q.out = q.Ops.Dequeue(q.bind(c, nil), req, q.out[:0])
 	if len(q.out) > max(req.Max, 1) {
 		sim.Panicf("qdisc %s %s: returned %d packets for a dequeue of at most %d", q.Kind, q.Handle, len(q.out), req.Max)

@@ -4,8 +4,11 @@ import (
 	"testing"
 
 	"github.com/txlab/txlab/framework/plugin"
+	"github.com/txlab/txlab/framework/qdisc"
+	"github.com/txlab/txlab/framework/qdisc/qdisctest"
 	"github.com/txlab/txlab/framework/run"
 	"github.com/txlab/txlab/framework/sim"
+	"github.com/txlab/txlab/framework/skb"
 )
 
 // benchIsolate runs one scenario in process, with the qdisc out of
@@ -56,4 +59,35 @@ func BenchmarkIsolateCake(b *testing.B) {
 	s.Workload.Senders = 16
 	s.Duration, s.Warmup = 10*sim.Millisecond, 0
 	benchIsolate(b, s)
+}
+
+// BenchmarkCallRoundTrip is one data-path call to a plugin process and
+// its reply: a dequeue from an empty pfifo, over shared memory and over
+// the gRPC stream.
+func BenchmarkCallRoundTrip(b *testing.B) {
+	for _, tr := range []string{"shm", "grpc"} {
+		b.Run(tr, func(b *testing.B) {
+			self, err := plugin.Self()
+			if err != nil {
+				b.Fatal(err)
+			}
+			p, err := plugin.Start(self, plugin.Options{Transport: tr})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer p.Close()
+			q, err := p.NewQdisc("pfifo")
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := q.Init(qdisc.Setup{Handle: "1:", Parent: "root", MTU: 1514, TxQueueLen: 100, NumTxQ: 1}, nil); err != nil {
+				b.Fatal(err)
+			}
+			ctx := qdisctest.NewCtx(1)
+			var out []skb.Packet
+			for b.Loop() {
+				out = q.Dequeue(ctx, qdisc.DequeueReq{Max: 1}, out[:0])
+			}
+		})
+	}
 }

@@ -51,7 +51,9 @@ func (p *grpcPlugin) GRPCClient(_ context.Context, _ *goplugin.GRPCBroker, cc *g
 var pluginMap = map[string]goplugin.Plugin{"txlab": &grpcPlugin{}}
 
 // Serve serves cat as a plugin process; it returns when the host is done.
+// The process exits when its host does, however the host ended.
 func Serve(cat *Catalog) {
+	go exitWithParent(os.Getppid())
 	goplugin.Serve(&goplugin.ServeConfig{
 		HandshakeConfig: Handshake,
 		Plugins:         map[string]goplugin.Plugin{"txlab": &grpcPlugin{cat: cat}},
@@ -103,6 +105,14 @@ func (g *grpcServer) Exchange(stream pb.Plugin_ExchangeServer) error {
 }
 
 var errHostGone = errors.New("host gone")
+
+func exitWithParent(ppid int) {
+	for range time.Tick(100 * time.Millisecond) {
+		if os.Getppid() != ppid {
+			os.Exit(0)
+		}
+	}
+}
 
 // shmPluginSide is the plugin's end of the shared-memory channel. It
 // waits for ever, but notices its host is gone.

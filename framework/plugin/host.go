@@ -211,15 +211,15 @@ func (c *conn) newInstance(m wire.Method, name string) (uint32, bool, error) {
 }
 
 // holdings tracks the packets an instance holds, to check each one it
-// hands back was handed in and is handed back once.
+// hands back was handed in and is handed back once. The last packets
+// handed back are kept in a ring, to tell "twice" from "never".
 type holdings struct {
 	held     map[skb.Handle]struct{}
-	returned map[skb.Handle]struct{}
+	returned [4096]skb.Handle
+	next     int
 }
 
-func newHoldings() holdings {
-	return holdings{held: map[skb.Handle]struct{}{}, returned: map[skb.Handle]struct{}{}}
-}
+func newHoldings() holdings { return holdings{held: map[skb.Handle]struct{}{}} }
 
 func (h *holdings) in(p skb.Handle) { h.held[p] = struct{}{} }
 
@@ -227,14 +227,14 @@ func (h *holdings) in(p skb.Handle) { h.held[p] = struct{}{} }
 func (h *holdings) out(p skb.Handle, how string) error {
 	if _, ok := h.held[p]; ok {
 		delete(h.held, p)
-		if len(h.returned) > 1<<16 {
-			clear(h.returned)
-		}
-		h.returned[p] = struct{}{}
+		h.returned[h.next] = p
+		h.next = (h.next + 1) % len(h.returned)
 		return nil
 	}
-	if _, ok := h.returned[p]; ok {
-		return fmt.Errorf("%s packet %#x twice (it was handed back before)", how, uint64(p))
+	for _, r := range h.returned {
+		if r == p && p != 0 {
+			return fmt.Errorf("%s packet %#x twice (it was handed back before)", how, uint64(p))
+		}
 	}
 	return fmt.Errorf("%s packet %#x, which it was never handed", how, uint64(p))
 }

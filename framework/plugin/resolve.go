@@ -62,7 +62,15 @@ type Options struct {
 
 // Cleanup stops every plugin process still running (on any exit path;
 // the CLI also calls it on SIGINT and SIGTERM).
-func Cleanup() { goplugin.CleanupClients() }
+func Cleanup() {
+	procs.Lock()
+	defer procs.Unlock()
+	for k, p := range procs.m {
+		p.Close()
+		delete(procs.m, k)
+	}
+	goplugin.CleanupClients()
+}
 
 // Enabled reports whether anything runs out of process.
 func (o Options) Enabled() bool { return o.Isolate || len(o.Paths) > 0 || o.Dir != "" }
@@ -127,13 +135,24 @@ func Locate(path string) (Found, error) {
 
 // Self is this binary as the plugin that serves the built-ins.
 func Self() (Found, error) {
-	self, err := os.Executable()
-	if err != nil {
-		return Found{}, err
-	}
-	sum, err := fileSum(self)
-	return Found{Path: self, Type: "builtin", Name: "txlab", Sum: sum}, err
+	selfOnce.Do(func() {
+		self, err := os.Executable()
+		if err != nil {
+			selfErr = err
+			return
+		}
+		sum, err := fileSum(self)
+		selfFound, selfErr = Found{Path: self, Type: "builtin", Name: "txlab", Sum: sum}, err
+	})
+	return selfFound, selfErr
 }
+
+// The running binary does not change under us: hash it once.
+var (
+	selfOnce  sync.Once
+	selfFound Found
+	selfErr   error
+)
 
 func found(path string) (Found, error) {
 	base := filepath.Base(path)
@@ -249,16 +268,43 @@ func NewHost(o Options) (*Host, error) {
 	return h, nil
 }
 
+// procs are the plugin processes started so far, kept for the next run
+// (variants, benchmarks): starting one costs tens of milliseconds
+// (checksum, AutoMTLS keys, handshake). Each run makes fresh instances,
+// so reuse does not change results. Cleanup stops them all.
+var procs = struct {
+	sync.Mutex
+	m map[string]*Proc
+}{m: map[string]*Proc{}}
+
+func procKey(f Found, o Options) string {
+	return fmt.Sprintf("%s|%x|%s|%s", f.Path, f.Sum, cmp.Or(o.Transport, os.Getenv(EnvTransport)), o.LogLevel)
+}
+
 func (h *Host) proc(f Found) (*Proc, error) {
 	if p, ok := h.procs[f.Path]; ok {
 		return p, p.err
 	}
-	p, err := Start(f, h.opts)
-	if p == nil {
-		p = &Proc{err: err}
+	key := procKey(f, h.opts)
+	procs.Lock()
+	p, ok := procs.m[key]
+	procs.Unlock()
+	if !ok || p.Err() != nil || p.client.Exited() {
+		if ok {
+			p.Close()
+		}
+		var err error
+		p, err = Start(f, h.opts)
+		if err != nil {
+			return nil, err
+		}
+		procs.Lock()
+		procs.m[key] = p
+		procs.Unlock()
 	}
+	p.c.timeout = cmp.Or(h.opts.Timeout, DefaultTimeout)
 	h.procs[f.Path] = p
-	return p, err
+	return p, nil
 }
 
 // Qdisc implements netdev.Resolver.
@@ -301,7 +347,11 @@ func (h *Host) Found() []Found {
 // Close stops every plugin process.
 func (h *Host) Close() {
 	for _, p := range h.procs {
-		p.Close()
+		if p.Err() != nil {
+			p.Close() // dead or broken: never reused
+			continue
+		}
+		p.closeInstances()
 	}
 }
 
@@ -314,6 +364,17 @@ type Proc struct {
 	tail   *tailWriter
 	err    error
 	once   sync.Once
+	insts  []uint32 // instances made for the current run
+}
+
+// closeInstances frees the run's instances in the plugin.
+func (p *Proc) closeInstances() {
+	for _, inst := range p.insts {
+		if p.c.control(inst, wire.MClose, "close", nil, nil) != nil {
+			break
+		}
+	}
+	p.insts = p.insts[:0]
 }
 
 // Start starts and verifies a plugin: go-plugin checks its checksum
@@ -442,6 +503,7 @@ func (p *Proc) NewQdisc(kind string) (*Qdisc, error) {
 	if err != nil {
 		return nil, err
 	}
+	p.insts = append(p.insts, inst)
 	return &Qdisc{c: p.c, inst: inst, kind: kind, hold: newHoldings()}, nil
 }
 
@@ -454,6 +516,7 @@ func (p *Proc) NewDriver(name string) (*Driver, error) {
 	if err != nil {
 		return nil, err
 	}
+	p.insts = append(p.insts, inst)
 	return &Driver{c: p.c, inst: inst, name: name, sel: sel, hold: newHoldings()}, nil
 }
 

@@ -92,7 +92,7 @@ func (p *PFifo) Init(s Setup, args []string) (Info, error) {
 			return Info{}, a.Unknown(k, "limit")
 		}
 	}
-	info := Info{Limit: p.limit}
+	info := Info{Flags: EmptyNoop, Limit: p.limit}
 	if p.limit >= 1 { // fifo_init: bypass only makes sense with room
 		info.Flags |= CanBypass
 	}
@@ -163,7 +163,7 @@ func (p *PFifoFast) Init(s Setup, args []string) (Info, error) {
 		return Info{}, fmt.Errorf("pfifo_fast: tx_queue_len must be >= 1 (its rings are that size)")
 	}
 	p.limit = s.TxQueueLen
-	return Info{Flags: CanBypass | NoLock, Limit: p.limit}, nil
+	return Info{Flags: CanBypass | NoLock | EmptyNoop, Limit: p.limit}, nil
 }
 
 // Enqueue implements Qdisc (pfifo_fast_enqueue).

@@ -49,6 +49,12 @@ const (
 	OneTxQueue   Flags = 0x10  // TCQ_F_ONETXQUEUE: set by the host for per-txq children
 	NoLock       Flags = 0x100 // TCQ_F_NOLOCK
 	DequeueDrops Flags = 0x400 // TCQ_F_DEQUEUE_DROPS: drops at dequeue freed after the root lock
+
+	// EmptyNoop is the model's, not the kernel's: a Dequeue while the
+	// qdisc holds nothing touches nothing (no work, no state) and returns
+	// nothing, so the host may skip the call. It changes no result, and
+	// saves a round trip per empty dequeue for a plugin out of process.
+	EmptyNoop Flags = 1 << 30
 )
 
 // Work is a unit of CPU work a qdisc reports; the host prices it from the

@@ -103,7 +103,7 @@ func mapFile(f *os.File, total, size int, host bool) (*Chan, error) {
 	a := (*mailbox)(unsafe.Pointer(&mem[0]))
 	b := (*mailbox)(unsafe.Pointer(&mem[hdrSize]))
 	bufA, bufB := mem[dataOff:dataOff+size], mem[dataOff+size:dataOff+2*size]
-	c := &Chan{mem: mem, Spin: 50 * time.Microsecond, pollPeriod: 10 * time.Millisecond}
+	c := &Chan{mem: mem, Spin: 300 * time.Microsecond, pollPeriod: 10 * time.Millisecond}
 	if host {
 		c.tx, c.rx, c.txBuf, c.rxBuf = a, b, bufA, bufB
 	} else {
