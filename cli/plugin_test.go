@@ -192,3 +192,27 @@ func TestPluginDirChecksum(t *testing.T) {
 		t.Fatalf("exit %d, stderr %q", code, stderr)
 	}
 }
+
+// A script names a plugin's kind like a built-in's; without the plugin
+// it is an unknown kind at the script line.
+func TestScriptWithPlugin(t *testing.T) {
+	p := link(t, t.TempDir(), "test_fifo")
+	script := writeScript(t, `txlab := import("txlab")
+txlab.host({sockets: 1, cores: 4, smt: 1})
+txlab.device({driver: "ice", queues: 2})
+txlab.qdisc("mq test_fifo limit 30")
+txlab.senders({kind: "udp_stream", count: 4, size: 120})
+txlab.duration("2ms")
+txlab.warmup("500us")
+`)
+	if out, err := txlab(t, "check", script); err == nil || !strings.Contains(err.Error(), `unknown qdisc "test_fifo"`) {
+		t.Fatalf("check without the plugin: %v\n%s", err, out)
+	}
+	if out, err := txlab(t, "check", script, "--plugin", p); err != nil {
+		t.Fatalf("check with the plugin: %v\n%s", err, out)
+	}
+	out, err := txlab(t, "run", script, "--plugin", p, "--no-progress")
+	if err != nil || !strings.Contains(out, "mq test_fifo limit 30") {
+		t.Fatalf("run with the plugin: %v\n%s", err, out)
+	}
+}

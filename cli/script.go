@@ -36,7 +36,7 @@ func checkCommand() *cli.Command {
 		Name:      "check",
 		Usage:     "compile and validate a script without running it",
 		ArgsUsage: "SCRIPT.tengo",
-		Flags:     scriptFlags(),
+		Flags:     append(scriptFlags(), pluginFlags()...),
 		Action: func(c *cli.Context) error {
 			args, err := positionalArgs(c)
 			if err != nil {
@@ -130,6 +130,10 @@ func scriptOptions(c *cli.Context) (script.Options, error) {
 		HookMaxAllocs: c.Int64("hook-max-allocs"), HookTimeout: c.Duration("hook-timeout"), Log: c.App.ErrWriter}
 	if o.MaxAllocs <= 0 || o.HookMaxAllocs <= 0 || o.Timeout <= 0 || o.HookTimeout <= 0 {
 		return o, fmt.Errorf("--max-allocs, --script-timeout, --hook-max-allocs and --hook-timeout must be > 0")
+	}
+	var err error
+	if o.Plugins, err = pluginOptions(c); err != nil {
+		return o, err
 	}
 	for _, kv := range c.StringSlice("param") {
 		k, v, ok := strings.Cut(kv, "=")

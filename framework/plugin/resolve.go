@@ -75,6 +75,18 @@ func Cleanup() {
 // Enabled reports whether anything runs out of process.
 func (o Options) Enabled() bool { return o.Isolate || len(o.Paths) > 0 || o.Dir != "" }
 
+// Serves reports whether a plugin o names serves typ ("qdisc" or
+// "driver") name, by the plugins' file names (nothing is started).
+func (o Options) Serves(typ, name string) bool {
+	fs, _ := Discover(o)
+	for _, f := range fs {
+		if f.Type == typ && f.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
 // Found is a plugin binary found by name.
 type Found struct {
 	Path   string

@@ -3,6 +3,7 @@ package script
 import (
 	"errors"
 	"fmt"
+	"github.com/txlab/txlab/framework/plugin"
 	"sort"
 	"strconv"
 	"strings"
@@ -45,6 +46,7 @@ func BaseSpec() run.Spec {
 
 func newBuilder(p *Program) *builder {
 	b := &builder{p: p, base: BaseSpec(), paramsRead: map[string]bool{}}
+	b.base.Plugins = p.opts.Plugins
 	b.description = Describe(p.src)
 	return b
 }
@@ -538,8 +540,10 @@ func setDevice(s *run.Spec, v any) error {
 		if err != nil {
 			return err
 		}
-		if _, err := driver.New(d); err != nil {
-			return err
+		if !s.Plugins.Serves("driver", d) {
+			if _, err := driver.New(d); err != nil {
+				return err
+			}
 		}
 		s.Driver = d
 	}
@@ -586,7 +590,7 @@ func setQdisc(s *run.Spec, v any) error {
 	if err != nil {
 		return err
 	}
-	if err := checkQdisc(words, max(s.Queues, 1)); err != nil {
+	if err := checkQdisc(words, max(s.Queues, 1), s.Plugins); err != nil {
 		return err
 	}
 	s.Qdisc = strings.Join(words, " ")
@@ -595,7 +599,8 @@ func setQdisc(s *run.Spec, v any) error {
 
 // checkQdisc builds the qdisc (or mq's child) once with a scratch setup,
 // so an unknown kind, option or value fails at the script line.
-func checkQdisc(words []string, queues int) (err error) {
+// A kind a plugin serves is checked when the run starts it.
+func checkQdisc(words []string, queues int, plugins plugin.Options) (err error) {
 	kind := words[0]
 	switch kind {
 	case "noqueue":
@@ -612,6 +617,9 @@ func checkQdisc(words []string, queues int) (err error) {
 		}
 		words, queues = words[1:], 1
 		kind = words[0]
+	}
+	if plugins.Serves("qdisc", kind) {
+		return nil
 	}
 	ops, err := qdisc.New(kind)
 	if err != nil {

@@ -14,6 +14,7 @@ package script
 import (
 	"errors"
 	"fmt"
+	"github.com/txlab/txlab/framework/plugin"
 	"io"
 	"regexp"
 	"sort"
@@ -61,6 +62,9 @@ type Options struct {
 	Params map[string]string
 	// Log receives txlab.log() lines (nil: discarded).
 	Log io.Writer
+	// Plugins name the plugins whose kinds a script may use: they are
+	// checked when the run starts them, not at the script line.
+	Plugins plugin.Options
 }
 
 func (o *Options) fill() {
