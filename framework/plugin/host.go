@@ -3,6 +3,7 @@ package plugin
 import (
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"google.golang.org/protobuf/proto"
@@ -91,7 +92,7 @@ func (c *conn) abort(what string, err error) {
 // call sends h.enc's call frame and returns its reply's body after the
 // status byte. Upcalls on the way are applied to host (nil for calls
 // that may not make any) and answered with xoff's view.
-func (c *conn) call(h *hostCall, what string, host driver.Ctx, check func([]wire.Op) error, xoff func([]uint64) []uint64) (wire.Dec, error) {
+func (c *conn) call(h *hostCall, what string, host driver.Ctx, check func([]wire.Op, wire.Query, int64) error, xoff func([]uint64) []uint64) (wire.Dec, error) {
 	if c.dead != nil {
 		return wire.Dec{}, c.dead
 	}
@@ -109,7 +110,10 @@ func (c *conn) call(h *hostCall, what string, host driver.Ctx, check func([]wire
 		}
 		d := wire.Dec{B: msg}
 		typ, id := d.U8(), d.U32()
-		if d.Err != nil || id != call {
+		if d.Err != nil {
+			return wire.Dec{}, c.fail(what, fmt.Errorf("malformed frame of %d bytes", len(msg)))
+		}
+		if id != call {
 			return wire.Dec{}, c.fail(what, fmt.Errorf("reply to call %d while call %d waits (frame type %d)", id, call, typ))
 		}
 		switch typ {
@@ -136,10 +140,7 @@ func (c *conn) call(h *hostCall, what string, host driver.Ctx, check func([]wire
 			if err := d.End(); err != nil {
 				return d, c.fail(what, err)
 			}
-			if q == 0 || q > wire.QueryStopQueue {
-				return d, c.fail(what, fmt.Errorf("unknown query %d", q))
-			}
-			if err := check(h.ops); err != nil {
+			if err := check(h.ops, q, arg); err != nil {
 				return d, c.fail(what, err)
 			}
 			wire.ApplyDriver(host, h.ops, trailing)
@@ -211,22 +212,43 @@ func (c *conn) newInstance(m wire.Method, name string) (uint32, bool, error) {
 }
 
 // holdings tracks the packets an instance holds, to check each one it
-// hands back was handed in and is handed back once. The last packets
-// handed back are kept in a ring, to tell "twice" from "never".
+// hands back was handed in and is handed back once. Handles are dense in
+// their low 32 bits (the pool's index), so a slice indexed by them is the
+// set. The last packets handed back are kept in a ring, to tell "twice"
+// from "never".
 type holdings struct {
-	held     map[skb.Handle]struct{}
+	held     []skb.Handle
 	returned [4096]skb.Handle
 	next     int
 }
 
-func newHoldings() holdings { return holdings{held: map[skb.Handle]struct{}{}} }
+func newHoldings() holdings { return holdings{} }
 
-func (h *holdings) in(p skb.Handle) { h.held[p] = struct{}{} }
+func (h *holdings) has(p skb.Handle) bool {
+	i := int(uint32(p))
+	return p != 0 && i < len(h.held) && h.held[i] == p
+}
+
+func (h *holdings) in(p skb.Handle) {
+	i := int(uint32(p))
+	for i >= len(h.held) {
+		h.held = append(h.held, make([]skb.Handle, max(len(h.held), 1024))...)
+	}
+	h.held[i] = p
+}
+
+// forget drops p from the set; false if it was not in it.
+func (h *holdings) forget(p skb.Handle) bool {
+	if !h.has(p) {
+		return false
+	}
+	h.held[uint32(p)] = 0
+	return true
+}
 
 // out checks a packet handed back (how: "dequeued", "dropped") and forgets it.
 func (h *holdings) out(p skb.Handle, how string) error {
-	if _, ok := h.held[p]; ok {
-		delete(h.held, p)
+	if h.forget(p) {
 		h.returned[h.next] = p
 		h.next = (h.next + 1) % len(h.returned)
 		return nil
@@ -255,6 +277,19 @@ func (h *holdings) checkOps(ops []wire.Op) error {
 		}
 	}
 	return nil
+}
+
+// checkOps checks a qdisc's posted ops: its kinds only, and the packets
+// it hands back.
+func (q *Qdisc) checkOps(ops []wire.Op) error {
+	for i := range ops {
+		switch k := ops[i].Kind; k {
+		case wire.OpQdiscDrop, wire.OpQdiscDequeueDrop, wire.OpQdiscWatchdog:
+		default:
+			return fmt.Errorf("posted %s, which is not a qdisc operation", k)
+		}
+	}
+	return q.hold.checkOps(ops)
 }
 
 // Qdisc is a qdisc in a plugin process.
@@ -293,7 +328,7 @@ func (q *Qdisc) run(h *hostCall, m wire.Method) wire.Dec {
 	if d.Err != nil {
 		q.c.abort(q.what(m), d.Err)
 	}
-	if err := q.hold.checkOps(h.ops); err != nil {
+	if err := q.checkOps(h.ops); err != nil {
 		q.c.abort(q.what(m), err)
 	}
 	return d
@@ -375,7 +410,7 @@ func (q *Qdisc) Peek(ctx qdisc.Ctx) (skb.Packet, bool) {
 		q.c.abort(q.what(wire.MQPeek), err)
 	}
 	q.apply(h, ctx)
-	if _, held := q.hold.held[p.Handle]; ok && !held {
+	if ok && !q.hold.has(p.Handle) {
 		q.c.abort(q.what(wire.MQPeek), fmt.Errorf("peeked packet %#x it does not hold", uint64(p.Handle)))
 	}
 	return p, ok
@@ -437,14 +472,57 @@ func (q *Qdisc) Change(args []string) (qdisc.Info, error) {
 	return qdisc.Info{Flags: qdisc.Flags(info.Flags), Limit: int(info.Limit)}, nil
 }
 
+// checkOps checks a driver's posted ops: its kinds only, queues and
+// vectors that exist, and the packets it hands back.
+func (dv *Driver) checkOps(ops []wire.Op) error {
+	for i := range ops {
+		op := &ops[i]
+		switch op.Kind {
+		case wire.OpSentQueue, wire.OpSentQueueMore, wire.OpCompletedQueue, wire.OpWakeQueue:
+			if op.A < 0 || op.A >= int64(dv.numTxQ) {
+				return fmt.Errorf("%s on txq %d of %d", op.Kind, op.A, dv.numTxQ)
+			}
+			if op.Kind != wire.OpWakeQueue && (op.B < 0 || op.C < 0 || op.B > math.MaxInt32 || op.C > math.MaxInt32) {
+				return fmt.Errorf("%s with counts %d, %d", op.Kind, op.B, op.C)
+			}
+		case wire.OpRaiseIRQ, wire.OpNapiScheduleLocal:
+			if op.A < 0 || op.A >= int64(dv.vectors) {
+				return fmt.Errorf("%s on vector %d of %d", op.Kind, op.A, dv.vectors)
+			}
+			if op.B < 0 {
+				return fmt.Errorf("%s at %d ns", op.Kind, op.B)
+			}
+		case wire.OpConsume, wire.OpDriverDrop:
+		default:
+			return fmt.Errorf("posted %s, which is not a driver operation", op.Kind)
+		}
+	}
+	return dv.hold.checkOps(ops)
+}
+
+// checkUpcall checks an upcall's ops and its query.
+func (dv *Driver) checkUpcall(ops []wire.Op, q wire.Query, arg int64) error {
+	switch q {
+	case wire.QueryXmitStopped, wire.QueryHasQdisc, wire.QueryStopQueue:
+		if arg < 0 || arg >= int64(dv.numTxQ) {
+			return fmt.Errorf("query %d on txq %d of %d", q, arg, dv.numTxQ)
+		}
+	case wire.QuerySyncPoint:
+	default:
+		return fmt.Errorf("unknown query %d", q)
+	}
+	return dv.checkOps(ops)
+}
+
 // Driver is a driver in a plugin process.
 type Driver struct {
-	c      *conn
-	inst   uint32
-	name   string
-	sel    bool
-	numTxQ int
-	hold   holdings
+	c       *conn
+	inst    uint32
+	name    string
+	sel     bool
+	numTxQ  int
+	vectors int
+	hold    holdings
 }
 
 func (dv *Driver) PluginBoundary() {}
@@ -460,7 +538,9 @@ func (dv *Driver) Init(s driver.Setup, args []string) (driver.Info, error) {
 		return driver.Info{}, err
 	}
 	dv.numTxQ = s.NumTxQ
-	return driverInfoFromPB(&info), nil
+	di := driverInfoFromPB(&info)
+	dv.vectors = di.Vectors
+	return di, nil
 }
 
 // xoffOf is the host's netif_tx_queue_stopped for every queue.
@@ -485,7 +565,7 @@ func (dv *Driver) begin(h *hostCall, m wire.Method, host driver.Ctx) {
 }
 
 func (dv *Driver) run(h *hostCall, m wire.Method, host driver.Ctx) wire.Dec {
-	d, err := dv.c.call(h, dv.what(m), host, dv.hold.checkOps, func(out []uint64) []uint64 {
+	d, err := dv.c.call(h, dv.what(m), host, dv.checkUpcall, func(out []uint64) []uint64 {
 		return xoffOf(host, dv.numTxQ, out)
 	})
 	if err != nil {
@@ -495,7 +575,7 @@ func (dv *Driver) run(h *hostCall, m wire.Method, host driver.Ctx) wire.Dec {
 	if d.Err != nil {
 		dv.c.abort(dv.what(m), d.Err)
 	}
-	if err := dv.hold.checkOps(h.ops); err != nil {
+	if err := dv.checkOps(h.ops); err != nil {
 		dv.c.abort(dv.what(m), err)
 	}
 	return d
@@ -515,15 +595,14 @@ func (dv *Driver) Xmit(host driver.Ctx, txq int, batch []skb.Packet) (int, drive
 	if err := d.End(); err != nil {
 		dv.c.abort(dv.what(wire.MDXmit), err)
 	}
-	wire.ApplyDriver(host, h.ops, h.trailing)
 	if sent > len(batch) || (rc != driver.TxOK && rc != driver.TxBusy) {
 		dv.c.abort(dv.what(wire.MDXmit), fmt.Errorf("claims %d of %d packets sent with rc %#x", sent, len(batch), rc))
 	}
+	wire.ApplyDriver(host, h.ops, h.trailing)
 	for i := sent; i < len(batch); i++ {
-		if _, ok := dv.hold.held[batch[i].Handle]; !ok {
+		if !dv.hold.forget(batch[i].Handle) {
 			dv.c.abort(dv.what(wire.MDXmit), fmt.Errorf("freed packet %#x it refused", uint64(batch[i].Handle)))
 		}
-		delete(dv.hold.held, batch[i].Handle)
 	}
 	return sent, rc
 }

@@ -346,8 +346,8 @@ func (d *Dec) Ops(out []Op) ([]Op, int64) {
 		default:
 			d.fail(fmt.Sprintf("unknown op kind %d", op.Kind))
 		}
-		if op.Spend < 0 {
-			d.fail(fmt.Sprintf("negative spend %d ns", op.Spend))
+		if op.Spend < 0 || op.Spend > MaxSpend {
+			d.fail(spendErr(op.Spend))
 		}
 		if d.Err != nil {
 			return out, 0
@@ -355,10 +355,21 @@ func (d *Dec) Ops(out []Op) ([]Op, int64) {
 		out = append(out, op)
 	}
 	trailing := d.I64()
-	if trailing < 0 {
-		d.fail(fmt.Sprintf("negative spend %d ns", trailing))
+	if trailing < 0 || trailing > MaxSpend {
+		d.fail(spendErr(trailing))
 	}
 	return out, trailing
+}
+
+// MaxSpend bounds one spend: an hour of CPU time in one step is garbage,
+// and keeps a run of spends far from overflowing the clock.
+const MaxSpend = int64(3600e9)
+
+func spendErr(v int64) string {
+	if v < 0 {
+		return fmt.Sprintf("negative spend %d ns", v)
+	}
+	return fmt.Sprintf("implausible spend %d ns", v)
 }
 
 // Xoff reads a queue-stopped bitmap into out.

@@ -179,8 +179,8 @@ func TestOpsEveryKind(t *testing.T) {
 		if _, ok := opFields[k]; !ok {
 			t.Fatalf("op kind %d (%s) is missing from the test table", k, k)
 		}
-		t.Run(k.String()+fmt.Sprint(k), func(t *testing.T) {
-			for _, op := range []Op{fullOp(k, int64(k)), {Kind: k}, {Kind: k, Spend: math.MaxInt64,
+		t.Run(fmt.Sprintf("%d_%s", uint8(k), k), func(t *testing.T) {
+			for _, op := range []Op{fullOp(k, int64(k)), {Kind: k}, {Kind: k, Spend: MaxSpend,
 				H: math.MaxUint64, Reason: skb.DropQdiscDrop, A: math.MinInt64, B: math.MaxInt64, C: math.MinInt64}} {
 				var e Enc
 				e.Ops([]Op{op}, 4242)
@@ -206,7 +206,7 @@ func TestOpsSequence(t *testing.T) {
 		ops = append(ops, carried(fullOp(k, int64(k)*3)))
 	}
 	ops = append(ops, Op{Kind: OpQdiscDrop, Reason: skb.DropQueuePurge, H: 1}, Op{Kind: OpDriverDrop, H: 2})
-	for _, trailing := range []int64{0, 1, math.MaxInt64} {
+	for _, trailing := range []int64{0, 1, MaxSpend} {
 		var e Enc
 		e.Ops(ops, trailing)
 		e.U8(0x5a) // something after, as a payload

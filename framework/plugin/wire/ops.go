@@ -276,7 +276,7 @@ type XoffView interface{ QueueStopped(txq int) bool }
 type XoffBits []uint64
 
 func (b XoffBits) QueueStopped(i int) bool {
-	return i/64 < len(b) && b[i/64]&(1<<(i%64)) != 0
+	return i >= 0 && i/64 < len(b) && b[i/64]&(1<<(i%64)) != 0
 }
 
 // DriverCtx is the driver.Ctx a driver gets, in process or out.
