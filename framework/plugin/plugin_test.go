@@ -241,3 +241,29 @@ func TestChecksumRefused(t *testing.T) {
 	}
 	t.Log(err)
 }
+
+// A driver plugin named on the command line (txlab-driver-NAME) runs
+// like a built-in, with the same report.
+func TestExternalDriver(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), plugin.DriverPrefix+"idpf")
+	if err := os.Symlink(self, p); err != nil {
+		t.Fatal(err)
+	}
+	s := small("mq fq", "idpf")
+	in, err := jsonOf(t, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Plugins = plugin.Options{Paths: []string{p}, Log: io.Discard}
+	out, err := jsonOf(t, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(in, out) {
+		t.Fatalf("reports differ:\n%s", firstDiff(in, out))
+	}
+}
