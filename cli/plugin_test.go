@@ -18,11 +18,7 @@ import (
 // exit codes) and a plugin serving the built-ins plus a few test qdiscs.
 func TestMain(m *testing.M) {
 	if plugin.IsPluginProcess() {
-		cat := plugin.Builtins()
-		for name, f := range testQdiscs {
-			cat.Qdiscs[name] = plugin.Kind[qdisc.Qdisc]{Help: "test qdisc " + name, New: f}
-		}
-		plugin.Serve(cat)
+		plugin.Serve(plugin.Builtins().WithQdiscs("test qdisc", testQdiscs))
 		os.Exit(0)
 	}
 	if os.Getenv("TXLAB_TEST_MAIN") == "1" {

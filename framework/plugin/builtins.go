@@ -32,3 +32,12 @@ func Version() string {
 	}
 	return "devel"
 }
+
+// WithQdiscs adds qdisc kinds to a catalog (a test binary serving the
+// built-ins plus qdiscs of its own) and returns it.
+func (c *Catalog) WithQdiscs(help string, kinds map[string]func() qdisc.Qdisc) *Catalog {
+	for name, f := range kinds {
+		c.Qdiscs[name] = Kind[qdisc.Qdisc]{Help: help + " " + name, New: f}
+	}
+	return c
+}

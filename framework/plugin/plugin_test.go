@@ -23,11 +23,7 @@ import (
 // built-ins and the misbehaving qdiscs below.
 func TestMain(m *testing.M) {
 	if plugin.IsPluginProcess() {
-		cat := plugin.Builtins()
-		for name, k := range badQdiscs {
-			cat.Qdiscs[name] = plugin.Kind[qdisc.Qdisc]{Help: "test: " + name, New: k}
-		}
-		plugin.Serve(cat)
+		plugin.Serve(plugin.Builtins().WithQdiscs("test:", badQdiscs))
 		os.Exit(0)
 	}
 	os.Exit(m.Run())
