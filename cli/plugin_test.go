@@ -3,11 +3,14 @@ package main
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/txlab/txlab/framework/plugin"
 	"github.com/txlab/txlab/framework/qdisc"
@@ -210,5 +213,64 @@ txlab.warmup("500us")
 	out, err := txlab(t, "run", script, "--plugin", p, "--no-progress")
 	if err != nil || !strings.Contains(out, "mq test_fifo limit 30") {
 		t.Fatalf("run with the plugin: %v\n%s", err, out)
+	}
+}
+
+// children lists the pids of pid's child processes.
+func children(t *testing.T, pid int) []int {
+	t.Helper()
+	var out []int
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", pid))
+	for _, f := range tasks {
+		b, _ := os.ReadFile(f)
+		for _, w := range strings.Fields(string(b)) {
+			var c int
+			fmt.Sscan(w, &c)
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// SIGINT during an isolated run stops the plugin processes too.
+func TestSignalStopsPlugins(t *testing.T) {
+	if _, err := os.Stat("/proc/self/task"); err != nil {
+		t.Skip("needs /proc")
+	}
+	self, _ := os.Executable()
+	args := append(append([]string{}, quick...), "--isolate", "--duration", "10s", "--cores", "16")
+	cmd := exec.Command(self)
+	cmd.Env = append(os.Environ(), "TXLAB_TEST_MAIN=1", "TXLAB_TEST_ARGS="+strings.Join(args, "\x1f"))
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var kids []int
+	for start := time.Now(); len(kids) == 0 && time.Since(start) < 10*time.Second; time.Sleep(50 * time.Millisecond) {
+		kids = children(t, cmd.Process.Pid)
+	}
+	if len(kids) == 0 {
+		cmd.Process.Kill()
+		t.Fatal("no plugin process started")
+	}
+	time.Sleep(200 * time.Millisecond) // inside the run
+	cmd.Process.Signal(syscall.SIGINT)
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+		t.Errorf("exit %v, want 130", err)
+	}
+	for _, k := range kids {
+		for start := time.Now(); ; time.Sleep(20 * time.Millisecond) {
+			if err := syscall.Kill(k, 0); err != nil {
+				break // gone
+			}
+			if b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", k)); strings.Contains(string(b), ") Z ") {
+				break // a zombie: dead, waiting for init to reap it
+			}
+			if time.Since(start) > 3*time.Second {
+				syscall.Kill(k, syscall.SIGKILL)
+				t.Fatalf("plugin process %d still running after SIGINT", k)
+			}
+		}
 	}
 }

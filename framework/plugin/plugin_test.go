@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -74,9 +75,52 @@ var badQdiscs = map[string]func() qdisc.Qdisc{
 		p.Handle += 1 << 40 // never handed in
 		return append(out, p)
 	}),
+	"test_chatty": func() qdisc.Qdisc { q, _ := qdisc.New("pfifo"); return chatty{q} },
 	"test_panic": newBad(func(*bad, qdisc.Ctx, []skb.Packet) []skb.Packet {
 		panic("test_panic: a bug in the plugin")
 	}),
+}
+
+// chatty is pfifo that says hello on stderr at init.
+type chatty struct{ qdisc.Qdisc }
+
+func (c chatty) Init(s qdisc.Setup, args []string) (qdisc.Info, error) {
+	fmt.Fprintln(os.Stderr, "hello from init", s.Handle)
+	return c.Qdisc.Init(s, args)
+}
+
+// What a plugin prints reaches the host's log, each line prefixed with
+// the plugin's name.
+func TestPluginOutputPrefixed(t *testing.T) {
+	var log syncBuffer
+	s := small("mq test_chatty", "ice")
+	s.Plugins = plugin.Options{Paths: []string{linkPlugin(t, t.TempDir(), "test_chatty")}, Log: &log}
+	if _, err := run.Run(s, nil); err != nil {
+		t.Fatal(err)
+	}
+	want := "[plugin test_chatty] hello from init"
+	for start := time.Now(); !strings.Contains(log.String(), want); time.Sleep(10 * time.Millisecond) {
+		if time.Since(start) > 3*time.Second {
+			t.Fatalf("log lacks %q:\n%s", want, log.String())
+		}
+	}
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
 
 func small(qd, drv string) run.Spec {
