@@ -103,7 +103,7 @@ func mapFile(f *os.File, total, size int, host bool) (*Chan, error) {
 	a := (*mailbox)(unsafe.Pointer(&mem[0]))
 	b := (*mailbox)(unsafe.Pointer(&mem[hdrSize]))
 	bufA, bufB := mem[dataOff:dataOff+size], mem[dataOff+size:dataOff+2*size]
-	c := &Chan{mem: mem, Spin: 300 * time.Microsecond, pollPeriod: 10 * time.Millisecond}
+	c := &Chan{mem: mem, Spin: 400 * time.Microsecond, pollPeriod: 10 * time.Millisecond}
 	if host {
 		c.tx, c.rx, c.txBuf, c.rxBuf = a, b, bufA, bufB
 	} else {
@@ -137,13 +137,22 @@ func (c *Chan) Recv(timeout time.Duration, alive func() error) ([]byte, error) {
 	if c.ready() {
 		return c.take()
 	}
+	// Spin while the peer is likely working on another core; then keep
+	// checking but yield the core (the peer may be waiting for it on an
+	// oversubscribed machine); then sleep on the futex.
 	start := time.Now()
 	for i := 0; ; i++ {
 		if c.ready() {
 			return c.take()
 		}
-		if i&255 == 255 && time.Since(start) > c.Spin {
-			break
+		if i&255 == 255 {
+			d := time.Since(start)
+			if d > c.Spin {
+				break
+			}
+			if d > c.Spin/16 {
+				syscall.Syscall(syscall.SYS_SCHED_YIELD, 0, 0, 0)
+			}
 		}
 	}
 	for {
