@@ -13,58 +13,19 @@ import (
 	"time"
 
 	"github.com/txlab/txlab/framework/plugin"
-	"github.com/txlab/txlab/framework/qdisc"
-	"github.com/txlab/txlab/framework/skb"
+	"github.com/txlab/txlab/framework/plugin/plugintest"
 )
 
 // The test binary is also the txlab command (TXLAB_TEST_MAIN=1, to check
-// exit codes) and a plugin serving the built-ins plus a few test qdiscs.
+// exit codes) and a plugin serving the built-ins plus plugintest's qdiscs.
 func TestMain(m *testing.M) {
-	if plugin.IsPluginProcess() {
-		plugin.Serve(plugin.Builtins().WithQdiscs("test qdisc", testQdiscs))
-		os.Exit(0)
-	}
+	plugintest.ServeIfPlugin()
 	if os.Getenv("TXLAB_TEST_MAIN") == "1" {
 		os.Args = append([]string{"txlab"}, strings.Split(os.Getenv("TXLAB_TEST_ARGS"), "\x1f")...)
 		main()
 		os.Exit(0)
 	}
 	os.Exit(m.Run())
-}
-
-// crashy is pfifo that exits at its 20th dequeue; leaky is pfifo whose
-// stats hide one packet.
-type crashy struct {
-	qdisc.Qdisc
-	n int
-}
-
-func (c *crashy) Dequeue(ctx qdisc.Ctx, req qdisc.DequeueReq, out []skb.Packet) []skb.Packet {
-	if c.n++; c.n == 20 {
-		// A crash no recover can catch: the runtime prints the panic on
-		// the process's stderr and exits.
-		go func() { panic("test_crash: crashing on purpose") }()
-		select {}
-	}
-	return c.Qdisc.Dequeue(ctx, req, out)
-}
-
-type leaky struct{ qdisc.Qdisc }
-
-func (l leaky) Stats() qdisc.Stats {
-	s := l.Qdisc.Stats()
-	if s.Qlen > 0 {
-		s.Qlen--
-	}
-	return s
-}
-
-func fifo() qdisc.Qdisc { q, _ := qdisc.New("pfifo"); return q }
-
-var testQdiscs = map[string]func() qdisc.Qdisc{
-	"test_fifo":  fifo,
-	"test_crash": func() qdisc.Qdisc { return &crashy{Qdisc: fifo()} },
-	"test_leaky": func() qdisc.Qdisc { return leaky{fifo()} },
 }
 
 // link makes dir/txlab-qdisc-KIND, a link to this test binary.
@@ -151,19 +112,30 @@ func TestPluginTestFails(t *testing.T) {
 	}
 }
 
-// A plugin crashing mid-run: one clear line naming it, exit 1.
-func TestRunPluginCrashExit(t *testing.T) {
-	p := link(t, t.TempDir(), "test_crash")
-	stderr, code := exitOf(t, append(append([]string{}, quick...), "--plugin", p, "--qdisc", "mq test_crash")...)
-	if code != 1 {
-		t.Fatalf("exit %d, want 1; stderr %q", code, stderr)
-	}
-	last := strings.TrimSpace(stderr)
-	last = last[strings.LastIndex(last, "\n")+1:]
-	for _, w := range []string{"txlab:", "plugin qdisc test_crash", "dequeue", "exited", "panic: test_crash: crashing on purpose"} {
-		if !strings.Contains(last, w) {
-			t.Errorf("last stderr line %q lacks %q", last, w)
-		}
+// A plugin that crashes, hangs or hands back a packet twice or one it
+// never got, mid-run: one clear line naming it and what it did, exit 1.
+func TestRunBadPluginExit(t *testing.T) {
+	for _, tc := range []struct{ kind, what string }{
+		{"test_crash", "exited: panic: test_crash: crashing on purpose"},
+		{"test_hang", "no answer within 1s: the plugin hangs"},
+		{"test_twice", "twice"},
+		{"test_forge", "which it was never handed"},
+	} {
+		t.Run(tc.kind, func(t *testing.T) {
+			p := link(t, t.TempDir(), tc.kind)
+			stderr, code := exitOf(t, append(append([]string{}, quick...), "--plugin", p, "--qdisc", "mq "+tc.kind,
+				"--plugin-timeout", "1s")...)
+			if code != 1 {
+				t.Fatalf("exit %d, want 1; stderr %q", code, stderr)
+			}
+			last := strings.TrimSpace(stderr)
+			last = last[strings.LastIndex(last, "\n")+1:]
+			for _, w := range []string{"txlab:", "plugin qdisc " + tc.kind, "dequeue", tc.what} {
+				if !strings.Contains(last, w) {
+					t.Errorf("last stderr line %q lacks %q", last, w)
+				}
+			}
+		})
 	}
 }
 

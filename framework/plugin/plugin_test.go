@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/txlab/txlab/framework/plugin"
-	"github.com/txlab/txlab/framework/qdisc"
+	"github.com/txlab/txlab/framework/plugin/plugintest"
 	"github.com/txlab/txlab/framework/run"
 	"github.com/txlab/txlab/framework/sim"
 	"github.com/txlab/txlab/framework/skb"
@@ -21,72 +21,10 @@ import (
 )
 
 // The test binary is its own plugin: started by a host, it serves the
-// built-ins and the misbehaving qdiscs below.
+// built-ins and plugintest's misbehaving qdiscs.
 func TestMain(m *testing.M) {
-	if plugin.IsPluginProcess() {
-		plugin.Serve(plugin.Builtins().WithQdiscs("test:", badQdiscs))
-		os.Exit(0)
-	}
+	plugintest.ServeIfPlugin()
 	os.Exit(m.Run())
-}
-
-// bad is pfifo that misbehaves at its 20th dequeue.
-type bad struct {
-	qdisc.Qdisc
-	n    int
-	how  func(b *bad, ctx qdisc.Ctx, out []skb.Packet) []skb.Packet
-	last skb.Packet
-}
-
-func (b *bad) Dequeue(ctx qdisc.Ctx, req qdisc.DequeueReq, out []skb.Packet) []skb.Packet {
-	b.n++
-	if b.n == 20 {
-		return b.how(b, ctx, out)
-	}
-	out = b.Qdisc.Dequeue(ctx, req, out)
-	if len(out) > 0 {
-		b.last = out[len(out)-1]
-	}
-	return out
-}
-
-func newBad(how func(b *bad, ctx qdisc.Ctx, out []skb.Packet) []skb.Packet) func() qdisc.Qdisc {
-	return func() qdisc.Qdisc {
-		q, _ := qdisc.New("pfifo")
-		return &bad{Qdisc: q, how: how}
-	}
-}
-
-var badQdiscs = map[string]func() qdisc.Qdisc{
-	"test_crash": newBad(func(*bad, qdisc.Ctx, []skb.Packet) []skb.Packet {
-		// A crash no recover can catch: the runtime prints the panic on
-		// the process's stderr and exits.
-		go func() { panic("test_crash: crashing on purpose") }()
-		select {}
-	}),
-	"test_hang": newBad(func(*bad, qdisc.Ctx, []skb.Packet) []skb.Packet {
-		select {}
-	}),
-	"test_twice": newBad(func(b *bad, _ qdisc.Ctx, out []skb.Packet) []skb.Packet {
-		return append(out, b.last) // handed back before
-	}),
-	"test_forge": newBad(func(b *bad, _ qdisc.Ctx, out []skb.Packet) []skb.Packet {
-		p := b.last
-		p.Handle += 1 << 40 // never handed in
-		return append(out, p)
-	}),
-	"test_chatty": func() qdisc.Qdisc { q, _ := qdisc.New("pfifo"); return chatty{q} },
-	"test_panic": newBad(func(*bad, qdisc.Ctx, []skb.Packet) []skb.Packet {
-		panic("test_panic: a bug in the plugin")
-	}),
-}
-
-// chatty is pfifo that says hello on stderr at init.
-type chatty struct{ qdisc.Qdisc }
-
-func (c chatty) Init(s qdisc.Setup, args []string) (qdisc.Info, error) {
-	fmt.Fprintln(os.Stderr, "hello from init", s.Handle)
-	return c.Qdisc.Init(s, args)
 }
 
 // What a plugin prints reaches the host's log, each line prefixed with
