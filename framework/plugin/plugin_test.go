@@ -245,3 +245,22 @@ func TestExternalDriver(t *testing.T) {
 		t.Fatalf("reports differ:\n%s", firstDiff(in, out))
 	}
 }
+
+// The gRPC stream transport gives the same report as shared memory.
+func TestGRPCTransportSameReport(t *testing.T) {
+	s := small("mq fq_codel limit 50", "veth")
+	s.Workload = workload.Spec{Kind: workload.UDPRate, Senders: 4, Flows: 16, PacketSize: 64, Rate: 2e6}
+	s.Duration, s.Warmup = sim.Millisecond, 200*sim.Microsecond
+	in, err := jsonOf(t, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Plugins = plugin.Options{Isolate: true, Transport: "grpc"}
+	out, err := jsonOf(t, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(in, out) {
+		t.Fatalf("reports differ:\n%s", firstDiff(in, out))
+	}
+}
