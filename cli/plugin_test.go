@@ -30,16 +30,7 @@ func TestMain(m *testing.M) {
 
 // link makes dir/txlab-qdisc-KIND, a link to this test binary.
 func link(t *testing.T, dir, kind string) string {
-	t.Helper()
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := filepath.Join(dir, plugin.QdiscPrefix+kind)
-	if err := os.Symlink(self, p); err != nil {
-		t.Fatal(err)
-	}
-	return p
+	return plugintest.Link(t, dir, plugin.QdiscPrefix, kind)
 }
 
 // exitOf runs the real command in a process: stderr and the exit code.

@@ -138,16 +138,7 @@ func firstDiff(a, b []byte) string {
 
 // linkPlugin makes dir/txlab-qdisc-KIND, a link to this test binary.
 func linkPlugin(t *testing.T, dir, kind string) string {
-	t.Helper()
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := filepath.Join(dir, plugin.QdiscPrefix+kind)
-	if err := os.Symlink(self, p); err != nil {
-		t.Fatal(err)
-	}
-	return p
+	return plugintest.Link(t, dir, plugin.QdiscPrefix, kind)
 }
 
 // A plugin that crashes, hangs or breaks its contract ends the run with
@@ -223,14 +214,7 @@ func TestChecksumRefused(t *testing.T) {
 // A driver plugin named on the command line (txlab-driver-NAME) runs
 // like a built-in, with the same report.
 func TestExternalDriver(t *testing.T) {
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := filepath.Join(t.TempDir(), plugin.DriverPrefix+"idpf")
-	if err := os.Symlink(self, p); err != nil {
-		t.Fatal(err)
-	}
+	p := plugintest.Link(t, t.TempDir(), plugin.DriverPrefix, "idpf")
 	s := small("mq fq", "idpf")
 	in, err := jsonOf(t, s)
 	if err != nil {

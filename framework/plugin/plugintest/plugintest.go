@@ -6,6 +6,8 @@ package plugintest
 import (
 	"fmt"
 	"os"
+	"path/filepath"
+	"testing"
 
 	"github.com/txlab/txlab/framework/plugin"
 	"github.com/txlab/txlab/framework/qdisc"
@@ -91,4 +93,19 @@ var Qdiscs = map[string]func() qdisc.Qdisc{
 	}),
 	"test_chatty": func() qdisc.Qdisc { return chatty{fifo()} },
 	"test_leaky":  func() qdisc.Qdisc { return leaky{fifo()} },
+}
+
+// Link makes dir/PREFIX+NAME (plugin.QdiscPrefix or DriverPrefix), a
+// link to this test binary, which serves what ServeIfPlugin serves.
+func Link(t testing.TB, dir, prefix, name string) string {
+	t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, prefix+name)
+	if err := os.Symlink(self, p); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
