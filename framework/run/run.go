@@ -130,7 +130,9 @@ func RunTraced(spec Spec, progress Progress, tr *trace.Run) (*report.Report, err
 		name = spec.Profile
 	}
 	tv := tr.Variant("variant "+name, attribute.String("profile", spec.Profile), attribute.Int64("seed", int64(spec.Seed)),
-		attribute.String("qdisc", spec.Qdisc), attribute.String("driver", spec.Driver))
+		attribute.String("qdisc", spec.Qdisc), attribute.String("driver", spec.Driver),
+		attribute.Bool("plugins.isolate", spec.Plugins.Isolate), attribute.StringSlice("plugins.paths", spec.Plugins.Paths),
+		attribute.String("plugins.dir", spec.Plugins.Dir))
 	tv.Phase("setup")
 	fail := func(err error) (*report.Report, error) {
 		rep.Error = err.Error()
