@@ -30,7 +30,7 @@ func pluginFlags() []cli.Flag {
 		&cli.StringFlag{Name: "plugin-dir", EnvVars: []string{plugin.EnvDir}, Usage: "a plugin directory, checksums in its " + plugin.Manifest},
 		&cli.DurationFlag{Name: "plugin-timeout", Value: plugin.DefaultTimeout, Usage: "how long one plugin call may take before the plugin counts as hung"},
 		&cli.StringFlag{Name: "plugin-transport", EnvVars: []string{plugin.EnvTransport}, Value: "shm", Usage: "plugin data path: shm (shared memory) or grpc (a stream)"},
-		&cli.StringFlag{Name: "plugin-log", Value: "warn", Usage: "plugin log level shown on stderr: trace, debug, info, warn, error"},
+		&cli.StringFlag{Name: "plugin-log", Value: "error", Usage: "plugin log level shown on stderr: trace, debug, info, warn, error"},
 	}
 }
 

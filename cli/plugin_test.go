@@ -237,3 +237,22 @@ func TestSignalStopsPlugins(t *testing.T) {
 		}
 	}
 }
+
+// A binary that is no plugin, or a path with the wrong name: one line.
+func TestNotAPlugin(t *testing.T) {
+	dir := t.TempDir()
+	bogus := filepath.Join(dir, plugin.QdiscPrefix+"bogus")
+	if err := os.WriteFile(bogus, []byte("#!/bin/sh\necho not a plugin\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ path, want string }{
+		{bogus, "Unrecognized remote plugin message: not a plugin"},
+		{filepath.Join(dir, "bogus"), "name it txlab-qdisc-KIND"},
+		{filepath.Join(dir, plugin.QdiscPrefix+"missing"), "no such file"},
+	} {
+		_, err := txlab(t, append(append([]string{}, quick...), "--plugin", tc.path, "--qdisc", "mq bogus")...)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: got %v, want one line with %q", tc.path, err, tc.want)
+		}
+	}
+}

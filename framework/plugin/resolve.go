@@ -55,7 +55,7 @@ type Options struct {
 	// Transport is "shm" (default where supported) or "grpc".
 	Transport string
 	// Log receives the plugins' log lines, prefixed with the plugin's
-	// name (nil: stderr); LogLevel is hclog's ("" = warn).
+	// name (nil: stderr); LogLevel is hclog's ("" = error).
 	Log      io.Writer
 	LogLevel string
 }
@@ -102,7 +102,10 @@ func Discover(o Options) ([]Found, error) {
 	for _, p := range o.Paths {
 		f, err := Locate(p)
 		if err != nil {
-			return nil, fmt.Errorf("plugin %s: %w", p, err)
+			if !strings.HasPrefix(err.Error(), "plugin ") {
+				err = fmt.Errorf("plugin %s: %w", p, err)
+			}
+			return nil, err
 		}
 		out = append(out, f)
 	}
@@ -405,7 +408,7 @@ func Start(f Found, o Options) (*Proc, error) {
 	if out == nil {
 		out = os.Stderr
 	}
-	level := hclog.LevelFromString(cmp.Or(o.LogLevel, "warn"))
+	level := hclog.LevelFromString(cmp.Or(o.LogLevel, "error"))
 	if level == hclog.NoLevel {
 		return nil, fmt.Errorf("plugin log level %q: want trace, debug, info, warn or error", o.LogLevel)
 	}
@@ -428,7 +431,7 @@ func Start(f Found, o Options) (*Proc, error) {
 	p := &Proc{Found: f, client: client, tail: tail}
 	fail := func(err error) (*Proc, error) {
 		client.Kill()
-		p.err = fmt.Errorf("plugin %s: %w", label, err)
+		p.err = fmt.Errorf("plugin %s: %w", label, oneLine(err))
 		return p, p.err
 	}
 	rpc, err := client.Client()
@@ -612,5 +615,24 @@ func (w *prefixWriter) Write(b []byte) (int, error) {
 	}
 	return len(b), nil
 }
+
+// oneLine keeps an error to its first line (go-plugin's start-up errors
+// run to a paragraph); the wrapped error is kept for errors.Is.
+func oneLine(err error) error {
+	msg := err.Error()
+	i := strings.IndexByte(msg, '\n')
+	if i < 0 {
+		return err
+	}
+	return &lineError{msg: strings.TrimSpace(msg[:i]) + " (is it a txlab plugin, built for this machine?)", err: err}
+}
+
+type lineError struct {
+	msg string
+	err error
+}
+
+func (e *lineError) Error() string { return e.msg }
+func (e *lineError) Unwrap() error { return e.err }
 
 func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
