@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime/pprof"
 	"time"
 
 	goplugin "github.com/hashicorp/go-plugin"
@@ -52,8 +53,18 @@ var pluginMap = map[string]goplugin.Plugin{"txlab": &grpcPlugin{}}
 
 // Serve serves cat as a plugin process; it returns when the host is done.
 // The process exits when its host does, however the host ended.
+//
+// With TXLAB_PLUGIN_CPUPROFILE=FILE the plugin writes a CPU profile of
+// itself to FILE.PID (go tool pprof reads it), for plugin authors.
 func Serve(cat *Catalog) {
 	go exitWithParent(os.Getppid())
+	if path := os.Getenv(EnvCPUProfile); path != "" {
+		if f, err := os.Create(fmt.Sprintf("%s.%d", path, os.Getpid())); err == nil {
+			if pprof.StartCPUProfile(f) == nil {
+				defer pprof.StopCPUProfile()
+			}
+		}
+	}
 	goplugin.Serve(&goplugin.ServeConfig{
 		HandshakeConfig: Handshake,
 		Plugins:         map[string]goplugin.Plugin{"txlab": &grpcPlugin{cat: cat}},

@@ -30,11 +30,12 @@ import (
 
 // Env names.
 const (
-	EnvDir       = "TXLAB_PLUGIN_DIR"       // the plugin directory
-	EnvTransport = "TXLAB_PLUGIN_TRANSPORT" // "shm" (default) or "grpc"
-	Manifest     = "txlab-plugins.sum"      // checksums of a directory's plugins
-	QdiscPrefix  = "txlab-qdisc-"           // a qdisc plugin's file name: txlab-qdisc-KIND
-	DriverPrefix = "txlab-driver-"          // a driver plugin's file name: txlab-driver-NAME
+	EnvDir        = "TXLAB_PLUGIN_DIR"        // the plugin directory
+	EnvTransport  = "TXLAB_PLUGIN_TRANSPORT"  // "shm" (default) or "grpc"
+	EnvCPUProfile = "TXLAB_PLUGIN_CPUPROFILE" // a plugin profiles itself to FILE.PID
+	Manifest      = "txlab-plugins.sum"       // checksums of a directory's plugins
+	QdiscPrefix   = "txlab-qdisc-"            // a qdisc plugin's file name: txlab-qdisc-KIND
+	DriverPrefix  = "txlab-driver-"           // a driver plugin's file name: txlab-driver-NAME
 )
 
 // DefaultTimeout is how long the host waits for one call's answer.
