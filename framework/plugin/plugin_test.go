@@ -3,6 +3,7 @@ package plugin_test
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/txlab/txlab/framework/plugin"
 	"github.com/txlab/txlab/framework/plugin/plugintest"
+	"github.com/txlab/txlab/framework/qdisc"
 	"github.com/txlab/txlab/framework/run"
 	"github.com/txlab/txlab/framework/sim"
 	"github.com/txlab/txlab/framework/skb"
@@ -249,5 +251,47 @@ func TestGRPCTransportSameReport(t *testing.T) {
 	}
 	if !bytes.Equal(in, out) {
 		t.Fatalf("reports differ:\n%s", firstDiff(in, out))
+	}
+}
+
+// tc qdisc change crosses the boundary: a Changer's new limit comes
+// back, its errors come back as errors, and a qdisc that is no Changer
+// says so.
+func TestChangeAcrossBoundary(t *testing.T) {
+	self, err := plugin.Self()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := plugin.Start(self, plugin.Options{Log: io.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	setup := qdisc.Setup{Handle: "1:", Parent: "root", MTU: 1514, TxQueueLen: 100, NumTxQ: 1}
+	q, err := p.NewQdisc("test_change")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := q.Init(setup, nil); err != nil {
+		t.Fatal(err)
+	}
+	if info, err := q.Change([]string{"limit", "7"}); err != nil || info.Limit != 7 {
+		t.Fatalf("change limit 7: %+v %v", info, err)
+	}
+	if _, err := q.Change([]string{"bogus"}); err == nil || !strings.Contains(err.Error(), "bogus") {
+		t.Fatalf("change bogus: %v", err)
+	}
+	if q.PluginDead() != nil {
+		t.Fatal("a refused change killed the plugin")
+	}
+	plain, err := p.NewQdisc("pfifo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := plain.Init(setup, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := plain.Change([]string{"limit", "7"}); !errors.Is(err, qdisc.ErrCannotChange) {
+		t.Fatalf("change of a qdisc that is no Changer: %v", err)
 	}
 }

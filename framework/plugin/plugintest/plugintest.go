@@ -70,6 +70,13 @@ func (l leaky) Stats() qdisc.Stats {
 	return s
 }
 
+// changer is pfifo that accepts `tc qdisc change`: a new Init.
+type changer struct{ qdisc.Qdisc }
+
+func (c changer) Change(args []string) (qdisc.Info, error) {
+	return c.Qdisc.Init(qdisc.Setup{Handle: "1:", Parent: "root", MTU: 1514, TxQueueLen: 1000, NumTxQ: 1}, args)
+}
+
 // Qdiscs are the test kinds, by name.
 var Qdiscs = map[string]func() qdisc.Qdisc{
 	"test_fifo": fifo,
@@ -93,6 +100,7 @@ var Qdiscs = map[string]func() qdisc.Qdisc{
 	}),
 	"test_chatty": func() qdisc.Qdisc { return chatty{fifo()} },
 	"test_leaky":  func() qdisc.Qdisc { return leaky{fifo()} },
+	"test_change": func() qdisc.Qdisc { return changer{fifo()} },
 }
 
 // Link makes dir/PREFIX+NAME (plugin.QdiscPrefix or DriverPrefix), a
