@@ -287,11 +287,10 @@ func (s *server) qdiscCall(st *callState, q *qdiscInst, m wire.Method, d *wire.D
 		if err := decodePB(d, &a); err != nil {
 			return wire.StatusError, err.Error()
 		}
-		ch, ok := q.q.(qdisc.Changer)
-		if !ok {
+		info, err := qdisc.Change(q.q, a.Args)
+		if errors.Is(err, qdisc.ErrCannotChange) {
 			return wire.StatusNoChange, ""
 		}
-		info, err := ch.Change(a.Args)
 		if err != nil {
 			return wire.StatusInvalid, err.Error()
 		}

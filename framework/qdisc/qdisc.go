@@ -190,9 +190,19 @@ type Changer interface {
 	Change(args []string) (Info, error)
 }
 
-// ErrCannotChange is what a wrapper's Change returns for a qdisc that is
-// not a Changer.
+// ErrCannotChange is what Change returns for a qdisc that is not a
+// Changer.
 var ErrCannotChange = errors.New("cannot be changed while running")
+
+// Change is `tc qdisc change` on q: ErrCannotChange unless q (or what it
+// wraps) is a Changer.
+func Change(q Qdisc, args []string) (Info, error) {
+	ch, ok := q.(Changer)
+	if !ok {
+		return Info{}, ErrCannotChange
+	}
+	return ch.Change(args)
+}
 
 // Factory makes a fresh qdisc of one kind.
 type Factory func() Qdisc

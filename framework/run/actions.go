@@ -129,11 +129,7 @@ func (l *Live) ChangeQdisc(queue int, args []string) error {
 		targets = []*netdev.Qdisc{l.dev.Children[queue]}
 	}
 	for _, q := range targets {
-		ch, ok := q.Ops.(qdisc.Changer)
-		if !ok {
-			return fmt.Errorf("change qdisc: %s %s %w", q.Kind, q.Handle, qdisc.ErrCannotChange)
-		}
-		info, err := ch.Change(args)
+		info, err := qdisc.Change(q.Ops, args)
 		if errors.Is(err, qdisc.ErrCannotChange) {
 			return fmt.Errorf("change qdisc: %s %s %w", q.Kind, q.Handle, err)
 		}

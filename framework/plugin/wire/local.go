@@ -75,13 +75,7 @@ func (l *LocalQdisc) Stats() qdisc.Stats { return l.Q.Stats() }
 func (l *LocalQdisc) Dump() string       { return l.Q.Dump() }
 
 // Change implements qdisc.Changer for a qdisc that is one.
-func (l *LocalQdisc) Change(args []string) (qdisc.Info, error) {
-	ch, ok := l.Q.(qdisc.Changer)
-	if !ok {
-		return qdisc.Info{}, qdisc.ErrCannotChange
-	}
-	return ch.Change(args)
-}
+func (l *LocalQdisc) Change(args []string) (qdisc.Info, error) { return qdisc.Change(l.Q, args) }
 
 // Selectable is implemented by a wrapped driver: its ndo_select_queue,
 // or nil if it has none.
