@@ -71,12 +71,7 @@ func (e *Error) Unwrap() error { return e.Err }
 // fail marks the plugin dead, stops it, and returns the error.
 func (c *conn) fail(what string, err error) error {
 	if c.dead == nil {
-		var pe *Error
-		if errors.As(err, &pe) {
-			c.dead = pe
-		} else {
-			c.dead = &Error{Plugin: c.name, What: what, Err: err}
-		}
+		c.dead = &Error{Plugin: c.name, What: what, Err: err}
 		if c.kill != nil {
 			c.kill()
 		}

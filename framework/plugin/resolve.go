@@ -77,15 +77,23 @@ func Cleanup() {
 func (o Options) Enabled() bool { return o.Isolate || len(o.Paths) > 0 || o.Dir != "" }
 
 // Serves reports whether a plugin o names serves typ ("qdisc" or
-// "driver") name, by the plugins' file names (nothing is started).
+// "driver") name, by the plugins' file names: nothing is started or
+// hashed (a script asks this at every qdisc and device line).
 func (o Options) Serves(typ, name string) bool {
-	fs, _ := Discover(o)
-	for _, f := range fs {
-		if f.Type == typ && f.Name == name {
+	want := QdiscPrefix + name
+	if typ == "driver" {
+		want = DriverPrefix + name
+	}
+	for _, p := range o.Paths {
+		if filepath.Base(p) == want {
 			return true
 		}
 	}
-	return false
+	if o.Dir == "" {
+		return false
+	}
+	st, err := os.Stat(filepath.Join(o.Dir, want))
+	return err == nil && !st.IsDir()
 }
 
 // Found is a plugin binary found by name.
@@ -353,11 +361,6 @@ func (h *Host) Driver(name string) (driver.Driver, error) {
 		return nil, err
 	}
 	return p.NewDriver(name)
-}
-
-// Found returns what Discover found.
-func (h *Host) Found() []Found {
-	return slices.SortedFunc(maps.Values(h.found), func(a, b Found) int { return cmp.Compare(a.Path, b.Path) })
 }
 
 // Close stops every plugin process.
