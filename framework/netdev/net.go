@@ -7,10 +7,10 @@ package netdev
 
 import (
 	"fmt"
-	"github.com/txlab/txlab/framework/plugin/wire"
 	"sort"
 
 	"github.com/txlab/txlab/framework/driver"
+	"github.com/txlab/txlab/framework/plugin/wire"
 	"github.com/txlab/txlab/framework/qdisc"
 	"github.com/txlab/txlab/framework/sim"
 	"github.com/txlab/txlab/framework/skb"
@@ -170,13 +170,11 @@ type Resolver interface {
 }
 
 func (n *Net) newDriver(name string) (driver.Driver, error) {
-	var d driver.Driver
-	var err error
+	newDrv := driver.New
 	if n.Plugins != nil {
-		d, err = n.Plugins.Driver(name)
-	} else {
-		d, err = driver.New(name)
+		newDrv = n.Plugins.Driver
 	}
+	d, err := newDrv(name)
 	if err != nil {
 		return nil, err
 	}
@@ -184,13 +182,11 @@ func (n *Net) newDriver(name string) (driver.Driver, error) {
 }
 
 func (n *Net) newQdiscOps(kind string) (qdisc.Qdisc, error) {
-	var q qdisc.Qdisc
-	var err error
+	newQ := qdisc.New
 	if n.Plugins != nil {
-		q, err = n.Plugins.Qdisc(kind)
-	} else {
-		q, err = qdisc.New(kind)
+		newQ = n.Plugins.Qdisc
 	}
+	q, err := newQ(kind)
 	if err != nil {
 		return nil, err
 	}
