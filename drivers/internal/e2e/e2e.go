@@ -1,0 +1,79 @@
+// Package e2e runs a descriptor-ring driver end to end through the host,
+// for the drivers' own tests: the checks every ring driver must pass,
+// plus the driver's own per queue.
+package e2e
+
+import (
+	"testing"
+
+	"github.com/txlab/txlab/framework/report"
+	"github.com/txlab/txlab/framework/run"
+	"github.com/txlab/txlab/framework/sim"
+	"github.com/txlab/txlab/framework/workload"
+)
+
+// Ethtool is q's ethtool -S counter key, and whether the driver has it.
+func Ethtool(q report.Queue, key string) (int64, bool) {
+	for _, kv := range q.Ethtool {
+		if kv.Key == key {
+			return kv.Value, true
+		}
+	}
+	return 0, false
+}
+
+// RingDriver runs driver (default line rate lineRate bit/s, ring set to
+// 256) under mq pfifo, under a single root pfifo, and on a slow wire
+// without BQL. It checks the accounting, the line rate and ring the
+// report shows, that the per-queue counters add up to the device's, that
+// completions came with interrupts, and that the saturated wire made the
+// driver stop a queue; check adds the driver's own per-queue checks.
+func RingDriver(t *testing.T, driver string, lineRate int64, check func(t *testing.T, q report.Queue)) {
+	t.Helper()
+	for _, tc := range []struct {
+		name, qdisc, profile string
+		rate                 int64
+		set                  []string
+		wantStops            bool
+	}{
+		{"mq", "mq pfifo", "6.18", 0, nil, false},
+		{"root pfifo", "pfifo limit 10000", "6.19-rc1", 0, nil, false},
+		// A slow wire without BQL: the driver's own stop/wake carries it.
+		{"wire bound no bql", "mq pfifo", "6.18", 2_000_000_000, []string{"bql=off"}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := run.Default()
+			s.Profile = tc.profile
+			s.Driver, s.DriverArgs, s.RateBps, s.Set = driver, []string{"tx", "256"}, tc.rate, tc.set
+			s.Sockets, s.Cores, s.Threads = 1, 8, 1
+			s.Queues, s.Qdisc = 4, tc.qdisc
+			s.Workload = workload.Spec{Kind: workload.UDPStream, Senders: 8, PacketSize: 1400}
+			s.Duration, s.Warmup = 4*sim.Millisecond, sim.Millisecond
+			rep, err := run.Run(s, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !rep.AccountingOK || rep.TxPackets == 0 || (tc.rate == 0 && rep.Setup.RateBps != lineRate) || rep.Setup.RingSize != 256 {
+				t.Fatalf("accounting %v tx %d rate %d ring %d", rep.AccountingOK, rep.TxPackets, rep.Setup.RateBps, rep.Setup.RingSize)
+			}
+			var sum uint64
+			var stops int64
+			for _, q := range rep.Queues {
+				sum += q.TxPackets
+				st, _ := Ethtool(q, "tx_stopped")
+				stops += st
+				check(t, q)
+				if irqs, _ := Ethtool(q, "irqs"); q.TxPackets > 0 && irqs == 0 {
+					t.Errorf("q%d completed %d packets without interrupts", q.Txq, q.TxPackets)
+				}
+			}
+			if tc.wantStops && stops == 0 {
+				t.Error("the driver never stopped a queue on a saturated wire")
+			}
+			if sum != rep.TxPackets {
+				t.Errorf("queues sum to %d, device sent %d", sum, rep.TxPackets)
+			}
+			t.Logf("%.2f Mpps, drops %v, q0 %v", rep.TxPps/1e6, rep.Drops, rep.Queues[0].Ethtool)
+		})
+	}
+}
