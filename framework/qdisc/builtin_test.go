@@ -102,3 +102,11 @@ func FuzzQdiscArgs(f *testing.F) {
 		}
 	})
 }
+
+func TestSetupMajor(t *testing.T) {
+	for h, want := range map[string]uint32{"8001:": 0x8001, "1:3": 1, "ffff:": 0xffff, "root": 0, ":1": 0, "zz:": 0, "10000:": 0} {
+		if got := (qdisc.Setup{Handle: h}).Major(); got != want {
+			t.Errorf("Major(%q) = %#x, want %#x", h, got, want)
+		}
+	}
+}

@@ -12,6 +12,8 @@ package qdisc
 import (
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 
 	reg "github.com/txlab/txlab/framework/internal/registry"
 	"github.com/txlab/txlab/framework/sim"
@@ -139,6 +141,20 @@ type Setup struct {
 	// Prices price Ctx.Work. The host fills them; a qdisc ignores them.
 	RandSeed, CtxSeed sim.Seed
 	Prices            Prices
+}
+
+// Major is the major of the qdisc's handle ("8001:" is 0x8001, hex as
+// tc writes it; TC_H_MAJ >> 16), 0 if the handle has none.
+func (s Setup) Major() uint32 {
+	maj, _, ok := strings.Cut(s.Handle, ":")
+	if !ok || maj == "" {
+		return 0
+	}
+	n, err := strconv.ParseUint(maj, 16, 16)
+	if err != nil {
+		return 0
+	}
+	return uint32(n)
 }
 
 // Info is what a qdisc tells the host after init.

@@ -6,7 +6,6 @@ package fqcodel
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/txlab/txlab/framework/qdisc"
@@ -164,7 +163,7 @@ func (q *FQCodel) Init(s qdisc.Setup, args []string) (qdisc.Info, error) {
 	q.cparams = codel.ParamsInit()
 	q.cparams.ECN = true // fq_codel, unlike codel, defaults to ECN on
 	q.cparams.MTU = mtu
-	q.handleMajor = parseMajor(s.Handle)
+	q.handleMajor = s.Major()
 
 	a := qdisc.NewArgs("fq_codel", args)
 	for k := a.Next(); k != ""; k = a.Next() {
@@ -260,19 +259,6 @@ func (q *FQCodel) Init(s qdisc.Setup, args []string) (qdisc.Info, error) {
 		info.Flags |= qdisc.CanBypass
 	}
 	return info, nil
-}
-
-// parseMajor reads the major of a handle such as "8001:" (hex, as tc).
-func parseMajor(h string) uint32 {
-	maj, _, ok := strings.Cut(h, ":")
-	if !ok || maj == "" {
-		return 0
-	}
-	n, err := strconv.ParseUint(maj, 16, 16)
-	if err != nil {
-		return 0
-	}
-	return uint32(n)
 }
 
 // fqCodelClassify is fq_codel_classify without tc filters: skb->priority

@@ -8,7 +8,6 @@ package sfq
 import (
 	"fmt"
 	"math/bits"
-	"strconv"
 	"strings"
 
 	"github.com/txlab/txlab/framework/qdisc"
@@ -150,7 +149,7 @@ func (q *SFQ) Init(s qdisc.Setup, args []string) (qdisc.Info, error) {
 		mtu = uint32(s.MTU)
 	}
 	*q = SFQ{limit: sfqMaxDepth, maxdepth: sfqMaxDepth, divisor: sfqDefaultDiv, maxflows: sfqDefaultFlows,
-		quantum: mtu, tail: -1, handleMajor: parseMajor(s.Handle)}
+		quantum: mtu, tail: -1, handleMajor: s.Major()}
 	if s.Rand != nil { // get_random_bytes(&q->perturbation)
 		q.perturbation = [2]uint64{s.Rand.Uint64(), s.Rand.Uint64()}
 	}
@@ -246,19 +245,6 @@ func (q *SFQ) Init(s qdisc.Setup, args []string) (qdisc.Info, error) {
 		info.Flags |= qdisc.CanBypass
 	}
 	return info, nil
-}
-
-// parseMajor reads the major of a handle such as "8001:" (hex, as tc).
-func parseMajor(h string) uint32 {
-	maj, _, ok := strings.Cut(h, ":")
-	if !ok || maj == "" {
-		return 0
-	}
-	n, err := strconv.ParseUint(maj, 16, 16)
-	if err != nil {
-		return 0
-	}
-	return uint32(n)
 }
 
 // sfqHash is sfq_hash: skb_get_hash_perturb (a siphash of the flow keys
