@@ -110,3 +110,38 @@ func TestSetupMajor(t *testing.T) {
 		}
 	}
 }
+
+func TestTcUnits(t *testing.T) {
+	for _, tc := range []struct {
+		s       string
+		units   []qdisc.TcUnit
+		want    uint32
+		wantErr string
+	}{
+		{"5ms", qdisc.TcTimeUnits, 5000, ""},
+		{"1.5SEC", qdisc.TcTimeUnits, 1500000, ""},
+		{"100", qdisc.TcTimeUnits, 100, ""},
+		{"64kb", qdisc.TcSizeUnits, 65536, ""},
+		{"8kbit", qdisc.TcSizeUnits, 8192 / 8, ""},
+		{"ms", qdisc.TcTimeUnits, 0, `x: k "ms" is not a time`},
+		{"nan", qdisc.TcTimeUnits, 0, "is not a time"},
+		{"-1", qdisc.TcTimeUnits, 0, "out of range (0 to 4294967295 us)"},
+		{"5gb", qdisc.TcSizeUnits, 0, "out of range"},
+	} {
+		got, err := qdisc.ParseTcU32("x", "k", tc.s, tc.units, "time", "5ms", "us")
+		if tc.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("%q: got %v, want error %q", tc.s, err, tc.wantErr)
+			}
+			continue
+		}
+		if err != nil || got != tc.want {
+			t.Errorf("%q: got %d %v, want %d", tc.s, got, err, tc.want)
+		}
+	}
+	for sz, want := range map[uint32]string{1514: "1514b", 65536: "64Kb", 32 << 20: "32Mb", 1030: "1Kb", 1100: "1100b"} {
+		if got := qdisc.TcSize(sz); got != want {
+			t.Errorf("TcSize(%d) = %q, want %q", sz, got, want)
+		}
+	}
+}

@@ -203,7 +203,7 @@ func (q *FQCodel) Init(s qdisc.Setup, args []string) (qdisc.Info, error) {
 			if err != nil {
 				return qdisc.Info{}, err
 			}
-			us, err := parseTc(k, v, timeUnits, "time", "5ms, 100ms, 500us, 1s")
+			us, err := parseTc(k, v, qdisc.TcTimeUnits, "time", "5ms, 100ms, 500us, 1s")
 			if err != nil {
 				return qdisc.Info{}, err
 			}
@@ -221,7 +221,7 @@ func (q *FQCodel) Init(s qdisc.Setup, args []string) (qdisc.Info, error) {
 			if err != nil {
 				return qdisc.Info{}, err
 			}
-			n, err := parseTc(k, v, sizeUnits, "size", "32Mb, 4194304, 512kb")
+			n, err := parseTc(k, v, qdisc.TcSizeUnits, "size", "32Mb, 4194304, 512kb")
 			if err != nil {
 				return qdisc.Info{}, err
 			}
@@ -488,7 +488,7 @@ func (q *FQCodel) Dump() string {
 	if q.cparams.CEThreshold != codel.DisabledThreshold {
 		fmt.Fprintf(&b, " ce_threshold %s", tcTime(codel.ToUs(q.cparams.CEThreshold)))
 	}
-	fmt.Fprintf(&b, " interval %s memory_limit %s", tcTime(codel.ToUs(q.cparams.Interval)), tcSize(q.memoryLimit))
+	fmt.Fprintf(&b, " interval %s memory_limit %s", tcTime(codel.ToUs(q.cparams.Interval)), qdisc.TcSize(q.memoryLimit))
 	if q.cparams.ECN {
 		b.WriteString(" ecn")
 	}

@@ -578,7 +578,7 @@ func (q *SFQ) Stats() qdisc.Stats {
 // "flows N/D" before the divisor).
 func (q *SFQ) Dump() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "limit %dp quantum %s depth %d", q.limit, tcSize(q.quantum), q.maxdepth)
+	fmt.Fprintf(&b, "limit %dp quantum %s depth %d", q.limit, qdisc.TcSize(q.quantum), q.maxdepth)
 	if q.headdrop {
 		b.WriteString(" headdrop")
 	}
