@@ -571,31 +571,14 @@ func (q *FQ) fqDequeue(ctx qdisc.Ctx) (skb.Packet, bool) {
 // Dequeue implements qdisc.Qdisc: fq_dequeue repeated as dequeue_skb's
 // bulk loop does (at least one, then only while under req.Bytes).
 func (q *FQ) Dequeue(ctx qdisc.Ctx, req qdisc.DequeueReq, out []skb.Packet) []skb.Packet {
-	var bytes int64
-	first := -1
-	for n := 0; n < max(req.Max, 1); n++ {
-		if n > 0 && bytes >= req.Bytes {
-			break
-		}
-		var p skb.Packet
+	return qdisc.BulkDequeue(req, out, func() (skb.Packet, bool) {
 		if q.hasPeeked {
-			p, q.hasPeeked = q.peeked, false
-			q.peeked = skb.Packet{}
-		} else {
-			var ok bool
-			if p, ok = q.fqDequeue(ctx); !ok {
-				break
-			}
+			p := q.peeked
+			q.peeked, q.hasPeeked = skb.Packet{}, false
+			return p, true
 		}
-		out = append(out, p)
-		bytes += int64(p.Len)
-		if first < 0 {
-			first = int(p.Queue)
-		} else if req.SameQueue && int(p.Queue) != first {
-			break
-		}
-	}
-	return out
+		return q.fqDequeue(ctx)
+	})
 }
 
 // Peek implements qdisc.Qdisc as qdisc_peek_dequeued: dequeue one packet
