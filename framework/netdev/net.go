@@ -7,7 +7,6 @@ package netdev
 
 import (
 	"fmt"
-	"sort"
 
 	"github.com/txlab/txlab/framework/driver"
 	"github.com/txlab/txlab/framework/plugin/wire"
@@ -76,7 +75,6 @@ type Hooks struct {
 type softnetData struct {
 	outputQueue []*Qdisc // output_queue (FIFO via next_sched)
 	pollList    []*napi  // poll_list
-	more        bool     // softnet_data.xmit.more
 }
 
 // NewNet builds the host on engine e.
@@ -466,16 +464,6 @@ func (n *Net) touchSkbPrefetched(c *sim.CPU, s *skb.SKB, prefetched bool) {
 	}
 	c.Spend(d)
 	s.HotCPU = int32(c.ID)
-}
-
-// sortedDrops is Drops in a stable order.
-func (n *Net) sortedDrops() []skb.DropReason {
-	out := make([]skb.DropReason, 0, len(n.Drops))
-	for r := range n.Drops {
-		out = append(out, r)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
-	return out
 }
 
 // LoseToDeadPlugins frees every packet a dead plugin held (a qdisc's, or

@@ -144,7 +144,6 @@ func (t *shmPluginSide) Recv() ([]byte, error) {
 
 type streamPluginSide struct {
 	s pb.Plugin_ExchangeServer
-	m pb.Frame
 }
 
 func (t *streamPluginSide) Send(b []byte) error { return t.s.Send(&pb.Frame{Data: b}) }

@@ -146,7 +146,6 @@ type flowList struct {
 
 func (l *flowList) empty() bool   { return l.head == len(l.idx) }
 func (l *flowList) first() uint16 { return l.idx[l.head] }
-func (l *flowList) len() int      { return len(l.idx) - l.head }
 func (l *flowList) pushTail(i uint16) {
 	if l.head > 0 && l.head == len(l.idx) {
 		l.idx, l.head = l.idx[:0], 0

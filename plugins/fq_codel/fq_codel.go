@@ -90,11 +90,10 @@ type FQCodel struct {
 // codelQueue adapts one flow to codel.Queue: dequeue_func, drop_func and
 // codel_get_time for the flow being served.
 type codelQueue struct {
-	q    *FQCodel
-	f    *flow
-	idx  int
-	ctx  qdisc.Ctx
-	time codel.Time
+	q   *FQCodel
+	f   *flow
+	idx int
+	ctx qdisc.Ctx
 }
 
 // Dequeue is dequeue_func: take the flow's head, with the per-flow,

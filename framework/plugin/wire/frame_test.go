@@ -483,7 +483,8 @@ func TestMalformed(t *testing.T) {
 	}
 	// A bool that is not 0/1 still reads as false, and the error sticks.
 	d := Dec{B: []byte{7, 1}}
-	if d.Bool() || d.Bool() || d.Err == nil {
+	first, second := d.Bool(), d.Bool()
+	if first || second || d.Err == nil {
 		t.Fatal("bad bool accepted")
 	}
 	// Ops stop at the first bad op: nothing of it is returned.

@@ -258,7 +258,8 @@ func TestQdiscCtxWorkAndRand(t *testing.T) {
 	// The wrapper draws the same stream, seeded from the setup.
 	l := &LocalQdisc{Q: &scriptQdisc{script: func(ctx qdisc.Ctx) {
 		ref := sim.NewRand(s.CtxSeed)
-		if ctx.Rand() != ref.Uint32() || ctx.Rand() != ref.Uint32() {
+		a, b := ctx.Rand(), ctx.Rand()
+		if a != ref.Uint32() || b != ref.Uint32() {
 			t.Error("LocalQdisc's Rand is not sim.NewRand(CtxSeed)")
 		}
 	}}}
