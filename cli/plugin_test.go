@@ -80,7 +80,7 @@ func TestPluginListAndTest(t *testing.T) {
 		}
 	}
 	out, err = txlab(t, "plugin", "test", p, "--args", "limit 40", "--limit", "40")
-	if err != nil || !strings.Contains(out, "PASS: 6 checks") {
+	if err != nil || !strings.Contains(out, "PASS: 7 checks") {
 		t.Fatalf("plugin test of a conforming plugin: %v\n%s", err, out)
 	}
 	out, err = txlab(t, "plugin", "test", "fq_codel", "--args", "limit 100", "--limit", "100")

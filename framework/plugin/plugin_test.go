@@ -16,6 +16,7 @@ import (
 	"github.com/txlab/txlab/framework/plugin"
 	"github.com/txlab/txlab/framework/plugin/plugintest"
 	"github.com/txlab/txlab/framework/qdisc"
+	"github.com/txlab/txlab/framework/qdisc/qdisctest"
 	"github.com/txlab/txlab/framework/run"
 	"github.com/txlab/txlab/framework/sim"
 	"github.com/txlab/txlab/framework/skb"
@@ -272,7 +273,7 @@ func TestChangeAcrossBoundary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := q.Init(setup, nil); err != nil {
+	if _, err := q.Init(qdisctest.NewCtx(1), setup, nil); err != nil {
 		t.Fatal(err)
 	}
 	if info, err := q.Change([]string{"limit", "7"}); err != nil || info.Limit != 7 {
@@ -288,7 +289,7 @@ func TestChangeAcrossBoundary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := plain.Init(setup, nil); err != nil {
+	if _, err := plain.Init(qdisctest.NewCtx(1), setup, nil); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := plain.Change([]string{"limit", "7"}); !errors.Is(err, qdisc.ErrCannotChange) {

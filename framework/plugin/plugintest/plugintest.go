@@ -26,9 +26,11 @@ func ServeIfPlugin() {
 // MisbehaveAt is the dequeue at which the bad qdiscs misbehave.
 const MisbehaveAt = 20
 
-// bad is pfifo that misbehaves at its MisbehaveAt-th dequeue.
+// bad is pfifo that misbehaves at its MisbehaveAt-th dequeue. The test
+// qdiscs embed *qdisc.PFifo, not the qdisc.Qdisc interface, so pfifo's
+// optional Peek and Reset stay visible.
 type bad struct {
-	qdisc.Qdisc
+	*qdisc.PFifo
 	n    int
 	how  func(b *bad, out []skb.Packet) []skb.Packet
 	last skb.Packet
@@ -38,43 +40,44 @@ func (b *bad) Dequeue(ctx qdisc.Ctx, req qdisc.DequeueReq, out []skb.Packet) []s
 	if b.n++; b.n == MisbehaveAt {
 		return b.how(b, out)
 	}
-	out = b.Qdisc.Dequeue(ctx, req, out)
+	out = b.PFifo.Dequeue(ctx, req, out)
 	if len(out) > 0 {
 		b.last = out[len(out)-1]
 	}
 	return out
 }
 
-func fifo() qdisc.Qdisc { q, _ := qdisc.New("pfifo"); return q }
+func fifo() qdisc.Qdisc { return &qdisc.PFifo{} }
 
 func newBad(how func(b *bad, out []skb.Packet) []skb.Packet) func() qdisc.Qdisc {
-	return func() qdisc.Qdisc { return &bad{Qdisc: fifo(), how: how} }
+	return func() qdisc.Qdisc { return &bad{PFifo: &qdisc.PFifo{}, how: how} }
 }
 
 // chatty is pfifo that says hello on stderr at init.
-type chatty struct{ qdisc.Qdisc }
+type chatty struct{ *qdisc.PFifo }
 
-func (c chatty) Init(s qdisc.Setup, args []string) (qdisc.Info, error) {
+func (c chatty) Init(ctx qdisc.Ctx, s qdisc.Setup, args []string) (qdisc.Info, error) {
 	fmt.Fprintln(os.Stderr, "hello from init", s.Handle)
-	return c.Qdisc.Init(s, args)
+	return c.PFifo.Init(ctx, s, args)
 }
 
 // leaky is pfifo whose stats hide one packet.
-type leaky struct{ qdisc.Qdisc }
+type leaky struct{ *qdisc.PFifo }
 
 func (l leaky) Stats() qdisc.Stats {
-	s := l.Qdisc.Stats()
+	s := l.PFifo.Stats()
 	if s.Qlen > 0 {
 		s.Qlen--
 	}
 	return s
 }
 
-// changer is pfifo that accepts `tc qdisc change`: a new Init.
-type changer struct{ qdisc.Qdisc }
+// changer is pfifo that accepts `tc qdisc change`: a new Init (pfifo's
+// Init uses no context).
+type changer struct{ *qdisc.PFifo }
 
 func (c changer) Change(args []string) (qdisc.Info, error) {
-	return c.Qdisc.Init(qdisc.Setup{Handle: "1:", Parent: "root", MTU: 1514, TxQueueLen: 1000, NumTxQ: 1}, args)
+	return c.PFifo.Init(nil, qdisc.Setup{Handle: "1:", Parent: "root", MTU: 1514, TxQueueLen: 1000, NumTxQ: 1}, args)
 }
 
 // Qdiscs are the test kinds, by name.
@@ -98,9 +101,9 @@ var Qdiscs = map[string]func() qdisc.Qdisc{
 	"test_panic": newBad(func(*bad, []skb.Packet) []skb.Packet {
 		panic("test_panic: a bug in the plugin")
 	}),
-	"test_chatty": func() qdisc.Qdisc { return chatty{fifo()} },
-	"test_leaky":  func() qdisc.Qdisc { return leaky{fifo()} },
-	"test_change": func() qdisc.Qdisc { return changer{fifo()} },
+	"test_chatty": func() qdisc.Qdisc { return chatty{&qdisc.PFifo{}} },
+	"test_leaky":  func() qdisc.Qdisc { return leaky{&qdisc.PFifo{}} },
+	"test_change": func() qdisc.Qdisc { return changer{&qdisc.PFifo{}} },
 }
 
 // Link makes dir/PREFIX+NAME (plugin.QdiscPrefix or DriverPrefix), a
