@@ -63,9 +63,8 @@ type Qdisc struct {
 	Requeues            uint64
 	DeferMax            int64
 
-	wdAt  sim.Time
-	wdGen uint64
-	timer sim.HrTimer // the qdisc's own timer (Ctx.ModTimer)
+	watchdog sim.HrTimer // q->watchdog (struct qdisc_watchdog)
+	timer    sim.HrTimer // the qdisc's own timer (Ctx.ModTimer)
 
 	ctx      qctx
 	batch    []skb.Packet
@@ -233,29 +232,21 @@ func (x *qctx) DequeueDrop(h skb.Handle, reason skb.DropReason) {
 	x.net.kfreeSkb(x.cpu, s, reason)
 }
 
+// Watchdog is qdisc_watchdog_schedule_ns: an hrtimer armed at at, or
+// re-armed there (the latest call wins); already armed for exactly at,
+// it is left alone. On expiry, qdisc_watchdog reschedules the root.
 func (x *qctx) Watchdog(at sim.Time) {
-	q := x.q
-	if q.wdAt != 0 && q.wdAt <= at {
-		return // hrtimer already armed earlier
+	q, n := x.q, x.net
+	if exp, queued := q.watchdog.Queued(); queued && exp == at {
+		return
 	}
-	q.wdAt = at
-	q.wdGen++
-	gen := q.wdGen
-	n := x.net
-	n.E.RaiseIRQ(x.armCPU(), at, func(c *sim.CPU) {
-		if q.wdGen != gen {
-			return
-		}
-		q.wdAt = 0
+	q.watchdog.Start(x.armCPU(), at, func(c *sim.CPU) {
 		n.netifSchedule(c, q) // qdisc_watchdog -> __netif_schedule(qdisc_root(q))
 	})
 }
 
-// CancelWatchdog is qdisc_watchdog_cancel.
-func (x *qctx) CancelWatchdog() {
-	x.q.wdAt = 0
-	x.q.wdGen++
-}
+// CancelWatchdog is qdisc_watchdog_cancel (hrtimer_cancel).
+func (x *qctx) CancelWatchdog() { x.q.watchdog.Cancel() }
 
 // ModTimer is mod_timer on the qdisc's own timer_list: at expiry the
 // timer interrupt queues the qdisc for TIMER_SOFTIRQ on that CPU.

@@ -20,7 +20,6 @@ type LocalQdisc struct {
 	Q        qdisc.Qdisc
 	ctx      *QdiscCtx
 	defaults qdisc.Defaults
-	reasons  []skb.DropReason
 }
 
 // WrapQdisc wraps q unless it is already behind the boundary.
@@ -45,7 +44,6 @@ func (l *LocalQdisc) Init(c qdisc.Ctx, s qdisc.Setup, args []string) (qdisc.Info
 	if err != nil {
 		return qdisc.Info{}, err
 	}
-	l.reasons = info.DropReasons
 	l.end(h)
 	return info, nil
 }
@@ -57,10 +55,9 @@ func (l *LocalQdisc) begin(c qdisc.Ctx) QdiscHost {
 }
 
 func (l *LocalQdisc) end(h QdiscHost) {
+	// The host checks the drop reasons as it applies them (it names the
+	// qdisc); the context posts nothing but qdisc operations.
 	ops, trailing := l.ctx.Posted()
-	if err := CheckQdiscOps(ops, l.reasons); err != nil {
-		sim.Panicf("%v", err)
-	}
 	ApplyQdisc(h, ops, trailing)
 }
 
