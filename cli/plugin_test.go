@@ -101,6 +101,17 @@ func TestPluginTestFails(t *testing.T) {
 	if code == 0 || !strings.Contains(stderr, "failed") {
 		t.Fatalf("exit %d, stderr %q", code, stderr)
 	}
+	// A shaper that holds packets, returns none and arms no watchdog:
+	// the suite no longer moves time for it.
+	p = link(t, t.TempDir(), "test_stalled")
+	self, _ := os.Executable()
+	cmd := exec.Command(self)
+	cmd.Env = append(os.Environ(), "TXLAB_TEST_MAIN=1", "TXLAB_TEST_ARGS="+strings.Join([]string{"plugin", "test", p}, "\x1f"))
+	out, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "FAIL  dequeue progresses or arms the watchdog") ||
+		!strings.Contains(string(out), "no watchdog is armed") {
+		t.Fatalf("plugin test of a qdisc that forgets its watchdog: %v\n%s", err, out)
+	}
 }
 
 // A plugin that crashes, hangs or hands back a packet twice or one it

@@ -11,6 +11,7 @@ import (
 
 	"github.com/txlab/txlab/framework/plugin"
 	"github.com/txlab/txlab/framework/qdisc"
+	"github.com/txlab/txlab/framework/sim"
 	"github.com/txlab/txlab/framework/skb"
 )
 
@@ -72,6 +73,30 @@ func (l leaky) Stats() qdisc.Stats {
 	return s
 }
 
+// stalled is pfifo paced to one packet per 10 us that forgets to arm its
+// watchdog: it holds packets, returns none, and nothing would ever
+// dequeue them. No Peek (it would not honour the pacing), so the host's
+// qdisc_peek_dequeued stands in.
+type stalled struct {
+	f    qdisc.PFifo
+	next sim.Time
+}
+
+func (s *stalled) Init(ctx qdisc.Ctx, st qdisc.Setup, args []string) (qdisc.Info, error) {
+	return s.f.Init(ctx, st, args)
+}
+func (s *stalled) Enqueue(ctx qdisc.Ctx, b []skb.Packet, rc []qdisc.Code) { s.f.Enqueue(ctx, b, rc) }
+func (s *stalled) Reset(ctx qdisc.Ctx)                                    { s.f.Reset(ctx) }
+func (s *stalled) Stats() qdisc.Stats                                     { return s.f.Stats() }
+func (s *stalled) Dump() string                                           { return s.f.Dump() }
+func (s *stalled) Dequeue(ctx qdisc.Ctx, req qdisc.DequeueReq, out []skb.Packet) []skb.Packet {
+	if now := ctx.Now(); now < s.next {
+		return out // the bug: no ctx.Watchdog(s.next)
+	}
+	s.next = ctx.Now() + 10*sim.Microsecond
+	return s.f.Dequeue(ctx, qdisc.DequeueReq{Max: 1}, out)
+}
+
 // changer is pfifo that accepts `tc qdisc change`: a new Init (pfifo's
 // Init uses no context).
 type changer struct{ *qdisc.PFifo }
@@ -101,9 +126,10 @@ var Qdiscs = map[string]func() qdisc.Qdisc{
 	"test_panic": newBad(func(*bad, []skb.Packet) []skb.Packet {
 		panic("test_panic: a bug in the plugin")
 	}),
-	"test_chatty": func() qdisc.Qdisc { return chatty{&qdisc.PFifo{}} },
-	"test_leaky":  func() qdisc.Qdisc { return leaky{&qdisc.PFifo{}} },
-	"test_change": func() qdisc.Qdisc { return changer{&qdisc.PFifo{}} },
+	"test_chatty":  func() qdisc.Qdisc { return chatty{&qdisc.PFifo{}} },
+	"test_leaky":   func() qdisc.Qdisc { return leaky{&qdisc.PFifo{}} },
+	"test_change":  func() qdisc.Qdisc { return changer{&qdisc.PFifo{}} },
+	"test_stalled": func() qdisc.Qdisc { return &stalled{} },
 }
 
 // Link makes dir/PREFIX+NAME (plugin.QdiscPrefix or DriverPrefix), a
