@@ -9,7 +9,7 @@ import (
 // print_time64), numbers as JSON reports keep them.
 func TestXStatText(t *testing.T) {
 	for _, tc := range []struct {
-		x          XStat
+		x         XStat
 		text, num string
 	}{
 		{XInt("drops", -3), "-3", "-3"},
