@@ -97,6 +97,27 @@ func (s *stalled) Dequeue(ctx qdisc.Ctx, req qdisc.DequeueReq, out []skb.Packet)
 	return s.f.Dequeue(ctx, qdisc.DequeueReq{Max: 1}, out)
 }
 
+// ticker is pfifo with a timer of its own, armed in Init every 100 us:
+// each tick frees the oldest packet with a reason it declared.
+type ticker struct{ *qdisc.PFifo }
+
+const tickEvery = 100 * sim.Microsecond
+
+func (k ticker) Init(ctx qdisc.Ctx, s qdisc.Setup, args []string) (qdisc.Info, error) {
+	info, err := k.PFifo.Init(ctx, s, args)
+	info.DropReasons = []skb.DropReason{"TEST_TICK"}
+	ctx.ModTimer(ctx.Now() + tickEvery)
+	return info, err
+}
+
+func (k ticker) Timer(ctx qdisc.Ctx) {
+	if p, ok := k.PFifo.Peek(ctx); ok {
+		k.PFifo.Dequeue(ctx, qdisc.DequeueReq{Max: 1}, nil)
+		ctx.Drop(p.Handle, "TEST_TICK")
+	}
+	ctx.ModTimer(ctx.Now() + tickEvery)
+}
+
 // changer is pfifo that accepts `tc qdisc change`: a new Init (pfifo's
 // Init uses no context).
 type changer struct{ *qdisc.PFifo }
@@ -130,6 +151,7 @@ var Qdiscs = map[string]func() qdisc.Qdisc{
 	"test_leaky":   func() qdisc.Qdisc { return leaky{&qdisc.PFifo{}} },
 	"test_change":  func() qdisc.Qdisc { return changer{&qdisc.PFifo{}} },
 	"test_stalled": func() qdisc.Qdisc { return &stalled{} },
+	"test_ticker":  func() qdisc.Qdisc { return ticker{&qdisc.PFifo{}} },
 }
 
 // Link makes dir/PREFIX+NAME (plugin.QdiscPrefix or DriverPrefix), a
