@@ -250,11 +250,11 @@ func pluginTest(c *cli.Context) error {
 // every check reports why.
 type brokenQdisc struct{ err error }
 
-func (b brokenQdisc) Init(qdisc.Setup, []string) (qdisc.Info, error)                       { return qdisc.Info{}, b.err }
+func (b brokenQdisc) Init(qdisc.Ctx, qdisc.Setup, []string) (qdisc.Info, error) {
+	return qdisc.Info{}, b.err
+}
 func (b brokenQdisc) Enqueue(qdisc.Ctx, []skb.Packet, []qdisc.Code)                        {}
 func (b brokenQdisc) Dequeue(_ qdisc.Ctx, _ qdisc.DequeueReq, o []skb.Packet) []skb.Packet { return o }
-func (b brokenQdisc) Peek(qdisc.Ctx) (skb.Packet, bool)                                    { return skb.Packet{}, false }
-func (b brokenQdisc) Reset(qdisc.Ctx)                                                      {}
 func (b brokenQdisc) Stats() qdisc.Stats                                                   { return qdisc.Stats{} }
 func (b brokenQdisc) Dump() string                                                         { return "" }
 

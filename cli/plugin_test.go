@@ -80,7 +80,7 @@ func TestPluginListAndTest(t *testing.T) {
 		}
 	}
 	out, err = txlab(t, "plugin", "test", p, "--args", "limit 40", "--limit", "40")
-	if err != nil || !strings.Contains(out, "PASS: 6 checks") {
+	if err != nil || !strings.Contains(out, "PASS: 7 checks") {
 		t.Fatalf("plugin test of a conforming plugin: %v\n%s", err, out)
 	}
 	out, err = txlab(t, "plugin", "test", "fq_codel", "--args", "limit 100", "--limit", "100")
@@ -100,6 +100,17 @@ func TestPluginTestFails(t *testing.T) {
 	stderr, code := exitOf(t, "plugin", "test", p)
 	if code == 0 || !strings.Contains(stderr, "failed") {
 		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	// A shaper that holds packets, returns none and arms no watchdog:
+	// the suite no longer moves time for it.
+	p = link(t, t.TempDir(), "test_stalled")
+	self, _ := os.Executable()
+	cmd := exec.Command(self)
+	cmd.Env = append(os.Environ(), "TXLAB_TEST_MAIN=1", "TXLAB_TEST_ARGS="+strings.Join([]string{"plugin", "test", p}, "\x1f"))
+	out, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "FAIL  dequeue progresses or arms the watchdog") ||
+		!strings.Contains(string(out), "no watchdog is armed") {
+		t.Fatalf("plugin test of a qdisc that forgets its watchdog: %v\n%s", err, out)
 	}
 }
 

@@ -44,7 +44,7 @@ func (*HeadDrop) Help() string {
 // Init implements qdisc.Qdisc (fifo_init). The default limit is
 // tx_queue_len, or 1 if that is 0, as for pfifo. No TCQ_F_CAN_BYPASS:
 // keep the example minimal and let every packet pass through Enqueue.
-func (h *HeadDrop) Init(s qdisc.Setup, args []string) (qdisc.Info, error) {
+func (h *HeadDrop) Init(_ qdisc.Ctx, s qdisc.Setup, args []string) (qdisc.Info, error) {
 	h.limit = max(s.TxQueueLen, 1)
 	a := qdisc.NewArgs("headdrop", args)
 	for k := a.Next(); k != ""; k = a.Next() {
@@ -110,7 +110,7 @@ func (h *HeadDrop) Dequeue(ctx qdisc.Ctx, req qdisc.DequeueReq, out []skb.Packet
 	})
 }
 
-// Peek implements qdisc.Qdisc (qdisc_peek_head).
+// Peek implements qdisc.Peeker (qdisc_peek_head).
 func (h *HeadDrop) Peek(qdisc.Ctx) (skb.Packet, bool) {
 	if h.q.Len() == 0 {
 		return skb.Packet{}, false
@@ -118,7 +118,7 @@ func (h *HeadDrop) Peek(qdisc.Ctx) (skb.Packet, bool) {
 	return h.q.Head(), true
 }
 
-// Reset implements qdisc.Qdisc (qdisc_reset_queue): purges are not
+// Reset implements qdisc.Resetter (qdisc_reset_queue): purges are not
 // counted as drops.
 func (h *HeadDrop) Reset(ctx qdisc.Ctx) {
 	for h.q.Len() > 0 {

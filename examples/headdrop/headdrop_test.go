@@ -21,7 +21,7 @@ func pkt(i int) skb.Packet {
 func newQ(t *testing.T, args ...string) *HeadDrop {
 	t.Helper()
 	q := New().(*HeadDrop)
-	if _, err := q.Init(setup, args); err != nil {
+	if _, err := q.Init(qdisctest.NewCtx(1), setup, args); err != nil {
 		t.Fatalf("Init(%q): %v", args, err)
 	}
 	return q
@@ -226,7 +226,7 @@ func TestOptions(t *testing.T) {
 			s := setup
 			s.TxQueueLen = tc.txqlen
 			q := New()
-			info, err := q.Init(s, tc.args)
+			info, err := q.Init(qdisctest.NewCtx(1), s, tc.args)
 			if tc.errHas != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.errHas) || !strings.HasPrefix(err.Error(), "headdrop: ") {
 					t.Fatalf("error %v, want one starting headdrop: and containing %q", err, tc.errHas)
@@ -236,7 +236,7 @@ func TestOptions(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if info != (qdisc.Info{Limit: tc.limit}) {
+			if info.Flags != 0 || info.Limit != tc.limit || info.DropReasons != nil {
 				t.Errorf("info %+v, want limit %d and no flags", info, tc.limit)
 			}
 			if d, want := q.Dump(), "limit "+strconv.Itoa(tc.limit)+"p"; d != want {

@@ -361,7 +361,7 @@ type dropper struct {
 	n    int
 }
 
-func (d *dropper) Init(s qdisc.Setup, a []string) (qdisc.Info, error) {
+func (d *dropper) Init(qdisc.Ctx, qdisc.Setup, []string) (qdisc.Info, error) {
 	return qdisc.Info{Flags: qdisc.DequeueDrops, Limit: 100000}, nil
 }
 func (d *dropper) Enqueue(ctx qdisc.Ctx, b []skb.Packet, rc []qdisc.Code) {

@@ -43,7 +43,7 @@ type Net struct {
 	Bypass               uint64 // TCQ_F_CAN_BYPASS direct transmits
 
 	site struct {
-		busylock, rootEnq, rootRun, txAction, hardTx, nolockEnq, seqlock *sim.LockStat
+		busylock, rootEnq, rootRun, txAction, hardTx, nolockEnq, seqlock, timer *sim.LockStat
 	}
 	// Hooks observe the TX path (tests, tracing); nil hooks cost nothing.
 	Hooks Hooks
@@ -75,6 +75,7 @@ type Hooks struct {
 type softnetData struct {
 	outputQueue []*Qdisc // output_queue (FIFO via next_sched)
 	pollList    []*napi  // poll_list
+	timers      []*Qdisc // qdisc timers expired on this CPU, for TIMER_SOFTIRQ
 }
 
 // NewNet builds the host on engine e.
@@ -88,7 +89,9 @@ func NewNet(e *sim.Engine, cfg Config) *Net {
 	n.site.hardTx = e.LockSite("sch_direct_xmit (HARD_TX_LOCK)")
 	n.site.nolockEnq = e.LockSite("pfifo_fast_enqueue (producer_lock)")
 	n.site.seqlock = e.LockSite("qdisc_run_begin (seqlock)")
+	n.site.timer = e.LockSite("qdisc timer (root_lock)")
 	for _, c := range e.CPUs {
+		c.SetSoftirqHandler(sim.TimerSoftirq, n.runQdiscTimers)
 		c.SetSoftirqHandler(sim.NetTxSoftirq, n.netTxAction)
 		c.SetSoftirqHandler(sim.NetRxSoftirq, n.netRxAction)
 	}

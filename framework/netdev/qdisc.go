@@ -2,6 +2,7 @@ package netdev
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/txlab/txlab/framework/qdisc"
@@ -29,6 +30,8 @@ type Qdisc struct {
 	Ops    qdisc.Qdisc
 	Flags  qdisc.Flags
 	Limit  int
+
+	reasons []skb.DropReason // declared in Info
 
 	dev      *Device
 	devQueue *TxQueue // for TCQ_F_ONETXQUEUE children
@@ -60,8 +63,8 @@ type Qdisc struct {
 	Requeues            uint64
 	DeferMax            int64
 
-	wdAt  sim.Time
-	wdGen uint64
+	watchdog sim.HrTimer // q->watchdog (struct qdisc_watchdog)
+	timer    sim.HrTimer // the qdisc's own timer (Ctx.ModTimer)
 
 	ctx      qctx
 	batch    []skb.Packet
@@ -86,22 +89,21 @@ func (n *Net) newQdisc(d *Device, words []string, handle, parent string, one *Tx
 	if one != nil {
 		numTx = 1
 	}
-	stream := "qdisc/" + d.Name + "/" + handle
-	info, err := ops.Init(qdisc.Setup{Handle: handle, Parent: parent, MTU: d.MTU + 14,
-		TxQueueLen: n.Cfg.TxQueueLen, NumTxQ: numTx, Rand: n.E.Rand(stream),
-		Group: group, GroupSize: groupSize, RandSeed: n.E.RandSeed(stream),
-		CtxSeed: n.E.RandSeed("qdisc-ctx/" + d.Name + "/" + handle), Prices: qdisc.WorkPrices(n.E.Costs)}, words[1:])
-	if err != nil {
-		return nil, err
-	}
-	q.Flags, q.Limit = info.Flags, info.Limit
-	if one != nil {
-		q.Flags |= qdisc.OneTxQueue
-	}
 	name := d.Name + " " + kind + " " + handle
 	q.lock.Name, q.busylock.Name, q.seqlock.Name = name+" root_lock", name+" busylock", name+" seqlock"
 	q.prodLock.Name = name + " producer_lock"
 	q.ctx = qctx{net: n, q: q}
+	// Init runs with tc, off the data path: a context with no CPU.
+	info, err := ops.Init(q.bind(nil, nil), qdisc.Setup{Handle: handle, Parent: parent, MTU: d.MTU + 14,
+		DevMTU: d.MTU, RateBps: d.Info.RateBps, TxQueueLen: n.Cfg.TxQueueLen, NumTxQ: numTx,
+		DevTxQ: len(d.Queues), Group: group, GroupSize: groupSize}, words[1:])
+	if err != nil {
+		return nil, err
+	}
+	q.Flags, q.Limit, q.reasons = info.Flags, info.Limit, info.DropReasons
+	if one != nil {
+		q.Flags |= qdisc.OneTxQueue
+	}
 	n.qdiscs = append(n.qdiscs, q)
 	return q, nil
 }
@@ -141,7 +143,9 @@ func (q *Qdisc) deferLen() int {
 // Spec is the qdisc in tc words ("fq limit 100").
 func (q *Qdisc) Spec() string { return strings.TrimSpace(q.Kind + " " + strings.Join(q.Args, " ")) }
 
-// qctx is the qdisc.Ctx the host hands a plugin for one call.
+// qctx is the context the host hands the plugin boundary for one call
+// (a wire.QdiscHost): what the qdisc's posted operations are applied
+// to. cpu is nil during Init, which runs with tc, off the data path.
 type qctx struct {
 	net    *Net
 	q      *Qdisc
@@ -149,8 +153,20 @@ type qctx struct {
 	toFree *skb.List // caller's to_free (enqueue side)
 }
 
-func (x *qctx) Now() sim.Time  { return x.cpu.Now() }
-func (x *qctx) Spend(ns int64) { x.cpu.Spend(ns) }
+func (x *qctx) Now() sim.Time {
+	if x.cpu == nil {
+		return x.net.E.Now()
+	}
+	return x.cpu.Now()
+}
+
+// Spend charges the plugin's reported work to the CPU; at Init there is
+// none to charge.
+func (x *qctx) Spend(ns int64) {
+	if x.cpu != nil {
+		x.cpu.Spend(ns)
+	}
+}
 
 // Rand and Work are what the plugin boundary's context does on the
 // plugin's side (wire.QdiscCtx); the host's context never sees them.
@@ -159,6 +175,23 @@ func (x *qctx) Rand() uint32 {
 }
 func (x *qctx) Work(qdisc.Work, int) {
 	panic("qdisc Ctx.Work reached the host: the qdisc is not behind wire.WrapQdisc")
+}
+
+// RandSeed is the seed of the qdisc's one random stream.
+func (x *qctx) RandSeed() sim.Seed {
+	return x.net.E.RandSeed("qdisc-ctx/" + x.q.dev.Name + "/" + x.q.Handle)
+}
+
+// WorkPrices are the qdisc work prices from the cost table.
+func (x *qctx) WorkPrices() qdisc.Prices { return qdisc.WorkPrices(x.net.E.Costs) }
+
+// armCPU is where a timer armed now fires: this call's CPU, or CPU 0
+// (where the model runs tc) for one armed in Init.
+func (x *qctx) armCPU() *sim.CPU {
+	if x.cpu == nil {
+		return x.net.E.CPUs[0]
+	}
+	return x.cpu
 }
 
 // take resolves a handle the plugin claims to hold and takes it back.
@@ -174,6 +207,7 @@ func (x *qctx) take(h skb.Handle, what string) *skb.SKB {
 }
 
 func (x *qctx) Drop(h skb.Handle, reason skb.DropReason) {
+	x.checkReason(reason)
 	s := x.take(h, "drop")
 	s.Reason = reason
 	if x.toFree == nil {
@@ -186,6 +220,7 @@ func (x *qctx) Drop(h skb.Handle, reason skb.DropReason) {
 }
 
 func (x *qctx) DequeueDrop(h skb.Handle, reason skb.DropReason) {
+	x.checkReason(reason)
 	s := x.take(h, "dequeue drop")
 	s.Reason = reason
 	if x.q.Flags&qdisc.DequeueDrops != 0 && x.net.Cfg.DequeueDrops {
@@ -197,22 +232,63 @@ func (x *qctx) DequeueDrop(h skb.Handle, reason skb.DropReason) {
 	x.net.kfreeSkb(x.cpu, s, reason)
 }
 
+// Watchdog is qdisc_watchdog_schedule_ns: an hrtimer armed at at, or
+// re-armed there (the latest call wins); already armed for exactly at,
+// it is left alone. On expiry, qdisc_watchdog reschedules the root.
 func (x *qctx) Watchdog(at sim.Time) {
-	q := x.q
-	if q.wdAt != 0 && q.wdAt <= at {
-		return // hrtimer already armed earlier
+	q, n := x.q, x.net
+	if exp, queued := q.watchdog.Queued(); queued && exp == at {
+		return
 	}
-	q.wdAt = at
-	q.wdGen++
-	gen := q.wdGen
-	n := x.net
-	n.E.RaiseIRQ(x.cpu, at, func(c *sim.CPU) {
-		if q.wdGen != gen {
-			return
-		}
-		q.wdAt = 0
+	q.watchdog.Start(x.armCPU(), at, func(c *sim.CPU) {
 		n.netifSchedule(c, q) // qdisc_watchdog -> __netif_schedule(qdisc_root(q))
 	})
+}
+
+// CancelWatchdog is qdisc_watchdog_cancel (hrtimer_cancel).
+func (x *qctx) CancelWatchdog() { x.q.watchdog.Cancel() }
+
+// ModTimer is mod_timer on the qdisc's own timer_list: at expiry the
+// timer interrupt queues the qdisc for TIMER_SOFTIRQ on that CPU.
+func (x *qctx) ModTimer(at sim.Time) {
+	q, n := x.q, x.net
+	q.timer.Start(x.armCPU(), at, func(c *sim.CPU) {
+		n.sd[c.ID].timers = append(n.sd[c.ID].timers, q)
+		c.RaiseSoftirq(sim.TimerSoftirq)
+	})
+}
+
+// DelTimer is timer_delete on the qdisc's own timer.
+func (x *qctx) DelTimer() { x.q.timer.Cancel() }
+
+// runQdiscTimers is the qdisc part of run_timer_softirq: each expired
+// timer's callback runs under its qdisc's root lock, the way
+// sfq_perturbation takes qdisc_lock(qdisc_root_sleeping(sch)). Drops
+// are freed at once, under the lock (kfree_skb in the callback).
+func (n *Net) runQdiscTimers(c *sim.CPU) {
+	sd := &n.sd[c.ID]
+	for len(sd.timers) > 0 {
+		q := sd.timers[0]
+		sd.timers = sd.timers[1:]
+		t, ok := q.Ops.(qdisc.TimerQdisc)
+		if !ok {
+			sim.Panicf("qdisc %s %s: its timer fired but it has no Timer method", q.Kind, q.Handle)
+		}
+		q.lock.Lock(c, n.site.timer)
+		q.lineData.WriteMany(c, n.E.Costs.QdiscDataLines)
+		t.Timer(q.bind(c, nil))
+		q.lock.Unlock(c)
+	}
+}
+
+// checkReason refuses a drop reason that is neither the kernel's nor
+// one the qdisc declared (Info.DropReasons).
+func (x *qctx) checkReason(r skb.DropReason) {
+	if skb.IsKernelReason(r) || slices.Contains(x.q.reasons, r) {
+		return
+	}
+	sim.Panicf("qdisc %s %s: drop reason %q is not a kernel SKB_DROP_REASON_* name nor one it declared in Info.DropReasons",
+		x.q.Kind, x.q.Handle, r)
 }
 
 func (q *Qdisc) bind(c *sim.CPU, toFree *skb.List) *qctx {

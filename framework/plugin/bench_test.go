@@ -80,7 +80,7 @@ func BenchmarkCallRoundTrip(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			if _, err := q.Init(qdisc.Setup{Handle: "1:", Parent: "root", MTU: 1514, TxQueueLen: 100, NumTxQ: 1}, nil); err != nil {
+			if _, err := q.Init(qdisctest.NewCtx(1), qdisc.Setup{Handle: "1:", Parent: "root", MTU: 1514, TxQueueLen: 100, NumTxQ: 1}, nil); err != nil {
 				b.Fatal(err)
 			}
 			ctx := qdisctest.NewCtx(1)

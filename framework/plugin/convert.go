@@ -8,6 +8,7 @@ import (
 	"github.com/txlab/txlab/framework/plugin/pb"
 	"github.com/txlab/txlab/framework/qdisc"
 	"github.com/txlab/txlab/framework/sim"
+	"github.com/txlab/txlab/framework/skb"
 )
 
 // Conversions between the framework's setup/info/stats types and their
@@ -19,35 +20,57 @@ func seedOf(w []uint64) sim.Seed {
 	return s
 }
 
-func setupToPB(s qdisc.Setup, args []string) *pb.QdiscSetup {
+// setupToPB is the init message: the qdisc's Setup and args, and the
+// seed and prices of its context, which the plugin side keeps from it.
+func setupToPB(s qdisc.Setup, args []string, seed sim.Seed, prices qdisc.Prices) *pb.QdiscSetup {
 	return &pb.QdiscSetup{Handle: s.Handle, Parent: s.Parent, Mtu: int64(s.MTU), TxQueueLen: int64(s.TxQueueLen),
-		NumTxq: int64(s.NumTxQ), Group: s.Group, GroupSize: int64(s.GroupSize),
-		RandSeed: s.RandSeed[:], CtxSeed: s.CtxSeed[:], Prices: s.Prices[:], Args: args}
+		NumTxq: int64(s.NumTxQ), Group: s.Group, GroupSize: int64(s.GroupSize), CtxSeed: seed[:], Prices: prices[:],
+		Args: args, DevMtu: int64(s.DevMTU), RateBps: s.RateBps, DevTxq: int64(s.DevTxQ)}
 }
 
-func setupFromPB(p *pb.QdiscSetup) qdisc.Setup {
+func setupFromPB(p *pb.QdiscSetup) (qdisc.Setup, sim.Seed, qdisc.Prices) {
 	s := qdisc.Setup{Handle: p.Handle, Parent: p.Parent, MTU: int(p.Mtu), TxQueueLen: int(p.TxQueueLen),
-		NumTxQ: int(p.NumTxq), Group: p.Group, GroupSize: int(p.GroupSize),
-		RandSeed: seedOf(p.RandSeed), CtxSeed: seedOf(p.CtxSeed)}
-	copy(s.Prices[:], p.Prices)
-	s.Rand = sim.NewRand(s.RandSeed)
-	return s
+		NumTxQ: int(p.NumTxq), Group: p.Group, GroupSize: int(p.GroupSize), DevMTU: int(p.DevMtu),
+		RateBps: p.RateBps, DevTxQ: int(p.DevTxq)}
+	var prices qdisc.Prices
+	copy(prices[:], p.Prices)
+	return s, seedOf(p.CtxSeed), prices
 }
 
-func statsToPB(s qdisc.Stats) *pb.QdiscStats {
-	out := &pb.QdiscStats{Qlen: int64(s.Qlen), Backlog: s.Backlog, Drops: s.Drops, Overlimits: s.Overlimits}
-	for _, kv := range s.XStats {
-		out.Xstats = append(out.Xstats, &pb.KV{Key: kv.Key, Value: kv.Value})
+func infoToPB(i qdisc.Info) *pb.QdiscInfo {
+	out := &pb.QdiscInfo{Flags: uint32(i.Flags), Limit: int64(i.Limit)}
+	for _, r := range i.DropReasons {
+		out.DropReasons = append(out.DropReasons, string(r))
 	}
 	return out
 }
 
-func statsFromPB(p *pb.QdiscStats) qdisc.Stats {
-	s := qdisc.Stats{Qlen: int(p.Qlen), Backlog: p.Backlog, Drops: p.Drops, Overlimits: p.Overlimits}
-	for _, kv := range p.Xstats {
-		s.XStats = append(s.XStats, qdisc.KV{Key: kv.Key, Value: kv.Value})
+func infoFromPB(p *pb.QdiscInfo) qdisc.Info {
+	i := qdisc.Info{Flags: qdisc.Flags(p.Flags), Limit: int(p.Limit)}
+	for _, r := range p.DropReasons {
+		i.DropReasons = append(i.DropReasons, skb.DropReason(r))
 	}
-	return s
+	return i
+}
+
+func statsToPB(s qdisc.Stats) *pb.QdiscStats {
+	out := &pb.QdiscStats{Qlen: int64(s.Qlen), Backlog: s.Backlog, Drops: s.Drops, Overlimits: s.Overlimits}
+	for _, x := range s.XStats {
+		out.Xstats = append(out.Xstats, &pb.XStat{Key: x.Key, Type: uint32(x.Type), Bits: x.Bits})
+	}
+	return out
+}
+
+func statsFromPB(p *pb.QdiscStats) (qdisc.Stats, error) {
+	s := qdisc.Stats{Qlen: int(p.Qlen), Backlog: p.Backlog, Drops: p.Drops, Overlimits: p.Overlimits}
+	for _, x := range p.Xstats {
+		t := qdisc.XType(x.Type)
+		if x.Type > 255 || !t.Valid() {
+			return s, fmt.Errorf("xstat %q has unknown type %d", x.Key, x.Type)
+		}
+		s.XStats = append(s.XStats, qdisc.XStat{Key: x.Key, Type: t, Bits: x.Bits})
+	}
+	return s, nil
 }
 
 func driverSetupToPB(s driver.Setup, args []string) *pb.DriverSetup {

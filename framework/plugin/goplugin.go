@@ -27,8 +27,11 @@ var Handshake = goplugin.HandshakeConfig{
 	MagicCookieValue: "txlab-tx-path-plugin",
 }
 
-// FrameProtocol is the data path's frame version (wire/frame.go).
-const FrameProtocol = 1
+// FrameProtocol is the data path's frame version (wire/frame.go). 2: the
+// smaller qdisc contract (Init with a context and posted ops, optional
+// Peek and Reset, watchdog cancel, a qdisc timer, typed xstats, declared
+// drop reasons, seed and prices only inside the context).
+const FrameProtocol = 2
 
 // IsPluginProcess reports whether this process was started by a host as
 // a plugin.

@@ -274,26 +274,23 @@ func (h *holdings) checkOps(ops []wire.Op) error {
 	return nil
 }
 
-// checkOps checks a qdisc's posted ops: its kinds only, and the packets
-// it hands back.
+// checkOps checks a qdisc's posted ops: its kinds only, drop reasons
+// the kernel's or declared, and the packets it hands back.
 func (q *Qdisc) checkOps(ops []wire.Op) error {
-	for i := range ops {
-		switch k := ops[i].Kind; k {
-		case wire.OpQdiscDrop, wire.OpQdiscDequeueDrop, wire.OpQdiscWatchdog:
-		default:
-			return fmt.Errorf("posted %s, which is not a qdisc operation", k)
-		}
+	if err := wire.CheckQdiscOps(ops, q.reasons); err != nil {
+		return err
 	}
 	return q.hold.checkOps(ops)
 }
 
 // Qdisc is a qdisc in a plugin process.
 type Qdisc struct {
-	c     *conn
-	inst  uint32
-	kind  string
-	hold  holdings
-	stats qdisc.Stats
+	c       *conn
+	inst    uint32
+	kind    string
+	hold    holdings
+	stats   qdisc.Stats
+	reasons []skb.DropReason // declared in Info
 }
 
 func (q *Qdisc) PluginBoundary() {}
@@ -303,12 +300,43 @@ func (q *Qdisc) PluginDead() error { return q.c.dead }
 
 func (q *Qdisc) what(m wire.Method) string { return "qdisc " + q.kind + " " + m.String() }
 
-func (q *Qdisc) Init(s qdisc.Setup, args []string) (qdisc.Info, error) {
-	var info pb.QdiscInfo
-	if err := q.c.control(q.inst, wire.MQInit, q.what(wire.MQInit), setupToPB(s, args), &info); err != nil {
+// Init sends the setup with the context's seed and prices (from the
+// host's context, a wire.QdiscHost) and applies what Init posted.
+func (q *Qdisc) Init(ctx qdisc.Ctx, s qdisc.Setup, args []string) (qdisc.Info, error) {
+	host := ctx.(wire.QdiscHost)
+	b, err := proto.Marshal(setupToPB(s, args, host.RandSeed(), host.WorkPrices()))
+	if err != nil {
 		return qdisc.Info{}, err
 	}
-	return qdisc.Info{Flags: qdisc.Flags(info.Flags), Limit: int(info.Limit)}, nil
+	h := q.c.get()
+	defer q.c.put(h)
+	h.enc.Call(0, q.inst, wire.MQInit)
+	h.enc.I64(int64(host.Now()))
+	h.enc.Bytes(b)
+	what := q.what(wire.MQInit)
+	d, err := q.c.call(h, what, nil, nil, nil)
+	if err != nil {
+		return qdisc.Info{}, err
+	}
+	h.ops, h.trailing = d.Ops(h.ops[:0])
+	raw := d.Bytes()
+	if err := d.End(); err != nil {
+		return qdisc.Info{}, q.c.fail(what, err)
+	}
+	var pi pb.QdiscInfo
+	if err := proto.Unmarshal(raw, &pi); err != nil {
+		return qdisc.Info{}, q.c.fail(what, err)
+	}
+	info := infoFromPB(&pi)
+	if err := info.CheckDropReasons(); err != nil {
+		return qdisc.Info{}, q.c.fail(what, err)
+	}
+	q.reasons = info.DropReasons
+	if err := q.checkOps(h.ops); err != nil {
+		return qdisc.Info{}, q.c.fail(what, err)
+	}
+	q.apply(h, ctx)
+	return info, nil
 }
 
 // run makes a data-path call and returns the reply after its posted ops
@@ -423,6 +451,19 @@ func (q *Qdisc) Reset(ctx qdisc.Ctx) {
 	q.apply(h, ctx)
 }
 
+// Timer runs the plugin's timer callback.
+func (q *Qdisc) Timer(ctx qdisc.Ctx) {
+	h := q.c.get()
+	defer q.c.put(h)
+	h.enc.Call(0, q.inst, wire.MQTimer)
+	h.enc.I64(int64(ctx.Now()))
+	d := q.run(h, wire.MQTimer)
+	if err := d.End(); err != nil {
+		q.c.abort(q.what(wire.MQTimer), err)
+	}
+	q.apply(h, ctx)
+}
+
 // Stats asks the plugin, and checks its qlen and backlog against what
 // the host handed it and took back. A dead plugin holds nothing.
 func (q *Qdisc) Stats() qdisc.Stats {
@@ -433,7 +474,10 @@ func (q *Qdisc) Stats() qdisc.Stats {
 	if err := q.c.control(q.inst, wire.MQStats, q.what(wire.MQStats), nil, &st); err != nil {
 		return qdisc.Stats{}
 	}
-	q.stats = statsFromPB(&st)
+	var err error
+	if q.stats, err = statsFromPB(&st); err != nil {
+		q.c.fail(q.what(wire.MQStats), err)
+	}
 	if q.stats.Qlen < 0 || q.stats.Backlog < 0 {
 		q.c.fail(q.what(wire.MQStats), fmt.Errorf("qlen %d backlog %d", q.stats.Qlen, q.stats.Backlog))
 	}
@@ -460,11 +504,11 @@ func (q *Qdisc) Dump() string {
 
 // Change implements qdisc.Changer.
 func (q *Qdisc) Change(args []string) (qdisc.Info, error) {
-	var info pb.QdiscInfo
-	if err := q.c.control(q.inst, wire.MQChange, q.what(wire.MQChange), &pb.Args{Args: args}, &info); err != nil {
+	var pi pb.QdiscInfo
+	if err := q.c.control(q.inst, wire.MQChange, q.what(wire.MQChange), &pb.Args{Args: args}, &pi); err != nil {
 		return qdisc.Info{}, err
 	}
-	return qdisc.Info{Flags: qdisc.Flags(info.Flags), Limit: int(info.Limit)}, nil
+	return infoFromPB(&pi), nil
 }
 
 // checkOps checks a driver's posted ops: its kinds only, queues and

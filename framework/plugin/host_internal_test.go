@@ -140,6 +140,11 @@ func (x *htQCtx) Rand() uint32                               { x.rec("rand"); re
 func (x *htQCtx) Drop(h skb.Handle, r skb.DropReason)        { x.rec("drop %#x %s", uint64(h), r) }
 func (x *htQCtx) DequeueDrop(h skb.Handle, r skb.DropReason) { x.rec("ddrop %#x %s", uint64(h), r) }
 func (x *htQCtx) Watchdog(at sim.Time)                       { x.rec("watchdog %d", at) }
+func (x *htQCtx) CancelWatchdog()                            { x.rec("cancel watchdog") }
+func (x *htQCtx) ModTimer(at sim.Time)                       { x.rec("mod_timer %d", at) }
+func (x *htQCtx) DelTimer()                                  { x.rec("del_timer") }
+func (x *htQCtx) RandSeed() sim.Seed                         { return sim.Seed{7, 7} }
+func (x *htQCtx) WorkPrices() qdisc.Prices                   { return qdisc.WorkPrices(sim.DefaultCosts()) }
 
 var _ qdisc.Ctx = (*htQCtx)(nil)
 var _ wire.QdiscHost = (*htQCtx)(nil)
@@ -361,7 +366,9 @@ func TestQdiscEnqueueGarbage(t *testing.T) {
 		{name: "drop twice", frames: [][]byte{htEnq(0, []wire.Op{htDrop(0x10, 1), htDrop(0x10, 1)}, 0, 2, 1, 0)},
 			want: "dropped packet 0x10 twice"},
 		{name: "dequeue drop twice", frames: [][]byte{htEnq(0, []wire.Op{htDrop(0x10, 1),
-			{Kind: wire.OpQdiscDequeueDrop, H: 0x10}}, 0, 2, 1, 0)}, want: "dropped packet 0x10 twice"},
+			{Kind: wire.OpQdiscDequeueDrop, H: 0x10, Reason: skb.DropQdiscDrop}}, 0, 2, 1, 0)}, want: "dropped packet 0x10 twice"},
+		{name: "a drop reason neither the kernel's nor declared", frames: [][]byte{htEnq(0, []wire.Op{{Kind: wire.OpQdiscDrop,
+			H: 0x10, Reason: "MADE_UP"}}, 0, 2, 1, 0)}, want: `drop reason "MADE_UP" is not a kernel SKB_DROP_REASON_* name`},
 		{name: "drop of a packet of an earlier call", calls: 2,
 			frames: [][]byte{htEnq(0, []wire.Op{htDrop(0x10, 1)}, 0, 2, 1, 0),
 				htEnq(1, []wire.Op{htDrop(0x10, 1)}, 0, 2, 0, 0)}, want: "dropped packet 0x10 twice"},
@@ -446,7 +453,9 @@ func TestQdiscDequeue(t *testing.T) {
 }
 
 func TestQdiscDequeueGarbage(t *testing.T) {
-	ddrop := func(h skb.Handle) wire.Op { return wire.Op{Kind: wire.OpQdiscDequeueDrop, H: h} }
+	ddrop := func(h skb.Handle) wire.Op {
+		return wire.Op{Kind: wire.OpQdiscDequeueDrop, H: h, Reason: skb.DropQdiscDrop}
+	}
 	cases := []htCase{
 		{name: "more than max", frames: [][]byte{htDeq(0, nil, 0, htPkt{0x10, 0}, htPkt{0x11, 0}, htPkt{0x12, 0})},
 			want: "returned 3 packets for a dequeue of at most 2"},
@@ -534,7 +543,7 @@ func TestQdiscPeekResetDead(t *testing.T) {
 	if st := q.Stats(); st.Qlen != 0 || q.Dump() != "(plugin dead)" || len(tr.sent) != 1 {
 		t.Fatalf("dead plugin: stats %+v, %d frames sent", st, len(tr.sent))
 	}
-	if _, err := q.Init(qdisc.Setup{}, nil); err == nil || len(tr.sent) != 1 {
+	if _, err := q.Init(&htQCtx{}, qdisc.Setup{}, nil); err == nil || len(tr.sent) != 1 {
 		t.Fatalf("Init on a dead plugin: %v, %d frames sent", err, len(tr.sent))
 	}
 }

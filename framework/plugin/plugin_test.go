@@ -16,6 +16,7 @@ import (
 	"github.com/txlab/txlab/framework/plugin"
 	"github.com/txlab/txlab/framework/plugin/plugintest"
 	"github.com/txlab/txlab/framework/qdisc"
+	"github.com/txlab/txlab/framework/qdisc/qdisctest"
 	"github.com/txlab/txlab/framework/run"
 	"github.com/txlab/txlab/framework/sim"
 	"github.com/txlab/txlab/framework/skb"
@@ -272,7 +273,7 @@ func TestChangeAcrossBoundary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := q.Init(setup, nil); err != nil {
+	if _, err := q.Init(qdisctest.NewCtx(1), setup, nil); err != nil {
 		t.Fatal(err)
 	}
 	if info, err := q.Change([]string{"limit", "7"}); err != nil || info.Limit != 7 {
@@ -288,10 +289,46 @@ func TestChangeAcrossBoundary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := plain.Init(setup, nil); err != nil {
+	if _, err := plain.Init(qdisctest.NewCtx(1), setup, nil); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := plain.Change([]string{"limit", "7"}); !errors.Is(err, qdisc.ErrCannotChange) {
 		t.Fatalf("change of a qdisc that is no Changer: %v", err)
+	}
+}
+
+// A qdisc's own timer crosses the boundary: armed in Init (a posted op
+// of the init call), run by the host's Timer call, its drop (with a
+// declared reason) and re-arm applied to the host.
+func TestTimerAcrossBoundary(t *testing.T) {
+	self, err := plugin.Self()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := plugin.Start(self, plugin.Options{Log: io.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	q, err := p.NewQdisc("test_ticker")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := qdisctest.NewCtx(1)
+	if _, err := ctx.Init(q, qdisctest.DefaultSetup(), nil); err != nil {
+		t.Fatal(err)
+	}
+	if !ctx.TimerArmed || ctx.TimerAt != 100*sim.Microsecond {
+		t.Fatalf("timer after Init: armed %v at %d", ctx.TimerArmed, ctx.TimerAt)
+	}
+	q.Enqueue(ctx, []skb.Packet{{Handle: 0x101, Len: 100}, {Handle: 0x102, Len: 100}}, make([]qdisc.Code, 2))
+	ctx.T = ctx.TimerAt
+	ctx.TimerArmed = false
+	q.Timer(ctx)
+	if ctx.Dropped[0x101] != "TEST_TICK" || !ctx.TimerArmed || ctx.TimerAt != 200*sim.Microsecond+sim.DefaultCosts().QdiscDequeue { // the re-arm comes after the reported dequeue
+		t.Fatalf("after a tick: dropped %v, timer armed %v at %d", ctx.Dropped, ctx.TimerArmed, ctx.TimerAt)
+	}
+	if st := q.Stats(); st.Qlen != 1 || q.PluginDead() != nil {
+		t.Fatalf("qlen %d, dead %v", st.Qlen, q.PluginDead())
 	}
 }

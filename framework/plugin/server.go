@@ -55,9 +55,10 @@ type server struct {
 }
 
 type qdiscInst struct {
-	kind string
-	q    qdisc.Qdisc
-	ctx  *wire.QdiscCtx
+	kind     string
+	q        qdisc.Qdisc
+	ctx      *wire.QdiscCtx
+	defaults qdisc.Defaults
 }
 
 type driverInst struct {
@@ -264,20 +265,28 @@ func (s *server) qdiscCall(st *callState, q *qdiscInst, m wire.Method, d *wire.D
 	e := &st.enc
 	switch m {
 	case wire.MQInit:
+		now := sim.Time(d.I64())
 		var ps pb.QdiscSetup
 		if err := decodePB(d, &ps); err != nil {
 			return wire.StatusError, err.Error()
 		}
-		setup := setupFromPB(&ps)
-		q.ctx = wire.NewQdiscCtx(setup)
-		info, err := q.q.Init(setup, ps.Args)
+		setup, seed, prices := setupFromPB(&ps)
+		_, timer := q.q.(qdisc.TimerQdisc)
+		q.ctx = wire.NewQdiscCtx(seed, prices, timer)
+		q.ctx.Begin(now)
+		info, err := q.q.Init(q.ctx, setup, ps.Args)
+		if err == nil {
+			err = info.CheckDropReasons()
+		}
 		if err != nil {
+			q.ctx = nil
 			return wire.StatusInvalid, err.Error()
 		}
-		encodePB(e, &pb.QdiscInfo{Flags: uint32(info.Flags), Limit: int64(info.Limit)})
+		e.Ops(q.ctx.Posted())
+		encodePB(e, infoToPB(info))
 		return wire.StatusOK, ""
 	case wire.MQStats:
-		encodePB(e, statsToPB(q.q.Stats()))
+		encodePB(e, statsToPB(q.defaults.Stats(q.q)))
 		return wire.StatusOK, ""
 	case wire.MQDump:
 		e.Str(q.q.Dump())
@@ -294,7 +303,7 @@ func (s *server) qdiscCall(st *callState, q *qdiscInst, m wire.Method, d *wire.D
 		if err != nil {
 			return wire.StatusInvalid, err.Error()
 		}
-		encodePB(e, &pb.QdiscInfo{Flags: uint32(info.Flags), Limit: int64(info.Limit)})
+		encodePB(e, infoToPB(info))
 		return wire.StatusOK, ""
 	}
 	if q.ctx == nil {
@@ -322,7 +331,7 @@ func (s *server) qdiscCall(st *callState, q *qdiscInst, m wire.Method, d *wire.D
 		if err := d.End(); err != nil {
 			return wire.StatusError, err.Error()
 		}
-		st.pkts = q.q.Dequeue(q.ctx, req, st.pkts[:0])
+		st.pkts = q.defaults.Dequeue(q.q, q.ctx, req, st.pkts[:0])
 		e.Ops(q.ctx.Posted())
 		e.U32(uint32(len(st.pkts)))
 		for i := range st.pkts {
@@ -330,12 +339,19 @@ func (s *server) qdiscCall(st *callState, q *qdiscInst, m wire.Method, d *wire.D
 			e.U8(st.pkts[i].ECN)
 		}
 	case wire.MQPeek:
-		p, ok := q.q.Peek(q.ctx)
+		p, ok := q.defaults.Peek(q.q, q.ctx)
 		e.Ops(q.ctx.Posted())
 		e.Bool(ok)
 		e.Packet(&p)
 	case wire.MQReset:
-		q.q.Reset(q.ctx)
+		q.defaults.Reset(q.q, q.ctx)
+		e.Ops(q.ctx.Posted())
+	case wire.MQTimer:
+		t, ok := q.q.(qdisc.TimerQdisc)
+		if !ok {
+			return wire.StatusError, "qdisc has no Timer method"
+		}
+		t.Timer(q.ctx)
 		e.Ops(q.ctx.Posted())
 	default:
 		return wire.StatusUnknown, fmt.Sprintf("qdisc has no %s", m)

@@ -74,7 +74,7 @@ type PFifo struct {
 }
 
 // Init implements Qdisc; the default limit is tx_queue_len.
-func (p *PFifo) Init(s Setup, args []string) (Info, error) {
+func (p *PFifo) Init(_ Ctx, s Setup, args []string) (Info, error) {
 	p.limit = s.TxQueueLen
 	if p.limit < 1 {
 		p.limit = 1
@@ -122,7 +122,7 @@ func (p *PFifo) Dequeue(ctx Ctx, req DequeueReq, out []skb.Packet) []skb.Packet 
 	})
 }
 
-// Peek implements Qdisc.
+// Peek implements Peeker (qdisc_peek_head).
 func (p *PFifo) Peek(Ctx) (skb.Packet, bool) {
 	if p.q.Len() == 0 {
 		return skb.Packet{}, false
@@ -130,7 +130,7 @@ func (p *PFifo) Peek(Ctx) (skb.Packet, bool) {
 	return p.q.peek(), true
 }
 
-// Reset implements Qdisc.
+// Reset implements Resetter.
 func (p *PFifo) Reset(ctx Ctx) {
 	for p.q.Len() > 0 {
 		ctx.Drop(p.q.pop().Handle, skb.DropQueuePurge)
@@ -155,7 +155,7 @@ type PFifoFast struct {
 }
 
 // Init implements Qdisc. pfifo_fast takes no options.
-func (p *PFifoFast) Init(s Setup, args []string) (Info, error) {
+func (p *PFifoFast) Init(_ Ctx, s Setup, args []string) (Info, error) {
 	if len(args) > 0 {
 		return Info{}, NewArgs("pfifo_fast", args).Unknown(args[0])
 	}
@@ -199,7 +199,7 @@ func (p *PFifoFast) Dequeue(ctx Ctx, req DequeueReq, out []skb.Packet) []skb.Pac
 	})
 }
 
-// Peek implements Qdisc.
+// Peek implements Peeker (qdisc_peek_head).
 func (p *PFifoFast) Peek(Ctx) (skb.Packet, bool) {
 	if b := p.first(); b != nil {
 		return b.peek(), true
@@ -207,7 +207,7 @@ func (p *PFifoFast) Peek(Ctx) (skb.Packet, bool) {
 	return skb.Packet{}, false
 }
 
-// Reset implements Qdisc.
+// Reset implements Resetter.
 func (p *PFifoFast) Reset(ctx Ctx) {
 	for b := p.first(); b != nil; b = p.first() {
 		ctx.Drop(b.pop().Handle, skb.DropQueuePurge)

@@ -49,7 +49,7 @@ func TestConformanceCatchesDuplicates(t *testing.T) {
 
 func TestPfifoFastBands(t *testing.T) {
 	q, _ := qdisc.New("pfifo_fast")
-	if _, err := q.Init(qdisc.Setup{TxQueueLen: 10}, nil); err != nil {
+	if _, err := q.Init(qdisctest.NewCtx(1), qdisc.Setup{TxQueueLen: 10}, nil); err != nil {
 		t.Fatal(err)
 	}
 	ctx := qdisctest.NewCtx(1)
@@ -76,7 +76,7 @@ func TestInitErrors(t *testing.T) {
 	}
 	for _, c := range cases {
 		q, _ := qdisc.New(c.kind)
-		_, err := q.Init(qdisc.Setup{TxQueueLen: 1000}, c.args)
+		_, err := q.Init(qdisctest.NewCtx(1), qdisc.Setup{TxQueueLen: 1000}, c.args)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s %v: error %v, want %q", c.kind, c.args, err, c.want)
 		}
@@ -96,7 +96,7 @@ func FuzzQdiscArgs(f *testing.F) {
 			return
 		}
 		// Init must reject or accept, never panic.
-		if _, err := q.Init(qdisc.Setup{TxQueueLen: 1000, MTU: 1514}, strings.Fields(args)); err == nil {
+		if _, err := q.Init(qdisctest.NewCtx(1), qdisc.Setup{TxQueueLen: 1000, MTU: 1514}, strings.Fields(args)); err == nil {
 			ctx := qdisctest.NewCtx(1)
 			q.Enqueue(ctx, []skb.Packet{{Handle: 1, Len: 100}}, make([]qdisc.Code, 1))
 		}

@@ -59,22 +59,25 @@ const (
 	EmptyNoop Flags = 1 << 30
 )
 
-// Work is a unit of CPU work a qdisc reports; the host prices it from the
-// cost table, so a costly algorithm is costly in the model.
+// Work is a unit of CPU work a qdisc reports in kernel terms; the host
+// prices each kind from the cost table (framework/sim/costs.go), so a
+// costly algorithm is costly in the model and no plugin holds a
+// nanosecond figure.
 type Work uint8
 
-// Kinds of work.
+// Kinds of work, each priced by the named cost.
 const (
-	WorkEnqueue  Work = iota // base per-packet enqueue
-	WorkDequeue              // base per-packet dequeue
-	WorkHash                 // one flow hash / classification
-	WorkFlowScan             // one flow or slot visited while scanning
-	WorkTstamp               // one ktime_get()
-	WorkRand                 // one get_random_u32()
+	WorkEnqueue  Work = iota // base per-packet enqueue (cost qdisc_enqueue)
+	WorkDequeue              // base per-packet dequeue (cost qdisc_dequeue)
+	WorkHash                 // one flow hash / classification (cost qdisc_hash)
+	WorkFlowScan             // one flow, slot or tree node visited (cost qdisc_flow_scan)
+	WorkTstamp               // one ktime_get() (cost qdisc_tstamp)
+	WorkRand                 // one get_random_u32() (cost qdisc_rand); Ctx.Rand reports it itself
 	NumWork                  // how many kinds there are
 )
 
-// Prices is what each kind of Work costs in ns.
+// Prices is what each kind of Work costs in ns. The host's, not the
+// qdisc's: it travels to the qdisc's context, never to the qdisc.
 type Prices [NumWork]int64
 
 // WorkPrices reads the qdisc prices from the cost table.
@@ -89,25 +92,58 @@ func WorkPrices(c *sim.Costs) Prices {
 	}
 }
 
-// Ctx is what a qdisc may do to the host during one call.
+// Ctx is everything a qdisc may do to the host during one call (Init,
+// Enqueue, Dequeue, Peek, Reset, Timer). A qdisc keeps no Ctx between
+// calls. The same context runs in process and out of process, so both
+// give the same result.
 type Ctx interface {
-	// Now is the current virtual time (ktime_get_ns()).
+	// Now is the current virtual time, ktime_get_ns(): the call's start
+	// plus the work reported so far in this call. Reading it is free;
+	// report WorkTstamp where the kernel qdisc reads the clock.
 	Now() sim.Time
-	// Spend burns ns of CPU time in this call.
-	Spend(ns int64)
-	// Work reports n units of a kind of work, priced by the host.
+	// Work reports n units of kind done now; the host adds their price
+	// to this CPU's time (and so to Now).
 	Work(kind Work, n int)
-	// Rand is get_random_u32() from the qdisc's own stream.
+	// Rand is get_random_u32() from this qdisc's own stream: one stream
+	// per qdisc, seeded from the run's seed and the qdisc's device and
+	// handle, the same in and out of process. It reports one WorkRand.
+	// Draw seeds (a hash key, a perturbation) from it in Init.
 	Rand() uint32
-	// Drop drops a packet the qdisc holds or was just handed, on the
-	// enqueue side: it goes to the caller's to_free list (qdisc_drop).
+	// Drop frees a packet the qdisc holds or was just handed, on the
+	// enqueue side (qdisc_drop): it joins the caller's to_free list and
+	// is freed after the root lock is released. reason is a kernel
+	// SKB_DROP_REASON_* name without the prefix (skb.DropQdiscDrop, ...)
+	// or one the qdisc declared in Info.DropReasons; any other string
+	// ends the run with an error naming the qdisc and the reason.
 	Drop(h skb.Handle, reason skb.DropReason)
-	// DequeueDrop drops a held packet during dequeue: with
-	// TCQ_F_DEQUEUE_DROPS it joins q->to_free and is freed after the
-	// root lock is released; otherwise it is freed now, under the lock.
+	// DequeueDrop frees a held packet during dequeue (qdisc_dequeue_drop):
+	// with TCQ_F_DEQUEUE_DROPS declared (and the profile honouring it)
+	// it joins q->to_free and is freed after the root lock; otherwise it
+	// is freed now, under the lock. Reasons as for Drop.
 	DequeueDrop(h skb.Handle, reason skb.DropReason)
-	// Watchdog asks to be run again at time at (qdisc_watchdog_schedule_ns).
+	// Watchdog arms the qdisc's watchdog to fire at at
+	// (qdisc_watchdog_schedule_ns, an hrtimer): when it fires, the host
+	// reschedules the root qdisc (__netif_schedule), so Dequeue runs
+	// again. Calling it again re-arms it: the latest expiry wins, earlier
+	// or later (hrtimer_start), and re-arming at the armed expiry does
+	// nothing. A time in the past fires at once. It fires on the CPU
+	// that armed it last. A qdisc that holds packets and returns none
+	// from Dequeue must have armed it, or nothing ever dequeues them
+	// (`txlab plugin test` checks).
 	Watchdog(at sim.Time)
+	// CancelWatchdog disarms the watchdog (qdisc_watchdog_cancel); a
+	// disarmed watchdog costs nothing and never fires.
+	CancelWatchdog()
+	// ModTimer arms the qdisc's own timer (mod_timer on a timer_list,
+	// sfq's perturb_timer): at at, the host calls the qdisc's Timer
+	// method (the qdisc must implement TimerQdisc) in softirq context on
+	// the CPU that armed it, holding the qdisc's root lock (as
+	// sfq_perturbation takes qdisc_lock(qdisc_root_sleeping(sch))). Like
+	// Watchdog, the latest call wins. A timer armed in Init fires on
+	// CPU 0, where the model runs tc.
+	ModTimer(at sim.Time)
+	// DelTimer disarms the qdisc's own timer (timer_delete).
+	DelTimer()
 }
 
 // DequeueReq bounds one bulk dequeue, the way dequeue_skb and
@@ -125,22 +161,24 @@ type DequeueReq struct {
 
 // Setup is what a qdisc learns about its device at init.
 type Setup struct {
-	Handle     string // e.g. "8001:" or "8001:3"
-	Parent     string // "root" or a handle
-	MTU        int    // psched_mtu(dev): MTU + hard header (1514 for Ethernet)
-	TxQueueLen int    // dev->tx_queue_len
-	NumTxQ     int    // txqs the qdisc may feed
-	Rand       *sim.Rand
+	Handle string // e.g. "8001:" or "8001:3"
+	Parent string // "root" or a handle
+	// MTU is psched_mtu(dev): dev->mtu + dev->hard_header_len, 1514 on
+	// Ethernet, the size a qdisc's quantum and burst defaults use.
+	MTU int
+	// DevMTU is dev->mtu (1500 on Ethernet).
+	DevMTU int
+	// RateBps is the link speed in bits/s (ethtool's speed), what a
+	// shaper without a configured rate would use; 0 if unknown.
+	RateBps    int64
+	TxQueueLen int // dev->tx_queue_len
+	NumTxQ     int // txqs this qdisc may feed (1 for an mq child)
+	DevTxQ     int // dev->real_num_tx_queues
 	// Group names the children of one multiqueue root (e.g. cake_mq)
 	// that share configuration; GroupSize is how many there are.
 	// Empty for a qdisc that stands alone.
 	Group     string
 	GroupSize int
-	// RandSeed is Rand's seed and CtxSeed the seed of the stream behind
-	// Ctx.Rand, so a plugin in another process draws the same numbers;
-	// Prices price Ctx.Work. The host fills them; a qdisc ignores them.
-	RandSeed, CtxSeed sim.Seed
-	Prices            Prices
 }
 
 // Major is the major of the qdisc's handle ("8001:" is 0x8001, hex as
@@ -157,10 +195,34 @@ func (s Setup) Major() uint32 {
 	return uint32(n)
 }
 
-// Info is what a qdisc tells the host after init.
+// Info is what a qdisc tells the host after Init or Change.
 type Info struct {
 	Flags Flags
-	Limit int // sch->limit, read by the llist defer bound (0 if none)
+	// Limit is sch->limit, in the qdisc's own unit, as the kernel keeps
+	// it: packets for a packet-limited qdisc, bytes for a byte-limited
+	// one (bfifo sets sch->limit to its byte limit). The llist defer
+	// bound of 6.19-rc1 reads it (defer_count > sch->limit drops), so a
+	// byte-limited qdisc reports its byte limit, not 0: a qdisc whose
+	// sch->limit is 0 (the kernel's tbf and htb leave it so) has every
+	// packet deferred behind another dropped there, as HTB did until
+	// net.core.qdisc_max_burst replaced the bound.
+	Limit int
+	// DropReasons are the qdisc's own drop reasons beyond the kernel's
+	// SKB_DROP_REASON_* names: upper-case words ("MYQ_TOO_OLD"), read
+	// from Init's Info. Ctx.Drop with any other non-kernel reason is an
+	// error.
+	DropReasons []skb.DropReason
+}
+
+// CheckDropReasons checks the reasons a qdisc declares are shaped like
+// kernel names.
+func (i Info) CheckDropReasons() error {
+	for _, r := range i.DropReasons {
+		if !skb.ValidReasonName(r) {
+			return fmt.Errorf("declared drop reason %q is not an upper-case name like QDISC_DROP", r)
+		}
+	}
+	return nil
 }
 
 // Stats are a qdisc's counters, in tc's terms.
@@ -169,34 +231,51 @@ type Stats struct {
 	Backlog    int64 // bytes held
 	Drops      uint64
 	Overlimits uint64
-	// XStats are qdisc-specific counters, printed after the standard
-	// ones in the order given.
-	XStats []KV
+	// XStats are qdisc-specific statistics (tc_*_xstats), printed after
+	// the standard ones in the order given.
+	XStats []XStat
 }
 
-// KV is one named statistic.
-type KV struct {
-	Key   string
-	Value int64
-}
-
-// Qdisc is a queueing discipline.
+// Qdisc is a queueing discipline: what every qdisc implements. Peek,
+// Reset, Change and a timer are optional (Peeker, Resetter, Changer,
+// TimerQdisc), as the kernel's Qdisc_ops may leave them NULL.
 type Qdisc interface {
 	// Init parses tc-style options (e.g. ["limit", "100"]) and prepares
-	// the qdisc. An unknown option or a bad value is an error naming it.
-	Init(s Setup, args []string) (Info, error)
-	// Enqueue takes a batch in arrival order; rc[i] is batch[i]'s result.
+	// the qdisc (its ops->init). An unknown option or a bad value is an
+	// error naming it. ctx draws seeds (Rand) and may arm the watchdog
+	// or timer; there is nothing to drop yet, and work reported in Init
+	// is not charged (tc's configuration is not on the data path).
+	Init(ctx Ctx, s Setup, args []string) (Info, error)
+	// Enqueue takes a batch in arrival order; rc[i] is batch[i]'s result
+	// (the host fills it with XmitSuccess first). A packet given
+	// XmitDrop must have been dropped through ctx.
 	Enqueue(ctx Ctx, batch []skb.Packet, rc []Code)
 	// Dequeue appends up to req.Max packets to out and returns it.
 	Dequeue(ctx Ctx, req DequeueReq, out []skb.Packet) []skb.Packet
-	// Peek returns the packet the next Dequeue would return first.
-	Peek(ctx Ctx) (skb.Packet, bool)
-	// Reset drops everything held (reason QUEUE_PURGE via ctx.Drop).
-	Reset(ctx Ctx)
 	// Stats returns the counters.
 	Stats() Stats
 	// Dump is the option part of `tc -d qdisc show` (e.g. "limit 1000p").
 	Dump() string
+}
+
+// Peeker is a qdisc with its own peek op: the packet the next Dequeue
+// would return first, without taking it. A qdisc without one gets the
+// host's qdisc_peek_dequeued (see Defaults).
+type Peeker interface {
+	Peek(ctx Ctx) (skb.Packet, bool)
+}
+
+// Resetter is a qdisc with a reset op: drop everything held (reason
+// QUEUE_PURGE through ctx.Drop) and zero its queues. A qdisc that holds
+// packets must have one; the host refuses to reset one that does not.
+type Resetter interface {
+	Reset(ctx Ctx)
+}
+
+// TimerQdisc is a qdisc with a timer of its own (Ctx.ModTimer): Timer is
+// its callback, run with the qdisc's root lock held.
+type TimerQdisc interface {
+	Timer(ctx Ctx)
 }
 
 // Changer is implemented by a qdisc that accepts `tc qdisc change` at

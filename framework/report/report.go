@@ -8,6 +8,8 @@
 // cover the measurement window after warmup.
 package report
 
+import "encoding/json"
+
 // Report is one run's result.
 type Report struct {
 	Name    string            `json:"name,omitempty"` // variant name
@@ -107,19 +109,27 @@ type Queue struct {
 
 // Qdisc is one qdisc as tc -s -d qdisc show prints it.
 type Qdisc struct {
-	Handle         string `json:"handle"`
-	Parent         string `json:"parent"`
-	Kind           string `json:"kind"`
-	Options        string `json:"options"`
-	SentPackets    uint64 `json:"sent_packets"`
-	SentBytes      uint64 `json:"sent_bytes"`
-	Dropped        uint64 `json:"dropped"`
-	Overlimits     uint64 `json:"overlimits"`
-	Requeues       uint64 `json:"requeues"`
-	BacklogPackets int    `json:"backlog_packets"`
-	BacklogBytes   int64  `json:"backlog_bytes"`
-	DeferMax       int64  `json:"defer_max"` // largest defer_count seen
-	XStats         []KV   `json:"xstats,omitempty"`
+	Handle         string  `json:"handle"`
+	Parent         string  `json:"parent"`
+	Kind           string  `json:"kind"`
+	Options        string  `json:"options"`
+	SentPackets    uint64  `json:"sent_packets"`
+	SentBytes      uint64  `json:"sent_bytes"`
+	Dropped        uint64  `json:"dropped"`
+	Overlimits     uint64  `json:"overlimits"`
+	Requeues       uint64  `json:"requeues"`
+	BacklogPackets int     `json:"backlog_packets"`
+	BacklogBytes   int64   `json:"backlog_bytes"`
+	DeferMax       int64   `json:"defer_max"` // largest defer_count seen
+	XStats         []XStat `json:"xstats,omitempty"`
+}
+
+// XStat is one qdisc-specific statistic: the number in JSON, and the
+// value as tc -s prints it (with its unit, "64Kb", "5ms") in text.
+type XStat struct {
+	Key   string      `json:"key"`
+	Value json.Number `json:"value"`
+	Text  string      `json:"-"`
 }
 
 // KV is one named value.

@@ -181,8 +181,12 @@ func writeQdiscs(b *bytes.Buffer, qs []Qdisc) {
 		fmt.Fprintf(b, " backlog %s %dp requeues %d\n", tcSize(q.BacklogBytes), q.BacklogPackets, q.Requeues)
 		if len(q.XStats) > 0 {
 			parts := make([]string, len(q.XStats))
-			for i, kv := range q.XStats {
-				parts[i] = fmt.Sprintf("%s %d", kv.Key, kv.Value)
+			for i, x := range q.XStats {
+				v := x.Text
+				if v == "" {
+					v = x.Value.String()
+				}
+				parts[i] = x.Key + " " + v
 			}
 			b.WriteString("  " + strings.Join(parts, " ") + "\n")
 		}

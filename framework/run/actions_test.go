@@ -17,7 +17,7 @@ type changeable struct {
 
 func (c *changeable) Change(args []string) (qdisc.Info, error) {
 	c.changes++
-	return c.PFifo.Init(qdisc.Setup{TxQueueLen: 1000}, args)
+	return c.PFifo.Init(nil, qdisc.Setup{TxQueueLen: 1000}, args)
 }
 
 func init() {

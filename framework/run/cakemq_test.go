@@ -24,7 +24,7 @@ func TestCakeMQSharesRate(t *testing.T) {
 		active := int64(0)
 		for _, kv := range rep.Qdisc[1].XStats {
 			if kv.Key == "active_queues" {
-				active = kv.Value
+				active, _ = kv.Value.Int64()
 			}
 		}
 		mbit := rep.TxBps / 1e6

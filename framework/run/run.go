@@ -5,6 +5,7 @@
 package run
 
 import (
+	"encoding/json"
 	"fmt"
 	"github.com/txlab/txlab/framework/plugin"
 	"sort"
@@ -422,8 +423,8 @@ func qdiscRows(dev *netdev.Device) []report.Qdisc {
 		r := report.Qdisc{Handle: q.Handle, Parent: q.Parent, Kind: q.Kind, Options: q.Ops.Dump(),
 			SentPackets: q.SentPkts, SentBytes: q.SentBytes, Dropped: st.Drops, Overlimits: st.Overlimits,
 			Requeues: q.Requeues, BacklogPackets: q.Qlen(), BacklogBytes: q.Backlog(), DeferMax: q.DeferMax}
-		for _, kv := range st.XStats {
-			r.XStats = append(r.XStats, report.KV{Key: kv.Key, Value: kv.Value})
+		for _, x := range st.XStats {
+			r.XStats = append(r.XStats, report.XStat{Key: x.Key, Value: json.Number(x.Number()), Text: x.Text()})
 		}
 		return r
 	}

@@ -630,8 +630,8 @@ func checkQdisc(words []string, queues int, plugins plugin.Options) (err error) 
 			err = fmt.Errorf("qdisc %s panicked in init: %v", kind, r)
 		}
 	}()
-	_, err = ops.Init(qdisc.Setup{Handle: "8001:", Parent: "root", MTU: 1514, TxQueueLen: 1000, NumTxQ: queues,
-		Rand: sim.NewStreams(0).Stream("script/check")}, words[1:])
+	_, err = ops.Init(qdisc.CheckCtx(), qdisc.Setup{Handle: "8001:", Parent: "root", MTU: 1514, DevMTU: 1500,
+		TxQueueLen: 1000, NumTxQ: queues, DevTxQ: queues}, words[1:])
 	return err
 }
 

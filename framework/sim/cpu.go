@@ -8,6 +8,7 @@ import (
 // Softirq vectors, in the kernel's order (include/linux/interrupt.h): a
 // lower number runs first in __do_softirq.
 const (
+	TimerSoftirq = 1 // TIMER_SOFTIRQ
 	NetTxSoftirq = 2 // NET_TX_SOFTIRQ
 	NetRxSoftirq = 3 // NET_RX_SOFTIRQ
 	numSoftirqs  = 10

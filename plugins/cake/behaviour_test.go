@@ -13,7 +13,7 @@ import (
 func newCake(t *testing.T, args ...string) *Cake {
 	t.Helper()
 	q := &Cake{}
-	if _, err := q.Init(qdisc.Setup{MTU: 1514, TxQueueLen: 1000}, args); err != nil {
+	if _, err := q.Init(qdisctest.NewCtx(1), qdisc.Setup{MTU: 1514, TxQueueLen: 1000}, args); err != nil {
 		t.Fatal(err)
 	}
 	return q

@@ -239,7 +239,7 @@ func init() {
 }
 
 // Init implements qdisc.Qdisc: cake_init + cake_change with tc words.
-func (q *Cake) Init(s qdisc.Setup, args []string) (qdisc.Info, error) {
+func (q *Cake) Init(ctx qdisc.Ctx, s qdisc.Setup, args []string) (qdisc.Info, error) {
 	q.tinMode = diffserv3
 	q.flowMode = flowTriple
 	q.interval = 100000 // 100 ms
@@ -251,9 +251,7 @@ func (q *Cake) Init(s qdisc.Setup, args []string) (qdisc.Info, error) {
 		q.mtu = 1514
 	}
 	q.minNetlen, q.minAdjlen = ^uint16(0), ^uint16(0)
-	if s.Rand != nil {
-		q.hashrnd = s.Rand.Uint32()
-	}
+	q.hashrnd = ctx.Rand()
 	if err := q.parse(args); err != nil {
 		return qdisc.Info{}, err
 	}

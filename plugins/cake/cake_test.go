@@ -31,7 +31,7 @@ func TestOptions(t *testing.T) {
 	}
 	for _, c := range ok {
 		q := &Cake{}
-		if _, err := q.Init(qdisc.Setup{MTU: 1514}, c.args); err != nil {
+		if _, err := q.Init(qdisctest.NewCtx(1), qdisc.Setup{MTU: 1514}, c.args); err != nil {
 			t.Fatalf("%v: %v", c.args, err)
 		}
 		if got := q.Dump(); got != c.dump {
@@ -50,7 +50,7 @@ func TestOptions(t *testing.T) {
 		{[]string{"memlimit", "-1"}, "memlimit"},
 	}
 	for _, c := range bad {
-		_, err := (&Cake{}).Init(qdisc.Setup{MTU: 1514}, c.args)
+		_, err := (&Cake{}).Init(qdisctest.NewCtx(1), qdisc.Setup{MTU: 1514}, c.args)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%v: error %v, want %q", c.args, err, c.want)
 		}
@@ -62,7 +62,7 @@ func FuzzOptions(f *testing.F) {
 	f.Add("memlimit 1kb overhead -64 mpu 256 ptm")
 	f.Fuzz(func(t *testing.T, words string) {
 		q := &Cake{}
-		if _, err := q.Init(qdisc.Setup{MTU: 1514}, strings.Fields(words)); err != nil {
+		if _, err := q.Init(qdisctest.NewCtx(1), qdisc.Setup{MTU: 1514}, strings.Fields(words)); err != nil {
 			return
 		}
 		_ = q.Dump()
@@ -74,7 +74,7 @@ func FuzzOptions(f *testing.F) {
 // (triple-isolate, 64 flows over 8 hosts, batches of 32).
 func BenchmarkEnqueueDequeue(b *testing.B) {
 	q := &Cake{}
-	if _, err := q.Init(qdisc.Setup{MTU: 1514}, nil); err != nil {
+	if _, err := q.Init(qdisctest.NewCtx(1), qdisc.Setup{MTU: 1514}, nil); err != nil {
 		b.Fatal(err)
 	}
 	ctx := qdisctest.NewCtx(1)

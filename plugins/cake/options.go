@@ -288,7 +288,7 @@ func (q *Cake) Dump() string {
 // Stats implements qdisc.Qdisc; XStats follow tc -s's cake block.
 func (q *Cake) Stats() qdisc.Stats {
 	st := qdisc.Stats{Qlen: q.qlen, Backlog: q.backlog, Drops: q.drops, Overlimits: q.overlimits}
-	kv := func(k string, v int64) { st.XStats = append(st.XStats, qdisc.KV{Key: k, Value: v}) }
+	kv := func(k string, v int64) { st.XStats = append(st.XStats, qdisc.XInt(k, v)) }
 	kv("memory_used", int64(q.bufferMaxUsed))
 	kv("memory_limit", int64(q.bufferLimit))
 	kv("min_network_size", int64(q.minNetlen))

@@ -97,7 +97,7 @@ type FQ struct {
 }
 
 // Init implements qdisc.Qdisc (fq_init, then fq_change with the options).
-func (q *FQ) Init(s qdisc.Setup, args []string) (qdisc.Info, error) {
+func (q *FQ) Init(_ qdisc.Ctx, s qdisc.Setup, args []string) (qdisc.Info, error) {
 	mtu := s.MTU
 	if mtu <= 0 {
 		mtu = 1514 // psched_mtu of an Ethernet device; a zero quantum would never earn credit

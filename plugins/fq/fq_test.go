@@ -17,7 +17,7 @@ var testSetup = qdisc.Setup{Handle: "1:", Parent: "root", MTU: 1514, TxQueueLen:
 func newFQ(t testing.TB, args string) *FQ {
 	t.Helper()
 	q := &FQ{}
-	info, err := q.Init(testSetup, strings.Fields(args))
+	info, err := q.Init(qdisctest.NewCtx(1), testSetup, strings.Fields(args))
 	if err != nil {
 		t.Fatalf("Init(%q): %v", args, err)
 	}
@@ -49,7 +49,7 @@ func enqueue(q qdisc.Qdisc, ctx *qdisctest.Ctx, pkts ...skb.Packet) []qdisc.Code
 func xstat(q qdisc.Qdisc, key string) int64 {
 	for _, kv := range q.Stats().XStats {
 		if kv.Key == key {
-			return kv.Value
+			return kv.Int64()
 		}
 	}
 	panic("no xstat " + key)
@@ -313,7 +313,7 @@ func TestOrphanHashing(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.args, func(t *testing.T) {
 			q := &FQ{}
-			_, err := q.Init(testSetup, strings.Fields(c.args))
+			_, err := q.Init(qdisctest.NewCtx(1), testSetup, strings.Fields(c.args))
 			if c.wantFlows < 0 {
 				if err == nil {
 					t.Fatal("bad mask accepted")
@@ -614,7 +614,7 @@ func TestInitErrors(t *testing.T) {
 		{"offload_horizon 1ms", "no pacing offload"},
 	}
 	for _, c := range cases {
-		_, err := (&FQ{}).Init(testSetup, strings.Fields(c.args))
+		_, err := (&FQ{}).Init(qdisctest.NewCtx(1), testSetup, strings.Fields(c.args))
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("Init(%q): error %v, want %q", c.args, err, c.want)
 		}
@@ -652,7 +652,7 @@ func FuzzInit(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, args string) {
 		q := &FQ{}
-		if _, err := q.Init(testSetup, strings.Fields(args)); err != nil {
+		if _, err := q.Init(qdisctest.NewCtx(1), testSetup, strings.Fields(args)); err != nil {
 			return
 		}
 		// An accepted configuration must also run.

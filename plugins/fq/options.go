@@ -366,7 +366,7 @@ func (q *FQ) Stats() qdisc.Stats {
 		st.Qlen++
 		st.Backlog += int64(q.peeked.Len)
 	}
-	kv := func(k string, v int64) { st.XStats = append(st.XStats, qdisc.KV{Key: k, Value: v}) }
+	kv := func(k string, v int64) { st.XStats = append(st.XStats, qdisc.XInt(k, v)) }
 	var next int64
 	if q.timeNextDelayedFlow != timeNever {
 		next = q.timeNextDelayedFlow + q.timerSlack - q.lastNow

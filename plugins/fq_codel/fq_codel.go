@@ -153,7 +153,7 @@ func (q *FQCodel) popHead(l *flowList) int32 {
 // Init is fq_codel_init + fq_codel_change: the kernel's defaults, then
 // the options as tc sends them (tc leaves out zero limit, flows, quantum,
 // target, interval, memory_limit and drop_batch, so zero keeps the default).
-func (q *FQCodel) Init(s qdisc.Setup, args []string) (qdisc.Info, error) {
+func (q *FQCodel) Init(_ qdisc.Ctx, s qdisc.Setup, args []string) (qdisc.Info, error) {
 	mtu := uint32(1514)
 	if s.MTU > 0 {
 		mtu = uint32(s.MTU)
@@ -466,16 +466,16 @@ func (q *FQCodel) Reset(ctx qdisc.Ctx) {
 // Stats implements qdisc.Qdisc; XStats in tc's order for fq_codel.
 // fq_codel never counts overlimits (its overflow drops are drops).
 func (q *FQCodel) Stats() qdisc.Stats {
-	return qdisc.Stats{Qlen: q.qlen, Backlog: int64(q.backlog), Drops: q.drops, XStats: []qdisc.KV{
-		{Key: "maxpacket", Value: int64(q.cstats.MaxPacket)},
-		{Key: "drop_overlimit", Value: int64(q.dropOverlimit)},
-		{Key: "new_flow_count", Value: int64(q.newFlowCount)},
-		{Key: "ecn_mark", Value: int64(q.cstats.ECNMark)},
-		{Key: "ce_mark", Value: int64(q.cstats.CEMark)},
-		{Key: "memory_used", Value: int64(q.memoryUsage)},
-		{Key: "drop_overmemory", Value: int64(q.dropOvermemory)},
-		{Key: "new_flows_len", Value: int64(q.newFlows.n)},
-		{Key: "old_flows_len", Value: int64(q.oldFlows.n)},
+	return qdisc.Stats{Qlen: q.qlen, Backlog: int64(q.backlog), Drops: q.drops, XStats: []qdisc.XStat{
+		qdisc.XInt("maxpacket", int64(q.cstats.MaxPacket)),
+		qdisc.XInt("drop_overlimit", int64(q.dropOverlimit)),
+		qdisc.XInt("new_flow_count", int64(q.newFlowCount)),
+		qdisc.XInt("ecn_mark", int64(q.cstats.ECNMark)),
+		qdisc.XInt("ce_mark", int64(q.cstats.CEMark)),
+		qdisc.XInt("memory_used", int64(q.memoryUsage)),
+		qdisc.XInt("drop_overmemory", int64(q.dropOvermemory)),
+		qdisc.XInt("new_flows_len", int64(q.newFlows.n)),
+		qdisc.XInt("old_flows_len", int64(q.oldFlows.n)),
 	}}
 }
 

@@ -18,7 +18,7 @@ var setup = qdisc.Setup{Handle: "1:", Parent: "root", MTU: 1514, TxQueueLen: 100
 func newQ(t testing.TB, args ...string) *FQCodel {
 	t.Helper()
 	q := &FQCodel{}
-	if _, err := q.Init(setup, args); err != nil {
+	if _, err := q.Init(qdisctest.NewCtx(1), setup, args); err != nil {
 		t.Fatal(err)
 	}
 	return q
@@ -43,7 +43,7 @@ func enqueue(q qdisc.Qdisc, ctx qdisc.Ctx, ps ...skb.Packet) []qdisc.Code {
 func xstat(q qdisc.Qdisc, key string) int64 {
 	for _, kv := range q.Stats().XStats {
 		if kv.Key == key {
-			return kv.Value
+			return kv.Int64()
 		}
 	}
 	panic("no xstat " + key)
@@ -72,7 +72,7 @@ func TestConformance(t *testing.T) {
 
 func TestDefaultsAndDump(t *testing.T) {
 	q := newQ(t)
-	info, _ := (&FQCodel{}).Init(setup, nil)
+	info, _ := (&FQCodel{}).Init(qdisctest.NewCtx(1), setup, nil)
 	if info.Flags != qdisc.CanBypass|qdisc.DequeueDrops || info.Limit != 10240 {
 		t.Errorf("info %+v", info)
 	}
@@ -113,7 +113,7 @@ func TestOptionErrors(t *testing.T) {
 		{[]string{"ce_threshold"}, `option "ce_threshold" needs a value`},
 	}
 	for _, c := range cases {
-		_, err := (&FQCodel{}).Init(setup, c.args)
+		_, err := (&FQCodel{}).Init(qdisctest.NewCtx(1), setup, c.args)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%v: error %v, want %q", c.args, err, c.want)
 		}
@@ -121,7 +121,7 @@ func TestOptionErrors(t *testing.T) {
 	// Accepted spellings.
 	for _, args := range [][]string{{"target", "500us"}, {"target", "5000"}, {"interval", "1s"}, {"interval", "0.1sec"},
 		{"memory_limit", "32Mb"}, {"memory_limit", "512k"}, {"memory_limit", "1000000"}, {"limit", "100p"}} {
-		if _, err := (&FQCodel{}).Init(setup, args); err != nil {
+		if _, err := (&FQCodel{}).Init(qdisctest.NewCtx(1), setup, args); err != nil {
 			t.Errorf("%v rejected: %v", args, err)
 		}
 	}
@@ -440,7 +440,7 @@ func FuzzOptions(f *testing.F) {
 	f.Add("flows 0 limit 0 quantum 1")
 	f.Fuzz(func(t *testing.T, args string) {
 		q := &FQCodel{}
-		if _, err := q.Init(setup, strings.Fields(args)); err != nil {
+		if _, err := q.Init(qdisctest.NewCtx(1), setup, strings.Fields(args)); err != nil {
 			return
 		}
 		ctx := qdisctest.NewCtx(1)

@@ -143,16 +143,14 @@ func (q *SFQ) sfqInc(x uint16) {
 
 // Init is sfq_init + sfq_change with tc's tc_sfq_qopt_v1: zero fields
 // (tc's default for an option not given) keep the current value.
-func (q *SFQ) Init(s qdisc.Setup, args []string) (qdisc.Info, error) {
+func (q *SFQ) Init(ctx qdisc.Ctx, s qdisc.Setup, args []string) (qdisc.Info, error) {
 	mtu := uint32(1514)
 	if s.MTU > 0 {
 		mtu = uint32(s.MTU)
 	}
 	*q = SFQ{limit: sfqMaxDepth, maxdepth: sfqMaxDepth, divisor: sfqDefaultDiv, maxflows: sfqDefaultFlows,
 		quantum: mtu, tail: -1, handleMajor: s.Major()}
-	if s.Rand != nil { // get_random_bytes(&q->perturbation)
-		q.perturbation = [2]uint64{s.Rand.Uint64(), s.Rand.Uint64()}
-	}
+	q.perturbation = sfqRandomKey(ctx) // get_random_bytes(&q->perturbation)
 
 	var ctl struct {
 		quantum, limit, divisor, flows, depth uint32
@@ -464,10 +462,15 @@ func (q *SFQ) maybePerturb(ctx qdisc.Ctx) {
 	// However many periods passed, one new random key is as good as
 	// several; keep the timer's phase.
 	q.nextPerturb += ((now-q.nextPerturb)/period + 1) * period
-	q.perturbation = [2]uint64{uint64(ctx.Rand())<<32 | uint64(ctx.Rand()), uint64(ctx.Rand())<<32 | uint64(ctx.Rand())}
+	q.perturbation = sfqRandomKey(ctx)
 	if q.tail >= 0 {
 		q.sfqRehash(ctx)
 	}
+}
+
+// sfqRandomKey is get_random_bytes of a siphash_key_t: four draws.
+func sfqRandomKey(ctx qdisc.Ctx) [2]uint64 {
+	return [2]uint64{uint64(ctx.Rand())<<32 | uint64(ctx.Rand()), uint64(ctx.Rand())<<32 | uint64(ctx.Rand())}
 }
 
 // sfqRehash is sfq_rehash: take every held packet out of its slot, slot

@@ -2,7 +2,6 @@ package sfq
 
 import (
 	"math"
-	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -13,15 +12,14 @@ import (
 	"github.com/txlab/txlab/framework/skb"
 )
 
-func testSetup(seed uint64) qdisc.Setup {
-	return qdisc.Setup{Handle: "1:", Parent: "root", MTU: 1514, TxQueueLen: 1000, NumTxQ: 1,
-		Rand: rand.New(rand.NewPCG(seed, 9))}
+func testSetup() qdisc.Setup {
+	return qdisc.Setup{Handle: "1:", Parent: "root", MTU: 1514, TxQueueLen: 1000, NumTxQ: 1}
 }
 
 func newQ(t testing.TB, args ...string) *SFQ {
 	t.Helper()
 	q := &SFQ{}
-	if _, err := q.Init(testSetup(1), args); err != nil {
+	if _, err := q.Init(qdisctest.NewCtx(0), testSetup(), args); err != nil {
 		t.Fatal(err)
 	}
 	return q
@@ -71,7 +69,7 @@ func TestConformance(t *testing.T) {
 
 func TestDefaultsAndDump(t *testing.T) {
 	q := &SFQ{}
-	info, err := q.Init(testSetup(1), nil)
+	info, err := q.Init(qdisctest.NewCtx(1), testSetup(), nil)
 	if err != nil || info.Flags != qdisc.CanBypass || info.Limit != 127 {
 		t.Fatalf("info %+v err %v", info, err)
 	}
@@ -118,7 +116,7 @@ func TestOptionErrors(t *testing.T) {
 		{[]string{"redflowlimit", "100000"}, `RED option "redflowlimit" is not modelled`},
 	}
 	for _, c := range cases {
-		_, err := (&SFQ{}).Init(testSetup(1), c.args)
+		_, err := (&SFQ{}).Init(qdisctest.NewCtx(1), testSetup(), c.args)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%v: error %v, want %q", c.args, err, c.want)
 		}
@@ -444,7 +442,7 @@ func TestHashSymmetricAndKeyed(t *testing.T) {
 		t.Error("reverse direction hashed differently")
 	}
 	q2 := &SFQ{}
-	q2.Init(testSetup(99), nil)
+	q2.Init(qdisctest.NewCtx(99), testSetup(), nil)
 	same := 0
 	for f := 0; f < 100; f++ {
 		p := (&pktGen{}).hashed(f, 100)
@@ -464,7 +462,7 @@ func FuzzOptions(f *testing.F) {
 	f.Add("quantum 0 depth 0")
 	f.Fuzz(func(t *testing.T, args string) {
 		q := &SFQ{}
-		if _, err := q.Init(testSetup(1), strings.Fields(args)); err != nil {
+		if _, err := q.Init(qdisctest.NewCtx(1), testSetup(), strings.Fields(args)); err != nil {
 			return
 		}
 		ctx := qdisctest.NewCtx(1)

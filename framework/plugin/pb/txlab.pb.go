@@ -1,4 +1,4 @@
-// The txlab plugin protocol, version 1.
+// The txlab plugin protocol (go-plugin protocol 1, frame protocol 2).
 //
 // go-plugin starts the plugin and connects this service over gRPC with
 // AutoMTLS. Describe and Open are the control plane. The data path is a
@@ -328,15 +328,17 @@ type QdiscSetup struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Handle        string                 `protobuf:"bytes,1,opt,name=handle,proto3" json:"handle,omitempty"`
 	Parent        string                 `protobuf:"bytes,2,opt,name=parent,proto3" json:"parent,omitempty"`
-	Mtu           int64                  `protobuf:"varint,3,opt,name=mtu,proto3" json:"mtu,omitempty"`
+	Mtu           int64                  `protobuf:"varint,3,opt,name=mtu,proto3" json:"mtu,omitempty"` // psched_mtu
 	TxQueueLen    int64                  `protobuf:"varint,4,opt,name=tx_queue_len,json=txQueueLen,proto3" json:"tx_queue_len,omitempty"`
 	NumTxq        int64                  `protobuf:"varint,5,opt,name=num_txq,json=numTxq,proto3" json:"num_txq,omitempty"`
 	Group         string                 `protobuf:"bytes,6,opt,name=group,proto3" json:"group,omitempty"`
 	GroupSize     int64                  `protobuf:"varint,7,opt,name=group_size,json=groupSize,proto3" json:"group_size,omitempty"`
-	RandSeed      []uint64               `protobuf:"varint,8,rep,packed,name=rand_seed,json=randSeed,proto3" json:"rand_seed,omitempty"` // 2 words: the PCG seed of Setup.Rand
-	CtxSeed       []uint64               `protobuf:"varint,9,rep,packed,name=ctx_seed,json=ctxSeed,proto3" json:"ctx_seed,omitempty"`    // 2 words: the PCG seed of Ctx.Rand
-	Prices        []int64                `protobuf:"varint,10,rep,packed,name=prices,proto3" json:"prices,omitempty"`                    // ns per qdisc.Work kind
-	Args          []string               `protobuf:"bytes,11,rep,name=args,proto3" json:"args,omitempty"`                                // tc option words
+	CtxSeed       []uint64               `protobuf:"varint,9,rep,packed,name=ctx_seed,json=ctxSeed,proto3" json:"ctx_seed,omitempty"` // 2 words: the PCG seed of Ctx.Rand (the context's, not the qdisc's)
+	Prices        []int64                `protobuf:"varint,10,rep,packed,name=prices,proto3" json:"prices,omitempty"`                 // ns per qdisc.Work kind (the context's, not the qdisc's)
+	Args          []string               `protobuf:"bytes,11,rep,name=args,proto3" json:"args,omitempty"`                             // tc option words
+	DevMtu        int64                  `protobuf:"varint,12,opt,name=dev_mtu,json=devMtu,proto3" json:"dev_mtu,omitempty"`          // dev->mtu
+	RateBps       int64                  `protobuf:"varint,13,opt,name=rate_bps,json=rateBps,proto3" json:"rate_bps,omitempty"`       // link speed, bits/s
+	DevTxq        int64                  `protobuf:"varint,14,opt,name=dev_txq,json=devTxq,proto3" json:"dev_txq,omitempty"`          // dev->real_num_tx_queues
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -420,13 +422,6 @@ func (x *QdiscSetup) GetGroupSize() int64 {
 	return 0
 }
 
-func (x *QdiscSetup) GetRandSeed() []uint64 {
-	if x != nil {
-		return x.RandSeed
-	}
-	return nil
-}
-
 func (x *QdiscSetup) GetCtxSeed() []uint64 {
 	if x != nil {
 		return x.CtxSeed
@@ -448,10 +443,32 @@ func (x *QdiscSetup) GetArgs() []string {
 	return nil
 }
 
+func (x *QdiscSetup) GetDevMtu() int64 {
+	if x != nil {
+		return x.DevMtu
+	}
+	return 0
+}
+
+func (x *QdiscSetup) GetRateBps() int64 {
+	if x != nil {
+		return x.RateBps
+	}
+	return 0
+}
+
+func (x *QdiscSetup) GetDevTxq() int64 {
+	if x != nil {
+		return x.DevTxq
+	}
+	return 0
+}
+
 type QdiscInfo struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
-	Flags         uint32                 `protobuf:"varint,1,opt,name=flags,proto3" json:"flags,omitempty"` // TCQ_F_*
-	Limit         int64                  `protobuf:"varint,2,opt,name=limit,proto3" json:"limit,omitempty"`
+	Flags         uint32                 `protobuf:"varint,1,opt,name=flags,proto3" json:"flags,omitempty"`                               // TCQ_F_*
+	Limit         int64                  `protobuf:"varint,2,opt,name=limit,proto3" json:"limit,omitempty"`                               // sch->limit, in the qdisc's unit
+	DropReasons   []string               `protobuf:"bytes,3,rep,name=drop_reasons,json=dropReasons,proto3" json:"drop_reasons,omitempty"` // the qdisc's own, beyond the kernel's
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -500,28 +517,36 @@ func (x *QdiscInfo) GetLimit() int64 {
 	return 0
 }
 
-type KV struct {
+func (x *QdiscInfo) GetDropReasons() []string {
+	if x != nil {
+		return x.DropReasons
+	}
+	return nil
+}
+
+type XStat struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Key           string                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
-	Value         int64                  `protobuf:"varint,2,opt,name=value,proto3" json:"value,omitempty"`
+	Type          uint32                 `protobuf:"varint,2,opt,name=type,proto3" json:"type,omitempty"` // qdisc.XType: int, uint, size, rate, time
+	Bits          uint64                 `protobuf:"varint,3,opt,name=bits,proto3" json:"bits,omitempty"` // the value (an int64's bits for int and time)
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
-func (x *KV) Reset() {
-	*x = KV{}
+func (x *XStat) Reset() {
+	*x = XStat{}
 	mi := &file_txlab_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
 
-func (x *KV) String() string {
+func (x *XStat) String() string {
 	return protoimpl.X.MessageStringOf(x)
 }
 
-func (*KV) ProtoMessage() {}
+func (*XStat) ProtoMessage() {}
 
-func (x *KV) ProtoReflect() protoreflect.Message {
+func (x *XStat) ProtoReflect() protoreflect.Message {
 	mi := &file_txlab_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -533,21 +558,28 @@ func (x *KV) ProtoReflect() protoreflect.Message {
 	return mi.MessageOf(x)
 }
 
-// Deprecated: Use KV.ProtoReflect.Descriptor instead.
-func (*KV) Descriptor() ([]byte, []int) {
+// Deprecated: Use XStat.ProtoReflect.Descriptor instead.
+func (*XStat) Descriptor() ([]byte, []int) {
 	return file_txlab_proto_rawDescGZIP(), []int{8}
 }
 
-func (x *KV) GetKey() string {
+func (x *XStat) GetKey() string {
 	if x != nil {
 		return x.Key
 	}
 	return ""
 }
 
-func (x *KV) GetValue() int64 {
+func (x *XStat) GetType() uint32 {
 	if x != nil {
-		return x.Value
+		return x.Type
+	}
+	return 0
+}
+
+func (x *XStat) GetBits() uint64 {
+	if x != nil {
+		return x.Bits
 	}
 	return 0
 }
@@ -558,7 +590,7 @@ type QdiscStats struct {
 	Backlog       int64                  `protobuf:"varint,2,opt,name=backlog,proto3" json:"backlog,omitempty"`
 	Drops         uint64                 `protobuf:"varint,3,opt,name=drops,proto3" json:"drops,omitempty"`
 	Overlimits    uint64                 `protobuf:"varint,4,opt,name=overlimits,proto3" json:"overlimits,omitempty"`
-	Xstats        []*KV                  `protobuf:"bytes,5,rep,name=xstats,proto3" json:"xstats,omitempty"`
+	Xstats        []*XStat               `protobuf:"bytes,6,rep,name=xstats,proto3" json:"xstats,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -621,7 +653,7 @@ func (x *QdiscStats) GetOverlimits() uint64 {
 	return 0
 }
 
-func (x *QdiscStats) GetXstats() []*KV {
+func (x *QdiscStats) GetXstats() []*XStat {
 	if x != nil {
 		return x.Xstats
 	}
@@ -1147,7 +1179,7 @@ const file_txlab_proto_rawDesc = "" +
 	"\x04size\x18\x02 \x01(\x04R\x04size\"\v\n" +
 	"\tOpenReply\"\x1b\n" +
 	"\x05Frame\x12\x12\n" +
-	"\x04data\x18\x01 \x01(\fR\x04data\"\xa2\x02\n" +
+	"\x04data\x18\x01 \x01(\fR\x04data\"\xd8\x02\n" +
 	"\n" +
 	"QdiscSetup\x12\x16\n" +
 	"\x06handle\x18\x01 \x01(\tR\x06handle\x12\x16\n" +
@@ -1158,18 +1190,22 @@ const file_txlab_proto_rawDesc = "" +
 	"\anum_txq\x18\x05 \x01(\x03R\x06numTxq\x12\x14\n" +
 	"\x05group\x18\x06 \x01(\tR\x05group\x12\x1d\n" +
 	"\n" +
-	"group_size\x18\a \x01(\x03R\tgroupSize\x12\x1b\n" +
-	"\trand_seed\x18\b \x03(\x04R\brandSeed\x12\x19\n" +
+	"group_size\x18\a \x01(\x03R\tgroupSize\x12\x19\n" +
 	"\bctx_seed\x18\t \x03(\x04R\actxSeed\x12\x16\n" +
 	"\x06prices\x18\n" +
 	" \x03(\x03R\x06prices\x12\x12\n" +
-	"\x04args\x18\v \x03(\tR\x04args\"7\n" +
+	"\x04args\x18\v \x03(\tR\x04args\x12\x17\n" +
+	"\adev_mtu\x18\f \x01(\x03R\x06devMtu\x12\x19\n" +
+	"\brate_bps\x18\r \x01(\x03R\arateBps\x12\x17\n" +
+	"\adev_txq\x18\x0e \x01(\x03R\x06devTxqJ\x04\b\b\x10\t\"Z\n" +
 	"\tQdiscInfo\x12\x14\n" +
 	"\x05flags\x18\x01 \x01(\rR\x05flags\x12\x14\n" +
-	"\x05limit\x18\x02 \x01(\x03R\x05limit\",\n" +
-	"\x02KV\x12\x10\n" +
-	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x03R\x05value\"\x9d\x01\n" +
+	"\x05limit\x18\x02 \x01(\x03R\x05limit\x12!\n" +
+	"\fdrop_reasons\x18\x03 \x03(\tR\vdropReasons\"A\n" +
+	"\x05XStat\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x12\n" +
+	"\x04type\x18\x02 \x01(\rR\x04type\x12\x12\n" +
+	"\x04bits\x18\x03 \x01(\x04R\x04bits\"\xa6\x01\n" +
 	"\n" +
 	"QdiscStats\x12\x12\n" +
 	"\x04qlen\x18\x01 \x01(\x03R\x04qlen\x12\x18\n" +
@@ -1177,8 +1213,8 @@ const file_txlab_proto_rawDesc = "" +
 	"\x05drops\x18\x03 \x01(\x04R\x05drops\x12\x1e\n" +
 	"\n" +
 	"overlimits\x18\x04 \x01(\x04R\n" +
-	"overlimits\x12+\n" +
-	"\x06xstats\x18\x05 \x03(\v2\x13.txlab.plugin.v1.KVR\x06xstats\"\x1a\n" +
+	"overlimits\x12.\n" +
+	"\x06xstats\x18\x06 \x03(\v2\x16.txlab.plugin.v1.XStatR\x06xstatsJ\x04\b\x05\x10\x06\"\x1a\n" +
 	"\x04Args\x12\x12\n" +
 	"\x04args\x18\x01 \x03(\tR\x04args\"0\n" +
 	"\x04Cost\x12\x12\n" +
@@ -1247,7 +1283,7 @@ var file_txlab_proto_goTypes = []any{
 	(*Frame)(nil),       // 5: txlab.plugin.v1.Frame
 	(*QdiscSetup)(nil),  // 6: txlab.plugin.v1.QdiscSetup
 	(*QdiscInfo)(nil),   // 7: txlab.plugin.v1.QdiscInfo
-	(*KV)(nil),          // 8: txlab.plugin.v1.KV
+	(*XStat)(nil),       // 8: txlab.plugin.v1.XStat
 	(*QdiscStats)(nil),  // 9: txlab.plugin.v1.QdiscStats
 	(*Args)(nil),        // 10: txlab.plugin.v1.Args
 	(*Cost)(nil),        // 11: txlab.plugin.v1.Cost
@@ -1259,7 +1295,7 @@ var file_txlab_proto_goTypes = []any{
 }
 var file_txlab_proto_depIdxs = []int32{
 	1,  // 0: txlab.plugin.v1.Description.kinds:type_name -> txlab.plugin.v1.Kind
-	8,  // 1: txlab.plugin.v1.QdiscStats.xstats:type_name -> txlab.plugin.v1.KV
+	8,  // 1: txlab.plugin.v1.QdiscStats.xstats:type_name -> txlab.plugin.v1.XStat
 	11, // 2: txlab.plugin.v1.DriverSetup.costs:type_name -> txlab.plugin.v1.Cost
 	14, // 3: txlab.plugin.v1.QueueStats.extra:type_name -> txlab.plugin.v1.Counter
 	15, // 4: txlab.plugin.v1.DriverStats.queues:type_name -> txlab.plugin.v1.QueueStats

@@ -11,6 +11,7 @@ import (
 
 	"github.com/txlab/txlab/framework/plugin"
 	"github.com/txlab/txlab/framework/qdisc"
+	"github.com/txlab/txlab/framework/sim"
 	"github.com/txlab/txlab/framework/skb"
 )
 
@@ -26,9 +27,11 @@ func ServeIfPlugin() {
 // MisbehaveAt is the dequeue at which the bad qdiscs misbehave.
 const MisbehaveAt = 20
 
-// bad is pfifo that misbehaves at its MisbehaveAt-th dequeue.
+// bad is pfifo that misbehaves at its MisbehaveAt-th dequeue. The test
+// qdiscs embed *qdisc.PFifo, not the qdisc.Qdisc interface, so pfifo's
+// optional Peek and Reset stay visible.
 type bad struct {
-	qdisc.Qdisc
+	*qdisc.PFifo
 	n    int
 	how  func(b *bad, out []skb.Packet) []skb.Packet
 	last skb.Packet
@@ -38,43 +41,89 @@ func (b *bad) Dequeue(ctx qdisc.Ctx, req qdisc.DequeueReq, out []skb.Packet) []s
 	if b.n++; b.n == MisbehaveAt {
 		return b.how(b, out)
 	}
-	out = b.Qdisc.Dequeue(ctx, req, out)
+	out = b.PFifo.Dequeue(ctx, req, out)
 	if len(out) > 0 {
 		b.last = out[len(out)-1]
 	}
 	return out
 }
 
-func fifo() qdisc.Qdisc { q, _ := qdisc.New("pfifo"); return q }
+func fifo() qdisc.Qdisc { return &qdisc.PFifo{} }
 
 func newBad(how func(b *bad, out []skb.Packet) []skb.Packet) func() qdisc.Qdisc {
-	return func() qdisc.Qdisc { return &bad{Qdisc: fifo(), how: how} }
+	return func() qdisc.Qdisc { return &bad{PFifo: &qdisc.PFifo{}, how: how} }
 }
 
 // chatty is pfifo that says hello on stderr at init.
-type chatty struct{ qdisc.Qdisc }
+type chatty struct{ *qdisc.PFifo }
 
-func (c chatty) Init(s qdisc.Setup, args []string) (qdisc.Info, error) {
+func (c chatty) Init(ctx qdisc.Ctx, s qdisc.Setup, args []string) (qdisc.Info, error) {
 	fmt.Fprintln(os.Stderr, "hello from init", s.Handle)
-	return c.Qdisc.Init(s, args)
+	return c.PFifo.Init(ctx, s, args)
 }
 
 // leaky is pfifo whose stats hide one packet.
-type leaky struct{ qdisc.Qdisc }
+type leaky struct{ *qdisc.PFifo }
 
 func (l leaky) Stats() qdisc.Stats {
-	s := l.Qdisc.Stats()
+	s := l.PFifo.Stats()
 	if s.Qlen > 0 {
 		s.Qlen--
 	}
 	return s
 }
 
-// changer is pfifo that accepts `tc qdisc change`: a new Init.
-type changer struct{ qdisc.Qdisc }
+// stalled is pfifo paced to one packet per 10 us that forgets to arm its
+// watchdog: it holds packets, returns none, and nothing would ever
+// dequeue them. No Peek (it would not honour the pacing), so the host's
+// qdisc_peek_dequeued stands in.
+type stalled struct {
+	f    qdisc.PFifo
+	next sim.Time
+}
+
+func (s *stalled) Init(ctx qdisc.Ctx, st qdisc.Setup, args []string) (qdisc.Info, error) {
+	return s.f.Init(ctx, st, args)
+}
+func (s *stalled) Enqueue(ctx qdisc.Ctx, b []skb.Packet, rc []qdisc.Code) { s.f.Enqueue(ctx, b, rc) }
+func (s *stalled) Reset(ctx qdisc.Ctx)                                    { s.f.Reset(ctx) }
+func (s *stalled) Stats() qdisc.Stats                                     { return s.f.Stats() }
+func (s *stalled) Dump() string                                           { return s.f.Dump() }
+func (s *stalled) Dequeue(ctx qdisc.Ctx, req qdisc.DequeueReq, out []skb.Packet) []skb.Packet {
+	if now := ctx.Now(); now < s.next {
+		return out // the bug: no ctx.Watchdog(s.next)
+	}
+	s.next = ctx.Now() + 10*sim.Microsecond
+	return s.f.Dequeue(ctx, qdisc.DequeueReq{Max: 1}, out)
+}
+
+// ticker is pfifo with a timer of its own, armed in Init every 100 us:
+// each tick frees the oldest packet with a reason it declared.
+type ticker struct{ *qdisc.PFifo }
+
+const tickEvery = 100 * sim.Microsecond
+
+func (k ticker) Init(ctx qdisc.Ctx, s qdisc.Setup, args []string) (qdisc.Info, error) {
+	info, err := k.PFifo.Init(ctx, s, args)
+	info.DropReasons = []skb.DropReason{"TEST_TICK"}
+	ctx.ModTimer(ctx.Now() + tickEvery)
+	return info, err
+}
+
+func (k ticker) Timer(ctx qdisc.Ctx) {
+	if p, ok := k.PFifo.Peek(ctx); ok {
+		k.PFifo.Dequeue(ctx, qdisc.DequeueReq{Max: 1}, nil)
+		ctx.Drop(p.Handle, "TEST_TICK")
+	}
+	ctx.ModTimer(ctx.Now() + tickEvery)
+}
+
+// changer is pfifo that accepts `tc qdisc change`: a new Init (pfifo's
+// Init uses no context).
+type changer struct{ *qdisc.PFifo }
 
 func (c changer) Change(args []string) (qdisc.Info, error) {
-	return c.Qdisc.Init(qdisc.Setup{Handle: "1:", Parent: "root", MTU: 1514, TxQueueLen: 1000, NumTxQ: 1}, args)
+	return c.PFifo.Init(nil, qdisc.Setup{Handle: "1:", Parent: "root", MTU: 1514, TxQueueLen: 1000, NumTxQ: 1}, args)
 }
 
 // Qdiscs are the test kinds, by name.
@@ -98,9 +147,11 @@ var Qdiscs = map[string]func() qdisc.Qdisc{
 	"test_panic": newBad(func(*bad, []skb.Packet) []skb.Packet {
 		panic("test_panic: a bug in the plugin")
 	}),
-	"test_chatty": func() qdisc.Qdisc { return chatty{fifo()} },
-	"test_leaky":  func() qdisc.Qdisc { return leaky{fifo()} },
-	"test_change": func() qdisc.Qdisc { return changer{fifo()} },
+	"test_chatty":  func() qdisc.Qdisc { return chatty{&qdisc.PFifo{}} },
+	"test_leaky":   func() qdisc.Qdisc { return leaky{&qdisc.PFifo{}} },
+	"test_change":  func() qdisc.Qdisc { return changer{&qdisc.PFifo{}} },
+	"test_stalled": func() qdisc.Qdisc { return &stalled{} },
+	"test_ticker":  func() qdisc.Qdisc { return ticker{&qdisc.PFifo{}} },
 }
 
 // Link makes dir/PREFIX+NAME (plugin.QdiscPrefix or DriverPrefix), a

@@ -8,6 +8,10 @@
 // binary's name after the prefix, unless the type has a Kind() string
 // method; a Help() string method gives the one-line description `txlab
 // plugin list` prints.
+//
+// The qdisc contract (qdisc.Qdisc, the optional Peeker, Resetter,
+// Changer and TimerQdisc, and every qdisc.Ctx method) is documented in
+// docs/plugins.md; examples/outoftree builds a plugin in its own module.
 package sdk
 
 import (

@@ -50,11 +50,11 @@ type Method uint8
 const (
 	MNewQdisc  Method = iota + 1 // str kind -> u32 instance
 	MNewDriver                   // str name -> u32 instance, u8 has ndo_select_queue
-	MQInit                       // pb QdiscSetup -> pb QdiscInfo
+	MQInit                       // i64 now, pb QdiscSetup -> ops, pb QdiscInfo
 	MQEnqueue                    // i64 now, packets -> ops, u32 n, n x u8 rc
 	MQDequeue                    // i64 now, u32 max, i64 bytes, u8 same_queue -> ops, u32 n, n x (u64 handle, u8 ecn)
-	MQPeek                       // i64 now -> ops, u8 ok, packet
-	MQReset                      // i64 now -> ops
+	MQPeek                       // i64 now -> ops, u8 ok, packet (qdisc_peek_dequeued without a Peek)
+	MQReset                      // i64 now -> ops (refused if it holds packets and has no Reset)
 	MQStats                      // -> pb QdiscStats
 	MQDump                       // -> str
 	MQChange                     // pb Args -> pb QdiscInfo
@@ -64,11 +64,12 @@ const (
 	MDStats                      // -> pb DriverStats
 	MDSelect                     // packet, u32 num_txq -> i32 q, u8 ok
 	MClose                       // -> (the instance is gone)
+	MQTimer                      // i64 now -> ops (the qdisc's own timer fired)
 	numMethods
 )
 
 var methodNames = [numMethods]string{"", "new qdisc", "new driver", "init", "enqueue", "dequeue", "peek", "reset",
-	"stats", "dump", "change", "init", "xmit", "poll", "stats", "select_queue", "close"}
+	"stats", "dump", "change", "init", "xmit", "poll", "stats", "select_queue", "close", "timer"}
 
 func (m Method) String() string {
 	if m > 0 && m < numMethods {
@@ -163,8 +164,9 @@ func (e *Enc) Ops(ops []Op, trailing int64) {
 			e.Str(string(op.Reason))
 		case OpConsume:
 			e.U64(uint64(op.H))
-		case OpQdiscWatchdog, OpWakeQueue, OpNapiScheduleLocal:
+		case OpQdiscWatchdog, OpQdiscModTimer, OpWakeQueue, OpNapiScheduleLocal:
 			e.I64(op.A)
+		case OpQdiscCancelWatchdog, OpQdiscDelTimer:
 		case OpRaiseIRQ:
 			e.I64(op.A)
 			e.I64(op.B)
@@ -337,8 +339,9 @@ func (d *Dec) Ops(out []Op) ([]Op, int64) {
 			op.Reason = d.reason()
 		case OpConsume:
 			op.H = skb.Handle(d.U64())
-		case OpQdiscWatchdog, OpWakeQueue, OpNapiScheduleLocal:
+		case OpQdiscWatchdog, OpQdiscModTimer, OpWakeQueue, OpNapiScheduleLocal:
 			op.A = d.I64()
+		case OpQdiscCancelWatchdog, OpQdiscDelTimer:
 		case OpRaiseIRQ:
 			op.A, op.B = d.I64(), d.I64()
 		case OpSentQueue, OpSentQueueMore, OpCompletedQueue:

@@ -133,17 +133,20 @@ func TestPacketsRoundTrip(t *testing.T) {
 
 // opFields says which fields each kind carries.
 var opFields = map[OpKind]string{
-	OpQdiscDrop:         "HR",
-	OpQdiscDequeueDrop:  "HR",
-	OpDriverDrop:        "HR",
-	OpConsume:           "H",
-	OpQdiscWatchdog:     "A",
-	OpWakeQueue:         "A",
-	OpNapiScheduleLocal: "A",
-	OpRaiseIRQ:          "AB",
-	OpSentQueue:         "ABC",
-	OpSentQueueMore:     "ABC",
-	OpCompletedQueue:    "ABC",
+	OpQdiscDrop:           "HR",
+	OpQdiscDequeueDrop:    "HR",
+	OpDriverDrop:          "HR",
+	OpConsume:             "H",
+	OpQdiscWatchdog:       "A",
+	OpWakeQueue:           "A",
+	OpNapiScheduleLocal:   "A",
+	OpRaiseIRQ:            "AB",
+	OpSentQueue:           "ABC",
+	OpSentQueueMore:       "ABC",
+	OpCompletedQueue:      "ABC",
+	OpQdiscCancelWatchdog: "",
+	OpQdiscModTimer:       "A",
+	OpQdiscDelTimer:       "",
 }
 
 // carried is op with the fields its kind does not carry zeroed.

@@ -13,10 +13,13 @@ type Wrapped interface{ PluginBoundary() }
 
 // LocalQdisc runs a qdisc in process behind the same context an out of
 // process qdisc gets, so both give the same result. Host calls pass the
-// host's per-call context (a QdiscHost).
+// host's per-call context (a QdiscHost). It always has Peek, Reset,
+// Change and Timer: what the qdisc lacks, qdisc.Defaults or an error
+// stands in for.
 type LocalQdisc struct {
-	Q   qdisc.Qdisc
-	ctx *QdiscCtx
+	Q        qdisc.Qdisc
+	ctx      *QdiscCtx
+	defaults qdisc.Defaults
 }
 
 // WrapQdisc wraps q unless it is already behind the boundary.
@@ -29,9 +32,20 @@ func WrapQdisc(q qdisc.Qdisc) qdisc.Qdisc {
 
 func (l *LocalQdisc) PluginBoundary() {}
 
-func (l *LocalQdisc) Init(s qdisc.Setup, args []string) (qdisc.Info, error) {
-	l.ctx = NewQdiscCtx(s)
-	return l.Q.Init(s, args)
+func (l *LocalQdisc) Init(c qdisc.Ctx, s qdisc.Setup, args []string) (qdisc.Info, error) {
+	h := c.(QdiscHost)
+	_, timer := l.Q.(qdisc.TimerQdisc)
+	l.ctx = NewQdiscCtx(h.RandSeed(), h.WorkPrices(), timer)
+	l.ctx.Begin(h.Now())
+	info, err := l.Q.Init(l.ctx, s, args)
+	if err == nil {
+		err = info.CheckDropReasons()
+	}
+	if err != nil {
+		return qdisc.Info{}, err
+	}
+	l.end(h)
+	return info, nil
 }
 
 func (l *LocalQdisc) begin(c qdisc.Ctx) QdiscHost {
@@ -41,6 +55,8 @@ func (l *LocalQdisc) begin(c qdisc.Ctx) QdiscHost {
 }
 
 func (l *LocalQdisc) end(h QdiscHost) {
+	// The host checks the drop reasons as it applies them (it names the
+	// qdisc); the context posts nothing but qdisc operations.
 	ops, trailing := l.ctx.Posted()
 	ApplyQdisc(h, ops, trailing)
 }
@@ -53,29 +69,40 @@ func (l *LocalQdisc) Enqueue(c qdisc.Ctx, batch []skb.Packet, rc []qdisc.Code) {
 
 func (l *LocalQdisc) Dequeue(c qdisc.Ctx, req qdisc.DequeueReq, out []skb.Packet) []skb.Packet {
 	h := l.begin(c)
-	out = l.Q.Dequeue(l.ctx, req, out)
+	out = l.defaults.Dequeue(l.Q, l.ctx, req, out)
 	l.end(h)
 	return out
 }
 
+// Peek is the qdisc's Peek, or qdisc_peek_dequeued.
 func (l *LocalQdisc) Peek(c qdisc.Ctx) (skb.Packet, bool) {
 	h := l.begin(c)
-	p, ok := l.Q.Peek(l.ctx)
+	p, ok := l.defaults.Peek(l.Q, l.ctx)
 	l.end(h)
 	return p, ok
 }
 
+// Reset is qdisc_reset.
 func (l *LocalQdisc) Reset(c qdisc.Ctx) {
 	h := l.begin(c)
-	l.Q.Reset(l.ctx)
+	l.defaults.Reset(l.Q, l.ctx)
 	l.end(h)
 }
 
-func (l *LocalQdisc) Stats() qdisc.Stats { return l.Q.Stats() }
+// Timer runs the qdisc's timer callback.
+func (l *LocalQdisc) Timer(c qdisc.Ctx) {
+	h := l.begin(c)
+	l.Q.(qdisc.TimerQdisc).Timer(l.ctx)
+	l.end(h)
+}
+
+func (l *LocalQdisc) Stats() qdisc.Stats { return l.defaults.Stats(l.Q) }
 func (l *LocalQdisc) Dump() string       { return l.Q.Dump() }
 
 // Change implements qdisc.Changer for a qdisc that is one.
-func (l *LocalQdisc) Change(args []string) (qdisc.Info, error) { return qdisc.Change(l.Q, args) }
+func (l *LocalQdisc) Change(args []string) (qdisc.Info, error) {
+	return qdisc.Change(l.Q, args)
+}
 
 // Selectable is implemented by a wrapped driver: its ndo_select_queue,
 // or nil if it has none.

@@ -43,6 +43,11 @@ func (h *fakeQHost) Spend(ns int64) {
 func (h *fakeQHost) Drop(p skb.Handle, r skb.DropReason)        { h.rec("drop %#x %s", uint64(p), r) }
 func (h *fakeQHost) DequeueDrop(p skb.Handle, r skb.DropReason) { h.rec("ddrop %#x %s", uint64(p), r) }
 func (h *fakeQHost) Watchdog(at sim.Time)                       { h.rec("watchdog %d", at) }
+func (h *fakeQHost) CancelWatchdog()                            { h.rec("cancel watchdog") }
+func (h *fakeQHost) ModTimer(at sim.Time)                       { h.rec("mod_timer %d", at) }
+func (h *fakeQHost) DelTimer()                                  { h.rec("del_timer") }
+func (h *fakeQHost) RandSeed() sim.Seed                         { return testSeed }
+func (h *fakeQHost) WorkPrices() qdisc.Prices                   { return testPrices() }
 
 // The qdisc must use the wrapper's context for these, never the host's.
 func (h *fakeQHost) Work(qdisc.Work, int) { h.t.Error("qdisc priced work on the host's context") }
@@ -55,7 +60,7 @@ type scriptQdisc struct {
 	calls  []string
 }
 
-func (q *scriptQdisc) Init(s qdisc.Setup, args []string) (qdisc.Info, error) {
+func (q *scriptQdisc) Init(_ qdisc.Ctx, s qdisc.Setup, args []string) (qdisc.Info, error) {
 	q.setup = s
 	return qdisc.Info{Limit: len(args)}, nil
 }
@@ -87,13 +92,19 @@ type changerQdisc struct{ scriptQdisc }
 
 func (q *changerQdisc) Change(args []string) (qdisc.Info, error) { return qdisc.Info{Limit: 99}, nil }
 
-func testSetup() qdisc.Setup {
+var testSeed = sim.Seed{12345, 678}
+
+// testPrices: enqueue 10, dequeue 13, hash 16, flow scan 19, tstamp 22,
+// rand 25.
+func testPrices() qdisc.Prices {
 	var p qdisc.Prices
 	for i := range p {
 		p[i] = int64(10 + 3*i)
 	}
-	return qdisc.Setup{NumTxQ: 1, CtxSeed: sim.Seed{12345, 678}, Prices: p}
+	return p
 }
+
+func testSetup() qdisc.Setup { return qdisc.Setup{NumTxQ: 1} }
 
 func TestLocalQdiscAppliesPostedOps(t *testing.T) {
 	s := testSetup()
@@ -106,7 +117,7 @@ func TestLocalQdiscAppliesPostedOps(t *testing.T) {
 		if ctx.Now() != start {
 			t.Fatalf("qdisc clock %d at the call, want %d", ctx.Now(), start)
 		}
-		ctx.Spend(10)
+		ctx.Work(qdisc.WorkEnqueue, 1) // 10
 		ctx.Drop(0x11, skb.DropQdiscDrop)
 		ctx.Work(qdisc.WorkHash, 3) // 3 x 16
 		if ctx.Now() != start+58 {
@@ -116,7 +127,7 @@ func TestLocalQdiscAppliesPostedOps(t *testing.T) {
 		ctx.Rand() // 25
 		ctx.DequeueDrop(0x22, skb.DropQdiscOverlimit)
 		ctx.DequeueDrop(0x23, skb.DropQueuePurge) // nothing spent in between
-		ctx.Spend(7)                              // trailing
+		ctx.Work(qdisc.WorkEnqueue, 1)            // trailing
 		if len(host.events) != 0 || host.now != start {
 			t.Fatalf("host saw %v at %d during the call: ops must wait for the call's end", host.events, host.now)
 		}
@@ -127,7 +138,7 @@ func TestLocalQdiscAppliesPostedOps(t *testing.T) {
 		{start + 83, "ddrop 0x22 QDISC_OVERLIMIT"},
 		{start + 83, "ddrop 0x23 QUEUE_PURGE"},
 	}
-	const end = start + 90
+	const end = start + 93
 	calls := map[string]func(l *LocalQdisc, h *fakeQHost){
 		"enqueue": func(l *LocalQdisc, h *fakeQHost) {
 			rc := make([]qdisc.Code, 2)
@@ -153,7 +164,7 @@ func TestLocalQdiscAppliesPostedOps(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			q := &scriptQdisc{script: script}
 			l := WrapQdisc(q).(*LocalQdisc)
-			if _, err := l.Init(s, []string{"a", "b"}); err != nil {
+			if _, err := l.Init(&fakeQHost{t: t}, s, []string{"a", "b"}); err != nil {
 				t.Fatal(err)
 			}
 			if q.setup != s {
@@ -196,9 +207,9 @@ func TestLocalQdiscPassThrough(t *testing.T) {
 		t.Fatalf("Change on a Changer: %v %v", info, err)
 	}
 	// Nothing posted, nothing spent: the host sees nothing.
-	l.Init(testSetup(), nil)
+	l.Init(&fakeQHost{t: t}, testSetup(), nil)
 	h := &fakeQHost{t: t, now: 5}
-	l.Reset(h)
+	l.(*LocalQdisc).Reset(h)
 	if len(h.events) != 0 || h.now != 5 {
 		t.Fatalf("empty call: %v at %d", h.events, h.now)
 	}
@@ -221,14 +232,14 @@ func mustModelError(t *testing.T, want string, f func()) {
 }
 
 func TestQdiscCtxWorkAndRand(t *testing.T) {
-	s := testSetup()
-	x := NewQdiscCtx(s)
+	prices := testPrices()
+	x := NewQdiscCtx(testSeed, prices, false)
 	x.Begin(100)
 	var want int64 = 100
 	for k := qdisc.Work(0); k < qdisc.NumWork; k++ {
 		for _, n := range []int{0, 1, 5} {
 			x.Work(k, n)
-			want += s.Prices[k] * int64(n)
+			want += prices[k] * int64(n)
 			if x.Now() != want {
 				t.Fatalf("Work(%d, %d): clock %d, want %d", k, n, x.Now(), want)
 			}
@@ -238,15 +249,16 @@ func TestQdiscCtxWorkAndRand(t *testing.T) {
 		t.Fatalf("posted %v, pending %d", ops, pending)
 	}
 	mustModelError(t, "unknown work kind", func() { x.Work(qdisc.NumWork, 1) })
-	mustModelError(t, "negative time", func() { x.Spend(-1) })
+	mustModelError(t, "-1 units of work", func() { x.Work(qdisc.WorkHash, -1) })
+	mustModelError(t, "no Timer(ctx) method", func() { x.ModTimer(5) })
 
-	ref := sim.NewRand(s.CtxSeed)
+	ref := sim.NewRand(testSeed)
 	x.Begin(0)
 	for i := range 50 {
 		if got, w := x.Rand(), ref.Uint32(); got != w {
 			t.Fatalf("draw %d: %d, want %d from sim.NewRand(CtxSeed)", i, got, w)
 		}
-		if x.Now() != int64(i+1)*s.Prices[qdisc.WorkRand] {
+		if x.Now() != int64(i+1)*prices[qdisc.WorkRand] {
 			t.Fatalf("draw %d: clock %d, want the WorkRand price each", i, x.Now())
 		}
 	}
@@ -257,16 +269,16 @@ func TestQdiscCtxWorkAndRand(t *testing.T) {
 	}
 	// The wrapper draws the same stream, seeded from the setup.
 	l := &LocalQdisc{Q: &scriptQdisc{script: func(ctx qdisc.Ctx) {
-		ref := sim.NewRand(s.CtxSeed)
+		ref := sim.NewRand(testSeed)
 		a, b := ctx.Rand(), ctx.Rand()
 		if a != ref.Uint32() || b != ref.Uint32() {
-			t.Error("LocalQdisc's Rand is not sim.NewRand(CtxSeed)")
+			t.Error("LocalQdisc's Rand is not sim.NewRand of the host's RandSeed")
 		}
 	}}}
-	l.Init(s, nil)
+	l.Init(&fakeQHost{t: t}, testSetup(), nil)
 	h := &fakeQHost{t: t}
 	l.Reset(h)
-	if h.now != 2*s.Prices[qdisc.WorkRand] {
+	if h.now != 2*prices[qdisc.WorkRand] {
 		t.Fatalf("two draws spent %d on the host", h.now)
 	}
 }

@@ -14,6 +14,9 @@
 package wire
 
 import (
+	"fmt"
+	"slices"
+
 	"github.com/txlab/txlab/framework/driver"
 	"github.com/txlab/txlab/framework/qdisc"
 	"github.com/txlab/txlab/framework/sim"
@@ -24,24 +27,28 @@ import (
 type OpKind uint8
 
 // Posted operations: the qdisc.Ctx and driver.Ctx methods that change
-// host state and return nothing.
+// host state and return nothing. The numbers are in the frames.
 const (
-	OpQdiscDrop         OpKind = iota + 1 // qdisc Ctx.Drop(H, Reason)
-	OpQdiscDequeueDrop                    // qdisc Ctx.DequeueDrop(H, Reason)
-	OpQdiscWatchdog                       // qdisc Ctx.Watchdog(A)
-	OpSentQueue                           // driver Ctx.SentQueue(A, B)
-	OpSentQueueMore                       // driver Ctx.SentQueueMore(A, B, C != 0)
-	OpCompletedQueue                      // driver Ctx.CompletedQueue(A, B, C)
-	OpWakeQueue                           // driver Ctx.WakeQueue(A)
-	OpConsume                             // driver Ctx.Consume(H)
-	OpDriverDrop                          // driver Ctx.Drop(H, Reason)
-	OpRaiseIRQ                            // driver Ctx.RaiseIRQ(A, B)
-	OpNapiScheduleLocal                   // driver Ctx.NapiScheduleLocal(A)
+	OpQdiscDrop           OpKind = iota + 1 // qdisc Ctx.Drop(H, Reason)
+	OpQdiscDequeueDrop                      // qdisc Ctx.DequeueDrop(H, Reason)
+	OpQdiscWatchdog                         // qdisc Ctx.Watchdog(A)
+	OpSentQueue                             // driver Ctx.SentQueue(A, B)
+	OpSentQueueMore                         // driver Ctx.SentQueueMore(A, B, C != 0)
+	OpCompletedQueue                        // driver Ctx.CompletedQueue(A, B, C)
+	OpWakeQueue                             // driver Ctx.WakeQueue(A)
+	OpConsume                               // driver Ctx.Consume(H)
+	OpDriverDrop                            // driver Ctx.Drop(H, Reason)
+	OpRaiseIRQ                              // driver Ctx.RaiseIRQ(A, B)
+	OpNapiScheduleLocal                     // driver Ctx.NapiScheduleLocal(A)
+	OpQdiscCancelWatchdog                   // qdisc Ctx.CancelWatchdog()
+	OpQdiscModTimer                         // qdisc Ctx.ModTimer(A)
+	OpQdiscDelTimer                         // qdisc Ctx.DelTimer()
 	numOps
 )
 
 var opNames = [numOps]string{"", "drop", "dequeue drop", "watchdog", "sent_queue", "sent_queue_more",
-	"completed_queue", "wake_queue", "consume", "drop", "raise_irq", "napi_schedule"}
+	"completed_queue", "wake_queue", "consume", "drop", "raise_irq", "napi_schedule", "cancel watchdog",
+	"mod_timer", "del_timer"}
 
 func (k OpKind) String() string {
 	if k < numOps && k > 0 {
@@ -105,13 +112,23 @@ func (o *outbox) post(op Op) {
 func (o *outbox) synced(now sim.Time) { o.begin(now) }
 
 // QdiscHost is what a posted qdisc operation is applied to: the host's
-// per-call qdisc context.
+// per-call qdisc context. It is also the qdisc.Ctx the host hands the
+// boundary (whose Rand and Work the boundary never calls), and at Init
+// it gives the qdisc's random seed and work prices, which stay inside
+// the boundary's context.
 type QdiscHost interface {
 	Now() sim.Time
 	Spend(ns int64)
 	Drop(h skb.Handle, reason skb.DropReason)
 	DequeueDrop(h skb.Handle, reason skb.DropReason)
 	Watchdog(at sim.Time)
+	CancelWatchdog()
+	ModTimer(at sim.Time)
+	DelTimer()
+	// RandSeed is the seed of the qdisc's stream behind Ctx.Rand.
+	RandSeed() sim.Seed
+	// WorkPrices price Ctx.Work, from the host's cost table.
+	WorkPrices() qdisc.Prices
 }
 
 // ApplyQdisc applies ops and then the trailing spend to host.
@@ -126,6 +143,12 @@ func ApplyQdisc(host QdiscHost, ops []Op, trailing int64) {
 			host.DequeueDrop(op.H, op.Reason)
 		case OpQdiscWatchdog:
 			host.Watchdog(sim.Time(op.A))
+		case OpQdiscCancelWatchdog:
+			host.CancelWatchdog()
+		case OpQdiscModTimer:
+			host.ModTimer(sim.Time(op.A))
+		case OpQdiscDelTimer:
+			host.DelTimer()
 		default:
 			sim.Panicf("qdisc posted %s, which is not a qdisc operation", op.Kind)
 		}
@@ -184,17 +207,20 @@ func Answer(host driver.Ctx, q Query, arg int64) bool {
 }
 
 // QdiscCtx is the qdisc.Ctx a qdisc gets, in process or out: its clock,
-// its random stream and its work prices are local; drops and watchdogs
-// are posted.
+// its random stream and its work prices are local; drops, watchdog and
+// timer operations are posted.
 type QdiscCtx struct {
 	outbox
-	rand   *sim.Rand
-	prices qdisc.Prices
+	rand     *sim.Rand
+	prices   qdisc.Prices
+	hasTimer bool
 }
 
-// NewQdiscCtx makes the context for a qdisc set up with s.
-func NewQdiscCtx(s qdisc.Setup) *QdiscCtx {
-	return &QdiscCtx{rand: sim.NewRand(s.CtxSeed), prices: s.Prices}
+// NewQdiscCtx makes the context for a qdisc whose stream has seed and
+// whose work costs prices; hasTimer says it implements
+// qdisc.TimerQdisc (ModTimer is refused otherwise).
+func NewQdiscCtx(seed sim.Seed, prices qdisc.Prices, hasTimer bool) *QdiscCtx {
+	return &QdiscCtx{rand: sim.NewRand(seed), prices: prices, hasTimer: hasTimer}
 }
 
 // Begin starts a call at host time now.
@@ -204,12 +230,14 @@ func (x *QdiscCtx) Begin(now sim.Time) { x.begin(now) }
 // after the last one.
 func (x *QdiscCtx) Posted() ([]Op, int64) { return x.ops, x.pending }
 
-func (x *QdiscCtx) Now() sim.Time  { return x.now() }
-func (x *QdiscCtx) Spend(ns int64) { x.spend(ns) }
+func (x *QdiscCtx) Now() sim.Time { return x.now() }
 
 func (x *QdiscCtx) Work(kind qdisc.Work, n int) {
 	if kind >= qdisc.NumWork {
 		sim.Panicf("qdisc reported unknown work kind %d", kind)
+	}
+	if n < 0 {
+		sim.Panicf("qdisc reported %d units of work kind %d", n, kind)
 	}
 	x.spend(x.prices[kind] * int64(n))
 }
@@ -228,6 +256,43 @@ func (x *QdiscCtx) DequeueDrop(h skb.Handle, reason skb.DropReason) {
 }
 
 func (x *QdiscCtx) Watchdog(at sim.Time) { x.post(Op{Kind: OpQdiscWatchdog, A: int64(at)}) }
+func (x *QdiscCtx) CancelWatchdog()      { x.post(Op{Kind: OpQdiscCancelWatchdog}) }
+
+func (x *QdiscCtx) ModTimer(at sim.Time) {
+	if !x.hasTimer {
+		sim.Panicf("qdisc armed its own timer (Ctx.ModTimer) but has no Timer(ctx) method to run")
+	}
+	x.post(Op{Kind: OpQdiscModTimer, A: int64(at)})
+}
+
+func (x *QdiscCtx) DelTimer() { x.post(Op{Kind: OpQdiscDelTimer}) }
+
+// CheckQdiscOps checks a qdisc's posted operations: qdisc kinds only,
+// and drop reasons that are the kernel's or declared (in declared).
+func CheckQdiscOps(ops []Op, declared []skb.DropReason) error {
+	for i := range ops {
+		op := &ops[i]
+		switch op.Kind {
+		case OpQdiscDrop, OpQdiscDequeueDrop:
+			if err := CheckReason(op.Reason, declared); err != nil {
+				return err
+			}
+		case OpQdiscWatchdog, OpQdiscCancelWatchdog, OpQdiscModTimer, OpQdiscDelTimer:
+		default:
+			return fmt.Errorf("posted %s, which is not a qdisc operation", op.Kind)
+		}
+	}
+	return nil
+}
+
+// CheckReason refuses a drop reason that is neither a kernel
+// SKB_DROP_REASON_* name nor one the qdisc declared.
+func CheckReason(r skb.DropReason, declared []skb.DropReason) error {
+	if skb.IsKernelReason(r) || slices.Contains(declared, r) {
+		return nil
+	}
+	return fmt.Errorf("drop reason %q is not a kernel SKB_DROP_REASON_* name nor one the qdisc declared in Info.DropReasons", r)
+}
 
 // Upcaller sends a driver's posted ops (x.Posted) and a query to the
 // host and returns the host's time after it and the answer.

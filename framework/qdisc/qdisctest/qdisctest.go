@@ -6,40 +6,110 @@ package qdisctest
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/txlab/txlab/framework/qdisc"
 	"github.com/txlab/txlab/framework/sim"
 	"github.com/txlab/txlab/framework/skb"
 )
 
-// Ctx is a host context that records what the qdisc does.
+// Ctx is a host context that records what the qdisc does. It is a
+// qdisc.Ctx for a qdisc called directly and a host context (a
+// wire.QdiscHost) for one behind the plugin boundary. Time moves only
+// when the suite (or a test) moves T; work is counted, not charged.
 type Ctx struct {
 	T        sim.Time
 	Spent    int64
 	Rng      *rand.Rand
+	Seed     sim.Seed
 	Dropped  map[skb.Handle]skb.DropReason
-	WorkDone [8]int
-	WDog     sim.Time
+	WorkDone [qdisc.NumWork]int
+	// WDog is the watchdog's expiry while WDogArmed (latest call wins).
+	WDog      sim.Time
+	WDogArmed bool
+	// TimerAt is the qdisc timer's expiry while TimerArmed.
+	TimerAt    sim.Time
+	TimerArmed bool
+	// Reasons are the drop reasons the qdisc declared; a drop with any
+	// other non-kernel reason panics.
+	Reasons []skb.DropReason
 }
 
-// NewCtx makes a context at time 0.
+// NewCtx makes a context at time 0 whose random stream has seed.
 func NewCtx(seed uint64) *Ctx {
-	return &Ctx{Rng: rand.New(rand.NewPCG(seed, 1)), Dropped: map[skb.Handle]skb.DropReason{}}
+	sd := sim.Seed{seed, 1}
+	return &Ctx{Rng: sim.NewRand(sd), Seed: sd, Dropped: map[skb.Handle]skb.DropReason{}}
 }
 
-func (c *Ctx) Now() sim.Time                              { return c.T }
-func (c *Ctx) Spend(ns int64)                             { c.Spent += ns }
-func (c *Ctx) Work(k qdisc.Work, n int)                   { c.WorkDone[k%8] += n }
+func (c *Ctx) Now() sim.Time { return c.T }
+
+// Spend is the boundary applying the time a plugin reported.
+func (c *Ctx) Spend(ns int64) { c.Spent += ns }
+
+func (c *Ctx) Work(k qdisc.Work, n int) {
+	if k >= qdisc.NumWork || n < 0 {
+		panic(fmt.Sprintf("work kind %d x %d", k, n))
+	}
+	c.WorkDone[k] += n
+}
+
 func (c *Ctx) Rand() uint32                               { return c.Rng.Uint32() }
-func (c *Ctx) Watchdog(at sim.Time)                       { c.WDog = at }
+func (c *Ctx) Watchdog(at sim.Time)                       { c.WDog, c.WDogArmed = at, true }
+func (c *Ctx) CancelWatchdog()                            { c.WDogArmed = false }
+func (c *Ctx) ModTimer(at sim.Time)                       { c.TimerAt, c.TimerArmed = at, true }
+func (c *Ctx) DelTimer()                                  { c.TimerArmed = false }
 func (c *Ctx) Drop(h skb.Handle, r skb.DropReason)        { c.drop(h, r) }
 func (c *Ctx) DequeueDrop(h skb.Handle, r skb.DropReason) { c.drop(h, r) }
 
+// RandSeed is the seed of the stream behind Rand (for a qdisc behind the
+// plugin boundary, whose context rebuilds it).
+func (c *Ctx) RandSeed() sim.Seed { return c.Seed }
+
+// WorkPrices are the default cost table's.
+func (c *Ctx) WorkPrices() qdisc.Prices { return qdisc.WorkPrices(sim.DefaultCosts()) }
+
 func (c *Ctx) drop(h skb.Handle, r skb.DropReason) {
+	if !skb.IsKernelReason(r) && !slices.Contains(c.Reasons, r) {
+		panic(fmt.Sprintf("drop reason %q is not a kernel SKB_DROP_REASON_* name nor one the qdisc declared", r))
+	}
 	if _, dup := c.Dropped[h]; dup {
 		panic(fmt.Sprintf("packet %#x dropped twice", uint64(h)))
 	}
 	c.Dropped[h] = r
+}
+
+// Init inits q with this context and remembers its declared reasons.
+func (c *Ctx) Init(q qdisc.Qdisc, s qdisc.Setup, args []string) (qdisc.Info, error) {
+	info, err := q.Init(c, s, args)
+	if err == nil {
+		err = info.CheckDropReasons()
+	}
+	c.Reasons = info.DropReasons
+	return info, err
+}
+
+// Idle is what the host does when a dequeue returned nothing while the
+// qdisc holds held packets: wait for the qdisc's watchdog (or its own
+// timer, running q's Timer) and move T there. With neither armed the
+// host would never dequeue again: that is the error.
+func (c *Ctx) Idle(q qdisc.Qdisc, held int) error {
+	switch {
+	case c.WDogArmed && (!c.TimerArmed || c.WDog <= c.TimerAt):
+		c.WDogArmed = false
+		c.T = max(c.T, c.WDog)
+	case c.TimerArmed:
+		c.TimerArmed = false
+		c.T = max(c.T, c.TimerAt)
+		t, ok := q.(qdisc.TimerQdisc)
+		if !ok {
+			return fmt.Errorf("armed its own timer but has no Timer method")
+		}
+		t.Timer(c)
+	default:
+		return fmt.Errorf("holds %d packets at %d ns, dequeue returned none and no watchdog is armed: "+
+			"nothing would ever dequeue them (arm ctx.Watchdog for when the next one may leave)", held, c.T)
+	}
+	return nil
 }
 
 // Result is one failed check.
@@ -64,29 +134,19 @@ func Run(f qdisc.Factory, o Options) []Result {
 		o.Pkts = 3000
 	}
 	if o.Setup.MTU == 0 {
-		o.Setup = qdisc.Setup{Handle: "1:", Parent: "root", MTU: 1514, TxQueueLen: 1000, NumTxQ: 1}
-	}
-	if o.Setup.Rand == nil {
-		o.Setup.Rand = rand.New(rand.NewPCG(o.Seed, 2))
-	}
-	checks := []struct {
-		name string
-		fn   func(qdisc.Qdisc, *Ctx, Options) error
-	}{
-		{"accounting identity", checkIdentity},
-		{"limit respected", checkLimit},
-		{"qlen and backlog agree with contents", checkBacklog},
-		{"peek equals next dequeue", checkPeek},
-		{"reset empties", checkReset},
-		{"bulk dequeue bounds", checkBulk},
+		o.Setup = DefaultSetup()
 	}
 	var out []Result
-	for _, c := range checks {
+	for i, c := range checks {
 		q := f()
-		if _, err := q.Init(o.Setup, o.Args); err != nil {
-			return []Result{{"init", err}}
-		}
 		ctx := NewCtx(o.Seed)
+		if err := safe(func() error { _, err := ctx.Init(q, o.Setup, o.Args); return err }); err != nil {
+			if i == 0 {
+				return []Result{{"init", err}}
+			}
+			out = append(out, Result{c.name, fmt.Errorf("init: %w", err)})
+			continue
+		}
 		err := safe(func() error { return c.fn(q, ctx, o) })
 		if err != nil {
 			out = append(out, Result{c.name, err})
@@ -95,10 +155,33 @@ func Run(f qdisc.Factory, o Options) []Result {
 	return out
 }
 
+// DefaultSetup is a root qdisc on a 10 Gbit/s Ethernet device with one
+// queue.
+func DefaultSetup() qdisc.Setup {
+	return qdisc.Setup{Handle: "1:", Parent: "root", MTU: 1514, DevMTU: 1500, RateBps: 10e9, TxQueueLen: 1000,
+		NumTxQ: 1, DevTxQ: 1}
+}
+
+var checks = []struct {
+	name string
+	fn   func(qdisc.Qdisc, *Ctx, Options) error
+}{
+	{"accounting identity", checkIdentity},
+	{"limit respected", checkLimit},
+	{"qlen and backlog agree with contents", checkBacklog},
+	{"dequeue progresses or arms the watchdog", checkProgress},
+	{"peek equals next dequeue", checkPeek},
+	{"reset empties", checkReset},
+	{"bulk dequeue bounds", checkBulk},
+}
+
 // Checks lists the check names, in order.
 func Checks() []string {
-	return []string{"accounting identity", "limit respected", "qlen and backlog agree with contents",
-		"peek equals next dequeue", "reset empties", "bulk dequeue bounds"}
+	out := make([]string, len(checks))
+	for i, c := range checks {
+		out[i] = c.name
+	}
+	return out
 }
 
 func safe(fn func() error) (err error) {
@@ -201,7 +284,9 @@ func push(q qdisc.Qdisc, ctx *Ctx, g *gen, l *ledger, n int) error {
 	return nil
 }
 
-// drain dequeues everything, advancing time past any shaping.
+// drain dequeues everything as the host would: when a dequeue returns
+// nothing, time moves to the watchdog the qdisc armed, and without one
+// the qdisc fails.
 func drain(q qdisc.Qdisc, ctx *Ctx, l *ledger, max int) error {
 	for idle := 0; idle < 10000 && len(l.held) > 0; {
 		out := q.Dequeue(ctx, qdisc.DequeueReq{Max: max, Bytes: 1 << 40}, nil)
@@ -216,15 +301,50 @@ func drain(q qdisc.Qdisc, ctx *Ctx, l *ledger, max int) error {
 		if err := l.sync(ctx); err != nil {
 			return err
 		}
-		if len(out) == 0 {
+		if len(out) == 0 && len(l.held) > 0 {
 			idle++
-			ctx.T += 100 * sim.Microsecond
+			if err := ctx.Idle(q, len(l.held)); err != nil {
+				return err
+			}
+			if err := l.sync(ctx); err != nil {
+				return err
+			}
 		}
 	}
 	if len(l.held) > 0 {
 		return fmt.Errorf("%d packets never came out", len(l.held))
 	}
 	return nil
+}
+
+// checkProgress interleaves arrivals and dequeues as a host does (a
+// dequeue after every enqueue batch, time moving on): whenever a dequeue
+// returns nothing while the qdisc holds packets, it must have armed the
+// watchdog.
+func checkProgress(q qdisc.Qdisc, ctx *Ctx, o Options) error {
+	g := &gen{rng: rand.New(rand.NewPCG(o.Seed, 9))}
+	l := newLedger()
+	for round := 0; round < 200; round++ {
+		if err := push(q, ctx, g, l, 1+g.rng.IntN(8)); err != nil {
+			return err
+		}
+		out := q.Dequeue(ctx, qdisc.DequeueReq{Max: 4, Bytes: 1 << 40}, nil)
+		for _, p := range out {
+			if err := l.out(p); err != nil {
+				return err
+			}
+		}
+		if err := l.sync(ctx); err != nil {
+			return err
+		}
+		if len(out) == 0 && len(l.held) > 0 {
+			// The host waits for the watchdog, not for more arrivals.
+			if err := ctx.Idle(q, len(l.held)); err != nil {
+				return err
+			}
+		}
+	}
+	return drain(q, ctx, l, 16)
 }
 
 func checkIdentity(q qdisc.Qdisc, ctx *Ctx, o Options) error {
@@ -291,9 +411,16 @@ func checkPeek(q qdisc.Qdisc, ctx *Ctx, o Options) error {
 	if err := push(q, ctx, g, l, 200); err != nil {
 		return err
 	}
+	var d qdisc.Defaults // qdisc_peek_dequeued for a qdisc without Peek
 	for i := 0; i < 100 && len(l.held) > 0; i++ {
-		p, ok := q.Peek(ctx)
-		out := q.Dequeue(ctx, qdisc.DequeueReq{Max: 1}, nil)
+		p, ok := d.Peek(q, ctx)
+		if err := l.sync(ctx); err != nil {
+			return err
+		}
+		if st := d.Stats(q); st.Qlen != len(l.held) {
+			return fmt.Errorf("after peek: qlen %d, but it holds %d packets", st.Qlen, len(l.held))
+		}
+		out := d.Dequeue(q, ctx, qdisc.DequeueReq{Max: 1}, nil)
 		if err := l.sync(ctx); err != nil {
 			return err
 		}
@@ -308,8 +435,10 @@ func checkPeek(q qdisc.Qdisc, ctx *Ctx, o Options) error {
 				return err
 			}
 		}
-		if !ok {
-			ctx.T += 100 * sim.Microsecond
+		if !ok && len(l.held) > 0 {
+			if err := ctx.Idle(q, len(l.held)); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -321,7 +450,8 @@ func checkReset(q qdisc.Qdisc, ctx *Ctx, o Options) error {
 	if err := push(q, ctx, g, l, 500); err != nil {
 		return err
 	}
-	q.Reset(ctx)
+	var d qdisc.Defaults
+	d.Reset(q, ctx)
 	if err := l.sync(ctx); err != nil {
 		return err
 	}

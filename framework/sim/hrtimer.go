@@ -1,0 +1,39 @@
+package sim
+
+// HrTimer is an hrtimer armed on a CPU: Start arms or re-arms it (the
+// latest expiry wins, as hrtimer_start replaces a queued timer's
+// expiry), Cancel disarms it (hrtimer_cancel). When it expires, its
+// handler runs in hardirq context on the CPU that armed it last
+// (HRTIMER_MODE_ABS_PINNED); a timer re-armed or cancelled before its
+// expiry does not interrupt anyone then. The zero value is disarmed.
+type HrTimer struct {
+	gen     uint64
+	expires Time
+	queued  bool
+}
+
+// Queued reports whether the timer is armed (hrtimer_is_queued) and
+// for when.
+func (t *HrTimer) Queued() (Time, bool) { return t.expires, t.queued }
+
+// Start arms the timer on c for at; handler runs then.
+func (t *HrTimer) Start(c *CPU, at Time, handler func(*CPU)) {
+	t.gen++
+	t.expires, t.queued = at, true
+	gen := t.gen
+	e := c.e
+	e.At(at, func() {
+		if t.gen != gen {
+			return // re-armed or cancelled since
+		}
+		t.queued = false
+		c.irqs = append(c.irqs, handler)
+		c.Wake(e.now)
+	})
+}
+
+// Cancel disarms the timer.
+func (t *HrTimer) Cancel() {
+	t.gen++
+	t.queued = false
+}

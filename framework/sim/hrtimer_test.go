@@ -1,0 +1,52 @@
+package sim
+
+import "testing"
+
+// HrTimer: re-arming moves the expiry either way (the latest call wins),
+// cancelling disarms, and a timer that no longer fires interrupts no one.
+func TestHrTimerRearmAndCancel(t *testing.T) {
+	cases := []struct {
+		name string
+		arm  func(tm *HrTimer, c *CPU, fire func(*CPU))
+		want []Time // when the handler ran
+	}{
+		{"once", func(tm *HrTimer, c *CPU, f func(*CPU)) { tm.Start(c, 100*Microsecond, f) }, []Time{100 * Microsecond}},
+		{"re-armed later", func(tm *HrTimer, c *CPU, f func(*CPU)) {
+			tm.Start(c, 100*Microsecond, f)
+			tm.Start(c, 300*Microsecond, f)
+		}, []Time{300 * Microsecond}},
+		{"re-armed earlier", func(tm *HrTimer, c *CPU, f func(*CPU)) {
+			tm.Start(c, 300*Microsecond, f)
+			tm.Start(c, 100*Microsecond, f)
+		}, []Time{100 * Microsecond}},
+		{"cancelled", func(tm *HrTimer, c *CPU, f func(*CPU)) {
+			tm.Start(c, 100*Microsecond, f)
+			tm.Cancel()
+		}, nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			e := testEngine(t, Topology{Sockets: 1, CoresPerSocket: 1, ThreadsPerCore: 1})
+			c := e.CPUs[0]
+			var tm HrTimer
+			var ran []Time
+			tc.arm(&tm, c, func(c *CPU) { ran = append(ran, c.Now()) })
+			if exp, q := tm.Queued(); q != (tc.want != nil) || (q && exp != tc.want[0]) {
+				t.Fatalf("Queued() = %d %v before the run", exp, q)
+			}
+			if err := e.Run(Millisecond); err != nil {
+				t.Fatal(err)
+			}
+			if len(ran) != len(tc.want) || (len(ran) == 1 && (ran[0] < tc.want[0] || ran[0] > tc.want[0]+2*e.Costs.HardIRQ)) {
+				t.Fatalf("handler ran at %v, want %v", ran, tc.want)
+			}
+			if _, q := tm.Queued(); q {
+				t.Fatal("still queued after it fired")
+			}
+			// Only a timer that fired costs its CPU a hard interrupt.
+			if busy := c.Busy(); (tc.want == nil) != (busy == 0) {
+				t.Fatalf("CPU busy %d ns, want %v", busy, map[bool]string{true: "none", false: "a hard irq"}[tc.want == nil])
+			}
+		})
+	}
+}
