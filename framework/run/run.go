@@ -6,7 +6,6 @@ package run
 
 import (
 	"fmt"
-	"github.com/txlab/txlab/framework/plugin"
 	"sort"
 	"strings"
 	"time"
@@ -14,6 +13,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 
 	"github.com/txlab/txlab/framework/netdev"
+	"github.com/txlab/txlab/framework/plugin"
 	"github.com/txlab/txlab/framework/report"
 	"github.com/txlab/txlab/framework/sim"
 	"github.com/txlab/txlab/framework/trace"
@@ -153,15 +153,15 @@ func RunTraced(spec Spec, progress Progress, tr *trace.Run) (*report.Report, err
 		return fail(err)
 	}
 	defer e.Close()
-	net := netdev.NewNet(e, cfg)
-	if spec.Plugins.Enabled() {
-		host, err := plugin.NewHost(spec.Plugins)
-		if err != nil {
-			return fail(err)
-		}
-		defer host.Close()
-		net.Plugins = host
+	// The host makes every qdisc and driver behind the plugin boundary:
+	// the registered built-ins in process, plugins (and, isolated, the
+	// built-ins) in their own processes.
+	host, err := plugin.NewHost(spec.Plugins)
+	if err != nil {
+		return fail(err)
 	}
+	defer host.Close()
+	net := netdev.NewNet(e, cfg, host)
 	var qwords []string
 	if q := strings.TrimSpace(spec.Qdisc); q != "" {
 		qwords = strings.Fields(q)
