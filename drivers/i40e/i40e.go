@@ -192,7 +192,7 @@ func (d *I40E) Xmit(ctx driver.Ctx, q int, batch []skb.Packet) (int, driver.TxCo
 			ctx.Spend(d.costs.Doorbell)
 			r.stats.Doorbells++
 			idle := r.NTC == r.Tail // nothing in flight: no clean will follow
-			r.Post(&d.wire, ctx.Now(), d.costs.DMALatency)
+			r.Post(&d.wire, ctx.Now(), sim.Time(d.costs.DMALatency))
 			d.vecs[q].Notify(ctx, q, d.nextWriteBack(r, idle))
 		}
 		if more && ctx.QueueStopped(q) {

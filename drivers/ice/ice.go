@@ -112,7 +112,7 @@ func (d *ICE) Xmit(ctx driver.Ctx, q int, batch []skb.Packet) (int, driver.TxCod
 			// writel(i, tx_ring->tail): the hardware sees the new slots.
 			ctx.Spend(d.costs.Doorbell)
 			r.stats.Doorbells++
-			first := r.Post(&d.wire, ctx.Now(), d.costs.DMALatency)
+			first := r.Post(&d.wire, ctx.Now(), sim.Time(d.costs.DMALatency))
 			d.vecs[q].Notify(ctx, q, first)
 		}
 		if more && ctx.QueueStopped(q) {

@@ -207,7 +207,7 @@ func (d *IDPF) doorbell(ctx driver.Ctx, qi int, q *txQueue) {
 	ctx.Spend(d.costs.Doorbell)
 	q.stats.Doorbells++
 	now := ctx.Now()
-	fetchAt := now + d.costs.DMALatency
+	fetchAt := now + sim.Time(d.costs.DMALatency)
 	for q.Tail != q.NTU {
 		i := q.Tail
 		desc := &q.Desc[i]

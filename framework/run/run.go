@@ -292,7 +292,7 @@ func take(net *netdev.Net, e *sim.Engine) snapshot {
 }
 
 func interval_(a, b snapshot, from, to sim.Time, net *netdev.Net) report.Interval {
-	iv := report.Interval{StartNs: from, EndNs: to, TxPackets: b.tx - a.tx, Offered: b.offered - a.offered, Drops: b.dropped - a.dropped}
+	iv := report.Interval{StartNs: int64(from), EndNs: int64(to), TxPackets: b.tx - a.tx, Offered: b.offered - a.offered, Drops: b.dropped - a.dropped}
 	if to > from {
 		iv.TxPps = float64(iv.TxPackets) * float64(sim.Second) / float64(to-from)
 	}
@@ -330,7 +330,7 @@ func fillSetup(rep *report.Report, spec *Spec, topo sim.Topology, dev *netdev.De
 	for _, c := range costs.List() {
 		rep.Costs[c.Name] = c.Value
 	}
-	rep.DurationNs, rep.WarmupNs, rep.WindowNs = spec.Duration, spec.Warmup, spec.Duration-spec.Warmup
+	rep.DurationNs, rep.WarmupNs, rep.WindowNs = int64(spec.Duration), int64(spec.Warmup), int64(spec.Duration-spec.Warmup)
 }
 
 func fillResults(rep *report.Report, net *netdev.Net, e *sim.Engine, dev *netdev.Device, wl *workload.Workload, snap snapshot, spec Spec) {
@@ -339,7 +339,7 @@ func fillResults(rep *report.Report, net *netdev.Net, e *sim.Engine, dev *netdev
 	if window <= 0 {
 		window = 1
 	}
-	rep.WindowNs = window
+	rep.WindowNs = int64(window)
 	rep.OfferedPackets, rep.TxPackets, rep.TxBytes = net.Offered, net.TxPkts, net.TxBytes
 	rep.DroppedPackets = net.DroppedPackets()
 	rep.InFlightPackets = net.InFlightPackets()
@@ -365,7 +365,7 @@ func fillResults(rep *report.Report, net *netdev.Net, e *sim.Engine, dev *netdev
 			rep.CPUs = append(rep.CPUs, report.CPU{CPU: i, BusyPct: 100 * float64(b) / float64(window)})
 		}
 	}
-	rep.Window.CPUBusyNs = busy
+	rep.Window.CPUBusyNs = int64(busy)
 	secs := float64(window) / float64(sim.Second)
 	rep.TxPps = float64(rep.Window.TxPackets) / secs
 	rep.TxBps = float64(rep.Window.TxBytes) * 8 / secs
@@ -392,7 +392,7 @@ func fillResults(rep *report.Report, net *netdev.Net, e *sim.Engine, dev *netdev
 			continue
 		}
 		rep.Locks = append(rep.Locks, report.Lock{Name: l.Name, Acquired: l.Acquired, Contended: l.Contended,
-			TotalWaitNs: l.TotalWait, MaxWaitNs: l.MaxWait, AvgWaitNs: l.AvgWait(), HoldNs: l.HoldTotal})
+			TotalWaitNs: int64(l.TotalWait), MaxWaitNs: int64(l.MaxWait), AvgWaitNs: int64(l.AvgWait()), HoldNs: int64(l.HoldTotal)})
 	}
 	drv := dev.Drv.Stats()
 	for i, q := range dev.Queues {

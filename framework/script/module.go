@@ -337,7 +337,7 @@ func (p *Program) module() map[string]tengo.Object {
 		if err != nil {
 			return nil, err
 		}
-		return &tengo.Int{Value: t}, nil
+		return &tengo.Int{Value: int64(t)}, nil
 	})
 	m["log"] = p.fn("log", 0, 64, func(b *builder, a []any) (tengo.Object, error) {
 		parts := make([]string, len(a))

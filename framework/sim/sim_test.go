@@ -1,6 +1,9 @@
 package sim
 
 import (
+	"encoding/json"
+	"fmt"
+	"strconv"
 	"testing"
 )
 
@@ -50,7 +53,7 @@ func TestGlobalTimeOrder(t *testing.T) {
 		id := i
 		e.CPUs[i].Start(Time(id), func(c *CPU) {
 			for k := 0; k < 3; k++ {
-				c.Spend(Time(10 * (id + 1)))
+				c.Spend(int64(10 * (id + 1)))
 				c.Sync() // a sync point: runs in global time order
 				log = append(log, int(c.Now()))
 				line.Read(c)
@@ -133,7 +136,7 @@ func TestCacheLineCosts(t *testing.T) {
 	if err := e.Run(Millisecond); err != nil {
 		t.Fatal(err)
 	}
-	want := [4]Time{costs.LineHit, costs.LineSMT, costs.LineSocket, costs.LineRemote}
+	want := [4]Time{Time(costs.LineHit), Time(costs.LineSMT), Time(costs.LineSocket), Time(costs.LineRemote)}
 	if got != want {
 		t.Errorf("write costs %v, want %v (hit, smt, socket, remote)", got, want)
 	}
@@ -156,7 +159,7 @@ func TestAtomicsSerialise(t *testing.T) {
 	if err := e.Run(Millisecond); err != nil {
 		t.Fatal(err)
 	}
-	min := 7 * (e.Costs.LineSocket + e.Costs.AtomicOp)
+	min := Time(7 * (e.Costs.LineSocket + e.Costs.AtomicOp))
 	if last < min {
 		t.Errorf("8 simultaneous atomics done by %d ns, want >= %d (serialised)", last, min)
 	}
@@ -217,5 +220,39 @@ func TestCostsSet(t *testing.T) {
 		if err := c.Set(bad[0], bad[1]); err == nil {
 			t.Errorf("Set(%q, %q) accepted", bad[0], bad[1])
 		}
+	}
+}
+
+// TestTimeString: sim.Time prints as tc's sprint_time64 ("%.3g" and the
+// unit): what `tc -s qdisc show` prints for these values.
+func TestTimeString(t *testing.T) {
+	for _, tc := range []struct {
+		t    Time
+		want string
+	}{
+		{0, "0ns"},
+		{1, "1ns"},
+		{999, "999ns"},
+		{1000, "1us"},
+		{1500, "1.5us"},
+		{100 * Microsecond, "100us"},
+		{999999, "1e+03us"},
+		{5 * Millisecond, "5ms"},
+		{1234567, "1.23ms"},
+		{Second, "1s"},
+		{1500 * Millisecond, "1.5s"},
+		{1000 * Second, "1e+03s"},
+		{-5 * Millisecond, "-5000000ns"},
+	} {
+		if got := tc.t.String(); got != tc.want {
+			t.Errorf("Time(%d).String() = %q, want %q", int64(tc.t), got, tc.want)
+		}
+		if got := fmt.Sprintf("%d", tc.t); got != strconv.FormatInt(int64(tc.t), 10) {
+			t.Errorf("%%d of Time(%d) = %q: the integer must stay", int64(tc.t), got)
+		}
+	}
+	b, err := json.Marshal(struct{ T Time }{1500 * Millisecond})
+	if err != nil || string(b) != `{"T":1500000000}` {
+		t.Errorf("JSON of a Time: %s %v, want the integer of ns", b, err)
 	}
 }
