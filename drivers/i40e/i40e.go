@@ -85,9 +85,6 @@ type I40E struct {
 // default ETS table).
 func (d *I40E) Init(s driver.Setup, args []string) (driver.Info, error) {
 	o := driver.RingOpts{Ring: DefaultNumDescriptors, ITR: DfltTxITR, Work: DefaultIRQWork}
-	if s.RingSize != 0 {
-		o.Ring = s.RingSize
-	}
 	d.numTC = 1
 	err := driver.ParseRingOpts("i40e", args, &o, []string{"tx", "tx-usecs", "work", "dcb-tc", "up2tc"}, func(key, val string) (bool, error) {
 		switch key {

@@ -52,9 +52,6 @@ type ICE struct {
 // size, "tx-usecs N" ITR, "work N" clean budget per poll.
 func (d *ICE) Init(s driver.Setup, args []string) (driver.Info, error) {
 	o := driver.RingOpts{Ring: DefaultNumTxDesc, ITR: DfltTxITR, Work: DfltIRQWork}
-	if s.RingSize != 0 {
-		o.Ring = s.RingSize
-	}
 	if err := driver.ParseRingOpts("ice", args, &o, []string{"tx", "tx-usecs", "work"}, nil); err != nil {
 		return driver.Info{}, err
 	}

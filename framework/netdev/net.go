@@ -143,12 +143,11 @@ func (t *TxQueue) frozenOrStopped() bool { return t.state != 0 }
 
 // DeviceSpec describes a device to build.
 type DeviceSpec struct {
-	Name     string
-	Driver   string
-	Args     []string
-	Queues   int
-	RateBps  int64
-	RingSize int
+	Name    string
+	Driver  string
+	Args    []string
+	Queues  int
+	RateBps int64
 	// Qdisc is the root in tc words: "mq pfifo", "pfifo limit 100",
 	// "noqueue", "" for the kernel's default.
 	Qdisc []string
@@ -200,7 +199,7 @@ func (n *Net) AddDevice(spec DeviceSpec) (*Device, error) {
 		return nil, fmt.Errorf("device %s: negative link rate %d", spec.Name, spec.RateBps)
 	}
 	info, err := drv.Init(driver.Setup{Name: spec.Name, NumTxQ: spec.Queues, RateBps: spec.RateBps,
-		RingSize: spec.RingSize, NumCPUs: len(n.E.CPUs), Costs: n.E.Costs}, spec.Args)
+		NumCPUs: len(n.E.CPUs), Costs: n.E.Costs}, spec.Args)
 	if err != nil {
 		return nil, fmt.Errorf("device %s: %w", spec.Name, err)
 	}
@@ -365,7 +364,7 @@ func (n *Net) freeSkb(c *sim.CPU, s *skb.SKB) {
 	if s.Owner != nil {
 		// skb_release_head_state: the destructor is an indirect call;
 		// under retpoline it is expensive unless INDIRECT_CALL_3 hits.
-		if n.Cfg.Retpoline && !n.Cfg.IndirectWrap {
+		if n.Cfg.SockWfree == CallRetpoline {
 			c.Spend(costs.DestructorRetpoline)
 		} else {
 			c.Spend(costs.Destructor)

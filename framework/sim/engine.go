@@ -10,6 +10,7 @@ package sim
 import (
 	"fmt"
 	"strconv"
+	"sync/atomic"
 )
 
 // Time is simulated time in nanoseconds. It prints itself as tc does
@@ -115,7 +116,8 @@ type Engine struct {
 	lockSites map[string]*LockStat
 	halted    bool
 	err       error
-	until     Time // horizon of the current Run: CPUs may not run past it
+	intr      atomic.Pointer[error] // set by Interrupt, from any goroutine
+	until     Time                  // horizon of the current Run: CPUs may not run past it
 
 	// OnLockWait observes every contended spinlock wait (tracing).
 	OnLockWait func(c *CPU, site *LockStat, start, end Time)
@@ -192,6 +194,12 @@ func (e *Engine) Run(until Time) error {
 		if e.events[0].at > until {
 			break
 		}
+		if e.count&1023 == 0 {
+			if p := e.intr.Load(); p != nil {
+				e.Fail(*p)
+				break
+			}
+		}
 		ev := e.events.pop()
 		e.now = ev.at
 		e.count++
@@ -214,6 +222,10 @@ func (e *Engine) Close() {
 	}
 	e.halted = true
 }
+
+// Interrupt makes Run stop with err within the next 1024 events. Unlike
+// Fail and Stop it may be called from any goroutine (a signal handler).
+func (e *Engine) Interrupt(err error) { e.intr.Store(&err) }
 
 // Stop halts Run after the current event without an error.
 func (e *Engine) Stop() { e.halted = true }
