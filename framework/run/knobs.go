@@ -151,7 +151,10 @@ func (k *Knob) Set(s *Spec, text string) error {
 		*p = text
 		return nil
 	case *[]string:
-		*p = strings.Fields(text)
+		*p = nil
+		if f := strings.Fields(text); len(f) > 0 {
+			*p = f
+		}
 		return nil
 	case *int:
 		n, err := strconv.ParseInt(text, 10, 64)

@@ -23,6 +23,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
@@ -212,6 +213,10 @@ func Start(cfg Config, name string, seed uint64, attrs ...attribute.KeyValue) (*
 		return nil, fmt.Errorf("trace: %s exporter: %w", cfg.Exporter, err)
 	}
 	r.exp = &countingExporter{SpanExporter: exp, warn: cfg.Warn}
+	// Export errors reach the user through the counting exporter (a
+	// warning, or End's error); OpenTelemetry's global handler would log
+	// each one again, in several lines.
+	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(error) {}))
 	if cfg.Exporter == ExportFile && cfg.SpanExporter == nil {
 		r.exp.warn = nil // a file that cannot be written fails the run (End)
 	}
@@ -305,7 +310,9 @@ func (r *Run) End() error {
 		}
 	}
 	if p := r.exp.first.Load(); p != nil && r.exp.warn == nil && fileErr == nil {
-		fileErr = fmt.Errorf("trace: %d spans not written: %w", r.exp.failed.Load(), *p)
+		// The exporter joins one error per span: the first says it.
+		first, _, _ := strings.Cut((*p).Error(), "\n")
+		fileErr = fmt.Errorf("trace: %d spans not written: %s", r.exp.failed.Load(), first)
 	}
 	if r.file != nil {
 		if err := r.file.Close(); err != nil && fileErr == nil {
