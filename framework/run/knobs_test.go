@@ -157,3 +157,28 @@ func TestStop(t *testing.T) {
 		t.Errorf("ran the whole %v", s.Duration)
 	}
 }
+
+// FuzzKnobSet: no text makes a knob panic; what a knob accepts is in
+// its range and prints back to text that reads back the same.
+func FuzzKnobSet(f *testing.F) {
+	for _, s := range []string{"30", "-1", "4294967296", "100Gbit", "1e30", "5M", "20ms", "1h1ns", "NaN", "18446744073709551616", "tx 512", ""} {
+		f.Add(uint8(0), s)
+	}
+	f.Fuzz(func(t *testing.T, which uint8, text string) {
+		k := knobs[int(which)%len(knobs)]
+		s := Default()
+		if err := k.Set(&s, text); err != nil {
+			return
+		}
+		if err := k.check(&s); err != nil {
+			t.Fatalf("--%s %q accepted but out of range: %v", k.Flag, text, err)
+		}
+		var again Spec
+		if err := k.Set(&again, k.Get(&s)); err != nil {
+			t.Fatalf("--%s %q prints as %q, which does not read back: %v", k.Flag, text, k.Get(&s), err)
+		}
+		if a, b := k.Get(&again), k.Get(&s); a != b {
+			t.Fatalf("--%s %q: %q reads back as %q", k.Flag, text, b, a)
+		}
+	})
+}
