@@ -160,14 +160,15 @@ func runAction(c *cli.Context) error {
 	if err := checkSpecs(specs); err != nil {
 		return err
 	}
-	// The configuration is valid: from here on files are written.
+	// The configuration is valid: from here on files are written, and a
+	// signal stops the run rather than the process (signals.go).
+	watching.Store(true)
+	defer watching.Store(false)
 	tr, err := startTrace(c, tcfg, script, loadStart)
 	if err != nil {
 		return err
 	}
 	describeTrace(tr.Run, specs)
-	watching.Store(true)
-	defer watching.Store(false)
 	var reps []*report.Report
 	var firstErr error
 	for i, s := range specs {

@@ -21,9 +21,9 @@ var (
 	watching    atomic.Bool  // a run watches interrupted
 )
 
-// graceTime is how long a watching run has to stop and flush before the
-// process exits anyway.
-const graceTime = 10 * time.Second
+// graceTime is how long a watching run has to stop and flush (a trace
+// flush to a collector may take 10 s) before the process exits anyway.
+const graceTime = 15 * time.Second
 
 // handleSignals installs the one SIGINT/SIGTERM handler. With no run
 // watching, or at a second signal, or after graceTime, it stops the
