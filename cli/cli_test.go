@@ -107,7 +107,7 @@ func TestRunErrors(t *testing.T) {
 		{[]string{"--format", "yaml"}, "text or json"},
 		{[]string{"--driver", "e1000e"}, `unknown driver "e1000e"`},
 		{[]string{"--compare", "profile"}, "key=v1,v2"},
-		{[]string{"--cpus", "7", "--smt", "2"}, "multiple"},
+		{[]string{"--cpus", "7", "--smt", "2"}, "--cpus was removed: give --sockets, --cores and --smt"},
 	}
 	for _, c := range cases {
 		_, err := txlab(t, append(append([]string(nil), quick...), c.args...)...)

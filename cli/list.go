@@ -11,6 +11,7 @@ import (
 	"github.com/txlab/txlab/framework/driver"
 	"github.com/txlab/txlab/framework/netdev"
 	"github.com/txlab/txlab/framework/qdisc"
+	"github.com/txlab/txlab/framework/run"
 	"github.com/txlab/txlab/framework/sim"
 )
 
@@ -29,14 +30,26 @@ func listCommand() *cli.Command {
 				}
 				fmt.Fprintf(w, "  %s\t%s\n", p, strings.Join(parts, " "))
 			}
-			fmt.Fprintln(w, "\nTOGGLES (--set name=value; default from profile 6.18)")
-			def, _ := netdev.Profile("6.18")
+			d := run.Default()
+			fmt.Fprintln(w, "\nRUN (txlab run --FLAG value, or the script's key; default, range)")
+			for _, k := range run.Knobs() {
+				def := k.Get(&d)
+				if def == "" {
+					def = `""`
+				}
+				fmt.Fprintf(w, "  --%s\t%s\t%s\t%s\n", k.Flag, k.Script, def, knobUsage(k))
+			}
+			fmt.Fprintf(w, "\nTOGGLES (--set name=value; default from the default profile %s)\n", d.Profile)
+			def, err := netdev.Profile(d.Profile)
+			if err != nil {
+				return err
+			}
 			for _, t := range netdev.ToggleNames() {
 				fmt.Fprintf(w, "  %s\t%s\t%s\n", t, def.Get(t), netdev.ToggleHelp(t))
 			}
-			fmt.Fprintln(w, "\nCOSTS (--set cost.name=ns)")
+			fmt.Fprintln(w, "\nCOSTS (--set cost.name=ns; 0..max)")
 			for _, ci := range sim.DefaultCosts().List() {
-				fmt.Fprintf(w, "  cost.%s\t%s\t%s\n", ci.Name, strconv.FormatInt(ci.Value, 10), ci.Help)
+				fmt.Fprintf(w, "  cost.%s\t%s\t%s\t%s\n", ci.Name, strconv.FormatInt(ci.Value, 10), "max "+strconv.FormatInt(ci.Max, 10), ci.Help)
 			}
 			fmt.Fprintln(w, "\nQDISCS")
 			for _, k := range qdisc.Kinds() {

@@ -6,7 +6,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"os"
 
@@ -26,17 +25,12 @@ func main() {
 		plugin.Serve(cat)
 		return
 	}
-	cleanupOnSignal()
+	handleSignals()
 	err := newApp().Run(os.Args)
 	plugin.Cleanup()
 	if err != nil {
-		var ec cli.ExitCoder
-		if errors.As(err, &ec) {
-			fmt.Fprintln(os.Stderr, "txlab:", err)
-			os.Exit(ec.ExitCode())
-		}
 		fmt.Fprintln(os.Stderr, "txlab:", err)
-		os.Exit(1)
+		os.Exit(exitCode(err))
 	}
 }
 

@@ -3,10 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
-	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -21,6 +18,9 @@ import (
 	"github.com/txlab/txlab/framework/skb"
 	"github.com/txlab/txlab/framework/workload"
 )
+
+// maxTestPackets bounds plugin test's --packets and --limit.
+const maxTestPackets = 1_000_000
 
 // pluginFlags say which plugins a run may use.
 func pluginFlags() []cli.Flag {
@@ -38,28 +38,13 @@ func pluginOptions(c *cli.Context) (plugin.Options, error) {
 	o := plugin.Options{Isolate: c.Bool("isolate"), Paths: c.StringSlice("plugin"), Dir: c.String("plugin-dir"),
 		Timeout: c.Duration("plugin-timeout"), Transport: c.String("plugin-transport"), LogLevel: c.String("plugin-log"),
 		Log: c.App.ErrWriter}
-	if o.Timeout <= 0 {
-		return o, fmt.Errorf("--plugin-timeout must be positive, got %v", o.Timeout)
+	if o.Timeout <= 0 || o.Timeout > maxTimeoutFlag {
+		return o, fmt.Errorf("--plugin-timeout %v is out of range: 1ns..%v", o.Timeout, maxTimeoutFlag)
 	}
 	if t := o.Transport; t != "shm" && t != "grpc" {
 		return o, fmt.Errorf("--plugin-transport %q: want shm or grpc", t)
 	}
 	return o, nil
-}
-
-// cleanupOnSignal stops plugin processes when the user interrupts.
-func cleanupOnSignal() {
-	ch := make(chan os.Signal, 1)
-	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM)
-	go func() {
-		s := <-ch
-		plugin.Cleanup()
-		fmt.Fprintln(os.Stderr, "txlab: interrupted")
-		if s == syscall.SIGINT {
-			os.Exit(130)
-		}
-		os.Exit(143)
-	}()
 }
 
 func pluginCommand() *cli.Command {
@@ -80,8 +65,8 @@ func pluginCommand() *cli.Command {
 				ArgsUsage: "PATH-OR-NAME",
 				Flags: append(flags,
 					&cli.StringFlag{Name: "args", Usage: "tc options to init the qdisc with, e.g. \"limit 100\""},
-					&cli.IntFlag{Name: "limit", Usage: "the packet limit --args sets, to check it is respected"},
-					&cli.IntFlag{Name: "packets", Value: 3000, Usage: "packets per check"},
+					&cli.IntFlag{Name: "limit", Usage: fmt.Sprintf("the packet limit --args sets, to check it is respected; 0 (none) or 1..%d", maxTestPackets)},
+					&cli.IntFlag{Name: "packets", Value: 3000, Usage: fmt.Sprintf("packets per check; 1..%d", maxTestPackets)},
 				),
 				Action: pluginTest,
 			},
@@ -193,6 +178,12 @@ func pluginTest(c *cli.Context) error {
 	if len(args) != 1 {
 		return errors.New("plugin test: want one PATH-OR-NAME")
 	}
+	if n := c.Int("packets"); n < 1 || n > maxTestPackets {
+		return fmt.Errorf("--packets %d is out of range: 1..%d", n, maxTestPackets)
+	}
+	if n := c.Int("limit"); n < 0 || n > maxTestPackets {
+		return fmt.Errorf("--limit %d is out of range: 0 (none) or 1..%d", n, maxTestPackets)
+	}
 	o, err := pluginOptions(c)
 	if err != nil {
 		return err
@@ -270,7 +261,7 @@ func driverSmoke(c *cli.Context, o plugin.Options, f plugin.Found, name string) 
 	fails := 0
 	for _, w := range []workload.Spec{
 		{Kind: workload.UDPStream, Senders: 4, PacketSize: 120},
-		{Kind: workload.UDPRate, Senders: 4, Flows: 16, PacketSize: 64, Rate: 20e6},
+		{Kind: workload.UDPRate, Senders: 4, Flows: 16, PacketSize: 64, Rate: 5e6},
 	} {
 		s := run.Default()
 		s.Sockets, s.Cores, s.Threads, s.Queues = 1, 4, 1, 2

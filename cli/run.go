@@ -2,8 +2,8 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
-	"io"
 	"os"
 	"strings"
 	"time"
@@ -15,89 +15,28 @@ import (
 	"github.com/txlab/txlab/framework/report"
 	"github.com/txlab/txlab/framework/run"
 	"github.com/txlab/txlab/framework/sim"
-	"github.com/txlab/txlab/framework/units"
 )
 
+// runFlags are the flags of a run: the knobs (run.Knobs) and what to do
+// with the run.
 func runFlags() []cli.Flag {
-	d := run.Default()
-	return []cli.Flag{
-		&cli.StringFlag{Name: "profile", Value: d.Profile, Usage: "kernel profile: 6.18, 6.19-rc1, net-next"},
-		&cli.IntFlag{Name: "sockets", Value: d.Sockets, Usage: "CPU sockets"},
-		&cli.IntFlag{Name: "cores", Value: d.Cores, Usage: "cores per socket"},
-		&cli.IntFlag{Name: "smt", Value: d.Threads, Usage: "threads per core"},
-		&cli.IntFlag{Name: "cpus", Usage: "total CPUs (sets cores = cpus / (sockets*smt))"},
-		&cli.StringFlag{Name: "driver", Value: d.Driver, Usage: "NIC driver model: ice, veth"},
-		&cli.StringFlag{Name: "driver-opts", Usage: "driver options in ethtool words, e.g. \"tx 512 tx-usecs 50\""},
-		&cli.IntFlag{Name: "queues", Value: d.Queues, Usage: "TX queues"},
-		&cli.StringFlag{Name: "rate", Value: "100G", Usage: "link rate (e.g. 100G, 25Gbit, 2.5G); 0 = the driver's default"},
-		&cli.IntFlag{Name: "ring", Usage: "TX ring size (0 = the driver's default)"},
-		&cli.StringFlag{Name: "qdisc", Value: d.Qdisc, Usage: "root qdisc in tc words, e.g. \"mq pfifo\", \"pfifo limit 100\", noqueue"},
-		&cli.StringFlag{Name: "workload", Value: d.Workload.Kind, Usage: "udp_stream or udp_rate"},
-		&cli.IntFlag{Name: "senders", Value: d.Workload.Senders, Usage: "sender threads"},
-		&cli.StringFlag{Name: "placement", Value: "spread", Usage: "sender CPUs: spread, or a CPU list like 0-7,16"},
-		&cli.IntFlag{Name: "size", Value: d.Workload.PacketSize, Usage: "UDP payload bytes (netperf -m)"},
-		&cli.IntFlag{Name: "flows", Value: 16, Usage: "flows (udp_rate; udp_stream has one per sender)"},
-		&cli.StringFlag{Name: "offered-rate", Value: "1M", Usage: "udp_rate total offered packets/s (e.g. 5M, 630K)"},
-		&cli.DurationFlag{Name: "duration", Value: time.Duration(d.Duration), Usage: "simulated time, warmup included"},
-		&cli.DurationFlag{Name: "warmup", Value: time.Duration(d.Warmup), Usage: "simulated time before measuring"},
-		&cli.DurationFlag{Name: "interval", Usage: "time-series step (default duration/20)"},
-		&cli.Uint64Flag{Name: "seed", Value: d.Seed, Usage: "run seed"},
-		&cli.StringSliceFlag{Name: "set", Usage: "override a toggle or cost: name=value (see `txlab list`)"},
+	return append(knobFlags(),
+		&cli.StringSliceFlag{Name: "set", Usage: "override a toggle or cost: `name=value` (txlab list shows them)"},
 		&cli.StringFlag{Name: "compare", Usage: "run variants side by side: key=v1,v2,... (key: profile or any --set name)"},
 		&cli.StringFlag{Name: "format", Value: "text", Usage: "text or json"},
-		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write the report to FILE"},
+		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write the report to FILE (replaced only by a complete report)"},
 		&cli.BoolFlag{Name: "no-progress", Usage: "never show the progress bar"},
-	}
+	)
 }
 
 func runCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "run",
-		Usage:     "run an experiment configured from flags, or from a Tengo script (flags set explicitly override it)",
+		Usage:     "run an experiment configured from flags, or from a Tengo script (flags given override the script)",
 		ArgsUsage: "[SCRIPT.tengo]",
 		Flags:     append(append(append(runFlags(), scriptFlags()...), traceFlags()...), pluginFlags()...),
 		Action:    runAction,
 	}
-}
-
-// specFromFlags builds a run.Spec from the command line.
-func specFromFlags(c *cli.Context) (run.Spec, error) {
-	s := run.Default()
-	s.Profile = c.String("profile")
-	s.Sockets, s.Cores, s.Threads = c.Int("sockets"), c.Int("cores"), c.Int("smt")
-	if n := c.Int("cpus"); n > 0 {
-		per := s.Sockets * s.Threads
-		if per <= 0 || n%per != 0 {
-			return s, fmt.Errorf("--cpus %d is not a multiple of sockets*smt = %d", n, per)
-		}
-		s.Cores = n / per
-	}
-	s.Driver = c.String("driver")
-	s.DriverArgs = strings.Fields(c.String("driver-opts"))
-	s.Queues = c.Int("queues")
-	rate, err := units.ParseRate(c.String("rate"))
-	if err != nil {
-		return s, fmt.Errorf("--rate: %w", err)
-	}
-	s.RateBps = rate
-	s.RingSize = c.Int("ring")
-	s.Qdisc = c.String("qdisc")
-	s.Workload.Kind = c.String("workload")
-	s.Workload.Senders = c.Int("senders")
-	s.Workload.Placement = c.String("placement")
-	s.Workload.PacketSize = c.Int("size")
-	s.Workload.Flows = c.Int("flows")
-	pps, err := units.ParseCount(c.String("offered-rate"))
-	if err != nil {
-		return s, fmt.Errorf("--offered-rate: %w", err)
-	}
-	s.Workload.Rate = pps
-	s.Duration = sim.Time(c.Duration("duration"))
-	s.Warmup = sim.Time(c.Duration("warmup"))
-	s.Interval = sim.Time(c.Duration("interval"))
-	s.Seed = c.Uint64("seed")
-	s.Set = c.StringSlice("set")
-	return s, nil
 }
 
 // variants expands --compare into one spec per value.
@@ -124,7 +63,77 @@ func variants(base run.Spec, compare string) ([]run.Spec, error) {
 	return out, nil
 }
 
+// runSpecs builds the specs a run command line asks for: a script's (with
+// the flags given applied to each) or run.Default() with the flags, then
+// --compare, then the plugin options.
+func runSpecs(c *cli.Context, script string) ([]run.Spec, error) {
+	var specs []run.Spec
+	if script != "" {
+		plan, err := loadPlan(c, script)
+		if err != nil {
+			return nil, err
+		}
+		specs = plan.Specs
+		for i := range specs {
+			if err := applyFlags(c, &specs[i]); err != nil {
+				return nil, err
+			}
+		}
+		if cmp := c.String("compare"); cmp != "" {
+			if len(specs) > 1 {
+				return nil, fmt.Errorf("--compare: %s already declares %d variants", plan.File, len(specs))
+			}
+			if specs, err = variants(specs[0], cmp); err != nil {
+				return nil, err
+			}
+		}
+	} else {
+		base := run.Default()
+		if err := applyFlags(c, &base); err != nil {
+			return nil, err
+		}
+		var err error
+		if specs, err = variants(base, c.String("compare")); err != nil {
+			return nil, err
+		}
+	}
+	po, err := pluginOptions(c)
+	if err != nil {
+		return nil, err
+	}
+	for i := range specs {
+		specs[i].Plugins = po
+	}
+	return specs, nil
+}
+
+// checkSpecs refuses a configuration before anything is written: every
+// spec's values (run.Spec.Validate), then its host built once and
+// dropped (run.Check), so a run never fails for its configuration after
+// another has run.
+func checkSpecs(specs []run.Spec) error {
+	for _, s := range specs {
+		if err := s.Validate(); err != nil {
+			return labelled(s, len(specs), err)
+		}
+	}
+	for _, s := range specs {
+		if err := run.Check(s); err != nil {
+			return labelled(s, len(specs), err)
+		}
+	}
+	return nil
+}
+
+func labelled(s run.Spec, n int, err error) error {
+	if n > 1 || s.Name != "" {
+		return fmt.Errorf("%s: %w", variantLabel(s), err)
+	}
+	return err
+}
+
 func runAction(c *cli.Context) error {
+	loadStart := time.Now()
 	args, err := positionalArgs(c)
 	if err != nil {
 		return err
@@ -140,52 +149,43 @@ func runAction(c *cli.Context) error {
 	if len(args) == 1 {
 		script = args[0]
 	}
-	tr, err := startTrace(c, script)
+	tcfg, err := traceConfig(c)
 	if err != nil {
 		return err
 	}
-	var specs []run.Spec
-	if len(args) == 1 {
-		if specs, err = scriptSpecs(c, args[0]); err != nil {
-			finishTrace(c, tr, nil, err)
-			return err
-		}
-	} else {
-		base, err := specFromFlags(c)
-		if err == nil {
-			specs, err = variants(base, c.String("compare"))
-		}
-		if err != nil {
-			finishTrace(c, tr, nil, err)
-			return err
-		}
-	}
-	po, err := pluginOptions(c)
+	specs, err := runSpecs(c, script)
 	if err != nil {
-		finishTrace(c, tr, nil, err)
 		return err
 	}
-	for i := range specs {
-		specs[i].Plugins = po
+	if err := checkSpecs(specs); err != nil {
+		return err
 	}
-	describeTrace(tr, specs)
+	// The configuration is valid: from here on files are written, and a
+	// signal stops the run rather than the process (signals.go).
+	watching.Store(true)
+	defer watching.Store(false)
+	tr, err := startTrace(c, tcfg, script, loadStart)
+	if err != nil {
+		return err
+	}
+	describeTrace(tr.Run, specs)
 	var reps []*report.Report
 	var firstErr error
 	for i, s := range specs {
 		bar := newProgress(c, s.Name, i, len(specs))
-		rep, err := run.RunTraced(s, bar.update, tr)
+		rep, err := run.RunWith(s, run.Options{Progress: bar.update, Trace: tr.Run, Stop: interrupted})
 		bar.finish()
 		reps = append(reps, rep)
+		if errors.Is(err, run.ErrInterrupted) {
+			// Keep what was traced; a partial report replaces nothing.
+			return joinErrs(err, tr.finish(c, reps, err))
+		}
 		if err != nil && firstErr == nil {
-			firstErr = fmt.Errorf("%s: %w", variantLabel(s), err)
+			firstErr = labelled(s, len(specs), err)
 		}
 	}
-	err = writeReports(c, format, reps)
-	if err == nil {
-		err = firstErr
-	}
-	finishTrace(c, tr, reps, err)
-	return err
+	err = joinErrs(firstErr, writeReports(c, format, reps))
+	return joinErrs(err, tr.finish(c, reps, err))
 }
 
 func variantLabel(s run.Spec) string {
@@ -195,6 +195,8 @@ func variantLabel(s run.Spec) string {
 	return "run"
 }
 
+// writeReports renders the reports and writes them to -o (replaced only
+// by a complete report) or stdout; a failed write is the error.
 func writeReports(c *cli.Context, format string, reps []*report.Report) error {
 	var buf bytes.Buffer
 	var err error
@@ -211,12 +213,13 @@ func writeReports(c *cli.Context, format string, reps []*report.Report) error {
 	if err != nil {
 		return err
 	}
-	var w io.Writer = c.App.Writer
 	if path := c.String("output"); path != "" {
-		return os.WriteFile(path, buf.Bytes(), 0o644)
+		return writeOut(path, buf.Bytes())
 	}
-	_, err = w.Write(buf.Bytes())
-	return err
+	if _, err := c.App.Writer.Write(buf.Bytes()); err != nil {
+		return fmt.Errorf("writing the report: %w", err)
+	}
+	return nil
 }
 
 // progress shows a bar on stderr once a run has taken a second of wall

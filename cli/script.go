@@ -3,19 +3,18 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
 	"sort"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/txlab/txlab/framework/run"
 	"github.com/txlab/txlab/framework/script"
-	"github.com/txlab/txlab/framework/sim"
-	"github.com/txlab/txlab/framework/units"
 	"github.com/txlab/txlab/scripts"
 )
 
@@ -24,10 +23,10 @@ func scriptFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.BoolFlag{Name: "quick", Usage: "script: txlab.quick() returns true (scripts scale themselves down)"},
 		&cli.StringSliceFlag{Name: "param", Usage: "script: txlab.param(name, default) returns value: name=value"},
-		&cli.Int64Flag{Name: "max-allocs", Value: script.DefaultMaxAllocs, Usage: "script: most objects one run of the script may allocate"},
-		&cli.DurationFlag{Name: "script-timeout", Value: script.DefaultTimeout, Usage: "script: wall-time bound of one run of the script"},
-		&cli.Int64Flag{Name: "hook-max-allocs", Value: script.DefaultHookMaxAllocs, Usage: "script: most objects one run of a hook may allocate"},
-		&cli.DurationFlag{Name: "hook-timeout", Value: script.DefaultHookTimeout, Usage: "script: wall-time bound of one run of a hook"},
+		&cli.Int64Flag{Name: "max-allocs", Value: script.DefaultMaxAllocs, Usage: fmt.Sprintf("script: most objects one run of the script may allocate; 1..%d", maxAllocsFlag)},
+		&cli.DurationFlag{Name: "script-timeout", Value: script.DefaultTimeout, Usage: fmt.Sprintf("script: wall-time bound of one run of the script; 1ns..%v", maxTimeoutFlag)},
+		&cli.Int64Flag{Name: "hook-max-allocs", Value: script.DefaultHookMaxAllocs, Usage: fmt.Sprintf("script: most objects one run of a hook may allocate; 1..%d", maxAllocsFlag)},
+		&cli.DurationFlag{Name: "hook-timeout", Value: script.DefaultHookTimeout, Usage: fmt.Sprintf("script: wall-time bound of one run of a hook; 1ns..%v", maxTimeoutFlag)},
 	}
 }
 
@@ -106,7 +105,7 @@ func shippedScripts() ([]shipped, error) {
 // readScript reads a script file, or a shipped script by name ("e1",
 // "e1.tengo", "scripts/e1.tengo") when there is no such file.
 func readScript(arg string) (string, []byte, error) {
-	src, err := os.ReadFile(arg)
+	src, err := readAtMost(arg, maxScriptRead)
 	if err == nil {
 		return arg, src, nil
 	}
@@ -125,11 +124,52 @@ func readScript(arg string) (string, []byte, error) {
 	return "", nil, fmt.Errorf("no script %q (no such file, and the shipped ones are: %s)", arg, strings.Join(names, ", "))
 }
 
+// Bounds of the script flags.
+const (
+	maxAllocsFlag  = 1_000_000_000 // --max-allocs, --hook-max-allocs
+	maxTimeoutFlag = time.Hour     // --script-timeout, --hook-timeout
+	// maxScriptRead is script.Load's bound on a script's size: a larger
+	// file (or an endless one, /dev/zero) is refused after reading this
+	// much.
+	maxScriptRead = 1 << 20
+)
+
+// readAtMost reads a file, refusing one longer than limit bytes without
+// reading more than one byte past it.
+func readAtMost(path string, limit int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > limit {
+		return nil, fmt.Errorf("%s: more than %d bytes: not a script (a script is at most %d bytes)", path, limit, limit)
+	}
+	return b, nil
+}
+
 func scriptOptions(c *cli.Context) (script.Options, error) {
 	o := script.Options{Quick: c.Bool("quick"), MaxAllocs: c.Int64("max-allocs"), Timeout: c.Duration("script-timeout"),
 		HookMaxAllocs: c.Int64("hook-max-allocs"), HookTimeout: c.Duration("hook-timeout"), Log: c.App.ErrWriter}
-	if o.MaxAllocs <= 0 || o.HookMaxAllocs <= 0 || o.Timeout <= 0 || o.HookTimeout <= 0 {
-		return o, fmt.Errorf("--max-allocs, --script-timeout, --hook-max-allocs and --hook-timeout must be > 0")
+	for _, f := range []struct {
+		name string
+		v    int64
+	}{{"max-allocs", o.MaxAllocs}, {"hook-max-allocs", o.HookMaxAllocs}} {
+		if f.v < 1 || f.v > maxAllocsFlag {
+			return o, fmt.Errorf("--%s %d is out of range: 1..%d", f.name, f.v, maxAllocsFlag)
+		}
+	}
+	for _, f := range []struct {
+		name string
+		v    time.Duration
+	}{{"script-timeout", o.Timeout}, {"hook-timeout", o.HookTimeout}} {
+		if f.v <= 0 || f.v > maxTimeoutFlag {
+			return o, fmt.Errorf("--%s %v is out of range: 1ns..%v", f.name, f.v, maxTimeoutFlag)
+		}
 	}
 	var err error
 	if o.Plugins, err = pluginOptions(c); err != nil {
@@ -162,160 +202,4 @@ func loadPlan(c *cli.Context, arg string) (*script.Plan, error) {
 		return nil, err
 	}
 	return prog.Eval()
-}
-
-// scriptSpecs builds the specs of a script, with every flag given
-// explicitly on the command line applied on top of each.
-func scriptSpecs(c *cli.Context, arg string) ([]run.Spec, error) {
-	plan, err := loadPlan(c, arg)
-	if err != nil {
-		return nil, err
-	}
-	specs := plan.Specs
-	for i := range specs {
-		if err := overrideFromFlags(c, &specs[i]); err != nil {
-			return nil, err
-		}
-	}
-	if cmp := c.String("compare"); cmp != "" {
-		if len(specs) > 1 {
-			return nil, fmt.Errorf("--compare: %s already declares %d variants", plan.File, len(specs))
-		}
-		return variants(specs[0], cmp)
-	}
-	return specs, nil
-}
-
-// overrideFromFlags applies the flags set on the command line (only
-// those: c.IsSet) to a script's spec.
-func overrideFromFlags(c *cli.Context, s *run.Spec) error {
-	set := c.IsSet
-	if set("profile") {
-		s.Profile = c.String("profile")
-	}
-	if set("sockets") {
-		s.Sockets = c.Int("sockets")
-	}
-	if set("cores") {
-		s.Cores = c.Int("cores")
-	}
-	if set("smt") {
-		s.Threads = c.Int("smt")
-	}
-	if set("cpus") {
-		n, per := c.Int("cpus"), s.Sockets*s.Threads
-		if per <= 0 || n%per != 0 {
-			return fmt.Errorf("--cpus %d is not a multiple of sockets*smt = %d", n, per)
-		}
-		s.Cores = n / per
-	}
-	if set("driver") {
-		s.Driver = c.String("driver")
-	}
-	if set("driver-opts") {
-		s.DriverArgs = strings.Fields(c.String("driver-opts"))
-	}
-	if set("queues") {
-		s.Queues = c.Int("queues")
-	}
-	if set("rate") {
-		r, err := units.ParseRate(c.String("rate"))
-		if err != nil {
-			return fmt.Errorf("--rate: %w", err)
-		}
-		s.RateBps = r
-	}
-	if set("ring") {
-		s.RingSize = c.Int("ring")
-	}
-	if set("qdisc") {
-		s.Qdisc = c.String("qdisc")
-	}
-	if set("workload") {
-		s.Workload.Kind = c.String("workload")
-	}
-	if set("senders") {
-		s.Workload.Senders = c.Int("senders")
-	}
-	if set("placement") {
-		s.Workload.Placement = c.String("placement")
-	}
-	if set("size") {
-		s.Workload.PacketSize = c.Int("size")
-	}
-	if set("flows") {
-		s.Workload.Flows = c.Int("flows")
-	}
-	if set("offered-rate") {
-		pps, err := units.ParseCount(c.String("offered-rate"))
-		if err != nil {
-			return fmt.Errorf("--offered-rate: %w", err)
-		}
-		s.Workload.Rate = pps
-	}
-	if set("duration") {
-		s.Duration = sim.Time(c.Duration("duration"))
-	}
-	if set("warmup") {
-		s.Warmup = sim.Time(c.Duration("warmup"))
-	}
-	if set("interval") {
-		s.Interval = sim.Time(c.Duration("interval"))
-	}
-	if set("seed") {
-		s.Seed = c.Uint64("seed")
-	}
-	if set("set") {
-		s.Set = append(append([]string(nil), s.Set...), c.StringSlice("set")...)
-	}
-	return nil
-}
-
-// positionalArgs returns the command's positional arguments, applying any
-// flags written after them (`txlab run x.tengo --set a=b`): urfave/cli v2
-// stops parsing flags at the first positional argument.
-func positionalArgs(c *cli.Context) ([]string, error) {
-	rest := c.Args().Slice()
-	var pos []string
-	for i := 0; i < len(rest); i++ {
-		a := rest[i]
-		if a == "--" {
-			pos = append(pos, rest[i+1:]...)
-			break
-		}
-		if !strings.HasPrefix(a, "-") || a == "-" {
-			pos = append(pos, a)
-			continue
-		}
-		name, val, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		f := findFlag(c.Command.Flags, name)
-		if f == nil {
-			return nil, fmt.Errorf("flag provided but not defined: -%s", name)
-		}
-		if _, isBool := f.(*cli.BoolFlag); isBool && !hasVal {
-			val, hasVal = "true", true
-		}
-		if !hasVal {
-			if i+1 >= len(rest) {
-				return nil, fmt.Errorf("flag needs an argument: -%s", name)
-			}
-			i++
-			val = rest[i]
-		}
-		if err := c.Set(name, val); err != nil {
-			return nil, fmt.Errorf("invalid value %q for flag -%s: %v", val, name, err)
-		}
-	}
-	return pos, nil
-}
-
-func findFlag(flags []cli.Flag, name string) cli.Flag {
-	for _, f := range flags {
-		for _, n := range f.Names() {
-			if n == name {
-				return f
-			}
-		}
-	}
-	return nil
 }

@@ -2,10 +2,8 @@ package main
 
 import (
 	"fmt"
-	"os"
-	"os/signal"
 	"strings"
-	"syscall"
+	"time"
 
 	"github.com/urfave/cli/v2"
 	"go.opentelemetry.io/otel/attribute"
@@ -19,14 +17,13 @@ func traceFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "trace", Value: "none", Usage: "OpenTelemetry export: none, otlp-grpc, otlp-http, file (OTEL_EXPORTER_OTLP_* apply)"},
 		&cli.StringFlag{Name: "trace-out", Usage: "write the trace as JSON to FILE (implies --trace file)"},
-		&cli.Float64Flag{Name: "trace-sample", Value: 0.001, Usage: "fraction of packets whose journey is traced"},
+		&cli.Float64Flag{Name: "trace-sample", Value: 0.001, Usage: "fraction of packets whose journey is traced, 0..1"},
 		&cli.StringFlag{Name: "trace-window", Usage: "trace every packet and CPU in LEN@START of simulated time, e.g. 10ms@500ms"},
 	}
 }
 
-// startTrace opens the run's trace from the flags (nil when off) and
-// makes sure it is flushed on SIGINT/SIGTERM too.
-func startTrace(c *cli.Context, script string) (*trace.Run, error) {
+// traceConfig reads the trace flags; nothing is opened.
+func traceConfig(c *cli.Context) (trace.Config, error) {
 	cfg := trace.Config{Exporter: c.String("trace"), File: c.String("trace-out"), Sample: c.Float64("trace-sample"),
 		Warn: func(s string) { fmt.Fprintln(c.App.ErrWriter, "txlab: warning:", s) }}
 	if cfg.File != "" && (cfg.Exporter == "" || cfg.Exporter == trace.ExportNone) {
@@ -34,31 +31,48 @@ func startTrace(c *cli.Context, script string) (*trace.Run, error) {
 	}
 	w, err := trace.ParseWindow(c.String("trace-window"))
 	if err != nil {
-		return nil, err
+		return cfg, err
 	}
 	cfg.Window = w
-	if err := cfg.Validate(); err != nil {
-		return nil, err
+	return cfg, cfg.Validate()
+}
+
+// runTrace is the run's open trace and the file it goes to (nil: none).
+type runTrace struct {
+	*trace.Run
+	out *outFile
+}
+
+// startTrace opens the run's trace (a nil Run when tracing is off). The
+// root span and the load phase begin at loadStart; the trace file is
+// replaced only by a complete trace (outFile).
+func startTrace(c *cli.Context, cfg trace.Config, script string, loadStart time.Time) (*runTrace, error) {
+	rt := &runTrace{}
+	if !cfg.Enabled() {
+		return rt, nil
 	}
+	if cfg.Exporter == trace.ExportFile {
+		o, err := createOut(cfg.File)
+		if err != nil {
+			return nil, fmt.Errorf("trace: %w", err)
+		}
+		rt.out, cfg.Out = o, o
+	}
+	cfg.Start = loadStart
 	attrs := []attribute.KeyValue{attribute.String("txlab.version", version)}
 	if script != "" {
 		attrs = append(attrs, attribute.String("script", script))
 	}
 	tr, err := trace.Start(cfg, "txlab run", c.Uint64("seed"), attrs...)
-	if err != nil || tr == nil {
-		return tr, err
-	}
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
-	go func() {
-		if _, ok := <-sig; ok {
-			tr.Fail(fmt.Errorf("interrupted"))
-			tr.End()
-			os.Exit(130)
+	if err != nil {
+		if rt.out != nil {
+			rt.out.Abort()
 		}
-	}()
-	tr.Phase("load")
-	return tr, nil
+		return nil, err
+	}
+	rt.Run = tr
+	tr.PhaseAt("load", loadStart)
+	return rt, nil
 }
 
 // describeTrace puts what a user filters on onto the root span.
@@ -82,11 +96,14 @@ func describeTrace(tr *trace.Run, specs []run.Spec) {
 		attribute.Int("variants", len(specs)))
 }
 
-// finishTrace records the results and flushes.
-func finishTrace(c *cli.Context, tr *trace.Run, reps []*report.Report, err error) {
-	if tr == nil {
-		return
+// finish records the results and the run's error on the root span,
+// flushes, and commits the trace file. Its error is a trace that could
+// not be written.
+func (rt *runTrace) finish(c *cli.Context, reps []*report.Report, err error) error {
+	if rt.Run == nil {
+		return nil
 	}
+	tr := rt.Run
 	for i, r := range reps {
 		if r != nil {
 			tr.SetAttributes(attribute.Float64(fmt.Sprintf("result.%d.tx_pps", i), r.TxPps))
@@ -96,7 +113,26 @@ func finishTrace(c *cli.Context, tr *trace.Run, reps []*report.Report, err error
 		}
 	}
 	tr.Fail(err)
-	tr.End()
+	endErr := tr.End()
+	if rt.out != nil {
+		if endErr == nil {
+			endErr = rt.out.Commit()
+		} else {
+			rt.out.Abort()
+		}
+	}
 	ok, failed := tr.Exported()
 	fmt.Fprintf(c.App.ErrWriter, "txlab: trace: %d spans exported (%d failed) via %s\n", ok, failed, tr.Exporter())
+	return endErr
+}
+
+// joinErrs keeps the run's error first and adds a trace or write error.
+func joinErrs(first, second error) error {
+	if first == nil {
+		return second
+	}
+	if second == nil {
+		return first
+	}
+	return fmt.Errorf("%w; and %v", first, second)
 }

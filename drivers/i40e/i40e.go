@@ -85,9 +85,6 @@ type I40E struct {
 // default ETS table).
 func (d *I40E) Init(s driver.Setup, args []string) (driver.Info, error) {
 	o := driver.RingOpts{Ring: DefaultNumDescriptors, ITR: DfltTxITR, Work: DefaultIRQWork}
-	if s.RingSize != 0 {
-		o.Ring = s.RingSize
-	}
 	d.numTC = 1
 	err := driver.ParseRingOpts("i40e", args, &o, []string{"tx", "tx-usecs", "work", "dcb-tc", "up2tc"}, func(key, val string) (bool, error) {
 		switch key {
@@ -192,7 +189,7 @@ func (d *I40E) Xmit(ctx driver.Ctx, q int, batch []skb.Packet) (int, driver.TxCo
 			ctx.Spend(d.costs.Doorbell)
 			r.stats.Doorbells++
 			idle := r.NTC == r.Tail // nothing in flight: no clean will follow
-			r.Post(&d.wire, ctx.Now(), d.costs.DMALatency)
+			r.Post(&d.wire, ctx.Now(), sim.Time(d.costs.DMALatency))
 			d.vecs[q].Notify(ctx, q, d.nextWriteBack(r, idle))
 		}
 		if more && ctx.QueueStopped(q) {

@@ -52,9 +52,6 @@ type ICE struct {
 // size, "tx-usecs N" ITR, "work N" clean budget per poll.
 func (d *ICE) Init(s driver.Setup, args []string) (driver.Info, error) {
 	o := driver.RingOpts{Ring: DefaultNumTxDesc, ITR: DfltTxITR, Work: DfltIRQWork}
-	if s.RingSize != 0 {
-		o.Ring = s.RingSize
-	}
 	if err := driver.ParseRingOpts("ice", args, &o, []string{"tx", "tx-usecs", "work"}, nil); err != nil {
 		return driver.Info{}, err
 	}
@@ -112,7 +109,7 @@ func (d *ICE) Xmit(ctx driver.Ctx, q int, batch []skb.Packet) (int, driver.TxCod
 			// writel(i, tx_ring->tail): the hardware sees the new slots.
 			ctx.Spend(d.costs.Doorbell)
 			r.stats.Doorbells++
-			first := r.Post(&d.wire, ctx.Now(), d.costs.DMALatency)
+			first := r.Post(&d.wire, ctx.Now(), sim.Time(d.costs.DMALatency))
 			d.vecs[q].Notify(ctx, q, first)
 		}
 		if more && ctx.QueueStopped(q) {

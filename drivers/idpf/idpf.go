@@ -117,9 +117,6 @@ type IDPF struct {
 // at least 256), "tx-usecs N" ITR, "work N" completion clean budget.
 func (d *IDPF) Init(s driver.Setup, args []string) (driver.Info, error) {
 	o := driver.RingOpts{Ring: DfltTxQDescCount, ITR: DfltTxITR, Work: ComplQCleanBudget}
-	if s.RingSize != 0 {
-		o.Ring, o.RingSet = s.RingSize, true
-	}
 	compl := 0
 	err := driver.ParseRingOpts("idpf", args, &o, []string{"tx", "tx-compl", "tx-usecs", "work"}, func(key, val string) (bool, error) {
 		if key != "tx-compl" {
@@ -207,7 +204,7 @@ func (d *IDPF) doorbell(ctx driver.Ctx, qi int, q *txQueue) {
 	ctx.Spend(d.costs.Doorbell)
 	q.stats.Doorbells++
 	now := ctx.Now()
-	fetchAt := now + d.costs.DMALatency
+	fetchAt := now + sim.Time(d.costs.DMALatency)
 	for q.Tail != q.NTU {
 		i := q.Tail
 		desc := &q.Desc[i]

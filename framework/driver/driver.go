@@ -61,12 +61,11 @@ type Ctx interface {
 
 // Setup describes the device the host builds around a driver.
 type Setup struct {
-	Name     string
-	NumTxQ   int
-	RateBps  int64 // line rate in bits/s (0: the driver's default)
-	RingSize int   // TX descriptors per ring (0: the driver's default)
-	NumCPUs  int
-	Costs    *sim.Costs
+	Name    string
+	NumTxQ  int
+	RateBps int64 // line rate in bits/s (0: the driver's default)
+	NumCPUs int
+	Costs   *sim.Costs
 }
 
 // Info is what a driver tells the host after init.

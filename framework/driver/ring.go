@@ -71,7 +71,7 @@ func WireBytes(l2len uint32) int64 {
 // bit leaves.
 func (w *Wire) Send(t sim.Time, l2len uint32) sim.Time {
 	start := max(t, w.busyUntil)
-	done := start + WireBytes(l2len)*8*sim.Second/w.RateBps
+	done := start + sim.Time(WireBytes(l2len)*8*int64(sim.Second)/w.RateBps)
 	w.busyUntil = done
 	w.Frames++
 	return done

@@ -1,7 +1,9 @@
 package netdev
 
 import (
+	"errors"
 	"fmt"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -26,6 +28,25 @@ const (
 	BoundMaxBurst DeferBound = "max_burst" // defer_count > net.core.qdisc_max_burst (ffe4ccd359d0), QDISC_BURST_DROP
 )
 
+// DestructorCall is how skb_release_head_state (net/core/skbuff.c) calls
+// skb->destructor, sock_wfree for a UDP skb: what the kernel's build
+// makes of the call.
+type DestructorCall string
+
+// The paths sock_wfree is called by.
+const (
+	// CONFIG_MITIGATION_RETPOLINE=y and a bare skb->destructor(skb): a
+	// retpolined indirect call (cost.destructor_retpoline).
+	CallRetpoline DestructorCall = "retpoline"
+	// CONFIG_MITIGATION_RETPOLINE=y and INDIRECT_CALL_3(skb->destructor,
+	// tcp_wfree, __sock_wfree, sock_wfree, skb): a compare and a direct
+	// call (cost.destructor).
+	CallDirect DestructorCall = "direct"
+	// CONFIG_MITIGATION_RETPOLINE=n: INDIRECT_CALL_x is a plain indirect
+	// call, predicted (cost.destructor).
+	CallIndirect DestructorCall = "indirect"
+)
+
 // Config is every TX-path toggle. Profiles bundle them; each is also
 // settable alone by name (see Set).
 type Config struct {
@@ -37,12 +58,11 @@ type Config struct {
 	BulkQuota     bool // try_bulk_dequeue_skb bounded by the remaining quota (0345552a653c)
 	DevTxWeight   int  // net.core.dev_weight * dev_weight_tx_bias: __qdisc_run quota
 	BQL           bool // byte queue limits on drivers that support them
-	Retpoline     bool // CONFIG_MITIGATION_RETPOLINE: indirect calls are expensive
-	IndirectWrap  bool // INDIRECT_CALL_3 around skb->destructor (skbuff.c)
-	TxQueueLen    int  // dev->tx_queue_len
-	MaxBacklog    int  // net.core.netdev_max_backlog
-	NetdevBudget  int  // net.core.netdev_budget (net_rx_action)
-	Sndbuf        int  // net.core.wmem_default: socket send buffer of senders
+	SockWfree     DestructorCall
+	TxQueueLen    int // dev->tx_queue_len
+	MaxBacklog    int // net.core.netdev_max_backlog
+	NetdevBudget  int // net.core.netdev_budget (net_rx_action)
+	Sndbuf        int // net.core.wmem_default: socket send buffer of senders
 }
 
 // Profile names.
@@ -82,8 +102,7 @@ func base() Config {
 		BulkQuota:     true,
 		DevTxWeight:   64,
 		BQL:           true,
-		Retpoline:     true,
-		IndirectWrap:  false,
+		SockWfree:     CallRetpoline,
 		TxQueueLen:    1000,
 		MaxBacklog:    1000,
 		NetdevBudget:  300,
@@ -135,14 +154,18 @@ func boolToggle(help string, f func(c *Config) *bool) toggle {
 	}}
 }
 
+// SysctlMax is the most an integer toggle takes: INT_MAX, what the
+// kernel's proc_dointvec_minmax allows its sysctls.
+const SysctlMax = math.MaxInt32
+
 func intToggle(help string, min int, f func(c *Config) *int) toggle {
-	return toggle{help, func(c *Config, v string) error {
+	return toggle{help + fmt.Sprintf(" [%d..%d]", min, SysctlMax), func(c *Config, v string) error {
 		n, err := strconv.Atoi(v)
 		if err != nil {
 			return fmt.Errorf("%q is not a whole number", v)
 		}
-		if n < min {
-			return fmt.Errorf("%d is below the minimum %d", n, min)
+		if n < min || n > SysctlMax {
+			return fmt.Errorf("%d is out of range: %d..%d", n, min, SysctlMax)
 		}
 		*f(c) = n
 		return nil
@@ -166,22 +189,39 @@ var toggles = map[string]toggle{
 		}
 		return fmt.Errorf("%q is not qlimit, thread or max_burst", v)
 	}, func(c *Config) string { return string(c.DeferBound) }},
-	"qdisc_max_burst":       intToggle("net.core.qdisc_max_burst", 0, func(c *Config) *int { return &c.QdiscMaxBurst }),
-	"fast_path":             boolToggle("__netif_schedule fast path (skip while defer_list non-empty)", func(c *Config) *bool { return &c.FastPath }),
-	"dequeue_drops":         boolToggle("honour TCQ_F_DEQUEUE_DROPS (free dequeue drops after the root lock)", func(c *Config) *bool { return &c.DequeueDrops }),
-	"bulk_quota":            boolToggle("bound bulk dequeue by the remaining quota (0345552a653c)", func(c *Config) *bool { return &c.BulkQuota }),
-	"dev_tx_weight":         intToggle("__qdisc_run quota (net.core.dev_weight)", 1, func(c *Config) *int { return &c.DevTxWeight }),
-	"bql":                   boolToggle("byte queue limits", func(c *Config) *bool { return &c.BQL }),
-	"retpoline":             boolToggle("CONFIG_MITIGATION_RETPOLINE (indirect calls cost more)", func(c *Config) *bool { return &c.Retpoline }),
-	"indirect_call_wrapper": boolToggle("INDIRECT_CALL_3 around skb->destructor", func(c *Config) *bool { return &c.IndirectWrap }),
-	"tx_queue_len":          intToggle("dev->tx_queue_len", 0, func(c *Config) *int { return &c.TxQueueLen }),
-	"netdev_max_backlog":    intToggle("net.core.netdev_max_backlog", 1, func(c *Config) *int { return &c.MaxBacklog }),
-	"netdev_budget":         intToggle("net.core.netdev_budget", 1, func(c *Config) *int { return &c.NetdevBudget }),
-	"sndbuf":                intToggle("sender socket sndbuf in bytes (net.core.wmem_default)", 4608, func(c *Config) *int { return &c.Sndbuf }),
+	"qdisc_max_burst": intToggle("net.core.qdisc_max_burst", 0, func(c *Config) *int { return &c.QdiscMaxBurst }),
+	"fast_path":       boolToggle("__netif_schedule fast path (skip while defer_list non-empty)", func(c *Config) *bool { return &c.FastPath }),
+	"dequeue_drops":   boolToggle("honour TCQ_F_DEQUEUE_DROPS (free dequeue drops after the root lock)", func(c *Config) *bool { return &c.DequeueDrops }),
+	"bulk_quota":      boolToggle("bound bulk dequeue by the remaining quota (0345552a653c)", func(c *Config) *bool { return &c.BulkQuota }),
+	"dev_tx_weight":   intToggle("__qdisc_run quota (net.core.dev_weight)", 1, func(c *Config) *int { return &c.DevTxWeight }),
+	"bql":             boolToggle("byte queue limits", func(c *Config) *bool { return &c.BQL }),
+	"sock_wfree": {"how skb_release_head_state calls sock_wfree: retpoline (CONFIG_MITIGATION_RETPOLINE, bare call) | direct (retpoline + INDIRECT_CALL_3) | indirect (no retpoline)",
+		func(c *Config, v string) error {
+			switch DestructorCall(v) {
+			case CallRetpoline, CallDirect, CallIndirect:
+				c.SockWfree = DestructorCall(v)
+				return nil
+			}
+			return fmt.Errorf("%q is not retpoline, direct or indirect", v)
+		}, func(c *Config) string { return string(c.SockWfree) }},
+	"tx_queue_len":       intToggle("dev->tx_queue_len", 0, func(c *Config) *int { return &c.TxQueueLen }),
+	"netdev_max_backlog": intToggle("net.core.netdev_max_backlog", 1, func(c *Config) *int { return &c.MaxBacklog }),
+	"netdev_budget":      intToggle("net.core.netdev_budget", 1, func(c *Config) *int { return &c.NetdevBudget }),
+	"sndbuf":             intToggle("sender socket sndbuf in bytes (net.core.wmem_default)", 4608, func(c *Config) *int { return &c.Sndbuf }),
+}
+
+// removedToggles named one thing twice; setting one says the name that
+// stays.
+var removedToggles = map[string]string{
+	"retpoline":             "toggle retpoline was merged into sock_wfree: retpoline=on is sock_wfree=retpoline (or direct with indirect_call_wrapper=on), retpoline=off is sock_wfree=indirect",
+	"indirect_call_wrapper": "toggle indirect_call_wrapper was merged into sock_wfree: indirect_call_wrapper=on is sock_wfree=direct",
 }
 
 // Set sets one toggle by name.
 func (c *Config) Set(name, value string) error {
+	if msg, ok := removedToggles[name]; ok {
+		return errors.New(msg)
+	}
 	t, ok := toggles[name]
 	if !ok {
 		return fmt.Errorf("unknown toggle %q (known: %s)", name, strings.Join(ToggleNames(), ", "))

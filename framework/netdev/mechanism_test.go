@@ -5,6 +5,7 @@ import (
 
 	_ "github.com/txlab/txlab/drivers/ice"
 	"github.com/txlab/txlab/framework/driver"
+	"github.com/txlab/txlab/framework/plugin/wire"
 	"github.com/txlab/txlab/framework/qdisc"
 	"github.com/txlab/txlab/framework/sim"
 	"github.com/txlab/txlab/framework/skb"
@@ -56,6 +57,26 @@ func init() {
 	})
 }
 
+// localMaker makes registered qdiscs and drivers behind the in-process
+// plugin boundary, as plugin.Local does (netdev cannot import it).
+type localMaker struct{}
+
+func (localMaker) Qdisc(kind string) (qdisc.Qdisc, error) {
+	q, err := qdisc.New(kind)
+	if err != nil {
+		return nil, err
+	}
+	return wire.WrapQdisc(q), nil
+}
+
+func (localMaker) Driver(name string) (driver.Driver, error) {
+	d, err := driver.New(name)
+	if err != nil {
+		return nil, err
+	}
+	return wire.WrapDriver(d), nil
+}
+
 // harness is a small host for mechanism tests.
 type harness struct {
 	t   *testing.T
@@ -70,7 +91,7 @@ func newHarness(t *testing.T, cfg Config, cpus int, drv string, queues int, qd .
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := NewNet(e, cfg)
+	n := NewNet(e, cfg, localMaker{})
 	dev, err := n.AddDevice(DeviceSpec{Name: "eth0", Driver: drv, Queues: queues, Qdisc: qd})
 	if err != nil {
 		t.Fatal(err)

@@ -9,7 +9,6 @@ import (
 	"fmt"
 
 	"github.com/txlab/txlab/framework/driver"
-	"github.com/txlab/txlab/framework/plugin/wire"
 	"github.com/txlab/txlab/framework/qdisc"
 	"github.com/txlab/txlab/framework/sim"
 	"github.com/txlab/txlab/framework/skb"
@@ -47,9 +46,8 @@ type Net struct {
 	}
 	// Hooks observe the TX path (tests, tracing); nil hooks cost nothing.
 	Hooks Hooks
-	// Plugins makes qdiscs and drivers (nil: the built-in registries, in
-	// process). Whatever it returns runs behind the plugin boundary.
-	Plugins Resolver
+	// Maker makes the host's qdiscs and drivers.
+	Maker Maker
 
 	nextQdiscID int32
 	groupSeq    int
@@ -78,9 +76,9 @@ type softnetData struct {
 	timers      []*Qdisc // qdisc timers expired on this CPU, for TIMER_SOFTIRQ
 }
 
-// NewNet builds the host on engine e.
-func NewNet(e *sim.Engine, cfg Config) *Net {
-	n := &Net{E: e, Cfg: cfg, Drops: map[skb.DropReason]uint64{}}
+// NewNet builds the host on engine e; m makes its qdiscs and drivers.
+func NewNet(e *sim.Engine, cfg Config, m Maker) *Net {
+	n := &Net{E: e, Cfg: cfg, Maker: m, Drops: map[skb.DropReason]uint64{}}
 	n.sd = make([]softnetData, len(e.CPUs))
 	n.site.busylock = e.LockSite("__dev_xmit_skb (busylock)")
 	n.site.rootEnq = e.LockSite("__dev_xmit_skb (root_lock)")
@@ -148,12 +146,11 @@ func (t *TxQueue) frozenOrStopped() bool { return t.state != 0 }
 
 // DeviceSpec describes a device to build.
 type DeviceSpec struct {
-	Name     string
-	Driver   string
-	Args     []string
-	Queues   int
-	RateBps  int64
-	RingSize int
+	Name    string
+	Driver  string
+	Args    []string
+	Queues  int
+	RateBps int64
 	// Qdisc is the root in tc words: "mq pfifo", "pfifo limit 100",
 	// "noqueue", "" for the kernel's default.
 	Qdisc []string
@@ -163,35 +160,33 @@ type DeviceSpec struct {
 	XPS bool
 }
 
-// Resolver makes qdiscs by kind and drivers by name: the built-ins, or
-// proxies to plugins in other processes.
-type Resolver interface {
+// Maker makes qdiscs by kind and drivers by name, each already behind
+// the plugin boundary (in process or in another process): the host only
+// ever calls through that boundary, so a run gives the same result
+// either way. framework/plugin provides the makers.
+type Maker interface {
 	Qdisc(kind string) (qdisc.Qdisc, error)
 	Driver(name string) (driver.Driver, error)
 }
 
+// selectable is a driver behind the boundary that can say whether the
+// driver inside has an ndo_select_queue (nil if not).
+type selectable interface {
+	Selector() driver.QueueSelector
+}
+
 func (n *Net) newDriver(name string) (driver.Driver, error) {
-	newDrv := driver.New
-	if n.Plugins != nil {
-		newDrv = n.Plugins.Driver
+	if n.Maker == nil {
+		return nil, fmt.Errorf("netdev: no Maker to make driver %q", name)
 	}
-	d, err := newDrv(name)
-	if err != nil {
-		return nil, err
-	}
-	return wire.WrapDriver(d), nil
+	return n.Maker.Driver(name)
 }
 
 func (n *Net) newQdiscOps(kind string) (qdisc.Qdisc, error) {
-	newQ := qdisc.New
-	if n.Plugins != nil {
-		newQ = n.Plugins.Qdisc
+	if n.Maker == nil {
+		return nil, fmt.Errorf("netdev: no Maker to make qdisc %q", kind)
 	}
-	q, err := newQ(kind)
-	if err != nil {
-		return nil, err
-	}
-	return wire.WrapQdisc(q), nil
+	return n.Maker.Qdisc(kind)
 }
 
 // AddDevice builds a device, its driver, and its qdiscs.
@@ -207,12 +202,12 @@ func (n *Net) AddDevice(spec DeviceSpec) (*Device, error) {
 		return nil, fmt.Errorf("device %s: negative link rate %d", spec.Name, spec.RateBps)
 	}
 	info, err := drv.Init(driver.Setup{Name: spec.Name, NumTxQ: spec.Queues, RateBps: spec.RateBps,
-		RingSize: spec.RingSize, NumCPUs: len(n.E.CPUs), Costs: n.E.Costs}, spec.Args)
+		NumCPUs: len(n.E.CPUs), Costs: n.E.Costs}, spec.Args)
 	if err != nil {
 		return nil, fmt.Errorf("device %s: %w", spec.Name, err)
 	}
 	d := &Device{Name: spec.Name, MTU: 1500, Drv: drv, Info: info, net: n}
-	if s, ok := drv.(wire.Selectable); ok {
+	if s, ok := drv.(selectable); ok {
 		d.selector = s.Selector()
 	}
 	d.ctxs = make([]dctx, len(n.E.CPUs))
@@ -372,7 +367,7 @@ func (n *Net) freeSkb(c *sim.CPU, s *skb.SKB) {
 	if s.Owner != nil {
 		// skb_release_head_state: the destructor is an indirect call;
 		// under retpoline it is expensive unless INDIRECT_CALL_3 hits.
-		if n.Cfg.Retpoline && !n.Cfg.IndirectWrap {
+		if n.Cfg.SockWfree == CallRetpoline {
 			c.Spend(costs.DestructorRetpoline)
 		} else {
 			c.Spend(costs.Destructor)

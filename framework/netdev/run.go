@@ -148,52 +148,65 @@ func (n *Net) dequeueSkb(c *sim.CPU, q *Qdisc, budget int) (list skb.List, valid
 		n.maybeClearMissed(q, q.devQueue)
 		return list, validate, packets
 	}
-	if s := q.skbBadTxq; s != nil {
+	if s := q.skbBadTxq; s != nil { // qdisc_dequeue_skb_bad_txq
 		txq := q.dev.Queues[s.Queue]
 		if txq.frozenOrStopped() {
 			return list, validate, packets
 		}
 		q.skbBadTxq = nil
 		list.Push(s)
-		n.bulkSlow(c, q, &list, 8, &packets)
+		// Only try_bulk_dequeue_skb_slow parks an skb in skb_bad_txq,
+		// so qdisc_may_bulk is false here.
+		n.tryBulkDequeueSkbSlow(c, q, &list, &packets)
 		return list, validate, packets
 	}
-	if q.Flags&qdisc.OneTxQueue != 0 {
-		// try_bulk_dequeue_skb: BQL's available bytes, and (0345552a653c)
-		// at most the remaining quota of extra packets.
-		req := qdisc.DequeueReq{Max: 1 << 30, Bytes: n.availBulkLimit(q.devQueue)}
-		if n.Cfg.BulkQuota {
-			req.Max = 1 + budget
-		}
-		for _, s := range n.qdiscDequeue(c, q, req) {
-			list.Push(s)
-		}
-		if list.Len > 1 {
-			packets += list.Len - 1
-		}
-		return list, validate, packets
-	}
-	// try_bulk_dequeue_skb_slow: 8 more for the same txq; the first of
-	// another txq is parked in skb_bad_txq.
-	got := n.qdiscDequeue(c, q, qdisc.DequeueReq{Max: 9, Bytes: 1 << 62, SameQueue: true})
-	for i, s := range got {
-		if i > 0 && s.Queue != got[0].Queue {
-			q.skbBadTxq = s
-			break
-		}
-		list.Push(s)
-	}
-	if list.Len > 1 {
-		packets += list.Len - 1
+	if q.Flags&qdisc.OneTxQueue != 0 { // qdisc_may_bulk
+		n.tryBulkDequeueSkb(c, q, &list, q.devQueue, &packets, budget)
+	} else {
+		n.tryBulkDequeueSkbSlow(c, q, &list, &packets)
 	}
 	return list, validate, packets
 }
 
-// bulkSlow extends a list that started with skb_bad_txq, one dequeue at a
-// time, as try_bulk_dequeue_skb_slow does.
-func (n *Net) bulkSlow(c *sim.CPU, q *Qdisc, list *skb.List, max int, packets *int) {
+// tryBulkDequeueSkb is try_bulk_dequeue_skb, with dequeue_skb's first
+// q->dequeue in the same request to the qdisc: after the first skb, more
+// while BQL's available bytes last (qdisc_avail_bulklimit) and, with
+// 0345552a653c, at most budget (the remaining quota) more.
+func (n *Net) tryBulkDequeueSkb(c *sim.CPU, q *Qdisc, list *skb.List, txq *TxQueue, packets *int, budget int) {
+	req := qdisc.DequeueReq{Max: 1 << 30, Bytes: n.availBulkLimit(txq)}
+	if n.Cfg.BulkQuota {
+		req.Max = 1 + budget
+	}
+	for _, s := range n.qdiscDequeue(c, q, req) {
+		list.Push(s)
+	}
+	if list.Len > 1 {
+		*packets += list.Len - 1
+	}
+}
+
+// tryBulkDequeueSkbSlow is try_bulk_dequeue_skb_slow: up to 8 more skbs
+// for the first one's txq; the first of another txq is parked in
+// skb_bad_txq. A fresh dequeue asks the qdisc for the first skb and the
+// 8 in one request; after skb_bad_txq (list holds it) it asks for one at
+// a time, as the kernel's loop does.
+func (n *Net) tryBulkDequeueSkbSlow(c *sim.CPU, q *Qdisc, list *skb.List, packets *int) {
+	if list.Empty() {
+		got := n.qdiscDequeue(c, q, qdisc.DequeueReq{Max: 9, Bytes: 1 << 62, SameQueue: true})
+		for i, s := range got {
+			if i > 0 && s.Queue != got[0].Queue {
+				q.skbBadTxq = s
+				break
+			}
+			list.Push(s)
+		}
+		if list.Len > 1 {
+			*packets += list.Len - 1
+		}
+		return
+	}
 	mapping := list.Head.Queue
-	for cnt := 0; cnt < max; cnt++ {
+	for cnt := 0; cnt < 8; cnt++ {
 		got := n.qdiscDequeue(c, q, qdisc.DequeueReq{Max: 1})
 		if len(got) == 0 {
 			return

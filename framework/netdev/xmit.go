@@ -29,7 +29,7 @@ func (n *Net) DevQueueXmit(c *sim.CPU, d *Device, s *skb.SKB) qdisc.Code {
 		rc = n.xmitNoQueue(c, d, txq, s)
 	}
 	c.LocalBhEnable() // rcu_read_unlock_bh(): pending softirqs run here
-	n.XmitHist.Add(c.Now() - start)
+	n.XmitHist.Add(int64(c.Now() - start))
 	if n.Hooks.XmitDone != nil {
 		n.Hooks.XmitDone(c, h, start)
 	}

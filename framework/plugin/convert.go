@@ -74,7 +74,7 @@ func statsFromPB(p *pb.QdiscStats) (qdisc.Stats, error) {
 }
 
 func driverSetupToPB(s driver.Setup, args []string) *pb.DriverSetup {
-	out := &pb.DriverSetup{Name: s.Name, NumTxq: int64(s.NumTxQ), RateBps: s.RateBps, RingSize: int64(s.RingSize),
+	out := &pb.DriverSetup{Name: s.Name, NumTxq: int64(s.NumTxQ), RateBps: s.RateBps,
 		NumCpus: int64(s.NumCPUs), Args: args}
 	if s.Costs != nil {
 		for _, c := range s.Costs.List() {
@@ -91,7 +91,7 @@ func driverSetupFromPB(p *pb.DriverSetup) (driver.Setup, error) {
 			return driver.Setup{}, fmt.Errorf("host cost table: %w", err)
 		}
 	}
-	return driver.Setup{Name: p.Name, NumTxQ: int(p.NumTxq), RateBps: p.RateBps, RingSize: int(p.RingSize),
+	return driver.Setup{Name: p.Name, NumTxQ: int(p.NumTxq), RateBps: p.RateBps,
 		NumCPUs: int(p.NumCpus), Costs: costs}, nil
 }
 

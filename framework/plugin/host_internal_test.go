@@ -134,7 +134,7 @@ func (x *htQCtx) rec(f string, a ...any) {
 	x.events = append(x.events, htEvent{x.now, fmt.Sprintf(f, a...)})
 }
 func (x *htQCtx) Now() sim.Time                              { return x.now }
-func (x *htQCtx) Spend(ns int64)                             { x.now += ns }
+func (x *htQCtx) Spend(ns int64)                             { x.now += sim.Time(ns) }
 func (x *htQCtx) Work(k qdisc.Work, n int)                   { x.rec("work %d %d", k, n) }
 func (x *htQCtx) Rand() uint32                               { x.rec("rand"); return 4 }
 func (x *htQCtx) Drop(h skb.Handle, r skb.DropReason)        { x.rec("drop %#x %s", uint64(h), r) }
@@ -163,7 +163,7 @@ func (x *htDCtx) rec(f string, a ...any) {
 	x.events = append(x.events, htEvent{x.now, fmt.Sprintf(f, a...)})
 }
 func (x *htDCtx) Now() sim.Time      { return x.now }
-func (x *htDCtx) Spend(ns int64)     { x.now += ns }
+func (x *htDCtx) Spend(ns int64)     { x.now += sim.Time(ns) }
 func (x *htDCtx) CPU() int           { return x.cpu }
 func (x *htDCtx) SentQueue(q, b int) { x.rec("sent %d %d", q, b) }
 func (x *htDCtx) SentQueueMore(q, b int, m bool) bool {

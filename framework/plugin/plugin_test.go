@@ -325,7 +325,7 @@ func TestTimerAcrossBoundary(t *testing.T) {
 	ctx.T = ctx.TimerAt
 	ctx.TimerArmed = false
 	q.Timer(ctx)
-	if ctx.Dropped[0x101] != "TEST_TICK" || !ctx.TimerArmed || ctx.TimerAt != 200*sim.Microsecond+sim.DefaultCosts().QdiscDequeue { // the re-arm comes after the reported dequeue
+	if ctx.Dropped[0x101] != "TEST_TICK" || !ctx.TimerArmed || ctx.TimerAt != 200*sim.Microsecond+sim.Time(sim.DefaultCosts().QdiscDequeue) { // the re-arm comes after the reported dequeue
 		t.Fatalf("after a tick: dropped %v, timer armed %v at %d", ctx.Dropped, ctx.TimerArmed, ctx.TimerAt)
 	}
 	if st := q.Stats(); st.Qlen != 1 || q.PluginDead() != nil {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+
+	"github.com/txlab/txlab/framework/sim"
 )
 
 // XType is how an XStat's value is read and printed.
@@ -40,7 +42,7 @@ func XSize(key string, bytes uint64) XStat { return XStat{key, XTypeSize, bytes}
 func XRate(key string, bytesPerSec uint64) XStat { return XStat{key, XTypeRate, bytesPerSec} }
 
 // XTime is a duration in ns.
-func XTime(key string, ns int64) XStat { return XStat{key, XTypeTime, uint64(ns)} }
+func XTime(key string, ns sim.Time) XStat { return XStat{key, XTypeTime, uint64(ns)} }
 
 // Signed reports whether the value is an int64.
 func (x XStat) Signed() bool { return x.Type == XTypeInt || x.Type == XTypeTime }

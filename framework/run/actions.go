@@ -78,8 +78,16 @@ func (l *Live) Stats() LiveStats {
 // state between its occurrences); keys are the action's own.
 func (l *Live) Store() map[any]any { return l.store }
 
-// SetRate changes the udp_rate workload's total offered rate.
-func (l *Live) SetRate(pps float64) error { return l.wl.SetRate(pps) }
+// SetRate changes the udp_rate workload's total offered rate, within
+// what the link carries.
+func (l *Live) SetRate(pps float64) error {
+	if l.wl.Spec.Kind == workload.UDPRate && pps > 0 {
+		if err := checkOfferedRate(pps, l.wl.Spec.PacketSize, l.dev); err != nil {
+			return err
+		}
+	}
+	return l.wl.SetRate(pps)
+}
 
 // StopSenders pauses the listed senders (indexes 0..senders-1; nil: all).
 func (l *Live) StopSenders(idx []int) error {
@@ -159,7 +167,7 @@ func (l *Live) Phase(name string) error {
 	return nil
 }
 
-func validateActions(acts []Action) error {
+func validateActions(acts []Action, duration sim.Time) error {
 	for i, a := range acts {
 		what := a.Name
 		if what == "" {
@@ -174,6 +182,16 @@ func validateActions(acts []Action) error {
 			return fmt.Errorf("%s: interval %dns is negative", what, a.Every)
 		case a.Until < 0:
 			return fmt.Errorf("%s: until %dns is negative", what, a.Until)
+		}
+		if a.Every > 0 {
+			end := duration
+			if a.Until > 0 && a.Until < end {
+				end = a.Until
+			}
+			if n := (end - a.At + a.Every - 1) / a.Every; n > MaxActionRuns {
+				return fmt.Errorf("%s: every %v runs %d times in %v, at most %d: use an interval of %v or more",
+					what, a.Every, n, duration, MaxActionRuns, formatTime((end-a.At+MaxActionRuns-1)/MaxActionRuns))
+			}
 		}
 	}
 	return nil

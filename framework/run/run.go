@@ -6,15 +6,18 @@ package run
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
-	"github.com/txlab/txlab/framework/plugin"
+	"math"
 	"sort"
 	"strings"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 
+	"github.com/txlab/txlab/framework/driver"
 	"github.com/txlab/txlab/framework/netdev"
+	"github.com/txlab/txlab/framework/plugin"
 	"github.com/txlab/txlab/framework/report"
 	"github.com/txlab/txlab/framework/sim"
 	"github.com/txlab/txlab/framework/trace"
@@ -37,8 +40,7 @@ type Spec struct {
 	Driver     string
 	DriverArgs []string
 	Queues     int
-	RateBps    int64
-	RingSize   int
+	RateBps    int64  // 0: the driver's default
 	Qdisc      string // tc words: "mq pfifo", "pfifo limit 100", "" for default
 
 	Workload workload.Spec
@@ -52,15 +54,18 @@ type Spec struct {
 	Actions []Action
 }
 
-// Default is the README's first experiment scaled to run in about a
-// second: the seeds' E1 host and NIC with fewer senders.
+// Default is what `txlab run` runs without flags and where a script
+// starts: the seeds' E1 host and NIC (mq pfifo) scaled to run in about a
+// second; for udp_rate, 16 flows at 1M packets/s. Every knob's default
+// (Knobs) is its value here.
 func Default() Spec {
 	return Spec{
 		Profile: "6.19-rc1",
 		Sockets: 2, Cores: 120, Threads: 2,
 		Driver: "ice", Queues: 30, RateBps: 100_000_000_000,
-		Qdisc:    "mq pfifo",
-		Workload: workload.Spec{Kind: workload.UDPStream, Senders: 240, PacketSize: 120, Flows: 240, Placement: "spread"},
+		Qdisc: "mq pfifo",
+		Workload: workload.Spec{Kind: workload.UDPStream, Senders: 240, PacketSize: 120, Flows: 16, Rate: 1e6,
+			Placement: "spread"},
 		Duration: 20 * sim.Millisecond,
 		Warmup:   5 * sim.Millisecond,
 		Seed:     1,
@@ -96,41 +101,183 @@ func (s *Spec) build() (netdev.Config, *sim.Costs, error) {
 	return cfg, costs, nil
 }
 
-// Validate checks the parts of a spec that need no building.
+// Validate checks everything in a spec that needs no host built: every
+// knob's range (Knobs), the topology, warmup and samples against the
+// duration, the toggles and costs, the actions and the senders. The CLI
+// and scripts both end here, so a value is refused the same way from
+// either.
 func (s *Spec) Validate() error {
-	switch {
-	case s.Duration <= 0:
-		return fmt.Errorf("duration must be > 0, got %dns", s.Duration)
-	case s.Warmup < 0 || s.Warmup >= s.Duration:
-		return fmt.Errorf("warmup must be in [0, duration), got %dns of %dns", s.Warmup, s.Duration)
-	case s.Interval < 0:
-		return fmt.Errorf("interval must be >= 0, got %dns", s.Interval)
-	case s.RateBps < 0:
-		return fmt.Errorf("link rate must be >= 0, got %d", s.RateBps)
+	for _, k := range knobs {
+		if err := k.check(s); err != nil {
+			return err
+		}
 	}
-	if err := validateActions(s.Actions); err != nil {
+	topo := sim.Topology{Sockets: s.Sockets, CoresPerSocket: s.Cores, ThreadsPerCore: s.Threads}
+	if err := topo.Validate(); err != nil {
 		return err
 	}
-	return s.Workload.Validate()
+	if s.Warmup >= s.Duration {
+		return fmt.Errorf("warmup %v must be shorter than duration %v (set --warmup, or warmup in the script, below it)", s.Warmup, s.Duration)
+	}
+	if s.Interval > 0 {
+		if n := (s.Duration + s.Interval - 1) / s.Interval; n > MaxSamples {
+			least := (s.Duration + MaxSamples - 1) / MaxSamples
+			return fmt.Errorf("interval %v gives %d samples over duration %v, at most %d: use an interval of %v or more",
+				s.Interval, n, s.Duration, MaxSamples, formatTime(least))
+		}
+	}
+	if _, _, err := s.build(); err != nil {
+		return err
+	}
+	if err := validateActions(s.Actions, s.Duration); err != nil {
+		return err
+	}
+	if err := s.Workload.Validate(); err != nil {
+		return err
+	}
+	_, err := workload.Place(&s.Workload, topo)
+	return err
+}
+
+// ErrInterrupted is what a run stopped by Options.Stop returns.
+var ErrInterrupted = errors.New("interrupted")
+
+// SetupError is a run that failed before simulating anything: a value
+// that only the built host can refuse (an unknown driver or qdisc
+// option, a plugin that does not start, an offered rate above what the
+// link carries). Check finds these before any run starts.
+type SetupError struct{ Err error }
+
+func (e *SetupError) Error() string { return e.Err.Error() }
+func (e *SetupError) Unwrap() error { return e.Err }
+
+// Options say how RunWith runs a spec.
+type Options struct {
+	// Progress is told how far the run is (nil: nobody).
+	Progress Progress
+	// Trace records the host (nil: no tracing): the variant's phases as
+	// wall-clock spans and sampled packet journeys in simulated time.
+	Trace *trace.Run
+	// Stop, once closed, stops the run at the next event boundary; it
+	// then returns its partial report and ErrInterrupted.
+	Stop <-chan struct{}
 }
 
 // Run executes spec. It always returns a report, partial on failure, with
 // the accounting checked; err says what went wrong.
 func Run(spec Spec, progress Progress) (*report.Report, error) {
-	return RunTraced(spec, progress, nil)
+	return RunWith(spec, Options{Progress: progress})
 }
 
-// RunTraced is Run recording the host into tr (nil: no tracing): the
-// variant's phases as wall-clock spans and sampled packet journeys in
-// simulated time.
+// RunTraced is Run recording the host into tr.
 func RunTraced(spec Spec, progress Progress, tr *trace.Run) (*report.Report, error) {
+	return RunWith(spec, Options{Progress: progress, Trace: tr})
+}
+
+// host is a built, not yet started, simulated host.
+type host struct {
+	e       *sim.Engine
+	net     *netdev.Net
+	dev     *netdev.Device
+	wl      *workload.Workload
+	cfg     netdev.Config
+	costs   *sim.Costs
+	topo    sim.Topology
+	plugins *plugin.Host
+}
+
+func (h *host) close() {
+	if h.plugins != nil {
+		h.plugins.Close()
+	}
+	if h.e != nil {
+		h.e.Close()
+	}
+}
+
+// setup validates spec and builds its host; errors are SetupErrors.
+// Close the host when done, also on error.
+func setup(spec *Spec) (*host, error) {
+	h := &host{}
+	fail := func(err error) (*host, error) { return h, &SetupError{err} }
+	if err := spec.Validate(); err != nil {
+		return fail(err)
+	}
+	var err error
+	if h.cfg, h.costs, err = spec.build(); err != nil {
+		return fail(err)
+	}
+	h.topo = sim.Topology{Sockets: spec.Sockets, CoresPerSocket: spec.Cores, ThreadsPerCore: spec.Threads}
+	if h.e, err = sim.NewEngine(h.topo, h.costs, spec.Seed); err != nil {
+		return fail(err)
+	}
+	// The host makes every qdisc and driver behind the plugin boundary:
+	// the registered built-ins in process, plugins (and, isolated, the
+	// built-ins) in their own processes.
+	if h.plugins, err = plugin.NewHost(spec.Plugins); err != nil {
+		return fail(err)
+	}
+	h.net = netdev.NewNet(h.e, h.cfg, h.plugins)
+	var qwords []string
+	if q := strings.TrimSpace(spec.Qdisc); q != "" {
+		qwords = strings.Fields(q)
+	}
+	h.dev, err = h.net.AddDevice(netdev.DeviceSpec{Name: "eth0", Driver: spec.Driver, Args: spec.DriverArgs,
+		Queues: spec.Queues, RateBps: spec.RateBps, Qdisc: qwords, XPS: true,
+		IRQCPUs: irqCPUs(h.topo, spec.Queues)})
+	if err != nil {
+		return fail(err)
+	}
+	if spec.Workload.Kind == workload.UDPRate {
+		if err := checkOfferedRate(spec.Workload.Rate, spec.Workload.PacketSize, h.dev); err != nil {
+			return fail(err)
+		}
+	}
+	if h.wl, err = workload.Start(h.net, h.dev, spec.Workload); err != nil {
+		return fail(err)
+	}
+	return h, nil
+}
+
+// Check builds spec's host without running it: every error a run would
+// meet before simulating anything, as a SetupError.
+func Check(spec Spec) error {
+	h, err := setup(&spec)
+	h.close()
+	return err
+}
+
+// wirePps is how many frames of payload bytes of UDP a link of rateBps
+// carries per second (driver.WireBytes: padding, FCS, preamble, gap).
+func wirePps(rateBps int64, payload int) float64 {
+	l2 := payload + 8 + 20 + 14 // UDP, IPv4, Ethernet headers
+	return float64(rateBps) / float64(8*driver.WireBytes(uint32(l2)))
+}
+
+// checkOfferedRate bounds an offered packet rate by what dev's link
+// carries (a device without a wire, veth, has only workload.MaxRate).
+func checkOfferedRate(pps float64, payload int, dev *netdev.Device) error {
+	if !dev.Info.Wire || dev.Info.RateBps <= 0 {
+		return nil
+	}
+	if most := wirePps(dev.Info.RateBps, payload); pps > most {
+		return fmt.Errorf("offered rate %s packets/s is more than the %s link carries: at most %s packets/s of %d-byte payloads (--offered-rate, senders.rate)",
+			formatCount(pps), formatRate(dev.Info.RateBps), formatCount(math.Floor(most)), payload)
+	}
+	return nil
+}
+
+// RunWith executes spec as o says. It always returns a report, partial
+// on failure, with the accounting checked; err says what went wrong (a
+// SetupError if nothing was simulated).
+func RunWith(spec Spec, o Options) (*report.Report, error) {
 	wall := time.Now()
 	rep := &report.Report{Name: spec.Name, Profile: spec.Profile, Seed: spec.Seed}
 	name := spec.Name
 	if name == "" {
 		name = spec.Profile
 	}
-	tv := tr.Variant("variant "+name, attribute.String("profile", spec.Profile), attribute.Int64("seed", int64(spec.Seed)),
+	tv := o.Trace.Variant("variant "+name, attribute.String("profile", spec.Profile), attribute.Int64("seed", int64(spec.Seed)),
 		attribute.String("qdisc", spec.Qdisc), attribute.String("driver", spec.Driver),
 		attribute.Bool("plugins.isolate", spec.Plugins.Isolate), attribute.StringSlice("plugins.paths", spec.Plugins.Paths),
 		attribute.String("plugins.dir", spec.Plugins.Dir))
@@ -141,43 +288,24 @@ func RunTraced(spec Spec, progress Progress, tr *trace.Run) (*report.Report, err
 		tv.End(attribute.String("error", err.Error()))
 		return rep, err
 	}
-	if err := spec.Validate(); err != nil {
-		return fail(err)
-	}
-	cfg, costs, err := spec.build()
+	h, err := setup(&spec)
+	defer h.close()
 	if err != nil {
 		return fail(err)
 	}
-	topo := sim.Topology{Sockets: spec.Sockets, CoresPerSocket: spec.Cores, ThreadsPerCore: spec.Threads}
-	e, err := sim.NewEngine(topo, costs, spec.Seed)
-	if err != nil {
-		return fail(err)
+	e, net, dev, wl := h.e, h.net, h.dev, h.wl
+	if o.Stop != nil {
+		done := make(chan struct{})
+		defer close(done)
+		go func() {
+			select {
+			case <-o.Stop:
+				e.Interrupt(ErrInterrupted)
+			case <-done:
+			}
+		}()
 	}
-	defer e.Close()
-	net := netdev.NewNet(e, cfg)
-	if spec.Plugins.Enabled() {
-		host, err := plugin.NewHost(spec.Plugins)
-		if err != nil {
-			return fail(err)
-		}
-		defer host.Close()
-		net.Plugins = host
-	}
-	var qwords []string
-	if q := strings.TrimSpace(spec.Qdisc); q != "" {
-		qwords = strings.Fields(q)
-	}
-	dev, err := net.AddDevice(netdev.DeviceSpec{Name: "eth0", Driver: spec.Driver, Args: spec.DriverArgs,
-		Queues: spec.Queues, RateBps: spec.RateBps, RingSize: spec.RingSize, Qdisc: qwords, XPS: true,
-		IRQCPUs: irqCPUs(topo, spec.Queues)})
-	if err != nil {
-		return fail(err)
-	}
-	wl, err := workload.Start(net, dev, spec.Workload)
-	if err != nil {
-		return fail(err)
-	}
-	fillSetup(rep, &spec, topo, dev, cfg, costs)
+	fillSetup(rep, &spec, h.topo, dev, h.cfg, h.costs)
 	tv.Attach(net)
 	if spec.Warmup > 0 {
 		tv.Phase("warmup")
@@ -211,8 +339,8 @@ func RunTraced(spec Spec, progress Progress, tr *trace.Run) (*report.Report, err
 		}
 		prev = cur
 		t = next
-		if progress != nil {
-			progress(t, spec.Duration)
+		if o.Progress != nil {
+			o.Progress(t, spec.Duration)
 		}
 	}
 	tv.Phase("report")
@@ -293,7 +421,7 @@ func take(net *netdev.Net, e *sim.Engine) snapshot {
 }
 
 func interval_(a, b snapshot, from, to sim.Time, net *netdev.Net) report.Interval {
-	iv := report.Interval{StartNs: from, EndNs: to, TxPackets: b.tx - a.tx, Offered: b.offered - a.offered, Drops: b.dropped - a.dropped}
+	iv := report.Interval{StartNs: int64(from), EndNs: int64(to), TxPackets: b.tx - a.tx, Offered: b.offered - a.offered, Drops: b.dropped - a.dropped}
 	if to > from {
 		iv.TxPps = float64(iv.TxPackets) * float64(sim.Second) / float64(to-from)
 	}
@@ -331,7 +459,7 @@ func fillSetup(rep *report.Report, spec *Spec, topo sim.Topology, dev *netdev.De
 	for _, c := range costs.List() {
 		rep.Costs[c.Name] = c.Value
 	}
-	rep.DurationNs, rep.WarmupNs, rep.WindowNs = spec.Duration, spec.Warmup, spec.Duration-spec.Warmup
+	rep.DurationNs, rep.WarmupNs, rep.WindowNs = int64(spec.Duration), int64(spec.Warmup), int64(spec.Duration-spec.Warmup)
 }
 
 func fillResults(rep *report.Report, net *netdev.Net, e *sim.Engine, dev *netdev.Device, wl *workload.Workload, snap snapshot, spec Spec) {
@@ -340,7 +468,7 @@ func fillResults(rep *report.Report, net *netdev.Net, e *sim.Engine, dev *netdev
 	if window <= 0 {
 		window = 1
 	}
-	rep.WindowNs = window
+	rep.WindowNs = int64(window)
 	rep.OfferedPackets, rep.TxPackets, rep.TxBytes = net.Offered, net.TxPkts, net.TxBytes
 	rep.DroppedPackets = net.DroppedPackets()
 	rep.InFlightPackets = net.InFlightPackets()
@@ -366,7 +494,7 @@ func fillResults(rep *report.Report, net *netdev.Net, e *sim.Engine, dev *netdev
 			rep.CPUs = append(rep.CPUs, report.CPU{CPU: i, BusyPct: 100 * float64(b) / float64(window)})
 		}
 	}
-	rep.Window.CPUBusyNs = busy
+	rep.Window.CPUBusyNs = int64(busy)
 	secs := float64(window) / float64(sim.Second)
 	rep.TxPps = float64(rep.Window.TxPackets) / secs
 	rep.TxBps = float64(rep.Window.TxBytes) * 8 / secs
@@ -393,7 +521,7 @@ func fillResults(rep *report.Report, net *netdev.Net, e *sim.Engine, dev *netdev
 			continue
 		}
 		rep.Locks = append(rep.Locks, report.Lock{Name: l.Name, Acquired: l.Acquired, Contended: l.Contended,
-			TotalWaitNs: l.TotalWait, MaxWaitNs: l.MaxWait, AvgWaitNs: l.AvgWait(), HoldNs: l.HoldTotal})
+			TotalWaitNs: int64(l.TotalWait), MaxWaitNs: int64(l.MaxWait), AvgWaitNs: int64(l.AvgWait()), HoldNs: int64(l.HoldTotal)})
 	}
 	drv := dev.Drv.Stats()
 	for i, q := range dev.Queues {

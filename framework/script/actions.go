@@ -326,8 +326,8 @@ func liveObject(cur, prev run.LiveStats, runs int64) tengo.Object {
 		drops[k] = i(int64(v))
 	}
 	return &tengo.ImmutableMap{Value: map[string]tengo.Object{
-		"now_ns":          i(cur.Now),
-		"dt_ns":           i(dt),
+		"now_ns":          i(int64(cur.Now)),
+		"dt_ns":           i(int64(dt)),
 		"runs":            i(runs),
 		"offered_packets": i(int64(cur.OfferedPackets)),
 		"tx_packets":      i(int64(cur.TxPackets)),

@@ -6,13 +6,13 @@ import (
 	"github.com/txlab/txlab/framework/run"
 )
 
-// Check builds every variant's host without simulating it (a run of one
-// nanosecond, no actions), so what only the whole build can find — a
-// driver option, a qdisc that needs more queues, a placement outside the
-// CPUs — fails here, named by variant.
+// Check builds every variant's host without simulating it (run.Check),
+// so what only the whole build can find — a driver option, a qdisc that
+// needs more queues, an offered rate above the link — fails here, named
+// by variant.
 func (pl *Plan) Check() error {
 	for _, s := range pl.Specs {
-		if err := CheckSpec(s); err != nil {
+		if err := run.Check(s); err != nil {
 			what := pl.File
 			if s.Name != "" {
 				what += ": variant " + s.Name
@@ -23,12 +23,5 @@ func (pl *Plan) Check() error {
 	return nil
 }
 
-// CheckSpec dry-builds one spec.
-func CheckSpec(s run.Spec) error {
-	if err := s.Validate(); err != nil {
-		return err
-	}
-	s.Duration, s.Warmup, s.Interval, s.Actions = 1, 0, 0, nil
-	_, err := run.Run(s, nil)
-	return err
-}
+// CheckSpec dry-builds one spec (run.Check).
+func CheckSpec(s run.Spec) error { return run.Check(s) }

@@ -3,7 +3,7 @@ package script
 import (
 	"errors"
 	"fmt"
-	"github.com/txlab/txlab/framework/plugin"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/txlab/txlab/framework/driver"
 	"github.com/txlab/txlab/framework/netdev"
+	"github.com/txlab/txlab/framework/plugin"
 	"github.com/txlab/txlab/framework/qdisc"
 	"github.com/txlab/txlab/framework/run"
 	"github.com/txlab/txlab/framework/sim"
@@ -35,14 +36,8 @@ type variantDef struct {
 }
 
 // BaseSpec is where a script starts: exactly what `txlab run` with no
-// flags runs (run.Default with the CLI's udp_rate defaults: 16 flows at
-// 1M packets/s).
-func BaseSpec() run.Spec {
-	s := run.Default()
-	s.Workload.Flows = 16
-	s.Workload.Rate = 1e6
-	return s
-}
+// flags runs (run.Default).
+func BaseSpec() run.Spec { return run.Default() }
 
 func newBuilder(p *Program) *builder {
 	b := &builder{p: p, base: BaseSpec(), paramsRead: map[string]bool{}}
@@ -337,7 +332,7 @@ func (p *Program) module() map[string]tengo.Object {
 		if err != nil {
 			return nil, err
 		}
-		return &tengo.Int{Value: t}, nil
+		return &tengo.Int{Value: int64(t)}, nil
 	})
 	m["log"] = p.fn("log", 0, 64, func(b *builder, a []any) (tengo.Object, error) {
 		parts := make([]string, len(a))
@@ -492,37 +487,59 @@ func applySection(s *run.Spec, key string, v any) error {
 	return err
 }
 
+// removedKeys are section keys that named a knob twice; a script that
+// uses one learns the name that stays.
+var removedKeys = map[string]string{
+	"host.cpus":   "host cpus was removed: give sockets, cores and smt (the CPUs are sockets x cores x smt)",
+	"device.ring": "device ring was removed: give the ring size in opts, ethtool's word: opts: \"tx 512\"",
+}
+
+func checkRemoved(section string, m map[string]any) error {
+	for _, k := range sortedKeys(m) {
+		if msg, ok := removedKeys[section+"."+k]; ok {
+			return errors.New(msg)
+		}
+	}
+	return nil
+}
+
+// knobInt reads a whole number in the range the run's knob table gives
+// the knob of flag.
+func knobInt(what string, v any, flag string) (int64, error) {
+	k := run.KnobByFlag(flag)
+	return asInt(what, v, int64(k.Min), int64(k.Max))
+}
+
+// knobRange checks v against the knob table's range for flag.
+func knobRange(what string, v float64, flag string) error {
+	if err := run.KnobByFlag(flag).InRange(v); err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	return nil
+}
+
 func setHost(s *run.Spec, v any) error {
 	m, err := asMap("host", v)
 	if err != nil {
 		return err
 	}
-	if err := checkKeys("host", m, "sockets", "cores", "smt", "cpus"); err != nil {
+	if err := checkRemoved("host", m); err != nil {
+		return err
+	}
+	if err := checkKeys("host", m, "sockets", "cores", "smt"); err != nil {
 		return err
 	}
 	for _, f := range []struct {
-		k      string
-		p      *int
-		lo, hi int64
-	}{{"sockets", &s.Sockets, 1, 64}, {"smt", &s.Threads, 1, 8}, {"cores", &s.Cores, 1, 4096}} {
+		k, flag string
+		p       *int
+	}{{"sockets", "sockets", &s.Sockets}, {"smt", "smt", &s.Threads}, {"cores", "cores", &s.Cores}} {
 		if x, ok := m[f.k]; ok {
-			n, err := asInt("host "+f.k, x, f.lo, f.hi)
+			n, err := knobInt("host "+f.k, x, f.flag)
 			if err != nil {
 				return err
 			}
 			*f.p = int(n)
 		}
-	}
-	if x, ok := m["cpus"]; ok {
-		n, err := asInt("host cpus", x, 1, 1<<16)
-		if err != nil {
-			return err
-		}
-		per := int64(s.Sockets * s.Threads)
-		if n%per != 0 {
-			return fmt.Errorf("host cpus %d is not a multiple of sockets*smt = %d", n, per)
-		}
-		s.Cores = int(n / per)
 	}
 	return nil
 }
@@ -532,7 +549,10 @@ func setDevice(s *run.Spec, v any) error {
 	if err != nil {
 		return err
 	}
-	if err := checkKeys("device", m, "driver", "queues", "rate", "ring", "opts"); err != nil {
+	if err := checkRemoved("device", m); err != nil {
+		return err
+	}
+	if err := checkKeys("device", m, "driver", "queues", "rate", "opts"); err != nil {
 		return err
 	}
 	if x, ok := m["driver"]; ok {
@@ -548,7 +568,7 @@ func setDevice(s *run.Spec, v any) error {
 		s.Driver = d
 	}
 	if x, ok := m["queues"]; ok {
-		n, err := asInt("device queues", x, 1, 4096)
+		n, err := knobInt("device queues", x, "queues")
 		if err != nil {
 			return err
 		}
@@ -558,13 +578,9 @@ func setDevice(s *run.Spec, v any) error {
 		if s.RateBps, err = asLinkRate("device rate", x); err != nil {
 			return err
 		}
-	}
-	if x, ok := m["ring"]; ok {
-		n, err := asInt("device ring", x, 0, 1<<16)
-		if err != nil {
+		if err := knobRange("device rate", float64(s.RateBps), "rate"); err != nil {
 			return err
 		}
-		s.RingSize = int(n)
 	}
 	if x, ok := m["opts"]; ok {
 		var words []string
@@ -660,13 +676,12 @@ func setSenders(s *run.Spec, v any) error {
 		w.Kind = k
 	}
 	ints := []struct {
-		k      string
-		p      *int
-		lo, hi int64
-	}{{"count", &w.Senders, 1, 1 << 16}, {"size", &w.PacketSize, 1, 65507}, {"flows", &w.Flows, 1, 1 << 20}}
+		k, flag string
+		p       *int
+	}{{"count", "senders", &w.Senders}, {"size", "size", &w.PacketSize}, {"flows", "flows", &w.Flows}}
 	for _, f := range ints {
 		if x, ok := m[f.k]; ok {
-			n, err := asInt("senders "+f.k, x, f.lo, f.hi)
+			n, err := knobInt("senders "+f.k, x, f.flag)
 			if err != nil {
 				return err
 			}
@@ -687,8 +702,8 @@ func setSenders(s *run.Spec, v any) error {
 		if w.Rate, err = asCount("senders rate", x); err != nil {
 			return err
 		}
-		if !(w.Rate > 0) {
-			return fmt.Errorf("senders rate must be > 0 packets/s")
+		if err := knobRange("senders rate", w.Rate, "offered-rate"); err != nil {
+			return err
 		}
 	}
 	if x, ok := m["dscp"]; ok {
@@ -733,7 +748,7 @@ func setCosts(s *run.Spec, v any) error {
 		return err
 	}
 	for _, k := range sortedKeys(m) {
-		n, err := asInt("cost "+k, m[k], 0, 1<<40)
+		n, err := asInt("cost "+k, m[k], math.MinInt64, math.MaxInt64) // sim.Costs.Set checks the range
 		if err != nil {
 			return err
 		}

@@ -19,7 +19,7 @@ import (
 const small = `txlab := import("txlab")
 txlab.host({sockets: 1, cores: 4, smt: 1})
 txlab.device({driver: "ice", queues: 2, rate: "100G"})
-txlab.qdisc("mq pfifo")
+txlab.qdisc("mq pfifo"); txlab.senders({count: 4})
 txlab.duration("2ms")
 txlab.warmup("500us")
 `
@@ -51,7 +51,7 @@ func TestErrors(t *testing.T) {
 		{"bad option value", "txlab := import(\"txlab\")\ntxlab.qdisc({kind: \"pfifo\", limit: \"lots\"})\n", Options{}, "t.tengo:2:1: txlab.qdisc: pfifo: limit \"lots\"", "not a whole number"},
 		{"unknown qdisc option", "txlab := import(\"txlab\")\ntxlab.qdisc(\"pfifo bogus 3\")\n", Options{}, "t.tengo:2:1: txlab.qdisc: pfifo:", "bogus"},
 		{"unknown driver", "txlab := import(\"txlab\")\ntxlab.device({driver: \"e1000\"})\n", Options{}, "t.tengo:2:1: txlab.device: unknown driver \"e1000\" (known: ", "ice"},
-		{"unknown device option", "txlab := import(\"txlab\")\ntxlab.device({queus: 4})\n", Options{}, "t.tengo:2:1: txlab.device: device: unknown option \"queus\" (known: driver, opts, queues, rate, ring)", ""},
+		{"unknown device option", "txlab := import(\"txlab\")\ntxlab.device({queus: 4})\n", Options{}, "t.tengo:2:1: txlab.device: device: unknown option \"queus\" (known: driver, opts, queues, rate)", ""},
 		{"unknown sender kind", "txlab := import(\"txlab\")\ntxlab.senders({kind: \"tcp_bulk\"})\n", Options{}, "t.tengo:2:1: txlab.senders: unknown sender kind \"tcp_bulk\" (known: udp_rate, udp_stream)", ""},
 		{"unknown toggle", "txlab := import(\"txlab\")\ntxlab.set(\"fastpath\", true)\n", Options{}, "t.tengo:2:1: txlab.set: unknown toggle \"fastpath\"", "fast_path"},
 		{"bad toggle value", "txlab := import(\"txlab\")\ntxlab.set({xmit: \"spinlock\"})\n", Options{}, "t.tengo:2:1: txlab.set: toggle xmit:", "busylock"},
@@ -78,7 +78,17 @@ func TestErrors(t *testing.T) {
 		{"hook imports txlab", "txlab := import(\"txlab\")\nh := txlab.hook(`t := import(\"txlab\")`)\n", Options{}, "t.tengo:2:", "import \"txlab\" refused"},
 		{"unknown param", small + "x := txlab.param(\"senders\", 8)\n", Options{Params: map[string]string{"sender": "3"}}, "t.tengo: unknown parameter \"sender\" (the script reads: senders)", ""},
 		{"bad param value", small + "x := txlab.param(\"senders\", 8)\n", Options{Params: map[string]string{"senders": "many"}}, "t.tengo:7:6: txlab.param: parameter senders: \"many\" is not a whole number", ""},
-		{"invalid spec", "txlab := import(\"txlab\")\ntxlab.duration(\"2ms\")\ntxlab.warmup(\"3ms\")\n", Options{}, "t.tengo: warmup must be in [0, duration)", ""},
+		{"removed host cpus", "txlab := import(\"txlab\")\ntxlab.host({cpus: 8})\n", Options{}, "t.tengo:2:1: txlab.host: host cpus was removed: give sockets, cores and smt", ""},
+		{"removed device ring", "txlab := import(\"txlab\")\ntxlab.device({ring: 512})\n", Options{}, "t.tengo:2:1: txlab.device: device ring was removed: give the ring size in opts, ethtool's word: opts: \"tx 512\"", ""},
+		{"removed toggle", "txlab := import(\"txlab\")\ntxlab.set(\"retpoline\", false)\n", Options{}, "t.tengo:2:1: txlab.set: toggle retpoline was merged into sock_wfree", "sock_wfree=indirect"},
+		{"queues above the max", "txlab := import(\"txlab\")\ntxlab.device({queues: 5000})\n", Options{}, "t.tengo:2:1: txlab.device: device queues: 5000 is out of range [1, 4096]", ""},
+		{"offered rate above the max", "txlab := import(\"txlab\")\ntxlab.senders({kind: \"udp_rate\", rate: 1e30})\n", Options{}, "t.tengo:2:1: txlab.senders: senders rate: 1e+30 is out of range: 1..10G", ""},
+		{"link rate above the max", "txlab := import(\"txlab\")\ntxlab.device({rate: \"2Tbit\"})\n", Options{}, "t.tengo:2:1: txlab.device: device rate: 2Tbit is out of range: 0 (the driver's default) or 1bit..1600Gbit", ""},
+		{"cost above the max", "txlab := import(\"txlab\")\ntxlab.cost(\"doorbell\", 2000000000)\n", Options{}, "t.tengo:2:1: txlab.cost: cost doorbell: 2000000000 is out of range: must be >= 0 and <= 1000000000", ""},
+		{"toggle above the max", "txlab := import(\"txlab\")\ntxlab.set(\"dev_tx_weight\", 3000000000)\n", Options{}, "t.tengo:2:1: txlab.set: toggle dev_tx_weight: 3000000000 is out of range: 1..2147483647", ""},
+		{"too many samples", small + "txlab.interval(\"1ns\")\n", Options{}, "t.tengo: interval 1ns gives 2000000 samples over duration 2ms, at most 10000: use an interval of 200ns or more", ""},
+		{"too many action runs", small + "txlab.every(\"1ns\", {phase: \"x\"})\n", Options{}, "t.tengo: ", "every 1ns runs 1999999 times in 2ms, at most 1000000: use an interval of 2ns or more"},
+		{"invalid spec", "txlab := import(\"txlab\")\ntxlab.duration(\"2ms\")\ntxlab.warmup(\"3ms\")\n", Options{}, "t.tengo: warmup 3ms must be shorter than duration 2ms (set --warmup, or warmup in the script, below it)", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -139,7 +149,7 @@ func TestQdiscWords(t *testing.T) {
 func TestSpecFromScript(t *testing.T) {
 	src := `txlab := import("txlab")
 txlab.host({sockets: 2, cores: 4, smt: 2})
-txlab.device({driver: "veth", queues: 1, rate: "25Gbit", ring: 512, opts: "backlog 500"})
+txlab.device({driver: "veth", queues: 1, rate: "25Gbit", opts: "backlog 500"})
 txlab.qdisc({kind: "pfifo", limit: 100})
 txlab.senders({kind: "udp_rate", count: 3, flows: 7, rate: "630K", size: 64, dscp: 10, priority: 2, placement: "0-2"})
 txlab.profile("net-next")
@@ -163,7 +173,7 @@ txlab.name("one")
 	want := BaseSpec()
 	want.Name, want.Profile = "one", "net-next"
 	want.Sockets, want.Cores, want.Threads = 2, 4, 2
-	want.Driver, want.Queues, want.RateBps, want.RingSize, want.DriverArgs = "veth", 1, 25_000_000_000, 512, []string{"backlog", "500"}
+	want.Driver, want.Queues, want.RateBps, want.DriverArgs = "veth", 1, 25_000_000_000, []string{"backlog", "500"}
 	want.Qdisc = "pfifo limit 100"
 	want.Workload.Kind, want.Workload.Senders, want.Workload.Flows, want.Workload.Rate = "udp_rate", 3, 7, 630000
 	want.Workload.PacketSize, want.Workload.DSCP, want.Workload.Priority, want.Workload.Placement = 64, 10, 2, "0-2"
@@ -361,15 +371,15 @@ enum := import("enum")
 base64 := import("base64")
 hex := import("hex")
 n := int(math.floor(2.7)) + len(text.split("a b", " ")) + len(json.encode([1])) + len(base64.encode(bytes("x"))) + len(hex.encode(bytes("x")))
-txlab.senders({count: n})
+txlab.senders({size: n})
 txlab.name(fmt.sprintf("%d-%v", n, enum.all([1], func(k, v) { return v > 0 })))
 `
 	pl, err := eval(t, src, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s := pl.Specs[0]; s.Workload.Senders != 13 || s.Name != "13-true" {
-		t.Errorf("senders %d name %q", s.Workload.Senders, s.Name)
+	if s := pl.Specs[0]; s.Workload.PacketSize != 13 || s.Name != "13-true" {
+		t.Errorf("size %d name %q", s.Workload.PacketSize, s.Name)
 	}
 }
 

@@ -164,7 +164,7 @@ func asDuration(what string, v any) (sim.Time, error) {
 		if x < 0 {
 			return 0, fmt.Errorf("%s: negative time %dns", what, x)
 		}
-		return x, nil
+		return sim.Time(x), nil
 	case string:
 		d, err := time.ParseDuration(strings.TrimSpace(x))
 		if err != nil {

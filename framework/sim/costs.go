@@ -9,7 +9,8 @@ import (
 )
 
 // Costs is the one table of nanosecond costs the whole model uses. Every
-// field is overridable by name (`--set cost.<name>=<ns>`). The defaults are
+// field is overridable by name (`--set cost.<name>=<ns>`), from 0 to its
+// max tag, or MaxCost. The defaults are
 // calibrated for a 2-socket Xeon 6 (Granite Rapids, the seeds' 6985P-C) with
 // an E810 NIC; each comment says what the number stands for and why it is
 // plausible. Nothing else in the model holds a tunable cost.
@@ -42,9 +43,9 @@ type Costs struct {
 	QdiscFlowScan       int64 `cost:"qdisc_flow_scan" help:"visiting one flow/slot while scanning"`
 	QdiscTstamp         int64 `cost:"qdisc_tstamp" help:"one ktime_get()"`
 	QdiscRand           int64 `cost:"qdisc_rand" help:"one get_random_u32()"`
-	QdiscDataLines      int64 `cost:"qdisc_data_lines" help:"private qdisc cache lines touched by an enqueue or dequeue (lines, not ns)"`
-	PrefetchPct         int64 `cost:"prefetch_pct" help:"percent of a prefetched skb line transfer that still stalls the CPU (percent, not ns)"`
-	SkbLines            int64 `cost:"skb_lines" help:"cache lines of an skb another CPU reads when it handles it first (lines, not ns)"`
+	QdiscDataLines      int64 `cost:"qdisc_data_lines" max:"64" help:"private qdisc cache lines touched by an enqueue or dequeue (lines, not ns)"`
+	PrefetchPct         int64 `cost:"prefetch_pct" max:"100" help:"percent of a prefetched skb line transfer that still stalls the CPU (percent, not ns)"`
+	SkbLines            int64 `cost:"skb_lines" max:"64" help:"cache lines of an skb another CPU reads when it handles it first (lines, not ns)"`
 	KfreeSkb            int64 `cost:"kfree_skb" help:"freeing one skb (skb + data + slab)"`
 	Destructor          int64 `cost:"destructor" help:"sock_wfree called directly (INDIRECT_CALL wrapper hit)"`
 	DestructorRetpoline int64 `cost:"destructor_retpoline" help:"sock_wfree through a retpolined indirect call"`
@@ -124,11 +125,26 @@ func (c *Costs) Line(dist int) int64 {
 	}
 }
 
+// MaxCost bounds a cost in ns: one second for one operation.
+const MaxCost = int64(Second)
+
 // CostInfo describes one entry of the table.
 type CostInfo struct {
 	Name  string
 	Value int64
+	Max   int64 // the most Set takes (the least is 0)
 	Help  string
+}
+
+func costMax(f reflect.StructField) int64 {
+	if m := f.Tag.Get("max"); m != "" {
+		n, err := strconv.ParseInt(m, 10, 64)
+		if err != nil {
+			panic("sim: bad max tag on cost " + f.Name)
+		}
+		return n
+	}
+	return MaxCost
 }
 
 // List returns every entry, sorted by name.
@@ -138,25 +154,25 @@ func (c *Costs) List() []CostInfo {
 	out := make([]CostInfo, 0, t.NumField())
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
-		out = append(out, CostInfo{Name: f.Tag.Get("cost"), Value: v.Field(i).Int(), Help: f.Tag.Get("help")})
+		out = append(out, CostInfo{Name: f.Tag.Get("cost"), Value: v.Field(i).Int(), Max: costMax(f), Help: f.Tag.Get("help")})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
 }
 
-// Set overrides one cost by name. Values must be >= 0.
+// Set overrides one cost by name, within 0..its max.
 func (c *Costs) Set(name, value string) error {
 	n, err := strconv.ParseInt(strings.TrimSuffix(value, "ns"), 10, 64)
 	if err != nil {
 		return fmt.Errorf("cost %s: %q is not a whole number of nanoseconds", name, value)
 	}
-	if n < 0 {
-		return fmt.Errorf("cost %s: must be >= 0, got %d", name, n)
-	}
 	v := reflect.ValueOf(c).Elem()
 	t := v.Type()
 	for i := 0; i < t.NumField(); i++ {
 		if t.Field(i).Tag.Get("cost") == name {
+			if most := costMax(t.Field(i)); n < 0 || n > most {
+				return fmt.Errorf("cost %s: %d is out of range: must be >= 0 and <= %d", name, n, most)
+			}
 			v.Field(i).SetInt(n)
 			return nil
 		}

@@ -149,8 +149,8 @@ func (c *CPU) Spend(ns int64) {
 	if ns <= 0 {
 		return
 	}
-	c.now += ns
-	c.busy += ns
+	c.now += Time(ns)
+	c.busy += Time(ns)
 }
 
 // Sync makes this CPU's next action happen in global time order: if any

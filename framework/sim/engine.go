@@ -7,10 +7,35 @@
 // they were scheduled, so a run is a pure function of its inputs and seed.
 package sim
 
-import "fmt"
+import (
+	"fmt"
+	"strconv"
+	"sync/atomic"
+)
 
-// Time is simulated time in nanoseconds.
-type Time = int64
+// Time is simulated time in nanoseconds. It prints itself as tc does
+// (String); in JSON and with %d it is the integer of nanoseconds.
+type Time int64
+
+// String prints t as iproute2's sprint_time64 (lib/utils.c,
+// print_time64) does: "%.3g" of the largest unit it reaches, so 5ms,
+// 100us, 1.5s, 1.23ms; below a microsecond, whole nanoseconds.
+func (t Time) String() string {
+	f := float64(t)
+	var v float64
+	var unit string
+	switch {
+	case t >= Second:
+		v, unit = f/float64(Second), "s"
+	case t >= Millisecond:
+		v, unit = f/float64(Millisecond), "ms"
+	case t >= Microsecond:
+		v, unit = f/float64(Microsecond), "us"
+	default:
+		return strconv.FormatInt(int64(t), 10) + "ns"
+	}
+	return strconv.FormatFloat(v, 'g', 3, 64) + unit
+}
 
 // Common durations in simulated nanoseconds.
 const (
@@ -91,7 +116,8 @@ type Engine struct {
 	lockSites map[string]*LockStat
 	halted    bool
 	err       error
-	until     Time // horizon of the current Run: CPUs may not run past it
+	intr      atomic.Pointer[error] // set by Interrupt, from any goroutine
+	until     Time                  // horizon of the current Run: CPUs may not run past it
 
 	// OnLockWait observes every contended spinlock wait (tracing).
 	OnLockWait func(c *CPU, site *LockStat, start, end Time)
@@ -168,6 +194,12 @@ func (e *Engine) Run(until Time) error {
 		if e.events[0].at > until {
 			break
 		}
+		if e.count&1023 == 0 {
+			if p := e.intr.Load(); p != nil {
+				e.Fail(*p)
+				break
+			}
+		}
 		ev := e.events.pop()
 		e.now = ev.at
 		e.count++
@@ -190,6 +222,10 @@ func (e *Engine) Close() {
 	}
 	e.halted = true
 }
+
+// Interrupt makes Run stop with err within the next 1024 events. Unlike
+// Fail and Stop it may be called from any goroutine (a signal handler).
+func (e *Engine) Interrupt(err error) { e.intr.Store(&err) }
 
 // Stop halts Run after the current event without an error.
 func (e *Engine) Stop() { e.halted = true }

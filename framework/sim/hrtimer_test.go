@@ -37,7 +37,7 @@ func TestHrTimerRearmAndCancel(t *testing.T) {
 			if err := e.Run(Millisecond); err != nil {
 				t.Fatal(err)
 			}
-			if len(ran) != len(tc.want) || (len(ran) == 1 && (ran[0] < tc.want[0] || ran[0] > tc.want[0]+2*e.Costs.HardIRQ)) {
+			if len(ran) != len(tc.want) || (len(ran) == 1 && (ran[0] < tc.want[0] || ran[0] > tc.want[0]+Time(2*e.Costs.HardIRQ))) {
 				t.Fatalf("handler ran at %v, want %v", ran, tc.want)
 			}
 			if _, q := tm.Queued(); q {

@@ -35,21 +35,21 @@ func (l *CacheLine) dist(c *CPU) int {
 // transfer moves the line exclusively to c starting no earlier than t and
 // returns how long c waits for it (queueing behind an in-flight transfer
 // included).
-func (l *CacheLine) transfer(c *CPU, t Time) Time {
+func (l *CacheLine) transfer(c *CPU, t Time) int64 {
 	start := t
 	if l.busy > start {
 		start = l.busy
 	}
-	cost := c.e.Costs.Line(l.dist(c))
+	cost := Time(c.e.Costs.Line(l.dist(c)))
 	if l.owner-1 == int32(c.ID) && !l.othersRead(c.ID) {
-		cost = c.e.Costs.LineHit
+		cost = Time(c.e.Costs.LineHit)
 	}
 	l.busy = start + cost
 	l.owner = int32(c.ID + 1)
 	for i := range l.readers {
 		l.readers[i] = 0
 	}
-	return start + cost - t
+	return int64(start + cost - t)
 }
 
 func (l *CacheLine) othersRead(id int) bool {
@@ -79,7 +79,7 @@ func (l *CacheLine) ReadNoSync(c *CPU) {
 	}
 	wait := c.e.Costs.Line(l.dist(c))
 	if l.busy > c.now {
-		wait += l.busy - c.now
+		wait += int64(l.busy - c.now)
 	}
 	c.Spend(wait)
 	l.addReader(c.ID)

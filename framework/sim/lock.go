@@ -118,7 +118,7 @@ func (l *SpinLock) Unlock(c *CPU) {
 	w := l.waiters[l.head]
 	l.waiters[l.head] = lockWaiter{}
 	l.head++
-	grant := c.now + l.line.transfer(w.cpu, c.now)
+	grant := c.now + Time(l.line.transfer(w.cpu, c.now))
 	l.owner, l.site, l.since = w.cpu, w.site, grant
 	w.cpu.e.resumeAt(w.cpu, grant)
 }

@@ -1,6 +1,11 @@
 package sim
 
 import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -50,7 +55,7 @@ func TestGlobalTimeOrder(t *testing.T) {
 		id := i
 		e.CPUs[i].Start(Time(id), func(c *CPU) {
 			for k := 0; k < 3; k++ {
-				c.Spend(Time(10 * (id + 1)))
+				c.Spend(int64(10 * (id + 1)))
 				c.Sync() // a sync point: runs in global time order
 				log = append(log, int(c.Now()))
 				line.Read(c)
@@ -133,7 +138,7 @@ func TestCacheLineCosts(t *testing.T) {
 	if err := e.Run(Millisecond); err != nil {
 		t.Fatal(err)
 	}
-	want := [4]Time{costs.LineHit, costs.LineSMT, costs.LineSocket, costs.LineRemote}
+	want := [4]Time{Time(costs.LineHit), Time(costs.LineSMT), Time(costs.LineSocket), Time(costs.LineRemote)}
 	if got != want {
 		t.Errorf("write costs %v, want %v (hit, smt, socket, remote)", got, want)
 	}
@@ -156,7 +161,7 @@ func TestAtomicsSerialise(t *testing.T) {
 	if err := e.Run(Millisecond); err != nil {
 		t.Fatal(err)
 	}
-	min := 7 * (e.Costs.LineSocket + e.Costs.AtomicOp)
+	min := Time(7 * (e.Costs.LineSocket + e.Costs.AtomicOp))
 	if last < min {
 		t.Errorf("8 simultaneous atomics done by %d ns, want >= %d (serialised)", last, min)
 	}
@@ -209,13 +214,121 @@ func TestRandStreamsReproducible(t *testing.T) {
 }
 
 func TestCostsSet(t *testing.T) {
+	for _, tc := range []struct {
+		name, value string
+		want        string // error substring; "" accepted
+	}{
+		{"line_remote", "250", ""},
+		{"line_remote", "0", ""},
+		{"line_remote", "1000000000", ""},
+		{"line_remote", "1000000001", "out of range: must be >= 0 and <= 1000000000"},
+		{"line_remote", "-5", "out of range"},
+		{"line_remote", "abc", "not a whole number"},
+		{"line_remote", "99999999999999999999", "not a whole number"},
+		{"prefetch_pct", "100", ""},
+		{"prefetch_pct", "101", "<= 100"},
+		{"skb_lines", "65", "<= 64"},
+		{"nope", "1", `unknown cost "nope"`},
+	} {
+		c := DefaultCosts()
+		err := c.Set(tc.name, tc.value)
+		if tc.want == "" {
+			if err != nil {
+				t.Errorf("Set(%s, %s): %v", tc.name, tc.value, err)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Set(%s, %s) = %v, want %q", tc.name, tc.value, err, tc.want)
+		}
+	}
 	c := DefaultCosts()
 	if err := c.Set("line_remote", "250"); err != nil || c.LineRemote != 250 {
 		t.Fatalf("Set line_remote: %v, %d", err, c.LineRemote)
 	}
-	for _, bad := range [][2]string{{"nope", "1"}, {"line_remote", "-5"}, {"line_remote", "abc"}} {
-		if err := c.Set(bad[0], bad[1]); err == nil {
-			t.Errorf("Set(%q, %q) accepted", bad[0], bad[1])
+	for _, ci := range c.List() {
+		if ci.Value < 0 || ci.Value > ci.Max {
+			t.Errorf("default cost %s = %d is outside 0..%d", ci.Name, ci.Value, ci.Max)
 		}
+	}
+}
+
+// TestTopologyValidate: the CPU count is checked without overflow; a
+// product that wraps around int64 is refused, not wrapped into range.
+func TestTopologyValidate(t *testing.T) {
+	for _, tc := range []struct {
+		s, c, th int
+		want     string
+	}{
+		{2, 120, 2, ""},
+		{1, 8192, 1, ""},
+		{1, 8193, 1, "more than the 8192 CPUs"},
+		{4294967296, 4294967296, 1, "more than the 8192 CPUs"},
+		{1 << 62, 4, 1, "more than the 8192 CPUs"},
+		{3, 6148914691236517206, 1, "more than the 8192 CPUs"}, // 3 x this wraps to 2
+		{0, 4, 1, "sockets must be >= 1"},
+		{1, -4, 1, "cores per socket must be >= 1"},
+		{1, 4, 9, "threads per core must be 1..8"},
+	} {
+		err := Topology{Sockets: tc.s, CoresPerSocket: tc.c, ThreadsPerCore: tc.th}.Validate()
+		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("%d x %d x %d: %v, want %q", tc.s, tc.c, tc.th, err, tc.want)
+		}
+	}
+}
+
+// TestInterrupt: Interrupt, from another goroutine, stops Run with its
+// error before the horizon.
+func TestInterrupt(t *testing.T) {
+	e := testEngine(t, Topology{Sockets: 1, CoresPerSocket: 2, ThreadsPerCore: 1})
+	e.CPUs[0].Start(0, func(c *CPU) {
+		for {
+			c.Spend(100)
+			c.Sync()
+		}
+	})
+	stop := errors.New("stop")
+	done := make(chan error)
+	go func() { done <- e.Run(Second) }()
+	e.Interrupt(stop)
+	if err := <-done; !errors.Is(err, stop) {
+		t.Fatalf("Run = %v, want the interrupt's error", err)
+	}
+	if e.Now() >= Second {
+		t.Errorf("ran to %v despite the interrupt", e.Now())
+	}
+}
+
+// TestTimeString: sim.Time prints as tc's sprint_time64 ("%.3g" and the
+// unit): what `tc -s qdisc show` prints for these values.
+func TestTimeString(t *testing.T) {
+	for _, tc := range []struct {
+		t    Time
+		want string
+	}{
+		{0, "0ns"},
+		{1, "1ns"},
+		{999, "999ns"},
+		{1000, "1us"},
+		{1500, "1.5us"},
+		{100 * Microsecond, "100us"},
+		{999999, "1e+03us"},
+		{5 * Millisecond, "5ms"},
+		{1234567, "1.23ms"},
+		{Second, "1s"},
+		{1500 * Millisecond, "1.5s"},
+		{1000 * Second, "1e+03s"},
+		{-5 * Millisecond, "-5000000ns"},
+	} {
+		if got := tc.t.String(); got != tc.want {
+			t.Errorf("Time(%d).String() = %q, want %q", int64(tc.t), got, tc.want)
+		}
+		if got := fmt.Sprintf("%d", tc.t); got != strconv.FormatInt(int64(tc.t), 10) {
+			t.Errorf("%%d of Time(%d) = %q: the integer must stay", int64(tc.t), got)
+		}
+	}
+	b, err := json.Marshal(struct{ T Time }{1500 * Millisecond})
+	if err != nil || string(b) != `{"T":1500000000}` {
+		t.Errorf("JSON of a Time: %s %v, want the integer of ns", b, err)
 	}
 }

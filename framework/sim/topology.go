@@ -13,7 +13,13 @@ type Topology struct {
 	ThreadsPerCore int
 }
 
-// Validate rejects empty or absurd topologies with a clear message.
+// MaxCPUs is the most CPUs a topology may have (CONFIG_NR_CPUS=8192,
+// as x86_64 distribution kernels build with MAXSMP).
+const MaxCPUs = 8192
+
+// Validate rejects empty or absurd topologies with a clear message. The
+// CPU count is multiplied without overflow: factors that would wrap
+// around are refused, not wrapped into range.
 func (t Topology) Validate() error {
 	switch {
 	case t.Sockets < 1:
@@ -22,10 +28,25 @@ func (t Topology) Validate() error {
 		return fmt.Errorf("topology: cores per socket must be >= 1, got %d", t.CoresPerSocket)
 	case t.ThreadsPerCore < 1 || t.ThreadsPerCore > 8:
 		return fmt.Errorf("topology: threads per core must be 1..8, got %d", t.ThreadsPerCore)
-	case t.NumCPUs() > 8192:
-		return fmt.Errorf("topology: %d CPUs is more than the 8192 supported", t.NumCPUs())
+	}
+	if !productAtMost(MaxCPUs, t.Sockets, t.CoresPerSocket, t.ThreadsPerCore) {
+		return fmt.Errorf("topology: %d sockets x %d cores x %d threads is more than the %d CPUs supported",
+			t.Sockets, t.CoresPerSocket, t.ThreadsPerCore, MaxCPUs)
 	}
 	return nil
+}
+
+// productAtMost reports whether the product of factors (each >= 1) is at
+// most limit, stopping before the product could overflow.
+func productAtMost(limit int, factors ...int) bool {
+	p := 1
+	for _, f := range factors {
+		if f < 1 || p > limit/f {
+			return false
+		}
+		p *= f
+	}
+	return true
 }
 
 // NumCPUs is the number of hardware threads.

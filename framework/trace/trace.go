@@ -23,6 +23,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
@@ -46,9 +47,15 @@ const (
 
 // Config selects what to trace and where to send it.
 type Config struct {
-	Exporter string  // none, otlp-grpc, otlp-http, file
-	File     string  // for file: the JSON output path
-	Sample   float64 // fraction of packets whose journey is recorded, 0..1
+	Exporter string // none, otlp-grpc, otlp-http, file
+	File     string // for file: the JSON output path
+	// Out, if set, is where the file exporter writes instead of creating
+	// File (the CLI hands a file it replaces atomically).
+	Out io.Writer
+	// Start is the run's wall-clock start (zero: when Start is called):
+	// the root span begins there and simulated time 0 is there.
+	Start  time.Time
+	Sample float64 // fraction of packets whose journey is recorded, 0..1
 	// Window, if Len > 0: every packet and every CPU's __dev_queue_xmit
 	// between From and From+Len (simulated) is recorded.
 	Window Window
@@ -97,26 +104,27 @@ func (c Config) Validate() error {
 	default:
 		return fmt.Errorf("trace: unknown exporter %q (known: none, otlp-grpc, otlp-http, file)", c.Exporter)
 	}
-	if c.Sample < 0 || c.Sample > 1 {
+	if !(c.Sample >= 0 && c.Sample <= 1) {
 		return fmt.Errorf("trace: sample rate %v must be in [0, 1]", c.Sample)
 	}
 	return nil
 }
 
-// countingExporter counts what reaches the real exporter.
+// countingExporter counts what reaches the real exporter and keeps its
+// first error.
 type countingExporter struct {
 	sdktrace.SpanExporter
 	spans  atomic.Int64
 	failed atomic.Int64
-	warned atomic.Bool
-	warn   func(string)
+	first  atomic.Pointer[error]
+	warn   func(string) // nil: no warning (the file exporter fails the run instead)
 }
 
 func (e *countingExporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpan) error {
 	err := e.SpanExporter.ExportSpans(ctx, spans)
 	if err != nil {
 		e.failed.Add(int64(len(spans)))
-		if !e.warned.Swap(true) {
+		if e.first.CompareAndSwap(nil, &err) && e.warn != nil {
 			e.warn(fmt.Sprintf("trace export failed (%v); the run goes on without its trace", err))
 		}
 		return err
@@ -177,7 +185,10 @@ func Start(cfg Config, name string, seed uint64, attrs ...attribute.KeyValue) (*
 	if cfg.Warn == nil {
 		cfg.Warn = func(s string) { fmt.Fprintln(os.Stderr, "txlab: warning:", s) }
 	}
-	r := &Run{cfg: cfg, base: time.Now()}
+	r := &Run{cfg: cfg, base: cfg.Start}
+	if r.base.IsZero() {
+		r.base = time.Now()
+	}
 	var exp sdktrace.SpanExporter
 	var err error
 	ctx := context.Background()
@@ -188,6 +199,8 @@ func Start(cfg Config, name string, seed uint64, attrs ...attribute.KeyValue) (*
 		exp, err = otlptracegrpc.New(ctx) // honours OTEL_EXPORTER_OTLP_* variables
 	case cfg.Exporter == ExportOTLPHTTP:
 		exp, err = otlptracehttp.New(ctx)
+	case cfg.Exporter == ExportFile && cfg.Out != nil:
+		exp, err = stdouttrace.New(stdouttrace.WithWriter(cfg.Out))
 	case cfg.Exporter == ExportFile:
 		f, ferr := os.Create(cfg.File)
 		if ferr != nil {
@@ -200,6 +213,13 @@ func Start(cfg Config, name string, seed uint64, attrs ...attribute.KeyValue) (*
 		return nil, fmt.Errorf("trace: %s exporter: %w", cfg.Exporter, err)
 	}
 	r.exp = &countingExporter{SpanExporter: exp, warn: cfg.Warn}
+	// Export errors reach the user through the counting exporter (a
+	// warning, or End's error); OpenTelemetry's global handler would log
+	// each one again, in several lines.
+	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(error) {}))
+	if cfg.Exporter == ExportFile && cfg.SpanExporter == nil {
+		r.exp.warn = nil // a file that cannot be written fails the run (End)
+	}
 	res := resource.NewWithAttributes(semconv.SchemaURL,
 		semconv.ServiceName("txlab"),
 		attribute.String("txlab.wall_start", r.base.UTC().Format(time.RFC3339Nano)),
@@ -218,14 +238,18 @@ func Start(cfg Config, name string, seed uint64, attrs ...attribute.KeyValue) (*
 
 // Phase starts a wall-clock phase span (load, setup, warmup, measure,
 // report) under the root, ending the previous phase.
-func (r *Run) Phase(name string) {
+func (r *Run) Phase(name string) { r.PhaseAt(name, time.Now()) }
+
+// PhaseAt is Phase for a phase that began at t (the load phase, begun
+// before the trace could be opened).
+func (r *Run) PhaseAt(name string, t time.Time) {
 	if r == nil {
 		return
 	}
 	if r.phase != nil {
-		r.phase.End()
+		r.phase.End(oteltrace.WithTimestamp(t))
 	}
-	r.pctx, r.phase = r.tracer.Start(r.ctx, name)
+	r.pctx, r.phase = r.tracer.Start(r.ctx, name, oteltrace.WithTimestamp(t))
 }
 
 // SetAttributes adds attributes to the root span (the result summary).
@@ -263,10 +287,12 @@ func (r *Run) Exported() (ok, failed int64) {
 }
 
 // End ends the root span and flushes the exporter, bounded in time: an
-// unreachable collector is a warning, never a hang.
-func (r *Run) End() {
+// unreachable collector is a warning, never a hang. With the file
+// exporter, any span that could not be written, or a failed close, is
+// the error End returns.
+func (r *Run) End() error {
 	if r == nil {
-		return
+		return nil
 	}
 	if r.phase != nil {
 		r.phase.End()
@@ -275,12 +301,25 @@ func (r *Run) End() {
 	r.root.End()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
+	var fileErr error
 	if err := r.tp.Shutdown(ctx); err != nil {
-		r.cfg.Warn(fmt.Sprintf("trace flush: %v", err))
+		if r.exp.warn == nil {
+			fileErr = fmt.Errorf("trace: flush: %w", err)
+		} else {
+			r.cfg.Warn(fmt.Sprintf("trace flush: %v", err))
+		}
+	}
+	if p := r.exp.first.Load(); p != nil && r.exp.warn == nil && fileErr == nil {
+		// The exporter joins one error per span: the first says it.
+		first, _, _ := strings.Cut((*p).Error(), "\n")
+		fileErr = fmt.Errorf("trace: %d spans not written: %s", r.exp.failed.Load(), first)
 	}
 	if r.file != nil {
-		_ = r.file.Close()
+		if err := r.file.Close(); err != nil && fileErr == nil {
+			fileErr = fmt.Errorf("trace: %w", err)
+		}
 	}
+	return fileErr
 }
 
 // simTime converts simulated ns to a timestamp on the run's clock.

@@ -209,13 +209,13 @@ func (v *Variant) emit(hd skb.Handle, j *journey) {
 		oteltrace.WithAttributes(intAttr("cpu", j.cpu), strAttr("path", j.path)))
 	for _, l := range j.locks {
 		_, ls := r.tracer.Start(xctx, "lock wait", oteltrace.WithTimestamp(r.simTime(l.start)),
-			oteltrace.WithAttributes(strAttr("lock", l.site), attribute.Int64("wait_ns", l.end-l.start)))
+			oteltrace.WithAttributes(strAttr("lock", l.site), attribute.Int64("wait_ns", int64(l.end-l.start))))
 		ls.End(oteltrace.WithTimestamp(r.simTime(l.end)))
 	}
 	xs.End(oteltrace.WithTimestamp(r.simTime(j.xmitEnd)))
 	if j.enq > 0 && j.deq >= j.enq {
 		_, qs := r.tracer.Start(ctx, "qdisc", oteltrace.WithTimestamp(r.simTime(j.enq)),
-			oteltrace.WithAttributes(strAttr("qdisc", j.qdisc), attribute.Int64("sojourn_ns", j.deq-j.enq),
+			oteltrace.WithAttributes(strAttr("qdisc", j.qdisc), attribute.Int64("sojourn_ns", int64(j.deq-j.enq)),
 				attribute.Int64("bulk_id", int64(j.bulk)), intAttr("bulk_len", j.bulkLen)))
 		qs.End(oteltrace.WithTimestamp(r.simTime(j.deq)))
 	}

@@ -21,6 +21,14 @@ const (
 	UDPRate   = "udp_rate"
 )
 
+// Bounds of a workload (the run's knob table documents them).
+const (
+	MaxSenders    = 8192    // one sender per CPU: sim.MaxCPUs
+	MaxPacketSize = 65507   // the largest UDP payload over IPv4
+	MaxFlows      = 1 << 20 // udp_rate flows
+	MaxRate       = 1e10    // udp_rate packets/s in all (a link also bounds it: see run)
+)
+
 // Kinds lists the workload kinds.
 func Kinds() []string { return []string{UDPRate, UDPStream} }
 
@@ -44,14 +52,14 @@ func (s *Spec) Validate() error {
 		return fmt.Errorf("workload: unknown kind %q (known: %s)", s.Kind, strings.Join(Kinds(), ", "))
 	}
 	switch {
-	case s.Senders < 1:
-		return fmt.Errorf("workload: senders must be >= 1, got %d", s.Senders)
-	case s.PacketSize < 1 || s.PacketSize > 65507:
-		return fmt.Errorf("workload: packet size must be 1..65507 bytes, got %d", s.PacketSize)
-	case s.Kind == UDPRate && !(s.Rate > 0):
-		return fmt.Errorf("workload: udp_rate needs a positive rate (packets/s), got %v", s.Rate)
-	case s.Kind == UDPRate && s.Flows < 1:
-		return fmt.Errorf("workload: udp_rate needs flows >= 1, got %d", s.Flows)
+	case s.Senders < 1 || s.Senders > MaxSenders:
+		return fmt.Errorf("workload: senders must be 1..%d, got %d", MaxSenders, s.Senders)
+	case s.PacketSize < 1 || s.PacketSize > MaxPacketSize:
+		return fmt.Errorf("workload: packet size must be 1..%d bytes, got %d", MaxPacketSize, s.PacketSize)
+	case s.Kind == UDPRate && !(s.Rate > 0 && s.Rate <= MaxRate):
+		return fmt.Errorf("workload: udp_rate needs a rate in (0, %g] packets/s, got %v", MaxRate, s.Rate)
+	case s.Kind == UDPRate && (s.Flows < 1 || s.Flows > MaxFlows):
+		return fmt.Errorf("workload: udp_rate needs flows 1..%d, got %d", MaxFlows, s.Flows)
 	case s.DSCP > 63:
 		return fmt.Errorf("workload: dscp must be 0..63, got %d", s.DSCP)
 	}
@@ -169,6 +177,9 @@ func (w *Workload) SetRate(pps float64) error {
 	}
 	if !(pps > 0) {
 		return fmt.Errorf("workload: rate must be > 0 packets/s, got %v (stop the senders instead)", pps)
+	}
+	if pps > MaxRate {
+		return fmt.Errorf("workload: rate %g packets/s is above the %g maximum", pps, MaxRate)
 	}
 	w.rate = pps
 	return nil

@@ -411,7 +411,7 @@ func (q *FQ) fqCheckThrottled(now sim.Time) {
 	// EWMA (1/8) of how late the unthrottle runs: timer diagnostics.
 	if sample := now - q.timeNextDelayedFlow; sample > 0 {
 		q.unthrottleLatencyNs -= q.unthrottleLatencyNs >> 3
-		q.unthrottleLatencyNs += sample >> 3
+		q.unthrottleLatencyNs += int64(sample >> 3)
 	}
 	now += q.offloadHorizon
 	q.timeNextDelayedFlow = timeNever

@@ -161,8 +161,8 @@ func TestThrottledArmsWatchdog(t *testing.T) {
 	if out := q.Dequeue(ctx, qdisc.DequeueReq{Max: 8, Bytes: 1 << 40}, nil); len(out) != 1 {
 		t.Fatalf("got %d packets at the watchdog time, want 1", len(out))
 	}
-	if lat := xstat(q, "latency"); lat != (20*sim.Microsecond)>>3 {
-		t.Errorf("unthrottle latency EWMA %d, want %d", lat, (20*sim.Microsecond)>>3)
+	if lat := xstat(q, "latency"); lat != int64(20*sim.Microsecond)>>3 {
+		t.Errorf("unthrottle latency EWMA %d, want %d", lat, int64(20*sim.Microsecond)>>3)
 	}
 }
 

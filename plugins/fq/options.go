@@ -347,7 +347,7 @@ func (q *FQ) Dump() string {
 	if us := q.ceThreshold / 1000; us != math.MaxUint32 {
 		w = append(w, "ce_threshold", sprintTime(us))
 	}
-	w = append(w, "timer_slack", sprintTime64(q.timerSlack), "horizon", sprintTime(uint64(q.horizon/sim.Microsecond)))
+	w = append(w, "timer_slack", sprintTime64(int64(q.timerSlack)), "horizon", sprintTime(uint64(q.horizon/sim.Microsecond)))
 	if q.horizonDrop {
 		w = append(w, "horizon_drop")
 	} else {
@@ -369,7 +369,7 @@ func (q *FQ) Stats() qdisc.Stats {
 	kv := func(k string, v int64) { st.XStats = append(st.XStats, qdisc.XInt(k, v)) }
 	var next int64
 	if q.timeNextDelayedFlow != timeNever {
-		next = q.timeNextDelayedFlow + q.timerSlack - q.lastNow
+		next = int64(q.timeNextDelayedFlow + q.timerSlack - q.lastNow)
 	}
 	kv("flows", int64(q.flows))
 	kv("inactive", int64(q.inactiveFlows))

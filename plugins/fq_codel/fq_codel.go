@@ -121,7 +121,7 @@ func (c *codelQueue) Drop(it codel.Item) {
 // Now is codel_get_time, one ktime_get per codel_dequeue call.
 func (c *codelQueue) Now() codel.Time {
 	c.ctx.Work(qdisc.WorkTstamp, 1)
-	return codel.GetTime(c.ctx.Now())
+	return codel.GetTime(int64(c.ctx.Now()))
 }
 
 func (l *flowList) empty() bool { return l.head < 0 }
@@ -288,7 +288,7 @@ func (q *FQCodel) fqCodelEnqueue(ctx qdisc.Ctx, p *skb.Packet) qdisc.Code {
 	ctx.Work(qdisc.WorkEnqueue, 1)
 	idx := q.fqCodelClassify(ctx, p)
 	ctx.Work(qdisc.WorkTstamp, 1) // codel_set_enqueue_time
-	it := codel.Item{Pkt: *p, EnqueueTime: codel.GetTime(ctx.Now())}
+	it := codel.Item{Pkt: *p, EnqueueTime: codel.GetTime(int64(ctx.Now()))}
 	// is_skb_wmem: a packet still charged to its socket's sk_wmem_alloc
 	// (sock_wfree / tcp_wfree destructor: Sock >= 0 here) is already
 	// bounded by the socket, so fq_codel does not charge it again;

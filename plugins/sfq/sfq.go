@@ -451,7 +451,7 @@ func (q *SFQ) maybePerturb(ctx qdisc.Ctx) {
 		return
 	}
 	now := ctx.Now()
-	period := q.perturbPeriod * (sim.Second / hz)
+	period := sim.Time(q.perturbPeriod) * (sim.Second / hz)
 	if q.nextPerturb == 0 {
 		q.nextPerturb = now + period // mod_timer at the first call we see
 		return

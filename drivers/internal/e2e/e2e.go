@@ -24,10 +24,11 @@ func Ethtool(q report.Queue, key string) (int64, bool) {
 
 // RingDriver runs driver (default line rate lineRate bit/s, ring set to
 // 256) under mq pfifo, under a single root pfifo, and on a slow wire
-// without BQL. It checks the accounting, the line rate and ring the
-// report shows, that the per-queue counters add up to the device's, that
-// completions came with interrupts, and that the saturated wire made the
-// driver stop a queue; check adds the driver's own per-queue checks.
+// without BQL (run.Run fails a run whose accounting does not balance).
+// It checks the line rate and ring the report shows, that the per-queue
+// counters add up to the device's, that completions came with
+// interrupts, and that the saturated wire made the driver stop a queue;
+// check adds the driver's own per-queue checks.
 func RingDriver(t *testing.T, driver string, lineRate int64, check func(t *testing.T, q report.Queue)) {
 	t.Helper()
 	for _, tc := range []struct {
@@ -53,8 +54,8 @@ func RingDriver(t *testing.T, driver string, lineRate int64, check func(t *testi
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !rep.AccountingOK || rep.TxPackets == 0 || (tc.rate == 0 && rep.Setup.RateBps != lineRate) || rep.Setup.RingSize != 256 {
-				t.Fatalf("accounting %v tx %d rate %d ring %d", rep.AccountingOK, rep.TxPackets, rep.Setup.RateBps, rep.Setup.RingSize)
+			if rep.TxPackets == 0 || (tc.rate == 0 && rep.Setup.RateBps != lineRate) || rep.Setup.RingSize != 256 {
+				t.Fatalf("tx %d rate %d ring %d", rep.TxPackets, rep.Setup.RateBps, rep.Setup.RingSize)
 			}
 			var sum uint64
 			var stops int64

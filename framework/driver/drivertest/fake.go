@@ -66,7 +66,7 @@ func New(t *testing.T, nq int, bql bool) *Ctx {
 func (f *Ctx) Jiffies() uint64 { return uint64(f.Clock / (sim.Second / netdev.HZ)) }
 
 func (f *Ctx) Now() sim.Time       { return f.Clock }
-func (f *Ctx) Spend(ns int64)      { f.Clock += ns }
+func (f *Ctx) Spend(ns int64)      { f.Clock += sim.Time(ns) }
 func (f *Ctx) CPU() int            { return f.OnCPU }
 func (f *Ctx) HasQdisc(q int) bool { return f.Qdisc[q] }
 

@@ -38,7 +38,7 @@ func (h *fakeQHost) Spend(ns int64) {
 	if ns < 0 {
 		h.t.Errorf("host spent %d ns", ns)
 	}
-	h.now += ns
+	h.now += sim.Time(ns)
 }
 func (h *fakeQHost) Drop(p skb.Handle, r skb.DropReason)        { h.rec("drop %#x %s", uint64(p), r) }
 func (h *fakeQHost) DequeueDrop(p skb.Handle, r skb.DropReason) { h.rec("ddrop %#x %s", uint64(p), r) }
@@ -240,7 +240,7 @@ func TestQdiscCtxWorkAndRand(t *testing.T) {
 		for _, n := range []int{0, 1, 5} {
 			x.Work(k, n)
 			want += prices[k] * int64(n)
-			if x.Now() != want {
+			if int64(x.Now()) != want {
 				t.Fatalf("Work(%d, %d): clock %d, want %d", k, n, x.Now(), want)
 			}
 		}
@@ -258,7 +258,7 @@ func TestQdiscCtxWorkAndRand(t *testing.T) {
 		if got, w := x.Rand(), ref.Uint32(); got != w {
 			t.Fatalf("draw %d: %d, want %d from sim.NewRand(CtxSeed)", i, got, w)
 		}
-		if x.Now() != int64(i+1)*prices[qdisc.WorkRand] {
+		if int64(x.Now()) != int64(i+1)*prices[qdisc.WorkRand] {
 			t.Fatalf("draw %d: clock %d, want the WorkRand price each", i, x.Now())
 		}
 	}
@@ -278,7 +278,7 @@ func TestQdiscCtxWorkAndRand(t *testing.T) {
 	l.Init(&fakeQHost{t: t}, testSetup(), nil)
 	h := &fakeQHost{t: t}
 	l.Reset(h)
-	if h.now != 2*prices[qdisc.WorkRand] {
+	if int64(h.now) != 2*prices[qdisc.WorkRand] {
 		t.Fatalf("two draws spent %d on the host", h.now)
 	}
 }
@@ -312,7 +312,7 @@ func (h *fakeDHost) Spend(ns int64) {
 	if ns < 0 {
 		h.t.Errorf("host spent %d ns", ns)
 	}
-	h.now += ns
+	h.now += sim.Time(ns)
 }
 func (h *fakeDHost) CPU() int { return h.cpu }
 func (h *fakeDHost) SentQueue(q, bytes int) {

@@ -1,6 +1,9 @@
-package run
+// Package builtintest registers every built-in qdisc and driver for the
+// framework's tests (import it blank): the txlab command registers them
+// in cli/builtins.go, and framework packages import none of them.
+// cli's TestBuiltinsListed keeps the two lists whole.
+package builtintest
 
-// The built-in plugins: importing a package registers its qdisc or driver.
 import (
 	_ "github.com/txlab/txlab/drivers/i40e"
 	_ "github.com/txlab/txlab/drivers/ice"

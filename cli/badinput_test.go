@@ -1,0 +1,470 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"fmt"
+	"go/parser"
+	"go/token"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/txlab/txlab/framework/run"
+)
+
+// TestBadFlags: each bad command line ends with a one-line error naming
+// what is wrong, a non-zero exit code, and no file written: neither the
+// report (-o) nor the trace (--trace-out) appear, and an existing report
+// is left as it was.
+func TestBadFlags(t *testing.T) {
+	hello := "../scripts/hello.tengo"
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--queues", "-1", "--warmup", "1ms", "--duration", "2ms"}, "--queues: -1 is out of range: 1..4096"},
+		{[]string{"--queues", "5000"}, "--queues: 5000 is out of range: 1..4096"},
+		{[]string{"--sockets", "4294967296", "--cores", "4294967296"}, "--sockets: 4294967296 is out of range: 1..64"},
+		{[]string{"--sockets", "64", "--cores", "4096", "--smt", "8"}, "64 sockets x 4096 cores x 8 threads is more than the 8192 CPUs supported"},
+		{[]string{"--senders", "9000"}, "--senders: 9000 is out of range: 1..8192"},
+		{[]string{"--senders", "9"}, "9 senders but only 8 CPUs"},
+		{[]string{"--flows", "2000000", "--workload", "udp_rate"}, "--flows: 2000000 is out of range: 1..1048576"},
+		{[]string{"--size", "70000"}, "--size: 70000 is out of range: 1..65507"},
+		{[]string{"--interval", "1ns"}, "interval 1ns gives 3000000 samples over duration 3ms, at most 10000: use an interval of 300ns or more"},
+		{[]string{"--workload", "udp_rate", "--offered-rate", "1e30"}, "--offered-rate: 1e+30 is out of range: 1..10G"},
+		{[]string{"--workload", "udp_rate", "--offered-rate", "200M", "--size", "64"}, "offered rate 200M packets/s is more than the 100Gbit link carries: at most 96.153846M packets/s of 64-byte payloads"},
+		{[]string{"--rate", "2Tbit"}, "--rate: 2Tbit is out of range"},
+		{[]string{"--duration", "2ms", "--warmup", "5ms"}, "warmup 5ms must be shorter than duration 2ms (set --warmup"},
+		{[]string{"--duration", "2h"}, "--duration: 2h is out of range: 1ns..1h"},
+		{[]string{"--queues", "many"}, `--queues: "many" is not a whole number`},
+		{[]string{"--set", "cost.doorbell=1000000001"}, "cost doorbell: 1000000001 is out of range: must be >= 0 and <= 1000000000"},
+		{[]string{"--set", "cost.line_remote=-1"}, "must be >= 0"},
+		{[]string{"--set", "dev_tx_weight=0"}, "toggle dev_tx_weight: 0 is out of range: 1..2147483647"},
+		{[]string{"--set", "retpoline=off"}, "toggle retpoline was merged into sock_wfree"},
+		{[]string{"--set", "indirect_call_wrapper=on"}, "indirect_call_wrapper=on is sock_wfree=direct"},
+		{[]string{"--cpus", "8"}, "--cpus was removed: give --sockets, --cores and --smt"},
+		{[]string{"--ring", "512"}, `--ring was removed: give the ring size in ethtool's word, --driver-opts "tx N"`},
+		{[]string{"--set", "nope=1"}, `unknown toggle "nope"`},
+		{[]string{"--qdisc", "fifo"}, `unknown qdisc "fifo"`},
+		{[]string{"--driver", "e1000e"}, `unknown driver "e1000e"`},
+		{[]string{"--profile", "4.19"}, `unknown profile "4.19"`},
+		{[]string{"--compare", "profile=6.18,4.19"}, `variant 4.19: unknown profile "4.19"`},
+		{[]string{"--format", "yaml"}, "text or json"},
+		{[]string{"--trace-sample", "2"}, "sample rate 2 must be in [0, 1]"},
+		{[]string{"--trace-window", "10ms"}, "want LENGTH@START"},
+		{[]string{"--max-allocs", "0", hello}, "--max-allocs 0 is out of range: 1..1000000000"},
+		{[]string{"--plugin-timeout", "0s"}, "--plugin-timeout 0s is out of range"},
+		{[]string{hello, "--param", "x=1"}, `unknown parameter "x"`},
+		{[]string{hello, "--compare", "profile=6.18"}, "already declares 2 variants"},
+		{[]string{"/dev/zero"}, "/dev/zero: more than 1048576 bytes: not a script"},
+		{[]string{hello, "extra.tengo"}, "want at most one SCRIPT.tengo"},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			dir := t.TempDir()
+			report, traceOut, existing := filepath.Join(dir, "r.json"), filepath.Join(dir, "t.json"), filepath.Join(dir, "old.json")
+			args := append(append([]string(nil), quick...), tc.args...)
+			_, err := txlab(t, append(args, "-o", report, "--trace-out", traceOut)...)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v, want %q", err, tc.want)
+			}
+			if strings.Contains(err.Error(), "\n") {
+				t.Errorf("error is not one line: %q", err)
+			}
+			if code := exitCode(err); code == 0 {
+				t.Errorf("exit code 0")
+			}
+			os.WriteFile(existing, []byte("old"), 0o644)
+			txlab(t, append(args, "-o", existing)...)
+			if b, _ := os.ReadFile(existing); string(b) != "old" {
+				t.Errorf("the existing report was overwritten with %q", trunc(b))
+			}
+			if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+				var names []string
+				for _, e := range ents {
+					names = append(names, e.Name())
+				}
+				t.Errorf("files written: %v", names)
+			}
+		})
+	}
+}
+
+func trunc(b []byte) string {
+	if len(b) > 60 {
+		return string(b[:60]) + "..."
+	}
+	return string(b)
+}
+
+// TestBadFlagsExitCode: the real command exits non-zero and prints one
+// line (a process, so main's exit path is the one tested).
+func TestBadFlagsExitCode(t *testing.T) {
+	stderr, code := exitOf(t, "run", "--queues", "-1", "--warmup", "1ms", "--duration", "2ms")
+	if code != 1 || strings.TrimSpace(stderr) != "txlab: --queues: -1 is out of range: 1..4096" {
+		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+}
+
+// TestPositionalArgs: flags written after the positional argument set
+// the flag under every name (an alias included), once.
+func TestPositionalArgs(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		pos  []string
+		out  string
+		n    int
+		set  []string
+		q    bool
+	}{
+		{[]string{"x.tengo", "-o", "F"}, []string{"x.tengo"}, "F", 0, nil, false},
+		{[]string{"x.tengo", "--output", "F"}, []string{"x.tengo"}, "F", 0, nil, false},
+		{[]string{"x.tengo", "-o=F", "--num", "3"}, []string{"x.tengo"}, "F", 3, nil, false},
+		{[]string{"x.tengo", "-s", "a=1", "--set", "b=2", "-q"}, []string{"x.tengo"}, "", 0, []string{"a=1", "b=2"}, true},
+		{[]string{"-o", "G", "x.tengo", "--", "-n"}, []string{"x.tengo", "-n"}, "G", 0, nil, false},
+	} {
+		var got struct {
+			pos      []string
+			out, o   string
+			n, num   int
+			set      []string
+			q, quick bool
+		}
+		app := &cli.App{Name: "t", Commands: []*cli.Command{{
+			Name: "run",
+			Flags: []cli.Flag{
+				&cli.StringFlag{Name: "output", Aliases: []string{"o"}},
+				&cli.IntFlag{Name: "n", Aliases: []string{"num"}},
+				&cli.StringSliceFlag{Name: "set", Aliases: []string{"s"}},
+				&cli.BoolFlag{Name: "quick", Aliases: []string{"q"}},
+			},
+			Action: func(c *cli.Context) error {
+				var err error
+				got.pos, err = positionalArgs(c)
+				got.out, got.o, got.n, got.num = c.String("output"), c.String("o"), c.Int("n"), c.Int("num")
+				got.set, got.q, got.quick = c.StringSlice("set"), c.Bool("q"), c.Bool("quick")
+				if !c.IsSet("output") && got.out != "" {
+					return errors.New("output has a value but is not set")
+				}
+				return err
+			},
+		}}}
+		if err := app.Run(append([]string{"t", "run"}, tc.args...)); err != nil {
+			t.Errorf("%v: %v", tc.args, err)
+			continue
+		}
+		if !slices.Equal(got.pos, tc.pos) || got.out != tc.out || got.o != tc.out || got.n != tc.n || got.num != tc.n ||
+			!slices.Equal(got.set, tc.set) || got.q != tc.q || got.quick != tc.q {
+			t.Errorf("%v: got %+v", tc.args, got)
+		}
+	}
+}
+
+// TestFlagsAfterScript: `txlab run SCRIPT -o FILE` writes FILE (it used
+// to set only the alias and print to stdout).
+func TestFlagsAfterScript(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "r.json")
+	out, err := txlab(t, "run", "../scripts/hello.tengo", "--quick", "--format", "json", "-o", path, "--no-progress")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out != "" {
+		t.Errorf("the report went to stdout too: %d bytes", len(out))
+	}
+	if b, err := os.ReadFile(path); err != nil || !bytes.Contains(b, []byte(`"variants"`)) {
+		t.Errorf("-o after the script: %v, %q", err, trunc(b))
+	}
+}
+
+// TestDefaultsAgree: txlab list, txlab run --help, the README and a run
+// all show the defaults run.Default() has, from the one knob table.
+func TestDefaultsAgree(t *testing.T) {
+	d := run.Default()
+	list, err := txlab(t, "list")
+	if err != nil {
+		t.Fatal(err)
+	}
+	help, err := txlab(t, "run", "--help")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range run.Knobs() {
+		def := k.Get(&d)
+		if def == "" {
+			def = `""`
+		}
+		if !regexp.MustCompile(`(?m)^  --` + regexp.QuoteMeta(k.Flag) + ` +` + regexp.QuoteMeta(k.Script) + ` +` + regexp.QuoteMeta(def) + ` `).MatchString(list) {
+			t.Errorf("txlab list does not show --%s with default %s", k.Flag, def)
+		}
+		line := regexp.MustCompile(`(?m)^   --` + regexp.QuoteMeta(k.Flag) + ` value .*$`).FindString(help)
+		if line == "" || !strings.Contains(line, knobUsage(k)) || (k.Get(&d) != "" && !strings.HasSuffix(line, "(default: "+k.Get(&d)+")")) {
+			t.Errorf("run --help shows --%s as %q", k.Flag, line)
+		}
+	}
+	if !strings.Contains(list, "default from the default profile "+d.Profile) {
+		t.Errorf("txlab list does not take toggle defaults from %s", d.Profile)
+	}
+	if !bytes.Contains(readme, []byte(knobTable())) {
+		if *update {
+			updateREADME(t, readme)
+		} else {
+			t.Errorf("the README's table of run flags is not run.Knobs'; go test ./cli -run TestDefaultsAgree -update rewrites it")
+		}
+	}
+	// The run: only the time shortened.
+	out, err := txlab(t, "run", "--duration", "1ms", "--warmup", "0", "--format", "json", "--no-progress")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"profile": "` + d.Profile + `"`, `"seed": ` + strconv.FormatUint(d.Seed, 10),
+		fmt.Sprintf(`"sockets": %d`, d.Sockets), fmt.Sprintf(`"cores_per_socket": %d`, d.Cores), fmt.Sprintf(`"threads_per_core": %d`, d.Threads),
+		`"driver": "` + d.Driver + `"`, fmt.Sprintf(`"queues": %d`, d.Queues), fmt.Sprintf(`"rate_bps": %d`, d.RateBps),
+		`"qdisc": "` + d.Qdisc + `"`, `"workload": "` + d.Workload.Kind + `"`, fmt.Sprintf(`"senders": %d`, d.Workload.Senders),
+		fmt.Sprintf(`"packet_size": %d`, d.Workload.PacketSize), `"placement": "` + d.Workload.Placement + `"`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("a run with the defaults reports no %s", want)
+		}
+	}
+}
+
+var update = flag.Bool("update", false, "rewrite the README's table of run flags from run.Knobs")
+
+const (
+	tableStart = "<!-- run flags: generated from run.Knobs (go test ./cli -run TestDefaultsAgree -update) -->\n"
+	tableEnd   = "<!-- end of run flags -->\n"
+)
+
+// knobTable is the README's table of run flags.
+func knobTable() string {
+	d := run.Default()
+	var b strings.Builder
+	b.WriteString(tableStart)
+	b.WriteString("| flag | script | default | range | what |\n|---|---|---|---|---|\n")
+	for _, k := range run.Knobs() {
+		def := k.Get(&d)
+		if def == "" {
+			def = "\"\""
+		}
+		fmt.Fprintf(&b, "| `--%s` | `%s` | `%s` | %s | %s |\n", k.Flag, k.Script, def, k.Range(), strings.ReplaceAll(k.Help, "|", "\\|"))
+	}
+	b.WriteString(tableEnd)
+	return b.String()
+}
+
+func updateREADME(t *testing.T, readme []byte) {
+	s := string(readme)
+	i, j := strings.Index(s, tableStart), strings.Index(s, tableEnd)
+	if i < 0 || j < i {
+		t.Fatal("README.md has no run flags table markers")
+	}
+	s = s[:i] + knobTable() + s[j+len(tableEnd):]
+	if err := os.WriteFile("../README.md", []byte(s), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestReportReplacedOnlyWhenComplete: a good run replaces an existing
+// report, leaving no temporary file behind; a failed one leaves it.
+func TestReportReplacedOnlyWhenComplete(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "r.txt")
+	os.WriteFile(path, []byte("old"), 0o600)
+	if _, err := txlab(t, append(quick, "-o", path)...); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(path)
+	st, _ := os.Stat(path)
+	if !bytes.Contains(b, []byte("accounting: offered")) || st.Mode().Perm() != 0o644 {
+		t.Errorf("the report was not replaced by a complete one (mode %v): %q", st.Mode(), trunc(b))
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		t.Errorf("%d files in the directory, want the report alone", len(ents))
+	}
+}
+
+// TestWriteErrors: a report or trace that cannot be written ends the
+// run with a non-zero exit.
+func TestWriteErrors(t *testing.T) {
+	if _, err := os.Stat("/dev/full"); err != nil {
+		t.Skip("no /dev/full")
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-o", "/dev/full"}, "/dev/full: write /dev/full: no space left on device"},
+		{[]string{"--trace-out", "/dev/full"}, "spans not written: failed to encode span 0: /dev/full: write /dev/full: no space left on device"},
+		{[]string{"-o", "/nonexistent/dir/r.json"}, "/nonexistent/dir/r.json"},
+	} {
+		_, err := txlab(t, append(append(append([]string(nil), quick...), "--duration", "2ms"), tc.args...)...)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") || exitCode(err) == 0 {
+			t.Errorf("%v: %v, want one line with %q", tc.args, err, tc.want)
+		}
+	}
+	app := newApp()
+	app.Writer, app.ErrWriter = failWriter{}, &bytes.Buffer{}
+	err := app.Run(append([]string{"txlab"}, append(append([]string(nil), quick...), "--duration", "2ms")...))
+	if err == nil || !strings.Contains(err.Error(), "writing the report: stdout closed") {
+		t.Errorf("stdout write error: %v", err)
+	}
+}
+
+type failWriter struct{}
+
+func (failWriter) Write([]byte) (int, error) { return 0, errors.New("stdout closed") }
+
+// TestInterruptFlushesTrace sends SIGINT to a real txlab in the middle
+// of a run: the trace it has so far is written whole (its root span
+// says interrupted), the report is not written, the exit code is 130.
+func TestInterruptFlushesTrace(t *testing.T) {
+	dir := t.TempDir()
+	traceOut, report := filepath.Join(dir, "t.json"), filepath.Join(dir, "r.json")
+	self, _ := os.Executable()
+	args := append(append([]string(nil), quick...), "--duration", "10s", "--trace-out", traceOut, "-o", report)
+	cmd := exec.Command(self)
+	cmd.Env = append(os.Environ(), "TXLAB_TEST_MAIN=1", "TXLAB_TEST_ARGS="+strings.Join(args, "\x1f"))
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// The trace's temporary file appears once the configuration is
+	// valid and the run starts.
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		tmps, _ := filepath.Glob(filepath.Join(dir, ".t.json.*.tmp"))
+		if len(tmps) > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("the run did not start: %s", stderr.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	time.Sleep(300 * time.Millisecond)
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+		t.Fatalf("exit: %v, want 130; stderr:\n%s", err, stderr.String())
+	}
+	b, err := os.ReadFile(traceOut)
+	if err != nil {
+		t.Fatalf("no trace after the interrupt: %v", err)
+	}
+	if !bytes.Contains(b, []byte(`"Name":"txlab run"`)) || !bytes.Contains(b, []byte(`"Description":"interrupted"`)) ||
+		!bytes.Contains(b, []byte(`"Name":"packet"`)) {
+		t.Errorf("the trace lacks the root span, its interruption or the packets (%d bytes)", len(b))
+	}
+	if _, err := os.Stat(report); err == nil {
+		t.Error("an interrupted run wrote a report")
+	}
+	if tmps, _ := filepath.Glob(filepath.Join(dir, ".*.tmp")); len(tmps) > 0 {
+		t.Errorf("temporary files left: %v", tmps)
+	}
+	if !strings.Contains(stderr.String(), "txlab: interrupted") {
+		t.Errorf("stderr: %s", stderr.String())
+	}
+}
+
+// TestBuiltinsListed: cli/builtins.go (what txlab registers) and the
+// framework tests' builtintest import every package that registers a
+// qdisc or driver, and nothing else imports one outside tests.
+func TestBuiltinsListed(t *testing.T) {
+	var want []string
+	for _, pattern := range []string{"../plugins/*/*.go", "../drivers/*/*.go"} {
+		files, _ := filepath.Glob(pattern)
+		for _, f := range files {
+			if strings.HasSuffix(f, "_test.go") {
+				continue
+			}
+			b, _ := os.ReadFile(f)
+			if bytes.Contains(b, []byte("qdisc.Register(")) || bytes.Contains(b, []byte("driver.Register(")) {
+				pkg := "github.com/txlab/txlab/" + filepath.ToSlash(filepath.Dir(strings.TrimPrefix(f, "../")))
+				if !slices.Contains(want, pkg) {
+					want = append(want, pkg)
+				}
+			}
+		}
+	}
+	slices.Sort(want)
+	if len(want) < 8 {
+		t.Fatalf("found only %v", want)
+	}
+	for _, file := range []string{"builtins.go", "../framework/internal/builtintest/builtintest.go"} {
+		f, err := parser.ParseFile(token.NewFileSet(), file, nil, parser.ImportsOnly)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, im := range f.Imports {
+			got = append(got, strings.Trim(im.Path.Value, `"`))
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, want) {
+			t.Errorf("%s imports %v, want %v", file, got, want)
+		}
+	}
+}
+
+// TestREADMELayout: the README's layout table names every package
+// directory of the tree, and nothing that is not one.
+func TestREADMELayout(t *testing.T) {
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(readme)
+	i := strings.Index(s, "## Layout")
+	j := strings.Index(s[i+1:], "\n## ")
+	if i < 0 || j < 0 {
+		t.Fatal("README.md has no Layout section")
+	}
+	section := s[i : i+1+j]
+	named := map[string]bool{}
+	for _, m := range regexp.MustCompile("`([a-z0-9_/]+)`").FindAllStringSubmatch(section, -1) {
+		if st, err := os.Stat("../" + m[1]); err == nil && st.IsDir() {
+			named[m[1]] = true
+		}
+	}
+	var dirs []string
+	filepath.WalkDir("..", func(path string, d os.DirEntry, err error) error {
+		if err != nil || !d.IsDir() {
+			return err
+		}
+		if strings.HasPrefix(d.Name(), ".") && path != ".." {
+			return filepath.SkipDir
+		}
+		if gos, _ := filepath.Glob(filepath.Join(path, "*.go")); len(gos) > 0 {
+			dirs = append(dirs, strings.TrimPrefix(path, "../"))
+		}
+		return nil
+	})
+	for _, d := range dirs {
+		if !named[d] {
+			t.Errorf("the README's layout does not name %s", d)
+		}
+	}
+	for d := range named {
+		if !slices.Contains(dirs, d) && d != "docs" {
+			t.Errorf("the README's layout names %s, which has no Go files", d)
+		}
+	}
+}

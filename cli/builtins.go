@@ -1,0 +1,16 @@
+package main
+
+// The built-in qdiscs and drivers, all in one place: importing a package
+// registers its qdisc or driver (qdisc.Register, driver.Register), and
+// this file is the only non-test file that imports them. `txlab --isolate`
+// serves the same set out of process (plugin.Builtins).
+import (
+	_ "github.com/txlab/txlab/drivers/i40e"
+	_ "github.com/txlab/txlab/drivers/ice"
+	_ "github.com/txlab/txlab/drivers/idpf"
+	_ "github.com/txlab/txlab/drivers/veth"
+	_ "github.com/txlab/txlab/plugins/cake"
+	_ "github.com/txlab/txlab/plugins/fq"
+	_ "github.com/txlab/txlab/plugins/fq_codel"
+	_ "github.com/txlab/txlab/plugins/sfq"
+)

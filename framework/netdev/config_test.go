@@ -1,0 +1,45 @@
+package netdev
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestConfigSet(t *testing.T) {
+	for _, tc := range []struct {
+		name, value string
+		want        string // error substring; "" accepted
+		check       func(c Config) bool
+	}{
+		{"sock_wfree", "direct", "", func(c Config) bool { return c.SockWfree == CallDirect }},
+		{"sock_wfree", "indirect", "", func(c Config) bool { return c.SockWfree == CallIndirect }},
+		{"sock_wfree", "retpoline", "", func(c Config) bool { return c.SockWfree == CallRetpoline }},
+		{"sock_wfree", "on", `"on" is not retpoline, direct or indirect`, nil},
+		{"retpoline", "off", "toggle retpoline was merged into sock_wfree", nil},
+		{"indirect_call_wrapper", "on", "indirect_call_wrapper=on is sock_wfree=direct", nil},
+		{"dev_tx_weight", "2147483647", "", func(c Config) bool { return c.DevTxWeight == 2147483647 }},
+		{"dev_tx_weight", "2147483648", "out of range: 1..2147483647", nil},
+		{"dev_tx_weight", "0", "out of range: 1..2147483647", nil},
+		{"sndbuf", "4607", "out of range: 4608..2147483647", nil},
+		{"tx_queue_len", "-1", "out of range: 0..2147483647", nil},
+		{"tx_queue_len", "x", "not a whole number", nil},
+		{"fast_path", "maybe", "not on/off", nil},
+		{"nope", "1", `unknown toggle "nope"`, nil},
+	} {
+		c, _ := Profile("6.18")
+		err := c.Set(tc.name, tc.value)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("Set(%s, %s): %v", tc.name, tc.value, err)
+		case tc.want == "" && !tc.check(c):
+			t.Errorf("Set(%s, %s) did not set it: %+v", tc.name, tc.value, c)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("Set(%s, %s) = %v, want %q", tc.name, tc.value, err, tc.want)
+		}
+	}
+	for _, name := range ToggleNames() {
+		if _, removed := removedToggles[name]; removed {
+			t.Errorf("toggle %s is both current and removed", name)
+		}
+	}
+}

@@ -1,0 +1,319 @@
+package run
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/txlab/txlab/framework/sim"
+	"github.com/txlab/txlab/framework/units"
+	"github.com/txlab/txlab/framework/workload"
+)
+
+// Bounds of a run that no single knob carries.
+const (
+	// MaxSamples bounds the throughput time series: duration / interval.
+	MaxSamples = 10000
+	// MaxActionRuns bounds how often one timed action runs in a run.
+	MaxActionRuns = 1_000_000
+	// MaxLinkRate is the fastest link a device may have: 1.6 Tbit/s
+	// (1.6TbE, IEEE 802.3dj).
+	MaxLinkRate = 1_600_000_000_000
+	// MaxDuration bounds a run's simulated time.
+	MaxDuration = sim.Time(time.Hour)
+)
+
+// KnobKind is how a knob's value is written.
+type KnobKind int
+
+// Knob kinds.
+const (
+	TextKnob  KnobKind = iota // words
+	IntKnob                   // a whole number
+	RateKnob                  // a link rate in bits/s, in tc's words (100Gbit)
+	CountKnob                 // a count per second with an SI suffix (5M)
+	TimeKnob                  // simulated time (20ms, 1.5s)
+	SeedKnob                  // an unsigned 64-bit number
+)
+
+// Knob is one setting of a Spec that the front ends name: the CLI's
+// --Flag and a script's Script key. Knobs is the one table of them: the
+// CLI's flags and their help, `txlab list`, the README's table of
+// defaults and Spec.Validate's range checks all read it, and a knob's
+// default is its value in Default().
+type Knob struct {
+	Flag   string // the CLI flag, without "--"
+	Script string // where a script sets it ("device.queues")
+	Kind   KnobKind
+	// Min and Max are the documented range (inclusive) of a numeric
+	// knob; Zero, if set, says what 0 means when 0 is below Min.
+	Min, Max float64
+	Zero     string
+	Help     string
+	// Only, if set, says when the knob is used (flows and the offered
+	// rate: udp_rate only); its range is not checked otherwise.
+	Only func(s *Spec) bool
+	ptr  func(s *Spec) any
+}
+
+func udpRate(s *Spec) bool { return s.Workload.Kind == workload.UDPRate }
+
+var knobs = []*Knob{
+	{Flag: "profile", Script: "profile", Kind: TextKnob, Help: "kernel profile: 6.18, 6.19-rc1, net-next",
+		ptr: func(s *Spec) any { return &s.Profile }},
+	{Flag: "sockets", Script: "host.sockets", Kind: IntKnob, Min: 1, Max: 64, Help: "CPU sockets",
+		ptr: func(s *Spec) any { return &s.Sockets }},
+	{Flag: "cores", Script: "host.cores", Kind: IntKnob, Min: 1, Max: 4096, Help: "cores per socket",
+		ptr: func(s *Spec) any { return &s.Cores }},
+	{Flag: "smt", Script: "host.smt", Kind: IntKnob, Min: 1, Max: 8,
+		Help: fmt.Sprintf("threads per core (sockets x cores x smt CPUs, at most %d)", sim.MaxCPUs),
+		ptr:  func(s *Spec) any { return &s.Threads }},
+	{Flag: "driver", Script: "device.driver", Kind: TextKnob, Help: "NIC driver model (txlab list: DRIVERS)",
+		ptr: func(s *Spec) any { return &s.Driver }},
+	{Flag: "driver-opts", Script: "device.opts", Kind: TextKnob, Help: "driver options in ethtool words, e.g. \"tx 512 tx-usecs 50\" (tx: TX ring size)",
+		ptr: func(s *Spec) any { return &s.DriverArgs }},
+	{Flag: "queues", Script: "device.queues", Kind: IntKnob, Min: 1, Max: 4096, Help: "TX queues",
+		ptr: func(s *Spec) any { return &s.Queues }},
+	{Flag: "rate", Script: "device.rate", Kind: RateKnob, Min: 1, Max: MaxLinkRate, Zero: "the driver's default",
+		Help: "link rate in bits/s, tc's words (100Gbit, 25gbit, 2.5Gbit)",
+		ptr:  func(s *Spec) any { return &s.RateBps }},
+	{Flag: "qdisc", Script: "qdisc", Kind: TextKnob, Help: "root qdisc in tc words, e.g. \"mq pfifo\", \"pfifo limit 100\", noqueue",
+		ptr: func(s *Spec) any { return &s.Qdisc }},
+	{Flag: "workload", Script: "senders.kind", Kind: TextKnob, Help: "udp_stream (closed loop) or udp_rate (open loop)",
+		ptr: func(s *Spec) any { return &s.Workload.Kind }},
+	{Flag: "senders", Script: "senders.count", Kind: IntKnob, Min: 1, Max: workload.MaxSenders, Help: "sender threads, one per CPU",
+		ptr: func(s *Spec) any { return &s.Workload.Senders }},
+	{Flag: "placement", Script: "senders.placement", Kind: TextKnob, Help: "sender CPUs: spread, or a CPU list like 0-7,16",
+		ptr: func(s *Spec) any { return &s.Workload.Placement }},
+	{Flag: "size", Script: "senders.size", Kind: IntKnob, Min: 1, Max: workload.MaxPacketSize, Help: "UDP payload bytes (netperf -m)",
+		ptr: func(s *Spec) any { return &s.Workload.PacketSize }},
+	{Flag: "flows", Script: "senders.flows", Kind: IntKnob, Min: 1, Max: workload.MaxFlows, Help: "udp_rate flows (udp_stream has one per sender)",
+		Only: udpRate, ptr: func(s *Spec) any { return &s.Workload.Flows }},
+	{Flag: "offered-rate", Script: "senders.rate", Kind: CountKnob, Min: 1, Max: workload.MaxRate,
+		Help: "udp_rate total packets/s (5M, 630K), at most what the link carries",
+		Only: udpRate, ptr: func(s *Spec) any { return &s.Workload.Rate }},
+	{Flag: "duration", Script: "duration", Kind: TimeKnob, Min: 1, Max: float64(MaxDuration), Help: "simulated time, warmup included",
+		ptr: func(s *Spec) any { return &s.Duration }},
+	{Flag: "warmup", Script: "warmup", Kind: TimeKnob, Min: 0, Max: float64(MaxDuration), Help: "simulated time before measuring (below duration)",
+		ptr: func(s *Spec) any { return &s.Warmup }},
+	{Flag: "interval", Script: "interval", Kind: TimeKnob, Min: 1, Max: float64(MaxDuration), Zero: "duration/20",
+		Help: fmt.Sprintf("time-series step (at most %d steps)", MaxSamples),
+		ptr:  func(s *Spec) any { return &s.Interval }},
+	{Flag: "seed", Script: "seed", Kind: SeedKnob, Help: "run seed: the same seed gives the same report",
+		ptr: func(s *Spec) any { return &s.Seed }},
+}
+
+// Knobs is the table of knobs, in the order the CLI shows them.
+func Knobs() []*Knob { return knobs }
+
+// KnobByFlag is the knob of a CLI flag, or nil.
+func KnobByFlag(flag string) *Knob {
+	for _, k := range knobs {
+		if k.Flag == flag {
+			return k
+		}
+	}
+	return nil
+}
+
+// Name is how errors name the knob: "--queues (device.queues)".
+func (k *Knob) Name() string { return "--" + k.Flag + " (" + k.Script + ")" }
+
+// Get is the knob's value in s as text that Set reads back exactly.
+func (k *Knob) Get(s *Spec) string {
+	switch p := k.ptr(s).(type) {
+	case *string:
+		return *p
+	case *[]string:
+		return strings.Join(*p, " ")
+	case *int:
+		return strconv.Itoa(*p)
+	case *int64:
+		return formatRate(*p)
+	case *float64:
+		return formatCount(*p)
+	case *sim.Time:
+		return formatTime(*p)
+	case *uint64:
+		return strconv.FormatUint(*p, 10)
+	}
+	panic("run: knob " + k.Flag + " of an unknown type")
+}
+
+// Set parses text into the knob's field of s. It checks the syntax and
+// the knob's own range; Spec.Validate checks the rest.
+func (k *Knob) Set(s *Spec, text string) error {
+	text = strings.TrimSpace(text)
+	switch p := k.ptr(s).(type) {
+	case *string:
+		*p = text
+		return nil
+	case *[]string:
+		*p = nil
+		if f := strings.Fields(text); len(f) > 0 {
+			*p = f
+		}
+		return nil
+	case *int:
+		n, err := strconv.ParseInt(text, 10, 64)
+		if err != nil {
+			return fmt.Errorf("%q is not a whole number", text)
+		}
+		if err := k.InRange(float64(n)); err != nil {
+			return err
+		}
+		*p = int(n)
+	case *int64:
+		r, err := units.ParseRate(text)
+		if err != nil {
+			return err
+		}
+		if err := k.InRange(float64(r)); err != nil {
+			return err
+		}
+		*p = r
+	case *float64:
+		c, err := units.ParseCount(text)
+		if err != nil {
+			return err
+		}
+		if err := k.InRange(c); err != nil {
+			return err
+		}
+		*p = c
+	case *sim.Time:
+		d, err := time.ParseDuration(text)
+		if err != nil {
+			return fmt.Errorf("%q is not a time (e.g. 20ms, 1.5s, 100us)", text)
+		}
+		if err := k.InRange(float64(d)); err != nil {
+			return err
+		}
+		*p = sim.Time(d)
+	case *uint64:
+		n, err := strconv.ParseUint(text, 10, 64)
+		if err != nil {
+			return fmt.Errorf("%q is not a whole number >= 0", text)
+		}
+		*p = n
+	}
+	return nil
+}
+
+// InRange checks v against the knob's documented range; the error says
+// the range.
+func (k *Knob) InRange(v float64) error {
+	if k.Min == 0 && k.Max == 0 {
+		return nil
+	}
+	if v == 0 && k.Zero != "" {
+		return nil
+	}
+	if math.IsNaN(v) || v < k.Min || v > k.Max {
+		return fmt.Errorf("%s is out of range: %s", k.format(v), k.Range())
+	}
+	return nil
+}
+
+// Range is the documented range as text: "1..4096", "0 (the driver's
+// default) or 1kbit..1.6Tbit".
+func (k *Knob) Range() string {
+	if k.Min == 0 && k.Max == 0 {
+		return ""
+	}
+	r := k.format(k.Min) + ".." + k.format(k.Max)
+	if k.Zero != "" {
+		r = "0 (" + k.Zero + ") or " + r
+	}
+	return r
+}
+
+func (k *Knob) format(v float64) string {
+	switch k.Kind {
+	case RateKnob:
+		if v > math.MaxInt64 || v < math.MinInt64 {
+			return strconv.FormatFloat(v, 'g', -1, 64) + "bit"
+		}
+		return formatRate(int64(v))
+	case CountKnob:
+		return formatCount(v)
+	case TimeKnob:
+		if v > math.MaxInt64 || v < math.MinInt64 {
+			return strconv.FormatFloat(v, 'g', -1, 64) + "ns"
+		}
+		return formatTime(sim.Time(v))
+	}
+	return strconv.FormatFloat(v, 'f', -1, 64)
+}
+
+// check is the knob's range check on a whole spec (a script sets fields
+// directly).
+func (k *Knob) check(s *Spec) error {
+	if k.Only != nil && !k.Only(s) {
+		return nil
+	}
+	var v float64
+	switch p := k.ptr(s).(type) {
+	case *int:
+		v = float64(*p)
+	case *int64:
+		v = float64(*p)
+	case *float64:
+		v = *p
+	case *sim.Time:
+		v = float64(*p)
+	default:
+		return nil
+	}
+	if err := k.InRange(v); err != nil {
+		return fmt.Errorf("%s: %w", k.Name(), err)
+	}
+	return nil
+}
+
+// formatRate writes bits/s exactly in tc's words: 100Gbit, 2500Mbit.
+func formatRate(r int64) string {
+	for _, u := range []struct {
+		s string
+		n int64
+	}{{"Tbit", 1e12}, {"Gbit", 1e9}, {"Mbit", 1e6}, {"Kbit", 1e3}} {
+		if r != 0 && r%u.n == 0 {
+			return strconv.FormatInt(r/u.n, 10) + u.s
+		}
+	}
+	return strconv.FormatInt(r, 10) + "bit"
+}
+
+// formatCount writes a count exactly with an SI suffix: 1M, 630K, 1.5M.
+func formatCount(c float64) string {
+	for _, u := range []struct {
+		s string
+		n float64
+	}{{"G", 1e9}, {"M", 1e6}, {"K", 1e3}} {
+		if c >= u.n && c <= 1e15 {
+			if q := c / u.n; q*u.n == c {
+				return strconv.FormatFloat(q, 'f', -1, 64) + u.s
+			}
+		}
+	}
+	return strconv.FormatFloat(c, 'g', -1, 64)
+}
+
+// formatTime writes a time exactly in the largest unit that divides it
+// (sim.Time's String rounds to 3 digits, as tc does).
+func formatTime(t sim.Time) string {
+	if t == 0 {
+		return "0"
+	}
+	for _, u := range []struct {
+		s string
+		n sim.Time
+	}{{"h", sim.Time(time.Hour)}, {"s", sim.Second}, {"ms", sim.Millisecond}, {"us", sim.Microsecond}} {
+		if t != 0 && t%u.n == 0 {
+			return strconv.FormatInt(int64(t/u.n), 10) + u.s
+		}
+	}
+	return strconv.FormatInt(int64(t), 10) + "ns"
+}
