@@ -7,6 +7,7 @@ import (
 	"github.com/txlab/txlab/framework/qdisc"
 	"github.com/txlab/txlab/framework/sim"
 	"github.com/txlab/txlab/framework/skb"
+	"github.com/txlab/txlab/framework/tc"
 )
 
 // Qdisc state bits (enum qdisc_state_t).
@@ -22,8 +23,8 @@ const (
 // to_free live here; the plugin only holds packets and its algorithm.
 type Qdisc struct {
 	ID     int32
-	Handle string
-	Parent string
+	Handle tc.Handle // sch->handle: 0: for the kernel's default qdiscs
+	Parent tc.Handle // sch->parent: tc.Root, or the mq class it hangs off
 	Kind   string
 	Args   []string
 	Ops    qdisc.Qdisc
@@ -71,7 +72,19 @@ type Qdisc struct {
 	deferBuf []*skb.SKB
 }
 
-func (n *Net) newQdisc(d *Device, words []string, handle, parent string, one *TxQueue, group string, groupSize int) (*Qdisc, error) {
+// qdiscPlace is where a new qdisc goes and what the kernel names it.
+type qdiscPlace struct {
+	handle, parent tc.Handle
+	// slot names the qdisc's random streams. It predates handles that
+	// follow the kernel ("8001:" for the root, "8001:<queue+1>" for an mq
+	// child, whatever the handles are), so a seed keeps its streams.
+	slot      string
+	one       *TxQueue // TCQ_F_ONETXQUEUE: the one queue it feeds
+	group     string
+	groupSize int
+}
+
+func (n *Net) newQdisc(d *Device, words []string, at qdiscPlace) (*Qdisc, error) {
 	kind := words[0]
 	if _, mqRoot := qdisc.MultiQueueChild(kind); kind == "mq" || kind == "noqueue" || mqRoot {
 		return nil, fmt.Errorf("%s can only be the root qdisc", kind)
@@ -81,29 +94,39 @@ func (n *Net) newQdisc(d *Device, words []string, handle, parent string, one *Tx
 		return nil, err
 	}
 	n.nextQdiscID++
-	q := &Qdisc{ID: n.nextQdiscID, Handle: handle, Parent: parent, Kind: kind, Args: words[1:], Ops: ops, dev: d, devQueue: one}
+	q := &Qdisc{ID: n.nextQdiscID, Handle: at.handle, Parent: at.parent, Kind: kind, Args: words[1:], Ops: ops,
+		dev: d, devQueue: at.one}
 	numTx := len(d.Queues)
-	if one != nil {
+	if at.one != nil {
 		numTx = 1
 	}
-	stream := "qdisc/" + d.Name + "/" + handle
-	info, err := ops.Init(qdisc.Setup{Handle: handle, Parent: parent, MTU: d.MTU + 14,
+	stream := "qdisc/" + d.Name + "/" + at.slot
+	info, err := ops.Init(qdisc.Setup{Handle: at.handle.QdiscString(), Parent: at.parent.String(), MTU: d.MTU + 14,
 		TxQueueLen: n.Cfg.TxQueueLen, NumTxQ: numTx, Rand: n.E.Rand(stream),
-		Group: group, GroupSize: groupSize, RandSeed: n.E.RandSeed(stream),
-		CtxSeed: n.E.RandSeed("qdisc-ctx/" + d.Name + "/" + handle), Prices: qdisc.WorkPrices(n.E.Costs)}, words[1:])
+		Group: at.group, GroupSize: at.groupSize, RandSeed: n.E.RandSeed(stream),
+		CtxSeed: n.E.RandSeed("qdisc-ctx/" + d.Name + "/" + at.slot), Prices: qdisc.WorkPrices(n.E.Costs)}, words[1:])
 	if err != nil {
 		return nil, err
 	}
 	q.Flags, q.Limit = info.Flags, info.Limit
-	if one != nil {
+	if at.one != nil {
 		q.Flags |= qdisc.OneTxQueue
 	}
-	name := d.Name + " " + kind + " " + handle
+	name := d.Name + " " + kind + " " + at.slot
 	q.lock.Name, q.busylock.Name, q.seqlock.Name = name+" root_lock", name+" busylock", name+" seqlock"
 	q.prodLock.Name = name + " producer_lock"
 	q.ctx = qctx{net: n, q: q}
 	n.qdiscs = append(n.qdiscs, q)
 	return q, nil
+}
+
+// Name is the qdisc as tc's show line starts it: "fq_codel 8001: root",
+// "pfifo 0: parent 8001:3".
+func (q *Qdisc) Name() string {
+	if q.Parent == tc.Root {
+		return q.Kind + " " + q.Handle.QdiscString() + " root"
+	}
+	return q.Kind + " " + q.Handle.QdiscString() + " parent " + q.Parent.String()
 }
 
 // nolock reports TCQ_F_NOLOCK.
@@ -165,7 +188,7 @@ func (x *qctx) Work(qdisc.Work, int) {
 func (x *qctx) take(h skb.Handle, what string) *skb.SKB {
 	s := x.net.Pool.Lookup(h)
 	if s == nil || s.Holder != x.q.ID {
-		sim.Panicf("qdisc %s %s: %s of packet %#x it does not hold", x.q.Kind, x.q.Handle, what, uint64(h))
+		sim.Panicf("qdisc %s: %s of packet %#x it does not hold", x.q.Name(), what, uint64(h))
 	}
 	s.Holder = 0
 	x.q.held--
@@ -241,7 +264,7 @@ func (n *Net) qdiscEnqueue(c *sim.CPU, q *Qdisc, skbs []*skb.SKB, toFree *skb.Li
 	q.Ops.Enqueue(q.bind(c, toFree), q.batch, q.rc)
 	for i, s := range skbs {
 		if q.rc[i] == qdisc.XmitDrop && s.Holder == q.ID {
-			sim.Panicf("qdisc %s %s: returned NET_XMIT_DROP for packet %#x but kept it", q.Kind, q.Handle, uint64(s.Handle))
+			sim.Panicf("qdisc %s: returned NET_XMIT_DROP for packet %#x but kept it", q.Name(), uint64(s.Handle))
 		}
 	}
 	return q.rc[len(q.rc)-1]
@@ -255,7 +278,7 @@ func (n *Net) qdiscDequeue(c *sim.CPU, q *Qdisc, req qdisc.DequeueReq) []*skb.SK
 	}
 	q.out = q.Ops.Dequeue(q.bind(c, nil), req, q.out[:0])
 	if len(q.out) > max(req.Max, 1) {
-		sim.Panicf("qdisc %s %s: returned %d packets for a dequeue of at most %d", q.Kind, q.Handle, len(q.out), req.Max)
+		sim.Panicf("qdisc %s: returned %d packets for a dequeue of at most %d", q.Name(), len(q.out), req.Max)
 	}
 	q.skbs = q.skbs[:0]
 	for _, p := range q.out {

@@ -16,6 +16,7 @@ import (
 	"github.com/txlab/txlab/framework/netdev"
 	"github.com/txlab/txlab/framework/report"
 	"github.com/txlab/txlab/framework/sim"
+	"github.com/txlab/txlab/framework/tc"
 	"github.com/txlab/txlab/framework/trace"
 	"github.com/txlab/txlab/framework/workload"
 )
@@ -415,11 +416,13 @@ func fillResults(rep *report.Report, net *netdev.Net, e *sim.Engine, dev *netdev
 	rep.Events = e.Events()
 }
 
+// qdiscRows are the device's qdiscs as tc_dump_qdisc reports them: the
+// root first (an mq-style root sums its children, as mq_dump does), then
+// the children, in creation order (report.WriteText prints tc's order).
 func qdiscRows(dev *netdev.Device) []report.Qdisc {
-	var out []report.Qdisc
 	row := func(q *netdev.Qdisc) report.Qdisc {
 		st := q.Ops.Stats()
-		r := report.Qdisc{Handle: q.Handle, Parent: q.Parent, Kind: q.Kind, Options: q.Ops.Dump(),
+		r := report.Qdisc{Handle: q.Handle.QdiscString(), Parent: q.Parent.String(), Kind: q.Kind, Options: q.Ops.Dump(),
 			SentPackets: q.SentPkts, SentBytes: q.SentBytes, Dropped: st.Drops, Overlimits: st.Overlimits,
 			Requeues: q.Requeues, BacklogPackets: q.Qlen(), BacklogBytes: q.Backlog(), DeferMax: q.DeferMax}
 		for _, kv := range st.XStats {
@@ -427,24 +430,27 @@ func qdiscRows(dev *netdev.Device) []report.Qdisc {
 		}
 		return r
 	}
-	if len(dev.Children) > 0 {
-		mq := report.Qdisc{Handle: "8001:", Parent: "root", Kind: dev.RootKind}
-		for _, c := range dev.Children {
-			r := row(c)
-			mq.SentPackets += r.SentPackets
-			mq.SentBytes += r.SentBytes
-			mq.Dropped += r.Dropped
-			mq.Overlimits += r.Overlimits
-			mq.Requeues += r.Requeues
-			mq.BacklogPackets += r.BacklogPackets
-			mq.BacklogBytes += r.BacklogBytes
-			mq.DeferMax = max(mq.DeferMax, r.DeferMax)
-			out = append(out, r)
-		}
-		return append([]report.Qdisc{mq}, out...)
-	}
 	if dev.Root != nil {
-		out = append(out, row(dev.Root))
+		return []report.Qdisc{row(dev.Root)}
+	}
+	root := report.Qdisc{Handle: dev.RootHandle.QdiscString(), Parent: tc.Root.String(), Kind: dev.RootKind}
+	if dev.RootKind != "mq" && len(dev.Children) > 0 {
+		// cake_mq_dump: the configuration its children share.
+		root.Options = dev.Children[0].Ops.Dump()
+	}
+	out := []report.Qdisc{root}
+	for _, c := range dev.Children {
+		r := row(c)
+		mq := &out[0]
+		mq.SentPackets += r.SentPackets
+		mq.SentBytes += r.SentBytes
+		mq.Dropped += r.Dropped
+		mq.Overlimits += r.Overlimits
+		mq.Requeues += r.Requeues
+		mq.BacklogPackets += r.BacklogPackets
+		mq.BacklogBytes += r.BacklogBytes
+		mq.DeferMax = max(mq.DeferMax, r.DeferMax)
+		out = append(out, r)
 	}
 	return out
 }
