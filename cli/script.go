@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path"
 	"sort"
 	"strings"
@@ -106,7 +105,7 @@ func shippedScripts() ([]shipped, error) {
 // readScript reads a script file, or a shipped script by name ("e1",
 // "e1.tengo", "scripts/e1.tengo") when there is no such file.
 func readScript(arg string) (string, []byte, error) {
-	src, err := os.ReadFile(arg)
+	src, err := script.ReadFile(arg)
 	if err == nil {
 		return arg, src, nil
 	}

@@ -167,7 +167,7 @@ func RunTraced(spec Spec, progress Progress, tr *trace.Run) (*report.Report, err
 	if q := strings.TrimSpace(spec.Qdisc); q != "" {
 		qwords = strings.Fields(q)
 	}
-	dev, err := net.AddDevice(netdev.DeviceSpec{Name: "eth0", Driver: spec.Driver, Args: spec.DriverArgs,
+	dev, err := net.AddDevice(netdev.DeviceSpec{Name: report.Device, Driver: spec.Driver, Args: spec.DriverArgs,
 		Queues: spec.Queues, RateBps: spec.RateBps, RingSize: spec.RingSize, Qdisc: qwords, XPS: true,
 		IRQCPUs: irqCPUs(topo, spec.Queues)})
 	if err != nil {
