@@ -20,6 +20,10 @@ import (
 // HZ is the jiffy rate used for BQL's slack hold time.
 const HZ = 1000
 
+// MaxQueues is the most TX queues a device may have: the kernel's bound
+// in netif_alloc_netdev_queues (count > 0xffff is -EINVAL).
+const MaxQueues = 0xffff
+
 // Net is one simulated host's networking state: what the kernel keeps in
 // globals and per-CPU softnet_data.
 type Net struct {
@@ -203,8 +207,8 @@ func (n *Net) AddDevice(spec DeviceSpec) (*Device, error) {
 	if err != nil {
 		return nil, err
 	}
-	if spec.Queues < 1 {
-		return nil, fmt.Errorf("device %s: queues must be >= 1, got %d", spec.Name, spec.Queues)
+	if spec.Queues < 1 || spec.Queues > MaxQueues {
+		return nil, fmt.Errorf("device %s: queues must be in [1, %d], got %d", spec.Name, MaxQueues, spec.Queues)
 	}
 	if spec.RateBps < 0 {
 		return nil, fmt.Errorf("device %s: negative link rate %d", spec.Name, spec.RateBps)

@@ -122,3 +122,30 @@ func TestAddDeviceQdiscError(t *testing.T) {
 		t.Errorf("AddDevice: %v", err)
 	}
 }
+
+// Absurd device sizes are an error before anything is allocated for them.
+func TestAddDeviceBounds(t *testing.T) {
+	tests := []struct {
+		spec DeviceSpec
+		want string
+	}{
+		{DeviceSpec{Name: "eth0", Driver: "test", Queues: 0}, "device eth0: queues must be in [1, 65535], got 0"},
+		{DeviceSpec{Name: "eth0", Driver: "test", Queues: -1}, "queues must be in [1, 65535], got -1"},
+		{DeviceSpec{Name: "eth0", Driver: "test", Queues: 0x10000}, "queues must be in [1, 65535], got 65536"},
+		{DeviceSpec{Name: "eth0", Driver: "test", Queues: 1 << 40}, "queues must be in [1, 65535]"},
+		{DeviceSpec{Name: "eth0", Driver: "test", Queues: 2, RateBps: -1}, "negative link rate"},
+		{DeviceSpec{Name: "eth0", Driver: "test", Queues: 2, IRQCPUs: []int{-1}}, "IRQ CPU -1 out of range"},
+		{DeviceSpec{Name: "eth0", Driver: "test", Queues: 2, IRQCPUs: []int{2}}, "IRQ CPU 2 out of range"},
+	}
+	for _, tt := range tests {
+		e, err := sim.NewEngine(sim.Topology{Sockets: 1, CoresPerSocket: 2, ThreadsPerCore: 1}, sim.DefaultCosts(), 7)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = NewNet(e, Config{TxQueueLen: 1000}).AddDevice(tt.spec)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%+v: %v, want %q", tt.spec, err, tt.want)
+		}
+		e.Close()
+	}
+}

@@ -251,6 +251,9 @@ func summary(rep *report.Report) []attribute.KeyValue {
 // irqCPUs is ice's default IRQ affinity: vector i on the i-th CPU of
 // the device's NUMA node (cpumask_local_spread), node 0 here.
 func irqCPUs(topo sim.Topology, queues int) []int {
+	if queues < 1 || queues > netdev.MaxQueues {
+		return nil // AddDevice refuses the count, naming the bound
+	}
 	out := make([]int, 0, queues)
 	for i := 0; i < queues; i++ {
 		core := i % topo.CoresPerSocket

@@ -13,22 +13,30 @@ type Topology struct {
 	ThreadsPerCore int
 }
 
-// Validate rejects empty or absurd topologies with a clear message.
+// MaxCPUs is the most hardware threads a topology may have (the
+// kernel's CONFIG_NR_CPUS maximum).
+const MaxCPUs = 8192
+
+// Validate rejects empty or absurd topologies with a clear message. The
+// product is checked factor by factor, so no size wraps around the bound.
 func (t Topology) Validate() error {
 	switch {
-	case t.Sockets < 1:
-		return fmt.Errorf("topology: sockets must be >= 1, got %d", t.Sockets)
-	case t.CoresPerSocket < 1:
-		return fmt.Errorf("topology: cores per socket must be >= 1, got %d", t.CoresPerSocket)
+	case t.Sockets < 1 || t.Sockets > MaxCPUs:
+		return fmt.Errorf("topology: sockets must be in [1, %d], got %d", MaxCPUs, t.Sockets)
+	case t.CoresPerSocket < 1 || t.CoresPerSocket > MaxCPUs:
+		return fmt.Errorf("topology: cores per socket must be in [1, %d], got %d", MaxCPUs, t.CoresPerSocket)
 	case t.ThreadsPerCore < 1 || t.ThreadsPerCore > 8:
 		return fmt.Errorf("topology: threads per core must be 1..8, got %d", t.ThreadsPerCore)
-	case t.NumCPUs() > 8192:
-		return fmt.Errorf("topology: %d CPUs is more than the 8192 supported", t.NumCPUs())
+	}
+	// Each factor is at most 8192, so the product fits an int64.
+	if n := int64(t.Sockets) * int64(t.CoresPerSocket) * int64(t.ThreadsPerCore); n > MaxCPUs {
+		return fmt.Errorf("topology: %d sockets x %d cores x %d threads is %d CPUs, more than the %d supported",
+			t.Sockets, t.CoresPerSocket, t.ThreadsPerCore, n, MaxCPUs)
 	}
 	return nil
 }
 
-// NumCPUs is the number of hardware threads.
+// NumCPUs is the number of hardware threads (of a valid topology).
 func (t Topology) NumCPUs() int { return t.Sockets * t.CoresPerSocket * t.ThreadsPerCore }
 
 // Place returns socket, core (within socket) and thread of a CPU id.
