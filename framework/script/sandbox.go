@@ -34,7 +34,10 @@ const iterName = "@iter"
 // overrides are globals that shadow Tengo builtins of the same name.
 var overrides = []string{iterName, "string", "format"}
 
-// overrideValues are the objects behind overrides, in the same order.
+// overrideObjs are the objects behind overrides, in the same order;
+// they hold no state, so every VM shares them.
+var overrideObjs = overrideValues()
+
 func overrideValues() []tengo.Object {
 	builtin := map[string]*tengo.BuiltinFunction{}
 	for _, b := range tengo.GetAllBuiltinFunctions() {
@@ -319,7 +322,7 @@ func sandboxModules() *tengo.ModuleMap {
 		}
 		m.AddBuiltinModule(name, mod)
 	}
-	m.AddBuiltinModule(iterModule, map[string]tengo.Object{"sorted": overrideValues()[0]})
+	m.AddBuiltinModule(iterModule, map[string]tengo.Object{"sorted": overrideObjs[0]})
 	m.AddSourceModule("enum", []byte(enumSource))
 	return m
 }

@@ -285,7 +285,7 @@ var atPos = regexp.MustCompile(`\n\tat (.*):(\d+):(\d+)`)
 // set, the sandbox's overrides follow them.
 func newGlobals(n, predefined int) []tengo.Object {
 	g := make([]tengo.Object, n)
-	copy(g[predefined:], overrideValues())
+	copy(g[predefined:], overrideObjs)
 	return g
 }
 
