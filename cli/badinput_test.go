@@ -36,7 +36,7 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"--queues", "-1", "--warmup", "1ms", "--duration", "2ms"}, "--queues: -1 is out of range: 1..4096"},
 		{[]string{"--queues", "5000"}, "--queues: 5000 is out of range: 1..4096"},
 		{[]string{"--sockets", "4294967296", "--cores", "4294967296"}, "--sockets: 4294967296 is out of range: 1..64"},
-		{[]string{"--sockets", "64", "--cores", "4096", "--smt", "8"}, "64 sockets x 4096 cores x 8 threads is more than the 8192 CPUs supported"},
+		{[]string{"--sockets", "64", "--cores", "4096", "--smt", "8"}, "64 sockets x 4096 cores x 8 threads is 2097152 CPUs, more than the 8192 supported"},
 		{[]string{"--senders", "9000"}, "--senders: 9000 is out of range: 1..8192"},
 		{[]string{"--senders", "9"}, "9 senders but only 8 CPUs"},
 		{[]string{"--flows", "2000000", "--workload", "udp_rate"}, "--flows: 2000000 is out of range: 1..1048576"},
@@ -67,7 +67,7 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"--plugin-timeout", "0s"}, "--plugin-timeout 0s is out of range"},
 		{[]string{hello, "--param", "x=1"}, `unknown parameter "x"`},
 		{[]string{hello, "--compare", "profile=6.18"}, "already declares 2 variants"},
-		{[]string{"/dev/zero"}, "/dev/zero: more than 1048576 bytes: not a script"},
+		{[]string{"/dev/zero"}, "/dev/zero: script is larger than the 1048576 bytes allowed"},
 		{[]string{hello, "extra.tengo"}, "want at most one SCRIPT.tengo"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {

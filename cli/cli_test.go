@@ -68,7 +68,7 @@ func TestRunTextAndOutputFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"accounting: offered", "contended   total wait", "@__dev_queue_xmit_ns:", "qdisc mq 8001: root", "tx-0.packets"} {
+	for _, want := range []string{"accounting: offered", "contended   total wait", "@__dev_queue_xmit_ns:", "qdisc mq 8001: dev eth0 root \n", "tx-0.packets"} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("text report lacks %q", want)
 		}

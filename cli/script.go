@@ -3,9 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
-	"os"
 	"path"
 	"sort"
 	"strings"
@@ -105,7 +103,7 @@ func shippedScripts() ([]shipped, error) {
 // readScript reads a script file, or a shipped script by name ("e1",
 // "e1.tengo", "scripts/e1.tengo") when there is no such file.
 func readScript(arg string) (string, []byte, error) {
-	src, err := readAtMost(arg, maxScriptRead)
+	src, err := script.ReadFile(arg)
 	if err == nil {
 		return arg, src, nil
 	}
@@ -128,29 +126,7 @@ func readScript(arg string) (string, []byte, error) {
 const (
 	maxAllocsFlag  = 1_000_000_000 // --max-allocs, --hook-max-allocs
 	maxTimeoutFlag = time.Hour     // --script-timeout, --hook-timeout
-	// maxScriptRead is script.Load's bound on a script's size: a larger
-	// file (or an endless one, /dev/zero) is refused after reading this
-	// much.
-	maxScriptRead = 1 << 20
 )
-
-// readAtMost reads a file, refusing one longer than limit bytes without
-// reading more than one byte past it.
-func readAtMost(path string, limit int64) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(b)) > limit {
-		return nil, fmt.Errorf("%s: more than %d bytes: not a script (a script is at most %d bytes)", path, limit, limit)
-	}
-	return b, nil
-}
 
 func scriptOptions(c *cli.Context) (script.Options, error) {
 	o := script.Options{Quick: c.Bool("quick"), MaxAllocs: c.Int64("max-allocs"), Timeout: c.Duration("script-timeout"),

@@ -279,7 +279,7 @@ func TestScriptCLIErrors(t *testing.T) {
 		{"x := (\n", nil, "s.tengo:1:8: syntax error: expected operand"},
 		{"txlab := import(\"txlab\")\ntxlab.qdisc(\"fifo\")\n", nil, "s.tengo:2:1: txlab.qdisc: unknown qdisc \"fifo\""},
 		{"os := import(\"os\")\n", nil, "s.tengo:1:7: import \"os\" refused"},
-		{"for {}\n", []string{"--script-timeout", "100ms"}, "s.tengo: stopped after 100ms of wall time"},
+		{"for {}\n", []string{"--script-timeout", "100ms"}, "s.tengo:1:1: stopped after 100ms of wall time"},
 		{"a := []\nfor { a = append(a, 1) }\n", []string{"--max-allocs", "500"}, "s.tengo:2:11: allocation limit exceeded (500 objects)"},
 		{"txlab := import(\"txlab\")\n", []string{"--param", "x=1"}, "unknown parameter \"x\""},
 		{"txlab := import(\"txlab\")\ntxlab.compare(\"bql\", [true, false])\n", []string{"--compare", "profile=6.18,net-next"}, "already declares 2 variants"},
@@ -302,5 +302,13 @@ func TestScriptCLIErrors(t *testing.T) {
 				t.Errorf("%s: error is not one line: %q", cmd, err)
 			}
 		}
+	}
+}
+
+// An endless file is read up to the script bound, not to the end.
+func TestCheckEndlessFile(t *testing.T) {
+	_, err := txlab(t, "check", "/dev/zero")
+	if err == nil || !strings.Contains(err.Error(), "/dev/zero: script is larger than the 1048576 bytes allowed") {
+		t.Errorf("check /dev/zero: %v", err)
 	}
 }

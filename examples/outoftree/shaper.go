@@ -85,7 +85,9 @@ func (s *Shaper) Init(ctx qdisc.Ctx, st qdisc.Setup, args []string) (qdisc.Info,
 }
 
 // txTime is how long bytes take at the rate.
-func (s *Shaper) txTime(bytes int64) sim.Time { return sim.Time(bytes * 8 * int64(sim.Second) / s.rateBps) }
+func (s *Shaper) txTime(bytes int64) sim.Time {
+	return sim.Time(bytes * 8 * int64(sim.Second) / s.rateBps)
+}
 
 // Enqueue tail-drops over the byte limit.
 func (s *Shaper) Enqueue(ctx qdisc.Ctx, batch []skb.Packet, rc []qdisc.Code) {

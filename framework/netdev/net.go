@@ -7,15 +7,21 @@ package netdev
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/txlab/txlab/framework/driver"
 	"github.com/txlab/txlab/framework/qdisc"
 	"github.com/txlab/txlab/framework/sim"
 	"github.com/txlab/txlab/framework/skb"
+	"github.com/txlab/txlab/framework/tc"
 )
 
 // HZ is the jiffy rate used for BQL's slack hold time.
 const HZ = 1000
+
+// MaxQueues is the most TX queues a device may have: the kernel's bound
+// in netif_alloc_netdev_queues (count > 0xffff is -EINVAL).
+const MaxQueues = 0xffff
 
 // Net is one simulated host's networking state: what the kernel keeps in
 // globals and per-CPU softnet_data.
@@ -51,6 +57,7 @@ type Net struct {
 
 	nextQdiscID int32
 	groupSeq    int
+	autoHandle  tc.Handle // qdisc_alloc_handle's static autohandle
 	qdiscs      []*Qdisc
 	unoffered   int64 // allocated by senders, not yet handed to __dev_queue_xmit
 }
@@ -107,11 +114,14 @@ type Device struct {
 	RootKind string   // "mq", "noqueue" or the kind of a single root
 	Root     *Qdisc   // a single root qdisc over all queues, or nil (mq/noqueue)
 	Children []*Qdisc // mq children, one per queue
-	xps      []int    // CPU -> txq (-1: none), XPS_CPUS map
-	napis    []*napi
-	vecCPU   []int
-	net      *Net
-	ctxs     []dctx // per CPU: driver calls may yield inside
+	// RootHandle is the root qdisc's handle, whatever its kind (mq and
+	// noqueue have no Qdisc): 0: for the kernel's defaults.
+	RootHandle tc.Handle
+	xps        []int // CPU -> txq (-1: none), XPS_CPUS map
+	napis      []*napi
+	vecCPU     []int
+	net        *Net
+	ctxs       []dctx // per CPU: driver calls may yield inside
 }
 
 // TX queue state bits (include/linux/netdevice.h).
@@ -195,8 +205,8 @@ func (n *Net) AddDevice(spec DeviceSpec) (*Device, error) {
 	if err != nil {
 		return nil, err
 	}
-	if spec.Queues < 1 {
-		return nil, fmt.Errorf("device %s: queues must be >= 1, got %d", spec.Name, spec.Queues)
+	if spec.Queues < 1 || spec.Queues > MaxQueues {
+		return nil, fmt.Errorf("device %s: queues must be in [1, %d], got %d", spec.Name, MaxQueues, spec.Queues)
 	}
 	if spec.RateBps < 0 {
 		return nil, fmt.Errorf("device %s: negative link rate %d", spec.Name, spec.RateBps)
@@ -251,9 +261,12 @@ func (n *Net) AddDevice(spec DeviceSpec) (*Device, error) {
 	return d, nil
 }
 
-// attachQdiscs is attach_default_qdiscs / tc qdisc replace dev X root ...
+// attachQdiscs is attach_default_qdiscs when words is empty, else
+// `tc qdisc replace dev D root <words>`: the words are tc's (handle,
+// root, dev, then the kind and its options; see ParseRootQdisc).
 func (n *Net) attachQdiscs(d *Device, words []string) error {
-	if len(words) == 0 {
+	dflt := len(words) == 0
+	if dflt {
 		switch {
 		case d.Info.NoQueue:
 			words = []string{"noqueue"}
@@ -263,10 +276,24 @@ func (n *Net) attachQdiscs(d *Device, words []string) error {
 			words = []string{"pfifo_fast"}
 		}
 	}
-	switch words[0] {
+	cmd, err := ParseRootQdisc(d.Name, words)
+	if err != nil {
+		return fmt.Errorf("qdisc %q: %w", strings.Join(words, " "), err)
+	}
+	// qdisc_create: a qdisc made by tc gets the handle given or the next
+	// free automatic one; the defaults (qdisc_create_dflt) keep 0:.
+	handle := cmd.Handle
+	if !dflt && handle == tc.Unspec {
+		if handle, err = n.allocHandle(d); err != nil {
+			return err
+		}
+	}
+	d.RootHandle = handle
+	kind, opts := cmd.Kind, cmd.Options
+	switch kind {
 	case "noqueue":
-		if len(words) > 1 {
-			return fmt.Errorf("noqueue takes no options, got %q", words[1])
+		if len(opts) > 0 {
+			return fmt.Errorf("noqueue takes no options, got %q", opts[0])
 		}
 		d.RootKind = "noqueue"
 		return nil
@@ -274,24 +301,24 @@ func (n *Net) attachQdiscs(d *Device, words []string) error {
 		if len(d.Queues) < 2 {
 			return fmt.Errorf("mq needs a multiqueue device (this one has %d queue)", len(d.Queues))
 		}
-		child := words[1:]
+		child := opts
 		if len(child) == 0 {
 			child = []string{"pfifo_fast"}
 		}
 		return n.attachPerQueue(d, "mq", child, "", 0)
 	}
-	if child, ok := qdisc.MultiQueueChild(words[0]); ok {
+	if child, ok := qdisc.MultiQueueChild(kind); ok {
 		// An mq-style root (cake_mq): one child per queue, sharing the
 		// root's options through a group.
 		n.groupSeq++
 		group := fmt.Sprintf("%s/%d", d.Name, n.groupSeq)
-		return n.attachPerQueue(d, words[0], append([]string{child}, words[1:]...), group, len(d.Queues))
+		return n.attachPerQueue(d, kind, append([]string{child}, opts...), group, len(d.Queues))
 	}
 	var one *TxQueue
 	if len(d.Queues) == 1 {
 		one = d.Queues[0]
 	}
-	q, err := n.newQdisc(d, words, "8001:", "root", one, "", 0)
+	q, err := n.newQdisc(d, append([]string{kind}, opts...), qdiscPlace{handle: handle, parent: tc.Root, slot: "8001:", one: one})
 	if err != nil {
 		return err
 	}
@@ -303,11 +330,13 @@ func (n *Net) attachQdiscs(d *Device, words []string) error {
 }
 
 // attachPerQueue is mq_init + mq_attach: a child per TX queue, each
-// TCQ_F_ONETXQUEUE on its own queue.
+// TCQ_F_ONETXQUEUE on its own queue. The children are qdisc_create_dflt's:
+// handle 0:, parent the root's class for the queue (MAJ:queue+1).
 func (n *Net) attachPerQueue(d *Device, root string, child []string, group string, groupSize int) error {
 	d.RootKind = root
 	for i, txq := range d.Queues {
-		q, err := n.newQdisc(d, child, fmt.Sprintf("8001:%x", i+1), "8001:", txq, group, groupSize)
+		q, err := n.newQdisc(d, child, qdiscPlace{handle: tc.Unspec, parent: tc.MakeHandle(d.RootHandle.Major(), uint16(i+1)),
+			slot: fmt.Sprintf("8001:%x", i+1), one: txq, group: group, groupSize: groupSize})
 		if err != nil {
 			return err
 		}
@@ -430,8 +459,8 @@ func (n *Net) CheckAccounting() error {
 	for _, q := range n.qdiscs {
 		st := q.Ops.Stats()
 		if st.Qlen != q.held || st.Backlog != q.heldBytes {
-			return fmt.Errorf("accounting: qdisc %s %s reports qlen %d backlog %d, but holds %d packets / %d bytes the host handed it",
-				q.Kind, q.Handle, st.Qlen, st.Backlog, q.held, q.heldBytes)
+			return fmt.Errorf("accounting: qdisc %s reports qlen %d backlog %d, but holds %d packets / %d bytes the host handed it",
+				q.Name(), st.Qlen, st.Backlog, q.held, q.heldBytes)
 		}
 		located += int64(q.held + q.gsoSkb.Len + q.deferLen() + q.toFree.Len)
 		if q.skbBadTxq != nil {

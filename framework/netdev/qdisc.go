@@ -8,6 +8,7 @@ import (
 	"github.com/txlab/txlab/framework/qdisc"
 	"github.com/txlab/txlab/framework/sim"
 	"github.com/txlab/txlab/framework/skb"
+	"github.com/txlab/txlab/framework/tc"
 )
 
 // Qdisc state bits (enum qdisc_state_t).
@@ -23,8 +24,8 @@ const (
 // to_free live here; the plugin only holds packets and its algorithm.
 type Qdisc struct {
 	ID     int32
-	Handle string
-	Parent string
+	Handle tc.Handle // sch->handle: 0: for the kernel's default qdiscs
+	Parent tc.Handle // sch->parent: tc.Root, or the mq class it hangs off
 	Kind   string
 	Args   []string
 	Ops    qdisc.Qdisc
@@ -66,6 +67,9 @@ type Qdisc struct {
 	watchdog sim.HrTimer // q->watchdog (struct qdisc_watchdog)
 	timer    sim.HrTimer // the qdisc's own timer (Ctx.ModTimer)
 
+	// slot names the qdisc's random stream (qdiscPlace.slot).
+	slot string
+
 	ctx      qctx
 	batch    []skb.Packet
 	rc       []qdisc.Code
@@ -74,7 +78,19 @@ type Qdisc struct {
 	deferBuf []*skb.SKB
 }
 
-func (n *Net) newQdisc(d *Device, words []string, handle, parent string, one *TxQueue, group string, groupSize int) (*Qdisc, error) {
+// qdiscPlace is where a new qdisc goes and what the kernel names it.
+type qdiscPlace struct {
+	handle, parent tc.Handle
+	// slot names the qdisc's random streams. It predates handles that
+	// follow the kernel ("8001:" for the root, "8001:<queue+1>" for an mq
+	// child, whatever the handles are), so a seed keeps its streams.
+	slot      string
+	one       *TxQueue // TCQ_F_ONETXQUEUE: the one queue it feeds
+	group     string
+	groupSize int
+}
+
+func (n *Net) newQdisc(d *Device, words []string, at qdiscPlace) (*Qdisc, error) {
 	kind := words[0]
 	if _, mqRoot := qdisc.MultiQueueChild(kind); kind == "mq" || kind == "noqueue" || mqRoot {
 		return nil, fmt.Errorf("%s can only be the root qdisc", kind)
@@ -84,28 +100,39 @@ func (n *Net) newQdisc(d *Device, words []string, handle, parent string, one *Tx
 		return nil, err
 	}
 	n.nextQdiscID++
-	q := &Qdisc{ID: n.nextQdiscID, Handle: handle, Parent: parent, Kind: kind, Args: words[1:], Ops: ops, dev: d, devQueue: one}
+	q := &Qdisc{ID: n.nextQdiscID, Handle: at.handle, Parent: at.parent, Kind: kind, Args: words[1:], Ops: ops,
+		dev: d, devQueue: at.one}
 	numTx := len(d.Queues)
-	if one != nil {
+	if at.one != nil {
 		numTx = 1
 	}
-	name := d.Name + " " + kind + " " + handle
+	q.slot = at.slot
+	name := d.Name + " " + kind + " " + at.slot
 	q.lock.Name, q.busylock.Name, q.seqlock.Name = name+" root_lock", name+" busylock", name+" seqlock"
 	q.prodLock.Name = name + " producer_lock"
 	q.ctx = qctx{net: n, q: q}
 	// Init runs with tc, off the data path: a context with no CPU.
-	info, err := ops.Init(q.bind(nil, nil), qdisc.Setup{Handle: handle, Parent: parent, MTU: d.MTU + 14,
-		DevMTU: d.MTU, RateBps: d.Info.RateBps, TxQueueLen: n.Cfg.TxQueueLen, NumTxQ: numTx,
-		DevTxQ: len(d.Queues), Group: group, GroupSize: groupSize}, words[1:])
+	info, err := ops.Init(q.bind(nil, nil), qdisc.Setup{Handle: at.handle.QdiscString(), Parent: at.parent.String(),
+		MTU: d.MTU + 14, DevMTU: d.MTU, RateBps: d.Info.RateBps, TxQueueLen: n.Cfg.TxQueueLen, NumTxQ: numTx,
+		DevTxQ: len(d.Queues), Group: at.group, GroupSize: at.groupSize}, words[1:])
 	if err != nil {
 		return nil, err
 	}
 	q.Flags, q.Limit, q.reasons = info.Flags, info.Limit, info.DropReasons
-	if one != nil {
+	if at.one != nil {
 		q.Flags |= qdisc.OneTxQueue
 	}
 	n.qdiscs = append(n.qdiscs, q)
 	return q, nil
+}
+
+// Name is the qdisc as tc's show line starts it: "fq_codel 8001: root",
+// "pfifo 0: parent 8001:3".
+func (q *Qdisc) Name() string {
+	if q.Parent == tc.Root {
+		return q.Kind + " " + q.Handle.QdiscString() + " root"
+	}
+	return q.Kind + " " + q.Handle.QdiscString() + " parent " + q.Parent.String()
 }
 
 // nolock reports TCQ_F_NOLOCK.
@@ -179,7 +206,7 @@ func (x *qctx) Work(qdisc.Work, int) {
 
 // RandSeed is the seed of the qdisc's one random stream.
 func (x *qctx) RandSeed() sim.Seed {
-	return x.net.E.RandSeed("qdisc-ctx/" + x.q.dev.Name + "/" + x.q.Handle)
+	return x.net.E.RandSeed("qdisc-ctx/" + x.q.dev.Name + "/" + x.q.slot)
 }
 
 // WorkPrices are the qdisc work prices from the cost table.
@@ -198,7 +225,7 @@ func (x *qctx) armCPU() *sim.CPU {
 func (x *qctx) take(h skb.Handle, what string) *skb.SKB {
 	s := x.net.Pool.Lookup(h)
 	if s == nil || s.Holder != x.q.ID {
-		sim.Panicf("qdisc %s %s: %s of packet %#x it does not hold", x.q.Kind, x.q.Handle, what, uint64(h))
+		sim.Panicf("qdisc %s: %s of packet %#x it does not hold", x.q.Name(), what, uint64(h))
 	}
 	s.Holder = 0
 	x.q.held--
@@ -317,7 +344,7 @@ func (n *Net) qdiscEnqueue(c *sim.CPU, q *Qdisc, skbs []*skb.SKB, toFree *skb.Li
 	q.Ops.Enqueue(q.bind(c, toFree), q.batch, q.rc)
 	for i, s := range skbs {
 		if q.rc[i] == qdisc.XmitDrop && s.Holder == q.ID {
-			sim.Panicf("qdisc %s %s: returned NET_XMIT_DROP for packet %#x but kept it", q.Kind, q.Handle, uint64(s.Handle))
+			sim.Panicf("qdisc %s: returned NET_XMIT_DROP for packet %#x but kept it", q.Name(), uint64(s.Handle))
 		}
 	}
 	return q.rc[len(q.rc)-1]
@@ -331,7 +358,7 @@ func (n *Net) qdiscDequeue(c *sim.CPU, q *Qdisc, req qdisc.DequeueReq) []*skb.SK
 	}
 	q.out = q.Ops.Dequeue(q.bind(c, nil), req, q.out[:0])
 	if len(q.out) > max(req.Max, 1) {
-		sim.Panicf("qdisc %s %s: returned %d packets for a dequeue of at most %d", q.Kind, q.Handle, len(q.out), req.Max)
+		sim.Panicf("qdisc %s: returned %d packets for a dequeue of at most %d", q.Name(), len(q.out), req.Max)
 	}
 	q.skbs = q.skbs[:0]
 	for _, p := range q.out {

@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/txlab/txlab/framework/tc"
 )
 
 // histBarWidth is bpftrace's bar width for hist().
@@ -27,7 +29,7 @@ func WriteText(w io.Writer, r *Report) error {
 	writeSortedMap(&b, "Counters", r.Counters)
 	writeLocks(&b, r.Locks)
 	writeHist(&b, "@__dev_queue_xmit_ns", r.XmitNs)
-	writeQdiscs(&b, r.Qdisc)
+	writeQdiscs(&b, r.Qdisc, r.Setup.Queues)
 	writeQueues(&b, r.Queues)
 	writeSeries(&b, r.Series)
 	if r.Error != "" {
@@ -158,42 +160,112 @@ func writeHist(b *bytes.Buffer, name string, h Hist) {
 	fmt.Fprintf(b, "  (%d samples, mean %.1f ns)\n", h.Count, h.MeanNs)
 }
 
-// writeQdiscs prints tc -s -d qdisc show. tc ends the Sent line and the
-// options with a space; that trailing space is dropped here.
-func writeQdiscs(b *bytes.Buffer, qs []Qdisc) {
+// Device is the name of the simulated host's one device (framework/run
+// names it); tc's show line names it and the JSON does not carry it.
+const Device = "eth0"
+
+// writeQdiscs prints `tc -s -d qdisc show` (every device, so each line
+// names its device), in the order the kernel dumps the qdiscs.
+func writeQdiscs(b *bytes.Buffer, qs []Qdisc, queues int) {
 	if len(qs) == 0 {
 		return
 	}
 	b.WriteString("\nqdisc (tc -s -d qdisc show layout)\n")
-	for _, q := range qs {
-		fmt.Fprintf(b, "qdisc %s %s", q.Kind, q.Handle)
-		if q.Parent == "root" {
-			b.WriteString(" root")
-		} else {
-			fmt.Fprintf(b, " parent %s", q.Parent)
-		}
-		if q.Options != "" {
-			b.WriteString(" " + q.Options)
-		}
-		b.WriteString("\n")
-		fmt.Fprintf(b, " Sent %d bytes %d pkt (dropped %d, overlimits %d requeues %d)\n",
-			q.SentBytes, q.SentPackets, q.Dropped, q.Overlimits, q.Requeues)
-		fmt.Fprintf(b, " backlog %s %dp requeues %d\n", tcSize(q.BacklogBytes), q.BacklogPackets, q.Requeues)
-		if len(q.XStats) > 0 {
-			parts := make([]string, len(q.XStats))
-			for i, x := range q.XStats {
-				v := x.Text
-				if v == "" {
-					v = x.Value.String()
-				}
-				parts[i] = x.Key + " " + v
-			}
-			b.WriteString("  " + strings.Join(parts, " ") + "\n")
-		}
-		if q.DeferMax > 0 {
-			fmt.Fprintf(b, "  defer_max %d\n", q.DeferMax) // txlab addition
+	for _, q := range tcDumpOrder(qs) {
+		writeQdisc(b, q, Device, tcRefcnt(q, qs, queues))
+	}
+}
+
+// tcRefcnt is sch->refcnt as tc_fill_qdisc reports it (tcm_info), from
+// how the qdisc was attached: qdisc_graft on the root takes a reference
+// per TX queue and one for dev->qdisc unless the qdisc has ->attach (mq,
+// cake_mq: a root with children keeps 1); attach_default_qdiscs' root
+// (handle 0:) has 2; an mq child from qdisc_create_dflt has 1.
+func tcRefcnt(q Qdisc, all []Qdisc, queues int) int {
+	if q.Parent != "root" {
+		return 1
+	}
+	for _, c := range all {
+		if c.Parent != "root" {
+			return 1
 		}
 	}
+	if q.Handle == "0:" || queues < 1 {
+		return 2
+	}
+	return queues + 1
+}
+
+// writeQdisc is print_qdisc with -s: the spaces tc leaves are kept
+// (after "root", "refcnt N" and the Sent line; after the options when
+// the qdisc's printer leaves one). dev is "" for `show dev X`, which
+// leaves the device out; refcnt is printed when it is not 1. The xstats
+// line and defer_max are txlab's.
+func writeQdisc(b *bytes.Buffer, q Qdisc, dev string, refcnt int) {
+	fmt.Fprintf(b, "qdisc %s %s ", q.Kind, q.Handle)
+	if dev != "" {
+		fmt.Fprintf(b, "dev %s ", dev)
+	}
+	switch q.Parent {
+	case "root":
+		b.WriteString("root ")
+	case "", "none":
+	default:
+		fmt.Fprintf(b, "parent %s ", q.Parent)
+	}
+	if refcnt != 1 {
+		fmt.Fprintf(b, "refcnt %d ", refcnt)
+	}
+	b.WriteString(q.Options)
+	b.WriteString("\n")
+	fmt.Fprintf(b, " Sent %d bytes %d pkt (dropped %d, overlimits %d requeues %d) \n",
+		q.SentBytes, q.SentPackets, q.Dropped, q.Overlimits, q.Requeues)
+	fmt.Fprintf(b, " backlog %s %dp requeues %d\n", tcSize(q.BacklogBytes), q.BacklogPackets, q.Requeues)
+	if len(q.XStats) > 0 {
+		parts := make([]string, len(q.XStats))
+		for i, x := range q.XStats {
+			v := x.Text
+			if v == "" {
+				v = x.Value.String()
+			}
+			parts[i] = x.Key + " " + v
+		}
+		b.WriteString("  " + strings.Join(parts, " ") + "\n")
+	}
+	if q.DeferMax > 0 {
+		fmt.Fprintf(b, "  defer_max %d\n", q.DeferMax) // txlab addition
+	}
+}
+
+// tcDumpOrder is tc_dump_qdisc_root's order: the root (dev->qdisc), then
+// the device's qdisc_hash bucket by bucket, each bucket newest first (the
+// report lists qdiscs in creation order). So mq's children, all 0:,
+// come last queue first.
+func tcDumpOrder(qs []Qdisc) []Qdisc {
+	type item struct {
+		q           Qdisc
+		bucket, seq int
+	}
+	var roots []Qdisc
+	var rest []item
+	for i, q := range qs {
+		if q.Parent == "root" {
+			roots = append(roots, q)
+			continue
+		}
+		h, _ := tc.ParseQdiscHandle(q.Handle)
+		rest = append(rest, item{q, tc.HashBucket(h), i})
+	}
+	sort.SliceStable(rest, func(i, j int) bool {
+		if rest[i].bucket != rest[j].bucket {
+			return rest[i].bucket < rest[j].bucket
+		}
+		return rest[i].seq > rest[j].seq
+	})
+	for _, it := range rest {
+		roots = append(roots, it.q)
+	}
+	return roots
 }
 
 func writeQueues(b *bytes.Buffer, qs []Queue) {

@@ -3,11 +3,13 @@ package run
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/txlab/txlab/framework/netdev"
 	"github.com/txlab/txlab/framework/qdisc"
 	"github.com/txlab/txlab/framework/sim"
+	"github.com/txlab/txlab/framework/tc"
 	"github.com/txlab/txlab/framework/workload"
 )
 
@@ -118,31 +120,58 @@ func (l *Live) eachSender(idx []int, f func(int)) error {
 	return nil
 }
 
-// ChangeQdisc is `tc qdisc change`: args are option words for the root
-// qdisc, or for every mq child when queue < 0, or for mq child queue.
+// ChangeQdisc is `tc qdisc change`. args are tc's words for it: "root
+// fq_codel limit 100", "parent 8001:3 pfifo limit 5", "handle 1: cake
+// ...", or just the options ("limit 100"), which change the root, or
+// every mq child when queue < 0, or mq child queue. The kind, if given,
+// must be the target's.
 func (l *Live) ChangeQdisc(queue int, args []string) error {
+	cmd, err := tc.ParseQdisc(args)
+	if err != nil {
+		return fmt.Errorf("change qdisc %q: %w", strings.Join(args, " "), err)
+	}
+	opts := args // without a selector, a first word that is no kind starts the options
+	if cmd.Selects() {
+		if queue >= 0 {
+			return fmt.Errorf("change qdisc %q: give queue or the qdisc's handle/parent, not both", strings.Join(args, " "))
+		}
+		opts = cmd.Options
+	}
 	var targets []*netdev.Qdisc
 	switch {
-	case l.dev.Root != nil && queue < 0:
-		targets = []*netdev.Qdisc{l.dev.Root}
+	case cmd.Selects() || queue < 0:
+		targets, err = l.dev.ChangeTargets(cmd)
+		if err != nil {
+			return fmt.Errorf("change qdisc %q: %w", strings.Join(args, " "), err)
+		}
 	case l.dev.Root != nil:
 		return fmt.Errorf("change qdisc: queue %d given but the root %s is not mq", queue, l.dev.Root.Kind)
 	case len(l.dev.Children) == 0:
 		return fmt.Errorf("change qdisc: %s has no qdisc to change", l.dev.RootKind)
-	case queue < 0:
-		targets = l.dev.Children
 	case queue >= len(l.dev.Children):
 		return fmt.Errorf("change qdisc: queue %d out of range (mq has %d children)", queue, len(l.dev.Children))
 	default:
 		targets = []*netdev.Qdisc{l.dev.Children[queue]}
 	}
+	// A kind word: tc sends it and the kernel checks it against the
+	// qdisc ("Invalid qdisc name"). After a selector tc wants the kind.
+	switch {
+	case cmd.Kind == targets[0].Kind:
+		opts = cmd.Options
+	case slices.Contains(qdisc.Kinds(), cmd.Kind):
+		return fmt.Errorf("change qdisc %s: invalid qdisc name %q (it is %s)", targets[0].Name(), cmd.Kind, targets[0].Kind)
+	case cmd.Selects() && cmd.Kind != "":
+		sel := tc.Qdisc{Dev: cmd.Dev, Handle: cmd.Handle, Parent: cmd.Parent}.Words()
+		return fmt.Errorf("change qdisc %q: unknown qdisc %q, hence its options are unparsable (after root, handle or parent comes the kind: %q)",
+			strings.Join(args, " "), cmd.Kind, strings.Join(append(sel, targets[0].Kind, cmd.Kind), " ")+" ...")
+	}
 	for _, q := range targets {
-		info, err := qdisc.Change(q.Ops, args)
+		info, err := qdisc.Change(q.Ops, opts)
 		if errors.Is(err, qdisc.ErrCannotChange) {
-			return fmt.Errorf("change qdisc: %s %s %w", q.Kind, q.Handle, err)
+			return fmt.Errorf("change qdisc: %s %w", q.Name(), err)
 		}
 		if err != nil {
-			return fmt.Errorf("change qdisc %s %s: %w", q.Kind, q.Handle, err)
+			return fmt.Errorf("change qdisc %s: %w", q.Name(), err)
 		}
 		q.Limit = info.Limit
 	}

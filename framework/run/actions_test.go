@@ -127,10 +127,33 @@ func TestActionErrors(t *testing.T) {
 		{Action{Name: "range", Do: func(l *Live) error { return l.StopSenders([]int{7}) }}, nil, "sender 7 out of range (senders 0-1)"},
 		{Action{Name: "fixed", Do: func(l *Live) error { return l.ChangeQdisc(-1, []string{"limit", "3"}) }}, func(s *Spec) {
 			s.Qdisc = "mq pfifo"
-		}, "pfifo 8001:1 cannot be changed while running"},
-		{Action{Name: "bad", Do: func(l *Live) error { return l.ChangeQdisc(-1, []string{"limit", "x"}) }}, nil, "change qdisc test_changeable 8001:1: pfifo: limit \"x\""},
+		}, "pfifo 0: parent 8001:1 cannot be changed while running"},
+		{Action{Name: "bad", Do: func(l *Live) error { return l.ChangeQdisc(-1, []string{"limit", "x"}) }}, nil, "change qdisc test_changeable 0: parent 8001:1: pfifo: limit \"x\""},
 		{Action{Name: "q", Do: func(l *Live) error { return l.ChangeQdisc(5, []string{"limit", "3"}) }}, nil, "queue 5 out of range"},
 		{Action{Name: "p", Do: func(l *Live) error { _ = l.Phase("a"); return l.Phase("a") }}, nil, "phase \"a\" marked twice"},
+		// tc's words for `tc qdisc change`.
+		{Action{Name: "kind", Do: func(l *Live) error { return l.ChangeQdisc(-1, []string{"fq", "limit", "3"}) }}, nil,
+			`invalid qdisc name "fq" (it is test_changeable)`},
+		{Action{Name: "kind2", Do: func(l *Live) error { return l.ChangeQdisc(-1, []string{"parent", "8001:1", "pfifo", "limit", "3"}) }}, nil,
+			`invalid qdisc name "pfifo" (it is test_changeable)`},
+		{Action{Name: "both", Do: func(l *Live) error { return l.ChangeQdisc(1, []string{"parent", "8001:1", "limit", "3"}) }}, nil,
+			"give queue or the qdisc's handle/parent, not both"},
+		{Action{Name: "class", Do: func(l *Live) error { return l.ChangeQdisc(-1, []string{"parent", "8001:3", "limit", "3"}) }}, nil,
+			"parent 8001:3: specified class not found (mq has classes 8001:1 to 8001:2)"},
+		{Action{Name: "major", Do: func(l *Live) error { return l.ChangeQdisc(-1, []string{"parent", "1:1", "limit", "3"}) }}, nil,
+			"parent 1:1: failed to find specified qdisc"},
+		{Action{Name: "mqroot", Do: func(l *Live) error { return l.ChangeQdisc(-1, []string{"root", "mq"}) }}, nil,
+			"mq 8001: root: change operation not supported by specified qdisc"},
+		{Action{Name: "handle", Do: func(l *Live) error { return l.ChangeQdisc(-1, []string{"handle", "2:", "limit", "3"}) }}, nil,
+			"specified qdisc not found: no qdisc has handle 2:"},
+		{Action{Name: "dev", Do: func(l *Live) error { return l.ChangeQdisc(-1, []string{"dev", "eth1", "root", "limit", "3"}) }}, nil,
+			`cannot find device "eth1"`},
+		{Action{Name: "devonly", Do: func(l *Live) error { return l.ChangeQdisc(-1, []string{"dev", "eth0", "limit", "3"}) }}, nil,
+			"handle cannot be zero"},
+		{Action{Name: "nokind", Do: func(l *Live) error { return l.ChangeQdisc(-1, []string{"parent", "8001:1", "limit", "3"}) }}, nil,
+			`unknown qdisc "limit", hence its options are unparsable (after root, handle or parent comes the kind: "parent 8001:1 test_changeable limit ...")`},
+		{Action{Name: "est", Do: func(l *Live) error { return l.ChangeQdisc(-1, []string{"root", "estimator", "1s", "8s"}) }}, nil,
+			`"estimator" is not supported`},
 	} {
 		s := actionSpec()
 		if tt.spec != nil {
@@ -143,6 +166,39 @@ func TestActionErrors(t *testing.T) {
 		}
 		if rep == nil || rep.Error == "" {
 			t.Errorf("%s: no partial report with the error", tt.act.Name)
+		}
+	}
+}
+
+// TestChangeQdiscTCWords: `tc qdisc change` words reach the qdisc they
+// name, the same one the queue form reaches.
+func TestChangeQdiscTCWords(t *testing.T) {
+	for _, tt := range []struct {
+		qdisc string
+		words []string
+		want  []string // options of the report's qdisc rows after the change
+	}{
+		{"mq test_changeable", []string{"parent", "8001:2", "test_changeable", "limit", "20"}, []string{"", "limit 1000p", "limit 20p"}},
+		{"handle 1: root mq test_changeable", []string{"dev", "eth0", "parent", "1:1", "test_changeable", "limit", "5"}, []string{"", "limit 5p", "limit 1000p"}},
+		{"mq test_changeable", []string{"test_changeable", "limit", "9"}, []string{"", "limit 9p", "limit 9p"}},
+		{"root handle 7: test_changeable", []string{"handle", "7:", "root", "test_changeable", "limit", "3"}, []string{"limit 3p"}},
+		{"test_changeable", []string{"handle", "8001:", "test_changeable", "limit", "4"}, []string{"limit 4p"}},
+		{"test_changeable", []string{"root", "test_changeable"}, []string{"limit 1000p"}},
+	} {
+		s := actionSpec()
+		s.Qdisc = tt.qdisc
+		s.Actions = []Action{{Name: "change", At: sim.Millisecond, Do: func(l *Live) error { return l.ChangeQdisc(-1, tt.words) }}}
+		rep, err := Run(s, nil)
+		if err != nil {
+			t.Errorf("%s, change %q: %v", tt.qdisc, tt.words, err)
+			continue
+		}
+		var got []string
+		for _, q := range rep.Qdisc {
+			got = append(got, q.Options)
+		}
+		if strings.Join(got, "|") != strings.Join(tt.want, "|") {
+			t.Errorf("%s, change %q: options %q, want %q", tt.qdisc, tt.words, got, tt.want)
 		}
 	}
 }

@@ -84,7 +84,7 @@ func TestValidate(t *testing.T) {
 	}{
 		{func(s *Spec) { s.Queues = -1 }, "--queues (device.queues): -1 is out of range: 1..4096"},
 		{func(s *Spec) { s.Sockets, s.Cores = 1<<32, 1<<32 }, "--sockets (host.sockets): 4294967296 is out of range: 1..64"},
-		{func(s *Spec) { s.Sockets, s.Cores, s.Threads = 64, 4096, 8 }, "more than the 8192 CPUs supported"},
+		{func(s *Spec) { s.Sockets, s.Cores, s.Threads = 64, 4096, 8 }, "CPUs, more than the 8192 supported"},
 		{func(s *Spec) { s.Duration = 2 * sim.Millisecond }, "warmup 5ms must be shorter than duration 2ms (set --warmup"},
 		{func(s *Spec) { s.Interval = 1 }, "interval 1ns gives 20000000 samples over duration 20ms, at most 10000: use an interval of 2us or more"},
 		{func(s *Spec) { s.Workload.Kind, s.Workload.Rate = workload.UDPRate, 1e30 }, "--offered-rate (senders.rate): 1e+30 is out of range"},

@@ -20,6 +20,7 @@ import (
 	"github.com/txlab/txlab/framework/plugin"
 	"github.com/txlab/txlab/framework/report"
 	"github.com/txlab/txlab/framework/sim"
+	"github.com/txlab/txlab/framework/tc"
 	"github.com/txlab/txlab/framework/trace"
 	"github.com/txlab/txlab/framework/workload"
 )
@@ -222,7 +223,7 @@ func setup(spec *Spec) (*host, error) {
 	if q := strings.TrimSpace(spec.Qdisc); q != "" {
 		qwords = strings.Fields(q)
 	}
-	h.dev, err = h.net.AddDevice(netdev.DeviceSpec{Name: "eth0", Driver: spec.Driver, Args: spec.DriverArgs,
+	h.dev, err = h.net.AddDevice(netdev.DeviceSpec{Name: report.Device, Driver: spec.Driver, Args: spec.DriverArgs,
 		Queues: spec.Queues, RateBps: spec.RateBps, Qdisc: qwords, XPS: true,
 		IRQCPUs: irqCPUs(h.topo, spec.Queues)})
 	if err != nil {
@@ -379,6 +380,9 @@ func summary(rep *report.Report) []attribute.KeyValue {
 // irqCPUs is ice's default IRQ affinity: vector i on the i-th CPU of
 // the device's NUMA node (cpumask_local_spread), node 0 here.
 func irqCPUs(topo sim.Topology, queues int) []int {
+	if queues < 1 || queues > netdev.MaxQueues {
+		return nil // AddDevice refuses the count, naming the bound
+	}
 	out := make([]int, 0, queues)
 	for i := 0; i < queues; i++ {
 		core := i % topo.CoresPerSocket
@@ -544,11 +548,13 @@ func fillResults(rep *report.Report, net *netdev.Net, e *sim.Engine, dev *netdev
 	rep.Events = e.Events()
 }
 
+// qdiscRows are the device's qdiscs as tc_dump_qdisc reports them: the
+// root first (an mq-style root sums its children, as mq_dump does), then
+// the children, in creation order (report.WriteText prints tc's order).
 func qdiscRows(dev *netdev.Device) []report.Qdisc {
-	var out []report.Qdisc
 	row := func(q *netdev.Qdisc) report.Qdisc {
 		st := q.Ops.Stats()
-		r := report.Qdisc{Handle: q.Handle, Parent: q.Parent, Kind: q.Kind, Options: q.Ops.Dump(),
+		r := report.Qdisc{Handle: q.Handle.QdiscString(), Parent: q.Parent.String(), Kind: q.Kind, Options: q.Ops.Dump(),
 			SentPackets: q.SentPkts, SentBytes: q.SentBytes, Dropped: st.Drops, Overlimits: st.Overlimits,
 			Requeues: q.Requeues, BacklogPackets: q.Qlen(), BacklogBytes: q.Backlog(), DeferMax: q.DeferMax}
 		for _, x := range st.XStats {
@@ -556,24 +562,27 @@ func qdiscRows(dev *netdev.Device) []report.Qdisc {
 		}
 		return r
 	}
-	if len(dev.Children) > 0 {
-		mq := report.Qdisc{Handle: "8001:", Parent: "root", Kind: dev.RootKind}
-		for _, c := range dev.Children {
-			r := row(c)
-			mq.SentPackets += r.SentPackets
-			mq.SentBytes += r.SentBytes
-			mq.Dropped += r.Dropped
-			mq.Overlimits += r.Overlimits
-			mq.Requeues += r.Requeues
-			mq.BacklogPackets += r.BacklogPackets
-			mq.BacklogBytes += r.BacklogBytes
-			mq.DeferMax = max(mq.DeferMax, r.DeferMax)
-			out = append(out, r)
-		}
-		return append([]report.Qdisc{mq}, out...)
-	}
 	if dev.Root != nil {
-		out = append(out, row(dev.Root))
+		return []report.Qdisc{row(dev.Root)}
+	}
+	root := report.Qdisc{Handle: dev.RootHandle.QdiscString(), Parent: tc.Root.String(), Kind: dev.RootKind}
+	if dev.RootKind != "mq" && len(dev.Children) > 0 {
+		// cake_mq_dump: the configuration its children share.
+		root.Options = dev.Children[0].Ops.Dump()
+	}
+	out := []report.Qdisc{root}
+	for _, c := range dev.Children {
+		r := row(c)
+		mq := &out[0]
+		mq.SentPackets += r.SentPackets
+		mq.SentBytes += r.SentBytes
+		mq.Dropped += r.Dropped
+		mq.Overlimits += r.Overlimits
+		mq.Requeues += r.Requeues
+		mq.BacklogPackets += r.BacklogPackets
+		mq.BacklogBytes += r.BacklogBytes
+		mq.DeferMax = max(mq.DeferMax, r.DeferMax)
+		out = append(out, r)
 	}
 	return out
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/txlab/txlab/framework/run"
 	"github.com/txlab/txlab/framework/sim"
+	"github.com/txlab/txlab/framework/tc"
 )
 
 // actionDef is a parsed action map.
@@ -78,20 +79,8 @@ func parseAction(v any, fromHook bool) (*actionDef, error) {
 		}
 	}
 	if x, ok := m["qdisc"]; ok {
-		switch q := x.(type) {
-		case map[string]any:
-			if _, hasKind := q["kind"]; hasKind {
-				return nil, fmt.Errorf("qdisc change takes options only (tc qdisc change), not a kind")
-			}
-			a.qdisc, err = optionWords("qdisc", q)
-		default:
-			a.qdisc, err = qdiscWords("qdisc", x)
-		}
-		if err != nil {
+		if a.qdisc, err = changeWords(x); err != nil {
 			return nil, err
-		}
-		if len(a.qdisc) == 0 {
-			return nil, fmt.Errorf("qdisc change: no options given")
 		}
 	}
 	if x, ok := m["queue"]; ok {
@@ -103,6 +92,9 @@ func parseAction(v any, fromHook bool) (*actionDef, error) {
 			return nil, err
 		}
 		a.queue = int(n)
+		if cmd, _ := tc.ParseQdisc(a.qdisc); cmd.Selects() {
+			return nil, fmt.Errorf("qdisc change %q: give queue or the qdisc's handle/parent, not both", strings.Join(a.qdisc, " "))
+		}
 	}
 	if x, ok := m["log"]; ok {
 		if a.log, err = asString("log", x); err != nil {
@@ -126,6 +118,47 @@ func parseAction(v any, fromHook bool) (*actionDef, error) {
 	}
 	a.desc = "{" + strings.Join(parts, ", ") + "}"
 	return a, nil
+}
+
+// changeWords are a qdisc change's tc words (`tc qdisc change dev eth0
+// ...`): a string or array of words, or a map whose handle and parent
+// keys select the qdisc, whose kind (needed after a selector, as tc
+// needs it) must be the qdisc's, and whose other keys are options. Just
+// options ("limit 100", {limit: 100}) change the root or every mq child.
+func changeWords(x any) ([]string, error) {
+	var words []string
+	var err error
+	switch q := x.(type) {
+	case map[string]any:
+		if words, err = selectorWords("qdisc", q); err != nil {
+			return nil, err
+		}
+		if k, ok := q["kind"]; ok {
+			kind, err := asString("qdisc kind", k)
+			if err != nil {
+				return nil, err
+			}
+			words = append(words, kind)
+		} else if len(words) > 0 {
+			return nil, fmt.Errorf("qdisc change: after handle or parent tc wants the kind too, e.g. {parent: \"8001:2\", kind: \"pfifo\", limit: 100}")
+		}
+		opts, err := optionWords("qdisc", q, "kind", "handle", "parent")
+		if err != nil {
+			return nil, err
+		}
+		words = append(words, opts...)
+	default:
+		if words, err = qdiscWords("qdisc", x); err != nil {
+			return nil, err
+		}
+	}
+	if len(words) == 0 {
+		return nil, fmt.Errorf("qdisc change: no options given")
+	}
+	if _, err := tc.ParseQdisc(words); err != nil {
+		return nil, fmt.Errorf("qdisc change %q: %w", strings.Join(words, " "), err)
+	}
+	return words, nil
 }
 
 // check validates an action against a spec (run-time-only errors are
@@ -253,6 +286,9 @@ func (h *hookObj) place(err error) error {
 	}
 	out := *se
 	switch {
+	case se.Line == 0 && h.base != nil:
+		out.Line, out.Col = h.base.line, h.base.col // where the hook's text starts
+		out.Msg = "in hook: " + se.Msg
 	case se.Line == 0:
 		out.Msg = "in hook: " + se.Msg
 	case h.base != nil:
@@ -282,7 +318,7 @@ func (h *hookObj) run(p *Program, l *run.Live, key any) error {
 		l.Store()[key] = st
 	}
 	cur := l.Stats()
-	globals := make([]tengo.Object, h.nglobals)
+	globals := newGlobals(h.nglobals, len(hookGlobals))
 	globals[0] = liveObject(cur, st.prev, st.runs)
 	globals[1] = st.state
 	globals[2] = tengo.UndefinedValue

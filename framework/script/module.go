@@ -14,6 +14,7 @@ import (
 	"github.com/txlab/txlab/framework/netdev"
 	"github.com/txlab/txlab/framework/plugin"
 	"github.com/txlab/txlab/framework/qdisc"
+	"github.com/txlab/txlab/framework/report"
 	"github.com/txlab/txlab/framework/run"
 	"github.com/txlab/txlab/framework/sim"
 	"github.com/txlab/txlab/framework/workload"
@@ -614,10 +615,15 @@ func setQdisc(s *run.Spec, v any) error {
 }
 
 // checkQdisc builds the qdisc (or mq's child) once with a scratch setup,
-// so an unknown kind, option or value fails at the script line.
-// A kind a plugin serves is checked when the run starts it.
+// so a bad tc word, an unknown kind, option or value fails at the script
+// line. A kind a plugin serves is checked when the run starts it.
 func checkQdisc(words []string, queues int, plugins plugin.Options) (err error) {
-	kind := words[0]
+	cmd, err := netdev.ParseRootQdisc(report.Device, words)
+	if err != nil {
+		return err
+	}
+	kind := cmd.Kind
+	words = append([]string{kind}, cmd.Options...)
 	switch kind {
 	case "noqueue":
 		if len(words) > 1 {

@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"github.com/txlab/txlab/framework/plugin"
 	"io"
+	"os"
 	"regexp"
 	"sort"
 	"strconv"
@@ -26,15 +27,23 @@ import (
 
 	"github.com/d5/tengo/v2"
 	"github.com/d5/tengo/v2/parser"
-	"github.com/d5/tengo/v2/stdlib"
 
 	"github.com/txlab/txlab/framework/run"
 )
 
-func init() {
-	// Bound single objects too: one "s += s" must not build gigabytes.
-	tengo.MaxStringLen = 16 << 20
-	tengo.MaxBytesLen = 16 << 20
+// maxValueBytes is the most one string or bytes value may ever hold.
+const maxValueBytes = 16 << 20
+
+func init() { setValueBound(maxValueBytes) }
+
+// setValueBound bounds one string or bytes value (tengo's MaxStringLen
+// and MaxBytesLen) to n bytes, at most maxValueBytes: a value of n bytes
+// counts like n objects against --max-allocs, so one text.repeat or
+// "s += s" cannot build what the allocation bound refuses in pieces.
+// tengo's bounds are process-wide: the last Load sets them.
+func setValueBound(n int64) {
+	n = min(max(n, 1), maxValueBytes)
+	tengo.MaxStringLen, tengo.MaxBytesLen = int(n), int(n)
 }
 
 // Defaults for the bounds.
@@ -43,7 +52,8 @@ const (
 	DefaultTimeout       = 5 * time.Second
 	DefaultHookMaxAllocs = 100_000
 	DefaultHookTimeout   = 100 * time.Millisecond
-	maxSourceBytes       = 1 << 20
+	// MaxSourceBytes is the largest script Load and ReadFile take.
+	MaxSourceBytes = 1 << 20
 )
 
 // Options bound and parameterise a script.
@@ -127,9 +137,10 @@ type Plan struct {
 // Load compiles a script. name is used in messages ("scripts/e1.tengo").
 func Load(name string, src []byte, opts Options) (*Program, error) {
 	opts.fill()
-	if len(src) > maxSourceBytes {
-		return nil, &Error{File: name, Msg: fmt.Sprintf("script is %d bytes, more than the %d allowed", len(src), maxSourceBytes)}
+	if len(src) > MaxSourceBytes {
+		return nil, &Error{File: name, Msg: fmt.Sprintf("script is %d bytes, more than the %d allowed", len(src), MaxSourceBytes)}
 	}
+	setValueBound(opts.MaxAllocs)
 	p := &Program{name: name, src: src, opts: opts, rawHooks: findRawHooks(src)}
 	bc, n, err := compile(name, src, p.modules(), nil, false)
 	if err != nil {
@@ -137,6 +148,25 @@ func Load(name string, src []byte, opts Options) (*Program, error) {
 	}
 	p.bytecode, p.nglobals = bc, n
 	return p, nil
+}
+
+// ReadFile reads a script file, at most MaxSourceBytes of it: a bigger
+// or endless file (/dev/zero) is an error naming the file and the bound,
+// not a read of all of it.
+func ReadFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	src, err := io.ReadAll(io.LimitReader(f, MaxSourceBytes+1))
+	if err != nil {
+		return nil, err // a *PathError: it names the file
+	}
+	if len(src) > MaxSourceBytes {
+		return nil, &Error{File: path, Msg: fmt.Sprintf("script is larger than the %d bytes allowed", MaxSourceBytes)}
+	}
+	return src, nil
 }
 
 // Name is the script's file name as given to Load.
@@ -149,7 +179,7 @@ func (p *Program) Eval() (*Plan, error) {
 	b := newBuilder(p)
 	p.cur = b
 	defer func() { p.cur = nil }()
-	globals := make([]tengo.Object, p.nglobals)
+	globals := newGlobals(p.nglobals, 0)
 	if err := runVM(p.name, p.bytecode, globals, p.opts.MaxAllocs, p.opts.Timeout, "--max-allocs", "--script-timeout"); err != nil {
 		return nil, err
 	}
@@ -183,22 +213,18 @@ var allowedModules = []string{"base64", "enum", "fmt", "hex", "json", "math", "t
 // wall clock) and rand (an unseeded source) are left out to keep runs
 // deterministic; os has files and processes.
 func (p *Program) modules() *tengo.ModuleMap {
-	m := stdlib.GetModuleMap("base64", "enum", "hex", "json", "math", "text")
-	m.AddBuiltinModule("fmt", map[string]tengo.Object{"sprintf": stdlib.BuiltinModules["fmt"]["sprintf"]})
+	m := sandboxModules()
 	m.AddBuiltinModule("txlab", p.module())
 	return m
 }
 
-func hookModules() *tengo.ModuleMap {
-	m := stdlib.GetModuleMap("base64", "enum", "hex", "json", "math", "text")
-	m.AddBuiltinModule("fmt", map[string]tengo.Object{"sprintf": stdlib.BuiltinModules["fmt"]["sprintf"]})
-	return m
-}
+func hookModules() *tengo.ModuleMap { return sandboxModules() }
 
 var notFound = regexp.MustCompile(`^module '(.*)' not found`)
 
 // compile parses and compiles src; predefined names become the first
-// globals (index order). It returns the bytecode and the globals needed.
+// globals (index order), then the sandbox's overrides (see newGlobals).
+// It returns the bytecode and the globals needed.
 func compile(name string, src []byte, modules *tengo.ModuleMap, predefined []string, hook bool) (*tengo.Bytecode, int, error) {
 	st := tengo.NewSymbolTable()
 	for i, fn := range tengo.GetAllBuiltinFunctions() {
@@ -217,7 +243,11 @@ func compile(name string, src []byte, modules *tengo.ModuleMap, predefined []str
 		}
 		return nil, 0, &Error{File: name, Msg: err.Error()}
 	}
+	rewriteLoops(f)
 	c := tengo.NewCompiler(file, st, nil, modules, nil)
+	for _, n := range overrides { // after NewCompiler, which (re)defines the builtins
+		st.Define(n)
+	}
 	if err := c.Compile(f); err != nil {
 		var ce *tengo.CompilerError
 		if errors.As(err, &ce) {
@@ -251,7 +281,16 @@ func moduleRefused(mod string, hook bool) string {
 
 var atPos = regexp.MustCompile(`\n\tat (.*):(\d+):(\d+)`)
 
-// runVM runs bytecode with the bounds; errors come back as *Error.
+// newGlobals are a VM's globals: the predefined ones are the caller's to
+// set, the sandbox's overrides follow them.
+func newGlobals(n, predefined int) []tengo.Object {
+	g := make([]tengo.Object, n)
+	copy(g[predefined:], overrideObjs)
+	return g
+}
+
+// runVM runs bytecode with the bounds; errors come back as *Error, at
+// the place the VM stopped when that is known.
 func runVM(name string, bc *tengo.Bytecode, globals []tengo.Object, maxAllocs int64, timeout time.Duration, allocFlag, timeFlag string) (err error) {
 	vm := tengo.NewVM(bc, globals, maxAllocs)
 	var fired atomic.Bool
@@ -261,9 +300,17 @@ func runVM(name string, bc *tengo.Bytecode, globals []tengo.Object, maxAllocs in
 		vm.Abort()
 		close(done)
 	})
+	at := func(msg string, aborted bool) *Error {
+		e := &Error{File: name, Msg: msg}
+		if pos, ok := vmPos(vm, bc.FileSet, aborted); ok {
+			e.File, e.Line, e.Col = pos.Filename, pos.Line, pos.Column
+		}
+		return e
+	}
 	defer func() {
 		if r := recover(); r != nil {
-			err = &Error{File: name, Msg: fmt.Sprint(r)}
+			t.Stop()
+			err = at(fmt.Sprint(r), false) // a Go panic inside the VM (integer divide by zero)
 		}
 	}()
 	rerr := vm.Run()
@@ -271,7 +318,7 @@ func runVM(name string, bc *tengo.Bytecode, globals []tengo.Object, maxAllocs in
 		<-done
 	}
 	if fired.Load() {
-		return &Error{File: name, Msg: fmt.Sprintf("stopped after %v of wall time (an endless loop?); raise the bound with %s", timeout, timeFlag)}
+		return at(fmt.Sprintf("stopped after %v of wall time (an endless loop?); raise the bound with %s", timeout, timeFlag), true)
 	}
 	if rerr == nil {
 		return nil
@@ -286,8 +333,11 @@ func runVM(name string, bc *tengo.Bytecode, globals []tengo.Object, maxAllocs in
 func runtimeError(name string, err error, maxAllocs int64, allocFlag string) *Error {
 	full := err.Error()
 	msg, _, _ := strings.Cut(strings.TrimPrefix(full, "Runtime Error: "), "\n\tat ")
-	if errors.Is(err, tengo.ErrObjectAllocLimit) {
+	switch {
+	case errors.Is(err, tengo.ErrObjectAllocLimit):
 		msg = fmt.Sprintf("allocation limit exceeded (%d objects); raise the bound with %s", maxAllocs, allocFlag)
+	case errors.Is(err, tengo.ErrStringLimit), errors.Is(err, tengo.ErrBytesLimit):
+		msg = fmt.Sprintf("%s: one string or bytes value may hold %d bytes (--max-allocs, at most %d)", msg, tengo.MaxStringLen, maxValueBytes)
 	}
 	e := &Error{File: name, Msg: msg}
 	if m := atPos.FindStringSubmatch(full); m != nil {

@@ -15,9 +15,19 @@ import (
 	"github.com/txlab/txlab/framework/workload"
 )
 
+// maxDepth bounds how deeply maps and arrays nest in a value a script
+// hands to Go (the txlab module, a hook's act): deeper is refused, not
+// recursed into.
+const maxDepth = 64
+
 // fromObj converts a Tengo value to Go: int64, float64, string, bool,
-// []any, map[string]any, nil (undefined) or *hookObj.
-func fromObj(o tengo.Object) (any, error) {
+// []any, map[string]any, nil (undefined) or *hookObj. A map or array
+// that contains itself (a := {}; a.x = a) or nests deeper than maxDepth
+// is an error, not an endless recursion.
+func fromObj(o tengo.Object) (any, error) { return convert(o, nil) }
+
+// convert is fromObj with the containers on the way down to o.
+func convert(o tengo.Object, path []tengo.Object) (any, error) {
 	switch v := o.(type) {
 	case *tengo.Int:
 		return v.Value, nil
@@ -33,22 +43,43 @@ func fromObj(o tengo.Object) (any, error) {
 		return nil, nil
 	case *hookObj:
 		return v, nil
-	case *tengo.Array:
-		return fromList(v.Value)
-	case *tengo.ImmutableArray:
-		return fromList(v.Value)
-	case *tengo.Map:
-		return fromMap(v.Value)
-	case *tengo.ImmutableMap:
-		return fromMap(v.Value)
+	case *tengo.Array, *tengo.ImmutableArray, *tengo.Map, *tengo.ImmutableMap:
+		if err := enter(o, path); err != nil {
+			return nil, err
+		}
+		path = append(path, o)
+		switch v := o.(type) {
+		case *tengo.Array:
+			return fromList(v.Value, path)
+		case *tengo.ImmutableArray:
+			return fromList(v.Value, path)
+		case *tengo.Map:
+			return fromMap(v.Value, path)
+		case *tengo.ImmutableMap:
+			return fromMap(v.Value, path)
+		}
 	}
 	return nil, fmt.Errorf("a %s cannot be used here", o.TypeName())
 }
 
-func fromList(l []tengo.Object) (any, error) {
+// enter refuses a container already on the path (a cycle) or one level
+// too deep.
+func enter(o tengo.Object, path []tengo.Object) error {
+	for _, p := range path {
+		if p == o {
+			return fmt.Errorf("the %s contains itself", o.TypeName())
+		}
+	}
+	if len(path) >= maxDepth {
+		return fmt.Errorf("maps and arrays nested more than %d deep", maxDepth)
+	}
+	return nil
+}
+
+func fromList(l []tengo.Object, path []tengo.Object) (any, error) {
 	out := make([]any, len(l))
 	for i, o := range l {
-		v, err := fromObj(o)
+		v, err := convert(o, path)
 		if err != nil {
 			return nil, fmt.Errorf("element %d: %w", i, err)
 		}
@@ -57,16 +88,57 @@ func fromList(l []tengo.Object) (any, error) {
 	return out, nil
 }
 
-func fromMap(m map[string]tengo.Object) (any, error) {
+func fromMap(m map[string]tengo.Object, path []tengo.Object) (any, error) {
 	out := make(map[string]any, len(m))
-	for k, o := range m {
-		v, err := fromObj(o)
+	for _, k := range sortedTengoKeys(m) { // the first error found is the same every run
+		v, err := convert(m[k], path)
 		if err != nil {
 			return nil, fmt.Errorf("key %q: %w", k, err)
 		}
 		out[k] = v
 	}
 	return out, nil
+}
+
+// checkValue walks o as fromObj would, without converting: nil when o
+// is acyclic and no deeper than maxDepth.
+func checkValue(o tengo.Object, path []tengo.Object) error {
+	var kids []tengo.Object
+	switch v := o.(type) {
+	case *tengo.Array:
+		kids = v.Value
+	case *tengo.ImmutableArray:
+		kids = v.Value
+	case *tengo.Map:
+		for _, k := range sortedTengoKeys(v.Value) {
+			kids = append(kids, v.Value[k])
+		}
+	case *tengo.ImmutableMap:
+		for _, k := range sortedTengoKeys(v.Value) {
+			kids = append(kids, v.Value[k])
+		}
+	default:
+		return nil
+	}
+	if err := enter(o, path); err != nil {
+		return err
+	}
+	path = append(path, o)
+	for _, k := range kids {
+		if err := checkValue(k, path); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func sortedTengoKeys(m map[string]tengo.Object) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // typeName names a converted value's type the way a script author sees it.
@@ -244,11 +316,12 @@ func word(what string, v any) (string, error) {
 }
 
 // qdiscWords turns a qdisc description into tc words. A string is split
-// on blanks ("mq fq", "fq_codel target 5ms ecn"); an array is words; a
-// map is {kind: "fq_codel", target: "5ms", ecn: true}: its other keys
-// become options in sorted order (Tengo maps have no order), true a bare
-// keyword, false "no"+key, anything else "key value". mq takes its child
-// as {kind: "mq", child: "fq"} or a child map.
+// on blanks ("mq fq", "handle 1: root fq_codel target 5ms ecn"); an
+// array is words; a map is {kind: "fq_codel", target: "5ms", ecn: true}:
+// its handle and parent keys come first, as tc's words, then the kind,
+// then its other keys as options in sorted order (Tengo maps have no
+// order), true a bare keyword, false "no"+key, anything else "key
+// value". mq takes its child as {kind: "mq", child: "fq"} or a child map.
 func qdiscWords(what string, v any) ([]string, error) {
 	switch x := v.(type) {
 	case string:
@@ -279,9 +352,13 @@ func qdiscWords(what string, v any) ([]string, error) {
 		if err != nil {
 			return nil, err
 		}
-		out := []string{kind}
+		out, err := selectorWords(what, x)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, kind)
 		if kind == "mq" {
-			if err := checkKeys(what+" ("+kind+")", x, "kind", "child"); err != nil {
+			if err := checkKeys(what+" ("+kind+")", x, "kind", "child", "handle", "parent"); err != nil {
 				return nil, err
 			}
 			if c, ok := x["child"]; ok {
@@ -293,13 +370,28 @@ func qdiscWords(what string, v any) ([]string, error) {
 			}
 			return out, nil
 		}
-		opts, err := optionWords(what, x, "kind")
+		opts, err := optionWords(what, x, "kind", "handle", "parent")
 		if err != nil {
 			return nil, err
 		}
 		return append(out, opts...), nil
 	}
 	return nil, fmt.Errorf("%s: want tc words (\"fq_codel target 5ms\") or a map ({kind: \"fq_codel\"}), got %s", what, typeName(v))
+}
+
+// selectorWords are a qdisc map's handle and parent keys as tc's words.
+func selectorWords(what string, m map[string]any) ([]string, error) {
+	var out []string
+	for _, k := range []string{"handle", "parent"} {
+		if v, ok := m[k]; ok {
+			w, err := word(what+" "+k, v)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, k, w)
+		}
+	}
+	return out, nil
 }
 
 // optionWords renders a map of options as tc words, sorted by key.

@@ -128,6 +128,9 @@ func NewEngine(topo Topology, costs *Costs, seed uint64) (*Engine, error) {
 	if err := topo.Validate(); err != nil {
 		return nil, err
 	}
+	if costs == nil {
+		return nil, fmt.Errorf("engine: no cost table")
+	}
 	e := &Engine{Topo: topo, Costs: costs, rng: NewStreams(seed)}
 	n := topo.NumCPUs()
 	e.CPUs = make([]*CPU, n)

@@ -253,30 +253,6 @@ func TestCostsSet(t *testing.T) {
 	}
 }
 
-// TestTopologyValidate: the CPU count is checked without overflow; a
-// product that wraps around int64 is refused, not wrapped into range.
-func TestTopologyValidate(t *testing.T) {
-	for _, tc := range []struct {
-		s, c, th int
-		want     string
-	}{
-		{2, 120, 2, ""},
-		{1, 8192, 1, ""},
-		{1, 8193, 1, "more than the 8192 CPUs"},
-		{4294967296, 4294967296, 1, "more than the 8192 CPUs"},
-		{1 << 62, 4, 1, "more than the 8192 CPUs"},
-		{3, 6148914691236517206, 1, "more than the 8192 CPUs"}, // 3 x this wraps to 2
-		{0, 4, 1, "sockets must be >= 1"},
-		{1, -4, 1, "cores per socket must be >= 1"},
-		{1, 4, 9, "threads per core must be 1..8"},
-	} {
-		err := Topology{Sockets: tc.s, CoresPerSocket: tc.c, ThreadsPerCore: tc.th}.Validate()
-		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
-			t.Errorf("%d x %d x %d: %v, want %q", tc.s, tc.c, tc.th, err, tc.want)
-		}
-	}
-}
-
 // TestInterrupt: Interrupt, from another goroutine, stops Run with its
 // error before the horizon.
 func TestInterrupt(t *testing.T) {

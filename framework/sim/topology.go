@@ -18,35 +18,22 @@ type Topology struct {
 const MaxCPUs = 8192
 
 // Validate rejects empty or absurd topologies with a clear message. The
-// CPU count is multiplied without overflow: factors that would wrap
-// around are refused, not wrapped into range.
+// product is checked factor by factor, so no size wraps around the bound.
 func (t Topology) Validate() error {
 	switch {
-	case t.Sockets < 1:
-		return fmt.Errorf("topology: sockets must be >= 1, got %d", t.Sockets)
-	case t.CoresPerSocket < 1:
-		return fmt.Errorf("topology: cores per socket must be >= 1, got %d", t.CoresPerSocket)
+	case t.Sockets < 1 || t.Sockets > MaxCPUs:
+		return fmt.Errorf("topology: sockets must be in [1, %d], got %d", MaxCPUs, t.Sockets)
+	case t.CoresPerSocket < 1 || t.CoresPerSocket > MaxCPUs:
+		return fmt.Errorf("topology: cores per socket must be in [1, %d], got %d", MaxCPUs, t.CoresPerSocket)
 	case t.ThreadsPerCore < 1 || t.ThreadsPerCore > 8:
 		return fmt.Errorf("topology: threads per core must be 1..8, got %d", t.ThreadsPerCore)
 	}
-	if !productAtMost(MaxCPUs, t.Sockets, t.CoresPerSocket, t.ThreadsPerCore) {
-		return fmt.Errorf("topology: %d sockets x %d cores x %d threads is more than the %d CPUs supported",
-			t.Sockets, t.CoresPerSocket, t.ThreadsPerCore, MaxCPUs)
+	// Each factor is at most 8192, so the product fits an int64.
+	if n := int64(t.Sockets) * int64(t.CoresPerSocket) * int64(t.ThreadsPerCore); n > MaxCPUs {
+		return fmt.Errorf("topology: %d sockets x %d cores x %d threads is %d CPUs, more than the %d supported",
+			t.Sockets, t.CoresPerSocket, t.ThreadsPerCore, n, MaxCPUs)
 	}
 	return nil
-}
-
-// productAtMost reports whether the product of factors (each >= 1) is at
-// most limit, stopping before the product could overflow.
-func productAtMost(limit int, factors ...int) bool {
-	p := 1
-	for _, f := range factors {
-		if f < 1 || p > limit/f {
-			return false
-		}
-		p *= f
-	}
-	return true
 }
 
 // NumCPUs is the number of hardware threads.

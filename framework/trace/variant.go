@@ -138,7 +138,7 @@ func (v *Variant) Attach(n *netdev.Net) {
 	h.EnqueueBatch = func(c *sim.CPU, q *netdev.Qdisc, batch []*skb.SKB) {
 		for _, s := range batch {
 			if j, ok := v.j[s.Handle]; ok {
-				j.enq, j.qdisc = c.Now(), q.Kind+" "+q.Handle
+				j.enq, j.qdisc = c.Now(), q.Name()
 			}
 		}
 	}

@@ -1,0 +1,151 @@
+package netdev
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/txlab/txlab/framework/sim"
+	"github.com/txlab/txlab/framework/tc"
+)
+
+// TestQdiscHandles: the root gets the handle given, or qdisc_alloc_handle's
+// first (8001:) when tc made it, or 0: when the kernel attached its
+// default; mq's children are qdisc_create_dflt's 0: under the root's
+// class for their queue (sch_mq.c mq_init).
+func TestQdiscHandles(t *testing.T) {
+	tests := []struct {
+		qdisc      string
+		queues     int
+		root, kind string
+		children   []string // "handle parent" of each child
+		single     bool
+	}{
+		{"", 2, "0:", "mq", []string{"0: :1", "0: :2"}, false},
+		{"", 1, "0:", "pfifo_fast", nil, true},
+		{"mq pfifo", 3, "8001:", "mq", []string{"0: 8001:1", "0: 8001:2", "0: 8001:3"}, false},
+		{"handle 1: root mq", 2, "1:", "mq", []string{"0: 1:1", "0: 1:2"}, false},
+		{"root handle 1a: mq pfifo", 2, "1a:", "mq", []string{"0: 1a:1", "0: 1a:2"}, false},
+		{"dev eth0 handle ffff: mq", 2, "ffff:", "mq", []string{"0: ffff:1", "0: ffff:2"}, false},
+		{"pfifo limit 5", 4, "8001:", "pfifo", nil, true},
+		{"handle 10: pfifo_fast", 1, "10:", "pfifo_fast", nil, true},
+		{"handle 0: pfifo", 1, "8001:", "pfifo", nil, true}, // 0: is "none given"
+		{"noqueue", 2, "8001:", "noqueue", nil, false},
+	}
+	for _, tt := range tests {
+		var words []string
+		if tt.qdisc != "" {
+			words = strings.Fields(tt.qdisc)
+		}
+		h := newHarness(t, Config{TxQueueLen: 1000}, 4, "test", tt.queues, words...)
+		d := h.dev
+		if got := d.RootHandle.QdiscString(); got != tt.root || d.RootKind != tt.kind {
+			t.Errorf("%q: root %s %s, want %s %s", tt.qdisc, d.RootKind, got, tt.kind, tt.root)
+		}
+		if tt.single != (d.Root != nil) {
+			t.Errorf("%q: single root %v, want %v", tt.qdisc, d.Root != nil, tt.single)
+		}
+		if d.Root != nil && (d.Root.Parent != tc.Root || d.Root.Name() != tt.kind+" "+tt.root+" root") {
+			t.Errorf("%q: root qdisc is %q", tt.qdisc, d.Root.Name())
+		}
+		var got []string
+		for _, c := range d.Children {
+			got = append(got, c.Handle.QdiscString()+" "+c.Parent.String())
+		}
+		if strings.Join(got, ",") != strings.Join(tt.children, ",") {
+			t.Errorf("%q: children %q, want %q", tt.qdisc, got, tt.children)
+		}
+	}
+}
+
+// TestAllocHandle is qdisc_alloc_handle: 8001:, 8002:, ..., skipping
+// handles in use, wrapping from ffff: to 8000:.
+func TestAllocHandle(t *testing.T) {
+	h := newHarness(t, Config{TxQueueLen: 1000}, 2, "test", 1, "handle", "8002:", "pfifo")
+	n, d := h.n, h.dev
+	var got []string
+	for i := 0; i < 3; i++ {
+		hd, err := n.allocHandle(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, hd.QdiscString())
+	}
+	if strings.Join(got, " ") != "8001: 8003: 8004:" {
+		t.Errorf("auto handles %v, want 8001: 8003: 8004: (8002: is taken)", got)
+	}
+	n.autoHandle = tc.MakeHandle(0xfffe, 0)
+	if hd, _ := n.allocHandle(d); hd != tc.MakeHandle(0x8000, 0) {
+		t.Errorf("after fffe: got %s, want the wrap to 8000:", hd.QdiscString())
+	}
+}
+
+// Bad root qdiscs in tc words: one line each, naming the word.
+func TestParseRootQdiscErrors(t *testing.T) {
+	tests := []struct {
+		words, want string
+	}{
+		{"handle x: fq", `argument "x:" is wrong: invalid qdisc ID`},
+		{"parent 1:1 fq", `parent 1:1: failed to find specified qdisc (this is the root qdisc: write "root" or no parent)`},
+		{"parent :1 fq", `parent :1: failed to find specified qdisc`},
+		{"dev eth1 root fq", `cannot find device "eth1" (this host's device is eth0)`},
+		{"handle 1: root", `no qdisc kind in "handle 1: root"`},
+		{"root", `no qdisc kind in "root"`},
+		{"mq handle 1: fq", `mq handle: mq's children are the kernel's default qdiscs`},
+		{"mq parent 1:1 fq", `mq parent: mq's children`},
+		{"estimator 1s 8s fq", `"estimator" is not supported`},
+		{"ingress", `"ingress" is not supported`},
+		{"root root fq", `"root" is duplicate parent ID`},
+	}
+	for _, tt := range tests {
+		_, err := ParseRootQdisc("eth0", strings.Fields(tt.words))
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("ParseRootQdisc(%q) = %v, want %q", tt.words, err, tt.want)
+		}
+	}
+	for _, ok := range []string{"root fq", "parent root fq", "parent ffffffff fq", "parent none fq", "dev eth0 fq", "mq fq limit 5"} {
+		if _, err := ParseRootQdisc("eth0", strings.Fields(ok)); err != nil {
+			t.Errorf("ParseRootQdisc(%q): %v", ok, err)
+		}
+	}
+}
+
+// A bad root qdisc fails AddDevice with the device named.
+func TestAddDeviceQdiscError(t *testing.T) {
+	e, err := sim.NewEngine(sim.Topology{Sockets: 1, CoresPerSocket: 2, ThreadsPerCore: 1}, sim.DefaultCosts(), 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	_, err = NewNet(e, Config{TxQueueLen: 1000}, localMaker{}).AddDevice(DeviceSpec{Name: "eth0", Driver: "test", Queues: 2,
+		Qdisc: []string{"handle", "1:", "parent", "1:1", "pfifo"}})
+	if err == nil || err.Error() != `device eth0: qdisc "handle 1: parent 1:1 pfifo": parent 1:1: failed to find specified qdisc (this is the root qdisc: write "root" or no parent)` {
+		t.Errorf("AddDevice: %v", err)
+	}
+}
+
+// Absurd device sizes are an error before anything is allocated for them.
+func TestAddDeviceBounds(t *testing.T) {
+	tests := []struct {
+		spec DeviceSpec
+		want string
+	}{
+		{DeviceSpec{Name: "eth0", Driver: "test", Queues: 0}, "device eth0: queues must be in [1, 65535], got 0"},
+		{DeviceSpec{Name: "eth0", Driver: "test", Queues: -1}, "queues must be in [1, 65535], got -1"},
+		{DeviceSpec{Name: "eth0", Driver: "test", Queues: 0x10000}, "queues must be in [1, 65535], got 65536"},
+		{DeviceSpec{Name: "eth0", Driver: "test", Queues: 1 << 40}, "queues must be in [1, 65535]"},
+		{DeviceSpec{Name: "eth0", Driver: "test", Queues: 2, RateBps: -1}, "negative link rate"},
+		{DeviceSpec{Name: "eth0", Driver: "test", Queues: 2, IRQCPUs: []int{-1}}, "IRQ CPU -1 out of range"},
+		{DeviceSpec{Name: "eth0", Driver: "test", Queues: 2, IRQCPUs: []int{2}}, "IRQ CPU 2 out of range"},
+	}
+	for _, tt := range tests {
+		e, err := sim.NewEngine(sim.Topology{Sockets: 1, CoresPerSocket: 2, ThreadsPerCore: 1}, sim.DefaultCosts(), 7)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = NewNet(e, Config{TxQueueLen: 1000}, localMaker{}).AddDevice(tt.spec)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%+v: %v, want %q", tt.spec, err, tt.want)
+		}
+		e.Close()
+	}
+}

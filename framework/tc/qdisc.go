@@ -1,0 +1,153 @@
+package tc
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Qdisc is one `tc qdisc add|replace|change` command line, the words
+// after the verb: "dev eth0 handle 1: root fq_codel limit 100".
+type Qdisc struct {
+	Dev     string // "" when not given
+	Handle  Handle // Unspec when not given (the kernel then assigns one)
+	Parent  Handle // Unspec when neither root nor parent was given
+	Kind    string // "" when no kind word came
+	Options []string
+}
+
+// Selects reports whether the command names a qdisc by dev, handle or
+// parent (what a `tc qdisc change` uses to find its target).
+func (q Qdisc) Selects() bool { return q.Dev != "" || q.Handle != Unspec || q.Parent != Unspec }
+
+// ParseQdisc reads words as tc_qdisc_modify does: dev, handle, root and
+// parent in any order, then the kind, and every word after the kind is
+// the kind's options. Words tc knows but txlab does not model
+// (estimator, stab, ingress, clsact, ingress_block, egress_block) are
+// refused by name. Errors are tc's own messages, without its "Error: ".
+//
+// TODO(issue 12.8 C): return these as the parse-error type of
+// framework/qdisc once it exists, so tc's parse errors and the kernel's
+// refusals are told apart.
+func ParseQdisc(words []string) (Qdisc, error) {
+	var q Qdisc
+	for i := 0; i < len(words); i++ {
+		w := words[i]
+		next := func() (string, error) {
+			if i+1 >= len(words) {
+				return "", fmt.Errorf("%q needs a value: Command line is not complete", w)
+			}
+			i++
+			return words[i], nil
+		}
+		switch {
+		case w == "dev":
+			v, err := next()
+			if err != nil {
+				return q, err
+			}
+			if q.Dev != "" {
+				return q, dupArg("dev", v)
+			}
+			q.Dev = v
+		case w == "handle":
+			if q.Handle != Unspec {
+				return q, dupArg("handle", w) // tc checks before reading the value
+			}
+			v, err := next()
+			if err != nil {
+				return q, err
+			}
+			h, ok := ParseQdiscHandle(v)
+			if !ok {
+				return q, invArg("invalid qdisc ID", v)
+			}
+			q.Handle = h
+		case w == "root":
+			if q.Parent != Unspec {
+				return q, fmt.Errorf(`"root" is duplicate parent ID`)
+			}
+			q.Parent = Root
+		case w == "parent":
+			v, err := next()
+			if err != nil {
+				return q, err
+			}
+			if q.Parent != Unspec {
+				return q, dupArg("parent", v)
+			}
+			h, ok := ParseClassID(v)
+			if !ok {
+				return q, invArg("invalid parent ID", v)
+			}
+			q.Parent = h
+		case w == "ingress" || w == "clsact":
+			return q, notModelled(w, "txlab models the transmit path; there is no ingress or clsact qdisc")
+		case matches(w, "estimator"):
+			return q, notModelled(w, "rate estimators (TCA_RATE) are not modelled")
+		case matches(w, "stab"):
+			return q, notModelled(w, "size tables (TCA_STAB) are not modelled")
+		case matches(w, "ingress_block") || matches(w, "egress_block"):
+			return q, notModelled(w, "shared filter blocks are not modelled")
+		case matches(w, "help"):
+			return q, notModelled(w, "see README.md, \"Qdiscs in tc words\"")
+		default:
+			q.Kind = w
+			q.Options = words[i+1:]
+			return q, nil
+		}
+	}
+	return q, nil
+}
+
+// Words prints the command back in tc's order: dev, handle, parent, kind
+// and options; an unset part is left out.
+func (q Qdisc) Words() []string {
+	var out []string
+	if q.Dev != "" {
+		out = append(out, "dev", q.Dev)
+	}
+	if q.Handle != Unspec {
+		out = append(out, "handle", q.Handle.QdiscString())
+	}
+	switch q.Parent {
+	case Unspec:
+	case Root:
+		out = append(out, "root")
+	default:
+		out = append(out, "parent", q.Parent.String())
+	}
+	if q.Kind != "" {
+		out = append(out, q.Kind)
+	}
+	return append(out, q.Options...)
+}
+
+// IsKeyword reports whether w is one of tc_qdisc_modify's own words
+// rather than a kind.
+func IsKeyword(w string) bool {
+	switch w {
+	case "dev", "handle", "root", "parent", "ingress", "clsact":
+		return true
+	}
+	for _, k := range []string{"estimator", "stab", "ingress_block", "egress_block", "help"} {
+		if matches(w, k) {
+			return true
+		}
+	}
+	return false
+}
+
+// matches is iproute2's matches(): w is a non-empty prefix of keyword.
+func matches(w, keyword string) bool { return w != "" && strings.HasPrefix(keyword, w) }
+
+func dupArg(key, arg string) error {
+	return fmt.Errorf("duplicate %q: %q is the second value", key, arg)
+}
+
+func invArg(msg, arg string) error {
+	return fmt.Errorf("argument %q is wrong: %s", arg, msg)
+}
+
+func notModelled(w, why string) error {
+	return fmt.Errorf("%q is not supported: %s", w, why)
+}
