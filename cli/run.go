@@ -29,7 +29,7 @@ func runFlags() []cli.Flag {
 		&cli.StringFlag{Name: "driver", Value: d.Driver, Usage: "NIC driver model: ice, veth"},
 		&cli.StringFlag{Name: "driver-opts", Usage: "driver options in ethtool words, e.g. \"tx 512 tx-usecs 50\""},
 		&cli.IntFlag{Name: "queues", Value: d.Queues, Usage: "TX queues"},
-		&cli.StringFlag{Name: "rate", Value: "100G", Usage: "link rate (e.g. 100G, 25Gbit, 2.5G); 0 = the driver's default"},
+		&cli.StringFlag{Name: "rate", Value: "100Gbit", Usage: "link rate in tc words (e.g. 100Gbit, 25gbit, 2.5gbit; bps is bytes/s); 0 = the driver's default"},
 		&cli.IntFlag{Name: "ring", Usage: "TX ring size (0 = the driver's default)"},
 		&cli.StringFlag{Name: "qdisc", Value: d.Qdisc, Usage: "root qdisc in tc words, e.g. \"mq pfifo\", \"pfifo limit 100\", noqueue"},
 		&cli.StringFlag{Name: "workload", Value: d.Workload.Kind, Usage: "udp_stream or udp_rate"},

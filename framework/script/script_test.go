@@ -18,7 +18,7 @@ import (
 // small is a host that simulates in milliseconds of wall time.
 const small = `txlab := import("txlab")
 txlab.host({sockets: 1, cores: 4, smt: 1})
-txlab.device({driver: "ice", queues: 2, rate: "100G"})
+txlab.device({driver: "ice", queues: 2, rate: "100Gbit"})
 txlab.qdisc("mq pfifo")
 txlab.duration("2ms")
 txlab.warmup("500us")
@@ -260,7 +260,7 @@ func runJSON(t *testing.T, s run.Spec) []byte {
 func TestActionsAndHooks(t *testing.T) {
 	src := `txlab := import("txlab")
 txlab.host({sockets: 1, cores: 4, smt: 1})
-txlab.device({driver: "ice", queues: 2, rate: "100G"})
+txlab.device({driver: "ice", queues: 2, rate: "100Gbit"})
 txlab.qdisc("mq pfifo")
 txlab.senders({kind: "udp_rate", count: 2, flows: 4, rate: "200K", size: 64})
 txlab.duration("4ms")
