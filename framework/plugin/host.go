@@ -119,7 +119,11 @@ func (c *conn) call(h *hostCall, what string, host driver.Ctx, check func([]wire
 			case wire.StatusNoChange:
 				return d, qdisc.ErrCannotChange
 			case wire.StatusInvalid:
-				return d, errors.New(d.Str())
+				return d, &qdisc.OptionError{Class: qdisc.ErrParse, Msg: d.Str()}
+			case wire.StatusRefused:
+				return d, &qdisc.OptionError{Class: qdisc.ErrKernel, Msg: d.Str()}
+			case wire.StatusLacks:
+				return d, &qdisc.OptionError{Class: qdisc.ErrLacks, Msg: d.Str()}
 			case wire.StatusError, wire.StatusUnknown:
 				return d, c.fail(what, errors.New(d.Str()))
 			default:
@@ -458,12 +462,37 @@ func (q *Qdisc) Dump() string {
 	return s
 }
 
-// Change implements qdisc.Changer.
-func (q *Qdisc) Change(args []string) (qdisc.Info, error) {
-	var info pb.QdiscInfo
-	if err := q.c.control(q.inst, wire.MQChange, q.what(wire.MQChange), &pb.Args{Args: args}, &info); err != nil {
+// Change implements qdisc.Changer: the plugin's change (or its refusal),
+// its drops applied to ctx like Reset's. It runs between engine steps,
+// so a broken reply is an error, not an abort.
+func (q *Qdisc) Change(ctx qdisc.Ctx, args []string) (qdisc.Info, error) {
+	b, err := proto.Marshal(&pb.Args{Args: args})
+	if err != nil {
 		return qdisc.Info{}, err
 	}
+	h := q.c.get()
+	defer q.c.put(h)
+	h.enc.Call(0, q.inst, wire.MQChange)
+	h.enc.I64(int64(ctx.Now()))
+	h.enc.Bytes(b)
+	what := q.what(wire.MQChange)
+	d, err := q.c.call(h, what, nil, nil, nil)
+	if err != nil {
+		return qdisc.Info{}, err
+	}
+	h.ops, h.trailing = d.Ops(h.ops[:0])
+	var info pb.QdiscInfo
+	raw := d.Bytes()
+	if err := d.End(); err != nil {
+		return qdisc.Info{}, q.c.fail(what, err)
+	}
+	if err := q.checkOps(h.ops); err != nil {
+		return qdisc.Info{}, q.c.fail(what, err)
+	}
+	if err := proto.Unmarshal(raw, &info); err != nil {
+		return qdisc.Info{}, q.c.fail(what, err)
+	}
+	q.apply(h, ctx)
 	return qdisc.Info{Flags: qdisc.Flags(info.Flags), Limit: int(info.Limit)}, nil
 }
 

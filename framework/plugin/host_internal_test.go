@@ -369,7 +369,7 @@ func TestQdiscEnqueueGarbage(t *testing.T) {
 		{name: "status error", frames: [][]byte{htStatus(0, wire.StatusError, "boom")}, want: "boom"},
 		{name: "status unknown", frames: [][]byte{htStatus(0, wire.StatusUnknown, "no instance 1")}, want: "no instance 1"},
 		{name: "status invalid", frames: [][]byte{htStatus(0, wire.StatusInvalid, "bad limit")}, want: "bad limit"},
-		{name: "status no change", frames: [][]byte{htStatus(0, wire.StatusNoChange, "")}, want: "cannot be changed"},
+		{name: "status no change", frames: [][]byte{htStatus(0, wire.StatusNoChange, "")}, want: "Change operation not supported"},
 		{name: "upcall during a qdisc call", frames: [][]byte{htUpcall(0, nil, 0, wire.QueryXmitStopped, 0)},
 			want: "asked the host a driver query during a qdisc call"},
 		{name: "unknown op kind", frames: [][]byte{htEnq(0, []wire.Op{{Kind: 77}}, 0, 2, 0, 0)}, want: "unknown op kind 77"},

@@ -16,6 +16,7 @@ import (
 	"github.com/txlab/txlab/framework/plugin"
 	"github.com/txlab/txlab/framework/plugin/plugintest"
 	"github.com/txlab/txlab/framework/qdisc"
+	"github.com/txlab/txlab/framework/qdisc/qdisctest"
 	"github.com/txlab/txlab/framework/run"
 	"github.com/txlab/txlab/framework/sim"
 	"github.com/txlab/txlab/framework/skb"
@@ -275,23 +276,24 @@ func TestChangeAcrossBoundary(t *testing.T) {
 	if _, err := q.Init(setup, nil); err != nil {
 		t.Fatal(err)
 	}
-	if info, err := q.Change([]string{"limit", "7"}); err != nil || info.Limit != 7 {
+	ctx := qdisctest.NewCtx(1)
+	if info, err := q.Change(ctx, []string{"limit", "7"}); err != nil || info.Limit != 7 {
 		t.Fatalf("change limit 7: %+v %v", info, err)
 	}
-	if _, err := q.Change([]string{"bogus"}); err == nil || !strings.Contains(err.Error(), "bogus") {
-		t.Fatalf("change bogus: %v", err)
+	if _, err := q.Change(ctx, []string{"bogus"}); err == nil || !strings.Contains(err.Error(), "bogus") || !errors.Is(err, qdisc.ErrParse) {
+		t.Fatalf("change bogus: %v (want a tc parse error)", err)
 	}
 	if q.PluginDead() != nil {
 		t.Fatal("a refused change killed the plugin")
 	}
-	plain, err := p.NewQdisc("pfifo")
+	plain, err := p.NewQdisc("test_chatty") // pfifo behind a wrapper without Change
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := plain.Init(setup, nil); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := plain.Change([]string{"limit", "7"}); !errors.Is(err, qdisc.ErrCannotChange) {
+	if _, err := plain.Change(ctx, []string{"limit", "7"}); !errors.Is(err, qdisc.ErrCannotChange) || !errors.Is(err, qdisc.ErrKernel) {
 		t.Fatalf("change of a qdisc that is no Changer: %v", err)
 	}
 }

@@ -10,7 +10,6 @@
 package qdisc
 
 import (
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -199,25 +198,31 @@ type Qdisc interface {
 	Dump() string
 }
 
-// Changer is implemented by a qdisc that accepts `tc qdisc change` at
-// run time: args are tc option words, parsed as Init parses them; the
-// returned Info replaces the limit (read by the llist defer bound).
+// Changer is implemented by a qdisc with a change op (`tc qdisc change`,
+// Qdisc_ops.change): args are tc option words, parsed and validated as
+// Init does them, then applied to the running qdisc. A refused change
+// changes nothing. Packets the change drops (a lowered limit, a tin no
+// longer in use) go through ctx, as Reset's do; ctx.Now is the time of
+// the change. The returned Info replaces the qdisc's flags and limit.
+//
+// A qdisc whose kernel twin has no change op need not implement it:
+// Change then answers as the kernel does (ErrCannotChange).
 type Changer interface {
-	Change(args []string) (Info, error)
+	Change(ctx Ctx, args []string) (Info, error)
 }
 
-// ErrCannotChange is what Change returns for a qdisc that is not a
-// Changer.
-var ErrCannotChange = errors.New("cannot be changed while running")
+// ErrCannotChange is qdisc_change's answer for a qdisc without a change
+// op: EINVAL, "Change operation not supported by specified qdisc".
+var ErrCannotChange error = &OptionError{Class: ErrKernel, Msg: "Change operation not supported by specified qdisc"}
 
 // Change is `tc qdisc change` on q: ErrCannotChange unless q (or what it
 // wraps) is a Changer.
-func Change(q Qdisc, args []string) (Info, error) {
+func Change(q Qdisc, ctx Ctx, args []string) (Info, error) {
 	ch, ok := q.(Changer)
 	if !ok {
 		return Info{}, ErrCannotChange
 	}
-	return ch.Change(args)
+	return ch.Change(ctx, args)
 }
 
 // Factory makes a fresh qdisc of one kind.

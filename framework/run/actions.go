@@ -1,7 +1,6 @@
 package run
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 
@@ -111,9 +110,14 @@ func (l *Live) eachSender(idx []int, f func(int)) error {
 }
 
 // ChangeQdisc is `tc qdisc change`: args are option words for the root
-// qdisc, or for every mq child when queue < 0, or for mq child queue.
+// qdisc, or for every mq child when queue < 0 (one change per child, as
+// tc would need one command each; an mq-style root such as cake_mq
+// changes its shared configuration this way), or for mq child queue. A
+// child of an mq-style root cannot be changed on its own, as in the
+// kernel.
 func (l *Live) ChangeQdisc(queue int, args []string) error {
 	var targets []*netdev.Qdisc
+	_, mqStyle := qdisc.MultiQueueChild(l.dev.RootKind)
 	switch {
 	case l.dev.Root != nil && queue < 0:
 		targets = []*netdev.Qdisc{l.dev.Root}
@@ -125,18 +129,17 @@ func (l *Live) ChangeQdisc(queue int, args []string) error {
 		targets = l.dev.Children
 	case queue >= len(l.dev.Children):
 		return fmt.Errorf("change qdisc: queue %d out of range (mq has %d children)", queue, len(l.dev.Children))
+	case mqStyle:
+		// cake_change: "can't reconfigure cake_mq sub-qdiscs" (EOPNOTSUPP).
+		return fmt.Errorf("change qdisc %s: %w", l.dev.Children[queue].Handle,
+			qdisc.Refusef(l.dev.RootKind, "can't reconfigure %s sub-qdiscs (change the root: no queue)", l.dev.RootKind))
 	default:
 		targets = []*netdev.Qdisc{l.dev.Children[queue]}
 	}
 	for _, q := range targets {
-		info, err := qdisc.Change(q.Ops, args)
-		if errors.Is(err, qdisc.ErrCannotChange) {
-			return fmt.Errorf("change qdisc: %s %s %w", q.Kind, q.Handle, err)
-		}
-		if err != nil {
+		if err := l.net.ChangeQdisc(q, args); err != nil {
 			return fmt.Errorf("change qdisc %s %s: %w", q.Kind, q.Handle, err)
 		}
-		q.Limit = info.Limit
 	}
 	return nil
 }

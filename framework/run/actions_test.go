@@ -15,7 +15,7 @@ type changeable struct {
 	changes int
 }
 
-func (c *changeable) Change(args []string) (qdisc.Info, error) {
+func (c *changeable) Change(_ qdisc.Ctx, args []string) (qdisc.Info, error) {
 	c.changes++
 	return c.PFifo.Init(qdisc.Setup{TxQueueLen: 1000}, args)
 }
@@ -129,9 +129,9 @@ func TestActionErrors(t *testing.T) {
 		}, "only udp_rate has a rate"},
 		{Action{Name: "range", Do: func(l *Live) error { return l.StopSenders([]int{7}) }}, nil, "sender 7 out of range (senders 0-1)"},
 		{Action{Name: "fixed", Do: func(l *Live) error { return l.ChangeQdisc(-1, []string{"limit", "3"}) }}, func(s *Spec) {
-			s.Qdisc = "mq pfifo"
-		}, "pfifo 8001:1 cannot be changed while running"},
-		{Action{Name: "bad", Do: func(l *Live) error { return l.ChangeQdisc(-1, []string{"limit", "x"}) }}, nil, "change qdisc test_changeable 8001:1: pfifo: limit \"x\""},
+			s.Qdisc = "mq sfq"
+		}, "change qdisc sfq 8001:1: Change operation not supported by specified qdisc"},
+		{Action{Name: "bad", Do: func(l *Live) error { return l.ChangeQdisc(-1, []string{"limit", "x"}) }}, nil, "change qdisc test_changeable 8001:1: pfifo: illegal \"limit\": \"x\" is not a size"},
 		{Action{Name: "q", Do: func(l *Live) error { return l.ChangeQdisc(5, []string{"limit", "3"}) }}, nil, "queue 5 out of range"},
 		{Action{Name: "p", Do: func(l *Live) error { _ = l.Phase("a"); return l.Phase("a") }}, nil, "phase \"a\" marked twice"},
 	} {

@@ -56,7 +56,7 @@ func TestSpecErrors(t *testing.T) {
 		{func(s *Spec) { s.Profile = "5.4" }, `unknown profile "5.4"`},
 		{func(s *Spec) { s.Driver = "e1000" }, `unknown driver "e1000"`},
 		{func(s *Spec) { s.Qdisc = "fifo" }, `unknown qdisc "fifo"`},
-		{func(s *Spec) { s.Qdisc = "pfifo lmit 3" }, `unknown option "lmit"`},
+		{func(s *Spec) { s.Qdisc = "pfifo lmit 3" }, `unknown parameter "lmit"`},
 		{func(s *Spec) { s.Qdisc = "mq mq" }, "root"},
 		{func(s *Spec) { s.RateBps = -1 }, "link rate"},
 		{func(s *Spec) { s.Set = []string{"fast_path=maybe"} }, "fast_path"},

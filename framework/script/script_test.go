@@ -48,7 +48,7 @@ func TestErrors(t *testing.T) {
 		{"runtime error in function", "g := func(a) { return a.b.c() }\ng({})\n", Options{}, "t.tengo:1:", "not callable"},
 		{"unknown qdisc", "txlab := import(\"txlab\")\ntxlab.qdisc(\"fifo\")\n", Options{}, "t.tengo:2:1: txlab.qdisc: unknown qdisc \"fifo\" (known: ", "pfifo"},
 		{"unknown mq child", "txlab := import(\"txlab\")\ntxlab.qdisc({kind: \"mq\", child: \"fifo\"})\n", Options{}, "t.tengo:2:1: txlab.qdisc: unknown qdisc \"fifo\"", ""},
-		{"bad option value", "txlab := import(\"txlab\")\ntxlab.qdisc({kind: \"pfifo\", limit: \"lots\"})\n", Options{}, "t.tengo:2:1: txlab.qdisc: pfifo: limit \"lots\"", "not a whole number"},
+		{"bad option value", "txlab := import(\"txlab\")\ntxlab.qdisc({kind: \"pfifo\", limit: \"lots\"})\n", Options{}, "t.tengo:2:1: txlab.qdisc: pfifo: illegal \"limit\": \"lots\"", "is not a size"},
 		{"unknown qdisc option", "txlab := import(\"txlab\")\ntxlab.qdisc(\"pfifo bogus 3\")\n", Options{}, "t.tengo:2:1: txlab.qdisc: pfifo:", "bogus"},
 		{"unknown driver", "txlab := import(\"txlab\")\ntxlab.device({driver: \"e1000\"})\n", Options{}, "t.tengo:2:1: txlab.device: unknown driver \"e1000\" (known: ", "ice"},
 		{"unknown device option", "txlab := import(\"txlab\")\ntxlab.device({queus: 4})\n", Options{}, "t.tengo:2:1: txlab.device: device: unknown option \"queus\" (known: driver, opts, queues, rate, ring)", ""},

@@ -183,35 +183,23 @@ var (
 // binary exponent, or inf/nan (refused here: tc's conversions of them are
 // undefined). It returns the value and the text after the number.
 func strtod(s string) (float64, string, error) {
-	i := 0
-	for i < len(s) && strings.IndexByte(" \t\n\v\f\r", s[i]) >= 0 {
-		i++
-	}
-	start := i
+	start := skipSpace(s)
+	i := start
 	if i < len(s) && (s[i] == '+' || s[i] == '-') {
 		i++
 	}
 	if rest := strings.ToLower(s[i:]); strings.HasPrefix(rest, "inf") || strings.HasPrefix(rest, "nan") {
 		return 0, s, errNotFinite
 	}
-	hex := i+2 < len(s) && s[i] == '0' && (s[i+1] == 'x' || s[i+1] == 'X') && (isDigit(s[i+2], true) ||
-		(s[i+2] == '.' && i+3 < len(s) && isDigit(s[i+3], true)))
-	digits := 0
+	hex := isHexPrefix(s[i:])
 	if hex {
 		i += 2
 	}
-	for ; i < len(s) && isDigit(s[i], hex); i++ {
-		digits++
-	}
-	if i < len(s) && s[i] == '.' {
-		i++
-		for ; i < len(s) && isDigit(s[i], hex); i++ {
-			digits++
-		}
-	}
-	if digits == 0 {
+	n := mantissa(s[i:], hex)
+	if n == 0 {
 		return 0, s, errNoNumber
 	}
+	i += n
 	// An exponent counts only when digits follow it ("5e" is 5 and "e").
 	e := exponent(s[i:], hex)
 	i += e
@@ -224,6 +212,43 @@ func strtod(s string) (float64, string, error) {
 		return 0, s, errRange
 	}
 	return f, s[i:], nil
+}
+
+// skipSpace is the length of C's isspace prefix of s.
+func skipSpace(s string) int {
+	i := 0
+	for i < len(s) && strings.IndexByte(" \t\n\v\f\r", s[i]) >= 0 {
+		i++
+	}
+	return i
+}
+
+// isHexPrefix: s starts with 0x and a hex digit (or ".digit"), as strtod
+// needs to read it as hex.
+func isHexPrefix(s string) bool {
+	if len(s) < 3 || s[0] != '0' || s[1]|0x20 != 'x' {
+		return false
+	}
+	return isDigit(s[2], true) || (s[2] == '.' && len(s) > 3 && isDigit(s[3], true))
+}
+
+// mantissa is the length of digits[.digits] at the start of s, 0 if it
+// holds no digit.
+func mantissa(s string, hex bool) int {
+	i, digits := 0, 0
+	for ; i < len(s) && isDigit(s[i], hex); i++ {
+		digits++
+	}
+	if i < len(s) && s[i] == '.' {
+		i++
+		for ; i < len(s) && isDigit(s[i], hex); i++ {
+			digits++
+		}
+	}
+	if digits == 0 {
+		return 0
+	}
+	return i
 }
 
 // exponent is the length of an exponent at the start of s ("e-3", "p+4"),

@@ -333,3 +333,40 @@ func FuzzParseTime(f *testing.F) {
 		}
 	})
 }
+
+// get_unsigned and get_integer read the whole word with strtoul/strtol.
+func TestGetUnsignedInteger(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		base int
+		want uint32
+		err  string
+	}{
+		{"100", 0, 100, ""}, {"0x10", 0, 16, ""}, {"010", 0, 8, ""}, {"0", 0, 0, ""}, {"-0", 0, 0, ""},
+		{" 5", 0, 5, ""}, {"+7", 10, 7, ""}, {"010", 10, 10, ""}, {"ff", 16, 255, ""}, {"0xff", 16, 255, ""},
+		{"4294967295", 0, math.MaxUint32, ""}, {"4294967296", 0, 0, "out of range"}, {"-1", 0, 0, "out of range"},
+		{"12a", 0, 0, "not a number to its end"}, {"100p", 0, 0, "not a number to its end"}, {"0x", 0, 0, "not a number to its end"},
+		{"", 0, 0, "no number"}, {"08", 0, 0, "not a number to its end"}, {"99999999999999999999999", 0, 0, "out of range"},
+	} {
+		got, err := GetUnsigned(c.in, c.base)
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("GetUnsigned(%q, %d) = %d, %v; want %q", c.in, c.base, got, err, c.err)
+			}
+			continue
+		}
+		if err != nil || got != c.want {
+			t.Errorf("GetUnsigned(%q, %d) = %d, %v; want %d", c.in, c.base, got, err, c.want)
+		}
+	}
+	for in, want := range map[string]int32{"-5": -5, "2147483647": math.MaxInt32, "-2147483648": math.MinInt32, "0x10": 16} {
+		if got, err := GetInteger(in, 0); err != nil || got != want {
+			t.Errorf("GetInteger(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"2147483648", "-2147483649", "1.5", "x"} {
+		if _, err := GetInteger(in, 0); err == nil {
+			t.Errorf("GetInteger(%q) accepted", in)
+		}
+	}
+}

@@ -73,7 +73,7 @@ func (l leaky) Stats() qdisc.Stats {
 // changer is pfifo that accepts `tc qdisc change`: a new Init.
 type changer struct{ qdisc.Qdisc }
 
-func (c changer) Change(args []string) (qdisc.Info, error) {
+func (c changer) Change(_ qdisc.Ctx, args []string) (qdisc.Info, error) {
 	return c.Qdisc.Init(qdisc.Setup{Handle: "1:", Parent: "root", MTU: 1514, TxQueueLen: 1000, NumTxQ: 1}, args)
 }
 
