@@ -2,6 +2,7 @@ package run
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/txlab/txlab/framework/netdev"
@@ -21,6 +22,28 @@ type Action struct {
 	Every sim.Time
 	Until sim.Time
 	Do    func(*Live) error
+	// Check, if set, is the part of Do a dry run can try on the built
+	// host before any time passes (a qdisc change: the same call that
+	// runs it), so that a check refuses what the run would.
+	Check func(*Live) error
+}
+
+// CheckActions returns the checks of acts as actions at time 0, in the
+// order the run would meet them: a dry build runs them against its host,
+// each on the state the ones before it left.
+func CheckActions(acts []Action) []Action {
+	var out []Action
+	idx := make([]int, len(acts))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(x, y int) bool { return acts[idx[x]].At < acts[idx[y]].At })
+	for _, i := range idx {
+		if acts[i].Check != nil {
+			out = append(out, Action{Name: "check of " + acts[i].Name, Do: acts[i].Check})
+		}
+	}
+	return out
 }
 
 // LiveStats are cumulative counters at the instant an action runs.
@@ -239,11 +262,7 @@ func (r *actionRunner) runUntil(e *sim.Engine, until sim.Time) error {
 				continue
 			}
 			if err := a.Do(r.live); err != nil {
-				what := a.Name
-				if what == "" {
-					what = fmt.Sprintf("action %d", i)
-				}
-				return fmt.Errorf("%s at %s: %w", what, fmtTime(t), err)
+				return fmt.Errorf("%s: %w", actionWhen(a, i, t), err)
 			}
 			if a.Every > 0 {
 				r.next[i] = t + a.Every
@@ -253,6 +272,20 @@ func (r *actionRunner) runUntil(e *sim.Engine, until sim.Time) error {
 			}
 		}
 	}
+}
+
+// actionWhen names action i for an error at time t: its name and the
+// time, unless the name already says when (a script's "at 1ms {...}",
+// or a check, run at 0 for an action due later).
+func actionWhen(a Action, i int, t sim.Time) string {
+	what := a.Name
+	if what == "" {
+		what = fmt.Sprintf("action %d", i)
+	}
+	if strings.HasPrefix(what, "at ") || strings.HasPrefix(what, "check of ") {
+		return what
+	}
+	return what + " at " + fmtTime(t)
 }
 
 // fillPhases writes the phase counters into the report.

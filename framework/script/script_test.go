@@ -415,3 +415,39 @@ func BenchmarkHookRun(b *testing.B) {
 		}
 	}
 }
+
+// One function decides what can be changed: `txlab check` tries a
+// script's qdisc changes on the dry-built host with the same call the
+// run makes, so the two refuse the same changes with the same words.
+func TestCheckAgreesWithRun(t *testing.T) {
+	cases := []struct {
+		qdisc, change, want string // want: "" if both accept
+	}{
+		{"mq pfifo", `{qdisc: "limit 5"}`, ""},
+		{"mq fq_codel", `{qdisc: "limit 100 target 2ms"}`, ""},
+		{"mq fq_codel", `{qdisc: "flows 64"}`, "flows can only be set when the qdisc is created"},
+		{"mq sfq", `{qdisc: "limit 64"}`, "Change operation not supported by specified qdisc"},
+		{"mq pfifo_fast", `{qdisc: "limit 5"}`, "does not support option parsing"},
+		{"fq", `{qdisc: "buckets 4096 limit 500"}`, ""},
+		{"fq", `{qdisc: "buckets 1"}`, "buckets 2^0"},
+		{"mq cake", `{qdisc: {bandwidth: "10mbit", diffserv4: true}}`, ""},
+		{"cake_mq bandwidth 1gbit", `{qdisc: {bandwidth: "10mbit"}}`, ""},
+		{"cake_mq", `{qdisc: {bandwidth: "10mbit"}, queue: 1}`, "can't reconfigure cake_mq sub-qdiscs"},
+		{"mq pfifo", `{qdisc: "limit 5"}` + ")\ntxlab.at(\"1ms\", {qdisc: \"limit x\"}", `illegal "limit"`},
+	}
+	for _, c := range cases {
+		src := strings.Replace(small, `txlab.qdisc("mq pfifo")`, `txlab.qdisc("`+c.qdisc+`")`, 1) +
+			"txlab.senders({count: 2})\ntxlab.at(\"500us\", " + c.change + ")\n"
+		pl, err := eval(t, src, Options{})
+		if err != nil {
+			t.Fatalf("%s %s: %v", c.qdisc, c.change, err)
+		}
+		checkErr := pl.Check()
+		_, runErr := run.Run(pl.Specs[0], nil)
+		for what, err := range map[string]error{"check": checkErr, "run": runErr} {
+			if (err == nil) != (c.want == "") || (err != nil && !strings.Contains(err.Error(), c.want)) {
+				t.Errorf("%s %s: %s: %v, want %q", c.qdisc, c.change, what, err, c.want)
+			}
+		}
+	}
+}
