@@ -297,3 +297,43 @@ func TestChangeAcrossBoundary(t *testing.T) {
 		t.Fatalf("change of a qdisc that is no Changer: %v", err)
 	}
 }
+
+// A timed qdisc change gives the same report in and out of process: its
+// drops cross the boundary as posted operations, like Reset's.
+func TestIsolateSameReportWithChange(t *testing.T) {
+	for _, tc := range []struct{ qdisc, change string }{
+		{"mq fq_codel limit 2000", "limit 10 target 2ms"},
+		{"fq limit 5000", "limit 20 buckets 64"},
+		{"cake diffserv4", "besteffort bandwidth 500mbit"},
+	} {
+		t.Run(tc.qdisc, func(t *testing.T) {
+			s := small(tc.qdisc, "ice")
+			s.RateBps = 1e9
+			s.Workload = workload.Spec{Kind: workload.UDPRate, Senders: 4, Flows: 16, PacketSize: 64, Rate: 4e6, DSCP: 8}
+			s.Actions = []run.Action{{Name: "change", At: sim.Millisecond, Do: func(l *run.Live) error {
+				return l.ChangeQdisc(-1, strings.Fields(tc.change))
+			}}}
+			in, err := jsonOf(t, s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s.Plugins = plugin.Options{Isolate: true}
+			out, err := jsonOf(t, s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(in, out) {
+				t.Fatalf("reports differ:\n%s", firstDiff(in, out))
+			}
+			var rep struct {
+				Drops map[string]uint64 `json:"drops"`
+			}
+			if err := json.Unmarshal(out, &rep); err != nil {
+				t.Fatal(err)
+			}
+			if rep.Drops["NOT_SPECIFIED"]+rep.Drops["QUEUE_PURGE"] == 0 {
+				t.Fatalf("the change dropped nothing: %v", rep.Drops)
+			}
+		})
+	}
+}

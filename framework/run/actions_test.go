@@ -149,3 +149,64 @@ func TestActionErrors(t *testing.T) {
 		}
 	}
 }
+
+// A timed `tc qdisc change` on every built-in, mid-run with packets held
+// (an open-loop overload): the change takes effect (the dump shows it),
+// the qdisc trims to a lowered limit or purges dropped tins with the
+// kernel's drop reason, the kernel's refusals end the run, and the
+// accounting holds at the end.
+func TestChangeEveryBuiltin(t *testing.T) {
+	cases := []struct {
+		qdisc, change string
+		dump, reason  string // reason: a drop the change itself makes
+		refused       string
+	}{
+		{"mq pfifo limit 500", "limit 5", "limit 5p", "", ""},
+		{"mq fq_codel limit 2000", "limit 10 target 2ms", "limit 10p flows 1024 quantum 1514 target 2ms", "NOT_SPECIFIED", ""},
+		{"fq limit 5000", "limit 20 buckets 64", "limit 20p flow_limit 100p buckets 64", "NOT_SPECIFIED", ""},
+		{"cake diffserv4", "besteffort bandwidth 500mbit", "bandwidth 500Mbit besteffort", "QUEUE_PURGE", ""},
+		{"cake_mq diffserv4", "bandwidth 500mbit", "bandwidth 500Mbit diffserv4", "", ""},
+		{"mq sfq", "limit 10", "", "", "Change operation not supported by specified qdisc"},
+		{"pfifo_fast", "limit 10", "", "", "does not support option parsing"},
+	}
+	for _, c := range cases {
+		t.Run(c.qdisc, func(t *testing.T) {
+			s := small()
+			s.Qdisc = c.qdisc
+			// A 1 Gbit/s link under 4 Mpps of CS1 (the bulk tin of
+			// diffserv4) keeps the queues full.
+			s.RateBps = 1e9
+			s.Workload = workload.Spec{Kind: workload.UDPRate, Senders: 8, PacketSize: 64, Flows: 32, Rate: 4e6, DSCP: 8}
+			s.Duration, s.Warmup = 3*sim.Millisecond, sim.Millisecond
+			var held, after int64
+			s.Actions = []Action{{Name: "change", At: 2 * sim.Millisecond, Do: func(l *Live) error {
+				held = l.Stats().BacklogPackets
+				if err := l.ChangeQdisc(-1, strings.Fields(c.change)); err != nil {
+					return err
+				}
+				after = l.Stats().BacklogPackets
+				return nil
+			}}}
+			rep, err := Run(s, nil)
+			if c.refused != "" {
+				if err == nil || !strings.Contains(err.Error(), c.refused) {
+					t.Fatalf("error %v, want %q", err, c.refused)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !rep.AccountingOK || held == 0 {
+				t.Fatalf("accounting ok %v, %d packets held at the change", rep.AccountingOK, held)
+			}
+			row := rep.Qdisc[len(rep.Qdisc)-1]
+			if !strings.HasPrefix(row.Options, c.dump) {
+				t.Errorf("options %q, want them to start %q", row.Options, c.dump)
+			}
+			if c.reason != "" && (rep.Drops[c.reason] == 0 || after >= held) {
+				t.Errorf("%d held before, %d after, %d %s drops (all: %v)", held, after, rep.Drops[c.reason], c.reason, rep.Drops)
+			}
+		})
+	}
+}
