@@ -204,6 +204,10 @@ func TestChangeEveryBuiltin(t *testing.T) {
 			if !strings.HasPrefix(row.Options, c.dump) {
 				t.Errorf("options %q, want them to start %q", row.Options, c.dump)
 			}
+			// cake_mq's root line shows the shared configuration.
+			if strings.HasPrefix(c.qdisc, "cake_mq") && rep.Qdisc[0].Options != row.Options {
+				t.Errorf("cake_mq root options %q, child %q", rep.Qdisc[0].Options, row.Options)
+			}
 			if c.reason != "" && (rep.Drops[c.reason] == 0 || after >= held) {
 				t.Errorf("%d held before, %d after, %d %s drops (all: %v)", held, after, rep.Drops[c.reason], c.reason, rep.Drops)
 			}

@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 
 	"github.com/txlab/txlab/framework/netdev"
+	"github.com/txlab/txlab/framework/qdisc"
 	"github.com/txlab/txlab/framework/report"
 	"github.com/txlab/txlab/framework/sim"
 	"github.com/txlab/txlab/framework/trace"
@@ -429,6 +430,10 @@ func qdiscRows(dev *netdev.Device) []report.Qdisc {
 	}
 	if len(dev.Children) > 0 {
 		mq := report.Qdisc{Handle: "8001:", Parent: "root", Kind: dev.RootKind}
+		if _, shared := qdisc.MultiQueueChild(dev.RootKind); shared {
+			// cake_mq_dump: the shared configuration, as its children dump it.
+			mq.Options = dev.Children[0].Ops.Dump()
+		}
 		for _, c := range dev.Children {
 			r := row(c)
 			mq.SentPackets += r.SentPackets
