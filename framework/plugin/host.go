@@ -118,12 +118,8 @@ func (c *conn) call(h *hostCall, what string, host driver.Ctx, check func([]wire
 				return d, nil
 			case wire.StatusNoChange:
 				return d, qdisc.ErrCannotChange
-			case wire.StatusInvalid:
-				return d, &qdisc.OptionError{Class: qdisc.ErrParse, Msg: d.Str()}
-			case wire.StatusRefused:
-				return d, &qdisc.OptionError{Class: qdisc.ErrKernel, Msg: d.Str()}
-			case wire.StatusLacks:
-				return d, &qdisc.OptionError{Class: qdisc.ErrLacks, Msg: d.Str()}
+			case wire.StatusInvalid, wire.StatusRefused, wire.StatusLacks:
+				return d, &qdisc.OptionError{Class: optionClass[status], Msg: d.Str()}
 			case wire.StatusError, wire.StatusUnknown:
 				return d, c.fail(what, errors.New(d.Str()))
 			default:
@@ -159,6 +155,9 @@ func (c *conn) call(h *hostCall, what string, host driver.Ctx, check func([]wire
 		}
 	}
 }
+
+// optionClass is the qdisc.OptionError class of an options reply status.
+var optionClass = map[byte]error{wire.StatusInvalid: qdisc.ErrParse, wire.StatusRefused: qdisc.ErrKernel, wire.StatusLacks: qdisc.ErrLacks}
 
 // control runs a call with no context and a protobuf payload either way.
 func (c *conn) control(inst uint32, m wire.Method, what string, in, out proto.Message) error {
