@@ -26,7 +26,6 @@ func (n *Net) ChangeQdisc(q *Qdisc, args []string) error {
 	}
 	q.Flags = info.Flags | q.Flags&qdisc.OneTxQueue
 	q.Limit = info.Limit
-	q.Args = append([]string(nil), args...)
 	if x.freed.Len == 0 {
 		return nil
 	}
