@@ -116,6 +116,50 @@ func TestBadFlagsExitCode(t *testing.T) {
 	}
 }
 
+// TestQdiscErrorExitCodes: a qdisc option error exits with tc's code
+// for its class (tc_qdisc_modify: the kind's parser 1, the kernel 2, tc's
+// own command line 255; txlab's 3 for what the model lacks), from a flag,
+// in a script and in a plugin process, and the line names the class.
+func TestQdiscErrorExitCodes(t *testing.T) {
+	dir := t.TempDir()
+	script := func(qdisc, change string) string {
+		p := filepath.Join(dir, fmt.Sprintf("s%d.tengo", len(qdisc)+31*len(change)))
+		src := "txlab := import(\"txlab\")\ntxlab.host({sockets: 1, cores: 4, smt: 1})\ntxlab.qdisc(\"" + qdisc + "\")\n" +
+			"txlab.senders({count: 2})\ntxlab.duration(\"2ms\")\ntxlab.warmup(\"500us\")\n"
+		if change != "" {
+			src += "txlab.at(\"1ms\", {qdisc: \"" + change + "\"})\n"
+		}
+		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	for _, tc := range []struct {
+		args []string
+		code int
+		tag  string
+	}{
+		{[]string{"--qdisc", "pfifo limt 5"}, 1, "[tc parse error]"},
+		{[]string{"--qdisc", "fq_codel flows 70000"}, 2, "[kernel refusal]"},
+		{[]string{"--qdisc", "fq_codel flows 70000", "--isolate"}, 2, "[kernel refusal]"},
+		{[]string{"--qdisc", "handle x: root pfifo"}, 255, "[tc command-line error]"},
+		{[]string{"--qdisc", "pfifo_fast bands 3", "--isolate"}, 255, "[tc command-line error]"},
+		{[]string{"--qdisc", "cake autorate-ingress"}, 3, "[not modelled]"},
+		{[]string{script("fq_codel flows 70000", "")}, 2, "[kernel refusal]"},
+		{[]string{script("mq sfq", "limit 5")}, 2, "[kernel refusal]"},
+		{[]string{script("mq pfifo", "limit x")}, 1, "[tc parse error]"},
+		{[]string{"--queues", "0"}, 1, ""}, // an error of no class: no tag
+	} {
+		args := append([]string{"run", "--no-progress", "--duration", "2ms", "--warmup", "500us", "--sockets", "1", "--cores", "4", "--smt", "1", "--senders", "2"}, tc.args...)
+		stderr, code := exitOf(t, args...)
+		line := strings.TrimSpace(stderr)
+		tagged := tc.tag != "" && strings.HasSuffix(line, " "+tc.tag) || tc.tag == "" && !strings.HasSuffix(line, "]")
+		if code != tc.code || !tagged || strings.Contains(line, "\n") {
+			t.Errorf("%q: exit %d, stderr %q; want exit %d and %q", tc.args, code, stderr, tc.code, tc.tag)
+		}
+	}
+}
+
 // TestPositionalArgs: flags written after the positional argument set
 // the flag under every name (an alias included), once.
 func TestPositionalArgs(t *testing.T) {

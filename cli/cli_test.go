@@ -99,7 +99,7 @@ func TestRunErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"--qdisc", "fifo"}, `unknown qdisc "fifo"`},
-		{[]string{"--qdisc", "pfifo limt 5"}, `unknown option "limt"`},
+		{[]string{"--qdisc", "pfifo limt 5"}, `unknown parameter "limt"`},
 		{[]string{"--rate", "-10G"}, "negative"},
 		{[]string{"--profile", "4.19"}, `unknown profile "4.19"`},
 		{[]string{"--set", "cost.line_remote=-1"}, "must be >= 0"},

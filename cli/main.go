@@ -29,7 +29,7 @@ func main() {
 	err := newApp().Run(os.Args)
 	plugin.Cleanup()
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "txlab:", err)
+		fmt.Fprintln(os.Stderr, "txlab:", errorLine(err))
 		os.Exit(exitCode(err))
 	}
 }

@@ -183,7 +183,7 @@ func stripWall(t *testing.T, s string) []byte {
 func TestScriptEqualsFlags(t *testing.T) {
 	src := `txlab := import("txlab")
 txlab.host({sockets: 1, cores: 8, smt: 1})
-txlab.device({driver: "ice", queues: 4, rate: "25G"})
+txlab.device({driver: "ice", queues: 4, rate: "25Gbit"})
 txlab.qdisc({kind: "mq", child: {kind: "pfifo", limit: 500}})
 txlab.senders({kind: "udp_stream", count: 8, size: 200})
 txlab.profile("6.18")
@@ -193,7 +193,7 @@ txlab.duration("3ms")
 txlab.warmup("1ms")
 txlab.seed(5)
 `
-	flags := []string{"run", "--sockets", "1", "--cores", "8", "--smt", "1", "--queues", "4", "--rate", "25G",
+	flags := []string{"run", "--sockets", "1", "--cores", "8", "--smt", "1", "--queues", "4", "--rate", "25Gbit",
 		"--qdisc", "mq pfifo limit 500", "--senders", "8", "--size", "200", "--profile", "6.18",
 		"--set", "bulk_quota=off", "--set", "cost.doorbell=200", "--duration", "3ms", "--warmup", "1ms", "--seed", "5",
 		"--no-progress", "--format", "json"}

@@ -50,7 +50,7 @@ func (h *HeadDrop) Init(_ qdisc.Ctx, s qdisc.Setup, args []string) (qdisc.Info, 
 	for k := a.Next(); k != ""; k = a.Next() {
 		switch k {
 		case "limit":
-			n, err := a.Int(k, 0, 1<<31-1)
+			n, err := a.Size(k) // fifo_parse_opt reads it with get_size
 			if err != nil {
 				return qdisc.Info{}, err
 			}

@@ -214,12 +214,13 @@ func TestOptions(t *testing.T) {
 		{nil, 1000, 1000, ""},
 		{nil, 0, 1, ""}, // tx_queue_len 0 still leaves room for one
 		{[]string{"limit", "100"}, 1000, 100, ""},
-		{[]string{"limit", "100p"}, 1000, 100, ""}, // tc's packet suffix
+		{[]string{"limit", "100p"}, 1000, 0, `unknown unit "p"`}, // tc has no packet suffix
+		{[]string{"limit", "0x40"}, 1000, 64, ""},
 		{[]string{"limit", "5", "limit", "7"}, 1000, 7, ""},
 		{[]string{"limit"}, 1000, 0, `option "limit" needs a value`},
-		{[]string{"limit", "many"}, 1000, 0, `limit "many" is not a whole number`},
-		{[]string{"limit", "-1"}, 1000, 0, "limit -1 is out of range"},
-		{[]string{"limit", "4294967296"}, 1000, 0, "limit 4294967296 is out of range"},
+		{[]string{"limit", "many"}, 1000, 0, `illegal "limit": "many" is not a size`},
+		{[]string{"limit", "-1"}, 1000, 0, "negative"},
+		{[]string{"limit", "4294967296"}, 1000, 0, "out of range"},
 		{[]string{"ecn"}, 1000, 0, `unknown option "ecn"`},
 	} {
 		t.Run(name(tc.args), func(t *testing.T) {

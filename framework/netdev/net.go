@@ -59,7 +59,8 @@ type Net struct {
 	groupSeq    int
 	autoHandle  tc.Handle // qdisc_alloc_handle's static autohandle
 	qdiscs      []*Qdisc
-	unoffered   int64 // allocated by senders, not yet handed to __dev_queue_xmit
+	unoffered   int64    // allocated by senders, not yet handed to __dev_queue_xmit
+	rtnlFree    skb.List // dropped by a qdisc change, not yet freed (rtnl_kfree_skbs)
 }
 
 // Hooks are optional observers of TX-path events.
@@ -431,6 +432,9 @@ func (n *Net) InFlight() (where map[string]int64) {
 		where["defer_list"] += int64(q.deferLen())
 		where["to_free"] += int64(q.toFree.Len)
 	}
+	if n.rtnlFree.Len > 0 {
+		where["rtnl_kfree_skbs"] = int64(n.rtnlFree.Len)
+	}
 	return where
 }
 
@@ -455,7 +459,7 @@ func (n *Net) CheckAccounting() error {
 		return fmt.Errorf("accounting: offered %d != tx %d + dropped %d + in flight %d",
 			n.Offered, n.TxPkts, n.DroppedPackets(), inflight)
 	}
-	var located int64
+	located := int64(n.rtnlFree.Len)
 	for _, q := range n.qdiscs {
 		st := q.Ops.Stats()
 		if st.Qlen != q.held || st.Backlog != q.heldBytes {

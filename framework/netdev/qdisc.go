@@ -222,14 +222,17 @@ func (x *qctx) armCPU() *sim.CPU {
 }
 
 // take resolves a handle the plugin claims to hold and takes it back.
-func (x *qctx) take(h skb.Handle, what string) *skb.SKB {
-	s := x.net.Pool.Lookup(h)
-	if s == nil || s.Holder != x.q.ID {
-		sim.Panicf("qdisc %s: %s of packet %#x it does not hold", x.q.Name(), what, uint64(h))
+func (x *qctx) take(h skb.Handle, what string) *skb.SKB { return x.q.takeBack(x.net, h, what) }
+
+// takeBack resolves a handle q's plugin claims to hold and takes it back.
+func (q *Qdisc) takeBack(n *Net, h skb.Handle, what string) *skb.SKB {
+	s := n.Pool.Lookup(h)
+	if s == nil || s.Holder != q.ID {
+		sim.Panicf("qdisc %s: %s of packet %#x it does not hold", q.Name(), what, uint64(h))
 	}
 	s.Holder = 0
-	x.q.held--
-	x.q.heldBytes -= int64(s.Len)
+	q.held--
+	q.heldBytes -= int64(s.Len)
 	return s
 }
 

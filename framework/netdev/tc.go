@@ -1,10 +1,10 @@
 package netdev
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 
+	"github.com/txlab/txlab/framework/qdisc"
 	"github.com/txlab/txlab/framework/tc"
 )
 
@@ -16,9 +16,11 @@ import (
 // the children are named by the kernel, so their words cannot carry
 // handle or parent.
 //
-// TODO(issue 12.8 C): the refusals below that the kernel makes (a parent
-// not found, an unknown device) should carry framework/qdisc's
-// kernel-error type once it exists; the parse errors its parse type.
+// Errors carry tc's classes (framework/qdisc): tc's command line
+// (qdisc.ErrSyntax, from framework/tc), options of a kind with no parser
+// (qdisc.ErrParse, tc's parse_noqopt), the kernel's refusals
+// (qdisc.ErrKernel). An unknown device is tc's own lookup (it exits 1,
+// as for any other error).
 func ParseRootQdisc(dev string, words []string) (tc.Qdisc, error) {
 	cmd, err := tc.ParseQdisc(words)
 	if err != nil {
@@ -28,19 +30,20 @@ func ParseRootQdisc(dev string, words []string) (tc.Qdisc, error) {
 		return cmd, fmt.Errorf("cannot find device %q (this host's device is %s)", cmd.Dev, dev)
 	}
 	if cmd.Parent != tc.Unspec && cmd.Parent != tc.Root {
-		return cmd, fmt.Errorf("parent %s: failed to find specified qdisc (this is the root qdisc: write \"root\" or no parent)", cmd.Parent)
+		return cmd, kernelf("parent %s: failed to find specified qdisc (this is the root qdisc: write \"root\" or no parent)", cmd.Parent)
 	}
 	if cmd.Kind == "" {
-		return cmd, fmt.Errorf("no qdisc kind in %q", strings.Join(words, " "))
+		return cmd, kernelf("no qdisc kind in %q", strings.Join(words, " "))
 	}
 	if cmd.Kind == "mq" && len(cmd.Options) > 0 && tc.IsKeyword(cmd.Options[0]) {
-		return cmd, fmt.Errorf("mq %s: mq's children are the kernel's default qdiscs (0: parent MAJ:queue); give handle and root before \"mq\"", cmd.Options[0])
+		// tc has no parser for mq: parse_noqopt refuses any word.
+		return cmd, &qdisc.OptionError{Class: qdisc.ErrParse, Msg: fmt.Sprintf("mq %s: mq's children are the kernel's default qdiscs (0: parent MAJ:queue); give handle and root before \"mq\"", cmd.Options[0])}
 	}
 	return cmd, nil
 }
 
 // errNoHandles is qdisc_alloc_handle's -ENOSPC.
-var errNoHandles = errors.New("maximum number of qdisc handles was exceeded")
+var errNoHandles error = &qdisc.OptionError{Class: qdisc.ErrKernel, Msg: "maximum number of qdisc handles was exceeded"}
 
 // allocHandle is qdisc_alloc_handle: the next automatic handle from
 // 8001: on (8000: after a wrap) that no qdisc of d holds. The kernel's
@@ -76,13 +79,21 @@ func (d *Device) qdiscLookup(h tc.Handle) *Qdisc {
 	return nil
 }
 
+// kernelf is a refusal of the kernel's tc_modify_qdisc (its extack
+// text, where it has one).
+func kernelf(format string, a ...any) error {
+	return &qdisc.OptionError{Class: qdisc.ErrKernel, Msg: fmt.Sprintf(format, a...)}
+}
+
 // ChangeTargets finds what `tc qdisc change` with cmd's dev, handle and
 // parent changes, as tc_modify_qdisc finds it: the root by "root" or its
 // handle, an mq child by its class ("parent 8001:3" is queue 2). A
 // change on an mq-style root with a change operation (cake_mq) reaches
-// every child; plain mq has none. With no selector the target is the
-// root, or every mq child. The kernel refuses to change a default child
-// (handle 0:); txlab lets "parent" reach it, as the `queue` key of a
+// every child; plain mq has none, and a child of an mq-style root cannot
+// be changed on its own (cake_change: "can't reconfigure cake_mq
+// sub-qdiscs"). With no selector the target is the root, or every mq
+// child. The kernel refuses to change a default child (handle 0:); txlab
+// lets "parent" reach a plain mq's child, as the `queue` key of a
 // script's timed change does.
 func (d *Device) ChangeTargets(cmd tc.Qdisc) ([]*Qdisc, error) {
 	if cmd.Dev != "" && cmd.Dev != d.Name {
@@ -95,7 +106,7 @@ func (d *Device) ChangeTargets(cmd tc.Qdisc) ([]*Qdisc, error) {
 		case len(d.Children) > 0 && d.RootKind != "mq":
 			return d.Children, nil // cake_mq_change: the shared config
 		}
-		return nil, fmt.Errorf("%s %s root: change operation not supported by specified qdisc", d.RootKind, d.RootHandle.QdiscString())
+		return nil, fmt.Errorf("%s %s root: %w", d.RootKind, d.RootHandle.QdiscString(), qdisc.ErrCannotChange)
 	}
 	switch {
 	case !cmd.Selects():
@@ -103,32 +114,35 @@ func (d *Device) ChangeTargets(cmd tc.Qdisc) ([]*Qdisc, error) {
 			return []*Qdisc{d.Root}, nil
 		}
 		if len(d.Children) == 0 {
-			return nil, fmt.Errorf("%s has no qdisc to change", d.RootKind)
+			return nil, kernelf("%s has no qdisc to change", d.RootKind)
 		}
 		return d.Children, nil
 	case cmd.Parent == tc.Root:
 		if cmd.Handle != tc.Unspec && cmd.Handle != d.RootHandle {
-			return nil, fmt.Errorf("handle %s root: the root is %s; NLM_F_REPLACE needed to override", cmd.Handle.QdiscString(), d.RootHandle.QdiscString())
+			return nil, kernelf("handle %s root: the root is %s; NLM_F_REPLACE needed to override", cmd.Handle.QdiscString(), d.RootHandle.QdiscString())
 		}
 		return rootChange()
 	case cmd.Parent != tc.Unspec:
 		if cmd.Parent.Major() != d.RootHandle.Major() || len(d.Children) == 0 {
-			return nil, fmt.Errorf("parent %s: failed to find specified qdisc", cmd.Parent)
+			return nil, kernelf("parent %s: failed to find specified qdisc", cmd.Parent)
 		}
 		i := int(cmd.Parent.Minor()) - 1
 		if i < 0 || i >= len(d.Children) {
-			return nil, fmt.Errorf("parent %s: specified class not found (%s has classes %s to %s)", cmd.Parent,
+			return nil, kernelf("parent %s: specified class not found (%s has classes %s to %s)", cmd.Parent,
 				d.RootKind, tc.MakeHandle(d.RootHandle.Major(), 1), tc.MakeHandle(d.RootHandle.Major(), uint16(len(d.Children))))
+		}
+		if _, shared := qdisc.MultiQueueChild(d.RootKind); shared {
+			return nil, qdisc.Refusef(d.RootKind, "can't reconfigure %s sub-qdiscs (change the root)", d.RootKind)
 		}
 		if q := d.Children[i]; cmd.Handle == tc.Unspec || cmd.Handle == q.Handle {
 			return []*Qdisc{q}, nil
 		}
-		return nil, fmt.Errorf("handle %s parent %s: the qdisc there is %s; NLM_F_REPLACE needed to override", cmd.Handle.QdiscString(), cmd.Parent, d.Children[i].Handle.QdiscString())
+		return nil, kernelf("handle %s parent %s: the qdisc there is %s; NLM_F_REPLACE needed to override", cmd.Handle.QdiscString(), cmd.Parent, d.Children[i].Handle.QdiscString())
 	case cmd.Handle != tc.Unspec:
 		if cmd.Handle.Major() == d.RootHandle.Major() {
 			return rootChange()
 		}
-		return nil, fmt.Errorf("specified qdisc not found: no qdisc has handle %s", cmd.Handle.QdiscString())
+		return nil, kernelf("specified qdisc not found: no qdisc has handle %s", cmd.Handle.QdiscString())
 	}
-	return nil, fmt.Errorf("handle cannot be zero (name the qdisc with root, handle or parent)") // tc_modify_qdisc with no parent and no handle
+	return nil, kernelf("handle cannot be zero (name the qdisc with root, handle or parent)") // tc_modify_qdisc with no parent and no handle
 }

@@ -1,9 +1,11 @@
 package netdev
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
+	"github.com/txlab/txlab/framework/qdisc"
 	"github.com/txlab/txlab/framework/sim"
 	"github.com/txlab/txlab/framework/tc"
 )
@@ -79,27 +81,34 @@ func TestAllocHandle(t *testing.T) {
 	}
 }
 
-// Bad root qdiscs in tc words: one line each, naming the word.
+// Bad root qdiscs in tc words: one line each, naming the word, of tc's
+// class (nil: an error of no class, as tc's own device lookup).
 func TestParseRootQdiscErrors(t *testing.T) {
 	tests := []struct {
 		words, want string
+		class       error
 	}{
-		{"handle x: fq", `argument "x:" is wrong: invalid qdisc ID`},
-		{"parent 1:1 fq", `parent 1:1: failed to find specified qdisc (this is the root qdisc: write "root" or no parent)`},
-		{"parent :1 fq", `parent :1: failed to find specified qdisc`},
-		{"dev eth1 root fq", `cannot find device "eth1" (this host's device is eth0)`},
-		{"handle 1: root", `no qdisc kind in "handle 1: root"`},
-		{"root", `no qdisc kind in "root"`},
-		{"mq handle 1: fq", `mq handle: mq's children are the kernel's default qdiscs`},
-		{"mq parent 1:1 fq", `mq parent: mq's children`},
-		{"estimator 1s 8s fq", `"estimator" is not supported`},
-		{"ingress", `"ingress" is not supported`},
-		{"root root fq", `"root" is duplicate parent ID`},
+		{"handle x: fq", `argument "x:" is wrong: invalid qdisc ID`, qdisc.ErrSyntax},
+		{"parent 1:1 fq", `parent 1:1: failed to find specified qdisc (this is the root qdisc: write "root" or no parent)`, qdisc.ErrKernel},
+		{"parent :1 fq", `parent :1: failed to find specified qdisc`, qdisc.ErrKernel},
+		{"dev eth1 root fq", `cannot find device "eth1" (this host's device is eth0)`, nil},
+		{"handle 1: root", `no qdisc kind in "handle 1: root"`, qdisc.ErrKernel},
+		{"root", `no qdisc kind in "root"`, qdisc.ErrKernel},
+		{"mq handle 1: fq", `mq handle: mq's children are the kernel's default qdiscs`, qdisc.ErrParse},
+		{"mq parent 1:1 fq", `mq parent: mq's children`, qdisc.ErrParse},
+		{"estimator 1s 8s fq", `"estimator" is not supported`, qdisc.ErrLacks},
+		{"ingress", `"ingress" is not supported`, qdisc.ErrLacks},
+		{"root root fq", `"root" is duplicate parent ID`, qdisc.ErrSyntax},
 	}
 	for _, tt := range tests {
 		_, err := ParseRootQdisc("eth0", strings.Fields(tt.words))
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("ParseRootQdisc(%q) = %v, want %q", tt.words, err, tt.want)
+			continue
+		}
+		var oe *qdisc.OptionError
+		if tt.class == nil && errors.As(err, &oe) || tt.class != nil && !errors.Is(err, tt.class) {
+			t.Errorf("ParseRootQdisc(%q) = %v, want class %v", tt.words, err, tt.class)
 		}
 	}
 	for _, ok := range []string{"root fq", "parent root fq", "parent ffffffff fq", "parent none fq", "dev eth0 fq", "mq fq limit 5"} {

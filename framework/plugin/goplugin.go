@@ -30,8 +30,11 @@ var Handshake = goplugin.HandshakeConfig{
 // FrameProtocol is the data path's frame version (wire/frame.go). 2: the
 // smaller qdisc contract (Init with a context and posted ops, optional
 // Peek and Reset, watchdog cancel, a qdisc timer, typed xstats, declared
-// drop reasons, seed and prices only inside the context).
-const FrameProtocol = 2
+// drop reasons, seed and prices only inside the context). 3: a change
+// runs with a context (MQChange carries the time and replies with posted
+// ops), and an options error says its class (StatusRefused,
+// StatusLacks, StatusSyntax beside StatusInvalid).
+const FrameProtocol = 3
 
 // IsPluginProcess reports whether this process was started by a host as
 // a plugin.

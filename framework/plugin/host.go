@@ -118,8 +118,8 @@ func (c *conn) call(h *hostCall, what string, host driver.Ctx, check func([]wire
 				return d, nil
 			case wire.StatusNoChange:
 				return d, qdisc.ErrCannotChange
-			case wire.StatusInvalid:
-				return d, errors.New(d.Str())
+			case wire.StatusInvalid, wire.StatusRefused, wire.StatusLacks, wire.StatusSyntax:
+				return d, &qdisc.OptionError{Class: optionClass[status], Msg: d.Str()}
 			case wire.StatusError, wire.StatusUnknown:
 				return d, c.fail(what, errors.New(d.Str()))
 			default:
@@ -155,6 +155,10 @@ func (c *conn) call(h *hostCall, what string, host driver.Ctx, check func([]wire
 		}
 	}
 }
+
+// optionClass is the qdisc.OptionError class of an options reply status.
+var optionClass = map[byte]error{wire.StatusInvalid: qdisc.ErrParse, wire.StatusRefused: qdisc.ErrKernel,
+	wire.StatusLacks: qdisc.ErrLacks, wire.StatusSyntax: qdisc.ErrSyntax}
 
 // control runs a call with no context and a protobuf payload either way.
 func (c *conn) control(inst uint32, m wire.Method, what string, in, out proto.Message) error {
@@ -502,12 +506,37 @@ func (q *Qdisc) Dump() string {
 	return s
 }
 
-// Change implements qdisc.Changer.
-func (q *Qdisc) Change(args []string) (qdisc.Info, error) {
-	var pi pb.QdiscInfo
-	if err := q.c.control(q.inst, wire.MQChange, q.what(wire.MQChange), &pb.Args{Args: args}, &pi); err != nil {
+// Change implements qdisc.Changer: the plugin's change (or its refusal),
+// its drops applied to ctx like Reset's. It runs between engine steps,
+// so a broken reply is an error, not an abort.
+func (q *Qdisc) Change(ctx qdisc.Ctx, args []string) (qdisc.Info, error) {
+	b, err := proto.Marshal(&pb.Args{Args: args})
+	if err != nil {
 		return qdisc.Info{}, err
 	}
+	h := q.c.get()
+	defer q.c.put(h)
+	h.enc.Call(0, q.inst, wire.MQChange)
+	h.enc.I64(int64(ctx.Now()))
+	h.enc.Bytes(b)
+	what := q.what(wire.MQChange)
+	d, err := q.c.call(h, what, nil, nil, nil)
+	if err != nil {
+		return qdisc.Info{}, err
+	}
+	h.ops, h.trailing = d.Ops(h.ops[:0])
+	var pi pb.QdiscInfo
+	raw := d.Bytes()
+	if err := d.End(); err != nil {
+		return qdisc.Info{}, q.c.fail(what, err)
+	}
+	if err := q.checkOps(h.ops); err != nil {
+		return qdisc.Info{}, q.c.fail(what, err)
+	}
+	if err := proto.Unmarshal(raw, &pi); err != nil {
+		return qdisc.Info{}, q.c.fail(what, err)
+	}
+	q.apply(h, ctx)
 	return infoFromPB(&pi), nil
 }
 

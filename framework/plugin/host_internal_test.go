@@ -372,11 +372,12 @@ func TestQdiscEnqueueGarbage(t *testing.T) {
 		{name: "drop of a packet of an earlier call", calls: 2,
 			frames: [][]byte{htEnq(0, []wire.Op{htDrop(0x10, 1)}, 0, 2, 1, 0),
 				htEnq(1, []wire.Op{htDrop(0x10, 1)}, 0, 2, 0, 0)}, want: "dropped packet 0x10 twice"},
-		{name: "unknown status", frames: [][]byte{htStatus(0, 7, "what")}, want: "reply status 7"},
+		{name: "unknown status", frames: [][]byte{htStatus(0, 8, "what")}, want: "reply status 8"},
+		{name: "status syntax", frames: [][]byte{htStatus(0, wire.StatusSyntax, "bad handle")}, want: "bad handle"},
 		{name: "status error", frames: [][]byte{htStatus(0, wire.StatusError, "boom")}, want: "boom"},
 		{name: "status unknown", frames: [][]byte{htStatus(0, wire.StatusUnknown, "no instance 1")}, want: "no instance 1"},
 		{name: "status invalid", frames: [][]byte{htStatus(0, wire.StatusInvalid, "bad limit")}, want: "bad limit"},
-		{name: "status no change", frames: [][]byte{htStatus(0, wire.StatusNoChange, "")}, want: "cannot be changed"},
+		{name: "status no change", frames: [][]byte{htStatus(0, wire.StatusNoChange, "")}, want: "Change operation not supported"},
 		{name: "upcall during a qdisc call", frames: [][]byte{htUpcall(0, nil, 0, wire.QueryXmitStopped, 0)},
 			want: "asked the host a driver query during a qdisc call"},
 		{name: "unknown op kind", frames: [][]byte{htEnq(0, []wire.Op{{Kind: 77}}, 0, 2, 0, 0)}, want: "unknown op kind 77"},
@@ -698,6 +699,35 @@ func TestCallIDs(t *testing.T) {
 		d := wire.Dec{B: tr.sent[i][1:5]}
 		if id := d.U32(); id != uint32(i) {
 			t.Fatalf("call %d sent with id %d", i, id)
+		}
+	}
+}
+
+// An options error keeps its class across the boundary: the server's
+// reply status and the host's class for it agree, for every class.
+func TestOptionClassRoundTrip(t *testing.T) {
+	for _, tc := range []struct {
+		err    error
+		status byte
+		class  error
+	}{
+		{qdisc.Parsef("k", "bad"), wire.StatusInvalid, qdisc.ErrParse},
+		{errors.New("an error of no class"), wire.StatusInvalid, qdisc.ErrParse},
+		{qdisc.Refusef("k", "no"), wire.StatusRefused, qdisc.ErrKernel},
+		{qdisc.Lacksf("k", "lacks"), wire.StatusLacks, qdisc.ErrLacks},
+		{qdisc.Syntaxf("bad handle"), wire.StatusSyntax, qdisc.ErrSyntax},
+		{qdisc.ErrCannotChange, wire.StatusNoChange, qdisc.ErrKernel},
+	} {
+		st := optionStatus(tc.err)
+		if st != tc.status {
+			t.Errorf("%v: status %d, want %d", tc.err, st, tc.status)
+			continue
+		}
+		if st == wire.StatusNoChange {
+			continue // the host answers qdisc.ErrCannotChange itself
+		}
+		if !errors.Is(&qdisc.OptionError{Class: optionClass[st], Msg: "m"}, tc.class) {
+			t.Errorf("%v: status %d comes back as %v, want %v", tc.err, st, optionClass[st], tc.class)
 		}
 	}
 }

@@ -276,23 +276,24 @@ func TestChangeAcrossBoundary(t *testing.T) {
 	if _, err := q.Init(qdisctest.NewCtx(1), setup, nil); err != nil {
 		t.Fatal(err)
 	}
-	if info, err := q.Change([]string{"limit", "7"}); err != nil || info.Limit != 7 {
+	ctx := qdisctest.NewCtx(1)
+	if info, err := q.Change(ctx, []string{"limit", "7"}); err != nil || info.Limit != 7 {
 		t.Fatalf("change limit 7: %+v %v", info, err)
 	}
-	if _, err := q.Change([]string{"bogus"}); err == nil || !strings.Contains(err.Error(), "bogus") {
-		t.Fatalf("change bogus: %v", err)
+	if _, err := q.Change(ctx, []string{"bogus"}); err == nil || !strings.Contains(err.Error(), "bogus") || !errors.Is(err, qdisc.ErrParse) {
+		t.Fatalf("change bogus: %v (want a tc parse error)", err)
 	}
 	if q.PluginDead() != nil {
 		t.Fatal("a refused change killed the plugin")
 	}
-	plain, err := p.NewQdisc("pfifo")
+	plain, err := p.NewQdisc("test_fixed") // pfifo without a change op
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := plain.Init(qdisctest.NewCtx(1), setup, nil); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := plain.Change([]string{"limit", "7"}); !errors.Is(err, qdisc.ErrCannotChange) {
+	if _, err := plain.Change(ctx, []string{"limit", "7"}); !errors.Is(err, qdisc.ErrCannotChange) || !errors.Is(err, qdisc.ErrKernel) {
 		t.Fatalf("change of a qdisc that is no Changer: %v", err)
 	}
 }
@@ -330,5 +331,45 @@ func TestTimerAcrossBoundary(t *testing.T) {
 	}
 	if st := q.Stats(); st.Qlen != 1 || q.PluginDead() != nil {
 		t.Fatalf("qlen %d, dead %v", st.Qlen, q.PluginDead())
+	}
+}
+
+// A timed qdisc change gives the same report in and out of process: its
+// drops cross the boundary as posted operations, like Reset's.
+func TestIsolateSameReportWithChange(t *testing.T) {
+	for _, tc := range []struct{ qdisc, change string }{
+		{"mq fq_codel limit 2000", "limit 10 target 2ms"},
+		{"fq limit 5000", "limit 20 buckets 64"},
+		{"cake diffserv4", "besteffort bandwidth 500mbit"},
+	} {
+		t.Run(tc.qdisc, func(t *testing.T) {
+			s := small(tc.qdisc, "ice")
+			s.RateBps = 1e9
+			s.Workload = workload.Spec{Kind: workload.UDPStream, Senders: 4, PacketSize: 64, DSCP: 8} // faster than the link: the queues fill
+			s.Actions = []run.Action{{Name: "change", At: sim.Millisecond, Do: func(l *run.Live) error {
+				return l.ChangeQdisc(-1, strings.Fields(tc.change))
+			}}}
+			in, err := jsonOf(t, s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s.Plugins = plugin.Options{Isolate: true}
+			out, err := jsonOf(t, s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(in, out) {
+				t.Fatalf("reports differ:\n%s", firstDiff(in, out))
+			}
+			var rep struct {
+				Drops map[string]uint64 `json:"drops"`
+			}
+			if err := json.Unmarshal(out, &rep); err != nil {
+				t.Fatal(err)
+			}
+			if rep.Drops["NOT_SPECIFIED"]+rep.Drops["QUEUE_PURGE"] == 0 {
+				t.Fatalf("the change dropped nothing: %v", rep.Drops)
+			}
+		})
 	}
 }

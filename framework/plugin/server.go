@@ -280,7 +280,7 @@ func (s *server) qdiscCall(st *callState, q *qdiscInst, m wire.Method, d *wire.D
 		}
 		if err != nil {
 			q.ctx = nil
-			return wire.StatusInvalid, err.Error()
+			return optionStatus(err), err.Error()
 		}
 		e.Ops(q.ctx.Posted())
 		encodePB(e, infoToPB(info))
@@ -290,20 +290,6 @@ func (s *server) qdiscCall(st *callState, q *qdiscInst, m wire.Method, d *wire.D
 		return wire.StatusOK, ""
 	case wire.MQDump:
 		e.Str(q.q.Dump())
-		return wire.StatusOK, ""
-	case wire.MQChange:
-		var a pb.Args
-		if err := decodePB(d, &a); err != nil {
-			return wire.StatusError, err.Error()
-		}
-		info, err := qdisc.Change(q.q, a.Args)
-		if errors.Is(err, qdisc.ErrCannotChange) {
-			return wire.StatusNoChange, ""
-		}
-		if err != nil {
-			return wire.StatusInvalid, err.Error()
-		}
-		encodePB(e, infoToPB(info))
 		return wire.StatusOK, ""
 	}
 	if q.ctx == nil {
@@ -353,10 +339,39 @@ func (s *server) qdiscCall(st *callState, q *qdiscInst, m wire.Method, d *wire.D
 		}
 		t.Timer(q.ctx)
 		e.Ops(q.ctx.Posted())
+	case wire.MQChange:
+		var a pb.Args
+		if err := decodePB(d, &a); err != nil {
+			return wire.StatusError, err.Error()
+		}
+		// A change validates before it drops anything, so a refused one
+		// has posted nothing.
+		info, err := qdisc.Change(q.q, q.ctx, a.Args)
+		if err != nil {
+			return optionStatus(err), err.Error()
+		}
+		e.Ops(q.ctx.Posted())
+		encodePB(e, infoToPB(info))
 	default:
 		return wire.StatusUnknown, fmt.Sprintf("qdisc has no %s", m)
 	}
 	return wire.StatusOK, ""
+}
+
+// optionStatus is the reply status for an Init or Change error, by its
+// class (qdisc.ErrParse and unclassified errors: StatusInvalid).
+func optionStatus(err error) byte {
+	switch {
+	case errors.Is(err, qdisc.ErrCannotChange):
+		return wire.StatusNoChange
+	case errors.Is(err, qdisc.ErrKernel):
+		return wire.StatusRefused
+	case errors.Is(err, qdisc.ErrLacks):
+		return wire.StatusLacks
+	case errors.Is(err, qdisc.ErrSyntax):
+		return wire.StatusSyntax
+	}
+	return wire.StatusInvalid
 }
 
 func (s *server) driverCall(st *callState, call uint32, dv *driverInst, m wire.Method, d *wire.Dec) (byte, string) {

@@ -1,12 +1,16 @@
 package qdisc
 
 import (
-	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/txlab/txlab/framework/units"
 )
 
-// Args walks tc-style option words ("limit 100 ecn"), for Init methods.
+// Args walks tc-style option words ("limit 100 ecn") the way a tc
+// parse_qopt does: a keyword, then its value read with tc's own number
+// readers. Every error is a parse error (ErrParse) naming the qdisc kind
+// and the keyword.
 type Args struct {
 	kind  string
 	words []string
@@ -26,33 +30,86 @@ func (a *Args) Next() string {
 	return w
 }
 
-// Value returns the value word after keyword key.
+// More reports whether words are left.
+func (a *Args) More() bool { return a.i < len(a.words) }
+
+// Value returns the value word after keyword key (tc's NEXT_ARG).
 func (a *Args) Value(key string) (string, error) {
 	if a.i >= len(a.words) {
-		return "", fmt.Errorf("%s: option %q needs a value", a.kind, key)
+		return "", Parsef(a.kind, "option %q needs a value", key)
 	}
 	w := a.words[a.i]
 	a.i++
 	return w, nil
 }
 
-// Int parses the value of key as a whole number in [min, max].
+// Int parses the value of key as a whole decimal number in [min, max].
 func (a *Args) Int(key string, min, max int64) (int64, error) {
 	v, err := a.Value(key)
 	if err != nil {
 		return 0, err
 	}
-	n, perr := strconv.ParseInt(strings.TrimSuffix(v, "p"), 10, 64)
+	n, perr := strconv.ParseInt(v, 10, 64)
 	if perr != nil {
-		return 0, fmt.Errorf("%s: %s %q is not a whole number", a.kind, key, v)
+		return 0, Parsef(a.kind, "%s %q is not a whole number", key, v)
 	}
 	if n < min || n > max {
-		return 0, fmt.Errorf("%s: %s %d is out of range [%d, %d]", a.kind, key, n, min, max)
+		return 0, Parsef(a.kind, "%s %d is out of range [%d, %d]", key, n, min, max)
 	}
 	return n, nil
 }
 
-// Unknown is the error for an option the qdisc does not have.
-func (a *Args) Unknown(key string, known ...string) error {
-	return fmt.Errorf("%s: unknown option %q (known: %s)", a.kind, key, strings.Join(known, ", "))
+// Unsigned is tc's get_unsigned(val, arg, 0): a 32-bit unsigned number,
+// decimal, 0x hex or 0 octal ("limit", "flows", "quantum" of most
+// qdiscs).
+func (a *Args) Unsigned(key string) (uint32, error) {
+	return read(a, key, func(v string) (uint32, error) { return units.GetUnsigned(v, 0) })
 }
+
+// Size is tc's get_size: bytes ("1514", "64kb", "32Mb").
+func (a *Args) Size(key string) (uint32, error) { return read(a, key, units.GetSize) }
+
+// Time is tc's get_time: microseconds ("5ms", "100us", "1s").
+func (a *Args) Time(key string) (uint32, error) { return read(a, key, units.GetTime) }
+
+// Time64 is tc's get_time64: nanoseconds ("10us", "500ns").
+func (a *Args) Time64(key string) (int64, error) { return read(a, key, units.GetTime64) }
+
+// Rate is tc's get_rate: bytes/s in 32 bits ("100mbit", "1gbit").
+func (a *Args) Rate(key string) (uint32, error) { return read(a, key, units.GetRate) }
+
+// Rate64 is tc's get_rate64: bytes/s ("100mbit", "40gbit", "10GBps").
+func (a *Args) Rate64(key string) (uint64, error) { return read(a, key, units.GetRate64) }
+
+func read[T any](a *Args, key string, get func(string) (T, error)) (T, error) {
+	v, err := a.Value(key)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	n, err := get(v)
+	if err != nil {
+		return n, Parsef(a.kind, "illegal %q: %v", key, err)
+	}
+	return n, nil
+}
+
+// Unknown is the error for an option the qdisc does not have (tc's
+// `What is "..."?`).
+func (a *Args) Unknown(key string, known ...string) error {
+	if len(known) == 0 {
+		return Parsef(a.kind, "unknown option %q (it takes none)", key)
+	}
+	return Parsef(a.kind, "unknown option %q (known: %s)", key, strings.Join(known, ", "))
+}
+
+// Attr is one option as tc sends it to the kernel: a netlink attribute
+// (TCA_*) that is present or not, so a ctl struct says what a change
+// leaves alone.
+type Attr[T any] struct {
+	V   T
+	Set bool
+}
+
+// Put sets the attribute.
+func (a *Attr[T]) Put(v T) { a.V, a.Set = v, true }

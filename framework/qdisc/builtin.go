@@ -73,30 +73,62 @@ type PFifo struct {
 	drops uint64
 }
 
-// Init implements Qdisc; the default limit is tx_queue_len.
-func (p *PFifo) Init(_ Ctx, s Setup, args []string) (Info, error) {
-	p.limit = s.TxQueueLen
-	if p.limit < 1 {
-		p.limit = 1
-	}
-	a := NewArgs("pfifo", args)
+// fifoQopt is struct tc_fifo_qopt as tc sends it: only when a limit is
+// given (fifo_parse_opt).
+type fifoQopt struct {
+	limit uint32
+	set   bool
+}
+
+// parseFifo is fifo_parse_opt: "limit" read with get_size, as tc does
+// for pfifo too.
+func parseFifo(kind string, args []string) (fifoQopt, error) {
+	var ctl fifoQopt
+	a := NewArgs(kind, args)
 	for k := a.Next(); k != ""; k = a.Next() {
-		switch k {
-		case "limit":
-			n, err := a.Int(k, 0, 1<<31-1)
-			if err != nil {
-				return Info{}, err
-			}
-			p.limit = int(n)
-		default:
-			return Info{}, a.Unknown(k, "limit")
+		if k != "limit" {
+			return ctl, Parsef(kind, "unknown parameter %q (known: limit)", k)
 		}
+		n, err := a.Size(k)
+		if err != nil {
+			return ctl, err
+		}
+		ctl = fifoQopt{limit: n, set: true}
 	}
-	info := Info{Flags: EmptyNoop, Limit: p.limit}
-	if p.limit >= 1 { // fifo_init: bypass only makes sense with room
+	return ctl, nil
+}
+
+// Init implements Qdisc (fifo_init): the default limit is tx_queue_len.
+func (p *PFifo) Init(_ Ctx, s Setup, args []string) (Info, error) {
+	ctl, err := parseFifo("pfifo", args)
+	if err != nil {
+		return Info{}, err
+	}
+	p.limit = max(s.TxQueueLen, 1)
+	return p.apply(ctl), nil
+}
+
+// Change implements Changer: pfifo's change op is fifo_init again. A new
+// limit takes effect for the next enqueue; packets above it stay queued.
+func (p *PFifo) Change(_ Ctx, args []string) (Info, error) {
+	ctl, err := parseFifo("pfifo", args)
+	if err != nil {
+		return Info{}, err
+	}
+	return p.apply(ctl), nil
+}
+
+// apply is __fifo_init's second half: the limit, and CAN_BYPASS only
+// with room for a packet.
+func (p *PFifo) apply(ctl fifoQopt) Info {
+	if ctl.set {
+		p.limit = int(ctl.limit)
+	}
+	info := Info{Flags: EmptyNoop, Limit: min(p.limit, 1<<31-1)}
+	if p.limit >= 1 {
 		info.Flags |= CanBypass
 	}
-	return info, nil
+	return info
 }
 
 // Enqueue implements Qdisc (pfifo_enqueue).
@@ -154,16 +186,34 @@ type PFifoFast struct {
 	drops uint64
 }
 
+// errNoOptions is tc's answer to options for pfifo_fast, whose tc
+// module has no parse_qopt: tc_qdisc_modify refuses them itself.
+var errNoOptions = Syntaxf("qdisc 'pfifo_fast' does not support option parsing")
+
 // Init implements Qdisc. pfifo_fast takes no options.
 func (p *PFifoFast) Init(_ Ctx, s Setup, args []string) (Info, error) {
 	if len(args) > 0 {
-		return Info{}, NewArgs("pfifo_fast", args).Unknown(args[0])
+		return Info{}, errNoOptions
 	}
 	if s.TxQueueLen < 1 {
-		return Info{}, fmt.Errorf("pfifo_fast: tx_queue_len must be >= 1 (its rings are that size)")
+		return Info{}, Refusef("pfifo_fast", "tx_queue_len must be >= 1 (its rings are that size)")
 	}
 	p.limit = s.TxQueueLen
-	return Info{Flags: CanBypass | NoLock | EmptyNoop, Limit: p.limit}, nil
+	return p.info(), nil
+}
+
+func (p *PFifoFast) info() Info {
+	return Info{Flags: CanBypass | NoLock | EmptyNoop, Limit: p.limit}
+}
+
+// Change implements Changer. pfifo_fast has no change op, but tc sends
+// no options for it, and qdisc_change without options changes nothing;
+// any option word is tc's parse error.
+func (p *PFifoFast) Change(_ Ctx, args []string) (Info, error) {
+	if len(args) > 0 {
+		return Info{}, errNoOptions
+	}
+	return p.info(), nil
 }
 
 // Enqueue implements Qdisc (pfifo_fast_enqueue).

@@ -1,6 +1,8 @@
 package qdisc_test
 
 import (
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -68,11 +70,12 @@ func TestInitErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"pfifo", []string{"limt", "5"}, `unknown option "limt"`},
+		{"pfifo", []string{"limt", "5"}, `unknown parameter "limt"`},
 		{"pfifo", []string{"limit"}, "needs a value"},
-		{"pfifo", []string{"limit", "-3"}, "out of range"},
-		{"pfifo", []string{"limit", "x"}, "not a whole number"},
-		{"pfifo_fast", []string{"bands", "3"}, "unknown option"},
+		{"pfifo", []string{"limit", "-3"}, "negative"},
+		{"pfifo", []string{"limit", "x"}, "is not a size"},
+		{"pfifo", []string{"limit", "100p"}, `unknown unit "p"`},
+		{"pfifo_fast", []string{"bands", "3"}, "does not support option parsing"},
 	}
 	for _, c := range cases {
 		q, _ := qdisc.New(c.kind)
@@ -111,37 +114,100 @@ func TestSetupMajor(t *testing.T) {
 	}
 }
 
-func TestTcUnits(t *testing.T) {
-	for _, tc := range []struct {
-		s       string
-		units   []qdisc.TcUnit
-		want    uint32
-		wantErr string
-	}{
-		{"5ms", qdisc.TcTimeUnits, 5000, ""},
-		{"1.5SEC", qdisc.TcTimeUnits, 1500000, ""},
-		{"100", qdisc.TcTimeUnits, 100, ""},
-		{"64kb", qdisc.TcSizeUnits, 65536, ""},
-		{"8kbit", qdisc.TcSizeUnits, 8192 / 8, ""},
-		{"ms", qdisc.TcTimeUnits, 0, `x: k "ms" is not a time`},
-		{"nan", qdisc.TcTimeUnits, 0, "is not a time"},
-		{"-1", qdisc.TcTimeUnits, 0, "out of range (0 to 4294967295 us)"},
-		{"5gb", qdisc.TcSizeUnits, 0, "out of range"},
-	} {
-		got, err := qdisc.ParseTcU32("x", "k", tc.s, tc.units, "time", "5ms", "us")
-		if tc.wantErr != "" {
-			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-				t.Errorf("%q: got %v, want error %q", tc.s, err, tc.wantErr)
-			}
-			continue
+// Args reads values with tc's readers, and every error is a tc parse
+// error naming the kind and the option.
+func TestArgs(t *testing.T) {
+	a := qdisc.NewArgs("x", []string{"n", "0x10", "s", "64kb", "t", "5ms", "t64", "10us", "r", "100mbit", "r64", "100gbit"})
+	var got []any
+	for k := a.Next(); k != ""; k = a.Next() {
+		var v any
+		var err error
+		switch k {
+		case "n":
+			v, err = a.Unsigned(k)
+		case "s":
+			v, err = a.Size(k)
+		case "t":
+			v, err = a.Time(k)
+		case "t64":
+			v, err = a.Time64(k)
+		case "r":
+			v, err = a.Rate(k)
+		case "r64":
+			v, err = a.Rate64(k)
 		}
-		if err != nil || got != tc.want {
-			t.Errorf("%q: got %d %v, want %d", tc.s, got, err, tc.want)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, v)
+	}
+	want := []any{uint32(16), uint32(65536), uint32(5000), int64(10000), uint32(12_500_000), uint64(12_500_000_000)}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("values %v, want %v", got, want)
+	}
+	for words, msg := range map[string]string{"s 5x": `x: illegal "s": "5x" is not a size`, "n -1": `x: illegal "n": "-1" is out of range`,
+		"n": `x: option "n" needs a value`, "r 100M": `unknown unit "M"`} {
+		a := qdisc.NewArgs("x", strings.Fields(words))
+		k := a.Next()
+		var err error
+		switch k {
+		case "s":
+			_, err = a.Size(k)
+		case "n":
+			_, err = a.Unsigned(k)
+		case "r":
+			_, err = a.Rate(k)
+		}
+		if err == nil || !strings.Contains(err.Error(), msg) || !errors.Is(err, qdisc.ErrParse) {
+			t.Errorf("%q: error %v, want a parse error with %q", words, err, msg)
 		}
 	}
-	for sz, want := range map[uint32]string{1514: "1514b", 65536: "64Kb", 32 << 20: "32Mb", 1030: "1Kb", 1100: "1100b"} {
-		if got := qdisc.TcSize(sz); got != want {
-			t.Errorf("TcSize(%d) = %q, want %q", sz, got, want)
-		}
+}
+
+// pfifo's change is fifo_init again: a lower limit refuses new packets
+// and keeps those above it; pfifo_fast takes no options at all.
+func TestBuiltinChange(t *testing.T) {
+	q, _ := qdisc.New("pfifo")
+	if _, err := q.Init(qdisctest.NewCtx(1), qdisc.Setup{TxQueueLen: 1000}, nil); err != nil {
+		t.Fatal(err)
+	}
+	ctx := qdisctest.NewCtx(1)
+	batch := make([]skb.Packet, 10)
+	for i := range batch {
+		batch[i] = skb.Packet{Handle: skb.Handle(i + 1), Len: 100}
+	}
+	q.Enqueue(ctx, batch, make([]qdisc.Code, len(batch)))
+	info, err := qdisc.Change(q, ctx, []string{"limit", "4"})
+	if err != nil || info.Limit != 4 || info.Flags&qdisc.CanBypass == 0 {
+		t.Fatalf("change limit 4: %+v %v", info, err)
+	}
+	if st := q.Stats(); st.Qlen != 10 || len(ctx.Dropped) != 0 {
+		t.Fatalf("fifo change dropped: qlen %d, drops %v", st.Qlen, ctx.Dropped)
+	}
+	rc := make([]qdisc.Code, 1)
+	q.Enqueue(ctx, []skb.Packet{{Handle: 99, Len: 100}}, rc)
+	if rc[0] != qdisc.XmitDrop || ctx.Dropped[99] != skb.DropQdiscDrop {
+		t.Fatalf("enqueue over the new limit: %v %v", rc, ctx.Dropped)
+	}
+	if q.Dump() != "limit 4p" {
+		t.Fatalf("dump %q", q.Dump())
+	}
+	if info, err := qdisc.Change(q, ctx, []string{"limit", "0"}); err != nil || info.Flags&qdisc.CanBypass != 0 {
+		t.Fatalf("limit 0 keeps bypass: %+v %v", info, err)
+	}
+	if _, err := qdisc.Change(q, ctx, []string{"limit", "x"}); !errors.Is(err, qdisc.ErrParse) || q.Dump() != "limit 0p" {
+		t.Fatalf("bad change: %v, dump %q", err, q.Dump())
+	}
+
+	f, _ := qdisc.New("pfifo_fast")
+	if _, err := f.Init(qdisctest.NewCtx(1), qdisc.Setup{TxQueueLen: 10}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := qdisc.Change(f, ctx, []string{"bands", "3"}); !errors.Is(err, qdisc.ErrParse) ||
+		!strings.Contains(err.Error(), "does not support option parsing") {
+		t.Fatalf("pfifo_fast change with options: %v", err)
+	}
+	if info, err := qdisc.Change(f, ctx, nil); err != nil || info.Limit != 10 {
+		t.Fatalf("pfifo_fast change without options: %+v %v", info, err)
 	}
 }

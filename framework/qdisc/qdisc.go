@@ -10,7 +10,6 @@
 package qdisc
 
 import (
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -93,7 +92,7 @@ func WorkPrices(c *sim.Costs) Prices {
 }
 
 // Ctx is everything a qdisc may do to the host during one call (Init,
-// Enqueue, Dequeue, Peek, Reset, Timer). A qdisc keeps no Ctx between
+// Enqueue, Dequeue, Peek, Reset, Timer, Change). A qdisc keeps no Ctx between
 // calls. The same context runs in process and out of process, so both
 // give the same result.
 type Ctx interface {
@@ -242,7 +241,7 @@ type Stats struct {
 type Qdisc interface {
 	// Init parses tc-style options (e.g. ["limit", "100"]) and prepares
 	// the qdisc (its ops->init). An unknown option or a bad value is an
-	// error naming it. ctx draws seeds (Rand) and may arm the watchdog
+	// error naming it, of tc's class (Parsef, Refusef, Lacksf). ctx draws seeds (Rand) and may arm the watchdog
 	// or timer; there is nothing to drop yet, and work reported in Init
 	// is not charged (tc's configuration is not on the data path).
 	Init(ctx Ctx, s Setup, args []string) (Info, error)
@@ -278,25 +277,31 @@ type TimerQdisc interface {
 	Timer(ctx Ctx)
 }
 
-// Changer is implemented by a qdisc that accepts `tc qdisc change` at
-// run time: args are tc option words, parsed as Init parses them; the
-// returned Info replaces the limit (read by the llist defer bound).
+// Changer is implemented by a qdisc with a change op (`tc qdisc change`,
+// Qdisc_ops.change): args are tc option words, parsed and validated as
+// Init does them, then applied to the running qdisc. A refused change
+// changes nothing. Packets the change drops (a lowered limit, a tin no
+// longer in use) go through ctx, as Reset's do; ctx.Now is the time of
+// the change. The returned Info replaces the qdisc's flags and limit.
+//
+// A qdisc whose kernel twin has no change op need not implement it:
+// Change then answers as the kernel does (ErrCannotChange).
 type Changer interface {
-	Change(args []string) (Info, error)
+	Change(ctx Ctx, args []string) (Info, error)
 }
 
-// ErrCannotChange is what Change returns for a qdisc that is not a
-// Changer.
-var ErrCannotChange = errors.New("cannot be changed while running")
+// ErrCannotChange is qdisc_change's answer for a qdisc without a change
+// op: EINVAL, "Change operation not supported by specified qdisc".
+var ErrCannotChange error = &OptionError{Class: ErrKernel, Msg: "Change operation not supported by specified qdisc"}
 
 // Change is `tc qdisc change` on q: ErrCannotChange unless q (or what it
 // wraps) is a Changer.
-func Change(q Qdisc, args []string) (Info, error) {
+func Change(q Qdisc, ctx Ctx, args []string) (Info, error) {
 	ch, ok := q.(Changer)
 	if !ok {
 		return Info{}, ErrCannotChange
 	}
-	return ch.Change(args)
+	return ch.Change(ctx, args)
 }
 
 // Factory makes a fresh qdisc of one kind.

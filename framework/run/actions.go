@@ -1,9 +1,9 @@
 package run
 
 import (
-	"errors"
 	"fmt"
 	"slices"
+	"sort"
 	"strings"
 
 	"github.com/txlab/txlab/framework/netdev"
@@ -24,6 +24,28 @@ type Action struct {
 	Every sim.Time
 	Until sim.Time
 	Do    func(*Live) error
+	// Check, if set, is the part of Do a dry run can try on the built
+	// host before any time passes (a qdisc change: the same call that
+	// runs it), so that a check refuses what the run would.
+	Check func(*Live) error
+}
+
+// CheckActions returns the checks of acts as actions at time 0, in the
+// order the run would meet them: a dry build runs them against its host,
+// each on the state the ones before it left.
+func CheckActions(acts []Action) []Action {
+	var out []Action
+	idx := make([]int, len(acts))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(x, y int) bool { return acts[idx[x]].At < acts[idx[y]].At })
+	for _, i := range idx {
+		if acts[i].Check != nil {
+			out = append(out, Action{Name: "check of " + acts[i].Name, Do: acts[i].Check})
+		}
+	}
+	return out
 }
 
 // LiveStats are cumulative counters at the instant an action runs.
@@ -124,7 +146,10 @@ func (l *Live) eachSender(idx []int, f func(int)) error {
 // fq_codel limit 100", "parent 8001:3 pfifo limit 5", "handle 1: cake
 // ...", or just the options ("limit 100"), which change the root, or
 // every mq child when queue < 0, or mq child queue. The kind, if given,
-// must be the target's.
+// must be the target's. An mq-style root such as cake_mq changes its
+// shared configuration on every child at once; a child of one cannot be
+// changed on its own, as in the kernel. Each change runs as the kernel
+// runs it (netdev's Net.ChangeQdisc): what it drops is freed after it.
 func (l *Live) ChangeQdisc(queue int, args []string) error {
 	cmd, err := tc.ParseQdisc(args)
 	if err != nil {
@@ -138,6 +163,7 @@ func (l *Live) ChangeQdisc(queue int, args []string) error {
 		opts = cmd.Options
 	}
 	var targets []*netdev.Qdisc
+	_, mqStyle := qdisc.MultiQueueChild(l.dev.RootKind)
 	switch {
 	case cmd.Selects() || queue < 0:
 		targets, err = l.dev.ChangeTargets(cmd)
@@ -150,6 +176,10 @@ func (l *Live) ChangeQdisc(queue int, args []string) error {
 		return fmt.Errorf("change qdisc: %s has no qdisc to change", l.dev.RootKind)
 	case queue >= len(l.dev.Children):
 		return fmt.Errorf("change qdisc: queue %d out of range (mq has %d children)", queue, len(l.dev.Children))
+	case mqStyle:
+		// cake_change: "can't reconfigure cake_mq sub-qdiscs" (EOPNOTSUPP).
+		return fmt.Errorf("change qdisc %s: %w", l.dev.Children[queue].Name(),
+			qdisc.Refusef(l.dev.RootKind, "can't reconfigure %s sub-qdiscs (change the root: no queue)", l.dev.RootKind))
 	default:
 		targets = []*netdev.Qdisc{l.dev.Children[queue]}
 	}
@@ -159,21 +189,19 @@ func (l *Live) ChangeQdisc(queue int, args []string) error {
 	case cmd.Kind == targets[0].Kind:
 		opts = cmd.Options
 	case slices.Contains(qdisc.Kinds(), cmd.Kind):
-		return fmt.Errorf("change qdisc %s: invalid qdisc name %q (it is %s)", targets[0].Name(), cmd.Kind, targets[0].Kind)
+		return fmt.Errorf("change qdisc %s: %w", targets[0].Name(),
+			&qdisc.OptionError{Class: qdisc.ErrKernel, Msg: fmt.Sprintf("invalid qdisc name %q (it is %s)", cmd.Kind, targets[0].Kind)})
 	case cmd.Selects() && cmd.Kind != "":
+		// tc's parse_noqopt: a kind it has no module for takes no words.
 		sel := tc.Qdisc{Dev: cmd.Dev, Handle: cmd.Handle, Parent: cmd.Parent}.Words()
-		return fmt.Errorf("change qdisc %q: unknown qdisc %q, hence its options are unparsable (after root, handle or parent comes the kind: %q)",
-			strings.Join(args, " "), cmd.Kind, strings.Join(append(sel, targets[0].Kind, cmd.Kind), " ")+" ...")
+		return fmt.Errorf("change qdisc %q: %w", strings.Join(args, " "), &qdisc.OptionError{Class: qdisc.ErrParse,
+			Msg: fmt.Sprintf("unknown qdisc %q, hence its options are unparsable (after root, handle or parent comes the kind: %q)",
+				cmd.Kind, strings.Join(append(sel, targets[0].Kind, cmd.Kind), " ")+" ...")})
 	}
 	for _, q := range targets {
-		info, err := qdisc.Change(q.Ops, opts)
-		if errors.Is(err, qdisc.ErrCannotChange) {
-			return fmt.Errorf("change qdisc: %s %w", q.Name(), err)
-		}
-		if err != nil {
+		if err := l.net.ChangeQdisc(q, opts); err != nil {
 			return fmt.Errorf("change qdisc %s: %w", q.Name(), err)
 		}
-		q.Limit = info.Limit
 	}
 	return nil
 }
@@ -283,11 +311,7 @@ func (r *actionRunner) runUntil(e *sim.Engine, until sim.Time) error {
 				continue
 			}
 			if err := a.Do(r.live); err != nil {
-				what := a.Name
-				if what == "" {
-					what = fmt.Sprintf("action %d", i)
-				}
-				return fmt.Errorf("%s at %s: %w", what, fmtTime(t), err)
+				return fmt.Errorf("%s: %w", actionWhen(a, i, t), err)
 			}
 			if a.Every > 0 {
 				r.next[i] = t + a.Every
@@ -297,6 +321,20 @@ func (r *actionRunner) runUntil(e *sim.Engine, until sim.Time) error {
 			}
 		}
 	}
+}
+
+// actionWhen names action i for an error at time t: its name and the
+// time, unless the name already says when (a script's "at 1ms {...}",
+// or a check, run at 0 for an action due later).
+func actionWhen(a Action, i int, t sim.Time) string {
+	what := a.Name
+	if what == "" {
+		what = fmt.Sprintf("action %d", i)
+	}
+	if strings.HasPrefix(what, "at ") || strings.HasPrefix(what, "check of ") {
+		return what
+	}
+	return what + " at " + fmtTime(t)
 }
 
 // fillPhases writes the phase counters into the report.

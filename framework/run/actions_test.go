@@ -15,7 +15,7 @@ type changeable struct {
 	changes int
 }
 
-func (c *changeable) Change(args []string) (qdisc.Info, error) {
+func (c *changeable) Change(_ qdisc.Ctx, args []string) (qdisc.Info, error) {
 	c.changes++
 	return c.PFifo.Init(nil, qdisc.Setup{TxQueueLen: 1000}, args)
 }
@@ -126,9 +126,9 @@ func TestActionErrors(t *testing.T) {
 		}, "only udp_rate has a rate"},
 		{Action{Name: "range", Do: func(l *Live) error { return l.StopSenders([]int{7}) }}, nil, "sender 7 out of range (senders 0-1)"},
 		{Action{Name: "fixed", Do: func(l *Live) error { return l.ChangeQdisc(-1, []string{"limit", "3"}) }}, func(s *Spec) {
-			s.Qdisc = "mq pfifo"
-		}, "pfifo 0: parent 8001:1 cannot be changed while running"},
-		{Action{Name: "bad", Do: func(l *Live) error { return l.ChangeQdisc(-1, []string{"limit", "x"}) }}, nil, "change qdisc test_changeable 0: parent 8001:1: pfifo: limit \"x\""},
+			s.Qdisc = "mq sfq"
+		}, "change qdisc sfq 0: parent 8001:1: Change operation not supported by specified qdisc"},
+		{Action{Name: "bad", Do: func(l *Live) error { return l.ChangeQdisc(-1, []string{"limit", "x"}) }}, nil, "change qdisc test_changeable 0: parent 8001:1: pfifo: illegal \"limit\": \"x\" is not a size"},
 		{Action{Name: "q", Do: func(l *Live) error { return l.ChangeQdisc(5, []string{"limit", "3"}) }}, nil, "queue 5 out of range"},
 		{Action{Name: "p", Do: func(l *Live) error { _ = l.Phase("a"); return l.Phase("a") }}, nil, "phase \"a\" marked twice"},
 		// tc's words for `tc qdisc change`.
@@ -143,7 +143,7 @@ func TestActionErrors(t *testing.T) {
 		{Action{Name: "major", Do: func(l *Live) error { return l.ChangeQdisc(-1, []string{"parent", "1:1", "limit", "3"}) }}, nil,
 			"parent 1:1: failed to find specified qdisc"},
 		{Action{Name: "mqroot", Do: func(l *Live) error { return l.ChangeQdisc(-1, []string{"root", "mq"}) }}, nil,
-			"mq 8001: root: change operation not supported by specified qdisc"},
+			"mq 8001: root: Change operation not supported by specified qdisc"},
 		{Action{Name: "handle", Do: func(l *Live) error { return l.ChangeQdisc(-1, []string{"handle", "2:", "limit", "3"}) }}, nil,
 			"specified qdisc not found: no qdisc has handle 2:"},
 		{Action{Name: "dev", Do: func(l *Live) error { return l.ChangeQdisc(-1, []string{"dev", "eth1", "root", "limit", "3"}) }}, nil,
@@ -154,6 +154,10 @@ func TestActionErrors(t *testing.T) {
 			`unknown qdisc "limit", hence its options are unparsable (after root, handle or parent comes the kind: "parent 8001:1 test_changeable limit ...")`},
 		{Action{Name: "est", Do: func(l *Live) error { return l.ChangeQdisc(-1, []string{"root", "estimator", "1s", "8s"}) }}, nil,
 			`"estimator" is not supported`},
+		{Action{Name: "cakemq", Do: func(l *Live) error {
+			return l.ChangeQdisc(-1, []string{"parent", "8001:1", "cake", "bandwidth", "10mbit"})
+		}},
+			func(s *Spec) { s.Qdisc = "cake_mq" }, "can't reconfigure cake_mq sub-qdiscs"},
 	} {
 		s := actionSpec()
 		if tt.spec != nil {
@@ -200,5 +204,72 @@ func TestChangeQdiscTCWords(t *testing.T) {
 		if strings.Join(got, "|") != strings.Join(tt.want, "|") {
 			t.Errorf("%s, change %q: options %q, want %q", tt.qdisc, tt.words, got, tt.want)
 		}
+	}
+}
+
+// A timed `tc qdisc change` on every built-in, mid-run with packets held
+// (senders faster than the link): the change takes effect (the dump shows it),
+// the qdisc trims to a lowered limit or purges dropped tins with the
+// kernel's drop reason, the kernel's refusals end the run, and the
+// accounting holds at the end.
+func TestChangeEveryBuiltin(t *testing.T) {
+	cases := []struct {
+		qdisc, change string
+		dump, reason  string // reason: a drop the change itself makes
+		refused       string
+	}{
+		{"mq pfifo limit 500", "limit 5", "limit 5p", "", ""},
+		{"mq fq_codel limit 2000", "limit 10 target 2ms", "limit 10p flows 1024 quantum 1514 target 2ms", "NOT_SPECIFIED", ""},
+		{"fq limit 5000", "limit 20 buckets 64", "limit 20p flow_limit 100p buckets 64", "NOT_SPECIFIED", ""},
+		{"cake diffserv4", "besteffort bandwidth 500mbit", "bandwidth 500Mbit besteffort", "QUEUE_PURGE", ""},
+		{"cake_mq diffserv4", "bandwidth 500mbit", "bandwidth 500Mbit diffserv4", "", ""},
+		{"mq sfq", "limit 10", "", "", "Change operation not supported by specified qdisc"},
+		{"pfifo_fast", "limit 10", "", "", "does not support option parsing"},
+	}
+	for _, c := range cases {
+		t.Run(c.qdisc, func(t *testing.T) {
+			s := small()
+			s.Qdisc = c.qdisc
+			// A 1 Gbit/s link under 8 closed-loop senders of CS1 (the
+			// bulk tin of diffserv4), each with up to its sndbuf queued,
+			// keeps the queues full (an open-loop rate may not exceed
+			// what the link carries).
+			s.RateBps = 1e9
+			s.Workload = workload.Spec{Kind: workload.UDPStream, Senders: 8, PacketSize: 64, DSCP: 8}
+			s.Duration, s.Warmup = 3*sim.Millisecond, sim.Millisecond
+			var held, after int64
+			s.Actions = []Action{{Name: "change", At: 2 * sim.Millisecond, Do: func(l *Live) error {
+				held = l.Stats().BacklogPackets
+				if err := l.ChangeQdisc(-1, strings.Fields(c.change)); err != nil {
+					return err
+				}
+				after = l.Stats().BacklogPackets
+				return nil
+			}}}
+			rep, err := Run(s, nil)
+			if c.refused != "" {
+				if err == nil || !strings.Contains(err.Error(), c.refused) {
+					t.Fatalf("error %v, want %q", err, c.refused)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !rep.AccountingOK || held == 0 {
+				t.Fatalf("accounting ok %v, %d packets held at the change", rep.AccountingOK, held)
+			}
+			row := rep.Qdisc[len(rep.Qdisc)-1]
+			if !strings.HasPrefix(row.Options, c.dump) {
+				t.Errorf("options %q, want them to start %q", row.Options, c.dump)
+			}
+			// cake_mq's root line shows the shared configuration.
+			if strings.HasPrefix(c.qdisc, "cake_mq") && rep.Qdisc[0].Options != row.Options {
+				t.Errorf("cake_mq root options %q, child %q", rep.Qdisc[0].Options, row.Options)
+			}
+			if c.reason != "" && (rep.Drops[c.reason] == 0 || after >= held) {
+				t.Errorf("%d held before, %d after, %d %s drops (all: %v)", held, after, rep.Drops[c.reason], c.reason, rep.Drops)
+			}
+		})
 	}
 }

@@ -77,7 +77,7 @@ var knobs = []*Knob{
 	{Flag: "queues", Script: "device.queues", Kind: IntKnob, Min: 1, Max: 4096, Help: "TX queues",
 		ptr: func(s *Spec) any { return &s.Queues }},
 	{Flag: "rate", Script: "device.rate", Kind: RateKnob, Min: 1, Max: MaxLinkRate, Zero: "the driver's default",
-		Help: "link rate in bits/s, tc's words (100Gbit, 25gbit, 2.5Gbit)",
+		Help: "link rate in tc's words (100Gbit, 25gbit, 2.5gbit; bps is bytes/s)",
 		ptr:  func(s *Spec) any { return &s.RateBps }},
 	{Flag: "qdisc", Script: "qdisc", Kind: TextKnob, Help: "root qdisc in tc words, e.g. \"mq pfifo\", \"pfifo limit 100\", noqueue",
 		ptr: func(s *Spec) any { return &s.Qdisc }},

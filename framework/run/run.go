@@ -241,11 +241,23 @@ func setup(spec *Spec) (*host, error) {
 }
 
 // Check builds spec's host without running it: every error a run would
-// meet before simulating anything, as a SetupError.
+// meet before simulating anything, as a SetupError. On that host it then
+// tries the actions' checks (qdisc changes: the same call the run makes)
+// in the order the run meets them, each on the state the ones before it
+// left, so that a check refuses what the run would.
 func Check(spec Spec) error {
 	h, err := setup(&spec)
-	h.close()
-	return err
+	defer h.close()
+	if err != nil {
+		return err
+	}
+	live := &Live{e: h.e, net: h.net, dev: h.dev, wl: h.wl, store: map[any]any{}}
+	for i, a := range CheckActions(spec.Actions) {
+		if err := a.Do(live); err != nil {
+			return fmt.Errorf("%s: %w", actionWhen(a, i, 0), err)
+		}
+	}
+	return nil
 }
 
 // wirePps is how many frames of payload bytes of UDP a link of rateBps

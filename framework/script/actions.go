@@ -231,6 +231,9 @@ func (b *builder) addAction(act run.Action, v any) error {
 	act.Name = when + " " + a.desc
 	p, key := b.p, new(int)
 	act.Do = func(l *run.Live) error { return a.do(p, l, key) }
+	if a.qdisc != nil {
+		act.Check = func(l *run.Live) error { return l.ChangeQdisc(a.queue, a.qdisc) }
+	}
 	b.actions = append(b.actions, act)
 	b.actionDefs = append(b.actionDefs, a)
 	return nil

@@ -6,9 +6,10 @@ import (
 	"github.com/txlab/txlab/framework/run"
 )
 
-// Check builds every variant's host without simulating it (run.Check),
-// so what only the whole build can find — a driver option, a qdisc that
-// needs more queues, an offered rate above the link — fails here, named
+// Check builds every variant's host without simulating it (run.Check:
+// no actions but their checks), so what only the whole build can find —
+// a driver option, a qdisc that needs more queues, an offered rate above
+// the link, a qdisc change the qdisc refuses — fails here, named
 // by variant.
 func (pl *Plan) Check() error {
 	for _, s := range pl.Specs {
@@ -23,5 +24,7 @@ func (pl *Plan) Check() error {
 	return nil
 }
 
-// CheckSpec dry-builds one spec (run.Check).
+// CheckSpec dry-builds one spec and tries its actions' checks (qdisc
+// changes) on that host (run.Check): what a run would refuse, the check
+// refuses.
 func CheckSpec(s run.Spec) error { return run.Check(s) }

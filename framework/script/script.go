@@ -96,12 +96,18 @@ func (o *Options) fill() {
 }
 
 // Error is a script error with its place: it prints as
-// "file:line:col: message" (line and col are 0 when unknown).
+// "file:line:col: message" (line and col are 0 when unknown). Err, if
+// set, is the error Msg was made from (a module function's, behind the
+// VM's runtime error), so errors.Is still finds its class (a qdisc
+// option error's, for the exit code).
 type Error struct {
 	File      string
 	Line, Col int
 	Msg       string
+	Err       error
 }
+
+func (e *Error) Unwrap() error { return e.Err }
 
 func (e *Error) Error() string {
 	if e.Line > 0 {
@@ -339,7 +345,7 @@ func runtimeError(name string, err error, maxAllocs int64, allocFlag string) *Er
 	case errors.Is(err, tengo.ErrStringLimit), errors.Is(err, tengo.ErrBytesLimit):
 		msg = fmt.Sprintf("%s: one string or bytes value may hold %d bytes (--max-allocs, at most %d)", msg, tengo.MaxStringLen, maxValueBytes)
 	}
-	e := &Error{File: name, Msg: msg}
+	e := &Error{File: name, Msg: msg, Err: err}
 	if m := atPos.FindStringSubmatch(full); m != nil {
 		e.File = m[1]
 		e.Line, _ = strconv.Atoi(m[2])

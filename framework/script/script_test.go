@@ -21,7 +21,7 @@ import (
 // small is a host that simulates in milliseconds of wall time.
 const small = `txlab := import("txlab")
 txlab.host({sockets: 1, cores: 4, smt: 1})
-txlab.device({driver: "ice", queues: 2, rate: "100G"})
+txlab.device({driver: "ice", queues: 2, rate: "100Gbit"})
 txlab.qdisc("mq pfifo"); txlab.senders({count: 4})
 txlab.duration("2ms")
 txlab.warmup("500us")
@@ -51,7 +51,7 @@ func TestErrors(t *testing.T) {
 		{"runtime error in function", "g := func(a) { return a.b.c() }\ng({})\n", Options{}, "t.tengo:1:", "not callable"},
 		{"unknown qdisc", "txlab := import(\"txlab\")\ntxlab.qdisc(\"fifo\")\n", Options{}, "t.tengo:2:1: txlab.qdisc: unknown qdisc \"fifo\" (known: ", "pfifo"},
 		{"unknown mq child", "txlab := import(\"txlab\")\ntxlab.qdisc({kind: \"mq\", child: \"fifo\"})\n", Options{}, "t.tengo:2:1: txlab.qdisc: unknown qdisc \"fifo\"", ""},
-		{"bad option value", "txlab := import(\"txlab\")\ntxlab.qdisc({kind: \"pfifo\", limit: \"lots\"})\n", Options{}, "t.tengo:2:1: txlab.qdisc: pfifo: limit \"lots\"", "not a whole number"},
+		{"bad option value", "txlab := import(\"txlab\")\ntxlab.qdisc({kind: \"pfifo\", limit: \"lots\"})\n", Options{}, "t.tengo:2:1: txlab.qdisc: pfifo: illegal \"limit\": \"lots\"", "is not a size"},
 		{"unknown qdisc option", "txlab := import(\"txlab\")\ntxlab.qdisc(\"pfifo bogus 3\")\n", Options{}, "t.tengo:2:1: txlab.qdisc: pfifo:", "bogus"},
 		{"bad handle", "txlab := import(\"txlab\")\ntxlab.qdisc(\"handle x: root pfifo\")\n", Options{}, "t.tengo:2:1: txlab.qdisc: argument \"x:\" is wrong: invalid qdisc ID", ""},
 		{"not the root", "txlab := import(\"txlab\")\ntxlab.qdisc({kind: \"pfifo\", parent: \"1:1\"})\n", Options{}, "t.tengo:2:1: txlab.qdisc: parent 1:1: failed to find specified qdisc", ""},
@@ -293,7 +293,7 @@ func runJSON(t *testing.T, s run.Spec) []byte {
 func TestActionsAndHooks(t *testing.T) {
 	src := `txlab := import("txlab")
 txlab.host({sockets: 1, cores: 4, smt: 1})
-txlab.device({driver: "ice", queues: 2, rate: "100G"})
+txlab.device({driver: "ice", queues: 2, rate: "100Gbit"})
 txlab.qdisc("mq pfifo")
 txlab.senders({kind: "udp_rate", count: 2, flows: 4, rate: "200K", size: 64})
 txlab.duration("4ms")
@@ -367,10 +367,10 @@ func TestHookBounds(t *testing.T) {
 		opts Options
 		want string
 	}{
-		{"for {}", Options{HookTimeout: 50 * time.Millisecond}, "at 1ms {hook} at 1ms: t.tengo:8:36: in hook: stopped after 50ms of wall time (an endless loop?); raise the bound with --hook-timeout"},
+		{"for {}", Options{HookTimeout: 50 * time.Millisecond}, "at 1ms {hook}: t.tengo:8:36: in hook: stopped after 50ms of wall time (an endless loop?); raise the bound with --hook-timeout"},
 		// Where in the loop the bound stops it varies; the line does not.
-		{"x := 0\nfor { x = 1 }", Options{HookTimeout: 50 * time.Millisecond}, "at 1ms {hook} at 1ms: t.tengo:9:* in hook: stopped after 50ms of wall time"},
-		{"x := 1 / (live.runs - live.runs)", Options{}, "at 1ms {hook} at 1ms: t.tengo:8:41: in hook: runtime error: integer divide by zero"},
+		{"x := 0\nfor { x = 1 }", Options{HookTimeout: 50 * time.Millisecond}, "at 1ms {hook}: t.tengo:9:* in hook: stopped after 50ms of wall time"},
+		{"x := 1 / (live.runs - live.runs)", Options{}, "at 1ms {hook}: t.tengo:8:41: in hook: runtime error: integer divide by zero"},
 		{"a := []\nfor { a = append(a, [1]) }", Options{HookMaxAllocs: 1000}, "allocation limit exceeded (1000 objects); raise the bound with --hook-max-allocs"},
 		{"state = 3", Options{}, "state must stay a map"},
 		{"act = {hook: 1}", Options{}, "act: action: unknown option \"hook\""},
@@ -535,5 +535,41 @@ func TestReadFile(t *testing.T) {
 	}
 	if _, err := ReadFile(dir + "/none.tengo"); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("a missing file: %v is not fs.ErrNotExist", err)
+	}
+}
+
+// One function decides what can be changed: `txlab check` tries a
+// script's qdisc changes on the dry-built host with the same call the
+// run makes, so the two refuse the same changes with the same words.
+func TestCheckAgreesWithRun(t *testing.T) {
+	cases := []struct {
+		qdisc, change, want string // want: "" if both accept
+	}{
+		{"mq pfifo", `{qdisc: "limit 5"}`, ""},
+		{"mq fq_codel", `{qdisc: "limit 100 target 2ms"}`, ""},
+		{"mq fq_codel", `{qdisc: "flows 64"}`, "flows can only be set when the qdisc is created"},
+		{"mq sfq", `{qdisc: "limit 64"}`, "Change operation not supported by specified qdisc"},
+		{"mq pfifo_fast", `{qdisc: "limit 5"}`, "does not support option parsing"},
+		{"fq", `{qdisc: "buckets 4096 limit 500"}`, ""},
+		{"fq", `{qdisc: "buckets 1"}`, "buckets 2^0"},
+		{"mq cake", `{qdisc: {bandwidth: "10mbit", diffserv4: true}}`, ""},
+		{"cake_mq bandwidth 1gbit", `{qdisc: {bandwidth: "10mbit"}}`, ""},
+		{"cake_mq", `{qdisc: {bandwidth: "10mbit"}, queue: 1}`, "can't reconfigure cake_mq sub-qdiscs"},
+		{"mq pfifo", `{qdisc: "limit 5"}` + ")\ntxlab.at(\"1ms\", {qdisc: \"limit x\"}", `illegal "limit"`},
+	}
+	for _, c := range cases {
+		src := strings.Replace(small, `txlab.qdisc("mq pfifo")`, `txlab.qdisc("`+c.qdisc+`")`, 1) +
+			"txlab.senders({count: 2})\ntxlab.at(\"500us\", " + c.change + ")\n"
+		pl, err := eval(t, src, Options{})
+		if err != nil {
+			t.Fatalf("%s %s: %v", c.qdisc, c.change, err)
+		}
+		checkErr := pl.Check()
+		_, runErr := run.Run(pl.Specs[0], nil)
+		for what, err := range map[string]error{"check": checkErr, "run": runErr} {
+			if (err == nil) != (c.want == "") || (err != nil && !strings.Contains(err.Error(), c.want)) {
+				t.Errorf("%s %s: %s: %v, want %q", c.qdisc, c.change, what, err, c.want)
+			}
+		}
 	}
 }

@@ -250,7 +250,8 @@ func asDuration(what string, v any) (sim.Time, error) {
 	return 0, fmt.Errorf("%s: want a time like \"20ms\" or an int of ns, got %s %v", what, typeName(v), v)
 }
 
-// asLinkRate is a link rate in bits/s: "100G", "25Gbit", or a number.
+// asLinkRate is a link rate in bits/s: tc words ("100Gbit", "25gbit") or a
+// number of bits/s.
 // It parses exactly as the CLI's --rate does.
 func asLinkRate(what string, v any) (int64, error) {
 	switch x := v.(type) {
@@ -271,7 +272,7 @@ func asLinkRate(what string, v any) (int64, error) {
 		}
 		return r, nil
 	}
-	return 0, fmt.Errorf("%s: want a rate like \"100G\", got %s %v", what, typeName(v), v)
+	return 0, fmt.Errorf("%s: want a rate like \"100Gbit\", got %s %v", what, typeName(v), v)
 }
 
 // asCount is a packet rate: "5M", "630K", "5Mpps", or a number.

@@ -51,6 +51,7 @@ const (
 	DropFQHorizonLimit DropReason = "FQ_HORIZON_LIMIT"
 	DropFQFlowLimit    DropReason = "FQ_FLOW_LIMIT"
 	DropQueuePurge     DropReason = "QUEUE_PURGE"
+	DropNotSpecified   DropReason = "NOT_SPECIFIED" // plain kfree_skb (e.g. rtnl_kfree_skbs after a qdisc change)
 	DropDevReady       DropReason = "DEV_READY"
 	DropCPUBacklog     DropReason = "CPU_BACKLOG"
 	DropTxDevice       DropReason = "TX_DEVICE" // driver dropped (e.g. veth peer ring full)

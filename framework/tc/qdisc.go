@@ -1,8 +1,10 @@
 package tc
 
 import (
-	"fmt"
+	"strconv"
 	"strings"
+
+	"github.com/txlab/txlab/framework/qdisc"
 )
 
 // Qdisc is one `tc qdisc add|replace|change` command line, the words
@@ -23,18 +25,16 @@ func (q Qdisc) Selects() bool { return q.Dev != "" || q.Handle != Unspec || q.Pa
 // parent in any order, then the kind, and every word after the kind is
 // the kind's options. Words tc knows but txlab does not model
 // (estimator, stab, ingress, clsact, ingress_block, egress_block) are
-// refused by name. Errors are tc's own messages, without its "Error: ".
-//
-// TODO(issue 12.8 C): return these as the parse-error type of
-// framework/qdisc once it exists, so tc's parse errors and the kernel's
-// refusals are told apart.
+// refused by name. Errors are tc's own messages, without its "Error: ":
+// tc's refusals of its command line are qdisc.ErrSyntax (tc exits 255),
+// the words txlab does not model qdisc.ErrLacks.
 func ParseQdisc(words []string) (Qdisc, error) {
 	var q Qdisc
 	for i := 0; i < len(words); i++ {
 		w := words[i]
 		next := func() (string, error) {
 			if i+1 >= len(words) {
-				return "", fmt.Errorf("%q needs a value: Command line is not complete", w)
+				return "", qdisc.Syntaxf("%q needs a value: Command line is not complete", w)
 			}
 			i++
 			return words[i], nil
@@ -64,7 +64,7 @@ func ParseQdisc(words []string) (Qdisc, error) {
 			q.Handle = h
 		case w == "root":
 			if q.Parent != Unspec {
-				return q, fmt.Errorf(`"root" is duplicate parent ID`)
+				return q, qdisc.Syntaxf(`"root" is duplicate parent ID`)
 			}
 			q.Parent = Root
 		case w == "parent":
@@ -89,7 +89,7 @@ func ParseQdisc(words []string) (Qdisc, error) {
 		case matches(w, "ingress_block") || matches(w, "egress_block"):
 			return q, notModelled(w, "shared filter blocks are not modelled")
 		case matches(w, "help"):
-			return q, notModelled(w, "see README.md, \"Qdiscs in tc words\"")
+			return q, qdisc.Syntaxf("%q is not supported: tc prints its usage; see README.md, \"Qdiscs in tc words\"", w) // usage(): tc exits 255
 		default:
 			q.Kind = w
 			q.Options = words[i+1:]
@@ -141,13 +141,14 @@ func IsKeyword(w string) bool {
 func matches(w, keyword string) bool { return w != "" && strings.HasPrefix(keyword, w) }
 
 func dupArg(key, arg string) error {
-	return fmt.Errorf("duplicate %q: %q is the second value", key, arg)
+	return qdisc.Syntaxf("duplicate %q: %q is the second value", key, arg)
 }
 
 func invArg(msg, arg string) error {
-	return fmt.Errorf("argument %q is wrong: %s", arg, msg)
+	return qdisc.Syntaxf("argument %q is wrong: %s", arg, msg)
 }
 
+// notModelled is a word tc and the kernel accept that txlab lacks.
 func notModelled(w, why string) error {
-	return fmt.Errorf("%q is not supported: %s", w, why)
+	return &qdisc.OptionError{Class: qdisc.ErrLacks, Msg: strconv.Quote(w) + " is not supported: " + why}
 }

@@ -6,8 +6,6 @@
 package cake
 
 import (
-	"fmt"
-
 	"github.com/txlab/txlab/framework/qdisc"
 	"github.com/txlab/txlab/framework/sim"
 	"github.com/txlab/txlab/framework/skb"
@@ -221,7 +219,11 @@ type Cake struct {
 	hashrnd uint32
 	peeked  *skb.Packet // qdisc_peek_dequeued's stash
 
+	fwmarkMask uint32 // the model's packets carry no mark, so it selects nothing
+	fwmarkShft uint
+
 	// cake_mq sharing (see mq.go).
+	sharedGroup                   bool // a cake_mq child (Setup.Group), joined or not yet
 	shared                        *sharedConfig
 	lastActive, lastCheckedActive sim.Time
 	activeQueues                  int
@@ -238,7 +240,8 @@ func init() {
 		func() qdisc.Qdisc { return &Cake{} })
 }
 
-// Init implements qdisc.Qdisc: cake_init + cake_change with tc words.
+// Init implements qdisc.Qdisc: cake_init, with cake_change's options.
+// A cake_mq child (s.Group set) joins its root's shared configuration.
 func (q *Cake) Init(ctx qdisc.Ctx, s qdisc.Setup, args []string) (qdisc.Info, error) {
 	q.tinMode = diffserv3
 	q.flowMode = flowTriple
@@ -250,15 +253,18 @@ func (q *Cake) Init(ctx qdisc.Ctx, s qdisc.Setup, args []string) (qdisc.Info, er
 	if q.mtu == 0 {
 		q.mtu = 1514
 	}
-	q.minNetlen, q.minAdjlen = ^uint16(0), ^uint16(0)
 	q.hashrnd = ctx.Rand()
-	if err := q.parse(args); err != nil {
+	q.sharedGroup = s.Group != ""
+	o, err := parse(args)
+	if err == nil {
+		err = q.validate(o)
+	}
+	if err != nil {
 		return qdisc.Info{}, err
 	}
+	q.apply(o)
+	q.minNetlen, q.minAdjlen = ^uint16(0), ^uint16(0)
 	if s.Group != "" {
-		if q.rateBps == 0 {
-			return qdisc.Info{}, fmt.Errorf("cake_mq: needs a bandwidth to share between the queues")
-		}
 		q.join(s.Group, s.GroupSize)
 	}
 	for i := range q.tins {
@@ -275,6 +281,27 @@ func (q *Cake) Init(ctx qdisc.Ctx, s qdisc.Setup, args []string) (qdisc.Info, er
 		}
 	}
 	q.reconfigure(nil)
+	return qdisc.Info{Flags: qdisc.DequeueDrops, Limit: q.limit}, nil
+}
+
+// Change implements qdisc.Changer (cake_change; for a cake_mq root the
+// host changes every child, as cake_mq_change reconfigures each): the
+// options, the size statistics reset if the overhead changed, then
+// cake_reconfigure, which recomputes every tin's rate and CoDel
+// parameters and purges tins no longer in use (QUEUE_PURGE).
+func (q *Cake) Change(ctx qdisc.Ctx, args []string) (qdisc.Info, error) {
+	o, err := parse(args)
+	if err == nil {
+		err = q.validate(o)
+	}
+	if err != nil {
+		return qdisc.Info{}, err
+	}
+	if q.apply(o) {
+		q.maxNetlen, q.maxAdjlen = 0, 0
+		q.minNetlen, q.minAdjlen = ^uint16(0), ^uint16(0)
+	}
+	q.reconfigure(ctx)
 	return qdisc.Info{Flags: qdisc.DequeueDrops, Limit: q.limit}, nil
 }
 

@@ -2,287 +2,359 @@ package cake
 
 import (
 	"fmt"
+	"math"
+	"math/bits"
 	"strconv"
 	"strings"
 
 	"github.com/txlab/txlab/framework/qdisc"
+	"github.com/txlab/txlab/framework/units"
 )
 
+// tc-cake's keywords (q_cake.c cake_parse_opt), then txlab's two:
+// "limit N" (sch->limit, which tc cannot set) and "mq-clear-tins" (the
+// cake_mq variant that re-programs every tin; see mq.go).
 var knownOptions = []string{"bandwidth", "unlimited", "autorate-ingress", "rtt", "datacentre", "lan", "metro",
 	"regional", "internet", "oceanic", "satellite", "interplanetary", "besteffort", "precedence", "diffserv8",
-	"diffserv4", "diffserv3", "flowblind", "srchost", "dsthost", "hosts", "flows", "dual-srchost", "dual-dsthost",
-	"triple-isolate", "nonat", "nat", "wash", "nowash", "split-gso", "no-split-gso", "ack-filter",
-	"ack-filter-aggressive", "no-ack-filter", "memlimit", "overhead", "mpu", "atm", "ptm", "noatm", "raw",
-	"conservative", "ethernet", "docsis", "ingress", "egress", "fwmark", "limit", "mq-clear-tins"}
+	"diffserv4", "diffserv", "diffserv3", "nowash", "wash", "split-gso", "no-split-gso", "flowblind", "srchost",
+	"dsthost", "hosts", "flows", "dual-srchost", "dual-dsthost", "triple-isolate", "nat", "nonat", "ptm", "atm",
+	"noatm", "raw", "conservative", "ipoa-vcmux", "ipoa-llcsnap", "bridged-vcmux", "bridged-llcsnap",
+	"pppoa-vcmux", "pppoa-llc", "pppoe-vcmux", "pppoe-llcsnap", "pppoe-ptm", "bridged-ptm", "via-ethernet",
+	"ethernet", "ether-vlan", "docsis", "overhead", "mpu", "ingress", "egress", "no-ack-filter", "ack-filter",
+	"ack-filter-aggressive", "memlimit", "fwmark", "limit", "mq-clear-tins"}
 
-var rttWords = map[string]uint64{ // microseconds, as tc-cake's keywords
-	"datacentre": 100, "lan": 1000, "metro": 10000, "regional": 30000, "internet": 100000,
-	"oceanic": 300000, "satellite": 1000000, "interplanetary": 1000000000,
+// presets are the rtt keywords: target and interval in us.
+var presets = map[string][2]uint32{
+	"datacentre": {5, 100}, "lan": {50, 1000}, "metro": {500, 10000}, "regional": {1500, 30000},
+	"internet": {5000, 100000}, "oceanic": {15000, 300000}, "satellite": {50000, 1000000},
+	"interplanetary": {50000000, 1000000000},
 }
 
-var flowWords = map[string]int{
-	"flowblind": flowNone, "srchost": flowSrcIP, "dsthost": flowDstIP, "hosts": flowHosts, "flows": flowFlows,
-	"dual-srchost": flowDualSrc, "dual-dsthost": flowDualDst, "triple-isolate": flowTriple,
-}
+var diffservNames = [...]string{diffserv3: "diffserv3", diffserv4: "diffserv4", diffserv8: "diffserv8",
+	besteffort: "besteffort", precedence: "precedence"}
 
-var tinWords = map[string]int{
-	"diffserv3": diffserv3, "diffserv4": diffserv4, "diffserv8": diffserv8, "besteffort": besteffort, "precedence": precedence,
-}
+var diffservWords = map[string]uint32{"besteffort": besteffort, "precedence": precedence, "diffserv8": diffserv8,
+	"diffserv4": diffserv4, "diffserv": diffserv4, "diffserv3": diffserv3}
 
-type unit struct {
-	suf string
-	m   float64
-}
+var flowNames = [...]string{flowNone: "flowblind", flowSrcIP: "srchost", flowDstIP: "dsthost", flowHosts: "hosts",
+	flowFlows: "flows", flowDualSrc: "dual-srchost", flowDualDst: "dual-dsthost", flowTriple: "triple-isolate"}
 
-var (
-	rateUnits = []unit{{"tbit", 1e12}, {"gbit", 1e9}, {"mbit", 1e6}, {"kbit", 1e3}, {"bit", 1},
-		{"tbps", 8e12}, {"gbps", 8e9}, {"mbps", 8e6}, {"kbps", 8e3}, {"bps", 8}} // bits/s
-	timeUnits = []unit{{"usec", 1}, {"us", 1}, {"msec", 1e3}, {"ms", 1e3}, {"sec", 1e6}, {"s", 1e6}} // us
-	sizeUnits = []unit{{"gb", 1 << 30}, {"mb", 1 << 20}, {"kb", 1 << 10}, {"g", 1 << 30}, {"m", 1 << 20}, {"k", 1 << 10}, {"b", 1}}
-)
-
-// parseUnit parses a non-negative number with the first matching suffix
-// of units (tc's get_rate / get_time / get_size words).
-func parseUnit(s string, units []unit, what, example string) (float64, error) {
-	v := strings.ToLower(s)
-	mult := 1.0
-	for _, u := range units {
-		if strings.HasSuffix(v, u.suf) {
-			v, mult = strings.TrimSuffix(v, u.suf), u.m
-			break
-		}
+var flowWords = func() map[string]uint32 {
+	m := map[string]uint32{}
+	for i, n := range flowNames {
+		m[n] = uint32(i)
 	}
-	f, err := strconv.ParseFloat(v, 64)
-	if err != nil || f < 0 || f != f {
-		return 0, fmt.Errorf("%q is not a %s (e.g. %s)", s, what, example)
-	}
-	return f * mult, nil
+	return m
+}()
+
+// framing is a link-layer keyword: the ATM mode it sets (-1: none), the
+// bytes it adds to the overhead, the mpu it sets (0: none).
+type framing struct {
+	atm       int
+	add       int32
+	mpu       uint32
+	overheads bool // sets TCA_CAKE_OVERHEAD
 }
 
-// parseRate parses a tc rate ("100Mbit", "2Gbit") into bytes per
-// second, as cake keeps it.
-func parseRate(s string) (uint64, error) {
-	f, err := parseUnit(s, rateUnits, "rate", "100Mbit, 2Gbit")
-	return uint64(f / 8), err
+var framings = map[string]framing{
+	// ADSL, over ATM cells.
+	"ipoa-vcmux": {atmATM, 8, 0, true}, "ipoa-llcsnap": {atmATM, 16, 0, true},
+	"bridged-vcmux": {atmATM, 24, 0, true}, "bridged-llcsnap": {atmATM, 32, 0, true},
+	"pppoa-vcmux": {atmATM, 10, 0, true}, "pppoa-llc": {atmATM, 14, 0, true},
+	"pppoe-vcmux": {atmATM, 32, 0, true}, "pppoe-llcsnap": {atmATM, 40, 0, true},
+	// VDSL2, over PTM.
+	"pppoe-ptm": {atmPTM, 30, 0, true}, "bridged-ptm": {atmPTM, 22, 0, true},
+	// Ethernet: preamble, gap and FCS; a VLAN tag; DOCSIS frames.
+	"ethernet": {-1, 38, 84, true}, "ether-vlan": {-1, 4, 0, true}, "docsis": {atmNone, 18, 64, true},
+	"via-ethernet": {-1, 0, 0, false}, // ignored since cake compensates itself
 }
 
-// parseTimeUs parses "5ms", "100us", "1s" into microseconds.
-func parseTimeUs(s string) (uint64, error) {
-	f, err := parseUnit(s, timeUnits, "time", "100ms, 500us")
-	return uint64(f), err
+// qopt is the TCA_CAKE_* attributes tc sends (cake_parse_opt), plus the
+// txlab words.
+type qopt struct {
+	baseRate                                      qdisc.Attr[uint64] // bytes/s; 0 is unlimited
+	diffserv, atm, flowMode, mpu, rtt, target     qdisc.Attr[uint32]
+	autorate, memory, fwmark, nat, wash, splitGSO qdisc.Attr[uint32]
+	ingress, ackFilter                            qdisc.Attr[uint32]
+	overhead                                      qdisc.Attr[int32]
+	raw                                           bool
+	limit                                         qdisc.Attr[uint32] // txlab: sch->limit
+	clearTins                                     bool               // txlab: mq-clear-tins
+	preset                                        string             // the rtt keyword given, if any
+	bandwidthSet, unlimited                       bool
 }
 
-// parseSize parses "32Mb", "4096", "64kb" into bytes.
-func parseSize(s string) (uint64, error) {
-	f, err := parseUnit(s, sizeUnits, "size", "32Mb")
-	return uint64(f), err
+// flagWords are the keywords that set one attribute to a value.
+var flagWords = map[string]func(*qopt){
+	"nowash": func(o *qopt) { o.wash.Put(0) }, "wash": func(o *qopt) { o.wash.Put(1) },
+	"split-gso": func(o *qopt) { o.splitGSO.Put(1) }, "no-split-gso": func(o *qopt) { o.splitGSO.Put(0) },
+	"nat": func(o *qopt) { o.nat.Put(1) }, "nonat": func(o *qopt) { o.nat.Put(0) },
+	"ptm": func(o *qopt) { o.atm.Put(atmPTM) }, "atm": func(o *qopt) { o.atm.Put(atmATM) },
+	"noatm":   func(o *qopt) { o.atm.Put(atmNone) },
+	"ingress": func(o *qopt) { o.ingress.Put(1) }, "egress": func(o *qopt) { o.ingress.Put(0) },
+	"no-ack-filter": func(o *qopt) { o.ackFilter.Put(ackNone) }, "ack-filter": func(o *qopt) { o.ackFilter.Put(ackFilter) },
+	"ack-filter-aggressive": func(o *qopt) { o.ackFilter.Put(ackAggressive) },
+	"autorate-ingress":      func(o *qopt) { o.autorate.Put(1) },
+	"unlimited":             func(o *qopt) { o.baseRate.Put(0); o.unlimited = true; o.autorate.Put(0) },
+	"raw": func(o *qopt) {
+		o.atm.Put(atmNone)
+		o.overhead.Put(0)
+		o.raw = true
+	},
+	"conservative":  func(o *qopt) { o.atm.Put(atmATM); o.overhead.Put(48) },
+	"mq-clear-tins": func(o *qopt) { o.clearTins = true },
 }
 
-// parse applies tc-cake words, as q_cake.c turns them into attributes
-// and cake_change applies them.
-func (q *Cake) parse(args []string) error {
+// valueWords are the keywords that take a value.
+var valueWords = map[string]func(*qdisc.Args, *qopt) error{
+	"bandwidth": func(a *qdisc.Args, o *qopt) error {
+		r, err := a.Rate64("bandwidth")
+		o.baseRate.Put(r)
+		o.bandwidthSet, o.unlimited = r != 0, false
+		o.autorate.Put(0)
+		return err
+	},
+	"rtt": func(a *qdisc.Args, o *qopt) error {
+		us, err := a.Time("rtt")
+		o.rtt.Put(us)
+		o.target.Put(max(us/20, 1))
+		return err
+	},
+	"overhead": func(a *qdisc.Args, o *qopt) error {
+		n, err := a.Int("overhead", -64, 256)
+		o.overhead.Put(int32(n))
+		return err
+	},
+	"mpu": func(a *qdisc.Args, o *qopt) error {
+		n, err := a.Int("mpu", 0, 256)
+		o.mpu.Put(uint32(n))
+		return err
+	},
+	"memlimit": func(a *qdisc.Args, o *qopt) error {
+		n, err := a.Size("memlimit")
+		o.memory.Put(n)
+		return err
+	},
+	"fwmark": func(a *qdisc.Args, o *qopt) error {
+		n, err := a.Unsigned("fwmark") // get_u32(..., 0)
+		o.fwmark.Put(n)
+		return err
+	},
+	"limit": func(a *qdisc.Args, o *qopt) error {
+		n, err := a.Int("limit", 1, 1<<20)
+		o.limit.Put(uint32(n))
+		return err
+	},
+}
+
+// parse is cake_parse_opt: keywords into attributes, in tc's order of
+// precedence (a later word wins; framings add to the overhead).
+func parse(args []string) (qopt, error) {
+	var o qopt
 	a := qdisc.NewArgs("cake", args)
 	for k := a.Next(); k != ""; k = a.Next() {
-		if m, ok := flowWords[k]; ok {
-			q.flowMode = q.flowMode&flowNATFlag | m
-			continue
+		if err := parseWord(a, &o, k); err != nil {
+			return o, err
 		}
-		if m, ok := tinWords[k]; ok {
-			q.tinMode = m
-			continue
+	}
+	// tc sends what it was given, leaving out a zero rate (unless
+	// "unlimited"), mpu, rtt, target, memlimit and fwmark.
+	o.baseRate.Set = o.bandwidthSet || o.unlimited
+	for _, at := range []*qdisc.Attr[uint32]{&o.mpu, &o.rtt, &o.target, &o.memory, &o.fwmark} {
+		at.Set = at.Set && at.V != 0
+	}
+	return o, nil
+}
+
+func parseWord(a *qdisc.Args, o *qopt, k string) error {
+	if p, ok := presets[k]; ok {
+		if o.preset != "" {
+			return qdisc.Parsef("cake", "duplicate %q: %q is the second value", o.preset, k)
 		}
-		if us, ok := rttWords[k]; ok {
-			q.interval, q.target = us, max(us/20, 1)
-			continue
+		o.preset = k
+		o.target.Put(p[0])
+		o.rtt.Put(p[1])
+		return nil
+	}
+	if m, ok := diffservWords[k]; ok {
+		o.diffserv.Put(m)
+		return nil
+	}
+	if m, ok := flowWords[k]; ok {
+		o.flowMode.Put(m)
+		return nil
+	}
+	if f, ok := framings[k]; ok {
+		if f.atm >= 0 {
+			o.atm.Put(uint32(f.atm))
 		}
-		switch k {
-		case "bandwidth":
-			v, err := a.Value(k)
-			if err != nil {
-				return err
-			}
-			r, err := parseRate(v)
-			if err != nil {
-				return fmt.Errorf("cake: bandwidth: %v", err)
-			}
-			q.rateBps = r
-		case "unlimited":
-			q.rateBps = 0
-		case "autorate-ingress":
-			return fmt.Errorf("cake: autorate-ingress is not modelled (no ingress capacity estimate)")
-		case "rtt":
-			v, err := a.Value(k)
-			if err != nil {
-				return err
-			}
-			us, err := parseTimeUs(v)
-			if err != nil {
-				return fmt.Errorf("cake: rtt: %v", err)
-			}
-			q.interval, q.target = max(us, 1), max(us/20, 1)
-		case "nonat":
-			q.flowMode &^= flowNATFlag
-		case "nat":
-			return fmt.Errorf("cake: nat needs conntrack, which the model does not have")
-		case "wash":
-			q.rateFlags |= flagWash
-		case "nowash":
-			q.rateFlags &^= flagWash
-		case "split-gso":
-			q.rateFlags |= flagSplitGSO
-		case "no-split-gso":
-			q.rateFlags &^= flagSplitGSO
-		case "ack-filter":
-			q.ackFilter = ackFilter
-		case "ack-filter-aggressive":
-			q.ackFilter = ackAggressive
-		case "no-ack-filter":
-			q.ackFilter = ackNone
-		case "memlimit":
-			v, err := a.Value(k)
-			if err != nil {
-				return err
-			}
-			n, err := parseSize(v)
-			if err != nil || n > 1<<32-1 {
-				return fmt.Errorf("cake: memlimit %q must be a size below 4Gb", v)
-			}
-			q.bufferConfigLimit = uint32(n)
-		case "overhead":
-			n, err := a.Int(k, -64, 256)
-			if err != nil {
-				return err
-			}
-			q.rateOverhead = int16(n)
-			q.rateFlags |= flagOverhead
-		case "mpu":
-			n, err := a.Int(k, 0, 256)
-			if err != nil {
-				return err
-			}
-			q.rateMpu = uint16(n)
-		case "atm":
-			q.atmMode = atmATM
-		case "ptm":
-			q.atmMode = atmPTM
-		case "noatm":
-			q.atmMode = atmNone
-		case "raw":
-			q.rateFlags &^= flagOverhead
-			q.rateOverhead = 0
-		case "conservative":
-			q.atmMode, q.rateOverhead = atmATM, 48
-			q.rateFlags |= flagOverhead
-		case "ethernet":
-			q.rateOverhead, q.rateMpu = 38, 84
-			q.rateFlags |= flagOverhead
-		case "docsis":
-			q.atmMode, q.rateOverhead, q.rateMpu = atmNone, 18, 64
-			q.rateFlags |= flagOverhead
-		case "ingress":
-			q.rateFlags |= flagIngress
-		case "egress":
-			q.rateFlags &^= flagIngress
-		case "fwmark":
-			if _, err := a.Int(k, 0, 1<<32-1); err != nil {
-				return err
-			}
-			// The model's packets carry no skb->mark; a mask selects nothing.
-		case "mq-clear-tins":
-			// txlab: the cake_mq variant whose dequeue-time rate update goes
-			// through cake_configure_rates and clears unused tins.
-			q.clearTinBug = true
-		case "limit":
-			n, err := a.Int(k, 1, 1<<20)
-			if err != nil {
-				return err
-			}
-			q.limit = int(n)
-		default:
-			return a.Unknown(k, knownOptions...)
+		if f.overheads {
+			o.overhead.Put(o.overhead.V + f.add)
 		}
+		if f.mpu != 0 {
+			o.mpu.Put(f.mpu)
+		}
+		return nil
+	}
+	if f, ok := flagWords[k]; ok {
+		f(o)
+		return nil
+	}
+	if f, ok := valueWords[k]; ok {
+		return f(a, o)
+	}
+	return a.Unknown(k, knownOptions...)
+}
+
+// validate is cake_config_change's refusals: autorate-ingress on a
+// cake_mq child's shared configuration; and, for the model, the one
+// option it lacks.
+func (q *Cake) validate(o qopt) error {
+	if o.autorate.Set && o.autorate.V != 0 {
+		if q.shared != nil || q.sharedGroup {
+			return qdisc.Refusef("cake_mq", "Can't use autorate-ingress with cake_mq (EOPNOTSUPP)")
+		}
+		return qdisc.Lacksf("cake", "autorate-ingress is not modelled (cake's ingress rate estimate runs on the enqueue path the model leaves out)")
 	}
 	return nil
 }
 
-func fmtRate(bytesPerSec uint64) string {
-	if bytesPerSec == 0 {
-		return "unlimited"
-	}
-	bits := bytesPerSec * 8
-	switch {
-	case bits >= 1e9 && bits%1e6 == 0:
-		return strconv.FormatUint(bits/1e6, 10) + "Mbit"
-	case bits >= 1e6 && bits%1e3 == 0:
-		return strconv.FormatUint(bits/1e3, 10) + "Kbit"
-	}
-	return strconv.FormatUint(bits, 10) + "bit"
+// apply is cake_config_change's assignments, in its order. It reports
+// whether the overhead changed (TCA_CAKE_OVERHEAD or TCA_CAKE_RAW), which
+// resets the packet-size statistics.
+func (q *Cake) apply(o qopt) (overheadChanged bool) {
+	q.applyShaper(o)
+	q.applyRest(o)
+	return o.overhead.Set || o.raw
 }
 
-func fmtUs(us uint64) string {
-	switch {
-	case us >= 1000000 && us%1000000 == 0:
-		return strconv.FormatUint(us/1000000, 10) + "s"
-	case us >= 1000 && us%1000 == 0:
-		return strconv.FormatUint(us/1000, 10) + "ms"
+// applyShaper: NAT, the rate, the tins, the flow mode and the framing.
+func (q *Cake) applyShaper(o qopt) {
+	if o.nat.Set {
+		q.flowMode = q.flowMode&^flowNATFlag | flowNATFlag*int(o.nat.V&1)
 	}
-	return strconv.FormatUint(us, 10) + "us"
+	if o.baseRate.Set {
+		q.rateBps = o.baseRate.V
+		if q.shared != nil {
+			q.shared.rateBps = o.baseRate.V
+		}
+	}
+	if o.diffserv.Set {
+		q.tinMode = int(o.diffserv.V)
+	}
+	q.setFlag(o.wash, flagWash)
+	if o.flowMode.Set {
+		q.flowMode = q.flowMode&flowNATFlag | int(o.flowMode.V)&flowMask
+	}
+	if o.atm.Set {
+		q.atmMode = int(o.atm.V)
+	}
+	if o.overhead.Set {
+		q.rateOverhead = int16(o.overhead.V)
+		q.rateFlags |= flagOverhead
+	}
+	if o.raw {
+		q.rateFlags &^= flagOverhead
+	}
+	if o.mpu.Set {
+		q.rateMpu = uint16(o.mpu.V)
+	}
 }
 
-// Dump implements qdisc.Qdisc: the option line tc -d prints.
+// applyRest: CoDel's rtt and target, ingress, the ACK filter, the memory
+// limit, GSO splitting, the fwmark, and txlab's words.
+func (q *Cake) applyRest(o qopt) {
+	if o.rtt.Set {
+		q.interval = uint64(max(o.rtt.V, 1))
+	}
+	if o.target.Set {
+		q.target = uint64(max(o.target.V, 1))
+	}
+	q.setFlag(o.ingress, flagIngress)
+	if o.ackFilter.Set {
+		q.ackFilter = int(o.ackFilter.V)
+	}
+	if o.memory.Set {
+		q.bufferConfigLimit = o.memory.V
+	}
+	q.setFlag(o.splitGSO, flagSplitGSO)
+	if o.fwmark.Set {
+		q.fwmarkMask = o.fwmark.V
+		q.fwmarkShft = uint(bits.TrailingZeros32(o.fwmark.V)) % 32 // __ffs; 0 for no mask
+	}
+	if o.limit.Set {
+		q.limit = int(o.limit.V)
+	}
+	q.clearTinBug = q.clearTinBug || o.clearTins
+}
+
+func (q *Cake) setFlag(at qdisc.Attr[uint32], flag int) {
+	if !at.Set {
+		return
+	}
+	if at.V != 0 {
+		q.rateFlags |= flag
+	} else {
+		q.rateFlags &^= flag
+	}
+}
+
+// configRate is the configured rate in bytes/s: a cake_mq child's shared
+// configuration's, not the share it shapes to now.
+func (q *Cake) configRate() uint64 {
+	if q.shared != nil {
+		return q.shared.rateBps
+	}
+	return q.rateBps
+}
+
+// Dump implements qdisc.Qdisc: cake_dump as tc's cake_print_opt prints
+// it, in its order and words.
 func (q *Cake) Dump() string {
-	var w []string
-	w = append(w, "bandwidth", fmtRate(q.rateBps))
-	for k, v := range tinWords {
-		if v == q.tinMode {
-			w = append(w, k)
-		}
+	w := []string{"bandwidth", "unlimited"}
+	if r := q.configRate(); r != 0 {
+		w[1] = units.SprintRate(r)
 	}
-	for k, v := range flowWords {
-		if v == q.flowMode&flowMask {
-			w = append(w, k)
-		}
+	w = append(w, diffservNames[q.tinMode], flowNames[q.flowMode&flowMask])
+	w = append(w, pick(q.flowMode&flowNATFlag != 0, "nat", "nonat"), pick(q.rateFlags&flagWash != 0, "wash", "nowash"))
+	if q.rateFlags&flagIngress != 0 {
+		w = append(w, "ingress")
 	}
-	w = append(w, "nonat")
-	if q.rateFlags&flagWash != 0 {
-		w = append(w, "wash")
-	} else {
-		w = append(w, "nowash")
+	w = append(w, [...]string{ackNone: "no-ack-filter", ackFilter: "ack-filter", ackAggressive: "ack-filter-aggressive"}[q.ackFilter])
+	w = append(w, pick(q.rateFlags&flagSplitGSO != 0, "split-gso", "no-split-gso"))
+	if q.interval != 0 {
+		w = append(w, "rtt", units.SprintTime(uint32(min(q.interval, math.MaxUint32))))
 	}
-	switch q.ackFilter {
-	case ackFilter:
-		w = append(w, "ack-filter")
-	case ackAggressive:
-		w = append(w, "ack-filter-aggressive")
-	default:
-		w = append(w, "no-ack-filter")
-	}
-	if q.rateFlags&flagSplitGSO != 0 {
-		w = append(w, "split-gso")
-	} else {
-		w = append(w, "no-split-gso")
-	}
-	w = append(w, "rtt", fmtUs(q.interval))
-	if q.rateFlags&flagOverhead == 0 {
+	raw := q.rateFlags&flagOverhead == 0
+	if raw {
 		w = append(w, "raw")
 	}
-	switch q.atmMode {
-	case atmATM:
+	switch {
+	case q.atmMode == atmATM:
 		w = append(w, "atm")
-	case atmPTM:
+	case q.atmMode == atmPTM:
 		w = append(w, "ptm")
+	case !raw:
+		w = append(w, "noatm")
 	}
 	w = append(w, "overhead", strconv.Itoa(int(q.rateOverhead)))
 	if q.rateMpu != 0 {
 		w = append(w, "mpu", strconv.Itoa(int(q.rateMpu)))
 	}
-	if q.rateFlags&flagIngress != 0 {
-		w = append(w, "ingress")
-	}
 	if q.bufferConfigLimit != 0 {
-		w = append(w, "memlimit", strconv.FormatUint(uint64(q.bufferConfigLimit), 10)+"b")
+		w = append(w, "memlimit", units.SprintSize(uint64(q.bufferConfigLimit)))
+	}
+	if q.fwmarkMask != 0 {
+		w = append(w, "fwmark", fmt.Sprintf("0x%x", q.fwmarkMask))
 	}
 	return strings.Join(w, " ")
+}
+
+func pick(c bool, yes, no string) string {
+	if c {
+		return yes
+	}
+	return no
 }
 
 // Stats implements qdisc.Qdisc; XStats follow tc -s's cake block.

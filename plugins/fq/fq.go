@@ -123,12 +123,41 @@ func (q *FQ) Init(_ qdisc.Ctx, s qdisc.Setup, args []string) (qdisc.Info, error)
 	for i := range q.bandFlows {
 		q.bandFlows[i].quantum = defaultWeights[i]
 	}
-	if err := q.parse(args); err != nil {
+	q.internal.hidx = -1
+	o, err := parse(args)
+	if err == nil {
+		err = validate(o)
+	}
+	if err != nil {
 		return qdisc.Info{}, err
 	}
-	q.fqRoot = make([][]*fqFlow, 1<<q.fqTreesLog)
-	q.internal.hidx = -1
+	q.apply(o, 0)
 	// fq has its own fast path and does not set TCQ_F_CAN_BYPASS.
+	return qdisc.Info{Limit: q.limit}, nil
+}
+
+// Change implements qdisc.Changer (fq_change): the options, a new table
+// if buckets changed (the flows move over, keeping their packets and
+// state), then dequeues from the head (the peeked packet first, then as
+// fq_dequeue would, which stops at throttled flows) while more than limit
+// packets are held. Those are freed by rtnl_kfree_skbs: NOT_SPECIFIED,
+// not qdisc drops.
+func (q *FQ) Change(ctx qdisc.Ctx, args []string) (qdisc.Info, error) {
+	o, err := parse(args)
+	if err == nil {
+		err = validate(o)
+	}
+	if err != nil {
+		return qdisc.Info{}, err
+	}
+	q.apply(o, ctx.Now())
+	for q.sqlen() > q.limit {
+		p, ok := q.next(ctx)
+		if !ok {
+			break
+		}
+		ctx.Drop(p.Handle, skb.DropNotSpecified)
+	}
 	return qdisc.Info{Limit: q.limit}, nil
 }
 
@@ -571,14 +600,17 @@ func (q *FQ) fqDequeue(ctx qdisc.Ctx) (skb.Packet, bool) {
 // Dequeue implements qdisc.Qdisc: fq_dequeue repeated as dequeue_skb's
 // bulk loop does (at least one, then only while under req.Bytes).
 func (q *FQ) Dequeue(ctx qdisc.Ctx, req qdisc.DequeueReq, out []skb.Packet) []skb.Packet {
-	return qdisc.BulkDequeue(req, out, func() (skb.Packet, bool) {
-		if q.hasPeeked {
-			p := q.peeked
-			q.peeked, q.hasPeeked = skb.Packet{}, false
-			return p, true
-		}
-		return q.fqDequeue(ctx)
-	})
+	return qdisc.BulkDequeue(req, out, func() (skb.Packet, bool) { return q.next(ctx) })
+}
+
+// next is qdisc_dequeue_peeked: the peeked packet first, else fq_dequeue.
+func (q *FQ) next(ctx qdisc.Ctx) (skb.Packet, bool) {
+	if q.hasPeeked {
+		p := q.peeked
+		q.peeked, q.hasPeeked = skb.Packet{}, false
+		return p, true
+	}
+	return q.fqDequeue(ctx)
 }
 
 // Peek implements qdisc.Qdisc as qdisc_peek_dequeued: dequeue one packet

@@ -1,6 +1,7 @@
 package fq
 
 import (
+	"errors"
 	"math"
 	"strings"
 	"testing"
@@ -560,63 +561,141 @@ func TestWorkReported(t *testing.T) {
 	}
 }
 
+// TestDump checks Dump against `tc -s -d qdisc show` lines of a current
+// kernel and tc: the default line as a Debian host running bbr3 printed
+// it (MTU 1500), and the MTU 9000 one of the FQ_BAND_LIMIT report
+// (quantum 18Kb initial_quantum 92120b). The rest follow fq_print_opt.
 func TestDump(t *testing.T) {
-	cases := []struct{ args, want string }{
-		{"", "limit 10000p flow_limit 100p buckets 1024 orphan_mask 1023 quantum 3028b initial_quantum 15140b " +
-			"low_rate_threshold 550Kbit refill_delay 40ms timer_slack 10us horizon 10s horizon_drop"},
-		{"limit 500 flow_limit 50 buckets 1000 orphan_mask 255 nopacing quantum 64Kb initial_quantum 1514 " +
-			"maxrate 1Gbit refill_delay 100ms ce_threshold 4ms timer_slack 1500ns horizon 2500ms horizon_cap " +
+	cases := []struct {
+		mtu        int
+		args, want string
+	}{
+		{1514, "", "limit 10000p flow_limit 100p buckets 1024 orphan_mask 1023 bands 3 priomap 1 2 2 2 1 2 0 0 1 1 1 1 1 1 1 1 " +
+			"weights 589824 196608 65536 quantum 3028b initial_quantum 15140b low_rate_threshold 550Kbit refill_delay 40ms " +
+			"timer_slack 10us horizon 10s horizon_drop offload_horizon 0us"},
+		{9212, "", "limit 10000p flow_limit 100p buckets 1024 orphan_mask 1023 bands 3 priomap 1 2 2 2 1 2 0 0 1 1 1 1 1 1 1 1 " +
+			"weights 589824 196608 65536 quantum 18Kb initial_quantum 92120b low_rate_threshold 550Kbit refill_delay 40ms " +
+			"timer_slack 10us horizon 10s horizon_drop offload_horizon 0us"},
+		{1514, "limit 500 flow_limit 50 buckets 1000 orphan_mask 0xff nopacing quantum 65536 initial_quantum 1514 " +
+			"maxrate 1gbit refill_delay 100ms ce_threshold 4ms timer_slack 1500ns horizon 2500ms horizon_cap " +
 			"weights 65536 65536 16384 bands 3 priomap 0 1 2 0 1 2 0 1 2 0 1 2 0 1 2 0",
 			"limit 500p flow_limit 50p buckets 1024 orphan_mask 255 nopacing bands 3 priomap 0 1 2 0 1 2 0 1 2 0 1 2 0 1 2 0 " +
 				"weights 65536 65536 16384 quantum 64Kb initial_quantum 1514b maxrate 1Gbit low_rate_threshold 550Kbit refill_delay 100ms " +
-				"ce_threshold 4ms timer_slack 1.5us horizon 2.5s horizon_cap"},
-		{"maxrate 100Mbit low_rate_threshold 1Mbit", "limit 10000p flow_limit 100p buckets 1024 orphan_mask 1023 quantum 3028b " +
-			"initial_quantum 15140b maxrate 100Mbit low_rate_threshold 1Mbit refill_delay 40ms timer_slack 10us horizon 10s horizon_drop"},
+				"ce_threshold 4ms timer_slack 1.5us horizon 2.5s horizon_cap offload_horizon 0us"},
+		{1514, "maxrate 100Mbit low_rate_threshold 1Mbit refill_delay 1500us defrate 1gbit", "limit 10000p flow_limit 100p buckets 1024 orphan_mask 1023 " +
+			"bands 3 priomap 1 2 2 2 1 2 0 0 1 1 1 1 1 1 1 1 weights 589824 196608 65536 quantum 3028b " +
+			"initial_quantum 15140b maxrate 100Mbit low_rate_threshold 1Mbit refill_delay 2ms timer_slack 10us horizon 10s horizon_drop offload_horizon 0us"},
+		{1514, "maxrate 4294967295bps low_rate_threshold 0", "limit 10000p flow_limit 100p buckets 1024 orphan_mask 1023 " +
+			"bands 3 priomap 1 2 2 2 1 2 0 0 1 1 1 1 1 1 1 1 weights 589824 196608 65536 quantum 3028b " +
+			"initial_quantum 15140b refill_delay 40ms timer_slack 10us horizon 10s horizon_drop offload_horizon 0us"},
 	}
 	for _, c := range cases {
-		q := newFQ(t, c.args)
+		q := &FQ{}
+		if _, err := q.Init(qdisctest.NewCtx(1), qdisc.Setup{MTU: c.mtu}, strings.Fields(c.args)); err != nil {
+			t.Fatalf("Init(%q): %v", c.args, err)
+		}
 		if got := q.Dump(); got != c.want {
 			t.Errorf("Dump after %q:\n got %s\nwant %s", c.args, got, c.want)
-		}
-		// What Dump prints, Init accepts, to the same configuration.
-		if again := newFQ(t, q.Dump()).Dump(); again != q.Dump() {
-			t.Errorf("round trip of %q: %s", q.Dump(), again)
 		}
 	}
 }
 
 func TestInitErrors(t *testing.T) {
-	cases := []struct{ args, want string }{
-		{"limt 5", `unknown option "limt" (known: limit, flow_limit`},
-		{"limit", "needs a value"},
-		{"limit x", "not a whole number"},
-		{"limit -1", "out of range"},
-		{"quantum 0", "quantum 0 is invalid"},
-		{"quantum 2000000", "invalid"},
-		{"quantum 1.5", "not a whole number of bytes"},
-		{"initial_quantum 3Gb", "at most"},
-		{"buckets 1", "buckets 1 is invalid"},
-		{"buckets 300000", "invalid"},
-		{"maxrate fast", `maxrate "fast" is not a rate`},
-		{"maxrate 100Tbit", "too large"},
-		{"maxrate 10%", "percent"},
-		{"maxrate -1Mbit", "negative"},
-		{"refill_delay 5parsecs", "is not a time"},
-		{"horizon NaN", "is not a time"},
-		{"ce_threshold inf", "is not a time"},
-		{"timer_slack 10s", "too large"},
-		{"weights 65536 65536", "weights takes 3"},
-		{"weights 100 65536 65536", "less than the minimum 16384"},
-		{"priomap 0 1 2", "priomap takes 16"},
-		{"priomap 0 1 2 3 0 0 0 0 0 0 0 0 0 0 0 0", "too high band 3"},
-		{"bands 4 priomap", "only supports 3 bands"},
-		{"bands 3 weights", `"priomap" expected`},
-		{"offload_horizon 1ms", "no pacing offload"},
+	cases := []struct {
+		args, want string
+		class      error
+	}{
+		{"limt 5", `unknown option "limt" (known: limit, flow_limit`, qdisc.ErrParse},
+		{"limit", "needs a value", qdisc.ErrParse},
+		{"limit x", `illegal "limit": "x" is not an unsigned number`, qdisc.ErrParse},
+		{"limit 10000p", `illegal "limit": "10000p" is not an unsigned number`, qdisc.ErrParse},
+		{"limit -1", "out of range", qdisc.ErrParse},
+		{"quantum 0", "invalid quantum 0", qdisc.ErrKernel},
+		{"quantum 2000000", "invalid quantum", qdisc.ErrKernel},
+		{"quantum 3028b", `illegal "quantum"`, qdisc.ErrParse}, // get_unsigned: no size units
+		{"initial_quantum 3000000000", "netlink policy", qdisc.ErrKernel},
+		{"buckets 1", "buckets 2^0", qdisc.ErrKernel},
+		{"buckets 300000", "buckets 2^19", qdisc.ErrKernel},
+		{"maxrate fast", `illegal "maxrate": "fast" is not a rate`, qdisc.ErrParse},
+		{"maxrate 100gbit", "32-bit rate", qdisc.ErrParse}, // get_rate: 34.3 Gbit/s at most
+		{"maxrate 10%", "percent rate", qdisc.ErrLacks},
+		{"maxrate -1Mbit", "negative", qdisc.ErrParse},
+		{"refill_delay 5parsecs", "is not a time", qdisc.ErrParse},
+		{"horizon NaN", "is not a time", qdisc.ErrParse},
+		{"ce_threshold inf", "is not a time", qdisc.ErrParse},
+		{"timer_slack 10s", `out of range) "timer_slack"`, qdisc.ErrParse},
+		{"weights 65536 65536", "not enough elements in weights", qdisc.ErrParse},
+		{"weights 100 65536 65536", `"weight" element 100 too small`, qdisc.ErrParse},
+		{"weights 65536 65536 65536 weights 65536 65536 65536", `duplicate "weights"`, qdisc.ErrParse},
+		{"priomap 0 1 2", `unknown option "priomap"`, qdisc.ErrParse}, // only after "bands 3"
+		{"bands 3 priomap 0 1 2", "not enough elements in priomap", qdisc.ErrParse},
+		{"bands 3 priomap 0 1 2 3 0 0 0 0 0 0 0 0 0 0 0 0", `"priomap" element 3 too big`, qdisc.ErrParse},
+		{"bands 4 priomap", `"bands" must be 3`, qdisc.ErrParse},
+		{"bands 3 weights", `"priomap" expected`, qdisc.ErrParse},
+		{"offload_horizon 1ms", "invalid offload_horizon", qdisc.ErrKernel},
 	}
 	for _, c := range cases {
 		_, err := (&FQ{}).Init(qdisctest.NewCtx(1), testSetup, strings.Fields(c.args))
-		if err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("Init(%q): error %v, want %q", c.args, err, c.want)
+		if err == nil || !strings.Contains(err.Error(), c.want) || !errors.Is(err, c.class) {
+			t.Errorf("Init(%q): error %v, want %q (%v)", c.args, err, c.want, c.class)
+		}
+	}
+}
+
+// TestChange: fq_change mid-run keeps the flows and their packets when
+// the table is resized, and trims to a lowered limit from the head (the
+// peeked packet first), freeing as NOT_SPECIFIED; a refused change
+// changes nothing; every packet is accounted for.
+func TestChange(t *testing.T) {
+	q := newFQ(t, "nopacing")
+	ctx := qdisctest.NewCtx(1)
+	var in []skb.Packet
+	for i := 0; i < 40; i++ {
+		in = append(in, pkt(int32(i%8), 1000))
+		in[i].Handle = skb.Handle(i + 1)
+	}
+	enqueue(q, ctx, in...)
+	flows := q.flows
+	peeked, ok := q.Peek(ctx)
+	if !ok {
+		t.Fatal("nothing to peek")
+	}
+	info, err := q.Change(ctx, []string{"buckets", "16", "limit", "30", "quantum", "2000"})
+	if err != nil || info.Limit != 30 {
+		t.Fatalf("change: %+v %v", info, err)
+	}
+	if q.fqTreesLog != 4 || len(q.fqRoot) != 16 || q.flows != flows || q.quantum != 2000 {
+		t.Fatalf("after resize: log %d, %d buckets, flows %d (was %d), quantum %d", q.fqTreesLog, len(q.fqRoot), q.flows, flows, q.quantum)
+	}
+	if st := q.Stats(); st.Qlen != 30 || len(ctx.Dropped) != 10 || st.Drops != 0 {
+		t.Fatalf("after limit 30: qlen %d, %d freed, drops %d", st.Qlen, len(ctx.Dropped), st.Drops)
+	}
+	if r := ctx.Dropped[peeked.Handle]; r != skb.DropNotSpecified {
+		t.Fatalf("peeked packet %d: %q, want NOT_SPECIFIED first", peeked.Handle, r)
+	}
+	for _, r := range ctx.Dropped {
+		if r != skb.DropNotSpecified {
+			t.Fatalf("drop reason %q", r)
+		}
+	}
+	// Every flow is still found in the new table.
+	for sock := int32(0); sock < 8; sock++ {
+		key := uint64(uint32(sock)) << 1
+		found := false
+		for _, f := range q.fqRoot[hashPtr(key, q.fqTreesLog)] {
+			found = found || f.key == key
+		}
+		if !found {
+			t.Fatalf("flow of socket %d lost in the resize", sock)
+		}
+	}
+	out := q.Dequeue(ctx, qdisc.DequeueReq{Max: 100, Bytes: 1 << 40}, nil)
+	if len(out)+len(ctx.Dropped) != len(in) {
+		t.Fatalf("accounting: %d in, %d out, %d freed", len(in), len(out), len(ctx.Dropped))
+	}
+	for _, args := range []string{"limit 5 buckets 1", "limit 5 quantum 0", "limit 5 offload_horizon 1ms", "limit 5 bogus"} {
+		if _, err := q.Change(ctx, strings.Fields(args)); err == nil || q.limit != 30 {
+			t.Fatalf("change %q: %v, limit now %d", args, err, q.limit)
 		}
 	}
 }
@@ -631,7 +710,7 @@ func TestConformance(t *testing.T) {
 		{"limit 50 flow_limit 10", 3*50 + fqFastpathMax},
 		{"maxrate 100Mbit quantum 1514 buckets 16 orphan_mask 15", 0},
 		{"nopacing horizon_cap ce_threshold 1ms initial_quantum 0", 0},
-		{"buckets 2 weights 16384 16384 16384 priomap 2 2 2 2 1 1 1 1 0 0 0 0 2 1 0 2 quantum 256", 0},
+		{"buckets 2 weights 16384 16384 16384 bands 3 priomap 2 2 2 2 1 1 1 1 0 0 0 0 2 1 0 2 quantum 256", 0},
 		{"flow_limit 1 limit 10", 3*10 + fqFastpathMax},
 	}
 	for _, c := range cases {
@@ -645,7 +724,7 @@ func TestConformance(t *testing.T) {
 }
 
 func FuzzInit(f *testing.F) {
-	for _, s := range []string{"", "limit 100", "maxrate 1Gbit quantum 1514", "buckets 2 orphan_mask 0",
+	for _, s := range []string{"", "limit 100", "maxrate 1gbit quantum 1514", "buckets 2 orphan_mask 0",
 		"weights 16384 16384 16384", "bands 3 priomap 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0", "horizon 1s horizon_cap",
 		"timer_slack 0 refill_delay 0 ce_threshold 0", "quantum", "maxrate 0", "low_rate_threshold 4294967295bps"} {
 		f.Add(s)

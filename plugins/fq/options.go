@@ -3,316 +3,288 @@ package fq
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/txlab/txlab/framework/qdisc"
 	"github.com/txlab/txlab/framework/sim"
+	"github.com/txlab/txlab/framework/units"
 )
 
 // knownOptions are the tc-fq words (tc/q_fq.c fq_parse_opt).
 var knownOptions = []string{"limit", "flow_limit", "quantum", "initial_quantum", "maxrate", "buckets",
 	"orphan_mask", "pacing", "nopacing", "refill_delay", "low_rate_threshold", "horizon", "horizon_drop",
-	"horizon_cap", "ce_threshold", "timer_slack", "weights", "bands", "priomap", "offload_horizon", "defrate"}
+	"horizon_cap", "ce_threshold", "timer_slack", "weights", "bands", "offload_horizon", "defrate"}
 
-type suffix struct {
-	name  string
-	scale float64
+// qopt is the TCA_FQ_* attributes tc sends (fq_parse_opt): each only
+// when its word was given (buckets only when not 0).
+type qopt struct {
+	plimit, flowPlimit, quantum, initialQuantum qdisc.Attr[uint32]
+	maxRate, defRate, lowRateThreshold          qdisc.Attr[uint32] // bytes/s
+	refillDelay, ceThreshold, horizon, offload  qdisc.Attr[uint32] // us
+	timerSlack                                  qdisc.Attr[uint32] // ns
+	bucketsLog, orphanMask, rateEnable          qdisc.Attr[uint32]
+	horizonDrop                                 qdisc.Attr[bool]
+	priomap                                     qdisc.Attr[[16]uint8]
+	weights                                     qdisc.Attr[[fqBands]int32]
 }
 
-// rateSuffixes is get_rate's table (lib/utils_math.c), matched without
-// case; no suffix means bit/s. Longest first so "kibit" wins over "bit".
-var rateSuffixes = []suffix{
-	{"kibps", 8 * 1024}, {"mibps", 8 * 1024 * 1024}, {"gibps", 8 * 1024 * 1024 * 1024}, {"tibps", 8 * 1024 * 1024 * 1024 * 1024},
-	{"kibit", 1024}, {"mibit", 1024 * 1024}, {"gibit", 1024 * 1024 * 1024}, {"tibit", 1024 * 1024 * 1024 * 1024},
-	{"kbit", 1e3}, {"mbit", 1e6}, {"gbit", 1e9}, {"tbit", 1e12},
-	{"kbps", 8e3}, {"mbps", 8e6}, {"gbps", 8e9}, {"tbps", 8e12},
-	{"bit", 1}, {"bps", 8},
-}
-
-// timeSuffixes is get_time's table in microseconds (no suffix: us).
-var timeSuffixes = []suffix{
-	{"usecs", 1}, {"msecs", 1e3}, {"usec", 1}, {"msec", 1e3}, {"secs", 1e6},
-	{"sec", 1e6}, {"us", 1}, {"ms", 1e3}, {"s", 1e6},
-}
-
-// time64Suffixes is get_time64's table in nanoseconds (no suffix: ns).
-var time64Suffixes = []suffix{
-	{"nsecs", 1}, {"usecs", 1e3}, {"msecs", 1e6}, {"nsec", 1}, {"usec", 1e3}, {"msec", 1e6},
-	{"secs", 1e9}, {"sec", 1e9}, {"ns", 1}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9},
-}
-
-// sizeSuffixes accept what Dump prints for quantum ("3028b", "64Kb").
-var sizeSuffixes = []suffix{
-	{"kb", 1024}, {"mb", 1024 * 1024}, {"gb", 1024 * 1024 * 1024}, {"k", 1024}, {"m", 1024 * 1024},
-	{"g", 1024 * 1024 * 1024}, {"b", 1},
-}
-
-// parseScaled reads a non-negative number with an optional unit and
-// returns it scaled, refusing results above max.
-func parseScaled(key, v string, units []suffix, what, example string, max float64) (float64, error) {
-	num, scale := v, 1.0
-	low := strings.ToLower(v)
-	for _, u := range units {
-		if strings.HasSuffix(low, u.name) {
-			num, scale = v[:len(v)-len(u.name)], u.scale
-			break
-		}
-	}
-	f, err := strconv.ParseFloat(num, 64)
-	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
-		return 0, fmt.Errorf("fq: %s %q is not a %s (e.g. %s)", key, v, what, example)
-	}
-	if f < 0 {
-		return 0, fmt.Errorf("fq: %s %q must not be negative", key, v)
-	}
-	f *= scale
-	if f > max {
-		return 0, fmt.Errorf("fq: %s %q is too large (the kernel takes a 32-bit value)", key, v)
-	}
-	return f, nil
-}
-
-// parseRate is tc's get_rate: bits/s words to bytes/s in 32 bits.
-func parseRate(key, v string) (uint64, error) {
-	f, err := parseScaled(key, v, rateSuffixes, "rate", "100Mbit, 1Gbit", 8*math.MaxUint32)
-	return uint64(f / 8), err
-}
-
-// parseTimeUs is tc's get_time: microseconds in 32 bits.
-func parseTimeUs(key, v string) (uint64, error) {
-	f, err := parseScaled(key, v, timeSuffixes, "time", "40ms, 10s, 500us", math.MaxUint32)
-	return uint64(f), err
-}
-
-func (q *FQ) parse(args []string) error {
+// parse is fq_parse_opt: tc's words to attributes, with tc's own
+// refusals (a 32-bit rate, 3 bands, weights of at least FQ_MIN_WEIGHT).
+func parse(args []string) (qopt, error) {
+	var o qopt
 	a := qdisc.NewArgs("fq", args)
-	u32 := func(k string) (int64, error) { return a.Int(k, 0, math.MaxUint32) }
+	counts := map[string]*qdisc.Attr[uint32]{"limit": &o.plimit, "flow_limit": &o.flowPlimit, "quantum": &o.quantum,
+		"initial_quantum": &o.initialQuantum, "orphan_mask": &o.orphanMask}
+	times := map[string]*qdisc.Attr[uint32]{"refill_delay": &o.refillDelay, "ce_threshold": &o.ceThreshold,
+		"horizon": &o.horizon, "offload_horizon": &o.offload}
+	rates := map[string]*qdisc.Attr[uint32]{"maxrate": &o.maxRate, "defrate": &o.defRate, "low_rate_threshold": &o.lowRateThreshold}
+	flags := map[string]func(){"pacing": func() { o.rateEnable.Put(1) }, "nopacing": func() { o.rateEnable.Put(0) },
+		"horizon_drop": func() { o.horizonDrop.Put(true) }, "horizon_cap": func() { o.horizonDrop.Put(false) }}
 	for k := a.Next(); k != ""; k = a.Next() {
-		switch k {
-		case "limit":
-			n, err := u32(k)
-			if err != nil {
-				return err
-			}
-			q.limit = int(n)
-		case "flow_limit":
-			n, err := u32(k)
-			if err != nil {
-				return err
-			}
-			q.flowPlimit = int(n)
-		case "quantum", "initial_quantum":
-			v, err := a.Value(k)
-			if err != nil {
-				return err
-			}
-			f, err := parseScaled(k, v, sizeSuffixes, "size", "3028, 64Kb", math.MaxUint32)
-			if err != nil {
-				return err
-			}
-			if f != math.Trunc(f) {
-				return fmt.Errorf("fq: %s %q is not a whole number of bytes", k, v)
-			}
-			if k == "quantum" {
-				if f == 0 || f > 1<<20 {
-					return fmt.Errorf("fq: quantum %s is invalid: it must be in [1, 1048576] bytes", v)
-				}
-				q.quantum = int(f)
-			} else {
-				if f > math.MaxInt32 {
-					return fmt.Errorf("fq: initial_quantum %s is invalid: at most %d bytes", v, math.MaxInt32)
-				}
-				q.initialQuantum = int(f)
-			}
-		case "maxrate", "low_rate_threshold", "defrate":
-			v, err := a.Value(k)
-			if err != nil {
-				return err
-			}
-			if strings.Contains(v, "%") {
-				return fmt.Errorf("fq: %s %q: percent rates need the device speed, give a rate (e.g. 1Gbit)", k, v)
-			}
-			r, err := parseRate(k, v)
-			if err != nil {
-				return err
-			}
-			switch k {
-			case "maxrate":
-				q.flowMaxRate = r
-				if r == math.MaxUint32 { // ~0U is "no maxrate" on the wire
-					q.flowMaxRate = rateUnlimited
-				}
-			case "low_rate_threshold":
-				q.lowRateThreshold = r
-			}
-			// defrate: the kernel warns "defrate ignored" and goes on.
-		case "buckets":
-			n, err := u32(k)
-			if err != nil {
-				return err
-			}
-			if n == 0 {
-				break // tc sends nothing for buckets 0
-			}
-			log := uint(0) // tc rounds up to a power of two
-			for (uint64(1) << log) < uint64(n) {
-				log++
-			}
-			if log < 1 || log > fqMaxTreesLog {
-				return fmt.Errorf("fq: buckets %d is invalid: it must be in [2, %d]", n, 1<<fqMaxTreesLog)
-			}
-			q.fqTreesLog = log
-		case "orphan_mask":
-			// tc reads it with strtoul base 0: masks may be given in hex.
-			v, err := a.Value(k)
-			if err != nil {
-				return err
-			}
-			n, perr := strconv.ParseUint(v, 0, 32)
-			if perr != nil {
-				return fmt.Errorf("fq: orphan_mask %q is not a 32-bit number (e.g. 1023, 0x3ff)", v)
-			}
-			q.orphanMask = uint32(n)
-		case "pacing":
-			q.rateEnable = true
-		case "nopacing":
-			q.rateEnable = false
-		case "refill_delay", "horizon", "ce_threshold", "offload_horizon":
-			v, err := a.Value(k)
-			if err != nil {
-				return err
-			}
-			us, err := parseTimeUs(k, v)
-			if err != nil {
-				return err
-			}
-			switch k {
-			case "refill_delay":
-				q.flowRefillDelay = sim.Time(us) * sim.Microsecond
-			case "horizon":
-				q.horizon = sim.Time(us) * sim.Microsecond
-			case "ce_threshold":
-				q.ceThreshold = us * 1000
-			case "offload_horizon":
-				if us != 0 {
-					return fmt.Errorf("fq: offload_horizon %s is invalid: the device has no pacing offload (max 0us)", v)
-				}
-			}
-		case "horizon_drop":
-			q.horizonDrop = true
-		case "horizon_cap":
-			q.horizonDrop = false
-		case "timer_slack":
-			v, err := a.Value(k)
-			if err != nil {
-				return err
-			}
-			ns, err := parseScaled(k, v, time64Suffixes, "time", "10us, 1ms", math.MaxUint32)
-			if err != nil {
-				return err
-			}
-			q.timerSlack = sim.Time(ns)
-		case "weights":
-			for i := range fqBands {
-				n, err := a.Int(k, math.MinInt32, math.MaxInt32)
-				if err != nil {
-					return fmt.Errorf("%w (weights takes %d numbers)", err, fqBands)
-				}
-				if n < fqMinWeight {
-					return fmt.Errorf("fq: weight %d of band %d is less than the minimum %d", n, i, fqMinWeight)
-				}
-				q.bandFlows[i].quantum = int(n)
-			}
-		case "bands", "priomap":
-			if k == "bands" {
-				n, err := a.Int(k, math.MinInt32, math.MaxInt32)
-				if err != nil {
-					return err
-				}
-				if n != fqBands {
-					return fmt.Errorf("fq: bands %d is invalid: fq only supports 3 bands", n)
-				}
-				if w := a.Next(); w != "priomap" {
-					return fmt.Errorf("fq: \"priomap\" expected after bands 3, got %q", w)
-				}
-			}
-			for i := range q.prio2band {
-				n, err := a.Int("priomap", 0, math.MaxUint32)
-				if err != nil {
-					return fmt.Errorf("%w (priomap takes 16 bands)", err)
-				}
-				if n >= fqBands {
-					return fmt.Errorf("fq: priomap field %d maps to a too high band %d (bands are 0..2)", i, n)
-				}
-				q.prio2band[i] = uint8(n)
-			}
+		var err error
+		switch {
+		case counts[k] != nil:
+			err = put(counts[k], a.Unsigned, k)
+		case times[k] != nil:
+			err = put(times[k], a.Time, k)
+		case rates[k] != nil:
+			err = parseRate(a, k, rates[k])
+		case flags[k] != nil:
+			flags[k]()
+		case k == "buckets":
+			err = parseBuckets(a, &o)
+		case k == "timer_slack":
+			err = parseTimerSlack(a, &o)
+		case k == "bands":
+			err = parsePriomap(a, &o)
+		case k == "weights":
+			err = parseWeights(a, &o)
 		default:
-			return a.Unknown(k, knownOptions...)
+			err = a.Unknown(k, knownOptions...)
 		}
+		if err != nil {
+			return o, err
+		}
+	}
+	return o, nil
+}
+
+func put(at *qdisc.Attr[uint32], get func(string) (uint32, error), key string) error {
+	v, err := get(key)
+	at.Put(v)
+	return err
+}
+
+// parseRate is get_rate, or get_percent_rate for maxrate and defrate
+// with a '%', which needs the device's speed.
+func parseRate(a *qdisc.Args, key string, at *qdisc.Attr[uint32]) error {
+	v, err := a.Value(key)
+	if err != nil {
+		return err
+	}
+	if strings.Contains(v, "%") && key != "low_rate_threshold" {
+		return qdisc.Lacksf("fq", "%s %q: a percent rate needs the device's link speed, which the model does not give tc; give a rate (e.g. 1gbit)", key, v)
+	}
+	r, err := units.GetRate(v)
+	if err != nil {
+		return qdisc.Parsef("fq", "illegal %q: %v", key, err)
+	}
+	at.Put(r)
+	return nil
+}
+
+// parseBuckets is "buckets N": tc sends ilog2 rounded up, and nothing
+// for 0.
+func parseBuckets(a *qdisc.Args, o *qopt) error {
+	n, err := a.Unsigned("buckets")
+	if err != nil || n == 0 {
+		return err
+	}
+	log := uint32(0)
+	for v := n - 1; v != 0; v >>= 1 {
+		log++
+	}
+	o.bucketsLog.Put(log)
+	return nil
+}
+
+// parseTimerSlack is get_time64 into the u32 tc sends.
+func parseTimerSlack(a *qdisc.Args, o *qopt) error {
+	ns, err := a.Time64("timer_slack")
+	if err != nil {
+		return err
+	}
+	if ns > math.MaxUint32 {
+		return qdisc.Parsef("fq", "illegal (out of range) \"timer_slack\": %dns is above 4294967295ns", ns)
+	}
+	o.timerSlack.Put(uint32(ns))
+	return nil
+}
+
+// parsePriomap is "bands 3 priomap P0 .. P15".
+func parsePriomap(a *qdisc.Args, o *qopt) error {
+	if o.priomap.Set {
+		return qdisc.Parsef("fq", "duplicate \"bands\"")
+	}
+	n, err := a.Value("bands")
+	if err != nil {
+		return err
+	}
+	if b, err := units.GetInteger(n, 10); err != nil {
+		return qdisc.Parsef("fq", "illegal \"bands\": %v", err)
+	} else if b != fqBands {
+		return qdisc.Parsef("fq", "\"bands\" must be 3, not %d", b)
+	}
+	if w := a.Next(); w != "priomap" {
+		return qdisc.Parsef("fq", "\"priomap\" expected after bands 3, got %q", w)
+	}
+	var m [16]uint8
+	for i := range m {
+		if !a.More() {
+			return qdisc.Parsef("fq", "not enough elements in priomap (want 16)")
+		}
+		v, _ := a.Value("priomap")
+		b, err := units.GetUnsigned(v, 10)
+		if err != nil {
+			return qdisc.Parsef("fq", "illegal \"priomap\" element %q, number in [0..2] expected", v)
+		}
+		if b >= fqBands {
+			return qdisc.Parsef("fq", "\"priomap\" element %d too big", b)
+		}
+		m[i] = uint8(b)
+	}
+	o.priomap.Put(m)
+	return nil
+}
+
+// parseWeights is "weights W0 W1 W2".
+func parseWeights(a *qdisc.Args, o *qopt) error {
+	if o.weights.Set {
+		return qdisc.Parsef("fq", "duplicate \"weights\"")
+	}
+	var w [fqBands]int32
+	for i := range w {
+		if !a.More() {
+			return qdisc.Parsef("fq", "not enough elements in weights (want %d)", fqBands)
+		}
+		v, _ := a.Value("weights")
+		n, err := units.GetInteger(v, 10)
+		if err != nil {
+			return qdisc.Parsef("fq", "illegal \"weights\" element %q, positive number expected", v)
+		}
+		if n < fqMinWeight {
+			return qdisc.Parsef("fq", "\"weight\" element %d too small (at least %d)", n, fqMinWeight)
+		}
+		w[i] = n
+	}
+	o.weights.Put(w)
+	return nil
+}
+
+// validate is fq_change's refusals: buckets of 2^1..2^18, a quantum in
+// (0, 1Mb], pacing 0 or 1, an offload_horizon within what the device
+// paces (the model's devices pace nothing).
+//
+// The kernel applies the valid attributes of a refused request as it
+// meets them (and still trims to a new limit); the model refuses the
+// whole request, which changes nothing (a refused change ends the run).
+func validate(o qopt) error {
+	switch {
+	case o.bucketsLog.Set && (o.bucketsLog.V < 1 || o.bucketsLog.V > fqMaxTreesLog):
+		return qdisc.Refusef("fq", "buckets 2^%d: the table is 2 to 2^%d buckets (EINVAL)", o.bucketsLog.V, fqMaxTreesLog)
+	case o.quantum.Set && (o.quantum.V == 0 || o.quantum.V > 1<<20):
+		return qdisc.Refusef("fq", "invalid quantum %d (1 to 1048576)", o.quantum.V)
+	case o.initialQuantum.Set && o.initialQuantum.V > math.MaxInt32:
+		return qdisc.Refusef("fq", "initial_quantum %d is above %d (netlink policy)", o.initialQuantum.V, math.MaxInt32)
+	case o.rateEnable.Set && o.rateEnable.V > 1:
+		return qdisc.Refusef("fq", "pacing %d: 0 or 1 (EINVAL)", o.rateEnable.V)
+	case o.offload.Set && o.offload.V != 0:
+		return qdisc.Refusef("fq", "invalid offload_horizon %dus: the device offers no pacing offload (max 0us)", o.offload.V)
 	}
 	return nil
 }
 
-// sprintSize is iproute2's sprint_size.
-func sprintSize(sz uint64) string {
-	const kilo, mega, giga = 1024, 1024 * 1024, 1024 * 1024 * 1024
-	t := float64(sz)
-	g := func(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
-	switch {
-	case sz >= giga && math.Abs(giga*math.RoundToEven(t/giga)-t) < 1024:
-		return g(math.RoundToEven(t/giga)) + "Gb"
-	case sz >= mega && math.Abs(mega*math.RoundToEven(t/mega)-t) < 1024:
-		return g(math.RoundToEven(t/mega)) + "Mb"
-	case sz >= kilo && math.Abs(kilo*math.RoundToEven(t/kilo)-t) < 16:
-		return g(math.RoundToEven(t/kilo)) + "Kb"
-	}
-	return strconv.FormatUint(sz, 10) + "b"
-}
-
-// sprintRate is iproute2's print_color_rate (SI units) of bytes/s.
-func sprintRate(bytesPerSec uint64) string {
-	units := []string{"", "K", "M", "G", "T"}
-	r := bytesPerSec << 3
-	i := 0
-	for ; i < len(units)-1; i++ {
-		if r < 1000 || (r%1000 != 0 && r < 1000*1000) {
-			break
+// apply is fq_change's assignments, in its order, and fq_resize. now is
+// the time of the change (fq_rehash frees aged detached flows).
+func (q *FQ) apply(o qopt, now sim.Time) {
+	set := func(at qdisc.Attr[uint32], f func(uint32)) {
+		if at.Set {
+			f(at.V)
 		}
-		r /= 1000
 	}
-	return strconv.FormatUint(r, 10) + units[i] + "bit"
+	set(o.plimit, func(v uint32) { q.limit = int(v) })
+	set(o.flowPlimit, func(v uint32) { q.flowPlimit = int(v) })
+	set(o.quantum, func(v uint32) { q.quantum = int(v) })
+	set(o.initialQuantum, func(v uint32) { q.initialQuantum = int(v) })
+	// defrate: the kernel warns "sch_fq: defrate %u ignored." and goes on.
+	set(o.maxRate, func(v uint32) {
+		q.flowMaxRate = uint64(v)
+		if v == math.MaxUint32 { // ~0U on the wire is "no maxrate"
+			q.flowMaxRate = rateUnlimited
+		}
+	})
+	set(o.lowRateThreshold, func(v uint32) { q.lowRateThreshold = uint64(v) })
+	set(o.rateEnable, func(v uint32) { q.rateEnable = v == 1 })
+	// usecs_to_jiffies rounds up to the model's 1ms jiffy.
+	set(o.refillDelay, func(v uint32) { q.flowRefillDelay = sim.Time((uint64(v)+999)/1000) * sim.Millisecond })
+	if o.priomap.Set {
+		q.prio2band = o.priomap.V
+	}
+	if o.weights.Set {
+		for i, w := range o.weights.V {
+			q.bandFlows[i].quantum = int(w)
+		}
+	}
+	set(o.orphanMask, func(v uint32) { q.orphanMask = v })
+	set(o.ceThreshold, func(v uint32) { q.ceThreshold = uint64(v) * 1000 })
+	set(o.timerSlack, func(v uint32) { q.timerSlack = sim.Time(v) })
+	set(o.horizon, func(v uint32) { q.horizon = sim.Time(v) * sim.Microsecond })
+	if o.horizonDrop.Set {
+		q.horizonDrop = o.horizonDrop.V
+	}
+	log := q.fqTreesLog
+	set(o.bucketsLog, func(v uint32) { log = uint(v) })
+	q.fqResize(log, now)
 }
 
-// sprintTime is iproute2's sprint_time of microseconds.
-func sprintTime(us uint64) string {
-	t := float64(us)
-	switch {
-	case us >= 1e6:
-		return strconv.FormatFloat(t/1e6, 'g', 3, 64) + "s"
-	case us >= 1e3:
-		return strconv.FormatFloat(t/1e3, 'g', 3, 64) + "ms"
+// fqResize is fq_resize: a new table of 2^log buckets, the flows moved
+// over by fq_rehash (which frees the aged detached ones on the way).
+func (q *FQ) fqResize(log uint, now sim.Time) {
+	if q.fqRoot != nil && log == q.fqTreesLog {
+		return
 	}
-	return strconv.FormatUint(us, 10) + "us"
+	root := make([][]*fqFlow, 1<<log)
+	freed := 0
+	for _, bucket := range q.fqRoot {
+		for _, f := range bucket {
+			if fqGCCandidate(f, now) {
+				freed++
+				continue
+			}
+			idx := hashPtr(f.key, log)
+			i, _ := slices.BinarySearchFunc(root[idx], f.key, func(g *fqFlow, k uint64) int {
+				switch {
+				case g.key < k:
+					return -1
+				case g.key > k:
+					return 1
+				}
+				return 0
+			})
+			root[idx] = slices.Insert(root[idx], i, f)
+		}
+	}
+	q.flows -= freed
+	q.inactiveFlows -= freed
+	q.statGCFlows += uint64(freed)
+	q.fqRoot, q.fqTreesLog = root, log
 }
 
-// sprintTime64 is iproute2's sprint_time64 of nanoseconds.
-func sprintTime64(ns int64) string {
-	t := float64(ns)
-	switch {
-	case ns >= 1e9:
-		return strconv.FormatFloat(t/1e9, 'g', 3, 64) + "s"
-	case ns >= 1e6:
-		return strconv.FormatFloat(t/1e6, 'g', 3, 64) + "ms"
-	case ns >= 1e3:
-		return strconv.FormatFloat(t/1e3, 'g', 3, 64) + "us"
-	}
-	return strconv.FormatInt(ns, 10) + "ns"
-}
-
-// Dump implements qdisc.Qdisc: fq_dump as tc's fq_print_opt prints it.
-// The bands/priomap and weights words appear only when they differ from
-// the defaults, so the default line matches older tc output.
+// Dump implements qdisc.Qdisc: fq_dump as tc's fq_print_opt prints it
+// (a current kernel always sends the priomap, the weights and the
+// offload_horizon).
 func (q *FQ) Dump() string {
 	w := []string{
 		fmt.Sprintf("limit %dp", q.limit),
@@ -323,36 +295,32 @@ func (q *FQ) Dump() string {
 	if !q.rateEnable {
 		w = append(w, "nopacing")
 	}
-	if q.prio2band != defaultPrio2band {
-		w = append(w, "bands", "3", "priomap")
-		for _, b := range q.prio2band {
-			w = append(w, strconv.Itoa(int(b)))
-		}
+	w = append(w, "bands", "3", "priomap")
+	for _, b := range q.prio2band {
+		w = append(w, strconv.Itoa(int(b)))
 	}
-	if q.bandFlows[0].quantum != defaultWeights[0] || q.bandFlows[1].quantum != defaultWeights[1] ||
-		q.bandFlows[2].quantum != defaultWeights[2] {
-		w = append(w, "weights")
-		for i := range q.bandFlows {
-			w = append(w, strconv.Itoa(q.bandFlows[i].quantum))
-		}
+	w = append(w, "weights")
+	for i := range q.bandFlows {
+		w = append(w, strconv.Itoa(q.bandFlows[i].quantum))
 	}
-	w = append(w, "quantum", sprintSize(uint64(q.quantum)), "initial_quantum", sprintSize(uint64(q.initialQuantum)))
-	if q.flowMaxRate != rateUnlimited {
-		w = append(w, "maxrate", sprintRate(q.flowMaxRate))
+	w = append(w, "quantum", units.SprintSize(uint64(q.quantum)), "initial_quantum", units.SprintSize(uint64(q.initialQuantum)))
+	if r := min(q.flowMaxRate, math.MaxUint32); r != math.MaxUint32 {
+		w = append(w, "maxrate", units.SprintRate(r))
 	}
 	if q.lowRateThreshold != 0 {
-		w = append(w, "low_rate_threshold", sprintRate(q.lowRateThreshold))
+		w = append(w, "low_rate_threshold", units.SprintRate(q.lowRateThreshold))
 	}
-	w = append(w, "refill_delay", sprintTime(uint64(q.flowRefillDelay/sim.Microsecond)))
-	if us := q.ceThreshold / 1000; us != math.MaxUint32 {
-		w = append(w, "ce_threshold", sprintTime(us))
+	w = append(w, "refill_delay", units.SprintTime(uint32(q.flowRefillDelay/sim.Microsecond)))
+	if us := uint32(q.ceThreshold / 1000); us != math.MaxUint32 {
+		w = append(w, "ce_threshold", units.SprintTime(us))
 	}
-	w = append(w, "timer_slack", sprintTime64(int64(q.timerSlack)), "horizon", sprintTime(uint64(q.horizon/sim.Microsecond)))
+	w = append(w, "timer_slack", units.SprintTime64(int64(q.timerSlack)), "horizon", units.SprintTime(uint32(q.horizon/sim.Microsecond)))
 	if q.horizonDrop {
 		w = append(w, "horizon_drop")
 	} else {
 		w = append(w, "horizon_cap")
 	}
+	w = append(w, "offload_horizon", units.SprintTime(uint32(q.offloadHorizon/sim.Microsecond)))
 	return strings.Join(w, " ")
 }
 

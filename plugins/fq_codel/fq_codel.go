@@ -5,9 +5,6 @@
 package fqcodel
 
 import (
-	"fmt"
-	"strings"
-
 	"github.com/txlab/txlab/framework/qdisc"
 	"github.com/txlab/txlab/framework/skb"
 	"github.com/txlab/txlab/plugins/codel"
@@ -25,9 +22,6 @@ const (
 	quantumMax     = 1 << 20 // FQ_CODEL_QUANTUM_MAX
 	memoryLimitMax = 1 << 31 // fq_codel_change: memory_limit capped at 1<<31
 )
-
-var knownOptions = []string{"limit", "flows", "target", "interval", "quantum", "memory_limit",
-	"ecn", "noecn", "ce_threshold", "drop_batch"}
 
 // ring is one flow's packet FIFO (fq_codel_flow head/tail).
 type ring = qdisc.Ring[codel.Item]
@@ -84,6 +78,7 @@ type FQCodel struct {
 	hasPeeked bool
 
 	handleMajor uint32 // TC_H_MAJ(sch->handle) >> 16, 0 if unknown
+	flags       qdisc.Flags
 	cq          codelQueue
 }
 
@@ -150,9 +145,8 @@ func (q *FQCodel) popHead(l *flowList) int32 {
 	return idx
 }
 
-// Init is fq_codel_init + fq_codel_change: the kernel's defaults, then
-// the options as tc sends them (tc leaves out zero limit, flows, quantum,
-// target, interval, memory_limit and drop_batch, so zero keeps the default).
+// Init is fq_codel_init: the kernel's defaults, then fq_codel_change's
+// options, then the flow table.
 func (q *FQCodel) Init(_ qdisc.Ctx, s qdisc.Setup, args []string) (qdisc.Info, error) {
 	mtu := uint32(1514)
 	if s.MTU > 0 {
@@ -164,85 +158,14 @@ func (q *FQCodel) Init(_ qdisc.Ctx, s qdisc.Setup, args []string) (qdisc.Info, e
 	q.cparams.MTU = mtu
 	q.handleMajor = s.Major()
 
-	a := qdisc.NewArgs("fq_codel", args)
-	for k := a.Next(); k != ""; k = a.Next() {
-		switch k {
-		case "limit":
-			n, err := a.Int(k, 0, 1<<32-1)
-			if err != nil {
-				return qdisc.Info{}, err
-			}
-			if n != 0 {
-				q.limit = uint32(n)
-			}
-		case "flows":
-			n, err := a.Int(k, 0, 1<<32-1)
-			if err != nil {
-				return qdisc.Info{}, err
-			}
-			if n > maxFlows {
-				return qdisc.Info{}, fmt.Errorf("fq_codel: flows %d is out of range [1, %d]", n, maxFlows)
-			}
-			if n != 0 {
-				q.flowsCnt = uint32(n)
-			}
-		case "quantum":
-			n, err := a.Int(k, 0, 1<<32-1)
-			if err != nil {
-				return qdisc.Info{}, err
-			}
-			if n > quantumMax {
-				return qdisc.Info{}, fmt.Errorf("fq_codel: quantum %d is invalid (at most %d)", n, quantumMax)
-			}
-			if n != 0 {
-				q.quantum = max(minQuantum, uint32(n))
-			}
-		case "target", "interval", "ce_threshold":
-			v, err := a.Value(k)
-			if err != nil {
-				return qdisc.Info{}, err
-			}
-			us, err := parseTc(k, v, qdisc.TcTimeUnits, "time", "5ms, 100ms, 500us, 1s")
-			if err != nil {
-				return qdisc.Info{}, err
-			}
-			switch {
-			case k == "ce_threshold":
-				q.cparams.CEThreshold = codel.US2Time(uint64(us))
-			case us == 0: // tc does not send a zero target or interval
-			case k == "target":
-				q.cparams.Target = codel.US2Time(uint64(us))
-			default:
-				q.cparams.Interval = codel.US2Time(uint64(us))
-			}
-		case "memory_limit":
-			v, err := a.Value(k)
-			if err != nil {
-				return qdisc.Info{}, err
-			}
-			n, err := parseTc(k, v, qdisc.TcSizeUnits, "size", "32Mb, 4194304, 512kb")
-			if err != nil {
-				return qdisc.Info{}, err
-			}
-			if n != 0 {
-				q.memoryLimit = min(memoryLimitMax, n)
-			}
-		case "drop_batch":
-			n, err := a.Int(k, 0, 1<<32-1)
-			if err != nil {
-				return qdisc.Info{}, err
-			}
-			if n != 0 {
-				q.dropBatch = uint32(n)
-			}
-		case "ecn":
-			q.cparams.ECN = true
-		case "noecn":
-			q.cparams.ECN = false
-		default:
-			return qdisc.Info{}, a.Unknown(k, knownOptions...)
-		}
+	o, err := parse(args)
+	if err == nil {
+		err = q.validate(o)
 	}
+	if err != nil {
+		return qdisc.Info{}, err
+	}
+	q.apply(o)
 
 	q.flows = make([]flow, q.flowsCnt)
 	q.backlogs = make([]uint32, q.flowsCnt)
@@ -253,11 +176,40 @@ func (q *FQCodel) Init(_ qdisc.Ctx, s qdisc.Setup, args []string) (qdisc.Info, e
 	q.oldFlows = flowList{head: -1, tail: -1}
 	q.cq.q = q
 
-	info := qdisc.Info{Flags: qdisc.DequeueDrops, Limit: int(min(q.limit, 1<<31-1))}
+	q.flags = qdisc.DequeueDrops
 	if q.limit >= 1 {
-		info.Flags |= qdisc.CanBypass
+		q.flags |= qdisc.CanBypass
 	}
-	return info, nil
+	return q.info(), nil
+}
+
+func (q *FQCodel) info() qdisc.Info {
+	return qdisc.Info{Flags: q.flags, Limit: int(min(q.limit, 1<<31-1))}
+}
+
+// Change implements qdisc.Changer (fq_codel_change): apply the options,
+// then dequeue from the head (the peeked packet first, then DRR and
+// CoDel as a dequeue would) until the queue is within the new limit and
+// memory_limit. Those packets are freed with rtnl_kfree_skbs: plain
+// kfree_skb, NOT_SPECIFIED, not qdisc drops (the kernel counts them as
+// sent, a quirk the model leaves out: they never reach the wire).
+func (q *FQCodel) Change(ctx qdisc.Ctx, args []string) (qdisc.Info, error) {
+	o, err := parse(args)
+	if err == nil {
+		err = q.validate(o)
+	}
+	if err != nil {
+		return qdisc.Info{}, err
+	}
+	q.apply(o)
+	for uint64(q.qlen) > uint64(q.limit) || q.memoryUsage > q.memoryLimit {
+		p, ok := q.next(ctx)
+		if !ok {
+			break
+		}
+		ctx.Drop(p.Handle, skb.DropNotSpecified)
+	}
+	return q.info(), nil
 }
 
 // fqCodelClassify is fq_codel_classify without tc filters: skb->priority
@@ -477,20 +429,4 @@ func (q *FQCodel) Stats() qdisc.Stats {
 		qdisc.XInt("new_flows_len", int64(q.newFlows.n)),
 		qdisc.XInt("old_flows_len", int64(q.oldFlows.n)),
 	}}
-}
-
-// Dump implements qdisc.Qdisc: fq_codel_dump as tc prints it.
-func (q *FQCodel) Dump() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "limit %dp flows %d quantum %d target %s", q.limit, q.flowsCnt, q.quantum,
-		tcTime(codel.ToUs(q.cparams.Target)))
-	if q.cparams.CEThreshold != codel.DisabledThreshold {
-		fmt.Fprintf(&b, " ce_threshold %s", tcTime(codel.ToUs(q.cparams.CEThreshold)))
-	}
-	fmt.Fprintf(&b, " interval %s memory_limit %s", tcTime(codel.ToUs(q.cparams.Interval)), qdisc.TcSize(q.memoryLimit))
-	if q.cparams.ECN {
-		b.WriteString(" ecn")
-	}
-	fmt.Fprintf(&b, " drop_batch %d", q.dropBatch)
-	return b.String()
 }

@@ -1,6 +1,7 @@
 package fqcodel
 
 import (
+	"errors"
 	"math"
 	"strings"
 	"testing"
@@ -97,30 +98,33 @@ func TestDefaultsAndDump(t *testing.T) {
 
 func TestOptionErrors(t *testing.T) {
 	cases := []struct {
-		args []string
-		want string
+		args  []string
+		want  string
+		class error
 	}{
-		{[]string{"limt", "5"}, `unknown option "limt" (known: limit, flows, target, interval, quantum, memory_limit, ecn, noecn, ce_threshold, drop_batch)`},
-		{[]string{"limit"}, `option "limit" needs a value`},
-		{[]string{"limit", "many"}, `limit "many" is not a whole number`},
-		{[]string{"flows", "70000"}, "flows 70000 is out of range [1, 65536]"},
-		{[]string{"quantum", "2000000"}, "quantum 2000000 is invalid"},
-		{[]string{"target", "5xs"}, `target "5xs" is not a time`},
-		{[]string{"interval", "-3ms"}, `interval "-3ms" is out of range`},
-		{[]string{"memory_limit", "lots"}, `memory_limit "lots" is not a size`},
-		{[]string{"memory_limit", "8Gb"}, `memory_limit "8Gb" is out of range`},
-		{[]string{"drop_batch", "-1"}, "drop_batch -1 is out of range"},
-		{[]string{"ce_threshold"}, `option "ce_threshold" needs a value`},
+		{[]string{"limt", "5"}, `unknown option "limt" (known: limit, flows, quantum, drop_batch, target, ce_threshold, ce_threshold_selector, memory_limit, interval, ecn, noecn)`, qdisc.ErrParse},
+		{[]string{"limit"}, `option "limit" needs a value`, qdisc.ErrParse},
+		{[]string{"limit", "many"}, `illegal "limit": "many" is not an unsigned number`, qdisc.ErrParse},
+		{[]string{"limit", "100p"}, `illegal "limit": "100p" is not an unsigned number`, qdisc.ErrParse}, // get_unsigned takes no unit
+		{[]string{"flows", "70000"}, "flows 70000 is out of range [1, 65536]", qdisc.ErrKernel},
+		{[]string{"quantum", "2000000"}, "Invalid quantum", qdisc.ErrKernel},
+		{[]string{"target", "5xs"}, `illegal "target": "5xs" is not a time: unknown unit "xs"`, qdisc.ErrParse},
+		{[]string{"interval", "-3ms"}, `illegal "interval": "-3ms" is not a time: it is negative`, qdisc.ErrParse},
+		{[]string{"memory_limit", "lots"}, `illegal "memory_limit": "lots" is not a size`, qdisc.ErrParse},
+		{[]string{"memory_limit", "8Gb"}, `illegal "memory_limit": "8Gb" is out of range`, qdisc.ErrParse},
+		{[]string{"drop_batch", "-1"}, `illegal "drop_batch": "-1" is out of range`, qdisc.ErrParse},
+		{[]string{"ce_threshold"}, `option "ce_threshold" needs a value`, qdisc.ErrParse},
+		{[]string{"ce_threshold_selector", "0x1/0x3"}, "ce_threshold_selector is not modelled", qdisc.ErrLacks},
 	}
 	for _, c := range cases {
 		_, err := (&FQCodel{}).Init(qdisctest.NewCtx(1), setup, c.args)
-		if err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%v: error %v, want %q", c.args, err, c.want)
+		if err == nil || !strings.Contains(err.Error(), c.want) || !errors.Is(err, c.class) {
+			t.Errorf("%v: error %v, want %q (%v)", c.args, err, c.want, c.class)
 		}
 	}
 	// Accepted spellings.
 	for _, args := range [][]string{{"target", "500us"}, {"target", "5000"}, {"interval", "1s"}, {"interval", "0.1sec"},
-		{"memory_limit", "32Mb"}, {"memory_limit", "512k"}, {"memory_limit", "1000000"}, {"limit", "100p"}} {
+		{"memory_limit", "32Mb"}, {"memory_limit", "512k"}, {"memory_limit", "1000000"}, {"limit", "0x100"}} {
 		if _, err := (&FQCodel{}).Init(qdisctest.NewCtx(1), setup, args); err != nil {
 			t.Errorf("%v rejected: %v", args, err)
 		}
@@ -483,4 +487,74 @@ func BenchmarkEnqueueDequeue(b *testing.B) {
 		ctx.T += 10 * sim.Microsecond
 	}
 	b.ReportMetric(float64(pkts)/time.Since(start).Seconds(), "pkts/s")
+}
+
+// TestChange: fq_codel_change mid-run. A lower limit dequeues from the
+// head (the peeked packet first, then DRR order) and frees those packets
+// as NOT_SPECIFIED, not qdisc drops; a lower memory_limit does the same
+// for the memory charged; flows cannot change once the table exists;
+// every packet is accounted for.
+func TestChange(t *testing.T) {
+	q := newQ(t)
+	ctx := qdisctest.NewCtx(1)
+	g := &pktGen{}
+	var in []skb.Packet
+	for i := 0; i < 30; i++ {
+		in = append(in, g.pkt(uint32(i%3), 1024, 100))
+	}
+	enqueue(q, ctx, in...)
+	peeked, ok := q.Peek(ctx)
+	if !ok {
+		t.Fatal("nothing to peek")
+	}
+	drops := q.Stats().Drops
+	info, err := q.Change(ctx, []string{"limit", "10", "target", "2ms", "noecn"})
+	if err != nil || info.Limit != 10 || info.Flags&qdisc.CanBypass == 0 {
+		t.Fatalf("change: %+v %v", info, err)
+	}
+	st := q.Stats()
+	if st.Qlen != 10 || st.Backlog != 1000 || len(ctx.Dropped) != 20 || st.Drops != drops {
+		t.Fatalf("after change: qlen %d backlog %d, %d freed, drops %d -> %d", st.Qlen, st.Backlog, len(ctx.Dropped), drops, st.Drops)
+	}
+	if r, ok := ctx.Dropped[peeked.Handle]; !ok || r != skb.DropNotSpecified {
+		t.Fatalf("the peeked packet was not freed first: %v", ctx.Dropped)
+	}
+	// Dequeue order: a quantum of 1514 B serves all ten 100 B packets
+	// of the first flow, then the second's; the third flow is left.
+	left := q.Dequeue(ctx, qdisc.DequeueReq{Max: 100, Bytes: 1 << 40}, nil)
+	for _, p := range left {
+		if _, gone := ctx.Dropped[p.Handle]; gone || p.Handle%3 != 0 {
+			t.Fatalf("packet %d (flow %d) survived the head drop", p.Handle, (p.Handle-1)%3)
+		}
+	}
+	if len(left)+len(ctx.Dropped) != len(in) {
+		t.Fatalf("accounting: %d in, %d out, %d freed", len(in), len(left), len(ctx.Dropped))
+	}
+	if d := q.Dump(); !strings.HasPrefix(d, "limit 10p flows 1024 quantum 1514 target 2ms interval") || strings.Contains(d, "ecn") {
+		t.Fatalf("dump after change: %q", d)
+	}
+
+	// memory_limit counts orphans (no socket) at their truesize.
+	for i := range in {
+		in[i] = g.pkt(uint32(i%3), 1024, 100)
+		in[i].Sock = -1
+	}
+	enqueue(q, ctx, in[:8]...)
+	before := len(ctx.Dropped)
+	if _, err := q.Change(ctx, []string{"memory_limit", "5000"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := len(ctx.Dropped) - before; got != 6 || q.memoryUsage > 5000 || q.Stats().Qlen != 2 {
+		t.Fatalf("memory_limit 5000: freed %d, memory %d, qlen %d", got, q.memoryUsage, q.Stats().Qlen)
+	}
+
+	// Refused: nothing changes.
+	for _, args := range [][]string{{"flows", "64"}, {"limit", "5", "quantum", "2000000"}, {"limit", "5", "bogus"}} {
+		if _, err := q.Change(ctx, args); err == nil || q.limit != 10 || q.flowsCnt != 1024 {
+			t.Fatalf("change %v: %v, limit %d flows %d", args, err, q.limit, q.flowsCnt)
+		}
+	}
+	if _, err := q.Change(ctx, []string{"flows", "64"}); !errors.Is(err, qdisc.ErrKernel) {
+		t.Fatalf("flows at change: %v, want the kernel's refusal", err)
+	}
 }

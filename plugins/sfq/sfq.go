@@ -7,12 +7,12 @@ package sfq
 
 import (
 	"fmt"
-	"math/bits"
 	"strings"
 
 	"github.com/txlab/txlab/framework/qdisc"
 	"github.com/txlab/txlab/framework/sim"
 	"github.com/txlab/txlab/framework/skb"
+	"github.com/txlab/txlab/framework/units"
 )
 
 func init() {
@@ -36,13 +36,8 @@ const (
 const (
 	DropQdiscMaxFlows skb.DropReason = "QDISC_MAXFLOWS"
 	DropQdiscMaxDepth skb.DropReason = "QDISC_MAXDEPTH"
-	DropNotSpecified  skb.DropReason = "NOT_SPECIFIED"
+	DropNotSpecified                 = skb.DropNotSpecified
 )
-
-var knownOptions = []string{"limit", "perturb", "quantum", "divisor", "flows", "depth", "headdrop"}
-
-var redOptions = map[string]bool{"redflowlimit": true, "min": true, "max": true, "burst": true,
-	"avpkt": true, "probability": true, "ecn": true, "harddrop": true}
 
 // deque is a slot's packet list (skblist_next/prev): add at the tail,
 // take from either end.
@@ -141,8 +136,8 @@ func (q *SFQ) sfqInc(x uint16) {
 	q.sfqLink(x)
 }
 
-// Init is sfq_init + sfq_change with tc's tc_sfq_qopt_v1: zero fields
-// (tc's default for an option not given) keep the current value.
+// Init is sfq_init: the defaults, sfq_change with tc's tc_sfq_qopt_v1
+// when options are given, then the tables.
 func (q *SFQ) Init(ctx qdisc.Ctx, s qdisc.Setup, args []string) (qdisc.Info, error) {
 	mtu := uint32(1514)
 	if s.MTU > 0 {
@@ -151,81 +146,15 @@ func (q *SFQ) Init(ctx qdisc.Ctx, s qdisc.Setup, args []string) (qdisc.Info, err
 	*q = SFQ{limit: sfqMaxDepth, maxdepth: sfqMaxDepth, divisor: sfqDefaultDiv, maxflows: sfqDefaultFlows,
 		quantum: mtu, tail: -1, handleMajor: s.Major()}
 	q.perturbation = sfqRandomKey(ctx) // get_random_bytes(&q->perturbation)
-
-	var ctl struct {
-		quantum, limit, divisor, flows, depth uint32
-		perturb                               int64
-		headdrop                              bool
+	ctl, err := parse(args)
+	if err != nil {
+		return qdisc.Info{}, err
 	}
-	a := qdisc.NewArgs("sfq", args)
-	u32 := func(k string) (uint32, error) {
-		n, err := a.Int(k, 0, 1<<32-1)
-		return uint32(n), err
-	}
-	for k := a.Next(); k != ""; k = a.Next() {
-		var err error
-		switch k {
-		case "quantum":
-			var v string
-			if v, err = a.Value(k); err == nil {
-				ctl.quantum, err = parseSize(k, v)
-			}
-		case "perturb":
-			// get_integer: whole seconds; the kernel refuses < 0 and > INT_MAX/HZ.
-			ctl.perturb, err = a.Int(k, 0, (1<<31-1)/hz)
-		case "limit":
-			if ctl.limit, err = u32(k); err == nil && ctl.limit < 2 {
-				err = fmt.Errorf("sfq: limit %d is invalid, must be > 1", ctl.limit)
-			}
-		case "divisor":
-			ctl.divisor, err = u32(k)
-		case "flows":
-			ctl.flows, err = u32(k)
-		case "depth":
-			ctl.depth, err = u32(k)
-		case "headdrop":
-			ctl.headdrop = true
-		default:
-			if redOptions[k] {
-				return qdisc.Info{}, fmt.Errorf("sfq: RED option %q is not modelled (known: %s)", k, strings.Join(knownOptions, ", "))
-			}
-			return qdisc.Info{}, a.Unknown(k, knownOptions...)
-		}
-		if err != nil {
+	if ctl.sent {
+		if err := q.sfqChange(ctl); err != nil {
 			return qdisc.Info{}, err
 		}
 	}
-
-	// sfq_change: validate, then apply in the kernel's order.
-	if ctl.divisor != 0 && (bits.OnesCount32(ctl.divisor) != 1 || ctl.divisor > 65536) {
-		return qdisc.Info{}, fmt.Errorf("sfq: divisor %d is invalid: a power of 2, at most 65536", ctl.divisor)
-	}
-	if int32(ctl.quantum) < 0 {
-		return qdisc.Info{}, fmt.Errorf("sfq: quantum %d is invalid (at most %d)", ctl.quantum, 1<<31-1)
-	}
-	if ctl.quantum != 0 {
-		q.quantum = ctl.quantum
-	}
-	if ctl.flows != 0 {
-		q.maxflows = int(min(ctl.flows, sfqMaxFlows))
-	}
-	if ctl.divisor != 0 {
-		q.divisor = ctl.divisor
-		q.maxflows = min(q.maxflows, int(ctl.divisor))
-	}
-	if ctl.depth != 0 {
-		q.maxdepth = int(min(ctl.depth, sfqMaxDepth))
-	}
-	q.headdrop = ctl.headdrop
-	if ctl.limit != 0 {
-		q.limit = int(min(uint64(ctl.limit), uint64(q.maxdepth*q.maxflows)))
-		q.maxflows = min(q.maxflows, q.limit)
-	}
-	if q.limit == 1 {
-		return qdisc.Info{}, fmt.Errorf("sfq: limit %d clamps to 1 (depth %d x flows %d): invalid limit",
-			ctl.limit, q.maxdepth, q.maxflows)
-	}
-	q.perturbPeriod = ctl.perturb * hz
 
 	for i := range q.dep {
 		q.dep[i] = sfqHead{next: uint16(i + sfqMaxFlows), prev: uint16(i + sfqMaxFlows)}
@@ -243,6 +172,20 @@ func (q *SFQ) Init(ctx qdisc.Ctx, s qdisc.Setup, args []string) (qdisc.Info, err
 		info.Flags |= qdisc.CanBypass
 	}
 	return info, nil
+}
+
+// Change implements qdisc.Changer as the kernel has it: sfq's ops have
+// no change (sfq_change runs only from sfq_init; the tables are sized
+// there), so qdisc_change refuses options once tc has parsed them.
+func (q *SFQ) Change(_ qdisc.Ctx, args []string) (qdisc.Info, error) {
+	ctl, err := parse(args)
+	if err != nil {
+		return qdisc.Info{}, err
+	}
+	if !ctl.sent {
+		return qdisc.Info{}, nil // no TCA_OPTIONS: qdisc_change has nothing to do
+	}
+	return qdisc.Info{}, qdisc.ErrCannotChange
 }
 
 // sfqHash is sfq_hash: skb_get_hash_perturb (a siphash of the flow keys
@@ -577,15 +520,15 @@ func (q *SFQ) Stats() qdisc.Stats {
 	return qdisc.Stats{Qlen: q.qlen, Backlog: q.backlog, Drops: q.drops}
 }
 
-// Dump implements qdisc.Qdisc: sfq_dump as tc prints it (tc -d would add
-// "flows N/D" before the divisor).
+// Dump implements qdisc.Qdisc: sfq_dump as tc -d prints it
+// (sfq_print_opt; "flows" is printed with -d only).
 func (q *SFQ) Dump() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "limit %dp quantum %s depth %d", q.limit, qdisc.TcSize(q.quantum), q.maxdepth)
+	fmt.Fprintf(&b, "limit %dp quantum %s depth %d", q.limit, units.SprintSize(uint64(q.quantum)), q.maxdepth)
 	if q.headdrop {
 		b.WriteString(" headdrop")
 	}
-	fmt.Fprintf(&b, " divisor %d", q.divisor)
+	fmt.Fprintf(&b, " flows %d divisor %d", q.maxflows, q.divisor)
 	if q.perturbPeriod != 0 {
 		fmt.Fprintf(&b, " perturb %dsec", q.perturbPeriod/hz)
 	}

@@ -1,6 +1,7 @@
 package sfq
 
 import (
+	"errors"
 	"math"
 	"strings"
 	"testing"
@@ -76,11 +77,20 @@ func TestDefaultsAndDump(t *testing.T) {
 	if q.maxflows != 128 || q.maxdepth != 127 || q.divisor != 1024 || q.quantum != 1514 || q.perturbPeriod != 0 || q.headdrop {
 		t.Errorf("defaults %+v", q)
 	}
-	if got, want := q.Dump(), "limit 127p quantum 1514b depth 127 divisor 1024"; got != want {
+	if got, want := q.Dump(), "limit 127p quantum 1514b depth 127 flows 128 divisor 1024"; got != want {
 		t.Errorf("dump %q, want %q", got, want)
 	}
 	q = newQ(t, "limit", "50", "depth", "10", "divisor", "64", "quantum", "2kb", "headdrop", "perturb", "10")
-	if got, want := q.Dump(), "limit 50p quantum 2Kb depth 10 headdrop divisor 64 perturb 10sec"; got != want {
+	if got, want := q.Dump(), "limit 50p quantum 2Kb depth 10 headdrop flows 50 divisor 64 perturb 10sec"; got != want {
+		t.Errorf("dump %q, want %q", got, want)
+	}
+	// The `tc -s -d qdisc show` line of CVE-2025-38193's commit message,
+	// after `tc qd add dev lo root sfq perturb 2000000` on lo (MTU 64K).
+	q = &SFQ{}
+	if _, err := q.Init(qdisctest.NewCtx(1), qdisc.Setup{MTU: 65536}, []string{"perturb", "2000000"}); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := q.Dump(), "limit 127p quantum 64Kb depth 127 flows 128 divisor 1024 perturb 2000000sec"; got != want {
 		t.Errorf("dump %q, want %q", got, want)
 	}
 	// sfq_change: limit clamped to depth*flows, flows to limit and divisor.
@@ -100,26 +110,59 @@ func TestDefaultsAndDump(t *testing.T) {
 
 func TestOptionErrors(t *testing.T) {
 	cases := []struct {
-		args []string
-		want string
+		args  []string
+		want  string
+		class error
 	}{
-		{[]string{"limt", "5"}, `unknown option "limt" (known: limit, perturb, quantum, divisor, flows, depth, headdrop)`},
-		{[]string{"limit", "1"}, "limit 1 is invalid, must be > 1"},
-		{[]string{"limit", "2", "flows", "1", "depth", "1"}, "clamps to 1"},
-		{[]string{"limit"}, `option "limit" needs a value`},
-		{[]string{"divisor", "1000"}, "divisor 1000 is invalid: a power of 2"},
-		{[]string{"divisor", "131072"}, "divisor 131072 is invalid"},
-		{[]string{"quantum", "3gb"}, "quantum 3221225472 is invalid"},
-		{[]string{"quantum", "lots"}, `quantum "lots" is not a size`},
-		{[]string{"perturb", "-1"}, "perturb -1 is out of range"},
-		{[]string{"depth", "x"}, `depth "x" is not a whole number`},
-		{[]string{"redflowlimit", "100000"}, `RED option "redflowlimit" is not modelled`},
+		{[]string{"limt", "5"}, `unknown option "limt" (known: limit, perturb, quantum, divisor, flows, depth, headdrop)`, qdisc.ErrParse},
+		{[]string{"limit", "1"}, `illegal "limit" 1, must be > 1`, qdisc.ErrParse},
+		{[]string{"limit", "0"}, `illegal "limit" 0, must be > 1`, qdisc.ErrParse},
+		{[]string{"limit", "2", "flows", "1", "depth", "1"}, "invalid limit: 2 clamps to 1", qdisc.ErrKernel},
+		{[]string{"limit"}, `option "limit" needs a value`, qdisc.ErrParse},
+		{[]string{"divisor", "1000"}, "divisor 1000 is invalid: a power of 2", qdisc.ErrKernel},
+		{[]string{"divisor", "131072"}, "divisor 131072 is invalid", qdisc.ErrKernel},
+		{[]string{"quantum", "3gb"}, "invalid quantum 3221225472", qdisc.ErrKernel},
+		{[]string{"quantum", "lots"}, `illegal "quantum": "lots" is not a size`, qdisc.ErrParse},
+		// The two refusals of CVE-2025-38193's commit message.
+		{[]string{"perturb", "-10"}, "invalid perturb period -10", qdisc.ErrKernel},
+		{[]string{"perturb", "1000000000"}, "invalid perturb period 1000000000", qdisc.ErrKernel},
+		{[]string{"perturb", "10s"}, `illegal "perturb": "10s" is not a whole number`, qdisc.ErrParse},
+		{[]string{"depth", "x"}, `illegal "depth": "x" is not an unsigned number`, qdisc.ErrParse},
+		{[]string{"redflowlimit", "100000"}, `RED option "redflowlimit" is not modelled`, qdisc.ErrLacks},
+		{[]string{"harddrop"}, `RED option "harddrop" is not modelled`, qdisc.ErrLacks},
 	}
 	for _, c := range cases {
 		_, err := (&SFQ{}).Init(qdisctest.NewCtx(1), testSetup(), c.args)
-		if err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%v: error %v, want %q", c.args, err, c.want)
+		if err == nil || !strings.Contains(err.Error(), c.want) || !errors.Is(err, c.class) {
+			t.Errorf("%v: error %v, want %q (%v)", c.args, err, c.want, c.class)
 		}
+	}
+	// tc reads get_u32 with base 0: hex and octal.
+	if q := newQ(t, "limit", "0x40", "depth", "010"); q.limit != 64 || q.maxdepth != 8 {
+		t.Errorf("limit 0x40 depth 010: %d %d", q.limit, q.maxdepth)
+	}
+}
+
+// TestChange: sfq's kernel ops have no change, so a change with options
+// is refused after tc has parsed them, and the qdisc keeps its packets.
+func TestChange(t *testing.T) {
+	q := newQ(t, "limit", "100")
+	ctx := qdisctest.NewCtx(1)
+	g := &pktGen{}
+	for i := 0; i < 10; i++ {
+		enqueue(q, ctx, g.pinned(uint32(i%3), 100))
+	}
+	if _, err := q.Change(ctx, []string{"limit", "5"}); !errors.Is(err, qdisc.ErrCannotChange) || !errors.Is(err, qdisc.ErrKernel) {
+		t.Fatalf("change limit 5: %v, want the kernel's refusal", err)
+	}
+	if _, err := q.Change(ctx, []string{"limit", "x"}); !errors.Is(err, qdisc.ErrParse) {
+		t.Fatalf("change limit x: %v, want tc's parse error first", err)
+	}
+	if _, err := q.Change(ctx, nil); err != nil {
+		t.Fatalf("change without options: %v", err)
+	}
+	if st := q.Stats(); st.Qlen != 10 || len(ctx.Dropped) != 0 || q.limit != 100 {
+		t.Fatalf("after refused changes: qlen %d, %d dropped, limit %d", st.Qlen, len(ctx.Dropped), q.limit)
 	}
 }
 

@@ -1,4 +1,4 @@
-// The txlab plugin protocol (go-plugin protocol 1, frame protocol 2).
+// The txlab plugin protocol (go-plugin protocol 1, frame protocol 3).
 //
 // go-plugin starts the plugin and connects this service over gRPC with
 // AutoMTLS. Describe and Open are the control plane. The data path is a

@@ -122,9 +122,25 @@ func (k ticker) Timer(ctx qdisc.Ctx) {
 // Init uses no context).
 type changer struct{ *qdisc.PFifo }
 
-func (c changer) Change(args []string) (qdisc.Info, error) {
+func (c changer) Change(_ qdisc.Ctx, args []string) (qdisc.Info, error) {
 	return c.PFifo.Init(nil, qdisc.Setup{Handle: "1:", Parent: "root", MTU: 1514, TxQueueLen: 1000, NumTxQ: 1}, args)
 }
+
+// fixed is pfifo without a change op (Qdisc_ops.change NULL): its
+// methods forward to pfifo's, all but Change.
+type fixed struct{ f *qdisc.PFifo }
+
+func (x fixed) Init(ctx qdisc.Ctx, s qdisc.Setup, args []string) (qdisc.Info, error) {
+	return x.f.Init(ctx, s, args)
+}
+func (x fixed) Enqueue(ctx qdisc.Ctx, b []skb.Packet, rc []qdisc.Code) { x.f.Enqueue(ctx, b, rc) }
+func (x fixed) Dequeue(ctx qdisc.Ctx, req qdisc.DequeueReq, out []skb.Packet) []skb.Packet {
+	return x.f.Dequeue(ctx, req, out)
+}
+func (x fixed) Peek(ctx qdisc.Ctx) (skb.Packet, bool) { return x.f.Peek(ctx) }
+func (x fixed) Reset(ctx qdisc.Ctx)                   { x.f.Reset(ctx) }
+func (x fixed) Stats() qdisc.Stats                    { return x.f.Stats() }
+func (x fixed) Dump() string                          { return x.f.Dump() }
 
 // Qdiscs are the test kinds, by name.
 var Qdiscs = map[string]func() qdisc.Qdisc{
@@ -152,6 +168,7 @@ var Qdiscs = map[string]func() qdisc.Qdisc{
 	"test_change":  func() qdisc.Qdisc { return changer{&qdisc.PFifo{}} },
 	"test_stalled": func() qdisc.Qdisc { return &stalled{} },
 	"test_ticker":  func() qdisc.Qdisc { return ticker{&qdisc.PFifo{}} },
+	"test_fixed":   func() qdisc.Qdisc { return fixed{&qdisc.PFifo{}} },
 }
 
 // Link makes dir/PREFIX+NAME (plugin.QdiscPrefix or DriverPrefix), a

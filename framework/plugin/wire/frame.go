@@ -39,7 +39,10 @@ const (
 	StatusError    byte = 1 // the call failed: str message
 	StatusNoChange byte = 2 // Change on a qdisc that is not a Changer
 	StatusUnknown  byte = 3 // no such kind / instance / method: str message
-	StatusInvalid  byte = 4 // Init or Change refused its options: str message
+	StatusInvalid  byte = 4 // Init or Change: tc would refuse the options (qdisc.ErrParse): str message
+	StatusRefused  byte = 5 // Init or Change: the kernel refuses them (qdisc.ErrKernel): str message
+	StatusLacks    byte = 6 // Init or Change: the model lacks an option (qdisc.ErrLacks): str message
+	StatusSyntax   byte = 7 // Init or Change: tc's own command line refuses them (qdisc.ErrSyntax): str message
 )
 
 // Method is what a Call asks for.
@@ -57,7 +60,7 @@ const (
 	MQReset                      // i64 now -> ops (refused if it holds packets and has no Reset)
 	MQStats                      // -> pb QdiscStats
 	MQDump                       // -> str
-	MQChange                     // pb Args -> pb QdiscInfo
+	MQChange                     // i64 now, pb Args -> ops, pb QdiscInfo
 	MDInit                       // pb DriverSetup -> pb DriverInfo
 	MDXmit                       // i64 now, u32 cpu, xoff, u32 txq, packets -> ops, u32 sent, u8 rc
 	MDPoll                       // i64 now, u32 cpu, xoff, u32 vector, i32 budget -> ops, i32 work, u8 done

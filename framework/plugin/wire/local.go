@@ -99,9 +99,13 @@ func (l *LocalQdisc) Timer(c qdisc.Ctx) {
 func (l *LocalQdisc) Stats() qdisc.Stats { return l.defaults.Stats(l.Q) }
 func (l *LocalQdisc) Dump() string       { return l.Q.Dump() }
 
-// Change implements qdisc.Changer for a qdisc that is one.
-func (l *LocalQdisc) Change(args []string) (qdisc.Info, error) {
-	return qdisc.Change(l.Q, args)
+// Change implements qdisc.Changer: the wrapped qdisc's change (or the
+// kernel's refusal), with its drops posted like Reset's.
+func (l *LocalQdisc) Change(c qdisc.Ctx, args []string) (qdisc.Info, error) {
+	h := l.begin(c)
+	info, err := qdisc.Change(l.Q, l.ctx, args)
+	l.end(h)
+	return info, err
 }
 
 // Selectable is implemented by a wrapped driver: its ndo_select_queue,

@@ -90,7 +90,9 @@ func (q *scriptQdisc) Dump() string       { return "script" }
 
 type changerQdisc struct{ scriptQdisc }
 
-func (q *changerQdisc) Change(args []string) (qdisc.Info, error) { return qdisc.Info{Limit: 99}, nil }
+func (q *changerQdisc) Change(_ qdisc.Ctx, args []string) (qdisc.Info, error) {
+	return qdisc.Info{Limit: 99}, nil
+}
 
 var testSeed = sim.Seed{12345, 678}
 
@@ -199,16 +201,17 @@ func TestLocalQdiscPassThrough(t *testing.T) {
 	if l.Stats().Qlen != 7 || l.Dump() != "script" {
 		t.Fatal("Stats/Dump not passed through")
 	}
-	if _, err := l.(qdisc.Changer).Change(nil); !errors.Is(err, qdisc.ErrCannotChange) {
-		t.Fatalf("Change on a non-Changer: %v", err)
-	}
-	c := WrapQdisc(&changerQdisc{})
-	if info, err := c.(qdisc.Changer).Change(nil); err != nil || info.Limit != 99 {
-		t.Fatalf("Change on a Changer: %v %v", info, err)
-	}
 	// Nothing posted, nothing spent: the host sees nothing.
 	l.Init(&fakeQHost{t: t}, testSetup(), nil)
 	h := &fakeQHost{t: t, now: 5}
+	if _, err := l.(qdisc.Changer).Change(h, nil); !errors.Is(err, qdisc.ErrCannotChange) {
+		t.Fatalf("Change on a non-Changer: %v", err)
+	}
+	c := WrapQdisc(&changerQdisc{})
+	c.Init(&fakeQHost{t: t}, testSetup(), nil)
+	if info, err := c.(qdisc.Changer).Change(h, nil); err != nil || info.Limit != 99 {
+		t.Fatalf("Change on a Changer: %v %v", info, err)
+	}
 	l.(*LocalQdisc).Reset(h)
 	if len(h.events) != 0 || h.now != 5 {
 		t.Fatalf("empty call: %v at %d", h.events, h.now)

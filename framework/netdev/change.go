@@ -1,0 +1,68 @@
+package netdev
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/txlab/txlab/framework/qdisc"
+	"github.com/txlab/txlab/framework/sim"
+	"github.com/txlab/txlab/framework/skb"
+)
+
+// ChangeQdisc is `tc qdisc change` on q with option words args
+// (qdisc_change -> ops->change): between engine steps, as the tc process
+// runs under rtnl and the tree lock. Packets the change drops are
+// unlinked at once and freed the way rtnl_kfree_skbs frees them, after
+// the change: here on CPU 0, from an interrupt at the current time (tc's
+// own process is not a simulated CPU, and neither is the time it
+// spends). Until then they are in flight. A refused change changes
+// nothing. A broken invariant (a drop of a packet the qdisc does not
+// hold, an undeclared drop reason) is returned as an error, since no CPU
+// is running to stop.
+func (n *Net) ChangeQdisc(q *Qdisc, args []string) (err error) {
+	x := &ctlCtx{qctx: q.bind(nil, nil)}
+	defer func() {
+		if r := recover(); r != nil {
+			var me *sim.ModelError
+			if e, ok := r.(error); ok && errors.As(e, &me) {
+				err = me
+				return
+			}
+			panic(r)
+		}
+	}()
+	info, err := qdisc.Change(q.Ops, x, args)
+	if err != nil {
+		if x.freed.Len > 0 {
+			return fmt.Errorf("qdisc %s dropped %d packets in a change it refused", q.Name(), x.freed.Len)
+		}
+		return err
+	}
+	q.Flags = info.Flags | q.Flags&qdisc.OneTxQueue
+	q.Limit = info.Limit
+	if x.freed.Len == 0 {
+		return nil
+	}
+	for s := x.freed.Pop(); s != nil; s = x.freed.Pop() {
+		n.rtnlFree.Push(s)
+	}
+	n.E.RaiseIRQ(n.E.CPUs[0], n.E.Now(), func(c *sim.CPU) { n.kfreeSkbList(c, &n.rtnlFree) })
+	return nil
+}
+
+// ctlCtx is the qdisc context of a change (a wire.QdiscHost): the
+// host's context without a CPU (engine time, nothing charged, timers
+// armed from CPU 0), with drops collected for rtnl_kfree_skbs.
+type ctlCtx struct {
+	*qctx
+	freed skb.List
+}
+
+func (x *ctlCtx) Drop(h skb.Handle, reason skb.DropReason) {
+	x.checkReason(reason)
+	s := x.take(h, "drop")
+	s.Reason = reason
+	x.freed.Push(s)
+}
+
+func (x *ctlCtx) DequeueDrop(h skb.Handle, reason skb.DropReason) { x.Drop(h, reason) }
