@@ -1,11 +1,11 @@
 package qdisc
 
 import (
-	"fmt"
 	"math"
 	"strconv"
 
 	"github.com/txlab/txlab/framework/sim"
+	"github.com/txlab/txlab/framework/units"
 )
 
 // XType is how an XStat's value is read and printed.
@@ -65,15 +65,15 @@ func (x XStat) Number() string {
 	return strconv.FormatUint(x.Bits, 10)
 }
 
-// Text is the value as tc -s prints it.
+// Text is the value as tc -s prints it (framework/units' printers).
 func (x XStat) Text() string {
 	switch x.Type {
 	case XTypeSize:
-		return tcSize64(x.Bits)
+		return units.SprintSize(x.Bits)
 	case XTypeRate:
-		return tcRate(x.Bits)
+		return units.SprintRate(x.Bits)
 	case XTypeTime:
-		return tcTime64(int64(x.Bits))
+		return units.SprintTime64(int64(x.Bits))
 	}
 	return x.Number()
 }
@@ -81,48 +81,3 @@ func (x XStat) Text() string {
 // Valid reports whether the type is known (a frame from a plugin may
 // carry anything).
 func (t XType) Valid() bool { return t < numXTypes }
-
-// tcSize64 is iproute2's print_size (lib/utils.c) over 64 bits.
-func tcSize64(sz uint64) string {
-	f := float64(sz)
-	if sz >= 1024*1024 && math.Abs(1024*1024*math.RoundToEven(f/(1024*1024))-f) < 1024 {
-		return fmt.Sprintf("%gMb", math.RoundToEven(f/(1024*1024)))
-	}
-	if sz >= 1024 && math.Abs(1024*math.RoundToEven(f/1024)-f) < 16 {
-		return fmt.Sprintf("%gKb", math.RoundToEven(f/1024))
-	}
-	return fmt.Sprintf("%db", sz)
-}
-
-// tcRate is iproute2's print_rate without -iec: bytes/s in, bits/s out,
-// a unit step only while the value divides evenly or reaches 1000 of it.
-func tcRate(bytesPerSec uint64) string {
-	units := []string{"", "K", "M", "G", "T"}
-	rate := bytesPerSec << 3
-	i := 0
-	for ; i < len(units)-1; i++ {
-		if rate < 1000 || (rate%1000 != 0 && rate < 1000*1000) {
-			break
-		}
-		rate /= 1000
-	}
-	return fmt.Sprintf("%d%sbit", rate, units[i])
-}
-
-// tcTime64 is iproute2's print_time64 (lib/utils.c): three significant
-// digits in the largest unit that fits.
-func tcTime64(ns int64) string {
-	f := float64(ns)
-	switch {
-	case ns >= 1e9:
-		return cG3(f/1e9) + "s"
-	case ns >= 1e6:
-		return cG3(f/1e6) + "ms"
-	case ns >= 1e3:
-		return cG3(f/1e3) + "us"
-	}
-	return fmt.Sprintf("%dns", ns)
-}
-
-// cG3 is C's "%.3g" (Go writes the exponent with two digits too).
-func cG3(f float64) string { return strconv.FormatFloat(f, 'g', 3, 64) }

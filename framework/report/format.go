@@ -2,10 +2,11 @@ package report
 
 import (
 	"fmt"
-	"math"
 	"math/bits"
 	"strconv"
 	"strings"
+
+	"github.com/txlab/txlab/framework/units"
 )
 
 // perfTime formats nanoseconds the way perf lock contention's
@@ -37,19 +38,8 @@ func shortTime(ns int64) string {
 	return strings.TrimSpace(perfTime(ns, 3))
 }
 
-// tcSize is iproute2's sprint_size: "Mb"/"Kb" only when the value is
-// (nearly) a whole number of them, otherwise plain bytes.
-func tcSize(sz int64) string {
-	const kilo, mega = 1024, 1024 * 1024
-	v := float64(sz)
-	switch {
-	case sz >= mega && math.Abs(mega*math.Round(v/mega)-v) < 1024:
-		return strconv.FormatFloat(math.Round(v/mega), 'g', -1, 64) + "Mb"
-	case sz >= kilo && math.Abs(kilo*math.Round(v/kilo)-v) < 16:
-		return strconv.FormatFloat(math.Round(v/kilo), 'g', -1, 64) + "Kb"
-	}
-	return strconv.FormatInt(sz, 10) + "b"
-}
+// tcSize is iproute2's sprint_size (framework/units).
+func tcSize(sz int64) string { return units.SprintSize(uint64(max(sz, 0))) }
 
 // histIndex maps a bucket's lower bound to bpftrace's hist() slot:
 // 0 is negative values, 1 is [0], 2 is [1], 3 is [2, 4), ...

@@ -9,8 +9,9 @@ package sim
 
 import (
 	"fmt"
-	"strconv"
 	"sync/atomic"
+
+	"github.com/txlab/txlab/framework/units"
 )
 
 // Time is simulated time in nanoseconds. It prints itself as tc does
@@ -18,24 +19,10 @@ import (
 type Time int64
 
 // String prints t as iproute2's sprint_time64 (lib/utils.c,
-// print_time64) does: "%.3g" of the largest unit it reaches, so 5ms,
-// 100us, 1.5s, 1.23ms; below a microsecond, whole nanoseconds.
-func (t Time) String() string {
-	f := float64(t)
-	var v float64
-	var unit string
-	switch {
-	case t >= Second:
-		v, unit = f/float64(Second), "s"
-	case t >= Millisecond:
-		v, unit = f/float64(Millisecond), "ms"
-	case t >= Microsecond:
-		v, unit = f/float64(Microsecond), "us"
-	default:
-		return strconv.FormatInt(int64(t), 10) + "ns"
-	}
-	return strconv.FormatFloat(v, 'g', 3, 64) + unit
-}
+// print_time64) does, with framework/units' printer: "%.3g" of the
+// largest unit it reaches, so 5ms, 100us, 1.5s, 1.23ms; below a
+// microsecond, whole nanoseconds.
+func (t Time) String() string { return units.SprintTime64(int64(t)) }
 
 // Common durations in simulated nanoseconds.
 const (
