@@ -11,13 +11,12 @@ package main
 
 import (
 	"fmt"
-	"strconv"
-	"strings"
 
 	"github.com/txlab/txlab/framework/plugin/sdk"
 	"github.com/txlab/txlab/framework/qdisc"
 	"github.com/txlab/txlab/framework/sim"
 	"github.com/txlab/txlab/framework/skb"
+	"github.com/txlab/txlab/framework/units"
 )
 
 func main() { sdk.ServeQdisc(New) }
@@ -48,32 +47,41 @@ func (*Shaper) Help() string {
 	return "token-bucket shaper: rate RATE burst SIZE limit SIZE (an out-of-tree example)"
 }
 
-// Init parses "rate 100mbit burst 16kb limit 64kb". The rate defaults to
-// the link speed, the burst to two MTUs, the limit to 100 ms at the rate.
+// Init parses "rate 100mbit burst 16kb limit 64kb" with tc's own readers
+// (qdisc.Args: get_rate64, get_size), as tc's q_tbf.c reads them. The
+// rate defaults to the link speed, the burst to two MTUs, the limit to
+// 100 ms at the rate. Errors carry tc's classes: Args' are parse errors,
+// a request the kernel would refuse is qdisc.Refusef.
 func (s *Shaper) Init(ctx qdisc.Ctx, st qdisc.Setup, args []string) (qdisc.Info, error) {
 	*s = Shaper{rateBps: st.RateBps, burst: 2 * int64(st.MTU)}
 	a := qdisc.NewArgs("shaper", args)
 	for k := a.Next(); k != ""; k = a.Next() {
-		v, err := a.Value(k)
-		if err != nil {
-			return qdisc.Info{}, err
-		}
 		switch k {
 		case "rate":
-			s.rateBps, err = parse(v, rateUnits)
-		case "burst":
-			s.burst, err = parse(v, sizeUnits)
-		case "limit":
-			s.limit, err = parse(v, sizeUnits)
+			r, err := a.Rate64(k) // bytes/s
+			if err != nil {
+				return qdisc.Info{}, err
+			}
+			if r > maxRate {
+				return qdisc.Info{}, qdisc.Parsef("shaper", "rate %s is above %s", units.SprintRate(r), units.SprintRate(maxRate))
+			}
+			s.rateBps = int64(r) * 8
+		case "burst", "limit":
+			n, err := a.Size(k)
+			if err != nil {
+				return qdisc.Info{}, err
+			}
+			if k == "burst" {
+				s.burst = int64(n)
+			} else {
+				s.limit = int64(n)
+			}
 		default:
 			return qdisc.Info{}, a.Unknown(k, "rate", "burst", "limit")
 		}
-		if err != nil {
-			return qdisc.Info{}, fmt.Errorf("shaper: %s %q: %w", k, v, err)
-		}
 	}
 	if s.rateBps <= 0 || s.burst <= 0 {
-		return qdisc.Info{}, fmt.Errorf("shaper: rate and burst must be positive (no link speed to default to?)")
+		return qdisc.Info{}, qdisc.Refusef("shaper", "rate and burst must be positive (no link speed to default to?)")
 	}
 	if s.limit == 0 {
 		s.limit = s.rateBps / 8 / 10
@@ -154,33 +162,12 @@ func (s *Shaper) Stats() qdisc.Stats {
 	}}
 }
 
-// Dump is the option part of tc -d qdisc show.
+// Dump is the option part of tc -d qdisc show, in tc's units.
 func (s *Shaper) Dump() string {
-	return fmt.Sprintf("rate %dbit burst %db limit %db", s.rateBps, s.burst, s.limit)
+	return fmt.Sprintf("rate %s burst %s limit %s", units.SprintRate(uint64(s.rateBps/8)),
+		units.SprintSize(uint64(s.burst)), units.SprintSize(uint64(s.limit)))
 }
 
-type unit struct {
-	suffix string
-	mult   int64
-}
-
-// tc's words: rates in bits/s, sizes in bytes (k = 1024).
-var (
-	rateUnits = []unit{{"gbit", 1e9}, {"mbit", 1e6}, {"kbit", 1e3}, {"bit", 1}}
-	sizeUnits = []unit{{"kb", 1024}, {"mb", 1 << 20}, {"b", 1}, {"k", 1024}, {"m", 1 << 20}}
-)
-
-func parse(v string, units []unit) (int64, error) {
-	num, mult := strings.ToLower(v), int64(1)
-	for _, u := range units {
-		if strings.HasSuffix(num, u.suffix) {
-			num, mult = strings.TrimSuffix(num, u.suffix), u.mult
-			break
-		}
-	}
-	n, err := strconv.ParseInt(num, 10, 64)
-	if err != nil || n < 0 || n > 1<<62/mult {
-		return 0, fmt.Errorf("not a whole number with a tc unit")
-	}
-	return n * mult, nil
-}
+// maxRate bounds the rate, in bytes/s, so that bits/s fit an int64 with
+// room: 1 Pbit/s.
+const maxRate = 1e15 / 8
