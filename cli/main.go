@@ -36,6 +36,7 @@ func main() {
 			os.Exit(ec.ExitCode())
 		}
 		fmt.Fprintln(os.Stderr, "txlab:", err)
+		fmt.Fprint(os.Stderr, plugin.StackOf(err)) // a plugin's panic: its first frames after the line
 		os.Exit(1)
 	}
 }

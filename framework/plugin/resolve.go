@@ -11,7 +11,6 @@ import (
 	"io"
 	"maps"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -416,18 +415,18 @@ func Start(f Found, o Options) (*Proc, error) {
 	if level == hclog.NoLevel {
 		return nil, fmt.Errorf("plugin log level %q: want trace, debug, info, warn or error", o.LogLevel)
 	}
-	tail := &tailWriter{}
-	logger := hclog.New(&hclog.LoggerOptions{Name: "plugin." + f.Name, Output: out, Level: level})
+	tail, crash := &tailWriter{}, &crashWriter{}
+	logger := hclog.New(&hclog.LoggerOptions{Name: "plugin." + f.Name, Output: out, Level: level, Exclude: quietCrash()})
+	pr := newProcRunner(f.Path, f.Sum, sha256.New()) // runner.go: process group, parent-death signal, bounded pipes
 	client := goplugin.NewClient(&goplugin.ClientConfig{
 		HandshakeConfig:  Handshake,
 		Plugins:          pluginMap,
-		Cmd:              exec.Command(f.Path),
+		RunnerFunc:       pr.runnerFunc,
 		AllowedProtocols: []goplugin.Protocol{goplugin.ProtocolGRPC},
-		SecureConfig:     &goplugin.SecureConfig{Checksum: f.Sum, Hash: sha256.New()},
 		AutoMTLS:         true,
 		Managed:          true,
 		Logger:           logger,
-		Stderr:           tail,
+		Stderr:           io.MultiWriter(tail, crash),
 		SyncStdout:       &prefixWriter{out: out, prefix: "[plugin " + f.Name + "] "},
 		SyncStderr:       io.MultiWriter(tail, &prefixWriter{out: out, prefix: "[plugin " + f.Name + "] "}),
 		StartTimeout:     20 * time.Second,
@@ -460,8 +459,11 @@ func Start(f Found, o Options) (*Proc, error) {
 		return fail(fmt.Errorf("is named for %s %s but serves %s", f.Type, f.Name, p.kindList()))
 	}
 	alive := func() error {
-		if client.Exited() {
-			time.Sleep(50 * time.Millisecond) // let its last stderr lines arrive
+		if pr.exited() {
+			pr.drained() // its last stderr lines (a crash's panic)
+			if msg, stack, ok := crash.crash(); ok {
+				return &PanicError{Msg: "the plugin process exited: " + msg, Stack: stack}
+			}
 			return fmt.Errorf("the plugin process exited%s", tail.last())
 		}
 		return nil

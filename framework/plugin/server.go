@@ -3,6 +3,7 @@ package plugin
 import (
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"sync"
 
 	"google.golang.org/protobuf/proto"
@@ -207,7 +208,7 @@ func (s *server) dispatch(st *callState, call, inst uint32, m wire.Method, d *wi
 				status, text = wire.StatusError, me.Msg
 				return
 			}
-			status, text = wire.StatusError, fmt.Sprintf("panic: %v", r)
+			status, text = wire.StatusError, panicReply(r, debug.Stack())
 		}
 	}()
 	st.enc.U8(wire.StatusOK)
