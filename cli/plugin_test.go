@@ -25,7 +25,9 @@ func TestMain(m *testing.M) {
 		main()
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	// Nothing the tests start may survive them: plugins, their
+	// grandchildren, shared-memory files.
+	os.Exit(plugintest.RunChecked(m))
 }
 
 // link makes dir/txlab-qdisc-KIND, a link to this test binary.

@@ -184,7 +184,8 @@ func (w *crashWriter) crash() (msg, stack string, ok bool) {
 
 // quietCrash is an hclog Exclude that drops a crash's lines from the
 // plugin's log (go-plugin logs each at error level): the crash is shown
-// once, after the error line.
+// once, after the error line. go-plugin's "plugin process exited" goes
+// too: the error that ends the run says so, with the exit status.
 func quietCrash() func(hclog.Level, string, ...any) bool {
 	var mu sync.Mutex
 	crashing := false
@@ -193,6 +194,9 @@ func quietCrash() func(hclog.Level, string, ...any) bool {
 		defer mu.Unlock()
 		if level == hclog.Error && isCrashLine(msg) {
 			crashing = true
+		}
+		if msg == "plugin process exited" {
+			return true
 		}
 		return crashing && level >= hclog.Error
 	}

@@ -433,6 +433,10 @@ func Start(f Found, o Options) (*Proc, error) {
 	})
 	p := &Proc{Found: f, client: client, tail: tail}
 	fail := func(err error) (*Proc, error) {
+		if pr.exited() { // say why, not what go-plugin missed
+			pr.drained()
+			err = fmt.Errorf("the plugin process exited during start-up (%s)%s", pr.status(), tail.last())
+		}
 		client.Kill()
 		p.err = fmt.Errorf("plugin %s: %w", label, oneLine(err))
 		return p, p.err
@@ -464,7 +468,7 @@ func Start(f Found, o Options) (*Proc, error) {
 			if msg, stack, ok := crash.crash(); ok {
 				return &PanicError{Msg: "the plugin process exited: " + msg, Stack: stack}
 			}
-			return fmt.Errorf("the plugin process exited%s", tail.last())
+			return fmt.Errorf("the plugin process exited (%s)%s", pr.status(), tail.last())
 		}
 		return nil
 	}

@@ -145,6 +145,19 @@ func (r *procRunner) drained() {
 	}
 }
 
+// status is how the plugin exited ("exit status 4", "signal: killed").
+func (r *procRunner) status() string {
+	select {
+	case <-r.reapCh:
+	case <-time.After(pipeGrace):
+		return "still running"
+	}
+	if r.waitErr == nil {
+		return "exit status 0"
+	}
+	return r.waitErr.Error()
+}
+
 func (r *procRunner) Wait(context.Context) error {
 	<-r.reapCh
 	return r.waitErr

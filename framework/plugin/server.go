@@ -29,6 +29,10 @@ type Catalog struct {
 	Drivers map[string]Kind[driver.Driver]
 }
 
+// garbler is a qdisc that corrupts its own dequeue replies on the wire
+// (plugintest's test_garbage): the host must survive garbage.
+type garbler interface{ GarbleReply(frame []byte) []byte }
+
 // Kind is one qdisc kind or driver a plugin serves.
 type Kind[T any] struct {
 	Help string
@@ -338,6 +342,9 @@ func (s *server) qdiscCall(st *callState, q *qdiscInst, m wire.Method, d *wire.D
 		for i := range st.pkts {
 			e.U64(uint64(st.pkts[i].Handle))
 			e.U8(st.pkts[i].ECN)
+		}
+		if g, ok := q.q.(garbler); ok {
+			e.B = g.GarbleReply(e.B)
 		}
 	case wire.MQPeek:
 		p, ok := q.defaults.Peek(q.q, q.ctx)
