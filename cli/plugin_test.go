@@ -269,3 +269,37 @@ func TestNotAPlugin(t *testing.T) {
 		}
 	}
 }
+
+// A host killed with SIGKILL runs no cleanup at all: its plugins (the
+// built-ins served for --isolate, and a plugin from --plugin) and what
+// they forked (test_fork's grandchild, which also holds the host's
+// stdout and stderr) must still all be gone within a few seconds.
+func TestSigkillLeavesNoPlugin(t *testing.T) {
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
+		t.Skip("needs /proc")
+	}
+	pids := t.TempDir()
+	p := link(t, t.TempDir(), "test_fork")
+	self, _ := os.Executable()
+	args := append(append([]string{}, quick...), "--isolate", "--plugin", p, "--qdisc", "mq test_fork", "--duration", "30s")
+	cmd := exec.Command(self)
+	cmd.Env = append(os.Environ(), "TXLAB_TEST_MAIN=1", "TXLAB_TEST_ARGS="+strings.Join(args, "\x1f"), plugintest.EnvPidDir+"="+pids)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	// Both plugins up, and the grandchild forked.
+	for start := time.Now(); len(plugintest.Pids(pids, "plugin")) < 2 || len(plugintest.Pids(pids, "sleeper")) < 1; time.Sleep(20 * time.Millisecond) {
+		if time.Since(start) > 20*time.Second {
+			t.Fatalf("plugins %v, grandchildren %v", plugintest.Pids(pids, "plugin"), plugintest.Pids(pids, "sleeper"))
+		}
+	}
+	time.Sleep(200 * time.Millisecond) // inside the run
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+	if err := plugintest.Leftovers(pids, 3*time.Second, nil); err != nil {
+		t.Fatal(err)
+	}
+}
