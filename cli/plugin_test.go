@@ -116,11 +116,13 @@ func TestPluginTestFails(t *testing.T) {
 	}
 }
 
-// A plugin that crashes, hangs or hands back a packet twice or one it
-// never got, mid-run: one clear line naming it and what it did, exit 1.
+// A plugin that crashes, panics, hangs or hands back a packet twice or
+// one it never got, mid-run: one clear line naming it and what it did
+// (for a panic, where), exit 1; a panic's first frames after that line.
 func TestRunBadPluginExit(t *testing.T) {
 	for _, tc := range []struct{ kind, what string }{
-		{"test_crash", "exited: panic: test_crash: crashing on purpose"},
+		{"test_crash", "exited: panic: test_crash: crashing on purpose (at "},
+		{"test_panic", "panic: test_panic: a bug in the plugin (at "},
 		{"test_hang", "no answer within 1s: the plugin hangs"},
 		{"test_twice", "twice"},
 		{"test_forge", "which it was never handed"},
@@ -132,12 +134,17 @@ func TestRunBadPluginExit(t *testing.T) {
 			if code != 1 {
 				t.Fatalf("exit %d, want 1; stderr %q", code, stderr)
 			}
-			last := strings.TrimSpace(stderr)
-			last = last[strings.LastIndex(last, "\n")+1:]
+			// The error line, then (a panic) its stack.
+			last, stack, _ := strings.Cut(stderr[strings.LastIndex(stderr, "txlab: "):], "\n")
 			for _, w := range []string{"txlab:", "plugin qdisc " + tc.kind, "dequeue", tc.what} {
 				if !strings.Contains(last, w) {
-					t.Errorf("last stderr line %q lacks %q", last, w)
+					t.Errorf("error line %q lacks %q", last, w)
 				}
+			}
+			panicked := strings.Contains(tc.what, "panic")
+			if panicked != strings.HasPrefix(stack, "stack of plugin qdisc "+tc.kind) ||
+				panicked && !strings.Contains(stack, "plugintest.go:") {
+				t.Errorf("after the error line: %q", stack)
 			}
 		})
 	}

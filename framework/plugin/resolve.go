@@ -435,7 +435,11 @@ func Start(f Found, o Options) (*Proc, error) {
 	fail := func(err error) (*Proc, error) {
 		if pr.exited() { // say why, not what go-plugin missed
 			pr.drained()
-			err = fmt.Errorf("the plugin process exited during start-up (%s)%s", pr.status(), tail.last())
+			if last := tail.last(); last != "" {
+				err = fmt.Errorf("the plugin process exited during start-up (%s)%s", pr.status(), last)
+			} else {
+				err = fmt.Errorf("the plugin process exited during start-up (%s): %w", pr.status(), oneLine(err))
+			}
 		}
 		client.Kill()
 		p.err = fmt.Errorf("plugin %s: %w", label, oneLine(err))
