@@ -28,6 +28,7 @@ func pluginFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "isolate", Usage: "run the built-in qdiscs and drivers out of process, served by this binary"},
 		&cli.StringSliceFlag{Name: "plugin", Usage: "a plugin binary (txlab-qdisc-KIND or txlab-driver-NAME); repeatable"},
 		&cli.StringFlag{Name: "plugin-dir", EnvVars: []string{plugin.EnvDir}, Usage: "a plugin directory, checksums in its " + plugin.Manifest},
+		&cli.StringSliceFlag{Name: "plugin-override", EnvVars: []string{plugin.EnvOverride}, Usage: "let the plugin directory's plugin named NAME replace the built-in NAME (refused otherwise); repeatable"},
 		&cli.DurationFlag{Name: "plugin-timeout", Value: plugin.DefaultTimeout, Usage: "how long one plugin call may take before the plugin counts as hung"},
 		&cli.StringFlag{Name: "plugin-transport", EnvVars: []string{plugin.EnvTransport}, Value: "shm", Usage: "plugin data path: shm (shared memory) or grpc (a stream)"},
 		&cli.StringFlag{Name: "plugin-log", Value: "error", Usage: "plugin log level shown on stderr: trace, debug, info, warn, error"},
@@ -37,12 +38,15 @@ func pluginFlags() []cli.Flag {
 func pluginOptions(c *cli.Context) (plugin.Options, error) {
 	o := plugin.Options{Isolate: c.Bool("isolate"), Paths: c.StringSlice("plugin"), Dir: c.String("plugin-dir"),
 		Timeout: c.Duration("plugin-timeout"), Transport: c.String("plugin-transport"), LogLevel: c.String("plugin-log"),
-		Log: c.App.ErrWriter}
+		Override: c.StringSlice("plugin-override"), Log: c.App.ErrWriter}
 	if o.Timeout <= 0 {
 		return o, fmt.Errorf("--plugin-timeout must be positive, got %v", o.Timeout)
 	}
 	if t := o.Transport; t != "shm" && t != "grpc" {
 		return o, fmt.Errorf("--plugin-transport %q: want shm or grpc", t)
+	}
+	if err := o.CheckOverrides(); err != nil {
+		return o, err
 	}
 	return o, nil
 }
@@ -132,6 +136,11 @@ func pluginList(c *cli.Context) error {
 	}
 	var bad error
 	for _, f := range found {
+		if _, err := o.Replaces(f); err != nil {
+			fmt.Fprintf(w, "%s\t%s\t-\t%s\tREFUSED: %v\n", f.Type, f.Name, f.Path, err)
+			bad = err
+			continue
+		}
 		p, err := plugin.Start(f, o)
 		if err != nil {
 			fmt.Fprintf(w, "%s\t%s\t-\t%s\tREFUSED: %v\n", f.Type, f.Name, f.Path, err)

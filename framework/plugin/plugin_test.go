@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -469,5 +470,50 @@ func TestTimerAcrossBoundary(t *testing.T) {
 	}
 	if st := q.Stats(); st.Qlen != 1 || q.PluginDead() != nil {
 		t.Fatalf("qlen %d, dead %v", st.Qlen, q.PluginDead())
+	}
+}
+
+// A plugin in the plugin directory with a built-in's name is refused
+// when a run uses that name, unless Override names it; one named with
+// --plugin replaces the built-in as asked. The report says which
+// built-ins were replaced, and by what.
+func TestOverrideBuiltin(t *testing.T) {
+	dir := t.TempDir()
+	f, err := plugin.Locate(linkPlugin(t, dir, "pfifo")) // the test binary serves the built-ins too
+	if err != nil {
+		t.Fatal(err)
+	}
+	manifest := fmt.Sprintf("%x  %s\n", f.Sum, filepath.Base(f.Path))
+	if err := os.WriteFile(filepath.Join(dir, plugin.Manifest), []byte(manifest), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	note := []string{"qdisc pfifo: " + f.Path}
+	for _, tc := range []struct {
+		name  string
+		qdisc string
+		o     plugin.Options
+		err   string   // the run's error ("": none)
+		notes []string // the report's plugin_overrides
+	}{
+		{"dir refused", "mq pfifo limit 50", plugin.Options{Dir: dir},
+			"has the name of the built-in qdisc pfifo: refused (rename it, or replace the built-in with --plugin-override pfifo)", nil},
+		{"dir, name unused", "mq fq", plugin.Options{Dir: dir}, "", nil},
+		{"dir overridden", "mq pfifo limit 50", plugin.Options{Dir: dir, Override: []string{"pfifo"}}, "", note},
+		{"named on the command line", "mq pfifo limit 50", plugin.Options{Paths: []string{f.Path}}, "", note},
+		{"override of no built-in", "mq fq", plugin.Options{Dir: dir, Override: []string{"pfifo2"}},
+			`--plugin-override "pfifo2": no built-in qdisc or driver has that name`, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := small(tc.qdisc, "ice")
+			s.Plugins = tc.o
+			s.Plugins.Log = io.Discard
+			rep, err := run.Run(s, nil)
+			if tc.err == "" && err != nil || tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)) {
+				t.Fatalf("error %v, want %q", err, tc.err)
+			}
+			if !slices.Equal(rep.PluginOverrides, tc.notes) {
+				t.Fatalf("plugin_overrides %q, want %q", rep.PluginOverrides, tc.notes)
+			}
+		})
 	}
 }

@@ -30,6 +30,7 @@ import (
 // Env names.
 const (
 	EnvDir        = "TXLAB_PLUGIN_DIR"        // the plugin directory
+	EnvOverride   = "TXLAB_PLUGIN_OVERRIDE"   // built-ins the directory's plugins may replace (comma-separated)
 	EnvTransport  = "TXLAB_PLUGIN_TRANSPORT"  // "shm" (default) or "grpc"
 	EnvCPUProfile = "TXLAB_PLUGIN_CPUPROFILE" // a plugin profiles itself to FILE.PID
 	Manifest      = "txlab-plugins.sum"       // checksums of a directory's plugins
@@ -54,6 +55,9 @@ type Options struct {
 	Timeout time.Duration
 	// Transport is "shm" (default where supported) or "grpc".
 	Transport string
+	// Override names the built-ins a plugin from Dir may replace
+	// (override.go).
+	Override []string
 	// Log receives the plugins' log lines, prefixed with the plugin's
 	// name (nil: stderr); LogLevel is hclog's ("" = error).
 	Log      io.Writer
@@ -267,11 +271,18 @@ type Host struct {
 	found  map[string]Found // "qdisc/KIND", "driver/NAME"
 	procs  map[string]*Proc // by path
 	selfFd Found
+	// replacing are the plugins in found with a built-in's name: the
+	// report's note, or why they are refused (override.go).
+	replacing map[string]replacement
+	overrides []string // the notes of those used, sorted
 }
 
 // NewHost discovers the plugins o names.
 func NewHost(o Options) (*Host, error) {
 	h := &Host{opts: o, found: map[string]Found{}, procs: map[string]*Proc{}}
+	if err := o.CheckOverrides(); err != nil {
+		return nil, err
+	}
 	fs, err := Discover(o)
 	if err != nil {
 		return nil, err
@@ -281,6 +292,7 @@ func NewHost(o Options) (*Host, error) {
 		if prev, ok := h.found[key]; ok {
 			return nil, fmt.Errorf("%s %s is served by both %s and %s", f.Type, f.Name, prev.Path, f.Path)
 		}
+		h.noteReplacement(key, f)
 		h.found[key] = f
 	}
 	if o.Isolate {
@@ -333,6 +345,9 @@ func (h *Host) proc(f Found) (*Proc, error) {
 // Qdisc implements netdev.Resolver.
 func (h *Host) Qdisc(kind string) (qdisc.Qdisc, error) {
 	f, ok := h.found["qdisc/"+kind]
+	if err := h.useReplacement("qdisc/" + kind); err != nil {
+		return nil, err
+	}
 	if !ok {
 		if !h.opts.Isolate || !slices.Contains(qdisc.Kinds(), kind) {
 			return qdisc.New(kind)
@@ -349,6 +364,9 @@ func (h *Host) Qdisc(kind string) (qdisc.Qdisc, error) {
 // Driver implements netdev.Resolver.
 func (h *Host) Driver(name string) (driver.Driver, error) {
 	f, ok := h.found["driver/"+name]
+	if err := h.useReplacement("driver/" + name); err != nil {
+		return nil, err
+	}
 	if !ok {
 		if !h.opts.Isolate || !slices.Contains(driver.Names(), name) {
 			return driver.New(name)

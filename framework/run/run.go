@@ -155,13 +155,14 @@ func RunTraced(spec Spec, progress Progress, tr *trace.Run) (*report.Report, err
 	}
 	defer e.Close()
 	net := netdev.NewNet(e, cfg)
+	var host *plugin.Host
 	if spec.Plugins.Enabled() {
-		host, err := plugin.NewHost(spec.Plugins)
-		if err != nil {
+		if host, err = plugin.NewHost(spec.Plugins); err != nil {
 			return fail(err)
 		}
 		defer host.Close()
 		net.Plugins = host
+		defer func() { rep.PluginOverrides = host.Overrides() }() // also on the failure paths
 	}
 	var qwords []string
 	if q := strings.TrimSpace(spec.Qdisc); q != "" {
@@ -216,6 +217,9 @@ func RunTraced(spec Spec, progress Progress, tr *trace.Run) (*report.Report, err
 		}
 	}
 	tv.Phase("report")
+	if host != nil {
+		rep.PluginOverrides = host.Overrides()
+	}
 	if runErr != nil {
 		net.LoseToDeadPlugins()
 	}
@@ -244,6 +248,9 @@ func summary(rep *report.Report) []attribute.KeyValue {
 	sort.Strings(reasons)
 	for _, r := range reasons {
 		kv = append(kv, attribute.Int64("drops."+r, int64(rep.Drops[r])))
+	}
+	if len(rep.PluginOverrides) > 0 {
+		kv = append(kv, attribute.StringSlice("plugins.overrides", rep.PluginOverrides))
 	}
 	return kv
 }
