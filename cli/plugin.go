@@ -22,6 +22,10 @@ import (
 	"github.com/txlab/txlab/framework/workload"
 )
 
+// maxPluginTimeout bounds --plugin-timeout: a hung plugin must end a
+// run in a time a user waits for.
+const maxPluginTimeout = time.Hour
+
 // pluginFlags say which plugins a run may use.
 func pluginFlags() []cli.Flag {
 	return []cli.Flag{
@@ -39,8 +43,8 @@ func pluginOptions(c *cli.Context) (plugin.Options, error) {
 	o := plugin.Options{Isolate: c.Bool("isolate"), Paths: c.StringSlice("plugin"), Dir: c.String("plugin-dir"),
 		Timeout: c.Duration("plugin-timeout"), Transport: c.String("plugin-transport"), LogLevel: c.String("plugin-log"),
 		Override: c.StringSlice("plugin-override"), Log: c.App.ErrWriter}
-	if o.Timeout <= 0 {
-		return o, fmt.Errorf("--plugin-timeout must be positive, got %v", o.Timeout)
+	if o.Timeout <= 0 || o.Timeout > maxPluginTimeout {
+		return o, fmt.Errorf("--plugin-timeout %v: want more than 0 and at most %v", o.Timeout, maxPluginTimeout)
 	}
 	if t := o.Transport; t != "shm" && t != "grpc" {
 		return o, fmt.Errorf("--plugin-transport %q: want shm or grpc", t)
@@ -84,8 +88,8 @@ func pluginCommand() *cli.Command {
 				ArgsUsage: "PATH-OR-NAME",
 				Flags: append(flags,
 					&cli.StringFlag{Name: "args", Usage: "tc options to init the qdisc with, e.g. \"limit 100\""},
-					&cli.IntFlag{Name: "limit", Usage: "the packet limit --args sets, to check it is respected"},
-					&cli.IntFlag{Name: "packets", Value: 3000, Usage: "packets per check"},
+					&cli.IntFlag{Name: "limit", Usage: fmt.Sprintf("the packet limit --args sets, to check it is respected (0: not checked; at most %d)", qdisctest.MaxLimit)},
+					&cli.IntFlag{Name: "packets", Value: 3000, Usage: fmt.Sprintf("packets the accounting-identity check pushes (1 to %d)", qdisctest.MaxPkts)},
 				),
 				Action: pluginTest,
 			},
@@ -206,6 +210,13 @@ func pluginTest(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	topts := qdisctest.Options{Args: strings.Fields(c.String("args")), Limit: c.Int("limit"), Pkts: c.Int("packets")}
+	switch {
+	case topts.Pkts < 1 || topts.Pkts > qdisctest.MaxPkts:
+		return fmt.Errorf("plugin test: --packets %d: want 1 to %d", topts.Pkts, qdisctest.MaxPkts)
+	case topts.Limit < 0 || topts.Limit > qdisctest.MaxLimit:
+		return fmt.Errorf("plugin test: --limit %d: want 0 (not checked) to %d", topts.Limit, qdisctest.MaxLimit)
+	}
 	f, name, err := locate(o, args[0])
 	if err != nil {
 		return fmt.Errorf("plugin test: %w", err)
@@ -218,40 +229,62 @@ func pluginTest(c *cli.Context) error {
 	if err != nil {
 		return fmt.Errorf("plugin test: %w", err)
 	}
-	defer p.Close()
+	defer func() { p.Close() }() // p is replaced when a check kills the plugin
 	out := c.App.Writer
 	fmt.Fprintf(out, "plugin %s %s (%s), version %s\n", map[bool]string{true: "qdisc", false: "driver"}[isQdisc], name, f.Path, p.Desc.Version)
 	if !isQdisc {
 		return driverSmoke(c, o, f, name)
 	}
+	// Each check gets a fresh instance, and a fresh process if the last
+	// check killed the plugin, so one failure does not hide the others.
 	factory := func() qdisc.Qdisc {
+		if p.Err() != nil {
+			p.Close()
+			np, err := plugin.Start(f, o)
+			if err != nil {
+				return brokenQdisc{err}
+			}
+			p = np
+		}
 		q, err := p.NewQdisc(name)
 		if err != nil {
 			return brokenQdisc{err}
 		}
 		return q
 	}
-	results := qdisctest.Run(factory, qdisctest.Options{Args: strings.Fields(c.String("args")), Limit: c.Int("limit"), Pkts: c.Int("packets")})
-	failed := map[string]error{}
+	results := qdisctest.Run(factory, topts)
+	byCheck := map[string]qdisctest.Result{}
 	for _, r := range results {
-		failed[r.Check] = r.Err
+		byCheck[r.Check] = r
 	}
 	checks := qdisctest.Checks()
-	if err, ok := failed["init"]; ok {
-		fmt.Fprintf(out, "  FAIL  init: %v\n", err)
+	if r, ok := byCheck["init"]; ok {
+		fmt.Fprintf(out, "  FAIL  init: %v\n", r.Err)
+		fmt.Fprint(c.App.ErrWriter, plugin.StackOf(r.Err))
 		return cli.Exit(fmt.Sprintf("plugin test: %s does not init with %q", name, c.String("args")), 1)
 	}
+	failed, notRun := 0, 0
+	skipped := topts.Skipped()
 	for _, ch := range checks {
-		if err, ok := failed[ch]; ok {
-			fmt.Fprintf(out, "  FAIL  %s: %v\n", ch, err)
-		} else {
+		r, ok := byCheck[ch]
+		switch {
+		case ok && r.Blocked:
+			fmt.Fprintf(out, "  --    %s: not run to its end: %v\n", ch, r.Err)
+			notRun++
+		case ok:
+			fmt.Fprintf(out, "  FAIL  %s: %v\n", ch, r.Err)
+			fmt.Fprint(c.App.ErrWriter, plugin.StackOf(r.Err))
+			failed++
+		case skipped[ch] != "":
+			fmt.Fprintf(out, "  skip  %s: %s\n", ch, skipped[ch])
+		default:
 			fmt.Fprintf(out, "  ok    %s\n", ch)
 		}
 	}
-	if len(failed) > 0 {
-		return cli.Exit(fmt.Sprintf("plugin test: %s failed %d of %d checks", name, len(failed), len(checks)), 1)
+	if failed > 0 {
+		return cli.Exit(fmt.Sprintf("plugin test: %s failed %d of %d checks (%d not run)", name, failed, len(checks), notRun), 1)
 	}
-	fmt.Fprintf(out, "PASS: %d checks\n", len(checks))
+	fmt.Fprintf(out, "PASS: %d checks (%d skipped)\n", len(checks)-len(skipped), len(skipped))
 	return nil
 }
 

@@ -114,6 +114,48 @@ func TestPluginTestFails(t *testing.T) {
 		!strings.Contains(string(out), "no watchdog is armed") {
 		t.Fatalf("plugin test of a qdisc that forgets its watchdog: %v\n%s", err, out)
 	}
+	// Each failure under the check it belongs to: the stall fails the
+	// progress check only; the checks it stopped say so.
+	for _, tc := range []struct{ kind, fails, stopped string }{
+		{"test_stalled", "dequeue progresses or arms the watchdog", "accounting identity"},
+		{"test_leaky", "qlen and backlog agree with contents", "accounting identity"},
+	} {
+		cmd := exec.Command(self)
+		cmd.Env = append(os.Environ(), "TXLAB_TEST_MAIN=1", "TXLAB_TEST_ARGS="+strings.Join([]string{"plugin", "test", link(t, t.TempDir(), tc.kind)}, "\x1f"))
+		out, err := cmd.CombinedOutput()
+		if err == nil || strings.Count(string(out), "FAIL") != 1 || !strings.Contains(string(out), "FAIL  "+tc.fails+":") ||
+			!strings.Contains(string(out), "--    "+tc.stopped+": not run to its end: stopped by the failure of \""+tc.fails+"\"") ||
+			!strings.Contains(string(out), "skip  limit respected") {
+			t.Errorf("plugin test %s: %v\n%s", tc.kind, err, out)
+		}
+	}
+}
+
+// Every plugin test flag is bounded: a bad value is one line naming the
+// flag and its range, exit 1, before anything starts.
+func TestPluginTestFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--packets", "-5"}, "--packets -5: want 1 to 1000000"},
+		{[]string{"--packets", "0"}, "--packets 0: want 1 to 1000000"},
+		{[]string{"--packets", "1000001"}, "--packets 1000001: want 1 to 1000000"},
+		{[]string{"--limit", "-1"}, "--limit -1: want 0 (not checked) to 100000"},
+		{[]string{"--limit", "100001"}, "--limit 100001: want 0 (not checked) to 100000"},
+		{[]string{"--plugin-timeout", "0s"}, "--plugin-timeout 0s: want more than 0 and at most 1h0m0s"},
+		{[]string{"--plugin-timeout", "2h"}, "--plugin-timeout 2h0m0s: want more than 0 and at most 1h0m0s"},
+		{[]string{"--plugin-transport", "udp"}, `--plugin-transport "udp": want shm or grpc`},
+		{[]string{"--plugin-log", "loud"}, `plugin log level "loud"`},
+		{[]string{"--plugin-override", "nosuch"}, `--plugin-override "nosuch": no built-in qdisc or driver has that name`},
+		{[]string{"--args", "limit -3"}, `does not init with "limit -3"`},
+	} {
+		stderr, code := exitOf(t, append([]string{"plugin", "test", "pfifo"}, tc.args...)...)
+		line := strings.TrimSpace(stderr)
+		if code != 1 || strings.Contains(line, "\n") || !strings.Contains(line, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want one line with %q", tc.args, code, stderr, tc.want)
+		}
+	}
 }
 
 // A plugin that crashes, panics, hangs or hands back a packet twice or

@@ -358,7 +358,8 @@ func TestChecksumRefused(t *testing.T) {
 }
 
 // A driver plugin named on the command line (txlab-driver-NAME) runs
-// like a built-in, with the same report.
+// like a built-in, with the same report but for the note that it
+// replaced the built-in.
 func TestExternalDriver(t *testing.T) {
 	p := plugintest.Link(t, t.TempDir(), plugin.DriverPrefix, "idpf")
 	s := small("mq fq", "idpf")
@@ -367,7 +368,15 @@ func TestExternalDriver(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Plugins = plugin.Options{Paths: []string{p}, Log: io.Discard}
-	out, err := jsonOf(t, s)
+	rep, err := run.Run(s, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"driver idpf: " + p}; !slices.Equal(rep.PluginOverrides, want) {
+		t.Fatalf("plugin_overrides %q, want %q", rep.PluginOverrides, want)
+	}
+	rep.PluginOverrides, rep.SimWallNs = nil, 0
+	out, err := json.MarshalIndent(rep, "", "  ")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -451,7 +451,7 @@ func Start(f Found, o Options) (*Proc, error) {
 	})
 	p := &Proc{Found: f, client: client, tail: tail}
 	fail := func(err error) (*Proc, error) {
-		if pr.exited() { // say why, not what go-plugin missed
+		if pr.exitedWithin(200 * time.Millisecond) { // say why, not what go-plugin missed
 			pr.drained()
 			if last := tail.last(); last != "" {
 				err = fmt.Errorf("the plugin process exited during start-up (%s)%s", pr.status(), last)

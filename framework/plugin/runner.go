@@ -127,11 +127,25 @@ func (r *procRunner) wait() {
 }
 
 // exited reports whether the plugin process has exited.
-func (r *procRunner) exited() bool {
+func (r *procRunner) exited() bool { return r.exitedWithin(0) }
+
+// exitedWithin reports whether the plugin process exits within d (it
+// may still be exiting when go-plugin has seen its stdout close).
+func (r *procRunner) exitedWithin(d time.Duration) bool {
+	if d <= 0 {
+		select {
+		case <-r.exitCh:
+			return true
+		default:
+			return false
+		}
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
 	select {
 	case <-r.exitCh:
 		return true
-	default:
+	case <-t.C:
 		return false
 	}
 }
