@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -351,4 +352,53 @@ func TestSigkillLeavesNoPlugin(t *testing.T) {
 	if err := plugintest.Leftovers(pids, 3*time.Second, nil); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// countWriter counts what is written to it and keeps the last line.
+type countWriter struct {
+	n    int
+	tail []byte
+}
+
+func (c *countWriter) Write(b []byte) (int, error) {
+	c.n += len(b)
+	c.tail = append(c.tail, b...)
+	if len(c.tail) > 4096 {
+		c.tail = c.tail[len(c.tail)-2048:]
+	}
+	return len(b), nil
+}
+
+// A plugin flooding stdout, stderr and raw fd 2 (16 MB each, and a
+// 256 KB line) does not grow the host: its peak RSS stays within 32 MB
+// of the same run's without the flood, and the run ends as usual.
+func TestFloodBoundedMemory(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("peak RSS in KB from getrusage is Linux's")
+	}
+	p := link(t, t.TempDir(), "test_flood")
+	self, _ := os.Executable()
+	rss := map[string]int64{}
+	for _, mb := range []string{"0", "16"} {
+		args := append(append([]string{}, quick...), "--plugin", p, "--qdisc", "mq test_flood", "--format", "json")
+		cmd := exec.Command(self)
+		cmd.Env = append(os.Environ(), "TXLAB_TEST_MAIN=1", "TXLAB_TEST_ARGS="+strings.Join(args, "\x1f"), plugintest.EnvFloodMB+"="+mb)
+		var stdout bytes.Buffer
+		stderr := &countWriter{}
+		cmd.Stdout, cmd.Stderr = &stdout, stderr
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("flood %s MB: %v: %s", mb, err, stderr.tail)
+		}
+		if !strings.Contains(stdout.String(), `"accounting_ok": true`) {
+			t.Fatalf("flood %s MB: accounting not OK", mb)
+		}
+		if mb != "0" && stderr.n < 32<<20 {
+			t.Fatalf("flood %s MB: only %d bytes reached the host's stderr", mb, stderr.n)
+		}
+		rss[mb] = cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss // KB on Linux
+	}
+	if rss["16"] > rss["0"]+32<<10 {
+		t.Fatalf("peak RSS %d KB with the flood, %d KB without", rss["16"], rss["0"])
+	}
+	t.Logf("peak RSS %d KB with a 48 MB flood, %d KB without", rss["16"], rss["0"])
 }

@@ -170,8 +170,11 @@ func (w *crashWriter) crash() (msg, stack string, ok bool) {
 	}
 	text := strings.TrimRight(string(w.buf), "\n")
 	msg, rest, _ := strings.Cut(text, "\n")
-	// The goroutine that crashed: up to the next blank line.
-	rest = strings.TrimLeft(rest, "\n")
+	// The goroutine that crashed: from its "goroutine N" line up to the
+	// next blank line.
+	if i := strings.Index(rest, "goroutine "); i >= 0 {
+		rest = rest[i:]
+	}
 	if i := strings.Index(rest, "\n\n"); i >= 0 {
 		rest = rest[:i]
 	}
