@@ -71,7 +71,8 @@ func (r *procRunner) runnerFunc(_ hclog.Logger, tmpl *exec.Cmd, _ string) (runne
 	}
 	r.cmd = exec.Command(r.path)
 	r.cmd.Env = tmpl.Env
-	r.cmd.Stdin = tmpl.Stdin
+	// No stdin (go-plugin passes the host's): in a process group of its
+	// own, a plugin reading the terminal would be stopped by SIGTTIN.
 	r.cmd.SysProcAttr = pluginProcAttr()
 	return r, nil
 }
