@@ -30,6 +30,7 @@ func main() {
 	plugin.Cleanup()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "txlab:", errorLine(err))
+		fmt.Fprint(os.Stderr, plugin.StackOf(err)) // a plugin's panic: its first frames after the line
 		os.Exit(exitCode(err))
 	}
 }

@@ -19,15 +19,13 @@ import (
 	"github.com/txlab/txlab/framework/workload"
 )
 
-// maxTestPackets bounds plugin test's --packets and --limit.
-const maxTestPackets = 1_000_000
-
 // pluginFlags say which plugins a run may use.
 func pluginFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.BoolFlag{Name: "isolate", Usage: "run the built-in qdiscs and drivers out of process, served by this binary"},
 		&cli.StringSliceFlag{Name: "plugin", Usage: "a plugin binary (txlab-qdisc-KIND or txlab-driver-NAME); repeatable"},
 		&cli.StringFlag{Name: "plugin-dir", EnvVars: []string{plugin.EnvDir}, Usage: "a plugin directory, checksums in its " + plugin.Manifest},
+		&cli.StringSliceFlag{Name: "plugin-override", EnvVars: []string{plugin.EnvOverride}, Usage: "let the plugin directory's plugin named NAME replace the built-in NAME (refused otherwise); repeatable"},
 		&cli.DurationFlag{Name: "plugin-timeout", Value: plugin.DefaultTimeout, Usage: "how long one plugin call may take before the plugin counts as hung"},
 		&cli.StringFlag{Name: "plugin-transport", EnvVars: []string{plugin.EnvTransport}, Value: "shm", Usage: "plugin data path: shm (shared memory) or grpc (a stream)"},
 		&cli.StringFlag{Name: "plugin-log", Value: "error", Usage: "plugin log level shown on stderr: trace, debug, info, warn, error"},
@@ -37,12 +35,15 @@ func pluginFlags() []cli.Flag {
 func pluginOptions(c *cli.Context) (plugin.Options, error) {
 	o := plugin.Options{Isolate: c.Bool("isolate"), Paths: c.StringSlice("plugin"), Dir: c.String("plugin-dir"),
 		Timeout: c.Duration("plugin-timeout"), Transport: c.String("plugin-transport"), LogLevel: c.String("plugin-log"),
-		Log: c.App.ErrWriter}
+		Override: c.StringSlice("plugin-override"), Log: c.App.ErrWriter}
 	if o.Timeout <= 0 || o.Timeout > maxTimeoutFlag {
 		return o, fmt.Errorf("--plugin-timeout %v is out of range: 1ns..%v", o.Timeout, maxTimeoutFlag)
 	}
 	if t := o.Transport; t != "shm" && t != "grpc" {
 		return o, fmt.Errorf("--plugin-transport %q: want shm or grpc", t)
+	}
+	if err := o.CheckOverrides(); err != nil {
+		return o, err
 	}
 	return o, nil
 }
@@ -65,8 +66,8 @@ func pluginCommand() *cli.Command {
 				ArgsUsage: "PATH-OR-NAME",
 				Flags: append(flags,
 					&cli.StringFlag{Name: "args", Usage: "tc options to init the qdisc with, e.g. \"limit 100\""},
-					&cli.IntFlag{Name: "limit", Usage: fmt.Sprintf("the packet limit --args sets, to check it is respected; 0 (none) or 1..%d", maxTestPackets)},
-					&cli.IntFlag{Name: "packets", Value: 3000, Usage: fmt.Sprintf("packets per check; 1..%d", maxTestPackets)},
+					&cli.IntFlag{Name: "limit", Usage: fmt.Sprintf("the packet limit --args sets, to check it is respected (0: not checked; at most %d)", qdisctest.MaxLimit)},
+					&cli.IntFlag{Name: "packets", Value: 3000, Usage: fmt.Sprintf("packets the accounting-identity check pushes (1 to %d)", qdisctest.MaxPkts)},
 				),
 				Action: pluginTest,
 			},
@@ -117,6 +118,11 @@ func pluginList(c *cli.Context) error {
 	}
 	var bad error
 	for _, f := range found {
+		if _, err := o.Replaces(f); err != nil {
+			fmt.Fprintf(w, "%s\t%s\t-\t%s\tREFUSED: %v\n", f.Type, f.Name, f.Path, err)
+			bad = err
+			continue
+		}
 		p, err := plugin.Start(f, o)
 		if err != nil {
 			fmt.Fprintf(w, "%s\t%s\t-\t%s\tREFUSED: %v\n", f.Type, f.Name, f.Path, err)
@@ -178,15 +184,16 @@ func pluginTest(c *cli.Context) error {
 	if len(args) != 1 {
 		return errors.New("plugin test: want one PATH-OR-NAME")
 	}
-	if n := c.Int("packets"); n < 1 || n > maxTestPackets {
-		return fmt.Errorf("--packets %d is out of range: 1..%d", n, maxTestPackets)
-	}
-	if n := c.Int("limit"); n < 0 || n > maxTestPackets {
-		return fmt.Errorf("--limit %d is out of range: 0 (none) or 1..%d", n, maxTestPackets)
-	}
 	o, err := pluginOptions(c)
 	if err != nil {
 		return err
+	}
+	topts := qdisctest.Options{Args: strings.Fields(c.String("args")), Limit: c.Int("limit"), Pkts: c.Int("packets")}
+	switch {
+	case topts.Pkts < 1 || topts.Pkts > qdisctest.MaxPkts:
+		return fmt.Errorf("plugin test: --packets %d: want 1 to %d", topts.Pkts, qdisctest.MaxPkts)
+	case topts.Limit < 0 || topts.Limit > qdisctest.MaxLimit:
+		return fmt.Errorf("plugin test: --limit %d: want 0 (not checked) to %d", topts.Limit, qdisctest.MaxLimit)
 	}
 	f, name, err := locate(o, args[0])
 	if err != nil {
@@ -200,40 +207,62 @@ func pluginTest(c *cli.Context) error {
 	if err != nil {
 		return fmt.Errorf("plugin test: %w", err)
 	}
-	defer p.Close()
+	defer func() { p.Close() }() // p is replaced when a check kills the plugin
 	out := c.App.Writer
 	fmt.Fprintf(out, "plugin %s %s (%s), version %s\n", map[bool]string{true: "qdisc", false: "driver"}[isQdisc], name, f.Path, p.Desc.Version)
 	if !isQdisc {
 		return driverSmoke(c, o, f, name)
 	}
+	// Each check gets a fresh instance, and a fresh process if the last
+	// check killed the plugin, so one failure does not hide the others.
 	factory := func() qdisc.Qdisc {
+		if p.Err() != nil {
+			p.Close()
+			np, err := plugin.Start(f, o)
+			if err != nil {
+				return brokenQdisc{err}
+			}
+			p = np
+		}
 		q, err := p.NewQdisc(name)
 		if err != nil {
 			return brokenQdisc{err}
 		}
 		return q
 	}
-	results := qdisctest.Run(factory, qdisctest.Options{Args: strings.Fields(c.String("args")), Limit: c.Int("limit"), Pkts: c.Int("packets")})
-	failed := map[string]error{}
+	results := qdisctest.Run(factory, topts)
+	byCheck := map[string]qdisctest.Result{}
 	for _, r := range results {
-		failed[r.Check] = r.Err
+		byCheck[r.Check] = r
 	}
 	checks := qdisctest.Checks()
-	if err, ok := failed["init"]; ok {
-		fmt.Fprintf(out, "  FAIL  init: %v\n", err)
+	if r, ok := byCheck["init"]; ok {
+		fmt.Fprintf(out, "  FAIL  init: %v\n", r.Err)
+		fmt.Fprint(c.App.ErrWriter, plugin.StackOf(r.Err))
 		return cli.Exit(fmt.Sprintf("plugin test: %s does not init with %q", name, c.String("args")), 1)
 	}
+	failed, notRun := 0, 0
+	skipped := topts.Skipped()
 	for _, ch := range checks {
-		if err, ok := failed[ch]; ok {
-			fmt.Fprintf(out, "  FAIL  %s: %v\n", ch, err)
-		} else {
+		r, ok := byCheck[ch]
+		switch {
+		case ok && r.Blocked:
+			fmt.Fprintf(out, "  --    %s: not run to its end: %v\n", ch, r.Err)
+			notRun++
+		case ok:
+			fmt.Fprintf(out, "  FAIL  %s: %v\n", ch, r.Err)
+			fmt.Fprint(c.App.ErrWriter, plugin.StackOf(r.Err))
+			failed++
+		case skipped[ch] != "":
+			fmt.Fprintf(out, "  skip  %s: %s\n", ch, skipped[ch])
+		default:
 			fmt.Fprintf(out, "  ok    %s\n", ch)
 		}
 	}
-	if len(failed) > 0 {
-		return cli.Exit(fmt.Sprintf("plugin test: %s failed %d of %d checks", name, len(failed), len(checks)), 1)
+	if failed > 0 {
+		return cli.Exit(fmt.Sprintf("plugin test: %s failed %d of %d checks (%d not run)", name, failed, len(checks), notRun), 1)
 	}
-	fmt.Fprintf(out, "PASS: %d checks\n", len(checks))
+	fmt.Fprintf(out, "PASS: %d checks (%d skipped)\n", len(checks)-len(skipped), len(skipped))
 	return nil
 }
 

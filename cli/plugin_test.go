@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -25,7 +26,9 @@ func TestMain(m *testing.M) {
 		main()
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	// Nothing the tests start may survive them: plugins, their
+	// grandchildren, shared-memory files.
+	os.Exit(plugintest.RunChecked(m))
 }
 
 // link makes dir/txlab-qdisc-KIND, a link to this test binary.
@@ -112,13 +115,57 @@ func TestPluginTestFails(t *testing.T) {
 		!strings.Contains(string(out), "no watchdog is armed") {
 		t.Fatalf("plugin test of a qdisc that forgets its watchdog: %v\n%s", err, out)
 	}
+	// Each failure under the check it belongs to: the stall fails the
+	// progress check only; the checks it stopped say so.
+	for _, tc := range []struct{ kind, fails, stopped string }{
+		{"test_stalled", "dequeue progresses or arms the watchdog", "accounting identity"},
+		{"test_leaky", "qlen and backlog agree with contents", "accounting identity"},
+	} {
+		cmd := exec.Command(self)
+		cmd.Env = append(os.Environ(), "TXLAB_TEST_MAIN=1", "TXLAB_TEST_ARGS="+strings.Join([]string{"plugin", "test", link(t, t.TempDir(), tc.kind)}, "\x1f"))
+		out, err := cmd.CombinedOutput()
+		if err == nil || strings.Count(string(out), "FAIL") != 1 || !strings.Contains(string(out), "FAIL  "+tc.fails+":") ||
+			!strings.Contains(string(out), "--    "+tc.stopped+": not run to its end: stopped by the failure of \""+tc.fails+"\"") ||
+			!strings.Contains(string(out), "skip  limit respected") {
+			t.Errorf("plugin test %s: %v\n%s", tc.kind, err, out)
+		}
+	}
 }
 
-// A plugin that crashes, hangs or hands back a packet twice or one it
-// never got, mid-run: one clear line naming it and what it did, exit 1.
+// Every plugin test flag is bounded: a bad value is one line naming the
+// flag and its range, exit 1, before anything starts.
+func TestPluginTestFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--packets", "-5"}, "--packets -5: want 1 to 1000000"},
+		{[]string{"--packets", "0"}, "--packets 0: want 1 to 1000000"},
+		{[]string{"--packets", "1000001"}, "--packets 1000001: want 1 to 1000000"},
+		{[]string{"--limit", "-1"}, "--limit -1: want 0 (not checked) to 100000"},
+		{[]string{"--limit", "100001"}, "--limit 100001: want 0 (not checked) to 100000"},
+		{[]string{"--plugin-timeout", "0s"}, "--plugin-timeout 0s is out of range: 1ns..1h0m0s"},
+		{[]string{"--plugin-timeout", "2h"}, "--plugin-timeout 2h0m0s is out of range: 1ns..1h0m0s"},
+		{[]string{"--plugin-transport", "udp"}, `--plugin-transport "udp": want shm or grpc`},
+		{[]string{"--plugin-log", "loud"}, `plugin log level "loud"`},
+		{[]string{"--plugin-override", "nosuch"}, `--plugin-override "nosuch": no built-in qdisc or driver has that name`},
+		{[]string{"--args", "limit -3"}, `does not init with "limit -3"`},
+	} {
+		stderr, code := exitOf(t, append([]string{"plugin", "test", "pfifo"}, tc.args...)...)
+		line := strings.TrimSpace(stderr)
+		if code != 1 || strings.Contains(line, "\n") || !strings.Contains(line, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want one line with %q", tc.args, code, stderr, tc.want)
+		}
+	}
+}
+
+// A plugin that crashes, panics, hangs or hands back a packet twice or
+// one it never got, mid-run: one clear line naming it and what it did
+// (for a panic, where), exit 1; a panic's first frames after that line.
 func TestRunBadPluginExit(t *testing.T) {
 	for _, tc := range []struct{ kind, what string }{
-		{"test_crash", "exited: panic: test_crash: crashing on purpose"},
+		{"test_crash", "exited: panic: test_crash: crashing on purpose (at "},
+		{"test_panic", "panic: test_panic: a bug in the plugin (at "},
 		{"test_hang", "no answer within 1s: the plugin hangs"},
 		{"test_twice", "twice"},
 		{"test_forge", "which it was never handed"},
@@ -130,12 +177,17 @@ func TestRunBadPluginExit(t *testing.T) {
 			if code != 1 {
 				t.Fatalf("exit %d, want 1; stderr %q", code, stderr)
 			}
-			last := strings.TrimSpace(stderr)
-			last = last[strings.LastIndex(last, "\n")+1:]
+			// The error line, then (a panic) its stack.
+			last, stack, _ := strings.Cut(stderr[strings.LastIndex(stderr, "txlab: "):], "\n")
 			for _, w := range []string{"txlab:", "plugin qdisc " + tc.kind, "dequeue", tc.what} {
 				if !strings.Contains(last, w) {
-					t.Errorf("last stderr line %q lacks %q", last, w)
+					t.Errorf("error line %q lacks %q", last, w)
 				}
+			}
+			panicked := strings.Contains(tc.what, "panic")
+			if panicked != strings.HasPrefix(stack, "stack of plugin qdisc "+tc.kind) ||
+				panicked && !strings.Contains(stack, "plugintest.go:") {
+				t.Errorf("after the error line: %q", stack)
 			}
 		})
 	}
@@ -266,4 +318,87 @@ func TestNotAPlugin(t *testing.T) {
 			t.Errorf("%s: got %v, want one line with %q", tc.path, err, tc.want)
 		}
 	}
+}
+
+// A host killed with SIGKILL runs no cleanup at all: its plugins (the
+// built-ins served for --isolate, and a plugin from --plugin) and what
+// they forked (test_fork's grandchild, which also holds the host's
+// stdout and stderr) must still all be gone within a few seconds.
+func TestSigkillLeavesNoPlugin(t *testing.T) {
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
+		t.Skip("needs /proc")
+	}
+	pids := t.TempDir()
+	p := link(t, t.TempDir(), "test_fork")
+	self, _ := os.Executable()
+	args := append(append([]string{}, quick...), "--isolate", "--plugin", p, "--qdisc", "mq test_fork", "--duration", "30s")
+	cmd := exec.Command(self)
+	cmd.Env = append(os.Environ(), "TXLAB_TEST_MAIN=1", "TXLAB_TEST_ARGS="+strings.Join(args, "\x1f"), plugintest.EnvPidDir+"="+pids)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	// Both plugins up, and the grandchild forked.
+	for start := time.Now(); len(plugintest.Pids(pids, "plugin")) < 2 || len(plugintest.Pids(pids, "sleeper")) < 1; time.Sleep(20 * time.Millisecond) {
+		if time.Since(start) > 20*time.Second {
+			t.Fatalf("plugins %v, grandchildren %v", plugintest.Pids(pids, "plugin"), plugintest.Pids(pids, "sleeper"))
+		}
+	}
+	time.Sleep(200 * time.Millisecond) // inside the run
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+	if err := plugintest.Leftovers(pids, 3*time.Second, nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// countWriter counts what is written to it and keeps the last line.
+type countWriter struct {
+	n    int
+	tail []byte
+}
+
+func (c *countWriter) Write(b []byte) (int, error) {
+	c.n += len(b)
+	c.tail = append(c.tail, b...)
+	if len(c.tail) > 4096 {
+		c.tail = c.tail[len(c.tail)-2048:]
+	}
+	return len(b), nil
+}
+
+// A plugin flooding stdout, stderr and raw fd 2 (16 MB each, and a
+// 256 KB line) does not grow the host: its peak RSS stays within 32 MB
+// of the same run's without the flood, and the run ends as usual.
+func TestFloodBoundedMemory(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("peak RSS in KB from getrusage is Linux's")
+	}
+	p := link(t, t.TempDir(), "test_flood")
+	self, _ := os.Executable()
+	rss := map[string]int64{}
+	for _, mb := range []string{"0", "16"} {
+		args := append(append([]string{}, quick...), "--plugin", p, "--qdisc", "mq test_flood", "--format", "json")
+		cmd := exec.Command(self)
+		cmd.Env = append(os.Environ(), "TXLAB_TEST_MAIN=1", "TXLAB_TEST_ARGS="+strings.Join(args, "\x1f"), plugintest.EnvFloodMB+"="+mb)
+		var stdout bytes.Buffer
+		stderr := &countWriter{}
+		cmd.Stdout, cmd.Stderr = &stdout, stderr
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("flood %s MB: %v: %s", mb, err, stderr.tail)
+		}
+		if !strings.Contains(stdout.String(), `"accounting_ok": true`) {
+			t.Fatalf("flood %s MB: accounting not OK", mb)
+		}
+		if mb != "0" && stderr.n < 32<<20 {
+			t.Fatalf("flood %s MB: only %d bytes reached the host's stderr", mb, stderr.n)
+		}
+		rss[mb] = cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss // KB on Linux
+	}
+	if rss["16"] > rss["0"]+32<<10 {
+		t.Fatalf("peak RSS %d KB with the flood, %d KB without", rss["16"], rss["0"])
+	}
+	t.Logf("peak RSS %d KB with a 48 MB flood, %d KB without", rss["16"], rss["0"])
 }

@@ -33,6 +33,14 @@ func Version() string {
 	return "devel"
 }
 
+// WithDrivers adds drivers to a catalog and returns it.
+func (c *Catalog) WithDrivers(help string, drivers map[string]func() driver.Driver) *Catalog {
+	for name, f := range drivers {
+		c.Drivers[name] = Kind[driver.Driver]{Help: help + " " + name, New: f}
+	}
+	return c
+}
+
 // WithQdiscs adds qdisc kinds to a catalog (a test binary serving the
 // built-ins plus qdiscs of its own) and returns it.
 func (c *Catalog) WithQdiscs(help string, kinds map[string]func() qdisc.Qdisc) *Catalog {

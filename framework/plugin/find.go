@@ -22,6 +22,7 @@ import (
 // Env names.
 const (
 	EnvDir        = "TXLAB_PLUGIN_DIR"        // the plugin directory
+	EnvOverride   = "TXLAB_PLUGIN_OVERRIDE"   // built-ins the directory's plugins may replace (comma-separated)
 	EnvTransport  = "TXLAB_PLUGIN_TRANSPORT"  // "shm" (default) or "grpc"
 	EnvCPUProfile = "TXLAB_PLUGIN_CPUPROFILE" // a plugin profiles itself to FILE.PID
 	Manifest      = "txlab-plugins.sum"       // checksums of a directory's plugins
@@ -46,6 +47,9 @@ type Options struct {
 	Timeout time.Duration
 	// Transport is "shm" (default where supported) or "grpc".
 	Transport string
+	// Override names the built-ins a plugin from Dir may replace
+	// (override.go).
+	Override []string
 	// Log receives the plugins' log lines, prefixed with the plugin's
 	// name (nil: stderr); LogLevel is hclog's ("" = error).
 	Log      io.Writer

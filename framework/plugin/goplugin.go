@@ -58,12 +58,13 @@ func (p *grpcPlugin) GRPCClient(_ context.Context, _ *goplugin.GRPCBroker, cc *g
 var pluginMap = map[string]goplugin.Plugin{"txlab": &grpcPlugin{}}
 
 // Serve serves cat as a plugin process; it returns when the host is done.
-// The process exits when its host does, however the host ended.
+// The process exits when its host does, however the host ended, and
+// takes whatever it forked with it (orphan.go).
 //
 // With TXLAB_PLUGIN_CPUPROFILE=FILE the plugin writes a CPU profile of
 // itself to FILE.PID (go tool pprof reads it), for plugin authors.
 func Serve(cat *Catalog) {
-	go exitWithParent(os.Getppid())
+	watchHost()
 	if path := os.Getenv(EnvCPUProfile); path != "" {
 		if f, err := os.Create(fmt.Sprintf("%s.%d", path, os.Getpid())); err == nil {
 			if pprof.StartCPUProfile(f) == nil {
@@ -108,7 +109,7 @@ func (g *grpcServer) Open(_ context.Context, req *pb.OpenRequest) (*pb.OpenReply
 			fmt.Fprintln(os.Stderr, "txlab plugin:", err)
 			os.Exit(3)
 		}
-		os.Exit(0)
+		hostGone(0)
 	}()
 	return &pb.OpenReply{}, nil
 }
@@ -122,14 +123,6 @@ func (g *grpcServer) Exchange(stream pb.Plugin_ExchangeServer) error {
 }
 
 var errHostGone = errors.New("host gone")
-
-func exitWithParent(ppid int) {
-	for range time.Tick(100 * time.Millisecond) {
-		if os.Getppid() != ppid {
-			os.Exit(0)
-		}
-	}
-}
 
 // shmPluginSide is the plugin's end of the shared-memory channel. It
 // waits for ever, but notices its host is gone.

@@ -81,7 +81,8 @@ func (c *conn) fail(what string, err error) error {
 
 // abort ends the simulation with the plugin's error (on a simulated CPU).
 func (c *conn) abort(what string, err error) {
-	panic(&sim.ModelError{Msg: c.fail(what, err).Error()})
+	dead := c.fail(what, err)
+	panic(&sim.ModelError{Msg: dead.Error(), Err: dead})
 }
 
 // call sends h.enc's call frame and returns its reply's body after the
@@ -120,7 +121,9 @@ func (c *conn) call(h *hostCall, what string, host driver.Ctx, check func([]wire
 				return d, qdisc.ErrCannotChange
 			case wire.StatusInvalid, wire.StatusRefused, wire.StatusLacks, wire.StatusSyntax:
 				return d, &qdisc.OptionError{Class: optionClass[status], Msg: d.Str()}
-			case wire.StatusError, wire.StatusUnknown:
+			case wire.StatusError:
+				return d, c.fail(what, remoteError(d.Str()))
+			case wire.StatusUnknown:
 				return d, c.fail(what, errors.New(d.Str()))
 			default:
 				return d, c.fail(what, fmt.Errorf("reply status %d", status))

@@ -63,11 +63,18 @@ type Host struct {
 	found  map[string]Found // "qdisc/KIND", "driver/NAME"
 	procs  map[string]*Proc // by path
 	selfFd Found
+	// replacing are the plugins in found with a built-in's name: the
+	// report's note, or why they are refused (override.go).
+	replacing map[string]replacement
+	overrides []string // the notes of those used, sorted
 }
 
 // NewHost discovers the plugins o names.
 func NewHost(o Options) (*Host, error) {
 	h := &Host{opts: o, found: map[string]Found{}, procs: map[string]*Proc{}}
+	if err := o.CheckOverrides(); err != nil {
+		return nil, err
+	}
 	fs, err := Discover(o)
 	if err != nil {
 		return nil, err
@@ -77,6 +84,7 @@ func NewHost(o Options) (*Host, error) {
 		if prev, ok := h.found[key]; ok {
 			return nil, fmt.Errorf("%s %s is served by both %s and %s", f.Type, f.Name, prev.Path, f.Path)
 		}
+		h.noteReplacement(key, f)
 		h.found[key] = f
 	}
 	if o.Isolate {
@@ -129,6 +137,9 @@ func (h *Host) proc(f Found) (*Proc, error) {
 // Qdisc implements netdev.Maker.
 func (h *Host) Qdisc(kind string) (qdisc.Qdisc, error) {
 	f, ok := h.found["qdisc/"+kind]
+	if err := h.useReplacement("qdisc/" + kind); err != nil {
+		return nil, err
+	}
 	if !ok {
 		if !h.opts.Isolate || !slices.Contains(qdisc.Kinds(), kind) {
 			return Local{}.Qdisc(kind)
@@ -145,6 +156,9 @@ func (h *Host) Qdisc(kind string) (qdisc.Qdisc, error) {
 // Driver implements netdev.Maker.
 func (h *Host) Driver(name string) (driver.Driver, error) {
 	f, ok := h.found["driver/"+name]
+	if err := h.useReplacement("driver/" + name); err != nil {
+		return nil, err
+	}
 	if !ok {
 		if !h.opts.Isolate || !slices.Contains(driver.Names(), name) {
 			return Local{}.Driver(name)

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -27,7 +28,7 @@ import (
 // built-ins and plugintest's misbehaving qdiscs.
 func TestMain(m *testing.M) {
 	plugintest.ServeIfPlugin()
-	os.Exit(m.Run())
+	os.Exit(plugintest.RunChecked(m))
 }
 
 // What a plugin prints reaches the host's log, each line prefixed with
@@ -160,7 +161,12 @@ func TestMisbehavingPlugins(t *testing.T) {
 		{"test_hang", []string{"qdisc test_hang", "dequeue", "no answer within 1s", "hangs"}, true},
 		{"test_twice", []string{"qdisc test_twice", "dequeue", "twice"}, true},
 		{"test_forge", []string{"qdisc test_forge", "dequeue", "never handed"}, true},
-		{"test_panic", []string{"qdisc test_panic", "dequeue", "panic: test_panic: a bug in the plugin"}, true},
+		{"test_panic", []string{"qdisc test_panic", "dequeue", "panic: test_panic: a bug in the plugin (at ", "plugintest.go:"}, true},
+		// It forked a grandchild that holds the host's stdout and stderr,
+		// then crashed: the host still notices at once.
+		{"test_forkcrash", []string{"qdisc test_forkcrash", "dequeue", "exited", "panic: test_crash: crashing on purpose (at ", "plugintest.go:"}, true},
+		{"test_garbage", []string{"qdisc test_garbage", "dequeue", "malformed frame"}, true},
+		{"test_badframe", []string{"qdisc test_badframe", "dequeue", "frame type 99"}, true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.kind, func(t *testing.T) {
@@ -191,7 +197,141 @@ func TestMisbehavingPlugins(t *testing.T) {
 			if d := time.Since(start); d > 10*time.Second {
 				t.Errorf("took %v to notice", d)
 			}
+			// A panic's first frames come with the error, for after its line.
+			if st := plugin.StackOf(err); strings.Contains(tc.want[len(tc.want)-1], "plugintest.go") &&
+				(!strings.Contains(st, "goroutine ") || !strings.Contains(st, "plugintest.go:") || strings.Count(st, "\n") > 25) {
+				t.Errorf("stack of the panic: %q", st)
+			}
 		})
+	}
+}
+
+// A plugin that forked a grandchild holding its stdout and stderr (the
+// host's pipes) is stopped at once, grandchild and all.
+func TestGrandchildHoldsPipes(t *testing.T) {
+	pids := t.TempDir()
+	t.Setenv(plugintest.EnvPidDir, pids)
+	self, err := plugin.Locate(linkPlugin(t, t.TempDir(), "test_fork"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := plugin.Start(self, plugin.Options{Log: io.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := p.NewQdisc("test_fork")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := qdisctest.NewCtx(1).Init(q, qdisctest.DefaultSetup(), nil); err != nil {
+		t.Fatal(err)
+	}
+	var sleepers []int
+	for start := time.Now(); len(sleepers) == 0 && time.Since(start) < 5*time.Second; time.Sleep(10 * time.Millisecond) {
+		sleepers = plugintest.Pids(pids, "sleeper")
+	}
+	if len(sleepers) != 1 || !plugintest.Alive(sleepers[0]) {
+		t.Fatalf("no grandchild: %v", sleepers)
+	}
+	done := make(chan struct{})
+	go func() { p.Close(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Close hangs on the grandchild's pipes")
+	}
+	if err := plugintest.Leftovers(pids, 3*time.Second, nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A plugin that exits before the handshake, or in its qdisc's Init: one
+// line naming it, with its exit status and its last words; nothing was
+// offered, nothing is lost.
+func TestPluginExitsDuringSetup(t *testing.T) {
+	for _, tc := range []struct {
+		kind string
+		want []string
+	}{
+		{plugintest.ExitAtStart, []string{"exited during start-up (exit status 5)", "exiting before the handshake"}},
+		{"test_exitinit", []string{"qdisc test_exitinit init", "exited (exit status 4)", "exiting in Init"}},
+	} {
+		t.Run(tc.kind, func(t *testing.T) {
+			s := small("mq "+tc.kind, "ice")
+			s.Plugins = plugin.Options{Paths: []string{linkPlugin(t, t.TempDir(), tc.kind)}, Timeout: time.Second, Log: io.Discard}
+			rep, err := run.Run(s, nil)
+			if err == nil {
+				t.Fatal("the run succeeded")
+			}
+			for _, w := range append(tc.want, "plugin qdisc "+tc.kind) {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not say %q", err, w)
+				}
+			}
+			if strings.Contains(err.Error(), "\n") {
+				t.Errorf("error is not one line: %q", err)
+			}
+			if rep == nil || rep.OfferedPackets != 0 || rep.TxPackets+rep.DroppedPackets != 0 || rep.InFlightPackets != 0 {
+				t.Fatalf("a run that never started moved packets: %+v", rep)
+			}
+		})
+	}
+}
+
+// countWriter counts what is written to it, keeping nothing.
+type countWriter struct {
+	mu sync.Mutex
+	n  int
+}
+
+func (c *countWriter) Write(b []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.n += len(b)
+	return len(b), nil
+}
+
+// A plugin that floods its stdout and stderr (lines, and one line of
+// 256 KB): the host passes it on, prefixed, and the run ends as usual.
+func TestStderrFlood(t *testing.T) {
+	t.Setenv(plugintest.EnvFloodMB, "4")
+	var log countWriter
+	s := small("mq test_flood", "ice")
+	s.Plugins = plugin.Options{Paths: []string{linkPlugin(t, t.TempDir(), "test_flood")}, Log: &log}
+	rep, err := run.Run(s, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.AccountingOK || rep.TxPackets == 0 {
+		t.Fatalf("accounting %v (%s), tx %d", rep.AccountingOK, rep.AccountingError, rep.TxPackets)
+	}
+	log.mu.Lock()
+	defer log.mu.Unlock()
+	if log.n < 8<<20 { // 4 MB each on stdout and stderr
+		t.Fatalf("the host passed on %d bytes of the flood", log.n)
+	}
+}
+
+// A driver that never completes a descriptor: its rings fill, the
+// queues stop for good, and the run ends with those packets in flight on
+// the ring; nothing is transmitted, and the accounting balances.
+func TestDriverNeverCompletes(t *testing.T) {
+	s := small("mq pfifo limit 100", "test_stuck")
+	s.Plugins = plugin.Options{Paths: []string{plugintest.Link(t, t.TempDir(), plugin.DriverPrefix, "test_stuck")}, Log: io.Discard}
+	rep, err := run.Run(s, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.AccountingOK {
+		t.Fatalf("accounting: %s", rep.AccountingError)
+	}
+	ring := rep.InFlightPackets // what the host does not place is on the rings
+	for _, n := range rep.InFlightWhere {
+		ring -= n
+	}
+	if rep.TxPackets != 0 || ring == 0 || rep.DroppedPackets == 0 {
+		t.Fatalf("tx %d, in flight %d (on the rings %d), dropped %d: the rings did not fill and stay full",
+			rep.TxPackets, rep.InFlightPackets, ring, rep.DroppedPackets)
 	}
 }
 
@@ -218,7 +358,8 @@ func TestChecksumRefused(t *testing.T) {
 }
 
 // A driver plugin named on the command line (txlab-driver-NAME) runs
-// like a built-in, with the same report.
+// like a built-in, with the same report but for the note that it
+// replaced the built-in.
 func TestExternalDriver(t *testing.T) {
 	p := plugintest.Link(t, t.TempDir(), plugin.DriverPrefix, "idpf")
 	s := small("mq fq", "idpf")
@@ -227,7 +368,15 @@ func TestExternalDriver(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Plugins = plugin.Options{Paths: []string{p}, Log: io.Discard}
-	out, err := jsonOf(t, s)
+	rep, err := run.Run(s, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"driver idpf: " + p}; !slices.Equal(rep.PluginOverrides, want) {
+		t.Fatalf("plugin_overrides %q, want %q", rep.PluginOverrides, want)
+	}
+	rep.PluginOverrides, rep.SimWallNs = nil, 0
+	out, err := json.MarshalIndent(rep, "", "  ")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -369,6 +518,51 @@ func TestIsolateSameReportWithChange(t *testing.T) {
 			}
 			if rep.Drops["NOT_SPECIFIED"]+rep.Drops["QUEUE_PURGE"] == 0 {
 				t.Fatalf("the change dropped nothing: %v", rep.Drops)
+			}
+		})
+	}
+}
+
+// A plugin in the plugin directory with a built-in's name is refused
+// when a run uses that name, unless Override names it; one named with
+// --plugin replaces the built-in as asked. The report says which
+// built-ins were replaced, and by what.
+func TestOverrideBuiltin(t *testing.T) {
+	dir := t.TempDir()
+	f, err := plugin.Locate(linkPlugin(t, dir, "pfifo")) // the test binary serves the built-ins too
+	if err != nil {
+		t.Fatal(err)
+	}
+	manifest := fmt.Sprintf("%x  %s\n", f.Sum, filepath.Base(f.Path))
+	if err := os.WriteFile(filepath.Join(dir, plugin.Manifest), []byte(manifest), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	note := []string{"qdisc pfifo: " + f.Path}
+	for _, tc := range []struct {
+		name  string
+		qdisc string
+		o     plugin.Options
+		err   string   // the run's error ("": none)
+		notes []string // the report's plugin_overrides
+	}{
+		{"dir refused", "mq pfifo limit 50", plugin.Options{Dir: dir},
+			"has the name of the built-in qdisc pfifo: refused (rename it, or replace the built-in with --plugin-override pfifo)", nil},
+		{"dir, name unused", "mq fq", plugin.Options{Dir: dir}, "", nil},
+		{"dir overridden", "mq pfifo limit 50", plugin.Options{Dir: dir, Override: []string{"pfifo"}}, "", note},
+		{"named on the command line", "mq pfifo limit 50", plugin.Options{Paths: []string{f.Path}}, "", note},
+		{"override of no built-in", "mq fq", plugin.Options{Dir: dir, Override: []string{"pfifo2"}},
+			`--plugin-override "pfifo2": no built-in qdisc or driver has that name`, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := small(tc.qdisc, "ice")
+			s.Plugins = tc.o
+			s.Plugins.Log = io.Discard
+			rep, err := run.Run(s, nil)
+			if tc.err == "" && err != nil || tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)) {
+				t.Fatalf("error %v, want %q", err, tc.err)
+			}
+			if !slices.Equal(rep.PluginOverrides, tc.notes) {
+				t.Fatalf("plugin_overrides %q, want %q", rep.PluginOverrides, tc.notes)
 			}
 		})
 	}

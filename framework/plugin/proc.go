@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"strings"
 	"sync"
 	"time"
@@ -64,24 +63,32 @@ func Start(f Found, o Options) (*Proc, error) {
 	if level == hclog.NoLevel {
 		return nil, fmt.Errorf("plugin log level %q: want trace, debug, info, warn or error", o.LogLevel)
 	}
-	tail := &tailWriter{}
-	logger := hclog.New(&hclog.LoggerOptions{Name: "plugin." + f.Name, Output: out, Level: level})
+	tail, crash := &tailWriter{}, &crashWriter{}
+	logger := hclog.New(&hclog.LoggerOptions{Name: "plugin." + f.Name, Output: out, Level: level, Exclude: quietCrash()})
+	pr := newProcRunner(f.Path, f.Sum, sha256.New()) // runner.go: process group, parent-death signal, bounded pipes
 	client := goplugin.NewClient(&goplugin.ClientConfig{
 		HandshakeConfig:  Handshake,
 		Plugins:          pluginMap,
-		Cmd:              exec.Command(f.Path),
+		RunnerFunc:       pr.runnerFunc,
 		AllowedProtocols: []goplugin.Protocol{goplugin.ProtocolGRPC},
-		SecureConfig:     &goplugin.SecureConfig{Checksum: f.Sum, Hash: sha256.New()},
 		AutoMTLS:         true,
 		Managed:          true,
 		Logger:           logger,
-		Stderr:           tail,
+		Stderr:           io.MultiWriter(tail, crash),
 		SyncStdout:       &prefixWriter{out: out, prefix: "[plugin " + f.Name + "] "},
 		SyncStderr:       io.MultiWriter(tail, &prefixWriter{out: out, prefix: "[plugin " + f.Name + "] "}),
 		StartTimeout:     20 * time.Second,
 	})
 	p := &Proc{Found: f, client: client, tail: tail}
 	fail := func(err error) (*Proc, error) {
+		if pr.exitedWithin(200 * time.Millisecond) { // say why, not what go-plugin missed
+			pr.drained()
+			if last := tail.last(); last != "" {
+				err = fmt.Errorf("the plugin process exited during start-up (%s)%s", pr.status(), last)
+			} else {
+				err = fmt.Errorf("the plugin process exited during start-up (%s): %w", pr.status(), oneLine(err))
+			}
+		}
 		client.Kill()
 		p.err = fmt.Errorf("plugin %s: %w", label, oneLine(err))
 		return p, p.err
@@ -108,9 +115,12 @@ func Start(f Found, o Options) (*Proc, error) {
 		return fail(fmt.Errorf("is named for %s %s but serves %s", f.Type, f.Name, p.kindList()))
 	}
 	alive := func() error {
-		if client.Exited() {
-			time.Sleep(50 * time.Millisecond) // let its last stderr lines arrive
-			return fmt.Errorf("the plugin process exited%s", tail.last())
+		if pr.exited() {
+			pr.drained() // its last stderr lines (a crash's panic)
+			if msg, stack, ok := crash.crash(); ok {
+				return &PanicError{Msg: "the plugin process exited: " + msg, Stack: stack}
+			}
+			return fmt.Errorf("the plugin process exited (%s)%s", pr.status(), tail.last())
 		}
 		return nil
 	}

@@ -3,6 +3,7 @@ package plugin
 import (
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"sync"
 
 	"google.golang.org/protobuf/proto"
@@ -27,6 +28,10 @@ type Catalog struct {
 	Qdiscs  map[string]Kind[qdisc.Qdisc]
 	Drivers map[string]Kind[driver.Driver]
 }
+
+// garbler is a qdisc that corrupts its own dequeue replies on the wire
+// (plugintest's test_garbage): the host must survive garbage.
+type garbler interface{ GarbleReply(frame []byte) []byte }
 
 // Kind is one qdisc kind or driver a plugin serves.
 type Kind[T any] struct {
@@ -207,7 +212,7 @@ func (s *server) dispatch(st *callState, call, inst uint32, m wire.Method, d *wi
 				status, text = wire.StatusError, me.Msg
 				return
 			}
-			status, text = wire.StatusError, fmt.Sprintf("panic: %v", r)
+			status, text = wire.StatusError, panicReply(r, debug.Stack())
 		}
 	}()
 	st.enc.U8(wire.StatusOK)
@@ -323,6 +328,9 @@ func (s *server) qdiscCall(st *callState, q *qdiscInst, m wire.Method, d *wire.D
 		for i := range st.pkts {
 			e.U64(uint64(st.pkts[i].Handle))
 			e.U8(st.pkts[i].ECN)
+		}
+		if g, ok := q.q.(garbler); ok {
+			e.B = g.GarbleReply(e.B)
 		}
 	case wire.MQPeek:
 		p, ok := q.defaults.Peek(q.q, q.ctx)

@@ -50,7 +50,10 @@ type Report struct {
 
 	Events    uint64 `json:"events"`
 	SimWallNs int64  `json:"sim_wall_ns"` // wall time spent simulating
-	Error     string `json:"error,omitempty"`
+	// PluginOverrides are the built-ins a plugin replaced in this run
+	// ("qdisc fq_codel: /path/txlab-qdisc-fq_codel").
+	PluginOverrides []string `json:"plugin_overrides,omitempty"`
+	Error           string   `json:"error,omitempty"`
 }
 
 // Setup echoes what was simulated.

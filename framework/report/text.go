@@ -32,6 +32,9 @@ func WriteText(w io.Writer, r *Report) error {
 	writeQdiscs(&b, r.Qdisc, r.Setup.Queues)
 	writeQueues(&b, r.Queues)
 	writeSeries(&b, r.Series)
+	for _, o := range r.PluginOverrides {
+		fmt.Fprintf(&b, "\nbuilt-in replaced by a plugin: %s\n", o)
+	}
 	if r.Error != "" {
 		fmt.Fprintf(&b, "\nerror: %s\n", r.Error)
 	}

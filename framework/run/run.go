@@ -303,6 +303,11 @@ func RunWith(spec Spec, o Options) (*report.Report, error) {
 	}
 	h, err := setup(&spec)
 	defer h.close()
+	defer func() { // also on the failure paths
+		if h.plugins != nil {
+			rep.PluginOverrides = h.plugins.Overrides()
+		}
+	}()
 	if err != nil {
 		return fail(err)
 	}
@@ -385,6 +390,9 @@ func summary(rep *report.Report) []attribute.KeyValue {
 	sort.Strings(reasons)
 	for _, r := range reasons {
 		kv = append(kv, attribute.Int64("drops."+r, int64(rep.Drops[r])))
+	}
+	if len(rep.PluginOverrides) > 0 {
+		kv = append(kv, attribute.StringSlice("plugins.overrides", rep.PluginOverrides))
 	}
 	return kv
 }

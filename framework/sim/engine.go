@@ -222,9 +222,14 @@ func (e *Engine) Stop() { e.halted = true }
 
 // ModelError is a violated invariant of the model itself (a bug, or a
 // plugin breaking its contract), raised from code running on a CPU.
-type ModelError struct{ Msg string }
+// Err, if set, is the error behind Msg (a plugin's, say), for errors.As.
+type ModelError struct {
+	Msg string
+	Err error
+}
 
 func (m *ModelError) Error() string { return m.Msg }
+func (m *ModelError) Unwrap() error { return m.Err }
 
 // Panicf aborts the current CPU's code with a ModelError; the engine stops
 // and Run returns the error.

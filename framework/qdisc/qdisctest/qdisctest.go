@@ -4,6 +4,7 @@
 package qdisctest
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -68,12 +69,19 @@ func (c *Ctx) RandSeed() sim.Seed { return c.Seed }
 // WorkPrices are the default cost table's.
 func (c *Ctx) WorkPrices() qdisc.Prices { return qdisc.WorkPrices(sim.DefaultCosts()) }
 
+// Broken is a contract violation the context caught while the qdisc
+// was running (it panics with one, to stop the qdisc there; the suite
+// reports it as the check's failure, not as a panic of the qdisc).
+type Broken struct{ Msg string }
+
+func (b *Broken) Error() string { return b.Msg }
+
 func (c *Ctx) drop(h skb.Handle, r skb.DropReason) {
 	if !skb.IsKernelReason(r) && !slices.Contains(c.Reasons, r) {
-		panic(fmt.Sprintf("drop reason %q is not a kernel SKB_DROP_REASON_* name nor one the qdisc declared", r))
+		panic(&Broken{fmt.Sprintf("drop reason %q is not a kernel SKB_DROP_REASON_* name nor one the qdisc declared", r)})
 	}
 	if _, dup := c.Dropped[h]; dup {
-		panic(fmt.Sprintf("packet %#x dropped twice", uint64(h)))
+		panic(&Broken{fmt.Sprintf("packet %#x dropped twice", uint64(h))})
 	}
 	c.Dropped[h] = r
 }
@@ -106,16 +114,37 @@ func (c *Ctx) Idle(q qdisc.Qdisc, held int) error {
 		}
 		t.Timer(c)
 	default:
-		return fmt.Errorf("holds %d packets at %d ns, dequeue returned none and no watchdog is armed: "+
-			"nothing would ever dequeue them (arm ctx.Watchdog for when the next one may leave)", held, c.T)
+		return &StallError{Held: held, At: c.T}
 	}
 	return nil
 }
 
-// Result is one failed check.
+// StallError is a qdisc that holds packets, returned none and armed
+// neither its watchdog nor a timer: the host would never dequeue again.
+// Whichever check runs into it, it is the progress check's failure.
+type StallError struct {
+	Held int
+	At   sim.Time
+}
+
+func (e *StallError) Error() string {
+	return fmt.Sprintf("holds %d packets at %d ns, dequeue returned none and no watchdog is armed: "+
+		"nothing would ever dequeue them (arm ctx.Watchdog for when the next one may leave)", e.Held, e.At)
+}
+
+// statsError is a qlen or backlog that disagrees with what the qdisc
+// holds: whichever check sees it, it is the backlog check's failure.
+type statsError struct{ msg string }
+
+func (e *statsError) Error() string { return e.msg }
+
+// Result is one check that did not pass: it failed (Err says why), or
+// another check's failure stopped it before its end (Blocked; Err names
+// that check). Blocked results come only with a failure.
 type Result struct {
-	Check string
-	Err   error
+	Check   string
+	Err     error
+	Blocked bool
 }
 
 // Options tune the suite for one qdisc.
@@ -127,29 +156,101 @@ type Options struct {
 	Seed  uint64
 }
 
+// Limits of Options.
+const (
+	MaxPkts  = 1_000_000 // packets the identity check may push
+	MaxLimit = 100_000   // a limit to check (the limit check pushes 3x)
+)
+
+// Validate checks o's counts.
+func (o Options) Validate() error {
+	switch {
+	case o.Pkts < 0 || o.Pkts > MaxPkts:
+		return fmt.Errorf("packets %d: want 1 to %d", o.Pkts, MaxPkts)
+	case o.Limit < 0 || o.Limit > MaxLimit:
+		return fmt.Errorf("limit %d: want 0 (do not check) to %d", o.Limit, MaxLimit)
+	}
+	return nil
+}
+
+// Skipped are the checks o leaves out, with why.
+func (o Options) Skipped() map[string]string {
+	if o.Limit == 0 {
+		return map[string]string{checkLimitName: "no limit given to check"}
+	}
+	return nil
+}
+
+// The checks other checks' failures are attributed to.
+const (
+	checkLimitName    = "limit respected"
+	checkBacklogName  = "qlen and backlog agree with contents"
+	checkProgressName = "dequeue progresses or arms the watchdog"
+)
+
+// owner is the check a failure belongs to: a stall is the progress
+// check's and a stats disagreement the backlog check's, whichever check
+// ran into it.
+func owner(check string, err error) string {
+	var se *StallError
+	var st *statsError
+	switch {
+	case errors.As(err, &se):
+		return checkProgressName
+	case errors.As(err, &st):
+		return checkBacklogName
+	}
+	return check
+}
+
 // Run runs every check on fresh instances from f and returns the
-// failures (none means the qdisc conforms).
+// failures (none means the qdisc conforms), each under the check it
+// belongs to, and the checks those failures stopped (Blocked).
 func Run(f qdisc.Factory, o Options) []Result {
+	if err := o.Validate(); err != nil {
+		return []Result{{Check: "options", Err: err}}
+	}
 	if o.Pkts == 0 {
 		o.Pkts = 3000
 	}
 	if o.Setup.MTU == 0 {
 		o.Setup = DefaultSetup()
 	}
-	var out []Result
+	own := map[string]error{}     // a check's own failure
+	foreign := map[string]error{} // one another check ran into
+	blocked := map[string]string{}
 	for i, c := range checks {
 		q := f()
 		ctx := NewCtx(o.Seed)
 		if err := safe(func() error { _, err := ctx.Init(q, o.Setup, o.Args); return err }); err != nil {
 			if i == 0 {
-				return []Result{{"init", err}}
+				return []Result{{Check: "init", Err: err}}
 			}
-			out = append(out, Result{c.name, fmt.Errorf("init: %w", err)})
+			own[c.name] = fmt.Errorf("init: %w", err)
 			continue
 		}
 		err := safe(func() error { return c.fn(q, ctx, o) })
-		if err != nil {
-			out = append(out, Result{c.name, err})
+		if err == nil {
+			continue
+		}
+		if to := owner(c.name, err); to != c.name {
+			if _, ok := foreign[to]; !ok {
+				foreign[to] = err
+			}
+			blocked[c.name] = to
+			continue
+		}
+		own[c.name] = err
+	}
+	var out []Result
+	for _, c := range checks {
+		switch err, ok := own[c.name]; {
+		case ok:
+			out = append(out, Result{Check: c.name, Err: err})
+		case foreign[c.name] != nil:
+			out = append(out, Result{Check: c.name, Err: foreign[c.name]})
+		case blocked[c.name] != "":
+			out = append(out, Result{Check: c.name, Err: fmt.Errorf("stopped by the failure of %q", blocked[c.name]), Blocked: true})
 		}
 	}
 	return out
@@ -167,9 +268,9 @@ var checks = []struct {
 	fn   func(qdisc.Qdisc, *Ctx, Options) error
 }{
 	{"accounting identity", checkIdentity},
-	{"limit respected", checkLimit},
-	{"qlen and backlog agree with contents", checkBacklog},
-	{"dequeue progresses or arms the watchdog", checkProgress},
+	{checkLimitName, checkLimit},
+	{checkBacklogName, checkBacklog},
+	{checkProgressName, checkProgress},
 	{"peek equals next dequeue", checkPeek},
 	{"reset empties", checkReset},
 	{"bulk dequeue bounds", checkBulk},
@@ -184,9 +285,19 @@ func Checks() []string {
 	return out
 }
 
+// safe runs fn, turning a panic into its error: a violation the context
+// caught, or the host's error for a qdisc behind the plugin boundary (a
+// *sim.ModelError, which names the plugin), as they are; any other
+// panic is the qdisc's own.
 func safe(fn func() error) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
+			var b *Broken
+			var me *sim.ModelError
+			if e, ok := r.(error); ok && (errors.As(e, &b) || errors.As(e, &me)) {
+				err = e
+				return
+			}
 			err = fmt.Errorf("panic: %v", r)
 		}
 	}()
@@ -252,7 +363,7 @@ func (l *ledger) sync(ctx *Ctx) error {
 func (l *ledger) agree(q qdisc.Qdisc) error {
 	st := q.Stats()
 	if st.Qlen != len(l.held) || st.Backlog != l.bytes {
-		return fmt.Errorf("stats say qlen %d backlog %d, but it holds %d packets / %d bytes", st.Qlen, st.Backlog, len(l.held), l.bytes)
+		return &statsError{fmt.Sprintf("stats say qlen %d backlog %d, but it holds %d packets / %d bytes", st.Qlen, st.Backlog, len(l.held), l.bytes)}
 	}
 	return nil
 }
@@ -418,7 +529,7 @@ func checkPeek(q qdisc.Qdisc, ctx *Ctx, o Options) error {
 			return err
 		}
 		if st := d.Stats(q); st.Qlen != len(l.held) {
-			return fmt.Errorf("after peek: qlen %d, but it holds %d packets", st.Qlen, len(l.held))
+			return &statsError{fmt.Sprintf("after peek: qlen %d, but it holds %d packets", st.Qlen, len(l.held))}
 		}
 		out := d.Dequeue(q, ctx, qdisc.DequeueReq{Max: 1}, nil)
 		if err := l.sync(ctx); err != nil {

@@ -1,6 +1,8 @@
 package qdisctest_test
 
 import (
+	"errors"
+	"maps"
 	"strings"
 	"testing"
 
@@ -52,17 +54,22 @@ func TestSuiteCatchesAMissingWatchdog(t *testing.T) {
 			}
 			continue
 		}
-		failed := map[string]bool{}
+		// One failure, under the progress check; the checks that ran
+		// into the stall too say it stopped them, not that they failed.
+		got := map[string]string{}
 		for _, r := range res {
-			failed[r.Check] = true
-			if !strings.Contains(r.Err.Error(), "no watchdog is armed") {
-				t.Errorf("%s: %v, want the missing watchdog named", r.Check, r.Err)
+			switch {
+			case !r.Blocked && strings.Contains(r.Err.Error(), "no watchdog is armed"):
+				got[r.Check] = "failed"
+			case r.Blocked && strings.Contains(r.Err.Error(), `"dequeue progresses or arms the watchdog"`):
+				got[r.Check] = "blocked"
+			default:
+				t.Errorf("%s (blocked %v): %v", r.Check, r.Blocked, r.Err)
 			}
 		}
-		for _, c := range []string{"accounting identity", "dequeue progresses or arms the watchdog", "peek equals next dequeue"} {
-			if !failed[c] {
-				t.Errorf("a shaper without a watchdog passed %q", c)
-			}
+		want := map[string]string{"dequeue progresses or arms the watchdog": "failed", "accounting identity": "blocked", "peek equals next dequeue": "blocked"}
+		if !maps.Equal(got, want) {
+			t.Errorf("results %v, want %v", got, want)
 		}
 	}
 }
@@ -86,9 +93,48 @@ func TestCtx(t *testing.T) {
 		t.Fatal("a cancelled watchdog still woke the qdisc")
 	}
 	defer func() {
-		if r := recover(); r == nil || !strings.Contains(r.(string), `"MADE_UP"`) {
-			t.Fatalf("recovered %v", r)
+		var b *qdisctest.Broken
+		if e, ok := recover().(error); !ok || !errors.As(e, &b) || !strings.Contains(b.Msg, `"MADE_UP"`) {
+			t.Fatalf("recovered %v", e)
 		}
 	}()
 	ctx.Drop(1, "MADE_UP")
+}
+
+// leaky is pfifo whose stats hide one packet.
+type leaky struct{ qdisc.PFifo }
+
+func (l *leaky) Stats() qdisc.Stats {
+	s := l.PFifo.Stats()
+	if s.Qlen > 0 {
+		s.Qlen--
+	}
+	return s
+}
+
+// Each failure is named by the check it belongs to: stats that disagree
+// with the contents fail the backlog check only, wherever they show;
+// bad options fail before any check runs.
+func TestFailuresNameTheirCheck(t *testing.T) {
+	res := qdisctest.Run(func() qdisc.Qdisc { return &leaky{} }, qdisctest.Options{Seed: 1, Pkts: 300})
+	var failed, blocked []string
+	for _, r := range res {
+		if r.Blocked {
+			blocked = append(blocked, r.Check)
+		} else {
+			failed = append(failed, r.Check)
+		}
+	}
+	if len(failed) != 1 || failed[0] != "qlen and backlog agree with contents" {
+		t.Errorf("failed %q, blocked %q", failed, blocked)
+	}
+	for _, o := range []qdisctest.Options{{Pkts: -5}, {Pkts: qdisctest.MaxPkts + 1}, {Limit: -1}, {Limit: qdisctest.MaxLimit + 1}} {
+		res := qdisctest.Run(func() qdisc.Qdisc { return &qdisc.PFifo{} }, o)
+		if len(res) != 1 || res[0].Check != "options" {
+			t.Errorf("options %+v: %v", o, res)
+		}
+	}
+	if s := (qdisctest.Options{}).Skipped(); s["limit respected"] == "" {
+		t.Errorf("no limit to check, yet the limit check is not skipped: %v", s)
+	}
 }
