@@ -141,19 +141,25 @@ func sortedString(o tengo.Object) (string, error) {
 	return b.String(), nil
 }
 
-func writeSorted(b *strings.Builder, o tengo.Object) {
-	var list []tengo.Object
-	var m map[string]tengo.Object
+// container is o's elements if o is a map or an array (mutable or
+// not): a map's in m, an array's in list; ok is false for anything else.
+func container(o tengo.Object) (list []tengo.Object, m map[string]tengo.Object, ok bool) {
 	switch v := o.(type) {
 	case *tengo.Map:
-		m = v.Value
+		return nil, v.Value, true
 	case *tengo.ImmutableMap:
-		m = v.Value
+		return nil, v.Value, true
 	case *tengo.Array:
-		list = v.Value
+		return v.Value, nil, true
 	case *tengo.ImmutableArray:
-		list = v.Value
-	default:
+		return v.Value, nil, true
+	}
+	return nil, nil, false
+}
+
+func writeSorted(b *strings.Builder, o tengo.Object) {
+	list, m, ok := container(o)
+	if !ok {
 		b.WriteString(o.String())
 		return
 	}
@@ -226,18 +232,8 @@ func jsonEncode(args ...tengo.Object) (tengo.Object, error) {
 }
 
 func encodeSorted(b []byte, o tengo.Object) ([]byte, error) {
-	var list []tengo.Object
-	var m map[string]tengo.Object
-	switch v := o.(type) {
-	case *tengo.Map:
-		m = v.Value
-	case *tengo.ImmutableMap:
-		m = v.Value
-	case *tengo.Array:
-		list = v.Value
-	case *tengo.ImmutableArray:
-		list = v.Value
-	default:
+	list, m, ok := container(o)
+	if !ok {
 		eb, err := tjson.Encode(o)
 		return append(b, eb...), err
 	}

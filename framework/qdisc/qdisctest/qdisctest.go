@@ -400,16 +400,8 @@ func push(q qdisc.Qdisc, ctx *Ctx, g *gen, l *ledger, n int) error {
 // the qdisc fails.
 func drain(q qdisc.Qdisc, ctx *Ctx, l *ledger, max int) error {
 	for idle := 0; idle < 10000 && len(l.held) > 0; {
-		out := q.Dequeue(ctx, qdisc.DequeueReq{Max: max, Bytes: 1 << 40}, nil)
-		if len(out) > max {
-			return fmt.Errorf("dequeue of at most %d returned %d", max, len(out))
-		}
-		for _, p := range out {
-			if err := l.out(p); err != nil {
-				return err
-			}
-		}
-		if err := l.sync(ctx); err != nil {
+		out, err := take(q, ctx, l, max)
+		if err != nil {
 			return err
 		}
 		if len(out) == 0 && len(l.held) > 0 {
@@ -428,6 +420,21 @@ func drain(q qdisc.Qdisc, ctx *Ctx, l *ledger, max int) error {
 	return nil
 }
 
+// take dequeues at most max packets, checks the bound, and books them
+// out of the ledger.
+func take(q qdisc.Qdisc, ctx *Ctx, l *ledger, max int) ([]skb.Packet, error) {
+	out := q.Dequeue(ctx, qdisc.DequeueReq{Max: max, Bytes: 1 << 40}, nil)
+	if len(out) > max {
+		return nil, fmt.Errorf("dequeue of at most %d returned %d", max, len(out))
+	}
+	for _, p := range out {
+		if err := l.out(p); err != nil {
+			return nil, err
+		}
+	}
+	return out, l.sync(ctx)
+}
+
 // checkProgress interleaves arrivals and dequeues as a host does (a
 // dequeue after every enqueue batch, time moving on): whenever a dequeue
 // returns nothing while the qdisc holds packets, it must have armed the
@@ -439,13 +446,8 @@ func checkProgress(q qdisc.Qdisc, ctx *Ctx, o Options) error {
 		if err := push(q, ctx, g, l, 1+g.rng.IntN(8)); err != nil {
 			return err
 		}
-		out := q.Dequeue(ctx, qdisc.DequeueReq{Max: 4, Bytes: 1 << 40}, nil)
-		for _, p := range out {
-			if err := l.out(p); err != nil {
-				return err
-			}
-		}
-		if err := l.sync(ctx); err != nil {
+		out, err := take(q, ctx, l, 4)
+		if err != nil {
 			return err
 		}
 		if len(out) == 0 && len(l.held) > 0 {
