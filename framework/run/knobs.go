@@ -99,7 +99,7 @@ var knobs = []*Knob{
 		ptr: func(s *Spec) any { return &s.Qdisc }},
 	{Flag: "workload", Script: "senders.kind", Kind: TextKnob,
 		Help: "udp_stream (closed loop), udp_rate (open loop) or forward (a traffic generator into the RX port, forwarded out)",
-		ptr: func(s *Spec) any { return &s.Workload.Kind }},
+		ptr:  func(s *Spec) any { return &s.Workload.Kind }},
 	{Flag: "senders", Script: "senders.count", Kind: IntKnob, Min: 1, Max: workload.MaxSenders, Help: "sender threads, one per CPU",
 		ptr: func(s *Spec) any { return &s.Workload.Senders }},
 	{Flag: "placement", Script: "senders.placement", Kind: TextKnob, Help: "sender CPUs: spread, or a CPU list like 0-7,16",
