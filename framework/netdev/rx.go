@@ -92,6 +92,7 @@ type rxRing struct {
 	area     float64
 
 	packets, bytes, dropped, polls, refills, maxUsed uint64
+	maxClean                                         int // most frames one clean took
 }
 
 // rxVec is one MSI-X vector of a device with RX queues: its interrupt
@@ -365,6 +366,7 @@ func (n *Net) rxClean(c *sim.CPU, d *Device, r *rxRing, budget int) int {
 			batch = batch[:0]
 		}
 	}
+	r.maxClean = max(r.maxClean, cleaned)
 	if p.refill == 0 {
 		n.rxRefill(c, d, r)
 	}

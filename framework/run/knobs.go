@@ -62,6 +62,10 @@ func udpRate(s *Spec) bool { return s.Workload.Kind == workload.UDPRate }
 
 func forward(s *Spec) bool { return s.Workload.Kind == workload.Forward }
 
+// threads is whether the workload has sender threads (forward's traffic
+// comes from the wire).
+func threads(s *Spec) bool { return !forward(s) }
+
 // offered is whether the workload has an offered rate and flows.
 func offered(s *Spec) bool { return udpRate(s) || forward(s) }
 
@@ -101,9 +105,9 @@ var knobs = []*Knob{
 		Help: "udp_stream (closed loop), udp_rate (open loop) or forward (a traffic generator into the RX port, forwarded out)",
 		ptr:  func(s *Spec) any { return &s.Workload.Kind }},
 	{Flag: "senders", Script: "senders.count", Kind: IntKnob, Min: 1, Max: workload.MaxSenders, Help: "sender threads, one per CPU",
-		ptr: func(s *Spec) any { return &s.Workload.Senders }},
+		Only: threads, ptr: func(s *Spec) any { return &s.Workload.Senders }},
 	{Flag: "placement", Script: "senders.placement", Kind: TextKnob, Help: "sender CPUs: spread, or a CPU list like 0-7,16",
-		ptr: func(s *Spec) any { return &s.Workload.Placement }},
+		Only: threads, ptr: func(s *Spec) any { return &s.Workload.Placement }},
 	{Flag: "size", Script: "senders.size", Kind: IntKnob, Min: 1, Max: workload.MaxPacketSize, Help: "UDP payload bytes (netperf -m)",
 		ptr: func(s *Spec) any { return &s.Workload.PacketSize }},
 	{Flag: "flows", Script: "senders.flows", Kind: IntKnob, Min: 1, Max: workload.MaxFlows, Help: "udp_rate and forward flows (udp_stream has one per sender)",
