@@ -237,6 +237,25 @@ txlab.seed(5)
 	if !bytes.Equal(stripWall(t, a), stripWall(t, b)) {
 		t.Error("udp_rate: script and flags differ")
 	}
+
+	// forward through the script and the flags.
+	path4 := writeScript(t, src+"txlab.device({driver: \"ice\", queues: 4, rate: \"25G\", rx_queues: 2, rx_port: \"other\"})\n"+
+		"txlab.senders({kind: \"forward\", flows: 8, rate: \"20M\", size: 22, arrival: \"poisson\"})\n")
+	a, err = txlab(t, "run", path4, "--no-progress", "--format", "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err = txlab(t, append(flags, "--workload", "forward", "--flows", "8", "--offered-rate", "20M", "--size", "22",
+		"--arrival", "poisson", "--rx-queues", "2", "--rx-port", "other")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(stripWall(t, a), stripWall(t, b)) {
+		t.Error("forward: script and flags differ")
+	}
+	if !strings.Contains(a, `"RX_MISSED"`) || !strings.Contains(a, `"rx_port": "other"`) {
+		t.Error("forward at 20M into 2 RX queues: no RX drops or not from the other port")
+	}
 }
 
 // TestFlagsOverrideScript: flags set explicitly (before or after the
