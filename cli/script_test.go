@@ -124,9 +124,11 @@ func TestShippedScriptsQuick(t *testing.T) {
 					t.Errorf("variant %v: nothing transmitted", r["name"])
 				}
 				// --quick scales the script down (its speed is the
-				// benchmarks' business, not a test's).
-				if d, _ := r["duration_ns"].(float64); d <= 0 || d > 10e6 {
-					t.Errorf("variant %v: --quick simulated %v ns, want at most 10 ms", r["name"], d)
+				// benchmarks' business, not a test's). A root qdisc over
+				// many TX queues needs a 30 ms warmup for BQL to learn its
+				// limits (E2, E2b), so a quick run may take 40 ms.
+				if d, _ := r["duration_ns"].(float64); d <= 0 || d > 40e6 {
+					t.Errorf("variant %v: --quick simulated %v ns, want at most 40 ms", r["name"], d)
 				}
 			}
 		})
