@@ -47,6 +47,26 @@ const (
 	maxTrafficClass = 8
 )
 
+// Receive side (i40e.h, i40e_txrx.[ch], i40e_main.c).
+const (
+	// The RX ring's default is I40E_DEFAULT_NUM_DESCRIPTORS too.
+	DefaultNumRxDesc = DefaultNumDescriptors
+	// MaxRSSQueues is pf->rss_size_max = BIT(rss_table_entry_width):
+	// 6 bits on the X710/XXV710 (the X722 has 7).
+	MaxRSSQueues = 64
+	// LUTSize is the PF's RSS lookup table, I40E_HLUT_ARRAY_SIZE
+	// ((I40E_PFQF_HLUT_MAX_INDEX + 1) * 4).
+	LUTSize = 512
+	// RxBufSize is i40e_rx_frame_truesize with 4 KiB pages: half a page.
+	RxBufSize = 2048
+	// RxBufferWrite is I40E_RX_BUFFER_WRITE: i40e_clean_rx_irq returns
+	// buffers to the hardware every 32 cleaned descriptors.
+	RxBufferWrite = 32
+	// DfltRxITR is I40E_ITR_RX_DEF = I40E_ITR_20K, 50 us (dynamic ITR is
+	// not modelled).
+	DfltRxITR = 50 * sim.Microsecond
+)
+
 func init() {
 	driver.Register("i40e", "Intel XXV710 25G (drivers/net/ethernet/intel/i40e)", func() driver.Driver { return &I40E{} })
 }
@@ -84,9 +104,9 @@ type I40E struct {
 // a,b,c,d,e,f,g,h" the priority -> TC table (default all 0, the IEEE
 // default ETS table).
 func (d *I40E) Init(s driver.Setup, args []string) (driver.Info, error) {
-	o := driver.RingOpts{Ring: DefaultNumDescriptors, ITR: DfltTxITR, Work: DefaultIRQWork}
+	o := driver.RingOpts{Ring: DefaultNumDescriptors, ITR: DfltTxITR, Work: DefaultIRQWork, Rx: DefaultNumRxDesc, RxITR: DfltRxITR}
 	d.numTC = 1
-	err := driver.ParseRingOpts("i40e", args, &o, []string{"tx", "tx-usecs", "work", "dcb-tc", "up2tc"}, func(key, val string) (bool, error) {
+	err := driver.ParseRingOpts("i40e", args, &o, []string{"tx", "tx-usecs", "work", "rx", "rx-usecs", "dcb-tc", "up2tc"}, func(key, val string) (bool, error) {
 		switch key {
 		case "up2tc":
 			parts := strings.Split(val, ",")
@@ -122,6 +142,9 @@ func (d *I40E) Init(s driver.Setup, args []string) (driver.Info, error) {
 	if ring < MinNumDescriptors || ring > MaxNumDescriptors || ring%ReqDescMultiple != 0 {
 		return driver.Info{}, fmt.Errorf("i40e: ring size %d must be in [%d, %d] and a multiple of %d", ring, MinNumDescriptors, MaxNumDescriptors, ReqDescMultiple)
 	}
+	if o.Rx < MinNumDescriptors || o.Rx > MaxNumDescriptors || o.Rx%ReqDescMultiple != 0 {
+		return driver.Info{}, fmt.Errorf("i40e: rx ring size %d must be in [%d, %d] and a multiple of %d", o.Rx, MinNumDescriptors, MaxNumDescriptors, ReqDescMultiple)
+	}
 	if d.numTC > s.NumTxQ {
 		return driver.Info{}, fmt.Errorf("i40e: dcb-tc %d needs at least as many queues, have %d", d.numTC, s.NumTxQ)
 	}
@@ -131,15 +154,31 @@ func (d *I40E) Init(s driver.Setup, args []string) (driver.Info, error) {
 	}
 	d.wire.RateBps = rate
 	d.numQ = s.NumTxQ
+	// Queue pairs: TX and RX queue i on q_vector i.
+	nvec := max(s.NumTxQ, s.NumRxQ)
 	d.rings = make([]*txRing, s.NumTxQ)
-	d.vecs = make([]driver.Vector, s.NumTxQ)
+	d.vecs = make([]driver.Vector, nvec)
 	qv := make([]int, s.NumTxQ)
 	for i := range d.rings {
 		d.rings[i] = &txRing{Ring: driver.NewRing(ring), rs: make([]bool, ring), stats: driver.QueueStats{Queue: i}}
-		d.vecs[i].ITR = d.itr
 		qv[i] = i // one TX/RX queue pair per q_vector
 	}
-	return driver.Info{RateBps: rate, RingSize: ring, BQL: true, Vectors: s.NumTxQ, QueueVec: qv, Wire: true}, nil
+	for i := range d.vecs {
+		d.vecs[i].ITR = d.itr
+	}
+	info := driver.Info{RateBps: rate, RingSize: ring, BQL: true, Vectors: nvec, QueueVec: qv, Wire: true}
+	if s.NumRxQ > 0 {
+		rv := make([]int, s.NumRxQ)
+		for i := range rv {
+			rv[i] = i
+		}
+		info.Rx = &driver.RxInfo{RingSize: o.Rx, MaxQueues: MaxRSSQueues, QueueVec: rv, ITR: o.RxITR,
+			BufSize: RxBufSize, RefillBatch: RxBufferWrite, LUTSize: LUTSize,
+			// i40e_add_queue_stats: "rx-%u.packets"; the port's drops
+			// (GLPRT_RDPC) are "port.rx_dropped".
+			QueuePackets: "rx-%d.packets", QueueBytes: "rx-%d.bytes", PortDropped: "port.rx_dropped"}
+	}
+	return info, nil
 }
 
 // maybeStopTx is i40e_maybe_stop_tx / __i40e_maybe_stop_tx: stop, then
@@ -252,7 +291,12 @@ func (d *I40E) visible(r *txRing, now sim.Time) int {
 }
 
 // Poll implements driver.Driver: i40e_napi_poll -> i40e_clean_tx_irq.
+// The RX half (i40e_clean_rx_irq) runs in the host; a vector with only
+// an RX ring has nothing to clean here.
 func (d *I40E) Poll(ctx driver.Ctx, v int, budget int) (int, bool) {
+	if v >= len(d.rings) {
+		return 0, true
+	}
 	vec := &d.vecs[v]
 	vec.BeginPoll()
 	r := d.rings[v]

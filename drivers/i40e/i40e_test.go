@@ -31,7 +31,8 @@ func TestOptions(t *testing.T) {
 		{args: []string{"dcb-tc", "8"}, wantErr: "needs at least as many queues"},
 		{args: []string{"up2tc", "0,1"}, wantErr: "needs 8"},
 		{args: []string{"up2tc", "0,1,2,3,4,5,6,9"}, wantErr: "must be a TC"},
-		{args: []string{"rx", "512"}, wantErr: "unknown option"},
+		{args: []string{"rx-frames", "8"}, wantErr: "unknown option"},
+		{args: []string{"rx", "100"}, wantErr: "rx ring size 100"},
 		{args: []string{"tx-usecs"}, wantErr: "needs a value"},
 	}
 	for _, tc := range cases {

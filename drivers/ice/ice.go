@@ -29,6 +29,24 @@ const (
 	DefaultRate      = 100_000_000_000         // E810: 100 Gbit/s
 )
 
+// Receive side (ice.h, ice_txrx.[ch], ice_lib.c).
+const (
+	DefaultNumRxDesc = 2048 // ICE_DFLT_NUM_RX_DESC
+	// MaxRSSQueues is ICE_MAX_LG_RSS_QS: the PF VSI's RSS spreads over
+	// at most 256 queues (ethtool -L is further capped by the CPUs).
+	MaxRSSQueues = 256
+	// LUTPFSize is ICE_LUT_PF_SIZE: the PF VSI's RSS indirection table.
+	LUTPFSize = 2048
+	// RxBufSize is ice_rx_frame_truesize with 4 KiB pages: half a page
+	// (ICE_RXBUF_2048 on a split page, napi_build_skb's frag_size);
+	// libeth's page_pool buffers (93f53db9f9dc) are 2048 too at a
+	// 1500-byte MTU.
+	RxBufSize = 2048
+	// DfltRxITR is ICE_DFLT_RX_ITR = ICE_ITR_20K, 50 us (adaptive
+	// moderation, net_dim, is not modelled).
+	DfltRxITR = 50 * sim.Microsecond
+)
+
 func init() {
 	driver.Register("ice", "Intel E810 100G (drivers/net/ethernet/intel/ice)", func() driver.Driver { return &ICE{} })
 }
@@ -49,11 +67,15 @@ type ICE struct {
 }
 
 // Init implements driver.Driver. Options (ethtool words): "tx N" ring
-// size, "tx-usecs N" ITR, "work N" clean budget per poll.
+// size, "tx-usecs N" ITR, "work N" clean budget per poll, "rx N" RX
+// ring size, "rx-usecs N" RX ITR.
 func (d *ICE) Init(s driver.Setup, args []string) (driver.Info, error) {
-	o := driver.RingOpts{Ring: DefaultNumTxDesc, ITR: DfltTxITR, Work: DfltIRQWork}
-	if err := driver.ParseRingOpts("ice", args, &o, []string{"tx", "tx-usecs", "work"}, nil); err != nil {
+	o := driver.RingOpts{Ring: DefaultNumTxDesc, ITR: DfltTxITR, Work: DfltIRQWork, Rx: DefaultNumRxDesc, RxITR: DfltRxITR}
+	if err := driver.ParseRingOpts("ice", args, &o, []string{"tx", "tx-usecs", "work", "rx", "rx-usecs"}, nil); err != nil {
 		return driver.Info{}, err
+	}
+	if o.Rx < MinNumDesc || o.Rx > MaxNumDesc || o.Rx%ReqDescMultiple != 0 {
+		return driver.Info{}, fmt.Errorf("ice: rx ring size %d must be in [%d, %d] and a multiple of %d", o.Rx, MinNumDesc, MaxNumDesc, ReqDescMultiple)
 	}
 	ring := o.Ring
 	d.itr, d.work, d.costs = o.ITR, o.Work, s.Costs
@@ -65,15 +87,32 @@ func (d *ICE) Init(s driver.Setup, args []string) (driver.Info, error) {
 		rate = DefaultRate
 	}
 	d.wire.RateBps = rate
+	// ice_vsi_alloc_q_vectors: max(alloc_txq, alloc_rxq) q_vectors, TX
+	// and RX queue i on q_vector i.
+	nvec := max(s.NumTxQ, s.NumRxQ)
 	d.rings = make([]*txRing, s.NumTxQ)
-	d.vecs = make([]driver.Vector, s.NumTxQ)
+	d.vecs = make([]driver.Vector, nvec)
 	qv := make([]int, s.NumTxQ)
 	for i := range d.rings {
 		d.rings[i] = &txRing{Ring: driver.NewRing(ring), stats: driver.QueueStats{Queue: i}}
-		d.vecs[i].ITR = d.itr
 		qv[i] = i // one TX/RX queue pair per q_vector
 	}
-	return driver.Info{RateBps: rate, RingSize: ring, BQL: true, Vectors: s.NumTxQ, QueueVec: qv, Wire: true}, nil
+	for i := range d.vecs {
+		d.vecs[i].ITR = d.itr
+	}
+	info := driver.Info{RateBps: rate, RingSize: ring, BQL: true, Vectors: nvec, QueueVec: qv, Wire: true}
+	if s.NumRxQ > 0 {
+		rv := make([]int, s.NumRxQ)
+		for i := range rv {
+			rv[i] = i
+		}
+		info.Rx = &driver.RxInfo{RingSize: o.Rx, MaxQueues: MaxRSSQueues, QueueVec: rv, ITR: o.RxITR,
+			BufSize: RxBufSize, RefillBatch: 0, LUTSize: LUTPFSize,
+			// ice_get_strings: per ring "rx_queue_%u_packets"; the port's
+			// drops (PRTRPB_RDPC, also rx_missed_errors) "rx_dropped.nic".
+			QueuePackets: "rx_queue_%d_packets", QueueBytes: "rx_queue_%d_bytes", PortDropped: "rx_dropped.nic"}
+	}
+	return info, nil
 }
 
 // maybeStopTx is ice_maybe_stop_tx: stop the queue, then re-check in case
@@ -119,8 +158,13 @@ func (d *ICE) Xmit(ctx driver.Ctx, q int, batch []skb.Packet) (int, driver.TxCod
 	return len(batch), driver.TxOK
 }
 
-// Poll implements driver.Driver: ice_napi_poll -> ice_clean_tx_irq.
+// Poll implements driver.Driver: ice_napi_poll -> ice_clean_tx_irq. The
+// RX half of ice_napi_poll (ice_clean_rx_irq) runs in the host; a
+// vector with an RX ring and no TX ring has nothing to clean here.
 func (d *ICE) Poll(ctx driver.Ctx, v int, budget int) (int, bool) {
+	if v >= len(d.rings) {
+		return 0, true
+	}
 	vec := &d.vecs[v]
 	vec.BeginPoll()
 	r := d.rings[v]

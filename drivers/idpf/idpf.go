@@ -45,6 +45,25 @@ const (
 	DefaultRate = 200_000_000_000 // 200 Gbit/s
 )
 
+// Receive side (idpf_txrx.h, idpf_ethtool.c, libeth).
+const (
+	DfltRxQDescCount = 512 // IDPF_DFLT_RX_Q_DESC_COUNT
+	// ReqRxqDescMultiple is IDPF_REQ_RXQ_DESC_MULTIPLE: IDPF_RX_BUF_STRIDE
+	// (32) times the two buffer queues of a group.
+	ReqRxqDescMultiple = 64
+	// LargeMaxQ is IDPF_LARGE_MAX_Q: the most queues a vport may ask for
+	// (the device may offer fewer).
+	LargeMaxQ = 256
+	// LUTSize is the RSS table size the control plane reports
+	// (vport rss_lut_size); 2048 is assumed here.
+	LUTSize = 2048
+	// RxBufSize is libeth's fq->truesize for a 1500-byte MTU:
+	// roundup_pow_of_two(SKB_HEAD_ALIGN(headroom + buf_len)) = 2048.
+	RxBufSize = 2048
+	// DfltRxITR is IDPF_ITR_RX_DEF = IDPF_ITR_20K, 50 us.
+	DfltRxITR = 50 * sim.Microsecond
+)
+
 func init() {
 	driver.Register("idpf", "Intel idpf 200G, split queue model with flow scheduling (drivers/net/ethernet/intel/idpf)",
 		func() driver.Driver { return &IDPF{} })
@@ -116,9 +135,9 @@ type IDPF struct {
 // idpf_vport_calc_num_q_desc, 512, or the tx size when "tx" is given,
 // at least 256), "tx-usecs N" ITR, "work N" completion clean budget.
 func (d *IDPF) Init(s driver.Setup, args []string) (driver.Info, error) {
-	o := driver.RingOpts{Ring: DfltTxQDescCount, ITR: DfltTxITR, Work: ComplQCleanBudget}
+	o := driver.RingOpts{Ring: DfltTxQDescCount, ITR: DfltTxITR, Work: ComplQCleanBudget, Rx: DfltRxQDescCount, RxITR: DfltRxITR}
 	compl := 0
-	err := driver.ParseRingOpts("idpf", args, &o, []string{"tx", "tx-compl", "tx-usecs", "work"}, func(key, val string) (bool, error) {
+	err := driver.ParseRingOpts("idpf", args, &o, []string{"tx", "tx-compl", "tx-usecs", "work", "rx", "rx-usecs"}, func(key, val string) (bool, error) {
 		if key != "tx-compl" {
 			return false, nil
 		}
@@ -154,20 +173,44 @@ func (d *IDPF) Init(s driver.Setup, args []string) (driver.Info, error) {
 	if compl < MinTxComplQDesc || compl > MaxDescs || compl%ReqDescMultiple != 0 {
 		return driver.Info{}, fmt.Errorf("idpf: completion queue size %d must be in [%d, %d] and a multiple of %d", compl, MinTxComplQDesc, MaxDescs, ReqDescMultiple)
 	}
+	if o.Rx < ReqRxqDescMultiple || o.Rx > MaxDescs || o.Rx%ReqRxqDescMultiple != 0 {
+		return driver.Info{}, fmt.Errorf("idpf: rx ring size %d must be in [%d, %d] and a multiple of %d", o.Rx, ReqRxqDescMultiple, MaxDescs, ReqRxqDescMultiple)
+	}
 	rate := s.RateBps
 	if rate == 0 {
 		rate = DefaultRate
 	}
 	d.wire.RateBps = rate
+	// One q_vector per TX queue and its completion queue, RX queue i on
+	// vector i too (idpf_vport_intr_map_vector_to_qs).
+	nvec := max(s.NumTxQ, s.NumRxQ)
 	d.qs = make([]*txQueue, s.NumTxQ)
-	d.vecs = make([]driver.Vector, s.NumTxQ)
+	d.vecs = make([]driver.Vector, nvec)
 	qv := make([]int, s.NumTxQ)
 	for i := range d.qs {
 		d.qs[i] = &txQueue{Ring: driver.NewRing(ring), re: make([]bool, ring), complSize: compl, stats: driver.QueueStats{Queue: i}}
-		d.vecs[i].ITR = d.itr
-		qv[i] = i // one q_vector per TX queue (and its completion queue)
+		qv[i] = i
 	}
-	return driver.Info{RateBps: rate, RingSize: ring, BQL: true, Vectors: s.NumTxQ, QueueVec: qv, Wire: true}, nil
+	for i := range d.vecs {
+		d.vecs[i].ITR = d.itr
+	}
+	info := driver.Info{RateBps: rate, RingSize: ring, BQL: true, Vectors: nvec, QueueVec: qv, Wire: true}
+	if s.NumRxQ > 0 {
+		rv := make([]int, s.NumRxQ)
+		for i := range rv {
+			rv[i] = i
+		}
+		// The split queue RX (a completion-style RX queue fed by buffer
+		// queues) is modelled as one ring of rx descriptors whose
+		// buffers go back at the end of each clean
+		// (idpf_rx_splitq_clean, then the refill queues).
+		info.Rx = &driver.RxInfo{RingSize: o.Rx, MaxQueues: LargeMaxQ, QueueVec: rv, ITR: o.RxITR,
+			BufSize: RxBufSize, RefillBatch: 0, LUTSize: LUTSize,
+			// idpf_add_qstat_strings: "rx_q-%u_pkts"; the vport's
+			// rx_discards reach the netdev's rx_dropped.
+			QueuePackets: "rx_q-%d_pkts", QueueBytes: "rx_q-%d_bytes", PortDropped: "rx_dropped"}
+	}
+	return info, nil
 }
 
 // maybeStop is idpf_tx_maybe_stop_splitq: netif_subqueue_maybe_stop with
@@ -269,6 +312,9 @@ func (d *IDPF) Xmit(ctx driver.Ctx, qi int, batch []skb.Packet) (int, driver.TxC
 // idpf_tx_splitq_clean_all -> idpf_tx_clean_complq on the vector's
 // completion queue, at most IDPF_TX_COMPLQ_CLEAN_BUDGET descriptors.
 func (d *IDPF) Poll(ctx driver.Ctx, v int, budget int) (int, bool) {
+	if v >= len(d.qs) {
+		return 0, true // an RX-only vector: the host cleans its RX ring
+	}
 	vec := &d.vecs[v]
 	vec.BeginPoll()
 	q := d.qs[v]

@@ -66,6 +66,11 @@ type Setup struct {
 	RateBps int64 // line rate in bits/s (0: the driver's default)
 	NumCPUs int
 	Costs   *sim.Costs
+
+	// NumRxQ is the RX queues the host receives on (0: none, a
+	// transmit-only run). A driver with a receive side (RxInfo) sizes
+	// its vectors for max(NumTxQ, NumRxQ) queue pairs.
+	NumRxQ int
 }
 
 // Info is what a driver tells the host after init.
@@ -78,6 +83,9 @@ type Info struct {
 	Vectors  int   // MSI-X vectors
 	QueueVec []int // vector serving each txq
 	Wire     bool  // serialises at line rate (false for veth)
+	// Rx is the receive side, for drivers of NICs that have one (nil
+	// for veth and for a setup without RX queues).
+	Rx *RxInfo
 }
 
 // QueueStats are one TX queue's ethtool -S counters.

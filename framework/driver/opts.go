@@ -10,13 +10,19 @@ import (
 
 // RingOpts are the ethtool-style words every descriptor-ring model takes:
 // "tx N" (ring size), "tx-usecs N" (interrupt moderation), "work N"
-// (packets cleaned per poll).
+// (packets cleaned per poll), and for the receive side "rx N" and
+// "rx-usecs N" (ethtool -G rx, ethtool -C rx-usecs).
 type RingOpts struct {
 	Ring    int
 	RingSet bool // "tx" was given
 	ITR     sim.Time
 	Work    int
+	Rx      int
+	RxITR   sim.Time
 }
+
+// ringKeys are the words ParseRingOpts reads itself.
+var ringKeys = map[string]bool{"tx": true, "tx-usecs": true, "work": true, "rx": true, "rx-usecs": true}
 
 // ParseRingOpts walks "key value" pairs into o. A key it does not know
 // goes to extra, which reports whether it took it; known lists every key
@@ -28,7 +34,7 @@ func ParseRingOpts(name string, args []string, o *RingOpts, known []string, extr
 			return fmt.Errorf("%s: option %q needs a value", name, key)
 		}
 		val := args[i+1]
-		if key != "tx" && key != "tx-usecs" && key != "work" {
+		if !ringKeys[key] {
 			ok := false
 			if extra != nil {
 				var err error
@@ -55,6 +61,10 @@ func ParseRingOpts(name string, args []string, o *RingOpts, known []string, extr
 				return fmt.Errorf("%s: work must be >= 1", name)
 			}
 			o.Work = v
+		case "rx":
+			o.Rx = v
+		case "rx-usecs":
+			o.RxITR = sim.Time(v) * sim.Microsecond
 		}
 	}
 	return nil

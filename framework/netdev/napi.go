@@ -30,31 +30,72 @@ func (n *Net) napiSchedule(c *sim.CPU, x *napi) {
 	c.RaiseSoftirq(sim.NetRxSoftirq)
 }
 
-// netRxAction is net_rx_action: poll scheduled NAPIs within
-// netdev_budget and 2 ms; what is left waits for the next round.
+// netRxAction is net_rx_action: poll each NAPI on this CPU's poll_list
+// once, within netdev_budget and netdev_budget_usecs; a NAPI that used
+// its whole weight goes on the repoll list, spliced back behind the ones
+// not reached and the ones scheduled meanwhile, and the softirq is raised
+// again (__do_softirq restarts it, or the next irq exit does). Running
+// out of budget or time counts a time_squeeze.
 func (n *Net) netRxAction(c *sim.CPU) {
 	sd := &n.sd[c.ID]
 	budget := n.Cfg.NetdevBudget
-	deadline := c.Now() + 2*sim.Millisecond
-	for len(sd.pollList) > 0 {
-		x := sd.pollList[0]
-		sd.pollList = sd.pollList[1:]
-		c.Spend(n.E.Costs.NapiPoll)
-		work, done := x.dev.Drv.Poll(x.dev.ctxFor(c), x.vec, napiWeight)
-		budget -= work
-		if done && !x.missed {
-			x.scheduled = false
-		} else {
-			x.missed = false // napi_complete_done: MISSED means repoll
+	// time_limit = jiffies + usecs_to_jiffies(netdev_budget_usecs),
+	// checked with time_after_eq(jiffies, time_limit).
+	jiffy := sim.Second / HZ
+	limit := c.Now()/jiffy + netdevBudgetUsecs/jiffy
+	list := sd.pollList
+	sd.pollList = nil
+	var repoll []*napi
+	for len(list) > 0 {
+		x := list[0]
+		list = list[1:]
+		work, done := n.napiPoll(c, x)
+		switch {
+		case !done:
+			// work == weight: the driver must not complete; repoll.
+			x.missed = false
+			repoll = append(repoll, x)
+		case x.missed:
+			// napi_complete_done saw NAPI_STATE_MISSED: __napi_schedule
+			// again, onto the tail of sd->poll_list.
+			x.missed = false
 			sd.pollList = append(sd.pollList, x)
-		}
-		if budget <= 0 || c.Now() > deadline {
-			if len(sd.pollList) > 0 {
-				c.RaiseSoftirq(sim.NetRxSoftirq) // time_squeeze
+		default:
+			x.scheduled = false
+			if x.dev.rx != nil {
+				n.rxComplete(x.dev, x.vec)
 			}
-			return
+		}
+		budget -= work
+		if budget <= 0 || c.Now()/jiffy >= limit {
+			n.softnet[c.ID].TimeSqueeze++
+			break
 		}
 	}
+	rest := make([]*napi, 0, len(list)+len(sd.pollList)+len(repoll))
+	rest = append(append(append(rest, list...), sd.pollList...), repoll...)
+	sd.pollList = rest
+	if len(sd.pollList) > 0 {
+		c.RaiseSoftirq(sim.NetRxSoftirq)
+	}
+}
+
+// napiPoll is napi_poll -> the driver's poll: its TX clean, and on a
+// vector with RX rings the RX clean (ice_napi_poll's second half):
+// incomplete (the whole weight) unless both finished.
+func (n *Net) napiPoll(c *sim.CPU, x *napi) (int, bool) {
+	n.softnet[c.ID].Polls++
+	c.Spend(n.E.Costs.NapiPoll)
+	work, done := x.dev.Drv.Poll(x.dev.ctxFor(c), x.vec, napiWeight)
+	d := x.dev
+	if d.rx == nil || len(d.rx.vecs[x.vec].rings) == 0 {
+		return work, done
+	}
+	rxWork, rxDone := n.rxPoll(c, d, x.vec)
+	if !done || !rxDone {
+		return napiWeight, false
+	}
+	return min(rxWork, napiWeight-1), true
 }
 
 func (d *Device) ctxFor(c *sim.CPU) *dctx { return &d.ctxs[c.ID] }
@@ -191,6 +232,12 @@ func (x *dctx) RaiseIRQ(v int, at sim.Time) {
 	d := x.dev
 	if v < 0 || v >= len(d.napis) {
 		sim.Panicf("driver %s: IRQ vector %d out of range", d.Name, v)
+	}
+	if d.rx != nil {
+		// A vector that also serves RX rings: its interrupt is masked
+		// while NAPI runs and enabled again by napi_complete_done.
+		x.net.rxRaiseTx(d, v, at)
+		return
 	}
 	nx := d.napis[v]
 	x.net.E.RaiseIRQ(x.net.E.CPUs[d.vecCPU[v]], at, func(c *sim.CPU) {

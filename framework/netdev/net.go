@@ -6,6 +6,7 @@
 package netdev
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -18,6 +19,10 @@ import (
 
 // HZ is the jiffy rate used for BQL's slack hold time.
 const HZ = 1000
+
+// ErrNoRxSide is a device asked for RX queues whose driver has no
+// receive side (veth: no NIC rings).
+var ErrNoRxSide = errors.New("no receive side")
 
 // MaxQueues is the most TX queues a device may have: the kernel's bound
 // in netif_alloc_netdev_queues (count > 0xffff is -EINVAL).
@@ -55,6 +60,13 @@ type Net struct {
 	// Maker makes the host's qdiscs and drivers.
 	Maker Maker
 
+	// The receive side (rx.go): devices with a traffic generator, the
+	// frames in their rings, the RSS key, softnet_stat per CPU.
+	rxDevs      []*Device
+	rxHeld      int64
+	rssKeyBytes []byte
+	softnet     []SoftnetStat
+
 	nextQdiscID int32
 	groupSeq    int
 	autoHandle  tc.Handle // qdisc_alloc_handle's static autohandle
@@ -88,6 +100,7 @@ type softnetData struct {
 func NewNet(e *sim.Engine, cfg Config, m Maker) *Net {
 	n := &Net{E: e, Cfg: cfg, Maker: m, Drops: map[skb.DropReason]uint64{}}
 	n.sd = make([]softnetData, len(e.CPUs))
+	n.softnet = make([]SoftnetStat, len(e.CPUs))
 	n.site.busylock = e.LockSite("__dev_xmit_skb (busylock)")
 	n.site.rootEnq = e.LockSite("__dev_xmit_skb (root_lock)")
 	n.site.rootRun = e.LockSite("sch_direct_xmit (root_lock)")
@@ -123,6 +136,9 @@ type Device struct {
 	vecCPU     []int
 	net        *Net
 	ctxs       []dctx // per CPU: driver calls may yield inside
+	driverName string
+	numRxQ     int
+	rx         *rxPort // the receive side, once a traffic generator is attached
 }
 
 // TX queue state bits (include/linux/netdevice.h).
@@ -169,6 +185,9 @@ type DeviceSpec struct {
 	IRQCPUs []int
 	// XPS: map each queue's IRQ CPU to it (as ice does).
 	XPS bool
+	// RxQueues is the RX queues to set up (0: none, transmit only);
+	// the driver must have a receive side (driver.Info.Rx).
+	RxQueues int
 }
 
 // Maker makes qdiscs by kind and drivers by name, each already behind
@@ -212,12 +231,23 @@ func (n *Net) AddDevice(spec DeviceSpec) (*Device, error) {
 	if spec.RateBps < 0 {
 		return nil, fmt.Errorf("device %s: negative link rate %d", spec.Name, spec.RateBps)
 	}
+	if spec.RxQueues < 0 || spec.RxQueues > MaxQueues {
+		return nil, fmt.Errorf("device %s: RX queues must be in [0, %d], got %d", spec.Name, MaxQueues, spec.RxQueues)
+	}
 	info, err := drv.Init(driver.Setup{Name: spec.Name, NumTxQ: spec.Queues, RateBps: spec.RateBps,
-		NumCPUs: len(n.E.CPUs), Costs: n.E.Costs}, spec.Args)
+		NumCPUs: len(n.E.CPUs), Costs: n.E.Costs, NumRxQ: spec.RxQueues}, spec.Args)
 	if err != nil {
 		return nil, fmt.Errorf("device %s: %w", spec.Name, err)
 	}
-	d := &Device{Name: spec.Name, MTU: 1500, Drv: drv, Info: info, net: n}
+	if spec.RxQueues > 0 {
+		switch {
+		case info.Rx == nil:
+			return nil, fmt.Errorf("device %s: driver %s: %w", spec.Name, spec.Driver, ErrNoRxSide)
+		case info.Vectors < spec.RxQueues:
+			return nil, fmt.Errorf("device %s: driver %s gave %d vectors for %d RX queues", spec.Name, spec.Driver, info.Vectors, spec.RxQueues)
+		}
+	}
+	d := &Device{Name: spec.Name, MTU: 1500, Drv: drv, Info: info, net: n, driverName: spec.Driver, numRxQ: spec.RxQueues}
 	if s, ok := drv.(selectable); ok {
 		d.selector = s.Selector()
 	}
@@ -423,6 +453,9 @@ func (n *Net) AllocSkb(c *sim.CPU) *skb.SKB {
 // dropped, computed by walking where they are.
 func (n *Net) InFlight() (where map[string]int64) {
 	where = map[string]int64{}
+	if n.rxDevs != nil {
+		where["rx_ring"] = n.rxHeld
+	}
 	for _, q := range n.qdiscs {
 		where["qdisc"] += int64(q.held)
 		where["requeued"] += int64(q.gsoSkb.Len)
@@ -440,7 +473,9 @@ func (n *Net) InFlight() (where map[string]int64) {
 
 // InFlightPackets is every skb offered and not yet transmitted or
 // dropped: the pool's live count, which no counter of the TX path feeds.
-func (n *Net) InFlightPackets() int64 { return int64(n.Pool.Live()) - n.unoffered }
+// Frames a NIC wrote into an RX ring are offered and in flight before
+// they become skbs.
+func (n *Net) InFlightPackets() int64 { return int64(n.Pool.Live()) - n.unoffered + n.rxHeld }
 
 // DroppedPackets is the sum of drops over all reasons.
 func (n *Net) DroppedPackets() uint64 {
@@ -459,7 +494,7 @@ func (n *Net) CheckAccounting() error {
 		return fmt.Errorf("accounting: offered %d != tx %d + dropped %d + in flight %d",
 			n.Offered, n.TxPkts, n.DroppedPackets(), inflight)
 	}
-	located := int64(n.rtnlFree.Len)
+	located := int64(n.rtnlFree.Len) + n.rxHeld
 	for _, q := range n.qdiscs {
 		st := q.Ops.Stats()
 		if st.Qlen != q.held || st.Backlog != q.heldBytes {

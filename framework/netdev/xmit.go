@@ -12,8 +12,11 @@ import (
 // as bpftrace's @__dev_queue_xmit_ns sees them.
 func (n *Net) DevQueueXmit(c *sim.CPU, d *Device, s *skb.SKB) qdisc.Code {
 	start := c.Now()
-	n.unoffered--
-	n.Offered++
+	if s.RxQueue == 0 {
+		// A forwarded skb was offered when it reached the RX port.
+		n.unoffered--
+		n.Offered++
+	}
 	s.XmitAt = start
 	h := s.Handle
 	if n.Hooks.XmitStart != nil {
@@ -66,7 +69,16 @@ func (n *Net) netdevCorePickTx(c *sim.CPU, d *Device, s *skb.SKB) *TxQueue {
 		}
 	}
 	qi := d.xps[c.ID] // get_xps_queue: XPS_CPUS map of sender_cpu
-	if qi < 0 {
+	switch {
+	case qi >= 0:
+	case s.RxQueue > 0:
+		// skb_tx_hash, skb_rx_queue_recorded: the RX queue, folded
+		// into the TX queues.
+		qi = int(s.RxQueue - 1)
+		for qi >= nq {
+			qi -= nq
+		}
+	default:
 		qi = int(uint64(s.Hash) * uint64(nq) >> 32) // reciprocal_scale(skb_get_hash(skb), qcount)
 	}
 	if cache, ok := s.Owner.(TxQueueCache); ok {

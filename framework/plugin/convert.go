@@ -75,7 +75,7 @@ func statsFromPB(p *pb.QdiscStats) (qdisc.Stats, error) {
 
 func driverSetupToPB(s driver.Setup, args []string) *pb.DriverSetup {
 	out := &pb.DriverSetup{Name: s.Name, NumTxq: int64(s.NumTxQ), RateBps: s.RateBps,
-		NumCpus: int64(s.NumCPUs), Args: args}
+		NumCpus: int64(s.NumCPUs), Args: args, NumRxq: int64(s.NumRxQ)}
 	if s.Costs != nil {
 		for _, c := range s.Costs.List() {
 			out.Costs = append(out.Costs, &pb.Cost{Name: c.Name, Value: c.Value})
@@ -92,7 +92,7 @@ func driverSetupFromPB(p *pb.DriverSetup) (driver.Setup, error) {
 		}
 	}
 	return driver.Setup{Name: p.Name, NumTxQ: int(p.NumTxq), RateBps: p.RateBps,
-		NumCPUs: int(p.NumCpus), Costs: costs}, nil
+		NumCPUs: int(p.NumCpus), Costs: costs, NumRxQ: int(p.NumRxq)}, nil
 }
 
 func driverInfoToPB(i driver.Info) *pb.DriverInfo {
@@ -100,6 +100,14 @@ func driverInfoToPB(i driver.Info) *pb.DriverInfo {
 		Bql: i.BQL, Vectors: int64(i.Vectors), Wire: i.Wire}
 	for _, v := range i.QueueVec {
 		out.QueueVec = append(out.QueueVec, int64(v))
+	}
+	if r := i.Rx; r != nil {
+		out.Rx = &pb.RxInfo{RingSize: int64(r.RingSize), MaxQueues: int64(r.MaxQueues), ItrNs: int64(r.ITR),
+			BufSize: int64(r.BufSize), RefillBatch: int64(r.RefillBatch), LutSize: int64(r.LUTSize),
+			QueuePackets: r.QueuePackets, QueueBytes: r.QueueBytes, PortDropped: r.PortDropped}
+		for _, v := range r.QueueVec {
+			out.Rx.QueueVec = append(out.Rx.QueueVec, int64(v))
+		}
 	}
 	return out
 }
@@ -109,6 +117,14 @@ func driverInfoFromPB(p *pb.DriverInfo) driver.Info {
 		BQL: p.Bql, Vectors: int(p.Vectors), Wire: p.Wire}
 	for _, v := range p.QueueVec {
 		i.QueueVec = append(i.QueueVec, int(v))
+	}
+	if r := p.Rx; r != nil {
+		i.Rx = &driver.RxInfo{RingSize: int(r.RingSize), MaxQueues: int(r.MaxQueues), ITR: sim.Time(r.ItrNs),
+			BufSize: int(r.BufSize), RefillBatch: int(r.RefillBatch), LUTSize: int(r.LutSize),
+			QueuePackets: r.QueuePackets, QueueBytes: r.QueueBytes, PortDropped: r.PortDropped}
+		for _, v := range r.QueueVec {
+			i.Rx.QueueVec = append(i.Rx.QueueVec, int(v))
+		}
 	}
 	return i
 }

@@ -47,6 +47,7 @@ type Report struct {
 	XmitNs   Hist              `json:"xmit_latency_ns"` // __dev_queue_xmit
 	Series   []Interval        `json:"series"`
 	CPUs     []CPU             `json:"cpus,omitempty"` // busy CPUs only
+	Rx       *Rx               `json:"rx,omitempty"`   // the forward workload's receive side
 
 	Events    uint64 `json:"events"`
 	SimWallNs int64  `json:"sim_wall_ns"` // wall time spent simulating
@@ -72,7 +73,10 @@ type Setup struct {
 	Placement      string  `json:"placement"`
 	PacketSize     int     `json:"packet_size"` // UDP payload bytes
 	Flows          int     `json:"flows"`
-	OfferedPps     float64 `json:"offered_pps,omitempty"` // udp_rate only
+	OfferedPps     float64 `json:"offered_pps,omitempty"` // udp_rate and forward
+	RxQueues       int     `json:"rx_queues,omitempty"`   // forward only
+	RxPort         string  `json:"rx_port,omitempty"`     // forward: same or other
+	Arrival        string  `json:"arrival,omitempty"`     // forward: constant or poisson
 }
 
 // Window are the counts within the measurement window.
@@ -170,4 +174,44 @@ type Interval struct {
 type CPU struct {
 	CPU     int     `json:"cpu"`
 	BusyPct float64 `json:"busy_pct"`
+}
+
+// Rx is the forward workload's receive side: the RX port's queues as
+// ethtool -S counts them and the model sees them, the port's drops, and
+// softnet_stat per CPU.
+type Rx struct {
+	Device      string `json:"device"`
+	Truesize    uint32 `json:"skb_truesize"` // of every received skb (napi_build_skb on the RX buffer)
+	PortDropped KV     `json:"port_dropped"` // the driver's ethtool -S key for frames no RX buffer took
+	// MissedErrors is the netdev's rx_missed_errors (ip -s link): the
+	// same frames.
+	MissedErrors uint64    `json:"rx_missed_errors"`
+	Queues       []RxQueue `json:"queues"`
+	Softnet      []Softnet `json:"softnet"` // CPUs that polled
+}
+
+// RxQueue is one RX queue.
+type RxQueue struct {
+	Rxq       int     `json:"rxq"`
+	CPU       int     `json:"cpu"` // its vector's IRQ affinity
+	Packets   uint64  `json:"rx_packets"`
+	Bytes     uint64  `json:"rx_bytes"`
+	Missed    uint64  `json:"rx_missed"` // frames the NIC had no buffer for
+	Pps       float64 `json:"rx_pps"`    // cleaned, in the window
+	NapiPolls uint64  `json:"napi_polls"`
+	Irqs      uint64  `json:"irqs"`
+	Refills   uint64  `json:"refills"`
+	RingSize  int     `json:"ring_size"`
+	RingUsed  int     `json:"ring_used"`     // frames in the ring at the end
+	RingMax   uint64  `json:"ring_max_used"` // the most at once
+	RingAvg   float64 `json:"ring_avg_used"` // time-averaged over the run
+	Ethtool   []KV    `json:"ethtool"`       // the driver's per-queue keys
+}
+
+// Softnet is one CPU's /proc/net/softnet_stat columns the model keeps.
+type Softnet struct {
+	CPU         int    `json:"cpu"`
+	Processed   uint64 `json:"processed"`
+	TimeSqueeze uint64 `json:"time_squeeze"`
+	NapiPolls   uint64 `json:"napi_polls"`
 }

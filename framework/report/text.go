@@ -31,6 +31,7 @@ func WriteText(w io.Writer, r *Report) error {
 	writeHist(&b, "@__dev_queue_xmit_ns", r.XmitNs)
 	writeQdiscs(&b, r.Qdisc, r.Setup.Queues)
 	writeQueues(&b, r.Queues)
+	writeRx(&b, r.Rx)
 	writeSeries(&b, r.Series)
 	for _, o := range r.PluginOverrides {
 		fmt.Fprintf(&b, "\nbuilt-in replaced by a plugin: %s\n", o)
@@ -49,10 +50,17 @@ func writeHeader(b *bytes.Buffer, r *Report) {
 	fmt.Fprintf(b, "profile:  %s\n", r.Profile)
 	fmt.Fprintf(b, "seed:     %d\n", r.Seed)
 	s := r.Setup
-	fmt.Fprintf(b, "setup:    %dx%dx%d CPUs (%d), driver %s, %d queues, %s Gbit, qdisc %s, workload %s, %d senders, %d B packets, %d flows\n",
-		s.Sockets, s.CoresPerSocket, s.ThreadsPerCore, s.CPUs, s.Driver, s.Queues,
-		strconv.FormatFloat(float64(s.RateBps)/1e9, 'g', -1, 64),
-		s.Qdisc, s.Workload, s.Senders, s.PacketSize, s.Flows)
+	if s.Workload == "forward" {
+		fmt.Fprintf(b, "setup:    %dx%dx%d CPUs (%d), driver %s, %d queues, %s Gbit, qdisc %s, workload forward: %s Mpps %s into %d RX queues (port %s), %d B packets, %d flows\n",
+			s.Sockets, s.CoresPerSocket, s.ThreadsPerCore, s.CPUs, s.Driver, s.Queues,
+			strconv.FormatFloat(float64(s.RateBps)/1e9, 'g', -1, 64),
+			s.Qdisc, mpps(s.OfferedPps), s.Arrival, s.RxQueues, s.RxPort, s.PacketSize, s.Flows)
+	} else {
+		fmt.Fprintf(b, "setup:    %dx%dx%d CPUs (%d), driver %s, %d queues, %s Gbit, qdisc %s, workload %s, %d senders, %d B packets, %d flows\n",
+			s.Sockets, s.CoresPerSocket, s.ThreadsPerCore, s.CPUs, s.Driver, s.Queues,
+			strconv.FormatFloat(float64(s.RateBps)/1e9, 'g', -1, 64),
+			s.Qdisc, s.Workload, s.Senders, s.PacketSize, s.Flows)
+	}
 	fmt.Fprintf(b, "duration: %s ms (warmup %s ms)\n", ms(r.DurationNs), ms(r.WarmupNs))
 }
 
@@ -287,6 +295,35 @@ func writeQueues(b *bytes.Buffer, qs []Queue) {
 		stat("bql_inflight", q.Inflight)
 		for _, kv := range q.Ethtool {
 			stat(kv.Key, kv.Value)
+		}
+	}
+}
+
+// writeRx prints the forward workload's RX port: the driver's ethtool -S
+// keys, then the model's view of each ring, then softnet_stat's columns.
+func writeRx(b *bytes.Buffer, rx *Rx) {
+	if rx == nil {
+		return
+	}
+	fmt.Fprintf(b, "\nRX port %s (ethtool -S layout; skb truesize %d)\n", rx.Device, rx.Truesize)
+	for _, q := range rx.Queues {
+		for _, kv := range q.Ethtool {
+			fmt.Fprintf(b, "     %s: %d\n", kv.Key, kv.Value)
+		}
+	}
+	fmt.Fprintf(b, "     %s: %d\n", rx.PortDropped.Key, rx.PortDropped.Value)
+	fmt.Fprintf(b, "  rx_missed_errors (ip -s link): %d\n", rx.MissedErrors)
+	const row = "  %4s %4s %10s %10s %8s %8s %6s %8s %8s\n"
+	fmt.Fprintf(b, "\n"+row, "rxq", "cpu", "rx Mpps", "missed", "polls", "irqs", "ring", "avg used", "max used")
+	for _, q := range rx.Queues {
+		fmt.Fprintf(b, row, strconv.Itoa(q.Rxq), strconv.Itoa(q.CPU), mpps(q.Pps), strconv.FormatUint(q.Missed, 10),
+			strconv.FormatUint(q.NapiPolls, 10), strconv.FormatUint(q.Irqs, 10), strconv.Itoa(q.RingSize),
+			strconv.FormatFloat(q.RingAvg, 'f', 1, 64), strconv.FormatUint(q.RingMax, 10))
+	}
+	if len(rx.Softnet) > 0 {
+		b.WriteString("\nsoftnet_stat (processed, time_squeeze) and NAPI polls per CPU\n")
+		for _, s := range rx.Softnet {
+			fmt.Fprintf(b, "  cpu%-4d processed %d time_squeeze %d napi_polls %d\n", s.CPU, s.Processed, s.TimeSqueeze, s.NapiPolls)
 		}
 	}
 }

@@ -60,6 +60,20 @@ type Knob struct {
 
 func udpRate(s *Spec) bool { return s.Workload.Kind == workload.UDPRate }
 
+func forward(s *Spec) bool { return s.Workload.Kind == workload.Forward }
+
+// threads is whether the workload has sender threads (forward's traffic
+// comes from the wire).
+func threads(s *Spec) bool { return !forward(s) }
+
+// offered is whether the workload has an offered rate and flows.
+func offered(s *Spec) bool { return udpRate(s) || forward(s) }
+
+// MaxRxQueues bounds --rx-queues before a driver is asked; each driver
+// has its own maximum (ice 256, i40e 64, idpf 256), checked when the
+// host is built.
+const MaxRxQueues = 4096
+
 var knobs = []*Knob{
 	{Flag: "profile", Script: "profile", Kind: TextKnob, Help: "kernel profile: 6.18, 6.19-rc1, net-next",
 		ptr: func(s *Spec) any { return &s.Profile }},
@@ -72,28 +86,38 @@ var knobs = []*Knob{
 		ptr:  func(s *Spec) any { return &s.Threads }},
 	{Flag: "driver", Script: "device.driver", Kind: TextKnob, Help: "NIC driver model (txlab list: DRIVERS)",
 		ptr: func(s *Spec) any { return &s.Driver }},
-	{Flag: "driver-opts", Script: "device.opts", Kind: TextKnob, Help: "driver options in ethtool words, e.g. \"tx 512 tx-usecs 50\" (tx: TX ring size)",
+	{Flag: "driver-opts", Script: "device.opts", Kind: TextKnob, Help: "driver options in ethtool words, e.g. \"tx 512 tx-usecs 50\" (tx, rx: ring sizes; tx-usecs, rx-usecs: moderation)",
 		ptr: func(s *Spec) any { return &s.DriverArgs }},
 	{Flag: "queues", Script: "device.queues", Kind: IntKnob, Min: 1, Max: 4096, Help: "TX queues",
 		ptr: func(s *Spec) any { return &s.Queues }},
 	{Flag: "rate", Script: "device.rate", Kind: RateKnob, Min: 1, Max: MaxLinkRate, Zero: "the driver's default",
 		Help: "link rate in tc's words (100Gbit, 25gbit, 2.5gbit; bps is bytes/s)",
 		ptr:  func(s *Spec) any { return &s.RateBps }},
+	{Flag: "rx-queues", Script: "device.rx_queues", Kind: IntKnob, Min: 1, Max: MaxRxQueues, Zero: "as many as --queues",
+		Help: "forward: RX queues RSS spreads the frames over (ethtool -L rx), at most the driver's maximum",
+		Only: forward, ptr: func(s *Spec) any { return &s.RxQueues }},
+	{Flag: "rx-port", Script: "device.rx_port", Kind: TextKnob,
+		Help: "forward: the port frames arrive on: same (forwarded back out of it) or other (a second port, eth1)",
+		Only: forward, ptr: func(s *Spec) any { return &s.RxPort }},
 	{Flag: "qdisc", Script: "qdisc", Kind: TextKnob, Help: "root qdisc in tc words, e.g. \"mq pfifo\", \"pfifo limit 100\", noqueue",
 		ptr: func(s *Spec) any { return &s.Qdisc }},
-	{Flag: "workload", Script: "senders.kind", Kind: TextKnob, Help: "udp_stream (closed loop) or udp_rate (open loop)",
-		ptr: func(s *Spec) any { return &s.Workload.Kind }},
+	{Flag: "workload", Script: "senders.kind", Kind: TextKnob,
+		Help: "udp_stream (closed loop), udp_rate (open loop) or forward (a traffic generator into the RX port, forwarded out)",
+		ptr:  func(s *Spec) any { return &s.Workload.Kind }},
 	{Flag: "senders", Script: "senders.count", Kind: IntKnob, Min: 1, Max: workload.MaxSenders, Help: "sender threads, one per CPU",
-		ptr: func(s *Spec) any { return &s.Workload.Senders }},
+		Only: threads, ptr: func(s *Spec) any { return &s.Workload.Senders }},
 	{Flag: "placement", Script: "senders.placement", Kind: TextKnob, Help: "sender CPUs: spread, or a CPU list like 0-7,16",
-		ptr: func(s *Spec) any { return &s.Workload.Placement }},
+		Only: threads, ptr: func(s *Spec) any { return &s.Workload.Placement }},
 	{Flag: "size", Script: "senders.size", Kind: IntKnob, Min: 1, Max: workload.MaxPacketSize, Help: "UDP payload bytes (netperf -m)",
 		ptr: func(s *Spec) any { return &s.Workload.PacketSize }},
-	{Flag: "flows", Script: "senders.flows", Kind: IntKnob, Min: 1, Max: workload.MaxFlows, Help: "udp_rate flows (udp_stream has one per sender)",
-		Only: udpRate, ptr: func(s *Spec) any { return &s.Workload.Flows }},
+	{Flag: "flows", Script: "senders.flows", Kind: IntKnob, Min: 1, Max: workload.MaxFlows, Help: "udp_rate and forward flows (udp_stream has one per sender)",
+		Only: offered, ptr: func(s *Spec) any { return &s.Workload.Flows }},
 	{Flag: "offered-rate", Script: "senders.rate", Kind: CountKnob, Min: 1, Max: workload.MaxRate,
-		Help: "udp_rate total packets/s (5M, 630K), at most what the link carries",
-		Only: udpRate, ptr: func(s *Spec) any { return &s.Workload.Rate }},
+		Help: "udp_rate and forward total packets/s (5M, 630K), at most what the link carries",
+		Only: offered, ptr: func(s *Spec) any { return &s.Workload.Rate }},
+	{Flag: "arrival", Script: "senders.arrival", Kind: TextKnob,
+		Help: "forward: the traffic generator's arrivals: constant (frame k at k/rate, flows in turn) or poisson",
+		Only: forward, ptr: func(s *Spec) any { return &s.Workload.Arrival }},
 	{Flag: "duration", Script: "duration", Kind: TimeKnob, Min: 1, Max: float64(MaxDuration), Help: "simulated time, warmup included",
 		ptr: func(s *Spec) any { return &s.Duration }},
 	{Flag: "warmup", Script: "warmup", Kind: TimeKnob, Min: 0, Max: float64(MaxDuration), Help: "simulated time before measuring (below duration)",

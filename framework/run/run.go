@@ -43,6 +43,13 @@ type Spec struct {
 	Queues     int
 	RateBps    int64  // 0: the driver's default
 	Qdisc      string // tc words: "mq pfifo", "pfifo limit 100", "" for default
+	// RxQueues are the RX queues of the forward workload's RX port (0:
+	// as many as Queues, ethtool -L combined); RxPort is "same" (the
+	// DUT forwards back out of the port it receives on, the seeds'
+	// case; "" means same) or "other" (a second port of the same model
+	// receives, eth1).
+	RxQueues int
+	RxPort   string
 
 	Workload workload.Spec
 
@@ -136,6 +143,14 @@ func (s *Spec) Validate() error {
 	if err := s.Workload.Validate(); err != nil {
 		return err
 	}
+	if s.Workload.Kind == workload.Forward {
+		switch s.RxPort {
+		case "", RxPortSame, RxPortOther:
+		default:
+			return fmt.Errorf("%s: %q is not %s or %s", KnobByFlag("rx-port").Name(), s.RxPort, RxPortSame, RxPortOther)
+		}
+		return nil // no sender threads: the traffic comes from the wire
+	}
 	_, err := workload.Place(&s.Workload, topo)
 	return err
 }
@@ -180,6 +195,7 @@ type host struct {
 	e       *sim.Engine
 	net     *netdev.Net
 	dev     *netdev.Device
+	rxDev   *netdev.Device // the forward workload's RX port (dev itself, or eth1)
 	wl      *workload.Workload
 	cfg     netdev.Config
 	costs   *sim.Costs
@@ -223,11 +239,51 @@ func setup(spec *Spec) (*host, error) {
 	if q := strings.TrimSpace(spec.Qdisc); q != "" {
 		qwords = strings.Fields(q)
 	}
+	forward := spec.Workload.Kind == workload.Forward
+	rxq := 0
+	if forward {
+		rxq = spec.RxQueues
+		if rxq == 0 {
+			rxq = spec.Queues // ethtool -L combined: queue pairs
+		}
+	}
+	other := forward && spec.RxPort == RxPortOther
+	devRxq := rxq
+	if other {
+		devRxq = 0
+	}
 	h.dev, err = h.net.AddDevice(netdev.DeviceSpec{Name: report.Device, Driver: spec.Driver, Args: spec.DriverArgs,
 		Queues: spec.Queues, RateBps: spec.RateBps, Qdisc: qwords, XPS: true,
-		IRQCPUs: irqCPUs(h.topo, spec.Queues)})
+		IRQCPUs: irqCPUs(h.topo, max(spec.Queues, devRxq)), RxQueues: devRxq})
 	if err != nil {
-		return fail(err)
+		return fail(rxError(err, spec.Driver))
+	}
+	if forward {
+		h.rxDev = h.dev
+		if other {
+			// The second port of the NIC: as many queue pairs as RX
+			// queues, its TX side unused, its IRQs on the same CPUs.
+			h.rxDev, err = h.net.AddDevice(netdev.DeviceSpec{Name: RxPortDevice, Driver: spec.Driver, Args: spec.DriverArgs,
+				Queues: rxq, RateBps: spec.RateBps, XPS: true, IRQCPUs: irqCPUs(h.topo, rxq), RxQueues: rxq})
+			if err != nil {
+				return fail(rxError(err, spec.Driver))
+			}
+		}
+		if most := h.rxDev.Info.Rx.MaxQueues; rxq > most {
+			as := ""
+			if spec.RxQueues == 0 {
+				as = " (as many as --queues)"
+			}
+			return fail(fmt.Errorf("%s: %d RX queues%s is more than %s spreads RSS over: at most %d",
+				KnobByFlag("rx-queues").Name(), rxq, as, spec.Driver, most))
+		}
+		if err := checkOfferedRate(spec.Workload.Rate, spec.Workload.PacketSize, h.rxDev); err != nil {
+			return fail(err)
+		}
+		if h.wl, err = workload.StartForward(h.net, h.rxDev, h.dev, spec.Workload); err != nil {
+			return fail(err)
+		}
+		return h, nil
 	}
 	if spec.Workload.Kind == workload.UDPRate {
 		if err := checkOfferedRate(spec.Workload.Rate, spec.Workload.PacketSize, h.dev); err != nil {
@@ -238,6 +294,25 @@ func setup(spec *Spec) (*host, error) {
 		return fail(err)
 	}
 	return h, nil
+}
+
+// RxPortDevice is the name of the forward workload's second port
+// (--rx-port other).
+const RxPortDevice = "eth1"
+
+// RX ports of the forward workload.
+const (
+	RxPortSame  = "same"
+	RxPortOther = "other"
+)
+
+// rxError names the knob when a driver has no receive side.
+func rxError(err error, drv string) error {
+	if errors.Is(err, netdev.ErrNoRxSide) {
+		return fmt.Errorf("%s: driver %s has no NIC receive side; forward needs a NIC with RX rings (ice, i40e, idpf)",
+			KnobByFlag("workload").Name(), drv)
+	}
+	return err
 }
 
 // Check builds spec's host without running it: every error a run would
@@ -324,6 +399,7 @@ func RunWith(spec Spec, o Options) (*report.Report, error) {
 		}()
 	}
 	fillSetup(rep, &spec, h.topo, dev, h.cfg, h.costs)
+	rxDev := h.rxDev
 	tv.Attach(net)
 	if spec.Warmup > 0 {
 		tv.Phase("warmup")
@@ -366,6 +442,7 @@ func RunWith(spec Spec, o Options) (*report.Report, error) {
 		net.LoseToDeadPlugins()
 	}
 	fillResults(rep, net, e, dev, wl, snap, spec)
+	fillRx(rep, net, e, rxDev, snap)
 	acts.fillPhases(rep.Counters, take(net, e))
 	rep.SimWallNs = time.Since(wall).Nanoseconds()
 	rep.Normalize()
@@ -423,9 +500,11 @@ type snapshot struct {
 	busy    []sim.Time
 	qpkts   []uint64 // per txq, completed
 	qbytes  []uint64
+	rxPkts  []uint64 // per rxq, cleaned (forward)
 }
 
 func take(net *netdev.Net, e *sim.Engine) snapshot {
+	net.RxCatchUp(e.Now()) // the wire's frames up to now: offered and RX drops current
 	s := snapshot{at: e.Now(), offered: net.Offered, tx: net.TxPkts, txBytes: net.TxBytes,
 		drops: map[string]uint64{}, dropped: net.DroppedPackets()}
 	for r, v := range net.Drops {
@@ -439,6 +518,9 @@ func take(net *netdev.Net, e *sim.Engine) snapshot {
 		for _, q := range d.Queues {
 			s.qpkts = append(s.qpkts, q.TxPackets)
 			s.qbytes = append(s.qbytes, q.TxBytes)
+		}
+		for _, r := range net.RxQueues(d, s.at) {
+			s.rxPkts = append(s.rxPkts, r.Packets)
 		}
 	}
 	return s
@@ -470,9 +552,25 @@ func fillSetup(rep *report.Report, spec *Spec, topo sim.Topology, dev *netdev.De
 	rep.Setup = report.Setup{Sockets: topo.Sockets, CoresPerSocket: topo.CoresPerSocket, ThreadsPerCore: topo.ThreadsPerCore,
 		CPUs: topo.NumCPUs(), Driver: spec.Driver, Queues: len(dev.Queues), RateBps: dev.Info.RateBps, RingSize: dev.Info.RingSize,
 		Qdisc: qd, Workload: w.Kind, Senders: w.Senders, Placement: placement, PacketSize: w.PacketSize, Flows: w.Flows}
-	if w.Kind == workload.UDPStream {
+	switch w.Kind {
+	case workload.UDPStream:
 		rep.Setup.Flows = w.Senders
-	} else {
+	case workload.Forward:
+		rep.Setup.OfferedPps = w.Rate
+		rep.Setup.Senders, rep.Setup.Placement = 0, ""
+		rep.Setup.RxQueues = spec.RxQueues
+		if rep.Setup.RxQueues == 0 {
+			rep.Setup.RxQueues = spec.Queues
+		}
+		rep.Setup.RxPort = spec.RxPort
+		if rep.Setup.RxPort == "" {
+			rep.Setup.RxPort = RxPortSame
+		}
+		rep.Setup.Arrival = w.Arrival
+		if rep.Setup.Arrival == "" {
+			rep.Setup.Arrival = workload.ArrivalConstant
+		}
+	default:
 		rep.Setup.OfferedPps = w.Rate
 	}
 	rep.Config = map[string]string{}
@@ -566,6 +664,50 @@ func fillResults(rep *report.Report, net *netdev.Net, e *sim.Engine, dev *netdev
 	rep.Qdisc = qdiscRows(dev)
 	rep.XmitNs = histogram(&net.XmitHist)
 	rep.Events = e.Events()
+}
+
+// fillRx reports the forward workload's receive side: per RX queue what
+// ethtool -S and the model count, the port's drops, softnet_stat.
+func fillRx(rep *report.Report, net *netdev.Net, e *sim.Engine, d *netdev.Device, snap snapshot) {
+	if d == nil {
+		return
+	}
+	now := e.Now()
+	qs := net.RxQueues(d, now)
+	window := now - snap.at
+	if window <= 0 {
+		window = 1
+	}
+	secs := float64(window) / float64(sim.Second)
+	key, dropped := net.RxPortDropped(d)
+	rx := &report.Rx{Device: d.Name, Truesize: d.RxTruesize(), PortDropped: report.KV{Key: key, Value: int64(dropped)},
+		MissedErrors: dropped}
+	// snap.rxPkts holds every RX device's queues in net.Devs order.
+	off := 0
+	for _, dd := range net.Devs {
+		if dd == d {
+			break
+		}
+		off += dd.RxQueueCount()
+	}
+	for i, q := range qs {
+		rq := report.RxQueue{Rxq: q.Queue, CPU: q.CPU, Packets: q.Packets, Bytes: q.Bytes, Missed: q.Dropped,
+			NapiPolls: q.Polls, Irqs: q.Irqs, Refills: q.Refills, RingSize: q.RingSize, RingUsed: q.Used,
+			RingMax: q.MaxUsed, RingAvg: q.AvgUsed,
+			Ethtool: []report.KV{{Key: q.PacketsKey, Value: int64(q.Packets)}, {Key: q.BytesKey, Value: int64(q.Bytes)}}}
+		if j := off + i; j < len(snap.rxPkts) {
+			rq.Pps = float64(q.Packets-snap.rxPkts[j]) / secs
+		}
+		rx.Queues = append(rx.Queues, rq)
+	}
+	for cpu := range e.CPUs {
+		st := net.Softnet(cpu)
+		if st.Polls == 0 && st.Processed == 0 {
+			continue
+		}
+		rx.Softnet = append(rx.Softnet, report.Softnet{CPU: cpu, Processed: st.Processed, TimeSqueeze: st.TimeSqueeze, NapiPolls: st.Polls})
+	}
+	rep.Rx = rx
 }
 
 // qdiscRows are the device's qdiscs as tc_dump_qdisc reports them: the

@@ -553,7 +553,7 @@ func setDevice(s *run.Spec, v any) error {
 	if err := checkRemoved("device", m); err != nil {
 		return err
 	}
-	if err := checkKeys("device", m, "driver", "queues", "rate", "opts"); err != nil {
+	if err := checkKeys("device", m, "driver", "queues", "rate", "opts", "rx_queues", "rx_port"); err != nil {
 		return err
 	}
 	if x, ok := m["driver"]; ok {
@@ -582,6 +582,23 @@ func setDevice(s *run.Spec, v any) error {
 		if err := knobRange("device rate", float64(s.RateBps), "rate"); err != nil {
 			return err
 		}
+	}
+	if x, ok := m["rx_queues"]; ok {
+		n, err := asInt("device rx_queues", x, 0, int64(run.KnobByFlag("rx-queues").Max))
+		if err != nil {
+			return err
+		}
+		s.RxQueues = int(n)
+	}
+	if x, ok := m["rx_port"]; ok {
+		p, err := asString("device rx_port", x)
+		if err != nil {
+			return err
+		}
+		if p != run.RxPortSame && p != run.RxPortOther {
+			return fmt.Errorf("device rx_port %q is not %s or %s", p, run.RxPortSame, run.RxPortOther)
+		}
+		s.RxPort = p
 	}
 	if x, ok := m["opts"]; ok {
 		var words []string
@@ -662,7 +679,7 @@ func setSenders(s *run.Spec, v any) error {
 	if err != nil {
 		return err
 	}
-	if err := checkKeys("senders", m, "kind", "count", "placement", "size", "flows", "rate", "dscp", "priority"); err != nil {
+	if err := checkKeys("senders", m, "kind", "count", "placement", "size", "flows", "rate", "dscp", "priority", "arrival"); err != nil {
 		return err
 	}
 	w := &s.Workload
@@ -711,6 +728,16 @@ func setSenders(s *run.Spec, v any) error {
 		if err := knobRange("senders rate", w.Rate, "offered-rate"); err != nil {
 			return err
 		}
+	}
+	if x, ok := m["arrival"]; ok {
+		a, err := asString("senders arrival", x)
+		if err != nil {
+			return err
+		}
+		if a != workload.ArrivalConstant && a != workload.ArrivalPoisson {
+			return fmt.Errorf("senders arrival %q is not %s", a, strings.Join(workload.Arrivals(), " or "))
+		}
+		w.Arrival = a
 	}
 	if x, ok := m["dscp"]; ok {
 		n, err := asInt("senders dscp", x, 0, 63)

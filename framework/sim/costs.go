@@ -61,6 +61,26 @@ type Costs struct {
 	NapiPoll   int64 `cost:"napi_poll" help:"NAPI poll entry/exit and interrupt re-arm"`
 	PeerRx     int64 `cost:"peer_rx" help:"veth: per-packet receive on the peer (netif_rx + backlog + stack)"`
 	DMALatency int64 `cost:"dma_latency" help:"device latency from doorbell to the first byte on the wire (descriptor fetch + DMA read over PCIe)"`
+
+	// Receive side and IPv4 forwarding (framework/netdev/rx.go), per
+	// frame on the RX CPU in NET_RX_SOFTIRQ. Their sum, 455 ns, plus
+	// the TX path's own costs for the same frame (about 350 ns uncontended:
+	// xmit entry, a simple qdisc, driver xmit, TX clean, free) puts plain
+	// forwarding of 64 B frames at ~0.8 us per frame, ~1.2 Mpps per core:
+	// inside the 1-2 Mpps per core reported for the kernel's IPv4
+	// forwarding of 64 B frames on recent Xeons (A. Toonk, "Linux kernel
+	// and measuring network throughput", 2020, X710 on 5.0; J. D. Brouer's
+	// netdev talks comparing kernel forwarding with XDP_REDIRECT; the XDP
+	// paper, Høiland-Jørgensen et al., CoNEXT 2018). How the sum splits
+	// over the functions is the model's estimate: no profile of the seeds'
+	// DUTs gives it.
+	RxClean         int64 `cost:"rx_clean" help:"driver RX clean per frame: descriptor write-back, DMA sync, napi_build_skb on the buffer, skb fields (hash, csum, queue), eth_type_trans"`
+	RxRefill        int64 `cost:"rx_refill" help:"one RX buffer back to the NIC: page_pool allocation from its cache and a descriptor write (the tail write is a doorbell)"`
+	GROReceive      int64 `cost:"gro_receive" help:"napi_gro_receive of a frame GRO does not merge (UDP): dev_gro_receive miss, gro_normal_one"`
+	NetifReceiveSkb int64 `cost:"netif_receive_skb" help:"__netif_receive_skb_list_core per skb: protocol handlers, delivery to ip_list_rcv"`
+	IPRcv           int64 `cost:"ip_rcv" help:"ip_rcv_core header checks and ip_rcv_finish_core: ip_route_input_noref, the FIB lookup"`
+	IPForward       int64 `cost:"ip_forward" help:"ip_forward + ip_forward_finish + ip_output/ip_finish_output: TTL, checksum, skb_cow, dst"`
+	NeighOutput     int64 `cost:"neigh_output" help:"neigh_output -> neigh_hh_output: the cached L2 header copied in front, then dev_queue_xmit"`
 }
 
 // DefaultCosts returns the calibrated defaults.
@@ -106,6 +126,14 @@ func DefaultCosts() *Costs {
 		NapiPoll:   250,
 		PeerRx:     400,
 		DMALatency: 900,
+
+		RxClean:         120,
+		RxRefill:        25,
+		GROReceive:      45,
+		NetifReceiveSkb: 50,
+		IPRcv:           110,
+		IPForward:       70,
+		NeighOutput:     35,
 	}
 }
 

@@ -56,6 +56,14 @@ const (
 	DropCPUBacklog     DropReason = "CPU_BACKLOG"
 	DropTxDevice       DropReason = "TX_DEVICE" // driver dropped (e.g. veth peer ring full)
 	DropLostToPlugin   DropReason = "LOST_TO_PLUGIN"
+
+	// DropRxMissed is a frame the NIC dropped because the RX queue's
+	// ring had no free descriptor. No skb exists for it, so the kernel
+	// has no skb_drop_reason: it is counted in the device's
+	// rx_missed_errors (rtnl_link_stats64) and the driver's ethtool -S
+	// port counter (ice rx_dropped.nic, i40e port.rx_dropped). The name
+	// is the model's, after rx_missed_errors.
+	DropRxMissed DropReason = "RX_MISSED"
 )
 
 // SKB is the host's buffer. Only the host touches it; plugins get Packet.
@@ -72,6 +80,10 @@ type SKB struct {
 	idx       uint32
 	gen       uint32
 	live      bool
+
+	// RxQueue is skb_record_rx_queue's value: the RX queue + 1 for an
+	// skb a NIC received (to forward), 0 for one a local sender built.
+	RxQueue uint16
 }
 
 // Owner is what an skb is charged to (a socket): sock_wfree calls Release.

@@ -30,7 +30,7 @@ const (
 )
 
 // Kinds lists the workload kinds.
-func Kinds() []string { return []string{UDPRate, UDPStream} }
+func Kinds() []string { return []string{Forward, UDPRate, UDPStream} }
 
 // Spec describes the senders.
 type Spec struct {
@@ -42,12 +42,15 @@ type Spec struct {
 	Rate       float64 // udp_rate: total offered packets per second
 	DSCP       uint8
 	Priority   uint32
+	Arrival    string // forward: the generator's arrival process (ArrivalConstant, ArrivalPoisson)
 }
 
 // Validate checks a spec with clear messages.
 func (s *Spec) Validate() error {
 	switch s.Kind {
 	case UDPStream, UDPRate:
+	case Forward:
+		return s.validateForward()
 	default:
 		return fmt.Errorf("workload: unknown kind %q (known: %s)", s.Kind, strings.Join(Kinds(), ", "))
 	}
@@ -236,6 +239,9 @@ func makeFlow(i int, hashrnd uint64) Flow {
 
 // Start places the senders and starts them at time 0.
 func Start(net *netdev.Net, dev *netdev.Device, spec Spec) (*Workload, error) {
+	if spec.Kind == Forward {
+		return StartForward(net, dev, dev, spec)
+	}
 	if err := spec.Validate(); err != nil {
 		return nil, err
 	}

@@ -765,6 +765,7 @@ type DriverSetup struct {
 	NumCpus       int64                  `protobuf:"varint,5,opt,name=num_cpus,json=numCpus,proto3" json:"num_cpus,omitempty"`
 	Costs         []*Cost                `protobuf:"bytes,6,rep,name=costs,proto3" json:"costs,omitempty"` // the whole cost table
 	Args          []string               `protobuf:"bytes,7,rep,name=args,proto3" json:"args,omitempty"`
+	NumRxq        int64                  `protobuf:"varint,8,opt,name=num_rxq,json=numRxq,proto3" json:"num_rxq,omitempty"` // RX queues (0: transmit only)
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -848,6 +849,13 @@ func (x *DriverSetup) GetArgs() []string {
 	return nil
 }
 
+func (x *DriverSetup) GetNumRxq() int64 {
+	if x != nil {
+		return x.NumRxq
+	}
+	return 0
+}
+
 type DriverInfo struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	RateBps       int64                  `protobuf:"varint,1,opt,name=rate_bps,json=rateBps,proto3" json:"rate_bps,omitempty"`
@@ -858,6 +866,7 @@ type DriverInfo struct {
 	Vectors       int64                  `protobuf:"varint,6,opt,name=vectors,proto3" json:"vectors,omitempty"`
 	QueueVec      []int64                `protobuf:"varint,7,rep,packed,name=queue_vec,json=queueVec,proto3" json:"queue_vec,omitempty"`
 	Wire          bool                   `protobuf:"varint,8,opt,name=wire,proto3" json:"wire,omitempty"`
+	Rx            *RxInfo                `protobuf:"bytes,9,opt,name=rx,proto3" json:"rx,omitempty"` // the receive side, if the NIC has one and RX queues were asked for
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -948,6 +957,131 @@ func (x *DriverInfo) GetWire() bool {
 	return false
 }
 
+func (x *DriverInfo) GetRx() *RxInfo {
+	if x != nil {
+		return x.Rx
+	}
+	return nil
+}
+
+// RxInfo is driver.RxInfo: the RX rings, RSS table and RX interrupt
+// moderation the host models.
+type RxInfo struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	RingSize      int64                  `protobuf:"varint,1,opt,name=ring_size,json=ringSize,proto3" json:"ring_size,omitempty"`
+	MaxQueues     int64                  `protobuf:"varint,2,opt,name=max_queues,json=maxQueues,proto3" json:"max_queues,omitempty"`
+	QueueVec      []int64                `protobuf:"varint,3,rep,packed,name=queue_vec,json=queueVec,proto3" json:"queue_vec,omitempty"`
+	ItrNs         int64                  `protobuf:"varint,4,opt,name=itr_ns,json=itrNs,proto3" json:"itr_ns,omitempty"`
+	BufSize       int64                  `protobuf:"varint,5,opt,name=buf_size,json=bufSize,proto3" json:"buf_size,omitempty"`
+	RefillBatch   int64                  `protobuf:"varint,6,opt,name=refill_batch,json=refillBatch,proto3" json:"refill_batch,omitempty"`
+	LutSize       int64                  `protobuf:"varint,7,opt,name=lut_size,json=lutSize,proto3" json:"lut_size,omitempty"`
+	QueuePackets  string                 `protobuf:"bytes,8,opt,name=queue_packets,json=queuePackets,proto3" json:"queue_packets,omitempty"`
+	QueueBytes    string                 `protobuf:"bytes,9,opt,name=queue_bytes,json=queueBytes,proto3" json:"queue_bytes,omitempty"`
+	PortDropped   string                 `protobuf:"bytes,10,opt,name=port_dropped,json=portDropped,proto3" json:"port_dropped,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RxInfo) Reset() {
+	*x = RxInfo{}
+	mi := &file_txlab_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RxInfo) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RxInfo) ProtoMessage() {}
+
+func (x *RxInfo) ProtoReflect() protoreflect.Message {
+	mi := &file_txlab_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RxInfo.ProtoReflect.Descriptor instead.
+func (*RxInfo) Descriptor() ([]byte, []int) {
+	return file_txlab_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *RxInfo) GetRingSize() int64 {
+	if x != nil {
+		return x.RingSize
+	}
+	return 0
+}
+
+func (x *RxInfo) GetMaxQueues() int64 {
+	if x != nil {
+		return x.MaxQueues
+	}
+	return 0
+}
+
+func (x *RxInfo) GetQueueVec() []int64 {
+	if x != nil {
+		return x.QueueVec
+	}
+	return nil
+}
+
+func (x *RxInfo) GetItrNs() int64 {
+	if x != nil {
+		return x.ItrNs
+	}
+	return 0
+}
+
+func (x *RxInfo) GetBufSize() int64 {
+	if x != nil {
+		return x.BufSize
+	}
+	return 0
+}
+
+func (x *RxInfo) GetRefillBatch() int64 {
+	if x != nil {
+		return x.RefillBatch
+	}
+	return 0
+}
+
+func (x *RxInfo) GetLutSize() int64 {
+	if x != nil {
+		return x.LutSize
+	}
+	return 0
+}
+
+func (x *RxInfo) GetQueuePackets() string {
+	if x != nil {
+		return x.QueuePackets
+	}
+	return ""
+}
+
+func (x *RxInfo) GetQueueBytes() string {
+	if x != nil {
+		return x.QueueBytes
+	}
+	return ""
+}
+
+func (x *RxInfo) GetPortDropped() string {
+	if x != nil {
+		return x.PortDropped
+	}
+	return ""
+}
+
 type Counter struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
@@ -958,7 +1092,7 @@ type Counter struct {
 
 func (x *Counter) Reset() {
 	*x = Counter{}
-	mi := &file_txlab_proto_msgTypes[14]
+	mi := &file_txlab_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -970,7 +1104,7 @@ func (x *Counter) String() string {
 func (*Counter) ProtoMessage() {}
 
 func (x *Counter) ProtoReflect() protoreflect.Message {
-	mi := &file_txlab_proto_msgTypes[14]
+	mi := &file_txlab_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -983,7 +1117,7 @@ func (x *Counter) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Counter.ProtoReflect.Descriptor instead.
 func (*Counter) Descriptor() ([]byte, []int) {
-	return file_txlab_proto_rawDescGZIP(), []int{14}
+	return file_txlab_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *Counter) GetName() string {
@@ -1018,7 +1152,7 @@ type QueueStats struct {
 
 func (x *QueueStats) Reset() {
 	*x = QueueStats{}
-	mi := &file_txlab_proto_msgTypes[15]
+	mi := &file_txlab_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1030,7 +1164,7 @@ func (x *QueueStats) String() string {
 func (*QueueStats) ProtoMessage() {}
 
 func (x *QueueStats) ProtoReflect() protoreflect.Message {
-	mi := &file_txlab_proto_msgTypes[15]
+	mi := &file_txlab_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1043,7 +1177,7 @@ func (x *QueueStats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QueueStats.ProtoReflect.Descriptor instead.
 func (*QueueStats) Descriptor() ([]byte, []int) {
-	return file_txlab_proto_rawDescGZIP(), []int{15}
+	return file_txlab_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *QueueStats) GetQueue() int64 {
@@ -1125,7 +1259,7 @@ type DriverStats struct {
 
 func (x *DriverStats) Reset() {
 	*x = DriverStats{}
-	mi := &file_txlab_proto_msgTypes[16]
+	mi := &file_txlab_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1137,7 +1271,7 @@ func (x *DriverStats) String() string {
 func (*DriverStats) ProtoMessage() {}
 
 func (x *DriverStats) ProtoReflect() protoreflect.Message {
-	mi := &file_txlab_proto_msgTypes[16]
+	mi := &file_txlab_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1150,7 +1284,7 @@ func (x *DriverStats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DriverStats.ProtoReflect.Descriptor instead.
 func (*DriverStats) Descriptor() ([]byte, []int) {
-	return file_txlab_proto_rawDescGZIP(), []int{16}
+	return file_txlab_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *DriverStats) GetQueues() []*QueueStats {
@@ -1219,7 +1353,7 @@ const file_txlab_proto_rawDesc = "" +
 	"\x04args\x18\x01 \x03(\tR\x04args\"0\n" +
 	"\x04Cost\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x03R\x05value\"\xce\x01\n" +
+	"\x05value\x18\x02 \x01(\x03R\x05value\"\xe7\x01\n" +
 	"\vDriverSetup\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x17\n" +
 	"\anum_txq\x18\x02 \x01(\x03R\x06numTxq\x12\x19\n" +
@@ -1227,7 +1361,8 @@ const file_txlab_proto_rawDesc = "" +
 	"\tring_size\x18\x04 \x01(\x03R\bringSize\x12\x19\n" +
 	"\bnum_cpus\x18\x05 \x01(\x03R\anumCpus\x12+\n" +
 	"\x05costs\x18\x06 \x03(\v2\x15.txlab.plugin.v1.CostR\x05costs\x12\x12\n" +
-	"\x04args\x18\a \x03(\tR\x04args\"\xd0\x01\n" +
+	"\x04args\x18\a \x03(\tR\x04args\x12\x17\n" +
+	"\anum_rxq\x18\b \x01(\x03R\x06numRxq\"\xf9\x01\n" +
 	"\n" +
 	"DriverInfo\x12\x19\n" +
 	"\brate_bps\x18\x01 \x01(\x03R\arateBps\x12\x1b\n" +
@@ -1237,7 +1372,22 @@ const file_txlab_proto_rawDesc = "" +
 	"\x03bql\x18\x05 \x01(\bR\x03bql\x12\x18\n" +
 	"\avectors\x18\x06 \x01(\x03R\avectors\x12\x1b\n" +
 	"\tqueue_vec\x18\a \x03(\x03R\bqueueVec\x12\x12\n" +
-	"\x04wire\x18\b \x01(\bR\x04wire\"3\n" +
+	"\x04wire\x18\b \x01(\bR\x04wire\x12'\n" +
+	"\x02rx\x18\t \x01(\v2\x17.txlab.plugin.v1.RxInfoR\x02rx\"\xba\x02\n" +
+	"\x06RxInfo\x12\x1b\n" +
+	"\tring_size\x18\x01 \x01(\x03R\bringSize\x12\x1d\n" +
+	"\n" +
+	"max_queues\x18\x02 \x01(\x03R\tmaxQueues\x12\x1b\n" +
+	"\tqueue_vec\x18\x03 \x03(\x03R\bqueueVec\x12\x15\n" +
+	"\x06itr_ns\x18\x04 \x01(\x03R\x05itrNs\x12\x19\n" +
+	"\bbuf_size\x18\x05 \x01(\x03R\abufSize\x12!\n" +
+	"\frefill_batch\x18\x06 \x01(\x03R\vrefillBatch\x12\x19\n" +
+	"\blut_size\x18\a \x01(\x03R\alutSize\x12#\n" +
+	"\rqueue_packets\x18\b \x01(\tR\fqueuePackets\x12\x1f\n" +
+	"\vqueue_bytes\x18\t \x01(\tR\n" +
+	"queueBytes\x12!\n" +
+	"\fport_dropped\x18\n" +
+	" \x01(\tR\vportDropped\"3\n" +
 	"\aCounter\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x04R\x05value\"\x92\x02\n" +
@@ -1273,7 +1423,7 @@ func file_txlab_proto_rawDescGZIP() []byte {
 	return file_txlab_proto_rawDescData
 }
 
-var file_txlab_proto_msgTypes = make([]protoimpl.MessageInfo, 17)
+var file_txlab_proto_msgTypes = make([]protoimpl.MessageInfo, 18)
 var file_txlab_proto_goTypes = []any{
 	(*Empty)(nil),       // 0: txlab.plugin.v1.Empty
 	(*Kind)(nil),        // 1: txlab.plugin.v1.Kind
@@ -1289,27 +1439,29 @@ var file_txlab_proto_goTypes = []any{
 	(*Cost)(nil),        // 11: txlab.plugin.v1.Cost
 	(*DriverSetup)(nil), // 12: txlab.plugin.v1.DriverSetup
 	(*DriverInfo)(nil),  // 13: txlab.plugin.v1.DriverInfo
-	(*Counter)(nil),     // 14: txlab.plugin.v1.Counter
-	(*QueueStats)(nil),  // 15: txlab.plugin.v1.QueueStats
-	(*DriverStats)(nil), // 16: txlab.plugin.v1.DriverStats
+	(*RxInfo)(nil),      // 14: txlab.plugin.v1.RxInfo
+	(*Counter)(nil),     // 15: txlab.plugin.v1.Counter
+	(*QueueStats)(nil),  // 16: txlab.plugin.v1.QueueStats
+	(*DriverStats)(nil), // 17: txlab.plugin.v1.DriverStats
 }
 var file_txlab_proto_depIdxs = []int32{
 	1,  // 0: txlab.plugin.v1.Description.kinds:type_name -> txlab.plugin.v1.Kind
 	8,  // 1: txlab.plugin.v1.QdiscStats.xstats:type_name -> txlab.plugin.v1.XStat
 	11, // 2: txlab.plugin.v1.DriverSetup.costs:type_name -> txlab.plugin.v1.Cost
-	14, // 3: txlab.plugin.v1.QueueStats.extra:type_name -> txlab.plugin.v1.Counter
-	15, // 4: txlab.plugin.v1.DriverStats.queues:type_name -> txlab.plugin.v1.QueueStats
-	0,  // 5: txlab.plugin.v1.Plugin.Describe:input_type -> txlab.plugin.v1.Empty
-	3,  // 6: txlab.plugin.v1.Plugin.Open:input_type -> txlab.plugin.v1.OpenRequest
-	5,  // 7: txlab.plugin.v1.Plugin.Exchange:input_type -> txlab.plugin.v1.Frame
-	2,  // 8: txlab.plugin.v1.Plugin.Describe:output_type -> txlab.plugin.v1.Description
-	4,  // 9: txlab.plugin.v1.Plugin.Open:output_type -> txlab.plugin.v1.OpenReply
-	5,  // 10: txlab.plugin.v1.Plugin.Exchange:output_type -> txlab.plugin.v1.Frame
-	8,  // [8:11] is the sub-list for method output_type
-	5,  // [5:8] is the sub-list for method input_type
-	5,  // [5:5] is the sub-list for extension type_name
-	5,  // [5:5] is the sub-list for extension extendee
-	0,  // [0:5] is the sub-list for field type_name
+	14, // 3: txlab.plugin.v1.DriverInfo.rx:type_name -> txlab.plugin.v1.RxInfo
+	15, // 4: txlab.plugin.v1.QueueStats.extra:type_name -> txlab.plugin.v1.Counter
+	16, // 5: txlab.plugin.v1.DriverStats.queues:type_name -> txlab.plugin.v1.QueueStats
+	0,  // 6: txlab.plugin.v1.Plugin.Describe:input_type -> txlab.plugin.v1.Empty
+	3,  // 7: txlab.plugin.v1.Plugin.Open:input_type -> txlab.plugin.v1.OpenRequest
+	5,  // 8: txlab.plugin.v1.Plugin.Exchange:input_type -> txlab.plugin.v1.Frame
+	2,  // 9: txlab.plugin.v1.Plugin.Describe:output_type -> txlab.plugin.v1.Description
+	4,  // 10: txlab.plugin.v1.Plugin.Open:output_type -> txlab.plugin.v1.OpenReply
+	5,  // 11: txlab.plugin.v1.Plugin.Exchange:output_type -> txlab.plugin.v1.Frame
+	9,  // [9:12] is the sub-list for method output_type
+	6,  // [6:9] is the sub-list for method input_type
+	6,  // [6:6] is the sub-list for extension type_name
+	6,  // [6:6] is the sub-list for extension extendee
+	0,  // [0:6] is the sub-list for field type_name
 }
 
 func init() { file_txlab_proto_init() }
@@ -1323,7 +1475,7 @@ func file_txlab_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_txlab_proto_rawDesc), len(file_txlab_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   17,
+			NumMessages:   18,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -1,0 +1,55 @@
+package driver
+
+import (
+	"fmt"
+
+	"github.com/txlab/txlab/framework/sim"
+)
+
+// RxInfo is a NIC's receive side as its driver sets it up: what the host
+// needs to model the RX rings, RSS and the RX interrupt (the frames, the
+// rings' occupancy and the NAPI clean run in the host, framework/netdev,
+// which calls no driver code per frame).
+type RxInfo struct {
+	// RingSize is the descriptors per RX ring (ethtool -g rx).
+	RingSize int
+	// MaxQueues is the most RX queues RSS may spread over (ethtool -l
+	// max rx/combined).
+	MaxQueues int
+	// QueueVec is the MSI-X vector of each RX queue (queue pairs: rx
+	// queue i shares vector i with tx queue i).
+	QueueVec []int
+	// ITR is the RX interrupt moderation (ethtool -C rx-usecs).
+	ITR sim.Time
+	// BufSize is the page fragment one RX buffer is, what
+	// napi_build_skb is handed as frag_size (skb.TruesizeFrag).
+	BufSize int
+	// RefillBatch is how the clean loop gives buffers back to the
+	// hardware: every RefillBatch cleaned descriptors (i40e's
+	// I40E_RX_BUFFER_WRITE), or, 0, all of them once at the end of
+	// the clean (ice_clean_rx_irq's ice_alloc_rx_bufs).
+	RefillBatch int
+	// LUTSize is the RSS indirection table's entries; the table is
+	// filled round robin over the queues (ethtool_rxfh_indir_default).
+	LUTSize int
+	// Stats names the ethtool -S keys: per-queue packet and byte
+	// counters (a format with one %d) and the port's drop counter.
+	QueuePackets, QueueBytes, PortDropped string
+}
+
+// Validate checks what a driver (a plugin's, too) returned.
+func (r *RxInfo) Validate(numRxQ int) error {
+	switch {
+	case r.RingSize < 2:
+		return fmt.Errorf("rx ring of %d descriptors", r.RingSize)
+	case r.MaxQueues < 1:
+		return fmt.Errorf("rx max queues %d", r.MaxQueues)
+	case len(r.QueueVec) < numRxQ:
+		return fmt.Errorf("rx queue vectors for %d of %d queues", len(r.QueueVec), numRxQ)
+	case r.BufSize < 64 || r.RefillBatch < 0 || r.ITR < 0:
+		return fmt.Errorf("rx buffer %d B, refill batch %d, itr %v", r.BufSize, r.RefillBatch, r.ITR)
+	case r.LUTSize < 1 || r.LUTSize&(r.LUTSize-1) != 0:
+		return fmt.Errorf("rss table of %d entries (a power of two)", r.LUTSize)
+	}
+	return nil
+}

@@ -1,0 +1,134 @@
+package run
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/txlab/txlab/framework/sim"
+	"github.com/txlab/txlab/framework/workload"
+)
+
+// fwd is a small forwarding DUT: i40e, 4 queue pairs, a root qdisc,
+// frames of 64 bytes offered at rate.
+func fwd(profile, qd string, rate float64) Spec {
+	s := Default()
+	s.Profile = profile
+	s.Sockets, s.Cores, s.Threads = 1, 8, 1
+	s.Driver, s.Queues, s.RateBps = "i40e", 4, 25_000_000_000
+	s.Qdisc = qd
+	s.Workload = workload.Spec{Kind: workload.Forward, PacketSize: 22, Flows: 16, Rate: rate}
+	s.Duration, s.Warmup = 3*sim.Millisecond, sim.Millisecond
+	return s
+}
+
+// Offered frames the RX CPUs cannot take are lost at the RX rings, and
+// the accounting holds with them: offered (every frame on the wire) =
+// transmitted + dropped by reason + in flight, RX_MISSED among the
+// reasons, equal to the port's ethtool counter and rx_missed_errors.
+func TestForwardAccounting(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		rate       float64
+		rxDrops    bool
+		qd, arrive string
+	}{
+		{"light", 1e6, false, "mq pfifo", ""},
+		{"overload", 21e6, true, "mq pfifo", ""},
+		{"overload poisson root cake", 21e6, true, "cake besteffort", workload.ArrivalPoisson},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := fwd("6.18", tc.qd, tc.rate)
+			s.Workload.Arrival = tc.arrive
+			rep := mustRun(t, s)
+			var dropped uint64
+			for _, v := range rep.Drops {
+				dropped += v
+			}
+			if !rep.AccountingOK || rep.OfferedPackets != rep.TxPackets+dropped+uint64(rep.InFlightPackets) {
+				t.Fatalf("offered %d != tx %d + dropped %d + in flight %d (%s)", rep.OfferedPackets, rep.TxPackets, dropped, rep.InFlightPackets, rep.AccountingError)
+			}
+			want := uint64(tc.rate*float64(s.Duration)/float64(sim.Second)) + 1
+			if tc.arrive == "" && rep.OfferedPackets != want {
+				t.Errorf("offered %d frames, the generator sent %d", rep.OfferedPackets, want)
+			}
+			missed := rep.Drops["RX_MISSED"]
+			if (missed > 0) != tc.rxDrops {
+				t.Errorf("RX_MISSED %d, want some: %v", missed, tc.rxDrops)
+			}
+			if rep.Rx == nil || rep.Rx.PortDropped.Key != "port.rx_dropped" || uint64(rep.Rx.PortDropped.Value) != missed || rep.Rx.MissedErrors != missed {
+				t.Fatalf("rx section %+v, RX_MISSED %d", rep.Rx, missed)
+			}
+			var perQ uint64
+			for _, q := range rep.Rx.Queues {
+				perQ += q.Missed
+			}
+			if perQ != missed || len(rep.Rx.Queues) != 4 || rep.Rx.Truesize != 2304 {
+				t.Errorf("per-queue misses %d of %d, %d queues, truesize %d", perQ, missed, len(rep.Rx.Queues), rep.Rx.Truesize)
+			}
+			if rep.TxPackets == 0 {
+				t.Error("nothing forwarded")
+			}
+		})
+	}
+}
+
+// Same spec and seed, same report; the RSS key and Poisson arrivals
+// come from the seed.
+func TestForwardDeterminism(t *testing.T) {
+	s := fwd("6.19-rc1", "cake besteffort", 21e6)
+	s.Workload.Arrival = workload.ArrivalPoisson
+	a, b := jsonOf(t, s), jsonOf(t, s)
+	if !bytes.Equal(a, b) {
+		t.Fatal("same forward spec and seed gave different reports")
+	}
+	s.Seed = 2
+	if bytes.Equal(a, jsonOf(t, s)) {
+		t.Fatal("a different seed gave the same report")
+	}
+}
+
+// Frames can arrive on a second port and leave by the first.
+func TestForwardOtherPort(t *testing.T) {
+	s := fwd("6.18", "mq pfifo", 2e6)
+	s.RxPort, s.RxQueues = RxPortOther, 2
+	rep := mustRun(t, s)
+	if rep.Rx == nil || rep.Rx.Device != RxPortDevice || len(rep.Rx.Queues) != 2 || rep.TxPackets == 0 || !rep.AccountingOK {
+		t.Fatalf("rx %+v, tx %d, %s", rep.Rx, rep.TxPackets, rep.AccountingError)
+	}
+	if rep.Setup.RxPort != RxPortOther || rep.Setup.RxQueues != 2 {
+		t.Errorf("setup %+v", rep.Setup)
+	}
+}
+
+// Bad forward settings are one-line errors naming the knob, before
+// anything runs.
+func TestForwardBadInput(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		mod  func(s *Spec)
+		want string
+	}{
+		{"rx queues above i40e's", func(s *Spec) { s.RxQueues = 65 }, "--rx-queues (device.rx_queues): 65 RX queues is more than i40e spreads RSS over: at most 64"},
+		{"queues above ice's", func(s *Spec) { s.Driver, s.Queues = "ice", 300 }, "--rx-queues (device.rx_queues): 300 RX queues (as many as --queues) is more than ice spreads RSS over: at most 256"},
+		{"above the wire", func(s *Spec) { s.Workload.Rate = 40e6 }, "offered rate 40M packets/s is more than the 25Gbit link carries"},
+		{"veth", func(s *Spec) { s.Driver = "veth"; s.Qdisc = "" }, "--workload (senders.kind): driver veth has no NIC receive side"},
+		{"rx port", func(s *Spec) { s.RxPort = "back" }, `--rx-port (device.rx_port): "back" is not same or other`},
+		{"rx queues range", func(s *Spec) { s.RxQueues = 5000 }, "--rx-queues (device.rx_queues): 5000 is out of range"},
+		{"frame too big", func(s *Spec) { s.Workload.PacketSize = 1500 }, "forward frames carry 1..1472 bytes"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := fwd("6.18", "mq pfifo", 5e6)
+			tc.mod(&s)
+			err := Check(s)
+			if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
+				t.Fatalf("got %v, want %q", err, tc.want)
+			}
+			var se *SetupError
+			if !errors.As(err, &se) {
+				t.Errorf("%v is not a SetupError", err)
+			}
+		})
+	}
+}
