@@ -82,6 +82,7 @@ func (l *Live) Now() sim.Time { return l.e.Now() }
 
 // Stats returns the host's counters now.
 func (l *Live) Stats() LiveStats {
+	l.net.RxCatchUp(l.e.Now()) // the wire's frames up to now (forward): offered and RX drops current
 	s := LiveStats{Now: l.e.Now(), OfferedPackets: l.net.Offered, TxPackets: l.net.TxPkts, TxBytes: l.net.TxBytes,
 		DroppedPackets: l.net.DroppedPackets(), Drops: map[string]uint64{}, Rate: l.wl.Rate(), Senders: len(l.wl.CPUs)}
 	for r, v := range l.net.Drops {
