@@ -44,6 +44,7 @@ func newApp() *cli.App {
 			scriptsCommand(),
 			listCommand(),
 			pluginCommand(),
+			fidelityCommand(),
 			{
 				Name:  "version",
 				Usage: "print the version",
