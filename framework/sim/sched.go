@@ -347,7 +347,7 @@ func (c *CPU) enqueue(t *Task, at Time) {
 	if len(c.rq.tasks) == 1 {
 		c.e.overloaded++
 	}
-	c.armTick(at)
+	c.armTick(at, c.curr)
 }
 
 // dequeueAt removes the waiting task at index i.
@@ -422,6 +422,9 @@ func (c *CPU) schedule(prev *Task) {
 		c.sliceStart(next)
 	}
 	c.rq.switchTo = next
+	if !next.idle {
+		c.armTick(c.now, next) // tasks still waiting: the tick ends next's slice
+	}
 	prev.park()
 	// prev runs again here, on prev.cpu.
 	if !prev.idle {
@@ -442,10 +445,11 @@ func (c *CPU) idleLoop() {
 	}
 }
 
-// armTick starts the tick on a CPU with tasks waiting (nothing to do
-// on one running a single task; see the package comment).
-func (c *CPU) armTick(at Time) {
-	if c.rq.tickArmed || c.curr == nil || c.curr.idle || len(c.rq.tasks) == 0 {
+// armTick starts the tick on a CPU running task running with tasks
+// waiting (nothing to do on one running a single task; see the package
+// comment).
+func (c *CPU) armTick(at Time, running *Task) {
+	if c.rq.tickArmed || running == nil || running.idle || len(c.rq.tasks) == 0 {
 		return
 	}
 	c.rq.tickArmed = true

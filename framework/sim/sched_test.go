@@ -312,3 +312,40 @@ func TestBaseSlice(t *testing.T) {
 		}
 	}
 }
+
+// Two tasks woken together onto an idle CPU: the idle loop switches to
+// one; the tick, armed at that switch, gives the other its turn.
+func TestTickAfterWakeOntoIdle(t *testing.T) {
+	e := testEngine(t, Topology{Sockets: 1, CoresPerSocket: 1, ThreadsPerCore: 1})
+	var work [2]Time
+	var tasks [2]*Task
+	for i := range tasks {
+		idx := i
+		tasks[i] = e.NewTask("t", []int{0}, func(t *Task) {
+			t.Block() // until the engine wakes both
+			for {
+				c := t.CPU()
+				c.Spend(1000)
+				work[idx] += 1000
+				c.Sync()
+				t.PreemptPoint()
+			}
+		})
+		tasks[i].Start(0)
+	}
+	e.At(1500*Microsecond, func() { // after the first tick found the CPU idle
+		for _, tk := range tasks {
+			if !e.WakeUp(tk, nil) {
+				t.Error("task was not asleep")
+			}
+		}
+	})
+	if err := e.Run(20 * Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	for i, w := range work {
+		if w < 7*Millisecond {
+			t.Errorf("task %d ran %v of 20ms, want about half", i, w)
+		}
+	}
+}
