@@ -38,7 +38,12 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"--sockets", "4294967296", "--cores", "4294967296"}, "--sockets: 4294967296 is out of range: 1..64"},
 		{[]string{"--sockets", "64", "--cores", "4096", "--smt", "8"}, "64 sockets x 4096 cores x 8 threads is 2097152 CPUs, more than the 8192 supported"},
 		{[]string{"--senders", "9000"}, "--senders: 9000 is out of range: 1..8192"},
-		{[]string{"--senders", "9"}, "9 senders but only 8 CPUs"},
+		{[]string{"--senders", "9", "--placement", "spread"}, "9 senders but only 8 CPUs"},
+		{[]string{"--placement", "0-3,8"}, "--placement (senders.placement): workload: bad CPU list \"0-3,8\": CPU 8 does not exist (this host has CPUs 0-7)"},
+		{[]string{"--placement", "pinned"}, "--placement (senders.placement): workload: bad CPU list \"pinned\""},
+		{[]string{"--lock-cpus", "0-8"}, "--lock-cpus (lock_cpus): workload: bad CPU list \"0-8\": CPU 8 does not exist"},
+		{[]string{"--set", "sndbuf=0"}, "toggle sndbuf: 0 is out of range: 4608..2147483647"},
+		{[]string{"--set", "sndbuf=-1"}, "toggle sndbuf: -1 is out of range: 4608..2147483647"},
 		{[]string{"--flows", "2000000", "--workload", "udp_rate"}, "--flows: 2000000 is out of range: 1..1048576"},
 		{[]string{"--size", "70000"}, "--size: 70000 is out of range: 1..65507"},
 		{[]string{"--interval", "1ns"}, "interval 1ns gives 3000000 samples over duration 3ms, at most 10000: use an interval of 300ns or more"},
@@ -284,7 +289,7 @@ func TestDefaultsAgree(t *testing.T) {
 		fmt.Sprintf(`"sockets": %d`, d.Sockets), fmt.Sprintf(`"cores_per_socket": %d`, d.Cores), fmt.Sprintf(`"threads_per_core": %d`, d.Threads),
 		`"driver": "` + d.Driver + `"`, fmt.Sprintf(`"queues": %d`, d.Queues), fmt.Sprintf(`"rate_bps": %d`, d.RateBps),
 		`"qdisc": "` + d.Qdisc + `"`, `"workload": "` + d.Workload.Kind + `"`, fmt.Sprintf(`"senders": %d`, d.Workload.Senders),
-		fmt.Sprintf(`"packet_size": %d`, d.Workload.PacketSize), `"placement": "` + d.Workload.Placement + `"`} {
+		fmt.Sprintf(`"packet_size": %d`, d.Workload.PacketSize), `"placement": "` + d.Workload.PlacementWord() + `"`} {
 		if !strings.Contains(out, want) {
 			t.Errorf("a run with the defaults reports no %s", want)
 		}

@@ -45,6 +45,7 @@ func newApp() *cli.App {
 			scriptsCommand(),
 			listCommand(),
 			pluginCommand(),
+			fidelityCommand(),
 			{
 				Name:  "version",
 				Usage: "print the version",

@@ -229,11 +229,18 @@ func (n *Net) devXmitSkbLlist(c *sim.CPU, s *skb.SKB, q *Qdisc, d *Device, txq *
 	q.lineDefer.Atomic(c) // llist_del_all + atomic_long_set(&q->defer_count, 0)
 	list := q.deferHead
 	q.deferHead, q.deferCount = nil, 0
-	// llist_reverse_order: back to arrival order.
+	// llist_reverse_order: back to arrival order. It follows each
+	// node's next pointer and rewrites it: a dependent load per packet
+	// of a line its pusher wrote last (skb->ll_node), which no prefetch
+	// can hide since the address is in the line itself.
 	batch := q.deferBuf[:0]
+	costs := n.E.Costs
 	for p := list; p != nil; {
 		nx := p.Next
 		p.Next = nil
+		if int(p.HotCPU) != c.ID {
+			c.Spend(costs.Line(n.E.Topo.Distance(int(p.HotCPU), c.ID)))
+		}
 		batch = append(batch, p)
 		p = nx
 	}

@@ -171,7 +171,11 @@ func TestMisbehavingPlugins(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.kind, func(t *testing.T) {
 			s := small("mq "+tc.kind, "ice")
-			s.Plugins = plugin.Options{Paths: []string{linkPlugin(t, t.TempDir(), tc.kind)}, Timeout: time.Second, Log: io.Discard}
+			timeout := time.Minute // a loaded machine must not turn a misbehaving plugin into a hanging one
+			if tc.kind == "test_hang" {
+				timeout = time.Second
+			}
+			s.Plugins = plugin.Options{Paths: []string{linkPlugin(t, t.TempDir(), tc.kind)}, Timeout: timeout, Log: io.Discard}
 			start := time.Now()
 			rep, err := run.Run(s, nil)
 			if err == nil {
@@ -258,7 +262,7 @@ func TestPluginExitsDuringSetup(t *testing.T) {
 	} {
 		t.Run(tc.kind, func(t *testing.T) {
 			s := small("mq "+tc.kind, "ice")
-			s.Plugins = plugin.Options{Paths: []string{linkPlugin(t, t.TempDir(), tc.kind)}, Timeout: time.Second, Log: io.Discard}
+			s.Plugins = plugin.Options{Paths: []string{linkPlugin(t, t.TempDir(), tc.kind)}, Timeout: time.Minute, Log: io.Discard}
 			rep, err := run.Run(s, nil)
 			if err == nil {
 				t.Fatal("the run succeeded")
@@ -493,7 +497,7 @@ func TestIsolateSameReportWithChange(t *testing.T) {
 	} {
 		t.Run(tc.qdisc, func(t *testing.T) {
 			s := small(tc.qdisc, "ice")
-			s.RateBps = 1e9
+			s.RateBps = 3e8                                                                           // 4 senders send about 0.6 Gbit/s of 64-byte payloads
 			s.Workload = workload.Spec{Kind: workload.UDPStream, Senders: 4, PacketSize: 64, DSCP: 8} // faster than the link: the queues fill
 			s.Actions = []run.Action{{Name: "change", At: sim.Millisecond, Do: func(l *run.Live) error {
 				return l.ChangeQdisc(-1, strings.Fields(tc.change))

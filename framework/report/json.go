@@ -36,12 +36,19 @@ import (
 //	tx_bps             bits per simulated second (frame bytes * 8), in the window
 //	cpu_ns_per_packet  busy CPU ns per transmitted packet, in the window
 //	cpu_busy_pct       busy share over all CPUs, in the window
+//	cpu_sys_pct        vmstat sy (system + irq + softirq), in the window
+//	cpu_soft_pct       mpstat %soft, in the window
+//	cpu_idle_pct       vmstat id, in the window
+//	runnable_avg       vmstat r: runnable tasks (running ones included), time average over the window
+//	context_switches_per_s  vmstat cs, in the window
+//	interrupts_per_s   vmstat in (device interrupts and local timer ticks), in the window
+//	lock_cpus          the CPUs the lock table was recorded on (omitted: all)
 //	counters           named event counters, name -> count
 //	locks              perf lock contention rows, by total wait (always an array)
 //	queues             per TX queue stack and ethtool -S counters (always an array)
 //	qdisc              per qdisc tc -s counters (always an array)
 //	xmit_latency_ns    log2 histogram of __dev_queue_xmit time
-//	series             per-interval throughput, drops and backlog
+//	series             per-interval throughput, drops, backlog and vmstat columns
 //	cpus               busy share of each busy CPU (omitted when none)
 //	events             simulator events processed
 //	sim_wall_ns        wall time spent simulating; zeroed by StripWall
@@ -104,11 +111,15 @@ func (r *Report) Normalize() {
 	for i := range r.Queues {
 		emptySlice(&r.Queues[i].Ethtool)
 	}
-	for _, f := range []*float64{&r.TxPps, &r.TxBps, &r.CPUNsPerPacket, &r.CPUBusyPct, &r.Setup.OfferedPps, &r.XmitNs.MeanNs} {
+	for _, f := range []*float64{&r.TxPps, &r.TxBps, &r.CPUNsPerPacket, &r.CPUBusyPct, &r.Setup.OfferedPps, &r.XmitNs.MeanNs,
+		&r.CPUSysPct, &r.CPUSoftPct, &r.CPUIdlePct, &r.RunnableAvg, &r.ContextSwitchesPerS, &r.InterruptsPerS} {
 		finite(f)
 	}
 	for i := range r.Series {
-		finite(&r.Series[i].TxPps)
+		iv := &r.Series[i]
+		for _, f := range []*float64{&iv.TxPps, &iv.SysPct, &iv.SoftPct, &iv.IdlePct, &iv.Runnable, &iv.CSPerS, &iv.InPerS} {
+			finite(f)
+		}
 	}
 	for i := range r.CPUs {
 		finite(&r.CPUs[i].BusyPct)

@@ -40,6 +40,20 @@ type Report struct {
 	CPUNsPerPacket float64 `json:"cpu_ns_per_packet"`
 	CPUBusyPct     float64 `json:"cpu_busy_pct"` // over all CPUs ("sy" in vmstat)
 
+	// vmstat and mpstat over the window, as the kernel counts them: sy
+	// (system + irq + softirq time; the model has no user time, so it
+	// equals cpu_busy_pct), mpstat's %soft, id, r (the time average of
+	// runnable tasks, running ones included), cs and in per second.
+	CPUSysPct           float64 `json:"cpu_sys_pct"`
+	CPUSoftPct          float64 `json:"cpu_soft_pct"`
+	CPUIdlePct          float64 `json:"cpu_idle_pct"`
+	RunnableAvg         float64 `json:"runnable_avg"`
+	ContextSwitchesPerS float64 `json:"context_switches_per_s"`
+	InterruptsPerS      float64 `json:"interrupts_per_s"`
+	// LockCPUs is the CPU list the lock table was recorded on (perf
+	// lock record -C), empty for every CPU.
+	LockCPUs string `json:"lock_cpus,omitempty"`
+
 	Counters map[string]uint64 `json:"counters"`
 	Locks    []Lock            `json:"locks"`
 	Queues   []Queue           `json:"queues"`
@@ -168,6 +182,17 @@ type Interval struct {
 	Offered   uint64  `json:"offered_packets"`
 	Drops     uint64  `json:"dropped_packets"`
 	Backlog   int64   `json:"backlog_packets"` // all qdiscs, at the end of the interval
+	VMStat
+}
+
+// VMStat are vmstat's and mpstat's CPU columns over an interval.
+type VMStat struct {
+	SysPct   float64 `json:"cpu_sys_pct"`            // vmstat sy: system + irq + softirq
+	SoftPct  float64 `json:"cpu_soft_pct"`           // mpstat %soft
+	IdlePct  float64 `json:"cpu_idle_pct"`           // vmstat id
+	Runnable float64 `json:"runnable_avg"`           // vmstat r, averaged over the interval
+	CSPerS   float64 `json:"context_switches_per_s"` // vmstat cs
+	InPerS   float64 `json:"interrupts_per_s"`       // vmstat in
 }
 
 // CPU is one CPU's busy time in the window.

@@ -68,7 +68,10 @@ func sampleReport() *Report {
 		TxBps:          14_853_320_000,
 		CPUNsPerPacket: 1229.9,
 		CPUBusyPct:     87.5,
-		Counters:       map[string]uint64{"xmit_more": 9_000_000, "napi_poll": 120_000, "bql_stop": 5_212},
+		// The seed's vmstat before the llist: r 244, in 487745, cs 14718, sy 52, id 48.
+		CPUSysPct: 52, CPUSoftPct: 3.25, CPUIdlePct: 48, RunnableAvg: 244, ContextSwitchesPerS: 14718, InterruptsPerS: 487745,
+		LockCPUs: "0-7",
+		Counters: map[string]uint64{"xmit_more": 9_000_000, "napi_poll": 120_000, "bql_stop": 5_212},
 		Locks: []Lock{
 			{Name: "dev_hard_start_xmit+0xcd", Acquired: 13_700_000, Contended: 442_111,
 				TotalWaitNs: 6_790_000_000, MaxWaitNs: 162_470_000, AvgWaitNs: 15_350, HoldNs: 1_200_000_000},
@@ -116,9 +119,12 @@ func sampleReport() *Report {
 			},
 		},
 		Series: []Interval{
-			{StartNs: 50_000_000, EndNs: 100_000_000, TxPackets: 1_450_617, TxPps: 29_012_340, Offered: 5_300_000, Drops: 3_811_000, Backlog: 1_100},
-			{StartNs: 100_000_000, EndNs: 150_000_000, TxPackets: 1_450_600, TxPps: 29_012_000, Offered: 5_300_000, Drops: 3_849_400, Backlog: 1_098},
-			{StartNs: 150_000_000, EndNs: 200_000_000, TxPackets: 1_451_000, TxPps: 29_020_000, Offered: 5_300_000, Drops: 3_849_000, Backlog: 1_088},
+			{StartNs: 50_000_000, EndNs: 100_000_000, TxPackets: 1_450_617, TxPps: 29_012_340, Offered: 5_300_000, Drops: 3_811_000, Backlog: 1_100,
+				VMStat: VMStat{SysPct: 52, SoftPct: 3.1, IdlePct: 48, Runnable: 244, CSPerS: 14718, InPerS: 487745}},
+			{StartNs: 100_000_000, EndNs: 150_000_000, TxPackets: 1_450_600, TxPps: 29_012_000, Offered: 5_300_000, Drops: 3_849_400, Backlog: 1_098,
+				VMStat: VMStat{SysPct: 52, SoftPct: 3.3, IdlePct: 48, Runnable: 244, CSPerS: 46033, InPerS: 503067}},
+			{StartNs: 150_000_000, EndNs: 200_000_000, TxPackets: 1_451_000, TxPps: 29_020_000, Offered: 5_300_000, Drops: 3_849_000, Backlog: 1_088,
+				VMStat: VMStat{SysPct: 52, SoftPct: 3.2, IdlePct: 48, Runnable: 244, CSPerS: 12107, InPerS: 494807}},
 		},
 		CPUs:      []CPU{{CPU: 0, BusyPct: 99.1}, {CPU: 1, BusyPct: 98.7}},
 		Events:    123_456_789,
@@ -135,6 +141,7 @@ func lockedReport() *Report {
 	r.TxBps = 26_886_144_000
 	r.CPUNsPerPacket = 679.5
 	r.CPUBusyPct = 91.2
+	r.CPUSysPct, r.CPUSoftPct, r.CPUIdlePct, r.RunnableAvg, r.ContextSwitchesPerS, r.InterruptsPerS = 23, 2.5, 76, 85.4, 280199, 425713
 	r.TxPackets = 24_800_000
 	r.DroppedPackets = 25_023_805
 	r.InFlightPackets = 36_907

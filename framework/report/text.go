@@ -27,6 +27,8 @@ func WriteText(w io.Writer, r *Report) error {
 	writeSummary(&b, r)
 	writeSortedMap(&b, "Drops by reason", r.Drops)
 	writeSortedMap(&b, "Counters", r.Counters)
+	writeVMStat(&b, r)
+	writeLockHeader(&b, r)
 	writeLocks(&b, r.Locks)
 	writeHist(&b, "@__dev_queue_xmit_ns", r.XmitNs)
 	writeQdiscs(&b, r.Qdisc, r.Setup.Queues)
@@ -108,6 +110,35 @@ func writeSortedMap(b *bytes.Buffer, title string, m map[string]uint64) {
 	fmt.Fprintf(b, "\n%s\n", title)
 	for _, k := range keys {
 		fmt.Fprintf(b, "  %-*s  %d\n", width, k, m[k])
+	}
+}
+
+// writeVMStat prints `vmstat 1`'s procs, system and cpu columns, one
+// row per interval of the series and a last row for the window, with
+// mpstat's %soft after them. Memory, swap and io are not modelled, nor
+// user time (us 0: a sender's user-space loop is folded into its
+// syscall cost), so sy + id = 100.
+func writeVMStat(b *bytes.Buffer, r *Report) {
+	if len(r.Series) == 0 && r.WindowNs == 0 {
+		return
+	}
+	b.WriteString("\nvmstat (vmstat 1 columns per interval, then the window; sy includes irq and softirq, si is mpstat's %soft)\n")
+	b.WriteString("procs ----system---- ------cpu----- mpstat\n")
+	fmt.Fprintf(b, "%4s %2s %8s %8s %2s %2s %2s %2s %2s %6s\n", "r", "b", "in", "cs", "us", "sy", "id", "wa", "st", "%soft")
+	row := func(v VMStat) {
+		fmt.Fprintf(b, "%4.0f %2d %8.0f %8.0f %2d %2.0f %2.0f %2d %2d %6.2f\n", v.Runnable, 0, v.InPerS, v.CSPerS, 0, v.SysPct, v.IdlePct, 0, 0, v.SoftPct)
+	}
+	for _, iv := range r.Series {
+		row(iv.VMStat)
+	}
+	b.WriteString("window:\n")
+	row(VMStat{SysPct: r.CPUSysPct, SoftPct: r.CPUSoftPct, IdlePct: r.CPUIdlePct, Runnable: r.RunnableAvg,
+		CSPerS: r.ContextSwitchesPerS, InPerS: r.InterruptsPerS})
+}
+
+func writeLockHeader(b *bytes.Buffer, r *Report) {
+	if r.LockCPUs != "" {
+		fmt.Fprintf(b, "\nperf lock record -C%s over the window; perf lock contention\n", r.LockCPUs)
 	}
 }
 

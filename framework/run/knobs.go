@@ -106,7 +106,7 @@ var knobs = []*Knob{
 		ptr:  func(s *Spec) any { return &s.Workload.Kind }},
 	{Flag: "senders", Script: "senders.count", Kind: IntKnob, Min: 1, Max: workload.MaxSenders, Help: "sender threads, one per CPU",
 		Only: threads, ptr: func(s *Spec) any { return &s.Workload.Senders }},
-	{Flag: "placement", Script: "senders.placement", Kind: TextKnob, Help: "sender CPUs: spread, or a CPU list like 0-7,16",
+	{Flag: "placement", Script: "senders.placement", Kind: TextKnob, Help: "sender threads: unpinned (placed and moved by the scheduler; udp_stream's default), spread (pinned one per CPU over the topology; udp_rate's default), or a CPU list like 0-7,16 (pinned, one per CPU)",
 		Only: threads, ptr: func(s *Spec) any { return &s.Workload.Placement }},
 	{Flag: "size", Script: "senders.size", Kind: IntKnob, Min: 1, Max: workload.MaxPacketSize, Help: "UDP payload bytes (netperf -m)",
 		ptr: func(s *Spec) any { return &s.Workload.PacketSize }},
@@ -127,6 +127,9 @@ var knobs = []*Knob{
 		ptr:  func(s *Spec) any { return &s.Interval }},
 	{Flag: "seed", Script: "seed", Kind: SeedKnob, Help: "run seed: the same seed gives the same report",
 		ptr: func(s *Spec) any { return &s.Seed }},
+	{Flag: "lock-cpus", Script: "lock_cpus", Kind: TextKnob,
+		Help: "record the lock table on these CPUs only, like perf lock record -C0-7 over the window (a CPU list; empty: every CPU)",
+		ptr:  func(s *Spec) any { return &s.LockCPUs }},
 }
 
 // Knobs is the table of knobs, in the order the CLI shows them.

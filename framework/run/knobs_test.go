@@ -90,8 +90,12 @@ func TestValidate(t *testing.T) {
 		{func(s *Spec) { s.Workload.Kind, s.Workload.Rate = workload.UDPRate, 1e30 }, "--offered-rate (senders.rate): 1e+30 is out of range"},
 		{func(s *Spec) { s.Workload.Kind, s.Workload.Flows = workload.UDPRate, 0 }, "--flows (senders.flows): 0 is out of range"},
 		{func(s *Spec) { s.Set = []string{"cost.doorbell=1000000001"} }, "cost doorbell: 1000000001 is out of range"},
-		{func(s *Spec) { s.Workload.Senders = 500 }, "500 senders but only 480 CPUs"},
-		{func(s *Spec) { s.Workload.Placement = "0-8000" }, "outside 0-479"},
+		{func(s *Spec) { s.Workload.Senders, s.Workload.Placement = 500, "spread" }, "500 senders but only 480 CPUs"},
+		{func(s *Spec) { s.Workload.Placement = "0-8000" }, "--placement (senders.placement): workload: bad CPU list \"0-8000\": CPU 8000 does not exist (this host has CPUs 0-479)"},
+		{func(s *Spec) { s.Workload.Placement = "nowhere" }, "--placement (senders.placement): workload: bad CPU list \"nowhere\""},
+		{func(s *Spec) { s.LockCPUs = "0-7,480" }, "--lock-cpus (lock_cpus): workload: bad CPU list \"0-7,480\": CPU 480 does not exist"},
+		{func(s *Spec) { s.Set = []string{"sndbuf=0"} }, "toggle sndbuf: 0 is out of range"},
+		{func(s *Spec) { s.Set = []string{"sndbuf=-5"} }, "toggle sndbuf: -5 is out of range"},
 		{func(s *Spec) {
 			s.Actions = []Action{{Name: "tick", At: 1, Every: 1, Do: func(*Live) error { return nil }}}
 		}, "tick: every 1ns runs 19999999 times in 20ms, at most 1000000"},

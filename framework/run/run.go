@@ -58,6 +58,10 @@ type Spec struct {
 	Interval sim.Time // time-series step; 0: Duration/20
 	Seed     uint64
 
+	// LockCPUs records the lock table on these CPUs only (a CPU list,
+	// as perf lock record -C takes it); "": every CPU.
+	LockCPUs string
+
 	// Actions change the host as simulated time runs (see actions.go).
 	Actions []Action
 }
@@ -71,9 +75,8 @@ func Default() Spec {
 		Profile: "6.19-rc1",
 		Sockets: 2, Cores: 120, Threads: 2,
 		Driver: "ice", Queues: 30, RateBps: 100_000_000_000,
-		Qdisc: "mq pfifo",
-		Workload: workload.Spec{Kind: workload.UDPStream, Senders: 240, PacketSize: 120, Flows: 16, Rate: 1e6,
-			Placement: "spread"},
+		Qdisc:    "mq pfifo",
+		Workload: workload.Spec{Kind: workload.UDPStream, Senders: 240, PacketSize: 120, Flows: 16, Rate: 1e6},
 		Duration: 20 * sim.Millisecond,
 		Warmup:   5 * sim.Millisecond,
 		Seed:     1,
@@ -149,10 +152,25 @@ func (s *Spec) Validate() error {
 		default:
 			return fmt.Errorf("%s: %q is not %s or %s", KnobByFlag("rx-port").Name(), s.RxPort, RxPortSame, RxPortOther)
 		}
-		return nil // no sender threads: the traffic comes from the wire
+	} else if _, err := workload.Place(&s.Workload, topo); err != nil { // forward has no sender threads: the traffic comes from the wire
+		return fmt.Errorf("--placement (senders.placement): %w", err)
 	}
-	_, err := workload.Place(&s.Workload, topo)
-	return err
+	if _, err := s.lockCPUs(topo); err != nil {
+		return err
+	}
+	return nil
+}
+
+// lockCPUs resolves LockCPUs on topo: nil for every CPU.
+func (s *Spec) lockCPUs(topo sim.Topology) ([]int, error) {
+	if strings.TrimSpace(s.LockCPUs) == "" {
+		return nil, nil
+	}
+	cpus, err := workload.ParseCPUList(s.LockCPUs, topo.NumCPUs())
+	if err != nil {
+		return nil, fmt.Errorf("--lock-cpus (lock_cpus): %w", err)
+	}
+	return cpus, nil
 }
 
 // ErrInterrupted is what a run stopped by Options.Stop returns.
@@ -293,6 +311,11 @@ func setup(spec *Spec) (*host, error) {
 	if h.wl, err = workload.Start(h.net, h.dev, spec.Workload); err != nil {
 		return fail(err)
 	}
+	cpus, err := spec.lockCPUs(h.topo)
+	if err != nil {
+		return fail(err)
+	}
+	h.e.SetLockCPUs(cpus)
 	return h, nil
 }
 
@@ -500,7 +523,8 @@ type snapshot struct {
 	busy    []sim.Time
 	qpkts   []uint64 // per txq, completed
 	qbytes  []uint64
-	rxPkts  []uint64 // per rxq, cleaned (forward)
+	rxPkts  []uint64      // per rxq, cleaned (forward)
+	sched   sim.SchedStat // summed over the CPUs
 }
 
 func take(net *netdev.Net, e *sim.Engine) snapshot {
@@ -513,6 +537,13 @@ func take(net *netdev.Net, e *sim.Engine) snapshot {
 	s.busy = make([]sim.Time, len(e.CPUs))
 	for i, c := range e.CPUs {
 		s.busy[i] = c.Busy()
+		st := c.SchedStat()
+		s.sched.Busy += st.Busy
+		s.sched.Soft += st.Soft
+		s.sched.Hard += st.Hard
+		s.sched.Switches += st.Switches
+		s.sched.Interrupts += st.Interrupts
+		s.sched.RunnableNs += st.RunnableNs
 	}
 	for _, d := range net.Devs {
 		for _, q := range d.Queues {
@@ -526,8 +557,28 @@ func take(net *netdev.Net, e *sim.Engine) snapshot {
 	return s
 }
 
+// vmstat computes vmstat's and mpstat's CPU columns between two
+// snapshots over ncpu CPUs.
+func vmstat(a, b snapshot, ncpu int) report.VMStat {
+	span := float64(b.at - a.at)
+	if span <= 0 || ncpu == 0 {
+		return report.VMStat{IdlePct: 100}
+	}
+	all := span * float64(ncpu)
+	v := report.VMStat{
+		SysPct:   100 * float64(b.sched.Busy-a.sched.Busy) / all,
+		SoftPct:  100 * float64(b.sched.Soft-a.sched.Soft) / all,
+		Runnable: float64(b.sched.RunnableNs-a.sched.RunnableNs) / span,
+		CSPerS:   float64(b.sched.Switches-a.sched.Switches) * float64(sim.Second) / span,
+		InPerS:   float64(b.sched.Interrupts-a.sched.Interrupts) * float64(sim.Second) / span,
+	}
+	v.IdlePct = max(0, 100-v.SysPct)
+	return v
+}
+
 func interval_(a, b snapshot, from, to sim.Time, net *netdev.Net) report.Interval {
-	iv := report.Interval{StartNs: int64(from), EndNs: int64(to), TxPackets: b.tx - a.tx, Offered: b.offered - a.offered, Drops: b.dropped - a.dropped}
+	iv := report.Interval{StartNs: int64(from), EndNs: int64(to), TxPackets: b.tx - a.tx, Offered: b.offered - a.offered, Drops: b.dropped - a.dropped,
+		VMStat: vmstat(a, b, len(net.E.CPUs))}
 	if to > from {
 		iv.TxPps = float64(iv.TxPackets) * float64(sim.Second) / float64(to-from)
 	}
@@ -539,10 +590,7 @@ func interval_(a, b snapshot, from, to sim.Time, net *netdev.Net) report.Interva
 
 func fillSetup(rep *report.Report, spec *Spec, topo sim.Topology, dev *netdev.Device, cfg netdev.Config, costs *sim.Costs) {
 	w := spec.Workload
-	placement := w.Placement
-	if placement == "" {
-		placement = "spread"
-	}
+	placement := w.PlacementWord()
 	qd := dev.RootKind
 	if dev.Root != nil {
 		qd = dev.Root.Spec()
@@ -621,6 +669,10 @@ func fillResults(rep *report.Report, net *netdev.Net, e *sim.Engine, dev *netdev
 	rep.TxPps = float64(rep.Window.TxPackets) / secs
 	rep.TxBps = float64(rep.Window.TxBytes) * 8 / secs
 	rep.CPUBusyPct = 100 * float64(busy) / (float64(window) * float64(len(e.CPUs)))
+	vm := vmstat(snap, end, len(e.CPUs))
+	rep.CPUSysPct, rep.CPUSoftPct, rep.CPUIdlePct = vm.SysPct, vm.SoftPct, vm.IdlePct
+	rep.RunnableAvg, rep.ContextSwitchesPerS, rep.InterruptsPerS = vm.Runnable, vm.CSPerS, vm.InPerS
+	rep.LockCPUs = spec.LockCPUs
 	if rep.Window.TxPackets > 0 {
 		rep.CPUNsPerPacket = float64(busy) / float64(rep.Window.TxPackets)
 	}
@@ -631,13 +683,26 @@ func fillResults(rep *report.Report, net *netdev.Net, e *sim.Engine, dev *netdev
 		"defer_drops":            net.DeferDrops,
 		"bypass_xmit":            net.Bypass,
 	}
-	var sleeps, senderDrops uint64
+	var sleeps, wakeups, senderDrops, migrations uint64
 	for _, s := range wl.Sockets {
 		sleeps += s.Sleeps
+		wakeups += s.Wakeups
 		senderDrops += s.Dropped
 	}
+	for _, t := range wl.Tasks {
+		migrations += t.Migrations
+	}
+	var ksoftirqd uint64
+	for _, t := range e.Tasks() {
+		if strings.HasPrefix(t.Name, "ksoftirqd/") {
+			ksoftirqd += t.Wakeups
+		}
+	}
 	rep.Counters["sender_sndbuf_sleeps"] = sleeps
+	rep.Counters["sender_sndbuf_wakeups"] = wakeups
 	rep.Counters["sender_xmit_drop_seen"] = senderDrops
+	rep.Counters["sender_migrations"] = migrations
+	rep.Counters["ksoftirqd_wakeups"] = ksoftirqd
 	for _, l := range e.LockStats() {
 		if l.Acquired == 0 {
 			continue

@@ -164,7 +164,7 @@ func (p *Program) section(key string) *tengo.UserFunction {
 // module is the `txlab` module.
 func (p *Program) module() map[string]tengo.Object {
 	m := map[string]tengo.Object{}
-	for _, k := range []string{"host", "device", "qdisc", "senders", "profile", "duration", "warmup", "interval", "seed", "name"} {
+	for _, k := range []string{"host", "device", "qdisc", "senders", "profile", "duration", "warmup", "interval", "seed", "name", "lock_cpus"} {
 		m[k] = p.section(k)
 	}
 	m["set"] = p.fn("set", 1, 2, func(b *builder, a []any) (tengo.Object, error) {
@@ -428,7 +428,7 @@ func (b *builder) addVariant(name string, cm map[string]any) error {
 
 // configKeys are what a config or variant map may hold, applied in
 // this order.
-var configKeys = []string{"name", "profile", "host", "device", "qdisc", "senders", "set", "cost", "duration", "warmup", "interval", "seed"}
+var configKeys = []string{"name", "profile", "host", "device", "qdisc", "senders", "set", "cost", "duration", "warmup", "interval", "seed", "lock_cpus"}
 
 func applyConfig(s *run.Spec, m map[string]any) error {
 	if err := checkKeys("config", m, configKeys...); err != nil {
@@ -481,6 +481,13 @@ func applySection(s *run.Spec, key string, v any) error {
 		var n int64
 		if n, err = asInt("seed", v, 0, 1<<62); err == nil {
 			s.Seed = uint64(n)
+		}
+	case "lock_cpus":
+		var l string
+		if l, err = asString("lock_cpus", v); err == nil {
+			if _, err = workload.ParseCPUList(l, 1<<16); err == nil {
+				s.LockCPUs = l
+			}
 		}
 	default:
 		err = fmt.Errorf("unknown section %q", key)
@@ -715,7 +722,7 @@ func setSenders(s *run.Spec, v any) error {
 		if w.Placement, err = asString("senders placement", x); err != nil {
 			return err
 		}
-		if w.Placement != "spread" {
+		if w.Placement != workload.Spread && w.Placement != workload.Unpinned {
 			if _, err := workload.ParseCPUList(w.Placement, 1<<16); err != nil {
 				return err
 			}

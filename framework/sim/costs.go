@@ -33,8 +33,15 @@ type Costs struct {
 	SkbAlloc       int64 `cost:"skb_alloc" help:"sock_alloc_send_skb + copy of a small payload"`
 	PickTx         int64 `cost:"pick_tx" help:"netdev_core_pick_tx (XPS / hash)"`
 	XmitEntry      int64 `cost:"xmit_entry" help:"__dev_queue_xmit entry: rcu_read_lock_bh, prio, egress hooks"`
-	SleepWake      int64 `cost:"sleep_wake" help:"sndbuf full: schedule() out and the context switch back in"`
-	WakeUp         int64 `cost:"wake_up" help:"try_to_wake_up of a sleeping sender, paid by the waker"`
+	WakeUp         int64 `cost:"wake_up" help:"try_to_wake_up of a sleeping task, paid by the waker (select_task_rq, enqueue)"`
+
+	// Scheduler (sim/sched.go).
+	ContextSwitch   int64 `cost:"context_switch" help:"__schedule: pick the next task, switch_mm and switch_to, on the switching CPU"`
+	WakeIdleLatency int64 `cost:"wake_idle_latency" help:"from the wake-up of an idle CPU to it running: its C-state exit (no IPI: the idle loop polls need_resched)"`
+	Tick            int64 `cost:"tick" help:"the local timer interrupt and sched_tick on a CPU with tasks waiting"`
+	NewidleBalance  int64 `cost:"newidle_balance" help:"sched_balance_newidle: a CPU going idle scans the runqueues for a task to pull"`
+	TaskLines       int64 `cost:"task_lines" max:"64" help:"cache lines of a task's own state (stack, task_struct, its buffers) it finds cold after running on another core (lines, not ns)"`
+	SMTSharePct     int64 `cost:"smt_share_pct" max:"400" help:"percent more time work takes on a hardware thread while its SMT sibling executes too (percent, not ns)"`
 
 	// Qdisc layer.
 	QdiscEnqueue        int64 `cost:"qdisc_enqueue" help:"base per-packet enqueue work of a simple qdisc"`
@@ -100,8 +107,31 @@ func DefaultCosts() *Costs {
 		SkbAlloc:       250,
 		PickTx:         25,
 		XmitEntry:      40,
-		SleepWake:      2500,
 		WakeUp:         600,
+
+		// About a fifth of a `perf bench sched pipe` round trip (two
+		// wake-ups, two context switches, two pipe syscalls: ~5 us per
+		// loop with both tasks on one CPU of a recent Xeon), in line
+		// with LMbench lat_ctx's 1-2 us for two processes.
+		ContextSwitch: 1000,
+		// intel_idle's exit_latency for C1E on Sapphire/Granite Rapids
+		// (spr_cstates: C1 1 us, C1E 2 us, C6 290 us); deeper C-states
+		// are not modelled.
+		WakeIdleLatency: 2000,
+		// The local APIC timer interrupt with sched_tick, timers and RCU
+		// work on a busy CPU: about a microsecond.
+		Tick: 800,
+		// sched_balance_newidle walks the LLC's runqueues; the kernel
+		// tracks its cost (max_newidle_lb_cost), a few us on large LLCs.
+		NewidleBalance: 2000,
+		// A syscall loop's hot set: a few stack frames, task_struct and
+		// thread_info, the user buffer (120 B), the file and socket
+		// lines: about 1 KiB.
+		TaskLines: 16,
+		// Two busy hyperthreads give about 1.2-1.3x one thread's
+		// throughput on Intel cores (Intel's own "up to 30%"), so each
+		// runs at ~60% speed: work takes ~1.6x.
+		SMTSharePct: 60,
 
 		QdiscEnqueue:        25,
 		QdiscDequeue:        25,

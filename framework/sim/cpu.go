@@ -2,7 +2,6 @@ package sim
 
 import (
 	"errors"
-	"iter"
 )
 
 // Softirq vectors, in the kernel's order (include/linux/interrupt.h): a
@@ -14,33 +13,38 @@ const (
 	numSoftirqs  = 10
 )
 
-// maxSoftirqRestart bounds the __do_softirq loop (MAX_SOFTIRQ_RESTART).
-const maxSoftirqRestart = 10
+// __do_softirq's bounds (kernel/softirq.c): restart at most
+// MAX_SOFTIRQ_RESTART times and for at most MAX_SOFTIRQ_TIME (2 ms in
+// jiffies), and stop early when need_resched() is set; what is still
+// pending then goes to ksoftirqd.
+const (
+	maxSoftirqRestart = 10 // MAX_SOFTIRQ_RESTART
+	maxSoftirqJiffies = 2  // MAX_SOFTIRQ_TIME = msecs_to_jiffies(2) at HZ=1000
+)
 
 type blockKind uint8
 
 const (
 	notBlocked  blockKind = iota
 	blockedSpin           // spinning on a lock: burns CPU
-	blockedIdle           // idle or sleeping: no CPU
+	blockedIdle           // idle, or a task waiting on its CPU: no CPU
 )
 
 var errUnwind = errors.New("sim: cpu unwound")
 
-// CPU is one simulated hardware thread. Its code is ordinary Go running in
-// a coroutine; it advances its own clock with Spend and synchronises with
-// the rest of the machine at every primitive that touches shared state.
+// CPU is one simulated hardware thread. It runs its current task's code
+// (a coroutine); the task advances the CPU's clock with Spend and
+// synchronises with the rest of the machine at every primitive that
+// touches shared state. Interrupts and softirqs run nested inside
+// whatever task is current, at those sync points, as on real hardware.
 type CPU struct {
 	ID                   int
 	Socket, Core, Thread int
 
-	e     *Engine
-	now   Time
-	next  func() (struct{}, bool)
-	stop  func()
-	yield func(struct{}) bool
-	main  func(*CPU)
-	done  bool
+	e    *Engine
+	now  Time
+	curr *Task // the task running here (its idle task when nothing else)
+	idle *Task
 
 	block      blockKind
 	blockStart Time
@@ -53,11 +57,18 @@ type CPU struct {
 	handlers  [numSoftirqs]func(*CPU)
 	irqs      []func(*CPU)
 	irqsSpare []func(*CPU)
+
+	rq       runq   // the runqueue (sched.go)
+	sib      *CPU   // the first SMT sibling (nil without SMT), checked first
+	siblings []*CPU // every SMT sibling
+	exec     bool   // executing instructions now (see updExec), for SMT siblings
+	lockRec  bool   // lock statistics recorded for this CPU (perf lock record -C)
+	stat     cpuStat
 }
 
 func newCPU(e *Engine, id int) *CPU {
 	s, c, t := e.Topo.Place(id)
-	return &CPU{ID: id, Socket: s, Core: c, Thread: t, e: e}
+	return &CPU{ID: id, Socket: s, Core: c, Thread: t, e: e, lockRec: true}
 }
 
 // Engine is the engine this CPU belongs to.
@@ -78,79 +89,81 @@ func (c *CPU) InHardirq() bool { return c.hardirq > 0 }
 // Costs is a shortcut to the engine's cost table.
 func (c *CPU) Costs() *Costs { return c.e.Costs }
 
-// Start gives the CPU its process-context code (a sender thread) and
-// schedules it at time at. A CPU without one runs the idle loop, waking for
-// interrupts. Call Start (or nothing) for each CPU before Engine.Run.
+// Current is the task running on the CPU (its idle task when none).
+func (c *CPU) Current() *Task { return c.curr }
+
+// Start gives the CPU a task pinned to it that runs main, from time at
+// (a sender thread bound to this CPU). A CPU without one runs the idle
+// loop, waking for interrupts. Call it before Engine.Run.
 func (c *CPU) Start(at Time, main func(*CPU)) {
-	c.main = main
-	c.now = at
-	c.next, c.stop = iter.Pull(c.body)
-	c.e.resumeAt(c, at)
-}
-
-func (c *CPU) body(yield func(struct{}) bool) {
-	c.yield = yield
-	defer func() {
-		if r := recover(); r != nil {
-			if r == errUnwind { //nolint:errorlint // sentinel identity
-				return
-			}
-			if me, ok := r.(*ModelError); ok {
-				c.e.Fail(me)
-				return
-			}
-			panic(r)
-		}
-	}()
-	if c.main != nil {
-		c.main(c)
-	}
-	c.IdleLoop()
-}
-
-// IdleLoop is what a CPU runs when it has nothing else: wait for an
-// interrupt, run it and the softirqs it raised, forever.
-func (c *CPU) IdleLoop() {
-	for {
-		c.Sleep()
-	}
+	t := c.e.NewTask("", []int{c.ID}, func(t *Task) { main(t.CPU()) })
+	t.Start(at)
 }
 
 func (c *CPU) resume(t Time) {
-	if c.done {
-		return
-	}
 	if t > c.now {
 		if c.block == blockedSpin {
 			c.busy += t - c.now
 		}
 		c.now = t
 	}
-	if _, ok := c.next(); !ok {
-		c.done = true
+	for {
+		cur := c.curr
+		if cur.next == nil {
+			if cur.done {
+				return
+			}
+			cur.startCoroutine()
+			c.updExec()
+		}
+		if _, ok := cur.next(); !ok {
+			cur.done = true
+		}
+		next := c.rq.switchTo
+		if next == nil {
+			return
+		}
+		// The task that just parked called schedule(): run the next one
+		// on this CPU at the same instant.
+		c.rq.switchTo = nil
+		c.curr = next
+		c.updExec()
 	}
 }
 
-func (c *CPU) close() {
-	if c.stop != nil {
-		c.stop()
-	}
-	c.done = true
-}
+func (c *CPU) park() { c.curr.park() }
 
-func (c *CPU) park() {
-	if !c.yield(struct{}{}) {
-		panic(errUnwind)
-	}
-}
-
-// Spend burns ns of CPU time in the current context.
+// Spend burns ns of CPU time in the current context. While an SMT
+// sibling executes too, the core's resources are shared and the same
+// work takes smt_share_pct percent longer.
 func (c *CPU) Spend(ns int64) {
 	if ns <= 0 {
 		return
 	}
+	if c.sib != nil && (c.sib.exec || len(c.siblings) > 1 && c.siblingExecutes()) {
+		ns += ns * c.e.Costs.SMTSharePct / 100
+	}
 	c.now += Time(ns)
 	c.busy += Time(ns)
+}
+
+// siblingExecutes reports whether another hardware thread of this core
+// executes instructions now.
+func (c *CPU) siblingExecutes() bool {
+	for _, s := range c.siblings[1:] {
+		if s.exec {
+			return true
+		}
+	}
+	return false
+}
+
+// updExec recomputes whether the CPU executes instructions: a started
+// task, or interrupt work on its idle task, not parked idle and not
+// spinning (a spinning thread mostly sits in PAUSE). It is kept at each
+// change rather than computed in Spend, the hottest path.
+func (c *CPU) updExec() {
+	c.exec = c.block == notBlocked && c.curr != nil && c.curr.next != nil && (!c.curr.idle || c.hardirq > 0 || c.softirq > 0)
 }
 
 // Sync makes this CPU's next action happen in global time order: if any
@@ -169,38 +182,45 @@ func (c *CPU) Sync() {
 func (c *CPU) spinUntilWoken() {
 	c.block = blockedSpin
 	c.blockStart = c.now
+	c.exec = false
 	c.park()
 	c.block = notBlocked
+	c.updExec()
 }
 
-// Sleep parks the CPU with no work (idle, or a thread blocked in the
-// kernel) until Wake or an interrupt; it then runs pending interrupts and
-// softirqs, as the idle task or irq exit would.
+// Sleep parks the CPU with no work until Wake or an interrupt, its
+// current task staying current (the idle loop's wait, or a task that
+// waits on its CPU without giving it up, as pktgen's spin() does); it
+// then runs pending interrupts and the softirqs they raise, as irq exit
+// does (softirqs left pending wait for ksoftirqd). A task
+// that blocks and lets others run uses Task.Block instead.
 func (c *CPU) Sleep() {
-	c.block = blockedIdle
-	c.blockStart = c.now
-	c.park()
-	c.block = notBlocked
-	c.takeInterrupts()
-	if c.pending != 0 && c.bh == 0 && c.softirq == 0 {
-		c.doSoftirq()
+	if len(c.irqs) == 0 { // an interrupt already pending is taken at once
+		c.block = blockedIdle
+		c.blockStart = c.now
+		c.exec = false
+		c.park()
+		c.block = notBlocked
+		c.updExec()
 	}
+	c.takeInterrupts() // and, on irq exit, the softirqs they raised
 }
 
 // Wake resumes a sleeping CPU at time t (no earlier than its own clock).
 // It is a no-op for a CPU that is not sleeping.
 func (c *CPU) Wake(t Time) {
-	if c.block != blockedIdle || c.done {
+	if c.block != blockedIdle || c.curr == nil || c.curr.done {
 		return
 	}
 	if t < c.now {
 		t = c.now
 	}
 	c.block = notBlocked // one wake is enough; avoid double resume
+	c.updExec()
 	c.e.resumeAt(c, t)
 }
 
-// Sleeping reports whether the CPU is idle or its thread is blocked.
+// Sleeping reports whether the CPU is idle or its task waits on it.
 func (c *CPU) Sleeping() bool { return c.block == blockedIdle }
 
 // RaiseIRQ delivers a hard interrupt to CPU c at time t: handler runs in
@@ -217,17 +237,27 @@ func (c *CPU) takeInterrupts() {
 	if len(c.irqs) == 0 || c.hardirq > 0 {
 		return
 	}
+	start := c.now
 	for len(c.irqs) > 0 {
 		list := c.irqs
 		c.irqs = c.irqsSpare[:0]
 		c.hardirq++
+		c.updExec()
 		for _, h := range list {
+			if h == nil { // the local timer (counted in stat.ticks)
+				c.Spend(c.e.Costs.Tick)
+				c.schedTick()
+				continue
+			}
+			c.stat.irqs++
 			c.Spend(c.e.Costs.HardIRQ)
 			h(c)
 		}
 		c.hardirq--
+		c.updExec()
 		c.irqsSpare = list[:0]
 	}
+	c.stat.hardNs += c.now - start
 	// irq_exit(): run softirqs unless we interrupted softirq or bh-off code.
 	if c.pending != 0 && c.bh == 0 && c.softirq == 0 {
 		c.doSoftirq()
@@ -258,13 +288,24 @@ func (c *CPU) LocalBhEnable() {
 	}
 }
 
-// doSoftirq is __do_softirq: run pending vectors in order, restarting while
-// new ones are raised, at most maxSoftirqRestart times (the rest waits for
-// the next opportunity, as it would for ksoftirqd).
+// jiffies is the jiffy count at t (HZ=1000, jiffies 0 at time 0).
+func jiffies(t Time) int64 { return int64(t / Jiffy) }
+
+// doSoftirq is __do_softirq (handle_softirqs): run pending vectors in
+// order, restarting while new ones are raised, at most
+// MAX_SOFTIRQ_RESTART times, while the jiffy count is below the start's
+// plus MAX_SOFTIRQ_TIME, and while need_resched() is clear; what is
+// still pending then wakes ksoftirqd/N. Since 6.5 (d15121be7485, the
+// revert of "softirq: Let ksoftirqd do its job") the next irq exit or
+// local_bh_enable runs pending softirqs again even while ksoftirqd is
+// runnable, so a busy task keeps serving them inline.
 func (c *CPU) doSoftirq() {
 	c.softirq++
+	c.updExec()
+	start := c.now
 	c.Spend(c.e.Costs.SoftirqEntry)
-	for restart := 0; c.pending != 0 && restart < maxSoftirqRestart; restart++ {
+	end := jiffies(c.now) + maxSoftirqJiffies
+	for restart := maxSoftirqRestart; ; {
 		p := c.pending
 		c.pending = 0
 		for nr := 0; nr < numSoftirqs; nr++ {
@@ -275,35 +316,23 @@ func (c *CPU) doSoftirq() {
 				h(c)
 			}
 		}
+		if c.pending == 0 {
+			break
+		}
+		restart--
+		if jiffies(c.now) < end && !c.rq.needResched && restart > 0 {
+			continue
+		}
+		c.wakeupSoftirqd()
+		break
 	}
 	c.softirq--
-	if c.pending != 0 {
-		// ksoftirqd: let the rest run once this CPU is next idle or at
-		// its next irq exit.
-		c.e.RaiseIRQ(c, c.now+Microsecond, func(*CPU) {})
-	}
+	c.updExec()
+	c.stat.softNs += c.now - start
 }
 
-// WaitQueue is a list of sleeping threads (wait_queue_head_t).
-type WaitQueue struct{ sleepers []*CPU }
-
-// Add registers c to be woken; call before Sleep.
-func (w *WaitQueue) Add(c *CPU) { w.sleepers = append(w.sleepers, c) }
-
-// Len is the number of registered sleepers.
-func (w *WaitQueue) Len() int { return len(w.sleepers) }
-
-// WakeAll wakes every sleeper (wake_up_interruptible_all). The waker pays
-// try_to_wake_up per sleeper; each sleeper resumes after that.
-func (w *WaitQueue) WakeAll(waker *CPU) {
-	for _, s := range w.sleepers {
-		waker.Spend(waker.e.Costs.WakeUp)
-		s.Wake(waker.now)
-	}
-	w.sleepers = w.sleepers[:0]
-}
-
-// SleepUntil sleeps (idle) until time t, taking interrupts meanwhile.
+// SleepUntil waits on this CPU (Sleep) until time t, taking interrupts
+// meanwhile.
 func (c *CPU) SleepUntil(t Time) {
 	if c.now >= t {
 		return

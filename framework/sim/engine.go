@@ -106,6 +106,12 @@ type Engine struct {
 	intr      atomic.Pointer[error] // set by Interrupt, from any goroutine
 	until     Time                  // horizon of the current Run: CPUs may not run past it
 
+	tasks      []*Task // every task but the idle ones
+	running    bool    // Run has started
+	overloaded int     // CPUs with tasks waiting (rd->overload)
+	slice      Time    // the scheduler's base slice
+	llc        [][]int // CPU ids per socket (the LLC), ascending
+
 	// OnLockWait observes every contended spinlock wait (tracing).
 	OnLockWait func(c *CPU, site *LockStat, start, end Time)
 }
@@ -121,9 +127,26 @@ func NewEngine(topo Topology, costs *Costs, seed uint64) (*Engine, error) {
 	e := &Engine{Topo: topo, Costs: costs, rng: NewStreams(seed)}
 	n := topo.NumCPUs()
 	e.CPUs = make([]*CPU, n)
+	e.llc = make([][]int, topo.Sockets)
 	for i := 0; i < n; i++ {
-		e.CPUs[i] = newCPU(e, i)
+		c := newCPU(e, i)
+		c.idle = &Task{Name: fmt.Sprintf("swapper/%d", i), e: e, cpu: c, idle: true, kthread: true, single: i,
+			ranOn: i, state: TaskRunning, started: true}
+		e.CPUs[i] = c
+		e.llc[c.Socket] = append(e.llc[c.Socket], i)
 	}
+	if topo.ThreadsPerCore > 1 {
+		perThread := topo.Sockets * topo.CoresPerSocket
+		for _, c := range e.CPUs {
+			for th := 0; th < topo.ThreadsPerCore; th++ {
+				if id := th*perThread + c.Socket*topo.CoresPerSocket + c.Core; id != c.ID {
+					c.siblings = append(c.siblings, e.CPUs[id])
+				}
+			}
+			c.sib = c.siblings[0]
+		}
+	}
+	e.slice = baseSlice(n)
 	return e, nil
 }
 
@@ -175,9 +198,12 @@ func (e *Engine) Fail(err error) {
 // Fail is called. The CPUs are left parked; call Close to release them.
 func (e *Engine) Run(until Time) error {
 	e.until = until
+	e.running = true
 	for _, c := range e.CPUs {
-		if c.next == nil { // nothing to run: the idle loop, waiting for IRQs
-			c.Start(e.now, nil)
+		if c.curr == nil { // nothing to run: the idle loop, waiting for IRQs
+			c.curr = c.idle
+			c.now = e.now
+			e.resumeAt(c, e.now)
 		}
 	}
 	for len(e.events) > 0 && !e.halted {
@@ -208,9 +234,19 @@ func (e *Engine) Run(until Time) error {
 // Close unwinds every CPU coroutine. The engine cannot run afterwards.
 func (e *Engine) Close() {
 	for _, c := range e.CPUs {
-		c.close()
+		c.idle.close()
+	}
+	for _, t := range e.tasks {
+		t.close()
 	}
 	e.halted = true
+}
+
+func (t *Task) close() {
+	if t.stop != nil {
+		t.stop()
+	}
+	t.done = true
 }
 
 // Interrupt makes Run stop with err within the next 1024 events. Unlike

@@ -79,7 +79,10 @@ func (l *SpinLock) Lock(c *CPU, site *LockStat) {
 	c.Sync()
 	c.Spend(c.e.Costs.SpinAcquire)
 	l.line.Atomic(c)
-	site.Acquired++
+	rec := c.lockRec // perf lock record -C: only the listed CPUs count
+	if rec {
+		site.Acquired++
+	}
 	if !l.held {
 		l.held, l.owner, l.site, l.since = true, c, site, c.now
 		return
@@ -87,14 +90,16 @@ func (l *SpinLock) Lock(c *CPU, site *LockStat) {
 	if l.owner == c {
 		Panicf("cpu%d: recursive spin_lock on %s (%s)", c.ID, l.Name, site.Name)
 	}
-	site.Contended++
 	start := c.now
 	l.waiters = append(l.waiters, lockWaiter{c, site})
 	c.spinUntilWoken()
 	wait := c.now - start
-	site.TotalWait += wait
-	if wait > site.MaxWait {
-		site.MaxWait = wait
+	if rec {
+		site.Contended++
+		site.TotalWait += wait
+		if wait > site.MaxWait {
+			site.MaxWait = wait
+		}
 	}
 	if h := c.e.OnLockWait; h != nil {
 		h(c, site, start, c.now)
@@ -109,7 +114,9 @@ func (l *SpinLock) Unlock(c *CPU) {
 		Panicf("cpu%d: spin_unlock of %s it does not hold", c.ID, l.Name)
 	}
 	c.Spend(c.e.Costs.SpinRelease)
-	l.site.HoldTotal += c.now - l.since
+	if c.lockRec {
+		l.site.HoldTotal += c.now - l.since
+	}
 	if l.head == len(l.waiters) {
 		l.held, l.owner, l.site = false, nil, nil
 		l.waiters, l.head = l.waiters[:0], 0
@@ -133,7 +140,9 @@ func (l *SpinLock) TryLock(c *CPU, site *LockStat) bool {
 	if l.held {
 		return false
 	}
-	site.Acquired++
+	if c.lockRec {
+		site.Acquired++
+	}
 	l.held, l.owner, l.site, l.since = true, c, site, c.now
 	return true
 }

@@ -68,23 +68,6 @@ func (p *Pool) Live() int { return p.live }
 // Allocated is the number of Get calls so far.
 func (p *Pool) Allocated() uint64 { return p.total }
 
-// TrueSize approximates skb->truesize for a linear skb carrying len bytes
-// of L3+ payload: SKB_TRUESIZE(kmalloc_size_roundup(len + headroom)), with
-// 256 B for struct sk_buff and 320 B for skb_shared_info after alignment
-// (include/linux/skbuff.h) and MAX_HEADER-ish headroom of 128.
-func TrueSize(l3len int) uint32 {
-	data := l3len + 128 + 320
-	sz := 64
-	for sz < data {
-		if sz >= 256 && sz < 1024 && data <= sz+sz/2 {
-			sz += sz / 2 // kmalloc-192/-384/-768 caches
-			break
-		}
-		sz *= 2
-	}
-	return uint32(256 + sz)
-}
-
 // Each calls fn for every live SKB.
 func (p *Pool) Each(fn func(*SKB)) {
 	for _, slab := range p.slabs {

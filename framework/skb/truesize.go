@@ -1,24 +1,110 @@
 package skb
 
-// Truesize of an skb built around a page fragment, as the RX path of a
-// NIC driver makes one (napi_build_skb / build_skb on a buffer of its RX
-// ring).
-//
-// __build_skb_around (net/core/skbuff.c) takes the fragment's size,
-// subtracts the shared info that lives at its end, and sets
-//
-//	skb->truesize = SKB_TRUESIZE(frag_size - SKB_DATA_ALIGN(sizeof(struct skb_shared_info)))
-//
-// where SKB_TRUESIZE(X) = X + SKB_DATA_ALIGN(sizeof(struct sk_buff)) +
-// SKB_DATA_ALIGN(sizeof(struct skb_shared_info)) (include/linux/skbuff.h).
-// The shared info cancels out: truesize is the fragment plus the aligned
-// struct sk_buff. On x86-64 sizeof(struct sk_buff) is 232 bytes, which
-// SKB_DATA_ALIGN (SMP_CACHE_BYTES = 64) rounds to 256.
-const skbuffAligned = 256 // SKB_DATA_ALIGN(sizeof(struct sk_buff)) on x86-64
+// skb->truesize as the allocator gives it on x86_64, from
+// include/linux/skbuff.h (SKB_DATA_ALIGN, SKB_HEAD_ALIGN,
+// SKB_TRUESIZE, SKB_WITH_OVERHEAD) and net/core/skbuff.c
+// (kmalloc_reserve, skb_small_head_cache, __build_skb_around). The
+// truesize is what a socket is charged (sk_wmem_alloc) and what cake's
+// memory_limit counts.
+const (
+	L1CacheBytes = 64 // L1_CACHE_BYTES = SMP_CACHE_BYTES on x86_64
+	// SizeofSkBuff is sizeof(struct sk_buff) (pahole, x86_64 6.x: 232);
+	// it counts as SKB_DATA_ALIGN of it, 256.
+	SizeofSkBuff = 232
+	// SizeofSharedInfo is sizeof(struct skb_shared_info) with
+	// MAX_SKB_FRAGS = 17: 48 bytes of fields and 17 16-byte frags.
+	SizeofSharedInfo = 48 + 17*16
+	// MaxHeader is MAX_HEADER: LL_MAX_HEADER (128 with Hyper-V or WLAN
+	// built, as distribution kernels are) + 48 for the IP tunnels.
+	MaxHeader = 128 + 48
+	// MaxTCPHeader is MAX_TCP_HEADER = L1_CACHE_ALIGN(128 + MAX_HEADER).
+	MaxTCPHeader = (128 + MaxHeader + L1CacheBytes - 1) / L1CacheBytes * L1CacheBytes
+	// GROMaxHeadPad is GRO_MAX_HEAD_PAD = GRO_MAX_HEAD (MAX_HEADER + 128)
+	// + NET_SKB_PAD (max(32, L1_CACHE_BYTES)) + NET_IP_ALIGN (0 on x86).
+	GROMaxHeadPad = MaxHeader + 128 + max(32, L1CacheBytes) + 0
+	// SmallHeadSize is SKB_SMALL_HEAD_SIZE =
+	// SKB_HEAD_ALIGN(max(MAX_TCP_HEADER, GRO_MAX_HEAD_PAD)): 704.
+	SmallHeadSize = (max(MaxTCPHeader, GROMaxHeadPad)+L1CacheBytes-1)/L1CacheBytes*L1CacheBytes +
+		(SizeofSharedInfo+L1CacheBytes-1)/L1CacheBytes*L1CacheBytes
+	// LLReservedSpace is LL_RESERVED_SPACE(dev) for Ethernet
+	// (hard_header_len 14 rounded down to HH_DATA_MOD 16, plus 16).
+	LLReservedSpace = 14&^15 + 16
+	// kmallocMaxCacheSize is KMALLOC_MAX_CACHE_SIZE with SLUB (two
+	// pages); larger heads are whole page orders.
+	kmallocMaxCacheSize = 8192
+	pageSize            = 4096
+)
 
-// TruesizeFrag is skb->truesize of an skb that napi_build_skb built on
-// an RX buffer of fragSize bytes: a 2048-byte half page (ice before its
-// page_pool conversion, i40e: ice_rx_frame_truesize / i40e_rx_frame_truesize
-// with 4 KiB pages), or libeth's fq->truesize (ice after 93f53db9f9dc,
-// idpf), which for a 1500-byte MTU is also 2048, gives 2304.
-func TruesizeFrag(fragSize int) uint32 { return uint32(fragSize + skbuffAligned) }
+// SmallHeadCacheSize is SKB_SMALL_HEAD_CACHE_SIZE: the small head
+// size, plus a cache line if it is a power of two (it is not: 704).
+func SmallHeadCacheSize() int {
+	if SmallHeadSize&(SmallHeadSize-1) == 0 {
+		return SmallHeadSize + L1CacheBytes
+	}
+	return SmallHeadSize
+}
+
+// DataAlign is SKB_DATA_ALIGN: round up to a cache line.
+func DataAlign(n int) int { return (n + L1CacheBytes - 1) / L1CacheBytes * L1CacheBytes }
+
+// HeadAlign is SKB_HEAD_ALIGN: a head of n bytes plus the aligned
+// skb_shared_info at its end.
+func HeadAlign(n int) int { return DataAlign(n) + DataAlign(SizeofSharedInfo) }
+
+// kmallocSizeRoundup is kmalloc_size_roundup with the kmalloc caches
+// (8 ... 8192 bytes, with the 96 and 192 ones) and page orders beyond.
+func kmallocSizeRoundup(n int) int {
+	switch {
+	case n <= 8:
+		return 8
+	case n <= 64:
+		return 1 << bitLen(n-1)
+	case n <= 96:
+		return 96
+	case n <= 128:
+		return 128
+	case n <= 192:
+		return 192
+	case n <= kmallocMaxCacheSize:
+		return 1 << bitLen(n-1)
+	}
+	p := pageSize
+	for p < n {
+		p *= 2
+	}
+	return p
+}
+
+func bitLen(n int) int {
+	b := 0
+	for ; n > 0; n >>= 1 {
+		b++
+	}
+	return b
+}
+
+// TruesizeAllocSkb is the truesize of __alloc_skb(size): kmalloc_reserve
+// takes the head from skb_small_head_cache when SKB_HEAD_ALIGN(size)
+// fits it, else from kmalloc, and truesize is
+// SKB_TRUESIZE(SKB_WITH_OVERHEAD(head)) = head + SKB_DATA_ALIGN(sizeof
+// struct sk_buff).
+func TruesizeAllocSkb(size int) uint32 {
+	head := HeadAlign(size)
+	if head <= SmallHeadCacheSize() {
+		head = SmallHeadCacheSize()
+	} else {
+		head = kmallocSizeRoundup(head)
+	}
+	return uint32(head + DataAlign(SizeofSkBuff))
+}
+
+// TruesizeUDP is the truesize of the skb udp_sendmsg builds for l3len
+// bytes of IP packet on Ethernet: __ip_append_data asks
+// sock_alloc_send_skb for alloclen + hh_len + 15. A 120-byte payload
+// (l3len 148) gets a small head: 704 + 256 = 960.
+func TruesizeUDP(l3len int) uint32 { return TruesizeAllocSkb(l3len + LLReservedSpace + 15) }
+
+// TruesizeFrag is the truesize of an skb built around a page fragment
+// of fragSize bytes (napi_build_skb / build_skb on a driver's RX
+// buffer: the fragment's truesize plus the aligned sk_buff).
+func TruesizeFrag(fragSize int) uint32 { return uint32(fragSize + DataAlign(SizeofSkBuff)) }

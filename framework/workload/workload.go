@@ -1,7 +1,7 @@
-// Package workload runs sender threads on simulated CPUs: udp_stream (a
-// closed loop like `netperf -t UDP_STREAM -- -m 120 -n`, blocking on the
-// socket's sndbuf) and udp_rate (an open loop at a set rate over N flows,
-// like pktgen).
+// Package workload runs sender threads as tasks on the simulated CPUs:
+// udp_stream (a closed loop like `netperf -t UDP_STREAM -- -m 120 -n`,
+// blocking on the socket's sndbuf) and udp_rate (an open loop at a set
+// rate over N flows, like pktgen).
 package workload
 
 import (
@@ -36,7 +36,7 @@ func Kinds() []string { return []string{Forward, UDPRate, UDPStream} }
 type Spec struct {
 	Kind       string
 	Senders    int
-	Placement  string  // "spread" or a CPU list "0-7,16"
+	Placement  string  // "unpinned", "spread", a CPU list "0-7,16"; "": the kind's default (DefaultPlacement)
 	PacketSize int     // UDP payload bytes
 	Flows      int     // udp_rate: flows shared by the senders; udp_stream: one per sender
 	Rate       float64 // udp_rate: total offered packets per second
@@ -69,12 +69,47 @@ func (s *Spec) Validate() error {
 	return nil
 }
 
-// Place resolves the placement to one CPU per sender.
+// Placement words.
+const (
+	// Unpinned senders may run on any CPU: placed as fork balancing
+	// places them and moved by the scheduler (wake-ups, balancing), as
+	// netperf threads started without taskset are.
+	Unpinned = "unpinned"
+	// Spread pins one sender per CPU, spread over the topology the way
+	// the scheduler spreads busy threads (one per core, alternating
+	// sockets, then the SMT siblings).
+	Spread = "spread"
+)
+
+// DefaultPlacement is the placement of a kind when none is given:
+// udp_stream threads are netperf processes the scheduler places
+// (unpinned, as in the seed's main row); udp_rate threads are pktgen's
+// per-CPU kthreads (spread).
+func DefaultPlacement(kind string) string {
+	if kind == UDPStream {
+		return Unpinned
+	}
+	return Spread
+}
+
+// Placement is the spec's placement word, the kind's default when empty.
+func (s *Spec) PlacementWord() string {
+	if s.Placement == "" {
+		return DefaultPlacement(s.Kind)
+	}
+	return s.Placement
+}
+
+// Place resolves the placement: one pinned CPU per sender, or nil for
+// unpinned senders.
 func Place(s *Spec, topo sim.Topology) ([]int, error) {
 	n := topo.NumCPUs()
-	if s.Placement == "" || s.Placement == "spread" {
+	switch s.PlacementWord() {
+	case Unpinned:
+		return nil, nil
+	case Spread:
 		if s.Senders > n {
-			return nil, fmt.Errorf("workload: %d senders but only %d CPUs (one sender per CPU)", s.Senders, n)
+			return nil, fmt.Errorf("workload: %d senders but only %d CPUs (spread pins one sender per CPU; unpinned senders may share)", s.Senders, n)
 		}
 		return topo.Spread(s.Senders), nil
 	}
@@ -83,7 +118,7 @@ func Place(s *Spec, topo sim.Topology) ([]int, error) {
 		return nil, err
 	}
 	if len(cpus) < s.Senders {
-		return nil, fmt.Errorf("workload: placement %q has %d CPUs for %d senders", s.Placement, len(cpus), s.Senders)
+		return nil, fmt.Errorf("workload: placement %q has %d CPUs for %d senders (a CPU list pins one sender per CPU)", s.Placement, len(cpus), s.Senders)
 	}
 	return cpus[:s.Senders], nil
 }
@@ -104,8 +139,11 @@ func ParseCPUList(list string, ncpu int) ([]int, error) {
 				return nil, fmt.Errorf("workload: bad CPU list %q: %q is not a CPU number", list, hi)
 			}
 		}
-		if a < 0 || b < a || b >= ncpu {
-			return nil, fmt.Errorf("workload: bad CPU list %q: %d-%d outside 0-%d", list, a, b, ncpu-1)
+		if a < 0 || b < a {
+			return nil, fmt.Errorf("workload: bad CPU list %q: %q is not a CPU range", list, strings.TrimSpace(part))
+		}
+		if b >= ncpu {
+			return nil, fmt.Errorf("workload: bad CPU list %q: CPU %d does not exist (this host has CPUs 0-%d)", list, b, ncpu-1)
 		}
 		for i := a; i <= b; i++ {
 			if seen[i] {
@@ -118,29 +156,63 @@ func ParseCPUList(list string, ncpu int) ([]int, error) {
 	return out, nil
 }
 
-// Socket is a UDP socket: sndbuf accounting (sk_wmem_alloc) and the
+// Socket is a connected UDP socket: its send buffer accounting
+// (sk_wmem_alloc against sk_sndbuf), the task sleeping on it, and its
 // cached txq (sk_tx_queue_mapping).
 type Socket struct {
-	ID      int
-	Sndbuf  int
-	Wmem    int
-	txq     int
-	waiting *sim.CPU
-	Sleeps  uint64
+	ID     int
+	Sndbuf int // sk_sndbuf
+	// Wmem is sk_wmem_alloc_get: the truesize of every skb of this
+	// socket not yet freed (refcount_read(&sk->sk_wmem_alloc) - 1).
+	Wmem int
+	txq  int
+	wq   sim.WaitQueue // sk_sleep(sk)
+	// wmemLine is the socket's sock_write_tx group (sk_wmem_alloc):
+	// the sender adds each skb's truesize, the CPU that frees it
+	// subtracts it, atomically.
+	wmemLine sim.CacheLine
+
+	Sleeps  uint64 // times the sender blocked in sock_wait_for_wmem
+	Wakeups uint64 // wake-ups from sock_def_write_space_wfree
 	Sent    uint64
-	Dropped uint64 // NET_XMIT_DROP seen by the sender
+	Dropped uint64 // sendmsg calls that got -ENOBUFS (NET_XMIT_DROP), ignored as netperf -n does
 }
 
-// Release is sock_wfree: uncharge, and wake the writer once the socket is
-// writeable again (sock_def_write_space: below half of sndbuf).
+// writeable is sock_writeable: refcount_read(&sk->sk_wmem_alloc) <
+// sk_sndbuf / 2 (the refcount carries SK_WMEM_ALLOC_BIAS, 1).
+func (s *Socket) writeable() bool { return s.Wmem+1 < s.Sndbuf>>1 }
+
+// Release is sock_wfree for a UDP socket (SOCK_RCU_FREE with the
+// default write_space): refcount_sub on sk_wmem_alloc, then
+// sock_def_write_space_wfree, which wakes the writer
+// (wake_up_interruptible_sync_poll) once the socket is writeable again:
+// below half of sndbuf.
 func (s *Socket) Release(c *sim.CPU, b *skb.SKB) {
+	s.wmemLine.AtomicNoSync(c) // freeing an skb has no sync point: the accounting walks it
 	s.Wmem -= int(b.TrueSize)
-	if s.waiting != nil && 2*s.Wmem < s.Sndbuf {
-		w := s.waiting
-		s.waiting = nil
-		c.Spend(c.Costs().WakeUp)
-		w.Wake(c.Now())
+	if s.wq.Len() > 0 && s.writeable() {
+		s.Wakeups += uint64(s.wq.WakeUp(c, true))
 	}
+}
+
+// waitForWmem is sock_alloc_send_pskb's loop for a blocking socket:
+// allocate while sk_wmem_alloc_get < sk_sndbuf (so the last skb may
+// overshoot), else sleep in sock_wait_for_wmem until woken with room.
+// It returns the CPU the task runs on afterwards.
+func (s *Socket) waitForWmem(t *sim.Task) *sim.CPU {
+	if s.Wmem < s.Sndbuf {
+		return t.CPU()
+	}
+	s.Sleeps++
+	for {
+		s.wq.Add(t) // prepare_to_wait
+		if s.Wmem < s.Sndbuf {
+			break
+		}
+		t.Block() // schedule_timeout(MAX_SCHEDULE_TIMEOUT)
+	}
+	s.wq.Remove(t) // finish_wait
+	return t.CPU()
 }
 
 // TxQueue implements netdev.TxQueueCache.
@@ -158,15 +230,17 @@ type Flow struct {
 // Workload is a started set of senders.
 type Workload struct {
 	Spec    Spec
-	CPUs    []int
-	Sockets []*Socket
+	CPUs    []int       // the CPU each sender was placed on first
+	Tasks   []*sim.Task // the sender threads
+	Sockets []*Socket   // udp_stream: one per sender
 	flows   []Flow
+	e       *sim.Engine
 
 	// Run-time control (timed actions): the current udp_rate total rate,
-	// and per sender whether it is paused and, if so, its parked CPU.
+	// and per sender whether it is paused and whether it sleeps for it.
 	rate   float64
 	paused []bool
-	parked []*sim.CPU
+	parked []bool
 }
 
 // Rate is the current total offered rate of a udp_rate workload.
@@ -194,26 +268,26 @@ func (w *Workload) Paused(i int) bool { return w.paused[i] }
 // Pause stops sender i before its next packet; it sleeps until Resume.
 func (w *Workload) Pause(i int) { w.paused[i] = true }
 
-// Resume restarts sender i at time now (call from engine context).
-func (w *Workload) Resume(i int, now sim.Time) {
+// Resume restarts sender i (call from engine context, at the engine's
+// time): a sleeping sender is woken.
+func (w *Workload) Resume(i int, _ sim.Time) {
 	w.paused[i] = false
-	if c := w.parked[i]; c != nil {
-		w.parked[i] = nil
-		c.Wake(now)
+	if w.parked[i] {
+		w.parked[i] = false
+		w.e.WakeUp(w.Tasks[i], nil)
 	}
 }
 
-// waitWhilePaused parks sender i's thread while it is paused; it reports
-// whether it slept.
-func (w *Workload) waitWhilePaused(c *sim.CPU, i int) bool {
+// waitWhilePaused blocks sender i's task while it is paused (as a
+// stopped process sleeps); it reports whether it slept.
+func (w *Workload) waitWhilePaused(t *sim.Task, i int) bool {
 	if !w.paused[i] {
 		return false
 	}
 	for w.paused[i] {
-		w.parked[i] = c
-		c.Sleep()
+		w.parked[i] = true
+		t.Block()
 	}
-	w.parked[i] = nil
 	return true
 }
 
@@ -237,7 +311,8 @@ func makeFlow(i int, hashrnd uint64) Flow {
 	return Flow{Keys: k, Hash: uint32(h)}
 }
 
-// Start places the senders and starts them at time 0.
+// Start makes the senders' tasks, places them (pinned, or as fork
+// balancing places unpinned ones) and starts them within the first 10 us.
 func Start(net *netdev.Net, dev *netdev.Device, spec Spec) (*Workload, error) {
 	if spec.Kind == Forward {
 		return StartForward(net, dev, dev, spec)
@@ -249,7 +324,8 @@ func Start(net *netdev.Net, dev *netdev.Device, spec Spec) (*Workload, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &Workload{Spec: spec, CPUs: cpus, rate: spec.Rate, paused: make([]bool, len(cpus)), parked: make([]*sim.CPU, len(cpus))}
+	n := spec.Senders
+	w := &Workload{Spec: spec, rate: spec.Rate, paused: make([]bool, n), parked: make([]bool, n), e: net.E}
 	hashrnd := net.E.Rand("workload/hashrnd").Uint64()
 	nflows := spec.Senders
 	if spec.Kind == UDPRate {
@@ -259,20 +335,26 @@ func Start(net *netdev.Net, dev *netdev.Device, spec Spec) (*Workload, error) {
 		w.flows = append(w.flows, makeFlow(i, hashrnd))
 	}
 	jitter := net.E.Rand("workload/start")
-	for i, cpu := range cpus {
-		c := net.E.CPUs[cpu]
+	for i := 0; i < n; i++ {
+		var allowed []int
+		if cpus != nil {
+			allowed = cpus[i : i+1]
+		}
 		start := sim.Time(jitter.Int64N(int64(10 * sim.Microsecond)))
+		idx := i
+		var t *sim.Task
 		switch spec.Kind {
 		case UDPStream:
 			sock := &Socket{ID: i, Sndbuf: net.Cfg.Sndbuf, txq: -1}
 			w.Sockets = append(w.Sockets, sock)
 			flow := w.flows[i]
-			idx := i
-			c.Start(start, func(c *sim.CPU) { w.udpStream(c, net, dev, idx, sock, flow) })
+			t = net.E.NewTask(fmt.Sprintf("netperf/%d", i), allowed, func(t *sim.Task) { w.udpStream(t, net, dev, idx, sock, flow) })
 		case UDPRate:
-			idx := i
-			c.Start(start, func(c *sim.CPU) { w.udpRate(c, net, dev, idx) })
+			t = net.E.NewTask(fmt.Sprintf("pktgen/%d", i), allowed, func(t *sim.Task) { w.udpRate(t, net, dev, idx) })
 		}
+		t.Start(start)
+		w.Tasks = append(w.Tasks, t)
+		w.CPUs = append(w.CPUs, t.CPU().ID)
 	}
 	return w, nil
 }
@@ -280,7 +362,7 @@ func Start(net *netdev.Net, dev *netdev.Device, spec Spec) (*Workload, error) {
 // lens returns skb->len (L2) and truesize for the payload size.
 func (w *Workload) lens() (uint32, uint32) {
 	l3 := w.Spec.PacketSize + 8 + 20
-	return uint32(l3 + 14), skb.TrueSize(l3)
+	return uint32(l3 + 14), skb.TruesizeUDP(l3)
 }
 
 func (w *Workload) fill(s *skb.SKB, f Flow, l2, truesize uint32) {
@@ -289,24 +371,22 @@ func (w *Workload) fill(s *skb.SKB, f Flow, l2, truesize uint32) {
 	s.DSCP, s.Priority = w.Spec.DSCP, w.Spec.Priority
 }
 
-// udpStream is one netperf UDP_STREAM thread: sendmsg in a loop, blocking
-// in sock_alloc_send_skb while the socket's sndbuf is full.
-func (w *Workload) udpStream(c *sim.CPU, net *netdev.Net, dev *netdev.Device, idx int, sock *Socket, f Flow) {
-	costs := c.Costs()
+// udpStream is one netperf UDP_STREAM thread: sendmsg in a loop on a
+// connected socket (-n), blocking in sock_alloc_send_pskb while the
+// send buffer is full. A drop in the qdisc makes sendmsg return
+// -ENOBUFS, which netperf's UDP_STREAM loop ignores (udp_send_skb
+// returns it only with IP_RECVERR, which netperf does not set).
+func (w *Workload) udpStream(t *sim.Task, net *netdev.Net, dev *netdev.Device, idx int, sock *Socket, f Flow) {
+	costs := t.CPU().Costs()
 	l2, truesize := w.lens()
 	for {
-		w.waitWhilePaused(c, idx)
+		w.waitWhilePaused(t, idx)
+		t.PreemptPoint() // return to user space: the scheduler may switch
+		c := t.CPU()
 		c.Sync() // syscall entry: an instruction boundary
-		if sock.Wmem+int(truesize) > sock.Sndbuf {
-			sock.Sleeps++
-			for sock.Wmem+int(truesize) > sock.Sndbuf {
-				sock.waiting = c
-				c.Sleep()
-			}
-			sock.waiting = nil
-			c.Spend(costs.SleepWake)
-		}
+		c = sock.waitForWmem(t)
 		c.Spend(costs.StackPerPacket + costs.SkbAlloc)
+		sock.wmemLine.Atomic(c) // skb_set_owner_w: refcount_add(truesize, &sk->sk_wmem_alloc)
 		s := net.AllocSkb(c)
 		w.fill(s, f, l2, truesize)
 		s.Sock = int32(sock.ID)
@@ -314,27 +394,31 @@ func (w *Workload) udpStream(c *sim.CPU, net *netdev.Net, dev *netdev.Device, id
 		sock.Wmem += int(truesize)
 		sock.Sent++
 		if net.DevQueueXmit(c, dev, s) == qdisc.XmitDrop {
-			sock.Dropped++ // netperf -n: carry on
+			sock.Dropped++ // -ENOBUFS swallowed (no IP_RECVERR); netperf -n carries on
 		}
 	}
 }
 
 // udpRate is one open-loop sender (pktgen-like: no socket, no UDP stack
 // cost): packet k leaves at start + k/rate, or late if the CPU is behind.
-func (w *Workload) udpRate(c *sim.CPU, net *netdev.Net, dev *netdev.Device, idx int) {
+// It waits for the next departure on its CPU, as pktgen's spin() does.
+func (w *Workload) udpRate(t *sim.Task, net *netdev.Net, dev *netdev.Device, idx int) {
+	c := t.CPU()
 	costs := c.Costs()
 	l2, truesize := w.lens()
 	next := float64(c.Now())
 	nflows := len(w.flows)
 	k := 0
 	for {
-		if w.waitWhilePaused(c, idx) {
-			next = float64(c.Now()) // no catch-up burst after a pause
+		if w.waitWhilePaused(t, idx) {
+			next = float64(t.CPU().Now()) // no catch-up burst after a pause
 		}
+		t.PreemptPoint()
+		c = t.CPU()
 		per := w.rate / float64(w.Spec.Senders)
 		interval := float64(sim.Second) / per
-		if t := sim.Time(next); c.Now() < t {
-			c.SleepUntil(t)
+		if at := sim.Time(next); c.Now() < at {
+			c.SleepUntil(at)
 		}
 		c.Sync()
 		next += interval

@@ -1,0 +1,173 @@
+package fidelity
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/txlab/txlab/framework/report"
+	"github.com/txlab/txlab/framework/run"
+	"github.com/txlab/txlab/framework/sim"
+	"github.com/txlab/txlab/framework/workload"
+)
+
+// seedReport is a report carrying the seed's own figures for one run.
+func seedReport(profile, placement string, mpps float64, vm vmstatRows, locks []lockRow, modeLo int64) *report.Report {
+	r := &report.Report{Profile: profile, WindowNs: int64(sim.Second), TxPps: mpps * 1e6, LockCPUs: "0-7"}
+	r.Setup.Placement = placement
+	r.RunnableAvg, r.CPUIdlePct, r.CPUSysPct = mean(vm.r), mean(vm.id), mean(vm.sy)
+	r.ContextSwitchesPerS, r.InterruptsPerS = mean(vm.cs), mean(vm.in)
+	r.CPUNsPerPacket = r.CPUSysPct / 100 * 480 * 1e9 / r.TxPps
+	for _, l := range locks {
+		r.Locks = append(r.Locks, report.Lock{Name: l.site, Contended: uint64(l.contended), AvgWaitNs: int64(l.avgNs),
+			TotalWaitNs: int64(l.contended * l.avgNs)})
+	}
+	r.XmitNs.Buckets = []report.Bucket{{Lo: modeLo / 2, Hi: modeLo, Count: 10}, {Lo: modeLo, Hi: 2 * modeLo, Count: 100}}
+	return r
+}
+
+// seedRuns are the seed's E1 as four reports. The pinned runs have no
+// vmstat in the seed; they get the unpinned ones (rows use unpinned).
+func seedRuns() E1Runs {
+	return E1Runs{
+		BusylockUnpinned: seedReport("6.18", workload.Unpinned, seedBusylockUnpinnedMpps, seedVMStatBefore, seedLocksBeforeUnpinned, seedXmitModeBeforeLo),
+		LlistUnpinned:    seedReport("6.19-rc1", workload.Unpinned, seedLlistUnpinnedMpps, seedVMStatAfter, seedLocksAfterUnpinned, seedXmitModeAfterLo),
+		BusylockPinned:   seedReport("6.18", workload.Spread, seedBusylockPinnedMpps, seedVMStatBefore, seedLocksBeforePinned, seedXmitModeBeforeLo),
+		LlistPinned:      seedReport("6.19-rc1", workload.Spread, seedLlistPinnedMpps, seedVMStatAfter, seedLocksAfterPinned, seedXmitModeAfterLo),
+	}
+}
+
+func held(rows []Row) map[string]bool {
+	m := map[string]bool{}
+	for _, r := range rows {
+		m[r.Name] = r.Holds
+	}
+	return m
+}
+
+// The seed against itself: every figure holds.
+func TestE1SeedHoldsAgainstItself(t *testing.T) {
+	rows := E1(seedRuns())
+	if len(rows) < 20 {
+		t.Fatalf("%d rows", len(rows))
+	}
+	for _, r := range rows {
+		if !r.Holds {
+			t.Errorf("%s: seed %s, model %s does not hold (%s)", r.Name, r.Seed, r.Model, r.Tolerance)
+		}
+	}
+}
+
+// Each tolerance fails the rows it should, and only those.
+func TestE1Tolerances(t *testing.T) {
+	tests := []struct {
+		name   string
+		change func(r *E1Runs)
+		fail   []string
+	}{
+		{"llist unpinned 30% faster", func(r *E1Runs) { r.LlistUnpinned.TxPps *= 1.3 },
+			[]string{"unpinned: llist / busylock", "llist: pinned / unpinned"}},
+		{"llist unpinned 15% faster stays in", func(r *E1Runs) { r.LlistUnpinned.TxPps *= 1.15 }, nil},
+		{"r rises after the change", func(r *E1Runs) { r.LlistUnpinned.RunnableAvg = 300 },
+			[]string{"vmstat r before -> after"}},
+		{"sy falls too little", func(r *E1Runs) { r.LlistUnpinned.CPUSysPct = 40 },
+			[]string{"vmstat sy after / before"}},
+		{"CPU per packet halves only", func(r *E1Runs) { r.LlistUnpinned.CPUNsPerPacket = r.BusylockUnpinned.CPUNsPerPacket / 2 },
+			[]string{"CPU per packet after / before"}},
+		{"busylock wait 4x short", func(r *E1Runs) { r.BusylockUnpinned.Locks[0].AvgWaitNs /= 4 },
+			[]string{"perf lock before, unpinned: dev_hard_start_xmit+0xcd (__dev_xmit_skb (busylock))"}},
+		{"another site on top", func(r *E1Runs) {
+			r.LlistPinned.Locks = append([]report.Lock{{Name: "net_tx_action (root_lock)", Contended: 1e6, AvgWaitNs: 1}}, r.LlistPinned.Locks...)
+		}, []string{"perf lock after, pinned: callers on top"}},
+		{"histogram mode two buckets up", func(r *E1Runs) {
+			for i := range r.BusylockPinned.XmitNs.Buckets {
+				r.BusylockPinned.XmitNs.Buckets[i].Lo *= 4
+			}
+		}, []string{"@__dev_queue_xmit_ns mode before, pinned"}},
+		{"histogram mode one bucket up", func(r *E1Runs) {
+			for i := range r.LlistPinned.XmitNs.Buckets {
+				r.LlistPinned.XmitNs.Buckets[i].Lo *= 2
+			}
+		}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			runs := seedRuns()
+			tt.change(&runs)
+			got := held(E1(runs))
+			want := map[string]bool{}
+			for _, f := range tt.fail {
+				if _, ok := got[f]; !ok {
+					t.Fatalf("no row %q", f)
+				}
+				want[f] = true
+			}
+			for name, ok := range got {
+				if ok == want[name] {
+					t.Errorf("%s: holds %v, want %v", name, ok, !want[name])
+				}
+			}
+		})
+	}
+}
+
+func TestFindE1(t *testing.T) {
+	s := seedRuns()
+	other := &report.Report{Profile: "net-next"}
+	got, err := FindE1([]*report.Report{other, s.LlistPinned, nil, s.BusylockUnpinned, s.BusylockPinned, s.LlistUnpinned})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != s {
+		t.Errorf("FindE1 picked %+v", got)
+	}
+	_, err = FindE1([]*report.Report{s.LlistPinned, s.BusylockUnpinned})
+	if err == nil || !strings.Contains(err.Error(), "6.19-rc1 unpinned, 6.18 pinned") {
+		t.Errorf("missing variants: %v", err)
+	}
+}
+
+// E1's rows from real model runs, scaled down to run in CI: 16 CPUs,
+// 8 senders on 4 queues of mq fq, 4 ms. The rows are computed from the
+// reports (not from the seed), and the table prints.
+func TestE1ScaledRun(t *testing.T) {
+	spec := func(profile, placement string) run.Spec {
+		s := run.Default()
+		s.Profile = profile
+		s.Sockets, s.Cores, s.Threads = 2, 4, 2
+		s.Queues, s.Qdisc = 4, "mq fq"
+		s.Workload = workload.Spec{Kind: workload.UDPStream, Senders: 8, PacketSize: 120, Placement: placement}
+		s.Duration, s.Warmup = 4*sim.Millisecond, sim.Millisecond
+		s.LockCPUs = "0-3"
+		return s
+	}
+	var reps []*report.Report
+	for _, pl := range []string{workload.Unpinned, workload.Spread} {
+		for _, p := range []string{"6.18", "6.19-rc1"} {
+			rep, err := run.Run(spec(p, pl), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			reps = append(reps, rep)
+		}
+	}
+	runs, err := FindE1(reps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := E1(runs)
+	first := rows[0]
+	want := fmt.Sprintf("%.2fx", runs.LlistUnpinned.TxPps/runs.BusylockUnpinned.TxPps)
+	if first.Name != "unpinned: llist / busylock" || !strings.HasPrefix(first.Model, want) {
+		t.Errorf("first row %+v, want the model's ratio %s", first, want)
+	}
+	var b bytes.Buffer
+	if err := WriteRows(&b, rows); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), fmt.Sprintf("of %d figures hold", len(rows))) {
+		t.Errorf("table:\n%s", b.String())
+	}
+	t.Logf("\n%s", b.String())
+}

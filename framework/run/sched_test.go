@@ -1,0 +1,47 @@
+package run
+
+import (
+	"math"
+	"testing"
+
+	"github.com/txlab/txlab/framework/workload"
+)
+
+// With a small send buffer the senders sleep in sock_wait_for_wmem and
+// are woken by TX completion: vmstat shows fewer runnable tasks, idle
+// time and context switches, and cpu_sys_pct is cpu_busy_pct (no user
+// time in the model).
+func TestSendersBlockAndVMStat(t *testing.T) {
+	for _, placement := range []string{workload.Spread, workload.Unpinned} {
+		full := small()
+		full.Workload.Placement = placement
+		tight := full
+		tight.Set = []string{"sndbuf=4608"}
+		a, b := mustRun(t, full), mustRun(t, tight)
+		t.Logf("%s: sndbuf default: r %.2f cs %.0f/s sy %.1f id %.1f; sndbuf 4608: r %.2f cs %.0f/s sy %.1f id %.1f sleeps %d wakeups %d migrations %d",
+			placement, a.RunnableAvg, a.ContextSwitchesPerS, a.CPUSysPct, a.CPUIdlePct,
+			b.RunnableAvg, b.ContextSwitchesPerS, b.CPUSysPct, b.CPUIdlePct,
+			b.Counters["sender_sndbuf_sleeps"], b.Counters["sender_sndbuf_wakeups"], b.Counters["sender_migrations"])
+		if a.Counters["sender_sndbuf_sleeps"] != 0 || math.Abs(a.RunnableAvg-8) > 0.01 {
+			t.Errorf("%s, default sndbuf: %d sleeps, r %.2f; want none and 8", placement, a.Counters["sender_sndbuf_sleeps"], a.RunnableAvg)
+		}
+		if b.Counters["sender_sndbuf_sleeps"] == 0 || b.Counters["sender_sndbuf_wakeups"] == 0 {
+			t.Errorf("%s, sndbuf 4608: sleeps %d wakeups %d, want both", placement, b.Counters["sender_sndbuf_sleeps"], b.Counters["sender_sndbuf_wakeups"])
+		}
+		if b.RunnableAvg >= 7.9 || b.ContextSwitchesPerS == 0 || b.CPUIdlePct <= a.CPUIdlePct {
+			t.Errorf("%s, sndbuf 4608: r %.2f cs %.0f/s id %.1f, want fewer runnable, switches, more idle than %.1f",
+				placement, b.RunnableAvg, b.ContextSwitchesPerS, b.CPUIdlePct, a.CPUIdlePct)
+		}
+		for _, r := range []*struct {
+			name      string
+			sys, busy float64
+		}{{"default", a.CPUSysPct, a.CPUBusyPct}, {"4608", b.CPUSysPct, b.CPUBusyPct}} {
+			if math.Abs(r.sys-r.busy) > 1e-6 {
+				t.Errorf("%s: cpu_sys_pct %.4f != cpu_busy_pct %.4f", r.name, r.sys, r.busy)
+			}
+		}
+		if !b.AccountingOK {
+			t.Error(b.AccountingError)
+		}
+	}
+}

@@ -1,0 +1,487 @@
+package sim
+
+import (
+	"iter"
+	"math/bits"
+)
+
+// The scheduler: tasks (task_struct) on per-CPU runqueues, woken and
+// placed the way CFS/EEVDF (kernel/sched/fair.c) does it in the simple
+// cases. What it keeps from the kernel:
+//
+//   - a task blocks (set_current_state + schedule()) and leaves its
+//     runqueue; its CPU switches to the next runnable task or to its
+//     idle task, paying cost.context_switch;
+//   - try_to_wake_up: the waker pays cost.wake_up; pinned tasks go to
+//     their CPU; unpinned ones through select_task_rq_fair's fast path:
+//     wake_affine (wake_affine_idle, then wake_affine_weight on run
+//     counts) between the waker's CPU and the task's previous one, then
+//     select_idle_sibling (target if idle, previous CPU if idle and in
+//     the same LLC, an idle SMT sibling of the previous CPU when no core
+//     is idle, an idle core then an idle CPU of the target's LLC, else
+//     the target). An idle target is woken after cost.wake_idle_latency
+//     (C-state exit; the idle loop polls need_resched, so no IPI is
+//     sent); a busy one queues the task;
+//   - EEVDF's pick on equal weights: vruntime is run time, a task
+//     joins a runqueue at its average vruntime (lag 0) and the eligible
+//     task with the earliest deadline runs; the running task keeps the
+//     CPU until it has used its slice (RUN_TO_PARITY) and the tick
+//     (CONFIG_HZ=1000) reschedules it then. The base slice is
+//     sysctl_sched_base_slice, 0.75 ms x (1 + ilog2(min(CPUs, 8)));
+//   - newidle balance: a CPU going idle pulls a waiting task from the
+//     busiest runqueue of its LLC (socket), then of the other sockets;
+//     the tick of a CPU with waiting tasks kicks an idle CPU to pull one
+//     (nohz idle balance); new tasks are placed as fork balancing does
+//     (the socket with most idle CPUs, an idle core first);
+//   - ksoftirqd/N, woken when __do_softirq gives up, competes with the
+//     CPU's other tasks;
+//   - a task that runs on a CPU of another core than last time finds
+//     its own hot lines (cost.task_lines of them: stack, task_struct,
+//     its buffers) in the old CPU's cache and pays their transfer.
+//
+// What it leaves out: weights and nice levels, cgroups, lag carried
+// across sleeps (a woken task starts at lag 0), wakeup preemption (a
+// woken task never preempts a running one before its slice ends, which
+// is what RUN_TO_PARITY gives equal tasks), PELT load and utilisation
+// (loads are run counts), wake_wide, recent_used_cpu, SIS_UTIL's scan
+// bound (the whole LLC is scanned), NUMA balancing, util-clamp, EAS,
+// sched domains beyond SMT / LLC=socket / machine, RT classes and
+// deadline tasks, and the tick on CPUs running a single task (it
+// changes nothing there; vmstat's interrupt count still counts it).
+
+// Jiffy is one tick at CONFIG_HZ=1000.
+const Jiffy = Millisecond
+
+// baseSlice is sysctl_sched_base_slice (0.75 ms) scaled as
+// sched_update_scaling does with SCHED_TUNABLESCALING_LOG:
+// 1 + ilog2(min(online CPUs, 8)).
+func baseSlice(ncpu int) Time {
+	n := min(ncpu, 8)
+	return 750 * Microsecond * Time(1+bits.Len(uint(n))-1)
+}
+
+// TaskState is a task's scheduling state.
+type TaskState uint8
+
+// Task states.
+const (
+	TaskRunnable TaskState = iota // on a runqueue, waiting for its CPU
+	TaskRunning                   // current on its CPU
+	TaskSleeping                  // blocked, off every runqueue
+	TaskDead                      // its main returned
+)
+
+// Task is a schedulable thread (task_struct): a sender, ksoftirqd/N,
+// a CPU's idle task. Its code is a coroutine that runs on whichever CPU
+// the scheduler gives it; after anything that can block (Block,
+// PreemptPoint, WaitQueue waits) it must read its CPU again (CPU).
+type Task struct {
+	Name string
+	e    *Engine
+	cpu  *CPU
+	main func(*Task)
+
+	state   TaskState
+	idle    bool   // a CPU's idle task
+	kthread bool   // a per-CPU kthread: never migrated
+	allowed []bool // nil: every CPU
+	single  int    // the one allowed CPU, or -1
+
+	next  func() (struct{}, bool)
+	stop  func()
+	yield func(struct{}) bool
+	done  bool
+
+	vruntime Time // run time (equal weights)
+	sliceEnd Time // run time at which the current slice ends
+	started  bool // placed on a CPU
+
+	ranOn   int       // CPU it last ran on
+	lastRan Time      // when it last stopped running
+	lines   CacheLine // its own hot lines (stack, task_struct, buffers)
+
+	// Counters.
+	Nvcsw, Nivcsw uint64 // voluntary / involuntary context switches
+	Migrations    uint64 // wake-ups or balancing onto another CPU
+	Wakeups       uint64
+}
+
+// NewTask makes a task that runs main, allowed on the given CPUs (nil
+// or empty: every CPU). Start places it.
+func (e *Engine) NewTask(name string, cpus []int, main func(*Task)) *Task {
+	t := &Task{Name: name, e: e, main: main, single: -1, ranOn: -1, state: TaskSleeping, lastRan: -migrationCost}
+	if len(cpus) > 0 {
+		t.allowed = make([]bool, len(e.CPUs))
+		for _, id := range cpus {
+			if id < 0 || id >= len(e.CPUs) {
+				Panicf("task %s: CPU %d out of range", name, id)
+			}
+			t.allowed[id] = true
+		}
+		if len(cpus) == 1 {
+			t.single = cpus[0]
+		}
+	}
+	e.tasks = append(e.tasks, t)
+	return t
+}
+
+// CPU is the CPU the task runs on now (or last ran on).
+func (t *Task) CPU() *CPU { return t.cpu }
+
+// State is the task's scheduling state.
+func (t *Task) State() TaskState { return t.state }
+
+// Pinned reports whether the task may run on one CPU only.
+func (t *Task) Pinned() bool { return t.single >= 0 }
+
+func (t *Task) allows(cpu int) bool { return t.allowed == nil || t.allowed[cpu] }
+
+func (t *Task) startCoroutine() {
+	t.next, t.stop = iter.Pull(t.body)
+}
+
+func (t *Task) body(yield func(struct{}) bool) {
+	t.yield = yield
+	defer func() {
+		if r := recover(); r != nil {
+			if r == errUnwind { //nolint:errorlint // sentinel identity
+				return
+			}
+			if me, ok := r.(*ModelError); ok {
+				t.e.Fail(me)
+				return
+			}
+			panic(r)
+		}
+	}()
+	if t.idle {
+		t.cpu.idleLoop()
+		return
+	}
+	t.arrive()
+	t.main(t)
+	t.exit()
+}
+
+func (t *Task) park() {
+	if !t.yield(struct{}{}) {
+		panic(errUnwind)
+	}
+}
+
+// arrive prices the task's own lines on the CPU it now runs on: cold
+// if it last ran on another core.
+func (t *Task) arrive() {
+	c := t.cpu
+	if t.ranOn != c.ID {
+		if t.ranOn >= 0 {
+			t.lines.WriteMany(c, c.e.Costs.TaskLines)
+		}
+		t.ranOn = c.ID
+	}
+}
+
+func (t *Task) exit() {
+	c := t.cpu
+	t.state = TaskDead
+	c.addRunning(-1)
+	c.schedule(t)
+}
+
+// Start places a new task (wake_up_new_task) to run from time at:
+// pinned ones on their CPU, others where fork balancing puts them.
+// Before Engine.Run the first task placed on a CPU becomes its current
+// task at once, as a thread already running when the run starts.
+func (t *Task) Start(at Time) {
+	e := t.e
+	if t.started {
+		Panicf("task %s started twice", t.Name)
+	}
+	t.started = true
+	if e.running {
+		e.At(at, func() { t.state = TaskSleeping; e.wakeUp(t, nil, false, true) })
+		return
+	}
+	c := e.CPUs[e.forkCPU(t)]
+	t.cpu, t.ranOn = c, c.ID
+	t.lines.owner = int32(c.ID + 1)
+	if c.curr == nil {
+		t.state = TaskRunning
+		c.curr = t
+		c.now = at
+		c.stat.runLast = at
+		c.addRunning(1)
+		c.sliceStart(t)
+		c.e.resumeAt(c, at)
+		return
+	}
+	t.state = TaskRunnable
+	c.enqueue(t, at)
+}
+
+// Block puts the running task to sleep (schedule() after
+// set_current_state(TASK_INTERRUPTIBLE)) until a wake-up; it returns on
+// the CPU the scheduler then gives it.
+func (t *Task) Block() {
+	c := t.cpu
+	if c.curr != t {
+		Panicf("task %s blocks but is not running", t.Name)
+	}
+	t.state = TaskSleeping
+	t.Nvcsw++
+	c.addRunning(-1)
+	c.schedule(t)
+}
+
+// PreemptPoint is where a running task may be preempted
+// (exit_to_user_mode_loop, cond_resched): if its CPU's need_resched is
+// set, the next task runs and this one waits its turn.
+func (t *Task) PreemptPoint() {
+	c := t.cpu
+	if !c.rq.needResched {
+		return
+	}
+	c.rq.needResched = false
+	if len(c.rq.tasks) == 0 {
+		return
+	}
+	t.Nivcsw++
+	c.schedule(t)
+}
+
+// runq is a CPU's runqueue (struct rq / cfs_rq): the tasks waiting for
+// it, and what the scheduler keeps per CPU.
+type runq struct {
+	tasks       []*Task // runnable, not running, in arrival order
+	nrRunning   int     // tasks + the running one (not the idle task)
+	switchTo    *Task   // set by schedule(): the task to run next
+	needResched bool
+	tickArmed   bool
+	ksoftirqd   *Task
+	sliceStart  Time // when curr's current slice started (wall time)
+}
+
+// cpuStat are the counters vmstat and mpstat read.
+type cpuStat struct {
+	switches uint64 // context switches (nr_switches)
+	irqs     uint64 // hard interrupts taken
+	softNs   Time   // time in softirq (mpstat %soft)
+	hardNs   Time   // time in hardirq (mpstat %irq)
+	runInt   int64  // integral of nr_running over time (task-ns)
+	runLast  Time
+	ticks    uint64 // local timer ticks while not idle (CONFIG_NO_HZ_IDLE)
+	active   Time   // since when the CPU runs a task (valid while it does)
+}
+
+func (c *CPU) addRunning(d int) {
+	c.integrate(c.now)
+	c.rq.nrRunning += d
+}
+
+func (c *CPU) integrate(now Time) {
+	if now > c.stat.runLast {
+		c.stat.runInt += int64(c.rq.nrRunning) * int64(now-c.stat.runLast)
+		c.stat.runLast = now
+	}
+}
+
+// NrRunning is the CPU's runnable tasks, the running one included.
+func (c *CPU) NrRunning() int { return c.rq.nrRunning }
+
+// sliceStart starts the running task's slice.
+func (c *CPU) sliceStart(t *Task) {
+	c.rq.sliceStart = c.now
+	t.sliceEnd = t.vruntime + c.e.slice
+}
+
+// updateCurr is update_curr: the running task's vruntime advances by
+// its run time since it last did.
+func (c *CPU) updateCurr() {
+	t := c.curr
+	if t == nil || t.idle {
+		return
+	}
+	if d := c.now - c.rq.sliceStart; d > 0 {
+		t.vruntime += d
+		c.rq.sliceStart = c.now
+	}
+}
+
+// avgVruntime is avg_vruntime: the mean vruntime of the runnable tasks
+// (the running one included).
+func (c *CPU) avgVruntime() (Time, bool) {
+	var sum Time
+	n := 0
+	if t := c.curr; t != nil && !t.idle && t.state == TaskRunning {
+		sum += t.vruntime
+		n++
+	}
+	for _, t := range c.rq.tasks {
+		sum += t.vruntime
+		n++
+	}
+	if n == 0 {
+		return 0, false
+	}
+	return sum / Time(n), true
+}
+
+// enqueue is enqueue_task for a runnable task t at time at: placed at
+// the queue's average vruntime (place_entity with lag 0).
+func (c *CPU) enqueue(t *Task, at Time) {
+	c.updateCurr()
+	if cur := c.curr; cur != nil && !cur.idle && len(c.rq.tasks) == 0 && cur.vruntime >= cur.sliceEnd {
+		// Running alone, its deadline was renewed at every slice
+		// (update_deadline at the tick): the current slice ends at the
+		// next renewal point.
+		cur.sliceEnd += ((cur.vruntime-cur.sliceEnd)/c.e.slice + 1) * c.e.slice
+	}
+	if v, ok := c.avgVruntime(); ok {
+		t.vruntime = v
+	}
+	t.sliceEnd = t.vruntime + c.e.slice
+	c.integrate(at)
+	c.rq.nrRunning++
+	c.rq.tasks = append(c.rq.tasks, t)
+	if len(c.rq.tasks) == 1 {
+		c.e.overloaded++
+	}
+	c.armTick(at, c.curr)
+}
+
+// dequeueAt removes the waiting task at index i.
+func (c *CPU) dequeueAt(i int) *Task {
+	t := c.rq.tasks[i]
+	copy(c.rq.tasks[i:], c.rq.tasks[i+1:])
+	c.rq.tasks[len(c.rq.tasks)-1] = nil
+	c.rq.tasks = c.rq.tasks[:len(c.rq.tasks)-1]
+	if len(c.rq.tasks) == 0 {
+		c.e.overloaded--
+	}
+	return t
+}
+
+// pickEEVDF is pick_eevdf on equal weights: among the waiting tasks
+// whose vruntime is at most the average (eligible), the earliest
+// deadline; the first waiting one if none is.
+func (c *CPU) pickEEVDF() int {
+	v, _ := c.avgVruntime()
+	best := -1
+	for i, t := range c.rq.tasks {
+		if t.vruntime > v {
+			continue
+		}
+		if best < 0 || t.sliceEnd < c.rq.tasks[best].sliceEnd {
+			best = i
+		}
+	}
+	if best < 0 {
+		best = 0
+	}
+	return best
+}
+
+// schedule is __schedule on CPU c for prev, its current task: prev
+// stays runnable (queued) when still TaskRunning, else it has blocked
+// or exited. The next task runs at once on this CPU; prev's coroutine
+// resumes, on whatever CPU it is given, when it is picked again.
+func (c *CPU) schedule(prev *Task) {
+	c.rq.needResched = false
+	c.updateCurr()
+	if !prev.idle && prev.state == TaskRunning {
+		prev.state = TaskRunnable
+		prev.sliceEnd = prev.vruntime + c.e.slice
+		c.rq.tasks = append(c.rq.tasks, prev)
+		if len(c.rq.tasks) == 1 {
+			c.e.overloaded++
+		}
+	}
+	if len(c.rq.tasks) == 0 {
+		c.newidleBalance()
+	}
+	next := c.idle
+	if len(c.rq.tasks) > 0 {
+		next = c.dequeueAt(c.pickEEVDF())
+	}
+	if next == prev {
+		prev.state = TaskRunning
+		return
+	}
+	c.Spend(c.e.Costs.ContextSwitch)
+	c.stat.switches++
+	prev.lastRan = c.now
+	if prev.idle {
+		c.stat.active = c.now
+	} else if next.idle {
+		c.stat.ticks += uint64(jiffies(c.now) - jiffies(c.stat.active))
+	}
+	if !next.idle {
+		next.state = TaskRunning
+		next.cpu = c
+		c.sliceStart(next)
+	}
+	c.rq.switchTo = next
+	if !next.idle {
+		c.armTick(c.now, next) // tasks still waiting: the tick ends next's slice
+	}
+	prev.park()
+	// prev runs again here, on prev.cpu.
+	if !prev.idle {
+		prev.arrive()
+	}
+}
+
+// idleLoop is do_idle: wait for an interrupt (or a wake-up that queued
+// a task here), run it and the softirqs it raised, and switch to any
+// task that became runnable.
+func (c *CPU) idleLoop() {
+	for {
+		if len(c.rq.tasks) > 0 || c.rq.needResched {
+			c.schedule(c.idle)
+			continue
+		}
+		c.Sleep()
+	}
+}
+
+// armTick starts the tick on a CPU running task running with tasks
+// waiting (nothing to do on one running a single task; see the package
+// comment).
+func (c *CPU) armTick(at Time, running *Task) {
+	if c.rq.tickArmed || running == nil || running.idle || len(c.rq.tasks) == 0 {
+		return
+	}
+	c.rq.tickArmed = true
+	next := (at/Jiffy + 1) * Jiffy
+	c.e.At(next, func() { c.tickEvent() })
+}
+
+func (c *CPU) tickEvent() {
+	if c.curr.idle || len(c.rq.tasks) == 0 {
+		c.rq.tickArmed = false
+		return
+	}
+	c.irqs = append(c.irqs, nil) // nil: the tick (takeInterrupts)
+	c.Wake(c.e.now)
+	next := c.e.now + Jiffy
+	c.e.At(next, func() { c.tickEvent() })
+}
+
+// schedTick is sched_tick in hardirq context: the running task's slice
+// (update_deadline: resched once it has run a slice), and
+// nohz_balancer_kick when tasks wait here while another CPU idles.
+func (c *CPU) schedTick() {
+	t := c.curr
+	if t.idle {
+		return
+	}
+	c.updateCurr()
+	if t.vruntime >= t.sliceEnd {
+		t.sliceEnd = t.vruntime + c.e.slice
+		if len(c.rq.tasks) > 0 {
+			c.rq.needResched = true
+		}
+	}
+	c.nohzBalancerKick()
+}

@@ -1,0 +1,351 @@
+package sim
+
+import (
+	"slices"
+	"testing"
+)
+
+// A blocked task leaves its CPU idle; the wake-up costs the waker
+// wake_up, the idle CPU wakes after wake_idle_latency and switches in.
+func TestBlockAndWake(t *testing.T) {
+	e := testEngine(t, Topology{Sockets: 1, CoresPerSocket: 2, ThreadsPerCore: 1})
+	costs := e.Costs
+	var wq WaitQueue
+	ready := false
+	var wokeAt Time = -1
+	var wokeOn int
+	sleeper := e.NewTask("sleeper", []int{0}, func(t *Task) {
+		for !ready {
+			wq.Add(t)
+			if ready {
+				break
+			}
+			t.Block()
+		}
+		wq.Remove(t)
+		wokeAt, wokeOn = t.CPU().Now(), t.CPU().ID
+	})
+	sleeper.Start(0)
+	var wakerBefore, wakerAfter Time
+	e.NewTask("waker", []int{1}, func(t *Task) {
+		c := t.CPU()
+		c.Spend(10_000)
+		c.Sync()
+		ready = true
+		wakerBefore = c.Now()
+		if n := wq.WakeUp(c, false); n != 1 {
+			t.e.Fail(&ModelError{Msg: "woke " + string(rune('0'+n)) + " tasks"})
+		}
+		wakerAfter = c.Now()
+	}).Start(0)
+	if err := e.Run(Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	if got := wakerAfter - wakerBefore; got != Time(costs.WakeUp) {
+		t.Errorf("waker paid %d ns, want wake_up %d", got, costs.WakeUp)
+	}
+	// Woken at 10us: CPU 0 leaves idle after wake_idle_latency, then switches in.
+	want := Time(10_000+costs.WakeUp+costs.WakeIdleLatency) + Time(costs.ContextSwitch)
+	if wokeAt != want || wokeOn != 0 {
+		t.Errorf("sleeper resumed at %d on CPU %d, want %d on CPU 0", wokeAt, wokeOn, want)
+	}
+	// CPU 0 was busy only switching: out to idle, back in (and out again at exit).
+	if b := e.CPUs[0].Busy(); b > 4*Time(costs.ContextSwitch) {
+		t.Errorf("CPU 0 busy %d ns while its task slept", b)
+	}
+	if sleeper.Nvcsw != 1 || sleeper.Wakeups != 1 || sleeper.Migrations != 0 {
+		t.Errorf("sleeper nvcsw %d wakeups %d migrations %d, want 1 1 0", sleeper.Nvcsw, sleeper.Wakeups, sleeper.Migrations)
+	}
+	if st := e.CPUs[0].SchedStat(); st.Switches < 2 {
+		t.Errorf("CPU 0 counted %d context switches, want >= 2", st.Switches)
+	}
+}
+
+// busy marks CPUs as running one task each (for placement tests).
+func busy(e *Engine, ids ...int) {
+	for _, id := range ids {
+		c := e.CPUs[id]
+		c.curr = &Task{Name: "busy", e: e, cpu: c, single: id, state: TaskRunning}
+		c.rq.nrRunning = 1
+	}
+}
+
+// select_task_rq_fair's fast path, case by case, on 2 sockets x 3
+// cores x 2 threads: socket 0 has CPUs 0,1,2 with siblings 6,7,8;
+// socket 1 has 3,4,5 with siblings 9,10,11.
+func TestSelectTaskRq(t *testing.T) {
+	all := []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}
+	tests := []struct {
+		name        string
+		busy        []int
+		prev, waker int
+		sync        bool
+		want        int
+	}{
+		{"prev idle, waker busy: prev", []int{1}, 0, 1, false, 0},
+		{"sync wake from a CPU running one task: an idle core of its LLC", []int{0, 1}, 0, 1, true, 2},
+		{"idle waker in prev's LLC, prev busy: the waker", []int{0}, 0, 1, false, 1},
+		{"prev busy in the other LLC, sync waker: the waker's LLC", []int{3, 0}, 3, 0, true, 1},
+		{"no idle core in the LLC: prev's idle SMT sibling", []int{0, 1, 2, 7}, 0, 1, false, 6},
+		{"engine-context wake (no waker): prev's LLC", []int{0}, 0, -1, false, 1},
+		{"everything busy: the wake_affine target", all, 3, 0, true, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := testEngine(t, Topology{Sockets: 2, CoresPerSocket: 3, ThreadsPerCore: 2})
+			for _, c := range e.CPUs {
+				c.curr = c.idle
+			}
+			busy(e, tt.busy...)
+			p := &Task{Name: "p", e: e, single: -1, cpu: e.CPUs[tt.prev], state: TaskSleeping}
+			var waker *CPU
+			if tt.waker >= 0 {
+				waker = e.CPUs[tt.waker]
+			}
+			if got := e.selectTaskRq(p, waker, tt.sync); got != tt.want {
+				t.Errorf("select_task_rq = CPU %d, want %d", got, tt.want)
+			}
+		})
+	}
+}
+
+// Unpinned tasks placed before the run land where Topology.Spread
+// puts pinned ones: one per core, alternating sockets, then siblings.
+func TestForkPlacementSpreads(t *testing.T) {
+	topo := Topology{Sockets: 2, CoresPerSocket: 3, ThreadsPerCore: 2}
+	e := testEngine(t, topo)
+	var got []int
+	for i := 0; i < 10; i++ {
+		tk := e.NewTask("t", nil, func(t *Task) { t.CPU().Sleep() })
+		tk.Start(0)
+		got = append(got, tk.CPU().ID)
+	}
+	if want := topo.Spread(10); !slices.Equal(got, want) {
+		t.Errorf("fork placement %v, want %v", got, want)
+	}
+}
+
+// Two CPU-bound tasks on one CPU share it slice by slice: the tick
+// preempts the running one once it has used its slice.
+func TestTickSharesCPU(t *testing.T) {
+	e := testEngine(t, Topology{Sockets: 1, CoresPerSocket: 1, ThreadsPerCore: 1})
+	var work [2]Time
+	var tasks [2]*Task
+	for i := range tasks {
+		idx := i
+		tasks[i] = e.NewTask("spin", []int{0}, func(t *Task) {
+			for {
+				c := t.CPU()
+				c.Spend(1000)
+				work[idx] += 1000
+				c.Sync()
+				t.PreemptPoint()
+			}
+		})
+		tasks[i].Start(0)
+	}
+	if err := e.Run(20 * Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	slice := baseSlice(1) // 0.75 ms on one CPU
+	for i, w := range work {
+		if w < 8*Millisecond || w > 12*Millisecond {
+			t.Errorf("task %d ran %v of 20ms, want about half", i, w)
+		}
+	}
+	if n := tasks[0].Nivcsw + tasks[1].Nivcsw; n < uint64(20*Millisecond/slice)/2 || n > uint64(20*Millisecond/Jiffy)+1 {
+		t.Errorf("%d preemptions in 20ms with a %v slice and a 1ms tick", n, slice)
+	}
+	if r := float64(e.CPUs[0].SchedStat().RunnableNs) / float64(20*Millisecond); r < 1.99 || r > 2.01 {
+		t.Errorf("runnable average %.3f, want 2", r)
+	}
+}
+
+// A CPU going idle pulls a waiting task (newidle balance) from the
+// busiest runqueue.
+func TestNewidleBalancePulls(t *testing.T) {
+	e := testEngine(t, Topology{Sockets: 1, CoresPerSocket: 2, ThreadsPerCore: 1})
+	var ran [3]int
+	spin := func(i int) func(*Task) {
+		return func(t *Task) {
+			for {
+				c := t.CPU()
+				ran[i] = c.ID
+				c.Spend(1000)
+				c.Sync()
+				t.PreemptPoint()
+			}
+		}
+	}
+	a := e.NewTask("a", nil, spin(0))
+	a.Start(0) // CPU 0
+	b := e.NewTask("b", nil, func(t *Task) {
+		t.CPU().Spend(1000) // then exits: CPU 1 goes idle
+	})
+	b.Start(0) // CPU 1
+	c := e.NewTask("c", []int{0, 1}, spin(2))
+	c.Start(0) // waits on CPU 0 or 1
+	waitOn := c.CPU().ID
+	if err := e.Run(Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	if waitOn != 0 && waitOn != 1 {
+		t.Fatalf("c placed on %d", waitOn)
+	}
+	if ran[2] != 1 || ran[0] != 0 {
+		t.Errorf("after b exits, c runs on CPU %d and a on CPU %d, want c pulled to 1, a on 0", ran[2], ran[0])
+	}
+}
+
+// __do_softirq gives up after MAX_SOFTIRQ_RESTART rounds and wakes
+// ksoftirqd, which serves the rest as a task.
+func TestSoftirqToKsoftirqd(t *testing.T) {
+	e := testEngine(t, Topology{Sockets: 1, CoresPerSocket: 1, ThreadsPerCore: 1})
+	c := e.CPUs[0]
+	runs := 0
+	c.SetSoftirqHandler(NetRxSoftirq, func(c *CPU) {
+		runs++
+		c.Spend(100)
+		if runs < 25 {
+			c.RaiseSoftirq(NetRxSoftirq) // time_squeeze: more work left
+		}
+	})
+	e.RaiseIRQ(c, 10*Microsecond, func(c *CPU) { c.RaiseSoftirq(NetRxSoftirq) })
+	if err := e.Run(Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	if runs != 25 {
+		t.Errorf("handler ran %d times, want 25", runs)
+	}
+	k := c.rq.ksoftirqd
+	if k == nil || k.Wakeups == 0 {
+		t.Fatal("ksoftirqd never woke")
+	}
+	if k.state != TaskSleeping {
+		t.Errorf("ksoftirqd is %v after the work, want asleep", k.state)
+	}
+}
+
+// __do_softirq also stops at the jiffy deadline (MAX_SOFTIRQ_TIME).
+func TestSoftirqTimeLimit(t *testing.T) {
+	e := testEngine(t, Topology{Sockets: 1, CoresPerSocket: 1, ThreadsPerCore: 1})
+	c := e.CPUs[0]
+	var inline int
+	c.SetSoftirqHandler(NetRxSoftirq, func(c *CPU) {
+		if c.curr.idle {
+			inline++
+		}
+		c.Spend(int64(700 * Microsecond))
+		if c.Now() < 5*Millisecond {
+			c.RaiseSoftirq(NetRxSoftirq)
+		}
+	})
+	e.RaiseIRQ(c, 0, func(c *CPU) { c.RaiseSoftirq(NetRxSoftirq) })
+	if err := e.Run(10 * Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	// Started in jiffy 0: rounds end at 0.7, 1.4, 2.1 ms; 2.1 ms is in
+	// jiffy 2 = start + MAX_SOFTIRQ_TIME, so the third round was the last.
+	if inline != 3 {
+		t.Errorf("%d rounds ran inline from irq exit, want 3 before the 2 ms bound", inline)
+	}
+}
+
+// While its SMT sibling executes, a thread's work takes smt_share_pct
+// longer; a spinning or idle sibling does not count.
+func TestSMTShare(t *testing.T) {
+	e := testEngine(t, Topology{Sockets: 1, CoresPerSocket: 1, ThreadsPerCore: 2})
+	var alone, shared Time
+	e.CPUs[0].Start(0, func(c *CPU) {
+		start := c.Now()
+		c.Spend(1000)
+		alone = c.Now() - start
+		c.SleepUntil(10 * Microsecond)
+		c.Sync()
+		start = c.Now()
+		c.Spend(1000)
+		shared = c.Now() - start
+	})
+	e.CPUs[1].Start(5*Microsecond, func(c *CPU) {
+		c.Spend(100_000)
+		c.Sync()
+	})
+	if err := e.Run(Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	if alone != 1000 {
+		t.Errorf("alone: 1000 ns of work took %d", alone)
+	}
+	if want := Time(1000 + 1000*e.Costs.SMTSharePct/100); shared != want {
+		t.Errorf("beside a busy sibling: 1000 ns of work took %d, want %d", shared, want)
+	}
+}
+
+// perf lock record -C: only acquisitions on the listed CPUs count.
+func TestLockCPUs(t *testing.T) {
+	e := testEngine(t, Topology{Sockets: 1, CoresPerSocket: 4, ThreadsPerCore: 1})
+	e.SetLockCPUs([]int{1, 2})
+	var l SpinLock
+	site := e.LockSite("x")
+	for i := 0; i < 4; i++ {
+		e.CPUs[i].Start(Time(i), func(c *CPU) {
+			l.Lock(c, site)
+			c.Spend(1000)
+			l.Unlock(c)
+		})
+	}
+	if err := e.Run(Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	if site.Acquired != 2 || site.Contended != 2 {
+		t.Errorf("acquired %d contended %d, want 2 and 2 (CPUs 1 and 2 only)", site.Acquired, site.Contended)
+	}
+}
+
+func TestBaseSlice(t *testing.T) {
+	for _, tt := range []struct {
+		cpus int
+		want Time
+	}{{1, 750 * Microsecond}, {2, 1500 * Microsecond}, {4, 2250 * Microsecond}, {8, 3 * Millisecond}, {480, 3 * Millisecond}} {
+		if got := baseSlice(tt.cpus); got != tt.want {
+			t.Errorf("baseSlice(%d) = %v, want %v", tt.cpus, got, tt.want)
+		}
+	}
+}
+
+// Two tasks woken together onto an idle CPU: the idle loop switches to
+// one; the tick, armed at that switch, gives the other its turn.
+func TestTickAfterWakeOntoIdle(t *testing.T) {
+	e := testEngine(t, Topology{Sockets: 1, CoresPerSocket: 1, ThreadsPerCore: 1})
+	var work [2]Time
+	var tasks [2]*Task
+	for i := range tasks {
+		idx := i
+		tasks[i] = e.NewTask("t", []int{0}, func(t *Task) {
+			t.Block() // until the engine wakes both
+			for {
+				c := t.CPU()
+				c.Spend(1000)
+				work[idx] += 1000
+				c.Sync()
+				t.PreemptPoint()
+			}
+		})
+		tasks[i].Start(0)
+	}
+	e.At(1500*Microsecond, func() { // after the first tick found the CPU idle
+		for _, tk := range tasks {
+			if !e.WakeUp(tk, nil) {
+				t.Error("task was not asleep")
+			}
+		}
+	})
+	if err := e.Run(20 * Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	for i, w := range work {
+		if w < 7*Millisecond {
+			t.Errorf("task %d ran %v of 20ms, want about half", i, w)
+		}
+	}
+}

@@ -1,0 +1,419 @@
+package sim
+
+import (
+	"fmt"
+	"sort"
+)
+
+// migrationCost is sysctl_sched_migration_cost (0.5 ms): a task that ran
+// more recently is cache-hot and the balancer leaves it (task_hot).
+const migrationCost = 500 * Microsecond
+
+// WakeUp is try_to_wake_up(p) by code running on waker, or from engine
+// context (a timer, an action) when waker is nil. It reports whether p
+// was asleep.
+func (e *Engine) WakeUp(p *Task, waker *CPU) bool { return e.wakeUp(p, waker, false, false) }
+
+// wakeUp is try_to_wake_up; sync is WF_SYNC (the waker is about to
+// sleep or, from a softirq, nothing says otherwise: the socket layer's
+// wake_up_interruptible_sync_poll passes it), fork is wake_up_new_task.
+func (e *Engine) wakeUp(p *Task, waker *CPU, sync, fork bool) bool {
+	if p.state != TaskSleeping {
+		return false
+	}
+	at := e.now
+	if waker != nil {
+		waker.Spend(e.Costs.WakeUp)
+		at = waker.now
+	}
+	var target *CPU
+	if fork {
+		target = e.CPUs[e.forkCPU(p)]
+	} else {
+		target = e.CPUs[e.selectTaskRq(p, waker, sync)]
+	}
+	if p.cpu != nil && target != p.cpu {
+		p.Migrations++
+	}
+	p.cpu = target
+	p.state = TaskRunnable
+	p.Wakeups++
+	target.enqueue(p, at)
+	if target.curr == nil || target.curr.idle {
+		// The idle loop polls need_resched (TIF_POLLING_NRFLAG): no IPI,
+		// but the CPU leaves its C-state first.
+		target.rq.needResched = true
+		if target != waker {
+			target.Wake(at + Time(e.Costs.WakeIdleLatency))
+		}
+	}
+	return true
+}
+
+// selectTaskRq is select_task_rq_fair's fast path for a wake-up.
+func (e *Engine) selectTaskRq(p *Task, waker *CPU, sync bool) int {
+	if p.single >= 0 {
+		return p.single
+	}
+	prev := p.cpu.ID
+	target := prev
+	if waker != nil && p.allows(waker.ID) && waker.ID != prev { // want_affine
+		target = e.wakeAffine(waker.ID, prev, sync)
+	}
+	return e.selectIdleSibling(p, prev, target)
+}
+
+func (e *Engine) sameLLC(a, b int) bool { return e.CPUs[a].Socket == e.CPUs[b].Socket }
+
+// free is available_idle_cpu: no runnable task (running its idle
+// task, or not started yet) and none about to be switched in.
+func (c *CPU) free() bool {
+	return c.rq.nrRunning == 0 && c.rq.switchTo == nil && (c.curr == nil || c.curr.idle)
+}
+
+// wakeAffine is wake_affine: wake_affine_idle, then wake_affine_weight
+// with run counts for loads and the domain's imbalance_pct (117) halved
+// in prev's favour, as the kernel weighs prev_eff_load.
+func (e *Engine) wakeAffine(this, prev int, sync bool) int {
+	tc, pc := e.CPUs[this], e.CPUs[prev]
+	switch {
+	case tc.free() && e.sameLLC(this, prev):
+		if pc.free() {
+			return prev
+		}
+		return this
+	case sync && tc.rq.nrRunning == 1:
+		return this
+	case pc.free():
+		return prev
+	}
+	thisLoad := tc.rq.nrRunning
+	if sync && thisLoad > 0 {
+		thisLoad-- // the waker's current task is about to sleep
+	}
+	thisLoad++ // the wakee
+	if thisLoad*100 < pc.rq.nrRunning*(100+(117-100)/2) {
+		return this
+	}
+	return prev
+}
+
+// selectIdleSibling is select_idle_sibling.
+func (e *Engine) selectIdleSibling(p *Task, prev, target int) int {
+	if e.CPUs[target].free() && p.allows(target) {
+		return target
+	}
+	if prev != target && e.sameLLC(prev, target) && e.CPUs[prev].free() && p.allows(prev) {
+		return prev
+	}
+	idleCore := false
+	if e.Topo.ThreadsPerCore > 1 {
+		idleCore = e.hasIdleCore(e.CPUs[target].Socket, p)
+		if !idleCore && e.sameLLC(prev, target) {
+			for _, s := range e.CPUs[prev].siblings { // select_idle_smt
+				if s.free() && p.allows(s.ID) {
+					return s.ID
+				}
+			}
+		}
+	}
+	if i := e.selectIdleCPU(p, target, idleCore); i >= 0 {
+		return i
+	}
+	return target
+}
+
+// coreIdle reports whether every thread of c's core is free.
+func (c *CPU) coreIdle() bool {
+	if !c.free() {
+		return false
+	}
+	for _, s := range c.siblings {
+		if !s.free() {
+			return false
+		}
+	}
+	return true
+}
+
+func (e *Engine) hasIdleCore(socket int, p *Task) bool {
+	for _, id := range e.llc[socket] {
+		if p.allows(id) && e.CPUs[id].coreIdle() {
+			return true
+		}
+	}
+	return false
+}
+
+// selectIdleCPU is select_idle_cpu over the target's LLC, from
+// target+1 round (for_each_cpu_wrap): the first CPU of an idle core
+// when one exists (select_idle_core), else the first free CPU.
+func (e *Engine) selectIdleCPU(p *Task, target int, idleCore bool) int {
+	ids := e.llc[e.CPUs[target].Socket]
+	start := sort.SearchInts(ids, target+1)
+	fallback := -1
+	for k := range ids {
+		id := ids[(start+k)%len(ids)]
+		if !p.allows(id) {
+			continue
+		}
+		c := e.CPUs[id]
+		if idleCore {
+			if c.coreIdle() {
+				return id
+			}
+			if fallback < 0 && c.free() {
+				fallback = id
+			}
+			continue
+		}
+		if c.free() {
+			return id
+		}
+	}
+	return fallback
+}
+
+// forkCPU is sched_balance_find_dst_cpu for SD_BALANCE_FORK: the
+// socket with the most free CPUs (the lower one on a tie, as the
+// forking shell's node stays local), there the first wholly idle core,
+// else the first free CPU, else the least loaded one.
+func (e *Engine) forkCPU(p *Task) int {
+	if p.single >= 0 {
+		return p.single
+	}
+	best, bestFree := -1, -1
+	for s := range e.llc {
+		n := 0
+		for _, id := range e.llc[s] {
+			if p.allows(id) && e.CPUs[id].free() {
+				n++
+			}
+		}
+		if n > bestFree {
+			best, bestFree = s, n
+		}
+	}
+	ids := e.llc[best]
+	if bestFree > 0 {
+		for _, id := range ids {
+			if p.allows(id) && e.CPUs[id].coreIdle() {
+				return id
+			}
+		}
+		for _, id := range ids {
+			if p.allows(id) && e.CPUs[id].free() {
+				return id
+			}
+		}
+	}
+	least := -1
+	for _, c := range e.CPUs {
+		if p.allows(c.ID) && (least < 0 || c.rq.nrRunning < e.CPUs[least].rq.nrRunning) {
+			least = c.ID
+		}
+	}
+	return least
+}
+
+// migratable is can_migrate_task plus task_hot: not a per-CPU kthread,
+// allowed on dst, and not run within sysctl_sched_migration_cost.
+func (t *Task) migratable(dst *CPU, now Time) bool {
+	return !t.kthread && t.allows(dst.ID) && now-t.lastRan >= migrationCost
+}
+
+// pullFrom moves the first migratable waiting task of src to c's
+// runqueue and reports whether it did.
+func (c *CPU) pullFrom(src *CPU, now Time) bool {
+	for i, t := range src.rq.tasks {
+		if !t.migratable(c, now) {
+			continue
+		}
+		src.dequeueAt(i)
+		src.integrate(now)
+		src.rq.nrRunning--
+		t.cpu = c
+		t.Migrations++
+		c.enqueue(t, now)
+		return true
+	}
+	return false
+}
+
+// busiest is the CPU of socket s (or of every other socket when other)
+// with the most tasks waiting that c could take, or nil.
+func (c *CPU) busiest(s int, other bool) *CPU {
+	var best *CPU
+	for _, o := range c.e.CPUs {
+		if (o.Socket == s) == other || o == c || len(o.rq.tasks) == 0 {
+			continue
+		}
+		if best == nil || len(o.rq.tasks) > len(best.rq.tasks) {
+			ok := false
+			for _, t := range o.rq.tasks {
+				if t.migratable(c, c.now) {
+					ok = true
+					break
+				}
+			}
+			if ok {
+				best = o
+			}
+		}
+	}
+	return best
+}
+
+// newidleBalance is sched_balance_newidle: a CPU about to idle pulls a
+// waiting task from the busiest runqueue of its LLC, then of the rest,
+// when some CPU has tasks waiting (rd->overload).
+func (c *CPU) newidleBalance() {
+	if c.e.overloaded == 0 {
+		return
+	}
+	c.Spend(c.e.Costs.NewidleBalance)
+	for _, other := range []bool{false, true} {
+		if src := c.busiest(c.Socket, other); src != nil && c.pullFrom(src, c.now) {
+			return
+		}
+	}
+}
+
+// nohzBalancerKick is the tick's nohz_balancer_kick and the idle load
+// balance it triggers: with tasks waiting here, the first free CPU of
+// this LLC (then of the rest) pulls one and wakes.
+func (c *CPU) nohzBalancerKick() {
+	if len(c.rq.tasks) == 0 {
+		return
+	}
+	for _, other := range []bool{false, true} {
+		for _, o := range c.e.CPUs {
+			if (o.Socket == c.Socket) == other || !o.free() {
+				continue
+			}
+			if !o.pullFrom(c, c.now) {
+				break // nothing here may move there: try no further in this group
+			}
+			o.rq.needResched = true
+			o.Wake(c.now + Time(c.e.Costs.WakeIdleLatency))
+			return
+		}
+	}
+}
+
+// wakeupSoftirqd is wakeup_softirqd: ksoftirqd/N, made on first use.
+func (c *CPU) wakeupSoftirqd() {
+	k := c.rq.ksoftirqd
+	if k == nil {
+		k = c.e.NewTask(fmt.Sprintf("ksoftirqd/%d", c.ID), []int{c.ID}, runKsoftirqd)
+		k.kthread, k.started = true, true
+		k.cpu, k.ranOn = c, c.ID
+		k.lines.owner = int32(c.ID + 1)
+		c.rq.ksoftirqd = k
+	}
+	c.e.wakeUp(k, c, false, false)
+}
+
+// runKsoftirqd is smpboot_thread_fn running run_ksoftirqd: serve
+// pending softirqs (handle_softirqs), cond_resched, sleep when none.
+func runKsoftirqd(t *Task) {
+	c := t.cpu // a per-CPU kthread never moves
+	for {
+		if c.pending == 0 {
+			t.Block()
+			continue
+		}
+		c.doSoftirq()
+		t.PreemptPoint()
+	}
+}
+
+// WaitQueue is a wait_queue_head_t of tasks (non-exclusive waiters,
+// removed when woken: autoremove_wake_function).
+type WaitQueue struct{ tasks []*Task }
+
+// Add is prepare_to_wait: t is woken by the next WakeUp. Check the
+// condition after Add and before Block.
+func (w *WaitQueue) Add(t *Task) {
+	for _, x := range w.tasks {
+		if x == t {
+			return
+		}
+	}
+	w.tasks = append(w.tasks, t)
+}
+
+// Remove is finish_wait.
+func (w *WaitQueue) Remove(t *Task) {
+	for i, x := range w.tasks {
+		if x == t {
+			w.tasks = append(w.tasks[:i], w.tasks[i+1:]...)
+			return
+		}
+	}
+}
+
+// Len is the number of waiters (waitqueue_active when > 0).
+func (w *WaitQueue) Len() int { return len(w.tasks) }
+
+// WakeUp is __wake_up(_sync): try_to_wake_up every waiter from waker's
+// CPU (nil: engine context); the woken ones leave the queue. It returns
+// how many woke.
+func (w *WaitQueue) WakeUp(waker *CPU, sync bool) int {
+	if len(w.tasks) == 0 {
+		return 0
+	}
+	n := 0
+	keep := w.tasks[:0]
+	for _, t := range w.tasks {
+		if t.e.wakeUp(t, waker, sync, false) {
+			n++
+			continue
+		}
+		keep = append(keep, t)
+	}
+	for i := len(keep); i < len(w.tasks); i++ {
+		w.tasks[i] = nil
+	}
+	w.tasks = keep
+	return n
+}
+
+// SchedStat are one CPU's cumulative scheduler and time counters at the
+// engine's current time.
+type SchedStat struct {
+	Busy, Soft, Hard Time   // working or spinning; in softirq; in hardirq
+	Switches         uint64 // context switches
+	Interrupts       uint64 // hard interrupts, local timer ticks included
+	RunnableNs       int64  // integral of nr_running over time
+}
+
+// SchedStat returns c's counters now.
+func (c *CPU) SchedStat() SchedStat {
+	now := c.e.now
+	s := SchedStat{Busy: c.busy, Soft: c.stat.softNs, Hard: c.stat.hardNs, Switches: c.stat.switches,
+		Interrupts: c.stat.irqs + c.stat.ticks, RunnableNs: c.stat.runInt}
+	if now > c.stat.runLast {
+		s.RunnableNs += int64(c.rq.nrRunning) * int64(now-c.stat.runLast)
+	}
+	if c.curr != nil && !c.curr.idle && now > c.stat.active {
+		s.Interrupts += uint64(jiffies(now) - jiffies(c.stat.active))
+	}
+	return s
+}
+
+// SetLockCPUs records lock statistics only for acquisitions made on the
+// given CPUs (perf lock record -C); nil records every CPU.
+func (e *Engine) SetLockCPUs(cpus []int) {
+	for _, c := range e.CPUs {
+		c.lockRec = cpus == nil
+	}
+	for _, id := range cpus {
+		if id >= 0 && id < len(e.CPUs) {
+			e.CPUs[id].lockRec = true
+		}
+	}
+}
+
+// Tasks returns every task made so far (idle tasks excluded).
+func (e *Engine) Tasks() []*Task { return e.tasks }

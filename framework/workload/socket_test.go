@@ -1,0 +1,62 @@
+package workload
+
+import (
+	"testing"
+
+	"github.com/txlab/txlab/framework/sim"
+	"github.com/txlab/txlab/framework/skb"
+)
+
+// The kernel's send-buffer rules: sock_alloc_send_pskb allocates while
+// sk_wmem_alloc_get < sk_sndbuf (so the last skb overshoots) and sleeps
+// otherwise; sock_wfree wakes the writer only once sock_writeable:
+// sk_wmem_alloc (with its bias of 1) below sndbuf / 2.
+func TestSocketSleepsAndWakesAsTheKernel(t *testing.T) {
+	e, err := sim.NewEngine(sim.Topology{Sockets: 1, CoresPerSocket: 2, ThreadsPerCore: 1}, sim.DefaultCosts(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	truesize := skb.TruesizeUDP(120 + 8 + 20) // 960
+	sock := &Socket{Sndbuf: 10 * int(truesize), txq: -1}
+	var beforeSleep, atWake int
+	charged := 0
+	e.NewTask("sender", []int{0}, func(tk *sim.Task) {
+		for charged < 12 {
+			if sock.Wmem >= sock.Sndbuf && beforeSleep == 0 {
+				beforeSleep = charged
+			}
+			c := sock.waitForWmem(tk)
+			c.Spend(100)
+			sock.Wmem += int(truesize)
+			charged++
+		}
+	}).Start(0)
+	e.NewTask("completion", []int{1}, func(tk *sim.Task) {
+		c := tk.CPU()
+		for i := 0; i < 8; i++ {
+			c.SleepUntil(sim.Time(10+i) * sim.Microsecond)
+			c.Sync()
+			sock.Release(c, &skb.SKB{Packet: skb.Packet{TrueSize: truesize}})
+			if sock.Wakeups == 1 && atWake == 0 {
+				atWake = sock.Wmem
+			}
+		}
+	}).Start(0)
+	if err := e.Run(sim.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	if beforeSleep != 10 {
+		t.Errorf("sent %d skbs before sleeping, want 10 (the 10th while wmem 8640 < 9600)", beforeSleep)
+	}
+	if sock.Sleeps != 1 || sock.Wakeups != 1 {
+		t.Errorf("sleeps %d wakeups %d, want 1 and 1", sock.Sleeps, sock.Wakeups)
+	}
+	// 9600 - 6 x 960 = 3840: the first wmem + 1 below 4800.
+	if atWake != 3840 {
+		t.Errorf("woken with wmem %d, want 3840 (sock_writeable: wmem + 1 < sndbuf / 2)", atWake)
+	}
+	if charged != 12 {
+		t.Errorf("charged %d, want 12", charged)
+	}
+}
