@@ -13,4 +13,5 @@ import (
 	_ "github.com/txlab/txlab/plugins/fq"
 	_ "github.com/txlab/txlab/plugins/fq_codel"
 	_ "github.com/txlab/txlab/plugins/sfq"
+	_ "github.com/txlab/txlab/plugins/tbf"
 )
