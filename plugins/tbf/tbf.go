@@ -108,11 +108,12 @@ func (q *TBF) tbfEnqueue(ctx qdisc.Ctx, p skb.Packet) qdisc.Code {
 	c := &q.child
 	switch {
 	case c.noop:
-		// noop_enqueue: __qdisc_drop, no reason set, NET_XMIT_CN
-		// (counted as a drop by net_xmit_drop_count); the model says
-		// NET_XMIT_DROP so the sender counts the loss.
+		// noop_enqueue: __qdisc_drop (the reason __dev_xmit_skb set,
+		// QDISC_DROP), NET_XMIT_CN (counted as a drop by
+		// net_xmit_drop_count); the model says NET_XMIT_DROP so the
+		// sender counts the loss.
 		q.drops++
-		ctx.Drop(p.Handle, skb.DropNotSpecified)
+		ctx.Drop(p.Handle, skb.DropQdiscDrop)
 		return qdisc.XmitDrop
 	case c.backlog+int64(p.Len) > int64(c.limit):
 		// bfifo_enqueue -> qdisc_drop.
