@@ -17,22 +17,12 @@ import (
 	"github.com/txlab/txlab/framework/qdisc"
 	"github.com/txlab/txlab/framework/sim"
 	"github.com/txlab/txlab/framework/skb"
+	"github.com/txlab/txlab/plugins/internal/bfifo"
 )
 
 func init() {
 	qdisc.Register("tbf", "Token Bucket Filter: rate, burst, peakrate shaper over a byte FIFO (sch_tbf.c)",
 		func() qdisc.Qdisc { return &TBF{} })
-}
-
-// bfifo is the default child (sch_fifo.c's bfifo): tail drop when the
-// backlog would pass limit bytes. noop is the noop_qdisc tbf starts
-// with and keeps while it was given no limit: it drops everything.
-type bfifo struct {
-	q       qdisc.Ring[skb.Packet]
-	backlog int64
-	limit   uint32
-	noop    bool
-	drops   uint64
 }
 
 // TBF is struct tbf_sched_data.
@@ -43,7 +33,7 @@ type TBF struct {
 	ptokens int64    // P tokens, in ns at peakrate
 	tc      sim.Time // t_c, the time check-point
 
-	child bfifo
+	child bfifo.Fifo // the default child, a bfifo of limit bytes
 
 	drops      uint64
 	overlimits uint64
@@ -54,7 +44,7 @@ type TBF struct {
 // Init implements qdisc.Qdisc (tbf_init: t_c now, the noop child, then
 // tbf_change).
 func (q *TBF) Init(ctx qdisc.Ctx, s qdisc.Setup, args []string) (qdisc.Info, error) {
-	*q = TBF{child: bfifo{noop: true}, speedBps: s.RateBps}
+	*q = TBF{child: bfifo.Noop(), speedBps: s.RateBps}
 	q.tc = ctx.Now()
 	return q.change(args)
 }
@@ -75,10 +65,7 @@ func (q *TBF) change(args []string) (qdisc.Info, error) {
 	if err != nil {
 		return qdisc.Info{}, err
 	}
-	if !q.child.noop || c.limit > 0 {
-		// fifo_set_limit on the child, or fifo_create_dflt with the limit.
-		q.child.noop, q.child.limit = false, c.limit
-	}
+	q.child.SetLimit(c.limit)
 	q.cfg = c
 	q.tokens, q.ptokens = c.buffer, c.mtu
 	return q.info(), nil
@@ -105,25 +92,12 @@ func (q *TBF) tbfEnqueue(ctx qdisc.Ctx, p skb.Packet) qdisc.Code {
 		ctx.Drop(p.Handle, skb.DropQdiscDrop)
 		return qdisc.XmitDrop
 	}
-	c := &q.child
-	switch {
-	case c.noop:
-		// noop_enqueue: __qdisc_drop (the reason __dev_xmit_skb set,
-		// QDISC_DROP), NET_XMIT_CN (counted as a drop by
-		// net_xmit_drop_count); the model says NET_XMIT_DROP so the
-		// sender counts the loss.
+	if !q.child.Enqueue(ctx, p) {
+		// The child's NET_XMIT_DROP (noop_qdisc's NET_XMIT_CN counts as
+		// a drop too: net_xmit_drop_count).
 		q.drops++
-		ctx.Drop(p.Handle, skb.DropQdiscDrop)
-		return qdisc.XmitDrop
-	case c.backlog+int64(p.Len) > int64(c.limit):
-		// bfifo_enqueue -> qdisc_drop.
-		c.drops++
-		q.drops++
-		ctx.Drop(p.Handle, skb.DropQdiscDrop)
 		return qdisc.XmitDrop
 	}
-	c.q.PushTail(p)
-	c.backlog += int64(p.Len)
 	return qdisc.XmitSuccess
 }
 
@@ -132,11 +106,10 @@ func (q *TBF) tbfEnqueue(ctx qdisc.Ctx, p skb.Packet) qdisc.Code {
 // if both hold its transmission time; else arm the watchdog for when
 // they will and count an overlimit.
 func (q *TBF) tbfDequeue(ctx qdisc.Ctx) (skb.Packet, bool) {
-	c := &q.child
-	if c.q.Len() == 0 {
+	p, ok := q.child.Peek()
+	if !ok {
 		return skb.Packet{}, false
 	}
-	p := c.q.Head()
 	ctx.Work(qdisc.WorkTstamp, 1)
 	now := ctx.Now()
 	toks := min(int64(now-q.tc), q.cfg.buffer)
@@ -147,8 +120,7 @@ func (q *TBF) tbfDequeue(ctx qdisc.Ctx) (skb.Packet, bool) {
 	toks = min(toks+q.tokens, q.cfg.buffer) - int64(q.cfg.rate.L2T(p.Len))
 	if toks|ptoks >= 0 {
 		ctx.Work(qdisc.WorkDequeue, 1)
-		c.q.PopHead()
-		c.backlog -= int64(p.Len)
+		q.child.Dequeue() // qdisc_dequeue_peeked
 		q.tc, q.tokens, q.ptokens = now, toks, ptoks
 		return p, true
 	}
@@ -166,11 +138,7 @@ func (q *TBF) Dequeue(ctx qdisc.Ctx, req qdisc.DequeueReq, out []skb.Packet) []s
 // Reset implements qdisc.Resetter (tbf_reset): purge the child, full
 // buckets from now, the watchdog off.
 func (q *TBF) Reset(ctx qdisc.Ctx) {
-	c := &q.child
-	for c.q.Len() > 0 {
-		ctx.Drop(c.q.PopHead().Handle, skb.DropQueuePurge)
-	}
-	c.backlog = 0
+	q.child.Purge(ctx, skb.DropQueuePurge)
 	q.tc = ctx.Now()
 	q.tokens, q.ptokens = q.cfg.buffer, q.cfg.mtu
 	ctx.CancelWatchdog()
@@ -179,5 +147,5 @@ func (q *TBF) Reset(ctx qdisc.Ctx) {
 // Stats implements qdisc.Qdisc. tbf has no xstats; its backlog is the
 // child's (tbf_dump copies it).
 func (q *TBF) Stats() qdisc.Stats {
-	return qdisc.Stats{Qlen: q.child.q.Len(), Backlog: q.child.backlog, Drops: q.drops, Overlimits: q.overlimits}
+	return qdisc.Stats{Qlen: q.child.Len(), Backlog: q.child.Backlog(), Drops: q.drops, Overlimits: q.overlimits}
 }

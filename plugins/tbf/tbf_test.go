@@ -123,8 +123,8 @@ func TestByteLimit(t *testing.T) {
 	if rc[0] != qdisc.XmitSuccess || rc[1] != qdisc.XmitSuccess || rc[2] != qdisc.XmitDrop {
 		t.Fatalf("codes %v", rc)
 	}
-	if st := q.Stats(); st.Drops != 1 || st.Backlog != 2000 || q.child.drops != 1 || ctx.Dropped[3] != skb.DropQdiscDrop {
-		t.Fatalf("stats %+v child drops %d reason %q", st, q.child.drops, ctx.Dropped[3])
+	if st := q.Stats(); st.Drops != 1 || st.Backlog != 2000 || q.child.Drops() != 1 || ctx.Dropped[3] != skb.DropQdiscDrop {
+		t.Fatalf("stats %+v child drops %d reason %q", st, q.child.Drops(), ctx.Dropped[3])
 	}
 }
 
@@ -162,8 +162,8 @@ func TestChange(t *testing.T) {
 	if _, err := q.Change(ctx, strings.Fields("rate 2mbit burst 5000 limit 2000")); err != nil {
 		t.Fatal(err)
 	}
-	if q.tokens != q.cfg.buffer || q.cfg.buffer != 20e6 || q.child.limit != 2000 || q.child.q.Len() != 5 {
-		t.Fatalf("after change: tokens %d buffer %d child limit %d qlen %d", q.tokens, q.cfg.buffer, q.child.limit, q.child.q.Len())
+	if q.tokens != q.cfg.buffer || q.cfg.buffer != 20e6 || q.child.Limit() != 2000 || q.child.Len() != 5 {
+		t.Fatalf("after change: tokens %d buffer %d child limit %d qlen %d", q.tokens, q.cfg.buffer, q.child.Limit(), q.child.Len())
 	}
 	if rc := enqueue(q, ctx, pkts(20, 1, 100)); rc[0] != qdisc.XmitDrop {
 		t.Fatal("enqueue above the lowered limit was accepted")
