@@ -38,8 +38,11 @@ type Net struct {
 
 	sd []softnetData
 
-	// Accounting: offered = tx + dropped + in flight, always.
+	// Accounting: offered = tx + dropped + in flight, always. Offered
+	// counts the packets senders hand __dev_queue_xmit and the clones
+	// qdiscs make (Clones, netem's duplicates).
 	Offered  uint64
+	Clones   uint64
 	TxPkts   uint64
 	TxBytes  uint64
 	Drops    map[skb.DropReason]uint64

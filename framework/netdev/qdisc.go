@@ -59,6 +59,10 @@ type Qdisc struct {
 	held      int   // packets inside the plugin
 	heldBytes int64 // their bytes
 
+	// dups are the packets the plugin asked to duplicate during the
+	// current enqueue call (Ctx.Duplicate), cloned when it returns.
+	dups []skb.Handle
+
 	// Stats.
 	SentPkts, SentBytes uint64
 	Requeues            uint64
@@ -291,6 +295,33 @@ func (x *qctx) ModTimer(at sim.Time) {
 // DelTimer is timer_delete on the qdisc's own timer.
 func (x *qctx) DelTimer() { x.q.timer.Cancel() }
 
+// Duplicate notes a packet to clone when the enqueue call returns (the
+// plugin must hold it).
+func (x *qctx) Duplicate(h skb.Handle) {
+	if x.toFree == nil {
+		sim.Panicf("qdisc %s: duplicated packet %#x outside Enqueue", x.q.Name(), uint64(h))
+	}
+	if s := x.net.Pool.Lookup(h); s == nil || s.Holder != x.q.ID {
+		sim.Panicf("qdisc %s: duplicate of packet %#x it does not hold", x.q.Name(), uint64(h))
+	}
+	x.q.dups = append(x.q.dups, h)
+}
+
+// skbClone is skb_clone for a duplicating qdisc: a new skb with the
+// packet's fields and no socket (sk NULL, no destructor). It counts as
+// offered: the accounting identity covers the packets qdiscs create.
+func (n *Net) skbClone(c *sim.CPU, s *skb.SKB) *skb.SKB {
+	d := n.Pool.Get()
+	h := d.Handle
+	d.Packet = s.Packet
+	d.Handle, d.Sock = h, -1
+	d.Born, d.XmitAt, d.SenderCPU, d.HotCPU = s.Born, s.XmitAt, s.SenderCPU, int32(c.ID)
+	c.Spend(n.E.Costs.KfreeSkb) // an sk_buff from the slab and its header copied: priced as freeing one
+	n.Offered++
+	n.Clones++
+	return d
+}
+
 // runQdiscTimers is the qdisc part of run_timer_softirq: each expired
 // timer's callback runs under its qdisc's root lock, the way
 // sfq_perturbation takes qdisc_lock(qdisc_root_sleeping(sch)). Drops
@@ -350,7 +381,18 @@ func (n *Net) qdiscEnqueue(c *sim.CPU, q *Qdisc, skbs []*skb.SKB, toFree *skb.Li
 			sim.Panicf("qdisc %s: returned NET_XMIT_DROP for packet %#x but kept it", q.Name(), uint64(s.Handle))
 		}
 	}
-	return q.rc[len(q.rc)-1]
+	rc := q.rc[len(q.rc)-1]
+	if len(q.dups) > 0 {
+		// rootq->enqueue(skb2) for each duplicate, the qdisc being its
+		// own root; its return code is ignored, as netem ignores it.
+		clones := make([]*skb.SKB, len(q.dups))
+		for i, h := range q.dups {
+			clones[i] = n.skbClone(c, n.Pool.Lookup(h))
+		}
+		q.dups = q.dups[:0]
+		n.qdiscEnqueue(c, q, clones, toFree)
+	}
+	return rc
 }
 
 // qdiscDequeue asks the plugin for a bulk and resolves it to skbs.

@@ -85,6 +85,9 @@ func (*checkCtx) Watchdog(sim.Time) {}
 func (*checkCtx) CancelWatchdog()   {}
 func (*checkCtx) ModTimer(sim.Time) {}
 func (*checkCtx) DelTimer()         {}
+func (*checkCtx) Duplicate(skb.Handle) {
+	sim.Panicf("qdisc duplicated a packet in Init, holding none")
+}
 func (*checkCtx) Drop(skb.Handle, skb.DropReason) {
 	sim.Panicf("qdisc dropped a packet in Init, holding none")
 }

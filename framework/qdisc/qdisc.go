@@ -143,6 +143,15 @@ type Ctx interface {
 	ModTimer(at sim.Time)
 	// DelTimer disarms the qdisc's own timer (timer_delete).
 	DelTimer()
+	// Duplicate clones a packet the qdisc holds (skb_clone) and hands
+	// the clone to this qdisc's Enqueue right after the current call
+	// returns, before any other packet: netem_enqueue's
+	// rootq->enqueue(skb2), the qdisc being the root of its tree (the
+	// device's root, or an mq child). The clone is a new packet, a copy
+	// of the one the host handed in (a new handle, no socket: skb_clone
+	// leaves sk NULL); the host counts it as offered, so the accounting
+	// balances. Call it from Enqueue only.
+	Duplicate(h skb.Handle)
 }
 
 // DequeueReq bounds one bulk dequeue, the way dequeue_skb and

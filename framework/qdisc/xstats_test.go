@@ -26,6 +26,9 @@ func TestXStatText(t *testing.T) {
 		{XTime("delay", 999), "999ns", "999"},
 		{XTime("delay", 2_500), "2.5us", "2500"},
 		{XTime("delay", 3_000_000_000), "3s", "3000000000"},
+		{XFloat("prob", 0.0125), "0.0125", "0.0125"},
+		{XFloat("prob", 1.2512044e-05), "1.2512e-05", "1.2512044e-05"},
+		{XFloat("prob", math.NaN()), "0", "0"},
 	} {
 		if got := tc.x.Text(); got != tc.text {
 			t.Errorf("%s %+v: text %q, want %q", tc.x.Key, tc.x, got, tc.text)
@@ -37,7 +40,10 @@ func TestXStatText(t *testing.T) {
 	if XUint("big", math.MaxUint64).Int64() != math.MaxInt64 || XInt("n", -5).Int64() != -5 {
 		t.Error("Int64 does not saturate or keep the sign")
 	}
-	if XType(numXTypes).Valid() || !XTypeTime.Valid() {
+	if XFloat("p", 2.75).Int64() != 2 {
+		t.Error("Int64 of a float")
+	}
+	if XType(numXTypes).Valid() || !XTypeFloat.Valid() {
 		t.Error("Valid")
 	}
 }

@@ -703,6 +703,9 @@ func fillResults(rep *report.Report, net *netdev.Net, e *sim.Engine, dev *netdev
 	rep.Counters["sender_xmit_drop_seen"] = senderDrops
 	rep.Counters["sender_migrations"] = migrations
 	rep.Counters["ksoftirqd_wakeups"] = ksoftirqd
+	if net.Clones > 0 {
+		rep.Counters["qdisc_clones"] = net.Clones // only when a qdisc duplicated, so other reports keep their keys
+	}
 	for _, l := range e.LockStats() {
 		if l.Acquired == 0 {
 			continue

@@ -12,5 +12,9 @@ import (
 	_ "github.com/txlab/txlab/plugins/cake"
 	_ "github.com/txlab/txlab/plugins/fq"
 	_ "github.com/txlab/txlab/plugins/fq_codel"
+	_ "github.com/txlab/txlab/plugins/netem"
+	_ "github.com/txlab/txlab/plugins/pie"
+	_ "github.com/txlab/txlab/plugins/red"
 	_ "github.com/txlab/txlab/plugins/sfq"
+	_ "github.com/txlab/txlab/plugins/tbf"
 )

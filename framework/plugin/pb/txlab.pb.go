@@ -527,7 +527,7 @@ func (x *QdiscInfo) GetDropReasons() []string {
 type XStat struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Key           string                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
-	Type          uint32                 `protobuf:"varint,2,opt,name=type,proto3" json:"type,omitempty"` // qdisc.XType: int, uint, size, rate, time
+	Type          uint32                 `protobuf:"varint,2,opt,name=type,proto3" json:"type,omitempty"` // qdisc.XType: int, uint, size, rate, time, float
 	Bits          uint64                 `protobuf:"varint,3,opt,name=bits,proto3" json:"bits,omitempty"` // the value (an int64's bits for int and time)
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache

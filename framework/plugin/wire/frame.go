@@ -165,7 +165,7 @@ func (e *Enc) Ops(ops []Op, trailing int64) {
 		case OpQdiscDrop, OpQdiscDequeueDrop, OpDriverDrop:
 			e.U64(uint64(op.H))
 			e.Str(string(op.Reason))
-		case OpConsume:
+		case OpConsume, OpQdiscDuplicate:
 			e.U64(uint64(op.H))
 		case OpQdiscWatchdog, OpQdiscModTimer, OpWakeQueue, OpNapiScheduleLocal:
 			e.I64(op.A)
@@ -340,7 +340,7 @@ func (d *Dec) Ops(out []Op) ([]Op, int64) {
 		case OpQdiscDrop, OpQdiscDequeueDrop, OpDriverDrop:
 			op.H = skb.Handle(d.U64())
 			op.Reason = d.reason()
-		case OpConsume:
+		case OpConsume, OpQdiscDuplicate:
 			op.H = skb.Handle(d.U64())
 		case OpQdiscWatchdog, OpQdiscModTimer, OpWakeQueue, OpNapiScheduleLocal:
 			op.A = d.I64()

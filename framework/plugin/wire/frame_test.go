@@ -147,6 +147,7 @@ var opFields = map[OpKind]string{
 	OpQdiscCancelWatchdog: "",
 	OpQdiscModTimer:       "A",
 	OpQdiscDelTimer:       "",
+	OpQdiscDuplicate:      "H",
 }
 
 // carried is op with the fields its kind does not carry zeroed.

@@ -43,12 +43,13 @@ const (
 	OpQdiscCancelWatchdog                   // qdisc Ctx.CancelWatchdog()
 	OpQdiscModTimer                         // qdisc Ctx.ModTimer(A)
 	OpQdiscDelTimer                         // qdisc Ctx.DelTimer()
+	OpQdiscDuplicate                        // qdisc Ctx.Duplicate(H)
 	numOps
 )
 
 var opNames = [numOps]string{"", "drop", "dequeue drop", "watchdog", "sent_queue", "sent_queue_more",
 	"completed_queue", "wake_queue", "consume", "drop", "raise_irq", "napi_schedule", "cancel watchdog",
-	"mod_timer", "del_timer"}
+	"mod_timer", "del_timer", "duplicate"}
 
 func (k OpKind) String() string {
 	if k < numOps && k > 0 {
@@ -125,6 +126,7 @@ type QdiscHost interface {
 	CancelWatchdog()
 	ModTimer(at sim.Time)
 	DelTimer()
+	Duplicate(h skb.Handle)
 	// RandSeed is the seed of the qdisc's stream behind Ctx.Rand.
 	RandSeed() sim.Seed
 	// WorkPrices price Ctx.Work, from the host's cost table.
@@ -149,6 +151,8 @@ func ApplyQdisc(host QdiscHost, ops []Op, trailing int64) {
 			host.ModTimer(sim.Time(op.A))
 		case OpQdiscDelTimer:
 			host.DelTimer()
+		case OpQdiscDuplicate:
+			host.Duplicate(op.H)
 		default:
 			sim.Panicf("qdisc posted %s, which is not a qdisc operation", op.Kind)
 		}
@@ -267,6 +271,8 @@ func (x *QdiscCtx) ModTimer(at sim.Time) {
 
 func (x *QdiscCtx) DelTimer() { x.post(Op{Kind: OpQdiscDelTimer}) }
 
+func (x *QdiscCtx) Duplicate(h skb.Handle) { x.post(Op{Kind: OpQdiscDuplicate, H: h}) }
+
 // CheckQdiscOps checks a qdisc's posted operations: qdisc kinds only,
 // and drop reasons that are the kernel's or declared (in declared).
 func CheckQdiscOps(ops []Op, declared []skb.DropReason) error {
@@ -277,7 +283,7 @@ func CheckQdiscOps(ops []Op, declared []skb.DropReason) error {
 			if err := CheckReason(op.Reason, declared); err != nil {
 				return err
 			}
-		case OpQdiscWatchdog, OpQdiscCancelWatchdog, OpQdiscModTimer, OpQdiscDelTimer:
+		case OpQdiscWatchdog, OpQdiscCancelWatchdog, OpQdiscModTimer, OpQdiscDelTimer, OpQdiscDuplicate:
 		default:
 			return fmt.Errorf("posted %s, which is not a qdisc operation", op.Kind)
 		}

@@ -34,6 +34,10 @@ type Ctx struct {
 	// Reasons are the drop reasons the qdisc declared; a drop with any
 	// other non-kernel reason panics.
 	Reasons []skb.DropReason
+	// Dups are the packets the qdisc asked to duplicate (Duplicate)
+	// since the suite last took them: it enqueues their clones right
+	// after the call, as the host does.
+	Dups []skb.Handle
 }
 
 // NewCtx makes a context at time 0 whose random stream has seed.
@@ -59,6 +63,7 @@ func (c *Ctx) Watchdog(at sim.Time)                       { c.WDog, c.WDogArmed 
 func (c *Ctx) CancelWatchdog()                            { c.WDogArmed = false }
 func (c *Ctx) ModTimer(at sim.Time)                       { c.TimerAt, c.TimerArmed = at, true }
 func (c *Ctx) DelTimer()                                  { c.TimerArmed = false }
+func (c *Ctx) Duplicate(h skb.Handle)                     { c.Dups = append(c.Dups, h) }
 func (c *Ctx) Drop(h skb.Handle, r skb.DropReason)        { c.drop(h, r) }
 func (c *Ctx) DequeueDrop(h skb.Handle, r skb.DropReason) { c.drop(h, r) }
 
@@ -318,16 +323,25 @@ func (g *gen) packet() skb.Packet {
 		Keys: skb.FlowKeys{Src: uint32(flow % 5), Dst: uint32(flow), SrcPort: uint16(flow), DstPort: 80, Proto: 17}, GSOSegs: 1}
 }
 
+// clone is skb_clone of p: a new handle, no socket.
+func (g *gen) clone(p skb.Packet) skb.Packet {
+	g.next++
+	p.Handle, p.Sock = skb.Handle(g.next<<8|1), -1
+	return p
+}
+
 // ledger tracks which handles the qdisc should hold.
 type ledger struct {
-	held  map[skb.Handle]uint32
+	held  map[skb.Handle]skb.Packet
 	bytes int64
 	seen  map[skb.Handle]bool
 }
 
-func newLedger() *ledger { return &ledger{held: map[skb.Handle]uint32{}, seen: map[skb.Handle]bool{}} }
+func newLedger() *ledger {
+	return &ledger{held: map[skb.Handle]skb.Packet{}, seen: map[skb.Handle]bool{}}
+}
 
-func (l *ledger) in(p skb.Packet) { l.held[p.Handle] = p.Len; l.bytes += int64(p.Len) }
+func (l *ledger) in(p skb.Packet) { l.held[p.Handle] = p; l.bytes += int64(p.Len) }
 
 func (l *ledger) out(p skb.Packet) error {
 	if l.seen[p.Handle] {
@@ -339,7 +353,7 @@ func (l *ledger) out(p skb.Packet) error {
 	}
 	l.seen[p.Handle] = true
 	delete(l.held, p.Handle)
-	l.bytes -= int64(n)
+	l.bytes -= int64(n.Len)
 	return nil
 }
 
@@ -355,7 +369,7 @@ func (l *ledger) sync(ctx *Ctx) error {
 		}
 		l.seen[h] = true
 		delete(l.held, h)
-		l.bytes -= int64(n)
+		l.bytes -= int64(n.Len)
 	}
 	return nil
 }
@@ -375,22 +389,50 @@ func push(q qdisc.Qdisc, ctx *Ctx, g *gen, l *ledger, n int) error {
 		b := min(n, 1+g.rng.IntN(64))
 		n -= b
 		batch := make([]skb.Packet, b)
-		rc := make([]qdisc.Code, b)
 		for i := range batch {
 			batch[i] = g.packet()
-			l.in(batch[i])
 		}
-		q.Enqueue(ctx, batch, rc)
-		if err := l.sync(ctx); err != nil {
+		if err := enqueue(q, ctx, l, batch); err != nil {
 			return err
 		}
-		for i, p := range batch {
-			_, dropped := ctx.Dropped[p.Handle]
-			if rc[i] == qdisc.XmitDrop && !dropped {
-				return fmt.Errorf("NET_XMIT_DROP for packet %#x that was not dropped", uint64(p.Handle))
+		// The host enqueues the duplicates' clones right after the call.
+		for depth := 0; len(ctx.Dups) > 0; depth++ {
+			if depth == 8 {
+				return fmt.Errorf("duplicates of duplicates %d deep", depth)
+			}
+			clones := make([]skb.Packet, len(ctx.Dups))
+			for i, h := range ctx.Dups {
+				p, ok := l.held[h]
+				if !ok {
+					return fmt.Errorf("duplicated packet %#x it does not hold", uint64(h))
+				}
+				clones[i] = g.clone(p)
+			}
+			ctx.Dups = ctx.Dups[:0]
+			if err := enqueue(q, ctx, l, clones); err != nil {
+				return err
 			}
 		}
 		ctx.T += sim.Microsecond
+	}
+	return nil
+}
+
+// enqueue hands batch to q and checks the codes.
+func enqueue(q qdisc.Qdisc, ctx *Ctx, l *ledger, batch []skb.Packet) error {
+	rc := make([]qdisc.Code, len(batch))
+	for _, p := range batch {
+		l.in(p)
+	}
+	q.Enqueue(ctx, batch, rc)
+	if err := l.sync(ctx); err != nil {
+		return err
+	}
+	for i, p := range batch {
+		_, dropped := ctx.Dropped[p.Handle]
+		if rc[i] == qdisc.XmitDrop && !dropped {
+			return fmt.Errorf("NET_XMIT_DROP for packet %#x that was not dropped", uint64(p.Handle))
+		}
 	}
 	return nil
 }

@@ -138,3 +138,47 @@ func TestFailuresNameTheirCheck(t *testing.T) {
 		t.Errorf("no limit to check, yet the limit check is not skipped: %v", s)
 	}
 }
+
+// doubler is a FIFO that duplicates every packet it is handed (not the
+// clones), or with forged set asks for a packet it does not hold.
+type doubler struct {
+	f      qdisc.PFifo
+	dups   int
+	forged bool
+}
+
+func (d *doubler) Init(ctx qdisc.Ctx, s qdisc.Setup, args []string) (qdisc.Info, error) {
+	return d.f.Init(ctx, s, []string{"limit", "100000"})
+}
+func (d *doubler) Enqueue(ctx qdisc.Ctx, b []skb.Packet, rc []qdisc.Code) {
+	clones := d.dups
+	d.dups = 0
+	d.f.Enqueue(ctx, b, rc)
+	for i := clones; i < len(b); i++ {
+		h := b[i].Handle
+		if d.forged {
+			h ^= 1 << 40
+		}
+		ctx.Duplicate(h)
+		d.dups++
+	}
+}
+func (d *doubler) Dequeue(ctx qdisc.Ctx, req qdisc.DequeueReq, out []skb.Packet) []skb.Packet {
+	return d.f.Dequeue(ctx, req, out)
+}
+func (d *doubler) Reset(ctx qdisc.Ctx) { d.f.Reset(ctx) }
+func (d *doubler) Stats() qdisc.Stats  { return d.f.Stats() }
+func (d *doubler) Dump() string        { return "" }
+
+// The suite hands a duplicating qdisc its clones back, as the host does,
+// and counts them in the identity; a duplicate of a packet the qdisc
+// does not hold fails.
+func TestSuiteDuplicates(t *testing.T) {
+	for _, r := range qdisctest.Run(func() qdisc.Qdisc { return &doubler{} }, qdisctest.Options{Seed: 1, Pkts: 500}) {
+		t.Errorf("a qdisc duplicating what it holds failed %s: %v", r.Check, r.Err)
+	}
+	res := qdisctest.Run(func() qdisc.Qdisc { return &doubler{forged: true} }, qdisctest.Options{Seed: 1, Pkts: 500})
+	if len(res) == 0 || !strings.Contains(res[0].Err.Error(), "duplicated packet") {
+		t.Fatalf("a forged duplicate passed: %v", res)
+	}
+}

@@ -1,0 +1,337 @@
+package pie
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/txlab/txlab/framework/qdisc"
+	"github.com/txlab/txlab/framework/sim"
+	"github.com/txlab/txlab/framework/skb"
+	"github.com/txlab/txlab/framework/units"
+)
+
+func init() {
+	qdisc.Register("fq_pie", "Flow Queue PIE: hashed flows, DRR, per-flow PIE AQM (sch_fq_pie.c)",
+		func() qdisc.Qdisc { return &FQPIE{} })
+}
+
+// fq_pie's limits (sch_fq_pie.c).
+const (
+	fqPieMaxFlows   = 65536   // "Number of flows must range in [1..65536]"
+	fqPieQuantumMax = 1 << 20 // fq_pie_q_range
+	timerBatch      = 2048    // flows a timer round updates
+)
+
+// Which list a flow is on.
+const (
+	onNone uint8 = iota
+	onNew
+	onOld
+)
+
+// flow is struct fq_pie_flow.
+type flow struct {
+	vars    vars
+	deficit int32
+	backlog uint32
+	qlen    uint32
+	q       qdisc.Ring[item]
+	next    int32 // flowchain link (-1: end)
+	list    uint8
+}
+
+// flowList is new_flows / old_flows: fq_pie only takes the first entry,
+// moves it to old_flows' tail, or unlinks it.
+type flowList struct {
+	head, tail int32
+	n          int
+}
+
+// FQPIE is struct fq_pie_sched_data.
+type FQPIE struct {
+	flows        []flow
+	newFlows     flowList
+	oldFlows     flowList
+	params       params
+	ecnProb      uint32
+	flowsCnt     uint32
+	flowsCursor  uint32
+	quantum      uint32
+	memoryLimit  uint32
+	newFlowCount uint32
+	memoryUsage  uint32
+	overmemory   uint32
+	stats        stats
+
+	qlen        int
+	backlog     int64
+	drops       uint64
+	mtu         uint32
+	handleMajor uint32
+}
+
+// Init implements qdisc.Qdisc (fq_pie_init: the defaults, fq_pie_change,
+// the flow table, the timer at HZ/2).
+func (q *FQPIE) Init(ctx qdisc.Ctx, s qdisc.Setup, args []string) (qdisc.Info, error) {
+	mtu := uint32(max(s.MTU, 1))
+	*q = FQPIE{params: paramsInit(), quantum: mtu, ecnProb: 10, flowsCnt: 1024, memoryLimit: 32 << 20, mtu: mtu,
+		handleMajor: s.Major(), newFlows: flowList{-1, -1, 0}, oldFlows: flowList{-1, -1, 0}}
+	q.params.limit = 10 * 1024
+	info, err := q.Change(ctx, args)
+	if err != nil {
+		return info, err
+	}
+	q.flows = make([]flow, q.flowsCnt)
+	for i := range q.flows {
+		q.flows[i].next = -1
+		q.flows[i].vars.varsInit()
+	}
+	ctx.ModTimer(ctx.Now() + sim.Second/2)
+	return info, nil
+}
+
+// Change implements qdisc.Changer (fq_pie_change): flows only before the
+// table exists; then packets are dequeued from the head (a normal
+// dequeue) and freed (rtnl_kfree_skbs: NOT_SPECIFIED, not drops) until
+// the queue is within a lowered limit.
+func (q *FQPIE) Change(ctx qdisc.Ctx, args []string) (qdisc.Info, error) {
+	o, err := parse("fq_pie", args)
+	if err != nil {
+		return qdisc.Info{}, err
+	}
+	if o.flows.Set {
+		if q.flows != nil {
+			return qdisc.Info{}, qdisc.Refusef("fq_pie", "Number of flows cannot be changed")
+		}
+		if o.flows.V > fqPieMaxFlows {
+			return qdisc.Info{}, qdisc.Refusef("fq_pie", "Number of flows must range in [1..65536]")
+		}
+	}
+	if o.quantum.Set && o.quantum.V > fqPieQuantumMax {
+		return qdisc.Info{}, qdisc.Refusef("fq_pie", "quantum %d: integer out of range [1, %d] (EINVAL)", o.quantum.V, fqPieQuantumMax)
+	}
+	if o.flows.Set {
+		q.flowsCnt = o.flows.V
+	}
+	o.apply(&q.params)
+	if o.quantum.Set {
+		q.quantum = o.quantum.V
+	}
+	if o.memoryLimit.Set {
+		q.memoryLimit = o.memoryLimit.V
+	}
+	if o.ecnProb.Set {
+		q.ecnProb = o.ecnProb.V
+	}
+	for uint32(q.qlen) > q.params.limit {
+		p, ok := q.fqPieDequeue(ctx)
+		if !ok {
+			break
+		}
+		ctx.Drop(p.Handle, skb.DropNotSpecified)
+	}
+	return qdisc.Info{Flags: qdisc.EmptyNoop, Limit: int(min(q.params.limit, 1<<31-1))}, nil
+}
+
+func (q *FQPIE) pushTail(l *flowList, idx int32, which uint8) {
+	f := &q.flows[idx]
+	f.next, f.list = -1, which
+	if l.tail < 0 {
+		l.head = idx
+	} else {
+		q.flows[l.tail].next = idx
+	}
+	l.tail = idx
+	l.n++
+}
+
+func (q *FQPIE) popHead(l *flowList) int32 {
+	idx := l.head
+	f := &q.flows[idx]
+	l.head = f.next
+	if l.head < 0 {
+		l.tail = -1
+	}
+	f.next, f.list = -1, onNone
+	l.n--
+	return idx
+}
+
+// classify is fq_pie_classify without tc filters: skb->priority naming
+// one of our flows, else the hash. It returns the flow index.
+func (q *FQPIE) classify(ctx qdisc.Ctx, p *skb.Packet) int32 {
+	if q.handleMajor != 0 && p.Priority>>16 == q.handleMajor {
+		if m := p.Priority & 0xffff; m > 0 && m <= q.flowsCnt {
+			return int32(m - 1)
+		}
+	}
+	ctx.Work(qdisc.WorkHash, 1)
+	return int32((uint64(p.Hash) * uint64(q.flowsCnt)) >> 32) // reciprocal_scale
+}
+
+// Enqueue implements qdisc.Qdisc (fq_pie_qdisc_enqueue for each packet).
+func (q *FQPIE) Enqueue(ctx qdisc.Ctx, batch []skb.Packet, rc []qdisc.Code) {
+	for i := range batch {
+		rc[i] = q.fqPieEnqueue(ctx, &batch[i])
+	}
+}
+
+// fqPieEnqueue is fq_pie_qdisc_enqueue: tail drop at the limit
+// (QDISC_OVERLIMIT); over memory_limit only counted; else the flow's
+// PIE decides (QDISC_CONGESTED), ECN-capable packets marked instead
+// while the flow's probability is at most ecn_prob percent.
+func (q *FQPIE) fqPieEnqueue(ctx qdisc.Ctx, p *skb.Packet) qdisc.Code {
+	ctx.Work(qdisc.WorkEnqueue, 1)
+	idx := q.classify(ctx, p)
+	f := &q.flows[idx]
+	memoryLimited := uint64(q.memoryUsage) > uint64(q.memoryLimit)+uint64(p.TrueSize)
+	reason := skb.DropQdiscOverlimit
+	if uint32(q.qlen) >= q.params.limit {
+		q.stats.overlimit++
+	} else {
+		if memoryLimited {
+			q.overmemory++
+		}
+		reason = skb.DropQdiscCongested
+		enqueue := false
+		if !dropEarly(ctx, &q.params, &f.vars, q.mtu, f.backlog, p.Len) {
+			enqueue = true
+		} else if q.params.ecn && f.vars.prob <= (maxProb/100)*uint64(q.ecnProb) && setCE(p) {
+			q.stats.ecnMark++
+			enqueue = true
+		}
+		if enqueue {
+			it := item{pkt: *p, memUsage: p.TrueSize}
+			if !q.params.dqRateEstimator {
+				it.enqueueTime = now(ctx)
+			}
+			q.stats.packetsIn++
+			q.memoryUsage += p.TrueSize
+			q.backlog += int64(p.Len)
+			q.qlen++
+			f.q.PushTail(it)
+			if f.list == onNone {
+				q.pushTail(&q.newFlows, idx, onNew)
+				q.newFlowCount++
+				f.deficit = int32(q.quantum)
+				f.qlen, f.backlog = 0, 0
+			}
+			f.qlen++
+			f.backlog += p.Len
+			return qdisc.XmitSuccess
+		}
+	}
+	q.stats.dropped++
+	f.vars.accuProb = 0
+	q.drops++
+	ctx.Drop(p.Handle, reason)
+	return qdisc.XmitDrop
+}
+
+// fqPieDequeue is fq_pie_qdisc_dequeue: DRR over new then old flows.
+func (q *FQPIE) fqPieDequeue(ctx qdisc.Ctx) (skb.Packet, bool) {
+	for {
+		head, which := &q.newFlows, onNew
+		if head.head < 0 {
+			head, which = &q.oldFlows, onOld
+			if head.head < 0 {
+				return skb.Packet{}, false
+			}
+		}
+		idx := head.head
+		f := &q.flows[idx]
+		if f.deficit <= 0 {
+			f.deficit += int32(q.quantum)
+			q.popHead(head)
+			q.pushTail(&q.oldFlows, idx, onOld)
+			continue
+		}
+		if f.q.Len() == 0 {
+			// A new flow that emptied passes through old_flows once, so
+			// it cannot starve them.
+			q.popHead(head)
+			if which == onNew && q.oldFlows.head >= 0 {
+				q.pushTail(&q.oldFlows, idx, onOld)
+			}
+			continue
+		}
+		ctx.Work(qdisc.WorkDequeue, 1)
+		it := f.q.PopHead()
+		q.backlog -= int64(it.pkt.Len)
+		q.qlen--
+		f.qlen--
+		f.deficit -= int32(it.pkt.Len)
+		f.backlog -= it.pkt.Len
+		q.memoryUsage -= it.memUsage
+		processDequeue(ctx, &it, &q.params, &f.vars, f.backlog)
+		return it.pkt, true
+	}
+}
+
+// Dequeue implements qdisc.Qdisc.
+func (q *FQPIE) Dequeue(ctx qdisc.Ctx, req qdisc.DequeueReq, out []skb.Packet) []skb.Packet {
+	return qdisc.BulkDequeue(req, out, func() (skb.Packet, bool) { return q.fqPieDequeue(ctx) })
+}
+
+// Timer implements qdisc.TimerQdisc (fq_pie_timer): the probability of
+// up to 2048 flows a round, the next round at once until every flow had
+// its turn, then after tupdate. (The kernel's "at once" is the next
+// jiffy.)
+func (q *FQPIE) Timer(ctx qdisc.Ctx) {
+	n := min(q.flowsCnt-q.flowsCursor, timerBatch)
+	ctx.Work(qdisc.WorkFlowScan, int(n))
+	for range n {
+		f := &q.flows[q.flowsCursor]
+		calculateProbability(&q.params, &f.vars, f.backlog)
+		q.flowsCursor++
+	}
+	var next sim.Time
+	if q.flowsCursor >= q.flowsCnt {
+		q.flowsCursor = 0
+		next = jiffies(q.params.tupdate)
+	}
+	if q.params.tupdate != 0 {
+		ctx.ModTimer(ctx.Now() + next)
+	}
+}
+
+// Reset implements qdisc.Resetter (fq_pie_reset).
+func (q *FQPIE) Reset(ctx qdisc.Ctx) {
+	for i := range q.flows {
+		f := &q.flows[i]
+		for f.q.Len() > 0 {
+			ctx.Drop(f.q.PopHead().pkt.Handle, skb.DropQueuePurge)
+		}
+		f.next, f.list = -1, onNone
+		f.vars.varsInit()
+	}
+	q.newFlows, q.oldFlows = flowList{-1, -1, 0}, flowList{-1, -1, 0}
+	q.qlen, q.backlog, q.memoryUsage = 0, 0, 0
+}
+
+// Stats implements qdisc.Qdisc: tc_fq_pie_xstats as fq_pie_print_xstats
+// prints them (two lines in tc, one here).
+func (q *FQPIE) Stats() qdisc.Stats {
+	return qdisc.Stats{Qlen: q.qlen, Backlog: q.backlog, Drops: q.drops, XStats: []qdisc.XStat{
+		qdisc.XUint("pkts_in", q.stats.packetsIn),
+		qdisc.XUint("overlimit", q.stats.overlimit),
+		qdisc.XUint("overmemory", uint64(q.overmemory)),
+		qdisc.XUint("dropped", q.stats.dropped),
+		qdisc.XUint("ecn_mark", q.stats.ecnMark),
+		qdisc.XUint("new_flow_count", uint64(q.newFlowCount)),
+		qdisc.XUint("new_flows_len", uint64(q.newFlows.n)),
+		qdisc.XUint("old_flows_len", uint64(q.oldFlows.n)),
+		qdisc.XUint("memory_used", uint64(q.memoryUsage)),
+	}}
+}
+
+// Dump implements qdisc.Qdisc: fq_pie_dump as fq_pie_print_opt prints it.
+func (q *FQPIE) Dump() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "limit %dp flows %d ", q.params.limit, q.flowsCnt)
+	printCommon(&b, &q.params)
+	fmt.Fprintf(&b, "quantum %s memory_limit %s ecn_prob %d ", units.SprintSize(uint64(q.quantum)),
+		units.SprintSize(uint64(q.memoryLimit)), q.ecnProb)
+	printFlags(&b, &q.params)
+	return b.String()
+}

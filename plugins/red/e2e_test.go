@@ -1,0 +1,66 @@
+package red_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"testing"
+
+	_ "github.com/txlab/txlab/drivers/ice"
+	"github.com/txlab/txlab/framework/plugin"
+	"github.com/txlab/txlab/framework/plugin/plugintest"
+	"github.com/txlab/txlab/framework/run"
+	"github.com/txlab/txlab/framework/sim"
+	"github.com/txlab/txlab/framework/workload"
+	_ "github.com/txlab/txlab/plugins/red"
+)
+
+// The test binary also serves the built-ins as a plugin (--isolate).
+func TestMain(m *testing.M) {
+	plugintest.ServeIfPlugin()
+	os.Exit(plugintest.RunChecked(m))
+}
+
+// red on a 100 Mbit/s link under four closed-loop senders, whose socket
+// buffers hold a standing queue above max: early drops (forced above
+// max, QDISC_OVERLIMIT; by probability between, QDISC_CONGESTED), and
+// the same report out of process.
+func TestRunIsolate(t *testing.T) {
+	s := run.Default()
+	s.Profile = "net-next"
+	s.Sockets, s.Cores, s.Threads = 1, 4, 1
+	s.Driver, s.Queues, s.RateBps = "ice", 1, 100_000_000
+	s.Qdisc = "red limit 400000 min 30000 max 90000 avpkt 1000 burst 55"
+	s.Workload = workload.Spec{Kind: workload.UDPStream, Senders: 4, PacketSize: 1400}
+	s.Duration, s.Warmup = 30*sim.Millisecond, 5*sim.Millisecond
+	in := jsonOf(t, s)
+	var rep struct {
+		Drops map[string]uint64 `json:"drops"`
+	}
+	json.Unmarshal(in, &rep)
+	t.Logf("drops %v", rep.Drops)
+	if rep.Drops["QDISC_OVERLIMIT"]+rep.Drops["QDISC_CONGESTED"] == 0 {
+		t.Error("no early drop under a standing queue")
+	}
+	s.Plugins = plugin.Options{Isolate: true}
+	if out := jsonOf(t, s); !bytes.Equal(in, out) {
+		t.Fatal("--isolate changed the report")
+	}
+}
+
+func jsonOf(t *testing.T, s run.Spec) []byte {
+	t.Helper()
+	rep, err := run.Run(s, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.AccountingOK {
+		t.Fatal(rep.AccountingError)
+	}
+	rep.SimWallNs = 0
+	b, err := json.Marshal(rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}

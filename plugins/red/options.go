@@ -1,0 +1,266 @@
+package red
+
+import (
+	"fmt"
+	"math"
+	"math/bits"
+	"strconv"
+	"strings"
+
+	"github.com/txlab/txlab/framework/qdisc"
+	"github.com/txlab/txlab/framework/units"
+	"github.com/txlab/txlab/plugins/internal/psched"
+)
+
+var knownOptions = []string{"limit", "min", "max", "avpkt", "burst", "probability", "bandwidth", "ecn", "harddrop",
+	"nodrop", "adaptive", "adaptative"}
+
+// TC_RED_* flags.
+const (
+	flagECN        = 1 // TC_RED_ECN
+	flagHarddrop   = 2 // TC_RED_HARDDROP
+	flagAdaptative = 4 // TC_RED_ADAPTATIVE
+	flagNodrop     = 8 // TC_RED_NODROP
+	historicFlags  = flagECN | flagHarddrop | flagAdaptative
+	supportedFlags = historicFlags | flagNodrop
+)
+
+// qopt is what tc sends for red (red_parse_opt): struct tc_red_qopt
+// (its flags left 0: tc sends them in TCA_RED_FLAGS), the idle damping
+// table TCA_RED_STAB, TCA_RED_MAX_P and the flags bitfield.
+type qopt struct {
+	limit, qthMin, qthMax uint32
+	wlog, plog, scellLog  uint8
+	qoptFlags             uint8
+	stab                  [256]uint8
+	maxP                  uint32
+	flags                 uint8 // TCA_RED_FLAGS value; its selector is supportedFlags
+}
+
+// parse is red_parse_opt: tc's words, then Sally Floyd's defaults and
+// the fixed-point parameters tc computes (tc_red_eval_ewma,
+// tc_red_eval_P, tc_red_eval_idle_damping). speedBps is the device's
+// speed, for a bandwidth in percent.
+func parse(args []string, speedBps int64) (qopt, error) {
+	var o qopt
+	var burst, avpkt, rate uint32
+	probability := 0.02
+	a := qdisc.NewArgs("red", args)
+	size := func(k string, dst *uint32) error {
+		v, err := a.Value(k)
+		if err != nil {
+			return err
+		}
+		if *dst, err = units.GetSize(v); err != nil {
+			return qdisc.Parsef("red", "Illegal %q: %q (%v)", k, v, err)
+		}
+		return nil
+	}
+	for k := a.Next(); k != ""; k = a.Next() {
+		var err error
+		switch k {
+		case "limit":
+			err = size(k, &o.limit)
+		case "min":
+			err = size(k, &o.qthMin)
+		case "max":
+			err = size(k, &o.qthMax)
+		case "avpkt":
+			err = size(k, &avpkt)
+		case "burst":
+			burst, err = a.Unsigned(k)
+		case "probability":
+			var v string
+			if v, err = a.Value(k); err == nil {
+				if probability, err = strconv.ParseFloat(strings.TrimSpace(v), 64); err != nil {
+					err = qdisc.Parsef("red", "Illegal \"probability\": %q", v)
+				}
+			}
+		case "bandwidth":
+			var v string
+			if v, err = a.Value(k); err == nil {
+				var r uint64
+				if strings.Contains(v, "%") {
+					r, err = psched.PercentRate64(v, speedBps)
+					if err == nil && r > math.MaxUint32 {
+						err = fmt.Errorf("above 32 bits")
+					}
+					rate = uint32(r)
+				} else {
+					rate, err = units.GetRate(v)
+				}
+				if err != nil {
+					err = qdisc.Parsef("red", "Illegal \"bandwidth\": %q (%v)", v, err)
+				}
+			}
+		case "ecn":
+			o.flags |= flagECN
+		case "harddrop":
+			o.flags |= flagHarddrop
+		case "nodrop":
+			o.flags |= flagNodrop
+		case "adaptive", "adaptative":
+			o.flags |= flagAdaptative
+		case "qevent":
+			err = qdisc.Lacksf("red", "qevent is not modelled (the model has no tc blocks to run at a drop or mark)")
+		default:
+			err = a.Unknown(k, knownOptions...)
+		}
+		if err != nil {
+			return o, err
+		}
+	}
+	if o.limit == 0 || avpkt == 0 {
+		return o, qdisc.Parsef("red", "Required parameter (limit, avpkt) is missing")
+	}
+	if o.qthMax == 0 {
+		if o.qthMin != 0 {
+			o.qthMax = o.qthMin * 3
+		} else {
+			o.qthMax = o.limit / 4
+		}
+	}
+	if o.qthMin == 0 {
+		o.qthMin = o.qthMax / 3
+	}
+	if burst == 0 {
+		burst = (2*o.qthMin + o.qthMax) / (3 * avpkt)
+	}
+	if rate == 0 {
+		rate = 10_000_000 / 8 // tc: "RED: set bandwidth to 10Mbit"
+	}
+	wlog, err := evalEWMA(o.qthMin, burst, avpkt)
+	if err != nil {
+		return o, err
+	}
+	o.wlog = uint8(wlog)
+	plog := evalP(o.qthMin, o.qthMax, probability)
+	if plog < 0 {
+		return o, qdisc.Parsef("red", "failed to calculate probability (min %d, max %d, probability %g)", o.qthMin, o.qthMax, probability)
+	}
+	o.plog = uint8(plog)
+	clog := evalIdleDamping(wlog, avpkt, rate, &o.stab)
+	if clog < 0 {
+		return o, qdisc.Parsef("red", "failed to calculate idle damping table")
+	}
+	o.scellLog = uint8(clog)
+	o.maxP = uint32(probability * (1 << 32))
+	return o, nil
+}
+
+// evalP is tc_red_eval_P: Plog = log2((qmax - qmin) / prob), the bits of
+// the random number.
+func evalP(qmin, qmax uint32, prob float64) int {
+	i := int(qmax) - int(qmin)
+	if i == 0 {
+		return 0
+	}
+	if i < 0 {
+		return -1
+	}
+	prob /= float64(i)
+	for i = 0; i < 32; i++ {
+		if prob > 1.0 {
+			break
+		}
+		prob *= 2
+	}
+	if i >= 32 {
+		return -1
+	}
+	return i
+}
+
+// evalEWMA is tc_red_eval_ewma: the smallest Wlog that lets a burst of
+// burst packets of avpkt bytes through an empty queue before the average
+// reaches qmin: burst + 1 - qmin/avpkt <= (1 - (1-W)^burst) / W.
+func evalEWMA(qmin, burst, avpkt uint32) (int, error) {
+	W := 0.5
+	a := float64(burst) + 1 - float64(qmin)/float64(avpkt)
+	if a < 1.0 {
+		return 0, qdisc.Parsef("red", "burst %d is too small ? Try burst %d (failed to calculate EWMA constant)", burst, 1+qmin/avpkt)
+	}
+	for wlog := 1; wlog < 32; wlog, W = wlog+1, W/2 {
+		if a <= (1-math.Pow(1-W, float64(burst)))/W {
+			return wlog, nil
+		}
+	}
+	return 0, qdisc.Parsef("red", "failed to calculate EWMA constant (burst %d)", burst)
+}
+
+// evalIdleDamping is tc_red_eval_idle_damping: Stab[t >> Scell_log] =
+// -log(1-W) x t / xmit_time, the shift that decays the average over an
+// idle time t, with t and xmit_time in psched ticks (the kernel indexes
+// the table with microseconds: a tick is 64 ns now, so the decay is
+// 15.6 times slower than tc means, as on a real system).
+func evalIdleDamping(wlog int, avpkt, bps uint32, sbuf *[256]uint8) int {
+	xmitTime := float64(psched.CalcXmittime(uint64(bps), uint64(avpkt)))
+	lW := -math.Log(1.0-1.0/float64(int(1)<<wlog)) / xmitTime
+	maxtime := 31 / lW
+	clog := 0
+	for ; clog < 32; clog++ {
+		if maxtime/float64(int64(1)<<clog) < 512 {
+			break
+		}
+	}
+	if clog >= 32 {
+		return -1
+	}
+	sbuf[0] = 0
+	for i := 1; i < 255; i++ {
+		sbuf[i] = uint8(min(float64(int64(i)<<clog)*lW, 255))
+		if sbuf[i] > 31 {
+			sbuf[i] = 31
+		}
+	}
+	sbuf[255] = 31
+	return clog
+}
+
+// validate is red_check_params and red_validate_flags, what the kernel
+// refuses before it changes anything.
+func (q *RED) validate(o qopt) (uint8, error) {
+	if bits.Len32(o.qthMin)+int(o.wlog) >= 32 || bits.Len32(o.qthMax)+int(o.wlog) >= 32 ||
+		o.scellLog >= 32 || o.qthMax < o.qthMin {
+		return 0, qdisc.Refusef("red", "min %d, max %d with ewma %d or Scell_log %d do not fit the fixed point (EINVAL)",
+			o.qthMin, o.qthMax, o.wlog, o.scellLog)
+	}
+	for _, s := range o.stab {
+		if s >= 32 {
+			return 0, qdisc.Refusef("red", "idle damping table entry %d >= 32 (EINVAL)", s)
+		}
+	}
+	flags := (q.flags &^ supportedFlags) | o.flags
+	if flags&flagNodrop != 0 && flags&flagECN == 0 {
+		return 0, qdisc.Refusef("red", "nodrop mode is only meaningful with ECN")
+	}
+	return flags, nil
+}
+
+// Dump implements qdisc.Qdisc: red_dump as red_print_opt prints it under
+// tc -d.
+func (q *RED) Dump() string { return q.print(true) }
+
+func (q *RED) print(details bool) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "limit %s min %s max %s ", units.SprintSize(uint64(q.limit)),
+		units.SprintSize(uint64(q.parms.qthMin>>q.parms.wlog)), units.SprintSize(uint64(q.parms.qthMax>>q.parms.wlog)))
+	for _, f := range []struct {
+		bit  uint8
+		word string
+	}{{flagECN, "ecn"}, {flagHarddrop, "harddrop"}, {flagAdaptative, "adaptive"}, {flagNodrop, "nodrop"}} {
+		if q.flags&f.bit != 0 {
+			b.WriteString(f.word + " ")
+		}
+	}
+	if details {
+		fmt.Fprintf(&b, "ewma %d ", q.parms.wlog)
+		if q.parms.maxP != 0 {
+			fmt.Fprintf(&b, "probability %s ", strconv.FormatFloat(float64(q.parms.maxP)/(1<<32), 'g', 6, 64))
+		} else {
+			fmt.Fprintf(&b, "Plog %d ", q.parms.plog)
+		}
+		fmt.Fprintf(&b, "Scell_log %d", q.parms.scellLog)
+	}
+	return b.String()
+}

@@ -1,0 +1,342 @@
+// Package red is Random Early Detection (net/sched/sch_red.c,
+// include/net/red.h): the kernel's divisionless fixed-point RED. At
+// every enqueue the average backlog (qavg, scaled by 2^Wlog) moves
+// toward the child's backlog, or decays over an idle period through the
+// Stab table; below min nothing happens, between min and max a packet
+// is marked (dropped, or CE-marked with ecn) once a count since the last
+// mark reaches a random threshold, above max every packet is. The queue
+// is the kernel's default child, a bfifo of limit bytes; red's own
+// replaceable child (tc qdisc add ... parent 1:1) is for the classful
+// host.
+package red
+
+import (
+	"github.com/txlab/txlab/framework/qdisc"
+	"github.com/txlab/txlab/framework/sim"
+	"github.com/txlab/txlab/framework/skb"
+	"github.com/txlab/txlab/plugins/internal/bfifo"
+)
+
+func init() {
+	qdisc.Register("red", "Random Early Detection: average-queue AQM with ECN, harddrop, nodrop, adaptive (sch_red.c)",
+		func() qdisc.Qdisc { return &RED{} })
+}
+
+// Adaptive RED's max_P bounds (RED_ONE_PERCENT: DIV_ROUND_CLOSEST(2^32, 100)).
+const (
+	redOnePercent = uint32((1<<32 + 50) / 100)
+	maxPMin       = 1 * redOnePercent
+	maxPMax       = 50 * redOnePercent
+	adaptPeriod   = 500 * sim.Millisecond // HZ/2
+)
+
+// redParms is struct red_parms.
+type redParms struct {
+	qthMin, qthMax       uint32 // scaled by 2^Wlog
+	scellMax             uint32
+	maxP                 uint32 // probability, 2^32 scaled
+	maxPDelta            uint32 // max_P / qth_delta, the divisor behind max_P_reciprocal
+	qthDelta             uint32
+	targetMin, targetMax uint32
+	scellLog, wlog, plog uint8
+	stab                 [256]uint8
+}
+
+// redVars is struct red_vars; idling stands for qidlestart != 0.
+type redVars struct {
+	qcount    int32
+	qR        uint32
+	qavg      uint64
+	idleStart sim.Time
+	idling    bool
+}
+
+// redStats is struct red_stats.
+type redStats struct {
+	probDrop, probMark, forcedDrop, forcedMark, pdrop uint64
+}
+
+// RED is struct red_sched_data.
+type RED struct {
+	limit    uint32
+	flags    uint8
+	userbits uint8
+	parms    redParms
+	vars     redVars
+	stats    redStats
+	child    bfifo.Fifo
+
+	drops, overlimits uint64
+	speedBps          int64 // the device's, for a bandwidth in percent
+}
+
+// Init implements qdisc.Qdisc (red_init: the noop child, then
+// __red_change).
+func (q *RED) Init(ctx qdisc.Ctx, s qdisc.Setup, args []string) (qdisc.Info, error) {
+	*q = RED{child: bfifo.Noop(), speedBps: s.RateBps}
+	return q.Change(ctx, args)
+}
+
+// Change implements qdisc.Changer (__red_change): a new default child
+// of limit bytes (the old one's packets purged, as qdisc_purge_queue
+// frees them), the parameters, the average and count reset, the
+// adaptive timer re-armed if asked.
+func (q *RED) Change(ctx qdisc.Ctx, args []string) (qdisc.Info, error) {
+	o, err := parse(args, q.speedBps)
+	if err != nil {
+		return qdisc.Info{}, err
+	}
+	flags, err := q.validate(o)
+	if err != nil {
+		return qdisc.Info{}, err
+	}
+	q.flags, q.userbits = flags, o.qoptFlags&^historicFlags
+	q.limit = o.limit
+	if o.limit > 0 {
+		q.child.Purge(ctx, skb.DropNotSpecified)
+		q.child = bfifo.Noop()
+		q.child.SetLimit(o.limit)
+	}
+	q.redSetParms(o)
+	q.vars.qavg, q.vars.qcount = 0, -1 // red_set_vars
+	ctx.DelTimer()
+	// The kernel arms the adaptive timer on the flags in tc_red_qopt,
+	// which current tc leaves 0 (it sends them in TCA_RED_FLAGS): so
+	// `adaptive` shows in the dump but its timer never runs.
+	if o.qoptFlags&flagAdaptative != 0 {
+		ctx.ModTimer(ctx.Now() + adaptPeriod)
+	}
+	if q.child.Len() == 0 {
+		q.startIdle(ctx)
+	}
+	return qdisc.Info{Flags: qdisc.EmptyNoop}, nil
+}
+
+// redSetParms is red_set_parms.
+func (q *RED) redSetParms(o qopt) {
+	p := &q.parms
+	delta := int32(o.qthMax - o.qthMin)
+	p.qthMin, p.qthMax = o.qthMin<<o.wlog, o.qthMax<<o.wlog
+	p.wlog, p.plog = o.wlog, o.plog
+	if delta <= 0 {
+		delta = 1
+	}
+	p.qthDelta = uint32(delta)
+	maxP := o.maxP
+	if maxP == 0 {
+		maxP = redMaxp(o.plog) * uint32(delta) // (qth_max - qth_min) / 2^Plog
+	}
+	p.maxP = maxP
+	p.maxPDelta = max(maxP/uint32(delta), 1)
+	delta /= 5
+	p.targetMin, p.targetMax = o.qthMin+2*uint32(delta), o.qthMin+3*uint32(delta)
+	p.scellLog, p.scellMax = o.scellLog, 255<<o.scellLog
+	p.stab = o.stab
+}
+
+// redMaxp is red_maxp.
+func redMaxp(plog uint8) uint32 {
+	if plog < 32 {
+		return ^uint32(0) >> plog
+	}
+	return ^uint32(0)
+}
+
+func (q *RED) startIdle(ctx qdisc.Ctx) {
+	ctx.Work(qdisc.WorkTstamp, 1)
+	q.vars.idleStart, q.vars.idling = ctx.Now(), true
+}
+
+// calcQavgFromIdleTime is red_calc_qavg_from_idle_time: the average
+// decays over the idle time (in us, at most Scell_max) by the shift
+// Stab gives, or linearly while that shift is 0.
+func (q *RED) calcQavgFromIdleTime(ctx qdisc.Ctx) uint64 {
+	ctx.Work(qdisc.WorkTstamp, 1)
+	p, v := &q.parms, &q.vars
+	usIdle := min(int64(ctx.Now()-v.idleStart)/1000, int64(p.scellMax))
+	if shift := p.stab[(usIdle>>p.scellLog)&255]; shift != 0 {
+		return v.qavg >> shift
+	}
+	d := (v.qavg * uint64(usIdle)) >> p.scellLog
+	if d < v.qavg>>1 {
+		return v.qavg - d
+	}
+	return v.qavg >> 1
+}
+
+// calcQavg is red_calc_qavg: qavg = qavg (1 - W) + backlog W, in fixed
+// point at Wlog (C's unsigned long arithmetic).
+func (q *RED) calcQavg(ctx qdisc.Ctx, backlog uint32) uint64 {
+	if q.vars.idling {
+		return q.calcQavgFromIdleTime(ctx)
+	}
+	return q.vars.qavg + (uint64(backlog) - q.vars.qavg>>q.parms.wlog)
+}
+
+// redRandom is red_random: a get_random_u32 divided by max_P / delta
+// (reciprocal_divide is exact).
+func (q *RED) redRandom(ctx qdisc.Ctx) uint32 { return ctx.Rand() / q.parms.maxPDelta }
+
+// red_action results.
+const (
+	dontMark = iota
+	probMark
+	hardMark
+)
+
+// redAction is red_action with red_cmp_thresh and red_mark_probability.
+func (q *RED) redAction(ctx qdisc.Ctx, qavg uint64) int {
+	p, v := &q.parms, &q.vars
+	switch {
+	case qavg < uint64(p.qthMin):
+		v.qcount = -1
+		return dontMark
+	case qavg >= uint64(p.qthMax):
+		v.qcount = -1
+		return hardMark
+	}
+	v.qcount++
+	if v.qcount == 0 {
+		v.qR = q.redRandom(ctx)
+		return dontMark
+	}
+	// max_P (qavg - qth_min) / (qth_max - qth_min) >= qR / qcount.
+	if ((qavg-uint64(p.qthMin))>>p.wlog)*uint64(uint32(v.qcount)) >= uint64(v.qR) {
+		v.qcount = 0
+		v.qR = q.redRandom(ctx)
+		return probMark
+	}
+	return dontMark
+}
+
+// setCE is INET_ECN_set_ce: an ECN-capable packet becomes CE.
+func setCE(p *skb.Packet) bool {
+	if p.ECN == 0 {
+		return false
+	}
+	p.ECN = 3
+	return true
+}
+
+// Enqueue implements qdisc.Qdisc (red_enqueue for each packet).
+func (q *RED) Enqueue(ctx qdisc.Ctx, batch []skb.Packet, rc []qdisc.Code) {
+	for i := range batch {
+		rc[i] = q.redEnqueue(ctx, &batch[i])
+	}
+}
+
+// redEnqueue is red_enqueue.
+func (q *RED) redEnqueue(ctx qdisc.Ctx, p *skb.Packet) qdisc.Code {
+	ctx.Work(qdisc.WorkEnqueue, 1)
+	q.vars.qavg = q.calcQavg(ctx, uint32(q.child.Backlog()))
+	q.vars.idling = false // red_end_of_idle_period
+	reason := skb.DropQdiscCongested
+	switch q.redAction(ctx, q.vars.qavg) {
+	case probMark:
+		q.overlimits++
+		switch {
+		case q.flags&flagECN == 0:
+			q.stats.probDrop++
+			return q.congestionDrop(ctx, p, reason)
+		case setCE(p):
+			q.stats.probMark++
+		case q.flags&flagNodrop == 0:
+			q.stats.probDrop++
+			return q.congestionDrop(ctx, p, reason)
+		}
+	case hardMark:
+		reason = skb.DropQdiscOverlimit
+		q.overlimits++
+		switch {
+		case q.flags&flagHarddrop != 0 || q.flags&flagECN == 0:
+			q.stats.forcedDrop++
+			return q.congestionDrop(ctx, p, reason)
+		case setCE(p):
+			q.stats.forcedMark++
+		case q.flags&flagNodrop == 0:
+			q.stats.forcedDrop++
+			return q.congestionDrop(ctx, p, reason)
+		}
+	}
+	if !q.child.Enqueue(ctx, *p) {
+		q.stats.pdrop++
+		q.drops++
+		return qdisc.XmitDrop
+	}
+	return qdisc.XmitSuccess
+}
+
+// congestionDrop is red_enqueue's congestion_drop: qdisc_drop_reason.
+// The kernel returns NET_XMIT_CN; the model says NET_XMIT_DROP, so the
+// sender counts the loss.
+func (q *RED) congestionDrop(ctx qdisc.Ctx, p *skb.Packet, reason skb.DropReason) qdisc.Code {
+	q.drops++
+	ctx.Drop(p.Handle, reason)
+	return qdisc.XmitDrop
+}
+
+// redDequeue is red_dequeue: the child's head; an empty child starts an
+// idle period.
+func (q *RED) redDequeue(ctx qdisc.Ctx) (skb.Packet, bool) {
+	p, ok := q.child.Dequeue()
+	if ok {
+		ctx.Work(qdisc.WorkDequeue, 1)
+		return p, true
+	}
+	if !q.vars.idling {
+		q.startIdle(ctx)
+	}
+	return skb.Packet{}, false
+}
+
+// Dequeue implements qdisc.Qdisc.
+func (q *RED) Dequeue(ctx qdisc.Ctx, req qdisc.DequeueReq, out []skb.Packet) []skb.Packet {
+	return qdisc.BulkDequeue(req, out, func() (skb.Packet, bool) { return q.redDequeue(ctx) })
+}
+
+// Peek implements qdisc.Peeker (red_peek: the child's peek).
+func (q *RED) Peek(qdisc.Ctx) (skb.Packet, bool) { return q.child.Peek() }
+
+// Reset implements qdisc.Resetter (red_reset: the child purged, red_restart).
+func (q *RED) Reset(ctx qdisc.Ctx) {
+	q.child.Purge(ctx, skb.DropQueuePurge)
+	q.vars = redVars{qcount: -1}
+}
+
+// Timer implements qdisc.TimerQdisc: red_adaptative_timer.
+func (q *RED) Timer(ctx qdisc.Ctx) {
+	q.redAdaptativeAlgo(ctx)
+	ctx.ModTimer(ctx.Now() + adaptPeriod)
+}
+
+// redAdaptativeAlgo is red_adaptative_algo (Adaptive RED, Floyd et al.
+// 2001): every 500 ms, max_P grows by min(1%, max_P/4) while the average
+// is above the target band and max_P <= 50%, and shrinks by 10% while
+// it is below and max_P >= 1%.
+func (q *RED) redAdaptativeAlgo(ctx qdisc.Ctx) {
+	p := &q.parms
+	qavg := q.vars.qavg
+	if q.vars.idling {
+		qavg = q.calcQavgFromIdleTime(ctx)
+	}
+	qavg >>= p.wlog
+	switch {
+	case qavg > uint64(p.targetMax) && p.maxP <= maxPMax:
+		p.maxP += min(maxPMin, p.maxP/4)
+	case qavg < uint64(p.targetMin) && p.maxP >= maxPMin:
+		p.maxP = p.maxP / 10 * 9
+	}
+	p.maxPDelta = max((p.maxP+p.qthDelta/2)/p.qthDelta, 1) // DIV_ROUND_CLOSEST
+}
+
+// Stats implements qdisc.Qdisc: tc_red_xstats as red_print_xstats prints
+// them (early: probability and forced drops; other is always 0).
+func (q *RED) Stats() qdisc.Stats {
+	return qdisc.Stats{Qlen: q.child.Len(), Backlog: q.child.Backlog(), Drops: q.drops, Overlimits: q.overlimits,
+		XStats: []qdisc.XStat{
+			qdisc.XUint("marked", q.stats.probMark+q.stats.forcedMark),
+			qdisc.XUint("early", q.stats.probDrop+q.stats.forcedDrop),
+			qdisc.XUint("pdrop", q.stats.pdrop),
+			qdisc.XUint("other", 0),
+		}}
+}

@@ -1,0 +1,134 @@
+package tbf_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"os"
+	"testing"
+
+	_ "github.com/txlab/txlab/drivers/ice"
+	"github.com/txlab/txlab/framework/plugin"
+	"github.com/txlab/txlab/framework/plugin/plugintest"
+	"github.com/txlab/txlab/framework/report"
+	"github.com/txlab/txlab/framework/run"
+	"github.com/txlab/txlab/framework/sim"
+	"github.com/txlab/txlab/framework/workload"
+	_ "github.com/txlab/txlab/plugins/tbf"
+)
+
+// The test binary also serves the built-ins as a plugin (--isolate).
+func TestMain(m *testing.M) {
+	plugintest.ServeIfPlugin()
+	os.Exit(plugintest.RunChecked(m))
+}
+
+// host is one ice queue at 10 Gbit/s under a root tbf, on a small host.
+func host(qd string, w workload.Spec, dur, warm sim.Time) run.Spec {
+	s := run.Default()
+	s.Profile = "net-next"
+	s.Sockets, s.Cores, s.Threads = 1, 8, 1
+	s.Driver, s.Queues, s.RateBps = "ice", 1, 10_000_000_000
+	s.Qdisc, s.Workload = qd, w
+	s.Duration, s.Warmup = dur, warm
+	return s
+}
+
+func mustRun(t *testing.T, s run.Spec) *report.Report {
+	t.Helper()
+	rep, err := run.Run(s, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.AccountingOK {
+		t.Fatalf("accounting: %s", rep.AccountingError)
+	}
+	return rep
+}
+
+// tbf at 1 Gbit/s on a 10 Gbit/s link under a UDP load of about
+// 1.7 Gbit/s sends 1 Gbit/s (of skb bytes, what it shapes) within 0.5%,
+// and drops the rest at its byte limit.
+func TestRate1Gbit(t *testing.T) {
+	w := workload.Spec{Kind: workload.UDPRate, Senders: 4, PacketSize: 1400, Flows: 16, Rate: 150000}
+	rep := mustRun(t, host("tbf rate 1gbit burst 125kb limit 500kb", w, 120*sim.Millisecond, 20*sim.Millisecond))
+	gbit := rep.TxBps / 1e9
+	t.Logf("tbf 1gbit: %.4f Gbit/s in the window, drops %v, qdisc %+v", gbit, rep.Drops, rep.Qdisc[0])
+	if math.Abs(gbit-1) > 0.005 {
+		t.Errorf("%.4f Gbit/s, want 1 Gbit/s within 0.5%%", gbit)
+	}
+	if rep.Drops["QDISC_DROP"] == 0 || rep.Qdisc[0].Overlimits == 0 {
+		t.Errorf("an overloaded shaper should drop at its limit and throttle: drops %v", rep.Drops)
+	}
+}
+
+// The first burst bytes leave at line rate: with a full bucket of 1 MB
+// and senders faster than the 10 Gbit/s link, once the senders are up
+// (half a millisecond in the model, as without tbf) the link runs at
+// line rate until the bucket is spent, then at 1 Gbit/s; and tbf never
+// sends more than its envelope, bucket + rate x time.
+func TestBurstAtLineRate(t *testing.T) {
+	w := workload.Spec{Kind: workload.UDPStream, Senders: 8, PacketSize: 1400}
+	s := host("tbf rate 1gbit burst 1mb limit 2mb", w, 3*sim.Millisecond, 0)
+	s.Interval = 100 * sim.Microsecond
+	rep := mustRun(t, s)
+	frame := float64(rep.TxBytes) / float64(rep.TxPackets)
+	const bucket, rate = 1 << 20, 1e9 / 8 // bytes, bytes/s
+	gbps := func(iv report.Interval) float64 {
+		return float64(iv.TxPackets) * frame * 8 / float64(iv.EndNs-iv.StartNs)
+	}
+	var cum, atLine float64
+	lineRun, best, throttled := 0, 0, -1
+	for i, iv := range rep.Series {
+		cum += float64(iv.TxPackets) * frame
+		if g := gbps(iv); g >= 9 {
+			lineRun++
+			best, atLine = max(best, lineRun), cum
+		} else {
+			lineRun = 0
+			if best > 0 && throttled < 0 && g < 1.2 {
+				throttled = i
+			}
+		}
+		if envelope := bucket + rate*float64(iv.EndNs)/1e9; cum > envelope+frame {
+			t.Fatalf("by %d ns sent %.0f bytes, above the envelope %.0f", iv.EndNs, cum, envelope)
+		}
+	}
+	t.Logf("%d intervals of 100us at line rate, %.0f bytes sent by their end; throttled from interval %d", best, atLine, throttled)
+	if best < 6 || atLine < bucket {
+		t.Errorf("the bucket did not go out at line rate: %d intervals at >= 9 Gbit/s, %.0f bytes by then", best, atLine)
+	}
+	if throttled < 0 {
+		t.Fatal("never throttled to the rate")
+	}
+	var n uint64
+	for _, iv := range rep.Series[throttled+2:] {
+		n += iv.TxPackets
+	}
+	secs := float64(rep.Series[len(rep.Series)-1].EndNs-rep.Series[throttled+2].StartNs) / 1e9
+	if g := float64(n) * frame * 8 / secs / 1e9; math.Abs(g-1) > 0.05 {
+		t.Errorf("after the burst %.3f Gbit/s, want 1", g)
+	}
+}
+
+// Out of process (--isolate) the report is byte for byte the same.
+func TestIsolateSameReport(t *testing.T) {
+	w := workload.Spec{Kind: workload.UDPRate, Senders: 4, PacketSize: 1000, Flows: 16, Rate: 200000}
+	s := host("tbf rate 500mbit burst 30kb peakrate 2gbit mtu 1514 limit 100kb", w, 10*sim.Millisecond, 2*sim.Millisecond)
+	in := jsonOf(t, s)
+	s.Plugins = plugin.Options{Isolate: true}
+	if out := jsonOf(t, s); !bytes.Equal(in, out) {
+		t.Fatal("--isolate changed the report")
+	}
+}
+
+func jsonOf(t *testing.T, s run.Spec) []byte {
+	t.Helper()
+	rep := mustRun(t, s)
+	rep.SimWallNs = 0
+	b, err := json.Marshal(rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
