@@ -40,14 +40,13 @@ type progress struct {
 	what    string // "variants", "runs"
 	start   time.Time
 
-	mu     sync.Mutex
-	bar    *progressbar.ProgressBar
-	total  int64   // simulated µs of all runs
-	done   []int64 // simulated µs done, per run
-	sum    int64
-	ended  int // runs finished
-	nRuns  int
-	prefix string // before the count of runs finished
+	mu    sync.Mutex
+	bar   *progressbar.ProgressBar
+	total int64   // simulated µs of all runs
+	done  []int64 // simulated µs done, per run
+	sum   int64
+	ended int // runs finished
+	nRuns int
 }
 
 func newProgress(c *cli.Context, what string, durations []sim.Time) *progress {
@@ -156,5 +155,32 @@ func (o *orderedLogs) end(i int) {
 		_, _ = o.w.Write(o.bufs[o.next].Bytes())
 		o.bufs[o.next] = bytes.Buffer{}
 		o.next++
+	}
+}
+
+// countBar shows how many of n things are done (a Slurm sweep's points),
+// on a terminal only.
+type countBar struct {
+	bar *progressbar.ProgressBar
+}
+
+func newCountBar(c *cli.Context, what string, n int) *countBar {
+	if c.Bool("no-progress") || !term.IsTerminal(int(os.Stderr.Fd())) {
+		return &countBar{}
+	}
+	return &countBar{bar: progressbar.NewOptions(n, progressbar.OptionSetWriter(os.Stderr),
+		progressbar.OptionSetDescription(what), progressbar.OptionShowCount(),
+		progressbar.OptionSetPredictTime(true), progressbar.OptionClearOnFinish())}
+}
+
+func (b *countBar) set(done int) {
+	if b.bar != nil {
+		_ = b.bar.Set(done)
+	}
+}
+
+func (b *countBar) finish() {
+	if b.bar != nil {
+		_ = b.bar.Finish()
 	}
 }

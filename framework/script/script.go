@@ -172,6 +172,9 @@ type Plan struct {
 	// Specs is one spec per variant; a script without variants has one,
 	// with an empty Name.
 	Specs []run.Spec
+	// Params are the names the script asked txlab.param for, sorted
+	// (what --param and a sweep's grid may set).
+	Params []string
 }
 
 // Load compiles a script. name is used in messages ("scripts/e1.tengo").
@@ -228,7 +231,12 @@ func (p *Program) Eval() (*Plan, error) {
 	if err != nil {
 		return nil, &Error{File: p.name, Msg: err.Error()}
 	}
-	return &Plan{File: p.name, Description: b.description, Specs: specs}, nil
+	params := make([]string, 0, len(b.paramsRead))
+	for k := range b.paramsRead {
+		params = append(params, k)
+	}
+	sort.Strings(params)
+	return &Plan{File: p.name, Description: b.description, Specs: specs, Params: params}, nil
 }
 
 // Describe returns the script's one-line description: the text of its
