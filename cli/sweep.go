@@ -270,11 +270,11 @@ func sweepLocal(c *cli.Context, m *sweep.Manifest, dir string, specs [][]run.Spe
 		}
 	}
 	jobs := m.Jobs(todo, specs)
-	durations := make([]run.Spec, len(jobs))
+	runSpecs := make([]run.Spec, len(jobs))
 	for i, j := range jobs {
-		durations[i] = j.Spec
+		runSpecs[i] = j.Spec
 	}
-	bar := newProgress(c, "runs", specDurations(durations))
+	bar := newProgress(c, "runs", specDurations(runSpecs))
 	watching.Store(true)
 	defer watching.Store(false)
 	res, err := m.RunPoints(todo, specs, sweep.RunOptions{Dir: dir, Jobs: c.Int("jobs"), Stop: interrupted,

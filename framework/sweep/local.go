@@ -96,12 +96,16 @@ func (m *Manifest) RunPoints(points []int, specs [][]run.Spec, o RunOptions) ([]
 		delete(samples, j.Point)
 		if o.Dir != "" {
 			var b bytes.Buffer
-			if err := encode(&b, res); err == nil {
+			err := encode(&b, res)
+			if err == nil {
 				err = WriteAtomic(PointFile(o.Dir, j.Point), b.Bytes())
-				if err != nil && firstErr == nil {
+			}
+			if err != nil {
+				if firstErr == nil {
 					firstErr = err
-					quitOnce.Do(func() { close(quit) })
 				}
+				quitOnce.Do(func() { close(quit) })
+				return
 			}
 		}
 		results = append(results, res)
