@@ -41,6 +41,7 @@ func newApp() *cli.App {
 		Usage: "a deterministic virtual-time lab for the Linux transmit path",
 		Commands: []*cli.Command{
 			runCommand(),
+			sweepCommand(),
 			checkCommand(),
 			scriptsCommand(),
 			listCommand(),

@@ -18,11 +18,17 @@ import (
 )
 
 // The test binary is also the txlab command (TXLAB_TEST_MAIN=1, to check
-// exit codes) and a plugin serving the built-ins plus plugintest's qdiscs.
+// exit codes, with the arguments in TXLAB_TEST_ARGS; TXLAB_TEST_MAIN=args
+// with its own arguments, as a sweep's copy run by a Slurm task is) and a
+// plugin serving the built-ins plus plugintest's qdiscs.
 func TestMain(m *testing.M) {
 	plugintest.ServeIfPlugin()
-	if os.Getenv("TXLAB_TEST_MAIN") == "1" {
+	switch os.Getenv("TXLAB_TEST_MAIN") {
+	case "1":
 		os.Args = append([]string{"txlab"}, strings.Split(os.Getenv("TXLAB_TEST_ARGS"), "\x1f")...)
+		main()
+		os.Exit(0)
+	case "args":
 		main()
 		os.Exit(0)
 	}

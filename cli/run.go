@@ -4,17 +4,13 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
-	"github.com/schollz/progressbar/v3"
 	"github.com/urfave/cli/v2"
-	"golang.org/x/term"
 
 	"github.com/txlab/txlab/framework/report"
 	"github.com/txlab/txlab/framework/run"
-	"github.com/txlab/txlab/framework/sim"
 )
 
 // runFlags are the flags of a run: the knobs (run.Knobs) and what to do
@@ -26,6 +22,7 @@ func runFlags() []cli.Flag {
 		&cli.StringFlag{Name: "format", Value: "text", Usage: "text or json"},
 		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write the report to FILE (replaced only by a complete report)"},
 		&cli.BoolFlag{Name: "no-progress", Usage: "never show the progress bar"},
+		jobsFlag(),
 	)
 }
 
@@ -141,6 +138,9 @@ func runAction(c *cli.Context) error {
 	if len(args) > 1 {
 		return fmt.Errorf("run: want at most one SCRIPT.tengo, got %d arguments", len(args))
 	}
+	if err := run.CheckJobs(c.Int("jobs")); err != nil {
+		return err
+	}
 	format := c.String("format")
 	if format != "text" && format != "json" {
 		return fmt.Errorf("--format %q: want text or json", format)
@@ -169,19 +169,27 @@ func runAction(c *cli.Context) error {
 		return err
 	}
 	describeTrace(tr.Run, specs)
-	var reps []*report.Report
+	jobs := c.Int("jobs")
+	if tr.Run != nil {
+		jobs = 1 // span ids are handed out in order: one variant at a time
+	}
+	bar := newProgress(c, "variants", specDurations(specs))
+	logs := newOrderedLogs(c.App.ErrWriter, len(specs), jobs)
+	reps, errs := run.RunAll(specs, jobs, func(i int) run.Options {
+		return run.Options{Progress: bar.run(i), Trace: tr.Run, Stop: interrupted, Log: logs.writer(i)}
+	}, func(i int, _ *report.Report, _ error) {
+		logs.end(i)
+		bar.runDone()
+	})
+	bar.finish()
 	var firstErr error
-	for i, s := range specs {
-		bar := newProgress(c, s.Name, i, len(specs))
-		rep, err := run.RunWith(s, run.Options{Progress: bar.update, Trace: tr.Run, Stop: interrupted})
-		bar.finish()
-		reps = append(reps, rep)
+	for i, err := range errs {
 		if errors.Is(err, run.ErrInterrupted) {
 			// Keep what was traced; a partial report replaces nothing.
 			return joinErrs(err, tr.finish(c, reps, err))
 		}
 		if err != nil && firstErr == nil {
-			firstErr = labelled(s, len(specs), err)
+			firstErr = labelled(specs[i], len(specs), err)
 		}
 	}
 	err = joinErrs(firstErr, writeReports(c, format, reps))
@@ -220,46 +228,4 @@ func writeReports(c *cli.Context, format string, reps []*report.Report) error {
 		return fmt.Errorf("writing the report: %w", err)
 	}
 	return nil
-}
-
-// progress shows a bar on stderr once a run has taken a second of wall
-// time, and never when stderr is not a terminal.
-type progress struct {
-	enabled bool
-	label   string
-	start   time.Time
-	bar     *progressbar.ProgressBar
-}
-
-func newProgress(c *cli.Context, name string, i, n int) *progress {
-	p := &progress{start: time.Now(), label: "simulating"}
-	p.enabled = !c.Bool("no-progress") && term.IsTerminal(int(os.Stderr.Fd()))
-	if n > 1 {
-		p.label = fmt.Sprintf("variant %d/%d %s", i+1, n, name)
-	}
-	return p
-}
-
-func (p *progress) update(done, total sim.Time) {
-	if !p.enabled {
-		return
-	}
-	if p.bar == nil {
-		if time.Since(p.start) < time.Second {
-			return
-		}
-		p.bar = progressbar.NewOptions64(int64(total/sim.Microsecond),
-			progressbar.OptionSetWriter(os.Stderr),
-			progressbar.OptionSetDescription(p.label+" (simulated µs)"),
-			progressbar.OptionShowCount(),
-			progressbar.OptionSetPredictTime(true),
-			progressbar.OptionClearOnFinish())
-	}
-	_ = p.bar.Set64(int64(done / sim.Microsecond))
-}
-
-func (p *progress) finish() {
-	if p.bar != nil {
-		_ = p.bar.Finish()
-	}
 }

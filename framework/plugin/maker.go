@@ -42,15 +42,16 @@ func (Local) Driver(name string) (driver.Driver, error) {
 	return wire.WrapDriver(d), nil
 }
 
-// Cleanup stops every plugin process still running (on any exit path;
-// the CLI also calls it on SIGINT and SIGTERM).
+// Cleanup stops every plugin process still running, idle or in use by a
+// run (on any exit path; the CLI also calls it on SIGINT and SIGTERM).
 func Cleanup() {
 	procs.Lock()
 	defer procs.Unlock()
-	for k, p := range procs.m {
+	for p := range procs.all {
 		p.Close()
-		delete(procs.m, k)
 	}
+	procs.all = map[*Proc]bool{}
+	procs.idle = map[string][]*Proc{}
 	goplugin.CleanupClients()
 }
 
@@ -95,17 +96,38 @@ func NewHost(o Options) (*Host, error) {
 	return h, nil
 }
 
-// procs are the plugin processes started so far, kept for the next run
-// (variants, benchmarks): starting one costs tens of milliseconds
-// (checksum, AutoMTLS keys, handshake). Each run makes fresh instances,
-// so reuse does not change results. Cleanup stops them all.
+// procs are the plugin processes started so far. A run takes a process
+// for its own use (a conn serves one host goroutine at a time) and gives
+// it back when it closes; the next run reuses it: starting one costs
+// tens of milliseconds (checksum, AutoMTLS keys, handshake). Runs at the
+// same time (txlab run -j) each get a process of their own. Each run
+// makes fresh instances, so reuse does not change results. Cleanup stops
+// them all.
 var procs = struct {
 	sync.Mutex
-	m map[string]*Proc
-}{m: map[string]*Proc{}}
+	all  map[*Proc]bool     // every process started and not yet closed
+	idle map[string][]*Proc // by procKey: processes no run uses
+}{all: map[*Proc]bool{}, idle: map[string][]*Proc{}}
 
 func procKey(f Found, o Options) string {
 	return fmt.Sprintf("%s|%x|%s|%s", f.Path, f.Sum, cmp.Or(o.Transport, os.Getenv(EnvTransport)), o.LogLevel)
+}
+
+// takeIdle takes an idle, healthy process for key, closing the dead
+// ones it meets.
+func takeIdle(key string) *Proc {
+	procs.Lock()
+	defer procs.Unlock()
+	for list := procs.idle[key]; len(list) > 0; list = procs.idle[key] {
+		p := list[len(list)-1]
+		procs.idle[key] = list[:len(list)-1]
+		if p.Err() == nil && !p.client.Exited() {
+			return p
+		}
+		p.Close()
+		delete(procs.all, p)
+	}
+	return nil
 }
 
 func (h *Host) proc(f Found) (*Proc, error) {
@@ -113,20 +135,15 @@ func (h *Host) proc(f Found) (*Proc, error) {
 		return p, p.err
 	}
 	key := procKey(f, h.opts)
-	procs.Lock()
-	p, ok := procs.m[key]
-	procs.Unlock()
-	if !ok || p.Err() != nil || p.client.Exited() {
-		if ok {
-			p.Close()
-		}
+	p := takeIdle(key)
+	if p == nil {
 		var err error
-		p, err = Start(f, h.opts)
-		if err != nil {
+		if p, err = Start(f, h.opts); err != nil {
 			return nil, err
 		}
+		p.key = key
 		procs.Lock()
-		procs.m[key] = p
+		procs.all[p] = true
 		procs.Unlock()
 	}
 	p.c.timeout = cmp.Or(h.opts.Timeout, DefaultTimeout)
@@ -172,13 +189,23 @@ func (h *Host) Driver(name string) (driver.Driver, error) {
 	return p.NewDriver(name)
 }
 
-// Close stops every plugin process.
+// Close frees the run's instances and gives its plugin processes back
+// for the next run; a dead or broken one is stopped, never reused.
 func (h *Host) Close() {
 	for _, p := range h.procs {
-		if p.Err() != nil {
-			p.Close() // dead or broken: never reused
-			continue
+		if p.Err() == nil {
+			p.closeInstances()
 		}
-		p.closeInstances()
+		procs.Lock()
+		switch {
+		case !procs.all[p]: // Cleanup closed it
+		case p.Err() != nil:
+			p.Close()
+			delete(procs.all, p)
+		default:
+			procs.idle[p.key] = append(procs.idle[p.key], p)
+		}
+		procs.Unlock()
 	}
+	h.procs = map[string]*Proc{}
 }

@@ -31,6 +31,7 @@ type Proc struct {
 	err    error
 	once   sync.Once
 	insts  []uint32 // instances made for the current run
+	key    string   // procKey: where it waits between runs
 }
 
 // closeInstances frees the run's instances in the plugin.

@@ -2,6 +2,7 @@ package run
 
 import (
 	"fmt"
+	"io"
 	"slices"
 	"sort"
 	"strings"
@@ -69,6 +70,7 @@ type Live struct {
 	dev    *netdev.Device
 	wl     *workload.Workload
 	store  map[any]any
+	log    io.Writer
 	phases []phaseMark
 }
 
@@ -102,6 +104,10 @@ func (l *Live) Stats() LiveStats {
 // Store is scratch space that lives as long as this run (an action's
 // state between its occurrences); keys are the action's own.
 func (l *Live) Store() map[any]any { return l.store }
+
+// Log is where this run's action log lines go (Options.Log), or nil:
+// then wherever the action's author sends them.
+func (l *Live) Log() io.Writer { return l.log }
 
 // SetRate changes the udp_rate workload's total offered rate, within
 // what the link carries.

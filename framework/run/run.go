@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"sort"
 	"strings"
@@ -195,6 +196,10 @@ type Options struct {
 	// Stop, once closed, stops the run at the next event boundary; it
 	// then returns its partial report and ErrInterrupted.
 	Stop <-chan struct{}
+	// Log, if set, receives the lines the run's actions log (a script's
+	// act.log), in place of the script's own log: runs that go at once
+	// each keep theirs apart.
+	Log io.Writer
 }
 
 // Run executes spec. It always returns a report, partial on failure, with
@@ -435,7 +440,7 @@ func RunWith(spec Spec, o Options) (*report.Report, error) {
 		interval = max(spec.Duration/20, 1)
 	}
 	snap := take(net, e) // the window starts here unless there is a warmup
-	acts := newActionRunner(spec.Actions, &Live{e: e, net: net, dev: dev, wl: wl, store: map[any]any{}}, spec.Duration)
+	acts := newActionRunner(spec.Actions, &Live{e: e, net: net, dev: dev, wl: wl, store: map[any]any{}, log: o.Log}, spec.Duration)
 	var runErr error
 	prev := snap
 	for t := sim.Time(0); t < spec.Duration && runErr == nil; {

@@ -208,7 +208,11 @@ func (a *actionDef) do(p *Program, l *run.Live, key any) error {
 		}
 	}
 	if a.log != "" {
-		fmt.Fprintf(p.opts.Log, "%s: [%s] %s\n", p.name, fmtNs(l.Now()), a.log)
+		w := l.Log()
+		if w == nil {
+			w = p.opts.Log
+		}
+		fmt.Fprintf(w, "%s: [%s] %s\n", p.name, fmtNs(l.Now()), a.log)
 	}
 	if a.hook != nil {
 		return a.hook.run(p, l, key)
@@ -272,7 +276,9 @@ func (p *Program) newHook(src string) (*hookObj, error) {
 	if pos, ok := p.rawHooks[src]; ok {
 		h.base = &pos
 	}
+	release := holdBound(p.opts.valueBound())
 	bc, n, err := compile(p.name, []byte(src), hookModules(), hookGlobals, true)
+	release()
 	if err != nil {
 		return nil, h.place(err)
 	}
@@ -325,7 +331,7 @@ func (h *hookObj) run(p *Program, l *run.Live, key any) error {
 	globals[0] = liveObject(cur, st.prev, st.runs)
 	globals[1] = st.state
 	globals[2] = tengo.UndefinedValue
-	if err := runVM(p.name, h.bytecode, globals, p.opts.HookMaxAllocs, p.opts.HookTimeout, "--hook-max-allocs", "--hook-timeout"); err != nil {
+	if err := runVM(p.name, h.bytecode, globals, p.opts.valueBound(), p.opts.HookMaxAllocs, p.opts.HookTimeout, "--hook-max-allocs", "--hook-timeout"); err != nil {
 		return h.place(err)
 	}
 	st.prev, st.runs = cur, st.runs+1

@@ -34,16 +34,50 @@ import (
 // maxValueBytes is the most one string or bytes value may ever hold.
 const maxValueBytes = 16 << 20
 
-func init() { setValueBound(maxValueBytes) }
+func init() { tengo.MaxStringLen, tengo.MaxBytesLen = maxValueBytes, maxValueBytes }
 
-// setValueBound bounds one string or bytes value (tengo's MaxStringLen
-// and MaxBytesLen) to n bytes, at most maxValueBytes: a value of n bytes
-// counts like n objects against --max-allocs, so one text.repeat or
-// "s += s" cannot build what the allocation bound refuses in pieces.
-// tengo's bounds are process-wide: the last Load sets them.
-func setValueBound(n int64) {
-	n = min(max(n, 1), maxValueBytes)
-	tengo.MaxStringLen, tengo.MaxBytesLen = int(n), int(n)
+// valueBound is the most bytes one string or bytes value of a program
+// with these options may hold: its --max-allocs (a value of n bytes
+// counts like n objects, so one text.repeat or "s += s" cannot build
+// what the allocation bound refuses in pieces), at most maxValueBytes.
+func (o *Options) valueBound() int {
+	return int(min(max(o.MaxAllocs, 1), maxValueBytes))
+}
+
+// bound shares tengo's process-wide MaxStringLen and MaxBytesLen among
+// the programs that compile or run at the same time (variants run in
+// parallel, txlab run -j): each holds its own bound in place while it
+// compiles or runs, and one with another bound waits until nobody uses
+// the current one. Programs with the same bound (one script's variants,
+// a sweep's points) never wait.
+var bound = struct {
+	mu    sync.Mutex
+	free  *sync.Cond
+	cur   int
+	users int
+}{cur: maxValueBytes}
+
+func init() { bound.free = sync.NewCond(&bound.mu) }
+
+// holdBound puts n in place as tengo's bounds until release is called.
+func holdBound(n int) (release func()) {
+	bound.mu.Lock()
+	for bound.users > 0 && bound.cur != n {
+		bound.free.Wait()
+	}
+	if bound.cur != n {
+		bound.cur = n
+		tengo.MaxStringLen, tengo.MaxBytesLen = n, n
+	}
+	bound.users++
+	bound.mu.Unlock()
+	return func() {
+		bound.mu.Lock()
+		if bound.users--; bound.users == 0 {
+			bound.free.Broadcast()
+		}
+		bound.mu.Unlock()
+	}
 }
 
 // Defaults for the bounds.
@@ -138,6 +172,9 @@ type Plan struct {
 	// Specs is one spec per variant; a script without variants has one,
 	// with an empty Name.
 	Specs []run.Spec
+	// Params are the names the script asked txlab.param for, sorted
+	// (what --param and a sweep's grid may set).
+	Params []string
 }
 
 // Load compiles a script. name is used in messages ("scripts/e1.tengo").
@@ -146,9 +183,10 @@ func Load(name string, src []byte, opts Options) (*Program, error) {
 	if len(src) > MaxSourceBytes {
 		return nil, &Error{File: name, Msg: fmt.Sprintf("script is %d bytes, more than the %d allowed", len(src), MaxSourceBytes)}
 	}
-	setValueBound(opts.MaxAllocs)
 	p := &Program{name: name, src: src, opts: opts, rawHooks: findRawHooks(src)}
+	release := holdBound(opts.valueBound())
 	bc, n, err := compile(name, src, p.modules(), nil, false)
+	release()
 	if err != nil {
 		return nil, err
 	}
@@ -186,14 +224,19 @@ func (p *Program) Eval() (*Plan, error) {
 	p.cur = b
 	defer func() { p.cur = nil }()
 	globals := newGlobals(p.nglobals, 0)
-	if err := runVM(p.name, p.bytecode, globals, p.opts.MaxAllocs, p.opts.Timeout, "--max-allocs", "--script-timeout"); err != nil {
+	if err := runVM(p.name, p.bytecode, globals, p.opts.valueBound(), p.opts.MaxAllocs, p.opts.Timeout, "--max-allocs", "--script-timeout"); err != nil {
 		return nil, err
 	}
 	specs, err := b.finish()
 	if err != nil {
 		return nil, &Error{File: p.name, Msg: err.Error()}
 	}
-	return &Plan{File: p.name, Description: b.description, Specs: specs}, nil
+	params := make([]string, 0, len(b.paramsRead))
+	for k := range b.paramsRead {
+		params = append(params, k)
+	}
+	sort.Strings(params)
+	return &Plan{File: p.name, Description: b.description, Specs: specs, Params: params}, nil
 }
 
 // Describe returns the script's one-line description: the text of its
@@ -297,7 +340,8 @@ func newGlobals(n, predefined int) []tengo.Object {
 
 // runVM runs bytecode with the bounds; errors come back as *Error, at
 // the place the VM stopped when that is known.
-func runVM(name string, bc *tengo.Bytecode, globals []tengo.Object, maxAllocs int64, timeout time.Duration, allocFlag, timeFlag string) (err error) {
+func runVM(name string, bc *tengo.Bytecode, globals []tengo.Object, valueBound int, maxAllocs int64, timeout time.Duration, allocFlag, timeFlag string) (err error) {
+	defer holdBound(valueBound)()
 	vm := tengo.NewVM(bc, globals, maxAllocs)
 	var fired atomic.Bool
 	done := make(chan struct{})
@@ -333,17 +377,17 @@ func runVM(name string, bc *tengo.Bytecode, globals []tengo.Object, maxAllocs in
 	if errors.As(rerr, &placed) {
 		return placed
 	}
-	return runtimeError(name, rerr, maxAllocs, allocFlag)
+	return runtimeError(name, rerr, valueBound, maxAllocs, allocFlag)
 }
 
-func runtimeError(name string, err error, maxAllocs int64, allocFlag string) *Error {
+func runtimeError(name string, err error, valueBound int, maxAllocs int64, allocFlag string) *Error {
 	full := err.Error()
 	msg, _, _ := strings.Cut(strings.TrimPrefix(full, "Runtime Error: "), "\n\tat ")
 	switch {
 	case errors.Is(err, tengo.ErrObjectAllocLimit):
 		msg = fmt.Sprintf("allocation limit exceeded (%d objects); raise the bound with %s", maxAllocs, allocFlag)
 	case errors.Is(err, tengo.ErrStringLimit), errors.Is(err, tengo.ErrBytesLimit):
-		msg = fmt.Sprintf("%s: one string or bytes value may hold %d bytes (--max-allocs, at most %d)", msg, tengo.MaxStringLen, maxValueBytes)
+		msg = fmt.Sprintf("%s: one string or bytes value may hold %d bytes (--max-allocs, at most %d)", msg, valueBound, maxValueBytes)
 	}
 	e := &Error{File: name, Msg: msg, Err: err}
 	if m := atPos.FindStringSubmatch(full); m != nil {

@@ -450,7 +450,7 @@ func BenchmarkHookRun(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		globals := newGlobals(h.nglobals, len(hookGlobals))
 		globals[0], globals[1], globals[2] = liveObject(cur, st.prev, 0), st.state, tengo.UndefinedValue
-		if err := runVM("b.tengo", h.bytecode, globals, DefaultHookMaxAllocs, DefaultHookTimeout, "", ""); err != nil {
+		if err := runVM("b.tengo", h.bytecode, globals, p.opts.valueBound(), DefaultHookMaxAllocs, DefaultHookTimeout, "", ""); err != nil {
 			b.Fatal(err)
 		}
 	}
