@@ -180,11 +180,14 @@ type qctx struct {
 	toFree *skb.List // caller's to_free (enqueue side)
 }
 
+// Now is ktime_get(): the qdisc's clock reads the simulated time plus
+// the host's uptime (sim.Ktime), as a kernel's does; Watchdog and
+// ModTimer take times on that clock.
 func (x *qctx) Now() sim.Time {
 	if x.cpu == nil {
-		return x.net.E.Now()
+		return sim.Ktime(x.net.E.Now())
 	}
-	return x.cpu.Now()
+	return sim.Ktime(x.cpu.Now())
 }
 
 // Spend charges the plugin's reported work to the CPU; at Init there is
@@ -267,6 +270,7 @@ func (x *qctx) DequeueDrop(h skb.Handle, reason skb.DropReason) {
 // it is left alone. On expiry, qdisc_watchdog reschedules the root.
 func (x *qctx) Watchdog(at sim.Time) {
 	q, n := x.q, x.net
+	at = sim.SimTime(at)
 	if exp, queued := q.watchdog.Queued(); queued && exp == at {
 		return
 	}
@@ -282,6 +286,7 @@ func (x *qctx) CancelWatchdog() { x.q.watchdog.Cancel() }
 // timer interrupt queues the qdisc for TIMER_SOFTIRQ on that CPU.
 func (x *qctx) ModTimer(at sim.Time) {
 	q, n := x.q, x.net
+	at = sim.SimTime(at)
 	q.timer.Start(x.armCPU(), at, func(c *sim.CPU) {
 		n.sd[c.ID].timers = append(n.sd[c.ID].timers, q)
 		c.RaiseSoftirq(sim.TimerSoftirq)
