@@ -243,6 +243,9 @@ func (x *qctx) Drop(h skb.Handle, reason skb.DropReason) {
 	x.checkReason(reason)
 	s := x.take(h, "drop")
 	s.Reason = reason
+	if x.cpu != nil {
+		x.net.touchSkbQdisc(x.cpu, s) // under the root lock (cake_drop's dequeue_head)
+	}
 	if x.toFree == nil {
 		// A drop outside enqueue (e.g. from a dequeue without the
 		// flag): freed now.
@@ -255,6 +258,7 @@ func (x *qctx) Drop(h skb.Handle, reason skb.DropReason) {
 func (x *qctx) DequeueDrop(h skb.Handle, reason skb.DropReason) {
 	x.checkReason(reason)
 	s := x.take(h, "dequeue drop")
+	x.net.touchSkbQdisc(x.cpu, s) // cake_dequeue_one's reads, under the root lock
 	s.Reason = reason
 	if x.q.Flags&qdisc.DequeueDrops != 0 && x.net.Cfg.DequeueDrops {
 		// qdisc_dequeue_drop: freed after the root lock is released.
@@ -371,6 +375,7 @@ func (n *Net) qdiscDequeue(c *sim.CPU, q *Qdisc, req qdisc.DequeueReq) []*skb.SK
 	q.skbs = q.skbs[:0]
 	for _, p := range q.out {
 		s := q.ctx.take(p.Handle, "dequeue")
+		n.touchSkbQdisc(c, s) // under the root lock; the driver finds it hot
 		s.ECN = p.ECN // the qdisc may have CE-marked it
 		q.SentPkts++
 		q.SentBytes += uint64(s.Len)
