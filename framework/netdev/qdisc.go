@@ -375,7 +375,8 @@ func (n *Net) qdiscDequeue(c *sim.CPU, q *Qdisc, req qdisc.DequeueReq) []*skb.SK
 	q.skbs = q.skbs[:0]
 	for _, p := range q.out {
 		s := q.ctx.take(p.Handle, "dequeue")
-		n.touchSkbQdisc(c, s) // under the root lock; the driver finds it hot
+		// Read under the root lock; the driver then finds it hot.
+		n.touchSkbQdisc(c, s)
 		s.ECN = p.ECN // the qdisc may have CE-marked it
 		q.SentPkts++
 		q.SentBytes += uint64(s.Len)
