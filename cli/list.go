@@ -62,6 +62,12 @@ func listCommand() *cli.Command {
 				}
 				fmt.Fprintf(w, "  %s\t%s\n", k, help)
 			}
+			fmt.Fprintln(w, "\nLAB-ONLY QDISC OPTIONS (txlab's words, not tc's: for experiments)")
+			for _, k := range qdisc.Kinds() {
+				for _, o := range qdisc.LabOptions(k) {
+					fmt.Fprintf(w, "  %s %s\t%s\n", k, o.Word, o.Help)
+				}
+			}
 			fmt.Fprintln(w, "\nDRIVERS")
 			for _, d := range driver.Names() {
 				fmt.Fprintf(w, "  %s\t%s\n", d, driver.Help(d))

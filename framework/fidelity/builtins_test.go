@@ -1,3 +1,3 @@
 package fidelity
 
-import _ "github.com/txlab/txlab/framework/internal/builtintest"
+import _ "github.com/txlab/txlab/framework/internal/builtintest" // the built-in qdiscs and drivers

@@ -1,7 +1,3 @@
-// Package fidelity sets the seeds' figures beside the model's: each
-// experiment's rows name a figure, what the seed measured, what the
-// model gives, and whether the model is within the tolerance issue 14
-// sets for it. Nothing here runs the model; it reads reports.
 package fidelity
 
 import (
@@ -13,16 +9,6 @@ import (
 	"github.com/txlab/txlab/framework/report"
 	"github.com/txlab/txlab/framework/workload"
 )
-
-// Row is one figure: the seed's, the model's, and whether the model's
-// is within the tolerance (Tolerance says which).
-type Row struct {
-	Name      string
-	Seed      string
-	Model     string
-	Tolerance string
-	Holds     bool
-}
 
 // The seed's E1 figures: Eric Dumazet's "[PATCH v2 net-next 6/6] net:
 // dev_queue_xmit() llist adoption", "Tested:" (shared/seeds/
@@ -316,10 +302,10 @@ func sign(v float64) int {
 func WriteRows(w io.Writer, rows []Row) error {
 	nw, sw, mw := len("figure"), len("seed"), len("model")
 	for _, r := range rows {
-		nw, sw, mw = max(nw, len(r.Name)), max(sw, len(r.Seed)), max(mw, len(r.Model))
+		nw, sw, mw = max(nw, len(r.label())), max(sw, len(r.Seed)), max(mw, len(r.Model))
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%-*s  %-*s  %-*s  %s\n", nw, "figure", sw, "seed", mw, "model", "holds (tolerance)")
+	fmt.Fprintf(&b, "%-*s  %-*s  %-*s  %s\n", nw, "figure", sw, "seed", mw, "model", "holds")
 	held := 0
 	for _, r := range rows {
 		v := "no"
@@ -327,9 +313,23 @@ func WriteRows(w io.Writer, rows []Row) error {
 			v = "yes"
 			held++
 		}
-		fmt.Fprintf(&b, "%-*s  %-*s  %-*s  %s (%s)\n", nw, r.Name, sw, r.Seed, mw, r.Model, v, r.Tolerance)
+		if r.Tolerance != "" {
+			v += " (" + r.Tolerance + ")"
+		}
+		fmt.Fprintf(&b, "%-*s  %-*s  %-*s  %s\n", nw, r.label(), sw, r.Seed, mw, r.Model, v)
+		if r.Why != "" {
+			fmt.Fprintf(&b, "%*s  why: %s\n", nw, "", r.Why)
+		}
 	}
 	fmt.Fprintf(&b, "%d of %d figures hold\n", held, len(rows))
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// label is the row's name, after its ID where it has one.
+func (r Row) label() string {
+	if r.ID == "" {
+		return r.Name
+	}
+	return r.ID + " " + r.Name
 }

@@ -56,7 +56,10 @@ func (d *DQL) Reset(jiffies uint64) {
 	d.PrevOvlimit = 0
 	d.LowestSlack = ^uint32(0)
 	d.SlackStartTime = jiffies
-	d.AdjLimit = d.Limit + d.NumCompleted
+	// adj_limit is left alone, as dql_reset leaves it: only
+	// dql_completed sets it. A fresh queue has it at 0 (the zeroed
+	// netdev_queue); a reset one keeps its old value until the next
+	// completion.
 }
 
 // Queued is dql_queued: count objects (bytes) handed to the hardware.

@@ -53,3 +53,27 @@ func TestDQLArithmetic(t *testing.T) {
 		}
 	}
 }
+
+// dql_reset leaves adj_limit alone (only dql_completed writes it): a
+// queue reset after traffic keeps its old headroom until the next
+// completion; a fresh one has 0 and stops after the first packet.
+func TestDQLResetKeepsAdjLimit(t *testing.T) {
+	var d DQL
+	d.Init(HZ, 0)
+	if d.AdjLimit != 0 || d.Avail() != 0 {
+		t.Fatalf("fresh: adj_limit %d avail %d, want 0", d.AdjLimit, d.Avail())
+	}
+	d.Queued(1000)
+	d.Completed(1000, 1) // starved: limit 1000, adj_limit 2000
+	if d.AdjLimit != 2000 {
+		t.Fatalf("adj_limit %d after the first completion, want 2000", d.AdjLimit)
+	}
+	d.MinLimit = 500
+	d.Reset(2)
+	if d.Limit != 500 || d.NumQueued != 0 || d.NumCompleted != 0 {
+		t.Errorf("reset: limit %d queued %d completed %d, want 500 (min_limit), 0, 0", d.Limit, d.NumQueued, d.NumCompleted)
+	}
+	if d.AdjLimit != 2000 || d.Avail() != 2000 {
+		t.Errorf("reset: adj_limit %d avail %d, want the old 2000 kept", d.AdjLimit, d.Avail())
+	}
+}

@@ -500,3 +500,51 @@ func TestBrokenQdiscFailsLoudly(t *testing.T) {
 	}
 	t.Log(err)
 }
+
+// A qdisc reads the skbs it dequeues or drops under the root lock
+// (dequeue_head's skb->next, the cb, skb->truesize): skbs another CPU
+// enqueued cost skb_lines transfers there, dropped ones included, and the
+// driver then finds them hot. Skbs the dequeuing CPU wrote cost nothing.
+func TestQdiscReadsSkbLinesUnderLock(t *testing.T) {
+	for _, c := range []struct {
+		qd          string
+		fillCPU     int
+		dequeued    int // skbs the qdisc hands out or drops in one dequeue of 8
+		wantLineCnt int
+	}{
+		{"pfifo", 1, 8, 8},
+		{"pfifo", 0, 8, 0},
+		{"test_dropper", 1, 16, 16}, // 8 sent, 8 dropped: every one read
+	} {
+		h := newHarness(t, profile(t, "6.18", "bql", "off"), 2, "test", 1, c.qd)
+		q := h.dev.Root
+		var spent sim.Time
+		var got []*skb.SKB
+		h.on(c.fillCPU, 0, func(cpu *sim.CPU) { h.fill(cpu, q, 20) })
+		h.on(0, 100*sim.Microsecond, func(cpu *sim.CPU) {
+			q.lock.Lock(cpu, h.n.site.rootRun)
+			start := cpu.Now()
+			got = append(got, h.n.qdiscDequeue(cpu, q, qdisc.DequeueReq{Max: 8, Bytes: 1 << 40})...)
+			spent = cpu.Now() - start
+			q.lock.Unlock(cpu)
+			for _, s := range got {
+				if int(s.HotCPU) != cpu.ID {
+					t.Errorf("%s: a dequeued skb is not hot on the dequeuing CPU", c.qd)
+				}
+			}
+			var l skb.List
+			for _, s := range got {
+				l.Push(s)
+			}
+			h.n.kfreeSkbList(cpu, &l)
+		})
+		h.run(sim.Millisecond)
+		costs := h.e.Costs
+		lines := sim.Time(c.wantLineCnt) * sim.Time(costs.SkbLines*costs.LineSocket)
+		base := spent - lines
+		if base < 0 || base > sim.Time(c.dequeued)*sim.Time(costs.KfreeSkb+costs.QdiscDequeue)+sim.Time(4*costs.LineSocket) {
+			t.Errorf("%s filled on cpu%d: dequeue under the lock took %d ns, want %d of skb lines plus the qdisc's own work",
+				c.qd, c.fillCPU, spent, lines)
+		}
+	}
+}

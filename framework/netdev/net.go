@@ -535,6 +535,15 @@ func (n *Net) touchSkbPrefetched(c *sim.CPU, s *skb.SKB, prefetched bool) {
 	s.HotCPU = int32(c.ID)
 }
 
+// touchSkbQdisc prices a qdisc reading an skb it dequeues or drops,
+// under the root lock. The skb was last written by the CPU that enqueued
+// it (flow_queue_add's skb->next), so on a root qdisc fed by other CPUs
+// these are transfers: dequeue_head reads skb->next and qdisc_pkt_len
+// the cb (line 0), cake_dequeue_one and cake_drop skb->truesize, and
+// qdisc_bstats_update skb_is_gso through skb->head/end (line 3): the
+// skb_lines the model gives an skb. The driver then finds them hot.
+func (n *Net) touchSkbQdisc(c *sim.CPU, s *skb.SKB) { n.touchSkb(c, s) }
+
 // LoseToDeadPlugins frees every packet a dead plugin held (a qdisc's, or
 // a device's ring when its driver died) as LOST_TO_PLUGIN, so the
 // accounting still balances after a plugin crash.

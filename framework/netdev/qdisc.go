@@ -184,11 +184,14 @@ type qctx struct {
 	toFree *skb.List // caller's to_free (enqueue side)
 }
 
+// Now is ktime_get(): the qdisc's clock reads the simulated time plus
+// the host's uptime (sim.Ktime), as a kernel's does; Watchdog and
+// ModTimer take times on that clock.
 func (x *qctx) Now() sim.Time {
 	if x.cpu == nil {
-		return x.net.E.Now()
+		return sim.Ktime(x.net.E.Now())
 	}
-	return x.cpu.Now()
+	return sim.Ktime(x.cpu.Now())
 }
 
 // Spend charges the plugin's reported work to the CPU; at Init there is
@@ -244,6 +247,9 @@ func (x *qctx) Drop(h skb.Handle, reason skb.DropReason) {
 	x.checkReason(reason)
 	s := x.take(h, "drop")
 	s.Reason = reason
+	if x.cpu != nil {
+		x.net.touchSkbQdisc(x.cpu, s) // under the root lock (cake_drop's dequeue_head)
+	}
 	if x.toFree == nil {
 		// A drop outside enqueue (e.g. from a dequeue without the
 		// flag): freed now.
@@ -256,6 +262,7 @@ func (x *qctx) Drop(h skb.Handle, reason skb.DropReason) {
 func (x *qctx) DequeueDrop(h skb.Handle, reason skb.DropReason) {
 	x.checkReason(reason)
 	s := x.take(h, "dequeue drop")
+	x.net.touchSkbQdisc(x.cpu, s) // cake_dequeue_one's reads, under the root lock
 	s.Reason = reason
 	if x.q.Flags&qdisc.DequeueDrops != 0 && x.net.Cfg.DequeueDrops {
 		// qdisc_dequeue_drop: freed after the root lock is released.
@@ -271,6 +278,7 @@ func (x *qctx) DequeueDrop(h skb.Handle, reason skb.DropReason) {
 // it is left alone. On expiry, qdisc_watchdog reschedules the root.
 func (x *qctx) Watchdog(at sim.Time) {
 	q, n := x.q, x.net
+	at = sim.SimTime(at)
 	if exp, queued := q.watchdog.Queued(); queued && exp == at {
 		return
 	}
@@ -286,6 +294,7 @@ func (x *qctx) CancelWatchdog() { x.q.watchdog.Cancel() }
 // timer interrupt queues the qdisc for TIMER_SOFTIRQ on that CPU.
 func (x *qctx) ModTimer(at sim.Time) {
 	q, n := x.q, x.net
+	at = sim.SimTime(at)
 	q.timer.Start(x.armCPU(), at, func(c *sim.CPU) {
 		n.sd[c.ID].timers = append(n.sd[c.ID].timers, q)
 		c.RaiseSoftirq(sim.TimerSoftirq)
@@ -408,6 +417,8 @@ func (n *Net) qdiscDequeue(c *sim.CPU, q *Qdisc, req qdisc.DequeueReq) []*skb.SK
 	q.skbs = q.skbs[:0]
 	for _, p := range q.out {
 		s := q.ctx.take(p.Handle, "dequeue")
+		// Read under the root lock; the driver then finds it hot.
+		n.touchSkbQdisc(c, s)
 		s.ECN = p.ECN // the qdisc may have CE-marked it
 		q.SentPkts++
 		q.SentBytes += uint64(s.Len)

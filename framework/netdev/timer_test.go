@@ -81,7 +81,10 @@ func TestQdiscTimer(t *testing.T) {
 	if len(q.ticks) != 10 {
 		t.Fatalf("timer ran %d times (%v), want 10 in 1.05 ms at one per 100 us", len(q.ticks), q.ticks)
 	}
-	prev := sim.Time(0)
+	// The qdisc reads ktime: the simulated time plus the host's uptime
+	// (sim.BootOffset), and its timer fires at the simulated time that
+	// ktime stands for.
+	prev := sim.Ktime(0)
 	for i, at := range q.ticks {
 		// Each tick re-arms from its own time: a little drift is the
 		// interrupt and softirq entry.

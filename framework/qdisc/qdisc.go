@@ -97,8 +97,11 @@ func WorkPrices(c *sim.Costs) Prices {
 // give the same result.
 type Ctx interface {
 	// Now is the current virtual time, ktime_get_ns(): the call's start
-	// plus the work reported so far in this call. Reading it is free;
-	// report WorkTstamp where the kernel qdisc reads the clock.
+	// plus the work reported so far in this call. Like a kernel's
+	// monotonic clock it does not start at 0: the host adds its uptime
+	// (sim.BootOffset), and Watchdog and ModTimer take times on the same
+	// clock. Reading it is free; report WorkTstamp where the kernel qdisc
+	// reads the clock.
 	Now() sim.Time
 	// Work reports n units of kind done now; the host adds their price
 	// to this CPU's time (and so to Now).
@@ -332,6 +335,24 @@ func Kinds() []string { return registry.Names(hostKinds...) }
 
 // Help is a kind's one-line description.
 func Help(kind string) string { return registry.Help(kind) }
+
+// LabOption is an option word a qdisc takes that tc's does not: the
+// model's, for experiments. Word is how it is written (with its value,
+// "limit N"), Help what it does.
+type LabOption struct {
+	Word, Help string
+}
+
+var labOptions = map[string][]LabOption{}
+
+// RegisterLabOptions declares kind's lab-only option words (txlab list
+// shows them apart from tc's).
+func RegisterLabOptions(kind string, opts ...LabOption) {
+	labOptions[kind] = append(labOptions[kind], opts...)
+}
+
+// LabOptions are kind's lab-only option words, as registered.
+func LabOptions(kind string) []LabOption { return labOptions[kind] }
 
 var multiQueue = map[string]string{}
 

@@ -182,6 +182,12 @@ type Interval struct {
 	Offered   uint64  `json:"offered_packets"`
 	Drops     uint64  `json:"dropped_packets"`
 	Backlog   int64   `json:"backlog_packets"` // all qdiscs, at the end of the interval
+	// DropsBy are the interval's drops by reason (none: omitted).
+	DropsBy map[string]uint64 `json:"drops,omitempty"`
+	// BlueP is cake's largest BLUE drop probability at the interval's
+	// end, over every cake qdisc and tin (its blue_p_max_ppm xstats, in
+	// [0, 1]); omitted without cake or while BLUE is quiet.
+	BlueP float64 `json:"blue_p_max,omitempty"`
 	VMStat
 }
 

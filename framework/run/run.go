@@ -19,6 +19,7 @@ import (
 	"github.com/txlab/txlab/framework/driver"
 	"github.com/txlab/txlab/framework/netdev"
 	"github.com/txlab/txlab/framework/plugin"
+	"github.com/txlab/txlab/framework/qdisc"
 	"github.com/txlab/txlab/framework/report"
 	"github.com/txlab/txlab/framework/sim"
 	"github.com/txlab/txlab/framework/tc"
@@ -587,10 +588,31 @@ func interval_(a, b snapshot, from, to sim.Time, net *netdev.Net) report.Interva
 	if to > from {
 		iv.TxPps = float64(iv.TxPackets) * float64(sim.Second) / float64(to-from)
 	}
+	for r, v := range b.drops {
+		if d := v - a.drops[r]; d > 0 {
+			if iv.DropsBy == nil {
+				iv.DropsBy = map[string]uint64{}
+			}
+			iv.DropsBy[r] = d
+		}
+	}
 	for _, q := range net.Qdiscs() {
 		iv.Backlog += int64(q.Qlen())
+		iv.BlueP = max(iv.BlueP, blueP(q.Ops.Stats().XStats))
 	}
 	return iv
+}
+
+// blueP is the largest of a qdisc's blue_p_max_ppm xstats (cake's, one
+// per tin) as a probability.
+func blueP(xs []qdisc.XStat) float64 {
+	var m int64
+	for _, x := range xs {
+		if strings.HasSuffix(x.Key, "blue_p_max_ppm") {
+			m = max(m, x.Int64())
+		}
+	}
+	return float64(m) / 1e6
 }
 
 func fillSetup(rep *report.Report, spec *Spec, topo sim.Topology, dev *netdev.Device, cfg netdev.Config, costs *sim.Costs) {

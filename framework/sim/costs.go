@@ -44,6 +44,24 @@ type Costs struct {
 	SMTSharePct     int64 `cost:"smt_share_pct" max:"400" help:"percent more time work takes on a hardware thread while its SMT sibling executes too (percent, not ns)"`
 
 	// Qdisc layer.
+	//
+	// qdisc_rand: get_random_u32 (and get_random_u16) take the per-CPU
+	// batch under local_lock_irqsave and refill it with ChaCha20 every 24
+	// draws (96 bytes, ~400 ns): ~25 ns a draw. Jonas Köppeler's profile
+	// of cake_dequeue (llist thread) puts get_random_u32 at 1.64% beside
+	// sk_skb_reason_drop's 1.82%, about one call each per dropped packet,
+	// i.e. 0.9x kfree_skb; that kernel ran lockdep (lock_acquire and
+	// seqcount_lockdep_reader_access show in its profile), which inflates
+	// local_lock, so 25 ns (0.28x kfree_skb) rather than 80. It was 8 ns,
+	// a bare per-CPU read.
+	//
+	// skb_lines are first read, when another CPU wrote the skb, where the
+	// kernel first reads them: by a qdisc that dequeues or drops it, under
+	// the root lock (dequeue_head's skb->next and qdisc_pkt_len's cb,
+	// cake_dequeue_one's and cake_drop's skb->truesize, qdisc_bstats_update
+	// reaching skb_shinfo through skb->head/end; sch_cake.c, sch_generic.h),
+	// else by the driver. They used to be read only by the driver, outside
+	// the lock, and never for a dropped skb.
 	QdiscEnqueue        int64 `cost:"qdisc_enqueue" help:"base per-packet enqueue work of a simple qdisc"`
 	QdiscDequeue        int64 `cost:"qdisc_dequeue" help:"base per-packet dequeue work of a simple qdisc"`
 	QdiscHash           int64 `cost:"qdisc_hash" help:"flow hash / classification of one packet (flow dissector + hash)"`
@@ -138,7 +156,7 @@ func DefaultCosts() *Costs {
 		QdiscHash:           40,
 		QdiscFlowScan:       4,
 		QdiscTstamp:         18,
-		QdiscRand:           8,
+		QdiscRand:           25,
 		QdiscDataLines:      2,
 		SkbLines:            2,
 		PrefetchPct:         15,

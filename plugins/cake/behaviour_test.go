@@ -130,14 +130,14 @@ func TestBlueRisesAndDecays(t *testing.T) {
 	now := sim.Time(0)
 	for i := 0; i < 10; i++ { // overflow every 1 ms: p rises every 6th call
 		now += sim.Millisecond
-		cobaltQueueFull(&v, &p, now)
+		cobaltQueueFull(&v, &p, now, true)
 	}
 	if v.pDrop != 1<<24 {
 		t.Errorf("after 10 overflows 1 ms apart p = %#x, want one increment (%#x)", v.pDrop, 1<<24)
 	}
 	for i := 0; i < 300; i++ { // sustained overload: saturates at ~1
 		now += 6 * sim.Millisecond
-		cobaltQueueFull(&v, &p, now)
+		cobaltQueueFull(&v, &p, now, true)
 	}
 	if v.pDrop != ^uint32(0) {
 		t.Errorf("p after sustained overflow = %#x, want saturated", v.pDrop)

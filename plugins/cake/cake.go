@@ -228,6 +228,8 @@ type Cake struct {
 	lastActive, lastCheckedActive sim.Time
 	activeQueues                  int
 	clearTinBug                   bool
+
+	noBlue bool // txlab's lab-noblue: BLUE's p never rises
 }
 
 var quantumDiv [cakeQueues + 1]uint16
@@ -238,6 +240,7 @@ func init() {
 	}
 	qdisc.Register("cake", "Common Applications Kept Enhanced: tins, host/flow isolation, COBALT, shaper (sch_cake.c)",
 		func() qdisc.Qdisc { return &Cake{} })
+	qdisc.RegisterLabOptions("cake", labOptions...)
 }
 
 // Init implements qdisc.Qdisc: cake_init, with cake_change's options.
@@ -389,8 +392,10 @@ func (q *Cake) reconfigure(ctx qdisc.Ctx) {
 	case q.bufferConfigLimit != 0:
 		q.bufferLimit = q.bufferConfigLimit
 	case q.rateBps != 0:
+		// max_t(u32, t, 4U << 20): t is truncated to u32 first, so a
+		// rate x rtt above 4 GB wraps.
 		t := q.rateBps * q.interval / (1000000 / 4)
-		q.bufferLimit = uint32(min(max(t, 4<<20), 1<<32-1))
+		q.bufferLimit = max(uint32(t), 4<<20)
 	default:
 		q.bufferLimit = ^uint32(0)
 	}
@@ -584,26 +589,23 @@ func (q *Cake) hash(ctx qdisc.Ctx, b *cakeTin, p *skb.Packet) uint16 {
 		// No empty queue: take over the original one (a collision).
 		b.wayCollisions++
 		if b.flows[outer+k].set == setBulk {
-			b.hosts[b.flows[reduced].srchost].srchostBulkFlowCount--
-			b.hosts[b.flows[reduced].dsthost].dsthostBulkFlowCount--
+			q.decBulkHosts(b, &b.flows[outer+k])
 		}
 		allocSrc, allocDst = cakeDsrc(mode), cakeDdst(mode)
 	}
 	reduced = outer + k
 	b.tags[reduced] = flowHash
 	if allocSrc {
-		idx := q.hostSlot(ctx, b, srchostHash, true)
-		if b.flows[reduced].set == setBulk {
-			b.hosts[idx].srchostBulkFlowCount++
+		b.flows[reduced].srchost = q.hostSlot(ctx, b, srchostHash, true)
+		if h := &b.hosts[b.flows[reduced].srchost]; b.flows[reduced].set == setBulk && h.srchostBulkFlowCount < cakeQueues {
+			h.srchostBulkFlowCount++ // cake_inc_srchost_bulk_flow_count
 		}
-		b.flows[reduced].srchost = idx
 	}
 	if allocDst {
-		idx := q.hostSlot(ctx, b, dsthostHash, false)
-		if b.flows[reduced].set == setBulk {
-			b.hosts[idx].dsthostBulkFlowCount++
+		b.flows[reduced].dsthost = q.hostSlot(ctx, b, dsthostHash, false)
+		if h := &b.hosts[b.flows[reduced].dsthost]; b.flows[reduced].set == setBulk && h.dsthostBulkFlowCount < cakeQueues {
+			h.dsthostBulkFlowCount++ // cake_inc_dsthost_bulk_flow_count
 		}
-		b.flows[reduced].dsthost = idx
 	}
 	return reduced
 }

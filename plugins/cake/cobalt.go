@@ -1,10 +1,6 @@
 package cake
 
-import (
-	"math/bits"
-
-	"github.com/txlab/txlab/framework/sim"
-)
+import "github.com/txlab/txlab/framework/sim"
 
 // cobaltParams is struct cobalt_params.
 type cobaltParams struct {
@@ -28,9 +24,16 @@ type cobaltVars struct {
 
 const recInvSqrtCache = 16 // REC_INV_SQRT_CACHE
 
-var cobaltRecInvSqrtCache [recInvSqrtCache]uint32
-
-func init() { cobaltCacheInit() }
+// invSqrtCache is mainline's inv_sqrt_cache: 1/sqrt(count) in Q0.32 for
+// the small counts, computed offline with eight Newton steps (the old
+// cobalt_cache_init ran four at boot, which gave slightly different
+// values); entries 0 and 1 are ~0, as close to 1.0 as Q0.32 gets.
+var invSqrtCache = [recInvSqrtCache]uint32{
+	^uint32(0), ^uint32(0), 3037000500, 2479700525,
+	2147483647, 1920767767, 1753413056, 1623345051,
+	1518500250, 1431655765, 1358187914, 1294981364,
+	1239850263, 1191209601, 1147878294, 1108955788,
+}
 
 // cobaltNewtonStep is cobalt_newton_step: one Newton iteration of
 // 1/sqrt(count) in Q0.32.
@@ -46,41 +49,33 @@ func cobaltNewtonStep(v *cobaltVars) {
 // cobaltInvsqrt is cobalt_invsqrt: cached for small counts.
 func cobaltInvsqrt(v *cobaltVars) {
 	if v.count < recInvSqrtCache {
-		v.recInvSqrt = cobaltRecInvSqrtCache[v.count]
+		v.recInvSqrt = invSqrtCache[v.count]
 	} else {
 		cobaltNewtonStep(v)
 	}
 }
 
-// cobaltCacheInit is cobalt_cache_init: four Newton steps per count.
-func cobaltCacheInit() {
-	v := cobaltVars{recInvSqrt: ^uint32(0)}
-	cobaltRecInvSqrtCache[0] = v.recInvSqrt
-	for v.count = 1; v.count < recInvSqrtCache; v.count++ {
-		for i := 0; i < 4; i++ {
-			cobaltNewtonStep(&v)
-		}
-		cobaltRecInvSqrtCache[v.count] = v.recInvSqrt
-	}
+// reciprocalScale is reciprocal_scale(val, ep_ro): (u32)(((u64)val *
+// ep_ro) >> 32), both arguments u32.
+func reciprocalScale(val, epRo uint32) uint32 {
+	return uint32(uint64(val) * uint64(epRo) >> 32)
 }
 
-// reciprocalScale is reciprocal_scale(val, ep_ro): (val * ep_ro) >> 32.
-func reciprocalScale(val uint64, epRo uint32) uint64 {
-	hi, lo := bits.Mul64(val, uint64(epRo))
-	return hi<<32 | lo>>32
-}
-
-// cobaltControl is cobalt_control: t + interval/sqrt(count).
+// cobaltControl is cobalt_control: t + interval/sqrt(count). The u64
+// interval is passed to reciprocal_scale's u32 parameter, so the kernel
+// truncates it to its low 32 bits (an rtt above ~4.29 s wraps).
 func cobaltControl(t, interval sim.Time, recInvSqrt uint32) sim.Time {
-	return t + sim.Time(reciprocalScale(uint64(interval), recInvSqrt))
+	return t + sim.Time(reciprocalScale(uint32(interval), recInvSqrt))
 }
 
 // cobaltQueueFull is cobalt_queue_full, called when a packet is dropped
 // for overflow: BLUE's p rises, at most once per target interval. It
-// reports whether BLUE was quiescent before.
-func cobaltQueueFull(v *cobaltVars, p *cobaltParams, now sim.Time) bool {
+// reports whether BLUE was quiescent before. With blue false (txlab's
+// lab-noblue) p never rises, so BLUE never drops; CoDel's half (dropping,
+// drop_next, count) is unchanged.
+func cobaltQueueFull(v *cobaltVars, p *cobaltParams, now sim.Time, blue bool) bool {
 	up := false
-	if now-v.blueTimer > p.target {
+	if blue && now-v.blueTimer > p.target {
 		up = v.pDrop == 0
 		v.pDrop += p.pInc
 		if v.pDrop < p.pInc { // saturate at ~1

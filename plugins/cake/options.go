@@ -8,12 +8,14 @@ import (
 	"strings"
 
 	"github.com/txlab/txlab/framework/qdisc"
+	"github.com/txlab/txlab/framework/sim"
 	"github.com/txlab/txlab/framework/units"
 )
 
-// tc-cake's keywords (q_cake.c cake_parse_opt), then txlab's two:
-// "limit N" (sch->limit, which tc cannot set) and "mq-clear-tins" (the
-// cake_mq variant that re-programs every tin; see mq.go).
+// tc-cake's keywords (q_cake.c cake_parse_opt), then txlab's lab-only
+// words (labOptions): "limit N" (sch->limit, which tc cannot set),
+// "mq-clear-tins" (the cake_mq variant that re-programs every tin; see
+// mq.go) and "lab-noblue" (BLUE off, the thread's experiment).
 var knownOptions = []string{"bandwidth", "unlimited", "autorate-ingress", "rtt", "datacentre", "lan", "metro",
 	"regional", "internet", "oceanic", "satellite", "interplanetary", "besteffort", "precedence", "diffserv8",
 	"diffserv4", "diffserv", "diffserv3", "nowash", "wash", "split-gso", "no-split-gso", "flowblind", "srchost",
@@ -21,7 +23,15 @@ var knownOptions = []string{"bandwidth", "unlimited", "autorate-ingress", "rtt",
 	"noatm", "raw", "conservative", "ipoa-vcmux", "ipoa-llcsnap", "bridged-vcmux", "bridged-llcsnap",
 	"pppoa-vcmux", "pppoa-llc", "pppoe-vcmux", "pppoe-llcsnap", "pppoe-ptm", "bridged-ptm", "via-ethernet",
 	"ethernet", "ether-vlan", "docsis", "overhead", "mpu", "ingress", "egress", "no-ack-filter", "ack-filter",
-	"ack-filter-aggressive", "memlimit", "fwmark", "limit", "mq-clear-tins"}
+	"ack-filter-aggressive", "memlimit", "fwmark", "limit", "mq-clear-tins", "lab-noblue"}
+
+// labOptions are the words tc-cake does not have: txlab's, for
+// experiments (txlab list shows them apart).
+var labOptions = []qdisc.LabOption{
+	{Word: "limit N", Help: "sch->limit in packets (tc cannot set it; the kernel's default is 10240)"},
+	{Word: "mq-clear-tins", Help: "cake_mq: the variant that re-programs every tin on a rate sync (see mq.go)"},
+	{Word: "lab-noblue", Help: "BLUE off: cobalt_queue_full never raises p_drop, so no CAKE_FLOOD drops (the thread's \"turning off the BLUE algorithm\"); CoDel unchanged"},
+}
 
 // presets are the rtt keywords: target and interval in us.
 var presets = map[string][2]uint32{
@@ -80,6 +90,7 @@ type qopt struct {
 	raw                                           bool
 	limit                                         qdisc.Attr[uint32] // txlab: sch->limit
 	clearTins                                     bool               // txlab: mq-clear-tins
+	noBlue                                        bool               // txlab: lab-noblue
 	preset                                        string             // the rtt keyword given, if any
 	bandwidthSet, unlimited                       bool
 }
@@ -103,6 +114,7 @@ var flagWords = map[string]func(*qopt){
 	},
 	"conservative":  func(o *qopt) { o.atm.Put(atmATM); o.overhead.Put(48) },
 	"mq-clear-tins": func(o *qopt) { o.clearTins = true },
+	"lab-noblue":    func(o *qopt) { o.noBlue = true },
 }
 
 // valueWords are the keywords that take a value.
@@ -286,6 +298,7 @@ func (q *Cake) applyRest(o qopt) {
 		q.limit = int(o.limit.V)
 	}
 	q.clearTinBug = q.clearTinBug || o.clearTins
+	q.noBlue = q.noBlue || o.noBlue
 }
 
 func (q *Cake) setFlag(at qdisc.Attr[uint32], flag int) {
@@ -347,6 +360,9 @@ func (q *Cake) Dump() string {
 	if q.fwmarkMask != 0 {
 		w = append(w, "fwmark", fmt.Sprintf("0x%x", q.fwmarkMask))
 	}
+	if q.noBlue {
+		w = append(w, "lab-noblue") // txlab's, so a report shows it; tc has no such word
+	}
 	return strings.Join(w, " ")
 }
 
@@ -357,19 +373,31 @@ func pick(c bool, yes, no string) string {
 	return no
 }
 
-// Stats implements qdisc.Qdisc; XStats follow tc -s's cake block.
+// Stats implements qdisc.Qdisc: cake_dump_stats, in its fields and the
+// units tc -s prints them in (cake_print_xstats): memory used and limit
+// as sizes, the capacity estimate and each tin's threshold as rates
+// (bytes/s, printed in bits), CoDel's target and interval and the delay
+// averages as times. Each tin's keys carry its dump position, tin_order
+// (diffserv3 dumps Bulk, Best Effort, Voice). Two keys are txlab's, not
+// the kernel's: drop_overlimit (b->drop_overlimit, kept but not dumped)
+// and blue_p_max_ppm (the largest BLUE p_drop of the tin's flows, which
+// the kernel shows per flow in tc -s class show as blue_prob).
 func (q *Cake) Stats() qdisc.Stats {
 	st := qdisc.Stats{Qlen: q.qlen, Backlog: q.backlog, Drops: q.drops, Overlimits: q.overlimits}
-	kv := func(k string, v int64) { st.XStats = append(st.XStats, qdisc.XInt(k, v)) }
-	kv("memory_used", int64(q.bufferMaxUsed))
-	kv("memory_limit", int64(q.bufferLimit))
-	kv("min_network_size", int64(q.minNetlen))
-	kv("max_network_size", int64(q.maxNetlen))
-	kv("min_adj_size", int64(q.minAdjlen))
-	kv("max_adj_size", int64(q.maxAdjlen))
+	add := func(x qdisc.XStat) { st.XStats = append(st.XStats, x) }
+	u := func(k string, v uint64) { add(qdisc.XUint(k, v)) }
+	add(qdisc.XSize("memory_used", uint64(q.bufferMaxUsed)))
+	add(qdisc.XSize("memory_limit", uint64(q.bufferLimit)))
+	add(qdisc.XRate("capacity_estimate", q.configRate())) // avg_peak_bandwidth: the rate, as autorate is not modelled
+	u("min_network_size", uint64(q.minNetlen))
+	u("max_network_size", uint64(q.maxNetlen))
+	u("min_adj_size", uint64(q.minAdjlen))
+	u("max_adj_size", uint64(q.maxAdjlen))
+	u("avg_hdr_offset", uint64((q.avgNetoff+0x8000)>>16))
 	if q.shared != nil {
-		kv("active_queues", int64(q.activeQueues))
+		u("active_queues", uint64(q.activeQueues))
 	}
+	us := func(t uint64) sim.Time { return sim.Time(t / 1000 * 1000) } // ktime_to_us, as tc gets it
 	for i := 0; i < q.tinCnt; i++ {
 		b := q.tins[q.tinOrder[i]]
 		p := fmt.Sprintf("tin%d_", i)
@@ -377,28 +405,28 @@ func (q *Cake) Stats() qdisc.Stats {
 		for f := range b.flows {
 			maxP = max(maxP, b.flows[f].cvars.pDrop)
 		}
-		kv(p+"thresh_bps", int64(b.tinRateBps*8))
-		kv(p+"target_us", int64(b.cparams.target/1000))
-		kv(p+"interval_us", int64(b.cparams.interval/1000))
-		kv(p+"pk_delay_us", int64(b.peakDelay/1000))
-		kv(p+"av_delay_us", int64(b.avgeDelay/1000))
-		kv(p+"sp_delay_us", int64(b.baseDelay/1000))
-		kv(p+"backlog", int64(b.tinBacklog))
-		kv(p+"pkts", int64(b.packets))
-		kv(p+"bytes", int64(b.bytes))
-		kv(p+"way_inds", int64(b.wayDirects))
-		kv(p+"way_miss", int64(b.wayMisses))
-		kv(p+"way_cols", int64(b.wayCollisions))
-		kv(p+"drops", int64(b.tinDropped))
-		kv(p+"marks", int64(b.tinEcnMark))
-		kv(p+"ack_drop", int64(b.ackDrops))
-		kv(p+"sp_flows", int64(b.sparseFlowCount))
-		kv(p+"bk_flows", int64(b.bulkFlowCount))
-		kv(p+"un_flows", int64(b.unresponsiveFlowCount))
-		kv(p+"max_len", int64(b.maxSkblen))
-		kv(p+"quantum", int64(b.tinQuantum))
-		kv(p+"drop_overlimit", int64(b.dropOverlimit))
-		kv(p+"blue_p_max_ppm", int64(uint64(maxP)*1000000>>32)) // txlab: BLUE's largest p_drop
+		add(qdisc.XRate(p+"thresh", b.tinRateBps))
+		add(qdisc.XTime(p+"target", us(uint64(b.cparams.target))))
+		add(qdisc.XTime(p+"interval", us(uint64(b.cparams.interval))))
+		add(qdisc.XTime(p+"pk_delay", us(b.peakDelay)))
+		add(qdisc.XTime(p+"av_delay", us(b.avgeDelay)))
+		add(qdisc.XTime(p+"sp_delay", us(b.baseDelay)))
+		add(qdisc.XSize(p+"backlog", uint64(b.tinBacklog)))
+		u(p+"pkts", uint64(b.packets))
+		u(p+"bytes", b.bytes)
+		u(p+"way_inds", uint64(b.wayHits))
+		u(p+"way_miss", uint64(b.wayMisses))
+		u(p+"way_cols", uint64(b.wayCollisions))
+		u(p+"drops", uint64(b.tinDropped))
+		u(p+"marks", uint64(b.tinEcnMark))
+		u(p+"ack_drop", uint64(b.ackDrops))
+		u(p+"sp_flows", uint64(b.sparseFlowCount)+uint64(b.decayingFlowCount))
+		u(p+"bk_flows", uint64(b.bulkFlowCount))
+		u(p+"un_flows", uint64(b.unresponsiveFlowCount))
+		u(p+"max_len", uint64(b.maxSkblen))
+		u(p+"quantum", uint64(b.flowQuantum))
+		u(p+"drop_overlimit", uint64(b.dropOverlimit))  // txlab
+		u(p+"blue_p_max_ppm", uint64(maxP)*1000000>>32) // txlab
 	}
 	return st
 }

@@ -6,15 +6,43 @@ import (
 	"github.com/txlab/txlab/framework/skb"
 )
 
-// bulkHosts counts a flow joining (+1) or leaving (-1) the bulk set in
-// its hosts' bulk_flow_count, for the dual and triple isolation modes.
-func (q *Cake) bulkHosts(b *cakeTin, flow *cakeFlow, delta int) {
+// incBulkHosts is cake_inc_srchost_bulk_flow_count and
+// cake_inc_dsthost_bulk_flow_count: only in the modes that isolate that
+// host, and never past CAKE_QUEUES.
+func (q *Cake) incBulkHosts(b *cakeTin, flow *cakeFlow) {
+	if h := &b.hosts[flow.srchost]; cakeDsrc(q.flowMode) && h.srchostBulkFlowCount < cakeQueues {
+		h.srchostBulkFlowCount++
+	}
+	if h := &b.hosts[flow.dsthost]; cakeDdst(q.flowMode) && h.dsthostBulkFlowCount < cakeQueues {
+		h.dsthostBulkFlowCount++
+	}
+}
+
+// decBulkHosts is cake_dec_srchost_bulk_flow_count and
+// cake_dec_dsthost_bulk_flow_count: only in the modes that isolate that
+// host, and never below zero.
+func (q *Cake) decBulkHosts(b *cakeTin, flow *cakeFlow) {
+	if h := &b.hosts[flow.srchost]; cakeDsrc(q.flowMode) && h.srchostBulkFlowCount > 0 {
+		h.srchostBulkFlowCount--
+	}
+	if h := &b.hosts[flow.dsthost]; cakeDdst(q.flowMode) && h.dsthostBulkFlowCount > 0 {
+		h.dsthostBulkFlowCount--
+	}
+}
+
+// flowQuantum is cake_get_flow_quantum: the tin's flow quantum shared
+// among the bulk flows of the flow's busiest host, plus a
+// get_random_u16() that dithers away the rounding error.
+func (q *Cake) flowQuantum(ctx qdisc.Ctx, b *cakeTin, flow *cakeFlow) int32 {
+	hostLoad := uint16(1)
 	if cakeDsrc(q.flowMode) {
-		b.hosts[flow.srchost].srchostBulkFlowCount += uint16(delta)
+		hostLoad = max(hostLoad, b.hosts[flow.srchost].srchostBulkFlowCount)
 	}
 	if cakeDdst(q.flowMode) {
-		b.hosts[flow.dsthost].dsthostBulkFlowCount += uint16(delta)
+		hostLoad = max(hostLoad, b.hosts[flow.dsthost].dsthostBulkFlowCount)
 	}
+	dither := ctx.Rand() >> 16 // get_random_u16
+	return int32((uint32(b.flowQuantum)*uint32(quantumDiv[hostLoad]) + dither) >> 16)
 }
 
 // heapBacklog is cake_heap_get_backlog.
@@ -100,10 +128,12 @@ func (q *Cake) advanceShaper(b *cakeTin, p *pkt, now sim.Time, drop bool) uint32
 // drop is cake_drop: prune the head of the longest flow anywhere (the
 // overflow max-heap), push BLUE up for it, and hand the packet to the
 // caller's to_free with QDISC_OVERLIMIT. It returns the flow it hit.
-func (q *Cake) drop(ctx qdisc.Ctx, now sim.Time) (tin, idx int) {
+func (q *Cake) drop(ctx qdisc.Ctx) (tin, idx int) {
+	ctx.Work(qdisc.WorkTstamp, 1) // cake_drop reads the clock itself
+	now := ctx.Now()
 	if q.overflowTimeout == 0 {
 		// Build a fresh max-heap.
-		for i := cakeMaxTins * cakeQueues / 2; i >= 0; i-- {
+		for i := cakeMaxTins*cakeQueues/2 - 1; i >= 0; i-- {
 			q.heapify(ctx, i)
 		}
 	}
@@ -118,7 +148,7 @@ func (q *Cake) drop(ctx qdisc.Ctx, now sim.Time) (tin, idx int) {
 	}
 	p := flow.q[0]
 	flow.q = flow.q[1:]
-	if cobaltQueueFull(&flow.cvars, &b.cparams, now) {
+	if cobaltQueueFull(&flow.cvars, &b.cparams, now, !q.noBlue) {
 		b.unresponsiveFlowCount++
 	}
 	q.bufferUsed -= p.TrueSize
@@ -198,20 +228,13 @@ func (q *Cake) enqueue(ctx qdisc.Ctx, p skb.Packet) qdisc.Code {
 		flow.list = 0
 		flow.set = setSparse
 		b.sparseFlowCount++
-		hostLoad := uint16(1)
-		if cakeDsrc(q.flowMode) {
-			hostLoad = max(hostLoad, b.hosts[flow.srchost].srchostBulkFlowCount)
-		}
-		if cakeDdst(q.flowMode) {
-			hostLoad = max(hostLoad, b.hosts[flow.dsthost].dsthostBulkFlowCount)
-		}
-		flow.deficit = int32((uint32(b.flowQuantum) * uint32(quantumDiv[hostLoad])) >> 16)
+		flow.deficit = q.flowQuantum(ctx, b, flow)
 	case setSparseWait:
 		// Empty, counted as sparse, but actually in the bulk rotation.
 		flow.set = setBulk
 		b.sparseFlowCount--
 		b.bulkFlowCount++
-		q.bulkHosts(b, flow, +1)
+		q.incBulkHosts(b, flow)
 	}
 
 	if q.bufferUsed > q.bufferMaxUsed {
@@ -222,7 +245,7 @@ func (q *Cake) enqueue(ctx qdisc.Ctx, p skb.Packet) qdisc.Code {
 		var dropped uint32
 		for q.bufferUsed > q.bufferLimit {
 			dropped++
-			dt, di := q.drop(ctx, now)
+			dt, di := q.drop(ctx)
 			if dt == tin && di == int(idx) {
 				code = qdisc.XmitCN
 			}
@@ -350,9 +373,6 @@ retry:
 		flow := &b.flows[idx]
 		q.curFlow = idx
 		firstFlow = false
-		srchost := &b.hosts[flow.srchost]
-		dsthost := &b.hosts[flow.dsthost]
-		hostLoad := uint16(1)
 
 		// Flow isolation (DRR++).
 		if flow.deficit <= 0 {
@@ -360,20 +380,13 @@ retry:
 				if len(flow.q) > 0 {
 					b.sparseFlowCount--
 					b.bulkFlowCount++
-					q.bulkHosts(b, flow, +1)
+					q.incBulkHosts(b, flow)
 					flow.set = setBulk
 				} else {
 					flow.set = setSparseWait
 				}
 			}
-			if cakeDsrc(q.flowMode) {
-				hostLoad = max(hostLoad, srchost.srchostBulkFlowCount)
-			}
-			if cakeDdst(q.flowMode) {
-				hostLoad = max(hostLoad, dsthost.dsthostBulkFlowCount)
-			}
-			// The shifted random dithers away rounding errors.
-			flow.deficit += int32((uint32(b.flowQuantum)*uint32(quantumDiv[hostLoad]) + ctx.Rand()>>16) >> 16)
+			flow.deficit += q.flowQuantum(ctx, b, flow)
 			head.remove(idx)
 			b.oldFlows.pushTail(idx)
 			flow.list = 1
@@ -398,7 +411,7 @@ retry:
 					switch flow.set {
 					case setBulk:
 						b.bulkFlowCount--
-						q.bulkHosts(b, flow, -1)
+						q.decBulkHosts(b, flow)
 						b.decayingFlowCount++
 					case setSparse, setSparseWait:
 						b.sparseFlowCount--
@@ -414,7 +427,7 @@ retry:
 						b.sparseFlowCount--
 					case setBulk:
 						b.bulkFlowCount--
-						q.bulkHosts(b, flow, -1)
+						q.decBulkHosts(b, flow)
 					default:
 						b.decayingFlowCount--
 					}

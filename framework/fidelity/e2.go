@@ -1,0 +1,212 @@
+package fidelity
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/txlab/txlab/framework/report"
+)
+
+// E2's variants (scripts/e2.tengo).
+const (
+	E2Cake618    = "cake/6.18"
+	E2CakeLlist  = "cake/6.19-rc1"
+	E2CakeNoBlue = "cake/6.19-rc1 lab-noblue"
+	E2Burst8     = "cake/6.19-rc1 burst 8"
+	E2Burst256   = "cake/6.19-rc1 burst 256"
+	E2FqCodel618 = "fq_codel/6.18"
+	E2FqCodelRc1 = "fq_codel/6.19-rc1"
+	E2Sfq618     = "sfq/6.18"
+	E2SfqRc1     = "sfq/6.19-rc1"
+)
+
+// E2b's variants (scripts/e2b.tengo).
+const (
+	E2bPre     = "pre-llist"
+	E2bLlist   = "llist"
+	E2bDeqDrop = "+dequeue_drops"
+	E2bBound   = "+bounded_defer"
+	E2bNoBlue  = "llist lab-noblue"
+)
+
+// e2Window is E2's "within 3 s simulated".
+const e2Window = 3_000_000_000
+
+// E2 judges Toke Høiland-Jørgensen's E2 (ice, 8 queues, root cake
+// diffserv3 triple-isolate, 16 flows of 64 B forwarded at 5 Mpps) from
+// the reports of scripts/e2.tengo's variants.
+func E2(reps []*report.Report) []Row {
+	base := Find(reps, E2Cake618)
+	var rows []Row
+
+	const collapseSeed = "6.17: ~630 Kpps; llist: ~10 Kpps (63x less)"
+	if rc1 := Find(reps, E2CakeLlist); base == nil || rc1 == nil {
+		rows = append(rows, missing("E2.1", "cake collapses with the llist", collapseSeed, E2Cake618, E2CakeLlist))
+	} else {
+		end := tailWithin(rc1, e2Window)
+		x := ratio(tail(base), end)
+		rows = append(rows, Row{ID: "E2.1", Name: "cake collapses with the llist", Seed: collapseSeed,
+			Model: fmt.Sprintf("6.18: %s; 6.19-rc1: %s (%.0fx less)", rate(tail(base)), rate(end), x),
+			Holds: x >= 20, Why: collapseWhy(base, rc1, Find(reps, E2CakeNoBlue))})
+	}
+
+	const blueSeed = "BLUE off prevents the collapse; a delta to 6.17 remains"
+	if nb := Find(reps, E2CakeNoBlue); base == nil || nb == nil {
+		rows = append(rows, missing("E2.2", "cake with BLUE off (lab-noblue)", blueSeed, E2Cake618, E2CakeNoBlue))
+	} else {
+		x := ratio(tail(base), tail(nb))
+		rows = append(rows, Row{ID: "E2.2", Name: "cake with BLUE off (lab-noblue)", Seed: blueSeed,
+			Model: fmt.Sprintf("%s, %.2fx less than 6.18", rate(tail(nb)), x), Holds: x <= 2,
+			Why: lockWhy(nb) + "; " + dropRates(nb)})
+	}
+
+	const burstSeed = "defer bound 8 instead of 256 \"does help\""
+	if b8, b256 := Find(reps, E2Burst8), Find(reps, E2Burst256); b8 == nil || b256 == nil {
+		rows = append(rows, missing("E2.3", "cake, defer bound 8 vs 256", burstSeed, E2Burst8, E2Burst256))
+	} else {
+		x := ratio(tail(b8), tail(b256))
+		rows = append(rows, Row{ID: "E2.3", Name: "cake, defer bound 8 vs 256", Seed: burstSeed,
+			Model: fmt.Sprintf("8: %s; 256: %s (%.2fx)", rate(tail(b8)), rate(tail(b256)), x), Holds: x >= 3,
+			Why: "8: " + lockWhy(b8) + "; 256: " + lockWhy(b256)})
+	}
+
+	for i, q := range []struct{ kind, old, rc1 string }{{"fq_codel", E2FqCodel618, E2FqCodelRc1}, {"sfq", E2Sfq618, E2SfqRc1}} {
+		id, name, seed := fmt.Sprintf("E2.%d", 4+i), q.kind+" in cake's place", "unaffected by the llist"
+		old, rc1 := Find(reps, q.old), Find(reps, q.rc1)
+		if old == nil || rc1 == nil {
+			rows = append(rows, missing(id, name, seed, q.old, q.rc1))
+			continue
+		}
+		x := ratio(tail(rc1), tail(old))
+		rows = append(rows, Row{ID: id, Name: name, Seed: seed,
+			Model: fmt.Sprintf("6.18: %s; 6.19-rc1: %s (%.2fx)", rate(tail(old)), rate(tail(rc1)), x), Holds: x >= 0.8,
+			Why: "6.19-rc1: " + lockWhy(rc1) + "; " + dropRates(rc1)})
+	}
+	return rows
+}
+
+// E2b judges Jonas Köppeler's E2b (i40e, 4 queues, root cake besteffort
+// flows, 21 Mpps of 64 B forwarded, 2 minutes) from the reports of
+// scripts/e2b.tengo's variants. The model runs seconds, not minutes:
+// "at the end" is the last quarter of its run.
+func E2b(reps []*report.Report) []Row {
+	pre, ll, dd, bd := Find(reps, E2bPre), Find(reps, E2bLlist), Find(reps, E2bDeqDrop), Find(reps, E2bBound)
+	var rows []Row
+
+	const orderSeed = "at the end: pre-llist 0.476 > +bounded defer 0.35-0.43 > +dequeue drops 0.27-0.36 > llist 0.15 Mpps"
+	if pre == nil || ll == nil || dd == nil || bd == nil {
+		rows = append(rows, missing("E2b.1", "the order of the four", orderSeed, E2bPre, E2bBound, E2bDeqDrop, E2bLlist))
+	} else {
+		t := []float64{tail(pre), tail(bd), tail(dd), tail(ll)}
+		rows = append(rows, Row{ID: "E2b.1", Name: "the order of the four", Seed: orderSeed,
+			Model: fmt.Sprintf("pre-llist %s, +bounded defer %s, +dequeue drops %s, llist %s", rate(t[0]), rate(t[1]), rate(t[2]), rate(t[3])),
+			Holds: t[0] > t[1] && t[1] > t[2] && t[2] > t[3],
+			Why:   fmt.Sprintf("BLUE p at the end: bounded defer %.2f, dequeue drops %.2f, llist %.2f", lastBlue(bd), lastBlue(dd), lastBlue(ll))})
+	}
+
+	const dropSeed = "pre-llist: 2,183 dropped of 56,149,224 sent in 2 min (0.004%): the overload is lost at RX"
+	if pre == nil {
+		rows = append(rows, missing("E2b.2", "pre-llist drops in cake", dropSeed, E2bPre))
+	} else {
+		d, sent := stackDrops(pre), pre.Window.TxPackets
+		share := ratio(float64(d), float64(sent))
+		rows = append(rows, Row{ID: "E2b.2", Name: "pre-llist drops in cake", Seed: dropSeed,
+			Model: fmt.Sprintf("%d dropped in the stack of %d sent (%.3g%%)", d, sent, 100*share), Holds: share < 0.01,
+			Why: dropRates(pre) + "; " + lockWhy(pre)})
+	}
+
+	const llSeed = "0.61 falling to 0.15 Mpps (0.31x of pre-llist)"
+	if pre == nil || ll == nil {
+		rows = append(rows, missing("E2b.3", "llist collapses as BLUE's p climbs", llSeed, E2bPre, E2bLlist))
+	} else {
+		x := ratio(tail(ll), tail(pre))
+		rows = append(rows, Row{ID: "E2b.3", Name: "llist collapses as BLUE's p climbs", Seed: llSeed,
+			Model: fmt.Sprintf("%s falling to %s (%.2fx of pre-llist)", rate(head(ll)), rate(tail(ll)), x), Holds: x < 0.5,
+			Why: blueTrace(ll) + "; " + collapseWhy(pre, ll, Find(reps, E2bNoBlue))})
+	}
+
+	for i, m := range []struct{ name, seed string }{
+		{E2bDeqDrop, "+dequeue drops: 0.27-0.36 Mpps (0.57-0.76x of pre-llist)"},
+		{E2bBound, "+bounded defer: 0.35-0.43 Mpps (0.74-0.90x of pre-llist)"},
+	} {
+		id, name := fmt.Sprintf("E2b.%d", 4+i), m.name+" keeps at least half"
+		r := Find(reps, m.name)
+		if pre == nil || r == nil {
+			rows = append(rows, missing(id, name, m.seed, E2bPre, m.name))
+			continue
+		}
+		x := ratio(tail(r), tail(pre))
+		rows = append(rows, Row{ID: id, Name: name, Seed: m.seed,
+			Model: fmt.Sprintf("%s falling to %s (%.2fx of pre-llist)", rate(head(r)), rate(tail(r)), x), Holds: x >= 0.5,
+			Why: blueTrace(r) + "; " + dropRates(r)})
+	}
+
+	const nbSeed = "Toke: turning off BLUE prevents the collapse"
+	if nb := Find(reps, E2bNoBlue); pre == nil || nb == nil {
+		rows = append(rows, missing("E2b.6", "llist with BLUE off (lab-noblue)", nbSeed, E2bPre, E2bNoBlue))
+	} else {
+		x := ratio(tail(nb), tail(pre))
+		rows = append(rows, Row{ID: "E2b.6", Name: "llist with BLUE off (lab-noblue)", Seed: nbSeed,
+			Model: fmt.Sprintf("%s (%.2fx of pre-llist)", rate(tail(nb)), x), Holds: x >= 0.5,
+			Why: lockWhy(nb) + "; " + dropRates(nb)})
+	}
+	return rows
+}
+
+// tailWithin is tail over the series up to end ns of simulated time.
+func tailWithin(r *report.Report, end int64) float64 {
+	cut := *r
+	cut.Series = nil
+	for _, iv := range r.Series {
+		if iv.EndNs <= end {
+			cut.Series = append(cut.Series, iv)
+		}
+	}
+	return tail(&cut)
+}
+
+func lastBlue(r *report.Report) float64 {
+	if s := measured(r); len(s) > 0 {
+		return s[len(s)-1].BlueP
+	}
+	return 0
+}
+
+// lockWhy says who holds the root lock.
+func lockWhy(r *report.Report) string {
+	enq, deq, wait := lockHold(r)
+	return fmt.Sprintf("root lock held %.0f%% enqueue side, %.0f%% dequeue side (dequeuer waits %s on average)",
+		100*min(enq, 1), 100*min(deq, 1), nsText(wait))
+}
+
+// collapseWhy names the mechanism of a collapse against its baseline:
+// the arrival at the qdisc, who holds the root lock, where the drops
+// are, and whether BLUE is its cause (the BLUE-off run does not
+// collapse) or the enqueue side saturates the root lock (it does).
+func collapseWhy(base, ll, noBlue *report.Report) string {
+	parts := []string{
+		fmt.Sprintf("arrival at __dev_queue_xmit %s vs %s before the llist (%.2fx)", rate(arrival(ll)), rate(arrival(base)), ratio(arrival(ll), arrival(base))),
+		lockWhy(ll),
+		dropRates(ll),
+	}
+	enq, _, _ := lockHold(ll)
+	switch {
+	case noBlue != nil && tail(noBlue) < 0.5*tail(base):
+		parts = append(parts, fmt.Sprintf("with BLUE off it collapses too (%s): root-lock saturation by the enqueue side, not BLUE", rate(tail(noBlue))))
+	case noBlue != nil:
+		parts = append(parts, fmt.Sprintf("with BLUE off it keeps %s: BLUE is the collapse", rate(tail(noBlue))))
+	case enq > 0.9:
+		parts = append(parts, "the enqueue side holds the root lock almost always: saturation")
+	}
+	return strings.Join(parts, "; ")
+}
+
+func nsText(ns int64) string {
+	switch {
+	case ns >= 1_000_000:
+		return fmt.Sprintf("%.3g ms", float64(ns)/1e6)
+	case ns >= 1000:
+		return fmt.Sprintf("%.3g us", float64(ns)/1000)
+	}
+	return fmt.Sprintf("%d ns", ns)
+}

@@ -1,0 +1,191 @@
+package fidelity
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/txlab/txlab/framework/report"
+	"github.com/txlab/txlab/framework/run"
+	"github.com/txlab/txlab/framework/script"
+	"github.com/txlab/txlab/scripts"
+)
+
+// fake is a report of a variant whose rate goes from start to end over
+// ten 100 ms intervals after a 30 ms warmup, with BLUE's p rising to p.
+func fake(name string, start, end, p float64, drops map[string]uint64) *report.Report {
+	r := &report.Report{Name: name, WarmupNs: 30e6, WindowNs: 1e9, DurationNs: 1030e6,
+		Window: report.Window{OfferedPackets: 5e6, Drops: drops}}
+	r.Series = append(r.Series, report.Interval{StartNs: 0, EndNs: 30e6, TxPps: start})
+	for i := 0; i < 10; i++ {
+		pps := start + (end-start)*float64(i)/9
+		r.Series = append(r.Series, report.Interval{StartNs: 30e6 + int64(i)*100e6, EndNs: 130e6 + int64(i)*100e6,
+			TxPps: pps, TxPackets: uint64(pps / 10), BlueP: p * float64(i) / 9})
+	}
+	r.TxPps = (start + end) / 2
+	r.Window.TxPackets = uint64(r.TxPps)
+	r.Locks = []report.Lock{{Name: siteEnqueue, HoldNs: 4e8}, {Name: siteDirect, HoldNs: 3e8, Contended: 10, TotalWaitNs: 5000}}
+	return r
+}
+
+func rowByID(t *testing.T, rows []Row, id string) Row {
+	t.Helper()
+	for _, r := range rows {
+		if r.ID == id {
+			return r
+		}
+	}
+	t.Fatalf("no row %s in %+v", id, rows)
+	return Row{}
+}
+
+// The rows judge what the reports show, each against its own criterion,
+// and a missing variant makes its row "not run", never a pass.
+func TestE2bRows(t *testing.T) {
+	reps := []*report.Report{
+		fake(E2bPre, 1.1e6, 1.1e6, 0, map[string]uint64{"RX_MISSED": 1e6}),
+		fake(E2bLlist, 1.8e6, 0.15e6, 1, map[string]uint64{"CAKE_FLOOD": 2e6}),
+		fake(E2bDeqDrop, 1.8e6, 0.60e6, 0.98, nil),
+		fake(E2bBound, 1.8e6, 0.65e6, 0.97, nil),
+		fake(E2bNoBlue, 1.9e6, 1.9e6, 0, nil),
+	}
+	rows := E2b(reps)
+	if len(rows) != 6 {
+		t.Fatalf("%d rows, want 6", len(rows))
+	}
+	for _, r := range rows {
+		if !r.Holds {
+			t.Errorf("%s %s: %s does not hold (%s)", r.ID, r.Name, r.Model, r.Why)
+		}
+	}
+	if w := rowByID(t, rows, "E2b.3").Why; !strings.Contains(w, "(0.99 by 1s)") || !strings.Contains(w, "BLUE is the collapse") {
+		t.Errorf("E2b.3's mechanism %q should say when p reached 0.99 and that BLUE is the cause", w)
+	}
+	// Swap the mitigations: the order breaks. A collapsed BLUE-off run
+	// says the collapse is root-lock saturation.
+	reps[2], reps[3] = fake(E2bDeqDrop, 1.8e6, 0.65e6, 0.98, nil), fake(E2bBound, 1.8e6, 0.60e6, 0.97, nil)
+	reps[4] = fake(E2bNoBlue, 1.9e6, 0.1e6, 0, nil)
+	rows = E2b(reps)
+	if rowByID(t, rows, "E2b.1").Holds || rowByID(t, rows, "E2b.6").Holds {
+		t.Errorf("order and BLUE-off rows hold on reports that break them: %+v", rows)
+	}
+	if w := rowByID(t, rows, "E2b.3").Why; !strings.Contains(w, "not BLUE") {
+		t.Errorf("E2b.3's mechanism %q should blame the root lock", w)
+	}
+	// Drops in the stack above 1% of sent fail E2b.2.
+	reps[0] = fake(E2bPre, 1.1e6, 1.1e6, 0, map[string]uint64{"QDISC_OVERLIMIT": 50000})
+	if r := rowByID(t, E2b(reps), "E2b.2"); r.Holds {
+		t.Errorf("E2b.2 holds with 50000 drops in cake: %+v", r)
+	}
+	rows = E2b(reps[:1])
+	if r := rowByID(t, rows, "E2b.1"); r.Holds || r.Model != "not run" {
+		t.Errorf("a missing variant: %+v", r)
+	}
+}
+
+func TestE2Rows(t *testing.T) {
+	reps := []*report.Report{
+		fake(E2Cake618, 1.0e6, 1.0e6, 0, nil),
+		fake(E2CakeLlist, 0.5e6, 0.01e6, 1, nil),
+		fake(E2CakeNoBlue, 0.7e6, 0.7e6, 0, nil),
+		fake(E2Burst8, 0.3e6, 0.3e6, 0.5, nil),
+		fake(E2Burst256, 0.01e6, 0.01e6, 0.5, nil),
+		fake(E2FqCodel618, 1e6, 1e6, 0, nil),
+		fake(E2FqCodelRc1, 0.9e6, 0.9e6, 0, nil),
+		fake(E2Sfq618, 1e6, 1e6, 0, nil),
+		fake(E2SfqRc1, 0.5e6, 0.5e6, 0, nil),
+	}
+	rows := E2(reps)
+	want := map[string]bool{"E2.1": true, "E2.2": true, "E2.3": true, "E2.4": true, "E2.5": false}
+	for _, r := range rows {
+		if r.Holds != want[r.ID] {
+			t.Errorf("%s %s: holds %v, want %v (%s)", r.ID, r.Name, r.Holds, want[r.ID], r.Model)
+		}
+	}
+	if len(rows) != len(want) {
+		t.Errorf("%d rows, want %d", len(rows), len(want))
+	}
+}
+
+// runScript runs the shipped script's variants named in only, with
+// params, and returns their reports.
+func runScript(t *testing.T, name string, params map[string]string, only ...string) []*report.Report {
+	t.Helper()
+	src, err := scripts.FS.ReadFile(name + ".tengo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	prog, err := script.Load(name+".tengo", src, script.Options{Params: params, Log: &bytes.Buffer{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := prog.Eval()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var reps []*report.Report
+	for _, spec := range plan.Specs {
+		for _, o := range only {
+			if spec.Name == o {
+				rep, err := run.Run(spec, nil)
+				if err != nil {
+					t.Fatalf("%s %s: %v", name, spec.Name, err)
+				}
+				reps = append(reps, rep)
+			}
+		}
+	}
+	if len(reps) != len(only) {
+		t.Fatalf("%s: ran %d of the variants %v", name, len(reps), only)
+	}
+	return reps
+}
+
+// The shipped E2b, scaled down to 0.7 s: before the llist the overload
+// is lost at RX, not in cake; with the llist the qdisc fills, BLUE's p
+// climbs and the rate falls; with BLUE off it does not.
+func TestE2bScaled(t *testing.T) {
+	if testing.Short() {
+		t.Skip("seconds of simulation")
+	}
+	reps := runScript(t, "e2b", map[string]string{"duration": "700ms"}, E2bPre, E2bLlist, E2bNoBlue)
+	rows := E2b(reps)
+	for _, r := range rows {
+		t.Logf("%s %s: %s | %s", r.ID, r.Name, r.Model, r.Why)
+	}
+	if r := rowByID(t, rows, "E2b.2"); !r.Holds {
+		t.Errorf("pre-llist drops in the stack: %s (%s)", r.Model, r.Why)
+	}
+	pre, ll, nb := reps[0], reps[1], reps[2]
+	if p := lastBlue(ll); p < 0.2 {
+		t.Errorf("llist: BLUE's p %.2f after 0.7 s, want it climbing (1/256 per 5 ms while cake overflows)", p)
+	}
+	if tail(ll) > 0.85*head(ll) {
+		t.Errorf("llist: %.0f pps at the end vs %.0f at the start, want a decline", tail(ll), head(ll))
+	}
+	if tail(nb) < 0.9*head(nb) || lastBlue(nb) != 0 {
+		t.Errorf("lab-noblue: %.0f -> %.0f pps, p %.2f; want steady and p 0", head(nb), tail(nb), lastBlue(nb))
+	}
+	if ratio(arrival(ll), arrival(pre)) < 1.2 {
+		t.Errorf("arrival at the qdisc %.0f vs %.0f before the llist: the llist should let more in", arrival(ll), arrival(pre))
+	}
+}
+
+// The shipped E2, scaled down: the rows compute from a real run, and
+// the defer bound of 8 does better than 256.
+func TestE2Scaled(t *testing.T) {
+	if testing.Short() {
+		t.Skip("seconds of simulation")
+	}
+	reps := runScript(t, "e2", map[string]string{"duration": "150ms"}, E2Cake618, E2CakeLlist, E2Burst8, E2Burst256)
+	rows := E2(reps)
+	for _, r := range rows {
+		t.Logf("%s %s: %s | %s", r.ID, r.Name, r.Model, r.Why)
+	}
+	if r := rowByID(t, rows, "E2.3"); !r.Holds {
+		t.Errorf("defer bound 8 vs 256: %s", r.Model)
+	}
+	if r := rowByID(t, rows, "E2.2"); r.Model != "not run" {
+		t.Errorf("E2.2 without its variant: %+v", r)
+	}
+}
