@@ -270,6 +270,9 @@ func (n *Net) AddDevice(spec DeviceSpec) (*Device, error) {
 		q := &TxQueue{Index: i, dev: d}
 		q.xmitLock.Name = fmt.Sprintf("%s-tx-%d _xmit_lock", spec.Name, i)
 		q.DQL.Init(HZ, 0) // netdev_init_one_queue: dql_init(&queue->dql, HZ)
+		// Writing limit_min before traffic: dql_completed clamps the
+		// limit up to it at the first completion.
+		q.DQL.MinLimit = uint32(n.Cfg.BQLLimitMin)
 		d.Queues = append(d.Queues, q)
 	}
 	d.napis = make([]*napi, info.Vectors)
