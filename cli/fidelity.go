@@ -1,40 +1,177 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/txlab/txlab/framework/fidelity"
 	"github.com/txlab/txlab/framework/report"
+	"github.com/txlab/txlab/framework/run"
+	"github.com/txlab/txlab/framework/script"
 )
 
-// fidelityCommand prints a seed's figures beside a model run's.
+// fidelityCommand runs the seeds' experiments (or reads a saved report
+// of one) and prints each seed figure beside the model's.
 func fidelityCommand() *cli.Command {
 	return &cli.Command{
-		Name:      "fidelity",
-		Usage:     "print the seed's figures beside the model's, from a JSON report of the experiment's script",
-		ArgsUsage: "e1 REPORT.json   (txlab run scripts/e1.tengo --format json -o REPORT.json)",
-		Action: func(c *cli.Context) error {
-			if c.NArg() != 2 {
-				return fmt.Errorf("fidelity: want an experiment and a report: txlab fidelity e1 REPORT.json")
-			}
-			if exp := c.Args().Get(0); exp != "e1" {
-				return fmt.Errorf("fidelity: unknown experiment %q (known: e1)", exp)
-			}
-			reps, err := readReports(c.Args().Get(1))
-			if err != nil {
-				return err
-			}
-			runs, err := fidelity.FindE1(reps)
-			if err != nil {
-				return fmt.Errorf("%s: %w", c.Args().Get(1), err)
-			}
-			return fidelity.WriteRows(c.App.Writer, fidelity.E1(runs))
+		Name: "fidelity",
+		Usage: "run the seeds' experiments and print each figure of the seed beside the model's, with mechanism checks; " +
+			"or read a saved report of one experiment (txlab fidelity e1 REPORT.json)",
+		ArgsUsage: "[EXPERIMENT REPORT.json]   (REPORT: txlab run scripts/e1.tengo --format json -o REPORT.json)",
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "quick", Usage: "run the scripts scaled down (txlab.quick() is true): the whole command in well under a minute"},
+			&cli.StringFlag{Name: "only", Usage: "run only these experiments, comma-separated: E1, E2, E2b, E3, E4, E5"},
+			&cli.StringFlag{Name: "format", Value: "text", Usage: "text or json"},
+			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write the result to FILE (replaced only by a complete result)"},
 		},
+		Action: fidelityAction,
 	}
+}
+
+func fidelityAction(c *cli.Context) error {
+	format := c.String("format")
+	if format != "text" && format != "json" {
+		return fmt.Errorf("fidelity: --format %q: want text or json", format)
+	}
+	var results []fidelity.Result
+	switch c.NArg() {
+	case 0:
+		sel, err := fidelity.Select(c.String("only"))
+		if err != nil {
+			return fmt.Errorf("fidelity: --only: %w", err)
+		}
+		if results, err = runExperiments(c, sel); err != nil {
+			return err
+		}
+	case 2:
+		if c.IsSet("only") || c.IsSet("quick") {
+			return errors.New("fidelity: --only and --quick choose experiments to run; a saved report is read as it is")
+		}
+		r, err := readExperiment(c.Args().Get(0), c.Args().Get(1))
+		if err != nil {
+			return err
+		}
+		results = []fidelity.Result{r}
+	default:
+		return errors.New("fidelity: want no arguments (run the experiments) or an experiment and a report: txlab fidelity e1 REPORT.json")
+	}
+	var buf bytes.Buffer
+	var err error
+	switch {
+	case format == "json":
+		err = fidelity.WriteResultsJSON(&buf, results)
+	case c.NArg() == 2:
+		err = fidelity.WriteRows(&buf, results[0].Rows)
+	default:
+		err = fidelity.WriteResults(&buf, results)
+	}
+	if err != nil {
+		return err
+	}
+	if path := c.String("output"); path != "" {
+		return writeOut(path, buf.Bytes())
+	}
+	_, err = c.App.Writer.Write(buf.Bytes())
+	return err
+}
+
+// readExperiment evaluates one experiment on a saved report.
+func readExperiment(id, path string) (fidelity.Result, error) {
+	exp, err := fidelity.Find(id)
+	if err != nil {
+		return fidelity.Result{}, fmt.Errorf("fidelity: %w", err)
+	}
+	if exp.Script == "" {
+		return fidelity.Result{}, fmt.Errorf("fidelity: %s is not modelled yet: no script makes a report of it", exp.ID)
+	}
+	reps, err := readReports(path)
+	if err != nil {
+		return fidelity.Result{}, err
+	}
+	rows, err := exp.Evaluate(reps)
+	if err != nil {
+		return fidelity.Result{}, fmt.Errorf("%s: %w", path, err)
+	}
+	return fidelity.Result{ID: exp.ID, Title: exp.Title, Script: exp.Script, Runs: len(reps), Rows: rows}, nil
+}
+
+// runExperiments runs each experiment's shipped script (every variant,
+// for each of its seeds) and evaluates the reports. Runs are sequential.
+//
+// TODO(i16-sweep): run them over `txlab run -j`'s parallel runner once
+// it is merged (-j N).
+func runExperiments(c *cli.Context, sel []fidelity.Experiment) ([]fidelity.Result, error) {
+	watching.Store(true)
+	defer watching.Store(false)
+	var results []fidelity.Result
+	for _, exp := range sel {
+		res := fidelity.Result{ID: exp.ID, Title: exp.Title, Script: exp.Script}
+		if exp.Script == "" {
+			rows, err := exp.Evaluate(nil)
+			if err != nil {
+				return nil, err
+			}
+			res.Rows = rows
+			results = append(results, res)
+			continue
+		}
+		start := time.Now()
+		specs, err := experimentSpecs(c, exp)
+		if err != nil {
+			return nil, err
+		}
+		var reps []*report.Report
+		for _, s := range specs {
+			rep, err := run.RunWith(s, run.Options{Stop: interrupted})
+			if err != nil {
+				return nil, fmt.Errorf("fidelity: %s: %s (seed %d): %w", exp.ID, variantLabel(s), s.Seed, err)
+			}
+			reps = append(reps, rep)
+		}
+		res.Runs, res.WallS = len(reps), time.Since(start).Seconds()
+		if res.Rows, err = exp.Evaluate(reps); err != nil {
+			return nil, fmt.Errorf("fidelity: %s: %w", exp.ID, err)
+		}
+		results = append(results, res)
+	}
+	return results, nil
+}
+
+// experimentSpecs are the runs of an experiment: its script's variants,
+// once with the script's seed, or for each of seeds 1..Seeds.
+func experimentSpecs(c *cli.Context, exp fidelity.Experiment) ([]run.Spec, error) {
+	name, src, err := readScript(exp.Script)
+	if err != nil {
+		return nil, err
+	}
+	prog, err := script.Load(name, src, script.Options{Quick: c.Bool("quick"), Log: c.App.ErrWriter})
+	if err != nil {
+		return nil, err
+	}
+	plan, err := prog.Eval()
+	if err != nil {
+		return nil, err
+	}
+	if err := checkSpecs(plan.Specs); err != nil {
+		return nil, fmt.Errorf("fidelity: %s: %w", exp.ID, err)
+	}
+	if exp.Seeds == 0 {
+		return plan.Specs, nil
+	}
+	var out []run.Spec
+	for seed := 1; seed <= exp.Seeds; seed++ {
+		for _, s := range plan.Specs {
+			s.Seed = uint64(seed)
+			out = append(out, s)
+		}
+	}
+	return out, nil
 }
 
 // readReports reads a JSON report: one report or {"variants": [...]}.

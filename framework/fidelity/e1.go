@@ -2,7 +2,6 @@ package fidelity
 
 import (
 	"fmt"
-	"io"
 	"math"
 	"strings"
 
@@ -146,7 +145,7 @@ func E1(r E1Runs) []Row {
 	ratio := func(name string, seedA, seedB, modelA, modelB float64) {
 		s, m := seedB/seedA, safeDiv(modelB, modelA)
 		rows = append(rows, Row{Name: name, Seed: fmt.Sprintf("%.2fx (%.0f -> %.0f Mpps)", s, seedA, seedB),
-			Model: fmt.Sprintf("%.2fx (%.1f -> %.1f Mpps)", m, modelA/1e6, modelB/1e6), Tolerance: "±20%",
+			Model: fmt.Sprintf("%.2fx (%.1f -> %.1f Mpps)", m, modelA/1e6, modelB/1e6), Ratio: safeDiv(m, s), Tolerance: "±20%",
 			Holds: within(m, s, 0.2)})
 	}
 	bu, lu, bp, lp := r.BusylockUnpinned, r.LlistUnpinned, r.BusylockPinned, r.LlistPinned
@@ -169,12 +168,13 @@ func E1(r E1Runs) []Row {
 	direction("in", mean(b.in), mean(a.in), bu.InterruptsPerS, lu.InterruptsPerS, "%.0f/s")
 	syS, syM := mean(a.sy)/mean(b.sy), safeDiv(lu.CPUSysPct, bu.CPUSysPct)
 	rows = append(rows, Row{Name: "vmstat sy after / before", Seed: fmt.Sprintf("%.2fx (%.0f -> %.0f)", syS, mean(b.sy), mean(a.sy)),
-		Model: fmt.Sprintf("%.2fx (%.1f -> %.1f)", syM, bu.CPUSysPct, lu.CPUSysPct), Tolerance: "0.3-0.6x", Holds: syM >= 0.3 && syM <= 0.6})
+		Model: fmt.Sprintf("%.2fx (%.1f -> %.1f)", syM, bu.CPUSysPct, lu.CPUSysPct), Ratio: safeDiv(syM, syS), Tolerance: "0.3-0.6x",
+		Holds: syM >= 0.3 && syM <= 0.6})
 	// CPU per packet: sy x CPUs / pps, as the seed's vmstat and Mpps give it.
 	cppS := (mean(a.sy) / seedLlistUnpinnedMpps) / (mean(b.sy) / seedBusylockUnpinnedMpps)
 	cppM := safeDiv(lu.CPUNsPerPacket, bu.CPUNsPerPacket)
 	rows = append(rows, Row{Name: "CPU per packet after / before", Seed: fmt.Sprintf("%.2fx", cppS),
-		Model: fmt.Sprintf("%.2fx (%.0f -> %.0f ns)", cppM, bu.CPUNsPerPacket, lu.CPUNsPerPacket), Tolerance: "0.15-0.40x",
+		Model: fmt.Sprintf("%.2fx (%.0f -> %.0f ns)", cppM, bu.CPUNsPerPacket, lu.CPUNsPerPacket), Ratio: safeDiv(cppM, cppS), Tolerance: "0.15-0.40x",
 		Holds: cppM >= 0.15 && cppM <= 0.40})
 
 	rows = append(rows, lockRows("perf lock before, unpinned", seedLocksBeforeUnpinned, bu)...)
@@ -184,6 +184,9 @@ func E1(r E1Runs) []Row {
 
 	rows = append(rows, modeRow("@__dev_queue_xmit_ns mode before, pinned", seedXmitModeBeforeLo, bp),
 		modeRow("@__dev_queue_xmit_ns mode after, pinned", seedXmitModeAfterLo, lp))
+	for i := range rows {
+		rows[i].Experiment = "E1"
+	}
 	return rows
 }
 
@@ -230,6 +233,7 @@ func lockRows(name string, seed []lockRow, rep *report.Report) []Row {
 		rows = append(rows, Row{Name: fmt.Sprintf("%s: %s (%s)", name, s.caller, s.site),
 			Seed:      fmt.Sprintf("%.0f/s, avg %s", s.contended, usec(s.avgNs)),
 			Model:     fmt.Sprintf("%.0f/s, avg %s", perSec, usec(avg)),
+			Ratio:     safeDiv(avg, s.avgNs),
 			Tolerance: "avg within 3x, count within 10x",
 			Holds:     factor(avg, s.avgNs) <= 3 && factor(perSec, s.contended) <= 10})
 	}
@@ -266,70 +270,4 @@ func bucket(lo int64) string {
 		return fmt.Sprint(v)
 	}
 	return "[" + unit(lo) + ", " + unit(lo*2) + ")"
-}
-
-func usec(ns float64) string { return fmt.Sprintf("%.2f us", ns/1000) }
-
-func safeDiv(a, b float64) float64 {
-	if b == 0 {
-		return 0
-	}
-	return a / b
-}
-
-func within(m, s, tol float64) bool { return m >= s*(1-tol) && m <= s*(1+tol) }
-
-// factor is how many times apart two positive values are (inf if one
-// is zero).
-func factor(a, b float64) float64 {
-	if a <= 0 || b <= 0 {
-		return math.Inf(1)
-	}
-	return math.Max(a/b, b/a)
-}
-
-func sign(v float64) int {
-	switch {
-	case v > 0:
-		return 1
-	case v < 0:
-		return -1
-	}
-	return 0
-}
-
-// WriteRows prints rows as a table: figure, seed, model, verdict.
-func WriteRows(w io.Writer, rows []Row) error {
-	nw, sw, mw := len("figure"), len("seed"), len("model")
-	for _, r := range rows {
-		nw, sw, mw = max(nw, len(r.label())), max(sw, len(r.Seed)), max(mw, len(r.Model))
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "%-*s  %-*s  %-*s  %s\n", nw, "figure", sw, "seed", mw, "model", "holds")
-	held := 0
-	for _, r := range rows {
-		v := "no"
-		if r.Holds {
-			v = "yes"
-			held++
-		}
-		if r.Tolerance != "" {
-			v += " (" + r.Tolerance + ")"
-		}
-		fmt.Fprintf(&b, "%-*s  %-*s  %-*s  %s\n", nw, r.label(), sw, r.Seed, mw, r.Model, v)
-		if r.Why != "" {
-			fmt.Fprintf(&b, "%*s  why: %s\n", nw, "", r.Why)
-		}
-	}
-	fmt.Fprintf(&b, "%d of %d figures hold\n", held, len(rows))
-	_, err := io.WriteString(w, b.String())
-	return err
-}
-
-// label is the row's name, after its ID where it has one.
-func (r Row) label() string {
-	if r.ID == "" {
-		return r.Name
-	}
-	return r.ID + " " + r.Name
 }

@@ -36,22 +36,22 @@ const e2Window = 3_000_000_000
 // diffserv3 triple-isolate, 16 flows of 64 B forwarded at 5 Mpps) from
 // the reports of scripts/e2.tengo's variants.
 func E2(reps []*report.Report) []Row {
-	base := Find(reps, E2Cake618)
+	base := FindVariant(reps, E2Cake618)
 	var rows []Row
 
 	const collapseSeed = "6.17: ~630 Kpps; llist: ~10 Kpps (63x less)"
-	if rc1 := Find(reps, E2CakeLlist); base == nil || rc1 == nil {
+	if rc1 := FindVariant(reps, E2CakeLlist); base == nil || rc1 == nil {
 		rows = append(rows, missing("E2.1", "cake collapses with the llist", collapseSeed, E2Cake618, E2CakeLlist))
 	} else {
 		end := tailWithin(rc1, e2Window)
 		x := ratio(tail(base), end)
 		rows = append(rows, Row{ID: "E2.1", Name: "cake collapses with the llist", Seed: collapseSeed,
 			Model: fmt.Sprintf("6.18: %s; 6.19-rc1: %s (%.0fx less)", rate(tail(base)), rate(end), x),
-			Holds: x >= 20, Why: collapseWhy(base, rc1, Find(reps, E2CakeNoBlue))})
+			Holds: x >= 20, Why: collapseWhy(base, rc1, FindVariant(reps, E2CakeNoBlue))})
 	}
 
 	const blueSeed = "BLUE off prevents the collapse; a delta to 6.17 remains"
-	if nb := Find(reps, E2CakeNoBlue); base == nil || nb == nil {
+	if nb := FindVariant(reps, E2CakeNoBlue); base == nil || nb == nil {
 		rows = append(rows, missing("E2.2", "cake with BLUE off (lab-noblue)", blueSeed, E2Cake618, E2CakeNoBlue))
 	} else {
 		x := ratio(tail(base), tail(nb))
@@ -61,7 +61,7 @@ func E2(reps []*report.Report) []Row {
 	}
 
 	const burstSeed = "defer bound 8 instead of 256 \"does help\""
-	if b8, b256 := Find(reps, E2Burst8), Find(reps, E2Burst256); b8 == nil || b256 == nil {
+	if b8, b256 := FindVariant(reps, E2Burst8), FindVariant(reps, E2Burst256); b8 == nil || b256 == nil {
 		rows = append(rows, missing("E2.3", "cake, defer bound 8 vs 256", burstSeed, E2Burst8, E2Burst256))
 	} else {
 		x := ratio(tail(b8), tail(b256))
@@ -72,7 +72,7 @@ func E2(reps []*report.Report) []Row {
 
 	for i, q := range []struct{ kind, old, rc1 string }{{"fq_codel", E2FqCodel618, E2FqCodelRc1}, {"sfq", E2Sfq618, E2SfqRc1}} {
 		id, name, seed := fmt.Sprintf("E2.%d", 4+i), q.kind+" in cake's place", "unaffected by the llist"
-		old, rc1 := Find(reps, q.old), Find(reps, q.rc1)
+		old, rc1 := FindVariant(reps, q.old), FindVariant(reps, q.rc1)
 		if old == nil || rc1 == nil {
 			rows = append(rows, missing(id, name, seed, q.old, q.rc1))
 			continue
@@ -90,7 +90,7 @@ func E2(reps []*report.Report) []Row {
 // scripts/e2b.tengo's variants. The model runs seconds, not minutes:
 // "at the end" is the last quarter of its run.
 func E2b(reps []*report.Report) []Row {
-	pre, ll, dd, bd := Find(reps, E2bPre), Find(reps, E2bLlist), Find(reps, E2bDeqDrop), Find(reps, E2bBound)
+	pre, ll, dd, bd := FindVariant(reps, E2bPre), FindVariant(reps, E2bLlist), FindVariant(reps, E2bDeqDrop), FindVariant(reps, E2bBound)
 	var rows []Row
 
 	const orderSeed = "at the end: pre-llist 0.476 > +bounded defer 0.35-0.43 > +dequeue drops 0.27-0.36 > llist 0.15 Mpps"
@@ -122,7 +122,7 @@ func E2b(reps []*report.Report) []Row {
 		x := ratio(tail(ll), tail(pre))
 		rows = append(rows, Row{ID: "E2b.3", Name: "llist collapses as BLUE's p climbs", Seed: llSeed,
 			Model: fmt.Sprintf("%s falling to %s (%.2fx of pre-llist)", rate(head(ll)), rate(tail(ll)), x), Holds: x < 0.5,
-			Why: blueTrace(ll) + "; " + collapseWhy(pre, ll, Find(reps, E2bNoBlue))})
+			Why: blueTrace(ll) + "; " + collapseWhy(pre, ll, FindVariant(reps, E2bNoBlue))})
 	}
 
 	for i, m := range []struct{ name, seed string }{
@@ -130,7 +130,7 @@ func E2b(reps []*report.Report) []Row {
 		{E2bBound, "+bounded defer: 0.35-0.43 Mpps (0.74-0.90x of pre-llist)"},
 	} {
 		id, name := fmt.Sprintf("E2b.%d", 4+i), m.name+" keeps at least half"
-		r := Find(reps, m.name)
+		r := FindVariant(reps, m.name)
 		if pre == nil || r == nil {
 			rows = append(rows, missing(id, name, m.seed, E2bPre, m.name))
 			continue
@@ -142,7 +142,7 @@ func E2b(reps []*report.Report) []Row {
 	}
 
 	const nbSeed = "Toke: turning off BLUE prevents the collapse"
-	if nb := Find(reps, E2bNoBlue); pre == nil || nb == nil {
+	if nb := FindVariant(reps, E2bNoBlue); pre == nil || nb == nil {
 		rows = append(rows, missing("E2b.6", "llist with BLUE off (lab-noblue)", nbSeed, E2bPre, E2bNoBlue))
 	} else {
 		x := ratio(tail(nb), tail(pre))

@@ -1,30 +1,416 @@
-// Package fidelity sets the model's runs of the seeds' experiments beside
-// the kernel's figures: each experiment is a function from the reports of
-// its script's variants (found by variant name) to rows, one per claim of
-// the seed, with the kernel's figure, the model's, whether the acceptance
-// criterion holds, and the mechanism behind the model's figure (who holds
-// the root lock, BLUE's p over time, where the drops are), so that a
-// figure that holds for the wrong reason shows it. `txlab fidelity`
-// prints them.
+// Package fidelity sets the seeds' figures beside the model's: each
+// experiment's rows name a figure, what the seed measured, what the
+// model gives, their ratio, and whether the model is within the
+// tolerance the issues set for it; mechanism checks say what the model
+// did to get there (who holds the root lock, where drops happen, who
+// calls __netif_schedule). Nothing here runs the model; it reads
+// reports (the txlab fidelity command runs the scripts).
 package fidelity
 
 import (
+	"encoding/json"
 	"fmt"
+	"io"
+	"math"
 	"sort"
 	"strings"
 
 	"github.com/txlab/txlab/framework/report"
 )
 
-// Row is one claim of a seed against the model.
+// Kind says how a row is judged.
+type Kind string
+
+// The kinds of rows.
+const (
+	// Figure is a seed's figure against the model's, judged by its
+	// tolerance.
+	Figure Kind = "figure"
+	// Check is mechanism evidence; judged only when it has a tolerance.
+	Check Kind = "check"
+	// Pending is an experiment (or part of one) the model does not run yet.
+	Pending Kind = "pending"
+)
+
+// Row is one figure: the seed's, the model's, their ratio, and whether
+// the model's is within the tolerance (Tolerance says which).
 type Row struct {
-	ID        string // "E2.1" ("" where the experiment does not number its claims)
-	Name      string // what is compared
-	Seed      string // the kernel's figure, as the seed reports it
-	Model     string // the model's figure, from the reports
-	Tolerance string // the acceptance criterion, where it is a tolerance
-	Holds     bool   // the acceptance criterion holds
-	Why       string // the model's mechanism, or why the row could not be judged
+	Experiment string  `json:"experiment"`
+	ID         string  `json:"id,omitempty"` // the claim's number where the experiment numbers them ("E2.1")
+	Name       string  `json:"figure"`
+	Seed       string  `json:"seed"`
+	Model      string  `json:"model"`
+	Ratio      float64 `json:"ratio,omitempty"` // model / seed of the row's main number (of the ratios, for a ratio); 0: none
+	Tolerance  string  `json:"tolerance,omitempty"`
+	Holds      bool    `json:"holds"`
+	Kind       Kind    `json:"kind"` // "" is Figure
+	// Why is the model's mechanism behind the figure, or why the row
+	// could not be judged.
+	Why string `json:"why,omitempty"`
+}
+
+// label is the row's name, after its ID where it has one.
+func (r Row) label() string {
+	if r.ID == "" {
+		return r.Name
+	}
+	return r.ID + " " + r.Name
+}
+
+// Judged reports whether the row has a verdict: a figure, or a check
+// with a tolerance.
+func (r Row) Judged() bool {
+	switch r.kind() {
+	case Figure:
+		return true
+	case Check:
+		return r.Tolerance != ""
+	}
+	return false
+}
+
+func (r Row) kind() Kind {
+	if r.Kind == "" {
+		return Figure
+	}
+	return r.Kind
+}
+
+// verdict is the holds column: yes or no with the tolerance, "-" for an
+// unjudged check, or why a pending row has none.
+func (r Row) verdict() string {
+	switch {
+	case r.kind() == Pending:
+		return "not yet modelled"
+	case !r.Judged():
+		return "-"
+	case r.Holds:
+		return "yes (" + r.Tolerance + ")"
+	}
+	return "no (" + r.Tolerance + ")"
+}
+
+func (r Row) ratioText() string {
+	if r.Ratio == 0 || math.IsNaN(r.Ratio) || math.IsInf(r.Ratio, 0) {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f", r.Ratio)
+}
+
+// Held counts the judged rows and the ones that hold.
+func Held(rows []Row) (held, judged int) {
+	for _, r := range rows {
+		if r.Judged() {
+			judged++
+			if r.Holds {
+				held++
+			}
+		}
+	}
+	return held, judged
+}
+
+// WriteRows prints rows as a table: figure, seed, model, ratio, verdict;
+// then the mechanism checks that have no seed figure, one a line; then
+// how many of the judged rows hold.
+func WriteRows(w io.Writer, rows []Row) error {
+	var b strings.Builder
+	writeRows(&b, rows)
+	held, judged := Held(rows)
+	fmt.Fprintf(&b, "%d of %d figures hold\n", held, judged)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// mechanismOnly is a check with nothing of the seed's to set beside it.
+func (r Row) mechanismOnly() bool { return r.kind() == Check && r.Seed == "-" && r.Tolerance == "" }
+
+func writeRows(b *strings.Builder, rows []Row) {
+	var table, mech []Row
+	for _, r := range rows {
+		if r.mechanismOnly() {
+			mech = append(mech, r)
+		} else {
+			table = append(table, r)
+		}
+	}
+	if len(table) > 0 {
+		writeTable(b, table)
+	}
+	if len(mech) > 0 {
+		b.WriteString("mechanism:\n")
+		for _, r := range mech {
+			fmt.Fprintf(b, "  %s: %s\n", r.Name, r.Model)
+		}
+	}
+}
+
+func writeTable(b *strings.Builder, rows []Row) {
+	nw, sw, mw, rw := len("figure"), len("seed"), len("model"), len("ratio")
+	for _, r := range rows {
+		nw, sw, mw, rw = max(nw, len(r.label())), max(sw, len(r.Seed)), max(mw, len(r.Model)), max(rw, len(r.ratioText()))
+	}
+	fmt.Fprintf(b, "%-*s  %-*s  %-*s  %*s  %s\n", nw, "figure", sw, "seed", mw, "model", rw, "ratio", "holds (tolerance)")
+	for _, r := range rows {
+		fmt.Fprintf(b, "%-*s  %-*s  %-*s  %*s  %s\n", nw, r.label(), sw, r.Seed, mw, r.Model, rw, r.ratioText(), r.verdict())
+		if r.Why != "" {
+			fmt.Fprintf(b, "%*s  why: %s\n", nw, "", r.Why)
+		}
+	}
+}
+
+// Result is one experiment's rows as the fidelity command prints them.
+type Result struct {
+	ID     string  `json:"id"`
+	Title  string  `json:"title"`
+	Script string  `json:"script,omitempty"` // the shipped script it ran
+	Runs   int     `json:"runs"`             // simulations run
+	WallS  float64 `json:"wall_s"`           // wall time they took
+	Rows   []Row   `json:"rows"`
+}
+
+// WriteResults prints each experiment as a section with its table, then
+// the total.
+func WriteResults(w io.Writer, results []Result) error {
+	var b strings.Builder
+	var all []Row
+	for i, r := range results {
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		fmt.Fprintf(&b, "%s  %s", r.ID, r.Title)
+		if r.Script != "" {
+			fmt.Fprintf(&b, "  (scripts/%s.tengo, %d runs, %.1f s)", r.Script, r.Runs, r.WallS)
+		}
+		b.WriteString("\n")
+		writeRows(&b, r.Rows)
+		if held, judged := Held(r.Rows); judged > 0 {
+			fmt.Fprintf(&b, "%s: %d of %d figures hold\n", r.ID, held, judged)
+		}
+		all = append(all, r.Rows...)
+	}
+	held, judged := Held(all)
+	fmt.Fprintf(&b, "\nall: %d of %d figures hold\n", held, judged)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// WriteResultsJSON writes the results as {"experiments": [...], "held",
+// "judged"}.
+func WriteResultsJSON(w io.Writer, results []Result) error {
+	var all []Row
+	for i := range results {
+		if results[i].Rows == nil {
+			results[i].Rows = []Row{}
+		}
+		all = append(all, results[i].Rows...)
+	}
+	if results == nil {
+		results = []Result{}
+	}
+	held, judged := Held(all)
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(struct {
+		Experiments []Result `json:"experiments"`
+		Held        int      `json:"held"`
+		Judged      int      `json:"judged"`
+	}{results, held, judged})
+}
+
+// Experiment is one of the seeds' experiments: the shipped script that
+// runs it and what turns the script's reports into rows.
+type Experiment struct {
+	ID    string
+	Title string
+	// Script is the shipped script (scripts/NAME.tengo); empty when the
+	// model does not run the experiment yet.
+	Script string
+	// Seeds is how many times the script runs, with seeds 1..Seeds, so
+	// a gain can be set against run-to-run noise; 0 runs it once with
+	// the script's own seed.
+	Seeds int
+	// Rows turns the script's reports (every variant of every seed) into
+	// the experiment's figures; nil when there are none yet.
+	Rows func([]*report.Report) ([]Row, error)
+	// Pending says what is not modelled yet, printed as a row.
+	Pending string
+}
+
+// Experiments are the seeds' experiments in order (DESIGN.md's table).
+func Experiments() []Experiment {
+	return []Experiment{
+		{ID: "E1", Title: "llist adoption: 480 CPUs, 100G, 30 queues, mq fq, 240 x UDP_STREAM 120 B (busylock vs llist, unpinned and pinned)",
+			Script: "e1", Rows: func(reps []*report.Report) ([]Row, error) {
+				runs, err := FindE1(reps)
+				if err != nil {
+					return nil, err
+				}
+				return E1(runs), nil
+			}},
+		{ID: "E2", Title: "root cake on ice, 8 queues, 16 flows of 64 B forwarded at 5 Mpps (cake's collapse)",
+			Script: "e2", Rows: rowsOf("E2", E2)},
+		{ID: "E2b", Title: "root cake on i40e, 4 queues, 21 Mpps of 64 B forwarded (Jonas's DUT)",
+			Script: "e2b", Rows: rowsOf("E2b", E2b)},
+		{ID: "E3", Title: "__netif_schedule fast path: idpf 200G, 32 queues, mq fq, 240 x UDP_STREAM 120 B, off vs on",
+			Script: "fastpath", Seeds: 3, Rows: func(reps []*report.Report) ([]Row, error) {
+				runs, err := FindE3(reps)
+				if err != nil {
+					return nil, err
+				}
+				return E3(runs), nil
+			}},
+		{ID: "E4", Title: "bulk dequeue for all qdiscs (HTB on a bonding device), before / after",
+			Pending: "0.61 -> 1.11 Mpps with NUMA contention, 1.38 -> 1.93 without: needs bonding and the generalised bulk dequeue"},
+		{ID: "E5", Title: "cake_mq on veth, 8 queues, 2 Gbit, 32 TCP upstreams, rate adjust with and without clearing tins",
+			Pending: "clearing unused tins on the dequeue path hurts latency and throughput: needs TCP senders"},
+	}
+}
+
+// rowsOf adapts an experiment's row function (E2, E2b) to Experiment.Rows.
+func rowsOf(id string, rows func([]*report.Report) []Row) func([]*report.Report) ([]Row, error) {
+	return func(reps []*report.Report) ([]Row, error) {
+		out := rows(reps)
+		for i := range out {
+			out[i].Experiment = id
+		}
+		return out, nil
+	}
+}
+
+// Select picks experiments by id from a comma-separated list (any case);
+// empty selects all.
+func Select(only string) ([]Experiment, error) {
+	all := Experiments()
+	if strings.TrimSpace(only) == "" {
+		return all, nil
+	}
+	var ids []string
+	for _, e := range all {
+		ids = append(ids, e.ID)
+	}
+	var out []Experiment
+	seen := map[string]bool{}
+	for _, w := range strings.Split(only, ",") {
+		w = strings.TrimSpace(w)
+		if w == "" {
+			return nil, fmt.Errorf("%q: an empty name in the list (known: %s)", only, strings.Join(ids, ", "))
+		}
+		found := false
+		for _, e := range all {
+			if strings.EqualFold(e.ID, w) {
+				found = true
+				if !seen[e.ID] {
+					seen[e.ID] = true
+					out = append(out, e)
+				}
+			}
+		}
+		if !found {
+			return nil, fmt.Errorf("unknown experiment %q (known: %s)", w, strings.Join(ids, ", "))
+		}
+	}
+	// In the table's order, whatever the list's.
+	order := map[string]int{}
+	for i, e := range all {
+		order[e.ID] = i
+	}
+	for i := 1; i < len(out); i++ {
+		for j := i; j > 0 && order[out[j].ID] < order[out[j-1].ID]; j-- {
+			out[j], out[j-1] = out[j-1], out[j]
+		}
+	}
+	return out, nil
+}
+
+// Find is the experiment with this id (any case).
+func Find(id string) (Experiment, error) {
+	sel, err := Select(id)
+	if err != nil {
+		return Experiment{}, err
+	}
+	if len(sel) != 1 {
+		return Experiment{}, fmt.Errorf("want one experiment, got %q", id)
+	}
+	return sel[0], nil
+}
+
+// Evaluate is an experiment's rows from its reports: its figures (or a
+// pending row), then the mechanism checks.
+func (e Experiment) Evaluate(reps []*report.Report) ([]Row, error) {
+	var rows []Row
+	if e.Pending != "" {
+		rows = append(rows, Row{Experiment: e.ID, Name: "seed figures", Seed: "-", Model: e.Pending, Kind: Pending})
+	}
+	if e.Rows != nil {
+		fig, err := e.Rows(reps)
+		if err != nil {
+			return nil, err
+		}
+		rows = append(rows, fig...)
+	}
+	for _, r := range Mechanism(firstSeed(reps)) {
+		r.Experiment = e.ID
+		rows = append(rows, r)
+	}
+	for i := range rows {
+		rows[i].Kind = rows[i].kind()
+	}
+	return rows, nil
+}
+
+// firstSeed keeps the reports of the lowest seed: mechanism checks are
+// shown for one run of each variant.
+func firstSeed(reps []*report.Report) []*report.Report {
+	var lo uint64
+	first := true
+	for _, r := range reps {
+		if r != nil && (first || r.Seed < lo) {
+			lo, first = r.Seed, false
+		}
+	}
+	var out []*report.Report
+	for _, r := range reps {
+		if r != nil && r.Seed == lo {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func usec(ns float64) string { return fmt.Sprintf("%.2f us", ns/1000) }
+
+func safeDiv(a, b float64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return a / b
+}
+
+func within(m, s, tol float64) bool { return m >= s*(1-tol) && m <= s*(1+tol) }
+
+// factor is how many times apart two positive values are (inf if one
+// is zero).
+func factor(a, b float64) float64 {
+	if a <= 0 || b <= 0 {
+		return math.Inf(1)
+	}
+	return math.Max(a/b, b/a)
+}
+
+func sign(v float64) int {
+	switch {
+	case v > 0:
+		return 1
+	case v < 0:
+		return -1
+	}
+	return 0
+}
+
+func pct(part, whole float64) string {
+	return fmt.Sprintf("%.0f%%", 100*safeDiv(part, whole))
 }
 
 // Lock call sites, as the model names them (framework/netdev).
@@ -35,8 +421,8 @@ const (
 	rxMissed     = "RX_MISSED"
 )
 
-// Find returns the report of the variant named name, or nil.
-func Find(reps []*report.Report, name string) *report.Report {
+// FindVariant returns the report of the variant named name, or nil.
+func FindVariant(reps []*report.Report, name string) *report.Report {
 	for _, r := range reps {
 		if r != nil && r.Name == name {
 			return r

@@ -63,6 +63,7 @@ type Config struct {
 	MaxBacklog    int // net.core.netdev_max_backlog
 	NetdevBudget  int // net.core.netdev_budget (net_rx_action)
 	Sndbuf        int // net.core.wmem_default: socket send buffer of senders
+	BQLLimitMin   int // byte_queue_limits/limit_min of every TX queue
 }
 
 // Profile names.
@@ -195,6 +196,18 @@ var toggles = map[string]toggle{
 	"bulk_quota":      boolToggle("bound bulk dequeue by the remaining quota (0345552a653c)", func(c *Config) *bool { return &c.BulkQuota }),
 	"dev_tx_weight":   intToggle("__qdisc_run quota (net.core.dev_weight)", 1, func(c *Config) *int { return &c.DevTxWeight }),
 	"bql":             boolToggle("byte queue limits", func(c *Config) *bool { return &c.BQL }),
+	"bql_limit_min": {fmt.Sprintf("BQL's floor in bytes on every TX queue (sysfs tx-N/byte_queue_limits/limit_min) [0..%d]", dqlMaxLimit),
+		func(c *Config, v string) error {
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				return fmt.Errorf("%q is not a whole number", v)
+			}
+			if n < 0 || n > int(dqlMaxLimit) { // bql_set: -EINVAL above DQL_MAX_LIMIT
+				return fmt.Errorf("%d is out of range: 0..%d", n, dqlMaxLimit)
+			}
+			c.BQLLimitMin = n
+			return nil
+		}, func(c *Config) string { return strconv.Itoa(c.BQLLimitMin) }},
 	"sock_wfree": {"how skb_release_head_state calls sock_wfree: retpoline (CONFIG_MITIGATION_RETPOLINE, bare call) | direct (retpoline + INDIRECT_CALL_3) | indirect (no retpoline)",
 		func(c *Config, v string) error {
 			switch DestructorCall(v) {

@@ -240,7 +240,7 @@ func TestQuotaReschedules(t *testing.T) {
 		h.fill(c, q, 200)
 		c.LocalBhDisable()
 		q.lock.Lock(c, h.n.site.rootEnq)
-		runFree := h.n.qdiscRun(c, q)
+		runFree, _, _ := h.n.qdiscRun(c, q)
 		q.lock.Unlock(c)
 		h.n.kfreeSkbList(c, &runFree)
 		afterRun = len(testDrv.held)
@@ -258,6 +258,12 @@ func TestQuotaReschedules(t *testing.T) {
 	}
 	if len(testDrv.held) != 200 {
 		t.Errorf("net_tx_action should have sent the rest: driver holds %d of 200", len(testDrv.held))
+	}
+	if st := h.n.Sched[SchedQuota]; st.Calls < 1 || st.Raised != st.Calls {
+		t.Errorf("quota callers %+v: want every call to raise NET_TX", st)
+	}
+	if a := h.n.TxAction; a.Qdiscs < 1 || a.Packets != 200-64 || a.FoundRunning != 0 {
+		t.Errorf("net_tx_action %+v: want it to run the qdisc and send the other 136", a)
 	}
 }
 
@@ -338,6 +344,9 @@ func TestStoppedQueueRequeues(t *testing.T) {
 	if requeued != 1 || q.Requeues != 1 || qlen != 3 {
 		t.Errorf("requeued %d (requeues %d), qlen %d; want 1, 1, 3", requeued, q.Requeues, qlen)
 	}
+	if st := h.n.Sched[SchedRequeue]; st.Calls != 1 {
+		t.Errorf("requeue callers %+v: want one __netif_schedule from dev_requeue_skb", st)
+	}
 	if head != first {
 		t.Error("the requeued skb did not leave first")
 	}
@@ -357,7 +366,7 @@ func TestNetifScheduleFastPath(t *testing.T) {
 			h.n.unoffered--
 			h.n.Offered++
 			c.LocalBhDisable()
-			h.n.netifSchedule(c, q)
+			h.n.netifSchedule(c, q, SchedQuota)
 			sched, raised = q.state&stateSched != 0, c.SoftirqPending(sim.NetTxSoftirq)
 			s := q.deferHead
 			q.deferHead = nil
@@ -365,6 +374,9 @@ func TestNetifScheduleFastPath(t *testing.T) {
 			h.n.kfreeSkb(c, s, skb.DropQdiscDrop)
 		})
 		h.run(sim.Millisecond)
+		if st := h.n.Sched[SchedQuota]; st.Calls != 1 || (fast == "on") != (st.Skipped == 1) || (fast == "off") != (st.Raised == 1) {
+			t.Errorf("fast path %s: quota callers %+v", fast, st)
+		}
 		if fast == "on" && (sched || raised || h.n.NetifScheduleSkipped != 1) {
 			t.Errorf("fast path on: SCHED %v raised %v skipped %d; want no schedule", sched, raised, h.n.NetifScheduleSkipped)
 		}

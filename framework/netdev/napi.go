@@ -166,7 +166,7 @@ func (x *dctx) CompletedQueue(i int, pkts, bytes int) {
 		q.state &^= queueStackXoff
 		q.Wakes++
 		if !q.Stopped() && q.qdisc != nil { // netif_schedule_queue
-			x.net.netifSchedule(x.cpu, q.qdisc)
+			x.net.netifSchedule(x.cpu, q.qdisc, SchedBQLWake)
 		}
 	}
 }
@@ -191,7 +191,7 @@ func (x *dctx) WakeQueue(i int) {
 	q.state &^= queueDrvXoff
 	q.Wakes++
 	if q.qdisc != nil {
-		x.net.netifSchedule(x.cpu, q.qdisc)
+		x.net.netifSchedule(x.cpu, q.qdisc, SchedDrvWake)
 	}
 }
 

@@ -49,11 +49,13 @@ type Net struct {
 	XmitHist Log2Hist // __dev_queue_xmit latency, ns
 
 	// Counters the experiments ask about.
-	NetifSchedule        uint64 // __netif_schedule calls
-	NetifScheduleSkipped uint64 // ... returned early by the fast path
-	TxSoftirqRaised      uint64 // __netif_reschedule raised NET_TX_SOFTIRQ
-	DeferDrops           uint64 // dropped at the defer_list bound
-	Bypass               uint64 // TCQ_F_CAN_BYPASS direct transmits
+	NetifSchedule        uint64                     // __netif_schedule calls
+	NetifScheduleSkipped uint64                     // ... returned early by the fast path
+	TxSoftirqRaised      uint64                     // __netif_reschedule raised NET_TX_SOFTIRQ
+	Sched                [NumSchedCallers]SchedStat // __netif_schedule by caller
+	TxAction             TxActionStat               // what net_tx_action found
+	DeferDrops           uint64                     // dropped at the defer_list bound
+	Bypass               uint64                     // TCQ_F_CAN_BYPASS direct transmits
 
 	site struct {
 		busylock, rootEnq, rootRun, txAction, hardTx, nolockEnq, seqlock, timer *sim.LockStat
@@ -91,6 +93,15 @@ type Hooks struct {
 	Dequeue      func(c *sim.CPU, q *Qdisc, bulk []*skb.SKB)    // a bulk left the qdisc
 	DriverXmit   func(c *sim.CPU, txq *TxQueue, l *skb.List)    // a bulk was handed to ndo_start_xmit
 	Complete     func(c *sim.CPU, s *skb.SKB)                   // TX completion freed a transmitted skb
+}
+
+// TxActionStat is what net_tx_action found on the qdiscs it took off
+// output_queue: Qdiscs = FoundRunning + Empty + the ones it ran.
+type TxActionStat struct {
+	Qdiscs       uint64 // qdiscs taken off an output_queue (each under its root lock)
+	FoundRunning uint64 // qdisc_run_begin failed: another CPU runs it
+	Empty        uint64 // it ran, and found nothing to send
+	Packets      uint64 // packets its __qdisc_run dequeued
 }
 
 type softnetData struct {
@@ -262,6 +273,9 @@ func (n *Net) AddDevice(spec DeviceSpec) (*Device, error) {
 		q := &TxQueue{Index: i, dev: d}
 		q.xmitLock.Name = fmt.Sprintf("%s-tx-%d _xmit_lock", spec.Name, i)
 		q.DQL.Init(HZ, 0) // netdev_init_one_queue: dql_init(&queue->dql, HZ)
+		// Writing limit_min before traffic: dql_completed clamps the
+		// limit up to it at the first completion.
+		q.DQL.MinLimit = uint32(n.Cfg.BQLLimitMin)
 		d.Queues = append(d.Queues, q)
 	}
 	d.napis = make([]*napi, info.Vectors)

@@ -283,7 +283,7 @@ func (x *qctx) Watchdog(at sim.Time) {
 		return
 	}
 	q.watchdog.Start(x.armCPU(), at, func(c *sim.CPU) {
-		n.netifSchedule(c, q) // qdisc_watchdog -> __netif_schedule(qdisc_root(q))
+		n.netifSchedule(c, q, SchedWatchdog) // qdisc_watchdog -> __netif_schedule(qdisc_root(q))
 	})
 }
 

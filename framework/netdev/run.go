@@ -54,7 +54,7 @@ func (n *Net) qdiscRunEnd(c *sim.CPU, q *Qdisc) skb.List {
 		q.seqlock.Unlock(c)
 		q.lineWrite.Read(c) // smp_mb(); test_bit(__QDISC_STATE_MISSED)
 		if q.state&stateMissed != 0 {
-			n.netifSchedule(c, q)
+			n.netifSchedule(c, q, SchedMissed)
 		}
 		return out
 	}
@@ -67,25 +67,29 @@ func (n *Net) qdiscRunEnd(c *sim.CPU, q *Qdisc) skb.List {
 	return out
 }
 
-// qdiscRun is qdisc_run.
-func (n *Net) qdiscRun(c *sim.CPU, q *Qdisc) skb.List {
+// qdiscRun is qdisc_run. ran says whether qdisc_run_begin succeeded,
+// sent how many packets __qdisc_run dequeued.
+func (n *Net) qdiscRun(c *sim.CPU, q *Qdisc) (free skb.List, ran bool, sent int) {
 	if !n.qdiscRunBegin(c, q) {
-		return skb.List{}
+		return skb.List{}, false, 0
 	}
 	if !q.nolock() || q.state&stateDeactivated == 0 {
-		n.qdiscRunInner(c, q)
+		sent = n.qdiscRunInner(c, q)
 	}
-	return n.qdiscRunEnd(c, q)
+	return n.qdiscRunEnd(c, q), true, sent
 }
 
 // qdiscRunInner is __qdisc_run: restart until the quota is used, then
 // leave the rest to NET_TX_SOFTIRQ.
-func (n *Net) qdiscRunInner(c *sim.CPU, q *Qdisc) {
+// It returns the packets dequeued.
+func (n *Net) qdiscRunInner(c *sim.CPU, q *Qdisc) int {
 	quota := n.Cfg.DevTxWeight
+	sent := 0
 	for {
 		packets, more := n.qdiscRestart(c, q, quota)
+		sent += packets
 		if !more {
-			return
+			return sent
 		}
 		quota -= packets
 		if quota <= 0 {
@@ -93,9 +97,9 @@ func (n *Net) qdiscRunInner(c *sim.CPU, q *Qdisc) {
 				q.lineWrite.Atomic(c)
 				q.state |= stateMissed
 			} else {
-				n.netifSchedule(c, q)
+				n.netifSchedule(c, q, SchedQuota)
 			}
-			return
+			return sent
 		}
 	}
 }
@@ -317,7 +321,7 @@ func (n *Net) devRequeueSkb(c *sim.CPU, rest *skb.List, q *Qdisc) {
 		q.state |= stateMissed
 		return
 	}
-	n.netifSchedule(c, q)
+	n.netifSchedule(c, q, SchedRequeue)
 }
 
 // hardTxLock is HARD_TX_LOCK: the txq's _xmit_lock unless the device is

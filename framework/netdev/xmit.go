@@ -263,7 +263,7 @@ func (n *Net) devXmitSkbLlist(c *sim.CPU, s *skb.SKB, q *Qdisc, d *Device, txq *
 		rc = qdisc.XmitSuccess
 	default:
 		rc = n.qdiscEnqueue(c, q, batch, &toFree)
-		runFree = n.qdiscRun(c, q)
+		runFree, _, _ = n.qdiscRun(c, q)
 		if len(batch) != 1 {
 			rc = qdisc.XmitSuccess
 		}
@@ -325,7 +325,7 @@ func (n *Net) devXmitSkbNolock(c *sim.CPU, s *skb.SKB, q *Qdisc, d *Device, txq 
 		}
 	} else {
 		rc = n.nolockEnqueue(c, q, s, &toFree)
-		runFree = n.qdiscRun(c, q)
+		runFree, _, _ = n.qdiscRun(c, q)
 	}
 	n.kfreeSkbList(c, &toFree)
 	n.kfreeSkbList(c, &runFree)
@@ -342,22 +342,55 @@ func (n *Net) nolockEnqueue(c *sim.CPU, q *Qdisc, s *skb.SKB, toFree *skb.List) 
 	return rc
 }
 
+// SchedCaller is where a __netif_schedule call comes from.
+type SchedCaller uint8
+
+// The callers of __netif_schedule the model has.
+const (
+	SchedBQLWake  SchedCaller = iota // netdev_tx_completed_queue -> netif_schedule_queue (BQL cleared STACK_XOFF)
+	SchedDrvWake                     // netif_tx_wake_queue (the driver's own flow control)
+	SchedQuota                       // __qdisc_run used up dev_tx_weight
+	SchedRequeue                     // dev_requeue_skb
+	SchedMissed                      // qdisc_run_end found __QDISC_STATE_MISSED (NOLOCK)
+	SchedWatchdog                    // qdisc_watchdog
+	NumSchedCallers
+)
+
+// String is the caller's name in reports.
+func (s SchedCaller) String() string {
+	return [...]string{"bql_wake", "drv_wake", "quota", "requeue", "missed", "watchdog"}[s]
+}
+
+// SchedStat counts one caller's __netif_schedule calls by outcome:
+// Calls = Skipped + AlreadySched + Raised.
+type SchedStat struct {
+	Calls        uint64
+	Skipped      uint64 // the fast path returned: defer_list not empty
+	AlreadySched uint64 // __QDISC_STATE_SCHED was set: on some output_queue already
+	Raised       uint64 // put on this CPU's output_queue, NET_TX_SOFTIRQ raised
+}
+
 // netifSchedule is __netif_schedule, with the fast path (f8a55d5e71e6)
 // when enabled: a CPU on the defer path is about to run the qdisc anyway.
-func (n *Net) netifSchedule(c *sim.CPU, q *Qdisc) {
+func (n *Net) netifSchedule(c *sim.CPU, q *Qdisc, from SchedCaller) {
+	st := &n.Sched[from]
+	st.Calls++
 	n.NetifSchedule++
 	if n.Cfg.FastPath {
 		q.lineDefer.Read(c) // llist_empty(&q->defer_list)
 		if q.deferHead != nil {
+			st.Skipped++
 			n.NetifScheduleSkipped++
 			return
 		}
 	}
 	q.lineWrite.Atomic(c) // test_and_set_bit(__QDISC_STATE_SCHED)
 	if q.state&stateSched != 0 {
+		st.AlreadySched++
 		return
 	}
 	q.state |= stateSched
+	st.Raised++
 	n.netifReschedule(c, q)
 }
 
@@ -389,7 +422,15 @@ func (n *Net) netTxAction(c *sim.CPU) {
 		}
 		q.lineWrite.Atomic(c) // clear_bit(__QDISC_STATE_SCHED)
 		q.state &^= stateSched
-		runFree := n.qdiscRun(c, q)
+		runFree, ran, sent := n.qdiscRun(c, q)
+		n.TxAction.Qdiscs++
+		switch {
+		case !ran:
+			n.TxAction.FoundRunning++
+		case sent == 0:
+			n.TxAction.Empty++
+		}
+		n.TxAction.Packets += uint64(sent)
 		if !q.nolock() {
 			q.lock.Unlock(c)
 		}

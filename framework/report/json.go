@@ -44,6 +44,8 @@ import (
 //	interrupts_per_s   vmstat in (device interrupts and local timer ticks), in the window
 //	lock_cpus          the CPUs the lock table was recorded on (omitted: all)
 //	counters           named event counters, name -> count
+//	netif_schedule_callers  __netif_schedule by caller: calls, skipped, already_sched, raised (always an array)
+//	net_tx_action      what net_tx_action found: qdiscs, found_running, empty, packets
 //	locks              perf lock contention rows, by total wait (always an array)
 //	queues             per TX queue stack and ethtool -S counters (always an array)
 //	qdisc              per qdisc tc -s counters (always an array)
@@ -104,6 +106,7 @@ func (r *Report) Normalize() {
 	emptyMap(&r.Counters)
 	emptyMap(&r.Window.Drops)
 	emptySlice(&r.Locks)
+	emptySlice(&r.NetifSchedule)
 	emptySlice(&r.Queues)
 	emptySlice(&r.Qdisc)
 	emptySlice(&r.Series)

@@ -63,6 +63,11 @@ type Report struct {
 	CPUs     []CPU             `json:"cpus,omitempty"` // busy CPUs only
 	Rx       *Rx               `json:"rx,omitempty"`   // the forward workload's receive side
 
+	// NetifSchedule is __netif_schedule by caller (callers with calls
+	// only), and NetTxAction what net_tx_action found, whole run.
+	NetifSchedule []SchedCaller `json:"netif_schedule_callers"`
+	NetTxAction   TxAction      `json:"net_tx_action"`
+
 	Events    uint64 `json:"events"`
 	SimWallNs int64  `json:"sim_wall_ns"` // wall time spent simulating
 	// PluginOverrides are the built-ins a plugin replaced in this run
@@ -100,6 +105,25 @@ type Window struct {
 	TxBytes        uint64            `json:"tx_bytes"`
 	Drops          map[string]uint64 `json:"drops"`
 	CPUBusyNs      int64             `json:"cpu_busy_ns"`
+}
+
+// SchedCaller is one caller of __netif_schedule and what its calls did:
+// calls = skipped + already_sched + raised.
+type SchedCaller struct {
+	Caller       string `json:"caller"` // bql_wake, drv_wake, quota, requeue, missed, watchdog
+	Calls        uint64 `json:"calls"`
+	Skipped      uint64 `json:"skipped"`       // the fast path returned (defer_list not empty)
+	AlreadySched uint64 `json:"already_sched"` // __QDISC_STATE_SCHED already set
+	Raised       uint64 `json:"raised"`        // queued on this CPU's output_queue, NET_TX_SOFTIRQ raised
+}
+
+// TxAction is what net_tx_action found on the qdiscs it took off
+// output_queue (each one under its root lock).
+type TxAction struct {
+	Qdiscs       uint64 `json:"qdiscs"`
+	FoundRunning uint64 `json:"found_running"` // qdisc_run_begin failed: another CPU runs the qdisc
+	Empty        uint64 `json:"empty"`         // ran it and found nothing to send
+	Packets      uint64 `json:"packets"`       // packets its __qdisc_run dequeued
 }
 
 // Lock is one perf-lock-contention row (one call site).

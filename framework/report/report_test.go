@@ -72,6 +72,11 @@ func sampleReport() *Report {
 		CPUSysPct: 52, CPUSoftPct: 3.25, CPUIdlePct: 48, RunnableAvg: 244, ContextSwitchesPerS: 14718, InterruptsPerS: 487745,
 		LockCPUs: "0-7",
 		Counters: map[string]uint64{"xmit_more": 9_000_000, "napi_poll": 120_000, "bql_stop": 5_212},
+		NetifSchedule: []SchedCaller{
+			{Caller: "bql_wake", Calls: 311, Skipped: 200, AlreadySched: 11, Raised: 100},
+			{Caller: "quota", Calls: 5_000, Raised: 5_000},
+		},
+		NetTxAction: TxAction{Qdiscs: 5_100, FoundRunning: 4_000, Empty: 100, Packets: 64_000},
 		Locks: []Lock{
 			{Name: "dev_hard_start_xmit+0xcd", Acquired: 13_700_000, Contended: 442_111,
 				TotalWaitNs: 6_790_000_000, MaxWaitNs: 162_470_000, AvgWaitNs: 15_350, HoldNs: 1_200_000_000},

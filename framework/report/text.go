@@ -27,6 +27,7 @@ func WriteText(w io.Writer, r *Report) error {
 	writeSummary(&b, r)
 	writeSortedMap(&b, "Drops by reason", r.Drops)
 	writeSortedMap(&b, "Counters", r.Counters)
+	writeNetifSchedule(&b, r)
 	writeVMStat(&b, r)
 	writeLockHeader(&b, r)
 	writeLocks(&b, r.Locks)
@@ -371,4 +372,20 @@ func writeSeries(b *bytes.Buffer, series []Interval) {
 		fmt.Fprintf(b, seriesRow, ms(iv.StartNs)+" ms", mpps(iv.TxPps),
 			strconv.FormatUint(iv.Drops, 10), strconv.FormatInt(iv.Backlog, 10))
 	}
+}
+
+// writeNetifSchedule prints __netif_schedule's callers and what
+// net_tx_action found, when anything called it.
+func writeNetifSchedule(b *bytes.Buffer, r *Report) {
+	if len(r.NetifSchedule) == 0 {
+		return
+	}
+	b.WriteString("\n__netif_schedule callers\n")
+	fmt.Fprintf(b, "  %-10s %10s %10s %14s %10s\n", "caller", "calls", "skipped", "already_sched", "raised")
+	for _, s := range r.NetifSchedule {
+		fmt.Fprintf(b, "  %-10s %10d %10d %14d %10d\n", s.Caller, s.Calls, s.Skipped, s.AlreadySched, s.Raised)
+	}
+	t := r.NetTxAction
+	fmt.Fprintf(b, "  net_tx_action: %d qdiscs, %d found running, %d empty, %d packets sent\n",
+		t.Qdiscs, t.FoundRunning, t.Empty, t.Packets)
 }

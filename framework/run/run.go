@@ -710,6 +710,14 @@ func fillResults(rep *report.Report, net *netdev.Net, e *sim.Engine, dev *netdev
 		"defer_drops":            net.DeferDrops,
 		"bypass_xmit":            net.Bypass,
 	}
+	for i, st := range net.Sched {
+		if st.Calls > 0 {
+			rep.NetifSchedule = append(rep.NetifSchedule, report.SchedCaller{Caller: netdev.SchedCaller(i).String(),
+				Calls: st.Calls, Skipped: st.Skipped, AlreadySched: st.AlreadySched, Raised: st.Raised})
+		}
+	}
+	rep.NetTxAction = report.TxAction{Qdiscs: net.TxAction.Qdiscs, FoundRunning: net.TxAction.FoundRunning,
+		Empty: net.TxAction.Empty, Packets: net.TxAction.Packets}
 	var sleeps, wakeups, senderDrops, migrations uint64
 	for _, s := range wl.Sockets {
 		sleeps += s.Sleeps

@@ -1,0 +1,119 @@
+package fidelity
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/txlab/txlab/framework/report"
+)
+
+func TestSelect(t *testing.T) {
+	tests := []struct {
+		only string
+		want string
+		err  string
+	}{
+		{"", "E1 E2 E2b E3 E4 E5", ""},
+		{"e3", "E3", ""},
+		{"E3, e1,E3", "E1 E3", ""}, // table order, once each
+		{"e2B", "E2b", ""},
+		{"E9", "", `unknown experiment "E9" (known: E1, E2, E2b, E3, E4, E5)`},
+		{"E1,", "", "an empty name in the list"},
+	}
+	for _, tc := range tests {
+		sel, err := Select(tc.only)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("%q: %v, want %q", tc.only, err, tc.err)
+			}
+			continue
+		}
+		var ids []string
+		for _, e := range sel {
+			ids = append(ids, e.ID)
+		}
+		if err != nil || strings.Join(ids, " ") != tc.want {
+			t.Errorf("%q: %v %v, want %s", tc.only, ids, err, tc.want)
+		}
+	}
+}
+
+// Drops go to their place by reason; the defer bound's come off
+// QDISC_DROP by the defer_drops counter.
+func TestDropPlaces(t *testing.T) {
+	r := &report.Report{OfferedPackets: 1000, DroppedPackets: 180,
+		Drops:    map[string]uint64{"RX_MISSED": 50, "QDISC_DROP": 40, "QDISC_OVERLIMIT": 30, "CAKE_FLOOD": 20, "QDISC_CONGESTED": 10, "TX_DEVICE": 30},
+		Counters: map[string]uint64{"defer_drops": 25}}
+	got := dropPlaces(r)
+	want := "RX 50 (RX_MISSED 50); defer bound 25 (QDISC_DROP 25); enqueue 45 (QDISC_DROP 15, QDISC_OVERLIMIT 30); " +
+		"dequeue 30 (CAKE_FLOOD 20, QDISC_CONGESTED 10); elsewhere 30 (TX_DEVICE 30) of 1000 offered"
+	if got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+}
+
+// The root locks are the root's, or one per mq child; the holders'
+// shares are of the window times the locks.
+func TestRootLock(t *testing.T) {
+	r := &report.Report{WindowNs: 1000,
+		Qdisc: []report.Qdisc{{Handle: "8001:", Parent: "root", Kind: "mq"}, {Handle: "0:", Parent: "8001:1", Kind: "fq"},
+			{Handle: "0:", Parent: "8001:2", Kind: "fq"}},
+		Locks: []report.Lock{{Name: "__dev_xmit_skb (root_lock)", Acquired: 10, HoldNs: 1000, AvgWaitNs: 500},
+			{Name: "sch_direct_xmit (HARD_TX_LOCK)", Acquired: 10, HoldNs: 2000}}}
+	if n := rootLocks(r); n != 2 {
+		t.Errorf("%d root locks, want 2", n)
+	}
+	want := "__dev_xmit_skb 50% of the time, 0.10 us a hold, waits 0.50 us (2 root locks)"
+	if got := rootLock(r); got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+	r.LockCPUs = "0-7"
+	if got := rootLock(r); strings.Contains(got, "of the time") || !strings.HasSuffix(got, "(on CPUs 0-7)") {
+		t.Errorf("recorded on some CPUs: %s", got)
+	}
+}
+
+// A pending experiment prints as not modelled and is not judged; JSON
+// carries every row with its kind.
+func TestResultsPrinting(t *testing.T) {
+	e4, err := Find("e4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := e4.Evaluate(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 1 || rows[0].Kind != Pending || rows[0].Judged() {
+		t.Fatalf("E4 rows %+v", rows)
+	}
+	res := []Result{{ID: "E4", Title: e4.Title, Rows: rows},
+		{ID: "EX", Title: "test", Script: "x", Runs: 2, Rows: []Row{{Name: "a", Seed: "1", Model: "2", Ratio: 2, Tolerance: "±20%"},
+			{Name: "b: root lock held by", Seed: "-", Model: "all of it", Kind: Check}}}}
+	var b bytes.Buffer
+	if err := WriteResults(&b, res); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"not yet modelled", "(scripts/x.tengo, 2 runs, 0.0 s)", " 2.00  no (±20%)", "mechanism:\n  b: root lock held by: all of it",
+		"EX: 0 of 1 figures hold", "all: 0 of 1 figures hold"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("no %q in\n%s", want, b.String())
+		}
+	}
+	b.Reset()
+	if err := WriteResultsJSON(&b, res); err != nil {
+		t.Fatal(err)
+	}
+	var back struct {
+		Experiments []Result
+		Judged      int
+	}
+	if err := json.Unmarshal(b.Bytes(), &back); err != nil {
+		t.Fatal(err)
+	}
+	if len(back.Experiments) != 2 || back.Experiments[0].Rows[0].Kind != Pending || back.Judged != 1 {
+		t.Errorf("JSON %s", b.String())
+	}
+}

@@ -1,0 +1,92 @@
+package netdev
+
+import (
+	"testing"
+
+	"github.com/txlab/txlab/framework/sim"
+	"github.com/txlab/txlab/framework/skb"
+)
+
+// A TX completion that restarts a stopped queue calls __netif_schedule:
+// netif_tx_wake_queue for the driver's own stop, netif_schedule_queue when
+// BQL clears STACK_XOFF; a second call while the qdisc is on an
+// output_queue finds __QDISC_STATE_SCHED set.
+func TestCompletionWakeCallers(t *testing.T) {
+	h := newHarness(t, profile(t, "6.19-rc1"), 2, "test", 1, "pfifo")
+	txq := h.dev.Queues[0]
+	h.on(0, 0, func(c *sim.CPU) {
+		x := h.dev.ctxFor(c)
+		c.LocalBhDisable() // in NAPI: NET_TX runs when the poll is done
+		x.StopQueue(0)
+		x.WakeQueue(0) // netif_tx_wake_queue
+		x.WakeQueue(0) // not stopped any more: no call
+		txq.DQL.Queued(1000)
+		txq.state |= queueStackXoff
+		x.CompletedQueue(0, 1, 1000) // BQL: STACK_XOFF cleared, netif_schedule_queue
+		c.LocalBhEnable()
+	})
+	h.run(sim.Millisecond)
+	drv, bql := h.n.Sched[SchedDrvWake], h.n.Sched[SchedBQLWake]
+	if drv.Calls != 1 || drv.Raised != 1 {
+		t.Errorf("drv_wake %+v: want one call that raised NET_TX", drv)
+	}
+	if bql.Calls != 1 || bql.AlreadySched != 1 {
+		t.Errorf("bql_wake %+v: want one call finding SCHED set (the wake had queued the qdisc)", bql)
+	}
+	if h.n.TxSoftirqRaised != 1 || h.n.TxAction.Qdiscs != 1 || h.n.TxAction.Empty != 1 {
+		t.Errorf("raised %d, net_tx_action %+v: want one raise and one run of an empty qdisc", h.n.TxSoftirqRaised, h.n.TxAction)
+	}
+}
+
+// What a NET_TX_SOFTIRQ raised by a TX completion costs the completing
+// CPU (f8a55d5e71e6's commit message): net_tx_action spins on the root
+// lock while a CPU on the defer path holds it, then finds the qdisc run
+// by someone else. With the fast path the wake sees the defer list
+// non-empty and returns: no raise, no spin.
+func TestCompletionWakeSpinsOnRootLock(t *testing.T) {
+	const hold = 20 * sim.Microsecond
+	for _, fast := range []string{"off", "on"} {
+		h := newHarness(t, profile(t, "6.19-rc1", "fast_path", fast), 2, "test", 1, "pfifo")
+		q := h.dev.Root
+		h.on(1, 0, func(c *sim.CPU) {
+			// A sender on the defer path: its skb is on the list and it
+			// holds the root lock (enqueueing the batch before it).
+			c.LocalBhDisable()
+			s := h.skb(c, 0)
+			h.n.unoffered--
+			h.n.Offered++
+			q.deferHead = s
+			q.lock.Lock(c, h.n.site.rootEnq)
+			c.Spend(int64(hold))
+			c.Sync() // llist_del_all happens at its time, not before
+			q.deferHead = nil
+			q.lock.Unlock(c)
+			h.n.kfreeSkb(c, s, skb.DropQdiscDrop)
+			c.LocalBhEnable()
+		})
+		var spent sim.Time
+		h.on(0, sim.Microsecond, func(c *sim.CPU) {
+			x := h.dev.ctxFor(c)
+			start := c.Now()
+			c.LocalBhDisable()
+			x.StopQueue(0)
+			x.WakeQueue(0) // the TX clean restarts the queue
+			c.LocalBhEnable()
+			spent = c.Now() - start
+		})
+		h.run(sim.Millisecond)
+		st := h.n.Sched[SchedDrvWake]
+		switch fast {
+		case "off":
+			if st.Raised != 1 || h.n.site.txAction.Contended != 1 || spent < hold-2*sim.Microsecond {
+				t.Errorf("fast path off: %+v, net_tx_action contended %d, completion CPU busy %v: want it to spin about %v",
+					st, h.n.site.txAction.Contended, spent, hold)
+			}
+		case "on":
+			if st.Skipped != 1 || h.n.TxSoftirqRaised != 0 || spent > sim.Microsecond {
+				t.Errorf("fast path on: %+v, raised %d, completion CPU busy %v: want a skip and no spin",
+					st, h.n.TxSoftirqRaised, spent)
+			}
+		}
+	}
+}
