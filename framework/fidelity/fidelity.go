@@ -84,10 +84,15 @@ func (r Row) verdict() string {
 		return "not yet modelled"
 	case !r.Judged():
 		return "-"
-	case r.Holds:
-		return "yes (" + r.Tolerance + ")"
 	}
-	return "no (" + r.Tolerance + ")"
+	v := "no"
+	if r.Holds {
+		v = "yes"
+	}
+	if r.Tolerance == "" {
+		return v
+	}
+	return v + " (" + r.Tolerance + ")"
 }
 
 func (r Row) ratioText() string {
