@@ -395,7 +395,7 @@ func RunWith(spec Spec, o Options) (*report.Report, error) {
 	}
 	tv := o.Trace.Variant("variant "+name, attribute.String("profile", spec.Profile), attribute.Int64("seed", int64(spec.Seed)),
 		attribute.String("qdisc", spec.Qdisc), attribute.String("driver", spec.Driver),
-		attribute.Bool("plugins.isolate", spec.Plugins.Isolate), attribute.StringSlice("plugins.paths", spec.Plugins.Paths),
+		attribute.Bool("plugins.isolate", spec.Plugins.Isolate), attribute.String("plugins.paths", strings.Join(spec.Plugins.Paths, ",")),
 		attribute.String("plugins.dir", spec.Plugins.Dir))
 	tv.Phase("setup")
 	fail := func(err error) (*report.Report, error) {
@@ -484,9 +484,11 @@ func RunWith(spec Spec, o Options) (*report.Report, error) {
 	return rep, nil
 }
 
-// summary is a report's headline as span attributes a user filters on.
+// summary is a report's headline as span attributes a user filters on:
+// typed, rates rounded (a viewer prints a float's every digit).
 func summary(rep *report.Report) []attribute.KeyValue {
-	kv := []attribute.KeyValue{attribute.Float64("tx_pps", rep.TxPps), attribute.Float64("cpu_ns_per_packet", rep.CPUNsPerPacket),
+	kv := []attribute.KeyValue{attribute.Int64("tx_pps", int64(math.Round(rep.TxPps))),
+		attribute.Float64("cpu_ns_per_packet", math.Round(rep.CPUNsPerPacket*10)/10),
 		attribute.Int64("tx_packets", int64(rep.TxPackets)), attribute.Int64("dropped_packets", int64(rep.DroppedPackets))}
 	reasons := make([]string, 0, len(rep.Drops))
 	for r := range rep.Drops {
@@ -497,7 +499,7 @@ func summary(rep *report.Report) []attribute.KeyValue {
 		kv = append(kv, attribute.Int64("drops."+r, int64(rep.Drops[r])))
 	}
 	if len(rep.PluginOverrides) > 0 {
-		kv = append(kv, attribute.StringSlice("plugins.overrides", rep.PluginOverrides))
+		kv = append(kv, attribute.String("plugins.overrides", strings.Join(rep.PluginOverrides, "; ")))
 	}
 	return kv
 }
