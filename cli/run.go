@@ -153,6 +153,10 @@ func runAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	mcfg, err := metricsConfig(c)
+	if err != nil {
+		return err
+	}
 	specs, err := runSpecs(c, script)
 	if err != nil {
 		return err
@@ -193,6 +197,9 @@ func runAction(c *cli.Context) error {
 		}
 	}
 	err = joinErrs(firstErr, writeReports(c, format, reps))
+	if err == nil {
+		err = exportMetrics(c, mcfg, tr.Run, loadStart, reps)
+	}
 	return joinErrs(err, tr.finish(c, reps, err))
 }
 

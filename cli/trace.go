@@ -1,6 +1,8 @@
 package main
 
 import (
+	crand "crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"math"
 	"sort"
@@ -21,7 +23,53 @@ func traceFlags() []cli.Flag {
 		&cli.StringFlag{Name: "trace-out", Usage: "write the trace as JSON to FILE (implies --trace file)"},
 		&cli.Float64Flag{Name: "trace-sample", Value: 0.001, Usage: "fraction of packets whose journey is traced, 0..1"},
 		&cli.StringFlag{Name: "trace-window", Usage: "trace every packet and CPU in LEN@START of simulated time, e.g. 10ms@500ms"},
+		&cli.StringFlag{Name: "metrics", Value: "none", Usage: "OpenTelemetry metrics export: none, otlp-grpc, otlp-http, file (OTEL_EXPORTER_OTLP_* apply)"},
+		&cli.StringFlag{Name: "metrics-out", Usage: "write the metrics as JSON to FILE (implies --metrics file)"},
 	}
+}
+
+// metricsConfig reads the metrics flags; nothing is opened.
+func metricsConfig(c *cli.Context) (trace.MetricsConfig, error) {
+	cfg := trace.MetricsConfig{Exporter: c.String("metrics"), File: c.String("metrics-out"), Version: version,
+		Warn: func(s string) { fmt.Fprintln(c.App.ErrWriter, "txlab: warning:", s) }}
+	if cfg.File != "" && (cfg.Exporter == "" || cfg.Exporter == trace.ExportNone) {
+		cfg.Exporter = trace.ExportFile
+	}
+	return cfg, cfg.Validate()
+}
+
+// exportMetrics sends the runs' metrics (nothing when off). The series
+// are stamped on the traces' clock: simulated time 0 is loadStart.
+func exportMetrics(c *cli.Context, cfg trace.MetricsConfig, tr *trace.Run, loadStart time.Time, reps []*report.Report) error {
+	if !cfg.Enabled() {
+		return nil
+	}
+	cfg.Start, cfg.RunID = loadStart, tr.TraceID()
+	if cfg.RunID == "" {
+		var id [16]byte
+		_, _ = crand.Read(id[:])
+		cfg.RunID = hex.EncodeToString(id[:])
+	}
+	var o *outFile
+	if cfg.Exporter == trace.ExportFile {
+		var err error
+		if o, err = createOut(cfg.File); err != nil {
+			return fmt.Errorf("metrics: %w", err)
+		}
+		cfg.Out = o
+	}
+	n, err := trace.ExportMetrics(cfg, reps)
+	if o != nil {
+		if err == nil {
+			err = o.Commit()
+		} else {
+			o.Abort()
+		}
+	}
+	if err == nil {
+		fmt.Fprintf(c.App.ErrWriter, "txlab: metrics: %d points exported via %s; txlab.run_id %s\n", n, cfg.Exporter, cfg.RunID)
+	}
+	return err
 }
 
 // traceConfig reads the trace flags; nothing is opened.

@@ -5,11 +5,15 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 
+	colmetrics "go.opentelemetry.io/proto/otlp/collector/metrics/v1"
 	coltrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
+	metricspb "go.opentelemetry.io/proto/otlp/metrics/v1"
 	"google.golang.org/grpc"
 )
 
@@ -130,5 +134,117 @@ func TestTraceUnreachableCollector(t *testing.T) {
 	}
 	if !strings.Contains(out, "txlab: warning: trace export failed") {
 		t.Errorf("no warning about the unreachable collector in: %s", out)
+	}
+}
+
+// metricsCollector is a minimal OTLP metrics receiver over real gRPC.
+type metricsCollector struct {
+	colmetrics.UnimplementedMetricsServiceServer
+	mu       sync.Mutex
+	requests int
+	names    map[string]int // metric -> data points
+	runIDs   map[string]bool
+	times    map[string][]uint64 // tx rate point times per variant
+}
+
+func (c *metricsCollector) Export(_ context.Context, req *colmetrics.ExportMetricsServiceRequest) (*colmetrics.ExportMetricsServiceResponse, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.requests++
+	for _, rm := range req.ResourceMetrics {
+		for _, sm := range rm.ScopeMetrics {
+			for _, m := range sm.Metrics {
+				var pts []*metricspb.NumberDataPoint
+				if g := m.GetGauge(); g != nil {
+					pts = g.DataPoints
+				}
+				if s := m.GetSum(); s != nil {
+					pts = s.DataPoints
+				}
+				if h := m.GetHistogram(); h != nil {
+					c.names[m.Name] += len(h.DataPoints)
+				}
+				for _, p := range pts {
+					c.names[m.Name]++
+					variant := ""
+					for _, a := range p.Attributes {
+						switch a.Key {
+						case "txlab.run_id":
+							c.runIDs[a.GetValue().GetStringValue()] = true
+						case "txlab.variant":
+							variant = a.GetValue().GetStringValue()
+						}
+					}
+					if m.Name == "txlab.tx.rate" {
+						c.times[variant] = append(c.times[variant], p.TimeUnixNano)
+					}
+				}
+			}
+		}
+	}
+	return &colmetrics.ExportMetricsServiceResponse{}, nil
+}
+
+// Metrics reach a real OTLP gRPC receiver: one collection per interval,
+// points in simulated-time order, the run's trace id on every series.
+func TestMetricsToOTLPReceiver(t *testing.T) {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := grpc.NewServer()
+	col := &metricsCollector{names: map[string]int{}, runIDs: map[string]bool{}, times: map[string][]uint64{}}
+	colmetrics.RegisterMetricsServiceServer(srv, col)
+	go func() { _ = srv.Serve(lis) }()
+	defer srv.Stop()
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://"+lis.Addr().String())
+
+	out, err := txlab(t, append(append([]string(nil), quick...), "--metrics", "otlp-grpc", "--compare", "profile=6.18,6.19-rc1", "--format", "json")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	col.mu.Lock()
+	defer col.mu.Unlock()
+	for _, name := range []string{"txlab.tx.rate", "txlab.offered.rate", "txlab.drop.rate", "txlab.qdisc.backlog", "txlab.cpu.utilization", "txlab.runnable", "txlab.xmit.duration"} {
+		if col.names[name] == 0 {
+			t.Errorf("no %s points (got %v)", name, col.names)
+		}
+	}
+	if len(col.runIDs) != 1 {
+		t.Errorf("run ids %v, want one", col.runIDs)
+	}
+	for id := range col.runIDs {
+		if !strings.Contains(out, "txlab.run_id "+id) {
+			t.Errorf("run id %s not printed", id)
+		}
+	}
+	for _, v := range []string{"6.18", "6.19-rc1"} {
+		ts := col.times[v]
+		if len(ts) < 2 {
+			t.Fatalf("variant %s: %d tx rate points", v, len(ts))
+		}
+		for i := 1; i < len(ts); i++ {
+			if ts[i] <= ts[i-1] {
+				t.Fatalf("variant %s: points out of order: %v", v, ts)
+			}
+		}
+	}
+	if col.requests < len(col.times["6.18"]) {
+		t.Errorf("%d export requests for %d intervals: want one collection per interval", col.requests, len(col.times["6.18"]))
+	}
+}
+
+func TestMetricsFileAndBadExporter(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "m.json")
+	if _, err := txlab(t, append(append([]string(nil), quick...), "--metrics-out", f)...); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(f)
+	if err != nil || !strings.Contains(string(b), `"Name":"txlab.tx.rate"`) {
+		t.Fatalf("metrics file (%v): %.300s", err, b)
+	}
+	_, err = txlab(t, append(append([]string(nil), quick...), "--metrics", "prometheus")...)
+	if err == nil || !strings.Contains(err.Error(), `metrics: unknown exporter "prometheus"`) {
+		t.Errorf("want an unknown exporter error, got %v", err)
 	}
 }
