@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/d5/tengo/v2 v2.17.0
+	github.com/gopacket/gopacket v1.7.7
 	github.com/hashicorp/go-hclog v1.6.3
 	github.com/hashicorp/go-plugin v1.8.0
 	github.com/schollz/progressbar/v3 v3.19.1

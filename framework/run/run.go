@@ -200,6 +200,9 @@ type Options struct {
 	// act.log), in place of the script's own log: runs that go at once
 	// each keep theirs apart.
 	Log io.Writer
+	// Observe, if set, is handed the built host and its device before
+	// the first event (a packet capture installs its tap there).
+	Observe func(n *netdev.Net, dev *netdev.Device)
 }
 
 // Run executes spec. It always returns a report, partial on failure, with
@@ -429,6 +432,9 @@ func RunWith(spec Spec, o Options) (*report.Report, error) {
 	fillSetup(rep, &spec, h.topo, dev, h.cfg, h.costs)
 	rxDev := h.rxDev
 	tv.Attach(net)
+	if o.Observe != nil {
+		o.Observe(net, dev)
+	}
 	if spec.Warmup > 0 {
 		tv.Phase("warmup")
 	} else {

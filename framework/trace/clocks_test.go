@@ -135,7 +135,7 @@ func TestServiceNameFromEnvironment(t *testing.T) {
 	}
 	got := map[string]string{}
 	for _, kv := range res.Attributes() {
-		got[string(kv.Key)] = kv.Value.Emit()
+		got[string(kv.Key)] = kv.Value.String()
 	}
 	if got["service.name"] != "lab-42" || got["deployment.environment"] != "ci" || got["service.version"] != "1.2.3" {
 		t.Errorf("resource %v", got)
