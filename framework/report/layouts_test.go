@@ -153,3 +153,48 @@ func TestSarAndMpstatLayouts(t *testing.T) {
 		t.Errorf("mpstat got\n%s\nwant\n%s", b.String(), want)
 	}
 }
+
+// ethtool_stats.pl's lines in the seed (Toke's cake test on an ice NIC,
+// 6.17.7, the rates of `ethtool -S ice0p1` over one second).
+func TestEthtoolStatsSeed(t *testing.T) {
+	seed := "" +
+		"Ethtool(ice0p1  ) stat:     40321218 (     40,321,218) <= tx_bytes /sec\n" +
+		"Ethtool(ice0p1  ) stat:     42841424 (     42,841,424) <= tx_bytes.nic /sec\n" +
+		"Ethtool(ice0p1  ) stat:      5248505 (      5,248,505) <= tx_queue_0_bytes /sec\n" +
+		"Ethtool(ice0p1  ) stat:        82008 (         82,008) <= tx_queue_0_packets /sec\n" +
+		"Ethtool(ice0p1  ) stat:      3425984 (      3,425,984) <= tx_queue_1_bytes /sec\n" +
+		"Ethtool(ice0p1  ) stat:        53531 (         53,531) <= tx_queue_1_packets /sec\n" +
+		"Ethtool(ice0p1  ) stat:            1 (              1) <= tx_restart /sec\n" +
+		"Ethtool(ice0p1  ) stat:       630023 (        630,023) <= tx_size_127.nic /sec\n" +
+		"Ethtool(ice0p1  ) stat:       630019 (        630,019) <= tx_unicast /sec\n" +
+		"Ethtool(ice0p1  ) stat:       630020 (        630,020) <= tx_unicast.nic /sec\n"
+	// In the driver's order (ice's get_strings), as the report keeps
+	// them; the printer sorts as the script does and leaves out what did
+	// not change.
+	st := []EthtoolStat{
+		{Key: "tx_unicast", PerS: 630019.4}, {Key: "tx_bytes", PerS: 40321218}, {Key: "tx_busy", PerS: 0},
+		{Key: "tx_restart", PerS: 1.2}, {Key: "tx_queue_0_packets", PerS: 82008}, {Key: "tx_queue_0_bytes", PerS: 5248505},
+		{Key: "tx_queue_1_packets", PerS: 53531}, {Key: "tx_queue_1_bytes", PerS: 3425984}, {Key: "tx_bytes.nic", PerS: 42841424},
+		{Key: "tx_unicast.nic", PerS: 630020}, {Key: "tx_size_127.nic", PerS: 630023}, {Key: "tx_size_64.nic", PerS: 0.4},
+	}
+	var b bytes.Buffer
+	writeEthtoolRates(&b, "ice0p1", st)
+	if b.String() != seed {
+		t.Errorf("got\n%s\nwant (the seed)\n%s", b.String(), seed)
+	}
+	for in, want := range map[string]string{"1": "1", "999": "999", "1000": "1,000", "40321218": "40,321,218", "-1234": "-1,234"} {
+		if got := commify(in); got != want {
+			t.Errorf("commify(%s) = %s, want %s", in, got, want)
+		}
+	}
+}
+
+// `ethtool -S` itself: ethtool's "NIC statistics:" and five spaces
+// before each line (ethtool.c, do_gstats).
+func TestEthtoolLayout(t *testing.T) {
+	var b bytes.Buffer
+	writeEthtool(&b, "eth0", []EthtoolStat{{Key: "tx_unicast", Value: 7}, {Key: "tx_queue_0_packets", Value: 7}})
+	if !strings.Contains(b.String(), "NIC statistics:\n     tx_unicast: 7\n     tx_queue_0_packets: 7\n") {
+		t.Errorf("got\n%s", b.String())
+	}
+}

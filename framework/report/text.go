@@ -33,6 +33,7 @@ func WriteText(w io.Writer, r *Report) error {
 	writeLocks(&b, r.Locks)
 	writeHist(&b, "@__dev_queue_xmit_ns", r.XmitNs)
 	writeQdiscs(&b, r.Qdisc, r.Setup.Queues)
+	writeEthtool(&b, Device, r.Ethtool)
 	writeQueues(&b, r.Queues)
 	writeRx(&b, r.Rx)
 	writeSar(&b, r)
@@ -359,11 +360,54 @@ func tcDumpOrder(qs []Qdisc) []Qdisc {
 	return roots
 }
 
+// writeEthtool prints `ethtool -S dev` (ethtool's do_gstats: "NIC
+// statistics:", then "     %s: %llu" per line) with the driver's own
+// names, then the window's rates as ethtool_stats.pl prints them.
+func writeEthtool(b *bytes.Buffer, dev string, st []EthtoolStat) {
+	if len(st) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "\nethtool -S %s (the driver's lines the model counts)\nNIC statistics:\n", dev)
+	for _, s := range st {
+		fmt.Fprintf(b, "     %s: %d\n", s.Key, s.Value)
+	}
+	fmt.Fprintf(b, "\nethtool_stats.pl --dev %s over the window (the lines that changed)\n", dev)
+	writeEthtoolRates(b, dev, st)
+}
+
+// writeEthtoolRates is ethtool_stats.pl's difference(): keys in sort
+// order, rounded with "%.0f", printed with "Ethtool(%-8s) stat: %12d
+// (%15s) <= %s /sec" and thousands commas; unchanged lines left out.
+func writeEthtoolRates(b *bytes.Buffer, dev string, st []EthtoolStat) {
+	sorted := append([]EthtoolStat(nil), st...)
+	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Key < sorted[j].Key })
+	for _, s := range sorted {
+		v := fmt.Sprintf("%.0f", s.PerS)
+		if v == "0" || v == "-0" {
+			continue
+		}
+		n, _ := strconv.ParseInt(v, 10, 64)
+		fmt.Fprintf(b, "Ethtool(%-8s) stat: %12d (%15s) <= %s /sec\n", dev, n, commify(v), s.Key)
+	}
+}
+
+// commify puts a comma between each three digits from the right.
+func commify(digits string) string {
+	var out []byte
+	for i := range digits {
+		if i > 0 && (len(digits)-i)%3 == 0 && digits[i-1] != '-' {
+			out = append(out, ',')
+		}
+		out = append(out, digits[i])
+	}
+	return string(out)
+}
+
 func writeQueues(b *bytes.Buffer, qs []Queue) {
 	if len(qs) == 0 {
 		return
 	}
-	b.WriteString("\nQueues (ethtool -S layout)\n")
+	b.WriteString("\nQueues (the stack's counters and the driver model's own, per TX queue)\n")
 	for _, q := range qs {
 		stat := func(key string, v any) { fmt.Fprintf(b, "     tx-%d.%s: %v\n", q.Txq, key, v) }
 		stat("packets", q.TxPackets)

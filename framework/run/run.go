@@ -446,6 +446,7 @@ func RunWith(spec Spec, o Options) (*report.Report, error) {
 		interval = max(spec.Duration/20, 1)
 	}
 	snap := take(net, e) // the window starts here unless there is a warmup
+	snap.ethtool = driver.EthtoolLines(dev.Drv.Stats())
 	acts := newActionRunner(spec.Actions, &Live{e: e, net: net, dev: dev, wl: wl, store: map[any]any{}, log: o.Log}, spec.Duration)
 	var runErr error
 	prev := snap
@@ -462,6 +463,7 @@ func RunWith(spec Spec, o Options) (*report.Report, error) {
 		if spec.Warmup > 0 && next == spec.Warmup {
 			tv.Phase("measure")
 			snap = cur
+			snap.ethtool = driver.EthtoolLines(dev.Drv.Stats())
 			e.ResetLockStats()
 			net.XmitHist.Reset()
 		}
@@ -536,8 +538,9 @@ type snapshot struct {
 	busy    []sim.Time
 	qpkts   []uint64 // per txq, completed
 	qbytes  []uint64
-	rxPkts  []uint64      // per rxq, cleaned (forward)
-	sched   sim.SchedStat // summed over the CPUs
+	rxPkts  []uint64         // per rxq, cleaned (forward)
+	sched   sim.SchedStat    // summed over the CPUs
+	ethtool []driver.Counter // the device's ethtool -S, at the window's start only
 }
 
 func take(net *netdev.Net, e *sim.Engine) snapshot {
@@ -727,6 +730,7 @@ func fillResults(rep *report.Report, net *netdev.Net, e *sim.Engine, dev *netdev
 			TotalWaitNs: int64(l.TotalWait), MaxWaitNs: int64(l.MaxWait), AvgWaitNs: int64(l.AvgWait()), HoldNs: int64(l.HoldTotal)})
 	}
 	drv := dev.Drv.Stats()
+	rep.Ethtool = ethtoolStats(driver.EthtoolLines(drv), snap.ethtool, secs)
 	for i, q := range dev.Queues {
 		rq := report.Queue{Txq: i, TxPackets: q.TxPackets, TxBytes: q.TxBytes, Stops: q.Stops, Wakes: q.Wakes,
 			Requeues: q.Requeues, BQLLimit: q.DQL.Limit, Inflight: q.DQL.Inflight(),
@@ -745,6 +749,24 @@ func fillResults(rep *report.Report, net *netdev.Net, e *sim.Engine, dev *netdev
 	rep.Qdisc = qdiscRows(dev)
 	rep.XmitNs = histogram(&net.XmitHist)
 	rep.Events = e.Events()
+}
+
+// ethtoolStats is the device's ethtool -S at the end, each line with
+// its rate over the window (ethtool_stats.pl's "/sec").
+func ethtoolStats(end, start []driver.Counter, secs float64) []report.EthtoolStat {
+	was := map[string]uint64{}
+	for _, c := range start {
+		was[c.Name] = c.Value
+	}
+	out := make([]report.EthtoolStat, 0, len(end))
+	for _, c := range end {
+		st := report.EthtoolStat{Key: c.Name, Value: c.Value}
+		if secs > 0 && c.Value >= was[c.Name] {
+			st.PerS = float64(c.Value-was[c.Name]) / secs
+		}
+		out = append(out, st)
+	}
+	return out
 }
 
 // fillRx reports the forward workload's receive side: per RX queue what
