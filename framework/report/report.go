@@ -61,11 +61,11 @@ type Report struct {
 	// orders the lines (the ones the model counts), with each line's
 	// rate over the window.
 	Ethtool []EthtoolStat `json:"ethtool"`
-	Qdisc    []Qdisc           `json:"qdisc"`
-	XmitNs   Hist              `json:"xmit_latency_ns"` // __dev_queue_xmit
-	Series   []Interval        `json:"series"`
-	CPUs     []CPU             `json:"cpus,omitempty"` // busy CPUs only
-	Rx       *Rx               `json:"rx,omitempty"`   // the forward workload's receive side
+	Qdisc   []Qdisc       `json:"qdisc"`
+	XmitNs  Hist          `json:"xmit_latency_ns"` // __dev_queue_xmit
+	Series  []Interval    `json:"series"`
+	CPUs    []CPU         `json:"cpus,omitempty"` // busy CPUs only
+	Rx      *Rx           `json:"rx,omitempty"`   // the forward workload's receive side
 
 	Events    uint64 `json:"events"`
 	SimWallNs int64  `json:"sim_wall_ns"` // wall time spent simulating
