@@ -248,3 +248,20 @@ func TestMetricsFileAndBadExporter(t *testing.T) {
 		t.Errorf("want an unknown exporter error, got %v", err)
 	}
 }
+
+// An unreachable metrics collector is a warning too, bounded by
+// OTEL_EXPORTER_OTLP_TIMEOUT.
+func TestMetricsUnreachableCollector(t *testing.T) {
+	lis, _ := net.Listen("tcp", "127.0.0.1:0")
+	addr := lis.Addr().String()
+	lis.Close()
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://"+addr)
+	t.Setenv("OTEL_EXPORTER_OTLP_TIMEOUT", "500")
+	out, err := txlab(t, append(append([]string(nil), quick...), "--metrics", "otlp-grpc")...)
+	if err != nil {
+		t.Fatalf("run failed because the metrics collector is down: %v", err)
+	}
+	if !strings.Contains(out, "txlab: warning: metrics export failed") {
+		t.Errorf("no warning about the unreachable collector in: %s", out)
+	}
+}
