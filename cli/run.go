@@ -31,7 +31,7 @@ func runCommand() *cli.Command {
 		Name:      "run",
 		Usage:     "run an experiment configured from flags, or from a Tengo script (flags given override the script)",
 		ArgsUsage: "[SCRIPT.tengo]",
-		Flags:     append(append(append(runFlags(), scriptFlags()...), traceFlags()...), pluginFlags()...),
+		Flags:     append(append(append(append(runFlags(), scriptFlags()...), traceFlags()...), pcapFlags()...), pluginFlags()...),
 		Action:    runAction,
 	}
 }
@@ -153,7 +153,15 @@ func runAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	mcfg, err := metricsConfig(c)
+	if err != nil {
+		return err
+	}
 	specs, err := runSpecs(c, script)
+	if err != nil {
+		return err
+	}
+	pplan, err := pcapConfig(c, specs)
 	if err != nil {
 		return err
 	}
@@ -164,8 +172,13 @@ func runAction(c *cli.Context) error {
 	// signal stops the run rather than the process (signals.go).
 	watching.Store(true)
 	defer watching.Store(false)
+	caps, err := pplan.open(specs)
+	if err != nil {
+		return err
+	}
 	tr, err := startTrace(c, tcfg, script, loadStart)
 	if err != nil {
+		caps.abort()
 		return err
 	}
 	describeTrace(tr.Run, specs)
@@ -176,23 +189,28 @@ func runAction(c *cli.Context) error {
 	bar := newProgress(c, "variants", specDurations(specs))
 	logs := newOrderedLogs(c.App.ErrWriter, len(specs), jobs)
 	reps, errs := run.RunAll(specs, jobs, func(i int) run.Options {
-		return run.Options{Progress: bar.run(i), Trace: tr.Run, Stop: interrupted, Log: logs.writer(i)}
+		return run.Options{Progress: bar.run(i), Trace: tr.Run, Stop: interrupted, Log: logs.writer(i), Observe: caps.observe(i)}
 	}, func(i int, _ *report.Report, _ error) {
 		logs.end(i)
 		bar.runDone()
 	})
 	bar.finish()
+	// What went on the wire is kept whatever became of the run.
+	pcapErr := caps.finish(c)
 	var firstErr error
 	for i, err := range errs {
 		if errors.Is(err, run.ErrInterrupted) {
 			// Keep what was traced; a partial report replaces nothing.
-			return joinErrs(err, tr.finish(c, reps, err))
+			return joinErrs(joinErrs(err, pcapErr), tr.finish(c, reps, err))
 		}
 		if err != nil && firstErr == nil {
 			firstErr = labelled(specs[i], len(specs), err)
 		}
 	}
-	err = joinErrs(firstErr, writeReports(c, format, reps))
+	err = joinErrs(joinErrs(firstErr, pcapErr), writeReports(c, format, reps))
+	if err == nil {
+		err = exportMetrics(c, mcfg, tr.Run, loadStart, reps)
+	}
 	return joinErrs(err, tr.finish(c, reps, err))
 }
 

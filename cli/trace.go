@@ -1,7 +1,11 @@
 package main
 
 import (
+	crand "crypto/rand"
+	"encoding/hex"
 	"fmt"
+	"math"
+	"sort"
 	"strings"
 	"time"
 
@@ -19,13 +23,59 @@ func traceFlags() []cli.Flag {
 		&cli.StringFlag{Name: "trace-out", Usage: "write the trace as JSON to FILE (implies --trace file)"},
 		&cli.Float64Flag{Name: "trace-sample", Value: 0.001, Usage: "fraction of packets whose journey is traced, 0..1"},
 		&cli.StringFlag{Name: "trace-window", Usage: "trace every packet and CPU in LEN@START of simulated time, e.g. 10ms@500ms"},
+		&cli.StringFlag{Name: "metrics", Value: "none", Usage: "OpenTelemetry metrics export: none, otlp-grpc, otlp-http, file (OTEL_EXPORTER_OTLP_* apply)"},
+		&cli.StringFlag{Name: "metrics-out", Usage: "write the metrics as JSON to FILE (implies --metrics file)"},
 	}
+}
+
+// metricsConfig reads the metrics flags; nothing is opened.
+func metricsConfig(c *cli.Context) (trace.MetricsConfig, error) {
+	cfg := trace.MetricsConfig{Exporter: c.String("metrics"), File: c.String("metrics-out"), Version: version,
+		Warn: func(s string) { fmt.Fprintln(c.App.ErrWriter, "txlab: warning:", s) }}
+	if cfg.File != "" && (cfg.Exporter == "" || cfg.Exporter == trace.ExportNone) {
+		cfg.Exporter = trace.ExportFile
+	}
+	return cfg, cfg.Validate()
+}
+
+// exportMetrics sends the runs' metrics (nothing when off). The series
+// are stamped on the traces' clock: simulated time 0 is loadStart.
+func exportMetrics(c *cli.Context, cfg trace.MetricsConfig, tr *trace.Run, loadStart time.Time, reps []*report.Report) error {
+	if !cfg.Enabled() {
+		return nil
+	}
+	cfg.Start, cfg.RunID = loadStart, tr.TraceID()
+	if cfg.RunID == "" {
+		var id [16]byte
+		_, _ = crand.Read(id[:])
+		cfg.RunID = hex.EncodeToString(id[:])
+	}
+	var o *outFile
+	if cfg.Exporter == trace.ExportFile {
+		var err error
+		if o, err = createOut(cfg.File); err != nil {
+			return fmt.Errorf("metrics: %w", err)
+		}
+		cfg.Out = o
+	}
+	n, err := trace.ExportMetrics(cfg, reps)
+	if o != nil {
+		if err == nil {
+			err = o.Commit()
+		} else {
+			o.Abort()
+		}
+	}
+	if err == nil {
+		fmt.Fprintf(c.App.ErrWriter, "txlab: metrics: %d points exported via %s; txlab.run_id %s\n", n, cfg.Exporter, cfg.RunID)
+	}
+	return err
 }
 
 // traceConfig reads the trace flags; nothing is opened.
 func traceConfig(c *cli.Context) (trace.Config, error) {
 	cfg := trace.Config{Exporter: c.String("trace"), File: c.String("trace-out"), Sample: c.Float64("trace-sample"),
-		Warn: func(s string) { fmt.Fprintln(c.App.ErrWriter, "txlab: warning:", s) }}
+		Version: version, Warn: func(s string) { fmt.Fprintln(c.App.ErrWriter, "txlab: warning:", s) }}
 	if cfg.File != "" && (cfg.Exporter == "" || cfg.Exporter == trace.ExportNone) {
 		cfg.Exporter = trace.ExportFile
 	}
@@ -75,25 +125,34 @@ func startTrace(c *cli.Context, cfg trace.Config, script string, loadStart time.
 	return rt, nil
 }
 
-// describeTrace puts what a user filters on onto the root span.
+// describeTrace puts what a user filters on onto the root span, as typed
+// attributes (a viewer shows an array attribute as a JSON string): the
+// run's driver and seed, and per variant i `variant.i.name`,
+// `variant.i.profile` and `variant.i.qdisc` (its kinds: "mq fq").
 func describeTrace(tr *trace.Run, specs []run.Spec) {
 	if tr == nil || len(specs) == 0 {
 		return
 	}
-	var profiles, qdiscs []string
-	for _, s := range specs {
-		profiles = append(profiles, s.Profile)
+	tr.SetAttributes(attribute.String("driver", specs[0].Driver), attribute.Int64("seed", int64(specs[0].Seed)),
+		attribute.Int("variants", len(specs)))
+	for i, s := range specs {
+		p := fmt.Sprintf("variant.%d.", i)
+		kv := []attribute.KeyValue{attribute.String(p+"profile", s.Profile)}
+		if s.Name != "" {
+			kv = append(kv, attribute.String(p+"name", s.Name))
+		}
 		if f := strings.Fields(s.Qdisc); len(f) > 0 {
 			kinds := f[0]
 			if len(f) > 1 && f[0] == "mq" {
 				kinds += " " + f[1]
 			}
-			qdiscs = append(qdiscs, kinds)
+			kv = append(kv, attribute.String(p+"qdisc", kinds))
 		}
+		tr.SetAttributes(kv...)
 	}
-	tr.SetAttributes(attribute.StringSlice("profile", profiles), attribute.StringSlice("qdisc", qdiscs),
-		attribute.String("driver", specs[0].Driver), attribute.Int64("seed", int64(specs[0].Seed)),
-		attribute.Int("variants", len(specs)))
+	if len(specs) == 1 {
+		tr.SetAttributes(attribute.String("profile", specs[0].Profile))
+	}
 }
 
 // finish records the results and the run's error on the root span,
@@ -106,9 +165,9 @@ func (rt *runTrace) finish(c *cli.Context, reps []*report.Report, err error) err
 	tr := rt.Run
 	for i, r := range reps {
 		if r != nil {
-			tr.SetAttributes(attribute.Float64(fmt.Sprintf("result.%d.tx_pps", i), r.TxPps))
-			for reason, n := range r.Drops {
-				tr.SetAttributes(attribute.Int64(fmt.Sprintf("result.%d.drops.%s", i, reason), int64(n)))
+			tr.SetAttributes(attribute.Int64(fmt.Sprintf("result.%d.tx_pps", i), int64(math.Round(r.TxPps))))
+			for _, reason := range sortedReasons(r.Drops) {
+				tr.SetAttributes(attribute.Int64(fmt.Sprintf("result.%d.drops.%s", i, reason), int64(r.Drops[reason])))
 			}
 		}
 	}
@@ -122,8 +181,17 @@ func (rt *runTrace) finish(c *cli.Context, reps []*report.Report, err error) err
 		}
 	}
 	ok, failed := tr.Exported()
-	fmt.Fprintf(c.App.ErrWriter, "txlab: trace: %d spans exported (%d failed) via %s\n", ok, failed, tr.Exporter())
+	fmt.Fprintf(c.App.ErrWriter, "txlab: trace: %d spans exported (%d failed) via %s; trace %s\n", ok, failed, tr.Exporter(), tr.TraceID())
 	return endErr
+}
+
+func sortedReasons(m map[string]uint64) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // joinErrs keeps the run's error first and adds a trace or write error.

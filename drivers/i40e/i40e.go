@@ -388,6 +388,27 @@ func (d *I40E) Stats() []driver.QueueStats {
 			{Name: "rs_set", Value: r.rsSet},
 			{Name: "tx_force_wb", Value: r.forceWB},
 		}
+		out[i].Ethtool = ethtool(i, r.stats, r.forceWB)
 	}
 	return out
+}
+
+// ethtool is a ring's part of i40e's `ethtool -S` (i40e_ethtool.c,
+// i40e_get_stat_strings): the netdev lines (tx_packets, tx_bytes), the
+// misc VSI lines (tx_unicast, tx_force_wb, tx_busy, tx_stopped,
+// tx_restart), summed over the rings, then the queue's tx-%u.packets and
+// tx-%u.bytes. Only the lines the model counts; the port.* lines are not
+// modelled.
+func ethtool(q int, st driver.QueueStats, forceWB uint64) []driver.Counter {
+	return []driver.Counter{
+		{Name: "tx_packets", Value: st.Packets, Dev: true},
+		{Name: "tx_bytes", Value: st.Bytes, Dev: true},
+		{Name: "tx_unicast", Value: st.Packets, Dev: true},
+		{Name: "tx_force_wb", Value: forceWB, Dev: true},
+		{Name: "tx_busy", Value: st.Busy, Dev: true},
+		{Name: "tx_stopped", Value: st.Stopped, Dev: true},
+		{Name: "tx_restart", Value: st.Restart, Dev: true},
+		{Name: fmt.Sprintf("tx-%d.packets", q), Value: st.Packets},
+		{Name: fmt.Sprintf("tx-%d.bytes", q), Value: st.Bytes},
+	}
 }

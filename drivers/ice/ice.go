@@ -195,6 +195,22 @@ func (d *ICE) Stats() []driver.QueueStats {
 		out[i] = r.stats
 		out[i].Irqs = d.vecs[i].Irqs
 		out[i].Extra = []driver.Counter{{Name: "ring_used", Value: uint64(r.Used())}}
+		out[i].Ethtool = ethtool(i, r.stats)
 	}
 	return out
+}
+
+// ethtool is a ring's part of ice's `ethtool -S` (ice_ethtool.c,
+// __ice_get_strings): the VSI lines ice_gstrings_vsi_stats lists, summed
+// over the rings, then tx_queue_%u_packets and _bytes. Only the lines
+// the model counts; the PF's .nic port lines are not modelled.
+func ethtool(q int, st driver.QueueStats) []driver.Counter {
+	return []driver.Counter{
+		{Name: "tx_unicast", Value: st.Packets, Dev: true},
+		{Name: "tx_bytes", Value: st.Bytes, Dev: true},
+		{Name: "tx_busy", Value: st.Busy, Dev: true},
+		{Name: "tx_restart", Value: st.Restart, Dev: true},
+		{Name: fmt.Sprintf("tx_queue_%d_packets", q), Value: st.Packets},
+		{Name: fmt.Sprintf("tx_queue_%d_bytes", q), Value: st.Bytes},
+	}
 }

@@ -388,6 +388,20 @@ func (d *IDPF) Stats() []driver.QueueStats {
 			{Name: "busy_too_many_pend_compl", Value: q.busyCompl},
 			{Name: "wake_blocked_complq", Value: q.complqWakeBlock},
 		}
+		out[i].Ethtool = ethtool(i, q.stats)
 	}
 	return out
+}
+
+// ethtool is a queue's part of idpf's `ethtool -S` (idpf_ethtool.c,
+// idpf_get_stat_strings): the port lines (tx-busy_events, the queues'
+// q_busy summed; tx-unicast_pkts), then tx_q-%u_pkts and tx_q-%u_bytes
+// ("%s_q-%u_%s"). Only the lines the model counts.
+func ethtool(q int, st driver.QueueStats) []driver.Counter {
+	return []driver.Counter{
+		{Name: "tx-busy_events", Value: st.Busy, Dev: true},
+		{Name: "tx-unicast_pkts", Value: st.Packets, Dev: true},
+		{Name: fmt.Sprintf("tx_q-%d_pkts", q), Value: st.Packets},
+		{Name: fmt.Sprintf("tx_q-%d_bytes", q), Value: st.Bytes},
+	}
 }

@@ -99,13 +99,61 @@ type QueueStats struct {
 	Doorbells uint64
 	Irqs      uint64 // interrupts of this queue's vector
 	Polls     uint64
-	Extra     []Counter
+	Extra     []Counter // the model's own counters (ring_used, ...)
+	// Ethtool are the queue's lines of the driver's `ethtool -S`, named
+	// and ordered as the real driver's get_strings does: per-queue lines
+	// carry the queue's number (ice tx_queue_0_packets); a line with Dev
+	// set is device-wide (ice's tx_restart, the sum of its rings), this
+	// queue's part of it. EthtoolLines lays them out for the device.
+	Ethtool []Counter
 }
 
 // Counter is one named driver statistic.
 type Counter struct {
 	Name  string
 	Value uint64
+	Dev   bool // an ethtool line of the whole device (QueueStats.Ethtool)
+}
+
+// EthtoolLines is the device's `ethtool -S` from its queues' lines, in
+// the driver's order: queue 0's list is the template. Its device-wide
+// lines before its first per-queue line come first, summed over the
+// queues (ice's VSI lines, i40e's netdev and misc lines, idpf's port
+// lines); then every queue's per-queue lines, queue by queue; then the
+// device-wide lines after them, summed (ice's .nic port lines).
+func EthtoolLines(qs []QueueStats) []Counter {
+	if len(qs) == 0 {
+		return nil
+	}
+	sums := map[string]uint64{}
+	for _, q := range qs {
+		for _, c := range q.Ethtool {
+			if c.Dev {
+				sums[c.Name] += c.Value
+			}
+		}
+	}
+	var head, tail []Counter
+	seenQueue := false
+	for _, c := range qs[0].Ethtool {
+		switch {
+		case !c.Dev:
+			seenQueue = true
+		case seenQueue:
+			tail = append(tail, Counter{Name: c.Name, Value: sums[c.Name], Dev: true})
+		default:
+			head = append(head, Counter{Name: c.Name, Value: sums[c.Name], Dev: true})
+		}
+	}
+	out := head
+	for _, q := range qs {
+		for _, c := range q.Ethtool {
+			if !c.Dev {
+				out = append(out, c)
+			}
+		}
+	}
+	return append(out, tail...)
 }
 
 // Driver is a NIC driver model.

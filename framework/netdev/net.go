@@ -93,6 +93,11 @@ type Hooks struct {
 	Dequeue      func(c *sim.CPU, q *Qdisc, bulk []*skb.SKB)    // a bulk left the qdisc
 	DriverXmit   func(c *sim.CPU, txq *TxQueue, l *skb.List)    // a bulk was handed to ndo_start_xmit
 	Complete     func(c *sim.CPU, s *skb.SKB)                   // TX completion freed a transmitted skb
+	// Tap is dev_queue_xmit_nit: the packets ndo_start_xmit was called
+	// with, as a packet socket (tcpdump) on the device sees them: all
+	// the driver took, and the one it refused with NETDEV_TX_BUSY (it
+	// comes again when the qdisc retries). p is reused after the call.
+	Tap func(c *sim.CPU, txq *TxQueue, p []skb.Packet)
 }
 
 // TxActionStat is what net_tx_action found on the qdiscs it took off
@@ -179,6 +184,9 @@ type TxQueue struct {
 
 // Qdisc is the qdisc attached to the queue.
 func (t *TxQueue) Qdisc() *Qdisc { return t.qdisc }
+
+// Device is the device the queue belongs to.
+func (t *TxQueue) Device() *Device { return t.dev }
 
 // Stopped is netif_xmit_stopped.
 func (t *TxQueue) Stopped() bool { return t.state&(queueDrvXoff|queueStackXoff) != 0 }

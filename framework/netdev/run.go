@@ -288,6 +288,13 @@ func (n *Net) devHardStartXmit(c *sim.CPU, d *Device, txq *TxQueue, list *skb.Li
 	if sent < 0 || sent > len(batch) || (sent == len(batch) && rc == driver.TxBusy) {
 		sim.Panicf("driver %s: xmit claims %d of %d packets sent with rc %#x", d.Name, sent, len(batch), rc)
 	}
+	if n.Hooks.Tap != nil { // xmit_one: dev_queue_xmit_nit before each netdev_start_xmit
+		tapped := sent
+		if rc == driver.TxBusy {
+			tapped++ // the refused one was tapped too
+		}
+		n.Hooks.Tap(c, txq, batch[:tapped])
+	}
 	var rest skb.List
 	i := 0
 	for s := list.Pop(); s != nil; s = list.Pop() {

@@ -137,6 +137,9 @@ func driverStatsToPB(qs []driver.QueueStats) *pb.DriverStats {
 		for _, c := range q.Extra {
 			m.Extra = append(m.Extra, &pb.Counter{Name: c.Name, Value: c.Value})
 		}
+		for _, c := range q.Ethtool {
+			m.Ethtool = append(m.Ethtool, &pb.Counter{Name: c.Name, Value: c.Value, Dev: c.Dev})
+		}
 		out.Queues = append(out.Queues, m)
 	}
 	return out
@@ -149,6 +152,9 @@ func driverStatsFromPB(p *pb.DriverStats) []driver.QueueStats {
 			Restart: m.Restart, Stopped: m.Stopped, Doorbells: m.Doorbells, Irqs: m.Irqs, Polls: m.Polls}
 		for _, c := range m.Extra {
 			q.Extra = append(q.Extra, driver.Counter{Name: c.Name, Value: c.Value})
+		}
+		for _, c := range m.Ethtool {
+			q.Ethtool = append(q.Ethtool, driver.Counter{Name: c.Name, Value: c.Value, Dev: c.Dev})
 		}
 		out = append(out, q)
 	}

@@ -42,6 +42,20 @@ func WriteCompare(w io.Writer, rs []*Report) error {
 	fmt.Fprintf(&b, "Comparison of %d variants\n\n", len(reps))
 	writeTable(&b, "", heads, compareRows(reps), len(reps) == 2)
 	writeCompareSeries(&b, heads, reps)
+	// Each variant's tools, as a single run prints them (vmstat's and
+	// mpstat's window figures are in the table).
+	for i, r := range reps {
+		if r.Error == "no report" {
+			continue
+		}
+		fmt.Fprintf(&b, "\n=== %s: the tools' view ===\n", heads[i])
+		writeLockHeader(&b, r)
+		writeLocks(&b, r.Locks)
+		writeHist(&b, "@__dev_queue_xmit_ns", r.XmitNs)
+		writeQdiscs(&b, r.Qdisc, r.Setup.Queues)
+		writeEthtool(&b, Device, r.Ethtool)
+		writeSar(&b, r)
+	}
 	for i, r := range reps {
 		if r.Error != "" {
 			fmt.Fprintf(&b, "\nerror (%s): %s\n", heads[i], r.Error)

@@ -108,11 +108,15 @@ func (r *Report) Normalize() {
 	emptySlice(&r.Locks)
 	emptySlice(&r.NetifSchedule)
 	emptySlice(&r.Queues)
+	emptySlice(&r.Ethtool)
 	emptySlice(&r.Qdisc)
 	emptySlice(&r.Series)
 	emptySlice(&r.XmitNs.Buckets)
 	for i := range r.Queues {
 		emptySlice(&r.Queues[i].Ethtool)
+	}
+	for i := range r.Ethtool {
+		finite(&r.Ethtool[i].PerS)
 	}
 	for _, f := range []*float64{&r.TxPps, &r.TxBps, &r.CPUNsPerPacket, &r.CPUBusyPct, &r.Setup.OfferedPps, &r.XmitNs.MeanNs,
 		&r.CPUSysPct, &r.CPUSoftPct, &r.CPUIdlePct, &r.RunnableAvg, &r.ContextSwitchesPerS, &r.InterruptsPerS} {

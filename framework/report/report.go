@@ -57,11 +57,15 @@ type Report struct {
 	Counters map[string]uint64 `json:"counters"`
 	Locks    []Lock            `json:"locks"`
 	Queues   []Queue           `json:"queues"`
-	Qdisc    []Qdisc           `json:"qdisc"`
-	XmitNs   Hist              `json:"xmit_latency_ns"` // __dev_queue_xmit
-	Series   []Interval        `json:"series"`
-	CPUs     []CPU             `json:"cpus,omitempty"` // busy CPUs only
-	Rx       *Rx               `json:"rx,omitempty"`   // the forward workload's receive side
+	// Ethtool is the device's `ethtool -S` as its driver names and
+	// orders the lines (the ones the model counts), with each line's
+	// rate over the window.
+	Ethtool []EthtoolStat `json:"ethtool"`
+	Qdisc   []Qdisc       `json:"qdisc"`
+	XmitNs  Hist          `json:"xmit_latency_ns"` // __dev_queue_xmit
+	Series  []Interval    `json:"series"`
+	CPUs    []CPU         `json:"cpus,omitempty"` // busy CPUs only
+	Rx      *Rx           `json:"rx,omitempty"`   // the forward workload's receive side
 
 	// NetifSchedule is __netif_schedule by caller (callers with calls
 	// only), and NetTxAction what net_tx_action found, whole run.
@@ -175,6 +179,14 @@ type XStat struct {
 	Key   string      `json:"key"`
 	Value json.Number `json:"value"`
 	Text  string      `json:"-"`
+}
+
+// EthtoolStat is one line of `ethtool -S`: its value at the end, and
+// its change per simulated second over the window (ethtool_stats.pl).
+type EthtoolStat struct {
+	Key   string  `json:"key"`
+	Value uint64  `json:"value"`
+	PerS  float64 `json:"per_s"`
 }
 
 // KV is one named value.

@@ -84,6 +84,9 @@ func sampleReport() *Report {
 				TotalWaitNs: 1_682_000, MaxWaitNs: 9_570, AvgWaitNs: 560, HoldNs: 300_000_000},
 			{Name: "sch_direct_xmit+0x4a", Acquired: 120_000, Contended: 0},
 		},
+		Ethtool: []EthtoolStat{{Key: "tx_unicast", Value: 13658668, PerS: 29012345.6}, {Key: "tx_busy", Value: 0},
+			{Key: "tx_restart", Value: 311, PerS: 1244}, {Key: "tx_queue_0_packets", Value: 214000, PerS: 856000},
+			{Key: "tx_queue_3_packets", Value: 123, PerS: 492}},
 		Queues: []Queue{
 			{Txq: 0, TxPackets: 214_000, TxBytes: 13_696_000, Stops: 311, Wakes: 311, Requeues: 2,
 				BQLLimit: 30_280, Inflight: 15_140,

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -33,8 +34,10 @@ func WriteText(w io.Writer, r *Report) error {
 	writeLocks(&b, r.Locks)
 	writeHist(&b, "@__dev_queue_xmit_ns", r.XmitNs)
 	writeQdiscs(&b, r.Qdisc, r.Setup.Queues)
+	writeEthtool(&b, Device, r.Ethtool)
 	writeQueues(&b, r.Queues)
 	writeRx(&b, r.Rx)
+	writeSar(&b, r)
 	writeSeries(&b, r.Series)
 	for _, o := range r.PluginOverrides {
 		fmt.Fprintf(&b, "\nbuilt-in replaced by a plugin: %s\n", o)
@@ -114,27 +117,70 @@ func writeSortedMap(b *bytes.Buffer, title string, m map[string]uint64) {
 	}
 }
 
-// writeVMStat prints `vmstat 1`'s procs, system and cpu columns, one
-// row per interval of the series and a last row for the window, with
-// mpstat's %soft after them. Memory, swap and io are not modelled, nor
-// user time (us 0: a sender's user-space loop is folded into its
-// syscall cost), so sy + id = 100.
+// vmstatRow is one row of vmstat's default layout: every column, the
+// ones the model has no notion of (memory, swap, io, wa, st) at 0.
+type vmstatRow struct {
+	R, B                    uint64
+	Swpd, Free, Buff, Cache uint64
+	Si, So, Bi, Bo, In, Cs  uint64
+	Us, Sy, Id, Wa, St      uint64
+}
+
+// vmstatHeader is procps-ng's new_header without -w or -t.
+const vmstatHeader = "procs -----------memory---------- ---swap-- -----io---- -system-- ------cpu-----\n" +
+	" r  b   swpd   free   buff  cache   si   so    bi    bo   in   cs us sy id wa st\n"
+
+// write prints the row with procps-ng's format (new_format): a value
+// wider than its column pushes the rest right, as vmstat's does.
+func (v vmstatRow) write(b *bytes.Buffer) {
+	fmt.Fprintf(b, "%2d %2d %6d %6d %6d %6d %4d %4d %5d %5d %4d %4d %2d %2d %2d %2d %2d\n",
+		v.R, v.B, v.Swpd, v.Free, v.Buff, v.Cache, v.Si, v.So, v.Bi, v.Bo, v.In, v.Cs, v.Us, v.Sy, v.Id, v.Wa, v.St)
+}
+
+// round is procps' and sysstat's rounding of a non-negative rate.
+func round(x float64) uint64 {
+	if x <= 0 {
+		return 0
+	}
+	return uint64(math.Floor(x + 0.5))
+}
+
+func vmstatOf(v VMStat) vmstatRow {
+	return vmstatRow{R: round(v.Runnable), In: round(v.InPerS), Cs: round(v.CSPerS), Sy: round(v.SysPct), Id: round(v.IdlePct)}
+}
+
+// writeVMStat prints `vmstat 1`'s layout, one row per interval of the
+// series, then the window's row, then `mpstat`'s Average line for the
+// window. Memory, swap and io are not modelled (0), nor user time (us
+// 0: a sender's user-space loop is folded into its syscall cost), so
+// sy + id = 100; mpstat's %sys holds the hard interrupt time too (the
+// report keeps no separate %irq).
 func writeVMStat(b *bytes.Buffer, r *Report) {
 	if len(r.Series) == 0 && r.WindowNs == 0 {
 		return
 	}
-	b.WriteString("\nvmstat (vmstat 1 columns per interval, then the window; sy includes irq and softirq, si is mpstat's %soft)\n")
-	b.WriteString("procs ----system---- ------cpu----- mpstat\n")
-	fmt.Fprintf(b, "%4s %2s %8s %8s %2s %2s %2s %2s %2s %6s\n", "r", "b", "in", "cs", "us", "sy", "id", "wa", "st", "%soft")
-	row := func(v VMStat) {
-		fmt.Fprintf(b, "%4.0f %2d %8.0f %8.0f %2d %2.0f %2.0f %2d %2d %6.2f\n", v.Runnable, 0, v.InPerS, v.CSPerS, 0, v.SysPct, v.IdlePct, 0, 0, v.SoftPct)
-	}
+	b.WriteString("\nvmstat (vmstat 1 layout: one row per interval of the series; memory, swap and io not modelled)\n")
+	b.WriteString(vmstatHeader)
 	for _, iv := range r.Series {
-		row(iv.VMStat)
+		vmstatOf(iv.VMStat).write(b)
 	}
-	b.WriteString("window:\n")
-	row(VMStat{SysPct: r.CPUSysPct, SoftPct: r.CPUSoftPct, IdlePct: r.CPUIdlePct, Runnable: r.RunnableAvg,
-		CSPerS: r.ContextSwitchesPerS, InPerS: r.InterruptsPerS})
+	b.WriteString("\nvmstat over the window\n")
+	b.WriteString(vmstatHeader)
+	vmstatOf(VMStat{SysPct: r.CPUSysPct, SoftPct: r.CPUSoftPct, IdlePct: r.CPUIdlePct, Runnable: r.RunnableAvg,
+		CSPerS: r.ContextSwitchesPerS, InPerS: r.InterruptsPerS}).write(b)
+	b.WriteString("\nmpstat over the window (%irq is counted in %sys)\n")
+	writeMpstatAverage(b, max(0, r.CPUSysPct-r.CPUSoftPct), r.CPUSoftPct, r.CPUIdlePct)
+}
+
+// writeMpstatAverage prints sysstat mpstat's Average header and "all"
+// row: "%-11s" for the label, then " %7.2f" per column.
+func writeMpstatAverage(b *bytes.Buffer, sys, soft, idle float64) {
+	fmt.Fprintf(b, "%-11s  CPU    %%usr   %%nice    %%sys %%iowait    %%irq   %%soft  %%steal  %%guest  %%gnice   %%idle\n", "Average:")
+	fmt.Fprintf(b, "%-11s  all", "Average:")
+	for _, v := range []float64{0, 0, sys, 0, 0, soft, 0, 0, 0, idle} {
+		fmt.Fprintf(b, " %7.2f", v)
+	}
+	b.WriteString("\n")
 }
 
 func writeLockHeader(b *bytes.Buffer, r *Report) {
@@ -169,12 +215,15 @@ func writeLocks(b *bytes.Buffer, locks []Lock) {
 	}
 }
 
-// writeHist prints a bpftrace hist(): label left in 16, count right in 8,
-// then a 52-wide bar scaled to the fullest bucket. Buckets between the
-// first and last non-empty ones are printed even when empty, as bpftrace
-// does; the report stores only non-empty ones.
+// writeHist prints a bpftrace hist() as bpftrace prints a map at exit:
+// "@name: " (the space is bpftrace's), each bucket as the label left in
+// 16, the count right in 8, then a 52-wide bar scaled to the fullest
+// bucket, and an empty line. Buckets between the first and last
+// non-empty ones are printed even when empty, as bpftrace does; the
+// report stores only non-empty ones. The count and mean follow as
+// bpftrace prints count() and avg() maps: "@name_count: N", "@name_avg: M".
 func writeHist(b *bytes.Buffer, name string, h Hist) {
-	fmt.Fprintf(b, "\n%s:\n", name)
+	fmt.Fprintf(b, "\n%s: \n", name)
 	counts := map[int]uint64{}
 	lo, hi := -1, -1
 	var top uint64
@@ -200,7 +249,8 @@ func writeHist(b *bytes.Buffer, name string, h Hist) {
 		bar := int(float32(v) / float32(top) * histBarWidth)
 		fmt.Fprintf(b, "%-16s%8d |%-*s|\n", histLabel(i), v, histBarWidth, strings.Repeat("@", bar))
 	}
-	fmt.Fprintf(b, "  (%d samples, mean %.1f ns)\n", h.Count, h.MeanNs)
+	// avg() prints the integer average, truncated.
+	fmt.Fprintf(b, "\n%s_count: %d\n\n%s_avg: %d\n", name, h.Count, name, int64(h.MeanNs))
 }
 
 // Device is the name of the simulated host's one device (framework/run
@@ -311,11 +361,54 @@ func tcDumpOrder(qs []Qdisc) []Qdisc {
 	return roots
 }
 
+// writeEthtool prints `ethtool -S dev` (ethtool's do_gstats: "NIC
+// statistics:", then "     %s: %llu" per line) with the driver's own
+// names, then the window's rates as ethtool_stats.pl prints them.
+func writeEthtool(b *bytes.Buffer, dev string, st []EthtoolStat) {
+	if len(st) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "\nethtool -S %s (the driver's lines the model counts)\nNIC statistics:\n", dev)
+	for _, s := range st {
+		fmt.Fprintf(b, "     %s: %d\n", s.Key, s.Value)
+	}
+	fmt.Fprintf(b, "\nethtool_stats.pl --dev %s over the window (the lines that changed)\n", dev)
+	writeEthtoolRates(b, dev, st)
+}
+
+// writeEthtoolRates is ethtool_stats.pl's difference(): keys in sort
+// order, rounded with "%.0f", printed with "Ethtool(%-8s) stat: %12d
+// (%15s) <= %s /sec" and thousands commas; unchanged lines left out.
+func writeEthtoolRates(b *bytes.Buffer, dev string, st []EthtoolStat) {
+	sorted := append([]EthtoolStat(nil), st...)
+	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Key < sorted[j].Key })
+	for _, s := range sorted {
+		v := fmt.Sprintf("%.0f", s.PerS)
+		if v == "0" || v == "-0" {
+			continue
+		}
+		n, _ := strconv.ParseInt(v, 10, 64)
+		fmt.Fprintf(b, "Ethtool(%-8s) stat: %12d (%15s) <= %s /sec\n", dev, n, commify(v), s.Key)
+	}
+}
+
+// commify puts a comma between each three digits from the right.
+func commify(digits string) string {
+	var out []byte
+	for i := range digits {
+		if i > 0 && (len(digits)-i)%3 == 0 && digits[i-1] != '-' {
+			out = append(out, ',')
+		}
+		out = append(out, digits[i])
+	}
+	return string(out)
+}
+
 func writeQueues(b *bytes.Buffer, qs []Queue) {
 	if len(qs) == 0 {
 		return
 	}
-	b.WriteString("\nQueues (ethtool -S layout)\n")
+	b.WriteString("\nQueues (the stack's counters and the driver model's own, per TX queue)\n")
 	for _, q := range qs {
 		stat := func(key string, v any) { fmt.Fprintf(b, "     tx-%d.%s: %v\n", q.Txq, key, v) }
 		stat("packets", q.TxPackets)
@@ -388,4 +481,59 @@ func writeNetifSchedule(b *bytes.Buffer, r *Report) {
 	t := r.NetTxAction
 	fmt.Fprintf(b, "  net_tx_action: %d qdiscs, %d found running, %d empty, %d packets sent\n",
 		t.Qdiscs, t.FoundRunning, t.Empty, t.Packets)
+}
+
+// writeSar prints `sar -n DEV`'s Average block over the window: "%-11s
+// %9s" for the label and the interface, " %9.2f" per column; kB are
+// 1024 bytes of skb->len (what /proc/net/dev counts); %ifutil is the
+// busier direction's bits over the link speed (full duplex). The
+// transmitting device is eth0; the forward workload's RX port is eth0
+// itself or eth1.
+func writeSar(b *bytes.Buffer, r *Report) {
+	if r.WindowNs == 0 {
+		return
+	}
+	type row struct {
+		dev            string
+		rxpck, txpck   float64
+		rxbyte, txbyte float64 // per second
+	}
+	rows := []row{{dev: Device, txpck: r.TxPps, txbyte: r.TxBps / 8}}
+	if rx := r.Rx; rx != nil {
+		var pps, bps float64
+		for _, q := range rx.Queues {
+			pps += q.Pps
+			if q.Packets > 0 {
+				bps += q.Pps * float64(q.Bytes) / float64(q.Packets)
+			}
+		}
+		if rx.Device == Device {
+			rows[0].rxpck, rows[0].rxbyte = pps, bps
+		} else {
+			rows = append(rows, row{dev: rx.Device, rxpck: pps, rxbyte: bps})
+		}
+	}
+	b.WriteString("\nsar -n DEV over the window\n")
+	writeSarHeader(b, "Average:")
+	for _, w := range rows {
+		util := 0.0
+		if r.Setup.RateBps > 0 {
+			util = max(w.rxbyte, w.txbyte) * 8 * 100 / float64(r.Setup.RateBps)
+		}
+		writeSarRow(b, "Average:", w.dev, w.rxpck, w.txpck, w.rxbyte, w.txbyte, util)
+	}
+}
+
+func writeSarHeader(b *bytes.Buffer, label string) {
+	fmt.Fprintf(b, "%-11s     IFACE   rxpck/s   txpck/s    rxkB/s    txkB/s   rxcmp/s   txcmp/s  rxmcst/s   %%ifutil\n", label)
+}
+
+// writeSarRow prints one interface: rx and tx bytes per second (shown in
+// kB of 1024), compressed and multicast 0.
+func writeSarRow(b *bytes.Buffer, label, dev string, rxpck, txpck, rxbyte, txbyte, util float64) {
+	fmt.Fprintf(b, "%-11s %9s", label, dev)
+	for _, v := range []float64{rxpck, txpck, rxbyte / 1024, txbyte / 1024, 0, 0, 0, util} {
+		fmt.Fprintf(b, " %9.2f", v)
+	}
+	b.WriteString("\n")
 }

@@ -123,11 +123,11 @@ func TestHistGapsAndBars(t *testing.T) {
 		{Lo: 4, Hi: 8, Count: 2},
 		{Lo: 16, Hi: 32, Count: 1},
 	}})
-	want := "\n@x:\n" +
+	want := "\n@x: \n" +
 		"[4, 8)                 2 |@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@|\n" +
 		"[8, 16)                0 |                                                    |\n" +
 		"[16, 32)               1 |@@@@@@@@@@@@@@@@@@@@@@@@@@                          |\n" +
-		"  (3 samples, mean 0.0 ns)\n"
+		"\n@x_count: 3\n\n@x_avg: 0\n"
 	if got := b.String(); got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}

@@ -201,6 +201,9 @@ type Options struct {
 	// act.log), in place of the script's own log: runs that go at once
 	// each keep theirs apart.
 	Log io.Writer
+	// Observe, if set, is handed the built host and its device before
+	// the first event (a packet capture installs its tap there).
+	Observe func(n *netdev.Net, dev *netdev.Device)
 }
 
 // Run executes spec. It always returns a report, partial on failure, with
@@ -396,7 +399,7 @@ func RunWith(spec Spec, o Options) (*report.Report, error) {
 	}
 	tv := o.Trace.Variant("variant "+name, attribute.String("profile", spec.Profile), attribute.Int64("seed", int64(spec.Seed)),
 		attribute.String("qdisc", spec.Qdisc), attribute.String("driver", spec.Driver),
-		attribute.Bool("plugins.isolate", spec.Plugins.Isolate), attribute.StringSlice("plugins.paths", spec.Plugins.Paths),
+		attribute.Bool("plugins.isolate", spec.Plugins.Isolate), attribute.String("plugins.paths", strings.Join(spec.Plugins.Paths, ",")),
 		attribute.String("plugins.dir", spec.Plugins.Dir))
 	tv.Phase("setup")
 	fail := func(err error) (*report.Report, error) {
@@ -430,6 +433,9 @@ func RunWith(spec Spec, o Options) (*report.Report, error) {
 	fillSetup(rep, &spec, h.topo, dev, h.cfg, h.costs)
 	rxDev := h.rxDev
 	tv.Attach(net)
+	if o.Observe != nil {
+		o.Observe(net, dev)
+	}
 	if spec.Warmup > 0 {
 		tv.Phase("warmup")
 	} else {
@@ -441,6 +447,7 @@ func RunWith(spec Spec, o Options) (*report.Report, error) {
 		interval = max(spec.Duration/20, 1)
 	}
 	snap := take(net, e) // the window starts here unless there is a warmup
+	snap.ethtool = driver.EthtoolLines(dev.Drv.Stats())
 	acts := newActionRunner(spec.Actions, &Live{e: e, net: net, dev: dev, wl: wl, store: map[any]any{}, log: o.Log}, spec.Duration)
 	var runErr error
 	prev := snap
@@ -457,6 +464,7 @@ func RunWith(spec Spec, o Options) (*report.Report, error) {
 		if spec.Warmup > 0 && next == spec.Warmup {
 			tv.Phase("measure")
 			snap = cur
+			snap.ethtool = driver.EthtoolLines(dev.Drv.Stats())
 			e.ResetLockStats()
 			net.XmitHist.Reset()
 		}
@@ -485,9 +493,11 @@ func RunWith(spec Spec, o Options) (*report.Report, error) {
 	return rep, nil
 }
 
-// summary is a report's headline as span attributes a user filters on.
+// summary is a report's headline as span attributes a user filters on:
+// typed, rates rounded (a viewer prints a float's every digit).
 func summary(rep *report.Report) []attribute.KeyValue {
-	kv := []attribute.KeyValue{attribute.Float64("tx_pps", rep.TxPps), attribute.Float64("cpu_ns_per_packet", rep.CPUNsPerPacket),
+	kv := []attribute.KeyValue{attribute.Int64("tx_pps", int64(math.Round(rep.TxPps))),
+		attribute.Float64("cpu_ns_per_packet", math.Round(rep.CPUNsPerPacket*10)/10),
 		attribute.Int64("tx_packets", int64(rep.TxPackets)), attribute.Int64("dropped_packets", int64(rep.DroppedPackets))}
 	reasons := make([]string, 0, len(rep.Drops))
 	for r := range rep.Drops {
@@ -498,7 +508,7 @@ func summary(rep *report.Report) []attribute.KeyValue {
 		kv = append(kv, attribute.Int64("drops."+r, int64(rep.Drops[r])))
 	}
 	if len(rep.PluginOverrides) > 0 {
-		kv = append(kv, attribute.StringSlice("plugins.overrides", rep.PluginOverrides))
+		kv = append(kv, attribute.String("plugins.overrides", strings.Join(rep.PluginOverrides, "; ")))
 	}
 	return kv
 }
@@ -529,8 +539,9 @@ type snapshot struct {
 	busy    []sim.Time
 	qpkts   []uint64 // per txq, completed
 	qbytes  []uint64
-	rxPkts  []uint64      // per rxq, cleaned (forward)
-	sched   sim.SchedStat // summed over the CPUs
+	rxPkts  []uint64         // per rxq, cleaned (forward)
+	sched   sim.SchedStat    // summed over the CPUs
+	ethtool []driver.Counter // the device's ethtool -S, at the window's start only
 }
 
 func take(net *netdev.Net, e *sim.Engine) snapshot {
@@ -749,6 +760,7 @@ func fillResults(rep *report.Report, net *netdev.Net, e *sim.Engine, dev *netdev
 			TotalWaitNs: int64(l.TotalWait), MaxWaitNs: int64(l.MaxWait), AvgWaitNs: int64(l.AvgWait()), HoldNs: int64(l.HoldTotal)})
 	}
 	drv := dev.Drv.Stats()
+	rep.Ethtool = ethtoolStats(driver.EthtoolLines(drv), snap.ethtool, secs)
 	for i, q := range dev.Queues {
 		rq := report.Queue{Txq: i, TxPackets: q.TxPackets, TxBytes: q.TxBytes, Stops: q.Stops, Wakes: q.Wakes,
 			Requeues: q.Requeues, BQLLimit: q.DQL.Limit, Inflight: q.DQL.Inflight(),
@@ -767,6 +779,24 @@ func fillResults(rep *report.Report, net *netdev.Net, e *sim.Engine, dev *netdev
 	rep.Qdisc = qdiscRows(dev)
 	rep.XmitNs = histogram(&net.XmitHist)
 	rep.Events = e.Events()
+}
+
+// ethtoolStats is the device's ethtool -S at the end, each line with
+// its rate over the window (ethtool_stats.pl's "/sec").
+func ethtoolStats(end, start []driver.Counter, secs float64) []report.EthtoolStat {
+	was := map[string]uint64{}
+	for _, c := range start {
+		was[c.Name] = c.Value
+	}
+	out := make([]report.EthtoolStat, 0, len(end))
+	for _, c := range end {
+		st := report.EthtoolStat{Key: c.Name, Value: c.Value}
+		if secs > 0 && c.Value >= was[c.Name] {
+			st.PerS = float64(c.Value-was[c.Name]) / secs
+		}
+		out = append(out, st)
+	}
+	return out
 }
 
 // fillRx reports the forward workload's receive side: per RX queue what

@@ -1,9 +1,25 @@
-// Package trace exports one OpenTelemetry trace per txlab run: wall-clock
-// spans for the run's phases and variants, and simulated-time spans for
-// sampled packet journeys (dev_queue_xmit -> defer/direct -> qdisc ->
-// dequeue bulk -> driver -> completion, drops as events with the kernel
-// drop reason, lock waits as child spans), timestamped at the run's
-// wall-clock start plus virtual nanoseconds.
+// Package trace exports a txlab run as OpenTelemetry: traces (below) and
+// run metrics (metrics.go).
+//
+// A run makes one wall-clock trace and, per variant, one simulated-time
+// trace. The wall-clock trace ("txlab run") holds what the user waited
+// for: the load phase and one span per variant with its setup, warmup,
+// measure and report phases. Each variant's simulated host gets a trace
+// of its own ("simulated variant X"), linked both ways to the variant's
+// wall-clock span: sampled packet journeys (__dev_queue_xmit ->
+// defer/direct -> qdisc -> dequeue bulk -> driver -> completion, drops
+// as events with the kernel drop reason, lock waits as child spans) and,
+// in a window, every packet under per-CPU spans. A trace viewer draws
+// one trace on one clock; simulated nanoseconds and wall-clock seconds
+// on one timeline put packets before the spans that simulated them, so
+// the two clocks never share a trace. Simulated time 0 of every variant
+// is the run's wall-clock start (resource attribute txlab.wall_start),
+// so the variants' timelines line up and a viewer's default time range
+// finds them.
+//
+// Every run gets fresh random trace IDs (two runs with one seed never
+// merge in a viewer); span IDs and everything else simulated come from
+// the seed, and nothing of the trace reaches the report.
 //
 // With tracing off nothing is installed in the TX path: the netdev hooks
 // stay nil.
@@ -11,6 +27,7 @@ package trace
 
 import (
 	"context"
+	crand "crypto/rand"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -31,7 +48,7 @@ import (
 	"go.opentelemetry.io/otel/exporters/stdout/stdouttrace"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	semconv "go.opentelemetry.io/otel/semconv/v1.26.0"
+	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 	oteltrace "go.opentelemetry.io/otel/trace"
 
 	"github.com/txlab/txlab/framework/sim"
@@ -59,6 +76,8 @@ type Config struct {
 	// Window, if Len > 0: every packet and every CPU's __dev_queue_xmit
 	// between From and From+Len (simulated) is recorded.
 	Window Window
+	// Version is txlab's version (the resource's service.version).
+	Version string
 	// Exporter overrides the exporter (tests: an in-memory one).
 	SpanExporter sdktrace.SpanExporter
 	// Warn receives warnings (an unreachable collector); nil: stderr.
@@ -98,7 +117,7 @@ func (c Config) Validate() error {
 	switch c.Exporter {
 	case "", ExportNone, ExportOTLPGRPC, ExportOTLPHTTP:
 	case ExportFile:
-		if c.File == "" {
+		if c.File == "" && c.Out == nil {
 			return errors.New("trace: the file exporter needs --trace-out FILE")
 		}
 	default:
@@ -108,6 +127,67 @@ func (c Config) Validate() error {
 		return fmt.Errorf("trace: sample rate %v must be in [0, 1]", c.Sample)
 	}
 	return nil
+}
+
+// plainLocalDefault is the OTLP exporters' extra option when the
+// environment names no endpoint and says nothing of TLS: the exporters
+// would then use TLS to localhost, where a lab's collector (Jaeger
+// all-in-one, otelcol) listens in plain text. An endpoint given with
+// an https:// or http:// scheme, or OTEL_EXPORTER_OTLP_INSECURE, decides
+// as the OpenTelemetry specification says.
+func plainLocalDefault(signal string) bool {
+	for _, v := range []string{"OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_" + signal + "_ENDPOINT",
+		"OTEL_EXPORTER_OTLP_INSECURE", "OTEL_EXPORTER_OTLP_" + signal + "_INSECURE"} {
+		if os.Getenv(v) != "" {
+			return false
+		}
+	}
+	return true
+}
+
+// newSpanExporter makes the configured exporter (the OTLP ones read the
+// OTEL_EXPORTER_OTLP_* variables).
+func newSpanExporter(ctx context.Context, cfg Config, r *Run) (sdktrace.SpanExporter, error) {
+	switch {
+	case cfg.SpanExporter != nil:
+		return cfg.SpanExporter, nil
+	case cfg.Exporter == ExportOTLPGRPC:
+		var opts []otlptracegrpc.Option
+		if plainLocalDefault("TRACES") {
+			opts = append(opts, otlptracegrpc.WithInsecure())
+		}
+		return otlptracegrpc.New(ctx, opts...)
+	case cfg.Exporter == ExportOTLPHTTP:
+		var opts []otlptracehttp.Option
+		if plainLocalDefault("TRACES") {
+			opts = append(opts, otlptracehttp.WithInsecure())
+		}
+		return otlptracehttp.New(ctx, opts...)
+	case cfg.Exporter == ExportFile && cfg.Out != nil:
+		return stdouttrace.New(stdouttrace.WithWriter(cfg.Out))
+	default:
+		f, err := os.Create(cfg.File)
+		if err != nil {
+			return nil, err
+		}
+		r.file = f
+		return stdouttrace.New(stdouttrace.WithWriter(f))
+	}
+}
+
+// Resource is the process's OpenTelemetry resource: service.name txlab
+// (OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES override it), the
+// version, the SDK, and the run's wall-clock start (simulated time 0).
+func Resource(version string, start time.Time) (*resource.Resource, error) {
+	attrs := []attribute.KeyValue{semconv.ServiceName("txlab"),
+		attribute.String("txlab.wall_start", start.UTC().Format(time.RFC3339Nano)),
+		attribute.Int64("txlab.wall_start_unix_ns", start.UnixNano())}
+	if version != "" {
+		attrs = append(attrs, semconv.ServiceVersion(version))
+	}
+	// Later options override earlier ones: the environment wins.
+	return resource.New(context.Background(), resource.WithSchemaURL(semconv.SchemaURL),
+		resource.WithAttributes(attrs...), resource.WithTelemetrySDK(), resource.WithFromEnv())
 }
 
 // countingExporter counts what reaches the real exporter and keeps its
@@ -133,33 +213,37 @@ func (e *countingExporter) ExportSpans(ctx context.Context, spans []sdktrace.Rea
 	return nil
 }
 
-// idGen makes trace and span IDs from the run seed, so the same seed
-// gives the same IDs.
+// idGen makes span IDs from the run seed (the same seed gives the same
+// span IDs) and trace IDs at random: every run is a trace of its own in
+// a viewer, whatever its seed.
 type idGen struct {
 	mu  sync.Mutex
 	rng *rand.Rand
 }
 
-func (g *idGen) NewIDs(context.Context) (oteltrace.TraceID, oteltrace.SpanID) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	var t oteltrace.TraceID
-	binary.BigEndian.PutUint64(t[:8], g.rng.Uint64())
-	binary.BigEndian.PutUint64(t[8:], g.rng.Uint64()|1)
-	var s oteltrace.SpanID
-	binary.BigEndian.PutUint64(s[:], g.rng.Uint64()|1)
-	return t, s
-}
-
-func (g *idGen) NewSpanID(context.Context, oteltrace.TraceID) oteltrace.SpanID {
-	g.mu.Lock()
-	defer g.mu.Unlock()
+func (g *idGen) spanID() oteltrace.SpanID {
 	var s oteltrace.SpanID
 	binary.BigEndian.PutUint64(s[:], g.rng.Uint64()|1)
 	return s
 }
 
-// Run is one run's trace.
+func (g *idGen) NewIDs(context.Context) (oteltrace.TraceID, oteltrace.SpanID) {
+	var t oteltrace.TraceID
+	if _, err := crand.Read(t[:]); err != nil || !t.IsValid() {
+		t[15] |= 1 // crypto/rand does not fail on Linux; never an invalid ID
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return t, g.spanID()
+}
+
+func (g *idGen) NewSpanID(context.Context, oteltrace.TraceID) oteltrace.SpanID {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.spanID()
+}
+
+// Run is one run's traces.
 type Run struct {
 	cfg    Config
 	tp     *sdktrace.TracerProvider
@@ -171,6 +255,7 @@ type Run struct {
 	file   io.Closer
 	phase  oteltrace.Span
 	pctx   context.Context
+	res    *resource.Resource
 }
 
 // Start opens the run's trace with a root span named name. It returns
@@ -189,26 +274,8 @@ func Start(cfg Config, name string, seed uint64, attrs ...attribute.KeyValue) (*
 	if r.base.IsZero() {
 		r.base = time.Now()
 	}
-	var exp sdktrace.SpanExporter
-	var err error
 	ctx := context.Background()
-	switch {
-	case cfg.SpanExporter != nil:
-		exp = cfg.SpanExporter
-	case cfg.Exporter == ExportOTLPGRPC:
-		exp, err = otlptracegrpc.New(ctx) // honours OTEL_EXPORTER_OTLP_* variables
-	case cfg.Exporter == ExportOTLPHTTP:
-		exp, err = otlptracehttp.New(ctx)
-	case cfg.Exporter == ExportFile && cfg.Out != nil:
-		exp, err = stdouttrace.New(stdouttrace.WithWriter(cfg.Out))
-	case cfg.Exporter == ExportFile:
-		f, ferr := os.Create(cfg.File)
-		if ferr != nil {
-			return nil, fmt.Errorf("trace: %w", ferr)
-		}
-		r.file = f
-		exp, err = stdouttrace.New(stdouttrace.WithWriter(f))
-	}
+	exp, err := newSpanExporter(ctx, cfg, r)
 	if err != nil {
 		return nil, fmt.Errorf("trace: %s exporter: %w", cfg.Exporter, err)
 	}
@@ -220,15 +287,16 @@ func Start(cfg Config, name string, seed uint64, attrs ...attribute.KeyValue) (*
 	if cfg.Exporter == ExportFile && cfg.SpanExporter == nil {
 		r.exp.warn = nil // a file that cannot be written fails the run (End)
 	}
-	res := resource.NewWithAttributes(semconv.SchemaURL,
-		semconv.ServiceName("txlab"),
-		attribute.String("txlab.wall_start", r.base.UTC().Format(time.RFC3339Nano)),
-		attribute.Int64("txlab.wall_start_unix_ns", r.base.UnixNano()))
-	// A blocking batch processor: spans are never dropped silently; the
-	// simulation waits for the exporter instead.
+	if r.res, err = Resource(cfg.Version, r.base); err != nil {
+		return nil, fmt.Errorf("trace: resource: %w", err)
+	}
+	// A blocking batch processor: spans are never dropped; the simulation
+	// waits for the exporter instead. Batches of 512 (the SDK's default)
+	// stay far below a receiver's 4 MiB gRPC message limit, which a
+	// batch of 4096 packet spans passes.
 	bsp := sdktrace.NewBatchSpanProcessor(r.exp, sdktrace.WithBlocking(),
-		sdktrace.WithMaxQueueSize(1<<16), sdktrace.WithMaxExportBatchSize(4096))
-	r.tp = sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(bsp), sdktrace.WithResource(res),
+		sdktrace.WithMaxQueueSize(1<<16), sdktrace.WithMaxExportBatchSize(512))
+	r.tp = sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(bsp), sdktrace.WithResource(r.res),
 		sdktrace.WithIDGenerator(&idGen{rng: rand.New(rand.NewPCG(seed, 0x74786c6162))}),
 		sdktrace.WithSampler(sdktrace.AlwaysSample()))
 	r.tracer = r.tp.Tracer("github.com/txlab/txlab/framework/trace")
@@ -266,6 +334,17 @@ func (r *Run) Fail(err error) {
 		r.root.SetStatus(codes.Error, err.Error())
 	}
 }
+
+// TraceID is the wall-clock trace's ID (hex), "" when tracing is off.
+func (r *Run) TraceID() string {
+	if r == nil {
+		return ""
+	}
+	return r.root.SpanContext().TraceID().String()
+}
+
+// Base is simulated time 0 on the wall clock.
+func (r *Run) Base() time.Time { return r.base }
 
 // Exporter names where the trace goes.
 func (r *Run) Exporter() string {

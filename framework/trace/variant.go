@@ -2,6 +2,7 @@ package trace
 
 import (
 	"context"
+	"sort"
 
 	"go.opentelemetry.io/otel/attribute"
 	oteltrace "go.opentelemetry.io/otel/trace"
@@ -11,12 +12,17 @@ import (
 	"github.com/txlab/txlab/framework/skb"
 )
 
-// Variant records one simulated host under its own span (variants of a
-// run are siblings).
+// Variant records one simulated host: a wall-clock span under the run's
+// root (variants of a run are siblings) and a simulated-time trace of
+// its own, linked to it.
 type Variant struct {
 	r      *Run
 	ctx    context.Context
-	span   oteltrace.Span
+	span   oteltrace.Span // wall clock
+	simCtx context.Context
+	sim    oteltrace.Span // the simulated host's root
+	e      *sim.Engine
+	last   sim.Time // the latest simulated instant a span reached
 	sample float64
 	window Window
 	rng    *sim.Rand
@@ -32,6 +38,7 @@ type Variant struct {
 type cpuSpan struct {
 	ctx  context.Context
 	span oteltrace.Span
+	end  sim.Time // its latest child's end
 }
 
 type lockWait struct {
@@ -57,8 +64,9 @@ type journey struct {
 	inWindow            bool
 }
 
-// Variant opens a sibling span for one simulated host and returns the
-// recorder to Attach to it. It returns nil when tracing is off.
+// Variant opens a sibling span for one simulated host, and the host's
+// simulated-time trace, and returns the recorder to Attach to it. It
+// returns nil when tracing is off.
 func (r *Run) Variant(name string, attrs ...attribute.KeyValue) *Variant {
 	if r == nil {
 		return nil
@@ -69,7 +77,24 @@ func (r *Run) Variant(name string, attrs ...attribute.KeyValue) *Variant {
 		r.phase = nil
 	}
 	v.ctx, v.span = r.tracer.Start(r.ctx, name, oteltrace.WithAttributes(attrs...))
+	simAttrs := append(append([]attribute.KeyValue(nil), attrs...),
+		attribute.String("txlab.clock", "simulated"), attribute.Int64("txlab.sim.base_unix_ns", r.base.UnixNano()))
+	v.simCtx, v.sim = r.tracer.Start(context.Background(), "simulated "+name, oteltrace.WithNewRoot(),
+		oteltrace.WithTimestamp(r.simTime(0)), oteltrace.WithAttributes(simAttrs...),
+		oteltrace.WithLinks(oteltrace.Link{SpanContext: v.span.SpanContext(),
+			Attributes: []attribute.KeyValue{strAttr("txlab.link", "wall-clock variant")}}))
+	v.span.AddLink(oteltrace.Link{SpanContext: v.sim.SpanContext(),
+		Attributes: []attribute.KeyValue{strAttr("txlab.link", "simulated host")}})
+	v.span.SetAttributes(strAttr("txlab.sim.trace_id", v.sim.SpanContext().TraceID().String()))
 	return v
+}
+
+// SimTraceID is the simulated host's trace ID (hex), "" when off.
+func (v *Variant) SimTraceID() string {
+	if v == nil {
+		return ""
+	}
+	return v.sim.SpanContext().TraceID().String()
 }
 
 // End closes the variant's span with its result attributes.
@@ -81,12 +106,33 @@ func (v *Variant) End(attrs ...attribute.KeyValue) {
 		v.phase.End()
 		v.phase = nil
 	}
-	for _, c := range v.cpus {
-		c.span.End(oteltrace.WithTimestamp(v.r.simTime(v.window.From + v.window.Len)))
+	if v.e != nil {
+		v.last = max(v.last, v.e.Now())
+	}
+	// A CPU's window span covers its packets: those that began in the
+	// window may complete after it.
+	for _, cpu := range sortedKeys(v.cpus) {
+		c := v.cpus[cpu]
+		end := max(v.window.From+v.window.Len, c.end)
+		c.span.SetAttributes(attribute.Int64("duration_ns", int64(end-v.window.From)))
+		c.span.End(oteltrace.WithTimestamp(v.r.simTime(end)))
+		v.last = max(v.last, end)
 	}
 	v.span.SetAttributes(attrs...)
 	v.span.SetAttributes(attribute.Int("txlab.trace.journeys", v.Journeys))
 	v.span.End()
+	v.sim.SetAttributes(attrs...)
+	v.sim.SetAttributes(attribute.Int("txlab.trace.journeys", v.Journeys), attribute.Int64("duration_ns", int64(v.last)))
+	v.sim.End(oteltrace.WithTimestamp(v.r.simTime(v.last)))
+}
+
+func sortedKeys(m map[int]cpuSpan) []int {
+	out := make([]int, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Ints(out)
+	return out
 }
 
 func (v *Variant) inWindow(t sim.Time) bool {
@@ -100,6 +146,7 @@ func (v *Variant) Attach(n *netdev.Net) {
 	if v == nil {
 		return
 	}
+	v.e = n.E
 	v.rng = n.E.Rand("trace/sample")
 	v.cur = make([]skb.Handle, len(n.E.CPUs))
 	h := &n.Hooks
@@ -179,22 +226,32 @@ func (v *Variant) finish(c *sim.CPU, s *skb.SKB, dropped bool, r skb.DropReason)
 	}
 }
 
+// simSpan starts a simulated-time span under parent over [start, end]; its
+// duration_ns attribute keeps what a viewer that counts microseconds
+// (Jaeger) rounds away.
+func (v *Variant) simSpan(parent context.Context, name string, start, end sim.Time, attrs ...attribute.KeyValue) (context.Context, oteltrace.Span) {
+	attrs = append(attrs, attribute.Int64("duration_ns", int64(end-start)), attribute.Int64("sim.start_ns", int64(start)))
+	return v.r.tracer.Start(parent, name, oteltrace.WithTimestamp(v.r.simTime(start)), oteltrace.WithAttributes(attrs...))
+}
+
 // emit turns one finished journey into spans.
 func (v *Variant) emit(hd skb.Handle, j *journey) {
 	delete(v.j, hd)
 	v.Journeys++
 	r := v.r
-	parent := v.ctx
+	parent := v.simCtx
+	end := max(j.done, j.xmitEnd)
+	v.last = max(v.last, end)
 	if j.inWindow {
 		cs, ok := v.cpus[j.cpu]
 		if !ok {
-			cs.ctx, cs.span = r.tracer.Start(v.ctx, "cpu "+itoa(j.cpu), oteltrace.WithTimestamp(r.simTime(v.window.From)),
-				oteltrace.WithAttributes(intAttr("cpu", j.cpu)))
-			v.cpus[j.cpu] = cs
+			cs.ctx, cs.span = r.tracer.Start(v.simCtx, "cpu "+itoa(j.cpu), oteltrace.WithTimestamp(r.simTime(v.window.From)),
+				oteltrace.WithAttributes(intAttr("cpu", j.cpu), attribute.Int64("sim.start_ns", int64(v.window.From))))
 		}
+		cs.end = max(cs.end, end)
+		v.cpus[j.cpu] = cs
 		parent = cs.ctx
 	}
-	end := max(j.done, j.xmitEnd)
 	outcome := "transmitted"
 	if j.dropped {
 		outcome = "dropped"
@@ -204,24 +261,23 @@ func (v *Variant) emit(hd skb.Handle, j *journey) {
 	if j.txq >= 0 {
 		attrs = append(attrs, intAttr("txq", j.txq))
 	}
-	ctx, ps := r.tracer.Start(parent, "packet", oteltrace.WithTimestamp(r.simTime(j.start)), oteltrace.WithAttributes(attrs...))
-	xctx, xs := r.tracer.Start(ctx, "__dev_queue_xmit", oteltrace.WithTimestamp(r.simTime(j.start)),
-		oteltrace.WithAttributes(intAttr("cpu", j.cpu), strAttr("path", j.path)))
+	ctx, ps := v.simSpan(parent, "packet", j.start, end, attrs...)
+	xctx, xs := v.simSpan(ctx, "__dev_queue_xmit", j.start, j.xmitEnd, intAttr("cpu", j.cpu), strAttr("path", j.path))
 	for _, l := range j.locks {
-		_, ls := r.tracer.Start(xctx, "lock wait", oteltrace.WithTimestamp(r.simTime(l.start)),
-			oteltrace.WithAttributes(strAttr("lock", l.site), attribute.Int64("wait_ns", int64(l.end-l.start))))
+		if l.end <= l.start {
+			continue // an uncontended handoff: nothing was waited for
+		}
+		_, ls := v.simSpan(xctx, "lock wait", l.start, l.end, strAttr("lock", l.site), attribute.Int64("wait_ns", int64(l.end-l.start)))
 		ls.End(oteltrace.WithTimestamp(r.simTime(l.end)))
 	}
 	xs.End(oteltrace.WithTimestamp(r.simTime(j.xmitEnd)))
 	if j.enq > 0 && j.deq >= j.enq {
-		_, qs := r.tracer.Start(ctx, "qdisc", oteltrace.WithTimestamp(r.simTime(j.enq)),
-			oteltrace.WithAttributes(strAttr("qdisc", j.qdisc), attribute.Int64("sojourn_ns", int64(j.deq-j.enq)),
-				attribute.Int64("bulk_id", int64(j.bulk)), intAttr("bulk_len", j.bulkLen)))
+		_, qs := v.simSpan(ctx, "qdisc", j.enq, j.deq, strAttr("qdisc", j.qdisc), attribute.Int64("sojourn_ns", int64(j.deq-j.enq)),
+			attribute.Int64("bulk_id", int64(j.bulk)), intAttr("bulk_len", j.bulkLen))
 		qs.End(oteltrace.WithTimestamp(r.simTime(j.deq)))
 	}
 	if j.drv > 0 && !j.dropped {
-		_, ds := r.tracer.Start(ctx, "driver", oteltrace.WithTimestamp(r.simTime(j.drv)),
-			oteltrace.WithAttributes(intAttr("txq", j.txq)))
+		_, ds := v.simSpan(ctx, "driver", j.drv, j.done, intAttr("txq", j.txq))
 		ds.End(oteltrace.WithTimestamp(r.simTime(j.done)))
 	}
 	if j.dropped {
@@ -241,4 +297,8 @@ func (v *Variant) Phase(name string) {
 		v.phase.End()
 	}
 	_, v.phase = v.r.tracer.Start(v.ctx, name)
+	if v.e != nil { // where the simulated host stood: an event on its timeline
+		now := v.e.Now()
+		v.sim.AddEvent(name, oteltrace.WithTimestamp(v.r.simTime(now)), oteltrace.WithAttributes(attribute.Int64("sim.ns", int64(now))))
+	}
 }

@@ -4,6 +4,7 @@
 package e2e
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/txlab/txlab/framework/report"
@@ -76,5 +77,42 @@ func RingDriver(t *testing.T, driver string, lineRate int64, check func(t *testi
 			}
 			t.Logf("%.2f Mpps, drops %v, q0 %v", rep.TxPps/1e6, rep.Drops, rep.Queues[0].Ethtool)
 		})
+	}
+}
+
+// EthtoolLines runs driver under mq pfifo and checks its `ethtool -S`
+// lines in the report: queueKey (a format with the queue's number, the
+// driver's per-queue packets line) holds each queue's packets, and
+// deviceKey (a device-wide packets line, listed before the per-queue
+// ones as the driver does) their sum, its rate the window's.
+func EthtoolLines(t *testing.T, driver, queueKey, deviceKey string) {
+	t.Helper()
+	s := run.Default()
+	s.Driver = driver
+	s.Sockets, s.Cores, s.Threads = 1, 4, 1
+	s.Queues, s.Qdisc = 2, "mq pfifo"
+	s.Workload = workload.Spec{Kind: workload.UDPStream, Senders: 4, PacketSize: 120}
+	s.Duration, s.Warmup = 2*sim.Millisecond, sim.Millisecond/2
+	rep, err := run.Run(s, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := map[string]int{}
+	for i, st := range rep.Ethtool {
+		at[st.Key] = i
+	}
+	dev, ok := at[deviceKey]
+	if !ok || rep.Ethtool[dev].Value != rep.TxPackets {
+		t.Fatalf("%s: %s missing or not the device's %d packets: %+v", driver, deviceKey, rep.TxPackets, rep.Ethtool)
+	}
+	if perS := rep.Ethtool[dev].PerS; perS < 0.99*rep.TxPps || perS > 1.01*rep.TxPps {
+		t.Errorf("%s: %s at %.0f/s, the window's rate is %.0f", driver, deviceKey, perS, rep.TxPps)
+	}
+	for _, q := range rep.Queues {
+		key := fmt.Sprintf(queueKey, q.Txq)
+		i, ok := at[key]
+		if !ok || rep.Ethtool[i].Value != q.TxPackets || i < dev {
+			t.Errorf("%s: %s (line %d, device line %d) is not queue %d's %d packets: %+v", driver, key, i, dev, q.Txq, q.TxPackets, rep.Ethtool)
+		}
 	}
 }

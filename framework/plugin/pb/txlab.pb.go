@@ -1086,6 +1086,7 @@ type Counter struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
 	Value         uint64                 `protobuf:"varint,2,opt,name=value,proto3" json:"value,omitempty"`
+	Dev           bool                   `protobuf:"varint,3,opt,name=dev,proto3" json:"dev,omitempty"` // ethtool lines: a device-wide line the host sums over the queues
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1134,6 +1135,13 @@ func (x *Counter) GetValue() uint64 {
 	return 0
 }
 
+func (x *Counter) GetDev() bool {
+	if x != nil {
+		return x.Dev
+	}
+	return false
+}
+
 type QueueStats struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Queue         int64                  `protobuf:"varint,1,opt,name=queue,proto3" json:"queue,omitempty"`
@@ -1146,6 +1154,7 @@ type QueueStats struct {
 	Irqs          uint64                 `protobuf:"varint,8,opt,name=irqs,proto3" json:"irqs,omitempty"`
 	Polls         uint64                 `protobuf:"varint,9,opt,name=polls,proto3" json:"polls,omitempty"`
 	Extra         []*Counter             `protobuf:"bytes,10,rep,name=extra,proto3" json:"extra,omitempty"`
+	Ethtool       []*Counter             `protobuf:"bytes,11,rep,name=ethtool,proto3" json:"ethtool,omitempty"` // the queue's lines of the driver's ethtool -S
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1246,6 +1255,13 @@ func (x *QueueStats) GetPolls() uint64 {
 func (x *QueueStats) GetExtra() []*Counter {
 	if x != nil {
 		return x.Extra
+	}
+	return nil
+}
+
+func (x *QueueStats) GetEthtool() []*Counter {
+	if x != nil {
+		return x.Ethtool
 	}
 	return nil
 }
@@ -1387,10 +1403,11 @@ const file_txlab_proto_rawDesc = "" +
 	"\vqueue_bytes\x18\t \x01(\tR\n" +
 	"queueBytes\x12!\n" +
 	"\fport_dropped\x18\n" +
-	" \x01(\tR\vportDropped\"3\n" +
+	" \x01(\tR\vportDropped\"E\n" +
 	"\aCounter\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x04R\x05value\"\x92\x02\n" +
+	"\x05value\x18\x02 \x01(\x04R\x05value\x12\x10\n" +
+	"\x03dev\x18\x03 \x01(\bR\x03dev\"\xc6\x02\n" +
 	"\n" +
 	"QueueStats\x12\x14\n" +
 	"\x05queue\x18\x01 \x01(\x03R\x05queue\x12\x18\n" +
@@ -1403,7 +1420,8 @@ const file_txlab_proto_rawDesc = "" +
 	"\x04irqs\x18\b \x01(\x04R\x04irqs\x12\x14\n" +
 	"\x05polls\x18\t \x01(\x04R\x05polls\x12.\n" +
 	"\x05extra\x18\n" +
-	" \x03(\v2\x18.txlab.plugin.v1.CounterR\x05extra\"B\n" +
+	" \x03(\v2\x18.txlab.plugin.v1.CounterR\x05extra\x122\n" +
+	"\aethtool\x18\v \x03(\v2\x18.txlab.plugin.v1.CounterR\aethtool\"B\n" +
 	"\vDriverStats\x123\n" +
 	"\x06queues\x18\x01 \x03(\v2\x1b.txlab.plugin.v1.QueueStatsR\x06queues2\xcc\x01\n" +
 	"\x06Plugin\x12@\n" +
@@ -1450,18 +1468,19 @@ var file_txlab_proto_depIdxs = []int32{
 	11, // 2: txlab.plugin.v1.DriverSetup.costs:type_name -> txlab.plugin.v1.Cost
 	14, // 3: txlab.plugin.v1.DriverInfo.rx:type_name -> txlab.plugin.v1.RxInfo
 	15, // 4: txlab.plugin.v1.QueueStats.extra:type_name -> txlab.plugin.v1.Counter
-	16, // 5: txlab.plugin.v1.DriverStats.queues:type_name -> txlab.plugin.v1.QueueStats
-	0,  // 6: txlab.plugin.v1.Plugin.Describe:input_type -> txlab.plugin.v1.Empty
-	3,  // 7: txlab.plugin.v1.Plugin.Open:input_type -> txlab.plugin.v1.OpenRequest
-	5,  // 8: txlab.plugin.v1.Plugin.Exchange:input_type -> txlab.plugin.v1.Frame
-	2,  // 9: txlab.plugin.v1.Plugin.Describe:output_type -> txlab.plugin.v1.Description
-	4,  // 10: txlab.plugin.v1.Plugin.Open:output_type -> txlab.plugin.v1.OpenReply
-	5,  // 11: txlab.plugin.v1.Plugin.Exchange:output_type -> txlab.plugin.v1.Frame
-	9,  // [9:12] is the sub-list for method output_type
-	6,  // [6:9] is the sub-list for method input_type
-	6,  // [6:6] is the sub-list for extension type_name
-	6,  // [6:6] is the sub-list for extension extendee
-	0,  // [0:6] is the sub-list for field type_name
+	15, // 5: txlab.plugin.v1.QueueStats.ethtool:type_name -> txlab.plugin.v1.Counter
+	16, // 6: txlab.plugin.v1.DriverStats.queues:type_name -> txlab.plugin.v1.QueueStats
+	0,  // 7: txlab.plugin.v1.Plugin.Describe:input_type -> txlab.plugin.v1.Empty
+	3,  // 8: txlab.plugin.v1.Plugin.Open:input_type -> txlab.plugin.v1.OpenRequest
+	5,  // 9: txlab.plugin.v1.Plugin.Exchange:input_type -> txlab.plugin.v1.Frame
+	2,  // 10: txlab.plugin.v1.Plugin.Describe:output_type -> txlab.plugin.v1.Description
+	4,  // 11: txlab.plugin.v1.Plugin.Open:output_type -> txlab.plugin.v1.OpenReply
+	5,  // 12: txlab.plugin.v1.Plugin.Exchange:output_type -> txlab.plugin.v1.Frame
+	10, // [10:13] is the sub-list for method output_type
+	7,  // [7:10] is the sub-list for method input_type
+	7,  // [7:7] is the sub-list for extension type_name
+	7,  // [7:7] is the sub-list for extension extendee
+	0,  // [0:7] is the sub-list for field type_name
 }
 
 func init() { file_txlab_proto_init() }

@@ -1,0 +1,10 @@
+package ice
+
+import (
+	"testing"
+
+	"github.com/txlab/txlab/drivers/internal/e2e"
+)
+
+// The report's ethtool -S lines carry ice's own names.
+func TestEthtoolNames(t *testing.T) { e2e.EthtoolLines(t, "ice", "tx_queue_%d_packets", "tx_unicast") }
