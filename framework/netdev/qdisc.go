@@ -70,6 +70,15 @@ type Qdisc struct {
 	// slot names the qdisc's random stream (qdiscPlace.slot).
 	slot string
 
+	// The class tree (class.go): the classful qdisc q is a leaf of and
+	// its class, whether the host made it as a default leaf, and, for a
+	// classful q, the qdiscs of its leaf classes.
+	parentQ   *Qdisc
+	classID   qdisc.ClassID
+	invisible bool
+	leaves    map[qdisc.ClassID]*Qdisc
+	dead      bool // destroyed (grafted over, its class deleted)
+
 	ctx      qctx
 	batch    []skb.Packet
 	rc       []qdisc.Code
@@ -123,6 +132,12 @@ func (n *Net) newQdisc(d *Device, words []string, at qdiscPlace) (*Qdisc, error)
 		q.Flags |= qdisc.OneTxQueue
 	}
 	n.qdiscs = append(n.qdiscs, q)
+	if q.Classful() {
+		var none skb.List
+		if err := n.syncLeaves(q, &none); err != nil {
+			return nil, err
+		}
+	}
 	return q, nil
 }
 
@@ -138,18 +153,21 @@ func (q *Qdisc) Name() string {
 // nolock reports TCQ_F_NOLOCK.
 func (q *Qdisc) nolock() bool { return q.Flags&qdisc.NoLock != 0 }
 
-// Qlen is qdisc_qlen(q): packets in the qdisc, requeued or stashed.
+// Qlen is qdisc_qlen(q): packets in the qdisc, requeued or stashed; a
+// classful qdisc's include its leaves' (sch->q.qlen counts the tree).
 func (q *Qdisc) Qlen() int {
-	n := q.held + q.gsoSkb.Len
+	n, _ := q.treeHeld()
+	n += q.gsoSkb.Len
 	if q.skbBadTxq != nil {
 		n++
 	}
 	return n
 }
 
-// Backlog is qstats.backlog in bytes.
+// Backlog is qstats.backlog in bytes (the tree's, as Qlen).
 func (q *Qdisc) Backlog() int64 {
-	b := q.heldBytes + q.gsoSkb.Bytes
+	_, b := q.treeHeld()
+	b += q.gsoSkb.Bytes
 	if q.skbBadTxq != nil {
 		b += int64(q.skbBadTxq.Len)
 	}
@@ -178,6 +196,7 @@ type qctx struct {
 	q      *Qdisc
 	cpu    *sim.CPU
 	toFree *skb.List // caller's to_free (enqueue side)
+	skbs   []*skb.SKB
 }
 
 func (x *qctx) Now() sim.Time {
@@ -253,8 +272,10 @@ func (x *qctx) DequeueDrop(h skb.Handle, reason skb.DropReason) {
 	x.checkReason(reason)
 	s := x.take(h, "dequeue drop")
 	s.Reason = reason
-	if x.q.Flags&qdisc.DequeueDrops != 0 && x.net.Cfg.DequeueDrops {
+	if x.q.Flags&qdisc.DequeueDrops != 0 && x.net.Cfg.DequeueDrops && x.q.parentQ == nil {
 		// qdisc_dequeue_drop: freed after the root lock is released.
+		// (Only a root's to_free is freed by qdisc_run_end: a leaf
+		// frees under the lock.)
 		x.q.toFree.Push(s)
 		return
 	}
@@ -264,14 +285,17 @@ func (x *qctx) DequeueDrop(h skb.Handle, reason skb.DropReason) {
 
 // Watchdog is qdisc_watchdog_schedule_ns: an hrtimer armed at at, or
 // re-armed there (the latest call wins); already armed for exactly at,
-// it is left alone. On expiry, qdisc_watchdog reschedules the root.
+// it is left alone. On expiry, qdisc_watchdog reschedules the root (of a
+// leaf's tree too).
 func (x *qctx) Watchdog(at sim.Time) {
 	q, n := x.q, x.net
 	if exp, queued := q.watchdog.Queued(); queued && exp == at {
 		return
 	}
 	q.watchdog.Start(x.armCPU(), at, func(c *sim.CPU) {
-		n.netifSchedule(c, q) // qdisc_watchdog -> __netif_schedule(qdisc_root(q))
+		if !q.dead {
+			n.netifSchedule(c, q.root()) // qdisc_watchdog -> __netif_schedule(qdisc_root(q))
+		}
 	})
 }
 
@@ -304,10 +328,18 @@ func (n *Net) runQdiscTimers(c *sim.CPU) {
 		if !ok {
 			sim.Panicf("qdisc %s %s: its timer fired but it has no Timer method", q.Kind, q.Handle)
 		}
-		q.lock.Lock(c, n.site.timer)
+		if q.dead {
+			continue
+		}
+		root := q.root()
+		root.lock.Lock(c, n.site.timer)
 		q.lineData.WriteMany(c, n.E.Costs.QdiscDataLines)
+		before := q.leafState()
 		t.Timer(q.bind(c, nil))
-		q.lock.Unlock(c)
+		if q.parentQ != nil && q.leafState() != before {
+			n.notifyUp(c, q) // qdisc_tree_reduce_backlog from the callback
+		}
+		root.lock.Unlock(c)
 	}
 }
 
@@ -356,7 +388,7 @@ func (n *Net) qdiscEnqueue(c *sim.CPU, q *Qdisc, skbs []*skb.SKB, toFree *skb.Li
 // qdiscDequeue asks the plugin for a bulk and resolves it to skbs.
 func (n *Net) qdiscDequeue(c *sim.CPU, q *Qdisc, req qdisc.DequeueReq) []*skb.SKB {
 	q.lineData.WriteMany(c, n.E.Costs.QdiscDataLines)
-	if q.held == 0 && q.Flags&qdisc.EmptyNoop != 0 {
+	if held, _ := q.treeHeld(); held == 0 && q.Flags&qdisc.EmptyNoop != 0 {
 		return q.skbs[:0]
 	}
 	q.out = q.Ops.Dequeue(q.bind(c, nil), req, q.out[:0])

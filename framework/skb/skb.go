@@ -26,6 +26,7 @@ type Packet struct {
 	Hash       uint32 // skb_get_hash()
 	Keys       FlowKeys
 	Priority   uint32   // skb->priority
+	Mark       uint32   // skb->mark (SO_MARK): what fw and flower's mark match
 	DSCP       uint8    // IP dsfield >> 2
 	ECN        uint8    // IP dsfield & 3 (ECT(0)=2, ECT(1)=1, CE=3)
 	Sock       int32    // socket id, or -1 for an orphan (no sk)

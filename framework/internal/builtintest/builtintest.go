@@ -12,5 +12,7 @@ import (
 	_ "github.com/txlab/txlab/plugins/cake"
 	_ "github.com/txlab/txlab/plugins/fq"
 	_ "github.com/txlab/txlab/plugins/fq_codel"
+	_ "github.com/txlab/txlab/plugins/htb"
+	_ "github.com/txlab/txlab/plugins/prio"
 	_ "github.com/txlab/txlab/plugins/sfq"
 )
