@@ -22,8 +22,12 @@ func (n *Net) TCBatch(d *Device, name, text string) error {
 		return fmt.Errorf("%s:%w", name, err)
 	}
 	for _, c := range cmds {
+		nw := len(n.Warnings)
 		if err := n.TC(d, c); err != nil {
 			return fmt.Errorf("%s:%d: %s: %w", name, c.Line, c, err)
+		}
+		for i := nw; i < len(n.Warnings); i++ {
+			n.Warnings[i] = fmt.Sprintf("%s:%d: %s", name, c.Line, n.Warnings[i])
 		}
 	}
 	return n.CheckFilters(d)
@@ -286,7 +290,7 @@ func (n *Net) tcClass(d *Device, c tc.Command) error {
 				return err
 			}
 			// tc prints the kernel's extack warning and carries on.
-			n.Warnings = append(n.Warnings, fmt.Sprintf("%s: Warning: %s", c, w.Msg))
+			n.Warnings = append(n.Warnings, "Warning: "+w.Msg)
 		}
 	}
 	freed.PushList(&x.freed)
@@ -382,13 +386,13 @@ func (n *Net) CheckFilters(d *Device) error {
 	return nil
 }
 
-// Filters is `tc filter show dev D` for every block with filters: the
-// root qdisc's first (shown as tc shows them without "parent"), then each
-// other qdisc's and class's, as `tc filter show dev D parent X`.
+// Filters is `tc filter show dev D parent X` for every qdisc or class X
+// with filters, in classid order (the lines leave out "parent X", which
+// the command names).
 func (d *Device) Filters() []FilterBlock {
 	var out []FilterBlock
 	for _, at := range d.filters.Attached() {
-		out = append(out, FilterBlock{At: at, Text: d.filters.Show(at, true)})
+		out = append(out, FilterBlock{At: at, Text: d.filters.Show(at, false)})
 	}
 	return out
 }
