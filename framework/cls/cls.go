@@ -58,6 +58,7 @@ type proto struct {
 	u32next  uint32    // u32: the next node id
 	fwOld    bool      // fw without filters: skb->mark is the classid
 	nextHand uint32    // flower: the next handle
+	seq      int       // creation order in the set (Specs replays it)
 }
 
 // block is a tcf_block (chain 0): a qdisc's or a class's filters.
@@ -71,6 +72,7 @@ type block struct {
 type Set struct {
 	blocks map[qdisc.ClassID]*block
 	actIdx map[string]uint32
+	seq    int
 }
 
 // NewSet makes an empty set.
@@ -142,7 +144,8 @@ func (s *Set) Add(verb tc.Verb, cmd tc.Filter, parent qdisc.ClassID) (*Filter, e
 		if !create {
 			return nil, errKernel("Error: Filter with specified priority/protocol not found.")
 		}
-		tp = &proto{pref: pref, protocol: protocol, kind: cmd.Kind, nextHand: 1}
+		s.seq++
+		tp = &proto{pref: pref, protocol: protocol, kind: cmd.Kind, nextHand: 1, seq: s.seq}
 		if tp.kind == "u32" {
 			tp.u32ht = b.newU32HT()
 		}
@@ -394,17 +397,29 @@ func (f *Filter) match(p *skb.Packet, h *header) (hit, abort bool) {
 	return true, false // matchall
 }
 
-// Spec is one filter as tc words that rebuild it exactly (its pref and
-// handle given): "parent 1: protocol ip pref 1 handle 800::800 u32 ...".
-// Specs lists the filters of a qdisc and its classes, in the order they
-// were made within each tcf_proto.
+// Specs are the filters of a qdisc and its classes as tc words that
+// rebuild them exactly (pref and handle given): "parent 1: protocol ip
+// pref 1 handle 800::800 u32 ...", each tcf_proto's in the order the
+// tcf_protos were made (so u32's hash tables get the same handles).
 func (s *Set) Specs(maj uint16) []string {
-	var out []string
+	type atProto struct {
+		at qdisc.ClassID
+		tp *proto
+	}
+	var all []atProto
 	for _, at := range s.Attached() {
 		if at.Major() != maj {
 			continue
 		}
 		for _, tp := range s.blocks[at].protos {
+			all = append(all, atProto{at, tp})
+		}
+	}
+	slices.SortFunc(all, func(x, y atProto) int { return x.tp.seq - y.tp.seq })
+	var out []string
+	for _, a := range all {
+		at, tp := a.at, a.tp
+		{
 			base := tc.Filter{Parent: tcHandle(at), Protocol: tp.protocol, ProtoSet: true, Pref: tp.pref, Kind: tp.kind}
 			if tp.fwOld {
 				out = append(out, strings.Join(base.Words(), " "))
@@ -442,6 +457,9 @@ func tcHandle(c qdisc.ClassID) tc.Handle { return tc.Handle(c) }
 func (f *Filter) handleText() string {
 	if f.Kind == "u32" {
 		return u32HandleString(f.Handle)
+	}
+	if f.fw != nil && f.fw.maskSet {
+		return fmt.Sprintf("0x%x/0x%x", f.Handle, f.fw.mask)
 	}
 	return fmt.Sprintf("0x%x", f.Handle)
 }

@@ -273,12 +273,12 @@ func parseSelector(words []string, sel *u32Sel) ([]string, error) {
 	}
 	w := words[0]
 	switch {
-	case matches(w, "u32"), matches(w, "u16"), matches(w, "u8"):
-		size := map[byte]int{'3': 32, '1': 16, '8': 8}[w[len(w)-1]]
-		if w == "u" {
-			return nil, fmt.Errorf("%q is ambiguous (u32, u16, u8)", w)
-		}
-		return parseValueMask(words[1:], sel, size, 0)
+	case matches(w, "u32"): // tc tries u32 first: "u" is u32
+		return parseValueMask(words[1:], sel, 32, 0)
+	case matches(w, "u16"):
+		return parseValueMask(words[1:], sel, 16, 0)
+	case matches(w, "u8"):
+		return parseValueMask(words[1:], sel, 8, 0)
 	case matches(w, "ip"):
 		return parseIP(words[1:], sel)
 	case matches(w, "ip6") || matches(w, "udp") || matches(w, "tcp") || matches(w, "icmp") || matches(w, "mark") || matches(w, "ether"):

@@ -271,8 +271,12 @@ func (n *Net) tcClass(d *Device, c tc.Command) error {
 			return kernelf("RTNETLINK answers: Invalid argument (no class options: write \"%s ...\" after the classid)", q.Kind)
 		}
 		if cmd.Kind != q.Kind {
-			if _, err := qdisc.New(cmd.Kind); err != nil {
-				return &qdisc.OptionError{Class: qdisc.ErrParse, Msg: fmt.Sprintf("Error: Qdisc %q is classless (or unknown); the qdisc is %s", cmd.Kind, q.Name())}
+			// tc parses the words with the kind's parse_copt; a kind
+			// without one is "classless" to it. The kernel does not
+			// check the kind: another classful kind's options are not
+			// htb's (EINVAL).
+			if ops, err := qdisc.New(cmd.Kind); err != nil || !isClassful(ops) {
+				return &qdisc.OptionError{Class: qdisc.ErrParse, Msg: fmt.Sprintf("Error: Qdisc %q is classless (the qdisc is %s).", cmd.Kind, q.Name())}
 			}
 			return kernelf("RTNETLINK answers: Invalid argument (class kind %q is not %s's)", cmd.Kind, q.Name())
 		}
@@ -401,4 +405,9 @@ func (d *Device) Filters() []FilterBlock {
 type FilterBlock struct {
 	At   qdisc.ClassID
 	Text string
+}
+
+func isClassful(q qdisc.Qdisc) bool {
+	_, ok := q.(qdisc.Classful)
+	return ok
 }

@@ -34,12 +34,17 @@ type Ctx struct {
 	// Reasons are the drop reasons the qdisc declared; a drop with any
 	// other non-kernel reason panics.
 	Reasons []skb.DropReason
+
+	// A classful qdisc's leaves (class.go), and the packets handed in
+	// (by handle) for its leaves behind the plugin boundary.
+	leaves map[qdisc.ClassID]qdisc.Qdisc
+	pkts   map[skb.Handle]skb.Packet
 }
 
 // NewCtx makes a context at time 0 whose random stream has seed.
 func NewCtx(seed uint64) *Ctx {
 	sd := sim.Seed{seed, 1}
-	return &Ctx{Rng: sim.NewRand(sd), Seed: sd, Dropped: map[skb.Handle]skb.DropReason{}}
+	return &Ctx{Rng: sim.NewRand(sd), Seed: sd, Dropped: map[skb.Handle]skb.DropReason{}, pkts: map[skb.Handle]skb.Packet{}}
 }
 
 func (c *Ctx) Now() sim.Time { return c.T }
@@ -149,11 +154,15 @@ type Result struct {
 
 // Options tune the suite for one qdisc.
 type Options struct {
-	Args  []string // tc options to init with
-	Limit int      // the packet limit the args set (0: not checked)
-	Setup qdisc.Setup
-	Pkts  int // packets to push (default 3000)
-	Seed  uint64
+	Args []string // tc options to init with
+	// Classes are `tc class add` words (after "class add") applied
+	// after Init, for a classful qdisc: "parent 1: classid 1:10 htb
+	// rate 100mbit".
+	Classes []string
+	Limit   int // the packet limit the args set (0: not checked)
+	Setup   qdisc.Setup
+	Pkts    int // packets to push (default 3000)
+	Seed    uint64
 }
 
 // Limits of Options.
@@ -222,7 +231,12 @@ func Run(f qdisc.Factory, o Options) []Result {
 	for i, c := range checks {
 		q := f()
 		ctx := NewCtx(o.Seed)
-		if err := safe(func() error { _, err := ctx.Init(q, o.Setup, o.Args); return err }); err != nil {
+		if err := safe(func() error {
+			if _, err := ctx.Init(q, o.Setup, o.Args); err != nil {
+				return err
+			}
+			return ctx.attach(q, o)
+		}); err != nil {
 			if i == 0 {
 				return []Result{{Check: "init", Err: err}}
 			}
@@ -379,6 +393,7 @@ func push(q qdisc.Qdisc, ctx *Ctx, g *gen, l *ledger, n int) error {
 		for i := range batch {
 			batch[i] = g.packet()
 			l.in(batch[i])
+			ctx.pkts[batch[i].Handle] = batch[i]
 		}
 		q.Enqueue(ctx, batch, rc)
 		if err := l.sync(ctx); err != nil {
@@ -565,6 +580,7 @@ func checkReset(q qdisc.Qdisc, ctx *Ctx, o Options) error {
 	}
 	var d qdisc.Defaults
 	d.Reset(q, ctx)
+	ctx.resetLeaves() // the host resets a classful qdisc's leaves
 	if err := l.sync(ctx); err != nil {
 		return err
 	}
