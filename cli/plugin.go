@@ -67,6 +67,7 @@ func pluginCommand() *cli.Command {
 				Flags: append(flags,
 					&cli.StringFlag{Name: "args", Usage: "tc options to init the qdisc with, e.g. \"limit 100\""},
 					&cli.IntFlag{Name: "limit", Usage: fmt.Sprintf("the packet limit --args sets, to check it is respected (0: not checked; at most %d)", qdisctest.MaxLimit)},
+					&cli.StringSliceFlag{Name: "class", Usage: "a classful qdisc's class, in `tc class add` words after \"class add\" (\"parent 1: classid 1:10 htb rate 100mbit\"), added after init; repeatable, in order (the qdisc's handle is 1:)"},
 					&cli.IntFlag{Name: "packets", Value: 3000, Usage: fmt.Sprintf("packets the accounting-identity check pushes (1 to %d)", qdisctest.MaxPkts)},
 				),
 				Action: pluginTest,
@@ -188,7 +189,7 @@ func pluginTest(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	topts := qdisctest.Options{Args: strings.Fields(c.String("args")), Limit: c.Int("limit"), Pkts: c.Int("packets")}
+	topts := qdisctest.Options{Args: strings.Fields(c.String("args")), Classes: c.StringSlice("class"), Limit: c.Int("limit"), Pkts: c.Int("packets")}
 	switch {
 	case topts.Pkts < 1 || topts.Pkts > qdisctest.MaxPkts:
 		return fmt.Errorf("plugin test: --packets %d: want 1 to %d", topts.Pkts, qdisctest.MaxPkts)
@@ -239,7 +240,11 @@ func pluginTest(c *cli.Context) error {
 	if r, ok := byCheck["init"]; ok {
 		fmt.Fprintf(out, "  FAIL  init: %v\n", r.Err)
 		fmt.Fprint(c.App.ErrWriter, plugin.StackOf(r.Err))
-		return cli.Exit(fmt.Sprintf("plugin test: %s does not init with %q", name, c.String("args")), 1)
+		what := fmt.Sprintf("%q", c.String("args"))
+		if cl := c.StringSlice("class"); len(cl) > 0 {
+			what += fmt.Sprintf(" and classes %q", cl)
+		}
+		return cli.Exit(fmt.Sprintf("plugin test: %s does not init with %s", name, what), 1)
 	}
 	failed, notRun := 0, 0
 	skipped := topts.Skipped()

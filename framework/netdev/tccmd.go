@@ -262,6 +262,14 @@ func (n *Net) tcClass(d *Device, c tc.Command) error {
 	x := &ctlCtx{qctx: q.bind(nil, nil)}
 	before := q.leafState()
 	if c.Verb == tc.VerbDelete {
+		// A class a filter is bound to is in use (qdisc_class_in_use).
+		for _, at := range d.filters.Attached() {
+			for _, f := range d.filters.Filters(at) {
+				if f.ClassID == qdisc.ClassID(clid) {
+					return kernelf("Error: %s class in use (filter parent %s pref %d %s points at %s).", strings.ToUpper(q.Kind), at, f.Pref, f.Kind, clid)
+				}
+			}
+		}
 		if err := cops.DeleteClass(x, qdisc.ClassID(clid)); err != nil {
 			return err
 		}

@@ -478,7 +478,9 @@ func (q *Qdisc) Peek(ctx qdisc.Ctx) (skb.Packet, bool) {
 		q.c.abort(q.what(wire.MQPeek), err)
 	}
 	q.apply(h, ctx)
-	if ok && !q.hold.has(p.Handle) {
+	// A classful qdisc peeks at its leaves' packets (held by the host's
+	// leaves, not by it): the dequeue after checks what it hands back.
+	if ok && !q.classful && !q.hold.has(p.Handle) {
 		q.c.abort(q.what(wire.MQPeek), fmt.Errorf("peeked packet %#x it does not hold", uint64(p.Handle)))
 	}
 	return p, ok

@@ -208,3 +208,58 @@ func TestTCBatchErrors(t *testing.T) {
 		}
 	}
 }
+
+// tc commands while packets flow: a leaf with packets turned into an
+// inner class, a leaf replaced, a leaf's limit lowered (fq_codel drops
+// from its head), rates changed, a class deleted: what each purges is
+// dropped and accounted, the qdiscs' copies of their leaves stay exact
+// (the accounting check compares them), and the rates follow.
+func TestTCWhileRunning(t *testing.T) {
+	text := tree31 + "qdisc add dev eth0 parent 1:20 handle 20: fq_codel\n"
+	s := htbHost("dport=5001 dport=5002 dport=5003", 6, text+"class add dev eth0 parent 1:1 classid 1:30 htb rate 10mbit\n")
+	s.Duration, s.Warmup = 60*sim.Millisecond, 40*sim.Millisecond
+	at := func(ms int, tc string) Action {
+		return Action{Name: tc, At: sim.Time(ms) * sim.Millisecond, Do: func(l *Live) error { return l.TC(tc) }}
+	}
+	s.Actions = []Action{
+		at(5, "qdisc change dev eth0 parent 1:20 handle 20: fq_codel limit 10"),
+		at(10, "class add dev eth0 parent 1:10 classid 1:100 htb rate 100mbit ceil 1gbit"),
+		at(15, "qdisc replace dev eth0 parent 1:20 handle 21: pfifo limit 50"),
+		at(20, "class del dev eth0 classid 1:30"),
+		at(25, "filter add dev eth0 parent 1:10 protocol ip prio 1 u32 match ip dport 5001 0xffff flowid 1:100"),
+		// The children's rates must not sum above the parent's: a class
+		// within its own rate sends whatever its ancestors' state.
+		at(30, "class change dev eth0 classid 1:10 htb rate 250mbit ceil 1gbit\n"+
+			"class change dev eth0 classid 1:100 htb rate 250mbit ceil 1gbit\nclass change dev eth0 classid 1:20 htb rate 750mbit ceil 1gbit"),
+	}
+	rep, err := Run(s, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.AccountingOK {
+		t.Fatal(rep.AccountingError)
+	}
+	if rep.Drops["QUEUE_PURGE"] == 0 {
+		t.Errorf("no packet was purged: drops %v", rep.Drops)
+	}
+	c := classes(rep)
+	if _, ok := c["1:30"]; ok {
+		t.Errorf("class 1:30 was deleted but is listed")
+	}
+	// Port 5001's filter names 1:10, an inner class now, so htb goes on
+	// with 1:10's own filters (htb_classify), which name 1:100; the
+	// other ports go to the default, 1:20. The rates were swapped.
+	if got, got100 := c["1:20"].SentBps, c["1:100"].SentBps; !within(got, 750e6, 0.03) || !within(got100, 250e6, 0.03) {
+		t.Errorf("after the change 1:20 sent %.1f Mbit/s, 1:100 %.1f, want 750 and 250", got/1e6, got100/1e6)
+	}
+	// A class in use by a filter cannot go.
+	s.Actions = []Action{at(5, "class del dev eth0 classid 1:10")}
+	if _, err := Run(s, nil); err == nil || !strings.Contains(err.Error(), "class in use") {
+		t.Errorf("deleting a class a filter points at: %v", err)
+	}
+	// The root cannot be replaced under traffic.
+	s.Actions = []Action{at(5, "qdisc replace dev eth0 root handle 2: prio")}
+	if _, err := Run(s, nil); err == nil || !strings.Contains(err.Error(), "not modelled") {
+		t.Errorf("replacing the root mid-run: %v", err)
+	}
+}
