@@ -394,9 +394,13 @@ func writeClassXStats(b *bytes.Buffer, kind string, xs []XStat) {
 	for _, x := range xs {
 		v[x.Key] = x.Value.String()
 	}
-	if kind == "htb" {
+	switch kind {
+	case "htb":
 		fmt.Fprintf(b, " lended: %s borrowed: %s giants: %s\n", v["lended"], v["borrowed"], v["giants"])
 		fmt.Fprintf(b, " tokens: %s ctokens: %s\n", v["tokens"], v["ctokens"])
+		return
+	case "drr":
+		fmt.Fprintf(b, " deficit %s \n", xs[0].Text) // drr_print_xstats
 		return
 	}
 	parts := make([]string, len(xs))

@@ -194,7 +194,7 @@ func (q *HTB) ChangeClass(ctx qdisc.Ctx, req qdisc.ClassReq) error {
 	}
 	cl.buffer, cl.cbuffer = ticksToNs(o.bufTicks), ticksToNs(o.cbufTicks)
 	cl.bufTicks, cl.cbufTicks, cl.quantumSet = o.bufTicks, o.cbufTicks, o.quantum != 0
-	q.clhash.grow()
+	q.clhash.Grow()
 	return warn
 }
 
@@ -245,7 +245,7 @@ func (q *HTB) newClass(ctx qdisc.Ctx, req qdisc.ClassReq, o *copt) error {
 	cl.mbuffer = 60 * int64(1e9) // 1min
 	cl.tc = int64(ctx.Now())
 	cl.cmode = canSend
-	q.clhash.insert(cl)
+	q.clhash.Insert(cl.id, cl)
 	q.classes[cl.id] = cl
 	if parent != nil {
 		parent.children++
@@ -266,7 +266,7 @@ func (q *HTB) DeleteClass(ctx qdisc.Ctx, id qdisc.ClassID) error {
 	if cl.level == 0 {
 		q.drops += uint64(q.leaves.Remove(id).Qlen) // qdisc_purge_queue
 	}
-	q.clhash.remove(cl)
+	q.clhash.Remove(cl.id)
 	delete(q.classes, id)
 	if cl.parent != nil {
 		cl.parent.children--
@@ -294,7 +294,7 @@ func (q *HTB) DeleteClass(ctx qdisc.Ctx, id qdisc.ClassID) error {
 // htb_dump_class and htb_dump_class_stats.
 func (q *HTB) Classes() []qdisc.Class {
 	var out []qdisc.Class
-	for _, cl := range q.clhash.walk() {
+	for _, cl := range q.clhash.Walk() {
 		parent := qdisc.RootClass
 		if cl.parent != nil {
 			parent = cl.parent.id

@@ -96,7 +96,7 @@ type HTB struct {
 	overlimits uint64
 	drops      uint64
 
-	clhash      classHash
+	clhash      qdisc.ClassHash[*class]
 	classes     map[qdisc.ClassID]*class
 	now         int64
 	nearEvCache [MaxDepth]int64
@@ -718,7 +718,7 @@ func (q *HTB) Dequeue(ctx qdisc.Ctx, req qdisc.DequeueReq, out []skb.Packet) []s
 // Reset implements qdisc.Resetter (htb_reset; the host resets the
 // leaves).
 func (q *HTB) Reset(ctx qdisc.Ctx) {
-	for _, cl := range q.clhash.walk() {
+	for _, cl := range q.clhash.Walk() {
 		if cl.level != 0 {
 			cl.inner = [NumPrio]hprio{}
 		}

@@ -10,6 +10,7 @@ import (
 	_ "github.com/txlab/txlab/drivers/idpf"
 	_ "github.com/txlab/txlab/drivers/veth"
 	_ "github.com/txlab/txlab/plugins/cake"
+	_ "github.com/txlab/txlab/plugins/drr"
 	_ "github.com/txlab/txlab/plugins/fq"
 	_ "github.com/txlab/txlab/plugins/fq_codel"
 	_ "github.com/txlab/txlab/plugins/htb"

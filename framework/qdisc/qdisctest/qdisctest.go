@@ -157,7 +157,8 @@ type Options struct {
 	Args []string // tc options to init with
 	// Classes are `tc class add` words (after "class add") applied
 	// after Init, for a classful qdisc: "parent 1: classid 1:10 htb
-	// rate 100mbit".
+	// rate 100mbit". With classes the packets' skb->priority is one of
+	// MAJ:1 to MAJ:8 (the suite has no filters).
 	Classes []string
 	Limit   int // the packet limit the args set (0: not checked)
 	Setup   qdisc.Setup
@@ -322,14 +323,29 @@ func safe(fn func() error) (err error) {
 type gen struct {
 	rng  *rand.Rand
 	next uint64
+	maj  uint16 // with classes given: skb->priority names MAJ:1..MAJ:8
+}
+
+func newGen(o Options, stream uint64) *gen {
+	g := &gen{rng: rand.New(rand.NewPCG(o.Seed, stream))}
+	if len(o.Classes) > 0 {
+		g.maj = uint16(o.Setup.Major())
+	}
+	return g
 }
 
 func (g *gen) packet() skb.Packet {
 	g.next++
 	flow := g.rng.IntN(37)
-	return skb.Packet{Handle: skb.Handle(g.next<<8 | 1), Len: uint32(60 + g.rng.IntN(1454)), TrueSize: 2048,
+	p := skb.Packet{Handle: skb.Handle(g.next<<8 | 1), Len: uint32(60 + g.rng.IntN(1454)), TrueSize: 2048,
 		Hash: uint32(flow) * 2654435761, Sock: int32(flow), Priority: uint32(g.rng.IntN(8)), DSCP: uint8(g.rng.IntN(64)),
 		Keys: skb.FlowKeys{Src: uint32(flow % 5), Dst: uint32(flow), SrcPort: uint16(flow), DstPort: 80, Proto: 17}, GSOSegs: 1}
+	if g.maj != 0 {
+		// A classful qdisc's classes are picked by skb->priority (the
+		// suite has no filters): MAJ:1 to MAJ:8.
+		p.Priority = uint32(g.maj)<<16 | (1 + p.Priority)
+	}
+	return p
 }
 
 // ledger tracks which handles the qdisc should hold.
@@ -455,7 +471,7 @@ func take(q qdisc.Qdisc, ctx *Ctx, l *ledger, max int) ([]skb.Packet, error) {
 // returns nothing while the qdisc holds packets, it must have armed the
 // watchdog.
 func checkProgress(q qdisc.Qdisc, ctx *Ctx, o Options) error {
-	g := &gen{rng: rand.New(rand.NewPCG(o.Seed, 9))}
+	g := newGen(o, 9)
 	l := newLedger()
 	for round := 0; round < 200; round++ {
 		if err := push(q, ctx, g, l, 1+g.rng.IntN(8)); err != nil {
@@ -476,7 +492,7 @@ func checkProgress(q qdisc.Qdisc, ctx *Ctx, o Options) error {
 }
 
 func checkIdentity(q qdisc.Qdisc, ctx *Ctx, o Options) error {
-	g := &gen{rng: rand.New(rand.NewPCG(o.Seed, 3))}
+	g := newGen(o, 3)
 	l := newLedger()
 	if err := push(q, ctx, g, l, o.Pkts); err != nil {
 		return err
@@ -497,7 +513,7 @@ func checkLimit(q qdisc.Qdisc, ctx *Ctx, o Options) error {
 	if o.Limit == 0 {
 		return nil
 	}
-	g := &gen{rng: rand.New(rand.NewPCG(o.Seed, 4))}
+	g := newGen(o, 4)
 	l := newLedger()
 	if err := push(q, ctx, g, l, 3*o.Limit); err != nil {
 		return err
@@ -509,7 +525,7 @@ func checkLimit(q qdisc.Qdisc, ctx *Ctx, o Options) error {
 }
 
 func checkBacklog(q qdisc.Qdisc, ctx *Ctx, o Options) error {
-	g := &gen{rng: rand.New(rand.NewPCG(o.Seed, 5))}
+	g := newGen(o, 5)
 	l := newLedger()
 	for round := 0; round < 20; round++ {
 		if err := push(q, ctx, g, l, 50); err != nil {
@@ -534,7 +550,7 @@ func checkBacklog(q qdisc.Qdisc, ctx *Ctx, o Options) error {
 }
 
 func checkPeek(q qdisc.Qdisc, ctx *Ctx, o Options) error {
-	g := &gen{rng: rand.New(rand.NewPCG(o.Seed, 6))}
+	g := newGen(o, 6)
 	l := newLedger()
 	if err := push(q, ctx, g, l, 200); err != nil {
 		return err
@@ -573,7 +589,7 @@ func checkPeek(q qdisc.Qdisc, ctx *Ctx, o Options) error {
 }
 
 func checkReset(q qdisc.Qdisc, ctx *Ctx, o Options) error {
-	g := &gen{rng: rand.New(rand.NewPCG(o.Seed, 7))}
+	g := newGen(o, 7)
 	l := newLedger()
 	if err := push(q, ctx, g, l, 500); err != nil {
 		return err
@@ -594,7 +610,7 @@ func checkReset(q qdisc.Qdisc, ctx *Ctx, o Options) error {
 }
 
 func checkBulk(q qdisc.Qdisc, ctx *Ctx, o Options) error {
-	g := &gen{rng: rand.New(rand.NewPCG(o.Seed, 8))}
+	g := newGen(o, 8)
 	l := newLedger()
 	if err := push(q, ctx, g, l, 300); err != nil {
 		return err
