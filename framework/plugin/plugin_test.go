@@ -592,6 +592,14 @@ qdisc add dev eth0 parent 1:2 handle 2: htb default 1
 class add dev eth0 parent 2: classid 2:1 htb rate 80mbit
 filter add dev eth0 parent 1: protocol ip prio 1 u32 match ip tos 0xb8 0xfc flowid 1:1
 `
+	drrTree := `
+qdisc add dev eth0 root handle 1: drr
+class add dev eth0 parent 1: classid 1:1 drr quantum 3000
+class add dev eth0 parent 1: classid 1:2 drr
+filter add dev eth0 parent 1: protocol ip prio 1 u32 match ip dport 5001 0xffff flowid 1:1
+filter add dev eth0 parent 1: protocol ip prio 2 matchall classid 1:2
+qdisc add dev eth0 parent 1:2 handle 2: fq_codel
+`
 	at := func(us int, tc string) run.Action {
 		return run.Action{Name: tc, At: sim.Time(us) * sim.Microsecond, Do: func(l *run.Live) error { return l.TC(tc) }}
 	}
@@ -608,6 +616,7 @@ filter add dev eth0 parent 1: protocol ip prio 1 u32 match ip tos 0xb8 0xfc flow
 		{"htb tree", htbTree, "dport=5001,prio=2 mark=0x10020 dport=5003 -", "", nil},
 		{"htb tree over grpc", htbTree, "dport=5001,prio=2 mark=0x10020 dport=5003 -", "grpc", nil},
 		{"prio over htb", prioTree, "dscp=46 prio=0", "", nil},
+		{"drr", drrTree, "dport=5001 -", "", nil},
 		{"tc while running", htbTree, "dport=5001,prio=2 mark=0x10020 dport=5003 -", "", live},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
