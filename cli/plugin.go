@@ -16,6 +16,7 @@ import (
 	"github.com/txlab/txlab/framework/run"
 	"github.com/txlab/txlab/framework/sim"
 	"github.com/txlab/txlab/framework/skb"
+	"github.com/txlab/txlab/framework/tc"
 	"github.com/txlab/txlab/framework/workload"
 )
 
@@ -177,6 +178,21 @@ func locate(o plugin.Options, arg string) (plugin.Found, string, error) {
 	return plugin.Found{}, "", fmt.Errorf("no plugin %q: not a path, not in --plugin-dir, not a built-in", arg)
 }
 
+// checkTestClass checks one --class: tc class add words naming a
+// classid and the plugin's own kind (tc_ctl_tclass compares the kind).
+func checkTestClass(line, kind string) error {
+	cmd, err := tc.ParseClass(strings.Fields(line))
+	switch {
+	case err != nil:
+		return err
+	case cmd.ClassID == tc.Unspec:
+		return errors.New(`no "classid" (want the words after "class add": parent 1: classid 1:10 KIND OPTIONS)`)
+	case cmd.Kind != kind:
+		return fmt.Errorf("the class kind is %q, not %q (want the words after \"class add\": parent 1: classid 1:10 %s OPTIONS)", cmd.Kind, kind, kind)
+	}
+	return nil
+}
+
 func pluginTest(c *cli.Context) error {
 	args, err := positionalArgs(c)
 	if err != nil {
@@ -201,6 +217,11 @@ func pluginTest(c *cli.Context) error {
 		return fmt.Errorf("plugin test: %w", err)
 	}
 	isQdisc := f.Type == "qdisc" || f.Type == "builtin-qdisc"
+	for _, line := range topts.Classes {
+		if err := checkTestClass(line, name); err != nil {
+			return fmt.Errorf("plugin test: --class %q: %w", line, err)
+		}
+	}
 	if strings.HasPrefix(f.Type, "builtin") {
 		f.Type = "builtin"
 	}

@@ -90,6 +90,10 @@ func TestPluginListAndTest(t *testing.T) {
 	if err != nil || !strings.Contains(out, "PASS") {
 		t.Fatalf("plugin test of a built-in: %v\n%s", err, out)
 	}
+	out, err = txlab(t, "plugin", "test", "htb", "--class", "parent 1: classid 1:1 htb rate 100mbit", "--class", "parent 1:1 classid 1:10 htb rate 50mbit ceil 100mbit")
+	if err != nil || !strings.Contains(out, "PASS") {
+		t.Fatalf("plugin test of a classful built-in: %v\n%s", err, out)
+	}
 	out, err = txlab(t, "plugin", "test", "ice")
 	if err != nil || !strings.Contains(out, "PASS: 2 checks") {
 		t.Fatalf("plugin test of a built-in driver: %v\n%s", err, out)
@@ -150,6 +154,9 @@ func TestPluginTestFlags(t *testing.T) {
 		{[]string{"--plugin-log", "loud"}, `plugin log level "loud"`},
 		{[]string{"--plugin-override", "nosuch"}, `--plugin-override "nosuch": no built-in qdisc or driver has that name`},
 		{[]string{"--args", "limit -3"}, `does not init with "limit -3"`},
+		{[]string{"--class", "rate 1mbit"}, `--class "rate 1mbit": no "classid"`},
+		{[]string{"--class", "classid 1:1 htb rate 1mbit"}, `the class kind is "htb", not "pfifo"`},
+		{[]string{"--class", "classid 1:1 pfifo"}, `does not init with "" and classes ["classid 1:1 pfifo"]`},
 	} {
 		stderr, code := exitOf(t, append([]string{"plugin", "test", "pfifo"}, tc.args...)...)
 		line := strings.TrimSpace(stderr)
