@@ -80,6 +80,11 @@ func TestBadFlags(t *testing.T) {
 		{[]string{hello, "--compare", "profile=6.18"}, "already declares 2 variants"},
 		{[]string{"/dev/zero"}, "/dev/zero: script is larger than the 1048576 bytes allowed"},
 		{[]string{hello, "extra.tengo"}, "want at most one SCRIPT.tengo"},
+		{[]string{"--tc-file", "testdata/none.tc"}, "--tc-file: open testdata/none.tc: no such file or directory"},
+		{[]string{"--tc-file", "testdata/norate.tc"}, `testdata/norate.tc:2: class add dev eth0 parent 1: classid 1:10 htb ceil 1gbit: htb: "rate" is required.`},
+		{[]string{"--groups", "dport=0"}, `--groups: workload group "dport=0": dport "0": want 1..65535`},
+		{[]string{"--groups", "tos=3"}, `unknown key "tos" (dscp, priority, mark, dport)`},
+		{[]string{"--mark", "-1"}, `--mark: "-1" is not a whole number >= 0`},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			dir := t.TempDir()

@@ -16,6 +16,7 @@ import (
 	"github.com/txlab/txlab/framework/run"
 	"github.com/txlab/txlab/framework/sim"
 	"github.com/txlab/txlab/framework/skb"
+	"github.com/txlab/txlab/framework/tc"
 	"github.com/txlab/txlab/framework/workload"
 )
 
@@ -67,6 +68,8 @@ func pluginCommand() *cli.Command {
 				Flags: append(flags,
 					&cli.StringFlag{Name: "args", Usage: "tc options to init the qdisc with, e.g. \"limit 100\""},
 					&cli.IntFlag{Name: "limit", Usage: fmt.Sprintf("the packet limit --args sets, to check it is respected (0: not checked; at most %d)", qdisctest.MaxLimit)},
+					&cli.StringSliceFlag{Name: "class", Usage: "a classful qdisc's class, in `tc class add` words after \"class add\" (\"parent 1: classid 1:10 htb rate 100mbit\"), added after init; repeatable, in order (the qdisc's handle is 1:)"},
+					&cli.StringSliceFlag{Name: "leaf", Usage: "a built-in qdisc on a leaf class, in `tc qdisc add` words after \"qdisc add\" (\"parent 1:10 netem delay 1ms duplicate 10%\"), in place of its pfifo; repeatable"},
 					&cli.IntFlag{Name: "packets", Value: 3000, Usage: fmt.Sprintf("packets the accounting-identity check pushes (1 to %d)", qdisctest.MaxPkts)},
 				),
 				Action: pluginTest,
@@ -176,6 +179,21 @@ func locate(o plugin.Options, arg string) (plugin.Found, string, error) {
 	return plugin.Found{}, "", fmt.Errorf("no plugin %q: not a path, not in --plugin-dir, not a built-in", arg)
 }
 
+// checkTestClass checks one --class: tc class add words naming a
+// classid and the plugin's own kind (tc_ctl_tclass compares the kind).
+func checkTestClass(line, kind string) error {
+	cmd, err := tc.ParseClass(strings.Fields(line))
+	switch {
+	case err != nil:
+		return err
+	case cmd.ClassID == tc.Unspec:
+		return errors.New(`no "classid" (want the words after "class add": parent 1: classid 1:10 KIND OPTIONS)`)
+	case cmd.Kind != kind:
+		return fmt.Errorf("the class kind is %q, not %q (want the words after \"class add\": parent 1: classid 1:10 %s OPTIONS)", cmd.Kind, kind, kind)
+	}
+	return nil
+}
+
 func pluginTest(c *cli.Context) error {
 	args, err := positionalArgs(c)
 	if err != nil {
@@ -188,7 +206,8 @@ func pluginTest(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	topts := qdisctest.Options{Args: strings.Fields(c.String("args")), Limit: c.Int("limit"), Pkts: c.Int("packets")}
+	topts := qdisctest.Options{Args: strings.Fields(c.String("args")), Classes: c.StringSlice("class"), Leaves: c.StringSlice("leaf"),
+		Limit: c.Int("limit"), Pkts: c.Int("packets")}
 	switch {
 	case topts.Pkts < 1 || topts.Pkts > qdisctest.MaxPkts:
 		return fmt.Errorf("plugin test: --packets %d: want 1 to %d", topts.Pkts, qdisctest.MaxPkts)
@@ -200,6 +219,11 @@ func pluginTest(c *cli.Context) error {
 		return fmt.Errorf("plugin test: %w", err)
 	}
 	isQdisc := f.Type == "qdisc" || f.Type == "builtin-qdisc"
+	for _, line := range topts.Classes {
+		if err := checkTestClass(line, name); err != nil {
+			return fmt.Errorf("plugin test: --class %q: %w", line, err)
+		}
+	}
 	if strings.HasPrefix(f.Type, "builtin") {
 		f.Type = "builtin"
 	}
@@ -239,7 +263,14 @@ func pluginTest(c *cli.Context) error {
 	if r, ok := byCheck["init"]; ok {
 		fmt.Fprintf(out, "  FAIL  init: %v\n", r.Err)
 		fmt.Fprint(c.App.ErrWriter, plugin.StackOf(r.Err))
-		return cli.Exit(fmt.Sprintf("plugin test: %s does not init with %q", name, c.String("args")), 1)
+		what := fmt.Sprintf("%q", c.String("args"))
+		if cl := c.StringSlice("class"); len(cl) > 0 {
+			what += fmt.Sprintf(" and classes %q", cl)
+		}
+		if l := c.StringSlice("leaf"); len(l) > 0 {
+			what += fmt.Sprintf(" and leaves %q", l)
+		}
+		return cli.Exit(fmt.Sprintf("plugin test: %s does not init with %s", name, what), 1)
 	}
 	failed, notRun := 0, 0
 	skipped := topts.Skipped()

@@ -104,6 +104,18 @@ func TestPluginListAndTest(t *testing.T) {
 	if err != nil || !strings.Contains(out, "PASS") {
 		t.Fatalf("plugin test of a built-in: %v\n%s", err, out)
 	}
+	out, err = txlab(t, "plugin", "test", "htb", "--class", "parent 1: classid 1:1 htb rate 100mbit", "--class", "parent 1:1 classid 1:10 htb rate 50mbit ceil 100mbit")
+	if err != nil || !strings.Contains(out, "PASS") {
+		t.Fatalf("plugin test of a classful built-in: %v\n%s", err, out)
+	}
+	// Out of process, htb's leaves are the suite's: netem duplicating
+	// (its clones enqueued at htb, the root) and tbf shaping.
+	out, err = txlab(t, "plugin", "test", "htb", "--args", "default 20", "--class", "parent 1: classid 1:1 htb rate 200mbit",
+		"--class", "parent 1:1 classid 1:2 htb rate 100mbit ceil 200mbit", "--class", "parent 1:1 classid 1:20 htb rate 100mbit ceil 200mbit",
+		"--leaf", "parent 1:2 handle 2: netem delay 1ms duplicate 30%", "--leaf", "parent 1:20 handle 20: tbf rate 50mbit burst 20k limit 100k")
+	if err != nil || !strings.Contains(out, "PASS") {
+		t.Fatalf("plugin test of htb with netem and tbf leaves: %v\n%s", err, out)
+	}
 	out, err = txlab(t, "plugin", "test", "ice")
 	if err != nil || !strings.Contains(out, "PASS: 2 checks") {
 		t.Fatalf("plugin test of a built-in driver: %v\n%s", err, out)
@@ -164,6 +176,10 @@ func TestPluginTestFlags(t *testing.T) {
 		{[]string{"--plugin-log", "loud"}, `plugin log level "loud"`},
 		{[]string{"--plugin-override", "nosuch"}, `--plugin-override "nosuch": no built-in qdisc or driver has that name`},
 		{[]string{"--args", "limit -3"}, `does not init with "limit -3"`},
+		{[]string{"--class", "rate 1mbit"}, `--class "rate 1mbit": no "classid"`},
+		{[]string{"--class", "classid 1:1 htb rate 1mbit"}, `the class kind is "htb", not "pfifo"`},
+		{[]string{"--class", "classid 1:1 pfifo"}, `does not init with "" and classes ["classid 1:1 pfifo"]`},
+		{[]string{"--leaf", "parent 1:1 netem"}, `does not init with "" and leaves ["parent 1:1 netem"]`},
 	} {
 		stderr, code := exitOf(t, append([]string{"plugin", "test", "pfifo"}, tc.args...)...)
 		line := strings.TrimSpace(stderr)

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
+	"os"
 	"strings"
 	"time"
 
@@ -23,7 +25,38 @@ func runFlags() []cli.Flag {
 		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write the report to FILE (replaced only by a complete report)"},
 		&cli.BoolFlag{Name: "no-progress", Usage: "never show the progress bar"},
 		jobsFlag(),
+		tcFileFlag(),
+		&cli.BoolFlag{Name: "tc-show", Usage: "after the report, print tc -s -d qdisc show, tc -s -d class show and tc filter show of eth0 (on stderr when a JSON report goes to stdout)"},
 	)
+}
+
+// tcFileFlag is --tc-file, for run and sweep.
+func tcFileFlag() cli.Flag {
+	return &cli.StringSliceFlag{Name: "tc-file", Usage: "run the tc commands of `FILE` (as tc -batch reads it: qdisc, class and filter add/change/replace/del) on eth0 after its root qdisc is made; repeatable, in order"}
+}
+
+// maxTCFile bounds a --tc-file (tc's own batch files are small).
+const maxTCFile = 1 << 20
+
+// tcFiles reads the --tc-file files.
+func tcFiles(c *cli.Context) ([]run.TCBatch, error) {
+	var out []run.TCBatch
+	for _, path := range c.StringSlice("tc-file") {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, fmt.Errorf("--tc-file: %w", err)
+		}
+		b, err := io.ReadAll(io.LimitReader(f, maxTCFile+1))
+		f.Close()
+		if err != nil {
+			return nil, fmt.Errorf("--tc-file %s: %w", path, err)
+		}
+		if len(b) > maxTCFile {
+			return nil, fmt.Errorf("--tc-file %s: more than %d bytes", path, maxTCFile)
+		}
+		out = append(out, run.TCBatch{Name: path, Text: string(b)})
+	}
+	return out, nil
 }
 
 func runCommand() *cli.Command {
@@ -98,8 +131,13 @@ func runSpecs(c *cli.Context, script string) ([]run.Spec, error) {
 	if err != nil {
 		return nil, err
 	}
+	tcs, err := tcFiles(c)
+	if err != nil {
+		return nil, err
+	}
 	for i := range specs {
 		specs[i].Plugins = po
+		specs[i].TC = append(append([]run.TCBatch(nil), specs[i].TC...), tcs...)
 	}
 	return specs, nil
 }
@@ -208,10 +246,35 @@ func runAction(c *cli.Context) error {
 		}
 	}
 	err = joinErrs(joinErrs(firstErr, pcapErr), writeReports(c, format, reps))
+	if c.Bool("tc-show") {
+		err = joinErrs(err, writeTCShow(c, format, reps))
+	}
 	if err == nil {
 		err = exportMetrics(c, mcfg, tr.Run, loadStart, reps)
 	}
 	return joinErrs(err, tr.finish(c, reps, err))
+}
+
+// writeTCShow prints each variant's tc show output after the report: on
+// stdout, or on stderr when a JSON report went to stdout.
+func writeTCShow(c *cli.Context, format string, reps []*report.Report) error {
+	var buf bytes.Buffer
+	for _, r := range reps {
+		if len(reps) > 1 {
+			fmt.Fprintf(&buf, "== variant %s ==\n", r.Name)
+		}
+		if err := report.WriteTCShow(&buf, r); err != nil {
+			return err
+		}
+	}
+	w := c.App.Writer
+	if format == "json" && c.String("output") == "" {
+		w = c.App.ErrWriter
+	}
+	if _, err := w.Write(buf.Bytes()); err != nil {
+		return fmt.Errorf("writing the tc show: %w", err)
+	}
+	return nil
 }
 
 func variantLabel(s run.Spec) string {

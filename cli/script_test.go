@@ -21,6 +21,7 @@ var needs = map[string][]string{
 	"e1":       {"fq"},
 	"e2":       {"cake", "fq_codel", "sfq"},
 	"e2b":      {"cake"},
+	"htb":      {"htb", "prio", "fq_codel"},
 }
 
 func skipUnlessRegistered(t *testing.T, name string) {

@@ -45,6 +45,7 @@ func slurmFlags() []cli.Flag {
 func sweepCommand() *cli.Command {
 	flags := append(knobFlags(),
 		&cli.StringSliceFlag{Name: "set", Usage: "override a toggle or cost in every point: `name=value`"},
+		tcFileFlag(),
 		listFlag("grid", "a grid axis: `key=v1,v2,...` (key: a knob's flag name, profile, a --set toggle, cost.NAME or a script --param); repeatable, the points are every combination"),
 		&cli.IntFlag{Name: "seeds", Value: 1, Usage: fmt.Sprintf("runs per point and variant, with seeds seed, seed+1, ...; 1..%d", sweep.MaxSeeds)},
 		&cli.StringFlag{Name: "executor", Value: execLocal, Usage: "local (here, -j at once) or slurm (one job array; needs --dir)"},
@@ -128,6 +129,9 @@ func sweepInputs(c *cli.Context, scriptArg string) (sweep.Inputs, error) {
 		}
 	}
 	in.Set = c.StringSlice("set")
+	if in.TC, err = tcFiles(c); err != nil {
+		return in, err
+	}
 	in.Params, in.Quick = so.Params, so.Quick
 	if c.IsSet("max-allocs") {
 		in.MaxAllocs = so.MaxAllocs

@@ -91,6 +91,8 @@ func TestSweepBadInput(t *testing.T) {
 		{append(base, "--grid", "size=120,many"), nil, `--grid size=many: "many" is not a whole number`},
 		{append(sweepArgs, "--param", "x=1"), nil, "--param is for a script, and no SCRIPT.tengo is given"},
 		{append(sweepArgs, "--format", "csv"), nil, `--format "csv": want text or json`},
+		{append(sweepArgs, "--tc-file", filepath.Join(tmp, "none.tc")), nil, "--tc-file: open " + filepath.Join(tmp, "none.tc") + ": no such file"},
+		{append(sweepArgs, "--tc-file", "testdata/norate.tc"), nil, `point 0 (senders=2 profile=6.18): testdata/norate.tc:2: class add dev eth0 parent 1: classid 1:10 htb ceil 1gbit: htb: "rate" is required.`},
 		{append(sweepArgs, "a.tengo", "b.tengo"), nil, "sweep: want at most one SCRIPT.tengo, got 2 arguments"},
 		{[]string{"sweep", "collect", fresh}, nil, fresh + " holds no sweep (no manifest.json)"},
 		{[]string{"sweep", "resubmit", other, "--index", "1"}, noSlurm, "--executor slurm needs sbatch on PATH"},

@@ -31,7 +31,17 @@ func (n *Net) ChangeQdisc(q *Qdisc, args []string) (err error) {
 			panic(r)
 		}
 	}()
+	before := q.leafState()
 	info, err := qdisc.Change(q.Ops, x, args)
+	if err == nil && q.Classful() {
+		// prio's bands may have grown or shrunk: leaves follow the classes.
+		if serr := n.syncLeaves(q, &x.freed); serr != nil {
+			return serr
+		}
+	}
+	if err == nil && q.parentQ != nil && q.leafState() != before {
+		n.notifyUp(nil, q) // qdisc_tree_reduce_backlog: the ancestors learn
+	}
 	if err != nil {
 		if x.freed.Len > 0 {
 			return fmt.Errorf("qdisc %s dropped %d packets in a change it refused", q.Name(), x.freed.Len)
@@ -40,14 +50,21 @@ func (n *Net) ChangeQdisc(q *Qdisc, args []string) (err error) {
 	}
 	q.Flags = info.Flags | q.Flags&qdisc.OneTxQueue
 	q.Limit = info.Limit
-	if x.freed.Len == 0 {
-		return nil
+	n.rtnlKfreeSkbs(&x.freed)
+	return nil
+}
+
+// rtnlKfreeSkbs frees what a tc command dropped after it, as
+// rtnl_kfree_skbs does: on CPU 0, from an interrupt at the current time;
+// in flight until then.
+func (n *Net) rtnlKfreeSkbs(freed *skb.List) {
+	if freed.Len == 0 {
+		return
 	}
-	for s := x.freed.Pop(); s != nil; s = x.freed.Pop() {
+	for s := freed.Pop(); s != nil; s = freed.Pop() {
 		n.rtnlFree.Push(s)
 	}
 	n.E.RaiseIRQ(n.E.CPUs[0], n.E.Now(), func(c *sim.CPU) { n.kfreeSkbList(c, &n.rtnlFree) })
-	return nil
 }
 
 // ctlCtx is the qdisc context of a change (a wire.QdiscHost): the

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/txlab/txlab/framework/cls"
 	"github.com/txlab/txlab/framework/driver"
 	"github.com/txlab/txlab/framework/qdisc"
 	"github.com/txlab/txlab/framework/sim"
@@ -60,6 +61,10 @@ type Net struct {
 	site struct {
 		busylock, rootEnq, rootRun, txAction, hardTx, nolockEnq, seqlock, timer *sim.LockStat
 	}
+	// Warnings are what tc printed as "Warning: ..." for the tc
+	// commands run (the kernel's extack warnings).
+	Warnings []string
+
 	// Hooks observe the TX path (tests, tracing); nil hooks cost nothing.
 	Hooks Hooks
 	// Maker makes the host's qdiscs and drivers.
@@ -150,6 +155,15 @@ type Device struct {
 	// RootHandle is the root qdisc's handle, whatever its kind (mq and
 	// noqueue have no Qdisc): 0: for the kernel's defaults.
 	RootHandle tc.Handle
+	// Tree is every qdisc under a class (a classful qdisc's leaves, the
+	// host's default pfifos and those `tc qdisc add parent` made), in
+	// creation order.
+	Tree []*Qdisc
+	// filters are the device's tc filters (framework/cls).
+	filters *cls.Set
+	// rootByTC says a tc command made the root (a second "add" of one
+	// needs "replace").
+	rootByTC   bool
 	xps        []int // CPU -> txq (-1: none), XPS_CPUS map
 	napis      []*napi
 	vecCPU     []int
@@ -269,7 +283,7 @@ func (n *Net) AddDevice(spec DeviceSpec) (*Device, error) {
 			return nil, fmt.Errorf("device %s: driver %s gave %d vectors for %d RX queues", spec.Name, spec.Driver, info.Vectors, spec.RxQueues)
 		}
 	}
-	d := &Device{Name: spec.Name, MTU: 1500, Drv: drv, Info: info, net: n, driverName: spec.Driver, numRxQ: spec.RxQueues}
+	d := &Device{Name: spec.Name, MTU: 1500, Drv: drv, Info: info, net: n, driverName: spec.Driver, numRxQ: spec.RxQueues, filters: cls.NewSet()}
 	if s, ok := drv.(selectable); ok {
 		d.selector = s.Selector()
 	}
@@ -522,9 +536,15 @@ func (n *Net) CheckAccounting() error {
 	located := int64(n.rtnlFree.Len) + n.rxHeld
 	for _, q := range n.qdiscs {
 		st := q.Ops.Stats()
-		if st.Qlen != q.held || st.Backlog != q.heldBytes {
-			return fmt.Errorf("accounting: qdisc %s reports qlen %d backlog %d, but holds %d packets / %d bytes the host handed it",
-				q.Name(), st.Qlen, st.Backlog, q.held, q.heldBytes)
+		held, bytes := q.held, q.heldBytes
+		what := "holds"
+		if q.Classful() {
+			held, bytes = q.treeHeld()
+			what = "with its leaves holds"
+		}
+		if st.Qlen != held || st.Backlog != bytes {
+			return fmt.Errorf("accounting: qdisc %s reports qlen %d backlog %d, but %s %d packets / %d bytes the host handed it",
+				q.Name(), st.Qlen, st.Backlog, what, held, bytes)
 		}
 		located += int64(q.held + q.gsoSkb.Len + q.deferLen() + q.toFree.Len)
 		if q.skbBadTxq != nil {

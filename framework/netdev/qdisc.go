@@ -62,6 +62,11 @@ type Qdisc struct {
 	// dups are the packets the plugin asked to duplicate during the
 	// current enqueue call (Ctx.Duplicate), cloned when it returns.
 	dups []skb.Handle
+	// leafClones are, for a root, the clones its leaves' Duplicate
+	// made during its current enqueue call: netem_enqueue hands its
+	// clone to rootq->enqueue (qdisc_root_bh), so the root enqueues
+	// them when the call returns.
+	leafClones []*skb.SKB
 
 	// Stats.
 	SentPkts, SentBytes uint64
@@ -73,6 +78,15 @@ type Qdisc struct {
 
 	// slot names the qdisc's random stream (qdiscPlace.slot).
 	slot string
+
+	// The class tree (class.go): the classful qdisc q is a leaf of and
+	// its class, whether the host made it as a default leaf, and, for a
+	// classful q, the qdiscs of its leaf classes.
+	parentQ   *Qdisc
+	classID   qdisc.ClassID
+	invisible bool
+	leaves    map[qdisc.ClassID]*Qdisc
+	dead      bool // destroyed (grafted over, its class deleted)
 
 	ctx      qctx
 	batch    []skb.Packet
@@ -127,6 +141,12 @@ func (n *Net) newQdisc(d *Device, words []string, at qdiscPlace) (*Qdisc, error)
 		q.Flags |= qdisc.OneTxQueue
 	}
 	n.qdiscs = append(n.qdiscs, q)
+	if q.Classful() {
+		var none skb.List
+		if err := n.syncLeaves(q, &none); err != nil {
+			return nil, err
+		}
+	}
 	return q, nil
 }
 
@@ -142,18 +162,21 @@ func (q *Qdisc) Name() string {
 // nolock reports TCQ_F_NOLOCK.
 func (q *Qdisc) nolock() bool { return q.Flags&qdisc.NoLock != 0 }
 
-// Qlen is qdisc_qlen(q): packets in the qdisc, requeued or stashed.
+// Qlen is qdisc_qlen(q): packets in the qdisc, requeued or stashed; a
+// classful qdisc's include its leaves' (sch->q.qlen counts the tree).
 func (q *Qdisc) Qlen() int {
-	n := q.held + q.gsoSkb.Len
+	n, _ := q.treeHeld()
+	n += q.gsoSkb.Len
 	if q.skbBadTxq != nil {
 		n++
 	}
 	return n
 }
 
-// Backlog is qstats.backlog in bytes.
+// Backlog is qstats.backlog in bytes (the tree's, as Qlen).
 func (q *Qdisc) Backlog() int64 {
-	b := q.heldBytes + q.gsoSkb.Bytes
+	_, b := q.treeHeld()
+	b += q.gsoSkb.Bytes
 	if q.skbBadTxq != nil {
 		b += int64(q.skbBadTxq.Len)
 	}
@@ -182,6 +205,7 @@ type qctx struct {
 	q      *Qdisc
 	cpu    *sim.CPU
 	toFree *skb.List // caller's to_free (enqueue side)
+	skbs   []*skb.SKB
 }
 
 // Now is ktime_get(): the qdisc's clock reads the simulated time plus
@@ -264,8 +288,10 @@ func (x *qctx) DequeueDrop(h skb.Handle, reason skb.DropReason) {
 	s := x.take(h, "dequeue drop")
 	x.net.touchSkbQdisc(x.cpu, s) // cake_dequeue_one's reads, under the root lock
 	s.Reason = reason
-	if x.q.Flags&qdisc.DequeueDrops != 0 && x.net.Cfg.DequeueDrops {
+	if x.q.Flags&qdisc.DequeueDrops != 0 && x.net.Cfg.DequeueDrops && x.q.parentQ == nil {
 		// qdisc_dequeue_drop: freed after the root lock is released.
+		// (Only a root's to_free is freed by qdisc_run_end: a leaf
+		// frees under the lock.)
 		x.q.toFree.Push(s)
 		return
 	}
@@ -275,7 +301,8 @@ func (x *qctx) DequeueDrop(h skb.Handle, reason skb.DropReason) {
 
 // Watchdog is qdisc_watchdog_schedule_ns: an hrtimer armed at at, or
 // re-armed there (the latest call wins); already armed for exactly at,
-// it is left alone. On expiry, qdisc_watchdog reschedules the root.
+// it is left alone. On expiry, qdisc_watchdog reschedules the root (of a
+// leaf's tree too).
 func (x *qctx) Watchdog(at sim.Time) {
 	q, n := x.q, x.net
 	at = sim.SimTime(at)
@@ -283,7 +310,9 @@ func (x *qctx) Watchdog(at sim.Time) {
 		return
 	}
 	q.watchdog.Start(x.armCPU(), at, func(c *sim.CPU) {
-		n.netifSchedule(c, q, SchedWatchdog) // qdisc_watchdog -> __netif_schedule(qdisc_root(q))
+		if !q.dead {
+			n.netifSchedule(c, q.root(), SchedWatchdog) // qdisc_watchdog -> __netif_schedule(qdisc_root(q))
+		}
 	})
 }
 
@@ -304,31 +333,64 @@ func (x *qctx) ModTimer(at sim.Time) {
 // DelTimer is timer_delete on the qdisc's own timer.
 func (x *qctx) DelTimer() { x.q.timer.Cancel() }
 
-// Duplicate notes a packet to clone when the enqueue call returns (the
-// plugin must hold it).
+// maxDupDepth bounds clones of clones. One duplicating netem never
+// duplicates its own clone (Packet.Dup); two in one tree could hand
+// clones back and forth without end, which the kernel prevents by
+// refusing such a tree ("netem: cannot mix duplicating netems with
+// other netems in tree").
+const maxDupDepth = 32
+
+// Duplicate notes a packet to clone: a root's own duplicates when the
+// enqueue call returns, a leaf's at once, for its root (the plugin must
+// hold it).
 func (x *qctx) Duplicate(h skb.Handle) {
+	q := x.q
 	if x.toFree == nil {
-		sim.Panicf("qdisc %s: duplicated packet %#x outside Enqueue", x.q.Name(), uint64(h))
+		sim.Panicf("qdisc %s: duplicated packet %#x outside Enqueue", q.Name(), uint64(h))
 	}
-	if s := x.net.Pool.Lookup(h); s == nil || s.Holder != x.q.ID {
-		sim.Panicf("qdisc %s: duplicate of packet %#x it does not hold", x.q.Name(), uint64(h))
+	s := x.net.Pool.Lookup(h)
+	if s == nil || s.Holder != q.ID {
+		sim.Panicf("qdisc %s: duplicate of packet %#x it does not hold", q.Name(), uint64(h))
 	}
-	x.q.dups = append(x.q.dups, h)
+	if s.DupDepth >= maxDupDepth {
+		sim.Panicf("qdisc %s: a duplicate of a duplicate %d deep: duplicating qdiscs hand clones to each other "+
+			"(the kernel refuses to mix a duplicating netem with other netems in one tree)", q.Name(), s.DupDepth)
+	}
+	if q.parentQ == nil {
+		q.dups = append(q.dups, h)
+		return
+	}
+	// A leaf: skb_clone now, rootq->enqueue once the root's call returns.
+	root := q.root()
+	root.leafClones = append(root.leafClones, x.net.skbClone(x.cpu, s, q))
 }
 
-// skbClone is skb_clone for a duplicating qdisc: a new skb with the
+// skbClone is skb_clone for a duplicating qdisc by: a new skb with the
 // packet's fields and no socket (sk NULL, no destructor). It counts as
 // offered: the accounting identity covers the packets qdiscs create.
-func (n *Net) skbClone(c *sim.CPU, s *skb.SKB) *skb.SKB {
+func (n *Net) skbClone(c *sim.CPU, s *skb.SKB, by *Qdisc) *skb.SKB {
 	d := n.Pool.Get()
 	h := d.Handle
 	d.Packet = s.Packet
 	d.Handle, d.Sock = h, -1
 	d.Born, d.XmitAt, d.SenderCPU, d.HotCPU = s.Born, s.XmitAt, s.SenderCPU, int32(c.ID)
+	d.DupOf, d.DupDepth = by.ID, s.DupDepth+1
 	c.Spend(n.E.Costs.KfreeSkb) // an sk_buff from the slab and its header copied: priced as freeing one
 	n.Offered++
 	n.Clones++
 	return d
+}
+
+// packetFor is s as q's plugin gets it: a clone q asked for is marked
+// when it comes back to q (netem_enqueue's q->duplicate = 0 while it
+// enqueues it).
+func packetFor(q *Qdisc, s *skb.SKB) skb.Packet {
+	p := s.Packet
+	if s.DupOf != 0 && s.DupOf == q.ID {
+		p.Dup = true
+		s.DupOf = 0
+	}
+	return p
 }
 
 // runQdiscTimers is the qdisc part of run_timer_softirq: each expired
@@ -344,10 +406,18 @@ func (n *Net) runQdiscTimers(c *sim.CPU) {
 		if !ok {
 			sim.Panicf("qdisc %s %s: its timer fired but it has no Timer method", q.Kind, q.Handle)
 		}
-		q.lock.Lock(c, n.site.timer)
+		if q.dead {
+			continue
+		}
+		root := q.root()
+		root.lock.Lock(c, n.site.timer)
 		q.lineData.WriteMany(c, n.E.Costs.QdiscDataLines)
+		before := q.leafState()
 		t.Timer(q.bind(c, nil))
-		q.lock.Unlock(c)
+		if q.parentQ != nil && q.leafState() != before {
+			n.notifyUp(c, q) // qdisc_tree_reduce_backlog from the callback
+		}
+		root.lock.Unlock(c)
 	}
 }
 
@@ -381,7 +451,7 @@ func (n *Net) qdiscEnqueue(c *sim.CPU, q *Qdisc, skbs []*skb.SKB, toFree *skb.Li
 		s.Holder = q.ID
 		q.held++
 		q.heldBytes += int64(s.Len)
-		q.batch = append(q.batch, s.Packet)
+		q.batch = append(q.batch, packetFor(q, s))
 		q.rc = append(q.rc, qdisc.XmitSuccess)
 	}
 	q.Ops.Enqueue(q.bind(c, toFree), q.batch, q.rc)
@@ -391,14 +461,17 @@ func (n *Net) qdiscEnqueue(c *sim.CPU, q *Qdisc, skbs []*skb.SKB, toFree *skb.Li
 		}
 	}
 	rc := q.rc[len(q.rc)-1]
-	if len(q.dups) > 0 {
-		// rootq->enqueue(skb2) for each duplicate, the qdisc being its
-		// own root; its return code is ignored, as netem ignores it.
-		clones := make([]*skb.SKB, len(q.dups))
-		for i, h := range q.dups {
-			clones[i] = n.skbClone(c, n.Pool.Lookup(h))
+	if len(q.dups) > 0 || len(q.leafClones) > 0 {
+		// rootq->enqueue(skb2) for each duplicate: q is the root of its
+		// tree (the device's root, or an mq child), whether q or one of
+		// its leaves asked. The return code is ignored, as netem
+		// ignores it.
+		clones := make([]*skb.SKB, 0, len(q.dups)+len(q.leafClones))
+		for _, h := range q.dups {
+			clones = append(clones, n.skbClone(c, n.Pool.Lookup(h), q))
 		}
-		q.dups = q.dups[:0]
+		clones = append(clones, q.leafClones...)
+		q.dups, q.leafClones = q.dups[:0], q.leafClones[:0]
 		n.qdiscEnqueue(c, q, clones, toFree)
 	}
 	return rc
@@ -407,7 +480,7 @@ func (n *Net) qdiscEnqueue(c *sim.CPU, q *Qdisc, skbs []*skb.SKB, toFree *skb.Li
 // qdiscDequeue asks the plugin for a bulk and resolves it to skbs.
 func (n *Net) qdiscDequeue(c *sim.CPU, q *Qdisc, req qdisc.DequeueReq) []*skb.SKB {
 	q.lineData.WriteMany(c, n.E.Costs.QdiscDataLines)
-	if q.held == 0 && q.Flags&qdisc.EmptyNoop != 0 {
+	if held, _ := q.treeHeld(); held == 0 && q.Flags&qdisc.EmptyNoop != 0 {
 		return q.skbs[:0]
 	}
 	q.out = q.Ops.Dequeue(q.bind(c, nil), req, q.out[:0])

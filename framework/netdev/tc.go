@@ -76,6 +76,11 @@ func (d *Device) qdiscLookup(h tc.Handle) *Qdisc {
 			return q
 		}
 	}
+	for _, q := range d.Tree {
+		if q.Handle.Major() == h.Major() && q.Handle != tc.Unspec {
+			return q
+		}
+	}
 	return nil
 }
 
@@ -107,6 +112,9 @@ func (d *Device) ChangeTargets(cmd tc.Qdisc) ([]*Qdisc, error) {
 			return d.Children, nil // cake_mq_change: the shared config
 		}
 		return nil, fmt.Errorf("%s %s root: %w", d.RootKind, d.RootHandle.QdiscString(), qdisc.ErrCannotChange)
+	}
+	if t, ok, err := d.treeTarget(cmd); ok || err != nil {
+		return t, err
 	}
 	switch {
 	case !cmd.Selects():
@@ -145,4 +153,33 @@ func (d *Device) ChangeTargets(cmd tc.Qdisc) ([]*Qdisc, error) {
 		return nil, kernelf("specified qdisc not found: no qdisc has handle %s", cmd.Handle.QdiscString())
 	}
 	return nil, kernelf("handle cannot be zero (name the qdisc with root, handle or parent)") // tc_modify_qdisc with no parent and no handle
+}
+
+// treeTarget finds a qdisc under a class for `tc qdisc change`: "parent
+// X:Y" is the leaf of class X:Y of classful qdisc X (qdisc_leaf), and a
+// handle alone is any grafted qdisc's. ok is false when cmd names no
+// qdisc in the tree (the root and mq children are ChangeTargets').
+func (d *Device) treeTarget(cmd tc.Qdisc) ([]*Qdisc, bool, error) {
+	if cmd.Parent != tc.Unspec && cmd.Parent != tc.Root {
+		p := d.qdiscLookup(cmd.Parent)
+		if p == nil || !p.Classful() {
+			return nil, false, nil
+		}
+		leaf := p.LeafOf(qdisc.ClassID(cmd.Parent))
+		if leaf == nil {
+			return nil, true, kernelf("Specified class not found (%s has no leaf class %s)", p.Name(), cmd.Parent)
+		}
+		if cmd.Handle != tc.Unspec && cmd.Handle != leaf.Handle {
+			return nil, true, kernelf("handle %s parent %s: the qdisc there is %s; NLM_F_REPLACE needed to override", cmd.Handle.QdiscString(), cmd.Parent, leaf.Handle.QdiscString())
+		}
+		return []*Qdisc{leaf}, true, nil
+	}
+	if cmd.Parent == tc.Unspec && cmd.Handle != tc.Unspec {
+		for _, q := range d.Tree {
+			if q.Handle == cmd.Handle {
+				return []*Qdisc{q}, true, nil
+			}
+		}
+	}
+	return nil, false, nil
 }

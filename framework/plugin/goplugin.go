@@ -33,8 +33,13 @@ var Handshake = goplugin.HandshakeConfig{
 // drop reasons, seed and prices only inside the context). 3: a change
 // runs with a context (MQChange carries the time and replies with posted
 // ops), and an options error says its class (StatusRefused,
-// StatusLacks, StatusSyntax beside StatusInvalid).
-const FrameProtocol = 3
+// StatusLacks, StatusSyntax beside StatusInvalid). 4: classful qdiscs
+// (a packet is 80 bytes with skb->mark; qdisc upcalls for the leaves;
+// class and filter methods). 5: 4 with the qdisc duplicate op
+// (OpQdiscDuplicate, posted by Ctx.Duplicate) and a packet's flags byte
+// (skb.Packet.Dup: the clone handed back to the qdisc that asked for it,
+// at the root of its tree).
+const FrameProtocol = 5
 
 // IsPluginProcess reports whether this process was started by a host as
 // a plugin.

@@ -85,10 +85,18 @@ func (c *conn) abort(what string, err error) {
 	panic(&sim.ModelError{Msg: dead.Error(), Err: dead})
 }
 
+// upcaller answers a plugin's upcall during a call: it decodes the
+// upcall (after its frame type and call id), applies its posted
+// operations, and encodes the answer's payload into h.enc after the
+// answer's header. nil for a call that may make none.
+type upcaller interface {
+	upcall(h *hostCall, d *wire.Dec) error
+	now() sim.Time
+}
+
 // call sends h.enc's call frame and returns its reply's body after the
-// status byte. Upcalls on the way are applied to host (nil for calls
-// that may not make any) and answered with xoff's view.
-func (c *conn) call(h *hostCall, what string, host driver.Ctx, check func([]wire.Op, wire.Query, int64) error, xoff func([]uint64) []uint64) (wire.Dec, error) {
+// status byte. Upcalls on the way are answered by up.
+func (c *conn) call(h *hostCall, what string, up upcaller) (wire.Dec, error) {
 	if c.dead != nil {
 		return wire.Dec{}, c.dead
 	}
@@ -129,34 +137,60 @@ func (c *conn) call(h *hostCall, what string, host driver.Ctx, check func([]wire
 				return d, c.fail(what, fmt.Errorf("reply status %d", status))
 			}
 		case wire.FrameUpcall:
-			if host == nil {
-				return d, c.fail(what, errors.New("asked the host a driver query during a qdisc call"))
+			if up == nil {
+				return d, c.fail(what, errors.New("asked the host a query during a call that may make none"))
 			}
-			var trailing int64
-			h.ops, trailing = d.Ops(h.ops[:0])
-			q, arg := wire.Query(d.U8()), d.I64()
-			if err := d.End(); err != nil {
+			// The answer is built in a buffer of its own: answering may
+			// make calls (a leaf's) that reuse nothing of this one.
+			a := c.get()
+			a.enc.Reset()
+			a.enc.U8(wire.FrameAnswer)
+			a.enc.U32(call)
+			a.enc.I64(0) // the host's time, patched in below
+			if err := up.upcall(a, &d); err != nil {
+				c.put(a)
 				return d, c.fail(what, err)
 			}
-			if err := check(h.ops, q, arg); err != nil {
-				return d, c.fail(what, err)
+			now := uint64(up.now())
+			for i := range 8 {
+				a.enc.B[5+i] = byte(now >> (8 * i))
 			}
-			wire.ApplyDriver(host, h.ops, trailing)
-			ans := wire.Answer(host, q, arg)
-			h.enc.Reset()
-			h.enc.U8(wire.FrameAnswer)
-			h.enc.U32(call)
-			h.enc.I64(int64(host.Now()))
-			h.enc.Bool(ans)
-			h.xoff = xoff(h.xoff[:0])
-			h.enc.Xoff(h.xoff)
-			if err := c.tr.Send(h.enc.B); err != nil {
+			err := c.tr.Send(a.enc.B)
+			c.put(a)
+			if err != nil {
 				return d, c.fail(what, err)
 			}
 		default:
 			return d, c.fail(what, fmt.Errorf("frame type %d", typ))
 		}
 	}
+}
+
+// driverUp answers a driver's queries.
+type driverUp struct {
+	host  driver.Ctx
+	check func([]wire.Op, wire.Query, int64) error
+	xoff  func([]uint64) []uint64
+}
+
+func (u *driverUp) now() sim.Time { return u.host.Now() }
+
+func (u *driverUp) upcall(h *hostCall, d *wire.Dec) error {
+	var trailing int64
+	h.ops, trailing = d.Ops(h.ops[:0])
+	q, arg := wire.Query(d.U8()), d.I64()
+	if err := d.End(); err != nil {
+		return err
+	}
+	if err := u.check(h.ops, q, arg); err != nil {
+		return err
+	}
+	wire.ApplyDriver(u.host, h.ops, trailing)
+	ans := wire.Answer(u.host, q, arg)
+	h.enc.Bool(ans)
+	h.xoff = u.xoff(h.xoff[:0])
+	h.enc.Xoff(h.xoff)
+	return nil
 }
 
 // optionClass is the qdisc.OptionError class of an options reply status.
@@ -175,7 +209,7 @@ func (c *conn) control(inst uint32, m wire.Method, what string, in, out proto.Me
 		}
 		h.enc.Bytes(b)
 	}
-	d, err := c.call(h, what, nil, nil, nil)
+	d, err := c.call(h, what, nil)
 	if err != nil {
 		return err
 	}
@@ -198,15 +232,12 @@ func (c *conn) newInstance(m wire.Method, name string) (uint32, bool, error) {
 	defer c.put(h)
 	h.enc.Call(0, 0, m)
 	h.enc.Str(name)
-	d, err := c.call(h, m.String()+" "+name, nil, nil, nil)
+	d, err := c.call(h, m.String()+" "+name, nil)
 	if err != nil {
 		return 0, false, err
 	}
 	inst := d.U32()
-	sel := false
-	if m == wire.MNewDriver {
-		sel = d.Bool()
-	}
+	sel := d.Bool() // a driver's ndo_select_queue, a qdisc's classes
 	if err := d.End(); err != nil {
 		return 0, false, c.fail(m.String(), err)
 	}
@@ -292,12 +323,13 @@ func (q *Qdisc) checkOps(ops []wire.Op) error {
 
 // Qdisc is a qdisc in a plugin process.
 type Qdisc struct {
-	c       *conn
-	inst    uint32
-	kind    string
-	hold    holdings
-	stats   qdisc.Stats
-	reasons []skb.DropReason // declared in Info
+	c        *conn
+	inst     uint32
+	kind     string
+	classful bool // the qdisc implements qdisc.Classful
+	hold     holdings
+	stats    qdisc.Stats
+	reasons  []skb.DropReason // declared in Info
 }
 
 func (q *Qdisc) PluginBoundary() {}
@@ -321,7 +353,7 @@ func (q *Qdisc) Init(ctx qdisc.Ctx, s qdisc.Setup, args []string) (qdisc.Info, e
 	h.enc.I64(int64(host.Now()))
 	h.enc.Bytes(b)
 	what := q.what(wire.MQInit)
-	d, err := q.c.call(h, what, nil, nil, nil)
+	d, err := q.c.call(h, what, nil)
 	if err != nil {
 		return qdisc.Info{}, err
 	}
@@ -349,8 +381,14 @@ func (q *Qdisc) Init(ctx qdisc.Ctx, s qdisc.Setup, args []string) (qdisc.Info, e
 // run makes a data-path call and returns the reply after its posted ops
 // (decoded and checked into h). The caller decodes the rest, then calls
 // apply: applying may let other CPUs run and reuse the channel's buffer.
-func (q *Qdisc) run(h *hostCall, m wire.Method) wire.Dec {
-	d, err := q.c.call(h, q.what(m), nil, nil, nil)
+// A classful qdisc's leaf queries on the way are answered by host's
+// leaves.
+func (q *Qdisc) run(h *hostCall, m wire.Method, host qdisc.Ctx) wire.Dec {
+	var up upcaller
+	if q.classful {
+		up = &leafUp{q: q, host: host.(wire.ClassHost)}
+	}
+	d, err := q.c.call(h, q.what(m), up)
 	if err != nil {
 		q.c.abort(q.what(m), err)
 	}
@@ -377,7 +415,7 @@ func (q *Qdisc) Enqueue(ctx qdisc.Ctx, batch []skb.Packet, rc []qdisc.Code) {
 	for i := range batch {
 		q.hold.in(batch[i].Handle)
 	}
-	d := q.run(h, wire.MQEnqueue)
+	d := q.run(h, wire.MQEnqueue, ctx)
 	n := int(d.U32())
 	if d.Err == nil && n != len(batch) {
 		q.c.abort(q.what(wire.MQEnqueue), fmt.Errorf("%d results for a batch of %d", n, len(batch)))
@@ -403,7 +441,7 @@ func (q *Qdisc) Dequeue(ctx qdisc.Ctx, req qdisc.DequeueReq, out []skb.Packet) [
 	h.enc.U32(uint32(req.Max))
 	h.enc.I64(req.Bytes)
 	h.enc.Bool(req.SameQueue)
-	d := q.run(h, wire.MQDequeue)
+	d := q.run(h, wire.MQDequeue, ctx)
 	n := int(d.U32())
 	if d.Err == nil && n > max(req.Max, 1) {
 		q.c.abort(q.what(wire.MQDequeue), fmt.Errorf("returned %d packets for a dequeue of at most %d", n, req.Max))
@@ -433,14 +471,16 @@ func (q *Qdisc) Peek(ctx qdisc.Ctx) (skb.Packet, bool) {
 	defer q.c.put(h)
 	h.enc.Call(0, q.inst, wire.MQPeek)
 	h.enc.I64(int64(ctx.Now()))
-	d := q.run(h, wire.MQPeek)
+	d := q.run(h, wire.MQPeek, ctx)
 	ok := d.Bool()
 	p := d.Packet()
 	if err := d.End(); err != nil {
 		q.c.abort(q.what(wire.MQPeek), err)
 	}
 	q.apply(h, ctx)
-	if ok && !q.hold.has(p.Handle) {
+	// A classful qdisc peeks at its leaves' packets (held by the host's
+	// leaves, not by it): the dequeue after checks what it hands back.
+	if ok && !q.classful && !q.hold.has(p.Handle) {
 		q.c.abort(q.what(wire.MQPeek), fmt.Errorf("peeked packet %#x it does not hold", uint64(p.Handle)))
 	}
 	return p, ok
@@ -451,7 +491,7 @@ func (q *Qdisc) Reset(ctx qdisc.Ctx) {
 	defer q.c.put(h)
 	h.enc.Call(0, q.inst, wire.MQReset)
 	h.enc.I64(int64(ctx.Now()))
-	d := q.run(h, wire.MQReset)
+	d := q.run(h, wire.MQReset, ctx)
 	if err := d.End(); err != nil {
 		q.c.abort(q.what(wire.MQReset), err)
 	}
@@ -464,7 +504,7 @@ func (q *Qdisc) Timer(ctx qdisc.Ctx) {
 	defer q.c.put(h)
 	h.enc.Call(0, q.inst, wire.MQTimer)
 	h.enc.I64(int64(ctx.Now()))
-	d := q.run(h, wire.MQTimer)
+	d := q.run(h, wire.MQTimer, ctx)
 	if err := d.End(); err != nil {
 		q.c.abort(q.what(wire.MQTimer), err)
 	}
@@ -498,7 +538,7 @@ func (q *Qdisc) Dump() string {
 	h := q.c.get()
 	defer q.c.put(h)
 	h.enc.Call(0, q.inst, wire.MQDump)
-	d, err := q.c.call(h, q.what(wire.MQDump), nil, nil, nil)
+	d, err := q.c.call(h, q.what(wire.MQDump), nil)
 	if err != nil {
 		return "(plugin dead)"
 	}
@@ -523,7 +563,7 @@ func (q *Qdisc) Change(ctx qdisc.Ctx, args []string) (qdisc.Info, error) {
 	h.enc.I64(int64(ctx.Now()))
 	h.enc.Bytes(b)
 	what := q.what(wire.MQChange)
-	d, err := q.c.call(h, what, nil, nil, nil)
+	d, err := q.c.call(h, what, nil)
 	if err != nil {
 		return qdisc.Info{}, err
 	}
@@ -636,9 +676,9 @@ func (dv *Driver) begin(h *hostCall, m wire.Method, host driver.Ctx) {
 }
 
 func (dv *Driver) run(h *hostCall, m wire.Method, host driver.Ctx) wire.Dec {
-	d, err := dv.c.call(h, dv.what(m), host, dv.checkUpcall, func(out []uint64) []uint64 {
+	d, err := dv.c.call(h, dv.what(m), &driverUp{host: host, check: dv.checkUpcall, xoff: func(out []uint64) []uint64 {
 		return xoffOf(host, dv.numTxQ, out)
-	})
+	}})
 	if err != nil {
 		dv.c.abort(dv.what(m), err)
 	}
@@ -722,7 +762,7 @@ func (dv *Driver) SelectQueue(p skb.Packet, numTxQ int) (int, bool) {
 	h.enc.Call(0, dv.inst, wire.MDSelect)
 	h.enc.Packet(&p)
 	h.enc.U32(uint32(numTxQ))
-	d, err := dv.c.call(h, dv.what(wire.MDSelect), nil, nil, nil)
+	d, err := dv.c.call(h, dv.what(wire.MDSelect), nil)
 	if err != nil {
 		dv.c.abort(dv.what(wire.MDSelect), err)
 	}

@@ -380,7 +380,7 @@ func TestQdiscEnqueueGarbage(t *testing.T) {
 		{name: "status invalid", frames: [][]byte{htStatus(0, wire.StatusInvalid, "bad limit")}, want: "bad limit"},
 		{name: "status no change", frames: [][]byte{htStatus(0, wire.StatusNoChange, "")}, want: "Change operation not supported"},
 		{name: "upcall during a qdisc call", frames: [][]byte{htUpcall(0, nil, 0, wire.QueryXmitStopped, 0)},
-			want: "asked the host a driver query during a qdisc call"},
+			want: "asked the host a query during a call that may make none"},
 		{name: "unknown op kind", frames: [][]byte{htEnq(0, []wire.Op{{Kind: 77}}, 0, 2, 0, 0)}, want: "unknown op kind 77"},
 		{name: "negative spend", frames: [][]byte{htEnq(0, []wire.Op{htDrop(0x10, -5)}, 0, 2, 1, 0)}, want: "negative spend -5"},
 		{name: "negative trailing spend", frames: [][]byte{htEnq(0, nil, -1, 2, 0, 0)}, want: "negative spend -1"},
@@ -480,7 +480,7 @@ func TestQdiscDequeueGarbage(t *testing.T) {
 		{name: "status error", frames: [][]byte{htStatus(0, wire.StatusError, "boom")}, want: "boom"},
 		{name: "reply for another call", frames: [][]byte{htDeq(3, nil, 0)}, want: "reply to call 3 while call 0 waits"},
 		{name: "upcall during a qdisc call", frames: [][]byte{htUpcall(0, nil, 0, wire.QuerySyncPoint, 0)},
-			want: "driver query during a qdisc call"},
+			want: "query during a call that may make none"},
 	}
 	for _, c := range cases {
 		c.run(t, "qdisc fake dequeue", func(frames ...[]byte) (*conn, *htTr, *int, func(int), func() []htEvent) {
@@ -730,5 +730,102 @@ func TestOptionClassRoundTrip(t *testing.T) {
 		if !errors.Is(&qdisc.OptionError{Class: optionClass[st], Msg: "m"}, tc.class) {
 			t.Errorf("%v: status %d comes back as %v, want %v", tc.err, st, optionClass[st], tc.class)
 		}
+	}
+}
+
+// htClassCtx is a classful qdisc's host: leaves that take every packet.
+type htClassCtx struct {
+	htQCtx
+	leaf int
+}
+
+func (x *htClassCtx) LeafEnqueue(batch []qdisc.LeafPacket, res []qdisc.LeafResult) {
+	for i, p := range batch {
+		x.rec("leaf enqueue %#x to %s", uint64(p.Handle), p.Class)
+		x.leaf++
+		res[i] = qdisc.LeafResult{Leaf: qdisc.LeafState{Qlen: x.leaf}}
+	}
+}
+
+func (x *htClassCtx) LeafDequeue(id qdisc.ClassID) (skb.Packet, bool, qdisc.LeafState) {
+	x.rec("leaf dequeue %s", id)
+	x.leaf--
+	return skb.Packet{Handle: 0x77, Len: 100}, true, qdisc.LeafState{Qlen: x.leaf}
+}
+
+func (x *htClassCtx) LeafPeek(qdisc.ClassID) (skb.Packet, bool) { return skb.Packet{}, false }
+
+// htLeafUp is a classful qdisc's leaf query upcall.
+func htLeafUp(call uint32, q wire.Query, payload func(e *wire.Enc)) []byte {
+	e := htFrame(wire.FrameUpcall, call)
+	e.Ops(nil, 10)
+	e.U8(byte(q))
+	payload(e)
+	return e.B
+}
+
+// A classful qdisc's leaf queries: the host checks what it hands to its
+// leaves (packets it holds, once), answers, and takes back what leaves
+// give it; garbage ends the run naming the plugin.
+func TestClassfulLeafQueries(t *testing.T) {
+	enq := func(hs ...skb.Handle) func(e *wire.Enc) {
+		return func(e *wire.Enc) {
+			var b []qdisc.LeafPacket
+			for _, h := range hs {
+				b = append(b, qdisc.LeafPacket{Handle: h, Class: 0x10010})
+			}
+			wire.EncodeLeafQuery(e, b, 0)
+		}
+	}
+	deq := func(e *wire.Enc) { wire.EncodeLeafQuery(e, nil, 0x10010) }
+	mk := func(frames ...[]byte) (*Qdisc, *htTr, *int, *htClassCtx) {
+		q, tr, kills := htQdisc(frames...)
+		q.classful = true
+		return q, tr, kills, &htClassCtx{htQCtx: htQCtx{now: 1000}}
+	}
+	// A good exchange: the batch goes to a leaf, then one packet comes
+	// back from it through a dequeue.
+	q, tr, _, ctx := mk(htLeafUp(0, wire.QueryLeafEnqueue, enq(0x10, 0x11)), htEnq(0, nil, 0, 2, 0, 0),
+		htLeafUp(1, wire.QueryLeafDequeue, deq), htOK(1, nil, 0, func(e *wire.Enc) { e.U32(1); e.U64(0x77); e.U8(0) }))
+	if me := htAbort(t, func() { q.Enqueue(ctx, htBatch(0x10, 0x11), []qdisc.Code{0, 0}) }); me != nil {
+		t.Fatal(me)
+	}
+	if me := htAbort(t, func() { q.Dequeue(ctx, qdisc.DequeueReq{Max: 1}, nil) }); me != nil {
+		t.Fatal(me)
+	}
+	want := []htEvent{{1010, "leaf enqueue 0x10 to 1:10"}, {1010, "leaf enqueue 0x11 to 1:10"}, {1020, "leaf dequeue 1:10"}}
+	if !reflect.DeepEqual(ctx.events, want) {
+		t.Fatalf("applied %v, want %v", ctx.events, want)
+	}
+	// The answer frame: the host's time, then each packet's code and
+	// its leaf's qlen and backlog.
+	d := wire.Dec{B: tr.sent[1]}
+	if typ, call, now := d.U8(), d.U32(), d.I64(); typ != wire.FrameAnswer || call != 0 || now != 1010 {
+		t.Fatalf("answer %d %d %d", typ, call, now)
+	}
+	res := make([]qdisc.LeafResult, 2)
+	if err := wire.DecodeLeafEnqueue(&d, res); err != nil || res[1].Leaf.Qlen != 2 {
+		t.Fatalf("answer %+v %v", res, err)
+	}
+	for _, tt := range []struct {
+		name   string
+		frames [][]byte
+		want   string
+	}{
+		{"a packet it never held", [][]byte{htLeafUp(0, wire.QueryLeafEnqueue, enq(0x99))}, "enqueued to a leaf packet 0x99, which it was never handed"},
+		{"a packet twice", [][]byte{htLeafUp(0, wire.QueryLeafEnqueue, enq(0x10, 0x10))}, "enqueued to a leaf packet 0x10 twice"},
+		{"a driver query", [][]byte{htUpcall(0, nil, 0, wire.QueryXmitStopped, 0)}, "asked the host query 1, which is no leaf query"},
+		{"a truncated query", [][]byte{htLeafUp(0, wire.QueryLeafEnqueue, func(e *wire.Enc) { e.U32(3); e.U64(0x10) })}, "malformed frame"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			q, _, kills, ctx := mk(tt.frames...)
+			me := htAbort(t, func() { q.Enqueue(ctx, htBatch(0x10, 0x11), []qdisc.Code{0, 0}) })
+			if me == nil || !strings.Contains(me.Msg, "plugin "+htName+": qdisc fake enqueue: ") || !strings.Contains(me.Msg, tt.want) {
+				t.Fatalf("%v, want %q", me, tt.want)
+			}
+			if *kills != 1 {
+				t.Fatalf("plugin killed %d times", *kills)
+			}
+		})
 	}
 }

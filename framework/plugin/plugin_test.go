@@ -571,3 +571,84 @@ func TestOverrideBuiltin(t *testing.T) {
 		})
 	}
 }
+
+// Classful qdiscs out of process give the same report as in process:
+// htb and prio with leaves of every kind (one of them classful itself:
+// leaf queries nest), filters of every kind classifying in the plugin,
+// in and out, over shared memory and gRPC.
+func TestIsolateClassful(t *testing.T) {
+	htbTree := `
+qdisc add dev eth0 root handle 1: htb default 30 r2q 100
+class add dev eth0 parent 1: classid 1:1 htb rate 200mbit
+class add dev eth0 parent 1:1 classid 1:10 htb rate 100mbit ceil 200mbit prio 1
+class add dev eth0 parent 1:1 classid 1:20 htb rate 60mbit ceil 150mbit
+class add dev eth0 parent 1:1 classid 1:30 htb rate 20mbit ceil 50mbit
+filter add dev eth0 parent 1: protocol ip prio 1 u32 match ip dport 5001 0xffff flowid 1:10
+filter add dev eth0 parent 1: protocol ip prio 2 fw
+filter add dev eth0 parent 1: protocol ip prio 3 flower ip_proto udp dst_port 5003 classid 1:30 action skbedit priority 1:2
+qdisc add dev eth0 parent 1:10 handle 10: prio
+qdisc add dev eth0 parent 1:20 handle 20: sfq limit 20
+qdisc add dev eth0 parent 1:30 handle 30: fq_codel limit 50
+`
+	prioTree := `
+qdisc add dev eth0 root handle 1: prio bands 3
+qdisc add dev eth0 parent 1:2 handle 2: htb default 1
+class add dev eth0 parent 2: classid 2:1 htb rate 80mbit
+filter add dev eth0 parent 1: protocol ip prio 1 u32 match ip tos 0xb8 0xfc flowid 1:1
+`
+	drrTree := `
+qdisc add dev eth0 root handle 1: drr
+class add dev eth0 parent 1: classid 1:1 drr quantum 3000
+class add dev eth0 parent 1: classid 1:2 drr
+filter add dev eth0 parent 1: protocol ip prio 1 u32 match ip dport 5001 0xffff flowid 1:1
+filter add dev eth0 parent 1: protocol ip prio 2 matchall classid 1:2
+qdisc add dev eth0 parent 1:2 handle 2: fq_codel
+`
+	at := func(us int, tc string) run.Action {
+		return run.Action{Name: tc, At: sim.Time(us) * sim.Microsecond, Do: func(l *run.Live) error { return l.TC(tc) }}
+	}
+	live := []run.Action{ // purges, qlen notifications and class changes while packets flow
+		at(1000, "qdisc change dev eth0 parent 1:30 handle 30: fq_codel limit 5"),
+		at(1500, "class add dev eth0 parent 1:20 classid 1:200 htb rate 30mbit ceil 150mbit"),
+		at(2000, "qdisc replace dev eth0 parent 1:10 handle 11: pfifo limit 30"),
+		at(2500, "class change dev eth0 classid 1:30 htb rate 40mbit ceil 50mbit"),
+	}
+	for _, tt := range []struct {
+		name, tc, groups, transport string
+		actions                     []run.Action
+	}{
+		{"htb tree", htbTree, "dport=5001,prio=2 mark=0x10020 dport=5003 -", "", nil},
+		{"htb tree over grpc", htbTree, "dport=5001,prio=2 mark=0x10020 dport=5003 -", "grpc", nil},
+		{"prio over htb", prioTree, "dscp=46 prio=0", "", nil},
+		{"drr", drrTree, "dport=5001 -", "", nil},
+		{"tc while running", htbTree, "dport=5001,prio=2 mark=0x10020 dport=5003 -", "", live},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := small("pfifo", "ice")
+			s.Queues = 1
+			s.Workload = workload.Spec{Kind: workload.UDPStream, Senders: 4, PacketSize: 1000}
+			s.Workload.Groups, _ = workload.ParseGroups(tt.groups)
+			s.TC = []run.TCBatch{{Name: "t.tc", Text: tt.tc}}
+			s.Actions = tt.actions
+			s.Duration = 4 * sim.Millisecond
+			in, err := jsonOf(t, s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s.Plugins = plugin.Options{Isolate: true, Transport: tt.transport}
+			out, err := jsonOf(t, s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(in, out) {
+				t.Fatalf("reports differ:\n%s", firstDiff(in, out))
+			}
+			if !bytes.Contains(out, []byte(`"classes"`)) || !bytes.Contains(out, []byte(`"accounting_ok": true`)) {
+				t.Fatalf("no classes, or the accounting failed:\n%s", out)
+			}
+			if tt.actions != nil && !bytes.Contains(out, []byte(`"QUEUE_PURGE"`)) {
+				t.Fatalf("the live changes purged nothing")
+			}
+		})
+	}
+}

@@ -177,12 +177,12 @@ func (p *Proc) NewQdisc(kind string) (*Qdisc, error) {
 	if p.err != nil {
 		return nil, p.err
 	}
-	inst, _, err := p.c.newInstance(wire.MNewQdisc, kind)
+	inst, classful, err := p.c.newInstance(wire.MNewQdisc, kind)
 	if err != nil {
 		return nil, err
 	}
 	p.insts = append(p.insts, inst)
-	return &Qdisc{c: p.c, inst: inst, kind: kind, hold: newHoldings()}, nil
+	return &Qdisc{c: p.c, inst: inst, kind: kind, classful: classful, hold: newHoldings()}, nil
 }
 
 // NewDriver makes a driver instance in the plugin.

@@ -224,8 +224,11 @@ func (s *server) dispatch(st *callState, call, inst uint32, m wire.Method, d *wi
 			return wire.StatusUnknown, fmt.Sprintf("no qdisc kind %q here", kind)
 		}
 		s.next++
-		s.insts[s.next] = &qdiscInst{kind: kind, q: k.New()}
+		qi := &qdiscInst{kind: kind, q: k.New()}
+		s.insts[s.next] = qi
 		st.enc.U32(s.next)
+		_, classful := qi.q.(qdisc.Classful)
+		st.enc.Bool(classful)
 		return wire.StatusOK, ""
 	case wire.MNewDriver:
 		name := d.Str()
@@ -246,7 +249,7 @@ func (s *server) dispatch(st *callState, call, inst uint32, m wire.Method, d *wi
 	}
 	switch x := s.insts[inst].(type) {
 	case *qdiscInst:
-		return s.qdiscCall(st, x, m, d)
+		return s.qdiscCall(st, call, x, m, d)
 	case *driverInst:
 		return s.driverCall(st, call, x, m, d)
 	}
@@ -266,9 +269,14 @@ func encodePB(e *wire.Enc, m proto.Message) {
 	e.Bytes(b)
 }
 
-func (s *server) qdiscCall(st *callState, q *qdiscInst, m wire.Method, d *wire.Dec) (byte, string) {
+func (s *server) qdiscCall(st *callState, call uint32, q *qdiscInst, m wire.Method, d *wire.Dec) (byte, string) {
 	e := &st.enc
+	if q.ctx != nil {
+		q.ctx.SetUpcaller(nil) // leaf queries only during a data-path call
+	}
 	switch m {
+	case wire.MQClassChange, wire.MQClassDelete, wire.MQClasses, wire.MQQlenNotify, wire.MQFilters:
+		return s.classCall(st, q, m, d)
 	case wire.MQInit:
 		now := sim.Time(d.I64())
 		var ps pb.QdiscSetup
@@ -301,6 +309,9 @@ func (s *server) qdiscCall(st *callState, q *qdiscInst, m wire.Method, d *wire.D
 		return wire.StatusError, fmt.Sprintf("%s before init", m)
 	}
 	q.ctx.Begin(sim.Time(d.I64()))
+	if _, ok := q.q.(qdisc.Classful); ok {
+		q.ctx.SetUpcaller(serverLeafUp{s: s, call: call})
+	}
 	switch m {
 	case wire.MQEnqueue:
 		st.pkts = d.Packets(st.pkts[:0])

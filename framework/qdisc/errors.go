@@ -55,3 +55,17 @@ func Syntaxf(format string, a ...any) error {
 func Lacksf(kind, format string, a ...any) error {
 	return &OptionError{Class: ErrLacks, Msg: kind + ": " + fmt.Sprintf(format, a...)}
 }
+
+// Warning is a request the kernel applied but warned about (an extack
+// message with a zero return: tc prints "Warning: ..." and exits 0), as
+// htb's "quantum of class 10010 is big. Consider r2q change.". A
+// Classful's ChangeClass returns one for success with a message; the
+// host keeps it (the run's report lists it under warnings).
+type Warning struct{ Msg string }
+
+func (w *Warning) Error() string { return w.Msg }
+
+// Warnf is a Warning: "kind: message".
+func Warnf(kind, format string, a ...any) error {
+	return &Warning{Msg: kind + ": " + fmt.Sprintf(format, a...)}
+}

@@ -147,13 +147,18 @@ type Ctx interface {
 	// DelTimer disarms the qdisc's own timer (timer_delete).
 	DelTimer()
 	// Duplicate clones a packet the qdisc holds (skb_clone) and hands
-	// the clone to this qdisc's Enqueue right after the current call
-	// returns, before any other packet: netem_enqueue's
-	// rootq->enqueue(skb2), the qdisc being the root of its tree (the
-	// device's root, or an mq child). The clone is a new packet, a copy
-	// of the one the host handed in (a new handle, no socket: skb_clone
-	// leaves sk NULL); the host counts it as offered, so the accounting
-	// balances. Call it from Enqueue only.
+	// the clone to the Enqueue of the root of the qdisc's tree right
+	// after the root's current call returns, before any other packet:
+	// netem_enqueue's rootq->enqueue(skb2) with rootq =
+	// qdisc_root_bh(sch). The root is the qdisc itself when it is the
+	// device's root or an mq child, and the classful qdisc at the top
+	// when it is a leaf (which classifies the clone like any packet).
+	// When the clone reaches the qdisc that asked for it, it is marked
+	// (skb.Packet.Dup), as netem_enqueue zeroes q->duplicate while the
+	// root enqueues it: do not duplicate it again. The clone is a new
+	// packet, a copy of the one the host handed in (a new handle, no
+	// socket: skb_clone leaves sk NULL); the host counts it as offered,
+	// so the accounting balances. Call it from Enqueue only.
 	Duplicate(h skb.Handle)
 }
 

@@ -62,10 +62,15 @@ type Report struct {
 	// rate over the window.
 	Ethtool []EthtoolStat `json:"ethtool"`
 	Qdisc   []Qdisc       `json:"qdisc"`
-	XmitNs  Hist          `json:"xmit_latency_ns"` // __dev_queue_xmit
-	Series  []Interval    `json:"series"`
-	CPUs    []CPU         `json:"cpus,omitempty"` // busy CPUs only
-	Rx      *Rx           `json:"rx,omitempty"`   // the forward workload's receive side
+	Classes []Class       `json:"classes,omitempty"`
+	Filters []Filters     `json:"filters,omitempty"`
+	// Warnings are what tc printed as "Warning: ..." for the tc
+	// commands of the run (the kernel's extack warnings).
+	Warnings []string   `json:"warnings,omitempty"`
+	XmitNs   Hist       `json:"xmit_latency_ns"` // __dev_queue_xmit
+	Series   []Interval `json:"series"`
+	CPUs     []CPU      `json:"cpus,omitempty"` // busy CPUs only
+	Rx       *Rx        `json:"rx,omitempty"`   // the forward workload's receive side
 
 	// NetifSchedule is __netif_schedule by caller (callers with calls
 	// only), and NetTxAction what net_tx_action found, whole run.
@@ -171,6 +176,46 @@ type Qdisc struct {
 	BacklogBytes   int64   `json:"backlog_bytes"`
 	DeferMax       int64   `json:"defer_max"` // largest defer_count seen
 	XStats         []XStat `json:"xstats,omitempty"`
+	// Invisible marks a leaf the kernel made by default under a class
+	// (qdisc_create_dflt's pfifo, TCQ_F_INVISIBLE): `tc qdisc show`
+	// leaves it out (the text report does), `tc qdisc show invisible`
+	// lists it.
+	Invisible bool `json:"invisible,omitempty"`
+	// UnderClass marks a qdisc that is a class's leaf (not an mq
+	// child): tc's refcnt of a root is per TX queue then.
+	UnderClass bool `json:"-"`
+}
+
+// Class is one class as tc -s -d class show prints it.
+type Class struct {
+	ClassID string `json:"classid"`
+	Parent  string `json:"parent"` // "root" or a classid
+	Kind    string `json:"kind"`
+	// Leaf is the handle of the class's leaf qdisc when it is not the
+	// default's 0: (tcm_info: "leaf 10:").
+	Leaf        string `json:"leaf,omitempty"`
+	Options     string `json:"options"`
+	SentPackets uint64 `json:"sent_packets"`
+	SentBytes   uint64 `json:"sent_bytes"`
+	// SentBps is the class's rate over the measurement window, in bits
+	// per second of skb->len (what htb's rate and ceil count).
+	SentBps        float64 `json:"sent_bps"`
+	Dropped        uint64  `json:"dropped"`
+	Overlimits     uint64  `json:"overlimits"`
+	BacklogPackets int     `json:"backlog_packets"`
+	BacklogBytes   int64   `json:"backlog_bytes"`
+	// Borrowed and Lended are htb's xstats borrows and lends (0 for other
+	// kinds).
+	Borrowed uint64  `json:"borrowed"`
+	Lended   uint64  `json:"lended"`
+	XStats   []XStat `json:"xstats,omitempty"`
+}
+
+// Filters are the tc filters attached at one qdisc or class, as `tc
+// filter show dev eth0 parent PARENT` prints them.
+type Filters struct {
+	Parent string `json:"parent"`
+	Text   string `json:"text"`
 }
 
 // XStat is one qdisc-specific statistic: the number in JSON, and the

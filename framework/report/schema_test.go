@@ -18,6 +18,8 @@ import (
 	"github.com/txlab/txlab/framework/run"
 	"github.com/txlab/txlab/framework/sim"
 	"github.com/txlab/txlab/framework/workload"
+	_ "github.com/txlab/txlab/plugins/fq_codel"
+	_ "github.com/txlab/txlab/plugins/htb"
 )
 
 const schemaPath = "../../docs/report.schema.json"
@@ -196,7 +198,8 @@ func validate(t *testing.T, s *jsonschema.Schema, b []byte) error {
 }
 
 // Reports validate against the schema: the golden report, a real run's
-// (one and two variants), and nothing the schema does not know.
+// (one and two variants, and one with htb's classes and filters), and
+// nothing the schema does not know.
 func TestReportsMatchSchema(t *testing.T) {
 	s := compileSchema(t)
 	golden, err := os.ReadFile("testdata/report.json.golden")
@@ -220,14 +223,33 @@ func TestReportsMatchSchema(t *testing.T) {
 		}
 		reps = append(reps, rep)
 	}
-	var one, list bytes.Buffer
+	// A classful tree: classes, filters, tc's warning, an invisible leaf.
+	spec.Name, spec.Qdisc, spec.Queues = "", "pfifo", 1
+	spec.Workload = workload.Spec{Kind: workload.UDPStream, Senders: 2, PacketSize: 1000}
+	spec.Workload.Groups, _ = workload.ParseGroups("dport=5001 -")
+	spec.TC = []run.TCBatch{{Name: "t.tc", Text: "qdisc add dev eth0 root handle 1: htb default 20\n" +
+		"class add dev eth0 parent 1: classid 1:10 htb rate 900mbit\n" +
+		"class add dev eth0 parent 1: classid 1:20 htb rate 100mbit\n" +
+		"filter add dev eth0 parent 1: protocol ip prio 1 u32 match ip dport 5001 0xffff flowid 1:10\n" +
+		"qdisc add dev eth0 parent 1:10 handle 10: fq_codel\n"}}
+	htb, err := run.Run(spec, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(htb.Classes) == 0 || len(htb.Filters) == 0 || len(htb.Warnings) == 0 {
+		t.Fatalf("classes %d, filters %d, warnings %q", len(htb.Classes), len(htb.Filters), htb.Warnings)
+	}
+	var one, list, classful bytes.Buffer
 	if err := report.WriteJSON(&one, reps[0]); err != nil {
 		t.Fatal(err)
 	}
 	if err := report.WriteJSONList(&list, reps); err != nil {
 		t.Fatal(err)
 	}
-	for name, b := range map[string][]byte{"one run": one.Bytes(), "two variants": list.Bytes()} {
+	if err := report.WriteJSON(&classful, htb); err != nil {
+		t.Fatal(err)
+	}
+	for name, b := range map[string][]byte{"one run": one.Bytes(), "two variants": list.Bytes(), "classful": classful.Bytes()} {
 		if err := validate(t, s, b); err != nil {
 			t.Errorf("%s: %v", name, err)
 		}

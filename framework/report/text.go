@@ -33,7 +33,7 @@ func WriteText(w io.Writer, r *Report) error {
 	writeLockHeader(&b, r)
 	writeLocks(&b, r.Locks)
 	writeHist(&b, "@__dev_queue_xmit_ns", r.XmitNs)
-	writeQdiscs(&b, r.Qdisc, r.Setup.Queues)
+	writeTC(&b, r)
 	writeEthtool(&b, Device, r.Ethtool)
 	writeQueues(&b, r.Queues)
 	writeRx(&b, r.Rx)
@@ -265,7 +265,9 @@ func writeQdiscs(b *bytes.Buffer, qs []Qdisc, queues int) {
 	}
 	b.WriteString("\nqdisc (tc -s -d qdisc show layout)\n")
 	for _, q := range tcDumpOrder(qs) {
-		writeQdisc(b, q, Device, tcRefcnt(q, qs, queues))
+		if !q.Invisible {
+			writeQdisc(b, q, Device, tcRefcnt(q, qs, queues))
+		}
 	}
 }
 
@@ -279,7 +281,7 @@ func tcRefcnt(q Qdisc, all []Qdisc, queues int) int {
 		return 1
 	}
 	for _, c := range all {
-		if c.Parent != "root" {
+		if c.Parent != "root" && !c.UnderClass {
 			return 1
 		}
 	}
@@ -465,6 +467,149 @@ func writeSeries(b *bytes.Buffer, series []Interval) {
 		fmt.Fprintf(b, seriesRow, ms(iv.StartNs)+" ms", mpps(iv.TxPps),
 			strconv.FormatUint(iv.Drops, 10), strconv.FormatInt(iv.Backlog, 10))
 	}
+}
+
+// writeTC prints tc's view: the qdiscs, the classes and filters of a
+// classful tree, and tc's warnings for the run's tc commands.
+func writeTC(b *bytes.Buffer, r *Report) {
+	writeQdiscs(b, r.Qdisc, r.Setup.Queues)
+	writeClasses(b, r.Classes)
+	writeFilters(b, r.Filters)
+	if len(r.Warnings) > 0 {
+		b.WriteString("\ntc warnings\n")
+		for _, w := range r.Warnings {
+			fmt.Fprintf(b, "  %s\n", w)
+		}
+	}
+}
+
+// writeClasses prints `tc -s -d class show dev eth0`.
+func writeClasses(b *bytes.Buffer, cs []Class) {
+	if len(cs) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "\nclass (tc -s -d class show dev %s layout)\n", Device)
+	for _, c := range tcClassOrder(cs) {
+		writeClass(b, c)
+	}
+}
+
+// tcClassOrder is tc_dump_tclass_root's order: the root qdisc's classes
+// (the report lists them first), then each other qdisc's, by its
+// qdisc_hash bucket, newest first within one; each qdisc's classes in
+// its own walk order.
+func tcClassOrder(cs []Class) []Class {
+	type group struct {
+		maj         string
+		bucket, seq int
+		cs          []Class
+	}
+	var groups []*group
+	by := map[string]*group{}
+	for _, c := range cs {
+		maj, _, _ := strings.Cut(c.ClassID, ":")
+		g := by[maj]
+		if g == nil {
+			h, _ := tc.ParseQdiscHandle(maj + ":")
+			g = &group{maj: maj, bucket: tc.HashBucket(h), seq: len(groups)}
+			by[maj] = g
+			groups = append(groups, g)
+		}
+		g.cs = append(g.cs, c)
+	}
+	if len(groups) > 1 {
+		rest := groups[1:]
+		sort.SliceStable(rest, func(i, j int) bool {
+			if rest[i].bucket != rest[j].bucket {
+				return rest[i].bucket < rest[j].bucket
+			}
+			return rest[i].seq > rest[j].seq
+		})
+	}
+	var out []Class
+	for _, g := range groups {
+		out = append(out, g.cs...)
+	}
+	return out
+}
+
+// writeClass is print_class with -s -d for `tc class show dev X`.
+func writeClass(b *bytes.Buffer, c Class) {
+	fmt.Fprintf(b, "class %s %s ", c.Kind, c.ClassID)
+	if c.Parent == "root" {
+		b.WriteString("root ")
+	} else {
+		fmt.Fprintf(b, "parent %s ", c.Parent)
+	}
+	if c.Leaf != "" {
+		fmt.Fprintf(b, "leaf %s ", c.Leaf)
+	}
+	b.WriteString(c.Options)
+	b.WriteString("\n")
+	fmt.Fprintf(b, " Sent %d bytes %d pkt (dropped %d, overlimits %d requeues 0) \n", c.SentBytes, c.SentPackets, c.Dropped, c.Overlimits)
+	fmt.Fprintf(b, " backlog %s %dp requeues 0\n", tcSize(c.BacklogBytes), c.BacklogPackets)
+	writeClassXStats(b, c.Kind, c.XStats)
+	b.WriteString("\n")
+}
+
+// writeClassXStats is the kind's print_xstats: htb's two lines
+// (htb_print_xstats), or the statistics in a line.
+func writeClassXStats(b *bytes.Buffer, kind string, xs []XStat) {
+	if len(xs) == 0 {
+		return
+	}
+	v := map[string]string{}
+	for _, x := range xs {
+		v[x.Key] = x.Value.String()
+	}
+	switch kind {
+	case "htb":
+		fmt.Fprintf(b, " lended: %s borrowed: %s giants: %s\n", v["lended"], v["borrowed"], v["giants"])
+		fmt.Fprintf(b, " tokens: %s ctokens: %s\n", v["tokens"], v["ctokens"])
+		return
+	case "drr":
+		fmt.Fprintf(b, " deficit %s \n", xs[0].Text) // drr_print_xstats
+		return
+	}
+	parts := make([]string, len(xs))
+	for i, x := range xs {
+		t := x.Text
+		if t == "" {
+			t = x.Value.String()
+		}
+		parts[i] = x.Key + " " + t
+	}
+	b.WriteString(" " + strings.Join(parts, " ") + "\n")
+}
+
+// writeFilters prints `tc filter show dev eth0 parent X` for each block.
+func writeFilters(b *bytes.Buffer, fs []Filters) {
+	for _, f := range fs {
+		fmt.Fprintf(b, "\nfilter (tc filter show dev %s parent %s layout)\n%s", Device, f.Parent, f.Text)
+	}
+}
+
+// WriteTCShow writes what tc prints for the device after the run: `tc -s
+// -d qdisc show dev eth0`, `tc -s -d class show dev eth0` and `tc filter
+// show dev eth0 parent X` for each qdisc or class with filters, each
+// after its command line.
+func WriteTCShow(w io.Writer, r *Report) error {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "$ tc -s -d qdisc show dev %s\n", Device)
+	for _, q := range tcDumpOrder(r.Qdisc) {
+		if !q.Invisible {
+			writeQdisc(&b, q, "", tcRefcnt(q, r.Qdisc, r.Setup.Queues))
+		}
+	}
+	fmt.Fprintf(&b, "$ tc -s -d class show dev %s\n", Device)
+	for _, c := range tcClassOrder(r.Classes) {
+		writeClass(&b, c)
+	}
+	for _, f := range r.Filters {
+		fmt.Fprintf(&b, "$ tc filter show dev %s parent %s\n%s", Device, f.Parent, f.Text)
+	}
+	_, err := w.Write(b.Bytes())
+	return err
 }
 
 // writeNetifSchedule prints __netif_schedule's callers and what

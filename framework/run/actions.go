@@ -213,6 +213,15 @@ func (l *Live) ChangeQdisc(queue int, args []string) error {
 	return nil
 }
 
+// TC runs tc -batch lines on the running host (a class's rates changed,
+// a filter added, a leaf replaced), each as the kernel applies it between
+// two engine steps: what a change purges is freed after it, as
+// rtnl_kfree_skbs frees it. The root cannot be replaced while packets
+// are held.
+func (l *Live) TC(text string) error {
+	return l.net.TCBatch(l.dev, "tc", text)
+}
+
 // Phase marks the start of a named phase (it ends where the next one
 // starts, or at the end of the run). The report's counters get, per
 // phase, "phase.<name>.start_ns", ".end_ns", ".offered_packets",

@@ -117,6 +117,8 @@ func TestForwardBadInput(t *testing.T) {
 		{"rx port", func(s *Spec) { s.RxPort = "back" }, `--rx-port (device.rx_port): "back" is not same or other`},
 		{"rx queues range", func(s *Spec) { s.RxQueues = 5000 }, "--rx-queues (device.rx_queues): 5000 is out of range"},
 		{"frame too big", func(s *Spec) { s.Workload.PacketSize = 1500 }, "forward frames carry 1..1472 bytes"},
+		{"mark", func(s *Spec) { s.Workload.Mark = 7 }, "forward has no senders: mark and groups are for udp_stream and udp_rate"},
+		{"groups", func(s *Spec) { s.Workload.Groups, _ = workload.ParseGroups("dport=5001 -") }, "forward has no senders: mark and groups"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := fwd("6.18", "mq pfifo", 5e6)
@@ -130,5 +132,20 @@ func TestForwardBadInput(t *testing.T) {
 				t.Errorf("%v is not a SetupError", err)
 			}
 		})
+	}
+}
+
+// The tc batches apply to a forwarding DUT too: an htb root made by tc
+// caps what it forwards at its class's rate, and the frames it cannot
+// hold are dropped in its leaf.
+func TestForwardThroughHTB(t *testing.T) {
+	s := fwd("6.18", "mq pfifo", 2e6)
+	s.Workload.PacketSize = 1000
+	s.TC = []TCBatch{{Name: "cap.tc", Text: "qdisc replace dev eth0 root handle 1: htb default 10\n" +
+		"class add dev eth0 parent 1: classid 1:10 htb rate 1gbit\n"}}
+	rep := mustRun(t, s)
+	c := classes(rep)["1:10"]
+	if !rep.AccountingOK || !within(c.SentBps, 1e9, 0.05) || rep.Drops["QDISC_DROP"] == 0 {
+		t.Fatalf("1:10 forwarded %.1f Mbit/s (want 1000), drops %v, accounting %v %s", c.SentBps/1e6, rep.Drops, rep.AccountingOK, rep.AccountingError)
 	}
 }

@@ -118,6 +118,11 @@ var knobs = []*Knob{
 	{Flag: "arrival", Script: "senders.arrival", Kind: TextKnob,
 		Help: "forward: the traffic generator's arrivals: constant (frame k at k/rate, flows in turn) or poisson",
 		Only: forward, ptr: func(s *Spec) any { return &s.Workload.Arrival }},
+	{Flag: "mark", Script: "senders.mark", Kind: IntKnob, Min: 0, Max: 1<<32 - 1, Help: "skb->mark of every packet (SO_MARK; tc's fw filter matches it)",
+		Only: threads, ptr: func(s *Spec) any { return &s.Workload.Mark }},
+	{Flag: "groups", Script: "senders.groups", Kind: TextKnob,
+		Help: "flow groups for tc filters: flow i (udp_stream: sender i) takes group i mod n; groups are space-separated key=value lists with dscp, priority (a classid, 1:10), mark, dport, e.g. \"dport=5001,prio=1:10 dport=5002\"",
+		Only: threads, ptr: func(s *Spec) any { return &s.Workload.Groups }},
 	{Flag: "duration", Script: "duration", Kind: TimeKnob, Min: 1, Max: float64(MaxDuration), Help: "simulated time, warmup included",
 		ptr: func(s *Spec) any { return &s.Duration }},
 	{Flag: "warmup", Script: "warmup", Kind: TimeKnob, Min: 0, Max: float64(MaxDuration), Help: "simulated time before measuring (below duration)",
@@ -165,6 +170,10 @@ func (k *Knob) Get(s *Spec) string {
 		return formatTime(*p)
 	case *uint64:
 		return strconv.FormatUint(*p, 10)
+	case *uint32:
+		return strconv.FormatUint(uint64(*p), 10)
+	case *[]workload.Group:
+		return workload.FormatGroups(*p)
 	}
 	panic("run: knob " + k.Flag + " of an unknown type")
 }
@@ -225,6 +234,21 @@ func (k *Knob) Set(s *Spec, text string) error {
 			return fmt.Errorf("%q is not a whole number >= 0", text)
 		}
 		*p = n
+	case *uint32:
+		n, err := strconv.ParseUint(text, 0, 64)
+		if err != nil {
+			return fmt.Errorf("%q is not a whole number >= 0", text)
+		}
+		if err := k.InRange(float64(n)); err != nil {
+			return err
+		}
+		*p = uint32(n)
+	case *[]workload.Group:
+		g, err := workload.ParseGroups(text)
+		if err != nil {
+			return err
+		}
+		*p = g
 	}
 	return nil
 }
@@ -284,6 +308,8 @@ func (k *Knob) check(s *Spec) error {
 	var v float64
 	switch p := k.ptr(s).(type) {
 	case *int:
+		v = float64(*p)
+	case *uint32:
 		v = float64(*p)
 	case *int64:
 		v = float64(*p)

@@ -52,6 +52,10 @@ type Spec struct {
 	// receives, eth1).
 	RxQueues int
 	RxPort   string
+	// TC are tc batches (`tc -batch` text) run on the device after the
+	// root qdisc is made (--tc-file, a script's txlab.tc): qdiscs,
+	// classes and filters.
+	TC []TCBatch
 
 	Workload workload.Spec
 
@@ -66,6 +70,13 @@ type Spec struct {
 
 	// Actions change the host as simulated time runs (see actions.go).
 	Actions []Action
+}
+
+// TCBatch is one tc batch: its text, and the name its errors give
+// ("FILE:LINE: ...").
+type TCBatch struct {
+	Name string `json:"name"`
+	Text string `json:"text"`
 }
 
 // Default is what `txlab run` runs without flags and where a script
@@ -285,6 +296,11 @@ func setup(spec *Spec) (*host, error) {
 	if err != nil {
 		return fail(rxError(err, spec.Driver))
 	}
+	for _, b := range spec.TC {
+		if err := h.net.TCBatch(h.dev, b.Name, b.Text); err != nil {
+			return fail(err)
+		}
+	}
 	if forward {
 		h.rxDev = h.dev
 		if other {
@@ -447,6 +463,7 @@ func RunWith(spec Spec, o Options) (*report.Report, error) {
 		interval = max(spec.Duration/20, 1)
 	}
 	snap := take(net, e) // the window starts here unless there is a warmup
+	snap.classBytes = classBytes(dev)
 	snap.ethtool = driver.EthtoolLines(dev.Drv.Stats())
 	acts := newActionRunner(spec.Actions, &Live{e: e, net: net, dev: dev, wl: wl, store: map[any]any{}, log: o.Log}, spec.Duration)
 	var runErr error
@@ -464,6 +481,7 @@ func RunWith(spec Spec, o Options) (*report.Report, error) {
 		if spec.Warmup > 0 && next == spec.Warmup {
 			tv.Phase("measure")
 			snap = cur
+			snap.classBytes = classBytes(dev)
 			snap.ethtool = driver.EthtoolLines(dev.Drv.Stats())
 			e.ResetLockStats()
 			net.XmitHist.Reset()
@@ -542,6 +560,9 @@ type snapshot struct {
 	rxPkts  []uint64         // per rxq, cleaned (forward)
 	sched   sim.SchedStat    // summed over the CPUs
 	ethtool []driver.Counter // the device's ethtool -S, at the window's start only
+	// classBytes are the classes' sent bytes (taken at the window's
+	// start only: reading them asks the classful qdiscs).
+	classBytes map[string]uint64
 }
 
 func take(net *netdev.Net, e *sim.Engine) snapshot {
@@ -777,6 +798,11 @@ func fillResults(rep *report.Report, net *netdev.Net, e *sim.Engine, dev *netdev
 		rep.Queues = append(rep.Queues, rq)
 	}
 	rep.Qdisc = qdiscRows(dev)
+	rep.Classes = classRows(dev, snap.classBytes, secs)
+	for _, f := range dev.Filters() {
+		rep.Filters = append(rep.Filters, report.Filters{Parent: f.At.String(), Text: f.Text})
+	}
+	rep.Warnings = net.Warnings
 	rep.XmitNs = histogram(&net.XmitHist)
 	rep.Events = e.Events()
 }
@@ -851,14 +877,19 @@ func qdiscRows(dev *netdev.Device) []report.Qdisc {
 		st := q.Ops.Stats()
 		r := report.Qdisc{Handle: q.Handle.QdiscString(), Parent: q.Parent.String(), Kind: q.Kind, Options: q.Ops.Dump(),
 			SentPackets: q.SentPkts, SentBytes: q.SentBytes, Dropped: st.Drops, Overlimits: st.Overlimits,
-			Requeues: q.Requeues, BacklogPackets: q.Qlen(), BacklogBytes: q.Backlog(), DeferMax: q.DeferMax}
+			Requeues: q.Requeues, BacklogPackets: q.Qlen(), BacklogBytes: q.Backlog(), DeferMax: q.DeferMax,
+			Invisible: q.Invisible(), UnderClass: q.ParentQdisc() != nil}
 		for _, x := range st.XStats {
 			r.XStats = append(r.XStats, report.XStat{Key: x.Key, Value: json.Number(x.Number()), Text: x.Text()})
 		}
 		return r
 	}
 	if dev.Root != nil {
-		return []report.Qdisc{row(dev.Root)}
+		out := []report.Qdisc{row(dev.Root)}
+		for _, q := range dev.Tree {
+			out = append(out, row(q))
+		}
+		return out
 	}
 	root := report.Qdisc{Handle: dev.RootHandle.QdiscString(), Parent: tc.Root.String(), Kind: dev.RootKind}
 	if dev.RootKind != "mq" && len(dev.Children) > 0 {
@@ -878,6 +909,66 @@ func qdiscRows(dev *netdev.Device) []report.Qdisc {
 		mq.BacklogBytes += r.BacklogBytes
 		mq.DeferMax = max(mq.DeferMax, r.DeferMax)
 		out = append(out, r)
+	}
+	return out
+}
+
+// classQdiscs are the device's classful qdiscs in the order
+// tc_dump_tclass_root visits them: the root, then the others (the report
+// lists them in creation order; the text report prints tc's order).
+func classQdiscs(dev *netdev.Device) []*netdev.Qdisc {
+	var out []*netdev.Qdisc
+	all := append(append([]*netdev.Qdisc{dev.Root}, dev.Children...), dev.Tree...)
+	for _, q := range all {
+		if q != nil && q.Classful() {
+			out = append(out, q)
+		}
+	}
+	return out
+}
+
+// classBytes are the sent bytes of every class, by classid.
+func classBytes(dev *netdev.Device) map[string]uint64 {
+	out := map[string]uint64{}
+	for _, q := range classQdiscs(dev) {
+		for _, cl := range q.Classes() {
+			out[cl.ID.String()] = cl.SentBytes
+		}
+	}
+	return out
+}
+
+// classRows are every class as tc -s -d class show reports it, with its
+// rate over the window (from start, its sent bytes then).
+func classRows(dev *netdev.Device, start map[string]uint64, secs float64) []report.Class {
+	var out []report.Class
+	for _, q := range classQdiscs(dev) {
+		for _, cl := range q.Classes() {
+			r := report.Class{ClassID: cl.ID.String(), Parent: cl.Parent.String(), Kind: q.Kind, Options: cl.Options,
+				SentPackets: cl.SentPackets, SentBytes: cl.SentBytes, Dropped: cl.Drops, Overlimits: cl.Overlimits}
+			if cl.Parent == qdisc.RootClass {
+				r.Parent = "root"
+			}
+			if leaf := q.LeafOf(cl.ID); leaf != nil {
+				if leaf.Handle != 0 {
+					r.Leaf = leaf.Handle.QdiscString()
+				}
+				r.BacklogPackets, r.BacklogBytes = leaf.Qlen(), leaf.Backlog()
+			}
+			if secs > 0 {
+				r.SentBps = float64(cl.SentBytes-start[r.ClassID]) * 8 / secs
+			}
+			for _, x := range cl.XStats {
+				r.XStats = append(r.XStats, report.XStat{Key: x.Key, Value: json.Number(x.Number()), Text: x.Text()})
+				switch x.Key {
+				case "borrowed":
+					r.Borrowed = x.Bits
+				case "lended":
+					r.Lended = x.Bits
+				}
+			}
+			out = append(out, r)
+		}
 	}
 	return out
 }

@@ -23,12 +23,13 @@ type actionDef struct {
 	rate      float64
 	qdisc     []string
 	queue     int
+	tc        string // tc -batch lines
 	log       string
 	hook      *hookObj
 	fromAHook bool
 }
 
-var actionKeys = []string{"phase", "stop", "start", "rate", "qdisc", "queue", "log", "hook"}
+var actionKeys = []string{"phase", "stop", "start", "rate", "qdisc", "queue", "tc", "log", "hook"}
 
 // parseAction reads {rate: "2M", stop: "0-3", start: "all", qdisc:
 // "limit 100", queue: 2, phase: "burst", log: "...", hook: h}, or a bare
@@ -95,6 +96,13 @@ func parseAction(v any, fromHook bool) (*actionDef, error) {
 		if cmd, _ := tc.ParseQdisc(a.qdisc); cmd.Selects() {
 			return nil, fmt.Errorf("qdisc change %q: give queue or the qdisc's handle/parent, not both", strings.Join(a.qdisc, " "))
 		}
+	}
+	if x, ok := m["tc"]; ok {
+		var probe run.Spec
+		if err := addTC(&probe, x); err != nil { // tc's words, read now
+			return nil, err
+		}
+		a.tc = probe.TC[0].Text
 	}
 	if x, ok := m["log"]; ok {
 		if a.log, err = asString("log", x); err != nil {
@@ -180,7 +188,7 @@ func (a *actionDef) check(s *run.Spec) error {
 	return nil
 }
 
-// do applies the action: phase, stop, start, rate, qdisc, log, hook.
+// do applies the action: phase, stop, start, rate, qdisc, tc, log, hook.
 func (a *actionDef) do(p *Program, l *run.Live, key any) error {
 	if a.phase != "" {
 		if err := l.Phase(a.phase); err != nil {
@@ -204,6 +212,11 @@ func (a *actionDef) do(p *Program, l *run.Live, key any) error {
 	}
 	if a.qdisc != nil {
 		if err := l.ChangeQdisc(a.queue, a.qdisc); err != nil {
+			return err
+		}
+	}
+	if a.tc != "" {
+		if err := l.TC(a.tc); err != nil {
 			return err
 		}
 	}
@@ -235,8 +248,18 @@ func (b *builder) addAction(act run.Action, v any) error {
 	act.Name = when + " " + a.desc
 	p, key := b.p, new(int)
 	act.Do = func(l *run.Live) error { return a.do(p, l, key) }
-	if a.qdisc != nil {
+	switch {
+	case a.qdisc != nil && a.tc != "":
+		act.Check = func(l *run.Live) error {
+			if err := l.ChangeQdisc(a.queue, a.qdisc); err != nil {
+				return err
+			}
+			return l.TC(a.tc)
+		}
+	case a.qdisc != nil:
 		act.Check = func(l *run.Live) error { return l.ChangeQdisc(a.queue, a.qdisc) }
+	case a.tc != "":
+		act.Check = func(l *run.Live) error { return l.TC(a.tc) }
 	}
 	b.actions = append(b.actions, act)
 	b.actionDefs = append(b.actionDefs, a)

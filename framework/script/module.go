@@ -17,6 +17,7 @@ import (
 	"github.com/txlab/txlab/framework/report"
 	"github.com/txlab/txlab/framework/run"
 	"github.com/txlab/txlab/framework/sim"
+	"github.com/txlab/txlab/framework/tc"
 	"github.com/txlab/txlab/framework/workload"
 )
 
@@ -180,6 +181,9 @@ func (p *Program) module() map[string]tengo.Object {
 			return nil, err
 		}
 		return nil, applySection(&b.base, "cost", v)
+	})
+	m["tc"] = p.fn("tc", 1, 1, func(b *builder, a []any) (tengo.Object, error) {
+		return nil, applySection(&b.base, "tc", a[0])
 	})
 	m["config"] = p.fn("config", 1, 1, func(b *builder, a []any) (tengo.Object, error) {
 		cm, err := asMap("config", a[0])
@@ -428,7 +432,7 @@ func (b *builder) addVariant(name string, cm map[string]any) error {
 
 // configKeys are what a config or variant map may hold, applied in
 // this order.
-var configKeys = []string{"name", "profile", "host", "device", "qdisc", "senders", "set", "cost", "duration", "warmup", "interval", "seed", "lock_cpus"}
+var configKeys = []string{"name", "profile", "host", "device", "qdisc", "tc", "senders", "set", "cost", "duration", "warmup", "interval", "seed", "lock_cpus"}
 
 func applyConfig(s *run.Spec, m map[string]any) error {
 	if err := checkKeys("config", m, configKeys...); err != nil {
@@ -462,6 +466,8 @@ func applySection(s *run.Spec, key string, v any) error {
 		err = setDevice(s, v)
 	case "qdisc":
 		err = setQdisc(s, v)
+	case "tc":
+		err = addTC(s, v)
 	case "senders":
 		err = setSenders(s, v)
 	case "set":
@@ -686,7 +692,7 @@ func setSenders(s *run.Spec, v any) error {
 	if err != nil {
 		return err
 	}
-	if err := checkKeys("senders", m, "kind", "count", "placement", "size", "flows", "rate", "dscp", "priority", "arrival"); err != nil {
+	if err := checkKeys("senders", m, "kind", "count", "placement", "size", "flows", "rate", "dscp", "priority", "arrival", "mark", "groups"); err != nil {
 		return err
 	}
 	w := &s.Workload
@@ -760,7 +766,49 @@ func setSenders(s *run.Spec, v any) error {
 		}
 		w.Priority = uint32(n)
 	}
+	if x, ok := m["mark"]; ok {
+		n, err := asInt("senders mark", x, 0, 1<<32-1)
+		if err != nil {
+			return err
+		}
+		w.Mark = uint32(n)
+	}
+	if x, ok := m["groups"]; ok {
+		if w.Groups, err = asGroups(x); err != nil {
+			return err
+		}
+	}
 	return nil
+}
+
+// asGroups reads senders.groups: the CLI's --groups words, or an array
+// of maps with the keys dscp, priority (a classid string "1:10" or a
+// number), mark and dport.
+func asGroups(v any) ([]workload.Group, error) {
+	switch x := v.(type) {
+	case string:
+		return workload.ParseGroups(x)
+	case []any:
+		out := make([]workload.Group, len(x))
+		for i, e := range x {
+			what := fmt.Sprintf("senders groups[%d]", i)
+			gm, err := asMap(what, e)
+			if err != nil {
+				return nil, err
+			}
+			if err := checkKeys(what, gm, "dscp", "priority", "mark", "dport"); err != nil {
+				return nil, err
+			}
+			for _, k := range sortedKeys(gm) {
+				val := fmt.Sprint(gm[k])
+				if err := out[i].Set(k, val); err != nil {
+					return nil, fmt.Errorf("%s: %w", what, err)
+				}
+			}
+		}
+		return out, nil
+	}
+	return nil, fmt.Errorf("senders groups: want a string (\"dport=5001,prio=1:10 dport=5002\") or an array of maps, got %s", typeName(v))
 }
 
 func setToggles(s *run.Spec, v any) error {
@@ -798,5 +846,49 @@ func setCosts(s *run.Spec, v any) error {
 		}
 		s.Set = append(s.Set, "cost."+k+"="+val)
 	}
+	return nil
+}
+
+// addTC appends a tc batch (txlab.tc, a config's tc key): a string of
+// tc -batch lines, or an array of lines. Its words are read here, so a
+// command tc cannot parse fails at this line; the host runs it when the
+// run is built (txlab check too).
+func addTC(s *run.Spec, v any) error {
+	var text string
+	switch x := v.(type) {
+	case string:
+		text = x
+	case []any:
+		lines := make([]string, len(x))
+		for i, e := range x {
+			l, err := asString(fmt.Sprintf("tc line %d", i+1), e)
+			if err != nil {
+				return err
+			}
+			lines[i] = l
+		}
+		text = strings.Join(lines, "\n")
+	default:
+		return fmt.Errorf("tc: want tc -batch lines as a string or an array of strings, got %s", typeName(v))
+	}
+	cmds, err := tc.ParseBatch(text)
+	if err != nil {
+		return fmt.Errorf("tc: %w", err)
+	}
+	for _, c := range cmds {
+		var perr error
+		switch c.Object {
+		case tc.ObjQdisc:
+			_, perr = tc.ParseQdisc(c.Words)
+		case tc.ObjClass:
+			_, perr = tc.ParseClass(c.Words)
+		case tc.ObjFilter:
+			_, perr = tc.ParseFilter(c.Words)
+		}
+		if perr != nil {
+			return fmt.Errorf("tc: line %d: %s: %w", c.Line, c, perr)
+		}
+	}
+	s.TC = append(append([]run.TCBatch(nil), s.TC...), run.TCBatch{Name: fmt.Sprintf("txlab.tc #%d", len(s.TC)+1), Text: text})
 	return nil
 }

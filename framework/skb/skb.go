@@ -26,8 +26,10 @@ type Packet struct {
 	Hash       uint32 // skb_get_hash()
 	Keys       FlowKeys
 	Priority   uint32   // skb->priority
+	Mark       uint32   // skb->mark (SO_MARK): what fw and flower's mark match
 	DSCP       uint8    // IP dsfield >> 2
 	ECN        uint8    // IP dsfield & 3 (ECT(0)=2, ECT(1)=1, CE=3)
+	Dup        bool     // a clone back at the qdisc that asked for it (Ctx.Duplicate): netem_enqueue's q->duplicate is 0 for it
 	Sock       int32    // socket id, or -1 for an orphan (no sk)
 	Queue      uint16   // skb->queue_mapping (the txq picked)
 	GSOSegs    uint16   // 1 for non-GSO
@@ -84,6 +86,12 @@ type SKB struct {
 	// RxQueue is skb_record_rx_queue's value: the RX queue + 1 for an
 	// skb a NIC received (to forward), 0 for one a local sender built.
 	RxQueue uint16
+
+	// DupOf is the qdisc whose Duplicate made this clone (0: not a
+	// clone), until the clone reaches it (Packet.Dup); DupDepth counts
+	// clones of clones.
+	DupOf    int32
+	DupDepth uint8
 }
 
 // Owner is what an skb is charged to (a socket): sock_wfree calls Release.

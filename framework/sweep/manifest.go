@@ -25,8 +25,11 @@ type Inputs struct {
 	Source string `json:"source,omitempty"` // the script's text
 	// Knobs are the knob flags given (flag name -> text), applied in
 	// run.Knobs order as `txlab run` does.
-	Knobs  map[string]string `json:"knobs,omitempty"`
-	Set    []string          `json:"set,omitempty"`    // --set name=value
+	Knobs map[string]string `json:"knobs,omitempty"`
+	Set   []string          `json:"set,omitempty"` // --set name=value
+	// TC are the --tc-file batches (their text, as for the script),
+	// run after the script's own.
+	TC     []run.TCBatch     `json:"tc,omitempty"`
 	Params map[string]string `json:"params,omitempty"` // --param name=value
 	Quick  bool              `json:"quick,omitempty"`
 	// The script's bounds (0: the script package's defaults).
@@ -199,6 +202,7 @@ func (m *Manifest) Specs(p Point) ([]run.Spec, error) {
 			}
 		}
 		s.Set = append(append([]string(nil), s.Set...), in.Set...)
+		s.TC = append(append([]run.TCBatch(nil), s.TC...), in.TC...)
 		for j, a := range m.Grid {
 			v := p.Values[j]
 			switch ClassifyKey(a.Key, m.params) {

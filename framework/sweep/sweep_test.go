@@ -357,3 +357,39 @@ func TestRunPointsStop(t *testing.T) {
 		t.Fatalf("%d results, %v", len(res), err)
 	}
 }
+
+// --tc-file batches reach every point after the script's own tc, and a
+// batch a point's host refuses fails the check, naming its line. An htb
+// capping the link gives the same rate whatever the senders.
+func TestTCFiles(t *testing.T) {
+	tree := run.TCBatch{Name: "cap.tc", Text: "qdisc add dev eth0 root handle 1: htb default 10\n" +
+		"class add dev eth0 parent 1: classid 1:10 htb rate 100mbit\n"}
+	in := Inputs{Knobs: map[string]string{"sockets": "1", "cores": "4", "smt": "1", "queues": "1", "duration": "6ms", "warmup": "2ms", "size": "1000",
+		"qdisc": "pfifo"},
+		TC: []run.TCBatch{tree}}
+	m, err := New("test", in, []Axis{{"senders", []string{"1", "4"}}}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	specs, err := m.Specs(m.Points[1])
+	if err != nil || len(specs) != 1 || !reflect.DeepEqual(specs[0].TC, in.TC) {
+		t.Fatalf("specs %+v, %v", specs, err)
+	}
+	r := runAll(t, m, "", 2)
+	if len(r.Rows) != 2 {
+		t.Fatalf("%d rows", len(r.Rows))
+	}
+	for _, row := range r.Rows {
+		t.Logf("senders=%s: %.1f Mbit/s", row.Values["senders"], row.TxBps.Mean/1e6)
+		if bps := row.TxBps.Mean; bps < 90e6 || bps > 110e6 {
+			t.Errorf("senders=%s: %.1f Mbit/s through a 100mbit htb", row.Values["senders"], bps/1e6)
+		}
+	}
+	in.TC = []run.TCBatch{{Name: "bad.tc", Text: "qdisc add dev eth0 root handle 1: htb\nclass add dev eth0 parent 1: classid 1:10 htb ceil 1gbit\n"}}
+	if m, err = New("test", in, []Axis{{"senders", []string{"1", "4"}}}, 1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Check(); err == nil || !strings.Contains(err.Error(), "bad.tc:2:") {
+		t.Fatalf("a refused tc line: %v", err)
+	}
+}

@@ -44,6 +44,10 @@ func (s *Spec) validateForward() error {
 		return fmt.Errorf("workload: forward frames carry 1..%d bytes of UDP payload (a 1500-byte MTU), got %d", MaxFramePayload, s.PacketSize)
 	case s.DSCP > 63:
 		return fmt.Errorf("workload: dscp must be 0..63, got %d", s.DSCP)
+	case s.Mark != 0 || len(s.Groups) > 0:
+		// SO_MARK and per-sender flow settings are the senders' socket
+		// options: a forwarded skb carries no mark from the wire.
+		return fmt.Errorf("workload: forward has no senders: mark and groups are for udp_stream and udp_rate")
 	}
 	switch s.Arrival {
 	case "", ArrivalConstant, ArrivalPoisson:

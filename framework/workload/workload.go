@@ -43,6 +43,11 @@ type Spec struct {
 	DSCP       uint8
 	Priority   uint32
 	Arrival    string // forward: the generator's arrival process (ArrivalConstant, ArrivalPoisson)
+	Mark       uint32 // skb->mark of every packet (SO_MARK)
+	// Groups split the flows, for classifiers to tell them apart: flow
+	// i (udp_stream: sender i) takes Groups[i % len(Groups)]'s fields,
+	// where they are not zero.
+	Groups []Group
 }
 
 // Validate checks a spec with clear messages.
@@ -221,10 +226,13 @@ func (s *Socket) TxQueue() int { return s.txq }
 // SetTxQueue implements netdev.TxQueueCache.
 func (s *Socket) SetTxQueue(q int) { s.txq = q }
 
-// Flow is one 5-tuple.
+// Flow is one 5-tuple, with the marks its packets carry.
 type Flow struct {
-	Keys skb.FlowKeys
-	Hash uint32
+	Keys     skb.FlowKeys
+	Hash     uint32
+	DSCP     uint8
+	Priority uint32
+	Mark     uint32
 }
 
 // Workload is a started set of senders.
@@ -302,13 +310,30 @@ func mix(x uint64) uint64 {
 	return x
 }
 
-func makeFlow(i int, hashrnd uint64) Flow {
+func makeFlow(i int, hashrnd uint64, s *Spec) Flow {
+	f := Flow{DSCP: s.DSCP, Priority: s.Priority, Mark: s.Mark}
 	k := skb.FlowKeys{Src: 0x0a000001, Dst: 0x0a010000 | uint32(i&0xffff), SrcPort: uint16(32768 + i%28000), DstPort: 12866, Proto: 17}
+	if len(s.Groups) > 0 {
+		g := s.Groups[i%len(s.Groups)]
+		if g.DSCP != 0 {
+			f.DSCP = g.DSCP
+		}
+		if g.Priority != 0 {
+			f.Priority = g.Priority
+		}
+		if g.Mark != 0 {
+			f.Mark = g.Mark
+		}
+		if g.DstPort != 0 {
+			k.DstPort = g.DstPort
+		}
+	}
 	h := mix(uint64(k.Src)<<32 ^ uint64(k.Dst) ^ uint64(k.SrcPort)<<16 ^ uint64(k.DstPort) ^ uint64(k.Proto)<<56 ^ hashrnd)
 	if h == 0 {
 		h = 1
 	}
-	return Flow{Keys: k, Hash: uint32(h)}
+	f.Keys, f.Hash = k, uint32(h)
+	return f
 }
 
 // Start makes the senders' tasks, places them (pinned, or as fork
@@ -332,7 +357,7 @@ func Start(net *netdev.Net, dev *netdev.Device, spec Spec) (*Workload, error) {
 		nflows = spec.Flows
 	}
 	for i := 0; i < nflows; i++ {
-		w.flows = append(w.flows, makeFlow(i, hashrnd))
+		w.flows = append(w.flows, makeFlow(i, hashrnd, &spec))
 	}
 	jitter := net.E.Rand("workload/start")
 	for i := 0; i < n; i++ {
@@ -368,7 +393,7 @@ func (w *Workload) lens() (uint32, uint32) {
 func (w *Workload) fill(s *skb.SKB, f Flow, l2, truesize uint32) {
 	s.Len, s.TrueSize = l2, truesize
 	s.Keys, s.Hash = f.Keys, f.Hash
-	s.DSCP, s.Priority = w.Spec.DSCP, w.Spec.Priority
+	s.DSCP, s.Priority, s.Mark = f.DSCP, f.Priority, f.Mark
 }
 
 // udpStream is one netperf UDP_STREAM thread: sendmsg in a loop on a

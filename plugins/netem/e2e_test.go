@@ -14,7 +14,9 @@ import (
 	"github.com/txlab/txlab/framework/run"
 	"github.com/txlab/txlab/framework/sim"
 	"github.com/txlab/txlab/framework/workload"
+	_ "github.com/txlab/txlab/plugins/htb"
 	_ "github.com/txlab/txlab/plugins/netem"
+	_ "github.com/txlab/txlab/plugins/tbf"
 )
 
 // The test binary also serves the built-ins as a plugin (--isolate).
@@ -101,4 +103,61 @@ func jsonOf(t *testing.T, s run.Spec) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// netem and tbf as leaves under htb, in and out of process: netem's
+// duplicates go to htb (the root), which classifies them back to
+// netem's class; the clones are offered and accounted for, netem
+// duplicates its share of the originals only, tbf shapes its class, and
+// --isolate gives the same bytes.
+func TestLeavesUnderHTB(t *testing.T) {
+	s := host("pfifo")
+	s.Queues = 1
+	s.Workload = workload.Spec{Kind: workload.UDPStream, Senders: 4, PacketSize: 1000, Placement: "spread"}
+	s.Workload.Groups, _ = workload.ParseGroups("dport=5001 dport=5002")
+	s.Duration, s.Warmup = 20*sim.Millisecond, 5*sim.Millisecond
+	s.TC = []run.TCBatch{{Name: "t.tc", Text: `
+qdisc add dev eth0 root handle 1: htb default 20
+class add dev eth0 parent 1: classid 1:1 htb rate 2gbit
+class add dev eth0 parent 1:1 classid 1:10 htb rate 1gbit ceil 2gbit
+class add dev eth0 parent 1:1 classid 1:20 htb rate 500mbit ceil 2gbit
+filter add dev eth0 parent 1: protocol ip prio 1 u32 match ip dport 5001 0xffff flowid 1:10
+qdisc add dev eth0 parent 1:10 handle 10: netem delay 500us duplicate 20%
+qdisc add dev eth0 parent 1:20 handle 20: tbf rate 200mbit burst 20k latency 5ms
+`}}
+	in := jsonOf(t, s)
+	s.Plugins = plugin.Options{Isolate: true}
+	if out := jsonOf(t, s); !bytes.Equal(in, out) {
+		t.Fatal("--isolate changed the report")
+	}
+	var rep report.Report
+	if err := json.Unmarshal(in, &rep); err != nil {
+		t.Fatal(err)
+	}
+	var netem, tbf *report.Qdisc
+	for i, q := range rep.Qdisc {
+		switch q.Kind {
+		case "netem":
+			netem = &rep.Qdisc[i]
+		case "tbf":
+			tbf = &rep.Qdisc[i]
+		}
+	}
+	if netem == nil || tbf == nil || netem.Parent != "1:10" || tbf.Parent != "1:20" {
+		t.Fatalf("leaves: netem %v, tbf %v", netem, tbf)
+	}
+	dups := xstat(*netem, "duplicated")
+	if !rep.AccountingOK || dups <= 0 || uint64(dups) != rep.Counters["qdisc_clones"] {
+		t.Fatalf("accounting %v (%s), duplicated %d, clones %d", rep.AccountingOK, rep.AccountingError, dups, rep.Counters["qdisc_clones"])
+	}
+	took := int64(netem.SentPackets) + int64(netem.Dropped) + int64(netem.BacklogPackets) - dups
+	if share := float64(dups) / float64(took); math.Abs(share-0.20) > 0.02 {
+		t.Errorf("netem duplicated %d of %d originals (%.3f), want 20%%", dups, took, share)
+	}
+	t.Logf("offered %d, clones %d of %d originals at netem; classes %v", rep.OfferedPackets, dups, took, rep.Classes)
+	for _, c := range rep.Classes {
+		if c.ClassID == "1:20" && (c.SentBps > 1.05*200e6 || c.SentBps < 0.9*200e6) {
+			t.Errorf("tbf's class sent %.1f Mbit/s, want tbf's 200", c.SentBps/1e6)
+		}
+	}
 }

@@ -14,7 +14,8 @@
 // counter: the model has no bytes to flip, and no GSO packet to segment
 // for it), netem's classful child (tc qdisc add ... parent 1:1 ...:
 // for the classful host), and the per-CPU recursion limit (a duplicate
-// re-enters this qdisc once, with duplication off, so it never nests).
+// comes back to this qdisc marked, with duplication off, so it never
+// nests).
 package netem
 
 import (
@@ -90,12 +91,6 @@ type Netem struct {
 	clg                 clgState
 	slotCfg             slotSpec
 	slot                slotState
-
-	// pendingDups are duplicates this qdisc asked for (Ctx.Duplicate)
-	// that the host has not handed back yet: the next packets enqueued
-	// are they, and are not duplicated again (netem_enqueue zeroes
-	// q->duplicate while it enqueues the clone).
-	pendingDups int
 
 	speedBps int64 // the device's, for a rate in percent
 	backlog  int64
@@ -345,20 +340,17 @@ func (q *Netem) packetTimeNs(length uint64) uint64 {
 // Enqueue implements qdisc.Qdisc (netem_enqueue for each packet).
 func (q *Netem) Enqueue(ctx qdisc.Ctx, batch []skb.Packet, rc []qdisc.Code) {
 	for i := range batch {
-		dup := q.pendingDups > 0
-		if dup {
-			q.pendingDups--
-		}
-		rc[i] = q.netemEnqueue(ctx, batch[i], dup)
+		rc[i] = q.netemEnqueue(ctx, batch[i])
 	}
 }
 
-// netemEnqueue is netem_enqueue; isDup is a clone this qdisc asked for,
-// enqueued with duplication off.
-func (q *Netem) netemEnqueue(ctx qdisc.Ctx, p skb.Packet, isDup bool) qdisc.Code {
+// netemEnqueue is netem_enqueue. A clone this qdisc asked for comes back
+// marked (p.Dup) and is enqueued with duplication off, as netem_enqueue
+// zeroes q->duplicate while the root enqueues it.
+func (q *Netem) netemEnqueue(ctx qdisc.Ctx, p skb.Packet) qdisc.Code {
 	ctx.Work(qdisc.WorkEnqueue, 1)
 	count := 1
-	if !isDup && q.duplicate != 0 && q.duplicate >= getCrandom(&q.dupCor, &q.prng) {
+	if !p.Dup && q.duplicate != 0 && q.duplicate >= getCrandom(&q.dupCor, &q.prng) {
 		count++
 	}
 	if q.lossEvent() {
@@ -386,11 +378,10 @@ func (q *Netem) netemEnqueue(ctx qdisc.Ctx, p skb.Packet, isDup bool) qdisc.Code
 		return qdisc.XmitDrop
 	}
 	if count > 1 {
-		// skb_clone, then rootq->enqueue of the clone: this qdisc, the
-		// root of its tree (a root qdisc, or an mq child, whose
-		// dev_queue->qdisc it is).
+		// skb_clone, then rootq->enqueue of the clone: the root of this
+		// qdisc's tree (this qdisc as a root or an mq child, whose
+		// dev_queue->qdisc it is; a classful root above it as a leaf).
 		q.duplicated++
-		q.pendingDups++
 		ctx.Duplicate(p.Handle)
 	}
 	q.backlog += int64(p.Len)

@@ -31,6 +31,8 @@ type host struct {
 	ctx  *qdisctest.Ctx
 	next skb.Handle
 	in   map[skb.Handle]skb.Packet
+	// dupped counts the duplicates asked for of each packet.
+	dupped map[skb.Handle]int
 	// out are the departures, in order, with their times.
 	out   []skb.Packet
 	outAt []sim.Time
@@ -39,7 +41,7 @@ type host struct {
 func newHost(t testing.TB, args string, seed uint64) (*host, *Netem) {
 	ctx := qdisctest.NewCtx(seed)
 	q := newQ(t, ctx, args)
-	return &host{t: t, q: q, ctx: ctx, in: map[skb.Handle]skb.Packet{}}, q
+	return &host{t: t, q: q, ctx: ctx, in: map[skb.Handle]skb.Packet{}, dupped: map[skb.Handle]int{}}, q
 }
 
 func (h *host) send(n int, p skb.Packet) []qdisc.Code {
@@ -55,10 +57,12 @@ func (h *host) send(n int, p skb.Packet) []qdisc.Code {
 	for len(h.ctx.Dups) > 0 {
 		clones := make([]skb.Packet, len(h.ctx.Dups))
 		for i, d := range h.ctx.Dups {
+			h.dupped[d]++
 			h.next++
 			clones[i] = h.in[d]
 			clones[i].Handle, clones[i].Sock = h.next, -1
 			h.in[h.next] = clones[i]
+			clones[i].Dup = true // back at the qdisc that asked: the host marks it
 		}
 		h.ctx.Dups = h.ctx.Dups[:0]
 		h.q.Enqueue(h.ctx, clones, make([]qdisc.Code, len(clones)))
@@ -245,15 +249,26 @@ func TestDuplicate(t *testing.T) {
 	if got := float64(q.duplicated); math.Abs(got-n*0.1) > 5*sd {
 		t.Fatalf("duplicated %v, want %d +- %.0f", got, n/10, 5*sd)
 	}
-	if len(h.out) != n+int(q.duplicated) || len(h.in) != len(h.out) || q.pendingDups != 0 {
-		t.Fatalf("%d out, %d in, %d duplicated, %d pending", len(h.out), len(h.in), q.duplicated, q.pendingDups)
+	if len(h.out) != n+int(q.duplicated) || len(h.in) != len(h.out) || len(h.dupped) != int(q.duplicated) {
+		t.Fatalf("%d out, %d in, %d duplicated, %d packets asked for", len(h.out), len(h.in), q.duplicated, len(h.dupped))
 	}
-	// duplicate 100%: each packet once more, never a third time.
+	for d, k := range h.dupped {
+		if k != 1 || h.in[d].Sock == -1 {
+			t.Fatalf("packet %#x (socket %d) duplicated %d times: only originals, once each", uint64(d), h.in[d].Sock, k)
+		}
+	}
+	// duplicate 100%: each packet of one batch once more, never a third
+	// time.
 	h, q = newHost(t, "duplicate 100%", 4)
 	h.send(10, pkt(100))
 	h.drain()
-	if len(h.out) != 20 || q.duplicated != 10 {
-		t.Fatalf("duplicate 100%%: %d out, %d duplicated", len(h.out), q.duplicated)
+	if len(h.out) != 20 || q.duplicated != 10 || len(h.dupped) != 10 {
+		t.Fatalf("duplicate 100%%: %d out, %d duplicated, %d packets asked for", len(h.out), q.duplicated, len(h.dupped))
+	}
+	for d, k := range h.dupped {
+		if k != 1 || h.in[d].Sock == -1 {
+			t.Fatalf("duplicate 100%%: packet %#x (socket %d) duplicated %d times", uint64(d), h.in[d].Sock, k)
+		}
 	}
 }
 

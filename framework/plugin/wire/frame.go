@@ -21,7 +21,7 @@ import (
 //	Upcall = u8 FrameUpcall u32 call  ops  i64 trailing  u8 query  i64 arg
 //	ops    = u16 n, n x (u8 kind  i64 spend  fields of the kind)
 //	xoff   = u16 n, n x u64 (bit i: txq i stopped by the driver)
-//	packet = 72 bytes, see PutPacket
+//	packet = 80 bytes, see Packet (byte 35 is flags; bytes 76-79 are zero)
 //
 // Method payloads are listed with the Method constants.
 
@@ -51,7 +51,7 @@ type Method uint8
 // Methods, with their payloads (call -> reply, after ops and trailing
 // spend where the method runs plugin code with a context).
 const (
-	MNewQdisc  Method = iota + 1 // str kind -> u32 instance
+	MNewQdisc  Method = iota + 1 // str kind -> u32 instance, u8 classful
 	MNewDriver                   // str name -> u32 instance, u8 has ndo_select_queue
 	MQInit                       // i64 now, pb QdiscSetup -> ops, pb QdiscInfo
 	MQEnqueue                    // i64 now, packets -> ops, u32 n, n x u8 rc
@@ -68,11 +68,20 @@ const (
 	MDSelect                     // packet, u32 num_txq -> i32 q, u8 ok
 	MClose                       // -> (the instance is gone)
 	MQTimer                      // i64 now -> ops (the qdisc's own timer fired)
+	// A classful qdisc's (wire/class.go): MNewQdisc's reply also says
+	// whether the qdisc is classful (u8), and its data-path calls may
+	// make leaf queries (QueryLeaf*) as upcalls.
+	MQClassChange // i64 now, u32 id, u32 parent, u8 create, u8 exists, strs args -> ops, str warning
+	MQClassDelete // i64 now, u32 id -> ops
+	MQClasses     // -> classes (EncodeClasses)
+	MQQlenNotify  // i64 now, u32 id, i64 qlen, i64 backlog -> ops
+	MQFilters     // strs (cls.Set.Specs) ->
 	numMethods
 )
 
 var methodNames = [numMethods]string{"", "new qdisc", "new driver", "init", "enqueue", "dequeue", "peek", "reset",
-	"stats", "dump", "change", "init", "xmit", "poll", "stats", "select_queue", "close", "timer"}
+	"stats", "dump", "change", "init", "xmit", "poll", "stats", "select_queue", "close", "timer",
+	"class change", "class delete", "classes", "qlen_notify", "filters"}
 
 func (m Method) String() string {
 	if m > 0 && m < numMethods {
@@ -82,7 +91,10 @@ func (m Method) String() string {
 }
 
 // PacketSize is the encoded size of a packet.
-const PacketSize = 72
+const PacketSize = 80
+
+// Packet flags (byte 35 of a packet).
+const pktDup = 1 << 0 // skb.Packet.Dup
 
 // Enc appends a frame.
 type Enc struct{ B []byte }
@@ -136,6 +148,9 @@ func (e *Enc) Packet(p *skb.Packet) {
 	le.PutUint16(w[28:], p.Keys.SrcPort)
 	le.PutUint16(w[30:], p.Keys.DstPort)
 	w[32], w[33], w[34] = p.Keys.Proto, p.DSCP, p.ECN
+	if p.Dup {
+		w[35] = pktDup
+	}
 	le.PutUint32(w[36:], p.Priority)
 	le.PutUint32(w[40:], uint32(p.Sock))
 	le.PutUint16(w[44:], p.Queue)
@@ -143,6 +158,7 @@ func (e *Enc) Packet(p *skb.Packet) {
 	le.PutUint64(w[48:], uint64(p.Tstamp))
 	le.PutUint64(w[56:], uint64(p.Enqueued))
 	le.PutUint64(w[64:], p.PacingRate)
+	le.PutUint32(w[72:], p.Mark)
 	e.B = b
 }
 
@@ -290,6 +306,8 @@ func (d *Dec) Packet() skb.Packet {
 		Tstamp:     int64ToTime(le.Uint64(w[48:])),
 		Enqueued:   int64ToTime(le.Uint64(w[56:])),
 		PacingRate: le.Uint64(w[64:]),
+		Mark:       le.Uint32(w[72:]),
+		Dup:        w[35]&pktDup != 0,
 	}
 }
 

@@ -51,6 +51,9 @@ func (l *LocalQdisc) Init(c qdisc.Ctx, s qdisc.Setup, args []string) (qdisc.Info
 func (l *LocalQdisc) begin(c qdisc.Ctx) QdiscHost {
 	h := c.(QdiscHost)
 	l.ctx.Begin(h.Now())
+	if ch, ok := h.(ClassHost); ok && l.Classful() {
+		l.ctx.SetUpcaller(LocalUp{Host: ch})
+	}
 	return h
 }
 
@@ -177,3 +180,47 @@ func (l *LocalDriver) Selector() driver.QueueSelector {
 	s, _ := l.D.(driver.QueueSelector)
 	return s
 }
+
+// Classful implements ClassOps: the qdisc inside implements
+// qdisc.Classful.
+func (l *LocalQdisc) Classful() bool {
+	_, ok := l.Q.(qdisc.Classful)
+	return ok
+}
+
+func (l *LocalQdisc) classful() qdisc.Classful {
+	c, ok := l.Q.(qdisc.Classful)
+	if !ok {
+		sim.Panicf("qdisc has no classes (it implements no qdisc.Classful)")
+	}
+	return c
+}
+
+// ChangeClass implements ClassOps.
+func (l *LocalQdisc) ChangeClass(c qdisc.Ctx, req qdisc.ClassReq) error {
+	h := l.begin(c)
+	err := l.classful().ChangeClass(l.ctx, req)
+	l.end(h)
+	return err
+}
+
+// DeleteClass implements ClassOps.
+func (l *LocalQdisc) DeleteClass(c qdisc.Ctx, id qdisc.ClassID) error {
+	h := l.begin(c)
+	err := l.classful().DeleteClass(l.ctx, id)
+	l.end(h)
+	return err
+}
+
+// Classes implements ClassOps.
+func (l *LocalQdisc) Classes() []qdisc.Class { return l.classful().Classes() }
+
+// QlenNotify implements ClassOps.
+func (l *LocalQdisc) QlenNotify(c qdisc.Ctx, id qdisc.ClassID, leaf qdisc.LeafState) {
+	h := l.begin(c)
+	l.classful().QlenNotify(l.ctx, id, leaf)
+	l.end(h)
+}
+
+// SetFilters implements ClassOps.
+func (l *LocalQdisc) SetFilters(specs []string) error { return l.ctx.SetFilters(specs) }

@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/txlab/txlab/framework/cls"
 	"github.com/txlab/txlab/framework/driver"
 	"github.com/txlab/txlab/framework/qdisc"
 	"github.com/txlab/txlab/framework/sim"
@@ -218,6 +219,12 @@ type QdiscCtx struct {
 	rand     *sim.Rand
 	prices   qdisc.Prices
 	hasTimer bool
+
+	// A classful qdisc's: the way to its leaves, its filters, and a
+	// buffer for one leaf enqueue.
+	up      LeafUpcaller
+	filters *cls.Set
+	leaves  []qdisc.LeafPacket
 }
 
 // NewQdiscCtx makes the context for a qdisc whose stream has seed and

@@ -36,14 +36,25 @@ type Ctx struct {
 	Reasons []skb.DropReason
 	// Dups are the packets the qdisc asked to duplicate (Duplicate)
 	// since the suite last took them: it enqueues their clones right
-	// after the call, as the host does.
+	// after the call, as the host does, marked (Packet.Dup).
 	Dups []skb.Handle
+
+	// A classful qdisc's leaves (class.go), and the packets handed in
+	// (by handle) for its leaves behind the plugin boundary.
+	leaves map[qdisc.ClassID]*leafCtx
+	pkts   map[skb.Handle]skb.Packet
+	// leafDups are the leaves' duplicates since the suite last took
+	// them; dupBy is the leaf class of each clone on its way to the
+	// root (marked if the root hands it back to that leaf).
+	leafDups []leafDup
+	dupBy    map[skb.Handle]qdisc.ClassID
 }
 
 // NewCtx makes a context at time 0 whose random stream has seed.
 func NewCtx(seed uint64) *Ctx {
 	sd := sim.Seed{seed, 1}
-	return &Ctx{Rng: sim.NewRand(sd), Seed: sd, Dropped: map[skb.Handle]skb.DropReason{}}
+	return &Ctx{Rng: sim.NewRand(sd), Seed: sd, Dropped: map[skb.Handle]skb.DropReason{}, pkts: map[skb.Handle]skb.Packet{},
+		dupBy: map[skb.Handle]qdisc.ClassID{}}
 }
 
 func (c *Ctx) Now() sim.Time { return c.T }
@@ -81,8 +92,11 @@ type Broken struct{ Msg string }
 
 func (b *Broken) Error() string { return b.Msg }
 
-func (c *Ctx) drop(h skb.Handle, r skb.DropReason) {
-	if !skb.IsKernelReason(r) && !slices.Contains(c.Reasons, r) {
+func (c *Ctx) drop(h skb.Handle, r skb.DropReason) { c.dropWith(c.Reasons, h, r) }
+
+// dropWith records a drop by a qdisc that declared reasons.
+func (c *Ctx) dropWith(reasons []skb.DropReason, h skb.Handle, r skb.DropReason) {
+	if !skb.IsKernelReason(r) && !slices.Contains(reasons, r) {
 		panic(&Broken{fmt.Sprintf("drop reason %q is not a kernel SKB_DROP_REASON_* name nor one the qdisc declared", r)})
 	}
 	if _, dup := c.Dropped[h]; dup {
@@ -103,9 +117,14 @@ func (c *Ctx) Init(q qdisc.Qdisc, s qdisc.Setup, args []string) (qdisc.Info, err
 
 // Idle is what the host does when a dequeue returned nothing while the
 // qdisc holds held packets: wait for the qdisc's watchdog (or its own
-// timer, running q's Timer) and move T there. With neither armed the
-// host would never dequeue again: that is the error.
+// timer, running q's Timer), or the earliest a leaf of a classful q
+// armed, and move T there. With none armed the host would never dequeue
+// again: that is the error.
 func (c *Ctx) Idle(q qdisc.Qdisc, held int) error {
+	if x, at, timer := c.leafEvent(); x != nil &&
+		!(c.WDogArmed && c.WDog <= at) && !(c.TimerArmed && c.TimerAt <= at) {
+		return x.fire(q, timer)
+	}
 	switch {
 	case c.WDogArmed && (!c.TimerArmed || c.WDog <= c.TimerAt):
 		c.WDogArmed = false
@@ -154,11 +173,20 @@ type Result struct {
 
 // Options tune the suite for one qdisc.
 type Options struct {
-	Args  []string // tc options to init with
-	Limit int      // the packet limit the args set (0: not checked)
-	Setup qdisc.Setup
-	Pkts  int // packets to push (default 3000)
-	Seed  uint64
+	Args []string // tc options to init with
+	// Classes are `tc class add` words (after "class add") applied
+	// after Init, for a classful qdisc: "parent 1: classid 1:10 htb
+	// rate 100mbit". With classes the packets' skb->priority is one of
+	// MAJ:1 to MAJ:8 (the suite has no filters).
+	Classes []string
+	// Leaves are `tc qdisc add` words (after "qdisc add") for the
+	// qdiscs of leaf classes, in place of their pfifos: "parent 1:10
+	// handle 10: netem delay 1ms duplicate 10%".
+	Leaves []string
+	Limit  int // the packet limit the args set (0: not checked)
+	Setup  qdisc.Setup
+	Pkts   int // packets to push (default 3000)
+	Seed   uint64
 }
 
 // Limits of Options.
@@ -227,7 +255,12 @@ func Run(f qdisc.Factory, o Options) []Result {
 	for i, c := range checks {
 		q := f()
 		ctx := NewCtx(o.Seed)
-		if err := safe(func() error { _, err := ctx.Init(q, o.Setup, o.Args); return err }); err != nil {
+		if err := safe(func() error {
+			if _, err := ctx.Init(q, o.Setup, o.Args); err != nil {
+				return err
+			}
+			return ctx.attach(q, o)
+		}); err != nil {
 			if i == 0 {
 				return []Result{{Check: "init", Err: err}}
 			}
@@ -313,14 +346,29 @@ func safe(fn func() error) (err error) {
 type gen struct {
 	rng  *rand.Rand
 	next uint64
+	maj  uint16 // with classes given: skb->priority names MAJ:1..MAJ:8
+}
+
+func newGen(o Options, stream uint64) *gen {
+	g := &gen{rng: rand.New(rand.NewPCG(o.Seed, stream))}
+	if len(o.Classes) > 0 {
+		g.maj = uint16(o.Setup.Major())
+	}
+	return g
 }
 
 func (g *gen) packet() skb.Packet {
 	g.next++
 	flow := g.rng.IntN(37)
-	return skb.Packet{Handle: skb.Handle(g.next<<8 | 1), Len: uint32(60 + g.rng.IntN(1454)), TrueSize: 2048,
+	p := skb.Packet{Handle: skb.Handle(g.next<<8 | 1), Len: uint32(60 + g.rng.IntN(1454)), TrueSize: 2048,
 		Hash: uint32(flow) * 2654435761, Sock: int32(flow), Priority: uint32(g.rng.IntN(8)), DSCP: uint8(g.rng.IntN(64)),
 		Keys: skb.FlowKeys{Src: uint32(flow % 5), Dst: uint32(flow), SrcPort: uint16(flow), DstPort: 80, Proto: 17}, GSOSegs: 1}
+	if g.maj != 0 {
+		// A classful qdisc's classes are picked by skb->priority (the
+		// suite has no filters): MAJ:1 to MAJ:8.
+		p.Priority = uint32(g.maj)<<16 | (1 + p.Priority)
+	}
+	return p
 }
 
 // clone is skb_clone of p: a new handle, no socket.
@@ -395,20 +443,29 @@ func push(q qdisc.Qdisc, ctx *Ctx, g *gen, l *ledger, n int) error {
 		if err := enqueue(q, ctx, l, batch); err != nil {
 			return err
 		}
-		// The host enqueues the duplicates' clones right after the call.
-		for depth := 0; len(ctx.Dups) > 0; depth++ {
+		// The host enqueues the duplicates' clones at the root right
+		// after the call: the root's own, marked as they come back to
+		// it, then its leaves'.
+		for depth := 0; len(ctx.Dups) > 0 || len(ctx.leafDups) > 0; depth++ {
 			if depth == 8 {
 				return fmt.Errorf("duplicates of duplicates %d deep", depth)
 			}
-			clones := make([]skb.Packet, len(ctx.Dups))
-			for i, h := range ctx.Dups {
+			clones := make([]skb.Packet, 0, len(ctx.Dups)+len(ctx.leafDups))
+			for _, h := range ctx.Dups {
 				p, ok := l.held[h]
 				if !ok {
 					return fmt.Errorf("duplicated packet %#x it does not hold", uint64(h))
 				}
-				clones[i] = g.clone(p)
+				p = g.clone(p)
+				p.Dup = true
+				clones = append(clones, p)
 			}
-			ctx.Dups = ctx.Dups[:0]
+			for _, d := range ctx.leafDups {
+				p := g.clone(d.p)
+				ctx.dupBy[p.Handle] = d.by
+				clones = append(clones, p)
+			}
+			ctx.Dups, ctx.leafDups = ctx.Dups[:0], ctx.leafDups[:0]
 			if err := enqueue(q, ctx, l, clones); err != nil {
 				return err
 			}
@@ -423,6 +480,7 @@ func enqueue(q qdisc.Qdisc, ctx *Ctx, l *ledger, batch []skb.Packet) error {
 	rc := make([]qdisc.Code, len(batch))
 	for _, p := range batch {
 		l.in(p)
+		ctx.pkts[p.Handle] = p
 	}
 	q.Enqueue(ctx, batch, rc)
 	if err := l.sync(ctx); err != nil {
@@ -482,7 +540,7 @@ func take(q qdisc.Qdisc, ctx *Ctx, l *ledger, max int) ([]skb.Packet, error) {
 // returns nothing while the qdisc holds packets, it must have armed the
 // watchdog.
 func checkProgress(q qdisc.Qdisc, ctx *Ctx, o Options) error {
-	g := &gen{rng: rand.New(rand.NewPCG(o.Seed, 9))}
+	g := newGen(o, 9)
 	l := newLedger()
 	for round := 0; round < 200; round++ {
 		if err := push(q, ctx, g, l, 1+g.rng.IntN(8)); err != nil {
@@ -503,7 +561,7 @@ func checkProgress(q qdisc.Qdisc, ctx *Ctx, o Options) error {
 }
 
 func checkIdentity(q qdisc.Qdisc, ctx *Ctx, o Options) error {
-	g := &gen{rng: rand.New(rand.NewPCG(o.Seed, 3))}
+	g := newGen(o, 3)
 	l := newLedger()
 	if err := push(q, ctx, g, l, o.Pkts); err != nil {
 		return err
@@ -524,7 +582,7 @@ func checkLimit(q qdisc.Qdisc, ctx *Ctx, o Options) error {
 	if o.Limit == 0 {
 		return nil
 	}
-	g := &gen{rng: rand.New(rand.NewPCG(o.Seed, 4))}
+	g := newGen(o, 4)
 	l := newLedger()
 	if err := push(q, ctx, g, l, 3*o.Limit); err != nil {
 		return err
@@ -536,7 +594,7 @@ func checkLimit(q qdisc.Qdisc, ctx *Ctx, o Options) error {
 }
 
 func checkBacklog(q qdisc.Qdisc, ctx *Ctx, o Options) error {
-	g := &gen{rng: rand.New(rand.NewPCG(o.Seed, 5))}
+	g := newGen(o, 5)
 	l := newLedger()
 	for round := 0; round < 20; round++ {
 		if err := push(q, ctx, g, l, 50); err != nil {
@@ -561,7 +619,7 @@ func checkBacklog(q qdisc.Qdisc, ctx *Ctx, o Options) error {
 }
 
 func checkPeek(q qdisc.Qdisc, ctx *Ctx, o Options) error {
-	g := &gen{rng: rand.New(rand.NewPCG(o.Seed, 6))}
+	g := newGen(o, 6)
 	l := newLedger()
 	if err := push(q, ctx, g, l, 200); err != nil {
 		return err
@@ -600,13 +658,14 @@ func checkPeek(q qdisc.Qdisc, ctx *Ctx, o Options) error {
 }
 
 func checkReset(q qdisc.Qdisc, ctx *Ctx, o Options) error {
-	g := &gen{rng: rand.New(rand.NewPCG(o.Seed, 7))}
+	g := newGen(o, 7)
 	l := newLedger()
 	if err := push(q, ctx, g, l, 500); err != nil {
 		return err
 	}
 	var d qdisc.Defaults
 	d.Reset(q, ctx)
+	ctx.resetLeaves() // the host resets a classful qdisc's leaves
 	if err := l.sync(ctx); err != nil {
 		return err
 	}
@@ -620,7 +679,7 @@ func checkReset(q qdisc.Qdisc, ctx *Ctx, o Options) error {
 }
 
 func checkBulk(q qdisc.Qdisc, ctx *Ctx, o Options) error {
-	g := &gen{rng: rand.New(rand.NewPCG(o.Seed, 8))}
+	g := newGen(o, 8)
 	l := newLedger()
 	if err := push(q, ctx, g, l, 300); err != nil {
 		return err

@@ -1,0 +1,239 @@
+package cls
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/txlab/txlab/framework/qdisc"
+	"github.com/txlab/txlab/framework/skb"
+	"github.com/txlab/txlab/framework/tc"
+	"github.com/txlab/txlab/framework/units"
+)
+
+// Control is a tc action verdict (TC_ACT_*, include/uapi/linux/pkt_cls.h).
+type Control int32
+
+// The verdicts the modelled actions give.
+const (
+	ActUnspec Control = -1 // TC_ACT_UNSPEC, "continue": the filter did not decide
+	ActOK     Control = 0  // TC_ACT_OK, "pass"
+	ActShot   Control = 2  // TC_ACT_SHOT, "drop"
+	ActPipe   Control = 3  // TC_ACT_PIPE, "pipe": on to the next action
+)
+
+// controlNames is action_n2a's table for the modelled verdicts.
+var controlNames = map[Control]string{ActUnspec: "continue", ActOK: "pass", ActShot: "drop", ActPipe: "pipe"}
+
+func (c Control) String() string {
+	if s, ok := controlNames[c]; ok {
+		return s
+	}
+	return fmt.Sprintf("%d", int32(c))
+}
+
+// parseControl is action_a2n: a verdict by name ("ok" and "shot" are
+// aliases). ok is false for a word that names no verdict; lacks is set
+// for verdicts tc knows that txlab does not model.
+func parseControl(w string) (c Control, ok bool, lacks bool) {
+	switch w {
+	case "continue":
+		return ActUnspec, true, false
+	case "pass", "ok":
+		return ActOK, true, false
+	case "drop", "shot":
+		return ActShot, true, false
+	case "pipe":
+		return ActPipe, true, false
+	case "reclassify", "trap", "jump", "goto", "stolen":
+		return 0, true, true
+	}
+	return 0, false, false
+}
+
+// Action is one action bound to a filter: gact (a verdict alone) or
+// skbedit (priority and mark).
+type Action struct {
+	Kind    string // "gact" or "skbedit"
+	Control Control
+	Index   uint32
+
+	// skbedit
+	SetPriority bool
+	Priority    uint32
+	SetMark     bool
+	Mark, Mask  uint32
+	MaskSet     bool
+}
+
+// exec is the action's act(): it may edit p, and says what comes next.
+func (a *Action) exec(p *skb.Packet) Control {
+	if a.SetPriority {
+		p.Priority = a.Priority // tcf_skbedit_act: skb->priority = params->priority
+	}
+	if a.SetMark {
+		mask := uint32(0xFFFFFFFF)
+		if a.MaskSet {
+			mask = a.Mask
+		}
+		p.Mark = p.Mark&^mask | a.Mark&mask // skb->mark &= ~mask; skb->mark |= mark & mask
+	}
+	return a.Control
+}
+
+// execActions is tcf_action_exec: each action in order while they pipe.
+func execActions(acts []Action, p *skb.Packet) Control {
+	ret := ActOK
+	for i := range acts {
+		ret = acts[i].exec(p)
+		if ret != ActPipe {
+			break
+		}
+	}
+	return ret
+}
+
+// parseActions is parse_action from "action" on: one or more actions,
+// each introduced by "action". It returns the actions and the words left.
+func parseActions(kind string, words []string, s *Set) ([]Action, []string, error) {
+	var out []Action
+	for len(words) > 0 && words[0] == "action" {
+		words = words[1:]
+		if len(words) == 0 {
+			return nil, nil, qdisc.Parsef(kind, `Illegal "action": an action kind or verdict is needed after "action"`)
+		}
+		var a Action
+		var err error
+		switch w := words[0]; {
+		case matches(w, "skbedit"):
+			a, words, err = parseSkbedit(kind, words[1:])
+		case w == "gact":
+			a, words, err = parseGact(kind, words[1:])
+		default:
+			if _, ok, _ := parseControl(w); ok {
+				a, words, err = parseGact(kind, words)
+				break
+			}
+			return nil, nil, qdisc.Lacksf(kind, "action %q is not modelled (txlab has skbedit and gact: drop, pass, pipe, continue)", w)
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		a.Index = s.nextActionIndex(a.Kind)
+		out = append(out, a)
+	}
+	return out, words, nil
+}
+
+// parseGact is parse_gact: a verdict, then an optional index.
+func parseGact(kind string, words []string) (Action, []string, error) {
+	a := Action{Kind: "gact"}
+	if len(words) == 0 {
+		return a, nil, qdisc.Parsef(kind, `gact: a verdict is needed (drop, pass, pipe, continue)`)
+	}
+	c, ok, lacks := parseControl(words[0])
+	switch {
+	case lacks:
+		return a, nil, qdisc.Lacksf(kind, "gact verdict %q is not modelled", words[0])
+	case !ok:
+		return a, nil, qdisc.Parsef(kind, `gact: %q is not a verdict (drop, pass, pipe, continue)`, words[0])
+	}
+	a.Control = c
+	words, err := skipIndex(kind, "gact", words[1:])
+	return a, words, err
+}
+
+// parseSkbedit is parse_skbedit for priority and mark, then the
+// verdict (default pipe) and an optional index.
+func parseSkbedit(kind string, words []string) (Action, []string, error) {
+	a := Action{Kind: "skbedit", Control: ActPipe}
+	n := 0
+	for len(words) > 0 {
+		w := words[0]
+		switch {
+		case matches(w, "priority"):
+			if len(words) < 2 {
+				return a, nil, qdisc.Parsef(kind, `skbedit: "priority" needs a value`)
+			}
+			h, ok := tc.ParseClassID(words[1])
+			if !ok {
+				return a, nil, qdisc.Parsef(kind, "skbedit: Illegal priority %q", words[1])
+			}
+			a.SetPriority, a.Priority = true, uint32(h)
+			words = words[2:]
+			n++
+		case matches(w, "mark"):
+			if len(words) < 2 {
+				return a, nil, qdisc.Parsef(kind, `skbedit: "mark" needs a value`)
+			}
+			v, m, slash := strings.Cut(words[1], "/")
+			mark, err := units.GetUnsigned(v, 0)
+			if err != nil {
+				return a, nil, qdisc.Parsef(kind, "skbedit: Illegal mark %q", words[1])
+			}
+			a.SetMark, a.Mark = true, mark
+			if slash {
+				mask, err := units.GetUnsigned(m, 0)
+				if err != nil {
+					return a, nil, qdisc.Parsef(kind, "skbedit: Illegal mask %q", words[1])
+				}
+				a.Mask, a.MaskSet = mask, true
+			}
+			words = words[2:]
+			n++
+		case matches(w, "queue_mapping") || matches(w, "ptype") || matches(w, "inheritdsfield"):
+			return a, nil, qdisc.Lacksf(kind, "skbedit %s is not modelled (priority and mark are)", w)
+		default:
+			goto done
+		}
+	}
+done:
+	if n == 0 {
+		return a, nil, qdisc.Parsef(kind, "skbedit: nothing to edit (priority CLASSID or mark MARK[/MASK])")
+	}
+	if len(words) > 0 {
+		if c, ok, lacks := parseControl(words[0]); ok {
+			if lacks {
+				return a, nil, qdisc.Lacksf(kind, "verdict %q is not modelled", words[0])
+			}
+			a.Control = c
+			words = words[1:]
+		}
+	}
+	words, err := skipIndex(kind, "skbedit", words)
+	return a, words, err
+}
+
+// skipIndex reads an action's "index N": shared action instances are not
+// modelled, so an index is refused.
+func skipIndex(kind, act string, words []string) ([]string, error) {
+	if len(words) > 0 && matches(words[0], "index") {
+		return nil, qdisc.Lacksf(kind, "%s index: shared action instances are not modelled (each filter's actions are its own)", act)
+	}
+	return words, nil
+}
+
+// print is the action as tc_print_action prints it within a filter:
+// "\n\taction order N: ..." and its index line.
+func (a *Action) print(b *strings.Builder, order int) {
+	fmt.Fprintf(b, "\n\taction order %d: ", order)
+	switch a.Kind {
+	case "gact":
+		fmt.Fprintf(b, "gact action %s\n\t random type none pass val 0", a.Control)
+	case "skbedit":
+		b.WriteString("skbedit ")
+		if a.SetPriority {
+			fmt.Fprintf(b, " priority %s", qdisc.ClassID(a.Priority))
+		}
+		if a.SetMark {
+			fmt.Fprintf(b, " mark %d", a.Mark)
+			if a.MaskSet {
+				fmt.Fprintf(b, "/%#x", a.Mask)
+			}
+		}
+		fmt.Fprintf(b, " %s", a.Control)
+	}
+	fmt.Fprintf(b, "\n\t index %d ref 1 bind 1\n", a.Index)
+}
+
+// matches is iproute2's matches(): w is a non-empty prefix of keyword.
+func matches(w, keyword string) bool { return w != "" && strings.HasPrefix(keyword, w) }

@@ -1,0 +1,672 @@
+// Package cls is the model's tc classifiers (net/sched/cls_*.c) and the
+// two actions they carry (act_skbedit, act_gact): filters attached to a
+// qdisc or a class, tried in pref order by Classify (tcf_classify), and
+// printed as `tc filter show` prints them. matchall, u32 (on the IPv4 and
+// UDP header of txlab's packets, key by key as the kernel compares them),
+// fw (skb->mark) and flower (addresses, ports, protocol, tos).
+//
+// A Set is the host's filters; a classful qdisc in a plugin gets a copy
+// rebuilt from Specs, so classification runs where the qdisc runs, in
+// process or out, with the same result.
+package cls
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/txlab/txlab/framework/qdisc"
+	"github.com/txlab/txlab/framework/skb"
+	"github.com/txlab/txlab/framework/tc"
+)
+
+// Filter is one filter element: what `tc filter show` prints a line
+// (and its options) for.
+type Filter struct {
+	Parent   qdisc.ClassID // the qdisc (X:0) or class it is attached to
+	Pref     uint16
+	Protocol uint16
+	Kind     string
+	Handle   uint32
+	ClassID  qdisc.ClassID // flowid/classid, 0 if none
+	Actions  []Action
+	Flags    uint32 // TCA_CLS_FLAGS_SKIP_HW / SKIP_SW
+	// Words are the kind's option words as given (what Specs replays).
+	Words []string
+
+	u32    *u32Sel
+	fw     *fwKey
+	flower *flowerKeys
+}
+
+// Classifier flags (TCA_CLS_FLAGS_*).
+const (
+	flagSkipHW   = 1 << 0
+	flagSkipSW   = 1 << 1
+	flagNotInHW  = 1 << 3
+	defaultFlags = flagNotInHW // a software filter: dumped "not_in_hw"
+)
+
+// proto is a tcf_proto: the filters of one kind at one pref in a block.
+type proto struct {
+	pref     uint16
+	protocol uint16
+	kind     string
+	elems    []*Filter // in classify and dump order
+	u32ht    uint32    // u32: its root hash table's handle (800:, 801:, ...)
+	u32next  uint32    // u32: the next node id
+	fwOld    bool      // fw without filters: skb->mark is the classid
+	nextHand uint32    // flower: the next handle
+	seq      int       // creation order in the set (Specs replays it)
+}
+
+// block is a tcf_block (chain 0): a qdisc's or a class's filters.
+type block struct {
+	protos []*proto // by pref
+	u32ids uint32   // tc_u_common's handle idr: root hash tables made
+}
+
+// Set is every filter of a device, by the qdisc or class they are
+// attached to.
+type Set struct {
+	blocks map[qdisc.ClassID]*block
+	actIdx map[string]uint32
+	seq    int
+}
+
+// NewSet makes an empty set.
+func NewSet() *Set { return &Set{blocks: map[qdisc.ClassID]*block{}, actIdx: map[string]uint32{}} }
+
+func (s *Set) nextActionIndex(kind string) uint32 {
+	s.actIdx[kind]++
+	return s.actIdx[kind]
+}
+
+// Kinds are the classifiers modelled.
+func Kinds() []string { return []string{"flower", "fw", "matchall", "u32"} }
+
+// errKernel is a refusal by the kernel's tc_new_tfilter or a classifier's
+// change (its extack text, or RTNETLINK's errno text).
+func errKernel(format string, a ...any) error {
+	return &qdisc.OptionError{Class: qdisc.ErrKernel, Msg: fmt.Sprintf(format, a...)}
+}
+
+// Add is `tc filter add|replace|change` of cmd at parent (the qdisc's
+// X:0 or a class, as the host resolved cmd.Parent). It returns the
+// filter element made or changed (nil for fw's old-style mark
+// classification, which has none).
+func (s *Set) Add(verb tc.Verb, cmd tc.Filter, parent qdisc.ClassID) (*Filter, error) {
+	if !slices.Contains(Kinds(), cmd.Kind) {
+		if cmd.Kind == "" {
+			return nil, errKernel("Error: Filter kind is needed (matchall, u32, fw, flower).")
+		}
+		return nil, errKernel("Error: TC classifier not found (%q; txlab has %s).", cmd.Kind, strings.Join(Kinds(), ", "))
+	}
+	create := verb == tc.VerbAdd || verb == tc.VerbReplace
+	protocol := cmd.Protocol
+	if !cmd.ProtoSet && create {
+		protocol = tc.ProtoAll // tc_filter_modify: htons(ETH_P_ALL) for a new filter
+	}
+	b := s.blocks[parent]
+	if b == nil {
+		b = &block{}
+	}
+	var tp *proto
+	pref := cmd.Pref
+	if pref == 0 {
+		if !create {
+			return nil, errKernel("Error: Cannot find specified filter chain.")
+		}
+		pref = b.autoPref()
+	} else {
+		for _, p := range b.protos {
+			if p.pref != pref {
+				continue
+			}
+			if protocol != 0 && p.protocol != protocol {
+				return nil, errKernel("Error: Filter with specified priority/protocol not found.")
+			}
+			if p.kind != cmd.Kind {
+				return nil, errKernel("Error: Specified filter kind does not match existing one.")
+			}
+			tp = p
+		}
+	}
+	if protocol == 0 {
+		if tp == nil {
+			return nil, errKernel("Error: Filter with specified priority/protocol not found.")
+		}
+		protocol = tp.protocol
+	}
+	newTP := tp == nil
+	if newTP {
+		if !create {
+			return nil, errKernel("Error: Filter with specified priority/protocol not found.")
+		}
+		s.seq++
+		tp = &proto{pref: pref, protocol: protocol, kind: cmd.Kind, nextHand: 1, seq: s.seq}
+		if tp.kind == "u32" {
+			tp.u32ht = b.newU32HT()
+		}
+	}
+	f, err := tp.change(verb, cmd, parent, s)
+	if err != nil {
+		return nil, err
+	}
+	if newTP {
+		b.protos = append(b.protos, tp)
+		slices.SortStableFunc(b.protos, func(x, y *proto) int { return int(x.pref) - int(y.pref) })
+	}
+	s.blocks[parent] = b
+	return f, nil
+}
+
+// autoPref is tcf_auto_prio(tcf_chain_tp_prev()): tcf_chain_tp_find
+// with the placeholder prio 0x8000 stops at the first tcf_proto of pref
+// 0x8000 or more, and the new pref is one below it; with none, 0xC000
+// (49152).
+func (b *block) autoPref() uint16 {
+	for _, p := range b.protos {
+		if p.pref >= 0x8000 {
+			return p.pref - 1
+		}
+	}
+	return 0xC000
+}
+
+// newU32HT is u32_init's root hash table handle: 800: for the block's
+// first u32, then gen_new_htid (801:, 802:, ...).
+func (b *block) newU32HT() uint32 {
+	id := b.u32ids
+	b.u32ids++
+	return (0x800 | id) << 20
+}
+
+// change is tp->ops->change: a new element, or the one cmd.Handle names.
+func (tp *proto) change(verb tc.Verb, cmd tc.Filter, parent qdisc.ClassID, s *Set) (*Filter, error) {
+	f := &Filter{Parent: parent, Pref: tp.pref, Protocol: tp.protocol, Kind: tp.kind, Flags: defaultFlags,
+		Words: append([]string(nil), cmd.Options...)}
+	var err error
+	switch tp.kind {
+	case "matchall":
+		err = parseMatchall(f, cmd, s)
+	case "u32":
+		err = parseU32(f, cmd, tp, s)
+	case "fw":
+		err = parseFw(f, cmd, s)
+	case "flower":
+		err = parseFlower(f, cmd, tp, s)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if tp.kind == "fw" && f.fw == nil {
+		// fw_change with no options and no handle: the old method.
+		if len(tp.elems) > 0 {
+			return nil, errKernel("RTNETLINK answers: Invalid argument (fw %q: a fw filter without handle needs the pref to itself)", strings.Join(cmd.Options, " "))
+		}
+		tp.fwOld = true
+		return nil, nil
+	}
+	if tp.fwOld {
+		return nil, errKernel("RTNETLINK answers: Invalid argument (this fw pref classifies by skb->mark alone; use another pref)")
+	}
+	if tp.kind == "flower" && f.Handle == 0 {
+		f.Handle = tp.nextHand
+	}
+	if tp.kind == "u32" && f.Handle == 0 {
+		f.Handle = tp.u32ht | (0x800 + tp.u32next)
+	}
+	for i, e := range tp.elems {
+		if e.Handle != f.Handle {
+			continue
+		}
+		if verb == tc.VerbAdd {
+			return nil, errKernel("RTNETLINK answers: File exists (%s handle %s at pref %d)", tp.kind, f.handleText(), tp.pref)
+		}
+		tp.elems[i] = f
+		return f, nil
+	}
+	if verb == tc.VerbChange {
+		return nil, errKernel("Error: Filter with specified priority/protocol not found.")
+	}
+	if tp.kind == "matchall" && len(tp.elems) > 0 {
+		return nil, errKernel("RTNETLINK answers: File exists (matchall holds one filter per pref)")
+	}
+	switch tp.kind {
+	case "flower":
+		tp.nextHand = max(tp.nextHand, f.Handle+1)
+	case "u32":
+		tp.u32next = max(tp.u32next, f.Handle&0xFFF-0x800+1)
+	}
+	tp.elems = append(tp.elems, f)
+	slices.SortStableFunc(tp.elems, func(x, y *Filter) int {
+		if x.Handle < y.Handle {
+			return -1
+		}
+		if x.Handle > y.Handle {
+			return 1
+		}
+		return 0
+	})
+	return f, nil
+}
+
+// Delete is `tc filter del`: the whole pref (every element) when no
+// handle is given, as tc_del_tfilter does; or one element.
+func (s *Set) Delete(cmd tc.Filter, parent qdisc.ClassID) error {
+	b := s.blocks[parent]
+	if b == nil {
+		return errKernel("Error: Cannot find specified filter chain.")
+	}
+	if cmd.Pref == 0 {
+		delete(s.blocks, parent) // tc filter del with no pref flushes the chain
+		return nil
+	}
+	for i, tp := range b.protos {
+		if tp.pref != cmd.Pref {
+			continue
+		}
+		if cmd.Handle == "" {
+			b.protos = slices.Delete(b.protos, i, i+1)
+			return nil
+		}
+		for j, e := range tp.elems {
+			if e.handleText() == cmd.Handle || handleEqual(tp.kind, cmd.Handle, e.Handle) {
+				tp.elems = slices.Delete(tp.elems, j, j+1)
+				return nil
+			}
+		}
+		return errKernel("Error: Specified filter handle not found.")
+	}
+	return errKernel("Error: Filter with specified priority/protocol not found.")
+}
+
+// handleEqual reads a handle as the kind's parser would and compares.
+func handleEqual(kind, text string, h uint32) bool {
+	switch kind {
+	case "u32":
+		v, err := parseU32Handle(text)
+		return err == nil && v == h
+	default:
+		v, _, _ := strings.Cut(text, "/")
+		n, err := strconv.ParseUint(strings.TrimPrefix(strings.ToLower(v), "0x"), 16, 32)
+		if !strings.HasPrefix(strings.ToLower(v), "0x") {
+			n, err = strconv.ParseUint(v, 0, 32)
+		}
+		return err == nil && uint32(n) == h
+	}
+}
+
+// Reset removes every filter.
+func (s *Set) Reset() { *s = *NewSet() }
+
+// DropBlock removes the filters attached at at (its class or qdisc went).
+func (s *Set) DropBlock(at qdisc.ClassID) { delete(s.blocks, at) }
+
+// DropQdisc removes every filter attached to a qdisc of major maj or its
+// classes.
+func (s *Set) DropQdisc(maj uint16) {
+	for at := range s.blocks {
+		if at.Major() == maj {
+			delete(s.blocks, at)
+		}
+	}
+}
+
+// Attached lists where filters are attached, sorted.
+func (s *Set) Attached() []qdisc.ClassID {
+	var out []qdisc.ClassID
+	for at, b := range s.blocks {
+		if len(b.protos) > 0 {
+			out = append(out, at)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Filters lists the elements attached at at in dump order.
+func (s *Set) Filters(at qdisc.ClassID) []*Filter {
+	var out []*Filter
+	if b := s.blocks[at]; b != nil {
+		for _, tp := range b.protos {
+			out = append(out, tp.elems...)
+		}
+	}
+	return out
+}
+
+// Classify is tcf_classify over the filters attached at at: each
+// tcf_proto in pref order whose protocol is the packet's (IPv4) or all;
+// the first that decides gives the verdict. It reports one WorkHash per
+// filter element tried (one per tcf_proto for fw's mark method).
+func (s *Set) Classify(ctx qdisc.Ctx, p *skb.Packet, at qdisc.ClassID) qdisc.FilterResult {
+	b := s.blocks[at]
+	if b == nil {
+		return qdisc.FilterResult{}
+	}
+	var hdr header
+	hdr.fill(p)
+	for _, tp := range b.protos {
+		if tp.protocol != tc.ProtoAll && tp.protocol != tc.ProtoIP {
+			continue
+		}
+		if tp.fwOld {
+			ctx.Work(qdisc.WorkHash, 1)
+			// fw_classify's old method: a mark whose major is 0 or the
+			// qdisc's is the classid itself.
+			if id := qdisc.ClassID(p.Mark); id != 0 && (id.Major() == 0 || id.Major() == at.Major()) {
+				return qdisc.FilterResult{Verdict: qdisc.VerdictClass, Class: id}
+			}
+			continue
+		}
+		for _, f := range tp.elems {
+			ctx.Work(qdisc.WorkHash, 1)
+			hit, abort := f.match(p, &hdr)
+			if abort {
+				break // u32: a key past the packet ends this classifier
+			}
+			if !hit || (f.u32 != nil && !f.u32.terminal) {
+				continue
+			}
+			switch r := execActions(f.Actions, p); r {
+			case ActUnspec:
+				continue // the next element, then the next classifier
+			case ActShot:
+				return qdisc.FilterResult{Verdict: qdisc.VerdictShot}
+			default:
+				return qdisc.FilterResult{Verdict: qdisc.VerdictClass, Class: f.ClassID}
+			}
+		}
+	}
+	return qdisc.FilterResult{}
+}
+
+// match tries one element on p.
+func (f *Filter) match(p *skb.Packet, h *header) (hit, abort bool) {
+	switch {
+	case f.u32 != nil:
+		return f.u32.match(h)
+	case f.fw != nil:
+		return p.Mark&f.fw.mask == f.Handle, false
+	case f.flower != nil:
+		return f.flower.match(p), false
+	}
+	return true, false // matchall
+}
+
+// Specs are the filters of a qdisc and its classes as tc words that
+// rebuild them exactly (pref and handle given): "parent 1: protocol ip
+// pref 1 handle 800::800 u32 ...", each tcf_proto's in the order the
+// tcf_protos were made (so u32's hash tables get the same handles).
+func (s *Set) Specs(maj uint16) []string {
+	type atProto struct {
+		at qdisc.ClassID
+		tp *proto
+	}
+	var all []atProto
+	for _, at := range s.Attached() {
+		if at.Major() != maj {
+			continue
+		}
+		for _, tp := range s.blocks[at].protos {
+			all = append(all, atProto{at, tp})
+		}
+	}
+	slices.SortFunc(all, func(x, y atProto) int { return x.tp.seq - y.tp.seq })
+	var out []string
+	for _, a := range all {
+		at, tp := a.at, a.tp
+		{
+			base := tc.Filter{Parent: tcHandle(at), Protocol: tp.protocol, ProtoSet: true, Pref: tp.pref, Kind: tp.kind}
+			if tp.fwOld {
+				out = append(out, strings.Join(base.Words(), " "))
+				continue
+			}
+			for _, f := range tp.elems {
+				w := base
+				w.Handle = f.handleText()
+				w.Options = f.Words
+				out = append(out, strings.Join(w.Words(), " "))
+			}
+		}
+	}
+	return out
+}
+
+// Load builds a set from Specs' lines.
+func Load(specs []string) (*Set, error) {
+	s := NewSet()
+	for _, line := range specs {
+		cmd, err := tc.ParseFilter(strings.Fields(line))
+		if err != nil {
+			return nil, fmt.Errorf("filter %q: %w", line, err)
+		}
+		if _, err := s.Add(tc.VerbAdd, cmd, qdisc.ClassID(cmd.Parent)); err != nil {
+			return nil, fmt.Errorf("filter %q: %w", line, err)
+		}
+	}
+	return s, nil
+}
+
+func tcHandle(c qdisc.ClassID) tc.Handle { return tc.Handle(c) }
+
+// handleText is the handle as its kind's parser reads it back.
+func (f *Filter) handleText() string {
+	if f.Kind == "u32" {
+		return u32HandleString(f.Handle)
+	}
+	if f.fw != nil && f.fw.maskSet {
+		return fmt.Sprintf("0x%x/0x%x", f.Handle, f.fw.mask)
+	}
+	return fmt.Sprintf("0x%x", f.Handle)
+}
+
+// Show is `tc filter show dev DEV parent AT` for the filters attached at
+// at (print_filter per dumped node): each tcf_proto's own line, then its
+// nodes. withParent prints "parent X " (a show without "parent", which
+// lists the root qdisc's filters).
+func (s *Set) Show(at qdisc.ClassID, withParent bool) string {
+	b := s.blocks[at]
+	if b == nil {
+		return ""
+	}
+	var out strings.Builder
+	for _, tp := range b.protos {
+		head := "filter "
+		if withParent {
+			head += "parent " + at.String() + " "
+		}
+		head += "protocol " + tc.ProtoName(tp.protocol) + " pref " + strconv.Itoa(int(tp.pref)) + " " + tp.kind + " chain 0 "
+		out.WriteString(head + "\n")
+		if tp.kind == "u32" {
+			fmt.Fprintf(&out, "%sfh %s ht divisor 1 \n", head, u32HandleString(tp.u32ht))
+		}
+		for _, f := range tp.elems {
+			out.WriteString(head)
+			f.printOptions(&out)
+			out.WriteString("\n")
+		}
+	}
+	return out.String()
+}
+
+// printOptions is the kind's print_fopt, then tc_print_action.
+func (f *Filter) printOptions(b *strings.Builder) {
+	switch f.Kind {
+	case "matchall":
+		fmt.Fprintf(b, "handle 0x%x ", f.Handle)
+		if f.ClassID != 0 {
+			fmt.Fprintf(b, "flowid %s ", f.ClassID)
+		}
+		printFlagsNL(b, f.Flags)
+	case "fw":
+		if f.fw.maskSet && f.fw.mask != 0xFFFFFFFF {
+			fmt.Fprintf(b, "handle 0x%x/0x%x ", f.Handle, f.fw.mask)
+		} else {
+			fmt.Fprintf(b, "handle 0x%x ", f.Handle)
+		}
+		if f.ClassID != 0 {
+			fmt.Fprintf(b, "classid %s ", f.ClassID)
+		}
+	case "u32":
+		f.u32.print(b, f)
+	case "flower":
+		f.flower.print(b, f)
+	}
+	for i := range f.Actions {
+		f.Actions[i].print(b, i+1)
+	}
+}
+
+// printFlagsNL prints the skip/offload flags as matchall and flower do,
+// each on its own line.
+func printFlagsNL(b *strings.Builder, flags uint32) {
+	if flags&flagSkipHW != 0 {
+		b.WriteString("\n  skip_hw")
+	}
+	if flags&flagSkipSW != 0 {
+		b.WriteString("\n  skip_sw")
+	}
+	if flags&flagNotInHW != 0 {
+		b.WriteString("\n  not_in_hw")
+	}
+}
+
+// parseSkip reads skip_hw / skip_sw; skip_sw means hardware only, which
+// has no software path to model.
+func parseSkip(kind, w string, f *Filter) (bool, error) {
+	switch w {
+	case "skip_hw":
+		f.Flags |= flagSkipHW
+		return true, nil
+	case "skip_sw":
+		return true, qdisc.Lacksf(kind, "skip_sw: a filter in hardware only does not classify in the software path txlab models")
+	}
+	return false, nil
+}
+
+// parseClassID reads a flowid/classid value as get_tc_classid.
+func parseClassID(kind, w string) (qdisc.ClassID, error) {
+	h, ok := tc.ParseClassID(w)
+	if !ok {
+		return 0, qdisc.Parsef(kind, "Illegal \"classid\" %q", w)
+	}
+	return qdisc.ClassID(h), nil
+}
+
+// parseMatchall is matchall_parse_opt.
+func parseMatchall(f *Filter, cmd tc.Filter, s *Set) error {
+	const kind = "matchall"
+	if cmd.Handle != "" {
+		h, err := strconv.ParseInt(cmd.Handle, 0, 64)
+		if err != nil || h < 0 || h > 0xFFFFFFFF {
+			return qdisc.Parsef(kind, "Illegal handle %q, must be numeric.", cmd.Handle)
+		}
+		f.Handle = uint32(h)
+	}
+	if f.Handle == 0 {
+		f.Handle = 1 // mall_change: handle 0 becomes 1
+	}
+	words := cmd.Options
+	for len(words) > 0 {
+		w := words[0]
+		switch {
+		case matches(w, "classid") || w == "flowid":
+			if len(words) < 2 {
+				return qdisc.Parsef(kind, "%q needs a value", w)
+			}
+			id, err := parseClassID(kind, words[1])
+			if err != nil {
+				return err
+			}
+			f.ClassID = id
+			words = words[2:]
+		case matches(w, "action"):
+			acts, rest, err := parseActions(kind, append([]string{"action"}, words[1:]...), s)
+			if err != nil {
+				return err
+			}
+			f.Actions = append(f.Actions, acts...)
+			words = rest
+		default:
+			ok, err := parseSkip(kind, w, f)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				return qdisc.Parsef(kind, "What is %q?", w)
+			}
+			words = words[1:]
+		}
+	}
+	return nil
+}
+
+// fwKey is a fw filter's mask (TCA_FW_MASK); its handle is the mark.
+type fwKey struct {
+	mask    uint32
+	maskSet bool
+}
+
+// parseFw is fw_parse_opt: handle MARK[/MASK], then classid, action.
+func parseFw(f *Filter, cmd tc.Filter, s *Set) error {
+	const kind = "fw"
+	key := &fwKey{mask: 0xFFFFFFFF}
+	if cmd.Handle != "" {
+		v, m, slash := strings.Cut(cmd.Handle, "/")
+		n, err := strconv.ParseUint(v, 0, 32)
+		if err != nil {
+			return qdisc.Parsef(kind, "Illegal \"handle\" %q", cmd.Handle)
+		}
+		f.Handle = uint32(n)
+		if slash {
+			mm, err := strconv.ParseUint(m, 0, 32)
+			if err != nil {
+				return qdisc.Parsef(kind, "Illegal \"handle\" mask %q", cmd.Handle)
+			}
+			key.mask, key.maskSet = uint32(mm), true
+		}
+	}
+	if len(cmd.Options) == 0 && cmd.Handle == "" {
+		return nil // the old method: f.fw stays nil
+	}
+	if len(cmd.Options) == 0 {
+		// fw_change without TCA_OPTIONS but with a handle: -EINVAL.
+		return errKernel("RTNETLINK answers: Invalid argument (fw handle %s needs a classid or an action)", cmd.Handle)
+	}
+	if cmd.Handle == "" || f.Handle == 0 {
+		return errKernel("RTNETLINK answers: Invalid argument (a fw filter with options needs \"handle MARK\")")
+	}
+	words := cmd.Options
+	for len(words) > 0 {
+		w := words[0]
+		switch {
+		case matches(w, "classid") || matches(w, "flowid"):
+			if len(words) < 2 {
+				return qdisc.Parsef(kind, "%q needs a value", w)
+			}
+			id, err := parseClassID(kind, words[1])
+			if err != nil {
+				return err
+			}
+			f.ClassID = id
+			words = words[2:]
+		case matches(w, "action"):
+			acts, rest, err := parseActions(kind, append([]string{"action"}, words[1:]...), s)
+			if err != nil {
+				return err
+			}
+			f.Actions = append(f.Actions, acts...)
+			words = rest
+		case w == "indev" || matches(w, "police"):
+			return qdisc.Lacksf(kind, "%s is not modelled", w)
+		default:
+			return qdisc.Parsef(kind, "What is %q?", w)
+		}
+	}
+	f.fw = key
+	return nil
+}

@@ -1,0 +1,266 @@
+package cls
+
+import (
+	"errors"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/txlab/txlab/framework/qdisc"
+	"github.com/txlab/txlab/framework/skb"
+	"github.com/txlab/txlab/framework/tc"
+)
+
+const root = qdisc.ClassID(0x10000) // 1:
+
+func add(t *testing.T, s *Set, at qdisc.ClassID, words string) *Filter {
+	t.Helper()
+	cmd, err := tc.ParseFilter(strings.Fields(words))
+	if err != nil {
+		t.Fatalf("%q: %v", words, err)
+	}
+	f, err := s.Add(tc.VerbAdd, cmd, at)
+	if err != nil {
+		t.Fatalf("%q: %v", words, err)
+	}
+	return f
+}
+
+// pkt is a txlab UDP packet: 10.0.0.1:40000 -> 10.1.0.7:5001.
+func pkt() skb.Packet {
+	return skb.Packet{Len: 1514, Keys: skb.FlowKeys{Src: 0x0a000001, Dst: 0x0a010007, SrcPort: 40000, DstPort: 5001, Proto: 17}}
+}
+
+// Each classifier, on the fields txlab's workloads set, decides as the
+// kernel's: the first matching filter by pref gives the class.
+func TestClassify(t *testing.T) {
+	tests := []struct {
+		name    string
+		filters []string
+		edit    func(p *skb.Packet)
+		want    qdisc.FilterResult
+		prio    uint32 // skb->priority after the actions
+	}{
+		{"u32 dport", []string{"protocol ip prio 1 u32 match ip dport 5001 0xffff flowid 1:10"}, nil,
+			qdisc.FilterResult{Verdict: qdisc.VerdictClass, Class: 0x10010}, 0},
+		{"u32 dport misses", []string{"protocol ip prio 1 u32 match ip dport 5002 0xffff flowid 1:10"}, nil,
+			qdisc.FilterResult{}, 0},
+		{"u32 sport masked", []string{"protocol ip prio 1 u32 match ip sport 39936 0xff00 flowid 1:11"}, nil,
+			qdisc.FilterResult{Verdict: qdisc.VerdictClass, Class: 0x10011}, 0},
+		{"u32 src prefix", []string{"protocol ip prio 1 u32 match ip src 10.0.0.0/8 flowid 1:12"}, nil,
+			qdisc.FilterResult{Verdict: qdisc.VerdictClass, Class: 0x10012}, 0},
+		{"u32 dst host", []string{"protocol ip prio 1 u32 match ip dst 10.1.0.8/32 flowid 1:13",
+			"protocol ip prio 2 u32 match ip dst 10.1.0.7 flowid 1:14"}, nil,
+			qdisc.FilterResult{Verdict: qdisc.VerdictClass, Class: 0x10014}, 0},
+		{"u32 tos (dscp EF)", []string{"protocol ip prio 1 u32 match ip tos 0xb8 0xfc flowid 1:15"},
+			func(p *skb.Packet) { p.DSCP = 46 }, qdisc.FilterResult{Verdict: qdisc.VerdictClass, Class: 0x10015}, 0},
+		{"u32 protocol", []string{"protocol ip prio 1 u32 match ip protocol 6 0xff flowid 1:16",
+			"protocol ip prio 2 u32 match ip protocol 17 0xff flowid 1:17"}, nil,
+			qdisc.FilterResult{Verdict: qdisc.VerdictClass, Class: 0x10017}, 0},
+		{"u32 two keys, both must match", []string{"protocol ip prio 1 u32 match ip dport 5001 0xffff match ip src 192.168.0.0/16 flowid 1:18"}, nil,
+			qdisc.FilterResult{}, 0},
+		{"u32 raw u16 at 22", []string{"protocol ip prio 1 u32 match u16 5001 0xffff at 22 flowid 1:19"}, nil,
+			qdisc.FilterResult{Verdict: qdisc.VerdictClass, Class: 0x10019}, 0},
+		{"u32 without flowid decides nothing", []string{"protocol ip prio 1 u32 match ip dport 5001 0xffff"}, nil,
+			qdisc.FilterResult{}, 0},
+		{"pref order, not add order", []string{"protocol ip prio 5 u32 match ip dport 5001 0xffff flowid 1:5",
+			"protocol ip prio 2 u32 match ip dport 5001 0xffff flowid 1:2"}, nil,
+			qdisc.FilterResult{Verdict: qdisc.VerdictClass, Class: 0x10002}, 0},
+		{"fw mark", []string{"protocol ip prio 1 handle 7 fw classid 1:7"}, func(p *skb.Packet) { p.Mark = 7 },
+			qdisc.FilterResult{Verdict: qdisc.VerdictClass, Class: 0x10007}, 0},
+		{"fw mark/mask", []string{"protocol ip prio 1 handle 7/0xff fw classid 1:7"}, func(p *skb.Packet) { p.Mark = 0x307 },
+			qdisc.FilterResult{Verdict: qdisc.VerdictClass, Class: 0x10007}, 0},
+		{"fw old method: the mark is the classid", []string{"protocol ip prio 1 fw"}, func(p *skb.Packet) { p.Mark = 0x10020 },
+			qdisc.FilterResult{Verdict: qdisc.VerdictClass, Class: 0x10020}, 0},
+		{"fw old method: another qdisc's major is no class", []string{"protocol ip prio 1 fw"}, func(p *skb.Packet) { p.Mark = 0x20020 },
+			qdisc.FilterResult{}, 0},
+		{"flower dst_port", []string{"protocol ip prio 1 flower ip_proto udp dst_port 5001 classid 1:21"}, nil,
+			qdisc.FilterResult{Verdict: qdisc.VerdictClass, Class: 0x10021}, 0},
+		{"flower src_ip and tos", []string{"protocol ip prio 1 flower src_ip 10.0.0.0/24 ip_tos 0x20/0xfc classid 1:22"},
+			func(p *skb.Packet) { p.DSCP = 8 }, qdisc.FilterResult{Verdict: qdisc.VerdictClass, Class: 0x10022}, 0},
+		{"flower tcp misses udp", []string{"protocol ip prio 1 flower ip_proto tcp dst_port 5001 classid 1:23"}, nil,
+			qdisc.FilterResult{}, 0},
+		{"matchall flowid", []string{"matchall classid 1:30"}, nil,
+			qdisc.FilterResult{Verdict: qdisc.VerdictClass, Class: 0x10030}, 0},
+		{"matchall skbedit priority", []string{"matchall action skbedit priority 1:31"}, nil,
+			qdisc.FilterResult{Verdict: qdisc.VerdictClass}, 0x10031},
+		{"gact drop", []string{"protocol ip prio 1 u32 match ip dport 5001 0xffff flowid 1:10 action drop"}, nil,
+			qdisc.FilterResult{Verdict: qdisc.VerdictShot}, 0},
+		{"continue goes on to the next filter", []string{"protocol ip prio 1 u32 match ip dport 5001 0xffff flowid 1:10 action continue",
+			"protocol ip prio 2 u32 match ip dport 5001 0xffff flowid 1:11"}, nil,
+			qdisc.FilterResult{Verdict: qdisc.VerdictClass, Class: 0x10011}, 0},
+		{"skbedit then pass", []string{"protocol ip prio 1 u32 match ip dport 5001 0xffff flowid 1:10 action skbedit priority 6 pass",
+			"protocol ip prio 2 matchall classid 1:11"}, nil,
+			qdisc.FilterResult{Verdict: qdisc.VerdictClass, Class: 0x10010}, 6},
+		{"an ipv6 filter does not see IPv4", []string{"protocol ipv6 prio 1 matchall classid 1:40"}, nil,
+			qdisc.FilterResult{}, 0},
+	}
+	for _, tt := range tests {
+		s := NewSet()
+		for _, f := range tt.filters {
+			add(t, s, root, f)
+		}
+		p := pkt()
+		if tt.edit != nil {
+			tt.edit(&p)
+		}
+		got := s.Classify(qdisc.CheckCtx(), &p, root)
+		if got != tt.want || p.Priority != tt.prio {
+			t.Errorf("%s: got %+v priority %#x, want %+v priority %#x", tt.name, got, p.Priority, tt.want, tt.prio)
+		}
+		// A copy rebuilt from the specs (what a plugin gets) decides the same.
+		c, err := Load(s.Specs(1))
+		if err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		p2 := pkt()
+		if tt.edit != nil {
+			tt.edit(&p2)
+		}
+		if got := c.Classify(qdisc.CheckCtx(), &p2, root); got != tt.want {
+			t.Errorf("%s: the copy says %+v", tt.name, got)
+		}
+	}
+}
+
+// `tc filter show` as real tc prints it. Copied output loses the
+// trailing space tc leaves after each node's header; lines are compared
+// with it trimmed.
+func TestShowRealOutput(t *testing.T) {
+	tests := []struct {
+		source, add string
+		want        string
+	}{
+		{
+			// chaosblade's notes: a delay on --remote-port=55111 is
+			// `tc filter add dev eth0 protocol ip parent 1:0 prio 4 u32
+			// match ip dport 55111 0xffff flowid 1:4`, then `tc filter
+			// show dev eth0`.
+			source: "chaosblade network delay notes (kernel 5.x, iproute2 5.x)",
+			add:    "protocol ip prio 4 u32 match ip dport 55111 0xffff flowid 1:4",
+			want: "filter parent 1: protocol ip pref 4 u32 chain 0\n" +
+				"filter parent 1: protocol ip pref 4 u32 chain 0 fh 800: ht divisor 1\n" +
+				"filter parent 1: protocol ip pref 4 u32 chain 0 fh 800::800 order 2048 key ht 800 bkt 0 flowid 1:4 not_in_hw\n" +
+				"  match 0000d747/0000ffff at 20\n",
+		},
+		{
+			// tc-testing filters/matchall.json's verify pattern and a
+			// netdev report's `tc filter show` (protocol all, auto pref).
+			source: "kernel tc-testing matchall.json; bugzilla tc filter show",
+			add:    "matchall action drop",
+			want: "filter parent 1: protocol all pref 49152 matchall chain 0\n" +
+				"filter parent 1: protocol all pref 49152 matchall chain 0 handle 0x1\n" +
+				"  not_in_hw\n" +
+				"\taction order 1: gact action drop\n" +
+				"\t random type none pass val 0\n" +
+				"\t index 1 ref 1 bind 1\n\n",
+		},
+	}
+	for _, tt := range tests {
+		s := NewSet()
+		add(t, s, root, tt.add)
+		got := s.Show(root, true)
+		var trimmed []string
+		for _, l := range strings.Split(got, "\n") {
+			trimmed = append(trimmed, strings.TrimRight(l, " "))
+		}
+		if g := strings.Join(trimmed, "\n"); g != tt.want {
+			t.Errorf("%s:\ngot:\n%s\nwant:\n%s", tt.source, g, tt.want)
+		}
+	}
+}
+
+// The kernel's tc-testing u32.json pattern for `... prio 1 u32 match ip
+// src 127.0.0.1/32 flowid 1:1 action ok`, shown with `parent`.
+func TestShowMatchesSelftest(t *testing.T) {
+	s := NewSet()
+	add(t, s, root, "protocol ip prio 1 u32 match ip src 127.0.0.1/32 flowid 1:1 action ok")
+	re := regexp.MustCompile(`(?m)filter protocol ip pref 1 u32 chain (0[ ]+$|0 fh 800: ht divisor 1|0 fh 800::800 order 2048 key ht 800 bkt 0 \*?flowid 1:1.*\n\s+match 7f000001/ffffffff at 12)`)
+	if n := len(re.FindAllString(s.Show(root, false), -1)); n != 3 {
+		t.Errorf("pattern matched %d times, want 3:\n%s", n, s.Show(root, false))
+	}
+}
+
+// Auto prefs follow tcf_auto_prio; u32 hash tables and node ids and
+// flower handles count up as the kernel's.
+func TestHandlesAndPrefs(t *testing.T) {
+	s := NewSet()
+	a := add(t, s, root, "protocol ip u32 match ip dport 1 0xffff flowid 1:1")
+	b := add(t, s, root, "protocol ip u32 match ip dport 2 0xffff flowid 1:2")
+	c := add(t, s, root, "protocol ip pref 7 u32 match ip dport 3 0xffff flowid 1:3")
+	d := add(t, s, root, "protocol ip pref 7 u32 match ip dport 4 0xffff flowid 1:4")
+	e := add(t, s, root, "protocol ip pref 9 flower ip_proto udp classid 1:5")
+	f := add(t, s, root, "protocol ip pref 9 flower ip_proto udp dst_port 9 classid 1:6")
+	got := []string{
+		u32HandleString(a.Handle), u32HandleString(b.Handle), u32HandleString(c.Handle), u32HandleString(d.Handle),
+	}
+	want := []string{"800::800", "801::800", "802::800", "802::801"}
+	if strings.Join(got, " ") != strings.Join(want, " ") || a.Pref != 49152 || b.Pref != 49151 || c.Pref != 7 {
+		t.Errorf("u32 handles %v prefs %d %d %d, want %v 49152 49151 7", got, a.Pref, b.Pref, c.Pref, want)
+	}
+	if e.Handle != 1 || f.Handle != 2 {
+		t.Errorf("flower handles %d %d, want 1 2", e.Handle, f.Handle)
+	}
+}
+
+// Bad filters get tc's or the kernel's message, naming the word.
+func TestAddErrors(t *testing.T) {
+	tests := []struct {
+		filters []string
+		want    string
+		class   error
+	}{
+		{[]string{"protocol ip prio 1 bpf obj x.o"}, `TC classifier not found ("bpf"`, qdisc.ErrKernel},
+		{[]string{"protocol ip prio 1 u32 match ip dport 5001"}, `Illegal "match"`, qdisc.ErrParse},
+		{[]string{"protocol ip prio 1 u32 match ip dport 5001 0xffff flowid 1:x"}, `Illegal "classid" "1:x"`, qdisc.ErrParse},
+		{[]string{"protocol ip prio 1 u32 match ip dport 5001 0xffff flowid 1:1 bogus"}, `What is "bogus"?`, qdisc.ErrParse},
+		{[]string{"protocol ip prio 1 u32 divisor 256"}, `divisor: u32 hash tables`, qdisc.ErrLacks},
+		{[]string{"protocol ip prio 1 u32 match ip dport 1 0xffff flowid 1:1", "protocol ip prio 1 fw classid 1:1"},
+			"Specified filter kind does not match existing one", qdisc.ErrKernel},
+		{[]string{"protocol ip prio 1 u32 match ip dport 1 0xffff flowid 1:1", "protocol ipv6 prio 1 u32 match ip dport 1 0xffff flowid 1:1"},
+			"Filter with specified priority/protocol not found", qdisc.ErrKernel},
+		{[]string{"protocol ip prio 1 matchall classid 1:1", "protocol ip prio 1 matchall classid 1:2"}, "File exists", qdisc.ErrKernel},
+		{[]string{"protocol ip prio 1 fw classid 1:1"}, `needs "handle MARK"`, qdisc.ErrKernel},
+		{[]string{"protocol ip prio 1 flower dst_port 80 classid 1:1"}, `Illegal "dst_port"`, qdisc.ErrParse},
+		{[]string{"protocol all prio 1 flower ip_proto udp classid 1:1"}, `Illegal "eth_type"`, qdisc.ErrParse},
+		{[]string{"protocol ip prio 1 matchall action mirred egress redirect dev eth1"}, `action "mirred" is not modelled`, qdisc.ErrLacks},
+		{[]string{"protocol ip prio 1 matchall action skbedit"}, "skbedit: nothing to edit", qdisc.ErrParse},
+	}
+	for _, tt := range tests {
+		s := NewSet()
+		var err error
+		for _, w := range tt.filters {
+			cmd, perr := tc.ParseFilter(strings.Fields(w))
+			if perr != nil {
+				t.Fatalf("%q: %v", w, perr)
+			}
+			if _, err = s.Add(tc.VerbAdd, cmd, root); err != nil {
+				break
+			}
+		}
+		if err == nil || !strings.Contains(err.Error(), tt.want) || !errors.Is(err, tt.class) {
+			t.Errorf("%v: %v, want %q of class %v", tt.filters, err, tt.want, tt.class)
+		}
+	}
+}
+
+// Filters are per block: a class's filters are not the qdisc's.
+func TestBlocks(t *testing.T) {
+	s := NewSet()
+	add(t, s, root, "matchall classid 1:1")
+	add(t, s, 0x10001, "matchall classid 1:10")
+	p := pkt()
+	if got := s.Classify(qdisc.CheckCtx(), &p, 0x10001); got.Class != 0x10010 {
+		t.Errorf("class 1:1's filters gave %+v", got)
+	}
+	if got := s.Classify(qdisc.CheckCtx(), &p, 0x20000); got.Verdict != qdisc.VerdictNone {
+		t.Errorf("a block with no filters gave %+v", got)
+	}
+	cmd, _ := tc.ParseFilter(strings.Fields("pref 49152"))
+	if err := s.Delete(cmd, root); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Attached(); len(got) != 1 || got[0] != 0x10001 {
+		t.Errorf("after deleting 1:'s filter, filters are attached at %v", got)
+	}
+}

@@ -1,0 +1,326 @@
+package cls
+
+import (
+	"encoding/binary"
+	"fmt"
+	"net/netip"
+	"strconv"
+	"strings"
+
+	"github.com/txlab/txlab/framework/qdisc"
+	"github.com/txlab/txlab/framework/skb"
+	"github.com/txlab/txlab/framework/tc"
+	"github.com/txlab/txlab/framework/units"
+)
+
+// flowerKeys are the flower keys txlab models: IP protocol, IPv4
+// addresses with masks, L4 ports (with masks) and the tos byte.
+type flowerKeys struct {
+	ethType          uint16 // from the filter's protocol (0: all)
+	ipProto          uint8
+	ipProtoSet       bool
+	src, dst         netip.Prefix
+	srcSet, dstSet   bool
+	srcPort, dstPort uint16
+	srcMask, dstMask uint16
+	tos, tosMask     uint8
+	tosSet           bool
+}
+
+// match is fl_classify's masked compare of the dissected keys.
+func (k *flowerKeys) match(p *skb.Packet) bool {
+	if k.ethType != 0 && k.ethType != tc.ProtoIP {
+		return false
+	}
+	if k.ipProtoSet && p.Keys.Proto != k.ipProto {
+		return false
+	}
+	if k.srcSet && !k.src.Contains(addr4(p.Keys.Src)) {
+		return false
+	}
+	if k.dstSet && !k.dst.Contains(addr4(p.Keys.Dst)) {
+		return false
+	}
+	if k.srcMask != 0 && p.Keys.SrcPort&k.srcMask != k.srcPort&k.srcMask {
+		return false
+	}
+	if k.dstMask != 0 && p.Keys.DstPort&k.dstMask != k.dstPort&k.dstMask {
+		return false
+	}
+	tos := p.DSCP<<2 | p.ECN&3
+	if k.tosSet && tos&k.tosMask != k.tos&k.tosMask {
+		return false
+	}
+	return true
+}
+
+func addr4(v uint32) netip.Addr {
+	var a [4]byte
+	binary.BigEndian.PutUint32(a[:], v)
+	return netip.AddrFrom4(a)
+}
+
+// ipProtos is flower_parse_ip_proto's names.
+var ipProtos = map[string]uint8{"tcp": 6, "udp": 17, "sctp": 132, "icmp": 1}
+
+// parseFlower is flower_parse_opt for the modelled keys.
+func parseFlower(f *Filter, cmd tc.Filter, tp *proto, s *Set) error {
+	const kind = "flower"
+	if cmd.Handle != "" {
+		h, err := units.GetUnsigned(cmd.Handle, 0)
+		if err != nil || h == 0 {
+			return qdisc.Parsef(kind, "Illegal \"handle\" %q", cmd.Handle)
+		}
+		f.Handle = h
+	}
+	k := &flowerKeys{}
+	if tp.protocol != tc.ProtoAll {
+		k.ethType = tp.protocol
+	}
+	needIP := func(w string) error {
+		if k.ethType != tc.ProtoIP {
+			return qdisc.Parsef(kind, "Illegal \"eth_type\" for %s: write \"protocol ip\" (txlab's packets are IPv4)", w)
+		}
+		return nil
+	}
+	words := cmd.Options
+	for len(words) > 0 {
+		w := words[0]
+		val := func() (string, error) {
+			if len(words) < 2 {
+				return "", qdisc.Parsef(kind, "%q needs a value", w)
+			}
+			return words[1], nil
+		}
+		switch {
+		case matches(w, "classid") || matches(w, "flowid"):
+			v, err := val()
+			if err != nil {
+				return err
+			}
+			id, err := parseClassID(kind, v)
+			if err != nil {
+				return err
+			}
+			f.ClassID = id
+			words = words[2:]
+		case matches(w, "action"):
+			acts, rest, err := parseActions(kind, append([]string{"action"}, words[1:]...), s)
+			if err != nil {
+				return err
+			}
+			f.Actions = append(f.Actions, acts...)
+			words = rest
+			continue
+		case w == "ip_proto":
+			v, err := val()
+			if err != nil {
+				return err
+			}
+			if err := needIP(w); err != nil {
+				return err
+			}
+			n, ok := ipProtos[v]
+			if !ok {
+				u, perr := units.GetUnsigned(v, 16)
+				if perr != nil || u > 0xFF {
+					return qdisc.Parsef(kind, "Illegal \"ip_proto\" %q", v)
+				}
+				n = uint8(u)
+			}
+			k.ipProto, k.ipProtoSet = n, true
+			words = words[2:]
+		case w == "src_ip" || w == "dst_ip":
+			v, err := val()
+			if err != nil {
+				return err
+			}
+			if err := needIP(w); err != nil {
+				return err
+			}
+			pfx, perr := parseFlowerAddr(v)
+			if perr != nil {
+				return qdisc.Parsef(kind, "Illegal %q %q: %v", w, v, perr)
+			}
+			if w == "src_ip" {
+				k.src, k.srcSet = pfx, true
+			} else {
+				k.dst, k.dstSet = pfx, true
+			}
+			words = words[2:]
+		case w == "src_port" || w == "dst_port":
+			v, err := val()
+			if err != nil {
+				return err
+			}
+			if !k.ipProtoSet || (k.ipProto != 6 && k.ipProto != 17 && k.ipProto != 132) {
+				return qdisc.Parsef(kind, "Illegal %q: ports need ip_proto tcp, udp or sctp first", w)
+			}
+			port, mask, perr := parsePortMask(v)
+			if perr != nil {
+				return qdisc.Parsef(kind, "Illegal %q %q: %v", w, v, perr)
+			}
+			if w == "src_port" {
+				k.srcPort, k.srcMask = port, mask
+			} else {
+				k.dstPort, k.dstMask = port, mask
+			}
+			words = words[2:]
+		case w == "ip_tos":
+			v, err := val()
+			if err != nil {
+				return err
+			}
+			if err := needIP(w); err != nil {
+				return err
+			}
+			t, m, perr := parseU8Mask(v)
+			if perr != nil {
+				return qdisc.Parsef(kind, "Illegal \"ip_tos\" %q: %v", v, perr)
+			}
+			k.tos, k.tosMask, k.tosSet = t, m, true
+			words = words[2:]
+		case w == "skip_hw" || w == "skip_sw":
+			if _, err := parseSkip(kind, w, f); err != nil {
+				return err
+			}
+			words = words[1:]
+		case w == "indev" || w == "verbose" || strings.Contains(w, "_mac") || strings.HasPrefix(w, "vlan") ||
+			strings.HasPrefix(w, "enc_") || strings.HasPrefix(w, "ct_") || w == "ip_ttl" || w == "ip_flags" || w == "tcp_flags":
+			return qdisc.Lacksf(kind, "key %q is not modelled (ip_proto, src_ip, dst_ip, src_port, dst_port, ip_tos are)", w)
+		default:
+			return qdisc.Parsef(kind, "What is %q?", w)
+		}
+	}
+	f.flower = k
+	return nil
+}
+
+// parseFlowerAddr is flower_parse_ip_addr for IPv4: an address with an
+// optional prefix length or mask.
+func parseFlowerAddr(s string) (netip.Prefix, error) {
+	a, m, slash := strings.Cut(s, "/")
+	addr, err := netip.ParseAddr(a)
+	if err != nil || !addr.Is4() {
+		return netip.Prefix{}, fmt.Errorf("not an IPv4 address")
+	}
+	if !slash {
+		return netip.PrefixFrom(addr, 32), nil
+	}
+	if n, err := strconv.Atoi(m); err == nil {
+		if n < 0 || n > 32 {
+			return netip.Prefix{}, fmt.Errorf("prefix length %d", n)
+		}
+		return netip.PrefixFrom(addr, n).Masked(), nil
+	}
+	mask, err := netip.ParseAddr(m)
+	if err != nil || !mask.Is4() {
+		return netip.Prefix{}, fmt.Errorf("bad mask %q", m)
+	}
+	mb := mask.As4()
+	v := binary.BigEndian.Uint32(mb[:])
+	bits := 0
+	for v&0x80000000 != 0 {
+		bits++
+		v <<= 1
+	}
+	if v != 0 {
+		return netip.Prefix{}, fmt.Errorf("mask %s is not contiguous (not modelled)", m)
+	}
+	return netip.PrefixFrom(addr, bits).Masked(), nil
+}
+
+// parsePortMask reads "N" or "N/MASK" (flower_parse_port).
+func parsePortMask(s string) (uint16, uint16, error) {
+	v, m, slash := strings.Cut(s, "/")
+	if strings.Contains(v, "-") {
+		return 0, 0, fmt.Errorf("port ranges are not modelled")
+	}
+	p, err := units.GetUnsigned(v, 10)
+	if err != nil || p > 0xFFFF {
+		return 0, 0, fmt.Errorf("not a port")
+	}
+	mask := uint32(0xFFFF)
+	if slash {
+		if mask, err = units.GetUnsigned(m, 0); err != nil || mask > 0xFFFF {
+			return 0, 0, fmt.Errorf("bad mask")
+		}
+	}
+	return uint16(p), uint16(mask), nil
+}
+
+// parseU8Mask reads "V" or "V/M" (flower_parse_ip_tos_ttl: base 16).
+func parseU8Mask(s string) (uint8, uint8, error) {
+	v, m, slash := strings.Cut(s, "/")
+	val, err := units.GetUnsigned(v, 16)
+	if err != nil || val > 0xFF {
+		return 0, 0, fmt.Errorf("not a byte")
+	}
+	mask := uint32(0xFF)
+	if slash {
+		if mask, err = units.GetUnsigned(m, 16); err != nil || mask > 0xFF {
+			return 0, 0, fmt.Errorf("bad mask")
+		}
+	}
+	return uint8(val), uint8(mask), nil
+}
+
+// print is flower_print_opt for the modelled keys.
+func (k *flowerKeys) print(b *strings.Builder, f *Filter) {
+	fmt.Fprintf(b, "handle 0x%x ", f.Handle)
+	if f.ClassID != 0 {
+		fmt.Fprintf(b, "classid %s ", f.ClassID)
+	}
+	switch k.ethType {
+	case 0:
+	case tc.ProtoIP:
+		b.WriteString("\n  eth_type ipv4")
+	default:
+		fmt.Fprintf(b, "\n  eth_type %04x", k.ethType)
+	}
+	if k.ipProtoSet {
+		name := fmt.Sprintf("0x%02x", k.ipProto)
+		switch k.ipProto {
+		case 6:
+			name = "tcp"
+		case 17:
+			name = "udp"
+		case 132:
+			name = "sctp"
+		case 1:
+			name = "icmp"
+		}
+		fmt.Fprintf(b, "\n  ip_proto %s", name)
+	}
+	if k.tosSet {
+		fmt.Fprintf(b, "\n  ip_tos %d", k.tos)
+		if k.tosMask != 0xFF {
+			fmt.Fprintf(b, "/0x%x", k.tosMask)
+		}
+	}
+	printAddr := func(name string, p netip.Prefix) {
+		fmt.Fprintf(b, "\n  %s %s", name, p.Addr())
+		if p.Bits() < 32 {
+			fmt.Fprintf(b, "/%d", p.Bits())
+		}
+	}
+	if k.dstSet {
+		printAddr("dst_ip", k.dst)
+	}
+	if k.srcSet {
+		printAddr("src_ip", k.src)
+	}
+	printPort := func(name string, port, mask uint16) {
+		fmt.Fprintf(b, "\n  %s %d", name, port)
+		if mask != 0xFFFF {
+			fmt.Fprintf(b, "/0x%x", mask)
+		}
+	}
+	if k.dstMask != 0 {
+		printPort("dst_port", k.dstPort, k.dstMask)
+	}
+	if k.srcMask != 0 {
+		printPort("src_port", k.srcPort, k.srcMask)
+	}
+	printFlagsNL(b, f.Flags)
+}

@@ -1,0 +1,418 @@
+package cls
+
+import (
+	"encoding/binary"
+	"fmt"
+	"net/netip"
+	"strconv"
+	"strings"
+
+	"github.com/txlab/txlab/framework/qdisc"
+	"github.com/txlab/txlab/framework/skb"
+	"github.com/txlab/txlab/framework/tc"
+	"github.com/txlab/txlab/framework/units"
+)
+
+// header is the bytes a classifier reads of a txlab packet: its Ethernet
+// header (network offsets -14..-1), IPv4 header (0..19, ihl 5) and UDP
+// header (20..27); payload bytes read as zero. The flow keys' 32-bit
+// source and destination are IPv4 addresses.
+type header struct {
+	b   [14 + 28]byte
+	len int // bytes from the network header to the end of the packet
+}
+
+// netOff is where the network header starts in b.
+const netOff = 14
+
+func (h *header) fill(p *skb.Packet) {
+	b := &h.b
+	*b = [42]byte{}
+	binary.BigEndian.PutUint16(b[12:], tc.ProtoIP) // h_proto
+	ip := b[netOff:]
+	ip[0] = 0x45                // version 4, ihl 5
+	ip[1] = p.DSCP<<2 | p.ECN&3 // tos (dsfield)
+	l3 := int(p.Len) - netOff   // tot_len
+	binary.BigEndian.PutUint16(ip[2:], uint16(max(l3, 0)))
+	binary.BigEndian.PutUint16(ip[6:], 0x4000) // DF: a UDP socket's default IP_PMTUDISC_WANT
+	ip[8] = 64                                 // ttl
+	ip[9] = p.Keys.Proto
+	binary.BigEndian.PutUint32(ip[12:], p.Keys.Src)
+	binary.BigEndian.PutUint32(ip[16:], p.Keys.Dst)
+	binary.BigEndian.PutUint16(ip[20:], p.Keys.SrcPort)
+	binary.BigEndian.PutUint16(ip[22:], p.Keys.DstPort)
+	binary.BigEndian.PutUint16(ip[24:], uint16(max(l3-20, 0))) // UDP length
+	h.len = l3
+}
+
+// word32 is skb_header_pointer(skb, off, 4) read big-endian: ok is false
+// past the packet.
+func (h *header) word32(off int) (uint32, bool) {
+	if off < -netOff || off+4 > h.len {
+		return 0, false
+	}
+	var w [4]byte
+	for i := range w {
+		if o := netOff + off + i; o < len(h.b) {
+			w[i] = h.b[o]
+		}
+	}
+	return binary.BigEndian.Uint32(w[:]), true
+}
+
+// u32Key is struct tc_u32_key: a value and mask at an offset from the
+// network header, both as the big-endian word reads.
+type u32Key struct {
+	val, mask uint32
+	off       int32
+}
+
+// u32Sel is struct tc_u32_sel as far as txlab models it.
+type u32Sel struct {
+	keys     []u32Key
+	terminal bool // TC_U32_TERMINAL: a classid or an action
+}
+
+// match is u32_classify's key loop for one node.
+func (s *u32Sel) match(h *header) (hit, abort bool) {
+	for _, k := range s.keys {
+		w, ok := h.word32(int(k.off))
+		if !ok {
+			return false, true
+		}
+		if (w^k.val)&k.mask != 0 {
+			return false, false
+		}
+	}
+	return true, false
+}
+
+// packKey is pack_key: keys at the same offset merge; an offset must be
+// a multiple of 4.
+func (s *u32Sel) packKey(val, mask uint32, off int) error {
+	val &= mask
+	for i := range s.keys {
+		k := &s.keys[i]
+		if int(k.off) == off {
+			if (val^k.val)&(mask&k.mask) != 0 {
+				return fmt.Errorf("it contradicts an earlier match at %d", off)
+			}
+			k.val |= val
+			k.mask |= mask
+			return nil
+		}
+	}
+	if len(s.keys) >= 128 {
+		return fmt.Errorf("more than 128 keys")
+	}
+	if off%4 != 0 {
+		return fmt.Errorf("offset %d is not a multiple of 4", off)
+	}
+	s.keys = append(s.keys, u32Key{val: val, mask: mask, off: int32(off)})
+	return nil
+}
+
+// packKey16 is pack_key16: a 16-bit field at off, in its word.
+func (s *u32Sel) packKey16(val, mask uint32, off int) error {
+	if val > 0xFFFF || mask > 0xFFFF {
+		return fmt.Errorf("value or mask is more than 16 bits")
+	}
+	if off&3 == 0 {
+		val, mask = val<<16, mask<<16
+	}
+	return s.packKey(val, mask, off&^3)
+}
+
+// packKey8 is pack_key8.
+func (s *u32Sel) packKey8(val, mask uint32, off int) error {
+	if val > 0xFF || mask > 0xFF {
+		return fmt.Errorf("value or mask is more than 8 bits")
+	}
+	shift := uint(24 - 8*(off&3))
+	return s.packKey(val<<shift, mask<<shift, off&^3)
+}
+
+// u32HandleString is sprint_u32_handle: "800:", "800::800", "800:1:800".
+func u32HandleString(h uint32) string {
+	if h == 0 {
+		return "none"
+	}
+	var b strings.Builder
+	htid, hash, node := h>>20, (h>>12)&0xFF, h&0xFFF
+	if htid != 0 {
+		fmt.Fprintf(&b, "%x:", htid)
+	}
+	if node|hash != 0 {
+		if hash != 0 {
+			fmt.Fprintf(&b, "%x", hash)
+		}
+		if node != 0 {
+			fmt.Fprintf(&b, ":%x", node)
+		}
+	}
+	return b.String()
+}
+
+// parseU32Handle is get_u32_handle: "htid:hash:node", each part hex and
+// optional.
+func parseU32Handle(s string) (uint32, error) {
+	parts := strings.Split(s, ":")
+	if len(parts) > 3 {
+		return 0, fmt.Errorf("too many colons")
+	}
+	var vals [3]uint64
+	lim := [3]uint64{0xFFF, 0xFF, 0xFFF}
+	for i, p := range parts {
+		if p == "" {
+			continue
+		}
+		v, err := strconv.ParseUint(strings.TrimPrefix(p, "0x"), 16, 32)
+		if err != nil || v > lim[i] {
+			return 0, fmt.Errorf("%q", p)
+		}
+		vals[i] = v
+	}
+	if len(parts) == 1 {
+		return uint32(vals[0] << 20), nil // "800" is a hash table
+	}
+	return uint32(vals[0]<<20 | vals[1]<<12 | vals[2]), nil
+}
+
+// parseU32 is u32_parse_opt for what txlab models: "match" selectors,
+// classid/flowid, action, order, skip_hw. Hash tables (ht, link,
+// divisor, sample, hashkey) and offsets are refused by name.
+func parseU32(f *Filter, cmd tc.Filter, tp *proto, s *Set) error {
+	const kind = "u32"
+	if cmd.Handle != "" {
+		h, err := parseU32Handle(cmd.Handle)
+		if err != nil {
+			return qdisc.Parsef(kind, "Illegal filter ID %q", cmd.Handle)
+		}
+		if h>>20 != 0 && h&0xFFF00000 != tp.u32ht {
+			return errKernel("Error: Handle specified hash table address mismatch (%s is not this pref's %s).", cmd.Handle, u32HandleString(tp.u32ht))
+		}
+		if h&0xFFF == 0 {
+			return qdisc.Lacksf(kind, "handle %s: u32 hash tables are not modelled (give a node, 800::N)", cmd.Handle)
+		}
+		if (h>>12)&0xFF != 0 {
+			return qdisc.Lacksf(kind, "handle %s: u32 hash buckets are not modelled", cmd.Handle)
+		}
+		f.Handle = tp.u32ht | h&0xFFF
+	}
+	sel := &u32Sel{}
+	var order uint32
+	words := cmd.Options
+	for len(words) > 0 {
+		w := words[0]
+		switch {
+		case matches(w, "match"):
+			rest, err := parseSelector(words[1:], sel)
+			if err != nil {
+				return qdisc.Parsef(kind, "Illegal \"match\": %v", err)
+			}
+			words = rest
+		case matches(w, "classid") || w == "flowid":
+			if len(words) < 2 {
+				return qdisc.Parsef(kind, "%q needs a value", w)
+			}
+			id, err := parseClassID(kind, words[1])
+			if err != nil {
+				return err
+			}
+			f.ClassID, sel.terminal = id, true
+			words = words[2:]
+		case matches(w, "action"):
+			acts, rest, err := parseActions(kind, append([]string{"action"}, words[1:]...), s)
+			if err != nil {
+				return err
+			}
+			f.Actions = append(f.Actions, acts...)
+			sel.terminal = true
+			words = rest
+		case matches(w, "order"):
+			if len(words) < 2 {
+				return qdisc.Parsef(kind, "%q needs a value", w)
+			}
+			n, err := units.GetUnsigned(words[1], 0)
+			if err != nil || n == 0 || n > 0xFFF {
+				return qdisc.Parsef(kind, "Illegal \"order\" %q", words[1])
+			}
+			order = n
+			words = words[2:]
+		case matches(w, "offset") || matches(w, "hashkey") || matches(w, "divisor") || w == "link" || w == "ht" || w == "sample":
+			return qdisc.Lacksf(kind, "%s: u32 hash tables and offsets are not modelled (one table, keys at fixed offsets)", w)
+		case w == "indev" || matches(w, "police"):
+			return qdisc.Lacksf(kind, "%s is not modelled", w)
+		default:
+			ok, err := parseSkip(kind, w, f)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				return qdisc.Parsef(kind, "What is %q?", w)
+			}
+			words = words[1:]
+		}
+	}
+	if order != 0 {
+		if f.Handle&0xFFF != 0 && order != f.Handle&0xFFF {
+			return qdisc.Parsef(kind, `"order" contradicts "handle"`)
+		}
+		f.Handle = tp.u32ht | order
+	}
+	f.u32 = sel
+	return nil
+}
+
+// parseSelector is parse_selector for u32/u16/u8 at an offset and the ip
+// selectors (src, dst, tos/dsfield, protocol, sport, dport, ihl, nofrag,
+// firstfrag, df, mf).
+func parseSelector(words []string, sel *u32Sel) ([]string, error) {
+	if len(words) == 0 {
+		return nil, fmt.Errorf("a selector is needed (ip, u32, u16, u8)")
+	}
+	w := words[0]
+	switch {
+	case matches(w, "u32"): // tc tries u32 first: "u" is u32
+		return parseValueMask(words[1:], sel, 32, 0)
+	case matches(w, "u16"):
+		return parseValueMask(words[1:], sel, 16, 0)
+	case matches(w, "u8"):
+		return parseValueMask(words[1:], sel, 8, 0)
+	case matches(w, "ip"):
+		return parseIP(words[1:], sel)
+	case matches(w, "ip6") || matches(w, "udp") || matches(w, "tcp") || matches(w, "icmp") || matches(w, "mark") || matches(w, "ether"):
+		return nil, fmt.Errorf("selector %q is not modelled (ip, u32, u16, u8 are)", w)
+	}
+	return nil, fmt.Errorf("unknown selector %q", w)
+}
+
+// parseValueMask is parse_u32/u16/u8: a value (base 0), a mask (hex),
+// then an optional "at OFFSET".
+func parseValueMask(words []string, sel *u32Sel, bits, off int) ([]string, error) {
+	if len(words) < 2 {
+		return nil, fmt.Errorf("a value and a mask are needed")
+	}
+	val, err := units.GetUnsigned(words[0], 0)
+	if err != nil {
+		return nil, fmt.Errorf("value %q: %v", words[0], err)
+	}
+	mask, err := units.GetUnsigned(words[1], 16)
+	if err != nil {
+		return nil, fmt.Errorf("mask %q: %v", words[1], err)
+	}
+	words = words[2:]
+	if len(words) > 0 && words[0] == "at" {
+		if len(words) < 2 {
+			return nil, fmt.Errorf(`"at" needs an offset`)
+		}
+		if strings.HasPrefix(words[1], "nexthdr+") || words[1] == "nexthdr+" {
+			return nil, fmt.Errorf("nexthdr+ offsets are not modelled")
+		}
+		o, err := units.GetInteger(words[1], 0)
+		if err != nil {
+			return nil, fmt.Errorf("offset %q: %v", words[1], err)
+		}
+		off = int(o)
+		words = words[2:]
+	}
+	switch bits {
+	case 32:
+		err = sel.packKey(val, mask, off)
+	case 16:
+		err = sel.packKey16(val, mask, off)
+	default:
+		err = sel.packKey8(val, mask, off)
+	}
+	return words, err
+}
+
+// parseIP is parse_ip.
+func parseIP(words []string, sel *u32Sel) ([]string, error) {
+	if len(words) < 2 {
+		return nil, fmt.Errorf("ip: a field and its value are needed")
+	}
+	switch w := words[0]; w {
+	case "src", "dst":
+		off := 12
+		if w == "dst" {
+			off = 16
+		}
+		pfx, err := parsePrefix(words[1])
+		if err != nil {
+			return nil, fmt.Errorf("ip %s %q: %v", w, words[1], err)
+		}
+		mask := uint32(0)
+		if pfx.Bits() > 0 {
+			mask = 0xFFFFFFFF << (32 - pfx.Bits())
+		}
+		a := pfx.Addr().As4()
+		return words[2:], sel.packKey(binary.BigEndian.Uint32(a[:]), mask, off)
+	case "tos", "dsfield", "precedence":
+		return parseValueMask(words[1:], sel, 8, 1)
+	case "ihl":
+		return parseValueMask(words[1:], sel, 8, 0)
+	case "protocol":
+		return parseValueMask(words[1:], sel, 8, 9)
+	case "sport":
+		return parseValueMask(words[1:], sel, 16, 20)
+	case "dport":
+		return parseValueMask(words[1:], sel, 16, 22)
+	case "nofrag":
+		return words[1:], sel.packKey16(0, 0x3FFF, 6)
+	case "firstfrag":
+		return words[1:], sel.packKey16(0x2000, 0x3FFF, 6)
+	case "df":
+		return words[1:], sel.packKey16(0x4000, 0x4000, 6)
+	case "mf":
+		return words[1:], sel.packKey16(0x2000, 0x2000, 6)
+	default:
+		if matches(w, "dsfield") || matches(w, "precedence") {
+			return parseValueMask(words[1:], sel, 8, 1)
+		}
+		return nil, fmt.Errorf("ip %q is not a field (src, dst, tos, dsfield, protocol, sport, dport, ihl, nofrag, firstfrag, df, mf)", w)
+	}
+}
+
+// parsePrefix is get_prefix_1 for IPv4: "A.B.C.D[/LEN]", "any", "all",
+// "default".
+func parsePrefix(s string) (netip.Prefix, error) {
+	switch s {
+	case "any", "all", "default":
+		return netip.PrefixFrom(netip.IPv4Unspecified(), 0), nil
+	}
+	if strings.Contains(s, "/") {
+		p, err := netip.ParsePrefix(s)
+		if err != nil || !p.Addr().Is4() {
+			return netip.Prefix{}, fmt.Errorf("not an IPv4 prefix")
+		}
+		return p, nil
+	}
+	a, err := netip.ParseAddr(s)
+	if err != nil || !a.Is4() {
+		return netip.Prefix{}, fmt.Errorf("not an IPv4 address")
+	}
+	return netip.PrefixFrom(a, 32), nil
+}
+
+// print is u32_print_opt for a node.
+func (s *u32Sel) print(b *strings.Builder, f *Filter) {
+	fmt.Fprintf(b, "fh %s order %d key ht %x bkt 0 ", u32HandleString(f.Handle), f.Handle&0xFFF, f.Handle>>20)
+	if f.ClassID != 0 {
+		if !s.terminal {
+			b.WriteString("*")
+		}
+		fmt.Fprintf(b, "flowid %s ", f.ClassID)
+	} else if s.terminal {
+		b.WriteString("terminal flowid ")
+	}
+	if f.Flags&flagSkipHW != 0 {
+		b.WriteString("skip_hw ")
+	}
+	if f.Flags&flagNotInHW != 0 {
+		b.WriteString("not_in_hw ")
+	}
+	for _, k := range s.keys {
+		fmt.Fprintf(b, "\n  match %08x/%08x at %d", k.val, k.mask, k.off)
+	}
+}

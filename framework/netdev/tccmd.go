@@ -1,0 +1,421 @@
+package netdev
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/txlab/txlab/framework/qdisc"
+	"github.com/txlab/txlab/framework/skb"
+	"github.com/txlab/txlab/framework/tc"
+)
+
+// TCBatch runs the commands of a `tc -batch` text on d, in order, as tc
+// and the kernel would: the first that fails stops the batch with its
+// error, named "NAME:LINE: COMMAND: ..." (tc's "Command failed
+// NAME:LINE"). At the end every filter must point at a class that
+// exists (see CheckFilters).
+func (n *Net) TCBatch(d *Device, name, text string) error {
+	cmds, err := tc.ParseBatch(text)
+	if err != nil {
+		return fmt.Errorf("%s:%w", name, err)
+	}
+	for _, c := range cmds {
+		nw := len(n.Warnings)
+		if err := n.TC(d, c); err != nil {
+			return fmt.Errorf("%s:%d: %s: %w", name, c.Line, c, err)
+		}
+		for i := nw; i < len(n.Warnings); i++ {
+			n.Warnings[i] = fmt.Sprintf("%s:%d: %s", name, c.Line, n.Warnings[i])
+		}
+	}
+	return n.CheckFilters(d)
+}
+
+// TC runs one command on d.
+func (n *Net) TC(d *Device, c tc.Command) error {
+	switch c.Object {
+	case tc.ObjQdisc:
+		return n.tcQdisc(d, c)
+	case tc.ObjClass:
+		return n.tcClass(d, c)
+	case tc.ObjFilter:
+		return n.tcFilter(d, c)
+	}
+	return fmt.Errorf("tc %s is not modelled", c.Object)
+}
+
+func checkDev(d *Device, dev string) error {
+	if dev != "" && dev != d.Name {
+		return fmt.Errorf("cannot find device %q (this host's device is %s)", dev, d.Name)
+	}
+	return nil
+}
+
+// tcQdisc is tc_modify_qdisc: change, or add/replace at the root or
+// under a class (qdisc_graft).
+func (n *Net) tcQdisc(d *Device, c tc.Command) error {
+	cmd, err := tc.ParseQdisc(c.Words)
+	if err != nil {
+		return err
+	}
+	if err := checkDev(d, cmd.Dev); err != nil {
+		return err
+	}
+	switch c.Verb {
+	case tc.VerbDelete:
+		return qdisc.Lacksf("qdisc", "del is not modelled (replace the qdisc instead)")
+	case tc.VerbChange:
+		targets, err := d.ChangeTargets(cmd)
+		if err != nil {
+			return err
+		}
+		for _, q := range targets {
+			if cmd.Kind != "" && cmd.Kind != q.Kind {
+				return kernelf("Error: Invalid qdisc name: %q is not %s's kind (%s)", cmd.Kind, q.Name(), q.Kind)
+			}
+			if err := n.ChangeQdisc(q, cmd.Options); err != nil {
+				return fmt.Errorf("%s: %w", q.Name(), err)
+			}
+		}
+		return nil
+	}
+	if cmd.Kind == "" {
+		return kernelf("Error: no qdisc kind in %q", strings.Join(c.Words, " "))
+	}
+	if cmd.Parent == tc.Unspec || cmd.Parent == tc.Root {
+		return n.tcRoot(d, c.Verb, cmd)
+	}
+	return n.tcGraft(d, c.Verb, cmd)
+}
+
+// tcRoot is `tc qdisc add|replace dev D root ...`: a new root in place
+// of the one there. The root --qdisc (or a script's txlab.qdisc) made
+// counts as the kernel's default root, which "add" replaces; one an
+// earlier tc command made needs "replace", as NLM_F_REPLACE.
+func (n *Net) tcRoot(d *Device, verb tc.Verb, cmd tc.Qdisc) error {
+	if verb == tc.VerbAdd && d.rootByTC {
+		if cmd.Handle != tc.Unspec && cmd.Handle == d.RootHandle {
+			return kernelf("Error: Exclusivity flag on, cannot modify.")
+		}
+		return kernelf("Error: NLM_F_REPLACE needed to override (the root is %s %s; write \"qdisc replace\")", d.RootKind, d.RootHandle.QdiscString())
+	}
+	cmd.Parent, cmd.Dev = tc.Root, ""
+	if err := n.ReplaceRoot(d, cmd.Words()); err != nil {
+		return err
+	}
+	d.rootByTC = true
+	return nil
+}
+
+// ReplaceRoot is `tc qdisc replace dev D root WORDS` on an idle device:
+// the old root, its children and every qdisc under a class go, with the
+// filters, and words build the new root as --qdisc does. A device that
+// holds packets is refused: grafting a root under traffic is not
+// modelled.
+func (n *Net) ReplaceRoot(d *Device, words []string) error {
+	for _, q := range n.qdiscs {
+		if q.dev == d && (q.Qlen() > 0 || q.deferHead != nil || q.toFree.Len > 0) {
+			return qdisc.Lacksf("qdisc", "replacing the root of a device that holds packets is not modelled (set the root before the run)")
+		}
+	}
+	n.qdiscs = slices.DeleteFunc(n.qdiscs, func(q *Qdisc) bool {
+		if q.dev != d {
+			return false
+		}
+		q.watchdog.Cancel()
+		q.timer.Cancel()
+		q.dead = true
+		return true
+	})
+	d.Root, d.Children, d.Tree, d.RootKind, d.RootHandle = nil, nil, nil, "", tc.Unspec
+	d.filters.Reset()
+	for _, txq := range d.Queues {
+		txq.qdisc = nil
+	}
+	return n.attachQdiscs(d, words)
+}
+
+// tcGraft is `tc qdisc add|replace dev D parent X:Y [handle H:] KIND`:
+// qdisc_leaf finds class X:Y of qdisc X, and qdisc_graft puts the new
+// qdisc in place of its leaf (whose packets are purged).
+func (n *Net) tcGraft(d *Device, verb tc.Verb, cmd tc.Qdisc) error {
+	p := d.qdiscLookup(cmd.Parent)
+	if p == nil {
+		if _, mq := qdisc.MultiQueueChild(d.RootKind); (d.RootKind == "mq" || mq) && cmd.Parent.Major() == d.RootHandle.Major() {
+			return qdisc.Lacksf("qdisc", "parent %s: the children of %s are made with it (\"%s CHILD\"), not grafted", cmd.Parent, d.RootKind, d.RootKind)
+		}
+		return kernelf("Error: Failed to find specified qdisc (no qdisc %s on %s).", cmd.Parent.QdiscString(), d.Name)
+	}
+	if !p.Classful() {
+		return kernelf("Error: Parent qdisc is not classful (%s).", p.Name())
+	}
+	id := qdisc.ClassID(cmd.Parent)
+	var cl *qdisc.Class
+	classes := p.Classes()
+	for i := range classes {
+		if classes[i].ID == id {
+			cl = &classes[i]
+		}
+	}
+	if cl == nil {
+		return kernelf("Error: Specified class not found (%s has no class %s).", p.Name(), id)
+	}
+	if !cl.Leaf {
+		return kernelf("RTNETLINK answers: Invalid argument (class %s is an inner class: only a leaf class holds a qdisc)", id)
+	}
+	old := p.leaves[id]
+	if old != nil && !old.invisible && verb == tc.VerbAdd {
+		if cmd.Handle != tc.Unspec && cmd.Handle != old.Handle {
+			return kernelf("Error: NLM_F_REPLACE needed to override (class %s holds %s; write \"qdisc replace\").", id, old.Name())
+		}
+		return kernelf("Error: Exclusivity flag on, cannot modify (class %s holds %s).", id, old.Name())
+	}
+	h := cmd.Handle
+	if h == tc.Unspec {
+		var err error
+		if h, err = n.allocHandle(d); err != nil {
+			return err
+		}
+	} else if cmd.Handle.Minor() != 0 {
+		return kernelf("Error: Invalid minor handle.")
+	} else if q := d.qdiscLookup(h); q != nil && q != old {
+		return kernelf("Error: Exclusivity flag on, cannot override (handle %s is %s's).", h.QdiscString(), q.Name())
+	}
+	var freed skb.List
+	before := qdisc.LeafState{}
+	if old != nil {
+		before = old.leafState()
+	}
+	leaf, err := n.graft(p, id, append([]string{cmd.Kind}, cmd.Options...), h, false, &freed)
+	if err != nil {
+		return err
+	}
+	if before != (qdisc.LeafState{}) {
+		n.notifyUp(nil, leaf) // the old leaf's packets were purged
+	}
+	n.rtnlKfreeSkbs(&freed)
+	return nil
+}
+
+// tcClass is tc_ctl_tclass.
+func (n *Net) tcClass(d *Device, c tc.Command) error {
+	cmd, err := tc.ParseClass(c.Words)
+	if err != nil {
+		return err
+	}
+	if err := checkDev(d, cmd.Dev); err != nil {
+		return err
+	}
+	// Step 1: the qdisc, from the classid's and the parent's majors.
+	portid, clid := cmd.Parent, cmd.ClassID
+	qid := clid.Major()
+	rootMaj := d.RootHandle.Major()
+	if portid != tc.Root {
+		qid1 := portid.Major()
+		switch {
+		case qid != 0 && qid1 != 0:
+			if qid != qid1 {
+				return kernelf("RTNETLINK answers: Invalid argument (classid %s and parent %s name different qdiscs)", clid, portid)
+			}
+		case qid1 != 0:
+			qid = qid1
+		case qid == 0:
+			qid = rootMaj
+		}
+		if portid != tc.Unspec {
+			portid = tc.MakeHandle(qid, portid.Minor())
+		}
+	} else if qid == 0 {
+		qid = rootMaj
+	}
+	q := d.qdiscLookup(tc.MakeHandle(qid, 0))
+	if q == nil {
+		return kernelf("RTNETLINK answers: No such file or directory (no qdisc %x: on %s)", qid, d.Name)
+	}
+	cops := q.classful()
+	if cops == nil {
+		return kernelf("RTNETLINK answers: Invalid argument (%s has no classes)", q.Name())
+	}
+	// Step 2: the class.
+	if clid == tc.Unspec {
+		if portid == tc.Root {
+			clid = tc.MakeHandle(qid, 0)
+		}
+	} else {
+		clid = tc.MakeHandle(qid, clid.Minor())
+	}
+	exists := false
+	for _, cl := range q.Classes() {
+		if cl.ID == qdisc.ClassID(clid) && clid != tc.Unspec {
+			exists = true
+		}
+	}
+	switch {
+	case !exists && (c.Verb == tc.VerbChange || c.Verb == tc.VerbDelete):
+		return kernelf("RTNETLINK answers: No such file or directory (class %s does not exist)", clid)
+	case exists && c.Verb == tc.VerbAdd:
+		return kernelf("RTNETLINK answers: File exists (class %s exists; write \"class change\" or \"class replace\")", clid)
+	}
+	var freed skb.List
+	x := &ctlCtx{qctx: q.bind(nil, nil)}
+	before := q.leafState()
+	if c.Verb == tc.VerbDelete {
+		// A class a filter is bound to is in use (qdisc_class_in_use).
+		for _, at := range d.filters.Attached() {
+			for _, f := range d.filters.Filters(at) {
+				if f.ClassID == qdisc.ClassID(clid) {
+					return kernelf("Error: %s class in use (filter parent %s pref %d %s points at %s).", strings.ToUpper(q.Kind), at, f.Pref, f.Kind, clid)
+				}
+			}
+		}
+		if err := cops.DeleteClass(x, qdisc.ClassID(clid)); err != nil {
+			return err
+		}
+		d.filters.DropBlock(qdisc.ClassID(clid))
+	} else {
+		if cmd.Kind == "" {
+			return kernelf("RTNETLINK answers: Invalid argument (no class options: write \"%s ...\" after the classid)", q.Kind)
+		}
+		if cmd.Kind != q.Kind {
+			// tc parses the words with the kind's parse_copt; a kind
+			// without one is "classless" to it. The kernel does not
+			// check the kind: another classful kind's options are not
+			// htb's (EINVAL).
+			if ops, err := qdisc.New(cmd.Kind); err != nil || !isClassful(ops) {
+				return &qdisc.OptionError{Class: qdisc.ErrParse, Msg: fmt.Sprintf("Error: Qdisc %q is classless (the qdisc is %s).", cmd.Kind, q.Name())}
+			}
+			return kernelf("RTNETLINK answers: Invalid argument (class kind %q is not %s's)", cmd.Kind, q.Name())
+		}
+		if clid == tc.Root {
+			return kernelf("Error: Cannot create traffic class with classid TC_H_ROOT.")
+		}
+		parent := qdisc.ClassID(portid)
+		if portid == tc.Root {
+			parent = qdisc.RootClass
+		}
+		req := qdisc.ClassReq{ID: qdisc.ClassID(clid), Parent: parent, Create: c.Verb != tc.VerbChange, Exists: exists, Args: cmd.Options}
+		if err := cops.ChangeClass(x, req); err != nil {
+			var w *qdisc.Warning
+			if !errors.As(err, &w) {
+				return err
+			}
+			// tc prints the kernel's extack warning and carries on.
+			n.Warnings = append(n.Warnings, "Warning: "+w.Msg)
+		}
+	}
+	freed.PushList(&x.freed)
+	if err := n.syncLeaves(q, &freed); err != nil {
+		return err
+	}
+	if q.parentQ != nil && q.leafState() != before {
+		n.notifyUp(nil, q)
+	}
+	n.rtnlKfreeSkbs(&freed)
+	return nil
+}
+
+// tcFilter is tc_new_tfilter and tc_del_tfilter: the block is the
+// qdisc's (parent X:, root, or none: the root qdisc) or a class's.
+func (n *Net) tcFilter(d *Device, c tc.Command) error {
+	cmd, err := tc.ParseFilter(c.Words)
+	if err != nil {
+		return err
+	}
+	if err := checkDev(d, cmd.Dev); err != nil {
+		return err
+	}
+	var q *Qdisc
+	switch cmd.Parent {
+	case tc.Unspec, tc.Root:
+		q = d.Root
+		if q == nil {
+			if d.RootKind == "noqueue" {
+				return kernelf("Error: Qdisc not classful.")
+			}
+			return kernelf("Error: Class doesn't support blocks (the root is %s: attach filters to a classful qdisc).", d.RootKind)
+		}
+	default:
+		q = d.qdiscLookup(cmd.Parent)
+		if q == nil {
+			return kernelf("Error: Parent Qdisc doesn't exists.")
+		}
+	}
+	cops := q.classful()
+	if cops == nil {
+		return kernelf("Error: Qdisc not classful (%s).", q.Name())
+	}
+	at := qdisc.MakeClassID(q.Handle.Major(), 0)
+	if cmd.Parent != tc.Unspec && cmd.Parent != tc.Root && cmd.Parent.Minor() != 0 {
+		at = qdisc.ClassID(cmd.Parent)
+		var cl *qdisc.Class
+		classes := q.Classes()
+		for i := range classes {
+			if classes[i].ID == at {
+				cl = &classes[i]
+			}
+		}
+		switch {
+		case cl == nil:
+			return kernelf("Error: Specified class doesn't exist.")
+		case !cl.Filters:
+			return kernelf("Error: Class doesn't support blocks (%s's classes take no filters; attach them to %s).", q.Kind, q.Handle.QdiscString())
+		}
+	}
+	if c.Verb == tc.VerbDelete {
+		err = d.filters.Delete(cmd, at)
+	} else {
+		_, err = d.filters.Add(c.Verb, cmd, at)
+	}
+	if err != nil {
+		return err
+	}
+	return cops.SetFilters(d.filters.Specs(q.Handle.Major()))
+}
+
+// CheckFilters refuses a filter whose flowid names no class of its
+// qdisc. The kernel accepts one (tcf_bind_filter binds nothing) and
+// classifies its packets as if no filter matched (htb's default class);
+// txlab refuses it, as a typo more often than not.
+func (n *Net) CheckFilters(d *Device) error {
+	for _, at := range d.filters.Attached() {
+		q := d.qdiscLookup(tc.MakeHandle(at.Major(), 0))
+		if q == nil {
+			continue
+		}
+		ids := map[qdisc.ClassID]bool{qdisc.MakeClassID(at.Major(), 0): true}
+		for _, cl := range q.Classes() {
+			ids[cl.ID] = true
+		}
+		for _, f := range d.filters.Filters(at) {
+			if f.ClassID != 0 && f.ClassID.Major() == at.Major() && !ids[f.ClassID] {
+				return qdisc.Lacksf("filter", "parent %s pref %d %s: flowid %s names no class of %s (the kernel accepts it and classifies as if nothing matched; txlab refuses it)",
+					at, f.Pref, f.Kind, f.ClassID, q.Name())
+			}
+		}
+	}
+	return nil
+}
+
+// Filters is `tc filter show dev D parent X` for every qdisc or class X
+// with filters, in classid order (the lines leave out "parent X", which
+// the command names).
+func (d *Device) Filters() []FilterBlock {
+	var out []FilterBlock
+	for _, at := range d.filters.Attached() {
+		out = append(out, FilterBlock{At: at, Text: d.filters.Show(at, false)})
+	}
+	return out
+}
+
+// FilterBlock is the `tc filter show` text of one block.
+type FilterBlock struct {
+	At   qdisc.ClassID
+	Text string
+}
+
+func isClassful(q qdisc.Qdisc) bool {
+	_, ok := q.(qdisc.Classful)
+	return ok
+}

@@ -1,0 +1,284 @@
+package plugin
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/txlab/txlab/framework/plugin/wire"
+	"github.com/txlab/txlab/framework/qdisc"
+	"github.com/txlab/txlab/framework/sim"
+	"github.com/txlab/txlab/framework/skb"
+)
+
+// leafUp answers a classful qdisc's leaf queries with the host's leaves,
+// checking the packets it hands to them and takes back.
+type leafUp struct {
+	q     *Qdisc
+	host  wire.ClassHost
+	batch []qdisc.LeafPacket
+	res   []qdisc.LeafResult
+}
+
+func (u *leafUp) now() sim.Time { return u.host.Now() }
+
+func (u *leafUp) upcall(h *hostCall, d *wire.Dec) error {
+	var trailing int64
+	h.ops, trailing = d.Ops(h.ops[:0])
+	query := wire.Query(d.U8())
+	if d.Err != nil {
+		return d.Err
+	}
+	if err := u.q.checkOps(h.ops); err != nil {
+		return err
+	}
+	wire.ApplyQdisc(u.host, h.ops, trailing)
+	// Check the leaf enqueue's packets before the host takes them.
+	if query == wire.QueryLeafEnqueue {
+		probe := *d
+		n := int(probe.U32())
+		for range n {
+			hd := skb.Handle(probe.U64())
+			probe.U32()
+			probe.U32()
+			probe.U32()
+			if probe.Err != nil {
+				break
+			}
+			if err := u.q.hold.out(hd, "enqueued to a leaf"); err != nil {
+				return err
+			}
+		}
+	}
+	start := len(h.enc.B)
+	var err error
+	u.batch, u.res, err = wire.AnswerLeaf(u.host, query, d, &h.enc, u.batch, u.res)
+	if err != nil {
+		return err
+	}
+	if query == wire.QueryLeafDequeue {
+		a := wire.Dec{B: h.enc.B[start:]}
+		if p, ok, _, _ := wire.DecodeLeafDequeue(&a); ok {
+			u.q.hold.in(p.Handle)
+		}
+	}
+	return nil
+}
+
+// Classful implements wire.ClassOps.
+func (q *Qdisc) Classful() bool { return q.classful }
+
+// classCall runs a class method with a context and posted ops.
+func (q *Qdisc) classCall(ctx qdisc.Ctx, m wire.Method, enc func(e *wire.Enc)) (wire.Dec, error) {
+	h := q.c.get()
+	defer q.c.put(h)
+	h.enc.Call(0, q.inst, m)
+	h.enc.I64(int64(ctx.Now()))
+	enc(&h.enc)
+	what := q.what(m)
+	d, err := q.c.call(h, what, nil)
+	if err != nil {
+		return d, err
+	}
+	h.ops, h.trailing = d.Ops(h.ops[:0])
+	if d.Err != nil {
+		return d, q.c.fail(what, d.Err)
+	}
+	if err := q.checkOps(h.ops); err != nil {
+		return d, q.c.fail(what, err)
+	}
+	q.apply(h, ctx)
+	return d, nil
+}
+
+// ChangeClass implements wire.ClassOps.
+func (q *Qdisc) ChangeClass(ctx qdisc.Ctx, req qdisc.ClassReq) error {
+	d, err := q.classCall(ctx, wire.MQClassChange, func(e *wire.Enc) { wire.EncodeClassReq(e, req) })
+	if err != nil {
+		return err
+	}
+	warn := d.Str()
+	if err := d.End(); err != nil {
+		return q.c.fail(q.what(wire.MQClassChange), err)
+	}
+	if warn != "" {
+		return &qdisc.Warning{Msg: warn}
+	}
+	return nil
+}
+
+// DeleteClass implements wire.ClassOps.
+func (q *Qdisc) DeleteClass(ctx qdisc.Ctx, id qdisc.ClassID) error {
+	d, err := q.classCall(ctx, wire.MQClassDelete, func(e *wire.Enc) { e.U32(uint32(id)) })
+	if err != nil {
+		return err
+	}
+	if err := d.End(); err != nil {
+		return q.c.fail(q.what(wire.MQClassDelete), err)
+	}
+	return nil
+}
+
+// QlenNotify implements wire.ClassOps.
+func (q *Qdisc) QlenNotify(ctx qdisc.Ctx, id qdisc.ClassID, leaf qdisc.LeafState) {
+	d, err := q.classCall(ctx, wire.MQQlenNotify, func(e *wire.Enc) {
+		e.U32(uint32(id))
+		e.I64(int64(leaf.Qlen))
+		e.I64(leaf.Backlog)
+	})
+	if err == nil {
+		err = d.End()
+	}
+	if err != nil {
+		q.c.abort(q.what(wire.MQQlenNotify), err)
+	}
+}
+
+// Classes implements wire.ClassOps. A dead plugin has none.
+func (q *Qdisc) Classes() []qdisc.Class {
+	if q.c.dead != nil {
+		return nil
+	}
+	h := q.c.get()
+	defer q.c.put(h)
+	h.enc.Call(0, q.inst, wire.MQClasses)
+	what := q.what(wire.MQClasses)
+	d, err := q.c.call(h, what, nil)
+	if err != nil {
+		return nil
+	}
+	cs, err := wire.DecodeClasses(&d)
+	if err != nil {
+		q.c.fail(what, err)
+		return nil
+	}
+	return cs
+}
+
+// SetFilters implements wire.ClassOps.
+func (q *Qdisc) SetFilters(specs []string) error {
+	h := q.c.get()
+	defer q.c.put(h)
+	h.enc.Call(0, q.inst, wire.MQFilters)
+	wire.EncodeStrs(&h.enc, specs)
+	d, err := q.c.call(h, q.what(wire.MQFilters), nil)
+	if err != nil {
+		return err
+	}
+	return d.End()
+}
+
+// serverLeafUp is the plugin side's wire.LeafUpcaller for one call: a
+// leaf query is an upcall frame, answered by the host.
+type serverLeafUp struct {
+	s    *server
+	call uint32
+}
+
+func (u serverLeafUp) send(x *wire.QdiscCtx, q wire.Query, payload func(e *wire.Enc)) wire.Dec {
+	st := u.s.getState()
+	defer func() { u.s.free = append(u.s.free, st) }()
+	e := &st.enc
+	e.Reset()
+	e.U8(wire.FrameUpcall)
+	e.U32(u.call)
+	e.Ops(x.Posted())
+	e.U8(byte(q))
+	payload(e)
+	msg, err := u.s.await(u.call, e.B)
+	if err != nil {
+		panic(fmt.Sprintf("host gone during a leaf query: %v", err))
+	}
+	return wire.Dec{B: msg[5:]}
+}
+
+func (u serverLeafUp) LeafEnqueue(x *wire.QdiscCtx, batch []qdisc.LeafPacket, res []qdisc.LeafResult) sim.Time {
+	d := u.send(x, wire.QueryLeafEnqueue, func(e *wire.Enc) { wire.EncodeLeafQuery(e, batch, 0) })
+	now := sim.Time(d.I64())
+	if err := wire.DecodeLeafEnqueue(&d, res); err != nil {
+		panic(fmt.Sprintf("bad leaf enqueue answer from the host: %v", err))
+	}
+	return now
+}
+
+func (u serverLeafUp) LeafDequeue(x *wire.QdiscCtx, id qdisc.ClassID, peek bool) (skb.Packet, bool, qdisc.LeafState, sim.Time) {
+	q := wire.QueryLeafDequeue
+	if peek {
+		q = wire.QueryLeafPeek
+	}
+	d := u.send(x, q, func(e *wire.Enc) { wire.EncodeLeafQuery(e, nil, id) })
+	now := sim.Time(d.I64())
+	p, ok, st, err := wire.DecodeLeafDequeue(&d)
+	if err != nil {
+		panic(fmt.Sprintf("bad leaf dequeue answer from the host: %v", err))
+	}
+	return p, ok, st, now
+}
+
+// classCall serves a class method of a qdisc instance.
+func (s *server) classCall(st *callState, q *qdiscInst, m wire.Method, d *wire.Dec) (byte, string) {
+	e := &st.enc
+	c, ok := q.q.(qdisc.Classful)
+	if !ok {
+		return wire.StatusError, fmt.Sprintf("qdisc %s has no classes (%s)", q.kind, m)
+	}
+	switch m {
+	case wire.MQClasses:
+		if err := d.End(); err != nil {
+			return wire.StatusError, err.Error()
+		}
+		wire.EncodeClasses(e, c.Classes())
+		return wire.StatusOK, ""
+	case wire.MQFilters:
+		specs := wire.DecodeStrs(d)
+		if err := d.End(); err != nil {
+			return wire.StatusError, err.Error()
+		}
+		if q.ctx == nil {
+			return wire.StatusError, "filters before init"
+		}
+		if err := q.ctx.SetFilters(specs); err != nil {
+			return wire.StatusError, err.Error()
+		}
+		return wire.StatusOK, ""
+	}
+	if q.ctx == nil {
+		return wire.StatusError, fmt.Sprintf("%s before init", m)
+	}
+	q.ctx.Begin(sim.Time(d.I64()))
+	switch m {
+	case wire.MQClassChange:
+		req := wire.DecodeClassReq(d)
+		if err := d.End(); err != nil {
+			return wire.StatusError, err.Error()
+		}
+		err := c.ChangeClass(q.ctx, req)
+		var w *qdisc.Warning
+		if err != nil && !errors.As(err, &w) {
+			return optionStatus(err), err.Error()
+		}
+		e.Ops(q.ctx.Posted())
+		if w != nil {
+			e.Str(w.Msg)
+		} else {
+			e.Str("")
+		}
+	case wire.MQClassDelete:
+		id := qdisc.ClassID(d.U32())
+		if err := d.End(); err != nil {
+			return wire.StatusError, err.Error()
+		}
+		if err := c.DeleteClass(q.ctx, id); err != nil {
+			return optionStatus(err), err.Error()
+		}
+		e.Ops(q.ctx.Posted())
+	case wire.MQQlenNotify:
+		id := qdisc.ClassID(d.U32())
+		st := qdisc.LeafState{Qlen: int(d.I64()), Backlog: d.I64()}
+		if err := d.End(); err != nil {
+			return wire.StatusError, err.Error()
+		}
+		c.QlenNotify(q.ctx, id, st)
+		e.Ops(q.ctx.Posted())
+	}
+	return wire.StatusOK, ""
+}

@@ -1,0 +1,44 @@
+package wire
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/txlab/txlab/framework/qdisc"
+)
+
+// Class dumps, class changes and leaf queries survive the frames.
+func TestClassFramesRoundTrip(t *testing.T) {
+	cs := []qdisc.Class{
+		{ID: 0x10010, Parent: 0x10001, Leaf: true, Filters: true, Options: "prio 0 rate 1Mbit ", SentPackets: 5, SentBytes: 7000,
+			Drops: 2, Overlimits: 3, XStats: []qdisc.XStat{qdisc.XUint("lended", 5), qdisc.XInt("tokens", -40)}},
+		{ID: 0x10001, Parent: qdisc.RootClass, LeafStats: true},
+	}
+	var e Enc
+	EncodeClasses(&e, cs)
+	d := Dec{B: e.B}
+	got, err := DecodeClasses(&d)
+	if err != nil || !reflect.DeepEqual(got, cs) {
+		t.Fatalf("%+v %v", got, err)
+	}
+	req := qdisc.ClassReq{ID: 0x10010, Parent: qdisc.RootClass, Create: true, Args: []string{"rate", "1mbit"}}
+	e.Reset()
+	EncodeClassReq(&e, req)
+	d = Dec{B: e.B}
+	if r := DecodeClassReq(&d); d.End() != nil || !reflect.DeepEqual(r, req) {
+		t.Fatalf("%+v", r)
+	}
+	// A bad xstat type, a truncated dump.
+	e.Reset()
+	cs[0].XStats[0].Type = 99
+	EncodeClasses(&e, cs)
+	d = Dec{B: e.B}
+	if _, err := DecodeClasses(&d); err == nil || !strings.Contains(err.Error(), "of type 99") {
+		t.Errorf("xstat type 99: %v", err)
+	}
+	d = Dec{B: e.B[:len(e.B)-3]}
+	if _, err := DecodeClasses(&d); err == nil {
+		t.Errorf("a truncated dump decoded")
+	}
+}

@@ -1,0 +1,249 @@
+package qdisc
+
+import (
+	"fmt"
+
+	"github.com/txlab/txlab/framework/skb"
+)
+
+// ClassID is a class handle, major:minor as the kernel holds it in a u32
+// (TC_H_MAKE): tc writes it "1:10" (hex). A classful qdisc's classes
+// share its major; X:0 names the qdisc itself.
+type ClassID uint32
+
+// RootClass is TC_H_ROOT: the parent of a class at the top of its qdisc
+// (tcm_parent of htb's root classes).
+const RootClass ClassID = 0xFFFFFFFF
+
+// MakeClassID is TC_H_MAKE(maj << 16, min).
+func MakeClassID(maj, min uint16) ClassID { return ClassID(uint32(maj)<<16 | uint32(min)) }
+
+// Major is TC_H_MAJ(c) >> 16.
+func (c ClassID) Major() uint16 { return uint16(c >> 16) }
+
+// Minor is TC_H_MIN(c).
+func (c ClassID) Minor() uint16 { return uint16(c) }
+
+// String prints c as print_tc_classid does: "root", "none", ":a", "1:"
+// or "1:a".
+func (c ClassID) String() string {
+	switch {
+	case c == RootClass:
+		return "root"
+	case c == 0:
+		return "none"
+	case c.Major() == 0:
+		return fmt.Sprintf(":%x", c.Minor())
+	case c.Minor() == 0:
+		return fmt.Sprintf("%x:", c.Major())
+	}
+	return fmt.Sprintf("%x:%x", c.Major(), c.Minor())
+}
+
+// Classful is a qdisc with classes, the kernel's Qdisc_class_ops: htb,
+// prio, drr. It is a Qdisc and is served, isolated and tested like one; a
+// leaf-only qdisc implements none of this.
+//
+// Its classes' leaf qdiscs are held by the host, not by the plugin: each
+// leaf is a full qdisc of any kind (built-in or plugin), made by the host
+// as pfifo when a class appears (qdisc_create_dflt) and replaced by `tc
+// qdisc add ... parent CLASSID`. The classful qdisc reaches them only
+// through ClassCtx, the context every call of a Classful gets (assert it:
+// ctx.(qdisc.ClassCtx)):
+//
+//   - Enqueue classifies each packet (ClassCtx.Classify runs the filters
+//     attached to the qdisc or a class, tcf_classify) and hands the whole
+//     batch to the leaves in one host call (EnqueueLeaves,
+//     qdisc_enqueue per packet), or keeps or drops a packet itself
+//     (htb's direct queue);
+//   - Dequeue takes packets from leaves one at a time (DequeueLeaf,
+//     cl->leaf.q->dequeue), as the kernel's classful dequeues do, and
+//     may look first (PeekLeaf).
+//
+// Every answer carries the leaf's qlen and backlog after the operation,
+// so the qdisc keeps an exact copy of its leaves' state (the kernel's
+// qdisc reads cl->leaf.q->q.qlen). Stats().Qlen and Backlog of a
+// classful qdisc are its whole tree, as sch->q.qlen is: what it holds
+// itself plus its leaves; the host checks that total at every accounting
+// check. A leaf whose qlen changes outside the qdisc's own calls (a `tc
+// qdisc change` that drops, a graft that purges the old leaf) is reported
+// with QlenNotify (qdisc_tree_reduce_backlog and cops->qlen_notify).
+type Classful interface {
+	Qdisc
+	// ChangeClass is `tc class add|change|replace` (cops->change): the
+	// class's tc words, parsed and validated as Init does the qdisc's,
+	// then applied. A refused change changes nothing. After it the host
+	// reads Classes() and makes the leaf qdiscs agree: a new leaf class
+	// gets a pfifo, a class that stopped being a leaf (htb's parent of
+	// a first child) loses its leaf, whose packets are purged.
+	ChangeClass(ctx Ctx, req ClassReq) error
+	// DeleteClass is `tc class del` (cops->delete).
+	DeleteClass(ctx Ctx, id ClassID) error
+	// Classes is every class in the order `tc class show` lists them
+	// (cops->walk), each with its dump and stats.
+	Classes() []Class
+	// QlenNotify says the leaf of class id now holds leaf, after a
+	// change the qdisc did not make (qdisc_tree_reduce_backlog; the
+	// kernel's cops->qlen_notify when the leaf empties). Packets that
+	// left it other than by DequeueLeaf were dropped: the qdisc counts
+	// them in its drops, as qdisc_tree_reduce_backlog does.
+	QlenNotify(ctx Ctx, id ClassID, leaf LeafState)
+}
+
+// ClassReq is one `tc class add|change|replace` (tc_ctl_tclass's
+// RTM_NEWTCLASS) after the host found the qdisc: ID has the qdisc's major.
+type ClassReq struct {
+	ID ClassID
+	// Parent is the parent as tc_ctl_tclass completes it: RootClass for
+	// "root", X:0 (the qdisc's handle) for "parent X:", or a class.
+	Parent ClassID
+	// Create is NLM_F_CREATE (add, replace): a missing class may be
+	// made. Without it (change) a missing class is refused by the host.
+	Create bool
+	// Exists says the class exists (the host asked Classes()): a change
+	// of it, not a new one. "add" of an existing class is refused by the
+	// host (NLM_F_EXCL: File exists).
+	Exists bool
+	Args   []string
+}
+
+// Class is one class as `tc -s -d class show` prints it.
+type Class struct {
+	ID     ClassID
+	Parent ClassID // tcm_parent: RootClass at the top (htb) or the qdisc's X:0 (prio)
+	// Leaf says the class has a leaf qdisc (htb level 0, every prio
+	// band): the host holds it.
+	Leaf bool
+	// Filters says filters may be attached to the class itself
+	// (cops->tcf_block gives it a block: htb's classes; prio's and drr's
+	// have none, only the qdisc does).
+	Filters bool
+	// Options is the kind's print_copt text ("prio 0 quantum 200000 rate
+	// 750Mbit ...").
+	Options string
+	// LeafStats says the class's counters are its leaf qdisc's (prio and
+	// drr dump the child's stats); otherwise the counters below are the
+	// class's own, and only qlen and backlog come from the leaf.
+	LeafStats              bool
+	SentPackets, SentBytes uint64
+	Drops, Overlimits      uint64
+	// XStats are the class's tc_*_xstats (htb: lended, borrowed, giants,
+	// tokens, ctokens), in the order the kind prints them.
+	XStats []XStat
+}
+
+// LeafState is a leaf qdisc's qlen and backlog (its whole tree's, if the
+// leaf is classful itself).
+type LeafState struct {
+	Qlen    int
+	Backlog int64
+}
+
+// LeafResult is the host's answer for one packet of EnqueueLeaves: the
+// leaf's NET_XMIT code and its state after the packet.
+type LeafResult struct {
+	Code Code
+	Leaf LeafState
+}
+
+// Verdict is what the filters decided for a packet (tcf_classify's
+// return with CONFIG_NET_CLS_ACT).
+type Verdict uint8
+
+// Verdicts.
+const (
+	// VerdictNone: no filter matched (tcf_classify returns TC_ACT_UNSPEC,
+	// -1): the qdisc falls back (htb's default class, prio's priomap).
+	VerdictNone Verdict = iota
+	// VerdictClass: a filter matched; Result.Class is its classid (0 if
+	// it named none, as matchall with only actions).
+	VerdictClass
+	// VerdictShot: an action dropped the packet (TC_ACT_SHOT).
+	VerdictShot
+)
+
+// FilterResult is tcf_result with its verdict.
+type FilterResult struct {
+	Verdict Verdict
+	Class   ClassID
+}
+
+// ClassCtx is the context of every call of a Classful qdisc: Ctx plus
+// its classes' filters and leaves. In process and out of process it is
+// the same code (framework/plugin/wire), so both give the same result;
+// out of process each EnqueueLeaves, DequeueLeaf and PeekLeaf is one
+// round trip to the host (a query), while Classify runs in the plugin's
+// process on a copy of the filters the host keeps it in step with.
+type ClassCtx interface {
+	Ctx
+	// Classify is tcf_classify over the filters attached at at: the
+	// qdisc's own (at = its handle, X:0) or a class's. Actions run (an
+	// skbedit priority or mark changes *p, and the host's skb when p
+	// goes to a leaf). It reports one WorkHash per filter tried.
+	Classify(p *skb.Packet, at ClassID) FilterResult
+	// EnqueueLeaves is qdisc_enqueue(batch[i], leaf of class to[i]) for
+	// every i, in order, as one host call; res[i] gets each answer. The
+	// packets leave the qdisc (their drops by the leaf are the leaf's).
+	// A class without a leaf is an error that ends the run.
+	EnqueueLeaves(batch []skb.Packet, to []ClassID, res []LeafResult)
+	// DequeueLeaf is the leaf's dequeue of one packet (qdisc_dequeue_peeked,
+	// so a packet the leaf's peek set aside comes first); the packet
+	// joins the qdisc. ok is false if the leaf gave none: with
+	// leaf.Qlen 0 it is empty; otherwise it is not work-conserving
+	// (throttled: its watchdog reschedules the root).
+	DequeueLeaf(id ClassID) (p skb.Packet, ok bool, leaf LeafState)
+	// PeekLeaf is the leaf's peek op (or qdisc_peek_dequeued).
+	PeekLeaf(id ClassID) (skb.Packet, bool)
+}
+
+// LeafPacket is one packet of EnqueueLeaves on its way to the host: its
+// handle, class, and the fields a filter's action may have changed.
+type LeafPacket struct {
+	Handle   skb.Handle
+	Class    ClassID
+	Priority uint32
+	Mark     uint32
+}
+
+// LeafTable is a classful qdisc's copy of its leaves' qlen and backlog,
+// and their sum: the kernel's qdisc reads cl->leaf.q->q.qlen, and keeps
+// the tree's total in sch->q.qlen (which its Stats reports). Update it
+// from every EnqueueLeaves and DequeueLeaf answer and every QlenNotify.
+type LeafTable struct {
+	m       map[ClassID]LeafState
+	Qlen    int
+	Backlog int64
+}
+
+// Get is leaf id's last known state.
+func (t *LeafTable) Get(id ClassID) LeafState { return t.m[id] }
+
+// Update records leaf id's state after arrived packets went into it and
+// departed came out; it returns how many packets left it otherwise: its
+// own drops, which qdisc_tree_reduce_backlog counts in the ancestors'
+// drops.
+func (t *LeafTable) Update(id ClassID, st LeafState, arrived, departed int) int {
+	if t.m == nil {
+		t.m = map[ClassID]LeafState{}
+	}
+	old := t.m[id]
+	t.m[id] = st
+	t.Qlen += st.Qlen - old.Qlen
+	t.Backlog += st.Backlog - old.Backlog
+	return old.Qlen + arrived - departed - st.Qlen
+}
+
+// Remove forgets leaf id (its class went or became inner): the packets
+// it held are purged by the host, and returned here for the caller to
+// count as dropped (qdisc_purge_queue's qdisc_tree_reduce_backlog).
+func (t *LeafTable) Remove(id ClassID) LeafState {
+	st := t.m[id]
+	delete(t.m, id)
+	t.Qlen -= st.Qlen
+	t.Backlog -= st.Backlog
+	return st
+}
+
+// Reset forgets every leaf's packets (qdisc_reset: the host resets the
+// leaves).
+func (t *LeafTable) Reset() { *t = LeafTable{} }

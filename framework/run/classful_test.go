@@ -1,0 +1,265 @@
+package run
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/txlab/txlab/framework/report"
+	"github.com/txlab/txlab/framework/sim"
+	"github.com/txlab/txlab/framework/workload"
+)
+
+// htbHost is a host whose NIC (10 Gbit/s) is not the bottleneck: htb is.
+// Senders split into flow groups by UDP port (groups, see
+// workload.Group).
+func htbHost(groups string, senders int, tcText string) Spec {
+	s := Default()
+	s.Sockets, s.Cores, s.Threads = 1, senders, 1
+	s.Driver, s.Queues, s.RateBps, s.Qdisc = "ice", 1, 10_000_000_000, "pfifo"
+	s.Workload = workload.Spec{Kind: workload.UDPStream, Senders: senders, PacketSize: 1472, Placement: "spread"}
+	s.Workload.Groups, _ = workload.ParseGroups(groups)
+	s.Duration, s.Warmup = 60*sim.Millisecond, 10*sim.Millisecond
+	s.TC = []TCBatch{{Name: "test.tc", Text: tcText}}
+	return s
+}
+
+const tree31 = `
+qdisc add dev eth0 root handle 1: htb default 20
+class add dev eth0 parent 1: classid 1:1 htb rate 1gbit ceil 1gbit
+class add dev eth0 parent 1:1 classid 1:10 htb rate 750mbit ceil 1gbit
+class add dev eth0 parent 1:1 classid 1:20 htb rate 250mbit ceil 1gbit
+filter add dev eth0 parent 1: protocol ip prio 1 u32 match ip dport 5001 0xffff flowid 1:10
+filter add dev eth0 parent 1: protocol ip prio 1 u32 match ip dport 5002 0xffff flowid 1:20
+`
+
+func classes(rep *report.Report) map[string]report.Class {
+	out := map[string]report.Class{}
+	for _, c := range rep.Classes {
+		out[c.ClassID] = c
+	}
+	return out
+}
+
+func within(got, want, frac float64) bool { return math.Abs(got-want) <= frac*want }
+
+// htb shares a 1 Gbit/s parent 3:1 between two saturated classes (rate
+// 750mbit / 250mbit, ceil 1gbit): each gets its rate, within 2%, and
+// together the parent's.
+func TestHTBSharesThreeToOne(t *testing.T) {
+	rep := mustRun(t, htbHost("dport=5001 dport=5002", 8, tree31))
+	c := classes(rep)
+	a, b := c["1:10"].SentBps, c["1:20"].SentBps
+	if !within(a, 750e6, 0.02) || !within(b, 250e6, 0.02) || !within(a/b, 3, 0.02) {
+		t.Errorf("1:10 %.1f Mbit/s, 1:20 %.1f Mbit/s (ratio %.3f), want 750 and 250 within 2%%", a/1e6, b/1e6, a/b)
+	}
+	if p := c["1:1"].SentBps; !within(p, 1e9, 0.01) {
+		t.Errorf("parent 1:1 sent %.1f Mbit/s, want 1000", p/1e6)
+	}
+	if !rep.AccountingOK {
+		t.Error(rep.AccountingError)
+	}
+}
+
+// A class alone borrows from its parent up to its ceil: 1:20 (rate
+// 250mbit) carries the parent's 1 Gbit/s, borrowing.
+func TestHTBBorrowsAloneUpToCeil(t *testing.T) {
+	rep := mustRun(t, htbHost("dport=5002", 4, tree31))
+	c := classes(rep)["1:20"]
+	if !within(c.SentBps, 1e9, 0.02) || c.Borrowed == 0 {
+		t.Errorf("1:20 alone: %.1f Mbit/s, borrowed %d; want its ceil, 1000 Mbit/s, borrowed", c.SentBps/1e6, c.Borrowed)
+	}
+	if l := classes(rep)["1:1"].Lended; l == 0 {
+		t.Errorf("1:1 lent nothing")
+	}
+}
+
+// A class capped by its ceil never exceeds it, however much its parent
+// could lend: every sample of its rate stays at or below the ceil.
+func TestHTBCeilCaps(t *testing.T) {
+	text := `
+qdisc add dev eth0 root handle 1: htb default 10
+class add dev eth0 parent 1: classid 1:1 htb rate 1gbit
+class add dev eth0 parent 1:1 classid 1:10 htb rate 100mbit ceil 200mbit
+`
+	for _, win := range []sim.Time{10 * sim.Millisecond, 30 * sim.Millisecond} {
+		s := htbHost("", 4, text)
+		s.Duration = s.Warmup + win
+		rep := mustRun(t, s)
+		c := classes(rep)["1:10"]
+		// The window's bytes may include the ceil's burst (cburst,
+		// 1600 bytes) on top of the rate.
+		most := 200e6 + 1600*8/(float64(win)/1e9)
+		if c.SentBps > most || c.SentBps < 0.98*200e6 {
+			t.Errorf("over %v: 1:10 sent %.2f Mbit/s, want its ceil, 200 (at most %.2f)", win, c.SentBps/1e6, most/1e6)
+		}
+	}
+}
+
+// prio serves band 0 first: on a 1 Gbit/s link that every sender could
+// fill alone, the one sender in band 0 (TC_PRIO_INTERACTIVE) takes the
+// link and the four in band 1 (best effort) starve.
+func TestPrioBandZeroFirst(t *testing.T) {
+	s := Default()
+	s.Profile = "6.18" // busylock: no defer_list bound (prio's sch->limit is 0)
+	s.Sockets, s.Cores, s.Threads = 1, 5, 1
+	s.Driver, s.Queues, s.RateBps, s.Qdisc = "ice", 1, 1_000_000_000, "pfifo"
+	s.Workload = workload.Spec{Kind: workload.UDPStream, Senders: 5, PacketSize: 1472, Placement: "spread"}
+	s.Workload.Groups, _ = workload.ParseGroups("prio=6 prio=0 prio=0 prio=0 prio=0")
+	s.Duration, s.Warmup = 40*sim.Millisecond, 10*sim.Millisecond
+	s.TC = []TCBatch{{Name: "t", Text: "qdisc add dev eth0 root handle 1: prio\n"}}
+	rep := mustRun(t, s)
+	c := classes(rep)
+	band0, band1 := c["1:1"].SentBps, c["1:2"].SentBps
+	if band0 < 0.95*(band0+band1) || band0+band1 < 0.9e9 {
+		t.Errorf("band 0 %.1f Mbit/s, band 1 %.1f Mbit/s: band 0 must take the link", band0/1e6, band1/1e6)
+	}
+}
+
+// The same tree and seed give the same report, twice.
+func TestClassfulDeterministic(t *testing.T) {
+	s := htbHost("dport=5001,prio=2 mark=0x10020 dport=5003", 6, tree31+
+		"filter add dev eth0 parent 1: protocol ip prio 2 fw\nqdisc add dev eth0 parent 1:10 handle 10: fq_codel\n")
+	s.Duration = 20 * sim.Millisecond
+	var out [2][]byte
+	for i := range out {
+		rep := mustRun(t, s)
+		rep.SimWallNs = 0
+		var b bytes.Buffer
+		if err := report.WriteJSON(&b, rep); err != nil {
+			t.Fatal(err)
+		}
+		out[i] = b.Bytes()
+	}
+	if !bytes.Equal(out[0], out[1]) {
+		t.Error("two runs of one spec differ")
+	}
+}
+
+// tc show of a run: the qdiscs (the default leaves left out), the
+// classes in tc's order with htb's xstats, the filters.
+func TestClassShow(t *testing.T) {
+	s := htbHost("dport=5001 dport=5002", 2, tree31+"qdisc add dev eth0 parent 1:10 handle 10: pfifo limit 500\n")
+	s.Duration = 15 * sim.Millisecond
+	rep := mustRun(t, s)
+	var b bytes.Buffer
+	if err := report.WriteTCShow(&b, rep); err != nil {
+		t.Fatal(err)
+	}
+	got := b.String()
+	for _, want := range []string{
+		"$ tc -s -d qdisc show dev eth0\nqdisc htb 1: root refcnt 2 r2q 10 default 0x20 direct_packets_stat 0 ver 3.17 direct_qlen 1000\n",
+		"qdisc pfifo 10: parent 1:10 limit 500p\n",
+		"$ tc -s -d class show dev eth0\nclass htb 1:10 ", // htb's class hash order: 1:10, 1:1, 1:20
+		"class htb 1:1 root rate 1Gbit ceil 1Gbit linklayer ethernet burst 1600b/1 mpu 0b cburst 1600b/1 mpu 0b level 7 \n Sent ",
+		"class htb 1:10 parent 1:1 leaf 10: prio 0 quantum 200000 rate 750Mbit ceil 1Gbit linklayer ethernet burst 1602b/1 mpu 0b cburst 1600b/1 mpu 0b level 0 \n",
+		" lended: ",
+		"$ tc filter show dev eth0 parent 1:\nfilter protocol ip pref 1 u32 chain 0 \n",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("tc show lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "qdisc pfifo 0: parent 1:20") {
+		t.Errorf("the default leaf of 1:20 is shown; tc qdisc show hides it:\n%s", got)
+	}
+	js, _ := json.Marshal(rep.Classes)
+	for _, key := range []string{`"classid"`, `"parent"`, `"kind"`, `"sent_packets"`, `"sent_bytes"`, `"sent_bps"`, `"dropped"`, `"overlimits"`, `"borrowed"`, `"lended"`} {
+		if !bytes.Contains(js, []byte(key)) {
+			t.Errorf("classes JSON lacks %s", key)
+		}
+	}
+}
+
+// Bad tc input ends the setup with tc's or the kernel's message, naming
+// the file, the line and the word.
+func TestTCBatchErrors(t *testing.T) {
+	head := "qdisc add dev eth0 root handle 1: htb default 10\n"
+	for _, tt := range []struct {
+		text, want string
+	}{
+		{head + "class add dev eth0 parent 1: classid 1:10 htb ceil 1gbit\n", `test.tc:2: class add dev eth0 parent 1: classid 1:10 htb ceil 1gbit: htb: "rate" is required.`},
+		{head + "class add dev eth0 parent 1: classid 1:10 htb rate 0\n", `"rate" is required.`},
+		{head + "class add dev eth0 parent 1: classid 1:10 htb rate 2mbit ceil 1mbit\n", "ceil 1Mbit is below rate 2Mbit"},
+		{head + "class add dev eth0 parent 1:5 classid 1:10 htb rate 1mbit\n", "parent class 1:5 does not exist"},
+		{head + "class add dev eth0 parent 2: classid 1:10 htb rate 1mbit\n", "classid 1:10 and parent 2: name different qdiscs"},
+		{head + "class add dev eth0 parent 1: classid 1:10 htb rate 1mbit\nclass add dev eth0 parent 1: classid 1:10 htb rate 1mbit\n",
+			"test.tc:3: class add dev eth0 parent 1: classid 1:10 htb rate 1mbit: RTNETLINK answers: File exists"},
+		{head + "class change dev eth0 classid 1:10 htb rate 1mbit\n", "class 1:10 does not exist"},
+		{head + "class add dev eth0 parent 7: classid 7:10 htb rate 1mbit\n", "no qdisc 7: on eth0"},
+		{head + "class add dev eth0 parent 1: classid 1:10 htb rate 1mbit\nfilter add dev eth0 parent 1: protocol ip prio 1 u32 match ip dport 1 0xffff flowid 1:99\n",
+			"flowid 1:99 names no class of htb 1: root"},
+		{head + "filter add dev eth0 parent 1:33 protocol ip prio 1 matchall classid 1:10\n", "Specified class doesn't exist."},
+		{head + "filter add dev eth0 parent 4: protocol ip prio 1 matchall classid 1:10\n", "Parent Qdisc doesn't exists."},
+		{head + "qdisc add dev eth0 parent 1:10 handle 10: pfifo\n", "Specified class not found"},
+		{head + "class add dev eth0 parent 1: classid 1:1 htb rate 1mbit\nclass add dev eth0 parent 1:1 classid 1:10 htb rate 1mbit\nqdisc add dev eth0 parent 1:1 fq_codel\n",
+			"class 1:1 is an inner class"},
+		{head + "qdisc add dev eth0 root handle 2: prio\n", "NLM_F_REPLACE needed to override"},
+		{head + "class add dev eth0 parent 1: classid 1:10 pfifo limit 5\n", `Qdisc "pfifo" is classless`},
+		{"qdisc add dev eth0 root handle 1: pfifo\nfilter add dev eth0 parent 1: matchall classid 1:1\n", "Qdisc not classful"},
+		{"qdisc add dev eth1 root handle 1: htb\n", `cannot find device "eth1"`},
+	} {
+		s := htbHost("", 2, tt.text)
+		_, err := Run(s, nil)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%q:\n got %v\nwant %q", tt.text, err, tt.want)
+		}
+	}
+}
+
+// tc commands while packets flow: a leaf with packets turned into an
+// inner class, a leaf replaced, a leaf's limit lowered (fq_codel drops
+// from its head), rates changed, a class deleted: what each purges is
+// dropped and accounted, the qdiscs' copies of their leaves stay exact
+// (the accounting check compares them), and the rates follow.
+func TestTCWhileRunning(t *testing.T) {
+	text := tree31 + "qdisc add dev eth0 parent 1:20 handle 20: fq_codel\n"
+	s := htbHost("dport=5001 dport=5002 dport=5003", 6, text+"class add dev eth0 parent 1:1 classid 1:30 htb rate 10mbit\n")
+	s.Duration, s.Warmup = 60*sim.Millisecond, 40*sim.Millisecond
+	at := func(ms int, tc string) Action {
+		return Action{Name: tc, At: sim.Time(ms) * sim.Millisecond, Do: func(l *Live) error { return l.TC(tc) }}
+	}
+	s.Actions = []Action{
+		at(5, "qdisc change dev eth0 parent 1:20 handle 20: fq_codel limit 10"),
+		at(10, "class add dev eth0 parent 1:10 classid 1:100 htb rate 100mbit ceil 1gbit"),
+		at(15, "qdisc replace dev eth0 parent 1:20 handle 21: pfifo limit 50"),
+		at(20, "class del dev eth0 classid 1:30"),
+		at(25, "filter add dev eth0 parent 1:10 protocol ip prio 1 u32 match ip dport 5001 0xffff flowid 1:100"),
+		// The children's rates must not sum above the parent's: a class
+		// within its own rate sends whatever its ancestors' state.
+		at(30, "class change dev eth0 classid 1:10 htb rate 250mbit ceil 1gbit\n"+
+			"class change dev eth0 classid 1:100 htb rate 250mbit ceil 1gbit\nclass change dev eth0 classid 1:20 htb rate 750mbit ceil 1gbit"),
+	}
+	rep, err := Run(s, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.AccountingOK {
+		t.Fatal(rep.AccountingError)
+	}
+	if rep.Drops["QUEUE_PURGE"] == 0 {
+		t.Errorf("no packet was purged: drops %v", rep.Drops)
+	}
+	c := classes(rep)
+	if _, ok := c["1:30"]; ok {
+		t.Errorf("class 1:30 was deleted but is listed")
+	}
+	// Port 5001's filter names 1:10, an inner class now, so htb goes on
+	// with 1:10's own filters (htb_classify), which name 1:100; the
+	// other ports go to the default, 1:20. The rates were swapped.
+	if got, got100 := c["1:20"].SentBps, c["1:100"].SentBps; !within(got, 750e6, 0.03) || !within(got100, 250e6, 0.03) {
+		t.Errorf("after the change 1:20 sent %.1f Mbit/s, 1:100 %.1f, want 750 and 250", got/1e6, got100/1e6)
+	}
+	// A class in use by a filter cannot go.
+	s.Actions = []Action{at(5, "class del dev eth0 classid 1:10")}
+	if _, err := Run(s, nil); err == nil || !strings.Contains(err.Error(), "class in use") {
+		t.Errorf("deleting a class a filter points at: %v", err)
+	}
+	// The root cannot be replaced under traffic.
+	s.Actions = []Action{at(5, "qdisc replace dev eth0 root handle 2: prio")}
+	if _, err := Run(s, nil); err == nil || !strings.Contains(err.Error(), "not modelled") {
+		t.Errorf("replacing the root mid-run: %v", err)
+	}
+}

@@ -1,0 +1,115 @@
+package workload
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/txlab/txlab/framework/tc"
+	"github.com/txlab/txlab/framework/units"
+)
+
+// Group is what one group of flows sets on its packets, for tc filters
+// and classes to tell the groups apart: the DSCP, skb->priority (SO_PRIORITY:
+// a classid such as 1:10 selects an htb or prio class directly),
+// skb->mark (SO_MARK, what fw matches) and the UDP destination port. A
+// zero field leaves the workload's own value.
+type Group struct {
+	DSCP     uint8
+	Priority uint32
+	Mark     uint32
+	DstPort  uint16
+}
+
+// ParseGroups reads groups as the CLI's --groups writes them: groups
+// separated by spaces or ';', each a comma-separated list of key=value
+// with the keys dscp, priority (or prio: a classid "1:10" or a number),
+// mark and dport: "dport=5001,prio=1:10 dport=5002,mark=2"; "-" is a
+// group that keeps the workload's values.
+func ParseGroups(text string) ([]Group, error) {
+	var out []Group
+	for _, g := range strings.FieldsFunc(text, func(r rune) bool { return r == ' ' || r == ';' || r == '\t' }) {
+		var grp Group
+		if g == "-" { // a group that keeps the workload's values
+			out = append(out, grp)
+			continue
+		}
+		for _, kv := range strings.Split(g, ",") {
+			k, v, ok := strings.Cut(kv, "=")
+			if !ok || v == "" {
+				return nil, fmt.Errorf("workload group %q: %q is not key=value (keys: dscp, priority, mark, dport)", g, kv)
+			}
+			if err := grp.Set(k, v); err != nil {
+				return nil, fmt.Errorf("workload group %q: %w", g, err)
+			}
+		}
+		out = append(out, grp)
+	}
+	return out, nil
+}
+
+// Set sets one field from its text.
+func (g *Group) Set(key, v string) error {
+	switch key {
+	case "dscp":
+		n, err := strconv.ParseUint(v, 0, 8)
+		if err != nil || n > 63 {
+			return fmt.Errorf("dscp %q: want 0..63", v)
+		}
+		g.DSCP = uint8(n)
+	case "priority", "prio":
+		if h, ok := tc.ParseClassID(v); ok && strings.Contains(v, ":") {
+			g.Priority = uint32(h)
+			return nil
+		}
+		n, err := units.GetUnsigned(v, 0)
+		if err != nil {
+			return fmt.Errorf("priority %q: want a classid (1:10) or a number", v)
+		}
+		g.Priority = n
+	case "mark":
+		n, err := units.GetUnsigned(v, 0)
+		if err != nil {
+			return fmt.Errorf("mark %q: want a number (0x prefix for hex)", v)
+		}
+		g.Mark = n
+	case "dport":
+		n, err := strconv.ParseUint(v, 10, 16)
+		if err != nil || n == 0 {
+			return fmt.Errorf("dport %q: want 1..65535", v)
+		}
+		g.DstPort = uint16(n)
+	default:
+		return fmt.Errorf("unknown key %q (dscp, priority, mark, dport)", key)
+	}
+	return nil
+}
+
+// FormatGroups writes groups back in ParseGroups' words.
+func FormatGroups(gs []Group) string {
+	parts := make([]string, 0, len(gs))
+	for _, g := range gs {
+		var kv []string
+		if g.DSCP != 0 {
+			kv = append(kv, fmt.Sprintf("dscp=%d", g.DSCP))
+		}
+		if g.Priority != 0 {
+			if g.Priority>>16 != 0 {
+				kv = append(kv, "priority="+tc.Handle(g.Priority).String())
+			} else {
+				kv = append(kv, fmt.Sprintf("priority=%d", g.Priority))
+			}
+		}
+		if g.Mark != 0 {
+			kv = append(kv, fmt.Sprintf("mark=%d", g.Mark))
+		}
+		if g.DstPort != 0 {
+			kv = append(kv, fmt.Sprintf("dport=%d", g.DstPort))
+		}
+		if len(kv) == 0 {
+			kv = append(kv, "-") // a group that changes nothing
+		}
+		parts = append(parts, strings.Join(kv, ","))
+	}
+	return strings.Join(parts, " ")
+}

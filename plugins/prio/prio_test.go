@@ -1,0 +1,160 @@
+package prio
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/txlab/txlab/framework/plugin/wire"
+	"github.com/txlab/txlab/framework/qdisc"
+	"github.com/txlab/txlab/framework/qdisc/qdisctest"
+	"github.com/txlab/txlab/framework/skb"
+)
+
+func newPrio(t *testing.T, args string) (*Prio, *qdisctest.Ctx, qdisctest.Options) {
+	t.Helper()
+	q := &Prio{}
+	o := qdisctest.Options{Args: strings.Fields(args), Setup: qdisctest.DefaultSetup()}
+	ctx := qdisctest.NewCtx(1)
+	if _, err := qdisctest.Attach(ctx, q, o); err != nil {
+		t.Fatal(err)
+	}
+	return q, ctx, o
+}
+
+// The dump as tc prints it (q_prio.c's prio_print_opt: "bands 3 priomap
+// 1 2 2 2 1 2 0 0 1 1 1 1 1 1 1 1", the pfifo_fast map by default).
+func TestDump(t *testing.T) {
+	q, _, _ := newPrio(t, "")
+	if got, want := q.Dump(), "bands 3 priomap 1 2 2 2 1 2 0 0 1 1 1 1 1 1 1 1"; got != want {
+		t.Errorf("%q, want %q", got, want)
+	}
+	q, _, _ = newPrio(t, "bands 4 priomap 3 3 2 2 1 1 0 0")
+	if got, want := q.Dump(), "bands 4 priomap 3 3 2 2 1 1 0 0 1 1 1 1 1 1 1 1"; got != want {
+		t.Errorf("%q, want %q", got, want)
+	}
+	if cs := q.Classes(); len(cs) != 4 || cs[0].ID.String() != "1:1" || cs[3].ID.String() != "1:4" || cs[0].Parent.String() != "1:" || !cs[0].LeafStats {
+		t.Errorf("classes %+v, want 1:1..1:4 under 1:, with their leaves' stats", cs)
+	}
+}
+
+func TestErrors(t *testing.T) {
+	for _, tt := range []struct {
+		args, want string
+		class      error
+	}{
+		{"bands 1", "bands 1: prio has 2 to 16", qdisc.ErrKernel},
+		{"bands 17", "bands 17: prio has 2 to 16", qdisc.ErrKernel},
+		{"bands 2", "priomap[1] is band 2 of 2 bands", qdisc.ErrKernel},
+		{"bands 3 priomap 0 1 3", `"priomap" element 3 is out of bands (3)`, qdisc.ErrParse},
+		{"priomap 0 priomap 1", "duplicate priomap", qdisc.ErrParse},
+		{"bands x", `Illegal "bands" "x"`, qdisc.ErrParse},
+		{"flows 3", `What is "flows"?`, qdisc.ErrParse},
+		{"multiqueue", "multiqueue", qdisc.ErrLacks},
+	} {
+		_, err := (&Prio{}).Init(qdisctest.NewCtx(1), qdisctest.DefaultSetup(), strings.Fields(tt.args))
+		if err == nil || !strings.Contains(err.Error(), tt.want) || !errors.Is(err, tt.class) {
+			t.Errorf("%q: %v, want %q of class %v", tt.args, err, tt.want, tt.class)
+		}
+	}
+	q, ctx, _ := newPrio(t, "")
+	if err := q.ChangeClass(ctx, qdisc.ClassReq{ID: 0x10001}); err == nil || !strings.Contains(err.Error(), `Qdisc "prio" is classless`) {
+		t.Errorf("class change: %v, want tc's refusal", err)
+	}
+}
+
+// prio_classify: skb->priority whose major is the qdisc's names the band
+// (1:2 is band 1), any other priority goes through the priomap
+// (TC_PRIO_*, low 4 bits); dequeue serves band 0 first, always.
+func TestStrictPriority(t *testing.T) {
+	q, ctx, _ := newPrio(t, "")
+	prios := []uint32{
+		0,       // TC_PRIO_BESTEFFORT -> band 1
+		6,       // TC_PRIO_INTERACTIVE -> band 0
+		0x10003, // 1:3 -> band 2
+		1,       // TC_PRIO_FILLER -> band 2
+		7,       // TC_PRIO_CONTROL -> band 0
+		0x20001, // another qdisc's major: priomap[0] -> band 1
+		0x10001, // 1:1 -> band 0
+	}
+	batch := make([]skb.Packet, len(prios))
+	for i, p := range prios {
+		batch[i] = skb.Packet{Handle: skb.Handle(i + 1), Len: 100, Priority: p}
+	}
+	rc := make([]qdisc.Code, len(batch))
+	q.Enqueue(ctx, batch, rc)
+	var order []int
+	for _, p := range q.Dequeue(ctx, qdisc.DequeueReq{Max: 16, Bytes: 1 << 40}, nil) {
+		order = append(order, int(p.Handle))
+	}
+	// band 0: 2, 5, 7; band 1: 1, 6; band 2: 3, 4.
+	if got, want := order, []int{2, 5, 7, 1, 6, 3, 4}; !equal(got, want) {
+		t.Errorf("dequeue order %v, want %v", got, want)
+	}
+	if st := q.Stats(); st.Qlen != 0 || st.Backlog != 0 {
+		t.Errorf("after draining: %+v", st)
+	}
+}
+
+func equal(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// A band that holds packets is served before any later one even while
+// packets keep arriving in the later band.
+func TestBandZeroFirst(t *testing.T) {
+	q, ctx, _ := newPrio(t, "bands 2 priomap 1 1 1 1 1 1 0 0 1 1 1 1 1 1 1 1")
+	h := skb.Handle(0)
+	send := func(prio uint32, n int) {
+		batch := make([]skb.Packet, n)
+		for i := range batch {
+			h++
+			batch[i] = skb.Packet{Handle: h, Len: 1000, Priority: prio}
+		}
+		q.Enqueue(ctx, batch, make([]qdisc.Code, n))
+	}
+	send(0, 50) // band 1
+	send(6, 10) // band 0
+	got := q.Dequeue(ctx, qdisc.DequeueReq{Max: 12, Bytes: 1 << 40}, nil)
+	for i, p := range got {
+		if (i < 10) != (p.Handle > 50) {
+			t.Fatalf("packet %d of the bulk is %#x: band 0's ten must come first", i, p.Handle)
+		}
+	}
+}
+
+// Growing and shrinking bands changes the classes; the dropped bands'
+// packets are counted as dropped.
+func TestChangeBands(t *testing.T) {
+	q, ctx, _ := newPrio(t, "bands 4 priomap 3 3 3 3 3 3 3 3 3 3 3 3 3 3 3 3")
+	batch := []skb.Packet{{Handle: 1, Len: 100}, {Handle: 2, Len: 100}}
+	q.Enqueue(ctx, batch, make([]qdisc.Code, 2))
+	// tc sends its whole tc_prio_qopt: "bands 2" comes with tc's
+	// default priomap, which names band 2.
+	if _, err := q.Change(ctx, strings.Fields("bands 2")); err == nil || q.bands != 4 {
+		t.Fatalf("bands 2 with the default priomap: %v, bands %d (a refused change changes nothing)", err, q.bands)
+	}
+	if _, err := q.Change(ctx, strings.Fields("bands 2 priomap 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1")); err != nil {
+		t.Fatal(err)
+	}
+	if st := q.Stats(); st.Qlen != 0 || st.Drops != 2 || len(q.Classes()) != 2 {
+		t.Errorf("after shrinking to 2 bands: %+v, %d classes", st, len(q.Classes()))
+	}
+}
+
+func TestConformance(t *testing.T) {
+	for _, args := range []string{"", "bands 2 priomap 1 0 1 0 1 0 1 0", "bands 16"} {
+		f := func() qdisc.Qdisc { return wire.WrapQdisc(&Prio{}) }
+		for _, r := range qdisctest.Run(f, qdisctest.Options{Args: strings.Fields(args), Seed: 5, Limit: 3000}) {
+			t.Errorf("%q: %s: %v", args, r.Check, r.Err)
+		}
+	}
+}
