@@ -3,15 +3,16 @@ package htb
 import (
 	"fmt"
 	"math"
-	"strconv"
 	"strings"
 
 	"github.com/txlab/txlab/framework/qdisc"
 	"github.com/txlab/txlab/framework/units"
+	"github.com/txlab/txlab/plugins/internal/psched"
 )
 
 // copt is struct tc_htb_opt with TCA_HTB_RATE64/CEIL64, as tc's
-// htb_parse_class_opt builds it.
+// htb_parse_class_opt builds it (its arithmetic and option words are
+// plugins/internal/psched's, the shapers').
 type copt struct {
 	rate, ceil          uint64 // bytes/s
 	bufTicks, cbufTicks uint32
@@ -21,10 +22,10 @@ type copt struct {
 	linklayer           uint8
 }
 
-// parseClass is htb_parse_class_opt. devRate is the link's bytes/s (for
+// parseClass is htb_parse_class_opt. devSpeed is the link's bits/s (for
 // a rate in percent).
-func parseClass(args []string, devRate uint64) (copt, error) {
-	o := copt{linklayer: linkEthernet}
+func parseClass(args []string, devSpeed int64) (copt, error) {
+	o := copt{linklayer: psched.LinkEthernet}
 	mtu := uint32(1600)
 	var buffer, cbuffer uint32
 	a := qdisc.NewArgs("htb", args)
@@ -36,18 +37,13 @@ func parseClass(args []string, devRate uint64) (copt, error) {
 		if *dst != 0 {
 			return qdisc.Parsef("htb", "Double %q spec", k)
 		}
-		if pct, ok := strings.CutSuffix(v, "%"); ok {
-			f, perr := strconv.ParseFloat(pct, 64)
-			if perr != nil || f < 0 || f > 100 {
-				return qdisc.Parsef("htb", "Illegal %q %q", k, v)
-			}
-			if devRate == 0 {
-				return qdisc.Parsef("htb", "Illegal %q %q: the device's speed is unknown", k, v)
-			}
-			*dst = uint64(float64(devRate) * f / 100)
-			return nil
+		var r uint64
+		var perr error
+		if strings.Contains(v, "%") {
+			r, perr = psched.PercentRate64(v, devSpeed)
+		} else {
+			r, perr = units.GetRate64(v)
 		}
-		r, perr := units.GetRate64(v)
 		if perr != nil {
 			return qdisc.Parsef("htb", "Illegal %q %q: %v", k, v, perr)
 		}
@@ -59,18 +55,14 @@ func parseClass(args []string, devRate uint64) (copt, error) {
 		if err != nil {
 			return err
 		}
-		sz, cell, slash := strings.Cut(v, "/")
-		n, perr := units.GetSize(sz)
-		if perr == nil && slash {
-			c, cerr := strconv.Atoi(cell)
-			if cerr != nil || c <= 0 || c&(c-1) != 0 {
-				perr = fmt.Errorf("cell %q is not a power of two", cell)
-			}
+		n, _, perr := psched.SizeAndCell(v) // get_size_and_cell: the cell is read and ignored
+		if perr == nil && n > math.MaxUint32 {
+			perr = fmt.Errorf("%q is out of range: a 32-bit size is at most 4294967295 bytes (4Gb)", v)
 		}
 		if perr != nil {
 			return qdisc.Parsef("htb", "Illegal %q %q: %v", k, v, perr)
 		}
-		*dst = n
+		*dst = uint32(n)
 		return nil
 	}
 	u32 := func(k string, dst *uint32) error {
@@ -99,31 +91,26 @@ func parseClass(args []string, devRate uint64) (copt, error) {
 	for k := a.Next(); k != ""; k = a.Next() {
 		var err error
 		switch {
-		case matches(k, "prio"):
+		case psched.Matches(k, "prio"):
 			err = u32(k, &o.prio)
-		case matches(k, "mtu"):
+		case psched.Matches(k, "mtu"):
 			err = u32(k, &mtu)
-		case matches(k, "mpu"):
+		case psched.Matches(k, "mpu"):
 			err = u16(k, &o.mpu)
-		case matches(k, "overhead"):
+		case psched.Matches(k, "overhead"):
 			err = u16(k, &o.overhead)
-		case matches(k, "linklayer"):
+		case psched.Matches(k, "linklayer"):
 			v, verr := a.Value(k)
-			switch {
-			case verr != nil:
+			if verr != nil {
 				err = verr
-			case matches(v, "ethernet"):
-				o.linklayer = linkEthernet
-			case matches(v, "atm"), matches(v, "adsl"):
-				o.linklayer = linkATM
-			default:
+			} else if o.linklayer, err = psched.Linklayer(v); err != nil {
 				err = qdisc.Parsef("htb", "Illegal \"linklayer\" %q", v)
 			}
-		case matches(k, "quantum"):
+		case psched.Matches(k, "quantum"):
 			err = u32(k, &o.quantum)
-		case matches(k, "burst"), k == "buffer", k == "maxburst":
+		case psched.Matches(k, "burst"), k == "buffer", k == "maxburst":
 			err = size(k, &buffer)
-		case matches(k, "cburst"), k == "cbuffer", k == "cmaxburst":
+		case psched.Matches(k, "cburst"), k == "cbuffer", k == "cmaxburst":
 			err = size(k, &cbuffer)
 		case k == "ceil":
 			err = rate(k, &o.ceil)
@@ -146,19 +133,19 @@ func parseClass(args []string, devRate uint64) (copt, error) {
 	}
 	// The minimal burst: a tick's worth at the rate plus the mtu.
 	if buffer == 0 {
-		buffer = uint32(o.rate/hz) + mtu
+		buffer = uint32(o.rate/psched.Hz) + mtu
 	}
 	if cbuffer == 0 {
-		cbuffer = uint32(o.ceil/hz) + mtu
+		cbuffer = uint32(o.ceil/psched.Hz) + mtu
 	}
-	o.bufTicks = calcXmittime(o.rate, uint64(buffer))
-	o.cbufTicks = calcXmittime(o.ceil, uint64(cbuffer))
+	o.bufTicks = psched.CalcXmittime(o.rate, uint64(buffer))
+	o.cbufTicks = psched.CalcXmittime(o.ceil, uint64(cbuffer))
 	return o, nil
 }
 
 // ChangeClass implements qdisc.Classful (htb_change_class).
 func (q *HTB) ChangeClass(ctx qdisc.Ctx, req qdisc.ClassReq) error {
-	o, err := parseClass(req.Args, q.devRate)
+	o, err := parseClass(req.Args, q.devSpeed)
 	if err != nil {
 		return err
 	}
@@ -173,11 +160,11 @@ func (q *HTB) ChangeClass(ctx qdisc.Ctx, req qdisc.ClassReq) error {
 		}
 		cl = q.classes[req.ID]
 	}
-	cl.rate = precompute(o.rate, o.overhead, o.mpu, o.linklayer)
-	cl.ceil = precompute(o.ceil, o.overhead, o.mpu, o.linklayer)
+	cl.rate = psched.Precompute(0, o.rate, o.overhead, o.mpu, o.linklayer)
+	cl.ceil = psched.Precompute(0, o.ceil, o.overhead, o.mpu, o.linklayer)
 	var warn error
 	if cl.level == 0 {
-		quantum := min(cl.rate.bytesPS/uint64(q.r2q), math.MaxInt32)
+		quantum := min(cl.rate.RateBytesPs/uint64(q.r2q), math.MaxInt32)
 		cl.quantum = int(quantum)
 		switch {
 		case o.quantum == 0 && cl.quantum < 1000:
@@ -192,7 +179,7 @@ func (q *HTB) ChangeClass(ctx qdisc.Ctx, req qdisc.ClassReq) error {
 		}
 		cl.prio = int(min(o.prio, NumPrio-1))
 	}
-	cl.buffer, cl.cbuffer = ticksToNs(o.bufTicks), ticksToNs(o.cbufTicks)
+	cl.buffer, cl.cbuffer = int64(psched.TicksToNs(uint64(o.bufTicks))), int64(psched.TicksToNs(uint64(o.cbufTicks)))
 	cl.bufTicks, cl.cbufTicks, cl.quantumSet = o.bufTicks, o.cbufTicks, o.quantum != 0
 	q.clhash.Grow()
 	return warn
@@ -241,7 +228,7 @@ func (q *HTB) newClass(ctx qdisc.Ctx, req qdisc.ClassReq, o *copt) error {
 	}
 	cl.parent = parent
 	// set class to be in HTB_CAN_SEND state
-	cl.tokens, cl.ctokens = ticksToNs(o.bufTicks), ticksToNs(o.cbufTicks)
+	cl.tokens, cl.ctokens = int64(psched.TicksToNs(uint64(o.bufTicks))), int64(psched.TicksToNs(uint64(o.cbufTicks)))
 	cl.mbuffer = 60 * int64(1e9) // 1min
 	cl.tc = int64(ctx.Now())
 	cl.cmode = canSend
@@ -302,7 +289,7 @@ func (q *HTB) Classes() []qdisc.Class {
 		out = append(out, qdisc.Class{ID: cl.id, Parent: parent, Leaf: cl.level == 0, Filters: true,
 			Options: q.dumpClass(cl), SentPackets: cl.packets, SentBytes: cl.bytes, Drops: cl.drops, Overlimits: cl.overlimits,
 			XStats: []qdisc.XStat{qdisc.XUint("lended", cl.lends), qdisc.XUint("borrowed", cl.borrows), qdisc.XUint("giants", cl.giants),
-				qdisc.XInt("tokens", clamp32(nsToTicks(cl.tokens))), qdisc.XInt("ctokens", clamp32(nsToTicks(cl.ctokens)))}})
+				qdisc.XInt("tokens", clamp32(psched.SignedNsToTicks(cl.tokens))), qdisc.XInt("ctokens", clamp32(psched.SignedNsToTicks(cl.ctokens)))}})
 	}
 	return out
 }
@@ -315,18 +302,14 @@ func (q *HTB) dumpClass(cl *class) string {
 	if cl.level == 0 {
 		fmt.Fprintf(&b, "prio %d quantum %d ", cl.prio, cl.quantum)
 	}
-	fmt.Fprintf(&b, "rate %s ", units.SprintRate(cl.rate.bytesPS))
-	if cl.rate.overhead != 0 {
-		fmt.Fprintf(&b, "overhead %d ", cl.rate.overhead)
+	fmt.Fprintf(&b, "rate %s ", units.SprintRate(cl.rate.RateBytesPs))
+	if cl.rate.Overhead != 0 {
+		fmt.Fprintf(&b, "overhead %d ", cl.rate.Overhead)
 	}
-	fmt.Fprintf(&b, "ceil %s ", units.SprintRate(cl.ceil.bytesPS))
-	ll := "ethernet"
-	if cl.rate.linklayer == linkATM {
-		ll = "atm"
-	}
-	fmt.Fprintf(&b, "linklayer %s ", ll)
-	fmt.Fprintf(&b, "burst %s/1 mpu %s ", units.SprintSize(calcXmitsize(cl.rate.bytesPS, cl.bufTicks)), units.SprintSize(uint64(cl.rate.mpu)))
-	fmt.Fprintf(&b, "cburst %s/1 mpu %s ", units.SprintSize(calcXmitsize(cl.ceil.bytesPS, cl.cbufTicks)), units.SprintSize(uint64(cl.ceil.mpu)))
+	fmt.Fprintf(&b, "ceil %s ", units.SprintRate(cl.ceil.RateBytesPs))
+	fmt.Fprintf(&b, "linklayer %s ", psched.LinkName(cl.rate.Linklayer))
+	fmt.Fprintf(&b, "burst %s/1 mpu %s ", units.SprintSize(psched.CalcXmitsize(cl.rate.RateBytesPs, cl.bufTicks)), units.SprintSize(uint64(cl.rate.Mpu)))
+	fmt.Fprintf(&b, "cburst %s/1 mpu %s ", units.SprintSize(psched.CalcXmitsize(cl.ceil.RateBytesPs, cl.cbufTicks)), units.SprintSize(uint64(cl.ceil.Mpu)))
 	fmt.Fprintf(&b, "level %d ", cl.level)
 	return b.String()
 }

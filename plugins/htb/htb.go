@@ -13,12 +13,12 @@ package htb
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/txlab/txlab/framework/qdisc"
 	"github.com/txlab/txlab/framework/sim"
 	"github.com/txlab/txlab/framework/skb"
 	"github.com/txlab/txlab/framework/units"
+	"github.com/txlab/txlab/plugins/internal/psched"
 )
 
 func init() {
@@ -49,7 +49,7 @@ type class struct {
 	children int
 	level    int
 
-	rate, ceil      ratecfg
+	rate, ceil      psched.Ratecfg
 	buffer, cbuffer int64 // ns
 	mbuffer         int64
 	prio            int
@@ -86,7 +86,7 @@ type level struct {
 // HTB is struct htb_sched.
 type HTB struct {
 	handle     uint16
-	devRate    uint64 // the link's bytes/s, for a rate in percent
+	devSpeed   int64 // the link's bits/s, for a rate in percent
 	defcls     uint32
 	r2q        uint32
 	directQlen int
@@ -126,7 +126,7 @@ func parseGlob(args []string) (glob, error) {
 	a := qdisc.NewArgs("htb", args)
 	for k := a.Next(); k != ""; k = a.Next() {
 		switch {
-		case matches(k, "r2q"):
+		case psched.Matches(k, "r2q"):
 			v, err := a.Value(k)
 			if err != nil {
 				return g, err
@@ -136,7 +136,7 @@ func parseGlob(args []string) (glob, error) {
 				return g, qdisc.Parsef("htb", "Illegal \"r2q\" %q", v)
 			}
 			g.r2q = n
-		case matches(k, "default"):
+		case psched.Matches(k, "default"):
 			v, err := a.Value(k)
 			if err != nil {
 				return g, err
@@ -146,11 +146,11 @@ func parseGlob(args []string) (glob, error) {
 				return g, qdisc.Parsef("htb", "Illegal \"default\" %q", v)
 			}
 			g.defcls = n
-		case matches(k, "debug"):
+		case psched.Matches(k, "debug"):
 			if _, err := a.Value(k); err != nil {
 				return g, err
 			}
-		case matches(k, "direct_qlen"):
+		case psched.Matches(k, "direct_qlen"):
 			v, err := a.Value(k)
 			if err != nil {
 				return g, err
@@ -160,7 +160,7 @@ func parseGlob(args []string) (glob, error) {
 				return g, qdisc.Parsef("htb", "Illegal \"direct_qlen\" %q", v)
 			}
 			g.directQlen.Put(n)
-		case matches(k, "offload"):
+		case psched.Matches(k, "offload"):
 			return g, qdisc.Lacksf("htb", "offload: hardware HTB (ndo_setup_tc) is not modelled; txlab's htb is the software one")
 		default:
 			return g, qdisc.Parsef("htb", "What is %q?", k)
@@ -169,9 +169,6 @@ func parseGlob(args []string) (glob, error) {
 	return g, nil
 }
 
-// matches is iproute2's matches().
-func matches(w, keyword string) bool { return w != "" && strings.HasPrefix(keyword, w) }
-
 // Init implements qdisc.Qdisc (htb_init).
 func (q *HTB) Init(_ qdisc.Ctx, s qdisc.Setup, args []string) (qdisc.Info, error) {
 	g, err := parseGlob(args)
@@ -179,7 +176,7 @@ func (q *HTB) Init(_ qdisc.Ctx, s qdisc.Setup, args []string) (qdisc.Info, error
 		return qdisc.Info{}, err
 	}
 	q.handle = uint16(s.Major())
-	q.devRate = uint64(max(s.RateBps, 0)) / 8
+	q.devSpeed = max(s.RateBps, 0)
 	q.directQlen = s.TxQueueLen
 	if g.directQlen.Set {
 		q.directQlen = int(g.directQlen.V)
@@ -468,7 +465,7 @@ func htbAccntTokens(cl *class, bytes int, diff int64) {
 	if toks > cl.buffer {
 		toks = cl.buffer
 	}
-	toks -= cl.rate.l2tNs(bytes)
+	toks -= int64(cl.rate.L2T(uint32(bytes)))
 	if toks <= -cl.mbuffer {
 		toks = 1 - cl.mbuffer
 	}
@@ -481,7 +478,7 @@ func htbAccntCtokens(cl *class, bytes int, diff int64) {
 	if toks > cl.cbuffer {
 		toks = cl.cbuffer
 	}
-	toks -= cl.ceil.l2tNs(bytes)
+	toks -= int64(cl.ceil.L2T(uint32(bytes)))
 	if toks <= -cl.mbuffer {
 		toks = 1 - cl.mbuffer
 	}

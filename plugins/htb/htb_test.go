@@ -90,6 +90,9 @@ func TestDefaults(t *testing.T) {
 		// ticks, 1760.
 		{"rate 10gbit ceil 20gbit", "prio 0 quantum 200000 rate 10Gbit ceil 20Gbit linklayer ethernet burst 1680b/1 mpu 0b cburst 1760b/1 mpu 0b level 0 ", "is big"},
 		{"rate 8mbit overhead 24 mpu 64 linklayer atm", "prio 0 quantum 100000 rate 8Mbit overhead 24 ceil 8Mbit linklayer atm burst 1600b/1 mpu 64b cburst 1600b/1 mpu 64b level 0 ", ""},
+		// Percentages of the 10 Gbit/s link (get_percent_rate64);
+		// linklayer adsl is atm, burst's cell is read and ignored.
+		{"rate 10% ceil 50% burst 3000/8 linklayer adsl", "prio 0 quantum 200000 rate 1Gbit ceil 5Gbit linklayer atm burst 3000b/1 mpu 0b cburst 1600b/1 mpu 0b level 0 ", "is big"},
 	}
 	for _, tt := range tests {
 		q, ctx := newHTB(t, "1:", "")

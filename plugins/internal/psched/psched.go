@@ -1,11 +1,12 @@
 // Package psched is the packet scheduler's clock and rate arithmetic the
-// shapers share: psched ticks (PSCHED_SHIFT), struct psched_ratecfg and
-// psched_l2t_ns (include/net/sch_generic.h, net/sched/sch_generic.c), and
-// tc's side of it (tc/tc_core.c: tc_calc_xmittime, tc_calc_xmitsize)
-// with the tick_in_usec a kernel with high-resolution timers advertises
-// in /proc/net/psched. It also holds the few tc option readers the
-// shapers need beyond framework/units (get_size_and_cell, parse_percent,
-// get_linklayer, matches).
+// shapers and htb share: psched ticks (PSCHED_SHIFT), struct
+// psched_ratecfg and psched_l2t_ns (include/net/sch_generic.h,
+// net/sched/sch_generic.c), and tc's side of it (tc/tc_core.c:
+// tc_calc_xmittime, tc_calc_xmitsize, get_hz) with the tick_in_usec a
+// kernel with high-resolution timers advertises in /proc/net/psched. It
+// also holds the few tc option readers they need beyond framework/units
+// (get_size_and_cell, parse_percent, get_percent_rate64, get_linklayer,
+// matches).
 package psched
 
 import "math"
@@ -19,6 +20,10 @@ func TicksToNs(ticks uint64) uint64 { return ticks << shift }
 // NsToTicks is PSCHED_NS2TICKS.
 func NsToTicks(ns uint64) uint64 { return ns >> shift }
 
+// SignedNsToTicks is PSCHED_NS2TICKS of a signed count (htb's s64 tokens,
+// below zero while a class is in debt): an arithmetic shift.
+func SignedNsToTicks(ns int64) int64 { return ns >> shift }
+
 // tickInUsec is tc_core_init's tick_in_usec for /proc/net/psched
 // "000003e8 00000040 000f4240 3b9aca00" (psched_show: NSEC_PER_USEC,
 // PSCHED_TICKS2NS(1), 1000000, NSEC_PER_SEC/hrtimer_resolution): tc's
@@ -27,6 +32,10 @@ const tickInUsec = 1000.0 / 64.0
 
 // timeUnitsPerSec is tc's TIME_UNITS_PER_SEC (its times are in us).
 const timeUnitsPerSec = 1e6
+
+// Hz is tc's get_hz() for that /proc/net/psched: its fourth field,
+// NSEC_PER_SEC / hrtimer_resolution, a 1 GHz clock.
+const Hz = 1e9
 
 // Tick2Time is tc_core_tick2time: ticks to microseconds.
 func Tick2Time(ticks float64) float64 { return ticks / tickInUsec }

@@ -45,6 +45,10 @@ func TestTicks(t *testing.T) {
 	if TicksToNs(3) != 192 || NsToTicks(191) != 2 {
 		t.Fatal("PSCHED_SHIFT 6")
 	}
+	// htb's tokens in debt: an arithmetic shift rounds toward -inf.
+	if SignedNsToTicks(191) != 2 || SignedNsToTicks(-1) != -1 || SignedNsToTicks(-128) != -2 || SignedNsToTicks(-129) != -3 {
+		t.Fatal("signed PSCHED_NS2TICKS")
+	}
 	// 1500 bytes at 1250 B/s: 1.2 s = 18750000 ticks.
 	if got := CalcXmittime(1250, 1500); got != 18_750_000 {
 		t.Fatalf("xmittime %d", got)
