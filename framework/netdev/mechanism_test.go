@@ -200,7 +200,7 @@ func TestRunningFlagExclusive(t *testing.T) {
 		for cpu := 0; cpu < 8; cpu++ {
 			h.on(cpu, 0, func(c *sim.CPU) {
 				for i := 0; ; i++ {
-					c.Spend(100)
+					c.Spend(1000) // 8 Mpps at one queue: every path contends
 					h.n.DevQueueXmit(c, h.dev, h.skb(c, i))
 				}
 			})
@@ -355,6 +355,47 @@ func TestStoppedQueueRequeues(t *testing.T) {
 	}
 }
 
+// A push onto a non-empty defer list fetches the list's line once, for
+// ownership (READ_ONCE of the head, then the defer_count increment and
+// the cmpxchg hit it): __dev_queue_xmit costs its entry, the queue pick
+// and one transfer, which puts it in the seed's [128, 256) bucket.
+func TestDeferPushOneTransfer(t *testing.T) {
+	h := newHarness(t, profile(t, "6.19-rc1"), 2, "test", 1, "pfifo")
+	q := h.dev.Root
+	costs := h.e.Costs
+	var took sim.Time
+	h.on(1, 0, func(c *sim.CPU) {
+		q.lineDefer.Write(c) // the previous pusher has the line
+		q.deferHead = h.skb(c, 0)
+		h.n.unoffered--
+		h.n.Offered++
+	})
+	h.on(0, 10*sim.Microsecond, func(c *sim.CPU) {
+		t0 := c.Now()
+		if rc := h.n.DevQueueXmit(c, h.dev, h.skb(c, 1)); rc != qdisc.XmitSuccess {
+			t.Errorf("push: rc %v", rc)
+		}
+		took = c.Now() - t0
+		if q.deferHead == nil || q.deferHead.Next == nil || q.deferCount != 1 {
+			t.Errorf("push: defer list %v, count %d; want two skbs, one counted", q.deferHead, q.deferCount)
+		}
+		for s := q.deferHead; s != nil; {
+			nx := s.Next
+			h.n.kfreeSkb(c, s, skb.DropQdiscDrop)
+			s = nx
+		}
+		q.deferHead, q.deferCount = nil, 0
+	})
+	h.run(sim.Millisecond)
+	want := sim.Time(costs.XmitEntry + costs.PickTx + costs.LineSocket + 2*(costs.LineHit+costs.AtomicOp))
+	if took != want {
+		t.Errorf("push took %v, want %v (entry, pick, one transfer, two RMWs on the owned line)", took, want)
+	}
+	if took < 128 || took >= 256 {
+		t.Errorf("push took %v, outside the seed's [128, 256) ns bucket", took)
+	}
+}
+
 // The fast path skips __netif_schedule while defer_list is non-empty.
 func TestNetifScheduleFastPath(t *testing.T) {
 	for _, fast := range []string{"on", "off"} {
@@ -434,9 +475,12 @@ func TestDequeueDropsFreeAfterUnlock(t *testing.T) {
 		h := newHarness(t, cfg, 8, "ice", 1, "test_dropper")
 		h.e.Costs.KfreeSkb = 400 // make the free visible
 		for cpu := 0; cpu < 8; cpu++ {
+			// A sender every 1 us per CPU: heavier, the defer list
+			// outgrows what the drainer can enqueue between two
+			// dequeues and the lock's hold measures the enqueue side.
 			h.on(cpu, 0, func(c *sim.CPU) {
 				for i := 0; ; i++ {
-					c.Spend(300)
+					c.Spend(1000)
 					h.n.DevQueueXmit(c, h.dev, h.skb(c, i))
 				}
 			})
