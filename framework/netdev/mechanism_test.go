@@ -604,3 +604,54 @@ func TestQdiscReadsSkbLinesUnderLock(t *testing.T) {
 		}
 	}
 }
+
+// The CPU that drains a defer_list walks it (llist_reverse_order) at
+// llist_node a node, as Jonas Köppeler's profile measures the walk, and
+// pays each pushed skb's lines once, in the enqueue that reads them (the
+// first in full, the rest prefetched): the walk itself stalls on no line.
+func TestLlistDrainWalkPerNode(t *testing.T) {
+	const pushed = 32
+	h := newHarness(t, profile(t, "6.19-rc1"), 3, "test", 1, "pfifo", "limit", "1000")
+	q := h.dev.Root
+	var got, walked sim.Time
+	h.e.OnLockWait = func(c *sim.CPU, site *sim.LockStat, _, end sim.Time) {
+		if c.ID == 0 && site == h.n.site.rootEnq {
+			got = end
+		}
+	}
+	var batch int
+	var hot bool
+	h.n.Hooks.EnqueueBatch = func(c *sim.CPU, _ *Qdisc, b []*skb.SKB) {
+		walked, batch = c.Now()-got, len(b)
+		hot = true
+		for _, s := range b[1:] {
+			hot = hot && int(s.HotCPU) == 1 // not yet read by the drainer
+		}
+	}
+	h.on(2, 0, func(c *sim.CPU) { // holds the root lock while the list builds
+		q.lock.Lock(c, h.n.site.rootRun)
+		c.Spend(int64(50 * sim.Microsecond))
+		q.lock.Unlock(c)
+	})
+	h.on(0, sim.Microsecond, func(c *sim.CPU) { h.n.DevQueueXmit(c, h.dev, h.skb(c, 0)) })
+	h.on(1, 2*sim.Microsecond, func(c *sim.CPU) {
+		for i := 1; i <= pushed; i++ {
+			h.n.DevQueueXmit(c, h.dev, h.skb(c, i))
+		}
+	})
+	h.run(sim.Millisecond)
+	costs := h.e.Costs
+	if batch != pushed+1 {
+		t.Fatalf("drained %d skbs, want %d", batch, pushed+1)
+	}
+	if !hot {
+		t.Error("the walk moved the pushed skbs' lines to the drainer; the enqueue is where they are read")
+	}
+	walk := sim.Time((pushed + 1) * costs.LlistNode)
+	// Besides the nodes: the list head's line (llist_del_all), the
+	// qdisc's write line and its data lines, fetched once each.
+	if most := walk + sim.Time((2+costs.QdiscDataLines)*(costs.LineSocket+costs.AtomicOp)); walked < walk || walked > most {
+		t.Errorf("from the root lock to the enqueue of %d skbs: %v, want %v of nodes plus at most %v of the qdisc's and the list head's lines",
+			batch, walked, walk, most-walk)
+	}
+}

@@ -229,18 +229,16 @@ func (n *Net) devXmitSkbLlist(c *sim.CPU, s *skb.SKB, q *Qdisc, d *Device, txq *
 	q.lineDefer.Atomic(c) // llist_del_all + atomic_long_set(&q->defer_count, 0)
 	list := q.deferHead
 	q.deferHead, q.deferCount = nil, 0
-	// llist_reverse_order: back to arrival order. It follows each
-	// node's next pointer and rewrites it: a dependent load per packet
-	// of a line its pusher wrote last (skb->ll_node), which no prefetch
-	// can hide since the address is in the line itself.
+	// llist_reverse_order: back to arrival order, following and
+	// rewriting each node's next. Priced per node as the kernel's
+	// profile measures it (cost llist_node, see costs.go), not as a
+	// line transfer: the skb's lines are paid once, by the enqueue that
+	// reads them (touchSkbPrefetched).
 	batch := q.deferBuf[:0]
-	costs := n.E.Costs
+	c.Spend(int64(countList(list)) * n.E.Costs.LlistNode)
 	for p := list; p != nil; {
 		nx := p.Next
 		p.Next = nil
-		if int(p.HotCPU) != c.ID {
-			c.Spend(costs.Line(n.E.Topo.Distance(int(p.HotCPU), c.ID)))
-		}
 		batch = append(batch, p)
 		p = nx
 	}
@@ -436,4 +434,13 @@ func (n *Net) netTxAction(c *sim.CPU) {
 		}
 		n.kfreeSkbList(c, &runFree)
 	}
+}
+
+// countList is the length of a defer_list.
+func countList(p *skb.SKB) int {
+	k := 0
+	for ; p != nil; p = p.Next {
+		k++
+	}
+	return k
 }
