@@ -105,6 +105,15 @@ func TestE2Rows(t *testing.T) {
 	if len(rows) != len(want) {
 		t.Errorf("%d rows, want %d", len(rows), len(want))
 	}
+	// A rate that fell to nothing is the deepest collapse, never "0x":
+	// E2.1 and E2.3 hold, BLUE off collapsed to 0 pps does not.
+	reps[1], reps[2], reps[4] = fake(E2CakeLlist, 0.5e6, 0, 1, nil), fake(E2CakeNoBlue, 0, 0, 0, nil), fake(E2Burst256, 0, 0, 0.5, nil)
+	rows = E2(reps)
+	for id, holds := range map[string]bool{"E2.1": true, "E2.2": false, "E2.3": true} {
+		if r := rowByID(t, rows, id); r.Holds != holds || strings.Contains(r.Model, "0x") {
+			t.Errorf("%s on a rate of 0: holds %v, want %v (%s)", id, r.Holds, holds, r.Model)
+		}
+	}
 }
 
 // runScript runs the shipped script's variants named in only, with

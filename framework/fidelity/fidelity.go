@@ -600,3 +600,20 @@ func ratio(a, b float64) float64 {
 	}
 	return a / b
 }
+
+// fold is how many times a exceeds b, for a collapse: a rate that fell to
+// nothing is an infinite fold (ratio's 0 would judge it no collapse).
+func fold(a, b float64) float64 {
+	if b == 0 && a > 0 {
+		return math.Inf(1)
+	}
+	return ratio(a, b)
+}
+
+// foldText prints a fold: "63x", or "infinitely" for an infinite one.
+func foldText(x float64, prec int) string {
+	if math.IsInf(x, 1) {
+		return "infinitely"
+	}
+	return fmt.Sprintf("%.*fx", prec, x)
+}
