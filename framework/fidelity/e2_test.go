@@ -77,6 +77,15 @@ func TestE2bRows(t *testing.T) {
 	if r := rowByID(t, E2b(reps), "E2b.2"); r.Holds {
 		t.Errorf("E2b.2 holds with 50000 drops in cake: %+v", r)
 	}
+	// A run too short for BLUE to climb says so.
+	short := fake(E2bLlist, 1.8e6, 1.8e6, 0.03, nil)
+	short.DurationNs = 36e6
+	if w := blueTrace(short); !strings.Contains(w, "longer than this run") {
+		t.Errorf("a 36 ms run's BLUE trace %q should say p cannot reach 1 in it", w)
+	}
+	if w := blueTrace(reps[1]); strings.Contains(w, "longer than this run") {
+		t.Errorf("a run where p reached 1 says it could not: %q", w)
+	}
 	rows = E2b(reps[:1])
 	if r := rowByID(t, rows, "E2b.1"); r.Holds || r.Model != "not run" {
 		t.Errorf("a missing variant: %+v", r)

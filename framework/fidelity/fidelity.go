@@ -573,12 +573,18 @@ func blueTrace(r *report.Report) string {
 	out := "BLUE p " + strings.Join(pts, " ")
 	for _, iv := range s {
 		if iv.BlueP >= 0.99 {
-			out += fmt.Sprintf(" (0.99 by %s)", secs(iv.EndNs))
-			break
+			return out + fmt.Sprintf(" (0.99 by %s)", secs(iv.EndNs))
 		}
+	}
+	if r.DurationNs < blueClimbNs {
+		out += " (cobalt_queue_full raises a flow's p by 1/256 at most once a target, 5 ms: p reaches 1 after 1.28 s, longer than this run)"
 	}
 	return out
 }
+
+// blueClimbNs is the least time BLUE takes to drive p from 0 to 1 at
+// cake's default target: 256 steps of p_inc (1/256), one per 5 ms.
+const blueClimbNs = 256 * 5_000_000
 
 // rate prints packets per second as the seeds do: Mpps or Kpps.
 func rate(pps float64) string {
