@@ -464,6 +464,52 @@ func (d *dropper) Stats() qdisc.Stats {
 
 func init() {
 	qdisc.Register("test_dropper", "test: drops every other packet at dequeue", func() qdisc.Qdisc { return &dropper{} })
+	qdisc.Register("test_cb_dropper", "test: test_dropper whose drops read only the cb", func() qdisc.Qdisc { return &cbDropper{} })
+}
+
+// cbDropper is dropper declaring that its drops read only skb->next and
+// the cb (fq_codel's).
+type cbDropper struct{ dropper }
+
+func (d *cbDropper) Init(qdisc.Ctx, qdisc.Setup, []string) (qdisc.Info, error) {
+	return qdisc.Info{Flags: qdisc.DequeueDrops | qdisc.DropReadsCb, Limit: 100000}, nil
+}
+
+// A qdisc whose drops read only the skb's first line (DropReadsCb, as
+// fq_codel_drop and codel's dequeue drops do) moves that line for each
+// dropped skb another CPU enqueued, where a qdisc reading
+// skb->truesize too (cake) moves skb_lines; what it sends costs the
+// same either way.
+func TestDropReadsCbOneLine(t *testing.T) {
+	spent := map[string]sim.Time{}
+	for _, qd := range []string{"test_dropper", "test_cb_dropper"} {
+		h := newHarness(t, profile(t, "6.18", "bql", "off"), 2, "test", 1, qd)
+		q := h.dev.Root
+		h.on(1, 0, func(cpu *sim.CPU) { h.fill(cpu, q, 20) })
+		h.on(0, 100*sim.Microsecond, func(cpu *sim.CPU) {
+			q.lock.Lock(cpu, h.n.site.rootRun)
+			start := cpu.Now()
+			got := h.n.qdiscDequeue(cpu, q, qdisc.DequeueReq{Max: 8, Bytes: 1 << 40})
+			spent[qd] = cpu.Now() - start
+			q.lock.Unlock(cpu)
+			var l skb.List
+			for _, s := range got {
+				l.Push(s)
+			}
+			h.n.kfreeSkbList(cpu, &l)
+			runFree := h.n.qdiscRunEnd(cpu, q)
+			h.n.kfreeSkbList(cpu, &runFree)
+		})
+		h.run(sim.Millisecond)
+	}
+	costs := sim.DefaultCosts()
+	// 8 sent, 7 dropped between them: each drop saves skb_lines-1
+	// transfers.
+	want := sim.Time(7 * (costs.SkbLines - 1) * costs.LineSocket)
+	if d := spent["test_dropper"] - spent["test_cb_dropper"]; d != want {
+		t.Errorf("a dequeue with 7 drops took %v reading every line, %v reading the cb only: %v apart, want %v",
+			spent["test_dropper"], spent["test_cb_dropper"], d, want)
+	}
 }
 
 // With dequeue drops on, freeing happens after the root lock is
