@@ -56,15 +56,16 @@ func TestE2CakeCollapse(t *testing.T) {
 
 // The same setup with fq_codel or sfq in cake's place. The thread saw
 // both unaffected; in the model, 16 open-loop senders pushing several
-// Mpps onto one defer list make the enqueue side hold the root lock
-// nearly always once the drainer pays what the kernel's pays under it
-// (a line per skb to walk the list, llist_reverse_order; the dropped
-// skbs' lines, fq_codel_drop's batch from the fattest flow): both
-// collapse by root-lock saturation, not by an AQM. The kernel's pushers
-// must offer less than these open-loop senders (README, "What the model
-// does not reproduce"). This test pins the mechanism: a collapse without
-// the enqueue side saturating the lock is a new one, and fails. The
-// forwarding E2 (scripts/e2.tengo, fidelity.E2) is the seed's setup.
+// Mpps onto one defer list can make the enqueue side hold the root lock
+// nearly always once the qdisc is full and each enqueue pays an
+// overflow drop under it (the dropped skb's line, fq_codel_drop's batch
+// from the fattest flow): fq_codel collapses by root-lock saturation,
+// not by an AQM; sfq, whose drainer keeps up, does not. The kernel's
+// pushers must offer less than these open-loop senders, or its enqueue
+// cost less (README, "The seeds' results in the model"). This test pins
+// the mechanism: a collapse without the enqueue side saturating the
+// lock is a new one, and fails. The forwarding E2 (scripts/e2.tengo,
+// fidelity.E2, TestE2ForwardSfqDrainerKeepsUp) is the seed's setup.
 func TestE2OthersCollapseOnlyByLockSaturation(t *testing.T) {
 	if testing.Short() {
 		t.Skip("E2")
