@@ -80,7 +80,7 @@ func E2(reps []*report.Report) []Row {
 		x := ratio(tail(rc1), tail(old))
 		rows = append(rows, Row{ID: id, Name: name, Seed: seed,
 			Model: fmt.Sprintf("6.18: %s; 6.19-rc1: %s (%.2fx)", rate(tail(old)), rate(tail(rc1)), x), Holds: x >= 0.8,
-			Why: "6.19-rc1: " + lockWhy(rc1) + "; " + dropRates(rc1)})
+			Why: "6.19-rc1: " + joinWhy(lockWhy(rc1), turnsWhy(rc1), dropRates(rc1))})
 	}
 	return rows
 }
@@ -187,8 +187,11 @@ func collapseWhy(base, ll, noBlue *report.Report) string {
 	parts := []string{
 		fmt.Sprintf("arrival at __dev_queue_xmit %s vs %s before the llist (%.2fx)", rate(arrival(ll)), rate(arrival(base)), ratio(arrival(ll), arrival(base))),
 		lockWhy(ll),
-		dropRates(ll),
 	}
+	if t := turnsWhy(ll); t != "" {
+		parts = append(parts, t)
+	}
+	parts = append(parts, dropRates(ll))
 	enq, _, _ := lockHold(ll)
 	switch {
 	case noBlue != nil && tail(noBlue) < 0.5*tail(base):
@@ -209,4 +212,15 @@ func nsText(ns int64) string {
 		return fmt.Sprintf("%.3g us", float64(ns)/1000)
 	}
 	return fmt.Sprintf("%d ns", ns)
+}
+
+// joinWhy joins the non-empty parts of a mechanism line.
+func joinWhy(parts ...string) string {
+	var out []string
+	for _, p := range parts {
+		if p != "" {
+			out = append(out, p)
+		}
+	}
+	return strings.Join(out, "; ")
 }

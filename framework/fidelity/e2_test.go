@@ -114,6 +114,13 @@ func TestE2Rows(t *testing.T) {
 	if len(rows) != len(want) {
 		t.Errorf("%d rows, want %d", len(rows), len(want))
 	}
+	// The fq_codel row says how the dequeuer shares the lock with the
+	// drainers: turns per drain and skbs a turn.
+	reps[6].Locks = []report.Lock{{Name: siteEnqueue, HoldNs: 9e8, Acquired: 1000}, {Name: siteDirect, HoldNs: 5e7, Acquired: 900}}
+	reps[6].Window.TxPackets = 8100
+	if w := rowByID(t, E2(reps), "E2.4").Why; !strings.Contains(w, "0.90 times a drain, sending 9.0 skbs a turn") {
+		t.Errorf("E2.4's mechanism %q should give the dequeuer's turns per drain", w)
+	}
 	// A rate that fell to nothing is the deepest collapse, never "0x":
 	// E2.1 and E2.3 hold, BLUE off collapsed to 0 pps does not.
 	reps[1], reps[2], reps[4] = fake(E2CakeLlist, 0.5e6, 0, 1, nil), fake(E2CakeNoBlue, 0, 0, 0, nil), fake(E2Burst256, 0, 0, 0.5, nil)

@@ -502,6 +502,29 @@ func lockHold(r *report.Report) (enq, deq float64, deqWaitNs int64) {
 	return enq, deq, deqWaitNs
 }
 
+// turnsWhy says how the dequeuer shares the root lock with an llist's
+// drainers: how often sch_direct_xmit took it back per drain (a drain is
+// __dev_xmit_skb's take), and what it sent a turn. A dequeuer that gets
+// one bulk per drain sends at most 9 skbs a drain cycle through a root
+// qdisc over many queues (try_bulk_dequeue_skb_slow).
+func turnsWhy(r *report.Report) string {
+	var drains, turns uint64
+	var held int64
+	for _, l := range r.Locks {
+		switch l.Name {
+		case siteEnqueue:
+			drains, held = l.Acquired, l.HoldNs
+		case siteDirect:
+			turns = l.Acquired
+		}
+	}
+	if drains == 0 || turns == 0 || r.WindowNs <= 0 {
+		return ""
+	}
+	return fmt.Sprintf("a drain every %s (held %s), the dequeuer took the root lock %.2f times a drain, sending %.1f skbs a turn",
+		nsText(r.WindowNs/int64(drains)), nsText(held/int64(drains)), float64(turns)/float64(drains), float64(r.Window.TxPackets)/float64(turns))
+}
+
 // arrival is the rate at which packets reached __dev_queue_xmit in the
 // window: offered minus what the NIC dropped at the RX rings.
 func arrival(r *report.Report) float64 {
