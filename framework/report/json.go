@@ -124,7 +124,7 @@ func (r *Report) Normalize() {
 	}
 	for i := range r.Series {
 		iv := &r.Series[i]
-		for _, f := range []*float64{&iv.TxPps, &iv.SysPct, &iv.SoftPct, &iv.IdlePct, &iv.Runnable, &iv.CSPerS, &iv.InPerS} {
+		for _, f := range []*float64{&iv.TxPps, &iv.TxBps, &iv.SysPct, &iv.SoftPct, &iv.IdlePct, &iv.Runnable, &iv.CSPerS, &iv.InPerS} {
 			finite(f)
 		}
 	}

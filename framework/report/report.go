@@ -262,6 +262,8 @@ type Interval struct {
 	EndNs     int64   `json:"end_ns"`
 	TxPackets uint64  `json:"tx_packets"`
 	TxPps     float64 `json:"tx_pps"`
+	TxBytes   uint64  `json:"tx_bytes"` // frame bytes the NIC completed in the interval
+	TxBps     float64 `json:"tx_bps"`   // TxBytes * 8 per simulated second
 	Offered   uint64  `json:"offered_packets"`
 	Drops     uint64  `json:"dropped_packets"`
 	Backlog   int64   `json:"backlog_packets"` // all qdiscs, at the end of the interval
@@ -271,6 +273,11 @@ type Interval struct {
 	// end, over every cake qdisc and tin (its blue_p_max_ppm xstats, in
 	// [0, 1]); omitted without cake or while BLUE is quiet.
 	BlueP float64 `json:"blue_p_max,omitempty"`
+	// CoDelDropping is how many flows are in CoDel's dropping state at
+	// the interval's end (codel_vars.dropping, cobalt_vars.dropping),
+	// over every fq_codel and cake qdisc (their codel_dropping xstats);
+	// omitted when none is.
+	CoDelDropping int64 `json:"codel_dropping,omitempty"`
 	VMStat
 }
 
