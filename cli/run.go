@@ -64,7 +64,7 @@ func runCommand() *cli.Command {
 		Name:      "run",
 		Usage:     "run an experiment configured from flags, or from a Tengo script (flags given override the script)",
 		ArgsUsage: "[SCRIPT.tengo]",
-		Flags:     append(append(append(append(runFlags(), scriptFlags()...), traceFlags()...), pcapFlags()...), pluginFlags()...),
+		Flags:     append(append(append(append(append(runFlags(), scriptFlags()...), traceFlags()...), pcapFlags()...), pluginFlags()...), plotFlags()...),
 		Action:    runAction,
 	}
 }
@@ -203,6 +203,13 @@ func runAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	plots, err := runPlotConfig(c)
+	if err != nil {
+		return err
+	}
+	if plots != nil {
+		plots.script = scriptLabel(script)
+	}
 	if err := checkSpecs(specs); err != nil {
 		return err
 	}
@@ -246,6 +253,9 @@ func runAction(c *cli.Context) error {
 		}
 	}
 	err = joinErrs(joinErrs(firstErr, pcapErr), writeReports(c, format, reps))
+	if err == nil {
+		err = writePlots(c, plots, reps)
+	}
 	if c.Bool("tc-show") {
 		err = joinErrs(err, writeTCShow(c, format, reps))
 	}
