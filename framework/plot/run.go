@@ -172,6 +172,9 @@ func jsonErr(err error) string {
 		return fmt.Sprintf("invalid JSON at byte %d: %v", se.Offset, se)
 	}
 	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) && te.Field == "" {
+		return fmt.Sprintf("a JSON %s, not an object", te.Value)
+	}
 	if errors.As(err, &te) {
 		return fmt.Sprintf("%s is a JSON %s, want %s", te.Field, te.Value, te.Type)
 	}

@@ -131,11 +131,11 @@ func Save(target string, figs []*Figure, format string, force bool) ([]string, e
 	if ff == "" {
 		return Write(target, figs, format, force)
 	}
-	if len(figs) != 1 {
-		return nil, fmt.Errorf("%s: %d figures for one file: give a directory, or one kind (--plot-kinds)", target, len(figs))
-	}
 	if err := CheckTarget(target); err != nil {
 		return nil, err
+	}
+	if len(figs) != 1 {
+		return nil, fmt.Errorf("%s: %d figures for one file: give a directory, or one kind (--plot-kinds)", target, len(figs))
 	}
 	b, err := Render(figs[0], ff)
 	if err != nil {

@@ -1,0 +1,100 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestRunPlot: run --plot draws the run's figures, and txlab plot draws
+// the same ones from its JSON report; a second run writes the same bytes
+// over them without --plot-force.
+func TestRunPlot(t *testing.T) {
+	dir := t.TempDir()
+	plots := filepath.Join(dir, "plots")
+	rep := filepath.Join(dir, "r.json")
+	args := append(append([]string(nil), quick...), "--qdisc", "fq_codel", "--format", "json", "-o", rep, "--plot", plots)
+	out, err := txlab(t, args...)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if !strings.Contains(out, "plot: wrote 7 figures to "+plots) {
+		t.Errorf("output %q", out)
+	}
+	first := map[string][]byte{}
+	for _, n := range []string{"overview", "throughput-pps", "throughput-bps", "backlog", "xmit-latency", "cpu", "codel-dropping"} {
+		b, err := os.ReadFile(filepath.Join(plots, n+".svg"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		first[n] = b
+	}
+	if out, err := txlab(t, args...); err != nil {
+		t.Fatalf("the same run again: %v\n%s", err, out)
+	}
+	// From the JSON: the same figures (a run from flags has no script).
+	again := filepath.Join(dir, "again")
+	if out, err := txlab(t, "plot", rep, "-o", again); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	for n, b := range first {
+		if got, _ := os.ReadFile(filepath.Join(again, n+".svg")); !bytes.Equal(got, b) {
+			t.Errorf("%s: txlab plot of the report differs from run --plot", n)
+		}
+	}
+	one := filepath.Join(dir, "o.png")
+	if out, err := txlab(t, "plot", rep, "-o", one, "--plot-kinds", "overview"); err != nil || !strings.Contains(out, "plot: wrote "+one) {
+		t.Errorf("one PNG: %v %q", err, out)
+	}
+}
+
+// TestPlotBadInput: each is a one-line error naming what, and nothing
+// is overwritten.
+func TestPlotBadInput(t *testing.T) {
+	dir := t.TempDir()
+	rep := filepath.Join(dir, "r.json")
+	if out, err := txlab(t, append(append([]string(nil), quick...), "--format", "json", "-o", rep)...); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	notReport := filepath.Join(dir, "n.json")
+	os.WriteFile(notReport, []byte(`{"hello": 1}`), 0o644)
+	mine := filepath.Join(dir, "mine")
+	os.Mkdir(mine, 0o755)
+	kept := filepath.Join(mine, "backlog.svg")
+	os.WriteFile(kept, []byte("mine"), 0o644)
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"plot", notReport, "-o", filepath.Join(dir, "p")}, notReport + `: not a txlab report: no "profile" key`},
+		{[]string{"plot", filepath.Join(dir, "none.json"), "-o", filepath.Join(dir, "p")}, "none.json: no such file"},
+		{[]string{"plot", rep, "-o", filepath.Join(dir, "no", "p")}, "its parent " + filepath.Join(dir, "no") + " does not exist"},
+		{[]string{"plot", rep, "-o", filepath.Join(dir, "p"), "--plot-format", "pdf"}, `--plot-format "pdf": want svg or png`},
+		{[]string{"plot", rep, "-o", filepath.Join(dir, "p.png"), "--plot-format", "svg", "--plot-kinds", "cpu"}, "is a .png file"},
+		{[]string{"plot", rep, "-o", filepath.Join(dir, "p.svg")}, "figures for one file"},
+		{[]string{"plot", rep, "-o", filepath.Join(dir, "p"), "--plot-kinds", "pps"}, `no plot kind "pps"`},
+		{[]string{"plot", rep, "-o", filepath.Join(dir, "p"), "--plot-kinds", "rtt-cdf"}, "the report has no data for rtt-cdf"},
+		{[]string{"plot", rep, "-o", mine}, kept + " exists and differs"},
+		{[]string{"plot", rep}, "give -o DIR"},
+		{[]string{"plot", "-o", filepath.Join(dir, "p")}, "want one REPORT.json"},
+		{append(append([]string(nil), quick...), "--plot-kinds", "cpu"), "--plot-kinds: give --plot DIR too"},
+		{append(append([]string(nil), quick...), "--plot", filepath.Join(dir, "no", "p")), "does not exist"},
+	}
+	for _, c := range cases {
+		out, err := txlab(t, c.args...)
+		if err == nil || !strings.Contains(errorLine(err), c.want) || strings.Contains(errorLine(err), "\n") {
+			t.Errorf("%v: %v, want one line with %q\n%s", c.args, err, c.want, out)
+		}
+	}
+	if b, _ := os.ReadFile(kept); string(b) != "mine" {
+		t.Error("a plot replaced a file that differs without --force")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "p")); err == nil {
+		t.Error("a refused plot made its directory")
+	}
+	if out, err := txlab(t, "plot", rep, "-o", mine, "--force"); err != nil {
+		t.Errorf("--force: %v\n%s", err, out)
+	}
+}
