@@ -44,6 +44,20 @@ func TestRunPlot(t *testing.T) {
 			t.Errorf("%s: txlab plot of the report differs from run --plot", n)
 		}
 	}
+	// A script's run: the report names it, so its plots from the JSON
+	// are the same bytes, titled with it.
+	srep, sdir, sagain := filepath.Join(dir, "h.json"), filepath.Join(dir, "h"), filepath.Join(dir, "h2")
+	if out, err := txlab(t, "run", "scripts/hello.tengo", "--quick", "--no-progress", "--format", "json", "-o", srep, "--plot", sdir, "--plot-kinds", "throughput-pps"); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if out, err := txlab(t, "plot", srep, "-o", sagain, "--plot-kinds", "throughput-pps"); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	a, _ := os.ReadFile(filepath.Join(sdir, "throughput-pps.svg"))
+	b, _ := os.ReadFile(filepath.Join(sagain, "throughput-pps.svg"))
+	if len(a) == 0 || !bytes.Equal(a, b) || !bytes.Contains(a, []byte("scripts/hello.tengo")) {
+		t.Errorf("a script's plot: %d and %d bytes, equal %v, names the script %v", len(a), len(b), bytes.Equal(a, b), bytes.Contains(a, []byte("scripts/hello.tengo")))
+	}
 	one := filepath.Join(dir, "o.png")
 	if out, err := txlab(t, "plot", rep, "-o", one, "--plot-kinds", "overview"); err != nil || !strings.Contains(out, "plot: wrote "+one) {
 		t.Errorf("one PNG: %v %q", err, out)

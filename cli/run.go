@@ -207,9 +207,6 @@ func runAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if plots != nil {
-		plots.script = scriptLabel(script)
-	}
 	if err := checkSpecs(specs); err != nil {
 		return err
 	}
@@ -250,6 +247,14 @@ func runAction(c *cli.Context) error {
 		}
 		if err != nil && firstErr == nil {
 			firstErr = labelled(specs[i], len(specs), err)
+		}
+	}
+	if script != "" {
+		name := scriptLabel(script)
+		for _, r := range reps {
+			if r != nil {
+				r.Script = name
+			}
 		}
 	}
 	err = joinErrs(joinErrs(firstErr, pcapErr), writeReports(c, format, reps))

@@ -14,7 +14,7 @@ import (
 // Options say what to draw.
 type Options struct {
 	// Script names the run in titles; empty: the report's script key,
-	// else its profile.
+	// else its profiles.
 	Script string
 	// Kinds are the figure kinds to draw (Kinds()); empty: every one the
 	// report has data for.
@@ -127,7 +127,16 @@ func (d *drawing) source() string {
 	if s := d.runs[0].Script; s != "" {
 		return s
 	}
-	return "profile " + d.runs[0].Profile
+	var profiles []string
+	for _, r := range d.runs {
+		if !slices.Contains(profiles, r.Profile) {
+			profiles = append(profiles, r.Profile)
+		}
+	}
+	if len(profiles) == 1 {
+		return "profile " + profiles[0]
+	}
+	return "profiles " + strings.Join(profiles, ", ")
 }
 
 // label is a run's name in legends and titles.

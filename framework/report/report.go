@@ -12,7 +12,10 @@ import "encoding/json"
 
 // Report is one run's result.
 type Report struct {
-	Name    string            `json:"name,omitempty"` // variant name
+	Name string `json:"name,omitempty"` // variant name
+	// Script is the script the run came from, as txlab run names it
+	// ("scripts/e2.tengo"); empty for a run from flags.
+	Script  string            `json:"script,omitempty"`
 	Profile string            `json:"profile"`
 	Seed    uint64            `json:"seed"`
 	Setup   Setup             `json:"setup"`
