@@ -112,3 +112,40 @@ func TestPlotBadInput(t *testing.T) {
 		t.Errorf("--force: %v\n%s", err, out)
 	}
 }
+
+// readmePicture is the README's command that draws its picture.
+const readmePicture = "go run ./cli run scripts/e2.tengo --quick --plot docs/img/e2-collapse.svg --plot-kinds overview --plot-force"
+
+// TestREADMEPicture: the README shows docs/img/e2-collapse.svg and the
+// command that drew it, and that command draws those bytes today (when
+// the model moves, run the command again and commit the picture).
+func TestREADMEPicture(t *testing.T) {
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(readme, []byte("\n"+readmePicture+"\n")) || !bytes.Contains(readme, []byte("](docs/img/e2-collapse.svg)")) {
+		t.Fatalf("the README does not show docs/img/e2-collapse.svg and the command %q", readmePicture)
+	}
+	committed, err := os.ReadFile("../docs/img/e2-collapse.svg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(committed) > 200<<10 {
+		t.Errorf("docs/img/e2-collapse.svg is %d bytes, keep it under 200 KB", len(committed))
+	}
+	args := strings.Fields(strings.TrimPrefix(readmePicture, "go run ./cli "))
+	out := filepath.Join(t.TempDir(), "e2-collapse.svg")
+	for i, a := range args {
+		if a == "docs/img/e2-collapse.svg" {
+			args[i] = out
+		}
+	}
+	if msg, err := txlab(t, append(args, "--no-progress")...); err != nil {
+		t.Fatalf("%v\n%s", err, msg)
+	}
+	drawn, _ := os.ReadFile(out)
+	if !bytes.Equal(drawn, committed) {
+		t.Errorf("docs/img/e2-collapse.svg is not what the README's command draws now: run `%s` from the top directory and commit the picture", readmePicture)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"encoding/xml"
+	"fmt"
 	"image/png"
 	"io"
 	"os"
@@ -395,4 +396,25 @@ func equalSet(a, b []string) bool {
 	slices.Sort(a)
 	slices.Sort(b)
 	return slices.Equal(a, b)
+}
+
+// TestLongLegend: a legend longer than the figure is cut, and says how
+// many entries it left out.
+func TestLongLegend(t *testing.T) {
+	var rs []*report.Report
+	for i := 0; i < 40; i++ {
+		rs = append(rs, small(fmt.Sprintf("v%02d", i), "pfifo", 1e5*float64(i+1), false))
+	}
+	runs, err := FromReports(rs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	figs := figures(t, runs, Options{Kinds: []string{"backlog"}})
+	text := wellFormedSVG(t, "backlog", must(Render(figs["backlog"], "svg")))
+	if !strings.Contains(text, "v00") || strings.Contains(text, "v39") || !strings.Contains(text, "more") {
+		t.Errorf("a 40-entry legend on one panel: v00 %v, v39 %v, 'more' %v", strings.Contains(text, "v00"), strings.Contains(text, "v39"), strings.Contains(text, "more"))
+	}
+	if len(figs["backlog"].Labels()) != 40 {
+		t.Errorf("Labels %d, want all 40", len(figs["backlog"].Labels()))
+	}
 }

@@ -125,9 +125,20 @@ func (f *Figure) draw(dc draw.Canvas) {
 	leg.Top, leg.Left = true, true
 	leg.TextStyle.Font.Size = vg.Points(9)
 	leg.Padding = vg.Points(3.5)
+	// As many entries as the height holds; the rest are counted.
+	entries := f.legend()
+	room := int((top - titleHeight - dc.Min.Y) / (leg.TextStyle.Height("Xg") + leg.Padding))
+	if len(entries) > room && room > 1 {
+		more := fmt.Sprintf("... and %d more", len(entries)-room+1)
+		entries = append(entries[:room-1:room-1], entry{name: more})
+	}
 	var widest vg.Length
-	for _, e := range f.legend() {
-		leg.Add(e.name, e.thumb)
+	for _, e := range entries {
+		if e.thumb != nil {
+			leg.Add(e.name, e.thumb)
+		} else {
+			leg.Add(e.name)
+		}
 		widest = max(widest, leg.TextStyle.Width(e.name))
 	}
 	legW := min(maxLegend, widest+leg.ThumbnailWidth+vg.Points(16))
