@@ -95,8 +95,11 @@ func (p *plotPlan) draw(w io.Writer, runs []plot.Run) error {
 	if err != nil {
 		return err
 	}
-	if len(figs) == 0 {
+	if len(figs) == 0 && len(p.kinds) > 0 {
 		return fmt.Errorf("plot: the report has no data for %s", strings.Join(p.kinds, ", "))
+	}
+	if len(figs) == 0 {
+		return errors.New("plot: the report has no series and no histogram to draw")
 	}
 	wrote, err := plot.Save(p.target, figs, p.format, p.force)
 	if err != nil {
@@ -137,7 +140,7 @@ func scriptLabel(arg string) string {
 func plotCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "plot",
-		Usage:     "draw a JSON report's figures (txlab run --format json -o REPORT.json)",
+		Usage:     "draw a JSON report's figures (txlab run --format json -o REPORT.json); - reads stdin",
 		ArgsUsage: "REPORT.json",
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write the figures into `DIR` (made if missing; its parent must exist), or FILE.svg / FILE.png for one kind"},
@@ -170,22 +173,26 @@ func plotAction(c *cli.Context) error {
 		return err
 	}
 	p.script = c.String("script")
-	runs, err := readReport(args[0])
+	runs, err := readReport(c, args[0])
 	if err != nil {
 		return err
 	}
 	return p.draw(c.App.Writer, runs)
 }
 
-// readReport reads and decodes a JSON report file.
-func readReport(path string) ([]plot.Run, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	if st, err := f.Stat(); err == nil && st.IsDir() {
-		return nil, fmt.Errorf("%s: a directory, not a report", path)
+// readReport reads and decodes a JSON report file ("-": stdin).
+func readReport(c *cli.Context, path string) ([]plot.Run, error) {
+	var f io.Reader = c.App.Reader
+	if path != "-" {
+		file, err := os.Open(path)
+		if err != nil {
+			return nil, err
+		}
+		defer file.Close()
+		if st, err := file.Stat(); err == nil && st.IsDir() {
+			return nil, fmt.Errorf("%s: a directory, not a report", path)
+		}
+		f = file
 	}
 	b, err := io.ReadAll(io.LimitReader(f, maxReportFile+1))
 	if err != nil {
@@ -196,7 +203,11 @@ func readReport(path string) ([]plot.Run, error) {
 	}
 	runs, err := plot.Decode(b)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", filepath.Clean(path), err)
+		name := filepath.Clean(path)
+		if path == "-" {
+			name = "stdin"
+		}
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	return runs, nil
 }

@@ -149,3 +149,28 @@ func TestREADMEPicture(t *testing.T) {
 		t.Errorf("docs/img/e2-collapse.svg is not what the README's command draws now: run `%s` from the top directory and commit the picture", readmePicture)
 	}
 }
+
+// TestPlotStdin: - reads the report from stdin.
+func TestPlotStdin(t *testing.T) {
+	dir := t.TempDir()
+	rep, err := txlab(t, append(append([]string(nil), quick...), "--format", "json")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		in, want string
+		ok       bool
+	}{{rep, "plot: wrote 6 figures", true}, {rep[:100], "stdin: not a txlab report: invalid JSON", false}} {
+		app := newApp()
+		var out bytes.Buffer
+		app.Reader, app.Writer, app.ErrWriter = strings.NewReader(c.in), &out, &out
+		err := app.Run([]string{"txlab", "plot", "-", "-o", filepath.Join(dir, "p")})
+		msg := out.String()
+		if err != nil {
+			msg += errorLine(err)
+		}
+		if (err == nil) != c.ok || !strings.Contains(msg, c.want) {
+			t.Errorf("stdin: %v %q, want %q", err, out.String(), c.want)
+		}
+	}
+}
