@@ -402,7 +402,7 @@ func xmitLatency(d *drawing) []*Figure {
 		end := log2x(last.Hi, 2*last.Hi)
 		xy = append(xy, plotter.XY{X: end, Y: xy[len(xy)-1].Y}, plotter.XY{X: end, Y: 0})
 		hi = max(hi, end)
-		p.stepLine(label(r, i), i, xy)
+		p.stepLine(label(r, i), i, xy, len(d.runs) == 1) // one run: filled, as bars
 	}
 	if p.empty() {
 		return nil

@@ -211,13 +211,17 @@ func (p *panel) line(name string, i int, xy plotter.XYs) {
 	p.entries = append(p.entries, entry{name, l})
 }
 
-func (p *panel) stepLine(name string, i int, xy plotter.XYs) {
+func (p *panel) stepLine(name string, i int, xy plotter.XYs, fill bool) {
 	l, err := plotter.NewLine(xy)
 	if err != nil {
 		return
 	}
 	l.StepStyle = plotter.PostStep
 	style(&l.LineStyle, i, false)
+	if fill {
+		c := palette[i%len(palette)]
+		l.FillColor = color.NRGBA{c.R, c.G, c.B, 0x60}
+	}
 	p.p.Add(l)
 	p.entries = append(p.entries, entry{name, l})
 }
