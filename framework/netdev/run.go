@@ -164,9 +164,15 @@ func (n *Net) dequeueSkb(c *sim.CPU, q *Qdisc, budget int) (list skb.List, valid
 		n.tryBulkDequeueSkbSlow(c, q, &list, &packets)
 		return list, validate, packets
 	}
-	if q.Flags&qdisc.OneTxQueue != 0 { // qdisc_may_bulk
+	switch {
+	case q.Flags&qdisc.OneTxQueue != 0: // qdisc_may_bulk
 		n.tryBulkDequeueSkb(c, q, &list, q.devQueue, &packets, budget)
-	} else {
+	case n.Cfg.BulkDequeue == BulkOneTxQueue:
+		// Before 4d202a0d1: one skb per qdisc_restart.
+		for _, s := range n.qdiscDequeue(c, q, qdisc.DequeueReq{Max: 1, Bytes: 1 << 62}) {
+			list.Push(s)
+		}
+	default:
 		n.tryBulkDequeueSkbSlow(c, q, &list, &packets)
 	}
 	return list, validate, packets

@@ -75,7 +75,7 @@ func offered(s *Spec) bool { return udpRate(s) || forward(s) }
 const MaxRxQueues = 4096
 
 var knobs = []*Knob{
-	{Flag: "profile", Script: "profile", Kind: TextKnob, Help: "kernel profile: 6.18, 6.19-rc1, net-next",
+	{Flag: "profile", Script: "profile", Kind: TextKnob, Help: "kernel profile: 4.7, 4.8 (E4's 2016 kernels), 6.18, 6.19-rc1, net-next",
 		ptr: func(s *Spec) any { return &s.Profile }},
 	{Flag: "sockets", Script: "host.sockets", Kind: IntKnob, Min: 1, Max: 64, Help: "CPU sockets",
 		ptr: func(s *Spec) any { return &s.Sockets }},
