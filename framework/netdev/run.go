@@ -277,6 +277,10 @@ const (
 // one call, xmit_more set on all but the last. It returns what the driver
 // did not take.
 func (n *Net) devHardStartXmit(c *sim.CPU, d *Device, txq *TxQueue, list *skb.List) (skb.List, int) {
+	if d.Bond != nil {
+		n.bondHardStartXmit(c, d, txq, list)
+		return skb.List{}, txOK
+	}
 	ctx := d.ctxFor(c)
 	batch := ctx.buf[:0]
 	for s := list.Head; s != nil; s = s.Next {
