@@ -60,7 +60,7 @@ func (bondDriver) Xmit(driver.Ctx, int, []skb.Packet) (int, driver.TxCode) {
 	panic("bonding: the host transmits on a bond (bond_start_xmit), never through its driver")
 }
 func (bondDriver) Poll(driver.Ctx, int, int) (int, bool) { return 0, true }
-func (bondDriver) Stats() []driver.QueueStats             { return nil }
+func (bondDriver) Stats() []driver.QueueStats            { return nil }
 
 // DeviceByName is __dev_get_by_name, or nil.
 func (n *Net) DeviceByName(name string) *Device {
