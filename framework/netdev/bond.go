@@ -330,3 +330,6 @@ func (n *Net) hostDevices(d *Device) string {
 	}
 	return "devices are " + strings.Join(names, ", ")
 }
+
+// DriverName is the device's driver model ("bonding" for a bond).
+func (d *Device) DriverName() string { return d.driverName }
