@@ -101,7 +101,7 @@ var knobs = []*Knob{
 		Only: forward, ptr: func(s *Spec) any { return &s.RxPort }},
 	{Flag: "bond", Script: "device.bond", Kind: TextKnob,
 		Help: "a bonding device the senders transmit on, in ip-link words: [NAME] mode balance-xor|balance-rr|active-backup xmit_hash_policy layer3+4 [packets_per_slave N] [numtxqueues N] slaves N (new NICs of --driver with --queues, --rate, --driver-opts, --qdisc) or slaves eth0,eth1,bond1; bonds separated by ';'",
-		ptr: func(s *Spec) any { return &s.Bond }},
+		ptr:  func(s *Spec) any { return &s.Bond }},
 	{Flag: "qdisc", Script: "qdisc", Kind: TextKnob, Help: "root qdisc in tc words, e.g. \"mq pfifo\", \"pfifo limit 100\", noqueue",
 		ptr: func(s *Spec) any { return &s.Qdisc }},
 	{Flag: "workload", Script: "senders.kind", Kind: TextKnob,
