@@ -53,7 +53,7 @@ txlab.variants([
 	}{
 		{[]string{"fidelity", "e9", rep}, `fidelity: unknown experiment "e9" (known: E1, E2, E2b, E3, E4, E5)`},
 		{[]string{"fidelity", "e3", rep}, "E3 needs the variants fast_path=off and fast_path=on"},
-		{[]string{"fidelity", "e4", rep}, "E4 is not modelled yet"},
+		{[]string{"fidelity", "e5", rep}, "E5 is not modelled yet"},
 		{[]string{"fidelity", "--quick", "e1", rep}, "a saved report is read as it is"},
 		{[]string{"fidelity", "e1"}, "want no arguments (run the experiments) or an experiment and a report"},
 		{[]string{"fidelity", "--only", "E1,E9"}, `fidelity: --only: unknown experiment "E9" (known: E1, E2, E2b, E3, E4, E5)`},

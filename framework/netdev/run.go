@@ -110,6 +110,8 @@ func (n *Net) qdiscRestart(c *sim.CPU, q *Qdisc, quota int) (int, bool) {
 	if list.Empty() {
 		return 0, false
 	}
+	q.Restarts++
+	q.RestartPkts += uint64(list.Len)
 	txq := q.dev.Queues[list.Head.Queue]
 	return packets, n.schDirectXmit(c, &list, q, q.dev, txq, !q.nolock(), validate)
 }

@@ -29,12 +29,18 @@ type DeviceSection struct {
 	SlaveTx []uint64 `json:"slave_tx,omitempty"`
 	// TxDropped is what a bond freed itself: no slave, or the xmit
 	// recursion limit.
-	TxDropped uint64        `json:"tx_dropped"`
-	Queues    []Queue       `json:"queues"`
-	Ethtool   []EthtoolStat `json:"ethtool"`
-	Qdisc     []Qdisc       `json:"qdisc"`
-	Classes   []Class       `json:"classes,omitempty"`
-	Filters   []Filters     `json:"filters,omitempty"`
+	TxDropped uint64 `json:"tx_dropped"`
+	// QdiscRestarts are the qdisc_restart calls of the device's qdiscs
+	// that dequeued, RestartPackets their skbs, over the window: their
+	// ratio is the mean bulk, and each restart is one round trip of the
+	// dequeuer on the root lock (sch_direct_xmit drops and retakes it).
+	QdiscRestarts  uint64        `json:"qdisc_restarts"`
+	RestartPackets uint64        `json:"restart_packets"`
+	Queues         []Queue       `json:"queues"`
+	Ethtool        []EthtoolStat `json:"ethtool"`
+	Qdisc          []Qdisc       `json:"qdisc"`
+	Classes        []Class       `json:"classes,omitempty"`
+	Filters        []Filters     `json:"filters,omitempty"`
 }
 
 // writeDevices prints the stacked devices, one line each.
@@ -64,6 +70,9 @@ func writeDevices(b *bytes.Buffer, ds []DeviceSection) {
 		}
 		if len(d.SlaveTx) > 0 {
 			fmt.Fprintf(b, "  handed to slaves %v", d.SlaveTx)
+		}
+		if d.QdiscRestarts > 0 {
+			fmt.Fprintf(b, "  bulk %.2f skbs per qdisc_restart", float64(d.RestartPackets)/float64(d.QdiscRestarts))
 		}
 		b.WriteString("\n")
 	}

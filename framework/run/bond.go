@@ -117,8 +117,27 @@ func setupBonded(h *host, spec *Spec, qwords []string) (*host, error) {
 
 // devStart is a device's counters at the window's start.
 type devStart struct {
-	classBytes map[string]uint64
-	ethtool    []driver.Counter
+	classBytes            map[string]uint64
+	ethtool               []driver.Counter
+	restarts, restartPkts uint64
+}
+
+// runQdiscs are the qdiscs the device's xmit runs (qdisc_run): its
+// single root, or the mq children; none for noqueue.
+func runQdiscs(d *netdev.Device) []*netdev.Qdisc {
+	if d.Root != nil {
+		return []*netdev.Qdisc{d.Root}
+	}
+	return d.Children
+}
+
+// restarts sums the device's qdisc_restart counts and their skbs.
+func restarts(d *netdev.Device) (n, pkts uint64) {
+	for _, q := range runQdiscs(d) {
+		n += q.Restarts
+		pkts += q.RestartPkts
+	}
+	return n, pkts
 }
 
 // deviceStarts are every device's devStart, when the host is stacked.
@@ -128,7 +147,9 @@ func deviceStarts(net *netdev.Net) map[string]devStart {
 	}
 	out := map[string]devStart{}
 	for _, d := range net.Devs {
-		out[d.Name] = devStart{classBytes: classBytes(d), ethtool: driver.EthtoolLines(d.Drv.Stats())}
+		st := devStart{classBytes: classBytes(d), ethtool: driver.EthtoolLines(d.Drv.Stats())}
+		st.restarts, st.restartPkts = restarts(d)
+		out[d.Name] = st
 	}
 	return out
 }
@@ -196,6 +217,8 @@ func deviceSections(rep *report.Report, net *netdev.Net, snap, end snapshot, sec
 		if lines := ethtoolStats(driver.EthtoolLines(drv), start.ethtool, secs); len(lines) > 0 {
 			ds.Ethtool = lines
 		}
+		n, pkts := restarts(d)
+		ds.QdiscRestarts, ds.RestartPackets = n-start.restarts, pkts-start.restartPkts
 		ds.Qdisc = qdiscRows(d)
 		ds.Classes = classRows(d, start.classBytes, secs)
 		for _, f := range d.Filters() {
