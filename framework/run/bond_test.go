@@ -81,7 +81,8 @@ func TestE4BulkOnBond(t *testing.T) {
 
 // A bond has noqueue until tc gives it a qdisc; a pfifo then takes the
 // device's tx_queue_len (1000), as on a real bond since IFF_NO_QUEUE
-// replaced tx_queue_len 0. Its slaves keep the run's qdisc.
+// replaced tx_queue_len 0. Its slaves keep the run's qdisc, unless tc
+// names one of them.
 func TestBondQdiscDefaults(t *testing.T) {
 	s := e4Host("6.18")
 	s.TC = nil
@@ -93,10 +94,16 @@ func TestBondQdiscDefaults(t *testing.T) {
 	if q := device(t, rep, "eth1").Qdisc; len(q) == 0 || q[0].Kind != "mq" {
 		t.Errorf("eth1's qdiscs %+v, want mq", q)
 	}
-	s.TC = []TCBatch{{Name: "t.tc", Text: "qdisc add dev bond0 root pfifo\n"}}
+	s.TC = []TCBatch{{Name: "t.tc", Text: "qdisc add dev bond0 root pfifo\nqdisc replace dev eth1 root pfifo limit 50\n"}}
 	rep = mustRun(t, s)
 	if q := device(t, rep, "bond0").Qdisc; len(q) != 1 || q[0].Kind != "pfifo" || q[0].Options != "limit 1000p" {
 		t.Errorf("bond0's qdiscs %+v, want pfifo limit 1000p", q)
+	}
+	if q := device(t, rep, "eth0").Qdisc; len(q) == 0 || q[0].Kind != "mq" {
+		t.Errorf("eth0's qdiscs %+v, want mq", q)
+	}
+	if q := device(t, rep, "eth1").Qdisc; len(q) != 1 || q[0].Kind != "pfifo" || q[0].Options != "limit 50p" || q[0].SentPackets == 0 {
+		t.Errorf("eth1's qdiscs %+v, want a pfifo limit 50p that sent", q)
 	}
 }
 
