@@ -32,7 +32,7 @@ func bondHarness(t *testing.T, cfg Config, cpus int, words, drv string, queues i
 		t.Fatal(err)
 	}
 	for i := 0; i < p.SlaveCount; i++ {
-		s, err := n.AddDevice(DeviceSpec{Name: fmt.Sprintf("eth%d", i), Driver: drv, Queues: queues, Qdisc: qd, XPS: true})
+		s, err := n.AddDevice(DeviceSpec{Name: fmt.Sprintf("eth%d", i), Driver: drv, Queues: queues, Qdisc: qd, XPS: XPSIRQ})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -36,7 +36,7 @@ func (s *Spec) validateBond() error {
 
 // setupBonded builds a --bond run's devices and senders into h (setup's
 // part after the host's Net exists).
-func setupBonded(h *host, spec *Spec, qwords []string) (*host, error) {
+func setupBonded(h *host, spec *Spec, qwords []string, xps netdev.XPSMode) (*host, error) {
 	fail := func(err error) (*host, error) { return h, &SetupError{err} }
 	bonds, err := bonding.ParseList(spec.Bond)
 	if err != nil {
@@ -72,7 +72,7 @@ func setupBonded(h *host, spec *Spec, qwords []string) (*host, error) {
 			return nil, bonding.Error(fmt.Sprintf("Error: argument %q is wrong: Device does not exist (no bond of that name in %s)", name, KnobByFlag("bond").Name()))
 		}
 		return h.net.AddDevice(netdev.DeviceSpec{Name: name, Driver: spec.Driver, Args: spec.DriverArgs,
-			Queues: spec.Queues, RateBps: spec.RateBps, Qdisc: qwords, XPS: true, IRQCPUs: irqCPUs(h.topo, spec.Queues)})
+			Queues: spec.Queues, RateBps: spec.RateBps, Qdisc: qwords, XPS: xps, IRQCPUs: irqCPUs(h.topo, spec.Queues)})
 	}
 	type link struct{ bond, slave *netdev.Device }
 	var links []link

@@ -127,3 +127,16 @@ func TestBondRefusals(t *testing.T) {
 		}
 	}
 }
+
+// netperf's launch answers each sender's control exchange on the RX
+// side; on a bond the reply arrives through a slave (the peer switch's
+// hash picks it), and the run goes on as without a bond.
+func TestBondWithLaunch(t *testing.T) {
+	s := e4Host("6.18")
+	s.Workload.Launch = 100 * sim.Microsecond
+	s.Duration = 3 * sim.Millisecond
+	rep := mustRun(t, s)
+	if !rep.AccountingOK || rep.TxPackets == 0 {
+		t.Errorf("tx %d, accounting %v %s", rep.TxPackets, rep.AccountingOK, rep.AccountingError)
+	}
+}

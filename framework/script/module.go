@@ -567,7 +567,7 @@ func setDevice(s *run.Spec, v any) error {
 	if err := checkRemoved("device", m); err != nil {
 		return err
 	}
-	if err := checkKeys("device", m, "driver", "queues", "rate", "opts", "rx_queues", "rx_port", "bond"); err != nil {
+	if err := checkKeys("device", m, "driver", "queues", "rate", "opts", "rx_queues", "rx_port", "xps", "bond"); err != nil {
 		return err
 	}
 	if x, ok := m["driver"]; ok {
@@ -623,6 +623,16 @@ func setDevice(s *run.Spec, v any) error {
 			return fmt.Errorf("device bond: %w", err)
 		}
 		s.Bond = b
+	}
+	if x, ok := m["xps"]; ok {
+		w, err := asString("device xps", x)
+		if err != nil {
+			return err
+		}
+		if _, err := netdev.ParseXPS(w); err != nil {
+			return fmt.Errorf("device xps: %w", err)
+		}
+		s.XPS = w
 	}
 	if x, ok := m["opts"]; ok {
 		var words []string
@@ -703,7 +713,7 @@ func setSenders(s *run.Spec, v any) error {
 	if err != nil {
 		return err
 	}
-	if err := checkKeys("senders", m, "kind", "count", "placement", "size", "flows", "rate", "dscp", "priority", "arrival", "mark", "groups"); err != nil {
+	if err := checkKeys("senders", m, "kind", "count", "placement", "size", "flows", "rate", "dscp", "priority", "arrival", "mark", "groups", "launch"); err != nil {
 		return err
 	}
 	w := &s.Workload
@@ -750,6 +760,14 @@ func setSenders(s *run.Spec, v any) error {
 			return err
 		}
 		if err := knobRange("senders rate", w.Rate, "offered-rate"); err != nil {
+			return err
+		}
+	}
+	if x, ok := m["launch"]; ok {
+		if w.Launch, err = asDuration("senders launch", x); err != nil {
+			return err
+		}
+		if err := knobRange("senders launch", float64(w.Launch), "launch"); err != nil {
 			return err
 		}
 	}
