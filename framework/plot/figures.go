@@ -555,8 +555,14 @@ func rttCDF(d *drawing) []*Figure {
 
 func (r Run) has(f func(Interval) bool) bool { return slices.ContainsFunc(r.Series, f) }
 
+// hasQdisc reports whether a qdisc of one of kinds is on the device or
+// on any of a stacked host's devices.
 func (r Run) hasQdisc(kinds ...string) bool {
-	return slices.ContainsFunc(r.Qdisc, func(q Qdisc) bool { return slices.Contains(kinds, q.Kind) })
+	is := func(q Qdisc) bool { return slices.Contains(kinds, q.Kind) }
+	if slices.ContainsFunc(r.Qdisc, is) {
+		return true
+	}
+	return slices.ContainsFunc(r.Devices, func(d Device) bool { return slices.ContainsFunc(d.Qdisc, is) })
 }
 
 func (d *drawing) maxOf(f func(Interval) float64) float64 {

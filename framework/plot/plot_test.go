@@ -418,3 +418,18 @@ func TestLongLegend(t *testing.T) {
 		t.Errorf("Labels %d, want all 40", len(figs["backlog"].Labels()))
 	}
 }
+
+// TestBondQdiscs: a qdisc on a stacked host's device (a bond's slave)
+// counts as the run's for the state figures.
+func TestBondQdiscs(t *testing.T) {
+	r := small("", "noqueue", 1e5, false)
+	r.Qdisc = []report.Qdisc{{Handle: "0:", Parent: "root", Kind: "noqueue"}}
+	r.Devices = []report.DeviceSection{{Name: "eth0", Kind: "i40e", Qdisc: []report.Qdisc{{Handle: "1:", Parent: "root", Kind: "fq_codel"}}}}
+	runs, err := FromReports([]*report.Report{r})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if figs := figures(t, runs, Options{Kinds: []string{"codel-dropping"}}); figs["codel-dropping"] == nil {
+		t.Error("fq_codel on a slave: no codel-dropping figure")
+	}
+}

@@ -29,6 +29,7 @@ type Run struct {
 	DurationNs int64      `json:"duration_ns"`
 	WarmupNs   int64      `json:"warmup_ns"`
 	Qdisc      []Qdisc    `json:"qdisc"`
+	Devices    []Device   `json:"devices"`
 	XmitNs     *Hist      `json:"xmit_latency_ns"`
 	Series     []Interval `json:"series"`
 	Latency    *Latency   `json:"latency"`
@@ -46,6 +47,12 @@ type Setup struct {
 // figures apply.
 type Qdisc struct {
 	Kind string `json:"kind"`
+}
+
+// Device is one of a stacked host's devices (a bond, its slaves): its
+// qdiscs count as the run's.
+type Device struct {
+	Qdisc []Qdisc `json:"qdisc"`
 }
 
 // Hist is the report's log2 histogram.
