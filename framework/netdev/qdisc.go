@@ -80,6 +80,7 @@ type Qdisc struct {
 	out      []skb.Packet
 	skbs     []*skb.SKB
 	deferBuf []*skb.SKB
+	segBuf   []*skb.SKB // splitGSO's output
 }
 
 // qdiscPlace is where a new qdisc goes and what the kernel names it.
@@ -361,6 +362,7 @@ func (q *Qdisc) bind(c *sim.CPU, toFree *skb.List) *qctx {
 // one call). The last skb's code is returned.
 func (n *Net) qdiscEnqueue(c *sim.CPU, q *Qdisc, skbs []*skb.SKB, toFree *skb.List) qdisc.Code {
 	q.lineData.WriteMany(c, n.E.Costs.QdiscDataLines)
+	skbs, split := n.splitGSO(c, q, skbs)
 	if n.Hooks.EnqueueBatch != nil {
 		n.Hooks.EnqueueBatch(c, q, skbs)
 	}
@@ -382,6 +384,24 @@ func (n *Net) qdiscEnqueue(c *sim.CPU, q *Qdisc, skbs []*skb.SKB, toFree *skb.Li
 		}
 	}
 	rc := q.rc[len(q.rc)-1]
+	if split {
+		// A split GSO skb: the caller's one skb is all of its
+		// segments: dropped only if every one was, congested if any.
+		rc = qdisc.XmitSuccess
+		drops := 0
+		for _, c := range q.rc {
+			switch c {
+			case qdisc.XmitDrop:
+				drops++
+				rc = qdisc.XmitCN
+			case qdisc.XmitCN:
+				rc = qdisc.XmitCN
+			}
+		}
+		if drops == len(q.rc) {
+			rc = qdisc.XmitDrop
+		}
+	}
 	if len(q.dups) > 0 {
 		// rootq->enqueue(skb2) for each duplicate, the qdisc being its
 		// own root; its return code is ignored, as netem ignores it.

@@ -84,6 +84,19 @@ type SKB struct {
 	// RxQueue is skb_record_rx_queue's value: the RX queue + 1 for an
 	// skb a NIC received (to forward), 0 for one a local sender built.
 	RxQueue uint16
+
+	// Cb is the protocol's control block (skb->cb, TCP_SKB_CB): opaque
+	// to the TX path, read by the owner at TX completion.
+	Cb CB
+}
+
+// CB is a protocol's per-skb data. A GSO skb split into segments
+// (skb_gso_segment) numbers them Seq, Seq+1, ...; Flags go to every
+// segment, FirstFlags to the first only (TCP's CWR).
+type CB struct {
+	Seq        int64
+	Flags      uint32
+	FirstFlags uint32
 }
 
 // Owner is what an skb is charged to (a socket): sock_wfree calls Release.
