@@ -289,8 +289,9 @@ func (d *IDPF) Xmit(ctx driver.Ctx, qi int, batch []skb.Packet) (int, driver.TxC
 			q.numPending++
 			q.reSet++
 		}
-		q.PutTSO(p.Handle, p.Len, p.GSOSegs, 1) // TSO: the hardware segments a GSO skb
-		q.numPending++                          // the packet's RS completion
+		// TSO: the hardware segments a GSO skb.
+		q.PutTSO(p.Handle, p.Len, p.GSOSegs, 1)
+		q.numPending++ // the packet's RS completion
 		q.maxPending = max(q.maxPending, q.complqPending())
 		// idpf_tx_splitq_map: netdev_tx_sent_queue (the full BQL call,
 		// which may set STACK_XOFF), then idpf_tx_buf_hw_update with
