@@ -63,6 +63,12 @@ type Report struct {
 	CPUs     []CPU             `json:"cpus,omitempty"` // busy CPUs only
 	Rx       *Rx               `json:"rx,omitempty"`   // the forward workload's receive side
 
+	// tcp_stream: goodput over the window (all flows), the flows and the
+	// path, and what the latency probes measured.
+	GoodputBps float64  `json:"goodput_bps,omitempty"`
+	TCP        *TCP     `json:"tcp,omitempty"`
+	Latency    *Latency `json:"latency,omitempty"`
+
 	Events    uint64 `json:"events"`
 	SimWallNs int64  `json:"sim_wall_ns"` // wall time spent simulating
 	// PluginOverrides are the built-ins a plugin replaced in this run
@@ -182,6 +188,8 @@ type Interval struct {
 	Offered   uint64  `json:"offered_packets"`
 	Drops     uint64  `json:"dropped_packets"`
 	Backlog   int64   `json:"backlog_packets"` // all qdiscs, at the end of the interval
+	// GoodputBps is tcp_stream's goodput in the interval, all flows.
+	GoodputBps float64 `json:"goodput_bps,omitempty"`
 	VMStat
 }
 

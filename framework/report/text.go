@@ -25,6 +25,7 @@ func WriteText(w io.Writer, r *Report) error {
 	var b bytes.Buffer
 	writeHeader(&b, r)
 	writeSummary(&b, r)
+	writeTCP(&b, r)
 	writeSortedMap(&b, "Drops by reason", r.Drops)
 	writeSortedMap(&b, "Counters", r.Counters)
 	writeVMStat(&b, r)

@@ -66,7 +66,7 @@ func TestErrors(t *testing.T) {
 		{"bad rx port", "txlab := import(\"txlab\")\ntxlab.device({rx_port: \"back\"})\n", Options{}, "t.tengo:2:1: txlab.device: device rx_port \"back\" is not same or other", ""},
 		{"bad arrival", "txlab := import(\"txlab\")\ntxlab.senders({kind: \"forward\", arrival: \"bursty\"})\n", Options{}, "t.tengo:2:1: txlab.senders: senders arrival \"bursty\" is not constant or poisson", ""},
 		{"rx queues range", "txlab := import(\"txlab\")\ntxlab.device({rx_queues: 5000})\n", Options{}, "t.tengo:2:1: txlab.device: device rx_queues", ""},
-		{"unknown sender kind", "txlab := import(\"txlab\")\ntxlab.senders({kind: \"tcp_bulk\"})\n", Options{}, "t.tengo:2:1: txlab.senders: unknown sender kind \"tcp_bulk\" (known: forward, udp_rate, udp_stream)", ""},
+		{"unknown sender kind", "txlab := import(\"txlab\")\ntxlab.senders({kind: \"tcp_bulk\"})\n", Options{}, "t.tengo:2:1: txlab.senders: unknown sender kind \"tcp_bulk\" (known: forward, tcp_stream, udp_rate, udp_stream)", ""},
 		{"unknown toggle", "txlab := import(\"txlab\")\ntxlab.set(\"fastpath\", true)\n", Options{}, "t.tengo:2:1: txlab.set: unknown toggle \"fastpath\"", "fast_path"},
 		{"bad toggle value", "txlab := import(\"txlab\")\ntxlab.set({xmit: \"spinlock\"})\n", Options{}, "t.tengo:2:1: txlab.set: toggle xmit:", "busylock"},
 		{"unknown cost", "txlab := import(\"txlab\")\ntxlab.cost(\"nope\", 3)\n", Options{}, "t.tengo:2:1: txlab.cost: unknown cost \"nope\"", ""},
