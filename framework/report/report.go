@@ -65,7 +65,7 @@ type Report struct {
 
 	// tcp_stream: goodput over the window (all flows), the flows and the
 	// path, and what the latency probes measured.
-	GoodputBps float64  `json:"goodput_bps,omitempty"`
+	GoodputBps *float64 `json:"goodput_bps,omitempty"`
 	TCP        *TCP     `json:"tcp,omitempty"`
 	Latency    *Latency `json:"latency,omitempty"`
 

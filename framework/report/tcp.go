@@ -106,7 +106,7 @@ func writeTCP(b *bytes.Buffer, r *Report) {
 		return
 	}
 	fmt.Fprintf(b, "\nTCP (%s, ECN %s)\n", t.CC, onOff(t.ECN))
-	fmt.Fprintf(b, "  goodput     %9.2f Mbit/s  (up %.2f, down %.2f), Jain's index %.3f\n", r.GoodputBps/1e6, t.UpBps/1e6, t.DownBps/1e6, t.JainIndex)
+	fmt.Fprintf(b, "  goodput     %9.2f Mbit/s  (up %.2f, down %.2f), Jain's index %.3f\n", r.Goodput()/1e6, t.UpBps/1e6, t.DownBps/1e6, t.JainIndex)
 	if l := r.Latency; l != nil {
 		b.WriteString("  RTT ms            p50       p90       p99   samples\n")
 		row := func(name string, p Percentiles) {
@@ -142,4 +142,12 @@ func onOff(b bool) string {
 		return "on"
 	}
 	return "off"
+}
+
+// Goodput is goodput_bps (0 for a run without TCP).
+func (r *Report) Goodput() float64 {
+	if r.GoodputBps == nil {
+		return 0
+	}
+	return *r.GoodputBps
 }

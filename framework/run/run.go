@@ -749,6 +749,9 @@ func fillResults(rep *report.Report, net *netdev.Net, e *sim.Engine, dev *netdev
 	if net.Clones > 0 {
 		rep.Counters["qdisc_clones"] = net.Clones // only when a qdisc duplicated, so other reports keep their keys
 	}
+	if net.GSOSegments > 0 {
+		rep.Counters["gso_segments"] = net.GSOSegments // only when a qdisc split GSO skbs (cake's split-gso)
+	}
 	for _, l := range e.LockStats() {
 		if l.Acquired == 0 {
 			continue

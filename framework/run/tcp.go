@@ -219,7 +219,8 @@ func fillTCP(rep *report.Report, ts *tcpSeries, spec Spec, windowStart, end sim.
 		t.JainIndex = sum * sum / (n * sumSq) // Jain's fairness index over the flows' goodput
 	}
 	t.UpBps, t.DownBps = up, down
-	rep.GoodputBps = up + down
+	g := up + down
+	rep.GoodputBps = &g
 	rep.TCP = t
 	// the goodput of each series interval
 	for k := range rep.Series {

@@ -56,8 +56,8 @@ func TestCubicSawtooth(t *testing.T) {
 	rep := mustRun(t, s)
 	f := rep.TCP.Flows[0]
 	w := f.CwndSeries
-	if rep.GoodputBps < 90e6 {
-		t.Errorf("goodput %.1f Mbit/s, want the link's ~94", rep.GoodputBps/1e6)
+	if rep.Goodput() < 90e6 {
+		t.Errorf("goodput %.1f Mbit/s, want the link's ~94", rep.Goodput()/1e6)
 	}
 	if f.Recoveries < 3 || f.RTOs != 0 {
 		t.Fatalf("%d recoveries %d RTOs in 60 s, want a sawtooth of fast recoveries", f.Recoveries, f.RTOs)
@@ -120,12 +120,12 @@ func TestFqCodelVsPfifoOnThePath(t *testing.T) {
 	codel := run("fq_codel", false)
 	marks := run("fq_codel", true)
 	for _, r := range []*report.Report{fifo, codel, marks} {
-		if r.GoodputBps < 90e6 {
-			t.Errorf("goodput %.1f Mbit/s, want ~94", r.GoodputBps/1e6)
+		if r.Goodput() < 90e6 {
+			t.Errorf("goodput %.1f Mbit/s, want ~94", r.Goodput()/1e6)
 		}
 	}
-	t.Logf("queueing over the 20 ms base: pfifo %.1f ms, fq_codel %.2f ms (ping), flows' srtt %.1f ms",
-		queueMs(fifo), queueMs(codel), codel.TCP.Flows[0].SrttMs)
+	t.Logf("queueing over the 20 ms base: pfifo %.1f ms, fq_codel %.2f ms (ping), flows' srtt %.1f ms; fq_codel drops %d, with ECN %d marks %d drops",
+		queueMs(fifo), queueMs(codel), codel.TCP.Flows[0].SrttMs, codel.TCP.Path.Up.Dropped, marks.TCP.Path.Up.Marked, marks.TCP.Path.Up.Dropped)
 	if q := queueMs(fifo); q < 100 {
 		t.Errorf("pfifo 1000 queues %.1f ms, want > 100 (1000 x 1538 B at 100 Mbit is 123 ms)", q)
 	}
@@ -208,7 +208,7 @@ func TestCakeDualSrchost(t *testing.T) {
 		}
 		if s.Workload.Hosts = nil; where == "host" {
 			rep = mustRun(t, s)
-			if one := rep.TCP.Flows[0].GoodputBps / rep.GoodputBps; one > 0.2 {
+			if one := rep.TCP.Flows[0].GoodputBps / rep.Goodput(); one > 0.2 {
 				t.Errorf("one address for all: flow 0 gets %.2f, want ~1/9", one)
 			}
 		}
@@ -246,5 +246,23 @@ func TestTCPAccountingAndDeterminism(t *testing.T) {
 		if l.Sent != l.Delivered+l.Dropped+l.Lost+l.InFlight || l.Lost == 0 {
 			t.Errorf("path link %+v: sent must be delivered + dropped + lost + in flight, with losses", l)
 		}
+	}
+}
+
+// Under sch_fq the socket is paced (SK_PACING_FQ): TCP stamps EDT
+// departure times from sk_pacing_rate and fq holds packets until then.
+func TestFQPacesTCP(t *testing.T) {
+	s := tcpSpec(4, "10Gbit", "fq")
+	s.PathRate = "100Mbit"
+	s.Duration, s.Warmup = 4*sim.Second, 2*sim.Second
+	rep := mustRun(t, s)
+	var throttled int64
+	for _, x := range rep.Qdisc[0].XStats {
+		if x.Key == "throttled" {
+			throttled, _ = x.Value.Int64()
+		}
+	}
+	if throttled == 0 {
+		t.Errorf("fq throttled no flow: TCP's EDT stamps are not honoured")
 	}
 }

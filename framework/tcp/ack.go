@@ -130,8 +130,21 @@ func (tp *Sock) OnAck(a Ack) AckResult {
 		tp.CC.CongAvoid(tp, a.Seq, uint32(delivered))
 	}
 	tp.UpdatePacingRate()
+	tp.pruneTsorted()
 	res.Flags = flag
 	return res
+}
+
+// pruneTsorted drops acked sends from the head of the time-ordered list
+// (tcp_clean_rtx_queue unlinks acked skbs from tsorted_sent_queue).
+func (tp *Sock) pruneTsorted() {
+	for tp.tsHead < len(tp.tsorted) && tp.tsorted[tp.tsHead].seq < tp.SndUna {
+		tp.tsHead++
+	}
+	if tp.tsHead > 4096 && tp.tsHead > len(tp.tsorted)/2 {
+		tp.tsorted = append(tp.tsorted[:0], tp.tsorted[tp.tsHead:]...)
+		tp.tsHead = 0
+	}
 }
 
 // sacktag marks the blocks' segments SACKed (RFC 2018), skipping what
@@ -247,10 +260,6 @@ func (tp *Sock) rackDetectLoss() {
 		}
 		tp.markLost(e.seq)
 		tp.tsHead++
-	}
-	if tp.tsHead > 4096 && tp.tsHead > len(tp.tsorted)/2 {
-		tp.tsorted = append(tp.tsorted[:0], tp.tsorted[tp.tsHead:]...)
-		tp.tsHead = 0
 	}
 }
 

@@ -221,12 +221,18 @@ func (hs *hostSock) Transmit(tp *tcp.Sock, seq int64, segs int, tstamp sim.Time,
 	hs.wmemAlloc += int64(s.TrueSize)
 	rc := tr.net.DevQueueXmit(c, tr.dev, s)
 	tp.SetNow(c.Now())
-	if !hs.fqChecked && hs.txq >= 0 {
+	if !hs.fqChecked {
 		// fq_classify sets SK_PACING_FQ on a socket it sees: from then
 		// on TCP stamps EDT departure times and fq paces.
-		hs.fqChecked = true
-		if q := tr.dev.Queues[hs.txq].Qdisc(); q != nil && q.Kind == "fq" {
-			tp.PacingFQ = true
+		txq := hs.txq
+		if len(tr.dev.Queues) == 1 {
+			txq = 0 // netdev_core_pick_tx on one queue caches nothing
+		}
+		if txq >= 0 {
+			hs.fqChecked = true
+			if q := tr.dev.Queues[txq].Qdisc(); q != nil && q.Kind == "fq" {
+				tp.PacingFQ = true
+			}
 		}
 	}
 	switch rc {

@@ -124,7 +124,6 @@ type Traffic struct {
 	tasklets [][]tasklet // per CPU: TASKLET_SOFTIRQ work
 	site     struct{ lockSock, bhLockSock, release *sim.LockStat }
 	hashrnd  uint64
-	nextID   int32
 }
 
 // tasklet kinds.
