@@ -181,7 +181,11 @@ func fillTCP(rep *report.Report, ts *tcpSeries, spec Spec, windowStart, end sim.
 	}
 	last := len(ts.at) - 1
 	secs := float64(end-ts.at[w0]) / float64(sim.Second)
-	t := &report.TCP{CC: tr.CC, ECN: tr.ECN, StartNs: int64(tr.Start), Path: report.Path{RTTNs: int64(tr.Path.RTT),
+	ecn := tr.ECN
+	if len(tr.Flows) > 0 {
+		ecn = tr.Flows[0].Snd.ECN // dctcp turns it on whatever tcp_ecn says
+	}
+	t := &report.TCP{CC: tr.CC, ECN: ecn, StartNs: int64(tr.Start), Path: report.Path{RTTNs: int64(tr.Path.RTT),
 		RateBps: tr.Path.RateBps, DownRateBps: tr.Path.DownRate(), Limit: tr.Path.Limit, Loss: tr.Path.Loss, Qdisc: strings.Join(tr.Path.Qdisc, " "),
 		Up: linkStats(tr.Path.Up), Down: linkStats(tr.Path.Down)}}
 	var up, down, sum, sumSq float64
