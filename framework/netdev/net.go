@@ -41,15 +41,16 @@ type Net struct {
 	// Accounting: offered = tx + dropped + in flight, always. Offered
 	// counts the packets senders hand __dev_queue_xmit and the clones
 	// qdiscs make (Clones, netem's duplicates).
-	Offered uint64
-	Clones  uint64
+	Offered  uint64
+	Clones   uint64
+	TxPkts   uint64
+	TxBytes  uint64
+	Drops    map[skb.DropReason]uint64
+	XmitHist Log2Hist // __dev_queue_xmit latency, ns
+
 	// GSOSegments are the skbs made by segmenting GSO skbs for a qdisc
 	// that wants segments (qdisc.SplitGSO): offered too.
 	GSOSegments uint64
-	TxPkts      uint64
-	TxBytes     uint64
-	Drops       map[skb.DropReason]uint64
-	XmitHist    Log2Hist // __dev_queue_xmit latency, ns
 
 	// Counters the experiments ask about.
 	NetifSchedule        uint64 // __netif_schedule calls
@@ -73,13 +74,14 @@ type Net struct {
 	rssKeyBytes []byte
 	softnet     []SoftnetStat
 
-	nextQdiscID    int32
-	groupSeq       int
-	autoHandle     tc.Handle // qdisc_alloc_handle's static autohandle
-	qdiscs         []*Qdisc
-	unoffered      int64    // allocated by senders, not yet handed to __dev_queue_xmit
-	localDelivered uint64   // packets the local receive path handed to sockets
-	rtnlFree       skb.List // dropped by a qdisc change, not yet freed (rtnl_kfree_skbs)
+	nextQdiscID int32
+	groupSeq    int
+	autoHandle  tc.Handle // qdisc_alloc_handle's static autohandle
+	qdiscs      []*Qdisc
+	unoffered   int64    // allocated by senders, not yet handed to __dev_queue_xmit
+	rtnlFree    skb.List // dropped by a qdisc change, not yet freed (rtnl_kfree_skbs)
+
+	localDelivered uint64 // packets the local receive path handed to sockets
 }
 
 // Hooks are optional observers of TX-path events.
@@ -145,8 +147,9 @@ type Device struct {
 	ctxs       []dctx // per CPU: driver calls may yield inside
 	driverName string
 	numRxQ     int
-	rx         *rxPort          // the receive side, once a traffic generator is attached
-	local      map[int]*localRx // the local receive path (local.go), by RX queue or CPU
+	rx         *rxPort // the receive side, once a traffic generator is attached
+
+	local map[int]*localRx // the local receive path (local.go), by RX queue or CPU
 }
 
 // TX queue state bits (include/linux/netdevice.h).
