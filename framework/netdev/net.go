@@ -49,6 +49,10 @@ type Net struct {
 	Drops    map[skb.DropReason]uint64
 	XmitHist Log2Hist // __dev_queue_xmit latency, ns
 
+	// GSOSegments are the skbs made by segmenting GSO skbs for a qdisc
+	// that wants segments (qdisc.SplitGSO): offered too.
+	GSOSegments uint64
+
 	// Counters the experiments ask about.
 	NetifSchedule        uint64                     // __netif_schedule calls
 	NetifScheduleSkipped uint64                     // ... returned early by the fast path
@@ -83,6 +87,12 @@ type Net struct {
 	qdiscs      []*Qdisc
 	unoffered   int64    // allocated by senders, not yet handed to __dev_queue_xmit
 	rtnlFree    skb.List // dropped by a qdisc change, not yet freed (rtnl_kfree_skbs)
+
+	localDelivered uint64 // packets the local receive path handed to sockets
+
+	// gsoSplit are the GSO skbs leaves segmented during the root's
+	// enqueue, by handle (splitGSO), for their ancestors' counts.
+	gsoSplit map[skb.Handle]gsoSplit
 }
 
 // Hooks are optional observers of TX-path events.
@@ -98,11 +108,13 @@ type Hooks struct {
 	Dequeue      func(c *sim.CPU, q *Qdisc, bulk []*skb.SKB)    // a bulk left the qdisc
 	DriverXmit   func(c *sim.CPU, txq *TxQueue, l *skb.List)    // a bulk was handed to ndo_start_xmit
 	Complete     func(c *sim.CPU, s *skb.SKB)                   // TX completion freed a transmitted skb
-	// Tap is dev_queue_xmit_nit: the packets ndo_start_xmit was called
+	// Tap is dev_queue_xmit_nit: the skbs ndo_start_xmit was called
 	// with, as a packet socket (tcpdump) on the device sees them: all
 	// the driver took, and the one it refused with NETDEV_TX_BUSY (it
-	// comes again when the qdisc retries). p is reused after the call.
-	Tap func(c *sim.CPU, txq *TxQueue, p []skb.Packet)
+	// comes again when the qdisc retries). The skbs (their Packet and
+	// control block) are the hook's to read during the call only; s is
+	// reused after it.
+	Tap func(c *sim.CPU, txq *TxQueue, s []*skb.SKB)
 }
 
 // TxActionStat is what net_tx_action found on the qdiscs it took off
@@ -172,6 +184,8 @@ type Device struct {
 	driverName string
 	numRxQ     int
 	rx         *rxPort // the receive side, once a traffic generator is attached
+
+	local map[int]*localRx // the local receive path (local.go), by RX queue or CPU
 }
 
 // TX queue state bits (include/linux/netdevice.h).
@@ -456,6 +470,9 @@ func (n *Net) consumeSkb(c *sim.CPU, s *skb.SKB) {
 	}
 	n.TxPkts++
 	n.TxBytes += uint64(s.Len)
+	if o, ok := s.Owner.(TxOwner); ok {
+		o.Transmitted(c, s)
+	}
 	n.freeSkb(c, s)
 }
 

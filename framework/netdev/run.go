@@ -272,12 +272,15 @@ const (
 // did not take.
 func (n *Net) devHardStartXmit(c *sim.CPU, d *Device, txq *TxQueue, list *skb.List) (skb.List, int) {
 	ctx := d.ctxFor(c)
-	batch := ctx.buf[:0]
+	batch, tap := ctx.buf[:0], ctx.tap[:0]
 	for s := list.Head; s != nil; s = s.Next {
 		n.touchSkb(c, s)
 		batch = append(batch, s.Packet)
+		if n.Hooks.Tap != nil {
+			tap = append(tap, s) // before the driver may free any
+		}
 	}
-	ctx.buf = batch
+	ctx.buf, ctx.tap = batch, tap
 	if n.Hooks.DriverXmit != nil {
 		n.Hooks.DriverXmit(c, txq, list)
 	}
@@ -293,7 +296,8 @@ func (n *Net) devHardStartXmit(c *sim.CPU, d *Device, txq *TxQueue, list *skb.Li
 		if rc == driver.TxBusy {
 			tapped++ // the refused one was tapped too
 		}
-		n.Hooks.Tap(c, txq, batch[:tapped])
+		n.Hooks.Tap(c, txq, tap[:tapped])
+		clear(tap)
 	}
 	var rest skb.List
 	i := 0

@@ -77,6 +77,12 @@ type Report struct {
 	NetifSchedule []SchedCaller `json:"netif_schedule_callers"`
 	NetTxAction   TxAction      `json:"net_tx_action"`
 
+	// tcp_stream: goodput over the window (all flows), the flows and the
+	// path, and what the latency probes measured.
+	GoodputBps *float64 `json:"goodput_bps,omitempty"`
+	TCP        *TCP     `json:"tcp,omitempty"`
+	Latency    *Latency `json:"latency,omitempty"`
+
 	Events    uint64 `json:"events"`
 	SimWallNs int64  `json:"sim_wall_ns"` // wall time spent simulating
 	// PluginOverrides are the built-ins a plugin replaced in this run
@@ -269,6 +275,8 @@ type Interval struct {
 	// end, over every cake qdisc and tin (its blue_p_max_ppm xstats, in
 	// [0, 1]); omitted without cake or while BLUE is quiet.
 	BlueP float64 `json:"blue_p_max,omitempty"`
+	// GoodputBps is tcp_stream's goodput in the interval, all flows.
+	GoodputBps float64 `json:"goodput_bps,omitempty"`
 	VMStat
 }
 

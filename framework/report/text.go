@@ -26,6 +26,7 @@ func WriteText(w io.Writer, r *Report) error {
 	var b bytes.Buffer
 	writeHeader(&b, r)
 	writeSummary(&b, r)
+	writeTCP(&b, r)
 	writeSortedMap(&b, "Drops by reason", r.Drops)
 	writeSortedMap(&b, "Counters", r.Counters)
 	writeNetifSchedule(&b, r)

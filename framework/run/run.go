@@ -18,11 +18,13 @@ import (
 
 	"github.com/txlab/txlab/framework/driver"
 	"github.com/txlab/txlab/framework/netdev"
+	"github.com/txlab/txlab/framework/path"
 	"github.com/txlab/txlab/framework/plugin"
 	"github.com/txlab/txlab/framework/qdisc"
 	"github.com/txlab/txlab/framework/report"
 	"github.com/txlab/txlab/framework/sim"
 	"github.com/txlab/txlab/framework/tc"
+	"github.com/txlab/txlab/framework/tcp"
 	"github.com/txlab/txlab/framework/trace"
 	"github.com/txlab/txlab/framework/workload"
 )
@@ -58,6 +60,13 @@ type Spec struct {
 	TC []TCBatch
 
 	Workload workload.Spec
+	// tcp_stream's knobs in words (tcp.go): the path's bottleneck rate
+	// (tc's rate words, "" for none) and loss ("0.1%"), and a ping
+	// probe's interval (0: none).
+	PathRate     string
+	PathRateDown string
+	PathLoss     string
+	Ping         sim.Time
 
 	Duration sim.Time
 	Warmup   sim.Time
@@ -88,8 +97,9 @@ func Default() Spec {
 		Profile: "6.19-rc1",
 		Sockets: 2, Cores: 120, Threads: 2,
 		Driver: "ice", Queues: 30, RateBps: 100_000_000_000,
-		Qdisc:    "mq pfifo",
-		Workload: workload.Spec{Kind: workload.UDPStream, Senders: 240, PacketSize: 120, Flows: 16, Rate: 1e6},
+		Qdisc: "mq pfifo",
+		Workload: workload.Spec{Kind: workload.UDPStream, Senders: 240, PacketSize: 120, Flows: 16, Rate: 1e6,
+			CC: tcp.CCCubic, Path: path.Config{RTT: 20 * sim.Millisecond, Limit: path.DefaultLimit}},
 		Duration: 20 * sim.Millisecond,
 		Warmup:   5 * sim.Millisecond,
 		Seed:     1,
@@ -156,7 +166,11 @@ func (s *Spec) Validate() error {
 	if err := validateActions(s.Actions, s.Duration); err != nil {
 		return err
 	}
-	if err := s.Workload.Validate(); err != nil {
+	if s.Workload.Kind == workload.TCPStream {
+		if _, err := s.tcpWorkload(); err != nil {
+			return err
+		}
+	} else if err := s.Workload.Validate(); err != nil {
 		return err
 	}
 	if s.Workload.Kind == workload.Forward {
@@ -164,6 +178,10 @@ func (s *Spec) Validate() error {
 		case "", RxPortSame, RxPortOther:
 		default:
 			return fmt.Errorf("%s: %q is not %s or %s", KnobByFlag("rx-port").Name(), s.RxPort, RxPortSame, RxPortOther)
+		}
+	} else if s.Workload.Kind == workload.TCPStream {
+		if _, err := tcpPlacementCheck(&s.Workload, topo); err != nil {
+			return fmt.Errorf("--placement (senders.placement): %w", err)
 		}
 	} else if _, err := workload.Place(&s.Workload, topo); err != nil { // forward has no sender threads: the traffic comes from the wire
 		return fmt.Errorf("--placement (senders.placement): %w", err)
@@ -290,9 +308,18 @@ func setup(spec *Spec) (*host, error) {
 	if other {
 		devRxq = 0
 	}
+	tcpRun := spec.Workload.Kind == workload.TCPStream
+	if tcpRun {
+		devRxq = spec.Queues // ACKs and answers come back through the NIC's RX queues
+	}
 	h.dev, err = h.net.AddDevice(netdev.DeviceSpec{Name: report.Device, Driver: spec.Driver, Args: spec.DriverArgs,
 		Queues: spec.Queues, RateBps: spec.RateBps, Qdisc: qwords, XPS: true,
 		IRQCPUs: irqCPUs(h.topo, max(spec.Queues, devRxq)), RxQueues: devRxq})
+	if tcpRun && errors.Is(err, netdev.ErrNoRxSide) {
+		// veth: no NIC RX rings; what comes back is the peer's netif_rx.
+		h.dev, err = h.net.AddDevice(netdev.DeviceSpec{Name: report.Device, Driver: spec.Driver, Args: spec.DriverArgs,
+			Queues: spec.Queues, RateBps: spec.RateBps, Qdisc: qwords, XPS: true, IRQCPUs: irqCPUs(h.topo, spec.Queues)})
+	}
 	if err != nil {
 		return fail(rxError(err, spec.Driver))
 	}
@@ -333,7 +360,13 @@ func setup(spec *Spec) (*host, error) {
 			return fail(err)
 		}
 	}
-	if h.wl, err = workload.Start(h.net, h.dev, spec.Workload); err != nil {
+	wspec := spec.Workload
+	if tcpRun {
+		if wspec, err = spec.tcpWorkload(); err != nil {
+			return fail(err)
+		}
+	}
+	if h.wl, err = workload.Start(h.net, h.dev, wspec); err != nil {
 		return fail(err)
 	}
 	cpus, err := spec.lockCPUs(h.topo)
@@ -466,6 +499,7 @@ func RunWith(spec Spec, o Options) (*report.Report, error) {
 	snap.classBytes = classBytes(dev)
 	snap.ethtool = driver.EthtoolLines(dev.Drv.Stats())
 	acts := newActionRunner(spec.Actions, &Live{e: e, net: net, dev: dev, wl: wl, store: map[any]any{}, log: o.Log}, spec.Duration)
+	ts := newTCPSeries(wl)
 	var runErr error
 	prev := snap
 	for t := sim.Time(0); t < spec.Duration && runErr == nil; {
@@ -475,6 +509,7 @@ func RunWith(spec Spec, o Options) (*report.Report, error) {
 		}
 		runErr = acts.runUntil(e, next)
 		cur := take(net, e)
+		ts.sample(next)
 		if next > spec.Warmup || spec.Warmup == 0 {
 			rep.Series = append(rep.Series, interval_(prev, cur, t, next, net))
 		}
@@ -497,6 +532,7 @@ func RunWith(spec Spec, o Options) (*report.Report, error) {
 		net.LoseToDeadPlugins()
 	}
 	fillResults(rep, net, e, dev, wl, snap, spec)
+	fillTCP(rep, ts, spec, snap.at, e.Now())
 	fillRx(rep, net, e, rxDev, snap)
 	acts.fillPhases(rep.Counters, take(net, e))
 	rep.SimWallNs = time.Since(wall).Nanoseconds()
@@ -662,6 +698,8 @@ func fillSetup(rep *report.Report, spec *Spec, topo sim.Topology, dev *netdev.De
 	switch w.Kind {
 	case workload.UDPStream:
 		rep.Setup.Flows = w.Senders
+	case workload.TCPStream:
+		rep.Setup.Senders, rep.Setup.Flows, rep.Setup.PacketSize = w.Flows, w.Flows+w.Down, tcp.MSS
 	case workload.Forward:
 		rep.Setup.OfferedPps = w.Rate
 		rep.Setup.Senders, rep.Setup.Placement = 0, ""
@@ -772,6 +810,9 @@ func fillResults(rep *report.Report, net *netdev.Net, e *sim.Engine, dev *netdev
 	rep.Counters["ksoftirqd_wakeups"] = ksoftirqd
 	if net.Clones > 0 {
 		rep.Counters["qdisc_clones"] = net.Clones // only when a qdisc duplicated, so other reports keep their keys
+	}
+	if net.GSOSegments > 0 {
+		rep.Counters["gso_segments"] = net.GSOSegments // only when a qdisc split GSO skbs (cake's split-gso)
 	}
 	for _, l := range e.LockStats() {
 		if l.Acquired == 0 {

@@ -165,7 +165,7 @@ func (p *Program) section(key string) *tengo.UserFunction {
 // module is the `txlab` module.
 func (p *Program) module() map[string]tengo.Object {
 	m := map[string]tengo.Object{}
-	for _, k := range []string{"host", "device", "qdisc", "senders", "profile", "duration", "warmup", "interval", "seed", "name", "lock_cpus"} {
+	for _, k := range []string{"host", "device", "qdisc", "senders", "path", "profile", "duration", "warmup", "interval", "seed", "name", "lock_cpus"} {
 		m[k] = p.section(k)
 	}
 	m["set"] = p.fn("set", 1, 2, func(b *builder, a []any) (tengo.Object, error) {
@@ -432,7 +432,7 @@ func (b *builder) addVariant(name string, cm map[string]any) error {
 
 // configKeys are what a config or variant map may hold, applied in
 // this order.
-var configKeys = []string{"name", "profile", "host", "device", "qdisc", "tc", "senders", "set", "cost", "duration", "warmup", "interval", "seed", "lock_cpus"}
+var configKeys = []string{"name", "profile", "host", "device", "qdisc", "tc", "senders", "path", "set", "cost", "duration", "warmup", "interval", "seed", "lock_cpus"}
 
 func applyConfig(s *run.Spec, m map[string]any) error {
 	if err := checkKeys("config", m, configKeys...); err != nil {
@@ -470,6 +470,8 @@ func applySection(s *run.Spec, key string, v any) error {
 		err = addTC(s, v)
 	case "senders":
 		err = setSenders(s, v)
+	case "path":
+		err = setPath(s, v)
 	case "set":
 		err = setToggles(s, v)
 	case "cost":
@@ -692,7 +694,11 @@ func setSenders(s *run.Spec, v any) error {
 	if err != nil {
 		return err
 	}
-	if err := checkKeys("senders", m, "kind", "count", "placement", "size", "flows", "rate", "dscp", "priority", "arrival", "mark", "groups"); err != nil {
+	if err := checkKeys("senders", m, "kind", "count", "placement", "size", "flows", "rate", "dscp", "priority", "arrival", "mark", "groups",
+		"down", "cc", "ecn", "marks", "hosts", "start", "ping", "probes"); err != nil {
+		return err
+	}
+	if err := setTCPSenders(s, m); err != nil {
 		return err
 	}
 	w := &s.Workload
@@ -717,6 +723,15 @@ func setSenders(s *run.Spec, v any) error {
 	}{{"count", "senders", &w.Senders}, {"size", "size", &w.PacketSize}, {"flows", "flows", &w.Flows}}
 	for _, f := range ints {
 		if x, ok := m[f.k]; ok {
+			if f.k == "flows" && w.Kind == workload.TCPStream {
+				// tcp_stream: 0 uploads is a downloads-only run (tcp_ndown).
+				n, err := asInt("senders flows", x, 0, int64(run.KnobByFlag("flows").Max))
+				if err != nil {
+					return err
+				}
+				*f.p = int(n)
+				continue
+			}
 			n, err := knobInt("senders "+f.k, x, f.flag)
 			if err != nil {
 				return err

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/txlab/txlab/framework/netdev"
+	"github.com/txlab/txlab/framework/path"
 	"github.com/txlab/txlab/framework/qdisc"
 	"github.com/txlab/txlab/framework/sim"
 	"github.com/txlab/txlab/framework/skb"
@@ -30,7 +31,7 @@ const (
 )
 
 // Kinds lists the workload kinds.
-func Kinds() []string { return []string{Forward, UDPRate, UDPStream} }
+func Kinds() []string { return []string{Forward, TCPStream, UDPRate, UDPStream} }
 
 // Spec describes the senders.
 type Spec struct {
@@ -45,9 +46,28 @@ type Spec struct {
 	Arrival    string // forward: the generator's arrival process (ArrivalConstant, ArrivalPoisson)
 	Mark       uint32 // skb->mark of every packet (SO_MARK)
 	// Groups split the flows, for classifiers to tell them apart: flow
-	// i (udp_stream: sender i) takes Groups[i % len(Groups)]'s fields,
-	// where they are not zero.
+	// i (udp_stream: sender i; tcp_stream: connection i of each
+	// direction, as Marks) takes Groups[i % len(Groups)]'s fields, where
+	// they are not zero.
 	Groups []Group
+
+	// tcp_stream (traffic.go): Flows uploads and Down downloads, the
+	// congestion control, ECN (net.ipv4.tcp_ecn=1), the DSCP marks the
+	// flows take in turn (each direction from the first), when they
+	// start (the probes run from 0, so the RTT before it is the idle
+	// one), the latency probes and the path.
+	CC    string
+	ECN   bool
+	Down  int
+	Marks []uint8
+	// Hosts, if set, spreads the connections over source addresses:
+	// Hosts[k] connections (of each direction) from address k, as from
+	// containers or VMs on the host (cake's dual-srchost and friends
+	// tell them apart). Empty: one address.
+	Hosts  []int
+	Start  sim.Time
+	Probes []Probe
+	Path   path.Config
 }
 
 // Validate checks a spec with clear messages.
@@ -56,6 +76,8 @@ func (s *Spec) Validate() error {
 	case UDPStream, UDPRate:
 	case Forward:
 		return s.validateForward()
+	case TCPStream:
+		return s.validateTCP()
 	default:
 		return fmt.Errorf("workload: unknown kind %q (known: %s)", s.Kind, strings.Join(Kinds(), ", "))
 	}
@@ -91,7 +113,7 @@ const (
 // (unpinned, as in the seed's main row); udp_rate threads are pktgen's
 // per-CPU kthreads (spread).
 func DefaultPlacement(kind string) string {
-	if kind == UDPStream {
+	if kind == UDPStream || kind == TCPStream {
 		return Unpinned
 	}
 	return Spread
@@ -243,6 +265,8 @@ type Workload struct {
 	Sockets []*Socket   // udp_stream: one per sender
 	flows   []Flow
 	e       *sim.Engine
+	// Traffic is the tcp_stream workload's flows, probes and path.
+	Traffic *Traffic
 
 	// Run-time control (timed actions): the current udp_rate total rate,
 	// and per sender whether it is paused and whether it sleeps for it.
@@ -344,6 +368,15 @@ func Start(net *netdev.Net, dev *netdev.Device, spec Spec) (*Workload, error) {
 	}
 	if err := spec.Validate(); err != nil {
 		return nil, err
+	}
+	if spec.Kind == TCPStream {
+		w := &Workload{Spec: spec, e: net.E}
+		tr, err := StartTraffic(net, dev, spec, w)
+		if err != nil {
+			return nil, err
+		}
+		w.Traffic = tr
+		return w, nil
 	}
 	cpus, err := Place(&spec, net.E.Topo)
 	if err != nil {
