@@ -233,8 +233,8 @@ type DeviceSpec struct {
 	Qdisc []string
 	// IRQCPUs maps vector i to CPU IRQCPUs[i % len]; empty: CPU i.
 	IRQCPUs []int
-	// XPS: map each queue's IRQ CPU to it (as ice does).
-	XPS bool
+	// XPS is the XPS_CPUS map set up (XPSIRQ, XPSCores, or none).
+	XPS XPSMode
 	// RxQueues is the RX queues to set up (0: none, transmit only);
 	// the driver must have a receive side (driver.Info.Rx).
 	RxQueues int
@@ -331,12 +331,8 @@ func (n *Net) AddDevice(spec DeviceSpec) (*Device, error) {
 	for i := range d.xps {
 		d.xps[i] = -1
 	}
-	if spec.XPS {
-		for qi := range d.Queues {
-			if qi < len(info.QueueVec) {
-				d.xps[d.vecCPU[info.QueueVec[qi]]] = qi
-			}
-		}
+	if err := d.setXPS(spec.XPS, n.E.Topo); err != nil {
+		return nil, fmt.Errorf("device %s: %w", spec.Name, err)
 	}
 	if err := n.attachQdiscs(d, spec.Qdisc); err != nil {
 		return nil, fmt.Errorf("device %s: %w", spec.Name, err)

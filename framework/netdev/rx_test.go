@@ -97,7 +97,7 @@ func rxHarness(t *testing.T, cfg Config, costs *sim.Costs, drv string, opts []st
 	}
 	t.Cleanup(e.Close)
 	n := NewNet(e, cfg, localMaker{})
-	d, err := n.AddDevice(DeviceSpec{Name: "eth0", Driver: drv, Args: opts, Queues: queues, Qdisc: qd, XPS: true,
+	d, err := n.AddDevice(DeviceSpec{Name: "eth0", Driver: drv, Args: opts, Queues: queues, Qdisc: qd, XPS: XPSIRQ,
 		IRQCPUs: irq, RxQueues: rxq})
 	if err != nil {
 		t.Fatal(err)

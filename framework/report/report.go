@@ -100,12 +100,14 @@ type Setup struct {
 	Driver         string  `json:"driver"`
 	Queues         int     `json:"queues"`
 	RateBps        int64   `json:"rate_bps"`
+	XPS            string  `json:"xps,omitempty"` // the XPS_CPUS map when not the driver's (irq): cores, none
 	RingSize       int     `json:"ring_size"`
 	Qdisc          string  `json:"qdisc"`
 	Workload       string  `json:"workload"`
 	Senders        int     `json:"senders"`
 	Placement      string  `json:"placement"`
-	PacketSize     int     `json:"packet_size"` // UDP payload bytes
+	LaunchNs       int64   `json:"launch_ns,omitempty"` // udp_stream: time between two senders' launches (0: together)
+	PacketSize     int     `json:"packet_size"`         // UDP payload bytes
 	Flows          int     `json:"flows"`
 	OfferedPps     float64 `json:"offered_pps,omitempty"` // udp_rate and forward
 	RxQueues       int     `json:"rx_queues,omitempty"`   // forward only

@@ -61,6 +61,8 @@ type Knob struct {
 
 func udpRate(s *Spec) bool { return s.Workload.Kind == workload.UDPRate }
 
+func udpStream(s *Spec) bool { return s.Workload.Kind == workload.UDPStream }
+
 func forward(s *Spec) bool { return s.Workload.Kind == workload.Forward }
 
 // threads is whether the workload has sender threads (forward's traffic
@@ -106,6 +108,9 @@ var knobs = []*Knob{
 	{Flag: "rate", Script: "device.rate", Kind: RateKnob, Min: 1, Max: MaxLinkRate, Zero: "the driver's default",
 		Help: "link rate in tc's words (100Gbit, 25gbit, 2.5gbit; bps is bytes/s)",
 		ptr:  func(s *Spec) any { return &s.RateBps }},
+	{Flag: "xps", Script: "device.xps", Kind: TextKnob,
+		Help: "the XPS_CPUS map: irq (each queue its IRQ CPU, as ice and gve set it; other CPUs hash), cores (each queue a group of cores with their SMT threads, an admin's xps_cpus), none",
+		ptr:  func(s *Spec) any { return &s.XPS }},
 	{Flag: "rx-queues", Script: "device.rx_queues", Kind: IntKnob, Min: 1, Max: MaxRxQueues, Zero: "as many as --queues",
 		Help: "forward: RX queues RSS spreads the frames over (ethtool -L rx), at most the driver's maximum",
 		Only: forward, ptr: func(s *Spec) any { return &s.RxQueues }},
@@ -121,6 +126,9 @@ var knobs = []*Knob{
 		Only: udpThreads, ptr: func(s *Spec) any { return &s.Workload.Senders }},
 	{Flag: "placement", Script: "senders.placement", Kind: TextKnob, Help: "sender threads: unpinned (placed and moved by the scheduler; udp_stream's default), spread (pinned one per CPU over the topology; udp_rate's default), or a CPU list like 0-7,16 (pinned, one per CPU)",
 		Only: threads, ptr: func(s *Spec) any { return &s.Workload.Placement }},
+	{Flag: "launch", Script: "senders.launch", Kind: TimeKnob, Min: 1, Max: float64(workload.MaxLaunch), Zero: "all at once, no control exchange",
+		Help: "udp_stream: time between two senders' starts, as a shell starts netperf processes one by one (each placed by fork balancing then, and doing netperf's control exchange, answered on the NIC's RX queue, before sending)",
+		Only: udpStream, ptr: func(s *Spec) any { return &s.Workload.Launch }},
 	{Flag: "size", Script: "senders.size", Kind: IntKnob, Min: 1, Max: workload.MaxPacketSize, Help: "UDP payload bytes (netperf -m)",
 		Only: func(s *Spec) bool { return !tcpFlows(s) }, ptr: func(s *Spec) any { return &s.Workload.PacketSize }},
 	{Flag: "flows", Script: "senders.flows", Kind: IntKnob, Min: 1, Max: workload.MaxFlows,

@@ -47,6 +47,7 @@ type Spec struct {
 	Queues     int
 	RateBps    int64  // 0: the driver's default
 	Qdisc      string // tc words: "mq pfifo", "pfifo limit 100", "" for default
+	XPS        string // the XPS_CPUS map (netdev.XPSModes); "": the driver's (irq)
 	// RxQueues are the RX queues of the forward workload's RX port (0:
 	// as many as Queues, ethtool -L combined); RxPort is "same" (the
 	// DUT forwards back out of the port it receives on, the seeds'
@@ -96,7 +97,7 @@ func Default() Spec {
 	return Spec{
 		Profile: "6.19-rc1",
 		Sockets: 2, Cores: 120, Threads: 2,
-		Driver: "ice", Queues: 30, RateBps: 100_000_000_000,
+		Driver: "ice", Queues: 30, RateBps: 100_000_000_000, XPS: string(netdev.XPSIRQ),
 		Qdisc: "mq pfifo",
 		Workload: workload.Spec{Kind: workload.UDPStream, Senders: 240, PacketSize: 120, Flows: 16, Rate: 1e6,
 			CC: tcp.CCCubic, Path: path.Config{RTT: 20 * sim.Millisecond, Limit: path.DefaultLimit}},
@@ -166,6 +167,10 @@ func (s *Spec) Validate() error {
 	if err := validateActions(s.Actions, s.Duration); err != nil {
 		return err
 	}
+	if w := s.Workload; w.Launch > 0 && w.Kind != workload.UDPStream {
+		return fmt.Errorf("%s: only udp_stream's netperf processes are launched one by one; %s senders all start at once",
+			KnobByFlag("launch").Name(), w.Kind)
+	}
 	if s.Workload.Kind == workload.TCPStream {
 		if _, err := s.tcpWorkload(); err != nil {
 			return err
@@ -188,6 +193,15 @@ func (s *Spec) Validate() error {
 	}
 	if _, err := s.lockCPUs(topo); err != nil {
 		return err
+	}
+	if _, err := netdev.ParseXPS(s.XPS); err != nil {
+		return fmt.Errorf("%s: %w", KnobByFlag("xps").Name(), err)
+	}
+	if w := s.Workload; w.Launch > 0 && w.Kind == workload.UDPStream {
+		if last := sim.Time(w.Senders-1) * w.Launch; last >= s.Duration {
+			return fmt.Errorf("%s: the last of %d senders would start at %v, after the run's %v",
+				KnobByFlag("launch").Name(), w.Senders, last, s.Duration)
+		}
 	}
 	return nil
 }
@@ -304,6 +318,10 @@ func setup(spec *Spec) (*host, error) {
 		}
 	}
 	other := forward && spec.RxPort == RxPortOther
+	xps, err := netdev.ParseXPS(spec.XPS)
+	if err != nil {
+		return fail(fmt.Errorf("%s: %w", KnobByFlag("xps").Name(), err))
+	}
 	devRxq := rxq
 	if other {
 		devRxq = 0
@@ -313,12 +331,12 @@ func setup(spec *Spec) (*host, error) {
 		devRxq = spec.Queues // ACKs and answers come back through the NIC's RX queues
 	}
 	h.dev, err = h.net.AddDevice(netdev.DeviceSpec{Name: report.Device, Driver: spec.Driver, Args: spec.DriverArgs,
-		Queues: spec.Queues, RateBps: spec.RateBps, Qdisc: qwords, XPS: true,
+		Queues: spec.Queues, RateBps: spec.RateBps, Qdisc: qwords, XPS: xps,
 		IRQCPUs: irqCPUs(h.topo, max(spec.Queues, devRxq)), RxQueues: devRxq})
 	if tcpRun && errors.Is(err, netdev.ErrNoRxSide) {
 		// veth: no NIC RX rings; what comes back is the peer's netif_rx.
 		h.dev, err = h.net.AddDevice(netdev.DeviceSpec{Name: report.Device, Driver: spec.Driver, Args: spec.DriverArgs,
-			Queues: spec.Queues, RateBps: spec.RateBps, Qdisc: qwords, XPS: true, IRQCPUs: irqCPUs(h.topo, spec.Queues)})
+			Queues: spec.Queues, RateBps: spec.RateBps, Qdisc: qwords, XPS: xps, IRQCPUs: irqCPUs(h.topo, spec.Queues)})
 	}
 	if err != nil {
 		return fail(rxError(err, spec.Driver))
@@ -334,7 +352,7 @@ func setup(spec *Spec) (*host, error) {
 			// The second port of the NIC: as many queue pairs as RX
 			// queues, its TX side unused, its IRQs on the same CPUs.
 			h.rxDev, err = h.net.AddDevice(netdev.DeviceSpec{Name: RxPortDevice, Driver: spec.Driver, Args: spec.DriverArgs,
-				Queues: rxq, RateBps: spec.RateBps, XPS: true, IRQCPUs: irqCPUs(h.topo, rxq), RxQueues: rxq})
+				Queues: rxq, RateBps: spec.RateBps, XPS: netdev.XPSIRQ, IRQCPUs: irqCPUs(h.topo, rxq), RxQueues: rxq})
 			if err != nil {
 				return fail(rxError(err, spec.Driver))
 			}
@@ -695,9 +713,13 @@ func fillSetup(rep *report.Report, spec *Spec, topo sim.Topology, dev *netdev.De
 	rep.Setup = report.Setup{Sockets: topo.Sockets, CoresPerSocket: topo.CoresPerSocket, ThreadsPerCore: topo.ThreadsPerCore,
 		CPUs: topo.NumCPUs(), Driver: spec.Driver, Queues: len(dev.Queues), RateBps: dev.Info.RateBps, RingSize: dev.Info.RingSize,
 		Qdisc: qd, Workload: w.Kind, Senders: w.Senders, Placement: placement, PacketSize: w.PacketSize, Flows: w.Flows}
+	if xps, _ := netdev.ParseXPS(spec.XPS); xps != netdev.XPSIRQ {
+		rep.Setup.XPS = string(xps) // shown when not the driver's own
+	}
 	switch w.Kind {
 	case workload.UDPStream:
 		rep.Setup.Flows = w.Senders
+		rep.Setup.LaunchNs = int64(w.Launch)
 	case workload.TCPStream:
 		rep.Setup.Senders, rep.Setup.Flows, rep.Setup.PacketSize = w.Flows, w.Flows+w.Down, tcp.MSS
 	case workload.Forward:

@@ -4,6 +4,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/txlab/txlab/framework/sim"
 	"github.com/txlab/txlab/framework/workload"
 )
 
@@ -42,6 +43,49 @@ func TestSendersBlockAndVMStat(t *testing.T) {
 		}
 		if !b.AccountingOK {
 			t.Error(b.AccountingError)
+		}
+	}
+}
+
+// E1's mechanism on a small host: with a socket-by-socket XPS map,
+// netperf processes started one by one are pulled to the NIC's socket
+// by their control reply (a sync wake-up from a busy IRQ CPU), keep
+// the queue XPS gave them there, and crowd the first socket's queues;
+// pinned ones, and unpinned ones started together, use every queue.
+func TestLaunchCrowdsTheNICSocketsQueues(t *testing.T) {
+	base := Default()
+	base.Sockets, base.Cores, base.Threads = 2, 8, 2
+	base.Queues, base.XPS, base.Qdisc = 8, "cores", "mq fq"
+	base.Workload = workload.Spec{Kind: workload.UDPStream, Senders: 16, PacketSize: 120, Launch: 20 * sim.Microsecond}
+	base.Duration, base.Warmup = 3*sim.Millisecond, sim.Millisecond
+	socket0 := func(s Spec) float64 { // share of packets sent on queues 0-3
+		rep := mustRun(t, s)
+		var on0, all uint64
+		for _, q := range rep.Queues {
+			all += q.TxPackets
+			if q.Txq < 4 {
+				on0 += q.TxPackets
+			}
+		}
+		if all == 0 {
+			t.Fatalf("%s: nothing sent", s.Workload.PlacementWord())
+		}
+		return float64(on0) / float64(all)
+	}
+	unpinned := base
+	unpinned.Workload.Placement = workload.Unpinned
+	pinned := base
+	pinned.Workload.Placement = workload.Spread
+	together := unpinned
+	together.Workload.Launch = 0
+	u, p, g := socket0(unpinned), socket0(pinned), socket0(together)
+	t.Logf("share of packets on socket 0's queues: unpinned launched %.2f, pinned %.2f, unpinned together %.2f", u, p, g)
+	if u < 0.75 {
+		t.Errorf("unpinned, launched one by one: %.2f of packets on socket 0's queues, want most", u)
+	}
+	for name, v := range map[string]float64{"pinned": p, "unpinned together": g} {
+		if v < 0.35 || v > 0.65 {
+			t.Errorf("%s: %.2f of packets on socket 0's queues, want about half", name, v)
 		}
 	}
 }

@@ -568,7 +568,7 @@ func setDevice(s *run.Spec, v any) error {
 	if err := checkRemoved("device", m); err != nil {
 		return err
 	}
-	if err := checkKeys("device", m, "driver", "queues", "rate", "opts", "rx_queues", "rx_port"); err != nil {
+	if err := checkKeys("device", m, "driver", "queues", "rate", "opts", "rx_queues", "rx_port", "xps"); err != nil {
 		return err
 	}
 	if x, ok := m["driver"]; ok {
@@ -614,6 +614,16 @@ func setDevice(s *run.Spec, v any) error {
 			return fmt.Errorf("device rx_port %q is not %s or %s", p, run.RxPortSame, run.RxPortOther)
 		}
 		s.RxPort = p
+	}
+	if x, ok := m["xps"]; ok {
+		w, err := asString("device xps", x)
+		if err != nil {
+			return err
+		}
+		if _, err := netdev.ParseXPS(w); err != nil {
+			return fmt.Errorf("device xps: %w", err)
+		}
+		s.XPS = w
 	}
 	if x, ok := m["opts"]; ok {
 		var words []string
@@ -694,7 +704,7 @@ func setSenders(s *run.Spec, v any) error {
 	if err != nil {
 		return err
 	}
-	if err := checkKeys("senders", m, "kind", "count", "placement", "size", "flows", "rate", "dscp", "priority", "arrival", "mark", "groups",
+	if err := checkKeys("senders", m, "kind", "count", "placement", "size", "flows", "rate", "dscp", "priority", "arrival", "mark", "groups", "launch",
 		"down", "cc", "ecn", "marks", "hosts", "start", "ping", "probes"); err != nil {
 		return err
 	}
@@ -754,6 +764,14 @@ func setSenders(s *run.Spec, v any) error {
 			return err
 		}
 		if err := knobRange("senders rate", w.Rate, "offered-rate"); err != nil {
+			return err
+		}
+	}
+	if x, ok := m["launch"]; ok {
+		if w.Launch, err = asDuration("senders launch", x); err != nil {
+			return err
+		}
+		if err := knobRange("senders launch", float64(w.Launch), "launch"); err != nil {
 			return err
 		}
 	}

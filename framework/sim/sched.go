@@ -32,7 +32,9 @@ import (
 //     busiest runqueue of its LLC (socket), then of the other sockets;
 //     the tick of a CPU with waiting tasks kicks an idle CPU to pull one
 //     (nohz idle balance); new tasks are placed as fork balancing does
-//     (the socket with most idle CPUs, an idle core first);
+//     (the socket with most idle CPUs, an idle core first), at the run's
+//     start (Start) or when forked while it runs (Fork), on the load of
+//     that moment;
 //   - ksoftirqd/N, woken when __do_softirq gives up, competes with the
 //     CPU's other tasks;
 //   - a task that runs on a CPU of another core than last time finds
@@ -44,7 +46,13 @@ import (
 // woken task never preempts a running one before its slice ends, which
 // is what RUN_TO_PARITY gives equal tasks), PELT load and utilisation
 // (loads are run counts), wake_wide, recent_used_cpu, SIS_UTIL's scan
-// bound (the whole LLC is scanned), NUMA balancing, util-clamp, EAS,
+// bound (the whole LLC is scanned: the kernel's bound is a hint that
+// the periodic balance refreshes from PELT utilisation, which lags a
+// launch of tens of milliseconds), periodic balancing of running tasks
+// (active balance: at most one task per balance interval, sd_weight ms
+// for an idle CPU, 480 ms at the NUMA level of a 480-CPU host, and only
+// after several failed attempts: nothing within a run's length), NUMA
+// balancing, util-clamp, EAS,
 // sched domains beyond SMT / LLC=socket / machine, RT classes and
 // deadline tasks, and the tick on CPUs running a single task (it
 // changes nothing there; vmstat's interrupt count still counts it).
@@ -218,6 +226,20 @@ func (t *Task) Start(at Time) {
 	}
 	t.state = TaskRunnable
 	c.enqueue(t, at)
+}
+
+// Fork starts a new task at time at as wake_up_new_task does for a
+// process another one forks while the machine runs (a shell starting
+// programs one by one): placed then by fork balancing, on the load it
+// finds at that moment. Unlike Start before Engine.Run, the CPU is
+// not held for it until then.
+func (t *Task) Fork(at Time) {
+	e := t.e
+	if t.started {
+		Panicf("task %s started twice", t.Name)
+	}
+	t.started = true
+	e.At(at, func() { t.state = TaskSleeping; e.wakeUp(t, nil, false, true) })
 }
 
 // Block puts the running task to sleep (schedule() after

@@ -86,6 +86,11 @@ func TestSelectTaskRq(t *testing.T) {
 		{"sync wake from a CPU running one task: an idle core of its LLC", []int{0, 1}, 0, 1, true, 2},
 		{"idle waker in prev's LLC, prev busy: the waker", []int{0}, 0, 1, false, 1},
 		{"prev busy in the other LLC, sync waker: the waker's LLC", []int{3, 0}, 3, 0, true, 1},
+		// An interrupt's sync wake-up (sock_def_readable from NET_RX on
+		// a CPU running a task) pulls an idle task across sockets: what
+		// moves E1's unpinned netperfs to the NIC's socket.
+		{"prev idle in the other LLC, sync wake from a CPU running one task: the waker's LLC", []int{0}, 3, 0, true, 1},
+		{"prev idle in the other LLC, sync wake from an idle CPU: prev", nil, 3, 0, true, 3},
 		{"no idle core in the LLC: prev's idle SMT sibling", []int{0, 1, 2, 7}, 0, 1, false, 6},
 		{"engine-context wake (no waker): prev's LLC", []int{0}, 0, -1, false, 1},
 		{"everything busy: the wake_affine target", all, 3, 0, true, 0},
@@ -122,6 +127,38 @@ func TestForkPlacementSpreads(t *testing.T) {
 	}
 	if want := topo.Spread(10); !slices.Equal(got, want) {
 		t.Errorf("fork placement %v, want %v", got, want)
+	}
+}
+
+// A task forked while the machine runs is placed on the load of that
+// moment, and holds no CPU before: here socket 0 fills meanwhile, so
+// the late task goes to socket 1 though it is the lower socket.
+func TestForkPlacesOnTheLoadThen(t *testing.T) {
+	e := testEngine(t, Topology{Sockets: 2, CoresPerSocket: 2, ThreadsPerCore: 1})
+	spin := func(t *Task) {
+		for {
+			t.CPU().Spend(1000)
+			t.CPU().Sync()
+		}
+	}
+	for _, id := range []int{0, 1} {
+		e.NewTask("busy", []int{id}, spin).Fork(Microsecond)
+	}
+	late := e.NewTask("late", nil, spin)
+	late.Fork(10 * Microsecond)
+	if late.CPU() != nil {
+		t.Fatalf("forked task placed at once on CPU %d", late.CPU().ID)
+	}
+	if err := e.Run(20 * Microsecond); err != nil {
+		t.Fatal(err)
+	}
+	if c := late.CPU(); c == nil || c.Socket != 1 || late.State() != TaskRunning {
+		t.Fatalf("late task on %v (%v), want running on socket 1", c, late.State())
+	}
+	for _, id := range []int{0, 1} {
+		if cur := e.CPUs[id].Current(); cur == nil || cur.Name != "busy" {
+			t.Errorf("CPU %d runs %v, want its busy task", id, cur)
+		}
 	}
 }
 

@@ -24,10 +24,11 @@ const (
 
 // Bounds of a workload (the run's knob table documents them).
 const (
-	MaxSenders    = 8192    // one sender per CPU: sim.MaxCPUs
-	MaxPacketSize = 65507   // the largest UDP payload over IPv4
-	MaxFlows      = 1 << 20 // udp_rate flows
-	MaxRate       = 1e10    // udp_rate packets/s in all (a link also bounds it: see run)
+	MaxSenders    = 8192       // one sender per CPU: sim.MaxCPUs
+	MaxPacketSize = 65507      // the largest UDP payload over IPv4
+	MaxFlows      = 1 << 20    // udp_rate flows
+	MaxRate       = 1e10       // udp_rate packets/s in all (a link also bounds it: see run)
+	MaxLaunch     = sim.Second // between two udp_stream launches
 )
 
 // Kinds lists the workload kinds.
@@ -50,6 +51,15 @@ type Spec struct {
 	// direction, as Marks) takes Groups[i % len(Groups)]'s fields, where
 	// they are not zero.
 	Groups []Group
+
+	// Launch, if set, is the time between two udp_stream senders'
+	// starts, as a shell starts netperf processes one after another
+	// (super_netperf's loop of `netperf ... &`): sender i is forked at
+	// i x Launch, placed by fork balancing on the load it finds then,
+	// and does netperf's control exchange before its first packet.
+	// Zero: all start within the first 10 us, straight into the send
+	// loop.
+	Launch sim.Time
 
 	// tcp_stream (traffic.go): Flows uploads and Down downloads, the
 	// congestion control, ECN (net.ipv4.tcp_ecn=1), the DSCP marks the
@@ -92,6 +102,10 @@ func (s *Spec) Validate() error {
 		return fmt.Errorf("workload: udp_rate needs flows 1..%d, got %d", MaxFlows, s.Flows)
 	case s.DSCP > 63:
 		return fmt.Errorf("workload: dscp must be 0..63, got %d", s.DSCP)
+	case s.Launch < 0 || s.Launch > MaxLaunch:
+		return fmt.Errorf("workload: launch must be in [0, %v], got %v", MaxLaunch, s.Launch)
+	case s.Launch > 0 && s.Kind != UDPStream:
+		return fmt.Errorf("workload: launch is for udp_stream's netperf processes; %s senders all start at once", s.Kind)
 	}
 	return nil
 }
@@ -260,7 +274,7 @@ type Flow struct {
 // Workload is a started set of senders.
 type Workload struct {
 	Spec    Spec
-	CPUs    []int       // the CPU each sender was placed on first
+	CPUs    []int       // the CPU each sender was placed on first (-1: forked later, at launch)
 	Tasks   []*sim.Task // the sender threads
 	Sockets []*Socket   // udp_stream: one per sender
 	flows   []Flow
@@ -399,6 +413,9 @@ func Start(net *netdev.Net, dev *netdev.Device, spec Spec) (*Workload, error) {
 			allowed = cpus[i : i+1]
 		}
 		start := sim.Time(jitter.Int64N(int64(10 * sim.Microsecond)))
+		if spec.Launch > 0 && spec.Kind == UDPStream {
+			start = sim.Time(i) * spec.Launch
+		}
 		idx := i
 		var t *sim.Task
 		switch spec.Kind {
@@ -410,9 +427,17 @@ func Start(net *netdev.Net, dev *netdev.Device, spec Spec) (*Workload, error) {
 		case UDPRate:
 			t = net.E.NewTask(fmt.Sprintf("pktgen/%d", i), allowed, func(t *sim.Task) { w.udpRate(t, net, dev, idx) })
 		}
-		t.Start(start)
+		if spec.Launch > 0 && spec.Kind == UDPStream {
+			t.Fork(start) // placed when the shell starts it
+		} else {
+			t.Start(start)
+		}
 		w.Tasks = append(w.Tasks, t)
-		w.CPUs = append(w.CPUs, t.CPU().ID)
+		cpu := -1 // forked later: placed then
+		if t.CPU() != nil {
+			cpu = t.CPU().ID
+		}
+		w.CPUs = append(w.CPUs, cpu)
 	}
 	return w, nil
 }
@@ -437,6 +462,9 @@ func (w *Workload) fill(s *skb.SKB, f Flow, l2, truesize uint32) {
 func (w *Workload) udpStream(t *sim.Task, net *netdev.Net, dev *netdev.Device, idx int, sock *Socket, f Flow) {
 	costs := t.CPU().Costs()
 	l2, truesize := w.lens()
+	if w.Spec.Launch > 0 {
+		netperfControl(t, net, dev, controlReply(idx))
+	}
 	for {
 		w.waitWhilePaused(t, idx)
 		t.PreemptPoint() // return to user space: the scheduler may switch
@@ -491,4 +519,52 @@ func (w *Workload) udpRate(t *sim.Task, net *netdev.Net, dev *netdev.Device, idx
 		w.fill(s, w.flows[fi], l2, truesize)
 		net.DevQueueXmit(c, dev, s)
 	}
+}
+
+// controlRTT is the time from netperf's test request on its control
+// connection to netserver's response: a data-centre round trip and
+// netserver (its child for this control connection) setting up the
+// data socket. The order in which the senders start sending is what
+// matters (each one's exchange ends before the next one's launch), not
+// this figure; it is the remote host's time, not CPU time here.
+const controlRTT = 50 * sim.Microsecond
+
+// controlReply is the frames netserver sends back on sender i's control
+// connection: TCP from its port 12865 to the sender's ephemeral port,
+// the address the data flow goes to.
+func controlReply(i int) skb.FlowKeys {
+	k := makeFlow(i, 0, &Spec{}).Keys
+	return skb.FlowKeys{Src: k.Dst, Dst: k.Src, SrcPort: 12865, DstPort: uint16(32768 + (i+28000/2)%28000), Proto: 6}
+}
+
+// netperfControl is netperf's exchange on its control connection before
+// the test (send_udp_stream: send_request, then recv_response sleeping
+// in tcp_recvmsg). The response arrives on the RX queue RSS gives the
+// control flow; on that queue's IRQ CPU, tcp_v4_rcv's sk_data_ready
+// (sock_def_readable) wakes the task with WF_SYNC, so select_task_rq_fair
+// runs wake_affine against that CPU: when it runs a task already
+// (another netperf sending), wake_affine_idle's sync rule picks it and
+// select_idle_sibling then an idle core, else an idle CPU, of its LLC.
+// The model wakes from the interrupt handler, the kernel from the
+// NET_RX softirq on its exit: the same CPU with the same tasks. TCP's
+// own work on both sides is priced as one UDP send (stack_per_packet).
+func netperfControl(t *sim.Task, net *netdev.Net, dev *netdev.Device, reply skb.FlowKeys) {
+	c := t.CPU()
+	c.Sync()
+	c.Spend(c.Costs().StackPerPacket) // send_request
+	var wq sim.WaitQueue              // sk_sleep of the control socket
+	ready := false
+	net.E.RaiseIRQ(net.E.CPUs[net.RxCPU(dev, reply)], c.Now()+controlRTT, func(irq *sim.CPU) {
+		irq.Spend(irq.Costs().StackPerPacket) // the response's receive
+		ready = true
+		wq.WakeUp(irq, true)
+	})
+	for {
+		wq.Add(t)
+		if ready {
+			break
+		}
+		t.Block()
+	}
+	wq.Remove(t)
 }

@@ -1,0 +1,111 @@
+package netdev
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/txlab/txlab/framework/driver"
+	"github.com/txlab/txlab/framework/sim"
+	"github.com/txlab/txlab/framework/skb"
+)
+
+// pairDriver is testDriver with a vector per queue pair (queue i on
+// vector i), as ice and i40e lay them out.
+type pairDriver struct{ testDriver }
+
+func (d *pairDriver) Init(s driver.Setup, _ []string) (driver.Info, error) {
+	qv := make([]int, s.NumTxQ)
+	for i := range qv {
+		qv[i] = i
+	}
+	return driver.Info{BQL: true, Vectors: s.NumTxQ, QueueVec: qv, RateBps: 1e11}, nil
+}
+
+func init() {
+	driver.Register("testpairs", "test driver, a vector per queue", func() driver.Driver { return &pairDriver{testDriver{refuse: -1}} })
+}
+
+// steerDev is eth0 with 4 queues on 2 sockets x 4 cores x 2 threads:
+// socket 0 has CPUs 0-3 (siblings 8-11), socket 1 has 4-7 (12-15);
+// vector i's IRQ is on CPU irq[i].
+func steerDev(t *testing.T, xps XPSMode, irq []int) (*Net, *Device) {
+	t.Helper()
+	e, err := sim.NewEngine(sim.Topology{Sockets: 2, CoresPerSocket: 4, ThreadsPerCore: 2}, sim.DefaultCosts(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.Close)
+	n := NewNet(e, defaultConfig(t), localMaker{})
+	d, err := n.AddDevice(DeviceSpec{Name: "eth0", Driver: "testpairs", Queues: 4, XPS: xps, IRQCPUs: irq})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n, d
+}
+
+func defaultConfig(t *testing.T) Config {
+	t.Helper()
+	cfg, err := Profile("6.18")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+// The XPS_CPUS maps: the driver's covers its IRQ CPUs only, an
+// administrator's "cores" map gives each queue a group of cores with
+// their siblings, socket by socket.
+func TestXPSMaps(t *testing.T) {
+	irq := []int{0, 1, 2, 3}
+	tests := []struct {
+		mode XPSMode
+		want [16]int // CPU -> queue
+	}{
+		{XPSIRQ, [16]int{0, 1, 2, 3, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1}},
+		{XPSCores, [16]int{0, 0, 1, 1, 2, 2, 3, 3, 0, 0, 1, 1, 2, 2, 3, 3}},
+		{XPSNone, [16]int{-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1}},
+		{"", [16]int{-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1}},
+	}
+	for _, tt := range tests {
+		t.Run(string(tt.mode), func(t *testing.T) {
+			_, d := steerDev(t, tt.mode, irq)
+			for cpu, want := range tt.want {
+				if got := d.XPSQueue(cpu); got != want {
+					t.Errorf("CPU %d: queue %d, want %d", cpu, got, want)
+				}
+			}
+		})
+	}
+}
+
+func TestParseXPS(t *testing.T) {
+	for in, want := range map[string]XPSMode{"": XPSIRQ, "irq": XPSIRQ, "cores": XPSCores, "none": XPSNone} {
+		if got, err := ParseXPS(in); err != nil || got != want {
+			t.Errorf("ParseXPS(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	if _, err := ParseXPS("numa"); err == nil || !strings.Contains(err.Error(), `"numa"`) {
+		t.Errorf("ParseXPS(numa): %v, want an error naming it", err)
+	}
+}
+
+// A received flow's interrupt comes to the IRQ CPU of the queue RSS
+// picks: only IRQ CPUs, and different flows on different ones.
+func TestRxCPU(t *testing.T) {
+	n, d := steerDev(t, XPSIRQ, []int{8, 9, 10, 11})
+	seen := map[int]int{}
+	for i := 0; i < 64; i++ {
+		k := skb.FlowKeys{Src: 0x0a010000 | uint32(i), Dst: 0x0a000001, SrcPort: 12865, DstPort: uint16(40000 + i), Proto: 6}
+		cpu := n.RxCPU(d, k)
+		if cpu < 8 || cpu > 11 {
+			t.Fatalf("flow %d: interrupt on CPU %d, not an IRQ CPU", i, cpu)
+		}
+		if again := n.RxCPU(d, k); again != cpu {
+			t.Fatalf("flow %d: CPU %d then %d", i, cpu, again)
+		}
+		seen[cpu]++
+	}
+	if len(seen) != 4 {
+		t.Errorf("64 flows reached CPUs %v, want all 4 IRQ CPUs", seen)
+	}
+}
