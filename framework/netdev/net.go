@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 
 	"github.com/txlab/txlab/framework/cls"
 	"github.com/txlab/txlab/framework/driver"
@@ -82,7 +83,6 @@ type Net struct {
 	softnet     []SoftnetStat
 
 	nextQdiscID int32
-	groupSeq    int
 	autoHandle  tc.Handle // qdisc_alloc_handle's static autohandle
 	qdiscs      []*Qdisc
 	unoffered   int64    // allocated by senders, not yet handed to __dev_queue_xmit
@@ -94,6 +94,13 @@ type Net struct {
 	// enqueue, by handle (splitGSO), for their ancestors' counts.
 	gsoSplit map[skb.Handle]gsoSplit
 }
+
+// groupSeq numbers the multiqueue roots' groups across the process: a
+// group's name must be unique among every run the process holds (runs
+// go in parallel, -j), or a plugin keeping groups by name (cake_mq's
+// shared config) would join one run's children to another's. The name
+// never reaches a report.
+var groupSeq atomic.Uint64
 
 // Hooks are optional observers of TX-path events.
 type Hooks struct {
@@ -390,8 +397,7 @@ func (n *Net) attachQdiscs(d *Device, words []string) error {
 	if child, ok := qdisc.MultiQueueChild(kind); ok {
 		// An mq-style root (cake_mq): one child per queue, sharing the
 		// root's options through a group.
-		n.groupSeq++
-		group := fmt.Sprintf("%s/%d", d.Name, n.groupSeq)
+		group := fmt.Sprintf("%s/%d", d.Name, groupSeq.Add(1))
 		return n.attachPerQueue(d, kind, append([]string{child}, opts...), group, len(d.Queues))
 	}
 	var one *TxQueue
