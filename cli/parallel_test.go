@@ -41,6 +41,24 @@ func TestRunJobsByteIdentical(t *testing.T) {
 	}
 }
 
+// E5's twelve cake_mq and cake runs side by side give the bytes they
+// give one by one: each run's cake_mq children share their own root's
+// rate, never another run's (the groups are named per process).
+func TestE5JobsByteIdentical(t *testing.T) {
+	args := []string{"run", "../scripts/e5.tengo", "--quick", "--no-progress", "--format", "json"}
+	out1, _, err := txlabSplit(t, append(args, "-j", "1")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out4, _, err := txlabSplit(t, append(args, "-j", "4")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if withoutWall(out1) != withoutWall(out4) {
+		t.Error("e5: -j 4 gave other bytes than -j 1")
+	}
+}
+
 // TCP through qdiscs out of process gives the same bytes: cake's
 // split-gso (the host segments for it) and CE marks coming back across
 // the boundary, with retransmissions and probes.

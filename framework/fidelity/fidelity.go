@@ -268,8 +268,8 @@ func Experiments() []Experiment {
 			}},
 		{ID: "E4", Title: "bulk dequeue for all qdiscs (HTB on a bonding device), before / after",
 			Pending: "0.61 -> 1.11 Mpps with NUMA contention, 1.38 -> 1.93 without: needs bonding and the generalised bulk dequeue"},
-		{ID: "E5", Title: "cake_mq on veth, 8 queues, 2 Gbit, 32 TCP upstreams, rate adjust with and without clearing tins",
-			Pending: "clearing unused tins on the dequeue path hurts latency and throughput: needs TCP senders"},
+		{ID: "E5", Title: "cake_mq on veth, 8 queues, 2 Gbit, 32 TCP upstreams and rrul, rate adjust with and without clearing tins",
+			Script: "e5", Rows: rowsOf("E5", E5)},
 	}
 }
 
