@@ -121,10 +121,12 @@ func TestPcapFlags(t *testing.T) {
 }
 
 // TCP and ping as the real tcpdump reads them: every packet the run
-// wrote parses with correct checksums; TCP data in ECT(0) with the
-// senders' DSCP, the timestamps option, each flow's sequence ranges
-// (GSO skbs: one frame of several MSS) following on from the last; the
-// ping probe's echo requests with its id and rising sequence.
+// wrote parses with correct checksums; upload data in ECT(0) (or CE)
+// with the senders' DSCP, the timestamps option, each flow's sequence
+// ranges (GSO skbs: one frame of several MSS) following on from the
+// last; the download's pure ACKs (Not-ECT, ECE when echoing CE) with
+// rising acknowledgement numbers on segment boundaries; the ping
+// probe's echo requests with its id and rising sequence.
 func TestPcapTCPReadByTcpdump(t *testing.T) {
 	if _, err := exec.LookPath("tcpdump"); err != nil {
 		t.Skip("tcpdump is not installed (apt-get install tcpdump)")
@@ -136,7 +138,7 @@ txlab.host({sockets: 1, cores: 4, smt: 1})
 txlab.device({driver: "ice", queues: 1, rate: "100Mbit"})
 txlab.qdisc("fq_codel ecn")
 txlab.path({rtt: "10ms", rate: "100Mbit"})
-txlab.senders({kind: "tcp_stream", flows: 2, ecn: true, ping: "5ms", dscp: 10})
+txlab.senders({kind: "tcp_stream", flows: 2, down: 1, ecn: true, ping: "5ms", dscp: 10})
 txlab.duration("400ms")
 txlab.warmup("100ms")
 `), 0o644); err != nil {
@@ -167,12 +169,22 @@ txlab.warmup("100ms")
 	if want < 20 || len(lines) != want {
 		t.Fatalf("tcpdump read %d packets, the run wrote %s", len(lines), m[1])
 	}
-	data := regexp.MustCompile(`tos 0x(2a,ECT\(0\)|2b,CE), .*proto TCP \(6\), length (\d+)\) \|10\.0\.0\.1\.(\d+) > 10\.1\.0\.1\.12866: Flags \[[.PEW]+\], cksum 0x[0-9a-f]+ \(correct\), seq (\d+):(\d+), ack 1, win 65535, options \[nop,nop,TS val \d+ ecr 0\], length (\d+)$`)
+	dataLine := regexp.MustCompile(`tos 0x(2a,ECT\(0\)|2b,CE), .*proto TCP \(6\), length (\d+)\) \|10\.0\.0\.1\.(\d+) > 10\.1\.0\.1\.12866: Flags \[[.PEW]+\], cksum 0x[0-9a-f]+ \(correct\), seq (\d+):(\d+), ack 1, win 65535, options \[nop,nop,TS val \d+ ecr 0\], length (\d+)$`)
 	ping := regexp.MustCompile(`tos 0x0, .*proto ICMP \(1\), length 84\) \|10\.0\.0\.1 > 10\.1\.0\.1: ICMP echo request, id 20000, seq (\d+), length 64$`)
+	ackLine := regexp.MustCompile(`tos 0x28, .*proto TCP \(6\), length 52\) \|10\.0\.0\.1\.(\d+) > 10\.1\.0\.1\.12866: Flags \[\.E?\], cksum 0x[0-9a-f]+ \(correct\), ack (\d+), win 65535, options \[nop,nop,TS val \d+ ecr 0\], length 0$`)
 	next := map[string]int{}
-	var pings, segs, inOrder int
-	lastPing := -1
+	var pings, segs, inOrder, acks int
+	lastPing, lastAck := -1, 0
 	for i, l := range lines {
+		if f := ackLine.FindStringSubmatch(l); f != nil {
+			ack, _ := strconv.Atoi(f[2])
+			if ack < lastAck || (ack-1)%1448 != 0 {
+				t.Fatalf("packet %d: ack %d after %d: want rising, on segment boundaries (1 + k x 1448)", i, ack, lastAck)
+			}
+			lastAck = ack
+			acks++
+			continue
+		}
 		if f := ping.FindStringSubmatch(l); f != nil {
 			seq, _ := strconv.Atoi(f[1])
 			if seq <= lastPing {
@@ -182,7 +194,7 @@ txlab.warmup("100ms")
 			pings++
 			continue
 		}
-		f := data.FindStringSubmatch(l)
+		f := dataLine.FindStringSubmatch(l)
 		if f == nil {
 			t.Fatalf("packet %d: %q", i, l)
 		}
@@ -199,7 +211,8 @@ txlab.warmup("100ms")
 		}
 		next[f[3]] = to
 	}
-	if pings < 4 || len(next) != 2 || segs <= len(lines)-pings || inOrder < len(lines)-pings-len(next)-2 {
-		t.Fatalf("%d pings, %d flows, %d segments in %d TCP frames, %d following on", pings, len(next), segs, len(lines)-pings, inOrder)
+	data := len(lines) - pings - acks
+	if pings < 4 || acks < 10 || len(next) != 2 || segs <= data || inOrder < data-len(next)-2 {
+		t.Fatalf("%d pings, %d ACKs, %d flows, %d segments in %d TCP data frames, %d following on", pings, acks, len(next), segs, data, inOrder)
 	}
 }

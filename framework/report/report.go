@@ -113,6 +113,20 @@ type Setup struct {
 	RxQueues       int     `json:"rx_queues,omitempty"`   // forward only
 	RxPort         string  `json:"rx_port,omitempty"`     // forward: same or other
 	Arrival        string  `json:"arrival,omitempty"`     // forward: constant or poisson
+	// Also are the sender groups beside the first (a script's
+	// txlab.senders([...])): UDP senders under TCP flows, say.
+	Also []SetupGroup `json:"also,omitempty"`
+}
+
+// SetupGroup is one more sender group on the host.
+type SetupGroup struct {
+	Workload   string  `json:"workload"` // udp_stream or udp_rate
+	Senders    int     `json:"senders"`
+	Placement  string  `json:"placement"`
+	LaunchNs   int64   `json:"launch_ns,omitempty"`
+	PacketSize int     `json:"packet_size"` // UDP payload bytes
+	Flows      int     `json:"flows"`
+	OfferedPps float64 `json:"offered_pps,omitempty"` // udp_rate
 }
 
 // Window are the counts within the measurement window.

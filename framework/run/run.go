@@ -61,6 +61,13 @@ type Spec struct {
 	TC []TCBatch
 
 	Workload workload.Spec
+	// Also are more sender groups on the host beside Workload, started
+	// with it (a script's txlab.senders([...])): udp_stream or udp_rate
+	// groups, as 240 netperf UDP_STREAMs under the TCP flows and probes
+	// of a tcp_stream Workload. Their sockets, flows and tasks are
+	// numbered after Workload's and each other's; timed actions act on
+	// Workload's senders only.
+	Also []workload.Spec
 	// tcp_stream's knobs in words (tcp.go): the path's bottleneck rate
 	// (tc's rate words, "" for none) and loss ("0.1%"), and a ping
 	// probe's interval (0: none).
@@ -203,7 +210,48 @@ func (s *Spec) Validate() error {
 				KnobByFlag("launch").Name(), w.Senders, last, s.Duration)
 		}
 	}
+	for i := range s.Also {
+		if err := s.validateAlso(i, topo); err != nil {
+			return err
+		}
+	}
 	return nil
+}
+
+// validateAlso checks sender group i+2 (Also[i]): a UDP group beside a
+// first group that has senders of its own.
+func (s *Spec) validateAlso(i int, topo sim.Topology) error {
+	w := s.alsoSpec(i)
+	name := fmt.Sprintf("senders group %d (%s)", i+2, w.Kind)
+	if s.Workload.Kind == workload.Forward {
+		return fmt.Errorf("%s: forward's traffic comes from the wire; it runs with no sender groups beside it", name)
+	}
+	if w.Kind != workload.UDPStream && w.Kind != workload.UDPRate {
+		return fmt.Errorf("%s: only udp_stream and udp_rate groups run beside a run's first group (tcp_stream is the first, if any)", name)
+	}
+	if err := w.Validate(); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	if _, err := workload.Place(&w, topo); err != nil {
+		return fmt.Errorf("%s: placement: %w", name, err)
+	}
+	if w.Launch > 0 {
+		if last := sim.Time(w.Senders-1) * w.Launch; last >= s.Duration {
+			return fmt.Errorf("%s: launch: the last of %d senders would start at %v, after the run's %v", name, w.Senders, last, s.Duration)
+		}
+	}
+	return nil
+}
+
+// alsoSpec is Also[i] numbered after the groups before it.
+func (s *Spec) alsoSpec(i int) workload.Spec {
+	base := max(s.Workload.Sockets(), s.Workload.FlowCount())
+	for _, w := range s.Also[:i] {
+		base += max(w.Sockets(), w.FlowCount())
+	}
+	w := s.Also[i]
+	w.Group, w.Base = i+1, base
+	return w
 }
 
 // lockCPUs resolves LockCPUs on topo: nil for every CPU.
@@ -267,6 +315,7 @@ type host struct {
 	dev     *netdev.Device
 	rxDev   *netdev.Device // the forward workload's RX port (dev itself, or eth1)
 	wl      *workload.Workload
+	also    []*workload.Workload // Spec.Also's groups
 	cfg     netdev.Config
 	costs   *sim.Costs
 	topo    sim.Topology
@@ -386,6 +435,19 @@ func setup(spec *Spec) (*host, error) {
 	}
 	if h.wl, err = workload.Start(h.net, h.dev, wspec); err != nil {
 		return fail(err)
+	}
+	for i := range spec.Also {
+		w := spec.alsoSpec(i)
+		if w.Kind == workload.UDPRate {
+			if err := checkOfferedRate(w.Rate, w.PacketSize, h.dev); err != nil {
+				return fail(fmt.Errorf("senders group %d: %w", i+2, err))
+			}
+		}
+		wl, err := workload.Start(h.net, h.dev, w)
+		if err != nil {
+			return fail(fmt.Errorf("senders group %d: %w", i+2, err))
+		}
+		h.also = append(h.also, wl)
 	}
 	cpus, err := spec.lockCPUs(h.topo)
 	if err != nil {
@@ -549,7 +611,7 @@ func RunWith(spec Spec, o Options) (*report.Report, error) {
 	if runErr != nil {
 		net.LoseToDeadPlugins()
 	}
-	fillResults(rep, net, e, dev, wl, snap, spec)
+	fillResults(rep, net, e, dev, append([]*workload.Workload{wl}, h.also...), snap, spec)
 	fillTCP(rep, ts, spec, snap.at, e.Now())
 	fillRx(rep, net, e, rxDev, snap)
 	acts.fillPhases(rep.Counters, take(net, e))
@@ -740,6 +802,15 @@ func fillSetup(rep *report.Report, spec *Spec, topo sim.Topology, dev *netdev.De
 	default:
 		rep.Setup.OfferedPps = w.Rate
 	}
+	for i := range spec.Also {
+		a := spec.alsoSpec(i)
+		g := report.SetupGroup{Workload: a.Kind, Senders: a.Senders, Placement: a.PlacementWord(), LaunchNs: int64(a.Launch),
+			PacketSize: a.PacketSize, Flows: a.FlowCount()}
+		if a.Kind == workload.UDPRate {
+			g.OfferedPps = a.Rate
+		}
+		rep.Setup.Also = append(rep.Setup.Also, g)
+	}
 	rep.Config = map[string]string{}
 	for _, k := range netdev.ToggleNames() {
 		rep.Config[k] = cfg.Get(k)
@@ -751,7 +822,7 @@ func fillSetup(rep *report.Report, spec *Spec, topo sim.Topology, dev *netdev.De
 	rep.DurationNs, rep.WarmupNs, rep.WindowNs = int64(spec.Duration), int64(spec.Warmup), int64(spec.Duration-spec.Warmup)
 }
 
-func fillResults(rep *report.Report, net *netdev.Net, e *sim.Engine, dev *netdev.Device, wl *workload.Workload, snap snapshot, spec Spec) {
+func fillResults(rep *report.Report, net *netdev.Net, e *sim.Engine, dev *netdev.Device, wls []*workload.Workload, snap snapshot, spec Spec) {
 	end := take(net, e)
 	window := end.at - snap.at
 	if window <= 0 {
@@ -811,13 +882,15 @@ func fillResults(rep *report.Report, net *netdev.Net, e *sim.Engine, dev *netdev
 	rep.NetTxAction = report.TxAction{Qdiscs: net.TxAction.Qdiscs, FoundRunning: net.TxAction.FoundRunning,
 		Empty: net.TxAction.Empty, Packets: net.TxAction.Packets}
 	var sleeps, wakeups, senderDrops, migrations uint64
-	for _, s := range wl.Sockets {
-		sleeps += s.Sleeps
-		wakeups += s.Wakeups
-		senderDrops += s.Dropped
-	}
-	for _, t := range wl.Tasks {
-		migrations += t.Migrations
+	for _, wl := range wls { // every sender group's
+		for _, s := range wl.Sockets {
+			sleeps += s.Sleeps
+			wakeups += s.Wakeups
+			senderDrops += s.Dropped
+		}
+		for _, t := range wl.Tasks {
+			migrations += t.Migrations
+		}
 	}
 	var ksoftirqd uint64
 	for _, t := range e.Tasks() {

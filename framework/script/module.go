@@ -699,7 +699,64 @@ func checkQdisc(words []string, queues int, plugins plugin.Options) (err error) 
 	return err
 }
 
+// setSenders reads txlab.senders' argument: a map sets (or, in a variant
+// or config, changes) the run's first sender group; an array of maps
+// sets every group, the first (or the tcp_stream one) first and the UDP
+// groups that run beside it (run.Spec.Also).
 func setSenders(s *run.Spec, v any) error {
+	if list, ok := v.([]any); ok {
+		return setSenderGroups(s, list)
+	}
+	return setSenderMap(s, v)
+}
+
+// tcpOnlyKeys are the senders keys only tcp_stream reads.
+var tcpOnlyKeys = []string{"down", "cc", "ecn", "marks", "hosts", "start", "ping", "probes"}
+
+func setSenderGroups(s *run.Spec, list []any) error {
+	if len(list) == 0 {
+		return fmt.Errorf("senders: an empty array; give one map per sender group, e.g. [{kind: \"udp_stream\", count: 240}, {kind: \"tcp_stream\", flows: 8}]")
+	}
+	first := 0
+	tcps := 0
+	for i, x := range list {
+		m, err := asMap(fmt.Sprintf("senders[%d]", i), x)
+		if err != nil {
+			return err
+		}
+		if k, _ := m["kind"].(string); k == workload.TCPStream {
+			first = i
+			tcps++
+		}
+	}
+	if tcps > 1 {
+		return fmt.Errorf("senders: %d tcp_stream groups; one holds every TCP connection and probe of a run", tcps)
+	}
+	var also []workload.Spec
+	for i, x := range list {
+		if i == first {
+			continue
+		}
+		m := x.(map[string]any)
+		for _, k := range tcpOnlyKeys {
+			if _, ok := m[k]; ok {
+				return fmt.Errorf("senders[%d]: %q is tcp_stream's; a UDP group beside the first has none", i, k)
+			}
+		}
+		g := run.Default()
+		if err := setSenderMap(&g, m); err != nil {
+			return fmt.Errorf("senders[%d]: %w", i, err)
+		}
+		also = append(also, g.Workload)
+	}
+	if err := setSenderMap(s, list[first]); err != nil {
+		return fmt.Errorf("senders[%d]: %w", first, err)
+	}
+	s.Also = also
+	return nil
+}
+
+func setSenderMap(s *run.Spec, v any) error {
 	m, err := asMap("senders", v)
 	if err != nil {
 		return err

@@ -61,6 +61,15 @@ type Spec struct {
 	// loop.
 	Launch sim.Time
 
+	// Group numbers a sender group beside a run's first one (0): a
+	// host may run more UDP sender groups along with its first, as 240
+	// netperf UDP_STREAMs under 8 TCP flows and a ping. Base is the
+	// group's first socket and flow number on the host: its sockets
+	// (what sch_fq tells flows apart by), flows, tasks and netperf
+	// control connections are numbered from it, apart from the other
+	// groups'. Group 0 (Base 0) is a run's first group, as before.
+	Group, Base int
+
 	// tcp_stream (traffic.go): Flows uploads and Down downloads, the
 	// congestion control, ECN (net.ipv4.tcp_ecn=1), the DSCP marks the
 	// flows take in turn (each direction from the first), when they
@@ -78,6 +87,40 @@ type Spec struct {
 	Start  sim.Time
 	Probes []Probe
 	Path   path.Config
+}
+
+// stream is the name of one of the group's random streams: a run's
+// first group keeps the names it always had.
+func (s *Spec) stream(name string) string {
+	if s.Group == 0 {
+		return "workload/" + name
+	}
+	return fmt.Sprintf("workload/group%d/%s", s.Group, name)
+}
+
+// Sockets is how many sockets (skb->sk) the group's senders own: one per
+// udp_stream sender, one per tcp_stream connection; pktgen-like udp_rate
+// and forward have none.
+func (s *Spec) Sockets() int {
+	switch s.Kind {
+	case UDPStream:
+		return s.Senders
+	case TCPStream:
+		return s.Flows + s.Down
+	}
+	return 0
+}
+
+// FlowCount is how many UDP flows the group's senders use (their flow
+// keys; tcp_stream's connections have their own).
+func (s *Spec) FlowCount() int {
+	switch s.Kind {
+	case UDPStream:
+		return s.Senders
+	case UDPRate:
+		return s.Flows
+	}
+	return 0
 }
 
 // Validate checks a spec with clear messages.
@@ -398,15 +441,15 @@ func Start(net *netdev.Net, dev *netdev.Device, spec Spec) (*Workload, error) {
 	}
 	n := spec.Senders
 	w := &Workload{Spec: spec, rate: spec.Rate, paused: make([]bool, n), parked: make([]bool, n), e: net.E}
-	hashrnd := net.E.Rand("workload/hashrnd").Uint64()
+	hashrnd := net.E.Rand(spec.stream("hashrnd")).Uint64()
 	nflows := spec.Senders
 	if spec.Kind == UDPRate {
 		nflows = spec.Flows
 	}
 	for i := 0; i < nflows; i++ {
-		w.flows = append(w.flows, makeFlow(i, hashrnd, &spec))
+		w.flows = append(w.flows, makeFlow(spec.Base+i, hashrnd, &spec))
 	}
-	jitter := net.E.Rand("workload/start")
+	jitter := net.E.Rand(spec.stream("start"))
 	for i := 0; i < n; i++ {
 		var allowed []int
 		if cpus != nil {
@@ -420,12 +463,12 @@ func Start(net *netdev.Net, dev *netdev.Device, spec Spec) (*Workload, error) {
 		var t *sim.Task
 		switch spec.Kind {
 		case UDPStream:
-			sock := &Socket{ID: i, Sndbuf: net.Cfg.Sndbuf, txq: -1}
+			sock := &Socket{ID: spec.Base + i, Sndbuf: net.Cfg.Sndbuf, txq: -1}
 			w.Sockets = append(w.Sockets, sock)
 			flow := w.flows[i]
-			t = net.E.NewTask(fmt.Sprintf("netperf/%d", i), allowed, func(t *sim.Task) { w.udpStream(t, net, dev, idx, sock, flow) })
+			t = net.E.NewTask(fmt.Sprintf("netperf/%d", spec.Base+i), allowed, func(t *sim.Task) { w.udpStream(t, net, dev, idx, sock, flow) })
 		case UDPRate:
-			t = net.E.NewTask(fmt.Sprintf("pktgen/%d", i), allowed, func(t *sim.Task) { w.udpRate(t, net, dev, idx) })
+			t = net.E.NewTask(fmt.Sprintf("pktgen/%d", spec.Base+i), allowed, func(t *sim.Task) { w.udpRate(t, net, dev, idx) })
 		}
 		if spec.Launch > 0 && spec.Kind == UDPStream {
 			t.Fork(start) // placed when the shell starts it
@@ -463,7 +506,7 @@ func (w *Workload) udpStream(t *sim.Task, net *netdev.Net, dev *netdev.Device, i
 	costs := t.CPU().Costs()
 	l2, truesize := w.lens()
 	if w.Spec.Launch > 0 {
-		netperfControl(t, net, dev, controlReply(idx))
+		netperfControl(t, net, dev, controlReply(w.Spec.Base+idx))
 	}
 	for {
 		w.waitWhilePaused(t, idx)
