@@ -99,3 +99,20 @@ func TestSenderGroupsBad(t *testing.T) {
 		}
 	}
 }
+
+// Timed actions on a tcp_stream run: the live stats count its tasks
+// (none paused); stop and start are refused with a line saying why.
+func TestActionsOnTCP(t *testing.T) {
+	s := tcpSpec(2, "100Mbit", "fq_codel")
+	s.Duration, s.Warmup, s.Interval = 300*sim.Millisecond, 100*sim.Millisecond, 50*sim.Millisecond
+	var running int
+	s.Actions = []Action{{Name: "look", At: 50 * sim.Millisecond, Do: func(l *Live) error { running = l.Stats().Running; return nil }}}
+	mustRun(t, s)
+	if running != 3 {
+		t.Errorf("%d senders running, want the 2 netperf tasks and the ping", running)
+	}
+	s.Actions = []Action{{Name: "stop", At: 50 * sim.Millisecond, Do: func(l *Live) error { return l.StopSenders(nil) }}}
+	if _, err := Run(s, nil); err == nil || !strings.Contains(err.Error(), "stop at 50ms: stop and start act on UDP senders; tcp_stream's connections") {
+		t.Errorf("stop on tcp_stream: %v", err)
+	}
+}

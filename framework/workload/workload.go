@@ -351,8 +351,8 @@ func (w *Workload) SetRate(pps float64) error {
 	return nil
 }
 
-// Paused reports whether sender i is paused.
-func (w *Workload) Paused(i int) bool { return w.paused[i] }
+// Paused reports whether sender i is paused (tcp_stream's never are).
+func (w *Workload) Paused(i int) bool { return i < len(w.paused) && w.paused[i] }
 
 // Pause stops sender i before its next packet; it sleeps until Resume.
 func (w *Workload) Pause(i int) { w.paused[i] = true }
