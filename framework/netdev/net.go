@@ -87,6 +87,7 @@ type Net struct {
 	qdiscs      []*Qdisc
 	unoffered   int64    // allocated by senders, not yet handed to __dev_queue_xmit
 	rtnlFree    skb.List // dropped by a qdisc change, not yet freed (rtnl_kfree_skbs)
+	stack       stackState
 
 	localDelivered uint64 // packets the local receive path handed to sockets
 
@@ -191,6 +192,10 @@ type Device struct {
 	driverName string
 	numRxQ     int
 	rx         *rxPort // the receive side, once a traffic generator is attached
+	// Bond is a bonding device's slaves and policy (nil for a NIC);
+	// Master is the bond a slave is enslaved to (bond.go).
+	Bond   *Bond
+	Master *Device
 
 	local map[int]*localRx // the local receive path (local.go), by RX queue or CPU
 }

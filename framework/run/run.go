@@ -55,6 +55,10 @@ type Spec struct {
 	// receives, eth1).
 	RxQueues int
 	RxPort   string
+	// Bond is `ip link add ... type bond` in words (bonding.ParseList):
+	// the senders transmit on its first bond, whose slaves are NICs of
+	// Driver with Queues, RateBps, DriverArgs and Qdisc; "" for one NIC.
+	Bond string
 	// TC are tc batches (`tc -batch` text) run on the device after the
 	// root qdisc is made (--tc-file, a script's txlab.tc): qdiscs,
 	// classes and filters.
@@ -215,7 +219,7 @@ func (s *Spec) Validate() error {
 			return err
 		}
 	}
-	return nil
+	return s.validateBond()
 }
 
 // validateAlso checks sender group i+2 (Also[i]): a UDP group beside a
@@ -239,6 +243,24 @@ func (s *Spec) validateAlso(i int, topo sim.Topology) error {
 		if last := sim.Time(w.Senders-1) * w.Launch; last >= s.Duration {
 			return fmt.Errorf("%s: launch: the last of %d senders would start at %v, after the run's %v", name, w.Senders, last, s.Duration)
 		}
+	}
+	return nil
+}
+
+// startAlso starts the sender groups beside the first on h's device.
+func startAlso(h *host, spec *Spec) error {
+	for i := range spec.Also {
+		w := spec.alsoSpec(i)
+		if w.Kind == workload.UDPRate {
+			if err := checkOfferedRate(w.Rate, w.PacketSize, h.dev); err != nil {
+				return fmt.Errorf("senders group %d: %w", i+2, err)
+			}
+		}
+		wl, err := workload.Start(h.net, h.dev, w)
+		if err != nil {
+			return fmt.Errorf("senders group %d: %w", i+2, err)
+		}
+		h.also = append(h.also, wl)
 	}
 	return nil
 }
@@ -375,6 +397,9 @@ func setup(spec *Spec) (*host, error) {
 	if other {
 		devRxq = 0
 	}
+	if strings.TrimSpace(spec.Bond) != "" {
+		return setupBonded(h, spec, qwords, xps)
+	}
 	tcpRun := spec.Workload.Kind == workload.TCPStream
 	if tcpRun {
 		devRxq = spec.Queues // ACKs and answers come back through the NIC's RX queues
@@ -436,18 +461,8 @@ func setup(spec *Spec) (*host, error) {
 	if h.wl, err = workload.Start(h.net, h.dev, wspec); err != nil {
 		return fail(err)
 	}
-	for i := range spec.Also {
-		w := spec.alsoSpec(i)
-		if w.Kind == workload.UDPRate {
-			if err := checkOfferedRate(w.Rate, w.PacketSize, h.dev); err != nil {
-				return fail(fmt.Errorf("senders group %d: %w", i+2, err))
-			}
-		}
-		wl, err := workload.Start(h.net, h.dev, w)
-		if err != nil {
-			return fail(fmt.Errorf("senders group %d: %w", i+2, err))
-		}
-		h.also = append(h.also, wl)
+	if err := startAlso(h, spec); err != nil {
+		return fail(err)
 	}
 	cpus, err := spec.lockCPUs(h.topo)
 	if err != nil {
@@ -578,6 +593,7 @@ func RunWith(spec Spec, o Options) (*report.Report, error) {
 	snap := take(net, e) // the window starts here unless there is a warmup
 	snap.classBytes = classBytes(dev)
 	snap.ethtool = driver.EthtoolLines(dev.Drv.Stats())
+	snap.devices = deviceStarts(net)
 	acts := newActionRunner(spec.Actions, &Live{e: e, net: net, dev: dev, wl: wl, store: map[any]any{}, log: o.Log}, spec.Duration)
 	ts := newTCPSeries(wl)
 	var runErr error
@@ -598,6 +614,7 @@ func RunWith(spec Spec, o Options) (*report.Report, error) {
 			snap = cur
 			snap.classBytes = classBytes(dev)
 			snap.ethtool = driver.EthtoolLines(dev.Drv.Stats())
+			snap.devices = deviceStarts(net)
 			e.ResetLockStats()
 			net.XmitHist.Reset()
 		}
@@ -679,6 +696,7 @@ type snapshot struct {
 	// classBytes are the classes' sent bytes (taken at the window's
 	// start only: reading them asks the classful qdiscs).
 	classBytes map[string]uint64
+	devices    map[string]devStart // a stacked host's devices, by name (window start only)
 }
 
 func take(net *netdev.Net, e *sim.Engine) snapshot {
@@ -939,6 +957,7 @@ func fillResults(rep *report.Report, net *netdev.Net, e *sim.Engine, dev *netdev
 		rep.Filters = append(rep.Filters, report.Filters{Parent: f.At.String(), Text: f.Text})
 	}
 	rep.Warnings = net.Warnings
+	rep.Devices = deviceSections(rep, net, snap, end, secs, &spec)
 	rep.XmitNs = histogram(&net.XmitHist)
 	rep.Events = e.Events()
 }
