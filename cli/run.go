@@ -64,7 +64,7 @@ func runCommand() *cli.Command {
 		Name:      "run",
 		Usage:     "run an experiment configured from flags, or from a Tengo script (flags given override the script)",
 		ArgsUsage: "[SCRIPT.tengo]",
-		Flags:     append(append(append(append(runFlags(), scriptFlags()...), traceFlags()...), pcapFlags()...), pluginFlags()...),
+		Flags:     append(append(append(append(append(runFlags(), scriptFlags()...), traceFlags()...), pcapFlags()...), pluginFlags()...), plotFlags()...),
 		Action:    runAction,
 	}
 }
@@ -203,6 +203,10 @@ func runAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	plots, err := runPlotConfig(c)
+	if err != nil {
+		return err
+	}
 	if err := checkSpecs(specs); err != nil {
 		return err
 	}
@@ -245,7 +249,18 @@ func runAction(c *cli.Context) error {
 			firstErr = labelled(specs[i], len(specs), err)
 		}
 	}
+	if script != "" {
+		name := scriptLabel(script)
+		for _, r := range reps {
+			if r != nil {
+				r.Script = name
+			}
+		}
+	}
 	err = joinErrs(joinErrs(firstErr, pcapErr), writeReports(c, format, reps))
+	if err == nil {
+		err = writePlots(c, plots, reps)
+	}
 	if c.Bool("tc-show") {
 		err = joinErrs(err, writeTCShow(c, format, reps))
 	}

@@ -12,7 +12,10 @@ import "encoding/json"
 
 // Report is one run's result.
 type Report struct {
-	Name    string            `json:"name,omitempty"` // variant name
+	Name string `json:"name,omitempty"` // variant name
+	// Script is the script the run came from, as txlab run names it
+	// ("scripts/e2.tengo"); empty for a run from flags.
+	Script  string            `json:"script,omitempty"`
 	Profile string            `json:"profile"`
 	Seed    uint64            `json:"seed"`
 	Setup   Setup             `json:"setup"`
@@ -289,6 +292,8 @@ type Interval struct {
 	EndNs     int64   `json:"end_ns"`
 	TxPackets uint64  `json:"tx_packets"`
 	TxPps     float64 `json:"tx_pps"`
+	TxBytes   uint64  `json:"tx_bytes"` // frame bytes the NIC completed in the interval
+	TxBps     float64 `json:"tx_bps"`   // TxBytes * 8 per simulated second
 	Offered   uint64  `json:"offered_packets"`
 	Drops     uint64  `json:"dropped_packets"`
 	Backlog   int64   `json:"backlog_packets"` // all qdiscs, at the end of the interval
@@ -298,6 +303,11 @@ type Interval struct {
 	// end, over every cake qdisc and tin (its blue_p_max_ppm xstats, in
 	// [0, 1]); omitted without cake or while BLUE is quiet.
 	BlueP float64 `json:"blue_p_max,omitempty"`
+	// CoDelDropping is how many flows are in CoDel's dropping state at
+	// the interval's end (codel_vars.dropping, cobalt_vars.dropping),
+	// over every fq_codel and cake qdisc (their codel_dropping xstats);
+	// omitted when none is.
+	CoDelDropping int64 `json:"codel_dropping,omitempty"`
 	// GoodputBps is tcp_stream's goodput in the interval, all flows.
 	GoodputBps float64 `json:"goodput_bps,omitempty"`
 	VMStat

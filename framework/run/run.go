@@ -749,10 +749,11 @@ func vmstat(a, b snapshot, ncpu int) report.VMStat {
 }
 
 func interval_(a, b snapshot, from, to sim.Time, net *netdev.Net) report.Interval {
-	iv := report.Interval{StartNs: int64(from), EndNs: int64(to), TxPackets: b.tx - a.tx, Offered: b.offered - a.offered, Drops: b.dropped - a.dropped,
+	iv := report.Interval{StartNs: int64(from), EndNs: int64(to), TxPackets: b.tx - a.tx, TxBytes: b.txBytes - a.txBytes, Offered: b.offered - a.offered, Drops: b.dropped - a.dropped,
 		VMStat: vmstat(a, b, len(net.E.CPUs))}
 	if to > from {
 		iv.TxPps = float64(iv.TxPackets) * float64(sim.Second) / float64(to-from)
+		iv.TxBps = float64(iv.TxBytes) * 8 * float64(sim.Second) / float64(to-from)
 	}
 	for r, v := range b.drops {
 		if d := v - a.drops[r]; d > 0 {
@@ -764,9 +765,23 @@ func interval_(a, b snapshot, from, to sim.Time, net *netdev.Net) report.Interva
 	}
 	for _, q := range net.Qdiscs() {
 		iv.Backlog += int64(q.Qlen())
-		iv.BlueP = max(iv.BlueP, blueP(q.Ops.Stats().XStats))
+		xs := q.Ops.Stats().XStats
+		iv.BlueP = max(iv.BlueP, blueP(xs))
+		iv.CoDelDropping += codelDropping(xs)
 	}
 	return iv
+}
+
+// codelDropping sums a qdisc's codel_dropping xstats (fq_codel's, and
+// cake's one per tin): its flows in CoDel's dropping state.
+func codelDropping(xs []qdisc.XStat) int64 {
+	var n int64
+	for _, x := range xs {
+		if strings.HasSuffix(x.Key, "codel_dropping") {
+			n += x.Int64()
+		}
+	}
+	return n
 }
 
 // blueP is the largest of a qdisc's blue_p_max_ppm xstats (cake's, one
