@@ -212,8 +212,6 @@ func senderWhy(r *report.Report) string {
 		pct(float64(r.Drops["FQ_FLOW_LIMIT"]), float64(r.OfferedPackets)), requeues)
 }
 
-
-
 // lockRows compares a perf lock table: the seed's top callers on top of
 // the model's table (as call sites), then each one's average wait
 // (within 3x) and contended count per second (within 10x).
