@@ -68,7 +68,7 @@ type Config struct {
 	// MaxSkbFrags is CONFIG_MAX_SKB_FRAGS: it sizes skb_shared_info,
 	// so the head a sender's skb gets and its truesize (skb package).
 	MaxSkbFrags int
-	BQLLimitMin   int // byte_queue_limits/limit_min of every TX queue
+	BQLLimitMin int // byte_queue_limits/limit_min of every TX queue
 }
 
 // Profile names.
