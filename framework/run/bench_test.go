@@ -11,13 +11,14 @@ import (
 
 // benchRun reports the simulator's speed in simulated packets per wall
 // second ("simpkts/s", the figure the README quotes), and per packet
-// sent: wall ns, heap allocations, heap bytes and engine events. The
+// sent: wall ns, CPU ns, heap allocations, heap bytes and engine events. The
 // allocation figures count the whole run, set-up included, so they
 // approach the steady state's as the run gets longer.
 func benchRun(b *testing.B, s Spec) {
 	var pkts, events uint64
 	var m0, m1 runtime.MemStats
 	runtime.ReadMemStats(&m0)
+	cpu0 := cpuTime()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		rep, err := Run(s, nil)
@@ -28,8 +29,10 @@ func benchRun(b *testing.B, s Spec) {
 		events += rep.Events
 	}
 	b.StopTimer()
+	cpu := cpuTime() - cpu0
 	runtime.ReadMemStats(&m1)
 	p := float64(pkts)
+	b.ReportMetric(float64(cpu.Nanoseconds())/p, "cpu-ns/pkt")
 	b.ReportMetric(p/b.Elapsed().Seconds(), "simpkts/s")
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/p, "ns/pkt")
 	b.ReportMetric(float64(m1.Mallocs-m0.Mallocs)/p, "allocs/pkt")

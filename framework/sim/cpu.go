@@ -227,10 +227,7 @@ func (c *CPU) Sleeping() bool { return c.block == blockedIdle }
 // hardirq context at c's next instruction boundary (sync point), or at once
 // if c is idle, and the softirqs it raises run on irq exit.
 func (e *Engine) RaiseIRQ(c *CPU, t Time, handler func(*CPU)) {
-	e.At(t, func() {
-		c.irqs = append(c.irqs, handler)
-		c.Wake(e.now)
-	})
+	e.scheduleAt(t, payload{kind: evIRQ, cpu: c, h: handler})
 }
 
 func (c *CPU) takeInterrupts() {
@@ -337,7 +334,7 @@ func (c *CPU) SleepUntil(t Time) {
 	if c.now >= t {
 		return
 	}
-	c.e.At(t, func() { c.Wake(t) })
+	c.e.scheduleAt(t, payload{kind: evWake, cpu: c}) // t > c.now >= the engine's now
 	for c.now < t {
 		c.Sleep()
 	}
