@@ -279,7 +279,11 @@ func (n *Net) devHardStartXmit(c *sim.CPU, d *Device, txq *TxQueue, list *skb.Li
 	}
 	ctx.buf = batch
 	if n.Hooks.DriverXmit != nil {
-		n.Hooks.DriverXmit(c, txq, list)
+		// The hook reads a copy, so list itself stays on its caller's
+		// stack.
+		n.hookList = *list
+		n.Hooks.DriverXmit(c, txq, &n.hookList)
+		n.hookList = skb.List{}
 	}
 	for s := list.Head; s != nil; s = s.Next {
 		s.Holder = driverHolder
