@@ -44,8 +44,7 @@ type event struct {
 // Event kinds: what a payload does when its event is due. Each is a
 // closure the engine would otherwise allocate per event.
 const (
-	evResume  uint8 = iota // resume cpu's coroutine
-	evFn                   // run fn in engine context
+	evFn      uint8 = iota // run fn in engine context
 	evWake                 // cpu.Wake(now): SleepUntil's timeout
 	evIRQ                  // deliver interrupt h to cpu (RaiseIRQ)
 	evHrTimer              // hr expires on cpu with h, unless re-armed (gen)
@@ -134,6 +133,7 @@ type Engine struct {
 	err       error
 	intr      atomic.Pointer[error] // set by Interrupt, from any goroutine
 	until     Time                  // horizon of the current Run: CPUs may not run past it
+	intrCheck uint64                // the event count at which Run next looks at intr
 
 	tasks      []*Task // every task but the idle ones
 	running    bool    // Run has started
@@ -206,8 +206,13 @@ func (e *Engine) scheduleAt(t Time, p payload) {
 	e.schedule(t, p)
 }
 
+// resumeSlot marks a resume event: slot resumeSlot+id resumes CPU id,
+// with no payload to write, copy and free (nearly every event is one).
+const resumeSlot = 1 << 31
+
 func (e *Engine) resumeAt(c *CPU, t Time) {
-	e.schedule(t, payload{kind: evResume, cpu: c})
+	e.seq++
+	e.events.push(event{at: t, seq: e.seq, slot: resumeSlot + uint32(c.ID)})
 }
 
 // schedule queues p at t, reusing a free payload slot.
@@ -227,12 +232,14 @@ func (e *Engine) schedule(t Time, p payload) {
 
 // fire runs the payload of a due event and frees its slot.
 func (e *Engine) fire(ev event) {
+	if ev.slot >= resumeSlot {
+		e.CPUs[ev.slot-resumeSlot].resume(ev.at)
+		return
+	}
 	p := e.slots[ev.slot]
 	e.slots[ev.slot] = payload{}
 	e.freeSlots = append(e.freeSlots, ev.slot)
 	switch p.kind {
-	case evResume:
-		p.cpu.resume(ev.at)
 	case evFn:
 		p.fn()
 	case evWake:
@@ -279,7 +286,8 @@ func (e *Engine) Run(until Time) error {
 		if e.events[0].at > until {
 			break
 		}
-		if e.count&1023 == 0 {
+		if e.count >= e.intrCheck { // every 1024 events (SleepUntil may skip counts)
+			e.intrCheck = e.count + 1024
 			if p := e.intr.Load(); p != nil {
 				e.Fail(*p)
 				break
