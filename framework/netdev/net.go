@@ -574,7 +574,7 @@ func (n *Net) touchSkbPrefetched(c *sim.CPU, s *skb.SKB, prefetched bool) {
 		return
 	}
 	costs := n.E.Costs
-	d := costs.SkbLines * costs.Line(n.E.Topo.Distance(int(s.HotCPU), c.ID))
+	d := costs.SkbLines * costs.Line(n.E.Distance(int(s.HotCPU), c.ID))
 	if prefetched {
 		d = d * costs.PrefetchPct / 100
 	}

@@ -244,7 +244,7 @@ func (n *Net) devXmitSkbLlist(c *sim.CPU, s *skb.SKB, q *Qdisc, d *Device, txq *
 		nx := p.Next
 		p.Next = nil
 		if int(p.HotCPU) != c.ID {
-			c.Spend(costs.Line(n.E.Topo.Distance(int(p.HotCPU), c.ID)))
+			c.Spend(costs.Line(n.E.Distance(int(p.HotCPU), c.ID)))
 		}
 		batch = append(batch, p)
 		p = nx

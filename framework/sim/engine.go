@@ -90,6 +90,14 @@ func (h *eventHeap) pop() event {
 	n := len(q) - 1
 	last := q[n]
 	q = q[:n]
+	*h = q
+	if n == 0 {
+		return top
+	}
+	// Floyd's pop: walk the hole at the root down to a leaf along the
+	// smaller children (3 comparisons a level, none against last, which
+	// came from the bottom and mostly belongs there), then sift last up
+	// from that leaf, usually not at all.
 	i := 0
 	for {
 		c := i<<2 + 1
@@ -97,22 +105,23 @@ func (h *eventHeap) pop() event {
 			break
 		}
 		m := c
-		end := min(c+4, n)
-		for k := c + 1; k < end; k++ {
+		for k := c + 1; k < min(c+4, n); k++ {
 			if q[k].before(&q[m]) {
 				m = k
 			}
 		}
-		if !q[m].before(&last) {
-			break
-		}
 		q[i] = q[m]
 		i = m
 	}
-	if n > 0 {
-		q[i] = last
+	for i > 0 {
+		p := (i - 1) >> 2
+		if !last.before(&q[p]) {
+			break
+		}
+		q[i] = q[p]
+		i = p
 	}
-	*h = q
+	q[i] = last
 	return top
 }
 
@@ -177,6 +186,23 @@ func NewEngine(topo Topology, costs *Costs, seed uint64) (*Engine, error) {
 	}
 	e.slice = baseSlice(n)
 	return e, nil
+}
+
+// Distance is Topo.Distance(a, b) from the CPUs' recorded places,
+// without the divisions.
+func (e *Engine) Distance(a, b int) int {
+	if a == b {
+		return DistSelf
+	}
+	ca, cb := e.CPUs[a], e.CPUs[b]
+	switch {
+	case ca.Socket != cb.Socket:
+		return DistRemote
+	case ca.Core == cb.Core:
+		return DistSMT
+	default:
+		return DistSocket
+	}
 }
 
 // Now is the time of the event being processed. Code on a CPU should use
