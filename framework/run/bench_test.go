@@ -1,6 +1,7 @@
 package run
 
 import (
+	"fmt"
 	"runtime"
 	"testing"
 	"time"
@@ -73,6 +74,19 @@ func BenchmarkSimLarge(b *testing.B) {
 	for _, prof := range []string{"6.18", "6.19-rc1"} {
 		b.Run(prof, func(b *testing.B) {
 			s := e1Host(prof, 240)
+			s.Duration, s.Warmup = 5*sim.Millisecond, 0
+			benchRun(b, s)
+		})
+	}
+}
+
+// BenchmarkSimIdleCPUs: 16 udp_stream senders on E1's NIC and hosts of
+// 32 to 480 CPUs: what idle CPUs add to the cost of a packet.
+func BenchmarkSimIdleCPUs(b *testing.B) {
+	for _, cores := range []int{8, 30, 60, 120} {
+		b.Run(fmt.Sprintf("cpus=%d", 4*cores), func(b *testing.B) {
+			s := e1Host("6.19-rc1", 16)
+			s.Cores = cores
 			s.Duration, s.Warmup = 5*sim.Millisecond, 0
 			benchRun(b, s)
 		})
