@@ -318,7 +318,7 @@ func TestEventHeapOrder(t *testing.T) {
 	var last event
 	popped := 0
 	for round := 0; round < 20000; round++ {
-		if h == nil || len(h) == 0 || r.Int64N(3) > 0 {
+		if len(h) == 0 || r.Int64N(3) > 0 {
 			seq++
 			h.push(event{at: last.at + Time(r.Int64N(50)), seq: seq})
 			continue
