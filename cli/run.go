@@ -32,7 +32,7 @@ func runFlags() []cli.Flag {
 
 // tcFileFlag is --tc-file, for run and sweep.
 func tcFileFlag() cli.Flag {
-	return &cli.StringSliceFlag{Name: "tc-file", Usage: "run the tc commands of `FILE` (as tc -batch reads it: qdisc, class and filter add/change/replace/del) on eth0 after its root qdisc is made; repeatable, in order"}
+	return &cli.StringSliceFlag{Name: "tc-file", Usage: "run the tc commands of `FILE` (as tc -batch reads it: qdisc, class and filter add/change/replace/del) on eth0 after its root qdisc is made (with --bond, on the device each line names: dev bond0, dev eth1); repeatable, in order"}
 }
 
 // maxTCFile bounds a --tc-file (tc's own batch files are small).
@@ -64,7 +64,7 @@ func runCommand() *cli.Command {
 		Name:      "run",
 		Usage:     "run an experiment configured from flags, or from a Tengo script (flags given override the script)",
 		ArgsUsage: "[SCRIPT.tengo]",
-		Flags:     append(append(append(append(runFlags(), scriptFlags()...), traceFlags()...), pcapFlags()...), pluginFlags()...),
+		Flags:     append(append(append(append(append(runFlags(), scriptFlags()...), traceFlags()...), pcapFlags()...), pluginFlags()...), plotFlags()...),
 		Action:    runAction,
 	}
 }
@@ -203,6 +203,10 @@ func runAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	plots, err := runPlotConfig(c)
+	if err != nil {
+		return err
+	}
 	if err := checkSpecs(specs); err != nil {
 		return err
 	}
@@ -245,7 +249,18 @@ func runAction(c *cli.Context) error {
 			firstErr = labelled(specs[i], len(specs), err)
 		}
 	}
+	if script != "" {
+		name := scriptLabel(script)
+		for _, r := range reps {
+			if r != nil {
+				r.Script = name
+			}
+		}
+	}
 	err = joinErrs(joinErrs(firstErr, pcapErr), writeReports(c, format, reps))
+	if err == nil {
+		err = writePlots(c, plots, reps)
+	}
 	if c.Bool("tc-show") {
 		err = joinErrs(err, writeTCShow(c, format, reps))
 	}

@@ -12,7 +12,10 @@ import "encoding/json"
 
 // Report is one run's result.
 type Report struct {
-	Name    string            `json:"name,omitempty"` // variant name
+	Name string `json:"name,omitempty"` // variant name
+	// Script is the script the run came from, as txlab run names it
+	// ("scripts/e2.tengo"); empty for a run from flags.
+	Script  string            `json:"script,omitempty"`
 	Profile string            `json:"profile"`
 	Seed    uint64            `json:"seed"`
 	Setup   Setup             `json:"setup"`
@@ -71,6 +74,10 @@ type Report struct {
 	Series   []Interval `json:"series"`
 	CPUs     []CPU      `json:"cpus,omitempty"` // busy CPUs only
 	Rx       *Rx        `json:"rx,omitempty"`   // the forward workload's receive side
+	// Devices are a stacked host's devices (a bond, then its slaves),
+	// each with its own queues, ethtool, qdiscs and classes; the
+	// top-level ones are the bond's, the device the senders use.
+	Devices []DeviceSection `json:"devices,omitempty"`
 
 	// NetifSchedule is __netif_schedule by caller (callers with calls
 	// only), and NetTxAction what net_tx_action found, whole run.
@@ -107,6 +114,9 @@ type Setup struct {
 	RxQueues       int     `json:"rx_queues,omitempty"`   // forward only
 	RxPort         string  `json:"rx_port,omitempty"`     // forward: same or other
 	Arrival        string  `json:"arrival,omitempty"`     // forward: constant or poisson
+	// Bond is --bond's text: the senders transmit on its first bond,
+	// over slaves of Driver.
+	Bond string `json:"bond,omitempty"`
 }
 
 // Window are the counts within the measurement window.
@@ -262,6 +272,8 @@ type Interval struct {
 	EndNs     int64   `json:"end_ns"`
 	TxPackets uint64  `json:"tx_packets"`
 	TxPps     float64 `json:"tx_pps"`
+	TxBytes   uint64  `json:"tx_bytes"` // frame bytes the NIC completed in the interval
+	TxBps     float64 `json:"tx_bps"`   // TxBytes * 8 per simulated second
 	Offered   uint64  `json:"offered_packets"`
 	Drops     uint64  `json:"dropped_packets"`
 	Backlog   int64   `json:"backlog_packets"` // all qdiscs, at the end of the interval
@@ -271,6 +283,11 @@ type Interval struct {
 	// end, over every cake qdisc and tin (its blue_p_max_ppm xstats, in
 	// [0, 1]); omitted without cake or while BLUE is quiet.
 	BlueP float64 `json:"blue_p_max,omitempty"`
+	// CoDelDropping is how many flows are in CoDel's dropping state at
+	// the interval's end (codel_vars.dropping, cobalt_vars.dropping),
+	// over every fq_codel and cake qdisc (their codel_dropping xstats);
+	// omitted when none is.
+	CoDelDropping int64 `json:"codel_dropping,omitempty"`
 	VMStat
 }
 

@@ -53,6 +53,10 @@ type Spec struct {
 	// receives, eth1).
 	RxQueues int
 	RxPort   string
+	// Bond is `ip link add ... type bond` in words (bonding.ParseList):
+	// the senders transmit on its first bond, whose slaves are NICs of
+	// Driver with Queues, RateBps, DriverArgs and Qdisc; "" for one NIC.
+	Bond string
 	// TC are tc batches (`tc -batch` text) run on the device after the
 	// root qdisc is made (--tc-file, a script's txlab.tc): qdiscs,
 	// classes and filters.
@@ -185,7 +189,7 @@ func (s *Spec) Validate() error {
 				KnobByFlag("launch").Name(), w.Senders, last, s.Duration)
 		}
 	}
-	return nil
+	return s.validateBond()
 }
 
 // lockCPUs resolves LockCPUs on topo: nil for every CPU.
@@ -307,6 +311,9 @@ func setup(spec *Spec) (*host, error) {
 	devRxq := rxq
 	if other {
 		devRxq = 0
+	}
+	if strings.TrimSpace(spec.Bond) != "" {
+		return setupBonded(h, spec, qwords, xps)
 	}
 	h.dev, err = h.net.AddDevice(netdev.DeviceSpec{Name: report.Device, Driver: spec.Driver, Args: spec.DriverArgs,
 		Queues: spec.Queues, RateBps: spec.RateBps, Qdisc: qwords, XPS: xps,
@@ -483,6 +490,7 @@ func RunWith(spec Spec, o Options) (*report.Report, error) {
 	snap := take(net, e) // the window starts here unless there is a warmup
 	snap.classBytes = classBytes(dev)
 	snap.ethtool = driver.EthtoolLines(dev.Drv.Stats())
+	snap.devices = deviceStarts(net)
 	acts := newActionRunner(spec.Actions, &Live{e: e, net: net, dev: dev, wl: wl, store: map[any]any{}, log: o.Log}, spec.Duration)
 	var runErr error
 	prev := snap
@@ -501,6 +509,7 @@ func RunWith(spec Spec, o Options) (*report.Report, error) {
 			snap = cur
 			snap.classBytes = classBytes(dev)
 			snap.ethtool = driver.EthtoolLines(dev.Drv.Stats())
+			snap.devices = deviceStarts(net)
 			e.ResetLockStats()
 			net.XmitHist.Reset()
 		}
@@ -581,6 +590,7 @@ type snapshot struct {
 	// classBytes are the classes' sent bytes (taken at the window's
 	// start only: reading them asks the classful qdiscs).
 	classBytes map[string]uint64
+	devices    map[string]devStart // a stacked host's devices, by name (window start only)
 }
 
 func take(net *netdev.Net, e *sim.Engine) snapshot {
@@ -633,10 +643,11 @@ func vmstat(a, b snapshot, ncpu int) report.VMStat {
 }
 
 func interval_(a, b snapshot, from, to sim.Time, net *netdev.Net) report.Interval {
-	iv := report.Interval{StartNs: int64(from), EndNs: int64(to), TxPackets: b.tx - a.tx, Offered: b.offered - a.offered, Drops: b.dropped - a.dropped,
+	iv := report.Interval{StartNs: int64(from), EndNs: int64(to), TxPackets: b.tx - a.tx, TxBytes: b.txBytes - a.txBytes, Offered: b.offered - a.offered, Drops: b.dropped - a.dropped,
 		VMStat: vmstat(a, b, len(net.E.CPUs))}
 	if to > from {
 		iv.TxPps = float64(iv.TxPackets) * float64(sim.Second) / float64(to-from)
+		iv.TxBps = float64(iv.TxBytes) * 8 * float64(sim.Second) / float64(to-from)
 	}
 	for r, v := range b.drops {
 		if d := v - a.drops[r]; d > 0 {
@@ -648,9 +659,23 @@ func interval_(a, b snapshot, from, to sim.Time, net *netdev.Net) report.Interva
 	}
 	for _, q := range net.Qdiscs() {
 		iv.Backlog += int64(q.Qlen())
-		iv.BlueP = max(iv.BlueP, blueP(q.Ops.Stats().XStats))
+		xs := q.Ops.Stats().XStats
+		iv.BlueP = max(iv.BlueP, blueP(xs))
+		iv.CoDelDropping += codelDropping(xs)
 	}
 	return iv
+}
+
+// codelDropping sums a qdisc's codel_dropping xstats (fq_codel's, and
+// cake's one per tin): its flows in CoDel's dropping state.
+func codelDropping(xs []qdisc.XStat) int64 {
+	var n int64
+	for _, x := range xs {
+		if strings.HasSuffix(x.Key, "codel_dropping") {
+			n += x.Int64()
+		}
+	}
+	return n
 }
 
 // blueP is the largest of a qdisc's blue_p_max_ppm xstats (cake's, one
@@ -825,6 +850,7 @@ func fillResults(rep *report.Report, net *netdev.Net, e *sim.Engine, dev *netdev
 		rep.Filters = append(rep.Filters, report.Filters{Parent: f.At.String(), Text: f.Text})
 	}
 	rep.Warnings = net.Warnings
+	rep.Devices = deviceSections(rep, net, snap, end, secs, &spec)
 	rep.XmitNs = histogram(&net.XmitHist)
 	rep.Events = e.Events()
 }

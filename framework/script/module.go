@@ -3,6 +3,7 @@ package script
 import (
 	"errors"
 	"fmt"
+	"github.com/txlab/txlab/drivers/bonding"
 	"math"
 	"sort"
 	"strconv"
@@ -566,7 +567,7 @@ func setDevice(s *run.Spec, v any) error {
 	if err := checkRemoved("device", m); err != nil {
 		return err
 	}
-	if err := checkKeys("device", m, "driver", "queues", "rate", "opts", "rx_queues", "rx_port", "xps"); err != nil {
+	if err := checkKeys("device", m, "driver", "queues", "rate", "opts", "rx_queues", "rx_port", "xps", "bond"); err != nil {
 		return err
 	}
 	if x, ok := m["driver"]; ok {
@@ -612,6 +613,16 @@ func setDevice(s *run.Spec, v any) error {
 			return fmt.Errorf("device rx_port %q is not %s or %s", p, run.RxPortSame, run.RxPortOther)
 		}
 		s.RxPort = p
+	}
+	if x, ok := m["bond"]; ok {
+		b, err := asString("device bond", x)
+		if err != nil {
+			return err
+		}
+		if _, err := bonding.ParseList(b); err != nil {
+			return fmt.Errorf("device bond: %w", err)
+		}
+		s.Bond = b
 	}
 	if x, ok := m["xps"]; ok {
 		w, err := asString("device xps", x)
