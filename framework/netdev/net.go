@@ -37,8 +37,6 @@ type Net struct {
 	Pool skb.Pool
 	Devs []*Device
 
-	hookList skb.List // what Hooks.DriverXmit reads
-
 	sd []softnetData
 
 	// Accounting: offered = tx + dropped + in flight, always. Offered
@@ -120,6 +118,8 @@ type TxActionStat struct {
 type softnetData struct {
 	outputQueue []*Qdisc // output_queue (FIFO via next_sched)
 	outputSpare []*Qdisc // the array net_tx_action handed back, reused
+	hookList    skb.List // what Hooks.DriverXmit reads (driverXmitHook)
+	tapOne      [1]skb.Packet
 	scratch     []*xmitScratch
 	pollList    []*napi // poll_list
 	pollSpare   []*napi // net_rx_action's arrays, reused

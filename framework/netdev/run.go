@@ -290,13 +290,7 @@ func (n *Net) devHardStartXmit(c *sim.CPU, d *Device, txq *TxQueue, list *skb.Li
 		batch = append(batch, s.Packet)
 	}
 	ctx.buf = batch
-	if n.Hooks.DriverXmit != nil {
-		// The hook reads a copy, so list itself stays on its caller's
-		// stack.
-		n.hookList = *list
-		n.Hooks.DriverXmit(c, txq, &n.hookList)
-		n.hookList = skb.List{}
-	}
+	n.driverXmitHook(c, txq, list)
 	for s := list.Head; s != nil; s = s.Next {
 		s.Holder = driverHolder
 	}
@@ -326,6 +320,18 @@ func (n *Net) devHardStartXmit(c *sim.CPU, d *Device, txq *TxQueue, list *skb.Li
 		return rest, txBusy
 	}
 	return rest, txOK
+}
+
+// driverXmitHook calls Hooks.DriverXmit with a copy of list in c's
+// softnet data, so that list itself stays on its caller's stack.
+func (n *Net) driverXmitHook(c *sim.CPU, txq *TxQueue, list *skb.List) {
+	if n.Hooks.DriverXmit == nil {
+		return
+	}
+	sd := &n.sd[c.ID]
+	sd.hookList = *list
+	n.Hooks.DriverXmit(c, txq, &sd.hookList)
+	sd.hookList = skb.List{}
 }
 
 // devRequeueSkb is dev_requeue_skb: the rest goes to q->gso_skb and the
