@@ -233,8 +233,8 @@ func (n *Net) bondHardStartXmit(c *sim.CPU, d *Device, txq *TxQueue, list *skb.L
 // socket on the bond sees the skb), then bond_start_xmit.
 func (n *Net) bondXmitOne(c *sim.CPU, d *Device, txq *TxQueue, s *skb.SKB) qdisc.Code {
 	if n.Hooks.Tap != nil {
-		one := &n.sd[c.ID].tapOne // p is reused after the call
-		one[0] = s.Packet
+		one := &n.sd[c.ID].tapOne // reused after the call
+		one[0] = s
 		n.Hooks.Tap(c, txq, one[:])
 	}
 	return n.bondStartXmit(c, d, txq, s)
