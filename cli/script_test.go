@@ -21,6 +21,7 @@ var needs = map[string][]string{
 	"e1":        {"fq"},
 	"e2":        {"cake", "fq_codel", "sfq"},
 	"e2b":       {"cake"},
+	"e2n":       {"cake"},
 	"htb":       {"htb", "prio", "fq_codel"},
 	"e4":        {"htb"},
 	"tcp_nup":   {"fq_codel"},
