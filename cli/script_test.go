@@ -22,7 +22,7 @@ var needs = map[string][]string{
 	"e2":       {"cake", "fq_codel", "sfq"},
 	"e2b":      {"cake"},
 	"htb":      {"htb", "prio", "fq_codel"},
-	"e4":       {"htb"},
+	"e4":       {"htb", "fq"},
 }
 
 func skipUnlessRegistered(t *testing.T, name string) {
