@@ -128,6 +128,8 @@ type IDPF struct {
 	itr   sim.Time
 	work  int
 	costs *sim.Costs
+	// wakeThresh is IDPF_TX_WAKE_THRESH for the host's MAX_SKB_FRAGS.
+	wakeThresh int
 }
 
 // Init implements driver.Driver. Options (ethtool words): "tx N" TX
@@ -161,14 +163,15 @@ func (d *IDPF) Init(s driver.Setup, args []string) (driver.Info, error) {
 	if ring < MinTxQDesc || ring > MaxDescs || ring%ReqDescMultiple != 0 {
 		return driver.Info{}, fmt.Errorf("idpf: tx ring size %d must be in [%d, %d] and a multiple of %d", ring, MinTxQDesc, MaxDescs, ReqDescMultiple)
 	}
-	if ring-ReMinGap < TxWakeThresh {
+	d.wakeThresh = 2 * (s.SkbFrags() + 6)
+	if ring-ReMinGap < d.wakeThresh {
 		// Model guard: in flow scheduling only RE (descriptor fetch)
 		// completions return ring space, at most every ReMinGap
 		// descriptors, so up to ReMinGap-1 descriptors stay unreturned
 		// after the last fetch. The clean wakes a stopped queue only with
 		// IDPF_TX_WAKE_THRESH free, so a smaller ring can stay stopped
 		// with nothing left to complete.
-		return driver.Info{}, fmt.Errorf("idpf: tx ring size %d too small for flow scheduling: needs at least RE gap %d + wake threshold %d descriptors", ring, ReMinGap, TxWakeThresh)
+		return driver.Info{}, fmt.Errorf("idpf: tx ring size %d too small for flow scheduling: needs at least RE gap %d + wake threshold %d descriptors", ring, ReMinGap, d.wakeThresh)
 	}
 	if compl < MinTxComplQDesc || compl > MaxDescs || compl%ReqDescMultiple != 0 {
 		return driver.Info{}, fmt.Errorf("idpf: completion queue size %d must be in [%d, %d] and a multiple of %d", compl, MinTxComplQDesc, MaxDescs, ReqDescMultiple)
@@ -253,7 +256,7 @@ func (d *IDPF) doorbell(ctx driver.Ctx, qi int, q *txQueue) {
 		desc := &q.Desc[i]
 		q.Tail = (i + 1) % len(q.Desc)
 		if desc.Last {
-			done := d.wire.Send(fetchAt, desc.Bytes)
+			done := d.wire.SendTSO(fetchAt, desc.Bytes, desc.Segs)
 			q.rs = append(q.rs, compl{at: done, h: desc.H, bytes: desc.Bytes})
 		}
 		if q.re[i] {
@@ -289,7 +292,8 @@ func (d *IDPF) Xmit(ctx driver.Ctx, qi int, batch []skb.Packet) (int, driver.TxC
 			q.numPending++
 			q.reSet++
 		}
-		q.Put(p.Handle, p.Len, 1)
+		// TSO: the hardware segments a GSO skb.
+		q.PutTSO(p.Handle, p.Len, p.GSOSegs, 1)
 		q.numPending++ // the packet's RS completion
 		q.maxPending = max(q.maxPending, q.complqPending())
 		// idpf_tx_splitq_map: netdev_tx_sent_queue (the full BQL call,
@@ -354,7 +358,7 @@ func (d *IDPF) Poll(ctx driver.Ctx, v int, budget int) (int, bool) {
 	complqOK := q.complqPending() <= uint64(q.complSize>>1)
 	if bytes > 0 {
 		ctx.CompletedQueue(v, pkts, bytes)
-		if q.Unused() >= TxWakeThresh && ctx.QueueStopped(v) {
+		if q.Unused() >= d.wakeThresh && ctx.QueueStopped(v) {
 			if complqOK {
 				ctx.WakeQueue(v)
 				q.stats.Restart++

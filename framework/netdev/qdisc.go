@@ -99,6 +99,7 @@ type Qdisc struct {
 	out      []skb.Packet
 	skbs     []*skb.SKB
 	deferBuf []*skb.SKB
+	segBuf   []*skb.SKB // splitGSO's output
 }
 
 // qdiscPlace is where a new qdisc goes and what the kernel names it.
@@ -277,7 +278,7 @@ func (x *qctx) Drop(h skb.Handle, reason skb.DropReason) {
 	s := x.take(h, "drop")
 	s.Reason = reason
 	if x.cpu != nil {
-		x.net.touchSkbQdisc(x.cpu, s) // under the root lock (cake_drop's dequeue_head)
+		x.net.touchSkbDrop(x.cpu, s, x.q) // under the root lock (cake_drop's dequeue_head)
 	}
 	if x.toFree == nil {
 		// A drop outside enqueue (e.g. from a dequeue without the
@@ -291,7 +292,7 @@ func (x *qctx) Drop(h skb.Handle, reason skb.DropReason) {
 func (x *qctx) DequeueDrop(h skb.Handle, reason skb.DropReason) {
 	x.checkReason(reason)
 	s := x.take(h, "dequeue drop")
-	x.net.touchSkbQdisc(x.cpu, s) // cake_dequeue_one's reads, under the root lock
+	x.net.touchSkbDrop(x.cpu, s, x.q) // cake_dequeue_one's reads, under the root lock
 	s.Reason = reason
 	if x.q.Flags&qdisc.DequeueDrops != 0 && x.net.Cfg.DequeueDrops && x.q.parentQ == nil {
 		// qdisc_dequeue_drop: freed after the root lock is released.
@@ -445,6 +446,7 @@ func (q *Qdisc) bind(c *sim.CPU, toFree *skb.List) *qctx {
 // one call). The last skb's code is returned.
 func (n *Net) qdiscEnqueue(c *sim.CPU, q *Qdisc, skbs []*skb.SKB, toFree *skb.List) qdisc.Code {
 	q.lineData.WriteMany(c, n.E.Costs.QdiscDataLines)
+	skbs, split := n.splitGSO(c, q, skbs)
 	if n.Hooks.EnqueueBatch != nil {
 		n.Hooks.EnqueueBatch(c, q, skbs)
 	}
@@ -466,6 +468,9 @@ func (n *Net) qdiscEnqueue(c *sim.CPU, q *Qdisc, skbs []*skb.SKB, toFree *skb.Li
 		}
 	}
 	rc := q.rc[len(q.rc)-1]
+	if split {
+		rc = gsoCode(q.rc)
+	}
 	if len(q.dups) > 0 || len(q.leafClones) > 0 {
 		// rootq->enqueue(skb2) for each duplicate: q is the root of its
 		// tree (the device's root, or an mq child), whether q or one of
@@ -478,6 +483,9 @@ func (n *Net) qdiscEnqueue(c *sim.CPU, q *Qdisc, skbs []*skb.SKB, toFree *skb.Li
 		clones = append(clones, q.leafClones...)
 		q.dups, q.leafClones = q.dups[:0], q.leafClones[:0]
 		n.qdiscEnqueue(c, q, clones, toFree)
+	}
+	if q.parentQ == nil && n.gsoSplit != nil {
+		clear(n.gsoSplit) // the tree's counts are told
 	}
 	return rc
 }

@@ -84,6 +84,12 @@ type Report struct {
 	NetifSchedule []SchedCaller `json:"netif_schedule_callers"`
 	NetTxAction   TxAction      `json:"net_tx_action"`
 
+	// tcp_stream: goodput over the window (all flows), the flows and the
+	// path, and what the latency probes measured.
+	GoodputBps *float64 `json:"goodput_bps,omitempty"`
+	TCP        *TCP     `json:"tcp,omitempty"`
+	Latency    *Latency `json:"latency,omitempty"`
+
 	Events    uint64 `json:"events"`
 	SimWallNs int64  `json:"sim_wall_ns"` // wall time spent simulating
 	// PluginOverrides are the built-ins a plugin replaced in this run
@@ -117,6 +123,20 @@ type Setup struct {
 	// Bond is --bond's text: the senders transmit on its first bond,
 	// over slaves of Driver.
 	Bond string `json:"bond,omitempty"`
+	// Also are the sender groups beside the first (a script's
+	// txlab.senders([...])): UDP senders under TCP flows, say.
+	Also []SetupGroup `json:"also,omitempty"`
+}
+
+// SetupGroup is one more sender group on the host.
+type SetupGroup struct {
+	Workload   string  `json:"workload"` // udp_stream or udp_rate
+	Senders    int     `json:"senders"`
+	Placement  string  `json:"placement"`
+	LaunchNs   int64   `json:"launch_ns,omitempty"`
+	PacketSize int     `json:"packet_size"` // UDP payload bytes
+	Flows      int     `json:"flows"`
+	OfferedPps float64 `json:"offered_pps,omitempty"` // udp_rate
 }
 
 // Window are the counts within the measurement window.
@@ -288,6 +308,8 @@ type Interval struct {
 	// over every fq_codel and cake qdisc (their codel_dropping xstats);
 	// omitted when none is.
 	CoDelDropping int64 `json:"codel_dropping,omitempty"`
+	// GoodputBps is tcp_stream's goodput in the interval, all flows.
+	GoodputBps float64 `json:"goodput_bps,omitempty"`
 	VMStat
 }
 

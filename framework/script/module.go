@@ -166,7 +166,7 @@ func (p *Program) section(key string) *tengo.UserFunction {
 // module is the `txlab` module.
 func (p *Program) module() map[string]tengo.Object {
 	m := map[string]tengo.Object{}
-	for _, k := range []string{"host", "device", "qdisc", "senders", "profile", "duration", "warmup", "interval", "seed", "name", "lock_cpus"} {
+	for _, k := range []string{"host", "device", "qdisc", "senders", "path", "profile", "duration", "warmup", "interval", "seed", "name", "lock_cpus"} {
 		m[k] = p.section(k)
 	}
 	m["set"] = p.fn("set", 1, 2, func(b *builder, a []any) (tengo.Object, error) {
@@ -433,7 +433,7 @@ func (b *builder) addVariant(name string, cm map[string]any) error {
 
 // configKeys are what a config or variant map may hold, applied in
 // this order.
-var configKeys = []string{"name", "profile", "host", "device", "qdisc", "tc", "senders", "set", "cost", "duration", "warmup", "interval", "seed", "lock_cpus"}
+var configKeys = []string{"name", "profile", "host", "device", "qdisc", "tc", "senders", "path", "set", "cost", "duration", "warmup", "interval", "seed", "lock_cpus"}
 
 func applyConfig(s *run.Spec, m map[string]any) error {
 	if err := checkKeys("config", m, configKeys...); err != nil {
@@ -471,6 +471,8 @@ func applySection(s *run.Spec, key string, v any) error {
 		err = addTC(s, v)
 	case "senders":
 		err = setSenders(s, v)
+	case "path":
+		err = setPath(s, v)
 	case "set":
 		err = setToggles(s, v)
 	case "cost":
@@ -708,12 +710,73 @@ func checkQdisc(words []string, queues int, plugins plugin.Options) (err error) 
 	return err
 }
 
+// setSenders reads txlab.senders' argument: a map sets (or, in a variant
+// or config, changes) the run's first sender group; an array of maps
+// sets every group, the first (or the tcp_stream one) first and the UDP
+// groups that run beside it (run.Spec.Also).
 func setSenders(s *run.Spec, v any) error {
+	if list, ok := v.([]any); ok {
+		return setSenderGroups(s, list)
+	}
+	return setSenderMap(s, v)
+}
+
+// tcpOnlyKeys are the senders keys only tcp_stream reads.
+var tcpOnlyKeys = []string{"down", "cc", "ecn", "marks", "hosts", "start", "ping", "probes"}
+
+func setSenderGroups(s *run.Spec, list []any) error {
+	if len(list) == 0 {
+		return fmt.Errorf("senders: an empty array; give one map per sender group, e.g. [{kind: \"udp_stream\", count: 240}, {kind: \"tcp_stream\", flows: 8}]")
+	}
+	first := 0
+	tcps := 0
+	for i, x := range list {
+		m, err := asMap(fmt.Sprintf("senders[%d]", i), x)
+		if err != nil {
+			return err
+		}
+		if k, _ := m["kind"].(string); k == workload.TCPStream {
+			first = i
+			tcps++
+		}
+	}
+	if tcps > 1 {
+		return fmt.Errorf("senders: %d tcp_stream groups; one holds every TCP connection and probe of a run", tcps)
+	}
+	var also []workload.Spec
+	for i, x := range list {
+		if i == first {
+			continue
+		}
+		m := x.(map[string]any)
+		for _, k := range tcpOnlyKeys {
+			if _, ok := m[k]; ok {
+				return fmt.Errorf("senders[%d]: %q is tcp_stream's; a UDP group beside the first has none", i, k)
+			}
+		}
+		g := run.Default()
+		if err := setSenderMap(&g, m); err != nil {
+			return fmt.Errorf("senders[%d]: %w", i, err)
+		}
+		also = append(also, g.Workload)
+	}
+	if err := setSenderMap(s, list[first]); err != nil {
+		return fmt.Errorf("senders[%d]: %w", first, err)
+	}
+	s.Also = also
+	return nil
+}
+
+func setSenderMap(s *run.Spec, v any) error {
 	m, err := asMap("senders", v)
 	if err != nil {
 		return err
 	}
-	if err := checkKeys("senders", m, "kind", "count", "placement", "size", "flows", "rate", "dscp", "priority", "arrival", "mark", "groups", "launch"); err != nil {
+	if err := checkKeys("senders", m, "kind", "count", "placement", "size", "flows", "rate", "dscp", "priority", "arrival", "mark", "groups", "launch",
+		"down", "cc", "ecn", "marks", "hosts", "start", "ping", "probes"); err != nil {
+		return err
+	}
+	if err := setTCPSenders(s, m); err != nil {
 		return err
 	}
 	w := &s.Workload
@@ -738,6 +801,15 @@ func setSenders(s *run.Spec, v any) error {
 	}{{"count", "senders", &w.Senders}, {"size", "size", &w.PacketSize}, {"flows", "flows", &w.Flows}}
 	for _, f := range ints {
 		if x, ok := m[f.k]; ok {
+			if f.k == "flows" && w.Kind == workload.TCPStream {
+				// tcp_stream: 0 uploads is a downloads-only run (tcp_ndown).
+				n, err := asInt("senders flows", x, 0, int64(run.KnobByFlag("flows").Max))
+				if err != nil {
+					return err
+				}
+				*f.p = int(n)
+				continue
+			}
 			n, err := knobInt("senders "+f.k, x, f.flag)
 			if err != nil {
 				return err
