@@ -111,8 +111,61 @@ func TestActionsOnTCP(t *testing.T) {
 	if running != 3 {
 		t.Errorf("%d senders running, want the 2 netperf tasks and the ping", running)
 	}
-	s.Actions = []Action{{Name: "stop", At: 50 * sim.Millisecond, Do: func(l *Live) error { return l.StopSenders(nil) }}}
+	s.Actions = []Action{{Name: "stop", At: 50 * sim.Millisecond, Do: func(l *Live) error { return l.StopSenders(0, nil) }}}
 	if _, err := Run(s, nil); err == nil || !strings.Contains(err.Error(), "stop at 50ms: stop and start act on UDP senders; tcp_stream's connections") {
 		t.Errorf("stop on tcp_stream: %v", err)
+	}
+}
+
+// A timed action names a sender group (1 the first) or acts on every
+// group it applies to: stop with no group pauses the UDP group beside
+// the TCP one; start in group 2 resumes that group's sender; a group
+// that does not exist, or a TCP group named for stop, is a one-line
+// error naming it.
+func TestActionsNameAGroup(t *testing.T) {
+	s := mixedSpec()
+	s.Duration, s.Warmup = 120*sim.Millisecond, 40*sim.Millisecond
+	var paused, resumed int
+	s.Actions = []Action{
+		{Name: "stop", At: 50 * sim.Millisecond, Do: func(l *Live) error {
+			if err := l.StopSenders(0, nil); err != nil {
+				return err
+			}
+			for i := range l.also[0].CPUs {
+				if l.also[0].Paused(i) {
+					paused++
+				}
+			}
+			return nil
+		}},
+		{Name: "start", At: 60 * sim.Millisecond, Do: func(l *Live) error {
+			if err := l.StartSenders(2, []int{3}); err != nil {
+				return err
+			}
+			for i := range l.also[0].CPUs {
+				if !l.also[0].Paused(i) {
+					resumed++
+				}
+			}
+			return nil
+		}},
+	}
+	mustRun(t, s)
+	if paused != 240 || resumed != 1 {
+		t.Errorf("%d of group 2's 240 senders paused, then %d running, want 240 and 1", paused, resumed)
+	}
+	for _, tt := range []struct {
+		do   func(l *Live) error
+		want string
+	}{
+		{func(l *Live) error { return l.StopSenders(3, nil) }, "act at 50ms: senders group 3 does not exist (groups 1-2)"},
+		{func(l *Live) error { return l.StartSenders(1, nil) }, "act at 50ms: senders group 1: stop and start act on UDP senders"},
+		{func(l *Live) error { return l.SetRate(2, 1e5) }, "act at 50ms: senders group 2: rate changes need udp_rate senders (these are udp_stream)"},
+		{func(l *Live) error { return l.StopSenders(2, []int{240}) }, "act at 50ms: sender 240 out of range (senders 0-239)"},
+	} {
+		s.Actions = []Action{{Name: "act", At: 50 * sim.Millisecond, Do: tt.do}}
+		if _, err := Run(s, nil); err == nil || !strings.Contains(err.Error(), tt.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%v, want one line with %q", err, tt.want)
+		}
 	}
 }
