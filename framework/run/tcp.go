@@ -174,7 +174,9 @@ func fillTCP(rep *report.Report, ts *tcpSeries, spec Spec, windowStart, end sim.
 		return
 	}
 	tr := ts.tr
-	ts.sample(end)
+	if n := len(ts.at); n == 0 || ts.at[n-1] < end {
+		ts.sample(end) // a run stopped between series boundaries; else the last boundary is the end
+	}
 	w0 := ts.index(windowStart)
 	if w0 < 0 {
 		w0 = 0
