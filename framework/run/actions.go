@@ -58,9 +58,9 @@ type LiveStats struct {
 	DroppedPackets uint64
 	Drops          map[string]uint64 // by reason
 	BacklogPackets int64             // all qdiscs
-	Rate           float64           // udp_rate: the current total rate
-	Senders        int
-	Running        int // senders not paused
+	Rate           float64           // udp_rate: the current total rate (of every udp_rate group)
+	Senders        int               // of every group
+	Running        int               // senders not paused
 }
 
 // Live is what an action sees and may change.
@@ -87,16 +87,26 @@ func (l *Live) Now() sim.Time { return l.e.Now() }
 func (l *Live) Stats() LiveStats {
 	l.net.RxCatchUp(l.e.Now()) // the wire's frames up to now (forward): offered and RX drops current
 	s := LiveStats{Now: l.e.Now(), OfferedPackets: l.net.Offered, TxPackets: l.net.TxPkts, TxBytes: l.net.TxBytes,
-		DroppedPackets: l.net.DroppedPackets(), Drops: map[string]uint64{}, Rate: l.wl.Rate(), Senders: len(l.wl.CPUs)}
+		DroppedPackets: l.net.DroppedPackets(), Drops: map[string]uint64{}, Rate: l.wl.Rate()}
 	for r, v := range l.net.Drops {
 		s.Drops[string(r)] = v
 	}
 	for _, q := range l.net.Qdiscs() {
 		s.BacklogPackets += int64(q.Qlen())
 	}
-	for i := range l.wl.CPUs {
-		if !l.wl.Paused(i) {
-			s.Running++
+	if len(l.also) > 0 { // several groups: every udp_rate group's rate
+		s.Rate = 0
+	}
+	for g := 1; g <= l.Groups(); g++ {
+		w, _ := l.group(g)
+		if len(l.also) > 0 && w.Spec.Kind == workload.UDPRate {
+			s.Rate += w.Rate()
+		}
+		s.Senders += len(w.CPUs)
+		for i := range w.CPUs {
+			if !w.Paused(i) {
+				s.Running++
+			}
 		}
 	}
 	return s

@@ -136,6 +136,9 @@ func TestActionsNameAGroup(t *testing.T) {
 					paused++
 				}
 			}
+			if st := l.Stats(); st.Senders != 249 || st.Running != 9 {
+				t.Errorf("live: %d senders, %d running; want 249 (8 flows, the ping, 240 UDP) and the 9 TCP", st.Senders, st.Running)
+			}
 			return nil
 		}},
 		{Name: "start", At: 60 * sim.Millisecond, Do: func(l *Live) error {
