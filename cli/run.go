@@ -26,6 +26,7 @@ func runFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "no-progress", Usage: "never show the progress bar"},
 		jobsFlag(),
 		tcFileFlag(),
+		flentFlag(),
 		&cli.BoolFlag{Name: "tc-show", Usage: "after the report, print tc -s -d qdisc show, tc -s -d class show and tc filter show of eth0 (on stderr when a JSON report goes to stdout)"},
 	)
 }
@@ -203,6 +204,10 @@ func runAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	fplan, err := flentConfig(c, specs, time.Now())
+	if err != nil {
+		return err
+	}
 	if err := checkSpecs(specs); err != nil {
 		return err
 	}
@@ -210,13 +215,18 @@ func runAction(c *cli.Context) error {
 	// signal stops the run rather than the process (signals.go).
 	watching.Store(true)
 	defer watching.Store(false)
+	if err := fplan.open(); err != nil {
+		return err
+	}
 	caps, err := pplan.open(specs)
 	if err != nil {
+		fplan.abort()
 		return err
 	}
 	tr, err := startTrace(c, tcfg, script, loadStart)
 	if err != nil {
 		caps.abort()
+		fplan.abort()
 		return err
 	}
 	describeTrace(tr.Run, specs)
@@ -239,11 +249,17 @@ func runAction(c *cli.Context) error {
 	for i, err := range errs {
 		if errors.Is(err, run.ErrInterrupted) {
 			// Keep what was traced; a partial report replaces nothing.
+			fplan.abort()
 			return joinErrs(joinErrs(err, pcapErr), tr.finish(c, reps, err))
 		}
 		if err != nil && firstErr == nil {
 			firstErr = labelled(specs[i], len(specs), err)
 		}
+	}
+	if firstErr != nil {
+		fplan.abort()
+	} else {
+		pcapErr = joinErrs(pcapErr, fplan.finish(c, specs, reps))
 	}
 	err = joinErrs(joinErrs(firstErr, pcapErr), writeReports(c, format, reps))
 	if c.Bool("tc-show") {
