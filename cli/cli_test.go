@@ -93,6 +93,43 @@ func TestCompare(t *testing.T) {
 	}
 }
 
+// Several --compare keys run their cartesian product, in order, each
+// variant with its values set; a script's variants are multiplied too.
+func TestCompareProduct(t *testing.T) {
+	variants := func(args ...string) []map[string]any {
+		t.Helper()
+		out, err := txlab(t, args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var v struct{ Variants []map[string]any }
+		if err := json.Unmarshal([]byte(out), &v); err != nil {
+			t.Fatal(err)
+		}
+		return v.Variants
+	}
+	vs := variants(append(quick, "--duration", "2ms", "--compare", "profile=6.18,net-next", "--compare", "bql=on,off", "--format", "json")...)
+	want := []struct{ name, profile, bql string }{{"6.18 bql=on", "6.18", "on"}, {"6.18 bql=off", "6.18", "off"}, {"net-next bql=on", "net-next", "on"}, {"net-next bql=off", "net-next", "off"}}
+	if len(vs) != len(want) {
+		t.Fatalf("%d variants, want %d", len(vs), len(want))
+	}
+	for i, w := range want {
+		cfg := vs[i]["config"].(map[string]any)
+		if vs[i]["name"] != w.name || vs[i]["profile"] != w.profile || cfg["bql"] != w.bql {
+			t.Errorf("variant %d: name %v profile %v bql %v, want %+v", i, vs[i]["name"], vs[i]["profile"], cfg["bql"], w)
+		}
+	}
+	script := writeScript(t, "txlab := import(\"txlab\")\ntxlab.host({sockets: 1, cores: 4, smt: 1})\ntxlab.device({queues: 2})\ntxlab.senders({count: 4})\ntxlab.compare(\"profile\", [\"6.18\", \"6.19-rc1\"])\n")
+	vs = variants("run", script, "--duration", "2ms", "--warmup", "1ms", "--no-progress", "--compare", "fast_path=off,on", "--format", "json")
+	var names []string
+	for _, v := range vs {
+		names = append(names, v["name"].(string))
+	}
+	if got := strings.Join(names, "|"); got != "6.18 fast_path=off|6.18 fast_path=on|6.19-rc1 fast_path=off|6.19-rc1 fast_path=on" {
+		t.Errorf("script x --compare: %s", got)
+	}
+}
+
 func TestRunErrors(t *testing.T) {
 	cases := []struct {
 		args []string

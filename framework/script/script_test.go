@@ -108,7 +108,7 @@ func TestErrors(t *testing.T) {
 		{"removed toggle", "txlab := import(\"txlab\")\ntxlab.set(\"retpoline\", false)\n", Options{}, "t.tengo:2:1: txlab.set: toggle retpoline was merged into sock_wfree", "sock_wfree=indirect"},
 		{"queues above the max", "txlab := import(\"txlab\")\ntxlab.device({queues: 5000})\n", Options{}, "t.tengo:2:1: txlab.device: device queues: 5000 is out of range [1, 4096]", ""},
 		{"offered rate above the max", "txlab := import(\"txlab\")\ntxlab.senders({kind: \"udp_rate\", rate: 1e30})\n", Options{}, "t.tengo:2:1: txlab.senders: senders rate: 1e+30 is out of range: 1..10G", ""},
-		{"link rate above the max", "txlab := import(\"txlab\")\ntxlab.device({rate: \"2Tbit\"})\n", Options{}, "t.tengo:2:1: txlab.device: device rate: 2Tbit is out of range: 0 (the driver's default) or 1bit..1600Gbit", ""},
+		{"link rate above the max", "txlab := import(\"txlab\")\ntxlab.device({rate: \"2Tbit\"})\n", Options{}, "t.tengo:2:1: txlab.device: device rate: 2Tbit is out of range: 0 (the driver's line rate, txlab list: DRIVERS) or 1bit..1600Gbit", ""},
 		{"cost above the max", "txlab := import(\"txlab\")\ntxlab.cost(\"doorbell\", 2000000000)\n", Options{}, "t.tengo:2:1: txlab.cost: cost doorbell: 2000000000 is out of range: must be >= 0 and <= 1000000000", ""},
 		{"toggle above the max", "txlab := import(\"txlab\")\ntxlab.set(\"dev_tx_weight\", 3000000000)\n", Options{}, "t.tengo:2:1: txlab.set: toggle dev_tx_weight: 3000000000 is out of range: 1..2147483647", ""},
 		{"too many samples", small + "txlab.interval(\"1ns\")\n", Options{}, "t.tengo: interval 1ns gives 2000000 samples over duration 2ms, at most 10000: use an interval of 200ns or more", ""},
