@@ -75,7 +75,7 @@ func runCommand() *cli.Command {
 type compareList []string
 
 func (l *compareList) Set(v string) error { *l = append(*l, v); return nil }
-func (l *compareList) String() string   { return strings.Join(*l, " ") }
+func (l *compareList) String() string     { return strings.Join(*l, " ") }
 
 // compares is the --compare values given.
 func compares(c *cli.Context) []string {
