@@ -40,13 +40,14 @@ func newApp() *cli.App {
 		Name:  "txlab",
 		Usage: "a deterministic virtual-time lab for the Linux transmit path",
 		Commands: []*cli.Command{
-			runCommand(),
+			withCompletion(runCommand()),
 			sweepCommand(),
-			checkCommand(),
+			withCompletion(checkCommand()),
 			scriptsCommand(),
 			listCommand(),
 			pluginCommand(),
 			fidelityCommand(),
+			completionCommand(),
 			{
 				Name:  "version",
 				Usage: "print the version",
@@ -56,6 +57,7 @@ func newApp() *cli.App {
 				},
 			},
 		},
-		HideHelpCommand: true,
+		HideHelpCommand:      true,
+		EnableBashCompletion: true, // completion.go
 	}
 }
