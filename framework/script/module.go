@@ -910,3 +910,14 @@ func addTC(s *run.Spec, v any) error {
 	s.TC = append(append([]run.TCBatch(nil), s.TC...), run.TCBatch{Name: fmt.Sprintf("txlab.tc #%d", len(s.TC)+1), Text: text})
 	return nil
 }
+
+// ModuleNames are the names the `txlab` module defines, sorted.
+func ModuleNames() []string {
+	m := (&Program{}).module()
+	names := make([]string, 0, len(m))
+	for k := range m {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	return names
+}
