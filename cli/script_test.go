@@ -16,6 +16,7 @@ import (
 // is not registered. Every shipped script must be listed.
 var needs = map[string][]string{
 	"hello":    nil,
+	"headline": {"fq", "cake"},
 	"fastpath": nil,
 	"phases":   nil,
 	"e1":       {"fq"},
@@ -328,5 +329,39 @@ func TestCheckEndlessFile(t *testing.T) {
 	_, err := txlab(t, "check", "/dev/zero")
 	if err == nil || !strings.Contains(err.Error(), "/dev/zero: script is larger than the 1048576 bytes allowed") {
 		t.Errorf("check /dev/zero: %v", err)
+	}
+}
+
+// The README's first command says what to look at: the llist moves more
+// than the busylock through mq fq (the seed: 41 -> 57 Mpps, 1.39x), and
+// a root cake collapses under it (630 -> 10 Kpps). The script must show
+// both, and tell the reader so on stderr.
+func TestHeadline(t *testing.T) {
+	skipUnlessRegistered(t, "headline")
+	out, stderr, err := txlabSplit(t, "run", "headline", "--quick", "--no-progress", "--format", "json")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	if !strings.Contains(stderr, "look at tx Mpps") {
+		t.Errorf("no line saying what to look at:\n%s", stderr)
+	}
+	var list struct {
+		Variants []struct {
+			Name  string
+			TxPps float64 `json:"tx_pps"`
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &list); err != nil {
+		t.Fatal(err)
+	}
+	pps := map[string]float64{}
+	for _, v := range list.Variants {
+		pps[v.Name] = v.TxPps
+	}
+	if a, b := pps["mq fq 6.18"], pps["mq fq 6.19-rc1"]; !(b > 1.2*a) {
+		t.Errorf("mq fq: busylock %.0f pps, llist %.0f: the llist should move clearly more", a, b)
+	}
+	if a, b := pps["cake 6.18"], pps["cake 6.19-rc1"]; !(a > 100e3 && b < a/10) {
+		t.Errorf("cake: busylock %.0f pps, llist %.0f: cake should collapse under the llist", a, b)
 	}
 }
