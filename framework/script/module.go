@@ -30,6 +30,7 @@ type builder struct {
 	actions     []run.Action
 	actionDefs  []*actionDef
 	paramsRead  map[string]bool
+	sendersKind string // the kind of txlab.senders' group, once called
 }
 
 type variantDef struct {
@@ -165,9 +166,25 @@ func (p *Program) section(key string) *tengo.UserFunction {
 // module is the `txlab` module.
 func (p *Program) module() map[string]tengo.Object {
 	m := map[string]tengo.Object{}
-	for _, k := range []string{"host", "device", "qdisc", "senders", "profile", "duration", "warmup", "interval", "seed", "name", "lock_cpus"} {
+	for _, k := range []string{"host", "device", "qdisc", "profile", "duration", "warmup", "interval", "seed", "name", "lock_cpus"} {
 		m[k] = p.section(k)
 	}
+	m["senders"] = p.fn("senders", 1, 1, func(b *builder, a []any) (tengo.Object, error) {
+		// A later call changes the keys it gives. One that names another
+		// kind reads as a second group of senders beside the first
+		// (240 udp_stream + 8 TCP): a run has one group, so it is
+		// refused rather than taken as a change of kind.
+		if m, ok := a[0].(map[string]any); ok && b.sendersKind != "" {
+			if k, ok := m["kind"].(string); ok && k != b.sendersKind {
+				return nil, fmt.Errorf("a second group of senders (%s beside %s): a run has one group; a later txlab.senders without kind, or with the same one, changes that group's keys", k, b.sendersKind)
+			}
+		}
+		if err := applySection(&b.base, "senders", a[0]); err != nil {
+			return nil, err
+		}
+		b.sendersKind = b.base.Workload.Kind
+		return nil, nil
+	})
 	m["set"] = p.fn("set", 1, 2, func(b *builder, a []any) (tengo.Object, error) {
 		v, err := pairOrMap(a)
 		if err != nil {

@@ -578,3 +578,20 @@ func TestCheckAgreesWithRun(t *testing.T) {
 		}
 	}
 }
+
+// A second txlab.senders that names another kind is a second group of
+// senders, which a run does not have: refused at its line. Without a
+// kind, or with the same one, it changes the group's keys.
+func TestSendersSecondGroup(t *testing.T) {
+	_, err := eval(t, "txlab := import(\"txlab\")\ntxlab.senders({kind: \"udp_stream\", count: 240})\ntxlab.senders({kind: \"udp_rate\", count: 8})\n", Options{})
+	if err == nil || err.Error() != "t.tengo:3:1: txlab.senders: a second group of senders (udp_rate beside udp_stream): a run has one group; a later txlab.senders without kind, or with the same one, changes that group's keys" {
+		t.Errorf("second group: %v", err)
+	}
+	pl, err := eval(t, "txlab := import(\"txlab\")\ntxlab.senders({kind: \"udp_rate\", count: 4})\ntxlab.senders({count: 8})\ntxlab.senders({kind: \"udp_rate\", size: 64})\n", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := pl.Specs[0].Workload; w.Kind != "udp_rate" || w.Senders != 8 || w.PacketSize != 64 {
+		t.Errorf("changed group: %+v", w)
+	}
+}
