@@ -20,6 +20,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/txlab/txlab/drivers/ice"
 	"github.com/txlab/txlab/framework/run"
 )
 
@@ -296,7 +297,7 @@ func TestDefaultsAgree(t *testing.T) {
 	}
 	for _, want := range []string{`"profile": "` + d.Profile + `"`, `"seed": ` + strconv.FormatUint(d.Seed, 10),
 		fmt.Sprintf(`"sockets": %d`, d.Sockets), fmt.Sprintf(`"cores_per_socket": %d`, d.Cores), fmt.Sprintf(`"threads_per_core": %d`, d.Threads),
-		`"driver": "` + d.Driver + `"`, fmt.Sprintf(`"queues": %d`, d.Queues), fmt.Sprintf(`"rate_bps": %d`, d.RateBps),
+		`"driver": "` + d.Driver + `"`, fmt.Sprintf(`"queues": %d`, d.Queues), fmt.Sprintf(`"rate_bps": %d`, ice.DefaultRate), // RateBps 0: the driver's line rate
 		`"qdisc": "` + d.Qdisc + `"`, `"workload": "` + d.Workload.Kind + `"`, fmt.Sprintf(`"senders": %d`, d.Workload.Senders),
 		fmt.Sprintf(`"packet_size": %d`, d.Workload.PacketSize), `"placement": "` + d.Workload.PlacementWord() + `"`} {
 		if !strings.Contains(out, want) {
