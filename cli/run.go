@@ -33,7 +33,7 @@ func runFlags() []cli.Flag {
 
 // tcFileFlag is --tc-file, for run and sweep.
 func tcFileFlag() cli.Flag {
-	return &cli.StringSliceFlag{Name: "tc-file", Usage: "run the tc commands of `FILE` (as tc -batch reads it: qdisc, class and filter add/change/replace/del) on eth0 after its root qdisc is made; repeatable, in order"}
+	return &cli.StringSliceFlag{Name: "tc-file", Usage: "run the tc commands of `FILE` (as tc -batch reads it: qdisc, class and filter add/change/replace/del) on eth0 after its root qdisc is made (with --bond, on the device each line names: dev bond0, dev eth1); repeatable, in order"}
 }
 
 // maxTCFile bounds a --tc-file (tc's own batch files are small).

@@ -23,6 +23,7 @@ var needs = map[string][]string{
 	"e2":       {"cake", "fq_codel", "sfq"},
 	"e2b":      {"cake"},
 	"htb":      {"htb", "prio", "fq_codel"},
+	"e4":       {"htb"},
 }
 
 func skipUnlessRegistered(t *testing.T, name string) {
@@ -229,7 +230,7 @@ txlab.seed(5)
 	}
 
 	// udp_rate through the script and the flags.
-	path3 := writeScript(t, src+"txlab.senders({kind: \"udp_rate\", count: 4, flows: 8, rate: \"2M\"})\n")
+	path3 := writeScript(t, strings.Replace(src, `txlab.senders({kind: "udp_stream", count: 8, size: 200})`, `txlab.senders({kind: "udp_rate", count: 4, size: 200, flows: 8, rate: "2M"})`, 1))
 	a, err = txlab(t, "run", path3, "--no-progress", "--format", "json")
 	if err != nil {
 		t.Fatal(err)
@@ -243,8 +244,8 @@ txlab.seed(5)
 	}
 
 	// forward through the script and the flags.
-	path4 := writeScript(t, src+"txlab.device({driver: \"ice\", queues: 4, rate: \"25Gbit\", rx_queues: 2, rx_port: \"other\"})\n"+
-		"txlab.senders({kind: \"forward\", flows: 8, rate: \"20M\", size: 22, arrival: \"poisson\"})\n")
+	path4 := writeScript(t, strings.Replace(src, `txlab.senders({kind: "udp_stream", count: 8, size: 200})`, `txlab.senders({kind: "forward", count: 8, flows: 8, rate: "20M", size: 22, arrival: "poisson"})`, 1)+
+		"txlab.device({driver: \"ice\", queues: 4, rate: \"25Gbit\", rx_queues: 2, rx_port: \"other\"})\n")
 	a, err = txlab(t, "run", path4, "--no-progress", "--format", "json")
 	if err != nil {
 		t.Fatal(err)

@@ -266,8 +266,8 @@ func Experiments() []Experiment {
 				}
 				return E3(runs), nil
 			}},
-		{ID: "E4", Title: "bulk dequeue for all qdiscs (HTB on a bonding device), before / after",
-			Pending: "0.61 -> 1.11 Mpps with NUMA contention, 1.38 -> 1.93 without: needs bonding and the generalised bulk dequeue"},
+		{ID: "E4", Title: "bulk dequeue for all qdiscs (4d202a0d1): HTB on a bonding device, 24 UDP_STREAM 120 B, 4.7 vs 4.8, senders over both sockets or one",
+			Script: "e4", Rows: rowsOf("E4", E4)},
 		{ID: "E5", Title: "cake_mq on veth, 8 queues, 2 Gbit, 32 TCP upstreams, rate adjust with and without clearing tins",
 			Pending: "clearing unused tins on the dequeue path hurts latency and throughput: needs TCP senders"},
 	}

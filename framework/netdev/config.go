@@ -28,6 +28,22 @@ const (
 	BoundMaxBurst DeferBound = "max_burst" // defer_count > net.core.qdisc_max_burst (ffe4ccd359d0), QDISC_BURST_DROP
 )
 
+// BulkDequeue is which qdiscs dequeue_skb bulk-dequeues from.
+type BulkDequeue string
+
+// The two rules of dequeue_skb.
+const (
+	// BulkOneTxQueue: only TCQ_F_ONETXQUEUE qdiscs bulk
+	// (qdisc_may_bulk, 5772e9a3463b); any other dequeues one skb per
+	// qdisc_restart, as before 4d202a0d1 ("net_sched: generalize bulk
+	// dequeue", 4.8).
+	BulkOneTxQueue BulkDequeue = "onetxqueue"
+	// BulkAll: every qdisc bulks; one that is not TCQ_F_ONETXQUEUE
+	// through try_bulk_dequeue_skb_slow, up to 8 more skbs of the first
+	// one's txq (4d202a0d1).
+	BulkAll BulkDequeue = "all"
+)
+
 // DestructorCall is how skb_release_head_state (net/core/skbuff.c) calls
 // skb->destructor, sock_wfree for a UDP skb: what the kernel's build
 // makes of the call.
@@ -56,6 +72,7 @@ type Config struct {
 	FastPath      bool // __netif_schedule returns early while defer_list is non-empty (f8a55d5e71e6)
 	DequeueDrops  bool // honour TCQ_F_DEQUEUE_DROPS: free dequeue drops after the root lock (191ff13e42a7)
 	BulkQuota     bool // try_bulk_dequeue_skb bounded by the remaining quota (0345552a653c)
+	BulkDequeue   BulkDequeue
 	DevTxWeight   int  // net.core.dev_weight * dev_weight_tx_bias: __qdisc_run quota
 	BQL           bool // byte queue limits on drivers that support them
 	SockWfree     DestructorCall
@@ -81,6 +98,26 @@ var profiles = map[string]func() Config{
 		c.DeferBound = BoundQLimit
 		return c
 	},
+	// 4.7 (July 2016) as E4's seed measured it before 4d202a0d1: the
+	// busylock, BQL and bulk dequeue for TCQ_F_ONETXQUEUE qdiscs only
+	// (5772e9a3463b, 3.18), no quota bound on a bulk (0345552a653c is
+	// 2025), no retpoline (2018): sock_wfree a plain indirect call.
+	"4.7": func() Config {
+		c := base()
+		c.Xmit = XmitBusylock
+		c.BulkQuota = false
+		c.BulkDequeue = BulkOneTxQueue
+		c.SockWfree = CallIndirect
+		return c
+	},
+	// 4.8: 4.7 with 4d202a0d1, every qdisc bulk-dequeues.
+	"4.8": func() Config {
+		c := base()
+		c.Xmit = XmitBusylock
+		c.BulkQuota = false
+		c.SockWfree = CallIndirect
+		return c
+	},
 	// net-next as the seeds' thread ends: llist + __netif_schedule fast
 	// path + dequeue drops + the thread's bounded defer (defer_count >
 	// 256 || defer_count + qlen > limit). Today's qdisc_max_burst is
@@ -101,6 +138,7 @@ func base() Config {
 		DeferBound:    BoundQLimit,
 		QdiscMaxBurst: 1000,
 		BulkQuota:     true,
+		BulkDequeue:   BulkAll,
 		DevTxWeight:   64,
 		BQL:           true,
 		SockWfree:     CallRetpoline,
@@ -208,6 +246,15 @@ var toggles = map[string]toggle{
 			c.BQLLimitMin = n
 			return nil
 		}, func(c *Config) string { return strconv.Itoa(c.BQLLimitMin) }},
+	"bulk_dequeue": {"which qdiscs bulk-dequeue: onetxqueue (only TCQ_F_ONETXQUEUE ones, before 4d202a0d1) | all (the others through try_bulk_dequeue_skb_slow, 8 skbs of one txq)",
+		func(c *Config, v string) error {
+			switch BulkDequeue(v) {
+			case BulkOneTxQueue, BulkAll:
+				c.BulkDequeue = BulkDequeue(v)
+				return nil
+			}
+			return fmt.Errorf("%q is not onetxqueue or all", v)
+		}, func(c *Config) string { return string(c.BulkDequeue) }},
 	"sock_wfree": {"how skb_release_head_state calls sock_wfree: retpoline (CONFIG_MITIGATION_RETPOLINE, bare call) | direct (retpoline + INDIRECT_CALL_3) | indirect (no retpoline)",
 		func(c *Config, v string) error {
 			switch DestructorCall(v) {

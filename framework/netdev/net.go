@@ -83,6 +83,7 @@ type Net struct {
 	qdiscs      []*Qdisc
 	unoffered   int64    // allocated by senders, not yet handed to __dev_queue_xmit
 	rtnlFree    skb.List // dropped by a qdisc change, not yet freed (rtnl_kfree_skbs)
+	stack       stackState
 }
 
 // Hooks are optional observers of TX-path events.
@@ -172,6 +173,10 @@ type Device struct {
 	driverName string
 	numRxQ     int
 	rx         *rxPort // the receive side, once a traffic generator is attached
+	// Bond is a bonding device's slaves and policy (nil for a NIC);
+	// Master is the bond a slave is enslaved to (bond.go).
+	Bond   *Bond
+	Master *Device
 }
 
 // TX queue state bits (include/linux/netdevice.h).

@@ -72,6 +72,11 @@ type Qdisc struct {
 	SentPkts, SentBytes uint64
 	Requeues            uint64
 	DeferMax            int64
+	// Restarts counts the qdisc_restart calls whose dequeue_skb gave
+	// skbs, RestartPkts those skbs: RestartPkts/Restarts is the mean
+	// bulk, and each restart is one root-lock round trip of the
+	// dequeuer (sch_direct_xmit drops and retakes the lock).
+	Restarts, RestartPkts uint64
 
 	watchdog sim.HrTimer // q->watchdog (struct qdisc_watchdog)
 	timer    sim.HrTimer // the qdisc's own timer (Ctx.ModTimer)

@@ -110,6 +110,8 @@ func (n *Net) qdiscRestart(c *sim.CPU, q *Qdisc, quota int) (int, bool) {
 	if list.Empty() {
 		return 0, false
 	}
+	q.Restarts++
+	q.RestartPkts += uint64(list.Len)
 	txq := q.dev.Queues[list.Head.Queue]
 	return packets, n.schDirectXmit(c, &list, q, q.dev, txq, !q.nolock(), validate)
 }
@@ -164,9 +166,15 @@ func (n *Net) dequeueSkb(c *sim.CPU, q *Qdisc, budget int) (list skb.List, valid
 		n.tryBulkDequeueSkbSlow(c, q, &list, &packets)
 		return list, validate, packets
 	}
-	if q.Flags&qdisc.OneTxQueue != 0 { // qdisc_may_bulk
+	switch {
+	case q.Flags&qdisc.OneTxQueue != 0: // qdisc_may_bulk
 		n.tryBulkDequeueSkb(c, q, &list, q.devQueue, &packets, budget)
-	} else {
+	case n.Cfg.BulkDequeue == BulkOneTxQueue:
+		// Before 4d202a0d1: one skb per qdisc_restart.
+		for _, s := range n.qdiscDequeue(c, q, qdisc.DequeueReq{Max: 1, Bytes: 1 << 62}) {
+			list.Push(s)
+		}
+	default:
 		n.tryBulkDequeueSkbSlow(c, q, &list, &packets)
 	}
 	return list, validate, packets
@@ -271,6 +279,10 @@ const (
 // one call, xmit_more set on all but the last. It returns what the driver
 // did not take.
 func (n *Net) devHardStartXmit(c *sim.CPU, d *Device, txq *TxQueue, list *skb.List) (skb.List, int) {
+	if d.Bond != nil {
+		n.bondHardStartXmit(c, d, txq, list)
+		return skb.List{}, txOK
+	}
 	ctx := d.ctxFor(c)
 	batch := ctx.buf[:0]
 	for s := list.Head; s != nil; s = s.Next {

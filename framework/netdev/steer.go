@@ -92,6 +92,12 @@ const rssLUTNoRx = 128
 // built transmit-only), and the queue's vector has its IRQ CPU.
 func (n *Net) RxCPU(d *Device, k skb.FlowKeys) int {
 	h := RSSHash(n.rssKey(), k)
+	// A bond receives through its slaves (bond_handle_frame, their
+	// rx_handler); which slave a frame arrives on is the peer switch's
+	// port-channel hash, taken here as the flow's hash over the slaves.
+	for d.Bond != nil && len(d.Bond.Slaves) > 0 {
+		d = d.Bond.Slaves[h%uint32(len(d.Bond.Slaves))]
+	}
 	if rx := d.Info.Rx; rx != nil && d.numRxQ > 0 {
 		return d.vecCPU[rx.QueueVec[RSSQueue(h, rx.LUTSize, d.numRxQ)]]
 	}

@@ -23,14 +23,14 @@ func (n *Net) TCBatch(d *Device, name, text string) error {
 	}
 	for _, c := range cmds {
 		nw := len(n.Warnings)
-		if err := n.TC(d, c); err != nil {
+		if err := n.TC(n.tcDevice(d, c), c); err != nil {
 			return fmt.Errorf("%s:%d: %s: %w", name, c.Line, c, err)
 		}
 		for i := nw; i < len(n.Warnings); i++ {
 			n.Warnings[i] = fmt.Sprintf("%s:%d: %s", name, c.Line, n.Warnings[i])
 		}
 	}
-	return n.CheckFilters(d)
+	return n.checkAllFilters(d)
 }
 
 // TC runs one command on d.
@@ -48,7 +48,7 @@ func (n *Net) TC(d *Device, c tc.Command) error {
 
 func checkDev(d *Device, dev string) error {
 	if dev != "" && dev != d.Name {
-		return fmt.Errorf("cannot find device %q (this host's device is %s)", dev, d.Name)
+		return fmt.Errorf("cannot find device %q (this host's %s)", dev, d.net.hostDevices(d))
 	}
 	return nil
 }

@@ -22,6 +22,17 @@ func (n *Net) DevQueueXmit(c *sim.CPU, d *Device, s *skb.SKB) qdisc.Code {
 	if n.Hooks.XmitStart != nil {
 		n.Hooks.XmitStart(c, s)
 	}
+	rc := n.devQueueXmit(c, d, s)
+	n.XmitHist.Add(int64(c.Now() - start))
+	if n.Hooks.XmitDone != nil {
+		n.Hooks.XmitDone(c, h, start)
+	}
+	return rc
+}
+
+// devQueueXmit is __dev_queue_xmit's body, also for a stacked device's
+// call on its lower one (bond_dev_queue_xmit), which offers nothing new.
+func (n *Net) devQueueXmit(c *sim.CPU, d *Device, s *skb.SKB) qdisc.Code {
 	c.LocalBhDisable() // rcu_read_lock_bh()
 	c.Spend(n.E.Costs.XmitEntry)
 	txq := n.netdevCorePickTx(c, d, s)
@@ -32,10 +43,6 @@ func (n *Net) DevQueueXmit(c *sim.CPU, d *Device, s *skb.SKB) qdisc.Code {
 		rc = n.xmitNoQueue(c, d, txq, s)
 	}
 	c.LocalBhEnable() // rcu_read_unlock_bh(): pending softirqs run here
-	n.XmitHist.Add(int64(c.Now() - start))
-	if n.Hooks.XmitDone != nil {
-		n.Hooks.XmitDone(c, h, start)
-	}
 	return rc
 }
 
@@ -43,6 +50,9 @@ func (n *Net) DevQueueXmit(c *sim.CPU, d *Device, s *skb.SKB) qdisc.Code {
 // cached queue, else XPS by CPU, else skb_tx_hash.
 func (n *Net) netdevCorePickTx(c *sim.CPU, d *Device, s *skb.SKB) *TxQueue {
 	c.Spend(n.E.Costs.PickTx)
+	if d.Bond != nil {
+		return n.bondSelectQueue(d, s) // ndo_select_queue, on every bond
+	}
 	nq := len(d.Queues)
 	if nq == 1 {
 		s.Queue = 0
@@ -97,7 +107,13 @@ type TxQueueCache interface {
 // xmitNoQueue is the noqueue branch of __dev_queue_xmit: straight to the
 // driver under HARD_TX_LOCK, dropping if the queue is stopped.
 func (n *Net) xmitNoQueue(c *sim.CPU, d *Device, txq *TxQueue, s *skb.SKB) qdisc.Code {
+	if n.xmitRecursion(c) {
+		return n.recursionAlert(c, d, s)
+	}
 	c.Spend(n.E.Costs.ValidateXmit)
+	if d.Bond != nil {
+		return n.bondXmitNoQueue(c, d, txq, s)
+	}
 	n.hardTxLock(c, d, txq)
 	if !txq.Stopped() {
 		var l skb.List

@@ -71,6 +71,10 @@ type Report struct {
 	Series   []Interval `json:"series"`
 	CPUs     []CPU      `json:"cpus,omitempty"` // busy CPUs only
 	Rx       *Rx        `json:"rx,omitempty"`   // the forward workload's receive side
+	// Devices are a stacked host's devices (a bond, then its slaves),
+	// each with its own queues, ethtool, qdiscs and classes; the
+	// top-level ones are the bond's, the device the senders use.
+	Devices []DeviceSection `json:"devices,omitempty"`
 
 	// NetifSchedule is __netif_schedule by caller (callers with calls
 	// only), and NetTxAction what net_tx_action found, whole run.
@@ -107,6 +111,9 @@ type Setup struct {
 	RxQueues       int     `json:"rx_queues,omitempty"`   // forward only
 	RxPort         string  `json:"rx_port,omitempty"`     // forward: same or other
 	Arrival        string  `json:"arrival,omitempty"`     // forward: constant or poisson
+	// Bond is --bond's text: the senders transmit on its first bond,
+	// over slaves of Driver.
+	Bond string `json:"bond,omitempty"`
 }
 
 // Window are the counts within the measurement window.

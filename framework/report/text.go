@@ -34,8 +34,9 @@ func WriteText(w io.Writer, r *Report) error {
 	writeLocks(&b, r.Locks)
 	writeHist(&b, "@__dev_queue_xmit_ns", r.XmitNs)
 	writeTC(&b, r)
-	writeEthtool(&b, Device, r.Ethtool)
+	writeEthtools(&b, r)
 	writeQueues(&b, r.Queues)
+	writeDevices(&b, r.Devices)
 	writeRx(&b, r.Rx)
 	writeSar(&b, r)
 	writeSeries(&b, r.Series)
@@ -472,9 +473,13 @@ func writeSeries(b *bytes.Buffer, series []Interval) {
 // writeTC prints tc's view: the qdiscs, the classes and filters of a
 // classful tree, and tc's warnings for the run's tc commands.
 func writeTC(b *bytes.Buffer, r *Report) {
-	writeQdiscs(b, r.Qdisc, r.Setup.Queues)
-	writeClasses(b, r.Classes)
-	writeFilters(b, r.Filters)
+	if len(r.Devices) > 0 {
+		writeDeviceTC(b, r)
+	} else {
+		writeQdiscs(b, r.Qdisc, r.Setup.Queues)
+		writeClasses(b, r.Classes)
+		writeFilters(b, r.Filters)
+	}
 	if len(r.Warnings) > 0 {
 		b.WriteString("\ntc warnings\n")
 		for _, w := range r.Warnings {
@@ -595,6 +600,11 @@ func writeFilters(b *bytes.Buffer, fs []Filters) {
 // after its command line.
 func WriteTCShow(w io.Writer, r *Report) error {
 	var b bytes.Buffer
+	if len(r.Devices) > 0 {
+		writeDeviceTCShow(&b, r)
+		_, err := w.Write(b.Bytes())
+		return err
+	}
 	fmt.Fprintf(&b, "$ tc -s -d qdisc show dev %s\n", Device)
 	for _, q := range tcDumpOrder(r.Qdisc) {
 		if !q.Invisible {
@@ -636,6 +646,10 @@ func writeNetifSchedule(b *bytes.Buffer, r *Report) {
 // itself or eth1.
 func writeSar(b *bytes.Buffer, r *Report) {
 	if r.WindowNs == 0 {
+		return
+	}
+	if len(r.Devices) > 0 {
+		writeDeviceSar(b, r.Devices)
 		return
 	}
 	type row struct {

@@ -77,7 +77,7 @@ func offered(s *Spec) bool { return udpRate(s) || forward(s) }
 const MaxRxQueues = 4096
 
 var knobs = []*Knob{
-	{Flag: "profile", Script: "profile", Kind: TextKnob, Help: "kernel profile: 6.18, 6.19-rc1, net-next",
+	{Flag: "profile", Script: "profile", Kind: TextKnob, Help: "kernel profile: 4.7, 4.8 (E4's 2016 kernels), 6.18, 6.19-rc1, net-next",
 		ptr: func(s *Spec) any { return &s.Profile }},
 	{Flag: "sockets", Script: "host.sockets", Kind: IntKnob, Min: 1, Max: 64, Help: "CPU sockets",
 		ptr: func(s *Spec) any { return &s.Sockets }},
@@ -104,6 +104,9 @@ var knobs = []*Knob{
 	{Flag: "rx-port", Script: "device.rx_port", Kind: TextKnob,
 		Help: "forward: the port frames arrive on: same (forwarded back out of it) or other (a second port, eth1)",
 		Only: forward, ptr: func(s *Spec) any { return &s.RxPort }},
+	{Flag: "bond", Script: "device.bond", Kind: TextKnob,
+		Help: "a bonding device the senders transmit on, in ip-link words: [NAME] mode balance-xor|balance-rr|active-backup xmit_hash_policy layer3+4 [packets_per_slave N] [numtxqueues N] slaves N (new NICs of --driver with --queues, --rate, --driver-opts, --qdisc) or slaves eth0,eth1,bond1; bonds separated by ';'",
+		ptr:  func(s *Spec) any { return &s.Bond }},
 	{Flag: "qdisc", Script: "qdisc", Kind: TextKnob, Help: "root qdisc in tc words, e.g. \"mq pfifo\", \"pfifo limit 100\", noqueue",
 		ptr: func(s *Spec) any { return &s.Qdisc }},
 	{Flag: "workload", Script: "senders.kind", Kind: TextKnob,

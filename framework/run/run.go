@@ -53,6 +53,10 @@ type Spec struct {
 	// receives, eth1).
 	RxQueues int
 	RxPort   string
+	// Bond is `ip link add ... type bond` in words (bonding.ParseList):
+	// the senders transmit on its first bond, whose slaves are NICs of
+	// Driver with Queues, RateBps, DriverArgs and Qdisc; "" for one NIC.
+	Bond string
 	// TC are tc batches (`tc -batch` text) run on the device after the
 	// root qdisc is made (--tc-file, a script's txlab.tc): qdiscs,
 	// classes and filters.
@@ -187,7 +191,7 @@ func (s *Spec) Validate() error {
 				KnobByFlag("launch").Name(), w.Senders, last, s.Duration)
 		}
 	}
-	return nil
+	return s.validateBond()
 }
 
 // lockCPUs resolves LockCPUs on topo: nil for every CPU.
@@ -309,6 +313,9 @@ func setup(spec *Spec) (*host, error) {
 	devRxq := rxq
 	if other {
 		devRxq = 0
+	}
+	if strings.TrimSpace(spec.Bond) != "" {
+		return setupBonded(h, spec, qwords, xps)
 	}
 	h.dev, err = h.net.AddDevice(netdev.DeviceSpec{Name: report.Device, Driver: spec.Driver, Args: spec.DriverArgs,
 		Queues: spec.Queues, RateBps: spec.RateBps, Qdisc: qwords, XPS: xps,
@@ -485,6 +492,7 @@ func RunWith(spec Spec, o Options) (*report.Report, error) {
 	snap := take(net, e) // the window starts here unless there is a warmup
 	snap.classBytes = classBytes(dev)
 	snap.ethtool = driver.EthtoolLines(dev.Drv.Stats())
+	snap.devices = deviceStarts(net)
 	acts := newActionRunner(spec.Actions, &Live{e: e, net: net, dev: dev, wl: wl, store: map[any]any{}, log: o.Log}, spec.Duration)
 	var runErr error
 	prev := snap
@@ -503,6 +511,7 @@ func RunWith(spec Spec, o Options) (*report.Report, error) {
 			snap = cur
 			snap.classBytes = classBytes(dev)
 			snap.ethtool = driver.EthtoolLines(dev.Drv.Stats())
+			snap.devices = deviceStarts(net)
 			e.ResetLockStats()
 			net.XmitHist.Reset()
 		}
@@ -583,6 +592,7 @@ type snapshot struct {
 	// classBytes are the classes' sent bytes (taken at the window's
 	// start only: reading them asks the classful qdiscs).
 	classBytes map[string]uint64
+	devices    map[string]devStart // a stacked host's devices, by name (window start only)
 }
 
 func take(net *netdev.Net, e *sim.Engine) snapshot {
@@ -827,6 +837,7 @@ func fillResults(rep *report.Report, net *netdev.Net, e *sim.Engine, dev *netdev
 		rep.Filters = append(rep.Filters, report.Filters{Parent: f.At.String(), Text: f.Text})
 	}
 	rep.Warnings = net.Warnings
+	rep.Devices = deviceSections(rep, net, snap, end, secs, &spec)
 	rep.XmitNs = histogram(&net.XmitHist)
 	rep.Events = e.Events()
 }

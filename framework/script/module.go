@@ -3,6 +3,7 @@ package script
 import (
 	"errors"
 	"fmt"
+	"github.com/txlab/txlab/drivers/bonding"
 	"math"
 	"sort"
 	"strconv"
@@ -171,18 +172,18 @@ func (p *Program) module() map[string]tengo.Object {
 	}
 	m["senders"] = p.fn("senders", 1, 1, func(b *builder, a []any) (tengo.Object, error) {
 		// A later call changes the keys it gives. One that names another
-		// kind reads as a second group of senders beside the first
-		// (240 udp_stream + 8 TCP): a run has one group, so it is
-		// refused rather than taken as a change of kind.
-		if m, ok := a[0].(map[string]any); ok && b.sendersKind != "" {
-			if k, ok := m["kind"].(string); ok && k != b.sendersKind {
-				return nil, fmt.Errorf("a second group of senders (%s beside %s): a run has one group; a later txlab.senders without kind, or with the same one, changes that group's keys", k, b.sendersKind)
-			}
-		}
+		// kind may be meant as a second group of senders beside the first
+		// (240 udp_stream + 8 TCP); a run has one group, so the change of
+		// kind is said on stderr rather than made silently.
+		prev := b.sendersKind
 		if err := applySection(&b.base, "senders", a[0]); err != nil {
 			return nil, err
 		}
 		b.sendersKind = b.base.Workload.Kind
+		if prev != "" && prev != b.sendersKind {
+			fmt.Fprintf(b.p.opts.Log, "%s: warning: txlab.senders: %s senders replace the %s ones: a run has one group of senders (groups do not add up yet)\n",
+				b.p.name, b.sendersKind, prev)
+		}
 		return nil, nil
 	})
 	m["set"] = p.fn("set", 1, 2, func(b *builder, a []any) (tengo.Object, error) {
@@ -583,7 +584,7 @@ func setDevice(s *run.Spec, v any) error {
 	if err := checkRemoved("device", m); err != nil {
 		return err
 	}
-	if err := checkKeys("device", m, "driver", "queues", "rate", "opts", "rx_queues", "rx_port", "xps"); err != nil {
+	if err := checkKeys("device", m, "driver", "queues", "rate", "opts", "rx_queues", "rx_port", "xps", "bond"); err != nil {
 		return err
 	}
 	if x, ok := m["driver"]; ok {
@@ -629,6 +630,16 @@ func setDevice(s *run.Spec, v any) error {
 			return fmt.Errorf("device rx_port %q is not %s or %s", p, run.RxPortSame, run.RxPortOther)
 		}
 		s.RxPort = p
+	}
+	if x, ok := m["bond"]; ok {
+		b, err := asString("device bond", x)
+		if err != nil {
+			return err
+		}
+		if _, err := bonding.ParseList(b); err != nil {
+			return fmt.Errorf("device bond: %w", err)
+		}
+		s.Bond = b
 	}
 	if x, ok := m["xps"]; ok {
 		w, err := asString("device xps", x)
