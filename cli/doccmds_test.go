@@ -34,16 +34,30 @@ func docCommands(t *testing.T, files []string) (cmds []docCommand, builds []docC
 		doc := string(b)
 		for _, m := range fence.FindAllStringSubmatchIndex(doc, -1) {
 			start := strings.Count(doc[:m[2]], "\n") + 1
-			for i, raw := range strings.Split(doc[m[2]:m[3]], "\n") {
-				line := strings.TrimSpace(stripComment(raw))
+			lines := strings.Split(doc[m[2]:m[3]], "\n")
+			for i := 0; i < len(lines); i++ {
+				n := i
+				line := strings.TrimSpace(stripComment(lines[i]))
+				// A line ending in a backslash goes on.
+				for strings.HasSuffix(line, "\\") && i+1 < len(lines) {
+					i++
+					line = strings.TrimSuffix(line, "\\") + " " + strings.TrimSpace(stripComment(lines[i]))
+				}
 				line = strings.TrimPrefix(line, "cd - && ")
-				c := docCommand{file: f, line: start + i, text: line}
+				c := docCommand{file: f, line: start + n, text: line}
 				if !strings.HasPrefix(line, "go run ./cli") && !strings.HasPrefix(line, "go build ") && !strings.HasPrefix(line, "txlab ") {
 					continue // output, or another tool's command
 				}
 				words, err := shellWords(line)
 				if err != nil {
 					t.Fatalf("%s:%d: %v", f, c.line, err)
+				}
+				// Where the output goes (> FILE, | tool) is the shell's.
+				for j, w := range words {
+					if w == ">" || w == "|" || w == "2>" {
+						words = words[:j]
+						break
+					}
 				}
 				switch {
 				case len(words) >= 3 && words[0] == "go" && words[1] == "run" && words[2] == "./cli":
@@ -165,6 +179,15 @@ func TestDocCommandsRun(t *testing.T) {
 		}
 	}
 	t.Chdir(dir)
+	// Files the docs show as a block headed "# NAME.tc" are there.
+	for _, f := range files {
+		b, _ := os.ReadFile(f)
+		for _, m := range regexp.MustCompile("(?s)```[a-z]*\n# ([a-z0-9_-]+\\.tc)\n(.*?)```").FindAllSubmatch(b, -1) {
+			if err := os.WriteFile(string(m[1]), m[2], 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
 	// The plugin the shown commands name, built as the docs show (once,
 	// when a command needs it).
 	built := false
@@ -298,13 +321,14 @@ func TestDocCommandsExtract(t *testing.T) {
 	dir := t.TempDir()
 	t.Setenv("HOME", "/h")
 	f := filepath.Join(dir, "x.md")
-	os.WriteFile(f, []byte("text\n```sh\ngo run ./cli run --qdisc \"cake besteffort\"  # a # comment\ncd - && go run ./cli list\ntxlab := import(\"txlab\")\ntxlab plugin list --plugin-dir ~/.txlab/plugins\ngo build -o p ./examples/headdrop\n```\n"), 0o644)
+	os.WriteFile(f, []byte("text\n```sh\ngo run ./cli run --qdisc \"cake besteffort\"  # a # comment\ncd - && go run ./cli list\ntxlab := import(\"txlab\")\ntxlab plugin list --plugin-dir ~/.txlab/plugins\ngo build -o p ./examples/headdrop\ngo run ./cli run --queues 2 \\\n  --senders 4   # more\ngo run ./cli completion bash > /tmp/x | tee y\n```\n"), 0o644)
 	cmds, builds := docCommands(t, []string{f})
 	got := []string{}
 	for _, c := range cmds {
 		got = append(got, fmt.Sprintf("%d:%q", c.line, c.args))
 	}
-	want := []string{`3:["run" "--qdisc" "cake besteffort"]`, `4:["list"]`, `6:["plugin" "list" "--plugin-dir" "/h/.txlab/plugins"]`}
+	want := []string{`3:["run" "--qdisc" "cake besteffort"]`, `4:["list"]`, `6:["plugin" "list" "--plugin-dir" "/h/.txlab/plugins"]`,
+		`8:["run" "--queues" "2" "--senders" "4"]`, `10:["completion" "bash"]`}
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("commands %v, want %v", got, want)
 	}
