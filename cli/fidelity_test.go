@@ -53,7 +53,6 @@ txlab.variants([
 	}{
 		{[]string{"fidelity", "e9", rep}, `fidelity: unknown experiment "e9" (known: E1, E2, E2b, E3, E4, E5)`},
 		{[]string{"fidelity", "e3", rep}, "E3 needs the variants fast_path=off and fast_path=on"},
-		{[]string{"fidelity", "e5", rep}, "E5 is not modelled yet"},
 		{[]string{"fidelity", "--quick", "e1", rep}, "a saved report is read as it is"},
 		{[]string{"fidelity", "e1"}, "want no arguments (run the experiments) or an experiment and a report"},
 		{[]string{"fidelity", "--only", "E1,E9"}, `fidelity: --only: unknown experiment "E9" (known: E1, E2, E2b, E3, E4, E5)`},
@@ -71,8 +70,9 @@ txlab.variants([
 }
 
 // txlab fidelity runs the experiments it is asked for: E3's script for
-// three seeds (its gain against their spread), E5 as not modelled; the
-// same rows come out as JSON.
+// three seeds (its gain against their spread), E5's twelve variants
+// (cake_mq clearing tins against the fix); the same rows come out as
+// JSON.
 func TestFidelityRunsExperiments(t *testing.T) {
 	out, err := txlab(t, "fidelity", "--quick", "--only", "e5,E3")
 	if err != nil {
@@ -80,7 +80,8 @@ func TestFidelityRunsExperiments(t *testing.T) {
 	}
 	for _, want := range []string{"E3  __netif_schedule fast path", "(scripts/fastpath.tengo, 6 runs,", "tx pps, fast path on / off",
 		"1.137x (52.19 -> 59.36 Mpps)", "3 seeds:", "__netif_schedule from TX completions, off, seed 1", "net_tx_action root-lock wait, off",
-		"fast_path=off: __netif_schedule callers: ", "fast_path=on: root lock held by: ", "E5  cake_mq", "not yet modelled", "all: "} {
+		"fast_path=off: __netif_schedule callers: ", "fast_path=on: root lock held by: ", "E5  cake_mq", "(scripts/e5.tengo, 12 runs,",
+		"E5.1 loaded RTT, clearing vs fix (be-nup)", "why: cake_clear_tin on each rate adjustment", "plain cake vs cake_mq with the fix", "all: "} {
 		if !strings.Contains(out, want) {
 			t.Errorf("no %q in\n%s", want, out)
 		}
@@ -107,14 +108,15 @@ func TestFidelityRunsExperiments(t *testing.T) {
 	if err := json.Unmarshal([]byte(js), &res); err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Experiments) != 2 || res.Experiments[0].ID != "E3" || res.Experiments[0].Runs != 6 || res.Experiments[1].ID != "E5" {
+	if len(res.Experiments) != 2 || res.Experiments[0].ID != "E3" || res.Experiments[0].Runs != 6 || res.Experiments[1].ID != "E5" || res.Experiments[1].Runs != 12 {
 		t.Fatalf("experiments %+v", res.Experiments)
 	}
 	gain := res.Experiments[0].Rows[0]
 	if gain.Experiment != "E3" || gain.Figure != "tx pps, fast path on / off" || gain.Kind != "figure" || gain.Ratio <= 0 {
 		t.Errorf("first E3 row %+v", gain)
 	}
-	if res.Judged < 5 || res.Held > res.Judged || res.Experiments[1].Rows[0].Kind != "pending" {
+	if e5 := res.Experiments[1].Rows[0]; res.Judged < 5+8 || res.Held > res.Judged || e5.Kind != "figure" || e5.Experiment != "E5" ||
+		!strings.HasPrefix(e5.Figure, "loaded RTT, clearing vs fix") {
 		t.Errorf("held %d of %d, E5 %+v", res.Held, res.Judged, res.Experiments[1].Rows)
 	}
 	// The text and the JSON came from two runs of the same scripts and

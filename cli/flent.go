@@ -9,7 +9,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/txlab/txlab/framework/flent"
+	flentdata "github.com/txlab/txlab/framework/flent"
 	"github.com/txlab/txlab/framework/report"
 	"github.com/txlab/txlab/framework/run"
 )
@@ -20,7 +20,7 @@ func flentFlag() cli.Flag {
 
 // flentPlan is the data files a run writes: nothing without --flent.
 type flentPlan struct {
-	tests []*flent.Test
+	tests []*flentdata.Test
 	paths []string
 	outs  []*outFile
 	start time.Time
@@ -34,13 +34,13 @@ func flentConfig(c *cli.Context, specs []run.Spec, start time.Time) (*flentPlan,
 	if path == "" {
 		return nil, nil
 	}
-	if !strings.HasSuffix(path, flent.Suffix) {
-		return nil, fmt.Errorf("--flent %s: the name must end in %s (flent reads the data file by its suffix)", path, flent.Suffix)
+	if !strings.HasSuffix(path, flentdata.Suffix) {
+		return nil, fmt.Errorf("--flent %s: the name must end in %s (flent reads the data file by its suffix)", path, flentdata.Suffix)
 	}
 	p := &flentPlan{start: start}
 	seen := map[string]string{}
 	for _, s := range specs {
-		t, err := flent.For(s.Workload.Kind)
+		t, err := flentdata.For(s.Workload.Kind)
 		if err != nil {
 			return nil, labelled(s, len(specs), fmt.Errorf("--flent: %w", err))
 		}
@@ -98,7 +98,7 @@ func (p *flentPlan) finish(c *cli.Context, specs []run.Spec, reps []*report.Repo
 			continue
 		}
 		fmt.Fprintf(c.App.ErrWriter, "txlab: flent: %s: test %s, %d points (flent -i %s -p totals -o %s)\n",
-			p.paths[i], p.tests[i].Name, len(r.Series), p.paths[i], strings.TrimSuffix(filepath.Base(p.paths[i]), flent.Suffix)+".png")
+			p.paths[i], p.tests[i].Name, len(r.Series), p.paths[i], strings.TrimSuffix(filepath.Base(p.paths[i]), flentdata.Suffix)+".png")
 	}
 	return first
 }
@@ -108,7 +108,7 @@ func (p *flentPlan) write(i int, s run.Spec, r *report.Report) error {
 	if title == "" {
 		title = s.Profile
 	}
-	f, err := flent.FromReport(p.tests[i], r, flent.Options{Title: title, Time: p.start, Version: version,
+	f, err := flentdata.FromReport(p.tests[i], r, flentdata.Options{Title: title, Time: p.start, Version: version,
 		Note: fmt.Sprintf("txlab %s: simulated, profile %s, seed %d", variantLabel(s), s.Profile, s.Seed)})
 	if err != nil {
 		return err
@@ -128,6 +128,6 @@ func flentPath(path string, s run.Spec, n int) string {
 		return path
 	}
 	// variantPath puts the name before the extension: give it one to strip.
-	v := variantPath(strings.TrimSuffix(path, flent.Suffix)+".x", s, n)
-	return strings.TrimSuffix(v, ".x") + flent.Suffix
+	v := variantPath(strings.TrimSuffix(path, flentdata.Suffix)+".x", s, n)
+	return strings.TrimSuffix(v, ".x") + flentdata.Suffix
 }

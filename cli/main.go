@@ -47,6 +47,7 @@ func newApp() *cli.App {
 			listCommand(),
 			pluginCommand(),
 			fidelityCommand(),
+			plotCommand(),
 			completionCommand(),
 			{
 				Name:  "version",

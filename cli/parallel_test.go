@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"regexp"
 	"testing"
 )
@@ -37,5 +38,88 @@ func TestRunJobsByteIdentical(t *testing.T) {
 				t.Errorf("%s (isolate %v): stderr differs:\n-j 1:\n%s\n-j 4:\n%s", script, iso, log1, log4)
 			}
 		}
+	}
+}
+
+// E5's twelve cake_mq and cake runs side by side give the bytes they
+// give one by one: each run's cake_mq children share their own root's
+// rate, never another run's (the groups are named per process).
+func TestE5JobsByteIdentical(t *testing.T) {
+	args := []string{"run", "../scripts/e5.tengo", "--quick", "--no-progress", "--format", "json"}
+	out1, _, err := txlabSplit(t, append(args, "-j", "1")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out4, _, err := txlabSplit(t, append(args, "-j", "4")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if withoutWall(out1) != withoutWall(out4) {
+		t.Error("e5: -j 4 gave other bytes than -j 1")
+	}
+}
+
+// TCP through qdiscs out of process gives the same bytes: cake's
+// split-gso (the host segments for it) and CE marks coming back across
+// the boundary, with retransmissions and probes.
+func TestTCPIsolateByteIdentical(t *testing.T) {
+	args := []string{"run", "../scripts/tcp_nup.tengo", "--quick", "--no-progress", "--format", "json",
+		"--param", "qdisc=cake bandwidth 50Mbit", "--param", "ecn=true", "--param", "flows=3"}
+	in, _, err := txlabSplit(t, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := txlabSplit(t, append(args, "--isolate")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if withoutWall(in) != withoutWall(out) {
+		t.Error("tcp_nup through cake: --isolate gave other bytes than in process")
+	}
+	var rep struct{ Counters map[string]uint64 }
+	if err := json.Unmarshal([]byte(in), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Counters["gso_segments"] == 0 || rep.Counters["tcp_ce_marked_segs"] == 0 {
+		t.Errorf("counters %v: want split GSO skbs and CE marks", rep.Counters)
+	}
+}
+
+// tcp_stream through htb with flow groups, u32 and flower filters and a
+// cake leaf that splits GSO skbs and CE-marks them: the same bytes in
+// and out of process (the packets' TCP flags, the leaves' segment
+// counts and the CE marks cross the boundary).
+func TestTCPClassfulIsolateByteIdentical(t *testing.T) {
+	args := []string{"run", "--no-progress", "--format", "json", "--profile", "6.18",
+		"--sockets", "1", "--cores", "4", "--smt", "1", "--queues", "1", "--rate", "10Gbit", "--qdisc", "pfifo",
+		"--workload", "tcp_stream", "--flows", "4", "--tcp-ecn", "on", "--groups", "dport=5001 dport=5002",
+		"--ping", "50ms", "--start", "200ms", "--duration", "2s", "--warmup", "1s", "--tc-file", "testdata/tcp_htb.tc"}
+	in, _, err := txlabSplit(t, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := txlabSplit(t, append(args, "--isolate")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if withoutWall(in) != withoutWall(out) {
+		t.Error("tcp_stream through htb and a cake leaf: --isolate gave other bytes than in process")
+	}
+	var rep struct {
+		Counters map[string]uint64
+		Classes  []struct {
+			ClassID     string `json:"classid"`
+			SentPackets uint64 `json:"sent_packets"`
+		}
+	}
+	if err := json.Unmarshal([]byte(in), &rep); err != nil {
+		t.Fatal(err)
+	}
+	sent := map[string]uint64{}
+	for _, c := range rep.Classes {
+		sent[c.ClassID] = c.SentPackets
+	}
+	if rep.Counters["gso_segments"] == 0 || rep.Counters["tcp_ce_marked_segs"] == 0 || sent["1:10"] == 0 || sent["1:20"] == 0 || sent["1:30"] == 0 {
+		t.Errorf("counters %v, classes %v: want split GSO skbs, CE marks and every class used", rep.Counters, sent)
 	}
 }

@@ -119,3 +119,100 @@ func TestPcapFlags(t *testing.T) {
 		}
 	}
 }
+
+// TCP and ping as the real tcpdump reads them: every packet the run
+// wrote parses with correct checksums; upload data in ECT(0) (or CE)
+// with the senders' DSCP, the timestamps option, each flow's sequence
+// ranges (GSO skbs: one frame of several MSS) following on from the
+// last; the download's pure ACKs (Not-ECT, ECE when echoing CE) with
+// rising acknowledgement numbers on segment boundaries; the ping
+// probe's echo requests with its id and rising sequence.
+func TestPcapTCPReadByTcpdump(t *testing.T) {
+	if _, err := exec.LookPath("tcpdump"); err != nil {
+		t.Skip("tcpdump is not installed (apt-get install tcpdump)")
+	}
+	dir := t.TempDir()
+	script := filepath.Join(dir, "tcp.tengo")
+	if err := os.WriteFile(script, []byte(`txlab := import("txlab")
+txlab.host({sockets: 1, cores: 4, smt: 1})
+txlab.device({driver: "ice", queues: 1, rate: "100Mbit"})
+txlab.qdisc("fq_codel ecn")
+txlab.path({rtt: "10ms", rate: "100Mbit"})
+txlab.senders({kind: "tcp_stream", flows: 2, down: 1, ecn: true, ping: "5ms", dscp: 10})
+txlab.duration("400ms")
+txlab.warmup("100ms")
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, "tcp.pcap")
+	out, err := txlab(t, "run", script, "--no-progress", "--pcap", file, "--pcap-window", "30ms@300ms", "-o", filepath.Join(dir, "r.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`pcap: .*: (\d+) packets`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("no pcap line in %q", out)
+	}
+	want, _ := strconv.Atoi(m[1])
+	raw, err := exec.Command("tcpdump", "-r", file, "-nn", "-tt", "-v", "-S").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	for _, l := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
+		if strings.HasPrefix(l, "    ") && len(lines) > 0 {
+			lines[len(lines)-1] += " |" + strings.TrimSpace(l)
+			continue
+		}
+		lines = append(lines, l)
+	}
+	if want < 20 || len(lines) != want {
+		t.Fatalf("tcpdump read %d packets, the run wrote %s", len(lines), m[1])
+	}
+	dataLine := regexp.MustCompile(`tos 0x(2a,ECT\(0\)|2b,CE), .*proto TCP \(6\), length (\d+)\) \|10\.0\.0\.1\.(\d+) > 10\.1\.0\.1\.12866: Flags \[[.PEW]+\], cksum 0x[0-9a-f]+ \(correct\), seq (\d+):(\d+), ack 1, win 65535, options \[nop,nop,TS val \d+ ecr 0\], length (\d+)$`)
+	ping := regexp.MustCompile(`tos 0x0, .*proto ICMP \(1\), length 84\) \|10\.0\.0\.1 > 10\.1\.0\.1: ICMP echo request, id 20000, seq (\d+), length 64$`)
+	ackLine := regexp.MustCompile(`tos 0x28, .*proto TCP \(6\), length 52\) \|10\.0\.0\.1\.(\d+) > 10\.1\.0\.1\.12866: Flags \[\.E?\], cksum 0x[0-9a-f]+ \(correct\), ack (\d+), win 65535, options \[nop,nop,TS val \d+ ecr 0\], length 0$`)
+	next := map[string]int{}
+	var pings, segs, inOrder, acks int
+	lastPing, lastAck := -1, 0
+	for i, l := range lines {
+		if f := ackLine.FindStringSubmatch(l); f != nil {
+			ack, _ := strconv.Atoi(f[2])
+			if ack < lastAck || (ack-1)%1448 != 0 {
+				t.Fatalf("packet %d: ack %d after %d: want rising, on segment boundaries (1 + k x 1448)", i, ack, lastAck)
+			}
+			lastAck = ack
+			acks++
+			continue
+		}
+		if f := ping.FindStringSubmatch(l); f != nil {
+			seq, _ := strconv.Atoi(f[1])
+			if seq <= lastPing {
+				t.Fatalf("packet %d: ping seq %d after %d", i, seq, lastPing)
+			}
+			lastPing = seq
+			pings++
+			continue
+		}
+		f := dataLine.FindStringSubmatch(l)
+		if f == nil {
+			t.Fatalf("packet %d: %q", i, l)
+		}
+		iplen, _ := strconv.Atoi(f[2])
+		from, _ := strconv.Atoi(f[4])
+		to, _ := strconv.Atoi(f[5])
+		n, _ := strconv.Atoi(f[6])
+		if to-from != n || n == 0 || n%1448 != 0 || iplen != 20+32+n {
+			t.Fatalf("packet %d: seq %d:%d, length %d, IP length %d: want whole MSS (1448) and 52 bytes of headers", i, from, to, n, iplen)
+		}
+		segs += n / 1448
+		if next[f[3]] == from {
+			inOrder++
+		}
+		next[f[3]] = to
+	}
+	data := len(lines) - pings - acks
+	if pings < 4 || acks < 10 || len(next) != 2 || segs <= data || inOrder < data-len(next)-2 {
+		t.Fatalf("%d pings, %d ACKs, %d flows, %d segments in %d TCP data frames, %d following on", pings, acks, len(next), segs, data, inOrder)
+	}
+}

@@ -65,7 +65,7 @@ func runCommand() *cli.Command {
 		Name:      "run",
 		Usage:     "run an experiment configured from flags, or from a Tengo script (flags given override the script)",
 		ArgsUsage: "[SCRIPT.tengo]",
-		Flags:     append(append(append(append(runFlags(), scriptFlags()...), traceFlags()...), pcapFlags()...), pluginFlags()...),
+		Flags:     append(append(append(append(append(runFlags(), scriptFlags()...), traceFlags()...), pcapFlags()...), pluginFlags()...), plotFlags()...),
 		Action:    runAction,
 	}
 }
@@ -233,6 +233,10 @@ func runAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	plots, err := runPlotConfig(c)
+	if err != nil {
+		return err
+	}
 	fplan, err := flentConfig(c, specs, time.Now())
 	if err != nil {
 		return err
@@ -285,12 +289,23 @@ func runAction(c *cli.Context) error {
 			firstErr = labelled(specs[i], len(specs), err)
 		}
 	}
+	if script != "" {
+		name := scriptLabel(script)
+		for _, r := range reps {
+			if r != nil {
+				r.Script = name
+			}
+		}
+	}
 	if firstErr != nil {
 		fplan.abort()
 	} else {
 		pcapErr = joinErrs(pcapErr, fplan.finish(c, specs, reps))
 	}
 	err = joinErrs(joinErrs(firstErr, pcapErr), writeReports(c, format, reps))
+	if err == nil {
+		err = writePlots(c, plots, reps)
+	}
 	if c.Bool("tc-show") {
 		err = joinErrs(err, writeTCShow(c, format, reps))
 	}

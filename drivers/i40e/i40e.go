@@ -210,7 +210,7 @@ func (d *I40E) Xmit(ctx driver.Ctx, q int, batch []skb.Packet) (int, driver.TxCo
 		}
 		ctx.Spend(d.costs.DriverXmit)
 		idx := r.NTU
-		r.Put(p.Handle, p.Len, count)
+		r.PutTSO(p.Handle, p.Len, p.GSOSegs, count) // TSO: the hardware segments a GSO skb
 		// i40e_tx_map: netdev_tx_sent_queue (not the xmit_more variant),
 		// then i40e_maybe_stop_tx(DESC_NEEDED).
 		ctx.SentQueue(q, int(p.Len))

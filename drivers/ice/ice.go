@@ -141,7 +141,7 @@ func (d *ICE) Xmit(ctx driver.Ctx, q int, batch []skb.Packet) (int, driver.TxCod
 			return i, driver.TxBusy
 		}
 		ctx.Spend(d.costs.DriverXmit)
-		r.Put(p.Handle, p.Len, count)
+		r.PutTSO(p.Handle, p.Len, p.GSOSegs, count) // TSO: the hardware segments a GSO skb
 		more := i < len(batch)-1
 		d.maybeStopTx(ctx, q, r, DescNeeded)
 		if ctx.SentQueueMore(q, int(p.Len), more) {

@@ -253,7 +253,7 @@ func (d *IDPF) doorbell(ctx driver.Ctx, qi int, q *txQueue) {
 		desc := &q.Desc[i]
 		q.Tail = (i + 1) % len(q.Desc)
 		if desc.Last {
-			done := d.wire.Send(fetchAt, desc.Bytes)
+			done := d.wire.SendTSO(fetchAt, desc.Bytes, desc.Segs)
 			q.rs = append(q.rs, compl{at: done, h: desc.H, bytes: desc.Bytes})
 		}
 		if q.re[i] {
@@ -289,7 +289,8 @@ func (d *IDPF) Xmit(ctx driver.Ctx, qi int, batch []skb.Packet) (int, driver.TxC
 			q.numPending++
 			q.reSet++
 		}
-		q.Put(p.Handle, p.Len, 1)
+		// TSO: the hardware segments a GSO skb.
+		q.PutTSO(p.Handle, p.Len, p.GSOSegs, 1)
 		q.numPending++ // the packet's RS completion
 		q.maxPending = max(q.maxPending, q.complqPending())
 		// idpf_tx_splitq_map: netdev_tx_sent_queue (the full BQL call,

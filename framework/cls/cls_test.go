@@ -31,6 +31,9 @@ func pkt() skb.Packet {
 	return skb.Packet{Len: 1514, Keys: skb.FlowKeys{Src: 0x0a000001, Dst: 0x0a010007, SrcPort: 40000, DstPort: 5001, Proto: 17}}
 }
 
+// tcpData makes p a TCP segment of tcp_stream's (ACK set).
+func tcpData(p *skb.Packet) { p.Keys.Proto, p.TCPFlags = 6, skb.TCPHdrACK }
+
 // Each classifier, on the fields txlab's workloads set, decides as the
 // kernel's: the first matching filter by pref gives the class.
 func TestClassify(t *testing.T) {
@@ -93,6 +96,25 @@ func TestClassify(t *testing.T) {
 			"protocol ip prio 2 matchall classid 1:11"}, nil,
 			qdisc.FilterResult{Verdict: qdisc.VerdictClass, Class: 0x10010}, 6},
 		{"an ipv6 filter does not see IPv4", []string{"protocol ipv6 prio 1 matchall classid 1:40"}, nil,
+			qdisc.FilterResult{}, 0},
+		// TCP packets as tcp_stream sends them: the ports and protocol
+		// where UDP's are, the header's flags at byte 13 of it.
+		{"u32 tcp protocol and dport", []string{"protocol ip prio 1 u32 match ip protocol 17 0xff flowid 1:50",
+			"protocol ip prio 2 u32 match ip protocol 6 0xff match ip dport 5001 0xffff flowid 1:51"}, tcpData,
+			qdisc.FilterResult{Verdict: qdisc.VerdictClass, Class: 0x10051}, 0},
+		{"u32 tcp pure ACK (flags at 33)", []string{"protocol ip prio 1 u32 match ip protocol 6 0xff match u8 0x10 0xff at 33 flowid 1:52"},
+			func(p *skb.Packet) { tcpData(p); p.Len = 66 }, qdisc.FilterResult{Verdict: qdisc.VerdictClass, Class: 0x10052}, 0},
+		{"u32 tcp flags: CWR is not a pure ACK", []string{"protocol ip prio 1 u32 match u8 0x10 0xff at 33 flowid 1:52"},
+			func(p *skb.Packet) { tcpData(p); p.TCPFlags |= skb.TCPHdrCWR }, qdisc.FilterResult{}, 0},
+		{"u32 udp has no flags at 33", []string{"protocol ip prio 1 u32 match u8 0x10 0xff at 33 flowid 1:52"}, nil,
+			qdisc.FilterResult{}, 0},
+		{"u32 tcp doff at 32", []string{"protocol ip prio 1 u32 match u8 0x80 0xf0 at 32 flowid 1:53"}, tcpData,
+			qdisc.FilterResult{Verdict: qdisc.VerdictClass, Class: 0x10053}, 0},
+		{"flower tcp dst_port", []string{"protocol ip prio 1 flower ip_proto tcp dst_port 5001 classid 1:54"}, tcpData,
+			qdisc.FilterResult{Verdict: qdisc.VerdictClass, Class: 0x10054}, 0},
+		{"flower tcp src_port", []string{"protocol ip prio 1 flower ip_proto tcp src_port 40000 classid 1:55"}, tcpData,
+			qdisc.FilterResult{Verdict: qdisc.VerdictClass, Class: 0x10055}, 0},
+		{"flower udp misses tcp", []string{"protocol ip prio 1 flower ip_proto udp dst_port 5001 classid 1:56"}, tcpData,
 			qdisc.FilterResult{}, 0},
 	}
 	for _, tt := range tests {

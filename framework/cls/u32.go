@@ -14,11 +14,15 @@ import (
 )
 
 // header is the bytes a classifier reads of a txlab packet: its Ethernet
-// header (network offsets -14..-1), IPv4 header (0..19, ihl 5) and UDP
-// header (20..27); payload bytes read as zero. The flow keys' 32-bit
-// source and destination are IPv4 addresses.
+// header (network offsets -14..-1), IPv4 header (0..19, ihl 5) and its
+// transport header from 20: UDP's (8 bytes), TCP's (20 of its 32: the
+// ports, data offset 8 and the flags, Packet.TCPFlags, at 33; the
+// sequence and acknowledgement numbers read as zero, the window as
+// 65535, as the packet capture writes it) or ICMP's echo request (type
+// 8, the id from the source port); payload bytes read as zero. The flow
+// keys' 32-bit source and destination are IPv4 addresses.
 type header struct {
-	b   [14 + 28]byte
+	b   [netOff + 40]byte
 	len int // bytes from the network header to the end of the packet
 }
 
@@ -27,7 +31,7 @@ const netOff = 14
 
 func (h *header) fill(p *skb.Packet) {
 	b := &h.b
-	*b = [42]byte{}
+	*b = [netOff + 40]byte{}
 	binary.BigEndian.PutUint16(b[12:], tc.ProtoIP) // h_proto
 	ip := b[netOff:]
 	ip[0] = 0x45                // version 4, ihl 5
@@ -39,9 +43,21 @@ func (h *header) fill(p *skb.Packet) {
 	ip[9] = p.Keys.Proto
 	binary.BigEndian.PutUint32(ip[12:], p.Keys.Src)
 	binary.BigEndian.PutUint32(ip[16:], p.Keys.Dst)
-	binary.BigEndian.PutUint16(ip[20:], p.Keys.SrcPort)
-	binary.BigEndian.PutUint16(ip[22:], p.Keys.DstPort)
-	binary.BigEndian.PutUint16(ip[24:], uint16(max(l3-20, 0))) // UDP length
+	switch p.Keys.Proto {
+	case 1: // ICMP echo request: type, code, checksum, id, sequence
+		ip[20] = 8
+		binary.BigEndian.PutUint16(ip[24:], p.Keys.SrcPort)
+	case 6:
+		binary.BigEndian.PutUint16(ip[20:], p.Keys.SrcPort)
+		binary.BigEndian.PutUint16(ip[22:], p.Keys.DstPort)
+		ip[32] = 8 << 4 // doff: 32 bytes, with the timestamps option
+		ip[33] = p.TCPFlags
+		binary.BigEndian.PutUint16(ip[34:], 65535)
+	default:
+		binary.BigEndian.PutUint16(ip[20:], p.Keys.SrcPort)
+		binary.BigEndian.PutUint16(ip[22:], p.Keys.DstPort)
+		binary.BigEndian.PutUint16(ip[24:], uint16(max(l3-20, 0))) // UDP length
+	}
 	h.len = l3
 }
 

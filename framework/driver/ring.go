@@ -12,6 +12,8 @@ type Desc struct {
 	Bytes  uint32
 	Last   bool     // end of packet: the slot that holds the skb
 	DoneAt sim.Time // wire completion (valid once posted to hardware)
+	// Segs is the frames a TSO packet becomes on the wire (0 or 1: one).
+	Segs uint16
 }
 
 // Ring is a TX descriptor ring with the kernel's next_to_use /
@@ -40,12 +42,17 @@ func (r *Ring) Unused() int {
 func (r *Ring) Used() int { return len(r.Desc) - 1 - r.Unused() }
 
 // Put fills count descriptors for one packet; the last one holds it.
-func (r *Ring) Put(h skb.Handle, bytes uint32, count int) {
+func (r *Ring) Put(h skb.Handle, bytes uint32, count int) { r.PutTSO(h, bytes, 1, count) }
+
+// PutTSO is Put for a packet the hardware segments (TSO) into segs
+// frames: bytes is its length with every frame's headers
+// (qdisc_pkt_len, the BQL byte count).
+func (r *Ring) PutTSO(h skb.Handle, bytes uint32, segs uint16, count int) {
 	for i := 0; i < count; i++ {
 		d := &r.Desc[r.NTU]
 		*d = Desc{Last: i == count-1}
 		if d.Last {
-			d.H, d.Bytes = h, bytes
+			d.H, d.Bytes, d.Segs = h, bytes, segs
 		}
 		r.NTU++
 		if r.NTU == len(r.Desc) {
@@ -67,13 +74,27 @@ func WireBytes(l2len uint32) int64 {
 	return int64(max(l2len, 60)) + 4 + 8 + 12
 }
 
+// WireBytesTSO is what a TSO packet of l2len bytes (every frame's
+// headers included) occupies on the wire as segs full-size frames:
+// each adds FCS, preamble and gap (no padding: a segment is never
+// short).
+func WireBytesTSO(l2len uint32, segs uint16) int64 {
+	if segs <= 1 {
+		return WireBytes(l2len)
+	}
+	return int64(l2len) + int64(segs)*(4+8+12)
+}
+
 // Send schedules a frame handed to the MAC at t; it returns when its last
 // bit leaves.
-func (w *Wire) Send(t sim.Time, l2len uint32) sim.Time {
+func (w *Wire) Send(t sim.Time, l2len uint32) sim.Time { return w.SendTSO(t, l2len, 1) }
+
+// SendTSO is Send for a TSO packet leaving as segs frames.
+func (w *Wire) SendTSO(t sim.Time, l2len uint32, segs uint16) sim.Time {
 	start := max(t, w.busyUntil)
-	done := start + sim.Time(WireBytes(l2len)*8*int64(sim.Second)/w.RateBps)
+	done := start + sim.Time(WireBytesTSO(l2len, segs)*8*int64(sim.Second)/w.RateBps)
 	w.busyUntil = done
-	w.Frames++
+	w.Frames += uint64(max(segs, 1))
 	return done
 }
 
@@ -86,7 +107,7 @@ func (r *Ring) Post(w *Wire, t sim.Time, dmaLatency sim.Time) sim.Time {
 		d := &r.Desc[r.Tail]
 		if d.Last {
 			if w != nil {
-				d.DoneAt = w.Send(t+dmaLatency, d.Bytes)
+				d.DoneAt = w.SendTSO(t+dmaLatency, d.Bytes, d.Segs)
 			} else {
 				d.DoneAt = t
 			}

@@ -78,18 +78,16 @@ func TestRootLock(t *testing.T) {
 // A pending experiment prints as not modelled and is not judged; JSON
 // carries every row with its kind.
 func TestResultsPrinting(t *testing.T) {
-	e5, err := Find("e5")
-	if err != nil {
-		t.Fatal(err)
-	}
-	rows, err := e5.Evaluate(nil)
+	// Every seed experiment runs now: a made-up pending one.
+	ep := Experiment{ID: "EP", Title: "pending", Pending: "needs what the model does not have"}
+	rows, err := ep.Evaluate(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(rows) != 1 || rows[0].Kind != Pending || rows[0].Judged() {
-		t.Fatalf("E5 rows %+v", rows)
+		t.Fatalf("EP rows %+v", rows)
 	}
-	res := []Result{{ID: "E5", Title: e5.Title, Rows: rows},
+	res := []Result{{ID: "EP", Title: ep.Title, Rows: rows},
 		{ID: "EX", Title: "test", Script: "x", Runs: 2, Rows: []Row{{Name: "a", Seed: "1", Model: "2", Ratio: 2, Tolerance: "±20%"},
 			{Name: "b: root lock held by", Seed: "-", Model: "all of it", Kind: Check}}}}
 	var b bytes.Buffer

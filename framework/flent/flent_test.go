@@ -28,7 +28,8 @@ func decode(t *testing.T, b []byte) map[string]any {
 func testReport() *report.Report {
 	r := &report.Report{Profile: "6.18", Seed: 3, DurationNs: 3e6, WarmupNs: 1e6, TxPackets: 300, TxBytes: 300 * 162}
 	for i := int64(0); i < 3; i++ {
-		r.Series = append(r.Series, report.Interval{StartNs: i * 1e6, EndNs: (i + 1) * 1e6, TxPackets: uint64(100 * (i + 1))})
+		n := uint64(100 * (i + 1))
+		r.Series = append(r.Series, report.Interval{StartNs: i * 1e6, EndNs: (i + 1) * 1e6, TxPackets: n, TxBytes: n * 162, TxBps: float64(n*162*8) / 1e-3})
 	}
 	r.Setup.Workload = "udp_stream"
 	return r

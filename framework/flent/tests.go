@@ -2,7 +2,6 @@ package flent
 
 import (
 	"fmt"
-	"math"
 	"sort"
 	"strings"
 	"time"
@@ -56,21 +55,11 @@ func For(kind string) (*Test, error) {
 }
 
 // txMbits is what went on the wire per interval, in Mbit/s of frame
-// bytes (the report's tx_bps per interval): an interval's packets times
-// the run's mean frame size (every UDP frame of a run has one size).
+// bytes (the series' tx_bps).
 func txMbits(r *report.Report) []float64 {
-	frame := 0.0
-	if r.TxPackets > 0 {
-		frame = float64(r.TxBytes) / float64(r.TxPackets)
-	}
 	out := make([]float64, len(r.Series))
 	for i, iv := range r.Series {
-		d := float64(iv.EndNs-iv.StartNs) / 1e9
-		if d <= 0 {
-			out[i] = math.NaN()
-			continue
-		}
-		out[i] = float64(iv.TxPackets) * frame * 8 / d / 1e6
+		out[i] = iv.TxBps / 1e6
 	}
 	return out
 }

@@ -237,7 +237,7 @@ func (n *Net) bondHardStartXmit(c *sim.CPU, d *Device, txq *TxQueue, list *skb.L
 // socket on the bond sees the skb), then bond_start_xmit.
 func (n *Net) bondXmitOne(c *sim.CPU, d *Device, txq *TxQueue, s *skb.SKB) qdisc.Code {
 	if n.Hooks.Tap != nil {
-		one := [1]skb.Packet{s.Packet}
+		one := [1]*skb.SKB{s}
 		n.Hooks.Tap(c, txq, one[:])
 	}
 	return n.bondStartXmit(c, d, txq, s)

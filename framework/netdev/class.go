@@ -217,11 +217,7 @@ func (n *Net) notifyUp(c *sim.CPU, leaf *Qdisc) {
 // The host side of a classful qdisc's context (wire.ClassHost).
 
 // LeafEnqueue is qdisc_enqueue of each packet into the leaf of its
-// class, consecutive packets to one leaf in one call to it. A packet's
-// LeafResult.Leaf is the leaf's state after it; within one call the host
-// cannot see the leaf's drops packet by packet, so the states before the
-// call's last packet count only the packets it took, and the last one is
-// exact.
+// class, consecutive packets to one leaf in one call to it.
 func (x *qctx) LeafEnqueue(batch []qdisc.LeafPacket, res []qdisc.LeafResult) {
 	q, n := x.q, x.net
 	for i := 0; i < len(batch); {
@@ -237,31 +233,28 @@ func (x *qctx) LeafEnqueue(batch []qdisc.LeafPacket, res []qdisc.LeafResult) {
 			s.Priority, s.Mark = batch[j].Priority, batch[j].Mark
 			skbs = append(skbs, s)
 		}
-		before := leaf.leafState()
 		n.leafEnqueue(x.cpu, leaf, skbs, x.toFree, res[i:j])
-		st := before
-		for k := i; k < j; k++ {
-			if res[k].Code != qdisc.XmitDrop {
-				st.Qlen++
-				st.Backlog += int64(skbs[k-i].Len)
-			}
-			res[k].Leaf = st
-		}
-		res[j-1].Leaf = leaf.leafState()
 		x.skbs = skbs[:0]
 		i = j
 	}
 }
 
 // leafEnqueue hands skbs to leaf (its enqueue; no hooks: the root's
-// enqueue is the one the TX path sees). The codes go into res. The
-// leaf's duplicates are cloned as it asks (qctx.Duplicate) and go to
-// the root's enqueue, not the leaf's.
+// enqueue is the one the TX path sees). res[k] gets skbs[k]'s code, the
+// packets the leaf made of it (its segments if the leaf, or one below
+// it, segments GSO skbs: cake_enqueue's qdisc_tree_reduce_backlog by
+// 1 - numsegs), and the leaf's state after it: within one call the
+// host cannot see the leaf's drops packet by packet, so the states
+// before the call's last packet count only the packets it took, and
+// the last one is exact. The leaf's duplicates are cloned as it asks
+// (qctx.Duplicate) and go to the root's enqueue, not the leaf's.
 func (n *Net) leafEnqueue(c *sim.CPU, leaf *Qdisc, skbs []*skb.SKB, toFree *skb.List, res []qdisc.LeafResult) {
 	leaf.lineData.WriteMany(c, n.E.Costs.QdiscDataLines)
+	before := leaf.leafState()
+	segs, split := n.splitGSO(c, leaf, skbs)
 	leaf.batch, leaf.rc = leaf.batch[:0], leaf.rc[:0]
 	now := c.Now()
-	for _, s := range skbs {
+	for _, s := range segs {
 		s.Enqueued = now
 		s.Holder = leaf.ID
 		leaf.held++
@@ -270,12 +263,32 @@ func (n *Net) leafEnqueue(c *sim.CPU, leaf *Qdisc, skbs []*skb.SKB, toFree *skb.
 		leaf.rc = append(leaf.rc, qdisc.XmitSuccess)
 	}
 	leaf.Ops.Enqueue(leaf.bind(c, toFree), leaf.batch, leaf.rc)
-	for i, s := range skbs {
+	for i, s := range segs {
 		if leaf.rc[i] == qdisc.XmitDrop && s.Holder == leaf.ID {
 			sim.Panicf("qdisc %s: returned NET_XMIT_DROP for packet %#x but kept it", leaf.Name(), uint64(s.Handle))
 		}
-		res[i].Code = leaf.rc[i]
 	}
+	st, at := before, 0
+	for k, s := range skbs {
+		nsegs, bytes := n.leafSegs(s)
+		code := leaf.rc[at]
+		if split {
+			// This leaf segmented it: its segments' codes are the
+			// skb's one, as for a root (gsoCode).
+			if nsegs > 1 {
+				code = gsoCode(leaf.rc[at : at+nsegs])
+			}
+			at += nsegs
+		} else {
+			at++
+		}
+		if code != qdisc.XmitDrop {
+			st.Qlen += nsegs
+			st.Backlog += int64(bytes)
+		}
+		res[k] = qdisc.LeafResult{Code: code, Leaf: st, Segs: nsegs}
+	}
+	res[len(res)-1].Leaf = leaf.leafState()
 }
 
 // LeafDequeue is one packet from the leaf of class id: it joins q.

@@ -12,8 +12,9 @@ const napiWeight = 64
 type napi struct {
 	dev       *Device
 	vec       int
-	scheduled bool // NAPI_STATE_SCHED
-	missed    bool // NAPI_STATE_MISSED: scheduled again while scheduled
+	scheduled bool     // NAPI_STATE_SCHED
+	missed    bool     // NAPI_STATE_MISSED: scheduled again while scheduled
+	local     *localRx // a local receive queue's NAPI (local.go), not the driver's
 }
 
 // napiSchedule is napi_schedule on CPU c.
@@ -62,7 +63,7 @@ func (n *Net) netRxAction(c *sim.CPU) {
 			sd.pollList = append(sd.pollList, x)
 		default:
 			x.scheduled = false
-			if x.dev.rx != nil {
+			if x.dev.rx != nil && x.local == nil {
 				n.rxComplete(x.dev, x.vec)
 			}
 		}
@@ -86,6 +87,9 @@ func (n *Net) netRxAction(c *sim.CPU) {
 func (n *Net) napiPoll(c *sim.CPU, x *napi) (int, bool) {
 	n.softnet[c.ID].Polls++
 	c.Spend(n.E.Costs.NapiPoll)
+	if x.local != nil {
+		return n.pollLocal(c, x.local, napiWeight)
+	}
 	work, done := x.dev.Drv.Poll(x.dev.ctxFor(c), x.vec, napiWeight)
 	d := x.dev
 	if d.rx == nil || len(d.rx.vecs[x.vec].rings) == 0 {
@@ -106,6 +110,7 @@ type dctx struct {
 	dev *Device
 	cpu *sim.CPU
 	buf []skb.Packet
+	tap []*skb.SKB // the skbs Hooks.Tap sees
 }
 
 func (x *dctx) Now() sim.Time  { return x.cpu.Now() }

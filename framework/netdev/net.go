@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 
 	"github.com/txlab/txlab/framework/cls"
 	"github.com/txlab/txlab/framework/driver"
@@ -49,6 +50,10 @@ type Net struct {
 	Drops    map[skb.DropReason]uint64
 	XmitHist Log2Hist // __dev_queue_xmit latency, ns
 
+	// GSOSegments are the skbs made by segmenting GSO skbs for a qdisc
+	// that wants segments (qdisc.SplitGSO): offered too.
+	GSOSegments uint64
+
 	// Counters the experiments ask about.
 	NetifSchedule        uint64                     // __netif_schedule calls
 	NetifScheduleSkipped uint64                     // ... returned early by the fast path
@@ -78,13 +83,25 @@ type Net struct {
 	softnet     []SoftnetStat
 
 	nextQdiscID int32
-	groupSeq    int
 	autoHandle  tc.Handle // qdisc_alloc_handle's static autohandle
 	qdiscs      []*Qdisc
 	unoffered   int64    // allocated by senders, not yet handed to __dev_queue_xmit
 	rtnlFree    skb.List // dropped by a qdisc change, not yet freed (rtnl_kfree_skbs)
 	stack       stackState
+
+	localDelivered uint64 // packets the local receive path handed to sockets
+
+	// gsoSplit are the GSO skbs leaves segmented during the root's
+	// enqueue, by handle (splitGSO), for their ancestors' counts.
+	gsoSplit map[skb.Handle]gsoSplit
 }
+
+// groupSeq numbers the multiqueue roots' groups across the process: a
+// group's name must be unique among every run the process holds (runs
+// go in parallel, -j), or a plugin keeping groups by name (cake_mq's
+// shared config) would join one run's children to another's. The name
+// never reaches a report.
+var groupSeq atomic.Uint64
 
 // Hooks are optional observers of TX-path events.
 type Hooks struct {
@@ -99,11 +116,13 @@ type Hooks struct {
 	Dequeue      func(c *sim.CPU, q *Qdisc, bulk []*skb.SKB)    // a bulk left the qdisc
 	DriverXmit   func(c *sim.CPU, txq *TxQueue, l *skb.List)    // a bulk was handed to ndo_start_xmit
 	Complete     func(c *sim.CPU, s *skb.SKB)                   // TX completion freed a transmitted skb
-	// Tap is dev_queue_xmit_nit: the packets ndo_start_xmit was called
+	// Tap is dev_queue_xmit_nit: the skbs ndo_start_xmit was called
 	// with, as a packet socket (tcpdump) on the device sees them: all
 	// the driver took, and the one it refused with NETDEV_TX_BUSY (it
-	// comes again when the qdisc retries). p is reused after the call.
-	Tap func(c *sim.CPU, txq *TxQueue, p []skb.Packet)
+	// comes again when the qdisc retries). The skbs (their Packet and
+	// control block) are the hook's to read during the call only; s is
+	// reused after it.
+	Tap func(c *sim.CPU, txq *TxQueue, s []*skb.SKB)
 }
 
 // TxActionStat is what net_tx_action found on the qdiscs it took off
@@ -177,6 +196,8 @@ type Device struct {
 	// Master is the bond a slave is enslaved to (bond.go).
 	Bond   *Bond
 	Master *Device
+
+	local map[int]*localRx // the local receive path (local.go), by RX queue or CPU
 }
 
 // TX queue state bits (include/linux/netdevice.h).
@@ -381,8 +402,7 @@ func (n *Net) attachQdiscs(d *Device, words []string) error {
 	if child, ok := qdisc.MultiQueueChild(kind); ok {
 		// An mq-style root (cake_mq): one child per queue, sharing the
 		// root's options through a group.
-		n.groupSeq++
-		group := fmt.Sprintf("%s/%d", d.Name, n.groupSeq)
+		group := fmt.Sprintf("%s/%d", d.Name, groupSeq.Add(1))
 		return n.attachPerQueue(d, kind, append([]string{child}, opts...), group, len(d.Queues))
 	}
 	var one *TxQueue
@@ -457,6 +477,9 @@ func (n *Net) consumeSkb(c *sim.CPU, s *skb.SKB) {
 	}
 	n.TxPkts++
 	n.TxBytes += uint64(s.Len)
+	if o, ok := s.Owner.(TxOwner); ok {
+		o.Transmitted(c, s)
+	}
 	n.freeSkb(c, s)
 }
 

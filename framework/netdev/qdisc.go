@@ -99,6 +99,7 @@ type Qdisc struct {
 	out      []skb.Packet
 	skbs     []*skb.SKB
 	deferBuf []*skb.SKB
+	segBuf   []*skb.SKB // splitGSO's output
 }
 
 // qdiscPlace is where a new qdisc goes and what the kernel names it.
@@ -445,6 +446,7 @@ func (q *Qdisc) bind(c *sim.CPU, toFree *skb.List) *qctx {
 // one call). The last skb's code is returned.
 func (n *Net) qdiscEnqueue(c *sim.CPU, q *Qdisc, skbs []*skb.SKB, toFree *skb.List) qdisc.Code {
 	q.lineData.WriteMany(c, n.E.Costs.QdiscDataLines)
+	skbs, split := n.splitGSO(c, q, skbs)
 	if n.Hooks.EnqueueBatch != nil {
 		n.Hooks.EnqueueBatch(c, q, skbs)
 	}
@@ -466,6 +468,9 @@ func (n *Net) qdiscEnqueue(c *sim.CPU, q *Qdisc, skbs []*skb.SKB, toFree *skb.Li
 		}
 	}
 	rc := q.rc[len(q.rc)-1]
+	if split {
+		rc = gsoCode(q.rc)
+	}
 	if len(q.dups) > 0 || len(q.leafClones) > 0 {
 		// rootq->enqueue(skb2) for each duplicate: q is the root of its
 		// tree (the device's root, or an mq child), whether q or one of
@@ -478,6 +483,9 @@ func (n *Net) qdiscEnqueue(c *sim.CPU, q *Qdisc, skbs []*skb.SKB, toFree *skb.Li
 		clones = append(clones, q.leafClones...)
 		q.dups, q.leafClones = q.dups[:0], q.leafClones[:0]
 		n.qdiscEnqueue(c, q, clones, toFree)
+	}
+	if q.parentQ == nil && n.gsoSplit != nil {
+		clear(n.gsoSplit) // the tree's counts are told
 	}
 	return rc
 }

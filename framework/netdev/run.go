@@ -284,12 +284,15 @@ func (n *Net) devHardStartXmit(c *sim.CPU, d *Device, txq *TxQueue, list *skb.Li
 		return skb.List{}, txOK
 	}
 	ctx := d.ctxFor(c)
-	batch := ctx.buf[:0]
+	batch, tap := ctx.buf[:0], ctx.tap[:0]
 	for s := list.Head; s != nil; s = s.Next {
 		n.touchSkb(c, s)
 		batch = append(batch, s.Packet)
+		if n.Hooks.Tap != nil {
+			tap = append(tap, s) // before the driver may free any
+		}
 	}
-	ctx.buf = batch
+	ctx.buf, ctx.tap = batch, tap
 	if n.Hooks.DriverXmit != nil {
 		n.Hooks.DriverXmit(c, txq, list)
 	}
@@ -305,7 +308,8 @@ func (n *Net) devHardStartXmit(c *sim.CPU, d *Device, txq *TxQueue, list *skb.Li
 		if rc == driver.TxBusy {
 			tapped++ // the refused one was tapped too
 		}
-		n.Hooks.Tap(c, txq, batch[:tapped])
+		n.Hooks.Tap(c, txq, tap[:tapped])
+		clear(tap)
 	}
 	var rest skb.List
 	i := 0

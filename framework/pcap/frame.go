@@ -7,7 +7,9 @@ import (
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
 
+	"github.com/txlab/txlab/framework/sim"
 	"github.com/txlab/txlab/framework/skb"
+	"github.com/txlab/txlab/framework/tcp"
 )
 
 // Headers is what a frame's headers carry: the flow keys (IPv4
@@ -20,19 +22,53 @@ type Headers struct {
 	ECN  uint8 // dsfield & 3: ECT(0)=2, ECT(1)=1, CE=3
 	Len  uint32
 	ID   uint16 // the IPv4 identification
-	// TCP only (Keys.Proto 6).
+	// TCP (Keys.Proto 6): the sequence and acknowledgement numbers;
+	// ICMP (1): Seq is the echo request's sequence (its id is the source
+	// port, as u32 reads it).
 	Seq, Ack uint32
 	Flags    TCPFlags
 	Window   uint16
+	// TS adds the timestamps option (NOP, NOP, TSval, TSecr: 12 bytes,
+	// a 32-byte header), as the model's TCP segments have it.
+	TS           bool
+	TSval, TSecr uint32
 }
 
 // TCPFlags are a TCP header's flags.
 type TCPFlags struct{ SYN, ACK, PSH, FIN, RST, ECE, CWR bool }
 
-// HeadersOf is what an skb's headers carry.
-func HeadersOf(p skb.Packet) Headers {
-	return Headers{Keys: p.Keys, DSCP: p.DSCP, ECN: p.ECN, Len: p.Len, ID: uint16(p.Handle),
-		Flags: TCPFlags{ACK: true, PSH: true}, Window: 65535}
+// HeadersOf is what an skb's headers carry. A TCP skb of the model's
+// sockets (its header's flags set, Packet.TCPFlags) has its control
+// block's sequence and acknowledgement numbers (TCP_SKB_CB, in
+// segments: tcp.WireSeq makes bytes of them) and the timestamps option
+// (TSval the skb's birth in ms of ktime; TSecr 0: the model keeps no
+// peer timestamps); a GSO skb is one frame with the headers once, as a
+// packet socket sees it before the NIC segments it, so its sequence
+// range is its segments' payload. A TCP packet without flags (none the
+// model sends) shows ACK and PSH, and zero numbers.
+func HeadersOf(s *skb.SKB) Headers {
+	p := &s.Packet
+	h := Headers{Keys: p.Keys, DSCP: p.DSCP, ECN: p.ECN, Len: p.Len, ID: uint16(p.Handle), Window: 65535}
+	if p.Keys.Proto == uint8(layers.IPProtocolICMPv4) {
+		h.Seq = uint32(uint16(s.Cb.Seq)) // the ping probe's sequence
+		return h
+	}
+	if p.Keys.Proto != uint8(layers.IPProtocolTCP) {
+		return h
+	}
+	if p.TCPFlags == 0 {
+		h.Flags = TCPFlags{ACK: true, PSH: true}
+		return h
+	}
+	if segs := uint32(max(p.GSOSegs, 1)); segs > 1 {
+		h.Len -= (segs - 1) * tcp.HeaderLen // skb->len counts every segment's frame
+	}
+	h.TS, h.TSval = true, uint32(sim.Ktime(s.Born)/sim.Millisecond)
+	h.Seq, h.Ack = tcp.WireSeq(s.Cb.Seq), tcp.WireSeq(s.Cb.Ack)
+	f := p.TCPFlags
+	h.Flags = TCPFlags{FIN: f&skb.TCPHdrFIN != 0, SYN: f&skb.TCPHdrSYN != 0, RST: f&skb.TCPHdrRST != 0, PSH: f&skb.TCPHdrPSH != 0,
+		ACK: f&skb.TCPHdrACK != 0, ECE: f&skb.TCPHdrECE != 0, CWR: f&skb.TCPHdrCWR != 0}
+	return h
 }
 
 // The frames' Ethernet addresses: the host's port and its next hop.
@@ -42,10 +78,12 @@ var (
 )
 
 const (
-	ethLen = 14
-	ipLen  = 20
-	udpLen = 8
-	tcpLen = 20
+	ethLen   = 14
+	ipLen    = 20
+	udpLen   = 8
+	icmpLen  = 8 // echo request: type, code, checksum, id, sequence
+	tcpLen   = 20
+	tsOptLen = 12 // NOP, NOP, kind 8 length 10 TSval TSecr
 )
 
 func ip4(v uint32) net.IP {
@@ -62,6 +100,9 @@ type Builder struct {
 	ip      layers.IPv4
 	udp     layers.UDP
 	tcp     layers.TCP
+	icmp    layers.ICMPv4
+	tcpOpts []layers.TCPOption
+	ts      [8]byte
 }
 
 // NewBuilder makes a Builder.
@@ -71,15 +112,21 @@ func NewBuilder() *Builder {
 }
 
 // Frame returns the Ethernet frame of h: Ethernet, IPv4 with checksum,
-// UDP or TCP (checksums over a zero payload), zero payload up to h.Len.
+// UDP, TCP or an ICMP echo request (checksums over a zero payload), zero
+// payload up to h.Len.
 // The slice is valid until the next call.
 func (b *Builder) Frame(h Headers) ([]byte, error) {
 	l4 := 0
 	switch h.Keys.Proto {
 	case uint8(layers.IPProtocolUDP):
 		l4 = udpLen
+	case uint8(layers.IPProtocolICMPv4):
+		l4 = icmpLen
 	case uint8(layers.IPProtocolTCP):
 		l4 = tcpLen
+		if h.TS {
+			l4 += tsOptLen
+		}
 	}
 	size := max(int(h.Len), ethLen+ipLen+l4)
 	payload := size - ethLen - ipLen - l4
@@ -90,16 +137,28 @@ func (b *Builder) Frame(h Headers) ([]byte, error) {
 	b.ip = layers.IPv4{Version: 4, IHL: 5, TOS: h.DSCP<<2 | h.ECN&3, Id: h.ID, Flags: layers.IPv4DontFragment,
 		TTL: 64, Protocol: layers.IPProtocol(h.Keys.Proto), SrcIP: ip4(h.Keys.Src), DstIP: ip4(h.Keys.Dst)}
 	ls := []gopacket.SerializableLayer{&b.eth, &b.ip}
-	switch l4 {
-	case udpLen:
+	switch h.Keys.Proto {
+	case uint8(layers.IPProtocolUDP):
 		b.udp = layers.UDP{SrcPort: layers.UDPPort(h.Keys.SrcPort), DstPort: layers.UDPPort(h.Keys.DstPort)}
 		_ = b.udp.SetNetworkLayerForChecksum(&b.ip)
 		ls = append(ls, &b.udp)
-	case tcpLen:
+	case uint8(layers.IPProtocolICMPv4):
+		b.icmp = layers.ICMPv4{TypeCode: layers.CreateICMPv4TypeCode(layers.ICMPv4TypeEchoRequest, 0),
+			Id: h.Keys.SrcPort, Seq: uint16(h.Seq)}
+		ls = append(ls, &b.icmp)
+	case uint8(layers.IPProtocolTCP):
 		f := h.Flags
 		b.tcp = layers.TCP{SrcPort: layers.TCPPort(h.Keys.SrcPort), DstPort: layers.TCPPort(h.Keys.DstPort),
 			Seq: h.Seq, Ack: h.Ack, DataOffset: 5, Window: h.Window,
 			SYN: f.SYN, ACK: f.ACK, PSH: f.PSH, FIN: f.FIN, RST: f.RST, ECE: f.ECE, CWR: f.CWR}
+		if h.TS {
+			binary.BigEndian.PutUint32(b.ts[0:], h.TSval)
+			binary.BigEndian.PutUint32(b.ts[4:], h.TSecr)
+			b.tcp.Options = append(b.tcpOpts[:0],
+				layers.TCPOption{OptionType: layers.TCPOptionKindNop}, layers.TCPOption{OptionType: layers.TCPOptionKindNop},
+				layers.TCPOption{OptionType: layers.TCPOptionKindTimestamps, OptionLength: 10, OptionData: b.ts[:]})
+			b.tcpOpts = b.tcp.Options
+		}
 		_ = b.tcp.SetNetworkLayerForChecksum(&b.ip)
 		ls = append(ls, &b.tcp)
 	}

@@ -214,7 +214,7 @@ func New(out io.Writer, cfg Config) (*Capture, error) {
 func (c *Capture) Attach(n *netdev.Net, dev *netdev.Device) {
 	c.e, c.dev = n.E, dev
 	prev := n.Hooks.Tap
-	n.Hooks.Tap = func(cpu *sim.CPU, txq *netdev.TxQueue, p []skb.Packet) {
+	n.Hooks.Tap = func(cpu *sim.CPU, txq *netdev.TxQueue, p []*skb.SKB) {
 		if prev != nil {
 			prev(cpu, txq, p)
 		}
@@ -229,7 +229,7 @@ func (c *Capture) inWindow(t sim.Time) bool {
 	return t >= w.From && (w.Len == 0 || t < w.From+w.Len)
 }
 
-func (c *Capture) tap(t sim.Time, p []skb.Packet) {
+func (c *Capture) tap(t sim.Time, p []*skb.SKB) {
 	if c.err != nil || !c.inWindow(t) {
 		return
 	}

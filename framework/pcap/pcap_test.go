@@ -12,6 +12,7 @@ import (
 
 	"github.com/txlab/txlab/framework/sim"
 	"github.com/txlab/txlab/framework/skb"
+	"github.com/txlab/txlab/framework/tcp"
 )
 
 func TestParseWindow(t *testing.T) {
@@ -128,10 +129,10 @@ func readNg(t *testing.T, b []byte) (ts []int64, lens []int) {
 // Taps arrive out of time order (CPUs run ahead between sync points); the
 // file is in time order, cut to the window.
 func TestCaptureOrderAndWindows(t *testing.T) {
-	p := func(n int) []skb.Packet {
-		out := make([]skb.Packet, n)
+	p := func(n int) []*skb.SKB {
+		out := make([]*skb.SKB, n)
 		for i := range out {
-			out[i] = skb.Packet{Handle: skb.Handle(i + 1), Len: 100, Keys: skb.FlowKeys{Src: 1, Dst: 2, Proto: 17}}
+			out[i] = &skb.SKB{Packet: skb.Packet{Handle: skb.Handle(i + 1), Len: 100, Keys: skb.FlowKeys{Src: 1, Dst: 2, Proto: 17}}}
 		}
 		return out
 	}
@@ -172,5 +173,44 @@ func TestCaptureOrderAndWindows(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// HeadersOf a TCP skb of the model's sockets: the control block's
+// segment numbers in bytes, the packet's header flags, the timestamps
+// option; a GSO skb is one frame with the headers once, so its payload
+// is its segments' and the next skb's sequence follows on. A UDP skb
+// and a TCP packet without flags keep the plain headers.
+func TestHeadersOfTCP(t *testing.T) {
+	keys := skb.FlowKeys{Src: 0x0a000001, Dst: 0x0a010001, SrcPort: 32768, DstPort: 12866, Proto: 6}
+	gso := &skb.SKB{Packet: skb.Packet{Len: 3 * tcp.FrameLen, GSOSegs: 3, Keys: keys, ECN: 2,
+		TCPFlags: skb.TCPHdrACK | skb.TCPHdrCWR}, Born: 5 * sim.Millisecond}
+	gso.Cb = skb.CB{Seq: 10}
+	h := HeadersOf(gso)
+	if h.Seq != 1+10*1448 || h.Ack != 1 || !h.Flags.ACK || !h.Flags.CWR || h.Flags.PSH || h.Flags.ECE ||
+		!h.TS || h.TSval != uint32((sim.BootOffset+5*sim.Millisecond)/sim.Millisecond) || h.Len != 66+3*1448 {
+		t.Fatalf("GSO data: %+v", h)
+	}
+	frame, err := NewBuilder().Frame(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := gopacket.NewPacket(frame, layers.LayerTypeEthernet, gopacket.Default)
+	c := p.Layer(layers.LayerTypeTCP).(*layers.TCP)
+	if len(frame) != 66+3*1448 || c.DataOffset != 8 || len(c.Payload) != 3*1448 || c.Seq+uint32(len(c.Payload)) != tcp.WireSeq(13) {
+		t.Fatalf("frame %d bytes, doff %d, payload %d, seq %d: the next skb's is %d", len(frame), c.DataOffset, len(c.Payload), c.Seq, tcp.WireSeq(13))
+	}
+	ack := &skb.SKB{Packet: skb.Packet{Len: tcp.AckLen, GSOSegs: 1, Keys: keys, TCPFlags: skb.TCPHdrACK | skb.TCPHdrECE}}
+	ack.Cb = skb.CB{Ack: 7}
+	if h := HeadersOf(ack); h.Seq != 1 || h.Ack != 1+7*1448 || !h.Flags.ECE || h.Flags.CWR || h.Len != 66 {
+		t.Fatalf("pure ACK: %+v", h)
+	}
+	other := &skb.SKB{Packet: skb.Packet{Len: 100, Keys: keys}}
+	if h := HeadersOf(other); h.TS || h.Seq != 0 || !h.Flags.ACK || !h.Flags.PSH {
+		t.Fatalf("TCP without flags: %+v", h)
+	}
+	udp := &skb.SKB{Packet: skb.Packet{Len: 100, Keys: skb.FlowKeys{Proto: 17}, TCPFlags: skb.TCPHdrACK}}
+	if h := HeadersOf(udp); h.TS || h.Flags != (TCPFlags{}) {
+		t.Fatalf("UDP: %+v", h)
 	}
 }

@@ -38,8 +38,11 @@ var Handshake = goplugin.HandshakeConfig{
 // class and filter methods). 5: 4 with the qdisc duplicate op
 // (OpQdiscDuplicate, posted by Ctx.Duplicate) and a packet's flags byte
 // (skb.Packet.Dup: the clone handed back to the qdisc that asked for it,
-// at the root of its tree).
-const FrameProtocol = 5
+// at the root of its tree). 6: a packet carries its TCP header's flags
+// (skb.Packet.TCPFlags, byte 76: u32 reads them), and a leaf enqueue's
+// answer says how many packets the leaf made of each
+// (qdisc.LeafResult.Segs: cake's split-gso as a leaf).
+const FrameProtocol = 6
 
 // IsPluginProcess reports whether this process was started by a host as
 // a plugin.

@@ -743,7 +743,7 @@ func (x *htClassCtx) LeafEnqueue(batch []qdisc.LeafPacket, res []qdisc.LeafResul
 	for i, p := range batch {
 		x.rec("leaf enqueue %#x to %s", uint64(p.Handle), p.Class)
 		x.leaf++
-		res[i] = qdisc.LeafResult{Leaf: qdisc.LeafState{Qlen: x.leaf}}
+		res[i] = qdisc.LeafResult{Leaf: qdisc.LeafState{Qlen: x.leaf}, Segs: i + 1} // Segs: what the wire carries
 	}
 }
 
@@ -797,14 +797,14 @@ func TestClassfulLeafQueries(t *testing.T) {
 	if !reflect.DeepEqual(ctx.events, want) {
 		t.Fatalf("applied %v, want %v", ctx.events, want)
 	}
-	// The answer frame: the host's time, then each packet's code and
-	// its leaf's qlen and backlog.
+	// The answer frame: the host's time, then each packet's code, its
+	// leaf's qlen and backlog, and the packets the leaf made of it.
 	d := wire.Dec{B: tr.sent[1]}
 	if typ, call, now := d.U8(), d.U32(), d.I64(); typ != wire.FrameAnswer || call != 0 || now != 1010 {
 		t.Fatalf("answer %d %d %d", typ, call, now)
 	}
 	res := make([]qdisc.LeafResult, 2)
-	if err := wire.DecodeLeafEnqueue(&d, res); err != nil || res[1].Leaf.Qlen != 2 {
+	if err := wire.DecodeLeafEnqueue(&d, res); err != nil || res[1].Leaf.Qlen != 2 || res[0].Segs != 1 || res[1].Segs != 2 {
 		t.Fatalf("answer %+v %v", res, err)
 	}
 	for _, tt := range []struct {

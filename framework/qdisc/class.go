@@ -140,11 +140,20 @@ type LeafState struct {
 }
 
 // LeafResult is the host's answer for one packet of EnqueueLeaves: the
-// leaf's NET_XMIT code and its state after the packet.
+// leaf's NET_XMIT code, its state after the packet, and how many
+// packets the leaf made of it (Segs: a GSO skb's segments when the leaf
+// segments it, as cake's split-gso does; 0 or 1 otherwise).
 type LeafResult struct {
 	Code Code
 	Leaf LeafState
+	Segs int
 }
+
+// Arrived is how many packets joined the leaf for this one (if it took
+// them): what LeafTable.Update's arrived counts. A leaf that segments a
+// GSO skb grows its ancestors' qlen by the extra segments without a
+// drop (qdisc_tree_reduce_backlog by 1 - numsegs).
+func (r LeafResult) Arrived() int { return max(r.Segs, 1) }
 
 // Verdict is what the filters decided for a packet (tcf_classify's
 // return with CONFIG_NET_CLS_ACT).

@@ -56,6 +56,13 @@ const (
 	// nothing, so the host may skip the call. It changes no result, and
 	// saves a round trip per empty dequeue for a plugin out of process.
 	EmptyNoop Flags = 1 << 30
+
+	// SplitGSO is the model's too: the qdisc wants GSO skbs as
+	// segments, as cake_enqueue with split-gso segments them
+	// (skb_gso_segment) before queueing each. The host segments them
+	// in the enqueue call, under the root lock, and hands the qdisc
+	// the segments; the extra skbs count as offered.
+	SplitGSO Flags = 1 << 29
 )
 
 // Work is a unit of CPU work a qdisc reports in kernel terms; the host

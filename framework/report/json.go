@@ -14,6 +14,7 @@ import (
 // Top-level keys:
 //
 //	name               variant name (omitted when empty)
+//	script             the script the run came from (omitted for a run from flags)
 //	profile            profile the run was built from
 //	seed               random seed; same seed and config give the same report
 //	setup              what was simulated: topology, driver, queues, rate, qdisc, workload
@@ -124,7 +125,7 @@ func (r *Report) Normalize() {
 	}
 	for i := range r.Series {
 		iv := &r.Series[i]
-		for _, f := range []*float64{&iv.TxPps, &iv.SysPct, &iv.SoftPct, &iv.IdlePct, &iv.Runnable, &iv.CSPerS, &iv.InPerS} {
+		for _, f := range []*float64{&iv.TxPps, &iv.TxBps, &iv.SysPct, &iv.SoftPct, &iv.IdlePct, &iv.Runnable, &iv.CSPerS, &iv.InPerS} {
 			finite(f)
 		}
 	}

@@ -12,7 +12,10 @@ import "encoding/json"
 
 // Report is one run's result.
 type Report struct {
-	Name    string            `json:"name,omitempty"` // variant name
+	Name string `json:"name,omitempty"` // variant name
+	// Script is the script the run came from, as txlab run names it
+	// ("scripts/e2.tengo"); empty for a run from flags.
+	Script  string            `json:"script,omitempty"`
 	Profile string            `json:"profile"`
 	Seed    uint64            `json:"seed"`
 	Setup   Setup             `json:"setup"`
@@ -81,6 +84,12 @@ type Report struct {
 	NetifSchedule []SchedCaller `json:"netif_schedule_callers"`
 	NetTxAction   TxAction      `json:"net_tx_action"`
 
+	// tcp_stream: goodput over the window (all flows), the flows and the
+	// path, and what the latency probes measured.
+	GoodputBps *float64 `json:"goodput_bps,omitempty"`
+	TCP        *TCP     `json:"tcp,omitempty"`
+	Latency    *Latency `json:"latency,omitempty"`
+
 	Events    uint64 `json:"events"`
 	SimWallNs int64  `json:"sim_wall_ns"` // wall time spent simulating
 	// PluginOverrides are the built-ins a plugin replaced in this run
@@ -114,6 +123,20 @@ type Setup struct {
 	// Bond is --bond's text: the senders transmit on its first bond,
 	// over slaves of Driver.
 	Bond string `json:"bond,omitempty"`
+	// Also are the sender groups beside the first (a script's
+	// txlab.senders([...])): UDP senders under TCP flows, say.
+	Also []SetupGroup `json:"also,omitempty"`
+}
+
+// SetupGroup is one more sender group on the host.
+type SetupGroup struct {
+	Workload   string  `json:"workload"` // udp_stream or udp_rate
+	Senders    int     `json:"senders"`
+	Placement  string  `json:"placement"`
+	LaunchNs   int64   `json:"launch_ns,omitempty"`
+	PacketSize int     `json:"packet_size"` // UDP payload bytes
+	Flows      int     `json:"flows"`
+	OfferedPps float64 `json:"offered_pps,omitempty"` // udp_rate
 }
 
 // Window are the counts within the measurement window.
@@ -269,6 +292,8 @@ type Interval struct {
 	EndNs     int64   `json:"end_ns"`
 	TxPackets uint64  `json:"tx_packets"`
 	TxPps     float64 `json:"tx_pps"`
+	TxBytes   uint64  `json:"tx_bytes"` // frame bytes the NIC completed in the interval
+	TxBps     float64 `json:"tx_bps"`   // TxBytes * 8 per simulated second
 	Offered   uint64  `json:"offered_packets"`
 	Drops     uint64  `json:"dropped_packets"`
 	Backlog   int64   `json:"backlog_packets"` // all qdiscs, at the end of the interval
@@ -278,6 +303,13 @@ type Interval struct {
 	// end, over every cake qdisc and tin (its blue_p_max_ppm xstats, in
 	// [0, 1]); omitted without cake or while BLUE is quiet.
 	BlueP float64 `json:"blue_p_max,omitempty"`
+	// CoDelDropping is how many flows are in CoDel's dropping state at
+	// the interval's end (codel_vars.dropping, cobalt_vars.dropping),
+	// over every fq_codel and cake qdisc (their codel_dropping xstats);
+	// omitted when none is.
+	CoDelDropping int64 `json:"codel_dropping,omitempty"`
+	// GoodputBps is tcp_stream's goodput in the interval, all flows.
+	GoodputBps float64 `json:"goodput_bps,omitempty"`
 	VMStat
 }
 

@@ -67,7 +67,7 @@ func (g *schemaGen) of(t reflect.Type) map[string]any {
 		return map[string]any{"type": "string"}
 	case reflect.Int, reflect.Int32, reflect.Int64:
 		return map[string]any{"type": "integer"}
-	case reflect.Uint, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
 		return map[string]any{"type": "integer", "minimum": 0}
 	case reflect.Float64:
 		return map[string]any{"type": "number"}

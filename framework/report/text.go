@@ -26,6 +26,7 @@ func WriteText(w io.Writer, r *Report) error {
 	var b bytes.Buffer
 	writeHeader(&b, r)
 	writeSummary(&b, r)
+	writeTCP(&b, r)
 	writeSortedMap(&b, "Drops by reason", r.Drops)
 	writeSortedMap(&b, "Counters", r.Counters)
 	writeNetifSchedule(&b, r)
@@ -67,6 +68,13 @@ func writeHeader(b *bytes.Buffer, r *Report) {
 			s.Sockets, s.CoresPerSocket, s.ThreadsPerCore, s.CPUs, s.Driver, s.Queues,
 			strconv.FormatFloat(float64(s.RateBps)/1e9, 'g', -1, 64),
 			s.Qdisc, s.Workload, s.Senders, s.PacketSize, s.Flows)
+	}
+	for _, g := range s.Also {
+		fmt.Fprintf(b, "  and:    workload %s, %d senders (%s), %d B packets, %d flows", g.Workload, g.Senders, g.Placement, g.PacketSize, g.Flows)
+		if g.OfferedPps > 0 {
+			fmt.Fprintf(b, ", %s Mpps offered", mpps(g.OfferedPps))
+		}
+		b.WriteString("\n")
 	}
 	fmt.Fprintf(b, "duration: %s ms (warmup %s ms)\n", ms(r.DurationNs), ms(r.WarmupNs))
 }

@@ -131,6 +131,9 @@ func (l *Live) StartSenders(idx []int) error {
 }
 
 func (l *Live) eachSender(idx []int, f func(int)) error {
+	if k := l.wl.Spec.Kind; k == workload.TCPStream {
+		return fmt.Errorf("stop and start act on UDP senders; %s's connections and probes run to the end (netperf has no pause)", k)
+	}
 	n := len(l.wl.CPUs)
 	if idx == nil {
 		for i := 0; i < n; i++ {

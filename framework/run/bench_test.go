@@ -47,3 +47,56 @@ func BenchmarkSimVeth(b *testing.B) {
 	s.Duration, s.Warmup = 10*sim.Millisecond, 0
 	benchRun(b, s)
 }
+
+// e5Host is E5's host: 16 CPUs, veth with 8 queues and the peer's NAPI,
+// cake_mq bandwidth 2Gbit besteffort, a 50 us path with a 2 Gbit down
+// link.
+func e5Host() Spec {
+	s := Default()
+	s.Profile = "net-next"
+	s.Sockets, s.Cores, s.Threads = 1, 8, 2
+	s.Driver, s.DriverArgs, s.Queues = "veth", []string{"gro", "on"}, 8
+	s.Qdisc = "cake_mq bandwidth 2Gbit besteffort"
+	s.Workload.Kind = workload.TCPStream
+	s.Workload.Path.RTT = 50 * sim.Microsecond
+	s.PathRateDown = "2Gbit"
+	s.Duration, s.Warmup = 500*sim.Millisecond, 0
+	return s
+}
+
+// benchTCP is benchRun for TCP runs: host packets (tx_packets, cake's
+// split segments each one) and packets the path carried (segments and
+// ACKs, both ways) per wall second.
+func benchTCP(b *testing.B, s Spec) {
+	var pkts, wire uint64
+	for i := 0; i < b.N; i++ {
+		rep, err := Run(s, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		pkts += rep.TxPackets
+		wire += rep.TCP.Path.Up.Delivered + rep.TCP.Path.Down.Delivered
+	}
+	b.ReportMetric(float64(pkts)/b.Elapsed().Seconds(), "simpkts/s")
+	b.ReportMetric(float64(wire)/b.Elapsed().Seconds(), "pathpkts/s")
+}
+
+// BenchmarkSimTCPNup: flent tcp_nup, 32 TCP uploads through cake_mq at
+// 2 Gbit on veth (E5's nup cell), 500 ms.
+func BenchmarkSimTCPNup(b *testing.B) {
+	s := e5Host()
+	s.Workload.Flows = 32
+	s.Ping = 10 * sim.Millisecond
+	benchTCP(b, s)
+}
+
+// BenchmarkSimRRUL: flent rrul, 4 up, 4 down (2 Gbit back), ping and
+// three UDP_RR probes, on E5's host, 500 ms.
+func BenchmarkSimRRUL(b *testing.B) {
+	s := e5Host()
+	s.Workload.Flows, s.Workload.Down = 4, 4
+	s.Workload.Marks = []uint8{0, 8, 40, 46}
+	s.Workload.Probes = []workload.Probe{{Kind: workload.ProbeUDPRR}, {Kind: workload.ProbeUDPRR, DSCP: 8}, {Kind: workload.ProbeUDPRR, DSCP: 46}}
+	s.Ping = 10 * sim.Millisecond
+	benchTCP(b, s)
+}

@@ -31,6 +31,9 @@ func (s *Spec) validateBond() error {
 	if s.Workload.Kind == workload.Forward {
 		return fmt.Errorf("%s: the forward workload receives on the NIC it forwards out of; a bond has no receive side here (use udp_stream or udp_rate)", KnobByFlag("bond").Name())
 	}
+	if s.Workload.Kind == workload.TCPStream {
+		return fmt.Errorf("%s: tcp_stream's ACKs and answers come back through the device's receive path, which a bond has none of here (use udp_stream or udp_rate)", KnobByFlag("bond").Name())
+	}
 	return nil
 }
 
@@ -105,6 +108,9 @@ func setupBonded(h *host, spec *Spec, qwords []string, xps netdev.XPSMode) (*hos
 		}
 	}
 	if h.wl, err = workload.Start(h.net, h.dev, spec.Workload); err != nil {
+		return fail(err)
+	}
+	if err := startAlso(h, spec); err != nil {
 		return fail(err)
 	}
 	cpus, err := spec.lockCPUs(h.topo)

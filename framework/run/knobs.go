@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/txlab/txlab/framework/sim"
+	"github.com/txlab/txlab/framework/tcp"
 	"github.com/txlab/txlab/framework/units"
 	"github.com/txlab/txlab/framework/workload"
 )
@@ -68,8 +69,20 @@ func forward(s *Spec) bool { return s.Workload.Kind == workload.Forward }
 // comes from the wire).
 func threads(s *Spec) bool { return !forward(s) }
 
+// udpThreads is whether the workload has a count of UDP sender threads.
+func udpThreads(s *Spec) bool { return threads(s) && !tcpFlows(s) }
+
 // offered is whether the workload has an offered rate and flows.
 func offered(s *Spec) bool { return udpRate(s) || forward(s) }
+
+// tcpFlows is whether the workload is tcp_stream (flows, the path).
+func tcpFlows(s *Spec) bool { return s.Workload.Kind == workload.TCPStream }
+
+// hasFlows is whether the workload has a flow count: tcp_stream's may
+// be 0 when it has downloads (a script's tcp_ndown).
+func hasFlows(s *Spec) bool {
+	return offered(s) || tcpFlows(s) && !(s.Workload.Flows == 0 && s.Workload.Down > 0)
+}
 
 // MaxRxQueues bounds --rx-queues before a driver is asked; each driver
 // has its own maximum (ice 256, i40e 64, idpf 256), checked when the
@@ -112,17 +125,18 @@ var knobs = []*Knob{
 	{Flag: "workload", Script: "senders.kind", Kind: TextKnob,
 		Help: "udp_stream (closed loop), udp_rate (open loop) or forward (a traffic generator into the RX port, forwarded out)",
 		ptr:  func(s *Spec) any { return &s.Workload.Kind }},
-	{Flag: "senders", Script: "senders.count", Kind: IntKnob, Min: 1, Max: workload.MaxSenders, Help: "sender threads, one per CPU",
-		Only: threads, ptr: func(s *Spec) any { return &s.Workload.Senders }},
+	{Flag: "senders", Script: "senders.count", Kind: IntKnob, Min: 1, Max: workload.MaxSenders, Help: "sender threads, one per CPU (tcp_stream: one per connection, --flows)",
+		Only: udpThreads, ptr: func(s *Spec) any { return &s.Workload.Senders }},
 	{Flag: "placement", Script: "senders.placement", Kind: TextKnob, Help: "sender threads: unpinned (placed and moved by the scheduler; udp_stream's default), spread (pinned one per CPU over the topology; udp_rate's default), or a CPU list like 0-7,16 (pinned, one per CPU)",
 		Only: threads, ptr: func(s *Spec) any { return &s.Workload.Placement }},
 	{Flag: "launch", Script: "senders.launch", Kind: TimeKnob, Min: 1, Max: float64(workload.MaxLaunch), Zero: "all at once, no control exchange",
 		Help: "udp_stream: time between two senders' starts, as a shell starts netperf processes one by one (each placed by fork balancing then, and doing netperf's control exchange, answered on the NIC's RX queue, before sending)",
 		Only: udpStream, ptr: func(s *Spec) any { return &s.Workload.Launch }},
 	{Flag: "size", Script: "senders.size", Kind: IntKnob, Min: 1, Max: workload.MaxPacketSize, Help: "UDP payload bytes (netperf -m)",
-		ptr: func(s *Spec) any { return &s.Workload.PacketSize }},
-	{Flag: "flows", Script: "senders.flows", Kind: IntKnob, Min: 1, Max: workload.MaxFlows, Help: "udp_rate and forward flows (udp_stream has one per sender)",
-		Only: offered, ptr: func(s *Spec) any { return &s.Workload.Flows }},
+		Only: func(s *Spec) bool { return !tcpFlows(s) }, ptr: func(s *Spec) any { return &s.Workload.PacketSize }},
+	{Flag: "flows", Script: "senders.flows", Kind: IntKnob, Min: 1, Max: workload.MaxFlows,
+		Help: "udp_rate and forward flows (udp_stream has one per sender); tcp_stream: upload connections, one netperf task each (at most the 28232 source ports of ip_local_port_range)",
+		Only: hasFlows, ptr: func(s *Spec) any { return &s.Workload.Flows }},
 	{Flag: "offered-rate", Script: "senders.rate", Kind: CountKnob, Min: 1, Max: workload.MaxRate,
 		Help: "udp_rate and forward total packets/s (5M, 630K), at most what the link carries",
 		Only: offered, ptr: func(s *Spec) any { return &s.Workload.Rate }},
@@ -132,8 +146,39 @@ var knobs = []*Knob{
 	{Flag: "mark", Script: "senders.mark", Kind: IntKnob, Min: 0, Max: 1<<32 - 1, Help: "skb->mark of every packet (SO_MARK; tc's fw filter matches it)",
 		Only: threads, ptr: func(s *Spec) any { return &s.Workload.Mark }},
 	{Flag: "groups", Script: "senders.groups", Kind: TextKnob,
-		Help: "flow groups for tc filters: flow i (udp_stream: sender i) takes group i mod n; groups are space-separated key=value lists with dscp, priority (a classid, 1:10), mark, dport, e.g. \"dport=5001,prio=1:10 dport=5002\"",
+		Help: "flow groups for tc filters: flow i (udp_stream: sender i; tcp_stream: connection i of each direction) takes group i mod n; groups are space-separated key=value lists with dscp, priority (a classid, 1:10), mark, dport, e.g. \"dport=5001,prio=1:10 dport=5002\"",
 		Only: threads, ptr: func(s *Spec) any { return &s.Workload.Groups }},
+	{Flag: "down", Script: "senders.down", Kind: IntKnob, Min: 0, Max: tcp.MaxFlows,
+		Help: "tcp_stream: download connections (the far end sends, the host receives and acks)",
+		Only: tcpFlows, ptr: func(s *Spec) any { return &s.Workload.Down }},
+	{Flag: "cc", Script: "senders.cc", Kind: TextKnob, Help: "tcp_stream: congestion control (net.ipv4.tcp_congestion_control): " + strings.Join(tcp.CCNames(), ", "),
+		Only: tcpFlows, ptr: func(s *Spec) any { return &s.Workload.CC }},
+	{Flag: "tcp-ecn", Script: "senders.ecn", Kind: TextKnob, Help: "tcp_stream: ECN on the connections (net.ipv4.tcp_ecn=1): on or off (dctcp is always on)",
+		Only: tcpFlows, ptr: func(s *Spec) any { return &s.Workload.ECN }},
+	{Flag: "start", Script: "senders.start", Kind: TimeKnob, Min: 0, Max: float64(MaxDuration),
+		Help: "tcp_stream: when the connections start; probes run from 0, so the RTT before is the idle RTT",
+		Only: tcpFlows, ptr: func(s *Spec) any { return &s.Workload.Start }},
+	{Flag: "ping", Script: "senders.ping", Kind: TimeKnob, Min: 1, Max: float64(MaxDuration), Zero: "no ping",
+		Help: "tcp_stream: an ICMP ping probe at this interval (flent's is 200ms); scripts add more probes",
+		Only: tcpFlows, ptr: func(s *Spec) any { return &s.Ping }},
+	{Flag: "rtt", Script: "path.rtt", Kind: TimeKnob, Min: 1, Max: float64(MaxDuration),
+		Help: "tcp_stream: the path's base RTT (each direction delays RTT/2)",
+		Only: tcpFlows, ptr: func(s *Spec) any { return &s.Workload.Path.RTT }},
+	{Flag: "path-rate", Script: "path.rate", Kind: TextKnob,
+		Help: "tcp_stream: the path's bottleneck rate in tc's words, each direction, with a FIFO of --path-limit packets before it; empty: none (the host's NIC is the bottleneck)",
+		Only: tcpFlows, ptr: func(s *Spec) any { return &s.PathRate }},
+	{Flag: "path-rate-down", Script: "path.rate_down", Kind: TextKnob,
+		Help: "tcp_stream: the down link's bottleneck rate (an asymmetric path); empty: --path-rate's",
+		Only: tcpFlows, ptr: func(s *Spec) any { return &s.PathRateDown }},
+	{Flag: "path-limit", Script: "path.limit", Kind: IntKnob, Min: 1, Max: 10_000_000,
+		Help: "tcp_stream: packets the path's bottleneck FIFO holds (a router's pfifo)",
+		Only: tcpFlows, ptr: func(s *Spec) any { return &s.Workload.Path.Limit }},
+	{Flag: "path-qdisc", Script: "path.qdisc", Kind: TextKnob,
+		Help: "tcp_stream: a qdisc in tc words the path's bottleneck router runs in each direction instead of its FIFO (needs --path-rate), e.g. \"fq_codel\"",
+		Only: tcpFlows, ptr: func(s *Spec) any { return &s.Workload.Path.Qdisc }},
+	{Flag: "path-loss", Script: "path.loss", Kind: TextKnob,
+		Help: "tcp_stream: random loss on the path, each direction, as a percentage (0.1%) or a fraction; empty: none",
+		Only: tcpFlows, ptr: func(s *Spec) any { return &s.PathLoss }},
 	{Flag: "duration", Script: "duration", Kind: TimeKnob, Min: 1, Max: float64(MaxDuration), Help: "simulated time, warmup included",
 		ptr: func(s *Spec) any { return &s.Duration }},
 	{Flag: "warmup", Script: "warmup", Kind: TimeKnob, Min: 0, Max: float64(MaxDuration), Help: "simulated time before measuring (below duration)",
@@ -188,6 +233,11 @@ func (k *Knob) Get(s *Spec) string {
 		return strconv.FormatUint(uint64(*p), 10)
 	case *[]workload.Group:
 		return workload.FormatGroups(*p)
+	case *bool:
+		if *p {
+			return "on"
+		}
+		return "off"
 	}
 	panic("run: knob " + k.Flag + " of an unknown type")
 }
@@ -263,6 +313,15 @@ func (k *Knob) Set(s *Spec, text string) error {
 			return err
 		}
 		*p = g
+	case *bool:
+		switch strings.ToLower(text) {
+		case "on", "true", "1", "yes":
+			*p = true
+		case "off", "false", "0", "no":
+			*p = false
+		default:
+			return fmt.Errorf("%q is not on or off", text)
+		}
 	}
 	return nil
 }

@@ -18,11 +18,13 @@ import (
 
 	"github.com/txlab/txlab/framework/driver"
 	"github.com/txlab/txlab/framework/netdev"
+	"github.com/txlab/txlab/framework/path"
 	"github.com/txlab/txlab/framework/plugin"
 	"github.com/txlab/txlab/framework/qdisc"
 	"github.com/txlab/txlab/framework/report"
 	"github.com/txlab/txlab/framework/sim"
 	"github.com/txlab/txlab/framework/tc"
+	"github.com/txlab/txlab/framework/tcp"
 	"github.com/txlab/txlab/framework/trace"
 	"github.com/txlab/txlab/framework/workload"
 )
@@ -63,6 +65,20 @@ type Spec struct {
 	TC []TCBatch
 
 	Workload workload.Spec
+	// Also are more sender groups on the host beside Workload, started
+	// with it (a script's txlab.senders([...])): udp_stream or udp_rate
+	// groups, as 240 netperf UDP_STREAMs under the TCP flows and probes
+	// of a tcp_stream Workload. Their sockets, flows and tasks are
+	// numbered after Workload's and each other's; timed actions act on
+	// Workload's senders only.
+	Also []workload.Spec
+	// tcp_stream's knobs in words (tcp.go): the path's bottleneck rate
+	// (tc's rate words, "" for none) and loss ("0.1%"), and a ping
+	// probe's interval (0: none).
+	PathRate     string
+	PathRateDown string
+	PathLoss     string
+	Ping         sim.Time
 
 	Duration sim.Time
 	Warmup   sim.Time
@@ -95,8 +111,9 @@ func Default() Spec {
 		// RateBps 0: the driver's own line rate (ice 100G, i40e 25G, idpf
 		// 200G), so that --driver alone gives the NIC's speed.
 		Driver: "ice", Queues: 30, XPS: string(netdev.XPSIRQ),
-		Qdisc:    "mq pfifo",
-		Workload: workload.Spec{Kind: workload.UDPStream, Senders: 240, PacketSize: 120, Flows: 16, Rate: 1e6},
+		Qdisc: "mq pfifo",
+		Workload: workload.Spec{Kind: workload.UDPStream, Senders: 240, PacketSize: 120, Flows: 16, Rate: 1e6,
+			CC: tcp.CCCubic, Path: path.Config{RTT: 20 * sim.Millisecond, Limit: path.DefaultLimit}},
 		Duration: 20 * sim.Millisecond,
 		Warmup:   5 * sim.Millisecond,
 		Seed:     1,
@@ -167,7 +184,11 @@ func (s *Spec) Validate() error {
 		return fmt.Errorf("%s: only udp_stream's netperf processes are launched one by one; %s senders all start at once",
 			KnobByFlag("launch").Name(), w.Kind)
 	}
-	if err := s.Workload.Validate(); err != nil {
+	if s.Workload.Kind == workload.TCPStream {
+		if _, err := s.tcpWorkload(); err != nil {
+			return err
+		}
+	} else if err := s.Workload.Validate(); err != nil {
 		return err
 	}
 	if s.Workload.Kind == workload.Forward {
@@ -175,6 +196,10 @@ func (s *Spec) Validate() error {
 		case "", RxPortSame, RxPortOther:
 		default:
 			return fmt.Errorf("%s: %q is not %s or %s", KnobByFlag("rx-port").Name(), s.RxPort, RxPortSame, RxPortOther)
+		}
+	} else if s.Workload.Kind == workload.TCPStream {
+		if _, err := tcpPlacementCheck(&s.Workload, topo); err != nil {
+			return fmt.Errorf("--placement (senders.placement): %w", err)
 		}
 	} else if _, err := workload.Place(&s.Workload, topo); err != nil { // forward has no sender threads: the traffic comes from the wire
 		return fmt.Errorf("--placement (senders.placement): %w", err)
@@ -191,7 +216,66 @@ func (s *Spec) Validate() error {
 				KnobByFlag("launch").Name(), w.Senders, last, s.Duration)
 		}
 	}
+	for i := range s.Also {
+		if err := s.validateAlso(i, topo); err != nil {
+			return err
+		}
+	}
 	return s.validateBond()
+}
+
+// validateAlso checks sender group i+2 (Also[i]): a UDP group beside a
+// first group that has senders of its own.
+func (s *Spec) validateAlso(i int, topo sim.Topology) error {
+	w := s.alsoSpec(i)
+	name := fmt.Sprintf("senders group %d (%s)", i+2, w.Kind)
+	if s.Workload.Kind == workload.Forward {
+		return fmt.Errorf("%s: forward's traffic comes from the wire; it runs with no sender groups beside it", name)
+	}
+	if w.Kind != workload.UDPStream && w.Kind != workload.UDPRate {
+		return fmt.Errorf("%s: only udp_stream and udp_rate groups run beside a run's first group (tcp_stream is the first, if any)", name)
+	}
+	if err := w.Validate(); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	if _, err := workload.Place(&w, topo); err != nil {
+		return fmt.Errorf("%s: placement: %w", name, err)
+	}
+	if w.Launch > 0 {
+		if last := sim.Time(w.Senders-1) * w.Launch; last >= s.Duration {
+			return fmt.Errorf("%s: launch: the last of %d senders would start at %v, after the run's %v", name, w.Senders, last, s.Duration)
+		}
+	}
+	return nil
+}
+
+// startAlso starts the sender groups beside the first on h's device.
+func startAlso(h *host, spec *Spec) error {
+	for i := range spec.Also {
+		w := spec.alsoSpec(i)
+		if w.Kind == workload.UDPRate {
+			if err := checkOfferedRate(w.Rate, w.PacketSize, h.dev); err != nil {
+				return fmt.Errorf("senders group %d: %w", i+2, err)
+			}
+		}
+		wl, err := workload.Start(h.net, h.dev, w)
+		if err != nil {
+			return fmt.Errorf("senders group %d: %w", i+2, err)
+		}
+		h.also = append(h.also, wl)
+	}
+	return nil
+}
+
+// alsoSpec is Also[i] numbered after the groups before it.
+func (s *Spec) alsoSpec(i int) workload.Spec {
+	base := max(s.Workload.Sockets(), s.Workload.FlowCount())
+	for _, w := range s.Also[:i] {
+		base += max(w.Sockets(), w.FlowCount())
+	}
+	w := s.Also[i]
+	w.Group, w.Base = i+1, base
+	return w
 }
 
 // lockCPUs resolves LockCPUs on topo: nil for every CPU.
@@ -255,6 +339,7 @@ type host struct {
 	dev     *netdev.Device
 	rxDev   *netdev.Device // the forward workload's RX port (dev itself, or eth1)
 	wl      *workload.Workload
+	also    []*workload.Workload // Spec.Also's groups
 	cfg     netdev.Config
 	costs   *sim.Costs
 	topo    sim.Topology
@@ -317,9 +402,18 @@ func setup(spec *Spec) (*host, error) {
 	if strings.TrimSpace(spec.Bond) != "" {
 		return setupBonded(h, spec, qwords, xps)
 	}
+	tcpRun := spec.Workload.Kind == workload.TCPStream
+	if tcpRun {
+		devRxq = spec.Queues // ACKs and answers come back through the NIC's RX queues
+	}
 	h.dev, err = h.net.AddDevice(netdev.DeviceSpec{Name: report.Device, Driver: spec.Driver, Args: spec.DriverArgs,
 		Queues: spec.Queues, RateBps: spec.RateBps, Qdisc: qwords, XPS: xps,
 		IRQCPUs: irqCPUs(h.topo, max(spec.Queues, devRxq)), RxQueues: devRxq})
+	if tcpRun && errors.Is(err, netdev.ErrNoRxSide) {
+		// veth: no NIC RX rings; what comes back is the peer's netif_rx.
+		h.dev, err = h.net.AddDevice(netdev.DeviceSpec{Name: report.Device, Driver: spec.Driver, Args: spec.DriverArgs,
+			Queues: spec.Queues, RateBps: spec.RateBps, Qdisc: qwords, XPS: xps, IRQCPUs: irqCPUs(h.topo, spec.Queues)})
+	}
 	if err != nil {
 		return fail(rxError(err, spec.Driver))
 	}
@@ -360,7 +454,16 @@ func setup(spec *Spec) (*host, error) {
 			return fail(err)
 		}
 	}
-	if h.wl, err = workload.Start(h.net, h.dev, spec.Workload); err != nil {
+	wspec := spec.Workload
+	if tcpRun {
+		if wspec, err = spec.tcpWorkload(); err != nil {
+			return fail(err)
+		}
+	}
+	if h.wl, err = workload.Start(h.net, h.dev, wspec); err != nil {
+		return fail(err)
+	}
+	if err := startAlso(h, spec); err != nil {
 		return fail(err)
 	}
 	cpus, err := spec.lockCPUs(h.topo)
@@ -494,6 +597,7 @@ func RunWith(spec Spec, o Options) (*report.Report, error) {
 	snap.ethtool = driver.EthtoolLines(dev.Drv.Stats())
 	snap.devices = deviceStarts(net)
 	acts := newActionRunner(spec.Actions, &Live{e: e, net: net, dev: dev, wl: wl, store: map[any]any{}, log: o.Log}, spec.Duration)
+	ts := newTCPSeries(wl)
 	var runErr error
 	prev := snap
 	for t := sim.Time(0); t < spec.Duration && runErr == nil; {
@@ -503,6 +607,7 @@ func RunWith(spec Spec, o Options) (*report.Report, error) {
 		}
 		runErr = acts.runUntil(e, next)
 		cur := take(net, e)
+		ts.sample(next)
 		if next > spec.Warmup || spec.Warmup == 0 {
 			rep.Series = append(rep.Series, interval_(prev, cur, t, next, net))
 		}
@@ -525,7 +630,8 @@ func RunWith(spec Spec, o Options) (*report.Report, error) {
 	if runErr != nil {
 		net.LoseToDeadPlugins()
 	}
-	fillResults(rep, net, e, dev, wl, snap, spec)
+	fillResults(rep, net, e, dev, append([]*workload.Workload{wl}, h.also...), snap, spec)
+	fillTCP(rep, ts, spec, snap.at, e.Now())
 	fillRx(rep, net, e, rxDev, snap)
 	acts.fillPhases(rep.Counters, take(net, e))
 	rep.SimWallNs = time.Since(wall).Nanoseconds()
@@ -645,10 +751,11 @@ func vmstat(a, b snapshot, ncpu int) report.VMStat {
 }
 
 func interval_(a, b snapshot, from, to sim.Time, net *netdev.Net) report.Interval {
-	iv := report.Interval{StartNs: int64(from), EndNs: int64(to), TxPackets: b.tx - a.tx, Offered: b.offered - a.offered, Drops: b.dropped - a.dropped,
+	iv := report.Interval{StartNs: int64(from), EndNs: int64(to), TxPackets: b.tx - a.tx, TxBytes: b.txBytes - a.txBytes, Offered: b.offered - a.offered, Drops: b.dropped - a.dropped,
 		VMStat: vmstat(a, b, len(net.E.CPUs))}
 	if to > from {
 		iv.TxPps = float64(iv.TxPackets) * float64(sim.Second) / float64(to-from)
+		iv.TxBps = float64(iv.TxBytes) * 8 * float64(sim.Second) / float64(to-from)
 	}
 	for r, v := range b.drops {
 		if d := v - a.drops[r]; d > 0 {
@@ -660,9 +767,23 @@ func interval_(a, b snapshot, from, to sim.Time, net *netdev.Net) report.Interva
 	}
 	for _, q := range net.Qdiscs() {
 		iv.Backlog += int64(q.Qlen())
-		iv.BlueP = max(iv.BlueP, blueP(q.Ops.Stats().XStats))
+		xs := q.Ops.Stats().XStats
+		iv.BlueP = max(iv.BlueP, blueP(xs))
+		iv.CoDelDropping += codelDropping(xs)
 	}
 	return iv
+}
+
+// codelDropping sums a qdisc's codel_dropping xstats (fq_codel's, and
+// cake's one per tin): its flows in CoDel's dropping state.
+func codelDropping(xs []qdisc.XStat) int64 {
+	var n int64
+	for _, x := range xs {
+		if strings.HasSuffix(x.Key, "codel_dropping") {
+			n += x.Int64()
+		}
+	}
+	return n
 }
 
 // blueP is the largest of a qdisc's blue_p_max_ppm xstats (cake's, one
@@ -696,6 +817,8 @@ func fillSetup(rep *report.Report, spec *Spec, topo sim.Topology, dev *netdev.De
 	case workload.UDPStream:
 		rep.Setup.Flows = w.Senders
 		rep.Setup.LaunchNs = int64(w.Launch)
+	case workload.TCPStream:
+		rep.Setup.Senders, rep.Setup.Flows, rep.Setup.PacketSize = w.Flows, w.Flows+w.Down, tcp.MSS
 	case workload.Forward:
 		rep.Setup.OfferedPps = w.Rate
 		rep.Setup.Senders, rep.Setup.Placement = 0, ""
@@ -714,6 +837,15 @@ func fillSetup(rep *report.Report, spec *Spec, topo sim.Topology, dev *netdev.De
 	default:
 		rep.Setup.OfferedPps = w.Rate
 	}
+	for i := range spec.Also {
+		a := spec.alsoSpec(i)
+		g := report.SetupGroup{Workload: a.Kind, Senders: a.Senders, Placement: a.PlacementWord(), LaunchNs: int64(a.Launch),
+			PacketSize: a.PacketSize, Flows: a.FlowCount()}
+		if a.Kind == workload.UDPRate {
+			g.OfferedPps = a.Rate
+		}
+		rep.Setup.Also = append(rep.Setup.Also, g)
+	}
 	rep.Config = map[string]string{}
 	for _, k := range netdev.ToggleNames() {
 		rep.Config[k] = cfg.Get(k)
@@ -725,7 +857,7 @@ func fillSetup(rep *report.Report, spec *Spec, topo sim.Topology, dev *netdev.De
 	rep.DurationNs, rep.WarmupNs, rep.WindowNs = int64(spec.Duration), int64(spec.Warmup), int64(spec.Duration-spec.Warmup)
 }
 
-func fillResults(rep *report.Report, net *netdev.Net, e *sim.Engine, dev *netdev.Device, wl *workload.Workload, snap snapshot, spec Spec) {
+func fillResults(rep *report.Report, net *netdev.Net, e *sim.Engine, dev *netdev.Device, wls []*workload.Workload, snap snapshot, spec Spec) {
 	end := take(net, e)
 	window := end.at - snap.at
 	if window <= 0 {
@@ -785,13 +917,15 @@ func fillResults(rep *report.Report, net *netdev.Net, e *sim.Engine, dev *netdev
 	rep.NetTxAction = report.TxAction{Qdiscs: net.TxAction.Qdiscs, FoundRunning: net.TxAction.FoundRunning,
 		Empty: net.TxAction.Empty, Packets: net.TxAction.Packets}
 	var sleeps, wakeups, senderDrops, migrations uint64
-	for _, s := range wl.Sockets {
-		sleeps += s.Sleeps
-		wakeups += s.Wakeups
-		senderDrops += s.Dropped
-	}
-	for _, t := range wl.Tasks {
-		migrations += t.Migrations
+	for _, wl := range wls { // every sender group's
+		for _, s := range wl.Sockets {
+			sleeps += s.Sleeps
+			wakeups += s.Wakeups
+			senderDrops += s.Dropped
+		}
+		for _, t := range wl.Tasks {
+			migrations += t.Migrations
+		}
 	}
 	var ksoftirqd uint64
 	for _, t := range e.Tasks() {
@@ -806,6 +940,9 @@ func fillResults(rep *report.Report, net *netdev.Net, e *sim.Engine, dev *netdev
 	rep.Counters["ksoftirqd_wakeups"] = ksoftirqd
 	if net.Clones > 0 {
 		rep.Counters["qdisc_clones"] = net.Clones // only when a qdisc duplicated, so other reports keep their keys
+	}
+	if net.GSOSegments > 0 {
+		rep.Counters["gso_segments"] = net.GSOSegments // only when a qdisc split GSO skbs (cake's split-gso)
 	}
 	for _, l := range e.LockStats() {
 		if l.Acquired == 0 {

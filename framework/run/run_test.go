@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/txlab/txlab/framework/qdisc"
 	"github.com/txlab/txlab/framework/sim"
 	"github.com/txlab/txlab/framework/workload"
 )
@@ -41,5 +42,35 @@ func TestDeterminism(t *testing.T) {
 	s.Seed = 2
 	if bytes.Equal(a, jsonOf(t, s)) {
 		t.Fatal("a different seed gave the same report")
+	}
+}
+
+// TestSeriesSumsToWindow: the series cover the window, so their packets
+// and bytes add up to the window's, and tx_bps is each interval's bytes
+// x 8 per second.
+func TestSeriesSumsToWindow(t *testing.T) {
+	rep, err := Run(small(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pkts, nbytes uint64
+	for _, iv := range rep.Series {
+		pkts += iv.TxPackets
+		nbytes += iv.TxBytes
+		if want := float64(iv.TxBytes) * 8e9 / float64(iv.EndNs-iv.StartNs); iv.TxBps != want {
+			t.Errorf("interval at %d: tx_bps %g, want %g", iv.StartNs, iv.TxBps, want)
+		}
+	}
+	if pkts != rep.Window.TxPackets || nbytes != rep.Window.TxBytes || nbytes == 0 {
+		t.Errorf("series add up to %d packets %d bytes, the window has %d and %d", pkts, nbytes, rep.Window.TxPackets, rep.Window.TxBytes)
+	}
+}
+
+// TestCoDelDroppingSums: fq_codel's key and cake's per-tin keys add up;
+// other keys do not count.
+func TestCoDelDroppingSums(t *testing.T) {
+	xs := []qdisc.XStat{qdisc.XInt("codel_dropping", 2), qdisc.XUint("tin0_codel_dropping", 3), qdisc.XUint("tin1_codel_dropping", 4), qdisc.XInt("drop_overlimit", 100)}
+	if got := codelDropping(xs); got != 9 {
+		t.Errorf("codelDropping %d, want 9", got)
 	}
 }

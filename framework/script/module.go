@@ -31,7 +31,7 @@ type builder struct {
 	actions     []run.Action
 	actionDefs  []*actionDef
 	paramsRead  map[string]bool
-	sendersKind string // the kind of txlab.senders' group, once called
+	sendersSet  bool // txlab.senders was called
 }
 
 type variantDef struct {
@@ -167,24 +167,21 @@ func (p *Program) section(key string) *tengo.UserFunction {
 // module is the `txlab` module.
 func (p *Program) module() map[string]tengo.Object {
 	m := map[string]tengo.Object{}
-	for _, k := range []string{"host", "device", "qdisc", "profile", "duration", "warmup", "interval", "seed", "name", "lock_cpus"} {
+	for _, k := range []string{"host", "device", "qdisc", "senders", "path", "profile", "duration", "warmup", "interval", "seed", "name", "lock_cpus"} {
 		m[k] = p.section(k)
 	}
 	m["senders"] = p.fn("senders", 1, 1, func(b *builder, a []any) (tengo.Object, error) {
-		// A later call changes the keys it gives. One that names another
-		// kind may be meant as a second group of senders beside the first
-		// (240 udp_stream + 8 TCP); a run has one group, so the change of
-		// kind is said on stderr rather than made silently.
-		prev := b.sendersKind
-		if err := applySection(&b.base, "senders", a[0]); err != nil {
-			return nil, err
+		// A later map naming another kind than the first group's adds a
+		// group beside the ones before (240 udp_stream, then 8
+		// tcp_stream), as the array form does; one without a kind, or
+		// with the first group's, changes the first group's keys.
+		if m, ok := a[0].(map[string]any); ok && b.sendersSet {
+			if k, ok := m["kind"].(string); ok && k != b.base.Workload.Kind {
+				return nil, addSenderGroup(&b.base, m)
+			}
 		}
-		b.sendersKind = b.base.Workload.Kind
-		if prev != "" && prev != b.sendersKind {
-			fmt.Fprintf(b.p.opts.Log, "%s: warning: txlab.senders: %s senders replace the %s ones: a run has one group of senders (groups do not add up yet)\n",
-				b.p.name, b.sendersKind, prev)
-		}
-		return nil, nil
+		b.sendersSet = true
+		return nil, applySection(&b.base, "senders", a[0])
 	})
 	m["set"] = p.fn("set", 1, 2, func(b *builder, a []any) (tengo.Object, error) {
 		v, err := pairOrMap(a)
@@ -450,7 +447,7 @@ func (b *builder) addVariant(name string, cm map[string]any) error {
 
 // configKeys are what a config or variant map may hold, applied in
 // this order.
-var configKeys = []string{"name", "profile", "host", "device", "qdisc", "tc", "senders", "set", "cost", "duration", "warmup", "interval", "seed", "lock_cpus"}
+var configKeys = []string{"name", "profile", "host", "device", "qdisc", "tc", "senders", "path", "set", "cost", "duration", "warmup", "interval", "seed", "lock_cpus"}
 
 func applyConfig(s *run.Spec, m map[string]any) error {
 	if err := checkKeys("config", m, configKeys...); err != nil {
@@ -488,6 +485,8 @@ func applySection(s *run.Spec, key string, v any) error {
 		err = addTC(s, v)
 	case "senders":
 		err = setSenders(s, v)
+	case "path":
+		err = setPath(s, v)
 	case "set":
 		err = setToggles(s, v)
 	case "cost":
@@ -725,12 +724,104 @@ func checkQdisc(words []string, queues int, plugins plugin.Options) (err error) 
 	return err
 }
 
+// setSenders reads txlab.senders' argument: a map sets (or, in a variant
+// or config, changes) the run's first sender group; an array of maps
+// sets every group, the first (or the tcp_stream one) first and the UDP
+// groups that run beside it (run.Spec.Also).
 func setSenders(s *run.Spec, v any) error {
+	if list, ok := v.([]any); ok {
+		return setSenderGroups(s, list)
+	}
+	return setSenderMap(s, v)
+}
+
+// tcpOnlyKeys are the senders keys only tcp_stream reads.
+var tcpOnlyKeys = []string{"down", "cc", "ecn", "marks", "hosts", "start", "ping", "probes"}
+
+func setSenderGroups(s *run.Spec, list []any) error {
+	if len(list) == 0 {
+		return fmt.Errorf("senders: an empty array; give one map per sender group, e.g. [{kind: \"udp_stream\", count: 240}, {kind: \"tcp_stream\", flows: 8}]")
+	}
+	first := 0
+	tcps := 0
+	for i, x := range list {
+		m, err := asMap(fmt.Sprintf("senders[%d]", i), x)
+		if err != nil {
+			return err
+		}
+		if k, _ := m["kind"].(string); k == workload.TCPStream {
+			first = i
+			tcps++
+		}
+	}
+	if tcps > 1 {
+		return fmt.Errorf("senders: %d tcp_stream groups; one holds every TCP connection and probe of a run", tcps)
+	}
+	var also []workload.Spec
+	for i, x := range list {
+		if i == first {
+			continue
+		}
+		m := x.(map[string]any)
+		for _, k := range tcpOnlyKeys {
+			if _, ok := m[k]; ok {
+				return fmt.Errorf("senders[%d]: %q is tcp_stream's; a UDP group beside the first has none", i, k)
+			}
+		}
+		g := run.Default()
+		if err := setSenderMap(&g, m); err != nil {
+			return fmt.Errorf("senders[%d]: %w", i, err)
+		}
+		also = append(also, g.Workload)
+	}
+	if err := setSenderMap(s, list[first]); err != nil {
+		return fmt.Errorf("senders[%d]: %w", first, err)
+	}
+	s.Also = also
+	return nil
+}
+
+// addSenderGroup adds the group m to s's: a tcp_stream group becomes
+// the first (the groups so far run beside it), a UDP group runs beside
+// the others (run.Spec.Also), each from the defaults with its own keys.
+func addSenderGroup(s *run.Spec, m map[string]any) error {
+	k, _ := m["kind"].(string)
+	if k == workload.Forward || s.Workload.Kind == workload.Forward {
+		return fmt.Errorf("a group of %s senders beside %s ones: forward runs alone", k, s.Workload.Kind)
+	}
+	if k == workload.TCPStream {
+		old := s.Workload
+		s.Workload = run.Default().Workload
+		if err := setSenderMap(s, m); err != nil {
+			s.Workload = old
+			return err
+		}
+		s.Also = append([]workload.Spec{old}, s.Also...)
+		return nil
+	}
+	for _, key := range tcpOnlyKeys {
+		if _, ok := m[key]; ok {
+			return fmt.Errorf("senders: %q is tcp_stream's; a UDP group beside the first has none", key)
+		}
+	}
+	g := run.Default()
+	if err := setSenderMap(&g, m); err != nil {
+		return err
+	}
+	s.Also = append(s.Also, g.Workload)
+	return nil
+}
+
+func setSenderMap(s *run.Spec, v any) error {
 	m, err := asMap("senders", v)
 	if err != nil {
 		return err
 	}
-	if err := checkKeys("senders", m, "kind", "count", "placement", "size", "flows", "rate", "dscp", "priority", "arrival", "mark", "groups", "launch"); err != nil {
+	if err := checkKeys("senders", m, "kind", "count", "placement", "size", "flows", "rate", "dscp", "priority", "arrival", "mark", "groups", "launch",
+		"down", "cc", "ecn", "marks", "hosts", "start", "ping", "probes"); err != nil {
+		return err
+	}
+	if err := setTCPSenders(s, m); err != nil {
 		return err
 	}
 	w := &s.Workload
@@ -755,6 +846,15 @@ func setSenders(s *run.Spec, v any) error {
 	}{{"count", "senders", &w.Senders}, {"size", "size", &w.PacketSize}, {"flows", "flows", &w.Flows}}
 	for _, f := range ints {
 		if x, ok := m[f.k]; ok {
+			if f.k == "flows" && w.Kind == workload.TCPStream {
+				// tcp_stream: 0 uploads is a downloads-only run (tcp_ndown).
+				n, err := asInt("senders flows", x, 0, int64(run.KnobByFlag("flows").Max))
+				if err != nil {
+					return err
+				}
+				*f.p = int(n)
+				continue
+			}
 			n, err := knobInt("senders "+f.k, x, f.flag)
 			if err != nil {
 				return err

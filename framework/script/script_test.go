@@ -70,7 +70,12 @@ func TestErrors(t *testing.T) {
 		{"bad rx port", "txlab := import(\"txlab\")\ntxlab.device({rx_port: \"back\"})\n", Options{}, "t.tengo:2:1: txlab.device: device rx_port \"back\" is not same or other", ""},
 		{"bad arrival", "txlab := import(\"txlab\")\ntxlab.senders({kind: \"forward\", arrival: \"bursty\"})\n", Options{}, "t.tengo:2:1: txlab.senders: senders arrival \"bursty\" is not constant or poisson", ""},
 		{"rx queues range", "txlab := import(\"txlab\")\ntxlab.device({rx_queues: 5000})\n", Options{}, "t.tengo:2:1: txlab.device: device rx_queues", ""},
-		{"unknown sender kind", "txlab := import(\"txlab\")\ntxlab.senders({kind: \"tcp_bulk\"})\n", Options{}, "t.tengo:2:1: txlab.senders: unknown sender kind \"tcp_bulk\" (known: forward, udp_rate, udp_stream)", ""},
+		{"unknown sender kind", "txlab := import(\"txlab\")\ntxlab.senders({kind: \"tcp_bulk\"})\n", Options{}, "t.tengo:2:1: txlab.senders: unknown sender kind \"tcp_bulk\" (known: forward, tcp_stream, udp_rate, udp_stream)", ""},
+		{"zero rtt", "txlab := import(\"txlab\")\ntxlab.path({rtt: \"0ms\"})\n", Options{}, "t.tengo:2:1: txlab.path: path rtt: 0 is out of range: 1ns..1h", ""},
+		{"zero path rate", "txlab := import(\"txlab\")\ntxlab.path({rate: \"0bit\"})\n", Options{}, "t.tengo:2:1: txlab.path: path rate: 0 is out of range", ""},
+		{"unknown cc", "txlab := import(\"txlab\")\ntxlab.senders({kind: \"tcp_stream\", cc: \"bbr\"})\n", Options{}, "t.tengo:2:1: txlab.senders: senders cc: unknown congestion control \"bbr\" (known: cubic, dctcp, reno)", ""},
+		{"more flows than ports", "txlab := import(\"txlab\")\ntxlab.senders({kind: \"tcp_stream\", flows: 30000})\n", Options{}, "t.tengo: --flows (senders.flows): 30000 connections (30000 up, 0 down) need 30000 source ports", ""},
+		{"unknown probe", "txlab := import(\"txlab\")\ntxlab.senders({kind: \"tcp_stream\", probes: [{kind: \"traceroute\"}]})\n", Options{}, "t.tengo:2:1: txlab.senders: senders probes: workload: probe 1: unknown kind \"traceroute\"", ""},
 		{"unknown toggle", "txlab := import(\"txlab\")\ntxlab.set(\"fastpath\", true)\n", Options{}, "t.tengo:2:1: txlab.set: unknown toggle \"fastpath\"", "fast_path"},
 		{"bad toggle value", "txlab := import(\"txlab\")\ntxlab.set({xmit: \"spinlock\"})\n", Options{}, "t.tengo:2:1: txlab.set: toggle xmit:", "busylock"},
 		{"unknown cost", "txlab := import(\"txlab\")\ntxlab.cost(\"nope\", 3)\n", Options{}, "t.tengo:2:1: txlab.cost: unknown cost \"nope\"", ""},
@@ -116,6 +121,11 @@ func TestErrors(t *testing.T) {
 		{"too many samples", small + "txlab.interval(\"1ns\")\n", Options{}, "t.tengo: interval 1ns gives 2000000 samples over duration 2ms, at most 10000: use an interval of 200ns or more", ""},
 		{"too many action runs", small + "txlab.every(\"1ns\", {phase: \"x\"})\n", Options{}, "t.tengo: ", "every 1ns runs 1999999 times in 2ms, at most 1000000: use an interval of 2ns or more"},
 		{"invalid spec", "txlab := import(\"txlab\")\ntxlab.duration(\"2ms\")\ntxlab.warmup(\"3ms\")\n", Options{}, "t.tengo: warmup 3ms must be shorter than duration 2ms (set --warmup, or warmup in the script, below it)", ""},
+		{"empty sender groups", "txlab := import(\"txlab\")\ntxlab.senders([])\n", Options{}, "t.tengo:2:1: txlab.senders: senders: an empty array; give one map per sender group", ""},
+		{"two tcp groups", "txlab := import(\"txlab\")\ntxlab.senders([{kind: \"tcp_stream\", flows: 1}, {kind: \"tcp_stream\", flows: 2}])\n", Options{}, "t.tengo:2:1: txlab.senders: senders: 2 tcp_stream groups; one holds every TCP connection and probe of a run", ""},
+		{"tcp key in a udp group", "txlab := import(\"txlab\")\ntxlab.senders([{kind: \"tcp_stream\", flows: 1}, {count: 8, ping: \"1s\"}])\n", Options{}, "t.tengo:2:1: txlab.senders: senders[1]: \"ping\" is tcp_stream's; a UDP group beside the first has none", ""},
+		{"bad key in a group", "txlab := import(\"txlab\")\ntxlab.senders([{kind: \"tcp_stream\", flows: 1}, {kind: \"udp_rate\", rate: -1}])\n", Options{}, "t.tengo:2:1: txlab.senders: senders[1]: senders rate: ", ""},
+		{"forward with a group", small + "txlab.senders([{kind: \"forward\", flows: 4, rate: \"1M\"}, {count: 8}])\n", Options{}, "t.tengo: senders group 2 (udp_stream): forward's traffic comes from the wire", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -262,6 +272,34 @@ txlab.name(txlab.param("label", "x") + (txlab.param("flag", false) ? "!" : ""))
 	}
 	if s := pl.Specs[0]; s.Workload.Senders != 2 || s.Duration != 9*sim.Millisecond || s.Name != "x" {
 		t.Errorf("defaults: got senders %d duration %d name %q", s.Workload.Senders, s.Duration, s.Name)
+	}
+}
+
+// txlab.senders([...]): the tcp_stream map is the first group wherever
+// it stands, the UDP maps run beside it (each from the defaults); a map
+// given later (a variant) changes the first group only.
+func TestSenderGroups(t *testing.T) {
+	src := small + `txlab.path({rtt: "1ms"})
+txlab.senders([{kind: "udp_stream", count: 240, size: 64}, {kind: "tcp_stream", flows: 8, ping: "10ms"}, {kind: "udp_rate", count: 2, rate: "100K", flows: 4}])
+`
+	pl, err := eval(t, src, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := pl.Specs[0]
+	if w := s.Workload; w.Kind != "tcp_stream" || w.Flows != 8 || s.Ping != 10*sim.Millisecond {
+		t.Errorf("first group %+v, ping %v", w, s.Ping)
+	}
+	if len(s.Also) != 2 || s.Also[0].Kind != "udp_stream" || s.Also[0].Senders != 240 || s.Also[0].PacketSize != 64 ||
+		s.Also[1].Kind != "udp_rate" || s.Also[1].Rate != 100000 || s.Also[1].Flows != 4 || s.Also[1].PacketSize != 120 {
+		t.Errorf("groups beside it: %+v", s.Also)
+	}
+	pl, err = eval(t, src+`txlab.variant("more", {senders: {flows: 16}})`+"\n", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := pl.Specs[0]; m.Workload.Flows != 16 || len(m.Also) != 2 {
+		t.Errorf("variant: first group %d flows, %d groups beside", m.Workload.Flows, len(m.Also))
 	}
 }
 
@@ -581,27 +619,30 @@ func TestCheckAgreesWithRun(t *testing.T) {
 	}
 }
 
-// A second txlab.senders that names another kind changes the one group
-// of senders, and says so on stderr (a second group does not add up);
-// without a kind, or with the same one, it changes the keys it gives.
+// A later txlab.senders naming another kind adds a group as the array
+// form does (a tcp_stream group first, UDP groups beside it); without a
+// kind, or with the first group's, it changes the first group's keys;
+// forward runs alone.
 func TestSendersSecondGroup(t *testing.T) {
-	var log bytes.Buffer
-	pl, err := eval(t, "txlab := import(\"txlab\")\ntxlab.senders({kind: \"udp_stream\", count: 240})\ntxlab.senders({kind: \"udp_rate\", count: 8})\n", Options{Log: &log})
-	if err != nil {
-		t.Fatal(err)
+	both := func(src string) *Plan {
+		t.Helper()
+		pl, err := eval(t, "txlab := import(\"txlab\")\n"+src, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return pl
 	}
-	if w := pl.Specs[0].Workload; w.Kind != "udp_rate" || w.Senders != 8 {
-		t.Errorf("second call: %+v", w)
+	a := both("txlab.senders({kind: \"udp_stream\", count: 240})\ntxlab.senders({kind: \"tcp_stream\", flows: 8})\n")
+	b := both("txlab.senders([{kind: \"udp_stream\", count: 240}, {kind: \"tcp_stream\", flows: 8}])\n")
+	if !reflect.DeepEqual(a.Specs[0].Workload, b.Specs[0].Workload) || !reflect.DeepEqual(a.Specs[0].Also, b.Specs[0].Also) || len(a.Specs[0].Also) != 1 {
+		t.Errorf("two calls %+v %+v, the array %+v %+v", a.Specs[0].Workload, a.Specs[0].Also, b.Specs[0].Workload, b.Specs[0].Also)
 	}
-	if log.String() != "t.tengo: warning: txlab.senders: udp_rate senders replace the udp_stream ones: a run has one group of senders (groups do not add up yet)\n" {
-		t.Errorf("warning %q", log.String())
+	c := both("txlab.senders({kind: \"udp_rate\", count: 4})\ntxlab.senders({count: 8})\ntxlab.senders({kind: \"udp_rate\", size: 64})\ntxlab.senders({kind: \"udp_stream\", count: 2})\n")
+	if w := c.Specs[0].Workload; w.Kind != "udp_rate" || w.Senders != 8 || w.PacketSize != 64 || len(c.Specs[0].Also) != 1 || c.Specs[0].Also[0].Senders != 2 {
+		t.Errorf("changed then added: %+v, also %+v", w, c.Specs[0].Also)
 	}
-	log.Reset()
-	pl, err = eval(t, "txlab := import(\"txlab\")\ntxlab.senders({kind: \"udp_rate\", count: 4})\ntxlab.senders({count: 8})\ntxlab.senders({kind: \"udp_rate\", size: 64})\n", Options{Log: &log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if w := pl.Specs[0].Workload; w.Kind != "udp_rate" || w.Senders != 8 || w.PacketSize != 64 || log.Len() != 0 {
-		t.Errorf("changed group: %+v, log %q", w, log.String())
+	if _, err := eval(t, "txlab := import(\"txlab\")\ntxlab.senders({kind: \"forward\"})\ntxlab.senders({kind: \"udp_stream\"})\n", Options{}); err == nil ||
+		err.Error() != "t.tengo:3:1: txlab.senders: a group of udp_stream senders beside forward ones: forward runs alone" {
+		t.Errorf("beside forward: %v", err)
 	}
 }

@@ -106,6 +106,18 @@ type Costs struct {
 	IPRcv           int64 `cost:"ip_rcv" help:"ip_rcv_core header checks and ip_rcv_finish_core: ip_route_input_noref, the FIB lookup"`
 	IPForward       int64 `cost:"ip_forward" help:"ip_forward + ip_forward_finish + ip_output/ip_finish_output: TTL, checksum, skb_cow, dst"`
 	NeighOutput     int64 `cost:"neigh_output" help:"neigh_output -> neigh_hh_output: the cached L2 header copied in front, then dev_queue_xmit"`
+
+	// TCP and the probes (framework/workload's tcp_stream, ping,
+	// udp_rr). A kernel sender with TSO moves ~40 Gbit/s per core
+	// (netperf TCP_STREAM on a recent Xeon, 64 KB skbs): ~13 us per
+	// 64 KB, most of it the user copy; the fixed parts below are the
+	// model's split of the rest.
+	TCPSendmsg   int64 `cost:"tcp_sendmsg" help:"one sendmsg on a TCP socket: syscall entry and exit, lock_sock/release_sock, tcp_sendmsg_locked's fixed part and tcp_push (the copy is tcp_copy_per_kb)"`
+	TCPCopyPerKB int64 `cost:"tcp_copy_per_kb" help:"copying 1 KiB of user data into the socket's page fragments (copy_from_user, ~12 GB/s)"`
+	TCPXmit      int64 `cost:"tcp_xmit" help:"one skb out of tcp_write_xmit: tcp_transmit_skb (clone, header and options), ip_queue_xmit, ip_output, neigh_output, up to __dev_queue_xmit"`
+	TCPRcv       int64 `cost:"tcp_rcv" help:"tcp_v4_rcv and tcp_rcv_established for one segment after ip_rcv: the socket lookup, then tcp_ack (scoreboard, RTT, cwnd) for an ACK or tcp_data_queue for data"`
+	SockRcv      int64 `cost:"sock_rcv" help:"udp_rcv or ping_rcv: one datagram queued on its socket after ip_rcv"`
+	GSOSegment   int64 `cost:"gso_segment" help:"skb_gso_segment per segment made (cake's split-gso): an skb, the headers copied, the TCP header fixed up"`
 }
 
 // DefaultCosts returns the calibrated defaults.
@@ -182,6 +194,13 @@ func DefaultCosts() *Costs {
 		IPRcv:           110,
 		IPForward:       70,
 		NeighOutput:     35,
+
+		TCPSendmsg:   1000,
+		TCPCopyPerKB: 80,
+		TCPXmit:      900,
+		TCPRcv:       700,
+		SockRcv:      300,
+		GSOSegment:   150,
 	}
 }
 

@@ -10,7 +10,10 @@ const (
 	TimerSoftirq = 1 // TIMER_SOFTIRQ
 	NetTxSoftirq = 2 // NET_TX_SOFTIRQ
 	NetRxSoftirq = 3 // NET_RX_SOFTIRQ
-	numSoftirqs  = 10
+	// TaskletSoftirq is TASKLET_SOFTIRQ: TCP's TSQ tasklet runs there
+	// (and, in the model, the TCP timers' work).
+	TaskletSoftirq = 6
+	numSoftirqs    = 10
 )
 
 // __do_softirq's bounds (kernel/softirq.c): restart at most

@@ -30,10 +30,11 @@ type Packet struct {
 	DSCP       uint8    // IP dsfield >> 2
 	ECN        uint8    // IP dsfield & 3 (ECT(0)=2, ECT(1)=1, CE=3)
 	Dup        bool     // a clone back at the qdisc that asked for it (Ctx.Duplicate): netem_enqueue's q->duplicate is 0 for it
+	TCPFlags   uint8    // TCP (Keys.Proto 6): the header's flags (TCPHDR_*), what u32 reads at the TCP header's byte 13; 0 otherwise
 	Sock       int32    // socket id, or -1 for an orphan (no sk)
 	Queue      uint16   // skb->queue_mapping (the txq picked)
 	GSOSegs    uint16   // 1 for non-GSO
-	Tstamp     sim.Time // skb->tstamp: EDT departure time, 0 = now
+	Tstamp     sim.Time // skb->tstamp: EDT departure time in ktime (sim.Ktime, a qdisc's Ctx.Now), 0 = now
 	Enqueued   sim.Time // set by the host when the packet reaches the qdisc
 	PacingRate uint64   // sk_pacing_rate in bytes/s, 0 = unlimited
 }
@@ -92,7 +93,39 @@ type SKB struct {
 	// clones of clones.
 	DupOf    int32
 	DupDepth uint8
+
+	// Cb is the protocol's control block (skb->cb, TCP_SKB_CB): opaque
+	// to the TX path and to qdiscs (it never crosses the plugin
+	// boundary), read by the owner at TX completion and by a packet
+	// capture for the TCP header.
+	Cb CB
 }
+
+// CB is a protocol's per-skb data. For TCP (Keys.Proto 6) Seq and Ack
+// are TCP_SKB_CB's seq and ack_seq in the model's units (segments of
+// tcp.MSS), Flags the owner's own (TCPCB_RETRANS and such); the
+// header's flags are the packet's (Packet.TCPFlags). A GSO skb split
+// into segments (skb_gso_segment) numbers them Seq, Seq+1, ...; every
+// segment keeps Ack and Flags, and the header's flags but CWR, which
+// only the first keeps (tcp_gso_segment clears th->cwr after the
+// first).
+type CB struct {
+	Seq   int64
+	Ack   int64
+	Flags uint32
+}
+
+// TCP header flags (include/net/tcp.h TCPHDR_*): Packet.TCPFlags.
+const (
+	TCPHdrFIN = 0x01
+	TCPHdrSYN = 0x02
+	TCPHdrRST = 0x04
+	TCPHdrPSH = 0x08
+	TCPHdrACK = 0x10
+	TCPHdrURG = 0x20
+	TCPHdrECE = 0x40
+	TCPHdrCWR = 0x80
+)
 
 // Owner is what an skb is charged to (a socket): sock_wfree calls Release.
 type Owner interface {

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/txlab/txlab/framework/netdev"
+	"github.com/txlab/txlab/framework/path"
 	"github.com/txlab/txlab/framework/qdisc"
 	"github.com/txlab/txlab/framework/sim"
 	"github.com/txlab/txlab/framework/skb"
@@ -31,7 +32,7 @@ const (
 )
 
 // Kinds lists the workload kinds.
-func Kinds() []string { return []string{Forward, UDPRate, UDPStream} }
+func Kinds() []string { return []string{Forward, TCPStream, UDPRate, UDPStream} }
 
 // Spec describes the senders.
 type Spec struct {
@@ -46,9 +47,11 @@ type Spec struct {
 	Arrival    string // forward: the generator's arrival process (ArrivalConstant, ArrivalPoisson)
 	Mark       uint32 // skb->mark of every packet (SO_MARK)
 	// Groups split the flows, for classifiers to tell them apart: flow
-	// i (udp_stream: sender i) takes Groups[i % len(Groups)]'s fields,
-	// where they are not zero.
+	// i (udp_stream: sender i; tcp_stream: connection i of each
+	// direction, as Marks) takes Groups[i % len(Groups)]'s fields, where
+	// they are not zero.
 	Groups []Group
+
 	// Launch, if set, is the time between two udp_stream senders'
 	// starts, as a shell starts netperf processes one after another
 	// (super_netperf's loop of `netperf ... &`): sender i is forked at
@@ -57,6 +60,67 @@ type Spec struct {
 	// Zero: all start within the first 10 us, straight into the send
 	// loop.
 	Launch sim.Time
+
+	// Group numbers a sender group beside a run's first one (0): a
+	// host may run more UDP sender groups along with its first, as 240
+	// netperf UDP_STREAMs under 8 TCP flows and a ping. Base is the
+	// group's first socket and flow number on the host: its sockets
+	// (what sch_fq tells flows apart by), flows, tasks and netperf
+	// control connections are numbered from it, apart from the other
+	// groups'. Group 0 (Base 0) is a run's first group, as before.
+	Group, Base int
+
+	// tcp_stream (traffic.go): Flows uploads and Down downloads, the
+	// congestion control, ECN (net.ipv4.tcp_ecn=1), the DSCP marks the
+	// flows take in turn (each direction from the first), when they
+	// start (the probes run from 0, so the RTT before it is the idle
+	// one), the latency probes and the path.
+	CC    string
+	ECN   bool
+	Down  int
+	Marks []uint8
+	// Hosts, if set, spreads the connections over source addresses:
+	// Hosts[k] connections (of each direction) from address k, as from
+	// containers or VMs on the host (cake's dual-srchost and friends
+	// tell them apart). Empty: one address.
+	Hosts  []int
+	Start  sim.Time
+	Probes []Probe
+	Path   path.Config
+}
+
+// stream is the name of one of the group's random streams: a run's
+// first group keeps the names it always had.
+func (s *Spec) stream(name string) string {
+	if s.Group == 0 {
+		return "workload/" + name
+	}
+	return fmt.Sprintf("workload/group%d/%s", s.Group, name)
+}
+
+// Sockets is how many sockets (skb->sk) the group's senders own: one per
+// udp_stream sender, one per tcp_stream connection; pktgen-like udp_rate
+// and forward have none.
+func (s *Spec) Sockets() int {
+	switch s.Kind {
+	case UDPStream:
+		return s.Senders
+	case TCPStream:
+		return s.Flows + s.Down
+	}
+	return 0
+}
+
+// FlowCount is how many UDP flows the group's senders use (their flow
+// keys; tcp_stream's connections have their own).
+func (s *Spec) FlowCount() int {
+	switch s.Kind {
+	case UDPStream:
+		return s.Senders
+	case UDPRate:
+		return s.Flows
+	}
+	return 0
 }
 
 // Validate checks a spec with clear messages.
@@ -65,6 +129,8 @@ func (s *Spec) Validate() error {
 	case UDPStream, UDPRate:
 	case Forward:
 		return s.validateForward()
+	case TCPStream:
+		return s.validateTCP()
 	default:
 		return fmt.Errorf("workload: unknown kind %q (known: %s)", s.Kind, strings.Join(Kinds(), ", "))
 	}
@@ -104,7 +170,7 @@ const (
 // (unpinned, as in the seed's main row); udp_rate threads are pktgen's
 // per-CPU kthreads (spread).
 func DefaultPlacement(kind string) string {
-	if kind == UDPStream {
+	if kind == UDPStream || kind == TCPStream {
 		return Unpinned
 	}
 	return Spread
@@ -256,6 +322,8 @@ type Workload struct {
 	Sockets []*Socket   // udp_stream: one per sender
 	flows   []Flow
 	e       *sim.Engine
+	// Traffic is the tcp_stream workload's flows, probes and path.
+	Traffic *Traffic
 
 	// Run-time control (timed actions): the current udp_rate total rate,
 	// and per sender whether it is paused and whether it sleeps for it.
@@ -283,8 +351,8 @@ func (w *Workload) SetRate(pps float64) error {
 	return nil
 }
 
-// Paused reports whether sender i is paused.
-func (w *Workload) Paused(i int) bool { return w.paused[i] }
+// Paused reports whether sender i is paused (tcp_stream's never are).
+func (w *Workload) Paused(i int) bool { return i < len(w.paused) && w.paused[i] }
 
 // Pause stops sender i before its next packet; it sleeps until Resume.
 func (w *Workload) Pause(i int) { w.paused[i] = true }
@@ -358,21 +426,30 @@ func Start(net *netdev.Net, dev *netdev.Device, spec Spec) (*Workload, error) {
 	if err := spec.Validate(); err != nil {
 		return nil, err
 	}
+	if spec.Kind == TCPStream {
+		w := &Workload{Spec: spec, e: net.E}
+		tr, err := StartTraffic(net, dev, spec, w)
+		if err != nil {
+			return nil, err
+		}
+		w.Traffic = tr
+		return w, nil
+	}
 	cpus, err := Place(&spec, net.E.Topo)
 	if err != nil {
 		return nil, err
 	}
 	n := spec.Senders
 	w := &Workload{Spec: spec, rate: spec.Rate, paused: make([]bool, n), parked: make([]bool, n), e: net.E}
-	hashrnd := net.E.Rand("workload/hashrnd").Uint64()
+	hashrnd := net.E.Rand(spec.stream("hashrnd")).Uint64()
 	nflows := spec.Senders
 	if spec.Kind == UDPRate {
 		nflows = spec.Flows
 	}
 	for i := 0; i < nflows; i++ {
-		w.flows = append(w.flows, makeFlow(i, hashrnd, &spec))
+		w.flows = append(w.flows, makeFlow(spec.Base+i, hashrnd, &spec))
 	}
-	jitter := net.E.Rand("workload/start")
+	jitter := net.E.Rand(spec.stream("start"))
 	for i := 0; i < n; i++ {
 		var allowed []int
 		if cpus != nil {
@@ -386,12 +463,12 @@ func Start(net *netdev.Net, dev *netdev.Device, spec Spec) (*Workload, error) {
 		var t *sim.Task
 		switch spec.Kind {
 		case UDPStream:
-			sock := &Socket{ID: i, Sndbuf: net.Cfg.Sndbuf, txq: -1}
+			sock := &Socket{ID: spec.Base + i, Sndbuf: net.Cfg.Sndbuf, txq: -1}
 			w.Sockets = append(w.Sockets, sock)
 			flow := w.flows[i]
-			t = net.E.NewTask(fmt.Sprintf("netperf/%d", i), allowed, func(t *sim.Task) { w.udpStream(t, net, dev, idx, sock, flow) })
+			t = net.E.NewTask(fmt.Sprintf("netperf/%d", spec.Base+i), allowed, func(t *sim.Task) { w.udpStream(t, net, dev, idx, sock, flow) })
 		case UDPRate:
-			t = net.E.NewTask(fmt.Sprintf("pktgen/%d", i), allowed, func(t *sim.Task) { w.udpRate(t, net, dev, idx) })
+			t = net.E.NewTask(fmt.Sprintf("pktgen/%d", spec.Base+i), allowed, func(t *sim.Task) { w.udpRate(t, net, dev, idx) })
 		}
 		if spec.Launch > 0 && spec.Kind == UDPStream {
 			t.Fork(start) // placed when the shell starts it
@@ -429,7 +506,7 @@ func (w *Workload) udpStream(t *sim.Task, net *netdev.Net, dev *netdev.Device, i
 	costs := t.CPU().Costs()
 	l2, truesize := w.lens()
 	if w.Spec.Launch > 0 {
-		netperfControl(t, net, dev, controlReply(idx))
+		netperfControl(t, net, dev, controlReply(w.Spec.Base+idx))
 	}
 	for {
 		w.waitWhilePaused(t, idx)

@@ -284,7 +284,18 @@ func (q *Cake) Init(ctx qdisc.Ctx, s qdisc.Setup, args []string) (qdisc.Info, er
 		}
 	}
 	q.reconfigure(nil)
-	return qdisc.Info{Flags: qdisc.DequeueDrops, Limit: q.limit}, nil
+	return q.info(), nil
+}
+
+// info is what cake tells the host: TCQ_F_DEQUEUE_DROPS, sch->limit,
+// and, with split-gso, that GSO skbs come segmented (cake_enqueue's
+// skb_gso_segment).
+func (q *Cake) info() qdisc.Info {
+	i := qdisc.Info{Flags: qdisc.DequeueDrops, Limit: q.limit}
+	if q.rateFlags&flagSplitGSO != 0 {
+		i.Flags |= qdisc.SplitGSO
+	}
+	return i
 }
 
 // Change implements qdisc.Changer (cake_change; for a cake_mq root the
@@ -305,7 +316,7 @@ func (q *Cake) Change(ctx qdisc.Ctx, args []string) (qdisc.Info, error) {
 		q.minNetlen, q.minAdjlen = ^uint16(0), ^uint16(0)
 	}
 	q.reconfigure(ctx)
-	return qdisc.Info{Flags: qdisc.DequeueDrops, Limit: q.limit}, nil
+	return q.info(), nil
 }
 
 // setRate is cake_set_rate: rate in bytes/s to ns per byte in fixed
@@ -340,9 +351,12 @@ func setRate(b *cakeTin, rate uint64, mtu uint32, targetNs, rttNs uint64) {
 
 // configTins is cake_config_{besteffort,precedence,diffserv8,4,3}; it
 // returns the tin whose rate is the global one.
-func (q *Cake) configTins() int {
-	mtu := uint32(q.mtu)
-	rate := q.rateBps
+func (q *Cake) configTins() int { return q.configTinsRate(q.rateBps, uint32(q.mtu)) }
+
+// configTinsRate is cake_config_* for rate with mtu as
+// cake_configure_rates passes it: 0 (rate_adjust) sets the tins' rates
+// and leaves COBALT's parameters.
+func (q *Cake) configTinsRate(rate uint64, mtu uint32) int {
 	t, i := q.target*1000, q.interval*1000
 	switch q.tinMode {
 	case besteffort:

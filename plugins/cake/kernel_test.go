@@ -256,6 +256,7 @@ func TestXStatsFields(t *testing.T) {
 	feed(q, ctx, []flowSpec{{src: 1, dst: 2, port: 1, size: 500}, {src: 1, dst: 3, port: 2, size: 500}}, 5, &next)
 	b := q.tins[0]
 	b.wayDirects, b.wayHits, b.decayingFlowCount = 100, 7, 3
+	b.flows[3].cvars.dropping, b.flows[9].cvars.dropping = true, true
 	q.avgNetoff = 14 << 16
 	st := q.Stats()
 	get := func(k string) qdisc.XStat {
@@ -280,6 +281,7 @@ func TestXStatsFields(t *testing.T) {
 		{"tin0_sp_flows", qdisc.XTypeUint, "5"},
 		{"tin0_quantum", qdisc.XTypeUint, "1514"},
 		{"avg_hdr_offset", qdisc.XTypeUint, "14"},
+		{"tin0_codel_dropping", qdisc.XTypeUint, "2"},
 	} {
 		if x := get(c.key); x.Type != c.typ || x.Text() != c.want {
 			t.Errorf("%s: %q (type %d), want %q (type %d)", c.key, x.Text(), x.Type, c.want, c.typ)

@@ -46,10 +46,21 @@ func (q *Cake) join(group string, size int) {
 	}
 }
 
-// mqSyncRate is cake_mq's dequeue-time rate sharing: every sync_time,
-// count the active siblings and give this queue rate / active.
+// mqSyncRate is cake_dequeue's cake_mq rate sharing, as net-next has
+// it (sch_cake.c, intel-lab-lkp 08e6db1c): every sync_time while the
+// child shapes, count the siblings that are active (packets queued, or
+// active since the last check) and call cake_configure_rates(sch,
+// rate_bps / active, rate_adjust = true) whether or not the share
+// changed: every tin's rate is reprogrammed for the mode (mtu 0, so
+// COBALT's parameters, tuned to the configured rate, stay). The 2026
+// change (mq-clear-tins) made cake_configure_rates also run
+// cake_clear_tin on every unused tin there: a walk of the 1024 flows of
+// each (cake_dequeue_one reads each flow's head), under the child's root
+// lock on the dequeue path, every 200 us; it leaves cur_tin/cur_flow in
+// the last tin, which the shaped tin choice resets. The fix skips the
+// clearing when only the rate changes (rate_adjust).
 func (q *Cake) mqSyncRate(ctx qdisc.Ctx, now sim.Time) {
-	if now-q.lastCheckedActive < syncTime {
+	if q.rateNs == 0 || now-q.lastCheckedActive < syncTime {
 		return
 	}
 	active := 1 // this queue
@@ -62,27 +73,24 @@ func (q *Cake) mqSyncRate(ctx qdisc.Ctx, now sim.Time) {
 			active++
 		}
 	}
+	newRate := q.shared.rateBps
+	if active > 1 {
+		newRate /= uint64(active)
+	}
+	q.configureRates(ctx, newRate)
 	q.lastCheckedActive = now
 	q.activeQueues = active
-	newRate := q.shared.rateBps / uint64(max(active, 1))
-	if newRate == q.rateBps {
-		return
-	}
-	q.rateBps = newRate
+}
+
+// configureRates is cake_configure_rates(sch, rate, rate_adjust=true).
+func (q *Cake) configureRates(ctx qdisc.Ctx, rate uint64) {
+	ft := q.configTinsRate(rate, 0)
 	if q.clearTinBug {
-		// cake_configure_rates(sch, rate, rate_adjust=true): every tin
-		// reprogrammed, and unused tins cleared on the dequeue path —
-		// a walk of every flow of five empty tins, which also leaves
-		// cur_tin/cur_flow pointing at the last cleared tin.
-		q.reconfigure(ctx)
 		for c := q.tinCnt; c < cakeMaxTins; c++ {
-			ctx.Work(qdisc.WorkFlowScan, cakeQueues)
+			q.clearTin(ctx, c)
+			ctx.Work(qdisc.WorkFlowScan, cakeQueues) // cake_dequeue_one on every flow
+			q.tins[c].cparams.mtuTime = q.tins[ft].cparams.mtuTime
 		}
-		return
 	}
-	// torvalds 9d3e7f97: cake_set_rate on the current tin only, and the
-	// global rate follows it.
-	b := q.tins[q.curTin]
-	setRate(b, newRate, 0, 0, 0)
-	q.rateNs, q.rateShft = b.tinRateNs, b.tinRateShft
+	q.rateNs, q.rateShft = q.tins[ft].tinRateNs, q.tins[ft].tinRateShft
 }

@@ -378,10 +378,12 @@ func pick(c bool, yes, no string) string {
 // as sizes, the capacity estimate and each tin's threshold as rates
 // (bytes/s, printed in bits), CoDel's target and interval and the delay
 // averages as times. Each tin's keys carry its dump position, tin_order
-// (diffserv3 dumps Bulk, Best Effort, Voice). Two keys are txlab's, not
-// the kernel's: drop_overlimit (b->drop_overlimit, kept but not dumped)
-// and blue_p_max_ppm (the largest BLUE p_drop of the tin's flows, which
-// the kernel shows per flow in tc -s class show as blue_prob).
+// (diffserv3 dumps Bulk, Best Effort, Voice). Three keys are txlab's,
+// not the kernel's: drop_overlimit (b->drop_overlimit, kept but not
+// dumped), blue_p_max_ppm (the largest BLUE p_drop of the tin's flows,
+// which the kernel shows per flow in tc -s class show as blue_prob) and
+// codel_dropping (the tin's flows in CoDel's dropping state, each flow's
+// "dropping" there).
 func (q *Cake) Stats() qdisc.Stats {
 	st := qdisc.Stats{Qlen: q.qlen, Backlog: q.backlog, Drops: q.drops, Overlimits: q.overlimits}
 	add := func(x qdisc.XStat) { st.XStats = append(st.XStats, x) }
@@ -402,8 +404,12 @@ func (q *Cake) Stats() qdisc.Stats {
 		b := q.tins[q.tinOrder[i]]
 		p := fmt.Sprintf("tin%d_", i)
 		var maxP uint32
+		var dropping uint64
 		for f := range b.flows {
 			maxP = max(maxP, b.flows[f].cvars.pDrop)
+			if b.flows[f].cvars.dropping {
+				dropping++
+			}
 		}
 		add(qdisc.XRate(p+"thresh", b.tinRateBps))
 		add(qdisc.XTime(p+"target", us(uint64(b.cparams.target))))
@@ -427,6 +433,7 @@ func (q *Cake) Stats() qdisc.Stats {
 		u(p+"quantum", uint64(b.flowQuantum))
 		u(p+"drop_overlimit", uint64(b.dropOverlimit))  // txlab
 		u(p+"blue_p_max_ppm", uint64(maxP)*1000000>>32) // txlab
+		u(p+"codel_dropping", dropping)                 // txlab
 	}
 	return st
 }

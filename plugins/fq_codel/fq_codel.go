@@ -415,9 +415,17 @@ func (q *FQCodel) Reset(ctx qdisc.Ctx) {
 	q.memoryUsage, q.qlen, q.backlog = 0, 0, 0
 }
 
-// Stats implements qdisc.Qdisc; XStats in tc's order for fq_codel.
+// Stats implements qdisc.Qdisc; XStats in tc's order for fq_codel,
+// then txlab's codel_dropping: the flows in CoDel's dropping state (the
+// kernel shows each flow's in tc -s class show), for the report's series.
 // fq_codel never counts overlimits (its overflow drops are drops).
 func (q *FQCodel) Stats() qdisc.Stats {
+	var dropping int64
+	for i := range q.flows {
+		if q.flows[i].cvars.Dropping {
+			dropping++
+		}
+	}
 	return qdisc.Stats{Qlen: q.qlen, Backlog: int64(q.backlog), Drops: q.drops, XStats: []qdisc.XStat{
 		qdisc.XInt("maxpacket", int64(q.cstats.MaxPacket)),
 		qdisc.XInt("drop_overlimit", int64(q.dropOverlimit)),
@@ -428,5 +436,6 @@ func (q *FQCodel) Stats() qdisc.Stats {
 		qdisc.XInt("drop_overmemory", int64(q.dropOvermemory)),
 		qdisc.XInt("new_flows_len", int64(q.newFlows.n)),
 		qdisc.XInt("old_flows_len", int64(q.oldFlows.n)),
+		qdisc.XInt("codel_dropping", dropping), // txlab
 	}}
 }

@@ -91,7 +91,7 @@ func TestDefaultsAndDump(t *testing.T) {
 	for _, kv := range q.Stats().XStats {
 		keys = append(keys, kv.Key)
 	}
-	if got := strings.Join(keys, " "); got != "maxpacket drop_overlimit new_flow_count ecn_mark ce_mark memory_used drop_overmemory new_flows_len old_flows_len" {
+	if got := strings.Join(keys, " "); got != "maxpacket drop_overlimit new_flow_count ecn_mark ce_mark memory_used drop_overmemory new_flows_len old_flows_len codel_dropping" {
 		t.Errorf("xstats order %s", got)
 	}
 }
@@ -211,9 +211,16 @@ func codelRun(t *testing.T, ecnPkt uint8, args ...string) (acts []sim.Time, drop
 			signals = n
 			acts = append(acts, ctx.T)
 		}
+		if len(acts) == 0 && xstat(q, "codel_dropping") != 0 {
+			t.Fatalf("codel_dropping %d at %d ms, before CoDel's first signal", xstat(q, "codel_dropping"), ms)
+		}
 		if out[0].ECN == 3 && ecnPkt != 3 && xstat(q, "ecn_mark") == 0 {
 			t.Fatal("CE without an ecn_mark")
 		}
+	}
+	// The one flow is still far above target: in the dropping state.
+	if got := xstat(q, "codel_dropping"); got != 1 {
+		t.Errorf("codel_dropping %d after 300 ms above target, want 1", got)
 	}
 	for _, r := range ctx.Dropped {
 		if r != skb.DropQdiscCongested {

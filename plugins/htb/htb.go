@@ -288,7 +288,7 @@ func (q *HTB) Enqueue(ctx qdisc.Ctx, batch []skb.Packet, rc []qdisc.Code) {
 	for k, r := range q.res {
 		cl := q.cls[k]
 		rc[q.idx[k]] = r.Code
-		q.drops += uint64(q.leaves.Update(cl.id, r.Leaf, 1, 0))
+		q.drops += uint64(q.leaves.Update(cl.id, r.Leaf, r.Arrived(), 0))
 		if r.Code != qdisc.XmitSuccess {
 			cl.drops++ // net_xmit_drop_count: NET_XMIT_DROP and NET_XMIT_CN
 			continue

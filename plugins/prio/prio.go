@@ -194,7 +194,7 @@ func (p *Prio) Enqueue(ctx qdisc.Ctx, batch []skb.Packet, rc []qdisc.Code) {
 	x.EnqueueLeaves(p.out, p.to, p.res)
 	for k, r := range p.res {
 		rc[p.idx[k]] = r.Code
-		p.drops += uint64(p.leaves.Update(p.to[k], r.Leaf, 1, 0))
+		p.drops += uint64(p.leaves.Update(p.to[k], r.Leaf, r.Arrived(), 0))
 	}
 }
 

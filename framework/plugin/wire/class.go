@@ -157,6 +157,7 @@ func AnswerLeaf(host ClassHost, q Query, d *Dec, e *Enc, batch []qdisc.LeafPacke
 			e.U8(byte(r.Code))
 			e.I64(int64(r.Leaf.Qlen))
 			e.I64(r.Leaf.Backlog)
+			e.U32(uint32(r.Segs))
 		}
 	case QueryLeafDequeue, QueryLeafPeek:
 		id := qdisc.ClassID(d.U32())
@@ -203,7 +204,7 @@ func DecodeLeafEnqueue(d *Dec, res []qdisc.LeafResult) error {
 		return fmt.Errorf("host answered %d leaf results for %d packets", n, len(res))
 	}
 	for i := range res {
-		res[i] = qdisc.LeafResult{Code: qdisc.Code(d.U8()), Leaf: qdisc.LeafState{Qlen: int(d.I64()), Backlog: d.I64()}}
+		res[i] = qdisc.LeafResult{Code: qdisc.Code(d.U8()), Leaf: qdisc.LeafState{Qlen: int(d.I64()), Backlog: d.I64()}, Segs: int(d.U32())}
 	}
 	return d.End()
 }

@@ -21,7 +21,7 @@ import (
 //	Upcall = u8 FrameUpcall u32 call  ops  i64 trailing  u8 query  i64 arg
 //	ops    = u16 n, n x (u8 kind  i64 spend  fields of the kind)
 //	xoff   = u16 n, n x u64 (bit i: txq i stopped by the driver)
-//	packet = 80 bytes, see Packet (byte 35 is flags; bytes 76-79 are zero)
+//	packet = 80 bytes, see Packet (byte 35 is flags, byte 76 the TCP flags; bytes 77-79 are zero)
 //
 // Method payloads are listed with the Method constants.
 
@@ -159,6 +159,7 @@ func (e *Enc) Packet(p *skb.Packet) {
 	le.PutUint64(w[56:], uint64(p.Enqueued))
 	le.PutUint64(w[64:], p.PacingRate)
 	le.PutUint32(w[72:], p.Mark)
+	w[76] = p.TCPFlags
 	e.B = b
 }
 
@@ -308,6 +309,7 @@ func (d *Dec) Packet() skb.Packet {
 		PacingRate: le.Uint64(w[64:]),
 		Mark:       le.Uint32(w[72:]),
 		Dup:        w[35]&pktDup != 0,
+		TCPFlags:   w[76],
 	}
 }
 

@@ -31,6 +31,7 @@ func distinctPacket() skb.Packet {
 		Enqueued:   -0x0c0d0e0f10111213,
 		PacingRate: 0xd1d2d3d4d5d6d7d8,
 		Dup:        true,
+		TCPFlags:   0xe5,
 	}
 }
 
@@ -81,7 +82,7 @@ func TestPacketRoundTrip(t *testing.T) {
 	for name, p := range onlyField() {
 		cases["only "+name] = p
 	}
-	if len(cases) < 4+17 {
+	if len(cases) < 4+18 {
 		t.Fatalf("only %d cases: skb.Packet lost fields?", len(cases))
 	}
 	for name, p := range cases {
@@ -585,13 +586,13 @@ func FuzzDecodePackets(f *testing.F) {
 		var e Enc
 		e.Packets(ps)
 		// Of byte 35 of a packet (flags) only the known flags are read,
-		// and bytes 76-79 are padding: the re-encoding has zeros there.
+		// and bytes 77-79 are padding: the re-encoding has zeros there.
 		// Everything else is the same.
 		in := bytes.Clone(b)
 		for i := range ps {
 			at := 4 + i*PacketSize
 			in[at+35] &= pktDup
-			clear(in[at+76 : at+80])
+			clear(in[at+77 : at+80])
 		}
 		if !bytes.Equal(e.B, in) {
 			t.Fatalf("re-encoding differs:\n in %x\nout %x", in, e.B)

@@ -73,7 +73,7 @@ func (q *twoBands) Enqueue(ctx qdisc.Ctx, batch []skb.Packet, rc []qdisc.Code) {
 	x.EnqueueLeaves(batch, to, res)
 	for i, r := range res {
 		rc[i] = r.Code
-		q.drops += uint64(q.leaves.Update(to[i], r.Leaf, 1, 0))
+		q.drops += uint64(q.leaves.Update(to[i], r.Leaf, r.Arrived(), 0))
 	}
 }
 func (q *twoBands) Dequeue(ctx qdisc.Ctx, req qdisc.DequeueReq, out []skb.Packet) []skb.Packet {

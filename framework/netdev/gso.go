@@ -1,0 +1,110 @@
+package netdev
+
+import (
+	"github.com/txlab/txlab/framework/qdisc"
+	"github.com/txlab/txlab/framework/sim"
+	"github.com/txlab/txlab/framework/skb"
+)
+
+// splitGSO replaces every GSO skb of batch by its segments for a qdisc
+// that asked for them (qdisc.SplitGSO: cake's split-gso). It is
+// skb_gso_segment as tcp_gso_segment does it: the first segment keeps
+// the skb, the others are new skbs (offered, so the accounting
+// balances) with the same owner; the payload, the length and the
+// truesize are shared out evenly, the owner's charge is unchanged
+// (tcp_gso_segment moves the destructor to every segment), Cb.Seq
+// counts up and CWR stays on the first segment (tcp_gso_segment). A
+// clone's segments are clones of the same qdisc's asking.
+// It returns batch itself, and false, when nothing needs splitting.
+// For a leaf of a classful qdisc it records what each split skb became
+// (Net.gsoSplit), for the ancestors' counts.
+func (n *Net) splitGSO(c *sim.CPU, q *Qdisc, batch []*skb.SKB) ([]*skb.SKB, bool) {
+	if q.Flags&qdisc.SplitGSO == 0 {
+		return batch, false
+	}
+	split := false
+	for _, s := range batch {
+		split = split || s.GSOSegs > 1
+	}
+	if !split {
+		return batch, false
+	}
+	out := q.segBuf[:0]
+	for _, s := range batch {
+		segs := int(s.GSOSegs)
+		if segs <= 1 {
+			out = append(out, s)
+			continue
+		}
+		c.Spend(n.E.Costs.GSOSegment * int64(segs))
+		if q.parentQ != nil {
+			if n.gsoSplit == nil {
+				n.gsoSplit = map[skb.Handle]gsoSplit{}
+			}
+			n.gsoSplit[s.Handle] = gsoSplit{segs: segs, len: s.Len}
+		}
+		l, ts := s.Len/uint32(segs), s.TrueSize/uint32(segs)
+		lastLen, firstTs := s.Len-l*uint32(segs-1), s.TrueSize-ts*uint32(segs-1)
+		s.GSOSegs = 1
+		s.Len, s.TrueSize = l, firstTs
+		out = append(out, s)
+		for i := 1; i < segs; i++ {
+			d := n.Pool.Get()
+			h := d.Handle
+			d.Packet = s.Packet
+			d.Handle = h
+			d.Len, d.TrueSize = l, ts
+			if i == segs-1 {
+				d.Len = lastLen
+			}
+			d.Born, d.XmitAt, d.SenderCPU, d.HotCPU = s.Born, s.XmitAt, s.SenderCPU, int32(c.ID)
+			d.Owner, d.RxQueue = s.Owner, s.RxQueue
+			d.DupOf, d.DupDepth = s.DupOf, s.DupDepth
+			d.Cb = s.Cb
+			d.Cb.Seq += int64(i)
+			d.TCPFlags &^= skb.TCPHdrCWR
+			n.Offered++
+			n.GSOSegments++
+			out = append(out, d)
+		}
+	}
+	q.segBuf = out[:0]
+	return out, true
+}
+
+// gsoSplit is what a GSO skb a leaf segmented became: segs skbs, the
+// first keeping its handle, of len bytes in all.
+type gsoSplit struct {
+	segs int
+	len  uint32
+}
+
+// leafSegs is how many packets, and bytes, a leaf holds of skb s after
+// enqueueing it: its segments if the leaf, or one below it, segmented
+// it.
+func (n *Net) leafSegs(s *skb.SKB) (int, uint32) {
+	if g, ok := n.gsoSplit[s.Handle]; ok {
+		return g.segs, g.len
+	}
+	return 1, s.Len
+}
+
+// gsoCode is the NET_XMIT code of a split GSO skb, given its
+// segments' codes: the caller's one skb is all of its segments, dropped
+// only if every one was, congested if any was dropped or congested.
+func gsoCode(rc []qdisc.Code) qdisc.Code {
+	code, drops := qdisc.XmitSuccess, 0
+	for _, c := range rc {
+		switch c {
+		case qdisc.XmitDrop:
+			drops++
+			code = qdisc.XmitCN
+		case qdisc.XmitCN:
+			code = qdisc.XmitCN
+		}
+	}
+	if drops == len(rc) {
+		return qdisc.XmitDrop
+	}
+	return code
+}

@@ -1,0 +1,118 @@
+package run
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/txlab/txlab/framework/path"
+	"github.com/txlab/txlab/framework/report"
+	"github.com/txlab/txlab/framework/sim"
+	"github.com/txlab/txlab/framework/tcp"
+	"github.com/txlab/txlab/framework/workload"
+)
+
+// mixedSpec is 8 TCP uploads and a ping (the first group) with 240
+// netperf UDP_STREAMs beside them (Also), through mq fq on 8 queues.
+func mixedSpec() Spec {
+	s := Default()
+	s.Sockets, s.Cores, s.Threads = 1, 8, 2
+	s.Driver, s.Queues, s.Qdisc = "ice", 8, "mq fq"
+	s.RateBps = mustRate("10Gbit")
+	s.Workload = workload.Spec{Kind: workload.TCPStream, Flows: 8, CC: tcp.CCCubic, Start: 40 * sim.Millisecond,
+		Path: path.Config{RTT: 2 * sim.Millisecond, Limit: path.DefaultLimit}}
+	s.Ping = 5 * sim.Millisecond
+	udp := Default().Workload
+	udp.Senders = 240
+	s.Also = []workload.Spec{udp}
+	s.Duration, s.Warmup, s.Interval = 200*sim.Millisecond, 100*sim.Millisecond, 20*sim.Millisecond
+	return s
+}
+
+// Sender groups add up: 240 UDP senders, 8 TCP flows and a ping on one
+// host. Every group sends; the accounting balances over all of them;
+// the UDP group's sockets (what sch_fq tells flows apart by) and tasks
+// are numbered after the TCP connections; the report lists the UDP group
+// beside the first; the same spec gives the same bytes.
+func TestSenderGroupsAddUp(t *testing.T) {
+	s := mixedSpec()
+	a, b := jsonOf(t, s), jsonOf(t, s)
+	if !bytes.Equal(a, b) {
+		t.Fatal("two runs of one spec differ")
+	}
+	var rep report.Report
+	if err := json.Unmarshal(a, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if !rep.AccountingOK {
+		t.Fatal(rep.AccountingError)
+	}
+	if rep.TCP == nil || rep.TCP.UpBps <= 0 || len(rep.TCP.Flows) != 8 {
+		t.Fatalf("TCP: %+v", rep.TCP)
+	}
+	if rep.Latency == nil || rep.Latency.Loaded.Samples == 0 || rep.Latency.Idle.Samples == 0 {
+		t.Fatalf("latency %+v: want idle and loaded ping samples", rep.Latency)
+	}
+	tcpPkts := rep.TCP.UpBps / 8 / tcp.MSS * float64(rep.WindowNs) / 1e9
+	if float64(rep.Window.TxPackets) < 2*tcpPkts {
+		t.Errorf("%d packets sent in the window, TCP's ~%.0f: the UDP senders sent little", rep.Window.TxPackets, tcpPkts)
+	}
+	if len(rep.Setup.Also) != 1 || rep.Setup.Also[0].Workload != workload.UDPStream || rep.Setup.Also[0].Senders != 240 ||
+		rep.Setup.Workload != workload.TCPStream {
+		t.Fatalf("setup %+v", rep.Setup)
+	}
+	h, err := setup(&s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.close()
+	if len(h.also) != 1 || len(h.also[0].Sockets) != 240 || h.also[0].Sockets[0].ID != 8 || h.also[0].Tasks[0].Name != "netperf/8" {
+		t.Fatalf("the UDP group's first socket %d, task %q: want them numbered after the 8 TCP connections", h.also[0].Sockets[0].ID, h.also[0].Tasks[0].Name)
+	}
+	if rep.Counters["sender_sndbuf_sleeps"] == 0 {
+		t.Error("the UDP group's sockets never slept: its counters are not in the report")
+	}
+}
+
+// Bad sender groups: a line naming the group and what is wrong.
+func TestSenderGroupsBad(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		edit func(s *Spec)
+		want string
+	}{
+		{"tcp beside", func(s *Spec) { s.Also = append(s.Also, s.Workload) }, "senders group 3 (tcp_stream): only udp_stream and udp_rate groups run beside"},
+		{"forward first", func(s *Spec) {
+			s.Workload = workload.Spec{Kind: workload.Forward, Flows: 16, Rate: 1e6, PacketSize: 22}
+		},
+			"senders group 2 (udp_stream): forward's traffic comes from the wire"},
+		{"bad count", func(s *Spec) { s.Also[0].Senders = 0 }, "senders group 2 (udp_stream): workload: senders must be 1..8192, got 0"},
+		{"bad placement", func(s *Spec) { s.Also[0].Placement = "0-99" }, "senders group 2 (udp_stream): placement: "},
+		{"late launch", func(s *Spec) { s.Also[0].Launch = sim.Millisecond }, "senders group 2 (udp_stream): launch: the last of 240 senders would start at 239ms"},
+	} {
+		s := mixedSpec()
+		tt.edit(&s)
+		err := s.Validate()
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: %v, want %q", tt.name, err, tt.want)
+		}
+	}
+}
+
+// Timed actions on a tcp_stream run: the live stats count its tasks
+// (none paused); stop and start are refused with a line saying why.
+func TestActionsOnTCP(t *testing.T) {
+	s := tcpSpec(2, "100Mbit", "fq_codel")
+	s.Duration, s.Warmup, s.Interval = 300*sim.Millisecond, 100*sim.Millisecond, 50*sim.Millisecond
+	var running int
+	s.Actions = []Action{{Name: "look", At: 50 * sim.Millisecond, Do: func(l *Live) error { running = l.Stats().Running; return nil }}}
+	mustRun(t, s)
+	if running != 3 {
+		t.Errorf("%d senders running, want the 2 netperf tasks and the ping", running)
+	}
+	s.Actions = []Action{{Name: "stop", At: 50 * sim.Millisecond, Do: func(l *Live) error { return l.StopSenders(nil) }}}
+	if _, err := Run(s, nil); err == nil || !strings.Contains(err.Error(), "stop at 50ms: stop and start act on UDP senders; tcp_stream's connections") {
+		t.Errorf("stop on tcp_stream: %v", err)
+	}
+}

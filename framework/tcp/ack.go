@@ -1,0 +1,440 @@
+package tcp
+
+import (
+	"github.com/txlab/txlab/framework/sim"
+)
+
+// AckResult says what an ACK did, for the caller's counters.
+type AckResult struct {
+	NewlyAcked  int // segments cumulatively acked that were not SACKed before
+	NewlySacked int
+	Flags       int
+}
+
+// OnAck is tcp_ack for a sender whose data is all full segments: SACK
+// tagging, the cumulative ACK (tcp_clean_rtx_queue), RTT and RTO, the
+// ECN echo, RACK loss detection and the CA state machine
+// (tcp_fastretrans_alert), then cwnd (tcp_cong_control: PRR while
+// reducing, the module's cong_avoid otherwise) and the pacing rate. The
+// caller transmits afterwards (XmitRetransmitQueue, then WriteXmit), as
+// tcp_xmit_recovery and tcp_data_snd_check do.
+func (tp *Sock) OnAck(a Ack) AckResult {
+	var res AckResult
+	if a.Seq > tp.SndNxt {
+		return res // acks what was never sent: ignored
+	}
+	flag := 0
+	ece := a.ECE && tp.ECN
+	if ece {
+		flag |= FlagECE
+	}
+	priorUna := tp.SndUna
+	priorInFlight := tp.InFlight()
+	lostBefore := tp.LostSegs
+
+	// tcp_sacktag_write_queue
+	var firstSackt, lastSackt sim.Time = -1, -1
+	if len(a.SACK) > 0 {
+		newly := tp.sacktag(a.SACK, &firstSackt, &lastSackt)
+		if newly > 0 {
+			flag |= FlagDataSacked
+			res.NewlySacked = newly
+		}
+	}
+
+	// tcp_clean_rtx_queue
+	var firstAckt, lastAckt sim.Time = -1, -1
+	pktsAcked := 0
+	if a.Seq > tp.SndUna {
+		for seq := tp.SndUna; seq < a.Seq; seq++ {
+			st := tp.seg(seq)
+			if st.flags&segSacked != 0 {
+				tp.SackedOut--
+			} else {
+				res.NewlyAcked++
+				tp.rackAdvance(st)
+				if st.flags&segEverRtx == 0 {
+					if firstAckt < 0 {
+						firstAckt = st.xmit
+					}
+					lastAckt = st.xmit
+				} else {
+					flag |= FlagRetransDataAcked
+				}
+			}
+			if st.flags&segLost != 0 {
+				tp.LostOut--
+			}
+			if st.flags&segRetrans != 0 {
+				tp.RetransOut--
+			}
+			pktsAcked++
+		}
+		tp.boardOff += int(a.Seq - tp.SndUna)
+		tp.SndUna = a.Seq
+		if tp.boardOff > 1024 && tp.boardOff > len(tp.board)/2 {
+			tp.board = append(tp.board[:0], tp.board[tp.boardOff:]...)
+			tp.boardOff = 0
+		}
+		flag |= FlagDataAcked | FlagSndUnaAdvanced
+		tp.backoff = 0
+	}
+	delivered := res.NewlyAcked + res.NewlySacked
+	tp.Delivered += uint32(delivered)
+	if ece {
+		tp.DeliveredCE += uint32(delivered)
+	}
+
+	// tcp_ack_update_rtt: the oldest newly acked never-retransmitted
+	// segment for srtt (seq_rtt), the newest for the module (ca_rtt);
+	// the SACKed ones if nothing was acked; the echoed timestamp if the
+	// acked data was retransmitted.
+	seqRTT, caRTT := int64(-1), int64(-1)
+	if firstAckt >= 0 {
+		seqRTT = int64(tp.now-firstAckt) / 1000
+		caRTT = int64(tp.now-lastAckt) / 1000
+	}
+	if seqRTT < 0 && firstSackt >= 0 {
+		seqRTT = int64(tp.now-firstSackt) / 1000
+		caRTT = int64(tp.now-lastSackt) / 1000
+	}
+	if seqRTT < 0 && a.TSecr > 0 && flag&FlagDataAcked != 0 {
+		seqRTT = int64(tp.now-a.TSecr) / 1000
+		caRTT = seqRTT
+	}
+	if seqRTT >= 0 {
+		tp.rttEstimator(max(seqRTT, 1))
+		tp.setRTO()
+		if uint32(max(caRTT, 1)) < tp.MinRTTUs {
+			tp.MinRTTUs = uint32(max(caRTT, 1))
+		}
+	}
+	if flag&FlagDataAcked != 0 {
+		if tp.SndNxt > tp.SndUna {
+			tp.rearmRTO()
+		}
+		tp.CC.PktsAcked(tp, AckSample{PktsAcked: uint32(pktsAcked), RTTUs: caRTT, InFlight: priorInFlight})
+	}
+	tp.CC.InAckEvent(tp, flag)
+
+	// tcp_ack_is_dubious -> tcp_fastretrans_alert
+	if flag&FlagDataAcked == 0 || flag&(FlagDataSacked|FlagECE) != 0 || tp.CAState != CAOpen {
+		tp.fastretransAlert(flag, priorUna, ece)
+	}
+
+	// tcp_cong_control
+	newlyLost := int(tp.LostSegs - lostBefore)
+	if tp.InCwndReduction() {
+		tp.cwndReduction(delivered, newlyLost, flag)
+	} else if flag&FlagDataAcked != 0 {
+		tp.CC.CongAvoid(tp, a.Seq, uint32(delivered))
+	}
+	tp.UpdatePacingRate()
+	tp.pruneTsorted()
+	res.Flags = flag
+	return res
+}
+
+// pruneTsorted drops acked sends from the head of the time-ordered list
+// (tcp_clean_rtx_queue unlinks acked skbs from tsorted_sent_queue).
+func (tp *Sock) pruneTsorted() {
+	for tp.tsHead < len(tp.tsorted) && tp.tsorted[tp.tsHead].seq < tp.SndUna {
+		tp.tsHead++
+	}
+	if tp.tsHead > 4096 && tp.tsHead > len(tp.tsorted)/2 {
+		tp.tsorted = append(tp.tsorted[:0], tp.tsorted[tp.tsHead:]...)
+		tp.tsHead = 0
+	}
+}
+
+// sacktag marks the blocks' segments SACKed (RFC 2018), skipping what
+// the previous ACK's blocks already covered (recv_sack_cache); it
+// returns the segments newly SACKed.
+func (tp *Sock) sacktag(blocks []Range, firstSackt, lastSackt *sim.Time) int {
+	newly := 0
+	for _, b := range blocks {
+		start, end := max(b.Start, tp.SndUna), min(b.End, tp.SndNxt)
+		for _, c := range tp.sackCache {
+			if c.Start <= start && c.End > start {
+				start = min(c.End, end)
+			}
+		}
+		for seq := start; seq < end; seq++ {
+			st := tp.seg(seq)
+			if st.flags&segSacked != 0 {
+				continue
+			}
+			if st.flags&segLost != 0 {
+				tp.LostOut--
+			}
+			if st.flags&segRetrans != 0 {
+				tp.RetransOut--
+			}
+			st.flags = st.flags&segEverRtx | segSacked
+			tp.SackedOut++
+			newly++
+			tp.rackAdvance(st)
+			if st.flags&segEverRtx == 0 {
+				if *firstSackt < 0 || st.xmit < *firstSackt {
+					*firstSackt = st.xmit
+				}
+				if st.xmit > *lastSackt {
+					*lastSackt = st.xmit
+				}
+			}
+		}
+	}
+	tp.sackCache = append(tp.sackCache[:0], blocks...)
+	return newly
+}
+
+// rackAdvance is tcp_rack_advance: remember the newest transmit time
+// among delivered segments and its RTT. A retransmitted segment
+// delivered sooner than min_rtt after its retransmission may be the
+// original arriving late, and is ignored.
+func (tp *Sock) rackAdvance(st *segState) {
+	rtt := int64(tp.now-st.xmit) / 1000
+	if st.flags&segEverRtx != 0 && rtt < int64(tp.MinRTTUs) {
+		return
+	}
+	if st.xmit > tp.rackMstamp {
+		tp.rackMstamp = st.xmit
+		tp.rackRTTUs = rtt
+	}
+}
+
+// markLost is tcp_mark_skb_lost for one segment.
+func (tp *Sock) markLost(seq int64) {
+	st := tp.seg(seq)
+	if st.flags&segSacked != 0 {
+		return
+	}
+	if st.flags&segLost != 0 {
+		if st.flags&segRetrans != 0 {
+			// A retransmission lost again.
+			st.flags &^= segRetrans
+			tp.RetransOut--
+			tp.LostSegs++
+		}
+	} else {
+		st.flags |= segLost
+		tp.LostOut++
+		tp.LostSegs++
+	}
+	if seq < tp.rtxHint {
+		tp.rtxHint = seq
+	}
+}
+
+// rackDetectLoss is tcp_rack_detect_loss: every segment sent before the
+// newest delivered one, by more than the reordering window, is lost.
+// The window is 0 once three segments are SACKed or in recovery (no
+// reordering was ever seen: the model's paths are FIFO), else a quarter
+// of min_rtt, whose expiry the RACK timer would catch; the next ACK
+// does here.
+func (tp *Sock) rackDetectLoss() {
+	if tp.rackMstamp == 0 {
+		return
+	}
+	reoWnd := int64(0)
+	if tp.CAState < CARecovery && tp.SackedOut < Reordering {
+		reoWnd = int64(tp.MinRTTUs) / 4
+	}
+	for tp.tsHead < len(tp.tsorted) {
+		e := tp.tsorted[tp.tsHead]
+		if e.seq < tp.SndUna || e.seq >= tp.SndNxt {
+			tp.tsHead++
+			continue
+		}
+		st := tp.seg(e.seq)
+		if st.flags&segSacked != 0 || st.xmit != e.xmit {
+			tp.tsHead++ // delivered, or sent again since: a later entry holds it
+			continue
+		}
+		if e.xmit >= tp.rackMstamp {
+			break
+		}
+		// remaining = rack.rtt + reo_wnd - (now - xmit)
+		if tp.rackRTTUs+reoWnd-int64(tp.now-e.xmit)/1000 > 0 {
+			break
+		}
+		tp.markLost(e.seq)
+		tp.tsHead++
+	}
+}
+
+// initCwndReduction is tcp_init_cwnd_reduction.
+func (tp *Sock) initCwndReduction() {
+	tp.HighSeq = tp.SndNxt
+	tp.CwndCnt = 0
+	tp.PriorCwnd = tp.Cwnd
+	tp.PrrDelivered = 0
+	tp.PrrOut = 0
+	tp.Ssthresh = tp.CC.Ssthresh(tp)
+	if tp.ECN {
+		tp.queueCWR = true // tcp_ecn_queue_cwr
+	}
+}
+
+// EnterCWR is tcp_enter_cwr: an ECN echo (or local congestion) reduces
+// cwnd once per window.
+func (tp *Sock) EnterCWR() {
+	if tp.CAState < CACWR {
+		tp.undoMarker = false
+		tp.initCwndReduction()
+		tp.setState(CACWR)
+		tp.CWRs++
+	}
+}
+
+// enterRecovery is tcp_enter_recovery.
+func (tp *Sock) enterRecovery() {
+	tp.undoMarker = true
+	if !tp.InCwndReduction() {
+		tp.initCwndReduction()
+	}
+	tp.setState(CARecovery)
+	tp.Recoveries++
+}
+
+// endCwndReduction is tcp_end_cwnd_reduction: cwnd = ssthresh.
+func (tp *Sock) endCwndReduction() {
+	if tp.Ssthresh < InfiniteSsthresh && (tp.CAState == CACWR || tp.undoMarker) {
+		tp.Cwnd = tp.Ssthresh
+	}
+	tp.CC.CwndEvent(tp, EventCompleteCWR)
+}
+
+// fastretransAlert is tcp_fastretrans_alert with RACK and without
+// undo: leave CWR, Recovery or Loss once high_seq is acked, detect
+// losses, and enter Recovery when anything is lost (or CWR on an ECN
+// echo).
+func (tp *Sock) fastretransAlert(flag int, priorUna int64, ece bool) {
+	if tp.CAState != CAOpen && tp.SndUna >= tp.HighSeq {
+		switch tp.CAState {
+		case CACWR:
+			// CWR is held until something above high_seq is acked,
+			// so that the CWR bit reached the receiver.
+			if tp.SndUna != tp.HighSeq {
+				tp.endCwndReduction()
+				tp.setState(CAOpen)
+			}
+		case CARecovery:
+			tp.setState(CAOpen)
+			tp.endCwndReduction()
+			tp.undoMarker = false
+		case CALoss:
+			tp.setState(CAOpen)
+			tp.undoMarker = false
+		}
+	}
+	switch tp.CAState {
+	case CARecovery:
+		tp.rackDetectLoss()
+	case CALoss:
+		tp.rackDetectLoss()
+	default:
+		tp.rackDetectLoss()
+		if tp.LostOut == 0 {
+			// tcp_try_to_open
+			if flag&FlagECE != 0 {
+				tp.EnterCWR()
+			}
+			if tp.CAState != CACWR {
+				if tp.SackedOut > 0 {
+					tp.setStateIf(CADisorder)
+				} else {
+					tp.setStateIf(CAOpen)
+				}
+			}
+			return
+		}
+		tp.enterRecovery()
+	}
+}
+
+func (tp *Sock) setStateIf(s CAState) {
+	if tp.CAState != s {
+		tp.setState(s)
+	}
+}
+
+// cwndReduction is tcp_cwnd_reduction (PRR, RFC 6937): spread the
+// reduction to ssthresh over a round trip while more is in flight,
+// else send as much as was delivered (one more when snd_una advanced
+// without new losses), and at least one segment when nothing was sent
+// in the reduction yet (the fast retransmit).
+func (tp *Sock) cwndReduction(newlyAckedSacked, newlyLost, flag int) {
+	if newlyAckedSacked <= 0 || tp.PriorCwnd == 0 {
+		return
+	}
+	inFlight := int64(tp.InFlight())
+	delta := int64(tp.Ssthresh) - inFlight
+	tp.PrrDelivered += uint32(newlyAckedSacked)
+	var sndcnt int64
+	if delta < 0 {
+		dividend := uint64(tp.Ssthresh)*uint64(tp.PrrDelivered) + uint64(tp.PriorCwnd) - 1
+		sndcnt = int64(dividend/uint64(tp.PriorCwnd)) - int64(tp.PrrOut)
+	} else {
+		sndcnt = max(int64(tp.PrrDelivered)-int64(tp.PrrOut), int64(newlyAckedSacked))
+		if flag&FlagSndUnaAdvanced != 0 && newlyLost == 0 {
+			sndcnt++
+		}
+		sndcnt = min(delta, sndcnt)
+	}
+	if tp.PrrOut == 0 {
+		sndcnt = max(sndcnt, 1)
+	} else {
+		sndcnt = max(sndcnt, 0)
+	}
+	tp.Cwnd = uint32(inFlight + sndcnt)
+}
+
+// OnRTO is tcp_retransmit_timer -> tcp_enter_loss at now: every segment
+// not SACKed is lost, ssthresh from the module (once per window), cwnd
+// one more than what is still in flight, the RTO doubles. The caller
+// retransmits (XmitRetransmitQueue) and re-arms the timer (RTOAt). It
+// reports false when the timer found nothing to do.
+func (tp *Sock) OnRTO(now sim.Time) bool {
+	tp.SetNow(now)
+	if tp.SndNxt == tp.SndUna {
+		return false
+	}
+	if now < tp.rtoAt {
+		return false // re-armed since: not expired yet
+	}
+	tp.RTOs++
+	for seq := tp.SndUna; seq < tp.SndNxt; seq++ {
+		st := tp.seg(seq)
+		if st.flags&segSacked != 0 {
+			continue
+		}
+		if st.flags&segRetrans != 0 {
+			st.flags &^= segRetrans
+			tp.RetransOut--
+		}
+		if st.flags&segLost == 0 {
+			st.flags |= segLost
+			tp.LostOut++
+			tp.LostSegs++
+		}
+	}
+	tp.rtxHint = tp.SndUna
+	if tp.CAState <= CADisorder || tp.HighSeq <= tp.SndUna || tp.CAState == CALoss && tp.backoff == 0 {
+		tp.PriorCwnd = tp.Cwnd
+		tp.Ssthresh = tp.CC.Ssthresh(tp)
+		tp.CC.CwndEvent(tp, EventLoss)
+		tp.undoMarker = true
+	}
+	tp.Cwnd = tp.InFlight() + 1
+	tp.CwndCnt = 0
+	tp.setState(CALoss)
+	tp.HighSeq = tp.SndNxt
+	if tp.ECN {
+		tp.queueCWR = true
+	}
+	tp.backoff++
+	tp.RTO = min(tp.RTO<<1, RTOMax)
+	tp.rtoAt = now + tp.RTO
+	return true
+}

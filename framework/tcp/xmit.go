@@ -1,0 +1,194 @@
+package tcp
+
+import (
+	"math"
+
+	"github.com/txlab/txlab/framework/sim"
+)
+
+// Output is what the sender's transmit loop needs from the host it runs
+// on: the TSQ check and the transmit itself. A remote sender (the far
+// end of a download) has no TSQ.
+type Output interface {
+	// SmallQueueCheck is tcp_small_queue_check for the next skb of
+	// segs segments: true stops the loop (TSQ throttled, the TX
+	// completion of an earlier skb restarts it).
+	SmallQueueCheck(tp *Sock, segs int, factor uint) bool
+	// Transmit is __tcp_transmit_skb of one skb carrying segments
+	// [seq, seq+segs): tstamp is its EDT departure time (0: none),
+	// cwr whether it carries CWR, retrans whether it is a
+	// retransmission. It returns false if the skb could not be sent
+	// (the loop stops).
+	Transmit(tp *Sock, seq int64, segs int, tstamp sim.Time, cwr, retrans bool) bool
+}
+
+// transmitted is the bookkeeping of __tcp_transmit_skb and
+// tcp_update_skb_after_send for segs segments from seq: the EDT stamp
+// advances by the skb's length at the pacing rate when sch_fq paces
+// (after the first 10 segments, as the original sch_fq did), the CWR
+// flag goes out once.
+func (tp *Sock) transmit(out Output, seq int64, segs int, retrans bool) bool {
+	prior := tp.WstampNs
+	tp.WstampNs = max(tp.WstampNs, tp.now)
+	tstamp := sim.Time(0)
+	if tp.PacingFQ {
+		tstamp = tp.WstampNs
+	}
+	cwr := false
+	if tp.queueCWR && !retrans {
+		cwr = true
+	}
+	if !out.Transmit(tp, seq, segs, tstamp, cwr, retrans) {
+		tp.WstampNs = prior
+		return false
+	}
+	if cwr {
+		tp.queueCWR = false // tcp_ecn_send: CWR on the first new data after entering CWR
+	}
+	if tp.PacingFQ && tp.PacingRate != math.MaxUint64 && tp.PacingRate != 0 && tp.dataSegsOut >= 10 {
+		lenNs := uint64(segs*MSS) * uint64(sim.Second) / tp.PacingRate
+		credit := uint64(tp.WstampNs - prior)
+		lenNs -= min(lenNs/2, credit)
+		tp.WstampNs += sim.Time(lenNs)
+	}
+	tp.dataSegsOut += uint64(segs)
+	for s := seq; s < seq+int64(segs); s++ {
+		tp.tsorted = append(tp.tsorted, tsEntry{seq: s, xmit: tp.now})
+	}
+	return true
+}
+
+// cwndTest is tcp_cwnd_test: the segments cwnd allows now, at most half
+// of cwnd per skb so that two skbs are in flight.
+func (tp *Sock) cwndTest() int {
+	inFlight := tp.InFlight()
+	if inFlight >= tp.Cwnd {
+		return 0
+	}
+	half := max(tp.Cwnd>>1, 1)
+	return int(min(half, tp.Cwnd-inFlight))
+}
+
+// WriteXmit is tcp_write_xmit for a bulk sender: new segments in skbs
+// of up to tcp_tso_segs segments while cwnd, the receive window and TSQ
+// allow. It returns the segments sent.
+func (tp *Sock) WriteXmit(out Output) int {
+	sent := 0
+	cwndLimited := false
+	for tp.SndNxt < tp.WriteSeq {
+		quota := tp.cwndTest()
+		if quota == 0 {
+			cwndLimited = true
+			break
+		}
+		// tcp_snd_wnd_test: the first segment must fit the window.
+		room := tp.SndUna + RcvWndSegs - tp.SndNxt
+		if room <= 0 {
+			break
+		}
+		segs := min(quota, tp.TSOSegs(), int(tp.WriteSeq-tp.SndNxt), int(room))
+		if out.SmallQueueCheck(tp, segs, 0) {
+			break
+		}
+		if tp.PacketsOut() == 0 && tp.InFlight() == 0 {
+			tp.CC.CwndEvent(tp, EventTxStart) // tcp_event_data_sent after idle
+		}
+		if !tp.transmit(out, tp.SndNxt, segs, false) {
+			break
+		}
+		// tcp_event_new_data_sent
+		for i := 0; i < segs; i++ {
+			tp.board = append(tp.board, segState{xmit: tp.now})
+		}
+		if tp.PacketsOut() == 0 {
+			tp.rearmRTO()
+		}
+		tp.SndNxt += int64(segs)
+		tp.LsndTime = tp.Jiffies()
+		sent += segs
+	}
+	if sent > 0 && tp.InCwndReduction() {
+		tp.PrrOut += uint32(sent)
+	}
+	cwndLimited = cwndLimited || tp.InFlight() >= tp.Cwnd
+	tp.cwndValidate(cwndLimited)
+	return sent
+}
+
+// cwndValidate is tcp_cwnd_validate's record of whether cwnd was the
+// limit in the current window (application-limited decay is not
+// modelled: a bulk sender is never application-limited).
+func (tp *Sock) cwndValidate(limited bool) {
+	po := tp.PacketsOut()
+	if tp.SndUna >= tp.cwndUsageSeq || limited || (!tp.isCwndLimited && po > tp.maxPacketsOut) {
+		tp.isCwndLimited = limited
+		tp.maxPacketsOut = po
+		tp.cwndUsageSeq = tp.SndNxt
+	}
+}
+
+// XmitRetransmitQueue is tcp_xmit_retransmit_queue: segments marked
+// lost and not yet retransmitted, in order, while cwnd allows; runs of
+// them go out as one skb (up to tcp_tso_segs). It returns the segments
+// sent.
+func (tp *Sock) XmitRetransmitQueue(out Output) int {
+	if tp.LostOut <= tp.RetransOut {
+		return 0
+	}
+	sent := 0
+	seq := max(tp.rtxHint, tp.SndUna)
+	for seq < tp.SndNxt {
+		st := tp.seg(seq)
+		if st.flags&(segLost|segRetrans|segSacked) != segLost {
+			seq++
+			tp.rtxHint = seq
+			continue
+		}
+		inFlight := tp.InFlight()
+		if inFlight >= tp.Cwnd {
+			break
+		}
+		n := 1
+		most := min(int(tp.Cwnd-inFlight), tp.TSOSegs())
+		for n < most && seq+int64(n) < tp.SndNxt && tp.seg(seq+int64(n)).flags&(segLost|segRetrans|segSacked) == segLost {
+			n++
+		}
+		if out.SmallQueueCheck(tp, n, 1) {
+			break
+		}
+		if !tp.transmit(out, seq, n, true) {
+			break
+		}
+		for i := 0; i < n; i++ {
+			s := tp.seg(seq + int64(i))
+			s.flags |= segRetrans | segEverRtx
+			s.xmit = tp.now
+		}
+		tp.RetransOut += uint32(n)
+		tp.RetransSegs += uint64(n)
+		if tp.InCwndReduction() {
+			tp.PrrOut += uint32(n)
+		}
+		if seq == tp.SndUna {
+			tp.rearmRTO()
+		}
+		sent += n
+		seq += int64(n)
+		tp.rtxHint = seq
+	}
+	return sent
+}
+
+// rearmRTO is tcp_rearm_rto: the RTO runs from now while anything is
+// out.
+func (tp *Sock) rearmRTO() {
+	tp.rtoAt = tp.now + tp.RTO
+}
+
+// RTOAt is when the retransmission timer expires (0: not armed).
+func (tp *Sock) RTOAt() sim.Time {
+	if tp.SndNxt == tp.SndUna {
+		return 0
+	}
+	return tp.rtoAt
+}

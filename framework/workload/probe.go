@@ -1,0 +1,176 @@
+package workload
+
+import (
+	"fmt"
+
+	"github.com/txlab/txlab/framework/path"
+	"github.com/txlab/txlab/framework/sim"
+	"github.com/txlab/txlab/framework/skb"
+)
+
+// Sizes of the probes' packets (L2, no FCS).
+const (
+	pingLen  = 56 + 8 + 20 + 14 // ping's default 56 bytes of ICMP data
+	udpRRLen = 1 + 8 + 20 + 14  // netperf UDP_RR's 1-byte request and response
+)
+
+// Sample is one RTT measurement: when the request left the probe and
+// how long the answer took.
+type Sample struct {
+	At  sim.Time
+	RTT sim.Time
+}
+
+// ProbeSock is a latency probe: a task on the host sending requests
+// through the TX path, the far end echoing them, the RTT taken when the
+// answer reaches the probe's socket (ping's SO_TIMESTAMP, in softirq) or,
+// for udp_rr, when the waiting netperf task runs again (it measures in
+// user space).
+type ProbeSock struct {
+	Probe
+	ID      int
+	Samples []Sample
+	Lost    uint64 // udp_rr requests given up after udpRRTimeout
+
+	tr      *Traffic
+	task    *sim.Task
+	keys    skb.FlowKeys
+	hash    uint32
+	txq     int
+	sent    map[int64]sim.Time // requests out, by sequence
+	seq     int64
+	got     bool // udp_rr: the answer to the current request arrived
+	gotAt   sim.Time
+	waiting bool
+	txCPU   int
+}
+
+func (tr *Traffic) startProbe(i int, p Probe, jitter sim.Time) *ProbeSock {
+	ps := &ProbeSock{Probe: p, ID: i, tr: tr, txq: -1, sent: map[int64]sim.Time{}, txCPU: -1}
+	proto := uint8(1) // ICMP
+	if p.Kind == ProbeUDPRR {
+		proto = 17
+	}
+	ps.keys = skb.FlowKeys{Src: 0x0a000001, Dst: 0x0a010001, SrcPort: uint16(20000 + i), DstPort: 7, Proto: proto}
+	h := mix(uint64(ps.keys.Src)<<32 ^ uint64(ps.keys.Dst) ^ uint64(ps.keys.SrcPort)<<16 ^ uint64(proto)<<56 ^ tr.hashrnd)
+	ps.hash = uint32(h) | 1
+	ps.task = tr.e.NewTask(fmt.Sprintf("%s/%d", p.Kind, i), nil, ps.run)
+	ps.task.Start(jitter)
+	return ps
+}
+
+// sleepUntil blocks the task until at (nanosleep: an hrtimer wakes it).
+func (ps *ProbeSock) sleepUntil(t *sim.Task, at sim.Time) {
+	if t.CPU().Now() >= at {
+		return
+	}
+	e := ps.tr.e
+	e.At(at, func() { e.WakeUp(t, nil) })
+	t.Block()
+}
+
+func (ps *ProbeSock) run(t *sim.Task) {
+	next := t.CPU().Now()
+	for {
+		if ps.Kind == ProbePing {
+			ps.sleepUntil(t, next)
+			next += ps.Interval
+			ps.send(t.CPU())
+			continue
+		}
+		// udp_rr: request, wait for the response (or give up), repeat.
+		c := t.CPU()
+		c.Sync()
+		start := c.Now()
+		ps.got = false
+		seq := ps.send(c)
+		e := ps.tr.e
+		e.At(start+udpRRTimeout, func() {
+			if ps.seq == seq && !ps.got && ps.waiting {
+				e.WakeUp(t, nil)
+			}
+		})
+		for !ps.got && t.CPU().Now() < start+udpRRTimeout {
+			ps.waiting = true
+			t.Block()
+			ps.waiting = false
+		}
+		c = t.CPU()
+		c.Sync()
+		if ps.got {
+			c.Spend(ps.tr.costs.SockRcv) // recvfrom
+			ps.Samples = append(ps.Samples, Sample{At: start, RTT: c.Now() - start})
+		} else {
+			ps.Lost++
+		}
+		delete(ps.sent, seq)
+		if ps.Interval > 0 {
+			ps.sleepUntil(t, start+ps.Interval)
+		}
+	}
+}
+
+// send is sendto on the probe's socket: one small skb into
+// __dev_queue_xmit.
+func (ps *ProbeSock) send(c *sim.CPU) int64 {
+	tr := ps.tr
+	c.Sync()
+	c.Spend(tr.costs.StackPerPacket + tr.costs.SkbAlloc)
+	ps.seq++
+	s := tr.net.AllocSkb(c)
+	s.Len = pingLen
+	if ps.Kind == ProbeUDPRR {
+		s.Len = udpRRLen
+	}
+	s.TrueSize = skb.TruesizeUDP(int(s.Len) - 14)
+	s.Keys, s.Hash, s.DSCP = ps.keys, ps.hash, ps.DSCP
+	s.Priority, s.Mark = ps.tr.priority, ps.tr.mark
+	s.Sock = int32(-2 - ps.ID)
+	s.Owner = ps
+	s.Cb = skb.CB{Seq: ps.seq}
+	ps.sent[ps.seq] = c.Now()
+	tr.net.DevQueueXmit(c, tr.dev, s)
+	return ps.seq
+}
+
+// TxQueue implements netdev.TxQueueCache.
+func (ps *ProbeSock) TxQueue() int { return ps.txq }
+
+// SetTxQueue implements netdev.TxQueueCache.
+func (ps *ProbeSock) SetTxQueue(q int) { ps.txq = q }
+
+// Release is sock_wfree (nothing waits on a probe's send buffer).
+func (ps *ProbeSock) Release(*sim.CPU, *skb.SKB) {}
+
+// Transmitted implements netdev.TxOwner: the request goes up the path,
+// the far end answers at once, the answer comes down and is received
+// by the host.
+func (ps *ProbeSock) Transmitted(c *sim.CPU, s *skb.SKB) {
+	tr := ps.tr
+	seq, l := s.Cb.Seq, s.Len
+	ps.txCPU = c.ID
+	back := path.Pkt{Len: l, Keys: reverse(ps.keys), Hash: ps.hash, DSCP: ps.DSCP,
+		Deliver: func(uint8) { tr.toHost(ps.hash, ps.txCPU, func(c *sim.CPU) { ps.answer(c, seq) }) }}
+	tr.Path.Up.Send(c.Now(), path.Pkt{Len: l, Keys: ps.keys, Hash: ps.hash, DSCP: ps.DSCP,
+		Deliver: func(uint8) { tr.Path.Down.Send(tr.e.Now(), back) }})
+}
+
+// answer is the reply reaching the probe's socket in softirq on c.
+func (ps *ProbeSock) answer(c *sim.CPU, seq int64) {
+	c.Spend(ps.tr.costs.SockRcv)
+	sent, ok := ps.sent[seq]
+	if !ok {
+		return // udp_rr gave it up already
+	}
+	if ps.Kind == ProbePing {
+		delete(ps.sent, seq)
+		ps.Samples = append(ps.Samples, Sample{At: sent, RTT: c.Now() - sent})
+		return
+	}
+	if seq == ps.seq && !ps.got {
+		ps.got, ps.gotAt = true, c.Now()
+		if ps.waiting {
+			ps.tr.e.WakeUp(ps.task, c)
+		}
+	}
+}

@@ -1,0 +1,411 @@
+package workload
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/txlab/txlab/framework/path"
+	"github.com/txlab/txlab/framework/qdisc"
+	"github.com/txlab/txlab/framework/sim"
+	"github.com/txlab/txlab/framework/skb"
+	"github.com/txlab/txlab/framework/tcp"
+)
+
+// cbRetrans is TCPCB_RETRANS in a TCP skb's control block (Cb.Flags).
+const cbRetrans = 1 << 0
+
+// hostSock is an upload's socket on the host (struct tcp_sock with its
+// struct sock around it): the socket lock and its backlog, the send
+// buffer (sk_wmem_queued against sk_sndbuf), sk_wmem_alloc held by the
+// skbs until TX completion (TSQ), the TSQ flags, the retransmission
+// timer, and the netperf task writing into it.
+type hostSock struct {
+	f  *TCPFlow
+	tr *Traffic
+	tp *tcp.Sock
+
+	task    *sim.Task
+	slock   sim.SpinLock  // sk_lock.slock
+	owned   bool          // sock_owned_by_user
+	backlog []tcp.Ack     // sk_backlog: ACKs that came while owned
+	wq      sim.WaitQueue // sk_sleep
+	nospace bool          // SOCK_NOSPACE: the writer waits for room
+
+	sndbuf     int   // sk_sndbuf (autotuned by tcp_sndbuf_expand)
+	writeBytes int64 // bytes the application wrote (write_seq in bytes)
+	wmemAlloc  int64 // sk_wmem_alloc: truesize of skbs not yet freed
+	wmemLine   sim.CacheLine
+
+	throttled, queued, tsqDeferred bool // TSQF_THROTTLED, TSQF_QUEUED, TCP_TSQ_DEFERRED
+	rto                            sim.HrTimer
+	rtoDeferred                    bool // TCP_WRITE_TIMER_DEFERRED
+
+	txq       int
+	fqChecked bool
+	cpu       *sim.CPU // the CPU running this socket's code now (tcp.Output)
+
+	Sleeps, Wakeups, TSQThrottled uint64
+}
+
+func (tr *Traffic) startUp(f *TCPFlow, at sim.Time, cpus []int) (*sim.Task, error) {
+	cc, err := tcp.NewCC(tr.CC)
+	if err != nil {
+		return nil, err
+	}
+	hs := &hostSock{f: f, tr: tr, txq: -1}
+	hs.slock.Name = fmt.Sprintf("tcp/%d sk_lock.slock", f.ID)
+	hs.tp = tcp.NewSock(cc, tr.ECN, at)
+	hs.sndbuf = hs.tp.SndbufExpand(tcp.WmemDefault) // tcp_init_buffer_space
+	f.Snd, f.Rcv, f.up = hs.tp, tcp.NewReceiver(cc.NeedsECN()), hs
+	hs.task = tr.e.NewTask(fmt.Sprintf("netperf/%d", f.ID), cpus, func(t *sim.Task) {
+		// The process exists from the start and sleeps until its
+		// connection starts (a task placed before the run with a later
+		// start would hold its CPU until then).
+		if at > t.CPU().Now() {
+			tr.e.At(at, func() { tr.e.WakeUp(t, nil) })
+			t.Block()
+		}
+		hs.tp.SetNow(t.CPU().Now())
+		hs.run(t)
+	})
+	hs.task.Start(at % (10 * sim.Microsecond))
+	return hs.task, nil
+}
+
+// TxQueue implements netdev.TxQueueCache.
+func (hs *hostSock) TxQueue() int { return hs.txq }
+
+// SetTxQueue implements netdev.TxQueueCache.
+func (hs *hostSock) SetTxQueue(q int) { hs.txq = q }
+
+// wmemQueued is sk_wmem_queued: the truesize of the skbs in the write
+// and retransmit queues, the unacked bytes in skbs of up to
+// sk_gso_max_size.
+func (hs *hostSock) wmemQueued() int64 {
+	b := hs.writeBytes - hs.tp.SndUna*tcp.MSS
+	return b + (b/tcp.GSOMaxSize+1)*int64(skb.TruesizeAllocSkb(skb.MaxTCPHeader))
+}
+
+// run is netperf's TCP_STREAM loop: send(SendSize) for ever, each a
+// tcp_sendmsg that waits for room in the send buffer
+// (sk_stream_wait_memory), copies, and pushes (tcp_push).
+func (hs *hostSock) run(t *sim.Task) {
+	costs := hs.tr.costs
+	for {
+		t.PreemptPoint()
+		c := t.CPU()
+		c.Sync()
+		c.Spend(costs.TCPSendmsg)
+		hs.lockSock(c)
+		for hs.wmemQueued() >= int64(hs.sndbuf) {
+			// sk_stream_memory_free is false: sk_stream_wait_memory
+			// sleeps with the socket released.
+			hs.nospace = true
+			hs.Sleeps++
+			hs.releaseSock(t)
+			hs.wq.Add(t)
+			if hs.wmemQueued() >= int64(hs.sndbuf) {
+				t.Block()
+			}
+			hs.wq.Remove(t)
+			c = t.CPU()
+			c.Sync()
+			hs.lockSock(c)
+		}
+		c.Spend(SendSize * costs.TCPCopyPerKB / 1024)
+		hs.writeBytes += SendSize
+		hs.tp.WriteSeq = hs.writeBytes / tcp.MSS
+		hs.xmit(c) // tcp_push -> __tcp_push_pending_frames -> tcp_write_xmit
+		hs.releaseSock(t)
+	}
+}
+
+// lockSock is lock_sock: the socket is owned by the task; softirqs that
+// find it owned queue on the backlog.
+func (hs *hostSock) lockSock(c *sim.CPU) {
+	c.LocalBhDisable()
+	hs.slock.Lock(c, hs.tr.site.lockSock)
+	hs.owned = true
+	hs.slock.Unlock(c)
+	c.LocalBhEnable()
+}
+
+// releaseSock is release_sock: the backlog is processed (each ACK as
+// tcp_v4_do_rcv would have), then tcp_release_cb's deferred work (a TSQ
+// handler, the write timer), then the socket is free.
+func (hs *hostSock) releaseSock(t *sim.Task) {
+	c := t.CPU()
+	c.LocalBhDisable()
+	hs.slock.Lock(c, hs.tr.site.release)
+	for len(hs.backlog) > 0 {
+		list := hs.backlog
+		hs.backlog = nil
+		hs.slock.Unlock(c)
+		for _, a := range list {
+			c.Spend(hs.tr.costs.TCPRcv)
+			hs.ackLocked(c, a)
+		}
+		hs.slock.Lock(c, hs.tr.site.release)
+	}
+	if hs.tsqDeferred {
+		hs.tsqDeferred = false
+		hs.tsqWrite(c)
+	}
+	if hs.rtoDeferred {
+		hs.rtoDeferred = false
+		hs.rtoExpired(c)
+	}
+	hs.owned = false
+	hs.slock.Unlock(c)
+	c.LocalBhEnable()
+}
+
+// xmit is tcp_xmit_retransmit_queue then tcp_write_xmit on c.
+func (hs *hostSock) xmit(c *sim.CPU) {
+	hs.cpu = c
+	hs.tp.SetNow(c.Now())
+	hs.tp.XmitRetransmitQueue(hs)
+	hs.tp.WriteXmit(hs)
+	hs.armRTO(c)
+}
+
+// SmallQueueCheck implements tcp.Output: tcp_small_queue_check against
+// sk_wmem_alloc. With nothing in flight it never throttles
+// (tcp_rtx_queue_empty_or_single_skb).
+func (hs *hostSock) SmallQueueCheck(tp *tcp.Sock, segs int, factor uint) bool {
+	limit := int64(tp.SmallQueueLimit(tcp.Truesize(segs), factor))
+	if hs.wmemAlloc <= limit || tp.PacketsOut() == 0 {
+		return false
+	}
+	hs.throttled = true
+	hs.TSQThrottled++
+	return hs.wmemAlloc > limit // a completion may have come meanwhile
+}
+
+// Transmit implements tcp.Output: __tcp_transmit_skb -> ip_queue_xmit ->
+// __dev_queue_xmit of one (GSO) skb charged to the socket
+// (skb_set_owner_w: sk_wmem_alloc += truesize, tcp_wfree at free). A
+// qdisc drop is local congestion: tcp_enter_cwr, and the skb counts as
+// not sent (NET_XMIT_DROP); NET_XMIT_CN enters CWR too but the skb went.
+func (hs *hostSock) Transmit(tp *tcp.Sock, seq int64, segs int, tstamp sim.Time, cwr, retrans bool) bool {
+	c := hs.cpu
+	tr := hs.tr
+	f := hs.f
+	c.Spend(tr.costs.TCPXmit)
+	s := tr.net.AllocSkb(c)
+	s.Len = uint32(segs * tcp.FrameLen)
+	s.TrueSize = tcp.Truesize(segs)
+	s.GSOSegs = uint16(segs)
+	s.Keys, s.Hash, s.DSCP = f.keys, f.hash, f.DSCP
+	s.Priority, s.Mark = f.Priority, f.Mark
+	if tp.ECN {
+		s.ECN = tcp.ECT0
+	}
+	if tstamp != 0 {
+		s.Tstamp = sim.Ktime(tstamp) // skb->tstamp is CLOCK_MONOTONIC, as the qdiscs' clock
+	}
+	if tp.PacingRate != math.MaxUint64 {
+		s.PacingRate = tp.PacingRate
+	}
+	s.Sock = int32(f.ID)
+	s.Owner = hs
+	// An upload's data: the host receives no data on it, so it acks
+	// the far end's SYN alone.
+	s.Cb = skb.CB{Seq: seq}
+	s.TCPFlags = skb.TCPHdrACK
+	if retrans {
+		s.Cb.Flags = cbRetrans
+	}
+	if cwr {
+		s.TCPFlags |= skb.TCPHdrCWR
+	}
+	hs.wmemLine.Atomic(c)
+	hs.wmemAlloc += int64(s.TrueSize)
+	rc := tr.net.DevQueueXmit(c, tr.dev, s)
+	tp.SetNow(c.Now())
+	if !hs.fqChecked {
+		// fq_classify sets SK_PACING_FQ on a socket it sees: from then
+		// on TCP stamps EDT departure times and fq paces.
+		txq := hs.txq
+		if len(tr.dev.Queues) == 1 {
+			txq = 0 // netdev_core_pick_tx on one queue caches nothing
+		}
+		if txq >= 0 {
+			hs.fqChecked = true
+			if q := tr.dev.Queues[txq].Qdisc(); q != nil && q.Kind == "fq" {
+				tp.PacingFQ = true
+			}
+		}
+	}
+	switch rc {
+	case qdisc.XmitDrop:
+		tp.EnterCWR()
+		return false
+	case qdisc.XmitCN:
+		tp.EnterCWR()
+	}
+	return true
+}
+
+// Release is tcp_wfree, the destructor: sk_wmem_alloc drops by the
+// truesize; a socket TSQ throttled is queued for the TSQ tasklet on this
+// CPU (unless this runs in ksoftirqd with more still in flight: the
+// queues drain first).
+func (hs *hostSock) Release(c *sim.CPU, s *skb.SKB) {
+	hs.wmemLine.AtomicNoSync(c)
+	hs.wmemAlloc -= int64(s.TrueSize)
+	if hs.wmemAlloc >= int64(skb.TruesizeAllocSkb(1)) && strings.HasPrefix(c.Current().Name, "ksoftirqd/") {
+		return
+	}
+	if !hs.throttled || hs.queued {
+		return
+	}
+	hs.throttled, hs.queued = false, true
+	hs.tr.queueTasklet(c, tasklet{kind: tkTSQ, up: hs})
+}
+
+// tsqHandler is tcp_tasklet_func -> tcp_tsq_handler for this socket.
+func (hs *hostSock) tsqHandler(c *sim.CPU) {
+	hs.queued = false
+	hs.slock.Lock(c, hs.tr.site.bhLockSock)
+	if hs.owned {
+		hs.tsqDeferred = true
+	} else {
+		hs.tsqWrite(c)
+	}
+	hs.slock.Unlock(c)
+}
+
+// tsqWrite is tcp_tsq_write: retransmissions if cwnd allows, then new
+// data.
+func (hs *hostSock) tsqWrite(c *sim.CPU) {
+	hs.cpu = c
+	tp := hs.tp
+	tp.SetNow(c.Now())
+	if tp.LostOut > tp.RetransOut && tp.Cwnd > tp.InFlight() {
+		tp.XmitRetransmitQueue(hs)
+	}
+	tp.WriteXmit(hs)
+	hs.armRTO(c)
+}
+
+// Transmitted implements netdev.TxOwner: the skb left the host; its
+// segments go up the path to the receiver.
+func (hs *hostSock) Transmitted(c *sim.CPU, s *skb.SKB) {
+	f := hs.f
+	tr := hs.tr
+	f.txCPU = c.ID
+	n := max(int(s.GSOSegs), 1)
+	for i := 0; i < n; i++ {
+		seg := tcp.Seg{Flow: int32(f.ID), Seq: s.Cb.Seq + int64(i), ECN: s.ECN, Retrans: s.Cb.Flags&cbRetrans != 0, Sent: s.Born}
+		if i == 0 && s.TCPFlags&skb.TCPHdrCWR != 0 {
+			seg.CWR = true
+		}
+		tr.Path.Up.Send(c.Now(), path.Pkt{Len: tcp.FrameLen, Keys: f.keys, Hash: f.hash, DSCP: f.DSCP, ECN: seg.ECN,
+			Deliver: func(ecn uint8) { seg.ECN = ecn; f.farRcv(seg) }})
+	}
+}
+
+// farRcv is the far end receiving a segment of an upload: its ACK goes
+// down the path at once, or after the delayed-ACK timeout.
+func (f *TCPFlow) farRcv(seg tcp.Seg) {
+	now, pre := f.Rcv.OnSeg(seg)
+	if pre != nil {
+		f.farSendAck(*pre)
+	}
+	if now {
+		f.farSendAck(f.Rcv.Ack())
+		return
+	}
+	if !f.delackArmed {
+		f.delackArmed = true
+		f.delackGen++
+		gen := f.delackGen
+		f.tr.e.At(f.tr.e.Now()+tcp.DelackMin, func() {
+			if f.delackGen == gen && f.Rcv.Pending() {
+				f.farSendAck(f.Rcv.Ack())
+			}
+		})
+	}
+}
+
+// farSendAck sends an upload's ACK down the path to the host.
+func (f *TCPFlow) farSendAck(a tcp.Ack) {
+	f.delackArmed = false
+	f.delackGen++
+	a.Flow = int32(f.ID)
+	tr := f.tr
+	tr.Path.Down.Send(tr.e.Now(), path.Pkt{Len: tcp.AckLen, Keys: reverse(f.keys), Hash: f.hash, DSCP: f.DSCP,
+		Deliver: func(uint8) { tr.toHost(f.hash, f.txCPU, func(c *sim.CPU) { f.up.rcvAck(c, a) }) }})
+}
+
+// rcvAck is tcp_v4_rcv for an ACK in softirq on c: processed at once, or
+// queued on the backlog while the task owns the socket.
+func (hs *hostSock) rcvAck(c *sim.CPU, a tcp.Ack) {
+	hs.slock.Lock(c, hs.tr.site.bhLockSock)
+	if hs.owned {
+		hs.backlog = append(hs.backlog, a)
+		hs.slock.Unlock(c)
+		return
+	}
+	c.Spend(hs.tr.costs.TCPRcv)
+	hs.ackLocked(c, a)
+	hs.slock.Unlock(c)
+}
+
+// ackLocked is tcp_rcv_established for an ACK with the socket locked:
+// tcp_ack (the acked skbs freed from the retransmit queue), the send
+// buffer grown and the writer woken (tcp_check_space), then
+// tcp_data_snd_check.
+func (hs *hostSock) ackLocked(c *sim.CPU, a tcp.Ack) {
+	tp := hs.tp
+	tp.SetNow(c.Now())
+	res := tp.OnAck(a)
+	if res.NewlyAcked > 0 {
+		per := max(tp.TSOSegs(), 1)
+		c.Spend(hs.tr.costs.KfreeSkb * int64((res.NewlyAcked+per-1)/per))
+		if tp.InFlight() < tp.Cwnd {
+			hs.sndbuf = tp.SndbufExpand(hs.sndbuf) // tcp_new_space -> tcp_sndbuf_expand
+		}
+		// sk_stream_write_space: wake once a third is free.
+		if q := hs.wmemQueued(); hs.nospace && int64(hs.sndbuf)-q >= q/2 {
+			hs.nospace = false
+			hs.Wakeups += uint64(hs.wq.WakeUp(c, true))
+		}
+	}
+	hs.xmit(c)
+}
+
+// armRTO arms the retransmission timer on c for the socket's deadline
+// (lazily: an earlier expiry re-arms itself).
+func (hs *hostSock) armRTO(c *sim.CPU) {
+	at := hs.tp.RTOAt()
+	if at == 0 {
+		return
+	}
+	if exp, ok := hs.rto.Queued(); ok && exp <= at {
+		return
+	}
+	hs.rto.Start(c, at, func(c *sim.CPU) { hs.tr.queueTasklet(c, tasklet{kind: tkRTO, up: hs}) })
+}
+
+// rtoTimer is tcp_write_timer: deferred to release_sock while owned.
+func (hs *hostSock) rtoTimer(c *sim.CPU) {
+	hs.slock.Lock(c, hs.tr.site.bhLockSock)
+	if hs.owned {
+		hs.rtoDeferred = true
+	} else {
+		hs.rtoExpired(c)
+	}
+	hs.slock.Unlock(c)
+}
+
+// rtoExpired is tcp_write_timer_handler: the RTO, if it is due.
+func (hs *hostSock) rtoExpired(c *sim.CPU) {
+	hs.cpu = c
+	if hs.tp.OnRTO(c.Now()) {
+		hs.tp.XmitRetransmitQueue(hs)
+	}
+	hs.armRTO(c)
+}
