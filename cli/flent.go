@@ -40,7 +40,7 @@ func flentConfig(c *cli.Context, specs []run.Spec, start time.Time) (*flentPlan,
 	p := &flentPlan{start: start}
 	seen := map[string]string{}
 	for _, s := range specs {
-		t, err := flentdata.For(s.Workload.Kind)
+		t, err := flentdata.For(s.Workload)
 		if err != nil {
 			return nil, labelled(s, len(specs), fmt.Errorf("--flent: %w", err))
 		}

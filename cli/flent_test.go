@@ -110,3 +110,58 @@ func TestFlentErrors(t *testing.T) {
 		}
 	}
 }
+
+// A tcp_nup run as flent's tcp_nup: flent plots its totals, and its
+// summary of "TCP upload sum" is the mean over the window of the
+// report's flows' goodput.
+func TestFlentTCPNup(t *testing.T) {
+	if _, err := exec.LookPath("flent"); err != nil {
+		t.Skip("flent is not installed (apt-get install flent)")
+	}
+	dir := t.TempDir()
+	file, jsonOut := filepath.Join(dir, "nup.flent.gz"), filepath.Join(dir, "r.json")
+	if out, err := txlab(t, "run", "tcp_nup", "--quick", "--no-progress", "--flent", file, "--format", "json", "-o", jsonOut); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	b, err := os.ReadFile(jsonOut)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r report.Report
+	if err := json.Unmarshal(b, &r); err != nil || r.TCP == nil {
+		t.Fatalf("report: %v", err)
+	}
+	png := filepath.Join(dir, "nup.png")
+	cmd := exec.Command("flent", "-i", file, "-p", "totals", "-o", png)
+	cmd.Env = append(os.Environ(), "HOME="+dir, "MPLCONFIGDIR="+dir)
+	if o, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("flent: %v\n%s", err, o)
+	}
+	if st, err := os.Stat(png); err != nil || st.Size() < 1000 {
+		t.Fatalf("%s: %v", png, err)
+	}
+	cmd = exec.Command("flent", "-i", file, "-f", "summary")
+	cmd.Env = append(os.Environ(), "HOME="+dir, "MPLCONFIGDIR="+dir)
+	o, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("flent summary: %v\n%s", err, o)
+	}
+	m := regexp.MustCompile(`TCP upload sum\s*:\s*([0-9.]+)\s`).FindSubmatch(o)
+	if m == nil {
+		t.Fatalf("no TCP upload sum in:\n%s", o)
+	}
+	got, _ := strconv.ParseFloat(string(m[1]), 64)
+	// A flow's series is laid on the report's last intervals (it can
+	// hold one value more than there are intervals: that first one is
+	// left out).
+	n := min(len(r.Series), len(r.TCP.Flows[0].SeriesBps))
+	sum := 0.0
+	for _, f := range r.TCP.Flows {
+		for _, v := range f.SeriesBps[len(f.SeriesBps)-n:] {
+			sum += v / 1e6
+		}
+	}
+	if want := sum / float64(n); want == 0 || got < want-0.01 || got > want+0.01 {
+		t.Errorf("flent's mean TCP upload sum %v Mbit/s, the report's %v", got, want)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/txlab/txlab/framework/report"
+	"github.com/txlab/txlab/framework/workload"
 )
 
 func decode(t *testing.T, b []byte) map[string]any {
@@ -39,7 +40,7 @@ func testReport() *report.Report {
 // in seconds, the test's series in Mbit/s of frames, raw values at
 // absolute times from T0, SERIES_META with units and mean.
 func TestFromReport(t *testing.T) {
-	test, err := For("udp_stream")
+	test, err := For(workload.Spec{Kind: "udp_stream"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +93,7 @@ func TestFromReport(t *testing.T) {
 
 // The same report and start time give the same bytes.
 func TestWriteDeterministic(t *testing.T) {
-	test, _ := For("udp_rate")
+	test, _ := For(workload.Spec{Kind: "udp_rate"})
 	var a, b bytes.Buffer
 	for _, buf := range []*bytes.Buffer{&a, &b} {
 		f, err := FromReport(test, testReport(), Options{Time: time.Unix(0, 0)})
@@ -126,8 +127,8 @@ func TestNullValues(t *testing.T) {
 }
 
 func TestErrors(t *testing.T) {
-	if _, err := For("tcp_stream"); err == nil || !strings.Contains(err.Error(), "no flent test describes tcp_stream senders") || !strings.Contains(err.Error(), "udp_stream (udp_flood)") {
-		t.Errorf("For(tcp_stream): %v", err)
+	if _, err := For(workload.Spec{Kind: "tcp_stream", Flows: 4, Down: 4}); err == nil || err.Error() != "no flent test describes these tcp_stream senders (flent's tests are written for: forward (udp_flood), tcp_stream downloads only (--flows 0 --down N) (tcp_ndown), tcp_stream uploads only (--down 0) (tcp_nup), udp_rate (udp_flood), udp_stream (udp_flood))" {
+		t.Errorf("For(up and down): %v", err)
 	}
 	for _, c := range []struct {
 		f    File
@@ -143,8 +144,47 @@ func TestErrors(t *testing.T) {
 			t.Errorf("%+v: %v, want %q", c.f, err, c.want)
 		}
 	}
-	test, _ := For("udp_stream")
+	test, _ := For(workload.Spec{Kind: "udp_stream"})
 	if _, err := FromReport(test, &report.Report{}, Options{}); err == nil {
 		t.Error("a report without series was written")
+	}
+}
+
+// tcp_nup's data sets from a report's flows: each upload's goodput on
+// the window's intervals (null before), their sum, mean and Jain's index.
+func TestTCPNup(t *testing.T) {
+	test, err := For(workload.Spec{Kind: "tcp_stream", Flows: 2})
+	if err != nil || test.Name != "tcp_nup" {
+		t.Fatalf("For(2 uploads): %v %v", test, err)
+	}
+	r := testReport()
+	r.TCP = &report.TCP{Flows: []report.Flow{
+		{ID: 0, Dir: "up", SeriesBps: []float64{10e6, 30e6}},
+		{ID: 1, Dir: "down", SeriesBps: []float64{1e6, 1e6}},
+		{ID: 2, Dir: "up", SeriesBps: []float64{10e6, 10e6}},
+	}}
+	if p := test.Params(r); p["upload_streams"] != "2" {
+		t.Errorf("params %v", p)
+	}
+	got := map[string][]float64{}
+	var names []string
+	for _, s := range test.Series(r) {
+		got[s.Name] = s.Values
+		names = append(names, s.Name)
+	}
+	if strings.Join(names, "|") != "TCP upload::1|TCP upload::2|TCP upload sum|TCP upload avg|TCP upload fairness" {
+		t.Errorf("series %v", names)
+	}
+	for name, want := range map[string][]float64{
+		"TCP upload::1": {math.NaN(), 10, 30}, "TCP upload::2": {math.NaN(), 10, 10},
+		"TCP upload sum": {math.NaN(), 20, 40}, "TCP upload avg": {math.NaN(), 10, 20},
+		"TCP upload fairness": {math.NaN(), 1, 1600.0 / (2 * 1000)},
+	} {
+		for i, w := range want {
+			g := got[name][i]
+			if math.IsNaN(w) != math.IsNaN(g) || (!math.IsNaN(w) && math.Abs(g-w) > 1e-9) {
+				t.Errorf("%s[%d] = %v, want %v", name, i, g, w)
+			}
+		}
 	}
 }
