@@ -91,6 +91,9 @@ type I40E struct {
 	itr   sim.Time
 	work  int
 	costs *sim.Costs
+	// descNeeded and wakeThresh are DESC_NEEDED and TX_WAKE_THRESHOLD
+	// for the host's MAX_SKB_FRAGS.
+	descNeeded, wakeThresh int
 
 	// DCB (vsi->tc_config with software DCB, not mqprio).
 	numTC int
@@ -106,6 +109,8 @@ type I40E struct {
 func (d *I40E) Init(s driver.Setup, args []string) (driver.Info, error) {
 	o := driver.RingOpts{Ring: DefaultNumDescriptors, ITR: DfltTxITR, Work: DefaultIRQWork, Rx: DefaultNumRxDesc, RxITR: DfltRxITR}
 	d.numTC = 1
+	d.descNeeded = s.SkbFrags() + 6
+	d.wakeThresh = 2 * d.descNeeded
 	err := driver.ParseRingOpts("i40e", args, &o, []string{"tx", "tx-usecs", "work", "rx", "rx-usecs", "dcb-tc", "up2tc"}, func(key, val string) (bool, error) {
 		switch key {
 		case "up2tc":
@@ -214,7 +219,7 @@ func (d *I40E) Xmit(ctx driver.Ctx, q int, batch []skb.Packet) (int, driver.TxCo
 		// i40e_tx_map: netdev_tx_sent_queue (not the xmit_more variant),
 		// then i40e_maybe_stop_tx(DESC_NEEDED).
 		ctx.SentQueue(q, int(p.Len))
-		d.maybeStopTx(ctx, q, r, DescNeeded)
+		d.maybeStopTx(ctx, q, r, d.descNeeded)
 		// desc_count |= ++packet_stride; RS when >= WB_STRIDE.
 		r.stride++
 		r.rs[idx] = count|r.stride >= WBStride
@@ -311,7 +316,7 @@ func (d *I40E) Poll(ctx driver.Ctx, v int, budget int) (int, bool) {
 	r.stats.Packets += uint64(pkts)
 	r.stats.Bytes += uint64(bytes)
 	ctx.CompletedQueue(v, pkts, bytes) // netdev_tx_completed_queue
-	if pkts > 0 && r.Unused() >= TxWakeThreshold && ctx.QueueStopped(v) {
+	if pkts > 0 && r.Unused() >= d.wakeThresh && ctx.QueueStopped(v) {
 		ctx.WakeQueue(v) // netif_wake_subqueue; restart_queue++
 		r.stats.Restart++
 	}

@@ -191,8 +191,18 @@ func TestRSStride(t *testing.T) {
 // The BUSY path: i40e_maybe_stop_tx(count + 4 + 1) refuses, the queue is
 // stopped, and the tail is written when the queue stopped mid-bulk.
 func TestBusyAndTail(t *testing.T) {
+	for _, tc := range []struct{ frags, descNeeded int }{{0, DescNeeded}, {17, 23}, {45, 51}} {
+		busyAndTail(t, tc.frags, tc.descNeeded)
+	}
+}
+
+// busyAndTail runs the BUSY path with the host's MAX_SKB_FRAGS frags
+// (0: unset, the default): DESC_NEEDED is MAX_SKB_FRAGS + 6.
+func busyAndTail(t *testing.T, frags, descNeeded int) {
 	d := &I40E{}
-	if _, err := d.Init(setup(1), []string{"tx", "64"}); err != nil {
+	s := setup(1)
+	s.MaxSkbFrags = frags
+	if _, err := d.Init(s, []string{"tx", "64"}); err != nil {
 		t.Fatal(err)
 	}
 	f := newFake(t, 1, false)
@@ -201,10 +211,10 @@ func TestBusyAndTail(t *testing.T) {
 	// 63 usable slots; after a packet leaves < DESC_NEEDED free the
 	// queue stops and dev_hard_start_xmit stops the bulk.
 	if rc != driver.TxOK || !f.DrvXoff[0] || r.Tail != r.NTU {
-		t.Fatalf("rc %#x stopped %v tail %d ntu %d: want a stop with the tail written", rc, f.DrvXoff[0], r.Tail, r.NTU)
+		t.Fatalf("frags %d: rc %#x stopped %v tail %d ntu %d: want a stop with the tail written", frags, rc, f.DrvXoff[0], r.Tail, r.NTU)
 	}
-	if sent := 100 - len(rest); sent != 63-DescNeeded+1 {
-		t.Fatalf("%d accepted, want %d", sent, 63-DescNeeded+1)
+	if sent := 100 - len(rest); sent != 63-descNeeded+1 {
+		t.Fatalf("frags %d: %d accepted, want %d (DESC_NEEDED %d)", frags, sent, 63-descNeeded+1, descNeeded)
 	}
 	// A stack that ignored the stop would fill the ring until fewer than
 	// count + 4 + 1 are free; then the driver refuses with BUSY.

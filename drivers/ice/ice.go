@@ -64,6 +64,9 @@ type ICE struct {
 	itr   sim.Time
 	work  int
 	costs *sim.Costs
+	// descNeeded and wakeThresh are DESC_NEEDED and TX_WAKE_THRESHOLD
+	// for the host's MAX_SKB_FRAGS.
+	descNeeded, wakeThresh int
 }
 
 // Init implements driver.Driver. Options (ethtool words): "tx N" ring
@@ -79,6 +82,8 @@ func (d *ICE) Init(s driver.Setup, args []string) (driver.Info, error) {
 	}
 	ring := o.Ring
 	d.itr, d.work, d.costs = o.ITR, o.Work, s.Costs
+	d.descNeeded = s.SkbFrags() + 1 + DescsPerCacheLn + DescsForCtxDesc
+	d.wakeThresh = 2 * d.descNeeded
 	if ring < MinNumDesc || ring > MaxNumDesc || ring%ReqDescMultiple != 0 {
 		return driver.Info{}, fmt.Errorf("ice: ring size %d must be in [%d, %d] and a multiple of %d", ring, MinNumDesc, MaxNumDesc, ReqDescMultiple)
 	}
@@ -143,7 +148,7 @@ func (d *ICE) Xmit(ctx driver.Ctx, q int, batch []skb.Packet) (int, driver.TxCod
 		ctx.Spend(d.costs.DriverXmit)
 		r.PutTSO(p.Handle, p.Len, p.GSOSegs, count) // TSO: the hardware segments a GSO skb
 		more := i < len(batch)-1
-		d.maybeStopTx(ctx, q, r, DescNeeded)
+		d.maybeStopTx(ctx, q, r, d.descNeeded)
 		if ctx.SentQueueMore(q, int(p.Len), more) {
 			// writel(i, tx_ring->tail): the hardware sees the new slots.
 			ctx.Spend(d.costs.Doorbell)
@@ -176,7 +181,7 @@ func (d *ICE) Poll(ctx driver.Ctx, v int, budget int) (int, bool) {
 	r.stats.Packets += uint64(pkts)
 	r.stats.Bytes += uint64(bytes)
 	ctx.CompletedQueue(v, pkts, bytes)
-	if pkts > 0 && r.Unused() >= TxWakeThreshold && ctx.QueueStopped(v) {
+	if pkts > 0 && r.Unused() >= d.wakeThresh && ctx.QueueStopped(v) {
 		ctx.WakeQueue(v)
 		r.stats.Restart++
 	}

@@ -128,6 +128,8 @@ type IDPF struct {
 	itr   sim.Time
 	work  int
 	costs *sim.Costs
+	// wakeThresh is IDPF_TX_WAKE_THRESH for the host's MAX_SKB_FRAGS.
+	wakeThresh int
 }
 
 // Init implements driver.Driver. Options (ethtool words): "tx N" TX
@@ -161,14 +163,15 @@ func (d *IDPF) Init(s driver.Setup, args []string) (driver.Info, error) {
 	if ring < MinTxQDesc || ring > MaxDescs || ring%ReqDescMultiple != 0 {
 		return driver.Info{}, fmt.Errorf("idpf: tx ring size %d must be in [%d, %d] and a multiple of %d", ring, MinTxQDesc, MaxDescs, ReqDescMultiple)
 	}
-	if ring-ReMinGap < TxWakeThresh {
+	d.wakeThresh = 2 * (s.SkbFrags() + 6)
+	if ring-ReMinGap < d.wakeThresh {
 		// Model guard: in flow scheduling only RE (descriptor fetch)
 		// completions return ring space, at most every ReMinGap
 		// descriptors, so up to ReMinGap-1 descriptors stay unreturned
 		// after the last fetch. The clean wakes a stopped queue only with
 		// IDPF_TX_WAKE_THRESH free, so a smaller ring can stay stopped
 		// with nothing left to complete.
-		return driver.Info{}, fmt.Errorf("idpf: tx ring size %d too small for flow scheduling: needs at least RE gap %d + wake threshold %d descriptors", ring, ReMinGap, TxWakeThresh)
+		return driver.Info{}, fmt.Errorf("idpf: tx ring size %d too small for flow scheduling: needs at least RE gap %d + wake threshold %d descriptors", ring, ReMinGap, d.wakeThresh)
 	}
 	if compl < MinTxComplQDesc || compl > MaxDescs || compl%ReqDescMultiple != 0 {
 		return driver.Info{}, fmt.Errorf("idpf: completion queue size %d must be in [%d, %d] and a multiple of %d", compl, MinTxComplQDesc, MaxDescs, ReqDescMultiple)
@@ -355,7 +358,7 @@ func (d *IDPF) Poll(ctx driver.Ctx, v int, budget int) (int, bool) {
 	complqOK := q.complqPending() <= uint64(q.complSize>>1)
 	if bytes > 0 {
 		ctx.CompletedQueue(v, pkts, bytes)
-		if q.Unused() >= TxWakeThresh && ctx.QueueStopped(v) {
+		if q.Unused() >= d.wakeThresh && ctx.QueueStopped(v) {
 			if complqOK {
 				ctx.WakeQueue(v)
 				q.stats.Restart++

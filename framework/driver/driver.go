@@ -71,6 +71,23 @@ type Setup struct {
 	// transmit-only run). A driver with a receive side (RxInfo) sizes
 	// its vectors for max(NumTxQ, NumRxQ) queue pairs.
 	NumRxQ int
+
+	// MaxSkbFrags is the host kernel's CONFIG_MAX_SKB_FRAGS (0: the
+	// default, 17): drivers size their worst-case descriptor budget
+	// by it (ice's DESC_NEEDED, i40e's, idpf's IDPF_MIN_TX_DESC_NEEDED).
+	// SkbFrags returns it with the default filled in.
+	MaxSkbFrags int
+}
+
+// DefaultMaxSkbFrags is CONFIG_MAX_SKB_FRAGS's default.
+const DefaultMaxSkbFrags = 17
+
+// SkbFrags is s.MaxSkbFrags, or the default when unset.
+func (s Setup) SkbFrags() int {
+	if s.MaxSkbFrags <= 0 {
+		return DefaultMaxSkbFrags
+	}
+	return s.MaxSkbFrags
 }
 
 // Info is what a driver tells the host after init.

@@ -142,17 +142,18 @@ func FindE1(reps []*report.Report) (E1Runs, error) {
 // or a neighbouring power-of-two bucket.
 func E1(r E1Runs) []Row {
 	var rows []Row
-	ratio := func(name string, seedA, seedB, modelA, modelB float64) {
+	bu, lu, bp, lp := r.BusylockUnpinned, r.LlistUnpinned, r.BusylockPinned, r.LlistPinned
+	ratio := func(name string, seedA, seedB float64, a, b *report.Report) {
+		modelA, modelB := a.TxPps, b.TxPps
 		s, m := seedB/seedA, safeDiv(modelB, modelA)
 		rows = append(rows, Row{Name: name, Seed: fmt.Sprintf("%.2fx (%.0f -> %.0f Mpps)", s, seedA, seedB),
 			Model: fmt.Sprintf("%.2fx (%.1f -> %.1f Mpps)", m, modelA/1e6, modelB/1e6), Ratio: safeDiv(m, s), Tolerance: "±20%",
-			Holds: within(m, s, 0.2)})
+			Holds: within(m, s, 0.2), Why: senderWhy(a) + "; " + senderWhy(b)})
 	}
-	bu, lu, bp, lp := r.BusylockUnpinned, r.LlistUnpinned, r.BusylockPinned, r.LlistPinned
-	ratio("unpinned: llist / busylock", seedBusylockUnpinnedMpps, seedLlistUnpinnedMpps, bu.TxPps, lu.TxPps)
-	ratio("pinned: llist / busylock", seedBusylockPinnedMpps, seedLlistPinnedMpps, bp.TxPps, lp.TxPps)
-	ratio("busylock: pinned / unpinned", seedBusylockUnpinnedMpps, seedBusylockPinnedMpps, bu.TxPps, bp.TxPps)
-	ratio("llist: pinned / unpinned", seedLlistUnpinnedMpps, seedLlistPinnedMpps, lu.TxPps, lp.TxPps)
+	ratio("unpinned: llist / busylock", seedBusylockUnpinnedMpps, seedLlistUnpinnedMpps, bu, lu)
+	ratio("pinned: llist / busylock", seedBusylockPinnedMpps, seedLlistPinnedMpps, bp, lp)
+	ratio("busylock: pinned / unpinned", seedBusylockUnpinnedMpps, seedBusylockPinnedMpps, bu, bp)
+	ratio("llist: pinned / unpinned", seedLlistUnpinnedMpps, seedLlistPinnedMpps, lu, lp)
 
 	// vmstat, unpinned (the seed's vmstat runs).
 	b, a := seedVMStatBefore, seedVMStatAfter
@@ -163,8 +164,12 @@ func E1(r E1Runs) []Row {
 			Tolerance: "same direction", Holds: sign(sa-sb) == sign(ma-mb)})
 	}
 	direction("r", mean(b.r), mean(a.r), bu.RunnableAvg, lu.RunnableAvg, "%.0f")
+	// What vmstat's r and cs measure: senders asleep in
+	// sock_wait_for_wmem, woken by sock_wfree.
+	rows[len(rows)-1].Why = senderWhy(bu) + "; " + senderWhy(lu)
 	direction("id", mean(b.id), mean(a.id), bu.CPUIdlePct, lu.CPUIdlePct, "%.0f")
 	direction("cs", mean(b.cs), mean(a.cs), bu.ContextSwitchesPerS, lu.ContextSwitchesPerS, "%.0f/s")
+	rows[len(rows)-1].Why = rows[len(rows)-3].Why
 	direction("in", mean(b.in), mean(a.in), bu.InterruptsPerS, lu.InterruptsPerS, "%.0f/s")
 	syS, syM := mean(a.sy)/mean(b.sy), safeDiv(lu.CPUSysPct, bu.CPUSysPct)
 	rows = append(rows, Row{Name: "vmstat sy after / before", Seed: fmt.Sprintf("%.2fx (%.0f -> %.0f)", syS, mean(b.sy), mean(a.sy)),
@@ -175,7 +180,7 @@ func E1(r E1Runs) []Row {
 	cppM := safeDiv(lu.CPUNsPerPacket, bu.CPUNsPerPacket)
 	rows = append(rows, Row{Name: "CPU per packet after / before", Seed: fmt.Sprintf("%.2fx", cppS),
 		Model: fmt.Sprintf("%.2fx (%.0f -> %.0f ns)", cppM, bu.CPUNsPerPacket, lu.CPUNsPerPacket), Ratio: safeDiv(cppM, cppS), Tolerance: "0.15-0.40x",
-		Holds: cppM >= 0.15 && cppM <= 0.40})
+		Holds: cppM >= 0.15 && cppM <= 0.40, Why: senderWhy(bu) + "; " + senderWhy(lu)})
 
 	rows = append(rows, lockRows("perf lock before, unpinned", seedLocksBeforeUnpinned, bu)...)
 	rows = append(rows, lockRows("perf lock before, pinned", seedLocksBeforePinned, bp)...)
@@ -188,6 +193,23 @@ func E1(r E1Runs) []Row {
 		rows[i].Experiment = "E1"
 	}
 	return rows
+}
+
+// senderWhy says how a run's senders were held back: asleep on a full
+// send buffer (sock_wait_for_wmem, woken by sock_wfree), or sending on
+// while fq's flow_limit drops what exceeds it (an fq drop gives the
+// truesize back at once, so the socket never fills), and how often a
+// bulk bigger than the ring's room was requeued (dev_requeue_skb: the
+// rest leaves one skb per qdisc_restart).
+// The counters are the whole run's, warm-up included.
+func senderWhy(r *report.Report) string {
+	var requeues uint64
+	for _, q := range r.Queues {
+		requeues += q.Requeues
+	}
+	return fmt.Sprintf("%s: %d sndbuf sleeps in the run (%d wake-ups by sock_wfree), FQ_FLOW_LIMIT drops %s of the run's offered, %d requeues",
+		r.Name, r.Counters["sender_sndbuf_sleeps"], r.Counters["sender_sndbuf_wakeups"],
+		pct(float64(r.Drops["FQ_FLOW_LIMIT"]), float64(r.OfferedPackets)), requeues)
 }
 
 // lockRows compares a perf lock table: the seed's top callers on top of

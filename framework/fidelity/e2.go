@@ -44,9 +44,9 @@ func E2(reps []*report.Report) []Row {
 		rows = append(rows, missing("E2.1", "cake collapses with the llist", collapseSeed, E2Cake618, E2CakeLlist))
 	} else {
 		end := tailWithin(rc1, e2Window)
-		x := ratio(tail(base), end)
+		x := fold(tail(base), end)
 		rows = append(rows, Row{ID: "E2.1", Name: "cake collapses with the llist", Seed: collapseSeed,
-			Model: fmt.Sprintf("6.18: %s; 6.19-rc1: %s (%.0fx less)", rate(tail(base)), rate(end), x),
+			Model: fmt.Sprintf("6.18: %s; 6.19-rc1: %s (%s less)", rate(tail(base)), rate(end), foldText(x, 0)),
 			Holds: x >= 20, Why: collapseWhy(base, rc1, FindVariant(reps, E2CakeNoBlue))})
 	}
 
@@ -54,9 +54,9 @@ func E2(reps []*report.Report) []Row {
 	if nb := FindVariant(reps, E2CakeNoBlue); base == nil || nb == nil {
 		rows = append(rows, missing("E2.2", "cake with BLUE off (lab-noblue)", blueSeed, E2Cake618, E2CakeNoBlue))
 	} else {
-		x := ratio(tail(base), tail(nb))
+		x := fold(tail(base), tail(nb))
 		rows = append(rows, Row{ID: "E2.2", Name: "cake with BLUE off (lab-noblue)", Seed: blueSeed,
-			Model: fmt.Sprintf("%s, %.2fx less than 6.18", rate(tail(nb)), x), Holds: x <= 2,
+			Model: fmt.Sprintf("%s, %s less than 6.18", rate(tail(nb)), foldText(x, 2)), Holds: x <= 2,
 			Why: lockWhy(nb) + "; " + dropRates(nb)})
 	}
 
@@ -64,9 +64,9 @@ func E2(reps []*report.Report) []Row {
 	if b8, b256 := FindVariant(reps, E2Burst8), FindVariant(reps, E2Burst256); b8 == nil || b256 == nil {
 		rows = append(rows, missing("E2.3", "cake, defer bound 8 vs 256", burstSeed, E2Burst8, E2Burst256))
 	} else {
-		x := ratio(tail(b8), tail(b256))
+		x := fold(tail(b8), tail(b256))
 		rows = append(rows, Row{ID: "E2.3", Name: "cake, defer bound 8 vs 256", Seed: burstSeed,
-			Model: fmt.Sprintf("8: %s; 256: %s (%.2fx)", rate(tail(b8)), rate(tail(b256)), x), Holds: x >= 3,
+			Model: fmt.Sprintf("8: %s; 256: %s (%s)", rate(tail(b8)), rate(tail(b256)), foldText(x, 2)), Holds: x >= 3,
 			Why: "8: " + lockWhy(b8) + "; 256: " + lockWhy(b256)})
 	}
 
@@ -80,7 +80,7 @@ func E2(reps []*report.Report) []Row {
 		x := ratio(tail(rc1), tail(old))
 		rows = append(rows, Row{ID: id, Name: name, Seed: seed,
 			Model: fmt.Sprintf("6.18: %s; 6.19-rc1: %s (%.2fx)", rate(tail(old)), rate(tail(rc1)), x), Holds: x >= 0.8,
-			Why: "6.19-rc1: " + lockWhy(rc1) + "; " + dropRates(rc1)})
+			Why: "6.19-rc1: " + joinWhy(lockWhy(rc1), turnsWhy(rc1), dropRates(rc1))})
 	}
 	return rows
 }
@@ -187,8 +187,11 @@ func collapseWhy(base, ll, noBlue *report.Report) string {
 	parts := []string{
 		fmt.Sprintf("arrival at __dev_queue_xmit %s vs %s before the llist (%.2fx)", rate(arrival(ll)), rate(arrival(base)), ratio(arrival(ll), arrival(base))),
 		lockWhy(ll),
-		dropRates(ll),
 	}
+	if t := turnsWhy(ll); t != "" {
+		parts = append(parts, t)
+	}
+	parts = append(parts, dropRates(ll))
 	enq, _, _ := lockHold(ll)
 	switch {
 	case noBlue != nil && tail(noBlue) < 0.5*tail(base):
@@ -209,4 +212,15 @@ func nsText(ns int64) string {
 		return fmt.Sprintf("%.3g us", float64(ns)/1000)
 	}
 	return fmt.Sprintf("%d ns", ns)
+}
+
+// joinWhy joins the non-empty parts of a mechanism line.
+func joinWhy(parts ...string) string {
+	var out []string
+	for _, p := range parts {
+		if p != "" {
+			out = append(out, p)
+		}
+	}
+	return strings.Join(out, "; ")
 }

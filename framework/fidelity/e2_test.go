@@ -77,6 +77,15 @@ func TestE2bRows(t *testing.T) {
 	if r := rowByID(t, E2b(reps), "E2b.2"); r.Holds {
 		t.Errorf("E2b.2 holds with 50000 drops in cake: %+v", r)
 	}
+	// A run too short for BLUE to climb says so.
+	short := fake(E2bLlist, 1.8e6, 1.8e6, 0.03, nil)
+	short.DurationNs = 36e6
+	if w := blueTrace(short); !strings.Contains(w, "longer than this run") {
+		t.Errorf("a 36 ms run's BLUE trace %q should say p cannot reach 1 in it", w)
+	}
+	if w := blueTrace(reps[1]); strings.Contains(w, "longer than this run") {
+		t.Errorf("a run where p reached 1 says it could not: %q", w)
+	}
 	rows = E2b(reps[:1])
 	if r := rowByID(t, rows, "E2b.1"); r.Holds || r.Model != "not run" {
 		t.Errorf("a missing variant: %+v", r)
@@ -104,6 +113,22 @@ func TestE2Rows(t *testing.T) {
 	}
 	if len(rows) != len(want) {
 		t.Errorf("%d rows, want %d", len(rows), len(want))
+	}
+	// The fq_codel row says how the dequeuer shares the lock with the
+	// drainers: turns per drain and skbs a turn.
+	reps[6].Locks = []report.Lock{{Name: siteEnqueue, HoldNs: 9e8, Acquired: 1000}, {Name: siteDirect, HoldNs: 5e7, Acquired: 900}}
+	reps[6].Window.TxPackets = 8100
+	if w := rowByID(t, E2(reps), "E2.4").Why; !strings.Contains(w, "0.90 times a drain, sending 9.0 skbs a turn") {
+		t.Errorf("E2.4's mechanism %q should give the dequeuer's turns per drain", w)
+	}
+	// A rate that fell to nothing is the deepest collapse, never "0x":
+	// E2.1 and E2.3 hold, BLUE off collapsed to 0 pps does not.
+	reps[1], reps[2], reps[4] = fake(E2CakeLlist, 0.5e6, 0, 1, nil), fake(E2CakeNoBlue, 0, 0, 0, nil), fake(E2Burst256, 0, 0, 0.5, nil)
+	rows = E2(reps)
+	for id, holds := range map[string]bool{"E2.1": true, "E2.2": false, "E2.3": true} {
+		if r := rowByID(t, rows, id); r.Holds != holds || strings.Contains(r.Model, "0x") {
+			t.Errorf("%s on a rate of 0: holds %v, want %v (%s)", id, r.Holds, holds, r.Model)
+		}
 	}
 }
 

@@ -502,6 +502,29 @@ func lockHold(r *report.Report) (enq, deq float64, deqWaitNs int64) {
 	return enq, deq, deqWaitNs
 }
 
+// turnsWhy says how the dequeuer shares the root lock with an llist's
+// drainers: how often sch_direct_xmit took it back per drain (a drain is
+// __dev_xmit_skb's take), and what it sent a turn. A dequeuer that gets
+// one bulk per drain sends at most 9 skbs a drain cycle through a root
+// qdisc over many queues (try_bulk_dequeue_skb_slow).
+func turnsWhy(r *report.Report) string {
+	var drains, turns uint64
+	var held int64
+	for _, l := range r.Locks {
+		switch l.Name {
+		case siteEnqueue:
+			drains, held = l.Acquired, l.HoldNs
+		case siteDirect:
+			turns = l.Acquired
+		}
+	}
+	if drains == 0 || turns == 0 || r.WindowNs <= 0 {
+		return ""
+	}
+	return fmt.Sprintf("a drain every %s (held %s), the dequeuer took the root lock %.2f times a drain, sending %.1f skbs a turn",
+		nsText(r.WindowNs/int64(drains)), nsText(held/int64(drains)), float64(turns)/float64(drains), float64(r.Window.TxPackets)/float64(turns))
+}
+
 // arrival is the rate at which packets reached __dev_queue_xmit in the
 // window: offered minus what the NIC dropped at the RX rings.
 func arrival(r *report.Report) float64 {
@@ -573,12 +596,18 @@ func blueTrace(r *report.Report) string {
 	out := "BLUE p " + strings.Join(pts, " ")
 	for _, iv := range s {
 		if iv.BlueP >= 0.99 {
-			out += fmt.Sprintf(" (0.99 by %s)", secs(iv.EndNs))
-			break
+			return out + fmt.Sprintf(" (0.99 by %s)", secs(iv.EndNs))
 		}
+	}
+	if r.DurationNs < blueClimbNs {
+		out += " (cobalt_queue_full raises a flow's p by 1/256 at most once a target, 5 ms: p reaches 1 after 1.28 s, longer than this run)"
 	}
 	return out
 }
+
+// blueClimbNs is the least time BLUE takes to drive p from 0 to 1 at
+// cake's default target: 256 steps of p_inc (1/256), one per 5 ms.
+const blueClimbNs = 256 * 5_000_000
 
 // rate prints packets per second as the seeds do: Mpps or Kpps.
 func rate(pps float64) string {
@@ -599,4 +628,21 @@ func ratio(a, b float64) float64 {
 		return 0
 	}
 	return a / b
+}
+
+// fold is how many times a exceeds b, for a collapse: a rate that fell to
+// nothing is an infinite fold (ratio's 0 would judge it no collapse).
+func fold(a, b float64) float64 {
+	if b == 0 && a > 0 {
+		return math.Inf(1)
+	}
+	return ratio(a, b)
+}
+
+// foldText prints a fold: "63x", or "infinitely" for an infinite one.
+func foldText(x float64, prec int) string {
+	if math.IsInf(x, 1) {
+		return "infinitely"
+	}
+	return fmt.Sprintf("%.*fx", prec, x)
 }

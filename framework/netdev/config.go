@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/txlab/txlab/framework/skb"
 )
 
 // XmitGen selects the __dev_xmit_skb generation.
@@ -80,7 +82,10 @@ type Config struct {
 	MaxBacklog    int // net.core.netdev_max_backlog
 	NetdevBudget  int // net.core.netdev_budget (net_rx_action)
 	Sndbuf        int // net.core.wmem_default: socket send buffer of senders
-	BQLLimitMin   int // byte_queue_limits/limit_min of every TX queue
+	// MaxSkbFrags is CONFIG_MAX_SKB_FRAGS: it sizes skb_shared_info,
+	// so the head a sender's skb gets and its truesize (skb package).
+	MaxSkbFrags int
+	BQLLimitMin int // byte_queue_limits/limit_min of every TX queue
 }
 
 // Profile names.
@@ -146,6 +151,7 @@ func base() Config {
 		MaxBacklog:    1000,
 		NetdevBudget:  300,
 		Sndbuf:        212992,
+		MaxSkbFrags:   skb.DefaultMaxSkbFrags,
 	}
 }
 
@@ -268,6 +274,18 @@ var toggles = map[string]toggle{
 	"netdev_max_backlog": intToggle("net.core.netdev_max_backlog", 1, func(c *Config) *int { return &c.MaxBacklog }),
 	"netdev_budget":      intToggle("net.core.netdev_budget", 1, func(c *Config) *int { return &c.NetdevBudget }),
 	"sndbuf":             intToggle("sender socket sndbuf in bytes (net.core.wmem_default)", 4608, func(c *Config) *int { return &c.Sndbuf }),
+	"max_skb_frags": {fmt.Sprintf("CONFIG_MAX_SKB_FRAGS: sizes skb_shared_info, hence a sent skb's truesize [%d..%d]", skb.MinMaxSkbFrags, skb.MaxMaxSkbFrags),
+		func(c *Config, v string) error {
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				return fmt.Errorf("%q is not a whole number", v)
+			}
+			if n < skb.MinMaxSkbFrags || n > skb.MaxMaxSkbFrags { // Kconfig: range 17 45
+				return fmt.Errorf("%d is out of range: %d..%d (Kconfig's range)", n, skb.MinMaxSkbFrags, skb.MaxMaxSkbFrags)
+			}
+			c.MaxSkbFrags = n
+			return nil
+		}, func(c *Config) string { return strconv.Itoa(c.MaxSkbFrags) }},
 }
 
 // removedToggles named one thing twice; setting one says the name that

@@ -200,7 +200,7 @@ func TestRunningFlagExclusive(t *testing.T) {
 		for cpu := 0; cpu < 8; cpu++ {
 			h.on(cpu, 0, func(c *sim.CPU) {
 				for i := 0; ; i++ {
-					c.Spend(100)
+					c.Spend(1000) // 8 Mpps at one queue: every path contends
 					h.n.DevQueueXmit(c, h.dev, h.skb(c, i))
 				}
 			})
@@ -355,6 +355,47 @@ func TestStoppedQueueRequeues(t *testing.T) {
 	}
 }
 
+// A push onto a non-empty defer list fetches the list's line once, for
+// ownership (READ_ONCE of the head, then the defer_count increment and
+// the cmpxchg hit it): __dev_queue_xmit costs its entry, the queue pick
+// and one transfer, which puts it in the seed's [128, 256) bucket.
+func TestDeferPushOneTransfer(t *testing.T) {
+	h := newHarness(t, profile(t, "6.19-rc1"), 2, "test", 1, "pfifo")
+	q := h.dev.Root
+	costs := h.e.Costs
+	var took sim.Time
+	h.on(1, 0, func(c *sim.CPU) {
+		q.lineDefer.Write(c) // the previous pusher has the line
+		q.deferHead = h.skb(c, 0)
+		h.n.unoffered--
+		h.n.Offered++
+	})
+	h.on(0, 10*sim.Microsecond, func(c *sim.CPU) {
+		t0 := c.Now()
+		if rc := h.n.DevQueueXmit(c, h.dev, h.skb(c, 1)); rc != qdisc.XmitSuccess {
+			t.Errorf("push: rc %v", rc)
+		}
+		took = c.Now() - t0
+		if q.deferHead == nil || q.deferHead.Next == nil || q.deferCount != 1 {
+			t.Errorf("push: defer list %v, count %d; want two skbs, one counted", q.deferHead, q.deferCount)
+		}
+		for s := q.deferHead; s != nil; {
+			nx := s.Next
+			h.n.kfreeSkb(c, s, skb.DropQdiscDrop)
+			s = nx
+		}
+		q.deferHead, q.deferCount = nil, 0
+	})
+	h.run(sim.Millisecond)
+	want := sim.Time(costs.XmitEntry + costs.PickTx + costs.LineSocket + 2*(costs.LineHit+costs.AtomicOp))
+	if took != want {
+		t.Errorf("push took %v, want %v (entry, pick, one transfer, two RMWs on the owned line)", took, want)
+	}
+	if took < 128 || took >= 256 {
+		t.Errorf("push took %v, outside the seed's [128, 256) ns bucket", took)
+	}
+}
+
 // The fast path skips __netif_schedule while defer_list is non-empty.
 func TestNetifScheduleFastPath(t *testing.T) {
 	for _, fast := range []string{"on", "off"} {
@@ -423,6 +464,52 @@ func (d *dropper) Stats() qdisc.Stats {
 
 func init() {
 	qdisc.Register("test_dropper", "test: drops every other packet at dequeue", func() qdisc.Qdisc { return &dropper{} })
+	qdisc.Register("test_cb_dropper", "test: test_dropper whose drops read only the cb", func() qdisc.Qdisc { return &cbDropper{} })
+}
+
+// cbDropper is dropper declaring that its drops read only skb->next and
+// the cb (fq_codel's).
+type cbDropper struct{ dropper }
+
+func (d *cbDropper) Init(qdisc.Ctx, qdisc.Setup, []string) (qdisc.Info, error) {
+	return qdisc.Info{Flags: qdisc.DequeueDrops | qdisc.DropReadsCb, Limit: 100000}, nil
+}
+
+// A qdisc whose drops read only the skb's first line (DropReadsCb, as
+// fq_codel_drop and codel's dequeue drops do) moves that line for each
+// dropped skb another CPU enqueued, where a qdisc reading
+// skb->truesize too (cake) moves skb_lines; what it sends costs the
+// same either way.
+func TestDropReadsCbOneLine(t *testing.T) {
+	spent := map[string]sim.Time{}
+	for _, qd := range []string{"test_dropper", "test_cb_dropper"} {
+		h := newHarness(t, profile(t, "6.18", "bql", "off"), 2, "test", 1, qd)
+		q := h.dev.Root
+		h.on(1, 0, func(cpu *sim.CPU) { h.fill(cpu, q, 20) })
+		h.on(0, 100*sim.Microsecond, func(cpu *sim.CPU) {
+			q.lock.Lock(cpu, h.n.site.rootRun)
+			start := cpu.Now()
+			got := h.n.qdiscDequeue(cpu, q, qdisc.DequeueReq{Max: 8, Bytes: 1 << 40})
+			spent[qd] = cpu.Now() - start
+			q.lock.Unlock(cpu)
+			var l skb.List
+			for _, s := range got {
+				l.Push(s)
+			}
+			h.n.kfreeSkbList(cpu, &l)
+			runFree := h.n.qdiscRunEnd(cpu, q)
+			h.n.kfreeSkbList(cpu, &runFree)
+		})
+		h.run(sim.Millisecond)
+	}
+	costs := sim.DefaultCosts()
+	// 8 sent, 7 dropped between them: each drop saves skb_lines-1
+	// transfers.
+	want := sim.Time(7 * (costs.SkbLines - 1) * costs.LineSocket)
+	if d := spent["test_dropper"] - spent["test_cb_dropper"]; d != want {
+		t.Errorf("a dequeue with 7 drops took %v reading every line, %v reading the cb only: %v apart, want %v",
+			spent["test_dropper"], spent["test_cb_dropper"], d, want)
+	}
 }
 
 // With dequeue drops on, freeing happens after the root lock is
@@ -434,9 +521,12 @@ func TestDequeueDropsFreeAfterUnlock(t *testing.T) {
 		h := newHarness(t, cfg, 8, "ice", 1, "test_dropper")
 		h.e.Costs.KfreeSkb = 400 // make the free visible
 		for cpu := 0; cpu < 8; cpu++ {
+			// A sender every 1 us per CPU: heavier, the defer list
+			// outgrows what the drainer can enqueue between two
+			// dequeues and the lock's hold measures the enqueue side.
 			h.on(cpu, 0, func(c *sim.CPU) {
 				for i := 0; ; i++ {
-					c.Spend(300)
+					c.Spend(1000)
 					h.n.DevQueueXmit(c, h.dev, h.skb(c, i))
 				}
 			})
@@ -558,5 +648,56 @@ func TestQdiscReadsSkbLinesUnderLock(t *testing.T) {
 			t.Errorf("%s filled on cpu%d: dequeue under the lock took %d ns, want %d of skb lines plus the qdisc's own work",
 				c.qd, c.fillCPU, spent, lines)
 		}
+	}
+}
+
+// The CPU that drains a defer_list walks it (llist_reverse_order) at
+// llist_node a node, as Jonas Köppeler's profile measures the walk, and
+// pays each pushed skb's lines once, in the enqueue that reads them (the
+// first in full, the rest prefetched): the walk itself stalls on no line.
+func TestLlistDrainWalkPerNode(t *testing.T) {
+	const pushed = 32
+	h := newHarness(t, profile(t, "6.19-rc1"), 3, "test", 1, "pfifo", "limit", "1000")
+	q := h.dev.Root
+	var got, walked sim.Time
+	h.e.OnLockWait = func(c *sim.CPU, site *sim.LockStat, _, end sim.Time) {
+		if c.ID == 0 && site == h.n.site.rootEnq {
+			got = end
+		}
+	}
+	var batch int
+	var hot bool
+	h.n.Hooks.EnqueueBatch = func(c *sim.CPU, _ *Qdisc, b []*skb.SKB) {
+		walked, batch = c.Now()-got, len(b)
+		hot = true
+		for _, s := range b[1:] {
+			hot = hot && int(s.HotCPU) == 1 // not yet read by the drainer
+		}
+	}
+	h.on(2, 0, func(c *sim.CPU) { // holds the root lock while the list builds
+		q.lock.Lock(c, h.n.site.rootRun)
+		c.Spend(int64(50 * sim.Microsecond))
+		q.lock.Unlock(c)
+	})
+	h.on(0, sim.Microsecond, func(c *sim.CPU) { h.n.DevQueueXmit(c, h.dev, h.skb(c, 0)) })
+	h.on(1, 2*sim.Microsecond, func(c *sim.CPU) {
+		for i := 1; i <= pushed; i++ {
+			h.n.DevQueueXmit(c, h.dev, h.skb(c, i))
+		}
+	})
+	h.run(sim.Millisecond)
+	costs := h.e.Costs
+	if batch != pushed+1 {
+		t.Fatalf("drained %d skbs, want %d", batch, pushed+1)
+	}
+	if !hot {
+		t.Error("the walk moved the pushed skbs' lines to the drainer; the enqueue is where they are read")
+	}
+	walk := sim.Time((pushed + 1) * costs.LlistNode)
+	// Besides the nodes: the list head's line (llist_del_all), the
+	// qdisc's write line and its data lines, fetched once each.
+	if most := walk + sim.Time((2+costs.QdiscDataLines)*(costs.LineSocket+costs.AtomicOp)); walked < walk || walked > most {
+		t.Errorf("from the root lock to the enqueue of %d skbs: %v, want %v of nodes plus at most %v of the qdisc's and the list head's lines",
+			batch, walked, walk, most-walk)
 	}
 }

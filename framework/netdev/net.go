@@ -297,7 +297,7 @@ func (n *Net) AddDevice(spec DeviceSpec) (*Device, error) {
 		return nil, fmt.Errorf("device %s: RX queues must be in [0, %d], got %d", spec.Name, MaxQueues, spec.RxQueues)
 	}
 	info, err := drv.Init(driver.Setup{Name: spec.Name, NumTxQ: spec.Queues, RateBps: spec.RateBps,
-		NumCPUs: len(n.E.CPUs), Costs: n.E.Costs, NumRxQ: spec.RxQueues}, spec.Args)
+		NumCPUs: len(n.E.CPUs), Costs: n.E.Costs, NumRxQ: spec.RxQueues, MaxSkbFrags: n.Cfg.MaxSkbFrags}, spec.Args)
 	if err != nil {
 		return nil, fmt.Errorf("device %s: %w", spec.Name, err)
 	}
@@ -609,6 +609,19 @@ func (n *Net) touchSkbPrefetched(c *sim.CPU, s *skb.SKB, prefetched bool) {
 // qdisc_bstats_update skb_is_gso through skb->head/end (line 3): the
 // skb_lines the model gives an skb. The driver then finds them hot.
 func (n *Net) touchSkbQdisc(c *sim.CPU, s *skb.SKB) { n.touchSkb(c, s) }
+
+// touchSkbDrop prices a qdisc reading an skb it drops, under the root
+// lock: skb_lines, or the first line only for a qdisc whose drops read
+// nothing past skb->next and its cb (qdisc.DropReadsCb).
+func (n *Net) touchSkbDrop(c *sim.CPU, s *skb.SKB, q *Qdisc) {
+	if q.Flags&qdisc.DropReadsCb == 0 || int(s.HotCPU) == c.ID {
+		n.touchSkbQdisc(c, s)
+		return
+	}
+	costs := n.E.Costs
+	c.Spend(min(costs.SkbLines, 1) * costs.Line(n.E.Topo.Distance(int(s.HotCPU), c.ID)))
+	s.HotCPU = int32(c.ID)
+}
 
 // LoseToDeadPlugins frees every packet a dead plugin held (a qdisc's, or
 // a device's ring when its driver died) as LOST_TO_PLUGIN, so the

@@ -278,7 +278,7 @@ func (x *qctx) Drop(h skb.Handle, reason skb.DropReason) {
 	s := x.take(h, "drop")
 	s.Reason = reason
 	if x.cpu != nil {
-		x.net.touchSkbQdisc(x.cpu, s) // under the root lock (cake_drop's dequeue_head)
+		x.net.touchSkbDrop(x.cpu, s, x.q) // under the root lock (cake_drop's dequeue_head)
 	}
 	if x.toFree == nil {
 		// A drop outside enqueue (e.g. from a dequeue without the
@@ -292,7 +292,7 @@ func (x *qctx) Drop(h skb.Handle, reason skb.DropReason) {
 func (x *qctx) DequeueDrop(h skb.Handle, reason skb.DropReason) {
 	x.checkReason(reason)
 	s := x.take(h, "dequeue drop")
-	x.net.touchSkbQdisc(x.cpu, s) // cake_dequeue_one's reads, under the root lock
+	x.net.touchSkbDrop(x.cpu, s, x.q) // cake_dequeue_one's reads, under the root lock
 	s.Reason = reason
 	if x.q.Flags&qdisc.DequeueDrops != 0 && x.net.Cfg.DequeueDrops && x.q.parentQ == nil {
 		// qdisc_dequeue_drop: freed after the root lock is released.

@@ -63,6 +63,14 @@ const (
 	// in the enqueue call, under the root lock, and hands the qdisc
 	// the segments; the extra skbs count as offered.
 	SplitGSO Flags = 1 << 29
+
+	// DropReadsCb is the model's too: the qdisc's drops (Drop and
+	// DequeueDrop) read only skb->next and the qdisc's cb, both in the
+	// skb's first cache line, so a drop moves one line, not skb_lines
+	// (fq_codel_drop and codel's dequeue drops: dequeue_head,
+	// qdisc_pkt_len, the codel cb's mem_usage and enqueue_time; cake's
+	// also read skb->truesize, another line).
+	DropReadsCb Flags = 1 << 28
 )
 
 // Work is a unit of CPU work a qdisc reports in kernel terms; the host

@@ -56,15 +56,16 @@ func TestE2CakeCollapse(t *testing.T) {
 
 // The same setup with fq_codel or sfq in cake's place. The thread saw
 // both unaffected; in the model, 16 open-loop senders pushing several
-// Mpps onto one defer list make the enqueue side hold the root lock
-// nearly always once the drainer pays what the kernel's pays under it
-// (a line per skb to walk the list, llist_reverse_order; the dropped
-// skbs' lines, fq_codel_drop's batch from the fattest flow): both
-// collapse by root-lock saturation, not by an AQM. The kernel's pushers
-// must offer less than these open-loop senders (README, "What the model
-// does not reproduce"). This test pins the mechanism: a collapse without
-// the enqueue side saturating the lock is a new one, and fails. The
-// forwarding E2 (scripts/e2.tengo, fidelity.E2) is the seed's setup.
+// Mpps onto one defer list can make the enqueue side hold the root lock
+// nearly always once the qdisc is full and each enqueue pays an
+// overflow drop under it (the dropped skb's line, fq_codel_drop's batch
+// from the fattest flow): fq_codel collapses by root-lock saturation,
+// not by an AQM; sfq, whose drainer keeps up, does not. The kernel's
+// pushers must offer less than these open-loop senders, or its enqueue
+// cost less (README, "The seeds' results in the model"). This test pins
+// the mechanism: a collapse without the enqueue side saturating the
+// lock is a new one, and fails. The forwarding E2 (scripts/e2.tengo,
+// fidelity.E2, TestE2ForwardSfqDrainerKeepsUp) is the seed's setup.
 func TestE2OthersCollapseOnlyByLockSaturation(t *testing.T) {
 	if testing.Short() {
 		t.Skip("E2")
@@ -85,5 +86,55 @@ func TestE2OthersCollapseOnlyByLockSaturation(t *testing.T) {
 			t.Errorf("%s collapsed to %.3f Mpps without the enqueue side saturating the root lock (%.0f%%): a new mechanism",
 				qd, r.TxPps/1e6, 100*share)
 		}
+	}
+}
+
+// e2Forward is scripts/e2.tengo's DUT: 16 flows of 64-byte frames
+// forwarded at 5 Mpps through one root qdisc over ice's 8 queues, the RX
+// CPUs pushing onto its defer list (Toke's kernels: no bulk quota).
+func e2Forward(profile, qd string) Spec {
+	s := Default()
+	s.Profile, s.Set = profile, []string{"bulk_quota=false"}
+	s.Sockets, s.Cores, s.Threads = 1, 16, 2
+	s.Driver, s.Queues, s.RateBps = "ice", 8, 100_000_000_000
+	s.Qdisc = qd
+	s.Workload = workload.Spec{Kind: workload.Forward, PacketSize: 22, Flows: 16, Rate: 5e6}
+	s.Duration, s.Warmup = 36*sim.Millisecond, 30*sim.Millisecond
+	return s
+}
+
+func lockHold(r *report.Report, site string) float64 {
+	for _, l := range r.Locks {
+		if l.Name == site {
+			return float64(l.HoldNs) / float64(r.WindowNs)
+		}
+	}
+	return 0
+}
+
+// With the llist, the RX CPU that drains sfq's defer list keeps up with
+// the other RX CPUs' pushes: the list never reaches its bound (no drop
+// there: sfq's own overflow drops at enqueue are where the overload
+// goes), and the dequeuer gets the root lock between drains, so sfq
+// forwards about what it did before the llist, as the thread found.
+func TestE2ForwardSfqDrainerKeepsUp(t *testing.T) {
+	if testing.Short() {
+		t.Skip("E2")
+	}
+	base, r := mustRun(t, e2Forward("6.18", "sfq")), mustRun(t, e2Forward("6.19-rc1", "sfq"))
+	enq, deq := lockHold(r, "__dev_xmit_skb (root_lock)"), lockHold(r, "sch_direct_xmit (root_lock)")
+	t.Logf("sfq 6.18 %.3f Mpps, 6.19-rc1 %.3f Mpps; root lock held %.0f%% enqueue side, %.0f%% dequeue side; drops %v",
+		base.TxPps/1e6, r.TxPps/1e6, 100*enq, 100*deq, r.Drops)
+	if n := r.Drops["QDISC_DROP"]; n != 0 || r.Counters["defer_drops"] != 0 {
+		t.Errorf("the defer list overflowed (%d QDISC_DROP): the drainer fell behind the pushes", n)
+	}
+	if r.Drops["QDISC_OVERLIMIT"] == 0 {
+		t.Errorf("sfq never overflowed: the overload went elsewhere (%v)", r.Drops)
+	}
+	if deq < 0.1 || enq > 0.9 {
+		t.Errorf("root lock held %.0f%% by the enqueue side, %.0f%% by the dequeue side: the dequeuer starves", 100*enq, 100*deq)
+	}
+	if r.TxPps < 0.8*base.TxPps {
+		t.Errorf("sfq on 6.19-rc1 %.3f Mpps, under 0.8x of 6.18's %.3f", r.TxPps/1e6, base.TxPps/1e6)
 	}
 }

@@ -70,8 +70,10 @@ func TestSenderGroupsAddUp(t *testing.T) {
 	if len(h.also) != 1 || len(h.also[0].Sockets) != 240 || h.also[0].Sockets[0].ID != 8 || h.also[0].Tasks[0].Name != "netperf/8" {
 		t.Fatalf("the UDP group's first socket %d, task %q: want them numbered after the 8 TCP connections", h.also[0].Sockets[0].ID, h.also[0].Tasks[0].Name)
 	}
-	if rep.Counters["sender_sndbuf_sleeps"] == 0 {
-		t.Error("the UDP group's sockets never slept: its counters are not in the report")
+	// The UDP group's own counters: its sockets sleep on a full sndbuf
+	// or see fq's drops (-ENOBUFS), whichever the drainers' pace gives.
+	if rep.Counters["sender_sndbuf_sleeps"]+rep.Counters["sender_xmit_drop_seen"] == 0 {
+		t.Error("the UDP group's sockets never slept nor saw a drop: its counters are not in the report")
 	}
 }
 

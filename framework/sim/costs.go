@@ -62,6 +62,18 @@ type Costs struct {
 	// reaching skb_shinfo through skb->head/end; sch_cake.c, sch_generic.h),
 	// else by the driver. They used to be read only by the driver, outside
 	// the lock, and never for a dropped skb.
+	//
+	// llist_node is llist_reverse_order's work per node (lib/llist.c: load
+	// node->next, store the new next) as the drainer of a defer_list pays
+	// it under the root lock. Each node's line was last written by its
+	// pusher, so a cache-line model prices a transfer per node (~110 ns,
+	// more than cake_enqueue's own work); Jonas Köppeler's call graph of
+	// __dev_queue_xmit after the llist (llist thread) does not show
+	// llist_reverse_order at all, in a listing down to 0.52%, beside
+	// dev_qdisc_enqueue's 10.00%: under a twentieth of the per-packet
+	// enqueue, i.e. under ~10 ns against the model's ~190 ns cake enqueue.
+	// Priced from that profile: an L1/L2 hit's load and store.
+	LlistNode           int64 `cost:"llist_node" help:"llist_reverse_order per node of a drained defer_list (calibrated to a kernel profile)"`
 	QdiscEnqueue        int64 `cost:"qdisc_enqueue" help:"base per-packet enqueue work of a simple qdisc"`
 	QdiscDequeue        int64 `cost:"qdisc_dequeue" help:"base per-packet dequeue work of a simple qdisc"`
 	QdiscHash           int64 `cost:"qdisc_hash" help:"flow hash / classification of one packet (flow dissector + hash)"`
@@ -163,6 +175,7 @@ func DefaultCosts() *Costs {
 		// runs at ~60% speed: work takes ~1.6x.
 		SMTSharePct: 60,
 
+		LlistNode:           8,
 		QdiscEnqueue:        25,
 		QdiscDequeue:        25,
 		QdiscHash:           40,

@@ -8,7 +8,19 @@ package sim
 type CacheLine struct {
 	owner   int32    // last writer + 1 (0: nobody, the line is in memory)
 	readers []uint64 // CPUs holding a shared copy since the last write
-	busy    Time     // an exclusive transfer completes at this time
+	busy    Time     // the exclusive transfers queued so far complete at this time
+	asked   Time     // when the last of them was asked for
+}
+
+// inFlight is how long an access at t waits for the exclusive transfers
+// queued on the line. One asked for after t came from a CPU whose clock
+// ran ahead between its sync points (a free walking a to_free list): in
+// time, the access at t came first and does not queue behind it.
+func (l *CacheLine) inFlight(t Time) Time {
+	if l.busy > t && l.asked <= t {
+		return l.busy - t
+	}
+	return 0
 }
 
 func (l *CacheLine) hasReader(id int) bool {
@@ -36,15 +48,14 @@ func (l *CacheLine) dist(c *CPU) int {
 // returns how long c waits for it (queueing behind an in-flight transfer
 // included).
 func (l *CacheLine) transfer(c *CPU, t Time) int64 {
-	start := t
-	if l.busy > start {
-		start = l.busy
-	}
+	start := t + l.inFlight(t)
 	cost := Time(c.e.Costs.Line(l.dist(c)))
 	if l.owner-1 == int32(c.ID) && !l.othersRead(c.ID) {
 		cost = Time(c.e.Costs.LineHit)
 	}
-	l.busy = start + cost
+	if end := start + cost; end > l.busy {
+		l.busy, l.asked = end, t
+	}
 	l.owner = int32(c.ID + 1)
 	for i := range l.readers {
 		l.readers[i] = 0
@@ -77,10 +88,7 @@ func (l *CacheLine) ReadNoSync(c *CPU) {
 		c.Spend(c.e.Costs.LineHit)
 		return
 	}
-	wait := c.e.Costs.Line(l.dist(c))
-	if l.busy > c.now {
-		wait += int64(l.busy - c.now)
-	}
+	wait := c.e.Costs.Line(l.dist(c)) + int64(l.inFlight(c.now))
 	c.Spend(wait)
 	l.addReader(c.ID)
 }

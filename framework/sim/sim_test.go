@@ -167,6 +167,41 @@ func TestAtomicsSerialise(t *testing.T) {
 	}
 }
 
+// A CPU whose clock ran ahead between sync points (freeing a long
+// to_free list, each free an atomic on its socket's line) books the
+// line in its future; a CPU that reaches the line earlier in time pays
+// its own transfer, not a wait for that future one. Without this, the
+// bookings ran ahead of the engine and dragged CPUs' clocks with them
+// (CPUs "busy" many times the window).
+func TestCacheLineFutureBookingDoesNotBlockEarlier(t *testing.T) {
+	e := testEngine(t, Topology{Sockets: 1, CoresPerSocket: 4, ThreadsPerCore: 1})
+	var line CacheLine
+	var cost, readCost Time
+	e.CPUs[0].Start(0, func(c *CPU) {
+		c.Spend(int64(50 * Microsecond)) // no sync point: the clock runs ahead
+		line.AtomicNoSync(c)
+	})
+	e.CPUs[1].Start(Microsecond, func(c *CPU) {
+		t0 := c.Now()
+		line.Atomic(c)
+		cost = c.Now() - t0
+	})
+	e.CPUs[2].Start(2*Microsecond, func(c *CPU) {
+		t0 := c.Now()
+		line.Read(c)
+		readCost = c.Now() - t0
+	})
+	if err := e.Run(Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	if want := Time(e.Costs.LineSocket + e.Costs.AtomicOp); cost != want {
+		t.Errorf("atomic at 1us behind a transfer booked at 50us took %v, want %v", cost, want)
+	}
+	if want := Time(e.Costs.LineSocket); readCost != want {
+		t.Errorf("read at 2us took %v, want %v", readCost, want)
+	}
+}
+
 // Softirqs raised with BH disabled run at local_bh_enable; an interrupt
 // wakes an idle CPU and its softirq runs on irq exit.
 func TestSoftirqAndIRQ(t *testing.T) {

@@ -6,14 +6,26 @@ package skb
 // (kmalloc_reserve, skb_small_head_cache, __build_skb_around). The
 // truesize is what a socket is charged (sk_wmem_alloc) and what cake's
 // memory_limit counts.
+//
+// The size of struct skb_shared_info, hence of every skb head, depends
+// on CONFIG_MAX_SKB_FRAGS (3948b05950fd, 6.3: 17 by default, 17..45):
+// the *Frags functions take it; the others assume the default.
 const (
 	L1CacheBytes = 64 // L1_CACHE_BYTES = SMP_CACHE_BYTES on x86_64
 	// SizeofSkBuff is sizeof(struct sk_buff) (pahole, x86_64 6.x: 232);
 	// it counts as SKB_DATA_ALIGN of it, 256.
 	SizeofSkBuff = 232
+	// DefaultMaxSkbFrags is CONFIG_MAX_SKB_FRAGS's default; the
+	// Kconfig range is MinMaxSkbFrags..MaxMaxSkbFrags. Google's
+	// production kernels use 45 (Eric Dumazet in 26782aad00cc, "Google
+	// production kernel has increased MAX_SKB_FRAGS to 45 for BIG-TCP
+	// rollout", and 7e692df39336, "we use CONFIG_MAX_SKB_FRAGS=45").
+	DefaultMaxSkbFrags = 17
+	MinMaxSkbFrags     = 17
+	MaxMaxSkbFrags     = 45
 	// SizeofSharedInfo is sizeof(struct skb_shared_info) with
 	// MAX_SKB_FRAGS = 17: 48 bytes of fields and 17 16-byte frags.
-	SizeofSharedInfo = 48 + 17*16
+	SizeofSharedInfo = 48 + DefaultMaxSkbFrags*16
 	// MaxHeader is MAX_HEADER: LL_MAX_HEADER (128 with Hyper-V or WLAN
 	// built, as distribution kernels are) + 48 for the IP tunnels.
 	MaxHeader = 128 + 48
@@ -35,13 +47,23 @@ const (
 	pageSize            = 4096
 )
 
+// SharedInfoSize is sizeof(struct skb_shared_info) with maxFrags
+// frags: 48 bytes of fields (flags to destructor_arg) and a 16-byte
+// skb_frag_t per frag.
+func SharedInfoSize(maxFrags int) int { return 48 + maxFrags*16 }
+
 // SmallHeadCacheSize is SKB_SMALL_HEAD_CACHE_SIZE: the small head
 // size, plus a cache line if it is a power of two (it is not: 704).
-func SmallHeadCacheSize() int {
-	if SmallHeadSize&(SmallHeadSize-1) == 0 {
-		return SmallHeadSize + L1CacheBytes
+func SmallHeadCacheSize() int { return SmallHeadCacheSizeFrags(DefaultMaxSkbFrags) }
+
+// SmallHeadCacheSizeFrags is SKB_SMALL_HEAD_CACHE_SIZE with maxFrags
+// frags: 704 with 17, 1152 with 45.
+func SmallHeadCacheSizeFrags(maxFrags int) int {
+	n := DataAlign(max(MaxTCPHeader, GROMaxHeadPad)) + DataAlign(SharedInfoSize(maxFrags))
+	if n&(n-1) == 0 {
+		return n + L1CacheBytes
 	}
-	return SmallHeadSize
+	return n
 }
 
 // DataAlign is SKB_DATA_ALIGN: round up to a cache line.
@@ -49,7 +71,9 @@ func DataAlign(n int) int { return (n + L1CacheBytes - 1) / L1CacheBytes * L1Cac
 
 // HeadAlign is SKB_HEAD_ALIGN: a head of n bytes plus the aligned
 // skb_shared_info at its end.
-func HeadAlign(n int) int { return DataAlign(n) + DataAlign(SizeofSharedInfo) }
+func HeadAlign(n int) int { return headAlign(n, DefaultMaxSkbFrags) }
+
+func headAlign(n, maxFrags int) int { return DataAlign(n) + DataAlign(SharedInfoSize(maxFrags)) }
 
 // kmallocSizeRoundup is kmalloc_size_roundup with the kmalloc caches
 // (8 ... 8192 bytes, with the 96 and 192 ones) and page orders beyond.
@@ -88,10 +112,13 @@ func bitLen(n int) int {
 // fits it, else from kmalloc, and truesize is
 // SKB_TRUESIZE(SKB_WITH_OVERHEAD(head)) = head + SKB_DATA_ALIGN(sizeof
 // struct sk_buff).
-func TruesizeAllocSkb(size int) uint32 {
-	head := HeadAlign(size)
-	if head <= SmallHeadCacheSize() {
-		head = SmallHeadCacheSize()
+func TruesizeAllocSkb(size int) uint32 { return TruesizeAllocSkbFrags(size, DefaultMaxSkbFrags) }
+
+// TruesizeAllocSkbFrags is TruesizeAllocSkb with maxFrags frags.
+func TruesizeAllocSkbFrags(size, maxFrags int) uint32 {
+	head := headAlign(size, maxFrags)
+	if small := SmallHeadCacheSizeFrags(maxFrags); head <= small {
+		head = small
 	} else {
 		head = kmallocSizeRoundup(head)
 	}
@@ -102,7 +129,13 @@ func TruesizeAllocSkb(size int) uint32 {
 // bytes of IP packet on Ethernet: __ip_append_data asks
 // sock_alloc_send_skb for alloclen + hh_len + 15. A 120-byte payload
 // (l3len 148) gets a small head: 704 + 256 = 960.
-func TruesizeUDP(l3len int) uint32 { return TruesizeAllocSkb(l3len + LLReservedSpace + 15) }
+func TruesizeUDP(l3len int) uint32 { return TruesizeUDPFrags(l3len, DefaultMaxSkbFrags) }
+
+// TruesizeUDPFrags is TruesizeUDP with maxFrags frags: with 45, the
+// 120-byte payload's small head is 1152 and its truesize 1408.
+func TruesizeUDPFrags(l3len, maxFrags int) uint32 {
+	return TruesizeAllocSkbFrags(l3len+LLReservedSpace+15, maxFrags)
+}
 
 // TruesizeFrag is the truesize of an skb built around a page fragment
 // of fragSize bytes (napi_build_skb / build_skb on a driver's RX

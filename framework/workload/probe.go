@@ -122,7 +122,7 @@ func (ps *ProbeSock) send(c *sim.CPU) int64 {
 	if ps.Kind == ProbeUDPRR {
 		s.Len = udpRRLen
 	}
-	s.TrueSize = skb.TruesizeUDP(int(s.Len) - 14)
+	s.TrueSize = skb.TruesizeUDPFrags(int(s.Len)-14, tr.net.Cfg.MaxSkbFrags)
 	s.Keys, s.Hash, s.DSCP = ps.keys, ps.hash, ps.DSCP
 	s.Priority, s.Mark = ps.tr.priority, ps.tr.mark
 	s.Sock = int32(-2 - ps.ID)

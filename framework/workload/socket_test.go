@@ -60,3 +60,36 @@ func TestSocketSleepsAndWakesAsTheKernel(t *testing.T) {
 		t.Errorf("charged %d, want 12", charged)
 	}
 }
+
+// How many skbs a default send buffer (net.core.wmem_default 212992)
+// holds before sock_alloc_send_pskb sleeps depends on the skb's
+// truesize, hence on CONFIG_MAX_SKB_FRAGS: 222 of 960 bytes with the
+// default 17, 152 of 1408 with 45 (Google's production kernels).
+func TestSndbufHoldsByMaxSkbFrags(t *testing.T) {
+	for _, tc := range []struct{ frags, want int }{{17, 222}, {45, 152}} {
+		e, err := sim.NewEngine(sim.Topology{Sockets: 1, CoresPerSocket: 1, ThreadsPerCore: 1}, sim.DefaultCosts(), 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := &Workload{Spec: Spec{PacketSize: 120}, maxFrags: tc.frags}
+		_, truesize := w.lens()
+		sock := &Socket{Sndbuf: 212992, txq: -1}
+		charged := 0
+		e.NewTask("sender", []int{0}, func(tk *sim.Task) {
+			for {
+				c := sock.waitForWmem(tk)
+				c.Spend(100)
+				sock.Wmem += int(truesize)
+				charged++
+			}
+		}).Start(0)
+		if err := e.Run(sim.Millisecond); err != nil {
+			t.Fatal(err)
+		}
+		e.Close()
+		if charged != tc.want || sock.Sleeps != 1 {
+			t.Errorf("MAX_SKB_FRAGS %d: %d skbs of truesize %d charged before sleeping (%d sleeps), want %d",
+				tc.frags, charged, truesize, sock.Sleeps, tc.want)
+		}
+	}
+}

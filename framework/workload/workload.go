@@ -322,6 +322,8 @@ type Workload struct {
 	Sockets []*Socket   // udp_stream: one per sender
 	flows   []Flow
 	e       *sim.Engine
+	// maxFrags is CONFIG_MAX_SKB_FRAGS: it sizes the skbs' heads.
+	maxFrags int
 	// Traffic is the tcp_stream workload's flows, probes and path.
 	Traffic *Traffic
 
@@ -427,7 +429,7 @@ func Start(net *netdev.Net, dev *netdev.Device, spec Spec) (*Workload, error) {
 		return nil, err
 	}
 	if spec.Kind == TCPStream {
-		w := &Workload{Spec: spec, e: net.E}
+		w := &Workload{Spec: spec, e: net.E, maxFrags: net.Cfg.MaxSkbFrags}
 		tr, err := StartTraffic(net, dev, spec, w)
 		if err != nil {
 			return nil, err
@@ -440,7 +442,7 @@ func Start(net *netdev.Net, dev *netdev.Device, spec Spec) (*Workload, error) {
 		return nil, err
 	}
 	n := spec.Senders
-	w := &Workload{Spec: spec, rate: spec.Rate, paused: make([]bool, n), parked: make([]bool, n), e: net.E}
+	w := &Workload{Spec: spec, rate: spec.Rate, paused: make([]bool, n), parked: make([]bool, n), e: net.E, maxFrags: net.Cfg.MaxSkbFrags}
 	hashrnd := net.E.Rand(spec.stream("hashrnd")).Uint64()
 	nflows := spec.Senders
 	if spec.Kind == UDPRate {
@@ -488,7 +490,7 @@ func Start(net *netdev.Net, dev *netdev.Device, spec Spec) (*Workload, error) {
 // lens returns skb->len (L2) and truesize for the payload size.
 func (w *Workload) lens() (uint32, uint32) {
 	l3 := w.Spec.PacketSize + 8 + 20
-	return uint32(l3 + 14), skb.TruesizeUDP(l3)
+	return uint32(l3 + 14), skb.TruesizeUDPFrags(l3, w.maxFrags)
 }
 
 func (w *Workload) fill(s *skb.SKB, f Flow, l2, truesize uint32) {

@@ -208,3 +208,33 @@ func TestOverflowDropsFattest(t *testing.T) {
 		t.Fatal("no overflow drops")
 	}
 }
+
+// cake_hash dissects a packet once; its host hashes are two siphashes of
+// the keys it dissected, priced together as one flow hash, and a packet
+// with the NIC's hash needs no flow siphash (use_skbhash). Hashes
+// reported per packet enqueued into a fresh flow of each mode.
+func TestHashWorkPerMode(t *testing.T) {
+	for _, c := range []struct {
+		mode    string
+		skbHash bool
+		want    int
+	}{
+		{"flows", true, 0},          // skip_hash: the RSS hash is the flow hash
+		{"flows", false, 1},         // dissection + the flow's siphash
+		{"triple-isolate", true, 2}, // dissection + the two host siphashes
+		{"triple-isolate", false, 2},
+		{"dsthost", false, 2},
+	} {
+		q := newCake(t, c.mode, "besteffort")
+		ctx := qdisctest.NewCtx(1)
+		p := skb.Packet{Handle: 1, Len: 64, TrueSize: 768, GSOSegs: 1,
+			Keys: skb.FlowKeys{Src: 1, Dst: 2, SrcPort: 3, DstPort: 4, Proto: 17}}
+		if c.skbHash {
+			p.Hash = 12345
+		}
+		q.Enqueue(ctx, []skb.Packet{p}, make([]qdisc.Code, 1))
+		if got := ctx.WorkDone[qdisc.WorkHash]; got != c.want {
+			t.Errorf("%s, skb hash %v: %d WorkHash, want %d", c.mode, c.skbHash, got, c.want)
+		}
+	}
+}

@@ -292,14 +292,20 @@ func skHash(p *skb.Packet) uint32 {
 
 // fqClassify is fq_classify: find or create the packet's flow.
 func (q *FQ) fqClassify(ctx qdisc.Ctx, p *skb.Packet, tts, now sim.Time) *fqFlow {
-	ctx.Work(qdisc.WorkHash, 1)
 	var key uint64
 	hasSk := p.Sock >= 0
 	if hasSk {
+		// The flow is the socket: hash_ptr(sk) picks the tree, no
+		// flow dissection.
 		key = uint64(uint32(p.Sock)) << 1 // even, like a word-aligned socket pointer
 	} else {
 		// Orphans share a pseudo socket per masked hash; the low bit
 		// set keeps it apart from every real socket key.
+		// skb_get_hash dissects only when the skb carries no hash (a
+		// NIC's RSS hash, sk_txhash): Hash 0 in the model.
+		if p.Hash == 0 {
+			ctx.Work(qdisc.WorkHash, 1)
+		}
 		key = uint64(p.Hash&q.orphanMask)<<1 | 1
 	}
 

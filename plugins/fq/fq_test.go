@@ -547,6 +547,9 @@ func TestSocketReuse(t *testing.T) {
 	}
 }
 
+// TestWorkReported: socket flows are found by hash_ptr(sk), without a
+// flow hash; an orphan skb is hashed (skb_get_hash) only when it
+// carries no hash.
 func TestWorkReported(t *testing.T) {
 	q := newFQ(t, "maxrate 10Gbit buckets 2") // shared buckets: lookups walk nodes
 	ctx := qdisctest.NewCtx(1)
@@ -555,9 +558,19 @@ func TestWorkReported(t *testing.T) {
 	}
 	q.Dequeue(ctx, qdisc.DequeueReq{Max: 10, Bytes: 1 << 40}, nil)
 	w := ctx.WorkDone
-	if w[qdisc.WorkEnqueue] != 10 || w[qdisc.WorkDequeue] != 10 || w[qdisc.WorkHash] != 10 ||
+	if w[qdisc.WorkEnqueue] != 10 || w[qdisc.WorkDequeue] != 10 || w[qdisc.WorkHash] != 0 ||
 		w[qdisc.WorkTstamp] < 20 || w[qdisc.WorkFlowScan] == 0 {
 		t.Fatalf("work %v", w)
+	}
+	for i, c := range []struct {
+		hash uint32
+		want int // hashes so far
+	}{{0, 1}, {0x9e3779b1, 1}, {0, 2}} {
+		p := pkt(-1, 100, func(p *skb.Packet) { p.Hash = c.hash })
+		enqueue(q, ctx, p)
+		if got := ctx.WorkDone[qdisc.WorkHash]; got != c.want {
+			t.Fatalf("orphan %d (hash %#x): %d hashes so far, want %d", i, c.hash, got, c.want)
+		}
 	}
 }
 

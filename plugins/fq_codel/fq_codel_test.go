@@ -74,7 +74,7 @@ func TestConformance(t *testing.T) {
 func TestDefaultsAndDump(t *testing.T) {
 	q := newQ(t)
 	info, _ := (&FQCodel{}).Init(qdisctest.NewCtx(1), setup, nil)
-	if info.Flags != qdisc.CanBypass|qdisc.DequeueDrops || info.Limit != 10240 {
+	if info.Flags != qdisc.CanBypass|qdisc.DequeueDrops|qdisc.DropReadsCb || info.Limit != 10240 {
 		t.Errorf("info %+v", info)
 	}
 	want := "limit 10240p flows 1024 quantum 1514 target 5ms interval 100ms memory_limit 32Mb ecn drop_batch 64"
@@ -343,8 +343,8 @@ func TestOverlimitDropsFattestFlow(t *testing.T) {
 			if q.flows[fi].cvars.Count != uint32(c.wantDrops) {
 				t.Errorf("victim's codel count %d, want %d", q.flows[fi].cvars.Count, c.wantDrops)
 			}
-			if ctx.WorkDone[qdisc.WorkFlowScan]-scans != 1024 {
-				t.Errorf("flow scan work %d, want 1024", ctx.WorkDone[qdisc.WorkFlowScan]-scans)
+			if ctx.WorkDone[qdisc.WorkFlowScan]-scans != 64 { // 1024 u32 backlogs, 16 a line
+				t.Errorf("flow scan work %d, want 64", ctx.WorkDone[qdisc.WorkFlowScan]-scans)
 			}
 			st := q.Stats()
 			if st.Qlen != 101-c.wantDrops || st.Drops != uint64(c.wantDrops) || xstat(q, "drop_overlimit") != int64(c.wantDrops) {
@@ -417,19 +417,43 @@ func TestMemoryLimit(t *testing.T) {
 	}
 }
 
-// TestWorkReported: one enqueue, hash and timestamp per packet in, one
-// dequeue per packet out and one timestamp per codel_dequeue.
+// TestWorkReported: one enqueue and timestamp per packet in, a flow
+// hash only for a packet that carries none (skb_get_hash), one dequeue
+// per packet out and one timestamp per codel_dequeue.
 func TestWorkReported(t *testing.T) {
 	q := newQ(t)
 	ctx := qdisctest.NewCtx(1)
 	g := &pktGen{}
 	for i := 0; i < 10; i++ {
-		enqueue(q, ctx, g.pkt(uint32(i), 1024, 100))
+		p := g.pkt(uint32(i), 1024, 100)
+		if i < 3 {
+			p.Hash = 0 // no RSS hash, no sk_txhash: skb_get_hash dissects
+		}
+		enqueue(q, ctx, p)
 	}
 	out := q.Dequeue(ctx, qdisc.DequeueReq{Max: 10, Bytes: 1 << 40}, nil)
 	w := ctx.WorkDone
-	if len(out) != 10 || w[qdisc.WorkEnqueue] != 10 || w[qdisc.WorkHash] != 10 || w[qdisc.WorkDequeue] != 10 || w[qdisc.WorkTstamp] != 20 {
+	if len(out) != 10 || w[qdisc.WorkEnqueue] != 10 || w[qdisc.WorkHash] != 3 || w[qdisc.WorkDequeue] != 10 || w[qdisc.WorkTstamp] != 20 {
 		t.Errorf("work %v for %d packets", w, len(out))
+	}
+}
+
+// TestOverflowScanPerLine: fq_codel_drop's scan of backlogs[] is priced
+// per 64-byte line of the u32 array, not per flow.
+func TestOverflowScanPerLine(t *testing.T) {
+	for _, c := range []struct {
+		flows string
+		lines int
+	}{{"1024", 64}, {"16", 1}, {"100", 7}} {
+		q := newQ(t, "limit", "4", "flows", c.flows)
+		ctx := qdisctest.NewCtx(1)
+		g := &pktGen{}
+		for i := 0; i < 5; i++ {
+			enqueue(q, ctx, g.pkt(0, 1, 100))
+		}
+		if got := ctx.WorkDone[qdisc.WorkFlowScan]; got != c.lines {
+			t.Errorf("flows %s: one overflow scanned %d lines, want %d", c.flows, got, c.lines)
+		}
 	}
 }
 
