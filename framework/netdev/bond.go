@@ -210,9 +210,7 @@ func (n *Net) recursionAlert(c *sim.CPU, d *Device, s *skb.SKB) qdisc.Code {
 func (n *Net) bondXmitNoQueue(c *sim.CPU, d *Device, txq *TxQueue, s *skb.SKB) qdisc.Code {
 	var l skb.List
 	l.Push(s)
-	if n.Hooks.DriverXmit != nil {
-		n.Hooks.DriverXmit(c, txq, &l)
-	}
+	n.driverXmitHook(c, txq, &l)
 	l.Pop()
 	n.stack.recursion[c.ID]++
 	rc := n.bondXmitOne(c, d, txq, s)
@@ -225,9 +223,7 @@ func (n *Net) bondXmitNoQueue(c *sim.CPU, d *Device, txq *TxQueue, s *skb.SKB) q
 // always returns NETDEV_TX_OK (a slave's drop is the slave's), so
 // nothing comes back to requeue.
 func (n *Net) bondHardStartXmit(c *sim.CPU, d *Device, txq *TxQueue, list *skb.List) {
-	if n.Hooks.DriverXmit != nil {
-		n.Hooks.DriverXmit(c, txq, list)
-	}
+	n.driverXmitHook(c, txq, list)
 	for s := list.Pop(); s != nil; s = list.Pop() {
 		n.bondXmitOne(c, d, txq, s)
 	}
@@ -237,7 +233,8 @@ func (n *Net) bondHardStartXmit(c *sim.CPU, d *Device, txq *TxQueue, list *skb.L
 // socket on the bond sees the skb), then bond_start_xmit.
 func (n *Net) bondXmitOne(c *sim.CPU, d *Device, txq *TxQueue, s *skb.SKB) qdisc.Code {
 	if n.Hooks.Tap != nil {
-		one := [1]*skb.SKB{s}
+		one := &n.sd[c.ID].tapOne // reused after the call
+		one[0] = s
 		n.Hooks.Tap(c, txq, one[:])
 	}
 	return n.bondStartXmit(c, d, txq, s)

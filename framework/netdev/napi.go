@@ -12,9 +12,10 @@ const napiWeight = 64
 type napi struct {
 	dev       *Device
 	vec       int
-	scheduled bool     // NAPI_STATE_SCHED
-	missed    bool     // NAPI_STATE_MISSED: scheduled again while scheduled
-	local     *localRx // a local receive queue's NAPI (local.go), not the driver's
+	irq       func(*sim.CPU) // the driver's MSI-X handler: napi_schedule_irqoff
+	scheduled bool           // NAPI_STATE_SCHED
+	missed    bool           // NAPI_STATE_MISSED: scheduled again while scheduled
+	local     *localRx       // a local receive queue's NAPI (local.go), not the driver's
 }
 
 // napiSchedule is napi_schedule on CPU c.
@@ -44,9 +45,12 @@ func (n *Net) netRxAction(c *sim.CPU) {
 	// checked with time_after_eq(jiffies, time_limit).
 	jiffy := sim.Second / HZ
 	limit := c.Now()/jiffy + netdevBudgetUsecs/jiffy
-	list := sd.pollList
-	sd.pollList = nil
-	var repoll []*napi
+	// Three arrays take turns (no allocation per softirq): the list
+	// taken, poll_list filling meanwhile, and the spliced result.
+	all := sd.pollList
+	list := all
+	sd.pollList = sd.pollSpare[:0]
+	repoll := sd.repoll[:0]
 	for len(list) > 0 {
 		x := list[0]
 		list = list[1:]
@@ -73,8 +77,8 @@ func (n *Net) netRxAction(c *sim.CPU) {
 			break
 		}
 	}
-	rest := make([]*napi, 0, len(list)+len(sd.pollList)+len(repoll))
-	rest = append(append(append(rest, list...), sd.pollList...), repoll...)
+	rest := append(append(append(sd.pollRest[:0], list...), sd.pollList...), repoll...)
+	sd.pollSpare, sd.pollRest, sd.repoll = all[:0], sd.pollList[:0], repoll[:0]
 	sd.pollList = rest
 	if len(sd.pollList) > 0 {
 		c.RaiseSoftirq(sim.NetRxSoftirq)
@@ -244,10 +248,7 @@ func (x *dctx) RaiseIRQ(v int, at sim.Time) {
 		x.net.rxRaiseTx(d, v, at)
 		return
 	}
-	nx := d.napis[v]
-	x.net.E.RaiseIRQ(x.net.E.CPUs[d.vecCPU[v]], at, func(c *sim.CPU) {
-		x.net.napiSchedule(c, nx) // the driver's MSI-X handler: napi_schedule_irqoff
-	})
+	x.net.E.RaiseIRQ(x.net.E.CPUs[d.vecCPU[v]], at, d.napis[v].irq)
 }
 
 // NapiScheduleLocal schedules vector v's NAPI on the calling CPU.

@@ -114,7 +114,7 @@ type Hooks struct {
 	XmitDone     func(c *sim.CPU, h skb.Handle, start sim.Time) // __dev_queue_xmit return (the skb may be gone)
 	Bypass       func(c *sim.CPU, s *skb.SKB)                   // TCQ_F_CAN_BYPASS direct transmit
 	Dequeue      func(c *sim.CPU, q *Qdisc, bulk []*skb.SKB)    // a bulk left the qdisc
-	DriverXmit   func(c *sim.CPU, txq *TxQueue, l *skb.List)    // a bulk was handed to ndo_start_xmit
+	DriverXmit   func(c *sim.CPU, txq *TxQueue, l *skb.List)    // a bulk was handed to ndo_start_xmit (l: a copy, valid during the call)
 	Complete     func(c *sim.CPU, s *skb.SKB)                   // TX completion freed a transmitted skb
 	// Tap is dev_queue_xmit_nit: the skbs ndo_start_xmit was called
 	// with, as a packet socket (tcpdump) on the device sees them: all
@@ -136,7 +136,14 @@ type TxActionStat struct {
 
 type softnetData struct {
 	outputQueue []*Qdisc // output_queue (FIFO via next_sched)
-	pollList    []*napi  // poll_list
+	outputSpare []*Qdisc // the array net_tx_action handed back, reused
+	hookList    skb.List // what Hooks.DriverXmit reads (driverXmitHook)
+	tapOne      [1]*skb.SKB
+	scratch     []*xmitScratch
+	pollList    []*napi // poll_list
+	pollSpare   []*napi // net_rx_action's arrays, reused
+	pollRest    []*napi
+	repoll      []*napi
 	timers      []*Qdisc // qdisc timers expired on this CPU, for TIMER_SOFTIRQ
 }
 
@@ -329,7 +336,9 @@ func (n *Net) AddDevice(spec DeviceSpec) (*Device, error) {
 	d.napis = make([]*napi, info.Vectors)
 	d.vecCPU = make([]int, info.Vectors)
 	for v := range d.napis {
-		d.napis[v] = &napi{dev: d, vec: v}
+		nx := &napi{dev: d, vec: v}
+		nx.irq = func(c *sim.CPU) { n.napiSchedule(c, nx) }
+		d.napis[v] = nx
 		cpu := v % len(n.E.CPUs)
 		if len(spec.IRQCPUs) > 0 {
 			cpu = spec.IRQCPUs[v%len(spec.IRQCPUs)]
@@ -593,7 +602,7 @@ func (n *Net) touchSkbPrefetched(c *sim.CPU, s *skb.SKB, prefetched bool) {
 		return
 	}
 	costs := n.E.Costs
-	d := costs.SkbLines * costs.Line(n.E.Topo.Distance(int(s.HotCPU), c.ID))
+	d := costs.SkbLines * costs.Line(n.E.Distance(int(s.HotCPU), c.ID))
 	if prefetched {
 		d = d * costs.PrefetchPct / 100
 	}

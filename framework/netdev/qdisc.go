@@ -78,8 +78,10 @@ type Qdisc struct {
 	// dequeuer (sch_direct_xmit drops and retakes the lock).
 	Restarts, RestartPkts uint64
 
-	watchdog sim.HrTimer // q->watchdog (struct qdisc_watchdog)
-	timer    sim.HrTimer // the qdisc's own timer (Ctx.ModTimer)
+	watchdog   sim.HrTimer // q->watchdog (struct qdisc_watchdog)
+	timer      sim.HrTimer // the qdisc's own timer (Ctx.ModTimer)
+	watchdogFn func(*sim.CPU)
+	timerFn    func(*sim.CPU)
 
 	// slot names the qdisc's random stream (qdiscPlace.slot).
 	slot string
@@ -315,11 +317,14 @@ func (x *qctx) Watchdog(at sim.Time) {
 	if exp, queued := q.watchdog.Queued(); queued && exp == at {
 		return
 	}
-	q.watchdog.Start(x.armCPU(), at, func(c *sim.CPU) {
-		if !q.dead {
-			n.netifSchedule(c, q.root(), SchedWatchdog) // qdisc_watchdog -> __netif_schedule(qdisc_root(q))
+	if q.watchdogFn == nil { // made once: arming allocates nothing
+		q.watchdogFn = func(c *sim.CPU) {
+			if !q.dead {
+				n.netifSchedule(c, q.root(), SchedWatchdog) // qdisc_watchdog -> __netif_schedule(qdisc_root(q))
+			}
 		}
-	})
+	}
+	q.watchdog.Start(x.armCPU(), at, q.watchdogFn)
 }
 
 // CancelWatchdog is qdisc_watchdog_cancel (hrtimer_cancel).
@@ -330,10 +335,13 @@ func (x *qctx) CancelWatchdog() { x.q.watchdog.Cancel() }
 func (x *qctx) ModTimer(at sim.Time) {
 	q, n := x.q, x.net
 	at = sim.SimTime(at)
-	q.timer.Start(x.armCPU(), at, func(c *sim.CPU) {
-		n.sd[c.ID].timers = append(n.sd[c.ID].timers, q)
-		c.RaiseSoftirq(sim.TimerSoftirq)
-	})
+	if q.timerFn == nil {
+		q.timerFn = func(c *sim.CPU) {
+			n.sd[c.ID].timers = append(n.sd[c.ID].timers, q)
+			c.RaiseSoftirq(sim.TimerSoftirq)
+		}
+	}
+	q.timer.Start(x.armCPU(), at, q.timerFn)
 }
 
 // DelTimer is timer_delete on the qdisc's own timer.
@@ -405,9 +413,8 @@ func packetFor(q *Qdisc, s *skb.SKB) skb.Packet {
 // are freed at once, under the lock (kfree_skb in the callback).
 func (n *Net) runQdiscTimers(c *sim.CPU) {
 	sd := &n.sd[c.ID]
-	for len(sd.timers) > 0 {
-		q := sd.timers[0]
-		sd.timers = sd.timers[1:]
+	for i := 0; i < len(sd.timers); i++ { // expiries meanwhile join the tail
+		q := sd.timers[i]
 		t, ok := q.Ops.(qdisc.TimerQdisc)
 		if !ok {
 			sim.Panicf("qdisc %s %s: its timer fired but it has no Timer method", q.Kind, q.Handle)
@@ -425,6 +432,8 @@ func (n *Net) runQdiscTimers(c *sim.CPU) {
 		}
 		root.lock.Unlock(c)
 	}
+	clear(sd.timers)
+	sd.timers = sd.timers[:0]
 }
 
 // checkReason refuses a drop reason that is neither the kernel's nor

@@ -293,9 +293,7 @@ func (n *Net) devHardStartXmit(c *sim.CPU, d *Device, txq *TxQueue, list *skb.Li
 		}
 	}
 	ctx.buf, ctx.tap = batch, tap
-	if n.Hooks.DriverXmit != nil {
-		n.Hooks.DriverXmit(c, txq, list)
-	}
+	n.driverXmitHook(c, txq, list)
 	for s := list.Head; s != nil; s = s.Next {
 		s.Holder = driverHolder
 	}
@@ -326,6 +324,18 @@ func (n *Net) devHardStartXmit(c *sim.CPU, d *Device, txq *TxQueue, list *skb.Li
 		return rest, txBusy
 	}
 	return rest, txOK
+}
+
+// driverXmitHook calls Hooks.DriverXmit with a copy of list in c's
+// softnet data, so that list itself stays on its caller's stack.
+func (n *Net) driverXmitHook(c *sim.CPU, txq *TxQueue, list *skb.List) {
+	if n.Hooks.DriverXmit == nil {
+		return
+	}
+	sd := &n.sd[c.ID]
+	sd.hookList = *list
+	n.Hooks.DriverXmit(c, txq, &sd.hookList)
+	sd.hookList = skb.List{}
 }
 
 // devRequeueSkb is dev_requeue_skb: the rest goes to q->gso_skb and the

@@ -148,7 +148,9 @@ func (n *Net) devXmitSkb(c *sim.CPU, s *skb.SKB, q *Qdisc, d *Device, txq *TxQue
 // devXmitSkbBusylock is __dev_xmit_skb up to 6.18: contended enqueuers
 // serialise on q->busylock before the root lock.
 func (n *Net) devXmitSkbBusylock(c *sim.CPU, s *skb.SKB, q *Qdisc, d *Device, txq *TxQueue) qdisc.Code {
-	var toFree, runFree skb.List
+	x := n.getScratch(c)
+	toFree := &x.toFree
+	var runFree skb.List
 	q.lineWrite.Read(c)
 	contended := q.running // qdisc_is_running(q)
 	if contended {
@@ -171,8 +173,8 @@ func (n *Net) devXmitSkbBusylock(c *sim.CPU, s *skb.SKB, q *Qdisc, d *Device, tx
 		runFree = n.qdiscRunEnd(c, q)
 		rc = qdisc.XmitSuccess
 	default:
-		one := [1]*skb.SKB{s}
-		rc = n.qdiscEnqueue(c, q, one[:], &toFree)
+		x.one[0] = s
+		rc = n.qdiscEnqueue(c, q, x.one[:], toFree)
 		if n.qdiscRunBegin(c, q) {
 			if contended {
 				q.busylock.Unlock(c)
@@ -183,11 +185,12 @@ func (n *Net) devXmitSkbBusylock(c *sim.CPU, s *skb.SKB, q *Qdisc, d *Device, tx
 		}
 	}
 	q.lock.Unlock(c)
-	n.kfreeSkbList(c, &toFree)
+	n.kfreeSkbList(c, toFree)
 	n.kfreeSkbList(c, &runFree)
 	if contended {
 		q.busylock.Unlock(c)
 	}
+	n.putScratch(c, x)
 	return rc
 }
 
@@ -240,7 +243,9 @@ func (n *Net) devXmitSkbLlist(c *sim.CPU, s *skb.SKB, q *Qdisc, d *Device, txq *
 		return qdisc.XmitSuccess // the CPU that found it empty sends ours
 	}
 
-	var toFree, runFree skb.List
+	x := n.getScratch(c)
+	toFree := &x.toFree
+	var runFree skb.List
 	q.lock.Lock(c, n.site.rootEnq)
 	q.lineDefer.Atomic(c) // llist_del_all + atomic_long_set(&q->defer_count, 0)
 	list := q.deferHead
@@ -251,13 +256,13 @@ func (n *Net) devXmitSkbLlist(c *sim.CPU, s *skb.SKB, q *Qdisc, d *Device, txq *
 	// line transfer: the skb's lines are paid once, by the enqueue that
 	// reads them (touchSkbPrefetched).
 	batch := q.deferBuf[:0]
-	c.Spend(int64(countList(list)) * n.E.Costs.LlistNode)
 	for p := list; p != nil; {
 		nx := p.Next
 		p.Next = nil
 		batch = append(batch, p)
 		p = nx
 	}
+	c.Spend(int64(len(batch)) * n.E.Costs.LlistNode)
 	for i, j := 0, len(batch)-1; i < j; i, j = i+1, j-1 {
 		batch[i], batch[j] = batch[j], batch[i]
 	}
@@ -276,7 +281,7 @@ func (n *Net) devXmitSkbLlist(c *sim.CPU, s *skb.SKB, q *Qdisc, d *Device, txq *
 		runFree = n.qdiscRunEnd(c, q)
 		rc = qdisc.XmitSuccess
 	default:
-		rc = n.qdiscEnqueue(c, q, batch, &toFree)
+		rc = n.qdiscEnqueue(c, q, batch, toFree)
 		runFree, _, _ = n.qdiscRun(c, q)
 		if len(batch) != 1 {
 			rc = qdisc.XmitSuccess
@@ -284,8 +289,9 @@ func (n *Net) devXmitSkbLlist(c *sim.CPU, s *skb.SKB, q *Qdisc, d *Device, txq *
 	}
 	q.deferBuf = batch[:0]
 	q.lock.Unlock(c)
-	n.kfreeSkbList(c, &toFree)
+	n.kfreeSkbList(c, toFree)
 	n.kfreeSkbList(c, &runFree)
+	n.putScratch(c, x)
 	return rc
 }
 
@@ -321,13 +327,15 @@ func (n *Net) deferOver(c *sim.CPU, q *Qdisc) (skb.DropReason, bool) {
 // devXmitSkbNolock is __dev_xmit_skb for TCQ_F_NOLOCK qdiscs
 // (pfifo_fast): no root lock, the seqlock decides who runs the qdisc.
 func (n *Net) devXmitSkbNolock(c *sim.CPU, s *skb.SKB, q *Qdisc, d *Device, txq *TxQueue) qdisc.Code {
-	var toFree, runFree skb.List
+	x := n.getScratch(c)
+	toFree := &x.toFree
+	var runFree skb.List
 	var rc qdisc.Code
 	q.lineWrite.Read(c)
 	empty := q.state&(stateMissed|stateDraining) == 0 // nolock_qdisc_is_empty
 	if q.Flags&qdisc.CanBypass != 0 && empty && n.qdiscRunBegin(c, q) {
 		if q.state&(stateMissed|stateDraining) != 0 {
-			rc = n.nolockEnqueue(c, q, s, &toFree)
+			rc = n.nolockEnqueue(c, q, x, s)
 			n.qdiscRunInner(c, q)
 			runFree = n.qdiscRunEnd(c, q)
 		} else {
@@ -338,22 +346,50 @@ func (n *Net) devXmitSkbNolock(c *sim.CPU, s *skb.SKB, q *Qdisc, d *Device, txq 
 			rc = qdisc.XmitSuccess
 		}
 	} else {
-		rc = n.nolockEnqueue(c, q, s, &toFree)
+		rc = n.nolockEnqueue(c, q, x, s)
 		runFree, _, _ = n.qdiscRun(c, q)
 	}
-	n.kfreeSkbList(c, &toFree)
+	n.kfreeSkbList(c, toFree)
 	n.kfreeSkbList(c, &runFree)
+	n.putScratch(c, x)
 	return rc
 }
 
 // nolockEnqueue is dev_qdisc_enqueue on a NOLOCK qdisc: the band ring's
 // producer lock serialises producers.
-func (n *Net) nolockEnqueue(c *sim.CPU, q *Qdisc, s *skb.SKB, toFree *skb.List) qdisc.Code {
+func (n *Net) nolockEnqueue(c *sim.CPU, q *Qdisc, x *xmitScratch, s *skb.SKB) qdisc.Code {
 	q.prodLock.Lock(c, n.site.nolockEnq)
-	one := [1]*skb.SKB{s}
-	rc := n.qdiscEnqueue(c, q, one[:], toFree)
+	x.one[0] = s
+	rc := n.qdiscEnqueue(c, q, x.one[:], &x.toFree)
 	q.prodLock.Unlock(c)
 	return rc
+}
+
+// xmitScratch is what one __dev_xmit_skb call needs that the qdisc
+// context (and so the heap) may point to: its to_free list and the
+// one-skb batch. Each CPU keeps a stack of them (nested calls from
+// interrupts take another), so the data path allocates nothing.
+type xmitScratch struct {
+	toFree skb.List
+	one    [1]*skb.SKB
+}
+
+// getScratch takes a free xmitScratch of c's.
+func (n *Net) getScratch(c *sim.CPU) *xmitScratch {
+	sd := &n.sd[c.ID]
+	if k := len(sd.scratch); k > 0 {
+		x := sd.scratch[k-1]
+		sd.scratch = sd.scratch[:k-1]
+		return x
+	}
+	return &xmitScratch{}
+}
+
+// putScratch gives x back to c's stack, cleared.
+func (n *Net) putScratch(c *sim.CPU, x *xmitScratch) {
+	*x = xmitScratch{}
+	sd := &n.sd[c.ID]
+	sd.scratch = append(sd.scratch, x)
 }
 
 // SchedCaller is where a __netif_schedule call comes from.
@@ -424,8 +460,10 @@ func (n *Net) netTxAction(c *sim.CPU) {
 	if len(sd.outputQueue) == 0 {
 		return
 	}
+	// Take the list and give output_queue the spare's array: qdiscs
+	// rescheduled meanwhile go there, for the next round.
 	list := sd.outputQueue
-	sd.outputQueue = nil
+	sd.outputQueue, sd.outputSpare = sd.outputSpare[:0], nil
 	for _, q := range list {
 		c.Spend(n.E.Costs.NetTxAction)
 		if !q.nolock() {
@@ -450,13 +488,6 @@ func (n *Net) netTxAction(c *sim.CPU) {
 		}
 		n.kfreeSkbList(c, &runFree)
 	}
-}
-
-// countList is the length of a defer_list.
-func countList(p *skb.SKB) int {
-	k := 0
-	for ; p != nil; p = p.Next {
-		k++
-	}
-	return k
+	clear(list)
+	sd.outputSpare = list[:0]
 }

@@ -1,6 +1,9 @@
 package plugin_test
 
 import (
+	"runtime"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/txlab/txlab/framework/plugin"
@@ -57,6 +60,39 @@ func BenchmarkIsolateCake(b *testing.B) {
 	s := small("cake", "ice")
 	s.Sockets, s.Cores, s.Queues = 1, 16, 8
 	s.Workload.Senders = 16
+	s.Duration, s.Warmup = 10*sim.Millisecond, 0
+	benchIsolate(b, s)
+}
+
+// BenchmarkIsolateSmallBusy is BenchmarkIsolateSmall on a machine busy
+// with another run: as many CPU hogs as the machine has CPUs, each on
+// an OS thread of its own (GOMAXPROCS raised for them), so the
+// simulator, the plugin process and the hogs share the cores through
+// the kernel's scheduler. In and out of process run under the same
+// load; compare their simpkts/s.
+func BenchmarkIsolateSmallBusy(b *testing.B) {
+	hogs := runtime.NumCPU()
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(runtime.GOMAXPROCS(0) + hogs))
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	for range hogs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			runtime.LockOSThread()
+			x := uint64(1)
+			for !stop.Load() {
+				for range 1 << 16 {
+					x = x*6364136223846793005 + 1
+				}
+			}
+			_ = x
+		}()
+	}
+	defer func() { stop.Store(true); wg.Wait() }()
+	s := small("mq pfifo", "ice")
+	s.Sockets, s.Cores, s.Queues = 1, 8, 4
+	s.Workload.Senders = 8
 	s.Duration, s.Warmup = 10*sim.Millisecond, 0
 	benchIsolate(b, s)
 }

@@ -1,29 +1,70 @@
 package run
 
 import (
+	"fmt"
+	"runtime"
 	"testing"
+	"time"
 
 	"github.com/txlab/txlab/framework/sim"
 	"github.com/txlab/txlab/framework/workload"
 )
 
 // benchRun reports the simulator's speed in simulated packets per wall
-// second ("simpkts/s"), the figure the README quotes.
-func benchRun(b *testing.B, s Spec) {
-	var pkts uint64
+// second ("simpkts/s", the figure the README quotes), and per packet
+// sent: wall ns, CPU ns, heap allocations, heap bytes and engine events. The
+// allocation figures count the whole run, set-up included, so they
+// approach the steady state's as the run gets longer.
+func benchRun(b *testing.B, s Spec) time.Duration {
+	var pkts, events uint64
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
+	cpu0 := cpuTime()
+	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		rep, err := Run(s, nil)
 		if err != nil {
 			b.Fatal(err)
 		}
 		pkts += rep.TxPackets
+		events += rep.Events
 	}
-	b.ReportMetric(float64(pkts)/b.Elapsed().Seconds(), "simpkts/s")
+	b.StopTimer()
+	cpu := cpuTime() - cpu0
+	runtime.ReadMemStats(&m1)
+	p := float64(pkts)
+	b.ReportMetric(float64(cpu.Nanoseconds())/p, "cpu-ns/pkt")
+	b.ReportMetric(p/b.Elapsed().Seconds(), "simpkts/s")
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/p, "ns/pkt")
+	b.ReportMetric(float64(m1.Mallocs-m0.Mallocs)/p, "allocs/pkt")
+	b.ReportMetric(float64(m1.TotalAlloc-m0.TotalAlloc)/p, "B/pkt")
+	b.ReportMetric(float64(events)/p, "events/pkt")
+	return cpu
 }
 
 // BenchmarkSimSmall: 8 CPUs, 8 senders, 4-queue ice, mq pfifo, 10 ms.
 func BenchmarkSimSmall(b *testing.B) {
 	s := small()
+	s.Duration, s.Warmup = 10*sim.Millisecond, 0
+	benchRun(b, s)
+}
+
+// BenchmarkSimPfifoFast: SimSmall's host with the kernel's default
+// qdisc for a multiqueue NIC, mq over pfifo_fast.
+func BenchmarkSimPfifoFast(b *testing.B) {
+	s := small()
+	s.Qdisc = "mq pfifo_fast"
+	s.Duration, s.Warmup = 10*sim.Millisecond, 0
+	benchRun(b, s)
+}
+
+// BenchmarkSimFqCodel: 8 CPUs, one 1 Gbit queue under a root fq_codel,
+// 8 udp_rate senders offering 650 kpps (97% of the link) over 64 flows:
+// bursts queue in 64 flows.
+func BenchmarkSimFqCodel(b *testing.B) {
+	s := small()
+	s.Queues, s.RateBps, s.Qdisc = 1, 1_000_000_000, "fq_codel"
+	s.Workload = workload.Spec{Kind: workload.UDPRate, Senders: 8, PacketSize: 120, Flows: 64, Rate: 650e3}
 	s.Duration, s.Warmup = 10*sim.Millisecond, 0
 	benchRun(b, s)
 }
@@ -39,13 +80,61 @@ func BenchmarkSimLarge(b *testing.B) {
 	}
 }
 
-// BenchmarkSimRate: open-loop udp_rate at 5 Mpps over 16 flows on veth.
+// BenchmarkSimIdleCPUs: 16 udp_stream senders on E1's NIC and hosts of
+// 32 to 480 CPUs: what idle CPUs add to the cost of a packet.
+func BenchmarkSimIdleCPUs(b *testing.B) {
+	for _, cores := range []int{8, 30, 60, 120} {
+		b.Run(fmt.Sprintf("cpus=%d", 4*cores), func(b *testing.B) {
+			s := e1Host("6.19-rc1", 16)
+			s.Cores = cores
+			s.Duration, s.Warmup = 5*sim.Millisecond, 0
+			benchRun(b, s)
+		})
+	}
+}
+
+// BenchmarkSimVeth: open-loop udp_rate at 5 Mpps over 16 flows on veth.
 func BenchmarkSimVeth(b *testing.B) {
 	s := small()
 	s.Driver, s.Qdisc, s.Queues = "veth", "", 1
 	s.Workload = workload.Spec{Kind: workload.UDPRate, Senders: 4, PacketSize: 64, Flows: 16, Rate: 5e6}
 	s.Duration, s.Warmup = 10*sim.Millisecond, 0
 	benchRun(b, s)
+}
+
+// e2bHost is scripts/e2b.tengo's DUT: 20 cores x 2 threads, an XXV710
+// (i40e) with 4 queues at 25 Gbit under a root cake, 21 Mpps of 64-byte
+// frames forwarded back out.
+func e2bHost(profile string) Spec {
+	s := Default()
+	s.Profile = profile
+	s.Sockets, s.Cores, s.Threads = 1, 20, 2
+	s.Driver, s.Queues, s.RateBps = "i40e", 4, 25_000_000_000
+	s.Qdisc = "cake besteffort flows nonat nowash no-ack-filter split-gso rtt 100ms noatm overhead 18 mpu 64"
+	s.Workload = workload.Spec{Kind: workload.Forward, PacketSize: 22, Flows: 16, Rate: 21e6}
+	s.Warmup, s.Interval = 30*sim.Millisecond, 10*sim.Millisecond
+	return s
+}
+
+// BenchmarkSimE2b: one variant of E2b for 100 ms of simulated time.
+// "simsec/s" is simulated seconds per wall second; "2min-wall-s" the
+// wall seconds the seeds' two-minute run of one variant would take at
+// that speed, and "2min-cpu-s" the CPU seconds it would take (its wall
+// time on a core of its own).
+func BenchmarkSimE2b(b *testing.B) {
+	for _, prof := range []string{"6.18", "6.19-rc1"} {
+		b.Run(prof, func(b *testing.B) {
+			s := e2bHost(prof)
+			s.Duration = 100 * sim.Millisecond
+			start := time.Now()
+			cpu := benchRun(b, s)
+			simSec := float64(sim.Time(b.N)*s.Duration) / 1e9
+			wall := time.Since(start).Seconds()
+			b.ReportMetric(simSec/wall, "simsec/s")
+			b.ReportMetric(120*wall/simSec, "2min-wall-s")
+			b.ReportMetric(120*cpu.Seconds()/simSec, "2min-cpu-s")
+		})
+	}
 }
 
 // e5Host is E5's host: 16 CPUs, veth with 8 queues and the peer's NAPI,

@@ -32,22 +32,41 @@ const (
 	Second      Time = 1000 * Millisecond
 )
 
+// An event is a heap entry: when it is due, its tie-break, and the slot
+// of what it does. Keeping the entries small makes the heap's moves
+// cheap; the payload stays put in the engine's slot table.
 type event struct {
-	at  Time
-	seq uint64
-	cpu *CPU   // resume this CPU's coroutine, or
-	fn  func() // run this callback in engine context
+	at   Time
+	seq  uint64
+	slot uint32
 }
 
-// eventHeap is a binary min-heap on (at, seq), typed to avoid
-// container/heap's interface calls on the hottest path of the simulator.
+// Event kinds: what a payload does when its event is due. Each is a
+// closure the engine would otherwise allocate per event.
+const (
+	evFn      uint8 = iota // run fn in engine context
+	evWake                 // cpu.Wake(now): SleepUntil's timeout
+	evIRQ                  // deliver interrupt h to cpu (RaiseIRQ)
+	evHrTimer              // hr expires on cpu with h, unless re-armed (gen)
+	evTick                 // cpu's scheduler tick
+)
+
+type payload struct {
+	kind uint8
+	cpu  *CPU
+	fn   func()
+	h    func(*CPU)
+	hr   *HrTimer
+	gen  uint64
+}
+
+// eventHeap is a 4-ary min-heap on (at, seq): half the depth of a
+// binary heap, and a node's four children share a cache line or two.
+// Equal times pop in scheduling order (seq), so runs are deterministic.
 type eventHeap []event
 
-func (h eventHeap) less(i, j int) bool {
-	if h[i].at != h[j].at {
-		return h[i].at < h[j].at
-	}
-	return h[i].seq < h[j].seq
+func (a *event) before(b *event) bool {
+	return a.at < b.at || a.at == b.at && a.seq < b.seq
 }
 
 func (h *eventHeap) push(e event) {
@@ -55,38 +74,54 @@ func (h *eventHeap) push(e event) {
 	q := *h
 	i := len(q) - 1
 	for i > 0 {
-		p := (i - 1) / 2
-		if !q.less(i, p) {
+		p := (i - 1) >> 2
+		if !e.before(&q[p]) {
 			break
 		}
-		q[i], q[p] = q[p], q[i]
+		q[i] = q[p]
 		i = p
 	}
+	q[i] = e
 }
 
 func (h *eventHeap) pop() event {
 	q := *h
 	top := q[0]
 	n := len(q) - 1
-	q[0] = q[n]
-	q[n] = event{}
+	last := q[n]
 	q = q[:n]
-	for i := 0; ; {
-		l := 2*i + 1
-		if l >= n {
+	*h = q
+	if n == 0 {
+		return top
+	}
+	// Floyd's pop: walk the hole at the root down to a leaf along the
+	// smaller children (3 comparisons a level, none against last, which
+	// came from the bottom and mostly belongs there), then sift last up
+	// from that leaf, usually not at all.
+	i := 0
+	for {
+		c := i<<2 + 1
+		if c >= n {
 			break
 		}
-		m := l
-		if r := l + 1; r < n && q.less(r, l) {
-			m = r
+		m := c
+		for k := c + 1; k < min(c+4, n); k++ {
+			if q[k].before(&q[m]) {
+				m = k
+			}
 		}
-		if !q.less(m, i) {
-			break
-		}
-		q[i], q[m] = q[m], q[i]
+		q[i] = q[m]
 		i = m
 	}
-	*h = q
+	for i > 0 {
+		p := (i - 1) >> 2
+		if !last.before(&q[p]) {
+			break
+		}
+		q[i] = q[p]
+		i = p
+	}
+	q[i] = last
 	return top
 }
 
@@ -95,7 +130,9 @@ type Engine struct {
 	now       Time
 	seq       uint64
 	events    eventHeap
-	count     uint64 // events processed
+	slots     []payload // event payloads, by event.slot
+	freeSlots []uint32  // unused entries of slots
+	count     uint64    // events processed
 	CPUs      []*CPU
 	Topo      Topology
 	Costs     *Costs
@@ -105,6 +142,7 @@ type Engine struct {
 	err       error
 	intr      atomic.Pointer[error] // set by Interrupt, from any goroutine
 	until     Time                  // horizon of the current Run: CPUs may not run past it
+	intrCheck uint64                // the event count at which Run next looks at intr
 
 	tasks      []*Task // every task but the idle ones
 	running    bool    // Run has started
@@ -150,6 +188,23 @@ func NewEngine(topo Topology, costs *Costs, seed uint64) (*Engine, error) {
 	return e, nil
 }
 
+// Distance is Topo.Distance(a, b) from the CPUs' recorded places,
+// without the divisions.
+func (e *Engine) Distance(a, b int) int {
+	if a == b {
+		return DistSelf
+	}
+	ca, cb := e.CPUs[a], e.CPUs[b]
+	switch {
+	case ca.Socket != cb.Socket:
+		return DistRemote
+	case ca.Core == cb.Core:
+		return DistSMT
+	default:
+		return DistSocket
+	}
+}
+
 // Now is the time of the event being processed. Code on a CPU should use
 // cpu.Now(), which may run ahead of the engine between sync points.
 func (e *Engine) Now() Time { return e.now }
@@ -166,16 +221,63 @@ func (e *Engine) RandSeed(name string) Seed { return e.rng.Seed(name) }
 
 // At schedules fn to run in engine context at time t (never in the past).
 func (e *Engine) At(t Time, fn func()) {
+	e.scheduleAt(t, payload{kind: evFn, fn: fn})
+}
+
+// scheduleAt queues p at t, or now if t is past, as At does.
+func (e *Engine) scheduleAt(t Time, p payload) {
 	if t < e.now {
 		t = e.now
 	}
-	e.seq++
-	e.events.push(event{at: t, seq: e.seq, fn: fn})
+	e.schedule(t, p)
 }
+
+// resumeSlot marks a resume event: slot resumeSlot+id resumes CPU id,
+// with no payload to write, copy and free (nearly every event is one).
+const resumeSlot = 1 << 31
 
 func (e *Engine) resumeAt(c *CPU, t Time) {
 	e.seq++
-	e.events.push(event{at: t, seq: e.seq, cpu: c})
+	e.events.push(event{at: t, seq: e.seq, slot: resumeSlot + uint32(c.ID)})
+}
+
+// schedule queues p at t, reusing a free payload slot.
+func (e *Engine) schedule(t Time, p payload) {
+	var slot uint32
+	if n := len(e.freeSlots); n > 0 {
+		slot = e.freeSlots[n-1]
+		e.freeSlots = e.freeSlots[:n-1]
+		e.slots[slot] = p
+	} else {
+		slot = uint32(len(e.slots))
+		e.slots = append(e.slots, p)
+	}
+	e.seq++
+	e.events.push(event{at: t, seq: e.seq, slot: slot})
+}
+
+// fire runs the payload of a due event and frees its slot.
+func (e *Engine) fire(ev event) {
+	if ev.slot >= resumeSlot {
+		e.CPUs[ev.slot-resumeSlot].resume(ev.at)
+		return
+	}
+	p := e.slots[ev.slot]
+	e.slots[ev.slot] = payload{}
+	e.freeSlots = append(e.freeSlots, ev.slot)
+	switch p.kind {
+	case evFn:
+		p.fn()
+	case evWake:
+		p.cpu.Wake(ev.at)
+	case evIRQ:
+		p.cpu.irqs = append(p.cpu.irqs, p.h)
+		p.cpu.Wake(ev.at)
+	case evHrTimer:
+		p.hr.fire(p.cpu, p.gen, p.h)
+	case evTick:
+		p.cpu.tickEvent()
+	}
 }
 
 // nextAt is the time of the earliest pending event, or a huge value.
@@ -210,7 +312,8 @@ func (e *Engine) Run(until Time) error {
 		if e.events[0].at > until {
 			break
 		}
-		if e.count&1023 == 0 {
+		if e.count >= e.intrCheck { // every 1024 events (SleepUntil may skip counts)
+			e.intrCheck = e.count + 1024
 			if p := e.intr.Load(); p != nil {
 				e.Fail(*p)
 				break
@@ -219,11 +322,7 @@ func (e *Engine) Run(until Time) error {
 		ev := e.events.pop()
 		e.now = ev.at
 		e.count++
-		if ev.cpu != nil {
-			ev.cpu.resume(ev.at)
-		} else {
-			ev.fn()
-		}
+		e.fire(ev)
 	}
 	if e.now < until && !e.halted {
 		e.now = until

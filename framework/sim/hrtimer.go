@@ -20,16 +20,17 @@ func (t *HrTimer) Queued() (Time, bool) { return t.expires, t.queued }
 func (t *HrTimer) Start(c *CPU, at Time, handler func(*CPU)) {
 	t.gen++
 	t.expires, t.queued = at, true
-	gen := t.gen
-	e := c.e
-	e.At(at, func() {
-		if t.gen != gen {
-			return // re-armed or cancelled since
-		}
-		t.queued = false
-		c.irqs = append(c.irqs, handler)
-		c.Wake(e.now)
-	})
+	c.e.scheduleAt(at, payload{kind: evHrTimer, cpu: c, h: handler, hr: t, gen: t.gen})
+}
+
+// fire is the expiry armed as generation gen.
+func (t *HrTimer) fire(c *CPU, gen uint64, handler func(*CPU)) {
+	if t.gen != gen {
+		return // re-armed or cancelled since
+	}
+	t.queued = false
+	c.irqs = append(c.irqs, handler)
+	c.Wake(c.e.now)
 }
 
 // Cancel disarms the timer.

@@ -41,7 +41,7 @@ func (l *CacheLine) dist(c *CPU) int {
 	if l.owner == 0 {
 		return DistMemory
 	}
-	return c.e.Topo.Distance(int(l.owner-1), c.ID)
+	return c.e.Distance(int(l.owner-1), c.ID)
 }
 
 // transfer moves the line exclusively to c starting no earlier than t and

@@ -476,7 +476,7 @@ func (c *CPU) armTick(at Time, running *Task) {
 	}
 	c.rq.tickArmed = true
 	next := (at/Jiffy + 1) * Jiffy
-	c.e.At(next, func() { c.tickEvent() })
+	c.e.scheduleAt(next, payload{kind: evTick, cpu: c})
 }
 
 func (c *CPU) tickEvent() {
@@ -487,7 +487,7 @@ func (c *CPU) tickEvent() {
 	c.irqs = append(c.irqs, nil) // nil: the tick (takeInterrupts)
 	c.Wake(c.e.now)
 	next := c.e.now + Jiffy
-	c.e.At(next, func() { c.tickEvent() })
+	c.e.scheduleAt(next, payload{kind: evTick, cpu: c})
 }
 
 // schedTick is sched_tick in hardirq context: the running task's slice

@@ -343,3 +343,29 @@ func TestTimeString(t *testing.T) {
 		t.Errorf("JSON of a Time: %s %v, want the integer of ns", b, err)
 	}
 }
+
+// The event heap pops in (at, seq) order whatever the pushes, with
+// pops interleaved.
+func TestEventHeapOrder(t *testing.T) {
+	r := NewStreams(7).Stream("heap")
+	var h eventHeap
+	var seq uint64
+	var last event
+	popped := 0
+	for round := 0; round < 20000; round++ {
+		if len(h) == 0 || r.Int64N(3) > 0 {
+			seq++
+			h.push(event{at: last.at + Time(r.Int64N(50)), seq: seq})
+			continue
+		}
+		ev := h.pop()
+		if popped > 0 && ev.before(&last) {
+			t.Fatalf("pop %d: (%d, %d) after (%d, %d)", popped, ev.at, ev.seq, last.at, last.seq)
+		}
+		last = ev
+		popped++
+	}
+	if popped < 1000 {
+		t.Fatalf("only %d pops", popped)
+	}
+}

@@ -63,3 +63,21 @@ func TestTopologyValidate(t *testing.T) {
 		t.Error("NewEngine without costs: no error")
 	}
 }
+
+// The engine's Distance, from the CPUs' recorded places, agrees with
+// the topology's for every pair of CPUs.
+func TestEngineDistance(t *testing.T) {
+	for _, topo := range []Topology{{1, 4, 1}, {2, 3, 2}, {2, 2, 4}} {
+		e, err := NewEngine(topo, DefaultCosts(), 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for a := 0; a < topo.NumCPUs(); a++ {
+			for b := 0; b < topo.NumCPUs(); b++ {
+				if got, want := e.Distance(a, b), topo.Distance(a, b); got != want {
+					t.Errorf("%+v: Distance(%d, %d) = %d, want %d", topo, a, b, got, want)
+				}
+			}
+		}
+	}
+}

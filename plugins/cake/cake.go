@@ -82,7 +82,7 @@ type pkt struct {
 
 // cakeFlow is struct cake_flow.
 type cakeFlow struct {
-	q       []pkt // head at index 0
+	q       qdisc.Ring[pkt] // a ring: reused, no allocation per packet
 	deficit int32
 	dropped uint32
 	cvars   cobaltVars

@@ -142,12 +142,11 @@ func (q *Cake) drop(ctx qdisc.Ctx) (tin, idx int) {
 	tin, idx = int(top.t), int(top.b)
 	b := q.tins[tin]
 	flow := &b.flows[idx]
-	if len(flow.q) == 0 {
+	if flow.q.Len() == 0 {
 		q.overflowTimeout = 0 // the heap has gone wrong: rebuild next time
 		return tin, idx
 	}
-	p := flow.q[0]
-	flow.q = flow.q[1:]
+	p := flow.q.PopHead()
 	if cobaltQueueFull(&flow.cvars, &b.cparams, now, !q.noBlue) {
 		b.unresponsiveFlowCount++
 	}
@@ -204,7 +203,7 @@ func (q *Cake) enqueue(ctx qdisc.Ctx, p skb.Packet) qdisc.Code {
 	// split-gso: the model's packets are single segments, so there is
 	// nothing to split; GSOSegs > 1 is charged per segment by overhead().
 	qp := pkt{Packet: p, enqueued: now, adjustedLen: q.overhead(&p)}
-	flow.q = append(flow.q, qp)
+	flow.q.PushTail(qp)
 	q.qlen++
 	q.bufferUsed += p.TrueSize
 	b.packets++
@@ -259,15 +258,10 @@ func (q *Cake) enqueue(ctx qdisc.Ctx, p skb.Packet) qdisc.Code {
 func (q *Cake) dequeueOne() (pkt, bool) {
 	b := q.tins[q.curTin]
 	flow := &b.flows[q.curFlow]
-	if len(flow.q) == 0 {
+	if flow.q.Len() == 0 {
 		return pkt{}, false
 	}
-	p := flow.q[0]
-	flow.q[0] = pkt{}
-	flow.q = flow.q[1:]
-	if len(flow.q) == 0 {
-		flow.q = flow.q[:0:0]
-	}
+	p := flow.q.PopHead()
 	b.backlogs[q.curFlow] -= p.Len
 	b.tinBacklog -= p.Len
 	q.backlog -= int64(p.Len)
@@ -377,7 +371,7 @@ retry:
 		// Flow isolation (DRR++).
 		if flow.deficit <= 0 {
 			if flow.set == setSparse {
-				if len(flow.q) > 0 {
+				if flow.q.Len() > 0 {
 					b.sparseFlowCount--
 					b.bulkFlowCount++
 					q.incBulkHosts(b, flow)
@@ -445,7 +439,7 @@ retry:
 				p.ECN = 3 // INET_ECN_set_ce
 			}
 			// The last packet of a flow may be marked, never dropped.
-			if verdict == cobaltPass || len(flow.q) == 0 {
+			if verdict == cobaltPass || flow.q.Len() == 0 {
 				break
 			}
 			if q.rateFlags&flagIngress != 0 {

@@ -4,8 +4,13 @@
 // one-frame mailboxes in a memory-mapped file, one per direction. The
 // sides strictly alternate (the host sends a frame, the plugin answers
 // one), so a mailbox is a sequence number, a length and the bytes. The
-// receiver spins a little, then sleeps on a futex on the sequence
-// number; the sender wakes it only when it sleeps.
+// receiver spins for an adaptive budget, then sleeps on a futex on the
+// sequence number; the sender wakes it only when it sleeps. The budget
+// follows what spinning bought lately: it grows while answers come
+// within it (the peer has a core of its own) and halves each time one
+// does not (the peer waits for a core, maybe the one we spin on), down
+// to blocking at once on a busy machine, with a short probe now and
+// then to notice when the machine is free again.
 package shm
 
 import (
@@ -38,14 +43,24 @@ type mailbox struct {
 
 // Chan is one side of a channel.
 type Chan struct {
-	mem        []byte
-	tx, rx     *mailbox
-	txBuf      []byte
-	rxBuf      []byte
-	last       uint32 // last rx seq consumed
+	mem    []byte
+	tx, rx *mailbox
+	txBuf  []byte
+	rxBuf  []byte
+	last   uint32 // last rx seq consumed
+	// Spin is the most a receive spins before it sleeps.
 	Spin       time.Duration
 	pollPeriod time.Duration
+	budget     time.Duration // the current spin budget, 0..Spin
+	blocked    int           // receives since the budget last reached 0
 }
+
+// The spin budget's bounds and steps.
+const (
+	spinStart  = 20 * time.Microsecond // a plugin call's usual work fits
+	spinProbe  = 4 * time.Microsecond  // one receive in probeEvery spins this much at budget 0
+	probeEvery = 64
+)
 
 // ErrTooLarge is a frame larger than the channel.
 var ErrTooLarge = errors.New("frame larger than the shared-memory channel")
@@ -103,7 +118,7 @@ func mapFile(f *os.File, total, size int, host bool) (*Chan, error) {
 	a := (*mailbox)(unsafe.Pointer(&mem[0]))
 	b := (*mailbox)(unsafe.Pointer(&mem[hdrSize]))
 	bufA, bufB := mem[dataOff:dataOff+size], mem[dataOff+size:dataOff+2*size]
-	c := &Chan{mem: mem, Spin: 400 * time.Microsecond, pollPeriod: 10 * time.Millisecond}
+	c := &Chan{mem: mem, Spin: 200 * time.Microsecond, pollPeriod: 10 * time.Millisecond, budget: spinStart}
 	if host {
 		c.tx, c.rx, c.txBuf, c.rxBuf = a, b, bufA, bufB
 	} else {
@@ -137,23 +152,22 @@ func (c *Chan) Recv(timeout time.Duration, alive func() error) ([]byte, error) {
 	if c.ready() {
 		return c.take()
 	}
-	// Spin while the peer is likely working on another core; then keep
-	// checking but yield the core (the peer may be waiting for it on an
-	// oversubscribed machine); then sleep on the futex.
 	start := time.Now()
-	for i := 0; ; i++ {
-		if c.ready() {
-			return c.take()
+	budget := c.budget
+	if budget == 0 {
+		c.blocked++
+		if c.blocked%probeEvery == 0 {
+			budget = spinProbe
 		}
-		if i&255 == 255 {
-			d := time.Since(start)
-			if d > c.Spin {
-				break
-			}
-			if d > c.Spin/16 {
-				syscall.Syscall(syscall.SYS_SCHED_YIELD, 0, 0, 0)
-			}
-		}
+	}
+	if budget > 0 && c.spin(start, budget) {
+		// Answered while spinning: spinning pays, allow a little more.
+		c.budget = min(c.Spin, max(c.budget+c.budget/4, spinProbe, time.Since(start)*2))
+		return c.take()
+	}
+	// Spinning did not pay: halve it (below a microsecond, stop).
+	if c.budget /= 2; c.budget < time.Microsecond {
+		c.budget = 0
 	}
 	for {
 		atomic.StoreUint32(&c.rx.sleeping, 1)
@@ -172,6 +186,18 @@ func (c *Chan) Recv(timeout time.Duration, alive func() error) ([]byte, error) {
 		}
 		if timeout > 0 && time.Since(start) > timeout {
 			return nil, ErrTimeout
+		}
+	}
+}
+
+// spin polls for a frame for up to budget from start.
+func (c *Chan) spin(start time.Time, budget time.Duration) bool {
+	for i := 0; ; i++ {
+		if c.ready() {
+			return true
+		}
+		if i&63 == 63 && time.Since(start) > budget {
+			return false
 		}
 	}
 }
