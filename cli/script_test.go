@@ -23,7 +23,7 @@ var needs = map[string][]string{
 	"e2":        {"cake", "fq_codel", "sfq"},
 	"e2b":       {"cake"},
 	"htb":       {"htb", "prio", "fq_codel"},
-	"e4":        {"htb"},
+	"e4":        {"htb", "fq"},
 	"tcp_nup":   {"fq_codel"},
 	"tcp_ndown": {"fq_codel"},
 	"rrul":      {"fq_codel"},

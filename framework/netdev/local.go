@@ -36,47 +36,44 @@ type localPkt struct {
 // Delivered counts packets the local receive path handed to sockets.
 func (n *Net) Delivered() uint64 { return n.localDelivered }
 
-// RxCPU is the CPU a packet of flow hash arriving on d is received on:
-// the IRQ CPU of the RX queue RSS picks (the queue pair's vector) on a
-// NIC, or cpu (the sender's, where veth's netif_rx runs) on a device
-// without RX rings.
-func (d *Device) RxCPU(hash uint32, cpu int) int {
-	if d.Info.Rx == nil || d.numRxQ == 0 {
-		return cpu
-	}
-	q := RSSQueue(hash, d.Info.Rx.LUTSize, d.numRxQ)
-	return d.vecCPU[d.Info.Rx.QueueVec[q]]
-}
-
-func (d *Device) localQueue(hash uint32, cpu int) *localRx {
-	key := cpu
-	nic := d.Info.Rx != nil && d.numRxQ > 0
+// localQueue is the local receive queue a frame of flow k (its keys as
+// received) arriving on d goes to. On a NIC, RSS picks it as for every
+// frame the host receives (Net.RxCPU): the RX queue (or, on a NIC built
+// transmit-only, the queue pair) and its vector's IRQ CPU, on a bond's
+// slave. A device without a wire (veth) has no RSS: the peer's transmit
+// runs netif_rx on the CPU it ran on, cpu.
+func (n *Net) localQueue(d *Device, k skb.FlowKeys, cpu int) *localRx {
+	dev, q, rxCPU := n.rxSteer(d, k)
+	key, nic := cpu, dev.Info.Wire
 	if nic {
-		key = RSSQueue(hash, d.Info.Rx.LUTSize, d.numRxQ)
+		key = q
+	} else {
+		dev, rxCPU = d, cpu
 	}
-	if d.local == nil {
-		d.local = map[int]*localRx{}
+	if dev.local == nil {
+		dev.local = map[int]*localRx{}
 	}
-	lq := d.local[key]
+	lq := dev.local[key]
 	if lq == nil {
-		lq = &localRx{cpu: d.RxCPU(hash, cpu), lastIRQ: -1 << 40, nic: nic}
-		if nic {
-			lq.itr = d.Info.Rx.ITR
+		lq = &localRx{cpu: rxCPU, lastIRQ: -1 << 40, nic: nic}
+		if nic && dev.Info.Rx != nil {
+			lq.itr = dev.Info.Rx.ITR
 		}
-		lq.napi = &napi{dev: d, vec: -1, local: lq}
-		d.local[key] = lq
+		lq.napi = &napi{dev: dev, vec: -1, local: lq}
+		dev.local[key] = lq
 	}
 	return lq
 }
 
-// Deliver hands a packet that reaches d from the wire at time at (call
-// from engine context, at that time) to the host: fn runs in
-// NET_RX_SOFTIRQ on the CPU RxCPU gives, after the receive cost (the
+// Deliver hands a packet of flow k (its keys as received) that reaches
+// d from the wire at time at (call from engine context, at that time)
+// to the host: fn runs in NET_RX_SOFTIRQ on the CPU localQueue gives
+// (cpu: veth's, the CPU the peer sent on), after the receive cost (the
 // driver's RX clean, GRO, __netif_receive_skb, ip_rcv; on veth the
 // peer's netif_rx and backlog). Packets of one queue are delivered in
 // arrival order.
-func (n *Net) Deliver(d *Device, at sim.Time, hash uint32, cpu int, fn func(c *sim.CPU)) {
-	lq := d.localQueue(hash, cpu)
+func (n *Net) Deliver(d *Device, at sim.Time, k skb.FlowKeys, cpu int, fn func(c *sim.CPU)) {
+	lq := n.localQueue(d, k, cpu)
 	lq.pending = append(lq.pending, localPkt{fn: fn})
 	if lq.armed {
 		return

@@ -165,14 +165,18 @@ func Toeplitz(key, in []byte) uint32 {
 	return h
 }
 
-// RSSHash is the hash the NIC computes for an IPv4 UDP frame: Toeplitz
-// over source address, destination address, source port, destination
-// port (the 4-tuple ice and i40e hash UDP over by default), network byte
-// order.
+// RSSHash is the hash the NIC computes for an IPv4 frame: Toeplitz over
+// source address, destination address, source port, destination port
+// (the 4-tuple ice and i40e hash TCP and UDP over by default), network
+// byte order; other protocols (ICMP) over the two addresses only, as
+// their default "other IPv4" hash fields are (ICE_FLOW_HASH_IPV4).
 func RSSHash(key []byte, k skb.FlowKeys) uint32 {
 	in := [12]byte{byte(k.Src >> 24), byte(k.Src >> 16), byte(k.Src >> 8), byte(k.Src),
 		byte(k.Dst >> 24), byte(k.Dst >> 16), byte(k.Dst >> 8), byte(k.Dst),
 		byte(k.SrcPort >> 8), byte(k.SrcPort), byte(k.DstPort >> 8), byte(k.DstPort)}
+	if k.Proto != 0 && k.Proto != 6 && k.Proto != 17 {
+		return Toeplitz(key, in[:8])
+	}
 	return Toeplitz(key, in[:])
 }
 

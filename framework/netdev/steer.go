@@ -89,8 +89,18 @@ const rssLUTNoRx = 128
 // RxCPU is the CPU whose interrupt delivers a frame of flow k received
 // on d: the NIC's RSS hash (RSSHash) indexes the indirection table,
 // filled round robin over the RX queues (the queue pairs of a device
-// built transmit-only), and the queue's vector has its IRQ CPU.
+// built transmit-only), and the queue's vector has its IRQ CPU. Every
+// frame the host receives steers by it: netperf's control replies and
+// the local receive path's (local.go) ACKs, downloads and probe replies.
 func (n *Net) RxCPU(d *Device, k skb.FlowKeys) int {
+	_, _, cpu := n.rxSteer(d, k)
+	return cpu
+}
+
+// rxSteer is RSS for a frame of flow k received on d: the device whose
+// ring takes it (a bond's slave), the RX queue (of the queue pairs on a
+// device built transmit-only) and its vector's IRQ CPU.
+func (n *Net) rxSteer(d *Device, k skb.FlowKeys) (*Device, int, int) {
 	h := RSSHash(n.rssKey(), k)
 	// A bond receives through its slaves (bond_handle_frame, their
 	// rx_handler); which slave a frame arrives on is the peer switch's
@@ -99,8 +109,10 @@ func (n *Net) RxCPU(d *Device, k skb.FlowKeys) int {
 		d = d.Bond.Slaves[h%uint32(len(d.Bond.Slaves))]
 	}
 	if rx := d.Info.Rx; rx != nil && d.numRxQ > 0 {
-		return d.vecCPU[rx.QueueVec[RSSQueue(h, rx.LUTSize, d.numRxQ)]]
+		q := RSSQueue(h, rx.LUTSize, d.numRxQ)
+		return d, q, d.vecCPU[rx.QueueVec[q]]
 	}
 	nq := min(len(d.Queues), len(d.Info.QueueVec))
-	return d.vecCPU[d.Info.QueueVec[RSSQueue(h, rssLUTNoRx, nq)]]
+	q := RSSQueue(h, rssLUTNoRx, nq)
+	return d, q, d.vecCPU[d.Info.QueueVec[q]]
 }

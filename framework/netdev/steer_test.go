@@ -109,3 +109,54 @@ func TestRxCPU(t *testing.T) {
 		t.Errorf("64 flows reached CPUs %v, want all 4 IRQ CPUs", seen)
 	}
 }
+
+// Frames for the host's own sockets (TCP ACKs and downloads, ping and
+// UDP_RR replies) steer by the same RSS as every other received frame:
+// the local receive path runs each on the CPU RxCPU gives its keys, ICMP
+// hashed over the addresses only; on a device without a wire (veth) on
+// the CPU the peer sent on.
+func TestDeliverSteersByRSS(t *testing.T) {
+	for _, wire := range []bool{true, false} {
+		n, d := steerDev(t, XPSIRQ, []int{8, 9, 10, 11})
+		d.Info.Wire = wire
+		type got struct{ want, ran int }
+		var runs []*got
+		n.E.At(1000, func() {
+			for i := 0; i < 32; i++ {
+				proto := uint8(6)
+				if i%2 == 1 {
+					proto = 1
+				}
+				k := skb.FlowKeys{Src: 0x0a010001, Dst: 0x0a000001 + uint32(i), SrcPort: 5201, DstPort: uint16(40000 + i), Proto: proto}
+				g := &got{want: n.RxCPU(d, k), ran: -1}
+				if !wire {
+					g.want = i % 16
+				}
+				runs = append(runs, g)
+				n.Deliver(d, n.E.Now(), k, i%16, func(c *sim.CPU) { g.ran = c.ID })
+			}
+		})
+		if err := n.E.Run(sim.Millisecond); err != nil {
+			t.Fatal(err)
+		}
+		for i, g := range runs {
+			if g.ran != g.want {
+				t.Errorf("wire %v, frame %d: received on CPU %d, want %d", wire, i, g.ran, g.want)
+			}
+		}
+	}
+	key := make([]byte, netdevRSSKeyLen)
+	for i := range key {
+		key[i] = byte(i*37 + 1)
+	}
+	a := skb.FlowKeys{Src: 1, Dst: 2, SrcPort: 3, DstPort: 4, Proto: 1}
+	b := a
+	b.SrcPort, b.DstPort = 9, 10
+	if RSSHash(key, a) != RSSHash(key, b) {
+		t.Errorf("ICMP frames of one address pair hash apart by their ports")
+	}
+	a.Proto, b.Proto = 6, 6
+	if RSSHash(key, a) == RSSHash(key, b) {
+		t.Errorf("TCP frames of two port pairs hash alike")
+	}
+}

@@ -514,18 +514,24 @@ func (r Run) windowSeries() []Interval {
 	return out
 }
 
-// rttCDF draws the latency probes' RTT distribution as the report
-// gives it: its percentiles as points of the CDF. One run: idle, loaded
-// and each probe loaded; several: each run's idle and loaded.
+// rttCDF draws the latency probes' RTT distribution, as flent's
+// ping_cdf does: the empirical CDF from the report's cdf_ms (a report
+// without it: its p50, p90, p99 as points). One run: idle, loaded and
+// each probe loaded; several: each run's idle and loaded.
 func rttCDF(d *drawing) []*Figure {
-	p := newPanel("RTT CDF (the report's p50, p90, p99)", "RTT (ms)", "fraction of samples")
-	n := 0
+	p := newPanel("RTT CDF", "RTT (ms)", "fraction of samples")
+	n, points := 0, false
 	add := func(name string, pc Percentiles, i int, dashed bool) {
 		if pc.Samples == 0 {
 			return
 		}
-		xy := plotter.XYs{{X: pc.P50, Y: 0.5}, {X: pc.P90, Y: 0.9}, {X: pc.P99, Y: 0.99}}
-		p.linePoints(name, i, dashed, xy)
+		xy, step := cdfXY(pc)
+		if step {
+			p.cdfLine(name, i, dashed, xy)
+		} else {
+			p.linePoints(name, i, dashed, xy)
+			points = true
+		}
 		n++
 	}
 	for i, r := range d.runs {
@@ -548,9 +554,28 @@ func rttCDF(d *drawing) []*Figure {
 	if n == 0 {
 		return nil
 	}
+	if points {
+		p.p.Title.Text = "RTT CDF (points: the report's p50, p90, p99)"
+	}
 	p.yRange(0, 1)
 	p.p.X.Min = 0
 	return one(d.fig("rtt-cdf", "RTT under load (latency probes)", p))
+}
+
+// cdfXY is the CDF of pc to draw: from cdf_ms, the empirical CDF's
+// corners (0 below the smallest sample, then point j's fraction from
+// its value on; step true); without it, the three percentiles.
+func cdfXY(pc Percentiles) (plotter.XYs, bool) {
+	k := len(pc.CDF)
+	if k == 0 {
+		return plotter.XYs{{X: pc.P50, Y: 0.5}, {X: pc.P90, Y: 0.9}, {X: pc.P99, Y: 0.99}}, false
+	}
+	xy := make(plotter.XYs, 0, k+1)
+	xy = append(xy, plotter.XY{X: pc.CDF[0], Y: 0})
+	for j, v := range pc.CDF {
+		xy = append(xy, plotter.XY{X: v, Y: float64(j+1) / float64(k)})
+	}
+	return xy, true
 }
 
 func (r Run) has(f func(Interval) bool) bool { return slices.ContainsFunc(r.Series, f) }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"fmt"
+	"gonum.org/v1/plot/plotter"
 	"image/png"
 	"io"
 	"os"
@@ -65,7 +66,11 @@ func withTCP(t *testing.T, rs []*report.Report) []byte {
 			map[string]any{"id": 2, "dir": "down", "dscp": 46, "series_bps": []float64{5e7, 5e7, 6e7, 4e7}},
 		}}
 		pc := func(p50 float64) map[string]any {
-			return map[string]any{"p50": p50, "p90": 2 * p50, "p99": 4 * p50, "mean": p50, "samples": 100}
+			m := map[string]any{"p50": p50, "p90": 2 * p50, "p99": 4 * p50, "mean": p50, "samples": 100}
+			if i == 0 { // the first run's report has the distribution, the other only percentiles
+				m["cdf_ms"] = []float64{p50 / 2, p50, 2 * p50, 4 * p50}
+			}
+			return m
 		}
 		v["latency"] = map[string]any{"idle_rtt_ms": pc(0.1), "loaded_rtt_ms": pc(5 * float64(i+1)), "probes": []any{
 			map[string]any{"id": 1, "kind": "ping", "dscp": 0, "idle_rtt_ms": pc(0.1), "loaded_rtt_ms": pc(5)},
@@ -431,5 +436,21 @@ func TestBondQdiscs(t *testing.T) {
 	}
 	if figs := figures(t, runs, Options{Kinds: []string{"codel-dropping"}}); figs["codel-dropping"] == nil {
 		t.Error("fq_codel on a slave: no codel-dropping figure")
+	}
+}
+
+// The RTT CDF is the report's distribution as an empirical CDF (flent's
+// ping_cdf): 0 below the smallest sample, point j of k at (j+1)/k from
+// its value on, 1 at the largest; a report with only percentiles gives
+// its three points.
+func TestCDFXY(t *testing.T) {
+	xy, step := cdfXY(Percentiles{P50: 2, P90: 3, P99: 9, Samples: 4, CDF: []float64{1, 2, 2, 9}})
+	want := plotter.XYs{{X: 1, Y: 0}, {X: 1, Y: 0.25}, {X: 2, Y: 0.5}, {X: 2, Y: 0.75}, {X: 9, Y: 1}}
+	if !step || !slices.Equal(xy, want) {
+		t.Errorf("cdfXY = %v, %v; want %v as steps", xy, step, want)
+	}
+	xy, step = cdfXY(Percentiles{P50: 2, P90: 3, P99: 9, Samples: 4})
+	if want := (plotter.XYs{{X: 2, Y: 0.5}, {X: 3, Y: 0.9}, {X: 9, Y: 0.99}}); step || !slices.Equal(xy, want) {
+		t.Errorf("cdfXY without cdf_ms = %v, %v; want %v as points", xy, step, want)
 	}
 }

@@ -226,6 +226,19 @@ func (p *panel) stepLine(name string, i int, xy plotter.XYs, fill bool) {
 	p.entries = append(p.entries, entry{name, l})
 }
 
+// cdfLine draws an empirical CDF through xy's corners: each value
+// holds its fraction until the next (a post step).
+func (p *panel) cdfLine(name string, i int, dashed bool, xy plotter.XYs) {
+	l, err := plotter.NewLine(xy)
+	if err != nil {
+		return
+	}
+	l.StepStyle = plotter.PostStep
+	style(&l.LineStyle, i, dashed)
+	p.p.Add(l)
+	p.entries = append(p.entries, entry{name, l})
+}
+
 func (p *panel) linePoints(name string, i int, dashed bool, xy plotter.XYs) {
 	l, s, err := plotter.NewLinePoints(xy)
 	if err != nil {

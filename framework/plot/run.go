@@ -79,7 +79,8 @@ type Interval struct {
 }
 
 // Latency is the report's latency key (latency probes): RTT
-// percentiles idle and under load, over all probes and per probe.
+// percentiles and distributions idle and under load, over all probes
+// and per probe.
 type Latency struct {
 	Idle   Percentiles `json:"idle_rtt_ms"`
 	Loaded Percentiles `json:"loaded_rtt_ms"`
@@ -92,6 +93,9 @@ type Percentiles struct {
 	P90     float64 `json:"p90"`
 	P99     float64 `json:"p99"`
 	Samples int     `json:"samples"`
+	// CDF is the distribution (report.Percentiles.CDF): point j of k at
+	// fraction (j+1)/k.
+	CDF []float64 `json:"cdf_ms"`
 }
 
 // Probe is one latency probe's RTTs.

@@ -15,14 +15,26 @@ type Latency struct {
 	Probes []ProbeLatency `json:"probes"`
 }
 
-// Percentiles summarise RTT samples (nearest rank), in ms.
+// Percentiles summarise RTT samples (nearest rank), in ms, and give
+// their distribution (CDF) for flent's ping_cdf.
 type Percentiles struct {
 	P50     float64 `json:"p50"`
 	P90     float64 `json:"p90"`
 	P99     float64 `json:"p99"`
 	Mean    float64 `json:"mean"`
 	Samples int     `json:"samples"`
+	// CDF is the distribution, ascending: every sample when there are
+	// at most CDFPoints, else CDFPoints of them, point j (from 0) the
+	// sample of rank ceil((j+1) n / k) of the n, k = len(CDF): the
+	// CDF's value at fraction (j+1)/k.
+	CDF []float64 `json:"cdf_ms,omitempty"`
 }
+
+// CDFPoints caps Percentiles.CDF.
+const CDFPoints = 200
+
+// CDFFraction is the fraction of samples at or below CDF point j of k.
+func CDFFraction(j, k int) float64 { return float64(j+1) / float64(k) }
 
 // ProbeLatency is one probe's RTTs.
 type ProbeLatency struct {

@@ -58,9 +58,9 @@ type LiveStats struct {
 	DroppedPackets uint64
 	Drops          map[string]uint64 // by reason
 	BacklogPackets int64             // all qdiscs
-	Rate           float64           // udp_rate: the current total rate
-	Senders        int
-	Running        int // senders not paused
+	Rate           float64           // udp_rate: the current total rate (of every udp_rate group)
+	Senders        int               // of every group
+	Running        int               // senders not paused
 }
 
 // Live is what an action sees and may change.
@@ -69,6 +69,7 @@ type Live struct {
 	net    *netdev.Net
 	dev    *netdev.Device
 	wl     *workload.Workload
+	also   []*workload.Workload // sender groups 2, 3, ... (Spec.Also)
 	store  map[any]any
 	log    io.Writer
 	phases []phaseMark
@@ -86,16 +87,26 @@ func (l *Live) Now() sim.Time { return l.e.Now() }
 func (l *Live) Stats() LiveStats {
 	l.net.RxCatchUp(l.e.Now()) // the wire's frames up to now (forward): offered and RX drops current
 	s := LiveStats{Now: l.e.Now(), OfferedPackets: l.net.Offered, TxPackets: l.net.TxPkts, TxBytes: l.net.TxBytes,
-		DroppedPackets: l.net.DroppedPackets(), Drops: map[string]uint64{}, Rate: l.wl.Rate(), Senders: len(l.wl.CPUs)}
+		DroppedPackets: l.net.DroppedPackets(), Drops: map[string]uint64{}, Rate: l.wl.Rate()}
 	for r, v := range l.net.Drops {
 		s.Drops[string(r)] = v
 	}
 	for _, q := range l.net.Qdiscs() {
 		s.BacklogPackets += int64(q.Qlen())
 	}
-	for i := range l.wl.CPUs {
-		if !l.wl.Paused(i) {
-			s.Running++
+	if len(l.also) > 0 { // several groups: every udp_rate group's rate
+		s.Rate = 0
+	}
+	for g := 1; g <= l.Groups(); g++ {
+		w, _ := l.group(g)
+		if len(l.also) > 0 && w.Spec.Kind == workload.UDPRate {
+			s.Rate += w.Rate()
+		}
+		s.Senders += len(w.CPUs)
+		for i := range w.CPUs {
+			if !w.Paused(i) {
+				s.Running++
+			}
 		}
 	}
 	return s
@@ -109,47 +120,105 @@ func (l *Live) Store() map[any]any { return l.store }
 // then wherever the action's author sends them.
 func (l *Live) Log() io.Writer { return l.log }
 
-// SetRate changes the udp_rate workload's total offered rate, within
-// what the link carries.
-func (l *Live) SetRate(pps float64) error {
-	if l.wl.Spec.Kind == workload.UDPRate && pps > 0 {
-		if err := checkOfferedRate(pps, l.wl.Spec.PacketSize, l.dev); err != nil {
+// Groups is how many sender groups the run has (the first and
+// Spec.Also's).
+func (l *Live) Groups() int { return 1 + len(l.also) }
+
+// group returns sender group g (1 the first, as errors name them).
+func (l *Live) group(g int) (*workload.Workload, error) {
+	if g < 1 || g > l.Groups() {
+		return nil, fmt.Errorf("senders group %d does not exist (groups 1-%d)", g, l.Groups())
+	}
+	if g == 1 {
+		return l.wl, nil
+	}
+	return l.also[g-2], nil
+}
+
+// eachGroup runs f on group g, or on every group (g 0) that takes the
+// change (ok: not a kind it does not apply to); none taking it is want's
+// error.
+func (l *Live) eachGroup(g int, ok func(*workload.Workload) bool, want string, f func(int, *workload.Workload) error) error {
+	if g != 0 {
+		w, err := l.group(g)
+		if err != nil {
+			return err
+		}
+		if !ok(w) {
+			return fmt.Errorf("senders group %d: %s (these are %s)", g, want, w.Spec.Kind)
+		}
+		return f(g, w)
+	}
+	took := 0
+	for i := 1; i <= l.Groups(); i++ {
+		w, _ := l.group(i)
+		if !ok(w) {
+			continue
+		}
+		took++
+		if err := f(i, w); err != nil {
+			if l.Groups() > 1 {
+				return fmt.Errorf("senders group %d: %w", i, err)
+			}
 			return err
 		}
 	}
-	return l.wl.SetRate(pps)
-}
-
-// StopSenders pauses the listed senders (indexes 0..senders-1; nil: all).
-func (l *Live) StopSenders(idx []int) error {
-	return l.eachSender(idx, func(i int) { l.wl.Pause(i) })
-}
-
-// StartSenders resumes the listed senders (nil: all).
-func (l *Live) StartSenders(idx []int) error {
-	return l.eachSender(idx, func(i int) { l.wl.Resume(i, l.e.Now()) })
-}
-
-func (l *Live) eachSender(idx []int, f func(int)) error {
-	if k := l.wl.Spec.Kind; k == workload.TCPStream {
-		return fmt.Errorf("stop and start act on UDP senders; %s's connections and probes run to the end (netperf has no pause)", k)
-	}
-	n := len(l.wl.CPUs)
-	if idx == nil {
-		for i := 0; i < n; i++ {
-			f(i)
-		}
-		return nil
-	}
-	for _, i := range idx {
-		if i < 0 || i >= n {
-			return fmt.Errorf("sender %d out of range (senders 0-%d)", i, n-1)
-		}
-	}
-	for _, i := range idx {
-		f(i)
+	if took == 0 {
+		return fmt.Errorf("%s (these are %s)", want, l.wl.Spec.Kind)
 	}
 	return nil
+}
+
+func isUDP(w *workload.Workload) bool { return w.Spec.Kind != workload.TCPStream }
+
+// SetRate changes the total offered rate of sender group g's udp_rate
+// senders (g 0: each udp_rate group's), within what the link carries.
+func (l *Live) SetRate(g int, pps float64) error {
+	isRate := func(w *workload.Workload) bool { return w.Spec.Kind == workload.UDPRate }
+	if g == 0 && !isRate(l.wl) && len(l.also) == 0 {
+		return l.wl.SetRate(pps) // the workload's own word on why not
+	}
+	return l.eachGroup(g, isRate, "rate changes need udp_rate senders", func(_ int, w *workload.Workload) error {
+		if pps > 0 {
+			if err := checkOfferedRate(pps, w.Spec.PacketSize, l.dev); err != nil {
+				return err
+			}
+		}
+		return w.SetRate(pps)
+	})
+}
+
+// StopSenders pauses the listed senders (indexes 0..senders-1 within
+// the group; nil: all) of group g (0: of every UDP group).
+func (l *Live) StopSenders(g int, idx []int) error {
+	return l.eachSender(g, idx, func(w *workload.Workload, i int) { w.Pause(i) })
+}
+
+// StartSenders resumes the listed senders (nil: all) of group g (0: of
+// every UDP group).
+func (l *Live) StartSenders(g int, idx []int) error {
+	return l.eachSender(g, idx, func(w *workload.Workload, i int) { w.Resume(i, l.e.Now()) })
+}
+
+func (l *Live) eachSender(g int, idx []int, f func(*workload.Workload, int)) error {
+	want := fmt.Sprintf("stop and start act on UDP senders; %s's connections and probes run to the end (netperf has no pause)", workload.TCPStream)
+	return l.eachGroup(g, isUDP, want, func(_ int, w *workload.Workload) error {
+		n := len(w.CPUs)
+		for _, i := range idx {
+			if i < 0 || i >= n {
+				return fmt.Errorf("sender %d out of range (senders 0-%d)", i, n-1)
+			}
+		}
+		if idx == nil {
+			for i := 0; i < n; i++ {
+				f(w, i)
+			}
+		}
+		for _, i := range idx {
+			f(w, i)
+		}
+		return nil
+	})
 }
 
 // ChangeQdisc is `tc qdisc change`. args are tc's words for it: "root

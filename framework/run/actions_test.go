@@ -40,7 +40,7 @@ func TestActions(t *testing.T) {
 			if err := l.Phase("b"); err != nil {
 				return err
 			}
-			return l.SetRate(800_000)
+			return l.SetRate(0, 800_000)
 		}},
 		{Name: "stop", At: 2 * sim.Millisecond, Do: func(l *Live) error {
 			if err := l.ChangeQdisc(-1, []string{"limit", "10"}); err != nil {
@@ -52,7 +52,7 @@ func TestActions(t *testing.T) {
 			if err := l.Phase("c"); err != nil {
 				return err
 			}
-			return l.StopSenders(nil)
+			return l.StopSenders(0, nil)
 		}},
 		{Name: "start", At: 3 * sim.Millisecond, Do: func(l *Live) error {
 			if st := l.Stats(); st.Running != 0 || st.Senders != 2 || st.Rate != 800_000 {
@@ -61,7 +61,7 @@ func TestActions(t *testing.T) {
 			if err := l.Phase("d"); err != nil {
 				return err
 			}
-			return l.StartSenders([]int{0, 1})
+			return l.StartSenders(0, []int{0, 1})
 		}},
 		{Name: "tick", At: 500 * sim.Microsecond, Every: sim.Millisecond, Until: 3 * sim.Millisecond, Do: func(l *Live) error {
 			seen = append(seen, l.Now())
@@ -120,11 +120,11 @@ func TestActionErrors(t *testing.T) {
 	}{
 		{Action{Name: "x"}, nil, "x: nothing to do"},
 		{Action{Name: "neg", At: -1, Do: func(*Live) error { return nil }}, nil, "neg: time -1ns is negative"},
-		{Action{Name: "rate", At: sim.Millisecond, Do: func(l *Live) error { return l.SetRate(0) }}, nil, "rate at 1ms: workload: rate must be > 0"},
-		{Action{Name: "stream", Do: func(l *Live) error { return l.SetRate(5) }}, func(s *Spec) {
+		{Action{Name: "rate", At: sim.Millisecond, Do: func(l *Live) error { return l.SetRate(0, 0) }}, nil, "rate at 1ms: workload: rate must be > 0"},
+		{Action{Name: "stream", Do: func(l *Live) error { return l.SetRate(0, 5) }}, func(s *Spec) {
 			s.Workload.Kind = workload.UDPStream
 		}, "only udp_rate has a rate"},
-		{Action{Name: "range", Do: func(l *Live) error { return l.StopSenders([]int{7}) }}, nil, "sender 7 out of range (senders 0-1)"},
+		{Action{Name: "range", Do: func(l *Live) error { return l.StopSenders(0, []int{7}) }}, nil, "sender 7 out of range (senders 0-1)"},
 		{Action{Name: "fixed", Do: func(l *Live) error { return l.ChangeQdisc(-1, []string{"limit", "3"}) }}, func(s *Spec) {
 			s.Qdisc = "mq sfq"
 		}, "change qdisc sfq 0: parent 8001:1: Change operation not supported by specified qdisc"},

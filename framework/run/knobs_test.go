@@ -143,7 +143,7 @@ func TestOfferedRateBoundByLink(t *testing.T) {
 		t.Errorf("a rate above the link: %v", err)
 	}
 	s.Workload.Rate = 1000
-	s.Actions = []Action{{Name: "flood", At: sim.Millisecond, Do: func(l *Live) error { return l.SetRate(2e6) }}}
+	s.Actions = []Action{{Name: "flood", At: sim.Millisecond, Do: func(l *Live) error { return l.SetRate(0, 2e6) }}}
 	if _, err := Run(s, nil); err == nil || !strings.Contains(err.Error(), "more than the 1Gbit link carries") {
 		t.Errorf("an action raising the rate above the link: %v", err)
 	}

@@ -69,8 +69,9 @@ type Spec struct {
 	// with it (a script's txlab.senders([...])): udp_stream or udp_rate
 	// groups, as 240 netperf UDP_STREAMs under the TCP flows and probes
 	// of a tcp_stream Workload. Their sockets, flows and tasks are
-	// numbered after Workload's and each other's; timed actions act on
-	// Workload's senders only.
+	// numbered after Workload's and each other's; a timed action acts on
+	// the group it names (Live's group 1 is Workload, 2 Also[0], ...) or
+	// on every group.
 	Also []workload.Spec
 	// tcp_stream's knobs in words (tcp.go): the path's bottleneck rate
 	// (tc's rate words, "" for none) and loss ("0.1%"), and a ping
@@ -504,7 +505,7 @@ func Check(spec Spec) error {
 	if err != nil {
 		return err
 	}
-	live := &Live{e: h.e, net: h.net, dev: h.dev, wl: h.wl, store: map[any]any{}}
+	live := &Live{e: h.e, net: h.net, dev: h.dev, wl: h.wl, also: h.also, store: map[any]any{}}
 	for i, a := range CheckActions(spec.Actions) {
 		if err := a.Do(live); err != nil {
 			return fmt.Errorf("%s: %w", actionWhen(a, i, 0), err)
@@ -596,7 +597,7 @@ func RunWith(spec Spec, o Options) (*report.Report, error) {
 	snap.classBytes = classBytes(dev)
 	snap.ethtool = driver.EthtoolLines(dev.Drv.Stats())
 	snap.devices = deviceStarts(net)
-	acts := newActionRunner(spec.Actions, &Live{e: e, net: net, dev: dev, wl: wl, store: map[any]any{}, log: o.Log}, spec.Duration)
+	acts := newActionRunner(spec.Actions, &Live{e: e, net: net, dev: dev, wl: wl, also: h.also, store: map[any]any{}, log: o.Log}, spec.Duration)
 	ts := newTCPSeries(wl)
 	var runErr error
 	prev := snap

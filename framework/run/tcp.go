@@ -157,6 +157,12 @@ func percentiles(rtts []sim.Time) report.Percentiles {
 		return float64(s[k]) / float64(sim.Millisecond)
 	}
 	p.P50, p.P90, p.P99 = rank(0.50), rank(0.90), rank(0.99)
+	k := min(len(s), report.CDFPoints)
+	p.CDF = make([]float64, k)
+	for j := range p.CDF {
+		r := ((j+1)*len(s) + k - 1) / k // ceil((j+1) n / k), from 1
+		p.CDF[j] = float64(s[r-1]) / float64(sim.Millisecond)
+	}
 	var sum float64
 	for _, r := range s {
 		sum += float64(r)
@@ -174,7 +180,9 @@ func fillTCP(rep *report.Report, ts *tcpSeries, spec Spec, windowStart, end sim.
 		return
 	}
 	tr := ts.tr
-	ts.sample(end)
+	if n := len(ts.at); n == 0 || ts.at[n-1] < end {
+		ts.sample(end) // a run stopped between series boundaries; else the last boundary is the end
+	}
 	w0 := ts.index(windowStart)
 	if w0 < 0 {
 		w0 = 0

@@ -313,3 +313,40 @@ qdisc add dev eth0 parent 1:20 handle 20: fq_codel
 		t.Errorf("root %s dropped %d, the host %d", root.Kind, root.Dropped, rep.DroppedPackets)
 	}
 }
+
+// Per-flow goodput over time (flent's tcp_nup per-flow plot): each
+// flow's series_bps and cwnd_series have one entry per series interval
+// of the window, the last (shorter) one included and nothing after it,
+// and the flows' entries add up to the interval's goodput_bps.
+func TestPerFlowGoodputSeries(t *testing.T) {
+	s := tcpSpec(3, "10Gbit", "fq_codel")
+	s.PathRate = "100Mbit"
+	s.Duration, s.Warmup, s.Interval = 3*sim.Second, 1500*sim.Millisecond, 200*sim.Millisecond
+	rep := mustRun(t, s)
+	var win []report.Interval
+	for _, iv := range rep.Series {
+		if iv.StartNs >= int64(s.Warmup) {
+			win = append(win, iv)
+		}
+	}
+	if len(win) != 8 || win[7].EndNs != int64(s.Duration) {
+		t.Fatalf("%d window intervals, want 8 ending at the run's end", len(win))
+	}
+	for _, f := range rep.TCP.Flows {
+		if len(f.SeriesBps) != len(win) || len(f.CwndSeries) != len(win) {
+			t.Fatalf("flow %d: %d goodput and %d cwnd entries for %d intervals", f.ID, len(f.SeriesBps), len(f.CwndSeries), len(win))
+		}
+	}
+	for k, iv := range win {
+		var sum float64
+		for _, f := range rep.TCP.Flows {
+			sum += f.SeriesBps[k]
+		}
+		if sum <= 0 {
+			t.Errorf("interval %d: no flow delivered anything", k)
+		}
+		if d := sum - iv.GoodputBps; d > 1e-6*iv.GoodputBps || d < -1e-6*iv.GoodputBps {
+			t.Errorf("interval %d: flows add up to %.0f bit/s, the interval has %.0f", k, sum, iv.GoodputBps)
+		}
+	}
+}

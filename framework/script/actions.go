@@ -3,6 +3,7 @@ package script
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/d5/tengo/v2"
@@ -10,6 +11,7 @@ import (
 	"github.com/txlab/txlab/framework/run"
 	"github.com/txlab/txlab/framework/sim"
 	"github.com/txlab/txlab/framework/tc"
+	"github.com/txlab/txlab/framework/workload"
 )
 
 // actionDef is a parsed action map.
@@ -20,6 +22,7 @@ type actionDef struct {
 	hasStop   bool
 	start     []int
 	hasStart  bool
+	group     int // the sender group stop, start and rate act on (1 the first); 0: every one
 	rate      float64
 	qdisc     []string
 	queue     int
@@ -29,7 +32,7 @@ type actionDef struct {
 	fromAHook bool
 }
 
-var actionKeys = []string{"phase", "stop", "start", "rate", "qdisc", "queue", "tc", "log", "hook"}
+var actionKeys = []string{"phase", "stop", "start", "group", "rate", "qdisc", "queue", "tc", "log", "hook"}
 
 // parseAction reads {rate: "2M", stop: "0-3", start: "all", qdisc:
 // "limit 100", queue: 2, phase: "burst", log: "...", hook: h}, or a bare
@@ -70,6 +73,16 @@ func parseAction(v any, fromHook bool) (*actionDef, error) {
 			return nil, err
 		}
 		a.hasStart = true
+	}
+	if x, ok := m["group"]; ok {
+		if w, isStr := x.(string); isStr && w == "all" {
+			a.group = 0
+		} else if a.group, err = asIntGroup(x); err != nil {
+			return nil, err
+		}
+		if !a.hasStop && !a.hasStart && m["rate"] == nil {
+			return nil, fmt.Errorf("group goes with stop, start or rate")
+		}
 	}
 	if x, ok := m["rate"]; ok {
 		if a.rate, err = asCount("rate", x); err != nil {
@@ -169,16 +182,39 @@ func changeWords(x any) ([]string, error) {
 	return words, nil
 }
 
-// check validates an action against a spec (run-time-only errors are
-// found early this way: a rate on udp_stream, a sender out of range).
-func (a *actionDef) check(s *run.Spec) error {
-	if a.rate > 0 && s.Workload.Kind != "udp_rate" {
-		return fmt.Errorf("rate changes need udp_rate senders (these are %s)", s.Workload.Kind)
+// asIntGroup reads an action's group: a sender group's number.
+func asIntGroup(x any) (int, error) {
+	n, err := asInt("group", x, 1, 1<<20)
+	if err != nil {
+		return 0, fmt.Errorf("group: want a sender group's number (1 the first) or \"all\": %w", err)
 	}
-	for _, l := range [][]int{a.stop, a.start} {
-		for _, i := range l {
-			if i >= s.Workload.Senders {
-				return fmt.Errorf("sender %d out of range (senders 0-%d)", i, s.Workload.Senders-1)
+	return int(n), nil
+}
+
+// check validates an action against a spec (run-time-only errors are
+// found early this way: a group that does not exist, a rate on
+// udp_stream, a sender out of range).
+func (a *actionDef) check(s *run.Spec) error {
+	groups := append([]workload.Spec{s.Workload}, s.Also...)
+	if a.group > len(groups) {
+		return fmt.Errorf("senders group %d does not exist (groups 1-%d)", a.group, len(groups))
+	}
+	w, name := s.Workload, ""
+	if a.group > 0 {
+		w = groups[a.group-1]
+		if len(groups) > 1 {
+			name = fmt.Sprintf("senders group %d: ", a.group)
+		}
+	}
+	if a.rate > 0 && w.Kind != workload.UDPRate && (a.group > 0 || !slices.ContainsFunc(groups, func(g workload.Spec) bool { return g.Kind == workload.UDPRate })) {
+		return fmt.Errorf("%srate changes need udp_rate senders (these are %s)", name, w.Kind)
+	}
+	if a.group > 0 || len(groups) == 1 {
+		for _, l := range [][]int{a.stop, a.start} {
+			for _, i := range l {
+				if i >= w.Senders {
+					return fmt.Errorf("%ssender %d out of range (senders 0-%d)", name, i, w.Senders-1)
+				}
 			}
 		}
 	}
@@ -196,17 +232,17 @@ func (a *actionDef) do(p *Program, l *run.Live, key any) error {
 		}
 	}
 	if a.hasStop {
-		if err := l.StopSenders(a.stop); err != nil {
+		if err := l.StopSenders(a.group, a.stop); err != nil {
 			return err
 		}
 	}
 	if a.hasStart {
-		if err := l.StartSenders(a.start); err != nil {
+		if err := l.StartSenders(a.group, a.start); err != nil {
 			return err
 		}
 	}
 	if a.rate > 0 {
-		if err := l.SetRate(a.rate); err != nil {
+		if err := l.SetRate(a.group, a.rate); err != nil {
 			return err
 		}
 	}

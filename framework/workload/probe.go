@@ -150,7 +150,7 @@ func (ps *ProbeSock) Transmitted(c *sim.CPU, s *skb.SKB) {
 	seq, l := s.Cb.Seq, s.Len
 	ps.txCPU = c.ID
 	back := path.Pkt{Len: l, Keys: reverse(ps.keys), Hash: ps.hash, DSCP: ps.DSCP,
-		Deliver: func(uint8) { tr.toHost(ps.hash, ps.txCPU, func(c *sim.CPU) { ps.answer(c, seq) }) }}
+		Deliver: func(uint8) { tr.toHost(reverse(ps.keys), ps.hash, ps.txCPU, func(c *sim.CPU) { ps.answer(c, seq) }) }}
 	tr.Path.Up.Send(c.Now(), path.Pkt{Len: l, Keys: ps.keys, Hash: ps.hash, DSCP: ps.DSCP,
 		Deliver: func(uint8) { tr.Path.Down.Send(tr.e.Now(), back) }})
 }

@@ -69,7 +69,7 @@ func (o farOut) Transmit(tp *tcp.Sock, seq int64, segs int, _ sim.Time, cwr, ret
 		tr.Path.Down.Send(tr.e.Now(), path.Pkt{Len: tcp.FrameLen, Keys: reverse(f.keys), Hash: f.hash, DSCP: f.DSCP, ECN: seg.ECN,
 			Deliver: func(ecn uint8) {
 				seg.ECN = ecn
-				tr.toHost(f.hash, -1, func(c *sim.CPU) { f.down.rcvData(c, seg) })
+				tr.toHost(reverse(f.keys), f.hash, -1, func(c *sim.CPU) { f.down.rcvData(c, seg) })
 			}})
 	}
 	return true

@@ -337,7 +337,7 @@ func (f *TCPFlow) farSendAck(a tcp.Ack) {
 	a.Flow = int32(f.ID)
 	tr := f.tr
 	tr.Path.Down.Send(tr.e.Now(), path.Pkt{Len: tcp.AckLen, Keys: reverse(f.keys), Hash: f.hash, DSCP: f.DSCP,
-		Deliver: func(uint8) { tr.toHost(f.hash, f.txCPU, func(c *sim.CPU) { f.up.rcvAck(c, a) }) }})
+		Deliver: func(uint8) { tr.toHost(reverse(f.keys), f.hash, f.txCPU, func(c *sim.CPU) { f.up.rcvAck(c, a) }) }})
 }
 
 // rcvAck is tcp_v4_rcv for an ACK in softirq on c: processed at once, or

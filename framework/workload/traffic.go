@@ -304,15 +304,15 @@ func reverse(k skb.FlowKeys) skb.FlowKeys {
 	return skb.FlowKeys{Src: k.Dst, Dst: k.Src, SrcPort: k.DstPort, DstPort: k.SrcPort, Proto: k.Proto}
 }
 
-// toHost delivers a packet of flow hash from the down link to the host
-// (engine context, at its arrival): the local receive path runs fn in
-// softirq on the RX CPU (cpu: veth's, the CPU the peer ran on; -1 for
-// none known).
-func (tr *Traffic) toHost(hash uint32, cpu int, fn func(c *sim.CPU)) {
+// toHost delivers a packet of flow k (its keys as received) from the
+// down link to the host (engine context, at its arrival): the local
+// receive path runs fn in softirq on the CPU RSS gives (veth's: cpu, the
+// CPU the peer ran on; -1 for none known, then one by the flow's hash).
+func (tr *Traffic) toHost(k skb.FlowKeys, hash uint32, cpu int, fn func(c *sim.CPU)) {
 	if cpu < 0 {
 		cpu = int(uint64(hash) * uint64(len(tr.e.CPUs)) >> 32)
 	}
-	tr.net.Deliver(tr.dev, tr.e.Now(), hash, cpu, fn)
+	tr.net.Deliver(tr.dev, tr.e.Now(), k, cpu, fn)
 }
 
 // queueTasklet is tasklet_schedule on c.
