@@ -107,17 +107,9 @@ func setupBonded(h *host, spec *Spec, qwords []string, xps netdev.XPSMode) (*hos
 			return fail(err)
 		}
 	}
-	if h.wl, err = workload.Start(h.net, h.dev, spec.Workload); err != nil {
+	if err := startSenders(h, spec, spec.Workload); err != nil {
 		return fail(err)
 	}
-	if err := startAlso(h, spec); err != nil {
-		return fail(err)
-	}
-	cpus, err := spec.lockCPUs(h.topo)
-	if err != nil {
-		return fail(err)
-	}
-	h.e.SetLockCPUs(cpus)
 	return h, nil
 }
 

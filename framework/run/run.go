@@ -461,18 +461,29 @@ func setup(spec *Spec) (*host, error) {
 			return fail(err)
 		}
 	}
-	if h.wl, err = workload.Start(h.net, h.dev, wspec); err != nil {
+	if err := startSenders(h, spec, wspec); err != nil {
 		return fail(err)
 	}
+	return h, nil
+}
+
+// startSenders starts the workload on the host's device, the script's
+// other sender groups, and the perf-lock CPU set: the last steps of
+// building a host whose senders are local.
+func startSenders(h *host, spec *Spec, wspec workload.Spec) error {
+	var err error
+	if h.wl, err = workload.Start(h.net, h.dev, wspec); err != nil {
+		return err
+	}
 	if err := startAlso(h, spec); err != nil {
-		return fail(err)
+		return err
 	}
 	cpus, err := spec.lockCPUs(h.topo)
 	if err != nil {
-		return fail(err)
+		return err
 	}
 	h.e.SetLockCPUs(cpus)
-	return h, nil
+	return nil
 }
 
 // RxPortDevice is the name of the forward workload's second port

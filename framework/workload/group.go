@@ -21,6 +21,23 @@ type Group struct {
 	DstPort  uint16
 }
 
+// apply sets what the group names over a flow's values; a zero key keeps
+// the workload's value.
+func (g Group) apply(dscp *uint8, prio, mark *uint32, dport *uint16) {
+	if g.DSCP != 0 {
+		*dscp = g.DSCP
+	}
+	if g.Priority != 0 {
+		*prio = g.Priority
+	}
+	if g.Mark != 0 {
+		*mark = g.Mark
+	}
+	if g.DstPort != 0 {
+		*dport = g.DstPort
+	}
+}
+
 // ParseGroups reads groups as the CLI's --groups writes them: groups
 // separated by spaces or ';', each a comma-separated list of key=value
 // with the keys dscp, priority (or prio: a classid "1:10" or a number),

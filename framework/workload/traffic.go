@@ -234,19 +234,7 @@ func StartTraffic(n *netdev.Net, dev *netdev.Device, spec Spec, w *Workload) (*T
 		if len(spec.Groups) > 0 {
 			// Connection j of each direction takes group j mod n, as
 			// the marks go.
-			g := spec.Groups[j%len(spec.Groups)]
-			if g.DSCP != 0 {
-				f.DSCP = g.DSCP
-			}
-			if g.Priority != 0 {
-				f.Priority = g.Priority
-			}
-			if g.Mark != 0 {
-				f.Mark = g.Mark
-			}
-			if g.DstPort != 0 {
-				dport = g.DstPort
-			}
+			spec.Groups[j%len(spec.Groups)].apply(&f.DSCP, &f.Priority, &f.Mark, &dport)
 		}
 		f.keys, f.hash = tr.flowKeys(i, hostOf(spec.Hosts, j), dport)
 		tr.Flows = append(tr.Flows, f)

@@ -397,19 +397,7 @@ func makeFlow(i int, hashrnd uint64, s *Spec) Flow {
 	f := Flow{DSCP: s.DSCP, Priority: s.Priority, Mark: s.Mark}
 	k := skb.FlowKeys{Src: 0x0a000001, Dst: 0x0a010000 | uint32(i&0xffff), SrcPort: uint16(32768 + i%28000), DstPort: 12866, Proto: 17}
 	if len(s.Groups) > 0 {
-		g := s.Groups[i%len(s.Groups)]
-		if g.DSCP != 0 {
-			f.DSCP = g.DSCP
-		}
-		if g.Priority != 0 {
-			f.Priority = g.Priority
-		}
-		if g.Mark != 0 {
-			f.Mark = g.Mark
-		}
-		if g.DstPort != 0 {
-			k.DstPort = g.DstPort
-		}
+		s.Groups[i%len(s.Groups)].apply(&f.DSCP, &f.Priority, &f.Mark, &k.DstPort)
 	}
 	h := mix(uint64(k.Src)<<32 ^ uint64(k.Dst) ^ uint64(k.SrcPort)<<16 ^ uint64(k.DstPort) ^ uint64(k.Proto)<<56 ^ hashrnd)
 	if h == 0 {
