@@ -34,8 +34,8 @@ func (tp *Sock) OnAck(a Ack) AckResult {
 
 	// tcp_sacktag_write_queue
 	var firstSackt, lastSackt sim.Time = -1, -1
-	if len(a.SACK) > 0 {
-		newly := tp.sacktag(a.SACK, &firstSackt, &lastSackt)
+	if a.NSACK > 0 {
+		newly := tp.sacktag(a.Blocks(), &firstSackt, &lastSackt)
 		if newly > 0 {
 			flag |= FlagDataSacked
 			res.NewlySacked = newly
