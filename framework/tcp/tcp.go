@@ -158,7 +158,7 @@ type Ack struct {
 	// the path and the backlog carry without a heap object behind it.
 	SACK  [MaxSACKBlocks]Range
 	NSACK uint8
-	ECE  bool
+	ECE   bool
 	// TSecr is the TSval (send time) of the segment that advanced
 	// rcv_nxt last (RFC 7323's ts_recent rule), for the RTT sample.
 	TSecr sim.Time

@@ -308,15 +308,9 @@ func reverse(k skb.FlowKeys) skb.FlowKeys {
 	return skb.FlowKeys{Src: k.Dst, Dst: k.Src, SrcPort: k.DstPort, DstPort: k.SrcPort, Proto: k.Proto}
 }
 
-// toHost delivers a packet of flow k (its keys as received) from the
-// down link to the host (engine context, at its arrival): the local
-// receive path runs fn in softirq on the CPU RSS gives (veth's: cpu, the
-// CPU the peer ran on; -1 for none known, then one by the flow's hash).
-func (tr *Traffic) toHost(k skb.FlowKeys, hash uint32, cpu int, fn func(c *sim.CPU)) {
-	tr.net.Deliver(tr.dev, tr.e.Now(), k, tr.rxCPU(hash, cpu), fn)
-}
-
-// rxCPU is cpu, or for -1 one by the flow's hash.
+// rxCPU is the CPU a packet of a flow with this hash arriving from the
+// down link reaches the host on when the device has no RSS (veth): cpu,
+// the CPU the peer ran on, or for -1 (none known) one by the hash.
 func (tr *Traffic) rxCPU(hash uint32, cpu int) int {
 	if cpu < 0 {
 		cpu = int(uint64(hash) * uint64(len(tr.e.CPUs)) >> 32)
@@ -379,7 +373,8 @@ type hostEnd TCPFlow
 
 func (f *TCPFlow) host() *hostEnd { return (*hostEnd)(f) }
 
-// Arrive implements path.Arriver: toHost, to RcvLocal.
+// Arrive implements path.Arriver: up the local receive path to RcvLocal
+// (veth: an upload's ACK on the CPU its last data left from).
 func (he *hostEnd) Arrive(p path.Pkt) {
 	f := (*TCPFlow)(he)
 	cpu := -1
