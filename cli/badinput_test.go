@@ -20,6 +20,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/txlab/txlab/drivers/ice"
 	"github.com/txlab/txlab/framework/run"
 )
 
@@ -94,7 +95,8 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"--max-allocs", "0", hello}, "--max-allocs 0 is out of range: 1..1000000000"},
 		{[]string{"--plugin-timeout", "0s"}, "--plugin-timeout 0s is out of range"},
 		{[]string{hello, "--param", "x=1"}, `unknown parameter "x"`},
-		{[]string{hello, "--compare", "profile=6.18"}, "already declares 2 variants"},
+		{[]string{"--compare", "bql=on,off", "--compare", "bql=on"}, "--compare bql: the key is given twice (give its values in one --compare bql=v1,v2)"},
+		{[]string{"--compare", "seed=" + strings.Repeat("1,", 40) + "1", "--compare", "bql=" + strings.Repeat("on,", 30) + "on"}, "--compare bql: 1271 variants, at most 1024 (txlab sweep runs grids)"},
 		{[]string{"/dev/zero"}, "/dev/zero: script is larger than the 1048576 bytes allowed"},
 		{[]string{hello, "extra.tengo"}, "want at most one SCRIPT.tengo"},
 		{[]string{"--tc-file", "testdata/none.tc"}, "--tc-file: open testdata/none.tc: no such file or directory"},
@@ -309,7 +311,7 @@ func TestDefaultsAgree(t *testing.T) {
 	}
 	for _, want := range []string{`"profile": "` + d.Profile + `"`, `"seed": ` + strconv.FormatUint(d.Seed, 10),
 		fmt.Sprintf(`"sockets": %d`, d.Sockets), fmt.Sprintf(`"cores_per_socket": %d`, d.Cores), fmt.Sprintf(`"threads_per_core": %d`, d.Threads),
-		`"driver": "` + d.Driver + `"`, fmt.Sprintf(`"queues": %d`, d.Queues), fmt.Sprintf(`"rate_bps": %d`, d.RateBps),
+		`"driver": "` + d.Driver + `"`, fmt.Sprintf(`"queues": %d`, d.Queues), fmt.Sprintf(`"rate_bps": %d`, ice.DefaultRate), // RateBps 0: the driver's line rate
 		`"qdisc": "` + d.Qdisc + `"`, `"workload": "` + d.Workload.Kind + `"`, fmt.Sprintf(`"senders": %d`, d.Workload.Senders),
 		fmt.Sprintf(`"packet_size": %d`, d.Workload.PacketSize), `"placement": "` + d.Workload.PlacementWord() + `"`} {
 		if !strings.Contains(out, want) {

@@ -5,8 +5,12 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/txlab/txlab/framework/report"
 )
 
 // txlab runs the txlab command with args and returns stdout and the error.
@@ -93,6 +97,43 @@ func TestCompare(t *testing.T) {
 	}
 }
 
+// Several --compare keys run their cartesian product, in order, each
+// variant with its values set; a script's variants are multiplied too.
+func TestCompareProduct(t *testing.T) {
+	variants := func(args ...string) []map[string]any {
+		t.Helper()
+		out, err := txlab(t, args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var v struct{ Variants []map[string]any }
+		if err := json.Unmarshal([]byte(out), &v); err != nil {
+			t.Fatal(err)
+		}
+		return v.Variants
+	}
+	vs := variants(append(quick, "--duration", "2ms", "--compare", "profile=6.18,net-next", "--compare", "bql=on,off", "--format", "json")...)
+	want := []struct{ name, profile, bql string }{{"6.18 bql=on", "6.18", "on"}, {"6.18 bql=off", "6.18", "off"}, {"net-next bql=on", "net-next", "on"}, {"net-next bql=off", "net-next", "off"}}
+	if len(vs) != len(want) {
+		t.Fatalf("%d variants, want %d", len(vs), len(want))
+	}
+	for i, w := range want {
+		cfg := vs[i]["config"].(map[string]any)
+		if vs[i]["name"] != w.name || vs[i]["profile"] != w.profile || cfg["bql"] != w.bql {
+			t.Errorf("variant %d: name %v profile %v bql %v, want %+v", i, vs[i]["name"], vs[i]["profile"], cfg["bql"], w)
+		}
+	}
+	script := writeScript(t, "txlab := import(\"txlab\")\ntxlab.host({sockets: 1, cores: 4, smt: 1})\ntxlab.device({queues: 2})\ntxlab.senders({count: 4})\ntxlab.compare(\"profile\", [\"6.18\", \"6.19-rc1\"])\n")
+	vs = variants("run", script, "--duration", "2ms", "--warmup", "1ms", "--no-progress", "--compare", "fast_path=off,on", "--format", "json")
+	var names []string
+	for _, v := range vs {
+		names = append(names, v["name"].(string))
+	}
+	if got := strings.Join(names, "|"); got != "6.18 fast_path=off|6.18 fast_path=on|6.19-rc1 fast_path=off|6.19-rc1 fast_path=on" {
+		t.Errorf("script x --compare: %s", got)
+	}
+}
+
 func TestRunErrors(t *testing.T) {
 	cases := []struct {
 		args []string
@@ -133,5 +174,70 @@ func TestVersionAndList(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("list lacks %q", want)
 		}
+	}
+}
+
+// What txlab list and run --help give as a knob's default is what a run
+// without the flag uses: the report's setup echoes the defaults, and
+// each driver alone runs at the line rate its help names.
+func TestListedDefaultsUsed(t *testing.T) {
+	list, err := txlab(t, "list")
+	if err != nil {
+		t.Fatal(err)
+	}
+	help, err := txlab(t, "run", "--help")
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed := func(flag string) string {
+		m := regexp.MustCompile(`(?m)^  --` + flag + `\s+\S+\s+(\S+(?: \S+)?)  `).FindStringSubmatch(list)
+		if m == nil {
+			t.Fatalf("txlab list has no --%s line", flag)
+		}
+		if !strings.Contains(help, "(default: "+m[1]+")") {
+			t.Errorf("run --help does not give --%s's default %s", flag, m[1])
+		}
+		return m[1]
+	}
+	small := []string{"run", "--sockets", "1", "--cores", "4", "--smt", "1", "--queues", "2", "--senders", "4", "--duration", "2ms", "--warmup", "1ms", "--no-progress", "--format", "json"}
+	for _, drv := range []struct{ name, rate string }{{"", "100G"}, {"i40e", "25G"}, {"idpf", "200G"}} {
+		args := small
+		if drv.name != "" {
+			args = append(append([]string(nil), small...), "--driver", drv.name)
+		}
+		out, err := txlab(t, args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r report.Report
+		if err := json.Unmarshal([]byte(out), &r); err != nil {
+			t.Fatal(err)
+		}
+		if drv.name == "" {
+			for flag, got := range map[string]string{"profile": r.Profile, "driver": r.Setup.Driver, "workload": r.Setup.Workload,
+				"size": strconv.Itoa(r.Setup.PacketSize), "xps": "irq"} {
+				if want := listed(flag); want != got {
+					t.Errorf("--%s: listed default %s, a run uses %s", flag, want, got)
+				}
+			}
+			if q := listed("qdisc"); q != r.Setup.Qdisc {
+				t.Errorf("--qdisc: listed %s, a run uses %s", q, r.Setup.Qdisc)
+			}
+			if listed("rate") != "0" {
+				t.Errorf("--rate: the listed default is not the driver's line rate (0)")
+			}
+			drv.name = r.Setup.Driver
+		}
+		line := regexp.MustCompile(`(?m)^  ` + drv.name + `\s+(.*)$`).FindStringSubmatch(list[strings.Index(list, "DRIVERS"):])
+		if line == nil || !strings.Contains(line[1], drv.rate) {
+			t.Errorf("txlab list's %s line does not name %s: %v", drv.name, drv.rate, line)
+		}
+		if want := map[string]int64{"100G": 100e9, "25G": 25e9, "200G": 200e9}[drv.rate]; r.Setup.RateBps != want {
+			t.Errorf("--driver %s alone runs at %d bit/s, want its line rate %s", drv.name, r.Setup.RateBps, drv.rate)
+		}
+	}
+	// The default warmup above a short duration says how to fix it.
+	if _, err := txlab(t, "run", "--duration", "2ms", "--no-progress"); err == nil || err.Error() != "warmup 5ms must be shorter than duration 2ms (set --warmup, or warmup in the script, below it)" {
+		t.Errorf("--duration 2ms alone: %v", err)
 	}
 }

@@ -26,7 +26,7 @@ func fidelityCommand() *cli.Command {
 		ArgsUsage: "[EXPERIMENT REPORT.json]   (REPORT: txlab run scripts/e1.tengo --format json -o REPORT.json)",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "quick", Usage: "run the scripts scaled down (txlab.quick() is true): the whole command in well under a minute"},
-			&cli.StringFlag{Name: "only", Usage: "run only these experiments, comma-separated: E1, E2, E2b, E3, E4, E5"},
+			&cli.StringFlag{Name: "only", Usage: "run only these experiments, comma-separated: E1, E2, E2n, E2b, E3, E4, E5"},
 			&cli.StringFlag{Name: "format", Value: "text", Usage: "text or json"},
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write the result to FILE (replaced only by a complete result)"},
 		},

@@ -51,11 +51,11 @@ txlab.variants([
 		args []string
 		want string
 	}{
-		{[]string{"fidelity", "e9", rep}, `fidelity: unknown experiment "e9" (known: E1, E2, E2b, E3, E4, E5)`},
+		{[]string{"fidelity", "e9", rep}, `fidelity: unknown experiment "e9" (known: E1, E2, E2n, E2b, E3, E4, E5)`},
 		{[]string{"fidelity", "e3", rep}, "E3 needs the variants fast_path=off and fast_path=on"},
 		{[]string{"fidelity", "--quick", "e1", rep}, "a saved report is read as it is"},
 		{[]string{"fidelity", "e1"}, "want no arguments (run the experiments) or an experiment and a report"},
-		{[]string{"fidelity", "--only", "E1,E9"}, `fidelity: --only: unknown experiment "E9" (known: E1, E2, E2b, E3, E4, E5)`},
+		{[]string{"fidelity", "--only", "E1,E9"}, `fidelity: --only: unknown experiment "E9" (known: E1, E2, E2n, E2b, E3, E4, E5)`},
 		{[]string{"fidelity", "--only", "E1,,E3"}, "an empty name in the list"},
 		{[]string{"fidelity", "--format", "yaml", "--only", "E4"}, `--format "yaml": want text or json`},
 		{[]string{"fidelity", "e1", filepath.Join(dir, "none.json")}, "no such file"},

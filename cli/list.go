@@ -68,7 +68,7 @@ func listCommand() *cli.Command {
 					fmt.Fprintf(w, "  %s %s\t%s\n", k, o.Word, o.Help)
 				}
 			}
-			fmt.Fprintln(w, "\nDRIVERS")
+			fmt.Fprintln(w, "\nDRIVERS (--rate 0, the default, runs at the line rate the help names)")
 			for _, d := range driver.Names() {
 				fmt.Fprintf(w, "  %s\t%s\n", d, driver.Help(d))
 			}

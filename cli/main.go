@@ -40,14 +40,15 @@ func newApp() *cli.App {
 		Name:  "txlab",
 		Usage: "a deterministic virtual-time lab for the Linux transmit path",
 		Commands: []*cli.Command{
-			runCommand(),
+			withCompletion(runCommand()),
 			sweepCommand(),
-			checkCommand(),
+			withCompletion(checkCommand()),
 			scriptsCommand(),
 			listCommand(),
 			pluginCommand(),
 			fidelityCommand(),
 			plotCommand(),
+			completionCommand(),
 			{
 				Name:  "version",
 				Usage: "print the version",
@@ -57,6 +58,7 @@ func newApp() *cli.App {
 				},
 			},
 		},
-		HideHelpCommand: true,
+		HideHelpCommand:      true,
+		EnableBashCompletion: true, // completion.go
 	}
 }

@@ -50,4 +50,10 @@ func TestOutOfTreePlugin(t *testing.T) {
 	if err != nil || !strings.Contains(out, "PASS: 6 checks (1 skipped)") {
 		t.Fatalf("plugin test of the out-of-tree plugin: %v\n%s", err, out)
 	}
+	// docs/plugins.md's run with it (scaled to 2 ms).
+	out, err = txlab(t, "run", "--plugin", bin, "--qdisc", "shaper rate 100mbit", "--sockets", "1", "--cores", "4", "--smt", "1", "--queues", "4", "--senders", "2",
+		"--duration", "2ms", "--warmup", "1ms", "--no-progress")
+	if err != nil {
+		t.Fatalf("run with the out-of-tree plugin: %v\n%s", err, out)
+	}
 }

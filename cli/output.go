@@ -34,6 +34,12 @@ func createOut(path string) (*outFile, error) {
 			o.tmp = o.f.Name()
 		}
 	}
+	var pe *fs.PathError
+	if err != nil && o.tmp == "" && errors.As(err, &pe) && pe.Path != path {
+		// The temporary file's name says nothing to the user: name the
+		// directory it was to be made in.
+		return nil, fmt.Errorf("%s: cannot create a file in %s: %w", path, filepath.Dir(path), pe.Err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}

@@ -3,6 +3,8 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -114,6 +116,11 @@ func pluginList(c *cli.Context) error {
 	}
 	for _, n := range driver.Names() {
 		fmt.Fprintf(w, "driver\t%s\t%s\tbuilt-in\t%s\n", n, version, driver.Help(n))
+	}
+	if _, err := os.Stat(o.Dir); o.Dir != "" && errors.Is(err, fs.ErrNotExist) {
+		// A directory not made yet holds no plugins: list the built-ins.
+		fmt.Fprintf(c.App.ErrWriter, "txlab: plugin list: %s does not exist: no plugins from it\n", o.Dir)
+		o.Dir = ""
 	}
 	found, err := plugin.Discover(o)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"syscall"
@@ -435,4 +436,20 @@ func TestFloodBoundedMemory(t *testing.T) {
 		t.Fatalf("peak RSS %d KB with the flood, %d KB without", rss["16"], rss["0"])
 	}
 	t.Logf("peak RSS %d KB with a 48 MB flood, %d KB without", rss["16"], rss["0"])
+}
+
+// A plugin directory that does not exist holds no plugins: plugin list
+// shows the built-ins, says so, and succeeds.
+func TestPluginListMissingDir(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "none")
+	out, err := txlab(t, "plugin", "list", "--plugin-dir", dir)
+	if err != nil {
+		t.Fatalf("plugin list --plugin-dir %s: %v\n%s", dir, err, out)
+	}
+	if !strings.Contains(out, dir+" does not exist: no plugins from it") || !regexp.MustCompile(`qdisc +fq_codel +\S+ +built-in`).MatchString(out) {
+		t.Errorf("output:\n%s", out)
+	}
+	if strings.Contains(out, "REFUSED") || strings.Contains(out, dir+"/") {
+		t.Errorf("a plugin listed from a missing directory:\n%s", out)
+	}
 }

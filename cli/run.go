@@ -20,12 +20,13 @@ import (
 func runFlags() []cli.Flag {
 	return append(knobFlags(),
 		&cli.StringSliceFlag{Name: "set", Usage: "override a toggle or cost: `name=value` (txlab list shows them)"},
-		&cli.StringFlag{Name: "compare", Usage: "run variants side by side: key=v1,v2,... (key: profile or any --set name)"},
+		&cli.GenericFlag{Name: "compare", Value: &compareList{}, Usage: "run variants side by side: `key=v1,v2,...` (key: profile or any --set name); repeat it for every combination (the cartesian product), also of a script's variants"},
 		&cli.StringFlag{Name: "format", Value: "text", Usage: "text or json"},
 		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write the report to FILE (replaced only by a complete report)"},
 		&cli.BoolFlag{Name: "no-progress", Usage: "never show the progress bar"},
 		jobsFlag(),
 		tcFileFlag(),
+		flentFlag(),
 		&cli.BoolFlag{Name: "tc-show", Usage: "after the report, print tc -s -d qdisc show, tc -s -d class show and tc filter show of eth0 (on stderr when a JSON report goes to stdout)"},
 	)
 }
@@ -69,28 +70,62 @@ func runCommand() *cli.Command {
 	}
 }
 
-// variants expands --compare into one spec per value.
-func variants(base run.Spec, compare string) ([]run.Spec, error) {
-	if compare == "" {
-		return []run.Spec{base}, nil
+// compareList is --compare: each one given, in order (a StringSlice
+// flag would split the values at their commas).
+type compareList []string
+
+func (l *compareList) Set(v string) error { *l = append(*l, v); return nil }
+func (l *compareList) String() string     { return strings.Join(*l, " ") }
+
+// compares is the --compare values given.
+func compares(c *cli.Context) []string {
+	if l, ok := c.Generic("compare").(*compareList); ok {
+		return *l
 	}
-	key, vals, ok := strings.Cut(compare, "=")
-	if !ok || vals == "" {
-		return nil, fmt.Errorf("--compare %q: want key=v1,v2", compare)
-	}
-	var out []run.Spec
-	for _, v := range strings.Split(vals, ",") {
-		s := base
-		s.Name = key + "=" + v
-		if key == "profile" {
-			s.Profile = v
-			s.Name = v
-		} else {
-			s.Set = append(append([]string(nil), base.Set...), key+"="+v)
+	return nil
+}
+
+// maxVariants bounds a run's variants (a product of --compare keys
+// grows fast; txlab sweep runs grids).
+const maxVariants = 1024
+
+// variants expands each --compare key over specs: every spec once per
+// value, so that several keys give their cartesian product. A variant's
+// name is its values in order ("6.18 fast_path=on"), after the name of
+// the spec it came from (a script's variant).
+func variants(specs []run.Spec, cmps []string) ([]run.Spec, error) {
+	seen := map[string]bool{}
+	for _, cmp := range cmps {
+		key, vals, ok := strings.Cut(cmp, "=")
+		if !ok || vals == "" || key == "" {
+			return nil, fmt.Errorf("--compare %q: want key=v1,v2", cmp)
 		}
-		out = append(out, s)
+		if seen[key] {
+			return nil, fmt.Errorf("--compare %s: the key is given twice (give its values in one --compare %s=v1,v2)", key, key)
+		}
+		seen[key] = true
+		values := strings.Split(vals, ",")
+		if n := len(specs) * len(values); n > maxVariants {
+			return nil, fmt.Errorf("--compare %s: %d variants, at most %d (txlab sweep runs grids)", key, n, maxVariants)
+		}
+		var out []run.Spec
+		for _, base := range specs {
+			for _, v := range values {
+				s := base
+				label := key + "=" + v
+				if key == "profile" {
+					s.Profile = v
+					label = v
+				} else {
+					s.Set = append(append([]string(nil), base.Set...), key+"="+v)
+				}
+				s.Name = strings.TrimSpace(base.Name + " " + label)
+				out = append(out, s)
+			}
+		}
+		specs = out
 	}
-	return out, nil
+	return specs, nil
 }
 
 // runSpecs builds the specs a run command line asks for: a script's (with
@@ -109,13 +144,8 @@ func runSpecs(c *cli.Context, script string) ([]run.Spec, error) {
 				return nil, err
 			}
 		}
-		if cmp := c.String("compare"); cmp != "" {
-			if len(specs) > 1 {
-				return nil, fmt.Errorf("--compare: %s already declares %d variants", plan.File, len(specs))
-			}
-			if specs, err = variants(specs[0], cmp); err != nil {
-				return nil, err
-			}
+		if specs, err = variants(specs, compares(c)); err != nil {
+			return nil, err
 		}
 	} else {
 		base := run.Default()
@@ -123,7 +153,7 @@ func runSpecs(c *cli.Context, script string) ([]run.Spec, error) {
 			return nil, err
 		}
 		var err error
-		if specs, err = variants(base, c.String("compare")); err != nil {
+		if specs, err = variants([]run.Spec{base}, compares(c)); err != nil {
 			return nil, err
 		}
 	}
@@ -207,6 +237,10 @@ func runAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	fplan, err := flentConfig(c, specs, time.Now())
+	if err != nil {
+		return err
+	}
 	if err := checkSpecs(specs); err != nil {
 		return err
 	}
@@ -214,13 +248,18 @@ func runAction(c *cli.Context) error {
 	// signal stops the run rather than the process (signals.go).
 	watching.Store(true)
 	defer watching.Store(false)
+	if err := fplan.open(); err != nil {
+		return err
+	}
 	caps, err := pplan.open(specs)
 	if err != nil {
+		fplan.abort()
 		return err
 	}
 	tr, err := startTrace(c, tcfg, script, loadStart)
 	if err != nil {
 		caps.abort()
+		fplan.abort()
 		return err
 	}
 	describeTrace(tr.Run, specs)
@@ -243,6 +282,7 @@ func runAction(c *cli.Context) error {
 	for i, err := range errs {
 		if errors.Is(err, run.ErrInterrupted) {
 			// Keep what was traced; a partial report replaces nothing.
+			fplan.abort()
 			return joinErrs(joinErrs(err, pcapErr), tr.finish(c, reps, err))
 		}
 		if err != nil && firstErr == nil {
@@ -256,6 +296,11 @@ func runAction(c *cli.Context) error {
 				r.Script = name
 			}
 		}
+	}
+	if firstErr != nil {
+		fplan.abort()
+	} else {
+		pcapErr = joinErrs(pcapErr, fplan.finish(c, specs, reps))
 	}
 	err = joinErrs(joinErrs(firstErr, pcapErr), writeReports(c, format, reps))
 	if err == nil {

@@ -40,7 +40,7 @@ func syncPoint(ctx driver.Ctx) {
 }
 
 func init() {
-	driver.Register("veth", "virtual ethernet pair, default (backlog) receive path (drivers/net/veth.c)", func() driver.Driver { return &Veth{} })
+	driver.Register("veth", "virtual ethernet pair, no wire (no line rate), default (backlog) receive path (drivers/net/veth.c)", func() driver.Driver { return &Veth{} })
 }
 
 // Veth is the driver model.

@@ -214,3 +214,35 @@ func TestE2Scaled(t *testing.T) {
 		t.Errorf("E2.2 without its variant: %+v", r)
 	}
 }
+
+// E2n's rows judge each pair by its own criterion; a missing variant is
+// "not run", never a pass.
+func TestE2nRows(t *testing.T) {
+	reps := []*report.Report{
+		fake(E2n16Old, 0.6e6, 0.6e6, 0, nil),
+		fake(E2n16Rc1, 100, 100, 1, map[string]uint64{"CAKE_FLOOD": 2e6}),
+		fake(E2n1Old, 0.6e6, 0.6e6, 0, nil),
+		fake(E2n1Rc1, 0.6e6, 0.6e6, 0, nil),
+		fake(E2nIdpfOld, 0.36e6, 0.36e6, 0, nil),
+		fake(E2nIdpfRc1, 0.55e6, 0.55e6, 0, nil),
+	}
+	rows := E2n(reps)
+	if len(rows) != 3 {
+		t.Fatalf("%d rows, want 3", len(rows))
+	}
+	for _, r := range rows {
+		if !r.Holds {
+			t.Errorf("%s %s: %s does not hold (%s)", r.ID, r.Name, r.Model, r.Why)
+		}
+	}
+	// No collapse with 16 and a collapse with 1 and on idpf: all fail.
+	reps[1], reps[3], reps[5] = fake(E2n16Rc1, 0.6e6, 0.6e6, 0, nil), fake(E2n1Rc1, 100, 100, 1, nil), fake(E2nIdpfRc1, 0.1e6, 0.1e6, 0, nil)
+	for _, r := range E2n(reps) {
+		if r.Holds {
+			t.Errorf("%s %s: %s holds, want not", r.ID, r.Name, r.Model)
+		}
+	}
+	if r := rowByID(t, E2n(reps[:4]), "E2n.3"); r.Model != "not run" || r.Holds {
+		t.Errorf("E2n.3 without the idpf variants: %+v, want not run", r)
+	}
+}

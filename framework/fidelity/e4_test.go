@@ -11,7 +11,7 @@ import (
 // backlog and the busylock's wait.
 func e4Report(name string, pps float64, restarts, pkts uint64, backlog int, busyNs int64) *report.Report {
 	return &report.Report{Name: name, TxPps: pps,
-		Locks: []report.Lock{{Name: "__dev_xmit_skb (busylock)", AvgWaitNs: busyNs}},
+		Locks: []report.Lock{{Name: "__dev_xmit_skb (busylock)", AvgWaitNs: busyNs, Acquired: pkts, HoldNs: int64(pkts) * 800}},
 		Devices: []report.DeviceSection{{Name: "bond0", Kind: "bonding", QdiscRestarts: restarts, RestartPackets: pkts,
 			Qdisc: []report.Qdisc{{Kind: "htb", BacklogPackets: backlog}}}, {Name: "eth0", Kind: "i40e", Master: "bond0"}}}
 }
@@ -27,7 +27,8 @@ func TestE4Rows(t *testing.T) {
 			e4Report(E4NumaBefore, 610000, 1000, 1000, 1000, 20000), e4Report(E4NumaAfter, 1110000, 200, 1800, 1000, 9000),
 			e4Report(E4NonumaBefore, 1380000, 1000, 1000, 1000, 8000), e4Report(E4NonumaAfter, 1930000, 150, 1350, 1000, 5000)},
 			map[string]bool{"E4.1": true, "E4.2": true, "E4.3": true, "E4.4": true, "E4.5": true},
-			[]string{"1.82x (0.61 -> 1.11 Mpps)", "round trips per packet 1.00 -> 0.11 (bulk 1.00 -> 9.00 skbs)", "+82% with, +40% without"}},
+			[]string{"1.82x (0.61 -> 1.11 Mpps)", "round trips per packet 1.00 -> 0.11 (bulk 1.00 -> 9.00 skbs)", "+82% with, +40% without",
+				"an enqueue's turn (busylock held) 0.80 us vs 1.64 us a packet sent -> 0.80 us vs 0.90 us a packet sent"}},
 		{"no gain where the seed has one, and more without NUMA", []*report.Report{
 			e4Report(E4NumaBefore, 400000, 1000, 1000, 0, 50000), e4Report(E4NumaAfter, 410000, 990, 1000, 0, 50000),
 			e4Report(E4NonumaBefore, 660000, 1000, 1000, 1000, 25000), e4Report(E4NonumaAfter, 760000, 500, 1000, 1, 25000)},

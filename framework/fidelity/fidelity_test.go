@@ -15,11 +15,11 @@ func TestSelect(t *testing.T) {
 		want string
 		err  string
 	}{
-		{"", "E1 E2 E2b E3 E4 E5", ""},
+		{"", "E1 E2 E2n E2b E3 E4 E5", ""},
 		{"e3", "E3", ""},
 		{"E3, e1,E3", "E1 E3", ""}, // table order, once each
 		{"e2B", "E2b", ""},
-		{"E9", "", `unknown experiment "E9" (known: E1, E2, E2b, E3, E4, E5)`},
+		{"E9", "", `unknown experiment "E9" (known: E1, E2, E2n, E2b, E3, E4, E5)`},
 		{"E1,", "", "an empty name in the list"},
 	}
 	for _, tc := range tests {

@@ -314,3 +314,71 @@ func TestXmitRecursionLimit(t *testing.T) {
 			n.Drops, n.RecursionAlerts(), low.Bond.TxDropped, top.Bond.SlaveTx)
 	}
 }
+
+// skb->sender_cpu: the first __dev_queue_xmit (the bond's) records its
+// CPU, and the slave's XPS picks by it, not by the CPU that dequeued the
+// bond's qdisc (2bd82484bb4c, "xps: fix xps for stacked devices").
+func TestSlaveQueueFollowsSenderCPU(t *testing.T) {
+	h := bondHarness(t, profile(t, "4.8"), 4, "mode balance-xor xmit_hash_policy layer3+4 slaves 1", "ice", 4)
+	if err := h.n.TCBatch(h.dev, "tc", "qdisc add dev bond0 root handle 1: htb default 1\n"+
+		"class add dev bond0 parent 1: classid 1:1 htb rate 50gbit\n"); err != nil {
+		t.Fatal(err)
+	}
+	slave := h.dev.Bond.Slaves[0]
+	var senders []int
+	for cpu := 0; cpu < 4; cpu++ {
+		if slave.XPSQueue(cpu) >= 0 {
+			senders = append(senders, cpu)
+		}
+	}
+	if len(senders) < 2 || slave.XPSQueue(senders[0]) == slave.XPSQueue(senders[1]) {
+		t.Fatalf("the slave's XPS map gives CPUs %v one queue: the test needs two", senders)
+	}
+	var bad []string
+	cross, sent := 0, 0
+	h.n.Hooks.DriverXmit = func(c *sim.CPU, txq *TxQueue, l *skb.List) {
+		if txq.Device() != slave {
+			return
+		}
+		for s := l.Head; s != nil; s = s.Next {
+			sent++
+			if c.ID != s.SenderCPU {
+				cross++
+			}
+			if want := slave.XPSQueue(s.SenderCPU); txq.Index != want {
+				bad = append(bad, fmt.Sprintf("skb built on CPU %d sent by CPU %d on %s-tx-%d, want tx-%d", s.SenderCPU, c.ID, slave.Name, txq.Index, want))
+			}
+		}
+	}
+	q := h.dev.Root
+	for i, cpu := range senders {
+		h.on(cpu, sim.Time(i), func(c *sim.CPU) {
+			var toFree skb.List
+			for k := 0; k < 4; k++ {
+				s := h.flowSkb(c, 4*cpu+k)
+				h.n.unoffered--
+				h.n.Offered++
+				h.n.netdevCorePickTx(c, h.dev, s) // the bond's pick records sender_cpu
+				q.lock.Lock(c, h.n.site.rootEnq)
+				h.n.qdiscEnqueue(c, q, []*skb.SKB{s}, &toFree)
+				q.lock.Unlock(c)
+			}
+		})
+	}
+	deq := senders[len(senders)-1]
+	h.on(deq, 10*sim.Microsecond, func(c *sim.CPU) {
+		c.LocalBhDisable()
+		q.lock.Lock(c, h.n.site.rootEnq)
+		runFree, _, _ := h.n.qdiscRun(c, q)
+		q.lock.Unlock(c)
+		h.n.kfreeSkbList(c, &runFree)
+		c.LocalBhEnable()
+	})
+	h.run(sim.Millisecond)
+	if len(bad) > 0 {
+		t.Fatalf("%d skbs on the dequeuer's queue, first: %s", len(bad), bad[0])
+	}
+	if sent != 4*len(senders) || cross == 0 {
+		t.Fatalf("slave sent %d skbs, %d by a CPU other than their sender: want %d, some crossing", sent, cross, 4*len(senders))
+	}
+}

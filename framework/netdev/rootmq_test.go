@@ -12,9 +12,17 @@ import (
 // 4 ms, each queue's BQL limit at 1 ms and at 4 ms, and the packets still
 // in flight after the drain.
 func rootOverQueues(t *testing.T, prof string, qd ...string) (tx uint64, early, late []uint32, left int64) {
+	return rootOverQueuesFrom(t, prof, 8, qd...)
+}
+
+// rootOverQueuesFrom is rootOverQueues with senders on CPUs first-15:
+// first 0 puts senders on the TX IRQ CPUs too, as E1's senders pinned to
+// CPUs 0-239 are, so those CPUs' TX completions (NAPI) wait for the end
+// of a __dev_queue_xmit that spins on busylock with BH disabled.
+func rootOverQueuesFrom(t *testing.T, prof string, first int, qd ...string) (tx uint64, early, late []uint32, left int64) {
 	t.Helper()
 	h := newHarness(t, profile(t, prof), 16, "ice", 8, qd...)
-	for cpu := 8; cpu < 16; cpu++ {
+	for cpu := first; cpu < 16; cpu++ {
 		h.on(cpu, sim.Time(cpu), func(c *sim.CPU) {
 			for i := cpu; c.Now() < 4*sim.Millisecond; i += 16 {
 				c.Spend(2000) // the UDP stack before __dev_queue_xmit
@@ -60,5 +68,41 @@ func TestRootQdiscOverManyQueues(t *testing.T) {
 				t.Errorf("root pfifo sent %d packets, mq pfifo %d: more than 10x apart", root, mq)
 			}
 		})
+	}
+}
+
+// E1's root pfifo case in small: senders on the TX IRQ CPUs as well, twice
+// as many senders as queues. Completions there run only at the BH-enable
+// ending a sender's __dev_queue_xmit (its busylock spin runs with BH off,
+// the hard IRQ only raises NET_RX), and the root waits on skb_bad_txq for
+// a stopped queue meanwhile: BQL warms up slowly, but every queue's limit
+// must still grow, never shrink, and the rate must rise as it does.
+func TestRootQdiscSendersOnIRQCPUs(t *testing.T) {
+	h := newHarness(t, profile(t, "6.18"), 16, "ice", 8, "pfifo")
+	for cpu := 0; cpu < 16; cpu++ {
+		h.on(cpu, sim.Time(cpu), func(c *sim.CPU) {
+			for i := cpu; c.Now() < 6*sim.Millisecond; i += 16 {
+				c.Spend(2000)
+				h.n.DevQueueXmit(c, h.dev, h.skb(c, i))
+			}
+		})
+	}
+	var limits [3][]uint32
+	var tx [3]uint64
+	for k, at := range []sim.Time{2 * sim.Millisecond, 4 * sim.Millisecond, 6 * sim.Millisecond} {
+		h.run(at)
+		tx[k] = h.n.TxPkts
+		for _, q := range h.dev.Queues {
+			limits[k] = append(limits[k], q.DQL.Limit)
+		}
+	}
+	t.Logf("BQL limits at 2, 4, 6 ms: %v %v %v; tx %v", limits[0], limits[1], limits[2], tx)
+	for i := range limits[2] {
+		if limits[2][i] <= 2*162 || limits[1][i] < limits[0][i] || limits[2][i] < limits[1][i] {
+			t.Errorf("txq %d: BQL limit %d, %d, %d at 2, 4, 6 ms: want it past two packets and never shrinking", i, limits[0][i], limits[1][i], limits[2][i])
+		}
+	}
+	if first, last := tx[0], tx[2]-tx[1]; last <= first {
+		t.Errorf("root pfifo sent %d packets in 0-2 ms and %d in 4-6 ms: want the rate rising as BQL warms up", first, last)
 	}
 }

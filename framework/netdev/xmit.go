@@ -50,6 +50,11 @@ func (n *Net) devQueueXmit(c *sim.CPU, d *Device, s *skb.SKB) qdisc.Code {
 // cached queue, else XPS by CPU, else skb_tx_hash.
 func (n *Net) netdevCorePickTx(c *sim.CPU, d *Device, s *skb.SKB) *TxQueue {
 	c.Spend(n.E.Costs.PickTx)
+	if s.XmitCPU == 0 {
+		// skb->sender_cpu, set once, before ndo_select_queue: a
+		// bond's slave picks by the sender's CPU (2bd82484bb4c).
+		s.XmitCPU = int32(c.ID + 1)
+	}
 	if d.Bond != nil {
 		return n.bondSelectQueue(d, s) // ndo_select_queue, on every bond
 	}
@@ -78,7 +83,7 @@ func (n *Net) netdevCorePickTx(c *sim.CPU, d *Device, s *skb.SKB) *TxQueue {
 			}
 		}
 	}
-	qi := d.xps[c.ID] // get_xps_queue: XPS_CPUS map of sender_cpu
+	qi := d.xps[s.XmitCPU-1] // get_xps_queue: XPS_CPUS map of sender_cpu
 	switch {
 	case qi >= 0:
 	case s.RxQueue > 0:

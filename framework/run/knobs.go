@@ -105,7 +105,7 @@ var knobs = []*Knob{
 		ptr: func(s *Spec) any { return &s.DriverArgs }},
 	{Flag: "queues", Script: "device.queues", Kind: IntKnob, Min: 1, Max: 4096, Help: "TX queues",
 		ptr: func(s *Spec) any { return &s.Queues }},
-	{Flag: "rate", Script: "device.rate", Kind: RateKnob, Min: 1, Max: MaxLinkRate, Zero: "the driver's default",
+	{Flag: "rate", Script: "device.rate", Kind: RateKnob, Min: 1, Max: MaxLinkRate, Zero: "the driver's line rate, txlab list: DRIVERS",
 		Help: "link rate in tc's words (100Gbit, 25gbit, 2.5gbit; bps is bytes/s)",
 		ptr:  func(s *Spec) any { return &s.RateBps }},
 	{Flag: "xps", Script: "device.xps", Kind: TextKnob,
@@ -219,6 +219,9 @@ func (k *Knob) Get(s *Spec) string {
 	case *int:
 		return strconv.Itoa(*p)
 	case *int64:
+		if *p == 0 && k.Zero != "" {
+			return "0" // the knob's zero word, as --help and txlab list explain it
+		}
 		return formatRate(*p)
 	case *float64:
 		return formatCount(*p)

@@ -49,7 +49,7 @@ func TestKnobSet(t *testing.T) {
 		{"flows", "1048577", "out of range: 1..1048576", nil},
 		{"rate", "0", "", func(s *Spec) bool { return s.RateBps == 0 }},
 		{"rate", "25Gbit", "", func(s *Spec) bool { return s.RateBps == 25e9 }},
-		{"rate", "2Tbit", "2Tbit is out of range: 0 (the driver's default) or 1bit..1600Gbit", nil},
+		{"rate", "2Tbit", "2Tbit is out of range: 0 (the driver's line rate, txlab list: DRIVERS) or 1bit..1600Gbit", nil},
 		{"offered-rate", "5M", "", func(s *Spec) bool { return s.Workload.Rate == 5e6 }},
 		{"offered-rate", "1e30", "1e+30 is out of range: 1..10G", nil},
 		{"offered-rate", "0", "0 is out of range: 1..10G", nil},

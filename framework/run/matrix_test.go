@@ -55,7 +55,7 @@ func TestSpecErrors(t *testing.T) {
 		{func(s *Spec) { s.Qdisc = "fifo" }, `unknown qdisc "fifo"`},
 		{func(s *Spec) { s.Qdisc = "pfifo lmit 3" }, `unknown parameter "lmit"`},
 		{func(s *Spec) { s.Qdisc = "mq mq" }, "root"},
-		{func(s *Spec) { s.RateBps = -1 }, "--rate (device.rate): -1bit is out of range: 0 (the driver's default) or 1bit..1600Gbit"},
+		{func(s *Spec) { s.RateBps = -1 }, "--rate (device.rate): -1bit is out of range: 0 (the driver's line rate, txlab list: DRIVERS) or 1bit..1600Gbit"},
 		{func(s *Spec) { s.Set = []string{"fast_path=maybe"} }, "fast_path"},
 		{func(s *Spec) { s.Set = []string{"cost.nope=3"} }, `unknown cost "nope"`},
 		{func(s *Spec) { s.Set = []string{"bogus"} }, "name=value"},

@@ -109,7 +109,9 @@ func Default() Spec {
 	return Spec{
 		Profile: "6.19-rc1",
 		Sockets: 2, Cores: 120, Threads: 2,
-		Driver: "ice", Queues: 30, RateBps: 100_000_000_000, XPS: string(netdev.XPSIRQ),
+		// RateBps 0: the driver's own line rate (ice 100G, i40e 25G, idpf
+		// 200G), so that --driver alone gives the NIC's speed.
+		Driver: "ice", Queues: 30, XPS: string(netdev.XPSIRQ),
 		Qdisc: "mq pfifo",
 		Workload: workload.Spec{Kind: workload.UDPStream, Senders: 240, PacketSize: 120, Flows: 16, Rate: 1e6,
 			CC: tcp.CCCubic, Path: path.Config{RTT: 20 * sim.Millisecond, Limit: path.DefaultLimit}},

@@ -31,6 +31,7 @@ type builder struct {
 	actions     []run.Action
 	actionDefs  []*actionDef
 	paramsRead  map[string]bool
+	sendersSet  bool // txlab.senders was called
 }
 
 type variantDef struct {
@@ -169,6 +170,19 @@ func (p *Program) module() map[string]tengo.Object {
 	for _, k := range []string{"host", "device", "qdisc", "senders", "path", "profile", "duration", "warmup", "interval", "seed", "name", "lock_cpus"} {
 		m[k] = p.section(k)
 	}
+	m["senders"] = p.fn("senders", 1, 1, func(b *builder, a []any) (tengo.Object, error) {
+		// A later map naming another kind than the first group's adds a
+		// group beside the ones before (240 udp_stream, then 8
+		// tcp_stream), as the array form does; one without a kind, or
+		// with the first group's, changes the first group's keys.
+		if m, ok := a[0].(map[string]any); ok && b.sendersSet {
+			if k, ok := m["kind"].(string); ok && k != b.base.Workload.Kind {
+				return nil, addSenderGroup(&b.base, m)
+			}
+		}
+		b.sendersSet = true
+		return nil, applySection(&b.base, "senders", a[0])
+	})
 	m["set"] = p.fn("set", 1, 2, func(b *builder, a []any) (tengo.Object, error) {
 		v, err := pairOrMap(a)
 		if err != nil {
@@ -767,6 +781,37 @@ func setSenderGroups(s *run.Spec, list []any) error {
 	return nil
 }
 
+// addSenderGroup adds the group m to s's: a tcp_stream group becomes
+// the first (the groups so far run beside it), a UDP group runs beside
+// the others (run.Spec.Also), each from the defaults with its own keys.
+func addSenderGroup(s *run.Spec, m map[string]any) error {
+	k, _ := m["kind"].(string)
+	if k == workload.Forward || s.Workload.Kind == workload.Forward {
+		return fmt.Errorf("a group of %s senders beside %s ones: forward runs alone", k, s.Workload.Kind)
+	}
+	if k == workload.TCPStream {
+		old := s.Workload
+		s.Workload = run.Default().Workload
+		if err := setSenderMap(s, m); err != nil {
+			s.Workload = old
+			return err
+		}
+		s.Also = append([]workload.Spec{old}, s.Also...)
+		return nil
+	}
+	for _, key := range tcpOnlyKeys {
+		if _, ok := m[key]; ok {
+			return fmt.Errorf("senders: %q is tcp_stream's; a UDP group beside the first has none", key)
+		}
+	}
+	g := run.Default()
+	if err := setSenderMap(&g, m); err != nil {
+		return err
+	}
+	s.Also = append(s.Also, g.Workload)
+	return nil
+}
+
 func setSenderMap(s *run.Spec, v any) error {
 	m, err := asMap("senders", v)
 	if err != nil {
@@ -992,4 +1037,15 @@ func addTC(s *run.Spec, v any) error {
 	}
 	s.TC = append(append([]run.TCBatch(nil), s.TC...), run.TCBatch{Name: fmt.Sprintf("txlab.tc #%d", len(s.TC)+1), Text: text})
 	return nil
+}
+
+// ModuleNames are the names the `txlab` module defines, sorted.
+func ModuleNames() []string {
+	m := (&Program{}).module()
+	names := make([]string, 0, len(m))
+	for k := range m {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	return names
 }

@@ -120,7 +120,7 @@ func TestErrors(t *testing.T) {
 		{"removed toggle", "txlab := import(\"txlab\")\ntxlab.set(\"retpoline\", false)\n", Options{}, "t.tengo:2:1: txlab.set: toggle retpoline was merged into sock_wfree", "sock_wfree=indirect"},
 		{"queues above the max", "txlab := import(\"txlab\")\ntxlab.device({queues: 5000})\n", Options{}, "t.tengo:2:1: txlab.device: device queues: 5000 is out of range [1, 4096]", ""},
 		{"offered rate above the max", "txlab := import(\"txlab\")\ntxlab.senders({kind: \"udp_rate\", rate: 1e30})\n", Options{}, "t.tengo:2:1: txlab.senders: senders rate: 1e+30 is out of range: 1..10G", ""},
-		{"link rate above the max", "txlab := import(\"txlab\")\ntxlab.device({rate: \"2Tbit\"})\n", Options{}, "t.tengo:2:1: txlab.device: device rate: 2Tbit is out of range: 0 (the driver's default) or 1bit..1600Gbit", ""},
+		{"link rate above the max", "txlab := import(\"txlab\")\ntxlab.device({rate: \"2Tbit\"})\n", Options{}, "t.tengo:2:1: txlab.device: device rate: 2Tbit is out of range: 0 (the driver's line rate, txlab list: DRIVERS) or 1bit..1600Gbit", ""},
 		{"cost above the max", "txlab := import(\"txlab\")\ntxlab.cost(\"doorbell\", 2000000000)\n", Options{}, "t.tengo:2:1: txlab.cost: cost doorbell: 2000000000 is out of range: must be >= 0 and <= 1000000000", ""},
 		{"toggle above the max", "txlab := import(\"txlab\")\ntxlab.set(\"dev_tx_weight\", 3000000000)\n", Options{}, "t.tengo:2:1: txlab.set: toggle dev_tx_weight: 3000000000 is out of range: 1..2147483647", ""},
 		{"too many samples", small + "txlab.interval(\"1ns\")\n", Options{}, "t.tengo: interval 1ns gives 2000000 samples over duration 2ms, at most 10000: use an interval of 200ns or more", ""},
@@ -621,5 +621,33 @@ func TestCheckAgreesWithRun(t *testing.T) {
 				t.Errorf("%s %s: %s: %v, want %q", c.qdisc, c.change, what, err, c.want)
 			}
 		}
+	}
+}
+
+// A later txlab.senders naming another kind adds a group as the array
+// form does (a tcp_stream group first, UDP groups beside it); without a
+// kind, or with the first group's, it changes the first group's keys;
+// forward runs alone.
+func TestSendersSecondGroup(t *testing.T) {
+	both := func(src string) *Plan {
+		t.Helper()
+		pl, err := eval(t, "txlab := import(\"txlab\")\n"+src, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return pl
+	}
+	a := both("txlab.senders({kind: \"udp_stream\", count: 240})\ntxlab.senders({kind: \"tcp_stream\", flows: 8})\n")
+	b := both("txlab.senders([{kind: \"udp_stream\", count: 240}, {kind: \"tcp_stream\", flows: 8}])\n")
+	if !reflect.DeepEqual(a.Specs[0].Workload, b.Specs[0].Workload) || !reflect.DeepEqual(a.Specs[0].Also, b.Specs[0].Also) || len(a.Specs[0].Also) != 1 {
+		t.Errorf("two calls %+v %+v, the array %+v %+v", a.Specs[0].Workload, a.Specs[0].Also, b.Specs[0].Workload, b.Specs[0].Also)
+	}
+	c := both("txlab.senders({kind: \"udp_rate\", count: 4})\ntxlab.senders({count: 8})\ntxlab.senders({kind: \"udp_rate\", size: 64})\ntxlab.senders({kind: \"udp_stream\", count: 2})\n")
+	if w := c.Specs[0].Workload; w.Kind != "udp_rate" || w.Senders != 8 || w.PacketSize != 64 || len(c.Specs[0].Also) != 1 || c.Specs[0].Also[0].Senders != 2 {
+		t.Errorf("changed then added: %+v, also %+v", w, c.Specs[0].Also)
+	}
+	if _, err := eval(t, "txlab := import(\"txlab\")\ntxlab.senders({kind: \"forward\"})\ntxlab.senders({kind: \"udp_stream\"})\n", Options{}); err == nil ||
+		err.Error() != "t.tengo:3:1: txlab.senders: a group of udp_stream senders beside forward ones: forward runs alone" {
+		t.Errorf("beside forward: %v", err)
 	}
 }

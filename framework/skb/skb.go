@@ -80,9 +80,14 @@ type SKB struct {
 	Owner     Owner    // socket to uncharge on free, or nil
 	Holder    int32    // id of the qdisc whose plugin holds it (-1: the driver), 0 if none
 	HotCPU    int32    // CPU whose cache holds the skb lines
-	idx       uint32
-	gen       uint32
-	live      bool
+	// XmitCPU is skb->sender_cpu: the CPU + 1 of the first
+	// __dev_queue_xmit (netdev_core_pick_tx records it once), 0 before.
+	// XPS picks by it, so a stacked device's lower queue follows the
+	// sender, not the CPU that dequeued the upper qdisc (2bd82484bb4c).
+	XmitCPU int32
+	idx     uint32
+	gen     uint32
+	live    bool
 
 	// RxQueue is skb_record_rx_queue's value: the RX queue + 1 for an
 	// skb a NIC received (to forward), 0 for one a local sender built.

@@ -1,0 +1,195 @@
+package flent
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/txlab/txlab/framework/report"
+	"github.com/txlab/txlab/framework/workload"
+)
+
+// Test is a flent test a txlab run can be written as: its name (its
+// flent/tests/NAME.conf), the workloads it describes, and how a report
+// becomes its data sets.
+type Test struct {
+	Name string // flent's test name
+	// Kinds are the workload kinds (workload.Spec.Kind) the test
+	// describes.
+	Kinds []string
+	// Fits, if set, narrows Kinds to the specs the test describes
+	// (tcp_nup: uploads only).
+	Fits func(w workload.Spec) bool
+	// Why says what Fits asks, for the error when nothing fits.
+	Why string
+	// Params are the test's TEST_PARAMETERS for a run (nil: none).
+	Params func(r *report.Report) map[string]string
+	// Series are the test's data sets from a report, each with one value
+	// per interval of r.Series.
+	Series func(r *report.Report) []Series
+}
+
+// Tests are the flent tests txlab writes, first fit first.
+//
+// udp_flood (flent/tests/udp_flood.conf: "UDP flood w/ping") is the
+// UDP test: its data set "UDP upload" (Mbits/s, an iperf UDP sender)
+// is what the host puts on the wire; "Ping (ms) ICMP" is left out
+// (these runs have no ping; flent draws what is there).
+var Tests = []Test{
+	{Name: "udp_flood", Kinds: []string{workload.UDPStream, workload.UDPRate, workload.Forward},
+		Series: func(r *report.Report) []Series {
+			return []Series{{Name: "UDP upload", Units: "Mbits/s", Runner: "IperfCsvRunner", Values: txMbits(r)}}
+		}},
+	// tcp_nup and tcp_ndown (flent/tests/tcp_nup.conf, tcp_ndown.conf):
+	// one netperf TCP_STREAM (TCP_MAERTS) per flow, "TCP upload::N"
+	// from 1, with the sum, average and Jain's fairness over them;
+	// "Ping (ms) ICMP" is left out (the report keeps the probes' RTT
+	// percentiles, not a series).
+	{Name: "tcp_nup", Kinds: []string{workload.TCPStream}, Why: "uploads only (--down 0)",
+		Fits:   func(w workload.Spec) bool { return w.Down == 0 && w.Flows > 0 },
+		Params: func(r *report.Report) map[string]string { return streams(r, "upload_streams", workload.Up) },
+		Series: func(r *report.Report) []Series { return tcpSeries(r, workload.Up, "TCP upload") }},
+	{Name: "tcp_ndown", Kinds: []string{workload.TCPStream}, Why: "downloads only (--flows 0 --down N)",
+		Fits:   func(w workload.Spec) bool { return w.Down > 0 && w.Flows == 0 },
+		Params: func(r *report.Report) map[string]string { return streams(r, "download_streams", workload.Down) },
+		Series: func(r *report.Report) []Series { return tcpSeries(r, workload.Down, "TCP download") }},
+}
+
+// streams is a TEST_PARAMETERS map with the count of dir's flows.
+func streams(r *report.Report, key, dir string) map[string]string {
+	n := 0
+	if r.TCP != nil {
+		for _, f := range r.TCP.Flows {
+			if f.Dir == dir {
+				n++
+			}
+		}
+	}
+	return map[string]string{key: strconv.Itoa(n)}
+}
+
+// tcpSeries are the flows of dir as flent's netperf runners give them
+// (Mbit/s of goodput per interval, "NAME::N"), then the sum, average and
+// Jain's index per interval. A flow's series covers the measurement
+// window, the report's last intervals; the warmup's are null.
+func tcpSeries(r *report.Report, dir, name string) []Series {
+	n := len(r.Series)
+	var flows []Series
+	if r.TCP != nil {
+		for _, f := range r.TCP.Flows {
+			if f.Dir != dir {
+				continue
+			}
+			v := make([]float64, n)
+			for i := range v {
+				v[i] = math.NaN()
+			}
+			off := n - len(f.SeriesBps)
+			for k, b := range f.SeriesBps {
+				if off+k >= 0 {
+					v[off+k] = b / 1e6
+				}
+			}
+			flows = append(flows, Series{Name: fmt.Sprintf("%s::%d", name, len(flows)+1), Units: "Mbits/s", Runner: "NetperfDemoRunner", Values: v})
+		}
+	}
+	sum, avg, fair := make([]float64, n), make([]float64, n), make([]float64, n)
+	for i := 0; i < n; i++ {
+		s, sq, k := 0.0, 0.0, 0
+		for _, f := range flows {
+			if x := f.Values[i]; !math.IsNaN(x) {
+				s += x
+				sq += x * x
+				k++
+			}
+		}
+		if k == 0 {
+			sum[i], avg[i], fair[i] = math.NaN(), math.NaN(), math.NaN()
+			continue
+		}
+		sum[i], avg[i] = s, s/float64(k)
+		fair[i] = math.NaN()
+		if sq > 0 {
+			fair[i] = s * s / (float64(k) * sq) // Jain's index
+		}
+	}
+	return append(flows,
+		Series{Name: name + " sum", Units: "Mbits/s", Runner: "SumRunner", Values: sum},
+		Series{Name: name + " avg", Units: "Mbits/s", Runner: "AverageRunner", Values: avg},
+		Series{Name: name + " fairness", Units: "Idx", Runner: "FairnessRunner", Values: fair})
+}
+
+// For is the test that describes a run of w, or an error that says
+// which runs flent's tests describe.
+func For(w workload.Spec) (*Test, error) {
+	var known []string
+	for i := range Tests {
+		t := &Tests[i]
+		for _, k := range t.Kinds {
+			if k == w.Kind && (t.Fits == nil || t.Fits(w)) {
+				return t, nil
+			}
+			what := k
+			if t.Why != "" {
+				what += " " + t.Why
+			}
+			known = append(known, what+" ("+t.Name+")")
+		}
+	}
+	sort.Strings(known)
+	return nil, fmt.Errorf("no flent test describes these %s senders (flent's tests are written for: %s)", w.Kind, strings.Join(known, ", "))
+}
+
+// txMbits is what went on the wire per interval, in Mbit/s of frame
+// bytes (the series' tx_bps).
+func txMbits(r *report.Report) []float64 {
+	out := make([]float64, len(r.Series))
+	for i, iv := range r.Series {
+		out[i] = iv.TxBps / 1e6
+	}
+	return out
+}
+
+// Options are what a file records besides the report.
+type Options struct {
+	Title   string    // TITLE (the variant)
+	Time    time.Time // when the run started
+	Version string    // txlab's version
+	Note    string
+}
+
+// FromReport is a run's data file for test t: x values are the
+// intervals' ends in seconds of simulated time.
+func FromReport(t *Test, r *report.Report, o Options) (*File, error) {
+	if len(r.Series) == 0 {
+		return nil, fmt.Errorf("flent: the report has no time series")
+	}
+	f := &File{
+		Test:      t.Name,
+		Title:     o.Title,
+		Time:      o.Time,
+		LocalHost: "txlab",
+		Host:      "txlab-sim",
+		Note:      o.Note,
+		Length:    float64(r.DurationNs) / 1e9,
+		StepSize:  float64(r.Series[0].EndNs-r.Series[0].StartNs) / 1e9,
+		Extra: map[string]any{
+			"TXLAB_VERSION":   o.Version,
+			"TXLAB_PROFILE":   r.Profile,
+			"TXLAB_SEED":      r.Seed,
+			"TXLAB_WARMUP":    float64(r.WarmupNs) / 1e9,
+			"TXLAB_SIMULATED": true,
+		},
+	}
+	for _, iv := range r.Series {
+		f.X = append(f.X, float64(iv.EndNs)/1e9)
+	}
+	if t.Params != nil {
+		f.TestParameters = t.Params(r)
+	}
+	f.Series = t.Series(r)
+	return f, f.Validate()
+}
