@@ -180,7 +180,8 @@ func (v *Veth) pollNapi(ctx driver.Ctx, vec int, budget int) (int, bool) {
 		if k == 0 {
 			break
 		}
-		got := append([]skb.Handle(nil), r.q[:k]...)
+		var batch [XDPBatch]skb.Handle
+		got := batch[:copy(batch[:k], r.q[:k])]
 		r.q = append(r.q[:0], r.q[k:]...)
 		for _, h := range got {
 			ctx.Spend(v.costs.PeerRx)

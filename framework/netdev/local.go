@@ -1,6 +1,7 @@
 package netdev
 
 import (
+	"github.com/txlab/txlab/framework/path"
 	"github.com/txlab/txlab/framework/sim"
 	"github.com/txlab/txlab/framework/skb"
 )
@@ -26,11 +27,22 @@ type localRx struct {
 	pending []localPkt
 	head    int
 	napi    *napi
+	irq     func(c *sim.CPU) // raises napi (made once)
 	nic     bool
 }
 
+// localPkt is fn, or else to's RcvLocal with p: the packet (a TCP
+// segment or ACK) kept by value, so that delivering it costs no closure.
 type localPkt struct {
 	fn func(c *sim.CPU)
+	to LocalReceiver
+	p  path.Pkt
+}
+
+// LocalReceiver is a protocol's receive handler (tcp_v4_rcv): RcvLocal
+// runs in NET_RX_SOFTIRQ on c with the packet as it arrived.
+type LocalReceiver interface {
+	RcvLocal(c *sim.CPU, p path.Pkt)
 }
 
 // Delivered counts packets the local receive path handed to sockets.
@@ -60,6 +72,10 @@ func (n *Net) localQueue(d *Device, k skb.FlowKeys, cpu int) *localRx {
 			lq.itr = dev.Info.Rx.ITR
 		}
 		lq.napi = &napi{dev: dev, vec: -1, local: lq}
+		x := lq.napi
+		lq.irq = func(c *sim.CPU) {
+			n.napiSchedule(c, x) // the vector's MSI-X handler (or veth's __napi_schedule)
+		}
 		dev.local[key] = lq
 	}
 	return lq
@@ -73,17 +89,24 @@ func (n *Net) localQueue(d *Device, k skb.FlowKeys, cpu int) *localRx {
 // peer's netif_rx and backlog). Packets of one queue are delivered in
 // arrival order.
 func (n *Net) Deliver(d *Device, at sim.Time, k skb.FlowKeys, cpu int, fn func(c *sim.CPU)) {
+	n.deliverLocal(d, at, k, cpu, localPkt{fn: fn})
+}
+
+// DeliverTo is Deliver of packet p to to's RcvLocal.
+func (n *Net) DeliverTo(d *Device, at sim.Time, k skb.FlowKeys, cpu int, to LocalReceiver, p path.Pkt) {
+	n.deliverLocal(d, at, k, cpu, localPkt{to: to, p: p})
+}
+
+func (n *Net) deliverLocal(d *Device, at sim.Time, k skb.FlowKeys, cpu int, p localPkt) {
 	lq := n.localQueue(d, k, cpu)
-	lq.pending = append(lq.pending, localPkt{fn: fn})
+	lq.pending = append(lq.pending, p)
 	if lq.armed {
 		return
 	}
 	lq.armed = true
 	irqAt := max(at, lq.lastIRQ+lq.itr)
 	lq.lastIRQ = irqAt
-	n.E.RaiseIRQ(n.E.CPUs[lq.cpu], irqAt, func(c *sim.CPU) {
-		n.napiSchedule(c, lq.napi) // the vector's MSI-X handler (or veth's __napi_schedule)
-	})
+	n.E.RaiseIRQ(n.E.CPUs[lq.cpu], irqAt, lq.irq)
 }
 
 // pollLocal is the NAPI poll of a local receive queue: up to budget
@@ -104,7 +127,11 @@ func (n *Net) pollLocal(c *sim.CPU, lq *localRx, budget int) (int, bool) {
 		c.Spend(per)
 		n.softnet[c.ID].Processed++
 		n.localDelivered++
-		p.fn(c)
+		if p.to != nil {
+			p.to.RcvLocal(c, p.p)
+		} else {
+			p.fn(c)
+		}
 	}
 	if lq.head == len(lq.pending) {
 		lq.pending, lq.head = lq.pending[:0], 0

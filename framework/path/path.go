@@ -15,6 +15,7 @@ import (
 	"github.com/txlab/txlab/framework/driver"
 	"github.com/txlab/txlab/framework/sim"
 	"github.com/txlab/txlab/framework/skb"
+	"github.com/txlab/txlab/framework/tcp"
 )
 
 // Config describes the path.
@@ -79,14 +80,25 @@ type Stats struct {
 func (s Stats) InFlight() uint64 { return s.Sent - s.Delivered - s.Dropped - s.Lost }
 
 // Pkt is a packet on the path: what a router's qdisc may look at, and
-// what to do when it arrives (with its ECN field as the path left it).
+// what to do when it arrives (with its ECN field as the path left it):
+// To's Arrive, or else Deliver. To with the TCP segment or ACK carried
+// in the packet costs no allocation per packet; Deliver is a closure.
 type Pkt struct {
 	Len     uint32 // L2 bytes, no FCS
 	Keys    skb.FlowKeys
 	Hash    uint32
 	DSCP    uint8
 	ECN     uint8
+	To      Arriver
+	Seg     tcp.Seg // a TCP segment's (for To)
+	Ack     tcp.Ack // an ACK's (for To)
 	Deliver func(ecn uint8)
+}
+
+// Arriver is where a packet goes at the end of a link: Arrive runs in
+// engine context at its arrival, with p as the path left it.
+type Arriver interface {
+	Arrive(p Pkt)
 }
 
 // Link is one direction of the path.
@@ -102,6 +114,12 @@ type Link struct {
 	departs   []sim.Time // departure times of the packets in the FIFO, in order
 	head      int
 	router    *router
+	// inFlight are the packets scheduled to arrive, in arrival order
+	// (a link is a FIFO): each arrival event takes the head, so no
+	// event needs a closure of its own. lastArrive is the latest.
+	inFlight   sim.Fifo[Pkt]
+	lastArrive sim.Time
+	arriveHead func()
 	Stats
 }
 
@@ -122,6 +140,7 @@ func New(e *sim.Engine, c Config) (*Path, error) {
 		dst  **Link
 	}{{"up", c.RateBps, &p.Up}, {"down", c.DownRate(), &p.Down}} {
 		k := &Link{e: e, delay: c.RTT / 2, rate: l.rate, limit: c.Limit, loss: c.Loss, rng: e.Rand("path/" + l.name)}
+		k.arriveHead = k.deliverHead
 		if len(c.Qdisc) > 0 {
 			r, err := newRouter(e, k, l.name, c.Qdisc)
 			if err != nil {
@@ -184,13 +203,41 @@ func (l *Link) Send(t sim.Time, p Pkt) bool {
 	return true
 }
 
-// arrive schedules p's delivery at.
+// arrive schedules p's delivery at. Arrivals come in time order (the
+// wire and the delay are FIFO), so p joins inFlight and one event per
+// packet, made without a closure, delivers the head; one that would
+// overtake (never on a FIFO link) gets a closure of its own.
 func (l *Link) arrive(at sim.Time, p Pkt) {
-	l.e.At(at, func() {
-		l.Delivered++
-		l.Bytes += uint64(p.Len)
-		p.Deliver(p.ECN)
-	})
+	at = max(at, l.e.Now()) // as Engine.At
+	if at < l.lastArrive {
+		l.arriveLate(at, p)
+		return
+	}
+	l.lastArrive = at
+	l.inFlight.Push(p)
+	l.e.At(at, l.arriveHead)
+}
+
+// arriveLate schedules p's delivery at with a closure (apart, so that p
+// moves to the heap only here).
+func (l *Link) arriveLate(at sim.Time, p Pkt) {
+	l.e.At(at, func() { l.deliver(p) })
+}
+
+// deliverHead delivers the packet at the head of inFlight.
+func (l *Link) deliverHead() {
+	l.deliver(l.inFlight.Pop())
+}
+
+// deliver counts p delivered and hands it on.
+func (l *Link) deliver(p Pkt) {
+	l.Delivered++
+	l.Bytes += uint64(p.Len)
+	if p.To != nil {
+		p.To.Arrive(p)
+		return
+	}
+	p.Deliver(p.ECN)
 }
 
 // Queue is the bottleneck queue's length now.

@@ -30,6 +30,13 @@ type router struct {
 	tmGen  uint64
 	dups   []skb.Handle
 	out    []skb.Packet
+	batch  [1]skb.Packet
+	rc     [1]qdisc.Code
+	// later are packets handed for a later time, in time order (a
+	// link's sends are): each event made by enqueueLater takes the head.
+	later   sim.Fifo[laterPkt]
+	laterFn func()
+	doneFn  func() // the wire's end: the next dequeue
 	// Drops by reason, as the qdisc gave them.
 	Drops map[skb.DropReason]uint64
 }
@@ -70,6 +77,11 @@ func newRouter(e *sim.Engine, l *Link, name string, words []string) (*router, er
 	ops, _ := qdisc.New(words[0])
 	r := &router{e: e, l: l, ops: ops, rng: e.Rand("path/" + name + "/qdisc"), pkts: map[skb.Handle]Pkt{},
 		Drops: map[skb.DropReason]uint64{}}
+	r.laterFn = r.enqueueHead
+	r.doneFn = func() {
+		r.busy = false
+		r.transmit()
+	}
 	if _, err := ops.Init(r, routerSetup(l.rate, l.limit), words[1:]); err != nil {
 		return nil, fmt.Errorf("path qdisc %s: %w", words[0], err)
 	}
@@ -147,15 +159,21 @@ func (r *router) packet(p Pkt) skb.Packet {
 		Sock: -1, GSOSegs: 1, Enqueued: r.e.Now()}
 }
 
+type laterPkt struct {
+	t sim.Time
+	p Pkt
+}
+
 // enqueue hands p to the qdisc at t (in engine context at t).
 func (r *router) enqueue(t sim.Time, p Pkt) bool {
 	if t > r.e.Now() {
-		r.e.At(t, func() { r.enqueue(t, p) })
+		r.enqueueLater(t, p)
 		return true
 	}
-	batch := []skb.Packet{r.packet(p)}
-	rc := []qdisc.Code{qdisc.XmitSuccess}
-	r.ops.Enqueue(r, batch, rc)
+	r.batch[0], r.rc[0] = r.packet(p), qdisc.XmitSuccess
+	r.ops.Enqueue(r, r.batch[:], r.rc[:])
+	r.batch[0] = skb.Packet{}
+	rc := r.rc[0]
 	for len(r.dups) > 0 {
 		h := r.dups[0]
 		r.dups = r.dups[1:]
@@ -169,7 +187,20 @@ func (r *router) enqueue(t sim.Time, p Pkt) bool {
 	}
 	r.l.MaxQueue = max(r.l.MaxQueue, r.ops.Stats().Qlen)
 	r.transmit()
-	return rc[0] != qdisc.XmitDrop
+	return rc != qdisc.XmitDrop
+}
+
+// enqueueLater is enqueue at t, an event away. Link.Send's times never
+// go back, so the events fire in the order of later.
+func (r *router) enqueueLater(t sim.Time, p Pkt) {
+	r.later.Push(laterPkt{t, p})
+	r.e.At(t, r.laterFn)
+}
+
+// enqueueHead is the due enqueue at the head of later.
+func (r *router) enqueueHead() {
+	x := r.later.Pop()
+	r.enqueue(x.t, x.p)
 }
 
 // transmit dequeues the next packet onto the bottleneck's wire if it is
@@ -194,9 +225,6 @@ func (r *router) transmit() {
 	p.ECN = q.ECN
 	r.busy = true
 	done := r.e.Now() + r.l.serialise(p.Len)
-	r.e.At(done, func() {
-		r.busy = false
-		r.transmit()
-	})
+	r.e.At(done, r.doneFn)
 	r.l.arrive(done+r.l.delay, p)
 }

@@ -26,6 +26,8 @@ func runAllocs(t *testing.T, s Spec) (allocs, pkts uint64) {
 // packets for almost no more allocations. What is left is growth with
 // the backlog (a queue's ring doubling while cake's flows fill up),
 // logarithmic in it: well under one allocation per hundred packets.
+// TCP too: segments and ACKs travel the path and the local receive path
+// as values, with no closure per packet.
 func TestSteadyStateAllocs(t *testing.T) {
 	if testing.Short() {
 		t.Skip("several runs")
@@ -36,14 +38,31 @@ func TestSteadyStateAllocs(t *testing.T) {
 	nolock := small()
 	nolock.Qdisc = "mq pfifo_fast"
 	cake := e2bHost("6.19-rc1")
+	// TCP: tcp_nup's 32 uploads through cake_mq on veth (the TCP
+	// benchmark's), and rrul's 4 up and 4 down with ping and UDP_RR
+	// probes, from 60 ms on: past slow start and a first delayed-ACK
+	// timeout (40 ms), when the far end's pending timeouts stop
+	// growing. Their runs are longer: a TCP packet is a 1514-byte
+	// segment at 2 Gbit.
+	nup := e5Host()
+	nup.Workload.Flows = 32
+	nup.Warmup = 60 * sim.Millisecond
+	rrul := e5Host()
+	rrul.Workload.Flows, rrul.Workload.Down = 4, 4
+	rrul.Workload.Marks = []uint8{0, 8, 40, 46}
+	rrul.Workload.Probes = []workload.Probe{{Kind: workload.ProbeUDPRR}, {Kind: workload.ProbeUDPRR, DSCP: 8}}
+	rrul.Warmup = 60 * sim.Millisecond
 	for _, tc := range []struct {
 		name string
 		s    Spec
-	}{{"mq pfifo", small()}, {"mq pfifo_fast", nolock}, {"fq_codel", fq}, {"cake forward", cake}} {
+		span sim.Time // the short run's measured time; the long one's is three times as long
+	}{{"mq pfifo", small(), 5 * sim.Millisecond}, {"mq pfifo_fast", nolock, 5 * sim.Millisecond}, {"fq_codel", fq, 5 * sim.Millisecond},
+		{"cake forward", cake, 5 * sim.Millisecond}, {"tcp_nup", nup, 20 * sim.Millisecond}, {"rrul", rrul, 20 * sim.Millisecond}} {
 		t.Run(tc.name, func(t *testing.T) {
 			short, long := tc.s, tc.s
-			short.Duration, long.Duration = short.Warmup+5*sim.Millisecond, short.Warmup+15*sim.Millisecond
-			short.Interval, long.Interval = short.Duration/10, long.Duration/10
+			short.Duration, long.Duration = short.Warmup+tc.span, short.Warmup+3*tc.span
+			// As many report intervals after the warm-up in each.
+			short.Interval, long.Interval = tc.span/5, 3*tc.span/5
 			runAllocs(t, short) // warm what is process-wide (plugin registries, pools)
 			a0, p0 := runAllocs(t, short)
 			a1, p1 := runAllocs(t, long)

@@ -155,9 +155,14 @@ func e5Host() Spec {
 
 // benchTCP is benchRun for TCP runs: host packets (tx_packets, cake's
 // split segments each one) and packets the path carried (segments and
-// ACKs, both ways) per wall second.
+// ACKs, both ways) per wall second, and per host packet: CPU ns, heap
+// allocations and bytes (the whole run's, set-up included).
 func benchTCP(b *testing.B, s Spec) {
 	var pkts, wire uint64
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
+	cpu0 := cpuTime()
+	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		rep, err := Run(s, nil)
 		if err != nil {
@@ -166,7 +171,14 @@ func benchTCP(b *testing.B, s Spec) {
 		pkts += rep.TxPackets
 		wire += rep.TCP.Path.Up.Delivered + rep.TCP.Path.Down.Delivered
 	}
-	b.ReportMetric(float64(pkts)/b.Elapsed().Seconds(), "simpkts/s")
+	b.StopTimer()
+	cpu := cpuTime() - cpu0
+	runtime.ReadMemStats(&m1)
+	p := float64(pkts)
+	b.ReportMetric(float64(cpu.Nanoseconds())/p, "cpu-ns/pkt")
+	b.ReportMetric(float64(m1.Mallocs-m0.Mallocs)/p, "allocs/pkt")
+	b.ReportMetric(float64(m1.TotalAlloc-m0.TotalAlloc)/p, "B/pkt")
+	b.ReportMetric(p/b.Elapsed().Seconds(), "simpkts/s")
 	b.ReportMetric(float64(wire)/b.Elapsed().Seconds(), "pathpkts/s")
 }
 

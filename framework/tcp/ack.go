@@ -34,8 +34,8 @@ func (tp *Sock) OnAck(a Ack) AckResult {
 
 	// tcp_sacktag_write_queue
 	var firstSackt, lastSackt sim.Time = -1, -1
-	if len(a.SACK) > 0 {
-		newly := tp.sacktag(a.SACK, &firstSackt, &lastSackt)
+	if a.NSACK > 0 {
+		newly := tp.sacktag(a.Blocks(), &firstSackt, &lastSackt)
 		if newly > 0 {
 			flag |= FlagDataSacked
 			res.NewlySacked = newly
@@ -72,7 +72,7 @@ func (tp *Sock) OnAck(a Ack) AckResult {
 		}
 		tp.boardOff += int(a.Seq - tp.SndUna)
 		tp.SndUna = a.Seq
-		if tp.boardOff > 1024 && tp.boardOff > len(tp.board)/2 {
+		if tp.boardOff >= 32 && tp.boardOff >= len(tp.board)/2 { // amortised O(1); the array stays within twice the flight
 			tp.board = append(tp.board[:0], tp.board[tp.boardOff:]...)
 			tp.boardOff = 0
 		}
@@ -141,7 +141,7 @@ func (tp *Sock) pruneTsorted() {
 	for tp.tsHead < len(tp.tsorted) && tp.tsorted[tp.tsHead].seq < tp.SndUna {
 		tp.tsHead++
 	}
-	if tp.tsHead > 4096 && tp.tsHead > len(tp.tsorted)/2 {
+	if tp.tsHead >= 32 && tp.tsHead >= len(tp.tsorted)/2 {
 		tp.tsorted = append(tp.tsorted[:0], tp.tsorted[tp.tsHead:]...)
 		tp.tsHead = 0
 	}

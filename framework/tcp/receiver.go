@@ -132,8 +132,8 @@ func (r *Receiver) insert(seq int64) {
 		r.ooo[i] = Range{seq, seq + 1}
 	}
 	cur := r.ooo[i]
-	out := make([]Range, 0, MaxSACKBlocks)
-	out = append(out, cur)
+	var tmp [MaxSACKBlocks]Range
+	out := append(tmp[:0], cur)
 	for _, b := range r.blocks {
 		if len(out) == MaxSACKBlocks {
 			break
@@ -142,7 +142,7 @@ func (r *Receiver) insert(seq int64) {
 			out = append(out, b)
 		}
 	}
-	r.blocks = out
+	r.blocks = append(r.blocks[:0], out...)
 	r.trimBlocks()
 }
 
@@ -168,7 +168,7 @@ func (r *Receiver) trimBlocks() {
 func (r *Receiver) makeAck(seq int64, ece bool) Ack {
 	a := Ack{Seq: seq, ECE: ece, TSecr: r.tsRecent}
 	if len(r.blocks) > 0 {
-		a.SACK = append([]Range(nil), r.blocks...)
+		a.NSACK = uint8(copy(a.SACK[:], r.blocks))
 	}
 	return a
 }

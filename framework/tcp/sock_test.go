@@ -17,7 +17,7 @@ func TestReceiverAcks(t *testing.T) {
 	if now, _ := r.OnSeg(seg(1)); !now {
 		t.Fatal("two full segments not acked at once")
 	}
-	if a := r.Ack(); a.Seq != 2 || len(a.SACK) != 0 {
+	if a := r.Ack(); a.Seq != 2 || len(a.Blocks()) != 0 {
 		t.Fatalf("ack %+v, want 2 and no SACK", a)
 	}
 	// A hole at 2: 3 and 4 are SACKed at once, each.
@@ -26,21 +26,21 @@ func TestReceiverAcks(t *testing.T) {
 		t.Fatal("out-of-order data not acked at once")
 	}
 	a := r.Ack()
-	if a.Seq != 2 || len(a.SACK) != 1 || a.SACK[0] != (Range{3, 5}) {
+	if a.Seq != 2 || len(a.Blocks()) != 1 || a.Blocks()[0] != (Range{3, 5}) {
 		t.Fatalf("ack %+v, want 2 SACK [3,5)", a)
 	}
 	// Another hole: the newest block first.
 	r.OnSeg(seg(7))
 	a = r.Ack()
-	if len(a.SACK) != 2 || a.SACK[0] != (Range{7, 8}) || a.SACK[1] != (Range{3, 5}) {
-		t.Fatalf("SACK %v, want [7,8) then [3,5)", a.SACK)
+	if len(a.Blocks()) != 2 || a.Blocks()[0] != (Range{7, 8}) || a.Blocks()[1] != (Range{3, 5}) {
+		t.Fatalf("SACK %v, want [7,8) then [3,5)", a.Blocks())
 	}
 	// Filling the first hole moves rcv_nxt past the block, acked at once.
 	if now, _ := r.OnSeg(seg(2)); !now {
 		t.Fatal("a filled hole is acked at once")
 	}
 	a = r.Ack()
-	if a.Seq != 5 || len(a.SACK) != 1 || a.SACK[0] != (Range{7, 8}) {
+	if a.Seq != 5 || len(a.Blocks()) != 1 || a.Blocks()[0] != (Range{7, 8}) {
 		t.Fatalf("ack %+v, want 5 SACK [7,8)", a)
 	}
 	// A duplicate is acked at once.

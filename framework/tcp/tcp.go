@@ -152,14 +152,20 @@ type Ack struct {
 	Flow int32
 	// Seq acknowledges every segment before it (the cumulative ACK).
 	Seq int64
-	// SACK holds up to MaxSACKBlocks received ranges above Seq, the
-	// most recently changed first (RFC 2018, tcp_sack_new_ofo_skb).
-	SACK []Range
-	ECE  bool
+	// SACK holds NSACK (up to MaxSACKBlocks) received ranges above
+	// Seq, the most recently changed first (RFC 2018,
+	// tcp_sack_new_ofo_skb): an array, so that an ACK is a plain value
+	// the path and the backlog carry without a heap object behind it.
+	SACK  [MaxSACKBlocks]Range
+	NSACK uint8
+	ECE   bool
 	// TSecr is the TSval (send time) of the segment that advanced
 	// rcv_nxt last (RFC 7323's ts_recent rule), for the RTT sample.
 	TSecr sim.Time
 }
+
+// Blocks are the ACK's SACK blocks.
+func (a *Ack) Blocks() []Range { return a.SACK[:a.NSACK] }
 
 // MaxSACKBlocks is the most SACK blocks an ACK with timestamps carries
 // (TCP_NUM_SACKS is 4; the timestamps option leaves room for 3).

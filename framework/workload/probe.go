@@ -6,6 +6,7 @@ import (
 	"github.com/txlab/txlab/framework/path"
 	"github.com/txlab/txlab/framework/sim"
 	"github.com/txlab/txlab/framework/skb"
+	"github.com/txlab/txlab/framework/tcp"
 )
 
 // Sizes of the probes' packets (L2, no FCS).
@@ -146,14 +147,34 @@ func (ps *ProbeSock) Release(*sim.CPU, *skb.SKB) {}
 // the far end answers at once, the answer comes down and is received
 // by the host.
 func (ps *ProbeSock) Transmitted(c *sim.CPU, s *skb.SKB) {
-	tr := ps.tr
-	seq, l := s.Cb.Seq, s.Len
 	ps.txCPU = c.ID
-	back := path.Pkt{Len: l, Keys: reverse(ps.keys), Hash: ps.hash, DSCP: ps.DSCP,
-		Deliver: func(uint8) { tr.toHost(reverse(ps.keys), ps.hash, ps.txCPU, func(c *sim.CPU) { ps.answer(c, seq) }) }}
-	tr.Path.Up.Send(c.Now(), path.Pkt{Len: l, Keys: ps.keys, Hash: ps.hash, DSCP: ps.DSCP,
-		Deliver: func(uint8) { tr.Path.Down.Send(tr.e.Now(), back) }})
+	ps.tr.Path.Up.Send(c.Now(), path.Pkt{Len: s.Len, Keys: ps.keys, Hash: ps.hash, DSCP: ps.DSCP,
+		To: (*probeFar)(ps), Seg: tcp.Seg{Seq: s.Cb.Seq}})
 }
+
+// probeFar is a probe at the far end, which answers at once.
+type probeFar ProbeSock
+
+// Arrive implements path.Arriver: the answer goes down the path.
+func (pf *probeFar) Arrive(p path.Pkt) {
+	ps := (*ProbeSock)(pf)
+	ps.tr.Path.Down.Send(ps.tr.e.Now(), path.Pkt{Len: p.Len, Keys: reverse(ps.keys), Hash: ps.hash, DSCP: ps.DSCP,
+		To: (*probeHost)(ps), Seg: p.Seg})
+}
+
+// probeHost is a probe's socket at the host's end of the path.
+type probeHost ProbeSock
+
+// Arrive implements path.Arriver: the answer goes up the local receive
+// path (veth's: on the CPU the request left from).
+func (ph *probeHost) Arrive(p path.Pkt) {
+	ps := (*ProbeSock)(ph)
+	tr := ps.tr
+	tr.net.DeliverTo(tr.dev, tr.e.Now(), reverse(ps.keys), tr.rxCPU(ps.hash, ps.txCPU), ph, p)
+}
+
+// RcvLocal implements netdev.LocalReceiver.
+func (ph *probeHost) RcvLocal(c *sim.CPU, p path.Pkt) { (*ProbeSock)(ph).answer(c, p.Seg.Seq) }
 
 // answer is the reply reaching the probe's socket in softirq on c.
 func (ps *ProbeSock) answer(c *sim.CPU, seq int64) {

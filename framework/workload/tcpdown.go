@@ -18,6 +18,7 @@ type downSock struct {
 	tr        *Traffic
 	slock     sim.SpinLock
 	delack    sim.HrTimer
+	delackFn  func(c *sim.CPU)
 	txq       int
 	wmemAlloc int64
 	Acks      uint64
@@ -67,10 +68,7 @@ func (o farOut) Transmit(tp *tcp.Sock, seq int64, segs int, _ sim.Time, cwr, ret
 			seg.ECN = tcp.ECT0
 		}
 		tr.Path.Down.Send(tr.e.Now(), path.Pkt{Len: tcp.FrameLen, Keys: reverse(f.keys), Hash: f.hash, DSCP: f.DSCP, ECN: seg.ECN,
-			Deliver: func(ecn uint8) {
-				seg.ECN = ecn
-				tr.toHost(reverse(f.keys), f.hash, -1, func(c *sim.CPU) { f.down.rcvData(c, seg) })
-			}})
+			To: f.host(), Seg: seg})
 	}
 	return true
 }
@@ -116,9 +114,10 @@ func (ds *downSock) rcvData(c *sim.CPU, seg tcp.Seg) {
 	if now {
 		ds.sendAck(c, ds.f.Rcv.Ack())
 	} else if _, ok := ds.delack.Queued(); !ok {
-		ds.delack.Start(c, c.Now()+tcp.DelackMin, func(c *sim.CPU) {
-			ds.tr.queueTasklet(c, tasklet{kind: tkDelack, down: ds})
-		})
+		if ds.delackFn == nil {
+			ds.delackFn = func(c *sim.CPU) { ds.tr.queueTasklet(c, tasklet{kind: tkDelack, down: ds}) }
+		}
+		ds.delack.Start(c, c.Now()+tcp.DelackMin, ds.delackFn)
 	}
 	ds.slock.Unlock(c)
 }
@@ -175,5 +174,5 @@ func (ds *downSock) Transmitted(c *sim.CPU, s *skb.SKB) {
 	f := ds.f
 	a := ds.acks[s.Handle]
 	ds.tr.Path.Up.Send(c.Now(), path.Pkt{Len: tcp.AckLen, Keys: f.keys, Hash: f.hash, DSCP: f.DSCP,
-		Deliver: func(uint8) { f.farRcvAck(a) }})
+		To: f.far(), Ack: a})
 }

@@ -29,6 +29,7 @@ type hostSock struct {
 	slock   sim.SpinLock  // sk_lock.slock
 	owned   bool          // sock_owned_by_user
 	backlog []tcp.Ack     // sk_backlog: ACKs that came while owned
+	spare   []tcp.Ack     // a processed backlog's array, for the next
 	wq      sim.WaitQueue // sk_sleep
 	nospace bool          // SOCK_NOSPACE: the writer waits for room
 
@@ -40,6 +41,7 @@ type hostSock struct {
 	throttled, queued, tsqDeferred bool // TSQF_THROTTLED, TSQF_QUEUED, TCP_TSQ_DEFERRED
 	rto                            sim.HrTimer
 	rtoDeferred                    bool // TCP_WRITE_TIMER_DEFERRED
+	rtoFn                          func(c *sim.CPU)
 
 	txq       int
 	fqChecked bool
@@ -139,13 +141,17 @@ func (hs *hostSock) releaseSock(t *sim.Task) {
 	c.LocalBhDisable()
 	hs.slock.Lock(c, hs.tr.site.release)
 	for len(hs.backlog) > 0 {
+		// Two arrays take turns: the one being processed, and the one
+		// ACKs that come meanwhile go to.
 		list := hs.backlog
-		hs.backlog = nil
+		hs.backlog, hs.spare = hs.spare[:0], nil
 		hs.slock.Unlock(c)
 		for _, a := range list {
 			c.Spend(hs.tr.costs.TCPRcv)
 			hs.ackLocked(c, a)
 		}
+		clear(list)
+		hs.spare = list[:0] // reused by the next backlog
 		hs.slock.Lock(c, hs.tr.site.release)
 	}
 	if hs.tsqDeferred {
@@ -303,7 +309,7 @@ func (hs *hostSock) Transmitted(c *sim.CPU, s *skb.SKB) {
 			seg.CWR = true
 		}
 		tr.Path.Up.Send(c.Now(), path.Pkt{Len: tcp.FrameLen, Keys: f.keys, Hash: f.hash, DSCP: f.DSCP, ECN: seg.ECN,
-			Deliver: func(ecn uint8) { seg.ECN = ecn; f.farRcv(seg) }})
+			To: f.far(), Seg: seg})
 	}
 }
 
@@ -321,12 +327,23 @@ func (f *TCPFlow) farRcv(seg tcp.Seg) {
 	if !f.delackArmed {
 		f.delackArmed = true
 		f.delackGen++
-		gen := f.delackGen
-		f.tr.e.At(f.tr.e.Now()+tcp.DelackMin, func() {
-			if f.delackGen == gen && f.Rcv.Pending() {
-				f.farSendAck(f.Rcv.Ack())
-			}
-		})
+		// The timeouts fire in the order they were armed (each
+		// DelackMin from now): each event takes its generation from
+		// the head of delackGens.
+		f.delackGens.Push(f.delackGen)
+		if f.delackFn == nil {
+			f.delackFn = f.farDelack
+		}
+		f.tr.e.At(f.tr.e.Now()+tcp.DelackMin, f.delackFn)
+	}
+}
+
+// farDelack is the far end's delayed-ACK timeout of the oldest arming:
+// the ACK goes if nothing was sent (or re-armed) since.
+func (f *TCPFlow) farDelack() {
+	gen := f.delackGens.Pop()
+	if f.delackGen == gen && f.Rcv.Pending() {
+		f.farSendAck(f.Rcv.Ack())
 	}
 }
 
@@ -337,7 +354,7 @@ func (f *TCPFlow) farSendAck(a tcp.Ack) {
 	a.Flow = int32(f.ID)
 	tr := f.tr
 	tr.Path.Down.Send(tr.e.Now(), path.Pkt{Len: tcp.AckLen, Keys: reverse(f.keys), Hash: f.hash, DSCP: f.DSCP,
-		Deliver: func(uint8) { tr.toHost(reverse(f.keys), f.hash, f.txCPU, func(c *sim.CPU) { f.up.rcvAck(c, a) }) }})
+		To: f.host(), Ack: a})
 }
 
 // rcvAck is tcp_v4_rcv for an ACK in softirq on c: processed at once, or
@@ -387,7 +404,10 @@ func (hs *hostSock) armRTO(c *sim.CPU) {
 	if exp, ok := hs.rto.Queued(); ok && exp <= at {
 		return
 	}
-	hs.rto.Start(c, at, func(c *sim.CPU) { hs.tr.queueTasklet(c, tasklet{kind: tkRTO, up: hs}) })
+	if hs.rtoFn == nil {
+		hs.rtoFn = func(c *sim.CPU) { hs.tr.queueTasklet(c, tasklet{kind: tkRTO, up: hs}) }
+	}
+	hs.rto.Start(c, at, hs.rtoFn)
 }
 
 // rtoTimer is tcp_write_timer: deferred to release_sock while owned.

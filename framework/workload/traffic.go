@@ -130,6 +130,7 @@ type Traffic struct {
 	priority, mark uint32
 
 	tasklets [][]tasklet // per CPU: TASKLET_SOFTIRQ work
+	spareTl  [][]tasklet // per CPU: a run list's array, for the next
 	site     struct{ lockSock, bhLockSock, release *sim.LockStat }
 	hashrnd  uint64
 }
@@ -171,6 +172,8 @@ type TCPFlow struct {
 	// the far end's delayed ACK (Up) and retransmission timer (Down)
 	delackGen, rtoGen uint64
 	delackArmed       bool
+	delackGens        sim.Fifo[uint64] // the pending timeouts' generations, oldest first
+	delackFn          func()
 	rtoArmedAt        sim.Time
 	txCPU             int // the CPU that completed the last data skb (veth: the peer's NAPI runs there)
 }
@@ -205,6 +208,7 @@ func StartTraffic(n *netdev.Net, dev *netdev.Device, spec Spec, w *Workload) (*T
 	tr := &Traffic{net: n, dev: dev, e: e, costs: e.Costs, Path: p, Start: spec.Start,
 		CC: spec.CC, ECN: spec.ECN, priority: spec.Priority, mark: spec.Mark, hashrnd: e.Rand("workload/tcp/hashrnd").Uint64()}
 	tr.tasklets = make([][]tasklet, len(e.CPUs))
+	tr.spareTl = make([][]tasklet, len(e.CPUs))
 	for _, c := range e.CPUs {
 		c.SetSoftirqHandler(sim.TaskletSoftirq, tr.runTasklets)
 	}
@@ -292,15 +296,14 @@ func reverse(k skb.FlowKeys) skb.FlowKeys {
 	return skb.FlowKeys{Src: k.Dst, Dst: k.Src, SrcPort: k.DstPort, DstPort: k.SrcPort, Proto: k.Proto}
 }
 
-// toHost delivers a packet of flow k (its keys as received) from the
-// down link to the host (engine context, at its arrival): the local
-// receive path runs fn in softirq on the CPU RSS gives (veth's: cpu, the
-// CPU the peer ran on; -1 for none known, then one by the flow's hash).
-func (tr *Traffic) toHost(k skb.FlowKeys, hash uint32, cpu int, fn func(c *sim.CPU)) {
+// rxCPU is the CPU a packet of a flow with this hash arriving from the
+// down link reaches the host on when the device has no RSS (veth): cpu,
+// the CPU the peer ran on, or for -1 (none known) one by the hash.
+func (tr *Traffic) rxCPU(hash uint32, cpu int) int {
 	if cpu < 0 {
 		cpu = int(uint64(hash) * uint64(len(tr.e.CPUs)) >> 32)
 	}
-	tr.net.Deliver(tr.dev, tr.e.Now(), k, cpu, fn)
+	return cpu
 }
 
 // queueTasklet is tasklet_schedule on c.
@@ -315,8 +318,10 @@ func (tr *Traffic) queueTasklet(c *sim.CPU, t tasklet) {
 // sockets TSQ queued here, and the TCP timers that expired here.
 func (tr *Traffic) runTasklets(c *sim.CPU) {
 	for len(tr.tasklets[c.ID]) > 0 {
+		// Two arrays take turns: the one being run, and the one
+		// tasklets scheduled meanwhile go to.
 		list := tr.tasklets[c.ID]
-		tr.tasklets[c.ID] = nil
+		tr.tasklets[c.ID], tr.spareTl[c.ID] = tr.spareTl[c.ID][:0], nil
 		for _, t := range list {
 			switch t.kind {
 			case tkTSQ:
@@ -327,7 +332,57 @@ func (tr *Traffic) runTasklets(c *sim.CPU) {
 				t.down.delackTimer(c)
 			}
 		}
+		clear(list)
+		tr.spareTl[c.ID] = list[:0]
 	}
+}
+
+// farEnd is a flow at the far end of the path: an upload's segments and
+// a download's ACKs arrive there.
+type farEnd TCPFlow
+
+func (f *TCPFlow) far() *farEnd { return (*farEnd)(f) }
+
+// Arrive implements path.Arriver.
+func (fe *farEnd) Arrive(p path.Pkt) {
+	f := (*TCPFlow)(fe)
+	if f.Dir == Up {
+		seg := p.Seg
+		seg.ECN = p.ECN
+		f.farRcv(seg)
+		return
+	}
+	f.farRcvAck(p.Ack)
+}
+
+// hostEnd is a flow at the host's end: an upload's ACKs and a download's
+// segments arrive from the path and go up the local receive path.
+type hostEnd TCPFlow
+
+func (f *TCPFlow) host() *hostEnd { return (*hostEnd)(f) }
+
+// Arrive implements path.Arriver: up the local receive path to RcvLocal
+// (veth: an upload's ACK on the CPU its last data left from).
+func (he *hostEnd) Arrive(p path.Pkt) {
+	f := (*TCPFlow)(he)
+	cpu := -1
+	if f.Dir == Up {
+		cpu = f.txCPU
+	}
+	tr := f.tr
+	tr.net.DeliverTo(tr.dev, tr.e.Now(), reverse(f.keys), tr.rxCPU(f.hash, cpu), he, p)
+}
+
+// RcvLocal implements netdev.LocalReceiver: tcp_v4_rcv on c.
+func (he *hostEnd) RcvLocal(c *sim.CPU, p path.Pkt) {
+	f := (*TCPFlow)(he)
+	if f.Dir == Up {
+		f.up.rcvAck(c, p.Ack)
+		return
+	}
+	seg := p.Seg
+	seg.ECN = p.ECN
+	f.down.rcvData(c, seg)
 }
 
 // Counters sums the flows' TCP counters.
