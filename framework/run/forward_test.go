@@ -149,3 +149,32 @@ func TestForwardThroughHTB(t *testing.T) {
 		t.Fatalf("1:10 forwarded %.1f Mbit/s (want 1000), drops %v, accounting %v %s", c.SentBps/1e6, rep.Drops, rep.AccountingOK, rep.AccountingError)
 	}
 }
+
+// --lock-cpus holds for a forwarding DUT too: the lock table is what the
+// listed CPUs saw. The RX CPUs (the queues' IRQ CPUs, 0-3) take the root
+// lock; CPU 7 forwards nothing and so records no acquisition.
+func TestForwardLockCPUs(t *testing.T) {
+	acquired := func(cpus string) uint64 {
+		s := fwd("6.18", "cake besteffort", 21e6)
+		s.LockCPUs = cpus
+		rep := mustRun(t, s)
+		if rep.LockCPUs != cpus {
+			t.Fatalf("lock_cpus %q in the report, want %q", rep.LockCPUs, cpus)
+		}
+		var n uint64
+		for _, l := range rep.Locks {
+			n += l.Acquired
+		}
+		return n
+	}
+	all, rx, idle := acquired(""), acquired("0-3"), acquired("7")
+	if all == 0 || rx == 0 {
+		t.Fatalf("acquisitions: every CPU %d, CPUs 0-3 %d: want some", all, rx)
+	}
+	if idle != 0 {
+		t.Errorf("CPU 7 forwards nothing but recorded %d acquisitions: --lock-cpus ignored", idle)
+	}
+	if rx > all {
+		t.Errorf("CPUs 0-3 recorded %d acquisitions, more than every CPU's %d", rx, all)
+	}
+}

@@ -448,6 +448,9 @@ func setup(spec *Spec) (*host, error) {
 		if h.wl, err = workload.StartForward(h.net, h.rxDev, h.dev, spec.Workload); err != nil {
 			return fail(err)
 		}
+		if err := setLockCPUs(h, spec); err != nil {
+			return fail(err)
+		}
 		return h, nil
 	}
 	if spec.Workload.Kind == workload.UDPRate {
@@ -478,6 +481,12 @@ func startSenders(h *host, spec *Spec, wspec workload.Spec) error {
 	if err := startAlso(h, spec); err != nil {
 		return err
 	}
+	return setLockCPUs(h, spec)
+}
+
+// setLockCPUs records lock contention on --lock-cpus only, as perf lock
+// record -C does; forwarding and local senders alike.
+func setLockCPUs(h *host, spec *Spec) error {
 	cpus, err := spec.lockCPUs(h.topo)
 	if err != nil {
 		return err
