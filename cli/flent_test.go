@@ -164,4 +164,25 @@ func TestFlentTCPNup(t *testing.T) {
 	if want := sum / float64(n); want == 0 || got < want-0.01 || got > want+0.01 {
 		t.Errorf("flent's mean TCP upload sum %v Mbit/s, the report's %v", got, want)
 	}
+	// "Ping (ms) ICMP": flent's mean is the ping probe's series_ms's.
+	m = regexp.MustCompile(`Ping \(ms\) ICMP\s*:\s*([0-9.]+)\s`).FindSubmatch(o)
+	if m == nil || r.Latency == nil {
+		t.Fatalf("no Ping (ms) ICMP in:\n%s", o)
+	}
+	got, _ = strconv.ParseFloat(string(m[1]), 64)
+	sum, n = 0, 0
+	for _, p := range r.Latency.Probes {
+		if p.Kind == "ping" {
+			for _, v := range p.Series {
+				if v != nil {
+					sum += *v
+					n++
+				}
+			}
+			break
+		}
+	}
+	if want := sum / float64(n); n == 0 || got < want-0.01 || got > want+0.01 {
+		t.Errorf("flent's mean Ping (ms) ICMP %v ms, the report's %v", got, want)
+	}
 }

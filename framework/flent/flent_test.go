@@ -163,6 +163,11 @@ func TestTCPNup(t *testing.T) {
 		{ID: 1, Dir: "down", SeriesBps: []float64{1e6, 1e6}},
 		{ID: 2, Dir: "up", SeriesBps: []float64{10e6, 10e6}},
 	}}
+	ms := func(v float64) *float64 { return &v }
+	r.Latency = &report.Latency{Probes: []report.ProbeLatency{
+		{Kind: "udp_rr", Series: []*float64{ms(9), ms(9), ms(9)}},
+		{Kind: "ping", Series: []*float64{nil, ms(2.5), ms(4)}},
+	}}
 	if p := test.Params(r); p["upload_streams"] != "2" {
 		t.Errorf("params %v", p)
 	}
@@ -172,13 +177,14 @@ func TestTCPNup(t *testing.T) {
 		got[s.Name] = s.Values
 		names = append(names, s.Name)
 	}
-	if strings.Join(names, "|") != "TCP upload::1|TCP upload::2|TCP upload sum|TCP upload avg|TCP upload fairness" {
+	if strings.Join(names, "|") != "TCP upload::1|TCP upload::2|TCP upload sum|TCP upload avg|TCP upload fairness|Ping (ms) ICMP" {
 		t.Errorf("series %v", names)
 	}
 	for name, want := range map[string][]float64{
 		"TCP upload::1": {math.NaN(), 10, 30}, "TCP upload::2": {math.NaN(), 10, 10},
 		"TCP upload sum": {math.NaN(), 20, 40}, "TCP upload avg": {math.NaN(), 10, 20},
 		"TCP upload fairness": {math.NaN(), 1, 1600.0 / (2 * 1000)},
+		"Ping (ms) ICMP":      {math.NaN(), 2.5, 4},
 	} {
 		for i, w := range want {
 			g := got[name][i]

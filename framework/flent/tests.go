@@ -36,26 +36,56 @@ type Test struct {
 //
 // udp_flood (flent/tests/udp_flood.conf: "UDP flood w/ping") is the
 // UDP test: its data set "UDP upload" (Mbits/s, an iperf UDP sender)
-// is what the host puts on the wire; "Ping (ms) ICMP" is left out
-// (these runs have no ping; flent draws what is there).
+// is what the host puts on the wire; "Ping (ms) ICMP" is the ping
+// probe's RTT series where the run has one (flent draws what is there).
 var Tests = []Test{
 	{Name: "udp_flood", Kinds: []string{workload.UDPStream, workload.UDPRate, workload.Forward},
 		Series: func(r *report.Report) []Series {
-			return []Series{{Name: "UDP upload", Units: "Mbits/s", Runner: "IperfCsvRunner", Values: txMbits(r)}}
+			return append([]Series{{Name: "UDP upload", Units: "Mbits/s", Runner: "IperfCsvRunner", Values: txMbits(r)}}, pingSeries(r)...)
 		}},
 	// tcp_nup and tcp_ndown (flent/tests/tcp_nup.conf, tcp_ndown.conf):
 	// one netperf TCP_STREAM (TCP_MAERTS) per flow, "TCP upload::N"
 	// from 1, with the sum, average and Jain's fairness over them;
-	// "Ping (ms) ICMP" is left out (the report keeps the probes' RTT
-	// percentiles, not a series).
+	// "Ping (ms) ICMP" as udp_flood's.
 	{Name: "tcp_nup", Kinds: []string{workload.TCPStream}, Why: "uploads only (--down 0)",
 		Fits:   func(w workload.Spec) bool { return w.Down == 0 && w.Flows > 0 },
 		Params: func(r *report.Report) map[string]string { return streams(r, "upload_streams", workload.Up) },
-		Series: func(r *report.Report) []Series { return tcpSeries(r, workload.Up, "TCP upload") }},
+		Series: func(r *report.Report) []Series {
+			return append(tcpSeries(r, workload.Up, "TCP upload"), pingSeries(r)...)
+		}},
 	{Name: "tcp_ndown", Kinds: []string{workload.TCPStream}, Why: "downloads only (--flows 0 --down N)",
 		Fits:   func(w workload.Spec) bool { return w.Down > 0 && w.Flows == 0 },
 		Params: func(r *report.Report) map[string]string { return streams(r, "download_streams", workload.Down) },
-		Series: func(r *report.Report) []Series { return tcpSeries(r, workload.Down, "TCP download") }},
+		Series: func(r *report.Report) []Series {
+			return append(tcpSeries(r, workload.Down, "TCP download"), pingSeries(r)...)
+		}},
+}
+
+// pingSeries is flent's "Ping (ms) ICMP" (its ping runner: an RTT per
+// step) from the report's first ping probe, the mean RTT of the requests
+// sent in each interval; none without a ping probe.
+func pingSeries(r *report.Report) []Series {
+	if r.Latency == nil {
+		return nil
+	}
+	for _, p := range r.Latency.Probes {
+		if p.Kind == workload.ProbePing && len(p.Series) == len(r.Series) {
+			return []Series{{Name: "Ping (ms) ICMP", Units: "ms", Runner: "PingRunner", Values: msValues(p.Series)}}
+		}
+	}
+	return nil
+}
+
+// msValues are a report series' values, NaN (null) for a missing one.
+func msValues(s []*float64) []float64 {
+	out := make([]float64, len(s))
+	for i, v := range s {
+		out[i] = math.NaN()
+		if v != nil {
+			out[i] = *v
+		}
+	}
+	return out
 }
 
 // streams is a TEST_PARAMETERS map with the count of dir's flows.

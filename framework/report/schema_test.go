@@ -72,7 +72,11 @@ func (g *schemaGen) of(t reflect.Type) map[string]any {
 	case reflect.Float64:
 		return map[string]any{"type": "number"}
 	case reflect.Slice:
-		return map[string]any{"type": "array", "items": g.of(t.Elem())}
+		items := g.of(t.Elem())
+		if typ, ok := items["type"].(string); ok && t.Elem().Kind() == reflect.Pointer {
+			items["type"] = []string{typ, "null"} // a nil element is null
+		}
+		return map[string]any{"type": "array", "items": items}
 	case reflect.Map:
 		return map[string]any{"type": "object", "additionalProperties": g.of(t.Elem())}
 	case reflect.Struct:

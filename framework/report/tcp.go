@@ -45,6 +45,10 @@ type ProbeLatency struct {
 	Idle       Percentiles `json:"idle_rtt_ms"`
 	Loaded     Percentiles `json:"loaded_rtt_ms"`
 	Lost       uint64      `json:"lost"` // udp_rr requests given up (no answer within 1 s)
+	// Series is the RTT over time, as flent's ping series plot it: per
+	// report interval (Report.Series), the mean RTT in ms of the
+	// requests sent within it, nil where none was answered.
+	Series []*float64 `json:"series_ms,omitempty"`
 }
 
 // TCP is a tcp_stream run's connections: goodput (unique payload bytes

@@ -6,6 +6,7 @@ import (
 
 	"github.com/txlab/txlab/framework/report"
 	"github.com/txlab/txlab/framework/sim"
+	"github.com/txlab/txlab/framework/workload"
 )
 
 // The report's RTT distribution: every sample (sorted) up to
@@ -48,5 +49,29 @@ func TestPercentilesCDF(t *testing.T) {
 		if p.P99 != p.CDF[int(0.99*float64(k))-1] && n%k == 0 {
 			t.Errorf("%d samples: p99 %v not on the CDF", n, p.P99)
 		}
+	}
+}
+
+// The RTT series: per interval the mean RTT of the requests sent within
+// it, whatever order the answers came in; nil where none was sent.
+func TestLatencySeries(t *testing.T) {
+	ivs := []report.Interval{{StartNs: 0, EndNs: 10}, {StartNs: 10, EndNs: 20}, {StartNs: 20, EndNs: 30}}
+	ms := sim.Millisecond
+	samples := []workload.Sample{{At: 12, RTT: 3 * ms}, {At: 0, RTT: 2 * ms}, {At: 19, RTT: 5 * ms}, {At: 30, RTT: 9 * ms}, {At: 9, RTT: 4 * ms}}
+	got := rttSeries(samples, ivs)
+	want := []float64{3, 4, -1}
+	if len(got) != len(want) {
+		t.Fatalf("rttSeries: %d values, want %d", len(got), len(want))
+	}
+	for i, w := range want {
+		switch {
+		case w < 0 && got[i] != nil:
+			t.Errorf("[%d] = %v, want nil", i, *got[i])
+		case w >= 0 && (got[i] == nil || *got[i] != w):
+			t.Errorf("[%d] = %v, want %v", i, got[i], w)
+		}
+	}
+	if rttSeries(samples, nil) != nil {
+		t.Error("a series without intervals")
 	}
 }

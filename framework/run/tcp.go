@@ -171,6 +171,32 @@ func percentiles(rtts []sim.Time) report.Percentiles {
 	return p
 }
 
+// rttSeries is the mean RTT in ms of the samples sent within each of
+// the report's intervals, nil where none was (nil without intervals).
+// Samples are in the order the answers came, not always the order sent.
+func rttSeries(samples []workload.Sample, ivs []report.Interval) []*float64 {
+	if len(ivs) == 0 {
+		return nil
+	}
+	sum := make([]sim.Time, len(ivs))
+	n := make([]int, len(ivs))
+	for _, s := range samples {
+		i := sort.Search(len(ivs), func(i int) bool { return ivs[i].EndNs > int64(s.At) })
+		if i < len(ivs) && int64(s.At) >= ivs[i].StartNs {
+			sum[i] += s.RTT
+			n[i]++
+		}
+	}
+	out := make([]*float64, len(ivs))
+	for i := range out {
+		if n[i] > 0 {
+			m := float64(sum[i]) / float64(n[i]) / float64(sim.Millisecond)
+			out[i] = &m
+		}
+	}
+	return out
+}
+
 // fillTCP writes the flows, goodput, fairness, path and latency
 // sections of a tcp_stream run: goodput and RTTs over the window
 // (warmup to the end); idle RTTs from probes sent before the flows
@@ -267,7 +293,7 @@ func fillTCP(rep *report.Report, ts *tcpSeries, spec Spec, windowStart, end sim.
 		}
 		idle, loaded = append(idle, pi...), append(loaded, pl...)
 		lat.Probes = append(lat.Probes, report.ProbeLatency{ID: p.ID, Kind: p.Kind, DSCP: p.DSCP, IntervalNs: int64(p.Interval),
-			Idle: percentiles(pi), Loaded: percentiles(pl), Lost: p.Lost})
+			Idle: percentiles(pi), Loaded: percentiles(pl), Lost: p.Lost, Series: rttSeries(p.Samples, rep.Series)})
 	}
 	lat.Idle, lat.Loaded = percentiles(idle), percentiles(loaded)
 	rep.Latency = lat
