@@ -186,3 +186,89 @@ func TestFlentTCPNup(t *testing.T) {
 		t.Errorf("flent's mean Ping (ms) ICMP %v ms, the report's %v", got, want)
 	}
 }
+
+// A run of scripts/rrul.tengo as flent's rrul: flent draws its totals
+// and ping plots, and its summary's "TCP totals" is the mean over the
+// window of every flow's goodput, its ICMP and UDP pings the probes'.
+func TestFlentRRUL(t *testing.T) {
+	if _, err := exec.LookPath("flent"); err != nil {
+		t.Skip("flent is not installed (apt-get install flent)")
+	}
+	dir := t.TempDir()
+	file, jsonOut := filepath.Join(dir, "rrul.flent.gz"), filepath.Join(dir, "r.json")
+	out, err := txlab(t, "run", "rrul", "--quick", "--no-progress", "--flent", file, "--format", "json", "-o", jsonOut)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if !strings.Contains(out, "test rrul") {
+		t.Errorf("output names no rrul test:\n%s", out)
+	}
+	b, err := os.ReadFile(jsonOut)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r report.Report
+	if err := json.Unmarshal(b, &r); err != nil || r.TCP == nil || r.Latency == nil {
+		t.Fatalf("report: %v", err)
+	}
+	flent := func(args ...string) []byte {
+		t.Helper()
+		cmd := exec.Command("flent", args...)
+		cmd.Env = append(os.Environ(), "HOME="+dir, "MPLCONFIGDIR="+dir)
+		o, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("flent %s: %v\n%s", strings.Join(args, " "), err, o)
+		}
+		return o
+	}
+	for _, plot := range []string{"totals", "ping", "all_scaled"} {
+		png := filepath.Join(dir, plot+".png")
+		flent("-i", file, "-p", plot, "-o", png)
+		if st, err := os.Stat(png); err != nil || st.Size() < 1000 {
+			t.Fatalf("%s: %v", png, err)
+		}
+	}
+	o := flent("-i", file, "-f", "summary")
+	mean := func(name string) float64 {
+		m := regexp.MustCompile(regexp.QuoteMeta(name) + `\s*:\s*([0-9.]+)\s`).FindSubmatch(o)
+		if m == nil {
+			t.Fatalf("no %s in:\n%s", name, o)
+		}
+		v, _ := strconv.ParseFloat(string(m[1]), 64)
+		return v
+	}
+	near := func(name string, got, want float64) {
+		if want == 0 || got < want-0.01 || got > want+0.01 {
+			t.Errorf("flent's mean %s %v, the report's %v", name, got, want)
+		}
+	}
+	n := min(len(r.Series), len(r.TCP.Flows[0].SeriesBps))
+	sum := 0.0
+	for _, f := range r.TCP.Flows {
+		for _, v := range f.SeriesBps[len(f.SeriesBps)-n:] {
+			sum += v / 1e6
+		}
+	}
+	near("TCP totals", mean("TCP totals"), sum/float64(n))
+	for _, c := range []struct {
+		name, kind string
+		dscp       uint8
+	}{{"Ping (ms) ICMP", "ping", 0}, {"Ping (ms) UDP BE", "udp_rr", 0}, {"Ping (ms) UDP BK", "udp_rr", 8}, {"Ping (ms) UDP EF", "udp_rr", 46}} {
+		s, k := 0.0, 0
+		for _, p := range r.Latency.Probes {
+			if p.Kind == c.kind && p.DSCP == c.dscp {
+				for _, v := range p.Series {
+					if v != nil {
+						s += *v
+						k++
+					}
+				}
+				break
+			}
+		}
+		if k == 0 {
+			t.Fatalf("no %s probe marked %d in the report", c.kind, c.dscp)
+		}
+		near(c.name, mean(c.name), s/float64(k))
+	}
+}

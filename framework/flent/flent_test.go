@@ -127,8 +127,8 @@ func TestNullValues(t *testing.T) {
 }
 
 func TestErrors(t *testing.T) {
-	if _, err := For(workload.Spec{Kind: "tcp_stream", Flows: 4, Down: 4}); err == nil || err.Error() != "no flent test describes these tcp_stream senders (flent's tests are written for: forward (udp_flood), tcp_stream downloads only (--flows 0 --down N) (tcp_ndown), tcp_stream uploads only (--down 0) (tcp_nup), udp_rate (udp_flood), udp_stream (udp_flood))" {
-		t.Errorf("For(up and down): %v", err)
+	if _, err := For(workload.Spec{Kind: "tcp_stream", Flows: 4, Down: 4, Marks: []uint8{0, 10}}); err == nil || err.Error() != "no flent test describes these tcp_stream senders (flent's tests are written for: forward (udp_flood), tcp_stream downloads only (--flows 0 --down N) (tcp_ndown), tcp_stream uploads and downloads (--down N) marked among 0, 8, 40, 46 (rrul), tcp_stream uploads only (--down 0) (tcp_nup), udp_rate (udp_flood), udp_stream (udp_flood))" {
+		t.Errorf("For(up and down, AF11): %v", err)
 	}
 	for _, c := range []struct {
 		f    File
@@ -192,5 +192,55 @@ func TestTCPNup(t *testing.T) {
 				t.Errorf("%s[%d] = %v, want %v", name, i, g, w)
 			}
 		}
+	}
+}
+
+// rrul's data sets: per mark and direction the goodput of that mark's
+// flows (summed), avg and sum each way, the totals, a UDP ping per
+// udp_rr probe of an rrul mark, ICMP, and the pings' average.
+func TestRRUL(t *testing.T) {
+	test, err := For(workload.Spec{Kind: "tcp_stream", Flows: 2, Down: 1, Marks: []uint8{0, 46}})
+	if err != nil || test.Name != "rrul" {
+		t.Fatalf("For(rrul): %v %v", test, err)
+	}
+	r := testReport()
+	r.TCP = &report.TCP{Flows: []report.Flow{
+		{ID: 0, Dir: "up", DSCP: 0, SeriesBps: []float64{10e6, 30e6}},
+		{ID: 1, Dir: "up", DSCP: 46, SeriesBps: []float64{2e6, 4e6}},
+		{ID: 2, Dir: "up", DSCP: 0, SeriesBps: []float64{1e6, 1e6}},
+		{ID: 3, Dir: "down", DSCP: 8, SeriesBps: []float64{5e6, 6e6}},
+	}}
+	ms := func(v float64) *float64 { return &v }
+	r.Latency = &report.Latency{Probes: []report.ProbeLatency{
+		{Kind: "udp_rr", DSCP: 0, Series: []*float64{ms(1), ms(2), nil}},
+		{Kind: "udp_rr", DSCP: 10, Series: []*float64{ms(50), ms(50), ms(50)}},
+		{Kind: "ping", Series: []*float64{nil, ms(4), ms(6)}},
+	}}
+	got := map[string][]float64{}
+	var names []string
+	for _, s := range test.Series(r) {
+		got[s.Name] = s.Values
+		names = append(names, s.Name)
+	}
+	if want := "TCP upload BE|TCP upload EF|TCP upload avg|TCP upload sum|TCP download BK|TCP download avg|TCP download sum|TCP totals|Ping (ms) UDP BE|Ping (ms) ICMP|Ping (ms) avg"; strings.Join(names, "|") != want {
+		t.Errorf("series %v\nwant %v", strings.Join(names, "|"), want)
+	}
+	nan := math.NaN()
+	for name, want := range map[string][]float64{
+		"TCP upload BE": {nan, 11, 31}, "TCP upload EF": {nan, 2, 4},
+		"TCP upload avg": {nan, 6.5, 17.5}, "TCP upload sum": {nan, 13, 35},
+		"TCP download BK": {nan, 5, 6}, "TCP download avg": {nan, 5, 6}, "TCP download sum": {nan, 5, 6},
+		"TCP totals":       {nan, 18, 41},
+		"Ping (ms) UDP BE": {1, 2, nan}, "Ping (ms) ICMP": {nan, 4, 6}, "Ping (ms) avg": {1, 3, 6},
+	} {
+		for i, w := range want {
+			g := got[name][i]
+			if math.IsNaN(w) != math.IsNaN(g) || (!math.IsNaN(w) && math.Abs(g-w) > 1e-9) {
+				t.Errorf("%s[%d] = %v, want %v", name, i, g, w)
+			}
+		}
+	}
+	if p := test.Params; p != nil {
+		t.Errorf("rrul has test parameters")
 	}
 }

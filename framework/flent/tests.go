@@ -59,6 +59,134 @@ var Tests = []Test{
 		Series: func(r *report.Report) []Series {
 			return append(tcpSeries(r, workload.Down, "TCP download"), pingSeries(r)...)
 		}},
+	// rrul (flent/tests/rrul.conf, "Realtime Response Under Load"): one
+	// TCP_STREAM and one TCP_MAERTS per diffserv mark, "TCP upload BE"
+	// ... (the goodput of the flows of that mark, summed), their average
+	// and sum each way, "TCP totals" over both; "Ping (ms) UDP EF/BK/BE"
+	// from the UDP_RR probes of those marks, "Ping (ms) ICMP" from ping,
+	// "Ping (ms) avg" over the pings.
+	{Name: "rrul", Kinds: []string{workload.TCPStream}, Why: "uploads and downloads (--down N) marked among 0, 8, 40, 46",
+		Fits:   rrulFits,
+		Series: rrulSeries},
+}
+
+// rrulMarks are rrul's diffserv marks (netperf -Y CS0, CS1, CS5, EF) and
+// the names its data sets give them, in its order.
+var rrulMarks = []struct {
+	DSCP uint8
+	Name string
+}{{0, "BE"}, {8, "BK"}, {40, "CS5"}, {46, "EF"}}
+
+func rrulName(dscp uint8) string {
+	for _, m := range rrulMarks {
+		if m.DSCP == dscp {
+			return m.Name
+		}
+	}
+	return ""
+}
+
+func rrulFits(w workload.Spec) bool {
+	if w.Flows == 0 || w.Down == 0 {
+		return false
+	}
+	for _, m := range w.Marks {
+		if rrulName(m) == "" {
+			return false
+		}
+	}
+	return true
+}
+
+// rrulSeries are rrul's data sets, in the order of its DATA_SETS.
+func rrulSeries(r *report.Report) []Series {
+	n := len(r.Series)
+	var out, all []Series
+	for _, d := range []struct{ dir, name string }{{workload.Up, "TCP upload"}, {workload.Down, "TCP download"}} {
+		var marks []Series
+		for _, m := range rrulMarks {
+			var v []float64
+			if r.TCP != nil {
+				for _, f := range r.TCP.Flows {
+					if f.Dir != d.dir || f.DSCP != m.DSCP {
+						continue
+					}
+					fv := flowValues(f, n)
+					if v == nil {
+						v = fv
+						continue
+					}
+					for i := range v {
+						v[i] += fv[i] // NaN stays NaN: the flows share the window
+					}
+				}
+			}
+			if v != nil {
+				marks = append(marks, Series{Name: d.name + " " + m.Name, Units: "Mbits/s", Runner: "NetperfDemoRunner", Values: v})
+			}
+		}
+		sum, avg := combine(marks, n)
+		out = append(out, marks...)
+		out = append(out, Series{Name: d.name + " avg", Units: "Mbits/s", Runner: "AverageRunner", Values: avg},
+			Series{Name: d.name + " sum", Units: "Mbits/s", Runner: "SumRunner", Values: sum})
+		all = append(all, marks...)
+	}
+	total, _ := combine(all, n)
+	out = append(out, Series{Name: "TCP totals", Units: "Mbits/s", Runner: "SumRunner", Values: total})
+	var pings []Series
+	if r.Latency != nil {
+		for _, m := range []string{"EF", "BK", "BE"} {
+			for _, p := range r.Latency.Probes {
+				if p.Kind == workload.ProbeUDPRR && rrulName(p.DSCP) == m && len(p.Series) == n {
+					pings = append(pings, Series{Name: "Ping (ms) UDP " + m, Units: "ms", Runner: "NetperfDemoRunner", Values: msValues(p.Series)})
+					break
+				}
+			}
+		}
+	}
+	pings = append(pings, pingSeries(r)...)
+	if len(pings) > 0 {
+		_, avg := combine(pings, n)
+		pings = append(pings, Series{Name: "Ping (ms) avg", Units: "ms", Runner: "AverageRunner", Values: avg})
+	}
+	return append(out, pings...)
+}
+
+// combine is the sum and mean per interval of the series' values there
+// (NaN where none has one).
+func combine(ss []Series, n int) (sum, avg []float64) {
+	sum, avg = make([]float64, n), make([]float64, n)
+	for i := 0; i < n; i++ {
+		s, k := 0.0, 0
+		for _, x := range ss {
+			if v := x.Values[i]; !math.IsNaN(v) {
+				s += v
+				k++
+			}
+		}
+		if k == 0 {
+			sum[i], avg[i] = math.NaN(), math.NaN()
+			continue
+		}
+		sum[i], avg[i] = s, s/float64(k)
+	}
+	return sum, avg
+}
+
+// flowValues are a flow's Mbit/s per report interval: its series covers
+// the window, the report's last intervals; the warmup's are NaN.
+func flowValues(f report.Flow, n int) []float64 {
+	v := make([]float64, n)
+	for i := range v {
+		v[i] = math.NaN()
+	}
+	off := n - len(f.SeriesBps)
+	for k, b := range f.SeriesBps {
+		if off+k >= 0 {
+			v[off+k] = b / 1e6
+		}
+	}
+	return v
 }
 
 // pingSeries is flent's "Ping (ms) ICMP" (its ping runner: an RTT per
@@ -113,17 +241,7 @@ func tcpSeries(r *report.Report, dir, name string) []Series {
 			if f.Dir != dir {
 				continue
 			}
-			v := make([]float64, n)
-			for i := range v {
-				v[i] = math.NaN()
-			}
-			off := n - len(f.SeriesBps)
-			for k, b := range f.SeriesBps {
-				if off+k >= 0 {
-					v[off+k] = b / 1e6
-				}
-			}
-			flows = append(flows, Series{Name: fmt.Sprintf("%s::%d", name, len(flows)+1), Units: "Mbits/s", Runner: "NetperfDemoRunner", Values: v})
+			flows = append(flows, Series{Name: fmt.Sprintf("%s::%d", name, len(flows)+1), Units: "Mbits/s", Runner: "NetperfDemoRunner", Values: flowValues(f, n)})
 		}
 	}
 	sum, avg, fair := make([]float64, n), make([]float64, n), make([]float64, n)
