@@ -1,44 +1,13 @@
 package tbf
 
 import (
-	"strings"
 	"testing"
 
-	"github.com/txlab/txlab/framework/qdisc"
-	"github.com/txlab/txlab/framework/qdisc/qdisctest"
-	"github.com/txlab/txlab/framework/sim"
-	"github.com/txlab/txlab/framework/skb"
+	"github.com/txlab/txlab/framework/qdisc/qdiscfuzz"
 )
 
 // Any words: a clear error, or a qdisc that takes packets, dumps, gives
 // them back and resets to empty, without a panic.
-var kinds = []string{"tbf"}
-
 func FuzzOptions(f *testing.F) {
-	for _, s := range []string{"rate 1mbit burst 10kb latency 50ms peakrate 2mbit mtu 1514 mpu 64 overhead 20 linklayer atm", "rate 8bit burst 1 limit 1", "rate 100gbit burst 1/8 limit 0"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, args string) {
-		for _, kind := range kinds {
-			q, _ := qdisc.New(kind)
-			ctx := qdisctest.NewCtx(1)
-			if _, err := ctx.Init(q, qdisctest.DefaultSetup(), strings.Fields(args)); err != nil {
-				continue
-			}
-			for i := range 50 {
-				ecn := uint8(i % 4)
-				p := skb.Packet{Handle: skb.Handle(i + 1), Len: uint32(40 + i*61), TrueSize: 2048, ECN: ecn, Hash: uint32(i) * 2654435761, GSOSegs: 1}
-				q.Enqueue(ctx, []skb.Packet{p}, make([]qdisc.Code, 1))
-				ctx.Dups = ctx.Dups[:0] // the clones are the suite's business
-				ctx.T += sim.Millisecond
-			}
-			q.Dump()
-			q.Stats()
-			q.Dequeue(ctx, qdisc.DequeueReq{Max: 64, Bytes: 1 << 40}, nil)
-			q.(qdisc.Resetter).Reset(ctx)
-			if st := q.Stats(); st.Qlen != 0 || st.Backlog != 0 {
-				t.Fatalf("%s %q: after reset %+v", kind, args, st)
-			}
-		}
-	})
+	qdiscfuzz.FuzzOptions(f, []string{"tbf"}, "rate 1mbit burst 10kb latency 50ms peakrate 2mbit mtu 1514 mpu 64 overhead 20 linklayer atm", "rate 8bit burst 1 limit 1", "rate 100gbit burst 1/8 limit 0")
 }
