@@ -1,6 +1,9 @@
 package sim
 
-import "testing"
+import (
+	"iter"
+	"testing"
+)
 
 // pingPong runs two tasks that wake each other b.N times each, as perf
 // bench sched pipe does, and reports wall ns per wake-up (a block, a
@@ -62,4 +65,92 @@ func BenchmarkWakeUpPinned(b *testing.B) {
 // wake-up through wake_affine and select_idle_sibling over a 240-CPU LLC.
 func BenchmarkWakeUpUnpinned480(b *testing.B) {
 	pingPong(b, Topology{Sockets: 2, CoresPerSocket: 120, ThreadsPerCore: 2}, false)
+}
+
+// syncRing runs a pinned task on every CPU that spends a pseudo-random
+// few hundred ns and then Syncs, for ever: nearly every Sync parks
+// behind another CPU's resume, the event mix of a busy host. It reports
+// wall and CPU ns per engine event (a park, the heap, two coroutine
+// switches); CPU ns move less on a shared machine.
+func syncRing(b *testing.B, topo Topology) {
+	e, err := NewEngine(topo, DefaultCosts(), 1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer e.Close()
+	for i := range e.CPUs {
+		r := e.Rand(string(rune('a' + i%26)))
+		e.CPUs[i].Start(0, func(c *CPU) {
+			for {
+				c.Spend(200 + r.Int64N(400))
+				c.Sync()
+			}
+		})
+	}
+	b.ResetTimer()
+	cpu0 := cpuTime()
+	var end Time
+	for e.Events() < uint64(b.N) {
+		end += 100 * Microsecond
+		if err := e.Run(end); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	cpu := cpuTime() - cpu0
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(e.Events()), "ns/event")
+	b.ReportMetric(float64(cpu.Nanoseconds())/float64(e.Events()), "cpu-ns/event")
+}
+
+// BenchmarkSyncRing8 is syncRing on 8 CPUs (the small host).
+func BenchmarkSyncRing8(b *testing.B) {
+	syncRing(b, Topology{Sockets: 1, CoresPerSocket: 8, ThreadsPerCore: 1})
+}
+
+// BenchmarkSyncRing480 is syncRing on E1's 480 CPUs.
+func BenchmarkSyncRing480(b *testing.B) {
+	syncRing(b, Topology{Sockets: 2, CoresPerSocket: 120, ThreadsPerCore: 2})
+}
+
+// heapSteady keeps n events in the heap and replaces the earliest with
+// one a little later, as a host's CPUs do: one pop and one push per op.
+func heapSteady(b *testing.B, n int) {
+	r := NewStreams(1).Stream("heap")
+	var h eventHeap
+	var seq uint64
+	for i := 0; i < n; i++ {
+		seq++
+		h.push(event{at: Time(r.Int64N(1000)), seq: seq})
+	}
+	b.ResetTimer()
+	cpu0 := cpuTime()
+	for i := 0; i < b.N; i++ {
+		ev := h.pop()
+		seq++
+		h.push(event{at: ev.at + Time(r.Int64N(1000)), seq: seq})
+	}
+	b.ReportMetric(float64((cpuTime()-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")
+}
+
+// BenchmarkHeap8: the event heap of the small host (8 pending events).
+func BenchmarkHeap8(b *testing.B) { heapSteady(b, 8) }
+
+// BenchmarkHeap480: the event heap of E1's host (a resume per CPU).
+func BenchmarkHeap480(b *testing.B) { heapSteady(b, 480) }
+
+// BenchmarkCoroutineRoundTrip is the floor under every engine event
+// that resumes a CPU: one switch into an iter.Pull coroutine and one
+// back, with nothing else done.
+func BenchmarkCoroutineRoundTrip(b *testing.B) {
+	next, stop := iter.Pull(func(yield func(struct{}) bool) {
+		for yield(struct{}{}) {
+		}
+	})
+	defer stop()
+	b.ResetTimer()
+	cpu0 := cpuTime()
+	for i := 0; i < b.N; i++ {
+		next()
+	}
+	b.ReportMetric(float64((cpuTime()-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")
 }
