@@ -355,12 +355,12 @@ func TestEventHeapOrder(t *testing.T) {
 	for round := 0; round < 20000; round++ {
 		if len(h) == 0 || r.Int64N(3) > 0 {
 			seq++
-			h.push(event{at: last.at + Time(r.Int64N(50)), seq: seq})
+			h.push(event{at: last.at + Time(r.Int64N(50)), key: seq<<slotBits | uint64(r.Int64N(slotMask+1))})
 			continue
 		}
 		ev := h.pop()
 		if popped > 0 && ev.before(&last) {
-			t.Fatalf("pop %d: (%d, %d) after (%d, %d)", popped, ev.at, ev.seq, last.at, last.seq)
+			t.Fatalf("pop %d: (%d, %d) after (%d, %d)", popped, ev.at, ev.key>>slotBits, last.at, last.key>>slotBits)
 		}
 		last = ev
 		popped++
