@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/txlab/txlab/framework/plugin"
+	"github.com/txlab/txlab/framework/plugin/shm"
 	"github.com/txlab/txlab/framework/qdisc"
 	"github.com/txlab/txlab/framework/qdisc/qdisctest"
 	"github.com/txlab/txlab/framework/run"
@@ -32,6 +33,7 @@ func benchIsolate(b *testing.B, s run.Spec) {
 				s.Plugins = plugin.Options{Isolate: true, Transport: "grpc"}
 			}
 			var pkts uint64
+			st0 := shm.ReadStats()
 			for b.Loop() {
 				rep, err := run.Run(s, nil)
 				if err != nil {
@@ -40,6 +42,15 @@ func benchIsolate(b *testing.B, s run.Spec) {
 				pkts += rep.TxPackets
 			}
 			b.ReportMetric(float64(pkts)/b.Elapsed().Seconds(), "simpkts/s")
+			if mode == "isolate" && shm.Supported {
+				// The host's side of the shared-memory channel: frames
+				// received (a round trip each), how many it slept for,
+				// and its wait per packet (the process start's included).
+				st, p := shm.ReadStats(), float64(pkts)
+				b.ReportMetric(float64(st.Recvs-st0.Recvs)/p, "recvs/pkt")
+				b.ReportMetric(float64(st.Slept-st0.Slept)/p, "slept/pkt")
+				b.ReportMetric(float64(st.WaitNs-st0.WaitNs)/p, "wait-ns/pkt")
+			}
 		})
 	}
 }

@@ -145,11 +145,32 @@ func (c *Chan) Send(frame []byte) error {
 // ErrTimeout is no frame within the deadline.
 var ErrTimeout = errors.New("no answer in time")
 
+// Stats are this process's receive counters, over every channel: how
+// receives ended (the frame was there, came while spinning, or after a
+// sleep on the futex) and the wall time spent waiting. Benchmarks read
+// them to say where an out-of-process run's time goes.
+type Stats struct {
+	Recvs, Ready, Spun, Slept uint64
+	WaitNs                    uint64 // spinning and sleeping
+}
+
+var stats struct {
+	recvs, ready, spun, slept, waitNs atomic.Uint64
+}
+
+// ReadStats returns the counters so far.
+func ReadStats() Stats {
+	return Stats{Recvs: stats.recvs.Load(), Ready: stats.ready.Load(), Spun: stats.spun.Load(),
+		Slept: stats.slept.Load(), WaitNs: stats.waitNs.Load()}
+}
+
 // Recv waits for the next frame. The returned bytes are valid until the
 // next Send. alive, if set, is asked every poll period while sleeping; its
 // error ends the wait. A zero timeout waits for ever.
 func (c *Chan) Recv(timeout time.Duration, alive func() error) ([]byte, error) {
+	stats.recvs.Add(1)
 	if c.ready() {
+		stats.ready.Add(1)
 		return c.take()
 	}
 	start := time.Now()
@@ -162,9 +183,14 @@ func (c *Chan) Recv(timeout time.Duration, alive func() error) ([]byte, error) {
 	}
 	if budget > 0 && c.spin(start, budget) {
 		// Answered while spinning: spinning pays, allow a little more.
-		c.budget = min(c.Spin, max(c.budget+c.budget/4, spinProbe, time.Since(start)*2))
+		waited := time.Since(start)
+		c.budget = min(c.Spin, max(c.budget+c.budget/4, spinProbe, waited*2))
+		stats.spun.Add(1)
+		stats.waitNs.Add(uint64(waited))
 		return c.take()
 	}
+	stats.slept.Add(1)
+	defer func() { stats.waitNs.Add(uint64(time.Since(start))) }()
 	// Spinning did not pay: halve it (below a microsecond, stop).
 	if c.budget /= 2; c.budget < time.Microsecond {
 		c.budget = 0
