@@ -14,10 +14,12 @@ func withoutWall(s string) string { return wallLine.ReplaceAllString(s, "") }
 
 // `txlab run -j N` gives the same bytes for any N, in process and with
 // the qdiscs and drivers out of process (--isolate), and the scripts'
-// log lines come out in variant order. Run with -race: concurrent runs
-// share no mutable state (registries, tengo's bounds, plugin processes).
+// log lines come out in variant order; --isolate gives the bytes of
+// the run in process. Run with -race: concurrent runs share no mutable
+// state (registries, tengo's bounds, plugin processes).
 func TestRunJobsByteIdentical(t *testing.T) {
 	for _, script := range []string{"e2", "phases"} {
+		var inProcess string
 		for _, iso := range []bool{false, true} {
 			args := []string{"run", "../scripts/" + script + ".tengo", "--quick", "--no-progress", "--format", "json"}
 			if iso {
@@ -36,6 +38,11 @@ func TestRunJobsByteIdentical(t *testing.T) {
 			}
 			if log1 != log4 {
 				t.Errorf("%s (isolate %v): stderr differs:\n-j 1:\n%s\n-j 4:\n%s", script, iso, log1, log4)
+			}
+			if !iso {
+				inProcess = withoutWall(out1)
+			} else if withoutWall(out1) != inProcess {
+				t.Errorf("%s: --isolate gave other bytes than in process", script)
 			}
 		}
 	}
