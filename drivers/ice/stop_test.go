@@ -18,7 +18,6 @@ import (
 // rest into NETDEV_TX_BUSY, which sch_direct_xmit requeues. Bulks bounded
 // only by BQL (before 0345552a653c) overrun the ring this way.
 func TestXmitStopsProactively(t *testing.T) {
-	const ring = 64
 	for _, tc := range []struct {
 		name             string
 		frags            int // CONFIG_MAX_SKB_FRAGS
