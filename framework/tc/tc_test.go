@@ -239,8 +239,8 @@ func TestIsKeyword(t *testing.T) {
 // read alike, each with its own tc messages.
 func TestDevParent(t *testing.T) {
 	parsers := []struct {
-		name              string
-		parse             func([]string) (Handle, string, error)
+		name               string
+		parse              func([]string) (Handle, string, error)
 		rootDup, badParent string
 	}{
 		{"qdisc", func(w []string) (Handle, string, error) { q, err := ParseQdisc(w); return q.Parent, q.Dev, err },
