@@ -88,6 +88,8 @@ func TestPlotBadInput(t *testing.T) {
 		{[]string{"plot", rep, "-o", filepath.Join(dir, "p"), "--plot-format", "pdf"}, `--plot-format "pdf": want svg or png`},
 		{[]string{"plot", rep, "-o", filepath.Join(dir, "p.png"), "--plot-format", "svg", "--plot-kinds", "cpu"}, "is a .png file"},
 		{[]string{"plot", rep, "-o", filepath.Join(dir, "p.svg")}, "figures for one file"},
+		{[]string{"plot", rep, "-o", filepath.Join(dir, "p.bmp")}, "p.bmp: a .bmp file: figures are written as .svg or .png, or into a directory"},
+		{append(append([]string(nil), quick...), "--plot", filepath.Join(dir, "x.PDF")), "x.PDF: a .pdf file"},
 		{[]string{"plot", rep, "-o", filepath.Join(dir, "p"), "--plot-kinds", "pps"}, `no plot kind among pps (a run's: overview,`},
 		{[]string{"plot", rep, "-o", filepath.Join(dir, "p"), "--plot-kinds", "sweep-pps"}, `r.json is a run's report: no plot kind "sweep-pps"`},
 		{[]string{"plot", rep, "-o", filepath.Join(dir, "p"), "--plot-kinds", "rtt-cdf"}, "the report has no data for rtt-cdf"},
