@@ -75,7 +75,7 @@ func (q *Qdisc) classCall(ctx qdisc.Ctx, m wire.Method, enc func(e *wire.Enc)) (
 	h.enc.I64(int64(ctx.Now()))
 	enc(&h.enc)
 	what := q.what(m)
-	d, err := q.c.call(h, what, nil)
+	d, err := q.c.call(h, named(what), nil)
 	if err != nil {
 		return d, err
 	}
@@ -142,7 +142,7 @@ func (q *Qdisc) Classes() []qdisc.Class {
 	defer q.c.put(h)
 	h.enc.Call(0, q.inst, wire.MQClasses)
 	what := q.what(wire.MQClasses)
-	d, err := q.c.call(h, what, nil)
+	d, err := q.c.call(h, named(what), nil)
 	if err != nil {
 		return nil
 	}
@@ -160,7 +160,7 @@ func (q *Qdisc) SetFilters(specs []string) error {
 	defer q.c.put(h)
 	h.enc.Call(0, q.inst, wire.MQFilters)
 	wire.EncodeStrs(&h.enc, specs)
-	d, err := q.c.call(h, q.what(wire.MQFilters), nil)
+	d, err := q.c.call(h, q.name(wire.MQFilters), nil)
 	if err != nil {
 		return err
 	}

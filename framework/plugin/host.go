@@ -44,6 +44,26 @@ type hostCall struct {
 	ops      []wire.Op
 	trailing int64
 	xoff     wire.XoffBits
+	drv      driverUp // a driver call's upcall answerer: no allocation per call
+}
+
+// callName names a call in errors, as pre+mid, then " " and the method
+// if there is one: joined only when an error is reported, so a call on
+// the data path builds no string.
+type callName struct {
+	pre, mid string
+	m        wire.Method
+	method   bool
+}
+
+// named is a call named by s alone.
+func named(s string) callName { return callName{pre: s} }
+
+func (n callName) String() string {
+	if !n.method {
+		return n.pre + n.mid
+	}
+	return n.pre + n.mid + " " + n.m.String()
 }
 
 func (c *conn) get() *hostCall {
@@ -96,7 +116,7 @@ type upcaller interface {
 
 // call sends h.enc's call frame and returns its reply's body after the
 // status byte. Upcalls on the way are answered by up.
-func (c *conn) call(h *hostCall, what string, up upcaller) (wire.Dec, error) {
+func (c *conn) call(h *hostCall, name callName, up upcaller) (wire.Dec, error) {
 	if c.dead != nil {
 		return wire.Dec{}, c.dead
 	}
@@ -105,20 +125,20 @@ func (c *conn) call(h *hostCall, what string, up upcaller) (wire.Dec, error) {
 	// Patch the call id in (the frame was built with 0).
 	h.enc.B[1], h.enc.B[2], h.enc.B[3], h.enc.B[4] = byte(call), byte(call>>8), byte(call>>16), byte(call>>24)
 	if err := c.tr.Send(h.enc.B); err != nil {
-		return wire.Dec{}, c.fail(what, err)
+		return wire.Dec{}, c.fail(name.String(), err)
 	}
 	for {
 		msg, err := c.tr.Recv(c.timeout)
 		if err != nil {
-			return wire.Dec{}, c.fail(what, err)
+			return wire.Dec{}, c.fail(name.String(), err)
 		}
 		d := wire.Dec{B: msg}
 		typ, id := d.U8(), d.U32()
 		if d.Err != nil {
-			return wire.Dec{}, c.fail(what, fmt.Errorf("malformed frame of %d bytes", len(msg)))
+			return wire.Dec{}, c.fail(name.String(), fmt.Errorf("malformed frame of %d bytes", len(msg)))
 		}
 		if id != call {
-			return wire.Dec{}, c.fail(what, fmt.Errorf("reply to call %d while call %d waits (frame type %d)", id, call, typ))
+			return wire.Dec{}, c.fail(name.String(), fmt.Errorf("reply to call %d while call %d waits (frame type %d)", id, call, typ))
 		}
 		switch typ {
 		case wire.FrameReply:
@@ -130,15 +150,15 @@ func (c *conn) call(h *hostCall, what string, up upcaller) (wire.Dec, error) {
 			case wire.StatusInvalid, wire.StatusRefused, wire.StatusLacks, wire.StatusSyntax:
 				return d, &qdisc.OptionError{Class: optionClass[status], Msg: d.Str()}
 			case wire.StatusError:
-				return d, c.fail(what, remoteError(d.Str()))
+				return d, c.fail(name.String(), remoteError(d.Str()))
 			case wire.StatusUnknown:
-				return d, c.fail(what, errors.New(d.Str()))
+				return d, c.fail(name.String(), errors.New(d.Str()))
 			default:
-				return d, c.fail(what, fmt.Errorf("reply status %d", status))
+				return d, c.fail(name.String(), fmt.Errorf("reply status %d", status))
 			}
 		case wire.FrameUpcall:
 			if up == nil {
-				return d, c.fail(what, errors.New("asked the host a query during a call that may make none"))
+				return d, c.fail(name.String(), errors.New("asked the host a query during a call that may make none"))
 			}
 			// The answer is built in a buffer of its own: answering may
 			// make calls (a leaf's) that reuse nothing of this one.
@@ -147,9 +167,12 @@ func (c *conn) call(h *hostCall, what string, up upcaller) (wire.Dec, error) {
 			a.enc.U8(wire.FrameAnswer)
 			a.enc.U32(call)
 			a.enc.I64(0) // the host's time, patched in below
-			if err := up.upcall(a, &d); err != nil {
+			ud := d      // only this copy escapes (to the upcaller), and only here
+			err = up.upcall(a, &ud)
+			d = ud
+			if err != nil {
 				c.put(a)
-				return d, c.fail(what, err)
+				return d, c.fail(name.String(), err)
 			}
 			now := uint64(up.now())
 			for i := range 8 {
@@ -158,19 +181,18 @@ func (c *conn) call(h *hostCall, what string, up upcaller) (wire.Dec, error) {
 			err := c.tr.Send(a.enc.B)
 			c.put(a)
 			if err != nil {
-				return d, c.fail(what, err)
+				return d, c.fail(name.String(), err)
 			}
 		default:
-			return d, c.fail(what, fmt.Errorf("frame type %d", typ))
+			return d, c.fail(name.String(), fmt.Errorf("frame type %d", typ))
 		}
 	}
 }
 
-// driverUp answers a driver's queries.
+// driverUp answers a driver's queries during one call.
 type driverUp struct {
-	host  driver.Ctx
-	check func([]wire.Op, wire.Query, int64) error
-	xoff  func([]uint64) []uint64
+	host driver.Ctx
+	dv   *Driver
 }
 
 func (u *driverUp) now() sim.Time { return u.host.Now() }
@@ -182,13 +204,13 @@ func (u *driverUp) upcall(h *hostCall, d *wire.Dec) error {
 	if err := d.End(); err != nil {
 		return err
 	}
-	if err := u.check(h.ops, q, arg); err != nil {
+	if err := u.dv.checkUpcall(h.ops, q, arg); err != nil {
 		return err
 	}
 	wire.ApplyDriver(u.host, h.ops, trailing)
 	ans := wire.Answer(u.host, q, arg)
 	h.enc.Bool(ans)
-	h.xoff = u.xoff(h.xoff[:0])
+	h.xoff = xoffOf(u.host, u.dv.numTxQ, h.xoff[:0])
 	h.enc.Xoff(h.xoff)
 	return nil
 }
@@ -209,7 +231,7 @@ func (c *conn) control(inst uint32, m wire.Method, what string, in, out proto.Me
 		}
 		h.enc.Bytes(b)
 	}
-	d, err := c.call(h, what, nil)
+	d, err := c.call(h, named(what), nil)
 	if err != nil {
 		return err
 	}
@@ -232,7 +254,7 @@ func (c *conn) newInstance(m wire.Method, name string) (uint32, bool, error) {
 	defer c.put(h)
 	h.enc.Call(0, 0, m)
 	h.enc.Str(name)
-	d, err := c.call(h, m.String()+" "+name, nil)
+	d, err := c.call(h, named(m.String()+" "+name), nil)
 	if err != nil {
 		return 0, false, err
 	}
@@ -337,7 +359,12 @@ func (q *Qdisc) PluginBoundary() {}
 // PluginDead is the error that ended the plugin, if it did.
 func (q *Qdisc) PluginDead() error { return q.c.dead }
 
-func (q *Qdisc) what(m wire.Method) string { return "qdisc " + q.kind + " " + m.String() }
+func (q *Qdisc) what(m wire.Method) string { return q.name(m).String() }
+
+// name is what(m), joined only if an error needs it.
+func (q *Qdisc) name(m wire.Method) callName {
+	return callName{pre: "qdisc ", mid: q.kind, m: m, method: true}
+}
 
 // Init sends the setup with the context's seed and prices (from the
 // host's context, a wire.QdiscHost) and applies what Init posted.
@@ -353,7 +380,7 @@ func (q *Qdisc) Init(ctx qdisc.Ctx, s qdisc.Setup, args []string) (qdisc.Info, e
 	h.enc.I64(int64(host.Now()))
 	h.enc.Bytes(b)
 	what := q.what(wire.MQInit)
-	d, err := q.c.call(h, what, nil)
+	d, err := q.c.call(h, named(what), nil)
 	if err != nil {
 		return qdisc.Info{}, err
 	}
@@ -388,7 +415,7 @@ func (q *Qdisc) run(h *hostCall, m wire.Method, host qdisc.Ctx) wire.Dec {
 	if q.classful {
 		up = &leafUp{q: q, host: host.(wire.ClassHost)}
 	}
-	d, err := q.c.call(h, q.what(m), up)
+	d, err := q.c.call(h, q.name(m), up)
 	if err != nil {
 		q.c.abort(q.what(m), err)
 	}
@@ -538,7 +565,7 @@ func (q *Qdisc) Dump() string {
 	h := q.c.get()
 	defer q.c.put(h)
 	h.enc.Call(0, q.inst, wire.MQDump)
-	d, err := q.c.call(h, q.what(wire.MQDump), nil)
+	d, err := q.c.call(h, q.name(wire.MQDump), nil)
 	if err != nil {
 		return "(plugin dead)"
 	}
@@ -563,7 +590,7 @@ func (q *Qdisc) Change(ctx qdisc.Ctx, args []string) (qdisc.Info, error) {
 	h.enc.I64(int64(ctx.Now()))
 	h.enc.Bytes(b)
 	what := q.what(wire.MQChange)
-	d, err := q.c.call(h, what, nil)
+	d, err := q.c.call(h, named(what), nil)
 	if err != nil {
 		return qdisc.Info{}, err
 	}
@@ -641,7 +668,12 @@ func (dv *Driver) PluginBoundary() {}
 // PluginDead is the error that ended the plugin, if it did.
 func (dv *Driver) PluginDead() error { return dv.c.dead }
 
-func (dv *Driver) what(m wire.Method) string { return "driver " + dv.name + " " + m.String() }
+func (dv *Driver) what(m wire.Method) string { return dv.callName(m).String() }
+
+// callName is what(m), joined only if an error needs it.
+func (dv *Driver) callName(m wire.Method) callName {
+	return callName{pre: "driver ", mid: dv.name, m: m, method: true}
+}
 
 func (dv *Driver) Init(s driver.Setup, args []string) (driver.Info, error) {
 	var info pb.DriverInfo
@@ -676,9 +708,9 @@ func (dv *Driver) begin(h *hostCall, m wire.Method, host driver.Ctx) {
 }
 
 func (dv *Driver) run(h *hostCall, m wire.Method, host driver.Ctx) wire.Dec {
-	d, err := dv.c.call(h, dv.what(m), &driverUp{host: host, check: dv.checkUpcall, xoff: func(out []uint64) []uint64 {
-		return xoffOf(host, dv.numTxQ, out)
-	}})
+	h.drv = driverUp{host: host, dv: dv}
+	d, err := dv.c.call(h, dv.callName(m), &h.drv)
+	h.drv = driverUp{} // the pool keeps no host context alive
 	if err != nil {
 		dv.c.abort(dv.what(m), err)
 	}
@@ -762,7 +794,7 @@ func (dv *Driver) SelectQueue(p skb.Packet, numTxQ int) (int, bool) {
 	h.enc.Call(0, dv.inst, wire.MDSelect)
 	h.enc.Packet(&p)
 	h.enc.U32(uint32(numTxQ))
-	d, err := dv.c.call(h, dv.what(wire.MDSelect), nil)
+	d, err := dv.c.call(h, dv.callName(wire.MDSelect), nil)
 	if err != nil {
 		dv.c.abort(dv.what(wire.MDSelect), err)
 	}
