@@ -387,7 +387,8 @@ func (n *Net) skbClone(c *sim.CPU, s *skb.SKB, by *Qdisc) *skb.SKB {
 	h := d.Handle
 	d.Packet = s.Packet
 	d.Handle, d.Sock = h, -1
-	d.Born, d.XmitAt, d.SenderCPU, d.HotCPU = s.Born, s.XmitAt, s.SenderCPU, int32(c.ID)
+	d.Born, d.XmitAt, d.SenderCPU = s.Born, s.XmitAt, s.SenderCPU
+	n.ownSkb(c, d)
 	d.DupOf, d.DupDepth = by.ID, s.DupDepth+1
 	c.Spend(n.E.Costs.KfreeSkb) // an sk_buff from the slab and its header copied: priced as freeing one
 	n.Offered++
