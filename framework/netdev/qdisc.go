@@ -455,7 +455,7 @@ func (q *Qdisc) bind(c *sim.CPU, toFree *skb.List) *qctx {
 // enqueue hands a batch to the plugin (dev_qdisc_enqueue for each skb, in
 // one call). The last skb's code is returned.
 func (n *Net) qdiscEnqueue(c *sim.CPU, q *Qdisc, skbs []*skb.SKB, toFree *skb.List) qdisc.Code {
-	q.lineData.WriteMany(c, n.E.Costs.QdiscDataLines)
+	n.enqueueLines(c, q)
 	n.writeStatsLine(c, q)
 	skbs, split := n.splitGSO(c, q, skbs)
 	if n.Hooks.EnqueueBatch != nil {
@@ -535,4 +535,16 @@ func (n *Net) writeStatsLine(c *sim.CPU, q *Qdisc) {
 	if n.Cfg.QdiscStatsLine {
 		q.lineStats.WriteNoSync(c)
 	}
+}
+
+// enqueueLines prices the private lines an enqueue touches: written,
+// unless the qdisc declares that its enqueue only reads them
+// (qdisc.EnqueueReadsPrivate) and its tree holds packets, when it reads
+// one.
+func (n *Net) enqueueLines(c *sim.CPU, q *Qdisc) {
+	if held, _ := q.treeHeld(); held > 0 && q.Flags&qdisc.EnqueueReadsPrivate != 0 {
+		q.lineData.ReadNoSync(c)
+		return
+	}
+	q.lineData.WriteMany(c, n.E.Costs.QdiscDataLines)
 }
