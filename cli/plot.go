@@ -12,34 +12,46 @@ import (
 
 	"github.com/txlab/txlab/framework/plot"
 	"github.com/txlab/txlab/framework/report"
+	"github.com/txlab/txlab/framework/sweep"
 )
 
 // maxReportFile bounds the report `txlab plot` reads (a comparison of
 // many variants with long series is a few MB).
 const maxReportFile = 256 << 20
 
-// plotOptionFlags are the flags of what to draw, for run --plot and plot.
-func plotOptionFlags(force string) []cli.Flag {
+// plotOptionFlags are the flags of what to draw, for run --plot, sweep
+// --plot and plot; kinds are the kinds the command draws.
+func plotOptionFlags(force string, kinds [][2]string) []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "plot-format", Value: "svg", Usage: "svg or png, for a directory (a FILE.svg or FILE.png says its own)"},
-		&cli.StringFlag{Name: "plot-kinds", Usage: "draw only these kinds, comma-separated (txlab plot --list-kinds): " + strings.Join(kindNames(), ",")},
+		&cli.StringFlag{Name: "plot-kinds", Usage: "draw only these kinds, comma-separated (txlab plot --list-kinds): " + strings.Join(kindNames(kinds), ",")},
 		&cli.BoolFlag{Name: force, Usage: "replace plot files that exist and differ (by default they are kept and it is an error)"},
 	}
 }
 
-// plotFlags are run's: --plot and the options.
-func plotFlags() []cli.Flag {
+// plotFlags are run's and sweep's: --plot and the options.
+func plotFlags(what string, kinds [][2]string) []cli.Flag {
 	return append([]cli.Flag{
-		&cli.StringFlag{Name: "plot", Usage: "after the run, draw its figures into `DIR` (made if missing; its parent must exist), or into FILE.svg / FILE.png when one kind is drawn"},
-	}, plotOptionFlags("plot-force")...)
+		&cli.StringFlag{Name: "plot", Usage: "after the " + what + ", draw its figures into `DIR` (made if missing; its parent must exist), or into FILE.svg / FILE.png when one kind is drawn"},
+	}, plotOptionFlags("plot-force", kinds)...)
 }
 
-func kindNames() []string {
+func kindNames(kinds [][2]string) []string {
 	var out []string
-	for _, k := range plot.Kinds() {
+	for _, k := range kinds {
 		out = append(out, k[0])
 	}
 	return out
+}
+
+// anyKind accepts a run's kinds and a sweep's: `txlab plot` learns which
+// it draws only when it has read the report.
+func anyKind(names []string) error {
+	if plot.CheckKinds(names) == nil || plot.CheckSweepKinds(names) == nil {
+		return nil
+	}
+	return fmt.Errorf("no plot kind among %s (a run's: %s; a sweep's: %s)", strings.Join(names, ","),
+		strings.Join(kindNames(plot.Kinds()), ", "), strings.Join(kindNames(plot.SweepKinds()), ", "))
 }
 
 // plotPlan is what run --plot will draw.
@@ -50,8 +62,9 @@ type plotPlan struct {
 }
 
 // plotConfig reads the plot flags (force is the name of the flag that
-// replaces files) and checks the target before anything runs.
-func plotConfig(c *cli.Context, target, force string) (*plotPlan, error) {
+// replaces files; check refuses kinds the command cannot draw) and checks
+// the target before anything runs.
+func plotConfig(c *cli.Context, target, force string, check func([]string) error) (*plotPlan, error) {
 	if target == "" {
 		return nil, nil
 	}
@@ -66,7 +79,7 @@ func plotConfig(c *cli.Context, target, force string) (*plotPlan, error) {
 	}
 	if s := c.String("plot-kinds"); s != "" {
 		p.kinds = strings.Split(s, ",")
-		if err := plot.CheckKinds(p.kinds); err != nil {
+		if err := check(p.kinds); err != nil {
 			return nil, fmt.Errorf("--plot-kinds: %w", err)
 		}
 	}
@@ -76,8 +89,9 @@ func plotConfig(c *cli.Context, target, force string) (*plotPlan, error) {
 	return p, nil
 }
 
-// runPlotConfig is run's: --plot, or an error for a plot option without it.
-func runPlotConfig(c *cli.Context) (*plotPlan, error) {
+// runPlotConfig is run's and sweep's: --plot, or an error for a plot
+// option without it.
+func runPlotConfig(c *cli.Context, check func([]string) error) (*plotPlan, error) {
 	if c.String("plot") == "" {
 		for _, f := range []string{"plot-format", "plot-kinds", "plot-force"} {
 			if c.IsSet(f) {
@@ -86,7 +100,7 @@ func runPlotConfig(c *cli.Context) (*plotPlan, error) {
 		}
 		return nil, nil
 	}
-	return plotConfig(c, c.String("plot"), "plot-force")
+	return plotConfig(c, c.String("plot"), "plot-force", check)
 }
 
 // draw writes the figures of runs and says where on w.
@@ -101,6 +115,19 @@ func (p *plotPlan) draw(w io.Writer, runs []plot.Run) error {
 	if len(figs) == 0 {
 		return errors.New("plot: the report has no series and no histogram to draw")
 	}
+	return p.save(w, figs)
+}
+
+// drawSweep writes a sweep's figures and says where on w.
+func (p *plotPlan) drawSweep(w io.Writer, r *sweep.Report) error {
+	figs, err := plot.SweepFigures(r, plot.Options{Script: p.script, Kinds: p.kinds})
+	if err != nil {
+		return fmt.Errorf("plot: %w", err)
+	}
+	return p.save(w, figs)
+}
+
+func (p *plotPlan) save(w io.Writer, figs []*plot.Figure) error {
 	wrote, err := plot.Save(p.target, figs, p.format, p.force)
 	if err != nil {
 		return fmt.Errorf("plot: %w", err)
@@ -140,13 +167,13 @@ func scriptLabel(arg string) string {
 func plotCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "plot",
-		Usage:     "draw a JSON report's figures (txlab run --format json -o REPORT.json); - reads stdin",
+		Usage:     "draw a JSON report's figures (txlab run --format json -o REPORT.json, or a sweep's sweep.json); - reads stdin",
 		ArgsUsage: "REPORT.json",
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write the figures into `DIR` (made if missing; its parent must exist), or FILE.svg / FILE.png for one kind"},
 			&cli.StringFlag{Name: "script", Usage: "name the run in titles (default: the report's script, else its profile)"},
 			&cli.BoolFlag{Name: "list-kinds", Usage: "list the figure kinds and exit"},
-		}, plotOptionFlags("force")...),
+		}, plotOptionFlags("force", append(plot.Kinds(), plot.SweepKinds()...))...),
 		Action: plotAction,
 	}
 }
@@ -160,6 +187,10 @@ func plotAction(c *cli.Context) error {
 		for _, k := range plot.Kinds() {
 			fmt.Fprintf(c.App.Writer, "%-16s %s\n", k[0], k[1])
 		}
+		fmt.Fprintln(c.App.Writer, "\na sweep's report (sweep.json):")
+		for _, k := range plot.SweepKinds() {
+			fmt.Fprintf(c.App.Writer, "%-16s %s\n", k[0], k[1])
+		}
 		return nil
 	}
 	if len(args) != 1 {
@@ -168,46 +199,63 @@ func plotAction(c *cli.Context) error {
 	if c.String("output") == "" {
 		return errors.New("plot: give -o DIR (or -o FILE.svg / FILE.png)")
 	}
-	p, err := plotConfig(c, c.String("output"), "force")
+	p, err := plotConfig(c, c.String("output"), "force", anyKind)
 	if err != nil {
 		return err
 	}
 	p.script = c.String("script")
-	runs, err := readReport(c, args[0])
-	if err != nil {
+	runs, sw, err := readReport(c, args[0])
+	switch {
+	case err != nil:
 		return err
+	case sw != nil:
+		if err := plot.CheckSweepKinds(p.kinds); err != nil {
+			return fmt.Errorf("--plot-kinds: %s is a sweep's report: %w", args[0], err)
+		}
+		return p.drawSweep(c.App.Writer, sw)
+	}
+	if err := plot.CheckKinds(p.kinds); err != nil {
+		return fmt.Errorf("--plot-kinds: %s is a run's report: %w", args[0], err)
 	}
 	return p.draw(c.App.Writer, runs)
 }
 
-// readReport reads and decodes a JSON report file ("-": stdin).
-func readReport(c *cli.Context, path string) ([]plot.Run, error) {
+// readReport reads and decodes a JSON report file ("-": stdin): a run's
+// (or a comparison's) runs, or a sweep's merged report.
+func readReport(c *cli.Context, path string) ([]plot.Run, *sweep.Report, error) {
 	var f io.Reader = c.App.Reader
 	if path != "-" {
 		file, err := os.Open(path)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		defer file.Close()
 		if st, err := file.Stat(); err == nil && st.IsDir() {
-			return nil, fmt.Errorf("%s: a directory, not a report", path)
+			return nil, nil, fmt.Errorf("%s: a directory, not a report", path)
 		}
 		f = file
 	}
 	b, err := io.ReadAll(io.LimitReader(f, maxReportFile+1))
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if len(b) > maxReportFile {
-		return nil, fmt.Errorf("%s: more than %d bytes, not a report", path, maxReportFile)
+		return nil, nil, fmt.Errorf("%s: more than %d bytes, not a report", path, maxReportFile)
+	}
+	name := filepath.Clean(path)
+	if path == "-" {
+		name = "stdin"
+	}
+	if plot.IsSweep(b) {
+		sw, err := plot.DecodeSweep(b)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", name, err)
+		}
+		return nil, sw, nil
 	}
 	runs, err := plot.Decode(b)
 	if err != nil {
-		name := filepath.Clean(path)
-		if path == "-" {
-			name = "stdin"
-		}
-		return nil, fmt.Errorf("%s: %w", name, err)
+		return nil, nil, fmt.Errorf("%s: %w", name, err)
 	}
-	return runs, nil
+	return runs, nil, nil
 }

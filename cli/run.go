@@ -11,6 +11,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/txlab/txlab/framework/plot"
 	"github.com/txlab/txlab/framework/report"
 	"github.com/txlab/txlab/framework/run"
 )
@@ -65,7 +66,7 @@ func runCommand() *cli.Command {
 		Name:      "run",
 		Usage:     "run an experiment configured from flags, or from a Tengo script (flags given override the script)",
 		ArgsUsage: "[SCRIPT.tengo]",
-		Flags:     append(append(append(append(append(runFlags(), scriptFlags()...), traceFlags()...), pcapFlags()...), pluginFlags()...), plotFlags()...),
+		Flags:     append(append(append(append(append(runFlags(), scriptFlags()...), traceFlags()...), pcapFlags()...), pluginFlags()...), plotFlags("run", plot.Kinds())...),
 		Action:    runAction,
 	}
 }
@@ -233,7 +234,7 @@ func runAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	plots, err := runPlotConfig(c)
+	plots, err := runPlotConfig(c, plot.CheckKinds)
 	if err != nil {
 		return err
 	}

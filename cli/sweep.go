@@ -13,6 +13,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/txlab/txlab/framework/plot"
 	"github.com/txlab/txlab/framework/run"
 	"github.com/txlab/txlab/framework/sweep"
 )
@@ -25,11 +26,11 @@ const (
 
 // sweepOutFlags say where the merged report goes.
 func sweepOutFlags() []cli.Flag {
-	return []cli.Flag{
+	return append([]cli.Flag{
 		&cli.StringFlag{Name: "format", Value: "text", Usage: "the merged report: text (a table) or json"},
 		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write the merged report to FILE (replaced only by a complete report)"},
 		&cli.BoolFlag{Name: "no-progress", Usage: "never show the progress bar"},
-	}
+	}, plotFlags("sweep", plot.SweepKinds())...)
 }
 
 // slurmFlags are how a sweep's points are submitted and waited for.
@@ -159,11 +160,13 @@ func sweepInputs(c *cli.Context, scriptArg string) (sweep.Inputs, error) {
 	return in, nil
 }
 
-func checkFormat(c *cli.Context) error {
+// checkOut refuses a bad --format or --plot before anything runs.
+func checkOut(c *cli.Context) error {
 	if f := c.String("format"); f != "text" && f != "json" {
 		return fmt.Errorf("--format %q: want text or json", f)
 	}
-	return nil
+	_, err := runPlotConfig(c, plot.CheckSweepKinds)
+	return err
 }
 
 func sweepAction(c *cli.Context) error {
@@ -177,7 +180,7 @@ func sweepAction(c *cli.Context) error {
 	if err := run.CheckJobs(c.Int("jobs")); err != nil {
 		return err
 	}
-	if err := checkFormat(c); err != nil {
+	if err := checkOut(c); err != nil {
 		return err
 	}
 	executor, dir := c.String("executor"), c.String("dir")
@@ -320,6 +323,15 @@ func mergeAndWrite(c *cli.Context, m *sweep.Manifest, dir string, results []swee
 	if err != nil {
 		return err
 	}
+	// The figures draw what succeeded, failed rows or not.
+	if plots, err := runPlotConfig(c, plot.CheckSweepKinds); err != nil {
+		return err
+	} else if plots != nil {
+		plots.script = rep.Script
+		if err := plots.drawSweep(c.App.ErrWriter, rep); err != nil {
+			return err
+		}
+	}
 	if n := rep.Failed(); n > 0 {
 		return fmt.Errorf("sweep: %d of %d rows have failed runs (each row's errors are in the report)", n, len(rep.Rows))
 	}
@@ -419,7 +431,7 @@ func sweepCollectAction(c *cli.Context) error {
 	if err != nil {
 		return fmt.Errorf("sweep collect: %w", err)
 	}
-	if err := checkFormat(c); err != nil {
+	if err := checkOut(c); err != nil {
 		return err
 	}
 	dir, err := filepath.Abs(args[0])
@@ -438,7 +450,7 @@ func sweepResubmitAction(c *cli.Context) error {
 	if err != nil {
 		return fmt.Errorf("sweep resubmit: %w", err)
 	}
-	if err := checkFormat(c); err != nil {
+	if err := checkOut(c); err != nil {
 		return err
 	}
 	if err := sweep.LookSlurm(); err != nil {

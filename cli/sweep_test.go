@@ -91,6 +91,9 @@ func TestSweepBadInput(t *testing.T) {
 		{append(base, "--grid", "size=120,many"), nil, `--grid size=many: "many" is not a whole number`},
 		{append(sweepArgs, "--param", "x=1"), nil, "--param is for a script, and no SCRIPT.tengo is given"},
 		{append(sweepArgs, "--format", "csv"), nil, `--format "csv": want text or json`},
+		{append(sweepArgs, "--plot", fresh, "--plot-kinds", "overview"), nil, `--plot-kinds: no sweep plot kind "overview" (kinds: sweep, sweep-pps,`},
+		{append(sweepArgs, "--plot-kinds", "sweep"), nil, "--plot-kinds: give --plot DIR too"},
+		{append(sweepArgs, "--plot", filepath.Join(tmp, "no", "p")), nil, "its parent " + filepath.Join(tmp, "no") + " does not exist"},
 		{append(sweepArgs, "--tc-file", filepath.Join(tmp, "none.tc")), nil, "--tc-file: open " + filepath.Join(tmp, "none.tc") + ": no such file"},
 		{append(sweepArgs, "--tc-file", "testdata/norate.tc"), nil, `point 0 (senders=2 profile=6.18): testdata/norate.tc:2: class add dev eth0 parent 1: classid 1:10 htb ceil 1gbit: htb: "rate" is required.`},
 		{append(sweepArgs, "a.tengo", "b.tengo"), nil, "sweep: want at most one SCRIPT.tengo, got 2 arguments"},
@@ -143,9 +146,19 @@ func TestSweepLocal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, log, err := txlabSplit(t, append(sweepArgs, "--seeds", "2", "--dir", dir)...)
-	if err != nil || !strings.Contains(log, "4 of 4 points done already") {
+	plots := filepath.Join(t.TempDir(), "plots")
+	b, log, err := txlabSplit(t, append(sweepArgs, "--seeds", "2", "--dir", dir, "--plot", plots)...)
+	if err != nil || !strings.Contains(log, "4 of 4 points done already") || !strings.Contains(log, "plot: wrote 5 figures to "+plots) {
 		t.Fatal(err, log)
+	}
+	// txlab plot draws sweep.json as the sweep drew it.
+	pps := filepath.Join(t.TempDir(), "pps.svg")
+	if out, err := txlab(t, "plot", filepath.Join(dir, "sweep.json"), "-o", pps, "--plot-kinds", "sweep-pps"); err != nil {
+		t.Fatalf("plot sweep.json: %v\n%s", err, out)
+	}
+	want, _ := os.ReadFile(filepath.Join(plots, "sweep-pps.svg"))
+	if got, _ := os.ReadFile(pps); len(want) == 0 || !bytes.Equal(got, want) {
+		t.Error("txlab plot sweep.json drew another sweep-pps than sweep --plot")
 	}
 	merged, _ := os.ReadFile(filepath.Join(dir, "sweep.json"))
 	if a != b || a != string(merged) || !strings.Contains(a, `"reports/3-0-2.json"`) {

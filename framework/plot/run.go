@@ -131,7 +131,7 @@ func Decode(data []byte) ([]Run, error) {
 	}
 	if _, ok := top["rows"]; ok {
 		if _, ok := top["grid"]; ok {
-			return nil, errors.New("a sweep's report, not a run's: plot one of its reports/*.json")
+			return nil, errors.New("a sweep's report, not a run's: DecodeSweep reads it")
 		}
 	}
 	if raw, ok := top["variants"]; ok {

@@ -150,9 +150,16 @@ func Save(target string, figs []*Figure, format string, force bool) ([]string, e
 	return []string{target}, nil
 }
 
+// otherImages are image and document extensions Render does not write: a
+// target named so is a mistake, not a directory to make.
+var otherImages = []string{".bmp", ".eps", ".gif", ".jpeg", ".jpg", ".pdf", ".ps", ".tif", ".tiff", ".webp"}
+
 // CheckTarget refuses a target Save could not write, before anything is
 // run: a file's directory must exist, a directory's parent must.
 func CheckTarget(target string) error {
+	if ext := strings.ToLower(filepath.Ext(target)); slices.Contains(otherImages, ext) {
+		return fmt.Errorf("%s: a %s file: figures are written as .svg or .png, or into a directory", target, ext)
+	}
 	if FileFormat(target) == "" {
 		return CheckDir(target)
 	}

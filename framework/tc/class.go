@@ -19,27 +19,18 @@ type Class struct {
 // it. Errors are tc's own (qdisc.ErrSyntax).
 func ParseClass(words []string) (Class, error) {
 	var c Class
-	for i := 0; i < len(words); i++ {
-		w := words[i]
-		next := func() (string, error) {
-			if i+1 >= len(words) {
-				return "", qdisc.Syntaxf("%q needs a value: Command line is not complete", w)
-			}
-			i++
-			return words[i], nil
-		}
-		switch {
-		case w == "dev":
-			v, err := next()
+	r := &wordReader{words: words}
+	for ; r.i < len(words); r.i++ {
+		if ok, err := r.devParent(&c.Dev, &c.Parent, `"root" is duplicate parent ID.`, "invalid parent ID"); ok {
 			if err != nil {
 				return c, err
 			}
-			if c.Dev != "" {
-				return c, dupArg("dev", v)
-			}
-			c.Dev = v
+			continue
+		}
+		w := words[r.i]
+		switch {
 		case w == "classid":
-			v, err := next()
+			v, err := r.next()
 			if err != nil {
 				return c, err
 			}
@@ -53,31 +44,13 @@ func ParseClass(words []string) (Class, error) {
 			c.ClassID = h
 		case w == "handle":
 			return c, qdisc.Syntaxf(`try "classid" instead of "handle"`)
-		case w == "root":
-			if c.Parent != Unspec {
-				return c, qdisc.Syntaxf(`"root" is duplicate parent ID.`)
-			}
-			c.Parent = Root
-		case w == "parent":
-			v, err := next()
-			if err != nil {
-				return c, err
-			}
-			if c.Parent != Unspec {
-				return c, dupArg("parent", v)
-			}
-			h, ok := ParseClassID(v)
-			if !ok {
-				return c, invArg("invalid parent ID", v)
-			}
-			c.Parent = h
 		case matches(w, "estimator"):
 			return c, notModelled(w, "rate estimators (TCA_RATE) are not modelled")
 		case matches(w, "help"):
 			return c, qdisc.Syntaxf("%q is not supported: tc prints its usage", w)
 		default:
 			c.Kind = w
-			c.Options = words[i+1:]
+			c.Options = r.rest()
 			return c, nil
 		}
 	}

@@ -75,49 +75,22 @@ type Filter struct {
 // modelled.
 func ParseFilter(words []string) (Filter, error) {
 	var f Filter
-	for i := 0; i < len(words); i++ {
-		w := words[i]
-		next := func() (string, error) {
-			if i+1 >= len(words) {
-				return "", qdisc.Syntaxf("%q needs a value: Command line is not complete", w)
-			}
-			i++
-			return words[i], nil
-		}
-		switch {
-		case w == "dev":
-			v, err := next()
+	r := &wordReader{words: words}
+	for ; r.i < len(words); r.i++ {
+		if ok, err := r.devParent(&f.Dev, &f.Parent, `"root" is duplicate parent ID`, "Invalid parent ID"); ok {
 			if err != nil {
 				return f, err
 			}
-			if f.Dev != "" {
-				return f, dupArg("dev", v)
-			}
-			f.Dev = v
+			continue
+		}
+		w := words[r.i]
+		switch {
 		case matches(w, "block"):
 			return f, notModelled(w, "shared filter blocks are not modelled")
 		case w == "ingress" || w == "egress":
 			return f, notModelled(w, "txlab models the transmit qdiscs; there is no clsact")
-		case w == "root":
-			if f.Parent != Unspec {
-				return f, qdisc.Syntaxf(`"root" is duplicate parent ID`)
-			}
-			f.Parent = Root
-		case w == "parent":
-			v, err := next()
-			if err != nil {
-				return f, err
-			}
-			if f.Parent != Unspec {
-				return f, dupArg("parent", v)
-			}
-			h, ok := ParseClassID(v)
-			if !ok {
-				return f, invArg("Invalid parent ID", v)
-			}
-			f.Parent = h
 		case w == "handle":
-			v, err := next()
+			v, err := r.next()
 			if err != nil {
 				return f, err
 			}
@@ -126,7 +99,7 @@ func ParseFilter(words []string) (Filter, error) {
 			}
 			f.Handle = v
 		case matches(w, "preference") || matches(w, "priority"):
-			v, err := next()
+			v, err := r.next()
 			if err != nil {
 				return f, err
 			}
@@ -139,7 +112,7 @@ func ParseFilter(words []string) (Filter, error) {
 			}
 			f.Pref = uint16(n)
 		case matches(w, "protocol"):
-			v, err := next()
+			v, err := r.next()
 			if err != nil {
 				return f, err
 			}
@@ -152,7 +125,7 @@ func ParseFilter(words []string) (Filter, error) {
 			}
 			f.Protocol, f.ProtoSet = p, true
 		case matches(w, "chain"):
-			v, err := next()
+			v, err := r.next()
 			if err != nil {
 				return f, err
 			}
@@ -170,7 +143,7 @@ func ParseFilter(words []string) (Filter, error) {
 			return f, qdisc.Syntaxf("%q is not supported: tc prints its usage", w)
 		default:
 			f.Kind = w
-			f.Options = words[i+1:]
+			f.Options = r.rest()
 			return f, nil
 		}
 	}

@@ -30,30 +30,21 @@ func (q Qdisc) Selects() bool { return q.Dev != "" || q.Handle != Unspec || q.Pa
 // the words txlab does not model qdisc.ErrLacks.
 func ParseQdisc(words []string) (Qdisc, error) {
 	var q Qdisc
-	for i := 0; i < len(words); i++ {
-		w := words[i]
-		next := func() (string, error) {
-			if i+1 >= len(words) {
-				return "", qdisc.Syntaxf("%q needs a value: Command line is not complete", w)
-			}
-			i++
-			return words[i], nil
-		}
-		switch {
-		case w == "dev":
-			v, err := next()
+	r := &wordReader{words: words}
+	for ; r.i < len(words); r.i++ {
+		if ok, err := r.devParent(&q.Dev, &q.Parent, `"root" is duplicate parent ID`, "invalid parent ID"); ok {
 			if err != nil {
 				return q, err
 			}
-			if q.Dev != "" {
-				return q, dupArg("dev", v)
-			}
-			q.Dev = v
+			continue
+		}
+		w := words[r.i]
+		switch {
 		case w == "handle":
 			if q.Handle != Unspec {
 				return q, dupArg("handle", w) // tc checks before reading the value
 			}
-			v, err := next()
+			v, err := r.next()
 			if err != nil {
 				return q, err
 			}
@@ -62,24 +53,6 @@ func ParseQdisc(words []string) (Qdisc, error) {
 				return q, invArg("invalid qdisc ID", v)
 			}
 			q.Handle = h
-		case w == "root":
-			if q.Parent != Unspec {
-				return q, qdisc.Syntaxf(`"root" is duplicate parent ID`)
-			}
-			q.Parent = Root
-		case w == "parent":
-			v, err := next()
-			if err != nil {
-				return q, err
-			}
-			if q.Parent != Unspec {
-				return q, dupArg("parent", v)
-			}
-			h, ok := ParseClassID(v)
-			if !ok {
-				return q, invArg("invalid parent ID", v)
-			}
-			q.Parent = h
 		case w == "ingress" || w == "clsact":
 			return q, notModelled(w, "txlab models the transmit path; there is no ingress or clsact qdisc")
 		case matches(w, "estimator"):
@@ -92,7 +65,7 @@ func ParseQdisc(words []string) (Qdisc, error) {
 			return q, qdisc.Syntaxf("%q is not supported: tc prints its usage; see README.md, \"Qdiscs in tc words\"", w) // usage(): tc exits 255
 		default:
 			q.Kind = w
-			q.Options = words[i+1:]
+			q.Options = r.rest()
 			return q, nil
 		}
 	}
@@ -151,4 +124,61 @@ func invArg(msg, arg string) error {
 // notModelled is a word tc and the kernel accept that txlab lacks.
 func notModelled(w, why string) error {
 	return &qdisc.OptionError{Class: qdisc.ErrLacks, Msg: strconv.Quote(w) + " is not supported: " + why}
+}
+
+// wordReader walks a command's words as tc's NEXT_ARG does.
+type wordReader struct {
+	words []string
+	i     int
+}
+
+// next is the value after the current word, or tc's refusal when the
+// line ends there.
+func (r *wordReader) next() (string, error) {
+	if r.i+1 >= len(r.words) {
+		return "", qdisc.Syntaxf("%q needs a value: Command line is not complete", r.words[r.i])
+	}
+	r.i++
+	return r.words[r.i], nil
+}
+
+// rest is the words after the current one: the kind's options.
+func (r *wordReader) rest() []string { return r.words[r.i+1:] }
+
+// devParent reads "dev", "root" and "parent", which tc_qdisc_modify,
+// tc_class_modify and tc_filter_modify each parse alike but for their
+// messages (rootDup, badParent); ok is false for any other word.
+func (r *wordReader) devParent(dev *string, parent *Handle, rootDup, badParent string) (ok bool, err error) {
+	switch r.words[r.i] {
+	case "dev":
+		v, err := r.next()
+		if err != nil {
+			return true, err
+		}
+		if *dev != "" {
+			return true, dupArg("dev", v)
+		}
+		*dev = v
+	case "root":
+		if *parent != Unspec {
+			return true, qdisc.Syntaxf("%s", rootDup)
+		}
+		*parent = Root
+	case "parent":
+		v, err := r.next()
+		if err != nil {
+			return true, err
+		}
+		if *parent != Unspec {
+			return true, dupArg("parent", v)
+		}
+		h, ok := ParseClassID(v)
+		if !ok {
+			return true, invArg(badParent, v)
+		}
+		*parent = h
+	default:
+		return false, nil
+	}
+	return true, nil
 }

@@ -234,3 +234,49 @@ func TestIsKeyword(t *testing.T) {
 		}
 	}
 }
+
+// TestDevParent: the words qdisc, class and filter commands share are
+// read alike, each with its own tc messages.
+func TestDevParent(t *testing.T) {
+	parsers := []struct {
+		name               string
+		parse              func([]string) (Handle, string, error)
+		rootDup, badParent string
+	}{
+		{"qdisc", func(w []string) (Handle, string, error) { q, err := ParseQdisc(w); return q.Parent, q.Dev, err },
+			`"root" is duplicate parent ID`, "invalid parent ID"},
+		{"class", func(w []string) (Handle, string, error) { c, err := ParseClass(w); return c.Parent, c.Dev, err },
+			`"root" is duplicate parent ID.`, "invalid parent ID"},
+		{"filter", func(w []string) (Handle, string, error) { f, err := ParseFilter(w); return f.Parent, f.Dev, err },
+			`"root" is duplicate parent ID`, "Invalid parent ID"},
+	}
+	for _, p := range parsers {
+		cases := []struct {
+			line, want string
+			parent     Handle
+			dev        string
+		}{
+			{"dev eth1 parent 1:10", "", 0x10010, "eth1"},
+			{"root dev eth0", "", Root, "eth0"},
+			{"dev a dev b", `duplicate "dev": "b" is the second value`, 0, ""},
+			{"dev", `"dev" needs a value: Command line is not complete`, 0, ""},
+			{"parent", `"parent" needs a value: Command line is not complete`, 0, ""},
+			{"root parent 1:", `duplicate "parent"`, 0, ""},
+			{"parent 1: root", p.rootDup, 0, ""},
+			{"parent zz", `argument "zz" is wrong: ` + p.badParent, 0, ""},
+		}
+		for _, c := range cases {
+			parent, dev, err := p.parse(strings.Fields(c.line))
+			switch {
+			case c.want == "" && err != nil:
+				t.Errorf("%s %s: %v", p.name, c.line, err)
+			case c.want == "" && (parent != c.parent || dev != c.dev):
+				t.Errorf("%s %s: parent %v dev %q, want %v %q", p.name, c.line, parent, dev, c.parent, c.dev)
+			case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+				t.Errorf("%s %s: %v, want %q", p.name, c.line, err, c.want)
+			case c.want == p.rootDup && strings.HasSuffix(err.Error(), ".") != strings.HasSuffix(p.rootDup, "."):
+				t.Errorf("%s %s: %q, want tc's %q exactly", p.name, c.line, err, p.rootDup)
+			}
+		}
+	}
+}
