@@ -48,6 +48,7 @@ type Qdisc struct {
 	lineWrite sim.CacheLine // write group: q, state, bstats, running, qstats
 	lineDefer sim.CacheLine // defer_count + defer_list, their own line
 	lineData  sim.CacheLine // the plugin's private data
+	lineStats sim.CacheLine // qstats on their own line (Config.QdiscStatsLine)
 
 	deferHead  *skb.SKB // llist, newest first
 	deferCount int64
@@ -455,7 +456,8 @@ func (q *Qdisc) bind(c *sim.CPU, toFree *skb.List) *qctx {
 // enqueue hands a batch to the plugin (dev_qdisc_enqueue for each skb, in
 // one call). The last skb's code is returned.
 func (n *Net) qdiscEnqueue(c *sim.CPU, q *Qdisc, skbs []*skb.SKB, toFree *skb.List) qdisc.Code {
-	q.lineData.WriteMany(c, n.E.Costs.QdiscDataLines)
+	n.enqueueLines(c, q)
+	n.writeStatsLine(c, q)
 	skbs, split := n.splitGSO(c, q, skbs)
 	if n.Hooks.EnqueueBatch != nil {
 		n.Hooks.EnqueueBatch(c, q, skbs)
@@ -506,6 +508,7 @@ func (n *Net) qdiscDequeue(c *sim.CPU, q *Qdisc, req qdisc.DequeueReq) []*skb.SK
 	if held, _ := q.treeHeld(); held == 0 && q.Flags&qdisc.EmptyNoop != 0 {
 		return q.skbs[:0]
 	}
+	n.writeStatsLine(c, q)
 	q.out = q.Ops.Dequeue(q.bind(c, nil), req, q.out[:0])
 	if len(q.out) > max(req.Max, 1) {
 		sim.Panicf("qdisc %s: returned %d packets for a dequeue of at most %d", q.Name(), len(q.out), req.Max)
@@ -524,4 +527,25 @@ func (n *Net) qdiscDequeue(c *sim.CPU, q *Qdisc, req qdisc.DequeueReq) []*skb.SK
 		n.Hooks.Dequeue(c, q, q.skbs)
 	}
 	return q.skbs
+}
+
+// writeStatsLine prices the qstats line of the layout before 4d202a0d1
+// (Config.QdiscStatsLine): qdisc_qstats_backlog_inc/dec on a line apart
+// from q.qlen's. After it, the one hot line is what lineData prices.
+func (n *Net) writeStatsLine(c *sim.CPU, q *Qdisc) {
+	if n.Cfg.QdiscStatsLine {
+		q.lineStats.WriteNoSync(c)
+	}
+}
+
+// enqueueLines prices the private lines an enqueue touches: written,
+// unless the qdisc declares that its enqueue only reads them
+// (qdisc.EnqueueReadsPrivate) and its tree holds packets, when it reads
+// one.
+func (n *Net) enqueueLines(c *sim.CPU, q *Qdisc) {
+	if held, _ := q.treeHeld(); held > 0 && q.Flags&qdisc.EnqueueReadsPrivate != 0 {
+		q.lineData.ReadNoSync(c)
+		return
+	}
+	q.lineData.WriteMany(c, n.E.Costs.QdiscDataLines)
 }
