@@ -40,9 +40,13 @@ const (
 	ReMinGap = 64
 	// IDPF_TX_COMPLQ_CLEAN_BUDGET: completion descriptors per clean.
 	ComplQCleanBudget = 256
-	// IDPF_ITR_TX_DEF = IDPF_ITR_20K: 50 us.
-	DfltTxITR   = 50 * sim.Microsecond
-	DefaultRate = 200_000_000_000 // 200 Gbit/s
+	// IDPF_ITR_TX_DEF = IDPF_ITR_20K: 50 us, the static ITR once
+	// adaptive moderation is turned off (ethtool -C adaptive-tx off).
+	DfltTxITR = 50 * sim.Microsecond
+	// DimDefaultProfileIx is IDPF_DIM_DEFAULT_PROFILE_IX: where the TX
+	// DIM starts in TxITRProfile.
+	DimDefaultProfileIx = 1
+	DefaultRate         = 200_000_000_000 // 200 Gbit/s
 )
 
 // Receive side (idpf_txrx.h, idpf_ethtool.c, libeth).
@@ -63,6 +67,11 @@ const (
 	// DfltRxITR is IDPF_ITR_RX_DEF = IDPF_ITR_20K, 50 us.
 	DfltRxITR = 50 * sim.Microsecond
 )
+
+// TxITRProfile is idpf_vport_init's tx_itr[] in us: the TX DIM profiles
+// (q_vector->tx_intr_mode = IDPF_ITR_DYNAMIC by default,
+// idpf_vport_intr_alloc).
+var TxITRProfile = [...]sim.Time{2 * sim.Microsecond, 8 * sim.Microsecond, 64 * sim.Microsecond, 128 * sim.Microsecond, 256 * sim.Microsecond}
 
 func init() {
 	driver.Register("idpf", "Intel idpf 200G, split queue model with flow scheduling (drivers/net/ethernet/intel/idpf)",
@@ -89,6 +98,8 @@ type txQueue struct {
 	// txq_grp->num_completions_pending and complq->num_completions:
 	// their difference is IDPF_TX_COMPLQ_PENDING.
 	numPending, numCompletions uint64
+
+	dim *driver.DIM // the vector's tx_dim; nil with adaptive-tx off
 
 	stats                       driver.QueueStats
 	reSet, rsCompl, reCompl     uint64
@@ -135,17 +146,28 @@ type IDPF struct {
 // Init implements driver.Driver. Options (ethtool words): "tx N" TX
 // descriptor ring size, "tx-compl N" completion queue size (default: as
 // idpf_vport_calc_num_q_desc, 512, or the tx size when "tx" is given,
-// at least 256), "tx-usecs N" ITR, "work N" completion clean budget.
+// at least 256), "adaptive-tx on|off" TX DIM (default on, as idpf sets
+// it), "tx-usecs N" a static ITR (adaptive-tx off unless given on), "work
+// N" completion clean budget.
 func (d *IDPF) Init(s driver.Setup, args []string) (driver.Info, error) {
 	o := driver.RingOpts{Ring: DfltTxQDescCount, ITR: DfltTxITR, Work: ComplQCleanBudget, Rx: DfltRxQDescCount, RxITR: DfltRxITR}
 	compl := 0
-	err := driver.ParseRingOpts("idpf", args, &o, []string{"tx", "tx-compl", "tx-usecs", "work", "rx", "rx-usecs"}, func(key, val string) (bool, error) {
-		if key != "tx-compl" {
-			return false, nil
+	adaptive, adaptiveSet := true, false
+	err := driver.ParseRingOpts("idpf", args, &o, []string{"tx", "tx-compl", "tx-usecs", "adaptive-tx", "work", "rx", "rx-usecs"}, func(key, val string) (bool, error) {
+		switch key {
+		case "tx-compl":
+			v, err := driver.OptInt("idpf", key, val)
+			compl = v
+			return true, err
+		case "adaptive-tx":
+			switch val {
+			case "on", "off":
+				adaptive, adaptiveSet = val == "on", true
+				return true, nil
+			}
+			return true, fmt.Errorf("idpf: adaptive-tx %q: want on or off", val)
 		}
-		v, err := driver.OptInt("idpf", key, val)
-		compl = v
-		return true, err
+		return false, nil
 	})
 	if err != nil {
 		return driver.Info{}, err
@@ -194,8 +216,19 @@ func (d *IDPF) Init(s driver.Setup, args []string) (driver.Info, error) {
 		d.qs[i] = &txQueue{Ring: driver.NewRing(ring), re: make([]bool, ring), complSize: compl, stats: driver.QueueStats{Queue: i}}
 		qv[i] = i
 	}
+	if o.ITRSet && !adaptiveSet {
+		adaptive = false // ethtool -C tx-usecs N: a static ITR
+	}
 	for i := range d.vecs {
 		d.vecs[i].ITR = d.itr
+	}
+	if adaptive {
+		// idpf_init_dim + idpf_vport_intr_ena_irq_all: the vector starts
+		// at the default profile's ITR.
+		for i, q := range d.qs {
+			q.dim = driver.NewDIM(DimDefaultProfileIx, len(TxITRProfile))
+			d.vecs[i].ITR = TxITRProfile[DimDefaultProfileIx]
+		}
 	}
 	info := driver.Info{RateBps: rate, RingSize: ring, BQL: true, Vectors: nvec, QueueVec: qv, Wire: true}
 	if s.NumRxQ > 0 {
@@ -368,6 +401,15 @@ func (d *IDPF) Poll(ctx driver.Ctx, v int, budget int) (int, bool) {
 		}
 	}
 	complete := left > 0
+	if complete && q.dim != nil {
+		// napi_complete_done -> idpf_vport_intr_update_itr_ena_irq ->
+		// idpf_net_dim: a sample of the vector's interrupts
+		// (total_events) and the queue's cleaned packets and bytes; a
+		// new profile is written by idpf_tx_dim_work.
+		if q.dim.Sample(driver.DIMSample{Time: now, Pkts: uint32(q.stats.Packets), Bytes: uint32(q.stats.Bytes), Events: uint16(vec.Irqs)}) {
+			vec.ITR = TxITRProfile[q.dim.ProfileIx]
+		}
+	}
 	vec.EndPoll(ctx, v, complete, q.nextCompl())
 	if !complete {
 		return budget, false
@@ -391,6 +433,11 @@ func (d *IDPF) Stats() []driver.QueueStats {
 			{Name: "busy_low_txq_descs", Value: q.busyDescs},
 			{Name: "busy_too_many_pend_compl", Value: q.busyCompl},
 			{Name: "wake_blocked_complq", Value: q.complqWakeBlock},
+		}
+		if q.dim != nil {
+			out[i].Extra = append(out[i].Extra,
+				driver.Counter{Name: "tx_itr_usecs", Value: uint64(d.vecs[i].ITR / sim.Microsecond)},
+				driver.Counter{Name: "dim_changes", Value: q.dim.Changes})
 		}
 		out[i].Ethtool = ethtool(i, q.stats)
 	}

@@ -19,12 +19,17 @@ func TestOptions(t *testing.T) {
 		compl      int
 		wantErr    string
 		itr        sim.Time
+		dim        bool
 		wantVector int
 	}{
-		{args: nil, ring: 512, compl: 512, itr: 50 * sim.Microsecond},
-		{args: []string{"tx", "1024"}, ring: 1024, compl: 1024, itr: 50 * sim.Microsecond},
-		{args: []string{"tx", "128"}, ring: 128, compl: 256, itr: 50 * sim.Microsecond}, // complq at least 256
+		// Adaptive TX moderation by default: DIM starts at profile 1, 8 us.
+		{args: nil, ring: 512, compl: 512, itr: 8 * sim.Microsecond, dim: true},
+		{args: []string{"tx", "1024"}, ring: 1024, compl: 1024, itr: 8 * sim.Microsecond, dim: true},
+		{args: []string{"tx", "128"}, ring: 128, compl: 256, itr: 8 * sim.Microsecond, dim: true}, // complq at least 256
 		{args: []string{"tx", "256", "tx-compl", "8160", "tx-usecs", "10"}, ring: 256, compl: 8160, itr: 10 * sim.Microsecond},
+		{args: []string{"adaptive-tx", "off"}, ring: 512, compl: 512, itr: 50 * sim.Microsecond},
+		{args: []string{"adaptive-tx", "on", "tx-usecs", "10"}, ring: 512, compl: 512, itr: 8 * sim.Microsecond, dim: true},
+		{args: []string{"adaptive-tx", "yes"}, wantErr: `adaptive-tx "yes": want on or off`},
 		{args: []string{"tx", "32"}, wantErr: "must be in [64, 8160]"},
 		{args: []string{"tx", "8192"}, wantErr: "must be in [64, 8160]"},
 		{args: []string{"tx", "100"}, wantErr: "multiple of 32"},
@@ -50,6 +55,9 @@ func TestOptions(t *testing.T) {
 			}
 			if err != nil {
 				t.Fatal(err)
+			}
+			if (d.qs[0].dim != nil) != tc.dim {
+				t.Errorf("adaptive moderation %v, want %v", d.qs[0].dim != nil, tc.dim)
 			}
 			if info.RingSize != tc.ring || d.qs[0].complSize != tc.compl || d.vecs[0].ITR != tc.itr {
 				t.Errorf("ring %d complq %d itr %d; want %d %d %d", info.RingSize, d.qs[0].complSize, d.vecs[0].ITR, tc.ring, tc.compl, tc.itr)
@@ -128,10 +136,12 @@ func TestRingAccounting(t *testing.T) {
 		bql       bool
 		wantStops bool
 	}{
-		{"default complq limits", nil, 1, 64, 1500, false, true},
-		{"small ring", []string{"tx", "128", "tx-compl", "8160"}, 1, 32, 60, false, true},
-		{"4 queues bql", []string{"tx", "128"}, 4, 16, 1000, true, false},
-		{"big complq, ring limits", []string{"tx", "256", "tx-compl", "4096"}, 2, 64, 1500, false, true},
+		// At the static 50 us ITR (adaptive-tx off), so that completions
+		// come back late enough for the rings to fill.
+		{"default complq limits", []string{"adaptive-tx", "off"}, 1, 64, 1500, false, true},
+		{"small ring", []string{"tx", "128", "tx-compl", "8160", "adaptive-tx", "off"}, 1, 32, 60, false, true},
+		{"4 queues bql", []string{"tx", "128", "adaptive-tx", "off"}, 4, 16, 1000, true, false},
+		{"big complq, ring limits", []string{"tx", "256", "tx-compl", "4096", "adaptive-tx", "off"}, 2, 64, 1500, false, true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -298,5 +308,24 @@ func TestNoWakeBelowThreshold(t *testing.T) {
 	f.Poll(d, 0, nil)
 	if f.DrvXoff[0] || q.Unused() < TxWakeThresh {
 		t.Fatalf("not woken with %d free", q.Unused())
+	}
+}
+
+// The TX DIM (on by default) runs from the clean at napi_complete_done:
+// under load it changes profile, and the vector's ITR is always the
+// profile DIM is at.
+func TestAdaptiveModerationFromClean(t *testing.T) {
+	d := &IDPF{}
+	if _, err := d.Init(setup(1), nil); err != nil {
+		t.Fatal(err)
+	}
+	f := newFake(t, 1, false)
+	f.Pump(d, 1, 200000, 64, 120, 200, nil)
+	q := d.qs[0]
+	if q.dim.Changes == 0 {
+		t.Error("DIM never changed the profile under load")
+	}
+	if d.vecs[0].ITR != TxITRProfile[q.dim.ProfileIx] {
+		t.Errorf("vector ITR %v, DIM at profile %d (%v)", d.vecs[0].ITR, q.dim.ProfileIx, TxITRProfile[q.dim.ProfileIx])
 	}
 }

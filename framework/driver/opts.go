@@ -16,6 +16,7 @@ type RingOpts struct {
 	Ring    int
 	RingSet bool // "tx" was given
 	ITR     sim.Time
+	ITRSet  bool // "tx-usecs" was given
 	Work    int
 	Rx      int
 	RxITR   sim.Time
@@ -55,7 +56,7 @@ func ParseRingOpts(name string, args []string, o *RingOpts, known []string, extr
 		case "tx":
 			o.Ring, o.RingSet = v, true
 		case "tx-usecs":
-			o.ITR = sim.Time(v) * sim.Microsecond
+			o.ITR, o.ITRSet = sim.Time(v)*sim.Microsecond, true
 		case "work":
 			if v < 1 {
 				return fmt.Errorf("%s: work must be >= 1", name)

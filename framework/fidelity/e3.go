@@ -120,7 +120,8 @@ func E3(runs []E3Run) []Row {
 	}
 	model += ")"
 	rows := []Row{{Name: "tx pps, fast path on / off", Seed: fmt.Sprintf("%.3fx (%.2f -> %.2f Mpps)", seedGain, seedE3OffPps/1e6, seedE3OnPps/1e6),
-		Model: model, Ratio: safeDiv(1+mean, seedGain), Tolerance: tol, Holds: holds}}
+		Model: model, Ratio: safeDiv(1+mean, seedGain), Tolerance: tol, Holds: holds,
+		Why: "off: " + itrWhy(runs[0].Off) + "; on: " + itrWhy(runs[0].On)}}
 
 	off, on := runs[0].Off, runs[0].On
 	tag := ""
@@ -179,6 +180,43 @@ func E3(runs []E3Run) []Row {
 		rows[i].Experiment = "E3"
 	}
 	return rows
+}
+
+// itrWhy is where idpf's TX DIM left the queues' interrupt intervals at
+// the end of a run (ethtool's tx_itr_usecs), what they carried per
+// interrupt, and the requeued share: the longer the interval, the more
+// completions pile up per interrupt and the more often a queue stops on
+// its completion queue and is restarted by the clean.
+func itrWhy(r *report.Report) string {
+	byITR := map[int64]int{}
+	var irqs int64
+	var pkts, requeues uint64
+	for _, q := range r.Queues {
+		for _, kv := range q.Ethtool {
+			switch kv.Key {
+			case "tx_itr_usecs":
+				byITR[kv.Value]++
+			case "irqs":
+				irqs += kv.Value
+			}
+		}
+		pkts += q.TxPackets
+		requeues += q.Requeues
+	}
+	var itrs []int64
+	for v := range byITR {
+		itrs = append(itrs, v)
+	}
+	sort.Slice(itrs, func(i, j int) bool { return itrs[i] > itrs[j] })
+	var parts []string
+	for _, v := range itrs {
+		parts = append(parts, fmt.Sprintf("%d us x%d", v, byITR[v]))
+	}
+	dim := "static ITR"
+	if len(parts) > 0 {
+		dim = "TX DIM at " + strings.Join(parts, ", ")
+	}
+	return fmt.Sprintf("%s, %.0f packets an interrupt, %.1f%% requeued", dim, safeDiv(float64(pkts), float64(irqs)), 100*safeDiv(float64(requeues), float64(pkts)))
 }
 
 func msec(ns int64) string { return fmt.Sprintf("%.2f ms", float64(ns)/1e6) }

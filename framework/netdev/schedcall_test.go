@@ -90,3 +90,50 @@ func TestCompletionWakeSpinsOnRootLock(t *testing.T) {
 		}
 	}
 }
+
+// BQL end to end: netdev_tx_sent_queue past the limit sets STACK_XOFF,
+// the TX completion (netdev_tx_completed_queue) grows the limit of the
+// starved queue, clears STACK_XOFF and restarts the qdisc through
+// netif_schedule_queue -> __netif_schedule, which raises NET_TX on the
+// completing CPU. A completion that finds STACK_XOFF clear calls nothing.
+func TestBQLStopThenCompletionWakes(t *testing.T) {
+	h := newHarness(t, profile(t, "6.19-rc1"), 2, "test", 1, "pfifo")
+	txq := h.dev.Queues[0]
+	var stopped, afterWake bool
+	var limit uint32
+	h.on(0, 0, func(c *sim.CPU) {
+		x := h.dev.ctxFor(c)
+		c.LocalBhDisable()
+		x.SentQueue(0, 1000) // limit 0: over it at once
+		stopped = txq.state&queueStackXoff != 0
+		x.CompletedQueue(0, 1, 1000)
+		afterWake = txq.state&queueStackXoff != 0
+		limit = txq.DQL.Limit
+		x.CompletedQueue(0, 1, 0) // nothing completed: no call
+		c.LocalBhEnable()
+	})
+	h.run(sim.Millisecond)
+	if !stopped || afterWake || limit == 0 {
+		t.Fatalf("STACK_XOFF after sent %v, after completion %v, limit %d: want set, cleared, grown", stopped, afterWake, limit)
+	}
+	st := h.n.Sched[SchedBQLWake]
+	if st.Calls != 1 || st.Raised != 1 || h.n.TxSoftirqRaised != 1 || h.n.TxAction.Qdiscs != 1 {
+		t.Errorf("bql_wake %+v, raised %d, net_tx_action %+v: want one call that raised NET_TX and one run", st, h.n.TxSoftirqRaised, h.n.TxAction)
+	}
+}
+
+// The fast path returns only while defer_list is non-empty: with it on
+// and the list empty, __netif_schedule raises NET_TX as without it.
+func TestFastPathOnlyWithDeferList(t *testing.T) {
+	h := newHarness(t, profile(t, "6.19-rc1", "fast_path", "on"), 2, "test", 1, "pfifo")
+	q := h.dev.Root
+	h.on(0, 0, func(c *sim.CPU) {
+		c.LocalBhDisable()
+		h.n.netifSchedule(c, q, SchedDrvWake) // defer_list empty
+		c.LocalBhEnable()
+	})
+	h.run(sim.Millisecond)
+	if st := h.n.Sched[SchedDrvWake]; st.Calls != 1 || st.Skipped != 0 || st.Raised != 1 || h.n.TxSoftirqRaised != 1 {
+		t.Errorf("fast path on, empty defer_list: %+v, raised %d; want a raise", st, h.n.TxSoftirqRaised)
+	}
+}

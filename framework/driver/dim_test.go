@@ -1,0 +1,80 @@
+package driver
+
+import (
+	"testing"
+
+	"github.com/txlab/txlab/framework/sim"
+)
+
+// dimDrive feeds d measurements of 64 interrupts each: the interrupt
+// interval of the profile in use (itr, in us, by index) and a throughput
+// given by bps(profile index) bytes per ms of 100-byte packets. It returns
+// the profile index after each decision.
+func dimDrive(d *DIM, rounds int, itr []int64, bpms func(ix int) int64) []int {
+	var s DIMSample
+	d.Sample(s) // the first call starts a measurement
+	var path []int
+	for r := 0; r < rounds; r++ {
+		us := itr[d.ProfileIx]
+		dt := sim.Time(64*us) * sim.Microsecond
+		bytes := bpms(d.ProfileIx) * 64 * us / 1000
+		s.Time += dt
+		s.Bytes += uint32(bytes)
+		s.Pkts += uint32(bytes / 100)
+		s.Events += 64
+		changed := d.Sample(s)
+		path = append(path, d.ProfileIx)
+		if changed {
+			d.Sample(s) // the work set DIM_START_MEASURE: a new start
+		}
+	}
+	return path
+}
+
+func TestDIMDecisions(t *testing.T) {
+	itr := []int64{2, 8, 64, 128, 256} // idpf's tx_itr[]
+	cases := []struct {
+		name string
+		bpms func(ix int) int64
+		want []int
+	}{
+		// Throughput the same at every profile: fewer interrupts per ms
+		// is better, so DIM leaves the default (1) for 0 (exit parking
+		// goes left), finds it worse, turns, climbs to the top edge and
+		// parks there.
+		{"same throughput climbs and parks on top", func(int) int64 { return 100000 },
+			[]int{0, 1, 2, 3, 4, 4, 4, 4}},
+		// Throughput falls by more than 10% at 256 us (the queue stops on
+		// its completion queue): DIM turns back to 128 and, having gone
+		// right more than once and left once, parks there.
+		{"a throughput loss at the top turns it back", func(ix int) int64 {
+			if ix == 4 {
+				return 80000
+			}
+			return 100000
+		}, []int{0, 1, 2, 3, 4, 3, 3, 3}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			d := NewDIM(1, len(itr))
+			got := dimDrive(d, len(tc.want), itr, tc.bpms)
+			for i := range tc.want {
+				if got[i] != tc.want[i] {
+					t.Fatalf("profile path %v, want %v", got, tc.want)
+				}
+			}
+		})
+	}
+}
+
+// No decision before DIM_NEVENTS interrupts.
+func TestDIMWaitsForEvents(t *testing.T) {
+	d := NewDIM(1, 5)
+	d.Sample(DIMSample{})
+	if d.Sample(DIMSample{Time: sim.Millisecond, Bytes: 1e6, Pkts: 1e4, Events: 63}) || d.ProfileIx != 1 {
+		t.Fatalf("decided after 63 events: profile %d", d.ProfileIx)
+	}
+	if !d.Sample(DIMSample{Time: sim.Millisecond, Bytes: 1e6, Pkts: 1e4, Events: 64}) {
+		t.Fatal("no decision after 64 events")
+	}
+}
