@@ -3,6 +3,7 @@ package fidelity
 import (
 	"fmt"
 	"math"
+	"sort"
 	"strings"
 
 	"github.com/txlab/txlab/framework/report"
@@ -201,15 +202,40 @@ func E1(r E1Runs) []Row {
 // truesize back at once, so the socket never fills), and how often a
 // bulk bigger than the ring's room was requeued (dev_requeue_skb: the
 // rest leaves one skb per qdisc_restart).
-// The counters are the whole run's, warm-up included.
+// The counters are the whole run's, warm-up included. Requeues follow
+// from BQL: without the bulk quota a bulk is bounded by BQL's bytes
+// only, and BQL grows its limit each time the ring runs empty before a
+// completion (dql_completed's starvation rule), so the limit in packets
+// is set beside the ring's descriptors.
 func senderWhy(r *report.Report) string {
 	var requeues uint64
 	for _, q := range r.Queues {
 		requeues += q.Requeues
 	}
-	return fmt.Sprintf("%s: %d sndbuf sleeps in the run (%d wake-ups by sock_wfree), FQ_FLOW_LIMIT drops %s of the run's offered, %d requeues",
+	return fmt.Sprintf("%s: %d sndbuf sleeps in the run (%d wake-ups by sock_wfree), FQ_FLOW_LIMIT drops %s of the run's offered, %d requeues%s",
 		r.Name, r.Counters["sender_sndbuf_sleeps"], r.Counters["sender_sndbuf_wakeups"],
-		pct(float64(r.Drops["FQ_FLOW_LIMIT"]), float64(r.OfferedPackets)), requeues)
+		pct(float64(r.Drops["FQ_FLOW_LIMIT"]), float64(r.OfferedPackets)), requeues, bqlWhy(r))
+}
+
+// bqlWhy is ", BQL limit N packets (median of the queues that sent) on a
+// R-descriptor ring", or "" when no queue sent or the run has no BQL.
+func bqlWhy(r *report.Report) string {
+	var limits []float64
+	for _, q := range r.Queues {
+		if q.TxPackets == 0 || q.BQLLimit == 0 {
+			continue
+		}
+		limits = append(limits, float64(q.BQLLimit)*float64(q.TxPackets)/float64(q.TxBytes))
+	}
+	if len(limits) == 0 {
+		return ""
+	}
+	sort.Float64s(limits)
+	m := limits[len(limits)/2]
+	if len(limits)%2 == 0 {
+		m = (m + limits[len(limits)/2-1]) / 2
+	}
+	return fmt.Sprintf(", BQL limit %.0f packets (median of the queues that sent) on a %d-descriptor ring", m, r.Setup.RingSize)
 }
 
 // lockRows compares a perf lock table: the seed's top callers on top of

@@ -171,3 +171,37 @@ func TestE1ScaledRun(t *testing.T) {
 	}
 	t.Logf("\n%s", b.String())
 }
+
+// The why line sets BQL's limit, in packets of the queues' mean size,
+// beside the ring: the median over the queues that sent, none without.
+func TestBQLWhy(t *testing.T) {
+	q := func(pkts, bytes uint64, limit uint32) report.Queue {
+		return report.Queue{TxPackets: pkts, TxBytes: bytes, BQLLimit: limit}
+	}
+	for _, tc := range []struct {
+		name   string
+		queues []report.Queue
+		want   string
+	}{
+		{"odd", []report.Queue{q(10, 1620, 16200), q(10, 1620, 64800), q(10, 1620, 32400), q(0, 0, 99999)}, ", BQL limit 200 packets"},
+		{"even", []report.Queue{q(10, 1620, 16200), q(10, 1620, 32400)}, ", BQL limit 150 packets"},
+		{"mean size", []report.Queue{q(4, 1000, 5000)}, ", BQL limit 20 packets"},
+		{"none sent", []report.Queue{q(0, 0, 5000)}, ""},
+		{"no BQL", []report.Queue{q(10, 1620, 0)}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := &report.Report{Queues: tc.queues}
+			r.Setup.RingSize = 256
+			got := bqlWhy(r)
+			if tc.want == "" {
+				if got != "" {
+					t.Errorf("got %q, want nothing", got)
+				}
+				return
+			}
+			if !strings.HasPrefix(got, tc.want) || !strings.HasSuffix(got, "on a 256-descriptor ring") {
+				t.Errorf("got %q, want %q... on a 256-descriptor ring", got, tc.want)
+			}
+		})
+	}
+}

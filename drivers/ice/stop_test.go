@@ -1,0 +1,68 @@
+package ice
+
+import (
+	"testing"
+
+	"github.com/txlab/txlab/framework/driver"
+	"github.com/txlab/txlab/framework/sim"
+)
+
+// ice_xmit_frame_ring on one bulk (xmit_more on all but the last), as
+// the kernel has it: a packet goes in only with count + ICE_DESCS_PER_
+// CACHE_LINE + ICE_DESCS_FOR_CTX_DESC descriptors free (else tx_busy and
+// NETDEV_TX_BUSY); after each one ice_tx_map stops the queue once fewer
+// than DESC_NEEDED (MAX_SKB_FRAGS + 6) are free. A bulk that ends on the
+// stop leaves the queue stopped for the qdisc to see before its next
+// dequeue; one that runs past it stops where the queue stopped, and
+// dev_hard_start_xmit (netif_tx_queue_stopped with skbs left) turns the
+// rest into NETDEV_TX_BUSY, which sch_direct_xmit requeues. Bulks bounded
+// only by BQL (before 0345552a653c) overrun the ring this way.
+func TestXmitStopsProactively(t *testing.T) {
+	for _, tc := range []struct {
+		name             string
+		frags            int // CONFIG_MAX_SKB_FRAGS
+		used             int // descriptors in use before the bulk
+		bulk             int
+		wantSent         int
+		wantRC           driver.TxCode
+		wantStop, wantBz bool
+	}{
+		// 63 free: DESC_NEEDED 23 stops after the 41st (22 free).
+		{"fits", 17, 0, 10, 10, driver.TxOK, false, false},
+		{"ends on the stop", 17, 0, 41, 41, driver.TxOK, true, false},
+		{"one short of the stop", 17, 0, 40, 40, driver.TxOK, false, false},
+		{"runs past the stop", 17, 0, 50, 41, driver.TxOK, true, false},
+		// MAX_SKB_FRAGS 45: DESC_NEEDED 51, so 13 packets fill it.
+		{"frags 45 runs past", 45, 0, 20, 13, driver.TxOK, true, false},
+		// 5 free: fewer than the 6 one linear skb needs.
+		{"no room for one", 17, 58, 3, 0, driver.TxBusy, true, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := &ICE{}
+			if _, err := d.Init(driver.Setup{NumTxQ: 1, NumCPUs: 2, Costs: sim.DefaultCosts(), MaxSkbFrags: tc.frags},
+				[]string{"tx", "64"}); err != nil {
+				t.Fatal(err)
+			}
+			f := newFake(t, 1, true)
+			r := d.rings[0]
+			for i := 0; i < tc.used; i++ {
+				r.Put(0, 100, 1)
+			}
+			rest, rc := f.Xmit(d, 0, f.Packets(0, tc.bulk, 162))
+			sent := tc.bulk - len(rest)
+			if sent != tc.wantSent || rc != tc.wantRC {
+				t.Fatalf("sent %d rc %#x, want %d %#x", sent, rc, tc.wantSent, tc.wantRC)
+			}
+			if got := f.QueueStopped(0); got != tc.wantStop {
+				t.Errorf("queue stopped %v, want %v", got, tc.wantStop)
+			}
+			if got := d.rings[0].stats.Busy > 0; got != tc.wantBz {
+				t.Errorf("tx_busy %d, want busy %v", d.rings[0].stats.Busy, tc.wantBz)
+			}
+			need := tc.frags + 1 + DescsPerCacheLn + DescsForCtxDesc
+			if tc.wantStop && !tc.wantBz && r.Unused() >= need {
+				t.Errorf("stopped with %d free, DESC_NEEDED %d", r.Unused(), need)
+			}
+		})
+	}
+}
