@@ -48,8 +48,8 @@ const (
 )
 
 // TxProfile is ice_main.c's tx_profile[] in us: the TX DIM profiles
-// (ICE_DFLT_TX_ITR carries ICE_ITR_DYNAMIC, so adaptive-tx is on by
-// default). DimDefaultProfileIx is ICE_DIM_DEFAULT_PROFILE_IX, where
+// (ice_vsi_alloc_q_vector sets tx.itr_mode = ITR_DYNAMIC, so adaptive-tx
+// is on by default; the RX side's DIM is not modelled). DimDefaultProfileIx is ICE_DIM_DEFAULT_PROFILE_IX, where
 // ice_init_moderation starts the DIM and writes the first ITR.
 var TxProfile = [...]sim.Time{2 * sim.Microsecond, 8 * sim.Microsecond, 40 * sim.Microsecond, 128 * sim.Microsecond, 256 * sim.Microsecond}
 
