@@ -65,9 +65,11 @@ func E4(reps []*report.Report) []Row {
 		rows = append(rows, Row{ID: "E4.3", Name: "the gain is larger with NUMA contention", Seed: largerSeed,
 			Model: fmt.Sprintf("%+.0f%% with, %+.0f%% without", 100*(gn-1), 100*(go_-1)), Kind: Check,
 			Tolerance: "larger with", Holds: gn > go_,
-			Why: "the kernel's gain needs HTB backlogged (enqueuers, one at a time behind the busylock, faster than the dequeuer): then the dequeuer's " +
-				"root-lock round trip against an enqueuer, dearer across sockets, is paid once per 9 skbs instead of every skb; " +
-				"where an enqueue's turn is longer than the dequeuer's path per skb, HTB drains and the 4.8 dequeuer is back to one skb a restart"})
+			Why: "the kernel's gain needs HTB backlogged: then the dequeuer's root-lock round trip against an enqueuer, dearer across sockets, " +
+				"is paid once per 9 skbs instead of every skb. HTB backlogs only while an enqueuer's hold of the root lock (the class read, the leaf's " +
+				"lines, struct Qdisc's hot line) is shorter than the dequeuer's time outside it per skb (bond_start_xmit, the slave's fq and driver); " +
+				"the model prices those lines one after another, where a core overlaps independent misses, so across sockets the hold is the longer, " +
+				"HTB drains and the 4.8 dequeuer gets few skbs a restart"})
 	}
 
 	costSeed := fmt.Sprintf("%.2fx (%.2f vs %.2f Mpps)", float64(seedE4NumaBefore)/seedE4NonumaBefore, seedE4NumaBefore/1e6, seedE4NonumaBefore/1e6)
@@ -79,7 +81,8 @@ func E4(reps []*report.Report) []Row {
 		rows = append(rows, Row{ID: "E4.4", Name: "NUMA contention, before: numa / nonuma", Seed: costSeed,
 			Model: fmt.Sprintf("%.2fx (%.2f vs %.2f Mpps)", x, nb.TxPps/1e6, ob.TxPps/1e6), Kind: Check,
 			Ratio: safeDiv(x, seedX), Tolerance: "within 1.5x", Holds: factor(x, seedX) <= 1.5,
-			Why: "every root-lock handoff and HTB line moves across the interconnect half the time (cost.line_remote vs cost.line_socket)"})
+			Why: "every root-lock handoff and qdisc line (htb's and its leaf's struct Qdisc, two lines each before 4d202a0d1: qdisc_stats_line) " +
+				"moves across the interconnect half the time (cost.line_remote vs cost.line_socket)"})
 	}
 
 	// The toggle itself: one skb per restart before, more after.

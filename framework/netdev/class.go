@@ -250,6 +250,7 @@ func (x *qctx) LeafEnqueue(batch []qdisc.LeafPacket, res []qdisc.LeafResult) {
 // (qctx.Duplicate) and go to the root's enqueue, not the leaf's.
 func (n *Net) leafEnqueue(c *sim.CPU, leaf *Qdisc, skbs []*skb.SKB, toFree *skb.List, res []qdisc.LeafResult) {
 	leaf.lineData.WriteMany(c, n.E.Costs.QdiscDataLines)
+	n.writeStatsLine(c, leaf)
 	before := leaf.leafState()
 	segs, split := n.splitGSO(c, leaf, skbs)
 	leaf.batch, leaf.rc = leaf.batch[:0], leaf.rc[:0]
@@ -314,6 +315,7 @@ func (n *Net) leafDequeue(c *sim.CPU, leaf *Qdisc) *skb.SKB {
 	if held, _ := leaf.treeHeld(); held == 0 && leaf.Flags&qdisc.EmptyNoop != 0 {
 		return nil
 	}
+	n.writeStatsLine(c, leaf)
 	leaf.out = leaf.Ops.Dequeue(leaf.bind(c, nil), qdisc.DequeueReq{Max: 1, Bytes: 1 << 62}, leaf.out[:0])
 	if len(leaf.out) > 1 {
 		sim.Panicf("qdisc %s: returned %d packets for a dequeue of at most 1", leaf.Name(), len(leaf.out))

@@ -75,13 +75,19 @@ type Config struct {
 	DequeueDrops  bool // honour TCQ_F_DEQUEUE_DROPS: free dequeue drops after the root lock (191ff13e42a7)
 	BulkQuota     bool // try_bulk_dequeue_skb bounded by the remaining quota (0345552a653c)
 	BulkDequeue   BulkDequeue
-	DevTxWeight   int  // net.core.dev_weight * dev_weight_tx_bias: __qdisc_run quota
-	BQL           bool // byte queue limits on drivers that support them
-	SockWfree     DestructorCall
-	TxQueueLen    int // dev->tx_queue_len
-	MaxBacklog    int // net.core.netdev_max_backlog
-	NetdevBudget  int // net.core.netdev_budget (net_rx_action)
-	Sndbuf        int // net.core.wmem_default: socket send buffer of senders
+	// QdiscStatsLine: struct Qdisc's qstats sit on the line after q,
+	// bstats and running (the layout before 4d202a0d1, which moved
+	// state and next_sched out of the hot group so that q.qlen,
+	// qstats.backlog and bstats share one line): every enqueue and
+	// dequeue of a qdisc writes one line more.
+	QdiscStatsLine bool
+	DevTxWeight    int  // net.core.dev_weight * dev_weight_tx_bias: __qdisc_run quota
+	BQL            bool // byte queue limits on drivers that support them
+	SockWfree      DestructorCall
+	TxQueueLen     int // dev->tx_queue_len
+	MaxBacklog     int // net.core.netdev_max_backlog
+	NetdevBudget   int // net.core.netdev_budget (net_rx_action)
+	Sndbuf         int // net.core.wmem_default: socket send buffer of senders
 	// MaxSkbFrags is CONFIG_MAX_SKB_FRAGS: it sizes skb_shared_info,
 	// so the head a sender's skb gets and its truesize (skb package).
 	MaxSkbFrags int
@@ -112,6 +118,7 @@ var profiles = map[string]func() Config{
 		c.Xmit = XmitBusylock
 		c.BulkQuota = false
 		c.BulkDequeue = BulkOneTxQueue
+		c.QdiscStatsLine = true
 		c.SockWfree = CallIndirect
 		return c
 	},
@@ -261,6 +268,8 @@ var toggles = map[string]toggle{
 			}
 			return fmt.Errorf("%q is not onetxqueue or all", v)
 		}, func(c *Config) string { return string(c.BulkDequeue) }},
+	"qdisc_stats_line": boolToggle("struct Qdisc's qstats on a line of their own, after q/bstats/running (the layout before 4d202a0d1): each enqueue and dequeue writes one line more",
+		func(c *Config) *bool { return &c.QdiscStatsLine }),
 	"sock_wfree": {"how skb_release_head_state calls sock_wfree: retpoline (CONFIG_MITIGATION_RETPOLINE, bare call) | direct (retpoline + INDIRECT_CALL_3) | indirect (no retpoline)",
 		func(c *Config, v string) error {
 			switch DestructorCall(v) {

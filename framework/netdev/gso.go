@@ -57,7 +57,8 @@ func (n *Net) splitGSO(c *sim.CPU, q *Qdisc, batch []*skb.SKB) ([]*skb.SKB, bool
 			if i == segs-1 {
 				d.Len = lastLen
 			}
-			d.Born, d.XmitAt, d.SenderCPU, d.HotCPU = s.Born, s.XmitAt, s.SenderCPU, int32(c.ID)
+			d.Born, d.XmitAt, d.SenderCPU = s.Born, s.XmitAt, s.SenderCPU
+			n.ownSkb(c, d)
 			d.Owner, d.RxQueue = s.Owner, s.RxQueue
 			d.DupOf, d.DupDepth = s.DupOf, s.DupDepth
 			d.Cb = s.Cb

@@ -701,3 +701,44 @@ func TestLlistDrainWalkPerNode(t *testing.T) {
 			batch, walked, walk, most-walk)
 	}
 }
+
+// The skbs at the head of a deep queue were written by a CPU that has
+// handled more than l2_skbs skbs since: their lines have left its L2,
+// and the dequeuer reads them from the LLC (line_llc), not by a
+// cross-core transfer, as Jonas Köppeler's profile of a full cake
+// measures (cake_dequeue_one at half a kfree_skb). A shallow queue's
+// skbs are still in the writer's L2: transfers.
+func TestDeepQueueSkbLinesFromLLC(t *testing.T) {
+	costs := sim.DefaultCosts()
+	for _, c := range []struct {
+		behind   int   // skbs CPU 1 handles after the 8 at the head
+		wantLine int64 // price of each of their lines on CPU 0
+	}{
+		{0, costs.LineSocket},
+		{int(costs.L2Skbs) - 8, costs.LineSocket},
+		{int(costs.L2Skbs) + 8, costs.LineLLC},
+	} {
+		h := newHarness(t, profile(t, "6.18", "bql", "off"), 2, "test", 1, "pfifo", "limit", "100000")
+		q := h.dev.Root
+		var spent sim.Time
+		h.on(1, 0, func(cpu *sim.CPU) { h.fill(cpu, q, 8+c.behind) })
+		h.on(0, 10*sim.Millisecond, func(cpu *sim.CPU) {
+			q.lock.Lock(cpu, h.n.site.rootRun)
+			start := cpu.Now()
+			got := h.n.qdiscDequeue(cpu, q, qdisc.DequeueReq{Max: 8, Bytes: 1 << 40})
+			spent = cpu.Now() - start
+			q.lock.Unlock(cpu)
+			var l skb.List
+			for _, s := range got {
+				l.Push(s)
+			}
+			h.n.kfreeSkbList(cpu, &l)
+		})
+		h.run(11 * sim.Millisecond)
+		lines := sim.Time(8 * costs.SkbLines * c.wantLine)
+		if base := spent - lines; base < 0 || base > sim.Time(8*costs.QdiscDequeue+4*costs.LineSocket) {
+			t.Errorf("%d skbs behind the head: dequeuing 8 took %d ns, want %d of skb lines (%d ns a line) plus the qdisc's own work",
+				c.behind, spent, lines, c.wantLine)
+		}
+	}
+}

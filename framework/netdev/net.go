@@ -145,6 +145,7 @@ type softnetData struct {
 	pollRest    []*napi
 	repoll      []*napi
 	timers      []*Qdisc // qdisc timers expired on this CPU, for TIMER_SOFTIRQ
+	skbSeq      uint64   // skbs whose lines this CPU took (ownSkb)
 }
 
 // NewNet builds the host on engine e; m makes its qdiscs and drivers.
@@ -513,7 +514,7 @@ func (n *Net) freeSkb(c *sim.CPU, s *skb.SKB) {
 func (n *Net) AllocSkb(c *sim.CPU) *skb.SKB {
 	s := n.Pool.Get()
 	s.SenderCPU = c.ID
-	s.HotCPU = int32(c.ID)
+	n.ownSkb(c, s)
 	s.Born = c.Now()
 	s.Sock = -1
 	s.GSOSegs = 1
@@ -602,12 +603,37 @@ func (n *Net) touchSkbPrefetched(c *sim.CPU, s *skb.SKB, prefetched bool) {
 		return
 	}
 	costs := n.E.Costs
-	d := costs.SkbLines * costs.Line(n.E.Distance(int(s.HotCPU), c.ID))
+	d := costs.SkbLines * n.skbLine(c, s)
 	if prefetched {
 		d = d * costs.PrefetchPct / 100
 	}
 	c.Spend(d)
-	s.HotCPU = int32(c.ID)
+	n.ownSkb(c, s)
+}
+
+// ownSkb records that CPU c now holds s's lines (it built or read
+// them): c's count of skbs handled moves on, so skbLine can tell later
+// whether c has evicted them since.
+func (n *Net) ownSkb(c *sim.CPU, s *skb.SKB) {
+	sd := &n.sd[c.ID]
+	sd.skbSeq++
+	s.HotCPU, s.HotSeq = int32(c.ID), sd.skbSeq
+}
+
+// skbLine is the price of one of s's lines read on CPU c. A line the
+// holder still has in its L2 is a cross-core transfer by distance; one
+// it has evicted since (it handled more than l2_skbs skbs after taking
+// s: an skb that waited at the head of a deep queue) comes from the
+// socket's LLC (line_llc). Across sockets it stays a remote transfer.
+func (n *Net) skbLine(c *sim.CPU, s *skb.SKB) int64 {
+	costs := n.E.Costs
+	dist := n.E.Distance(int(s.HotCPU), c.ID)
+	if dist == sim.DistSMT || dist == sim.DistSocket {
+		if n.sd[s.HotCPU].skbSeq-s.HotSeq > uint64(costs.L2Skbs) {
+			return costs.LineLLC
+		}
+	}
+	return costs.Line(dist)
 }
 
 // touchSkbQdisc prices a qdisc reading an skb it dequeues or drops,
@@ -627,9 +653,8 @@ func (n *Net) touchSkbDrop(c *sim.CPU, s *skb.SKB, q *Qdisc) {
 		n.touchSkbQdisc(c, s)
 		return
 	}
-	costs := n.E.Costs
-	c.Spend(min(costs.SkbLines, 1) * costs.Line(n.E.Topo.Distance(int(s.HotCPU), c.ID)))
-	s.HotCPU = int32(c.ID)
+	c.Spend(min(n.E.Costs.SkbLines, 1) * n.skbLine(c, s))
+	n.ownSkb(c, s)
 }
 
 // LoseToDeadPlugins frees every packet a dead plugin held (a qdisc's, or

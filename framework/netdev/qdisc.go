@@ -48,6 +48,7 @@ type Qdisc struct {
 	lineWrite sim.CacheLine // write group: q, state, bstats, running, qstats
 	lineDefer sim.CacheLine // defer_count + defer_list, their own line
 	lineData  sim.CacheLine // the plugin's private data
+	lineStats sim.CacheLine // qstats on their own line (Config.QdiscStatsLine)
 
 	deferHead  *skb.SKB // llist, newest first
 	deferCount int64
@@ -387,7 +388,8 @@ func (n *Net) skbClone(c *sim.CPU, s *skb.SKB, by *Qdisc) *skb.SKB {
 	h := d.Handle
 	d.Packet = s.Packet
 	d.Handle, d.Sock = h, -1
-	d.Born, d.XmitAt, d.SenderCPU, d.HotCPU = s.Born, s.XmitAt, s.SenderCPU, int32(c.ID)
+	d.Born, d.XmitAt, d.SenderCPU = s.Born, s.XmitAt, s.SenderCPU
+	n.ownSkb(c, d)
 	d.DupOf, d.DupDepth = by.ID, s.DupDepth+1
 	c.Spend(n.E.Costs.KfreeSkb) // an sk_buff from the slab and its header copied: priced as freeing one
 	n.Offered++
@@ -454,7 +456,8 @@ func (q *Qdisc) bind(c *sim.CPU, toFree *skb.List) *qctx {
 // enqueue hands a batch to the plugin (dev_qdisc_enqueue for each skb, in
 // one call). The last skb's code is returned.
 func (n *Net) qdiscEnqueue(c *sim.CPU, q *Qdisc, skbs []*skb.SKB, toFree *skb.List) qdisc.Code {
-	q.lineData.WriteMany(c, n.E.Costs.QdiscDataLines)
+	n.enqueueLines(c, q)
+	n.writeStatsLine(c, q)
 	skbs, split := n.splitGSO(c, q, skbs)
 	if n.Hooks.EnqueueBatch != nil {
 		n.Hooks.EnqueueBatch(c, q, skbs)
@@ -505,6 +508,7 @@ func (n *Net) qdiscDequeue(c *sim.CPU, q *Qdisc, req qdisc.DequeueReq) []*skb.SK
 	if held, _ := q.treeHeld(); held == 0 && q.Flags&qdisc.EmptyNoop != 0 {
 		return q.skbs[:0]
 	}
+	n.writeStatsLine(c, q)
 	q.out = q.Ops.Dequeue(q.bind(c, nil), req, q.out[:0])
 	if len(q.out) > max(req.Max, 1) {
 		sim.Panicf("qdisc %s: returned %d packets for a dequeue of at most %d", q.Name(), len(q.out), req.Max)
@@ -523,4 +527,25 @@ func (n *Net) qdiscDequeue(c *sim.CPU, q *Qdisc, req qdisc.DequeueReq) []*skb.SK
 		n.Hooks.Dequeue(c, q, q.skbs)
 	}
 	return q.skbs
+}
+
+// writeStatsLine prices the qstats line of the layout before 4d202a0d1
+// (Config.QdiscStatsLine): qdisc_qstats_backlog_inc/dec on a line apart
+// from q.qlen's. After it, the one hot line is what lineData prices.
+func (n *Net) writeStatsLine(c *sim.CPU, q *Qdisc) {
+	if n.Cfg.QdiscStatsLine {
+		q.lineStats.WriteNoSync(c)
+	}
+}
+
+// enqueueLines prices the private lines an enqueue touches: written,
+// unless the qdisc declares that its enqueue only reads them
+// (qdisc.EnqueueReadsPrivate) and its tree holds packets, when it reads
+// one.
+func (n *Net) enqueueLines(c *sim.CPU, q *Qdisc) {
+	if held, _ := q.treeHeld(); held > 0 && q.Flags&qdisc.EnqueueReadsPrivate != 0 {
+		q.lineData.ReadNoSync(c)
+		return
+	}
+	q.lineData.WriteMany(c, n.E.Costs.QdiscDataLines)
 }

@@ -71,6 +71,17 @@ const (
 	// qdisc_pkt_len, the codel cb's mem_usage and enqueue_time; cake's
 	// also read skb->truesize, another line).
 	DropReadsCb Flags = 1 << 28
+
+	// EnqueueReadsPrivate is the model's too: the qdisc's enqueue
+	// writes none of its private data while its tree holds packets. It
+	// classifies (reading tables the data path never writes) and hands
+	// the skb to a class's leaf, reading one line its dequeue writes
+	// (htb_enqueue: htb_classify, then cl->leaf.q beside the deficit
+	// and tokens htb_dequeue_tree and htb_charge_class write;
+	// htb_activate writes the rows only when a class turns active). The
+	// host prices that one line as a read, and the private lines as
+	// written only when the tree was empty.
+	EnqueueReadsPrivate Flags = 1 << 27
 )
 
 // Work is a unit of CPU work a qdisc reports in kernel terms; the host

@@ -59,10 +59,10 @@ func TestE2CakeCollapse(t *testing.T) {
 // Mpps onto one defer list can make the enqueue side hold the root lock
 // nearly always once the qdisc is full and each enqueue pays an
 // overflow drop under it (the dropped skb's line, fq_codel_drop's batch
-// from the fattest flow): fq_codel collapses by root-lock saturation,
-// not by an AQM; sfq, whose drainer keeps up, does not. The kernel's
-// pushers must offer less than these open-loop senders, or its enqueue
-// cost less (README, "The seeds' results in the model"). This test pins
+// from the fattest flow). fq_codel collapsed so while its victims' lines
+// were priced as transfers; read from the LLC (they sat at the head of
+// a 10240-packet queue) they cost little and neither qdisc collapses
+// (README, "The seeds' results in the model"). This test pins
 // the mechanism: a collapse without the enqueue side saturating the
 // lock is a new one, and fails. The forwarding E2 (scripts/e2.tengo,
 // fidelity.E2, TestE2ForwardSfqDrainerKeepsUp) is the seed's setup.
@@ -112,29 +112,77 @@ func lockHold(r *report.Report, site string) float64 {
 	return 0
 }
 
-// With the llist, the RX CPU that drains sfq's defer list keeps up with
-// the other RX CPUs' pushes: the list never reaches its bound (no drop
-// there: sfq's own overflow drops at enqueue are where the overload
-// goes), and the dequeuer gets the root lock between drains, so sfq
-// forwards about what it did before the llist, as the thread found.
+// With the llist, the RX CPU that drains sfq's or fq_codel's defer list
+// keeps up with the other RX CPUs' pushes: the list never reaches its
+// bound (no drop there: the qdisc's own overflow drops at enqueue are
+// where the overload goes), and the dequeuer gets the root lock between
+// drains, so both forward about what they did before the llist, as the
+// thread found. fq_codel keeps up because its overflow drop (64 skbs of
+// the fattest flow at once) reads skbs that sat at the head of a
+// 10240-packet queue, long gone from their writer's L2 (line_llc).
 func TestE2ForwardSfqDrainerKeepsUp(t *testing.T) {
 	if testing.Short() {
 		t.Skip("E2")
 	}
-	base, r := mustRun(t, e2Forward("6.18", "sfq")), mustRun(t, e2Forward("6.19-rc1", "sfq"))
-	enq, deq := lockHold(r, "__dev_xmit_skb (root_lock)"), lockHold(r, "sch_direct_xmit (root_lock)")
-	t.Logf("sfq 6.18 %.3f Mpps, 6.19-rc1 %.3f Mpps; root lock held %.0f%% enqueue side, %.0f%% dequeue side; drops %v",
-		base.TxPps/1e6, r.TxPps/1e6, 100*enq, 100*deq, r.Drops)
-	if n := r.Drops["QDISC_DROP"]; n != 0 || r.Counters["defer_drops"] != 0 {
-		t.Errorf("the defer list overflowed (%d QDISC_DROP): the drainer fell behind the pushes", n)
+	for _, qd := range []string{"sfq", "fq_codel"} {
+		base, r := mustRun(t, e2Forward("6.18", qd)), mustRun(t, e2Forward("6.19-rc1", qd))
+		enq, deq := lockHold(r, "__dev_xmit_skb (root_lock)"), lockHold(r, "sch_direct_xmit (root_lock)")
+		t.Logf("%s 6.18 %.3f Mpps, 6.19-rc1 %.3f Mpps; root lock held %.0f%% enqueue side, %.0f%% dequeue side; drops %v",
+			qd, base.TxPps/1e6, r.TxPps/1e6, 100*enq, 100*deq, r.Drops)
+		if n := r.Drops["QDISC_DROP"]; n != 0 || r.Counters["defer_drops"] != 0 {
+			t.Errorf("%s: the defer list overflowed (%d QDISC_DROP): the drainer fell behind the pushes", qd, n)
+		}
+		if r.Drops["QDISC_OVERLIMIT"] == 0 {
+			t.Errorf("%s never overflowed: the overload went elsewhere (%v)", qd, r.Drops)
+		}
+		if deq < 0.1 || enq > 0.9 {
+			t.Errorf("%s: root lock held %.0f%% by the enqueue side, %.0f%% by the dequeue side: the dequeuer starves", qd, 100*enq, 100*deq)
+		}
+		if r.TxPps < 0.8*base.TxPps {
+			t.Errorf("%s on 6.19-rc1 %.3f Mpps, under 0.8x of 6.18's %.3f", qd, r.TxPps/1e6, base.TxPps/1e6)
+		}
 	}
-	if r.Drops["QDISC_OVERLIMIT"] == 0 {
-		t.Errorf("sfq never overflowed: the overload went elsewhere (%v)", r.Drops)
+}
+
+// e2bForward is scripts/e2b.tengo's DUT: Jonas's i40e with 4 queues and
+// his cake options, 21 Mpps of 64-byte frames forwarded.
+func e2bForward(profile, qd string) Spec {
+	s := Default()
+	s.Profile = profile
+	s.Sockets, s.Cores, s.Threads = 1, 20, 2
+	s.Driver, s.Queues, s.RateBps = "i40e", 4, 25_000_000_000
+	s.Qdisc = "cake besteffort flows nonat nowash no-ack-filter split-gso rtt 100ms noatm overhead 18 mpu 64" + qd
+	s.Workload = workload.Spec{Kind: workload.Forward, PacketSize: 22, Flows: 16, Rate: 21e6}
+	s.Duration, s.Warmup, s.Interval = 300*sim.Millisecond, 30*sim.Millisecond, 30*sim.Millisecond
+	return s
+}
+
+// E2b's llist by the thread's mechanism, in its first 0.3 s: the enqueue
+// side does not hold the root lock all the time (the dequeuer gets its
+// turns), cake fills and drops at overflow, which raises BLUE's p, and
+// BLUE starts dropping at dequeue (CAKE_FLOOD). With BLUE off the same
+// run has no CAKE_FLOOD and sends at least as much: what BLUE takes is
+// the collapse (TestBlueAtOneDropsTheFlowAtDequeue: at p 1 a dequeue
+// drops a whole flow but its last packet).
+func TestE2bBlueNotLockSaturation(t *testing.T) {
+	if testing.Short() {
+		t.Skip("E2b")
 	}
-	if deq < 0.1 || enq > 0.9 {
-		t.Errorf("root lock held %.0f%% by the enqueue side, %.0f%% by the dequeue side: the dequeuer starves", 100*enq, 100*deq)
+	blue, off := mustRun(t, e2bForward("6.19-rc1", "")), mustRun(t, e2bForward("6.19-rc1", " lab-noblue"))
+	enq := lockHold(blue, "__dev_xmit_skb (root_lock)")
+	p := blue.Series[len(blue.Series)-1].BlueP
+	t.Logf("BLUE on %.3f Mpps (enqueue side holds the root lock %.0f%%, p %.2f, drops %v); off %.3f Mpps (drops %v)",
+		blue.TxPps/1e6, 100*enq, p, blue.Drops, off.TxPps/1e6, off.Drops)
+	if enq > 0.7 {
+		t.Errorf("the enqueue side holds the root lock %.0f%% of the time: saturation, not BLUE", 100*enq)
 	}
-	if r.TxPps < 0.8*base.TxPps {
-		t.Errorf("sfq on 6.19-rc1 %.3f Mpps, under 0.8x of 6.18's %.3f", r.TxPps/1e6, base.TxPps/1e6)
+	if blue.Drops["QDISC_OVERLIMIT"] == 0 || p <= 0 || blue.Drops["CAKE_FLOOD"] == 0 {
+		t.Errorf("BLUE on: p %.3f, drops %v; want overflow drops raising p and BLUE's drops at dequeue", p, blue.Drops)
+	}
+	if off.Drops["CAKE_FLOOD"] != 0 || off.Series[len(off.Series)-1].BlueP != 0 {
+		t.Errorf("lab-noblue: drops %v, p %.3f; want no BLUE", off.Drops, off.Series[len(off.Series)-1].BlueP)
+	}
+	if off.TxPps < blue.TxPps {
+		t.Errorf("BLUE off %.3f Mpps below BLUE on %.3f", off.TxPps/1e6, blue.TxPps/1e6)
 	}
 }

@@ -137,9 +137,15 @@ func TestForwardBadInput(t *testing.T) {
 
 // The tc batches apply to a forwarding DUT too: an htb root made by tc
 // caps what it forwards at its class's rate, and the frames it cannot
-// hold are dropped in its leaf.
+// hold are dropped in its leaf. The window is 9 ms: the class sends
+// about 19 packets fewer than its rate allows early in the run, once,
+// whatever the window (925 Mbit/s over 2 ms, 984 over 9 ms, 996 over
+// 39 ms), and where that falls against a 2 ms window's start moved with
+// the enqueue's price (cost.qdisc_enqueue 60 instead of 25 read 942);
+// why the class starts short is not pinned down.
 func TestForwardThroughHTB(t *testing.T) {
 	s := fwd("6.18", "mq pfifo", 2e6)
+	s.Duration = 10 * sim.Millisecond
 	s.Workload.PacketSize = 1000
 	s.TC = []TCBatch{{Name: "cap.tc", Text: "qdisc replace dev eth0 root handle 1: htb default 10\n" +
 		"class add dev eth0 parent 1: classid 1:10 htb rate 1gbit\n"}}

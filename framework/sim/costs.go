@@ -22,7 +22,26 @@ type Costs struct {
 	LineRemote int64 `cost:"line_remote" help:"line from the other socket over UPI"`
 	LineMemory int64 `cost:"line_memory" help:"line nobody holds (DRAM)"`
 	LineHit    int64 `cost:"line_hit" help:"access to a line this CPU already owns"`
-	AtomicOp   int64 `cost:"atomic_op" help:"extra cost of a locked RMW (cmpxchg, xadd) on an owned line"`
+	// line_llc and l2_skbs: a line another core wrote long enough ago
+	// that the core has since evicted it from its private L2 is read
+	// from the shared LLC, not snooped out of that core (Intel's
+	// server parts since Skylake-SP keep a non-inclusive LLC that takes
+	// L2 victims): the skbs at the head of a deep qdisc queue. Jonas
+	// Köppeler's profile of a full cake (llist thread) measures it:
+	// cake_dequeue_one, which reads the head skb's next, cb and
+	// truesize, is 0.91% beside 1.82% for freeing the skb it pulls
+	// (sk_skb_reason_drop, one per pulled skb while BLUE drops them
+	// all), i.e. half a kfree_skb (~45 ns) for the dequeue and its two
+	// lines: LLC hits (~25 ns on those parts), not the 2 x 110 ns of
+	// cross-core transfers. l2_skbs is how many skbs a core handles
+	// before the first one's lines are gone from its L2: 2 MB of L2
+	// (Granite Rapids; 1 MB on Cascade Lake) over ~1 KB a forwarded or
+	// sent skb brings in (the sk_buff's 4 lines, shared info, the
+	// packet's data, the page_pool page, ring descriptors, the
+	// socket's and stack's lines).
+	LineLLC  int64 `cost:"line_llc" help:"line another core wrote and has since evicted from its L2, read from the shared LLC"`
+	L2Skbs   int64 `cost:"l2_skbs" max:"10000000" help:"skbs a core handles before the lines of the first are evicted from its L2 (skbs, not ns)"`
+	AtomicOp int64 `cost:"atomic_op" help:"extra cost of a locked RMW (cmpxchg, xadd) on an owned line"`
 
 	// Spinlocks (qspinlock).
 	SpinAcquire int64 `cost:"spin_acquire" help:"uncontended spin_lock fast path, excluding the line transfer"`
@@ -140,6 +159,8 @@ func DefaultCosts() *Costs {
 		LineRemote: 300,
 		LineMemory: 110,
 		LineHit:    1,
+		LineLLC:    25,
+		L2Skbs:     2048,
 		AtomicOp:   8,
 
 		SpinAcquire: 8,

@@ -80,6 +80,10 @@ type SKB struct {
 	Owner     Owner    // socket to uncharge on free, or nil
 	Holder    int32    // id of the qdisc whose plugin holds it (-1: the driver), 0 if none
 	HotCPU    int32    // CPU whose cache holds the skb lines
+	// HotSeq is HotCPU's count of skbs handled when it took the lines
+	// (the host's per-CPU count): once that CPU has handled more than
+	// the cost table's l2_skbs since, the lines are in the LLC.
+	HotSeq uint64
 	// XmitCPU is skb->sender_cpu: the CPU + 1 of the first
 	// __dev_queue_xmit (netdev_core_pick_tx records it once), 0 before.
 	// XPS picks by it, so a stacked device's lower queue follows the

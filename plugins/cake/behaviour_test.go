@@ -238,3 +238,50 @@ func TestHashWorkPerMode(t *testing.T) {
 		}
 	}
 }
+
+// The collapse's mechanism at dequeue (Toke, llist thread): once an
+// unresponsive flow's overflows have driven BLUE's p to 1, one
+// cake_dequeue pulls and drops (CAKE_FLOOD) every packet of the flow it
+// serves but the last ("Last packet in queue may be marked, shouldn't be
+// dropped"), so a single dequeue's work, under the root lock, grows with
+// the flow's backlog: a cake_dequeue_one (and a get_random_u32) per
+// packet pulled. With lab-noblue the same state sends one packet for one
+// pulled. p stays up while the flow never runs empty (cobalt_queue_empty
+// is the only way down).
+func TestBlueAtOneDropsTheFlowAtDequeue(t *testing.T) {
+	for _, noblue := range []bool{false, true} {
+		args := []string{"besteffort", "flows", "memlimit", "64kb"}
+		if noblue {
+			args = append(args, "lab-noblue")
+		}
+		q := newCake(t, args...)
+		ctx := qdisctest.NewCtx(1)
+		ctx.T = sim.Ktime(0)
+		flows := []flowSpec{{src: 1, dst: 2, port: 1, size: 100}}
+		var next uint64
+		// Overflow every 50 us for 1.5 s: p rises 1/256 per 5 ms target.
+		for step := 0; step < 30000; step++ {
+			feed(q, ctx, flows, 2, &next)
+			ctx.T += 50 * sim.Microsecond
+		}
+		p := q.BlueMax()
+		backlog := q.qlen
+		clear(ctx.Dropped)
+		ctx.WorkDone = [qdisc.NumWork]int{}
+		got := q.Dequeue(ctx, qdisc.DequeueReq{Max: 1}, nil)
+		floods := 0
+		for _, r := range ctx.Dropped {
+			if r == skb.DropCakeFlood {
+				floods++
+			}
+		}
+		pulled := ctx.WorkDone[qdisc.WorkDequeue]
+		switch {
+		case noblue && (p != 0 || floods != 0 || len(got) != 1 || pulled != 1):
+			t.Errorf("lab-noblue: p %.3f, one dequeue pulled %d, dropped %d, sent %d; want p 0 and one pulled and sent", p, pulled, floods, len(got))
+		case !noblue && (p < 0.999 || floods != backlog-1 || len(got) != 1 || pulled != backlog):
+			t.Errorf("BLUE: p %.3f, one dequeue of a %d-packet flow pulled %d, dropped %d (CAKE_FLOOD), sent %d; want p at 1 and all but the last dropped",
+				p, backlog, pulled, floods, len(got))
+		}
+	}
+}

@@ -190,8 +190,9 @@ func (q *HTB) Init(_ qdisc.Ctx, s qdisc.Setup, args []string) (qdisc.Info, error
 		}
 	}
 	// sch->limit stays 0, as in the kernel; an empty htb's dequeue
-	// touches nothing (sch->q.qlen == 0: goto fin).
-	return qdisc.Info{Flags: qdisc.EmptyNoop}, nil
+	// touches nothing (sch->q.qlen == 0: goto fin). Its enqueue only
+	// classifies and reads the class (htb_enqueue).
+	return qdisc.Info{Flags: qdisc.EmptyNoop | qdisc.EnqueueReadsPrivate}, nil
 }
 
 // find is htb_find.

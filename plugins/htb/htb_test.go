@@ -243,3 +243,15 @@ func TestConformance(t *testing.T) {
 		})
 	}
 }
+
+// htb_enqueue only classifies and reads the class: the host prices its
+// private lines as read on enqueue (qdisc.EnqueueReadsPrivate).
+func TestEnqueueReadsPrivate(t *testing.T) {
+	info, err := (&HTB{}).Init(qdisctest.NewCtx(1), setup("1:"), []string{"default", "1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Flags&qdisc.EnqueueReadsPrivate == 0 {
+		t.Errorf("htb's flags %#x lack EnqueueReadsPrivate", uint32(info.Flags))
+	}
+}

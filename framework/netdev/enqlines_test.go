@@ -1,0 +1,72 @@
+package netdev
+
+import (
+	"testing"
+
+	"github.com/txlab/txlab/framework/qdisc"
+	"github.com/txlab/txlab/framework/sim"
+	"github.com/txlab/txlab/framework/skb"
+)
+
+// A qdisc whose enqueue only reads its private data
+// (qdisc.EnqueueReadsPrivate, htb_enqueue) pulls one line from the CPU
+// that dequeued last, as a read, while its tree holds packets; into an
+// empty tree (htb_activate writes the rows) it writes them as any other
+// qdisc does. The dequeuer then finds its lines still its own.
+func TestEnqueueReadsPrivate(t *testing.T) {
+	costs := sim.DefaultCosts()
+	lines := costs.QdiscDataLines
+	cases := []struct {
+		name       string
+		flag       bool
+		backlog    int   // skbs the tree holds when CPU 1 enqueues
+		wantEnq    int64 // CPU 1's price of the private lines
+		wantDeqHit bool  // CPU 0's next dequeue finds them hot
+	}{
+		{"writes, backlogged", false, 2, lines * costs.LineSocket, false},
+		{"reads, backlogged", true, 2, costs.LineSocket, true},
+		{"reads, empty tree: activates", true, 0, lines * costs.LineSocket, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, profile(t, "4.8"), 2, "test", 1, "pfifo")
+			q := h.dev.Queues[0].qdisc
+			if tc.flag {
+				q.Flags |= qdisc.EnqueueReadsPrivate
+			}
+			var toFree skb.List
+			enqueue := func(c *sim.CPU, i int) {
+				s := h.skb(c, i)
+				h.n.unoffered--
+				h.n.Offered++
+				h.n.qdiscEnqueue(c, q, []*skb.SKB{s}, &toFree)
+			}
+			var enq, deq int64
+			h.on(0, 0, func(c *sim.CPU) {
+				for i := 0; i < tc.backlog+1; i++ {
+					enqueue(c, i)
+				}
+				for _, s := range h.n.qdiscDequeue(c, q, qdisc.DequeueReq{Max: 1, Bytes: 1 << 40}) {
+					h.n.kfreeSkb(c, s, skb.DropQdiscDrop)
+				}
+				c.SleepUntil(20 * sim.Microsecond)
+				t0 := c.Now()
+				q.lineData.WriteMany(c, lines) // the next dequeue's private lines
+				deq = int64(c.Now() - t0)
+			})
+			h.on(1, 10*sim.Microsecond, func(c *sim.CPU) {
+				t0 := c.Now()
+				h.n.enqueueLines(c, q)
+				enq = int64(c.Now() - t0)
+				enqueue(c, 100)
+			})
+			h.run(sim.Millisecond)
+			if enq != tc.wantEnq {
+				t.Errorf("enqueue's private lines cost %d ns, want %d", enq, tc.wantEnq)
+			}
+			if hit := deq == costs.LineHit; hit != tc.wantDeqHit {
+				t.Errorf("dequeuer's next write cost %d ns: hot %v, want %v", deq, hit, tc.wantDeqHit)
+			}
+		})
+	}
+}
