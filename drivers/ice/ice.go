@@ -25,7 +25,7 @@ const (
 	DescNeeded       = maxSkbFrags + 1 + 4 + 1 // DESC_NEEDED = 23
 	TxWakeThreshold  = 2 * DescNeeded          // TX_WAKE_THRESHOLD = 46
 	DfltIRQWork      = 256                     // ICE_DFLT_IRQ_WORK
-	DfltTxITR        = 50 * sim.Microsecond    // ICE_DFLT_TX_ITR = ICE_ITR_20K
+	DfltTxITR        = 50 * sim.Microsecond    // ICE_DFLT_TX_ITR = ICE_ITR_20K (the static ITR once adaptive-tx is off)
 	DefaultRate      = 100_000_000_000         // E810: 100 Gbit/s
 )
 
@@ -47,12 +47,27 @@ const (
 	DfltRxITR = 50 * sim.Microsecond
 )
 
+// TxProfile is ice_main.c's tx_profile[] in us: the TX DIM profiles
+// (ice_vsi_alloc_q_vector sets tx.itr_mode = ITR_DYNAMIC, so adaptive-tx
+// is on by default; the RX side's DIM is not modelled). DimDefaultProfileIx is ICE_DIM_DEFAULT_PROFILE_IX, where
+// ice_init_moderation starts the DIM and writes the first ITR.
+var TxProfile = [...]sim.Time{2 * sim.Microsecond, 8 * sim.Microsecond, 40 * sim.Microsecond, 128 * sim.Microsecond, 256 * sim.Microsecond}
+
+const (
+	DimDefaultProfileIx = 1
+	// DynamicINTRL is the rate limit ice_set_q_vector_intrl writes when
+	// either ring container is dynamic: 4 us, 250,000 interrupts/s a
+	// vector. It caps profile 0's 2 us ITR.
+	DynamicINTRL = 4 * sim.Microsecond
+)
+
 func init() {
 	driver.Register("ice", "Intel E810 100G (drivers/net/ethernet/intel/ice)", func() driver.Driver { return &ICE{} })
 }
 
 type txRing struct {
 	*driver.Ring
+	dim   *driver.DIM // the vector's tx.dim; nil with adaptive-tx off
 	stats driver.QueueStats
 }
 
@@ -70,12 +85,29 @@ type ICE struct {
 }
 
 // Init implements driver.Driver. Options (ethtool words): "tx N" ring
-// size, "tx-usecs N" ITR, "work N" clean budget per poll, "rx N" RX
-// ring size, "rx-usecs N" RX ITR.
+// size, "adaptive-tx on|off" TX DIM (default on, as ice sets it),
+// "tx-usecs N" a static TX ITR (adaptive-tx off unless given on, as
+// ethtool -C tx-usecs turns ITR_DYNAMIC off), "work N" clean budget per
+// poll, "rx N" RX ring size, "rx-usecs N" RX ITR.
 func (d *ICE) Init(s driver.Setup, args []string) (driver.Info, error) {
 	o := driver.RingOpts{Ring: DefaultNumTxDesc, ITR: DfltTxITR, Work: DfltIRQWork, Rx: DefaultNumRxDesc, RxITR: DfltRxITR}
-	if err := driver.ParseRingOpts("ice", args, &o, []string{"tx", "tx-usecs", "work", "rx", "rx-usecs"}, nil); err != nil {
+	adaptive, adaptiveSet := true, false
+	err := driver.ParseRingOpts("ice", args, &o, []string{"tx", "tx-usecs", "adaptive-tx", "work", "rx", "rx-usecs"}, func(key, val string) (bool, error) {
+		if key != "adaptive-tx" {
+			return false, nil
+		}
+		switch val {
+		case "on", "off":
+			adaptive, adaptiveSet = val == "on", true
+			return true, nil
+		}
+		return true, fmt.Errorf("ice: adaptive-tx %q: want on or off", val)
+	})
+	if err != nil {
 		return driver.Info{}, err
+	}
+	if o.ITRSet && !adaptiveSet {
+		adaptive = false // ethtool -C tx-usecs N: a static ITR
 	}
 	if o.Rx < MinNumDesc || o.Rx > MaxNumDesc || o.Rx%ReqDescMultiple != 0 {
 		return driver.Info{}, fmt.Errorf("ice: rx ring size %d must be in [%d, %d] and a multiple of %d", o.Rx, MinNumDesc, MaxNumDesc, ReqDescMultiple)
@@ -104,6 +136,14 @@ func (d *ICE) Init(s driver.Setup, args []string) (driver.Info, error) {
 	}
 	for i := range d.vecs {
 		d.vecs[i].ITR = d.itr
+	}
+	if adaptive {
+		// ice_init_moderation: the TX DIM starts at the default profile
+		// and the vector's ITR is written from it.
+		for i, r := range d.rings {
+			r.dim = driver.NewDIM(DimDefaultProfileIx, len(TxProfile))
+			d.vecs[i].ITR = dynamicITR(TxProfile[DimDefaultProfileIx])
+		}
 	}
 	info := driver.Info{RateBps: rate, RingSize: ring, BQL: true, Vectors: nvec, QueueVec: qv, Wire: true}
 	if s.NumRxQ > 0 {
@@ -186,6 +226,14 @@ func (d *ICE) Poll(ctx driver.Ctx, v int, budget int) (int, bool) {
 		r.stats.Restart++
 	}
 	complete := pkts < d.work
+	if complete && r.dim != nil {
+		// napi_complete_done -> ice_net_dim: a sample of the vector's
+		// interrupts (total_events) and the ring's packets and bytes;
+		// ice_tx_dim_work writes the new profile's ITR.
+		if r.dim.Sample(driver.DIMSample{Time: ctx.Now(), Pkts: uint32(r.stats.Packets), Bytes: uint32(r.stats.Bytes), Events: uint16(vec.Irqs)}) {
+			vec.ITR = dynamicITR(TxProfile[r.dim.ProfileIx])
+		}
+	}
 	vec.EndPoll(ctx, v, complete, r.NextDone())
 	if !complete {
 		return budget, false
@@ -200,10 +248,20 @@ func (d *ICE) Stats() []driver.QueueStats {
 		out[i] = r.stats
 		out[i].Irqs = d.vecs[i].Irqs
 		out[i].Extra = []driver.Counter{{Name: "ring_used", Value: uint64(r.Used())}}
+		if r.dim != nil {
+			out[i].Extra = append(out[i].Extra,
+				driver.Counter{Name: "tx_itr_usecs", Value: uint64(d.vecs[i].ITR / sim.Microsecond)},
+				driver.Counter{Name: "dim_changes", Value: r.dim.Changes})
+		}
 		out[i].Ethtool = ethtool(i, r.stats)
 	}
 	return out
 }
+
+// dynamicITR is the gap between two interrupts of a dynamic vector: the
+// profile's ITR, but no shorter than the INTRL rate limit (the model
+// folds the hardware's two limits into one interval).
+func dynamicITR(itr sim.Time) sim.Time { return max(itr, DynamicINTRL) }
 
 // ethtool is a ring's part of ice's `ethtool -S` (ice_ethtool.c,
 // __ice_get_strings): the VSI lines ice_gstrings_vsi_stats lists, summed

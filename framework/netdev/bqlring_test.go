@@ -8,8 +8,9 @@ import (
 )
 
 // BQL against ice's ring, with the qdisc always backlogged: the wire
-// sends a posted bulk in a few us, so each 50 us TX completion finds the
-// queue empty after it was over its limit, and dql_completed's
+// sends a posted bulk in a few us, so each 50 us TX completion (ice's
+// static ITR, adaptive-tx off) finds the queue empty after it was over
+// its limit, and dql_completed's
 // starvation rule raises the limit, until the ring (ice_maybe_stop_tx's
 // DESC_NEEDED) stops the queue before BQL does. Then a bulk bounded by
 // BQL's bytes alone (before 0345552a653c) is longer than the room left
@@ -34,7 +35,7 @@ func TestBQLOutgrowsRing(t *testing.T) {
 			}
 			t.Cleanup(e.Close)
 			n := NewNet(e, profile(t, "6.18", "bulk_quota", tc.quota), localMaker{})
-			dev, err := n.AddDevice(DeviceSpec{Name: "eth0", Driver: "ice", Args: []string{"tx", "256"}, Queues: 2,
+			dev, err := n.AddDevice(DeviceSpec{Name: "eth0", Driver: "ice", Args: []string{"tx", "256", "adaptive-tx", "off"}, Queues: 2,
 				Qdisc: []string{"mq", "pfifo", "limit", "100000"}})
 			if err != nil {
 				t.Fatal(err)

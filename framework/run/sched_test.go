@@ -56,6 +56,10 @@ func TestLaunchCrowdsTheNICSocketsQueues(t *testing.T) {
 	base := Default()
 	base.Sockets, base.Cores, base.Threads = 2, 8, 2
 	base.Queues, base.XPS, base.Qdisc = 8, "cores", "mq fq"
+	// The static 50 us ITR the pull was measured with: under ice's TX DIM
+	// (8 us at the start, 40 us three steps later) the IRQ CPUs' load
+	// during the launches differs and 0.61, not most, crowd socket 0.
+	base.DriverArgs = []string{"adaptive-tx", "off"}
 	base.Workload = workload.Spec{Kind: workload.UDPStream, Senders: 16, PacketSize: 120, Launch: 20 * sim.Microsecond}
 	base.Duration, base.Warmup = 3*sim.Millisecond, sim.Millisecond
 	socket0 := func(s Spec) float64 { // share of packets sent on queues 0-3
