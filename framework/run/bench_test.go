@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/txlab/txlab/framework/internal/cputime"
 	"github.com/txlab/txlab/framework/sim"
 	"github.com/txlab/txlab/framework/workload"
 )
@@ -19,7 +20,7 @@ func benchRun(b *testing.B, s Spec) time.Duration {
 	var pkts, events uint64
 	var m0, m1 runtime.MemStats
 	runtime.ReadMemStats(&m0)
-	cpu0 := cpuTime()
+	cpu0 := cputime.Process()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		rep, err := Run(s, nil)
@@ -30,7 +31,7 @@ func benchRun(b *testing.B, s Spec) time.Duration {
 		events += rep.Events
 	}
 	b.StopTimer()
-	cpu := cpuTime() - cpu0
+	cpu := cputime.Process() - cpu0
 	runtime.ReadMemStats(&m1)
 	p := float64(pkts)
 	b.ReportMetric(float64(cpu.Nanoseconds())/p, "cpu-ns/pkt")
@@ -161,7 +162,7 @@ func benchTCP(b *testing.B, s Spec) {
 	var pkts, wire uint64
 	var m0, m1 runtime.MemStats
 	runtime.ReadMemStats(&m0)
-	cpu0 := cpuTime()
+	cpu0 := cputime.Process()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		rep, err := Run(s, nil)
@@ -172,7 +173,7 @@ func benchTCP(b *testing.B, s Spec) {
 		wire += rep.TCP.Path.Up.Delivered + rep.TCP.Path.Down.Delivered
 	}
 	b.StopTimer()
-	cpu := cpuTime() - cpu0
+	cpu := cputime.Process() - cpu0
 	runtime.ReadMemStats(&m1)
 	p := float64(pkts)
 	b.ReportMetric(float64(cpu.Nanoseconds())/p, "cpu-ns/pkt")

@@ -3,6 +3,8 @@ package sim
 import (
 	"iter"
 	"testing"
+
+	"github.com/txlab/txlab/framework/internal/cputime"
 )
 
 // pingPong runs two tasks that wake each other b.N times each, as perf
@@ -88,7 +90,7 @@ func syncRing(b *testing.B, topo Topology) {
 		})
 	}
 	b.ResetTimer()
-	cpu0 := cpuTime()
+	cpu0 := cputime.Process()
 	var end Time
 	for e.Events() < uint64(b.N) {
 		end += 100 * Microsecond
@@ -97,7 +99,7 @@ func syncRing(b *testing.B, topo Topology) {
 		}
 	}
 	b.StopTimer()
-	cpu := cpuTime() - cpu0
+	cpu := cputime.Process() - cpu0
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(e.Events()), "ns/event")
 	b.ReportMetric(float64(cpu.Nanoseconds())/float64(e.Events()), "cpu-ns/event")
 }
@@ -123,13 +125,13 @@ func heapSteady(b *testing.B, n int) {
 		h.push(event{at: Time(r.Int64N(1000)), key: seq << slotBits})
 	}
 	b.ResetTimer()
-	cpu0 := cpuTime()
+	cpu0 := cputime.Process()
 	for i := 0; i < b.N; i++ {
 		ev := h.pop()
 		seq++
 		h.push(event{at: ev.at + Time(r.Int64N(1000)), key: seq << slotBits})
 	}
-	b.ReportMetric(float64((cpuTime()-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")
+	b.ReportMetric(float64((cputime.Process()-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")
 }
 
 // BenchmarkHeap8: the event heap of the small host (8 pending events).
@@ -148,9 +150,9 @@ func BenchmarkCoroutineRoundTrip(b *testing.B) {
 	})
 	defer stop()
 	b.ResetTimer()
-	cpu0 := cpuTime()
+	cpu0 := cputime.Process()
 	for i := 0; i < b.N; i++ {
 		next()
 	}
-	b.ReportMetric(float64((cpuTime()-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")
+	b.ReportMetric(float64((cputime.Process()-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")
 }
