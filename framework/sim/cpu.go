@@ -303,6 +303,7 @@ func (c *CPU) doSoftirq() {
 	c.softirq++
 	c.updExec()
 	start := c.now
+	c.stat.softFrom = start
 	c.Spend(c.e.Costs.SoftirqEntry)
 	end := jiffies(c.now) + maxSoftirqJiffies
 	for restart := maxSoftirqRestart; ; {

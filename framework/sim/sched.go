@@ -288,7 +288,8 @@ type runq struct {
 type cpuStat struct {
 	switches uint64 // context switches (nr_switches)
 	irqs     uint64 // hard interrupts taken
-	softNs   Time   // time in softirq (mpstat %soft)
+	softNs   Time   // time in softirq (mpstat %soft), runs that ended
+	softFrom Time   // when the softirq run in progress began
 	hardNs   Time   // time in hardirq (mpstat %irq)
 	runInt   int64  // integral of nr_running over time (task-ns)
 	runLast  Time

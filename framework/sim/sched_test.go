@@ -386,3 +386,30 @@ func TestTickAfterWakeOntoIdle(t *testing.T) {
 		}
 	}
 }
+
+// A sample taken inside a long softirq run counts its soft time so far,
+// as it counts its busy time: mpstat's %soft never exceeds the busy
+// share of the same interval.
+func TestSoftTimeInProgress(t *testing.T) {
+	e := testEngine(t, Topology{Sockets: 1, CoresPerSocket: 1, ThreadsPerCore: 1})
+	c := e.CPUs[0]
+	c.SetSoftirqHandler(NetRxSoftirq, func(c *CPU) {
+		for range 100 {
+			c.Spend(int64(10 * Microsecond))
+			c.Sync()
+		}
+	})
+	e.RaiseIRQ(c, 10*Microsecond, func(c *CPU) { c.RaiseSoftirq(NetRxSoftirq) })
+	var mid, end SchedStat
+	e.At(500*Microsecond, func() { mid = c.SchedStat() })
+	e.At(2*Millisecond, func() { end = c.SchedStat() })
+	if err := e.Run(3 * Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	if mid.Soft < 480*Microsecond || mid.Soft > mid.Busy {
+		t.Errorf("at 0.5 ms, 0.49 ms into the softirq run: soft %v, busy %v; want soft about 0.49 ms and at most busy", mid.Soft, mid.Busy)
+	}
+	if end.Soft < Millisecond || end.Soft > end.Busy || end.Soft-mid.Soft > end.Busy-mid.Busy {
+		t.Errorf("after the run: soft %v busy %v (mid %v %v); soft must not outgrow busy", end.Soft, end.Busy, mid.Soft, mid.Busy)
+	}
+}

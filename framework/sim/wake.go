@@ -396,6 +396,12 @@ func (c *CPU) SchedStat() SchedStat {
 	if now > c.stat.runLast {
 		s.RunnableNs += int64(c.rq.nrRunning) * int64(now-c.stat.runLast)
 	}
+	if c.softirq > 0 {
+		// A softirq run in progress counts up to the CPU's clock, as
+		// busy does: a sample inside a long run would otherwise see
+		// its busy time but none of its soft time.
+		s.Soft += c.now - c.stat.softFrom
+	}
 	if c.curr != nil && !c.curr.idle && now > c.stat.active {
 		s.Interrupts += uint64(jiffies(now) - jiffies(c.stat.active))
 	}
