@@ -264,3 +264,22 @@ func TestSweepSlurmFake(t *testing.T) {
 		t.Errorf("logs %v, want an .out and an .err per point", logs)
 	}
 }
+
+// A sweep's run reports name the script as txlab run's do, so that
+// `txlab plot reports/I-V-S.json` titles them by it.
+func TestSweepReportsNameScript(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "s")
+	if out, err := txlab(t, "sweep", "hello", "--quick", "--grid", "senders=2", "--dir", dir, "--no-progress", "--format", "json"); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "reports", "*.json"))
+	if len(files) == 0 {
+		t.Fatal("no run report in the sweep directory")
+	}
+	for _, f := range files {
+		b, _ := os.ReadFile(f)
+		if !strings.Contains(string(b), `"script": "scripts/hello.tengo"`) {
+			t.Errorf("%s does not name its script", f)
+		}
+	}
+}

@@ -130,6 +130,9 @@ func (m *Manifest) RunPoints(points []int, specs [][]run.Spec, o RunOptions) ([]
 				if errors.Is(err, run.ErrInterrupted) {
 					continue
 				}
+				if rep != nil {
+					rep.Script = m.Inputs.Script // as txlab run names it: plot titles read it
+				}
 				s := sample{seed: j.Spec.Seed, rep: rep}
 				if err != nil {
 					s.err = err.Error()
