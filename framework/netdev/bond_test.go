@@ -202,10 +202,7 @@ func TestBondQdiscBulks(t *testing.T) {
 					q.lock.Unlock(c)
 				}
 				c.LocalBhDisable()
-				q.lock.Lock(c, h.n.site.rootEnq)
-				runFree, _, _ := h.n.qdiscRun(c, q)
-				q.lock.Unlock(c)
-				h.n.kfreeSkbList(c, &runFree)
+				h.runOnce(c, q)
 				c.LocalBhEnable()
 			})
 			h.run(sim.Millisecond)
@@ -368,10 +365,7 @@ func TestSlaveQueueFollowsSenderCPU(t *testing.T) {
 	deq := senders[len(senders)-1]
 	h.on(deq, 10*sim.Microsecond, func(c *sim.CPU) {
 		c.LocalBhDisable()
-		q.lock.Lock(c, h.n.site.rootEnq)
-		runFree, _, _ := h.n.qdiscRun(c, q)
-		q.lock.Unlock(c)
-		h.n.kfreeSkbList(c, &runFree)
+		h.runOnce(c, q)
 		c.LocalBhEnable()
 	})
 	h.run(sim.Millisecond)

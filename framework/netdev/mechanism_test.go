@@ -111,6 +111,15 @@ func (h *harness) on(cpu int, at sim.Time, fn func(c *sim.CPU)) {
 	h.e.CPUs[cpu].Start(at, fn)
 }
 
+// runOnce is one qdisc_run under q's root lock, freeing what it dropped
+// after the unlock as __qdisc_run's callers do.
+func (h *harness) runOnce(c *sim.CPU, q *Qdisc) {
+	q.lock.Lock(c, h.n.site.rootEnq)
+	runFree, _, _ := h.n.qdiscRun(c, q)
+	q.lock.Unlock(c)
+	h.n.kfreeSkbList(c, &runFree)
+}
+
 func (h *harness) run(until sim.Time) {
 	h.t.Helper()
 	if err := h.e.Run(until); err != nil {
@@ -239,10 +248,7 @@ func TestQuotaReschedules(t *testing.T) {
 	h.on(0, 0, func(c *sim.CPU) {
 		h.fill(c, q, 200)
 		c.LocalBhDisable()
-		q.lock.Lock(c, h.n.site.rootEnq)
-		runFree, _, _ := h.n.qdiscRun(c, q)
-		q.lock.Unlock(c)
-		h.n.kfreeSkbList(c, &runFree)
+		h.runOnce(c, q)
 		afterRun = len(testDrv.held)
 		qlenAfter = q.Qlen()
 		sched = q.state&stateSched != 0
