@@ -116,12 +116,20 @@ type sweepDrawing struct {
 	script  string
 	xs      []float64 // per value of the first axis
 	nominal bool
-	lines   []string       // legend names, first seen first
-	line    map[string]int // row -> its line
+	lines   []string   // legend names, first seen first
+	at      []rowPlace // per row of r
+}
+
+// rowPlace is where a row is drawn: its line, and its x (ok false when
+// its first-axis value is not in the grid).
+type rowPlace struct {
+	line int
+	x    float64
+	ok   bool
 }
 
 func newSweepDrawing(r *sweep.Report, script string) *sweepDrawing {
-	d := &sweepDrawing{r: r, script: script, line: map[string]int{}}
+	d := &sweepDrawing{r: r, script: script}
 	first := r.Grid[0].Values
 	for _, v := range first {
 		x, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
@@ -135,12 +143,18 @@ func newSweepDrawing(r *sweep.Report, script string) *sweepDrawing {
 			d.xs[i] = float64(i)
 		}
 	}
+	line := map[string]int{}
 	for _, row := range r.Rows {
 		name := d.lineName(row)
-		if _, ok := d.line[name]; !ok {
-			d.line[name] = len(d.lines)
+		if _, ok := line[name]; !ok {
+			line[name] = len(d.lines)
 			d.lines = append(d.lines, name)
 		}
+		at := rowPlace{line: line[name]}
+		if i := slices.Index(first, row.Values[r.Grid[0].Key]); i >= 0 {
+			at.x, at.ok = d.xs[i], true
+		}
+		d.at = append(d.at, at)
 	}
 	return d
 }
@@ -159,15 +173,6 @@ func (d *sweepDrawing) lineName(row sweep.Row) string {
 		return "all"
 	}
 	return strings.Join(parts, " ")
-}
-
-// xOf is where a row sits on the x axis.
-func (d *sweepDrawing) xOf(row sweep.Row) (float64, bool) {
-	i := slices.Index(d.r.Grid[0].Values, row.Values[d.r.Grid[0].Key])
-	if i < 0 {
-		return 0, false
-	}
-	return d.xs[i], true
 }
 
 // errXYs is a line's points with their error bars.
@@ -189,15 +194,14 @@ func (d *sweepDrawing) panel(m sweepMetric) *panel {
 	}
 	pts := make([]errXYs, len(d.lines))
 	lo, hi := math.Inf(1), 0.0
-	for _, row := range d.r.Rows {
-		s := m.stat(row)
-		x, ok := d.xOf(row)
-		if s == nil || !ok {
+	for i, row := range d.r.Rows {
+		s, at := m.stat(row), d.at[i]
+		if s == nil || !at.ok {
 			continue
 		}
-		l := &pts[d.line[d.lineName(row)]]
+		l := &pts[at.line]
 		y, sd := s.Mean/div, s.Stddev/div
-		l.XYs = append(l.XYs, plotter.XY{X: x, Y: y})
+		l.XYs = append(l.XYs, plotter.XY{X: at.x, Y: y})
 		l.YErrors = append(l.YErrors, struct{ Low, High float64 }{sd, sd})
 		lo, hi = math.Min(lo, y), math.Max(hi, y)
 	}
