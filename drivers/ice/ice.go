@@ -91,24 +91,14 @@ type ICE struct {
 // poll, "rx N" RX ring size, "rx-usecs N" RX ITR.
 func (d *ICE) Init(s driver.Setup, args []string) (driver.Info, error) {
 	o := driver.RingOpts{Ring: DefaultNumTxDesc, ITR: DfltTxITR, Work: DfltIRQWork, Rx: DefaultNumRxDesc, RxITR: DfltRxITR}
-	adaptive, adaptiveSet := true, false
+	var atx driver.AdaptiveTx
 	err := driver.ParseRingOpts("ice", args, &o, []string{"tx", "tx-usecs", "adaptive-tx", "work", "rx", "rx-usecs"}, func(key, val string) (bool, error) {
-		if key != "adaptive-tx" {
-			return false, nil
-		}
-		switch val {
-		case "on", "off":
-			adaptive, adaptiveSet = val == "on", true
-			return true, nil
-		}
-		return true, fmt.Errorf("ice: adaptive-tx %q: want on or off", val)
+		return atx.Opt("ice", key, val)
 	})
 	if err != nil {
 		return driver.Info{}, err
 	}
-	if o.ITRSet && !adaptiveSet {
-		adaptive = false // ethtool -C tx-usecs N: a static ITR
-	}
+	adaptive := atx.On(o)
 	if o.Rx < MinNumDesc || o.Rx > MaxNumDesc || o.Rx%ReqDescMultiple != 0 {
 		return driver.Info{}, fmt.Errorf("ice: rx ring size %d must be in [%d, %d] and a multiple of %d", o.Rx, MinNumDesc, MaxNumDesc, ReqDescMultiple)
 	}
@@ -249,9 +239,7 @@ func (d *ICE) Stats() []driver.QueueStats {
 		out[i].Irqs = d.vecs[i].Irqs
 		out[i].Extra = []driver.Counter{{Name: "ring_used", Value: uint64(r.Used())}}
 		if r.dim != nil {
-			out[i].Extra = append(out[i].Extra,
-				driver.Counter{Name: "tx_itr_usecs", Value: uint64(d.vecs[i].ITR / sim.Microsecond)},
-				driver.Counter{Name: "dim_changes", Value: r.dim.Changes})
+			out[i].Extra = append(out[i].Extra, r.dim.Counters(d.vecs[i].ITR)...)
 		}
 		out[i].Ethtool = ethtool(i, r.stats)
 	}

@@ -152,22 +152,15 @@ type IDPF struct {
 func (d *IDPF) Init(s driver.Setup, args []string) (driver.Info, error) {
 	o := driver.RingOpts{Ring: DfltTxQDescCount, ITR: DfltTxITR, Work: ComplQCleanBudget, Rx: DfltRxQDescCount, RxITR: DfltRxITR}
 	compl := 0
-	adaptive, adaptiveSet := true, false
+	var atx driver.AdaptiveTx
 	err := driver.ParseRingOpts("idpf", args, &o, []string{"tx", "tx-compl", "tx-usecs", "adaptive-tx", "work", "rx", "rx-usecs"}, func(key, val string) (bool, error) {
 		switch key {
 		case "tx-compl":
 			v, err := driver.OptInt("idpf", key, val)
 			compl = v
 			return true, err
-		case "adaptive-tx":
-			switch val {
-			case "on", "off":
-				adaptive, adaptiveSet = val == "on", true
-				return true, nil
-			}
-			return true, fmt.Errorf("idpf: adaptive-tx %q: want on or off", val)
 		}
-		return false, nil
+		return atx.Opt("idpf", key, val)
 	})
 	if err != nil {
 		return driver.Info{}, err
@@ -216,13 +209,10 @@ func (d *IDPF) Init(s driver.Setup, args []string) (driver.Info, error) {
 		d.qs[i] = &txQueue{Ring: driver.NewRing(ring), re: make([]bool, ring), complSize: compl, stats: driver.QueueStats{Queue: i}}
 		qv[i] = i
 	}
-	if o.ITRSet && !adaptiveSet {
-		adaptive = false // ethtool -C tx-usecs N: a static ITR
-	}
 	for i := range d.vecs {
 		d.vecs[i].ITR = d.itr
 	}
-	if adaptive {
+	if atx.On(o) {
 		// idpf_init_dim + idpf_vport_intr_ena_irq_all: the vector starts
 		// at the default profile's ITR.
 		for i, q := range d.qs {
@@ -435,9 +425,7 @@ func (d *IDPF) Stats() []driver.QueueStats {
 			{Name: "wake_blocked_complq", Value: q.complqWakeBlock},
 		}
 		if q.dim != nil {
-			out[i].Extra = append(out[i].Extra,
-				driver.Counter{Name: "tx_itr_usecs", Value: uint64(d.vecs[i].ITR / sim.Microsecond)},
-				driver.Counter{Name: "dim_changes", Value: q.dim.Changes})
+			out[i].Extra = append(out[i].Extra, q.dim.Counters(d.vecs[i].ITR)...)
 		}
 		out[i].Ethtool = ethtool(i, q.stats)
 	}

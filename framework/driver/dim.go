@@ -1,6 +1,10 @@
 package driver
 
-import "github.com/txlab/txlab/framework/sim"
+import (
+	"fmt"
+
+	"github.com/txlab/txlab/framework/sim"
+)
 
 // DIM is struct dim with lib/dim/net_dim.c's decision (dynamic interrupt
 // moderation): every DIM_NEVENTS interrupts it compares bytes, packets
@@ -246,4 +250,33 @@ func (d *DIM) decide(curr dimStats) bool {
 		d.prev = curr
 	}
 	return d.ProfileIx != prevIx
+}
+
+// AdaptiveTx is ethtool -C's "adaptive-tx on|off" for a driver whose TX
+// moderation is dynamic by default (ice, idpf): Opt takes the word as
+// ParseRingOpts's extra, On says whether the run moderates adaptively.
+type AdaptiveTx struct{ off, set bool }
+
+// Opt reads "adaptive-tx on|off"; it takes no other key.
+func (a *AdaptiveTx) Opt(name, key, val string) (bool, error) {
+	if key != "adaptive-tx" {
+		return false, nil
+	}
+	switch val {
+	case "on", "off":
+		a.off, a.set = val == "off", true
+		return true, nil
+	}
+	return true, fmt.Errorf("%s: adaptive-tx %q: want on or off", name, val)
+}
+
+// On is whether TX moderation is adaptive: unless turned off, or unless
+// "tx-usecs N" came without "adaptive-tx on" (ethtool -C tx-usecs N sets
+// a static ITR).
+func (a AdaptiveTx) On(o RingOpts) bool { return !a.off && (a.set || !o.ITRSet) }
+
+// Counters are a queue's moderation lines for the report: the vector's
+// current ITR and the profile changes so far.
+func (d *DIM) Counters(itr sim.Time) []Counter {
+	return []Counter{{Name: "tx_itr_usecs", Value: uint64(itr / sim.Microsecond)}, {Name: "dim_changes", Value: d.Changes}}
 }

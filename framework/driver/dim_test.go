@@ -1,6 +1,7 @@
 package driver
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/txlab/txlab/framework/sim"
@@ -76,5 +77,37 @@ func TestDIMWaitsForEvents(t *testing.T) {
 	}
 	if !d.Sample(DIMSample{Time: sim.Millisecond, Bytes: 1e6, Pkts: 1e4, Events: 64}) {
 		t.Fatal("no decision after 64 events")
+	}
+}
+
+// adaptive-tx is on by default, off when asked, and off when tx-usecs
+// comes alone (ethtool -C tx-usecs N), unless adaptive-tx on is given too.
+func TestAdaptiveTx(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		on   bool
+		err  string
+	}{
+		{nil, true, ""},
+		{[]string{"adaptive-tx", "off"}, false, ""},
+		{[]string{"tx-usecs", "30"}, false, ""},
+		{[]string{"tx-usecs", "30", "adaptive-tx", "on"}, true, ""},
+		{[]string{"adaptive-tx", "on", "adaptive-tx", "off"}, false, ""},
+		{[]string{"adaptive-tx", "yes"}, false, `nic: adaptive-tx "yes": want on or off`},
+		{[]string{"rx-adaptive", "on"}, false, `nic: unknown option "rx-adaptive"`},
+	} {
+		var o RingOpts
+		var a AdaptiveTx
+		err := ParseRingOpts("nic", c.args, &o, []string{"tx-usecs", "adaptive-tx"}, func(k, v string) (bool, error) { return a.Opt("nic", k, v) })
+		switch {
+		case c.err != "":
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("%v: %v, want %q", c.args, err, c.err)
+			}
+		case err != nil:
+			t.Errorf("%v: %v", c.args, err)
+		case a.On(o) != c.on:
+			t.Errorf("%v: adaptive %v, want %v", c.args, a.On(o), c.on)
+		}
 	}
 }
