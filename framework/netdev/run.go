@@ -32,10 +32,17 @@ func (n *Net) qdiscRunBegin(c *sim.CPU, q *Qdisc) bool {
 		}
 		return ok
 	}
-	q.lineWrite.Write(c) // READ_ONCE(running) + WRITE_ONCE(running, true)
 	if q.running {
+		if n.Cfg.RunBeginReads {
+			q.lineWrite.Read(c) // READ_ONCE(q->running): true, nothing stored
+		} else {
+			q.lineWrite.Write(c) // __test_and_set_bit(__QDISC_STATE2_RUNNING): a store either way
+		}
 		return false
 	}
+	// The load and the store of an idle qdisc's flag: one fetch of the
+	// line for ownership (the core stores right after it loads).
+	q.lineWrite.Write(c)
 	q.running = true
 	if n.Hooks.RunBegin != nil {
 		n.Hooks.RunBegin(c, q)
