@@ -54,6 +54,17 @@ type DrainProfile struct {
 	// the BQL bytes available and the qdisc's qlen each found.
 	Bulks, BulkStopped, BulkPkts uint64
 	BulkAvail, BulkQlen          int64
+	// SkbLineNs is the time the phases spent pulling skb lines another
+	// CPU wrote (touchSkb), part of their Ns; Cur is the phase running.
+	SkbLineNs [NumDrainPhases]int64
+	Cur       DrainPhase
+}
+
+// setCur notes the phase that is running, for SkbLineNs.
+func (n *Net) setCur(p DrainPhase) {
+	if n.Prof != nil {
+		n.Prof.Cur = p
+	}
 }
 
 // prof adds the time since t to phase p, when profiling.
@@ -87,8 +98,12 @@ func (p *DrainProfile) String() string {
 		if p.Calls[i] == 0 {
 			continue
 		}
-		fmt.Fprintf(&b, "  %-30s %7.1f ns/pkt  %6.0f ns/call  %.2f calls/pkt\n", DrainPhase(i), float64(ns)/pk,
+		fmt.Fprintf(&b, "  %-30s %7.1f ns/pkt  %6.0f ns/call  %.2f calls/pkt", DrainPhase(i), float64(ns)/pk,
 			float64(ns)/float64(p.Calls[i]), float64(p.Calls[i])/pk)
+		if l := p.SkbLineNs[i]; l > 0 {
+			fmt.Fprintf(&b, "  (skb lines %.1f ns/pkt)", float64(l)/pk)
+		}
+		b.WriteString("\n")
 	}
 	return b.String()
 }

@@ -610,6 +610,9 @@ func (n *Net) touchSkbPrefetched(c *sim.CPU, s *skb.SKB, prefetched bool) {
 	if prefetched {
 		d = d * costs.PrefetchPct / 100
 	}
+	if pr := n.Prof; pr != nil {
+		pr.SkbLineNs[pr.Cur] += d
+	}
 	c.Spend(d)
 	n.ownSkb(c, s)
 }

@@ -122,6 +122,7 @@ func (n *Net) qdiscRunInner(c *sim.CPU, q *Qdisc) int {
 // qdiscRestart is qdisc_restart.
 func (n *Net) qdiscRestart(c *sim.CPU, q *Qdisc, quota int) (int, bool) {
 	t := c.Now()
+	n.setCur(PhDequeue)
 	list, validate, packets := n.dequeueSkb(c, q, quota)
 	n.prof(c, PhDequeue, t)
 	if list.Empty() {
@@ -291,6 +292,7 @@ func (n *Net) schDirectXmit(c *sim.CPU, list *skb.List, q *Qdisc, d *Device, txq
 	n.hardTxLock(c, d, txq)
 	n.prof(c, PhHardLock, t)
 	t = c.Now()
+	n.setCur(PhDriver)
 	if !txq.frozenOrStopped() {
 		total := list.Len
 		rest, ret = n.devHardStartXmit(c, d, txq, list)

@@ -291,6 +291,7 @@ func (n *Net) devXmitSkbLlist(c *sim.CPU, s *skb.SKB, q *Qdisc, d *Device, txq *
 		rc = qdisc.XmitSuccess
 	default:
 		t = c.Now()
+		n.setCur(PhEnqueue)
 		rc = n.qdiscEnqueue(c, q, batch, toFree)
 		n.prof(c, PhEnqueue, t)
 		runFree, _, _ = n.qdiscRun(c, q)
