@@ -3,6 +3,7 @@ package fidelity
 import (
 	"bytes"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/txlab/txlab/framework/netdev"
@@ -33,6 +34,9 @@ func drainProfile(t *testing.T, name, variant string, dur sim.Time, params map[s
 			continue
 		}
 		spec.Duration = dur
+		if set := os.Getenv("DRAIN_SET"); set != "" {
+			spec.Set = append(spec.Set, strings.Fields(set)...)
+		}
 		prof := &netdev.DrainProfile{}
 		var dev *netdev.Device
 		if _, err := run.RunWith(spec, run.Options{Observe: func(n *netdev.Net, d *netdev.Device) { n.Prof, dev = prof, d }}); err != nil {
@@ -46,7 +50,8 @@ func drainProfile(t *testing.T, name, variant string, dur sim.Time, params map[s
 
 // TestDrainBreakdown prints where the qdisc owners' time goes per packet
 // in E1's llist run (DRAIN_PROFILE=1 go test -run DrainBreakdown -v;
-// DRAIN_VARIANT names another variant, DRAIN_RING sets tx_ring).
+// DRAIN_VARIANT names another variant, DRAIN_RING sets tx_ring, DRAIN_SET
+// adds toggles or costs, "cost.skb_lines=1").
 func TestDrainBreakdown(t *testing.T) {
 	if os.Getenv("DRAIN_PROFILE") == "" {
 		t.Skip("a measurement on a large host: DRAIN_PROFILE=1 go test ./framework/fidelity -run DrainBreakdown -v")
