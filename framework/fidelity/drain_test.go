@@ -85,3 +85,93 @@ func logQueues(t *testing.T, dev *netdev.Device, n int) {
 		t.Logf("queue %d: %+v; bql limit %d; stops %d wakes %d requeues %d", i, st[i], q.DQL.Limit, q.Stops, q.Wakes, q.Requeues)
 	}
 }
+
+// TestActBreakdown prints where every CPU's busy time goes per packet
+// sent, by activity, in E1's runs (ACT_PROFILE=1 go test
+// ./framework/fidelity -run ActBreakdown -v; ACT_VARIANTS lists the
+// variants, comma-separated, default "6.18,6.19-rc1").
+func TestActBreakdown(t *testing.T) {
+	if os.Getenv("ACT_PROFILE") == "" {
+		t.Skip("a measurement on a large host: ACT_PROFILE=1 go test ./framework/fidelity -run ActBreakdown -v")
+	}
+	variants := "6.18,6.19-rc1"
+	if v := os.Getenv("ACT_VARIANTS"); v != "" {
+		variants = v
+	}
+	for _, variant := range strings.Split(variants, ",") {
+		var ap *sim.ActProfile
+		var net *netdev.Net
+		prof, dev := runObserved(t, "e1", variant, 50*sim.Millisecond, func(n *netdev.Net, _ *netdev.Device) {
+			ap, net = n.E.EnableActProfile(), n
+		})
+		var busy sim.Time
+		for _, c := range net.E.CPUs {
+			busy += c.Busy()
+		}
+		t.Logf("E1 %s: %d packets sent, %d offered, %.1f ns busy a packet\n%s", variant, prof.Pkts, net.Offered,
+			float64(busy)/float64(max(prof.Pkts, 1)), ap.Format(prof.Pkts))
+		drains := prof.Calls[netdev.PhReverse]
+		t.Logf("defer drains %d (%.1f offered skbs a drain), %.1f skbs a bulk dequeue, %d restarts (%.1f packets a restart), %d requeued",
+			drains, float64(net.Offered)/float64(max(drains, 1)), float64(prof.BulkPkts)/float64(max(prof.Bulks, 1)),
+			prof.Restarts, float64(prof.Pkts)/float64(max(prof.Restarts, 1)), prof.Requeued)
+		for _, ls := range net.E.LockStats() {
+			if ls.Contended > 0 {
+				t.Logf("lock %-36s acquired %8d contended %8d avg wait %6.2f us, %6.2f us held a take", ls.Name, ls.Acquired, ls.Contended,
+					float64(ls.AvgWait())/1e3, float64(ls.HoldTotal)/1e3/float64(max(ls.Acquired, 1)))
+			}
+		}
+		t.Logf("owners' phases:\n%s", prof)
+		for i, q := range dev.Queues {
+			if qd := q.Qdisc(); qd != nil && qd.SentPkts > 0 {
+				t.Logf("queue %2d: sent %7d, %.1f a restart, qlen %5d, defer max %4d, requeues %6d, bql limit %d", i, qd.SentPkts,
+					float64(qd.RestartPkts)/float64(max(qd.Restarts, 1)), qd.Qlen(), qd.DeferMax, qd.Requeues, q.DQL.Limit)
+			}
+		}
+		t.Logf("at the end: %d skbs live (charged to sockets), in flight by place %v, drops %v", net.Pool.Live(), net.InFlight(), net.Drops)
+		if prof.Pkts == 0 {
+			t.Fatal("nothing sent")
+		}
+	}
+}
+
+// runObserved runs one variant of a shipped script (full size, for dur)
+// with the drain profile on and obs called on the net at its start.
+func runObserved(t *testing.T, name, variant string, dur sim.Time, obs func(*netdev.Net, *netdev.Device)) (*netdev.DrainProfile, *netdev.Device) {
+	t.Helper()
+	src, err := scripts.FS.ReadFile(name + ".tengo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var params map[string]string
+	if r := os.Getenv("DRAIN_RING"); r != "" {
+		params = map[string]string{"tx_ring": r}
+	}
+	prog, err := script.Load(name+".tengo", src, script.Options{Params: params, Log: &bytes.Buffer{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := prog.Eval()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, spec := range plan.Specs {
+		if spec.Name != variant {
+			continue
+		}
+		spec.Duration = dur
+		if set := os.Getenv("DRAIN_SET"); set != "" {
+			spec.Set = append(spec.Set, strings.Fields(set)...)
+		}
+		prof := &netdev.DrainProfile{}
+		var dev *netdev.Device
+		if _, err := run.RunWith(spec, run.Options{Observe: func(n *netdev.Net, d *netdev.Device) {
+			n.Prof, dev = prof, d
+			obs(n, d)
+		}}); err != nil {
+			t.Fatal(err)
+		}
+		return prof, dev
+	}
+	t.Fatalf("%s: no variant %q", name, variant)
+	return nil, nil
+}

@@ -54,6 +54,10 @@ type DrainProfile struct {
 	// the BQL bytes available and the qdisc's qlen each found.
 	Bulks, BulkStopped, BulkPkts uint64
 	BulkAvail, BulkQlen          int64
+	// BulkSizes and BulkQlens count bulk dequeues by log2 of their
+	// packets and of the qlen they found (bucket k: [2^k, 2^(k+1)), 0
+	// holds 0 and 1).
+	BulkSizes, BulkQlens [12]uint64
 	// SkbLineNs is the time the phases spent pulling skb lines another
 	// CPU wrote (touchSkb), part of their Ns; Cur is the phase running.
 	SkbLineNs [NumDrainPhases]int64
@@ -93,6 +97,7 @@ func (p *DrainProfile) String() string {
 	if p.Bulks > 0 {
 		fmt.Fprintf(&b, "  bulk dequeues: %d (%d with no BQL room), %.1f packets, BQL avail %.0f bytes and qlen %.1f on average\n",
 			p.Bulks, p.BulkStopped, float64(p.BulkPkts)/float64(p.Bulks), float64(p.BulkAvail)/float64(p.Bulks), float64(p.BulkQlen)/float64(p.Bulks))
+		fmt.Fprintf(&b, "  bulk sizes by log2 bucket %v, qlens %v\n", p.BulkSizes, p.BulkQlens)
 	}
 	for i, ns := range p.Ns {
 		if p.Calls[i] == 0 {
@@ -106,4 +111,14 @@ func (p *DrainProfile) String() string {
 		b.WriteString("\n")
 	}
 	return b.String()
+}
+
+// log2Bucket is the BulkSizes bucket of v.
+func log2Bucket(v int) int {
+	k := 0
+	for v > 1 && k < 11 {
+		v >>= 1
+		k++
+	}
+	return k
 }

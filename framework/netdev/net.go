@@ -66,6 +66,9 @@ type Net struct {
 	// Prof, if set, splits the qdisc owners' time by phase (drainprof.go).
 	Prof *DrainProfile
 
+	act struct { // ActProfile labels
+		xmit, pusher, drain, enqueue, run, dequeue, driver, free, requeue sim.Act
+	}
 	site struct {
 		busylock, rootEnq, rootRun, txAction, hardTx, nolockEnq, seqlock, timer *sim.LockStat
 	}
@@ -156,6 +159,15 @@ func NewNet(e *sim.Engine, cfg Config, m Maker) *Net {
 	n := &Net{E: e, Cfg: cfg, Maker: m, Drops: map[skb.DropReason]uint64{}}
 	n.sd = make([]softnetData, len(e.CPUs))
 	n.softnet = make([]SoftnetStat, len(e.CPUs))
+	n.act.xmit = e.ActName("__dev_queue_xmit (pick_tx, push)")
+	n.act.pusher = e.ActName("__dev_xmit_skb root lock (pusher)")
+	n.act.drain = e.ActName("defer drain (del_all, reverse)")
+	n.act.enqueue = e.ActName("dev_qdisc_enqueue")
+	n.act.run = e.ActName("__qdisc_run (run_begin/end, relock)")
+	n.act.dequeue = e.ActName("dequeue_skb")
+	n.act.driver = e.ActName("sch_direct_xmit: validate+driver")
+	n.act.free = e.ActName("kfree_skb (drops, to_free)")
+	n.act.requeue = e.ActName("dev_requeue_skb")
 	n.site.busylock = e.LockSite("__dev_xmit_skb (busylock)")
 	n.site.rootEnq = e.LockSite("__dev_xmit_skb (root_lock)")
 	n.site.rootRun = e.LockSite("sch_direct_xmit (root_lock)")

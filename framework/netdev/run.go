@@ -77,6 +77,7 @@ func (n *Net) qdiscRunEnd(c *sim.CPU, q *Qdisc) skb.List {
 // qdiscRun is qdisc_run. ran says whether qdisc_run_begin succeeded,
 // sent how many packets __qdisc_run dequeued.
 func (n *Net) qdiscRun(c *sim.CPU, q *Qdisc) (free skb.List, ran bool, sent int) {
+	defer c.SetAct(c.SetAct(n.act.run))
 	t := c.Now()
 	if !n.qdiscRunBegin(c, q) {
 		n.prof(c, PhRunBegin, t)
@@ -123,7 +124,9 @@ func (n *Net) qdiscRunInner(c *sim.CPU, q *Qdisc) int {
 func (n *Net) qdiscRestart(c *sim.CPU, q *Qdisc, quota int) (int, bool) {
 	t := c.Now()
 	n.setCur(PhDequeue)
+	ra := c.SetAct(n.act.dequeue)
 	list, validate, packets := n.dequeueSkb(c, q, quota)
+	c.SetAct(ra)
 	n.prof(c, PhDequeue, t)
 	if list.Empty() {
 		return 0, false
@@ -211,6 +214,7 @@ func (n *Net) tryBulkDequeueSkb(c *sim.CPU, q *Qdisc, list *skb.List, txq *TxQue
 		pr.Bulks++
 		pr.BulkAvail += req.Bytes
 		pr.BulkQlen += int64(q.Qlen())
+		pr.BulkQlens[log2Bucket(q.Qlen())]++
 		if req.Bytes <= 0 {
 			pr.BulkStopped++
 		}
@@ -223,6 +227,7 @@ func (n *Net) tryBulkDequeueSkb(c *sim.CPU, q *Qdisc, list *skb.List, txq *TxQue
 	}
 	if n.Prof != nil {
 		n.Prof.BulkPkts += uint64(list.Len)
+		n.Prof.BulkSizes[log2Bucket(list.Len)]++
 	}
 	if list.Len > 1 {
 		*packets += list.Len - 1
@@ -281,6 +286,7 @@ func (n *Net) schDirectXmit(c *sim.CPU, list *skb.List, q *Qdisc, d *Device, txq
 		q.lock.Unlock(c)
 	}
 	n.prof(c, PhUnlock, t)
+	ra := c.SetAct(n.act.driver)
 	if validate { // validate_xmit_skb_list, outside all locks
 		t = c.Now()
 		c.Spend(n.E.Costs.ValidateXmit * int64(list.Len))
@@ -308,11 +314,14 @@ func (n *Net) schDirectXmit(c *sim.CPU, list *skb.List, q *Qdisc, d *Device, txq
 	n.hardTxUnlock(c, d, txq)
 	n.prof(c, PhHardUnlock, t)
 	t = c.Now()
+	c.SetAct(ra)
 	if rootLock {
 		q.lock.Lock(c, n.site.rootRun)
 	}
 	n.prof(c, PhRelock, t)
 	if ret != txOK {
+		c.SetAct(n.act.requeue)
+		defer c.SetAct(ra)
 		t = c.Now()
 		if n.Prof != nil {
 			n.Prof.Requeued += uint64(rest.Len)

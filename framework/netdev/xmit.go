@@ -34,6 +34,7 @@ func (n *Net) DevQueueXmit(c *sim.CPU, d *Device, s *skb.SKB) qdisc.Code {
 // call on its lower one (bond_dev_queue_xmit), which offers nothing new.
 func (n *Net) devQueueXmit(c *sim.CPU, d *Device, s *skb.SKB) qdisc.Code {
 	c.LocalBhDisable() // rcu_read_lock_bh()
+	prevAct := c.SetAct(n.act.xmit)
 	c.Spend(n.E.Costs.XmitEntry)
 	txq := n.netdevCorePickTx(c, d, s)
 	var rc qdisc.Code
@@ -42,6 +43,7 @@ func (n *Net) devQueueXmit(c *sim.CPU, d *Device, s *skb.SKB) qdisc.Code {
 	} else {
 		rc = n.xmitNoQueue(c, d, txq, s)
 	}
+	c.SetAct(prevAct)
 	c.LocalBhEnable() // rcu_read_unlock_bh(): pending softirqs run here
 	return rc
 }
@@ -158,10 +160,12 @@ func (n *Net) devXmitSkbBusylock(c *sim.CPU, s *skb.SKB, q *Qdisc, d *Device, tx
 	var runFree skb.List
 	q.lineWrite.Read(c)
 	contended := q.running // qdisc_is_running(q)
+	xact := c.SetAct(n.act.pusher)
 	if contended {
 		q.busylock.Lock(c, n.site.busylock)
 	}
 	q.lock.Lock(c, n.site.rootEnq)
+	c.SetAct(xact)
 	var rc qdisc.Code
 	switch {
 	case q.state&stateDeactivated != 0:
@@ -179,7 +183,9 @@ func (n *Net) devXmitSkbBusylock(c *sim.CPU, s *skb.SKB, q *Qdisc, d *Device, tx
 		rc = qdisc.XmitSuccess
 	default:
 		x.one[0] = s
+		ea := c.SetAct(n.act.enqueue)
 		rc = n.qdiscEnqueue(c, q, x.one[:], toFree)
+		c.SetAct(ea)
 		if n.qdiscRunBegin(c, q) {
 			if contended {
 				q.busylock.Unlock(c)
@@ -252,7 +258,9 @@ func (n *Net) devXmitSkbLlist(c *sim.CPU, s *skb.SKB, q *Qdisc, d *Device, txq *
 	toFree := &x.toFree
 	var runFree skb.List
 	t := c.Now()
+	xact := c.SetAct(n.act.pusher)
 	q.lock.Lock(c, n.site.rootEnq)
+	c.SetAct(n.act.drain)
 	n.prof(c, PhEnqLock, t)
 	t = c.Now()
 	q.lineDefer.Atomic(c) // llist_del_all + atomic_long_set(&q->defer_count, 0)
@@ -292,7 +300,9 @@ func (n *Net) devXmitSkbLlist(c *sim.CPU, s *skb.SKB, q *Qdisc, d *Device, txq *
 	default:
 		t = c.Now()
 		n.setCur(PhEnqueue)
+		c.SetAct(n.act.enqueue)
 		rc = n.qdiscEnqueue(c, q, batch, toFree)
+		c.SetAct(n.act.drain)
 		n.prof(c, PhEnqueue, t)
 		runFree, _, _ = n.qdiscRun(c, q)
 		if len(batch) != 1 {
@@ -302,8 +312,10 @@ func (n *Net) devXmitSkbLlist(c *sim.CPU, s *skb.SKB, q *Qdisc, d *Device, txq *
 	q.deferBuf = batch[:0]
 	t = c.Now()
 	q.lock.Unlock(c)
+	c.SetAct(n.act.free)
 	n.kfreeSkbList(c, toFree)
 	n.kfreeSkbList(c, &runFree)
+	c.SetAct(xact)
 	n.prof(c, PhDrainUnlock, t)
 	n.putScratch(c, x)
 	return rc

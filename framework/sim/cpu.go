@@ -66,6 +66,7 @@ type CPU struct {
 	siblings []*CPU // every SMT sibling
 	exec     bool   // executing instructions now (see updExec), for SMT siblings
 	lockRec  bool   // lock statistics recorded for this CPU (perf lock record -C)
+	act      Act    // the current activity (ActProfile)
 	stat     cpuStat
 }
 
@@ -107,6 +108,9 @@ func (c *CPU) resume(t Time) {
 	if t > c.now {
 		if c.block == blockedSpin {
 			c.busy += t - c.now
+			if p := c.e.actProf; p != nil {
+				p.Spin[c.act] += int64(t - c.now)
+			}
 		}
 		c.now = t
 	}
@@ -129,6 +133,7 @@ func (c *CPU) resume(t Time) {
 		// The task that just parked called schedule(): run the next one
 		// on this CPU at the same instant.
 		c.rq.switchTo = nil
+		cur.act, c.act = c.act, next.act
 		c.curr = next
 		c.updExec()
 	}
@@ -148,6 +153,9 @@ func (c *CPU) Spend(ns int64) {
 	}
 	c.now += Time(ns)
 	c.busy += Time(ns)
+	if p := c.e.actProf; p != nil {
+		p.Work[c.act] += ns
+	}
 }
 
 // siblingExecutes reports whether another hardware thread of this core
@@ -238,6 +246,7 @@ func (c *CPU) takeInterrupts() {
 		return
 	}
 	start := c.now
+	prevAct := c.SetAct(ActHardirq)
 	for len(c.irqs) > 0 {
 		list := c.irqs
 		c.irqs = c.irqsSpare[:0]
@@ -258,6 +267,7 @@ func (c *CPU) takeInterrupts() {
 		c.irqsSpare = list[:0]
 	}
 	c.stat.hardNs += c.now - start
+	c.act = prevAct
 	// irq_exit(): run softirqs unless we interrupted softirq or bh-off code.
 	if c.pending != 0 && c.bh == 0 && c.softirq == 0 {
 		c.doSoftirq()
@@ -314,7 +324,9 @@ func (c *CPU) doSoftirq() {
 				continue
 			}
 			if h := c.handlers[nr]; h != nil {
+				prev := c.SetAct(ActSoftirq0 + Act(nr))
 				h(c)
+				c.act = prev
 			}
 		}
 		if c.pending == 0 {

@@ -150,6 +150,8 @@ type Engine struct {
 	Costs     *Costs
 	rng       *Streams
 	lockSites map[string]*LockStat
+	actNames  []string    // ActName's labels
+	actProf   *ActProfile // nil unless EnableActProfile
 	halted    bool
 	err       error
 	intr      atomic.Pointer[error] // set by Interrupt, from any goroutine

@@ -107,6 +107,7 @@ type Task struct {
 	ranOn   int       // CPU it last ran on
 	lastRan Time      // when it last stopped running
 	lines   CacheLine // its own hot lines (stack, task_struct, buffers)
+	act     Act       // its CPU's activity while switched out (ActProfile)
 
 	// Counters.
 	Nvcsw, Nivcsw uint64 // voluntary / involuntary context switches
@@ -431,7 +432,9 @@ func (c *CPU) schedule(prev *Task) {
 		prev.state = TaskRunning
 		return
 	}
+	prevAct := c.SetAct(ActSched)
 	c.Spend(c.e.Costs.ContextSwitch)
+	c.act = prevAct
 	c.stat.switches++
 	prev.lastRan = c.now
 	if prev.idle {

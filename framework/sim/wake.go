@@ -23,7 +23,9 @@ func (e *Engine) wakeUp(p *Task, waker *CPU, sync, fork bool) bool {
 	}
 	at := e.now
 	if waker != nil {
+		prev := waker.SetAct(ActWake)
 		waker.Spend(e.Costs.WakeUp)
+		waker.act = prev
 		at = waker.now
 	}
 	var target *CPU

@@ -495,6 +495,7 @@ func (w *Workload) fill(s *skb.SKB, f Flow, l2, truesize uint32) {
 func (w *Workload) udpStream(t *sim.Task, net *netdev.Net, dev *netdev.Device, idx int, sock *Socket, f Flow) {
 	costs := t.CPU().Costs()
 	l2, truesize := w.lens()
+	sendAct := net.E.ActName("udp_sendmsg stack + skb alloc")
 	if w.Spec.Launch > 0 {
 		netperfControl(t, net, dev, controlReply(w.Spec.Base+idx))
 	}
@@ -504,6 +505,7 @@ func (w *Workload) udpStream(t *sim.Task, net *netdev.Net, dev *netdev.Device, i
 		c := t.CPU()
 		c.Sync() // syscall entry: an instruction boundary
 		c = sock.waitForWmem(t)
+		c.SetAct(sendAct)
 		c.Spend(costs.StackPerPacket + costs.SkbAlloc)
 		sock.wmemLine.Atomic(c) // skb_set_owner_w: refcount_add(truesize, &sk->sk_wmem_alloc)
 		s := net.AllocSkb(c)

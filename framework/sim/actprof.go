@@ -1,0 +1,109 @@
+package sim
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Act is an activity label for ActProfile: what a CPU's time is spent on
+// (a lab measurement, like perf's per-symbol profile over all CPUs).
+type Act uint8
+
+// The activities the engine itself labels; others register with
+// Engine.ActName.
+const (
+	ActOther     Act = iota // unlabelled work
+	ActHardirq              // hard interrupt handlers and the tick
+	ActSched                // __schedule: context switches
+	ActWake                 // try_to_wake_up on the waker
+	ActSoftirq0             // softirq vector 0; vector nr is ActSoftirq0+nr
+	numFixedActs = ActSoftirq0 + numSoftirqs
+)
+
+// ActProfile sums every CPU's busy time by activity: Work is time spent
+// executing, Spin time spinning on a lock while the activity was current.
+type ActProfile struct {
+	Names      []string
+	Work, Spin []int64
+}
+
+// EnableActProfile starts an activity profile (nil: off, the default).
+func (e *Engine) EnableActProfile() *ActProfile {
+	p := &ActProfile{}
+	for a := Act(0); a < numFixedActs; a++ {
+		name := [...]string{"other", "hardirq", "context switch", "try_to_wake_up"}
+		if int(a) < len(name) {
+			p.add(name[a])
+		} else {
+			p.add(fmt.Sprintf("softirq %d", a-ActSoftirq0))
+		}
+	}
+	for _, n := range e.actNames {
+		p.add(n)
+	}
+	e.actProf = p
+	return p
+}
+
+func (p *ActProfile) add(name string) {
+	p.Names = append(p.Names, name)
+	p.Work = append(p.Work, 0)
+	p.Spin = append(p.Spin, 0)
+}
+
+// ActName registers a label and returns it (the same name, the same Act).
+func (e *Engine) ActName(name string) Act {
+	for i, n := range e.actNames {
+		if n == name {
+			return numFixedActs + Act(i)
+		}
+	}
+	e.actNames = append(e.actNames, name)
+	if e.actProf != nil {
+		e.actProf.add(name)
+	}
+	return numFixedActs + Act(len(e.actNames)-1)
+}
+
+// SetAct makes a the CPU's current activity and returns the previous one
+// (restore it when the activity ends).
+func (c *CPU) SetAct(a Act) Act {
+	prev := c.act
+	c.act = a
+	return prev
+}
+
+// Reset zeroes the sums (the start of a measurement window).
+func (p *ActProfile) Reset() {
+	clear(p.Work)
+	clear(p.Spin)
+}
+
+// Format prints each activity's work and spin time per packet, most first.
+func (p *ActProfile) Format(pkts uint64) string {
+	if pkts == 0 {
+		pkts = 1
+	}
+	idx := make([]int, len(p.Names))
+	var tw, ts int64
+	for i := range idx {
+		idx[i] = i
+		tw += p.Work[i]
+		ts += p.Spin[i]
+	}
+	sort.Slice(idx, func(a, b int) bool {
+		ia, ib := idx[a], idx[b]
+		return p.Work[ia]+p.Spin[ia] > p.Work[ib]+p.Spin[ib]
+	})
+	var b strings.Builder
+	fmt.Fprintf(&b, "%-34s %10s %10s\n", "activity (ns per packet sent)", "work", "spin")
+	for _, i := range idx {
+		if p.Work[i]+p.Spin[i] == 0 {
+			continue
+		}
+		fmt.Fprintf(&b, "%-34s %10.1f %10.1f\n", p.Names[i], float64(p.Work[i])/float64(pkts), float64(p.Spin[i])/float64(pkts))
+	}
+	fmt.Fprintf(&b, "%-34s %10.1f %10.1f\n", "total", float64(tw)/float64(pkts), float64(ts)/float64(pkts))
+	return b.String()
+}
