@@ -123,10 +123,15 @@ func TestActBreakdown(t *testing.T) {
 		t.Logf("owners' phases:\n%s", prof)
 		for i, q := range dev.Queues {
 			if qd := q.Qdisc(); qd != nil && qd.SentPkts > 0 {
-				t.Logf("queue %2d: sent %7d, %.1f a restart, qlen %5d, defer max %4d, requeues %6d, bql limit %d", i, qd.SentPkts,
+				t.Logf("queue %2d (%s %v): sent %7d, %.1f a restart, qlen %5d, defer max %4d, requeues %6d, bql limit %d", i, qd.Kind, qd.Args, qd.SentPkts,
 					float64(qd.RestartPkts)/float64(max(qd.Restarts, 1)), qd.Qlen(), qd.DeferMax, qd.Requeues, q.DQL.Limit)
 			}
 		}
+		var cs uint64
+		for _, c := range net.E.CPUs {
+			cs += c.SchedStat().Switches
+		}
+		t.Logf("context switches %d (%.0f/s over the run)", cs, float64(cs)/(50e-3))
 		t.Logf("at the end: %d skbs live (charged to sockets), in flight by place %v, drops %v", net.Pool.Live(), net.InFlight(), net.Drops)
 		if prof.Pkts == 0 {
 			t.Fatal("nothing sent")
@@ -145,6 +150,11 @@ func runObserved(t *testing.T, name, variant string, dur sim.Time, obs func(*net
 	var params map[string]string
 	if r := os.Getenv("DRAIN_RING"); r != "" {
 		params = map[string]string{"tx_ring": r}
+	}
+	if child := os.Getenv("ACT_CHILD"); child != "" {
+		// The mq children's tc words instead of the script's (a lab
+		// what-if: "fq flow_limit 1000").
+		src = bytes.Replace(src, []byte(`child: "fq"`), []byte(`child: "`+child+`"`), 1)
 	}
 	prog, err := script.Load(name+".tengo", src, script.Options{Params: params, Log: &bytes.Buffer{}})
 	if err != nil {

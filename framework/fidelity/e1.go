@@ -243,13 +243,21 @@ func bqlWhy(r *report.Report) string {
 // (within 3x) and contended count per second (within 10x).
 func lockRows(name string, seed []lockRow, rep *report.Report) []Row {
 	secs := float64(rep.WindowNs) / 1e9
+	// The seed's tables are perf lock's: only waits that queued on
+	// qspinlock's MCS path (report.Lock's mcs_* fields), most total
+	// wait first.
 	byName := map[string]report.Lock{}
-	var top []string
+	var seen []report.Lock
 	for _, l := range rep.Locks {
-		if l.Contended == 0 {
+		if l.MCSContended == 0 {
 			continue
 		}
 		byName[l.Name] = l
+		seen = append(seen, l)
+	}
+	sort.SliceStable(seen, func(i, j int) bool { return seen[i].MCSTotalWaitNs > seen[j].MCSTotalWaitNs })
+	var top []string
+	for _, l := range seen {
 		top = append(top, l.Name)
 	}
 	want := make([]string, len(seed))
@@ -276,8 +284,8 @@ func lockRows(name string, seed []lockRow, rep *report.Report) []Row {
 		Tolerance: "same callers", Holds: sameSet}}
 	for _, s := range seed {
 		l := byName[s.site]
-		perSec := safeDiv(float64(l.Contended), secs)
-		avg := float64(l.AvgWaitNs)
+		perSec := safeDiv(float64(l.MCSContended), secs)
+		avg := float64(l.MCSAvgWaitNs)
 		rows = append(rows, Row{Name: fmt.Sprintf("%s: %s (%s)", name, s.caller, s.site),
 			Seed:      fmt.Sprintf("%.0f/s, avg %s", s.contended, usec(s.avgNs)),
 			Model:     fmt.Sprintf("%.0f/s, avg %s", perSec, usec(avg)),

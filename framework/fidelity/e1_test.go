@@ -20,8 +20,11 @@ func seedReport(profile, placement string, mpps float64, vm vmstatRows, locks []
 	r.ContextSwitchesPerS, r.InterruptsPerS = mean(vm.cs), mean(vm.in)
 	r.CPUNsPerPacket = r.CPUSysPct / 100 * 480 * 1e9 / r.TxPps
 	for _, l := range locks {
-		r.Locks = append(r.Locks, report.Lock{Name: l.site, Contended: uint64(l.contended), AvgWaitNs: int64(l.avgNs),
-			TotalWaitNs: int64(l.contended * l.avgNs)})
+		// perf lock's rows are the MCS-queued waits; the model's
+		// every-waiter counts are larger.
+		r.Locks = append(r.Locks, report.Lock{Name: l.site, Contended: 3 * uint64(l.contended), AvgWaitNs: int64(l.avgNs) / 2,
+			TotalWaitNs:  int64(1.5 * l.contended * l.avgNs),
+			MCSContended: uint64(l.contended), MCSAvgWaitNs: int64(l.avgNs), MCSTotalWaitNs: int64(l.contended * l.avgNs)})
 	}
 	r.XmitNs.Buckets = []report.Bucket{{Lo: modeLo / 2, Hi: modeLo, Count: 10}, {Lo: modeLo, Hi: 2 * modeLo, Count: 100}}
 	return r
@@ -75,11 +78,21 @@ func TestE1Tolerances(t *testing.T) {
 			[]string{"vmstat sy after / before"}},
 		{"CPU per packet halves only", func(r *E1Runs) { r.LlistUnpinned.CPUNsPerPacket = r.BusylockUnpinned.CPUNsPerPacket / 2 },
 			[]string{"CPU per packet after / before"}},
-		{"busylock wait 4x short", func(r *E1Runs) { r.BusylockUnpinned.Locks[0].AvgWaitNs /= 4 },
+		{"busylock wait 4x short", func(r *E1Runs) { r.BusylockUnpinned.Locks[0].MCSAvgWaitNs /= 4 },
 			[]string{"perf lock before, unpinned: dev_hard_start_xmit+0xcd (__dev_xmit_skb (busylock))"}},
 		{"another site on top", func(r *E1Runs) {
-			r.LlistPinned.Locks = append([]report.Lock{{Name: "net_tx_action (root_lock)", Contended: 1e6, AvgWaitNs: 1}}, r.LlistPinned.Locks...)
+			r.LlistPinned.Locks = append([]report.Lock{{Name: "net_tx_action (root_lock)", Contended: 1e6, AvgWaitNs: 1,
+				MCSContended: 1e6, MCSAvgWaitNs: 1e3, MCSTotalWaitNs: 1e9}}, r.LlistPinned.Locks...)
 		}, []string{"perf lock after, pinned: callers on top"}},
+		{"every-waiter counts do not decide", func(r *E1Runs) {
+			for i := range r.LlistUnpinned.Locks {
+				r.LlistUnpinned.Locks[i].Contended *= 1000
+				r.LlistUnpinned.Locks[i].AvgWaitNs /= 1000
+			}
+		}, nil},
+		{"a pending-only site is not on top", func(r *E1Runs) {
+			r.LlistPinned.Locks = append([]report.Lock{{Name: "net_tx_action (root_lock)", Contended: 1e6, AvgWaitNs: 1e3, TotalWaitNs: 1e9}}, r.LlistPinned.Locks...)
+		}, nil},
 		{"histogram mode two buckets up", func(r *E1Runs) {
 			for i := range r.BusylockPinned.XmitNs.Buckets {
 				r.BusylockPinned.XmitNs.Buckets[i].Lo *= 4

@@ -176,6 +176,13 @@ type Lock struct {
 	MaxWaitNs   int64  `json:"max_wait_ns"`
 	AvgWaitNs   int64  `json:"avg_wait_ns"`
 	HoldNs      int64  `json:"hold_ns"`
+	// The waits perf lock records (qspinlock's contention_begin fires
+	// only on the MCS path: a lone waiter on the pending bit is not
+	// seen), a subset of the ones above.
+	MCSContended   uint64 `json:"mcs_contended"`
+	MCSTotalWaitNs int64  `json:"mcs_total_wait_ns"`
+	MCSMaxWaitNs   int64  `json:"mcs_max_wait_ns"`
+	MCSAvgWaitNs   int64  `json:"mcs_avg_wait_ns"`
 }
 
 // Queue is one TX queue: the stack's view plus the driver's ethtool -S.

@@ -970,7 +970,8 @@ func fillResults(rep *report.Report, net *netdev.Net, e *sim.Engine, dev *netdev
 			continue
 		}
 		rep.Locks = append(rep.Locks, report.Lock{Name: l.Name, Acquired: l.Acquired, Contended: l.Contended,
-			TotalWaitNs: int64(l.TotalWait), MaxWaitNs: int64(l.MaxWait), AvgWaitNs: int64(l.AvgWait()), HoldNs: int64(l.HoldTotal)})
+			TotalWaitNs: int64(l.TotalWait), MaxWaitNs: int64(l.MaxWait), AvgWaitNs: int64(l.AvgWait()), HoldNs: int64(l.HoldTotal),
+			MCSContended: l.Queued, MCSTotalWaitNs: int64(l.QueuedWait), MCSMaxWaitNs: int64(l.QueuedMax), MCSAvgWaitNs: int64(l.QueuedAvgWait())})
 	}
 	drv := dev.Drv.Stats()
 	rep.Ethtool = ethtoolStats(driver.EthtoolLines(drv), snap.ethtool, secs)

@@ -10,6 +10,22 @@ type LockStat struct {
 	TotalWait Time
 	MaxWait   Time
 	HoldTotal Time // time the lock was held after being taken here
+	// Queued, QueuedWait and QueuedMax are the contended acquisitions
+	// perf lock sees: qspinlock fires lock:contention_begin only on the
+	// MCS path (queued_spin_lock_slowpath after "queue:"), so the one
+	// waiter that finds the lock held and nobody waiting spins on the
+	// pending bit unrecorded; a waiter that finds one already waiting
+	// queues and is recorded, its wait taken from its arrival.
+	Queued                uint64
+	QueuedWait, QueuedMax Time
+}
+
+// QueuedAvgWait is the mean wait of the acquisitions perf lock records.
+func (s *LockStat) QueuedAvgWait() Time {
+	if s.Queued == 0 {
+		return 0
+	}
+	return s.QueuedWait / Time(s.Queued)
 }
 
 // AvgWait is the mean wait of contended acquisitions.
@@ -91,6 +107,7 @@ func (l *SpinLock) Lock(c *CPU, site *LockStat) {
 		Panicf("cpu%d: recursive spin_lock on %s (%s)", c.ID, l.Name, site.Name)
 	}
 	start := c.now
+	queued := l.Waiters() > 0 // a pending waiter or an MCS queue already: this one queues
 	l.waiters = append(l.waiters, lockWaiter{c, site})
 	c.spinUntilWoken()
 	wait := c.now - start
@@ -99,6 +116,11 @@ func (l *SpinLock) Lock(c *CPU, site *LockStat) {
 		site.TotalWait += wait
 		if wait > site.MaxWait {
 			site.MaxWait = wait
+		}
+		if queued {
+			site.Queued++
+			site.QueuedWait += wait
+			site.QueuedMax = max(site.QueuedMax, wait)
 		}
 	}
 	if h := c.e.OnLockWait; h != nil {
