@@ -160,10 +160,12 @@ func E3(runs []E3Run) []Row {
 	}
 	lo, ln := ta(off), ta(on)
 	rows = append(rows, Row{Name: "net_tx_action root-lock wait, off" + tag,
-		Seed:  fmt.Sprintf("avg %s (perf lock after the llist, E1's host)", usec(seedTxActionWaitNs)),
-		Model: fmt.Sprintf("avg %s, %d contended", usec(float64(lo.AvgWaitNs)), lo.Contended), Kind: Check,
-		Ratio: safeDiv(float64(lo.AvgWaitNs), seedTxActionWaitNs), Tolerance: "within 3x",
-		Holds: factor(float64(lo.AvgWaitNs), seedTxActionWaitNs) <= 3})
+		Seed: fmt.Sprintf("avg %s (perf lock after the llist, E1's host)", usec(seedTxActionWaitNs)),
+		// perf lock's view: the waits that queued on qspinlock's MCS path.
+		Model: fmt.Sprintf("avg %s, %d contended as perf lock records (every waiter: avg %s, %d)", usec(float64(lo.MCSAvgWaitNs)), lo.MCSContended,
+			usec(float64(lo.AvgWaitNs)), lo.Contended), Kind: Check,
+		Ratio: safeDiv(float64(lo.MCSAvgWaitNs), seedTxActionWaitNs), Tolerance: "within 3x",
+		Holds: factor(float64(lo.MCSAvgWaitNs), seedTxActionWaitNs) <= 3})
 	rows = append(rows, Row{Name: "net_tx_action root-lock wait in total, on / off" + tag, Seed: "less spinning on the root lock",
 		Model: fmt.Sprintf("%.2fx (%s -> %s)", safeDiv(float64(ln.TotalWaitNs), float64(lo.TotalWaitNs)),
 			msec(lo.TotalWaitNs), msec(ln.TotalWaitNs)), Kind: Check, Tolerance: "less", Holds: ln.TotalWaitNs < lo.TotalWaitNs})

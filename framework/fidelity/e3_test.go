@@ -13,7 +13,8 @@ func e3Report(seed uint64, fast string, mpps float64, callers []report.SchedCall
 	r := &report.Report{Name: "fast_path=" + fast, Profile: "6.19-rc1", Seed: seed, TxPps: mpps * 1e6, TxPackets: 1000,
 		Config: map[string]string{"fast_path": fast}, Counters: map[string]uint64{"net_tx_softirq_raised": raised},
 		NetifSchedule: callers}
-	r.Locks = []report.Lock{{Name: "net_tx_action (root_lock)", Contended: 10, AvgWaitNs: waitAvg, TotalWaitNs: waitTotal}}
+	r.Locks = []report.Lock{{Name: "net_tx_action (root_lock)", Contended: 10, AvgWaitNs: waitAvg, TotalWaitNs: waitTotal,
+		MCSContended: 4, MCSAvgWaitNs: waitAvg, MCSTotalWaitNs: 4 * waitAvg}}
 	r.Queues = []report.Queue{{Requeues: 40}}
 	return r
 }
@@ -62,7 +63,8 @@ func TestE3Tolerances(t *testing.T) {
 		}, "__netif_schedule from TX completions, off"},
 		{"more raises with the fast path", seedE3(1), func(reps []*report.Report) { reps[1].Counters["net_tx_softirq_raised"] = 1000 },
 			"NET_TX_SOFTIRQ raised, on / off"},
-		{"short waits", seedE3(1), func(reps []*report.Report) { reps[0].Locks[0].AvgWaitNs = 2000 }, "net_tx_action root-lock wait, off"},
+		{"short waits", seedE3(1), func(reps []*report.Report) { reps[0].Locks[0].MCSAvgWaitNs = 2000 }, "net_tx_action root-lock wait, off"},
+		{"short waits of every waiter do not decide", seedE3(1), func(reps []*report.Report) { reps[0].Locks[0].AvgWaitNs = 2000 }, "(no row)"},
 		{"more waiting with the fast path", seedE3(1), func(reps []*report.Report) { reps[1].Locks[0].TotalWaitNs = 6_000_000 },
 			"net_tx_action root-lock wait in total, on / off"},
 	}
