@@ -116,7 +116,7 @@ func TestActBreakdown(t *testing.T) {
 			prof.Restarts, float64(prof.Pkts)/float64(max(prof.Restarts, 1)), prof.Requeued)
 		for _, ls := range net.E.LockStats() {
 			if ls.Contended > 0 {
-				t.Logf("lock %-36s acquired %8d contended %8d avg wait %6.2f us, %6.2f us held a take", ls.Name, ls.Acquired, ls.Contended,
+				t.Logf("lock %-36s acquired %8d contended %8d (perf lock: %d, avg %.2f us) avg wait %6.2f us, %6.2f us held a take", ls.Name, ls.Acquired, ls.Contended, ls.Queued, float64(ls.QueuedAvgWait())/1e3,
 					float64(ls.AvgWait())/1e3, float64(ls.HoldTotal)/1e3/float64(max(ls.Acquired, 1)))
 			}
 		}
