@@ -230,3 +230,38 @@ func TestE2BelowKneeBlueDecides(t *testing.T) {
 		t.Errorf("BLUE on %.3f Mpps, not below BLUE off %.3f", blue.TxPps/1e6, off.TxPps/1e6)
 	}
 }
+
+// Where E2's overload is lost. Before the llist every RX CPU spins on
+// the busylock and the root lock in turn and polls no ring meanwhile:
+// the overload is lost at the RX rings (RX_MISSED) on all eight queues,
+// and cake drops almost nothing (Jonas's tc: 2,183 drops in 56M sent).
+// With the llist only the drainer, the next drainer and the dequeuer
+// wait for the root lock; the other RX CPUs push and go back to their
+// rings, so the loss moves into the qdisc (overflow drops freed from
+// to_free: Toke's dropwatch at __dev_xmit_skb+3f5).
+func TestE2OverloadLostAtRxBeforeTheLlist(t *testing.T) {
+	if testing.Short() {
+		t.Skip("E2")
+	}
+	const qd = "cake diffserv3 triple-isolate unlimited"
+	old, ll := mustRun(t, e2Forward("6.18", qd)), mustRun(t, e2Forward("6.19-rc1", qd))
+	rx := func(r *report.Report) uint64 { return r.Drops["RX_MISSED"] }
+	qdrops := func(r *report.Report) uint64 { return r.DroppedPackets - rx(r) }
+	t.Logf("6.18: RX_MISSED %d, in the stack %d, sent %d; 6.19-rc1: RX_MISSED %d, in the stack %d (%v)",
+		rx(old), qdrops(old), old.TxPackets, rx(ll), qdrops(ll), ll.Drops)
+	if rx(old) < old.OfferedPackets/2 {
+		t.Errorf("6.18: %d RX_MISSED of %d offered: the overload should be lost at the rings", rx(old), old.OfferedPackets)
+	}
+	if qdrops(old)*100 > old.TxPackets {
+		t.Errorf("6.18: %d drops past RX against %d sent: over 1%%", qdrops(old), old.TxPackets)
+	}
+	for _, q := range old.Rx.Queues {
+		if q.Missed == 0 {
+			t.Errorf("6.18: RX queue %d (CPU %d) never overflowed: its CPU kept up while the others spun", q.Rxq, q.CPU)
+		}
+	}
+	if rx(ll)*3 > rx(old) || qdrops(ll) < ll.OfferedPackets/2 {
+		t.Errorf("6.19-rc1: RX_MISSED %d (6.18: %d), %d dropped past RX of %d offered: the loss should move into the qdisc",
+			rx(ll), rx(old), qdrops(ll), ll.OfferedPackets)
+	}
+}
