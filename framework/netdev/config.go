@@ -81,13 +81,19 @@ type Config struct {
 	// qstats.backlog and bstats share one line): every enqueue and
 	// dequeue of a qdisc writes one line more.
 	QdiscStatsLine bool
-	DevTxWeight    int  // net.core.dev_weight * dev_weight_tx_bias: __qdisc_run quota
-	BQL            bool // byte queue limits on drivers that support them
-	SockWfree      DestructorCall
-	TxQueueLen     int // dev->tx_queue_len
-	MaxBacklog     int // net.core.netdev_max_backlog
-	NetdevBudget   int // net.core.netdev_budget (net_rx_action)
-	Sndbuf         int // net.core.wmem_default: socket send buffer of senders
+	// RunBeginReads: qdisc_run_begin reads q->running and writes it only
+	// when it finds the qdisc idle ("net: sched: claim one cache line in
+	// Qdisc", the llist series' patch 4, 6.19): a CPU that finds another
+	// running the qdisc leaves the write group's line shared. Before, it
+	// was __test_and_set_bit on q->state2, a store either way.
+	RunBeginReads bool
+	DevTxWeight   int  // net.core.dev_weight * dev_weight_tx_bias: __qdisc_run quota
+	BQL           bool // byte queue limits on drivers that support them
+	SockWfree     DestructorCall
+	TxQueueLen    int // dev->tx_queue_len
+	MaxBacklog    int // net.core.netdev_max_backlog
+	NetdevBudget  int // net.core.netdev_budget (net_rx_action)
+	Sndbuf        int // net.core.wmem_default: socket send buffer of senders
 	// MaxSkbFrags is CONFIG_MAX_SKB_FRAGS: it sizes skb_shared_info,
 	// so the head a sender's skb gets and its truesize (skb package).
 	MaxSkbFrags int
@@ -107,6 +113,7 @@ var profiles = map[string]func() Config{
 		c := base()
 		c.Xmit = XmitLlist
 		c.DeferBound = BoundQLimit
+		c.RunBeginReads = true
 		return c
 	},
 	// 4.7 (July 2016) as E4's seed measured it before 4d202a0d1: the
@@ -140,6 +147,7 @@ var profiles = map[string]func() Config{
 		c.DeferBound = BoundThread
 		c.FastPath = true
 		c.DequeueDrops = true
+		c.RunBeginReads = true
 		return c
 	},
 }
@@ -268,6 +276,8 @@ var toggles = map[string]toggle{
 			}
 			return fmt.Errorf("%q is not onetxqueue or all", v)
 		}, func(c *Config) string { return string(c.BulkDequeue) }},
+	"run_begin_reads": boolToggle("qdisc_run_begin reads q->running and stores only when the qdisc is idle (6.19, \"claim one cache line in Qdisc\"); off: __test_and_set_bit on state2, a store either way",
+		func(c *Config) *bool { return &c.RunBeginReads }),
 	"qdisc_stats_line": boolToggle("struct Qdisc's qstats on a line of their own, after q/bstats/running (the layout before 4d202a0d1): each enqueue and dequeue writes one line more",
 		func(c *Config) *bool { return &c.QdiscStatsLine }),
 	"sock_wfree": {"how skb_release_head_state calls sock_wfree: retpoline (CONFIG_MITIGATION_RETPOLINE, bare call) | direct (retpoline + INDIRECT_CALL_3) | indirect (no retpoline)",

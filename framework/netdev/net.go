@@ -63,6 +63,9 @@ type Net struct {
 	DeferDrops           uint64                     // dropped at the defer_list bound
 	Bypass               uint64                     // TCQ_F_CAN_BYPASS direct transmits
 
+	// Prof, if set, splits the qdisc owners' time by phase (drainprof.go).
+	Prof *DrainProfile
+
 	site struct {
 		busylock, rootEnq, rootRun, txAction, hardTx, nolockEnq, seqlock, timer *sim.LockStat
 	}
@@ -606,6 +609,9 @@ func (n *Net) touchSkbPrefetched(c *sim.CPU, s *skb.SKB, prefetched bool) {
 	d := costs.SkbLines * n.skbLine(c, s)
 	if prefetched {
 		d = d * costs.PrefetchPct / 100
+	}
+	if pr := n.Prof; pr != nil {
+		pr.SkbLineNs[pr.Cur] += d
 	}
 	c.Spend(d)
 	n.ownSkb(c, s)

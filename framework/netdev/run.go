@@ -32,10 +32,17 @@ func (n *Net) qdiscRunBegin(c *sim.CPU, q *Qdisc) bool {
 		}
 		return ok
 	}
-	q.lineWrite.Write(c) // READ_ONCE(running) + WRITE_ONCE(running, true)
 	if q.running {
+		if n.Cfg.RunBeginReads {
+			q.lineWrite.Read(c) // READ_ONCE(q->running): true, nothing stored
+		} else {
+			q.lineWrite.Write(c) // __test_and_set_bit(__QDISC_STATE2_RUNNING): a store either way
+		}
 		return false
 	}
+	// The load and the store of an idle qdisc's flag: one fetch of the
+	// line for ownership (the core stores right after it loads).
+	q.lineWrite.Write(c)
 	q.running = true
 	if n.Hooks.RunBegin != nil {
 		n.Hooks.RunBegin(c, q)
@@ -70,13 +77,19 @@ func (n *Net) qdiscRunEnd(c *sim.CPU, q *Qdisc) skb.List {
 // qdiscRun is qdisc_run. ran says whether qdisc_run_begin succeeded,
 // sent how many packets __qdisc_run dequeued.
 func (n *Net) qdiscRun(c *sim.CPU, q *Qdisc) (free skb.List, ran bool, sent int) {
+	t := c.Now()
 	if !n.qdiscRunBegin(c, q) {
+		n.prof(c, PhRunBegin, t)
 		return skb.List{}, false, 0
 	}
+	n.prof(c, PhRunBegin, t)
 	if !q.nolock() || q.state&stateDeactivated == 0 {
 		sent = n.qdiscRunInner(c, q)
 	}
-	return n.qdiscRunEnd(c, q), true, sent
+	t = c.Now()
+	free = n.qdiscRunEnd(c, q)
+	n.prof(c, PhRunEnd, t)
+	return free, true, sent
 }
 
 // qdiscRunInner is __qdisc_run: restart until the quota is used, then
@@ -97,7 +110,9 @@ func (n *Net) qdiscRunInner(c *sim.CPU, q *Qdisc) int {
 				q.lineWrite.Atomic(c)
 				q.state |= stateMissed
 			} else {
+				t := c.Now()
 				n.netifSchedule(c, q, SchedQuota)
+				n.prof(c, PhQuota, t)
 			}
 			return sent
 		}
@@ -106,9 +121,15 @@ func (n *Net) qdiscRunInner(c *sim.CPU, q *Qdisc) int {
 
 // qdiscRestart is qdisc_restart.
 func (n *Net) qdiscRestart(c *sim.CPU, q *Qdisc, quota int) (int, bool) {
+	t := c.Now()
+	n.setCur(PhDequeue)
 	list, validate, packets := n.dequeueSkb(c, q, quota)
+	n.prof(c, PhDequeue, t)
 	if list.Empty() {
 		return 0, false
+	}
+	if n.Prof != nil {
+		n.Prof.Restarts++
 	}
 	q.Restarts++
 	q.RestartPkts += uint64(list.Len)
@@ -186,11 +207,22 @@ func (n *Net) dequeueSkb(c *sim.CPU, q *Qdisc, budget int) (list skb.List, valid
 // 0345552a653c, at most budget (the remaining quota) more.
 func (n *Net) tryBulkDequeueSkb(c *sim.CPU, q *Qdisc, list *skb.List, txq *TxQueue, packets *int, budget int) {
 	req := qdisc.DequeueReq{Max: 1 << 30, Bytes: n.availBulkLimit(txq)}
+	if pr := n.Prof; pr != nil {
+		pr.Bulks++
+		pr.BulkAvail += req.Bytes
+		pr.BulkQlen += int64(q.Qlen())
+		if req.Bytes <= 0 {
+			pr.BulkStopped++
+		}
+	}
 	if n.Cfg.BulkQuota {
 		req.Max = 1 + budget
 	}
 	for _, s := range n.qdiscDequeue(c, q, req) {
 		list.Push(s)
+	}
+	if n.Prof != nil {
+		n.Prof.BulkPkts += uint64(list.Len)
 	}
 	if list.Len > 1 {
 		*packets += list.Len - 1
@@ -244,27 +276,49 @@ func (n *Net) availBulkLimit(txq *TxQueue) int64 {
 // under HARD_TX_LOCK; requeue what the driver refused. It returns false
 // when the caller should stop (requeue happened).
 func (n *Net) schDirectXmit(c *sim.CPU, list *skb.List, q *Qdisc, d *Device, txq *TxQueue, rootLock, validate bool) bool {
+	t := c.Now()
 	if rootLock {
 		q.lock.Unlock(c)
 	}
+	n.prof(c, PhUnlock, t)
 	if validate { // validate_xmit_skb_list, outside all locks
+		t = c.Now()
 		c.Spend(n.E.Costs.ValidateXmit * int64(list.Len))
+		n.prof(c, PhValidate, t)
 	}
 	ret := txBusy
 	var rest skb.List
+	t = c.Now()
 	n.hardTxLock(c, d, txq)
+	n.prof(c, PhHardLock, t)
+	t = c.Now()
+	n.setCur(PhDriver)
 	if !txq.frozenOrStopped() {
+		total := list.Len
 		rest, ret = n.devHardStartXmit(c, d, txq, list)
+		if n.Prof != nil {
+			n.Prof.Pkts += uint64(total - rest.Len)
+		}
 	} else {
 		n.maybeClearMissed(q, txq)
 		rest = *list
 	}
+	n.prof(c, PhDriver, t)
+	t = c.Now()
 	n.hardTxUnlock(c, d, txq)
+	n.prof(c, PhHardUnlock, t)
+	t = c.Now()
 	if rootLock {
 		q.lock.Lock(c, n.site.rootRun)
 	}
+	n.prof(c, PhRelock, t)
 	if ret != txOK {
+		t = c.Now()
+		if n.Prof != nil {
+			n.Prof.Requeued += uint64(rest.Len)
+		}
 		n.devRequeueSkb(c, &rest, q)
+		n.prof(c, PhRequeue, t)
 		return false
 	}
 	return true

@@ -251,7 +251,10 @@ func (n *Net) devXmitSkbLlist(c *sim.CPU, s *skb.SKB, q *Qdisc, d *Device, txq *
 	x := n.getScratch(c)
 	toFree := &x.toFree
 	var runFree skb.List
+	t := c.Now()
 	q.lock.Lock(c, n.site.rootEnq)
+	n.prof(c, PhEnqLock, t)
+	t = c.Now()
 	q.lineDefer.Atomic(c) // llist_del_all + atomic_long_set(&q->defer_count, 0)
 	list := q.deferHead
 	q.deferHead, q.deferCount = nil, 0
@@ -273,6 +276,7 @@ func (n *Net) devXmitSkbLlist(c *sim.CPU, s *skb.SKB, q *Qdisc, d *Device, txq *
 	}
 	var rc qdisc.Code
 	q.lineWrite.ReadNoSync(c)
+	n.prof(c, PhReverse, t)
 	switch {
 	case q.state&stateDeactivated != 0:
 		for _, b := range batch {
@@ -286,16 +290,21 @@ func (n *Net) devXmitSkbLlist(c *sim.CPU, s *skb.SKB, q *Qdisc, d *Device, txq *
 		runFree = n.qdiscRunEnd(c, q)
 		rc = qdisc.XmitSuccess
 	default:
+		t = c.Now()
+		n.setCur(PhEnqueue)
 		rc = n.qdiscEnqueue(c, q, batch, toFree)
+		n.prof(c, PhEnqueue, t)
 		runFree, _, _ = n.qdiscRun(c, q)
 		if len(batch) != 1 {
 			rc = qdisc.XmitSuccess
 		}
 	}
 	q.deferBuf = batch[:0]
+	t = c.Now()
 	q.lock.Unlock(c)
 	n.kfreeSkbList(c, toFree)
 	n.kfreeSkbList(c, &runFree)
+	n.prof(c, PhDrainUnlock, t)
 	n.putScratch(c, x)
 	return rc
 }
@@ -472,7 +481,9 @@ func (n *Net) netTxAction(c *sim.CPU) {
 	for _, q := range list {
 		c.Spend(n.E.Costs.NetTxAction)
 		if !q.nolock() {
+			t := c.Now()
 			q.lock.Lock(c, n.site.txAction)
+			n.prof(c, PhTxActionLock, t)
 		} else if q.state&stateDeactivated != 0 {
 			q.state &^= stateSched
 			continue
