@@ -1,35 +1,20 @@
 package fidelity
 
 import (
-	"bytes"
 	"os"
 	"strings"
 	"testing"
 
 	"github.com/txlab/txlab/framework/netdev"
 	"github.com/txlab/txlab/framework/run"
-	"github.com/txlab/txlab/framework/script"
 	"github.com/txlab/txlab/framework/sim"
-	"github.com/txlab/txlab/scripts"
 )
 
 // drainProfile runs one variant of a shipped script (full size, for dur) with
 // the qdisc owners' time split by phase.
 func drainProfile(t *testing.T, name, variant string, dur sim.Time, params map[string]string) (*netdev.DrainProfile, *netdev.Device) {
 	t.Helper()
-	src, err := scripts.FS.ReadFile(name + ".tengo")
-	if err != nil {
-		t.Fatal(err)
-	}
-	prog, err := script.Load(name+".tengo", src, script.Options{Params: params, Log: &bytes.Buffer{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	plan, err := prog.Eval()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, spec := range plan.Specs {
+	for _, spec := range scriptPlan(t, name, params).Specs {
 		if spec.Name != variant {
 			continue
 		}

@@ -142,20 +142,8 @@ func TestE2Rows(t *testing.T) {
 // params, and returns their reports.
 func runScript(t *testing.T, name string, params map[string]string, only ...string) []*report.Report {
 	t.Helper()
-	src, err := scripts.FS.ReadFile(name + ".tengo")
-	if err != nil {
-		t.Fatal(err)
-	}
-	prog, err := script.Load(name+".tengo", src, script.Options{Params: params, Log: &bytes.Buffer{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	plan, err := prog.Eval()
-	if err != nil {
-		t.Fatal(err)
-	}
 	var reps []*report.Report
-	for _, spec := range plan.Specs {
+	for _, spec := range scriptPlan(t, name, params).Specs {
 		for _, o := range only {
 			if spec.Name == o {
 				rep, err := run.Run(spec, nil)
@@ -170,6 +158,24 @@ func runScript(t *testing.T, name string, params map[string]string, only ...stri
 		t.Fatalf("%s: ran %d of the variants %v", name, len(reps), only)
 	}
 	return reps
+}
+
+// scriptPlan evaluates the shipped script name with params.
+func scriptPlan(t *testing.T, name string, params map[string]string) *script.Plan {
+	t.Helper()
+	src, err := scripts.FS.ReadFile(name + ".tengo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	prog, err := script.Load(name+".tengo", src, script.Options{Params: params, Log: &bytes.Buffer{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := prog.Eval()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return plan
 }
 
 // The shipped E2b, scaled down to 0.7 s: before the llist the overload
