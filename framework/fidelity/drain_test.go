@@ -1,35 +1,20 @@
 package fidelity
 
 import (
-	"bytes"
 	"os"
 	"strings"
 	"testing"
 
 	"github.com/txlab/txlab/framework/netdev"
 	"github.com/txlab/txlab/framework/run"
-	"github.com/txlab/txlab/framework/script"
 	"github.com/txlab/txlab/framework/sim"
-	"github.com/txlab/txlab/scripts"
 )
 
 // drainProfile runs one variant of a shipped script (full size, for dur) with
 // the qdisc owners' time split by phase.
 func drainProfile(t *testing.T, name, variant string, dur sim.Time, params map[string]string) (*netdev.DrainProfile, *netdev.Device) {
 	t.Helper()
-	src, err := scripts.FS.ReadFile(name + ".tengo")
-	if err != nil {
-		t.Fatal(err)
-	}
-	prog, err := script.Load(name+".tengo", src, script.Options{Params: params, Log: &bytes.Buffer{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	plan, err := prog.Eval()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, spec := range plan.Specs {
+	for _, spec := range scriptPlan(t, name, params).Specs {
 		if spec.Name != variant {
 			continue
 		}
@@ -141,36 +126,28 @@ func TestActBreakdown(t *testing.T) {
 
 // runObserved runs one variant of a shipped script (full size, for dur)
 // with the drain profile on and obs called on the net at its start.
+// DRAIN_RING sets tx_ring, DRAIN_SET adds toggles or costs and ACT_CHILD
+// replaces an mq root's children (tc words, a lab what-if: "fq
+// flow_limit 1000").
 func runObserved(t *testing.T, name, variant string, dur sim.Time, obs func(*netdev.Net, *netdev.Device)) (*netdev.DrainProfile, *netdev.Device) {
 	t.Helper()
-	src, err := scripts.FS.ReadFile(name + ".tengo")
-	if err != nil {
-		t.Fatal(err)
-	}
 	var params map[string]string
 	if r := os.Getenv("DRAIN_RING"); r != "" {
 		params = map[string]string{"tx_ring": r}
 	}
-	if child := os.Getenv("ACT_CHILD"); child != "" {
-		// The mq children's tc words instead of the script's (a lab
-		// what-if: "fq flow_limit 1000").
-		src = bytes.Replace(src, []byte(`child: "fq"`), []byte(`child: "`+child+`"`), 1)
-	}
-	prog, err := script.Load(name+".tengo", src, script.Options{Params: params, Log: &bytes.Buffer{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	plan, err := prog.Eval()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, spec := range plan.Specs {
+	for _, spec := range scriptPlan(t, name, params).Specs {
 		if spec.Name != variant {
 			continue
 		}
 		spec.Duration = dur
 		if set := os.Getenv("DRAIN_SET"); set != "" {
 			spec.Set = append(spec.Set, strings.Fields(set)...)
+		}
+		if child := os.Getenv("ACT_CHILD"); child != "" {
+			if !strings.HasPrefix(spec.Qdisc, "mq ") {
+				t.Fatalf("ACT_CHILD: %s's root is %q, not mq", variant, spec.Qdisc)
+			}
+			spec.Qdisc = "mq " + child
 		}
 		prof := &netdev.DrainProfile{}
 		var dev *netdev.Device

@@ -57,7 +57,7 @@ func E2(reps []*report.Report) []Row {
 		x := fold(tail(base), tail(nb))
 		rows = append(rows, Row{ID: "E2.2", Name: "cake with BLUE off (lab-noblue)", Seed: blueSeed,
 			Model: fmt.Sprintf("%s, %s less than 6.18", rate(tail(nb)), foldText(x, 2)), Holds: x <= 2,
-			Why: lockWhy(nb) + "; " + dropRates(nb)})
+			Why: joinWhy(lockWhy(nb), kneeWhy(nb), dropRates(nb))})
 	}
 
 	const burstSeed = "defer bound 8 instead of 256 \"does help\""
@@ -148,7 +148,7 @@ func E2b(reps []*report.Report) []Row {
 		x := ratio(tail(nb), tail(pre))
 		rows = append(rows, Row{ID: "E2b.6", Name: "llist with BLUE off (lab-noblue)", Seed: nbSeed,
 			Model: fmt.Sprintf("%s (%.2fx of pre-llist)", rate(tail(nb)), x), Holds: x >= 0.5,
-			Why: lockWhy(nb) + "; " + dropRates(nb)})
+			Why: joinWhy(lockWhy(nb), kneeWhy(nb), dropRates(nb))})
 	}
 	return rows
 }
@@ -187,6 +187,9 @@ func collapseWhy(base, ll, noBlue *report.Report) string {
 	parts := []string{
 		fmt.Sprintf("arrival at __dev_queue_xmit %s vs %s before the llist (%.2fx)", rate(arrival(ll)), rate(arrival(base)), ratio(arrival(ll), arrival(base))),
 		lockWhy(ll),
+	}
+	if k := kneeWhy(ll); k != "" {
+		parts = append(parts, k)
 	}
 	if t := turnsWhy(ll); t != "" {
 		parts = append(parts, t)

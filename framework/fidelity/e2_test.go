@@ -121,6 +121,12 @@ func TestE2Rows(t *testing.T) {
 	if w := rowByID(t, E2(reps), "E2.4").Why; !strings.Contains(w, "0.90 times a drain, sending 9.0 skbs a turn") {
 		t.Errorf("E2.4's mechanism %q should give the dequeuer's turns per drain", w)
 	}
+	// E2.2 gives the knee: the enqueue side's hold per packet arriving
+	// times the arrival (0.9 of the window's lock over 5 Mpps).
+	reps[2].Locks = []report.Lock{{Name: siteEnqueue, HoldNs: 9e8}}
+	if w := rowByID(t, E2(reps), "E2.2").Why; !strings.Contains(w, "180 ns a packet arriving x 5 Mpps = 0.90") {
+		t.Errorf("E2.2's mechanism %q should give the enqueue side's hold per packet and the arrival", w)
+	}
 	// A rate that fell to nothing is the deepest collapse, never "0x":
 	// E2.1 and E2.3 hold, BLUE off collapsed to 0 pps does not.
 	reps[1], reps[2], reps[4] = fake(E2CakeLlist, 0.5e6, 0, 1, nil), fake(E2CakeNoBlue, 0, 0, 0, nil), fake(E2Burst256, 0, 0, 0.5, nil)
@@ -136,20 +142,8 @@ func TestE2Rows(t *testing.T) {
 // params, and returns their reports.
 func runScript(t *testing.T, name string, params map[string]string, only ...string) []*report.Report {
 	t.Helper()
-	src, err := scripts.FS.ReadFile(name + ".tengo")
-	if err != nil {
-		t.Fatal(err)
-	}
-	prog, err := script.Load(name+".tengo", src, script.Options{Params: params, Log: &bytes.Buffer{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	plan, err := prog.Eval()
-	if err != nil {
-		t.Fatal(err)
-	}
 	var reps []*report.Report
-	for _, spec := range plan.Specs {
+	for _, spec := range scriptPlan(t, name, params).Specs {
 		for _, o := range only {
 			if spec.Name == o {
 				rep, err := run.Run(spec, nil)
@@ -164,6 +158,24 @@ func runScript(t *testing.T, name string, params map[string]string, only ...stri
 		t.Fatalf("%s: ran %d of the variants %v", name, len(reps), only)
 	}
 	return reps
+}
+
+// scriptPlan evaluates the shipped script name with params.
+func scriptPlan(t *testing.T, name string, params map[string]string) *script.Plan {
+	t.Helper()
+	src, err := scripts.FS.ReadFile(name + ".tengo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	prog, err := script.Load(name+".tengo", src, script.Options{Params: params, Log: &bytes.Buffer{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := prog.Eval()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return plan
 }
 
 // The shipped E2b, scaled down to 0.7 s: before the llist the overload

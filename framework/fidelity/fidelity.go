@@ -504,6 +504,20 @@ func lockHold(r *report.Report) (enq, deq float64, deqWaitNs int64) {
 	return enq, deq, deqWaitNs
 }
 
+// kneeWhy is the enqueue side's price of one packet under the root lock
+// (its hold time over the packets past the RX rings) times the arrival:
+// the share of the lock the drainers take. Near 1 the dequeuer gets no
+// turns whatever the qdisc's AQM does (root-lock saturation); well below
+// it, the dequeuer's turns and the AQM decide.
+func kneeWhy(r *report.Report) string {
+	enq, _, _ := lockHold(r)
+	a := arrival(r)
+	if a <= 0 || enq <= 0 {
+		return ""
+	}
+	return fmt.Sprintf("the enqueue side holds the root lock %s a packet arriving x %s = %.2f", nsText(int64(enq/a*1e9)), rate(a), enq)
+}
+
 // turnsWhy says how the dequeuer shares the root lock with an llist's
 // drainers: how often sch_direct_xmit took it back per drain (a drain is
 // __dev_xmit_skb's take), and what it sent a turn. A dequeuer that gets

@@ -98,6 +98,7 @@ const (
 	WorkFlowScan             // one flow, slot or tree node visited (cost qdisc_flow_scan)
 	WorkTstamp               // one ktime_get() (cost qdisc_tstamp)
 	WorkRand                 // one get_random_u32() (cost qdisc_rand); Ctx.Rand reports it itself
+	WorkSiphash              // one more flow_hash_from_keys of keys already dissected (cost qdisc_siphash)
 	NumWork                  // how many kinds there are
 )
 
@@ -114,6 +115,7 @@ func WorkPrices(c *sim.Costs) Prices {
 		WorkFlowScan: c.QdiscFlowScan,
 		WorkTstamp:   c.QdiscTstamp,
 		WorkRand:     c.QdiscRand,
+		WorkSiphash:  c.QdiscSiphash,
 	}
 }
 

@@ -92,10 +92,21 @@ type Costs struct {
 	// dev_qdisc_enqueue's 10.00%: under a twentieth of the per-packet
 	// enqueue, i.e. under ~10 ns against the model's ~190 ns cake enqueue.
 	// Priced from that profile: an L1/L2 hit's load and store.
+	//
+	// qdisc_hash is one dissect-and-hash unit: cake_hash of a packet
+	// without an L4 skb hash in flows mode, i.e. Jonas Köppeler's
+	// (llist thread): __skb_flow_dissect 2.85%, __siphash_unaligned
+	// 1.17% and cake_hash's own 0.88%, 3.17% once lockdep's 1.73% is
+	// taken out of the dissection. qdisc_siphash is one more siphash of
+	// the keys that dissection made (flow_hash_from_keys), as cake's
+	// host-isolating modes do twice (dsthost and srchost keys, besides
+	// the flow hash unless the NIC's L4 hash stands in for it): 1.17 /
+	// 3.17 of qdisc_hash. It was a whole qdisc_hash for the pair.
 	LlistNode           int64 `cost:"llist_node" help:"llist_reverse_order per node of a drained defer_list (calibrated to a kernel profile)"`
 	QdiscEnqueue        int64 `cost:"qdisc_enqueue" help:"base per-packet enqueue work of a simple qdisc"`
 	QdiscDequeue        int64 `cost:"qdisc_dequeue" help:"base per-packet dequeue work of a simple qdisc"`
 	QdiscHash           int64 `cost:"qdisc_hash" help:"flow hash / classification of one packet (flow dissector + hash)"`
+	QdiscSiphash        int64 `cost:"qdisc_siphash" help:"one more siphash (flow_hash_from_keys) of keys already dissected: cake's host hashes (calibrated to a kernel profile)"`
 	QdiscFlowScan       int64 `cost:"qdisc_flow_scan" help:"visiting one flow/slot while scanning"`
 	QdiscTstamp         int64 `cost:"qdisc_tstamp" help:"one ktime_get()"`
 	QdiscRand           int64 `cost:"qdisc_rand" help:"one get_random_u32()"`
@@ -200,6 +211,7 @@ func DefaultCosts() *Costs {
 		QdiscEnqueue:        25,
 		QdiscDequeue:        25,
 		QdiscHash:           40,
+		QdiscSiphash:        15,
 		QdiscFlowScan:       4,
 		QdiscTstamp:         18,
 		QdiscRand:           25,

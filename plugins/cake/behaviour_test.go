@@ -209,21 +209,24 @@ func TestOverflowDropsFattest(t *testing.T) {
 	}
 }
 
-// cake_hash dissects a packet once; its host hashes are two siphashes of
-// the keys it dissected, priced together as one flow hash, and a packet
-// with the NIC's hash needs no flow siphash (use_skbhash). Hashes
-// reported per packet enqueued into a fresh flow of each mode.
+// cake_hash dissects a packet once (a qdisc_hash unit: the dissection
+// and one siphash of its keys); its host hashes are two siphashes of the
+// keys it dissected, besides the flow's own unless the NIC's L4 hash
+// stands in for it (use_skbhash): the unit covers one of them, each
+// other is a WorkSiphash. Work reported per packet enqueued into a fresh
+// flow of each mode.
 func TestHashWorkPerMode(t *testing.T) {
 	for _, c := range []struct {
-		mode    string
-		skbHash bool
-		want    int
+		mode          string
+		skbHash       bool
+		hash, siphash int
 	}{
-		{"flows", true, 0},          // skip_hash: the RSS hash is the flow hash
-		{"flows", false, 1},         // dissection + the flow's siphash
-		{"triple-isolate", true, 2}, // dissection + the two host siphashes
-		{"triple-isolate", false, 2},
-		{"dsthost", false, 2},
+		{"flows", true, 0, 0},           // skip_hash: the RSS hash is the flow hash
+		{"flows", false, 1, 0},          // dissection + the flow's siphash
+		{"triple-isolate", true, 1, 1},  // dissection + the two host siphashes
+		{"triple-isolate", false, 1, 2}, // + the flow's siphash
+		{"dsthost", false, 1, 1},        // both host hashes, no flow hash
+		{"dual-srchost", true, 1, 1},
 	} {
 		q := newCake(t, c.mode, "besteffort")
 		ctx := qdisctest.NewCtx(1)
@@ -233,8 +236,8 @@ func TestHashWorkPerMode(t *testing.T) {
 			p.Hash = 12345
 		}
 		q.Enqueue(ctx, []skb.Packet{p}, make([]qdisc.Code, 1))
-		if got := ctx.WorkDone[qdisc.WorkHash]; got != c.want {
-			t.Errorf("%s, skb hash %v: %d WorkHash, want %d", c.mode, c.skbHash, got, c.want)
+		if got, sip := ctx.WorkDone[qdisc.WorkHash], ctx.WorkDone[qdisc.WorkSiphash]; got != c.hash || sip != c.siphash {
+			t.Errorf("%s, skb hash %v: %d WorkHash and %d WorkSiphash, want %d and %d", c.mode, c.skbHash, got, sip, c.hash, c.siphash)
 		}
 	}
 }

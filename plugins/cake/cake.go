@@ -544,17 +544,21 @@ func (q *Cake) hash(ctx qdisc.Ctx, b *cakeTin, p *skb.Packet) uint16 {
 	useSkbHash := p.Hash != 0
 	var flowHash, srchostHash, dsthostHash uint32
 	if hashHosts || (hashFlows && !useSkbHash) {
-		ctx.Work(qdisc.WorkHash, 1) // skb_flow_dissect_flow_keys
+		// skb_flow_dissect_flow_keys and one flow_hash_from_keys: the
+		// unit qdisc_hash prices (costs.go).
+		ctx.Work(qdisc.WorkHash, 1)
 		if hashHosts {
 			// Two flow_hash_from_keys (siphash) of the keys just
-			// dissected, no second dissection: in Jonas Köppeler's
-			// profile (llist thread) __siphash_unaligned is 1.17%
-			// of a cake_hash of 4.90% (its dissection 2.85%, 1.73 of
-			// that lockdep): a third of the one-hash price each, so
-			// one WorkHash for the pair.
+			// dissected, no second dissection; with the flow's own
+			// hash (no L4 skb hash) three in all. The unit above
+			// has one of them.
 			dsthostHash = q.flowHashFromKeys(0, p.Keys.Dst, 0, 0, 0)
 			srchostHash = q.flowHashFromKeys(p.Keys.Src, 0, 0, 0, 0)
-			ctx.Work(qdisc.WorkHash, 1)
+			more := 1
+			if hashFlows && !useSkbHash {
+				more++
+			}
+			ctx.Work(qdisc.WorkSiphash, more)
 		}
 		if hashFlows && !useSkbHash {
 			flowHash = q.flowHashFromKeys(p.Keys.Src, p.Keys.Dst, p.Keys.SrcPort, p.Keys.DstPort, p.Keys.Proto)
