@@ -52,10 +52,10 @@ func TestPerfLockSeed(t *testing.T) {
 		"       244    560.63 us      7.63 us      2.30 us     spinlock   do_softirq+0x5b\n" +
 		"        13     25.09 us      3.21 us      1.93 us     spinlock   net_tx_action+0xf8\n"
 	locks := []Lock{
-		{Name: "dev_hard_start_xmit+0xcd", Contended: 442111, TotalWaitNs: 6_790_000_000, MaxWaitNs: 162_470_000, AvgWaitNs: 15_350},
-		{Name: "__dev_queue_xmit+0x3a0", Contended: 5961, TotalWaitNs: 9_570_000, MaxWaitNs: 8_120, AvgWaitNs: 1_600},
-		{Name: "do_softirq+0x5b", Contended: 244, TotalWaitNs: 560_630, MaxWaitNs: 7_630, AvgWaitNs: 2_300},
-		{Name: "net_tx_action+0xf8", Contended: 13, TotalWaitNs: 25_090, MaxWaitNs: 3_210, AvgWaitNs: 1_930},
+		{Name: "dev_hard_start_xmit+0xcd", Contended: 442111, TotalWaitNs: 6_790_000_000, MaxWaitNs: 162_470_000, AvgWaitNs: 15_350, MCSContended: 442111, MCSTotalWaitNs: 6_790_000_000, MCSMaxWaitNs: 162_470_000, MCSAvgWaitNs: 15_350},
+		{Name: "__dev_queue_xmit+0x3a0", Contended: 5961, TotalWaitNs: 9_570_000, MaxWaitNs: 8_120, AvgWaitNs: 1_600, MCSContended: 5961, MCSTotalWaitNs: 9_570_000, MCSMaxWaitNs: 8_120, MCSAvgWaitNs: 1_600},
+		{Name: "do_softirq+0x5b", Contended: 244, TotalWaitNs: 560_630, MaxWaitNs: 7_630, AvgWaitNs: 2_300, MCSContended: 244, MCSTotalWaitNs: 560_630, MCSMaxWaitNs: 7_630, MCSAvgWaitNs: 2_300},
+		{Name: "net_tx_action+0xf8", Contended: 13, TotalWaitNs: 25_090, MaxWaitNs: 3_210, AvgWaitNs: 1_930, MCSContended: 13, MCSTotalWaitNs: 25_090, MCSMaxWaitNs: 3_210, MCSAvgWaitNs: 1_930},
 	}
 	var b bytes.Buffer
 	writeLocks(&b, locks)

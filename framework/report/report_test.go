@@ -79,9 +79,9 @@ func sampleReport() *Report {
 		NetTxAction: TxAction{Qdiscs: 5_100, FoundRunning: 4_000, Empty: 100, Packets: 64_000},
 		Locks: []Lock{
 			{Name: "dev_hard_start_xmit+0xcd", Acquired: 13_700_000, Contended: 442_111,
-				TotalWaitNs: 6_790_000_000, MaxWaitNs: 162_470_000, AvgWaitNs: 15_350, HoldNs: 1_200_000_000},
+				TotalWaitNs: 6_790_000_000, MaxWaitNs: 162_470_000, AvgWaitNs: 15_350, HoldNs: 1_200_000_000, MCSContended: 442_111, MCSTotalWaitNs: 6_790_000_000, MCSMaxWaitNs: 162_470_000, MCSAvgWaitNs: 15_350},
 			{Name: "__dev_queue_xmit+0x8ab", Acquired: 13_700_000, Contended: 3_001,
-				TotalWaitNs: 1_682_000, MaxWaitNs: 9_570, AvgWaitNs: 560, HoldNs: 300_000_000},
+				TotalWaitNs: 1_682_000, MaxWaitNs: 9_570, AvgWaitNs: 560, HoldNs: 300_000_000, MCSContended: 3_001, MCSTotalWaitNs: 1_682_000, MCSMaxWaitNs: 9_570, MCSAvgWaitNs: 560},
 			{Name: "sch_direct_xmit+0x4a", Acquired: 120_000, Contended: 0},
 		},
 		Ethtool: []EthtoolStat{{Key: "tx_unicast", Value: 13658668, PerS: 29012345.6}, {Key: "tx_busy", Value: 0},
@@ -155,7 +155,7 @@ func lockedReport() *Report {
 	r.InFlightPackets = 36_907
 	r.Drops = map[string]uint64{"QDISC_DROP": 25_000_000, "TC_EGRESS": 23_805}
 	r.Locks = []Lock{
-		{Name: "__dev_queue_xmit+0x8ab", Contended: 91_000, TotalWaitNs: 25_090_000, MaxWaitNs: 560_630, AvgWaitNs: 275},
+		{Name: "__dev_queue_xmit+0x8ab", Contended: 91_000, TotalWaitNs: 25_090_000, MaxWaitNs: 560_630, AvgWaitNs: 275, MCSContended: 91_000, MCSTotalWaitNs: 25_090_000, MCSMaxWaitNs: 560_630, MCSAvgWaitNs: 275},
 	}
 	r.Series = r.Series[1:]
 	for i := range r.Series {

@@ -200,26 +200,30 @@ func writeLockHeader(b *bytes.Buffer, r *Report) {
 
 // writeLocks prints perf lock contention's default (-a, caller) layout:
 // "%10s " per count column, "%12s " per time column, then
-// "  %10s   %s" for type and caller.
+// "  %10s   %s" for type and caller. The rows are what perf lock records
+// (the mcs_* fields: qspinlock's contention tracepoint fires only for a
+// waiter that queues on its MCS path), most total wait first.
 func writeLocks(b *bytes.Buffer, locks []Lock) {
 	b.WriteString("\nLock contention (perf lock contention layout)\n")
 	fmt.Fprintf(b, "%10s %12s %12s %12s   %10s   %s\n\n",
 		"contended", "total wait", "max wait", "avg wait", "type", "caller")
-	n := 0
+	var rows []Lock
 	for _, l := range locks {
-		if l.Contended == 0 {
-			continue
+		if l.MCSContended > 0 {
+			rows = append(rows, l)
 		}
-		avg := l.AvgWaitNs
+	}
+	sort.SliceStable(rows, func(i, j int) bool { return rows[i].MCSTotalWaitNs > rows[j].MCSTotalWaitNs })
+	for _, l := range rows {
+		avg := l.MCSAvgWaitNs
 		if avg == 0 {
-			avg = l.TotalWaitNs / int64(l.Contended)
+			avg = l.MCSTotalWaitNs / int64(l.MCSContended)
 		}
 		fmt.Fprintf(b, "%10d %12s %12s %12s   %10s   %s\n",
-			l.Contended, perfTime(l.TotalWaitNs, 12), perfTime(l.MaxWaitNs, 12),
+			l.MCSContended, perfTime(l.MCSTotalWaitNs, 12), perfTime(l.MCSMaxWaitNs, 12),
 			perfTime(avg, 12), "spinlock", l.Name)
-		n++
 	}
-	if n == 0 {
+	if len(rows) == 0 {
 		b.WriteString("  (no contention)\n")
 	}
 }

@@ -138,3 +138,39 @@ func TestWriteTextNil(t *testing.T) {
 		t.Error("want error for nil report")
 	}
 }
+
+// The text table shows what perf lock records: a site whose waiters only
+// ever spun on the pending bit has no row, and the order is the queued
+// waits' total.
+func TestLockLayoutPerfView(t *testing.T) {
+	tests := []struct {
+		name  string
+		locks []Lock
+		want  []string // callers in order; none: "(no contention)"
+	}{
+		{"pending only", []Lock{{Name: "a", Contended: 900, TotalWaitNs: 9e6}}, nil},
+		{"queued waits decide the order", []Lock{
+			{Name: "a", Contended: 900, TotalWaitNs: 9e6, MCSContended: 1, MCSTotalWaitNs: 1e3},
+			{Name: "b", Contended: 10, TotalWaitNs: 1e5, MCSContended: 10, MCSTotalWaitNs: 1e5},
+		}, []string{"b", "a"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var b bytes.Buffer
+			writeLocks(&b, tt.locks)
+			var got []string
+			for _, line := range strings.Split(b.String(), "\n") {
+				if strings.Contains(line, "spinlock") {
+					f := strings.Fields(line)
+					got = append(got, f[len(f)-1])
+				}
+			}
+			if strings.Join(got, ",") != strings.Join(tt.want, ",") {
+				t.Errorf("rows %v, want %v:\n%s", got, tt.want, b.String())
+			}
+			if tt.want == nil && !strings.Contains(b.String(), "(no contention)") {
+				t.Errorf("no rows and no \"(no contention)\":\n%s", b.String())
+			}
+		})
+	}
+}
