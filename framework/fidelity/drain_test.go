@@ -10,47 +10,24 @@ import (
 	"github.com/txlab/txlab/framework/sim"
 )
 
-// drainProfile runs one variant of a shipped script (full size, for dur) with
-// the qdisc owners' time split by phase.
-func drainProfile(t *testing.T, name, variant string, dur sim.Time, params map[string]string) (*netdev.DrainProfile, *netdev.Device) {
-	t.Helper()
-	for _, spec := range scriptPlan(t, name, params).Specs {
-		if spec.Name != variant {
-			continue
-		}
-		spec.Duration = dur
-		if set := os.Getenv("DRAIN_SET"); set != "" {
-			spec.Set = append(spec.Set, strings.Fields(set)...)
-		}
-		prof := &netdev.DrainProfile{}
-		var dev *netdev.Device
-		if _, err := run.RunWith(spec, run.Options{Observe: func(n *netdev.Net, d *netdev.Device) { n.Prof, dev = prof, d }}); err != nil {
-			t.Fatal(err)
-		}
-		return prof, dev
-	}
-	t.Fatalf("%s: no variant %q", name, variant)
-	return nil, nil
-}
-
 // TestDrainBreakdown prints where the qdisc owners' time goes per packet
 // in E1's llist run (DRAIN_PROFILE=1 go test -run DrainBreakdown -v;
-// DRAIN_VARIANT names another variant, DRAIN_RING sets tx_ring, DRAIN_SET
-// adds toggles or costs, "cost.skb_lines=1").
+// DRAIN_SCRIPT names another shipped script, e2, DRAIN_VARIANT another
+// variant, DRAIN_RING sets tx_ring, DRAIN_SET adds toggles or costs,
+// "cost.skb_lines=1").
 func TestDrainBreakdown(t *testing.T) {
 	if os.Getenv("DRAIN_PROFILE") == "" {
 		t.Skip("a measurement on a large host: DRAIN_PROFILE=1 go test ./framework/fidelity -run DrainBreakdown -v")
 	}
-	variant := "6.19-rc1 pinned"
+	script, variant := "e1", "6.19-rc1 pinned"
+	if v := os.Getenv("DRAIN_SCRIPT"); v != "" {
+		script = v
+	}
 	if v := os.Getenv("DRAIN_VARIANT"); v != "" {
 		variant = v
 	}
-	var params map[string]string
-	if r := os.Getenv("DRAIN_RING"); r != "" {
-		params = map[string]string{"tx_ring": r}
-	}
-	p, dev := drainProfile(t, "e1", variant, 50*sim.Millisecond, params)
-	t.Logf("E1 %s:\n%s", variant, p)
+	p, dev := runObserved(t, script, variant, 50*sim.Millisecond, func(*netdev.Net, *netdev.Device) {})
+	t.Logf("%s %s:\n%s", script, variant, p)
 	logQueues(t, dev, 4)
 	if p.Pkts == 0 || p.Total() <= 0 {
 		t.Fatalf("nothing profiled: %+v", p)
