@@ -8,6 +8,7 @@ import (
 	"github.com/txlab/txlab/framework/netdev"
 	"github.com/txlab/txlab/framework/run"
 	"github.com/txlab/txlab/framework/sim"
+	"github.com/txlab/txlab/framework/units"
 )
 
 // TestDrainBreakdown prints where the qdisc owners' time goes per packet
@@ -56,21 +57,31 @@ func TestActBreakdown(t *testing.T) {
 	if os.Getenv("ACT_PROFILE") == "" {
 		t.Skip("a measurement on a large host: ACT_PROFILE=1 go test ./framework/fidelity -run ActBreakdown -v")
 	}
-	variants := "6.18,6.19-rc1"
+	script, variants, dur := "e1", "6.18,6.19-rc1", 50*sim.Millisecond
+	if v := os.Getenv("ACT_SCRIPT"); v != "" {
+		script = v
+	}
 	if v := os.Getenv("ACT_VARIANTS"); v != "" {
 		variants = v
+	}
+	if v := os.Getenv("ACT_DURATION"); v != "" {
+		d, err := units.GetTime64(v)
+		if err != nil {
+			t.Fatalf("ACT_DURATION: %v", err)
+		}
+		dur = sim.Time(d)
 	}
 	for _, variant := range strings.Split(variants, ",") {
 		var ap *sim.ActProfile
 		var net *netdev.Net
-		prof, dev := runObserved(t, "e1", variant, 50*sim.Millisecond, func(n *netdev.Net, _ *netdev.Device) {
+		prof, dev := runObserved(t, script, variant, dur, func(n *netdev.Net, _ *netdev.Device) {
 			ap, net = n.E.EnableActProfile(), n
 		})
 		var busy sim.Time
 		for _, c := range net.E.CPUs {
 			busy += c.Busy()
 		}
-		t.Logf("E1 %s: %d packets sent, %d offered, %.1f ns busy a packet\n%s", variant, prof.Pkts, net.Offered,
+		t.Logf("%s %s: %d packets sent, %d offered, %.1f ns busy a packet\n%s", script, variant, prof.Pkts, net.Offered,
 			float64(busy)/float64(max(prof.Pkts, 1)), ap.Format(prof.Pkts))
 		drains := prof.Calls[netdev.PhReverse]
 		t.Logf("defer drains %d (%.1f offered skbs a drain), %.1f skbs a bulk dequeue, %d restarts (%.1f packets a restart), %d requeued",
