@@ -84,8 +84,10 @@ type Config struct {
 	// RunBeginReads: qdisc_run_begin reads q->running and writes it only
 	// when it finds the qdisc idle ("net: sched: claim one cache line in
 	// Qdisc", the llist series' patch 4, 6.19): a CPU that finds another
-	// running the qdisc leaves the write group's line shared. Before, it
-	// was __test_and_set_bit on q->state2, a store either way.
+	// running the qdisc leaves the write group's line shared. 6.18 used
+	// __test_and_set_bit on q->state2, a store either way; 4.7 and 4.8
+	// read first too (qdisc_is_running on __state, then on the running
+	// seqcount from f9eb8aea2a1e), so E4's profiles set it.
 	RunBeginReads bool
 	DevTxWeight   int  // net.core.dev_weight * dev_weight_tx_bias: __qdisc_run quota
 	BQL           bool // byte queue limits on drivers that support them
@@ -127,6 +129,7 @@ var profiles = map[string]func() Config{
 		c.BulkDequeue = BulkOneTxQueue
 		c.QdiscStatsLine = true
 		c.SockWfree = CallIndirect
+		c.RunBeginReads = true // qdisc_is_running(), then __state |= RUNNING if idle
 		return c
 	},
 	// 4.8: 4.7 with 4d202a0d1, every qdisc bulk-dequeues.
@@ -135,6 +138,7 @@ var profiles = map[string]func() Config{
 		c.Xmit = XmitBusylock
 		c.BulkQuota = false
 		c.SockWfree = CallIndirect
+		c.RunBeginReads = true // qdisc_is_running(): raw_read_seqcount(&q->running), then write_seqcount_begin if idle
 		return c
 	},
 	// net-next as the seeds' thread ends: llist + __netif_schedule fast
