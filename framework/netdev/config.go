@@ -110,12 +110,15 @@ var profiles = map[string]func() Config{
 		c.Xmit = XmitBusylock
 		return c
 	},
-	// 6.19-rc1 as the seeds' thread saw it: llist bounded by q->limit.
+	// 6.19-rc1 as the seeds' thread saw it: llist bounded by q->limit,
+	// with the series' patch 1 (sock_wfree through INDIRECT_CALL_3) and
+	// patch 4 (qdisc_run_begin loads before it stores).
 	"6.19-rc1": func() Config {
 		c := base()
 		c.Xmit = XmitLlist
 		c.DeferBound = BoundQLimit
 		c.RunBeginReads = true
+		c.SockWfree = CallDirect // the series' patch 1: INDIRECT_CALL_3 in skb_release_head_state
 		return c
 	},
 	// 4.7 (July 2016) as E4's seed measured it before 4d202a0d1: the
@@ -152,6 +155,7 @@ var profiles = map[string]func() Config{
 		c.FastPath = true
 		c.DequeueDrops = true
 		c.RunBeginReads = true
+		c.SockWfree = CallDirect
 		return c
 	},
 }
