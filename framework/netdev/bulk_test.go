@@ -70,10 +70,4 @@ func TestBulkDequeueBadValue(t *testing.T) {
 	if err == nil || err.Error() != `toggle bulk_dequeue: "some" is not onetxqueue or all` {
 		t.Fatalf("got %v", err)
 	}
-	for prof, want := range map[string]string{"4.7": "onetxqueue", "4.8": "all", "6.18": "all", "net-next": "all"} {
-		c := profile(t, prof)
-		if got := c.Get("bulk_dequeue"); got != want {
-			t.Errorf("profile %s: bulk_dequeue %s, want %s", prof, got, want)
-		}
-	}
 }

@@ -48,3 +48,35 @@ func TestConfigSet(t *testing.T) {
 		}
 	}
 }
+
+// Each profile's toggles as the kernel it stands for had them.
+func TestProfileToggles(t *testing.T) {
+	for _, tc := range []struct {
+		toggle string
+		want   map[string]string // profile -> value
+	}{
+		// 4d202a0d1 (4.8): every qdisc bulk-dequeues, not only
+		// TCQ_F_ONETXQUEUE ones.
+		{"bulk_dequeue", map[string]string{"4.7": "onetxqueue", "4.8": "all", "6.18": "all", "6.19-rc1": "all", "net-next": "all"}},
+		// 4d202a0d1's struct Qdisc reorder put qstats on the hot line.
+		{"qdisc_stats_line", map[string]string{"4.7": "on", "4.8": "off", "6.18": "off", "6.19-rc1": "off", "net-next": "off"}},
+		// qdisc_run_begin loads before it stores in 4.7 (qdisc_is_running
+		// on __state) and 4.8 (the running seqcount, f9eb8aea2a1e);
+		// 6.18's __test_and_set_bit on state2 stores either way; 6.19's
+		// "claim one cache line in Qdisc" loads again.
+		{"run_begin_reads", map[string]string{"4.7": "on", "4.8": "on", "6.18": "off", "6.19-rc1": "on", "net-next": "on"}},
+		// No retpoline in 2016; 6.18 retpolines skb->destructor; the llist
+		// series' patch 1 (6.19) wraps it in INDIRECT_CALL_3.
+		{"sock_wfree", map[string]string{"4.7": "indirect", "4.8": "indirect", "6.18": "retpoline", "6.19-rc1": "direct", "net-next": "direct"}},
+	} {
+		for prof, want := range tc.want {
+			c, err := Profile(prof)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := c.Get(tc.toggle); got != want {
+				t.Errorf("profile %s: %s %s, want %s", prof, tc.toggle, got, want)
+			}
+		}
+	}
+}

@@ -69,19 +69,3 @@ func TestRunBeginLoadsWhenRunning(t *testing.T) {
 
 func socket(c *sim.Costs) int64 { return c.LineSocket }
 func hit(c *sim.Costs) int64    { return c.LineHit }
-
-// Which kernels load q->running before storing it: 4.7 (qdisc_is_running
-// on __state) and 4.8 (raw_read_seqcount on the running seqcount,
-// f9eb8aea2a1e) did, 6.18 stores either way (__test_and_set_bit on
-// state2), 6.19 loads again ("claim one cache line in Qdisc").
-func TestRunBeginReadsByProfile(t *testing.T) {
-	for name, want := range map[string]bool{"4.7": true, "4.8": true, "6.18": false, "6.19-rc1": true, "net-next": true} {
-		c, err := Profile(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if c.RunBeginReads != want {
-			t.Errorf("profile %s: run_begin_reads %v, want %v", name, c.RunBeginReads, want)
-		}
-	}
-}
