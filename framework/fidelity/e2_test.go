@@ -180,7 +180,8 @@ func scriptPlan(t *testing.T, name string, params map[string]string) *script.Pla
 
 // The shipped E2b, scaled down to 0.7 s: before the llist the overload
 // is lost at RX, not in cake; with the llist the qdisc fills, BLUE's p
-// climbs and the rate falls; with BLUE off it does not.
+// climbs and the rate falls; with BLUE off it stays above the
+// pre-llist rate.
 func TestE2bScaled(t *testing.T) {
 	if testing.Short() {
 		t.Skip("seconds of simulation")
@@ -200,8 +201,12 @@ func TestE2bScaled(t *testing.T) {
 	if tail(ll) > 0.85*head(ll) {
 		t.Errorf("llist: %.0f pps at the end vs %.0f at the start, want a decline", tail(ll), head(ll))
 	}
-	if tail(nb) < 0.9*head(nb) || lastBlue(nb) != 0 {
-		t.Errorf("lab-noblue: %.0f -> %.0f pps, p %.2f; want steady and p 0", head(nb), tail(nb), lastBlue(nb))
+	// BLUE off, no collapse: p stays 0 and the rate stays above the
+	// pre-llist baseline. It settles below its first interval once cake
+	// is full and every enqueue pays an overflow drop (Toke's "still a
+	// delta ... cake is simply quite inefficient at dropping packets").
+	if tail(nb) < tail(pre) || lastBlue(nb) != 0 {
+		t.Errorf("lab-noblue: %.0f -> %.0f pps (pre-llist %.0f), p %.2f; want above the pre-llist rate and p 0", head(nb), tail(nb), tail(pre), lastBlue(nb))
 	}
 	if ratio(arrival(ll), arrival(pre)) < 1.2 {
 		t.Errorf("arrival at the qdisc %.0f vs %.0f before the llist: the llist should let more in", arrival(ll), arrival(pre))
