@@ -11,15 +11,15 @@ import (
 	"github.com/txlab/txlab/framework/skb"
 )
 
-// TestPerQueueS6 prints, per TX queue of E1 over the fidelity window
+// TestPerQueueBreakdown prints, per TX queue of E1 over the fidelity window
 // (30-70 ms), the senders mapped to it, what they offered, the defer
 // drains and their batch sizes, fq's drops, the packets dequeued, the
 // time the qdisc ran (qdisc_run_begin to _end) and the time it waited
 // between runs with a backlog; then each sender's CPU at its first
 // packet, which fixes its queue (XPS, then sk_tx_queue_mapping).
-// PQ_PROFILE=1 go test ./framework/fidelity -run PerQueueS6 -v;
+// PQ_PROFILE=1 go test ./framework/fidelity -run PerQueueBreakdown -v;
 // DRAIN_VARIANT and DRAIN_SET as for DrainBreakdown.
-func TestPerQueueS6(t *testing.T) {
+func TestPerQueueBreakdown(t *testing.T) {
 	if os.Getenv("PQ_PROFILE") == "" {
 		t.Skip("PQ_PROFILE=1")
 	}
