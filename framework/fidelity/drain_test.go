@@ -20,13 +20,7 @@ func TestDrainBreakdown(t *testing.T) {
 	if os.Getenv("DRAIN_PROFILE") == "" {
 		t.Skip("a measurement on a large host: DRAIN_PROFILE=1 go test ./framework/fidelity -run DrainBreakdown -v")
 	}
-	script, variant := "e1", "6.19-rc1 pinned"
-	if v := os.Getenv("DRAIN_SCRIPT"); v != "" {
-		script = v
-	}
-	if v := os.Getenv("DRAIN_VARIANT"); v != "" {
-		variant = v
-	}
+	script, variant := envOr("DRAIN_SCRIPT", "e1"), envOr("DRAIN_VARIANT", "6.19-rc1 pinned")
 	p, dev := runObserved(t, script, variant, 50*sim.Millisecond, func(*netdev.Net, *netdev.Device) {})
 	t.Logf("%s %s:\n%s", script, variant, p)
 	logQueues(t, dev, 4)
@@ -57,13 +51,7 @@ func TestActBreakdown(t *testing.T) {
 	if os.Getenv("ACT_PROFILE") == "" {
 		t.Skip("a measurement on a large host: ACT_PROFILE=1 go test ./framework/fidelity -run ActBreakdown -v")
 	}
-	script, variants, dur := "e1", "6.18,6.19-rc1", 50*sim.Millisecond
-	if v := os.Getenv("ACT_SCRIPT"); v != "" {
-		script = v
-	}
-	if v := os.Getenv("ACT_VARIANTS"); v != "" {
-		variants = v
-	}
+	script, variants, dur := envOr("ACT_SCRIPT", "e1"), envOr("ACT_VARIANTS", "6.18,6.19-rc1"), 50*sim.Millisecond
 	if v := os.Getenv("ACT_DURATION"); v != "" {
 		d, err := units.GetTime64(v)
 		if err != nil {
@@ -149,4 +137,13 @@ func runObserved(t *testing.T, name, variant string, dur sim.Time, obs func(*net
 	}
 	t.Fatalf("%s: no variant %q", name, variant)
 	return nil, nil
+}
+
+// envOr is the environment variable name, or def when it is unset or
+// empty: the measurement tests' knobs.
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
 }

@@ -23,10 +23,7 @@ func TestPerQueueBreakdown(t *testing.T) {
 	if os.Getenv("PQ_PROFILE") == "" {
 		t.Skip("PQ_PROFILE=1")
 	}
-	variant := "6.19-rc1"
-	if v := os.Getenv("DRAIN_VARIANT"); v != "" {
-		variant = v
-	}
+	variant := envOr("DRAIN_VARIANT", "6.19-rc1")
 	type qs struct {
 		senders                  map[any]bool
 		offered, drains, batched uint64
