@@ -51,6 +51,10 @@ func listCommand() *cli.Command {
 			for _, ci := range sim.DefaultCosts().List() {
 				fmt.Fprintf(w, "  cost.%s\t%s\t%s\t%s\n", ci.Name, strconv.FormatInt(ci.Value, 10), "max "+strconv.FormatInt(ci.Max, 10), ci.Help)
 			}
+			fmt.Fprintln(w, "\nCPUS (--cpu, host.cpu: line_socket, line_remote and line_memory in ns; --set cost.line_* overrides)")
+			for _, m := range sim.CPUModels() {
+				fmt.Fprintf(w, "  %s\t%d\t%d\t%d\t%s\n", m.Name, m.LineSocket, m.LineRemote, m.LineMemory, m.Source)
+			}
 			fmt.Fprintln(w, "\nQDISCS")
 			for _, k := range qdisc.Kinds() {
 				help := qdisc.Help(k)

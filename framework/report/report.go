@@ -104,6 +104,7 @@ type Setup struct {
 	CoresPerSocket int     `json:"cores_per_socket"`
 	ThreadsPerCore int     `json:"threads_per_core"`
 	CPUs           int     `json:"cpus"`
+	CPU            string  `json:"cpu,omitempty"` // the processor's latencies when not the model's own (sim.CPUModels)
 	Driver         string  `json:"driver"`
 	Queues         int     `json:"queues"`
 	RateBps        int64   `json:"rate_bps"`

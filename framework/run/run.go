@@ -41,6 +41,9 @@ type Spec struct {
 	Set []string
 
 	Sockets, Cores, Threads int
+	// CPU is the processor the host runs on (sim.CPUModels): its
+	// cache-to-cache and DRAM latencies; "" is sim.DefaultCPU.
+	CPU string
 
 	Driver     string
 	DriverArgs []string
@@ -131,6 +134,9 @@ func (s *Spec) build() (netdev.Config, *sim.Costs, error) {
 		return cfg, nil, err
 	}
 	costs := sim.DefaultCosts()
+	if err := costs.ApplyCPU(s.CPU); err != nil {
+		return cfg, nil, fmt.Errorf("%s: %w", KnobByFlag("cpu").Name(), err)
+	}
 	for _, kv := range s.Set {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok {
@@ -831,6 +837,9 @@ func fillSetup(rep *report.Report, spec *Spec, topo sim.Topology, dev *netdev.De
 	rep.Setup = report.Setup{Sockets: topo.Sockets, CoresPerSocket: topo.CoresPerSocket, ThreadsPerCore: topo.ThreadsPerCore,
 		CPUs: topo.NumCPUs(), Driver: spec.Driver, Queues: len(dev.Queues), RateBps: dev.Info.RateBps, RingSize: dev.Info.RingSize,
 		Qdisc: qd, Workload: w.Kind, Senders: w.Senders, Placement: placement, PacketSize: w.PacketSize, Flows: w.Flows}
+	if spec.CPU != "" && spec.CPU != sim.DefaultCPU {
+		rep.Setup.CPU = spec.CPU // shown when not the model's own
+	}
 	if xps, _ := netdev.ParseXPS(spec.XPS); xps != netdev.XPSIRQ {
 		rep.Setup.XPS = string(xps) // shown when not the driver's own
 	}

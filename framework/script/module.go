@@ -549,6 +549,24 @@ func knobRange(what string, v float64, flag string) error {
 	return nil
 }
 
+// checkedString sets *dst from m[key], a string the parser check
+// accepts; errors name the section and key ("device xps: ...").
+func checkedString(m map[string]any, section, key string, dst *string, check func(string) error) error {
+	x, ok := m[key]
+	if !ok {
+		return nil
+	}
+	v, err := asString(section+" "+key, x)
+	if err != nil {
+		return err
+	}
+	if err := check(v); err != nil {
+		return fmt.Errorf("%s %s: %w", section, key, err)
+	}
+	*dst = v
+	return nil
+}
+
 func setHost(s *run.Spec, v any) error {
 	m, err := asMap("host", v)
 	if err != nil {
@@ -557,7 +575,10 @@ func setHost(s *run.Spec, v any) error {
 	if err := checkRemoved("host", m); err != nil {
 		return err
 	}
-	if err := checkKeys("host", m, "sockets", "cores", "smt"); err != nil {
+	if err := checkKeys("host", m, "sockets", "cores", "smt", "cpu"); err != nil {
+		return err
+	}
+	if err := checkedString(m, "host", "cpu", &s.CPU, func(v string) error { _, err := sim.LookupCPU(v); return err }); err != nil {
 		return err
 	}
 	for _, f := range []struct {
@@ -630,25 +651,11 @@ func setDevice(s *run.Spec, v any) error {
 		}
 		s.RxPort = p
 	}
-	if x, ok := m["bond"]; ok {
-		b, err := asString("device bond", x)
-		if err != nil {
-			return err
-		}
-		if _, err := bonding.ParseList(b); err != nil {
-			return fmt.Errorf("device bond: %w", err)
-		}
-		s.Bond = b
+	if err := checkedString(m, "device", "bond", &s.Bond, func(v string) error { _, err := bonding.ParseList(v); return err }); err != nil {
+		return err
 	}
-	if x, ok := m["xps"]; ok {
-		w, err := asString("device xps", x)
-		if err != nil {
-			return err
-		}
-		if _, err := netdev.ParseXPS(w); err != nil {
-			return fmt.Errorf("device xps: %w", err)
-		}
-		s.XPS = w
+	if err := checkedString(m, "device", "xps", &s.XPS, func(v string) error { _, err := netdev.ParseXPS(v); return err }); err != nil {
+		return err
 	}
 	if x, ok := m["opts"]; ok {
 		var words []string

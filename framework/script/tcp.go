@@ -20,15 +20,8 @@ func setTCPSenders(s *run.Spec, m map[string]any) error {
 		}
 		w.Down = int(n)
 	}
-	if x, ok := m["cc"]; ok {
-		cc, err := asString("senders cc", x)
-		if err != nil {
-			return err
-		}
-		if _, err := tcp.NewCC(cc); err != nil {
-			return fmt.Errorf("senders cc: %w", err)
-		}
-		w.CC = cc
+	if err := checkedString(m, "senders", "cc", &w.CC, func(v string) error { _, err := tcp.NewCC(v); return err }); err != nil {
+		return err
 	}
 	if x, ok := m["ecn"]; ok {
 		b, ok := x.(bool)

@@ -1,0 +1,66 @@
+package sim
+
+import (
+	"fmt"
+	"strings"
+)
+
+// CPUModel is a processor generation's cache-to-cache and memory
+// latencies: the rows of the cost table that depend on the silicon a
+// host runs on rather than on the kernel's code. A host names one
+// (txlab.host({cpu: ...}), --cpu); --set cost.line_* still wins over it.
+type CPUModel struct {
+	Name string
+	// LineSocket, LineRemote and LineMemory are line_socket,
+	// line_remote and line_memory (see Costs).
+	LineSocket, LineRemote, LineMemory int64
+	// Source says where the figures come from.
+	Source string
+}
+
+// DefaultCPU is the model's own host: the cost table's defaults.
+const DefaultCPU = "default"
+
+// cpuModels are the processors a host may name. Each row is a
+// measurement of that processor, never a figure fitted to a seed.
+var cpuModels = []CPUModel{
+	{Name: DefaultCPU, LineSocket: 110, LineRemote: 300, LineMemory: 110,
+		Source: "the cost table's defaults: the model's estimates for E1's 2 x Xeon 6985P-C (128-core mesh, UPI); no public measurement"},
+	// Intel MLC 3.5 on a 2 x Xeon Platinum 8180 (28 cores, mesh, UPI),
+	// FD.io CSIT's "Xeon Skylake HW Calibration" (docs of its
+	// testbeds, 2018): --c2c_latency gives a local L2->L2 HITM of
+	// 50.3 ns, a remote one of 108.6 ns with the line homed at the
+	// writer and 170.8 ns at the reader (a bounced lock or queue line
+	// is homed at either: their mean, 140); --latency_matrix an idle
+	// local DRAM latency of 81.1 ns.
+	{Name: "skylake-sp", LineSocket: 50, LineRemote: 140, LineMemory: 81,
+		Source: "Intel MLC 3.5 on 2 x Xeon Platinum 8180 (FD.io CSIT testbed calibration): local HITM 50.3 ns, remote HITM 108.6/170.8 ns (writer/reader homed), local DRAM 81.1 ns"},
+}
+
+// CPUModels lists the processors a host may name.
+func CPUModels() []CPUModel { return append([]CPUModel(nil), cpuModels...) }
+
+// LookupCPU finds a processor by name ("" is DefaultCPU).
+func LookupCPU(name string) (CPUModel, error) {
+	if name == "" {
+		name = DefaultCPU
+	}
+	names := make([]string, 0, len(cpuModels))
+	for _, m := range cpuModels {
+		if m.Name == name {
+			return m, nil
+		}
+		names = append(names, m.Name)
+	}
+	return CPUModel{}, fmt.Errorf("unknown cpu %q (known: %s)", name, strings.Join(names, ", "))
+}
+
+// ApplyCPU sets the line latencies of the named processor.
+func (c *Costs) ApplyCPU(name string) error {
+	m, err := LookupCPU(name)
+	if err != nil {
+		return err
+	}
+	c.LineSocket, c.LineRemote, c.LineMemory = m.LineSocket, m.LineRemote, m.LineMemory
+	return nil
+}

@@ -1,0 +1,54 @@
+package sim
+
+import (
+	"strings"
+	"testing"
+)
+
+// The default processor is the cost table's own figures, every other
+// row names its measurement, and a name the table lacks is refused with
+// the list.
+func TestCPUModels(t *testing.T) {
+	def, err := LookupCPU("")
+	if err != nil || def.Name != DefaultCPU {
+		t.Fatalf(`LookupCPU("") = %+v, %v; want the default`, def, err)
+	}
+	d := DefaultCosts()
+	if def.LineSocket != d.LineSocket || def.LineRemote != d.LineRemote || def.LineMemory != d.LineMemory {
+		t.Errorf("default cpu %+v disagrees with DefaultCosts (%d, %d, %d)", def, d.LineSocket, d.LineRemote, d.LineMemory)
+	}
+	for _, m := range CPUModels() {
+		if m.Source == "" || m.LineSocket <= 0 || m.LineRemote < m.LineSocket || m.LineMemory <= 0 {
+			t.Errorf("cpu %q: %+v (want a source, and a remote line no cheaper than a local one)", m.Name, m)
+		}
+		c := DefaultCosts()
+		if err := c.ApplyCPU(m.Name); err != nil {
+			t.Fatal(err)
+		}
+		if c.LineSocket != m.LineSocket || c.LineRemote != m.LineRemote || c.LineMemory != m.LineMemory || c.LineSMT != d.LineSMT {
+			t.Errorf("ApplyCPU(%q) gave %d/%d/%d, smt %d", m.Name, c.LineSocket, c.LineRemote, c.LineMemory, c.LineSMT)
+		}
+	}
+	c := DefaultCosts()
+	err = c.ApplyCPU("haswell")
+	if err == nil || !strings.Contains(err.Error(), `unknown cpu "haswell" (known: default, skylake-sp)`) {
+		t.Errorf("ApplyCPU(haswell): %v", err)
+	}
+	if *c != *DefaultCosts() {
+		t.Error("a refused cpu changed the costs")
+	}
+}
+
+// A host's processor changes what a line transfer costs by distance.
+func TestCPUModelLineCosts(t *testing.T) {
+	c := DefaultCosts()
+	if err := c.ApplyCPU("skylake-sp"); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Line(DistSocket); got != 50 {
+		t.Errorf("skylake-sp same-socket line %d ns, want 50", got)
+	}
+	if got := c.Line(DistRemote); got != 140 {
+		t.Errorf("skylake-sp cross-socket line %d ns, want 140", got)
+	}
+}
