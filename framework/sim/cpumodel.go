@@ -21,11 +21,17 @@ type CPUModel struct {
 // DefaultCPU is the model's own host: the cost table's defaults.
 const DefaultCPU = "default"
 
-// cpuModels are the processors a host may name. Each row is a
-// measurement of that processor, never a figure fitted to a seed.
-var cpuModels = []CPUModel{
-	{Name: DefaultCPU, LineSocket: 110, LineRemote: 300, LineMemory: 110,
-		Source: "the cost table's defaults: the model's estimates for E1's 2 x Xeon 6985P-C (128-core mesh, UPI); no public measurement"},
+// defaultCPU is the cost table's own figures as a processor.
+func defaultCPU() CPUModel {
+	d := DefaultCosts()
+	return CPUModel{Name: DefaultCPU, LineSocket: d.LineSocket, LineRemote: d.LineRemote, LineMemory: d.LineMemory,
+		Source: "the cost table's defaults: the model's estimates for E1's 2 x Xeon 6985P-C (128-core mesh, UPI); no public measurement"}
+}
+
+// measuredCPUs are the processors a host may name besides the default.
+// Each row is a measurement of that processor, never a figure fitted to
+// a seed.
+var measuredCPUs = []CPUModel{
 	// Intel MLC 3.5 on a 2 x Xeon Platinum 8180 (28 cores, mesh, UPI),
 	// FD.io CSIT's "Xeon Skylake HW Calibration" (docs of its
 	// testbeds, 2018): --c2c_latency gives a local L2->L2 HITM of
@@ -37,16 +43,17 @@ var cpuModels = []CPUModel{
 		Source: "Intel MLC 3.5 on 2 x Xeon Platinum 8180 (FD.io CSIT testbed calibration): local HITM 50.3 ns, remote HITM 108.6/170.8 ns (writer/reader homed), local DRAM 81.1 ns"},
 }
 
-// CPUModels lists the processors a host may name.
-func CPUModels() []CPUModel { return append([]CPUModel(nil), cpuModels...) }
+// CPUModels lists the processors a host may name, the default first.
+func CPUModels() []CPUModel { return append([]CPUModel{defaultCPU()}, measuredCPUs...) }
 
 // LookupCPU finds a processor by name ("" is DefaultCPU).
 func LookupCPU(name string) (CPUModel, error) {
 	if name == "" {
 		name = DefaultCPU
 	}
-	names := make([]string, 0, len(cpuModels))
-	for _, m := range cpuModels {
+	all := CPUModels()
+	names := make([]string, 0, len(all))
+	for _, m := range all {
 		if m.Name == name {
 			return m, nil
 		}
