@@ -100,7 +100,7 @@ var knobs = []*Knob{
 		Help: fmt.Sprintf("threads per core (sockets x cores x smt CPUs, at most %d)", sim.MaxCPUs),
 		ptr:  func(s *Spec) any { return &s.Threads }},
 	{Flag: "cpu", Script: "host.cpu", Kind: TextKnob,
-		Help: "the processor the host runs on, for its cache-to-cache and DRAM latencies: default (E1's 2025 host, the cost table's own), skylake-sp (MLC on 2 x Xeon 8180); txlab list: CPUS",
+		Help: "the processor the host runs on, for its cache-to-cache and DRAM latencies: default (E1's 2025 host, the cost table's own), haswell-ep (MLC on 2 x Xeon E5-2699 v3), skylake-sp (MLC on 2 x Xeon 8180); txlab list: CPUS",
 		ptr:  func(s *Spec) any { return &s.CPU }},
 	{Flag: "driver", Script: "device.driver", Kind: TextKnob, Help: "NIC driver model (txlab list: DRIVERS)",
 		ptr: func(s *Spec) any { return &s.Driver }},

@@ -95,7 +95,7 @@ func TestValidate(t *testing.T) {
 		{func(s *Spec) { s.Workload.Placement = "nowhere" }, "--placement (senders.placement): workload: bad CPU list \"nowhere\""},
 		{func(s *Spec) { s.LockCPUs = "0-7,480" }, "--lock-cpus (lock_cpus): workload: bad CPU list \"0-7,480\": CPU 480 does not exist"},
 		{func(s *Spec) { s.Set = []string{"sndbuf=0"} }, "toggle sndbuf: 0 is out of range"},
-		{func(s *Spec) { s.CPU = "haswell" }, "--cpu (host.cpu): unknown cpu \"haswell\" (known: default, skylake-sp)"},
+		{func(s *Spec) { s.CPU = "haswell" }, "--cpu (host.cpu): unknown cpu \"haswell\" (known: default, haswell-ep, skylake-sp)"},
 		{func(s *Spec) { s.XPS = "numa" }, "--xps (device.xps): unknown XPS map \"numa\" (known: irq, cores, none)"},
 		{func(s *Spec) { s.Workload.Launch = 100 * sim.Microsecond }, "--launch (senders.launch): the last of 240 senders would start at 23.9ms, after the run's 20ms"},
 		{func(s *Spec) { s.Workload.Launch = 2 * sim.Second }, "--launch (senders.launch): 2s is out of range: 0 (all at once, no control exchange) or 1ns..1s"},

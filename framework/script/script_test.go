@@ -65,7 +65,7 @@ func TestErrors(t *testing.T) {
 		{"bad bond mode", "txlab := import(\"txlab\")\ntxlab.device({bond: \"mode fast slaves 2\"})\n", Options{}, "t.tengo:2:1: txlab.device: device bond: Error: argument \"fast\" is wrong: invalid mode", ""},
 		{"bond without slaves", "txlab := import(\"txlab\")\ntxlab.device({bond: \"mode balance-rr\"})\n", Options{}, "t.tengo:2:1: txlab.device: device bond: bond bond0 has no slaves", ""},
 		{"unknown device option", "txlab := import(\"txlab\")\ntxlab.device({queus: 4})\n", Options{}, "t.tengo:2:1: txlab.device: device: unknown option \"queus\" (known: bond, driver, opts, queues, rate, rx_port, rx_queues, xps)", ""},
-		{"bad cpu", "txlab := import(\"txlab\")\ntxlab.host({cpu: \"haswell\"})\n", Options{}, "t.tengo:2:1: txlab.host: host cpu: unknown cpu \"haswell\" (known: default, skylake-sp)", ""},
+		{"bad cpu", "txlab := import(\"txlab\")\ntxlab.host({cpu: \"haswell\"})\n", Options{}, "t.tengo:2:1: txlab.host: host cpu: unknown cpu \"haswell\" (known: default, haswell-ep, skylake-sp)", ""},
 		{"bad xps", "txlab := import(\"txlab\")\ntxlab.device({xps: \"numa\"})\n", Options{}, "t.tengo:2:1: txlab.device: device xps: unknown XPS map \"numa\" (known: irq, cores, none)", ""},
 		{"bad launch", "txlab := import(\"txlab\")\ntxlab.senders({launch: \"2s\"})\n", Options{}, "t.tengo:2:1: txlab.senders: senders launch: 2s is out of range", ""},
 		{"bad rx port", "txlab := import(\"txlab\")\ntxlab.device({rx_port: \"back\"})\n", Options{}, "t.tengo:2:1: txlab.device: device rx_port \"back\" is not same or other", ""},

@@ -32,6 +32,13 @@ func defaultCPU() CPUModel {
 // Each row is a measurement of that processor, never a figure fitted to
 // a seed.
 var measuredCPUs = []CPUModel{
+	// Intel MLC 3.5 on a 2 x Xeon E5-2699 v3 (18 cores, two rings, QPI),
+	// FD.io CSIT's "Calibration Data - Haswell" (its Xeon Haswell
+	// testbeds): --c2c_latency gives a local L2->L2 HITM of 47.0 ns and
+	// a remote one of 106.9-108.0 ns homed at the writer, 106.6-107.7
+	// ns at the reader (107); --idle_latency 99.0 ns of local DRAM.
+	{Name: "haswell-ep", LineSocket: 47, LineRemote: 107, LineMemory: 99,
+		Source: "Intel MLC 3.5 on 2 x Xeon E5-2699 v3 (FD.io CSIT Haswell testbed calibration): local HITM 47.0 ns, remote HITM 106.6-108.0 ns, local DRAM 99.0 ns"},
 	// Intel MLC 3.5 on a 2 x Xeon Platinum 8180 (28 cores, mesh, UPI),
 	// FD.io CSIT's "Xeon Skylake HW Calibration" (docs of its
 	// testbeds, 2018): --c2c_latency gives a local L2->L2 HITM of

@@ -28,7 +28,7 @@ func TestCPUModels(t *testing.T) {
 	}
 	c := DefaultCosts()
 	err = c.ApplyCPU("haswell")
-	if err == nil || !strings.Contains(err.Error(), `unknown cpu "haswell" (known: default, skylake-sp)`) {
+	if err == nil || !strings.Contains(err.Error(), `unknown cpu "haswell" (known: default, haswell-ep, skylake-sp)`) {
 		t.Errorf("ApplyCPU(haswell): %v", err)
 	}
 	if *c != *DefaultCosts() {
@@ -39,13 +39,13 @@ func TestCPUModels(t *testing.T) {
 // A host's processor changes what a line transfer costs by distance.
 func TestCPUModelLineCosts(t *testing.T) {
 	c := DefaultCosts()
-	if err := c.ApplyCPU("skylake-sp"); err != nil {
+	if err := c.ApplyCPU("haswell-ep"); err != nil {
 		t.Fatal(err)
 	}
-	if got := c.Line(DistSocket); got != 50 {
-		t.Errorf("skylake-sp same-socket line %d ns, want 50", got)
+	if got := c.Line(DistSocket); got != 47 {
+		t.Errorf("haswell-ep same-socket line %d ns, want 47", got)
 	}
-	if got := c.Line(DistRemote); got != 140 {
-		t.Errorf("skylake-sp cross-socket line %d ns, want 140", got)
+	if got := c.Line(DistRemote); got != 107 {
+		t.Errorf("haswell-ep cross-socket line %d ns, want 107", got)
 	}
 }
