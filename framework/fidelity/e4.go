@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/txlab/txlab/framework/report"
+	"github.com/txlab/txlab/framework/sim"
 )
 
 // E4's variants (scripts/e4.tengo): senders over both sockets (numa) or
@@ -68,8 +69,7 @@ func E4(reps []*report.Report) []Row {
 			Why: "the kernel's gain needs HTB backlogged: then the dequeuer's root-lock round trip against an enqueuer, dearer across sockets, " +
 				"is paid once per 9 skbs instead of every skb. HTB backlogs only while an enqueuer's hold of the root lock (the class read, the leaf's " +
 				"lines, struct Qdisc's hot line) is shorter than the dequeuer's time outside it per skb (bond_start_xmit, the slave's fq and driver); " +
-				"the model prices those lines one after another, where a core overlaps independent misses, so across sockets the hold is the longer, " +
-				"HTB drains and the 4.8 dequeuer gets few skbs a restart"})
+				e4Backlogged(na) + " " + processorWhy(na)})
 	}
 
 	costSeed := fmt.Sprintf("%.2fx (%.2f vs %.2f Mpps)", float64(seedE4NumaBefore)/seedE4NonumaBefore, seedE4NumaBefore/1e6, seedE4NonumaBefore/1e6)
@@ -82,7 +82,7 @@ func E4(reps []*report.Report) []Row {
 			Model: fmt.Sprintf("%.2fx (%.2f vs %.2f Mpps)", x, nb.TxPps/1e6, ob.TxPps/1e6), Kind: Check,
 			Ratio: safeDiv(x, seedX), Tolerance: "within 1.5x", Holds: factor(x, seedX) <= 1.5,
 			Why: "every root-lock handoff and qdisc line (htb's and its leaf's struct Qdisc, two lines each before 4d202a0d1: qdisc_stats_line) " +
-				"moves across the interconnect half the time (cost.line_remote vs cost.line_socket)"})
+				"moves across the interconnect half the time (cost.line_remote vs cost.line_socket) " + processorWhy(nb)})
 	}
 
 	// The toggle itself: one skb per restart before, more after.
@@ -127,6 +127,28 @@ func bulk(r *report.Report) float64 {
 		return 0
 	}
 	return safeDiv(float64(b.RestartPackets), float64(b.QdiscRestarts))
+}
+
+// e4Backlogged says whether the NUMA run after the change kept HTB
+// backlogged, which its gain needs.
+func e4Backlogged(after *report.Report) string {
+	if b := bulk(after); b >= 2 {
+		return fmt.Sprintf("across sockets it stays so after the change (%.2f skbs a restart)", b)
+	}
+	return fmt.Sprintf("across sockets the hold is the longer, so HTB drains after the change and its dequeuer gets %.2f skbs a restart", bulk(after))
+}
+
+// processorWhy names the line latencies a run's host had (its
+// processor: setup.cpu, sim.CPUModels).
+func processorWhy(r *report.Report) string {
+	if r == nil {
+		return ""
+	}
+	m, err := sim.LookupCPU(r.Setup.CPU)
+	if err != nil {
+		return fmt.Sprintf("(processor %q)", r.Setup.CPU)
+	}
+	return fmt.Sprintf("(processor %s: %d ns a line within the socket, %d across)", m.Name, m.LineSocket, m.LineRemote)
 }
 
 // e4Why is a gain's mechanism: the dequeuer's root-lock round trips per
