@@ -33,6 +33,8 @@ type Costs struct {
 	// and line_remote were 75 and 190 ns until 1481b24 raised them, in the
 	// commit that raised stack_per_packet and added a temporary E1 harness
 	// (see stack_per_packet): they may have been set against E1 as well.
+	// A host that names its processor gets measured figures for
+	// line_socket, line_remote and line_memory instead (cpumodel.go).
 	LineSMT    int64 `cost:"line_smt" help:"line from the SMT sibling (shared L1/L2)"`
 	LineSocket int64 `cost:"line_socket" help:"line from another core of the same socket (mesh + LLC snoop)"`
 	LineRemote int64 `cost:"line_remote" help:"line from the other socket over UPI"`
