@@ -243,21 +243,11 @@ func bqlWhy(r *report.Report) string {
 // (within 3x) and contended count per second (within 10x).
 func lockRows(name string, seed []lockRow, rep *report.Report) []Row {
 	secs := float64(rep.WindowNs) / 1e9
-	// The seed's tables are perf lock's: only waits that queued on
-	// qspinlock's MCS path (report.Lock's mcs_* fields), most total
-	// wait first.
+	// The seed's tables are perf lock's (report.PerfLockRows).
 	byName := map[string]report.Lock{}
-	var seen []report.Lock
-	for _, l := range rep.Locks {
-		if l.MCSContended == 0 {
-			continue
-		}
-		byName[l.Name] = l
-		seen = append(seen, l)
-	}
-	sort.SliceStable(seen, func(i, j int) bool { return seen[i].MCSTotalWaitNs > seen[j].MCSTotalWaitNs })
 	var top []string
-	for _, l := range seen {
+	for _, l := range report.PerfLockRows(rep.Locks) {
+		byName[l.Name] = l
 		top = append(top, l.Name)
 	}
 	want := make([]string, len(seed))

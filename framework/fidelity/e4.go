@@ -132,10 +132,11 @@ func bulk(r *report.Report) float64 {
 // e4Backlogged says whether the NUMA run after the change kept HTB
 // backlogged, which its gain needs.
 func e4Backlogged(after *report.Report) string {
-	if b := bulk(after); b >= 2 {
+	b := bulk(after)
+	if b >= 2 {
 		return fmt.Sprintf("across sockets it stays so after the change (%.2f skbs a restart)", b)
 	}
-	return fmt.Sprintf("across sockets the hold is the longer, so HTB drains after the change and its dequeuer gets %.2f skbs a restart", bulk(after))
+	return fmt.Sprintf("across sockets the hold is the longer, so HTB drains after the change and its dequeuer gets %.2f skbs a restart", b)
 }
 
 // processorWhy names the line latencies a run's host had (its

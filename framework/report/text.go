@@ -198,6 +198,20 @@ func writeLockHeader(b *bytes.Buffer, r *Report) {
 	}
 }
 
+// PerfLockRows are the locks perf lock contention lists: those with
+// waits that queued on qspinlock's MCS path (the mcs_* fields), most
+// total wait first.
+func PerfLockRows(locks []Lock) []Lock {
+	var rows []Lock
+	for _, l := range locks {
+		if l.MCSContended > 0 {
+			rows = append(rows, l)
+		}
+	}
+	sort.SliceStable(rows, func(i, j int) bool { return rows[i].MCSTotalWaitNs > rows[j].MCSTotalWaitNs })
+	return rows
+}
+
 // writeLocks prints perf lock contention's default (-a, caller) layout:
 // "%10s " per count column, "%12s " per time column, then
 // "  %10s   %s" for type and caller. The rows are what perf lock records
@@ -207,13 +221,7 @@ func writeLocks(b *bytes.Buffer, locks []Lock) {
 	b.WriteString("\nLock contention (perf lock contention layout)\n")
 	fmt.Fprintf(b, "%10s %12s %12s %12s   %10s   %s\n\n",
 		"contended", "total wait", "max wait", "avg wait", "type", "caller")
-	var rows []Lock
-	for _, l := range locks {
-		if l.MCSContended > 0 {
-			rows = append(rows, l)
-		}
-	}
-	sort.SliceStable(rows, func(i, j int) bool { return rows[i].MCSTotalWaitNs > rows[j].MCSTotalWaitNs })
+	rows := PerfLockRows(locks)
 	for _, l := range rows {
 		avg := l.MCSAvgWaitNs
 		if avg == 0 {
