@@ -29,6 +29,9 @@ func fidelityCommand() *cli.Command {
 			&cli.StringFlag{Name: "only", Usage: "run only these experiments, comma-separated: E1, E2, E2n, E2b, E3, E4, E5"},
 			&cli.StringFlag{Name: "format", Value: "text", Usage: "text or json"},
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write the result to FILE (replaced only by a complete result)"},
+			&cli.StringSliceFlag{Name: "set", Usage: "a what-if: override a toggle or cost in every run, `name=value` (txlab list shows them); each experiment's header says so"},
+			jobsFlag(),
+			&cli.BoolFlag{Name: "no-progress", Usage: "never show the progress bar"},
 		},
 		Action: fidelityAction,
 	}
@@ -50,8 +53,8 @@ func fidelityAction(c *cli.Context) error {
 			return err
 		}
 	case 2:
-		if c.IsSet("only") || c.IsSet("quick") {
-			return errors.New("fidelity: --only and --quick choose experiments to run; a saved report is read as it is")
+		if c.IsSet("only") || c.IsSet("quick") || c.IsSet("set") || c.IsSet("jobs") {
+			return errors.New("fidelity: --only, --quick, --set and -j are for running the experiments; a saved report is read as it is")
 		}
 		r, err := readExperiment(c.Args().Get(0), c.Args().Get(1))
 		if err != nil {
@@ -102,43 +105,62 @@ func readExperiment(id, path string) (fidelity.Result, error) {
 }
 
 // runExperiments runs each experiment's shipped script (every variant,
-// for each of its seeds) and evaluates the reports. Runs are sequential.
-//
-// TODO(i16-sweep): run them over `txlab run -j`'s parallel runner once
-// it is merged (-j N).
+// for each of its seeds), -j runs at a time over all the experiments
+// asked for, and evaluates each experiment's reports once they are all
+// in. Every run is checked before any starts.
 func runExperiments(c *cli.Context, sel []fidelity.Experiment) ([]fidelity.Result, error) {
-	watching.Store(true)
-	defer watching.Store(false)
-	var results []fidelity.Result
-	for _, exp := range sel {
-		res := fidelity.Result{ID: exp.ID, Title: exp.Title, Script: exp.Script}
+	jobs := c.Int("jobs")
+	if err := run.CheckJobs(jobs); err != nil {
+		return nil, fmt.Errorf("fidelity: %w", err)
+	}
+	results := make([]fidelity.Result, len(sel))
+	var specs []run.Spec
+	first := make([]int, len(sel)+1) // experiment e's runs are specs[first[e]:first[e+1]]
+	for e, exp := range sel {
+		results[e] = fidelity.Result{ID: exp.ID, Title: exp.Title, Script: exp.Script, Set: c.StringSlice("set")}
+		first[e] = len(specs)
 		if exp.Script == "" {
-			rows, err := exp.Evaluate(nil)
-			if err != nil {
-				return nil, err
-			}
-			res.Rows = rows
-			results = append(results, res)
 			continue
 		}
-		start := time.Now()
-		specs, err := experimentSpecs(c, exp)
+		s, err := experimentSpecs(c, exp)
 		if err != nil {
 			return nil, err
 		}
-		var reps []*report.Report
-		for _, s := range specs {
-			rep, err := run.RunWith(s, run.Options{Stop: interrupted})
-			if err != nil {
-				return nil, fmt.Errorf("fidelity: %s: %s (seed %d): %w", exp.ID, variantLabel(s), s.Seed, err)
+		specs = append(specs, s...)
+	}
+	first[len(sel)] = len(specs)
+	watching.Store(true)
+	defer watching.Store(false)
+	bar := newProgress(c, "runs", specDurations(specs))
+	walls := make([]time.Duration, len(specs))
+	reps, errs := run.RunAll(specs, jobs, func(i int) run.Options {
+		walls[i] = -time.Duration(time.Now().UnixNano())
+		return run.Options{Progress: bar.run(i), Stop: interrupted}
+	}, func(i int, _ *report.Report, _ error) {
+		walls[i] += time.Duration(time.Now().UnixNano())
+		bar.runDone()
+	})
+	bar.finish()
+	for e, exp := range sel {
+		lo, hi := first[e], first[e+1]
+		for i := lo; i < hi; i++ {
+			if errs[i] != nil {
+				return nil, fmt.Errorf("fidelity: %s: %s (seed %d): %w", exp.ID, variantLabel(specs[i]), specs[i].Seed, errs[i])
 			}
-			reps = append(reps, rep)
+			results[e].WallS += walls[i].Seconds()
 		}
-		res.Runs, res.WallS = len(reps), time.Since(start).Seconds()
-		if res.Rows, err = exp.Evaluate(reps); err != nil {
+		if exp.Script != "" {
+			results[e].Runs = hi - lo
+		}
+		var runs []*report.Report // nil for an experiment without a script
+		if hi > lo {
+			runs = reps[lo:hi]
+		}
+		rows, err := exp.Evaluate(runs)
+		if err != nil {
 			return nil, fmt.Errorf("fidelity: %s: %w", exp.ID, err)
 		}
-		results = append(results, res)
+		results[e].Rows = rows
 	}
 	return results, nil
 }
@@ -157,6 +179,11 @@ func experimentSpecs(c *cli.Context, exp fidelity.Experiment) ([]run.Spec, error
 	plan, err := prog.Eval()
 	if err != nil {
 		return nil, err
+	}
+	if set := c.StringSlice("set"); len(set) > 0 {
+		for i := range plan.Specs {
+			plan.Specs[i].Set = append(append([]string(nil), plan.Specs[i].Set...), set...)
+		}
 	}
 	if err := checkSpecs(plan.Specs); err != nil {
 		return nil, fmt.Errorf("fidelity: %s: %w", exp.ID, err)

@@ -125,3 +125,57 @@ func TestFidelityRunsExperiments(t *testing.T) {
 		t.Errorf("the JSON's gain %q is not the text's:\n%s", gain.Model, out)
 	}
 }
+
+// txlab fidelity -j N gives the same rows for any N; --set is a what-if
+// applied to every run and named in each experiment's header and JSON;
+// bad input is one line before anything runs.
+func TestFidelityJobsAndWhatIf(t *testing.T) {
+	rows := func(args ...string) (string, []string) {
+		t.Helper()
+		out, err := txlab(t, append([]string{"fidelity", "--only", "E4", "--format", "json"}, args...)...)
+		if err != nil {
+			t.Fatalf("%v: %v", args, err)
+		}
+		var res struct {
+			Experiments []struct {
+				Set  []string
+				Rows []struct{ Model string }
+			}
+		}
+		if err := json.Unmarshal([]byte(out), &res); err != nil || len(res.Experiments) != 1 {
+			t.Fatalf("%v: %v\n%s", args, err, out)
+		}
+		var models []string
+		for _, r := range res.Experiments[0].Rows {
+			models = append(models, r.Model)
+		}
+		// wall_s is the one field that may differ between runs.
+		return strings.Join(res.Experiments[0].Set, " "), models
+	}
+	_, one := rows("-j", "1")
+	_, three := rows("-j", "3")
+	if strings.Join(one, "\n") != strings.Join(three, "\n") {
+		t.Errorf("-j 1 and -j 3 disagree:\n%q\n%q", one, three)
+	}
+	set, whatIf := rows("--set", "cost.line_socket=80")
+	if set != "cost.line_socket=80" || whatIf[0] == one[0] {
+		t.Errorf("what-if: set %q, E4.1 %q (shipped %q)", set, whatIf[0], one[0])
+	}
+	out, err := txlab(t, "fidelity", "--only", "E4", "--set", "cost.line_socket=80")
+	if err != nil || !strings.Contains(out, "; what-if --set cost.line_socket=80)") {
+		t.Errorf("%v: no what-if in the header:\n%s", err, out)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"fidelity", "--only", "E4", "--set", "nosuch=1"}, `fidelity: E4: variant numa-before: unknown toggle "nosuch"`},
+		{[]string{"fidelity", "--only", "E4", "-j", "0"}, "fidelity: -j 0 is out of range"},
+		{[]string{"fidelity", "--set", "cost.line_socket=80", "e4", "r.json"}, "a saved report is read as it is"},
+	} {
+		_, err := txlab(t, tc.args...)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%v: %v, want one line with %q", tc.args, err, tc.want)
+		}
+	}
+}

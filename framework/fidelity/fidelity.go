@@ -170,8 +170,11 @@ type Result struct {
 	Title  string  `json:"title"`
 	Script string  `json:"script,omitempty"` // the shipped script it ran
 	Runs   int     `json:"runs"`             // simulations run
-	WallS  float64 `json:"wall_s"`           // wall time they took
-	Rows   []Row   `json:"rows"`
+	WallS  float64 `json:"wall_s"`           // wall time of its runs, added up (with -j they overlap)
+	// Set is a what-if's overrides (txlab fidelity --set), applied to
+	// every run: the rows are then not the shipped model's.
+	Set  []string `json:"set,omitempty"`
+	Rows []Row    `json:"rows"`
 }
 
 // WriteResults prints each experiment as a section with its table, then
@@ -185,7 +188,11 @@ func WriteResults(w io.Writer, results []Result) error {
 		}
 		fmt.Fprintf(&b, "%s  %s", r.ID, r.Title)
 		if r.Script != "" {
-			fmt.Fprintf(&b, "  (scripts/%s.tengo, %d runs, %.1f s)", r.Script, r.Runs, r.WallS)
+			fmt.Fprintf(&b, "  (scripts/%s.tengo, %d runs, %.1f s", r.Script, r.Runs, r.WallS)
+			if len(r.Set) > 0 {
+				fmt.Fprintf(&b, "; what-if --set %s", strings.Join(r.Set, " --set "))
+			}
+			b.WriteString(")")
 		}
 		b.WriteString("\n")
 		writeRows(&b, r.Rows)
