@@ -80,7 +80,7 @@ func TestFidelityRunsExperiments(t *testing.T) {
 	}
 	for _, want := range []string{"E3  __netif_schedule fast path", "(scripts/fastpath.tengo, 6 runs,", "tx pps, fast path on / off",
 		"1.137x (52.19 -> 59.36 Mpps)", "3 seeds:", "__netif_schedule from TX completions, off, seed 1", "net_tx_action root-lock wait, off",
-		"fast_path=off: __netif_schedule callers: ", "fast_path=on: root lock held by: ", "E5  cake_mq", "(scripts/e5.tengo, 12 runs,",
+		"fast_path=off: __netif_schedule callers: ", "fast_path=on: root lock held by: ", "E5  cake_mq", "(scripts/e5.tengo, 36 runs,",
 		"E5.1 loaded RTT, clearing vs fix (be-nup)", "why: cake_clear_tin on each rate adjustment", "plain cake vs cake_mq with the fix", "all: "} {
 		if !strings.Contains(out, want) {
 			t.Errorf("no %q in\n%s", want, out)
@@ -108,7 +108,7 @@ func TestFidelityRunsExperiments(t *testing.T) {
 	if err := json.Unmarshal([]byte(js), &res); err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Experiments) != 2 || res.Experiments[0].ID != "E3" || res.Experiments[0].Runs != 6 || res.Experiments[1].ID != "E5" || res.Experiments[1].Runs != 12 {
+	if len(res.Experiments) != 2 || res.Experiments[0].ID != "E3" || res.Experiments[0].Runs != 6 || res.Experiments[1].ID != "E5" || res.Experiments[1].Runs != 36 {
 		t.Fatalf("experiments %+v", res.Experiments)
 	}
 	gain := res.Experiments[0].Rows[0]

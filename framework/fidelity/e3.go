@@ -80,18 +80,28 @@ func FindE3(reps []*report.Report) ([]E3Run, error) {
 // (on / off - 1).
 func gainStats(runs []E3Run) (gains []float64, mean, sd float64) {
 	for _, r := range runs {
-		g := safeDiv(r.On.TxPps, r.Off.TxPps) - 1
-		gains = append(gains, g)
-		mean += g
+		gains = append(gains, safeDiv(r.On.TxPps, r.Off.TxPps)-1)
 	}
-	mean /= float64(len(gains))
-	if len(gains) > 1 {
-		for _, g := range gains {
-			sd += (g - mean) * (g - mean)
-		}
-		sd = math.Sqrt(sd / float64(len(gains)-1))
-	}
+	mean, sd = meanSD(gains)
 	return gains, mean, sd
+}
+
+// meanSD is the mean and the sample standard deviation (0 for one value).
+func meanSD(xs []float64) (mean, sd float64) {
+	if len(xs) == 0 {
+		return 0, 0
+	}
+	for _, x := range xs {
+		mean += x
+	}
+	mean /= float64(len(xs))
+	if len(xs) > 1 {
+		for _, x := range xs {
+			sd += (x - mean) * (x - mean)
+		}
+		sd = math.Sqrt(sd / float64(len(xs)-1))
+	}
+	return mean, sd
 }
 
 // E3 is E3's rows. The figure: the gain, which must be a gain and, over
@@ -103,18 +113,16 @@ func gainStats(runs []E3Run) (gains []float64, mean, sd float64) {
 func E3(runs []E3Run) []Row {
 	gains, mean, sd := gainStats(runs)
 	var offPps, onPps float64
-	var each []string
-	for i, r := range runs {
+	for _, r := range runs {
 		offPps += r.Off.TxPps / float64(len(runs))
 		onPps += r.On.TxPps / float64(len(runs))
-		each = append(each, fmt.Sprintf("%+.1f%%", 100*gains[i]))
 	}
 	seedGain := seedE3OnPps / seedE3OffPps
 	model := fmt.Sprintf("%.3fx (%.2f -> %.2f Mpps", 1+mean, offPps/1e6, onPps/1e6)
 	tol := "a gain over 1% (one seed: no noise figure)"
 	holds := mean > 0.01
 	if len(runs) > 1 {
-		model += fmt.Sprintf("; %d seeds: %s, sd %.1f%%", len(runs), strings.Join(each, " "), 100*sd)
+		model += fmt.Sprintf("; %d seeds: %s, sd %.1f%%", len(runs), signedPcts(gains), 100*sd)
 		tol = "a gain above 2 sd of the seeds' gains"
 		holds = mean > 0 && mean > 2*sd
 	}

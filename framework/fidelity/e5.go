@@ -2,6 +2,7 @@ package fidelity
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/txlab/txlab/framework/report"
@@ -42,42 +43,72 @@ const cakeFlowsPerTin = 1024
 // throughput) from scripts/e5.tengo's variants: for each mode and test,
 // net-next (mq-clear-tins) against the fix, the loaded RTT (p50 and
 // p99 both higher) and the upload goodput, what crosses cake_mq (lower
-// by more than 1%); then, not
-// judged, the idle RTT and plain cake beside cake_mq with the fix.
+// by more than 1%); then, not judged, the idle RTT and plain cake beside
+// cake_mq with the fix. Run for several seeds (txlab fidelity runs 1-3),
+// a difference holds only above twice the seeds' standard deviation: a
+// single seed's 1% is within run-to-run noise (seeds 1, 2 and 3 of the
+// shipped script gave 6, 2 and 4 of the 8 rows by the one-seed rule).
+// The text gives the lowest seed's figures and each seed's difference.
 func E5(reps []*report.Report) []Row {
 	var rows []Row
+	seeds := reportSeeds(reps)
 	n := 0
 	for _, m := range e5Modes {
 		for _, t := range e5Tests {
 			cell := m.short + "-" + t
-			nn, fx := FindVariant(reps, E5Variant(E5NetNext, m.short, t)), FindVariant(reps, E5Variant(E5Fix, m.short, t))
+			nnName, fxName := E5Variant(E5NetNext, m.short, t), E5Variant(E5Fix, m.short, t)
 			n++
 			rttID, gpID := fmt.Sprintf("E5.%d", n), fmt.Sprintf("E5.%d", n+4)
-			if nn == nil || fx == nil || nn.Latency == nil || fx.Latency == nil || nn.GoodputBps == nil || fx.GoodputBps == nil {
-				rows = append(rows, missing(rttID, "loaded RTT, clearing vs fix ("+cell+")", e5SeedRTT, E5Variant(E5NetNext, m.short, t), E5Variant(E5Fix, m.short, t)))
+			var nn, fx *report.Report // the lowest seed's
+			var d50, d99, gr []float64
+			for _, seed := range seeds {
+				a, b := findVariantSeed(reps, fxName, seed), findVariantSeed(reps, nnName, seed)
+				if b == nil || a == nil || b.Latency == nil || a.Latency == nil || b.GoodputBps == nil || a.GoodputBps == nil {
+					continue
+				}
+				if nn == nil {
+					nn, fx = b, a
+				}
+				d50 = append(d50, safeDiv(b.Latency.Loaded.P50, a.Latency.Loaded.P50)-1)
+				d99 = append(d99, safeDiv(b.Latency.Loaded.P99, a.Latency.Loaded.P99)-1)
+				gr = append(gr, safeDiv(upBps(b), upBps(a)))
+			}
+			if nn == nil {
+				rows = append(rows, missing(rttID, "loaded RTT, clearing vs fix ("+cell+")", e5SeedRTT, nnName, fxName))
 				continue
 			}
 			why := e5Why(nn, fx, m.mode, m.tins)
 			a, b := fx.Latency.Loaded, nn.Latency.Loaded
-			rows = append(rows, Row{ID: rttID, Name: "loaded RTT, clearing vs fix (" + cell + ")", Seed: e5SeedRTT,
+			m50, sd50 := meanSD(d50)
+			m99, sd99 := meanSD(d99)
+			rtt := Row{ID: rttID, Name: "loaded RTT, clearing vs fix (" + cell + ")", Seed: e5SeedRTT,
 				Model:     fmt.Sprintf("p50 %s -> %s, p99 %s -> %s ms (p99 %.2fx)", ms(a.P50), ms(b.P50), ms(a.P99), ms(b.P99), safeDiv(b.P99, a.P99)),
-				Tolerance: "p50 and p99 higher", Holds: b.P50 > a.P50 && b.P99 > a.P99, Why: why})
+				Tolerance: "p50 and p99 higher", Holds: m50 > 0 && m99 > 0, Why: why}
 			// The uploads are what crosses cake_mq (the downloads come
 			// back over the path; only their ACKs go through it).
 			g0, g1 := upBps(fx), upBps(nn)
-			model := fmt.Sprintf("up %s -> %s Mbit/s (%.3fx)", mbit(g0), mbit(g1), safeDiv(g1, g0))
+			gmodel := fmt.Sprintf("up %s -> %s Mbit/s (%.3fx)", mbit(g0), mbit(g1), safeDiv(g1, g0))
 			if fx.TCP != nil && nn.TCP != nil && fx.TCP.DownBps > 0 {
-				model += fmt.Sprintf("; all %s -> %s", mbit(*fx.GoodputBps), mbit(*nn.GoodputBps))
+				gmodel += fmt.Sprintf("; all %s -> %s", mbit(*fx.GoodputBps), mbit(*nn.GoodputBps))
 			}
-			gwhy := why
-			if !(g1 < 0.99*g0) {
-				gwhy += "; the shaper still fills its 2 Gbit: the CPUs have room for the walks, so the cost is CPU, not goodput"
+			mg, sdg := meanSD(gr)
+			gp := Row{ID: gpID, Name: "upload goodput, clearing vs fix (" + cell + ")", Seed: e5SeedGoodput, Model: gmodel,
+				Ratio: mg, Tolerance: "lower by over 1%", Holds: mg < 0.99, Why: why}
+			if len(gr) > 1 {
+				rtt.Model += fmt.Sprintf("; %d seeds: p50 %s, p99 %s", len(d50), signedPcts(d50), signedPcts(d99))
+				rtt.Tolerance = "p50 and p99 higher, by over 2 sd of the seeds'"
+				rtt.Holds = rtt.Holds && m50 > 2*sd50 && m99 > 2*sd99
+				gp.Model += fmt.Sprintf("; %d seeds: %s", len(gr), signedPcts(minusOne(gr)))
+				gp.Tolerance = "lower by over 1% and 2 sd of the seeds'"
+				gp.Holds = gp.Holds && 1-mg > 2*sdg
 			}
-			rows = append(rows, Row{ID: gpID, Name: "upload goodput, clearing vs fix (" + cell + ")", Seed: e5SeedGoodput, Model: model,
-				Ratio: safeDiv(g1, g0), Tolerance: "lower by over 1%", Holds: g1 < 0.99*g0, Why: gwhy})
+			if !gp.Holds {
+				gp.Why += "; the shaper still fills its 2 Gbit: the CPUs have room for the walks, so the cost is CPU, not goodput"
+			}
+			rows = append(rows, rtt, gp)
 			rows = append(rows, Row{Name: "idle RTT p50, clearing vs fix (" + cell + ")", Seed: "-", Kind: Check,
 				Model: fmt.Sprintf("%s -> %s ms (the sync runs on the ping's dequeue too)", ms(fx.Latency.Idle.P50), ms(nn.Latency.Idle.P50))})
-			if ck := FindVariant(reps, E5Variant(E5Cake, m.short, t)); ck != nil && ck.GoodputBps != nil && ck.Latency != nil {
+			if ck := findVariantSeed(reps, E5Variant(E5Cake, m.short, t), fx.Seed); ck != nil && ck.GoodputBps != nil && ck.Latency != nil {
 				rows = append(rows, Row{Name: "plain cake vs cake_mq with the fix (" + cell + ")", Seed: "-", Kind: Check,
 					Model: fmt.Sprintf("upload goodput %s vs %s Mbit/s, loaded RTT p99 %s vs %s ms, CPU %.1f%% vs %.1f%%",
 						mbit(upBps(ck)), mbit(g0), ms(ck.Latency.Loaded.P99), ms(a.P99), ck.CPUBusyPct, fx.CPUBusyPct)})
@@ -99,6 +130,45 @@ func E5(reps []*report.Report) []Row {
 	out := append(append(rtt, gp...), rest...)
 	for i := range out {
 		out[i].Experiment = "E5"
+	}
+	return out
+}
+
+// reportSeeds are the seeds the reports ran with, in order.
+func reportSeeds(reps []*report.Report) []uint64 {
+	var seeds []uint64
+	for _, r := range reps {
+		if r != nil && !slices.Contains(seeds, r.Seed) {
+			seeds = append(seeds, r.Seed)
+		}
+	}
+	slices.Sort(seeds)
+	return seeds
+}
+
+// findVariantSeed is the report of the variant name run with seed.
+func findVariantSeed(reps []*report.Report, name string, seed uint64) *report.Report {
+	for _, r := range reps {
+		if r != nil && r.Name == name && r.Seed == seed {
+			return r
+		}
+	}
+	return nil
+}
+
+// signedPcts prints fractions as signed percentages ("+1.2% -0.3%").
+func signedPcts(xs []float64) string {
+	out := make([]string, len(xs))
+	for i, x := range xs {
+		out[i] = fmt.Sprintf("%+.1f%%", 100*x)
+	}
+	return strings.Join(out, " ")
+}
+
+func minusOne(xs []float64) []float64 {
+	out := make([]float64, len(xs))
+	for i, x := range xs {
+		out[i] = x - 1
 	}
 	return out
 }

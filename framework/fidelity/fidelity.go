@@ -278,7 +278,7 @@ func Experiments() []Experiment {
 		{ID: "E4", Title: "bulk dequeue for all qdiscs (4d202a0d1): HTB on a bonding device, 24 UDP_STREAM 120 B, 4.7 vs 4.8, senders over both sockets or one",
 			Script: "e4", Rows: rowsOf("E4", E4)},
 		{ID: "E5", Title: "cake_mq on veth, 8 queues, 2 Gbit, 32 TCP upstreams and rrul, rate adjust with and without clearing tins",
-			Script: "e5", Rows: rowsOf("E5", E5)},
+			Script: "e5", Seeds: 3, Rows: rowsOf("E5", E5)},
 	}
 }
 
