@@ -475,7 +475,7 @@ func (n *Net) countDrop(r skb.DropReason) {
 
 // kfreeSkb is kfree_skb_reason: count the drop, uncharge, free.
 func (n *Net) kfreeSkb(c *sim.CPU, s *skb.SKB, reason skb.DropReason) {
-	s.Reason = reason
+	n.Pool.SetReason(s, reason)
 	n.countDrop(reason)
 	if n.Hooks.Drop != nil {
 		n.Hooks.Drop(c, s, reason)
@@ -487,9 +487,10 @@ func (n *Net) kfreeSkb(c *sim.CPU, s *skb.SKB, reason skb.DropReason) {
 // (kfree_skb_list_reason / tcf_kfree_skb_list).
 func (n *Net) kfreeSkbList(c *sim.CPU, l *skb.List) {
 	for s := l.Pop(); s != nil; s = l.Pop() {
-		n.countDrop(s.Reason)
+		r := n.Pool.Reason(s)
+		n.countDrop(r)
 		if n.Hooks.Drop != nil {
-			n.Hooks.Drop(c, s, s.Reason)
+			n.Hooks.Drop(c, s, r)
 		}
 		n.freeSkb(c, s)
 	}
@@ -528,7 +529,7 @@ func (n *Net) freeSkb(c *sim.CPU, s *skb.SKB) {
 // AllocSkb takes a fresh skb for a sender on CPU c.
 func (n *Net) AllocSkb(c *sim.CPU) *skb.SKB {
 	s := n.Pool.Get()
-	s.SenderCPU = c.ID
+	s.SenderCPU = int32(c.ID)
 	n.ownSkb(c, s)
 	s.Born = c.Now()
 	s.Sock = -1
@@ -635,7 +636,7 @@ func (n *Net) touchSkbPrefetched(c *sim.CPU, s *skb.SKB, prefetched bool) {
 func (n *Net) ownSkb(c *sim.CPU, s *skb.SKB) {
 	sd := &n.sd[c.ID]
 	sd.skbSeq++
-	s.HotCPU, s.HotSeq = int32(c.ID), sd.skbSeq
+	s.HotCPU, s.HotSeq = int16(c.ID), sd.skbSeq
 }
 
 // skbLine is the price of one of s's lines read on CPU c. A line the
@@ -709,7 +710,7 @@ func (n *Net) LoseToDeadPlugins() {
 	})
 	for _, s := range lost {
 		s.Holder = 0
-		s.Reason = skb.DropLostToPlugin
+		n.Pool.SetReason(s, skb.DropLostToPlugin)
 		n.countDrop(skb.DropLostToPlugin)
 		n.Pool.Put(s)
 	}
