@@ -19,9 +19,10 @@ func TestSizes(t *testing.T) {
 // Freed slots are reused last freed first, each with its next
 // generation, and a stale handle resolves to nothing.
 func TestPoolReuse(t *testing.T) {
+	handle := func(gen, idx uint32) Handle { return Handle(uint64(gen)<<32 | uint64(idx)) }
 	var p Pool
 	a, b := p.Get(), p.Get()
-	if a.Handle != 1<<32|0 || b.Handle != 1<<32|1 {
+	if a.Handle != handle(1, 0) || b.Handle != handle(1, 1) {
 		t.Fatalf("handles %#x %#x, want generation 1 of slots 0 and 1", a.Handle, b.Handle)
 	}
 	ha, hb := a.Handle, b.Handle
@@ -30,10 +31,10 @@ func TestPoolReuse(t *testing.T) {
 	if p.Lookup(ha) != nil || p.Live() != 0 {
 		t.Fatalf("a freed handle resolves, or %d live", p.Live())
 	}
-	if c := p.Get(); c != b || c.Handle != 2<<32|1 || p.Lookup(hb) != nil || p.Lookup(c.Handle) != c {
+	if c := p.Get(); c != b || c.Handle != handle(2, 1) || p.Lookup(hb) != nil || p.Lookup(c.Handle) != c {
 		t.Fatalf("got handle %#x, want slot 1's generation 2", c.Handle)
 	}
-	if d := p.Get(); d != a || d.Handle != 2<<32|0 {
+	if d := p.Get(); d != a || d.Handle != handle(2, 0) {
 		t.Fatalf("got handle %#x, want slot 0's generation 2", d.Handle)
 	}
 	for range slabSize {
