@@ -503,7 +503,7 @@ func (n *Net) consumeSkb(c *sim.CPU, s *skb.SKB) {
 	}
 	n.TxPkts++
 	n.TxBytes += uint64(s.Len)
-	if o, ok := s.Owner.(TxOwner); ok {
+	if o, ok := n.Pool.Owner(s).(TxOwner); ok {
 		o.Transmitted(c, s)
 	}
 	n.freeSkb(c, s)
@@ -513,7 +513,7 @@ func (n *Net) consumeSkb(c *sim.CPU, s *skb.SKB) {
 func (n *Net) freeSkb(c *sim.CPU, s *skb.SKB) {
 	costs := n.E.Costs
 	c.Spend(costs.KfreeSkb)
-	if s.Owner != nil {
+	if o := n.Pool.Owner(s); o != nil {
 		// skb_release_head_state: the destructor is an indirect call;
 		// under retpoline it is expensive unless INDIRECT_CALL_3 hits.
 		if n.Cfg.SockWfree == CallRetpoline {
@@ -521,7 +521,7 @@ func (n *Net) freeSkb(c *sim.CPU, s *skb.SKB) {
 		} else {
 			c.Spend(costs.Destructor)
 		}
-		s.Owner.Release(c, s)
+		o.Release(c, s)
 	}
 	n.Pool.Put(s)
 }

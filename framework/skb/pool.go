@@ -18,6 +18,8 @@ type Pool struct {
 	// reasons are the drop reasons the skbs' reason fields index; 0 is
 	// DropNone.
 	reasons []DropReason
+	// owners are the owners SKB.Owner names, OwnerID i at i-1.
+	owners []Owner
 }
 
 // slabSize is small enough that the last slab's unused slots are a few
@@ -60,7 +62,7 @@ func (p *Pool) Put(s *SKB) {
 	}
 	s.live = false
 	s.Next = nil
-	s.Owner = nil
+	s.Owner = 0
 	p.free = append(p.free, uint32(s.Handle))
 	p.live--
 }
@@ -104,6 +106,25 @@ func (p *Pool) Reason(s *SKB) DropReason {
 		return DropNone
 	}
 	return p.reasons[s.reason]
+}
+
+// AddOwner registers o, once, and returns the ID its skbs carry in
+// SKB.Owner. Owners are the run's sockets, few and made at its start or
+// a connection's: the table is never trimmed.
+func (p *Pool) AddOwner(o Owner) OwnerID {
+	if o == nil {
+		panic("skb: a nil owner")
+	}
+	p.owners = append(p.owners, o)
+	return OwnerID(len(p.owners))
+}
+
+// Owner is what s is charged to, nil if nothing.
+func (p *Pool) Owner(s *SKB) Owner {
+	if s.Owner == 0 {
+		return nil
+	}
+	return p.owners[s.Owner-1]
 }
 
 // Live is the number of SKBs allocated and not yet freed.

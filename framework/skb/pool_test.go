@@ -3,6 +3,8 @@ package skb
 import (
 	"testing"
 	"unsafe"
+
+	"github.com/txlab/txlab/framework/sim"
 )
 
 // Every packet in flight holds an SKB, and its qdisc a copy of the
@@ -11,8 +13,8 @@ import (
 func TestSizes(t *testing.T) {
 	skbSize, pktSize := unsafe.Sizeof(SKB{}), unsafe.Sizeof(Packet{})
 	t.Logf("sizeof SKB %d, Packet %d", skbSize, pktSize)
-	if skbSize > 168 || pktSize > 72 {
-		t.Errorf("sizeof SKB %d, Packet %d: want at most 168 and 72", skbSize, pktSize)
+	if skbSize > 160 || pktSize > 72 {
+		t.Errorf("sizeof SKB %d, Packet %d: want at most 160 and 72", skbSize, pktSize)
 	}
 }
 
@@ -59,5 +61,29 @@ func TestPoolReasons(t *testing.T) {
 	p.SetReason(b, DropQdiscDrop)
 	if p.Reason(b) != DropQdiscDrop || len(p.reasons) != 3 {
 		t.Fatalf("reason %q, %d known", p.Reason(b), len(p.reasons))
+	}
+}
+
+type countingOwner struct{ released int }
+
+func (o *countingOwner) Release(*sim.CPU, *SKB) { o.released++ }
+
+// An skb names its owner by ID; a freed one, and one never charged,
+// has none.
+func TestPoolOwners(t *testing.T) {
+	var p Pool
+	o1, o2 := &countingOwner{}, &countingOwner{}
+	id1, id2 := p.AddOwner(o1), p.AddOwner(o2)
+	if id1 == 0 || id2 == 0 || id1 == id2 {
+		t.Fatalf("owner IDs %d %d", id1, id2)
+	}
+	a, b := p.Get(), p.Get()
+	a.Owner = id2
+	if p.Owner(a) != o2 || p.Owner(b) != nil {
+		t.Fatalf("owners %v %v, want o2 and nil", p.Owner(a), p.Owner(b))
+	}
+	p.Put(a)
+	if a.Owner != 0 || p.Owner(a) != nil {
+		t.Fatalf("a freed skb keeps owner %d", a.Owner)
 	}
 }

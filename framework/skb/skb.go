@@ -74,7 +74,6 @@ const (
 type SKB struct {
 	Packet
 	Next   *SKB     // list link (skb->next, ll_node)
-	Owner  Owner    // socket to uncharge on free, or nil
 	Born   sim.Time // when the sender built it
 	XmitAt sim.Time // entry to __dev_queue_xmit
 	// HotSeq is HotCPU's count of skbs handled when it took the lines
@@ -88,8 +87,9 @@ type SKB struct {
 	// capture for the TCP header.
 	Cb CB
 
-	SenderCPU int32 // CPU that built it (its lines are hot there)
-	Holder    int32 // id of the qdisc whose plugin holds it (-1: the driver), 0 if none
+	SenderCPU int32   // CPU that built it (its lines are hot there)
+	Owner     OwnerID // socket to uncharge on free (Pool.Owner), or 0
+	Holder    int32   // id of the qdisc whose plugin holds it (-1: the driver), 0 if none
 	// XmitCPU is skb->sender_cpu: the CPU + 1 of the first
 	// __dev_queue_xmit (netdev_core_pick_tx records it once), 0 before.
 	// XPS picks by it, so a stacked device's lower queue follows the
@@ -139,6 +139,10 @@ const (
 type Owner interface {
 	Release(c *sim.CPU, s *SKB)
 }
+
+// OwnerID is an skb's Owner as its pool knows it (Pool.AddOwner), 0 for
+// none: 4 bytes in every skb in flight where the interface takes 16.
+type OwnerID int32
 
 // List is a singly linked list of skbs with a tail (sk_buff_head-like).
 type List struct {
