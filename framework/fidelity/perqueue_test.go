@@ -25,7 +25,7 @@ func TestPerQueueBreakdown(t *testing.T) {
 	}
 	variant := envOr("DRAIN_VARIANT", "6.19-rc1")
 	type qs struct {
-		senders                  map[any]bool
+		senders                  map[skb.OwnerID]bool
 		offered, drains, batched uint64
 		drops, sentAll           uint64
 		runStart, ran            sim.Time
@@ -37,12 +37,12 @@ func TestPerQueueBreakdown(t *testing.T) {
 	var per []*qs
 	get := func(i int) *qs {
 		for len(per) <= i {
-			per = append(per, &qs{senders: map[any]bool{}})
+			per = append(per, &qs{senders: map[skb.OwnerID]bool{}})
 		}
 		return per[i]
 	}
 	var dev0 *netdev.Device
-	firstCPU := map[any]int{}
+	firstCPU := map[skb.OwnerID]int{}
 	var firstAt []sim.Time
 	idx := map[*netdev.Qdisc]int{}
 	qi := func(q *netdev.Qdisc) int {

@@ -339,10 +339,10 @@ func TestSlaveQueueFollowsSenderCPU(t *testing.T) {
 		}
 		for s := l.Head; s != nil; s = s.Next {
 			sent++
-			if c.ID != s.SenderCPU {
+			if c.ID != int(s.SenderCPU) {
 				cross++
 			}
-			if want := slave.XPSQueue(s.SenderCPU); txq.Index != want {
+			if want := slave.XPSQueue(int(s.SenderCPU)); txq.Index != want {
 				bad = append(bad, fmt.Sprintf("skb built on CPU %d sent by CPU %d on %s-tx-%d, want tx-%d", s.SenderCPU, c.ID, slave.Name, txq.Index, want))
 			}
 		}

@@ -78,7 +78,7 @@ type ctlCtx struct {
 func (x *ctlCtx) Drop(h skb.Handle, reason skb.DropReason) {
 	x.checkReason(reason)
 	s := x.take(h, "drop")
-	s.Reason = reason
+	x.net.Pool.SetReason(s, reason)
 	x.freed.Push(s)
 }
 

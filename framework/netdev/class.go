@@ -254,9 +254,7 @@ func (n *Net) leafEnqueue(c *sim.CPU, leaf *Qdisc, skbs []*skb.SKB, toFree *skb.
 	before := leaf.leafState()
 	segs, split := n.splitGSO(c, leaf, skbs)
 	leaf.batch, leaf.rc = leaf.batch[:0], leaf.rc[:0]
-	now := c.Now()
 	for _, s := range segs {
-		s.Enqueued = now
 		s.Holder = leaf.ID
 		leaf.held++
 		leaf.heldBytes += int64(s.Len)

@@ -155,7 +155,7 @@ func TestLlistBatchOneCPUArrivalOrder(t *testing.T) {
 	batches := 0
 	h.n.Hooks.EnqueueBatch = func(c *sim.CPU, q *Qdisc, b []*skb.SKB) {
 		batches++
-		if b[0].SenderCPU != c.ID {
+		if int(b[0].SenderCPU) != c.ID {
 			t.Errorf("batch enqueued by cpu%d but its first skb came from cpu%d (the CPU that found the list empty)", c.ID, b[0].SenderCPU)
 		}
 		for i, s := range b {

@@ -475,7 +475,7 @@ func (n *Net) countDrop(r skb.DropReason) {
 
 // kfreeSkb is kfree_skb_reason: count the drop, uncharge, free.
 func (n *Net) kfreeSkb(c *sim.CPU, s *skb.SKB, reason skb.DropReason) {
-	s.Reason = reason
+	n.Pool.SetReason(s, reason)
 	n.countDrop(reason)
 	if n.Hooks.Drop != nil {
 		n.Hooks.Drop(c, s, reason)
@@ -487,9 +487,10 @@ func (n *Net) kfreeSkb(c *sim.CPU, s *skb.SKB, reason skb.DropReason) {
 // (kfree_skb_list_reason / tcf_kfree_skb_list).
 func (n *Net) kfreeSkbList(c *sim.CPU, l *skb.List) {
 	for s := l.Pop(); s != nil; s = l.Pop() {
-		n.countDrop(s.Reason)
+		r := n.Pool.Reason(s)
+		n.countDrop(r)
 		if n.Hooks.Drop != nil {
-			n.Hooks.Drop(c, s, s.Reason)
+			n.Hooks.Drop(c, s, r)
 		}
 		n.freeSkb(c, s)
 	}
@@ -502,7 +503,7 @@ func (n *Net) consumeSkb(c *sim.CPU, s *skb.SKB) {
 	}
 	n.TxPkts++
 	n.TxBytes += uint64(s.Len)
-	if o, ok := s.Owner.(TxOwner); ok {
+	if o, ok := n.Pool.Owner(s).(TxOwner); ok {
 		o.Transmitted(c, s)
 	}
 	n.freeSkb(c, s)
@@ -512,7 +513,7 @@ func (n *Net) consumeSkb(c *sim.CPU, s *skb.SKB) {
 func (n *Net) freeSkb(c *sim.CPU, s *skb.SKB) {
 	costs := n.E.Costs
 	c.Spend(costs.KfreeSkb)
-	if s.Owner != nil {
+	if o := n.Pool.Owner(s); o != nil {
 		// skb_release_head_state: the destructor is an indirect call;
 		// under retpoline it is expensive unless INDIRECT_CALL_3 hits.
 		if n.Cfg.SockWfree == CallRetpoline {
@@ -520,7 +521,7 @@ func (n *Net) freeSkb(c *sim.CPU, s *skb.SKB) {
 		} else {
 			c.Spend(costs.Destructor)
 		}
-		s.Owner.Release(c, s)
+		o.Release(c, s)
 	}
 	n.Pool.Put(s)
 }
@@ -528,7 +529,7 @@ func (n *Net) freeSkb(c *sim.CPU, s *skb.SKB) {
 // AllocSkb takes a fresh skb for a sender on CPU c.
 func (n *Net) AllocSkb(c *sim.CPU) *skb.SKB {
 	s := n.Pool.Get()
-	s.SenderCPU = c.ID
+	s.SenderCPU = int32(c.ID)
 	n.ownSkb(c, s)
 	s.Born = c.Now()
 	s.Sock = -1
@@ -635,7 +636,7 @@ func (n *Net) touchSkbPrefetched(c *sim.CPU, s *skb.SKB, prefetched bool) {
 func (n *Net) ownSkb(c *sim.CPU, s *skb.SKB) {
 	sd := &n.sd[c.ID]
 	sd.skbSeq++
-	s.HotCPU, s.HotSeq = int32(c.ID), sd.skbSeq
+	s.HotCPU, s.HotSeq = int16(c.ID), sd.skbSeq
 }
 
 // skbLine is the price of one of s's lines read on CPU c. A line the
@@ -709,7 +710,7 @@ func (n *Net) LoseToDeadPlugins() {
 	})
 	for _, s := range lost {
 		s.Holder = 0
-		s.Reason = skb.DropLostToPlugin
+		n.Pool.SetReason(s, skb.DropLostToPlugin)
 		n.countDrop(skb.DropLostToPlugin)
 		n.Pool.Put(s)
 	}

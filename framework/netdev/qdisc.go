@@ -279,7 +279,7 @@ func (q *Qdisc) takeBack(n *Net, h skb.Handle, what string) *skb.SKB {
 func (x *qctx) Drop(h skb.Handle, reason skb.DropReason) {
 	x.checkReason(reason)
 	s := x.take(h, "drop")
-	s.Reason = reason
+	x.net.Pool.SetReason(s, reason)
 	if x.cpu != nil {
 		x.net.touchSkbDrop(x.cpu, s, x.q) // under the root lock (cake_drop's dequeue_head)
 	}
@@ -296,7 +296,7 @@ func (x *qctx) DequeueDrop(h skb.Handle, reason skb.DropReason) {
 	x.checkReason(reason)
 	s := x.take(h, "dequeue drop")
 	x.net.touchSkbDrop(x.cpu, s, x.q) // cake_dequeue_one's reads, under the root lock
-	s.Reason = reason
+	x.net.Pool.SetReason(s, reason)
 	if x.q.Flags&qdisc.DequeueDrops != 0 && x.net.Cfg.DequeueDrops && x.q.parentQ == nil {
 		// qdisc_dequeue_drop: freed after the root lock is released.
 		// (Only a root's to_free is freed by qdisc_run_end: a leaf
@@ -463,10 +463,8 @@ func (n *Net) qdiscEnqueue(c *sim.CPU, q *Qdisc, skbs []*skb.SKB, toFree *skb.Li
 		n.Hooks.EnqueueBatch(c, q, skbs)
 	}
 	q.batch, q.rc = q.batch[:0], q.rc[:0]
-	now := c.Now()
 	for i, s := range skbs {
 		n.touchSkbPrefetched(c, s, i > 0)
-		s.Enqueued = now
 		s.Holder = q.ID
 		q.held++
 		q.heldBytes += int64(s.Len)

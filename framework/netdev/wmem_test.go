@@ -13,6 +13,7 @@ import (
 // (skb_set_owner_w) and what sock_wfree gives back.
 type chargedSock struct {
 	id       int32
+	owner    skb.OwnerID
 	charged  int
 	released int
 }
@@ -36,6 +37,7 @@ func TestDeferListCharged(t *testing.T) {
 	socks := make([]*chargedSock, senders)
 	for i := range socks {
 		socks[i] = &chargedSock{id: int32(i)}
+		socks[i].owner = h.n.Pool.AddOwner(socks[i])
 	}
 	hold := 200 * sim.Microsecond
 	h.on(senders, 0, func(c *sim.CPU) { // a runner holding the root lock
@@ -52,7 +54,7 @@ func TestDeferListCharged(t *testing.T) {
 			for k := 0; k < each; k++ {
 				c.Spend(1000)
 				s := h.skb(c, i)
-				s.TrueSize, s.Sock, s.Owner = truesize, o.id, o
+				s.TrueSize, s.Sock, s.Owner = truesize, o.id, o.owner
 				o.charged += int(truesize)
 				h.n.DevQueueXmit(c, h.dev, s)
 			}

@@ -77,8 +77,8 @@ func (n *Net) netdevCorePickTx(c *sim.CPU, d *Device, s *skb.SKB) *TxQueue {
 			return d.Queues[qi]
 		}
 	}
-	if s.Owner != nil {
-		if cache, ok := s.Owner.(TxQueueCache); ok {
+	if o := n.Pool.Owner(s); o != nil {
+		if cache, ok := o.(TxQueueCache); ok {
 			if qi := cache.TxQueue(); qi >= 0 && qi < nq {
 				s.Queue = uint16(qi)
 				return d.Queues[qi]
@@ -98,7 +98,7 @@ func (n *Net) netdevCorePickTx(c *sim.CPU, d *Device, s *skb.SKB) *TxQueue {
 	default:
 		qi = int(uint64(s.Hash) * uint64(nq) >> 32) // reciprocal_scale(skb_get_hash(skb), qcount)
 	}
-	if cache, ok := s.Owner.(TxQueueCache); ok {
+	if cache, ok := n.Pool.Owner(s).(TxQueueCache); ok {
 		cache.SetTxQueue(qi) // sk_tx_queue_set
 	}
 	s.Queue = uint16(qi)

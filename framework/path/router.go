@@ -156,7 +156,7 @@ func (r *router) packet(p Pkt) skb.Packet {
 	h := skb.Handle(r.handle)
 	r.pkts[h] = p
 	return skb.Packet{Handle: h, Len: p.Len, TrueSize: rxTruesize, Hash: p.Hash, Keys: p.Keys, DSCP: p.DSCP, ECN: p.ECN,
-		Sock: -1, GSOSegs: 1, Enqueued: r.e.Now()}
+		Sock: -1, GSOSegs: 1}
 }
 
 type laterPkt struct {

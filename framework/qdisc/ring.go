@@ -1,5 +1,7 @@
 package qdisc
 
+import "slices"
+
 // Ring is a growable FIFO ring of values, the packet list every qdisc
 // keeps per queue (sk_buff_head's role): add at the tail, take from
 // either end. The zero value is empty and ready to use.
@@ -14,14 +16,28 @@ func (r *Ring[T]) Len() int { return r.n }
 // PushTail appends v, growing the ring when full.
 func (r *Ring[T]) PushTail(v T) {
 	if r.n == len(r.buf) {
-		nb := make([]T, max(8, 2*len(r.buf)))
-		for i := 0; i < r.n; i++ {
-			nb[i] = r.buf[(r.head+i)%len(r.buf)]
-		}
-		r.buf, r.head = nb, 0
+		r.grow()
 	}
 	r.buf[(r.head+r.n)%len(r.buf)] = v
 	r.n++
+}
+
+// grow makes room in a full ring: twice the size while small, an
+// eighth more from 1024 values on, and all of the allocation's size
+// class. A deep queue's ring is most of what its packets cost beside
+// their skbs: doubling leaves up to half of it unused, an eighth at most
+// a ninth, for eight copies of each value while it grows.
+func (r *Ring[T]) grow() {
+	n := len(r.buf)
+	want := max(8, 2*n)
+	if n >= 1024 {
+		want = n + n/8
+	}
+	nb := slices.Grow([]T(nil), want)
+	nb = nb[:cap(nb)]
+	i := copy(nb, r.buf[r.head:])
+	copy(nb[i:], r.buf[:r.head])
+	r.buf, r.head = nb, 0
 }
 
 // PopHead removes and returns the oldest value; the ring must not be empty.

@@ -4,14 +4,27 @@ import "fmt"
 
 // Pool allocates SKBs from slabs and recycles them; steady state makes no
 // Go allocations. It also resolves handles, detecting stale ones.
+//
+// A slot's Handle always holds its index and its last generation, live
+// or not (the host restores it when it copies a Packet over an skb), so
+// that the skb holds neither again. A freed skb keeps its fields, Next
+// nil (a list walked while the driver frees its skbs ends there), so
+// the free slots are a stack of indices: 4 bytes a slot.
 type Pool struct {
 	slabs [][]SKB
 	free  []uint32
 	live  int
 	total uint64
+	// reasons are the drop reasons the skbs' reason fields index; 0 is
+	// DropNone.
+	reasons []DropReason
+	// owners are the owners SKB.Owner names, OwnerID i at i-1.
+	owners []Owner
 }
 
-const slabSize = 4096
+// slabSize is small enough that the last slab's unused slots are a few
+// percent of a deep backlog's skbs.
+const slabSize = 1024
 
 // Get returns a zeroed live SKB with a fresh handle.
 func (p *Pool) Get() *SKB {
@@ -19,16 +32,20 @@ func (p *Pool) Get() *SKB {
 		base := uint32(len(p.slabs) * slabSize)
 		slab := make([]SKB, slabSize)
 		p.slabs = append(p.slabs, slab)
+		// Room for every slot's index, no more: the stack holds them all
+		// when nothing is live.
+		free := make([]uint32, 0, len(p.slabs)*slabSize)
+		p.free = append(free, p.free...)
 		for i := slabSize - 1; i >= 0; i-- {
-			slab[i].idx = base + uint32(i)
+			slab[i].Handle = Handle(base + uint32(i))
 			p.free = append(p.free, base+uint32(i))
 		}
 	}
 	idx := p.free[len(p.free)-1]
 	p.free = p.free[:len(p.free)-1]
 	s := &p.slabs[idx/slabSize][idx%slabSize]
-	gen := s.gen + 1
-	*s = SKB{idx: idx, gen: gen, live: true}
+	gen := uint32(uint64(s.Handle)>>32) + 1
+	*s = SKB{live: true}
 	s.Handle = Handle(uint64(gen)<<32 | uint64(idx))
 	p.live++
 	p.total++
@@ -40,10 +57,13 @@ func (p *Pool) Put(s *SKB) {
 	if !s.live {
 		panic(fmt.Sprintf("skb: double free of handle %#x", uint64(s.Handle)))
 	}
+	if p.Lookup(s.Handle) != s {
+		panic(fmt.Sprintf("skb: freeing an skb whose handle %#x is not its slot's", uint64(s.Handle)))
+	}
 	s.live = false
 	s.Next = nil
-	s.Owner = nil
-	p.free = append(p.free, s.idx)
+	s.Owner = 0
+	p.free = append(p.free, uint32(s.Handle))
 	p.live--
 }
 
@@ -51,15 +71,60 @@ func (p *Pool) Put(s *SKB) {
 // forged or freed.
 func (p *Pool) Lookup(h Handle) *SKB {
 	idx := uint32(h)
-	gen := uint32(uint64(h) >> 32)
 	if int(idx/slabSize) >= len(p.slabs) {
 		return nil
 	}
 	s := &p.slabs[idx/slabSize][idx%slabSize]
-	if !s.live || s.gen != gen {
+	if !s.live || s.Handle != h {
 		return nil
 	}
 	return s
+}
+
+// SetReason records why s is dropped (skb_drop_reason). The skb keeps a
+// byte, an index into the pool's reasons: the few a run uses.
+func (p *Pool) SetReason(s *SKB, r DropReason) {
+	if len(p.reasons) == 0 {
+		p.reasons = append(p.reasons, DropNone)
+	}
+	for i, x := range p.reasons {
+		if x == r {
+			s.reason = uint8(i)
+			return
+		}
+	}
+	if len(p.reasons) > 0xff {
+		panic(fmt.Sprintf("skb: drop reason %s is one more than the 256 a pool tells apart", r))
+	}
+	s.reason = uint8(len(p.reasons))
+	p.reasons = append(p.reasons, r)
+}
+
+// Reason is why s is dropped, as last set by SetReason (DropNone if not).
+func (p *Pool) Reason(s *SKB) DropReason {
+	if s.reason == 0 {
+		return DropNone
+	}
+	return p.reasons[s.reason]
+}
+
+// AddOwner registers o, once, and returns the ID its skbs carry in
+// SKB.Owner. Owners are the run's sockets, few and made at its start or
+// a connection's: the table is never trimmed.
+func (p *Pool) AddOwner(o Owner) OwnerID {
+	if o == nil {
+		panic("skb: a nil owner")
+	}
+	p.owners = append(p.owners, o)
+	return OwnerID(len(p.owners))
+}
+
+// Owner is what s is charged to, nil if nothing.
+func (p *Pool) Owner(s *SKB) Owner {
+	if s.Owner == 0 {
+		return nil
+	}
+	return p.owners[s.Owner-1]
 }
 
 // Live is the number of SKBs allocated and not yet freed.

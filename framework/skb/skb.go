@@ -35,7 +35,6 @@ type Packet struct {
 	Queue      uint16   // skb->queue_mapping (the txq picked)
 	GSOSegs    uint16   // 1 for non-GSO
 	Tstamp     sim.Time // skb->tstamp: EDT departure time in ktime (sim.Ktime, a qdisc's Ctx.Now), 0 = now
-	Enqueued   sim.Time // set by the host when the packet reaches the qdisc
 	PacingRate uint64   // sk_pacing_rate in bytes/s, 0 = unlimited
 }
 
@@ -70,44 +69,44 @@ const (
 )
 
 // SKB is the host's buffer. Only the host touches it; plugins get Packet.
+// Its fields go by size, largest first, so that none pads: every packet
+// in flight holds one, beside its qdisc's copy of the Packet.
 type SKB struct {
 	Packet
-	Next      *SKB // list link (skb->next, ll_node)
-	Reason    DropReason
-	Born      sim.Time // when the sender built it
-	XmitAt    sim.Time // entry to __dev_queue_xmit
-	SenderCPU int      // CPU that built it (its lines are hot there)
-	Owner     Owner    // socket to uncharge on free, or nil
-	Holder    int32    // id of the qdisc whose plugin holds it (-1: the driver), 0 if none
-	HotCPU    int32    // CPU whose cache holds the skb lines
+	Next   *SKB     // list link (skb->next, ll_node)
+	Born   sim.Time // when the sender built it
+	XmitAt sim.Time // entry to __dev_queue_xmit
 	// HotSeq is HotCPU's count of skbs handled when it took the lines
 	// (the host's per-CPU count): once that CPU has handled more than
 	// the cost table's l2_skbs since, the lines are in the LLC.
 	HotSeq uint64
-	// XmitCPU is skb->sender_cpu: the CPU + 1 of the first
-	// __dev_queue_xmit (netdev_core_pick_tx records it once), 0 before.
-	// XPS picks by it, so a stacked device's lower queue follows the
-	// sender, not the CPU that dequeued the upper qdisc (2bd82484bb4c).
-	XmitCPU int32
-	idx     uint32
-	gen     uint32
-	live    bool
-
-	// RxQueue is skb_record_rx_queue's value: the RX queue + 1 for an
-	// skb a NIC received (to forward), 0 for one a local sender built.
-	RxQueue uint16
-
-	// DupOf is the qdisc whose Duplicate made this clone (0: not a
-	// clone), until the clone reaches it (Packet.Dup); DupDepth counts
-	// clones of clones.
-	DupOf    int32
-	DupDepth uint8
 
 	// Cb is the protocol's control block (skb->cb, TCP_SKB_CB): opaque
 	// to the TX path and to qdiscs (it never crosses the plugin
 	// boundary), read by the owner at TX completion and by a packet
 	// capture for the TCP header.
 	Cb CB
+
+	SenderCPU int32   // CPU that built it (its lines are hot there)
+	Owner     OwnerID // socket to uncharge on free (Pool.Owner), or 0
+	Holder    int32   // id of the qdisc whose plugin holds it (-1: the driver), 0 if none
+	// XmitCPU is skb->sender_cpu: the CPU + 1 of the first
+	// __dev_queue_xmit (netdev_core_pick_tx records it once), 0 before.
+	// XPS picks by it, so a stacked device's lower queue follows the
+	// sender, not the CPU that dequeued the upper qdisc (2bd82484bb4c).
+	XmitCPU int32
+	// DupOf is the qdisc whose Duplicate made this clone (0: not a
+	// clone), until the clone reaches it (Packet.Dup); DupDepth counts
+	// clones of clones.
+	DupOf  int32
+	HotCPU int16 // CPU whose cache holds the skb lines (sim.MaxCPUs fits)
+
+	// RxQueue is skb_record_rx_queue's value: the RX queue + 1 for an
+	// skb a NIC received (to forward), 0 for one a local sender built.
+	RxQueue  uint16
+	DupDepth uint8
+	reason   uint8 // index into the pool's drop reasons (Pool.SetReason)
+	live     bool
 }
 
 // CB is a protocol's per-skb data. For TCP (Keys.Proto 6) Seq and Ack
@@ -140,6 +139,10 @@ const (
 type Owner interface {
 	Release(c *sim.CPU, s *SKB)
 }
+
+// OwnerID is an skb's Owner as its pool knows it (Pool.AddOwner), 0 for
+// none: 4 bytes in every skb in flight where the interface takes 16.
+type OwnerID int32
 
 // List is a singly linked list of skbs with a tail (sk_buff_head-like).
 type List struct {

@@ -38,6 +38,7 @@ type ProbeSock struct {
 	keys    skb.FlowKeys
 	hash    uint32
 	txq     int
+	owner   skb.OwnerID        // ps in the host's skb pool
 	sent    map[int64]sim.Time // requests out, by sequence
 	seq     int64
 	got     bool // udp_rr: the answer to the current request arrived
@@ -48,6 +49,7 @@ type ProbeSock struct {
 
 func (tr *Traffic) startProbe(i int, p Probe, jitter sim.Time) *ProbeSock {
 	ps := &ProbeSock{Probe: p, ID: i, tr: tr, txq: -1, sent: map[int64]sim.Time{}, txCPU: -1}
+	ps.owner = tr.net.Pool.AddOwner(ps)
 	proto := uint8(1) // ICMP
 	if p.Kind == ProbeUDPRR {
 		proto = 17
@@ -127,7 +129,7 @@ func (ps *ProbeSock) send(c *sim.CPU) int64 {
 	s.Keys, s.Hash, s.DSCP = ps.keys, ps.hash, ps.DSCP
 	s.Priority, s.Mark = ps.tr.priority, ps.tr.mark
 	s.Sock = int32(-2 - ps.ID)
-	s.Owner = ps
+	s.Owner = ps.owner
 	s.Cb = skb.CB{Seq: ps.seq}
 	ps.sent[ps.seq] = c.Now()
 	tr.net.DevQueueXmit(c, tr.dev, s)

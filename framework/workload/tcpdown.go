@@ -23,6 +23,7 @@ type downSock struct {
 	wmemAlloc int64
 	Acks      uint64
 	acks      map[skb.Handle]tcp.Ack // the ACKs in the TX path, by skb
+	owner     skb.OwnerID            // ds in the host's skb pool
 }
 
 // farOut is the far end's transmit: segments straight onto the down
@@ -37,6 +38,7 @@ func (tr *Traffic) startDown(f *TCPFlow, at sim.Time) error {
 	}
 	ds := &downSock{f: f, tr: tr, txq: -1, acks: map[skb.Handle]tcp.Ack{}}
 	ds.slock.Name = fmt.Sprintf("tcp/%d sk_lock.slock", f.ID)
+	ds.owner = tr.net.Pool.AddOwner(ds)
 	f.Snd, f.Rcv, f.down = tcp.NewSock(cc, tr.ECN, at), tcp.NewReceiver(cc.NeedsECN()), ds
 	tr.e.At(at, func() {
 		f.Snd.SetNow(at)
@@ -143,7 +145,7 @@ func (ds *downSock) sendAck(c *sim.CPU, a tcp.Ack) {
 	s.Keys, s.Hash, s.DSCP = f.keys, f.hash, f.DSCP
 	s.Priority, s.Mark = f.Priority, f.Mark
 	s.Sock = int32(f.ID)
-	s.Owner = ds
+	s.Owner = ds.owner
 	// The host sends no data on a download: its sequence stays after
 	// its SYN; the header acks a.Seq.
 	s.Cb = skb.CB{Ack: a.Seq}

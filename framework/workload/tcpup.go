@@ -44,6 +44,7 @@ type hostSock struct {
 	rtoFn                          func(c *sim.CPU)
 
 	txq       int
+	owner     skb.OwnerID // hs in the host's skb pool
 	fqChecked bool
 	cpu       *sim.CPU // the CPU running this socket's code now (tcp.Output)
 
@@ -57,6 +58,7 @@ func (tr *Traffic) startUp(f *TCPFlow, at sim.Time, cpus []int) (*sim.Task, erro
 	}
 	hs := &hostSock{f: f, tr: tr, txq: -1}
 	hs.slock.Name = fmt.Sprintf("tcp/%d sk_lock.slock", f.ID)
+	hs.owner = tr.net.Pool.AddOwner(hs)
 	hs.tp = tcp.NewSock(cc, tr.ECN, at)
 	hs.sndbuf = hs.tp.SndbufExpand(tcp.WmemDefault) // tcp_init_buffer_space
 	f.Snd, f.Rcv, f.up = hs.tp, tcp.NewReceiver(cc.NeedsECN()), hs
@@ -215,7 +217,7 @@ func (hs *hostSock) Transmit(tp *tcp.Sock, seq int64, segs int, tstamp sim.Time,
 		s.PacingRate = tp.PacingRate
 	}
 	s.Sock = int32(f.ID)
-	s.Owner = hs
+	s.Owner = hs.owner
 	// An upload's data: the host receives no data on it, so it acks
 	// the far end's SYN alone.
 	s.Cb = skb.CB{Seq: seq}

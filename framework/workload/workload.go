@@ -248,9 +248,10 @@ type Socket struct {
 	Sndbuf int // sk_sndbuf
 	// Wmem is sk_wmem_alloc_get: the truesize of every skb of this
 	// socket not yet freed (refcount_read(&sk->sk_wmem_alloc) - 1).
-	Wmem int
-	txq  int
-	wq   sim.WaitQueue // sk_sleep(sk)
+	Wmem  int
+	txq   int
+	owner skb.OwnerID   // s in the host's skb pool
+	wq    sim.WaitQueue // sk_sleep(sk)
 	// wmemLine is the socket's sock_write_tx group (sk_wmem_alloc):
 	// the sender adds each skb's truesize, the CPU that frees it
 	// subtracts it, atomically.
@@ -454,6 +455,7 @@ func Start(net *netdev.Net, dev *netdev.Device, spec Spec) (*Workload, error) {
 		switch spec.Kind {
 		case UDPStream:
 			sock := &Socket{ID: spec.Base + i, Sndbuf: net.Cfg.Sndbuf, txq: -1}
+			sock.owner = net.Pool.AddOwner(sock)
 			w.Sockets = append(w.Sockets, sock)
 			flow := w.flows[i]
 			t = net.E.NewTask(fmt.Sprintf("netperf/%d", spec.Base+i), allowed, func(t *sim.Task) { w.udpStream(t, net, dev, idx, sock, flow) })
@@ -511,7 +513,7 @@ func (w *Workload) udpStream(t *sim.Task, net *netdev.Net, dev *netdev.Device, i
 		s := net.AllocSkb(c)
 		w.fill(s, f, l2, truesize)
 		s.Sock = int32(sock.ID)
-		s.Owner = sock
+		s.Owner = sock.owner
 		sock.Wmem += int(truesize)
 		sock.Sent++
 		if net.DevQueueXmit(c, dev, s) == qdisc.XmitDrop {

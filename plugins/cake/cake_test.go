@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/txlab/txlab/framework/qdisc"
 	"github.com/txlab/txlab/framework/qdisc/qdisctest"
@@ -193,4 +194,15 @@ func BenchmarkEnqueueDequeue(b *testing.B) {
 		ctx.T += 10 * sim.Microsecond
 	}
 	b.ReportMetric(float64(b.N*32)/b.Elapsed().Seconds(), "pkts/s")
+}
+
+// A queued packet costs a ring entry beside the host's skb
+// (run.TestInflightMemory): the Packet, its enqueue time and adjusted
+// length.
+func TestPktSize(t *testing.T) {
+	if n := unsafe.Sizeof(pkt{}); n > 88 {
+		t.Errorf("sizeof pkt %d, want at most 88", n)
+	} else {
+		t.Logf("sizeof pkt %d", n)
+	}
 }

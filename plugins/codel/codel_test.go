@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/big"
 	"testing"
+	"unsafe"
 
 	"github.com/txlab/txlab/framework/skb"
 )
@@ -275,5 +276,16 @@ func TestDropLoopBounded(t *testing.T) {
 	}
 	if !After(v.DropNext, f.now) {
 		t.Fatalf("drop_next not resynced past now: %d <= %d", v.DropNext, f.now)
+	}
+}
+
+// A packet fq_codel queues costs an Item beside the host's skb
+// (run.TestInflightMemory): the Packet, its enqueue time and the memory
+// it is charged.
+func TestItemSize(t *testing.T) {
+	if n := unsafe.Sizeof(Item{}); n > 80 {
+		t.Errorf("sizeof Item %d, want at most 80", n)
+	} else {
+		t.Logf("sizeof Item %d", n)
 	}
 }

@@ -156,7 +156,7 @@ func (e *Enc) Packet(p *skb.Packet) {
 	le.PutUint16(w[44:], p.Queue)
 	le.PutUint16(w[46:], p.GSOSegs)
 	le.PutUint64(w[48:], uint64(p.Tstamp))
-	le.PutUint64(w[56:], uint64(p.Enqueued))
+	le.PutUint64(w[56:], 0) // was Packet.Enqueued, which no qdisc read: reserved
 	le.PutUint64(w[64:], p.PacingRate)
 	le.PutUint32(w[72:], p.Mark)
 	w[76] = p.TCPFlags
@@ -305,7 +305,6 @@ func (d *Dec) Packet() skb.Packet {
 		Queue:      le.Uint16(w[44:]),
 		GSOSegs:    le.Uint16(w[46:]),
 		Tstamp:     int64ToTime(le.Uint64(w[48:])),
-		Enqueued:   int64ToTime(le.Uint64(w[56:])),
 		PacingRate: le.Uint64(w[64:]),
 		Mark:       le.Uint32(w[72:]),
 		Dup:        w[35]&pktDup != 0,

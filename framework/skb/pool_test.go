@@ -1,0 +1,89 @@
+package skb
+
+import (
+	"testing"
+	"unsafe"
+
+	"github.com/txlab/txlab/framework/sim"
+)
+
+// Every packet in flight holds an SKB, and its qdisc a copy of the
+// Packet: the 256 bytes per packet in flight leave them this
+// much (run.TestInflightMemory measures the whole).
+func TestSizes(t *testing.T) {
+	skbSize, pktSize := unsafe.Sizeof(SKB{}), unsafe.Sizeof(Packet{})
+	t.Logf("sizeof SKB %d, Packet %d", skbSize, pktSize)
+	if skbSize > 160 || pktSize > 72 {
+		t.Errorf("sizeof SKB %d, Packet %d: want at most 160 and 72", skbSize, pktSize)
+	}
+}
+
+// Freed slots are reused last freed first, each with its next
+// generation, and a stale handle resolves to nothing.
+func TestPoolReuse(t *testing.T) {
+	handle := func(gen, idx uint32) Handle { return Handle(uint64(gen)<<32 | uint64(idx)) }
+	var p Pool
+	a, b := p.Get(), p.Get()
+	if a.Handle != handle(1, 0) || b.Handle != handle(1, 1) {
+		t.Fatalf("handles %#x %#x, want generation 1 of slots 0 and 1", a.Handle, b.Handle)
+	}
+	ha, hb := a.Handle, b.Handle
+	p.Put(a)
+	p.Put(b)
+	if p.Lookup(ha) != nil || p.Live() != 0 {
+		t.Fatalf("a freed handle resolves, or %d live", p.Live())
+	}
+	if c := p.Get(); c != b || c.Handle != handle(2, 1) || p.Lookup(hb) != nil || p.Lookup(c.Handle) != c {
+		t.Fatalf("got handle %#x, want slot 1's generation 2", c.Handle)
+	}
+	if d := p.Get(); d != a || d.Handle != handle(2, 0) {
+		t.Fatalf("got handle %#x, want slot 0's generation 2", d.Handle)
+	}
+	for range slabSize {
+		p.Get()
+	}
+	if len(p.slabs) != 2 || p.Live() != slabSize+2 {
+		t.Fatalf("%d slabs, %d live", len(p.slabs), p.Live())
+	}
+}
+
+func TestPoolReasons(t *testing.T) {
+	var p Pool
+	a, b := p.Get(), p.Get()
+	if p.Reason(a) != DropNone {
+		t.Fatalf("a fresh skb's reason is %q", p.Reason(a))
+	}
+	p.SetReason(a, DropQdiscDrop)
+	p.SetReason(b, "SOMETHING_NEW")
+	if p.Reason(a) != DropQdiscDrop || p.Reason(b) != "SOMETHING_NEW" {
+		t.Fatalf("reasons %q %q", p.Reason(a), p.Reason(b))
+	}
+	p.SetReason(b, DropQdiscDrop)
+	if p.Reason(b) != DropQdiscDrop || len(p.reasons) != 3 {
+		t.Fatalf("reason %q, %d known", p.Reason(b), len(p.reasons))
+	}
+}
+
+type countingOwner struct{ released int }
+
+func (o *countingOwner) Release(*sim.CPU, *SKB) { o.released++ }
+
+// An skb names its owner by ID; a freed one, and one never charged,
+// has none.
+func TestPoolOwners(t *testing.T) {
+	var p Pool
+	o1, o2 := &countingOwner{}, &countingOwner{}
+	id1, id2 := p.AddOwner(o1), p.AddOwner(o2)
+	if id1 == 0 || id2 == 0 || id1 == id2 {
+		t.Fatalf("owner IDs %d %d", id1, id2)
+	}
+	a, b := p.Get(), p.Get()
+	a.Owner = id2
+	if p.Owner(a) != o2 || p.Owner(b) != nil {
+		t.Fatalf("owners %v %v, want o2 and nil", p.Owner(a), p.Owner(b))
+	}
+	p.Put(a)
+	if a.Owner != 0 || p.Owner(a) != nil {
+		t.Fatalf("a freed skb keeps owner %d", a.Owner)
+	}
+}
