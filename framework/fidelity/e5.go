@@ -2,6 +2,7 @@ package fidelity
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -45,9 +46,14 @@ const cakeFlowsPerTin = 1024
 // p99 both higher) and the upload goodput, what crosses cake_mq (lower
 // by more than 1%); then, not judged, the idle RTT and plain cake beside
 // cake_mq with the fix. Run for several seeds (txlab fidelity runs 1-3),
-// a difference holds only above twice the seeds' standard deviation: a
-// single seed's 1% is within run-to-run noise (seeds 1, 2 and 3 of the
-// shipped script gave 6, 2 and 4 of the 8 rows by the one-seed rule).
+// a difference holds only in the claimed direction in every seed and
+// with its mean above twice its standard error (the seeds' standard
+// deviation over the square root of their number): a single seed's 1%
+// is within run-to-run noise (seeds 1, 2 and 3 of the shipped script
+// gave 6, 2 and 4 of the 8 rows by the one-seed rule). The seed claims a
+// direction, so this is the usual test of a mean against noise; E3's
+// gain, which its issue asks to be "well above run-to-run noise", must
+// clear twice the seeds' standard deviation instead.
 // The text gives the lowest seed's figures and each seed's difference.
 func E5(reps []*report.Report) []Row {
 	var rows []Row
@@ -94,13 +100,16 @@ func E5(reps []*report.Report) []Row {
 			mg, sdg := meanSD(gr)
 			gp := Row{ID: gpID, Name: "upload goodput, clearing vs fix (" + cell + ")", Seed: e5SeedGoodput, Model: gmodel,
 				Ratio: mg, Tolerance: "lower by over 1%", Holds: mg < 0.99, Why: why}
-			if len(gr) > 1 {
+			if k := float64(len(gr)); k > 1 {
+				// Beyond noise: the claimed direction in every seed, and
+				// the mean over twice its standard error.
+				se := 2 / math.Sqrt(k)
 				rtt.Model += fmt.Sprintf("; %d seeds: p50 %s, p99 %s", len(d50), signedPcts(d50), signedPcts(d99))
-				rtt.Tolerance = "p50 and p99 higher, by over 2 sd of the seeds'"
-				rtt.Holds = rtt.Holds && m50 > 2*sd50 && m99 > 2*sd99
+				rtt.Tolerance = "p50 and p99 higher in every seed, the mean by over 2 standard errors"
+				rtt.Holds = slices.Min(d50) > 0 && slices.Min(d99) > 0 && m50 > se*sd50 && m99 > se*sd99
 				gp.Model += fmt.Sprintf("; %d seeds: %s", len(gr), signedPcts(minusOne(gr)))
-				gp.Tolerance = "lower by over 1% and 2 sd of the seeds'"
-				gp.Holds = gp.Holds && 1-mg > 2*sdg
+				gp.Tolerance = "lower by over 1% in every seed, the mean by over 2 standard errors"
+				gp.Holds = slices.Max(gr) < 0.99 && 1-mg > se*sdg
 			}
 			if !gp.Holds {
 				gp.Why += "; the shaper still fills its 2 Gbit: the CPUs have room for the walks, so the cost is CPU, not goodput"

@@ -80,40 +80,29 @@ type Costs struct {
 
 	// Sender side (udp_sendmsg down to dev_queue_xmit).
 	//
-	// stack_per_packet (2600 ns) and skb_alloc (250 ns) together are one
-	// netperf UDP_STREAM sendmsg() of a small datagram up to
-	// __dev_queue_xmit: 2.85 us. skb_alloc is sock_alloc_send_skb's
-	// two slab allocations (the sk_buff and its small head) and the
-	// sk_buff's initialisation, plus the payload's copy
-	// (ip_generic_getfrag); skb_set_owner_w's refcount_add on
-	// sk_wmem_alloc is priced apart, as the socket line's atomic. The
-	// split between the two is the model's estimate, and neither figure
-	// has a measured source. The sum looks fitted to E1, a result the
-	// model is judged on, which is circular: 1481b24 raised them from
-	// 1500 and 180 in the commit that added a temporary E1 harness
-	// (framework/netdev/e1_tmp_test.go, removed in bf3a9c8: E1's 480
-	// CPUs and 30 ice queues under mq, $E1 udp_stream senders of 120 B,
-	// cost overrides from $COSTS, logging the CPU time per packet and
-	// the busy share of the 480 CPUs), and 2.85 us plus the
-	// TX path's ~1 us a packet is E1's after-state total (Eric
-	// Dumazet's vmstat, llist thread: sy 23% of 480 CPUs at 29 Mpps,
-	// 110 CPUs / 29 Mpps = 3.8 us a packet, everything included).
-	// An independent figure puts it much lower. Toke Høiland-Jørgensen's
-	// single netperf UDP_STREAM into a root cake on ice (llist thread:
-	// "A single netperf instance gets me back to the ~600k PPS range")
-	// is one sender's whole path on its CPU, syscall to doorbell: at
-	// most 1/600K = 1.67 us a packet. Less the model's own price of the
-	// rest of that path (xmit_entry and pick_tx 65 ns, the root lock
-	// ~20, cake's enqueue ~190 and its dequeue, validate_xmit 30,
-	// driver_xmit 90, doorbell 160: 0.6-0.7 us) that leaves ~1.0 us for
-	// stack_per_packet + skb_alloc, i.e. stack_per_packet ~0.75 us, under
-	// a third of 2600 (README, E2n: the model's one sender makes 271
-	// Kpps). Caveats: Toke's CPU is not named, and E2n is itself a seed
-	// experiment (judged on its ratio, not this rate), so it bounds the
-	// figure rather than fixing it. E1's pinned run (57 Mpps from 240
-	// senders, one CPU each: 4.2 us a packet a sender, lock waits and
-	// completions included) bounds it no tighter. Kept at 2600: a new
-	// value changes every report and needs a profile of a sender.
+	// stack_per_packet (600 ns) is one netperf UDP_STREAM sendmsg() of a
+	// small datagram up to __dev_queue_xmit, less skb_alloc (250 ns:
+	// sock_alloc_send_skb's two slab allocations, the sk_buff's
+	// initialisation and the payload's copy, ip_generic_getfrag, the
+	// model's estimate); skb_set_owner_w's refcount_add on sk_wmem_alloc
+	// is priced apart, as the socket line's atomic. It is measured from
+	// Toke Høiland-Jørgensen's single netperf UDP_STREAM into a root cake
+	// on ice (llist thread: "A single netperf instance gets me back to
+	// the ~600k PPS range"): one sender's whole path on its CPU, syscall
+	// to doorbell, 1/600K = 1.67 us a packet. The rest of that path as
+	// the model prices it is 1.06 us: E2n's one netperf with
+	// stack_per_packet=0 sends 868 Kpps (`txlab run scripts/e2n.tengo
+	// --set cost.stack_per_packet=0`); 1.67 - 1.06 = 0.6 us, and with 600
+	// that sender makes 605 Kpps. Eric Dumazet's perf lock tables before
+	// the llist (E1's host, same thread) agree: the senders on CPUs 0-7
+	// waited on the busylock 6.79 s and 7.10 s of every 8 CPU-seconds,
+	// unpinned and pinned (85-89% of their time), so a sender's own path
+	// is a small part of its cycle. Toke's CPU is not named (E2n is
+	// judged on its ratio, not this rate). It was 2600 (with skb_alloc
+	// 250, 2.85 us), set in 1481b24 against a temporary E1 harness, i.e.
+	// fitted to a figure the model is judged on; with it a single sender
+	// made 273 Kpps and E1's senders waited on the busylock ~9% of their
+	// time.
 	StackPerPacket int64 `cost:"stack_per_packet" help:"syscall + udp_sendmsg + ip_output per packet, before __dev_queue_xmit"`
 	SkbAlloc       int64 `cost:"skb_alloc" help:"sock_alloc_send_skb + copy of a small payload"`
 	// xmit_entry (40 ns) is __dev_queue_xmit's own work before the qdisc
@@ -362,7 +351,7 @@ func DefaultCosts() *Costs {
 		SpinAcquire: 8,
 		SpinRelease: 4,
 
-		StackPerPacket: 2600,
+		StackPerPacket: 600,
 		SkbAlloc:       250,
 		PickTx:         25,
 		XmitEntry:      40,
