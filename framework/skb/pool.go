@@ -9,7 +9,7 @@ import "fmt"
 // or not (the host restores it when it copies a Packet over an skb), so
 // that the skb holds neither again. A freed skb keeps its fields, Next
 // nil (a list walked while the driver frees its skbs ends there), so
-// the free slots are a stack of indices: 4 bytes a slot.
+// the free slots are a stack of indices: 4 bytes a free slot.
 type Pool struct {
 	slabs [][]SKB
 	free  []uint32
@@ -32,10 +32,8 @@ func (p *Pool) Get() *SKB {
 		base := uint32(len(p.slabs) * slabSize)
 		slab := make([]SKB, slabSize)
 		p.slabs = append(p.slabs, slab)
-		// Room for every slot's index, no more: the stack holds them all
-		// when nothing is live.
-		free := make([]uint32, 0, len(p.slabs)*slabSize)
-		p.free = append(free, p.free...)
+		// The stack grows only as far as free slots ever go, not to
+		// every slot: a deep backlog's skbs, all live, leave it short.
 		for i := slabSize - 1; i >= 0; i-- {
 			slab[i].Handle = Handle(base + uint32(i))
 			p.free = append(p.free, base+uint32(i))
