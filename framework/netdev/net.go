@@ -611,17 +611,25 @@ func (n *Net) CheckAccounting() error {
 // on another CPU (the sender's, usually).
 func (n *Net) touchSkb(c *sim.CPU, s *skb.SKB) { n.touchSkbPrefetched(c, s, false) }
 
-// touchSkbPrefetched is touchSkb for an skb whose lines were prefetched
-// while the previous one was handled (the llist walk prefetches next and
-// &next->priority): only prefetch_pct of the transfer stalls the CPU.
+// touchSkbPrefetched is touchSkb for an skb of a drained defer list after
+// the first: the llist walk prefetched its first line (prefetch(next))
+// while the previous skb was enqueued, and its second half too
+// (prefetch(&next->priority)) with Config.PrefetchPriority. Of a
+// prefetched line only prefetch_pct of the transfer stalls the CPU; the
+// rest of skb_lines are read cold.
 func (n *Net) touchSkbPrefetched(c *sim.CPU, s *skb.SKB, prefetched bool) {
 	if int(s.HotCPU) == c.ID {
 		return
 	}
 	costs := n.E.Costs
-	d := costs.SkbLines * n.skbLine(c, s)
+	line := n.skbLine(c, s)
+	d := costs.SkbLines * line
 	if prefetched {
-		d = d * costs.PrefetchPct / 100
+		ahead := min(costs.SkbLines, 1)
+		if n.Cfg.PrefetchPriority {
+			ahead = costs.SkbLines
+		}
+		d = ahead*line*costs.PrefetchPct/100 + (costs.SkbLines-ahead)*line
 	}
 	if pr := n.Prof; pr != nil {
 		pr.SkbLineNs[pr.Cur] += d
