@@ -132,12 +132,12 @@ func runExperiments(c *cli.Context, sel []fidelity.Experiment) ([]fidelity.Resul
 	watching.Store(true)
 	defer watching.Store(false)
 	bar := newProgress(c, "runs", specDurations(specs))
-	walls := make([]time.Duration, len(specs))
+	starts, walls := make([]time.Time, len(specs)), make([]time.Duration, len(specs))
 	reps, errs := run.RunAll(specs, jobs, func(i int) run.Options {
-		walls[i] = -time.Duration(time.Now().UnixNano())
+		starts[i] = time.Now()
 		return run.Options{Progress: bar.run(i), Stop: interrupted}
 	}, func(i int, _ *report.Report, _ error) {
-		walls[i] += time.Duration(time.Now().UnixNano())
+		walls[i] = time.Since(starts[i])
 		bar.runDone()
 	})
 	bar.finish()
@@ -180,9 +180,9 @@ func experimentSpecs(c *cli.Context, exp fidelity.Experiment) ([]run.Spec, error
 	if err != nil {
 		return nil, err
 	}
-	if set := c.StringSlice("set"); len(set) > 0 {
-		for i := range plan.Specs {
-			plan.Specs[i].Set = append(append([]string(nil), plan.Specs[i].Set...), set...)
+	for i := range plan.Specs {
+		if err := applyFlags(c, &plan.Specs[i]); err != nil { // --set, as txlab run applies it to a script's variants
+			return nil, err
 		}
 	}
 	if err := checkSpecs(plan.Specs); err != nil {

@@ -103,13 +103,13 @@ func E5(reps []*report.Report) []Row {
 			if k := float64(len(gr)); k > 1 {
 				// Beyond noise: the claimed direction in every seed, and
 				// the mean over twice its standard error.
-				se := 2 / math.Sqrt(k)
+				twoSE := 2 / math.Sqrt(k) // twice the standard error, in standard deviations
 				rtt.Model += fmt.Sprintf("; %d seeds: p50 %s, p99 %s", len(d50), signedPcts(d50), signedPcts(d99))
 				rtt.Tolerance = "p50 and p99 higher in every seed, the mean by over 2 standard errors"
-				rtt.Holds = slices.Min(d50) > 0 && slices.Min(d99) > 0 && m50 > se*sd50 && m99 > se*sd99
+				rtt.Holds = slices.Min(d50) > 0 && slices.Min(d99) > 0 && m50 > twoSE*sd50 && m99 > twoSE*sd99
 				gp.Model += fmt.Sprintf("; %d seeds: %s", len(gr), signedPcts(minusOne(gr)))
 				gp.Tolerance = "lower by over 1% in every seed, the mean by over 2 standard errors"
-				gp.Holds = slices.Max(gr) < 0.99 && 1-mg > se*sdg
+				gp.Holds = slices.Max(gr) < 0.99 && 1-mg > twoSE*sdg
 			}
 			if !gp.Holds {
 				gp.Why += "; the shaper still fills its 2 Gbit: the CPUs have room for the walks, so the cost is CPU, not goodput"
