@@ -262,4 +262,13 @@ func TestE2nRows(t *testing.T) {
 	if r := rowByID(t, E2n(reps[:4]), "E2n.3"); r.Model != "not run" || r.Holds {
 		t.Errorf("E2n.3 without the idpf variants: %+v, want not run", r)
 	}
+	// The local reading is a check row: shown, never judged.
+	reps = append(reps, fake(E2nLocal16Old, 0.97e6, 0.97e6, 0, nil), fake(E2nLocal16Rc1, 1.15e6, 1.15e6, 0, nil))
+	rows = E2n(reps)
+	if len(rows) != 4 {
+		t.Fatalf("%d rows with the local variants, want 4", len(rows))
+	}
+	if r := rowByID(t, rows, "E2n.4"); r.Kind != Check || r.Holds || !strings.Contains(r.Model, "1.19x") {
+		t.Errorf("E2n.4: %+v, want an unjudged check with the local pair's ratio", r)
+	}
 }

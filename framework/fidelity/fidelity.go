@@ -263,7 +263,7 @@ func Experiments() []Experiment {
 			}},
 		{ID: "E2", Title: "root cake on ice, 8 queues, 16 flows of 64 B forwarded at 5 Mpps (cake's collapse)",
 			Script: "e2", Rows: rowsOf("E2", E2)},
-		{ID: "E2n", Title: "E2 with local netperf: 16 vs 1 UDP_STREAM -m 64 over root cake on ice, 8 queues; 16 on idpf, 32 queues",
+		{ID: "E2n", Title: "E2 fed by netperf: 16 vs 1 UDP_STREAM -m 64 on the generator, forwarded through root cake on ice, 8 queues; 16 local on idpf, 32 queues",
 			Script: "e2n", Rows: rowsOf("E2n", E2n)},
 		{ID: "E2b", Title: "root cake on i40e, 4 queues, 21 Mpps of 64 B forwarded (Jonas's DUT)",
 			Script: "e2b", Rows: rowsOf("E2b", E2b)},

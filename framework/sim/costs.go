@@ -86,19 +86,24 @@ type Costs struct {
 	// initialisation and the payload's copy, ip_generic_getfrag, the
 	// model's estimate); skb_set_owner_w's refcount_add on sk_wmem_alloc
 	// is priced apart, as the socket line's atomic. It is measured from
-	// Toke Høiland-Jørgensen's single netperf UDP_STREAM into a root cake
-	// on ice (llist thread: "A single netperf instance gets me back to
-	// the ~600k PPS range"): one sender's whole path on its CPU, syscall
-	// to doorbell, 1/600K = 1.67 us a packet. The rest of that path as
-	// the model prices it is 1.06 us: E2n's one netperf with
+	// Toke Høiland-Jørgensen's single netperf UDP_STREAM -m 64 (llist
+	// thread: "A single netperf instance gets me back to the ~600k PPS
+	// range"): one sender's whole path on its CPU, syscall to doorbell,
+	// 1/600K = 1.67 us a packet. That netperf ran where xdp-trafficgen
+	// had, on his traffic generator, whose qdisc and NIC are not named,
+	// and his DUT forwarded all of it (it forwards 630 Kpps of 16 flows);
+	// the model's rest of the path is priced through the DUT's own root
+	// cake on ice instead: 1.06 us, E2n's one local netperf with
 	// stack_per_packet=0 sends 868 Kpps (`txlab run scripts/e2n.tengo
-	// --set cost.stack_per_packet=0`); 1.67 - 1.06 = 0.6 us, and with 600
-	// that sender makes 605 Kpps. Eric Dumazet's perf lock tables before
-	// the llist (E1's host, same thread) agree: the senders on CPUs 0-7
-	// waited on the busylock 6.79 s and 7.10 s of every 8 CPU-seconds,
-	// unpinned and pinned (85-89% of their time), so a sender's own path
-	// is a small part of its cycle. Toke's CPU is not named (E2n is
-	// judged on its ratio, not this rate). It was 2600 (with skb_alloc
+	// --set cost.stack_per_packet=0`, "1 local netperf/6.18"); 1.67 -
+	// 1.06 = 0.6 us, and with 600 that sender makes 605 Kpps. A
+	// generator's mq with a cheaper child would leave a little more to
+	// the sender; the figure is good to its first digit. Eric Dumazet's
+	// perf lock tables before the llist (E1's host, same thread) agree:
+	// the senders on CPUs 0-7 waited on the busylock 6.79 s and 7.10 s
+	// of every 8 CPU-seconds, unpinned and pinned (85-89% of their
+	// time), so a sender's own path is a small part of its cycle. Toke's CPUs are not named (E2n is
+	// judged on its ratios, not this rate). It was 2600 (with skb_alloc
 	// 250, 2.85 us), set in 1481b24 against a temporary E1 harness, i.e.
 	// fitted to a figure the model is judged on; with it a single sender
 	// made 273 Kpps and E1's senders waited on the busylock ~9% of their
