@@ -82,7 +82,53 @@ func E2(reps []*report.Report) []Row {
 			Model: fmt.Sprintf("6.18: %s; 6.19-rc1: %s (%.2fx)", rate(tail(old)), rate(tail(rc1)), x), Holds: x >= 0.8,
 			Why: "6.19-rc1: " + joinWhy(lockWhy(rc1), turnsWhy(rc1), dropRates(rc1))})
 	}
+
+	// Toke's dropwatch (llist thread, after "The drops seem to come from
+	// mainly two places"): drop_monitor's summaries, one a CPU a second,
+	// count __dev_xmit_skb+13c (defer_count > q->limit) 1.5-2.5x
+	// +3f5 (the to_free list after the root lock). A check, not judged:
+	// the listing does not say which of his runs it is of.
+	if rc1 := FindVariant(reps, E2CakeLlist); rc1 != nil {
+		bound, toFree := boundAndToFree(rc1)
+		rows = append(rows, Row{ID: "E2.6", Name: "llist drops: defer bound vs to_free", Kind: Check,
+			Seed:  "dropwatch: __dev_xmit_skb+13c (defer bound) 1.5-2.5x +3f5 (to_free)",
+			Model: fmt.Sprintf("defer bound %d, to_free %d (%.2fx)", bound, toFree, ratio(float64(bound), float64(toFree))),
+			Why:   "6.19-rc1: " + joinWhy(deferWhy(rc1), lockWhy(rc1))})
+	}
 	return rows
+}
+
+// boundAndToFree counts a run's drops at the defer bound and those freed
+// from the enqueue's to_free list after the root lock (every drop at
+// enqueue: the qdisc's own, and the defer bound's that dropPlaces does
+// not attribute to it).
+func boundAndToFree(r *report.Report) (bound, toFree uint64) {
+	deferLeft := r.Counters["defer_drops"]
+	for reason, n := range r.Drops {
+		switch {
+		case rxReasons[reason], dequeueReasons[reason], otherReasons[reason]:
+		case reason == "QDISC_BURST_DROP" || reason == "QDISC_DROP":
+			d := min(n, deferLeft)
+			deferLeft -= d
+			bound += d
+			toFree += n - d
+		default:
+			toFree += n
+		}
+	}
+	return bound, toFree
+}
+
+// deferWhy is the deepest defer list the run saw against its bound.
+func deferWhy(r *report.Report) string {
+	var deepest int64
+	for _, q := range r.Qdisc {
+		deepest = max(deepest, q.DeferMax)
+	}
+	if deepest == 0 {
+		return ""
+	}
+	return fmt.Sprintf("the deepest defer list held %d skbs (the bound: q->limit)", deepest)
 }
 
 // E2b judges Jonas Köppeler's E2b (i40e, 4 queues, root cake besteffort

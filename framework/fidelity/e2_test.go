@@ -105,7 +105,7 @@ func TestE2Rows(t *testing.T) {
 		fake(E2SfqRc1, 0.5e6, 0.5e6, 0, nil),
 	}
 	rows := E2(reps)
-	want := map[string]bool{"E2.1": true, "E2.2": true, "E2.3": true, "E2.4": true, "E2.5": false}
+	want := map[string]bool{"E2.1": true, "E2.2": true, "E2.3": true, "E2.4": true, "E2.5": false, "E2.6": false}
 	for _, r := range rows {
 		if r.Holds != want[r.ID] {
 			t.Errorf("%s %s: holds %v, want %v (%s)", r.ID, r.Name, r.Holds, want[r.ID], r.Model)
@@ -113,6 +113,9 @@ func TestE2Rows(t *testing.T) {
 	}
 	if len(rows) != len(want) {
 		t.Errorf("%d rows, want %d", len(rows), len(want))
+	}
+	if r := rowByID(t, rows, "E2.6"); r.Kind != Check {
+		t.Errorf("E2.6, the dropwatch's places, is a check, never judged: %+v", r)
 	}
 	// The fq_codel row says how the dequeuer shares the lock with the
 	// drainers: turns per drain and skbs a turn.
@@ -270,5 +273,26 @@ func TestE2nRows(t *testing.T) {
 	}
 	if r := rowByID(t, rows, "E2n.4"); r.Kind != Check || r.Holds || !strings.Contains(r.Model, "1.19x") {
 		t.Errorf("E2n.4: %+v, want an unjudged check with the local pair's ratio", r)
+	}
+}
+
+// The defer bound's drops are the QDISC_DROPs the defer_drops counter
+// vouches for; every other enqueue drop leaves by the to_free list, and
+// RX and dequeue drops by neither.
+func TestBoundAndToFree(t *testing.T) {
+	for _, tc := range []struct {
+		drops         map[string]uint64
+		deferDrops    uint64
+		bound, toFree uint64
+	}{
+		{map[string]uint64{"QDISC_OVERLIMIT": 100, "RX_MISSED": 50, "CAKE_FLOOD": 7}, 0, 0, 100},
+		{map[string]uint64{"QDISC_DROP": 30, "QDISC_OVERLIMIT": 100}, 20, 20, 110},
+		{map[string]uint64{"QDISC_BURST_DROP": 40, "QDISC_CONGESTED": 3}, 40, 40, 0},
+	} {
+		r := &report.Report{Counters: map[string]uint64{"defer_drops": tc.deferDrops}}
+		r.Drops = tc.drops
+		if b, f := boundAndToFree(r); b != tc.bound || f != tc.toFree {
+			t.Errorf("%v with defer_drops %d: bound %d, to_free %d; want %d, %d", tc.drops, tc.deferDrops, b, f, tc.bound, tc.toFree)
+		}
 	}
 }
