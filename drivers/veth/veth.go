@@ -102,10 +102,10 @@ func (v *Veth) Init(s driver.Setup, args []string) (driver.Info, error) {
 		for i := range qv {
 			qv[i] = i
 		}
-		return driver.Info{LLTX: true, NoQueue: true, Vectors: s.NumTxQ, QueueVec: qv}, nil
+		return driver.Info{LLTX: true, NoQueue: true, NoXPS: true, Vectors: s.NumTxQ, QueueVec: qv}, nil
 	}
 	v.backlog = make([][]skb.Handle, s.NumCPUs)
-	return driver.Info{LLTX: true, NoQueue: true, Vectors: s.NumCPUs, QueueVec: make([]int, s.NumTxQ)}, nil
+	return driver.Info{LLTX: true, NoQueue: true, NoXPS: true, Vectors: s.NumCPUs, QueueVec: make([]int, s.NumTxQ)}, nil
 }
 
 // Xmit implements driver.Driver: veth_xmit -> veth_forward_skb, or on

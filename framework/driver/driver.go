@@ -100,6 +100,10 @@ type Info struct {
 	Vectors  int   // MSI-X vectors
 	QueueVec []int // vector serving each txq
 	Wire     bool  // serialises at line rate (false for veth)
+	// NoXPS: the driver never calls netif_set_xps_queue, so the
+	// device's own XPS map ("irq") is empty and every socket's queue
+	// is skb_tx_hash's (veth).
+	NoXPS bool
 	// Rx is the receive side, for drivers of NICs that have one (nil
 	// for veth and for a setup without RX queues).
 	Rx *RxInfo

@@ -102,6 +102,18 @@ type Config struct {
 	// (README, "The second prefetch"). A known disagreement, kept until
 	// E2's host is known; --set prefetch_priority=off asks the question.
 	PrefetchPriority bool
+	// OooOkay: skb_set_owner_w sets skb->ooo_okay when the socket had
+	// no other skb in flight (d365c9bca35c, "net: control skb->ooo_okay
+	// from skb_set_owner_w()", 6.19): a connected UDP socket's next
+	// packet may then leave its cached queue for the one XPS gives the
+	// sending CPU. Before it only TCP set ooo_okay, and a connected UDP
+	// socket kept the queue of its first packet.
+	OooOkay bool
+	// TxqReselectionMs is net.core.txq_reselection_ms (2ddef3462b3a,
+	// 4a7708443dec, 6.19; 1000 by default, 0 disables): a connected
+	// socket's cached queue expires that long after it was set or last
+	// refreshed, so busy flows follow XPS too. 0 in kernels without it.
+	TxqReselectionMs int
 	DevTxWeight      int  // net.core.dev_weight * dev_weight_tx_bias: __qdisc_run quota
 	BQL              bool // byte queue limits on drivers that support them
 	SockWfree        DestructorCall
@@ -131,7 +143,8 @@ var profiles = map[string]func() Config{
 		c.Xmit = XmitLlist
 		c.DeferBound = BoundQLimit
 		c.RunBeginReads = true
-		c.SockWfree = CallDirect // the series' patch 1: INDIRECT_CALL_3 in skb_release_head_state
+		c.SockWfree = CallDirect                   // the series' patch 1: INDIRECT_CALL_3 in skb_release_head_state
+		c.OooOkay, c.TxqReselectionMs = true, 1000 // "net: deal with sticky tx queues", merged 15 Oct 2025
 		return c
 	},
 	// 4.7 (July 2016) as E4's seed measured it before 4d202a0d1: the
@@ -169,6 +182,7 @@ var profiles = map[string]func() Config{
 		c.DequeueDrops = true
 		c.RunBeginReads = true
 		c.SockWfree = CallDirect
+		c.OooOkay, c.TxqReselectionMs = true, 1000
 		return c
 	},
 }
@@ -276,8 +290,12 @@ var toggles = map[string]toggle{
 	"fast_path":       boolToggle("__netif_schedule fast path (skip while defer_list non-empty)", func(c *Config) *bool { return &c.FastPath }),
 	"dequeue_drops":   boolToggle("honour TCQ_F_DEQUEUE_DROPS (free dequeue drops after the root lock)", func(c *Config) *bool { return &c.DequeueDrops }),
 	"bulk_quota":      boolToggle("bound bulk dequeue by the remaining quota (0345552a653c)", func(c *Config) *bool { return &c.BulkQuota }),
-	"dev_tx_weight":   intToggle("__qdisc_run quota (net.core.dev_weight)", 1, func(c *Config) *int { return &c.DevTxWeight }),
-	"bql":             boolToggle("byte queue limits", func(c *Config) *bool { return &c.BQL }),
+	"ooo_okay": boolToggle("skb_set_owner_w sets skb->ooo_okay when the socket has no other skb in flight, so a connected UDP socket may change TX queue (d365c9bca35c)",
+		func(c *Config) *bool { return &c.OooOkay }),
+	"txq_reselection_ms": intToggle("net.core.txq_reselection_ms: a connected socket's cached TX queue expires this long after it was set or refreshed (4a7708443dec); 0 never",
+		0, func(c *Config) *int { return &c.TxqReselectionMs }),
+	"dev_tx_weight": intToggle("__qdisc_run quota (net.core.dev_weight)", 1, func(c *Config) *int { return &c.DevTxWeight }),
+	"bql":           boolToggle("byte queue limits", func(c *Config) *bool { return &c.BQL }),
 	"bql_limit_min": {fmt.Sprintf("BQL's floor in bytes on every TX queue (sysfs tx-N/byte_queue_limits/limit_min) [0..%d]", dqlMaxLimit),
 		func(c *Config, v string) error {
 			n, err := strconv.Atoi(v)

@@ -68,6 +68,10 @@ func TestProfileToggles(t *testing.T) {
 		// No retpoline in 2016; 6.18 retpolines skb->destructor; the llist
 		// series' patch 1 (6.19) wraps it in INDIRECT_CALL_3.
 		{"sock_wfree", map[string]string{"4.7": "indirect", "4.8": "indirect", "6.18": "retpoline", "6.19-rc1": "direct", "net-next": "direct"}},
+		// "net: deal with sticky tx queues" (6.19): UDP ooo_okay and
+		// net.core.txq_reselection_ms, 1000 by default.
+		{"ooo_okay", map[string]string{"4.7": "off", "4.8": "off", "6.18": "off", "6.19-rc1": "on", "net-next": "on"}},
+		{"txq_reselection_ms", map[string]string{"4.7": "0", "4.8": "0", "6.18": "0", "6.19-rc1": "1000", "net-next": "1000"}},
 	} {
 		for prof, want := range tc.want {
 			c, err := Profile(prof)

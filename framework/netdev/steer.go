@@ -23,7 +23,8 @@ const (
 	// mask, one CPU from cpumask_local_spread) and gve
 	// (gve_tx_add_to_block: get_cpu_mask(ntfy_idx)) set up: each queue
 	// gets its interrupt's CPU, so only those CPUs are in the map and
-	// the others hash.
+	// the others hash. A driver that sets none (veth: Info.NoXPS)
+	// leaves it empty.
 	XPSIRQ XPSMode = "irq"
 	// XPSCores is an administrator's map that gives every queue a
 	// contiguous group of cores with all their SMT threads, as Eric
@@ -61,6 +62,9 @@ func (d *Device) setXPS(mode XPSMode, topo sim.Topology) error {
 	switch mode {
 	case XPSNone, "": // a DeviceSpec that names no map has none
 	case XPSIRQ:
+		if d.Info.NoXPS {
+			break // veth: no driver map
+		}
 		for qi := range d.Queues {
 			if qi < len(d.Info.QueueVec) {
 				d.xps[d.vecCPU[d.Info.QueueVec[qi]]] = qi

@@ -21,8 +21,20 @@ func (d *pairDriver) Init(s driver.Setup, _ []string) (driver.Info, error) {
 	return driver.Info{BQL: true, Vectors: s.NumTxQ, QueueVec: qv, RateBps: 1e11}, nil
 }
 
+// noXPSDriver is pairDriver for a driver that sets no XPS map (veth).
+type noXPSDriver struct{ pairDriver }
+
+func (d *noXPSDriver) Init(s driver.Setup, args []string) (driver.Info, error) {
+	info, err := d.pairDriver.Init(s, args)
+	info.NoXPS = true
+	return info, err
+}
+
 func init() {
 	driver.Register("testpairs", "test driver, a vector per queue", func() driver.Driver { return &pairDriver{testDriver{refuse: -1}} })
+	driver.Register("testnoxps", "test driver, a vector per queue, no XPS map", func() driver.Driver {
+		return &noXPSDriver{pairDriver{testDriver{refuse: -1}}}
+	})
 }
 
 // steerDev is eth0 with 4 queues on 2 sockets x 4 cores x 2 threads:
@@ -75,6 +87,26 @@ func TestXPSMaps(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A driver that never calls netif_set_xps_queue (veth) leaves the
+// device's own map empty: every CPU hashes.
+func TestNoDriverXPSMap(t *testing.T) {
+	e, err := sim.NewEngine(sim.Topology{Sockets: 1, CoresPerSocket: 4, ThreadsPerCore: 1}, sim.DefaultCosts(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.Close)
+	n := NewNet(e, defaultConfig(t), localMaker{})
+	d, err := n.AddDevice(DeviceSpec{Name: "veth0", Driver: "testnoxps", Queues: 4, XPS: XPSIRQ, IRQCPUs: []int{0, 1, 2, 3}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for cpu := 0; cpu < 4; cpu++ {
+		if q := d.XPSQueue(cpu); q != -1 {
+			t.Errorf("CPU %d: XPS queue %d, want none", cpu, q)
+		}
 	}
 }
 
@@ -158,5 +190,77 @@ func TestDeliverSteersByRSS(t *testing.T) {
 	a.Proto, b.Proto = 6, 6
 	if RSSHash(key, a) == RSSHash(key, b) {
 		t.Errorf("TCP frames of two port pairs hash alike")
+	}
+}
+
+// connSock is a connected socket for netdev_pick_tx: it caches a queue.
+type connSock struct{ TxqMapping }
+
+func (*connSock) Release(*sim.CPU, *skb.SKB) {}
+
+// A connected socket keeps the queue of its first packet wherever its
+// thread runs next, unless the packet carries ooo_okay (d365c9bca35c:
+// nothing of the socket in flight), which lets XPS choose again; with
+// net.core.txq_reselection_ms the cached queue also expires that long
+// after it was stamped, and choosing the same queue again restamps it
+// only once it is a second old (4a7708443dec).
+func TestPickTxStickyQueue(t *testing.T) {
+	tests := []struct {
+		name   string
+		resel  int  // txq_reselection_ms
+		ooo    bool // the second packet's ooo_okay
+		after  sim.Time
+		wantQ2 int // the queue of the packet sent from CPU 4 (XPS: queue 2)
+	}{
+		{"sticky", 0, false, 5 * sim.Second, 0},
+		{"ooo_okay", 0, true, sim.Millisecond, 2},
+		{"reselection not yet due", 1000, false, 900 * sim.Millisecond, 0},
+		{"reselection due", 1000, false, 1100 * sim.Millisecond, 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			n, d := steerDev(t, XPSCores, []int{0, 1, 2, 3})
+			n.Cfg.TxqReselectionMs = tt.resel
+			sock := &connSock{}
+			owner := n.Pool.AddOwner(sock)
+			send := func(cpu int, ooo bool) int {
+				c := n.E.CPUs[cpu]
+				s := n.AllocSkb(c)
+				s.Owner, s.OooOkay = owner, ooo
+				q := n.netdevCorePickTx(c, d, s).Index
+				n.Pool.Put(s)
+				return q
+			}
+			if q := send(0, true); q != 0 || sock.TxQueue() != 0 {
+				t.Fatalf("first packet from CPU 0: queue %d, cached %d; want XPS's 0 cached", q, sock.TxQueue())
+			}
+			n.E.CPUs[4].Spend(int64(tt.after))
+			if q := send(4, tt.ooo); q != tt.wantQ2 || sock.TxQueue() != tt.wantQ2 {
+				t.Errorf("from CPU 4 %v later: queue %d, cached %d; want %d", tt.after, q, sock.TxQueue(), tt.wantQ2)
+			}
+		})
+	}
+}
+
+// Choosing the queue the socket already has restamps the mapping only
+// when the stamp is over a second old, so a busy flow that keeps
+// choosing the same queue still expires every txq_reselection_ms.
+func TestTxqMappingRestamp(t *testing.T) {
+	var m TxqMapping
+	if m.TxQueue() != -1 {
+		t.Fatalf("zero mapping: queue %d, want -1 (NO_QUEUE_MAPPING)", m.TxQueue())
+	}
+	m.set(10*sim.Millisecond, 3)
+	m.set(500*sim.Millisecond, 3)
+	if m.at != 10 {
+		t.Errorf("same queue 0.49 s later restamped to jiffy %d, want 10", m.at)
+	}
+	m.set(1020*sim.Millisecond, 3)
+	if m.at != 1020 {
+		t.Errorf("same queue 1.01 s later: stamp %d, want 1020", m.at)
+	}
+	m.set(1030*sim.Millisecond, 1)
+	if m.TxQueue() != 1 || m.at != 1030 {
+		t.Errorf("a new queue: %d at %d, want 1 at 1030", m.TxQueue(), m.at)
 	}
 }

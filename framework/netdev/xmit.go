@@ -77,12 +77,12 @@ func (n *Net) netdevCorePickTx(c *sim.CPU, d *Device, s *skb.SKB) *TxQueue {
 			return d.Queues[qi]
 		}
 	}
-	if o := n.Pool.Owner(s); o != nil {
-		if cache, ok := o.(TxQueueCache); ok {
-			if qi := cache.TxQueue(); qi >= 0 && qi < nq {
-				s.Queue = uint16(qi)
-				return d.Queues[qi]
-			}
+	var m *TxqMapping
+	if cache, ok := n.Pool.Owner(s).(TxQueueCache); ok {
+		m = cache.txqMapping()
+		if qi := n.skTxQueueGet(c, m); qi >= 0 && qi < nq && !s.OooOkay {
+			s.Queue = uint16(qi)
+			return d.Queues[qi]
 		}
 	}
 	qi := d.xps[s.XmitCPU-1] // get_xps_queue: XPS_CPUS map of sender_cpu
@@ -98,17 +98,57 @@ func (n *Net) netdevCorePickTx(c *sim.CPU, d *Device, s *skb.SKB) *TxQueue {
 	default:
 		qi = int(uint64(s.Hash) * uint64(nq) >> 32) // reciprocal_scale(skb_get_hash(skb), qcount)
 	}
-	if cache, ok := n.Pool.Owner(s).(TxQueueCache); ok {
-		cache.SetTxQueue(qi) // sk_tx_queue_set
+	if m != nil {
+		m.set(c.Now(), qi) // sk_tx_queue_set
 	}
 	s.Queue = uint16(qi)
 	return d.Queues[qi]
 }
 
-// TxQueueCache is a socket's sk_tx_queue_mapping.
+// TxQueueCache is a connected socket, whose TX queue netdev_pick_tx
+// caches (sk->sk_dst_cache set); its types embed a TxqMapping.
 type TxQueueCache interface {
-	TxQueue() int
-	SetTxQueue(int)
+	txqMapping() *TxqMapping
+}
+
+// TxqMapping is a socket's sk_tx_queue_mapping with, since
+// 4a7708443dec, sk_tx_queue_mapping_jiffies. The zero value maps no
+// queue (NO_QUEUE_MAPPING).
+type TxqMapping struct {
+	queue int32 // the queue + 1; 0 is NO_QUEUE_MAPPING
+	at    int64 // jiffies when it was set or last refreshed
+}
+
+func (m *TxqMapping) txqMapping() *TxqMapping { return m }
+
+// TxQueue is the cached queue, -1 if none.
+func (m *TxqMapping) TxQueue() int { return int(m.queue) - 1 }
+
+// set is sk_tx_queue_set as 4a7708443dec made it: a new queue stamps
+// the time; the same one refreshes a stamp older than a second (HZ).
+func (m *TxqMapping) set(now sim.Time, qi int) {
+	j := int64(now / sim.Jiffy)
+	if m.TxQueue() != qi {
+		m.queue, m.at = int32(qi)+1, j
+		return
+	}
+	if j > m.at+int64(sim.Second/sim.Jiffy) {
+		m.at = j
+	}
+}
+
+// skTxQueueGet is sk_tx_queue_get: the cached queue, or -1 once
+// net.core.txq_reselection_ms has passed since it was stamped
+// (4a7708443dec; 0 keeps it forever, as kernels before it did).
+func (n *Net) skTxQueueGet(c *sim.CPU, m *TxqMapping) int {
+	qi := m.TxQueue()
+	if r := n.Cfg.TxqReselectionMs; qi >= 0 && r > 0 {
+		resel := int64(sim.Time(r) * sim.Millisecond / sim.Jiffy) // msecs_to_jiffies
+		if int64(c.Now()/sim.Jiffy) > m.at+resel {                // time_is_before_jiffies(at + resel)
+			return -1
+		}
+	}
+	return qi
 }
 
 // xmitNoQueue is the noqueue branch of __dev_queue_xmit: straight to the

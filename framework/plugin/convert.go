@@ -97,7 +97,7 @@ func driverSetupFromPB(p *pb.DriverSetup) (driver.Setup, error) {
 
 func driverInfoToPB(i driver.Info) *pb.DriverInfo {
 	out := &pb.DriverInfo{RateBps: i.RateBps, RingSize: int64(i.RingSize), Lltx: i.LLTX, NoQueue: i.NoQueue,
-		Bql: i.BQL, Vectors: int64(i.Vectors), Wire: i.Wire}
+		Bql: i.BQL, Vectors: int64(i.Vectors), Wire: i.Wire, NoXps: i.NoXPS}
 	for _, v := range i.QueueVec {
 		out.QueueVec = append(out.QueueVec, int64(v))
 	}
@@ -114,7 +114,7 @@ func driverInfoToPB(i driver.Info) *pb.DriverInfo {
 
 func driverInfoFromPB(p *pb.DriverInfo) driver.Info {
 	i := driver.Info{RateBps: p.RateBps, RingSize: int(p.RingSize), LLTX: p.Lltx, NoQueue: p.NoQueue,
-		BQL: p.Bql, Vectors: int(p.Vectors), Wire: p.Wire}
+		BQL: p.Bql, Vectors: int(p.Vectors), Wire: p.Wire, NoXPS: p.NoXps}
 	for _, v := range p.QueueVec {
 		i.QueueVec = append(i.QueueVec, int(v))
 	}

@@ -107,6 +107,11 @@ type SKB struct {
 	DupDepth uint8
 	reason   uint8 // index into the pool's drop reasons (Pool.SetReason)
 	live     bool
+	// OooOkay is skb->ooo_okay: its socket had no other skb in a host
+	// queue when it was charged, so netdev_pick_tx may choose a queue
+	// afresh without reordering the flow (d365c9bca35c for non-TCP
+	// sockets).
+	OooOkay bool
 }
 
 // CB is a protocol's per-skb data. For TCP (Keys.Proto 6) Seq and Ack

@@ -3,6 +3,7 @@ package workload
 import (
 	"fmt"
 
+	"github.com/txlab/txlab/framework/netdev"
 	"github.com/txlab/txlab/framework/path"
 	"github.com/txlab/txlab/framework/sim"
 	"github.com/txlab/txlab/framework/skb"
@@ -28,6 +29,8 @@ type Sample struct {
 // for udp_rr, when the waiting netperf task runs again (it measures in
 // user space).
 type ProbeSock struct {
+	netdev.TxqMapping // sk_tx_queue_mapping: netdev_pick_tx caches its queue
+
 	Probe
 	ID      int
 	Samples []Sample
@@ -37,7 +40,6 @@ type ProbeSock struct {
 	task    *sim.Task
 	keys    skb.FlowKeys
 	hash    uint32
-	txq     int
 	owner   skb.OwnerID        // ps in the host's skb pool
 	sent    map[int64]sim.Time // requests out, by sequence
 	seq     int64
@@ -48,7 +50,7 @@ type ProbeSock struct {
 }
 
 func (tr *Traffic) startProbe(i int, p Probe, jitter sim.Time) *ProbeSock {
-	ps := &ProbeSock{Probe: p, ID: i, tr: tr, txq: -1, sent: map[int64]sim.Time{}, txCPU: -1}
+	ps := &ProbeSock{Probe: p, ID: i, tr: tr, sent: map[int64]sim.Time{}, txCPU: -1}
 	ps.owner = tr.net.Pool.AddOwner(ps)
 	proto := uint8(1) // ICMP
 	if p.Kind == ProbeUDPRR {
@@ -135,12 +137,6 @@ func (ps *ProbeSock) send(c *sim.CPU) int64 {
 	tr.net.DevQueueXmit(c, tr.dev, s)
 	return ps.seq
 }
-
-// TxQueue implements netdev.TxQueueCache.
-func (ps *ProbeSock) TxQueue() int { return ps.txq }
-
-// SetTxQueue implements netdev.TxQueueCache.
-func (ps *ProbeSock) SetTxQueue(q int) { ps.txq = q }
 
 // Release is sock_wfree (nothing waits on a probe's send buffer).
 func (ps *ProbeSock) Release(*sim.CPU, *skb.SKB) {}

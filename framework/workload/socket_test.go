@@ -18,7 +18,7 @@ func TestSocketSleepsAndWakesAsTheKernel(t *testing.T) {
 	}
 	defer e.Close()
 	truesize := skb.TruesizeUDP(120 + 8 + 20) // 960
-	sock := &Socket{Sndbuf: 10 * int(truesize), txq: -1}
+	sock := &Socket{Sndbuf: 10 * int(truesize)}
 	var beforeSleep, atWake int
 	charged := 0
 	e.NewTask("sender", []int{0}, func(tk *sim.Task) {
@@ -73,7 +73,7 @@ func TestSndbufHoldsByMaxSkbFrags(t *testing.T) {
 		}
 		w := &Workload{Spec: Spec{PacketSize: 120}, maxFrags: tc.frags}
 		_, truesize := w.lens()
-		sock := &Socket{Sndbuf: 212992, txq: -1}
+		sock := &Socket{Sndbuf: 212992}
 		charged := 0
 		e.NewTask("sender", []int{0}, func(tk *sim.Task) {
 			for {
@@ -90,6 +90,33 @@ func TestSndbufHoldsByMaxSkbFrags(t *testing.T) {
 		if charged != tc.want || sock.Sleeps != 1 {
 			t.Errorf("MAX_SKB_FRAGS %d: %d skbs of truesize %d charged before sleeping (%d sleeps), want %d",
 				tc.frags, charged, truesize, sock.Sleeps, tc.want)
+		}
+	}
+}
+
+// skb_set_owner_w sets ooo_okay (d365c9bca35c) only on an skb charged
+// while nothing else of the socket is in flight, and never without it.
+func TestSocketChargeOooOkay(t *testing.T) {
+	for _, on := range []bool{true, false} {
+		sock := &Socket{Sndbuf: 212992}
+		b := func() *skb.SKB { return &skb.SKB{Packet: skb.Packet{TrueSize: 960}} }
+		free := func(*skb.SKB) { sock.Wmem -= 960 } // sock_wfree's accounting
+		first, second := b(), b()
+		sock.charge(first, on)
+		sock.charge(second, on)
+		free(first)
+		third := b()
+		sock.charge(third, on)
+		free(second)
+		free(third)
+		fourth := b()
+		sock.charge(fourth, on)
+		got := []bool{first.OooOkay, second.OooOkay, third.OooOkay, fourth.OooOkay}
+		want := []bool{on, false, false, on}
+		for i := range got {
+			if got[i] != want[i] {
+				t.Errorf("ooo_okay %v: skb %d has ooo_okay %v, want %v (wmem before it: in flight or not)", on, i+1, got[i], want[i])
+			}
 		}
 	}
 }

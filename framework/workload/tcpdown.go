@@ -3,6 +3,7 @@ package workload
 import (
 	"fmt"
 
+	"github.com/txlab/txlab/framework/netdev"
 	"github.com/txlab/txlab/framework/path"
 	"github.com/txlab/txlab/framework/sim"
 	"github.com/txlab/txlab/framework/skb"
@@ -14,12 +15,13 @@ import (
 // the RX CPU). The reading application is not modelled: it reads
 // everything at once, so the window stays open.
 type downSock struct {
+	netdev.TxqMapping // sk_tx_queue_mapping: netdev_pick_tx caches its queue
+
 	f         *TCPFlow
 	tr        *Traffic
 	slock     sim.SpinLock
 	delack    sim.HrTimer
 	delackFn  func(c *sim.CPU)
-	txq       int
 	wmemAlloc int64
 	Acks      uint64
 	acks      map[skb.Handle]tcp.Ack // the ACKs in the TX path, by skb
@@ -36,7 +38,7 @@ func (tr *Traffic) startDown(f *TCPFlow, at sim.Time) error {
 	if err != nil {
 		return err
 	}
-	ds := &downSock{f: f, tr: tr, txq: -1, acks: map[skb.Handle]tcp.Ack{}}
+	ds := &downSock{f: f, tr: tr, acks: map[skb.Handle]tcp.Ack{}}
 	ds.slock.Name = fmt.Sprintf("tcp/%d sk_lock.slock", f.ID)
 	ds.owner = tr.net.Pool.AddOwner(ds)
 	f.Snd, f.Rcv, f.down = tcp.NewSock(cc, tr.ECN, at), tcp.NewReceiver(cc.NeedsECN()), ds
@@ -158,12 +160,6 @@ func (ds *downSock) sendAck(c *sim.CPU, a tcp.Ack) {
 	ds.Acks++
 	tr.net.DevQueueXmit(c, tr.dev, s)
 }
-
-// TxQueue implements netdev.TxQueueCache.
-func (ds *downSock) TxQueue() int { return ds.txq }
-
-// SetTxQueue implements netdev.TxQueueCache.
-func (ds *downSock) SetTxQueue(q int) { ds.txq = q }
 
 // Release is __sock_wfree for a pure ACK.
 func (ds *downSock) Release(_ *sim.CPU, s *skb.SKB) {

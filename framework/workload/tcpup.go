@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/txlab/txlab/framework/netdev"
 	"github.com/txlab/txlab/framework/path"
 	"github.com/txlab/txlab/framework/qdisc"
 	"github.com/txlab/txlab/framework/sim"
@@ -21,6 +22,8 @@ const cbRetrans = 1 << 0
 // skbs until TX completion (TSQ), the TSQ flags, the retransmission
 // timer, and the netperf task writing into it.
 type hostSock struct {
+	netdev.TxqMapping // sk_tx_queue_mapping: netdev_pick_tx caches its queue
+
 	f  *TCPFlow
 	tr *Traffic
 	tp *tcp.Sock
@@ -43,7 +46,6 @@ type hostSock struct {
 	rtoDeferred                    bool // TCP_WRITE_TIMER_DEFERRED
 	rtoFn                          func(c *sim.CPU)
 
-	txq       int
 	owner     skb.OwnerID // hs in the host's skb pool
 	fqChecked bool
 	cpu       *sim.CPU // the CPU running this socket's code now (tcp.Output)
@@ -56,7 +58,7 @@ func (tr *Traffic) startUp(f *TCPFlow, at sim.Time, cpus []int) (*sim.Task, erro
 	if err != nil {
 		return nil, err
 	}
-	hs := &hostSock{f: f, tr: tr, txq: -1}
+	hs := &hostSock{f: f, tr: tr}
 	hs.slock.Name = fmt.Sprintf("tcp/%d sk_lock.slock", f.ID)
 	hs.owner = tr.net.Pool.AddOwner(hs)
 	hs.tp = tcp.NewSock(cc, tr.ECN, at)
@@ -76,12 +78,6 @@ func (tr *Traffic) startUp(f *TCPFlow, at sim.Time, cpus []int) (*sim.Task, erro
 	hs.task.Start(at % (10 * sim.Microsecond))
 	return hs.task, nil
 }
-
-// TxQueue implements netdev.TxQueueCache.
-func (hs *hostSock) TxQueue() int { return hs.txq }
-
-// SetTxQueue implements netdev.TxQueueCache.
-func (hs *hostSock) SetTxQueue(q int) { hs.txq = q }
 
 // wmemQueued is sk_wmem_queued: the truesize of the skbs in the write
 // and retransmit queues, the unacked bytes in skbs of up to
@@ -235,7 +231,7 @@ func (hs *hostSock) Transmit(tp *tcp.Sock, seq int64, segs int, tstamp sim.Time,
 	if !hs.fqChecked {
 		// fq_classify sets SK_PACING_FQ on a socket it sees: from then
 		// on TCP stamps EDT departure times and fq paces.
-		txq := hs.txq
+		txq := hs.TxQueue()
 		if len(tr.dev.Queues) == 1 {
 			txq = 0 // netdev_core_pick_tx on one queue caches nothing
 		}

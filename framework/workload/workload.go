@@ -244,12 +244,13 @@ func ParseCPUList(list string, ncpu int) ([]int, error) {
 // (sk_wmem_alloc against sk_sndbuf), the task sleeping on it, and its
 // cached txq (sk_tx_queue_mapping).
 type Socket struct {
+	netdev.TxqMapping // sk_tx_queue_mapping: netdev_pick_tx caches its queue
+
 	ID     int
 	Sndbuf int // sk_sndbuf
 	// Wmem is sk_wmem_alloc_get: the truesize of every skb of this
 	// socket not yet freed (refcount_read(&sk->sk_wmem_alloc) - 1).
 	Wmem  int
-	txq   int
 	owner skb.OwnerID   // s in the host's skb pool
 	wq    sim.WaitQueue // sk_sleep(sk)
 	// wmemLine is the socket's sock_write_tx group (sk_wmem_alloc):
@@ -280,6 +281,15 @@ func (s *Socket) Release(c *sim.CPU, b *skb.SKB) {
 	}
 }
 
+// charge is skb_set_owner_w's accounting: sk_wmem_alloc grows by the
+// skb's truesize, and since d365c9bca35c (oooOkay) the skb carries
+// ooo_okay when nothing else of the socket is in a host queue, so
+// netdev_pick_tx may move the flow without reordering it.
+func (s *Socket) charge(b *skb.SKB, oooOkay bool) {
+	b.OooOkay = oooOkay && s.Wmem == 0
+	s.Wmem += int(b.TrueSize)
+}
+
 // waitForWmem is sock_alloc_send_pskb's loop for a blocking socket:
 // allocate while sk_wmem_alloc_get < sk_sndbuf (so the last skb may
 // overshoot), else sleep in sock_wait_for_wmem until woken with room.
@@ -299,12 +309,6 @@ func (s *Socket) waitForWmem(t *sim.Task) *sim.CPU {
 	s.wq.Remove(t) // finish_wait
 	return t.CPU()
 }
-
-// TxQueue implements netdev.TxQueueCache.
-func (s *Socket) TxQueue() int { return s.txq }
-
-// SetTxQueue implements netdev.TxQueueCache.
-func (s *Socket) SetTxQueue(q int) { s.txq = q }
 
 // Flow is one 5-tuple, with the marks its packets carry.
 type Flow struct {
@@ -454,7 +458,7 @@ func Start(net *netdev.Net, dev *netdev.Device, spec Spec) (*Workload, error) {
 		var t *sim.Task
 		switch spec.Kind {
 		case UDPStream:
-			sock := &Socket{ID: spec.Base + i, Sndbuf: net.Cfg.Sndbuf, txq: -1}
+			sock := &Socket{ID: spec.Base + i, Sndbuf: net.Cfg.Sndbuf}
 			sock.owner = net.Pool.AddOwner(sock)
 			w.Sockets = append(w.Sockets, sock)
 			flow := w.flows[i]
@@ -514,7 +518,7 @@ func (w *Workload) udpStream(t *sim.Task, net *netdev.Net, dev *netdev.Device, i
 		w.fill(s, f, l2, truesize)
 		s.Sock = int32(sock.ID)
 		s.Owner = sock.owner
-		sock.Wmem += int(truesize)
+		sock.charge(s, net.Cfg.OooOkay)
 		sock.Sent++
 		if net.DevQueueXmit(c, dev, s) == qdisc.XmitDrop {
 			sock.Dropped++ // -ENOBUFS swallowed (no IP_RECVERR); netperf -n carries on

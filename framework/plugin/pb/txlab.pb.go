@@ -874,7 +874,8 @@ type DriverInfo struct {
 	Vectors       int64                  `protobuf:"varint,6,opt,name=vectors,proto3" json:"vectors,omitempty"`
 	QueueVec      []int64                `protobuf:"varint,7,rep,packed,name=queue_vec,json=queueVec,proto3" json:"queue_vec,omitempty"`
 	Wire          bool                   `protobuf:"varint,8,opt,name=wire,proto3" json:"wire,omitempty"`
-	Rx            *RxInfo                `protobuf:"bytes,9,opt,name=rx,proto3" json:"rx,omitempty"` // the receive side, if the NIC has one and RX queues were asked for
+	Rx            *RxInfo                `protobuf:"bytes,9,opt,name=rx,proto3" json:"rx,omitempty"`                      // the receive side, if the NIC has one and RX queues were asked for
+	NoXps         bool                   `protobuf:"varint,10,opt,name=no_xps,json=noXps,proto3" json:"no_xps,omitempty"` // the driver sets no XPS map (never calls netif_set_xps_queue)
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -970,6 +971,13 @@ func (x *DriverInfo) GetRx() *RxInfo {
 		return x.Rx
 	}
 	return nil
+}
+
+func (x *DriverInfo) GetNoXps() bool {
+	if x != nil {
+		return x.NoXps
+	}
+	return false
 }
 
 // RxInfo is driver.RxInfo: the RX rings, RSS table and RX interrupt
@@ -1387,7 +1395,7 @@ const file_txlab_proto_rawDesc = "" +
 	"\x05costs\x18\x06 \x03(\v2\x15.txlab.plugin.v1.CostR\x05costs\x12\x12\n" +
 	"\x04args\x18\a \x03(\tR\x04args\x12\x17\n" +
 	"\anum_rxq\x18\b \x01(\x03R\x06numRxq\x12\"\n" +
-	"\rmax_skb_frags\x18\t \x01(\x03R\vmaxSkbFrags\"\xf9\x01\n" +
+	"\rmax_skb_frags\x18\t \x01(\x03R\vmaxSkbFrags\"\x90\x02\n" +
 	"\n" +
 	"DriverInfo\x12\x19\n" +
 	"\brate_bps\x18\x01 \x01(\x03R\arateBps\x12\x1b\n" +
@@ -1398,7 +1406,9 @@ const file_txlab_proto_rawDesc = "" +
 	"\avectors\x18\x06 \x01(\x03R\avectors\x12\x1b\n" +
 	"\tqueue_vec\x18\a \x03(\x03R\bqueueVec\x12\x12\n" +
 	"\x04wire\x18\b \x01(\bR\x04wire\x12'\n" +
-	"\x02rx\x18\t \x01(\v2\x17.txlab.plugin.v1.RxInfoR\x02rx\"\xba\x02\n" +
+	"\x02rx\x18\t \x01(\v2\x17.txlab.plugin.v1.RxInfoR\x02rx\x12\x15\n" +
+	"\x06no_xps\x18\n" +
+	" \x01(\bR\x05noXps\"\xba\x02\n" +
 	"\x06RxInfo\x12\x1b\n" +
 	"\tring_size\x18\x01 \x01(\x03R\bringSize\x12\x1d\n" +
 	"\n" +
