@@ -47,6 +47,13 @@ const (
 	pageSize            = 4096
 )
 
+// SkbTruesize is SKB_TRUESIZE(x): x bytes of data with the aligned
+// sk_buff and skb_shared_info (the default MAX_SKB_FRAGS) around them;
+// SKB_TRUESIZE(1), 577, is TCP's bound for "nothing in a host queue".
+func SkbTruesize(x int) uint32 {
+	return uint32(x + DataAlign(SizeofSkBuff) + DataAlign(SizeofSharedInfo))
+}
+
 // SharedInfoSize is sizeof(struct skb_shared_info) with maxFrags
 // frags: 48 bytes of fields (flags to destructor_arg) and a 16-byte
 // skb_frag_t per frag.

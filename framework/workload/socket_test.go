@@ -5,6 +5,7 @@ import (
 
 	"github.com/txlab/txlab/framework/sim"
 	"github.com/txlab/txlab/framework/skb"
+	"github.com/txlab/txlab/framework/tcp"
 )
 
 // The kernel's send-buffer rules: sock_alloc_send_pskb allocates while
@@ -117,6 +118,30 @@ func TestSocketChargeOooOkay(t *testing.T) {
 			if got[i] != want[i] {
 				t.Errorf("ooo_okay %v: skb %d has ooo_okay %v, want %v (wmem before it: in flight or not)", on, i+1, got[i], want[i])
 			}
+		}
+	}
+}
+
+// TCP's ooo_okay (726e9e8b94b9): a segment may change queue when
+// sk_wmem_alloc is under SKB_TRUESIZE(1) (nothing of the socket in a
+// host queue: even a pure ACK's 960 bytes are more), or when nothing it
+// sent awaits an ACK; otherwise it keeps the flow's queue.
+func TestTCPOooOkay(t *testing.T) {
+	ack, seg := int64(tcp.AckTruesize()), int64(tcp.Truesize(1))
+	for _, tc := range []struct {
+		wmem int64
+		out  uint32
+		want bool
+	}{
+		{0, 0, true},
+		{ack, 10, false}, // a queued pure ACK counts: 960 >= SKB_TRUESIZE(1)
+		{ack, 0, true},   // an ACK-only socket: its retransmit queue is empty
+		{seg, 0, true},   // data in a queue, but all of it acked already
+		{seg, 10, false}, // data queued and unacked: stay
+		{seg + ack, 1, false},
+	} {
+		if got := tcpOooOkay(tc.wmem, tc.out); got != tc.want {
+			t.Errorf("wmem %d, packets out %d: ooo_okay %v, want %v", tc.wmem, tc.out, got, tc.want)
 		}
 	}
 }

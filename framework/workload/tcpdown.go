@@ -156,6 +156,10 @@ func (ds *downSock) sendAck(c *sim.CPU, a tcp.Ack) {
 		s.TCPFlags |= skb.TCPHdrECE
 	}
 	ds.acks[s.Handle] = a
+	// __tcp_transmit_skb (726e9e8b94b9): a download's socket sends no
+	// data, so its retransmit queue is always empty: every ACK may
+	// take the queue XPS (or the hash) gives it now.
+	s.OooOkay = true
 	ds.wmemAlloc += int64(s.TrueSize)
 	ds.Acks++
 	tr.net.DevQueueXmit(c, tr.dev, s)

@@ -187,6 +187,15 @@ func (hs *hostSock) SmallQueueCheck(tp *tcp.Sock, segs int, factor uint) bool {
 	return hs.wmemAlloc > limit // a completion may have come meanwhile
 }
 
+// tcpOooOkay is __tcp_transmit_skb's skb->ooo_okay (726e9e8b94b9,
+// before the skb is charged): it may take another TX queue than the
+// flow's earlier packets when no skb with payload is in a host queue
+// (sk_wmem_alloc under SKB_TRUESIZE(1): a pure ACK may be) or nothing
+// sent awaits an ACK (the retransmit queue is empty).
+func tcpOooOkay(wmemAlloc int64, packetsOut uint32) bool {
+	return wmemAlloc < int64(skb.SkbTruesize(1)) || packetsOut == 0
+}
+
 // Transmit implements tcp.Output: __tcp_transmit_skb -> ip_queue_xmit ->
 // __dev_queue_xmit of one (GSO) skb charged to the socket
 // (skb_set_owner_w: sk_wmem_alloc += truesize, tcp_wfree at free). A
@@ -224,6 +233,7 @@ func (hs *hostSock) Transmit(tp *tcp.Sock, seq int64, segs int, tstamp sim.Time,
 	if cwr {
 		s.TCPFlags |= skb.TCPHdrCWR
 	}
+	s.OooOkay = tcpOooOkay(hs.wmemAlloc, tp.PacketsOut())
 	hs.wmemLine.Atomic(c)
 	hs.wmemAlloc += int64(s.TrueSize)
 	rc := tr.net.DevQueueXmit(c, tr.dev, s)
