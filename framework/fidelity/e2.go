@@ -41,13 +41,23 @@ func E2(reps []*report.Report) []Row {
 
 	const collapseSeed = "6.17: ~630 Kpps; llist: ~10 Kpps (63x less)"
 	if rc1 := FindVariant(reps, E2CakeLlist); base == nil || rc1 == nil {
-		rows = append(rows, missing("E2.1", "cake collapses with the llist", collapseSeed, E2Cake618, E2CakeLlist))
+		rows = append(rows, missing("E2.1", "cake collapses with the llist, by BLUE", collapseSeed, E2Cake618, E2CakeLlist))
 	} else {
 		end := tailWithin(rc1, e2Window)
 		x := fold(tail(base), end)
-		rows = append(rows, Row{ID: "E2.1", Name: "cake collapses with the llist", Seed: collapseSeed,
-			Model: fmt.Sprintf("6.18: %s; 6.19-rc1: %s (%s less)", rate(tail(base)), rate(end), foldText(x, 0)),
-			Holds: x >= 20, Why: collapseWhy(base, rc1, FindVariant(reps, E2CakeNoBlue))})
+		// The figure counts only for the thread's reason: BLUE (Toke:
+		// turning it off prevents the collapse). A collapse that the
+		// BLUE-off run shares is the enqueue side saturating the root
+		// lock, and does not hold; without that run the reason is
+		// unchecked and the collapse alone is judged.
+		noBlue := FindVariant(reps, E2CakeNoBlue)
+		byBlue := noBlue == nil || tail(noBlue) >= 0.5*tail(base)
+		model := fmt.Sprintf("6.18: %s; 6.19-rc1: %s (%s less)", rate(tail(base)), rate(end), foldText(x, 0))
+		if x >= 20 && !byBlue {
+			model += ", but not by BLUE"
+		}
+		rows = append(rows, Row{ID: "E2.1", Name: "cake collapses with the llist, by BLUE", Seed: collapseSeed,
+			Model: model, Holds: x >= 20 && byBlue, Why: collapseWhy(base, rc1, noBlue)})
 	}
 
 	const blueSeed = "BLUE off prevents the collapse; a delta to 6.17 remains"

@@ -131,13 +131,22 @@ func TestE2Rows(t *testing.T) {
 		t.Errorf("E2.2's mechanism %q should give the enqueue side's hold per packet and the arrival", w)
 	}
 	// A rate that fell to nothing is the deepest collapse, never "0x":
-	// E2.1 and E2.3 hold, BLUE off collapsed to 0 pps does not.
+	// E2.3 holds; BLUE off collapsed to 0 pps does not, and then E2.1's
+	// collapse is not BLUE's: it does not hold either.
 	reps[1], reps[2], reps[4] = fake(E2CakeLlist, 0.5e6, 0, 1, nil), fake(E2CakeNoBlue, 0, 0, 0, nil), fake(E2Burst256, 0, 0, 0.5, nil)
 	rows = E2(reps)
-	for id, holds := range map[string]bool{"E2.1": true, "E2.2": false, "E2.3": true} {
+	for id, holds := range map[string]bool{"E2.1": false, "E2.2": false, "E2.3": true} {
 		if r := rowByID(t, rows, id); r.Holds != holds || strings.Contains(r.Model, "0x") {
 			t.Errorf("%s on a rate of 0: holds %v, want %v (%s)", id, r.Holds, holds, r.Model)
 		}
+	}
+	if r := rowByID(t, rows, "E2.1"); !strings.Contains(r.Model, "not by BLUE") {
+		t.Errorf("E2.1 collapsing with BLUE off too should say it is not BLUE's: %s", r.Model)
+	}
+	// Without the BLUE-off run the reason is unchecked: the collapse
+	// alone is judged.
+	if r := rowByID(t, E2(append(reps[:2:2], reps[3:]...)), "E2.1"); !r.Holds {
+		t.Errorf("E2.1 without lab-noblue: %+v, want the collapse judged alone", r)
 	}
 }
 
