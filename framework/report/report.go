@@ -108,7 +108,8 @@ type Setup struct {
 	Driver         string  `json:"driver"`
 	Queues         int     `json:"queues"`
 	RateBps        int64   `json:"rate_bps"`
-	XPS            string  `json:"xps,omitempty"` // the XPS_CPUS map when not the driver's (irq): cores, none
+	XPS            string  `json:"xps,omitempty"`      // the XPS_CPUS map when not the driver's (irq): cores, none
+	IRQCPUs        string  `json:"irq_cpus,omitempty"` // --irq-cpus: where the queues' interrupts go, when not the driver's spread
 	RingSize       int     `json:"ring_size"`
 	Qdisc          string  `json:"qdisc"`
 	Workload       string  `json:"workload"`

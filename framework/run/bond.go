@@ -75,7 +75,7 @@ func setupBonded(h *host, spec *Spec, qwords []string, xps netdev.XPSMode) (*hos
 			return nil, bonding.Error(fmt.Sprintf("Error: argument %q is wrong: Device does not exist (no bond of that name in %s)", name, KnobByFlag("bond").Name()))
 		}
 		return h.net.AddDevice(netdev.DeviceSpec{Name: name, Driver: spec.Driver, Args: spec.DriverArgs,
-			Queues: spec.Queues, RateBps: spec.RateBps, Qdisc: qwords, XPS: xps, IRQCPUs: irqCPUs(h.topo, spec.Queues)})
+			Queues: spec.Queues, RateBps: spec.RateBps, Qdisc: qwords, XPS: xps, IRQCPUs: h.irqCPUs(spec.Queues)})
 	}
 	type link struct{ bond, slave *netdev.Device }
 	var links []link

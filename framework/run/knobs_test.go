@@ -94,6 +94,7 @@ func TestValidate(t *testing.T) {
 		{func(s *Spec) { s.Workload.Placement = "0-8000" }, "--placement (senders.placement): workload: bad CPU list \"0-8000\": CPU 8000 does not exist (this host has CPUs 0-479)"},
 		{func(s *Spec) { s.Workload.Placement = "nowhere" }, "--placement (senders.placement): workload: bad CPU list \"nowhere\""},
 		{func(s *Spec) { s.LockCPUs = "0-7,480" }, "--lock-cpus (lock_cpus): workload: bad CPU list \"0-7,480\": CPU 480 does not exist"},
+		{func(s *Spec) { s.IRQCPUs = "240-300,999" }, "--irq-cpus (device.irq_cpus): workload: bad CPU list \"240-300,999\": CPU 999 does not exist"},
 		{func(s *Spec) { s.Set = []string{"sndbuf=0"} }, "toggle sndbuf: 0 is out of range"},
 		{func(s *Spec) { s.CPU = "haswell" }, "--cpu (host.cpu): unknown cpu \"haswell\" (known: default, haswell-ep, skylake-sp)"},
 		{func(s *Spec) { s.XPS = "numa" }, "--xps (device.xps): unknown XPS map \"numa\" (known: irq, cores, none)"},

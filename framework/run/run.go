@@ -51,6 +51,10 @@ type Spec struct {
 	RateBps    int64  // 0: the driver's default
 	Qdisc      string // tc words: "mq pfifo", "pfifo limit 100", "" for default
 	XPS        string // the XPS_CPUS map (netdev.XPSModes); "": the driver's (irq)
+	// IRQCPUs is where the device's queue interrupts go, a CPU list in
+	// queue order (/proc/irq/N/smp_affinity_list, as an administrator or
+	// irqbalance sets it); "": the driver's (cpumask_local_spread).
+	IRQCPUs string
 	// RxQueues are the RX queues of the forward workload's RX port (0:
 	// as many as Queues, ethtool -L combined); RxPort is "same" (the
 	// DUT forwards back out of the port it receives on, the seeds'
@@ -214,6 +218,9 @@ func (s *Spec) Validate() error {
 	if _, err := s.lockCPUs(topo); err != nil {
 		return err
 	}
+	if _, err := s.irqCPUList(topo); err != nil {
+		return err
+	}
 	if _, err := netdev.ParseXPS(s.XPS); err != nil {
 		return fmt.Errorf("%s: %w", KnobByFlag("xps").Name(), err)
 	}
@@ -286,6 +293,18 @@ func (s *Spec) alsoSpec(i int) workload.Spec {
 }
 
 // lockCPUs resolves LockCPUs on topo: nil for every CPU.
+// irqCPUList parses --irq-cpus against the host's CPUs.
+func (s *Spec) irqCPUList(topo sim.Topology) ([]int, error) {
+	if strings.TrimSpace(s.IRQCPUs) == "" {
+		return nil, nil
+	}
+	cpus, err := workload.ParseCPUList(s.IRQCPUs, topo.NumCPUs())
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", KnobByFlag("irq-cpus").Name(), err)
+	}
+	return cpus, nil
+}
+
 func (s *Spec) lockCPUs(topo sim.Topology) ([]int, error) {
 	if strings.TrimSpace(s.LockCPUs) == "" {
 		return nil, nil
@@ -350,6 +369,7 @@ type host struct {
 	cfg     netdev.Config
 	costs   *sim.Costs
 	topo    sim.Topology
+	irq     []int // --irq-cpus, parsed; nil: the driver's spread
 	plugins *plugin.Host
 }
 
@@ -375,6 +395,9 @@ func setup(spec *Spec) (*host, error) {
 		return fail(err)
 	}
 	h.topo = sim.Topology{Sockets: spec.Sockets, CoresPerSocket: spec.Cores, ThreadsPerCore: spec.Threads}
+	if h.irq, err = spec.irqCPUList(h.topo); err != nil {
+		return fail(err)
+	}
 	if h.e, err = sim.NewEngine(h.topo, h.costs, spec.Seed); err != nil {
 		return fail(err)
 	}
@@ -415,11 +438,11 @@ func setup(spec *Spec) (*host, error) {
 	}
 	h.dev, err = h.net.AddDevice(netdev.DeviceSpec{Name: report.Device, Driver: spec.Driver, Args: spec.DriverArgs,
 		Queues: spec.Queues, RateBps: spec.RateBps, Qdisc: qwords, XPS: xps,
-		IRQCPUs: irqCPUs(h.topo, max(spec.Queues, devRxq)), RxQueues: devRxq})
+		IRQCPUs: h.irqCPUs(max(spec.Queues, devRxq)), RxQueues: devRxq})
 	if tcpRun && errors.Is(err, netdev.ErrNoRxSide) {
 		// veth: no NIC RX rings; what comes back is the peer's netif_rx.
 		h.dev, err = h.net.AddDevice(netdev.DeviceSpec{Name: report.Device, Driver: spec.Driver, Args: spec.DriverArgs,
-			Queues: spec.Queues, RateBps: spec.RateBps, Qdisc: qwords, XPS: xps, IRQCPUs: irqCPUs(h.topo, spec.Queues)})
+			Queues: spec.Queues, RateBps: spec.RateBps, Qdisc: qwords, XPS: xps, IRQCPUs: h.irqCPUs(spec.Queues)})
 	}
 	if err != nil {
 		return fail(rxError(err, spec.Driver))
@@ -435,7 +458,7 @@ func setup(spec *Spec) (*host, error) {
 			// The second port of the NIC: as many queue pairs as RX
 			// queues, its TX side unused, its IRQs on the same CPUs.
 			h.rxDev, err = h.net.AddDevice(netdev.DeviceSpec{Name: RxPortDevice, Driver: spec.Driver, Args: spec.DriverArgs,
-				Queues: rxq, RateBps: spec.RateBps, XPS: netdev.XPSIRQ, IRQCPUs: irqCPUs(h.topo, rxq), RxQueues: rxq})
+				Queues: rxq, RateBps: spec.RateBps, XPS: netdev.XPSIRQ, IRQCPUs: h.irqCPUs(rxq), RxQueues: rxq})
 			if err != nil {
 				return fail(rxError(err, spec.Driver))
 			}
@@ -693,13 +716,22 @@ func summary(rep *report.Report) []attribute.KeyValue {
 	return kv
 }
 
-// irqCPUs is ice's default IRQ affinity: vector i on the i-th CPU of
-// the device's NUMA node (cpumask_local_spread), node 0 here.
-func irqCPUs(topo sim.Topology, queues int) []int {
+// irqCPUs is where a device's vectors interrupt: the --irq-cpus list in
+// vector order (wrapping round it), else ice's default IRQ affinity,
+// vector i on the i-th CPU of the device's NUMA node
+// (cpumask_local_spread), node 0 here.
+func (h *host) irqCPUs(queues int) []int {
 	if queues < 1 || queues > netdev.MaxQueues {
 		return nil // AddDevice refuses the count, naming the bound
 	}
 	out := make([]int, 0, queues)
+	if len(h.irq) > 0 {
+		for i := 0; i < queues; i++ {
+			out = append(out, h.irq[i%len(h.irq)])
+		}
+		return out
+	}
+	topo := h.topo
 	for i := 0; i < queues; i++ {
 		core := i % topo.CoresPerSocket
 		thread := (i / topo.CoresPerSocket) % topo.ThreadsPerCore
@@ -843,6 +875,8 @@ func fillSetup(rep *report.Report, spec *Spec, topo sim.Topology, dev *netdev.De
 	if xps, _ := netdev.ParseXPS(spec.XPS); xps != netdev.XPSIRQ {
 		rep.Setup.XPS = string(xps) // shown when not the driver's own
 	}
+	rep.Setup.IRQCPUs = strings.TrimSpace(spec.IRQCPUs) // shown when set
+
 	switch w.Kind {
 	case workload.UDPStream:
 		rep.Setup.Flows = w.Senders

@@ -604,7 +604,7 @@ func setDevice(s *run.Spec, v any) error {
 	if err := checkRemoved("device", m); err != nil {
 		return err
 	}
-	if err := checkKeys("device", m, "driver", "queues", "rate", "opts", "rx_queues", "rx_port", "xps", "bond"); err != nil {
+	if err := checkKeys("device", m, "driver", "queues", "rate", "opts", "rx_queues", "rx_port", "xps", "irq_cpus", "bond"); err != nil {
 		return err
 	}
 	if x, ok := m["driver"]; ok {
@@ -655,6 +655,10 @@ func setDevice(s *run.Spec, v any) error {
 		return err
 	}
 	if err := checkedString(m, "device", "xps", &s.XPS, func(v string) error { _, err := netdev.ParseXPS(v); return err }); err != nil {
+		return err
+	}
+	// Which CPUs exist is the host's to say (Spec.Validate); here the list's form.
+	if err := checkedString(m, "device", "irq_cpus", &s.IRQCPUs, func(v string) error { _, err := workload.ParseCPUList(v, sim.MaxCPUs); return err }); err != nil {
 		return err
 	}
 	if x, ok := m["opts"]; ok {
