@@ -292,8 +292,8 @@ func (s *Spec) alsoSpec(i int) workload.Spec {
 	return w
 }
 
-// lockCPUs resolves LockCPUs on topo: nil for every CPU.
-// irqCPUList parses --irq-cpus against the host's CPUs.
+// irqCPUList parses IRQCPUs (--irq-cpus) against topo's CPUs: nil for
+// the driver's spread.
 func (s *Spec) irqCPUList(topo sim.Topology) ([]int, error) {
 	if strings.TrimSpace(s.IRQCPUs) == "" {
 		return nil, nil
@@ -305,6 +305,7 @@ func (s *Spec) irqCPUList(topo sim.Topology) ([]int, error) {
 	return cpus, nil
 }
 
+// lockCPUs resolves LockCPUs on topo: nil for every CPU.
 func (s *Spec) lockCPUs(topo sim.Topology) ([]int, error) {
 	if strings.TrimSpace(s.LockCPUs) == "" {
 		return nil, nil
@@ -876,7 +877,6 @@ func fillSetup(rep *report.Report, spec *Spec, topo sim.Topology, dev *netdev.De
 		rep.Setup.XPS = string(xps) // shown when not the driver's own
 	}
 	rep.Setup.IRQCPUs = strings.TrimSpace(spec.IRQCPUs) // shown when set
-
 	switch w.Kind {
 	case workload.UDPStream:
 		rep.Setup.Flows = w.Senders
