@@ -69,8 +69,8 @@ func TestE2bRows(t *testing.T) {
 	if rowByID(t, rows, "E2b.1").Holds || rowByID(t, rows, "E2b.6").Holds {
 		t.Errorf("order and BLUE-off rows hold on reports that break them: %+v", rows)
 	}
-	if w := rowByID(t, rows, "E2b.3").Why; !strings.Contains(w, "not BLUE") {
-		t.Errorf("E2b.3's mechanism %q should blame the root lock", w)
+	if r := rowByID(t, rows, "E2b.3"); !strings.Contains(r.Why, "not BLUE") || r.Holds || !strings.Contains(r.Model, "not by BLUE") {
+		t.Errorf("E2b.3 with BLUE off collapsing too should blame the root lock and not hold: %+v", r)
 	}
 	// Drops in the stack above 1% of sent fail E2b.2.
 	reps[0] = fake(E2bPre, 1.1e6, 1.1e6, 0, map[string]uint64{"QDISC_OVERLIMIT": 50000})
