@@ -86,6 +86,17 @@ func TestE5(t *testing.T) {
 	if held, judged := Held(rows); judged != 7 || held != 3 {
 		t.Errorf("%d of %d hold, want 3 of 7 (the missing cell's RTT row judged, its goodput row absent)", held, judged)
 	}
+	// Uploads under the shaped rate that rise with the clearing are
+	// cake_mq's rate split, not a full shaper.
+	up := E5([]*report.Report{
+		e5Rep(E5Variant(E5NetNext, "be", "rrul"), 3.46, 1.625, 3.80, 5.04, 8.7, 2400),
+		e5Rep(E5Variant(E5Fix, "be", "rrul"), 3.28, 1.443, 3.68, 4.85, 5.7, 90)})
+	for _, r := range up {
+		if r.Name == "upload goodput, clearing vs fix (be-rrul)" &&
+			(r.Holds || !strings.Contains(r.Why, "rate / active queues") || strings.Contains(r.Why, "still fills")) {
+			t.Errorf("rising uploads under the shaped rate: %+v", r)
+		}
+	}
 }
 
 // Over several seeds an E5 difference holds only in the claimed
