@@ -51,12 +51,13 @@ func E2(reps []*report.Report) []Row {
 		// lock, and does not hold; without that run the reason is
 		// unchecked and the collapse alone is judged.
 		noBlue := FindVariant(reps, E2CakeNoBlue)
+		blue := byBlue(base, noBlue)
 		model := fmt.Sprintf("6.18: %s; 6.19-rc1: %s (%s less)", rate(tail(base)), rate(end), foldText(x, 0))
-		if x >= 20 && !byBlue(base, noBlue) {
+		if x >= 20 && !blue {
 			model += ", but not by BLUE"
 		}
 		rows = append(rows, Row{ID: "E2.1", Name: "cake collapses with the llist, by BLUE", Seed: collapseSeed,
-			Model: model, Holds: x >= 20 && byBlue(base, noBlue), Why: collapseWhy(base, rc1, noBlue)})
+			Model: model, Holds: x >= 20 && blue, Why: collapseWhy(base, rc1, noBlue)})
 	}
 
 	const blueSeed = "BLUE off prevents the collapse; a delta to 6.17 remains"
@@ -108,22 +109,15 @@ func E2(reps []*report.Report) []Row {
 }
 
 // boundAndToFree counts a run's drops at the defer bound and those freed
-// from the enqueue's to_free list after the root lock (every drop at
-// enqueue: the qdisc's own, and the defer bound's that dropPlaces does
-// not attribute to it).
+// from the enqueue's to_free list after the root lock: every drop at
+// enqueue, by dropsByPlace.
 func boundAndToFree(r *report.Report) (bound, toFree uint64) {
-	deferLeft := r.Counters["defer_drops"]
-	for reason, n := range r.Drops {
-		switch {
-		case rxReasons[reason], dequeueReasons[reason], otherReasons[reason]:
-		case reason == "QDISC_BURST_DROP" || reason == "QDISC_DROP":
-			d := min(n, deferLeft)
-			deferLeft -= d
-			bound += d
-			toFree += n - d
-		default:
-			toFree += n
-		}
+	places := dropsByPlace(r)
+	for _, n := range places["defer bound"] {
+		bound += n
+	}
+	for _, n := range places["enqueue"] {
+		toFree += n
 	}
 	return bound, toFree
 }
@@ -176,12 +170,13 @@ func E2b(reps []*report.Report) []Row {
 	} else {
 		x := ratio(tail(ll), tail(pre))
 		noBlue := FindVariant(reps, E2bNoBlue)
+		blue := byBlue(pre, noBlue)
 		model := fmt.Sprintf("%s falling to %s (%.2fx of pre-llist)", rate(head(ll)), rate(tail(ll)), x)
-		if x < 0.5 && !byBlue(pre, noBlue) {
+		if x < 0.5 && !blue {
 			model += ", but not by BLUE"
 		}
 		rows = append(rows, Row{ID: "E2b.3", Name: "llist collapses as BLUE's p climbs", Seed: llSeed,
-			Model: model, Holds: x < 0.5 && byBlue(pre, noBlue),
+			Model: model, Holds: x < 0.5 && blue,
 			Why: blueTrace(ll) + "; " + collapseWhy(pre, ll, noBlue)})
 	}
 

@@ -122,6 +122,29 @@ func dropPlaces(r *report.Report) string {
 	if r.DroppedPackets == 0 {
 		return ""
 	}
+	places := dropsByPlace(r)
+	var parts []string
+	for _, place := range []string{"RX", "defer bound", "enqueue", "dequeue", "elsewhere"} {
+		m := places[place]
+		if m == nil {
+			continue
+		}
+		var total uint64
+		var rs []string
+		for _, reason := range sortedKeys(m) {
+			total += m[reason]
+			rs = append(rs, reason+" "+strconv.FormatUint(m[reason], 10))
+		}
+		parts = append(parts, fmt.Sprintf("%s %d (%s)", place, total, strings.Join(rs, ", ")))
+	}
+	return strings.Join(parts, "; ") + fmt.Sprintf(" of %d offered", r.OfferedPackets)
+}
+
+// dropsByPlace sorts a run's drops by place (RX, defer bound, enqueue,
+// dequeue, elsewhere) and reason. The defer bound's drops share
+// QDISC_DROP or QDISC_BURST_DROP with the qdisc's own: the defer_drops
+// counter says how many were the bound's, taken in reason order.
+func dropsByPlace(r *report.Report) map[string]map[string]uint64 {
 	places := map[string]map[string]uint64{}
 	add := func(place, reason string, n uint64) {
 		if n == 0 {
@@ -151,21 +174,7 @@ func dropPlaces(r *report.Report) string {
 			add("enqueue", reason, n)
 		}
 	}
-	var parts []string
-	for _, place := range []string{"RX", "defer bound", "enqueue", "dequeue", "elsewhere"} {
-		m := places[place]
-		if m == nil {
-			continue
-		}
-		var total uint64
-		var rs []string
-		for _, reason := range sortedKeys(m) {
-			total += m[reason]
-			rs = append(rs, reason+" "+strconv.FormatUint(m[reason], 10))
-		}
-		parts = append(parts, fmt.Sprintf("%s %d (%s)", place, total, strings.Join(rs, ", ")))
-	}
-	return strings.Join(parts, "; ") + fmt.Sprintf(" of %d offered", r.OfferedPackets)
+	return places
 }
 
 // schedCallers is __netif_schedule by caller, what the calls did, and
