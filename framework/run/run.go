@@ -295,24 +295,23 @@ func (s *Spec) alsoSpec(i int) workload.Spec {
 // irqCPUList parses IRQCPUs (--irq-cpus) against topo's CPUs: nil for
 // the driver's spread.
 func (s *Spec) irqCPUList(topo sim.Topology) ([]int, error) {
-	if strings.TrimSpace(s.IRQCPUs) == "" {
-		return nil, nil
-	}
-	cpus, err := workload.ParseCPUList(s.IRQCPUs, topo.NumCPUs())
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", KnobByFlag("irq-cpus").Name(), err)
-	}
-	return cpus, nil
+	return cpuListKnob(s.IRQCPUs, "irq-cpus", topo)
 }
 
 // lockCPUs resolves LockCPUs on topo: nil for every CPU.
 func (s *Spec) lockCPUs(topo sim.Topology) ([]int, error) {
-	if strings.TrimSpace(s.LockCPUs) == "" {
+	return cpuListKnob(s.LockCPUs, "lock-cpus", topo)
+}
+
+// cpuListKnob parses a CPU-list knob's value against topo's CPUs, nil
+// when empty, its errors naming the knob.
+func cpuListKnob(list, flag string, topo sim.Topology) ([]int, error) {
+	if strings.TrimSpace(list) == "" {
 		return nil, nil
 	}
-	cpus, err := workload.ParseCPUList(s.LockCPUs, topo.NumCPUs())
+	cpus, err := workload.ParseCPUList(list, topo.NumCPUs())
 	if err != nil {
-		return nil, fmt.Errorf("--lock-cpus (lock_cpus): %w", err)
+		return nil, fmt.Errorf("%s: %w", KnobByFlag(flag).Name(), err)
 	}
 	return cpus, nil
 }
