@@ -156,10 +156,9 @@ func (ds *downSock) sendAck(c *sim.CPU, a tcp.Ack) {
 		s.TCPFlags |= skb.TCPHdrECE
 	}
 	ds.acks[s.Handle] = a
-	// __tcp_transmit_skb (726e9e8b94b9): a download's socket sends no
-	// data, so its retransmit queue is always empty: every ACK may
-	// take the queue XPS (or the hash) gives it now.
-	s.OooOkay = true
+	// A download's socket sends no data: nothing awaits an ACK, so
+	// every ACK may take the queue XPS (or the hash) gives it now.
+	s.OooOkay = tcpOooOkay(ds.wmemAlloc, 0)
 	ds.wmemAlloc += int64(s.TrueSize)
 	ds.Acks++
 	tr.net.DevQueueXmit(c, tr.dev, s)

@@ -189,9 +189,10 @@ func (hs *hostSock) SmallQueueCheck(tp *tcp.Sock, segs int, factor uint) bool {
 
 // tcpOooOkay is __tcp_transmit_skb's skb->ooo_okay (726e9e8b94b9,
 // before the skb is charged): it may take another TX queue than the
-// flow's earlier packets when no skb with payload is in a host queue
-// (sk_wmem_alloc under SKB_TRUESIZE(1): a pure ACK may be) or nothing
-// sent awaits an ACK (the retransmit queue is empty).
+// flow's earlier packets when nothing of the socket is in a host queue
+// (sk_wmem_alloc under SKB_TRUESIZE(1), which even a pure ACK's 960
+// bytes are not) or nothing sent awaits an ACK (the retransmit queue is
+// empty).
 func tcpOooOkay(wmemAlloc int64, packetsOut uint32) bool {
 	return wmemAlloc < int64(skb.SkbTruesize(1)) || packetsOut == 0
 }
