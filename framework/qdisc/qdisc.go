@@ -82,6 +82,13 @@ const (
 	// host prices that one line as a read, and the private lines as
 	// written only when the tree was empty.
 	EnqueueReadsPrivate Flags = 1 << 27
+
+	// PacesSockets is the model's too: the qdisc marks the sockets whose
+	// packets it classifies as paced by it (fq_classify sets
+	// sk_pacing_status to SK_PACING_FQ, only with q->rate_enable), so
+	// from then on TCP stamps EDT departure times instead of pacing
+	// itself.
+	PacesSockets Flags = 1 << 26
 )
 
 // Work is a unit of CPU work a qdisc reports in kernel terms; the host

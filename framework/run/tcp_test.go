@@ -251,19 +251,30 @@ func TestTCPAccountingAndDeterminism(t *testing.T) {
 
 // Under sch_fq the socket is paced (SK_PACING_FQ): TCP stamps EDT
 // departure times from sk_pacing_rate and fq holds packets until then.
+// fq nopacing leaves the socket unpaced (fq_classify sets SK_PACING_FQ
+// only with rate_enable): CUBIC stamps no future departure, and fq
+// throttles nothing.
 func TestFQPacesTCP(t *testing.T) {
-	s := tcpSpec(4, "10Gbit", "fq")
-	s.PathRate = "100Mbit"
-	s.Duration, s.Warmup = 4*sim.Second, 2*sim.Second
-	rep := mustRun(t, s)
-	var throttled int64
-	for _, x := range rep.Qdisc[0].XStats {
-		if x.Key == "throttled" {
-			throttled, _ = x.Value.Int64()
+	for _, c := range []struct {
+		qdisc string
+		paced bool
+	}{{"fq", true}, {"fq nopacing", false}} {
+		s := tcpSpec(4, "10Gbit", c.qdisc)
+		s.PathRate = "100Mbit"
+		s.Duration, s.Warmup = 4*sim.Second, 2*sim.Second
+		rep := mustRun(t, s)
+		var throttled int64
+		for _, x := range rep.Qdisc[0].XStats {
+			if x.Key == "throttled" {
+				throttled, _ = x.Value.Int64()
+			}
 		}
-	}
-	if throttled == 0 {
-		t.Errorf("fq throttled no flow: TCP's EDT stamps are not honoured")
+		if c.paced && throttled == 0 {
+			t.Errorf("%s throttled no flow: TCP's EDT stamps are not honoured", c.qdisc)
+		}
+		if !c.paced && throttled != 0 {
+			t.Errorf("%s throttled flows %d times: the sockets were paced as if SK_PACING_FQ", c.qdisc, throttled)
+		}
 	}
 }
 

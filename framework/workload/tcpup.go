@@ -240,15 +240,16 @@ func (hs *hostSock) Transmit(tp *tcp.Sock, seq int64, segs int, tstamp sim.Time,
 	rc := tr.net.DevQueueXmit(c, tr.dev, s)
 	tp.SetNow(c.Now())
 	if !hs.fqChecked {
-		// fq_classify sets SK_PACING_FQ on a socket it sees: from then
-		// on TCP stamps EDT departure times and fq paces.
+		// fq_classify sets SK_PACING_FQ on a socket it sees (fq with
+		// pacing on): from then on TCP stamps EDT departure times and
+		// fq paces.
 		txq := hs.TxQueue()
 		if len(tr.dev.Queues) == 1 {
 			txq = 0 // netdev_core_pick_tx on one queue caches nothing
 		}
 		if txq >= 0 {
 			hs.fqChecked = true
-			if q := tr.dev.Queues[txq].Qdisc(); q != nil && q.Kind == "fq" {
+			if q := tr.dev.Queues[txq].Qdisc(); q != nil && q.Flags&qdisc.PacesSockets != 0 {
 				tp.PacingFQ = true
 			}
 		}

@@ -288,3 +288,54 @@ func TestBlueAtOneDropsTheFlowAtDequeue(t *testing.T) {
 		}
 	}
 }
+
+// In a host-only mode a packet's skb hash does not separate its flows:
+// flow_hash stays 0 and the host hash alone picks the queue, so every
+// flow of one source shares a queue in srchost (and splits in flows).
+func TestHostModesIgnoreSkbHash(t *testing.T) {
+	for _, c := range []struct {
+		mode   string
+		queues int
+	}{{"srchost", 1}, {"dsthost", 4}, {"hosts", 4}, {"flows", 4}} {
+		q := newCake(t, c.mode, "besteffort")
+		ctx := qdisctest.NewCtx(1)
+		seen := map[uint16]bool{}
+		for i := 0; i < 4; i++ {
+			p := skb.Packet{Keys: skb.FlowKeys{Src: 1, Dst: uint32(10 + i), SrcPort: uint16(1000 + i), DstPort: 80, Proto: 17},
+				Hash: uint32(0x9e3779b9 * uint32(i+1))}
+			seen[q.hash(ctx, q.tins[0], &p)] = true
+		}
+		if len(seen) != c.queues {
+			t.Errorf("%s: 4 flows from one host to 4 hosts take %d queues, want %d", c.mode, len(seen), c.queues)
+		}
+	}
+}
+
+// cake_select_tin: a masked fwmark, then skb->priority with this
+// qdisc's major, then the DSCP.
+func TestSelectTinMarkAndPriority(t *testing.T) {
+	q := &Cake{}
+	if _, err := q.Init(qdisctest.NewCtx(1), qdisc.Setup{Handle: "8001:", MTU: 1514}, []string{"diffserv4", "fwmark", "0xf0"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name           string
+		mark, priority uint32
+		dscp           uint8
+		want           int
+	}{
+		{"DSCP alone", 0, 0, 8, int(q.tinIndex[8])},
+		{"mark 0x20: the second tin in order", 0x20, 0, 0, int(q.tinOrder[1])},
+		{"mark outside the mask: DSCP", 0x0f, 0, 46, int(q.tinIndex[46])},
+		{"mark above the tin count: DSCP", 0x50, 0, 0, int(q.tinIndex[0])},
+		{"priority 8001:3", 0, 0x80010003, 0, int(q.tinOrder[2])},
+		{"priority of another qdisc's major: DSCP", 0, 0x80020003, 0, int(q.tinIndex[0])},
+		{"minor-only priority: DSCP", 0, 3, 0, int(q.tinIndex[0])},
+		{"mark before priority", 0x40, 0x80010001, 0, int(q.tinOrder[3])},
+	} {
+		p := skb.Packet{Mark: c.mark, Priority: c.priority, DSCP: c.dscp}
+		if got := q.selectTin(&p); got != c.want {
+			t.Errorf("%s: tin %d, want %d", c.name, got, c.want)
+		}
+	}
+}

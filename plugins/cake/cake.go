@@ -219,8 +219,9 @@ type Cake struct {
 	hashrnd uint32
 	peeked  *skb.Packet // qdisc_peek_dequeued's stash
 
-	fwmarkMask uint32 // the model's packets carry no mark, so it selects nothing
-	fwmarkShft uint
+	fwmarkMask  uint32 // fwmark MASK: skb->mark's bits that name a tin
+	fwmarkShft  uint
+	handleMajor uint32 // TC_H_MAJ(sch->handle) >> 16, for priority steering
 
 	// cake_mq sharing (see mq.go).
 	sharedGroup                   bool // a cake_mq child (Setup.Group), joined or not yet
@@ -257,6 +258,7 @@ func (q *Cake) Init(ctx qdisc.Ctx, s qdisc.Setup, args []string) (qdisc.Info, er
 		q.mtu = 1514
 	}
 	q.hashrnd = ctx.Rand()
+	q.handleMajor = s.Major()
 	q.sharedGroup = s.Group != ""
 	o, err := parse(args)
 	if err == nil {
@@ -496,7 +498,8 @@ var (
 	bulkOrder     = [4]uint8{1, 0, 2, 3}
 )
 
-// selectTin is cake_select_tin: DSCP (or skb->priority) to tin.
+// selectTin is cake_select_tin: the fwmark, then skb->priority under
+// this qdisc's major, then the DSCP pick the tin.
 func (q *Cake) selectTin(p *skb.Packet) int {
 	dscp := p.DSCP & 63
 	if q.rateFlags&flagWash != 0 {
@@ -505,9 +508,12 @@ func (q *Cake) selectTin(p *skb.Packet) int {
 	switch {
 	case q.tinMode == besteffort:
 		return 0
-	case p.Priority>>16 == 0 && p.Priority&0xffff > 0 && int(p.Priority&0xffff) <= q.tinCnt:
-		// TC_H_MAJ(priority) == handle is not modelled (no handles in
-		// the packet); a minor-only priority selects the tin.
+	case q.fwmarkMask != 0 && p.Mark&q.fwmarkMask != 0 && int((p.Mark&q.fwmarkMask)>>q.fwmarkShft) <= q.tinCnt:
+		// The fwmark's masked value, 1-based, names the tin.
+		return int(q.tinOrder[(p.Mark&q.fwmarkMask)>>q.fwmarkShft-1])
+	case p.Priority>>16 == q.handleMajor && p.Priority&0xffff > 0 && int(p.Priority&0xffff) <= q.tinCnt:
+		// TC_H_MAJ(skb->priority) == sch->handle: "priority 8001:2"
+		// steers into this cake's second tin.
 		return int(q.tinOrder[p.Priority&0xffff-1])
 	}
 	tin := int(q.tinIndex[dscp])
@@ -564,7 +570,10 @@ func (q *Cake) hash(ctx qdisc.Ctx, b *cakeTin, p *skb.Packet) uint16 {
 			flowHash = q.flowHashFromKeys(p.Keys.Src, p.Keys.Dst, p.Keys.SrcPort, p.Keys.DstPort, p.Keys.Proto)
 		}
 	}
-	if useSkbHash {
+	if useSkbHash && hashFlows {
+		// Only a flow mode takes the skb hash as the flow's: the
+		// host-only modes keep flow_hash 0 and isolate by the host
+		// hashes alone (Toke's fix to b0c19ed6088a).
 		flowHash = p.Hash
 	}
 	if mode&flowFlows == 0 {

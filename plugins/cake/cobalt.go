@@ -169,8 +169,9 @@ func cobaltShouldDrop(v *cobaltVars, p *cobaltParams, now, enqueued sim.Time, ec
 		verdict = cobaltDropCodel
 	}
 
-	// Simple BLUE. Lack of ECN is deliberate.
-	if v.pDrop != 0 && rand() < v.pDrop && !drop {
+	// Simple BLUE. Lack of ECN is deliberate. Like the kernel, draw
+	// only for a packet CoDel has not dropped already.
+	if v.pDrop != 0 && !drop && rand() < v.pDrop {
 		verdict = cobaltDropBlue
 		drop = true
 	}

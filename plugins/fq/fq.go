@@ -133,7 +133,17 @@ func (q *FQ) Init(_ qdisc.Ctx, s qdisc.Setup, args []string) (qdisc.Info, error)
 	}
 	q.apply(o, 0)
 	// fq has its own fast path and does not set TCQ_F_CAN_BYPASS.
-	return qdisc.Info{Limit: q.limit}, nil
+	return q.info(), nil
+}
+
+// info is what the host keeps of fq: its limit, and whether it takes over
+// pacing of the sockets it sees (pacing, the default; not nopacing).
+func (q *FQ) info() qdisc.Info {
+	in := qdisc.Info{Limit: q.limit}
+	if q.rateEnable {
+		in.Flags |= qdisc.PacesSockets
+	}
+	return in
 }
 
 // Change implements qdisc.Changer (fq_change): the options, a new table
@@ -158,7 +168,7 @@ func (q *FQ) Change(ctx qdisc.Ctx, args []string) (qdisc.Info, error) {
 		}
 		ctx.Drop(p.Handle, skb.DropNotSpecified)
 	}
-	return qdisc.Info{Limit: q.limit}, nil
+	return q.info(), nil
 }
 
 // fqFlowAddTail is fq_flow_add_tail: append to the flow's band's list.

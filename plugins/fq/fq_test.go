@@ -797,3 +797,28 @@ func BenchmarkEnqueueDequeue(b *testing.B) {
 	}
 	b.ReportMetric(float64(n)/time.Since(start).Seconds(), "pkts/s")
 }
+
+// fq takes over the pacing of the sockets it sees (SK_PACING_FQ) only
+// with pacing on; nopacing leaves TCP to pace itself, also after a change.
+func TestPacesSocketsFlag(t *testing.T) {
+	for _, c := range []struct {
+		args, change string
+		want, after  bool
+	}{{"", "nopacing", true, false}, {"nopacing", "pacing", false, true}} {
+		q := &FQ{}
+		info, err := q.Init(qdisctest.NewCtx(1), testSetup, strings.Fields(c.args))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := info.Flags&qdisc.PacesSockets != 0; got != c.want {
+			t.Errorf("fq %q: paces sockets %v, want %v", c.args, got, c.want)
+		}
+		info, err = q.Change(qdisctest.NewCtx(1), strings.Fields(c.change))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := info.Flags&qdisc.PacesSockets != 0; got != c.after {
+			t.Errorf("fq %q then %q: paces sockets %v, want %v", c.args, c.change, got, c.after)
+		}
+	}
+}
