@@ -120,7 +120,11 @@ type Config struct {
 	TxQueueLen       int // dev->tx_queue_len
 	MaxBacklog       int // net.core.netdev_max_backlog
 	NetdevBudget     int // net.core.netdev_budget (net_rx_action)
-	Sndbuf           int // net.core.wmem_default: socket send buffer of senders
+	Sndbuf           int // net.core.wmem_default: socket send buffer of senders; 0 (the toggle's "default") is the kernel's (SndbufBytes)
+	// NoSmallHeadCache is a kernel before 6.3 (bf9f1baa279f): a small
+	// skb's head comes from kmalloc, not skbuff_small_head, so its
+	// truesize is smaller (skb.TruesizeUDPKmalloc).
+	NoSmallHeadCache bool
 	// MaxSkbFrags is CONFIG_MAX_SKB_FRAGS: it sizes skb_shared_info,
 	// so the head a sender's skb gets and its truesize (skb package).
 	MaxSkbFrags int
@@ -158,6 +162,7 @@ var profiles = map[string]func() Config{
 		c.BulkDequeue = BulkOneTxQueue
 		c.QdiscStatsLine = true
 		c.SockWfree = CallIndirect
+		c.NoSmallHeadCache = true
 		c.RunBeginReads = true // qdisc_is_running(), then __state |= RUNNING if idle
 		return c
 	},
@@ -167,6 +172,7 @@ var profiles = map[string]func() Config{
 		c.Xmit = XmitBusylock
 		c.BulkQuota = false
 		c.SockWfree = CallIndirect
+		c.NoSmallHeadCache = true
 		c.RunBeginReads = true // qdisc_is_running(): raw_read_seqcount(&q->running), then write_seqcount_begin if idle
 		return c
 	},
@@ -200,11 +206,34 @@ func base() Config {
 		TxQueueLen:    1000,
 		MaxBacklog:    1000,
 		NetdevBudget:  300,
-		Sndbuf:        212992,
 		MaxSkbFrags:   skb.DefaultMaxSkbFrags,
 		// See Config.PrefetchPriority: on everywhere for now.
 		PrefetchPriority: true,
 	}
+}
+
+// minSndbuf is the least sndbuf a sender takes: SOCK_MIN_SNDBUF, 2 x
+// TCP_SKB_MIN_TRUESIZE (2048 + the aligned sk_buff), sock_setsockopt's
+// floor.
+const minSndbuf = 2 * (2048 + 256)
+
+// SndbufBytes is the send buffer a sender's socket gets: Sndbuf if set,
+// else the kernel's default for this build (skb.WmemDefault), as netperf
+// leaves SO_SNDBUF alone unless given -s.
+func (c Config) SndbufBytes() int {
+	if c.Sndbuf > 0 {
+		return c.Sndbuf
+	}
+	return skb.WmemDefault(c.MaxSkbFrags)
+}
+
+// TruesizeUDP is the truesize of a sender's skb carrying l3len bytes of
+// IP packet: the small head cache's object (6.3 on) or kmalloc's.
+func (c Config) TruesizeUDP(l3len int) uint32 {
+	if c.NoSmallHeadCache {
+		return skb.TruesizeUDPKmalloc(l3len, c.MaxSkbFrags)
+	}
+	return skb.TruesizeUDPFrags(l3len, c.MaxSkbFrags)
 }
 
 // Profile returns a named profile.
@@ -335,7 +364,27 @@ var toggles = map[string]toggle{
 	"tx_queue_len":       intToggle("dev->tx_queue_len", 0, func(c *Config) *int { return &c.TxQueueLen }),
 	"netdev_max_backlog": intToggle("net.core.netdev_max_backlog", 1, func(c *Config) *int { return &c.MaxBacklog }),
 	"netdev_budget":      intToggle("net.core.netdev_budget", 1, func(c *Config) *int { return &c.NetdevBudget }),
-	"sndbuf":             intToggle("sender socket sndbuf in bytes (net.core.wmem_default)", 4608, func(c *Config) *int { return &c.Sndbuf }),
+	"sndbuf": {fmt.Sprintf("sender socket sndbuf in bytes (net.core.wmem_default), or default: the kernel's boot value SK_WMEM_DEFAULT, SKB_TRUESIZE(256) x 256, which grows with max_skb_frags (%d with 17, %d with 45) [%d..%d]",
+		skb.WmemDefault(17), skb.WmemDefault(45), minSndbuf, SysctlMax), func(c *Config, v string) error {
+		if v == "default" {
+			c.Sndbuf = 0
+			return nil
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return fmt.Errorf("%q is not a whole number or default", v)
+		}
+		if n < minSndbuf || n > SysctlMax {
+			return fmt.Errorf("%d is out of range: %d..%d", n, minSndbuf, SysctlMax)
+		}
+		c.Sndbuf = n
+		return nil
+	}, func(c *Config) string {
+		if c.Sndbuf == 0 {
+			return "default"
+		}
+		return strconv.Itoa(c.Sndbuf)
+	}},
 	"max_skb_frags": {fmt.Sprintf("CONFIG_MAX_SKB_FRAGS: sizes skb_shared_info, hence a sent skb's truesize [%d..%d]", skb.MinMaxSkbFrags, skb.MaxMaxSkbFrags),
 		func(c *Config, v string) error {
 			n, err := strconv.Atoi(v)

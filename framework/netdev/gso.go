@@ -10,11 +10,15 @@ import (
 // that asked for them (qdisc.SplitGSO: cake's split-gso). It is
 // skb_gso_segment as tcp_gso_segment does it: the first segment keeps
 // the skb, the others are new skbs (offered, so the accounting
-// balances) with the same owner; the payload, the length and the
-// truesize are shared out evenly, the owner's charge is unchanged
-// (tcp_gso_segment moves the destructor to every segment), Cb.Seq
-// counts up and CWR stays on the first segment (tcp_gso_segment). A
-// clone's segments are clones of the same qdisc's asking.
+// balances) with the same owner; the payload and the length are shared
+// out evenly, Cb.Seq counts up and CWR stays on the first segment
+// (tcp_gso_segment). Each segment is an sk_buff with a small head of
+// its own (skb_segment's __alloc_skb of the headers and headroom) and
+// its share of the frags, so its truesize is a head's plus its
+// payload's (nskb->truesize += data_len): together the segments weigh
+// segs-1 heads more than the GSO skb, and tcp_gso_segment charges that
+// to the socket (the destructor moves to every segment; skb.Charger).
+// A clone's segments are clones of the same qdisc's asking.
 // It returns batch itself, and false, when nothing needs splitting.
 // For a leaf of a classful qdisc it records what each split skb became
 // (Net.gsoSplit), for the ancestors' counts.
@@ -43,8 +47,12 @@ func (n *Net) splitGSO(c *sim.CPU, q *Qdisc, batch []*skb.SKB) ([]*skb.SKB, bool
 			}
 			n.gsoSplit[s.Handle] = gsoSplit{segs: segs, len: s.Len}
 		}
-		l, ts := s.Len/uint32(segs), s.TrueSize/uint32(segs)
-		lastLen, firstTs := s.Len-l*uint32(segs-1), s.TrueSize-ts*uint32(segs-1)
+		l := s.Len / uint32(segs)
+		lastLen := s.Len - l*uint32(segs-1)
+		ts, firstTs := segTruesize(s.TrueSize, segs)
+		if ch, ok := n.Pool.Owner(s).(skb.Charger); ok {
+			ch.Charge(c, int64(firstTs)+int64(ts)*int64(segs-1)-int64(s.TrueSize))
+		}
 		s.GSOSegs = 1
 		s.Len, s.TrueSize = l, firstTs
 		out = append(out, s)
@@ -71,6 +79,22 @@ func (n *Net) splitGSO(c *sim.CPU, q *Qdisc, batch []*skb.SKB) ([]*skb.SKB, bool
 	}
 	q.segBuf = out[:0]
 	return out, true
+}
+
+// segTruesize is the truesize of each segment of a GSO skb of truesize
+// ts cut into segs, and of the first (which takes the remainder): a
+// head as the model's TCP skbs have (tcp_stream_alloc_skb's
+// MAX_TCP_HEADER from the small head cache) and an even share of the
+// rest. A GSO skb lighter than that head (none is built) is shared
+// out evenly.
+func segTruesize(ts uint32, segs int) (each, first uint32) {
+	head := skb.TruesizeAllocSkb(skb.MaxTCPHeader)
+	if ts <= head {
+		each = ts / uint32(segs)
+		return each, ts - each*uint32(segs-1)
+	}
+	pay := (ts - head) / uint32(segs)
+	return head + pay, head + (ts - head) - pay*uint32(segs-1)
 }
 
 // gsoSplit is what a GSO skb a leaf segmented became: segs skbs, the

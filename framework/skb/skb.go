@@ -145,6 +145,14 @@ type Owner interface {
 	Release(c *sim.CPU, s *SKB)
 }
 
+// Charger is an Owner whose socket takes more truesize after its skb
+// was built: tcp_gso_segment adds the segments' truesize over the GSO
+// skb's to sk_wmem_alloc (refcount_add of delta), since tcp_wfree
+// moves to every segment.
+type Charger interface {
+	Charge(c *sim.CPU, bytes int64)
+}
+
 // OwnerID is an skb's Owner as its pool knows it (Pool.AddOwner), 0 for
 // none: 4 bytes in every skb in flight where the interface takes 16.
 type OwnerID int32

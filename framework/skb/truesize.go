@@ -54,6 +54,15 @@ func SkbTruesize(x int) uint32 {
 	return uint32(x + DataAlign(SizeofSkBuff) + DataAlign(SizeofSharedInfo))
 }
 
+// WmemDefault is SK_WMEM_DEFAULT, the boot value of
+// net.core.wmem_default (and wmem_max): _SK_MEM_OVERHEAD, i.e.
+// SKB_TRUESIZE(256), times _SK_MEM_PACKETS (256). SKB_TRUESIZE holds the
+// aligned skb_shared_info, so the default grows with MAX_SKB_FRAGS:
+// 212992 with 17 frags, 327680 with 45.
+func WmemDefault(maxFrags int) int {
+	return 256 * (256 + DataAlign(SizeofSkBuff) + DataAlign(SharedInfoSize(maxFrags)))
+}
+
 // SharedInfoSize is sizeof(struct skb_shared_info) with maxFrags
 // frags: 48 bytes of fields (flags to destructor_arg) and a 16-byte
 // skb_frag_t per frag.
@@ -142,6 +151,15 @@ func TruesizeUDP(l3len int) uint32 { return TruesizeUDPFrags(l3len, DefaultMaxSk
 // 120-byte payload's small head is 1152 and its truesize 1408.
 func TruesizeUDPFrags(l3len, maxFrags int) uint32 {
 	return TruesizeAllocSkbFrags(l3len+LLReservedSpace+15, maxFrags)
+}
+
+// TruesizeUDPKmalloc is TruesizeUDPFrags in a kernel without
+// skb_small_head_cache (before 6.3, bf9f1baa279f): the head comes from
+// kmalloc, and truesize is SKB_TRUESIZE(SKB_WITH_OVERHEAD(ksize)), the
+// kmalloc object and the aligned sk_buff. A 120-byte payload's head is
+// kmalloc-512: truesize 768.
+func TruesizeUDPKmalloc(l3len, maxFrags int) uint32 {
+	return uint32(kmallocSizeRoundup(headAlign(l3len+LLReservedSpace+15, maxFrags)) + DataAlign(SizeofSkBuff))
 }
 
 // TruesizeFrag is the truesize of an skb built around a page fragment

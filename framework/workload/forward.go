@@ -79,7 +79,7 @@ func StartForward(net *netdev.Net, in, out *netdev.Device, spec Spec) (*Workload
 	if err := spec.validateForward(); err != nil {
 		return nil, err
 	}
-	w := &Workload{Spec: spec, rate: spec.Rate, maxFrags: net.Cfg.MaxSkbFrags}
+	w := &Workload{Spec: spec, rate: spec.Rate, truesize: net.Cfg.TruesizeUDP}
 	flows := make([]skb.FlowKeys, spec.Flows)
 	for i := range flows {
 		flows[i] = forwardFlow(i)

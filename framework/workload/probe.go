@@ -127,7 +127,7 @@ func (ps *ProbeSock) send(c *sim.CPU) int64 {
 	if ps.Kind == ProbeUDPRR {
 		s.Len = udpRRLen
 	}
-	s.TrueSize = skb.TruesizeUDPFrags(int(s.Len)-14, tr.net.Cfg.MaxSkbFrags)
+	s.TrueSize = tr.net.Cfg.TruesizeUDP(int(s.Len) - 14)
 	s.Keys, s.Hash, s.DSCP = ps.keys, ps.hash, ps.DSCP
 	s.Priority, s.Mark = ps.tr.priority, ps.tr.mark
 	s.Sock = int32(-2 - ps.ID)

@@ -3,6 +3,7 @@ package workload
 import (
 	"testing"
 
+	"github.com/txlab/txlab/framework/netdev"
 	"github.com/txlab/txlab/framework/sim"
 	"github.com/txlab/txlab/framework/skb"
 	"github.com/txlab/txlab/framework/tcp"
@@ -62,19 +63,28 @@ func TestSocketSleepsAndWakesAsTheKernel(t *testing.T) {
 	}
 }
 
-// How many skbs a default send buffer (net.core.wmem_default 212992)
-// holds before sock_alloc_send_pskb sleeps depends on the skb's
-// truesize, hence on CONFIG_MAX_SKB_FRAGS: 222 of 960 bytes with the
-// default 17, 152 of 1408 with 45 (Google's production kernels).
+// How many skbs a default send buffer holds before sock_alloc_send_pskb
+// sleeps depends on the skb's truesize and on net.core.wmem_default,
+// SK_WMEM_DEFAULT = SKB_TRUESIZE(256) x 256, both of which grow with
+// CONFIG_MAX_SKB_FRAGS: 222 skbs of 960 bytes in 212992 with the
+// default 17, 233 of 1408 in 327680 with 45 (Google's production
+// kernels); a kernel before 6.3 heads its small skbs from kmalloc-512
+// (768 bytes of truesize), 278 of them.
 func TestSndbufHoldsByMaxSkbFrags(t *testing.T) {
-	for _, tc := range []struct{ frags, want int }{{17, 222}, {45, 152}} {
+	for _, tc := range []struct {
+		name  string
+		frags int
+		old   bool
+		want  int
+	}{{"17 frags", 17, false, 222}, {"45 frags", 45, false, 233}, {"4.7, 17 frags", 17, true, 278}} {
 		e, err := sim.NewEngine(sim.Topology{Sockets: 1, CoresPerSocket: 1, ThreadsPerCore: 1}, sim.DefaultCosts(), 1)
 		if err != nil {
 			t.Fatal(err)
 		}
-		w := &Workload{Spec: Spec{PacketSize: 120}, maxFrags: tc.frags}
+		cfg := netdev.Config{MaxSkbFrags: tc.frags, NoSmallHeadCache: tc.old}
+		w := &Workload{Spec: Spec{PacketSize: 120}, truesize: cfg.TruesizeUDP}
 		_, truesize := w.lens()
-		sock := &Socket{Sndbuf: 212992}
+		sock := &Socket{Sndbuf: cfg.SndbufBytes()}
 		charged := 0
 		e.NewTask("sender", []int{0}, func(tk *sim.Task) {
 			for {
@@ -89,8 +99,8 @@ func TestSndbufHoldsByMaxSkbFrags(t *testing.T) {
 		}
 		e.Close()
 		if charged != tc.want || sock.Sleeps != 1 {
-			t.Errorf("MAX_SKB_FRAGS %d: %d skbs of truesize %d charged before sleeping (%d sleeps), want %d",
-				tc.frags, charged, truesize, sock.Sleeps, tc.want)
+			t.Errorf("%s: %d skbs of truesize %d charged before sleeping (%d sleeps), want %d",
+				tc.name, charged, truesize, sock.Sleeps, tc.want)
 		}
 	}
 }

@@ -268,6 +268,13 @@ func (hs *hostSock) Transmit(tp *tcp.Sock, seq int64, segs int, tstamp sim.Time,
 // truesize; a socket TSQ throttled is queued for the TSQ tasklet on this
 // CPU (unless this runs in ksoftirqd with more still in flight: the
 // queues drain first).
+// Charge is tcp_gso_segment's refcount_add(delta, &sk->sk_wmem_alloc):
+// the segments of a GSO skb weigh more than it did (skb.Charger).
+func (hs *hostSock) Charge(c *sim.CPU, bytes int64) {
+	hs.wmemLine.AtomicNoSync(c)
+	hs.wmemAlloc += bytes
+}
+
 func (hs *hostSock) Release(c *sim.CPU, s *skb.SKB) {
 	hs.wmemLine.AtomicNoSync(c)
 	hs.wmemAlloc -= int64(s.TrueSize)

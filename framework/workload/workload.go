@@ -327,8 +327,8 @@ type Workload struct {
 	Sockets []*Socket   // udp_stream: one per sender
 	flows   []Flow
 	e       *sim.Engine
-	// maxFrags is CONFIG_MAX_SKB_FRAGS: it sizes the skbs' heads.
-	maxFrags int
+	// truesize is Config.TruesizeUDP: the kernel's skb heads.
+	truesize func(l3len int) uint32
 	// Traffic is the tcp_stream workload's flows, probes and path.
 	Traffic *Traffic
 
@@ -422,7 +422,7 @@ func Start(net *netdev.Net, dev *netdev.Device, spec Spec) (*Workload, error) {
 		return nil, err
 	}
 	if spec.Kind == TCPStream {
-		w := &Workload{Spec: spec, e: net.E, maxFrags: net.Cfg.MaxSkbFrags}
+		w := &Workload{Spec: spec, e: net.E, truesize: net.Cfg.TruesizeUDP}
 		tr, err := StartTraffic(net, dev, spec, w)
 		if err != nil {
 			return nil, err
@@ -435,7 +435,7 @@ func Start(net *netdev.Net, dev *netdev.Device, spec Spec) (*Workload, error) {
 		return nil, err
 	}
 	n := spec.Senders
-	w := &Workload{Spec: spec, rate: spec.Rate, paused: make([]bool, n), parked: make([]bool, n), e: net.E, maxFrags: net.Cfg.MaxSkbFrags}
+	w := &Workload{Spec: spec, rate: spec.Rate, paused: make([]bool, n), parked: make([]bool, n), e: net.E, truesize: net.Cfg.TruesizeUDP}
 	hashrnd := net.E.Rand(spec.stream("hashrnd")).Uint64()
 	nflows := spec.Senders
 	if spec.Kind == UDPRate {
@@ -458,7 +458,7 @@ func Start(net *netdev.Net, dev *netdev.Device, spec Spec) (*Workload, error) {
 		var t *sim.Task
 		switch spec.Kind {
 		case UDPStream:
-			sock := &Socket{ID: spec.Base + i, Sndbuf: net.Cfg.Sndbuf}
+			sock := &Socket{ID: spec.Base + i, Sndbuf: net.Cfg.SndbufBytes()}
 			sock.owner = net.Pool.AddOwner(sock)
 			w.Sockets = append(w.Sockets, sock)
 			flow := w.flows[i]
@@ -484,7 +484,7 @@ func Start(net *netdev.Net, dev *netdev.Device, spec Spec) (*Workload, error) {
 // lens returns skb->len (L2) and truesize for the payload size.
 func (w *Workload) lens() (uint32, uint32) {
 	l3 := w.Spec.PacketSize + 8 + 20
-	return uint32(l3 + 14), skb.TruesizeUDPFrags(l3, w.maxFrags)
+	return uint32(l3 + 14), w.truesize(l3)
 }
 
 func (w *Workload) fill(s *skb.SKB, f Flow, l2, truesize uint32) {
@@ -496,8 +496,9 @@ func (w *Workload) fill(s *skb.SKB, f Flow, l2, truesize uint32) {
 // udpStream is one netperf UDP_STREAM thread: sendmsg in a loop on a
 // connected socket (-n), blocking in sock_alloc_send_pskb while the
 // send buffer is full. A drop in the qdisc makes sendmsg return
-// -ENOBUFS, which netperf's UDP_STREAM loop ignores (udp_send_skb
-// returns it only with IP_RECVERR, which netperf does not set).
+// -ENOBUFS: netperf sets IP_RECVERR on a UDP_STREAM's data socket
+// (enable_enobufs in nettest_omni.c), so udp_send_skb returns it, and
+// send_data counts a failed send and netperf sends again at once.
 func (w *Workload) udpStream(t *sim.Task, net *netdev.Net, dev *netdev.Device, idx int, sock *Socket, f Flow) {
 	costs := t.CPU().Costs()
 	l2, truesize := w.lens()
@@ -521,7 +522,7 @@ func (w *Workload) udpStream(t *sim.Task, net *netdev.Net, dev *netdev.Device, i
 		sock.charge(s, net.Cfg.OooOkay)
 		sock.Sent++
 		if net.DevQueueXmit(c, dev, s) == qdisc.XmitDrop {
-			sock.Dropped++ // -ENOBUFS swallowed (no IP_RECVERR); netperf -n carries on
+			sock.Dropped++ // -ENOBUFS: netperf's failed_sends++, and the next send
 		}
 	}
 }
