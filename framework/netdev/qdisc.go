@@ -500,8 +500,24 @@ func (n *Net) qdiscEnqueue(c *sim.CPU, q *Qdisc, skbs []*skb.SKB, toFree *skb.Li
 	return rc
 }
 
-// qdiscDequeue asks the plugin for a bulk and resolves it to skbs.
+// qdiscDequeue asks the plugin for a bulk and resolves it to skbs. A
+// NOLOCK qdisc that comes back empty with __QDISC_STATE_MISSED or
+// DRAINING set clears both and looks once more, as pfifo_fast_dequeue
+// does (the only NOLOCK qdisc; the host does it for any, since a plugin
+// does not see q->state): without it MISSED would make every
+// qdisc_run_end reschedule an empty qdisc, and DRAINING would keep
+// nolock_qdisc_is_empty false, so the bypass never ran again.
 func (n *Net) qdiscDequeue(c *sim.CPU, q *Qdisc, req qdisc.DequeueReq) []*skb.SKB {
+	out := n.qdiscDequeueOnce(c, q, req)
+	if len(out) == 0 && q.nolock() && q.state&(stateMissed|stateDraining) != 0 {
+		q.lineWrite.Atomic(c) // clear_bit twice; smp_mb__after_atomic
+		q.state &^= stateMissed | stateDraining
+		out = n.qdiscDequeueOnce(c, q, req)
+	}
+	return out
+}
+
+func (n *Net) qdiscDequeueOnce(c *sim.CPU, q *Qdisc, req qdisc.DequeueReq) []*skb.SKB {
 	q.lineData.WriteMany(c, n.E.Costs.QdiscDataLines)
 	if held, _ := q.treeHeld(); held == 0 && q.Flags&qdisc.EmptyNoop != 0 {
 		return q.skbs[:0]

@@ -180,10 +180,21 @@ func (n *Net) dequeueSkb(c *sim.CPU, q *Qdisc, budget int) (list skb.List, valid
 	}
 	if s := q.skbBadTxq; s != nil { // qdisc_dequeue_skb_bad_txq
 		txq := q.dev.Queues[s.Queue]
-		if txq.frozenOrStopped() {
+		if q.nolock() {
+			q.lock.Lock(c, n.site.rootRun)
+		}
+		stopped := txq.frozenOrStopped()
+		if stopped {
+			n.maybeClearMissed(q, txq) // SKB_XOFF_MAGIC
+		} else {
+			q.skbBadTxq = nil
+		}
+		if q.nolock() {
+			q.lock.Unlock(c)
+		}
+		if stopped {
 			return list, validate, packets
 		}
-		q.skbBadTxq = nil
 		list.Push(s)
 		// Only try_bulk_dequeue_skb_slow parks an skb in skb_bad_txq,
 		// so qdisc_may_bulk is false here.
