@@ -207,15 +207,19 @@ func (d *I40E) maybeStopTx(ctx driver.Ctx, q int, r *txRing, size int) bool {
 func (d *I40E) Xmit(ctx driver.Ctx, q int, batch []skb.Packet) (int, driver.TxCode) {
 	r := d.rings[q]
 	for i, p := range batch {
-		count := 1 // i40e_xmit_descriptor_count: a linear skb, one descriptor
+		count := driver.TxDataDescs(p) // i40e_xmit_descriptor_count
 		// count + 4 + 1: a cache line of descriptors and the context one.
 		if !d.maybeStopTx(ctx, q, r, count+4+1) {
 			r.stats.Busy++ // tx_busy
 			return i, driver.TxBusy
 		}
 		ctx.Spend(d.costs.DriverXmit)
+		slots := count
+		if p.GSOSegs > 1 {
+			slots++ // i40e_tso's context descriptor takes a slot
+		}
 		idx := r.NTU
-		r.PutTSO(p.Handle, p.Len, p.GSOSegs, count) // TSO: the hardware segments a GSO skb
+		r.PutTSO(p.Handle, p.Len, p.GSOSegs, slots) // TSO: the hardware segments a GSO skb
 		// i40e_tx_map: netdev_tx_sent_queue (not the xmit_more variant),
 		// then i40e_maybe_stop_tx(DESC_NEEDED).
 		ctx.SentQueue(q, int(p.Len))

@@ -170,12 +170,15 @@ func (d *ICE) maybeStopTx(ctx driver.Ctx, q int, r *txRing, size int) bool {
 func (d *ICE) Xmit(ctx driver.Ctx, q int, batch []skb.Packet) (int, driver.TxCode) {
 	r := d.rings[q]
 	for i, p := range batch {
-		count := 1 // linear skb: one data descriptor (ice_xmit_desc_count)
+		count := driver.TxDataDescs(p) // ice_xmit_desc_count
 		if !d.maybeStopTx(ctx, q, r, count+DescsPerCacheLn+DescsForCtxDesc) {
 			r.stats.Busy++
 			return i, driver.TxBusy
 		}
 		ctx.Spend(d.costs.DriverXmit)
+		if p.GSOSegs > 1 {
+			count += DescsForCtxDesc // ice_tso's context descriptor takes a slot
+		}
 		r.PutTSO(p.Handle, p.Len, p.GSOSegs, count) // TSO: the hardware segments a GSO skb
 		more := i < len(batch)-1
 		d.maybeStopTx(ctx, q, r, d.descNeeded)

@@ -66,3 +66,31 @@ func TestXmitStopsProactively(t *testing.T) {
 		})
 	}
 }
+
+// A TSO skb takes its head and its payload split at 12 KB a descriptor
+// (ice_xmit_desc_count), and ice_tso's context descriptor: a 45-segment
+// GSO skb of 68,130 bytes takes 1 + 6 + 1 slots, so a 64-descriptor
+// ring holds a few of them, not 64; a linear skb still takes one.
+func TestTSODescriptors(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		segs      uint16
+		len       uint32
+		wantSlots int
+	}{{"linear", 1, 162, 1}, {"TSO 45 x 1514", 45, 45 * 1514, 8}, {"TSO 2 x 1514", 2, 2 * 1514, 3}} {
+		d := &ICE{}
+		if _, err := d.Init(driver.Setup{NumTxQ: 1, NumCPUs: 2, Costs: sim.DefaultCosts()}, []string{"tx", "64"}); err != nil {
+			t.Fatal(err)
+		}
+		f := newFake(t, 1, true)
+		p := f.Packets(0, 1, tc.len)
+		p[0].GSOSegs = tc.segs
+		before := d.rings[0].Unused()
+		if rest, rc := f.Xmit(d, 0, p); len(rest) != 0 || rc != driver.TxOK {
+			t.Fatalf("%s: refused (rc %#x)", tc.name, rc)
+		}
+		if used := before - d.rings[0].Unused(); used != tc.wantSlots {
+			t.Errorf("%s: %d descriptors used, want %d", tc.name, used, tc.wantSlots)
+		}
+	}
+}

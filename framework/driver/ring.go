@@ -44,6 +44,24 @@ func (r *Ring) Used() int { return len(r.Desc) - 1 - r.Unused() }
 // Put fills count descriptors for one packet; the last one holds it.
 func (r *Ring) Put(h skb.Handle, bytes uint32, count int) { r.PutTSO(h, bytes, 1, count) }
 
+// MaxDataPerTxd is ICE_MAX_DATA_PER_TXD_ALIGNED and
+// I40E_MAX_DATA_PER_TXD_ALIGNED: the bytes one data descriptor carries
+// (16K less 1, rounded down to the 4K read request size).
+const MaxDataPerTxd = 12 * 1024
+
+// TxDataDescs is ice_xmit_desc_count / i40e_xmit_descriptor_count for
+// p: a linear skb takes one descriptor; a GSO (TSO) skb its head and its
+// payload's frags, each split at MaxDataPerTxd (the frags of TCP's
+// 32 KB page fragments come out as the payload's length over
+// MaxDataPerTxd, rounded up; the frame headers, counted in p.Len, are
+// a few per cent of it).
+func TxDataDescs(p skb.Packet) int {
+	if p.GSOSegs <= 1 {
+		return 1
+	}
+	return 1 + (int(p.Len)+MaxDataPerTxd-1)/MaxDataPerTxd
+}
+
 // PutTSO is Put for a packet the hardware segments (TSO) into segs
 // frames: bytes is its length with every frame's headers
 // (qdisc_pkt_len, the BQL byte count).
