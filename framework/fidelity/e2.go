@@ -97,15 +97,22 @@ func E2(reps []*report.Report) []Row {
 	// mainly two places"): drop_monitor's summaries, one a CPU a second,
 	// count __dev_xmit_skb+13c (defer_count > q->limit) 1.5-2.5x
 	// +3f5 (the to_free list after the root lock). A check, not judged:
-	// the listing does not say which of his runs it is of.
+	// the listing does not say which of his runs it is of (E2n.5 sets it
+	// beside the 16-netperf run, whose sentence it follows).
 	if rc1 := FindVariant(reps, E2CakeLlist); rc1 != nil {
-		bound, toFree := boundAndToFree(rc1)
-		rows = append(rows, Row{ID: "E2.6", Name: "llist drops: defer bound vs to_free", Kind: Check,
-			Seed:  "dropwatch: __dev_xmit_skb+13c (defer bound) 1.5-2.5x +3f5 (to_free)",
-			Model: fmt.Sprintf("defer bound %d, to_free %d (%.2fx)", bound, toFree, ratio(float64(bound), float64(toFree))),
-			Why:   "6.19-rc1: " + joinWhy(deferWhy(rc1), lockWhy(rc1))})
+		rows = append(rows, dropwatchRow("E2.6", rc1))
 	}
 	return rows
+}
+
+// dropwatchRow is the check of Toke's dropwatch listing against run r:
+// its drops at the defer bound against those freed from to_free.
+func dropwatchRow(id string, r *report.Report) Row {
+	bound, toFree := boundAndToFree(r)
+	return Row{ID: id, Name: "llist drops: defer bound vs to_free", Kind: Check,
+		Seed:  "dropwatch: __dev_xmit_skb+13c (defer bound) 1.5-2.5x +3f5 (to_free)",
+		Model: fmt.Sprintf("defer bound %d, to_free %d (%.2fx)", bound, toFree, ratio(float64(bound), float64(toFree))),
+		Why:   "6.19-rc1: " + joinWhy(deferWhy(r), lockWhy(r))}
 }
 
 // boundAndToFree counts a run's drops at the defer bound and those freed
@@ -338,6 +345,13 @@ func E2n(reps []*report.Report) []Row {
 	local := func(rc1 *report.Report) string { return joinWhy(lockWhy(rc1), sleepWhy(rc1), dropRates(rc1)) }
 	pair("E2n.1", "16 netperf -m 64 collapse with the llist", "llist: < 100 pps", E2n16Old, E2n16Rc1,
 		func(x float64) bool { return x > 0 && 1/x >= 20 }, forwarded)
+	// Toke's dropwatch listing follows his 16-netperf sentence: the same
+	// check as E2.6, on that run.
+	if rc1 := FindVariant(reps, E2n16Rc1); rc1 != nil {
+		r := dropwatchRow("E2n.5", rc1)
+		r.Name = "16 netperf: drops at the defer bound vs to_free"
+		rows = append(rows, r)
+	}
 	pair("E2n.2", "1 netperf does not collapse", "llist: ~600 Kpps", E2n1Old, E2n1Rc1,
 		func(x float64) bool { return x >= 0.8 }, forwarded)
 	pair("E2n.3", "idpf 32 queues, 16 netperf: no collapse", "~360 -> ~550 Kpps (1.53x)", E2nIdpfOld, E2nIdpfRc1,
