@@ -23,8 +23,13 @@ import (
 //     (C-state exit; the idle loop polls need_resched, so no IPI is
 //     sent); a busy one queues the task;
 //   - EEVDF's pick on equal weights: vruntime is run time, a task
-//     joins a runqueue at its average vruntime (lag 0) and the eligible
-//     task with the earliest deadline runs; the running task keeps the
+//     joins a runqueue at its average vruntime less the lag it left its
+//     last one with (PLACE_LAG: avg less vruntime when it slept, clamped
+//     to two slices, scaled by (n+1)/n for the n tasks it joins) and the
+//     eligible task with the earliest deadline runs; a task that blocks
+//     while not eligible stays queued, asleep and counted in nr_running,
+//     until picked (it leaves, its lag dropped) or woken (it runs there,
+//     no CPU chosen: DELAY_DEQUEUE, 6.12 on); the running task keeps the
 //     CPU until it has used its slice (RUN_TO_PARITY) and the tick
 //     (CONFIG_HZ=1000) reschedules it then. The base slice is
 //     sysctl_sched_base_slice, 0.75 ms x (1 + ilog2(min(CPUs, 8)));
@@ -41,10 +46,10 @@ import (
 //     its own hot lines (cost.task_lines of them: stack, task_struct,
 //     its buffers) in the old CPU's cache and pays their transfer.
 //
-// What it leaves out: weights and nice levels, cgroups, lag carried
-// across sleeps (a woken task starts at lag 0), wakeup preemption (a
-// woken task never preempts a running one before its slice ends, which
-// is what RUN_TO_PARITY gives equal tasks), PELT load and utilisation
+// What it leaves out: weights and nice levels, cgroups, wakeup
+// preemption (a woken task never preempts a running one before its
+// slice ends, which is what RUN_TO_PARITY gives equal tasks), the
+// exec-time balance (sched_exec), PELT load and utilisation
 // (loads are run counts), wake_wide, recent_used_cpu, SIS_UTIL's scan
 // bound (the whole LLC is scanned: the kernel's bound is a hint that
 // the periodic balance refreshes from PELT utilisation, which lags a
@@ -103,6 +108,14 @@ type Task struct {
 	vruntime Time // run time (equal weights)
 	sliceEnd Time // run time at which the current slice ends
 	started  bool // placed on a CPU
+	// vlag is se->vlag, the lag kept while asleep (PLACE_LAG): the
+	// queue's average vruntime less the task's when it left, clamped
+	// to two slices; it places the task on its next enqueue.
+	vlag Time
+	// delayed is se->sched_delayed (DELAY_DEQUEUE): the task blocked
+	// while not eligible and stays queued on its CPU, asleep, until it
+	// is picked (then it leaves) or woken (then it runs there).
+	delayed bool
 
 	ranOn   int       // CPU it last ran on
 	lastRan Time      // when it last stopped running
@@ -253,8 +266,66 @@ func (t *Task) Block() {
 	}
 	t.state = TaskSleeping
 	t.Nvcsw++
-	c.addRunning(-1)
+	c.updateCurr()
+	avg := c.avgWith(t)
+	if len(c.rq.tasks) > 0 && t.vruntime > avg {
+		// dequeue_entity with DEQUEUE_SLEEP under DELAY_DEQUEUE (6.12
+		// on): a task that ran past its share (negative lag) is not
+		// eligible, so it stays on the queue, counted in nr_running,
+		// until picked (it leaves then) or woken (it runs here).
+		t.delayed = true
+		t.sliceEnd = t.vruntime + c.e.slice
+		c.rq.tasks = append(c.rq.tasks, t)
+		if len(c.rq.tasks) == 1 {
+			c.e.overloaded++
+		}
+	} else {
+		t.vlag = c.clampLag(avg - t.vruntime) // update_entity_lag
+		c.addRunning(-1)
+	}
 	c.schedule(t)
+}
+
+// avgWith is avg_vruntime with t, the running task, counted
+// (cfs_rq->curr is part of the average while on_rq).
+func (c *CPU) avgWith(t *Task) Time {
+	sum, n := t.vruntime, Time(1)
+	for _, o := range c.rq.tasks {
+		sum += o.vruntime
+		n++
+	}
+	return sum / n
+}
+
+// clampLag is update_entity_lag's clamp: at most two slices (or a tick)
+// either way.
+func (c *CPU) clampLag(lag Time) Time {
+	limit := max(2*c.e.slice, Jiffy)
+	return min(max(lag, -limit), limit)
+}
+
+// dequeueDelayed finishes the dequeue of a delayed task the pick chose
+// (dequeue_entities with DEQUEUE_DELAYED): it leaves the queue and
+// nr_running, asleep; picked, it was eligible, and DELAY_ZERO drops the
+// positive lag it would keep.
+func (c *CPU) dequeueDelayed(i int) {
+	t := c.dequeueAt(i)
+	t.delayed = false
+	t.vlag = 0
+	c.addRunning(-1)
+}
+
+// wakeDelayed is ttwu_runnable for a delayed task: still queued on its
+// CPU, it becomes runnable there with no CPU chosen (requeue_delayed_
+// entity: a negative lag kept, a positive one dropped, DELAY_ZERO).
+func (c *CPU) wakeDelayed(t *Task) {
+	t.delayed = false
+	if v, ok := c.avgVruntime(); ok && t.vruntime < v {
+		t.vruntime = v
+		t.sliceEnd = t.vruntime + c.e.slice
+	}
+	t.state = TaskRunnable
+	t.Wakeups++
 }
 
 // PreemptPoint is where a running task may be preempted
@@ -362,8 +433,15 @@ func (c *CPU) enqueue(t *Task, at Time) {
 		cur.sliceEnd += ((cur.vruntime-cur.sliceEnd)/c.e.slice + 1) * c.e.slice
 	}
 	if v, ok := c.avgVruntime(); ok {
+		// place_entity with PLACE_LAG: the lag the task left with,
+		// scaled by (n+1)/n for the n tasks it joins so that adding it
+		// does not shift the average away from it.
 		t.vruntime = v
+		if n := Time(c.rq.nrRunning); n > 0 && t.vlag != 0 {
+			t.vruntime = v - t.vlag*(n+1)/n
+		}
 	}
+	t.vlag = 0
 	t.sliceEnd = t.vruntime + c.e.slice
 	c.integrate(at)
 	c.rq.nrRunning++
@@ -406,6 +484,29 @@ func (c *CPU) pickEEVDF() int {
 	return best
 }
 
+// pickNext is pick_next_task_fair: the EEVDF pick, finishing the
+// dequeue of a delayed task it picks, and sched_balance_newidle when
+// nothing is left; the idle task if nothing is.
+func (c *CPU) pickNext() *Task {
+	balanced := false
+	for {
+		if len(c.rq.tasks) == 0 {
+			if balanced {
+				return c.idle
+			}
+			balanced = true
+			c.newidleBalance()
+			continue
+		}
+		i := c.pickEEVDF()
+		if c.rq.tasks[i].delayed {
+			c.dequeueDelayed(i)
+			continue
+		}
+		return c.dequeueAt(i)
+	}
+}
+
 // schedule is __schedule on CPU c for prev, its current task: prev
 // stays runnable (queued) when still TaskRunning, else it has blocked
 // or exited. The next task runs at once on this CPU; prev's coroutine
@@ -421,13 +522,7 @@ func (c *CPU) schedule(prev *Task) {
 			c.e.overloaded++
 		}
 	}
-	if len(c.rq.tasks) == 0 {
-		c.newidleBalance()
-	}
-	next := c.idle
-	if len(c.rq.tasks) > 0 {
-		next = c.dequeueAt(c.pickEEVDF())
-	}
+	next := c.pickNext()
 	if next == prev {
 		prev.state = TaskRunning
 		return

@@ -413,3 +413,86 @@ func TestSoftTimeInProgress(t *testing.T) {
 		t.Errorf("after the run: soft %v busy %v (mid %v %v); soft must not outgrow busy", end.Soft, end.Busy, mid.Soft, mid.Busy)
 	}
 }
+
+// DELAY_DEQUEUE (6.12 on): a task that blocks while it has run past its
+// share of a shared CPU (not eligible: here it kept running after a
+// second task joined at its vruntime) stays queued there, counted in
+// nr_running; woken before the scheduler picks it, it is runnable on
+// that CPU again (ttwu_runnable, no select_task_rq), though another CPU
+// is idle. Picked first, it leaves the queue, and a later wake-up places
+// it anew, on the idle CPU.
+func TestDelayedDequeue(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		wakeIn   Time // after A blocks
+		wantCPU  int  // where the wake-up puts it
+		wantMigr uint64
+	}{
+		{"woken while delayed", 100 * Microsecond, 0, 0},
+		{"woken after its dequeue", 8 * Millisecond, 1, 1},
+	} {
+		e := testEngine(t, Topology{Sockets: 1, CoresPerSocket: 2, ThreadsPerCore: 1})
+		blocked := Time(-1)
+		e.NewTask("c", []int{1}, func(t *Task) { // CPU 1 busy until A blocks
+			for blocked < 0 {
+				t.CPU().Spend(1000)
+				t.CPU().Sync()
+			}
+		}).Start(0)
+		var wq WaitQueue
+		placed, queued := -1, -1
+		var migr uint64
+		a := e.NewTask("a", []int{0, 1}, func(t *Task) {
+			for t.CPU().Now() < 1200*Microsecond { // b joins at 1 ms
+				t.CPU().Spend(1000)
+				t.CPU().Sync()
+			}
+			wq.Add(t)
+			blocked = t.CPU().Now()
+			t.e.At(blocked+c.wakeIn, func() {
+				wq.WakeUp(nil, false)
+				placed, migr = t.cpu.ID, t.Migrations
+			})
+			t.e.At(blocked+10*Microsecond, func() { queued = t.e.CPUs[0].NrRunning() })
+			t.Block()
+			wq.Remove(t)
+		})
+		a.Start(0)
+		e.NewTask("b", []int{0}, func(t *Task) {
+			for {
+				t.CPU().Spend(1000)
+				t.CPU().Sync()
+				t.PreemptPoint()
+			}
+		}).Start(Millisecond)
+		if err := e.Run(20 * Millisecond); err != nil {
+			t.Fatal(err)
+		}
+		if placed != c.wantCPU || migr != c.wantMigr || queued != 2 {
+			t.Errorf("%s: woken onto CPU %d with %d migrations, nr_running %d on CPU 0 while asleep; want CPU %d, %d migrations, 2 (b and delayed a)",
+				c.name, placed, migr, queued, c.wantCPU, c.wantMigr)
+		}
+	}
+}
+
+// PLACE_LAG: a task that blocks with positive lag (it waited more than
+// it ran) keeps it, and is placed that far, scaled by (n+1)/n, before
+// the average when it wakes onto a busy CPU, so it runs first.
+func TestLagKeptAcrossSleep(t *testing.T) {
+	e := testEngine(t, Topology{Sockets: 1, CoresPerSocket: 1, ThreadsPerCore: 1})
+	c := e.CPUs[0]
+	b := e.NewTask("b", nil, nil)
+	b.vruntime, b.state = 5*Millisecond, TaskRunnable
+	c.rq.tasks = []*Task{b}
+	c.rq.nrRunning = 1
+	a := e.NewTask("a", nil, nil)
+	a.vlag = Millisecond
+	c.enqueue(a, 0)
+	// avg 5 ms over one task: a placed at 5 - 1 x 2/1 = 3 ms.
+	if a.vruntime != 3*Millisecond || c.pickEEVDF() != 1 {
+		t.Errorf("a placed at %v, picked %d; want 3ms and a first", a.vruntime, c.pickEEVDF())
+	}
+	if lim := c.clampLag(100 * Millisecond); lim != 2*e.slice {
+		t.Errorf("lag clamp %v, want two slices %v", lim, 2*e.slice)
+	}
+}

@@ -28,6 +28,10 @@ func (e *Engine) wakeUp(p *Task, waker *CPU, sync, fork bool) bool {
 		waker.act = prev
 		at = waker.now
 	}
+	if p.delayed {
+		p.cpu.wakeDelayed(p) // ttwu_runnable: still queued there
+		return true
+	}
 	var target *CPU
 	if fork {
 		target = e.CPUs[e.forkCPU(p)]
@@ -218,10 +222,11 @@ func (e *Engine) forkCPU(p *Task) int {
 	return least
 }
 
-// migratable is can_migrate_task plus task_hot: not a per-CPU kthread,
+// migratable is can_migrate_task plus task_hot: not a per-CPU kthread
+// nor a delayed task (asleep, queued only to lose its lag),
 // allowed on dst, and not run within sysctl_sched_migration_cost.
 func (t *Task) migratable(dst *CPU, now Time) bool {
-	return !t.kthread && t.allows(dst.ID) && now-t.lastRan >= migrationCost
+	return !t.kthread && !t.delayed && t.allows(dst.ID) && now-t.lastRan >= migrationCost
 }
 
 // pullFrom moves the first migratable waiting task of src to c's
