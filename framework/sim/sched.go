@@ -264,37 +264,22 @@ func (t *Task) Block() {
 	if c.curr != t {
 		Panicf("task %s blocks but is not running", t.Name)
 	}
+	c.updateCurr()
+	avg, _ := c.avgVruntime() // t still running: counted, as cfs_rq->curr is
 	t.state = TaskSleeping
 	t.Nvcsw++
-	c.updateCurr()
-	avg := c.avgWith(t)
 	if len(c.rq.tasks) > 0 && t.vruntime > avg {
 		// dequeue_entity with DEQUEUE_SLEEP under DELAY_DEQUEUE (6.12
 		// on): a task that ran past its share (negative lag) is not
 		// eligible, so it stays on the queue, counted in nr_running,
 		// until picked (it leaves then) or woken (it runs here).
 		t.delayed = true
-		t.sliceEnd = t.vruntime + c.e.slice
-		c.rq.tasks = append(c.rq.tasks, t)
-		if len(c.rq.tasks) == 1 {
-			c.e.overloaded++
-		}
+		c.queue(t)
 	} else {
 		t.vlag = c.clampLag(avg - t.vruntime) // update_entity_lag
 		c.addRunning(-1)
 	}
 	c.schedule(t)
-}
-
-// avgWith is avg_vruntime with t, the running task, counted
-// (cfs_rq->curr is part of the average while on_rq).
-func (c *CPU) avgWith(t *Task) Time {
-	sum, n := t.vruntime, Time(1)
-	for _, o := range c.rq.tasks {
-		sum += o.vruntime
-		n++
-	}
-	return sum / n
 }
 
 // clampLag is update_entity_lag's clamp: at most two slices (or a tick)
@@ -442,14 +427,21 @@ func (c *CPU) enqueue(t *Task, at Time) {
 		}
 	}
 	t.vlag = 0
-	t.sliceEnd = t.vruntime + c.e.slice
 	c.integrate(at)
 	c.rq.nrRunning++
+	c.queue(t)
+	c.armTick(at, c.curr)
+}
+
+// queue puts t at the end of the waiting tasks with a fresh deadline
+// (a slice past its vruntime) and counts the CPU as overloaded
+// (rd->overload) once something waits.
+func (c *CPU) queue(t *Task) {
+	t.sliceEnd = t.vruntime + c.e.slice
 	c.rq.tasks = append(c.rq.tasks, t)
 	if len(c.rq.tasks) == 1 {
 		c.e.overloaded++
 	}
-	c.armTick(at, c.curr)
 }
 
 // dequeueAt removes the waiting task at index i.
@@ -516,11 +508,7 @@ func (c *CPU) schedule(prev *Task) {
 	c.updateCurr()
 	if !prev.idle && prev.state == TaskRunning {
 		prev.state = TaskRunnable
-		prev.sliceEnd = prev.vruntime + c.e.slice
-		c.rq.tasks = append(c.rq.tasks, prev)
-		if len(c.rq.tasks) == 1 {
-			c.e.overloaded++
-		}
+		c.queue(prev)
 	}
 	next := c.pickNext()
 	if next == prev {
