@@ -214,12 +214,8 @@ func (d *I40E) Xmit(ctx driver.Ctx, q int, batch []skb.Packet) (int, driver.TxCo
 			return i, driver.TxBusy
 		}
 		ctx.Spend(d.costs.DriverXmit)
-		slots := count
-		if p.GSOSegs > 1 {
-			slots++ // i40e_tso's context descriptor takes a slot
-		}
 		idx := r.NTU
-		r.PutTSO(p.Handle, p.Len, p.GSOSegs, slots) // TSO: the hardware segments a GSO skb
+		r.PutTSO(p.Handle, p.Len, p.GSOSegs, driver.TxSlots(p)) // TSO: the hardware segments a GSO skb
 		// i40e_tx_map: netdev_tx_sent_queue (not the xmit_more variant),
 		// then i40e_maybe_stop_tx(DESC_NEEDED).
 		ctx.SentQueue(q, int(p.Len))

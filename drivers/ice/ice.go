@@ -176,10 +176,7 @@ func (d *ICE) Xmit(ctx driver.Ctx, q int, batch []skb.Packet) (int, driver.TxCod
 			return i, driver.TxBusy
 		}
 		ctx.Spend(d.costs.DriverXmit)
-		if p.GSOSegs > 1 {
-			count += DescsForCtxDesc // ice_tso's context descriptor takes a slot
-		}
-		r.PutTSO(p.Handle, p.Len, p.GSOSegs, count) // TSO: the hardware segments a GSO skb
+		r.PutTSO(p.Handle, p.Len, p.GSOSegs, driver.TxSlots(p)) // TSO: the hardware segments a GSO skb
 		more := i < len(batch)-1
 		d.maybeStopTx(ctx, q, r, d.descNeeded)
 		if ctx.SentQueueMore(q, int(p.Len), more) {

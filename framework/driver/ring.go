@@ -62,6 +62,15 @@ func TxDataDescs(p skb.Packet) int {
 	return 1 + (int(p.Len)+MaxDataPerTxd-1)/MaxDataPerTxd
 }
 
+// TxSlots is the ring slots p takes: its data descriptors and, for a
+// TSO skb, the context descriptor ice_tso and i40e_tso write first.
+func TxSlots(p skb.Packet) int {
+	if p.GSOSegs > 1 {
+		return TxDataDescs(p) + 1
+	}
+	return TxDataDescs(p)
+}
+
 // PutTSO is Put for a packet the hardware segments (TSO) into segs
 // frames: bytes is its length with every frame's headers
 // (qdisc_pkt_len, the BQL byte count).

@@ -50,8 +50,11 @@ const (
 // SkbTruesize is SKB_TRUESIZE(x): x bytes of data with the aligned
 // sk_buff and skb_shared_info (the default MAX_SKB_FRAGS) around them;
 // SKB_TRUESIZE(1), 577, is TCP's bound for "nothing in a host queue".
-func SkbTruesize(x int) uint32 {
-	return uint32(x + DataAlign(SizeofSkBuff) + DataAlign(SizeofSharedInfo))
+func SkbTruesize(x int) uint32 { return SkbTruesizeFrags(x, DefaultMaxSkbFrags) }
+
+// SkbTruesizeFrags is SKB_TRUESIZE(x) with maxFrags frags.
+func SkbTruesizeFrags(x, maxFrags int) uint32 {
+	return uint32(x + DataAlign(SizeofSkBuff) + DataAlign(SharedInfoSize(maxFrags)))
 }
 
 // WmemDefault is SK_WMEM_DEFAULT, the boot value of
@@ -59,9 +62,7 @@ func SkbTruesize(x int) uint32 {
 // SKB_TRUESIZE(256), times _SK_MEM_PACKETS (256). SKB_TRUESIZE holds the
 // aligned skb_shared_info, so the default grows with MAX_SKB_FRAGS:
 // 212992 with 17 frags, 327680 with 45.
-func WmemDefault(maxFrags int) int {
-	return 256 * (256 + DataAlign(SizeofSkBuff) + DataAlign(SharedInfoSize(maxFrags)))
-}
+func WmemDefault(maxFrags int) int { return 256 * int(SkbTruesizeFrags(256, maxFrags)) }
 
 // SharedInfoSize is sizeof(struct skb_shared_info) with maxFrags
 // frags: 48 bytes of fields (flags to destructor_arg) and a 16-byte
