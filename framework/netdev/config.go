@@ -298,6 +298,30 @@ func intToggle(help string, min int, f func(c *Config) *int) toggle {
 	}, func(c *Config) string { return strconv.Itoa(*f(c)) }}
 }
 
+// intOrDefaultToggle is intToggle that also takes "default": 0 in the
+// field, which stands for the kernel's own value and is shown so.
+func intOrDefaultToggle(help string, min int, f func(c *Config) *int) toggle {
+	t := intToggle(help, min, f)
+	set, get := t.set, t.get
+	t.set = func(c *Config, v string) error {
+		if v == "default" {
+			*f(c) = 0
+			return nil
+		}
+		if _, err := strconv.Atoi(v); err != nil {
+			return fmt.Errorf("%q is not a whole number or default", v)
+		}
+		return set(c, v)
+	}
+	t.get = func(c *Config) string {
+		if *f(c) == 0 {
+			return "default"
+		}
+		return get(c)
+	}
+	return t
+}
+
 var toggles = map[string]toggle{
 	"xmit": {"__dev_xmit_skb generation: busylock | llist", func(c *Config, v string) error {
 		switch XmitGen(v) {
@@ -364,27 +388,8 @@ var toggles = map[string]toggle{
 	"tx_queue_len":       intToggle("dev->tx_queue_len", 0, func(c *Config) *int { return &c.TxQueueLen }),
 	"netdev_max_backlog": intToggle("net.core.netdev_max_backlog", 1, func(c *Config) *int { return &c.MaxBacklog }),
 	"netdev_budget":      intToggle("net.core.netdev_budget", 1, func(c *Config) *int { return &c.NetdevBudget }),
-	"sndbuf": {fmt.Sprintf("sender socket sndbuf in bytes (net.core.wmem_default), or default: the kernel's boot value SK_WMEM_DEFAULT, SKB_TRUESIZE(256) x 256, which grows with max_skb_frags (%d with 17, %d with 45) [%d..%d]",
-		skb.WmemDefault(17), skb.WmemDefault(45), minSndbuf, SysctlMax), func(c *Config, v string) error {
-		if v == "default" {
-			c.Sndbuf = 0
-			return nil
-		}
-		n, err := strconv.Atoi(v)
-		if err != nil {
-			return fmt.Errorf("%q is not a whole number or default", v)
-		}
-		if n < minSndbuf || n > SysctlMax {
-			return fmt.Errorf("%d is out of range: %d..%d", n, minSndbuf, SysctlMax)
-		}
-		c.Sndbuf = n
-		return nil
-	}, func(c *Config) string {
-		if c.Sndbuf == 0 {
-			return "default"
-		}
-		return strconv.Itoa(c.Sndbuf)
-	}},
+	"sndbuf": intOrDefaultToggle(fmt.Sprintf("sender socket sndbuf in bytes (net.core.wmem_default), or default: the kernel's boot value SK_WMEM_DEFAULT, SKB_TRUESIZE(256) x 256, which grows with max_skb_frags (%d with 17, %d with 45)",
+		skb.WmemDefault(17), skb.WmemDefault(45)), minSndbuf, func(c *Config) *int { return &c.Sndbuf }),
 	"max_skb_frags": {fmt.Sprintf("CONFIG_MAX_SKB_FRAGS: sizes skb_shared_info, hence a sent skb's truesize [%d..%d]", skb.MinMaxSkbFrags, skb.MaxMaxSkbFrags),
 		func(c *Config, v string) error {
 			n, err := strconv.Atoi(v)
