@@ -128,6 +128,12 @@ type Config struct {
 	// MaxSkbFrags is CONFIG_MAX_SKB_FRAGS: it sizes skb_shared_info,
 	// so the head a sender's skb gets and its truesize (skb package).
 	MaxSkbFrags int
+	// Lockdep is a debug kernel (CONFIG_PROVE_LOCKING): lockdep's
+	// lock_acquire and lock_release on every lock and RCU read section,
+	// its seqcount check in ktime_get (sim.Costs.ApplyLockdep, applied
+	// by the run). Off in every profile: E2b's script sets it, as Jonas
+	// Köppeler's profile shows his kernel had it.
+	Lockdep     bool
 	BQLLimitMin int // byte_queue_limits/limit_min of every TX queue
 }
 
@@ -385,6 +391,8 @@ var toggles = map[string]toggle{
 			}
 			return fmt.Errorf("%q is not retpoline, direct or indirect", v)
 		}, func(c *Config) string { return string(c.SockWfree) }},
+	"lockdep": boolToggle("a debug kernel (CONFIG_PROVE_LOCKING): lockdep's lock_acquire/lock_release on every spin lock, RCU read section and local_lock, and its seqcount check in ktime_get, priced by the cost table's lockdep_* entries",
+		func(c *Config) *bool { return &c.Lockdep }),
 	"tx_queue_len":       intToggle("dev->tx_queue_len", 0, func(c *Config) *int { return &c.TxQueueLen }),
 	"netdev_max_backlog": intToggle("net.core.netdev_max_backlog", 1, func(c *Config) *int { return &c.MaxBacklog }),
 	"netdev_budget":      intToggle("net.core.netdev_budget", 1, func(c *Config) *int { return &c.NetdevBudget }),

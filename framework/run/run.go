@@ -157,6 +157,9 @@ func (s *Spec) build() (netdev.Config, *sim.Costs, error) {
 			return cfg, nil, err
 		}
 	}
+	if cfg.Lockdep {
+		costs.ApplyLockdep()
+	}
 	return cfg, costs, nil
 }
 

@@ -164,3 +164,27 @@ func TestCostsSourced(t *testing.T) {
 		t.Errorf("cost %s has no source comment in costs.go: name it in a comment that says what the figure stands for and where it comes from (or that it is the model's estimate)", name)
 	}
 }
+
+// ApplyLockdep adds lockdep's costs where the kernel's code takes a lock
+// or enters an RCU read section, by how many times each entry's code
+// does, and leaves every other entry alone.
+func TestApplyLockdep(t *testing.T) {
+	d := DefaultCosts()
+	d.LockdepAcquire, d.LockdepRelease, d.LockdepSeqcount = 10, 5, 20 // as --set would, before the toggle applies
+	c := *d
+	c.ApplyLockdep()
+	want := map[string]int64{
+		"spin_acquire": 10, "spin_release": 5, "qdisc_tstamp": 20, "wake_up": 30,
+		"xmit_entry": 15, "pick_tx": 15, "qdisc_hash": 15, "qdisc_rand": 15, "netif_receive_skb": 15,
+		"ip_rcv": 15, "neigh_output": 15, "stack_per_packet": 15, "tcp_sendmsg": 15, "tcp_xmit": 15, "context_switch": 15,
+	}
+	before := map[string]int64{}
+	for _, e := range d.List() {
+		before[e.Name] = e.Value
+	}
+	for _, e := range c.List() {
+		if got := e.Value - before[e.Name]; got != want[e.Name] {
+			t.Errorf("%s: +%d, want +%d", e.Name, got, want[e.Name])
+		}
+	}
+}
