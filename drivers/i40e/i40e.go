@@ -59,9 +59,6 @@ const (
 	LUTSize = 512
 	// RxBufSize is i40e_rx_frame_truesize with 4 KiB pages: half a page.
 	RxBufSize = 2048
-	// RxBufferWrite is I40E_RX_BUFFER_WRITE: i40e_clean_rx_irq returns
-	// buffers to the hardware every 32 cleaned descriptors.
-	RxBufferWrite = 32
 	// DfltRxITR is I40E_ITR_RX_DEF = I40E_ITR_20K, 50 us (dynamic ITR is
 	// not modelled).
 	DfltRxITR = 50 * sim.Microsecond
@@ -178,7 +175,10 @@ func (d *I40E) Init(s driver.Setup, args []string) (driver.Info, error) {
 			rv[i] = i
 		}
 		info.Rx = &driver.RxInfo{RingSize: o.Rx, MaxQueues: MaxRSSQueues, QueueVec: rv, ITR: o.RxITR,
-			BufSize: RxBufSize, RefillBatch: RxBufferWrite, LUTSize: LUTSize,
+			// i40e_clean_rx_irq's clean_threshold, rx_ring->count / 2
+			// since v6.4 (it was I40E_RX_BUFFER_WRITE, 32): buffers go
+			// back to the hardware when half the ring waits for them.
+			BufSize: RxBufSize, RefillBatch: o.Rx / 2, LUTSize: LUTSize,
 			// i40e_add_queue_stats: "rx-%u.packets"; the port's drops
 			// (GLPRT_RDPC) are "port.rx_dropped".
 			QueuePackets: "rx-%d.packets", QueueBytes: "rx-%d.bytes", PortDropped: "port.rx_dropped"}

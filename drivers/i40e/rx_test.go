@@ -38,7 +38,7 @@ func TestRxInfo(t *testing.T) {
 		}
 		r := info.Rx
 		if r == nil || r.RingSize != tc.ring || r.ITR != tc.itr || r.MaxQueues != 64 || r.BufSize != 2048 ||
-			r.RefillBatch != 32 || r.LUTSize != 512 || r.QueuePackets != "rx-%d.packets" {
+			r.RefillBatch != tc.ring/2 || r.LUTSize != 512 || r.QueuePackets != "rx-%d.packets" {
 			t.Fatalf("rx info %+v", r)
 		}
 		if err := r.Validate(tc.rx); err != nil {

@@ -25,9 +25,10 @@ type RxInfo struct {
 	// napi_build_skb is handed as frag_size (skb.TruesizeFrag).
 	BufSize int
 	// RefillBatch is how the clean loop gives buffers back to the
-	// hardware: every RefillBatch cleaned descriptors (i40e's
-	// I40E_RX_BUFFER_WRITE), or, 0, all of them once at the end of
-	// the clean (ice_clean_rx_irq's ice_alloc_rx_bufs).
+	// hardware: before reading each descriptor, when RefillBatch or
+	// more wait (i40e's clean_threshold, half the ring; they wait
+	// across polls), or, 0, all of them once at the end of the clean
+	// (ice_clean_rx_irq's ice_alloc_rx_bufs).
 	RefillBatch int
 	// LUTSize is the RSS indirection table's entries; the table is
 	// filled round robin over the queues (ethtool_rxfh_indir_default).

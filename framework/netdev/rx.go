@@ -332,6 +332,11 @@ func (n *Net) rxClean(c *sim.CPU, d *Device, r *rxRing, budget int) int {
 	batch := r.batch[:0]
 	cleaned := 0
 	for cleaned < budget {
+		// i40e_clean_rx_irq: "return some buffers to hardware", at the
+		// top of the loop, before the next descriptor is read.
+		if p.refill > 0 && r.unrefilled >= p.refill {
+			n.rxRefill(c, d, r)
+		}
 		if r.n == 0 {
 			// The next descriptor's DD bit, read now: frames written
 			// while this poll ran are cleaned in it too.
@@ -361,9 +366,6 @@ func (n *Net) rxClean(c *sim.CPU, d *Device, r *rxRing, budget int) int {
 		n.ownSkb(c, s)
 		r.packets++
 		r.bytes += uint64(s.Len)
-		if p.refill > 0 && r.unrefilled >= p.refill {
-			n.rxRefill(c, d, r)
-		}
 		c.Spend(costs.GROReceive) // napi_gro_receive: no GRO for these, gro_normal_one
 		batch = append(batch, s)
 		if len(batch) == groNormalBatch {

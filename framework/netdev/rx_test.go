@@ -253,3 +253,39 @@ func TestForwardedSkb(t *testing.T) {
 		t.Errorf("%d frames forwarded, truesize %d", seen, d.RxTruesize())
 	}
 }
+
+// i40e gives RX buffers back to the NIC when half the ring waits for
+// them (i40e_clean_rx_irq's clean_threshold since v6.4), checked before
+// each descriptor is read, so cleaned buffers wait across polls: every
+// refill returns at least half the ring, never I40E_RX_BUFFER_WRITE's 32.
+// ice returns them all at the end of each clean.
+func TestRxRefillBatches(t *testing.T) {
+	for _, tc := range []struct {
+		drv     string
+		ring    int
+		atLeast uint64 // buffers per refill
+	}{
+		{"i40e", 128, 64},
+		{"i40e", 512, 256},
+		{"ice", 128, 1},
+	} {
+		t.Run(fmt.Sprintf("%s rx %d", tc.drv, tc.ring), func(t *testing.T) {
+			n, d := rxHarness(t, profile(t, "6.18"), sim.DefaultCosts(), tc.drv, []string{"rx", fmt.Sprint(tc.ring)}, 2, 2, nil, sim.Microsecond, "mq", "pfifo")
+			if err := n.E.Run(5 * sim.Millisecond); err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range d.rx.rings {
+				if r.refills == 0 || r.packets < uint64(tc.ring) {
+					t.Fatalf("rxq %d: %d refills of %d frames cleaned", r.idx, r.refills, r.packets)
+				}
+				returned := r.packets - uint64(r.unrefilled)
+				if per := returned / r.refills; per < tc.atLeast {
+					t.Errorf("rxq %d: %d buffers back in %d refills (%d each), want at least %d each", r.idx, returned, r.refills, per, tc.atLeast)
+				}
+				if tc.atLeast > 1 && r.unrefilled >= tc.ring/2 {
+					t.Errorf("rxq %d: %d cleaned buffers still wait, threshold %d", r.idx, r.unrefilled, tc.ring/2)
+				}
+			}
+		})
+	}
+}
