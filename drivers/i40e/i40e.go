@@ -197,7 +197,7 @@ func (d *I40E) maybeStopTx(ctx driver.Ctx, q int, r *txRing, size int) bool {
 	if r.Unused() < size {
 		return false
 	}
-	ctx.WakeQueue(q) // netif_start_subqueue
+	ctx.StartQueue(q) // netif_start_subqueue: "A reprieve!", no schedule
 	r.stats.Restart++
 	return true
 }
@@ -309,7 +309,7 @@ func (d *I40E) Poll(ctx driver.Ctx, v int, budget int) (int, bool) {
 	// The clean loop stops at the first eop_desc without
 	// I40E_TX_DESC_DTYPE_DESC_DONE, or after vsi->work_limit packets.
 	limit := min(d.visible(r, ctx.Now()), d.work)
-	pkts, bytes := r.Clean(ctx.Now(), limit, func(desc *driver.Desc) {
+	pkts, bytes := r.Clean(ctx.Now, limit, func(desc *driver.Desc) {
 		ctx.Spend(d.costs.DescClean)
 		ctx.Consume(desc.H)
 	})

@@ -161,7 +161,7 @@ func (d *ICE) maybeStopTx(ctx driver.Ctx, q int, r *txRing, size int) bool {
 	if r.Unused() < size { // smp_mb(); still no room
 		return false
 	}
-	ctx.WakeQueue(q) // netif_tx_start_queue
+	ctx.StartQueue(q) // "A reprieve! - use start_queue because it doesn't call schedule"
 	r.stats.Restart++
 	return true
 }
@@ -204,7 +204,7 @@ func (d *ICE) Poll(ctx driver.Ctx, v int, budget int) (int, bool) {
 	vec.BeginPoll()
 	r := d.rings[v]
 	r.stats.Polls++
-	pkts, bytes := r.Clean(ctx.Now(), d.work, func(desc *driver.Desc) {
+	pkts, bytes := r.Clean(ctx.Now, d.work, func(desc *driver.Desc) {
 		ctx.Spend(d.costs.DescClean)
 		ctx.Consume(desc.H)
 	})

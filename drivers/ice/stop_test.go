@@ -94,3 +94,31 @@ func TestTSODescriptors(t *testing.T) {
 		}
 	}
 }
+
+// A reprieve: the queue stopped for want of descriptors, and the
+// re-check after the barrier finds that a clean on another CPU freed
+// some. ice restarts it with netif_tx_start_queue ("A reprieve! - use
+// start_queue because it doesn't call schedule"): the queue runs on and
+// the qdisc is not rescheduled (no __netif_schedule, no NET_TX raised).
+func TestReprieveDoesNotReschedule(t *testing.T) {
+	d := &ICE{}
+	if _, err := d.Init(driver.Setup{NumTxQ: 1, NumCPUs: 2, Costs: sim.DefaultCosts()}, []string{"tx", "64"}); err != nil {
+		t.Fatal(err)
+	}
+	f := newFake(t, 1, true)
+	r := d.rings[0]
+	for range 40 { // 23 free: under DESC_NEEDED (23) after one more
+		r.Put(0, 100, 1)
+	}
+	f.OnStop = func(int) { r.NTC = (r.NTC + 32) % len(r.Desc) } // another CPU's clean
+	rest, rc := f.Xmit(d, 0, f.Packets(0, 1, 162))
+	if len(rest) != 0 || rc != driver.TxOK {
+		t.Fatalf("rest %d rc %#x", len(rest), rc)
+	}
+	if f.QueueStopped(0) || f.Stops[0] != 1 || r.stats.Restart != 1 {
+		t.Errorf("stopped %v, stops %d, restart_q %d: want the reprieve's restart", f.QueueStopped(0), f.Stops[0], r.stats.Restart)
+	}
+	if f.Scheds[0] != 0 || f.Wakes[0] != 0 {
+		t.Errorf("%d reschedules, %d wakes: netif_tx_start_queue reschedules nothing", f.Scheds[0], f.Wakes[0])
+	}
+}

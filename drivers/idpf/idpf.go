@@ -249,7 +249,7 @@ func (d *IDPF) maybeStop(ctx driver.Ctx, qi int, q *txQueue, descs int) bool {
 	ctx.StopQueue(qi)
 	q.stats.Stopped++
 	if q.hasRoom(descs) { // smp_mb(); a clean raced
-		ctx.WakeQueue(qi) // netif_tx_start_queue
+		ctx.StartQueue(qi) // netif_txq_try_stop: netif_tx_start_queue, "it does not reschedule Tx"
 		q.stats.Restart++
 		return true
 	}
@@ -346,10 +346,12 @@ func (d *IDPF) Poll(ctx driver.Ctx, v int, budget int) (int, bool) {
 	vec.BeginPoll()
 	q := d.qs[v]
 	q.stats.Polls++
-	now := ctx.Now()
 	left := d.work
 	var pkts, bytes int
 	for left > 0 {
+		// The generation bit of the next completion, read live: one the
+		// device writes while this clean runs is taken in it.
+		now := ctx.Now()
 		useFetch := len(q.fetch) > 0 && q.fetch[0].at <= now &&
 			(len(q.rs) == 0 || q.fetch[0].at <= q.rs[0].at)
 		if useFetch {
@@ -396,7 +398,7 @@ func (d *IDPF) Poll(ctx driver.Ctx, v int, budget int) (int, bool) {
 		// idpf_net_dim: a sample of the vector's interrupts
 		// (total_events) and the queue's cleaned packets and bytes; a
 		// new profile is written by idpf_tx_dim_work.
-		if q.dim.Sample(driver.DIMSample{Time: now, Pkts: uint32(q.stats.Packets), Bytes: uint32(q.stats.Bytes), Events: uint16(vec.Irqs)}) {
+		if q.dim.Sample(driver.DIMSample{Time: ctx.Now(), Pkts: uint32(q.stats.Packets), Bytes: uint32(q.stats.Bytes), Events: uint16(vec.Irqs)}) {
 			vec.ITR = TxITRProfile[q.dim.ProfileIx]
 		}
 	}

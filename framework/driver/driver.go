@@ -33,9 +33,15 @@ type Ctx interface {
 	// CompletedQueue is netdev_tx_completed_queue (BQL; may restart the
 	// queue and __netif_schedule its qdisc).
 	CompletedQueue(txq int, pkts, bytes int)
-	// StopQueue / WakeQueue are netif_tx_stop_queue / netif_tx_wake_queue.
+	// StopQueue / WakeQueue are netif_tx_stop_queue / netif_tx_wake_queue
+	// (the wake reschedules the qdisc: __netif_schedule).
 	StopQueue(txq int)
 	WakeQueue(txq int)
+	// StartQueue is netif_tx_start_queue: the driver's XOFF cleared
+	// without rescheduling, what a driver's maybe-stop does when its
+	// re-check finds room after all (ice's "A reprieve! - use
+	// start_queue because it doesn't call schedule").
+	StartQueue(txq int)
 	// QueueStopped is netif_tx_queue_stopped (driver XOFF only).
 	QueueStopped(txq int) bool
 	// XmitStopped is netif_xmit_stopped (driver or BQL XOFF).

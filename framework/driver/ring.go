@@ -161,9 +161,12 @@ func (r *Ring) NextDone() sim.Time {
 	return -1
 }
 
-// Clean walks completed packets (DoneAt <= now) from NTC, at most budget
-// packets, calling done for each; it returns packets and bytes cleaned.
-func (r *Ring) Clean(now sim.Time, budget int, done func(d *Desc)) (pkts, bytes int) {
+// Clean walks completed packets from NTC, at most budget packets,
+// calling done for each; it returns packets and bytes cleaned. A packet
+// is complete when its DoneAt has passed by now(), read afresh for each
+// packet as the kernel's clean reads each descriptor's DD bit: a
+// completion written while the clean runs is taken in it.
+func (r *Ring) Clean(now func() sim.Time, budget int, done func(d *Desc)) (pkts, bytes int) {
 	for pkts < budget && r.NTC != r.Tail {
 		// find the end of the packet at NTC
 		end := r.NTC
@@ -173,7 +176,7 @@ func (r *Ring) Clean(now sim.Time, budget int, done func(d *Desc)) (pkts, bytes 
 				return
 			}
 		}
-		if r.Desc[end].DoneAt > now {
+		if r.Desc[end].DoneAt > now() {
 			return
 		}
 		done(&r.Desc[end])

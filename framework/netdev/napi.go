@@ -204,6 +204,13 @@ func (x *dctx) WakeQueue(i int) {
 	}
 }
 
+// StartQueue is netif_tx_start_queue: DRV_XOFF cleared, no reschedule.
+func (x *dctx) StartQueue(i int) {
+	q := x.txq(i)
+	q.line.Write(x.cpu)
+	q.state &^= queueDrvXoff
+}
+
 // SyncPoint implements driver.SyncPoint: a sync point in global time.
 func (x *dctx) SyncPoint() { x.cpu.Sync() }
 

@@ -616,11 +616,11 @@ func (dv *Driver) checkOps(ops []wire.Op) error {
 	for i := range ops {
 		op := &ops[i]
 		switch op.Kind {
-		case wire.OpSentQueue, wire.OpSentQueueMore, wire.OpCompletedQueue, wire.OpWakeQueue:
+		case wire.OpSentQueue, wire.OpSentQueueMore, wire.OpCompletedQueue, wire.OpWakeQueue, wire.OpStartQueue:
 			if op.A < 0 || op.A >= int64(dv.numTxQ) {
 				return fmt.Errorf("%s on txq %d of %d", op.Kind, op.A, dv.numTxQ)
 			}
-			if op.Kind != wire.OpWakeQueue && (op.B < 0 || op.C < 0 || op.B > math.MaxInt32 || op.C > math.MaxInt32) {
+			if op.Kind != wire.OpWakeQueue && op.Kind != wire.OpStartQueue && (op.B < 0 || op.C < 0 || op.B > math.MaxInt32 || op.C > math.MaxInt32) {
 				return fmt.Errorf("%s with counts %d, %d", op.Kind, op.B, op.C)
 			}
 		case wire.OpRaiseIRQ, wire.OpNapiScheduleLocal:

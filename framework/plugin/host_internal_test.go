@@ -174,6 +174,7 @@ func (x *htDCtx) SentQueueMore(q, b int, m bool) bool {
 func (x *htDCtx) CompletedQueue(q, p, b int)          { x.rec("completed %d %d %d", q, p, b) }
 func (x *htDCtx) StopQueue(q int)                     { x.rec("stop %d", q); x.drvXoff[q] = true }
 func (x *htDCtx) WakeQueue(q int)                     { x.rec("wake %d", q); x.drvXoff[q] = false }
+func (x *htDCtx) StartQueue(q int)                    { x.rec("start %d", q); x.drvXoff[q] = false }
 func (x *htDCtx) QueueStopped(q int) bool             { return x.drvXoff[q] }
 func (x *htDCtx) XmitStopped(q int) bool              { x.rec("xmit_stopped? %d", q); return x.drvXoff[q] }
 func (x *htDCtx) HasQdisc(q int) bool                 { x.rec("has_qdisc? %d", q); return true }

@@ -45,6 +45,9 @@ type Ctx struct {
 	Local      []int    // NapiScheduleLocal calls, in order
 	Events     []string // "stop q", "local v", "wake q" in order
 	OnWake     func(q int)
+	// OnStop runs after StopQueue sets the driver's XOFF: what another
+	// CPU's clean does between the stop and the driver's re-check.
+	OnStop func(q int)
 }
 
 func New(t *testing.T, nq int, bql bool) *Ctx {
@@ -113,6 +116,15 @@ func (f *Ctx) StopQueue(q int) {
 	}
 	f.DrvXoff[q] = true
 	f.Events = append(f.Events, "stop")
+	if f.OnStop != nil {
+		f.OnStop(q)
+	}
+}
+
+// StartQueue is netif_tx_start_queue: no reschedule.
+func (f *Ctx) StartQueue(q int) {
+	f.DrvXoff[q] = false
+	f.Events = append(f.Events, "start")
 }
 
 func (f *Ctx) WakeQueue(q int) {

@@ -151,6 +151,7 @@ var opFields = map[OpKind]string{
 	OpQdiscModTimer:       "A",
 	OpQdiscDelTimer:       "",
 	OpQdiscDuplicate:      "H",
+	OpStartQueue:          "A",
 }
 
 // carried is op with the fields its kind does not carry zeroed.

@@ -338,8 +338,9 @@ func (h *fakeDHost) CompletedQueue(q, pkts, bytes int) {
 	h.bql[q] -= bytes
 	h.stack[q] = h.bql[q] >= h.limit
 }
-func (h *fakeDHost) StopQueue(q int) { h.rec("stop %d", q); h.drvXoff[q] = true }
-func (h *fakeDHost) WakeQueue(q int) { h.rec("wake %d", q); h.drvXoff[q] = false }
+func (h *fakeDHost) StopQueue(q int)  { h.rec("stop %d", q); h.drvXoff[q] = true }
+func (h *fakeDHost) WakeQueue(q int)  { h.rec("wake %d", q); h.drvXoff[q] = false }
+func (h *fakeDHost) StartQueue(q int) { h.rec("start %d", q); h.drvXoff[q] = false }
 func (h *fakeDHost) QueueStopped(q int) bool {
 	return h.drvXoff[q]
 }
@@ -595,4 +596,27 @@ func TestApplyAndAnswerRejectForeignOps(t *testing.T) {
 	})
 	mustModelError(t, "does not exist", func() { Answer(newFakeDHost(t, 0), 0, 0) })
 	mustModelError(t, "does not exist", func() { Answer(newFakeDHost(t, 0), numQueries, 0) })
+}
+
+// StartQueue (netif_tx_start_queue) travels as its own op: the driver's
+// view sees the queue running at once, the host applies a start, not a
+// wake (which would reschedule the qdisc).
+func TestLocalDriverStartQueue(t *testing.T) {
+	h := newFakeDHost(t, 0)
+	h.drvXoff[2] = true
+	l := newLocalDriver(t, &scriptDriver{poll: func(ctx driver.Ctx, v, budget int) (int, bool) {
+		ctx.Spend(10)
+		ctx.StartQueue(2)
+		if ctx.QueueStopped(2) {
+			t.Fatal("QueueStopped after the driver's own start: true")
+		}
+		return 1, true
+	}})
+	if work, done := l.Poll(h, 1, 64); work != 1 || !done {
+		t.Fatalf("poll %d %v", work, done)
+	}
+	checkEvents(t, h, event{10, "start 2"})
+	if h.drvXoff[2] {
+		t.Fatal("queue 2 still stopped")
+	}
 }

@@ -45,12 +45,13 @@ const (
 	OpQdiscModTimer                         // qdisc Ctx.ModTimer(A)
 	OpQdiscDelTimer                         // qdisc Ctx.DelTimer()
 	OpQdiscDuplicate                        // qdisc Ctx.Duplicate(H)
+	OpStartQueue                            // driver Ctx.StartQueue(A)
 	numOps
 )
 
 var opNames = [numOps]string{"", "drop", "dequeue drop", "watchdog", "sent_queue", "sent_queue_more",
 	"completed_queue", "wake_queue", "consume", "drop", "raise_irq", "napi_schedule", "cancel watchdog",
-	"mod_timer", "del_timer", "duplicate"}
+	"mod_timer", "del_timer", "duplicate", "start_queue"}
 
 func (k OpKind) String() string {
 	if k < numOps && k > 0 {
@@ -176,6 +177,8 @@ func ApplyDriver(host driver.Ctx, ops []Op, trailing int64) {
 			host.CompletedQueue(a, b, int(op.C))
 		case OpWakeQueue:
 			host.WakeQueue(a)
+		case OpStartQueue:
+			host.StartQueue(a)
 		case OpConsume:
 			host.Consume(op.H)
 		case OpDriverDrop:
@@ -430,6 +433,11 @@ func (x *DriverCtx) StopQueue(txq int) { x.query(QueryStopQueue, int64(x.txq(txq
 func (x *DriverCtx) WakeQueue(txq int) {
 	x.woken = append(x.woken, x.txq(txq))
 	x.post(Op{Kind: OpWakeQueue, A: int64(txq)})
+}
+
+func (x *DriverCtx) StartQueue(txq int) {
+	x.woken = append(x.woken, x.txq(txq))
+	x.post(Op{Kind: OpStartQueue, A: int64(txq)})
 }
 
 func (x *DriverCtx) QueueStopped(txq int) bool {
