@@ -10,7 +10,8 @@ import (
 
 // ethtool -C on ice: adaptive-tx is on by default and starts at
 // tx_profile[ICE_DIM_DEFAULT_PROFILE_IX]; tx-usecs alone turns it off
-// (a static ITR), adaptive-tx on keeps the DIM whatever tx-usecs says.
+// (a static ITR, no shorter than the vector's INTRL), adaptive-tx on
+// keeps the DIM whatever tx-usecs says.
 func TestModerationOptions(t *testing.T) {
 	for _, tc := range []struct {
 		args    []string
@@ -23,6 +24,10 @@ func TestModerationOptions(t *testing.T) {
 		{args: []string{"tx-usecs", "20"}, itr: 20 * sim.Microsecond},
 		{args: []string{"adaptive-tx", "off", "tx-usecs", "8"}, itr: 8 * sim.Microsecond},
 		{args: []string{"adaptive-tx", "on", "tx-usecs", "20"}, itr: 8 * sim.Microsecond, dim: true},
+		// ice_set_q_vector_intrl: the 4 us INTRL holds while the RX
+		// container is dynamic, and caps a static TX ITR too.
+		{args: []string{"tx-usecs", "2"}, itr: 4 * sim.Microsecond},
+		{args: []string{"tx-usecs", "2", "adaptive-rx", "off"}, itr: 2 * sim.Microsecond},
 		{args: []string{"adaptive-tx", "1"}, wantErr: `ice: adaptive-tx "1": want on or off`},
 	} {
 		t.Run(strings.Join(tc.args, "_"), func(t *testing.T) {

@@ -42,16 +42,23 @@ const (
 	// libeth's page_pool buffers (93f53db9f9dc) are 2048 too at a
 	// 1500-byte MTU.
 	RxBufSize = 2048
-	// DfltRxITR is ICE_DFLT_RX_ITR = ICE_ITR_20K, 50 us (adaptive
-	// moderation, net_dim, is not modelled).
+	// DfltRxITR is ICE_DFLT_RX_ITR = ICE_ITR_20K, 50 us: the static RX
+	// ITR once adaptive-rx is off (and the local receive path's, which
+	// runs no DIM).
 	DfltRxITR = 50 * sim.Microsecond
 )
 
 // TxProfile is ice_main.c's tx_profile[] in us: the TX DIM profiles
 // (ice_vsi_alloc_q_vector sets tx.itr_mode = ITR_DYNAMIC, so adaptive-tx
-// is on by default; the RX side's DIM is not modelled). DimDefaultProfileIx is ICE_DIM_DEFAULT_PROFILE_IX, where
-// ice_init_moderation starts the DIM and writes the first ITR.
+// is on by default). DimDefaultProfileIx is ICE_DIM_DEFAULT_PROFILE_IX,
+// where ice_init_moderation starts both DIMs and writes the first ITRs.
 var TxProfile = [...]sim.Time{2 * sim.Microsecond, 8 * sim.Microsecond, 40 * sim.Microsecond, 128 * sim.Microsecond, 256 * sim.Microsecond}
+
+// RxProfile is ice_main.c's rx_profile[] in us: the RX DIM profiles,
+// capped lower than TX's ("maxes out at 126us or about 8k interrupts a
+// second"); rx.itr_mode is ITR_DYNAMIC by default too. The host runs
+// this DIM (RxInfo.ITRProfile), since the RX clean is the host's.
+var RxProfile = [...]sim.Time{2 * sim.Microsecond, 8 * sim.Microsecond, 16 * sim.Microsecond, 62 * sim.Microsecond, 126 * sim.Microsecond}
 
 const (
 	DimDefaultProfileIx = 1
@@ -88,17 +95,28 @@ type ICE struct {
 // size, "adaptive-tx on|off" TX DIM (default on, as ice sets it),
 // "tx-usecs N" a static TX ITR (adaptive-tx off unless given on, as
 // ethtool -C tx-usecs turns ITR_DYNAMIC off), "work N" clean budget per
-// poll, "rx N" RX ring size, "rx-usecs N" RX ITR.
+// poll, "rx N" RX ring size, "adaptive-rx on|off" RX DIM (default on),
+// "rx-usecs N" a static RX ITR (adaptive-rx off unless given on).
 func (d *ICE) Init(s driver.Setup, args []string) (driver.Info, error) {
 	o := driver.RingOpts{Ring: DefaultNumTxDesc, ITR: DfltTxITR, Work: DfltIRQWork, Rx: DefaultNumRxDesc, RxITR: DfltRxITR}
 	var atx driver.AdaptiveTx
-	err := driver.ParseRingOpts("ice", args, &o, []string{"tx", "tx-usecs", "adaptive-tx", "work", "rx", "rx-usecs"}, func(key, val string) (bool, error) {
-		return atx.Opt("ice", key, val)
+	var arx driver.AdaptiveRx
+	err := driver.ParseRingOpts("ice", args, &o, []string{"tx", "tx-usecs", "adaptive-tx", "work", "rx", "rx-usecs", "adaptive-rx"}, func(key, val string) (bool, error) {
+		if ok, err := atx.Opt("ice", key, val); ok {
+			return ok, err
+		}
+		return arx.Opt("ice", key, val)
 	})
 	if err != nil {
 		return driver.Info{}, err
 	}
-	adaptive := atx.On(o)
+	adaptive, adaptiveRx := atx.On(o), arx.On(o)
+	// ice_set_q_vector_intrl: the vector's rate limit is 4 us when
+	// either container is dynamic, else the user's (0 here).
+	var intrl sim.Time
+	if adaptive || adaptiveRx {
+		intrl = DynamicINTRL
+	}
 	if o.Rx < MinNumDesc || o.Rx > MaxNumDesc || o.Rx%ReqDescMultiple != 0 {
 		return driver.Info{}, fmt.Errorf("ice: rx ring size %d must be in [%d, %d] and a multiple of %d", o.Rx, MinNumDesc, MaxNumDesc, ReqDescMultiple)
 	}
@@ -125,7 +143,7 @@ func (d *ICE) Init(s driver.Setup, args []string) (driver.Info, error) {
 		qv[i] = i // one TX/RX queue pair per q_vector
 	}
 	for i := range d.vecs {
-		d.vecs[i].ITR = d.itr
+		d.vecs[i].ITR = max(d.itr, intrl)
 	}
 	if adaptive {
 		// ice_init_moderation: the TX DIM starts at the default profile
@@ -142,10 +160,16 @@ func (d *ICE) Init(s driver.Setup, args []string) (driver.Info, error) {
 			rv[i] = i
 		}
 		info.Rx = &driver.RxInfo{RingSize: o.Rx, MaxQueues: MaxRSSQueues, QueueVec: rv, ITR: o.RxITR,
-			BufSize: RxBufSize, RefillBatch: 0, LUTSize: LUTPFSize,
+			INTRL: intrl, BufSize: RxBufSize, RefillBatch: 0, LUTSize: LUTPFSize,
 			// ice_get_strings: per ring "rx_queue_%u_packets"; the port's
 			// drops (PRTRPB_RDPC, also rx_missed_errors) "rx_dropped.nic".
 			QueuePackets: "rx_queue_%d_packets", QueueBytes: "rx_queue_%d_bytes", PortDropped: "rx_dropped.nic"}
+		if adaptiveRx {
+			// ice_init_moderation: the RX DIM starts at the default
+			// profile and the RX ITR is written from it; the host runs
+			// ice_net_dim's RX half at napi_complete_done.
+			info.Rx.ITRProfile, info.Rx.DIMStart = append([]sim.Time(nil), RxProfile[:]...), DimDefaultProfileIx
+		}
 	}
 	return info, nil
 }

@@ -1,6 +1,8 @@
 package ice
 
 import (
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/txlab/txlab/framework/driver"
@@ -54,5 +56,58 @@ func TestRxInfo(t *testing.T) {
 				t.Errorf("RX-only vector %d: poll %d %v", v, work, done)
 			}
 		}
+	}
+}
+
+// ethtool -C on ice's RX side: adaptive-rx is on by default, RxInfo
+// carries rx_profile and ICE_DIM_DEFAULT_PROFILE_IX for the host's RX
+// DIM, and the vector's 4 us INTRL while either container is dynamic;
+// rx-usecs alone turns it off (the static ITR), adaptive-rx on keeps it.
+func TestRxModerationOptions(t *testing.T) {
+	us := sim.Microsecond
+	for _, tc := range []struct {
+		args    []string
+		itr     sim.Time // the static ITR
+		dim     bool
+		intrl   sim.Time
+		start   sim.Time // the vector's first RX interval
+		wantErr string
+	}{
+		{args: nil, itr: DfltRxITR, dim: true, intrl: 4 * us, start: 8 * us},
+		{args: []string{"adaptive-rx", "off"}, itr: DfltRxITR, intrl: 4 * us, start: 50 * us},
+		{args: []string{"rx-usecs", "20"}, itr: 20 * us, intrl: 4 * us, start: 20 * us},
+		{args: []string{"adaptive-rx", "on", "rx-usecs", "20"}, itr: 20 * us, dim: true, intrl: 4 * us, start: 8 * us},
+		{args: []string{"adaptive-rx", "off", "rx-usecs", "2"}, itr: 2 * us, intrl: 4 * us, start: 4 * us},
+		{args: []string{"adaptive-rx", "off", "adaptive-tx", "off", "rx-usecs", "2"}, itr: 2 * us, start: 2 * us},
+		{args: []string{"adaptive-tx", "off"}, itr: DfltRxITR, dim: true, intrl: 4 * us, start: 8 * us},
+		{args: []string{"adaptive-rx", "yes"}, wantErr: `ice: adaptive-rx "yes": want on or off`},
+	} {
+		t.Run(strings.Join(tc.args, "_"), func(t *testing.T) {
+			d := &ICE{}
+			info, err := d.Init(driver.Setup{NumTxQ: 2, NumRxQ: 2, NumCPUs: 8, Costs: sim.DefaultCosts()}, tc.args)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := info.Rx
+			if err := r.Validate(2); err != nil {
+				t.Fatal(err)
+			}
+			if r.ITR != tc.itr || r.INTRL != tc.intrl || r.StartITR() != tc.start {
+				t.Errorf("itr %v intrl %v start %v, want %v %v %v", r.ITR, r.INTRL, r.StartITR(), tc.itr, tc.intrl, tc.start)
+			}
+			want := []sim.Time(nil)
+			if tc.dim {
+				want = []sim.Time{2 * us, 8 * us, 16 * us, 62 * us, 126 * us}
+			}
+			if !slices.Equal(r.ITRProfile, want) || (tc.dim && r.DIMStart != 1) {
+				t.Errorf("rx profile %v from %d, want %v from 1", r.ITRProfile, r.DIMStart, want)
+			}
+		})
 	}
 }

@@ -44,7 +44,7 @@ const (
 	// adaptive moderation is turned off (ethtool -C adaptive-tx off).
 	DfltTxITR = 50 * sim.Microsecond
 	// DimDefaultProfileIx is IDPF_DIM_DEFAULT_PROFILE_IX: where the TX
-	// DIM starts in TxITRProfile.
+	// and RX DIMs start in TxITRProfile and RxITRProfile.
 	DimDefaultProfileIx = 1
 	DefaultRate         = 200_000_000_000 // 200 Gbit/s
 )
@@ -64,7 +64,8 @@ const (
 	// RxBufSize is libeth's fq->truesize for a 1500-byte MTU:
 	// roundup_pow_of_two(SKB_HEAD_ALIGN(headroom + buf_len)) = 2048.
 	RxBufSize = 2048
-	// DfltRxITR is IDPF_ITR_RX_DEF = IDPF_ITR_20K, 50 us.
+	// DfltRxITR is IDPF_ITR_RX_DEF = IDPF_ITR_20K, 50 us: the static
+	// RX ITR once adaptive-rx is off.
 	DfltRxITR = 50 * sim.Microsecond
 )
 
@@ -72,6 +73,12 @@ const (
 // (q_vector->tx_intr_mode = IDPF_ITR_DYNAMIC by default,
 // idpf_vport_intr_alloc).
 var TxITRProfile = [...]sim.Time{2 * sim.Microsecond, 8 * sim.Microsecond, 64 * sim.Microsecond, 128 * sim.Microsecond, 256 * sim.Microsecond}
+
+// RxITRProfile is idpf_vport_init's rx_itr[] in us: the RX DIM profiles
+// (rx_intr_mode = IDPF_ITR_DYNAMIC by default), starting at
+// DimDefaultProfileIx as well. The host runs this DIM
+// (RxInfo.ITRProfile), since the RX clean is the host's.
+var RxITRProfile = [...]sim.Time{2 * sim.Microsecond, 8 * sim.Microsecond, 32 * sim.Microsecond, 96 * sim.Microsecond, 128 * sim.Microsecond}
 
 func init() {
 	driver.Register("idpf", "Intel idpf 200G, split queue model with flow scheduling (drivers/net/ethernet/intel/idpf)",
@@ -148,19 +155,25 @@ type IDPF struct {
 // idpf_vport_calc_num_q_desc, 512, or the tx size when "tx" is given,
 // at least 256), "adaptive-tx on|off" TX DIM (default on, as idpf sets
 // it), "tx-usecs N" a static ITR (adaptive-tx off unless given on), "work
-// N" completion clean budget.
+// N" completion clean budget, "rx N" RX ring size, "adaptive-rx on|off"
+// RX DIM (default on), "rx-usecs N" a static RX ITR (adaptive-rx off
+// unless given on).
 func (d *IDPF) Init(s driver.Setup, args []string) (driver.Info, error) {
 	o := driver.RingOpts{Ring: DfltTxQDescCount, ITR: DfltTxITR, Work: ComplQCleanBudget, Rx: DfltRxQDescCount, RxITR: DfltRxITR}
 	compl := 0
 	var atx driver.AdaptiveTx
-	err := driver.ParseRingOpts("idpf", args, &o, []string{"tx", "tx-compl", "tx-usecs", "adaptive-tx", "work", "rx", "rx-usecs"}, func(key, val string) (bool, error) {
+	var arx driver.AdaptiveRx
+	err := driver.ParseRingOpts("idpf", args, &o, []string{"tx", "tx-compl", "tx-usecs", "adaptive-tx", "work", "rx", "rx-usecs", "adaptive-rx"}, func(key, val string) (bool, error) {
 		switch key {
 		case "tx-compl":
 			v, err := driver.OptInt("idpf", key, val)
 			compl = v
 			return true, err
 		}
-		return atx.Opt("idpf", key, val)
+		if ok, err := atx.Opt("idpf", key, val); ok {
+			return ok, err
+		}
+		return arx.Opt("idpf", key, val)
 	})
 	if err != nil {
 		return driver.Info{}, err
@@ -235,6 +248,12 @@ func (d *IDPF) Init(s driver.Setup, args []string) (driver.Info, error) {
 			// idpf_add_qstat_strings: "rx_q-%u_pkts"; the vport's
 			// rx_discards reach the netdev's rx_dropped.
 			QueuePackets: "rx_q-%d_pkts", QueueBytes: "rx_q-%d_bytes", PortDropped: "rx_dropped"}
+		if arx.On(o) {
+			// idpf_init_dim + idpf_vport_intr_ena_irq_all: the RX DIM
+			// starts at the default profile, whose ITR is written; the
+			// host runs idpf_net_dim's RX half at napi_complete_done.
+			info.Rx.ITRProfile, info.Rx.DIMStart = append([]sim.Time(nil), RxITRProfile[:]...), DimDefaultProfileIx
+		}
 	}
 	return info, nil
 }

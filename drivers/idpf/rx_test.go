@@ -1,6 +1,8 @@
 package idpf
 
 import (
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/txlab/txlab/framework/driver"
@@ -54,5 +56,55 @@ func TestRxInfo(t *testing.T) {
 				t.Errorf("RX-only vector %d: poll %d %v", v, work, done)
 			}
 		}
+	}
+}
+
+// ethtool -C on idpf's RX side: adaptive-rx is on by default, RxInfo
+// carries rx_itr[] and IDPF_DIM_DEFAULT_PROFILE_IX for the host's RX DIM
+// (no INTRL: idpf writes none); rx-usecs alone turns it off (the static
+// ITR), adaptive-rx on keeps it.
+func TestRxModerationOptions(t *testing.T) {
+	us := sim.Microsecond
+	for _, tc := range []struct {
+		args    []string
+		itr     sim.Time
+		dim     bool
+		start   sim.Time
+		wantErr string
+	}{
+		{args: nil, itr: DfltRxITR, dim: true, start: 8 * us},
+		{args: []string{"adaptive-rx", "off"}, itr: DfltRxITR, start: 50 * us},
+		{args: []string{"rx-usecs", "2"}, itr: 2 * us, start: 2 * us},
+		{args: []string{"adaptive-rx", "on", "rx-usecs", "20"}, itr: 20 * us, dim: true, start: 8 * us},
+		{args: []string{"adaptive-tx", "off"}, itr: DfltRxITR, dim: true, start: 8 * us},
+		{args: []string{"adaptive-rx", "1"}, wantErr: `idpf: adaptive-rx "1": want on or off`},
+	} {
+		t.Run(strings.Join(tc.args, "_"), func(t *testing.T) {
+			d := &IDPF{}
+			info, err := d.Init(driver.Setup{NumTxQ: 2, NumRxQ: 2, NumCPUs: 8, Costs: sim.DefaultCosts()}, tc.args)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := info.Rx
+			if err := r.Validate(2); err != nil {
+				t.Fatal(err)
+			}
+			if r.ITR != tc.itr || r.INTRL != 0 || r.StartITR() != tc.start {
+				t.Errorf("itr %v intrl %v start %v, want %v 0 %v", r.ITR, r.INTRL, r.StartITR(), tc.itr, tc.start)
+			}
+			want := []sim.Time(nil)
+			if tc.dim {
+				want = []sim.Time{2 * us, 8 * us, 32 * us, 96 * us, 128 * us}
+			}
+			if !slices.Equal(r.ITRProfile, want) || (tc.dim && r.DIMStart != 1) {
+				t.Errorf("rx profile %v from %d, want %v from 1", r.ITRProfile, r.DIMStart, want)
+			}
+		})
 	}
 }

@@ -255,11 +255,16 @@ func (d *DIM) decide(curr dimStats) bool {
 // AdaptiveTx is ethtool -C's "adaptive-tx on|off" for a driver whose TX
 // moderation is dynamic by default (ice, idpf): Opt takes the word as
 // ParseRingOpts's extra, On says whether the run moderates adaptively.
-type AdaptiveTx struct{ off, set bool }
+type AdaptiveTx struct{ adaptive }
 
-// Opt reads "adaptive-tx on|off"; it takes no other key.
-func (a *AdaptiveTx) Opt(name, key, val string) (bool, error) {
-	if key != "adaptive-tx" {
+// AdaptiveRx is "adaptive-rx on|off", the same for the RX container's
+// DIM (ice, idpf: rx.itr_mode / rx_intr_mode dynamic by default).
+type AdaptiveRx struct{ adaptive }
+
+type adaptive struct{ off, set bool }
+
+func (a *adaptive) opt(name, word, key, val string) (bool, error) {
+	if key != word {
 		return false, nil
 	}
 	switch val {
@@ -267,13 +272,32 @@ func (a *AdaptiveTx) Opt(name, key, val string) (bool, error) {
 		a.off, a.set = val == "off", true
 		return true, nil
 	}
-	return true, fmt.Errorf("%s: adaptive-tx %q: want on or off", name, val)
+	return true, fmt.Errorf("%s: %s %q: want on or off", name, word, val)
+}
+
+// on: unless turned off, or unless the container's usecs came without
+// "adaptive-* on" (the model reads ethtool -C tx-usecs N as a static
+// ITR, where the drivers reject a usecs change while adaptive is on).
+func (a adaptive) on(usecsSet bool) bool { return !a.off && (a.set || !usecsSet) }
+
+// Opt reads "adaptive-tx on|off"; it takes no other key.
+func (a *AdaptiveTx) Opt(name, key, val string) (bool, error) {
+	return a.opt(name, "adaptive-tx", key, val)
 }
 
 // On is whether TX moderation is adaptive: unless turned off, or unless
 // "tx-usecs N" came without "adaptive-tx on" (ethtool -C tx-usecs N sets
 // a static ITR).
-func (a AdaptiveTx) On(o RingOpts) bool { return !a.off && (a.set || !o.ITRSet) }
+func (a AdaptiveTx) On(o RingOpts) bool { return a.on(o.ITRSet) }
+
+// Opt reads "adaptive-rx on|off"; it takes no other key.
+func (a *AdaptiveRx) Opt(name, key, val string) (bool, error) {
+	return a.opt(name, "adaptive-rx", key, val)
+}
+
+// On is whether RX moderation is adaptive: unless turned off, or unless
+// "rx-usecs N" came without "adaptive-rx on", as for TX.
+func (a AdaptiveRx) On(o RingOpts) bool { return a.on(o.RxITRSet) }
 
 // Counters are a queue's moderation lines for the report: the vector's
 // current ITR and the profile changes so far.

@@ -111,3 +111,38 @@ func TestAdaptiveTx(t *testing.T) {
 		}
 	}
 }
+
+// A receive side's RX DIM as the host takes it: the vector starts at the
+// start profile's ITR, or the static one, never under the rate limit; a
+// start outside the table or a negative ITR is refused.
+func TestRxInfoDIM(t *testing.T) {
+	us := sim.Microsecond
+	prof := []sim.Time{2 * us, 8 * us, 16 * us}
+	for _, tc := range []struct {
+		name    string
+		profile []sim.Time
+		start   int
+		itr     sim.Time
+		intrl   sim.Time
+		want    sim.Time
+		wantErr bool
+	}{
+		{"static", nil, 0, 50 * us, 0, 50 * us, false},
+		{"static under the rate limit", nil, 0, 2 * us, 4 * us, 4 * us, false},
+		{"dim", prof, 1, 50 * us, 4 * us, 8 * us, false},
+		{"dim from profile 0", prof, 0, 50 * us, 4 * us, 4 * us, false},
+		{"start past the table", prof, 3, 50 * us, 0, 0, true},
+		{"negative profile", []sim.Time{-us}, 0, 50 * us, 0, 0, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := RxInfo{RingSize: 512, MaxQueues: 4, QueueVec: []int{0}, ITR: tc.itr, BufSize: 2048, LUTSize: 64,
+				ITRProfile: tc.profile, DIMStart: tc.start, INTRL: tc.intrl}
+			if err := r.Validate(1); (err != nil) != tc.wantErr {
+				t.Fatalf("validate: %v, want an error: %v", err, tc.wantErr)
+			}
+			if !tc.wantErr && r.StartITR() != tc.want {
+				t.Errorf("starts at %v, want %v", r.StartITR(), tc.want)
+			}
+		})
+	}
+}

@@ -13,13 +13,14 @@ import (
 // (packets cleaned per poll), and for the receive side "rx N" and
 // "rx-usecs N" (ethtool -G rx, ethtool -C rx-usecs).
 type RingOpts struct {
-	Ring    int
-	RingSet bool // "tx" was given
-	ITR     sim.Time
-	ITRSet  bool // "tx-usecs" was given
-	Work    int
-	Rx      int
-	RxITR   sim.Time
+	Ring     int
+	RingSet  bool // "tx" was given
+	ITR      sim.Time
+	ITRSet   bool // "tx-usecs" was given
+	Work     int
+	Rx       int
+	RxITR    sim.Time
+	RxITRSet bool // "rx-usecs" was given
 }
 
 // ringKeys are the words ParseRingOpts reads itself.
@@ -65,7 +66,7 @@ func ParseRingOpts(name string, args []string, o *RingOpts, known []string, extr
 		case "rx":
 			o.Rx = v
 		case "rx-usecs":
-			o.RxITR = sim.Time(v) * sim.Microsecond
+			o.RxITR, o.RxITRSet = sim.Time(v)*sim.Microsecond, true
 		}
 	}
 	return nil

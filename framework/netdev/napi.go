@@ -68,7 +68,7 @@ func (n *Net) netRxAction(c *sim.CPU) {
 		default:
 			x.scheduled = false
 			if x.dev.rx != nil && x.local == nil {
-				n.rxComplete(x.dev, x.vec)
+				n.rxComplete(c, x.dev, x.vec)
 			}
 		}
 		budget -= work

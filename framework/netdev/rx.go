@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/txlab/txlab/framework/driver"
 	"github.com/txlab/txlab/framework/sim"
 	"github.com/txlab/txlab/framework/skb"
 )
@@ -98,16 +99,17 @@ type rxRing struct {
 // rxVec is one MSI-X vector of a device with RX queues: its interrupt
 // enable (INTENA, cleared when it fires, set again by napi_complete_done:
 // ice_enable_interrupt), the causes waiting while it is masked, and its
-// RX moderation.
+// RX moderation: a static ITR, or the RX container's DIM.
 type rxVec struct {
 	rings   []*rxRing
 	enabled bool
 	txAt    sim.Time // a TX cause latched while masked (neverAt: none)
 	lastIRQ sim.Time
 	itr     sim.Time
-	pendAt  sim.Time // a scheduled interrupt (neverAt: none)
+	dim     *driver.DIM // the RX container's dim (rx.dim, rx_dim); nil when static
+	pendAt  sim.Time    // a scheduled interrupt (neverAt: none)
 	gen     uint64
-	irqs    uint64
+	irqs    uint64 // the vector's interrupts: q_vector->total_events
 }
 
 // rxPort is a device's receive side.
@@ -224,8 +226,13 @@ func (n *Net) AttachRx(d *Device, cfg RxConfig) error {
 		return fmt.Errorf("device %s: %d arrival streams for %d RX queues", d.Name, len(streams), d.numRxQ)
 	}
 	p.vecs = make([]*rxVec, len(d.napis))
+	itr := info.StartITR()
 	for v := range p.vecs {
-		p.vecs[v] = &rxVec{enabled: true, txAt: neverAt, lastIRQ: -info.ITR, itr: info.ITR, pendAt: neverAt}
+		x := &rxVec{enabled: true, txAt: neverAt, lastIRQ: -itr, itr: itr, pendAt: neverAt}
+		if len(info.ITRProfile) > 0 {
+			x.dim = driver.NewDIM(info.DIMStart, len(info.ITRProfile))
+		}
+		p.vecs[v] = x
 	}
 	for q := 0; q < d.numRxQ; q++ {
 		v := info.QueueVec[q]
@@ -433,13 +440,35 @@ func (n *Net) rxRaiseTx(d *Device, v int, at sim.Time) {
 	}
 }
 
-// rxComplete is napi_complete_done on a vector with RX rings:
+// rxComplete is napi_complete_done on CPU c on a vector of a device
+// with RX rings: the RX DIM's sample (rxNetDim), then
 // ice_enable_interrupt. A latched TX cause or a frame already written
 // back fires the interrupt again (the RX one no sooner than the ITR).
-func (n *Net) rxComplete(d *Device, v int) {
+func (n *Net) rxComplete(c *sim.CPU, d *Device, v int) {
 	x := d.rx.vecs[v]
+	if x.dim != nil && len(x.rings) > 0 {
+		n.rxNetDim(c, d, x)
+	}
 	x.enabled = true
 	n.rxArm(d, v)
+}
+
+// rxNetDim is the RX half of ice_net_dim and idpf_net_dim: a sample of
+// the vector's interrupts (total_events, every cause's) and the packets
+// and bytes its RX rings have cleaned (__ice_update_sample sums the
+// container's rings), taken after the whole poll, as the drivers call it
+// once napi_complete_done succeeds. A new profile's ITR applies at once
+// (the kernel writes it from ice_rx_dim_work / idpf_rx_dim_work: the
+// model has no workqueue, as on the TX side).
+func (n *Net) rxNetDim(c *sim.CPU, d *Device, x *rxVec) {
+	var pkts, bytes uint64
+	for _, r := range x.rings {
+		pkts += r.packets
+		bytes += r.bytes
+	}
+	if x.dim.Sample(driver.DIMSample{Time: c.Now(), Pkts: uint32(pkts), Bytes: uint32(bytes), Events: uint16(x.irqs)}) {
+		x.itr = d.Info.Rx.ProfileITR(x.dim.ProfileIx)
+	}
 }
 
 // rxArm schedules vector v's next interrupt while it is enabled: the
@@ -489,10 +518,14 @@ type RxQueueStats struct {
 	Dropped            uint64 // frames the NIC had no buffer for
 	Polls, Refills     uint64
 	Irqs               uint64 // interrupts of the queue's vector
-	RingSize           int
-	Used               int     // descriptors holding frames, now
-	MaxUsed            uint64  // the most seen at once
-	AvgUsed            float64 // time-averaged
+	// ITR is the vector's RX interval now; DIMChanges counts the RX
+	// DIM's profile changes (0 when static).
+	ITR        sim.Time
+	DIMChanges uint64
+	RingSize   int
+	Used       int     // descriptors holding frames, now
+	MaxUsed    uint64  // the most seen at once
+	AvgUsed    float64 // time-averaged
 	// PacketsKey and BytesKey are the driver's ethtool -S names.
 	PacketsKey, BytesKey string
 }
@@ -509,8 +542,11 @@ func (n *Net) RxQueues(d *Device, now sim.Time) []RxQueueStats {
 		n.rxAdvance(d, r, now)
 		st := RxQueueStats{Queue: r.idx, Vector: r.vec, CPU: r.cpu, Packets: r.packets, Bytes: r.bytes,
 			Dropped: r.dropped, Polls: r.polls, Refills: r.refills, Irqs: d.rx.vecs[r.vec].irqs,
-			RingSize: r.size, Used: r.n, MaxUsed: r.maxUsed,
+			ITR: d.rx.vecs[r.vec].itr, RingSize: r.size, Used: r.n, MaxUsed: r.maxUsed,
 			PacketsKey: fmt.Sprintf(info.QueuePackets, r.idx), BytesKey: fmt.Sprintf(info.QueueBytes, r.idx)}
+		if x := d.rx.vecs[r.vec]; x.dim != nil {
+			st.DIMChanges = x.dim.Changes
+		}
 		if r.areaFrom > 0 {
 			st.AvgUsed = r.area / float64(r.areaFrom)
 		}

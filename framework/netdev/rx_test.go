@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	_ "github.com/txlab/txlab/drivers/i40e"
+	_ "github.com/txlab/txlab/drivers/idpf"
 	"github.com/txlab/txlab/framework/sim"
 	"github.com/txlab/txlab/framework/skb"
 )
@@ -285,6 +286,81 @@ func TestRxRefillBatches(t *testing.T) {
 				if tc.atLeast > 1 && r.unrefilled >= tc.ring/2 {
 					t.Errorf("rxq %d: %d cleaned buffers still wait, threshold %d", r.idx, r.unrefilled, tc.ring/2)
 				}
+			}
+		})
+	}
+}
+
+// The RX DIM (ice_net_dim's and idpf_net_dim's RX half), run by the host
+// from the driver's RxInfo: at a light per-queue rate every poll
+// completes, each RX vector starts at the default profile's ITR and then
+// moves as lib/dim decides, always on a profile's ITR (ice's no shorter
+// than its 4 us INTRL); under overload NAPI never completes, so DIM takes
+// no sample and the ITR stays; adaptive-rx off or rx-usecs alone keep
+// the static ITR, and so does i40e, whose RX moderation is not lib/dim's.
+func TestRxDIM(t *testing.T) {
+	us := sim.Microsecond
+	ice := []sim.Time{4 * us, 8 * us, 16 * us, 62 * us, 126 * us}
+	idpf := []sim.Time{2 * us, 8 * us, 32 * us, 96 * us, 128 * us}
+	for _, tc := range []struct {
+		drv      string
+		opts     []string
+		period   sim.Time // per frame per queue
+		start    sim.Time
+		profiles []sim.Time // the ITRs the vector may take; nil: static
+		moves    bool
+	}{
+		{"ice", nil, 5 * us, 8 * us, ice, true},
+		{"ice", nil, 100 * sim.Nanosecond, 8 * us, ice, false},
+		{"ice", []string{"adaptive-rx", "on", "rx-usecs", "20"}, 5 * us, 8 * us, ice, true},
+		{"ice", []string{"adaptive-rx", "off"}, 5 * us, 50 * us, nil, false},
+		{"ice", []string{"rx-usecs", "20"}, 5 * us, 20 * us, nil, false},
+		{"ice", []string{"adaptive-rx", "off", "adaptive-tx", "off", "rx-usecs", "2"}, 5 * us, 2 * us, nil, false},
+		{"idpf", nil, 5 * us, 8 * us, idpf, true},
+		{"idpf", []string{"adaptive-rx", "off"}, 5 * us, 50 * us, nil, false},
+		{"idpf", []string{"rx-usecs", "20"}, 5 * us, 20 * us, nil, false},
+		{"i40e", nil, 5 * us, 50 * us, nil, false},
+	} {
+		t.Run(fmt.Sprint(tc.drv, tc.opts, tc.period), func(t *testing.T) {
+			costs := sim.DefaultCosts()
+			if tc.period < us {
+				costs.RxClean = 2000 // far more than the CPU can clean
+			}
+			n, d := rxHarness(t, profile(t, "6.18"), costs, tc.drv, tc.opts, 2, 2, nil, tc.period, "mq", "pfifo")
+			for v, x := range d.rx.vecs {
+				if x.itr != tc.start || (x.dim != nil) != (tc.profiles != nil) {
+					t.Fatalf("vector %d starts at %v (dim %v), want %v (dim %v)", v, x.itr, x.dim != nil, tc.start, tc.profiles != nil)
+				}
+			}
+			seen := map[sim.Time]bool{}
+			var check func()
+			check = func() {
+				for v, x := range d.rx.vecs {
+					if x.dim != nil && x.itr != tc.profiles[x.dim.ProfileIx] {
+						t.Fatalf("vector %d at %v on profile %d", v, x.itr, x.dim.ProfileIx)
+					}
+					if x.dim == nil && x.itr != tc.start {
+						t.Fatalf("static vector %d moved to %v", v, x.itr)
+					}
+					seen[x.itr] = true
+				}
+				n.E.At(n.E.Now()+50*us, check)
+			}
+			n.E.At(0, check)
+			if err := n.E.Run(20 * sim.Millisecond); err != nil {
+				t.Fatal(err)
+			}
+			for _, q := range n.RxQueues(d, n.E.Now()) {
+				if q.Packets < 3000 || q.Irqs == 0 {
+					t.Fatalf("rxq %d: %d frames, %d interrupts", q.Queue, q.Packets, q.Irqs)
+				}
+				if (q.DIMChanges > 0) != tc.moves || q.ITR != d.rx.vecs[q.Vector].itr {
+					t.Errorf("rxq %d: %d RX DIM changes, ITR %v", q.Queue, q.DIMChanges, q.ITR)
+				}
+				t.Logf("rxq %d: %d frames, %d interrupts, %d polls, ITR %v after %d changes", q.Queue, q.Packets, q.Irqs, q.Polls, q.ITR, q.DIMChanges)
+			}
+			if moved := len(seen) > 1; moved != tc.moves {
+				t.Errorf("the RX interval moved: %v, want %v (ITRs seen %v)", moved, tc.moves, seen)
 			}
 		})
 	}

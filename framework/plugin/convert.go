@@ -104,9 +104,13 @@ func driverInfoToPB(i driver.Info) *pb.DriverInfo {
 	if r := i.Rx; r != nil {
 		out.Rx = &pb.RxInfo{RingSize: int64(r.RingSize), MaxQueues: int64(r.MaxQueues), ItrNs: int64(r.ITR),
 			BufSize: int64(r.BufSize), RefillBatch: int64(r.RefillBatch), LutSize: int64(r.LUTSize),
-			QueuePackets: r.QueuePackets, QueueBytes: r.QueueBytes, PortDropped: r.PortDropped}
+			QueuePackets: r.QueuePackets, QueueBytes: r.QueueBytes, PortDropped: r.PortDropped,
+			DimStart: int64(r.DIMStart), IntrlNs: int64(r.INTRL)}
 		for _, v := range r.QueueVec {
 			out.Rx.QueueVec = append(out.Rx.QueueVec, int64(v))
+		}
+		for _, t := range r.ITRProfile {
+			out.Rx.ItrProfileNs = append(out.Rx.ItrProfileNs, int64(t))
 		}
 	}
 	return out
@@ -121,9 +125,13 @@ func driverInfoFromPB(p *pb.DriverInfo) driver.Info {
 	if r := p.Rx; r != nil {
 		i.Rx = &driver.RxInfo{RingSize: int(r.RingSize), MaxQueues: int(r.MaxQueues), ITR: sim.Time(r.ItrNs),
 			BufSize: int(r.BufSize), RefillBatch: int(r.RefillBatch), LUTSize: int(r.LutSize),
-			QueuePackets: r.QueuePackets, QueueBytes: r.QueueBytes, PortDropped: r.PortDropped}
+			QueuePackets: r.QueuePackets, QueueBytes: r.QueueBytes, PortDropped: r.PortDropped,
+			DIMStart: int(r.DimStart), INTRL: sim.Time(r.IntrlNs)}
 		for _, v := range r.QueueVec {
 			i.Rx.QueueVec = append(i.Rx.QueueVec, int(v))
+		}
+		for _, t := range r.ItrProfileNs {
+			i.Rx.ITRProfile = append(i.Rx.ITRProfile, sim.Time(t))
 		}
 	}
 	return i

@@ -151,6 +151,50 @@ func linkPlugin(t *testing.T, dir, kind string) string {
 	return plugintest.Link(t, dir, plugin.QdiscPrefix, kind)
 }
 
+// A forwarding DUT's RX DIM runs in the host from the driver's RxInfo
+// (its profile table, start and rate limit), which crosses the plugin
+// boundary: the same report in process and out, the RX DIM moving in
+// both (a light per-queue rate: every poll completes).
+func TestIsolateSameReportForward(t *testing.T) {
+	for _, drv := range []string{"ice", "idpf"} {
+		t.Run(drv, func(t *testing.T) {
+			s := small("mq pfifo", drv)
+			s.Cores = 8
+			s.Workload = workload.Spec{Kind: workload.Forward, PacketSize: 22, Flows: 16, Rate: 1e6}
+			s.Duration, s.Warmup = 4*sim.Millisecond, sim.Millisecond
+			in, err := jsonOf(t, s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s.Plugins = plugin.Options{Isolate: true}
+			out, err := jsonOf(t, s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(in, out) {
+				t.Fatalf("reports differ:\n%s", firstDiff(in, out))
+			}
+			var rep struct {
+				Rx struct {
+					Queues []struct {
+						Changes uint64 `json:"rx_dim_changes"`
+					} `json:"queues"`
+				} `json:"rx"`
+			}
+			if err := json.Unmarshal(out, &rep); err != nil {
+				t.Fatal(err)
+			}
+			var changes uint64
+			for _, q := range rep.Rx.Queues {
+				changes += q.Changes
+			}
+			if len(rep.Rx.Queues) == 0 || changes == 0 {
+				t.Fatalf("%d RX queues, %d RX DIM changes: not the run intended", len(rep.Rx.Queues), changes)
+			}
+		})
+	}
+}
+
 // A plugin that crashes, hangs or breaks its contract ends the run with
 // an error naming it and what it did; the partial report's accounting
 // still balances, the packets it held counted as lost to the plugin.

@@ -362,12 +362,17 @@ type RxQueue struct {
 	Pps       float64 `json:"rx_pps"`    // cleaned, in the window
 	NapiPolls uint64  `json:"napi_polls"`
 	Irqs      uint64  `json:"irqs"`
-	Refills   uint64  `json:"refills"`
-	RingSize  int     `json:"ring_size"`
-	RingUsed  int     `json:"ring_used"`     // frames in the ring at the end
-	RingMax   uint64  `json:"ring_max_used"` // the most at once
-	RingAvg   float64 `json:"ring_avg_used"` // time-averaged over the run
-	Ethtool   []KV    `json:"ethtool"`       // the driver's per-queue keys
+	// ItrUsecs is the vector's RX interval at the end (the RX DIM's
+	// profile, or the static rx-usecs); DimChanges the RX DIM's profile
+	// changes.
+	ItrUsecs   int64   `json:"rx_itr_usecs"`
+	DimChanges uint64  `json:"rx_dim_changes"`
+	Refills    uint64  `json:"refills"`
+	RingSize   int     `json:"ring_size"`
+	RingUsed   int     `json:"ring_used"`     // frames in the ring at the end
+	RingMax    uint64  `json:"ring_max_used"` // the most at once
+	RingAvg    float64 `json:"ring_avg_used"` // time-averaged over the run
+	Ethtool    []KV    `json:"ethtool"`       // the driver's per-queue keys
 }
 
 // Softnet is one CPU's /proc/net/softnet_stat columns the model keeps.

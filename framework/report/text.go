@@ -461,11 +461,11 @@ func writeRx(b *bytes.Buffer, rx *Rx) {
 	}
 	fmt.Fprintf(b, "     %s: %d\n", rx.PortDropped.Key, rx.PortDropped.Value)
 	fmt.Fprintf(b, "  rx_missed_errors (ip -s link): %d\n", rx.MissedErrors)
-	const row = "  %4s %4s %10s %10s %8s %8s %6s %8s %8s\n"
-	fmt.Fprintf(b, "\n"+row, "rxq", "cpu", "rx Mpps", "missed", "polls", "irqs", "ring", "avg used", "max used")
+	const row = "  %4s %4s %10s %10s %8s %8s %6s %6s %8s %8s\n"
+	fmt.Fprintf(b, "\n"+row, "rxq", "cpu", "rx Mpps", "missed", "polls", "irqs", "itr us", "ring", "avg used", "max used")
 	for _, q := range rx.Queues {
 		fmt.Fprintf(b, row, strconv.Itoa(q.Rxq), strconv.Itoa(q.CPU), mpps(q.Pps), strconv.FormatUint(q.Missed, 10),
-			strconv.FormatUint(q.NapiPolls, 10), strconv.FormatUint(q.Irqs, 10), strconv.Itoa(q.RingSize),
+			strconv.FormatUint(q.NapiPolls, 10), strconv.FormatUint(q.Irqs, 10), strconv.FormatInt(q.ItrUsecs, 10), strconv.Itoa(q.RingSize),
 			strconv.FormatFloat(q.RingAvg, 'f', 1, 64), strconv.FormatUint(q.RingMax, 10))
 	}
 	if len(rx.Softnet) > 0 {

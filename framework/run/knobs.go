@@ -104,7 +104,7 @@ var knobs = []*Knob{
 		ptr:  func(s *Spec) any { return &s.CPU }},
 	{Flag: "driver", Script: "device.driver", Kind: TextKnob, Help: "NIC driver model (txlab list: DRIVERS)",
 		ptr: func(s *Spec) any { return &s.Driver }},
-	{Flag: "driver-opts", Script: "device.opts", Kind: TextKnob, Help: "driver options in ethtool words, e.g. \"tx 512 tx-usecs 50\" (tx, rx: ring sizes; tx-usecs, rx-usecs: moderation; ice, idpf: adaptive-tx on|off, their TX DIM, on by default as the drivers set it, a tx-usecs without adaptive-tx turns it off)",
+	{Flag: "driver-opts", Script: "device.opts", Kind: TextKnob, Help: "driver options in ethtool words, e.g. \"tx 512 tx-usecs 50\" (tx, rx: ring sizes; tx-usecs, rx-usecs: moderation; ice, idpf: adaptive-tx on|off and adaptive-rx on|off, their TX and RX DIM, on by default as the drivers set them, a tx-usecs without adaptive-tx or an rx-usecs without adaptive-rx turns it off)",
 		ptr: func(s *Spec) any { return &s.DriverArgs }},
 	{Flag: "queues", Script: "device.queues", Kind: IntKnob, Min: 1, Max: 4096, Help: "TX queues",
 		ptr: func(s *Spec) any { return &s.Queues }},

@@ -1090,7 +1090,7 @@ func fillRx(rep *report.Report, net *netdev.Net, e *sim.Engine, d *netdev.Device
 	}
 	for i, q := range qs {
 		rq := report.RxQueue{Rxq: q.Queue, CPU: q.CPU, Packets: q.Packets, Bytes: q.Bytes, Missed: q.Dropped,
-			NapiPolls: q.Polls, Irqs: q.Irqs, Refills: q.Refills, RingSize: q.RingSize, RingUsed: q.Used,
+			NapiPolls: q.Polls, Irqs: q.Irqs, ItrUsecs: int64(q.ITR / sim.Microsecond), DimChanges: q.DIMChanges, Refills: q.Refills, RingSize: q.RingSize, RingUsed: q.Used,
 			RingMax: q.MaxUsed, RingAvg: q.AvgUsed,
 			Ethtool: []report.KV{{Key: q.PacketsKey, Value: int64(q.Packets)}, {Key: q.BytesKey, Value: int64(q.Bytes)}}}
 		if j := off + i; j < len(snap.rxPkts) {

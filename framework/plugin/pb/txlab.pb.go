@@ -994,6 +994,9 @@ type RxInfo struct {
 	QueuePackets  string                 `protobuf:"bytes,8,opt,name=queue_packets,json=queuePackets,proto3" json:"queue_packets,omitempty"`
 	QueueBytes    string                 `protobuf:"bytes,9,opt,name=queue_bytes,json=queueBytes,proto3" json:"queue_bytes,omitempty"`
 	PortDropped   string                 `protobuf:"bytes,10,opt,name=port_dropped,json=portDropped,proto3" json:"port_dropped,omitempty"`
+	ItrProfileNs  []int64                `protobuf:"varint,11,rep,packed,name=itr_profile_ns,json=itrProfileNs,proto3" json:"itr_profile_ns,omitempty"` // the RX DIM's profiles; empty: the static itr_ns
+	DimStart      int64                  `protobuf:"varint,12,opt,name=dim_start,json=dimStart,proto3" json:"dim_start,omitempty"`                      // the profile the RX DIM starts at
+	IntrlNs       int64                  `protobuf:"varint,13,opt,name=intrl_ns,json=intrlNs,proto3" json:"intrl_ns,omitempty"`                         // the vector's interrupt rate limit, 0 for none
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1096,6 +1099,27 @@ func (x *RxInfo) GetPortDropped() string {
 		return x.PortDropped
 	}
 	return ""
+}
+
+func (x *RxInfo) GetItrProfileNs() []int64 {
+	if x != nil {
+		return x.ItrProfileNs
+	}
+	return nil
+}
+
+func (x *RxInfo) GetDimStart() int64 {
+	if x != nil {
+		return x.DimStart
+	}
+	return 0
+}
+
+func (x *RxInfo) GetIntrlNs() int64 {
+	if x != nil {
+		return x.IntrlNs
+	}
+	return 0
 }
 
 type Counter struct {
@@ -1408,7 +1432,7 @@ const file_txlab_proto_rawDesc = "" +
 	"\x04wire\x18\b \x01(\bR\x04wire\x12'\n" +
 	"\x02rx\x18\t \x01(\v2\x17.txlab.plugin.v1.RxInfoR\x02rx\x12\x15\n" +
 	"\x06no_xps\x18\n" +
-	" \x01(\bR\x05noXps\"\xba\x02\n" +
+	" \x01(\bR\x05noXps\"\x98\x03\n" +
 	"\x06RxInfo\x12\x1b\n" +
 	"\tring_size\x18\x01 \x01(\x03R\bringSize\x12\x1d\n" +
 	"\n" +
@@ -1422,7 +1446,10 @@ const file_txlab_proto_rawDesc = "" +
 	"\vqueue_bytes\x18\t \x01(\tR\n" +
 	"queueBytes\x12!\n" +
 	"\fport_dropped\x18\n" +
-	" \x01(\tR\vportDropped\"E\n" +
+	" \x01(\tR\vportDropped\x12$\n" +
+	"\x0eitr_profile_ns\x18\v \x03(\x03R\fitrProfileNs\x12\x1b\n" +
+	"\tdim_start\x18\f \x01(\x03R\bdimStart\x12\x19\n" +
+	"\bintrl_ns\x18\r \x01(\x03R\aintrlNs\"E\n" +
 	"\aCounter\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x04R\x05value\x12\x10\n" +
