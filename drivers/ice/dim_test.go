@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/txlab/txlab/framework/driver"
+	"github.com/txlab/txlab/framework/driver/drivertest"
 	"github.com/txlab/txlab/framework/sim"
 )
 
@@ -32,15 +33,8 @@ func TestModerationOptions(t *testing.T) {
 	} {
 		t.Run(strings.Join(tc.args, "_"), func(t *testing.T) {
 			d := &ICE{}
-			_, err := d.Init(driver.Setup{NumTxQ: 2, NumCPUs: 8, Costs: sim.DefaultCosts()}, tc.args)
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("err %v, want %q", err, tc.wantErr)
-				}
+			if _, ok := drivertest.Init(t, d, driver.Setup{NumTxQ: 2, NumCPUs: 8, Costs: sim.DefaultCosts()}, tc.args, tc.wantErr); !ok {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			for i, r := range d.rings {
 				if (r.dim != nil) != tc.dim || d.vecs[i].ITR != tc.itr {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/txlab/txlab/framework/driver"
+	"github.com/txlab/txlab/framework/driver/drivertest"
 	"github.com/txlab/txlab/framework/sim"
 )
 
@@ -83,16 +84,9 @@ func TestRxModerationOptions(t *testing.T) {
 		{args: []string{"adaptive-rx", "yes"}, wantErr: `ice: adaptive-rx "yes": want on or off`},
 	} {
 		t.Run(strings.Join(tc.args, "_"), func(t *testing.T) {
-			d := &ICE{}
-			info, err := d.Init(driver.Setup{NumTxQ: 2, NumRxQ: 2, NumCPUs: 8, Costs: sim.DefaultCosts()}, tc.args)
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("err %v, want %q", err, tc.wantErr)
-				}
+			info, ok := drivertest.Init(t, &ICE{}, driver.Setup{NumTxQ: 2, NumRxQ: 2, NumCPUs: 8, Costs: sim.DefaultCosts()}, tc.args, tc.wantErr)
+			if !ok {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			r := info.Rx
 			if err := r.Validate(2); err != nil {

@@ -268,6 +268,11 @@ func TestE2nRows(t *testing.T) {
 	if r := rowByID(t, rows, "E2n.5"); r.Kind != Check || r.Holds || !strings.Contains(r.Model, "defer bound 0, to_free") {
 		t.Errorf("E2n.5: %+v, want an unjudged check of the 16-netperf run's drops", r)
 	}
+	// 16 netperf that fell to nothing collapsed the most of all.
+	reps[1] = fake(E2n16Rc1, 0, 0, 1, map[string]uint64{"CAKE_FLOOD": 2e6})
+	if r := rowByID(t, E2n(reps), "E2n.1"); !r.Holds {
+		t.Errorf("E2n.1 at 0 pps: %+v, want a collapse", r)
+	}
 	// No collapse with 16 and a collapse with 1 and on idpf: all fail.
 	reps[1], reps[3], reps[5] = fake(E2n16Rc1, 0.6e6, 0.6e6, 0, nil), fake(E2n1Rc1, 100, 100, 1, nil), fake(E2nIdpfRc1, 0.1e6, 0.1e6, 0, nil)
 	for _, r := range E2n(reps) {

@@ -110,18 +110,7 @@ func TestIsolateSameReport(t *testing.T) {
 			if tc.overload {
 				s.Workload = workload.Spec{Kind: workload.UDPRate, Senders: 4, Flows: 16, PacketSize: 64, Rate: 8e6}
 			}
-			in, err := jsonOf(t, s)
-			if err != nil {
-				t.Fatal(err)
-			}
-			s.Plugins = plugin.Options{Isolate: true}
-			out, err := jsonOf(t, s)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !bytes.Equal(in, out) {
-				t.Fatalf("reports differ:\n%s", firstDiff(in, out))
-			}
+			out := sameInAndOut(t, s)
 			var rep struct {
 				TxPackets      uint64 `json:"tx_packets"`
 				DroppedPackets uint64 `json:"dropped_packets"`
@@ -134,6 +123,25 @@ func TestIsolateSameReport(t *testing.T) {
 			}
 		})
 	}
+}
+
+// sameInAndOut runs s in process and then with its plugins isolated in
+// their own processes, and wants the same report bytes; it returns them.
+func sameInAndOut(t *testing.T, s run.Spec) []byte {
+	t.Helper()
+	in, err := jsonOf(t, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Plugins = plugin.Options{Isolate: true}
+	out, err := jsonOf(t, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(in, out) {
+		t.Fatalf("reports differ:\n%s", firstDiff(in, out))
+	}
+	return out
 }
 
 func firstDiff(a, b []byte) string {
@@ -162,18 +170,7 @@ func TestIsolateSameReportForward(t *testing.T) {
 			s.Cores = 8
 			s.Workload = workload.Spec{Kind: workload.Forward, PacketSize: 22, Flows: 16, Rate: 1e6}
 			s.Duration, s.Warmup = 4*sim.Millisecond, sim.Millisecond
-			in, err := jsonOf(t, s)
-			if err != nil {
-				t.Fatal(err)
-			}
-			s.Plugins = plugin.Options{Isolate: true}
-			out, err := jsonOf(t, s)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !bytes.Equal(in, out) {
-				t.Fatalf("reports differ:\n%s", firstDiff(in, out))
-			}
+			out := sameInAndOut(t, s)
 			var rep struct {
 				Rx struct {
 					Queues []struct {
@@ -549,18 +546,7 @@ func TestIsolateSameReportWithChange(t *testing.T) {
 			s.Actions = []run.Action{{Name: "change", At: sim.Millisecond, Do: func(l *run.Live) error {
 				return l.ChangeQdisc(-1, strings.Fields(tc.change))
 			}}}
-			in, err := jsonOf(t, s)
-			if err != nil {
-				t.Fatal(err)
-			}
-			s.Plugins = plugin.Options{Isolate: true}
-			out, err := jsonOf(t, s)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !bytes.Equal(in, out) {
-				t.Fatalf("reports differ:\n%s", firstDiff(in, out))
-			}
+			out := sameInAndOut(t, s)
 			var rep struct {
 				Drops map[string]uint64 `json:"drops"`
 			}
