@@ -66,6 +66,10 @@ const (
 	// either ring container is dynamic: 4 us, 250,000 interrupts/s a
 	// vector. It caps profile 0's 2 us ITR.
 	DynamicINTRL = 4 * sim.Microsecond
+	// SWITR is ICE_ITR_20K, 50 us: the rate limit of the software
+	// interrupt ice_enable_interrupt triggers when NAPI leaves
+	// wb_on_itr (a run of polls that went over budget).
+	SWITR = 50 * sim.Microsecond
 )
 
 func init() {
@@ -144,6 +148,9 @@ func (d *ICE) Init(s driver.Setup, args []string) (driver.Info, error) {
 	}
 	for i := range d.vecs {
 		d.vecs[i].ITR = max(d.itr, intrl)
+		if i >= s.NumRxQ {
+			d.vecs[i].SWITR = SWITR // the host runs a vector with RX rings
+		}
 	}
 	if adaptive {
 		// ice_init_moderation: the TX DIM starts at the default profile

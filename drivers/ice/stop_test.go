@@ -122,3 +122,42 @@ func TestReprieveDoesNotReschedule(t *testing.T) {
 		t.Errorf("%d reschedules, %d wakes: netif_tx_start_queue reschedules nothing", f.Scheds[0], f.Wakes[0])
 	}
 }
+
+// NAPI leaving wb_on_itr: a run of polls that went over the clean budget
+// ends with a software interrupt (ice_enable_interrupt's SWINT_TRIG,
+// rate-limited to ICE_ITR_20K after the last interrupt) whatever is
+// pending; a run that completed at once, or a vector whose RX ring the
+// host polls, raises none.
+func TestWbOnITRSoftwareInterrupt(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		pkts, rxq int
+		wantSW    bool
+	}{
+		{"over budget", 300, 0, true},
+		{"within budget", 100, 0, false},
+		{"a vector with an RX ring", 300, 1, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := &ICE{}
+			if _, err := d.Init(driver.Setup{NumTxQ: 1, NumRxQ: tc.rxq, NumCPUs: 2, Costs: sim.DefaultCosts()},
+				[]string{"tx", "1024", "adaptive-tx", "off", "adaptive-rx", "off"}); err != nil {
+				t.Fatal(err)
+			}
+			f := newFake(t, 1, true)
+			if rest, _ := f.Xmit(d, 0, f.Packets(0, tc.pkts, 162)); len(rest) != 0 {
+				t.Fatalf("%d packets left out", len(rest))
+			}
+			f.Clock += 10 * sim.Millisecond // every packet completed
+			f.Irqs = nil
+			polls := d.vecs[0].Polls
+			f.Poll(d, 0, nil)
+			if got := d.vecs[0].Polls - polls; (got > 1) != (tc.pkts > d.work) {
+				t.Fatalf("%d polls for %d packets, budget %d", got, tc.pkts, d.work)
+			}
+			if sw := len(f.Irqs) == 1 && f.Irqs[0].At == f.Clock; sw != tc.wantSW || len(f.Irqs) > 1 {
+				t.Errorf("interrupts after the poll run %v (clock %d), want a software one now: %v", f.Irqs, f.Clock, tc.wantSW)
+			}
+		})
+	}
+}

@@ -224,6 +224,12 @@ func (d *IDPF) Init(s driver.Setup, args []string) (driver.Info, error) {
 	}
 	for i := range d.vecs {
 		d.vecs[i].ITR = d.itr
+		if i >= s.NumRxQ {
+			// idpf_vport_intr_buildreg_itr leaving wb_on_itr: a software
+			// interrupt at IDPF_ITR_20K ("idpf: trigger SW interrupt when
+			// exiting wb_on_itr mode"); the host runs RX vectors.
+			d.vecs[i].SWITR = 50 * sim.Microsecond
+		}
 	}
 	if atx.On(o) {
 		// idpf_init_dim + idpf_vport_intr_ena_irq_all: the vector starts

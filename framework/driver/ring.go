@@ -191,10 +191,17 @@ func (r *Ring) Clean(now func() sim.Time, budget int, done func(d *Desc)) (pkts,
 // Vector is interrupt moderation for one MSI-X vector: at most one
 // interrupt per ITR interval, none while NAPI polls.
 type Vector struct {
-	ITR    sim.Time
+	ITR sim.Time
+	// SWITR is the rate limit of the software interrupt a driver
+	// triggers when a run of NAPI polls that went over budget completes
+	// (ice_set_wb_on_itr, then ice_enable_interrupt's SWINT_TRIG at
+	// ICE_ITR_20K; idpf the same): 0 for none. Only on a vector whose
+	// whole poll the driver runs (no RX rings: the host runs those).
+	SWITR  sim.Time
 	last   sim.Time
 	armed  bool
 	inPoll bool
+	wb     bool // wb_on_itr: a poll of this run went over budget
 	Irqs   uint64
 	Polls  uint64
 }
@@ -223,8 +230,20 @@ func (v *Vector) BeginPoll() {
 // if work is outstanding, fires for the next completion.
 func (v *Vector) EndPoll(ctx Ctx, id int, complete bool, next sim.Time) {
 	if !complete {
+		v.wb = v.SWITR > 0 // ice_set_wb_on_itr
 		return
 	}
 	v.inPoll = false
+	if v.wb {
+		// ice_enable_interrupt leaving wb_on_itr: a software interrupt,
+		// rate-limited from the last one, whatever is pending; its poll
+		// takes what completed meanwhile and arms as usual.
+		v.wb = false
+		at := max(ctx.Now(), v.last+v.SWITR)
+		v.armed, v.last = true, at
+		v.Irqs++
+		ctx.RaiseIRQ(id, at)
+		return
+	}
 	v.Notify(ctx, id, next)
 }
