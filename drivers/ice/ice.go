@@ -103,18 +103,14 @@ type ICE struct {
 // "rx-usecs N" a static RX ITR (adaptive-rx off unless given on).
 func (d *ICE) Init(s driver.Setup, args []string) (driver.Info, error) {
 	o := driver.RingOpts{Ring: DefaultNumTxDesc, ITR: DfltTxITR, Work: DfltIRQWork, Rx: DefaultNumRxDesc, RxITR: DfltRxITR}
-	var atx driver.AdaptiveTx
-	var arx driver.AdaptiveRx
+	var ad driver.Adaptive
 	err := driver.ParseRingOpts("ice", args, &o, []string{"tx", "tx-usecs", "adaptive-tx", "work", "rx", "rx-usecs", "adaptive-rx"}, func(key, val string) (bool, error) {
-		if ok, err := atx.Opt("ice", key, val); ok {
-			return ok, err
-		}
-		return arx.Opt("ice", key, val)
+		return ad.Opt("ice", key, val)
 	})
 	if err != nil {
 		return driver.Info{}, err
 	}
-	adaptive, adaptiveRx := atx.On(o), arx.On(o)
+	adaptive, adaptiveRx := ad.Tx(o), ad.Rx(o)
 	// ice_set_q_vector_intrl: the vector's rate limit is 4 us when
 	// either container is dynamic, else the user's (0 here).
 	var intrl sim.Time

@@ -67,6 +67,10 @@ const (
 	// DfltRxITR is IDPF_ITR_RX_DEF = IDPF_ITR_20K, 50 us: the static
 	// RX ITR once adaptive-rx is off.
 	DfltRxITR = 50 * sim.Microsecond
+	// SWITR is IDPF_ITR_20K, 50 us: the rate limit of the software
+	// interrupt idpf_vport_intr_buildreg_itr triggers leaving wb_on_itr
+	// ("idpf: trigger SW interrupt when exiting wb_on_itr mode").
+	SWITR = 50 * sim.Microsecond
 )
 
 // TxITRProfile is idpf_vport_init's tx_itr[] in us: the TX DIM profiles
@@ -161,8 +165,7 @@ type IDPF struct {
 func (d *IDPF) Init(s driver.Setup, args []string) (driver.Info, error) {
 	o := driver.RingOpts{Ring: DfltTxQDescCount, ITR: DfltTxITR, Work: ComplQCleanBudget, Rx: DfltRxQDescCount, RxITR: DfltRxITR}
 	compl := 0
-	var atx driver.AdaptiveTx
-	var arx driver.AdaptiveRx
+	var ad driver.Adaptive
 	err := driver.ParseRingOpts("idpf", args, &o, []string{"tx", "tx-compl", "tx-usecs", "adaptive-tx", "work", "rx", "rx-usecs", "adaptive-rx"}, func(key, val string) (bool, error) {
 		switch key {
 		case "tx-compl":
@@ -170,10 +173,7 @@ func (d *IDPF) Init(s driver.Setup, args []string) (driver.Info, error) {
 			compl = v
 			return true, err
 		}
-		if ok, err := atx.Opt("idpf", key, val); ok {
-			return ok, err
-		}
-		return arx.Opt("idpf", key, val)
+		return ad.Opt("idpf", key, val)
 	})
 	if err != nil {
 		return driver.Info{}, err
@@ -225,13 +225,10 @@ func (d *IDPF) Init(s driver.Setup, args []string) (driver.Info, error) {
 	for i := range d.vecs {
 		d.vecs[i].ITR = d.itr
 		if i >= s.NumRxQ {
-			// idpf_vport_intr_buildreg_itr leaving wb_on_itr: a software
-			// interrupt at IDPF_ITR_20K ("idpf: trigger SW interrupt when
-			// exiting wb_on_itr mode"); the host runs RX vectors.
-			d.vecs[i].SWITR = 50 * sim.Microsecond
+			d.vecs[i].SWITR = SWITR // the host runs a vector with RX rings
 		}
 	}
-	if atx.On(o) {
+	if ad.Tx(o) {
 		// idpf_init_dim + idpf_vport_intr_ena_irq_all: the vector starts
 		// at the default profile's ITR.
 		for i, q := range d.qs {
@@ -254,7 +251,7 @@ func (d *IDPF) Init(s driver.Setup, args []string) (driver.Info, error) {
 			// idpf_add_qstat_strings: "rx_q-%u_pkts"; the vport's
 			// rx_discards reach the netdev's rx_dropped.
 			QueuePackets: "rx_q-%d_pkts", QueueBytes: "rx_q-%d_bytes", PortDropped: "rx_dropped"}
-		if arx.On(o) {
+		if ad.Rx(o) {
 			// idpf_init_dim + idpf_vport_intr_ena_irq_all: the RX DIM
 			// starts at the default profile, whose ITR is written; the
 			// host runs idpf_net_dim's RX half at napi_complete_done.

@@ -252,52 +252,48 @@ func (d *DIM) decide(curr dimStats) bool {
 	return d.ProfileIx != prevIx
 }
 
-// AdaptiveTx is ethtool -C's "adaptive-tx on|off" for a driver whose TX
-// moderation is dynamic by default (ice, idpf): Opt takes the word as
-// ParseRingOpts's extra, On says whether the run moderates adaptively.
-type AdaptiveTx struct{ adaptive }
-
-// AdaptiveRx is "adaptive-rx on|off", the same for the RX container's
-// DIM (ice, idpf: rx.itr_mode / rx_intr_mode dynamic by default).
-type AdaptiveRx struct{ adaptive }
+// Adaptive is ethtool -C's "adaptive-tx on|off" and "adaptive-rx
+// on|off" for a driver whose TX and RX moderation are dynamic by
+// default (ice, idpf: tx/rx itr_mode, tx/rx_intr_mode): Opt takes the
+// words as ParseRingOpts's extra, Tx and Rx say whether each side
+// moderates adaptively.
+type Adaptive struct{ tx, rx adaptive }
 
 type adaptive struct{ off, set bool }
 
-func (a *adaptive) opt(name, word, key, val string) (bool, error) {
-	if key != word {
-		return false, nil
-	}
+func (a *adaptive) opt(name, word, val string) error {
 	switch val {
 	case "on", "off":
 		a.off, a.set = val == "off", true
-		return true, nil
+		return nil
 	}
-	return true, fmt.Errorf("%s: %s %q: want on or off", name, word, val)
+	return fmt.Errorf("%s: %s %q: want on or off", name, word, val)
 }
 
-// on: unless turned off, or unless the container's usecs came without
+// on: unless turned off, or unless the side's usecs came without
 // "adaptive-* on" (the model reads ethtool -C tx-usecs N as a static
 // ITR, where the drivers reject a usecs change while adaptive is on).
 func (a adaptive) on(usecsSet bool) bool { return !a.off && (a.set || !usecsSet) }
 
-// Opt reads "adaptive-tx on|off"; it takes no other key.
-func (a *AdaptiveTx) Opt(name, key, val string) (bool, error) {
-	return a.opt(name, "adaptive-tx", key, val)
+// Opt reads "adaptive-tx on|off" and "adaptive-rx on|off"; it takes no
+// other key.
+func (a *Adaptive) Opt(name, key, val string) (bool, error) {
+	switch key {
+	case "adaptive-tx":
+		return true, a.tx.opt(name, key, val)
+	case "adaptive-rx":
+		return true, a.rx.opt(name, key, val)
+	}
+	return false, nil
 }
 
-// On is whether TX moderation is adaptive: unless turned off, or unless
+// Tx is whether TX moderation is adaptive: unless turned off, or unless
 // "tx-usecs N" came without "adaptive-tx on" (ethtool -C tx-usecs N sets
 // a static ITR).
-func (a AdaptiveTx) On(o RingOpts) bool { return a.on(o.ITRSet) }
+func (a Adaptive) Tx(o RingOpts) bool { return a.tx.on(o.ITRSet) }
 
-// Opt reads "adaptive-rx on|off"; it takes no other key.
-func (a *AdaptiveRx) Opt(name, key, val string) (bool, error) {
-	return a.opt(name, "adaptive-rx", key, val)
-}
-
-// On is whether RX moderation is adaptive: unless turned off, or unless
-// "rx-usecs N" came without "adaptive-rx on", as for TX.
-func (a AdaptiveRx) On(o RingOpts) bool { return a.on(o.RxITRSet) }
+// Rx is the same for RX moderation and "rx-usecs N".
+func (a Adaptive) Rx(o RingOpts) bool { return a.rx.on(o.RxITRSet) }
 
 // Counters are a queue's moderation lines for the report: the vector's
 // current ITR and the profile changes so far.

@@ -97,7 +97,7 @@ func TestAdaptiveTx(t *testing.T) {
 		{[]string{"rx-adaptive", "on"}, false, `nic: unknown option "rx-adaptive"`},
 	} {
 		var o RingOpts
-		var a AdaptiveTx
+		var a Adaptive
 		err := ParseRingOpts("nic", c.args, &o, []string{"tx-usecs", "adaptive-tx"}, func(k, v string) (bool, error) { return a.Opt("nic", k, v) })
 		switch {
 		case c.err != "":
@@ -106,8 +106,8 @@ func TestAdaptiveTx(t *testing.T) {
 			}
 		case err != nil:
 			t.Errorf("%v: %v", c.args, err)
-		case a.On(o) != c.on:
-			t.Errorf("%v: adaptive %v, want %v", c.args, a.On(o), c.on)
+		case a.Tx(o) != c.on:
+			t.Errorf("%v: adaptive %v, want %v", c.args, a.Tx(o), c.on)
 		}
 	}
 }

@@ -43,7 +43,7 @@ type Ctx struct {
 	ComplBytes []uint64 // BQL: bytes reported completed
 	Irqs       []IRQ
 	Local      []int    // NapiScheduleLocal calls, in order
-	Events     []string // "stop q", "local v", "wake q" in order
+	Events     []string // "stop", "start", "wake", "local" in order
 	OnWake     func(q int)
 	// OnStop runs after StopQueue sets the driver's XOFF: what another
 	// CPU's clean does between the stop and the driver's re-check.

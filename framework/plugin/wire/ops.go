@@ -366,15 +366,15 @@ func (b XoffBits) QueueStopped(i int) bool {
 // and its kin stop the queue, then re-check the ring in case a clean on
 // another CPU freed room meanwhile; the host must have stopped the queue
 // (and let that CPU run) before the re-check, or both sides miss the
-// wake. netif_tx_wake_queue is posted; the driver's later
-// netif_tx_queue_stopped sees its own wake.
+// wake. netif_tx_wake_queue and netif_tx_start_queue are posted; the
+// driver's later netif_tx_queue_stopped sees its own wake or start.
 type DriverCtx struct {
 	outbox
 	st    *DriverState
 	cpu   int
 	up    Upcaller
 	view  XoffView
-	woken []int // queues this call woke since the last sync
+	woken []int // queues this call woke or started since the last sync
 	// Host is the host's context, for a driver in process; Call is the
 	// call's id, for one out of process.
 	Host driver.Ctx
