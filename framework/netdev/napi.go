@@ -110,11 +110,15 @@ func (d *Device) ctxFor(c *sim.CPU) *dctx { return &d.ctxs[c.ID] }
 
 // dctx is the driver.Ctx for calls made on one CPU.
 type dctx struct {
-	net *Net
-	dev *Device
-	cpu *sim.CPU
-	buf []skb.Packet
-	tap []*skb.SKB // the skbs Hooks.Tap sees
+	net  *Net
+	dev  *Device
+	cpu  *sim.CPU
+	buf  []skb.Packet
+	skbs []*skb.SKB // the skbs of buf, detached from their list for the driver call
+	// tap holds copies of the skbs Hooks.Tap sees, taken before the
+	// driver call; tapPtrs points at them.
+	tap     []skb.SKB
+	tapPtrs []*skb.SKB
 }
 
 func (x *dctx) Now() sim.Time  { return x.cpu.Now() }

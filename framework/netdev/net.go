@@ -539,7 +539,12 @@ func (n *Net) AllocSkb(c *sim.CPU) *skb.SKB {
 }
 
 // InFlight is the number of packets offered and not yet transmitted or
-// dropped, computed by walking where they are.
+// dropped, by where they are: the host's places, the drivers' rings
+// (driver: taken by a driver's xmit, not yet completed), and cpu, the
+// rest: on a CPU between two places when the run stopped (a sender's skb
+// before __dev_queue_xmit, a drained batch, a dequeued bulk, a to_free
+// list not yet freed). The places sum to InFlightPackets; a cpu count
+// that grows with the run's length is a leak.
 func (n *Net) InFlight() (where map[string]int64) {
 	where = map[string]int64{}
 	if n.rxDevs != nil {
@@ -557,6 +562,16 @@ func (n *Net) InFlight() (where map[string]int64) {
 	if n.rtnlFree.Len > 0 {
 		where["rtnl_kfree_skbs"] = int64(n.rtnlFree.Len)
 	}
+	n.Pool.Each(func(s *skb.SKB) {
+		if s.Holder == driverHolder {
+			where["driver"]++
+		}
+	})
+	rest := n.InFlightPackets()
+	for _, v := range where {
+		rest -= v
+	}
+	where["cpu"] = rest
 	return where
 }
 

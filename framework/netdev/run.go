@@ -363,14 +363,22 @@ func (n *Net) devHardStartXmit(c *sim.CPU, d *Device, txq *TxQueue, list *skb.Li
 		n.touchSkb(c, s)
 		batch = append(batch, s.Packet)
 		if n.Hooks.Tap != nil {
-			tap = append(tap, s) // before the driver may free any
+			tap = append(tap, *s) // a copy: by the time the hook runs, the driver may have freed it
 		}
 	}
-	ctx.buf, ctx.tap = batch, tap
 	n.driverXmitHook(c, txq, list)
-	for s := list.Head; s != nil; s = s.Next {
+	// The driver owns what it takes from the moment it takes it: a sync
+	// point inside Xmit (netdev_tx_sent_queue's line, netif_tx_stop_queue)
+	// lets another CPU's TX completion free a packet already on the ring,
+	// and the pool hands its skb to the next sender. So the list is taken
+	// apart before the call, and only the packets the driver refused are
+	// touched after it.
+	skbs := ctx.skbs[:0]
+	for s := list.Pop(); s != nil; s = list.Pop() {
 		s.Holder = driverHolder
+		skbs = append(skbs, s)
 	}
+	ctx.buf, ctx.tap = batch, tap
 	sent, rc := d.Drv.Xmit(ctx, txq.Index, batch)
 	if sent < 0 || sent > len(batch) || (sent == len(batch) && rc == driver.TxBusy) {
 		sim.Panicf("driver %s: xmit claims %d of %d packets sent with rc %#x", d.Name, sent, len(batch), rc)
@@ -380,18 +388,22 @@ func (n *Net) devHardStartXmit(c *sim.CPU, d *Device, txq *TxQueue, list *skb.Li
 		if rc == driver.TxBusy {
 			tapped++ // the refused one was tapped too
 		}
-		n.Hooks.Tap(c, txq, tap[:tapped])
+		ptrs := ctx.tapPtrs[:0]
+		for i := range tap[:tapped] {
+			ptrs = append(ptrs, &tap[i])
+		}
+		n.Hooks.Tap(c, txq, ptrs)
+		clear(ptrs)
 		clear(tap)
+		ctx.tapPtrs = ptrs[:0]
 	}
 	var rest skb.List
-	i := 0
-	for s := list.Pop(); s != nil; s = list.Pop() {
-		if i >= sent {
-			s.Holder = 0
-			rest.Push(s)
-		}
-		i++
+	for _, s := range skbs[sent:] {
+		s.Holder = 0
+		rest.Push(s)
 	}
+	clear(skbs)
+	ctx.skbs = skbs[:0]
 	if sent < len(batch) {
 		// The driver refused batch[sent] (BUSY) or stopped the queue with
 		// packets left: dev_hard_start_xmit reports NETDEV_TX_BUSY.
