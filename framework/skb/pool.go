@@ -8,8 +8,10 @@ import "fmt"
 // A slot's Handle always holds its index and its last generation, live
 // or not (the host restores it when it copies a Packet over an skb), so
 // that the skb holds neither again. A freed skb keeps its fields, Next
-// nil (a list walked while the driver frees its skbs ends there), so
-// the free slots are a stack of indices: 4 bytes a free slot.
+// nil, and a list op on it panics (List.Push, List.Pop): code that
+// walks a list after giving its skbs away is caught at the first freed
+// one, before the slot's next user links it elsewhere. The free slots
+// are a stack of indices: 4 bytes a free slot.
 type Pool struct {
 	slabs [][]SKB
 	free  []uint32

@@ -87,3 +87,28 @@ func TestPoolOwners(t *testing.T) {
 		t.Fatalf("a freed skb keeps owner %d", a.Owner)
 	}
 }
+
+// A list op on a freed skb is a model bug (the host kept walking a list
+// whose skbs it had handed to a driver): it panics at once rather than
+// corrupt whatever list the skb's next user puts it on.
+func TestListRefusesFreedSkbs(t *testing.T) {
+	for _, op := range []string{"push", "pop"} {
+		t.Run(op, func(t *testing.T) {
+			var p Pool
+			var l List
+			a := p.Get()
+			l.Push(a)
+			p.Put(a) // given away and freed while still linked
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%s of a freed skb did not panic", op)
+				}
+			}()
+			if op == "push" {
+				l.Push(a)
+			} else {
+				l.Pop()
+			}
+		})
+	}
+}

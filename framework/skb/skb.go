@@ -4,7 +4,11 @@
 // state allocates nothing.
 package skb
 
-import "github.com/txlab/txlab/framework/sim"
+import (
+	"fmt"
+
+	"github.com/txlab/txlab/framework/sim"
+)
 
 // Handle names one live packet. It is an index into the pool plus a
 // generation, so a stale or forged handle is detected.
@@ -166,6 +170,9 @@ type List struct {
 
 // Push appends s.
 func (l *List) Push(s *SKB) {
+	if !s.live {
+		panic(fmt.Sprintf("skb: list push of freed skb %#x", uint64(s.Handle)))
+	}
 	s.Next = nil
 	if l.Tail == nil {
 		l.Head = s
@@ -198,6 +205,11 @@ func (l *List) Pop() *SKB {
 	s := l.Head
 	if s == nil {
 		return nil
+	}
+	if !s.live {
+		// Whoever linked it gave it away (to a driver, a qdisc) and
+		// kept walking a list it no longer owns: a model bug.
+		panic(fmt.Sprintf("skb: list pop of freed skb %#x", uint64(s.Handle)))
 	}
 	l.Head = s.Next
 	if l.Head == nil {
