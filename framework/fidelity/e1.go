@@ -212,9 +212,31 @@ func senderWhy(r *report.Report) string {
 	for _, q := range r.Queues {
 		requeues += q.Requeues
 	}
-	return fmt.Sprintf("%s: %d sndbuf sleeps in the run (%d wake-ups by sock_wfree), FQ_FLOW_LIMIT drops %s of the run's offered, %d requeues%s",
+	return fmt.Sprintf("%s: %d sndbuf sleeps in the run (%d wake-ups by sock_wfree), FQ_FLOW_LIMIT drops %s of the run's offered, %d requeues%s%s",
 		r.Name, r.Counters["sender_sndbuf_sleeps"], r.Counters["sender_sndbuf_wakeups"],
-		pct(float64(r.Drops["FQ_FLOW_LIMIT"]), float64(r.OfferedPackets)), requeues, bqlWhy(r))
+		pct(float64(r.Drops["FQ_FLOW_LIMIT"]), float64(r.OfferedPackets)), requeues, bqlWhy(r), socketsWhy(r))
+}
+
+// socketsWhy is ", N queues carry the S sockets (M on the busiest, m on
+// the least busy)": who sends where, since a connected UDP socket keeps
+// the queue of its first packet; "" without sockets.
+func socketsWhy(r *report.Report) string {
+	used, total, most, least := 0, 0, 0, 0
+	for _, q := range r.Queues {
+		if q.Sockets == 0 {
+			continue
+		}
+		if used == 0 || q.Sockets < least {
+			least = q.Sockets
+		}
+		used++
+		total += q.Sockets
+		most = max(most, q.Sockets)
+	}
+	if used == 0 {
+		return ""
+	}
+	return fmt.Sprintf(", %d queues carry the %d sockets (%d on the busiest, %d on the least busy)", used, total, most, least)
 }
 
 // bqlWhy is ", BQL limit N packets (median of the queues that sent) on a

@@ -218,3 +218,50 @@ func TestBQLWhy(t *testing.T) {
 		})
 	}
 }
+
+// The why line says how the sockets spread over the queues: the queues
+// that carry any, the busiest and the least busy of those.
+func TestSocketsWhy(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		sockets []int
+		want    string
+	}{
+		{"crowded", []int{52, 0, 1, 42, 0, 3}, ", 4 queues carry the 98 sockets (52 on the busiest, 1 on the least busy)"},
+		{"even", []int{8, 8}, ", 2 queues carry the 16 sockets (8 on the busiest, 8 on the least busy)"},
+		{"no sockets", []int{0, 0}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := &report.Report{}
+			for _, n := range tc.sockets {
+				r.Queues = append(r.Queues, report.Queue{Sockets: n})
+			}
+			if got := socketsWhy(r); got != tc.want {
+				t.Errorf("got %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// A run's report counts each udp_stream socket on the queue it cached.
+func TestReportCountsSocketsByQueue(t *testing.T) {
+	s := run.Default()
+	s.Sockets, s.Cores, s.Threads = 1, 4, 1
+	s.Queues, s.Qdisc = 2, "mq fq"
+	s.Workload = workload.Spec{Kind: workload.UDPStream, Senders: 4, PacketSize: 120, Placement: workload.Spread}
+	s.Duration, s.Warmup = sim.Millisecond, 0
+	rep, err := run.Run(s, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	total := 0
+	for _, q := range rep.Queues {
+		total += q.Sockets
+		if q.Sockets > 0 && q.TxPackets == 0 {
+			t.Errorf("queue %d: %d sockets cached it but it sent nothing", q.Txq, q.Sockets)
+		}
+	}
+	if total != 4 {
+		t.Errorf("%d sockets counted over the queues, want the 4 senders'", total)
+	}
+}

@@ -199,7 +199,10 @@ type Queue struct {
 	TxBps     float64 `json:"tx_bps"` // in the window
 	BQLLimit  uint32  `json:"bql_limit"`
 	Inflight  uint32  `json:"bql_inflight"`
-	Ethtool   []KV    `json:"ethtool"`
+	// Sockets is how many udp_stream sockets have this queue cached
+	// (sk_tx_queue_mapping) at the end: who sends where.
+	Sockets int  `json:"sockets"`
+	Ethtool []KV `json:"ethtool"`
 }
 
 // Qdisc is one qdisc as tc -s -d qdisc show prints it.

@@ -1035,6 +1035,13 @@ func fillResults(rep *report.Report, net *netdev.Net, e *sim.Engine, dev *netdev
 		}
 		rep.Queues = append(rep.Queues, rq)
 	}
+	for _, wl := range wls {
+		for _, s := range wl.Sockets {
+			if q := s.TxQueue(); q >= 0 && q < len(rep.Queues) {
+				rep.Queues[q].Sockets++
+			}
+		}
+	}
 	rep.Qdisc = qdiscRows(dev)
 	rep.Classes = classRows(dev, snap.classBytes, secs)
 	for _, f := range dev.Filters() {
