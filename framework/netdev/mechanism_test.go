@@ -1,6 +1,7 @@
 package netdev
 
 import (
+	"strings"
 	"testing"
 
 	_ "github.com/txlab/txlab/drivers/ice"
@@ -20,6 +21,9 @@ type testDriver struct {
 	// taken, if set, runs after the driver takes each packet, inside
 	// Xmit: what other CPUs may do at a sync point there.
 	taken func(ctx driver.Ctx, p skb.Packet)
+	// refused, if set, runs on the packet the driver refuses, before
+	// Xmit returns NETDEV_TX_BUSY.
+	refused func(ctx driver.Ctx, p skb.Packet)
 }
 
 func (d *testDriver) Init(s driver.Setup, _ []string) (driver.Info, error) {
@@ -30,6 +34,9 @@ func (d *testDriver) Xmit(ctx driver.Ctx, q int, b []skb.Packet) (int, driver.Tx
 	d.batches = append(d.batches, len(b))
 	for i, p := range b {
 		if d.refuse >= 0 && len(d.held) >= d.refuse {
+			if d.refused != nil {
+				d.refused(ctx, p)
+			}
 			return i, driver.TxBusy
 		}
 		d.held = append(d.held, p.Handle)
@@ -283,6 +290,25 @@ func TestXmitLeavesTakenSkbsAlone(t *testing.T) {
 	h.run(sim.Millisecond)
 	if !reused {
 		t.Skip("the pool did not hand the freed skb back: the test no longer reaches its case")
+	}
+}
+
+// A driver that refuses a packet keeps it: one that consumed it as well
+// is a driver bug the host names, rather than requeue a freed skb.
+func TestXmitRefusedMustStayWithTheHost(t *testing.T) {
+	h := newHarness(t, profile(t, "6.18", "bql", "off"), 2, "test", 1, "pfifo")
+	q := h.dev.Root
+	testDrv.refuse = 0
+	testDrv.refused = func(ctx driver.Ctx, p skb.Packet) { ctx.Consume(p.Handle) }
+	h.on(0, 0, func(c *sim.CPU) {
+		h.fill(c, q, 1)
+		c.LocalBhDisable()
+		h.runOnce(c, q)
+		c.LocalBhEnable()
+	})
+	err := h.e.Run(sim.Millisecond)
+	if err == nil || !strings.Contains(err.Error(), "refused packet") {
+		t.Fatalf("run error %v, want the driver named for consuming a packet it refused", err)
 	}
 }
 

@@ -398,7 +398,10 @@ func (n *Net) devHardStartXmit(c *sim.CPU, d *Device, txq *TxQueue, list *skb.Li
 		ctx.tapPtrs = ptrs[:0]
 	}
 	var rest skb.List
-	for _, s := range skbs[sent:] {
+	for i, s := range skbs[sent:] {
+		if n.Pool.Lookup(batch[sent+i].Handle) != s || s.Holder != driverHolder {
+			sim.Panicf("driver %s: refused packet %#x of a bulk but consumed or dropped it", d.Name, uint64(batch[sent+i].Handle))
+		}
 		s.Holder = 0
 		rest.Push(s)
 	}
