@@ -1,7 +1,6 @@
 package ice
 
 import (
-	"slices"
 	"strings"
 	"testing"
 
@@ -88,20 +87,11 @@ func TestRxModerationOptions(t *testing.T) {
 			if !ok {
 				return
 			}
-			r := info.Rx
-			if err := r.Validate(2); err != nil {
-				t.Fatal(err)
-			}
-			if r.ITR != tc.itr || r.INTRL != tc.intrl || r.StartITR() != tc.start {
-				t.Errorf("itr %v intrl %v start %v, want %v %v %v", r.ITR, r.INTRL, r.StartITR(), tc.itr, tc.intrl, tc.start)
-			}
-			want := []sim.Time(nil)
+			want := drivertest.RxWant{ITR: tc.itr, INTRL: tc.intrl, Start: tc.start}
 			if tc.dim {
-				want = []sim.Time{2 * us, 8 * us, 16 * us, 62 * us, 126 * us}
+				want.Profile = []sim.Time{2 * us, 8 * us, 16 * us, 62 * us, 126 * us}
 			}
-			if !slices.Equal(r.ITRProfile, want) || (tc.dim && r.DIMStart != 1) {
-				t.Errorf("rx profile %v from %d, want %v from 1", r.ITRProfile, r.DIMStart, want)
-			}
+			drivertest.CheckRx(t, info.Rx, 2, want)
 		})
 	}
 }

@@ -1,7 +1,6 @@
 package idpf
 
 import (
-	"slices"
 	"strings"
 	"testing"
 
@@ -85,20 +84,11 @@ func TestRxModerationOptions(t *testing.T) {
 			if !ok {
 				return
 			}
-			r := info.Rx
-			if err := r.Validate(2); err != nil {
-				t.Fatal(err)
-			}
-			if r.ITR != tc.itr || r.INTRL != 0 || r.StartITR() != tc.start {
-				t.Errorf("itr %v intrl %v start %v, want %v 0 %v", r.ITR, r.INTRL, r.StartITR(), tc.itr, tc.start)
-			}
-			want := []sim.Time(nil)
+			want := drivertest.RxWant{ITR: tc.itr, Start: tc.start}
 			if tc.dim {
-				want = []sim.Time{2 * us, 8 * us, 32 * us, 96 * us, 128 * us}
+				want.Profile = []sim.Time{2 * us, 8 * us, 32 * us, 96 * us, 128 * us}
 			}
-			if !slices.Equal(r.ITRProfile, want) || (tc.dim && r.DIMStart != 1) {
-				t.Errorf("rx profile %v from %d, want %v from 1", r.ITRProfile, r.DIMStart, want)
-			}
+			drivertest.CheckRx(t, info.Rx, 2, want)
 		})
 	}
 }
