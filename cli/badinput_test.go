@@ -57,6 +57,10 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"--workload", "forward", "--driver", "i40e", "--queues", "4", "--rx-queues", "65"}, "--rx-queues (device.rx_queues): 65 RX queues is more than i40e spreads RSS over: at most 64"},
 		{[]string{"--workload", "forward", "--rx-queues", "5000"}, "--rx-queues: 5000 is out of range: 0 (as many as --queues) or 1..4096"},
 		{[]string{"--workload", "forward", "--offered-rate", "150M", "--size", "22"}, "offered rate 150M packets/s is more than the 100Gbit link carries: at most 142.045454M packets/s of 22-byte payloads"},
+		{[]string{"--offered-rate", "5M"}, "--offered-rate (senders.rate) does nothing for the udp_stream workload: it is for udp_rate and forward"},
+		{[]string{"--rx-queues", "4"}, "--rx-queues (device.rx_queues) does nothing for the udp_stream workload: it is for forward"},
+		{[]string{"--workload", "forward", "--placement", "0-3"}, "--placement (senders.placement) does nothing for the forward workload"},
+		{[]string{"--workload", "forward", "--launch", "1us"}, "--launch (senders.launch) does nothing for the forward workload: it is for udp_stream"},
 		{[]string{"--workload", "forward", "--driver", "veth", "--qdisc", "noqueue"}, "--workload (senders.kind): driver veth has no NIC receive side"},
 		{[]string{"--workload", "forward", "--rx-port", "back"}, `--rx-port (device.rx_port): "back" is not same or other`},
 		{[]string{"--workload", "forward", "--arrival", "bursty"}, `workload: unknown arrival "bursty" (known: constant, poisson)`},
@@ -108,7 +112,7 @@ func TestBadFlags(t *testing.T) {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			dir := t.TempDir()
 			report, traceOut, existing := filepath.Join(dir, "r.json"), filepath.Join(dir, "t.json"), filepath.Join(dir, "old.json")
-			args := append(append([]string(nil), quick...), tc.args...)
+			args := append(append([]string(nil), quickFor(tc.args)...), tc.args...)
 			_, err := txlab(t, append(args, "-o", report, "--trace-out", traceOut)...)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("error %v, want %q", err, tc.want)

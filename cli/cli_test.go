@@ -27,6 +27,31 @@ func txlab(t *testing.T, args ...string) (string, error) {
 var quick = []string{"run", "--sockets", "1", "--cores", "8", "--smt", "1", "--queues", "4", "--senders", "8",
 	"--duration", "3ms", "--warmup", "1ms", "--no-progress"}
 
+// withoutFlag is args less the flag name and its value: the forward and
+// tcp_stream workloads refuse --senders, which quick gives.
+func withoutFlag(args []string, name string) []string {
+	var out []string
+	for i := 0; i < len(args); i++ {
+		if args[i] == name {
+			i++
+			continue
+		}
+		out = append(out, args[i])
+	}
+	return out
+}
+
+// quickFor is quick for a command line that ends in extra: without
+// --senders when extra picks a workload that has no sender count.
+func quickFor(extra []string) []string {
+	for i, a := range extra {
+		if a == "--workload" && i+1 < len(extra) && (extra[i+1] == "forward" || extra[i+1] == "tcp_stream") {
+			return withoutFlag(quick, "--senders")
+		}
+	}
+	return quick
+}
+
 func TestRunJSONDeterministic(t *testing.T) {
 	a, err := txlab(t, append(quick, "--format", "json")...)
 	if err != nil {

@@ -66,6 +66,21 @@ func applyFlags(c *cli.Context, s *run.Spec) error {
 	return nil
 }
 
+// unusedFlags refuses a knob flag that none of the run's workloads uses
+// (--offered-rate for udp_stream's closed-loop senders, --placement for
+// forward's traffic from the wire): silently ignored, it would let a
+// user believe the run did what the flag says.
+func unusedFlags(c *cli.Context, specs []run.Spec) error {
+	for _, k := range run.Knobs() {
+		if c.IsSet(k.Flag) {
+			if err := k.Unused(specs); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // positionalArgs returns the command's positional arguments, applying
 // the flags written after them (`txlab run x.tengo -o FILE`): urfave/cli
 // v2 stops parsing flags at the first positional argument. A flag is set

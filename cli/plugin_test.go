@@ -70,7 +70,7 @@ func TestRunIsolateSameJSON(t *testing.T) {
 		{"--qdisc", "cake besteffort", "--workload", "forward", "--driver", "i40e", "--queues", "4", "--rate", "25Gbit",
 			"--offered-rate", "21M", "--size", "22", "--arrival", "poisson"},
 	} {
-		args := append(append(append([]string{}, quick...), "--format", "json"), extra...)
+		args := append(append(append([]string{}, quickFor(extra)...), "--format", "json"), extra...)
 		in, err := txlab(t, args...)
 		if err != nil {
 			t.Fatal(err)

@@ -158,6 +158,9 @@ func runSpecs(c *cli.Context, script string) ([]run.Spec, error) {
 			return nil, err
 		}
 	}
+	if err := unusedFlags(c, specs); err != nil {
+		return nil, err
+	}
 	po, err := pluginOptions(c)
 	if err != nil {
 		return nil, err

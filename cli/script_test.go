@@ -268,13 +268,13 @@ txlab.seed(5)
 	}
 
 	// forward through the script and the flags.
-	path4 := writeScript(t, strings.Replace(src, `txlab.senders({kind: "udp_stream", count: 8, size: 200})`, `txlab.senders({kind: "forward", count: 8, flows: 8, rate: "20M", size: 22, arrival: "poisson"})`, 1)+
+	path4 := writeScript(t, strings.Replace(src, `txlab.senders({kind: "udp_stream", count: 8, size: 200})`, `txlab.senders({kind: "forward", flows: 8, rate: "20M", size: 22, arrival: "poisson"})`, 1)+
 		"txlab.device({driver: \"ice\", queues: 4, rate: \"25Gbit\", rx_queues: 2, rx_port: \"other\"})\n")
 	a, err = txlab(t, "run", path4, "--no-progress", "--format", "json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err = txlab(t, append(flags, "--workload", "forward", "--flows", "8", "--offered-rate", "20M", "--size", "22",
+	b, err = txlab(t, append(withoutFlag(flags, "--senders"), "--workload", "forward", "--flows", "8", "--offered-rate", "20M", "--size", "22",
 		"--arrival", "poisson", "--rx-queues", "2", "--rx-port", "other")...)
 	if err != nil {
 		t.Fatal(err)

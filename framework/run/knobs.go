@@ -53,10 +53,56 @@ type Knob struct {
 	Min, Max float64
 	Zero     string
 	Help     string
-	// Only, if set, says when the knob is used (flows and the offered
-	// rate: udp_rate only); its range is not checked otherwise.
-	Only func(s *Spec) bool
+	// Only, if set, says which workloads use the knob (the offered
+	// rate: udp_rate and forward); its range is not checked otherwise,
+	// and a front end that is given it for a run none of whose
+	// workloads use it refuses it (Unused).
+	Only *Use
 	ptr  func(s *Spec) any
+}
+
+// Use is which workloads a knob is for: the test and its words.
+type Use struct {
+	used func(s *Spec) bool
+	// ranged, if set, narrows where the range is checked (tcp_stream's
+	// flows may be 0 with downloads).
+	ranged func(s *Spec) bool
+	For    string // "udp_rate and forward"
+}
+
+// The workloads knobs are for.
+var (
+	forForward    = &Use{used: forward, For: "forward"}
+	forThreads    = &Use{used: threads, For: "udp_stream, udp_rate and tcp_stream (forward's traffic comes from the wire)"}
+	forUDPThreads = &Use{used: udpThreads, For: "udp_stream and udp_rate"}
+	forUDPStream  = &Use{used: udpStream, For: "udp_stream"}
+	forUDP        = &Use{used: func(s *Spec) bool { return !tcpFlows(s) }, For: "udp_stream, udp_rate and forward"}
+	forFlows      = &Use{used: func(s *Spec) bool { return offered(s) || tcpFlows(s) }, ranged: hasFlows, For: "udp_rate, forward and tcp_stream"}
+	forOffered    = &Use{used: offered, For: "udp_rate and forward"}
+	forTCP        = &Use{used: tcpFlows, For: "tcp_stream"}
+)
+
+// Used is whether s's workload uses the knob.
+func (k *Knob) Used(s *Spec) bool { return k.Only == nil || k.Only.used(s) }
+
+// Unused is the error for a knob given to a run none of whose specs
+// uses it (a flag the workload ignores would otherwise pass silently).
+func (k *Knob) Unused(specs []Spec) error {
+	kinds := map[string]bool{}
+	var names []string
+	for i := range specs {
+		if k.Used(&specs[i]) {
+			return nil
+		}
+		if kind := specs[i].Workload.Kind; !kinds[kind] {
+			kinds[kind] = true
+			names = append(names, kind)
+		}
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%s does nothing for the %s workload: it is for %s", k.Name(), strings.Join(names, " and "), k.Only.For)
 }
 
 func udpRate(s *Spec) bool { return s.Workload.Kind == workload.UDPRate }
@@ -119,10 +165,10 @@ var knobs = []*Knob{
 		ptr:  func(s *Spec) any { return &s.IRQCPUs }},
 	{Flag: "rx-queues", Script: "device.rx_queues", Kind: IntKnob, Min: 1, Max: MaxRxQueues, Zero: "as many as --queues",
 		Help: "forward: RX queues RSS spreads the frames over (ethtool -L rx), at most the driver's maximum",
-		Only: forward, ptr: func(s *Spec) any { return &s.RxQueues }},
+		Only: forForward, ptr: func(s *Spec) any { return &s.RxQueues }},
 	{Flag: "rx-port", Script: "device.rx_port", Kind: TextKnob,
 		Help: "forward: the port frames arrive on: same (forwarded back out of it) or other (a second port, eth1)",
-		Only: forward, ptr: func(s *Spec) any { return &s.RxPort }},
+		Only: forForward, ptr: func(s *Spec) any { return &s.RxPort }},
 	{Flag: "bond", Script: "device.bond", Kind: TextKnob,
 		Help: "a bonding device the senders transmit on, in ip-link words: [NAME] mode balance-xor|balance-rr|active-backup xmit_hash_policy layer3+4 [packets_per_slave N] [numtxqueues N] slaves N (new NICs of --driver with --queues, --rate, --driver-opts, --qdisc) or slaves eth0,eth1,bond1; bonds separated by ';'",
 		ptr:  func(s *Spec) any { return &s.Bond }},
@@ -132,59 +178,59 @@ var knobs = []*Knob{
 		Help: "udp_stream (closed loop), udp_rate (open loop) or forward (a traffic generator into the RX port, forwarded out)",
 		ptr:  func(s *Spec) any { return &s.Workload.Kind }},
 	{Flag: "senders", Script: "senders.count", Kind: IntKnob, Min: 1, Max: workload.MaxSenders, Help: "sender threads, one per CPU (tcp_stream: one per connection, --flows)",
-		Only: udpThreads, ptr: func(s *Spec) any { return &s.Workload.Senders }},
+		Only: forUDPThreads, ptr: func(s *Spec) any { return &s.Workload.Senders }},
 	{Flag: "placement", Script: "senders.placement", Kind: TextKnob, Help: "sender threads: unpinned (placed and moved by the scheduler; udp_stream's default), spread (pinned one per CPU over the topology; udp_rate's default), or a CPU list like 0-7,16 (pinned, one per CPU)",
-		Only: threads, ptr: func(s *Spec) any { return &s.Workload.Placement }},
+		Only: forThreads, ptr: func(s *Spec) any { return &s.Workload.Placement }},
 	{Flag: "launch", Script: "senders.launch", Kind: TimeKnob, Min: 1, Max: float64(workload.MaxLaunch), Zero: "all at once, no control exchange",
 		Help: "udp_stream: time between two senders' starts, as a shell starts netperf processes one by one (each placed by fork balancing then, and doing netperf's control exchange, answered on the NIC's RX queue, before sending)",
-		Only: udpStream, ptr: func(s *Spec) any { return &s.Workload.Launch }},
+		Only: forUDPStream, ptr: func(s *Spec) any { return &s.Workload.Launch }},
 	{Flag: "size", Script: "senders.size", Kind: IntKnob, Min: 1, Max: workload.MaxPacketSize, Help: "UDP payload bytes (netperf -m)",
-		Only: func(s *Spec) bool { return !tcpFlows(s) }, ptr: func(s *Spec) any { return &s.Workload.PacketSize }},
+		Only: forUDP, ptr: func(s *Spec) any { return &s.Workload.PacketSize }},
 	{Flag: "flows", Script: "senders.flows", Kind: IntKnob, Min: 1, Max: workload.MaxFlows,
 		Help: "udp_rate and forward flows (udp_stream has one per sender); tcp_stream: upload connections, one netperf task each (at most the 28232 source ports of ip_local_port_range)",
-		Only: hasFlows, ptr: func(s *Spec) any { return &s.Workload.Flows }},
+		Only: forFlows, ptr: func(s *Spec) any { return &s.Workload.Flows }},
 	{Flag: "offered-rate", Script: "senders.rate", Kind: CountKnob, Min: 1, Max: workload.MaxRate,
 		Help: "udp_rate and forward total packets/s (5M, 630K), at most what the link carries",
-		Only: offered, ptr: func(s *Spec) any { return &s.Workload.Rate }},
+		Only: forOffered, ptr: func(s *Spec) any { return &s.Workload.Rate }},
 	{Flag: "arrival", Script: "senders.arrival", Kind: TextKnob,
 		Help: "forward: the traffic generator's arrivals: constant (frame k at k/rate, flows in turn) or poisson",
-		Only: forward, ptr: func(s *Spec) any { return &s.Workload.Arrival }},
+		Only: forForward, ptr: func(s *Spec) any { return &s.Workload.Arrival }},
 	{Flag: "mark", Script: "senders.mark", Kind: IntKnob, Min: 0, Max: 1<<32 - 1, Help: "skb->mark of every packet (SO_MARK; tc's fw filter matches it)",
-		Only: threads, ptr: func(s *Spec) any { return &s.Workload.Mark }},
+		Only: forThreads, ptr: func(s *Spec) any { return &s.Workload.Mark }},
 	{Flag: "groups", Script: "senders.groups", Kind: TextKnob,
 		Help: "flow groups for tc filters: flow i (udp_stream: sender i; tcp_stream: connection i of each direction) takes group i mod n; groups are space-separated key=value lists with dscp, priority (a classid, 1:10), mark, dport, e.g. \"dport=5001,prio=1:10 dport=5002\"",
-		Only: threads, ptr: func(s *Spec) any { return &s.Workload.Groups }},
+		Only: forThreads, ptr: func(s *Spec) any { return &s.Workload.Groups }},
 	{Flag: "down", Script: "senders.down", Kind: IntKnob, Min: 0, Max: tcp.MaxFlows,
 		Help: "tcp_stream: download connections (the far end sends, the host receives and acks)",
-		Only: tcpFlows, ptr: func(s *Spec) any { return &s.Workload.Down }},
+		Only: forTCP, ptr: func(s *Spec) any { return &s.Workload.Down }},
 	{Flag: "cc", Script: "senders.cc", Kind: TextKnob, Help: "tcp_stream: congestion control (net.ipv4.tcp_congestion_control): " + strings.Join(tcp.CCNames(), ", "),
-		Only: tcpFlows, ptr: func(s *Spec) any { return &s.Workload.CC }},
+		Only: forTCP, ptr: func(s *Spec) any { return &s.Workload.CC }},
 	{Flag: "tcp-ecn", Script: "senders.ecn", Kind: TextKnob, Help: "tcp_stream: ECN on the connections (net.ipv4.tcp_ecn=1): on or off (dctcp is always on)",
-		Only: tcpFlows, ptr: func(s *Spec) any { return &s.Workload.ECN }},
+		Only: forTCP, ptr: func(s *Spec) any { return &s.Workload.ECN }},
 	{Flag: "start", Script: "senders.start", Kind: TimeKnob, Min: 0, Max: float64(MaxDuration),
 		Help: "tcp_stream: when the connections start; probes run from 0, so the RTT before is the idle RTT",
-		Only: tcpFlows, ptr: func(s *Spec) any { return &s.Workload.Start }},
+		Only: forTCP, ptr: func(s *Spec) any { return &s.Workload.Start }},
 	{Flag: "ping", Script: "senders.ping", Kind: TimeKnob, Min: 1, Max: float64(MaxDuration), Zero: "no ping",
 		Help: "tcp_stream: an ICMP ping probe at this interval (flent's is 200ms); scripts add more probes",
-		Only: tcpFlows, ptr: func(s *Spec) any { return &s.Ping }},
+		Only: forTCP, ptr: func(s *Spec) any { return &s.Ping }},
 	{Flag: "rtt", Script: "path.rtt", Kind: TimeKnob, Min: 1, Max: float64(MaxDuration),
 		Help: "tcp_stream: the path's base RTT (each direction delays RTT/2)",
-		Only: tcpFlows, ptr: func(s *Spec) any { return &s.Workload.Path.RTT }},
+		Only: forTCP, ptr: func(s *Spec) any { return &s.Workload.Path.RTT }},
 	{Flag: "path-rate", Script: "path.rate", Kind: TextKnob,
 		Help: "tcp_stream: the path's bottleneck rate in tc's words, each direction, with a FIFO of --path-limit packets before it; empty: none (the host's NIC is the bottleneck)",
-		Only: tcpFlows, ptr: func(s *Spec) any { return &s.PathRate }},
+		Only: forTCP, ptr: func(s *Spec) any { return &s.PathRate }},
 	{Flag: "path-rate-down", Script: "path.rate_down", Kind: TextKnob,
 		Help: "tcp_stream: the down link's bottleneck rate (an asymmetric path); empty: --path-rate's",
-		Only: tcpFlows, ptr: func(s *Spec) any { return &s.PathRateDown }},
+		Only: forTCP, ptr: func(s *Spec) any { return &s.PathRateDown }},
 	{Flag: "path-limit", Script: "path.limit", Kind: IntKnob, Min: 1, Max: 10_000_000,
 		Help: "tcp_stream: packets the path's bottleneck FIFO holds (a router's pfifo)",
-		Only: tcpFlows, ptr: func(s *Spec) any { return &s.Workload.Path.Limit }},
+		Only: forTCP, ptr: func(s *Spec) any { return &s.Workload.Path.Limit }},
 	{Flag: "path-qdisc", Script: "path.qdisc", Kind: TextKnob,
 		Help: "tcp_stream: a qdisc in tc words the path's bottleneck router runs in each direction instead of its FIFO (needs --path-rate), e.g. \"fq_codel\"",
-		Only: tcpFlows, ptr: func(s *Spec) any { return &s.Workload.Path.Qdisc }},
+		Only: forTCP, ptr: func(s *Spec) any { return &s.Workload.Path.Qdisc }},
 	{Flag: "path-loss", Script: "path.loss", Kind: TextKnob,
 		Help: "tcp_stream: random loss on the path, each direction, as a percentage (0.1%) or a fraction; empty: none",
-		Only: tcpFlows, ptr: func(s *Spec) any { return &s.PathLoss }},
+		Only: forTCP, ptr: func(s *Spec) any { return &s.PathLoss }},
 	{Flag: "duration", Script: "duration", Kind: TimeKnob, Min: 1, Max: float64(MaxDuration), Help: "simulated time, warmup included",
 		ptr: func(s *Spec) any { return &s.Duration }},
 	{Flag: "warmup", Script: "warmup", Kind: TimeKnob, Min: 0, Max: float64(MaxDuration), Help: "simulated time before measuring (below duration)",
@@ -206,6 +252,17 @@ func Knobs() []*Knob { return knobs }
 func KnobByFlag(flag string) *Knob {
 	for _, k := range knobs {
 		if k.Flag == flag {
+			return k
+		}
+	}
+	return nil
+}
+
+// KnobByScript is the knob a script sets with key ("senders.rate"), or
+// nil.
+func KnobByScript(key string) *Knob {
+	for _, k := range knobs {
+		if k.Script == key {
 			return k
 		}
 	}
@@ -381,7 +438,7 @@ func (k *Knob) format(v float64) string {
 // check is the knob's range check on a whole spec (a script sets fields
 // directly).
 func (k *Knob) check(s *Spec) error {
-	if k.Only != nil && !k.Only(s) {
+	if !k.Used(s) || k.Only != nil && k.Only.ranged != nil && !k.Only.ranged(s) {
 		return nil
 	}
 	var v float64

@@ -935,6 +935,14 @@ func setSenderMap(s *run.Spec, v any) error {
 			return err
 		}
 	}
+	// A key the workload does not use would be ignored silently, unless
+	// it leaves the default (a variant's "launch: 0" undoing the base's).
+	def := run.Default()
+	for _, key := range sortedKeys(m) {
+		if k := run.KnobByScript("senders." + key); k != nil && !k.Used(s) && k.Get(s) != k.Get(&def) {
+			return fmt.Errorf("senders %s does nothing for the %s workload: it is for %s", key, w.Kind, k.Only.For)
+		}
+	}
 	return nil
 }
 

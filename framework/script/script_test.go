@@ -72,6 +72,8 @@ func TestErrors(t *testing.T) {
 		{"bad rx port", "txlab := import(\"txlab\")\ntxlab.device({rx_port: \"back\"})\n", Options{}, "t.tengo:2:1: txlab.device: device rx_port \"back\" is not same or other", ""},
 		{"bad arrival", "txlab := import(\"txlab\")\ntxlab.senders({kind: \"forward\", arrival: \"bursty\"})\n", Options{}, "t.tengo:2:1: txlab.senders: senders arrival \"bursty\" is not constant or poisson", ""},
 		{"rx queues range", "txlab := import(\"txlab\")\ntxlab.device({rx_queues: 5000})\n", Options{}, "t.tengo:2:1: txlab.device: device rx_queues", ""},
+		{"a key the workload does not use", "txlab := import(\"txlab\")\ntxlab.senders({kind: \"udp_stream\", rate: \"5M\"})\n", Options{}, "t.tengo:2:1: txlab.senders: senders rate does nothing for the udp_stream workload: it is for udp_rate and forward", ""},
+		{"placement for forward", "txlab := import(\"txlab\")\ntxlab.senders({kind: \"forward\", placement: \"0-3\"})\n", Options{}, "t.tengo:2:1: txlab.senders: senders placement does nothing for the forward workload", ""},
 		{"unknown sender kind", "txlab := import(\"txlab\")\ntxlab.senders({kind: \"tcp_bulk\"})\n", Options{}, "t.tengo:2:1: txlab.senders: unknown sender kind \"tcp_bulk\" (known: forward, tcp_stream, udp_rate, udp_stream)", ""},
 		{"zero rtt", "txlab := import(\"txlab\")\ntxlab.path({rtt: \"0ms\"})\n", Options{}, "t.tengo:2:1: txlab.path: path rtt: 0 is out of range: 1ns..1h", ""},
 		{"zero path rate", "txlab := import(\"txlab\")\ntxlab.path({rate: \"0bit\"})\n", Options{}, "t.tengo:2:1: txlab.path: path rate: 0 is out of range", ""},

@@ -216,6 +216,13 @@ func (m *Manifest) Specs(p Point) ([]run.Spec, error) {
 		}
 		s.Plugins = in.Plugins.options()
 	}
+	for _, k := range run.Knobs() {
+		if _, ok := in.Knobs[k.Flag]; ok {
+			if err := k.Unused(specs); err != nil {
+				return nil, err
+			}
+		}
+	}
 	return specs, nil
 }
 
