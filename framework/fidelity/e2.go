@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/txlab/txlab/framework/netdev"
 	"github.com/txlab/txlab/framework/report"
 )
 
@@ -211,6 +212,67 @@ func E2b(reps []*report.Report) []Row {
 		rows = append(rows, Row{ID: "E2b.6", Name: "llist with BLUE off (lab-noblue)", Seed: nbSeed,
 			Model: fmt.Sprintf("%s (%.2fx of pre-llist)", rate(tail(nb)), x), Holds: x >= 0.5,
 			Why: joinWhy(lockWhy(nb), kneeWhy(nb), dropRates(nb))})
+	}
+	return append(rows, callGraphRows(ll)...)
+}
+
+// jonasCallGraph is Jonas Köppeler's call graph of __dev_queue_xmit
+// after the llist (llist thread, "Call graph of `__dev_queue_xmit` after
+// the patch"), in percent of all CPU time: __dev_queue_xmit is 53.37 of
+// it, and the rows below are parts of those 53.37, compared as shares of
+// it so that the receive path's share (outside __dev_queue_xmit) does
+// not enter. Issue 15 names them as the collapse's second check.
+const jonasXmitPct = 53.37
+
+var jonasCallGraph = []struct {
+	name, seed string
+	pct        float64
+	// acts are the model's activities that make the row (netdev.Act*),
+	// spin their lock spin only.
+	acts []string
+	spin bool
+}{
+	{"__qdisc_run", "21.02% (sch_direct_xmit, cake_dequeue, dev_hard_start_xmit)", 21.02,
+		[]string{netdev.ActRun, netdev.ActDequeue, netdev.ActDriver, netdev.ActRequeue}, false},
+	{"sch_direct_xmit's root-lock spin", "12.01% (_raw_spin_lock under sch_direct_xmit)", 12.01, []string{netdev.ActRun}, true},
+	{"enqueue side's root-lock spin", "16.49% (_raw_spin_lock under __dev_queue_xmit)", 16.49, []string{netdev.ActPusher}, true},
+	{"dev_qdisc_enqueue", "10.00% (cake_enqueue 9.94%)", 10.00, []string{netdev.ActEnqueue}, false},
+	{"cake_dequeue", "6.91% (of it freeing the dropped skbs 1.82%)", 6.91, []string{netdev.ActDequeue}, false},
+}
+
+// callGraphRows compare the llist run's CPU profile with Jonas's call
+// graph: each row's share of __dev_queue_xmit within 2x of his.
+func callGraphRows(ll *report.Report) []Row {
+	var rows []Row
+	for i, c := range jonasCallGraph {
+		id, name := fmt.Sprintf("E2b.%d", 7+i), "call graph after the llist: "+c.name
+		seed := fmt.Sprintf("%s of %.2f%% in __dev_queue_xmit: %.1f%%", c.seed, jonasXmitPct, 100*c.pct/jonasXmitPct)
+		if ll == nil {
+			rows = append(rows, missing(id, name, seed, E2bLlist))
+			continue
+		}
+		prof := map[string]report.ProfileRow{}
+		for _, r := range ll.CPUProfile {
+			prof[r.Activity] = r
+		}
+		var xmit, part float64
+		for _, a := range netdev.XmitActs {
+			xmit += float64(prof[a].WorkNs + prof[a].SpinNs)
+		}
+		for _, a := range c.acts {
+			if c.spin {
+				part += float64(prof[a].SpinNs)
+			} else {
+				part += float64(prof[a].WorkNs + prof[a].SpinNs)
+			}
+		}
+		share, seedShare := ratio(part, xmit), c.pct/jonasXmitPct
+		x := ratio(share, seedShare)
+		perPkt := ratio(part, float64(ll.Window.TxPackets))
+		rows = append(rows, Row{ID: id, Name: name, Seed: seed,
+			Model: fmt.Sprintf("%.1f%% of __dev_queue_xmit (%.0f ns a packet sent)", 100*share, perPkt),
+			Ratio: x, Kind: Check, Tolerance: "share within 2x", Holds: xmit > 0 && x >= 0.5 && x <= 2,
+			Why: "the llist run's cpu_profile over its window, all CPUs"})
 	}
 	return rows
 }

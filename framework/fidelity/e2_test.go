@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/txlab/txlab/framework/netdev"
 	"github.com/txlab/txlab/framework/report"
 	"github.com/txlab/txlab/framework/run"
 	"github.com/txlab/txlab/framework/script"
@@ -49,9 +50,20 @@ func TestE2bRows(t *testing.T) {
 		fake(E2bBound, 1.8e6, 0.65e6, 0.97, nil),
 		fake(E2bNoBlue, 1.9e6, 1.9e6, 0, nil),
 	}
+	// The llist run's CPU profile in Jonas's proportions (units of 1e6
+	// ns: __dev_queue_xmit 53.37 of them).
+	reps[1].CPUProfile = []report.ProfileRow{
+		{Activity: netdev.ActPusher, SpinNs: 16.49e6}, {Activity: netdev.ActRun, WorkNs: 1e6, SpinNs: 12.01e6},
+		{Activity: netdev.ActEnqueue, WorkNs: 10e6}, {Activity: netdev.ActDequeue, WorkNs: 6.91e6},
+		{Activity: netdev.ActDriver, WorkNs: 1.10e6}, {Activity: netdev.ActXmit, WorkNs: 5.86e6},
+		{Activity: "softirq NET_RX", WorkNs: 40e6}, // outside __dev_queue_xmit: no effect
+	}
 	rows := E2b(reps)
-	if len(rows) != 6 {
-		t.Fatalf("%d rows, want 6", len(rows))
+	if len(rows) != 11 {
+		t.Fatalf("%d rows, want 11", len(rows))
+	}
+	if r := rowByID(t, rows, "E2b.8"); r.Ratio < 0.999 || r.Ratio > 1.001 || r.Kind != Check {
+		t.Errorf("E2b.8, sch_direct_xmit's spin in Jonas's proportions: %+v", r)
 	}
 	for _, r := range rows {
 		if !r.Holds {
@@ -60,6 +72,13 @@ func TestE2bRows(t *testing.T) {
 	}
 	if w := rowByID(t, rows, "E2b.3").Why; !strings.Contains(w, "(0.99 by 1s)") || !strings.Contains(w, "BLUE is the collapse") {
 		t.Errorf("E2b.3's mechanism %q should say when p reached 0.99 and that BLUE is the cause", w)
+	}
+	// The dequeuer hardly spinning breaks the spin row only.
+	reps[1].CPUProfile[1].SpinNs = 2e6
+	for _, r := range E2b(reps)[6:] {
+		if r.Holds == (r.ID == "E2b.8") {
+			t.Errorf("%s %s with sch_direct_xmit spinning 2 of 43: holds %v (%s)", r.ID, r.Name, r.Holds, r.Model)
+		}
 	}
 	// Swap the mitigations: the order breaks. A collapsed BLUE-off run
 	// says the collapse is root-lock saturation.

@@ -154,20 +154,40 @@ type softnetData struct {
 	skbSeq      uint64   // skbs whose lines this CPU took (ownSkb)
 }
 
+// The TX path's activities in the CPU profile (sim.ActProfile, the
+// report's cpu_profile): what a CPU was executing inside
+// __dev_queue_xmit, as perf's call graph splits it. A lock's spin is
+// charged to the activity that waits: ActPusher's is the enqueue side's
+// busylock and root lock, ActRun's is sch_direct_xmit's relock.
+const (
+	ActXmit    = "__dev_queue_xmit (pick_tx, push)"
+	ActPusher  = "__dev_xmit_skb root lock (pusher)"
+	ActDrain   = "defer drain (del_all, reverse)"
+	ActEnqueue = "dev_qdisc_enqueue"
+	ActRun     = "__qdisc_run (run_begin/end, relock)"
+	ActDequeue = "dequeue_skb"
+	ActDriver  = "sch_direct_xmit: validate+driver"
+	ActFree    = "kfree_skb (drops, to_free)"
+	ActRequeue = "dev_requeue_skb"
+)
+
+// XmitActs are the activities inside __dev_queue_xmit.
+var XmitActs = []string{ActXmit, ActPusher, ActDrain, ActEnqueue, ActRun, ActDequeue, ActDriver, ActFree, ActRequeue}
+
 // NewNet builds the host on engine e; m makes its qdiscs and drivers.
 func NewNet(e *sim.Engine, cfg Config, m Maker) *Net {
 	n := &Net{E: e, Cfg: cfg, Maker: m, Drops: map[skb.DropReason]uint64{}}
 	n.sd = make([]softnetData, len(e.CPUs))
 	n.softnet = make([]SoftnetStat, len(e.CPUs))
-	n.act.xmit = e.ActName("__dev_queue_xmit (pick_tx, push)")
-	n.act.pusher = e.ActName("__dev_xmit_skb root lock (pusher)")
-	n.act.drain = e.ActName("defer drain (del_all, reverse)")
-	n.act.enqueue = e.ActName("dev_qdisc_enqueue")
-	n.act.run = e.ActName("__qdisc_run (run_begin/end, relock)")
-	n.act.dequeue = e.ActName("dequeue_skb")
-	n.act.driver = e.ActName("sch_direct_xmit: validate+driver")
-	n.act.free = e.ActName("kfree_skb (drops, to_free)")
-	n.act.requeue = e.ActName("dev_requeue_skb")
+	n.act.xmit = e.ActName(ActXmit)
+	n.act.pusher = e.ActName(ActPusher)
+	n.act.drain = e.ActName(ActDrain)
+	n.act.enqueue = e.ActName(ActEnqueue)
+	n.act.run = e.ActName(ActRun)
+	n.act.dequeue = e.ActName(ActDequeue)
+	n.act.driver = e.ActName(ActDriver)
+	n.act.free = e.ActName(ActFree)
+	n.act.requeue = e.ActName(ActRequeue)
 	n.site.busylock = e.LockSite("__dev_xmit_skb (busylock)")
 	n.site.rootEnq = e.LockSite("__dev_xmit_skb (root_lock)")
 	n.site.rootRun = e.LockSite("sch_direct_xmit (root_lock)")

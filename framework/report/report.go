@@ -84,6 +84,11 @@ type Report struct {
 	NetifSchedule []SchedCaller `json:"netif_schedule_callers"`
 	NetTxAction   TxAction      `json:"net_tx_action"`
 
+	// CPUProfile is where every CPU's busy time went over the window,
+	// by what it was executing (perf record -a's overhead, folded into
+	// the TX path's functions), most first.
+	CPUProfile []ProfileRow `json:"cpu_profile,omitempty"`
+
 	// tcp_stream: goodput over the window (all flows), the flows and the
 	// path, and what the latency probes measured.
 	GoodputBps *float64 `json:"goodput_bps,omitempty"`
@@ -167,6 +172,14 @@ type TxAction struct {
 	FoundRunning uint64 `json:"found_running"` // qdisc_run_begin failed: another CPU runs the qdisc
 	Empty        uint64 `json:"empty"`         // ran it and found nothing to send
 	Packets      uint64 `json:"packets"`       // packets its __qdisc_run dequeued
+}
+
+// ProfileRow is one activity of the CPU profile: WorkNs executing,
+// SpinNs spinning on a lock it waited for, summed over every CPU.
+type ProfileRow struct {
+	Activity string `json:"activity"`
+	WorkNs   int64  `json:"work_ns"`
+	SpinNs   int64  `json:"spin_ns"`
 }
 
 // Lock is one perf-lock-contention row (one call site).

@@ -404,6 +404,7 @@ func setup(spec *Spec) (*host, error) {
 	if h.e, err = sim.NewEngine(h.topo, h.costs, spec.Seed); err != nil {
 		return fail(err)
 	}
+	h.e.EnableActProfile() // the report's cpu_profile
 	// The host makes every qdisc and driver behind the plugin boundary:
 	// the registered built-ins in process, plugins (and, isolated, the
 	// built-ins) in their own processes.
@@ -671,6 +672,7 @@ func RunWith(spec Spec, o Options) (*report.Report, error) {
 			snap.ethtool = driver.EthtoolLines(dev.Drv.Stats())
 			snap.devices = deviceStarts(net)
 			e.ResetLockStats()
+			e.ActProfileOf().Reset()
 			net.XmitHist.Reset()
 		}
 		prev = cur
@@ -1009,6 +1011,9 @@ func fillResults(rep *report.Report, net *netdev.Net, e *sim.Engine, dev *netdev
 	}
 	if net.GSOSegments > 0 {
 		rep.Counters["gso_segments"] = net.GSOSegments // only when a qdisc split GSO skbs (cake's split-gso)
+	}
+	for _, a := range e.ActProfileOf().Totals() {
+		rep.CPUProfile = append(rep.CPUProfile, report.ProfileRow{Activity: a.Name, WorkNs: a.Work, SpinNs: a.Spin})
 	}
 	for _, l := range e.LockStats() {
 		if l.Acquired == 0 {

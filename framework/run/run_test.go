@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/txlab/txlab/framework/netdev"
 	"github.com/txlab/txlab/framework/qdisc"
+	"github.com/txlab/txlab/framework/report"
 	"github.com/txlab/txlab/framework/sim"
 	"github.com/txlab/txlab/framework/workload"
 )
@@ -63,6 +65,45 @@ func TestSeriesSumsToWindow(t *testing.T) {
 	}
 	if pkts != rep.Window.TxPackets || nbytes != rep.Window.TxBytes || nbytes == 0 {
 		t.Errorf("series add up to %d packets %d bytes, the window has %d and %d", pkts, nbytes, rep.Window.TxPackets, rep.Window.TxBytes)
+	}
+}
+
+// TestCPUProfileSumsToBusy: the CPU profile covers the window, so its
+// work and spin add up to the CPUs' busy time, and the TX path's
+// activities are the ones a run of senders through a qdisc spends on
+// (the busylock run spins on the enqueue side, the llist one drains).
+func TestCPUProfileSumsToBusy(t *testing.T) {
+	for _, profile := range []string{"6.18", "6.19-rc1"} {
+		s := small()
+		s.Profile = profile
+		rep, err := Run(s, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sum int64
+		by := map[string]report.ProfileRow{}
+		for i, r := range rep.CPUProfile {
+			sum += r.WorkNs + r.SpinNs
+			by[r.Activity] = r
+			if i > 0 {
+				p := rep.CPUProfile[i-1]
+				if p.WorkNs+p.SpinNs < r.WorkNs+r.SpinNs {
+					t.Errorf("%s: %q after %q: not most first", profile, r.Activity, p.Activity)
+				}
+			}
+		}
+		if sum != rep.Window.CPUBusyNs || sum == 0 {
+			t.Errorf("%s: cpu_profile sums to %d ns, the window's busy time is %d", profile, sum, rep.Window.CPUBusyNs)
+		}
+		for _, a := range []string{netdev.ActXmit, netdev.ActEnqueue, netdev.ActDequeue, netdev.ActDriver, "udp_sendmsg stack + skb alloc"} {
+			if by[a].WorkNs == 0 {
+				t.Errorf("%s: no time in %q: %v", profile, a, rep.CPUProfile)
+			}
+		}
+		drain := by[netdev.ActDrain].WorkNs
+		if (profile == "6.19-rc1") != (drain > 0) {
+			t.Errorf("%s: %d ns draining defer lists", profile, drain)
+		}
 	}
 }
 

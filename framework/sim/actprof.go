@@ -28,15 +28,23 @@ type ActProfile struct {
 	Work, Spin []int64
 }
 
-// EnableActProfile starts an activity profile (nil: off, the default).
+// softirqNames are the vectors as /proc/softirqs names them
+// (include/linux/interrupt.h's order).
+var softirqNames = [numSoftirqs]string{"HI", "TIMER", "NET_TX", "NET_RX", "BLOCK", "IRQ_POLL", "TASKLET", "SCHED", "HRTIMER", "RCU"}
+
+// EnableActProfile starts an activity profile, or returns the one
+// already started (a run keeps one; a lab test asks for it too).
 func (e *Engine) EnableActProfile() *ActProfile {
+	if e.actProf != nil {
+		return e.actProf
+	}
 	p := &ActProfile{}
 	for a := Act(0); a < numFixedActs; a++ {
 		name := [...]string{"other", "hardirq", "context switch", "try_to_wake_up"}
 		if int(a) < len(name) {
 			p.add(name[a])
 		} else {
-			p.add(fmt.Sprintf("softirq %d", a-ActSoftirq0))
+			p.add("softirq " + softirqNames[a-ActSoftirq0])
 		}
 	}
 	for _, n := range e.actNames {
@@ -45,6 +53,10 @@ func (e *Engine) EnableActProfile() *ActProfile {
 	e.actProf = p
 	return p
 }
+
+// ActProfileOf is the engine's activity profile, nil if none was
+// started.
+func (e *Engine) ActProfileOf() *ActProfile { return e.actProf }
 
 func (p *ActProfile) add(name string) {
 	p.Names = append(p.Names, name)
@@ -78,6 +90,31 @@ func (c *CPU) SetAct(a Act) Act {
 func (p *ActProfile) Reset() {
 	clear(p.Work)
 	clear(p.Spin)
+}
+
+// ActTotal is one activity's sums.
+type ActTotal struct {
+	Name       string
+	Work, Spin int64
+}
+
+// Totals are the activities with time spent, most first (work plus
+// spin; ties by name, so the order is the same on every run).
+func (p *ActProfile) Totals() []ActTotal {
+	var out []ActTotal
+	for i, n := range p.Names {
+		if p.Work[i]+p.Spin[i] > 0 {
+			out = append(out, ActTotal{Name: n, Work: p.Work[i], Spin: p.Spin[i]})
+		}
+	}
+	sort.Slice(out, func(a, b int) bool {
+		ta, tb := out[a].Work+out[a].Spin, out[b].Work+out[b].Spin
+		if ta != tb {
+			return ta > tb
+		}
+		return out[a].Name < out[b].Name
+	})
+	return out
 }
 
 // Format prints each activity's work and spin time per packet, most first.

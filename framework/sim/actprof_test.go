@@ -48,7 +48,7 @@ func TestActProfileAttributes(t *testing.T) {
 	}{
 		{"send", send, 1000 + 50 + 5000, 0},
 		{"drain", drain, 2000, 1},
-		{"softirq 2", ActSoftirq0 + NetTxSoftirq, 300, 0},
+		{"softirq NET_TX", ActSoftirq0 + NetTxSoftirq, 300, 0},
 	}
 	for _, c := range cases {
 		if p.Names[c.act] != c.name {
