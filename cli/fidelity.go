@@ -188,6 +188,9 @@ func experimentSpecs(c *cli.Context, exp fidelity.Experiment) ([]run.Spec, error
 	if err := checkSpecs(plan.Specs); err != nil {
 		return nil, fmt.Errorf("fidelity: %s: %w", exp.ID, err)
 	}
+	if err := run.CheckGiven(plan.Specs); err != nil {
+		return nil, fmt.Errorf("fidelity: %s: %w", exp.ID, err)
+	}
 	if exp.Seeds == 0 {
 		return plan.Specs, nil
 	}

@@ -158,7 +158,7 @@ func runSpecs(c *cli.Context, script string) ([]run.Spec, error) {
 			return nil, err
 		}
 	}
-	if err := unusedFlags(c, specs); err != nil {
+	if err := run.CheckGiven(specs); err != nil {
 		return nil, err
 	}
 	po, err := pluginOptions(c)

@@ -89,6 +89,8 @@ func TestSweepBadInput(t *testing.T) {
 		{append(base, "--grid", "senders=2,9000"), nil, "--grid senders=9000: 9000 is out of range: 1..8192"},
 		{append(base, "--grid", "placement=unpinned,0-99"), nil, "point 1 (placement=0-99): --placement (senders.placement):"},
 		{append(base, "--grid", "size=120,many"), nil, `--grid size=many: "many" is not a whole number`},
+		{append(base, "--grid", "offered-rate=1M,2M"), nil, "--grid offered-rate does nothing for the udp_stream workload: it is for udp_rate and forward"},
+		{append(base, "--grid", "senders=2,4", "--flows", "8"), nil, "--flows (senders.flows) does nothing for the udp_stream workload"},
 		{append(sweepArgs, "--param", "x=1"), nil, "--param is for a script, and no SCRIPT.tengo is given"},
 		{append(sweepArgs, "--format", "csv"), nil, `--format "csv": want text or json`},
 		{append(sweepArgs, "--plot", fresh, "--plot-kinds", "overview"), nil, `--plot-kinds: no sweep plot kind "overview" (kinds: sweep, sweep-pps,`},

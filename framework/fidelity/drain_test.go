@@ -116,6 +116,9 @@ func runObserved(t *testing.T, name, variant string, dur sim.Time, obs func(*net
 			continue
 		}
 		spec.Duration = dur
+		// The whole run, as the drain profile counts it: the run's
+		// activity profile restarts at the warmup's end.
+		spec.Warmup = 0
 		if set := os.Getenv("DRAIN_SET"); set != "" {
 			spec.Set = append(spec.Set, strings.Fields(set)...)
 		}

@@ -97,6 +97,7 @@ func (n *Net) qdiscRun(c *sim.CPU, q *Qdisc) (free skb.List, ran bool, sent int)
 // leave the rest to NET_TX_SOFTIRQ.
 // It returns the packets dequeued.
 func (n *Net) qdiscRunInner(c *sim.CPU, q *Qdisc) int {
+	defer c.SetAct(c.SetAct(n.act.run))
 	quota := n.Cfg.DevTxWeight
 	sent := 0
 	for {

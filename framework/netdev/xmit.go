@@ -373,6 +373,7 @@ func (n *Net) bypassXmit(c *sim.CPU, s *skb.SKB, q *Qdisc, d *Device, txq *TxQue
 	n.Bypass++
 	var l skb.List
 	l.Push(s)
+	defer c.SetAct(c.SetAct(n.act.run)) // its relock spins as __qdisc_run's does
 	return n.schDirectXmit(c, &l, q, d, txq, rootLock, true)
 }
 
@@ -424,10 +425,13 @@ func (n *Net) devXmitSkbNolock(c *sim.CPU, s *skb.SKB, q *Qdisc, d *Device, txq 
 // nolockEnqueue is dev_qdisc_enqueue on a NOLOCK qdisc: the band ring's
 // producer lock serialises producers.
 func (n *Net) nolockEnqueue(c *sim.CPU, q *Qdisc, x *xmitScratch, s *skb.SKB) qdisc.Code {
+	prev := c.SetAct(n.act.pusher)
 	q.prodLock.Lock(c, n.site.nolockEnq)
+	c.SetAct(n.act.enqueue)
 	x.one[0] = s
 	rc := n.qdiscEnqueue(c, q, x.one[:], &x.toFree)
 	q.prodLock.Unlock(c)
+	c.SetAct(prev)
 	return rc
 }
 

@@ -3,6 +3,7 @@ package run
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -85,16 +86,37 @@ var (
 // Used is whether s's workload uses the knob.
 func (k *Knob) Used(s *Spec) bool { return k.Only == nil || k.Only.used(s) }
 
-// Unused is the error for a knob given to a run none of whose specs
-// uses it (a flag the workload ignores would otherwise pass silently).
-func (k *Knob) Unused(specs []Spec) error {
+// usedByAny is whether s's workload or one of the groups beside it
+// (Spec.Also) uses the knob.
+func (k *Knob) usedByAny(s *Spec) bool {
+	if k.Used(s) {
+		return true
+	}
+	for _, w := range s.Also {
+		g := *s
+		g.Workload = w
+		if k.Only.used(&g) {
+			return true
+		}
+	}
+	return false
+}
+
+// Unused is the error, naming the knob as name, for a knob given to
+// specs none of which uses it; nil when one does, or when a spec's
+// workload is unknown (its validation says so).
+func (k *Knob) Unused(specs []Spec, name string) error {
 	kinds := map[string]bool{}
 	var names []string
 	for i := range specs {
-		if k.Used(&specs[i]) {
+		if k.usedByAny(&specs[i]) {
 			return nil
 		}
-		if kind := specs[i].Workload.Kind; !kinds[kind] {
+		kind := specs[i].Workload.Kind
+		if !slices.Contains(workload.Kinds(), kind) {
+			return nil
+		}
+		if !kinds[kind] {
 			kinds[kind] = true
 			names = append(names, kind)
 		}
@@ -102,7 +124,7 @@ func (k *Knob) Unused(specs []Spec) error {
 	if len(names) == 0 {
 		return nil
 	}
-	return fmt.Errorf("%s does nothing for the %s workload: it is for %s", k.Name(), strings.Join(names, " and "), k.Only.For)
+	return fmt.Errorf("%s does nothing for the %s workload: it is for %s", name, strings.Join(names, " and "), k.Only.For)
 }
 
 func udpRate(s *Spec) bool { return s.Workload.Kind == workload.UDPRate }

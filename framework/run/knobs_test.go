@@ -194,3 +194,49 @@ func FuzzKnobSet(f *testing.F) {
 		}
 	})
 }
+
+// TestCheckGiven: a knob given to specs none of which uses it is
+// refused, naming who gave it; one spec (or a group beside the first)
+// that uses it is enough; an unknown workload is left to Validate.
+func TestCheckGiven(t *testing.T) {
+	spec := func(kind string, given ...Given) Spec {
+		s := Default()
+		s.Workload.Kind = kind
+		for _, g := range given {
+			s.Give(g.Flag, g.By)
+		}
+		return s
+	}
+	tcpBeside := spec(workload.UDPStream, Given{"rtt", "script"})
+	tcpBeside.Also = []workload.Spec{{Kind: workload.TCPStream}}
+	for _, c := range []struct {
+		name  string
+		specs []Spec
+		want  string
+	}{
+		{"flag", []Spec{spec(workload.UDPStream, Given{"offered-rate", ""})},
+			"--offered-rate (senders.rate) does nothing for the udp_stream workload: it is for udp_rate and forward"},
+		{"script", []Spec{spec(workload.Forward, Given{"placement", "script"})},
+			"the script's senders.placement (--placement) does nothing for the forward workload"},
+		{"grid, two kinds", []Spec{spec(workload.UDPStream, Given{"rx-queues", "--grid"}), spec(workload.TCPStream)},
+			"--grid rx-queues does nothing for the udp_stream and tcp_stream workload: it is for forward"},
+		{"one variant uses it", []Spec{spec(workload.UDPStream, Given{"offered-rate", ""}), spec(workload.UDPRate)}, ""},
+		{"a group beside uses it", []Spec{tcpBeside}, ""},
+		{"unknown workload", []Spec{spec("udpstream", Given{"offered-rate", ""})}, ""},
+		{"knob for every workload", []Spec{spec(workload.UDPStream, Given{"queues", ""})}, ""},
+	} {
+		err := CheckGiven(c.specs)
+		if (err == nil) != (c.want == "") || err != nil && !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.name, err, c.want)
+		}
+	}
+	// Give copies: a spec's copy keeps its own list.
+	a := Default()
+	a.Give("flows", "")
+	b := a
+	b.Give("launch", "")
+	a.Give("rtt", "")
+	if len(a.Given) != 2 || a.Given[1].Flag != "rtt" || len(b.Given) != 2 || b.Given[1].Flag != "launch" {
+		t.Errorf("copies share their lists: %v %v", a.Given, b.Given)
+	}
+}

@@ -99,6 +99,59 @@ type Spec struct {
 
 	// Actions change the host as simulated time runs (see actions.go).
 	Actions []Action
+
+	// Given are the knobs a front end set explicitly (Give): a knob
+	// none of a run's specs uses is refused (CheckGiven).
+	Given []Given `json:"-"`
+}
+
+// Given is a knob (its flag name) set by a front end: the command line
+// (By ""), a script ("script") or a sweep's grid ("--grid").
+type Given struct{ Flag, By string }
+
+// Give records that by set the knob flag (once; a copy of s keeps its
+// own list).
+func (s *Spec) Give(flag, by string) {
+	for _, g := range s.Given {
+		if g.Flag == flag {
+			return
+		}
+	}
+	s.Given = append(s.Given[:len(s.Given):len(s.Given)], Given{flag, by})
+}
+
+// CheckGiven refuses a knob given to specs (a run's variants, a sweep's
+// points) none of which uses it: --offered-rate for udp_stream's
+// closed-loop senders, --placement for forward, whose traffic comes
+// from the wire. Silently ignored, it would let a user believe the run
+// did what the knob says.
+func CheckGiven(specs []Spec) error {
+	by := map[string]string{}
+	for _, s := range specs {
+		for _, g := range s.Given {
+			if _, ok := by[g.Flag]; !ok {
+				by[g.Flag] = g.By
+			}
+		}
+	}
+	for _, k := range knobs { // the table's order: the same error every time
+		b, ok := by[k.Flag]
+		if !ok {
+			continue
+		}
+		name := k.Name()
+		switch b {
+		case "":
+		case "script":
+			name = "the script's " + k.Script + " (" + "--" + k.Flag + ")"
+		default:
+			name = b + " " + k.Flag
+		}
+		if err := k.Unused(specs, name); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // TCBatch is one tc batch: its text, and the name its errors give

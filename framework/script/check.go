@@ -21,6 +21,9 @@ func (pl *Plan) Check() error {
 			return fmt.Errorf("%s: %w", what, err)
 		}
 	}
+	if err := run.CheckGiven(pl.Specs); err != nil {
+		return fmt.Errorf("%s: %w", pl.File, err)
+	}
 	return nil
 }
 

@@ -607,6 +607,7 @@ func setDevice(s *run.Spec, v any) error {
 	if err := checkKeys("device", m, "driver", "queues", "rate", "opts", "rx_queues", "rx_port", "xps", "irq_cpus", "bond"); err != nil {
 		return err
 	}
+	giveKeys(s, "device", m)
 	if x, ok := m["driver"]; ok {
 		d, err := asString("device driver", x)
 		if err != nil {
@@ -935,15 +936,20 @@ func setSenderMap(s *run.Spec, v any) error {
 			return err
 		}
 	}
-	// A key the workload does not use would be ignored silently, unless
-	// it leaves the default (a variant's "launch: 0" undoing the base's).
-	def := run.Default()
+	giveKeys(s, "senders", m)
+	return nil
+}
+
+// giveKeys records the section's keys that are knobs some workloads do
+// not use (run.Spec.Give): the plan refuses one none of its specs uses
+// (run.CheckGiven), once its variants and the command line's flags are
+// applied.
+func giveKeys(s *run.Spec, section string, m map[string]any) {
 	for _, key := range sortedKeys(m) {
-		if k := run.KnobByScript("senders." + key); k != nil && !k.Used(s) && k.Get(s) != k.Get(&def) {
-			return fmt.Errorf("senders %s does nothing for the %s workload: it is for %s", key, w.Kind, k.Only.For)
+		if k := run.KnobByScript(section + "." + key); k != nil && k.Only != nil {
+			s.Give(k.Flag, "script")
 		}
 	}
-	return nil
 }
 
 // asGroups reads senders.groups: the CLI's --groups words, or an array

@@ -72,8 +72,6 @@ func TestErrors(t *testing.T) {
 		{"bad rx port", "txlab := import(\"txlab\")\ntxlab.device({rx_port: \"back\"})\n", Options{}, "t.tengo:2:1: txlab.device: device rx_port \"back\" is not same or other", ""},
 		{"bad arrival", "txlab := import(\"txlab\")\ntxlab.senders({kind: \"forward\", arrival: \"bursty\"})\n", Options{}, "t.tengo:2:1: txlab.senders: senders arrival \"bursty\" is not constant or poisson", ""},
 		{"rx queues range", "txlab := import(\"txlab\")\ntxlab.device({rx_queues: 5000})\n", Options{}, "t.tengo:2:1: txlab.device: device rx_queues", ""},
-		{"a key the workload does not use", "txlab := import(\"txlab\")\ntxlab.senders({kind: \"udp_stream\", rate: \"5M\"})\n", Options{}, "t.tengo:2:1: txlab.senders: senders rate does nothing for the udp_stream workload: it is for udp_rate and forward", ""},
-		{"placement for forward", "txlab := import(\"txlab\")\ntxlab.senders({kind: \"forward\", placement: \"0-3\"})\n", Options{}, "t.tengo:2:1: txlab.senders: senders placement does nothing for the forward workload", ""},
 		{"unknown sender kind", "txlab := import(\"txlab\")\ntxlab.senders({kind: \"tcp_bulk\"})\n", Options{}, "t.tengo:2:1: txlab.senders: unknown sender kind \"tcp_bulk\" (known: forward, tcp_stream, udp_rate, udp_stream)", ""},
 		{"zero rtt", "txlab := import(\"txlab\")\ntxlab.path({rtt: \"0ms\"})\n", Options{}, "t.tengo:2:1: txlab.path: path rtt: 0 is out of range: 1ns..1h", ""},
 		{"zero path rate", "txlab := import(\"txlab\")\ntxlab.path({rate: \"0bit\"})\n", Options{}, "t.tengo:2:1: txlab.path: path rate: 0 is out of range", ""},
@@ -228,6 +226,11 @@ txlab.name("one")
 	want.Workload.PacketSize, want.Workload.DSCP, want.Workload.Priority, want.Workload.Placement = 64, 10, 2, "0-2"
 	want.Set = []string{"fast_path=off", "dev_tx_weight=32", "xmit=llist", "cost.doorbell=200"}
 	want.Duration, want.Warmup, want.Interval, want.Seed = 7*sim.Millisecond, 1500*sim.Microsecond, 500*sim.Microsecond, 42
+	// The senders keys some workloads do not use, in the map's sorted
+	// order (count, flows, placement, rate, size).
+	for _, f := range []string{"senders", "flows", "placement", "offered-rate", "size"} {
+		want.Give(f, "script")
+	}
 	if !reflect.DeepEqual(s, want) {
 		t.Errorf("spec\n%+v\nwant\n%+v", s, want)
 	}
@@ -624,6 +627,33 @@ func TestCheckAgreesWithRun(t *testing.T) {
 			if (err == nil) != (c.want == "") || (err != nil && !strings.Contains(err.Error(), c.want)) {
 				t.Errorf("%s %s: %s: %v, want %q", c.qdisc, c.change, what, err, c.want)
 			}
+		}
+	}
+}
+
+// A key a plan's workloads do not use is refused by Check, once the
+// variants are in: not while a later call or a variant may still make
+// it used, nor when a group beside the first uses it.
+func TestCheckRefusesUnusedKeys(t *testing.T) {
+	head := "txlab := import(\"txlab\")\ntxlab.host({sockets: 1, cores: 8, smt: 1})\ntxlab.device({queues: 4})\ntxlab.duration(\"3ms\")\ntxlab.warmup(\"1ms\")\n"
+	for _, c := range []struct{ src, want string }{
+		{`txlab.senders({kind: "udp_stream", count: 4, rate: "5M"})`,
+			"t.tengo: the script's senders.rate (--offered-rate) does nothing for the udp_stream workload: it is for udp_rate and forward"},
+		{`txlab.senders({kind: "forward", flows: 4, placement: "0-3"})`, "the script's senders.placement (--placement) does nothing for the forward workload"},
+		{`txlab.device({rx_queues: 2})`, "the script's device.rx_queues (--rx-queues) does nothing for the udp_stream workload: it is for forward"},
+		{`txlab.path({rtt: "5ms"})`, "the script's path.rtt (--rtt) does nothing for the udp_stream workload: it is for tcp_stream"},
+		// Used after all: by a later call, a variant, or a group beside.
+		{"txlab.senders({rate: \"2M\", flows: 8})\ntxlab.senders({kind: \"udp_rate\", count: 4})", ""},
+		{"txlab.senders({kind: \"udp_stream\", count: 4, rate: \"2M\"})\ntxlab.variants([{name: \"a\"}, {name: \"b\", senders: {kind: \"udp_rate\"}}])", ""},
+		{"txlab.senders({kind: \"udp_stream\", count: 4})\ntxlab.senders({kind: \"tcp_stream\", flows: 2})", ""},
+	} {
+		pl, err := eval(t, head+c.src+"\n", Options{})
+		if err != nil {
+			t.Fatalf("%s: %v", c.src, err)
+		}
+		err = pl.Check()
+		if (err == nil) != (c.want == "") || err != nil && !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: check: %v, want %q", c.src, err, c.want)
 		}
 	}
 }

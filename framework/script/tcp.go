@@ -127,6 +127,7 @@ func setPath(s *run.Spec, v any) error {
 	if err := checkKeys("path", m, "rtt", "rate", "rate_down", "limit", "loss", "qdisc"); err != nil {
 		return err
 	}
+	giveKeys(s, "path", m)
 	p := &s.Workload.Path
 	if x, ok := m["rtt"]; ok {
 		if p.RTT, err = asDuration("path rtt", x); err != nil {

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"errors"
+	"math/bits"
 )
 
 // Softirq vectors, in the kernel's order (include/linux/interrupt.h): a
@@ -314,7 +315,11 @@ func (c *CPU) doSoftirq() {
 	c.updExec()
 	start := c.now
 	c.stat.softFrom = start
+	// The entry is the first pending vector's in the CPU profile, not
+	// the interrupted activity's.
+	entryAct := c.SetAct(ActSoftirq0 + Act(bits.TrailingZeros(uint(c.pending))))
 	c.Spend(c.e.Costs.SoftirqEntry)
+	c.act = entryAct
 	end := jiffies(c.now) + maxSoftirqJiffies
 	for restart := maxSoftirqRestart; ; {
 		p := c.pending

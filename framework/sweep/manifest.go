@@ -199,6 +199,7 @@ func (m *Manifest) Specs(p Point) ([]run.Spec, error) {
 				if err := k.Set(s, v); err != nil {
 					return nil, fmt.Errorf("--%s: %w", k.Flag, err)
 				}
+				s.Give(k.Flag, "")
 			}
 		}
 		s.Set = append(append([]string(nil), s.Set...), in.Set...)
@@ -210,18 +211,12 @@ func (m *Manifest) Specs(p Point) ([]run.Spec, error) {
 				if err := run.KnobByFlag(a.Key).Set(s, v); err != nil {
 					return nil, fmt.Errorf("--grid %s=%s: %w", a.Key, v, err)
 				}
+				s.Give(a.Key, "--grid")
 			case ToggleKey, CostKey:
 				s.Set = append(s.Set, a.Key+"="+v)
 			}
 		}
 		s.Plugins = in.Plugins.options()
-	}
-	for _, k := range run.Knobs() {
-		if _, ok := in.Knobs[k.Flag]; ok {
-			if err := k.Unused(specs); err != nil {
-				return nil, err
-			}
-		}
 	}
 	return specs, nil
 }
@@ -289,6 +284,14 @@ func (m *Manifest) Check() ([][]run.Spec, error) {
 			return nil, fmt.Errorf("point %d (%s): %w", p.Index, m.Label(p), err)
 		}
 		out[p.Index] = specs
+	}
+	// A knob (flag, grid axis or the script's) that no point uses.
+	var all []run.Spec
+	for _, specs := range out {
+		all = append(all, specs...)
+	}
+	if err := run.CheckGiven(all); err != nil {
+		return nil, err
 	}
 	return out, nil
 }
