@@ -97,7 +97,14 @@ func (n *Net) qdiscRun(c *sim.CPU, q *Qdisc) (free skb.List, ran bool, sent int)
 // leave the rest to NET_TX_SOFTIRQ.
 // It returns the packets dequeued.
 func (n *Net) qdiscRunInner(c *sim.CPU, q *Qdisc) int {
-	defer c.SetAct(c.SetAct(n.act.run))
+	prev := c.SetAct(n.act.run)
+	sent := n.qdiscRestarts(c, q)
+	c.SetAct(prev)
+	return sent
+}
+
+// qdiscRestarts is __qdisc_run's loop.
+func (n *Net) qdiscRestarts(c *sim.CPU, q *Qdisc) int {
 	quota := n.Cfg.DevTxWeight
 	sent := 0
 	for {

@@ -373,8 +373,10 @@ func (n *Net) bypassXmit(c *sim.CPU, s *skb.SKB, q *Qdisc, d *Device, txq *TxQue
 	n.Bypass++
 	var l skb.List
 	l.Push(s)
-	defer c.SetAct(c.SetAct(n.act.run)) // its relock spins as __qdisc_run's does
-	return n.schDirectXmit(c, &l, q, d, txq, rootLock, true)
+	prev := c.SetAct(n.act.run) // its relock spins as __qdisc_run's does
+	ok := n.schDirectXmit(c, &l, q, d, txq, rootLock, true)
+	c.SetAct(prev)
+	return ok
 }
 
 // deferOver applies the defer_list bound policy to the count just taken.
