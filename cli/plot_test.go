@@ -20,11 +20,11 @@ func TestRunPlot(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	if !strings.Contains(out, "plot: wrote 7 figures to "+plots) {
+	if !strings.Contains(out, "plot: wrote 8 figures to "+plots) {
 		t.Errorf("output %q", out)
 	}
 	first := map[string][]byte{}
-	for _, n := range []string{"overview", "throughput-pps", "throughput-bps", "backlog", "xmit-latency", "cpu", "codel-dropping"} {
+	for _, n := range []string{"overview", "throughput-pps", "throughput-bps", "backlog", "xmit-latency", "cpu", "cpu-profile", "codel-dropping"} {
 		b, err := os.ReadFile(filepath.Join(plots, n+".svg"))
 		if err != nil {
 			t.Fatal(err)
@@ -163,7 +163,7 @@ func TestPlotStdin(t *testing.T) {
 	for _, c := range []struct {
 		in, want string
 		ok       bool
-	}{{rep, "plot: wrote 6 figures", true}, {rep[:100], "stdin: not a txlab report: invalid JSON", false}} {
+	}{{rep, "plot: wrote 7 figures", true}, {rep[:100], "stdin: not a txlab report: invalid JSON", false}} {
 		app := newApp()
 		var out bytes.Buffer
 		app.Reader, app.Writer, app.ErrWriter = strings.NewReader(c.in), &out, &out

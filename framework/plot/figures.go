@@ -2,6 +2,7 @@ package plot
 
 import (
 	"fmt"
+	"image/color"
 	"math"
 	"slices"
 	"sort"
@@ -9,6 +10,7 @@ import (
 
 	gplot "gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
 )
 
 // Options say what to draw.
@@ -37,6 +39,7 @@ var kinds = []kind{
 	{"drops", "drops over time: by reason per run, and all reasons across variants", drops},
 	{"xmit-latency", "the __dev_queue_xmit time histogram (log2 buckets, as bpftrace's hist)", xmitLatency},
 	{"cpu", "CPU sys, soft and idle over time per run, and sys across variants", cpu},
+	{"cpu-profile", "where the CPUs' time went over the window, by activity (the report's cpu_profile): ns a packet sent, work and lock spin, a bar a run", cpuProfile},
 	{"blue-p", "cake's largest BLUE drop probability over time", func(d *drawing) []*Figure { return one(d.fig("blue-p", "cake BLUE drop probability", d.bluePanel())) }},
 	{"codel-dropping", "flows in CoDel's dropping state over time (fq_codel, cake)", func(d *drawing) []*Figure {
 		return one(d.fig("codel-dropping", "CoDel drop state", d.codelPanel()))
@@ -373,6 +376,89 @@ func cpu(d *drawing) []*Figure {
 		out = append(out, d.figOf(i, "cpu", "CPU sys, soft and idle over time", p))
 	}
 	return out
+}
+
+// profileActs is how many activities the cpu-profile figure shows.
+const profileActs = 10
+
+// cpuProfile draws where each run's CPU time went over the window, by
+// activity: ns a packet sent, the work as a bar in the run's colour and
+// the lock spin stacked on it, lighter; the activities with the most
+// time in any run, most first from the top.
+func cpuProfile(d *drawing) []*Figure {
+	type cost struct{ work, spin float64 }
+	per := make([]map[string]cost, len(d.runs))
+	most := map[string]float64{}
+	for i, r := range d.runs {
+		if len(r.CPUProfile) == 0 || r.Window.TxPackets == 0 {
+			continue
+		}
+		pkts := float64(r.Window.TxPackets)
+		per[i] = map[string]cost{}
+		for _, a := range r.CPUProfile {
+			c := cost{float64(a.WorkNs) / pkts, float64(a.SpinNs) / pkts}
+			per[i][a.Activity] = c
+			most[a.Activity] = max(most[a.Activity], c.work+c.spin)
+		}
+	}
+	if len(most) == 0 {
+		return nil
+	}
+	acts := make([]string, 0, len(most))
+	for a := range most {
+		acts = append(acts, a)
+	}
+	sort.Slice(acts, func(i, j int) bool {
+		if most[acts[i]] != most[acts[j]] {
+			return most[acts[i]] > most[acts[j]]
+		}
+		return acts[i] < acts[j]
+	})
+	if len(acts) > profileActs {
+		acts = acts[:profileActs]
+	}
+	slices.Reverse(acts) // the nominal axis counts from the bottom
+	var with []int
+	for i := range d.runs {
+		if per[i] != nil {
+			with = append(with, i)
+		}
+	}
+	p := newPanel("CPU time by activity (window, all CPUs)", "ns a packet sent", "")
+	// A bar a run in each row, a bar's gap between rows, and the axes'.
+	width := vg.Points(7)
+	p.height = vg.Length(len(acts)*(len(with)+1))*width + 3*vg.Centimeter
+	var spinThumb gplot.Thumbnailer
+	for k, i := range with {
+		work, spin := make(plotter.Values, len(acts)), make(plotter.Values, len(acts))
+		for j, a := range acts {
+			work[j], spin[j] = per[i][a].work, per[i][a].spin
+		}
+		bw, err := plotter.NewBarChart(work, width)
+		if err != nil { // NaN or infinite values: the report never has them
+			return nil
+		}
+		bs, err := plotter.NewBarChart(spin, width)
+		if err != nil {
+			return nil
+		}
+		c := palette[k%len(palette)]
+		bw.Horizontal, bs.Horizontal = true, true
+		bw.Color, bs.Color = c, color.NRGBA{c.R, c.G, c.B, 0x60}
+		bw.LineStyle.Width, bs.LineStyle.Width = 0, 0
+		bw.Offset = width * vg.Length(float64(len(with)-1)/2-float64(k))
+		bs.Offset = bw.Offset
+		bs.StackOn(bw)
+		p.p.Add(bw, bs)
+		p.entries = append(p.entries, entry{label(d.runs[i], i), bw})
+		if spinThumb == nil {
+			spinThumb = bs
+		}
+	}
+	p.entries = append(p.entries, entry{"lock spin (lighter)", spinThumb})
+	p.p.NominalY(acts...)
+	p.p.X.Min = 0
+	return one(d.fig("cpu-profile", "where the CPU time went", p))
 }
 
 // xmitLatency draws each run's __dev_queue_xmit histogram as the share

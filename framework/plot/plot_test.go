@@ -23,8 +23,10 @@ import (
 func small(name, kind string, pps float64, blue bool) *report.Report {
 	r := &report.Report{Name: name, Profile: "6.18", Setup: report.Setup{Qdisc: kind, Workload: "udp_stream"},
 		DurationNs: 5e6, WarmupNs: 1e6, WindowNs: 4e6,
-		Qdisc:  []report.Qdisc{{Handle: "8001:", Parent: "root", Kind: kind}},
-		XmitNs: report.Hist{Count: 100, Buckets: []report.Bucket{{Lo: 512, Hi: 1024, Count: 60}, {Lo: 1024, Hi: 2048, Count: 30}, {Lo: 8192, Hi: 16384, Count: 10}}}}
+		Qdisc:      []report.Qdisc{{Handle: "8001:", Parent: "root", Kind: kind}},
+		XmitNs:     report.Hist{Count: 100, Buckets: []report.Bucket{{Lo: 512, Hi: 1024, Count: 60}, {Lo: 1024, Hi: 2048, Count: 30}, {Lo: 8192, Hi: 16384, Count: 10}}},
+		CPUProfile: []report.ProfileRow{{Activity: "dev_qdisc_enqueue", WorkNs: int64(pps)}, {Activity: "__dev_xmit_skb root lock (pusher)", WorkNs: 1e5, SpinNs: int64(2 * pps)}}}
+	r.Window.TxPackets = uint64(pps / 250)
 	for i := int64(0); i < 4; i++ {
 		iv := report.Interval{StartNs: (1 + i) * 1e6, EndNs: (2 + i) * 1e6, TxPackets: uint64(pps / 1000), TxPps: pps * float64(1+i%2),
 			TxBytes: uint64(pps), TxBps: pps * 8000, Backlog: 100 * i, DropsBy: map[string]uint64{"QDISC_DROP": uint64(10 * i)},
@@ -151,6 +153,7 @@ func TestEveryKind(t *testing.T) {
 		"cpu-sys":                           {"cake/6.18", "fq_codel/6.19-rc1"},
 		"cpu-1-cake-6.18":                   {"sys", "soft", "idle"},
 		"cpu-2-fq_codel-6.19-rc1":           {"sys", "soft", "idle"},
+		"cpu-profile":                       {"cake/6.18", "fq_codel/6.19-rc1", "lock spin (lighter)"},
 		"blue-p":                            {"cake/6.18"},
 		"codel-dropping":                    {"cake/6.18", "fq_codel/6.19-rc1"},
 		"goodput":                           {"cake/6.18", "fq_codel/6.19-rc1"},
@@ -188,6 +191,11 @@ func TestEveryKind(t *testing.T) {
 	if got := figs["overview"].Panels(); len(got) != 4 {
 		t.Errorf("overview panels %q", got)
 	}
+	// The profile's activities on its axis, most first from the top.
+	prof := wellFormedSVG(t, "cpu-profile", must(Render(figs["cpu-profile"], "svg")))
+	if i, j := strings.Index(prof, "__dev_xmit_skb root lock (pusher)"), strings.Index(prof, "dev_qdisc_enqueue"); i < 0 || j < 0 || !strings.Contains(prof, "ns a packet sent") {
+		t.Errorf("cpu-profile: activities or axis missing from %q", prof)
+	}
 	// Units on the axes.
 	text := wellFormedSVG(t, "throughput-pps", must(Render(figs["throughput-pps"], "svg")))
 	for _, s := range []string{"tx (Mpps)", "simulated time (ms)"} {
@@ -215,7 +223,7 @@ func TestOneRun(t *testing.T) {
 			t.Errorf("%s: title %q", f.Name, f.Title)
 		}
 	}
-	wantNames := []string{"overview", "throughput-pps", "throughput-bps", "backlog", "drops", "xmit-latency", "cpu", "codel-dropping"}
+	wantNames := []string{"overview", "throughput-pps", "throughput-bps", "backlog", "drops", "xmit-latency", "cpu", "cpu-profile", "codel-dropping"}
 	if !slices.Equal(names, wantNames) {
 		t.Errorf("figures %v, want %v", names, wantNames)
 	}

@@ -84,7 +84,10 @@ var (
 
 // Render draws the figure in format (svg or png).
 func Render(f *Figure, format string) ([]byte, error) {
-	h := titleHeight + vg.Length(len(f.panels))*panelHeight
+	h := titleHeight
+	for _, p := range f.panels {
+		h += max(panelHeight, p.height)
+	}
 	var c vg.CanvasWriterTo
 	switch format {
 	case "svg":
@@ -170,6 +173,7 @@ type entry struct {
 type panel struct {
 	p       *gplot.Plot
 	entries []entry
+	height  vg.Length // when it needs more than panelHeight (a bar per run per row)
 }
 
 func newPanel(title, x, y string) *panel {

@@ -34,6 +34,11 @@ type Run struct {
 	Series     []Interval `json:"series"`
 	Latency    *Latency   `json:"latency"`
 	TCP        *TCP       `json:"tcp"`
+	// CPUProfile and the window's packets: the cpu-profile figure.
+	CPUProfile []report.ProfileRow `json:"cpu_profile"`
+	Window     struct {
+		TxPackets uint64 `json:"tx_packets"`
+	} `json:"window"`
 }
 
 // Setup is the part of the report's setup a title names.
