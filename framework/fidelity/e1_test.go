@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/txlab/txlab/framework/netdev"
 	"github.com/txlab/txlab/framework/report"
 	"github.com/txlab/txlab/framework/run"
 	"github.com/txlab/txlab/framework/sim"
@@ -263,5 +264,29 @@ func TestReportCountsSocketsByQueue(t *testing.T) {
 	}
 	if total != 4 {
 		t.Errorf("%d sockets counted over the queues, want the 4 senders'", total)
+	}
+}
+
+// TestWithoutDrops: the packets dropped in the stack cost their share
+// of what every offer passes through, and their frees; taken out, the
+// CPU per packet is what the sent ones cost.
+func TestWithoutDrops(t *testing.T) {
+	r := &report.Report{Window: report.Window{OfferedPackets: 300, TxPackets: 100, CPUBusyNs: 100 * 1000,
+		Drops: map[string]uint64{"FQ_FLOW_LIMIT": 200}}}
+	r.CPUProfile = []report.ProfileRow{
+		{Activity: workload.ActSend, WorkNs: 300 * 100},           // 100 ns an offer
+		{Activity: netdev.ActPusher, WorkNs: 0, SpinNs: 300 * 20}, // 20 an offer
+		{Activity: netdev.ActFree, WorkNs: 200 * 50},              // 50 a drop
+		{Activity: netdev.ActDequeue, WorkNs: 100 * 300},          // the sent ones' only
+	}
+	// 200 drops x 120 ns + 200 x 50 ns = 34000 of the 100000 ns.
+	if got, d := withoutDrops(r); got != 660 || d != 2 {
+		t.Errorf("without drops %v ns a packet, %v drops a packet; want 660 and 2", got, d)
+	}
+	if why := dropCostWhy(r, r); !strings.Contains(why, "660 -> 660 ns, 1.00x") {
+		t.Errorf("why %q", why)
+	}
+	if why := dropCostWhy(&report.Report{}, r); why != "" {
+		t.Errorf("without a profile: %q", why)
 	}
 }

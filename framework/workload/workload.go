@@ -493,6 +493,10 @@ func (w *Workload) fill(s *skb.SKB, f Flow, l2, truesize uint32) {
 	s.DSCP, s.Priority, s.Mark = f.DSCP, f.Priority, f.Mark
 }
 
+// ActSend is the CPU profile's activity of a udp_stream sender's
+// sendmsg up to __dev_queue_xmit (the report's cpu_profile).
+const ActSend = "udp_sendmsg stack + skb alloc"
+
 // udpStream is one netperf UDP_STREAM thread: sendmsg in a loop on a
 // connected socket (-n), blocking in sock_alloc_send_pskb while the
 // send buffer is full. A drop in the qdisc makes sendmsg return
@@ -502,7 +506,7 @@ func (w *Workload) fill(s *skb.SKB, f Flow, l2, truesize uint32) {
 func (w *Workload) udpStream(t *sim.Task, net *netdev.Net, dev *netdev.Device, idx int, sock *Socket, f Flow) {
 	costs := t.CPU().Costs()
 	l2, truesize := w.lens()
-	sendAct := net.E.ActName("udp_sendmsg stack + skb alloc")
+	sendAct := net.E.ActName(ActSend)
 	if w.Spec.Launch > 0 {
 		netperfControl(t, net, dev, controlReply(w.Spec.Base+idx))
 	}
