@@ -49,6 +49,7 @@ type lockRow struct {
 	site      string  // the model's call site it stands for
 	contended float64 // per second (the sample is 1 s)
 	avgNs     float64
+	maxNs     int64 // the max wait column: shown, not judged
 }
 
 // The perf lock tables (perf lock record -C0-7 sleep 1). perf names
@@ -59,20 +60,20 @@ type lockRow struct {
 // 0x55b is the first pusher's spin_lock(root_lock) in __dev_xmit_skb.
 var (
 	seedLocksBeforeUnpinned = []lockRow{
-		{"dev_hard_start_xmit+0xcd", siteBusylock, 442111, 15350},
-		{"__dev_queue_xmit+0x3a0", siteRootEnq, 5961, 1600},
+		{"dev_hard_start_xmit+0xcd", siteBusylock, 442111, 15350, 162470000},
+		{"__dev_queue_xmit+0x3a0", siteRootEnq, 5961, 1600, 8120},
 	}
 	seedLocksBeforePinned = []lockRow{
-		{"dev_hard_start_xmit+0xcd", siteBusylock, 964508, 7360},
-		{"__dev_queue_xmit+0x3a0", siteRootEnq, 201, 1330},
+		{"dev_hard_start_xmit+0xcd", siteBusylock, 964508, 7360, 147250000},
+		{"__dev_queue_xmit+0x3a0", siteRootEnq, 201, 1330, 4650},
 	}
 	seedLocksAfterUnpinned = []lockRow{
-		{"__dev_queue_xmit+0x55b", siteRootEnq, 2524, 46020},
-		{"dev_hard_start_xmit+0xcd", siteRootRun, 5821, 18410},
+		{"__dev_queue_xmit+0x55b", siteRootEnq, 2524, 46020, 486610},
+		{"dev_hard_start_xmit+0xcd", siteRootRun, 5821, 18410, 371670},
 	}
 	seedLocksAfterPinned = []lockRow{
-		{"dev_hard_start_xmit+0xcd", siteRootRun, 32907, 9630},
-		{"__dev_queue_xmit+0x554", siteRootEnq, 4507, 13720},
+		{"dev_hard_start_xmit+0xcd", siteRootRun, 32907, 9630, 195980},
+		{"__dev_queue_xmit+0x554", siteRootEnq, 4507, 13720, 212730},
 	}
 )
 
@@ -336,15 +337,21 @@ func lockRows(name string, seed []lockRow, rep *report.Report) []Row {
 	if rep.LockCPUs != "" {
 		where = " on CPUs " + rep.LockCPUs
 	}
+	// The model's table as perf lock would print it, for the why.
+	var table []string
+	for _, l := range report.PerfLockRows(rep.Locks) {
+		table = append(table, fmt.Sprintf("%s %.0f/s, avg %s, max %s", l.Name, safeDiv(float64(l.MCSContended), secs),
+			report.PerfTime(l.MCSAvgWaitNs), report.PerfTime(l.MCSMaxWaitNs)))
+	}
 	rows := []Row{{Name: name + ": callers on top", Seed: callers(seed), Model: strings.Join(on, ", ") + where,
-		Tolerance: "same callers", Holds: sameSet}}
+		Tolerance: "same callers", Holds: sameSet, Why: "the model's rows, most total wait first: " + strings.Join(table, "; ")}}
 	for _, s := range seed {
 		l := byName[s.site]
 		perSec := safeDiv(float64(l.MCSContended), secs)
 		avg := float64(l.MCSAvgWaitNs)
 		rows = append(rows, Row{Name: fmt.Sprintf("%s: %s (%s)", name, s.caller, s.site),
-			Seed:      fmt.Sprintf("%.0f/s, avg %s", s.contended, usec(s.avgNs)),
-			Model:     fmt.Sprintf("%.0f/s, avg %s", perSec, usec(avg)),
+			Seed:      fmt.Sprintf("%.0f/s, avg %s, max %s", s.contended, usec(s.avgNs), report.PerfTime(s.maxNs)),
+			Model:     fmt.Sprintf("%.0f/s, avg %s, max %s", perSec, usec(avg), report.PerfTime(l.MCSMaxWaitNs)),
 			Ratio:     safeDiv(avg, s.avgNs),
 			Tolerance: "avg within 3x, count within 10x",
 			Holds:     factor(avg, s.avgNs) <= 3 && factor(perSec, s.contended) <= 10})

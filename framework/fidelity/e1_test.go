@@ -25,7 +25,7 @@ func seedReport(profile, placement string, mpps float64, vm vmstatRows, locks []
 		// every-waiter counts are larger.
 		r.Locks = append(r.Locks, report.Lock{Name: l.site, Contended: 3 * uint64(l.contended), AvgWaitNs: int64(l.avgNs) / 2,
 			TotalWaitNs:  int64(1.5 * l.contended * l.avgNs),
-			MCSContended: uint64(l.contended), MCSAvgWaitNs: int64(l.avgNs), MCSTotalWaitNs: int64(l.contended * l.avgNs)})
+			MCSContended: uint64(l.contended), MCSAvgWaitNs: int64(l.avgNs), MCSTotalWaitNs: int64(l.contended * l.avgNs), MCSMaxWaitNs: l.maxNs})
 	}
 	r.XmitNs.Buckets = []report.Bucket{{Lo: modeLo / 2, Hi: modeLo, Count: 10}, {Lo: modeLo, Hi: 2 * modeLo, Count: 100}}
 	return r
@@ -59,6 +59,20 @@ func TestE1SeedHoldsAgainstItself(t *testing.T) {
 	for _, r := range rows {
 		if !r.Holds {
 			t.Errorf("%s: seed %s, model %s does not hold (%s)", r.Name, r.Seed, r.Model, r.Tolerance)
+		}
+	}
+	// The perf lock rows show the max wait column beside the judged
+	// ones, and the callers row the model's table as perf lock prints it.
+	for _, r := range rows {
+		switch r.Name {
+		case "perf lock before, unpinned: dev_hard_start_xmit+0xcd (__dev_xmit_skb (busylock))":
+			if want := "442111/s, avg 15.35 us, max 162.47 ms"; r.Seed != want || r.Model != want {
+				t.Errorf("%s: seed %q, model %q, want %q", r.Name, r.Seed, r.Model, want)
+			}
+		case "perf lock after, unpinned: callers on top":
+			if want := "__dev_xmit_skb (root_lock) 2524/s, avg 46.02 us, max 486.61 us"; !strings.Contains(r.Why, want) {
+				t.Errorf("%s: why %q lacks %q", r.Name, r.Why, want)
+			}
 		}
 	}
 }

@@ -13,6 +13,10 @@ import (
 // lock_stat_key_print_time does: the largest unit the value reaches, two
 // decimals, the number right-aligned in width-3 so the column is width
 // wide. perf pads the one-letter units ("s ", "m ", "h ") to two chars.
+// PerfTime is a wait as perf lock prints it, without the column's
+// padding ("162.47 ms", "8.12 us").
+func PerfTime(ns int64) string { return strings.TrimSpace(perfTime(ns, 0)) }
+
 func perfTime(ns int64, width int) string {
 	units := []struct {
 		base float64
