@@ -243,6 +243,16 @@ var jonasCallGraph = []struct {
 // callGraphRows compare the llist run's CPU profile with Jonas's call
 // graph: each row's share of __dev_queue_xmit within 2x of his.
 func callGraphRows(ll *report.Report) []Row {
+	prof := map[string]report.ProfileRow{}
+	var xmit float64
+	if ll != nil {
+		for _, r := range ll.CPUProfile {
+			prof[r.Activity] = r
+		}
+		for _, a := range netdev.XmitActs {
+			xmit += float64(prof[a].WorkNs + prof[a].SpinNs)
+		}
+	}
 	var rows []Row
 	for i, c := range jonasCallGraph {
 		id, name := fmt.Sprintf("E2b.%d", 7+i), "call graph after the llist: "+c.name
@@ -251,14 +261,7 @@ func callGraphRows(ll *report.Report) []Row {
 			rows = append(rows, missing(id, name, seed, E2bLlist))
 			continue
 		}
-		prof := map[string]report.ProfileRow{}
-		for _, r := range ll.CPUProfile {
-			prof[r.Activity] = r
-		}
-		var xmit, part float64
-		for _, a := range netdev.XmitActs {
-			xmit += float64(prof[a].WorkNs + prof[a].SpinNs)
-		}
+		var part float64
 		for _, a := range c.acts {
 			if c.spin {
 				part += float64(prof[a].SpinNs)

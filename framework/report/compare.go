@@ -127,7 +127,7 @@ func compareRows(reps []*Report) []compareRow {
 		}
 		return "-"
 	})
-	numeric("  total wait", func(v float64) string { return shortTime(int64(v)) }, func(r *Report) float64 {
+	numeric("  total wait", func(v float64) string { return PerfTime(int64(v)) }, func(r *Report) float64 {
 		l, _ := topLock(r.Locks)
 		return float64(l.TotalWaitNs)
 	})

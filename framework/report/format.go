@@ -13,10 +13,6 @@ import (
 // lock_stat_key_print_time does: the largest unit the value reaches, two
 // decimals, the number right-aligned in width-3 so the column is width
 // wide. perf pads the one-letter units ("s ", "m ", "h ") to two chars.
-// PerfTime is a wait as perf lock prints it, without the column's
-// padding ("162.47 ms", "8.12 us").
-func PerfTime(ns int64) string { return strings.TrimSpace(perfTime(ns, 0)) }
-
 func perfTime(ns int64, width int) string {
 	units := []struct {
 		base float64
@@ -37,8 +33,9 @@ func perfTime(ns int64, width int) string {
 	return fmt.Sprintf("%*d %s", width-3, ns, "ns")
 }
 
-// shortTime is perfTime without column padding, for inline use.
-func shortTime(ns int64) string {
+// PerfTime is perfTime without column padding, for inline use: a wait
+// as perf lock prints it ("162.47 ms", "8.12 us").
+func PerfTime(ns int64) string {
 	return strings.TrimSpace(perfTime(ns, 3))
 }
 

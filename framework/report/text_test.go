@@ -66,8 +66,8 @@ func TestPerfTime(t *testing.T) {
 			t.Errorf("perfTime(%d) = %q, want %q", tt.ns, got, tt.want)
 		}
 	}
-	if got := shortTime(6_790_000_000); got != "6.79 s" {
-		t.Errorf("shortTime = %q", got)
+	if got := PerfTime(6_790_000_000); got != "6.79 s" {
+		t.Errorf("PerfTime = %q", got)
 	}
 }
 

@@ -83,13 +83,22 @@ var (
 	forTCP        = &Use{used: tcpFlows, For: "tcp_stream"}
 )
 
-// Used is whether s's workload uses the knob.
-func (k *Knob) Used(s *Spec) bool { return k.Only == nil || k.Only.used(s) }
+// rangeChecked is whether s's value of the knob is range-checked: its
+// workload uses it (and, for flows, has any).
+func (k *Knob) rangeChecked(s *Spec) bool {
+	switch {
+	case k.Only == nil:
+		return true
+	case k.Only.ranged != nil:
+		return k.Only.ranged(s)
+	}
+	return k.Only.used(s)
+}
 
 // usedByAny is whether s's workload or one of the groups beside it
 // (Spec.Also) uses the knob.
 func (k *Knob) usedByAny(s *Spec) bool {
-	if k.Used(s) {
+	if k.Only == nil || k.Only.used(s) {
 		return true
 	}
 	for _, w := range s.Also {
@@ -460,7 +469,7 @@ func (k *Knob) format(v float64) string {
 // check is the knob's range check on a whole spec (a script sets fields
 // directly).
 func (k *Knob) check(s *Spec) error {
-	if !k.Used(s) || k.Only != nil && k.Only.ranged != nil && !k.Only.ranged(s) {
+	if !k.rangeChecked(s) {
 		return nil
 	}
 	var v float64

@@ -143,7 +143,7 @@ func CheckGiven(specs []Spec) error {
 		switch b {
 		case "":
 		case "script":
-			name = "the script's " + k.Script + " (" + "--" + k.Flag + ")"
+			name = "the script's " + k.Script + " (--" + k.Flag + ")"
 		default:
 			name = b + " " + k.Flag
 		}

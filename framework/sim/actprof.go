@@ -119,28 +119,15 @@ func (p *ActProfile) Totals() []ActTotal {
 
 // Format prints each activity's work and spin time per packet, most first.
 func (p *ActProfile) Format(pkts uint64) string {
-	if pkts == 0 {
-		pkts = 1
-	}
-	idx := make([]int, len(p.Names))
+	n := float64(max(pkts, 1))
 	var tw, ts int64
-	for i := range idx {
-		idx[i] = i
-		tw += p.Work[i]
-		ts += p.Spin[i]
-	}
-	sort.Slice(idx, func(a, b int) bool {
-		ia, ib := idx[a], idx[b]
-		return p.Work[ia]+p.Spin[ia] > p.Work[ib]+p.Spin[ib]
-	})
 	var b strings.Builder
 	fmt.Fprintf(&b, "%-34s %10s %10s\n", "activity (ns per packet sent)", "work", "spin")
-	for _, i := range idx {
-		if p.Work[i]+p.Spin[i] == 0 {
-			continue
-		}
-		fmt.Fprintf(&b, "%-34s %10.1f %10.1f\n", p.Names[i], float64(p.Work[i])/float64(pkts), float64(p.Spin[i])/float64(pkts))
+	for _, a := range p.Totals() {
+		tw += a.Work
+		ts += a.Spin
+		fmt.Fprintf(&b, "%-34s %10.1f %10.1f\n", a.Name, float64(a.Work)/n, float64(a.Spin)/n)
 	}
-	fmt.Fprintf(&b, "%-34s %10.1f %10.1f\n", "total", float64(tw)/float64(pkts), float64(ts)/float64(pkts))
+	fmt.Fprintf(&b, "%-34s %10.1f %10.1f\n", "total", float64(tw)/n, float64(ts)/n)
 	return b.String()
 }
