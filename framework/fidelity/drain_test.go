@@ -102,7 +102,8 @@ func TestActBreakdown(t *testing.T) {
 
 // runObserved runs one variant of a shipped script (full size, for dur)
 // with the drain profile on and obs called on the net at its start.
-// DRAIN_RING sets tx_ring, DRAIN_SET adds toggles or costs and ACT_CHILD
+// DRAIN_RING sets tx_ring, DRAIN_DRIVER_OPTS the driver's options
+// (ethtool words, "tx 2048"), DRAIN_SET adds toggles or costs and ACT_CHILD
 // replaces an mq root's children (tc words, a lab what-if: "fq
 // flow_limit 1000").
 func runObserved(t *testing.T, name, variant string, dur sim.Time, obs func(*netdev.Net, *netdev.Device)) (*netdev.DrainProfile, *netdev.Device) {
@@ -119,6 +120,9 @@ func runObserved(t *testing.T, name, variant string, dur sim.Time, obs func(*net
 		// The whole run, as the drain profile counts it: the run's
 		// activity profile restarts at the warmup's end.
 		spec.Warmup = 0
+		if opts := os.Getenv("DRAIN_DRIVER_OPTS"); opts != "" {
+			spec.DriverArgs = strings.Fields(opts)
+		}
 		if set := os.Getenv("DRAIN_SET"); set != "" {
 			spec.Set = append(spec.Set, strings.Fields(set)...)
 		}

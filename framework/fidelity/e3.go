@@ -129,7 +129,7 @@ func E3(runs []E3Run) []Row {
 	model += ")"
 	rows := []Row{{Name: "tx pps, fast path on / off", Seed: fmt.Sprintf("%.3fx (%.2f -> %.2f Mpps)", seedGain, seedE3OffPps/1e6, seedE3OnPps/1e6),
 		Model: model, Ratio: safeDiv(1+mean, seedGain), Tolerance: tol, Holds: holds,
-		Why: "off: " + itrWhy(runs[0].Off) + "; on: " + itrWhy(runs[0].On)}}
+		Why: "off: " + itrWhy(runs[0].Off) + ", " + offerWhy(runs[0].Off) + "; on: " + itrWhy(runs[0].On) + ", " + offerWhy(runs[0].On)}}
 
 	off, on := runs[0].Off, runs[0].On
 	tag := ""
@@ -227,6 +227,16 @@ func itrWhy(r *report.Report) string {
 		dim = "TX DIM at " + strings.Join(parts, ", ")
 	}
 	return fmt.Sprintf("%s, %.0f packets an interrupt, %.1f%% requeued", dim, safeDiv(float64(pkts), float64(irqs)), 100*safeDiv(float64(requeues), float64(pkts)))
+}
+
+// offerWhy is what the senders offered against what was sent, in the
+// window, and the share fq's flow limit dropped: senders no longer
+// held up in net_tx_action (the fast path's point) offer more, and
+// what fq cannot hold per flow is work that sends nothing.
+func offerWhy(r *report.Report) string {
+	w := r.Window
+	return fmt.Sprintf("senders offered %.2f a packet sent, FQ_FLOW_LIMIT dropped %s of it", safeDiv(float64(w.OfferedPackets), float64(w.TxPackets)),
+		pct(float64(w.Drops["FQ_FLOW_LIMIT"]), float64(w.OfferedPackets)))
 }
 
 func msec(ns int64) string { return fmt.Sprintf("%.2f ms", float64(ns)/1e6) }

@@ -101,3 +101,21 @@ func TestFindE3(t *testing.T) {
 		t.Errorf("no pair: %v", err)
 	}
 }
+
+// TestOfferWhy: the gain row's why line gives what the senders offered
+// against what was sent in the window, and fq's flow-limit share of it.
+func TestOfferWhy(t *testing.T) {
+	for _, tc := range []struct {
+		w    report.Window
+		want string
+	}{
+		{report.Window{OfferedPackets: 300, TxPackets: 200, Drops: map[string]uint64{"FQ_FLOW_LIMIT": 75}},
+			"senders offered 1.50 a packet sent, FQ_FLOW_LIMIT dropped 25% of it"},
+		{report.Window{OfferedPackets: 100, TxPackets: 100}, "senders offered 1.00 a packet sent, FQ_FLOW_LIMIT dropped 0% of it"},
+		{report.Window{}, "senders offered 0.00 a packet sent, FQ_FLOW_LIMIT dropped 0% of it"},
+	} {
+		if got := offerWhy(&report.Report{Window: tc.w}); got != tc.want {
+			t.Errorf("offerWhy(%+v) = %q, want %q", tc.w, got, tc.want)
+		}
+	}
+}
