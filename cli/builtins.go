@@ -8,6 +8,7 @@ import (
 	_ "github.com/txlab/txlab/drivers/i40e"
 	_ "github.com/txlab/txlab/drivers/ice"
 	_ "github.com/txlab/txlab/drivers/idpf"
+	_ "github.com/txlab/txlab/drivers/mlx5"
 	_ "github.com/txlab/txlab/drivers/veth"
 	_ "github.com/txlab/txlab/plugins/cake"
 	_ "github.com/txlab/txlab/plugins/drr"

@@ -1,0 +1,456 @@
+// Package mlx5 models the transmit path of NVIDIA ConnectX-5/6 NICs
+// (mlx5e, drivers/net/ethernet/mellanox/mlx5/core/en_tx.c): a send queue
+// (SQ) measured in 64-byte WQE basic blocks (WQEBBs), small linear skbs
+// packed into enhanced multi-packet WQEs (MPWQE, the skb_tx_mpwqe private
+// flag, on where the device supports it), the queue stopped while less
+// than its stop room is free, BQL through __netdev_tx_sent_queue with
+// xmit_more, and, what sets mlx5 apart from the Intel models here, a
+// completion (CQE) only for the WQE the driver rings the doorbell for:
+// mlx5e_notify_hw sets MLX5_WQE_CTRL_CQ_UPDATE on it, and
+// mlx5e_poll_tx_cq completes every WQE up to a CQE's wqe_counter, up to
+// MLX5E_TX_CQ_POLL_BUDGET CQEs a poll. One clean can so hand BQL
+// thousands of packets, where ice's and idpf's per-packet completions
+// stop at their 256-packet clean budgets. TX interrupts are moderated by
+// lib/dim's TX profiles in EQE mode (tx_dim_enabled where the device has
+// cq_moderation). The receive side is not modelled.
+package mlx5
+
+import (
+	"fmt"
+
+	"github.com/txlab/txlab/framework/driver"
+	"github.com/txlab/txlab/framework/sim"
+	"github.com/txlab/txlab/framework/skb"
+)
+
+// Constants from en.h, en/txrx.h, en/params.c and include/linux/mlx5/qp.h.
+const (
+	// MLX5E_PARAMS_{MINIMUM,DEFAULT,MAXIMUM}_LOG_SQ_SIZE: the SQ holds
+	// 2^log WQEBBs; ethtool -G tx N rounds N up to a power of two
+	// (mlx5e_ethtool_set_ringparam: order_base_2).
+	MinLogSQSize     = 6
+	DefaultLogSQSize = 10
+	MaxLogSQSize     = 13
+	// SendWQEBBNumDS is MLX5_SEND_WQEBB_NUM_DS: 16-byte data segments a
+	// WQEBB holds.
+	SendWQEBBNumDS = 4
+	// EmptyDSCount is MLX5E_TX_WQE_EMPTY_DS_COUNT: the control and
+	// Ethernet segments every WQE starts with.
+	EmptyDSCount = 2
+	// MaxWQEBBs is MLX5_SEND_WQE_MAX_WQEBBS, the largest WQE of a
+	// ConnectX-5/6 (max_wqe_sz_sq 1024 bytes).
+	MaxWQEBBs = 16
+	// MaxMPWWQEBBs is a MPWQE session's largest size: the largest WQE
+	// less one WQEBB, so that a full session is cache-aligned with 64-byte
+	// lines (MLX5E_TX_MPW_MAX_WQEBBS, mlx5e_get_max_sq_aligned_wqebbs).
+	MaxMPWWQEBBs = MaxWQEBBs - 1
+	// maxMPWDS: a session is full at this many data segments
+	// (mlx5e_tx_mpwqe_is_full): 58 packets after the two headers.
+	maxMPWDS = MaxMPWWQEBBs * SendWQEBBNumDS
+	// StopRoom is mlx5e_calc_sq_stop_room without kTLS: room for the
+	// largest WQE across a wrap (mlx5e_stop_room_for_max_wqe: 2 x 16 - 1)
+	// plus, with MPWQE, a full session's (2 x 15 - 1).
+	StopRoom = (2*MaxWQEBBs - 1) + (2*MaxMPWWQEBBs - 1)
+	// StopRoomNoMPWQE is the stop room with skb_tx_mpwqe off.
+	StopRoomNoMPWQE = 2*MaxWQEBBs - 1
+	// TxCQPollBudget is MLX5E_TX_CQ_POLL_BUDGET: CQEs one poll takes.
+	TxCQPollBudget = 128
+	// DfltTxCQModeration is MLX5E_PARAMS_DEFAULT_TX_CQ_MODERATION_USEC,
+	// the static moderation once adaptive-tx is off.
+	DfltTxCQModeration = 16 * sim.Microsecond
+	DefaultRate        = 100_000_000_000 // ConnectX-5/6 at 100 Gbit/s
+	// fragBytes: the page fragments a TSO skb's payload sits in (TCP's
+	// 32 KB sk_page_frag), one data segment each.
+	fragBytes = 32 * 1024
+	// inlineDS: the headers mlx5e_tx_get_gso_ihs inlines into a TSO
+	// WQE's Ethernet segment (~66 bytes of Ethernet, IP and TCP with
+	// options): four more data segments.
+	inlineDS = 4
+)
+
+// TxProfile is lib/dim's NET_DIM_TX_EQE_PROFILES in us (mlx5e sets
+// tx_cq_period_mode START_FROM_EQE); DimDefaultProfileIx is
+// NET_DIM_DEF_PROFILE_EQE, where mlx5e_set_tx_cq_mode_params starts. The
+// profiles' 128-CQE count is not modelled: one CQE a doorbell never
+// gathers 128 inside 128 us here.
+var TxProfile = [...]sim.Time{1 * sim.Microsecond, 8 * sim.Microsecond, 32 * sim.Microsecond, 64 * sim.Microsecond, 128 * sim.Microsecond}
+
+const DimDefaultProfileIx = 1
+
+func init() {
+	driver.Register("mlx5", "NVIDIA ConnectX-5/6 100G, transmit side (drivers/net/ethernet/mellanox/mlx5/core)", func() driver.Driver { return &MLX5{} })
+}
+
+// pkt is one skb the SQ holds (sq->db.skb_fifo, with what the clean
+// reports to BQL).
+type pkt struct {
+	h      skb.Handle
+	bytes  uint32 // attr->num_bytes: what BQL was told
+	segs   uint16
+	doneAt sim.Time
+}
+
+// wqe is one posted WQE: a single skb's, or a MPWQE session's packets.
+type wqe struct {
+	first, n int // packets [first, first+n) of the fifo
+	wqebbs   int
+	bytes    uint32
+	doneAt   sim.Time // its last packet left the wire (valid once rung)
+	rung     bool     // the doorbell made it visible to the NIC
+}
+
+// sq is one send queue with its completion queue.
+type sq struct {
+	size int // WQEBBs
+	used int // sq->pc - sq->cc
+	// Packets and WQEs in fixed rings (no allocation per packet).
+	pkts                   []pkt
+	pHead, pTail, pN       int
+	wqes                   []wqe
+	wHead, wTail, wN, wRun int // wRun: WQEs handed to the NIC so far (from wHead)
+	// cqes are the WQEs a CQE was asked for, oldest first (indices into
+	// wqes): the NIC writes one when that WQE's packets are out.
+	cqes             []int
+	cHead, cTail, cN int
+	// The open MPWQE session (sq->mpwqe).
+	open                 bool
+	sFirst, sN, sDS      int
+	sBytes               uint32
+	dim                  *driver.DIM
+	stats                driver.QueueStats
+	xmitMore, cqesPolled uint64
+	mpwqeBlks, mpwqePkts uint64
+	maxUsed              int
+}
+
+// MLX5 is the driver model.
+type MLX5 struct {
+	sqs   []*sq
+	vecs  []driver.Vector
+	wire  driver.Wire
+	costs *sim.Costs
+	mpwqe bool
+	work  int // CQEs a poll
+	stop  int // stop room in WQEBBs
+}
+
+// Init implements driver.Driver. Options (ethtool words): "tx N" the SQ
+// size in WQEBBs (rounded up to a power of two, 64-8192), "adaptive-tx
+// on|off" TX DIM (on by default), "tx-usecs N" a static CQ moderation
+// period (adaptive-tx off unless given on), "skb_tx_mpwqe on|off" the
+// private flag (on), "work N" CQEs a poll (a lab knob; the driver's is
+// 128).
+func (d *MLX5) Init(s driver.Setup, args []string) (driver.Info, error) {
+	o := driver.RingOpts{Ring: 1 << DefaultLogSQSize, ITR: DfltTxCQModeration, Work: TxCQPollBudget}
+	var ad driver.Adaptive
+	d.mpwqe = true
+	err := driver.ParseRingOpts("mlx5", args, &o, []string{"tx", "tx-usecs", "adaptive-tx", "skb_tx_mpwqe", "work"}, func(key, val string) (bool, error) {
+		if key == "skb_tx_mpwqe" {
+			switch val {
+			case "on", "off":
+				d.mpwqe = val == "on"
+				return true, nil
+			}
+			return true, fmt.Errorf("mlx5: skb_tx_mpwqe %q: want on or off", val)
+		}
+		return ad.Opt("mlx5", key, val)
+	})
+	if err != nil {
+		return driver.Info{}, err
+	}
+	if o.Rx != 0 || o.RxITRSet {
+		return driver.Info{}, fmt.Errorf("mlx5: the receive side is not modelled (no rx options)")
+	}
+	if o.Ring < 1<<MinLogSQSize || o.Ring > 1<<MaxLogSQSize {
+		return driver.Info{}, fmt.Errorf("mlx5: tx ring size %d must be in [%d, %d]", o.Ring, 1<<MinLogSQSize, 1<<MaxLogSQSize)
+	}
+	size := 1
+	for size < o.Ring {
+		size <<= 1
+	}
+	d.stop = StopRoomNoMPWQE
+	if d.mpwqe {
+		d.stop = StopRoom
+	}
+	if d.stop >= size { // mlx5e_validate_params
+		return driver.Info{}, fmt.Errorf("mlx5: stop room %d is bigger than the SQ size %d", d.stop, size)
+	}
+	d.costs, d.work = s.Costs, o.Work
+	rate := s.RateBps
+	if rate == 0 {
+		rate = DefaultRate
+	}
+	d.wire.RateBps = rate
+	adaptive := ad.Tx(o)
+	// One channel (SQ, CQ, vector) a queue; the receive side is not
+	// modelled, so a setup with RX queues gets no Rx and the host says so.
+	d.sqs = make([]*sq, s.NumTxQ)
+	d.vecs = make([]driver.Vector, s.NumTxQ)
+	qv := make([]int, s.NumTxQ)
+	maxPkts := size*SendWQEBBNumDS + maxMPWDS
+	for i := range d.sqs {
+		q := &sq{size: size, pkts: make([]pkt, maxPkts), wqes: make([]wqe, size), cqes: make([]int, size), stats: driver.QueueStats{Queue: i}}
+		d.vecs[i].ITR = o.ITR
+		if adaptive {
+			// mlx5e_build_nic_params: tx_dim_enabled; the CQ starts at
+			// the default EQE profile.
+			q.dim = driver.NewDIM(DimDefaultProfileIx, len(TxProfile))
+			d.vecs[i].ITR = TxProfile[DimDefaultProfileIx]
+		}
+		d.sqs[i], qv[i] = q, i
+	}
+	return driver.Info{RateBps: rate, RingSize: size, BQL: true, Vectors: s.NumTxQ, QueueVec: qv, Wire: true}, nil
+}
+
+// hasRoom is mlx5e_wqc_has_room_for(wq, cc, pc, n).
+func (q *sq) hasRoom(n int) bool { return q.size-q.used >= n }
+
+// checkStop is mlx5e_tx_check_stop: stop the queue when less than the
+// stop room is free.
+func (d *MLX5) checkStop(ctx driver.Ctx, i int, q *sq) {
+	if !q.hasRoom(d.stop) && !ctx.QueueStopped(i) {
+		ctx.StopQueue(i)
+		q.stats.Stopped++
+	}
+}
+
+// pushWQE completes a WQE of n packets from first taking wqebbs.
+func (q *sq) pushWQE(first, n, wqebbs int, bytes uint32) {
+	q.wqes[q.wTail] = wqe{first: first, n: n, wqebbs: wqebbs, bytes: bytes}
+	q.wTail = (q.wTail + 1) % len(q.wqes)
+	q.wN++
+	q.used += wqebbs
+	q.maxUsed = max(q.maxUsed, q.used)
+}
+
+func (q *sq) pushPkt(p skb.Packet) int {
+	at := q.pTail
+	q.pkts[at] = pkt{h: p.Handle, bytes: p.Len, segs: max(p.GSOSegs, 1)}
+	q.pTail = (q.pTail + 1) % len(q.pkts)
+	q.pN++
+	return at
+}
+
+// sessionComplete is mlx5e_tx_mpwqe_session_complete: the session
+// becomes a WQE of DIV_ROUND_UP(ds_count, 4) WQEBBs.
+func (d *MLX5) sessionComplete(ctx driver.Ctx, i int, q *sq) {
+	q.open = false
+	q.pushWQE(q.sFirst, q.sN, (q.sDS+SendWQEBBNumDS-1)/SendWQEBBNumDS, q.sBytes)
+	d.checkStop(ctx, i, q)
+}
+
+// notifyHW is mlx5e_notify_hw: the doorbell. The last WQE asks for a
+// CQE (MLX5_WQE_CTRL_CQ_UPDATE); the NIC sends every WQE rung so far.
+func (d *MLX5) notifyHW(ctx driver.Ctx, i int, q *sq) {
+	ctx.Spend(d.costs.Doorbell)
+	q.stats.Doorbells++
+	t := ctx.Now() + sim.Time(d.costs.DMALatency)
+	last := -1
+	for q.wRun < q.wN {
+		w := &q.wqes[(q.wHead+q.wRun)%len(q.wqes)]
+		for k := 0; k < w.n; k++ {
+			p := &q.pkts[(w.first+k)%len(q.pkts)]
+			p.doneAt = d.wire.SendTSO(t, p.bytes, p.segs)
+			w.doneAt = p.doneAt
+		}
+		w.rung = true
+		last = (q.wHead + q.wRun) % len(q.wqes)
+		q.wRun++
+	}
+	if last < 0 {
+		return
+	}
+	q.cqes[q.cTail] = last
+	q.cTail = (q.cTail + 1) % len(q.cqes)
+	q.cN++
+	d.vecs[i].Notify(ctx, i, q.wqes[last].doneAt)
+}
+
+// Xmit implements driver.Driver: mlx5e_xmit for each packet of the bulk.
+func (d *MLX5) Xmit(ctx driver.Ctx, i int, batch []skb.Packet) (int, driver.TxCode) {
+	q := d.sqs[i]
+	for k, p := range batch {
+		more := k < len(batch)-1
+		linear := p.GSOSegs <= 1
+		// The stop room guarantees the largest WQE (and a session) fits
+		// while the queue runs; a full SQ here would be a model bug, so
+		// it is refused as the kernel's would overwrite.
+		need := MaxMPWWQEBBs // mlx5e_txqsq_get_next_pi for a session
+		if !linear || !d.mpwqe {
+			need = wqebbsFor(p)
+		}
+		if !q.open && !q.hasRoom(need) {
+			q.stats.Busy++
+			return k, driver.TxBusy
+		}
+		ctx.Spend(d.costs.DriverXmit)
+		if more {
+			q.xmitMore++
+		}
+		if linear && d.mpwqe {
+			// mlx5e_sq_xmit_mpwqe.
+			if !q.open {
+				q.open, q.sFirst, q.sN, q.sDS, q.sBytes = true, q.pTail, 0, EmptyDSCount, 0
+				q.mpwqeBlks++
+			}
+			q.pushPkt(p)
+			q.sN++
+			q.sDS++
+			q.sBytes += p.Len
+			q.mpwqePkts++
+			if q.sDS == maxMPWDS {
+				// Full: complete it (may stop the queue, and so affect
+				// __netdev_tx_sent_queue's answer).
+				d.sessionComplete(ctx, i, q)
+				if ctx.SentQueueMore(i, int(p.Len), more) {
+					d.notifyHW(ctx, i, q)
+				}
+			} else if ctx.SentQueueMore(i, int(p.Len), more) {
+				// Asked to ring the doorbell: complete the session first.
+				d.sessionComplete(ctx, i, q)
+				d.notifyHW(ctx, i, q)
+			}
+		} else {
+			// mlx5e_tx_mpwqe_ensure_complete, then mlx5e_sq_xmit_wqe.
+			if q.open {
+				d.sessionComplete(ctx, i, q)
+			}
+			first := q.pushPkt(p)
+			q.pushWQE(first, 1, wqebbsFor(p), p.Len)
+			d.checkStop(ctx, i, q)
+			if ctx.SentQueueMore(i, int(p.Len), more) {
+				d.notifyHW(ctx, i, q)
+			}
+		}
+		if more && ctx.QueueStopped(i) {
+			return k + 1, driver.TxOK // dev_hard_start_xmit stops here
+		}
+	}
+	return len(batch), driver.TxOK
+}
+
+// wqebbsFor is mlx5e_sq_calc_wqe_attr's num_wqebbs for a WQE of its
+// own: the control and Ethernet segments, the head's data segment, a
+// TSO skb's inlined headers and one segment a payload fragment.
+func wqebbsFor(p skb.Packet) int {
+	ds := EmptyDSCount + 1
+	if p.GSOSegs > 1 {
+		ds += inlineDS + (int(p.Len)+fragBytes-1)/fragBytes
+	}
+	return min((ds+SendWQEBBNumDS-1)/SendWQEBBNumDS, MaxWQEBBs)
+}
+
+// nextCQE is when the oldest outstanding CQE lands, or -1.
+func (q *sq) nextCQE() sim.Time {
+	if q.cN == 0 {
+		return -1
+	}
+	return q.wqes[q.cqes[q.cHead]].doneAt
+}
+
+// Poll implements driver.Driver: mlx5e_napi_poll -> mlx5e_poll_tx_cq.
+// Each CQE read (its time checked afresh, as the loop reads each CQE's
+// ownership bit) completes every WQE up to the one it names, and their
+// skbs; busy when the budget's CQEs were all taken.
+func (d *MLX5) Poll(ctx driver.Ctx, v int, budget int) (int, bool) {
+	if v >= len(d.sqs) {
+		return 0, true
+	}
+	vec := &d.vecs[v]
+	vec.BeginPoll()
+	q := d.sqs[v]
+	q.stats.Polls++
+	npkts, nbytes, ncqe := 0, 0, 0
+	for ncqe < d.work && q.cN > 0 && q.nextCQE() <= ctx.Now() {
+		upTo := q.cqes[q.cHead]
+		q.cHead = (q.cHead + 1) % len(q.cqes)
+		q.cN--
+		ncqe++
+		for {
+			wi := q.wHead
+			w := q.wqes[wi]
+			for k := 0; k < w.n; k++ {
+				p := &q.pkts[(w.first+k)%len(q.pkts)]
+				ctx.Spend(d.costs.DescClean)
+				ctx.Consume(p.h)
+				npkts++
+				nbytes += int(p.bytes)
+				*p = pkt{}
+			}
+			q.pHead = (w.first + w.n) % len(q.pkts)
+			q.pN -= w.n
+			q.used -= w.wqebbs
+			q.wqes[wi] = wqe{}
+			q.wHead = (q.wHead + 1) % len(q.wqes)
+			q.wN--
+			q.wRun--
+			if wi == upTo {
+				break
+			}
+		}
+	}
+	q.cqesPolled += uint64(ncqe)
+	q.stats.Packets += uint64(npkts)
+	q.stats.Bytes += uint64(nbytes)
+	ctx.CompletedQueue(v, npkts, nbytes)
+	if ctx.QueueStopped(v) && q.hasRoom(d.stop) {
+		ctx.WakeQueue(v) // netif_tx_wake_queue; sq->stats->wake++
+		q.stats.Restart++
+	}
+	complete := ncqe < d.work
+	if complete && q.dim != nil {
+		// napi_complete_done -> mlx5e_handle_tx_dim: net_dim on the
+		// SQ's packets and bytes and the CQ's events; mlx5e_tx_dim_work
+		// writes the new profile's period.
+		if q.dim.Sample(driver.DIMSample{Time: ctx.Now(), Pkts: uint32(q.stats.Packets), Bytes: uint32(q.stats.Bytes), Events: uint16(vec.Irqs)}) {
+			vec.ITR = TxProfile[q.dim.ProfileIx]
+		}
+	}
+	vec.EndPoll(ctx, v, complete, q.nextCQE())
+	if !complete {
+		return budget, false
+	}
+	return 0, true
+}
+
+// Stats implements driver.Driver.
+func (d *MLX5) Stats() []driver.QueueStats {
+	out := make([]driver.QueueStats, len(d.sqs))
+	for i, q := range d.sqs {
+		out[i] = q.stats
+		out[i].Irqs = d.vecs[i].Irqs
+		out[i].Extra = []driver.Counter{
+			{Name: "ring_used", Value: uint64(q.used)},
+			{Name: "ring_used_max", Value: uint64(q.maxUsed)},
+		}
+		if q.dim != nil {
+			out[i].Extra = append(out[i].Extra, q.dim.Counters(d.vecs[i].ITR)...)
+		}
+		out[i].Ethtool = ethtool(i, q)
+	}
+	return out
+}
+
+// ethtool is a queue's part of mlx5e's `ethtool -S`
+// (en_stats.c): the software counters summed over the SQs (tx_packets,
+// tx_bytes, tx_queue_stopped, tx_queue_wake, tx_xmit_more, tx_cqes,
+// tx_mpwqe_blks, tx_mpwqe_pkts), then the SQ's tx%d_ lines. Only the
+// lines the model counts.
+func ethtool(i int, q *sq) []driver.Counter {
+	st := q.stats
+	return []driver.Counter{
+		{Name: "tx_packets", Value: st.Packets, Dev: true},
+		{Name: "tx_bytes", Value: st.Bytes, Dev: true},
+		{Name: "tx_queue_stopped", Value: st.Stopped, Dev: true},
+		{Name: "tx_queue_wake", Value: st.Restart, Dev: true},
+		{Name: "tx_xmit_more", Value: q.xmitMore, Dev: true},
+		{Name: "tx_cqes", Value: q.cqesPolled, Dev: true},
+		{Name: "tx_mpwqe_blks", Value: q.mpwqeBlks, Dev: true},
+		{Name: "tx_mpwqe_pkts", Value: q.mpwqePkts, Dev: true},
+		{Name: fmt.Sprintf("tx%d_packets", i), Value: st.Packets},
+		{Name: fmt.Sprintf("tx%d_bytes", i), Value: st.Bytes},
+		{Name: fmt.Sprintf("tx%d_stopped", i), Value: st.Stopped},
+		{Name: fmt.Sprintf("tx%d_wake", i), Value: st.Restart},
+		{Name: fmt.Sprintf("tx%d_cqes", i), Value: q.cqesPolled},
+	}
+}
