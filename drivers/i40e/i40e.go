@@ -321,11 +321,7 @@ func (d *I40E) Poll(ctx driver.Ctx, v int, budget int) (int, bool) {
 		r.stats.Restart++
 	}
 	complete := pkts < d.work // return !!budget
-	vec.EndPoll(ctx, v, complete, d.nextWriteBack(r, true))
-	if !complete {
-		return budget, false
-	}
-	return 0, true
+	return vec.PollDone(ctx, v, budget, complete, d.nextWriteBack(r, true), nil, &r.stats, nil)
 }
 
 // SelectQueue implements driver.QueueSelector: i40e_lan_select_queue.

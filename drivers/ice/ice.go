@@ -243,19 +243,8 @@ func (d *ICE) Poll(ctx driver.Ctx, v int, budget int) (int, bool) {
 		r.stats.Restart++
 	}
 	complete := pkts < d.work
-	if complete && r.dim != nil {
-		// napi_complete_done -> ice_net_dim: a sample of the vector's
-		// interrupts (total_events) and the ring's packets and bytes;
-		// ice_tx_dim_work writes the new profile's ITR.
-		if r.dim.Sample(driver.DIMSample{Time: ctx.Now(), Pkts: uint32(r.stats.Packets), Bytes: uint32(r.stats.Bytes), Events: uint16(vec.Irqs)}) {
-			vec.ITR = dynamicITR(TxProfile[r.dim.ProfileIx])
-		}
-	}
-	vec.EndPoll(ctx, v, complete, r.NextDone())
-	if !complete {
-		return budget, false
-	}
-	return 0, true
+	// napi_complete_done -> ice_net_dim; ice_tx_dim_work writes the ITR.
+	return vec.PollDone(ctx, v, budget, complete, r.NextDone(), r.dim, &r.stats, func(ix int) sim.Time { return dynamicITR(TxProfile[ix]) })
 }
 
 // Stats implements driver.Driver.

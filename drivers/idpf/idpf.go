@@ -415,20 +415,9 @@ func (d *IDPF) Poll(ctx driver.Ctx, v int, budget int) (int, bool) {
 		}
 	}
 	complete := left > 0
-	if complete && q.dim != nil {
-		// napi_complete_done -> idpf_vport_intr_update_itr_ena_irq ->
-		// idpf_net_dim: a sample of the vector's interrupts
-		// (total_events) and the queue's cleaned packets and bytes; a
-		// new profile is written by idpf_tx_dim_work.
-		if q.dim.Sample(driver.DIMSample{Time: ctx.Now(), Pkts: uint32(q.stats.Packets), Bytes: uint32(q.stats.Bytes), Events: uint16(vec.Irqs)}) {
-			vec.ITR = TxITRProfile[q.dim.ProfileIx]
-		}
-	}
-	vec.EndPoll(ctx, v, complete, q.nextCompl())
-	if !complete {
-		return budget, false
-	}
-	return 0, true
+	// napi_complete_done -> idpf_vport_intr_update_itr_ena_irq ->
+	// idpf_net_dim; idpf_tx_dim_work writes the ITR.
+	return vec.PollDone(ctx, v, budget, complete, q.nextCompl(), q.dim, &q.stats, func(ix int) sim.Time { return TxITRProfile[ix] })
 }
 
 // Stats implements driver.Driver.

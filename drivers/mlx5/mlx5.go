@@ -62,6 +62,14 @@ const (
 	// fragBytes: the page fragments a TSO skb's payload sits in (TCP's
 	// 32 KB sk_page_frag), one data segment each.
 	fragBytes = 32 * 1024
+	// PageWQEBBs: the SQ's buffer is 4 KB pages of 64 WQEBBs, and a WQE
+	// never crosses one (mlx5_wq_cyc_get_contig_wqebbs): what is left of
+	// a page too short for the next WQE is filled with NOPs.
+	PageWQEBBs = 4096 / 64
+	// maxLinearTCP: a TCP skb longer than its headers (Ethernet, IPv4
+	// and the largest TCP header) carries data, which tcp_sendmsg puts in
+	// page fragments: not linear, so never in a MPWQE session.
+	maxLinearTCP = 14 + 20 + 60
 	// inlineDS: the headers mlx5e_tx_get_gso_ihs inlines into a TSO
 	// WQE's Ethernet segment (~66 bytes of Ethernet, IP and TCP with
 	// options): four more data segments.
@@ -103,6 +111,7 @@ type wqe struct {
 type sq struct {
 	size int // WQEBBs
 	used int // sq->pc - sq->cc
+	pc   int // sq->pc within the SQ: where the next WQE goes
 	// Packets and WQEs in fixed rings (no allocation per packet).
 	pkts                   []pkt
 	pHead, pTail, pN       int
@@ -120,7 +129,11 @@ type sq struct {
 	stats                driver.QueueStats
 	xmitMore, cqesPolled uint64
 	mpwqeBlks, mpwqePkts uint64
-	maxUsed              int
+	nops                 uint64
+	// The kernel's tx_packets and tx_bytes count at transmit
+	// (mlx5e_sq_xmit_prepare), GSO skbs by their segments.
+	xmitPkts, xmitBytes uint64
+	maxUsed             int
 }
 
 // MLX5 is the driver model.
@@ -192,9 +205,11 @@ func (d *MLX5) Init(s driver.Setup, args []string) (driver.Info, error) {
 		q := &sq{size: size, pkts: make([]pkt, maxPkts), wqes: make([]wqe, size), cqes: make([]int, size), stats: driver.QueueStats{Queue: i}}
 		d.vecs[i].ITR = o.ITR
 		if adaptive {
-			// mlx5e_build_nic_params: tx_dim_enabled; the CQ starts at
-			// the default EQE profile.
-			q.dim = driver.NewDIM(DimDefaultProfileIx, len(TxProfile))
+			// mlx5e_build_nic_params: tx_dim_enabled; the CQ is created
+			// with the default EQE profile's period, while the zeroed
+			// struct dim starts at profile 0 (its first step from
+			// parking goes right).
+			q.dim = driver.NewDIM(0, len(TxProfile))
 			d.vecs[i].ITR = TxProfile[DimDefaultProfileIx]
 		}
 		d.sqs[i], qv[i] = q, i
@@ -220,7 +235,19 @@ func (q *sq) pushWQE(first, n, wqebbs int, bytes uint32) {
 	q.wTail = (q.wTail + 1) % len(q.wqes)
 	q.wN++
 	q.used += wqebbs
+	q.pc = (q.pc + wqebbs) % q.size
 	q.maxUsed = max(q.maxUsed, q.used)
+}
+
+// nextPI is mlx5e_txqsq_get_next_pi(sq, size): a WQE of size WQEBBs
+// must fit in what is left of the current page, or that rest is filled
+// with NOP WQEs of one WQEBB each (sq->stats->nop), which take room like
+// any WQE until a CQE past them frees it.
+func (q *sq) nextPI(size int) {
+	if contig := PageWQEBBs - q.pc%PageWQEBBs; contig < size {
+		q.pushWQE(q.pTail, 0, contig, 0)
+		q.nops += uint64(contig)
+	}
 }
 
 func (q *sq) pushPkt(p skb.Packet) int {
@@ -271,7 +298,8 @@ func (d *MLX5) Xmit(ctx driver.Ctx, i int, batch []skb.Packet) (int, driver.TxCo
 	q := d.sqs[i]
 	for k, p := range batch {
 		more := k < len(batch)-1
-		linear := p.GSOSegs <= 1
+		// mlx5e_tx_skb_supports_mpwqe: linear, no VLAN, no inline.
+		linear := p.GSOSegs <= 1 && (p.Keys.Proto != 6 || p.Len <= maxLinearTCP)
 		// The stop room guarantees the largest WQE (and a session) fits
 		// while the queue runs; a full SQ here would be a model bug, so
 		// it is refused as the kernel's would overwrite.
@@ -287,9 +315,13 @@ func (d *MLX5) Xmit(ctx driver.Ctx, i int, batch []skb.Packet) (int, driver.TxCo
 		if more {
 			q.xmitMore++
 		}
+		q.xmitPkts += uint64(max(p.GSOSegs, 1))
+		q.xmitBytes += uint64(p.Len)
 		if linear && d.mpwqe {
 			// mlx5e_sq_xmit_mpwqe.
 			if !q.open {
+				// mlx5e_tx_mpwqe_session_start: room for a full session.
+				q.nextPI(MaxMPWWQEBBs)
 				q.open, q.sFirst, q.sN, q.sDS, q.sBytes = true, q.pTail, 0, EmptyDSCount, 0
 				q.mpwqeBlks++
 			}
@@ -315,6 +347,7 @@ func (d *MLX5) Xmit(ctx driver.Ctx, i int, batch []skb.Packet) (int, driver.TxCo
 			if q.open {
 				d.sessionComplete(ctx, i, q)
 			}
+			q.nextPI(wqebbsFor(p))
 			first := q.pushPkt(p)
 			q.pushWQE(first, 1, wqebbsFor(p), p.Len)
 			d.checkStop(ctx, i, q)
@@ -389,28 +422,20 @@ func (d *MLX5) Poll(ctx driver.Ctx, v int, budget int) (int, bool) {
 			}
 		}
 	}
-	q.cqesPolled += uint64(ncqe)
-	q.stats.Packets += uint64(npkts)
-	q.stats.Bytes += uint64(nbytes)
-	ctx.CompletedQueue(v, npkts, nbytes)
-	if ctx.QueueStopped(v) && q.hasRoom(d.stop) {
-		ctx.WakeQueue(v) // netif_tx_wake_queue; sq->stats->wake++
-		q.stats.Restart++
-	}
-	complete := ncqe < d.work
-	if complete && q.dim != nil {
-		// napi_complete_done -> mlx5e_handle_tx_dim: net_dim on the
-		// SQ's packets and bytes and the CQ's events; mlx5e_tx_dim_work
-		// writes the new profile's period.
-		if q.dim.Sample(driver.DIMSample{Time: ctx.Now(), Pkts: uint32(q.stats.Packets), Bytes: uint32(q.stats.Bytes), Events: uint16(vec.Irqs)}) {
-			vec.ITR = TxProfile[q.dim.ProfileIx]
+	if ncqe > 0 { // no CQE: mlx5e_poll_tx_cq returns before BQL and the wake
+		q.cqesPolled += uint64(ncqe)
+		q.stats.Packets += uint64(npkts)
+		q.stats.Bytes += uint64(nbytes)
+		ctx.CompletedQueue(v, npkts, nbytes)
+		if ctx.QueueStopped(v) && q.hasRoom(d.stop) {
+			ctx.WakeQueue(v) // netif_tx_wake_queue; sq->stats->wake++
+			q.stats.Restart++
 		}
 	}
-	vec.EndPoll(ctx, v, complete, q.nextCQE())
-	if !complete {
-		return budget, false
-	}
-	return 0, true
+	complete := ncqe < d.work
+	// napi_complete_done -> mlx5e_handle_tx_dim (the CQ's event_ctr);
+	// mlx5e_tx_dim_work writes the period.
+	return vec.PollDone(ctx, v, budget, complete, q.nextCQE(), q.dim, &q.stats, func(ix int) sim.Time { return TxProfile[ix] })
 }
 
 // Stats implements driver.Driver.
@@ -431,26 +456,31 @@ func (d *MLX5) Stats() []driver.QueueStats {
 	return out
 }
 
-// ethtool is a queue's part of mlx5e's `ethtool -S`
-// (en_stats.c): the software counters summed over the SQs (tx_packets,
-// tx_bytes, tx_queue_stopped, tx_queue_wake, tx_xmit_more, tx_cqes,
-// tx_mpwqe_blks, tx_mpwqe_pkts), then the SQ's tx%d_ lines. Only the
-// lines the model counts.
+// ethtool is a queue's part of mlx5e's `ethtool -S` (en_stats.c): the
+// software counters, the sums over the SQs (sw_stats_desc's order), then
+// the SQ's tx%d_ lines (sq_stats_desc's). tx_packets and tx_bytes count
+// at transmit, as mlx5e_sq_xmit_prepare does. Only the lines the model
+// counts.
 func ethtool(i int, q *sq) []driver.Counter {
 	st := q.stats
 	return []driver.Counter{
-		{Name: "tx_packets", Value: st.Packets, Dev: true},
-		{Name: "tx_bytes", Value: st.Bytes, Dev: true},
-		{Name: "tx_queue_stopped", Value: st.Stopped, Dev: true},
-		{Name: "tx_queue_wake", Value: st.Restart, Dev: true},
-		{Name: "tx_xmit_more", Value: q.xmitMore, Dev: true},
-		{Name: "tx_cqes", Value: q.cqesPolled, Dev: true},
+		{Name: "tx_packets", Value: q.xmitPkts, Dev: true},
+		{Name: "tx_bytes", Value: q.xmitBytes, Dev: true},
+		{Name: "tx_nop", Value: q.nops, Dev: true},
 		{Name: "tx_mpwqe_blks", Value: q.mpwqeBlks, Dev: true},
 		{Name: "tx_mpwqe_pkts", Value: q.mpwqePkts, Dev: true},
-		{Name: fmt.Sprintf("tx%d_packets", i), Value: st.Packets},
-		{Name: fmt.Sprintf("tx%d_bytes", i), Value: st.Bytes},
+		{Name: "tx_queue_stopped", Value: st.Stopped, Dev: true},
+		{Name: "tx_xmit_more", Value: q.xmitMore, Dev: true},
+		{Name: "tx_cqes", Value: q.cqesPolled, Dev: true},
+		{Name: "tx_queue_wake", Value: st.Restart, Dev: true},
+		{Name: fmt.Sprintf("tx%d_packets", i), Value: q.xmitPkts},
+		{Name: fmt.Sprintf("tx%d_bytes", i), Value: q.xmitBytes},
+		{Name: fmt.Sprintf("tx%d_nop", i), Value: q.nops},
+		{Name: fmt.Sprintf("tx%d_mpwqe_blks", i), Value: q.mpwqeBlks},
+		{Name: fmt.Sprintf("tx%d_mpwqe_pkts", i), Value: q.mpwqePkts},
 		{Name: fmt.Sprintf("tx%d_stopped", i), Value: st.Stopped},
-		{Name: fmt.Sprintf("tx%d_wake", i), Value: st.Restart},
+		{Name: fmt.Sprintf("tx%d_xmit_more", i), Value: q.xmitMore},
 		{Name: fmt.Sprintf("tx%d_cqes", i), Value: q.cqesPolled},
+		{Name: fmt.Sprintf("tx%d_wake", i), Value: st.Restart},
 	}
 }

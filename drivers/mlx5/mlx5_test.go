@@ -153,3 +153,50 @@ func TestOptions(t *testing.T) {
 }
 
 func newPkt(segs uint16, n uint32) skb.Packet { return skb.Packet{Len: n, GSOSegs: segs, Sock: -1} }
+
+// A session needs 15 contiguous WQEBBs in its 64-WQEBB page
+// (mlx5e_txqsq_get_next_pi): after four full sessions (60 WQEBBs) the
+// page's last four are NOPs, counted in tx_nop and taking room until a
+// CQE past them frees it.
+func TestNOPsAtPageEdge(t *testing.T) {
+	d, f := newSQ(t)
+	f.Xmit(d, 0, f.Packets(0, 4*58+1, 162))
+	q := d.sqs[0]
+	if q.nops != 4 || q.used != 60+4+1 || q.pc != 65 {
+		t.Fatalf("nops %d used %d pc %d, want 4, 65, 65", q.nops, q.used, q.pc)
+	}
+	f.Clock = f.Irqs[0].At
+	f.ServiceIRQs(d, nil)
+	if q.used != 0 || f.Consumed[0] != 4*58+1 {
+		t.Fatalf("after the CQE: used %d, consumed %d", q.used, f.Consumed[0])
+	}
+}
+
+// A TCP skb that carries data is not linear (tcp_sendmsg puts the
+// payload in page fragments), so it takes a WQE of its own and closes
+// an open session; a pure ACK is linear and joins one.
+func TestTCPDataNotMPWQE(t *testing.T) {
+	d, f := newSQ(t)
+	batch := f.Packets(0, 3, 66) // ACKs
+	data := f.Packets(0, 1, 1514)
+	data[0].Keys.Proto = 6
+	for i := range batch {
+		batch[i].Keys.Proto = 6
+	}
+	f.Xmit(d, 0, append(batch[:2:2], data[0], batch[2]))
+	q := d.sqs[0]
+	// session {ack, ack}, the data skb's WQE, session {ack}.
+	if q.mpwqeBlks != 2 || q.mpwqePkts != 3 || q.wN != 3 {
+		t.Fatalf("%d sessions of %d packets in %d WQEs, want 2 of 3 in 3", q.mpwqeBlks, q.mpwqePkts, q.wN)
+	}
+}
+
+// The CQ starts at DIM's default EQE profile, 8 us, while the zeroed
+// struct dim is at profile 0: its first move out of parking goes right,
+// towards longer periods.
+func TestDIMStart(t *testing.T) {
+	d, _ := newSQ(t)
+	if d.vecs[0].ITR != 8*sim.Microsecond || d.sqs[0].dim.ProfileIx != 0 {
+		t.Fatalf("itr %v profile %d, want 8us and 0", d.vecs[0].ITR, d.sqs[0].dim.ProfileIx)
+	}
+}

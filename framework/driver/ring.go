@@ -247,3 +247,24 @@ func (v *Vector) EndPoll(ctx Ctx, id int, complete bool, next sim.Time) {
 	}
 	v.Notify(ctx, id, next)
 }
+
+// PollDone ends a driver's NAPI poll of vector id, as the drivers' polls
+// end: when the poll completed (napi_complete_done) and the queue runs a
+// TX DIM (nil: none), its sample of the vector's interrupts
+// (total_events, a CQ's event_ctr) and the queue's cleaned packets and
+// bytes, and a new profile's interval from the driver's table (itr) for
+// the next interrupt, as the drivers' *_tx_dim_work write it; then
+// EndPoll. It returns what the poll returns: the whole budget while
+// work is left.
+func (v *Vector) PollDone(ctx Ctx, id, budget int, complete bool, next sim.Time, dim *DIM, st *QueueStats, itr func(ix int) sim.Time) (int, bool) {
+	if complete && dim != nil {
+		if dim.Sample(DIMSample{Time: ctx.Now(), Pkts: uint32(st.Packets), Bytes: uint32(st.Bytes), Events: uint16(v.Irqs)}) {
+			v.ITR = itr(dim.ProfileIx)
+		}
+	}
+	v.EndPoll(ctx, id, complete, next)
+	if !complete {
+		return budget, false
+	}
+	return 0, true
+}

@@ -302,7 +302,11 @@ func bqlWhy(r *report.Report) string {
 	if len(limits)%2 == 0 {
 		m = (m + limits[len(limits)/2-1]) / 2
 	}
-	return fmt.Sprintf(", BQL limit %.0f packets (median of the queues that sent) on a %d-descriptor ring", m, r.Setup.RingSize)
+	slot := "descriptor"
+	if r.Setup.Driver == "mlx5" {
+		slot = "WQEBB" // mlx5's SQ counts 64-byte blocks; a MPWQE block holds up to 4 small skbs
+	}
+	return fmt.Sprintf(", BQL limit %.0f packets (median of the queues that sent) on a %d-%s ring", m, r.Setup.RingSize, slot)
 }
 
 // lockRows compares a perf lock table: the seed's top callers on top of
