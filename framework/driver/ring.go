@@ -92,7 +92,12 @@ func (r *Ring) PutTSO(h skb.Handle, bytes uint32, segs uint16, count int) {
 type Wire struct {
 	RateBps   int64
 	busyUntil sim.Time
-	Frames    uint64
+	// rem carries what a frame's time has beyond a whole nanosecond
+	// (bit-nanoseconds, under RateBps) into the next back-to-back frame:
+	// 186 bytes take 14.88 ns at 100 Gbit, and rounding each frame down
+	// to 14 ns made the wire 6% fast.
+	rem    int64
+	Frames uint64
 }
 
 // WireBytes is what a frame of l2len bytes (no FCS) occupies on
@@ -119,7 +124,12 @@ func (w *Wire) Send(t sim.Time, l2len uint32) sim.Time { return w.SendTSO(t, l2l
 // SendTSO is Send for a TSO packet leaving as segs frames.
 func (w *Wire) SendTSO(t sim.Time, l2len uint32, segs uint16) sim.Time {
 	start := max(t, w.busyUntil)
-	done := start + sim.Time(WireBytesTSO(l2len, segs)*8*int64(sim.Second)/w.RateBps)
+	if start > w.busyUntil {
+		w.rem = 0 // an idle wire: the frame starts on its own clock
+	}
+	bitNs := WireBytesTSO(l2len, segs)*8*int64(sim.Second) + w.rem
+	done := start + sim.Time(bitNs/w.RateBps)
+	w.rem = bitNs % w.RateBps
 	w.busyUntil = done
 	w.Frames += uint64(max(segs, 1))
 	return done

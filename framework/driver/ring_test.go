@@ -27,3 +27,20 @@ func TestCleanReadsEachCompletionLive(t *testing.T) {
 		t.Errorf("%d packets left, want the third", r.Used())
 	}
 }
+
+// Back to back, frames take the wire's exact time on average: 186-byte
+// frames (120 bytes of UDP) at 100 Gbit take 14.88 ns each, so 1000 of
+// them 14,880 ns, not 1000 x 14; an idle gap restarts the clock.
+func TestWireKeepsFractions(t *testing.T) {
+	w := Wire{RateBps: 100_000_000_000}
+	var done sim.Time
+	for i := 0; i < 1000; i++ {
+		done = w.Send(0, 162)
+	}
+	if done != 14880 {
+		t.Fatalf("1000 frames done at %v, want 14880 ns", done)
+	}
+	if got := w.Send(done+1000, 162); got != done+1000+14 {
+		t.Fatalf("after a gap: %v, want %v", got, done+1000+14)
+	}
+}

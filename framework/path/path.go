@@ -103,17 +103,17 @@ type Arriver interface {
 
 // Link is one direction of the path.
 type Link struct {
-	e         *sim.Engine
-	delay     sim.Time
-	rate      int64
-	limit     int
-	loss      float64
-	rng       *sim.Rand
-	last      sim.Time
-	busyUntil sim.Time
-	departs   []sim.Time // departure times of the packets in the FIFO, in order
-	head      int
-	router    *router
+	e       *sim.Engine
+	delay   sim.Time
+	rate    int64
+	limit   int
+	loss    float64
+	rng     *sim.Rand
+	last    sim.Time
+	wire    driver.Wire // the bottleneck's serialisation, at rate
+	departs []sim.Time  // departure times of the packets in the FIFO, in order
+	head    int
+	router  *router
 	// inFlight are the packets scheduled to arrive, in arrival order
 	// (a link is a FIFO): each arrival event takes the head, so no
 	// event needs a closure of its own. lastArrive is the latest.
@@ -140,6 +140,7 @@ func New(e *sim.Engine, c Config) (*Path, error) {
 		dst  **Link
 	}{{"up", c.RateBps, &p.Up}, {"down", c.DownRate(), &p.Down}} {
 		k := &Link{e: e, delay: c.RTT / 2, rate: l.rate, limit: c.Limit, loss: c.Loss, rng: e.Rand("path/" + l.name)}
+		k.wire.RateBps = l.rate
 		k.arriveHead = k.deliverHead
 		if len(c.Qdisc) > 0 {
 			r, err := newRouter(e, k, l.name, c.Qdisc)
@@ -165,11 +166,6 @@ func (l *Link) queued(t sim.Time) int {
 	return len(l.departs) - l.head
 }
 
-// serialise is the packet's time on the bottleneck's wire.
-func (l *Link) serialise(l2len uint32) sim.Time {
-	return sim.Time(driver.WireBytes(l2len) * 8 * int64(sim.Second) / l.rate)
-}
-
 // Send hands the link a packet at time t; p.Deliver runs in engine
 // context when it arrives. It reports false if the packet was lost or
 // dropped on the way in. Calls should come in time order (they are
@@ -192,9 +188,7 @@ func (l *Link) Send(t sim.Time, p Pkt) bool {
 			l.Dropped++
 			return false
 		}
-		start := max(t, l.busyUntil)
-		done := start + l.serialise(p.Len)
-		l.busyUntil = done
+		done := l.wire.Send(t, p.Len)
 		l.departs = append(l.departs, done)
 		l.MaxQueue = max(l.MaxQueue, n+1)
 		arrive = done

@@ -224,7 +224,7 @@ func (r *router) transmit() {
 	}
 	p.ECN = q.ECN
 	r.busy = true
-	done := r.e.Now() + r.l.serialise(p.Len)
+	done := r.l.wire.Send(r.e.Now(), p.Len) // the router's link is idle when it dequeues
 	r.e.At(done, r.doneFn)
 	r.l.arrive(done+r.l.delay, p)
 }
