@@ -92,19 +92,16 @@ func init() {
 // pkt is one skb the SQ holds (sq->db.skb_fifo, with what the clean
 // reports to BQL).
 type pkt struct {
-	h      skb.Handle
-	bytes  uint32 // attr->num_bytes: what BQL was told
-	segs   uint16
-	doneAt sim.Time
+	h     skb.Handle
+	bytes uint32 // attr->num_bytes: what BQL was told
+	segs  uint16
 }
 
 // wqe is one posted WQE: a single skb's, or a MPWQE session's packets.
 type wqe struct {
 	first, n int // packets [first, first+n) of the fifo
 	wqebbs   int
-	bytes    uint32
 	doneAt   sim.Time // its last packet left the wire (valid once rung)
-	rung     bool     // the doorbell made it visible to the NIC
 }
 
 // sq is one send queue with its completion queue.
@@ -114,17 +111,15 @@ type sq struct {
 	pc   int // sq->pc within the SQ: where the next WQE goes
 	// Packets and WQEs in fixed rings (no allocation per packet).
 	pkts                   []pkt
-	pHead, pTail, pN       int
+	pTail                  int
 	wqes                   []wqe
 	wHead, wTail, wN, wRun int // wRun: WQEs handed to the NIC so far (from wHead)
 	// cqes are the WQEs a CQE was asked for, oldest first (indices into
 	// wqes): the NIC writes one when that WQE's packets are out.
-	cqes             []int
-	cHead, cTail, cN int
+	cqes sim.Fifo[int]
 	// The open MPWQE session (sq->mpwqe).
 	open                 bool
 	sFirst, sN, sDS      int
-	sBytes               uint32
 	dim                  *driver.DIM
 	stats                driver.QueueStats
 	xmitMore, cqesPolled uint64
@@ -181,12 +176,11 @@ func (d *MLX5) Init(s driver.Setup, args []string) (driver.Info, error) {
 	for size < o.Ring {
 		size <<= 1
 	}
+	// mlx5e_validate_params wants the stop room under the SQ size: the
+	// smallest SQ, 64 WQEBBs, already has it.
 	d.stop = StopRoomNoMPWQE
 	if d.mpwqe {
 		d.stop = StopRoom
-	}
-	if d.stop >= size { // mlx5e_validate_params
-		return driver.Info{}, fmt.Errorf("mlx5: stop room %d is bigger than the SQ size %d", d.stop, size)
 	}
 	d.costs, d.work = s.Costs, o.Work
 	rate := s.RateBps
@@ -202,7 +196,7 @@ func (d *MLX5) Init(s driver.Setup, args []string) (driver.Info, error) {
 	qv := make([]int, s.NumTxQ)
 	maxPkts := size*SendWQEBBNumDS + maxMPWDS
 	for i := range d.sqs {
-		q := &sq{size: size, pkts: make([]pkt, maxPkts), wqes: make([]wqe, size), cqes: make([]int, size), stats: driver.QueueStats{Queue: i}}
+		q := &sq{size: size, pkts: make([]pkt, maxPkts), wqes: make([]wqe, size), stats: driver.QueueStats{Queue: i}}
 		d.vecs[i].ITR = o.ITR
 		if adaptive {
 			// mlx5e_build_nic_params: tx_dim_enabled; the CQ is created
@@ -230,8 +224,8 @@ func (d *MLX5) checkStop(ctx driver.Ctx, i int, q *sq) {
 }
 
 // pushWQE completes a WQE of n packets from first taking wqebbs.
-func (q *sq) pushWQE(first, n, wqebbs int, bytes uint32) {
-	q.wqes[q.wTail] = wqe{first: first, n: n, wqebbs: wqebbs, bytes: bytes}
+func (q *sq) pushWQE(first, n, wqebbs int) {
+	q.wqes[q.wTail] = wqe{first: first, n: n, wqebbs: wqebbs}
 	q.wTail = (q.wTail + 1) % len(q.wqes)
 	q.wN++
 	q.used += wqebbs
@@ -245,7 +239,7 @@ func (q *sq) pushWQE(first, n, wqebbs int, bytes uint32) {
 // any WQE until a CQE past them frees it.
 func (q *sq) nextPI(size int) {
 	if contig := PageWQEBBs - q.pc%PageWQEBBs; contig < size {
-		q.pushWQE(q.pTail, 0, contig, 0)
+		q.pushWQE(q.pTail, 0, contig)
 		q.nops += uint64(contig)
 	}
 }
@@ -254,7 +248,6 @@ func (q *sq) pushPkt(p skb.Packet) int {
 	at := q.pTail
 	q.pkts[at] = pkt{h: p.Handle, bytes: p.Len, segs: max(p.GSOSegs, 1)}
 	q.pTail = (q.pTail + 1) % len(q.pkts)
-	q.pN++
 	return at
 }
 
@@ -262,7 +255,7 @@ func (q *sq) pushPkt(p skb.Packet) int {
 // becomes a WQE of DIV_ROUND_UP(ds_count, 4) WQEBBs.
 func (d *MLX5) sessionComplete(ctx driver.Ctx, i int, q *sq) {
 	q.open = false
-	q.pushWQE(q.sFirst, q.sN, (q.sDS+SendWQEBBNumDS-1)/SendWQEBBNumDS, q.sBytes)
+	q.pushWQE(q.sFirst, q.sN, (q.sDS+SendWQEBBNumDS-1)/SendWQEBBNumDS)
 	d.checkStop(ctx, i, q)
 }
 
@@ -277,19 +270,15 @@ func (d *MLX5) notifyHW(ctx driver.Ctx, i int, q *sq) {
 		w := &q.wqes[(q.wHead+q.wRun)%len(q.wqes)]
 		for k := 0; k < w.n; k++ {
 			p := &q.pkts[(w.first+k)%len(q.pkts)]
-			p.doneAt = d.wire.SendTSO(t, p.bytes, p.segs)
-			w.doneAt = p.doneAt
+			w.doneAt = d.wire.SendTSO(t, p.bytes, p.segs)
 		}
-		w.rung = true
 		last = (q.wHead + q.wRun) % len(q.wqes)
 		q.wRun++
 	}
 	if last < 0 {
 		return
 	}
-	q.cqes[q.cTail] = last
-	q.cTail = (q.cTail + 1) % len(q.cqes)
-	q.cN++
+	q.cqes.Push(last)
 	d.vecs[i].Notify(ctx, i, q.wqes[last].doneAt)
 }
 
@@ -322,13 +311,12 @@ func (d *MLX5) Xmit(ctx driver.Ctx, i int, batch []skb.Packet) (int, driver.TxCo
 			if !q.open {
 				// mlx5e_tx_mpwqe_session_start: room for a full session.
 				q.nextPI(MaxMPWWQEBBs)
-				q.open, q.sFirst, q.sN, q.sDS, q.sBytes = true, q.pTail, 0, EmptyDSCount, 0
+				q.open, q.sFirst, q.sN, q.sDS = true, q.pTail, 0, EmptyDSCount
 				q.mpwqeBlks++
 			}
 			q.pushPkt(p)
 			q.sN++
 			q.sDS++
-			q.sBytes += p.Len
 			q.mpwqePkts++
 			if q.sDS == maxMPWDS {
 				// Full: complete it (may stop the queue, and so affect
@@ -349,7 +337,7 @@ func (d *MLX5) Xmit(ctx driver.Ctx, i int, batch []skb.Packet) (int, driver.TxCo
 			}
 			q.nextPI(wqebbsFor(p))
 			first := q.pushPkt(p)
-			q.pushWQE(first, 1, wqebbsFor(p), p.Len)
+			q.pushWQE(first, 1, wqebbsFor(p))
 			d.checkStop(ctx, i, q)
 			if ctx.SentQueueMore(i, int(p.Len), more) {
 				d.notifyHW(ctx, i, q)
@@ -375,10 +363,10 @@ func wqebbsFor(p skb.Packet) int {
 
 // nextCQE is when the oldest outstanding CQE lands, or -1.
 func (q *sq) nextCQE() sim.Time {
-	if q.cN == 0 {
+	if q.cqes.Len() == 0 {
 		return -1
 	}
-	return q.wqes[q.cqes[q.cHead]].doneAt
+	return q.wqes[q.cqes.Peek()].doneAt
 }
 
 // Poll implements driver.Driver: mlx5e_napi_poll -> mlx5e_poll_tx_cq.
@@ -394,10 +382,8 @@ func (d *MLX5) Poll(ctx driver.Ctx, v int, budget int) (int, bool) {
 	q := d.sqs[v]
 	q.stats.Polls++
 	npkts, nbytes, ncqe := 0, 0, 0
-	for ncqe < d.work && q.cN > 0 && q.nextCQE() <= ctx.Now() {
-		upTo := q.cqes[q.cHead]
-		q.cHead = (q.cHead + 1) % len(q.cqes)
-		q.cN--
+	for ncqe < d.work && q.cqes.Len() > 0 && q.nextCQE() <= ctx.Now() {
+		upTo := q.cqes.Pop()
 		ncqe++
 		for {
 			wi := q.wHead
@@ -410,8 +396,6 @@ func (d *MLX5) Poll(ctx driver.Ctx, v int, budget int) (int, bool) {
 				nbytes += int(p.bytes)
 				*p = pkt{}
 			}
-			q.pHead = (w.first + w.n) % len(q.pkts)
-			q.pN -= w.n
 			q.used -= w.wqebbs
 			q.wqes[wi] = wqe{}
 			q.wHead = (q.wHead + 1) % len(q.wqes)

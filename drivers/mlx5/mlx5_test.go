@@ -34,8 +34,8 @@ func TestMPWQEOneCQEPerDoorbell(t *testing.T) {
 	if q.used != 26 || q.wN != 2 || q.mpwqeBlks != 2 || q.mpwqePkts != 100 {
 		t.Fatalf("used %d WQEBBs in %d WQEs (%d sessions, %d packets), want 26 in 2 (2, 100)", q.used, q.wN, q.mpwqeBlks, q.mpwqePkts)
 	}
-	if q.stats.Doorbells != 1 || q.cN != 1 || q.cqes[0] != 1 {
-		t.Fatalf("doorbells %d, CQEs asked %d (on WQE %d), want 1 on WQE 1", q.stats.Doorbells, q.cN, q.cqes[0])
+	if q.stats.Doorbells != 1 || q.cqes.Len() != 1 || q.cqes.Peek() != 1 {
+		t.Fatalf("doorbells %d, CQEs asked %d (on WQE %d), want 1 on WQE 1", q.stats.Doorbells, q.cqes.Len(), q.cqes.Peek())
 	}
 	if len(f.Irqs) != 1 {
 		t.Fatalf("interrupts %v, want one for the CQE", f.Irqs)
@@ -54,8 +54,8 @@ func TestNoMPWQE(t *testing.T) {
 	d, f := newSQ(t, "skb_tx_mpwqe", "off")
 	f.Xmit(d, 0, f.Packets(0, 100, 162))
 	q := d.sqs[0]
-	if q.used != 100 || q.wN != 100 || q.mpwqeBlks != 0 || q.stats.Doorbells != 1 || q.cN != 1 {
-		t.Fatalf("used %d in %d WQEs, %d sessions, %d doorbells, %d CQEs; want 100, 100, 0, 1, 1", q.used, q.wN, q.mpwqeBlks, q.stats.Doorbells, q.cN)
+	if q.used != 100 || q.wN != 100 || q.mpwqeBlks != 0 || q.stats.Doorbells != 1 || q.cqes.Len() != 1 {
+		t.Fatalf("used %d in %d WQEs, %d sessions, %d doorbells, %d CQEs; want 100, 100, 0, 1, 1", q.used, q.wN, q.mpwqeBlks, q.stats.Doorbells, q.cqes.Len())
 	}
 }
 
@@ -87,8 +87,8 @@ func TestPollBudgetIsCQEs(t *testing.T) {
 		f.Xmit(d, 0, f.Packets(0, 8, 162)) // a doorbell, a CQE, every 8
 	}
 	q := d.sqs[0]
-	if q.cN != 130 {
-		t.Fatalf("%d CQEs asked, want 130", q.cN)
+	if q.cqes.Len() != 130 {
+		t.Fatalf("%d CQEs asked, want 130", q.cqes.Len())
 	}
 	f.Clock += sim.Millisecond
 	work, done := d.Poll(f, 0, 64)

@@ -105,12 +105,11 @@ type Arriver interface {
 type Link struct {
 	e       *sim.Engine
 	delay   sim.Time
-	rate    int64
 	limit   int
 	loss    float64
 	rng     *sim.Rand
 	last    sim.Time
-	wire    driver.Wire // the bottleneck's serialisation, at rate
+	wire    driver.Wire // the bottleneck's rate and serialisation (RateBps 0: none)
 	departs []sim.Time  // departure times of the packets in the FIFO, in order
 	head    int
 	router  *router
@@ -139,8 +138,7 @@ func New(e *sim.Engine, c Config) (*Path, error) {
 		rate int64
 		dst  **Link
 	}{{"up", c.RateBps, &p.Up}, {"down", c.DownRate(), &p.Down}} {
-		k := &Link{e: e, delay: c.RTT / 2, rate: l.rate, limit: c.Limit, loss: c.Loss, rng: e.Rand("path/" + l.name)}
-		k.wire.RateBps = l.rate
+		k := &Link{e: e, delay: c.RTT / 2, wire: driver.Wire{RateBps: l.rate}, limit: c.Limit, loss: c.Loss, rng: e.Rand("path/" + l.name)}
 		k.arriveHead = k.deliverHead
 		if len(c.Qdisc) > 0 {
 			r, err := newRouter(e, k, l.name, c.Qdisc)
@@ -182,7 +180,7 @@ func (l *Link) Send(t sim.Time, p Pkt) bool {
 		return l.router.enqueue(t, p)
 	}
 	arrive := t
-	if l.rate > 0 {
+	if l.wire.RateBps > 0 {
 		n := l.queued(t)
 		if n >= l.limit {
 			l.Dropped++

@@ -71,7 +71,7 @@ func CheckQdisc(words []string, rate int64, limit int) error {
 }
 
 func newRouter(e *sim.Engine, l *Link, name string, words []string) (*router, error) {
-	if err := CheckQdisc(words, l.rate, l.limit); err != nil {
+	if err := CheckQdisc(words, l.wire.RateBps, l.limit); err != nil {
 		return nil, err
 	}
 	ops, _ := qdisc.New(words[0])
@@ -82,7 +82,7 @@ func newRouter(e *sim.Engine, l *Link, name string, words []string) (*router, er
 		r.busy = false
 		r.transmit()
 	}
-	if _, err := ops.Init(r, routerSetup(l.rate, l.limit), words[1:]); err != nil {
+	if _, err := ops.Init(r, routerSetup(l.wire.RateBps, l.limit), words[1:]); err != nil {
 		return nil, fmt.Errorf("path qdisc %s: %w", words[0], err)
 	}
 	return r, nil

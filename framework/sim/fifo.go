@@ -33,5 +33,8 @@ func (f *Fifo[T]) Pop() T {
 	return v
 }
 
+// Peek is the head, left queued; it panics on an empty queue.
+func (f *Fifo[T]) Peek() T { return f.q[f.head] }
+
 // Len is the values queued.
 func (f *Fifo[T]) Len() int { return len(f.q) - f.head }

@@ -2,7 +2,8 @@ package sim
 
 import "testing"
 
-// The FIFO keeps order across its resets and compactions, and stops
+// The FIFO keeps order across its resets and compactions (Peek sees the
+// head Pop takes next), and stops
 // growing once its length is steady.
 func TestFifo(t *testing.T) {
 	for _, tc := range []struct {
@@ -23,6 +24,9 @@ func TestFifo(t *testing.T) {
 					next++
 				}
 				for i := 0; i < tc.step; i++ {
+					if v := f.Peek(); v != want {
+						t.Fatalf("step %d: peeked %d, want %d", s, v, want)
+					}
 					if v := f.Pop(); v != want {
 						t.Fatalf("step %d: popped %d, want %d", s, v, want)
 					}
