@@ -37,6 +37,7 @@ type conn struct {
 	dead    error
 	kill    func()
 	free    []*hostCall
+	open    int // calls taken and not yet put back (a task parked inside one)
 }
 
 type hostCall struct {
@@ -67,6 +68,7 @@ func (n callName) String() string {
 }
 
 func (c *conn) get() *hostCall {
+	c.open++
 	if n := len(c.free); n > 0 {
 		h := c.free[n-1]
 		c.free = c.free[:n-1]
@@ -75,7 +77,10 @@ func (c *conn) get() *hostCall {
 	return &hostCall{}
 }
 
-func (c *conn) put(h *hostCall) { c.free = append(c.free, h) }
+func (c *conn) put(h *hostCall) {
+	c.open--
+	c.free = append(c.free, h)
+}
 
 // Error is a plugin that broke the run: it crashed, hung, or broke the
 // protocol or its contract.

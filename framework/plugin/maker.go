@@ -190,16 +190,23 @@ func (h *Host) Driver(name string) (driver.Driver, error) {
 }
 
 // Close frees the run's instances and gives its plugin processes back
-// for the next run; a dead or broken one is stopped, never reused.
+// for the next run; a dead or broken one is stopped, never reused, and
+// so is one with a call still open (close the engine first: a task
+// parked inside a call puts it back as it unwinds, and the next run
+// must not share the conn with it).
 func (h *Host) Close() {
 	for _, p := range h.procs {
-		if p.Err() == nil {
+		open := p.c.open
+		if p.Err() == nil && open == 0 {
 			p.closeInstances()
+		}
+		if open > 0 && h.opts.Log != nil {
+			fmt.Fprintf(h.opts.Log, "[plugin %s] closed with %d calls open: process not reused\n", p.c.name, open)
 		}
 		procs.Lock()
 		switch {
 		case !procs.all[p]: // Cleanup closed it
-		case p.Err() != nil:
+		case p.Err() != nil, open > 0: // a parked task still holds a call: never hand it on
 			p.Close()
 			delete(procs.all, p)
 		default:

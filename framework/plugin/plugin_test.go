@@ -18,6 +18,7 @@ import (
 	"github.com/txlab/txlab/framework/plugin/plugintest"
 	"github.com/txlab/txlab/framework/qdisc"
 	"github.com/txlab/txlab/framework/qdisc/qdisctest"
+	"github.com/txlab/txlab/framework/report"
 	"github.com/txlab/txlab/framework/run"
 	"github.com/txlab/txlab/framework/sim"
 	"github.com/txlab/txlab/framework/skb"
@@ -681,5 +682,47 @@ qdisc add dev eth0 parent 1:2 handle 2: fq_codel
 				t.Fatalf("the live changes purged nothing")
 			}
 		})
+	}
+}
+
+// Isolated runs side by side reuse each other's plugin processes (a run
+// hands its process on when it closes) and give the reports they give
+// one by one. Run with -race: a run must unwind its CPUs, whose tasks
+// may be parked inside a plugin call, before it hands the process on,
+// or the unwinding task's put of its call races with the next run.
+func TestIsolatedRunAllReusesProcs(t *testing.T) {
+	var log syncBuffer
+	var specs []run.Spec
+	for i, qd := range []string{"mq fq_codel", "mq pfifo", "mq sfq", "mq fq"} {
+		s := small(qd, "ice")
+		s.Name = fmt.Sprintf("%d %s", i, qd)
+		s.Workload.Senders = 8 // more senders than CPUs: tasks park mid-call
+		s.Plugins = plugin.Options{Isolate: true, Log: &log}
+		specs = append(specs, s)
+	}
+	encode := func(reps []*report.Report, errs []error) []string {
+		var out []string
+		for i, r := range reps {
+			if errs[i] != nil {
+				t.Fatalf("%s: %v", specs[i].Name, errs[i])
+			}
+			r.StripWall()
+			b, err := json.Marshal(r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, string(b))
+		}
+		return out
+	}
+	seq := encode(run.RunAll(specs, 1, nil, nil))
+	par := encode(run.RunAll(append(specs, specs...), 2, nil, nil))
+	for i := range par {
+		if par[i] != seq[i%len(seq)] {
+			t.Errorf("%s: -j 2 gave another report than -j 1", specs[i%len(specs)].Name)
+		}
+	}
+	if strings.Contains(log.String(), "open") {
+		t.Errorf("a run handed on its plugin process with a call open:\n%s", log.String())
 	}
 }

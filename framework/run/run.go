@@ -429,12 +429,14 @@ type host struct {
 	plugins *plugin.Host
 }
 
+// close unwinds the CPUs before it hands the plugin processes on: a task
+// parked inside a plugin call puts the call back as it unwinds.
 func (h *host) close() {
-	if h.plugins != nil {
-		h.plugins.Close()
-	}
 	if h.e != nil {
 		h.e.Close()
+	}
+	if h.plugins != nil {
+		h.plugins.Close()
 	}
 }
 
