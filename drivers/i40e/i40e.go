@@ -3,7 +3,8 @@
 // plain netdev_tx_sent_queue, the tail written when the queue is stopped
 // or xmit_more is clear, the RS (report status) bit only every WB_STRIDE
 // packets so that completions become visible in strides, a 25 Gbit wire,
-// ITR interrupt moderation, i40e_clean_tx_irq in NAPI and
+// its own adaptive ITR (i40e_update_enable_itr, itr.go) on each queue
+// pair's vector, i40e_clean_tx_irq in NAPI and
 // i40e_lan_select_queue. Defaults come from
 // drivers/net/ethernet/intel/i40e/i40e_txrx.[ch], i40e.h and i40e_main.c
 // (KERNEL-FACTS 5.2).
@@ -36,7 +37,8 @@ const (
 	WBStride = 4
 	// I40E_DEFAULT_IRQ_WORK: vsi->work_limit, packets per clean.
 	DefaultIRQWork = 256
-	// I40E_ITR_20K = 50 us, with I40E_ITR_DYNAMIC set by default.
+	// I40E_ITR_TX_DEF = I40E_ITR_20K | I40E_ITR_DYNAMIC: 50 us to
+	// start with, adaptive.
 	DfltTxITR   = 50 * sim.Microsecond
 	DefaultRate = 25_000_000_000 // XXV710: 25 Gbit/s
 	// i40e_swdcb_skb_tx_hash's jhash_1word salt.
@@ -59,8 +61,8 @@ const (
 	LUTSize = 512
 	// RxBufSize is i40e_rx_frame_truesize with 4 KiB pages: half a page.
 	RxBufSize = 2048
-	// DfltRxITR is I40E_ITR_RX_DEF = I40E_ITR_20K, 50 us (dynamic ITR is
-	// not modelled).
+	// DfltRxITR is I40E_ITR_RX_DEF = I40E_ITR_20K | I40E_ITR_DYNAMIC,
+	// 50 us to start with, adaptive.
 	DfltRxITR = 50 * sim.Microsecond
 )
 
@@ -87,7 +89,13 @@ type I40E struct {
 	wire  driver.Wire
 	itr   sim.Time
 	work  int
-	costs *sim.Costs
+	// mod is each vector's adaptive ITR; hostRx the vectors whose RX
+	// rings the host cleans (it calls RxComplete for them); divisor is
+	// i40e_itr_divisor for the link.
+	mod     []itrVector
+	hostRx  int
+	divisor uint32
+	costs   *sim.Costs
 	// descNeeded and wakeThresh are DESC_NEEDED and TX_WAKE_THRESHOLD
 	// for the host's MAX_SKB_FRAGS.
 	descNeeded, wakeThresh int
@@ -99,16 +107,23 @@ type I40E struct {
 }
 
 // Init implements driver.Driver. Options (ethtool words): "tx N" ring
-// size, "tx-usecs N" ITR, "work N" clean budget (vsi->work_limit),
-// "dcb-tc N" traffic classes (software DCB; default 1), "up2tc
-// a,b,c,d,e,f,g,h" the priority -> TC table (default all 0, the IEEE
-// default ETS table).
+// size, "tx-usecs N" ITR, "adaptive-tx on|off" (default on, as
+// I40E_ITR_TX_DEF has I40E_ITR_DYNAMIC), "work N" clean budget
+// (vsi->work_limit), "rx N" RX ring size, "rx-usecs N", "adaptive-rx
+// on|off" (default on), "dcb-tc N" traffic classes (software DCB;
+// default 1), "up2tc a,b,c,d,e,f,g,h" the priority -> TC table (default
+// all 0, the IEEE default ETS table). A usecs word alone makes its side
+// static, as the lab's other drivers read it.
 func (d *I40E) Init(s driver.Setup, args []string) (driver.Info, error) {
 	o := driver.RingOpts{Ring: DefaultNumDescriptors, ITR: DfltTxITR, Work: DefaultIRQWork, Rx: DefaultNumRxDesc, RxITR: DfltRxITR}
 	d.numTC = 1
 	d.descNeeded = s.SkbFrags() + 6
 	d.wakeThresh = 2 * d.descNeeded
-	err := driver.ParseRingOpts("i40e", args, &o, []string{"tx", "tx-usecs", "work", "rx", "rx-usecs", "dcb-tc", "up2tc"}, func(key, val string) (bool, error) {
+	var ad driver.Adaptive
+	err := driver.ParseRingOpts("i40e", args, &o, []string{"tx", "tx-usecs", "adaptive-tx", "work", "rx", "rx-usecs", "adaptive-rx", "dcb-tc", "up2tc"}, func(key, val string) (bool, error) {
+		if ok, err := ad.Opt("i40e", key, val); ok || err != nil {
+			return ok, err
+		}
 		switch key {
 		case "up2tc":
 			parts := strings.Split(val, ",")
@@ -155,6 +170,7 @@ func (d *I40E) Init(s driver.Setup, args []string) (driver.Info, error) {
 		rate = DefaultRate
 	}
 	d.wire.RateBps = rate
+	d.divisor = itrDivisor(rate)
 	d.numQ = s.NumTxQ
 	// Queue pairs: TX and RX queue i on q_vector i.
 	nvec := max(s.NumTxQ, s.NumRxQ)
@@ -165,16 +181,23 @@ func (d *I40E) Init(s driver.Setup, args []string) (driver.Info, error) {
 		d.rings[i] = &txRing{Ring: driver.NewRing(ring), rs: make([]bool, ring), stats: driver.QueueStats{Queue: i}}
 		qv[i] = i // one TX/RX queue pair per q_vector
 	}
+	// i40e_vsi_configure_msix: every vector starts at the configured
+	// ITRs; a queue pair always has both rings, so a vector whose RX
+	// ring the model leaves out (no RX queues, or fewer than TX) has an
+	// idle RX container.
+	d.mod = make([]itrVector, nvec)
 	for i := range d.vecs {
-		d.vecs[i].ITR = d.itr
+		d.mod[i] = newITRVector(o.ITR, o.RxITR, ad.Tx(o), ad.Rx(o))
+		d.vecs[i].ITR = usecs(d.mod[i].tx.current)
 	}
+	d.hostRx = s.NumRxQ
 	info := driver.Info{RateBps: rate, RingSize: ring, BQL: true, Vectors: nvec, QueueVec: qv, Wire: true}
 	if s.NumRxQ > 0 {
 		rv := make([]int, s.NumRxQ)
 		for i := range rv {
 			rv[i] = i
 		}
-		info.Rx = &driver.RxInfo{RingSize: o.Rx, MaxQueues: MaxRSSQueues, QueueVec: rv, ITR: o.RxITR,
+		info.Rx = &driver.RxInfo{RingSize: o.Rx, MaxQueues: MaxRSSQueues, QueueVec: rv, ITR: usecs(d.mod[0].rx.current), OwnITR: true,
 			// i40e_clean_rx_irq's clean_threshold, rx_ring->count / 2
 			// since v6.4 (it was I40E_RX_BUFFER_WRITE, 32): buffers go
 			// back to the hardware when half the ring waits for them.
@@ -296,8 +319,10 @@ func (d *I40E) visible(r *txRing, now sim.Time) int {
 }
 
 // Poll implements driver.Driver: i40e_napi_poll -> i40e_clean_tx_irq.
-// The RX half (i40e_clean_rx_irq) runs in the host; a vector with only
-// an RX ring has nothing to clean here.
+// The RX half (i40e_clean_rx_irq) runs in the host, which calls
+// RxComplete when the whole poll completes; a vector with only an RX
+// ring has nothing to clean here. On a vector without a host RX ring,
+// napi_complete_done's i40e_update_enable_itr runs here.
 func (d *I40E) Poll(ctx driver.Ctx, v int, budget int) (int, bool) {
 	if v >= len(d.rings) {
 		return 0, true
@@ -315,13 +340,40 @@ func (d *I40E) Poll(ctx driver.Ctx, v int, budget int) (int, bool) {
 	})
 	r.stats.Packets += uint64(pkts)
 	r.stats.Bytes += uint64(bytes)
+	// i40e_update_tx_stats: the TX container's totals (unsigned int).
+	m := &d.mod[v]
+	m.tx.totalPackets += uint32(pkts)
+	m.tx.totalBytes += uint32(bytes)
 	ctx.CompletedQueue(v, pkts, bytes) // netdev_tx_completed_queue
 	if pkts > 0 && r.Unused() >= d.wakeThresh && ctx.QueueStopped(v) {
 		ctx.WakeQueue(v) // netif_wake_subqueue; restart_queue++
 		r.stats.Restart++
 	}
 	complete := pkts < d.work // return !!budget
+	if complete && v >= d.hostRx {
+		d.updateEnableITR(ctx.Now(), v)
+	}
 	return vec.PollDone(ctx, v, budget, complete, d.nextWriteBack(r, true), nil, &r.stats, nil)
+}
+
+// RxComplete implements driver.RxModerator: napi_complete_done on a
+// vector with a host RX ring, given what its RX ring cleaned
+// (i40e_update_rx_stats' totals). The new TX interval applies from the
+// vector's next TX interrupt on.
+func (d *I40E) RxComplete(now sim.Time, v int, pkts, bytes uint64) sim.Time {
+	m := &d.mod[v]
+	m.rx.totalPackets += uint32(pkts)
+	m.rx.totalBytes += uint32(bytes)
+	d.updateEnableITR(now, v)
+	return usecs(m.rx.current)
+}
+
+// updateEnableITR is i40e_update_enable_itr's moderation on vector v at
+// now (jiffies at CONFIG_HZ=1000).
+func (d *I40E) updateEnableITR(now sim.Time, v int) {
+	if d.mod[v].updateEnableITR(int64(now/sim.Jiffy), d.divisor) {
+		d.vecs[v].ITR = usecs(d.mod[v].tx.current)
+	}
 }
 
 // SelectQueue implements driver.QueueSelector: i40e_lan_select_queue.
@@ -386,6 +438,8 @@ func (d *I40E) Stats() []driver.QueueStats {
 		out[i].Irqs = d.vecs[i].Irqs
 		out[i].Extra = []driver.Counter{
 			{Name: "ring_used", Value: uint64(r.Used())},
+			{Name: "tx_itr_usecs", Value: uint64(d.vecs[i].ITR / sim.Microsecond)},
+			{Name: "itr_changes", Value: d.mod[i].changes},
 			{Name: "rs_set", Value: r.rsSet},
 			{Name: "tx_force_wb", Value: r.forceWB},
 		}

@@ -34,6 +34,8 @@ func TestOptions(t *testing.T) {
 		{args: []string{"rx-frames", "8"}, wantErr: "unknown option"},
 		{args: []string{"rx", "100"}, wantErr: "rx ring size 100"},
 		{args: []string{"tx-usecs"}, wantErr: "needs a value"},
+		{args: []string{"adaptive-tx", "off", "adaptive-rx", "on"}, ring: 512, numTC: 1},
+		{args: []string{"adaptive-rx", "yes"}, wantErr: `adaptive-rx "yes": want on or off`},
 	}
 	for _, tc := range cases {
 		t.Run(strings.Join(tc.args, "_"), func(t *testing.T) {

@@ -10,9 +10,9 @@ import (
 // The receive side the host models: with RX queues, vectors for
 // max(tx, rx) queue pairs, rx queue i on vector i, the driver's RX
 // defaults; a vector with only an RX ring has no TX clean; without RX
-// queues no receive side at all. The RX moderation is static: i40e's own
-// adaptive ITR (i40e_update_itr) is not lib/dim's, so RxInfo carries no
-// DIM profile and no rate limit.
+// queues no receive side at all. The RX moderation is i40e's own
+// (i40e_update_itr, not lib/dim's): RxInfo says OwnITR, with no DIM
+// profile and no rate limit, and starts at the configured RX ITR.
 func TestRxInfo(t *testing.T) {
 	for _, tc := range []struct {
 		tx, rx, vectors int
@@ -41,7 +41,7 @@ func TestRxInfo(t *testing.T) {
 		r := info.Rx
 		if r == nil || r.RingSize != tc.ring || r.ITR != tc.itr || r.MaxQueues != 64 || r.BufSize != 2048 ||
 			r.RefillBatch != tc.ring/2 || r.LUTSize != 512 || r.QueuePackets != "rx-%d.packets" ||
-			len(r.ITRProfile) != 0 || r.INTRL != 0 || r.StartITR() != tc.itr {
+			len(r.ITRProfile) != 0 || r.INTRL != 0 || r.StartITR() != tc.itr || !r.OwnITR {
 			t.Fatalf("rx info %+v", r)
 		}
 		if err := r.Validate(tc.rx); err != nil {

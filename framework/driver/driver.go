@@ -209,6 +209,16 @@ type QueueSelector interface {
 	SelectQueue(p skb.Packet, numTxQ int) (q int, ok bool)
 }
 
+// RxModerator is an optional Driver extension, for a driver whose
+// RxInfo says OwnITR: RxComplete is its part of napi_complete_done on
+// vector v at now, given the packets and bytes the vector's RX rings
+// cleaned since the last call (the RX container's totals); it updates
+// the vector's TX interval itself and returns the RX interval the host
+// arms with from now on.
+type RxModerator interface {
+	RxComplete(now sim.Time, v int, pkts, bytes uint64) sim.Time
+}
+
 // SyncPoint is an optional Ctx extension. SyncPoint makes the driver's
 // next step happen in global virtual-time order (sim.CPU.Sync): a driver
 // that shares state between CPUs without a host lock or a host cache

@@ -27,9 +27,14 @@ type RxInfo struct {
 	// rx_itr[]): with it the host runs lib/dim on each vector's RX
 	// container (ice_net_dim, idpf_net_dim), sampled at
 	// napi_complete_done, and the RX interval is the profile's ITR.
-	// Empty: the static ITR (adaptive-rx off, or a driver whose RX
-	// moderation is not lib/dim's: i40e's i40e_update_itr).
+	// Empty: the static ITR (adaptive-rx off), or the driver's own.
 	ITRProfile []sim.Time
+	// OwnITR is a driver whose moderation is its own, not lib/dim's
+	// (i40e's i40e_update_enable_itr): the driver is an RxModerator,
+	// and at each napi_complete_done of a vector the host gives it what
+	// the vector's RX rings cleaned and arms with the RX ITR it returns
+	// (ITR is the first).
+	OwnITR bool
 	// DIMStart is the profile the RX DIM starts at and the vector's
 	// first RX ITR (ICE_DIM_DEFAULT_PROFILE_IX, IDPF_DIM_DEFAULT_PROFILE_IX).
 	DIMStart int
@@ -65,6 +70,8 @@ func (r *RxInfo) Validate(numRxQ int) error {
 		return fmt.Errorf("rx queue vectors for %d of %d queues", len(r.QueueVec), numRxQ)
 	case r.BufSize < 64 || r.RefillBatch < 0 || r.ITR < 0 || r.INTRL < 0:
 		return fmt.Errorf("rx buffer %d B, refill batch %d, itr %v, intrl %v", r.BufSize, r.RefillBatch, r.ITR, r.INTRL)
+	case len(r.ITRProfile) > 0 && r.OwnITR:
+		return fmt.Errorf("rx moderation both lib/dim's (%d profiles) and the driver's own", len(r.ITRProfile))
 	case len(r.ITRProfile) > 0 && (r.DIMStart < 0 || r.DIMStart >= len(r.ITRProfile)):
 		return fmt.Errorf("rx dim starts at profile %d of %d", r.DIMStart, len(r.ITRProfile))
 	case r.LUTSize < 1 || r.LUTSize&(r.LUTSize-1) != 0:

@@ -107,9 +107,14 @@ type rxVec struct {
 	lastIRQ sim.Time
 	itr     sim.Time
 	dim     *driver.DIM // the RX container's dim (rx.dim, rx_dim); nil when static
-	pendAt  sim.Time    // a scheduled interrupt (neverAt: none)
-	gen     uint64
-	irqs    uint64 // the vector's interrupts: q_vector->total_events
+	// own is the driver's own moderation (RxInfo.OwnITR), nil if not;
+	// ownPkts and ownBytes are the RX rings' counts at its last call,
+	// ownChanges the RX ITR changes it made.
+	own                           driver.RxModerator
+	ownPkts, ownBytes, ownChanges uint64
+	pendAt                        sim.Time // a scheduled interrupt (neverAt: none)
+	gen                           uint64
+	irqs                          uint64 // the vector's interrupts: q_vector->total_events
 }
 
 // rxPort is a device's receive side.
@@ -225,10 +230,18 @@ func (n *Net) AttachRx(d *Device, cfg RxConfig) error {
 	if len(streams) != d.numRxQ {
 		return fmt.Errorf("device %s: %d arrival streams for %d RX queues", d.Name, len(streams), d.numRxQ)
 	}
+	var own driver.RxModerator
+	if info.OwnITR {
+		m, ok := d.Drv.(driver.RxModerator)
+		if !ok {
+			return fmt.Errorf("device %s: driver %s says its RX moderation is its own but has none (RxComplete)", d.Name, d.driverName)
+		}
+		own = m
+	}
 	p.vecs = make([]*rxVec, len(d.napis))
 	itr := info.StartITR()
 	for v := range p.vecs {
-		x := &rxVec{enabled: true, txAt: neverAt, lastIRQ: -itr, itr: itr, pendAt: neverAt}
+		x := &rxVec{enabled: true, txAt: neverAt, lastIRQ: -itr, itr: itr, pendAt: neverAt, own: own}
 		if len(info.ITRProfile) > 0 {
 			x.dim = driver.NewDIM(info.DIMStart, len(info.ITRProfile))
 		}
@@ -441,13 +454,18 @@ func (n *Net) rxRaiseTx(d *Device, v int, at sim.Time) {
 }
 
 // rxComplete is napi_complete_done on CPU c on a vector of a device
-// with RX rings: the RX DIM's sample (rxNetDim), then
-// ice_enable_interrupt. A latched TX cause or a frame already written
-// back fires the interrupt again (the RX one no sooner than the ITR).
+// with RX rings: the RX DIM's sample (rxNetDim) or the driver's own
+// moderation (rxOwnITR), then ice_enable_interrupt. A latched TX cause
+// or a frame already written back fires the interrupt again (the RX one
+// no sooner than the ITR).
 func (n *Net) rxComplete(c *sim.CPU, d *Device, v int) {
 	x := d.rx.vecs[v]
-	if x.dim != nil && len(x.rings) > 0 {
+	switch {
+	case len(x.rings) == 0:
+	case x.dim != nil:
 		n.rxNetDim(c, d, x)
+	case x.own != nil:
+		rxOwnITR(c, x, v)
 	}
 	x.enabled = true
 	n.rxArm(d, v)
@@ -468,6 +486,24 @@ func (n *Net) rxNetDim(c *sim.CPU, d *Device, x *rxVec) {
 	}
 	if x.dim.Sample(driver.DIMSample{Time: c.Now(), Pkts: uint32(pkts), Bytes: uint32(bytes), Events: uint16(x.irqs)}) {
 		x.itr = d.Info.Rx.ProfileITR(x.dim.ProfileIx)
+	}
+}
+
+// rxOwnITR is the driver's own moderation at napi_complete_done
+// (i40e_update_enable_itr): it is given what the vector's RX rings
+// cleaned since its last call, the RX container's totals, and returns
+// the RX interval, which applies from this re-enable on.
+func rxOwnITR(c *sim.CPU, x *rxVec, v int) {
+	var pkts, bytes uint64
+	for _, r := range x.rings {
+		pkts += r.packets
+		bytes += r.bytes
+	}
+	itr := x.own.RxComplete(c.Now(), v, pkts-x.ownPkts, bytes-x.ownBytes)
+	x.ownPkts, x.ownBytes = pkts, bytes
+	if itr != x.itr {
+		x.itr = itr
+		x.ownChanges++
 	}
 }
 
@@ -519,7 +555,8 @@ type RxQueueStats struct {
 	Polls, Refills     uint64
 	Irqs               uint64 // interrupts of the queue's vector
 	// ITR is the vector's RX interval now; DIMChanges counts the RX
-	// DIM's profile changes (0 when static).
+	// DIM's profile changes, or the RX ITR changes of a driver's own
+	// moderation (0 when static).
 	ITR        sim.Time
 	DIMChanges uint64
 	RingSize   int
@@ -546,6 +583,8 @@ func (n *Net) RxQueues(d *Device, now sim.Time) []RxQueueStats {
 			PacketsKey: fmt.Sprintf(info.QueuePackets, r.idx), BytesKey: fmt.Sprintf(info.QueueBytes, r.idx)}
 		if x := d.rx.vecs[r.vec]; x.dim != nil {
 			st.DIMChanges = x.dim.Changes
+		} else if x.own != nil {
+			st.DIMChanges = x.ownChanges
 		}
 		if r.areaFrom > 0 {
 			st.AvgUsed = r.area / float64(r.areaFrom)

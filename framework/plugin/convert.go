@@ -105,7 +105,7 @@ func driverInfoToPB(i driver.Info) *pb.DriverInfo {
 		out.Rx = &pb.RxInfo{RingSize: int64(r.RingSize), MaxQueues: int64(r.MaxQueues), ItrNs: int64(r.ITR),
 			BufSize: int64(r.BufSize), RefillBatch: int64(r.RefillBatch), LutSize: int64(r.LUTSize),
 			QueuePackets: r.QueuePackets, QueueBytes: r.QueueBytes, PortDropped: r.PortDropped,
-			DimStart: int64(r.DIMStart), IntrlNs: int64(r.INTRL)}
+			DimStart: int64(r.DIMStart), IntrlNs: int64(r.INTRL), OwnItr: r.OwnITR}
 		for _, v := range r.QueueVec {
 			out.Rx.QueueVec = append(out.Rx.QueueVec, int64(v))
 		}
@@ -126,7 +126,7 @@ func driverInfoFromPB(p *pb.DriverInfo) driver.Info {
 		i.Rx = &driver.RxInfo{RingSize: int(r.RingSize), MaxQueues: int(r.MaxQueues), ITR: sim.Time(r.ItrNs),
 			BufSize: int(r.BufSize), RefillBatch: int(r.RefillBatch), LUTSize: int(r.LutSize),
 			QueuePackets: r.QueuePackets, QueueBytes: r.QueueBytes, PortDropped: r.PortDropped,
-			DIMStart: int(r.DimStart), INTRL: sim.Time(r.IntrlNs)}
+			DIMStart: int(r.DimStart), INTRL: sim.Time(r.IntrlNs), OwnITR: r.OwnItr}
 		for _, v := range r.QueueVec {
 			i.Rx.QueueVec = append(i.Rx.QueueVec, int(v))
 		}

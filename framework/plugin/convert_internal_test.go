@@ -16,7 +16,7 @@ func TestDriverInfoRoundTrip(t *testing.T) {
 		QueueVec: []int{0, 1, 2, 3}, Wire: true, NoXPS: true,
 		Rx: &driver.RxInfo{RingSize: 2048, MaxQueues: 64, QueueVec: []int{3, 2}, ITR: 50 * sim.Microsecond, BufSize: 3072,
 			RefillBatch: 16, LUTSize: 512, QueuePackets: "rx-%d.packets", QueueBytes: "rx-%d.bytes", PortDropped: "rx_dropped",
-			ITRProfile: []sim.Time{2 * sim.Microsecond, 8 * sim.Microsecond, 16 * sim.Microsecond}, DIMStart: 1, INTRL: 4 * sim.Microsecond}}
+			ITRProfile: []sim.Time{2 * sim.Microsecond, 8 * sim.Microsecond, 16 * sim.Microsecond}, DIMStart: 1, INTRL: 4 * sim.Microsecond, OwnITR: true}}
 	// Every field set, the receive side's too: a zero one would pass
 	// the round trip unseen.
 	for _, v := range []reflect.Value{reflect.ValueOf(in), reflect.ValueOf(*in.Rx)} {

@@ -792,6 +792,30 @@ func (dv *Driver) Selector() driver.QueueSelector {
 	return dv
 }
 
+// RxComplete is the plugin's driver.RxModerator; the host calls it only
+// for a driver whose RxInfo says OwnITR.
+func (dv *Driver) RxComplete(now sim.Time, v int, pkts, bytes uint64) sim.Time {
+	h := dv.c.get()
+	defer dv.c.put(h)
+	h.enc.Call(0, dv.inst, wire.MDRxComplete)
+	h.enc.I64(int64(now))
+	h.enc.U32(uint32(v))
+	h.enc.U64(pkts)
+	h.enc.U64(bytes)
+	d, err := dv.c.call(h, dv.callName(wire.MDRxComplete), nil)
+	if err != nil {
+		dv.c.abort(dv.what(wire.MDRxComplete), err)
+	}
+	itr := sim.Time(d.I64())
+	if err := d.End(); err != nil {
+		dv.c.abort(dv.what(wire.MDRxComplete), err)
+	}
+	if itr < 0 {
+		dv.c.abort(dv.what(wire.MDRxComplete), fmt.Errorf("rx itr %v", itr))
+	}
+	return itr
+}
+
 // SelectQueue is the plugin's ndo_select_queue.
 func (dv *Driver) SelectQueue(p skb.Packet, numTxQ int) (int, bool) {
 	h := dv.c.get()

@@ -415,6 +415,18 @@ func (s *server) driverCall(st *callState, call uint32, dv *driverInst, m wire.M
 	case wire.MDStats:
 		encodePB(e, driverStatsToPB(dv.d.Stats()))
 		return wire.StatusOK, ""
+	case wire.MDRxComplete:
+		now, v := sim.Time(d.I64()), int(d.U32())
+		pkts, bytes := d.U64(), d.U64()
+		if err := d.End(); err != nil {
+			return wire.StatusError, err.Error()
+		}
+		m, ok := dv.d.(driver.RxModerator)
+		if !ok || dv.st == nil {
+			return wire.StatusUnknown, "driver has no rx moderation of its own"
+		}
+		e.I64(int64(m.RxComplete(now, v, pkts, bytes)))
+		return wire.StatusOK, ""
 	case wire.MDSelect:
 		p := d.Packet()
 		n := int(d.U32())

@@ -379,8 +379,9 @@ type RxQueue struct {
 	NapiPolls uint64  `json:"napi_polls"`
 	Irqs      uint64  `json:"irqs"`
 	// ItrUsecs is the vector's RX interval at the end (the RX DIM's
-	// profile, or the static rx-usecs); DimChanges the RX DIM's profile
-	// changes.
+	// profile, the driver's own moderation's, or the static rx-usecs);
+	// DimChanges the RX DIM's profile changes, or the driver's own RX
+	// ITR changes (i40e).
 	ItrUsecs   int64   `json:"rx_itr_usecs"`
 	DimChanges uint64  `json:"rx_dim_changes"`
 	Refills    uint64  `json:"refills"`

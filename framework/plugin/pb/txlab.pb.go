@@ -997,6 +997,7 @@ type RxInfo struct {
 	ItrProfileNs  []int64                `protobuf:"varint,11,rep,packed,name=itr_profile_ns,json=itrProfileNs,proto3" json:"itr_profile_ns,omitempty"` // the RX DIM's profiles; empty: the static itr_ns
 	DimStart      int64                  `protobuf:"varint,12,opt,name=dim_start,json=dimStart,proto3" json:"dim_start,omitempty"`                      // the profile the RX DIM starts at
 	IntrlNs       int64                  `protobuf:"varint,13,opt,name=intrl_ns,json=intrlNs,proto3" json:"intrl_ns,omitempty"`                         // the vector's interrupt rate limit, 0 for none
+	OwnItr        bool                   `protobuf:"varint,14,opt,name=own_itr,json=ownItr,proto3" json:"own_itr,omitempty"`                            // the driver's own moderation: the host calls its rx complete (MDRxComplete)
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1120,6 +1121,13 @@ func (x *RxInfo) GetIntrlNs() int64 {
 		return x.IntrlNs
 	}
 	return 0
+}
+
+func (x *RxInfo) GetOwnItr() bool {
+	if x != nil {
+		return x.OwnItr
+	}
+	return false
 }
 
 type Counter struct {
@@ -1432,7 +1440,7 @@ const file_txlab_proto_rawDesc = "" +
 	"\x04wire\x18\b \x01(\bR\x04wire\x12'\n" +
 	"\x02rx\x18\t \x01(\v2\x17.txlab.plugin.v1.RxInfoR\x02rx\x12\x15\n" +
 	"\x06no_xps\x18\n" +
-	" \x01(\bR\x05noXps\"\x98\x03\n" +
+	" \x01(\bR\x05noXps\"\xb1\x03\n" +
 	"\x06RxInfo\x12\x1b\n" +
 	"\tring_size\x18\x01 \x01(\x03R\bringSize\x12\x1d\n" +
 	"\n" +
@@ -1449,7 +1457,8 @@ const file_txlab_proto_rawDesc = "" +
 	" \x01(\tR\vportDropped\x12$\n" +
 	"\x0eitr_profile_ns\x18\v \x03(\x03R\fitrProfileNs\x12\x1b\n" +
 	"\tdim_start\x18\f \x01(\x03R\bdimStart\x12\x19\n" +
-	"\bintrl_ns\x18\r \x01(\x03R\aintrlNs\"E\n" +
+	"\bintrl_ns\x18\r \x01(\x03R\aintrlNs\x12\x17\n" +
+	"\aown_itr\x18\x0e \x01(\bR\x06ownItr\"E\n" +
 	"\aCounter\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x04R\x05value\x12\x10\n" +

@@ -76,12 +76,14 @@ const (
 	MQClasses     // -> classes (EncodeClasses)
 	MQQlenNotify  // i64 now, u32 id, i64 qlen, i64 backlog -> ops
 	MQFilters     // strs (cls.Set.Specs) ->
+	// A driver whose RxInfo says OwnITR (driver.RxModerator).
+	MDRxComplete // i64 now, u32 vector, u64 pkts, u64 bytes -> i64 rx itr
 	numMethods
 )
 
 var methodNames = [numMethods]string{"", "new qdisc", "new driver", "init", "enqueue", "dequeue", "peek", "reset",
 	"stats", "dump", "change", "init", "xmit", "poll", "stats", "select_queue", "close", "timer",
-	"class change", "class delete", "classes", "qlen_notify", "filters"}
+	"class change", "class delete", "classes", "qlen_notify", "filters", "rx_complete"}
 
 func (m Method) String() string {
 	if m > 0 && m < numMethods {

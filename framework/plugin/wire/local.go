@@ -175,6 +175,16 @@ func (l *LocalDriver) Poll(host driver.Ctx, v int, budget int) (int, bool) {
 
 func (l *LocalDriver) Stats() []driver.QueueStats { return l.D.Stats() }
 
+// RxComplete implements driver.RxModerator for a driver whose RxInfo
+// says OwnITR (the host calls it for no other).
+func (l *LocalDriver) RxComplete(now sim.Time, v int, pkts, bytes uint64) sim.Time {
+	m, ok := l.D.(driver.RxModerator)
+	if !ok {
+		sim.Panicf("driver has no rx moderation of its own (it implements no driver.RxModerator)")
+	}
+	return m.RxComplete(now, v, pkts, bytes)
+}
+
 // Selector implements Selectable.
 func (l *LocalDriver) Selector() driver.QueueSelector {
 	s, _ := l.D.(driver.QueueSelector)
