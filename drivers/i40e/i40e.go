@@ -40,7 +40,8 @@ const (
 	// I40E_ITR_TX_DEF = I40E_ITR_20K | I40E_ITR_DYNAMIC: 50 us to
 	// start with, adaptive.
 	DfltTxITR   = 50 * sim.Microsecond
-	DefaultRate = 25_000_000_000 // XXV710: 25 Gbit/s
+	MaxITR      = 8160 * sim.Microsecond // I40E_MAX_ITR
+	DefaultRate = 25_000_000_000         // XXV710: 25 Gbit/s
 	// i40e_swdcb_skb_tx_hash's jhash_1word salt.
 	swdcbHashSalt = 0xd631614b
 	// I40E_MAX_USER_PRIORITY: entries of the ETS priority table.
@@ -87,7 +88,6 @@ type I40E struct {
 	rings []*txRing
 	vecs  []driver.Vector
 	wire  driver.Wire
-	itr   sim.Time
 	work  int
 	// mod is each vector's adaptive ITR; hostRx the vectors whose RX
 	// rings the host cleans (it calls RxComplete for them); divisor is
@@ -155,7 +155,16 @@ func (d *I40E) Init(s driver.Setup, args []string) (driver.Info, error) {
 		return driver.Info{}, err
 	}
 	ring := o.Ring
-	d.itr, d.work, d.costs = o.ITR, o.Work, s.Costs
+	d.work, d.costs = o.Work, s.Costs
+	for _, u := range []struct {
+		word  string
+		usecs sim.Time
+	}{{"tx-usecs", o.ITR}, {"rx-usecs", o.RxITR}} {
+		if u.usecs > MaxITR {
+			// __i40e_set_coalesce: -EINVAL above I40E_MAX_ITR.
+			return driver.Info{}, fmt.Errorf("i40e: %s %d: at most %d (I40E_MAX_ITR)", u.word, u.usecs/sim.Microsecond, MaxITR/sim.Microsecond)
+		}
+	}
 	if ring < MinNumDescriptors || ring > MaxNumDescriptors || ring%ReqDescMultiple != 0 {
 		return driver.Info{}, fmt.Errorf("i40e: ring size %d must be in [%d, %d] and a multiple of %d", ring, MinNumDescriptors, MaxNumDescriptors, ReqDescMultiple)
 	}
@@ -334,15 +343,18 @@ func (d *I40E) Poll(ctx driver.Ctx, v int, budget int) (int, bool) {
 	// The clean loop stops at the first eop_desc without
 	// I40E_TX_DESC_DTYPE_DESC_DONE, or after vsi->work_limit packets.
 	limit := min(d.visible(r, ctx.Now()), d.work)
+	segs := 0 // total_packets counts a TSO packet's segments (tx_buf->gso_segs)
 	pkts, bytes := r.Clean(ctx.Now, limit, func(desc *driver.Desc) {
 		ctx.Spend(d.costs.DescClean)
 		ctx.Consume(desc.H)
+		segs += max(int(desc.Segs), 1)
 	})
 	r.stats.Packets += uint64(pkts)
 	r.stats.Bytes += uint64(bytes)
-	// i40e_update_tx_stats: the TX container's totals (unsigned int).
+	// i40e_update_tx_stats: the TX container's totals (unsigned int), in
+	// segments; the bytes already carry every segment's headers.
 	m := &d.mod[v]
-	m.tx.totalPackets += uint32(pkts)
+	m.tx.totalPackets += uint32(segs)
 	m.tx.totalBytes += uint32(bytes)
 	ctx.CompletedQueue(v, pkts, bytes) // netdev_tx_completed_queue
 	if pkts > 0 && r.Unused() >= d.wakeThresh && ctx.QueueStopped(v) {
@@ -351,6 +363,8 @@ func (d *I40E) Poll(ctx driver.Ctx, v int, budget int) (int, bool) {
 	}
 	complete := pkts < d.work // return !!budget
 	if complete && v >= d.hostRx {
+		// napi_complete_done on a vector without a host RX ring (the
+		// model cannot see NAPI_STATE_MISSED here: it updates anyway).
 		d.updateEnableITR(ctx.Now(), v)
 	}
 	return vec.PollDone(ctx, v, budget, complete, d.nextWriteBack(r, true), nil, &r.stats, nil)
@@ -359,7 +373,9 @@ func (d *I40E) Poll(ctx driver.Ctx, v int, budget int) (int, bool) {
 // RxComplete implements driver.RxModerator: napi_complete_done on a
 // vector with a host RX ring, given what its RX ring cleaned
 // (i40e_update_rx_stats' totals). The new TX interval applies from the
-// vector's next TX interrupt on.
+// TX interrupt after the one the TX clean already armed (the kernel
+// writes it with the re-enable), and a write fires no early interrupt
+// (the hardware's, which itr_countdown is there to ignore).
 func (d *I40E) RxComplete(now sim.Time, v int, pkts, bytes uint64) sim.Time {
 	m := &d.mod[v]
 	m.rx.totalPackets += uint32(pkts)

@@ -36,6 +36,9 @@ func TestOptions(t *testing.T) {
 		{args: []string{"tx-usecs"}, wantErr: "needs a value"},
 		{args: []string{"adaptive-tx", "off", "adaptive-rx", "on"}, ring: 512, numTC: 1},
 		{args: []string{"adaptive-rx", "yes"}, wantErr: `adaptive-rx "yes": want on or off`},
+		{args: []string{"tx-usecs", "8162"}, wantErr: "tx-usecs 8162: at most 8160 (I40E_MAX_ITR)"},
+		{args: []string{"rx-usecs", "10000"}, wantErr: "rx-usecs 10000: at most 8160"},
+		{args: []string{"tx-usecs", "8160"}, ring: 512, numTC: 1},
 	}
 	for _, tc := range cases {
 		t.Run(strings.Join(tc.args, "_"), func(t *testing.T) {

@@ -40,7 +40,8 @@ type itrVector struct {
 
 // newITRVector is i40e_vsi_configure_msix's setup: both containers at
 // their configured ITR (ITR_TO_REG drops the dynamic flag, so neither
-// starts in latency mode), next update within a jiffy.
+// starts in latency mode), next update within a jiffy of jiffy 0 (the
+// drivers are set up at time 0).
 func newITRVector(txUsecs, rxUsecs sim.Time, txDyn, rxDyn bool) itrVector {
 	c := func(usecs sim.Time, dyn bool) ringContainer {
 		itr := uint16((usecs/sim.Microsecond+1)&^1) & itrMask // ITR_REG_ALIGN: up to even

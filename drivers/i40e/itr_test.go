@@ -20,6 +20,7 @@ func TestUpdateITR(t *testing.T) {
 		countdown     int    // itr_countdown
 		target        uint16 // the container's target before
 		txTarget      uint16 // the TX container's (for an RX update)
+		rxTarget      uint16 // the RX container's (for a TX update; 0: 50)
 		txCur, rxCur  uint16
 		want          uint16
 		wantCountdown int
@@ -39,8 +40,14 @@ func TestUpdateITR(t *testing.T) {
 		{name: "rx idle", rx: true, target: 124, want: 126},
 		{name: "rx idle at the top", rx: true, target: 126, want: 126},
 		{name: "rx idle, latency kept", rx: true, target: lat | 126, want: lat | 126},
-		// TX under 4 packets with both containers at the top: nothing.
-		{name: "tx few, both maxed", pkts: 3, target: 126, rxCur: 126, txCur: 126, want: 126},
+		// TX under 4 packets with both targets at the top: back to the
+		// TX default, 126 in latency mode (so that RX can relax).
+		{name: "tx few, both maxed", pkts: 3, target: 126, rxTarget: 126, want: lat | 126},
+		// ... with RX's target lower: a step up, clamped, no flag.
+		{name: "tx few, rx lower", pkts: 3, target: 126, rxTarget: 50, want: 126},
+		// TSO: 10 skbs of 45 segments of 1514 B are 450 packets of
+		// 1514 B: bulk, 1514*5+22420 = 29990 -> 30 steps, 60 us.
+		{name: "tx tso bulk", pkts: 450, bytes: 450 * 1514, target: 50, want: 60},
 		// TX over 32 packets leaves latency mode; 40 < 56: a step up
 		// from the target without the flag.
 		{name: "tx 40", pkts: 40, bytes: 2560, target: lat | 20, want: 22},
@@ -61,6 +68,9 @@ func TestUpdateITR(t *testing.T) {
 			q.countdown = tc.countdown
 			q.tx.current, q.rx.current = tc.txCur, tc.rxCur
 			q.tx.target = tc.txTarget
+			if tc.rxTarget != 0 {
+				q.rx.target = tc.rxTarget
+			}
 			rc := &q.tx
 			if tc.rx {
 				rc = &q.rx
@@ -145,10 +155,10 @@ func TestITRDivisor(t *testing.T) {
 }
 
 // On a device without RX queues the vector's TX container moves at each
-// completed poll (its RX container idle): a bulk of 300 completions an
-// interrupt is "bulk" (over 256 packets), sized for 1000-byte frames,
-// 1000*15+11452 = 26452 -> 26 steps, 52 us; then the goldilocks zone
-// holds it. The report's tx_itr_usecs follows the vector.
+// completed poll (its RX container idle, climbing): every update sees
+// 300 completions, "bulk" (over 256 packets), sized for 1000-byte
+// frames: 1000*15+11452 = 26452 -> 26 steps, 52 us. The report's
+// tx_itr_usecs follows the vector. A TSO packet counts its segments.
 func TestTxITRMoves(t *testing.T) {
 	d := &I40E{}
 	if _, err := d.Init(setup(1), []string{"tx", "1024"}); err != nil {
@@ -182,4 +192,30 @@ func counter(cs []driver.Counter, name string) uint64 {
 		}
 	}
 	return 1<<64 - 1
+}
+
+// TSO skbs count as their segments, as i40e_clean_tx_irq adds
+// tx_buf->gso_segs to total_packets: ten 45-segment skbs an interrupt
+// are 450 packets of 1514 bytes, "bulk": 60 us at 25G, where counting
+// skbs (10, under 56) would step the ITR up towards 126.
+func TestTxITRCountsSegments(t *testing.T) {
+	d := &I40E{}
+	if _, err := d.Init(setup(1), []string{"tx", "1024"}); err != nil {
+		t.Fatal(err)
+	}
+	f := newFake(t, 1, false)
+	for i := 0; i < 10; i++ {
+		batch := f.Packets(0, 10, 45*1514)
+		for j := range batch {
+			batch[j].GSOSegs = 45
+		}
+		if rest, _ := f.Xmit(d, 0, batch); len(rest) > 0 {
+			t.Fatalf("bulk %d: %d not taken", i, len(rest))
+		}
+		f.Clock += 2 * sim.Millisecond / 3 // done, and an update within the jiffy
+		f.Poll(d, 0, nil)
+	}
+	if d.vecs[0].ITR != 60*sim.Microsecond {
+		t.Fatalf("TX ITR %v after %d changes, want 60us", d.vecs[0].ITR, d.mod[0].changes)
+	}
 }
