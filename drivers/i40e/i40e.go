@@ -349,10 +349,11 @@ func (d *I40E) Poll(ctx driver.Ctx, v int, budget int) (int, bool) {
 		ctx.Consume(desc.H)
 		segs += max(int(desc.Segs), 1)
 	})
-	r.stats.Packets += uint64(pkts)
+	// i40e_update_tx_stats: the ring's stats (ethtool's) and the TX
+	// container's totals (unsigned int), in segments; the bytes already
+	// carry every segment's headers.
+	r.stats.Packets += uint64(segs)
 	r.stats.Bytes += uint64(bytes)
-	// i40e_update_tx_stats: the TX container's totals (unsigned int), in
-	// segments; the bytes already carry every segment's headers.
 	m := &d.mod[v]
 	m.tx.totalPackets += uint32(segs)
 	m.tx.totalBytes += uint32(bytes)

@@ -94,7 +94,8 @@ type compl struct {
 	at    sim.Time
 	h     skb.Handle // RS: the packet whose buffer is freed
 	bytes uint32
-	head  int // RE (descriptor fetch): TX head after the RE descriptor
+	segs  uint16 // RS: the packet's segments (tx_buf->packets, gso_segs)
+	head  int    // RE (descriptor fetch): TX head after the RE descriptor
 }
 
 // txQueue is one idpf_tx_queue with its idpf_compl_queue (one TX queue
@@ -302,7 +303,7 @@ func (d *IDPF) doorbell(ctx driver.Ctx, qi int, q *txQueue) {
 		q.Tail = (i + 1) % len(q.Desc)
 		if desc.Last {
 			done := d.wire.SendTSO(fetchAt, desc.Bytes, desc.Segs)
-			q.rs = append(q.rs, compl{at: done, h: desc.H, bytes: desc.Bytes})
+			q.rs = append(q.rs, compl{at: done, h: desc.H, bytes: desc.Bytes, segs: max(desc.Segs, 1)})
 		}
 		if q.re[i] {
 			q.fetch = append(q.fetch, compl{at: fetchAt, head: q.Tail})
@@ -369,7 +370,7 @@ func (d *IDPF) Poll(ctx driver.Ctx, v int, budget int) (int, bool) {
 	q := d.qs[v]
 	q.stats.Polls++
 	left := d.work
-	var pkts, bytes int
+	var pkts, segs, bytes int // segs: the stats' packets, a TSO skb's segments
 	for left > 0 {
 		// The generation bit of the next completion, read live: one the
 		// device writes while this clean runs is taken in it.
@@ -389,6 +390,7 @@ func (d *IDPF) Poll(ctx driver.Ctx, v int, budget int) (int, bool) {
 			ctx.Spend(d.costs.DescClean)
 			ctx.Consume(c.h)
 			pkts++
+			segs += int(c.segs)
 			bytes += int(c.bytes)
 			q.rsCompl++
 		} else {
@@ -397,7 +399,7 @@ func (d *IDPF) Poll(ctx driver.Ctx, v int, budget int) (int, bool) {
 		q.numCompletions++ // complq->num_completions
 		left--
 	}
-	q.stats.Packets += uint64(pkts)
+	q.stats.Packets += uint64(segs) // cleaned_stats.packets: segments, as ethtool and the TX DIM count
 	q.stats.Bytes += uint64(bytes)
 	// End of idpf_tx_clean_complq: complq_ok, then per TX queue that
 	// cleaned bytes, __netif_txq_completed_wake (BQL completion, then a

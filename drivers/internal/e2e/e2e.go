@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/txlab/txlab/framework/driver"
+	"github.com/txlab/txlab/framework/driver/drivertest"
 	"github.com/txlab/txlab/framework/report"
 	"github.com/txlab/txlab/framework/run"
 	"github.com/txlab/txlab/framework/sim"
@@ -132,5 +134,30 @@ func ethtoolLines(t *testing.T, driver, queueKey, deviceKey string, atXmit bool)
 		if !ok || i < dev || (!atXmit && rep.Ethtool[i].Value != q.TxPackets) || rep.Ethtool[i].Value < q.TxPackets {
 			t.Errorf("%s: %s (line %d, device line %d) is not queue %d's %d packets: %+v", driver, key, i, dev, q.Txq, q.TxPackets, rep.Ethtool)
 		}
+	}
+}
+
+// StatsCountSegments drives a ring driver directly with TSO packets and
+// wants its queue's packet counter (ethtool's, and what its TX DIM or
+// ITR samples) in segments, as the Intel drivers' cleans add
+// tx_buf->gso_segs: 8 skbs of 10 segments are 80 packets.
+func StatsCountSegments(t *testing.T, d driver.Driver) {
+	t.Helper()
+	if _, err := d.Init(driver.Setup{Name: "eth0", NumTxQ: 1, NumCPUs: 8, Costs: sim.DefaultCosts()}, nil); err != nil {
+		t.Fatal(err)
+	}
+	f := drivertest.New(t, 1, false)
+	batch := f.Packets(0, 8, 10*1514)
+	for i := range batch {
+		batch[i].GSOSegs = 10
+	}
+	if rest, _ := f.Xmit(d, 0, batch); len(rest) > 0 {
+		t.Fatalf("%d of 8 not taken", len(rest))
+	}
+	f.Clock += sim.Millisecond
+	f.Poll(d, 0, nil)
+	st := d.Stats()[0]
+	if f.Consumed[0] != 8 || st.Packets != 80 || st.Bytes != 8*10*1514 {
+		t.Fatalf("%d skbs freed; stats %d packets, %d bytes: want 8, 80 and %d", f.Consumed[0], st.Packets, st.Bytes, 8*10*1514)
 	}
 }
