@@ -156,14 +156,8 @@ func (d *I40E) Init(s driver.Setup, args []string) (driver.Info, error) {
 	}
 	ring := o.Ring
 	d.work, d.costs = o.Work, s.Costs
-	for _, u := range []struct {
-		word  string
-		usecs sim.Time
-	}{{"tx-usecs", o.ITR}, {"rx-usecs", o.RxITR}} {
-		if u.usecs > MaxITR {
-			// __i40e_set_coalesce: -EINVAL above I40E_MAX_ITR.
-			return driver.Info{}, fmt.Errorf("i40e: %s %d: at most %d (I40E_MAX_ITR)", u.word, u.usecs/sim.Microsecond, MaxITR/sim.Microsecond)
-		}
+	if err := o.MaxUsecs("i40e", "I40E_MAX_ITR", MaxITR); err != nil { // __i40e_set_coalesce: -EINVAL
+		return driver.Info{}, err
 	}
 	if ring < MinNumDescriptors || ring > MaxNumDescriptors || ring%ReqDescMultiple != 0 {
 		return driver.Info{}, fmt.Errorf("i40e: ring size %d must be in [%d, %d] and a multiple of %d", ring, MinNumDescriptors, MaxNumDescriptors, ReqDescMultiple)

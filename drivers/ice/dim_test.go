@@ -30,6 +30,8 @@ func TestModerationOptions(t *testing.T) {
 		{args: []string{"tx-usecs", "2"}, itr: 4 * sim.Microsecond},
 		{args: []string{"tx-usecs", "2", "adaptive-rx", "off"}, itr: 2 * sim.Microsecond},
 		{args: []string{"adaptive-tx", "1"}, wantErr: `ice: adaptive-tx "1": want on or off`},
+		{args: []string{"tx-usecs", "8162"}, wantErr: "ice: tx-usecs 8162: at most 8160 (ICE_ITR_MAX)"},
+		{args: []string{"rx-usecs", "9000"}, wantErr: "ice: rx-usecs 9000: at most 8160"},
 	} {
 		t.Run(strings.Join(tc.args, "_"), func(t *testing.T) {
 			d := &ICE{}

@@ -26,6 +26,7 @@ const (
 	TxWakeThreshold  = 2 * DescNeeded          // TX_WAKE_THRESHOLD = 46
 	DfltIRQWork      = 256                     // ICE_DFLT_IRQ_WORK
 	DfltTxITR        = 50 * sim.Microsecond    // ICE_DFLT_TX_ITR = ICE_ITR_20K (the static ITR once adaptive-tx is off)
+	MaxITR           = 8160 * sim.Microsecond  // ICE_ITR_MAX
 	DefaultRate      = 100_000_000_000         // E810: 100 Gbit/s
 )
 
@@ -108,6 +109,9 @@ func (d *ICE) Init(s driver.Setup, args []string) (driver.Info, error) {
 		return ad.Opt("ice", key, val)
 	})
 	if err != nil {
+		return driver.Info{}, err
+	}
+	if err := o.MaxUsecs("ice", "ICE_ITR_MAX", MaxITR); err != nil { // ice_set_rc_coalesce: -EINVAL
 		return driver.Info{}, err
 	}
 	adaptive, adaptiveRx := ad.Tx(o), ad.Rx(o)

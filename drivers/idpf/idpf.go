@@ -67,6 +67,8 @@ const (
 	// DfltRxITR is IDPF_ITR_RX_DEF = IDPF_ITR_20K, 50 us: the static
 	// RX ITR once adaptive-rx is off.
 	DfltRxITR = 50 * sim.Microsecond
+	// MaxITR is IDPF_ITR_MAX (0x1FE0 us).
+	MaxITR = 8160 * sim.Microsecond
 	// SWITR is IDPF_ITR_20K, 50 us: the rate limit of the software
 	// interrupt idpf_vport_intr_buildreg_itr triggers leaving wb_on_itr
 	// ("idpf: trigger SW interrupt when exiting wb_on_itr mode").
@@ -177,6 +179,9 @@ func (d *IDPF) Init(s driver.Setup, args []string) (driver.Info, error) {
 		return ad.Opt("idpf", key, val)
 	})
 	if err != nil {
+		return driver.Info{}, err
+	}
+	if err := o.MaxUsecs("idpf", "IDPF_ITR_MAX", MaxITR); err != nil { // idpf_set_q_coalesce: -EINVAL
 		return driver.Info{}, err
 	}
 	ring, txSet := o.Ring, o.RingSet

@@ -30,6 +30,7 @@ func TestOptions(t *testing.T) {
 		{args: []string{"adaptive-tx", "off"}, ring: 512, compl: 512, itr: 50 * sim.Microsecond},
 		{args: []string{"adaptive-tx", "on", "tx-usecs", "10"}, ring: 512, compl: 512, itr: 8 * sim.Microsecond, dim: true},
 		{args: []string{"adaptive-tx", "yes"}, wantErr: `adaptive-tx "yes": want on or off`},
+		{args: []string{"tx-usecs", "8200"}, wantErr: "idpf: tx-usecs 8200: at most 8160 (IDPF_ITR_MAX)"},
 		{args: []string{"tx", "32"}, wantErr: "must be in [64, 8160]"},
 		{args: []string{"tx", "8192"}, wantErr: "must be in [64, 8160]"},
 		{args: []string{"tx", "100"}, wantErr: "multiple of 32"},

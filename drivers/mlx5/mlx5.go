@@ -58,7 +58,10 @@ const (
 	// DfltTxCQModeration is MLX5E_PARAMS_DEFAULT_TX_CQ_MODERATION_USEC,
 	// the static moderation once adaptive-tx is off.
 	DfltTxCQModeration = 16 * sim.Microsecond
-	DefaultRate        = 100_000_000_000 // ConnectX-5/6 at 100 Gbit/s
+	// MaxCoalTime is MLX5E_MAX_COAL_TIME = MLX5_MAX_CQ_PERIOD, the 12-bit
+	// cq_period field of the CQ context: 4095 us.
+	MaxCoalTime = 4095 * sim.Microsecond
+	DefaultRate = 100_000_000_000 // ConnectX-5/6 at 100 Gbit/s
 	// fragBytes: the page fragments a TSO skb's payload sits in (TCP's
 	// 32 KB sk_page_frag), one data segment each.
 	fragBytes = 32 * 1024
@@ -168,6 +171,9 @@ func (d *MLX5) Init(s driver.Setup, args []string) (driver.Info, error) {
 	}
 	if o.Rx != 0 || o.RxITRSet {
 		return driver.Info{}, fmt.Errorf("mlx5: the receive side is not modelled (no rx options)")
+	}
+	if err := o.MaxUsecs("mlx5", "MLX5E_MAX_COAL_TIME", MaxCoalTime); err != nil { // mlx5e_ethtool_set_coalesce: -ERANGE
+		return driver.Info{}, err
 	}
 	if o.Ring < 1<<MinLogSQSize || o.Ring > 1<<MaxLogSQSize {
 		return driver.Info{}, fmt.Errorf("mlx5: tx ring size %d must be in [%d, %d]", o.Ring, 1<<MinLogSQSize, 1<<MaxLogSQSize)

@@ -138,6 +138,7 @@ func TestOptions(t *testing.T) {
 		{[]string{"tx", "32", "skb_tx_mpwqe", "off"}, 0, 0, false, "must be in [64, 8192]"},
 		{[]string{"tx", "64"}, 64, 8 * sim.Microsecond, true, ""},
 		{[]string{"skb_tx_mpwqe", "maybe"}, 0, 0, false, "want on or off"},
+		{[]string{"tx-usecs", "4096"}, 0, 0, false, "mlx5: tx-usecs 4096: at most 4095 (MLX5E_MAX_COAL_TIME)"},
 		{[]string{"rx", "1024"}, 0, 0, false, "receive side is not modelled"},
 		{[]string{"rx-queues", "4"}, 0, 0, false, "unknown option"},
 	} {

@@ -72,6 +72,20 @@ func ParseRingOpts(name string, args []string, o *RingOpts, known []string, extr
 	return nil
 }
 
+// MaxUsecs refuses a tx-usecs or rx-usecs above max, as the drivers'
+// set_coalesce does (-EINVAL or -ERANGE); macro names the kernel's bound.
+func (o RingOpts) MaxUsecs(name, macro string, max sim.Time) error {
+	for _, u := range []struct {
+		word  string
+		usecs sim.Time
+	}{{"tx-usecs", o.ITR}, {"rx-usecs", o.RxITR}} {
+		if u.usecs > max {
+			return fmt.Errorf("%s: %s %d: at most %d (%s)", name, u.word, u.usecs/sim.Microsecond, max/sim.Microsecond, macro)
+		}
+	}
+	return nil
+}
+
 // OptInt parses an option value as a non-negative whole number.
 func OptInt(name, key, val string) (int, error) {
 	v, err := strconv.Atoi(val)
