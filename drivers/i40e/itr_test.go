@@ -160,11 +160,7 @@ func TestITRDivisor(t *testing.T) {
 // frames: 1000*15+11452 = 26452 -> 26 steps, 52 us. The report's
 // tx_itr_usecs follows the vector. A TSO packet counts its segments.
 func TestTxITRMoves(t *testing.T) {
-	d := &I40E{}
-	if _, err := d.Init(setup(1), []string{"tx", "1024"}); err != nil {
-		t.Fatal(err)
-	}
-	f := newFake(t, 1, false)
+	d, f := txOnly(t)
 	for i := 0; i < 20; i++ {
 		if rest, _ := f.Xmit(d, 0, f.Packets(0, 300, 1000)); len(rest) > 0 {
 			t.Fatalf("bulk %d: %d not taken", i, len(rest))
@@ -199,11 +195,7 @@ func counter(cs []driver.Counter, name string) uint64 {
 // are 450 packets of 1514 bytes, "bulk": 60 us at 25G, where counting
 // skbs (10, under 56) would step the ITR up towards 126.
 func TestTxITRCountsSegments(t *testing.T) {
-	d := &I40E{}
-	if _, err := d.Init(setup(1), []string{"tx", "1024"}); err != nil {
-		t.Fatal(err)
-	}
-	f := newFake(t, 1, false)
+	d, f := txOnly(t)
 	for i := 0; i < 10; i++ {
 		batch := f.Packets(0, 10, 45*1514)
 		for j := range batch {
@@ -218,4 +210,15 @@ func TestTxITRCountsSegments(t *testing.T) {
 	if d.vecs[0].ITR != 60*sim.Microsecond {
 		t.Fatalf("TX ITR %v after %d changes, want 60us", d.vecs[0].ITR, d.mod[0].changes)
 	}
+}
+
+// txOnly is one TX queue of 1024 descriptors, no RX rings, on the fake
+// host.
+func txOnly(t *testing.T) (*I40E, *fakeCtx) {
+	t.Helper()
+	d := &I40E{}
+	if _, err := d.Init(setup(1), []string{"tx", "1024"}); err != nil {
+		t.Fatal(err)
+	}
+	return d, newFake(t, 1, false)
 }
