@@ -337,11 +337,10 @@ func (d *I40E) Poll(ctx driver.Ctx, v int, budget int) (int, bool) {
 	// The clean loop stops at the first eop_desc without
 	// I40E_TX_DESC_DTYPE_DESC_DONE, or after vsi->work_limit packets.
 	limit := min(d.visible(r, ctx.Now()), d.work)
-	segs := 0 // total_packets counts a TSO packet's segments (tx_buf->gso_segs)
-	pkts, bytes := r.Clean(ctx.Now, limit, func(desc *driver.Desc) {
+	// total_packets counts a TSO packet's segments (tx_buf->gso_segs).
+	pkts, segs, bytes := r.Clean(ctx.Now, limit, func(desc *driver.Desc) {
 		ctx.Spend(d.costs.DescClean)
 		ctx.Consume(desc.H)
-		segs += max(int(desc.Segs), 1)
 	})
 	// i40e_update_tx_stats: the ring's stats (ethtool's) and the TX
 	// container's totals (unsigned int), in segments; the bytes already

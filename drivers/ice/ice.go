@@ -235,11 +235,10 @@ func (d *ICE) Poll(ctx driver.Ctx, v int, budget int) (int, bool) {
 	vec.BeginPoll()
 	r := d.rings[v]
 	r.stats.Polls++
-	segs := 0 // total_pkts counts a TSO packet's segments (tx_buf->gso_segs)
-	pkts, bytes := r.Clean(ctx.Now, d.work, func(desc *driver.Desc) {
+	// total_pkts counts a TSO packet's segments (tx_buf->gso_segs).
+	pkts, segs, bytes := r.Clean(ctx.Now, d.work, func(desc *driver.Desc) {
 		ctx.Spend(d.costs.DescClean)
 		ctx.Consume(desc.H)
-		segs += max(int(desc.Segs), 1)
 	})
 	r.stats.Packets += uint64(segs) // the ring's stats, which ethtool and ice_net_dim read
 	r.stats.Bytes += uint64(bytes)

@@ -308,7 +308,7 @@ func (d *IDPF) doorbell(ctx driver.Ctx, qi int, q *txQueue) {
 		q.Tail = (i + 1) % len(q.Desc)
 		if desc.Last {
 			done := d.wire.SendTSO(fetchAt, desc.Bytes, desc.Segs)
-			q.rs = append(q.rs, compl{at: done, h: desc.H, bytes: desc.Bytes, segs: max(desc.Segs, 1)})
+			q.rs = append(q.rs, compl{at: done, h: desc.H, bytes: desc.Bytes, segs: uint16(desc.Frames())})
 		}
 		if q.re[i] {
 			q.fetch = append(q.fetch, compl{at: fetchAt, head: q.Tail})

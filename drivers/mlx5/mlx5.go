@@ -423,9 +423,8 @@ func (d *MLX5) Poll(ctx driver.Ctx, v int, budget int) (int, bool) {
 		}
 	}
 	complete := ncqe < d.work
-	// napi_complete_done -> mlx5e_handle_tx_dim (the CQ's event_ctr);
-	// mlx5e_tx_dim_work writes the period.
-	// mlx5e_handle_tx_dim samples sq->stats, counted at transmit.
+	// napi_complete_done -> mlx5e_handle_tx_dim: the CQ's event_ctr and
+	// sq->stats, counted at transmit; mlx5e_tx_dim_work writes the period.
 	sample := driver.QueueStats{Packets: q.xmitPkts, Bytes: q.xmitBytes}
 	return vec.PollDone(ctx, v, budget, complete, q.nextCQE(), q.dim, &sample, func(ix int) sim.Time { return TxProfile[ix] })
 }

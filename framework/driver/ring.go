@@ -16,6 +16,9 @@ type Desc struct {
 	Segs uint16
 }
 
+// Frames is the frames the packet becomes on the wire: Segs, at least 1.
+func (d *Desc) Frames() int { return max(int(d.Segs), 1) }
+
 // Ring is a TX descriptor ring with the kernel's next_to_use /
 // next_to_clean indices and the tail the hardware was last told about.
 type Ring struct {
@@ -172,11 +175,13 @@ func (r *Ring) NextDone() sim.Time {
 }
 
 // Clean walks completed packets from NTC, at most budget packets,
-// calling done for each; it returns packets and bytes cleaned. A packet
+// calling done for each; it returns the packets cleaned, their frames
+// (a TSO packet's segments: what the Intel drivers' cleans add to their
+// stats from tx_buf->gso_segs) and bytes. A packet
 // is complete when its DoneAt has passed by now(), read afresh for each
 // packet as the kernel's clean reads each descriptor's DD bit: a
 // completion written while the clean runs is taken in it.
-func (r *Ring) Clean(now func() sim.Time, budget int, done func(d *Desc)) (pkts, bytes int) {
+func (r *Ring) Clean(now func() sim.Time, budget int, done func(d *Desc)) (pkts, frames, bytes int) {
 	for pkts < budget && r.NTC != r.Tail {
 		// find the end of the packet at NTC
 		end := r.NTC
@@ -191,6 +196,7 @@ func (r *Ring) Clean(now func() sim.Time, budget int, done func(d *Desc)) (pkts,
 		}
 		done(&r.Desc[end])
 		pkts++
+		frames += r.Desc[end].Frames()
 		bytes += int(r.Desc[end].Bytes)
 		r.Desc[end] = Desc{}
 		r.NTC = (end + 1) % len(r.Desc)

@@ -19,9 +19,9 @@ func TestCleanReadsEachCompletionLive(t *testing.T) {
 	}
 	r.Tail = r.NTU
 	clock := sim.Time(100)
-	pkts, bytes := r.Clean(func() sim.Time { return clock }, 64, func(*Desc) { clock += 25 })
-	if pkts != 2 || bytes != 200 || clock != 150 {
-		t.Fatalf("cleaned %d packets (%d bytes), clock %d: want the first two at 150", pkts, bytes, clock)
+	pkts, frames, bytes := r.Clean(func() sim.Time { return clock }, 64, func(*Desc) { clock += 25 })
+	if pkts != 2 || frames != 2 || bytes != 200 || clock != 150 {
+		t.Fatalf("cleaned %d packets (%d frames, %d bytes), clock %d: want the first two at 150", pkts, frames, bytes, clock)
 	}
 	if r.Used() != 1 {
 		t.Errorf("%d packets left, want the third", r.Used())

@@ -479,14 +479,20 @@ func (n *Net) rxComplete(c *sim.CPU, d *Device, v int) {
 // (the kernel writes it from ice_rx_dim_work / idpf_rx_dim_work: the
 // model has no workqueue, as on the TX side).
 func (n *Net) rxNetDim(c *sim.CPU, d *Device, x *rxVec) {
-	var pkts, bytes uint64
+	pkts, bytes := x.cleaned()
+	if x.dim.Sample(driver.DIMSample{Time: c.Now(), Pkts: uint32(pkts), Bytes: uint32(bytes), Events: uint16(x.irqs)}) {
+		x.itr = d.Info.Rx.ProfileITR(x.dim.ProfileIx)
+	}
+}
+
+// cleaned is what the vector's RX rings have cleaned so far, summed (the
+// RX container's counts).
+func (x *rxVec) cleaned() (pkts, bytes uint64) {
 	for _, r := range x.rings {
 		pkts += r.packets
 		bytes += r.bytes
 	}
-	if x.dim.Sample(driver.DIMSample{Time: c.Now(), Pkts: uint32(pkts), Bytes: uint32(bytes), Events: uint16(x.irqs)}) {
-		x.itr = d.Info.Rx.ProfileITR(x.dim.ProfileIx)
-	}
+	return pkts, bytes
 }
 
 // rxOwnITR is the driver's own moderation at napi_complete_done
@@ -494,11 +500,7 @@ func (n *Net) rxNetDim(c *sim.CPU, d *Device, x *rxVec) {
 // cleaned since its last call, the RX container's totals, and returns
 // the RX interval, which applies from this re-enable on.
 func rxOwnITR(c *sim.CPU, x *rxVec, v int) {
-	var pkts, bytes uint64
-	for _, r := range x.rings {
-		pkts += r.packets
-		bytes += r.bytes
-	}
+	pkts, bytes := x.cleaned()
 	itr := x.own.RxComplete(c.Now(), v, pkts-x.ownPkts, bytes-x.ownBytes)
 	x.ownPkts, x.ownBytes = pkts, bytes
 	if itr != x.itr {
