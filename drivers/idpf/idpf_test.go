@@ -28,6 +28,7 @@ func TestOptions(t *testing.T) {
 		{args: []string{"tx", "128"}, ring: 128, compl: 256, itr: 8 * sim.Microsecond, dim: true}, // complq at least 256
 		{args: []string{"tx", "256", "tx-compl", "8160", "tx-usecs", "10"}, ring: 256, compl: 8160, itr: 10 * sim.Microsecond},
 		{args: []string{"adaptive-tx", "off"}, ring: 512, compl: 512, itr: 50 * sim.Microsecond},
+		{args: []string{"tx-usecs", "51"}, ring: 512, compl: 512, itr: 50 * sim.Microsecond}, // odd usecs rounded down to even
 		{args: []string{"adaptive-tx", "on", "tx-usecs", "10"}, ring: 512, compl: 512, itr: 8 * sim.Microsecond, dim: true},
 		{args: []string{"adaptive-tx", "yes"}, wantErr: `adaptive-tx "yes": want on or off`},
 		{args: []string{"tx-usecs", "8200"}, wantErr: "idpf: tx-usecs 8200: at most 8160 (IDPF_ITR_MAX)"},

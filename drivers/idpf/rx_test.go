@@ -75,6 +75,7 @@ func TestRxModerationOptions(t *testing.T) {
 		{args: nil, itr: DfltRxITR, dim: true, start: 8 * us},
 		{args: []string{"adaptive-rx", "off"}, itr: DfltRxITR, start: 50 * us},
 		{args: []string{"rx-usecs", "2"}, itr: 2 * us, start: 2 * us},
+		{args: []string{"rx-usecs", "3"}, itr: 2 * us, start: 2 * us}, // odd usecs rounded down to even
 		{args: []string{"adaptive-rx", "on", "rx-usecs", "20"}, itr: 20 * us, dim: true, start: 8 * us},
 		{args: []string{"adaptive-tx", "off"}, itr: DfltRxITR, dim: true, start: 8 * us},
 		{args: []string{"adaptive-rx", "1"}, wantErr: `idpf: adaptive-rx "1": want on or off`},

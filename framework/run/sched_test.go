@@ -84,7 +84,10 @@ func TestLaunchCrowdsTheNICSocketsQueues(t *testing.T) {
 	together.Workload.Launch = 0
 	u, p, g := socket0(unpinned), socket0(pinned), socket0(together)
 	t.Logf("share of packets on socket 0's queues: unpinned launched %.2f, pinned %.2f, unpinned together %.2f", u, p, g)
-	if u < 0.75 {
+	// Fork balancing spreads the launches over both sockets (0.46 started
+	// together); the wake-ups pull most of them to socket 0. (0.70 since
+	// forks skip cores whose netperf only sleeps, by PELT; 0.78 before.)
+	if u < 0.62 {
 		t.Errorf("unpinned, launched one by one: %.2f of packets on socket 0's queues, want most", u)
 	}
 	for name, v := range map[string]float64{"pinned": p, "unpinned together": g} {

@@ -69,6 +69,10 @@ type CPU struct {
 	lockRec  bool   // lock statistics recorded for this CPU (perf lock record -C)
 	act      Act    // the current activity (ActProfile)
 	stat     cpuStat
+	// idleStamp is rq->idle_stamp: when the CPU last went idle, if it
+	// has (idled); fork balancing prefers the most recently idled.
+	idleStamp Time
+	idled     bool
 }
 
 func newCPU(e *Engine, id int) *CPU {

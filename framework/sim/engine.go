@@ -163,6 +163,7 @@ type Engine struct {
 	overloaded int     // CPUs with tasks waiting (rd->overload)
 	slice      Time    // the scheduler's base slice
 	llc        [][]int // CPU ids per socket (the LLC), ascending
+	utilBuf    []uint64
 
 	// OnLockWait observes every contended spinlock wait (tracing).
 	OnLockWait func(c *CPU, site *LockStat, start, end Time)

@@ -37,7 +37,10 @@ import (
 //     busiest runqueue of its LLC (socket), then of the other sockets;
 //     the tick of a CPU with waiting tasks kicks an idle CPU to pull one
 //     (nohz idle balance); new tasks are placed as fork balancing does
-//     (the socket with most idle CPUs, an idle core first), at the run's
+//     (the socket with most idle CPUs; on another socket than the
+//     shell's, its most recently idled CPU; on the shell's, the core
+//     with the most idle CPUs and the least PELT utilisation, blocked
+//     load included: update_pick_idlest's group_util), at the run's
 //     start (Start) or when forked while it runs (Fork), on the load of
 //     that moment;
 //   - ksoftirqd/N, woken when __do_softirq gives up, competes with the
@@ -49,8 +52,10 @@ import (
 // What it leaves out: weights and nice levels, cgroups, wakeup
 // preemption (a woken task never preempts a running one before its
 // slice ends, which is what RUN_TO_PARITY gives equal tasks), the
-// exec-time balance (sched_exec), PELT load and utilisation
-// (loads are run counts), wake_wide, recent_used_cpu, SIS_UTIL's scan
+// exec-time balance (sched_exec), PELT load, runnable and util_est
+// (loads are run counts; util_avg only breaks fork ties, pelt.go),
+// C-states (fork balancing's shallowest idle state: the most recently
+// idled CPU stands in), wake_wide, recent_used_cpu, SIS_UTIL's scan
 // bound (the whole LLC is scanned: the kernel's bound is a hint that
 // the periodic balance refreshes from PELT utilisation, which lags a
 // launch of tens of milliseconds), periodic balancing of running tasks
@@ -121,6 +126,7 @@ type Task struct {
 	lastRan Time      // when it last stopped running
 	lines   CacheLine // its own hot lines (stack, task_struct, buffers)
 	act     Act       // its CPU's activity while switched out (ActProfile)
+	util    pelt      // util_avg (pelt.go)
 
 	// Counters.
 	Nvcsw, Nivcsw uint64 // voluntary / involuntary context switches
@@ -230,6 +236,7 @@ func (t *Task) Start(at Time) {
 	t.lines.owner = int32(c.ID + 1)
 	if c.curr == nil {
 		t.state = TaskRunning
+		t.util.at = at
 		c.curr = t
 		c.now = at
 		c.stat.runLast = at
@@ -520,12 +527,17 @@ func (c *CPU) schedule(prev *Task) {
 	c.act = prevAct
 	c.stat.switches++
 	prev.lastRan = c.now
+	if !prev.idle {
+		prev.util.update(c.now, true)
+	}
 	if prev.idle {
 		c.stat.active = c.now
 	} else if next.idle {
 		c.stat.ticks += uint64(jiffies(c.now) - jiffies(c.stat.active))
+		c.idleStamp, c.idled = c.now, true // sched_balance_newidle: rq->idle_stamp
 	}
 	if !next.idle {
+		next.util.update(c.now, false)
 		next.state = TaskRunning
 		next.cpu = c
 		c.sliceStart(next)

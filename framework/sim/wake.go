@@ -180,10 +180,22 @@ func (e *Engine) selectIdleCPU(p *Task, target int, idleCore bool) int {
 	return fallback
 }
 
-// forkCPU is sched_balance_find_dst_cpu for SD_BALANCE_FORK: the
-// socket with the most free CPUs (the lower one on a tie, as the
-// forking shell's node stays local), there the first wholly idle core,
-// else the first free CPU, else the least loaded one.
+// forkCPU is sched_balance_find_dst_cpu for SD_BALANCE_FORK, level by
+// level from the forking shell's CPU, taken to be on socket 0:
+//   - NUMA: the socket with the most free CPUs, the shell's on a tie
+//     (sched_balance_find_dst_group keeps the local group unless the
+//     idlest has more idle CPUs);
+//   - another socket: its most recently idled free CPU
+//     (sched_balance_find_dst_group_cpu: the shallowest C-state, then
+//     the latest rq->idle_stamp; the model has no C-states, and a CPU
+//     idle since before the run comes last), kept unless its core has
+//     fewer free CPUs than the best core below;
+//   - the LLC's cores (update_pick_idlest): the most free CPUs, then the
+//     lowest group_util, the blocked load of tasks asleep there
+//     included (PELT, pelt.go), the first on a tie; there the most
+//     recently idled free CPU;
+//
+// and with no CPU free, the least loaded one.
 func (e *Engine) forkCPU(p *Task) int {
 	if p.single >= 0 {
 		return p.single
@@ -200,18 +212,15 @@ func (e *Engine) forkCPU(p *Task) int {
 			best, bestFree = s, n
 		}
 	}
-	ids := e.llc[best]
 	if bestFree > 0 {
-		for _, id := range ids {
-			if p.allows(id) && e.CPUs[id].coreIdle() {
-				return id
+		core, coreFree := e.idlestCore(p, best)
+		if best != 0 {
+			remote := e.latestIdle(p, e.llc[best])
+			if e.coreFree(p, e.CPUs[remote]) >= coreFree {
+				return remote
 			}
 		}
-		for _, id := range ids {
-			if p.allows(id) && e.CPUs[id].free() {
-				return id
-			}
-		}
+		return e.latestIdle(p, core)
 	}
 	least := -1
 	for _, c := range e.CPUs {
@@ -220,6 +229,69 @@ func (e *Engine) forkCPU(p *Task) int {
 		}
 	}
 	return least
+}
+
+// coreCPUs is c's core: c and its SMT siblings.
+func (c *CPU) coreCPUs() []*CPU {
+	return append([]*CPU{c}, c.siblings...)
+}
+
+// coreFree counts the free CPUs of c's core that p may use.
+func (e *Engine) coreFree(p *Task, c *CPU) int {
+	n := 0
+	for _, m := range c.coreCPUs() {
+		if p.allows(m.ID) && m.free() {
+			n++
+		}
+	}
+	return n
+}
+
+// idlestCore is update_pick_idlest over socket s's cores for p: the
+// most free CPUs, then the lowest summed util_avg, the first on a tie.
+// It returns the core's CPU ids and how many are free.
+func (e *Engine) idlestCore(p *Task, s int) ([]int, int) {
+	util := e.cpuUtils(e.now)
+	var pick []int
+	pickFree, pickUtil := 0, uint64(0)
+	for _, id := range e.llc[s] {
+		c := e.CPUs[id]
+		if c.Thread != 0 {
+			continue // each core once, by its first thread
+		}
+		n, u := e.coreFree(p, c), uint64(0)
+		for _, m := range c.coreCPUs() {
+			u += util[m.ID]
+		}
+		if n > pickFree || n == pickFree && n > 0 && u < pickUtil {
+			pick, pickFree, pickUtil = pick[:0], n, u
+			for _, m := range c.coreCPUs() {
+				pick = append(pick, m.ID)
+			}
+		}
+	}
+	return pick, pickFree
+}
+
+// latestIdle is the free CPU among ids that p may use and that went idle
+// last (a CPU idle since before the run after every other, the first
+// on a tie), or -1.
+func (e *Engine) latestIdle(p *Task, ids []int) int {
+	pick := -1
+	for _, id := range ids {
+		c := e.CPUs[id]
+		if !p.allows(id) || !c.free() {
+			continue
+		}
+		if pick < 0 {
+			pick = id
+			continue
+		}
+		if b := e.CPUs[pick]; c.idled && (!b.idled || c.idleStamp > b.idleStamp) {
+			pick = id
+		}
+	}
+	return pick
 }
 
 // migratable is can_migrate_task plus task_hot: not a per-CPU kthread
