@@ -105,6 +105,7 @@ type compl struct {
 type txQueue struct {
 	*driver.Ring
 	re        []bool // RE bit on the descriptor at this index
+	lastRE    int    // tx_q->last_re: the data descriptor the last RE was asked at
 	complSize int    // complq->desc_count
 	// The completions the device writes, per kind, each in time order.
 	// Merged by time they are the completion queue.
@@ -228,7 +229,7 @@ func (d *IDPF) Init(s driver.Setup, args []string) (driver.Info, error) {
 	d.vecs = make([]driver.Vector, nvec)
 	qv := make([]int, s.NumTxQ)
 	for i := range d.qs {
-		d.qs[i] = &txQueue{Ring: driver.NewRing(ring), re: make([]bool, ring), complSize: compl, stats: driver.QueueStats{Queue: i}}
+		d.qs[i] = &txQueue{Ring: driver.NewRing(ring), re: make([]bool, ring), lastRE: ring - ReMinGap, complSize: compl, stats: driver.QueueStats{Queue: i}}
 		qv[i] = i
 	}
 	for i := range d.vecs {
@@ -326,8 +327,11 @@ func (d *IDPF) Xmit(ctx driver.Ctx, qi int, batch []skb.Packet) (int, driver.TxC
 	q := d.qs[qi]
 	for i, p := range batch {
 		// idpf_tx_res_count_required (one data descriptor for a linear
-		// skb) + IDPF_TX_DESCS_PER_CACHE_LINE (+ tso, 0).
-		count := 1 + TxDescsPerCacheLine
+		// skb, the head and the frags' for a TSO one, split at
+		// IDPF_TX_MAX_DESC_DATA_ALIGNED) + IDPF_TX_DESCS_PER_CACHE_LINE
+		// + tso (idpf_tso: 1, its context descriptor).
+		tso := driver.TxSlots(p) - driver.TxDataDescs(p)
+		count := driver.TxDataDescs(p) + TxDescsPerCacheLine + tso
 		if !d.maybeStop(ctx, qi, q, count) {
 			// idpf_tx_buf_hw_update(tx_q, next_to_use, false): hand over
 			// what xmit_more held back, then NETDEV_TX_BUSY.
@@ -336,18 +340,25 @@ func (d *IDPF) Xmit(ctx driver.Ctx, qi int, batch []skb.Packet) (int, driver.TxC
 			return i, driver.TxBusy
 		}
 		ctx.Spend(d.costs.DriverXmit)
-		// Flow scheduling: RE on the descriptor at next_to_use when it is
-		// a multiple of IDPF_TX_SPLITQ_RE_MIN_GAP (idpf_tx_splitq_frame;
-		// newer kernels keep last_re and test the gap, the same positions
-		// for one-descriptor packets). Each RE adds a pending completion.
-		idx := q.NTU
-		q.re[idx] = idx%ReMinGap == 0
-		if q.re[idx] {
+		// Flow scheduling (idpf_tx_splitq_frame): after the TSO context
+		// descriptor, idpf_tx_splitq_need_re asks for RE when next_to_use
+		// is IDPF_TX_SPLITQ_RE_MIN_GAP or more past last_re; the bit goes
+		// on the packet's EOP descriptor (eop_cmd), whose fetch the
+		// device then reports. Each RE adds a pending completion.
+		n := len(q.Desc)
+		first := (q.NTU + tso) % n
+		needRE := (first-q.lastRE+n)%n >= ReMinGap
+		if needRE {
+			q.lastRE = first
 			q.numPending++
 			q.reSet++
 		}
+		for k := 0; k < tso+driver.TxDataDescs(p); k++ {
+			q.re[(q.NTU+k)%n] = false
+		}
 		// TSO: the hardware segments a GSO skb.
-		q.PutTSO(p.Handle, p.Len, p.GSOSegs, 1)
+		q.PutTSO(p.Handle, p.Len, p.GSOSegs, driver.TxSlots(p))
+		q.re[(q.NTU-1+n)%n] = needRE
 		q.numPending++ // the packet's RS completion
 		q.maxPending = max(q.maxPending, q.complqPending())
 		// idpf_tx_splitq_map: netdev_tx_sent_queue (the full BQL call,

@@ -6,6 +6,7 @@ import (
 
 	"github.com/txlab/txlab/framework/driver"
 	"github.com/txlab/txlab/framework/sim"
+	"github.com/txlab/txlab/framework/skb"
 )
 
 func setup(nq int) driver.Setup {
@@ -330,4 +331,57 @@ func TestAdaptiveModerationFromClean(t *testing.T) {
 	if d.vecs[0].ITR != TxITRProfile[q.dim.ProfileIx] {
 		t.Errorf("vector ITR %v, DIM at profile %d (%v)", d.vecs[0].ITR, q.dim.ProfileIx, TxITRProfile[q.dim.ProfileIx])
 	}
+}
+
+// A TSO skb takes its context descriptor and its data descriptors (the
+// head and the payload split at 12K), asks for that many more at the
+// stop check, and carries RE on its EOP descriptor when its first data
+// descriptor is ReMinGap past the last RE (idpf_tx_splitq_need_re).
+func TestTSODescriptorsAndRE(t *testing.T) {
+	d := &IDPF{}
+	if _, err := d.Init(setup(1), nil); err != nil {
+		t.Fatal(err)
+	}
+	f := newFake(t, 1, false)
+	check := checker(t, d, f)
+	q := d.qs[0]
+	tso := func(n int) []skb.Packet {
+		out := f.Packets(0, n, 65226) // 45 segments of 1448 B + headers
+		for i := range out {
+			out[i].GSOSegs = 45
+		}
+		return out
+	}
+	// 64 KB: 1 + ceil(65226/12288) = 7 data descriptors + 1 context.
+	if rest, _ := f.Xmit(d, 0, tso(1)); len(rest) != 0 {
+		t.Fatal("one TSO skb refused")
+	}
+	check()
+	if q.NTU != 8 || !q.re[7] || q.reSet != 1 || q.lastRE != 1 {
+		t.Fatalf("one TSO skb: next_to_use %d, RE on its EOP %v, %d REs, last_re %d; want 8, true, 1, 1", q.NTU, q.re[7], q.reSet, q.lastRE)
+	}
+	// Eight more: data descriptors at 9, 17, ..., 65; the first at or
+	// past 1 + 64 asks for RE: the one whose data starts at 65 (EOP 71).
+	if rest, _ := f.Xmit(d, 0, tso(8)); len(rest) != 0 {
+		t.Fatal("TSO skbs refused")
+	}
+	check()
+	if q.NTU != 72 || q.reSet != 2 || q.lastRE != 65 || !q.re[71] {
+		t.Fatalf("nine TSO skbs: next_to_use %d, %d REs, last_re %d, RE on 71 %v; want 72, 2, 65, true", q.NTU, q.reSet, q.lastRE, q.re[71])
+	}
+	for i := 0; i < 71; i++ {
+		if q.re[i] && i != 7 {
+			t.Fatalf("RE on descriptor %d", i)
+		}
+	}
+	if got := q.Used(); got != 72 {
+		t.Fatalf("%d descriptors used, want 72", got)
+	}
+	// 512 descriptors: the stop needs 7 + 4 + 1 free for the next one.
+	rest, rc := f.Xmit(d, 0, tso(60))
+	check()
+	if rc != driver.TxBusy || q.busyDescs == 0 || q.Unused() >= 12 {
+		t.Fatalf("rc %#x, busy_low_txq_descs %d, %d unused: want BUSY with under 12 free", rc, q.busyDescs, q.Unused())
+	}
+	t.Logf("%d of 60 refused, %d descriptors free", len(rest), q.Unused())
 }
