@@ -78,8 +78,11 @@ func (t *Task) Util(now Time) int64 {
 // attached to it, running, waiting or asleep there (blocked load), as
 // cpu_util_without sees it for a task not yet placed (a fork).
 func (e *Engine) cpuUtils(now Time) []uint64 {
-	u := e.utilBuf[:0]
-	u = append(u, make([]uint64, len(e.CPUs))...)
+	if cap(e.utilBuf) < len(e.CPUs) {
+		e.utilBuf = make([]uint64, len(e.CPUs))
+	}
+	u := e.utilBuf[:len(e.CPUs)]
+	clear(u)
 	for _, t := range e.tasks {
 		if t.cpu == nil || t.state == TaskDead {
 			continue
@@ -88,6 +91,5 @@ func (e *Engine) cpuUtils(now Time) []uint64 {
 		p.update(now, t.state == TaskRunning)
 		u[t.cpu.ID] += p.util
 	}
-	e.utilBuf = u
 	return u
 }

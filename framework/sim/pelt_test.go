@@ -1,6 +1,9 @@
 package sim
 
-import "testing"
+import (
+	"math"
+	"testing"
+)
 
 // util_avg follows PELT's series: halves in 32 periods asleep, climbs to
 // half of full in 32 periods running from 0, and a partial period sits
@@ -48,11 +51,7 @@ func TestForkSkipsACoreWithBlockedLoad(t *testing.T) {
 	e := testEngine(t, Topology{Sockets: 1, CoresPerSocket: 3, ThreadsPerCore: 1})
 	var wq WaitQueue
 	sleeper := e.NewTask("sleeper", []int{0, 1, 2}, func(t *Task) {
-		end := t.CPU().Now() + 20*Millisecond
-		for t.CPU().Now() < end {
-			t.CPU().Spend(1000)
-			t.CPU().Sync()
-		}
+		busyUntil(t, t.CPU().Now()+20*Millisecond)
 		wq.Add(t)
 		t.Block()
 	})
@@ -82,31 +81,33 @@ func TestForkSkipsACoreWithBlockedLoad(t *testing.T) {
 // idle since before the run, though the latter's core is no busier.
 func TestForkToAnotherSocketTakesTheLatestIdle(t *testing.T) {
 	e := testEngine(t, Topology{Sockets: 2, CoresPerSocket: 3, ThreadsPerCore: 1})
-	spin := func(t *Task) {
-		for {
-			t.CPU().Spend(1000)
-			t.CPU().Sync()
-		}
-	}
 	runThenSleep := func(d Time) func(*Task) {
 		return func(t *Task) {
-			for t.CPU().Now() < d {
-				t.CPU().Spend(1000)
-				t.CPU().Sync()
-			}
+			busyUntil(t, d)
 			t.Block()
 		}
 	}
-	e.NewTask("busy0", []int{0}, spin).Start(0)
-	e.NewTask("busy1", []int{1}, spin).Start(0)
+	e.NewTask("busy0", []int{0}, spinTask).Start(0)
+	e.NewTask("busy1", []int{1}, spinTask).Start(0)
 	e.NewTask("early", []int{4}, runThenSleep(Millisecond)).Start(0)
 	e.NewTask("late", []int{5}, runThenSleep(2*Millisecond)).Start(0)
-	forked := e.NewTask("forked", nil, spin)
+	forked := e.NewTask("forked", nil, spinTask)
 	forked.Fork(3 * Millisecond)
 	if err := e.Run(3*Millisecond + 10*Microsecond); err != nil {
 		t.Fatal(err)
 	}
 	if c := forked.CPU(); c == nil || c.ID != 5 {
 		t.Errorf("forked onto %v, want CPU 5 (idle since 2 ms; 4 since 1 ms, 3 since before the run)", c)
+	}
+}
+
+// spinTask runs for ever, a microsecond at a time.
+func spinTask(t *Task) { busyUntil(t, math.MaxInt64) }
+
+// busyUntil keeps t's CPU busy, a microsecond at a time, until end.
+func busyUntil(t *Task, end Time) {
+	for t.CPU().Now() < end {
+		t.CPU().Spend(1000)
+		t.CPU().Sync()
 	}
 }

@@ -135,16 +135,10 @@ func TestForkPlacementSpreads(t *testing.T) {
 // the late task goes to socket 1 though it is the lower socket.
 func TestForkPlacesOnTheLoadThen(t *testing.T) {
 	e := testEngine(t, Topology{Sockets: 2, CoresPerSocket: 2, ThreadsPerCore: 1})
-	spin := func(t *Task) {
-		for {
-			t.CPU().Spend(1000)
-			t.CPU().Sync()
-		}
-	}
 	for _, id := range []int{0, 1} {
-		e.NewTask("busy", []int{id}, spin).Fork(Microsecond)
+		e.NewTask("busy", []int{id}, spinTask).Fork(Microsecond)
 	}
-	late := e.NewTask("late", nil, spin)
+	late := e.NewTask("late", nil, spinTask)
 	late.Fork(10 * Microsecond)
 	if late.CPU() != nil {
 		t.Fatalf("forked task placed at once on CPU %d", late.CPU().ID)
