@@ -155,21 +155,42 @@ func TestOptions(t *testing.T) {
 
 func newPkt(segs uint16, n uint32) skb.Packet { return skb.Packet{Len: n, GSOSegs: segs, Sock: -1} }
 
-// A session needs 15 contiguous WQEBBs in its 64-WQEBB page
-// (mlx5e_txqsq_get_next_pi): after four full sessions (60 WQEBBs) the
-// page's last four are NOPs, counted in tx_nop and taking room until a
-// CQE past them frees it.
-func TestNOPsAtPageEdge(t *testing.T) {
+// A session takes what is left of its 64-WQEBB page, at most 15
+// WQEBBs (mlx5e_txqsq_get_next_pi_anysize, 6.15 on): after four full
+// sessions (60 WQEBBs) the fifth fills the page's last four (14 packets
+// after its two header segments) and the next starts on the next page;
+// no NOP.
+func TestSessionShrinksAtPageEdge(t *testing.T) {
 	d, f := newSQ(t)
-	f.Xmit(d, 0, f.Packets(0, 4*58+1, 162))
+	f.Xmit(d, 0, f.Packets(0, 4*58+14+1, 162))
 	q := d.sqs[0]
-	if q.nops != 4 || q.used != 60+4+1 || q.pc != 65 {
-		t.Fatalf("nops %d used %d pc %d, want 4, 65, 65", q.nops, q.used, q.pc)
+	if q.nops != 0 || q.mpwqeBlks != 6 || q.used != 60+4+1 || q.pc != 65 {
+		t.Fatalf("nops %d sessions %d used %d pc %d, want 0, 6, 65, 65", q.nops, q.mpwqeBlks, q.used, q.pc)
 	}
 	f.Clock = f.Irqs[0].At
 	f.ServiceIRQs(d, nil)
-	if q.used != 0 || f.Consumed[0] != 4*58+1 {
+	if q.used != 0 || f.Consumed[0] != 4*58+14+1 {
 		t.Fatalf("after the CQE: used %d, consumed %d", q.used, f.Consumed[0])
+	}
+}
+
+// A WQE of its own still needs contiguous room (mlx5e_txqsq_get_next_pi):
+// a TCP data skb at a page's last two WQEBBs finds them filled with
+// NOPs, counted in tx_nop and taking room until a CQE past them frees
+// it.
+func TestNOPsBeforeAWQEAtPageEdge(t *testing.T) {
+	d, f := newSQ(t)
+	f.Xmit(d, 0, f.Packets(0, 4*58+6, 162)) // 60 WQEBBs + a 2-WQEBB session
+	q := d.sqs[0]
+	data := f.Packets(0, 1, 65226)
+	data[0].Keys.Proto, data[0].GSOSegs = 6, 45
+	n := wqebbsFor(data[0])
+	if q.pc != 62 || n <= 2 {
+		t.Fatalf("pc %d, a 64 KB TSO skb %d WQEBBs: the test needs 62 and more than 2", q.pc, n)
+	}
+	f.Xmit(d, 0, data)
+	if q.nops != 2 || q.pc != 64+n {
+		t.Fatalf("nops %d pc %d, want 2, %d", q.nops, q.pc, 64+n)
 	}
 }
 
