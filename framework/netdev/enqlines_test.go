@@ -70,3 +70,38 @@ func TestEnqueueReadsPrivate(t *testing.T) {
 		})
 	}
 }
+
+// A qdisc's per-flow lines (Ctx.Lines) are priced per flow: written again
+// by the same CPU they are hot; written by another CPU they move, each
+// one; another flow's lines are apart.
+func TestFlowLinesMove(t *testing.T) {
+	costs := sim.DefaultCosts()
+	h := newHarness(t, profile(t, "6.19-rc1"), 2, "test", 1, "pfifo")
+	q := h.dev.Queues[0].qdisc
+	cost := func(c *sim.CPU, key uint64, n int) int64 {
+		t0 := c.Now()
+		q.bind(c, nil).Lines(key, n)
+		return int64(c.Now() - t0)
+	}
+	var again, other, moved, fresh int64
+	h.on(0, 0, func(c *sim.CPU) {
+		cost(c, 7, 2)
+		again = cost(c, 7, 2)
+	})
+	h.on(1, 10*sim.Microsecond, func(c *sim.CPU) {
+		moved = cost(c, 7, 2)
+		other = cost(c, 8, 3)
+		fresh = cost(c, 8, 3)
+	})
+	h.run(sim.Millisecond)
+	if again != costs.LineHit || moved != 2*costs.LineSocket || fresh != costs.LineHit {
+		t.Errorf("flow 7 again on CPU 0: %d ns, moved to CPU 1: %d ns; flow 8 again: %d; want %d, %d, %d",
+			again, moved, fresh, costs.LineHit, 2*costs.LineSocket, costs.LineHit)
+	}
+	if other == costs.LineHit {
+		t.Errorf("flow 8's first lines on CPU 1 cost %d ns: priced as flow 7's", other)
+	}
+	if len(q.flowLines) != 2 {
+		t.Errorf("%d flows' lines kept, want 2", len(q.flowLines))
+	}
+}

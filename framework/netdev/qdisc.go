@@ -48,6 +48,9 @@ type Qdisc struct {
 	lineWrite sim.CacheLine // write group: q, state, bstats, running, qstats
 	lineDefer sim.CacheLine // defer_count + defer_list, their own line
 	lineData  sim.CacheLine // the plugin's private data
+	// flowLines are the plugin's per-flow lines (Ctx.Lines), by the key
+	// it names them with.
+	flowLines map[uint64]*sim.CacheLine
 	lineStats sim.CacheLine // qstats on their own line (Config.QdiscStatsLine)
 
 	deferHead  *skb.SKB // llist, newest first
@@ -347,6 +350,26 @@ func (x *qctx) ModTimer(at sim.Time) {
 
 // DelTimer is timer_delete on the qdisc's own timer.
 func (x *qctx) DelTimer() { x.q.timer.Cancel() }
+
+// Lines prices n lines of the flow key's state written by this CPU:
+// moved here if another CPU wrote them last (a struct fq_flow that the
+// previous drainer or dequeuer dirtied). Outside a CPU (Init, a change)
+// nothing is charged.
+func (x *qctx) Lines(key uint64, n int) {
+	if x.cpu == nil {
+		return
+	}
+	q := x.q
+	l := q.flowLines[key]
+	if l == nil {
+		if q.flowLines == nil {
+			q.flowLines = make(map[uint64]*sim.CacheLine)
+		}
+		l = new(sim.CacheLine)
+		q.flowLines[key] = l
+	}
+	l.WriteMany(x.cpu, int64(n))
+}
 
 // maxDupDepth bounds clones of clones. One duplicating netem never
 // duplicates its own clone (Packet.Dup); two in one tree could hand

@@ -41,8 +41,9 @@ var Handshake = goplugin.HandshakeConfig{
 // at the root of its tree). 6: a packet carries its TCP header's flags
 // (skb.Packet.TCPFlags, byte 76: u32 reads them), and a leaf enqueue's
 // answer says how many packets the leaf made of each
-// (qdisc.LeafResult.Segs: cake's split-gso as a leaf).
-const FrameProtocol = 6
+// (qdisc.LeafResult.Segs: cake's split-gso as a leaf). 7: the qdisc
+// per-flow lines op (OpQdiscLines, posted by Ctx.Lines).
+const FrameProtocol = 7
 
 // IsPluginProcess reports whether this process was started by a host as
 // a plugin.

@@ -143,6 +143,7 @@ func (x *htQCtx) Watchdog(at sim.Time)                       { x.rec("watchdog %
 func (x *htQCtx) CancelWatchdog()                            { x.rec("cancel watchdog") }
 func (x *htQCtx) ModTimer(at sim.Time)                       { x.rec("mod_timer %d", at) }
 func (x *htQCtx) DelTimer()                                  { x.rec("del_timer") }
+func (x *htQCtx) Lines(key uint64, n int)                    { x.rec("lines %#x %d", key, n) }
 func (x *htQCtx) Duplicate(h skb.Handle)                     { x.rec("duplicate %#x", uint64(h)) }
 func (x *htQCtx) RandSeed() sim.Seed                         { return sim.Seed{7, 7} }
 func (x *htQCtx) WorkPrices() qdisc.Prices                   { return qdisc.WorkPrices(sim.DefaultCosts()) }

@@ -203,7 +203,10 @@ type Costs struct {
 	// write are priced apart. qdisc_data_lines (2) is how many lines of a
 	// qdisc's private data (qdisc_priv: flow-list heads, counters, time
 	// state) an enqueue or dequeue writes, moved from the CPU that wrote
-	// them last. qdisc_flow_scan (4 ns) is one flow, slot or tree node
+	// them last; a qdisc's per-flow lines (qdisc.Ctx.Lines: fq's struct
+	// fq_flow, two lines, and the tail skb it links to) move the same
+	// way, each flow on its own, at line_socket / line_remote a line.
+	// qdisc_flow_scan (4 ns) is one flow, slot or tree node
 	// visited while scanning: a load and a compare on a cached line. All
 	// three are the model's estimates; the first two are part of the
 	// ~350 ns uncontended TX path that the receive side's comment below

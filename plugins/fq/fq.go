@@ -415,10 +415,17 @@ func (q *FQ) fqEnqueue(ctx qdisc.Ctx, p skb.Packet) qdisc.Code {
 
 	f := q.fqClassify(ctx, &p, tts, now)
 	if f != &q.internal {
+		// struct fq_flow's first line (t_root, head, tail, qlen): read
+		// here, written below; the second (credit, band, next) is written
+		// too, and flow_queue_add writes the tail skb's next. All three
+		// were dirtied by the CPU that last queued to this flow. (The
+		// internal flow lives in fq_sched_data: the private lines.)
 		if f.qlen >= q.flowPlimit {
+			ctx.Lines(f.key, 1)
 			q.statFlowsPlimit++
 			return q.drop(ctx, p, skb.DropFQFlowLimit)
 		}
+		ctx.Lines(f.key, 2+min(f.qlen, 1))
 		if f.detached {
 			q.fqFlowAddTail(f, true)
 			// An idle flow earns back at least a quantum, but the
@@ -556,6 +563,7 @@ func (q *FQ) fqDequeue(ctx qdisc.Ctx) (skb.Packet, bool) {
 			continue
 		}
 		p := q.fqDequeueSkb(f, fromTree)
+		ctx.Lines(f.key, 2) // head and qlen, then credit: both lines of struct fq_flow
 		if now-timeNextPacket-sim.Time(q.ceThreshold) > 0 {
 			if p.p.ECN == 1 || p.p.ECN == 2 { // INET_ECN_set_ce: only ECT packets
 				p.p.ECN = 3

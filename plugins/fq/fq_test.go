@@ -574,6 +574,33 @@ func TestWorkReported(t *testing.T) {
 	}
 }
 
+// struct fq_flow's lines: an enqueue to a flow reports its two lines
+// (qlen/tail, band) and, when the flow holds packets, the tail skb's
+// line it links to; a flow-limit drop the line it reads; a dequeue both
+// lines of the flow it takes from. The internal fast-path queue lives in
+// fq's private data and reports none.
+func TestFlowLinesReported(t *testing.T) {
+	q := newFQ(t, "flow_limit 2")
+	ctx := qdisctest.NewCtx(1)
+	for range 8 { // fq_fastpath_check: the internal queue takes up to 8
+		enqueue(q, ctx, pkt(1, 100))
+	}
+	if ctx.LinesDone != 0 {
+		t.Fatalf("fast path: %d lines, want 0", ctx.LinesDone)
+	}
+	enqueue(q, ctx, pkt(2, 100))       // internal full, flow 2 new: 2
+	enqueue(q, ctx, pkt(2, 100))       // flow 2 holds one: 3
+	rc := enqueue(q, ctx, pkt(2, 100)) // flow 2 at its limit: dropped, 1
+	if rc[0] != qdisc.XmitDrop || ctx.LinesDone != 2+3+1 {
+		t.Fatalf("enqueues: rc %v, %d lines, want a drop and 6", rc, ctx.LinesDone)
+	}
+	before := ctx.LinesDone
+	out := q.Dequeue(ctx, qdisc.DequeueReq{Max: 20, Bytes: 1 << 40}, nil)
+	if len(out) != 10 || ctx.LinesDone-before != 2*2 {
+		t.Fatalf("dequeued %d, %d lines, want 10 packets and 4 lines (flow 2's two packets)", len(out), ctx.LinesDone-before)
+	}
+}
+
 // TestDump checks Dump against `tc -s -d qdisc show` lines of a current
 // kernel and tc: the default line as a Debian host running bbr3 printed
 // it (MTU 1500), and the MTU 9000 one of the FQ_BAND_LIMIT report

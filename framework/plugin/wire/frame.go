@@ -189,7 +189,7 @@ func (e *Enc) Ops(ops []Op, trailing int64) {
 		case OpQdiscWatchdog, OpQdiscModTimer, OpWakeQueue, OpStartQueue, OpNapiScheduleLocal:
 			e.I64(op.A)
 		case OpQdiscCancelWatchdog, OpQdiscDelTimer:
-		case OpRaiseIRQ:
+		case OpRaiseIRQ, OpQdiscLines:
 			e.I64(op.A)
 			e.I64(op.B)
 		default: // SentQueue, SentQueueMore, CompletedQueue
@@ -366,7 +366,7 @@ func (d *Dec) Ops(out []Op) ([]Op, int64) {
 		case OpQdiscWatchdog, OpQdiscModTimer, OpWakeQueue, OpStartQueue, OpNapiScheduleLocal:
 			op.A = d.I64()
 		case OpQdiscCancelWatchdog, OpQdiscDelTimer:
-		case OpRaiseIRQ:
+		case OpRaiseIRQ, OpQdiscLines:
 			op.A, op.B = d.I64(), d.I64()
 		case OpSentQueue, OpSentQueueMore, OpCompletedQueue:
 			op.A, op.B, op.C = d.I64(), d.I64(), d.I64()

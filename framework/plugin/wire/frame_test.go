@@ -152,6 +152,7 @@ var opFields = map[OpKind]string{
 	OpQdiscDelTimer:       "",
 	OpQdiscDuplicate:      "H",
 	OpStartQueue:          "A",
+	OpQdiscLines:          "AB",
 }
 
 // carried is op with the fields its kind does not carry zeroed.

@@ -46,6 +46,7 @@ func (h *fakeQHost) Watchdog(at sim.Time)                       { h.rec("watchdo
 func (h *fakeQHost) CancelWatchdog()                            { h.rec("cancel watchdog") }
 func (h *fakeQHost) ModTimer(at sim.Time)                       { h.rec("mod_timer %d", at) }
 func (h *fakeQHost) DelTimer()                                  { h.rec("del_timer") }
+func (h *fakeQHost) Lines(key uint64, n int)                    { h.rec("lines %#x %d", key, n) }
 func (h *fakeQHost) Duplicate(p skb.Handle)                     { h.rec("duplicate %#x", uint64(p)) }
 func (h *fakeQHost) RandSeed() sim.Seed                         { return testSeed }
 func (h *fakeQHost) WorkPrices() qdisc.Prices                   { return testPrices() }

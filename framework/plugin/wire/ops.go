@@ -46,12 +46,13 @@ const (
 	OpQdiscDelTimer                         // qdisc Ctx.DelTimer()
 	OpQdiscDuplicate                        // qdisc Ctx.Duplicate(H)
 	OpStartQueue                            // driver Ctx.StartQueue(A)
+	OpQdiscLines                            // qdisc Ctx.Lines(A, B)
 	numOps
 )
 
 var opNames = [numOps]string{"", "drop", "dequeue drop", "watchdog", "sent_queue", "sent_queue_more",
 	"completed_queue", "wake_queue", "consume", "drop", "raise_irq", "napi_schedule", "cancel watchdog",
-	"mod_timer", "del_timer", "duplicate", "start_queue"}
+	"mod_timer", "del_timer", "duplicate", "start_queue", "lines"}
 
 func (k OpKind) String() string {
 	if k < numOps && k > 0 {
@@ -129,6 +130,7 @@ type QdiscHost interface {
 	ModTimer(at sim.Time)
 	DelTimer()
 	Duplicate(h skb.Handle)
+	Lines(key uint64, n int)
 	// RandSeed is the seed of the qdisc's stream behind Ctx.Rand.
 	RandSeed() sim.Seed
 	// WorkPrices price Ctx.Work, from the host's cost table.
@@ -155,6 +157,8 @@ func ApplyQdisc(host QdiscHost, ops []Op, trailing int64) {
 			host.DelTimer()
 		case OpQdiscDuplicate:
 			host.Duplicate(op.H)
+		case OpQdiscLines:
+			host.Lines(uint64(op.A), int(op.B))
 		default:
 			sim.Panicf("qdisc posted %s, which is not a qdisc operation", op.Kind)
 		}
@@ -283,6 +287,16 @@ func (x *QdiscCtx) DelTimer() { x.post(Op{Kind: OpQdiscDelTimer}) }
 
 func (x *QdiscCtx) Duplicate(h skb.Handle) { x.post(Op{Kind: OpQdiscDuplicate, H: h}) }
 
+// MaxLines bounds one Ctx.Lines report (a struct's lines, not a table's).
+const MaxLines = 64
+
+func (x *QdiscCtx) Lines(key uint64, n int) {
+	if n < 1 || n > MaxLines {
+		sim.Panicf("qdisc reported %d cache lines of flow %#x (1..%d)", n, key, MaxLines)
+	}
+	x.post(Op{Kind: OpQdiscLines, A: int64(key), B: int64(n)})
+}
+
 // CheckQdiscOps checks a qdisc's posted operations: qdisc kinds only,
 // and drop reasons that are the kernel's or declared (in declared).
 func CheckQdiscOps(ops []Op, declared []skb.DropReason) error {
@@ -294,6 +308,10 @@ func CheckQdiscOps(ops []Op, declared []skb.DropReason) error {
 				return err
 			}
 		case OpQdiscWatchdog, OpQdiscCancelWatchdog, OpQdiscModTimer, OpQdiscDelTimer, OpQdiscDuplicate:
+		case OpQdiscLines:
+			if op.B < 1 || op.B > MaxLines {
+				return fmt.Errorf("posted %d cache lines of flow %#x (1..%d)", op.B, uint64(op.A), MaxLines)
+			}
 		default:
 			return fmt.Errorf("posted %s, which is not a qdisc operation", op.Kind)
 		}

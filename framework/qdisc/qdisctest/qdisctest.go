@@ -38,6 +38,8 @@ type Ctx struct {
 	// since the suite last took them: it enqueues their clones right
 	// after the call, as the host does, marked (Packet.Dup).
 	Dups []skb.Handle
+	// LinesDone counts the per-flow cache lines reported (Ctx.Lines).
+	LinesDone int
 
 	// A classful qdisc's leaves (class.go), and the packets handed in
 	// (by handle) for its leaves behind the plugin boundary.
@@ -69,12 +71,21 @@ func (c *Ctx) Work(k qdisc.Work, n int) {
 	c.WorkDone[k] += n
 }
 
-func (c *Ctx) Rand() uint32                               { return c.Rng.Uint32() }
-func (c *Ctx) Watchdog(at sim.Time)                       { c.WDog, c.WDogArmed = at, true }
-func (c *Ctx) CancelWatchdog()                            { c.WDogArmed = false }
-func (c *Ctx) ModTimer(at sim.Time)                       { c.TimerAt, c.TimerArmed = at, true }
-func (c *Ctx) DelTimer()                                  { c.TimerArmed = false }
-func (c *Ctx) Duplicate(h skb.Handle)                     { c.Dups = append(c.Dups, h) }
+func (c *Ctx) Rand() uint32           { return c.Rng.Uint32() }
+func (c *Ctx) Watchdog(at sim.Time)   { c.WDog, c.WDogArmed = at, true }
+func (c *Ctx) CancelWatchdog()        { c.WDogArmed = false }
+func (c *Ctx) ModTimer(at sim.Time)   { c.TimerAt, c.TimerArmed = at, true }
+func (c *Ctx) DelTimer()              { c.TimerArmed = false }
+func (c *Ctx) Duplicate(h skb.Handle) { c.Dups = append(c.Dups, h) }
+
+// Lines counts the per-flow lines the qdisc reported, checking the bound
+// the host enforces.
+func (c *Ctx) Lines(key uint64, n int) {
+	if n < 1 || n > 64 {
+		panic(&Broken{fmt.Sprintf("reported %d cache lines of flow %#x (1..64)", n, key)})
+	}
+	c.LinesDone += n
+}
 func (c *Ctx) Drop(h skb.Handle, r skb.DropReason)        { c.drop(h, r) }
 func (c *Ctx) DequeueDrop(h skb.Handle, r skb.DropReason) { c.drop(h, r) }
 
