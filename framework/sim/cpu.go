@@ -65,6 +65,7 @@ type CPU struct {
 	rq       runq   // the runqueue (sched.go)
 	sib      *CPU   // the first SMT sibling (nil without SMT), checked first
 	siblings []*CPU // every SMT sibling
+	core     []*CPU // this CPU, then its siblings: its core
 	exec     bool   // executing instructions now (see updExec), for SMT siblings
 	lockRec  bool   // lock statistics recorded for this CPU (perf lock record -C)
 	act      Act    // the current activity (ActProfile)

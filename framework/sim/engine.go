@@ -199,6 +199,9 @@ func NewEngine(topo Topology, costs *Costs, seed uint64) (*Engine, error) {
 			c.sib = c.siblings[0]
 		}
 	}
+	for _, c := range e.CPUs {
+		c.core = append([]*CPU{c}, c.siblings...)
+	}
 	e.slice = baseSlice(n)
 	return e, nil
 }

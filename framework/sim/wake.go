@@ -215,12 +215,19 @@ func (e *Engine) forkCPU(p *Task) int {
 	if bestFree > 0 {
 		core, coreFree := e.idlestCore(p, best)
 		if best != 0 {
-			remote := e.latestIdle(p, e.llc[best])
+			remote := -1
+			for _, id := range e.llc[best] {
+				remote = e.laterIdle(p, remote, e.CPUs[id])
+			}
 			if e.coreFree(p, e.CPUs[remote]) >= coreFree {
 				return remote
 			}
 		}
-		return e.latestIdle(p, core)
+		pick := -1
+		for _, c := range core.core {
+			pick = e.laterIdle(p, pick, c)
+		}
+		return pick
 	}
 	least := -1
 	for _, c := range e.CPUs {
@@ -231,15 +238,10 @@ func (e *Engine) forkCPU(p *Task) int {
 	return least
 }
 
-// coreCPUs is c's core: c and its SMT siblings.
-func (c *CPU) coreCPUs() []*CPU {
-	return append([]*CPU{c}, c.siblings...)
-}
-
 // coreFree counts the free CPUs of c's core that p may use.
 func (e *Engine) coreFree(p *Task, c *CPU) int {
 	n := 0
-	for _, m := range c.coreCPUs() {
+	for _, m := range c.core {
 		if p.allows(m.ID) && m.free() {
 			n++
 		}
@@ -249,10 +251,10 @@ func (e *Engine) coreFree(p *Task, c *CPU) int {
 
 // idlestCore is update_pick_idlest over socket s's cores for p: the
 // most free CPUs, then the lowest summed util_avg, the first on a tie.
-// It returns the core's CPU ids and how many are free.
-func (e *Engine) idlestCore(p *Task, s int) ([]int, int) {
+// It returns the core's first CPU and how many of its CPUs are free.
+func (e *Engine) idlestCore(p *Task, s int) (*CPU, int) {
 	util := e.cpuUtils(e.now)
-	var pick []int
+	var pick *CPU
 	pickFree, pickUtil := 0, uint64(0)
 	for _, id := range e.llc[s] {
 		c := e.CPUs[id]
@@ -260,36 +262,29 @@ func (e *Engine) idlestCore(p *Task, s int) ([]int, int) {
 			continue // each core once, by its first thread
 		}
 		n, u := e.coreFree(p, c), uint64(0)
-		for _, m := range c.coreCPUs() {
+		for _, m := range c.core {
 			u += util[m.ID]
 		}
 		if n > pickFree || n == pickFree && n > 0 && u < pickUtil {
-			pick, pickFree, pickUtil = pick[:0], n, u
-			for _, m := range c.coreCPUs() {
-				pick = append(pick, m.ID)
-			}
+			pick, pickFree, pickUtil = c, n, u
 		}
 	}
 	return pick, pickFree
 }
 
-// latestIdle is the free CPU among ids that p may use and that went idle
-// last (a CPU idle since before the run after every other, the first
-// on a tie), or -1.
-func (e *Engine) latestIdle(p *Task, ids []int) int {
-	pick := -1
-	for _, id := range ids {
-		c := e.CPUs[id]
-		if !p.allows(id) || !c.free() {
-			continue
-		}
-		if pick < 0 {
-			pick = id
-			continue
-		}
-		if b := e.CPUs[pick]; c.idled && (!b.idled || c.idleStamp > b.idleStamp) {
-			pick = id
-		}
+// laterIdle is the pick, of the CPU pick (-1: none yet) and c, that
+// sched_balance_find_dst_group_cpu prefers for p: a free CPU p may use,
+// the one that went idle last (a CPU idle since before the run after
+// every other; pick on a tie).
+func (e *Engine) laterIdle(p *Task, pick int, c *CPU) int {
+	if !p.allows(c.ID) || !c.free() {
+		return pick
+	}
+	if pick < 0 {
+		return c.ID
+	}
+	if b := e.CPUs[pick]; c.idled && (!b.idled || c.idleStamp > b.idleStamp) {
+		return c.ID
 	}
 	return pick
 }
