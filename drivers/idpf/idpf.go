@@ -330,8 +330,9 @@ func (d *IDPF) Xmit(ctx driver.Ctx, qi int, batch []skb.Packet) (int, driver.TxC
 		// skb, the head and the frags' for a TSO one, split at
 		// IDPF_TX_MAX_DESC_DATA_ALIGNED) + IDPF_TX_DESCS_PER_CACHE_LINE
 		// + tso (idpf_tso: 1, its context descriptor).
-		tso := driver.TxSlots(p) - driver.TxDataDescs(p)
-		count := driver.TxDataDescs(p) + TxDescsPerCacheLine + tso
+		slots := driver.TxSlots(p)
+		tso := slots - driver.TxDataDescs(p)
+		count := slots + TxDescsPerCacheLine
 		if !d.maybeStop(ctx, qi, q, count) {
 			// idpf_tx_buf_hw_update(tx_q, next_to_use, false): hand over
 			// what xmit_more held back, then NETDEV_TX_BUSY.
@@ -353,11 +354,11 @@ func (d *IDPF) Xmit(ctx driver.Ctx, qi int, batch []skb.Packet) (int, driver.TxC
 			q.numPending++
 			q.reSet++
 		}
-		for k := 0; k < tso+driver.TxDataDescs(p); k++ {
+		for k := 0; k < slots; k++ {
 			q.re[(q.NTU+k)%n] = false
 		}
 		// TSO: the hardware segments a GSO skb.
-		q.PutTSO(p.Handle, p.Len, p.GSOSegs, driver.TxSlots(p))
+		q.PutTSO(p.Handle, p.Len, p.GSOSegs, slots)
 		q.re[(q.NTU-1+n)%n] = needRE
 		q.numPending++ // the packet's RS completion
 		q.maxPending = max(q.maxPending, q.complqPending())

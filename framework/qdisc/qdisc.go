@@ -204,6 +204,9 @@ type Ctx interface {
 	Lines(key uint64, n int)
 }
 
+// MaxLines bounds one Ctx.Lines report (a struct's lines, not a table's).
+const MaxLines = 64
+
 // DequeueReq bounds one bulk dequeue, the way dequeue_skb and
 // try_bulk_dequeue_skb{,_slow} bound it.
 type DequeueReq struct {

@@ -67,12 +67,16 @@ func (p *pelt) update(now Time, running bool) {
 	p.at = now
 }
 
-// Util is the task's util_avg at now, 0..1024.
-func (t *Task) Util(now Time) int64 {
+// utilAt is the task's util_avg at now in fixed point, accrued to now
+// without moving its last update.
+func (t *Task) utilAt(now Time) uint64 {
 	p := t.util
 	p.update(now, t.state == TaskRunning)
-	return int64(p.util >> peltShift)
+	return p.util
 }
+
+// Util is the task's util_avg at now, 0..1024.
+func (t *Task) Util(now Time) int64 { return int64(t.utilAt(now) >> peltShift) }
 
 // cpuUtils is each CPU's cfs util_avg at now: the sum over the tasks
 // attached to it, running, waiting or asleep there (blocked load), as
@@ -87,9 +91,7 @@ func (e *Engine) cpuUtils(now Time) []uint64 {
 		if t.cpu == nil || t.state == TaskDead {
 			continue
 		}
-		p := t.util
-		p.update(now, t.state == TaskRunning)
-		u[t.cpu.ID] += p.util
+		u[t.cpu.ID] += t.utilAt(now)
 	}
 	return u
 }

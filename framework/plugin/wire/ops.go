@@ -287,12 +287,9 @@ func (x *QdiscCtx) DelTimer() { x.post(Op{Kind: OpQdiscDelTimer}) }
 
 func (x *QdiscCtx) Duplicate(h skb.Handle) { x.post(Op{Kind: OpQdiscDuplicate, H: h}) }
 
-// MaxLines bounds one Ctx.Lines report (a struct's lines, not a table's).
-const MaxLines = 64
-
 func (x *QdiscCtx) Lines(key uint64, n int) {
-	if n < 1 || n > MaxLines {
-		sim.Panicf("qdisc reported %d cache lines of flow %#x (1..%d)", n, key, MaxLines)
+	if n < 1 || n > qdisc.MaxLines {
+		sim.Panicf("qdisc reported %d cache lines of flow %#x (1..%d)", n, key, qdisc.MaxLines)
 	}
 	x.post(Op{Kind: OpQdiscLines, A: int64(key), B: int64(n)})
 }
@@ -309,8 +306,8 @@ func CheckQdiscOps(ops []Op, declared []skb.DropReason) error {
 			}
 		case OpQdiscWatchdog, OpQdiscCancelWatchdog, OpQdiscModTimer, OpQdiscDelTimer, OpQdiscDuplicate:
 		case OpQdiscLines:
-			if op.B < 1 || op.B > MaxLines {
-				return fmt.Errorf("posted %d cache lines of flow %#x (1..%d)", op.B, uint64(op.A), MaxLines)
+			if op.B < 1 || op.B > qdisc.MaxLines {
+				return fmt.Errorf("posted %d cache lines of flow %#x (1..%d)", op.B, uint64(op.A), qdisc.MaxLines)
 			}
 		default:
 			return fmt.Errorf("posted %s, which is not a qdisc operation", op.Kind)

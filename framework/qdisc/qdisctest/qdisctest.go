@@ -81,8 +81,8 @@ func (c *Ctx) Duplicate(h skb.Handle) { c.Dups = append(c.Dups, h) }
 // Lines counts the per-flow lines the qdisc reported, checking the bound
 // the host enforces.
 func (c *Ctx) Lines(key uint64, n int) {
-	if n < 1 || n > 64 {
-		panic(&Broken{fmt.Sprintf("reported %d cache lines of flow %#x (1..64)", n, key)})
+	if n < 1 || n > qdisc.MaxLines {
+		panic(&Broken{fmt.Sprintf("reported %d cache lines of flow %#x (1..%d)", n, key, qdisc.MaxLines)})
 	}
 	c.LinesDone += n
 }
