@@ -368,7 +368,7 @@ func (x *qctx) Lines(key uint64, n int) {
 		l = new(sim.CacheLine)
 		q.flowLines[key] = l
 	}
-	l.WriteMany(x.cpu, int64(n))
+	l.WriteGroup(x.cpu, int64(n))
 }
 
 // maxDupDepth bounds clones of clones. One duplicating netem never

@@ -197,9 +197,9 @@ type Ctx interface {
 	Duplicate(h skb.Handle)
 	// Lines reports that this call wrote n cache lines (1..64) of the
 	// qdisc's per-flow state named key (a struct fq_flow): the host
-	// prices their move to this CPU when another CPU wrote them last, as
-	// it prices the qdisc's own private lines (qdisc_data_lines), but per
-	// flow. Like the posted operations, the price lands after the call:
+	// prices their move to this CPU when another CPU wrote them last
+	// (lines_overlapped of them for one transfer), as it prices the
+	// qdisc's own private lines (qdisc_data_lines), but per flow. Like the posted operations, the price lands after the call:
 	// Now does not include it, in process or out.
 	Lines(key uint64, n int)
 }

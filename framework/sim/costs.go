@@ -40,6 +40,20 @@ type Costs struct {
 	LineRemote int64 `cost:"line_remote" help:"line from the other socket over UPI"`
 	LineMemory int64 `cost:"line_memory" help:"line nobody holds (DRAM)"`
 	LineHit    int64 `cost:"line_hit" help:"access to a line this CPU already owns"`
+	// lines_overlapped (2) is how many lines of one structure, written in
+	// one pass, move at the cost of one transfer: the L2's spatial
+	// prefetcher completes the 128-byte-aligned pair of a line that
+	// misses (Intel 64 and IA-32 Architectures Optimization Reference
+	// Manual, "Data Prefetching": the L2 spatial prefetcher), and the
+	// stores to both wait in the store buffer with their two requests
+	// in flight together. struct fq_flow is such a pair (112 bytes in a
+	// SLAB_HWCACHE_ALIGN cache of 128-byte objects). Priced this way: a
+	// qdisc's per-flow lines (qdisc.Ctx.Lines). A qdisc's private data
+	// (qdisc_data_lines, fields spread over qdisc_priv and touched at
+	// different points of its enqueue) and a task's cold lines
+	// (task_lines) still move one transfer a line. 1 prices every line
+	// apart, as before this entry.
+	LinesOverlapped int64 `cost:"lines_overlapped" max:"64" help:"lines of one structure written in one pass that move for one transfer (the L2 spatial prefetcher's 128-byte pair)"`
 	// line_llc and l2_skbs: a line another core wrote long enough ago
 	// that the core has since evicted it from its private L2 is read
 	// from the shared LLC, not snooped out of that core (Intel's
@@ -364,14 +378,15 @@ type Costs struct {
 // DefaultCosts returns the calibrated defaults.
 func DefaultCosts() *Costs {
 	return &Costs{
-		LineSMT:    12,
-		LineSocket: 110,
-		LineRemote: 300,
-		LineMemory: 110,
-		LineHit:    1,
-		LineLLC:    25,
-		L2Skbs:     2048,
-		AtomicOp:   8,
+		LineSMT:         12,
+		LineSocket:      110,
+		LineRemote:      300,
+		LineMemory:      110,
+		LineHit:         1,
+		LinesOverlapped: 2,
+		LineLLC:         25,
+		L2Skbs:          2048,
+		AtomicOp:        8,
 
 		SpinAcquire: 8,
 		SpinRelease: 4,

@@ -115,13 +115,24 @@ func (l *CacheLine) Owner() int { return int(l.owner) - 1 }
 
 // WriteMany prices a store to n lines that always move together (a
 // structure's private data): n transfers from the current holder.
-func (l *CacheLine) WriteMany(c *CPU, n int64) {
+func (l *CacheLine) WriteMany(c *CPU, n int64) { l.writeLines(c, n, 1) }
+
+// WriteGroup prices stores to n lines of one structure written in one
+// pass (a qdisc's flow: struct fq_flow's two lines): lines_overlapped of
+// them move at once, their transfers overlapping, so the group costs
+// ceil(n / lines_overlapped) transfers from the current holder.
+func (l *CacheLine) WriteGroup(c *CPU, n int64) {
+	l.writeLines(c, n, max(c.e.Costs.LinesOverlapped, 1))
+}
+
+// writeLines charges n lines' move, per at a time.
+func (l *CacheLine) writeLines(c *CPU, n, per int64) {
 	if n <= 0 {
 		return
 	}
 	d := l.transfer(c, c.now)
-	if n > 1 && l.owner-1 == int32(c.ID) && d > c.e.Costs.LineHit {
-		d *= n
+	if k := (n + per - 1) / per; k > 1 && d > c.e.Costs.LineHit {
+		d *= k
 	}
 	c.Spend(d)
 }

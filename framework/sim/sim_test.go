@@ -144,6 +144,54 @@ func TestCacheLineCosts(t *testing.T) {
 	}
 }
 
+// A structure's lines written in one pass move lines_overlapped at a
+// time for one transfer; WriteMany moves them one by one; lines the CPU
+// holds already are a hit however many.
+func TestWriteGroupOverlapsPairs(t *testing.T) {
+	cases := []struct {
+		overlapped, n int64
+		transfers     int64
+	}{
+		{2, 1, 1}, {2, 2, 1}, {2, 3, 2}, {2, 5, 3},
+		{1, 2, 2}, {1, 3, 3},
+		{4, 3, 1}, {4, 5, 2},
+		{0, 2, 2}, // 0 reads as 1: no line is free
+	}
+	for _, tc := range cases {
+		e := testEngine(t, Topology{Sockets: 1, CoresPerSocket: 2, ThreadsPerCore: 1})
+		e.Costs.LinesOverlapped = tc.overlapped
+		var group, many CacheLine
+		var moved, again, serial Time
+		e.CPUs[0].Start(0, func(c *CPU) {
+			group.Write(c)
+			many.Write(c)
+		})
+		e.CPUs[1].Start(1000, func(c *CPU) {
+			t0 := c.Now()
+			group.WriteGroup(c, tc.n)
+			moved = c.Now() - t0
+			t0 = c.Now()
+			group.WriteGroup(c, tc.n)
+			again = c.Now() - t0
+			t0 = c.Now()
+			many.WriteMany(c, tc.n)
+			serial = c.Now() - t0
+		})
+		if err := e.Run(Millisecond); err != nil {
+			t.Fatal(err)
+		}
+		if want := Time(tc.transfers * e.Costs.LineSocket); moved != want {
+			t.Errorf("overlapped %d, %d lines moved: %v, want %v (%d transfers)", tc.overlapped, tc.n, moved, want, tc.transfers)
+		}
+		if again != Time(e.Costs.LineHit) {
+			t.Errorf("overlapped %d, %d lines held: %v, want a hit", tc.overlapped, tc.n, again)
+		}
+		if want := Time(tc.n * e.Costs.LineSocket); serial != want {
+			t.Errorf("WriteMany of %d lines: %v, want %v", tc.n, serial, want)
+		}
+	}
+}
+
 // Atomics on one line serialise: N CPUs hitting it at once take N
 // transfers in total.
 func TestAtomicsSerialise(t *testing.T) {
