@@ -147,12 +147,53 @@ func TestFindE1(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got != s {
+	if got.BusylockUnpinned != s.BusylockUnpinned || got.LlistUnpinned != s.LlistUnpinned ||
+		got.BusylockPinned != s.BusylockPinned || got.LlistPinned != s.LlistPinned || len(got.More) != 0 {
 		t.Errorf("FindE1 picked %+v", got)
 	}
 	_, err = FindE1([]*report.Report{s.LlistPinned, s.BusylockUnpinned})
 	if err == nil || !strings.Contains(err.Error(), "6.19-rc1 unpinned, 6.18 pinned") {
 		t.Errorf("missing variants: %v", err)
+	}
+}
+
+// seedCopy is the seed's four runs as the reports of run seed n.
+func seedCopy(n uint64) E1Runs {
+	r := seedRuns()
+	for _, rep := range []*report.Report{r.BusylockUnpinned, r.LlistUnpinned, r.BusylockPinned, r.LlistPinned} {
+		rep.Seed = n
+	}
+	return r
+}
+
+// Several seeds: the lowest seed's runs first, the rest in More; the
+// rate rows judge the seeds' mean rates and list each seed's ratio; a
+// seed short of a variant is named.
+func TestE1Seeds(t *testing.T) {
+	s1, s2 := seedCopy(1), seedCopy(2)
+	// Alone, either seed's unpinned llist misses the ±20%; their mean
+	// (29 Mpps) is the seed's.
+	s1.LlistUnpinned.TxPps *= 1.3
+	s2.LlistUnpinned.TxPps *= 0.7
+	reps := []*report.Report{s2.LlistPinned, s2.BusylockUnpinned, s2.BusylockPinned, s2.LlistUnpinned,
+		s1.LlistPinned, s1.BusylockUnpinned, s1.BusylockPinned, s1.LlistUnpinned}
+	got, err := FindE1(reps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.LlistUnpinned != s1.LlistUnpinned || len(got.More) != 1 || got.More[0].LlistUnpinned != s2.LlistUnpinned {
+		t.Fatalf("FindE1: first seed %d, %d more", got.LlistUnpinned.Seed, len(got.More))
+	}
+	rows := E1(got)
+	row := rows[0]
+	if row.Name != "unpinned: llist / busylock" || !row.Holds || !strings.Contains(row.Model, "2 seeds: 2.36x 1.27x") {
+		t.Errorf("%s: %s, holds %v: want the mean judged and each seed listed", row.Name, row.Model, row.Holds)
+	}
+	if one := E1(s1); held(one)["unpinned: llist / busylock"] {
+		t.Errorf("seed 1 alone holds: the case does not test the mean")
+	}
+	if _, err := FindE1(reps[1:]); err == nil || !strings.Contains(err.Error(), "6.19-rc1 pinned (") || !strings.HasSuffix(err.Error(), "(seed 2)") {
+		t.Errorf("seed 2 without its pinned llist run: %v", err)
 	}
 }
 

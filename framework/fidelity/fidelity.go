@@ -254,7 +254,7 @@ type Experiment struct {
 func Experiments() []Experiment {
 	return []Experiment{
 		{ID: "E1", Title: "llist adoption: 480 CPUs, 100G, 30 queues, mq fq, 240 x UDP_STREAM 120 B (busylock vs llist, unpinned and pinned)",
-			Script: "e1", Rows: func(reps []*report.Report) ([]Row, error) {
+			Script: "e1", Seeds: 3, Rows: func(reps []*report.Report) ([]Row, error) {
 				runs, err := FindE1(reps)
 				if err != nil {
 					return nil, err
