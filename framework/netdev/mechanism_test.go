@@ -732,6 +732,63 @@ func TestQdiscReadsSkbLinesUnderLock(t *testing.T) {
 	}
 }
 
+// With pkt_segs (the speedup series) qdisc_bstats_update reads the
+// segment count from the cb, so a qdisc whose dequeue reads only the cb
+// (pfifo: qdisc.DequeueReadsCb) moves one line of each skb under the root
+// lock and the driver reads the rest from the CPU that enqueued it;
+// without it the dequeue moves all skb_lines and the driver finds them
+// hot. A qdisc that reads more (the test dropper: no flag) moves them all
+// either way.
+func TestPktSegsDequeueReadsOneLine(t *testing.T) {
+	for _, c := range []struct {
+		qd, pktSegs     string
+		read            int64 // skbs the dequeue reads: 8 sent (the dropper's 8 dropped too)
+		underLock, tail int64 // lines a skb, under the root lock and in the driver
+	}{
+		{"pfifo", "on", 8, 1, 1},
+		{"pfifo", "off", 8, 2, 0},
+		{"test_dropper", "on", 16, 2, 0},
+	} {
+		h := newHarness(t, profile(t, "6.18", "bql", "off", "pkt_segs", c.pktSegs), 2, "test", 1, c.qd)
+		q := h.dev.Root
+		costs := h.e.Costs
+		var locked, driver sim.Time
+		h.on(1, 0, func(cpu *sim.CPU) { h.fill(cpu, q, 20) })
+		h.on(0, 100*sim.Microsecond, func(cpu *sim.CPU) {
+			q.lock.Lock(cpu, h.n.site.rootRun)
+			start := cpu.Now()
+			got := h.n.qdiscDequeue(cpu, q, qdisc.DequeueReq{Max: 8, Bytes: 1 << 40})
+			locked = cpu.Now() - start
+			q.lock.Unlock(cpu)
+			var l skb.List
+			for _, s := range got {
+				if int(s.HotCPU) != cpu.ID {
+					t.Errorf("%s pkt_segs %s: a dequeued skb's first line is not on the dequeuing CPU", c.qd, c.pktSegs)
+				}
+				l.Push(s)
+			}
+			start = cpu.Now()
+			for s := l.Head; s != nil; s = s.Next {
+				h.n.touchSkb(cpu, s) // the driver's reads
+				if s.TailSplit {
+					t.Errorf("%s pkt_segs %s: the driver left the skb's tail split", c.qd, c.pktSegs)
+				}
+			}
+			driver = cpu.Now() - start
+			h.n.kfreeSkbList(cpu, &l)
+		})
+		h.run(sim.Millisecond)
+		if want := sim.Time(8 * c.tail * costs.LineSocket); driver != want {
+			t.Errorf("%s pkt_segs %s: the driver read %d ns of skb lines, want %d (%d lines a skb)", c.qd, c.pktSegs, driver, want, c.tail)
+		}
+		lines := sim.Time(c.read * c.underLock * costs.LineSocket)
+		if base := locked - lines; base < 0 || base > sim.Time(c.read*(costs.KfreeSkb+costs.QdiscDequeue)+4*costs.LineSocket) {
+			t.Errorf("%s pkt_segs %s: dequeue under the lock took %d ns, want %d of skb lines (%d a skb) plus the qdisc's own work",
+				c.qd, c.pktSegs, locked, lines, c.underLock)
+		}
+	}
+}
+
 // The CPU that drains a defer_list walks it (llist_reverse_order) at
 // llist_node a node, as Jonas Köppeler's profile measures the walk, and
 // pays each pushed skb's lines once, in the enqueue that reads them (the

@@ -653,10 +653,28 @@ func (n *Net) touchSkb(c *sim.CPU, s *skb.SKB) { n.touchSkbPrefetched(c, s, fals
 // prefetched line only prefetch_pct of the transfer stalls the CPU; the
 // rest of skb_lines are read cold.
 func (n *Net) touchSkbPrefetched(c *sim.CPU, s *skb.SKB, prefetched bool) {
+	costs := n.E.Costs
+	if s.TailSplit {
+		// The first line is here already (a dequeue read the cb); the
+		// rest come from where they stayed.
+		d := (costs.SkbLines - 1) * n.tailLine(c, s)
+		if int(s.HotCPU) != c.ID {
+			d += n.skbLine(c, s)
+		}
+		if pr := n.Prof; pr != nil {
+			pr.SkbLineNs[pr.Cur] += d
+		}
+		c.Spend(d)
+		if int(s.HotCPU) == c.ID {
+			s.TailSplit = false // counted once, when the dequeue took it
+		} else {
+			n.ownSkb(c, s)
+		}
+		return
+	}
 	if int(s.HotCPU) == c.ID {
 		return
 	}
-	costs := n.E.Costs
 	line := n.skbLine(c, s)
 	d := costs.SkbLines * line
 	if prefetched {
@@ -680,6 +698,7 @@ func (n *Net) ownSkb(c *sim.CPU, s *skb.SKB) {
 	sd := &n.sd[c.ID]
 	sd.skbSeq++
 	s.HotCPU, s.HotSeq = int16(c.ID), sd.skbSeq
+	s.TailSplit = false
 }
 
 // skbLine is the price of one of s's lines read on CPU c. A line the
@@ -688,14 +707,29 @@ func (n *Net) ownSkb(c *sim.CPU, s *skb.SKB) {
 // s: an skb that waited at the head of a deep queue) comes from the
 // socket's LLC (line_llc). Across sockets it stays a remote transfer.
 func (n *Net) skbLine(c *sim.CPU, s *skb.SKB) int64 {
+	return n.lineFrom(c, int(s.HotCPU), n.evicted(s))
+}
+
+// tailLine is skbLine for the lines a split skb left with TailCPU.
+func (n *Net) tailLine(c *sim.CPU, s *skb.SKB) int64 {
+	return n.lineFrom(c, int(s.TailCPU), s.TailLLC)
+}
+
+// lineFrom is skbLine for lines CPU holder took, evicted since from its
+// L2 or not.
+func (n *Net) lineFrom(c *sim.CPU, holder int, evicted bool) int64 {
 	costs := n.E.Costs
-	dist := n.E.Distance(int(s.HotCPU), c.ID)
-	if dist == sim.DistSMT || dist == sim.DistSocket {
-		if n.sd[s.HotCPU].skbSeq-s.HotSeq > uint64(costs.L2Skbs) {
-			return costs.LineLLC
-		}
+	dist := n.E.Distance(holder, c.ID)
+	if evicted && (dist == sim.DistSMT || dist == sim.DistSocket) {
+		return costs.LineLLC
 	}
 	return costs.Line(dist)
+}
+
+// evicted says whether the CPU holding s's lines has handled more than
+// l2_skbs skbs since it took them.
+func (n *Net) evicted(s *skb.SKB) bool {
+	return n.sd[s.HotCPU].skbSeq-s.HotSeq > uint64(n.E.Costs.L2Skbs)
 }
 
 // touchSkbQdisc prices a qdisc reading an skb it dequeues or drops,
@@ -706,6 +740,26 @@ func (n *Net) skbLine(c *sim.CPU, s *skb.SKB) int64 {
 // qdisc_bstats_update skb_is_gso through skb->head/end (line 3): the
 // skb_lines the model gives an skb. The driver then finds them hot.
 func (n *Net) touchSkbQdisc(c *sim.CPU, s *skb.SKB) { n.touchSkb(c, s) }
+
+// touchSkbDequeue prices a qdisc reading an skb it dequeues, under the
+// root lock: skb_lines (touchSkbQdisc), or with pkt_segs, for a qdisc
+// whose dequeue reads only the cb (qdisc.DequeueReadsCb), the first
+// line; the rest stay with their holder until the driver reads them.
+func (n *Net) touchSkbDequeue(c *sim.CPU, s *skb.SKB, q *Qdisc) {
+	costs := n.E.Costs
+	if !n.Cfg.PktSegs || q.Flags&qdisc.DequeueReadsCb == 0 || int(s.HotCPU) == c.ID || s.TailSplit || costs.SkbLines < 2 {
+		n.touchSkbQdisc(c, s)
+		return
+	}
+	d := n.skbLine(c, s)
+	if pr := n.Prof; pr != nil {
+		pr.SkbLineNs[pr.Cur] += d
+	}
+	c.Spend(d)
+	holder, llc := s.HotCPU, n.evicted(s)
+	n.ownSkb(c, s)
+	s.TailCPU, s.TailLLC, s.TailSplit = holder, llc, true
+}
 
 // touchSkbDrop prices a qdisc reading an skb it drops, under the root
 // lock: skb_lines, or the first line only for a qdisc whose drops read

@@ -553,8 +553,9 @@ func (n *Net) qdiscDequeueOnce(c *sim.CPU, q *Qdisc, req qdisc.DequeueReq) []*sk
 	q.skbs = q.skbs[:0]
 	for _, p := range q.out {
 		s := q.ctx.take(p.Handle, "dequeue")
-		// Read under the root lock; the driver then finds it hot.
-		n.touchSkbQdisc(c, s)
+		// Read under the root lock; the driver then finds it hot, or
+		// with pkt_segs reads the rest.
+		n.touchSkbDequeue(c, s, q)
 		s.ECN = p.ECN // the qdisc may have CE-marked it
 		q.SentPkts++
 		q.SentBytes += uint64(s.Len)

@@ -124,7 +124,7 @@ func (p *PFifo) apply(ctl fifoQopt) Info {
 	if ctl.set {
 		p.limit = int(ctl.limit)
 	}
-	info := Info{Flags: EmptyNoop, Limit: min(p.limit, 1<<31-1)}
+	info := Info{Flags: EmptyNoop | DequeueReadsCb, Limit: min(p.limit, 1<<31-1)}
 	if p.limit >= 1 {
 		info.Flags |= CanBypass
 	}
@@ -203,7 +203,7 @@ func (p *PFifoFast) Init(_ Ctx, s Setup, args []string) (Info, error) {
 }
 
 func (p *PFifoFast) info() Info {
-	return Info{Flags: CanBypass | NoLock | EmptyNoop, Limit: p.limit}
+	return Info{Flags: CanBypass | NoLock | EmptyNoop | DequeueReadsCb, Limit: p.limit}
 }
 
 // Change implements Changer. pfifo_fast has no change op, but tc sends

@@ -89,6 +89,17 @@ const (
 	// from then on TCP stamps EDT departure times instead of pacing
 	// itself.
 	PacesSockets Flags = 1 << 26
+
+	// DequeueReadsCb is the model's too: the qdisc's dequeue reads only
+	// skb->next and its cb (qdisc_pkt_len, its own cb fields), the skb's
+	// first cache line, besides qdisc_bstats_update. With the pkt_segs
+	// series (the host's pkt_segs toggle: bstats reads the segment count
+	// cached in the cb, 2773cb0b3120) a dequeue then moves that one line
+	// under the root lock and leaves the rest to the driver; without it
+	// bstats reaches skb_shinfo through skb->head/end, another line.
+	// fq, fq_codel, sfq, codel and the fifos read so; cake reads
+	// skb->truesize at dequeue and does not set it.
+	DequeueReadsCb Flags = 1 << 25
 )
 
 // Work is a unit of CPU work a qdisc reports in kernel terms; the host

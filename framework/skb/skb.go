@@ -104,6 +104,12 @@ type SKB struct {
 	// clones of clones.
 	DupOf  int32
 	HotCPU int16 // CPU whose cache holds the skb lines (sim.MaxCPUs fits)
+	// TailCPU holds the skb's lines past its first when a reader took
+	// only that one (a dequeue that reads the cb under the root lock,
+	// qdisc.DequeueReadsCb): the rest are still where they were, and the
+	// driver, a moment later, pays them from there. TailSplit says so;
+	// TailLLC that they had already left TailCPU's L2 for the LLC.
+	TailCPU int16
 
 	// RxQueue is skb_record_rx_queue's value: the RX queue + 1 for an
 	// skb a NIC received (to forward), 0 for one a local sender built.
@@ -116,6 +122,8 @@ type SKB struct {
 	// afresh without reordering the flow (d365c9bca35c for non-TCP
 	// sockets).
 	OooOkay bool
+	// TailSplit and TailLLC: see TailCPU.
+	TailSplit, TailLLC bool
 }
 
 // CB is a protocol's per-skb data. For TCP (Keys.Proto 6) Seq and Ack

@@ -139,7 +139,8 @@ func (q *FQ) Init(_ qdisc.Ctx, s qdisc.Setup, args []string) (qdisc.Info, error)
 // info is what the host keeps of fq: its limit, and whether it takes over
 // pacing of the sockets it sees (pacing, the default; not nopacing).
 func (q *FQ) info() qdisc.Info {
-	in := qdisc.Info{Limit: q.limit}
+	// fq_dequeue reads the cb (time_to_send, band) and skb->next.
+	in := qdisc.Info{Flags: qdisc.DequeueReadsCb, Limit: q.limit}
 	if q.rateEnable {
 		in.Flags |= qdisc.PacesSockets
 	}

@@ -176,7 +176,7 @@ func (q *FQCodel) Init(_ qdisc.Ctx, s qdisc.Setup, args []string) (qdisc.Info, e
 	q.oldFlows = flowList{head: -1, tail: -1}
 	q.cq.q = q
 
-	q.flags = qdisc.DequeueDrops | qdisc.DropReadsCb
+	q.flags = qdisc.DequeueDrops | qdisc.DropReadsCb | qdisc.DequeueReadsCb
 	if q.limit >= 1 {
 		q.flags |= qdisc.CanBypass
 	}

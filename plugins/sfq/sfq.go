@@ -167,7 +167,7 @@ func (q *SFQ) Init(ctx qdisc.Ctx, s qdisc.Setup, args []string) (qdisc.Info, err
 	for i := range q.slots {
 		q.sfqLink(uint16(i))
 	}
-	info := qdisc.Info{Limit: q.limit}
+	info := qdisc.Info{Flags: qdisc.DequeueReadsCb, Limit: q.limit}
 	if q.limit >= 1 {
 		info.Flags |= qdisc.CanBypass
 	}
