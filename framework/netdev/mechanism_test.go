@@ -568,11 +568,8 @@ func TestDropReadsCbOneLine(t *testing.T) {
 		q := h.dev.Root
 		h.on(1, 0, func(cpu *sim.CPU) { h.fill(cpu, q, 20) })
 		h.on(0, 100*sim.Microsecond, func(cpu *sim.CPU) {
-			q.lock.Lock(cpu, h.n.site.rootRun)
-			start := cpu.Now()
-			got := h.n.qdiscDequeue(cpu, q, qdisc.DequeueReq{Max: 8, Bytes: 1 << 40})
-			spent[qd] = cpu.Now() - start
-			q.lock.Unlock(cpu)
+			var got []*skb.SKB
+			got, spent[qd] = h.dequeueLocked(cpu, q)
 			var l skb.List
 			for _, s := range got {
 				l.Push(s)
@@ -705,11 +702,7 @@ func TestQdiscReadsSkbLinesUnderLock(t *testing.T) {
 		var got []*skb.SKB
 		h.on(c.fillCPU, 0, func(cpu *sim.CPU) { h.fill(cpu, q, 20) })
 		h.on(0, 100*sim.Microsecond, func(cpu *sim.CPU) {
-			q.lock.Lock(cpu, h.n.site.rootRun)
-			start := cpu.Now()
-			got = append(got, h.n.qdiscDequeue(cpu, q, qdisc.DequeueReq{Max: 8, Bytes: 1 << 40})...)
-			spent = cpu.Now() - start
-			q.lock.Unlock(cpu)
+			got, spent = h.dequeueLocked(cpu, q)
 			for _, s := range got {
 				if int(s.HotCPU) != cpu.ID {
 					t.Errorf("%s: a dequeued skb is not hot on the dequeuing CPU", c.qd)
@@ -730,6 +723,17 @@ func TestQdiscReadsSkbLinesUnderLock(t *testing.T) {
 				c.qd, c.fillCPU, spent, lines)
 		}
 	}
+}
+
+// dequeueLocked is sch_direct_xmit's dequeue of up to 8 skbs under the
+// root lock, timed.
+func (h *harness) dequeueLocked(cpu *sim.CPU, q *Qdisc) ([]*skb.SKB, sim.Time) {
+	q.lock.Lock(cpu, h.n.site.rootRun)
+	start := cpu.Now()
+	got := h.n.qdiscDequeue(cpu, q, qdisc.DequeueReq{Max: 8, Bytes: 1 << 40})
+	spent := cpu.Now() - start
+	q.lock.Unlock(cpu)
+	return got, spent
 }
 
 // With pkt_segs (the speedup series) qdisc_bstats_update reads the
@@ -755,11 +759,8 @@ func TestPktSegsDequeueReadsOneLine(t *testing.T) {
 		var locked, driver sim.Time
 		h.on(1, 0, func(cpu *sim.CPU) { h.fill(cpu, q, 20) })
 		h.on(0, 100*sim.Microsecond, func(cpu *sim.CPU) {
-			q.lock.Lock(cpu, h.n.site.rootRun)
-			start := cpu.Now()
-			got := h.n.qdiscDequeue(cpu, q, qdisc.DequeueReq{Max: 8, Bytes: 1 << 40})
-			locked = cpu.Now() - start
-			q.lock.Unlock(cpu)
+			var got []*skb.SKB
+			got, locked = h.dequeueLocked(cpu, q)
 			var l skb.List
 			for _, s := range got {
 				if int(s.HotCPU) != cpu.ID {
@@ -767,7 +768,7 @@ func TestPktSegsDequeueReadsOneLine(t *testing.T) {
 				}
 				l.Push(s)
 			}
-			start = cpu.Now()
+			start := cpu.Now()
 			for s := l.Head; s != nil; s = s.Next {
 				h.n.touchSkb(cpu, s) // the driver's reads
 				if s.TailSplit {
@@ -861,11 +862,8 @@ func TestDeepQueueSkbLinesFromLLC(t *testing.T) {
 		var spent sim.Time
 		h.on(1, 0, func(cpu *sim.CPU) { h.fill(cpu, q, 8+c.behind) })
 		h.on(0, 10*sim.Millisecond, func(cpu *sim.CPU) {
-			q.lock.Lock(cpu, h.n.site.rootRun)
-			start := cpu.Now()
-			got := h.n.qdiscDequeue(cpu, q, qdisc.DequeueReq{Max: 8, Bytes: 1 << 40})
-			spent = cpu.Now() - start
-			q.lock.Unlock(cpu)
+			var got []*skb.SKB
+			got, spent = h.dequeueLocked(cpu, q)
 			var l skb.List
 			for _, s := range got {
 				l.Push(s)
