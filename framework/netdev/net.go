@@ -657,7 +657,10 @@ func (n *Net) touchSkbPrefetched(c *sim.CPU, s *skb.SKB, prefetched bool) {
 	if s.TailSplit {
 		// The first line is here already (a dequeue read the cb); the
 		// rest come from where they stayed.
-		d := (costs.SkbLines - 1) * n.tailLine(c, s)
+		var d int64
+		if int(s.TailCPU) != c.ID {
+			d = (costs.SkbLines - 1) * n.tailLine(c, s)
+		}
 		if int(s.HotCPU) != c.ID {
 			d += n.skbLine(c, s)
 		}
@@ -711,6 +714,9 @@ func (n *Net) skbLine(c *sim.CPU, s *skb.SKB) int64 {
 }
 
 // tailLine is skbLine for the lines a split skb left with TailCPU.
+// Whether they had left its L2 is as it was at the split: the driver
+// reads them a moment later, in the same qdisc_restart, unless the skb
+// was requeued (gso_skb, skb_bad_txq), which the model lets pass.
 func (n *Net) tailLine(c *sim.CPU, s *skb.SKB) int64 {
 	return n.lineFrom(c, int(s.TailCPU), s.TailLLC)
 }

@@ -206,8 +206,10 @@ type Ctx interface {
 	// socket: skb_clone leaves sk NULL); the host counts it as offered,
 	// so the accounting balances. Call it from Enqueue only.
 	Duplicate(h skb.Handle)
-	// Lines reports that this call wrote n cache lines (1..64) of the
-	// qdisc's per-flow state named key (a struct fq_flow): the host
+	// Lines reports that this call wrote n cache lines (1..64) of one
+	// structure of the qdisc's per-flow state named key (a struct
+	// fq_flow; the tail skb it links to is another, under its own
+	// key): the host
 	// prices their move to this CPU when another CPU wrote them last
 	// (lines_overlapped of them for one transfer), as it prices the
 	// qdisc's own private lines (qdisc_data_lines), but per flow. Like the posted operations, the price lands after the call:

@@ -47,11 +47,18 @@ func (l *CacheLine) dist(c *CPU) int {
 // transfer moves the line exclusively to c starting no earlier than t and
 // returns how long c waits for it (queueing behind an in-flight transfer
 // included).
-func (l *CacheLine) transfer(c *CPU, t Time) int64 {
+func (l *CacheLine) transfer(c *CPU, t Time) int64 { return l.transferN(c, t, 1) }
+
+// transferN is transfer of k lines that move one after another: c waits
+// once for what is in flight, then k transfers, and the next writer
+// queues behind all k. Lines c holds already are one hit.
+func (l *CacheLine) transferN(c *CPU, t Time, k int64) int64 {
 	start := t + l.inFlight(t)
 	cost := Time(c.e.Costs.Line(l.dist(c)))
 	if l.owner-1 == int32(c.ID) && !l.othersRead(c.ID) {
 		cost = Time(c.e.Costs.LineHit)
+	} else if k > 1 && cost > Time(c.e.Costs.LineHit) {
+		cost *= Time(k)
 	}
 	if end := start + cost; end > l.busy {
 		l.busy, l.asked = end, t
@@ -130,11 +137,7 @@ func (l *CacheLine) writeLines(c *CPU, n, per int64) {
 	if n <= 0 {
 		return
 	}
-	d := l.transfer(c, c.now)
-	if k := (n + per - 1) / per; k > 1 && d > c.e.Costs.LineHit {
-		d *= k
-	}
-	c.Spend(d)
+	c.Spend(l.transferN(c, c.now, (n+per-1)/per))
 }
 
 // AtomicNoSync is a locked RMW right after another access by the same CPU

@@ -192,6 +192,38 @@ func TestWriteGroupOverlapsPairs(t *testing.T) {
 	}
 }
 
+// A writer that finds a group's transfers in flight waits for all of
+// them, once, then pays its own: the wait is not multiplied by its own
+// group's size, and the next writer queues behind every line it moves.
+func TestWriteGroupQueuesBehindWholeGroup(t *testing.T) {
+	for _, tc := range []struct{ first, second, want1, want2 int64 }{
+		{3, 2, 2, 3}, // 2 transfers, then 1 behind them
+		{2, 3, 1, 3}, // 1, then 2 behind it
+	} {
+		e := testEngine(t, Topology{Sockets: 1, CoresPerSocket: 3, ThreadsPerCore: 1})
+		var line CacheLine
+		var got1, got2 Time
+		e.CPUs[0].Start(0, func(c *CPU) { line.Write(c) })
+		e.CPUs[1].Start(1000, func(c *CPU) {
+			t0 := c.Now()
+			line.WriteGroup(c, tc.first)
+			got1 = c.Now() - t0
+		})
+		e.CPUs[2].Start(1000, func(c *CPU) {
+			t0 := c.Now()
+			line.WriteGroup(c, tc.second)
+			got2 = c.Now() - t0
+		})
+		if err := e.Run(Millisecond); err != nil {
+			t.Fatal(err)
+		}
+		l := Time(e.Costs.LineSocket)
+		if got1 != Time(tc.want1)*l || got2 != Time(tc.want2)*l {
+			t.Errorf("%d lines then %d at once: %v and %v, want %v and %v", tc.first, tc.second, got1, got2, Time(tc.want1)*l, Time(tc.want2)*l)
+		}
+	}
+}
+
 // Atomics on one line serialise: N CPUs hitting it at once take N
 // transfers in total.
 func TestAtomicsSerialise(t *testing.T) {

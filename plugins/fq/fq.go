@@ -219,6 +219,11 @@ func fqGCCandidate(f *fqFlow, now sim.Time) bool {
 }
 
 // hashPtr is hash_ptr(sk, bits): hash_64 with GOLDEN_RATIO_64.
+// tailKey names the line of a flow's tail skb for Ctx.Lines, apart from
+// the flow's own (keys are socket ids << 1 or small odd hashes: the top
+// bit is free).
+func tailKey(key uint64) uint64 { return key | 1<<63 }
+
 func hashPtr(key uint64, log uint) int {
 	return int((key * 0x61C8864680B583EB) >> (64 - log))
 }
@@ -418,15 +423,19 @@ func (q *FQ) fqEnqueue(ctx qdisc.Ctx, p skb.Packet) qdisc.Code {
 	if f != &q.internal {
 		// struct fq_flow's first line (t_root, head, tail, qlen): read
 		// here, written below; the second (credit, band, next) is written
-		// too, and flow_queue_add writes the tail skb's next. All three
-		// were dirtied by the CPU that last queued to this flow. (The
-		// internal flow lives in fq_sched_data: the private lines.)
+		// too: one structure, two lines. flow_queue_add then writes the
+		// tail skb's next, another structure, reached through f->tail,
+		// that the CPU which queued it last dirtied. (The internal flow
+		// lives in fq_sched_data: the private lines.)
 		if f.qlen >= q.flowPlimit {
 			ctx.Lines(f.key, 1)
 			q.statFlowsPlimit++
 			return q.drop(ctx, p, skb.DropFQFlowLimit)
 		}
-		ctx.Lines(f.key, 2+min(f.qlen, 1))
+		ctx.Lines(f.key, 2)
+		if f.qlen > 0 {
+			ctx.Lines(tailKey(f.key), 1)
+		}
 		if f.detached {
 			q.fqFlowAddTail(f, true)
 			// An idle flow earns back at least a quantum, but the

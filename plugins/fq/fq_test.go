@@ -591,8 +591,12 @@ func TestFlowLinesReported(t *testing.T) {
 	if ctx.LinesDone != 0 {
 		t.Fatalf("fast path: %d lines, want 0", ctx.LinesDone)
 	}
-	enqueue(q, ctx, pkt(2, 100))       // internal full, flow 2 new: 2
-	enqueue(q, ctx, pkt(2, 100))       // flow 2 holds one: 3
+	enqueue(q, ctx, pkt(2, 100)) // internal full, flow 2 new: 2
+	ctx.LastLines = nil
+	enqueue(q, ctx, pkt(2, 100)) // flow 2 holds one: its pair, and its tail skb's line apart
+	if l := ctx.LastLines; len(l) != 2 || l[0].N != 2 || l[1].N != 1 || l[0].Key == l[1].Key {
+		t.Fatalf("enqueue to a backlogged flow reported %+v, want the flow's 2 lines and its tail skb's 1 under another key", l)
+	}
 	rc := enqueue(q, ctx, pkt(2, 100)) // flow 2 at its limit: dropped, 1
 	if rc[0] != qdisc.XmitDrop || ctx.LinesDone != 2+3+1 {
 		t.Fatalf("enqueues: rc %v, %d lines, want a drop and 6", rc, ctx.LinesDone)

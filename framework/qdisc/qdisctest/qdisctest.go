@@ -38,8 +38,10 @@ type Ctx struct {
 	// since the suite last took them: it enqueues their clones right
 	// after the call, as the host does, marked (Packet.Dup).
 	Dups []skb.Handle
-	// LinesDone counts the per-flow cache lines reported (Ctx.Lines).
+	// LinesDone counts the per-flow cache lines reported (Ctx.Lines);
+	// LastLines are the calls since the suite last cleared it, in order.
 	LinesDone int
+	LastLines []LinesCall
 
 	// A classful qdisc's leaves (class.go), and the packets handed in
 	// (by handle) for its leaves behind the plugin boundary.
@@ -85,7 +87,15 @@ func (c *Ctx) Lines(key uint64, n int) {
 		panic(&Broken{fmt.Sprintf("reported %d cache lines of flow %#x (1..%d)", n, key, qdisc.MaxLines)})
 	}
 	c.LinesDone += n
+	c.LastLines = append(c.LastLines, LinesCall{key, n})
 }
+
+// LinesCall is one Ctx.Lines call: n lines of the structure named Key.
+type LinesCall struct {
+	Key uint64
+	N   int
+}
+
 func (c *Ctx) Drop(h skb.Handle, r skb.DropReason)        { c.drop(h, r) }
 func (c *Ctx) DequeueDrop(h skb.Handle, r skb.DropReason) { c.drop(h, r) }
 
