@@ -105,20 +105,13 @@ type E1Runs struct {
 // (6.18, 6.19-rc1) and placement (unpinned, or any pinned one), for each
 // seed the reports carry, the lowest seed first.
 func FindE1(reps []*report.Report) (E1Runs, error) {
-	bySeed := map[uint64][]*report.Report{}
-	for _, rep := range reps {
-		if rep != nil {
-			bySeed[rep.Seed] = append(bySeed[rep.Seed], rep)
-		}
+	seeds := reportSeeds(reps)
+	if len(seeds) == 0 {
+		return findE1Seed(nil, 0)
 	}
-	seeds := make([]uint64, 0, len(bySeed))
-	for seed := range bySeed {
-		seeds = append(seeds, seed)
-	}
-	slices.Sort(seeds)
 	var first E1Runs
 	for i, seed := range seeds {
-		r, err := findE1Seed(bySeed[seed])
+		r, err := findE1Seed(reps, seed)
 		if err != nil {
 			if len(seeds) > 1 {
 				err = fmt.Errorf("%w (seed %d)", err, seed)
@@ -131,16 +124,16 @@ func FindE1(reps []*report.Report) (E1Runs, error) {
 			first.More = append(first.More, r)
 		}
 	}
-	if len(seeds) == 0 {
-		return findE1Seed(nil)
-	}
 	return first, nil
 }
 
-// findE1Seed is FindE1 for one seed's reports.
-func findE1Seed(reps []*report.Report) (E1Runs, error) {
+// findE1Seed is FindE1 for the reports of one seed.
+func findE1Seed(reps []*report.Report, seed uint64) (E1Runs, error) {
 	var r E1Runs
 	for _, rep := range reps {
+		if rep == nil || rep.Seed != seed {
+			continue
+		}
 		pinned := rep.Setup.Placement != workload.Unpinned
 		var slot **report.Report
 		switch {

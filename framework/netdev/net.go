@@ -664,10 +664,7 @@ func (n *Net) touchSkbPrefetched(c *sim.CPU, s *skb.SKB, prefetched bool) {
 		if int(s.HotCPU) != c.ID {
 			d += n.skbLine(c, s)
 		}
-		if pr := n.Prof; pr != nil {
-			pr.SkbLineNs[pr.Cur] += d
-		}
-		c.Spend(d)
+		n.spendSkbLines(c, d)
 		if int(s.HotCPU) == c.ID {
 			s.TailSplit = false // counted once, when the dequeue took it
 		} else {
@@ -687,11 +684,17 @@ func (n *Net) touchSkbPrefetched(c *sim.CPU, s *skb.SKB, prefetched bool) {
 		}
 		d = ahead*line*costs.PrefetchPct/100 + (costs.SkbLines-ahead)*line
 	}
+	n.spendSkbLines(c, d)
+	n.ownSkb(c, s)
+}
+
+// spendSkbLines spends d ns of skb line transfers on c, counted apart in
+// the drain profile.
+func (n *Net) spendSkbLines(c *sim.CPU, d int64) {
 	if pr := n.Prof; pr != nil {
 		pr.SkbLineNs[pr.Cur] += d
 	}
 	c.Spend(d)
-	n.ownSkb(c, s)
 }
 
 // ownSkb records that CPU c now holds s's lines (it built or read
@@ -758,10 +761,7 @@ func (n *Net) touchSkbDequeue(c *sim.CPU, s *skb.SKB, q *Qdisc) {
 		return
 	}
 	d := n.skbLine(c, s)
-	if pr := n.Prof; pr != nil {
-		pr.SkbLineNs[pr.Cur] += d
-	}
-	c.Spend(d)
+	n.spendSkbLines(c, d)
 	holder, llc := s.HotCPU, n.evicted(s)
 	n.ownSkb(c, s)
 	s.TailCPU, s.TailLLC, s.TailSplit = holder, llc, true

@@ -208,17 +208,25 @@ type Ctx interface {
 	Duplicate(h skb.Handle)
 	// Lines reports that this call wrote n cache lines (1..64) of one
 	// structure of the qdisc's per-flow state named key (a struct
-	// fq_flow; the tail skb it links to is another, under its own
-	// key): the host
-	// prices their move to this CPU when another CPU wrote them last
-	// (lines_overlapped of them for one transfer), as it prices the
-	// qdisc's own private lines (qdisc_data_lines), but per flow. Like the posted operations, the price lands after the call:
-	// Now does not include it, in process or out.
+	// fq_flow; the tail skb it links to is another, under its own key):
+	// the host prices their move to this CPU when another CPU wrote them
+	// last (lines_overlapped of them for one transfer), as it prices the
+	// qdisc's own private lines (qdisc_data_lines), but per flow. Like
+	// the posted operations, the price lands after the call: Now does not
+	// include it, in process or out.
 	Lines(key uint64, n int)
 }
 
 // MaxLines bounds one Ctx.Lines report (a struct's lines, not a table's).
 const MaxLines = 64
+
+// CheckLines checks one Ctx.Lines report against MaxLines.
+func CheckLines(key uint64, n int64) error {
+	if n < 1 || n > MaxLines {
+		return fmt.Errorf("reported %d cache lines of flow %#x (1..%d)", n, key, MaxLines)
+	}
+	return nil
+}
 
 // DequeueReq bounds one bulk dequeue, the way dequeue_skb and
 // try_bulk_dequeue_skb{,_slow} bound it.

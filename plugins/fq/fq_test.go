@@ -588,23 +588,23 @@ func TestFlowLinesReported(t *testing.T) {
 	for range 8 { // fq_fastpath_check: the internal queue takes up to 8
 		enqueue(q, ctx, pkt(1, 100))
 	}
-	if ctx.LinesDone != 0 {
-		t.Fatalf("fast path: %d lines, want 0", ctx.LinesDone)
+	if ctx.LinesReported() != 0 {
+		t.Fatalf("fast path: %d lines, want 0", ctx.LinesReported())
 	}
 	enqueue(q, ctx, pkt(2, 100)) // internal full, flow 2 new: 2
-	ctx.LastLines = nil
+	mark := len(ctx.LineCalls)
 	enqueue(q, ctx, pkt(2, 100)) // flow 2 holds one: its pair, and its tail skb's line apart
-	if l := ctx.LastLines; len(l) != 2 || l[0].N != 2 || l[1].N != 1 || l[0].Key == l[1].Key {
+	if l := ctx.LineCalls[mark:]; len(l) != 2 || l[0].N != 2 || l[1].N != 1 || l[0].Key == l[1].Key {
 		t.Fatalf("enqueue to a backlogged flow reported %+v, want the flow's 2 lines and its tail skb's 1 under another key", l)
 	}
 	rc := enqueue(q, ctx, pkt(2, 100)) // flow 2 at its limit: dropped, 1
-	if rc[0] != qdisc.XmitDrop || ctx.LinesDone != 2+3+1 {
-		t.Fatalf("enqueues: rc %v, %d lines, want a drop and 6", rc, ctx.LinesDone)
+	if rc[0] != qdisc.XmitDrop || ctx.LinesReported() != 2+3+1 {
+		t.Fatalf("enqueues: rc %v, %d lines, want a drop and 6", rc, ctx.LinesReported())
 	}
-	before := ctx.LinesDone
+	before := ctx.LinesReported()
 	out := q.Dequeue(ctx, qdisc.DequeueReq{Max: 20, Bytes: 1 << 40}, nil)
-	if len(out) != 10 || ctx.LinesDone-before != 2*2 {
-		t.Fatalf("dequeued %d, %d lines, want 10 packets and 4 lines (flow 2's two packets)", len(out), ctx.LinesDone-before)
+	if len(out) != 10 || ctx.LinesReported()-before != 2*2 {
+		t.Fatalf("dequeued %d, %d lines, want 10 packets and 4 lines (flow 2's two packets)", len(out), ctx.LinesReported()-before)
 	}
 }
 

@@ -621,3 +621,17 @@ func TestLocalDriverStartQueue(t *testing.T) {
 		t.Fatal("queue 2 still stopped")
 	}
 }
+
+// A plugin's posted Lines reports are checked against qdisc.MaxLines,
+// as its own Ctx checks them before posting.
+func TestCheckQdiscOpsLines(t *testing.T) {
+	for _, tc := range []struct {
+		n    int64
+		fail bool
+	}{{1, false}, {qdisc.MaxLines, false}, {0, true}, {qdisc.MaxLines + 1, true}, {1 << 40, true}} {
+		err := CheckQdiscOps([]Op{{Kind: OpQdiscLines, A: 7, B: tc.n}}, nil)
+		if (err != nil) != tc.fail {
+			t.Errorf("%d lines: %v, want failure %v", tc.n, err, tc.fail)
+		}
+	}
+}

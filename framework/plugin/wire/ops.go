@@ -288,8 +288,8 @@ func (x *QdiscCtx) DelTimer() { x.post(Op{Kind: OpQdiscDelTimer}) }
 func (x *QdiscCtx) Duplicate(h skb.Handle) { x.post(Op{Kind: OpQdiscDuplicate, H: h}) }
 
 func (x *QdiscCtx) Lines(key uint64, n int) {
-	if n < 1 || n > qdisc.MaxLines {
-		sim.Panicf("qdisc reported %d cache lines of flow %#x (1..%d)", n, key, qdisc.MaxLines)
+	if err := qdisc.CheckLines(key, int64(n)); err != nil {
+		sim.Panicf("qdisc %v", err)
 	}
 	x.post(Op{Kind: OpQdiscLines, A: int64(key), B: int64(n)})
 }
@@ -306,8 +306,8 @@ func CheckQdiscOps(ops []Op, declared []skb.DropReason) error {
 			}
 		case OpQdiscWatchdog, OpQdiscCancelWatchdog, OpQdiscModTimer, OpQdiscDelTimer, OpQdiscDuplicate:
 		case OpQdiscLines:
-			if op.B < 1 || op.B > qdisc.MaxLines {
-				return fmt.Errorf("posted %d cache lines of flow %#x (1..%d)", op.B, uint64(op.A), qdisc.MaxLines)
+			if err := qdisc.CheckLines(uint64(op.A), op.B); err != nil {
+				return err
 			}
 		default:
 			return fmt.Errorf("posted %s, which is not a qdisc operation", op.Kind)

@@ -38,10 +38,8 @@ type Ctx struct {
 	// since the suite last took them: it enqueues their clones right
 	// after the call, as the host does, marked (Packet.Dup).
 	Dups []skb.Handle
-	// LinesDone counts the per-flow cache lines reported (Ctx.Lines);
-	// LastLines are the calls since the suite last cleared it, in order.
-	LinesDone int
-	LastLines []LinesCall
+	// LineCalls are the qdisc's Ctx.Lines calls, in order.
+	LineCalls []LinesCall
 
 	// A classful qdisc's leaves (class.go), and the packets handed in
 	// (by handle) for its leaves behind the plugin boundary.
@@ -83,11 +81,19 @@ func (c *Ctx) Duplicate(h skb.Handle) { c.Dups = append(c.Dups, h) }
 // Lines counts the per-flow lines the qdisc reported, checking the bound
 // the host enforces.
 func (c *Ctx) Lines(key uint64, n int) {
-	if n < 1 || n > qdisc.MaxLines {
-		panic(&Broken{fmt.Sprintf("reported %d cache lines of flow %#x (1..%d)", n, key, qdisc.MaxLines)})
+	if err := qdisc.CheckLines(key, int64(n)); err != nil {
+		panic(&Broken{err.Error()})
 	}
-	c.LinesDone += n
-	c.LastLines = append(c.LastLines, LinesCall{key, n})
+	c.LineCalls = append(c.LineCalls, LinesCall{key, n})
+}
+
+// LinesReported sums the lines of every Ctx.Lines call.
+func (c *Ctx) LinesReported() int {
+	n := 0
+	for _, l := range c.LineCalls {
+		n += l.N
+	}
+	return n
 }
 
 // LinesCall is one Ctx.Lines call: n lines of the structure named Key.
