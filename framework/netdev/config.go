@@ -109,7 +109,7 @@ type Config struct {
 	// (the commit came eleven days after the thread): off, E2's knee on
 	// the default processor falls below 3 Mpps and fq_codel and sfq
 	// collapse at 5 Mpps, which the seed's unnamed host did not do
-	// (README, "The second prefetch"). A known disagreement, kept until
+	// (docs/fidelity-log.md, "The second prefetch"). A known disagreement, kept until
 	// E2's host is known; --set prefetch_priority=off asks the question.
 	PrefetchPriority bool
 	// OooOkay: skb_set_owner_w sets skb->ooo_okay when the socket had
