@@ -42,6 +42,8 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"--senders", "9", "--placement", "spread"}, "9 senders but only 8 CPUs"},
 		{[]string{"--placement", "0-3,8"}, "--placement (senders.placement): workload: bad CPU list \"0-3,8\": CPU 8 does not exist (this host has CPUs 0-7)"},
 		{[]string{"--placement", "pinned"}, "--placement (senders.placement): workload: bad CPU list \"pinned\""},
+		{[]string{"--placement", "unpinned:0-8"}, "--placement (senders.placement): workload: bad CPU list \"0-8\": CPU 8 does not exist (this host has CPUs 0-7)"},
+		{[]string{"--placement", "unpinned:"}, "--placement (senders.placement): workload: bad CPU list \"\": \"\" is not a CPU number"},
 		{[]string{"--lock-cpus", "0-8"}, "--lock-cpus (lock_cpus): workload: bad CPU list \"0-8\": CPU 8 does not exist"},
 		{[]string{"--xps", "numa"}, "--xps (device.xps): unknown XPS map \"numa\" (known: irq, cores, none)"},
 		{[]string{"--launch", "-5us"}, "--launch: "},

@@ -151,7 +151,7 @@ func scriptOptions(c *cli.Context) (script.Options, error) {
 	if o.Plugins, err = pluginOptions(c); err != nil {
 		return o, err
 	}
-	for _, kv := range c.StringSlice("param") {
+	for _, kv := range rejoinValues(c.StringSlice("param")) {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok || strings.TrimSpace(k) == "" {
 			return o, fmt.Errorf("--param %q: want name=value", kv)
@@ -178,4 +178,20 @@ func loadPlan(c *cli.Context, arg string) (*script.Plan, error) {
 		return nil, err
 	}
 	return prog.Eval()
+}
+
+// rejoinValues undoes urfave/cli's split of a slice flag's value at its
+// commas where the comma was the value's own: a piece without "=" goes
+// back onto the one before it ("placement=unpinned:0-119,240-359" stays
+// one), while "a=1,b=2" still gives two.
+func rejoinValues(items []string) []string {
+	var out []string
+	for _, it := range items {
+		if n := len(out); n > 0 && !strings.Contains(it, "=") {
+			out[n-1] += "," + it
+			continue
+		}
+		out = append(out, it)
+	}
+	return out
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -388,5 +389,26 @@ func TestHeadline(t *testing.T) {
 	}
 	if a, b := pps["cake 6.18"], pps["cake 6.19-rc1"]; !(a > 100e3 && b < a/10) {
 		t.Errorf("cake: busylock %.0f pps, llist %.0f: cake should collapse under the llist", a, b)
+	}
+}
+
+// A --param value keeps its commas (a CPU list): urfave/cli splits a
+// slice flag's value at them, and the pieces without "=" go back on.
+func TestParamKeepsCommas(t *testing.T) {
+	for _, tc := range []struct {
+		in   []string
+		want []string
+	}{
+		{[]string{"placement=unpinned:0-119", "240-359"}, []string{"placement=unpinned:0-119,240-359"}},
+		{[]string{"a=1", "b=2"}, []string{"a=1", "b=2"}},
+		{[]string{"qdisc=cake", "x", "y", "n=2"}, []string{"qdisc=cake,x,y", "n=2"}},
+	} {
+		if got := rejoinValues(tc.in); !slices.Equal(got, tc.want) {
+			t.Errorf("rejoinValues(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+	path := writeScript(t, "txlab := import(\"txlab\")\np := txlab.param(\"placement\", \"unpinned\")\nif p != \"unpinned:0-3,8-11\" { txlab.qdisc(\"got \" + p) }\n")
+	if _, err := txlab(t, "check", path, "--param", "placement=unpinned:0-3,8-11"); err != nil {
+		t.Errorf("check with a comma in --param: %v", err)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/txlab/txlab/framework/netdev"
@@ -134,7 +135,7 @@ func findE1Seed(reps []*report.Report, seed uint64) (E1Runs, error) {
 		if rep == nil || rep.Seed != seed {
 			continue
 		}
-		pinned := rep.Setup.Placement != workload.Unpinned
+		pinned := rep.Setup.Placement != workload.Unpinned && !strings.HasPrefix(rep.Setup.Placement, workload.UnpinnedOn)
 		var slot **report.Report
 		switch {
 		case rep.Profile == "6.18" && !pinned:
@@ -266,7 +267,7 @@ func senderWhy(r *report.Report) string {
 	}
 	return fmt.Sprintf("%s: %d sndbuf sleeps in the run (%d wake-ups by sock_wfree), FQ_FLOW_LIMIT drops %s of the run's offered, %d requeues%s%s",
 		r.Name, r.Counters["sender_sndbuf_sleeps"], r.Counters["sender_sndbuf_wakeups"],
-		pct(float64(r.Drops["FQ_FLOW_LIMIT"]), float64(r.OfferedPackets)), requeues, bqlWhy(r), socketsWhy(r))
+		pct(float64(r.Drops["FQ_FLOW_LIMIT"]), float64(r.OfferedPackets)), requeues, bqlWhy(r), socketsWhy(r)+placementWhy(r))
 }
 
 // offerActs are the activities every packet a sender offers passes
@@ -331,6 +332,38 @@ func socketsWhy(r *report.Report) string {
 		return ""
 	}
 	return fmt.Sprintf(", %d queues carry the %d sockets (%d on the busiest, %d on the least busy)", used, total, most, least)
+}
+
+// placementWhy is ", the senders by socket: A / B, K cores run two or
+// more": where the scheduler left the workload's threads (ps -eLo psr at
+// the window's end), which sets how many queues they share and whether
+// hyperthreads share a core; "" when the report has none.
+func placementWhy(r *report.Report) string {
+	perSocket := make([]int, max(r.Setup.Sockets, 1))
+	perCore := map[[2]int]int{}
+	total := 0
+	for _, c := range r.CPUs {
+		if c.Tasks == 0 || c.Socket >= len(perSocket) {
+			continue
+		}
+		perSocket[c.Socket] += c.Tasks
+		perCore[[2]int{c.Socket, c.Core}] += c.Tasks
+		total += c.Tasks
+	}
+	if total == 0 {
+		return ""
+	}
+	shared := 0
+	for _, n := range perCore {
+		if n > 1 {
+			shared++
+		}
+	}
+	parts := make([]string, len(perSocket))
+	for i, n := range perSocket {
+		parts[i] = strconv.Itoa(n)
+	}
+	return fmt.Sprintf(", the senders by socket: %s, %d cores run two or more", strings.Join(parts, " / "), shared)
 }
 
 // bqlWhy is ", BQL limit N packets (median of the queues that sent) on a

@@ -299,6 +299,62 @@ func TestSocketsWhy(t *testing.T) {
 	}
 }
 
+// The why line says where the senders ran: how many on each socket and
+// how many cores run two or more of them (their hyperthreads share it).
+func TestPlacementWhy(t *testing.T) {
+	cpu := func(socket, core, tasks int) report.CPU { return report.CPU{Socket: socket, Core: core, Tasks: tasks} }
+	for _, tc := range []struct {
+		name string
+		cpus []report.CPU
+		want string
+	}{
+		{"crowded socket", []report.CPU{cpu(0, 0, 1), cpu(0, 0, 1), cpu(0, 1, 1), cpu(1, 0, 1)}, ", the senders by socket: 3 / 1, 1 cores run two or more"},
+		{"two on one thread", []report.CPU{cpu(0, 3, 2)}, ", the senders by socket: 2 / 0, 1 cores run two or more"},
+		{"spread", []report.CPU{cpu(0, 0, 1), cpu(1, 0, 1)}, ", the senders by socket: 1 / 1, 0 cores run two or more"},
+		{"busy CPUs only", []report.CPU{{BusyPct: 50}}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := &report.Report{CPUs: tc.cpus}
+			r.Setup.Sockets = 2
+			if got := placementWhy(r); got != tc.want {
+				t.Errorf("got %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// A run's report puts each sender thread on the CPU it was pinned to,
+// with that CPU's socket and core, and counts no kernel thread.
+func TestReportCountsTasksByCPU(t *testing.T) {
+	s := run.Default()
+	s.Sockets, s.Cores, s.Threads = 2, 2, 2
+	s.Queues, s.Qdisc = 2, "mq fq"
+	s.Workload = workload.Spec{Kind: workload.UDPStream, Senders: 3, PacketSize: 120, Placement: "1,2,6"}
+	s.Duration, s.Warmup = sim.Millisecond, 0
+	rep, err := run.Run(s, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[int]report.CPU{}
+	for _, c := range rep.CPUs {
+		if c.Tasks > 0 {
+			got[c.CPU] = c
+		}
+	}
+	// CPU ids: thread x 4 + socket x 2 + core.
+	want := map[int]report.CPU{1: {CPU: 1, Socket: 0, Core: 1, Tasks: 1}, 2: {CPU: 2, Socket: 1, Core: 0, Tasks: 1}, 6: {CPU: 6, Socket: 1, Core: 0, Tasks: 1}}
+	if len(got) != len(want) {
+		t.Fatalf("CPUs with tasks %v, want %v", got, want)
+	}
+	for id, w := range want {
+		g := got[id]
+		g.BusyPct = 0
+		if g != w {
+			t.Errorf("CPU %d: %+v, want %+v", id, g, w)
+		}
+	}
+}
+
 // A run's report counts each udp_stream socket on the queue it cached.
 func TestReportCountsSocketsByQueue(t *testing.T) {
 	s := run.Default()

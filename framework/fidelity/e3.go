@@ -232,11 +232,12 @@ func itrWhy(r *report.Report) string {
 // offerWhy is what the senders offered against what was sent, in the
 // window, and the share fq's flow limit dropped: senders no longer
 // held up in net_tx_action (the fast path's point) offer more, and
-// what fq cannot hold per flow is work that sends nothing.
+// what fq cannot hold per flow is work that sends nothing; how many
+// sockets share each queue and where the senders run say why.
 func offerWhy(r *report.Report) string {
 	w := r.Window
-	return fmt.Sprintf("senders offered %.2f a packet sent, FQ_FLOW_LIMIT dropped %s of it", safeDiv(float64(w.OfferedPackets), float64(w.TxPackets)),
-		pct(float64(w.Drops["FQ_FLOW_LIMIT"]), float64(w.OfferedPackets)))
+	return fmt.Sprintf("senders offered %.2f a packet sent, FQ_FLOW_LIMIT dropped %s of it%s%s", safeDiv(float64(w.OfferedPackets), float64(w.TxPackets)),
+		pct(float64(w.Drops["FQ_FLOW_LIMIT"]), float64(w.OfferedPackets)), socketsWhy(r), placementWhy(r))
 }
 
 func msec(ns int64) string { return fmt.Sprintf("%.2f ms", float64(ns)/1e6) }

@@ -351,7 +351,13 @@ type VMStat struct {
 // CPU is one CPU's busy time in the window.
 type CPU struct {
 	CPU     int     `json:"cpu"`
+	Socket  int     `json:"socket"`
+	Core    int     `json:"core"` // within its socket, as lscpu -e numbers them
 	BusyPct float64 `json:"busy_pct"`
+	// Tasks is how many of the workload's threads (not per-CPU kernel
+	// threads) had this CPU as theirs at the window's end, running,
+	// waiting or asleep: ps -eLo psr's count.
+	Tasks int `json:"tasks,omitempty"`
 }
 
 // Rx is the forward workload's receive side: the RX port's queues as

@@ -210,7 +210,7 @@ var knobs = []*Knob{
 		ptr:  func(s *Spec) any { return &s.Workload.Kind }},
 	{Flag: "senders", Script: "senders.count", Kind: IntKnob, Min: 1, Max: workload.MaxSenders, Help: "sender threads, one per CPU (tcp_stream: one per connection, --flows)",
 		Only: forUDPThreads, ptr: func(s *Spec) any { return &s.Workload.Senders }},
-	{Flag: "placement", Script: "senders.placement", Kind: TextKnob, Help: "sender threads: unpinned (placed and moved by the scheduler; udp_stream's default), spread (pinned one per CPU over the topology; udp_rate's default), or a CPU list like 0-7,16 (pinned, one per CPU)",
+	{Flag: "placement", Script: "senders.placement", Kind: TextKnob, Help: "sender threads: unpinned (placed and moved by the scheduler; udp_stream's default), spread (pinned one per CPU over the topology; udp_rate's default), a CPU list like 0-7,16 (pinned, one per CPU), or unpinned:LIST (every sender may run on LIST's CPUs, placed and moved there by the scheduler, as under taskset -c LIST or numactl --cpunodebind)",
 		Only: forThreads, ptr: func(s *Spec) any { return &s.Workload.Placement }},
 	{Flag: "launch", Script: "senders.launch", Kind: TimeKnob, Min: 1, Max: float64(workload.MaxLaunch), Zero: "all at once, no control exchange",
 		Help: "udp_stream: time between two senders' starts, as a shell starts netperf processes one by one (each placed by fork balancing then, and doing netperf's control exchange, answered on the NIC's RX queue, before sending)",

@@ -1004,12 +1004,19 @@ func fillResults(rep *report.Report, net *netdev.Net, e *sim.Engine, dev *netdev
 			rep.Window.Drops[k] = d
 		}
 	}
+	tasks := make([]int, len(e.CPUs))
+	for _, t := range e.Tasks() {
+		if c := t.CPU(); c != nil && !t.Kthread() && t.State() != sim.TaskDead {
+			tasks[c.ID]++
+		}
+	}
 	var busy sim.Time
-	for i := range e.CPUs {
+	for i, c := range e.CPUs {
 		b := end.busy[i] - snap.busy[i]
 		busy += b
-		if b > 0 {
-			rep.CPUs = append(rep.CPUs, report.CPU{CPU: i, BusyPct: 100 * float64(b) / float64(window)})
+		if b > 0 || tasks[i] > 0 {
+			rep.CPUs = append(rep.CPUs, report.CPU{CPU: i, Socket: c.Socket, Core: c.Core,
+				BusyPct: 100 * float64(b) / float64(window), Tasks: tasks[i]})
 		}
 	}
 	rep.Window.CPUBusyNs = int64(busy)

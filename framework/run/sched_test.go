@@ -96,3 +96,42 @@ func TestLaunchCrowdsTheNICSocketsQueues(t *testing.T) {
 		}
 	}
 }
+
+// TestUnpinnedOnCPUSet: "unpinned:LIST" keeps every sender on LIST's
+// CPUs, as taskset -c LIST does, while the scheduler places them there
+// (at fork, at each wake-up): the report's tasks sit on those CPUs only
+// and spread over them, and only the queues XPS gives those CPUs send.
+// The set is the socket the NIC is not on, where the control replies'
+// wake-ups would not leave unconfined senders.
+func TestUnpinnedOnCPUSet(t *testing.T) {
+	s := Default()
+	s.Sockets, s.Cores, s.Threads = 2, 4, 2 // CPUs 4-7 and 12-15 are socket 1's
+	s.Queues, s.Qdisc = 8, "mq fq"
+	s.XPS = "cores" // a queue per core: queues 4-7 socket 1's
+	s.Workload = workload.Spec{Kind: workload.UDPStream, Senders: 6, PacketSize: 120, Launch: 20 * sim.Microsecond,
+		Placement: "unpinned:4-7,12-15"}
+	s.Duration, s.Warmup = 2*sim.Millisecond, 0
+	rep := mustRun(t, s)
+	onSet, cpus := 0, 0
+	for _, c := range rep.CPUs {
+		if c.Tasks == 0 {
+			continue
+		}
+		cpus++
+		if c.Socket != 1 {
+			t.Errorf("CPU %d (socket %d) holds %d senders; the set is socket 1's", c.CPU, c.Socket, c.Tasks)
+		}
+		onSet += c.Tasks
+	}
+	if onSet != 6 || cpus < 4 {
+		t.Errorf("%d senders on %d CPUs of the set, want all 6 spread over at least 4", onSet, cpus)
+	}
+	for _, q := range rep.Queues {
+		if q.Txq < 4 && q.TxPackets > 0 {
+			t.Errorf("queue %d (socket 0's) sent %d packets", q.Txq, q.TxPackets)
+		}
+	}
+	if rep.Setup.Placement != "unpinned:4-7,12-15" {
+		t.Errorf("setup placement %q", rep.Setup.Placement)
+	}
+}

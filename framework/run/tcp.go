@@ -93,9 +93,11 @@ func parseFraction(t string) (float64, error) {
 // tcpPlacementCheck checks a tcp_stream placement: a CPU list must name
 // CPUs of the host (the flows take them in turn, several per CPU).
 func tcpPlacementCheck(w *workload.Spec, topo sim.Topology) ([]int, error) {
-	switch w.PlacementWord() {
-	case workload.Unpinned, workload.Spread:
+	switch p := w.PlacementWord(); {
+	case p == workload.Unpinned || p == workload.Spread:
 		return nil, nil
+	case strings.HasPrefix(p, workload.UnpinnedOn):
+		return workload.CPUSet(w, topo)
 	}
 	return workload.ParseCPUList(w.Placement, topo.NumCPUs())
 }

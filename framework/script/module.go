@@ -879,7 +879,7 @@ func setSenderMap(s *run.Spec, v any) error {
 			return err
 		}
 		if w.Placement != workload.Spread && w.Placement != workload.Unpinned {
-			if _, err := workload.ParseCPUList(w.Placement, 1<<16); err != nil {
+			if _, err := workload.ParseCPUList(strings.TrimPrefix(w.Placement, workload.UnpinnedOn), 1<<16); err != nil {
 				return err
 			}
 		}

@@ -68,6 +68,7 @@ func TestErrors(t *testing.T) {
 		{"bad cpu", "txlab := import(\"txlab\")\ntxlab.host({cpu: \"haswell\"})\n", Options{}, "t.tengo:2:1: txlab.host: host cpu: unknown cpu \"haswell\" (known: default, haswell-ep, skylake-sp)", ""},
 		{"bad xps", "txlab := import(\"txlab\")\ntxlab.device({xps: \"numa\"})\n", Options{}, "t.tengo:2:1: txlab.device: device xps: unknown XPS map \"numa\" (known: irq, cores, none)", ""},
 		{"bad irq_cpus", "txlab := import(\"txlab\")\ntxlab.device({irq_cpus: \"0-3,x\"})\n", Options{}, "t.tengo:2:1: txlab.device: device irq_cpus: workload: bad CPU list \"0-3,x\"", ""},
+		{"bad unpinned set", "txlab := import(\"txlab\")\ntxlab.senders({placement: \"unpinned:0-3,x\"})\n", Options{}, "t.tengo:2:1: txlab.senders: workload: bad CPU list \"0-3,x\"", ""},
 		{"bad launch", "txlab := import(\"txlab\")\ntxlab.senders({launch: \"2s\"})\n", Options{}, "t.tengo:2:1: txlab.senders: senders launch: 2s is out of range", ""},
 		{"bad rx port", "txlab := import(\"txlab\")\ntxlab.device({rx_port: \"back\"})\n", Options{}, "t.tengo:2:1: txlab.device: device rx_port \"back\" is not same or other", ""},
 		{"bad arrival", "txlab := import(\"txlab\")\ntxlab.senders({kind: \"forward\", arrival: \"bursty\"})\n", Options{}, "t.tengo:2:1: txlab.senders: senders arrival \"bursty\" is not constant or poisson", ""},

@@ -163,6 +163,9 @@ func (t *Task) State() TaskState { return t.state }
 // Pinned reports whether the task may run on one CPU only.
 func (t *Task) Pinned() bool { return t.single >= 0 }
 
+// Kthread reports whether t is a per-CPU kernel thread (ksoftirqd/N).
+func (t *Task) Kthread() bool { return t.kthread }
+
 func (t *Task) allows(cpu int) bool { return t.allowed == nil || t.allowed[cpu] }
 
 func (t *Task) startCoroutine() {

@@ -216,6 +216,7 @@ func StartTraffic(n *netdev.Net, dev *netdev.Device, spec Spec, w *Workload) (*T
 	tr.site.bhLockSock = e.LockSite("tcp_v4_rcv (bh_lock_sock)")
 	tr.site.release = e.LockSite("release_sock (sk_lock.slock)")
 	cpus, err := tcpPlacement(&spec, e.Topo)
+	set, _ := CPUSet(&spec, e.Topo) // checked by tcpPlacement
 	if err != nil {
 		return nil, err
 	}
@@ -244,7 +245,7 @@ func StartTraffic(n *netdev.Net, dev *netdev.Device, spec Spec, w *Workload) (*T
 		tr.Flows = append(tr.Flows, f)
 		at := spec.Start + sim.Time(jitter.Int64N(int64(10*sim.Microsecond)))
 		if f.Dir == Up {
-			var allowed []int
+			allowed := set
 			if cpus != nil {
 				allowed = cpus[i%len(cpus) : i%len(cpus)+1]
 			}
@@ -278,14 +279,18 @@ func hostOf(hosts []int, j int) int {
 	return max(len(hosts)-1, 0)
 }
 
-// tcpPlacement resolves the netperf tasks' CPUs: nil (unpinned), or a
-// CPU list the flows are pinned to in turn (several per CPU when there
-// are more flows than CPUs); spread is every CPU in spread order.
+// tcpPlacement resolves the netperf tasks' CPUs: nil (unpinned, on any
+// CPU or within CPUSet's), or a CPU list the flows are pinned to in turn
+// (several per CPU when there are more flows than CPUs); spread is every
+// CPU in spread order.
 func tcpPlacement(s *Spec, topo sim.Topology) ([]int, error) {
-	switch s.PlacementWord() {
-	case Unpinned:
+	switch w := s.PlacementWord(); {
+	case w == Unpinned:
 		return nil, nil
-	case Spread:
+	case strings.HasPrefix(w, UnpinnedOn):
+		_, err := CPUSet(s, topo)
+		return nil, err
+	case w == Spread:
 		return topo.Spread(topo.NumCPUs()), nil
 	}
 	return ParseCPUList(s.Placement, topo.NumCPUs())

@@ -163,6 +163,10 @@ const (
 	// the scheduler spreads busy threads (one per core, alternating
 	// sockets, then the SMT siblings).
 	Spread = "spread"
+	// UnpinnedOn prefixes a CPU list every sender may run on, placed and
+	// moved by the scheduler within it, as netperf runs under taskset -c
+	// LIST or numactl --cpunodebind: "unpinned:0-119,240-359".
+	UnpinnedOn = "unpinned:"
 )
 
 // DefaultPlacement is the placement of a kind when none is given:
@@ -185,13 +189,16 @@ func (s *Spec) PlacementWord() string {
 }
 
 // Place resolves the placement: one pinned CPU per sender, or nil for
-// unpinned senders.
+// unpinned senders (on any CPU, or within CPUSet's).
 func Place(s *Spec, topo sim.Topology) ([]int, error) {
 	n := topo.NumCPUs()
-	switch s.PlacementWord() {
-	case Unpinned:
+	if _, err := CPUSet(s, topo); err != nil {
+		return nil, err
+	}
+	switch w := s.PlacementWord(); {
+	case w == Unpinned || strings.HasPrefix(w, UnpinnedOn):
 		return nil, nil
-	case Spread:
+	case w == Spread:
 		if s.Senders > n {
 			return nil, fmt.Errorf("workload: %d senders but only %d CPUs (spread pins one sender per CPU; unpinned senders may share)", s.Senders, n)
 		}
@@ -205,6 +212,17 @@ func Place(s *Spec, topo sim.Topology) ([]int, error) {
 		return nil, fmt.Errorf("workload: placement %q has %d CPUs for %d senders (a CPU list pins one sender per CPU)", s.Placement, len(cpus), s.Senders)
 	}
 	return cpus[:s.Senders], nil
+}
+
+// CPUSet is the CPUs every unpinned sender may run on: the list of an
+// "unpinned:LIST" placement, nil for any other (no restriction, or
+// pinned senders).
+func CPUSet(s *Spec, topo sim.Topology) ([]int, error) {
+	list, ok := strings.CutPrefix(s.PlacementWord(), UnpinnedOn)
+	if !ok {
+		return nil, nil
+	}
+	return ParseCPUList(list, topo.NumCPUs())
 }
 
 // ParseCPUList parses "0-7,16,18-19" (the kernel's cpulist format).
@@ -434,6 +452,7 @@ func Start(net *netdev.Net, dev *netdev.Device, spec Spec) (*Workload, error) {
 	if err != nil {
 		return nil, err
 	}
+	set, _ := CPUSet(&spec, net.E.Topo) // checked by Place
 	n := spec.Senders
 	w := &Workload{Spec: spec, rate: spec.Rate, paused: make([]bool, n), parked: make([]bool, n), e: net.E, truesize: net.Cfg.TruesizeUDP}
 	hashrnd := net.E.Rand(spec.stream("hashrnd")).Uint64()
@@ -446,7 +465,7 @@ func Start(net *netdev.Net, dev *netdev.Device, spec Spec) (*Workload, error) {
 	}
 	jitter := net.E.Rand(spec.stream("start"))
 	for i := 0; i < n; i++ {
-		var allowed []int
+		allowed := set
 		if cpus != nil {
 			allowed = cpus[i : i+1]
 		}
