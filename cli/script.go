@@ -20,7 +20,7 @@ import (
 func scriptFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.BoolFlag{Name: "quick", Usage: "script: txlab.quick() returns true (scripts scale themselves down)"},
-		&cli.StringSliceFlag{Name: "param", Usage: "script: txlab.param(name, default) returns value: name=value"},
+		listFlag("param", "script: txlab.param(name, default) returns value: name=value (kept whole: a CPU list's commas are the value's); repeatable"),
 		&cli.Int64Flag{Name: "max-allocs", Value: script.DefaultMaxAllocs, Usage: fmt.Sprintf("script: most objects one run of the script may allocate; 1..%d", maxAllocsFlag)},
 		&cli.DurationFlag{Name: "script-timeout", Value: script.DefaultTimeout, Usage: fmt.Sprintf("script: wall-time bound of one run of the script; 1ns..%v", maxTimeoutFlag)},
 		&cli.Int64Flag{Name: "hook-max-allocs", Value: script.DefaultHookMaxAllocs, Usage: fmt.Sprintf("script: most objects one run of a hook may allocate; 1..%d", maxAllocsFlag)},
@@ -151,7 +151,7 @@ func scriptOptions(c *cli.Context) (script.Options, error) {
 	if o.Plugins, err = pluginOptions(c); err != nil {
 		return o, err
 	}
-	for _, kv := range rejoinValues(c.StringSlice("param")) {
+	for _, kv := range listOf(c, "param") {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok || strings.TrimSpace(k) == "" {
 			return o, fmt.Errorf("--param %q: want name=value", kv)
@@ -178,20 +178,4 @@ func loadPlan(c *cli.Context, arg string) (*script.Plan, error) {
 		return nil, err
 	}
 	return prog.Eval()
-}
-
-// rejoinValues undoes urfave/cli's split of a slice flag's value at its
-// commas where the comma was the value's own: a piece without "=" goes
-// back onto the one before it ("placement=unpinned:0-119,240-359" stays
-// one), while "a=1,b=2" still gives two.
-func rejoinValues(items []string) []string {
-	var out []string
-	for _, it := range items {
-		if n := len(out); n > 0 && !strings.Contains(it, "=") {
-			out[n-1] += "," + it
-			continue
-		}
-		out = append(out, it)
-	}
-	return out
 }

@@ -336,8 +336,9 @@ func socketsWhy(r *report.Report) string {
 
 // placementWhy is ", the senders by socket: A / B, K cores run two or
 // more": where the scheduler left the workload's threads (ps -eLo psr at
-// the window's end), which sets how many queues they share and whether
-// hyperthreads share a core; "" when the report has none.
+// the window's end; E1's and E3's are all senders, a tcp_stream run's
+// probes would count too), which sets how many queues they share and
+// whether hyperthreads share a core; "" when the report has none.
 func placementWhy(r *report.Report) string {
 	perSocket := make([]int, max(r.Setup.Sockets, 1))
 	perCore := map[[2]int]int{}

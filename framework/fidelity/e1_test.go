@@ -324,7 +324,8 @@ func TestPlacementWhy(t *testing.T) {
 }
 
 // A run's report puts each sender thread on the CPU it was pinned to,
-// with that CPU's socket and core, and counts no kernel thread.
+// with that CPU's socket and core (kernel threads left out:
+// TestThreadsByCPULeavesKthreadsOut).
 func TestReportCountsTasksByCPU(t *testing.T) {
 	s := run.Default()
 	s.Sockets, s.Cores, s.Threads = 2, 2, 2

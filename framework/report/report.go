@@ -352,7 +352,7 @@ type VMStat struct {
 type CPU struct {
 	CPU     int     `json:"cpu"`
 	Socket  int     `json:"socket"`
-	Core    int     `json:"core"` // within its socket, as lscpu -e numbers them
+	Core    int     `json:"core"` // the core's index within its socket (sysfs topology/core_id's role)
 	BusyPct float64 `json:"busy_pct"`
 	// Tasks is how many of the workload's threads (not per-CPU kernel
 	// threads) had this CPU as theirs at the window's end, running,

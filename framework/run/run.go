@@ -1004,12 +1004,7 @@ func fillResults(rep *report.Report, net *netdev.Net, e *sim.Engine, dev *netdev
 			rep.Window.Drops[k] = d
 		}
 	}
-	tasks := make([]int, len(e.CPUs))
-	for _, t := range e.Tasks() {
-		if c := t.CPU(); c != nil && !t.Kthread() && t.State() != sim.TaskDead {
-			tasks[c.ID]++
-		}
-	}
+	tasks := threadsByCPU(e)
 	var busy sim.Time
 	for i, c := range e.CPUs {
 		b := end.busy[i] - snap.busy[i]
@@ -1303,4 +1298,17 @@ func histogram(h *netdev.Log2Hist) report.Hist {
 	}
 	sort.Slice(out.Buckets, func(i, j int) bool { return out.Buckets[i].Lo < out.Buckets[j].Lo })
 	return out
+}
+
+// threadsByCPU counts, per CPU, the threads whose CPU it is now
+// (running, waiting or asleep), as ps -eLo psr does: every task but the
+// per-CPU kernel threads (ksoftirqd) and the dead.
+func threadsByCPU(e *sim.Engine) []int {
+	n := make([]int, len(e.CPUs))
+	for _, t := range e.Tasks() {
+		if c := t.CPU(); c != nil && !t.Kthread() && t.State() != sim.TaskDead {
+			n[c.ID]++
+		}
+	}
+	return n
 }

@@ -135,3 +135,44 @@ func TestUnpinnedOnCPUSet(t *testing.T) {
 		t.Errorf("setup placement %q", rep.Setup.Placement)
 	}
 }
+
+// threadsByCPU counts what ps -eLo psr would: a thread on each CPU it
+// was placed on, asleep or not, and no per-CPU kernel thread (ksoftirqd,
+// woken here by softirq work past MAX_SOFTIRQ_RESTART).
+func TestThreadsByCPULeavesKthreadsOut(t *testing.T) {
+	e, err := sim.NewEngine(sim.Topology{Sockets: 1, CoresPerSocket: 2, ThreadsPerCore: 1}, sim.DefaultCosts(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	c := e.CPUs[0]
+	runs := 0
+	c.SetSoftirqHandler(sim.NetRxSoftirq, func(c *sim.CPU) {
+		runs++
+		c.Spend(100)
+		if runs < 25 {
+			c.RaiseSoftirq(sim.NetRxSoftirq) // more work left: past the restarts, ksoftirqd
+		}
+	})
+	e.RaiseIRQ(c, 10*sim.Microsecond, func(c *sim.CPU) { c.RaiseSoftirq(sim.NetRxSoftirq) })
+	sender := e.NewTask("netperf/0", []int{1}, func(t *sim.Task) { t.CPU().Spend(1000) })
+	sleeper := e.NewTask("netperf/1", []int{1}, func(t *sim.Task) { t.Block() })
+	sender.Start(0)
+	sleeper.Start(0)
+	if err := e.Run(sim.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	kthreads := 0
+	for _, t := range e.Tasks() {
+		if t.Kthread() {
+			kthreads++
+		}
+	}
+	if kthreads == 0 {
+		t.Fatal("no ksoftirqd was made: the test does not test")
+	}
+	// netperf/0 has exited; netperf/1 sleeps on CPU 1.
+	if got := threadsByCPU(e); got[0] != 0 || got[1] != 1 {
+		t.Errorf("threads by CPU %v, want [0 1]: the sleeper, not ksoftirqd/0 nor the exited sender", got)
+	}
+}

@@ -490,3 +490,53 @@ func TestLagKeptAcrossSleep(t *testing.T) {
 		t.Errorf("lag clamp %v, want two slices %v", lim, 2*e.slice)
 	}
 }
+
+// The idle balance a busy CPU's tick kicks pulls a waiting task to a
+// free CPU its affinity allows, past free CPUs it does not: two tasks
+// allowed on CPUs 2-3 take turns on CPU 2 while a pinned task holds 3;
+// when it exits, the waiting one may have run too recently for CPU 3's
+// newidle balance (task_hot), and a later tick on CPU 2 must then find
+// CPU 3, not stop at CPU 0, the first free CPU, which neither may use.
+// Tried at forty exit times, as where the turns stand decides which
+// balance moves the task.
+func TestIdleBalanceFindsAnAllowedCPU(t *testing.T) {
+	for k := 0; k < 40; k++ {
+		exit := 2500*Microsecond + Time(k)*50*Microsecond
+		e := testEngine(t, Topology{Sockets: 1, CoresPerSocket: 4, ThreadsPerCore: 1})
+		var ran [2]int
+		spin := func(i int) func(*Task) {
+			return func(t *Task) {
+				for {
+					c := t.CPU()
+					ran[i] = c.ID
+					c.Spend(1000)
+					c.Sync()
+					t.PreemptPoint()
+				}
+			}
+		}
+		block := e.NewTask("block", []int{3}, func(t *Task) {
+			for t.CPU().Now() < exit {
+				t.CPU().Spend(1000)
+				t.CPU().Sync()
+			}
+		})
+		block.Start(0)
+		a := e.NewTask("a", []int{2, 3}, spin(0))
+		b := e.NewTask("b", []int{2, 3}, spin(1))
+		a.Start(0)
+		b.Start(0)
+		if a.CPU().ID != 2 || b.CPU().ID != 2 {
+			t.Fatalf("placed on %d and %d, want both on 2", a.CPU().ID, b.CPU().ID)
+		}
+		if err := e.Run(exit + 25*Millisecond); err != nil {
+			t.Fatal(err)
+		}
+		e.Close()
+		got := []int{ran[0], ran[1]}
+		slices.Sort(got)
+		if got[0] != 2 || got[1] != 3 {
+			t.Errorf("CPU 3 freed at %v: the two tasks last ran on CPUs %v, want 2 and 3", exit, got)
+		}
+	}
+}

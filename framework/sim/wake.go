@@ -355,24 +355,37 @@ func (c *CPU) newidleBalance() {
 
 // nohzBalancerKick is the tick's nohz_balancer_kick and the idle load
 // balance it triggers: with tasks waiting here, the first free CPU of
-// this LLC (then of the rest) pulls one and wakes.
+// this LLC (then of the rest) that a waiting task's affinity allows
+// pulls one and wakes (_nohz_idle_balance balances for every idle CPU,
+// so one the affinity excludes passes the work on).
 func (c *CPU) nohzBalancerKick() {
 	if len(c.rq.tasks) == 0 {
 		return
 	}
 	for _, other := range []bool{false, true} {
 		for _, o := range c.e.CPUs {
-			if (o.Socket == c.Socket) == other || !o.free() {
+			if (o.Socket == c.Socket) == other || !o.free() || !c.waiterAllows(o) {
 				continue
 			}
 			if !o.pullFrom(c, c.now) {
-				break // nothing here may move there: try no further in this group
+				break // cache-hot or delayed: try no further in this group
 			}
 			o.rq.needResched = true
 			o.Wake(c.now + Time(c.e.Costs.WakeIdleLatency))
 			return
 		}
 	}
+}
+
+// waiterAllows reports whether a task waiting on c may run on o at
+// all (its affinity), cache-hot or not.
+func (c *CPU) waiterAllows(o *CPU) bool {
+	for _, t := range c.rq.tasks {
+		if !t.kthread && t.allows(o.ID) {
+			return true
+		}
+	}
+	return false
 }
 
 // wakeupSoftirqd is wakeup_softirqd: ksoftirqd/N, made on first use.

@@ -216,10 +216,10 @@ func StartTraffic(n *netdev.Net, dev *netdev.Device, spec Spec, w *Workload) (*T
 	tr.site.bhLockSock = e.LockSite("tcp_v4_rcv (bh_lock_sock)")
 	tr.site.release = e.LockSite("release_sock (sk_lock.slock)")
 	cpus, err := tcpPlacement(&spec, e.Topo)
-	set, _ := CPUSet(&spec, e.Topo) // checked by tcpPlacement
 	if err != nil {
 		return nil, err
 	}
+	set, _ := CPUSet(&spec, e.Topo) // checked by tcpPlacement
 	jitter := e.Rand("workload/tcp/start")
 	mark := func(i int) uint8 {
 		if len(spec.Marks) == 0 {

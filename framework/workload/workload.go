@@ -38,7 +38,7 @@ func Kinds() []string { return []string{Forward, TCPStream, UDPRate, UDPStream} 
 type Spec struct {
 	Kind       string
 	Senders    int
-	Placement  string  // "unpinned", "spread", a CPU list "0-7,16"; "": the kind's default (DefaultPlacement)
+	Placement  string  // "unpinned", "spread", a CPU list "0-7,16" (pinned), "unpinned:LIST" (within LIST); "": the kind's default (DefaultPlacement)
 	PacketSize int     // UDP payload bytes
 	Flows      int     // udp_rate: flows shared by the senders; udp_stream: one per sender
 	Rate       float64 // udp_rate: total offered packets per second
