@@ -265,10 +265,10 @@ func (s *Spec) Validate() error {
 			return fmt.Errorf("%s: %q is not %s or %s", KnobByFlag("rx-port").Name(), s.RxPort, RxPortSame, RxPortOther)
 		}
 	} else if s.Workload.Kind == workload.TCPStream {
-		if _, err := tcpPlacementCheck(&s.Workload, topo); err != nil {
+		if _, _, err := workload.TCPPlace(&s.Workload, topo); err != nil { // a CPU list must name CPUs of the host
 			return fmt.Errorf("--placement (senders.placement): %w", err)
 		}
-	} else if _, err := workload.Place(&s.Workload, topo); err != nil { // forward has no sender threads: the traffic comes from the wire
+	} else if _, _, err := workload.Place(&s.Workload, topo); err != nil { // forward has no sender threads: the traffic comes from the wire
 		return fmt.Errorf("--placement (senders.placement): %w", err)
 	}
 	if _, err := s.lockCPUs(topo); err != nil {
@@ -308,7 +308,7 @@ func (s *Spec) validateAlso(i int, topo sim.Topology) error {
 	if err := w.Validate(); err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
-	if _, err := workload.Place(&w, topo); err != nil {
+	if _, _, err := workload.Place(&w, topo); err != nil {
 		return fmt.Errorf("%s: placement: %w", name, err)
 	}
 	if w.Launch > 0 {

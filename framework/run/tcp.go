@@ -90,18 +90,6 @@ func parseFraction(t string) (float64, error) {
 	return f, nil
 }
 
-// tcpPlacementCheck checks a tcp_stream placement: a CPU list must name
-// CPUs of the host (the flows take them in turn, several per CPU).
-func tcpPlacementCheck(w *workload.Spec, topo sim.Topology) ([]int, error) {
-	switch p := w.PlacementWord(); {
-	case p == workload.Unpinned || p == workload.Spread:
-		return nil, nil
-	case strings.HasPrefix(p, workload.UnpinnedOn):
-		return workload.CPUSet(w, topo)
-	}
-	return workload.ParseCPUList(w.Placement, topo.NumCPUs())
-}
-
 // tcpSeries samples the flows at every interval boundary: what each
 // receiver got in order, and each sender's cwnd.
 type tcpSeries struct {

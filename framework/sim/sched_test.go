@@ -192,22 +192,26 @@ func TestTickSharesCPU(t *testing.T) {
 	}
 }
 
+// spinOn is a task that works forever in 1 us steps, yielding where it
+// may be preempted, and records in *ran the CPU of its latest step.
+func spinOn(ran *int) func(*Task) {
+	return func(t *Task) {
+		for {
+			c := t.CPU()
+			*ran = c.ID
+			c.Spend(1000)
+			c.Sync()
+			t.PreemptPoint()
+		}
+	}
+}
+
 // A CPU going idle pulls a waiting task (newidle balance) from the
 // busiest runqueue.
 func TestNewidleBalancePulls(t *testing.T) {
 	e := testEngine(t, Topology{Sockets: 1, CoresPerSocket: 2, ThreadsPerCore: 1})
 	var ran [3]int
-	spin := func(i int) func(*Task) {
-		return func(t *Task) {
-			for {
-				c := t.CPU()
-				ran[i] = c.ID
-				c.Spend(1000)
-				c.Sync()
-				t.PreemptPoint()
-			}
-		}
-	}
+	spin := func(i int) func(*Task) { return spinOn(&ran[i]) }
 	a := e.NewTask("a", nil, spin(0))
 	a.Start(0) // CPU 0
 	b := e.NewTask("b", nil, func(t *Task) {
@@ -504,17 +508,7 @@ func TestIdleBalanceFindsAnAllowedCPU(t *testing.T) {
 		exit := 2500*Microsecond + Time(k)*50*Microsecond
 		e := testEngine(t, Topology{Sockets: 1, CoresPerSocket: 4, ThreadsPerCore: 1})
 		var ran [2]int
-		spin := func(i int) func(*Task) {
-			return func(t *Task) {
-				for {
-					c := t.CPU()
-					ran[i] = c.ID
-					c.Spend(1000)
-					c.Sync()
-					t.PreemptPoint()
-				}
-			}
-		}
+		spin := func(i int) func(*Task) { return spinOn(&ran[i]) }
 		block := e.NewTask("block", []int{3}, func(t *Task) {
 			for t.CPU().Now() < exit {
 				t.CPU().Spend(1000)

@@ -215,11 +215,10 @@ func StartTraffic(n *netdev.Net, dev *netdev.Device, spec Spec, w *Workload) (*T
 	tr.site.lockSock = e.LockSite("lock_sock (sk_lock.slock)")
 	tr.site.bhLockSock = e.LockSite("tcp_v4_rcv (bh_lock_sock)")
 	tr.site.release = e.LockSite("release_sock (sk_lock.slock)")
-	cpus, err := tcpPlacement(&spec, e.Topo)
+	cpus, set, err := TCPPlace(&spec, e.Topo)
 	if err != nil {
 		return nil, err
 	}
-	set, _ := CPUSet(&spec, e.Topo) // checked by tcpPlacement
 	jitter := e.Rand("workload/tcp/start")
 	mark := func(i int) uint8 {
 		if len(spec.Marks) == 0 {
@@ -279,21 +278,23 @@ func hostOf(hosts []int, j int) int {
 	return max(len(hosts)-1, 0)
 }
 
-// tcpPlacement resolves the netperf tasks' CPUs: nil (unpinned, on any
-// CPU or within CPUSet's), or a CPU list the flows are pinned to in turn
-// (several per CPU when there are more flows than CPUs); spread is every
-// CPU in spread order.
-func tcpPlacement(s *Spec, topo sim.Topology) ([]int, error) {
+// TCPPlace resolves the placement of tcp_stream's netperf tasks: a CPU
+// list the flows are pinned to in turn (pin: several per CPU when there
+// are more flows than CPUs; spread is every CPU in spread order), or,
+// unpinned, the CPUs each may run on (set: an "unpinned:LIST"
+// placement's, nil for any CPU).
+func TCPPlace(s *Spec, topo sim.Topology) (pin, set []int, err error) {
 	switch w := s.PlacementWord(); {
 	case w == Unpinned:
-		return nil, nil
+		return nil, nil, nil
 	case strings.HasPrefix(w, UnpinnedOn):
-		_, err := CPUSet(s, topo)
-		return nil, err
+		set, err := ParseCPUList(strings.TrimPrefix(w, UnpinnedOn), topo.NumCPUs())
+		return nil, set, err
 	case w == Spread:
-		return topo.Spread(topo.NumCPUs()), nil
+		return topo.Spread(topo.NumCPUs()), nil, nil
 	}
-	return ParseCPUList(s.Placement, topo.NumCPUs())
+	pin, err = ParseCPUList(s.Placement, topo.NumCPUs())
+	return pin, nil, err
 }
 
 // reverse is a flow's keys seen from the far end.

@@ -188,41 +188,31 @@ func (s *Spec) PlacementWord() string {
 	return s.Placement
 }
 
-// Place resolves the placement: one pinned CPU per sender, or nil for
-// unpinned senders (on any CPU, or within CPUSet's).
-func Place(s *Spec, topo sim.Topology) ([]int, error) {
+// Place resolves the placement of udp_stream and udp_rate senders: one
+// pinned CPU per sender (pin), or, for unpinned senders, the CPUs each
+// may run on (set: an "unpinned:LIST" placement's, nil for any CPU).
+func Place(s *Spec, topo sim.Topology) (pin, set []int, err error) {
 	n := topo.NumCPUs()
-	if _, err := CPUSet(s, topo); err != nil {
-		return nil, err
-	}
 	switch w := s.PlacementWord(); {
-	case w == Unpinned || strings.HasPrefix(w, UnpinnedOn):
-		return nil, nil
+	case w == Unpinned:
+		return nil, nil, nil
+	case strings.HasPrefix(w, UnpinnedOn):
+		set, err := ParseCPUList(strings.TrimPrefix(w, UnpinnedOn), n)
+		return nil, set, err
 	case w == Spread:
 		if s.Senders > n {
-			return nil, fmt.Errorf("workload: %d senders but only %d CPUs (spread pins one sender per CPU; unpinned senders may share)", s.Senders, n)
+			return nil, nil, fmt.Errorf("workload: %d senders but only %d CPUs (spread pins one sender per CPU; unpinned senders may share)", s.Senders, n)
 		}
-		return topo.Spread(s.Senders), nil
+		return topo.Spread(s.Senders), nil, nil
 	}
 	cpus, err := ParseCPUList(s.Placement, n)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if len(cpus) < s.Senders {
-		return nil, fmt.Errorf("workload: placement %q has %d CPUs for %d senders (a CPU list pins one sender per CPU)", s.Placement, len(cpus), s.Senders)
+		return nil, nil, fmt.Errorf("workload: placement %q has %d CPUs for %d senders (a CPU list pins one sender per CPU)", s.Placement, len(cpus), s.Senders)
 	}
-	return cpus[:s.Senders], nil
-}
-
-// CPUSet is the CPUs every unpinned sender may run on: the list of an
-// "unpinned:LIST" placement, nil for any other (no restriction, or
-// pinned senders).
-func CPUSet(s *Spec, topo sim.Topology) ([]int, error) {
-	list, ok := strings.CutPrefix(s.PlacementWord(), UnpinnedOn)
-	if !ok {
-		return nil, nil
-	}
-	return ParseCPUList(list, topo.NumCPUs())
+	return cpus[:s.Senders], nil, nil
 }
 
 // ParseCPUList parses "0-7,16,18-19" (the kernel's cpulist format).
@@ -448,11 +438,10 @@ func Start(net *netdev.Net, dev *netdev.Device, spec Spec) (*Workload, error) {
 		w.Traffic = tr
 		return w, nil
 	}
-	cpus, err := Place(&spec, net.E.Topo)
+	cpus, set, err := Place(&spec, net.E.Topo)
 	if err != nil {
 		return nil, err
 	}
-	set, _ := CPUSet(&spec, net.E.Topo) // checked by Place
 	n := spec.Senders
 	w := &Workload{Spec: spec, rate: spec.Rate, paused: make([]bool, n), parked: make([]bool, n), e: net.E, truesize: net.Cfg.TruesizeUDP}
 	hashrnd := net.E.Rand(spec.stream("hashrnd")).Uint64()

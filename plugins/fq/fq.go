@@ -218,12 +218,12 @@ func fqGCCandidate(f *fqFlow, now sim.Time) bool {
 	return f.detached && now > f.age+fqGCAge
 }
 
-// hashPtr is hash_ptr(sk, bits): hash_64 with GOLDEN_RATIO_64.
 // tailKey names the line of a flow's tail skb for Ctx.Lines, apart from
 // the flow's own (keys are socket ids << 1 or small odd hashes: the top
 // bit is free).
 func tailKey(key uint64) uint64 { return key | 1<<63 }
 
+// hashPtr is hash_ptr(sk, bits): hash_64 with GOLDEN_RATIO_64.
 func hashPtr(key uint64, log uint) int {
 	return int((key * 0x61C8864680B583EB) >> (64 - log))
 }
