@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/txlab/txlab/framework/driver"
+	"github.com/txlab/txlab/framework/driver/drivertest"
 	"github.com/txlab/txlab/framework/sim"
 	"github.com/txlab/txlab/framework/skb"
 )
@@ -49,15 +50,9 @@ func TestOptions(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(strings.Join(tc.args, "_"), func(t *testing.T) {
 			d := &IDPF{}
-			info, err := d.Init(setup(2), tc.args)
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("err %v, want one containing %q", err, tc.wantErr)
-				}
+			info, ok := drivertest.Init(t, d, setup(2), tc.args, tc.wantErr)
+			if !ok {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			if (d.qs[0].dim != nil) != tc.dim {
 				t.Errorf("adaptive moderation %v, want %v", d.qs[0].dim != nil, tc.dim)
@@ -165,7 +160,7 @@ func TestRingAccounting(t *testing.T) {
 			const total = 5000
 			busy := f.Pump(d, tc.nq, total, tc.bulk, tc.size, 200, checker(t, d, f))
 			st := d.Stats()
-			var pkts, bytes, sBusy, sStop, sRestart, irqs uint64
+			var pkts, bytes, irqs uint64
 			for i, s := range st {
 				if s.Packets != f.Consumed[i] || s.Bytes != f.ConsumedB[i] {
 					t.Errorf("q%d: stats %d pkts %d bytes, host consumed %d / %d", i, s.Packets, s.Bytes, f.Consumed[i], f.ConsumedB[i])
@@ -178,22 +173,12 @@ func TestRingAccounting(t *testing.T) {
 				}
 				pkts += s.Packets
 				bytes += s.Bytes
-				sBusy += s.Busy
-				sStop += s.Stopped
-				sRestart += s.Restart
 				irqs += s.Irqs
-			}
-			var hostStops, hostWakes uint64
-			for i := range f.Stops {
-				hostStops += f.Stops[i]
-				hostWakes += f.Wakes[i]
 			}
 			if pkts != total*uint64(tc.nq) || bytes != pkts*uint64(tc.size) {
 				t.Errorf("%d packets %d bytes completed, want %d", pkts, bytes, total*tc.nq)
 			}
-			if sBusy != uint64(busy) || sStop != hostStops || sRestart != hostWakes || hostStops != hostWakes {
-				t.Errorf("busy %d/%d stops %d/%d restarts %d/%d (driver/host)", sBusy, busy, sStop, hostStops, sRestart, hostWakes)
-			}
+			hostStops := f.CheckStopsWakes(st, busy)
 			if tc.wantStops && hostStops == 0 {
 				t.Errorf("the queue never stopped")
 			}

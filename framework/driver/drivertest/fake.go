@@ -285,3 +285,25 @@ func (f *Ctx) Pump(d driver.Driver, nq, total, bulk int, size uint32, step sim.T
 	f.TB.Fatalf("traffic did not drain: driver holds %d packets, %d interrupts pending", len(f.Held), len(f.Irqs))
 	return busy
 }
+
+// CheckStopsWakes compares the driver's busy, stop and restart counters
+// (stats, summed over its queues) with what the host saw: busy
+// NETDEV_TX_BUSY returns (Pump's), and its StopQueue and WakeQueue
+// calls, every stop woken by the drain. It returns the host's stops.
+func (f *Ctx) CheckStopsWakes(stats []driver.QueueStats, busy int) (stops uint64) {
+	f.TB.Helper()
+	var sBusy, sStop, sRestart, wakes uint64
+	for _, s := range stats {
+		sBusy += s.Busy
+		sStop += s.Stopped
+		sRestart += s.Restart
+	}
+	for q := range f.Stops {
+		stops += f.Stops[q]
+		wakes += f.Wakes[q]
+	}
+	if sBusy != uint64(busy) || sStop != stops || sRestart != wakes || stops != wakes {
+		f.TB.Errorf("busy %d/%d stops %d/%d restarts %d/%d (driver/host)", sBusy, busy, sStop, stops, sRestart, wakes)
+	}
+	return stops
+}
