@@ -110,10 +110,44 @@ func E2(reps []*report.Report) []Row {
 // its drops at the defer bound against those freed from to_free.
 func dropwatchRow(id string, r *report.Report) Row {
 	bound, toFree := boundAndToFree(r)
+	var deq uint64
+	for _, n := range dropsByPlace(r)["dequeue"] {
+		deq += n
+	}
 	return Row{ID: id, Name: "llist drops: defer bound vs to_free", Kind: Check,
 		Seed:  "dropwatch: __dev_xmit_skb+13c (defer bound) 1.5-2.5x +3f5 (to_free)",
-		Model: fmt.Sprintf("defer bound %d, to_free %d (%.2fx)", bound, toFree, ratio(float64(bound), float64(toFree))),
+		Model: fmt.Sprintf("defer bound %d, to_free %d (%.2fx); at dequeue %d", bound, toFree, ratio(float64(bound), float64(toFree)), deq),
 		Why:   "6.19-rc1: " + joinWhy(deferWhy(r), lockWhy(r))}
+}
+
+// starvedDequeueRow judges the other half of Toke's dropwatch listing
+// against run r: every drop it lists is at __dev_xmit_skb (the defer
+// bound, the to_free list). His kernel predates 191ff13e42a7, so
+// cake_dequeue freed its own drops (kfree_skb_reason, a cake_dequeue+N
+// site in the listing) and none appears: while the rate collapsed the
+// dequeue dropped nothing, the CPU running the qdisc got no turn at the
+// root lock (Eric's reading: "Cpu who won the race can not make
+// progress"). Not BLUE, which drops at dequeue. RX overflow is the NIC's
+// and never reaches drop_monitor's kfree_skb hook.
+func starvedDequeueRow(id string, r *report.Report) Row {
+	var stack, deq uint64 // over the window, as the listing's seconds are
+	for reason, n := range r.Window.Drops {
+		if !rxReasons[reason] {
+			stack += n
+		}
+		if dequeueReasons[reason] {
+			deq += n
+		}
+	}
+	share := 0.0
+	if stack > 0 {
+		share = float64(deq) / float64(stack)
+	}
+	return Row{ID: id, Name: "16 netperf: no drops at dequeue (the dequeuer starves)", Kind: Check,
+		Seed:      "dropwatch: only __dev_xmit_skb sites (+13c, +3f5), none in cake_dequeue",
+		Model:     fmt.Sprintf("dequeue %d of %d drops in the stack over the window (%.2f%%)", deq, stack, 100*share),
+		Tolerance: "under 1% at dequeue", Holds: stack > 0 && share < 0.01,
+		Why: "6.19-rc1: " + joinWhy(lockWhy(r), dropRates(r))}
 }
 
 // boundAndToFree counts a run's drops at the defer bound and those freed
@@ -417,7 +451,7 @@ func E2n(reps []*report.Report) []Row {
 	if rc1 := FindVariant(reps, E2n16Rc1); rc1 != nil {
 		r := dropwatchRow("E2n.5", rc1)
 		r.Name = "16 netperf: drops at the defer bound vs to_free"
-		rows = append(rows, r)
+		rows = append(rows, r, starvedDequeueRow("E2n.6", rc1))
 	}
 	pair("E2n.2", "1 netperf does not collapse", "llist: ~600 Kpps", E2n1Old, E2n1Rc1,
 		func(fell float64) bool { return fell <= 1/0.8 }, forwarded)

@@ -275,8 +275,8 @@ func TestE2nRows(t *testing.T) {
 		fake(E2nIdpfRc1, 0.55e6, 0.55e6, 0, nil),
 	}
 	rows := E2n(reps)
-	if len(rows) != 4 {
-		t.Fatalf("%d rows, want 4 (three judged, the dropwatch check)", len(rows))
+	if len(rows) != 5 {
+		t.Fatalf("%d rows, want 5 (three judged, the dropwatch's two checks)", len(rows))
 	}
 	for _, r := range rows {
 		if r.Kind != Check && !r.Holds {
@@ -286,6 +286,24 @@ func TestE2nRows(t *testing.T) {
 	// Toke's dropwatch beside the 16-netperf run: shown, never judged.
 	if r := rowByID(t, rows, "E2n.5"); r.Kind != Check || r.Holds || !strings.Contains(r.Model, "defer bound 0, to_free") {
 		t.Errorf("E2n.5: %+v, want an unjudged check of the 16-netperf run's drops", r)
+	}
+	// The listing's other half: no drop at dequeue. BLUE's drops at
+	// dequeue fail it; drops at enqueue (and the NIC's, which
+	// drop_monitor never sees) pass; a run without drops proves nothing.
+	for _, tc := range []struct {
+		drops map[string]uint64
+		holds bool
+	}{
+		{map[string]uint64{"CAKE_FLOOD": 2e6}, false},
+		{map[string]uint64{"QDISC_OVERLIMIT": 7e5, "RX_MISSED": 4e5, "CAKE_FLOOD": 13}, true},
+		{map[string]uint64{"QDISC_OVERLIMIT": 7e5, "CAKE_FLOOD": 7100}, false},
+		{map[string]uint64{"RX_MISSED": 4e5}, false},
+		{nil, false},
+	} {
+		reps[1] = fake(E2n16Rc1, 100, 100, 1, tc.drops)
+		if r := rowByID(t, E2n(reps), "E2n.6"); r.Holds != tc.holds || !r.Judged() {
+			t.Errorf("E2n.6 with drops %v: %+v, want judged, holds %v", tc.drops, r, tc.holds)
+		}
 	}
 	// 16 netperf that fell to nothing collapsed the most of all.
 	reps[1] = fake(E2n16Rc1, 0, 0, 1, map[string]uint64{"CAKE_FLOOD": 2e6})
@@ -305,8 +323,8 @@ func TestE2nRows(t *testing.T) {
 	// The local reading is a check row: shown, never judged.
 	reps = append(reps, fake(E2nLocal16Old, 0.97e6, 0.97e6, 0, nil), fake(E2nLocal16Rc1, 1.15e6, 1.15e6, 0, nil))
 	rows = E2n(reps)
-	if len(rows) != 5 {
-		t.Fatalf("%d rows with the local variants, want 5", len(rows))
+	if len(rows) != 6 {
+		t.Fatalf("%d rows with the local variants, want 6", len(rows))
 	}
 	if r := rowByID(t, rows, "E2n.4"); r.Kind != Check || r.Holds || !strings.Contains(r.Model, "1.19x") {
 		t.Errorf("E2n.4: %+v, want an unjudged check with the local pair's ratio", r)
