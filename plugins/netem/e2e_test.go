@@ -84,25 +84,11 @@ func TestRunAccounting(t *testing.T) {
 func TestIsolateSameReport(t *testing.T) {
 	s := host("netem delay 1ms 500us 25% distribution paretonormal duplicate 5% loss gemodel 1% 20% rate 500mbit slot 100us 300us packets 20")
 	s.Duration = 10 * sim.Millisecond
-	in := jsonOf(t, s)
+	in := plugintest.ReportJSON(t, s)
 	s.Plugins = plugin.Options{Isolate: true}
-	if out := jsonOf(t, s); !bytes.Equal(in, out) {
+	if out := plugintest.ReportJSON(t, s); !bytes.Equal(in, out) {
 		t.Fatal("--isolate changed the report")
 	}
-}
-
-func jsonOf(t *testing.T, s run.Spec) []byte {
-	t.Helper()
-	rep, err := run.Run(s, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rep.SimWallNs = 0
-	b, err := json.Marshal(rep)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
 }
 
 // netem and tbf as leaves under htb, in and out of process: netem's
@@ -125,9 +111,9 @@ filter add dev eth0 parent 1: protocol ip prio 1 u32 match ip dport 5001 0xffff 
 qdisc add dev eth0 parent 1:10 handle 10: netem delay 500us duplicate 20%
 qdisc add dev eth0 parent 1:20 handle 20: tbf rate 200mbit burst 20k latency 5ms
 `}}
-	in := jsonOf(t, s)
+	in := plugintest.ReportJSON(t, s)
 	s.Plugins = plugin.Options{Isolate: true}
-	if out := jsonOf(t, s); !bytes.Equal(in, out) {
+	if out := plugintest.ReportJSON(t, s); !bytes.Equal(in, out) {
 		t.Fatal("--isolate changed the report")
 	}
 	var rep report.Report

@@ -37,7 +37,7 @@ func TestRunIsolate(t *testing.T) {
 		s.Workload = workload.Spec{Kind: workload.UDPStream, Senders: 4, PacketSize: 1400}
 		s.Set = []string{"sndbuf=1048576"}
 		s.Duration, s.Warmup = 1200*sim.Millisecond, 100*sim.Millisecond
-		in := jsonOf(t, s)
+		in := plugintest.ReportJSON(t, s)
 		var rep struct {
 			Drops map[string]uint64 `json:"drops"`
 		}
@@ -47,25 +47,8 @@ func TestRunIsolate(t *testing.T) {
 			t.Errorf("%s: no early drop under a standing queue", qd)
 		}
 		s.Plugins = plugin.Options{Isolate: true}
-		if out := jsonOf(t, s); !bytes.Equal(in, out) {
+		if out := plugintest.ReportJSON(t, s); !bytes.Equal(in, out) {
 			t.Fatalf("%s: --isolate changed the report", qd)
 		}
 	}
-}
-
-func jsonOf(t *testing.T, s run.Spec) []byte {
-	t.Helper()
-	rep, err := run.Run(s, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !rep.AccountingOK {
-		t.Fatal(rep.AccountingError)
-	}
-	rep.SimWallNs = 0
-	b, err := json.Marshal(rep)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
 }

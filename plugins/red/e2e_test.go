@@ -33,7 +33,7 @@ func TestRunIsolate(t *testing.T) {
 	s.Qdisc = "red limit 400000 min 30000 max 90000 avpkt 1000 burst 55"
 	s.Workload = workload.Spec{Kind: workload.UDPStream, Senders: 4, PacketSize: 1400}
 	s.Duration, s.Warmup = 30*sim.Millisecond, 5*sim.Millisecond
-	in := jsonOf(t, s)
+	in := plugintest.ReportJSON(t, s)
 	var rep struct {
 		Drops map[string]uint64 `json:"drops"`
 	}
@@ -43,24 +43,7 @@ func TestRunIsolate(t *testing.T) {
 		t.Error("no early drop under a standing queue")
 	}
 	s.Plugins = plugin.Options{Isolate: true}
-	if out := jsonOf(t, s); !bytes.Equal(in, out) {
+	if out := plugintest.ReportJSON(t, s); !bytes.Equal(in, out) {
 		t.Fatal("--isolate changed the report")
 	}
-}
-
-func jsonOf(t *testing.T, s run.Spec) []byte {
-	t.Helper()
-	rep, err := run.Run(s, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !rep.AccountingOK {
-		t.Fatal(rep.AccountingError)
-	}
-	rep.SimWallNs = 0
-	b, err := json.Marshal(rep)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
 }

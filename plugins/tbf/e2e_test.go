@@ -2,7 +2,6 @@ package tbf_test
 
 import (
 	"bytes"
-	"encoding/json"
 	"math"
 	"os"
 	"testing"
@@ -34,24 +33,12 @@ func host(qd string, w workload.Spec, dur, warm sim.Time) run.Spec {
 	return s
 }
 
-func mustRun(t *testing.T, s run.Spec) *report.Report {
-	t.Helper()
-	rep, err := run.Run(s, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !rep.AccountingOK {
-		t.Fatalf("accounting: %s", rep.AccountingError)
-	}
-	return rep
-}
-
 // tbf at 1 Gbit/s on a 10 Gbit/s link under a UDP load of about
 // 1.7 Gbit/s sends 1 Gbit/s (of skb bytes, what it shapes) within 0.5%,
 // and drops the rest at its byte limit.
 func TestRate1Gbit(t *testing.T) {
 	w := workload.Spec{Kind: workload.UDPRate, Senders: 4, PacketSize: 1400, Flows: 16, Rate: 150000}
-	rep := mustRun(t, host("tbf rate 1gbit burst 125kb limit 500kb", w, 120*sim.Millisecond, 20*sim.Millisecond))
+	rep := plugintest.MustRun(t, host("tbf rate 1gbit burst 125kb limit 500kb", w, 120*sim.Millisecond, 20*sim.Millisecond))
 	gbit := rep.TxBps / 1e9
 	t.Logf("tbf 1gbit: %.4f Gbit/s in the window, drops %v, qdisc %+v", gbit, rep.Drops, rep.Qdisc[0])
 	if math.Abs(gbit-1) > 0.005 {
@@ -71,7 +58,7 @@ func TestBurstAtLineRate(t *testing.T) {
 	w := workload.Spec{Kind: workload.UDPStream, Senders: 8, PacketSize: 1400}
 	s := host("tbf rate 1gbit burst 1mb limit 2mb", w, 3*sim.Millisecond, 0)
 	s.Interval = 100 * sim.Microsecond
-	rep := mustRun(t, s)
+	rep := plugintest.MustRun(t, s)
 	frame := float64(rep.TxBytes) / float64(rep.TxPackets)
 	const bucket, rate = 1 << 20, 1e9 / 8 // bytes, bytes/s
 	gbps := func(iv report.Interval) float64 {
@@ -115,20 +102,9 @@ func TestBurstAtLineRate(t *testing.T) {
 func TestIsolateSameReport(t *testing.T) {
 	w := workload.Spec{Kind: workload.UDPRate, Senders: 4, PacketSize: 1000, Flows: 16, Rate: 200000}
 	s := host("tbf rate 500mbit burst 30kb peakrate 2gbit mtu 1514 limit 100kb", w, 10*sim.Millisecond, 2*sim.Millisecond)
-	in := jsonOf(t, s)
+	in := plugintest.ReportJSON(t, s)
 	s.Plugins = plugin.Options{Isolate: true}
-	if out := jsonOf(t, s); !bytes.Equal(in, out) {
+	if out := plugintest.ReportJSON(t, s); !bytes.Equal(in, out) {
 		t.Fatal("--isolate changed the report")
 	}
-}
-
-func jsonOf(t *testing.T, s run.Spec) []byte {
-	t.Helper()
-	rep := mustRun(t, s)
-	rep.SimWallNs = 0
-	b, err := json.Marshal(rep)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
 }
