@@ -247,7 +247,53 @@ func E2b(reps []*report.Report) []Row {
 			Model: fmt.Sprintf("%s (%.2fx of pre-llist)", rate(tail(nb)), x), Holds: x >= 0.5,
 			Why: joinWhy(lockWhy(nb), kneeWhy(nb), dropRates(nb))})
 	}
-	return append(rows, callGraphRows(ll)...)
+	rows = append(rows, callGraphRows(ll)...)
+	return append(rows, fillRow(pre, ll))
+}
+
+// fillRow judges the thread's account of the collapse by Jonas's tc
+// statistics: before the llist "dequeue has no trouble keeping up, and
+// the qdisc never fills up" (Toke); after it cake fills to its memory
+// limit. memory_used is cake's buffer_max_used, the most it ever held;
+// the limit is sch->limit (10240) x the MTU's 1514 bytes, and a queue at
+// it exceeds it by up to the one skb the enqueue adds before cake_drop.
+func fillRow(pre, ll *report.Report) Row {
+	const id, name = "E2b.12", "the queue fills with the llist, not before (cake's memory_used)"
+	const seed = "tc -s: memory_used 8,916,480 before, 15,504,576 after (the limit: 10240 x 1514 = 15,503,360); requeues 254, 273"
+	if pre == nil || ll == nil {
+		return missing(id, name, seed, E2bPre, E2bLlist)
+	}
+	preUsed, limit := xstatInt(pre, "memory_used"), xstatInt(pre, "memory_limit")
+	llUsed := xstatInt(ll, "memory_used")
+	if limit <= 0 {
+		return Row{ID: id, Name: name, Seed: seed, Kind: Check, Model: "no cake memory statistics", Why: "the root qdisc is not cake"}
+	}
+	const mtu = 1514
+	return Row{ID: id, Name: name, Seed: seed, Kind: Check, Tolerance: "before below 95% of the limit, after within an MTU of it",
+		Model: fmt.Sprintf("memory_used %d before (%.0f%% of %d), %d after (%.0f%%)", preUsed, 100*float64(preUsed)/float64(limit), limit,
+			llUsed, 100*float64(llUsed)/float64(limit)),
+		Holds: float64(preUsed) < 0.95*float64(limit) && llUsed >= limit-mtu,
+		Why:   fmt.Sprintf("requeues %d before, %d after; %s after", rootQdisc(pre).Requeues, rootQdisc(ll).Requeues, dropRates(ll))}
+}
+
+// rootQdisc is a run's root qdisc, tc's first line.
+func rootQdisc(r *report.Report) report.Qdisc {
+	if len(r.Qdisc) == 0 {
+		return report.Qdisc{}
+	}
+	return r.Qdisc[0]
+}
+
+// xstatInt is an integer xstat of the run's root qdisc (tc -s's "memory
+// used"), or 0.
+func xstatInt(r *report.Report, key string) int64 {
+	for _, x := range rootQdisc(r).XStats {
+		if x.Key == key {
+			n, _ := x.Value.Int64()
+			return n
+		}
+	}
+	return 0
 }
 
 // jonasCallGraph is Jonas Köppeler's call graph of __dev_queue_xmit

@@ -2,6 +2,8 @@ package fidelity
 
 import (
 	"bytes"
+	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -27,6 +29,40 @@ func fake(name string, start, end, p float64, drops map[string]uint64) *report.R
 	r.Window.TxPackets = uint64(r.TxPps)
 	r.Locks = []report.Lock{{Name: siteEnqueue, HoldNs: 4e8}, {Name: siteDirect, HoldNs: 3e8, Contended: 10, TotalWaitNs: 5000}}
 	return r
+}
+
+// cakeMemory is a root cake's tc -s with memory_used used of the
+// default 10240-packet limit.
+func cakeMemory(used int64) []report.Qdisc {
+	return []report.Qdisc{{Kind: "cake", XStats: []report.XStat{
+		{Key: "memory_used", Value: json.Number(strconv.FormatInt(used, 10))},
+		{Key: "memory_limit", Value: "15503360"},
+	}}}
+}
+
+// E2b.12 holds when the queue stays below cake's memory limit before the
+// llist and reaches it after; without cake's statistics it is no verdict.
+func TestE2bFillRow(t *testing.T) {
+	for _, tc := range []struct {
+		pre, ll []report.Qdisc
+		holds   bool
+	}{
+		{cakeMemory(8916480), cakeMemory(15504576), true},
+		{cakeMemory(8916480), cakeMemory(15503360 - 1514), true},
+		{cakeMemory(8916480), cakeMemory(15503360 - 1515), false}, // never reached the limit
+		{cakeMemory(15503360), cakeMemory(15504576), false},       // full before too
+		{nil, nil, false},
+	} {
+		pre, ll := fake(E2bPre, 1e6, 1e6, 0, nil), fake(E2bLlist, 0.6e6, 0.2e6, 1, nil)
+		pre.Qdisc, ll.Qdisc = tc.pre, tc.ll
+		r := fillRow(pre, ll)
+		if r.Holds != tc.holds || (tc.pre != nil) != r.Judged() {
+			t.Errorf("pre %v, llist %v: %+v, want holds %v", tc.pre, tc.ll, r, tc.holds)
+		}
+	}
+	if r := fillRow(nil, fake(E2bLlist, 1, 1, 0, nil)); r.Model != "not run" || r.Holds {
+		t.Errorf("without the pre-llist run: %+v", r)
+	}
 }
 
 func rowByID(t *testing.T, rows []Row, id string) Row {
@@ -58,9 +94,10 @@ func TestE2bRows(t *testing.T) {
 		{Activity: netdev.ActDriver, WorkNs: 1.10e6}, {Activity: netdev.ActXmit, WorkNs: 5.86e6},
 		{Activity: "softirq NET_RX", WorkNs: 40e6}, // outside __dev_queue_xmit: no effect
 	}
+	reps[0].Qdisc, reps[1].Qdisc = cakeMemory(8916480), cakeMemory(15504576) // Jonas's tc -s
 	rows := E2b(reps)
-	if len(rows) != 11 {
-		t.Fatalf("%d rows, want 11", len(rows))
+	if len(rows) != 12 {
+		t.Fatalf("%d rows, want 12", len(rows))
 	}
 	if r := rowByID(t, rows, "E2b.8"); r.Ratio < 0.999 || r.Ratio > 1.001 || r.Kind != Check {
 		t.Errorf("E2b.8, sch_direct_xmit's spin in Jonas's proportions: %+v", r)
