@@ -2,6 +2,7 @@ package fidelity
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/txlab/txlab/framework/netdev"
@@ -248,7 +249,52 @@ func E2b(reps []*report.Report) []Row {
 			Why: joinWhy(lockWhy(nb), kneeWhy(nb), dropRates(nb))})
 	}
 	rows = append(rows, callGraphRows(ll)...)
-	return append(rows, fillRow(pre, ll))
+	return append(rows, fillRow(pre, ll), dropReasonsRow(ll))
+}
+
+// dropReasonsRow judges the llist run's drops by Jonas's `perf record -a
+// -e skb:kfree_skb`: QDISC_OVERLIMIT (cake_drop, at enqueue, the queue at
+// its memory limit) and CAKE_FLOOD (BLUE, at dequeue) are the reasons it
+// shows. The NIC's RX_MISSED frees no skb and is not in that trace. It
+// holds when those two are the run's two largest and make 90% of the
+// stack's drops over the window.
+func dropReasonsRow(ll *report.Report) Row {
+	const id, name = "E2b.13", "the llist's drop reasons: QDISC_OVERLIMIT and CAKE_FLOOD"
+	const seed = "perf record -e skb:kfree_skb: QDISC_OVERLIMIT and CAKE_FLOOD"
+	if ll == nil {
+		return missing(id, name, seed, E2bLlist)
+	}
+	type kv struct {
+		reason string
+		n      uint64
+	}
+	var all []kv
+	var stack uint64
+	for k, n := range ll.Window.Drops {
+		if k != rxMissed && n > 0 {
+			all = append(all, kv{k, n})
+			stack += n
+		}
+	}
+	sort.Slice(all, func(i, j int) bool {
+		if all[i].n != all[j].n {
+			return all[i].n > all[j].n
+		}
+		return all[i].reason < all[j].reason
+	})
+	var parts []string
+	for _, x := range all {
+		parts = append(parts, fmt.Sprintf("%s %.1f%%", x.reason, 100*float64(x.n)/float64(stack)))
+	}
+	model := "no drops in the stack"
+	if stack > 0 {
+		model = strings.Join(parts, ", ")
+	}
+	holds := len(all) >= 2 && (all[0].reason == "CAKE_FLOOD" && all[1].reason == "QDISC_OVERLIMIT" ||
+		all[0].reason == "QDISC_OVERLIMIT" && all[1].reason == "CAKE_FLOOD") &&
+		float64(all[0].n+all[1].n) >= 0.9*float64(stack)
+	return Row{ID: id, Name: name, Seed: seed, Kind: Check, Tolerance: "the two largest, 90% of the stack's drops",
+		Model: model, Holds: holds, Why: "the window's drops of the llist run that free an skb (RX_MISSED is the NIC's); " + blueTrace(ll)}
 }
 
 // fillRow judges the thread's account of the collapse by Jonas's tc

@@ -65,6 +65,32 @@ func TestE2bFillRow(t *testing.T) {
 	}
 }
 
+// E2b.13 holds when cake_drop's QDISC_OVERLIMIT and BLUE's CAKE_FLOOD
+// are the llist run's two largest kfree_skb reasons, 90% of them; the
+// NIC's RX_MISSED is not one.
+func TestE2bDropReasonsRow(t *testing.T) {
+	for _, tc := range []struct {
+		drops map[string]uint64
+		holds bool
+	}{
+		{map[string]uint64{"RX_MISSED": 9e6, "CAKE_FLOOD": 2e6, "QDISC_OVERLIMIT": 5e5, "QDISC_CONGESTED": 300}, true},
+		{map[string]uint64{"QDISC_OVERLIMIT": 2e6, "CAKE_FLOOD": 5e5}, true},
+		{map[string]uint64{"QDISC_OVERLIMIT": 2e6}, false},                                       // no BLUE
+		{map[string]uint64{"CAKE_FLOOD": 2e6, "QDISC_DROP": 1e6, "QDISC_OVERLIMIT": 5e5}, false}, // the defer bound second
+		{map[string]uint64{"CAKE_FLOOD": 1e6, "QDISC_OVERLIMIT": 1e6, "QDISC_DROP": 3e5}, false}, // 87%
+		{map[string]uint64{"RX_MISSED": 9e6}, false},
+	} {
+		ll := fake(E2bLlist, 0.6e6, 0.2e6, 1, nil)
+		ll.Window.Drops = tc.drops
+		if r := dropReasonsRow(ll); r.Holds != tc.holds || !r.Judged() {
+			t.Errorf("drops %v: %+v, want judged, holds %v", tc.drops, r, tc.holds)
+		}
+	}
+	if r := dropReasonsRow(nil); r.Model != "not run" || r.Holds {
+		t.Errorf("without the llist run: %+v", r)
+	}
+}
+
 func rowByID(t *testing.T, rows []Row, id string) Row {
 	t.Helper()
 	for _, r := range rows {
@@ -95,9 +121,10 @@ func TestE2bRows(t *testing.T) {
 		{Activity: "softirq NET_RX", WorkNs: 40e6}, // outside __dev_queue_xmit: no effect
 	}
 	reps[0].Qdisc, reps[1].Qdisc = cakeMemory(8916480), cakeMemory(15504576) // Jonas's tc -s
+	reps[1].Window.Drops = map[string]uint64{"RX_MISSED": 9e6, "CAKE_FLOOD": 2e6, "QDISC_OVERLIMIT": 5e5, "QDISC_CONGESTED": 300}
 	rows := E2b(reps)
-	if len(rows) != 12 {
-		t.Fatalf("%d rows, want 12", len(rows))
+	if len(rows) != 13 {
+		t.Fatalf("%d rows, want 13", len(rows))
 	}
 	if r := rowByID(t, rows, "E2b.8"); r.Ratio < 0.999 || r.Ratio > 1.001 || r.Kind != Check {
 		t.Errorf("E2b.8, sch_direct_xmit's spin in Jonas's proportions: %+v", r)
