@@ -12,7 +12,8 @@
 // thousands of packets, where ice's and idpf's per-packet completions
 // stop at their 256-packet clean budgets. TX interrupts are moderated by
 // lib/dim's TX profiles in EQE mode (tx_dim_enabled where the device has
-// cq_moderation). The receive side is not modelled.
+// cq_moderation and, since 6.10, cq_period_mode_modify). The receive
+// side is not modelled.
 package mlx5
 
 import (
@@ -367,12 +368,22 @@ func (d *MLX5) Xmit(ctx driver.Ctx, i int, batch []skb.Packet) (int, driver.TxCo
 }
 
 // wqebbsFor is mlx5e_sq_calc_wqe_attr's num_wqebbs for a WQE of its
-// own: the control and Ethernet segments, the head's data segment, a
-// TSO skb's inlined headers and one segment a payload fragment.
+// own: the control and Ethernet segments, then !!attr->headlen +
+// nr_frags data segments and the inlined headers. A TSO skb's headers
+// are inlined (attr->ihs) and its linear part is only those headers
+// (tcp_sendmsg puts the payload in page fragments), so headlen = 0: no
+// segment for the head, four of inlined headers, one a 32 KB fragment.
+// Any other skb keeps its head (no inlining on ConnectX-5/6), and a
+// TCP one that carries data has it in one fragment.
 func wqebbsFor(p skb.Packet) int {
-	ds := EmptyDSCount + 1
-	if p.GSOSegs > 1 {
+	ds := EmptyDSCount
+	switch {
+	case p.GSOSegs > 1:
 		ds += inlineDS + (int(p.Len)+fragBytes-1)/fragBytes
+	case p.Keys.Proto == 6 && p.Len > maxLinearTCP:
+		ds += 2
+	default:
+		ds++
 	}
 	return min((ds+SendWQEBBNumDS-1)/SendWQEBBNumDS, MaxWQEBBs)
 }

@@ -101,15 +101,26 @@ func TestPollBudgetIsCQEs(t *testing.T) {
 }
 
 // A TSO skb takes a WQE of its own: the header segments, four of
-// inlined headers and a data segment for the head and each 32 KB
-// fragment of its payload.
+// inlined headers and a data segment for each 32 KB fragment of its
+// payload, none for its head (headlen = skb_headlen - ihs = 0): a
+// 64 KB skb's two fragments make 8 segments, two WQEBBs. A non-TSO TCP
+// skb with data has its head and one fragment.
 func TestTSOWQEs(t *testing.T) {
 	for _, tc := range []struct {
 		segs uint16
 		len  uint32
+		tcp  bool
 		want int
-	}{{1, 162, 1}, {45, 45 * 1514, 3}, {2, 2 * 1514, 2}, {45, 65535 * 8, 6}} {
-		got := wqebbsFor(newPkt(tc.segs, tc.len))
+	}{
+		{1, 162, false, 1}, {45, 45 * 1514, true, 3}, {2, 2 * 1514, true, 2}, {45, 65535 * 8, true, 6},
+		{43, 43 * 1514, true, 2}, // 8 segments: 3 WQEBBs if the head had one
+		{1, 1514, true, 1}, {1, 66, true, 1},
+	} {
+		p := newPkt(tc.segs, tc.len)
+		if tc.tcp {
+			p.Keys.Proto = 6
+		}
+		got := wqebbsFor(p)
 		if got != tc.want {
 			t.Errorf("%d segs %d bytes: %d WQEBBs, want %d", tc.segs, tc.len, got, tc.want)
 		}
@@ -182,11 +193,11 @@ func TestNOPsBeforeAWQEAtPageEdge(t *testing.T) {
 	d, f := newSQ(t)
 	f.Xmit(d, 0, f.Packets(0, 4*58+6, 162)) // 60 WQEBBs + a 2-WQEBB session
 	q := d.sqs[0]
-	data := f.Packets(0, 1, 65226)
-	data[0].Keys.Proto, data[0].GSOSegs = 6, 45
+	data := f.Packets(0, 1, 90000) // a BIG TCP skb: three fragments, 9 segments
+	data[0].Keys.Proto, data[0].GSOSegs = 6, 60
 	n := wqebbsFor(data[0])
 	if q.pc != 62 || n <= 2 {
-		t.Fatalf("pc %d, a 64 KB TSO skb %d WQEBBs: the test needs 62 and more than 2", q.pc, n)
+		t.Fatalf("pc %d, a 90 KB TSO skb %d WQEBBs: the test needs 62 and more than 2", q.pc, n)
 	}
 	f.Xmit(d, 0, data)
 	if q.nops != 2 || q.pc != 64+n {
