@@ -186,10 +186,30 @@ func E3(runs []E3Run) []Row {
 		Seed:  fmt.Sprintf("%.1f%% of packets (%.1f M/s, 0345552a653c's tc -s on this NIC)", 100*float64(seedRequeuesPerS)/seedRequeuePkts, seedRequeuesPerS/1e6),
 		Model: fmt.Sprintf("%.1f%% of packets (%d of %d)", 100*safeDiv(float64(requeues), float64(off.TxPackets)), requeues, off.TxPackets),
 		Kind:  Check})
+	rows = append(rows, fqDropsRow(off, tag))
 	for i := range rows {
 		rows[i].Experiment = "E3"
 	}
 	return rows
+}
+
+// fqDropsRow judges the same tc -s: the mq root over this NIC's fq
+// children counted "dropped 0" in 268 G packets, so fq's flow limit did
+// not drop there and the senders were held by their send buffers, not
+// by drops that give them their skbs back.
+func fqDropsRow(off *report.Report, tag string) Row {
+	var drops uint64
+	for reason, n := range off.Window.Drops {
+		if strings.HasPrefix(reason, "FQ_") {
+			drops += n
+		}
+	}
+	share := safeDiv(float64(drops), float64(off.Window.OfferedPackets))
+	return Row{Name: "fq's drops, off" + tag, Kind: Check, Tolerance: "under 0.1% of the offered",
+		Seed:  "none: dropped 0 of 268 G packets (0345552a653c's tc -s on this NIC)",
+		Model: fmt.Sprintf("%.1f%% of the offered (%d of %d)", 100*share, drops, off.Window.OfferedPackets),
+		Holds: share < 0.001,
+		Why:   sleepWhy(off) + "; " + dropRates(off)}
 }
 
 // itrWhy is where idpf's TX DIM left the queues' interrupt intervals at

@@ -67,6 +67,12 @@ func TestE3Tolerances(t *testing.T) {
 		{"short waits of every waiter do not decide", seedE3(1), func(reps []*report.Report) { reps[0].Locks[0].AvgWaitNs = 2000 }, "(no row)"},
 		{"more waiting with the fast path", seedE3(1), func(reps []*report.Report) { reps[1].Locks[0].TotalWaitNs = 6_000_000 },
 			"net_tx_action root-lock wait in total, on / off"},
+		{"fq drops", seedE3(1), func(reps []*report.Report) {
+			reps[0].Window = report.Window{OfferedPackets: 10000, Drops: map[string]uint64{"FQ_FLOW_LIMIT": 20, "RX_MISSED": 5}}
+		}, "fq's drops, off"},
+		{"drops elsewhere are not fq's", seedE3(1), func(reps []*report.Report) {
+			reps[0].Window = report.Window{OfferedPackets: 10000, Drops: map[string]uint64{"QDISC_DROP": 500}}
+		}, "(no row)"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
