@@ -335,8 +335,16 @@ func (d *IDPF) Xmit(ctx driver.Ctx, qi int, batch []skb.Packet) (int, driver.TxC
 		count := slots + TxDescsPerCacheLine
 		if !d.maybeStop(ctx, qi, q, count) {
 			// idpf_tx_buf_hw_update(tx_q, next_to_use, false): hand over
-			// what xmit_more held back, then NETDEV_TX_BUSY.
-			d.doorbell(ctx, qi, q)
+			// what xmit_more held back, then NETDEV_TX_BUSY. With
+			// xmit_more false the tail is written even when nothing
+			// was held back (a bulk's first packet refused): the MMIO
+			// write is paid, the device finds no news.
+			if q.Tail == q.NTU {
+				ctx.Spend(d.costs.Doorbell)
+				q.stats.Doorbells++
+			} else {
+				d.doorbell(ctx, qi, q)
+			}
 			q.stats.Busy++
 			return i, driver.TxBusy
 		}

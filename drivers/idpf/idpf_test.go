@@ -259,6 +259,31 @@ func TestDoorbellAndRE(t *testing.T) {
 	t.Logf("refused %d of 100", len(rest))
 }
 
+// A refused packet rings the doorbell whatever xmit_more held back
+// (idpf_tx_buf_hw_update with xmit_more false): a bulk whose first packet
+// finds no room pays one MMIO write for nothing new.
+func TestBusyRingsDoorbell(t *testing.T) {
+	d := &IDPF{}
+	if _, err := d.Init(setup(1), []string{"tx", "128", "tx-compl", "8160"}); err != nil {
+		t.Fatal(err)
+	}
+	f := newFake(t, 1, false)
+	if _, rc := f.Xmit(d, 0, f.Packets(0, 200, 100)); rc != driver.TxBusy {
+		t.Fatalf("rc %#x, want busy", rc)
+	}
+	q := d.qs[0]
+	bells, fetches := q.stats.Doorbells, len(q.fetch)
+	start := f.Clock // Spend advances the fake's clock
+	rest, rc := f.Xmit(d, 0, f.Packets(0, 5, 100))
+	if rc != driver.TxBusy || len(rest) != 5 {
+		t.Fatalf("the ring still full: rc %#x, %d refused, want busy, 5", rc, len(rest))
+	}
+	if q.stats.Doorbells != bells+1 || len(q.fetch) != fetches || int64(f.Clock-start) < d.costs.Doorbell {
+		t.Fatalf("doorbells %d -> %d, fetches %d -> %d, spent %d: want one more doorbell, no fetch, its cost",
+			bells, q.stats.Doorbells, fetches, len(q.fetch), f.Clock-start)
+	}
+}
+
 // __netif_txq_completed_wake wakes only with IDPF_TX_WAKE_THRESH free
 // descriptors: a clean that frees packets but leaves the ring short
 // keeps the queue stopped.
