@@ -459,7 +459,7 @@ func collapseWhy(base, ll, noBlue *report.Report) string {
 	enq, _, _ := lockHold(ll)
 	switch {
 	case noBlue != nil && tail(noBlue) < 0.5*tail(base):
-		parts = append(parts, fmt.Sprintf("with BLUE off it collapses too (%s): root-lock saturation by the enqueue side, not BLUE", rate(tail(noBlue))))
+		parts = append(parts, fmt.Sprintf("with BLUE off it collapses too (%s): root-lock saturation by the enqueue side, not BLUE, the starved dequeue of Toke's dropwatch listing (E2n.6)", rate(tail(noBlue))))
 	case noBlue != nil:
 		parts = append(parts, fmt.Sprintf("with BLUE off it keeps %s: BLUE is the collapse", rate(tail(noBlue))))
 	case enq > 0.9:
