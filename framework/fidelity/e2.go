@@ -2,7 +2,6 @@ package fidelity
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 
 	"github.com/txlab/txlab/framework/netdev"
@@ -264,24 +263,11 @@ func dropReasonsRow(ll *report.Report) Row {
 	if ll == nil {
 		return missing(id, name, seed, E2bLlist)
 	}
-	type kv struct {
-		reason string
-		n      uint64
-	}
-	var all []kv
+	all := windowDrops(ll, rxMissed)
 	var stack uint64
-	for k, n := range ll.Window.Drops {
-		if k != rxMissed && n > 0 {
-			all = append(all, kv{k, n})
-			stack += n
-		}
+	for _, x := range all {
+		stack += x.n
 	}
-	sort.Slice(all, func(i, j int) bool {
-		if all[i].n != all[j].n {
-			return all[i].n > all[j].n
-		}
-		return all[i].reason < all[j].reason
-	})
 	var parts []string
 	for _, x := range all {
 		parts = append(parts, fmt.Sprintf("%s %.1f%%", x.reason, 100*float64(x.n)/float64(stack)))

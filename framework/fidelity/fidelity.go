@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -569,30 +570,38 @@ func stackDrops(r *report.Report) uint64 {
 	return n
 }
 
+// dropCount is a drop reason and how many it dropped.
+type dropCount struct {
+	reason string
+	n      uint64
+}
+
+// windowDrops is the window's drops by reason, largest first (ties by
+// name), without the reasons skip names.
+func windowDrops(r *report.Report, skip ...string) []dropCount {
+	var all []dropCount
+	for k, n := range r.Window.Drops {
+		if n > 0 && !slices.Contains(skip, k) {
+			all = append(all, dropCount{k, n})
+		}
+	}
+	sort.Slice(all, func(i, j int) bool {
+		if all[i].n != all[j].n {
+			return all[i].n > all[j].n
+		}
+		return all[i].reason < all[j].reason
+	})
+	return all
+}
+
 // dropRates is the window's drops by reason, per second, largest first.
 func dropRates(r *report.Report) string {
 	if r.WindowNs <= 0 {
 		return ""
 	}
-	type kv struct {
-		k string
-		v uint64
-	}
-	var all []kv
-	for k, v := range r.Window.Drops {
-		if v > 0 {
-			all = append(all, kv{k, v})
-		}
-	}
-	sort.Slice(all, func(i, j int) bool {
-		if all[i].v != all[j].v {
-			return all[i].v > all[j].v
-		}
-		return all[i].k < all[j].k
-	})
 	var parts []string
-	for _, x := range all {
-		parts = append(parts, fmt.Sprintf("%s %s", x.k, rate(float64(x.v)*1e9/float64(r.WindowNs))))
+	for _, x := range windowDrops(r) {
+		parts = append(parts, fmt.Sprintf("%s %s", x.reason, rate(float64(x.n)*1e9/float64(r.WindowNs))))
 	}
 	if len(parts) == 0 {
 		return "no drops"
