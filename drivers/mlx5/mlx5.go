@@ -372,18 +372,14 @@ func (d *MLX5) Xmit(ctx driver.Ctx, i int, batch []skb.Packet) (int, driver.TxCo
 // nr_frags data segments and the inlined headers. A TSO skb's headers
 // are inlined (attr->ihs) and its linear part is only those headers
 // (tcp_sendmsg puts the payload in page fragments), so headlen = 0: no
-// segment for the head, four of inlined headers, one a 32 KB fragment.
-// Any other skb keeps its head (no inlining on ConnectX-5/6), and a
-// TCP one that carries data has it in one fragment.
+// segment for the head, four of inlined headers, one a 32 KB fragment
+// (the model's count of fragments: the kernel's depends on where the
+// payload starts in the socket's page fragment). Any other skb has its
+// head's segment and at most one fragment's: one WQEBB either way.
 func wqebbsFor(p skb.Packet) int {
-	ds := EmptyDSCount
-	switch {
-	case p.GSOSegs > 1:
-		ds += inlineDS + (int(p.Len)+fragBytes-1)/fragBytes
-	case p.Keys.Proto == 6 && p.Len > maxLinearTCP:
-		ds += 2
-	default:
-		ds++
+	ds := EmptyDSCount + 1
+	if p.GSOSegs > 1 {
+		ds = EmptyDSCount + inlineDS + (int(p.Len)+fragBytes-1)/fragBytes
 	}
 	return min((ds+SendWQEBBNumDS-1)/SendWQEBBNumDS, MaxWQEBBs)
 }

@@ -102,9 +102,9 @@ func TestPollBudgetIsCQEs(t *testing.T) {
 
 // A TSO skb takes a WQE of its own: the header segments, four of
 // inlined headers and a data segment for each 32 KB fragment of its
-// payload, none for its head (headlen = skb_headlen - ihs = 0): a
-// 64 KB skb's two fragments make 8 segments, two WQEBBs. A non-TSO TCP
-// skb with data has its head and one fragment.
+// payload, none for its head (headlen = skb_headlen - ihs = 0): two
+// fragments make 8 segments, two WQEBBs, where a head segment would
+// make it three. (Len is skb->len: segments x MSS plus the headers.)
 func TestTSOWQEs(t *testing.T) {
 	for _, tc := range []struct {
 		segs uint16
@@ -112,9 +112,8 @@ func TestTSOWQEs(t *testing.T) {
 		tcp  bool
 		want int
 	}{
-		{1, 162, false, 1}, {45, 45 * 1514, true, 3}, {2, 2 * 1514, true, 2}, {45, 65535 * 8, true, 6},
-		{43, 43 * 1514, true, 2}, // 8 segments: 3 WQEBBs if the head had one
-		{1, 1514, true, 1}, {1, 66, true, 1},
+		{1, 162, false, 1}, {45, 45*1448 + 66, true, 2}, {60, 60*1448 + 66, true, 3}, {2, 2*1448 + 66, true, 2}, {45, 65535 * 8, true, 6},
+		{44, 44*1448 + 66, true, 2}, // 63,778 bytes, two fragments: 8 segments, 3 WQEBBs with a head segment
 	} {
 		p := newPkt(tc.segs, tc.len)
 		if tc.tcp {

@@ -46,18 +46,22 @@ func TestE2bFillRow(t *testing.T) {
 	for _, tc := range []struct {
 		pre, ll []report.Qdisc
 		holds   bool
+		judged  bool
 	}{
-		{cakeMemory(8916480), cakeMemory(15504576), true},
-		{cakeMemory(8916480), cakeMemory(15503360 - 1514), true},
-		{cakeMemory(8916480), cakeMemory(15503360 - 1515), false}, // never reached the limit
-		{cakeMemory(15503360), cakeMemory(15504576), false},       // full before too
-		{nil, nil, false},
+		{cakeMemory(8916480), cakeMemory(15504576), true, true},   // Jonas's 10-s runs
+		{cakeMemory(8916480), cakeMemory(15503616), true, true},   // 256 bytes over: it dropped
+		{cakeMemory(8916480), cakeMemory(15503360), false, true},  // at the limit, never over it: cake never dropped
+		{cakeMemory(14700000), cakeMemory(15504576), true, true},  // 94.8% before
+		{cakeMemory(14800000), cakeMemory(15504576), false, true}, // 95.5% before: all but full
+		{cakeMemory(15503616), cakeMemory(15504576), false, true}, // full before too (his two-minute baseline)
+		{nil, nil, false, false},                                  // not cake
+		{cakeMemory(8916480), nil, false, false},                  // the llist run's root is not cake
 	} {
 		pre, ll := fake(E2bPre, 1e6, 1e6, 0, nil), fake(E2bLlist, 0.6e6, 0.2e6, 1, nil)
 		pre.Qdisc, ll.Qdisc = tc.pre, tc.ll
 		r := fillRow(pre, ll)
-		if r.Holds != tc.holds || (tc.pre != nil) != r.Judged() {
-			t.Errorf("pre %v, llist %v: %+v, want holds %v", tc.pre, tc.ll, r, tc.holds)
+		if r.Holds != tc.holds || r.Judged() != tc.judged {
+			t.Errorf("pre %v, llist %v: %+v, want holds %v, judged %v", tc.pre, tc.ll, r, tc.holds, tc.judged)
 		}
 	}
 	if r := fillRow(nil, fake(E2bLlist, 1, 1, 0, nil)); r.Model != "not run" || r.Holds {

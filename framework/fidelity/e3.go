@@ -204,12 +204,15 @@ func fqDropsRow(off *report.Report, tag string) Row {
 			drops += n
 		}
 	}
+	const name, seed = "fq's drops, off", "none: dropped 0 of 268 G packets (0345552a653c's tc -s on this NIC)"
+	if off.Window.OfferedPackets == 0 {
+		return Row{Name: name + tag, Kind: Check, Seed: seed, Model: "no window", Why: "the report has no measurement window"}
+	}
 	share := safeDiv(float64(drops), float64(off.Window.OfferedPackets))
-	return Row{Name: "fq's drops, off" + tag, Kind: Check, Tolerance: "under 0.1% of the offered",
-		Seed:  "none: dropped 0 of 268 G packets (0345552a653c's tc -s on this NIC)",
+	return Row{Name: name + tag, Kind: Check, Tolerance: "under 0.1% of the offered", Seed: seed,
 		Model: fmt.Sprintf("%.1f%% of the offered (%d of %d)", 100*share, drops, off.Window.OfferedPackets),
 		Holds: share < 0.001,
-		Why:   sleepWhy(off) + "; " + dropRates(off)}
+		Why:   joinWhy(sleepWhy(off), dropRates(off))}
 }
 
 // itrWhy is where idpf's TX DIM left the queues' interrupt intervals at

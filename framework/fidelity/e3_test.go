@@ -16,6 +16,7 @@ func e3Report(seed uint64, fast string, mpps float64, callers []report.SchedCall
 	r.Locks = []report.Lock{{Name: "net_tx_action (root_lock)", Contended: 10, AvgWaitNs: waitAvg, TotalWaitNs: waitTotal,
 		MCSContended: 4, MCSAvgWaitNs: waitAvg, MCSTotalWaitNs: 4 * waitAvg}}
 	r.Queues = []report.Queue{{Requeues: 40}}
+	r.Window = report.Window{OfferedPackets: 1000, TxPackets: 1000} // fq dropped nothing, as the NIC's tc -s
 	return r
 }
 
@@ -73,6 +74,7 @@ func TestE3Tolerances(t *testing.T) {
 		{"drops elsewhere are not fq's", seedE3(1), func(reps []*report.Report) {
 			reps[0].Window = report.Window{OfferedPackets: 10000, Drops: map[string]uint64{"QDISC_DROP": 500}}
 		}, "(no row)"},
+		{"no window, no verdict", seedE3(1), func(reps []*report.Report) { reps[0].Window = report.Window{} }, "(no row)"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -123,5 +125,19 @@ func TestOfferWhy(t *testing.T) {
 		if got := offerWhy(&report.Report{Window: tc.w}); got != tc.want {
 			t.Errorf("offerWhy(%+v) = %q, want %q", tc.w, got, tc.want)
 		}
+	}
+}
+
+// A report without a window gives fq's drops no verdict: 0 of 0 is not
+// "none dropped".
+func TestFQDropsRowNeedsAWindow(t *testing.T) {
+	r := e3Report(1, "off", 50, nil, 0, 0, 0)
+	r.Window = report.Window{}
+	if row := fqDropsRow(r, ""); row.Judged() || row.Holds {
+		t.Errorf("no window: %+v, want no verdict", row)
+	}
+	r.Window = report.Window{OfferedPackets: 1000, Drops: map[string]uint64{"FQ_FLOW_LIMIT": 2}}
+	if row := fqDropsRow(r, ""); !row.Judged() || row.Holds {
+		t.Errorf("0.2%% dropped: %+v, want judged, not held", row)
 	}
 }
