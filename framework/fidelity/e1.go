@@ -135,7 +135,7 @@ func findE1Seed(reps []*report.Report, seed uint64) (E1Runs, error) {
 		if rep == nil || rep.Seed != seed {
 			continue
 		}
-		pinned := rep.Setup.Placement != workload.Unpinned && !strings.HasPrefix(rep.Setup.Placement, workload.UnpinnedOn)
+		pinned := !workload.IsUnpinned(rep.Setup.Placement)
 		var slot **report.Report
 		switch {
 		case rep.Profile == "6.18" && !pinned:
@@ -282,10 +282,7 @@ func withoutDrops(r *report.Report) (perPkt, dropsPerPkt float64) {
 	if len(r.CPUProfile) == 0 || w.TxPackets == 0 || w.OfferedPackets == 0 {
 		return 0, 0
 	}
-	var drops uint64
-	for _, n := range w.Drops {
-		drops += n
-	}
+	drops := sumDrops(w.Drops, nil)
 	var offerNs, freeNs float64
 	for _, a := range r.CPUProfile {
 		switch {

@@ -109,11 +109,7 @@ func E2(reps []*report.Report) []Row {
 // dropwatchRow is the check of Toke's dropwatch listing against run r:
 // its drops at the defer bound against those freed from to_free.
 func dropwatchRow(id string, r *report.Report) Row {
-	bound, toFree := boundAndToFree(r)
-	var deq uint64
-	for _, n := range dropsByPlace(r)["dequeue"] {
-		deq += n
-	}
+	bound, toFree, deq := llistDrops(r)
 	return Row{ID: id, Name: "llist drops: defer bound vs to_free", Kind: Check,
 		Seed:  "dropwatch: __dev_xmit_skb+13c (defer bound) 1.5-2.5x +3f5 (to_free)",
 		Model: fmt.Sprintf("defer bound %d, to_free %d (%.2fx); at dequeue %d (over the run)", bound, toFree, ratio(float64(bound), float64(toFree)), deq),
@@ -135,12 +131,7 @@ func dropwatchRow(id string, r *report.Report) Row {
 // sentence.
 func starvedDequeueRow(id string, r *report.Report) Row {
 	stack := stackDrops(r) // over the window, as the listing's seconds are
-	var deq uint64
-	for reason, n := range r.Window.Drops {
-		if dequeueReasons[reason] {
-			deq += n
-		}
-	}
+	deq := sumDrops(r.Window.Drops, func(reason string) bool { return dequeueReasons[reason] })
 	row := Row{ID: id, Name: "16 netperf: no drops at dequeue in Toke's dropwatch listing", Kind: Check,
 		Seed:      "dropwatch: only __dev_xmit_skb sites (+13c, +3f5), none in cake_dequeue",
 		Model:     fmt.Sprintf("dequeue %d of %d drops in the stack over the window (%.2f%%)", deq, stack, 100*safeDiv(float64(deq), float64(stack))),
@@ -153,18 +144,12 @@ func starvedDequeueRow(id string, r *report.Report) Row {
 	return row
 }
 
-// boundAndToFree counts a run's drops at the defer bound and those freed
-// from the enqueue's to_free list after the root lock: every drop at
-// enqueue, by dropsByPlace.
-func boundAndToFree(r *report.Report) (bound, toFree uint64) {
+// llistDrops counts a run's drops at the defer bound, those freed from
+// the enqueue's to_free list after the root lock (every drop at
+// enqueue) and those at dequeue, by dropsByPlace.
+func llistDrops(r *report.Report) (bound, toFree, dequeue uint64) {
 	places := dropsByPlace(r)
-	for _, n := range places["defer bound"] {
-		bound += n
-	}
-	for _, n := range places["enqueue"] {
-		toFree += n
-	}
-	return bound, toFree
+	return sumDrops(places["defer bound"], nil), sumDrops(places["enqueue"], nil), sumDrops(places["dequeue"], nil)
 }
 
 // deferWhy is the deepest defer list the run saw against its bound.
@@ -287,8 +272,7 @@ func dropReasonsRow(ll *report.Report) Row {
 // statistics: before the llist "dequeue has no trouble keeping up, and
 // the qdisc never fills up" (Toke); after it cake fills to its memory
 // limit. memory_used is cake's buffer_max_used, the most it ever held;
-// the limit is sch->limit (10240) x the MTU's 1514 bytes, and a queue at
-// it exceeds it by up to the one skb the enqueue adds before cake_drop.
+// the limit is sch->limit (10240) x the MTU's 1514 bytes.
 // His first report (runs of 10 s, the model's runs are 6) had 8.9 MB
 // before; his two-minute baseline reached the limit once in a while
 // (memory_used 15,503,616, 2,183 drops in 56 M packets: E2b.2), so the

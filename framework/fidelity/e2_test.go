@@ -402,7 +402,7 @@ func TestE2nRows(t *testing.T) {
 // The defer bound's drops are the QDISC_DROPs the defer_drops counter
 // vouches for; every other enqueue drop leaves by the to_free list, and
 // RX and dequeue drops by neither.
-func TestBoundAndToFree(t *testing.T) {
+func TestLlistDrops(t *testing.T) {
 	for _, tc := range []struct {
 		drops         map[string]uint64
 		deferDrops    uint64
@@ -414,7 +414,7 @@ func TestBoundAndToFree(t *testing.T) {
 	} {
 		r := &report.Report{Counters: map[string]uint64{"defer_drops": tc.deferDrops}}
 		r.Drops = tc.drops
-		if b, f := boundAndToFree(r); b != tc.bound || f != tc.toFree {
+		if b, f, _ := llistDrops(r); b != tc.bound || f != tc.toFree {
 			t.Errorf("%v with defer_drops %d: bound %d, to_free %d; want %d, %d", tc.drops, tc.deferDrops, b, f, tc.bound, tc.toFree)
 		}
 	}

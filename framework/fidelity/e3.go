@@ -198,12 +198,7 @@ func E3(runs []E3Run) []Row {
 // not drop there and the senders were held by their send buffers, not
 // by drops that give them their skbs back.
 func fqDropsRow(off *report.Report, tag string) Row {
-	var drops uint64
-	for reason, n := range off.Window.Drops {
-		if strings.HasPrefix(reason, "FQ_") {
-			drops += n
-		}
-	}
+	drops := sumDrops(off.Window.Drops, func(reason string) bool { return strings.HasPrefix(reason, "FQ_") })
 	const name, seed = "fq's drops, off", "none: dropped 0 of 268 G packets (0345552a653c's tc -s on this NIC)"
 	if off.Window.OfferedPackets == 0 {
 		return Row{Name: name + tag, Kind: Check, Seed: seed, Model: "no window", Why: "the report has no measurement window"}

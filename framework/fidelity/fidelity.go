@@ -561,10 +561,16 @@ func arrival(r *report.Report) float64 {
 
 // stackDrops are the window's drops other than at the RX rings.
 func stackDrops(r *report.Report) uint64 {
+	return sumDrops(r.Window.Drops, func(reason string) bool { return reason != rxMissed })
+}
+
+// sumDrops adds up the drops of the reasons keep accepts (nil: every
+// reason).
+func sumDrops(drops map[string]uint64, keep func(reason string) bool) uint64 {
 	var n uint64
-	for k, v := range r.Window.Drops {
-		if k != rxMissed {
-			n += v
+	for reason, d := range drops {
+		if keep == nil || keep(reason) {
+			n += d
 		}
 	}
 	return n

@@ -284,13 +284,11 @@ func hostOf(hosts []int, j int) int {
 // unpinned, the CPUs each may run on (set: an "unpinned:LIST"
 // placement's, nil for any CPU).
 func TCPPlace(s *Spec, topo sim.Topology) (pin, set []int, err error) {
-	switch w := s.PlacementWord(); {
-	case w == Unpinned:
-		return nil, nil, nil
-	case strings.HasPrefix(w, UnpinnedOn):
-		set, err := ParseCPUList(strings.TrimPrefix(w, UnpinnedOn), topo.NumCPUs())
+	w := s.PlacementWord()
+	if set, ok, err := unpinnedSet(w, topo.NumCPUs()); ok {
 		return nil, set, err
-	case w == Spread:
+	}
+	if w == Spread {
 		return topo.Spread(topo.NumCPUs()), nil, nil
 	}
 	pin, err = ParseCPUList(s.Placement, topo.NumCPUs())

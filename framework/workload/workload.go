@@ -193,13 +193,11 @@ func (s *Spec) PlacementWord() string {
 // may run on (set: an "unpinned:LIST" placement's, nil for any CPU).
 func Place(s *Spec, topo sim.Topology) (pin, set []int, err error) {
 	n := topo.NumCPUs()
-	switch w := s.PlacementWord(); {
-	case w == Unpinned:
-		return nil, nil, nil
-	case strings.HasPrefix(w, UnpinnedOn):
-		set, err := ParseCPUList(strings.TrimPrefix(w, UnpinnedOn), n)
+	w := s.PlacementWord()
+	if set, ok, err := unpinnedSet(w, n); ok {
 		return nil, set, err
-	case w == Spread:
+	}
+	if w == Spread {
 		if s.Senders > n {
 			return nil, nil, fmt.Errorf("workload: %d senders but only %d CPUs (spread pins one sender per CPU; unpinned senders may share)", s.Senders, n)
 		}
@@ -213,6 +211,27 @@ func Place(s *Spec, topo sim.Topology) (pin, set []int, err error) {
 		return nil, nil, fmt.Errorf("workload: placement %q has %d CPUs for %d senders (a CPU list pins one sender per CPU)", s.Placement, len(cpus), s.Senders)
 	}
 	return cpus[:s.Senders], nil, nil
+}
+
+// IsUnpinned reports whether a placement leaves the senders to the
+// scheduler: "unpinned", or "unpinned:LIST" within LIST.
+func IsUnpinned(placement string) bool {
+	return placement == Unpinned || strings.HasPrefix(placement, UnpinnedOn)
+}
+
+// unpinnedSet reads an unpinned placement word: ok, with the CPUs each
+// sender may run on (nil for "unpinned": any; LIST's for
+// "unpinned:LIST"); not ok for a pinned one.
+func unpinnedSet(word string, ncpu int) (set []int, ok bool, err error) {
+	list, on := strings.CutPrefix(word, UnpinnedOn)
+	switch {
+	case word == Unpinned:
+		return nil, true, nil
+	case on:
+		set, err = ParseCPUList(list, ncpu)
+		return set, true, err
+	}
+	return nil, false, nil
 }
 
 // ParseCPUList parses "0-7,16,18-19" (the kernel's cpulist format).
