@@ -107,13 +107,14 @@ type I40E struct {
 }
 
 // Init implements driver.Driver. Options (ethtool words): "tx N" ring
-// size, "tx-usecs N" ITR, "adaptive-tx on|off" (default on, as
-// I40E_ITR_TX_DEF has I40E_ITR_DYNAMIC), "work N" clean budget
-// (vsi->work_limit), "rx N" RX ring size, "rx-usecs N", "adaptive-rx
-// on|off" (default on), "dcb-tc N" traffic classes (software DCB;
-// default 1), "up2tc a,b,c,d,e,f,g,h" the priority -> TC table (default
-// all 0, the IEEE default ETS table). A usecs word alone makes its side
-// static, as the lab's other drivers read it.
+// size (rounded up to a multiple of 32), "tx-usecs N" ITR,
+// "adaptive-tx on|off" (default on, as I40E_ITR_TX_DEF has
+// I40E_ITR_DYNAMIC), "work N" clean budget (vsi->work_limit), "rx N" RX
+// ring size, "rx-usecs N", "adaptive-rx on|off" (default on), "dcb-tc
+// N" traffic classes (software DCB; default 1), "up2tc
+// a,b,c,d,e,f,g,h" the priority -> TC table (default all 0, the IEEE
+// default ETS table). With a side adaptive its usecs can only stay at
+// the current 50, as __i40e_set_coalesce refuses a change.
 func (d *I40E) Init(s driver.Setup, args []string) (driver.Info, error) {
 	o := driver.RingOpts{Ring: DefaultNumDescriptors, ITR: DfltTxITR, Work: DefaultIRQWork, Rx: DefaultNumRxDesc, RxITR: DfltRxITR}
 	d.numTC = 1
@@ -156,15 +157,23 @@ func (d *I40E) Init(s driver.Setup, args []string) (driver.Info, error) {
 	}
 	ring := o.Ring
 	d.work, d.costs = o.Work, s.Costs
+	if err := ad.Refuse("i40e", o, DfltTxITR, DfltRxITR, func(side string) string {
+		return strings.ToUpper(side) + " interrupt moderation cannot be changed if adaptive-" + side + " is enabled."
+	}); err != nil { // __i40e_set_coalesce: -EINVAL
+		return driver.Info{}, err
+	}
 	if err := o.MaxUsecs("i40e", "I40E_MAX_ITR", MaxITR); err != nil { // __i40e_set_coalesce: -EINVAL
 		return driver.Info{}, err
 	}
-	if ring < MinNumDescriptors || ring > MaxNumDescriptors || ring%ReqDescMultiple != 0 {
-		return driver.Info{}, fmt.Errorf("i40e: ring size %d must be in [%d, %d] and a multiple of %d", ring, MinNumDescriptors, MaxNumDescriptors, ReqDescMultiple)
+	// i40e_set_ringparam: the range, then ALIGN to
+	// I40E_REQ_DESCRIPTOR_MULTIPLE.
+	if ring < MinNumDescriptors || ring > MaxNumDescriptors {
+		return driver.Info{}, fmt.Errorf("i40e: ring size %d must be in [%d, %d]", ring, MinNumDescriptors, MaxNumDescriptors)
 	}
-	if o.Rx < MinNumDescriptors || o.Rx > MaxNumDescriptors || o.Rx%ReqDescMultiple != 0 {
-		return driver.Info{}, fmt.Errorf("i40e: rx ring size %d must be in [%d, %d] and a multiple of %d", o.Rx, MinNumDescriptors, MaxNumDescriptors, ReqDescMultiple)
+	if o.Rx < MinNumDescriptors || o.Rx > MaxNumDescriptors {
+		return driver.Info{}, fmt.Errorf("i40e: rx ring size %d must be in [%d, %d]", o.Rx, MinNumDescriptors, MaxNumDescriptors)
 	}
+	ring, o.Rx = driver.AlignRing(ring, ReqDescMultiple), driver.AlignRing(o.Rx, ReqDescMultiple)
 	if d.numTC > s.NumTxQ {
 		return driver.Info{}, fmt.Errorf("i40e: dcb-tc %d needs at least as many queues, have %d", d.numTC, s.NumTxQ)
 	}
@@ -190,7 +199,7 @@ func (d *I40E) Init(s driver.Setup, args []string) (driver.Info, error) {
 	// idle RX container.
 	d.mod = make([]itrVector, nvec)
 	for i := range d.vecs {
-		d.mod[i] = newITRVector(o.ITR, o.RxITR, ad.Tx(o), ad.Rx(o))
+		d.mod[i] = newITRVector(o.ITR, o.RxITR, ad.Tx(), ad.Rx())
 		d.vecs[i].ITR = usecs(d.mod[i].tx.current)
 	}
 	d.hostRx = s.NumRxQ

@@ -23,23 +23,30 @@ func TestOptions(t *testing.T) {
 	}{
 		{args: nil, ring: 512, numTC: 1},
 		{args: []string{"tx", "64"}, ring: 64, numTC: 1},
-		{args: []string{"tx", "4096", "tx-usecs", "20", "work", "64"}, ring: 4096, numTC: 1},
+		{args: []string{"tx", "4096", "tx-usecs", "20", "adaptive-tx", "off", "work", "64"}, ring: 4096, numTC: 1},
+		// __i40e_set_coalesce: a change while the side stays adaptive
+		// is -EINVAL; the current 50 is taken.
+		{args: []string{"tx-usecs", "50", "rx-usecs", "50"}, ring: 512, numTC: 1},
+		{args: []string{"tx-usecs", "20"}, wantErr: "i40e: tx-usecs 20: TX interrupt moderation cannot be changed if adaptive-tx is enabled."},
+		{args: []string{"rx-usecs", "20", "adaptive-tx", "off"}, wantErr: "i40e: rx-usecs 20: RX interrupt moderation cannot be changed if adaptive-rx is enabled."},
 		{args: []string{"dcb-tc", "2", "up2tc", "0,1,0,0,0,0,0,1"}, ring: 512, numTC: 2},
 		{args: []string{"tx", "32"}, wantErr: "must be in [64, 4096]"},
 		{args: []string{"tx", "8160"}, wantErr: "must be in [64, 4096]"},
-		{args: []string{"tx", "100"}, wantErr: "multiple of 32"},
+		// i40e_set_ringparam rounds up to I40E_REQ_DESCRIPTOR_MULTIPLE.
+		{args: []string{"tx", "100"}, ring: 128, numTC: 1},
+		{args: []string{"tx", "4090"}, ring: 4096, numTC: 1},
 		{args: []string{"dcb-tc", "9"}, wantErr: "dcb-tc must be"},
 		{args: []string{"dcb-tc", "8"}, wantErr: "needs at least as many queues"},
 		{args: []string{"up2tc", "0,1"}, wantErr: "needs 8"},
 		{args: []string{"up2tc", "0,1,2,3,4,5,6,9"}, wantErr: "must be a TC"},
 		{args: []string{"rx-frames", "8"}, wantErr: "unknown option"},
-		{args: []string{"rx", "100"}, wantErr: "rx ring size 100"},
+		{args: []string{"rx", "4100"}, wantErr: "rx ring size 4100"},
 		{args: []string{"tx-usecs"}, wantErr: "needs a value"},
 		{args: []string{"adaptive-tx", "off", "adaptive-rx", "on"}, ring: 512, numTC: 1},
 		{args: []string{"adaptive-rx", "yes"}, wantErr: `adaptive-rx "yes": want on or off`},
-		{args: []string{"tx-usecs", "8162"}, wantErr: "tx-usecs 8162: at most 8160 (I40E_MAX_ITR)"},
-		{args: []string{"rx-usecs", "10000"}, wantErr: "rx-usecs 10000: at most 8160"},
-		{args: []string{"tx-usecs", "8160"}, ring: 512, numTC: 1},
+		{args: []string{"tx-usecs", "8162", "adaptive-tx", "off"}, wantErr: "tx-usecs 8162: at most 8160 (I40E_MAX_ITR)"},
+		{args: []string{"rx-usecs", "10000", "adaptive-rx", "off"}, wantErr: "rx-usecs 10000: at most 8160"},
+		{args: []string{"tx-usecs", "8160", "adaptive-tx", "off"}, ring: 512, numTC: 1},
 	}
 	for _, tc := range cases {
 		t.Run(strings.Join(tc.args, "_"), func(t *testing.T) {
@@ -251,4 +258,12 @@ func TestSelectQueue(t *testing.T) {
 			t.Errorf("queue %d got %d of 4000: the hash does not spread", q, seen[q])
 		}
 	}
+}
+
+// i40e_set_ringparam: both rings rounded up to 32 inside [64, 4096].
+func TestRingParam(t *testing.T) {
+	drivertest.CheckRings(t, func() driver.Driver { return &I40E{} }, []drivertest.RingCase{
+		{Args: []string{"tx", "70", "rx", "1000"}, Tx: 96, Rx: 1024},
+		{Args: []string{"rx", "4097"}, Err: "i40e: rx ring size 4097 must be in [64, 4096]"},
+	})
 }

@@ -22,16 +22,21 @@ func TestModerationOptions(t *testing.T) {
 	}{
 		{args: nil, itr: 8 * sim.Microsecond, dim: true},
 		{args: []string{"adaptive-tx", "off"}, itr: DfltTxITR},
-		{args: []string{"tx-usecs", "20"}, itr: 20 * sim.Microsecond},
+		{args: []string{"tx-usecs", "20", "adaptive-tx", "off"}, itr: 20 * sim.Microsecond},
 		{args: []string{"adaptive-tx", "off", "tx-usecs", "8"}, itr: 8 * sim.Microsecond},
-		{args: []string{"adaptive-tx", "on", "tx-usecs", "20"}, itr: 8 * sim.Microsecond, dim: true},
+		// ice_set_rc_coalesce: a change while the container stays
+		// dynamic is -EINVAL; its current value is taken and DIM stays.
+		{args: []string{"tx-usecs", "50"}, itr: 8 * sim.Microsecond, dim: true},
+		{args: []string{"tx-usecs", "20"}, wantErr: "ice: tx-usecs 20: tx interrupt throttling cannot be changed if adaptive-tx is enabled"},
+		{args: []string{"adaptive-tx", "on", "tx-usecs", "20"}, wantErr: "ice: tx-usecs 20: tx interrupt throttling cannot be changed if adaptive-tx is enabled"},
+		{args: []string{"rx-usecs", "20"}, wantErr: "ice: rx-usecs 20: rx interrupt throttling cannot be changed if adaptive-rx is enabled"},
 		// ice_set_q_vector_intrl: the 4 us INTRL holds while the RX
 		// container is dynamic, and caps a static TX ITR too.
-		{args: []string{"tx-usecs", "2"}, itr: 4 * sim.Microsecond},
-		{args: []string{"tx-usecs", "2", "adaptive-rx", "off"}, itr: 2 * sim.Microsecond},
+		{args: []string{"tx-usecs", "2", "adaptive-tx", "off"}, itr: 4 * sim.Microsecond},
+		{args: []string{"tx-usecs", "2", "adaptive-tx", "off", "adaptive-rx", "off"}, itr: 2 * sim.Microsecond},
 		{args: []string{"adaptive-tx", "1"}, wantErr: `ice: adaptive-tx "1": want on or off`},
-		{args: []string{"tx-usecs", "8162"}, wantErr: "ice: tx-usecs 8162: at most 8160 (ICE_ITR_MAX)"},
-		{args: []string{"rx-usecs", "9000"}, wantErr: "ice: rx-usecs 9000: at most 8160"},
+		{args: []string{"adaptive-tx", "off", "tx-usecs", "8162"}, wantErr: "ice: tx-usecs 8162: at most 8160 (ICE_ITR_MAX)"},
+		{args: []string{"adaptive-rx", "off", "rx-usecs", "9000"}, wantErr: "ice: rx-usecs 9000: at most 8160"},
 	} {
 		t.Run(strings.Join(tc.args, "_"), func(t *testing.T) {
 			d := &ICE{}

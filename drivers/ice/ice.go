@@ -97,11 +97,12 @@ type ICE struct {
 }
 
 // Init implements driver.Driver. Options (ethtool words): "tx N" ring
-// size, "adaptive-tx on|off" TX DIM (default on, as ice sets it),
-// "tx-usecs N" a static TX ITR (adaptive-tx off unless given on, as
-// ethtool -C tx-usecs turns ITR_DYNAMIC off), "work N" clean budget per
-// poll, "rx N" RX ring size, "adaptive-rx on|off" RX DIM (default on),
-// "rx-usecs N" a static RX ITR (adaptive-rx off unless given on).
+// size (rounded up to a multiple of 32), "adaptive-tx on|off" TX DIM
+// (default on, as ice sets it), "tx-usecs N" the static TX ITR (with
+// adaptive-tx on only the current 50 is taken, as ice_set_rc_coalesce
+// refuses a change), "work N" clean budget per poll, "rx N" RX ring
+// size, "adaptive-rx on|off" RX DIM (default on), "rx-usecs N" the
+// static RX ITR (the same rule).
 func (d *ICE) Init(s driver.Setup, args []string) (driver.Info, error) {
 	o := driver.RingOpts{Ring: DefaultNumTxDesc, ITR: DfltTxITR, Work: DfltIRQWork, Rx: DefaultNumRxDesc, RxITR: DfltRxITR}
 	var ad driver.Adaptive
@@ -111,26 +112,34 @@ func (d *ICE) Init(s driver.Setup, args []string) (driver.Info, error) {
 	if err != nil {
 		return driver.Info{}, err
 	}
+	if err := ad.Refuse("ice", o, DfltTxITR, DfltRxITR, func(side string) string {
+		return side + " interrupt throttling cannot be changed if adaptive-" + side + " is enabled"
+	}); err != nil { // ice_set_rc_coalesce: -EINVAL
+		return driver.Info{}, err
+	}
 	if err := o.MaxUsecs("ice", "ICE_ITR_MAX", MaxITR); err != nil { // ice_set_rc_coalesce: -EINVAL
 		return driver.Info{}, err
 	}
-	adaptive, adaptiveRx := ad.Tx(o), ad.Rx(o)
+	adaptive, adaptiveRx := ad.Tx(), ad.Rx()
 	// ice_set_q_vector_intrl: the vector's rate limit is 4 us when
 	// either container is dynamic, else the user's (0 here).
 	var intrl sim.Time
 	if adaptive || adaptiveRx {
 		intrl = DynamicINTRL
 	}
-	if o.Rx < MinNumDesc || o.Rx > MaxNumDesc || o.Rx%ReqDescMultiple != 0 {
-		return driver.Info{}, fmt.Errorf("ice: rx ring size %d must be in [%d, %d] and a multiple of %d", o.Rx, MinNumDesc, MaxNumDesc, ReqDescMultiple)
+	// ice_set_ringparam: the range, then ALIGN to ICE_REQ_DESC_MULTIPLE.
+	if o.Rx < MinNumDesc || o.Rx > MaxNumDesc {
+		return driver.Info{}, fmt.Errorf("ice: rx ring size %d must be in [%d, %d]", o.Rx, MinNumDesc, MaxNumDesc)
 	}
+	o.Rx = driver.AlignRing(o.Rx, ReqDescMultiple)
 	ring := o.Ring
 	d.itr, d.work, d.costs = o.ITR, o.Work, s.Costs
 	d.descNeeded = s.SkbFrags() + 1 + DescsPerCacheLn + DescsForCtxDesc
 	d.wakeThresh = 2 * d.descNeeded
-	if ring < MinNumDesc || ring > MaxNumDesc || ring%ReqDescMultiple != 0 {
-		return driver.Info{}, fmt.Errorf("ice: ring size %d must be in [%d, %d] and a multiple of %d", ring, MinNumDesc, MaxNumDesc, ReqDescMultiple)
+	if ring < MinNumDesc || ring > MaxNumDesc {
+		return driver.Info{}, fmt.Errorf("ice: ring size %d must be in [%d, %d]", ring, MinNumDesc, MaxNumDesc)
 	}
+	ring = driver.AlignRing(ring, ReqDescMultiple)
 	rate := s.RateBps
 	if rate == 0 {
 		rate = DefaultRate

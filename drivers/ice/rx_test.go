@@ -34,8 +34,9 @@ func TestRxModerationOptions(t *testing.T) {
 	}{
 		{args: nil, itr: DfltRxITR, dim: true, intrl: 4 * us, start: 8 * us},
 		{args: []string{"adaptive-rx", "off"}, itr: DfltRxITR, intrl: 4 * us, start: 50 * us},
-		{args: []string{"rx-usecs", "20"}, itr: 20 * us, intrl: 4 * us, start: 20 * us},
-		{args: []string{"adaptive-rx", "on", "rx-usecs", "20"}, itr: 20 * us, dim: true, intrl: 4 * us, start: 8 * us},
+		{args: []string{"rx-usecs", "20", "adaptive-rx", "off"}, itr: 20 * us, intrl: 4 * us, start: 20 * us},
+		{args: []string{"adaptive-rx", "on", "rx-usecs", "50"}, itr: 50 * us, dim: true, intrl: 4 * us, start: 8 * us},
+		{args: []string{"adaptive-rx", "on", "rx-usecs", "20"}, wantErr: "ice: rx-usecs 20: rx interrupt throttling cannot be changed if adaptive-rx is enabled"},
 		{args: []string{"adaptive-rx", "off", "rx-usecs", "2"}, itr: 2 * us, intrl: 4 * us, start: 4 * us},
 		{args: []string{"adaptive-rx", "off", "adaptive-tx", "off", "rx-usecs", "2"}, itr: 2 * us, start: 2 * us},
 		{args: []string{"adaptive-tx", "off"}, itr: DfltRxITR, dim: true, intrl: 4 * us, start: 8 * us},
@@ -53,4 +54,16 @@ func TestRxModerationOptions(t *testing.T) {
 			drivertest.CheckRx(t, info.Rx, 2, want)
 		})
 	}
+}
+
+// ice_set_ringparam: out of [64, 8160] is refused; inside, a count is
+// rounded up to ICE_REQ_DESC_MULTIPLE.
+func TestRingParam(t *testing.T) {
+	drivertest.CheckRings(t, func() driver.Driver { return &ICE{} }, []drivertest.RingCase{
+		{Args: nil, Tx: DefaultNumTxDesc, Rx: DefaultNumRxDesc},
+		{Args: []string{"tx", "100", "rx", "1000"}, Tx: 128, Rx: 1024},
+		{Args: []string{"tx", "8150"}, Tx: 8160, Rx: DefaultNumRxDesc},
+		{Args: []string{"tx", "63"}, Err: "ice: ring size 63 must be in [64, 8160]"},
+		{Args: []string{"rx", "8161"}, Err: "ice: rx ring size 8161 must be in [64, 8160]"},
+	})
 }

@@ -159,13 +159,15 @@ type IDPF struct {
 }
 
 // Init implements driver.Driver. Options (ethtool words): "tx N" TX
-// descriptor ring size, "tx-compl N" completion queue size (default: as
-// idpf_vport_calc_num_q_desc, 512, or the tx size when "tx" is given,
-// at least 256), "adaptive-tx on|off" TX DIM (default on, as idpf sets
-// it), "tx-usecs N" a static ITR (adaptive-tx off unless given on), "work
-// N" completion clean budget, "rx N" RX ring size, "adaptive-rx on|off"
-// RX DIM (default on), "rx-usecs N" a static RX ITR (adaptive-rx off
-// unless given on).
+// descriptor ring size (rounded up to a multiple of 32), "tx-compl N"
+// completion queue size (default: as idpf_vport_calc_num_q_desc, 512,
+// or the tx size when "tx" is given, at least 256), "adaptive-tx
+// on|off" TX DIM (default on, as idpf sets it), "tx-usecs N" the static
+// ITR (with adaptive-tx on only the current 50 is taken, as
+// __idpf_set_q_coalesce refuses a change), "work N" completion clean
+// budget, "rx N" RX ring size (rounded up to a multiple of 64),
+// "adaptive-rx on|off" RX DIM (default on), "rx-usecs N" the static RX
+// ITR (the same rule).
 func (d *IDPF) Init(s driver.Setup, args []string) (driver.Info, error) {
 	o := driver.RingOpts{Ring: DfltTxQDescCount, ITR: DfltTxITR, Work: ComplQCleanBudget, Rx: DfltRxQDescCount, RxITR: DfltRxITR}
 	compl := 0
@@ -182,6 +184,11 @@ func (d *IDPF) Init(s driver.Setup, args []string) (driver.Info, error) {
 	if err != nil {
 		return driver.Info{}, err
 	}
+	if err := ad.Refuse("idpf", o, DfltTxITR, DfltRxITR, func(string) string {
+		return "Cannot set coalesce usecs if adaptive enabled"
+	}); err != nil { // __idpf_set_q_coalesce: -EINVAL
+		return driver.Info{}, err
+	}
 	if err := o.MaxUsecs("idpf", "IDPF_ITR_MAX", MaxITR); err != nil { // idpf_set_q_coalesce: -EINVAL
 		return driver.Info{}, err
 	}
@@ -190,6 +197,12 @@ func (d *IDPF) Init(s driver.Setup, args []string) (driver.Info, error) {
 	o.ITR, o.RxITR = evenUsecs(o.ITR), evenUsecs(o.RxITR)
 	ring, txSet := o.Ring, o.RingSet
 	d.itr, d.work, d.costs = o.ITR, o.Work, s.Costs
+	// idpf_set_ringparam: the range (IDPF_MIN_TXQ_DESC; ethtool's core
+	// checks the maximum), then ALIGN to IDPF_REQ_DESC_MULTIPLE.
+	if ring < MinTxQDesc || ring > MaxDescs {
+		return driver.Info{}, fmt.Errorf("idpf: tx ring size %d must be in [%d, %d]", ring, MinTxQDesc, MaxDescs)
+	}
+	ring = driver.AlignRing(ring, ReqDescMultiple)
 	if compl == 0 {
 		// idpf_vport_calc_num_q_desc: a requested TX count sizes the
 		// completion queue too, at least IDPF_MIN_TXQ_COMPLQ_DESC.
@@ -197,9 +210,6 @@ func (d *IDPF) Init(s driver.Setup, args []string) (driver.Info, error) {
 		if txSet {
 			compl = max(ring, MinTxComplQDesc)
 		}
-	}
-	if ring < MinTxQDesc || ring > MaxDescs || ring%ReqDescMultiple != 0 {
-		return driver.Info{}, fmt.Errorf("idpf: tx ring size %d must be in [%d, %d] and a multiple of %d", ring, MinTxQDesc, MaxDescs, ReqDescMultiple)
 	}
 	d.wakeThresh = 2 * (s.SkbFrags() + 6)
 	if ring-ReMinGap < d.wakeThresh {
@@ -214,9 +224,11 @@ func (d *IDPF) Init(s driver.Setup, args []string) (driver.Info, error) {
 	if compl < MinTxComplQDesc || compl > MaxDescs || compl%ReqDescMultiple != 0 {
 		return driver.Info{}, fmt.Errorf("idpf: completion queue size %d must be in [%d, %d] and a multiple of %d", compl, MinTxComplQDesc, MaxDescs, ReqDescMultiple)
 	}
-	if o.Rx < ReqRxqDescMultiple || o.Rx > MaxDescs || o.Rx%ReqRxqDescMultiple != 0 {
-		return driver.Info{}, fmt.Errorf("idpf: rx ring size %d must be in [%d, %d] and a multiple of %d", o.Rx, ReqRxqDescMultiple, MaxDescs, ReqRxqDescMultiple)
+	// IDPF_MAX_RXQ_DESC is 8160 aligned down to the RX multiple.
+	if maxRx := MaxDescs / ReqRxqDescMultiple * ReqRxqDescMultiple; o.Rx < ReqRxqDescMultiple || o.Rx > maxRx {
+		return driver.Info{}, fmt.Errorf("idpf: rx ring size %d must be in [%d, %d]", o.Rx, ReqRxqDescMultiple, maxRx)
 	}
+	o.Rx = driver.AlignRing(o.Rx, ReqRxqDescMultiple)
 	rate := s.RateBps
 	if rate == 0 {
 		rate = DefaultRate
@@ -238,7 +250,7 @@ func (d *IDPF) Init(s driver.Setup, args []string) (driver.Info, error) {
 			d.vecs[i].SWITR = SWITR // the host runs a vector with RX rings
 		}
 	}
-	if ad.Tx(o) {
+	if ad.Tx() {
 		// idpf_init_dim + idpf_vport_intr_ena_irq_all: the vector starts
 		// at the default profile's ITR.
 		for i, q := range d.qs {
@@ -261,7 +273,7 @@ func (d *IDPF) Init(s driver.Setup, args []string) (driver.Info, error) {
 			// idpf_add_qstat_strings: "rx_q-%u_pkts"; the vport's
 			// rx_discards reach the netdev's rx_dropped.
 			QueuePackets: "rx_q-%d_pkts", QueueBytes: "rx_q-%d_bytes", PortDropped: "rx_dropped"}
-		if ad.Rx(o) {
+		if ad.Rx() {
 			// idpf_init_dim + idpf_vport_intr_ena_irq_all: the RX DIM
 			// starts at the default profile, whose ITR is written; the
 			// host runs idpf_net_dim's RX half at napi_complete_done.

@@ -28,21 +28,30 @@ func TestOptions(t *testing.T) {
 		{args: nil, ring: 512, compl: 512, itr: 8 * sim.Microsecond, dim: true},
 		{args: []string{"tx", "1024"}, ring: 1024, compl: 1024, itr: 8 * sim.Microsecond, dim: true},
 		{args: []string{"tx", "128"}, ring: 128, compl: 256, itr: 8 * sim.Microsecond, dim: true}, // complq at least 256
-		{args: []string{"tx", "256", "tx-compl", "8160", "tx-usecs", "10"}, ring: 256, compl: 8160, itr: 10 * sim.Microsecond},
+		{args: []string{"tx", "256", "tx-compl", "8160", "tx-usecs", "10", "adaptive-tx", "off"}, ring: 256, compl: 8160, itr: 10 * sim.Microsecond},
 		{args: []string{"adaptive-tx", "off"}, ring: 512, compl: 512, itr: 50 * sim.Microsecond},
-		{args: []string{"tx-usecs", "51"}, ring: 512, compl: 512, itr: 50 * sim.Microsecond}, // odd usecs rounded down to even
-		{args: []string{"adaptive-tx", "on", "tx-usecs", "10"}, ring: 512, compl: 512, itr: 8 * sim.Microsecond, dim: true},
+		{args: []string{"tx-usecs", "51", "adaptive-tx", "off"}, ring: 512, compl: 512, itr: 50 * sim.Microsecond}, // odd usecs rounded down to even
+		// __idpf_set_q_coalesce: a usecs change while adaptive stays on
+		// is -EINVAL, checked before the rounding; the current 50 is
+		// taken and DIM stays.
+		{args: []string{"tx-usecs", "50"}, ring: 512, compl: 512, itr: 8 * sim.Microsecond, dim: true},
+		{args: []string{"tx-usecs", "51"}, wantErr: "idpf: tx-usecs 51: Cannot set coalesce usecs if adaptive enabled"},
+		{args: []string{"adaptive-tx", "on", "tx-usecs", "10"}, wantErr: "idpf: tx-usecs 10: Cannot set coalesce usecs if adaptive enabled"},
 		{args: []string{"adaptive-tx", "yes"}, wantErr: `adaptive-tx "yes": want on or off`},
-		{args: []string{"tx-usecs", "8200"}, wantErr: "idpf: tx-usecs 8200: at most 8160 (IDPF_ITR_MAX)"},
+		{args: []string{"tx-usecs", "8200", "adaptive-tx", "off"}, wantErr: "idpf: tx-usecs 8200: at most 8160 (IDPF_ITR_MAX)"},
 		{args: []string{"tx", "32"}, wantErr: "must be in [64, 8160]"},
 		{args: []string{"tx", "8192"}, wantErr: "must be in [64, 8160]"},
-		{args: []string{"tx", "100"}, wantErr: "multiple of 32"},
+		// idpf_set_ringparam rounds up to IDPF_REQ_DESC_MULTIPLE (and
+		// the completion queue follows the rounded count).
+		{args: []string{"tx", "100"}, ring: 128, compl: 256, itr: 8 * sim.Microsecond, dim: true},
+		{args: []string{"tx", "1000"}, ring: 1024, compl: 1024, itr: 8 * sim.Microsecond, dim: true},
 		{args: []string{"tx", "64"}, wantErr: "too small for flow scheduling"},
 		{args: []string{"tx", "96"}, wantErr: "too small for flow scheduling"},
 		{args: []string{"tx-compl", "224"}, wantErr: "completion queue size 224"},
 		{args: []string{"tx-compl", "300"}, wantErr: "multiple of 32"},
 		{args: []string{"rx-frames", "8"}, wantErr: "unknown option"},
-		{args: []string{"rx", "100"}, wantErr: "rx ring size 100"},
+		{args: []string{"rx", "50"}, wantErr: "rx ring size 50 must be in [64, 8128]"},
+		{args: []string{"rx", "8129"}, wantErr: "rx ring size 8129 must be in [64, 8128]"},
 		{args: []string{"tx"}, wantErr: "needs a value"},
 		{args: []string{"tx", "-1"}, wantErr: "non-negative"},
 		{args: []string{"work", "0"}, wantErr: "work must be"},

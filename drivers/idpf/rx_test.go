@@ -33,9 +33,10 @@ func TestRxModerationOptions(t *testing.T) {
 	}{
 		{args: nil, itr: DfltRxITR, dim: true, start: 8 * us},
 		{args: []string{"adaptive-rx", "off"}, itr: DfltRxITR, start: 50 * us},
-		{args: []string{"rx-usecs", "2"}, itr: 2 * us, start: 2 * us},
-		{args: []string{"rx-usecs", "3"}, itr: 2 * us, start: 2 * us}, // odd usecs rounded down to even
-		{args: []string{"adaptive-rx", "on", "rx-usecs", "20"}, itr: 20 * us, dim: true, start: 8 * us},
+		{args: []string{"rx-usecs", "2", "adaptive-rx", "off"}, itr: 2 * us, start: 2 * us},
+		{args: []string{"rx-usecs", "3", "adaptive-rx", "off"}, itr: 2 * us, start: 2 * us}, // odd usecs rounded down to even
+		{args: []string{"adaptive-rx", "on", "rx-usecs", "50"}, itr: 50 * us, dim: true, start: 8 * us},
+		{args: []string{"adaptive-rx", "on", "rx-usecs", "20"}, wantErr: "idpf: rx-usecs 20: Cannot set coalesce usecs if adaptive enabled"},
 		{args: []string{"adaptive-tx", "off"}, itr: DfltRxITR, dim: true, start: 8 * us},
 		{args: []string{"adaptive-rx", "1"}, wantErr: `idpf: adaptive-rx "1": want on or off`},
 	} {
@@ -51,4 +52,15 @@ func TestRxModerationOptions(t *testing.T) {
 			drivertest.CheckRx(t, info.Rx, 2, want)
 		})
 	}
+}
+
+// idpf_set_ringparam: TX rounded up to 32, RX to 64; RX's maximum is
+// 8160 aligned down to 64.
+func TestRingParam(t *testing.T) {
+	drivertest.CheckRings(t, func() driver.Driver { return &IDPF{} }, []drivertest.RingCase{
+		{Args: nil, Tx: DfltTxQDescCount, Rx: DfltRxQDescCount},
+		{Args: []string{"tx", "1000", "rx", "100"}, Tx: 1024, Rx: 128},
+		{Args: []string{"rx", "8100"}, Tx: DfltTxQDescCount, Rx: 8128},
+		{Args: []string{"tx", "8161"}, Err: "idpf: tx ring size 8161 must be in [64, 8160]"},
+	})
 }

@@ -154,8 +154,10 @@ type MLX5 struct {
 
 // Init implements driver.Driver. Options (ethtool words): "tx N" the SQ
 // size in WQEBBs (rounded up to a power of two, 64-8192), "adaptive-tx
-// on|off" TX DIM (on by default), "tx-usecs N" a static CQ moderation
-// period (adaptive-tx off unless given on), "skb_tx_mpwqe on|off" the
+// on|off" TX DIM (on by default), "tx-usecs N" the static CQ
+// moderation period (kept for when adaptive-tx is off:
+// mlx5e_ethtool_set_coalesce stores it and leaves tx_dim_enabled as
+// ethtool sends it, on unless "adaptive-tx off"), "skb_tx_mpwqe on|off" the
 // private flag (on), "work N" CQEs a poll (a lab knob; the driver's is
 // 128).
 func (d *MLX5) Init(s driver.Setup, args []string) (driver.Info, error) {
@@ -201,7 +203,7 @@ func (d *MLX5) Init(s driver.Setup, args []string) (driver.Info, error) {
 		rate = DefaultRate
 	}
 	d.wire.RateBps = rate
-	adaptive := ad.Tx(o)
+	adaptive := ad.Tx()
 	// One channel (SQ, CQ, vector) a queue; the receive side is not
 	// modelled, so a setup with RX queues gets no Rx and the host says so.
 	d.sqs = make([]*sq, s.NumTxQ)

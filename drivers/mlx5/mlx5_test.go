@@ -128,7 +128,9 @@ func TestTSOWQEs(t *testing.T) {
 
 // ethtool -G tx rounds up to a power of two within the SQ's bounds;
 // the moderation starts at DIM's default EQE profile (8 us) or, with
-// adaptive-tx off, at 16 us; the receive side is refused.
+// adaptive-tx off, at 16 us or the tx-usecs given (a tx-usecs alone is
+// stored and DIM stays on, as mlx5e_ethtool_set_coalesce does); the
+// receive side is refused.
 func TestOptions(t *testing.T) {
 	for _, tc := range []struct {
 		args    []string
@@ -140,7 +142,8 @@ func TestOptions(t *testing.T) {
 		{nil, 1024, 8 * sim.Microsecond, true, ""},
 		{[]string{"tx", "1000"}, 1024, 8 * sim.Microsecond, true, ""},
 		{[]string{"tx", "4096", "adaptive-tx", "off"}, 4096, 16 * sim.Microsecond, false, ""},
-		{[]string{"tx-usecs", "32"}, 1024, 32 * sim.Microsecond, false, ""},
+		{[]string{"tx-usecs", "32"}, 1024, 8 * sim.Microsecond, true, ""},
+		{[]string{"tx-usecs", "32", "adaptive-tx", "off"}, 1024, 32 * sim.Microsecond, false, ""},
 		{[]string{"tx-usecs", "32", "adaptive-tx", "on"}, 1024, 8 * sim.Microsecond, true, ""},
 		{[]string{"tx", "32"}, 0, 0, false, "must be in [64, 8192]"},
 		{[]string{"tx", "9000"}, 0, 0, false, "must be in [64, 8192]"},

@@ -254,26 +254,25 @@ func (d *DIM) decide(curr dimStats) bool {
 
 // Adaptive is ethtool -C's "adaptive-tx on|off" and "adaptive-rx
 // on|off" for a driver whose TX and RX moderation are dynamic by
-// default (ice, idpf: tx/rx itr_mode, tx/rx_intr_mode): Opt takes the
-// words as ParseRingOpts's extra, Tx and Rx say whether each side
-// moderates adaptively.
+// default (ice, idpf, i40e, mlx5: tx/rx itr_mode, tx/rx_intr_mode,
+// I40E_ITR_DYNAMIC, tx/rx_dim_enabled): Opt takes the words as
+// ParseRingOpts's extra, Tx and Rx say whether each side moderates
+// adaptively. A usecs word does not turn a side static: ethtool -C
+// sends the device's current adaptive setting with it, so only
+// "adaptive-tx off" does (Refuse says what the Intel drivers do with a
+// usecs change while a side stays adaptive).
 type Adaptive struct{ tx, rx adaptive }
 
-type adaptive struct{ off, set bool }
+type adaptive struct{ off bool }
 
 func (a *adaptive) opt(name, word, val string) error {
 	switch val {
 	case "on", "off":
-		a.off, a.set = val == "off", true
+		a.off = val == "off"
 		return nil
 	}
 	return fmt.Errorf("%s: %s %q: want on or off", name, word, val)
 }
-
-// on: unless turned off, or unless the side's usecs came without
-// "adaptive-* on" (the model reads ethtool -C tx-usecs N as a static
-// ITR, where the drivers reject a usecs change while adaptive is on).
-func (a adaptive) on(usecsSet bool) bool { return !a.off && (a.set || !usecsSet) }
 
 // Opt reads "adaptive-tx on|off" and "adaptive-rx on|off"; it takes no
 // other key.
@@ -287,13 +286,31 @@ func (a *Adaptive) Opt(name, key, val string) (bool, error) {
 	return false, nil
 }
 
-// Tx is whether TX moderation is adaptive: unless turned off, or unless
-// "tx-usecs N" came without "adaptive-tx on" (ethtool -C tx-usecs N sets
-// a static ITR).
-func (a Adaptive) Tx(o RingOpts) bool { return a.tx.on(o.ITRSet) }
+// Tx is whether TX moderation is adaptive: unless "adaptive-tx off".
+func (a Adaptive) Tx() bool { return !a.tx.off }
 
-// Rx is the same for RX moderation and "rx-usecs N".
-func (a Adaptive) Rx(o RingOpts) bool { return a.rx.on(o.RxITRSet) }
+// Rx is whether RX moderation is adaptive: unless "adaptive-rx off".
+func (a Adaptive) Rx() bool { return !a.rx.off }
+
+// Refuse is the Intel drivers' set_coalesce (ice_set_rc_coalesce,
+// __i40e_set_coalesce, __idpf_set_q_coalesce): a tx-usecs or rx-usecs
+// other than the side's current setting (dflt: a fresh device's, which
+// DIM's register writes leave alone) while that side stays adaptive is
+// -EINVAL with msg(side), side "tx" or "rx". Checked before the driver
+// rounds or bounds the usecs, as they check it first.
+func (a Adaptive) Refuse(name string, o RingOpts, dfltTx, dfltRx sim.Time, msg func(side string) string) error {
+	for _, s := range []struct {
+		side     string
+		set, off bool
+		usecs    sim.Time
+		dflt     sim.Time
+	}{{"tx", o.ITRSet, a.tx.off, o.ITR, dfltTx}, {"rx", o.RxITRSet, a.rx.off, o.RxITR, dfltRx}} {
+		if s.set && !s.off && s.usecs != s.dflt {
+			return fmt.Errorf("%s: %s-usecs %d: %s (add adaptive-%s off)", name, s.side, s.usecs/sim.Microsecond, msg(s.side), s.side)
+		}
+	}
+	return nil
+}
 
 // Counters are a queue's moderation lines for the report: the vector's
 // current ITR and the profile changes so far.

@@ -80,8 +80,8 @@ func TestDIMWaitsForEvents(t *testing.T) {
 	}
 }
 
-// adaptive-tx is on by default, off when asked, and off when tx-usecs
-// comes alone (ethtool -C tx-usecs N), unless adaptive-tx on is given too.
+// adaptive-tx is on by default and off only when asked: a tx-usecs word
+// leaves it as it is (ethtool -C sends the current adaptive setting).
 func TestAdaptiveTx(t *testing.T) {
 	for _, c := range []struct {
 		args []string
@@ -90,9 +90,10 @@ func TestAdaptiveTx(t *testing.T) {
 	}{
 		{nil, true, ""},
 		{[]string{"adaptive-tx", "off"}, false, ""},
-		{[]string{"tx-usecs", "30"}, false, ""},
-		{[]string{"tx-usecs", "30", "adaptive-tx", "on"}, true, ""},
+		{[]string{"tx-usecs", "30"}, true, ""},
+		{[]string{"tx-usecs", "30", "adaptive-tx", "off"}, false, ""},
 		{[]string{"adaptive-tx", "on", "adaptive-tx", "off"}, false, ""},
+		{[]string{"adaptive-tx", "off", "adaptive-tx", "on"}, true, ""},
 		{[]string{"adaptive-tx", "yes"}, false, `nic: adaptive-tx "yes": want on or off`},
 		{[]string{"rx-adaptive", "on"}, false, `nic: unknown option "rx-adaptive"`},
 	} {
@@ -106,8 +107,44 @@ func TestAdaptiveTx(t *testing.T) {
 			}
 		case err != nil:
 			t.Errorf("%v: %v", c.args, err)
-		case a.Tx(o) != c.on:
-			t.Errorf("%v: adaptive %v, want %v", c.args, a.Tx(o), c.on)
+		case a.Tx() != c.on:
+			t.Errorf("%v: adaptive %v, want %v", c.args, a.Tx(), c.on)
+		}
+	}
+}
+
+// Refuse is the Intel drivers' set_coalesce: a usecs change on a side
+// that stays adaptive is refused, naming the word and the side; the
+// current value, a change with that side's adaptive off, and the other
+// side's change with its own adaptive off are taken.
+func TestRefuse(t *testing.T) {
+	us := sim.Microsecond
+	msg := func(side string) string { return side + " stays adaptive" }
+	for _, c := range []struct {
+		args []string
+		err  string
+	}{
+		{nil, ""},
+		{[]string{"tx-usecs", "50"}, ""},
+		{[]string{"rx-usecs", "50"}, ""},
+		{[]string{"tx-usecs", "8"}, "nic: tx-usecs 8: tx stays adaptive (add adaptive-tx off)"},
+		{[]string{"tx-usecs", "8", "adaptive-tx", "on"}, "nic: tx-usecs 8: tx stays adaptive"},
+		{[]string{"tx-usecs", "8", "adaptive-tx", "off"}, ""},
+		{[]string{"adaptive-tx", "off", "tx-usecs", "8"}, ""},
+		{[]string{"rx-usecs", "2", "adaptive-tx", "off"}, "nic: rx-usecs 2: rx stays adaptive (add adaptive-rx off)"},
+		{[]string{"rx-usecs", "2", "adaptive-rx", "off", "tx-usecs", "50"}, ""},
+	} {
+		o := RingOpts{ITR: 50 * us, RxITR: 50 * us}
+		var a Adaptive
+		if err := ParseRingOpts("nic", c.args, &o, []string{"tx-usecs", "rx-usecs", "adaptive-tx", "adaptive-rx"}, func(k, v string) (bool, error) { return a.Opt("nic", k, v) }); err != nil {
+			t.Fatalf("%v: %v", c.args, err)
+		}
+		err := a.Refuse("nic", o, 50*us, 50*us, msg)
+		switch {
+		case c.err == "" && err != nil:
+			t.Errorf("%v: %v", c.args, err)
+		case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)):
+			t.Errorf("%v: %v, want %q", c.args, err, c.err)
 		}
 	}
 }

@@ -94,3 +94,9 @@ func OptInt(name, key, val string) (int, error) {
 	}
 	return v, nil
 }
+
+// AlignRing is the kernel's ALIGN(n, multiple): ice, i40e and idpf's
+// set_ringparam check a requested descriptor count against their range,
+// then round it up to their multiple ("Requested Tx descriptor count
+// rounded up to ...", netdev_info, not an error).
+func AlignRing(n, multiple int) int { return (n + multiple - 1) / multiple * multiple }

@@ -313,13 +313,13 @@ func TestRxDIM(t *testing.T) {
 	}{
 		{"ice", nil, 5 * us, 8 * us, ice, true},
 		{"ice", nil, 100 * sim.Nanosecond, 8 * us, ice, false},
-		{"ice", []string{"adaptive-rx", "on", "rx-usecs", "20"}, 5 * us, 8 * us, ice, true},
+		{"ice", []string{"adaptive-rx", "on", "rx-usecs", "50"}, 5 * us, 8 * us, ice, true},
 		{"ice", []string{"adaptive-rx", "off"}, 5 * us, 50 * us, nil, false},
-		{"ice", []string{"rx-usecs", "20"}, 5 * us, 20 * us, nil, false},
+		{"ice", []string{"rx-usecs", "20", "adaptive-rx", "off"}, 5 * us, 20 * us, nil, false},
 		{"ice", []string{"adaptive-rx", "off", "adaptive-tx", "off", "rx-usecs", "2"}, 5 * us, 2 * us, nil, false},
 		{"idpf", nil, 5 * us, 8 * us, idpf, true},
 		{"idpf", []string{"adaptive-rx", "off"}, 5 * us, 50 * us, nil, false},
-		{"idpf", []string{"rx-usecs", "20"}, 5 * us, 20 * us, nil, false},
+		{"idpf", []string{"rx-usecs", "20", "adaptive-rx", "off"}, 5 * us, 20 * us, nil, false},
 		{"i40e", []string{"adaptive-rx", "off", "adaptive-tx", "off"}, 5 * us, 50 * us, nil, false},
 	} {
 		t.Run(fmt.Sprint(tc.drv, tc.opts, tc.period), func(t *testing.T) {

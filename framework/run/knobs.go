@@ -181,7 +181,7 @@ var knobs = []*Knob{
 		ptr:  func(s *Spec) any { return &s.CPU }},
 	{Flag: "driver", Script: "device.driver", Kind: TextKnob, Help: "NIC driver model (txlab list: DRIVERS)",
 		ptr: func(s *Spec) any { return &s.Driver }},
-	{Flag: "driver-opts", Script: "device.opts", Kind: TextKnob, Help: "driver options in ethtool words, e.g. \"tx 512 tx-usecs 50\" (tx, rx: ring sizes; tx-usecs, rx-usecs: moderation; ice, idpf: adaptive-tx on|off and adaptive-rx on|off, their TX and RX DIM, i40e: its own adaptive ITR, on by default as the drivers set them, a tx-usecs without adaptive-tx or an rx-usecs without adaptive-rx turns it off; mlx5: tx in WQEBBs, rounded up to a power of two, adaptive-tx, tx-usecs and skb_tx_mpwqe on|off, no receive side)",
+	{Flag: "driver-opts", Script: "device.opts", Kind: TextKnob, Help: "driver options in ethtool words, e.g. \"tx 512 adaptive-tx off tx-usecs 50\" (tx, rx: ring sizes, ice, i40e and idpf round them up to their multiple; tx-usecs, rx-usecs: moderation; ice, idpf: adaptive-tx on|off and adaptive-rx on|off, their TX and RX DIM, i40e: its own adaptive ITR, on by default as the drivers set them; while a side stays adaptive the Intel drivers refuse a change of its usecs, as ethtool -C does; mlx5: tx in WQEBBs, rounded up to a power of two, adaptive-tx, tx-usecs and skb_tx_mpwqe on|off, no receive side)",
 		ptr: func(s *Spec) any { return &s.DriverArgs }},
 	{Flag: "queues", Script: "device.queues", Kind: IntKnob, Min: 1, Max: 4096, Help: "TX queues",
 		ptr: func(s *Spec) any { return &s.Queues }},

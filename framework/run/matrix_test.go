@@ -64,7 +64,8 @@ func TestSpecErrors(t *testing.T) {
 		{func(s *Spec) { s.Workload.Kind = "tcp" }, "unknown kind"},
 		{func(s *Spec) { s.Warmup = s.Duration }, "warmup"},
 		{func(s *Spec) { s.Queues = 0 }, "queues"},
-		{func(s *Spec) { s.DriverArgs = []string{"tx", "100"} }, "multiple of 32"},
+		{func(s *Spec) { s.DriverArgs = []string{"tx", "10000"} }, "ring size 10000 must be in"},
+		{func(s *Spec) { s.DriverArgs = []string{"tx-usecs", "20"} }, "cannot be changed if adaptive-tx is enabled"},
 	}
 	for _, c := range cases {
 		s := small()

@@ -49,3 +49,29 @@ func CheckRx(t *testing.T, r *driver.RxInfo, nrx int, want RxWant) {
 		t.Errorf("rx profile %v from %d, want %v from 1", r.ITRProfile, r.DIMStart, want.Profile)
 	}
 }
+
+// RingCase is one ethtool -G request and what the driver makes of it:
+// the TX and RX ring sizes it reports, or (Err) its error.
+type RingCase struct {
+	Args   []string
+	Tx, Rx int
+	Err    string
+}
+
+// CheckRings runs each case through a fresh driver with two TX and two
+// RX queues: the Intel drivers check a request's range, then round it
+// up to their multiple (set_ringparam's ALIGN).
+func CheckRings(t *testing.T, newDriver func() driver.Driver, cases []RingCase) {
+	t.Helper()
+	for _, c := range cases {
+		t.Run(strings.Join(c.Args, "_"), func(t *testing.T) {
+			info, ok := Init(t, newDriver(), driver.Setup{NumTxQ: 2, NumRxQ: 2, NumCPUs: 8, Costs: sim.DefaultCosts()}, c.Args, c.Err)
+			if !ok {
+				return
+			}
+			if info.RingSize != c.Tx || info.Rx == nil || info.Rx.RingSize != c.Rx {
+				t.Errorf("tx ring %d, rx %+v; want tx %d rx %d", info.RingSize, info.Rx, c.Tx, c.Rx)
+			}
+		})
+	}
+}

@@ -41,7 +41,7 @@ func CheckRxInfo(t *testing.T, newDriver func() driver.Driver, want RxInfoWant) 
 	}{
 		{4, 0, 4, nil, 0, 0},
 		{4, 6, 6, nil, want.Ring, want.ITR},
-		{4, 2, 4, []string{"rx", "1024", "rx-usecs", "10"}, 1024, 10 * sim.Microsecond},
+		{4, 2, 4, []string{"rx", "1024", "rx-usecs", "10", "adaptive-rx", "off"}, 1024, 10 * sim.Microsecond},
 	} {
 		d := newDriver()
 		info, err := d.Init(driver.Setup{Name: "eth0", NumTxQ: tc.tx, NumRxQ: tc.rx, NumCPUs: 8, Costs: sim.DefaultCosts()}, tc.args)
