@@ -19,7 +19,8 @@ func ethtool(q report.Queue, key string) int64 {
 	return -1
 }
 
-// End to end through the host: the backlog path (default), the NAPI
+// End to end through the host: the backlog path (default, and with GRO
+// alone: udp_rate's skbs have no socket, so none is eligible), the NAPI
 // path under noqueue (drops on a full ring) and under a real qdisc
 // (backpressure: stop + requeue + wake from veth_poll, no device drops).
 func TestEndToEnd(t *testing.T) {
@@ -29,8 +30,9 @@ func TestEndToEnd(t *testing.T) {
 		qdisc string
 	}{
 		{"backlog noqueue", nil, ""},
-		{"napi noqueue", []string{"gro", "on"}, ""},
-		{"napi pfifo", []string{"gro", "on"}, "pfifo limit 100000"},
+		{"gro alone: backlog", []string{"gro", "on"}, ""},
+		{"napi noqueue", []string{"napi", "on"}, ""},
+		{"napi pfifo", []string{"napi", "on"}, "pfifo limit 100000"},
 		{"napi pfifo_fast", []string{"napi", "on"}, "pfifo_fast"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -66,6 +68,10 @@ func TestEndToEnd(t *testing.T) {
 			case tc.args == nil:
 				if busy != 0 || dev != 0 || wakes >= 0 {
 					t.Errorf("backlog path: busy %d, device drops %d, peer_wake %d (want no ring counters)", busy, dev, wakes)
+				}
+			case tc.args[0] == "gro":
+				if busy != 0 || dev != 0 || wakes != 0 || ethtool(rep.Queues[0], "ring_max") != 0 {
+					t.Errorf("GRO alone: busy %d, device drops %d, peer_wake %d, ring_max %d (want the ring never used)", busy, dev, wakes, ethtool(rep.Queues[0], "ring_max"))
 				}
 			case tc.qdisc == "":
 				if busy != 0 || dev == 0 {

@@ -2,13 +2,18 @@
 // (no XDP, no GRO on the peer) veth_xmit forwards each skb to the peer
 // with __netif_rx, which queues it on this CPU's backlog
 // (enqueue_to_backlog, limited by netdev_max_backlog) and the backlog
-// NAPI delivers it in NET_RX_SOFTIRQ. With "gro on" (or "napi on": the
-// peer has NAPI, as with GRO enabled or an XDP program) veth_xdp_rx
-// produces into the peer rx queue's ptr_ring (VETH_RING_SIZE) and
-// __veth_xdp_flush schedules the peer's veth_poll on this CPU; a full
-// ring is backpressure when the txq has a qdisc (dc82a33297fc, with the
-// race fix 5442a9da6978) and a drop under noqueue. veth is lltx,
-// IFF_NO_QUEUE and has no BQL (drivers/net/veth.c, KERNEL-FACTS 5.4).
+// NAPI delivers it in NET_RX_SOFTIRQ. When the peer has NAPI (GRO on,
+// or an XDP program: "napi on") and the skb is eligible for it
+// (veth_skb_is_eligible_for_gro), veth_xdp_rx produces into the peer rx
+// queue's ptr_ring (VETH_RING_SIZE) and __veth_xdp_flush schedules the
+// peer's veth_poll on this CPU; a full ring is backpressure when the txq
+// has a qdisc (dc82a33297fc, with the race fix 5442a9da6978) and a drop
+// under noqueue. With GRO alone and veth's default TSO, only a socket's
+// UDP or ICMP skb (destructor sock_wfree) is eligible, and only with
+// rx-udp-gro-forwarding (or rx-gro-list) on the peer: TCP's skbs
+// (tcp_wfree) and forwarded ones take the backlog path whatever GRO
+// says. veth is lltx, IFF_NO_QUEUE and has no BQL (drivers/net/veth.c,
+// KERNEL-FACTS 5.4).
 package veth
 
 import (
@@ -50,9 +55,13 @@ type Veth struct {
 	stats      []driver.QueueStats
 	costs      *sim.Costs
 
-	// NAPI path: one ptr_ring per peer rx queue (rq i serves txq i).
-	napi  bool
-	rings []ptrRing
+	// NAPI path: one ptr_ring per peer rx queue (rq i serves txq i);
+	// vectors 0..len(rings)-1 are the rqs' NAPIs, the per-CPU backlogs
+	// follow them.
+	napi   bool // the peer rqs have NAPI (GRO on or an XDP program)
+	xdp    bool // an XDP program: every skb is eligible
+	udpFwd bool // rx-udp-gro-forwarding or rx-gro-list on the peer
+	rings  []ptrRing
 }
 
 // ptrRing is one peer rx queue's xdp_ring and its counters.
@@ -62,10 +71,16 @@ type ptrRing struct {
 }
 
 // Init implements driver.Driver. Options: "backlog N"
-// (netdev_max_backlog), "gro on|off" or "napi on|off" (the peer's NAPI
-// and ptr_ring path; default off, the backlog path).
+// (netdev_max_backlog), "gro on|off" (the peer's GRO, so its rqs' NAPI
+// and ptr_rings, for the skbs eligible), "rx-udp-gro-forwarding on|off"
+// and "rx-gro-list on|off" (the peer's features that make a socket's
+// UDP skbs eligible), "napi on|off" (the lab's word for an XDP program
+// on the peer: NAPI for every skb). Default: all off, the backlog path.
+// TSO stays on, as veth's features have it (the model does not segment
+// for a device without it).
 func (v *Veth) Init(s driver.Setup, args []string) (driver.Info, error) {
 	v.maxBacklog, v.costs = DefaultMaxBacklog, s.Costs
+	var gro bool
 	for i := 0; i < len(args); i += 2 {
 		if i+1 >= len(args) {
 			return driver.Info{}, fmt.Errorf("veth: option %q needs a value", args[i])
@@ -77,57 +92,91 @@ func (v *Veth) Init(s driver.Setup, args []string) (driver.Info, error) {
 				return driver.Info{}, fmt.Errorf("veth: backlog %q must be a whole number >= 1", args[i+1])
 			}
 			v.maxBacklog = n
-		case "gro", "napi":
-			switch args[i+1] {
-			case "on":
-				v.napi = true
-			case "off":
-				v.napi = false
+		case "gro", "napi", "rx-udp-gro-forwarding", "rx-gro-list":
+			on, err := onOff(args[i], args[i+1])
+			if err != nil {
+				return driver.Info{}, err
+			}
+			switch args[i] {
+			case "gro":
+				gro = on
+			case "napi":
+				v.xdp = on
 			default:
-				return driver.Info{}, fmt.Errorf("veth: %s %q must be on or off", args[i], args[i+1])
+				v.udpFwd = on
 			}
 		default:
-			return driver.Info{}, fmt.Errorf("veth: unknown option %q (known: backlog, gro, napi)", args[i])
+			return driver.Info{}, fmt.Errorf("veth: unknown option %q (known: backlog, gro, napi, rx-udp-gro-forwarding, rx-gro-list)", args[i])
 		}
 	}
+	v.napi = gro || v.xdp
 	v.stats = make([]driver.QueueStats, s.NumTxQ)
 	for i := range v.stats {
 		v.stats[i].Queue = i
 	}
+	v.backlog = make([][]skb.Handle, s.NumCPUs)
 	if v.napi {
 		// One peer rx queue (and its napi_struct) per txq: veth_xmit
-		// uses rq[skb_get_queue_mapping(skb)].
+		// uses rq[skb_get_queue_mapping(skb)]; the skbs not eligible
+		// still go to the per-CPU backlogs, after the rqs' vectors.
 		v.rings = make([]ptrRing, s.NumTxQ)
 		qv := make([]int, s.NumTxQ)
 		for i := range qv {
 			qv[i] = i
 		}
-		return driver.Info{LLTX: true, NoQueue: true, NoXPS: true, Vectors: s.NumTxQ, QueueVec: qv}, nil
+		return driver.Info{LLTX: true, NoQueue: true, NoXPS: true, Vectors: s.NumTxQ + s.NumCPUs, QueueVec: qv}, nil
 	}
-	v.backlog = make([][]skb.Handle, s.NumCPUs)
 	return driver.Info{LLTX: true, NoQueue: true, NoXPS: true, Vectors: s.NumCPUs, QueueVec: make([]int, s.NumTxQ)}, nil
 }
+
+func onOff(word, val string) (bool, error) {
+	switch val {
+	case "on", "off":
+		return val == "on", nil
+	}
+	return false, fmt.Errorf("veth: %s %q must be on or off", word, val)
+}
+
+// eligible is veth_skb_is_eligible_for_gro with the sender's TSO on: an
+// XDP program takes every skb; else only a socket's skb freed by
+// sock_wfree (UDP, ICMP: not TCP's tcp_wfree, not an orphan such as a
+// forwarded skb or udp_rate's, Sock -1) when the peer has GRO_FRAGLIST
+// or GRO_UDP_FWD.
+func (v *Veth) eligible(p skb.Packet) bool {
+	return v.xdp || (v.udpFwd && p.Sock != -1 && p.Keys.Proto != protoTCP)
+}
+
+const protoTCP = 6
 
 // Xmit implements driver.Driver: veth_xmit -> veth_forward_skb, or on
 // the NAPI path veth_xdp_rx.
 func (v *Veth) Xmit(ctx driver.Ctx, q int, batch []skb.Packet) (int, driver.TxCode) {
-	if v.napi {
-		return v.xmitNapi(ctx, q, batch)
-	}
-	cpu := ctx.CPU()
-	for _, p := range batch {
-		ctx.Spend(v.costs.DriverXmit)
-		if len(v.backlog[cpu]) >= v.maxBacklog {
-			ctx.Drop(p.Handle, skb.DropCPUBacklog) // enqueue_to_backlog drop, counted as a veth drop
-			v.stats[q].Extra = bump(v.stats[q].Extra, "peer_dropped")
+	for i, p := range batch {
+		if v.napi && v.eligible(p) {
+			if v.xmitNapi(ctx, q, p) {
+				return i, driver.TxBusy
+			}
 			continue
 		}
-		v.backlog[cpu] = append(v.backlog[cpu], p.Handle)
-		v.stats[q].Packets++
-		v.stats[q].Bytes += uint64(p.Len)
-		ctx.NapiScheduleLocal(cpu)
+		v.xmitBacklog(ctx, q, p)
 	}
 	return len(batch), driver.TxOK
+}
+
+// xmitBacklog is veth_forward_skb's __netif_rx: enqueue_to_backlog on
+// this CPU, a drop past netdev_max_backlog.
+func (v *Veth) xmitBacklog(ctx driver.Ctx, q int, p skb.Packet) {
+	cpu := ctx.CPU()
+	ctx.Spend(v.costs.DriverXmit)
+	if len(v.backlog[cpu]) >= v.maxBacklog {
+		ctx.Drop(p.Handle, skb.DropCPUBacklog) // enqueue_to_backlog drop, counted as a veth drop
+		v.stats[q].Extra = bump(v.stats[q].Extra, "peer_dropped")
+		return
+	}
+	v.backlog[cpu] = append(v.backlog[cpu], p.Handle)
+	v.stats[q].Packets++
+	v.stats[q].Bytes += uint64(p.Len)
+	ctx.NapiScheduleLocal(len(v.rings) + cpu)
 }
 
 // xmitNapi is veth_xmit with the peer's NAPI: ptr_ring_produce into
@@ -136,32 +185,30 @@ func (v *Veth) Xmit(ctx driver.Ctx, q int, batch []skb.Packet) (int, driver.TxCo
 // veth_xdp_rx: with a qdisc on the txq, netif_tx_stop_queue + BUSY (the
 // qdisc requeues) and, since 5442a9da6978, always __veth_xdp_flush so
 // the consumer runs and wakes the queue; with noqueue, drop.
-func (v *Veth) xmitNapi(ctx driver.Ctx, q int, batch []skb.Packet) (int, driver.TxCode) {
+func (v *Veth) xmitNapi(ctx driver.Ctx, q int, p skb.Packet) (busy bool) {
 	r := &v.rings[q]
 	st := &v.stats[q]
-	for i, p := range batch {
-		ctx.Spend(v.costs.DriverXmit)
-		syncPoint(ctx) // ptr_ring_produce takes the producer lock
-		if len(r.q) >= RingSize {
-			r.full++
-			if ctx.HasQdisc(q) { // !qdisc_txq_has_no_queue(txq)
-				ctx.StopQueue(q)
-				st.Stopped++
-				st.Busy++
-				ctx.NapiScheduleLocal(q) // __veth_xdp_flush(rq)
-				return i, driver.TxBusy
-			}
-			ctx.Drop(p.Handle, skb.DropTxDevice) // priv->dropped
-			r.dropped++
-			continue
+	ctx.Spend(v.costs.DriverXmit)
+	syncPoint(ctx) // ptr_ring_produce takes the producer lock
+	if len(r.q) >= RingSize {
+		r.full++
+		if ctx.HasQdisc(q) { // !qdisc_txq_has_no_queue(txq)
+			ctx.StopQueue(q)
+			st.Stopped++
+			st.Busy++
+			ctx.NapiScheduleLocal(q) // __veth_xdp_flush(rq)
+			return true
 		}
-		r.q = append(r.q, p.Handle)
-		r.maxQ = max(r.maxQ, uint64(len(r.q)))
-		st.Packets++
-		st.Bytes += uint64(p.Len)
-		ctx.NapiScheduleLocal(q) // __veth_xdp_flush(rq)
+		ctx.Drop(p.Handle, skb.DropTxDevice) // priv->dropped
+		r.dropped++
+		return false
 	}
-	return len(batch), driver.TxOK
+	r.q = append(r.q, p.Handle)
+	r.maxQ = max(r.maxQ, uint64(len(r.q)))
+	st.Packets++
+	st.Bytes += uint64(p.Len)
+	ctx.NapiScheduleLocal(q) // __veth_xdp_flush(rq)
+	return false
 }
 
 // pollNapi is veth_poll: veth_xdp_rcv consumes up to the budget from the
@@ -204,9 +251,10 @@ func (v *Veth) pollNapi(ctx driver.Ctx, vec int, budget int) (int, bool) {
 // Poll implements driver.Driver: process_backlog on the peer, or
 // veth_poll on the NAPI path.
 func (v *Veth) Poll(ctx driver.Ctx, vec int, budget int) (int, bool) {
-	if v.napi {
+	if vec < len(v.rings) {
 		return v.pollNapi(ctx, vec, budget)
 	}
+	vec -= len(v.rings)
 	q := v.backlog[vec]
 	n := min(budget, len(q))
 	for _, h := range q[:n] {

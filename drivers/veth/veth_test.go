@@ -1,11 +1,13 @@
 package veth
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/txlab/txlab/framework/driver"
 	"github.com/txlab/txlab/framework/sim"
+	"github.com/txlab/txlab/framework/skb"
 )
 
 func setup(nq int) driver.Setup {
@@ -21,9 +23,12 @@ func TestOptions(t *testing.T) {
 	}{
 		{args: nil, vectors: 4},
 		{args: []string{"backlog", "10"}, vectors: 4},
-		{args: []string{"gro", "on"}, napi: true, vectors: 2},
-		{args: []string{"napi", "on", "gro", "off"}, vectors: 4},
+		// The rqs' NAPIs, then the per-CPU backlogs.
+		{args: []string{"gro", "on"}, napi: true, vectors: 2 + 4},
+		{args: []string{"napi", "on", "gro", "off"}, napi: true, vectors: 2 + 4},
+		{args: []string{"gro", "on", "gro", "off"}, vectors: 4},
 		{args: []string{"gro", "yes"}, wantErr: "must be on or off"},
+		{args: []string{"rx-udp-gro-forwarding", "1"}, wantErr: `rx-udp-gro-forwarding "1" must be on or off`},
 		{args: []string{"backlog", "0"}, wantErr: ">= 1"},
 		{args: []string{"xdp", "on"}, wantErr: "unknown option"},
 		{args: []string{"gro"}, wantErr: "needs a value"},
@@ -78,7 +83,7 @@ func TestBacklogPath(t *testing.T) {
 // full (no threshold).
 func TestNapiBackpressure(t *testing.T) {
 	v := &Veth{}
-	if _, err := v.Init(setup(2), []string{"gro", "on"}); err != nil {
+	if _, err := v.Init(setup(2), []string{"napi", "on"}); err != nil {
 		t.Fatal(err)
 	}
 	f := newFake(t, 2, false)
@@ -142,5 +147,62 @@ func TestNapiNoqueueDrops(t *testing.T) {
 	}
 	if peerDropped != 300-RingSize {
 		t.Fatalf("peer_dropped %d", peerDropped)
+	}
+}
+
+// veth_skb_is_eligible_for_gro with veth's TSO on: GRO alone takes no
+// skb to the peer's NAPI; rx-udp-gro-forwarding takes a socket's UDP and
+// ICMP skbs (sock_wfree), never TCP's (tcp_wfree) or a forwarded one; an
+// XDP program ("napi on") takes every skb. The rest go to this CPU's
+// backlog, whose vector follows the rqs'.
+func TestGROEligibility(t *testing.T) {
+	udp := skb.Packet{Sock: 3, Keys: skb.FlowKeys{Proto: 17}}
+	icmp := skb.Packet{Sock: -2, Keys: skb.FlowKeys{Proto: 1}} // a probe's socket
+	tcp := skb.Packet{Sock: 3, Keys: skb.FlowKeys{Proto: 6}}
+	fwd := skb.Packet{Sock: -1, Keys: skb.FlowKeys{Proto: 17}}
+	for _, tc := range []struct {
+		args []string
+		pkt  skb.Packet
+		ring bool
+	}{
+		{[]string{"gro", "on"}, udp, false},
+		{[]string{"gro", "on"}, tcp, false},
+		{[]string{"gro", "on", "rx-udp-gro-forwarding", "on"}, udp, true},
+		{[]string{"gro", "on", "rx-gro-list", "on"}, icmp, true},
+		{[]string{"gro", "on", "rx-udp-gro-forwarding", "on"}, tcp, false},
+		{[]string{"gro", "on", "rx-udp-gro-forwarding", "on"}, fwd, false},
+		{[]string{"rx-udp-gro-forwarding", "on"}, udp, false}, // no NAPI without GRO
+		{[]string{"napi", "on"}, tcp, true},
+		{[]string{"napi", "on"}, fwd, true},
+	} {
+		t.Run(fmt.Sprint(tc.args, "_proto", tc.pkt.Keys.Proto, "_sock", tc.pkt.Sock), func(t *testing.T) {
+			v := &Veth{}
+			if _, err := v.Init(setup(2), tc.args); err != nil {
+				t.Fatal(err)
+			}
+			f := newFake(t, 2, false)
+			f.OnCPU = 1
+			p := tc.pkt
+			p.Handle, p.Len, p.Queue = f.NextH, 100, 1
+			f.NextH++
+			if rest, rc := f.Xmit(v, 1, []skb.Packet{p}); len(rest) != 0 || rc != driver.TxOK {
+				t.Fatalf("rest %d rc %#x", len(rest), rc)
+			}
+			onRing := v.napi && len(v.rings[1].q) == 1
+			if onRing != tc.ring || len(f.Local) != 1 {
+				t.Fatalf("on the ring %v (want %v), scheduled %v", onRing, tc.ring, f.Local)
+			}
+			want := len(v.rings) + 1 // this CPU's backlog
+			if tc.ring {
+				want = 1 // rq 1's NAPI
+			}
+			if f.Local[0] != want {
+				t.Errorf("scheduled vector %d, want %d", f.Local[0], want)
+			}
+			f.Poll(v, f.Local[0], nil)
+			if f.Consumed[1] != 1 {
+				t.Errorf("consumed %d, want the packet delivered", f.Consumed[1])
+			}
+		})
 	}
 }

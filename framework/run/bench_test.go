@@ -138,7 +138,7 @@ func BenchmarkSimE2b(b *testing.B) {
 	}
 }
 
-// e5Host is E5's host: 16 CPUs, veth with 8 queues and the peer's NAPI,
+// e5Host is E5's host: 16 CPUs, veth with 8 queues and GRO on the peer,
 // cake_mq bandwidth 2Gbit besteffort, a 50 us path with a 2 Gbit down
 // link.
 func e5Host() Spec {
