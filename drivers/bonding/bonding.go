@@ -325,8 +325,12 @@ func ParseList(text string) ([]Params, error) {
 // rr_tx_counter", 5.15; a single counter before).
 type Bond struct {
 	Params
-	rr   []uint32
-	rand func() uint32 // get_random_u32, for packets_per_slave 0
+	// KeepLowBit is a kernel before b5f862180d70 ("bonding: discard
+	// lowest hash bit for 802.3ad layer3+4", Nov 2017): bond_xmit_hash
+	// returns the layer3+4 fold whole (XmitHash).
+	KeepLowBit bool
+	rr         []uint32
+	rand       func() uint32 // get_random_u32, for packets_per_slave 0
 }
 
 // New makes a bond's transmit state for ncpu CPUs; rand is the random
@@ -338,17 +342,17 @@ func New(p Params, ncpu int, rand func() uint32) *Bond {
 // SlaveID is which of n usable slaves gets p, sent from cpu: the mode's
 // choice (bond_xmit_roundrobin_slave_get, bond_xmit_xor_slave_get's
 // bond_xmit_hash % count, active-backup's curr_active_slave: the first
-// slave). dissected says the choice ran the flow dissector
-// (bond_flow_split), which the host prices. n must be > 0.
-func (b *Bond) SlaveID(p skb.Packet, cpu, n int) (id int, dissected bool) {
+// slave), and what the hash read (Work), which the host prices. n must
+// be > 0.
+func (b *Bond) SlaveID(p skb.Packet, cpu, n int) (id int, work Work) {
 	switch b.Mode {
 	case ModeRoundRobin:
-		return int(b.rrGenSlaveID(cpu) % uint32(n)), false
+		return int(b.rrGenSlaveID(cpu) % uint32(n)), WorkNone
 	case ModeXOR:
-		h, d := XmitHash(b.Policy, p)
-		return int(h % uint32(n)), d
+		h, w := XmitHash(b.Policy, p, b.KeepLowBit)
+		return int(h % uint32(n)), w
 	}
-	return 0, false
+	return 0, WorkNone
 }
 
 // rrGenSlaveID is bond_rr_gen_slave_id: this_cpu_inc_return of the
@@ -366,27 +370,56 @@ func (b *Bond) rrGenSlaveID(cpu int) uint32 {
 	return b.rr[cpu] / b.PacketsPerSlave // reciprocal_divide: exact for u32
 }
 
+// Work is what bond_xmit_hash did to hash a packet, which the host
+// prices.
+type Work uint8
+
+const (
+	// WorkNone: no hash, or one of the Ethernet header or skb->hash
+	// (bond_eth_hash, bond_vlan_srcmac_hash, encap3+4's l4_hash): not
+	// priced.
+	WorkNone Work = iota
+	// WorkHeaders: bond_flow_dissect without the flow dissector (layer2+3,
+	// layer3+4): bond_flow_ip's addresses, skb_flow_get_ports, then
+	// bond_ip_hash (cost bond_hash).
+	WorkHeaders
+	// WorkDissect: the flow dissector (__skb_flow_dissect; in 4.7
+	// skb_flow_dissect_flow_keys), then bond_ip_hash (cost qdisc_hash):
+	// encap2+3, and encap3+4 on an skb without an L4 hash, which the
+	// model's skbs always carry.
+	WorkDissect
+)
+
 // XmitHash is bond_xmit_hash for policy on p: the Ethernet header's last
 // bytes (layer2), the addresses (layer2+3), the ports and addresses
 // (layer3+4) as __bond_xmit_hash and bond_ip_hash fold them on a
 // little-endian CPU, skb->hash for encap3+4 (a socket's skb carries
 // l4_hash: skb_set_owner_w copies sk_txhash; a received one the NIC's
-// RSS hash). dissected says whether the flow dissector ran.
-func XmitHash(policy Policy, p skb.Packet) (hash uint32, dissected bool) {
+// RSS hash). Only encap2+3 runs the flow dissector: bond_flow_dissect
+// reads layer2+3's and layer3+4's headers itself (bond_flow_ip,
+// skb_flow_get_ports; in 4.7 too, where only a policy above
+// BOND_XMIT_POLICY_LAYER23 called skb_flow_dissect_flow_keys).
+// keepLowBit is a kernel before b5f862180d70, whose layer3+4 hash keeps
+// its lowest bit (Bond.KeepLowBit).
+func XmitHash(policy Policy, p skb.Packet, keepLowBit bool) (hash uint32, work Work) {
 	switch policy {
 	case PolicyEncap34:
-		return p.Hash, false
+		return p.Hash, WorkNone
 	case PolicyLayer2:
-		return ethHash(), false
+		return ethHash(), WorkNone
 	case PolicyVlanSrcMAC:
 		// bond_vlan_srcmac_hash: no VLAN tag.
 		vendor := uint32(SrcMAC[0])<<16 | uint32(SrcMAC[1])<<8 | uint32(SrcMAC[2])
 		dev := uint32(SrcMAC[3])<<16 | uint32(SrcMAC[4])<<8 | uint32(SrcMAC[5])
-		return vendor ^ dev, false
+		return vendor ^ dev, WorkNone
+	}
+	work = WorkHeaders
+	if policy == PolicyEncap23 {
+		work = WorkDissect
 	}
 	k := p.Keys
 	if k.Proto != 6 && k.Proto != 17 {
-		// bond_flow_split found no ports to use: the ports are 0.
+		// skb_flow_get_ports finds none for the protocol: 0.
 		k.SrcPort, k.DstPort = 0, 0
 	}
 	if policy == PolicyLayer23 || policy == PolicyEncap23 {
@@ -400,11 +433,12 @@ func XmitHash(policy Policy, p skb.Packet) (hash uint32, dissected bool) {
 	hash ^= bits.ReverseBytes32(k.Dst) ^ bits.ReverseBytes32(k.Src)
 	hash ^= hash >> 16
 	hash ^= hash >> 8
-	if policy == PolicyLayer34 {
-		// Discard the lowest bit: the common even ports pattern.
+	if policy == PolicyLayer34 && !keepLowBit {
+		// Discard the lowest bit: the common even ports pattern
+		// (b5f862180d70; layer3+4 and encap3+4 only since 49aefd131739).
 		hash >>= 1
 	}
-	return hash, true
+	return hash, work
 }
 
 // ethHash is bond_eth_hash: h_dest[5] ^ h_source[5] ^ h_proto.

@@ -17,23 +17,61 @@ func TestXmitHashLayer34Bytes(t *testing.T) {
 	h := le(0x80, 0x00, 0x32, 0x42) ^ le(10, 1, 0, 2) ^ le(10, 0, 0, 1) // ports, daddr, saddr
 	h ^= h >> 16
 	h ^= h >> 8
-	got, dissected := XmitHash(PolicyLayer34, p)
-	if want := h >> 1; got != want || got != 0x20b9b979 || !dissected {
-		t.Fatalf("layer3+4 hash %#x (dissected %v), want %#x", got, dissected, want)
+	got, _ := XmitHash(PolicyLayer34, p, false)
+	if want := h >> 1; got != want || got != 0x20b9b979 {
+		t.Fatalf("layer3+4 hash %#x, want %#x", got, want)
 	}
 	// layer2+3: bond_eth_hash in place of the ports, the lowest bit kept.
 	e := uint32(0x02^0x01) ^ 0x0800 ^ le(10, 1, 0, 2) ^ le(10, 0, 0, 1)
 	e ^= e >> 16
 	e ^= e >> 8
-	if got, _ := XmitHash(PolicyLayer23, p); got != e {
+	if got, _ := XmitHash(PolicyLayer23, p, false); got != e {
 		t.Errorf("layer2+3 hash %#x, want %#x", got, e)
 	}
-	if got, d := XmitHash(PolicyLayer2, p); got != 0x803 || d {
-		t.Errorf("layer2 hash %#x (dissected %v), want 0x803: the one neighbour's MAC", got, d)
+	if got, _ := XmitHash(PolicyLayer2, p, false); got != 0x803 {
+		t.Errorf("layer2 hash %#x, want 0x803: the one neighbour's MAC", got)
 	}
 	p.Hash = 0xdeadbeef
-	if got, d := XmitHash(PolicyEncap34, p); got != 0xdeadbeef || d {
+	if got, _ := XmitHash(PolicyEncap34, p, false); got != 0xdeadbeef {
 		t.Errorf("encap3+4 on an skb with l4_hash: %#x, want skb->hash", got)
+	}
+}
+
+// What bond_xmit_hash reads for each policy, and the lowest bit of the
+// fold: only encap2+3 runs the flow dissector (bond_flow_dissect reads
+// layer2+3's and layer3+4's headers itself, in 4.7 as now); layer3+4
+// drops the lowest bit since b5f862180d70, layer2+3 keeps it
+// (49aefd131739), and a 4.7/4.8 kernel keeps it for layer3+4 too.
+func TestXmitHashWork(t *testing.T) {
+	p := skb.Packet{Hash: 0xdeadbeef, Keys: skb.FlowKeys{Src: 0x0a000001, Dst: 0x0a010002, SrcPort: 32768, DstPort: 12866, Proto: 17}}
+	const fold34 = 0x417372f2 // layer3+4's fold before the shift (TestXmitHashLayer34Bytes)
+	for _, tc := range []struct {
+		policy     Policy
+		keepLowBit bool
+		work       Work
+		hash       uint32 // 0: not checked here
+	}{
+		{PolicyLayer2, false, WorkNone, 0x803},
+		{PolicyLayer23, false, WorkHeaders, 0},
+		{PolicyLayer34, false, WorkHeaders, fold34 >> 1},
+		{PolicyLayer34, true, WorkHeaders, fold34},
+		{PolicyEncap23, false, WorkDissect, 0},
+		{PolicyEncap34, false, WorkNone, 0xdeadbeef},
+		{PolicyVlanSrcMAC, false, WorkNone, 0x020000 ^ 0x000001},
+	} {
+		got, work := XmitHash(tc.policy, p, tc.keepLowBit)
+		if work != tc.work {
+			t.Errorf("%s: work %d, want %d", tc.policy, work, tc.work)
+		}
+		if tc.hash != 0 && got != tc.hash {
+			t.Errorf("%s (keep low bit %v): hash %#x, want %#x", tc.policy, tc.keepLowBit, got, tc.hash)
+		}
+	}
+	// layer2+3 keeps its lowest bit whatever the kernel.
+	a, _ := XmitHash(PolicyLayer23, p, false)
+	b, _ := XmitHash(PolicyLayer23, p, true)
+	if a != b {
+		t.Errorf("layer2+3: %#x and %#x", a, b)
 	}
 }
 
@@ -44,8 +82,8 @@ func TestXmitHashSpreads(t *testing.T) {
 		count := make([]int, n)
 		for i := 0; i < 4000; i++ {
 			p := skb.Packet{Keys: skb.FlowKeys{Src: 0x0a000001, Dst: 0x0a010002, SrcPort: uint16(32768 + uint32(i)*2654435761>>17), DstPort: 12866, Proto: 17}}
-			h, _ := XmitHash(PolicyLayer34, p)
-			h2, _ := XmitHash(PolicyLayer34, p)
+			h, _ := XmitHash(PolicyLayer34, p, false)
+			h2, _ := XmitHash(PolicyLayer34, p, false)
 			if h != h2 {
 				t.Fatal("not a function of the flow")
 			}

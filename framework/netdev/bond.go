@@ -85,6 +85,7 @@ func (n *Net) AddBond(p bonding.Params) (*Device, error) {
 	d := &Device{Name: p.Name, MTU: 1500, Drv: bondDriver{}, net: n, driverName: "bonding", filters: cls.NewSet(),
 		Info: driver.Info{LLTX: true, NoQueue: true}}
 	d.Bond = &Bond{Bond: bonding.New(p, len(n.E.CPUs), r.Uint32)}
+	d.Bond.KeepLowBit = n.Cfg.BondKeepLowBit
 	d.ctxs = make([]dctx, len(n.E.CPUs))
 	for i := range d.ctxs {
 		d.ctxs[i] = dctx{net: n, dev: d, cpu: n.E.CPUs[i]}
@@ -253,9 +254,12 @@ func (n *Net) bondStartXmit(c *sim.CPU, d *Device, txq *TxQueue, s *skb.SKB) qdi
 		return qdisc.XmitDrop
 	}
 	n.touchSkb(c, s) // the headers bond_xmit_hash reads
-	id, dissected := b.SlaveID(s.Packet, c.ID, len(b.Slaves))
-	if dissected {
-		c.Spend(n.E.Costs.QdiscHash) // bond_flow_split: the flow dissector and the hash
+	id, work := b.SlaveID(s.Packet, c.ID, len(b.Slaves))
+	switch work {
+	case bonding.WorkHeaders:
+		c.Spend(n.E.Costs.BondHash) // bond_flow_ip, skb_flow_get_ports, bond_ip_hash
+	case bonding.WorkDissect:
+		c.Spend(n.E.Costs.QdiscHash) // __skb_flow_dissect and bond_ip_hash
 	}
 	b.SlaveTx[id]++
 	txq.TxPackets++

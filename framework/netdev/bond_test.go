@@ -68,7 +68,7 @@ func TestBondXorSpreadsFlowsByHash(t *testing.T) {
 				bad = append(bad, fmt.Sprintf("flow %d on %s and %s", s.Keys.SrcPort, was, d.Name))
 			}
 			slaveOf[s.Keys.SrcPort] = d.Name
-			hash, _ := bonding.XmitHash(bonding.PolicyLayer34, s.Packet)
+			hash, _ := bonding.XmitHash(bonding.PolicyLayer34, s.Packet, false)
 			if want := fmt.Sprintf("eth%d", hash%3); want != d.Name {
 				bad = append(bad, fmt.Sprintf("flow %d on %s, bond_xmit_hash says %s", s.Keys.SrcPort, d.Name, want))
 			}
@@ -374,5 +374,54 @@ func TestSlaveQueueFollowsSenderCPU(t *testing.T) {
 	}
 	if sent != 4*len(senders) || cross == 0 {
 		t.Fatalf("slave sent %d skbs, %d by a CPU other than their sender: want %d, some crossing", sent, cross, 4*len(senders))
+	}
+}
+
+// bond_start_xmit prices what bond_xmit_hash read: layer2+3 and
+// layer3+4 read the IP and L4 headers themselves (bond_flow_ip,
+// skb_flow_get_ports: cost bond_hash), only encap2+3 runs the flow
+// dissector (qdisc_hash); layer2, encap3+4 on an skb with an L4 hash
+// and balance-rr nothing. The 4.7 and 4.8 profiles keep layer3+4's
+// lowest bit (before b5f862180d70), the 6.x ones drop it.
+func TestBondHashCost(t *testing.T) {
+	const bondHash, qdiscHash = 1000, 10000 // added to the defaults
+	for _, tc := range []struct {
+		prof, words string
+		want        sim.Time // extra time of one packet's bond_start_xmit
+		keepLowBit  bool
+	}{
+		{"6.18", "mode balance-xor xmit_hash_policy layer3+4", bondHash, false},
+		{"4.7", "mode balance-xor xmit_hash_policy layer3+4", bondHash, true},
+		{"4.8", "mode balance-xor xmit_hash_policy layer3+4", bondHash, true},
+		{"6.18", "mode balance-xor xmit_hash_policy layer2+3", bondHash, false},
+		{"6.18", "mode balance-xor xmit_hash_policy encap2+3", qdiscHash, false},
+		{"6.18", "mode balance-xor xmit_hash_policy encap3+4", 0, false},
+		{"6.18", "mode balance-xor xmit_hash_policy layer2", 0, false},
+		{"6.18", "mode balance-rr", 0, false},
+	} {
+		t.Run(tc.prof+" "+tc.words, func(t *testing.T) {
+			took := func(extra bool) sim.Time {
+				h := bondHarness(t, profile(t, tc.prof), 1, tc.words+" slaves 2", "ice", 1, "pfifo")
+				if extra {
+					h.e.Costs.BondHash += bondHash
+					h.e.Costs.QdiscHash += qdiscHash
+				}
+				if got := h.dev.Bond.KeepLowBit; got != tc.keepLowBit {
+					t.Fatalf("profile %s: KeepLowBit %v, want %v", tc.prof, got, tc.keepLowBit)
+				}
+				var d sim.Time
+				h.on(0, 0, func(c *sim.CPU) {
+					s := h.flowSkb(c, 1)
+					start := c.Now()
+					h.n.DevQueueXmit(c, h.dev, s)
+					d = c.Now() - start
+				})
+				h.run(sim.Millisecond)
+				return d
+			}
+			if got := took(true) - took(false); got != tc.want {
+				t.Errorf("bond_hash +%d and qdisc_hash +%d add %d ns to a packet, want %d", bondHash, qdiscHash, got, tc.want)
+			}
+		})
 	}
 }

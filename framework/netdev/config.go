@@ -135,6 +135,9 @@ type Config struct {
 	// skb's head comes from kmalloc, not skbuff_small_head, so its
 	// truesize is smaller (skb.TruesizeUDPKmalloc).
 	NoSmallHeadCache bool
+	// BondKeepLowBit is a kernel before b5f862180d70 (Nov 2017): a
+	// bond's layer3+4 hash keeps its lowest bit (bonding.Bond.KeepLowBit).
+	BondKeepLowBit bool
 	// MaxSkbFrags is CONFIG_MAX_SKB_FRAGS: it sizes skb_shared_info,
 	// so the head a sender's skb gets and its truesize (skb package).
 	MaxSkbFrags int
@@ -179,6 +182,7 @@ var profiles = map[string]func() Config{
 		c.QdiscStatsLine = true
 		c.SockWfree = CallIndirect
 		c.NoSmallHeadCache = true
+		c.BondKeepLowBit = true
 		c.RunBeginReads = true // qdisc_is_running(), then __state |= RUNNING if idle
 		return c
 	},
@@ -189,6 +193,7 @@ var profiles = map[string]func() Config{
 		c.BulkQuota = false
 		c.SockWfree = CallIndirect
 		c.NoSmallHeadCache = true
+		c.BondKeepLowBit = true
 		c.RunBeginReads = true // qdisc_is_running(): raw_read_seqcount(&q->running), then write_seqcount_begin if idle
 		return c
 	},

@@ -210,6 +210,17 @@ type Costs struct {
 	// the flow hash unless the NIC's L4 hash stands in for it): 1.17 /
 	// 3.17 of qdisc_hash. It was a whole qdisc_hash for the pair.
 	//
+	// bond_hash (8 ns) is bond_xmit_hash for layer2+3 and layer3+4,
+	// which do not run the flow dissector (drivers/net/bonding/
+	// bond_main.c, bond_flow_dissect): bond_flow_ip loads the IP
+	// addresses, skb_flow_get_ports the ports, bond_ip_hash folds them
+	// with a few XORs and shifts. The model's estimate from Jonas
+	// Köppeler's profile (qdisc_hash above): __skb_flow_dissect without
+	// lockdep is 1.12% (~14 ns at 12.6 ns a percent); this open-coded
+	// read of the same two headers, with no key table and no RCU
+	// section, about half of it, plus the fold. The skb's lines are
+	// priced apart (skb_lines). It was a whole qdisc_hash.
+	//
 	// qdisc_enqueue and qdisc_dequeue (25 ns each) are a simple qdisc's
 	// own per-packet instructions (a FIFO's list append or unlink, its
 	// qlen, backlog and bstats: qdisc_enqueue_tail, qdisc_dequeue_head,
@@ -237,6 +248,7 @@ type Costs struct {
 	QdiscEnqueue   int64 `cost:"qdisc_enqueue" help:"base per-packet enqueue work of a simple qdisc"`
 	QdiscDequeue   int64 `cost:"qdisc_dequeue" help:"base per-packet dequeue work of a simple qdisc"`
 	QdiscHash      int64 `cost:"qdisc_hash" help:"flow hash / classification of one packet (flow dissector + hash)"`
+	BondHash       int64 `cost:"bond_hash" help:"bond_xmit_hash for layer2+3 / layer3+4: bond_flow_ip, skb_flow_get_ports and bond_ip_hash's fold, no flow dissector"`
 	QdiscSiphash   int64 `cost:"qdisc_siphash" help:"one more siphash (flow_hash_from_keys) of keys already dissected: cake's host hashes (calibrated to a kernel profile)"`
 	QdiscFlowScan  int64 `cost:"qdisc_flow_scan" help:"visiting one flow/slot while scanning"`
 	QdiscTstamp    int64 `cost:"qdisc_tstamp" help:"one ktime_get()"`
@@ -428,6 +440,7 @@ func DefaultCosts() *Costs {
 		QdiscDequeue:        25,
 		QdiscHash:           40,
 		QdiscSiphash:        15,
+		BondHash:            8,
 		QdiscFlowScan:       4,
 		QdiscTstamp:         18,
 		QdiscRand:           25,
