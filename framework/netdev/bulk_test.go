@@ -71,3 +71,41 @@ func TestBulkDequeueBadValue(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 }
+
+// Before 29b86cdac00a (4.16) sch_direct_xmit returned qdisc_qlen(q), so
+// __qdisc_run stopped when it sent the last skb; since, it returns true
+// and the loop's next qdisc_restart dequeues from an empty qdisc. Three
+// skbs, one a restart (a root pfifo before 4d202a0d1): three dequeues
+// in 4.7, four in 6.18 (with 4.7's one-skb restarts).
+func TestDirectXmitReturnsQlen(t *testing.T) {
+	for _, tc := range []struct {
+		prof     string
+		dequeues int
+	}{{"4.7", 3}, {"6.18", 4}} {
+		t.Run(tc.prof, func(t *testing.T) {
+			cfg := profile(t, tc.prof, "bulk_dequeue", "onetxqueue")
+			h := newHarness(t, cfg, 2, "test", 2, "pfifo")
+			q := h.dev.Queues[0].qdisc
+			for _, txq := range h.dev.Queues {
+				txq.DQL.Limit, txq.DQL.AdjLimit = 1<<20, 1<<20 // BQL never stops the queue
+			}
+			h.n.Prof = &DrainProfile{}
+			h.on(0, 0, func(c *sim.CPU) {
+				var toFree skb.List
+				for i := range 3 {
+					s := h.skb(c, i)
+					h.n.unoffered--
+					h.n.Offered++
+					q.lock.Lock(c, h.n.site.rootEnq)
+					h.n.qdiscEnqueue(c, q, []*skb.SKB{s}, &toFree)
+					q.lock.Unlock(c)
+				}
+				h.runOnce(c, q)
+			})
+			h.run(sim.Millisecond)
+			if got := int(h.n.Prof.Calls[PhDequeue]); got != tc.dequeues || q.SentPkts != 3 {
+				t.Errorf("%d dequeues, %d sent; want %d dequeues, 3 sent", got, q.SentPkts, tc.dequeues)
+			}
+		})
+	}
+}

@@ -99,6 +99,11 @@ type Config struct {
 	// read first too (qdisc_is_running on __state, then on the running
 	// seqcount from f9eb8aea2a1e), so E4's profiles set it.
 	RunBeginReads bool
+	// DirectXmitQlen: sch_direct_xmit returns qdisc_qlen(q), and 0 once
+	// the txq is frozen or stopped, so __qdisc_run stops without the
+	// dequeue that would find the qdisc empty (before 29b86cdac00a,
+	// 4.16, made it a bool that is true on any sent skb).
+	DirectXmitQlen bool
 	// PrefetchPriority: the llist's drainer prefetches the next skb's
 	// second half (prefetch(&next->priority), b2e9821cff6c, 21 Nov
 	// 2025) besides its first line (prefetch(next), 100dfa74cad9).
@@ -183,6 +188,7 @@ var profiles = map[string]func() Config{
 		c.SockWfree = CallIndirect
 		c.NoSmallHeadCache = true
 		c.BondKeepLowBit = true
+		c.DirectXmitQlen = true
 		c.RunBeginReads = true // qdisc_is_running(), then __state |= RUNNING if idle
 		return c
 	},
@@ -194,6 +200,7 @@ var profiles = map[string]func() Config{
 		c.SockWfree = CallIndirect
 		c.NoSmallHeadCache = true
 		c.BondKeepLowBit = true
+		c.DirectXmitQlen = true
 		c.RunBeginReads = true // qdisc_is_running(): raw_read_seqcount(&q->running), then write_seqcount_begin if idle
 		return c
 	},

@@ -145,7 +145,12 @@ func (n *Net) qdiscRestart(c *sim.CPU, q *Qdisc, quota int) (int, bool) {
 	q.Restarts++
 	q.RestartPkts += uint64(list.Len)
 	txq := q.dev.Queues[list.Head.Queue]
-	return packets, n.schDirectXmit(c, &list, q, q.dev, txq, !q.nolock(), validate)
+	more := n.schDirectXmit(c, &list, q, q.dev, txq, !q.nolock(), validate)
+	if more && n.Cfg.DirectXmitQlen {
+		// 4.x: ret = qdisc_qlen(q); if (ret && netif_xmit_frozen_or_stopped(txq)) ret = 0
+		more = q.Qlen() > 0 && !txq.frozenOrStopped()
+	}
+	return packets, more
 }
 
 // maybeClearMissed is qdisc_maybe_clear_missed (NOLOCK only).
