@@ -91,15 +91,7 @@ func TestDirectXmitReturnsQlen(t *testing.T) {
 			}
 			h.n.Prof = &DrainProfile{}
 			h.on(0, 0, func(c *sim.CPU) {
-				var toFree skb.List
-				for i := range 3 {
-					s := h.skb(c, i)
-					h.n.unoffered--
-					h.n.Offered++
-					q.lock.Lock(c, h.n.site.rootEnq)
-					h.n.qdiscEnqueue(c, q, []*skb.SKB{s}, &toFree)
-					q.lock.Unlock(c)
-				}
+				h.fill(c, q, 3)
 				h.runOnce(c, q)
 			})
 			h.run(sim.Millisecond)
