@@ -371,6 +371,28 @@ func (x *qctx) Lines(key uint64, n int) {
 	l.WriteGroup(x.cpu, int64(n))
 }
 
+// ReadSibling prices the lockless loads of another qdisc of the device
+// (cake_dequeue's cake_mq sync): READ_ONCE(other_sch->q.qlen) on its
+// struct Qdisc line (lineWrite, as __dev_xmit_skb's reads of q.qlen) and
+// READ_ONCE(other_priv->last_active) on its private data (lineData),
+// each moved from the CPU that wrote it last. No sync point: as Lines,
+// it is applied after the call, under the caller's root lock.
+func (x *qctx) ReadSibling(txq int) {
+	if x.cpu == nil {
+		return
+	}
+	d := x.q.dev
+	if txq < 0 || txq >= len(d.Queues) {
+		sim.Panicf("qdisc %s: read the qdisc of TX queue %d of %s, which has %d", x.q.Name(), txq, d.Name, len(d.Queues))
+	}
+	o := d.Queues[txq].qdisc
+	if o == nil || o == x.q {
+		return
+	}
+	o.lineWrite.ReadNoSync(x.cpu)
+	o.lineData.ReadNoSync(x.cpu)
+}
+
 // maxDupDepth bounds clones of clones. One duplicating netem never
 // duplicates its own clone (Packet.Dup); two in one tree could hand
 // clones back and forth without end, which the kernel prevents by

@@ -151,6 +151,9 @@ func (r *router) DelTimer() { r.tmGen++ }
 // Lines implements qdisc.Ctx: the path's router prices no CPU.
 func (r *router) Lines(uint64, int) {}
 
+// ReadSibling implements qdisc.Ctx: the path's router prices no CPU.
+func (r *router) ReadSibling(int) {}
+
 // Duplicate implements qdisc.Ctx (netem's duplicate).
 func (r *router) Duplicate(h skb.Handle) { r.dups = append(r.dups, h) }
 

@@ -42,8 +42,9 @@ var Handshake = goplugin.HandshakeConfig{
 // (skb.Packet.TCPFlags, byte 76: u32 reads them), and a leaf enqueue's
 // answer says how many packets the leaf made of each
 // (qdisc.LeafResult.Segs: cake's split-gso as a leaf). 7: the qdisc
-// per-flow lines op (OpQdiscLines, posted by Ctx.Lines).
-const FrameProtocol = 7
+// per-flow lines op (OpQdiscLines, posted by Ctx.Lines). 8: the sibling
+// read op (OpQdiscReadSibling, posted by Ctx.ReadSibling).
+const FrameProtocol = 8
 
 // IsPluginProcess reports whether this process was started by a host as
 // a plugin.

@@ -144,6 +144,7 @@ func (x *htQCtx) CancelWatchdog()                            { x.rec("cancel wat
 func (x *htQCtx) ModTimer(at sim.Time)                       { x.rec("mod_timer %d", at) }
 func (x *htQCtx) DelTimer()                                  { x.rec("del_timer") }
 func (x *htQCtx) Lines(key uint64, n int)                    { x.rec("lines %#x %d", key, n) }
+func (x *htQCtx) ReadSibling(txq int)                        { x.rec("read sibling %d", txq) }
 func (x *htQCtx) Duplicate(h skb.Handle)                     { x.rec("duplicate %#x", uint64(h)) }
 func (x *htQCtx) RandSeed() sim.Seed                         { return sim.Seed{7, 7} }
 func (x *htQCtx) WorkPrices() qdisc.Prices                   { return qdisc.WorkPrices(sim.DefaultCosts()) }

@@ -114,6 +114,14 @@ func TestSetupMajor(t *testing.T) {
 	}
 }
 
+func TestSetupQueue(t *testing.T) {
+	for p, want := range map[string]int{"8001:1": 0, "8001:a": 9, "1:ffff": 0xfffe, "root": -1, "8001:": -1, ":3": 2, "8001:0": -1, "8001:zz": -1} {
+		if got := (qdisc.Setup{Parent: p}).Queue(); got != want {
+			t.Errorf("Queue(%q) = %d, want %d", p, got, want)
+		}
+	}
+}
+
 // Args reads values with tc's readers, and every error is a tc parse
 // error naming the kind and the option.
 func TestArgs(t *testing.T) {

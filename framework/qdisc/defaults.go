@@ -86,6 +86,7 @@ func (*checkCtx) CancelWatchdog()   {}
 func (*checkCtx) ModTimer(sim.Time) {}
 func (*checkCtx) DelTimer()         {}
 func (*checkCtx) Lines(uint64, int) {}
+func (*checkCtx) ReadSibling(int)   {}
 func (*checkCtx) Duplicate(skb.Handle) {
 	sim.Panicf("qdisc duplicated a packet in Init, holding none")
 }

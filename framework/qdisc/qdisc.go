@@ -215,6 +215,16 @@ type Ctx interface {
 	// the posted operations, the price lands after the call: Now does not
 	// include it, in process or out.
 	Lines(key uint64, n int)
+	// ReadSibling reports that this call read, without its lock, what
+	// the enqueue and dequeue of the qdisc on the device's TX queue txq
+	// (netdev_get_tx_queue(dev, txq)->qdisc_sleeping) write: its q.qlen,
+	// on struct Qdisc's hot line, and a field of its private data, as
+	// cake_mq's sync reads each sibling's (READ_ONCE(other_sch->q.qlen),
+	// READ_ONCE(other_priv->last_active) in cake_dequeue). The host
+	// prices the two loads as line transfers from the CPUs that wrote
+	// them last (a hit for lines this CPU holds). Posted, like Lines:
+	// Now does not include it. txq of the qdisc itself is free.
+	ReadSibling(txq int)
 }
 
 // MaxLines bounds one Ctx.Lines report (a struct's lines, not a table's).
@@ -224,6 +234,15 @@ const MaxLines = 64
 func CheckLines(key uint64, n int64) error {
 	if n < 1 || n > MaxLines {
 		return fmt.Errorf("reported %d cache lines of flow %#x (1..%d)", n, key, MaxLines)
+	}
+	return nil
+}
+
+// CheckSibling checks the TX queue of one Ctx.ReadSibling report: a
+// queue index, as skb->queue_mapping holds one (u16).
+func CheckSibling(txq int64) error {
+	if txq < 0 || txq > 0xffff {
+		return fmt.Errorf("read the qdisc of TX queue %d (0..65535)", txq)
 	}
 	return nil
 }
@@ -275,6 +294,22 @@ func (s Setup) Major() uint32 {
 		return 0
 	}
 	return uint32(n)
+}
+
+// Queue is the TX queue of an mq-style root's child: its parent class's
+// minor less one (mq_init makes queue ntx's child under
+// TC_H_MAKE(TC_H_MAJ(sch->handle), TC_H_MIN(ntx + 1))); -1 for any
+// other parent.
+func (s Setup) Queue() int {
+	_, min, ok := strings.Cut(s.Parent, ":")
+	if !ok || min == "" {
+		return -1
+	}
+	n, err := strconv.ParseUint(min, 16, 16)
+	if err != nil || n == 0 {
+		return -1
+	}
+	return int(n) - 1
 }
 
 // Info is what a qdisc tells the host after Init or Change.

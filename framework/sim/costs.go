@@ -232,7 +232,13 @@ type Costs struct {
 	// fq_flow, two lines, and the tail skb it links to) move the same
 	// way, each flow on its own, at line_socket / line_remote a line.
 	// qdisc_flow_scan (4 ns) is one flow, slot or tree node
-	// visited while scanning: a load and a compare on a cached line. All
+	// visited while scanning: a load and a compare on a cached line.
+	// cake_clear_tin's walk (cake_mq's mq-clear-tins) is priced so, one
+	// a flow: struct cake_flow is 80 bytes, so each flow's head is on a
+	// line of its own (1024 a tin); an unused tin's flows are never
+	// written, and the walk reads them in address order, so the
+	// prefetchers stream them from the L2 or the LLC (line_llc's latency
+	// overlapped), not as transfers from another core. All
 	// three are the model's estimates; the first two are part of the
 	// ~350 ns uncontended TX path that the receive side's comment below
 	// checks against forwarding rates per core.

@@ -91,6 +91,7 @@ type Sock struct {
 	tsorted  []tsEntry
 	tsHead   int
 	rtxHint  int64 // no lost, unretransmitted segment before it
+	rtxTail  int64 // the first segment of the newest skb in the rtx queue
 
 	// RACK (tcp_recovery.c): the newest transmit time among delivered
 	// segments and that segment's RTT.
@@ -138,6 +139,15 @@ func (tp *Sock) InSlowStart() bool { return tp.Cwnd < tp.Ssthresh }
 
 // PacketsOut is packets_out: segments sent and not cumulatively acked.
 func (tp *Sock) PacketsOut() uint32 { return uint32(tp.SndNxt - tp.SndUna) }
+
+// RtxQueueEmptyOrSingleSkb is tcp_rtx_queue_empty_or_single_skb
+// (f921a4a5bffa, 6.6): nothing awaits an ACK, or all of it is in the
+// newest skb sent (tcp_clean_rtx_queue trims a partly acked head skb,
+// tcp_trim_head) and none of it is SACKed (tcp_sacktag_walk splits a
+// partly SACKed skb).
+func (tp *Sock) RtxQueueEmptyOrSingleSkb() bool {
+	return tp.PacketsOut() == 0 || tp.SndUna >= tp.rtxTail && tp.SackedOut == 0
+}
 
 // InFlight is tcp_packets_in_flight: packets_out - (sacked_out +
 // lost_out) + retrans_out.

@@ -103,6 +103,7 @@ func (tp *Sock) WriteXmit(out Output) int {
 		if tp.PacketsOut() == 0 {
 			tp.rearmRTO()
 		}
+		tp.rtxTail = tp.SndNxt // the skb joins the rtx queue's tail
 		tp.SndNxt += int64(segs)
 		tp.LsndTime = tp.Jiffies()
 		sent += segs

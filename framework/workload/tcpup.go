@@ -175,11 +175,13 @@ func (hs *hostSock) xmit(c *sim.CPU) {
 }
 
 // SmallQueueCheck implements tcp.Output: tcp_small_queue_check against
-// sk_wmem_alloc. With nothing in flight it never throttles
-// (tcp_rtx_queue_empty_or_single_skb).
+// sk_wmem_alloc. With at most one skb awaiting an ACK it never
+// throttles (tcp_rtx_queue_empty_or_single_skb, f921a4a5bffa, 6.6).
+// Not gated: 4.7 and 4.8 predate any exemption (75eefc6c59fd, 4.10),
+// but no experiment runs TCP on them.
 func (hs *hostSock) SmallQueueCheck(tp *tcp.Sock, segs int, factor uint) bool {
 	limit := int64(tp.SmallQueueLimit(tcp.Truesize(segs), factor))
-	if hs.wmemAlloc <= limit || tp.PacketsOut() == 0 {
+	if hs.wmemAlloc <= limit || tp.RtxQueueEmptyOrSingleSkb() {
 		return false
 	}
 	hs.throttled = true

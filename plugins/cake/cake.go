@@ -226,6 +226,7 @@ type Cake struct {
 	// cake_mq sharing (see mq.go).
 	sharedGroup                   bool // a cake_mq child (Setup.Group), joined or not yet
 	shared                        *sharedConfig
+	txq                           int // a cake_mq child's TX queue (Setup.Queue)
 	lastActive, lastCheckedActive sim.Time
 	activeQueues                  int
 	clearTinBug                   bool
@@ -270,6 +271,7 @@ func (q *Cake) Init(ctx qdisc.Ctx, s qdisc.Setup, args []string) (qdisc.Info, er
 	q.apply(o)
 	q.minNetlen, q.minAdjlen = ^uint16(0), ^uint16(0)
 	if s.Group != "" {
+		q.txq = s.Queue()
 		q.join(s.Group, s.GroupSize)
 	}
 	for i := range q.tins {

@@ -49,7 +49,9 @@ func (q *Cake) join(group string, size int) {
 // mqSyncRate is cake_dequeue's cake_mq rate sharing, as net-next has
 // it (sch_cake.c, intel-lab-lkp 08e6db1c): every sync_time while the
 // child shapes, count the siblings that are active (packets queued, or
-// active since the last check) and call cake_configure_rates(sch,
+// active since the last check: READ_ONCE of their q.qlen and
+// last_active, lines their CPUs write on every enqueue and dequeue,
+// priced by Ctx.ReadSibling) and call cake_configure_rates(sch,
 // rate_bps / active, rate_adjust = true) whether or not the share
 // changed: every tin's rate is reprogrammed for the mode (mtu 0, so
 // COBALT's parameters, tuned to the configured rate, stay). The 2026
@@ -59,6 +61,11 @@ func (q *Cake) join(group string, size int) {
 // lock on the dequeue path, every 200 us; it leaves cur_tin/cur_flow in
 // the last tin, which the shaped tin choice resets. The fix skips the
 // clearing when only the rate changes (rate_adjust).
+//
+// The kernel's q.qlen also counts a requeued skb (dev_requeue_skb's
+// q->q.qlen++); the model's requeued skb sits in the host's gso_skb,
+// which the plugin does not see, so a sibling holding only that counts
+// by last_active alone (set by the dequeue that handed the skb out).
 func (q *Cake) mqSyncRate(ctx qdisc.Ctx, now sim.Time) {
 	if q.rateNs == 0 || now-q.lastCheckedActive < syncTime {
 		return
@@ -68,7 +75,7 @@ func (q *Cake) mqSyncRate(ctx qdisc.Ctx, now sim.Time) {
 		if m == q {
 			continue
 		}
-		ctx.Work(qdisc.WorkFlowScan, 1)
+		ctx.ReadSibling(m.txq)
 		if m.qlen > 0 || m.lastActive > q.lastCheckedActive {
 			active++
 		}

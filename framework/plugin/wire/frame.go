@@ -186,7 +186,7 @@ func (e *Enc) Ops(ops []Op, trailing int64) {
 			e.Str(string(op.Reason))
 		case OpConsume, OpQdiscDuplicate:
 			e.U64(uint64(op.H))
-		case OpQdiscWatchdog, OpQdiscModTimer, OpWakeQueue, OpStartQueue, OpNapiScheduleLocal:
+		case OpQdiscWatchdog, OpQdiscModTimer, OpWakeQueue, OpStartQueue, OpNapiScheduleLocal, OpQdiscReadSibling:
 			e.I64(op.A)
 		case OpQdiscCancelWatchdog, OpQdiscDelTimer:
 		case OpRaiseIRQ, OpQdiscLines:
@@ -363,7 +363,7 @@ func (d *Dec) Ops(out []Op) ([]Op, int64) {
 			op.Reason = d.reason()
 		case OpConsume, OpQdiscDuplicate:
 			op.H = skb.Handle(d.U64())
-		case OpQdiscWatchdog, OpQdiscModTimer, OpWakeQueue, OpStartQueue, OpNapiScheduleLocal:
+		case OpQdiscWatchdog, OpQdiscModTimer, OpWakeQueue, OpStartQueue, OpNapiScheduleLocal, OpQdiscReadSibling:
 			op.A = d.I64()
 		case OpQdiscCancelWatchdog, OpQdiscDelTimer:
 		case OpRaiseIRQ, OpQdiscLines:

@@ -153,6 +153,7 @@ var opFields = map[OpKind]string{
 	OpQdiscDuplicate:      "H",
 	OpStartQueue:          "A",
 	OpQdiscLines:          "AB",
+	OpQdiscReadSibling:    "A",
 }
 
 // carried is op with the fields its kind does not carry zeroed.

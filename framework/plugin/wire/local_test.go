@@ -47,6 +47,7 @@ func (h *fakeQHost) CancelWatchdog()                            { h.rec("cancel 
 func (h *fakeQHost) ModTimer(at sim.Time)                       { h.rec("mod_timer %d", at) }
 func (h *fakeQHost) DelTimer()                                  { h.rec("del_timer") }
 func (h *fakeQHost) Lines(key uint64, n int)                    { h.rec("lines %#x %d", key, n) }
+func (h *fakeQHost) ReadSibling(txq int)                        { h.rec("read sibling %d", txq) }
 func (h *fakeQHost) Duplicate(p skb.Handle)                     { h.rec("duplicate %#x", uint64(p)) }
 func (h *fakeQHost) RandSeed() sim.Seed                         { return testSeed }
 func (h *fakeQHost) WorkPrices() qdisc.Prices                   { return testPrices() }
@@ -632,6 +633,19 @@ func TestCheckQdiscOpsLines(t *testing.T) {
 		err := CheckQdiscOps([]Op{{Kind: OpQdiscLines, A: 7, B: tc.n}}, nil)
 		if (err != nil) != tc.fail {
 			t.Errorf("%d lines: %v, want failure %v", tc.n, err, tc.fail)
+		}
+	}
+}
+
+// A plugin's posted ReadSibling reports name a queue index (u16).
+func TestCheckQdiscOpsReadSibling(t *testing.T) {
+	for _, tc := range []struct {
+		txq  int64
+		fail bool
+	}{{0, false}, {0xffff, false}, {-1, true}, {0x10000, true}} {
+		err := CheckQdiscOps([]Op{{Kind: OpQdiscReadSibling, A: tc.txq}}, nil)
+		if (err != nil) != tc.fail {
+			t.Errorf("queue %d: %v, want failure %v", tc.txq, err, tc.fail)
 		}
 	}
 }

@@ -47,12 +47,13 @@ const (
 	OpQdiscDuplicate                        // qdisc Ctx.Duplicate(H)
 	OpStartQueue                            // driver Ctx.StartQueue(A)
 	OpQdiscLines                            // qdisc Ctx.Lines(A, B)
+	OpQdiscReadSibling                      // qdisc Ctx.ReadSibling(A)
 	numOps
 )
 
 var opNames = [numOps]string{"", "drop", "dequeue drop", "watchdog", "sent_queue", "sent_queue_more",
 	"completed_queue", "wake_queue", "consume", "drop", "raise_irq", "napi_schedule", "cancel watchdog",
-	"mod_timer", "del_timer", "duplicate", "start_queue", "lines"}
+	"mod_timer", "del_timer", "duplicate", "start_queue", "lines", "read sibling"}
 
 func (k OpKind) String() string {
 	if k < numOps && k > 0 {
@@ -131,6 +132,7 @@ type QdiscHost interface {
 	DelTimer()
 	Duplicate(h skb.Handle)
 	Lines(key uint64, n int)
+	ReadSibling(txq int)
 	// RandSeed is the seed of the qdisc's stream behind Ctx.Rand.
 	RandSeed() sim.Seed
 	// WorkPrices price Ctx.Work, from the host's cost table.
@@ -159,6 +161,8 @@ func ApplyQdisc(host QdiscHost, ops []Op, trailing int64) {
 			host.Duplicate(op.H)
 		case OpQdiscLines:
 			host.Lines(uint64(op.A), int(op.B))
+		case OpQdiscReadSibling:
+			host.ReadSibling(int(op.A))
 		default:
 			sim.Panicf("qdisc posted %s, which is not a qdisc operation", op.Kind)
 		}
@@ -294,6 +298,13 @@ func (x *QdiscCtx) Lines(key uint64, n int) {
 	x.post(Op{Kind: OpQdiscLines, A: int64(key), B: int64(n)})
 }
 
+func (x *QdiscCtx) ReadSibling(txq int) {
+	if err := qdisc.CheckSibling(int64(txq)); err != nil {
+		sim.Panicf("qdisc %v", err)
+	}
+	x.post(Op{Kind: OpQdiscReadSibling, A: int64(txq)})
+}
+
 // CheckQdiscOps checks a qdisc's posted operations: qdisc kinds only,
 // and drop reasons that are the kernel's or declared (in declared).
 func CheckQdiscOps(ops []Op, declared []skb.DropReason) error {
@@ -307,6 +318,10 @@ func CheckQdiscOps(ops []Op, declared []skb.DropReason) error {
 		case OpQdiscWatchdog, OpQdiscCancelWatchdog, OpQdiscModTimer, OpQdiscDelTimer, OpQdiscDuplicate:
 		case OpQdiscLines:
 			if err := qdisc.CheckLines(uint64(op.A), op.B); err != nil {
+				return err
+			}
+		case OpQdiscReadSibling:
+			if err := qdisc.CheckSibling(op.A); err != nil {
 				return err
 			}
 		default:

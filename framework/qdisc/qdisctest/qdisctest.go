@@ -40,6 +40,9 @@ type Ctx struct {
 	Dups []skb.Handle
 	// LineCalls are the qdisc's Ctx.Lines calls, in order.
 	LineCalls []LinesCall
+	// SiblingReads are the TX queues of the qdisc's Ctx.ReadSibling
+	// calls, in order.
+	SiblingReads []int
 
 	// A classful qdisc's leaves (class.go), and the packets handed in
 	// (by handle) for its leaves behind the plugin boundary.
@@ -85,6 +88,14 @@ func (c *Ctx) Lines(key uint64, n int) {
 		panic(&Broken{err.Error()})
 	}
 	c.LineCalls = append(c.LineCalls, LinesCall{key, n})
+}
+
+// ReadSibling records the TX queue whose qdisc the qdisc read.
+func (c *Ctx) ReadSibling(txq int) {
+	if err := qdisc.CheckSibling(int64(txq)); err != nil {
+		panic(&Broken{err.Error()})
+	}
+	c.SiblingReads = append(c.SiblingReads, txq)
 }
 
 // LinesReported sums the lines of every Ctx.Lines call.

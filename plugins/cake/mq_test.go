@@ -1,0 +1,53 @@
+package cake
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/txlab/txlab/framework/qdisc"
+	"github.com/txlab/txlab/framework/qdisc/qdisctest"
+)
+
+// cake_mq's sync (cake_dequeue) reads each sibling's q.qlen and
+// last_active without a lock: one Ctx.ReadSibling per other TX queue, by
+// its queue, priced by the host as the lines those siblings' CPUs
+// write, not as a flat flow scan; none within sync_time.
+func TestSyncReadsSiblings(t *testing.T) {
+	cases := []struct {
+		size, own int // children, and the syncing child's TX queue
+		want      []int
+	}{
+		{1, 0, nil},
+		{2, 0, []int{1}},
+		{4, 2, []int{0, 1, 3}},
+		{8, 7, []int{0, 1, 2, 3, 4, 5, 6}},
+	}
+	for _, tc := range cases {
+		t.Run(fmt.Sprintf("%d children, queue %d", tc.size, tc.own), func(t *testing.T) {
+			group := fmt.Sprintf("test-sync-%d-%d", tc.size, tc.own)
+			kids := make([]*Cake, tc.size)
+			for i := range kids {
+				kids[i] = &Cake{}
+				s := qdisc.Setup{MTU: 1514, Parent: fmt.Sprintf("8001:%x", i+1), Group: group, GroupSize: tc.size}
+				if _, err := kids[i].Init(qdisctest.NewCtx(1), s, []string{"bandwidth", "2Gbit", "besteffort"}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			q, ctx := kids[tc.own], qdisctest.NewCtx(1)
+			ctx.T = 10 * syncTime
+			q.mqSyncRate(ctx, ctx.T)
+			if !slices.Equal(ctx.SiblingReads, tc.want) {
+				t.Errorf("read the qdiscs of queues %v, want %v", ctx.SiblingReads, tc.want)
+			}
+			if n := ctx.WorkDone[qdisc.WorkFlowScan]; n != 0 {
+				t.Errorf("%d flow scans reported for the siblings, want their lines", n)
+			}
+			ctx.SiblingReads = nil
+			q.mqSyncRate(ctx, ctx.T+syncTime-1)
+			if len(ctx.SiblingReads) != 0 {
+				t.Errorf("read queues %v within sync_time", ctx.SiblingReads)
+			}
+		})
+	}
+}
