@@ -419,7 +419,11 @@ func XmitHash(policy Policy, p skb.Packet, keepLowBit bool) (hash uint32, work W
 	}
 	k := p.Keys
 	if k.Proto != 6 && k.Proto != 17 {
-		// skb_flow_get_ports finds none for the protocol: 0.
+		// No ports: 0, as 4.x's skb_flow_get_ports gives. Since
+		// 5.x (skb_flow_get_icmp_tci) layer3+4 hashes an ICMP echo's
+		// id in their place, which the model's keys do not carry: a
+		// departure for ICMP on the 6.x profiles (no experiment bonds
+		// ICMP).
 		k.SrcPort, k.DstPort = 0, 0
 	}
 	if policy == PolicyLayer23 || policy == PolicyEncap23 {

@@ -157,12 +157,11 @@ func (d *I40E) Init(s driver.Setup, args []string) (driver.Info, error) {
 	}
 	ring := o.Ring
 	d.work, d.costs = o.Work, s.Costs
-	if err := ad.Refuse("i40e", o, DfltTxITR, DfltRxITR, func(side string) string {
-		return strings.ToUpper(side) + " interrupt moderation cannot be changed if adaptive-" + side + " is enabled."
-	}); err != nil { // __i40e_set_coalesce: -EINVAL
-		return driver.Info{}, err
-	}
-	if err := o.MaxUsecs("i40e", "I40E_MAX_ITR", MaxITR); err != nil { // __i40e_set_coalesce: -EINVAL
+	// __i40e_set_coalesce: RX's checks, then TX's.
+	if err := ad.Check("i40e", o, driver.Coalesce{DfltTx: DfltTxITR, DfltRx: DfltRxITR, Max: MaxITR, Macro: "I40E_MAX_ITR", RxFirst: true,
+		Msg: func(side string) string {
+			return strings.ToUpper(side) + " interrupt moderation cannot be changed if adaptive-" + side + " is enabled."
+		}}); err != nil {
 		return driver.Info{}, err
 	}
 	// i40e_set_ringparam: the range, then ALIGN to

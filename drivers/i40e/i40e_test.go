@@ -29,6 +29,8 @@ func TestOptions(t *testing.T) {
 		{args: []string{"tx-usecs", "50", "rx-usecs", "50"}, ring: 512, numTC: 1},
 		{args: []string{"tx-usecs", "20"}, wantErr: "i40e: tx-usecs 20: TX interrupt moderation cannot be changed if adaptive-tx is enabled."},
 		{args: []string{"rx-usecs", "20", "adaptive-tx", "off"}, wantErr: "i40e: rx-usecs 20: RX interrupt moderation cannot be changed if adaptive-rx is enabled."},
+		// RX's refusal and range, then TX's.
+		{args: []string{"rx-usecs", "9000", "adaptive-rx", "off", "tx-usecs", "20"}, wantErr: "i40e: rx-usecs 9000: at most 8160"},
 		{args: []string{"dcb-tc", "2", "up2tc", "0,1,0,0,0,0,0,1"}, ring: 512, numTC: 2},
 		{args: []string{"tx", "32"}, wantErr: "must be in [64, 4096]"},
 		{args: []string{"tx", "8160"}, wantErr: "must be in [64, 4096]"},

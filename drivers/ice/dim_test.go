@@ -30,6 +30,8 @@ func TestModerationOptions(t *testing.T) {
 		{args: []string{"tx-usecs", "20"}, wantErr: "ice: tx-usecs 20: tx interrupt throttling cannot be changed if adaptive-tx is enabled"},
 		{args: []string{"adaptive-tx", "on", "tx-usecs", "20"}, wantErr: "ice: tx-usecs 20: tx interrupt throttling cannot be changed if adaptive-tx is enabled"},
 		{args: []string{"rx-usecs", "20"}, wantErr: "ice: rx-usecs 20: rx interrupt throttling cannot be changed if adaptive-rx is enabled"},
+		// ice_set_q_coalesce checks the RX container first.
+		{args: []string{"tx-usecs", "20", "rx-usecs", "20"}, wantErr: "ice: rx-usecs 20: rx interrupt throttling"},
 		// ice_set_q_vector_intrl: the 4 us INTRL holds while the RX
 		// container is dynamic, and caps a static TX ITR too.
 		{args: []string{"tx-usecs", "2", "adaptive-tx", "off"}, itr: 4 * sim.Microsecond},

@@ -112,12 +112,12 @@ func (d *ICE) Init(s driver.Setup, args []string) (driver.Info, error) {
 	if err != nil {
 		return driver.Info{}, err
 	}
-	if err := ad.Refuse("ice", o, DfltTxITR, DfltRxITR, func(side string) string {
-		return side + " interrupt throttling cannot be changed if adaptive-" + side + " is enabled"
-	}); err != nil { // ice_set_rc_coalesce: -EINVAL
-		return driver.Info{}, err
-	}
-	if err := o.MaxUsecs("ice", "ICE_ITR_MAX", MaxITR); err != nil { // ice_set_rc_coalesce: -EINVAL
+	// ice_set_q_coalesce: the RX container's ice_set_rc_coalesce, then
+	// the TX one's.
+	if err := ad.Check("ice", o, driver.Coalesce{DfltTx: DfltTxITR, DfltRx: DfltRxITR, Max: MaxITR, Macro: "ICE_ITR_MAX", RxFirst: true,
+		Msg: func(side string) string {
+			return side + " interrupt throttling cannot be changed if adaptive-" + side + " is enabled"
+		}}); err != nil {
 		return driver.Info{}, err
 	}
 	adaptive, adaptiveRx := ad.Tx(), ad.Rx()

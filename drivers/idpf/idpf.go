@@ -184,12 +184,10 @@ func (d *IDPF) Init(s driver.Setup, args []string) (driver.Info, error) {
 	if err != nil {
 		return driver.Info{}, err
 	}
-	if err := ad.Refuse("idpf", o, DfltTxITR, DfltRxITR, func(string) string {
-		return "Cannot set coalesce usecs if adaptive enabled"
-	}); err != nil { // __idpf_set_q_coalesce: -EINVAL
-		return driver.Info{}, err
-	}
-	if err := o.MaxUsecs("idpf", "IDPF_ITR_MAX", MaxITR); err != nil { // idpf_set_q_coalesce: -EINVAL
+	// idpf_set_q_coalesce: __idpf_set_q_coalesce for the TX queue,
+	// then the RX one.
+	if err := ad.Check("idpf", o, driver.Coalesce{DfltTx: DfltTxITR, DfltRx: DfltRxITR, Max: MaxITR, Macro: "IDPF_ITR_MAX",
+		Msg: func(string) string { return "Cannot set coalesce usecs if adaptive enabled" }}); err != nil {
 		return driver.Info{}, err
 	}
 	// __idpf_set_q_coalesce: "HW only supports even ITR values, ITR

@@ -39,6 +39,8 @@ func TestOptions(t *testing.T) {
 		{args: []string{"adaptive-tx", "on", "tx-usecs", "10"}, wantErr: "idpf: tx-usecs 10: Cannot set coalesce usecs if adaptive enabled"},
 		{args: []string{"adaptive-tx", "yes"}, wantErr: `adaptive-tx "yes": want on or off`},
 		{args: []string{"tx-usecs", "8200", "adaptive-tx", "off"}, wantErr: "idpf: tx-usecs 8200: at most 8160 (IDPF_ITR_MAX)"},
+		// The TX queue's checks, then the RX queue's.
+		{args: []string{"tx-usecs", "9000", "adaptive-tx", "off", "rx-usecs", "20"}, wantErr: "idpf: tx-usecs 9000: at most 8160"},
 		{args: []string{"tx", "32"}, wantErr: "must be in [64, 8160]"},
 		{args: []string{"tx", "8192"}, wantErr: "must be in [64, 8160]"},
 		// idpf_set_ringparam rounds up to IDPF_REQ_DESC_MULTIPLE (and

@@ -50,10 +50,13 @@ func init() {
 
 // Veth is the driver model.
 type Veth struct {
-	backlog    [][]skb.Handle // per CPU input_pkt_queue
-	maxBacklog int
-	stats      []driver.QueueStats
-	costs      *sim.Costs
+	backlog [][]skb.Handle // per CPU input_pkt_queue
+	// backlogDropped counts, per txq, the skbs enqueue_to_backlog
+	// dropped; veth counts them with the ring's in one priv->dropped.
+	backlogDropped []uint64
+	maxBacklog     int
+	stats          []driver.QueueStats
+	costs          *sim.Costs
 
 	// NAPI path: one ptr_ring per peer rx queue (rq i serves txq i);
 	// vectors 0..len(rings)-1 are the rqs' NAPIs, the per-CPU backlogs
@@ -111,6 +114,7 @@ func (v *Veth) Init(s driver.Setup, args []string) (driver.Info, error) {
 	}
 	v.napi = gro || v.xdp
 	v.stats = make([]driver.QueueStats, s.NumTxQ)
+	v.backlogDropped = make([]uint64, s.NumTxQ)
 	for i := range v.stats {
 		v.stats[i].Queue = i
 	}
@@ -170,7 +174,7 @@ func (v *Veth) xmitBacklog(ctx driver.Ctx, q int, p skb.Packet) {
 	ctx.Spend(v.costs.DriverXmit)
 	if len(v.backlog[cpu]) >= v.maxBacklog {
 		ctx.Drop(p.Handle, skb.DropCPUBacklog) // enqueue_to_backlog drop, counted as a veth drop
-		v.stats[q].Extra = bump(v.stats[q].Extra, "peer_dropped")
+		v.backlogDropped[q]++
 		return
 	}
 	v.backlog[cpu] = append(v.backlog[cpu], p.Handle)
@@ -268,27 +272,20 @@ func (v *Veth) Poll(ctx driver.Ctx, vec int, budget int) (int, bool) {
 // Stats implements driver.Driver.
 func (v *Veth) Stats() []driver.QueueStats {
 	out := append([]driver.QueueStats(nil), v.stats...)
-	if !v.napi {
-		return out
-	}
 	for i := range out {
+		if !v.napi {
+			if n := v.backlogDropped[i]; n > 0 {
+				out[i].Extra = []driver.Counter{{Name: "peer_dropped", Value: n}}
+			}
+			continue
+		}
 		r := &v.rings[i]
-		out[i].Extra = append(append([]driver.Counter(nil), out[i].Extra...),
-			driver.Counter{Name: "ring_used", Value: uint64(len(r.q))},
-			driver.Counter{Name: "ring_max", Value: r.maxQ},
-			driver.Counter{Name: "ring_full", Value: r.full},
-			driver.Counter{Name: "peer_dropped", Value: r.dropped},
-			driver.Counter{Name: "peer_wake", Value: r.woken})
+		out[i].Extra = []driver.Counter{
+			{Name: "ring_used", Value: uint64(len(r.q))},
+			{Name: "ring_max", Value: r.maxQ},
+			{Name: "ring_full", Value: r.full},
+			{Name: "peer_dropped", Value: r.dropped + v.backlogDropped[i]}, // one priv->dropped
+			{Name: "peer_wake", Value: r.woken}}
 	}
 	return out
-}
-
-func bump(cs []driver.Counter, name string) []driver.Counter {
-	for i := range cs {
-		if cs[i].Name == name {
-			cs[i].Value++
-			return cs
-		}
-	}
-	return append(cs, driver.Counter{Name: name, Value: 1})
 }

@@ -206,3 +206,35 @@ func TestGROEligibility(t *testing.T) {
 		})
 	}
 }
+
+// The ring's drops and the backlog's are one counter, as veth keeps
+// both in priv->dropped: a full ring under noqueue drops UDP skbs, a
+// full backlog (netdev_max_backlog 1) TCP ones.
+func TestPeerDroppedOneCounter(t *testing.T) {
+	v := &Veth{}
+	if _, err := v.Init(setup(1), []string{"gro", "on", "rx-udp-gro-forwarding", "on", "backlog", "1"}); err != nil {
+		t.Fatal(err)
+	}
+	f := newFake(t, 1, false)
+	f.Qdisc[0] = false
+	batch := f.Packets(0, RingSize+2+3, 100)
+	for i := range batch {
+		batch[i].Sock, batch[i].Keys.Proto = 3, 17
+		if i >= RingSize+2 {
+			batch[i].Keys.Proto = 6
+		}
+	}
+	if rest, rc := f.Xmit(v, 0, batch); len(rest) != 0 || rc != driver.TxOK {
+		t.Fatalf("rest %d rc %#x", len(rest), rc)
+	}
+	var n int
+	var dropped uint64
+	for _, c := range v.Stats()[0].Extra {
+		if c.Name == "peer_dropped" {
+			n, dropped = n+1, c.Value
+		}
+	}
+	if n != 1 || dropped != 2+2 || f.Dropped[0] != 4 {
+		t.Fatalf("%d peer_dropped counters, value %d, %d dropped; want one of 4", n, dropped, f.Dropped[0])
+	}
+}

@@ -292,21 +292,39 @@ func (a Adaptive) Tx() bool { return !a.tx.off }
 // Rx is whether RX moderation is adaptive: unless "adaptive-rx off".
 func (a Adaptive) Rx() bool { return !a.rx.off }
 
-// Refuse is the Intel drivers' set_coalesce (ice_set_rc_coalesce,
-// __i40e_set_coalesce, __idpf_set_q_coalesce): a tx-usecs or rx-usecs
-// other than the side's current setting (dflt: a fresh device's, which
-// DIM's register writes leave alone) while that side stays adaptive is
-// -EINVAL with msg(side), side "tx" or "rx". Checked before the driver
-// rounds or bounds the usecs, as they check it first.
-func (a Adaptive) Refuse(name string, o RingOpts, dfltTx, dfltRx sim.Time, msg func(side string) string) error {
-	for _, s := range []struct {
-		side     string
+// Coalesce is an Intel driver's set_coalesce checks of the usecs words
+// (ice_set_q_coalesce, __i40e_set_coalesce, idpf_set_coalesce): side by
+// side in the driver's order (RxFirst), a usecs other than the side's
+// current setting (a fresh device's Dflt, which DIM's register writes
+// leave alone) while it stays adaptive is -EINVAL with Msg(side), "tx"
+// or "rx"; then one above Max is -EINVAL too, Macro naming the bound.
+// Both come before the driver rounds the usecs.
+type Coalesce struct {
+	DfltTx, DfltRx sim.Time
+	Max            sim.Time
+	Macro          string
+	RxFirst        bool
+	Msg            func(side string) string
+}
+
+// Check runs c's checks on o with a's adaptive settings.
+func (a Adaptive) Check(name string, o RingOpts, c Coalesce) error {
+	type side struct {
+		name     string
 		set, off bool
 		usecs    sim.Time
 		dflt     sim.Time
-	}{{"tx", o.ITRSet, a.tx.off, o.ITR, dfltTx}, {"rx", o.RxITRSet, a.rx.off, o.RxITR, dfltRx}} {
+	}
+	sides := []side{{"tx", o.ITRSet, a.tx.off, o.ITR, c.DfltTx}, {"rx", o.RxITRSet, a.rx.off, o.RxITR, c.DfltRx}}
+	if c.RxFirst {
+		sides[0], sides[1] = sides[1], sides[0]
+	}
+	for _, s := range sides {
 		if s.set && !s.off && s.usecs != s.dflt {
-			return fmt.Errorf("%s: %s-usecs %d: %s (add adaptive-%s off)", name, s.side, s.usecs/sim.Microsecond, msg(s.side), s.side)
+			return fmt.Errorf("%s: %s-usecs %d: %s (add adaptive-%s off)", name, s.name, s.usecs/sim.Microsecond, c.Msg(s.name), s.name)
+		}
+		if err := overMax(name, s.name+"-usecs", s.usecs, c.Max, c.Macro); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -113,38 +113,47 @@ func TestAdaptiveTx(t *testing.T) {
 	}
 }
 
-// Refuse is the Intel drivers' set_coalesce: a usecs change on a side
+// Check is the Intel drivers' set_coalesce: a usecs change on a side
 // that stays adaptive is refused, naming the word and the side; the
 // current value, a change with that side's adaptive off, and the other
-// side's change with its own adaptive off are taken.
-func TestRefuse(t *testing.T) {
+// side's change with its own adaptive off are taken; a usecs above the
+// maximum is refused after its side's adaptive check; the sides go in
+// the driver's order (RX first for ice and i40e, TX first for idpf).
+func TestCoalesceCheck(t *testing.T) {
 	us := sim.Microsecond
 	msg := func(side string) string { return side + " stays adaptive" }
 	for _, c := range []struct {
-		args []string
-		err  string
+		args    []string
+		rxFirst bool
+		err     string
 	}{
-		{nil, ""},
-		{[]string{"tx-usecs", "50"}, ""},
-		{[]string{"rx-usecs", "50"}, ""},
-		{[]string{"tx-usecs", "8"}, "nic: tx-usecs 8: tx stays adaptive (add adaptive-tx off)"},
-		{[]string{"tx-usecs", "8", "adaptive-tx", "on"}, "nic: tx-usecs 8: tx stays adaptive"},
-		{[]string{"tx-usecs", "8", "adaptive-tx", "off"}, ""},
-		{[]string{"adaptive-tx", "off", "tx-usecs", "8"}, ""},
-		{[]string{"rx-usecs", "2", "adaptive-tx", "off"}, "nic: rx-usecs 2: rx stays adaptive (add adaptive-rx off)"},
-		{[]string{"rx-usecs", "2", "adaptive-rx", "off", "tx-usecs", "50"}, ""},
+		{nil, false, ""},
+		{[]string{"tx-usecs", "50"}, false, ""},
+		{[]string{"rx-usecs", "50"}, false, ""},
+		{[]string{"tx-usecs", "8"}, false, "nic: tx-usecs 8: tx stays adaptive (add adaptive-tx off)"},
+		{[]string{"tx-usecs", "8", "adaptive-tx", "on"}, false, "nic: tx-usecs 8: tx stays adaptive"},
+		{[]string{"tx-usecs", "8", "adaptive-tx", "off"}, false, ""},
+		{[]string{"adaptive-tx", "off", "tx-usecs", "8"}, false, ""},
+		{[]string{"rx-usecs", "2", "adaptive-tx", "off"}, false, "nic: rx-usecs 2: rx stays adaptive (add adaptive-rx off)"},
+		{[]string{"rx-usecs", "2", "adaptive-rx", "off", "tx-usecs", "50"}, false, ""},
+		{[]string{"tx-usecs", "200", "adaptive-tx", "off"}, false, "nic: tx-usecs 200: at most 100 (MAX)"},
+		// Both sides wrong: the driver's first side speaks.
+		{[]string{"tx-usecs", "20", "rx-usecs", "20"}, false, "nic: tx-usecs 20: tx stays adaptive"},
+		{[]string{"tx-usecs", "20", "rx-usecs", "20"}, true, "nic: rx-usecs 20: rx stays adaptive"},
+		{[]string{"rx-usecs", "200", "adaptive-rx", "off", "tx-usecs", "20"}, true, "nic: rx-usecs 200: at most 100 (MAX)"},
+		{[]string{"tx-usecs", "200", "adaptive-tx", "off", "rx-usecs", "20"}, false, "nic: tx-usecs 200: at most 100"},
 	} {
 		o := RingOpts{ITR: 50 * us, RxITR: 50 * us}
 		var a Adaptive
 		if err := ParseRingOpts("nic", c.args, &o, []string{"tx-usecs", "rx-usecs", "adaptive-tx", "adaptive-rx"}, func(k, v string) (bool, error) { return a.Opt("nic", k, v) }); err != nil {
 			t.Fatalf("%v: %v", c.args, err)
 		}
-		err := a.Refuse("nic", o, 50*us, 50*us, msg)
+		err := a.Check("nic", o, Coalesce{DfltTx: 50 * us, DfltRx: 50 * us, Max: 100 * us, Macro: "MAX", RxFirst: c.rxFirst, Msg: msg})
 		switch {
 		case c.err == "" && err != nil:
 			t.Errorf("%v: %v", c.args, err)
 		case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)):
-			t.Errorf("%v: %v, want %q", c.args, err, c.err)
+			t.Errorf("%v rx first %v: %v, want %q", c.args, c.rxFirst, err, c.err)
 		}
 	}
 }

@@ -79,9 +79,17 @@ func (o RingOpts) MaxUsecs(name, macro string, max sim.Time) error {
 		word  string
 		usecs sim.Time
 	}{{"tx-usecs", o.ITR}, {"rx-usecs", o.RxITR}} {
-		if u.usecs > max {
-			return fmt.Errorf("%s: %s %d: at most %d (%s)", name, u.word, u.usecs/sim.Microsecond, max/sim.Microsecond, macro)
+		if err := overMax(name, u.word, u.usecs, max, macro); err != nil {
+			return err
 		}
+	}
+	return nil
+}
+
+// overMax refuses usecs above max for word, macro naming the bound.
+func overMax(name, word string, usecs, max sim.Time, macro string) error {
+	if usecs > max {
+		return fmt.Errorf("%s: %s %d: at most %d (%s)", name, word, usecs/sim.Microsecond, max/sim.Microsecond, macro)
 	}
 	return nil
 }

@@ -375,8 +375,12 @@ func (x *qctx) Lines(key uint64, n int) {
 // (cake_dequeue's cake_mq sync): READ_ONCE(other_sch->q.qlen) on its
 // struct Qdisc line (lineWrite, as __dev_xmit_skb's reads of q.qlen) and
 // READ_ONCE(other_priv->last_active) on its private data (lineData),
-// each moved from the CPU that wrote it last. No sync point: as Lines,
-// it is applied after the call, under the caller's root lock.
+// each moved from the CPU that wrote it last. No sync point, though
+// other CPUs write those lines under their own root locks: the read is
+// applied with the qdisc's other posted operations after its callback,
+// where a sync point could run interrupts amid them, so it is priced
+// against the lines as of the CPU's last sync point (the kernel's
+// READ_ONCE is as unordered).
 func (x *qctx) ReadSibling(txq int) {
 	if x.cpu == nil {
 		return
