@@ -36,6 +36,8 @@ func TestModerationOptions(t *testing.T) {
 		// container is dynamic, and caps a static TX ITR too.
 		{args: []string{"tx-usecs", "2", "adaptive-tx", "off"}, itr: 4 * sim.Microsecond},
 		{args: []string{"tx-usecs", "2", "adaptive-tx", "off", "adaptive-rx", "off"}, itr: 2 * sim.Microsecond},
+		// ITR_REG_ALIGN: the register counts 2 us, an odd usecs rounds down.
+		{args: []string{"tx-usecs", "9", "adaptive-tx", "off", "adaptive-rx", "off"}, itr: 8 * sim.Microsecond},
 		{args: []string{"adaptive-tx", "1"}, wantErr: `ice: adaptive-tx "1": want on or off`},
 		{args: []string{"adaptive-tx", "off", "tx-usecs", "8162"}, wantErr: "ice: tx-usecs 8162: at most 8160 (ICE_ITR_MAX)"},
 		{args: []string{"adaptive-rx", "off", "rx-usecs", "9000"}, wantErr: "ice: rx-usecs 9000: at most 8160"},

@@ -133,6 +133,9 @@ func (d *ICE) Init(s driver.Setup, args []string) (driver.Info, error) {
 	}
 	o.Rx = driver.AlignRing(o.Rx, ReqDescMultiple)
 	ring := o.Ring
+	// ice_write_itr: the register takes ITR_REG_ALIGN(usecs), 2 us
+	// units ("device only supports even values", ice_print_if_odd_usecs).
+	o.ITR, o.RxITR = driver.ITRRegAlign(o.ITR), driver.ITRRegAlign(o.RxITR)
 	d.itr, d.work, d.costs = o.ITR, o.Work, s.Costs
 	d.descNeeded = s.SkbFrags() + 1 + DescsPerCacheLn + DescsForCtxDesc
 	d.wakeThresh = 2 * d.descNeeded

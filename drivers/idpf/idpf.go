@@ -192,7 +192,7 @@ func (d *IDPF) Init(s driver.Setup, args []string) (driver.Info, error) {
 	}
 	// __idpf_set_q_coalesce: "HW only supports even ITR values, ITR
 	// rounded to" the even value below.
-	o.ITR, o.RxITR = evenUsecs(o.ITR), evenUsecs(o.RxITR)
+	o.ITR, o.RxITR = driver.ITRRegAlign(o.ITR), driver.ITRRegAlign(o.RxITR)
 	ring, txSet := o.Ring, o.RingSet
 	d.itr, d.work, d.costs = o.ITR, o.Work, s.Costs
 	// idpf_set_ringparam: the range (IDPF_MIN_TXQ_DESC; ethtool's core
@@ -496,11 +496,4 @@ func ethtool(q int, st driver.QueueStats) []driver.Counter {
 		{Name: fmt.Sprintf("tx_q-%d_pkts", q), Value: st.Packets},
 		{Name: fmt.Sprintf("tx_q-%d_bytes", q), Value: st.Bytes},
 	}
-}
-
-// evenUsecs rounds an interval down to whole even microseconds, as
-// idpf's set_coalesce rounds an odd usecs.
-func evenUsecs(t sim.Time) sim.Time {
-	us := t / sim.Microsecond
-	return (us - us%2) * sim.Microsecond
 }

@@ -108,3 +108,11 @@ func OptInt(name, key, val string) (int, error) {
 // then round it up to their multiple ("Requested Tx descriptor count
 // rounded up to ...", netdev_info, not an error).
 func AlignRing(n, multiple int) int { return (n + multiple - 1) / multiple * multiple }
+
+// ITRRegAlign is ice's and idpf's ITR_REG_ALIGN: their ITR registers
+// count 2 us, so a static interval is rounded down to whole even
+// microseconds (setting & ICE_ITR_MASK / IDPF_ITR_MASK).
+func ITRRegAlign(t sim.Time) sim.Time {
+	us := t / sim.Microsecond
+	return (us - us%2) * sim.Microsecond
+}
