@@ -216,7 +216,7 @@ func (q *FQCodel) Change(ctx qdisc.Ctx, args []string) (qdisc.Info, error) {
 // naming one of our classes (major = our handle) wins, else the hash.
 // It returns the flow index (the kernel's result minus one).
 func (q *FQCodel) fqCodelClassify(ctx qdisc.Ctx, p *skb.Packet) int {
-	if q.handleMajor != 0 && p.Priority>>16 == q.handleMajor {
+	if p.Priority>>16 == q.handleMajor { // TC_H_MAJ(skb->priority) == sch->handle, 0: too
 		if m := p.Priority & 0xffff; m > 0 && m <= q.flowsCnt {
 			return int(m - 1)
 		}
@@ -279,13 +279,10 @@ func (q *FQCodel) fqCodelEnqueue(ctx qdisc.Ctx, p *skb.Packet) qdisc.Code {
 		q.dropOvermemory += dropped
 	}
 	if victim == idx {
-		// Our own flow paid. The kernel returns NET_XMIT_CN here even
-		// if the drop reached this very packet (it is at the tail, so
-		// only if the whole flow went); the model says NET_XMIT_DROP
-		// then, so the sender counts the loss.
-		if f.q.Len() == 0 {
-			return qdisc.XmitDrop
-		}
+		// Our own flow paid: NET_XMIT_CN (ret == idx), even if the
+		// drop reached this very packet (the whole flow went). A
+		// sender takes it as sent (net_xmit_eval) and TCP recovers
+		// the loss as any other.
 		return qdisc.XmitCN
 	}
 	return qdisc.XmitSuccess

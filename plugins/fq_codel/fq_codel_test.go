@@ -370,14 +370,15 @@ func TestOverlimitDropsFattestFlow(t *testing.T) {
 			t.Errorf("dropped %d, want 5", len(ctx.Dropped))
 		}
 	}
-	// A packet that is itself dropped gets NET_XMIT_DROP.
+	// A packet that is itself dropped (its flow emptied) gets
+	// NET_XMIT_CN too: fq_codel_enqueue returns CN when ret == idx.
 	q := newQ(t, "limit", "1")
 	ctx := qdisctest.NewCtx(1)
 	g := &pktGen{}
 	enqueue(q, ctx, g.pkt(1, 1024, 100))
 	p := g.pkt(2, 1024, 1500)
-	if rc := enqueue(q, ctx, p); rc[0] != qdisc.XmitDrop || ctx.Dropped[p.Handle] != skb.DropQdiscOverlimit {
-		t.Errorf("rc %v reason %q, want NET_XMIT_DROP, QDISC_OVERLIMIT", rc[0], ctx.Dropped[p.Handle])
+	if rc := enqueue(q, ctx, p); rc[0] != qdisc.XmitCN || ctx.Dropped[p.Handle] != skb.DropQdiscOverlimit {
+		t.Errorf("rc %v reason %q, want NET_XMIT_CN, QDISC_OVERLIMIT", rc[0], ctx.Dropped[p.Handle])
 	}
 }
 
@@ -466,6 +467,19 @@ func TestPriorityClassifies(t *testing.T) {
 	enqueue(q, ctx, p)
 	if q.flows[6].q.Len() != 1 || ctx.WorkDone[qdisc.WorkHash] != 0 {
 		t.Errorf("priority 1:7 not classified to flow 7")
+	}
+	// A default qdisc's handle is 0 (an mq child's "0:"), so a plain
+	// priority (major 0), as IP_TOS gives a socket, picks its flow too.
+	s := setup
+	s.Handle, s.Parent = "0:", "1:1"
+	q0 := &FQCodel{}
+	if _, err := q0.Init(qdisctest.NewCtx(1), s, nil); err != nil {
+		t.Fatal(err)
+	}
+	ctx = qdisctest.NewCtx(1)
+	enqueue(q0, ctx, skb.Packet{Handle: 2, Len: 100, Priority: 6, Hash: 12345})
+	if q0.flows[5].q.Len() != 1 {
+		t.Errorf("handle 0: priority 6 not classified to flow 6")
 	}
 }
 

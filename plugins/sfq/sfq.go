@@ -217,7 +217,7 @@ func (q *SFQ) sfqHash(p *skb.Packet) uint32 {
 // one of our buckets (major = our handle) wins, else the hash. It returns
 // the bucket (the kernel's result minus one).
 func (q *SFQ) sfqClassify(ctx qdisc.Ctx, p *skb.Packet) uint32 {
-	if q.handleMajor != 0 && p.Priority>>16 == q.handleMajor {
+	if p.Priority>>16 == q.handleMajor { // TC_H_MAJ(skb->priority) == sch->handle, 0: too
 		if m := p.Priority & 0xffff; m > 0 && m <= q.divisor {
 			return m - 1
 		}
@@ -335,13 +335,10 @@ func (q *SFQ) sfqEnqueue(ctx qdisc.Ctx, p *skb.Packet) qdisc.Code {
 	qlen := s.qlen
 	q.sfqDrop(ctx)
 	if qlen != s.qlen {
-		// We dropped from this flow. A tail drop took this very packet
-		// (it was the tail), and so did emptying a one-packet slot. The
-		// kernel returns NET_XMIT_CN for both; the model says
-		// NET_XMIT_DROP, so the sender counts the loss.
-		if !q.headdrop || s.qlen == 0 {
-			return qdisc.XmitDrop
-		}
+		// We dropped from this flow: NET_XMIT_CN, even when a tail
+		// drop took this very packet or emptied a one-packet slot, as
+		// sfq_enqueue returns it (a sender takes it as sent,
+		// net_xmit_eval).
 		return qdisc.XmitCN
 	}
 	return qdisc.XmitSuccess

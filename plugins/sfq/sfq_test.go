@@ -288,12 +288,12 @@ func TestOverflowDropsLongestSlot(t *testing.T) {
 		if q.curDepth != 5 || q.Stats().Qlen != 10 {
 			t.Errorf("cur_depth %d qlen %d", q.curDepth, q.Stats().Qlen)
 		}
-		// Our own slot the longest: tail drop takes this packet (NET_XMIT_DROP
-		// here, the kernel's NET_XMIT_CN); head drop takes our oldest (CN).
+		// Our own slot the longest: tail drop takes this packet, head
+		// drop our oldest; sfq_enqueue returns NET_XMIT_CN for both.
 		enqueue(q, ctx, g.pinned(1, 100))
 		p := g.pinned(1, 100)
 		rc := enqueue(q, ctx, p)[0]
-		if !headdrop && (rc != qdisc.XmitDrop || ctx.Dropped[p.Handle] != skb.DropQdiscOverlimit) {
+		if !headdrop && (rc != qdisc.XmitCN || ctx.Dropped[p.Handle] != skb.DropQdiscOverlimit) {
 			t.Errorf("tail drop of own packet: rc %v reason %q", rc, ctx.Dropped[p.Handle])
 		}
 		if headdrop && rc != qdisc.XmitCN {
