@@ -315,8 +315,9 @@ func tcRefcnt(q Qdisc, all []Qdisc, queues int) int {
 // writeQdisc is print_qdisc with -s: the spaces tc leaves are kept
 // (after "root", "refcnt N" and the Sent line; after the options when
 // the qdisc's printer leaves one). dev is "" for `show dev X`, which
-// leaves the device out; refcnt is printed when it is not 1. The xstats
-// line and defer_max are txlab's.
+// leaves the device out; refcnt is printed when it is not 1. fq_codel's
+// xstats are tc's (writeQdiscXStats); other kinds' one line of them
+// and defer_max are txlab's.
 func writeQdisc(b *bytes.Buffer, q Qdisc, dev string, refcnt int) {
 	fmt.Fprintf(b, "qdisc %s %s ", q.Kind, q.Handle)
 	if dev != "" {
@@ -337,19 +338,55 @@ func writeQdisc(b *bytes.Buffer, q Qdisc, dev string, refcnt int) {
 	fmt.Fprintf(b, " Sent %d bytes %d pkt (dropped %d, overlimits %d requeues %d) \n",
 		q.SentBytes, q.SentPackets, q.Dropped, q.Overlimits, q.Requeues)
 	fmt.Fprintf(b, " backlog %s %dp requeues %d\n", tcSize(q.BacklogBytes), q.BacklogPackets, q.Requeues)
-	if len(q.XStats) > 0 {
-		parts := make([]string, len(q.XStats))
-		for i, x := range q.XStats {
-			v := x.Text
-			if v == "" {
-				v = x.Value.String()
-			}
-			parts[i] = x.Key + " " + v
-		}
-		b.WriteString("  " + strings.Join(parts, " ") + "\n")
-	}
+	writeQdiscXStats(b, q.Kind, q.XStats)
 	if q.DeferMax > 0 {
 		fmt.Fprintf(b, "  defer_max %d\n", q.DeferMax) // txlab addition
+	}
+}
+
+// fqCodelXStats is q_fq_codel.c's print_xstats for the qdisc: ce_mark,
+// memory_used and drop_overmemory only when not zero, and
+// new_flows_len on a line of its own; the keys it does not print
+// (txlab's codel_dropping) follow on a third line.
+var fqCodelXStats = map[string]bool{"maxpacket": true, "drop_overlimit": true, "new_flow_count": true, "ecn_mark": true,
+	"ce_mark": true, "memory_used": true, "drop_overmemory": true, "new_flows_len": true, "old_flows_len": true}
+
+// writeQdiscXStats prints a qdisc's xstats: fq_codel's as tc does
+// (fqCodelXStats), any other kind's on one line in its order.
+func writeQdiscXStats(b *bytes.Buffer, kind string, xs []XStat) {
+	if len(xs) == 0 {
+		return
+	}
+	text := func(x XStat) string {
+		if x.Text != "" {
+			return x.Key + " " + x.Text
+		}
+		return x.Key + " " + x.Value.String()
+	}
+	if kind != "fq_codel" {
+		parts := make([]string, len(xs))
+		for i, x := range xs {
+			parts[i] = text(x)
+		}
+		b.WriteString("  " + strings.Join(parts, " ") + "\n")
+		return
+	}
+	var lines [3][]string
+	for _, x := range xs {
+		switch {
+		case !fqCodelXStats[x.Key]:
+			lines[2] = append(lines[2], text(x))
+		case x.Key == "new_flows_len" || x.Key == "old_flows_len":
+			lines[1] = append(lines[1], text(x))
+		case (x.Key == "ce_mark" || x.Key == "memory_used" || x.Key == "drop_overmemory") && x.Value.String() == "0":
+		default:
+			lines[0] = append(lines[0], text(x))
+		}
+	}
+	for _, l := range lines {
+		if len(l) > 0 {
+			b.WriteString("  " + strings.Join(l, " ") + "\n")
+		}
 	}
 }
 
