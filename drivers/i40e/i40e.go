@@ -166,13 +166,12 @@ func (d *I40E) Init(s driver.Setup, args []string) (driver.Info, error) {
 	}
 	// i40e_set_ringparam: the range, then ALIGN to
 	// I40E_REQ_DESCRIPTOR_MULTIPLE.
-	if ring < MinNumDescriptors || ring > MaxNumDescriptors {
-		return driver.Info{}, fmt.Errorf("i40e: ring size %d must be in [%d, %d]", ring, MinNumDescriptors, MaxNumDescriptors)
+	if ring, err = driver.RingParam("i40e", "ring size", ring, MinNumDescriptors, MaxNumDescriptors, ReqDescMultiple); err != nil {
+		return driver.Info{}, err
 	}
-	if o.Rx < MinNumDescriptors || o.Rx > MaxNumDescriptors {
-		return driver.Info{}, fmt.Errorf("i40e: rx ring size %d must be in [%d, %d]", o.Rx, MinNumDescriptors, MaxNumDescriptors)
+	if o.Rx, err = driver.RingParam("i40e", "rx ring size", o.Rx, MinNumDescriptors, MaxNumDescriptors, ReqDescMultiple); err != nil {
+		return driver.Info{}, err
 	}
-	ring, o.Rx = driver.AlignRing(ring, ReqDescMultiple), driver.AlignRing(o.Rx, ReqDescMultiple)
 	if d.numTC > s.NumTxQ {
 		return driver.Info{}, fmt.Errorf("i40e: dcb-tc %d needs at least as many queues, have %d", d.numTC, s.NumTxQ)
 	}

@@ -128,10 +128,9 @@ func (d *ICE) Init(s driver.Setup, args []string) (driver.Info, error) {
 		intrl = DynamicINTRL
 	}
 	// ice_set_ringparam: the range, then ALIGN to ICE_REQ_DESC_MULTIPLE.
-	if o.Rx < MinNumDesc || o.Rx > MaxNumDesc {
-		return driver.Info{}, fmt.Errorf("ice: rx ring size %d must be in [%d, %d]", o.Rx, MinNumDesc, MaxNumDesc)
+	if o.Rx, err = driver.RingParam("ice", "rx ring size", o.Rx, MinNumDesc, MaxNumDesc, ReqDescMultiple); err != nil {
+		return driver.Info{}, err
 	}
-	o.Rx = driver.AlignRing(o.Rx, ReqDescMultiple)
 	ring := o.Ring
 	// ice_write_itr: the register takes ITR_REG_ALIGN(usecs), 2 us
 	// units ("device only supports even values", ice_print_if_odd_usecs).
@@ -139,10 +138,9 @@ func (d *ICE) Init(s driver.Setup, args []string) (driver.Info, error) {
 	d.itr, d.work, d.costs = o.ITR, o.Work, s.Costs
 	d.descNeeded = s.SkbFrags() + 1 + DescsPerCacheLn + DescsForCtxDesc
 	d.wakeThresh = 2 * d.descNeeded
-	if ring < MinNumDesc || ring > MaxNumDesc {
-		return driver.Info{}, fmt.Errorf("ice: ring size %d must be in [%d, %d]", ring, MinNumDesc, MaxNumDesc)
+	if ring, err = driver.RingParam("ice", "ring size", ring, MinNumDesc, MaxNumDesc, ReqDescMultiple); err != nil {
+		return driver.Info{}, err
 	}
-	ring = driver.AlignRing(ring, ReqDescMultiple)
 	rate := s.RateBps
 	if rate == 0 {
 		rate = DefaultRate

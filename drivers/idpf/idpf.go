@@ -197,10 +197,9 @@ func (d *IDPF) Init(s driver.Setup, args []string) (driver.Info, error) {
 	d.itr, d.work, d.costs = o.ITR, o.Work, s.Costs
 	// idpf_set_ringparam: the range (IDPF_MIN_TXQ_DESC; ethtool's core
 	// checks the maximum), then ALIGN to IDPF_REQ_DESC_MULTIPLE.
-	if ring < MinTxQDesc || ring > MaxDescs {
-		return driver.Info{}, fmt.Errorf("idpf: tx ring size %d must be in [%d, %d]", ring, MinTxQDesc, MaxDescs)
+	if ring, err = driver.RingParam("idpf", "tx ring size", ring, MinTxQDesc, MaxDescs, ReqDescMultiple); err != nil {
+		return driver.Info{}, err
 	}
-	ring = driver.AlignRing(ring, ReqDescMultiple)
 	if compl == 0 {
 		// idpf_vport_calc_num_q_desc: a requested TX count sizes the
 		// completion queue too, at least IDPF_MIN_TXQ_COMPLQ_DESC.
@@ -223,10 +222,9 @@ func (d *IDPF) Init(s driver.Setup, args []string) (driver.Info, error) {
 		return driver.Info{}, fmt.Errorf("idpf: completion queue size %d must be in [%d, %d] and a multiple of %d", compl, MinTxComplQDesc, MaxDescs, ReqDescMultiple)
 	}
 	// IDPF_MAX_RXQ_DESC is 8160 aligned down to the RX multiple.
-	if maxRx := MaxDescs / ReqRxqDescMultiple * ReqRxqDescMultiple; o.Rx < ReqRxqDescMultiple || o.Rx > maxRx {
-		return driver.Info{}, fmt.Errorf("idpf: rx ring size %d must be in [%d, %d]", o.Rx, ReqRxqDescMultiple, maxRx)
+	if o.Rx, err = driver.RingParam("idpf", "rx ring size", o.Rx, ReqRxqDescMultiple, MaxDescs/ReqRxqDescMultiple*ReqRxqDescMultiple, ReqRxqDescMultiple); err != nil {
+		return driver.Info{}, err
 	}
-	o.Rx = driver.AlignRing(o.Rx, ReqRxqDescMultiple)
 	rate := s.RateBps
 	if rate == 0 {
 		rate = DefaultRate

@@ -259,7 +259,7 @@ func (d *DIM) decide(curr dimStats) bool {
 // ParseRingOpts's extra, Tx and Rx say whether each side moderates
 // adaptively. A usecs word does not turn a side static: ethtool -C
 // sends the device's current adaptive setting with it, so only
-// "adaptive-tx off" does (Refuse says what the Intel drivers do with a
+// "adaptive-tx off" does (Check says what the Intel drivers do with a
 // usecs change while a side stays adaptive).
 type Adaptive struct{ tx, rx adaptive }
 

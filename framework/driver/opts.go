@@ -103,11 +103,17 @@ func OptInt(name, key, val string) (int, error) {
 	return v, nil
 }
 
-// AlignRing is the kernel's ALIGN(n, multiple): ice, i40e and idpf's
-// set_ringparam check a requested descriptor count against their range,
-// then round it up to their multiple ("Requested Tx descriptor count
-// rounded up to ...", netdev_info, not an error).
-func AlignRing(n, multiple int) int { return (n + multiple - 1) / multiple * multiple }
+// RingParam is ice's, i40e's and idpf's set_ringparam for one ring: a
+// requested descriptor count outside [lo, hi] is refused (word names
+// the ring: "ring size", "rx ring size"), one inside is rounded up to
+// the driver's multiple, ALIGN ("Requested Tx descriptor count rounded
+// up to ...", netdev_info, not an error).
+func RingParam(name, word string, n, lo, hi, multiple int) (int, error) {
+	if n < lo || n > hi {
+		return 0, fmt.Errorf("%s: %s %d must be in [%d, %d]", name, word, n, lo, hi)
+	}
+	return (n + multiple - 1) / multiple * multiple, nil
+}
 
 // ITRRegAlign is ice's and idpf's ITR_REG_ALIGN: their ITR registers
 // count 2 us, so a static interval is rounded down to whole even

@@ -219,3 +219,26 @@ func TestBuiltinChange(t *testing.T) {
 		t.Fatalf("pfifo_fast change without options: %+v %v", info, err)
 	}
 }
+
+// PriorityClass: a priority whose major is the qdisc's (0 too) and whose
+// minor is 1..n names class minor-1; anything else does not.
+func TestPriorityClass(t *testing.T) {
+	for _, c := range []struct {
+		prio, major, n uint32
+		class          int
+		ok             bool
+	}{
+		{0x80010003, 0x8001, 4, 2, true},
+		{0x80010004, 0x8001, 4, 3, true},
+		{0x80010005, 0x8001, 4, 0, false},
+		{0x80010000, 0x8001, 4, 0, false},
+		{0x80020001, 0x8001, 4, 0, false},
+		{6, 0, 1024, 5, true},
+		{6, 0x8001, 1024, 0, false},
+	} {
+		class, ok := qdisc.PriorityClass(c.prio, c.major, c.n)
+		if class != c.class || ok != c.ok {
+			t.Errorf("PriorityClass(%#x, %#x, %d) = %d %v, want %d %v", c.prio, c.major, c.n, class, ok, c.class, c.ok)
+		}
+	}
+}

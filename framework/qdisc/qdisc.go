@@ -238,6 +238,18 @@ func CheckLines(key uint64, n int64) error {
 	return nil
 }
 
+// PriorityClass is the first step of the flow-queue qdiscs' classify
+// (fq_codel_classify, sfq_classify, fq_pie_classify, cake_select_tin):
+// skb->priority names class minor-1 of the qdisc whose handle's major is
+// major when TC_H_MAJ(skb->priority) == sch->handle (0 for a default
+// qdisc, an mq child's 0:, too) and its minor is in 1..n.
+func PriorityClass(priority, major, n uint32) (int, bool) {
+	if m := priority & 0xffff; priority>>16 == major && m > 0 && m <= n {
+		return int(m - 1), true
+	}
+	return 0, false
+}
+
 // CheckSibling checks the TX queue of one Ctx.ReadSibling report: a
 // queue index, as skb->queue_mapping holds one (u16).
 func CheckSibling(txq int64) error {

@@ -513,10 +513,10 @@ func (q *Cake) selectTin(p *skb.Packet) int {
 	case q.fwmarkMask != 0 && p.Mark&q.fwmarkMask != 0 && int((p.Mark&q.fwmarkMask)>>q.fwmarkShft) <= q.tinCnt:
 		// The fwmark's masked value, 1-based, names the tin.
 		return int(q.tinOrder[(p.Mark&q.fwmarkMask)>>q.fwmarkShft-1])
-	case p.Priority>>16 == q.handleMajor && p.Priority&0xffff > 0 && int(p.Priority&0xffff) <= q.tinCnt:
-		// TC_H_MAJ(skb->priority) == sch->handle: "priority 8001:2"
-		// steers into this cake's second tin.
-		return int(q.tinOrder[p.Priority&0xffff-1])
+	}
+	if c, ok := qdisc.PriorityClass(p.Priority, q.handleMajor, uint32(q.tinCnt)); ok {
+		// "priority 8001:2" steers into this cake's second tin.
+		return int(q.tinOrder[c])
 	}
 	tin := int(q.tinIndex[dscp])
 	if tin >= q.tinCnt {

@@ -216,10 +216,8 @@ func (q *FQCodel) Change(ctx qdisc.Ctx, args []string) (qdisc.Info, error) {
 // naming one of our classes (major = our handle) wins, else the hash.
 // It returns the flow index (the kernel's result minus one).
 func (q *FQCodel) fqCodelClassify(ctx qdisc.Ctx, p *skb.Packet) int {
-	if p.Priority>>16 == q.handleMajor { // TC_H_MAJ(skb->priority) == sch->handle, 0: too
-		if m := p.Priority & 0xffff; m > 0 && m <= q.flowsCnt {
-			return int(m - 1)
-		}
+	if c, ok := qdisc.PriorityClass(p.Priority, q.handleMajor, q.flowsCnt); ok {
+		return c
 	}
 	// skb_get_hash dissects only when the skb carries no hash yet: a
 	// NIC's RSS hash or the socket's sk_txhash (skb_set_owner_w) is

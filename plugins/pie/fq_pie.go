@@ -160,10 +160,8 @@ func (q *FQPIE) popHead(l *flowList) int32 {
 // classify is fq_pie_classify without tc filters: skb->priority naming
 // one of our flows, else the hash. It returns the flow index.
 func (q *FQPIE) classify(ctx qdisc.Ctx, p *skb.Packet) int32 {
-	if p.Priority>>16 == q.handleMajor { // TC_H_MAJ(skb->priority) == sch->handle, 0: too
-		if m := p.Priority & 0xffff; m > 0 && m <= q.flowsCnt {
-			return int32(m - 1)
-		}
+	if c, ok := qdisc.PriorityClass(p.Priority, q.handleMajor, q.flowsCnt); ok {
+		return int32(c)
 	}
 	ctx.Work(qdisc.WorkHash, 1)
 	return int32((uint64(p.Hash) * uint64(q.flowsCnt)) >> 32) // reciprocal_scale

@@ -217,10 +217,8 @@ func (q *SFQ) sfqHash(p *skb.Packet) uint32 {
 // one of our buckets (major = our handle) wins, else the hash. It returns
 // the bucket (the kernel's result minus one).
 func (q *SFQ) sfqClassify(ctx qdisc.Ctx, p *skb.Packet) uint32 {
-	if p.Priority>>16 == q.handleMajor { // TC_H_MAJ(skb->priority) == sch->handle, 0: too
-		if m := p.Priority & 0xffff; m > 0 && m <= q.divisor {
-			return m - 1
-		}
+	if c, ok := qdisc.PriorityClass(p.Priority, q.handleMajor, q.divisor); ok {
+		return uint32(c)
 	}
 	ctx.Work(qdisc.WorkHash, 1)
 	return q.sfqHash(p)
