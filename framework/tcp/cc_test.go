@@ -148,6 +148,25 @@ func TestCubicLaws(t *testing.T) {
 			t.Errorf("convex region cnt = %d, want 4", ca.Cnt())
 		}
 	})
+	t.Run("unchanged cwnd recomputes 32 times a second", func(t *testing.T) {
+		// bictcp_update returns early while cwnd is unchanged and at most
+		// HZ/32 = 31 jiffies passed, even with delay_min (1 ms) far below.
+		for _, c := range []struct {
+			gapMs     sim.Time
+			recompute bool
+		}{{1, false}, {5, false}, {31, false}, {32, true}} {
+			ca := &Cubic{}
+			tp := newTestSock(ca, 70, 70, 10*sim.Second)
+			ca.LastMaxCwnd, ca.DelayMin = 100, 1000
+			ca.update(tp, 70, 1)
+			last := ca.lastTime
+			tp.SetNow(10*sim.Second + c.gapMs*sim.Millisecond)
+			ca.update(tp, 70, 1)
+			if got := ca.lastTime != last; got != c.recompute {
+				t.Errorf("%d ms later: recomputed %v, want %v", c.gapMs, got, c.recompute)
+			}
+		}
+	})
 	t.Run("hystart delay", func(t *testing.T) {
 		// delay_min 20 ms: the exit threshold is 20 ms + clamp(20 ms/8,
 		// 4, 16 ms) = 24 ms. Eight samples set curr_rtt, the ninth

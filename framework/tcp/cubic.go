@@ -120,7 +120,9 @@ func usecsToJiffies(us uint32) uint32 { return (us + 999) / 1000 }
 func (ca *Cubic) update(tp *Sock, cwnd, acked uint32) {
 	ca.ackCnt += acked
 	now := tp.Jiffies()
-	if ca.lastCwnd == cwnd && int32(now-ca.lastTime) <= min(int32(hz/32), int32(usecsToJiffies(ca.DelayMin))) {
+	// An unchanged cwnd recomputes cnt at most 32 times a second, whatever
+	// the RTT (the per-RTT variant posted in 2024 was not merged).
+	if ca.lastCwnd == cwnd && int32(now-ca.lastTime) <= hz/32 {
 		return
 	}
 	if ca.EpochStart == 0 || now != ca.lastTime {
