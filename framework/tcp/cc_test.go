@@ -213,6 +213,27 @@ func TestCubicLaws(t *testing.T) {
 			t.Errorf("ack train found after %d ms, want 11 (> 10 ms)", found)
 		}
 	})
+	t.Run("hystart rounds restart below the low window", func(t *testing.T) {
+		// hystart_update resets the round (round_start, end_seq, curr_rtt)
+		// once snd_una passes end_seq, before the hystart_low_window check.
+		for _, c := range []struct {
+			name      string
+			sndUna    int64
+			wantReset bool
+		}{{"round not over", 20, false}, {"round over", 21, true}} {
+			ca := &Cubic{}
+			tp := newTestSock(ca, 10, InfiniteSsthresh, sim.Second)
+			tp.SndNxt = 20
+			ca.Init(tp) // end_seq 20, round_start 1 s
+			tp.SndUna, tp.SndNxt = c.sndUna, 40
+			tp.SetNow(sim.Second + 5*sim.Millisecond)
+			ca.PktsAcked(tp, AckSample{PktsAcked: 1, RTTUs: 1000})
+			reset := ca.endSeq == 40 && ca.roundStart == tp.ClockUs() && ca.currRTT == ^uint32(0)
+			if reset != c.wantReset || ca.Found {
+				t.Errorf("%s: round reset %v found %v, want %v false", c.name, reset, ca.Found, c.wantReset)
+			}
+		}
+	})
 	t.Run("no hystart below the low window", func(t *testing.T) {
 		ca := &Cubic{}
 		tp := newTestSock(ca, 15, InfiniteSsthresh, sim.Second)

@@ -235,13 +235,19 @@ func hystartAckDelay(tp *Sock) uint32 {
 	return uint32(min(1000, uint64(GSOMaxSize)*4*1000000/rate))
 }
 
-// hystartUpdate is hystart_update: leave slow start (ssthresh = cwnd)
-// when the ACKs of a round stretch past delay_min/2 (ACK train) or the
-// round's minimum RTT grows by an eighth of delay_min, 4 to 16 ms
+// hystartUpdate is hystart_update: a new round once snd_una passes
+// end_seq; from hystart_low_window on, leave slow start (ssthresh =
+// cwnd) when the ACKs of a round stretch past delay_min/2 (ACK train) or
+// the round's minimum RTT grows by an eighth of delay_min, 4 to 16 ms
 // (delay).
 func (ca *Cubic) hystartUpdate(tp *Sock, delay uint32) {
 	if tp.SndUna > ca.endSeq {
 		ca.hystartReset(tp)
+	}
+	// Rounds restart below the low window too, so that curr_rtt never
+	// holds samples from an old round when cwnd reaches it.
+	if tp.Cwnd < hystartLowWindow {
+		return
 	}
 	now := tp.ClockUs()
 	if int32(now-ca.lastAck) <= hystartAckDelta {
@@ -277,7 +283,7 @@ func (ca *Cubic) PktsAcked(tp *Sock, s AckSample) {
 	if ca.DelayMin == 0 || ca.DelayMin > delay {
 		ca.DelayMin = delay
 	}
-	if !ca.Found && tp.InSlowStart() && tp.Cwnd >= hystartLowWindow {
+	if !ca.Found && tp.InSlowStart() {
 		ca.hystartUpdate(tp, delay)
 	}
 }
