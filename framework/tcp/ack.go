@@ -48,6 +48,9 @@ func (tp *Sock) OnAck(a Ack) AckResult {
 	if a.Seq > tp.SndUna {
 		for seq := tp.SndUna; seq < a.Seq; seq++ {
 			st := tp.seg(seq)
+			if st.flags&segEverRtx != 0 {
+				flag |= FlagRetransDataAcked // SACKed or not (TCPCB_RETRANS)
+			}
 			if st.flags&segSacked != 0 {
 				tp.SackedOut--
 			} else {
@@ -58,8 +61,6 @@ func (tp *Sock) OnAck(a Ack) AckResult {
 						firstAckt = st.xmit
 					}
 					lastAckt = st.xmit
-				} else {
-					flag |= FlagRetransDataAcked
 				}
 			}
 			if st.flags&segLost != 0 {
@@ -85,17 +86,20 @@ func (tp *Sock) OnAck(a Ack) AckResult {
 		tp.DeliveredCE += uint32(delivered)
 	}
 
-	// tcp_ack_update_rtt: the oldest newly acked never-retransmitted
-	// segment for srtt (seq_rtt), the newest for the module (ca_rtt);
-	// the SACKed ones if nothing was acked; the echoed timestamp if the
-	// acked data was retransmitted.
+	// tcp_clean_rtx_queue -> tcp_ack_update_rtt: the oldest newly acked
+	// segment for srtt (seq_rtt), the newest for the module (ca_rtt),
+	// none if the ACK covers any retransmitted data (Karn); newly SACKed
+	// segments give ca_rtt whenever there are any, and seq_rtt if the
+	// cumulative part gave none; else the echoed timestamp.
 	seqRTT, caRTT := int64(-1), int64(-1)
-	if firstAckt >= 0 {
+	if firstAckt >= 0 && flag&FlagRetransDataAcked == 0 {
 		seqRTT = int64(tp.now-firstAckt) / 1000
 		caRTT = int64(tp.now-lastAckt) / 1000
 	}
-	if seqRTT < 0 && firstSackt >= 0 {
-		seqRTT = int64(tp.now-firstSackt) / 1000
+	if firstSackt >= 0 {
+		if seqRTT < 0 {
+			seqRTT = int64(tp.now-firstSackt) / 1000
+		}
 		caRTT = int64(tp.now-lastSackt) / 1000
 	}
 	if seqRTT < 0 && a.TSecr > 0 && flag&FlagDataAcked != 0 {
@@ -109,12 +113,11 @@ func (tp *Sock) OnAck(a Ack) AckResult {
 			tp.MinRTTUs = uint32(max(caRTT, 1))
 		}
 	}
-	if flag&FlagDataAcked != 0 {
-		if tp.SndNxt > tp.SndUna {
-			tp.rearmRTO()
-		}
-		tp.CC.PktsAcked(tp, AckSample{PktsAcked: uint32(pktsAcked), RTTUs: caRTT, InFlight: priorInFlight})
+	if flag&FlagDataAcked != 0 && tp.SndNxt > tp.SndUna {
+		tp.rearmRTO()
 	}
+	// pkts_acked runs on every ACK, SACK-only ones too.
+	tp.CC.PktsAcked(tp, AckSample{PktsAcked: uint32(pktsAcked), RTTUs: caRTT, InFlight: priorInFlight})
 	tp.CC.InAckEvent(tp, flag)
 
 	// tcp_ack_is_dubious -> tcp_fastretrans_alert

@@ -240,3 +240,47 @@ func TestECNCwr(t *testing.T) {
 		t.Error("ECE honoured without ECN")
 	}
 }
+
+// nopOut transmits everything at once (no TSQ, no path).
+type nopOut struct{}
+
+func (nopOut) SmallQueueCheck(*Sock, int, uint) bool                 { return false }
+func (nopOut) Transmit(*Sock, int64, int, sim.Time, bool, bool) bool { return true }
+
+func TestAckRTTSamples(t *testing.T) {
+	// Four segments leave at 0; segment 0 is retransmitted at 50 ms.
+	// tcp_clean_rtx_queue takes no seq_rtt from an ACK covering
+	// retransmitted data (Karn): the echoed TSval (50 ms) gives 10 ms,
+	// not the originals' 60 ms.
+	for _, c := range []struct {
+		name    string
+		retrans bool
+		wantUs  uint32
+	}{{"originals only", false, 60000}, {"a retransmission acked", true, 10000}} {
+		tp := NewSock(Reno{}, false, 0)
+		tp.WriteSeq = 4
+		tp.WriteXmit(nopOut{})
+		if c.retrans {
+			tp.markLost(0)
+			tp.SetNow(50 * sim.Millisecond)
+			tp.XmitRetransmitQueue(nopOut{})
+		}
+		tp.SetNow(60 * sim.Millisecond)
+		tp.OnAck(Ack{Seq: 4, TSecr: 50 * sim.Millisecond})
+		if got := tp.RTTUs(); got != c.wantUs {
+			t.Errorf("%s: srtt %d us, want %d", c.name, got, c.wantUs)
+		}
+	}
+	// A SACK-only ACK reaches the module's pkts_acked with ca_rtt.
+	ca := &Cubic{}
+	tp := NewSock(ca, false, 0)
+	tp.WriteSeq = 4
+	tp.WriteXmit(nopOut{})
+	tp.SetNow(7 * sim.Millisecond)
+	a := Ack{Seq: 0, NSACK: 1}
+	a.SACK[0] = Range{2, 4}
+	tp.OnAck(a)
+	if ca.DelayMin != 7000 {
+		t.Errorf("cubic delay_min %d after a SACK-only ACK 7 ms on, want 7000", ca.DelayMin)
+	}
+}
