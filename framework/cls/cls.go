@@ -201,6 +201,9 @@ func (tp *proto) change(verb tc.Verb, cmd tc.Filter, parent qdisc.ClassID, s *Se
 	if err != nil {
 		return nil, err
 	}
+	if tp.kind == "u32" && f.u32 == nil {
+		return nil, nil // u32_change without TCA_OPTIONS: the tcf_proto and its root table alone
+	}
 	if tp.kind == "fw" && f.fw == nil {
 		// fw_change with no options and no handle: the old method.
 		if len(tp.elems) > 0 {
@@ -421,7 +424,7 @@ func (s *Set) Specs(maj uint16) []string {
 		at, tp := a.at, a.tp
 		{
 			base := tc.Filter{Parent: tcHandle(at), Protocol: tp.protocol, ProtoSet: true, Pref: tp.pref, Kind: tp.kind}
-			if tp.fwOld {
+			if len(tp.elems) == 0 { // fw's mark method, a bare u32
 				out = append(out, strings.Join(base.Words(), " "))
 				continue
 			}

@@ -286,3 +286,71 @@ func TestBlocks(t *testing.T) {
 		t.Errorf("after deleting 1:'s filter, filters are attached at %v", got)
 	}
 }
+
+// u32_parse_opt sends no options for a bare "u32" (u32_change then
+// makes the tcf_proto and its root table alone) and no selector without
+// a "match" (u32_change refuses it); the handle's bucket is ignored and
+// a node of 0 asks for a new one; "order 0" leaves the handle alone.
+func TestU32OptionsAndHandles(t *testing.T) {
+	tests := []struct {
+		filters []string
+		err     string // "" when every add succeeds
+		handle  string // the last element's handle
+		show    string // a line Show must hold
+	}{
+		{[]string{"protocol ip prio 1 u32"}, "", "", "fh 800: ht divisor 1"},
+		{[]string{"protocol ip prio 1 u32", "protocol ip prio 1 u32 match ip dport 1 0xffff flowid 1:1"}, "", "800::800", "fh 800::800 order 2048"},
+		{[]string{"protocol ip prio 1 handle 800::1 u32"}, "Error: cls_u32: Filter handle requires options.", "", ""},
+		{[]string{"protocol ip prio 1 u32 flowid 1:1"}, "Error: cls_u32: Selector not specified.", "", ""},
+		{[]string{"protocol ip prio 1 u32 classid 1:1 action drop"}, "Selector not specified", "", ""},
+		{[]string{"protocol ip prio 1 u32 order 0 match ip dport 1 0xffff flowid 1:1"}, "", "800::800", ""},
+		{[]string{"protocol ip prio 1 handle 800: u32 match ip dport 1 0xffff flowid 1:1"}, "", "800::800", ""},
+		{[]string{"protocol ip prio 1 handle 800:5:7 u32 match ip dport 1 0xffff flowid 1:1"}, "", "800::7", ""},
+		{[]string{"protocol ip prio 1 handle 0x80000009 u32 match ip dport 1 0xffff flowid 1:1"}, "", "800::9", ""},
+		{[]string{"protocol ip prio 1 handle 800 u32 match ip dport 1 0xffff flowid 1:1"}, `Illegal filter ID "800"`, "", ""},
+		{[]string{"protocol ip prio 1 handle 801::1 u32 match ip dport 1 0xffff flowid 1:1"}, "Error: cls_u32: Handle specified hash table address mismatch", "", ""},
+	}
+	for _, tt := range tests {
+		s := NewSet()
+		var f *Filter
+		var err error
+		for _, w := range tt.filters {
+			cmd, perr := tc.ParseFilter(strings.Fields(w))
+			if perr != nil {
+				t.Fatalf("%q: %v", w, perr)
+			}
+			if f, err = s.Add(tc.VerbAdd, cmd, root); err != nil {
+				break
+			}
+		}
+		if tt.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.err) {
+				t.Errorf("%v: %v, want %q", tt.filters, err, tt.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%v: %v", tt.filters, err)
+			continue
+		}
+		if got := ""; f != nil {
+			got = u32HandleString(f.Handle)
+			if got != tt.handle {
+				t.Errorf("%v: handle %s, want %s", tt.filters, got, tt.handle)
+			}
+		} else if tt.handle != "" {
+			t.Errorf("%v: no element, want %s", tt.filters, tt.handle)
+		}
+		if !strings.Contains(s.Show(root, true), tt.show) {
+			t.Errorf("%v: show lacks %q:\n%s", tt.filters, tt.show, s.Show(root, true))
+		}
+		p := pkt()
+		p.Keys.DstPort = 2
+		if got := s.Classify(qdisc.CheckCtx(), &p, root); got.Verdict != qdisc.VerdictNone {
+			t.Errorf("%v: a packet no key matches got %+v", tt.filters, got)
+		}
+		if _, err := Load(s.Specs(1)); err != nil {
+			t.Errorf("%v: the copy: %v", tt.filters, err)
+		}
+	}
+}

@@ -170,28 +170,56 @@ func u32HandleString(h uint32) string {
 }
 
 // parseU32Handle is get_u32_handle: "htid:hash:node", each part hex and
-// optional.
+// optional; without a colon only a whole "0x..." u32 is a handle.
 func parseU32Handle(s string) (uint32, error) {
-	parts := strings.Split(s, ":")
-	if len(parts) > 3 {
-		return 0, fmt.Errorf("too many colons")
+	if !strings.Contains(s, ":") {
+		if !strings.HasPrefix(s, "0x") {
+			return 0, fmt.Errorf("%q", s)
+		}
+		v, err := units.GetUnsigned(s, 16)
+		return v, err
 	}
 	var vals [3]uint64
-	lim := [3]uint64{0xFFF, 0xFF, 0xFFF}
-	for i, p := range parts {
-		if p == "" {
-			continue
+	lim := [3]uint64{0x1000, 0x100, 0x1000}
+	rest := s
+	for i := range vals {
+		v, tail, ok := hexPrefix(rest)
+		// strtoul read no digit: only an empty part (or, before the
+		// node, a colon) may stand there.
+		if !ok && rest != "" && (i == 2 || rest[0] != ':') {
+			return 0, fmt.Errorf("%q", s)
 		}
-		v, err := strconv.ParseUint(strings.TrimPrefix(p, "0x"), 16, 32)
-		if err != nil || v > lim[i] {
-			return 0, fmt.Errorf("%q", p)
+		if v >= lim[i] {
+			return 0, fmt.Errorf("%q", s)
 		}
 		vals[i] = v
-	}
-	if len(parts) == 1 {
-		return uint32(vals[0] << 20), nil // "800" is a hash table
+		if i == 2 || tail == "" {
+			break // the node's trailing characters are not checked
+		}
+		rest = tail[1:] // get_u32_handle skips one character, the colon
 	}
 	return uint32(vals[0]<<20 | vals[1]<<12 | vals[2]), nil
+}
+
+// hexPrefix is strtoul(s, &end, 16) for what a handle holds: an
+// optional 0x and hex digits. ok is false when no digit was read.
+func hexPrefix(s string) (v uint64, rest string, ok bool) {
+	t := s
+	if len(t) > 2 && (t[:2] == "0x" || t[:2] == "0X") && strings.ContainsAny(t[2:3], "0123456789abcdefABCDEF") {
+		t = t[2:]
+	}
+	i := 0
+	for i < len(t) && strings.ContainsAny(t[i:i+1], "0123456789abcdefABCDEF") {
+		if v < 1<<32 {
+			d, _ := strconv.ParseUint(t[i:i+1], 16, 8)
+			v = v<<4 | d
+		}
+		i++
+	}
+	if i == 0 {
+		return 0, s, false
+	}
+	return v, t[i:], true
 }
 
 // parseU32 is u32_parse_opt for what txlab models: "match" selectors,
@@ -199,24 +227,22 @@ func parseU32Handle(s string) (uint32, error) {
 // divisor, sample, hashkey) and offsets are refused by name.
 func parseU32(f *Filter, cmd tc.Filter, tp *proto, s *Set) error {
 	const kind = "u32"
+	var h uint32
 	if cmd.Handle != "" {
-		h, err := parseU32Handle(cmd.Handle)
-		if err != nil {
+		var err error
+		if h, err = parseU32Handle(cmd.Handle); err != nil {
 			return qdisc.Parsef(kind, "Illegal filter ID %q", cmd.Handle)
 		}
-		if h>>20 != 0 && h&0xFFF00000 != tp.u32ht {
-			return errKernel("Error: Handle specified hash table address mismatch (%s is not this pref's %s).", cmd.Handle, u32HandleString(tp.u32ht))
+	}
+	if len(cmd.Options) == 0 {
+		if cmd.Handle != "" {
+			return errKernel("Error: cls_u32: Filter handle requires options.")
 		}
-		if h&0xFFF == 0 {
-			return qdisc.Lacksf(kind, "handle %s: u32 hash tables are not modelled (give a node, 800::N)", cmd.Handle)
-		}
-		if (h>>12)&0xFF != 0 {
-			return qdisc.Lacksf(kind, "handle %s: u32 hash buckets are not modelled", cmd.Handle)
-		}
-		f.Handle = tp.u32ht | h&0xFFF
+		return nil // u32_parse_opt sends no TCA_OPTIONS: f.u32 stays nil
 	}
 	sel := &u32Sel{}
 	var order uint32
+	selOK := false
 	words := cmd.Options
 	for len(words) > 0 {
 		w := words[0]
@@ -226,7 +252,7 @@ func parseU32(f *Filter, cmd tc.Filter, tp *proto, s *Set) error {
 			if err != nil {
 				return qdisc.Parsef(kind, "Illegal \"match\": %v", err)
 			}
-			words = rest
+			words, selOK = rest, true
 		case matches(w, "classid") || w == "flowid":
 			if len(words) < 2 {
 				return qdisc.Parsef(kind, "%q needs a value", w)
@@ -249,8 +275,8 @@ func parseU32(f *Filter, cmd tc.Filter, tp *proto, s *Set) error {
 			if len(words) < 2 {
 				return qdisc.Parsef(kind, "%q needs a value", w)
 			}
-			n, err := units.GetUnsigned(words[1], 0)
-			if err != nil || n == 0 || n > 0xFFF {
+			n, err := units.GetUnsigned(words[1], 0) // get_u32: any u32, 0 leaves the handle alone
+			if err != nil {
 				return qdisc.Parsef(kind, "Illegal \"order\" %q", words[1])
 			}
 			order = n
@@ -270,11 +296,25 @@ func parseU32(f *Filter, cmd tc.Filter, tp *proto, s *Set) error {
 			words = words[1:]
 		}
 	}
+	if !selOK {
+		// No "match": tc sends no TCA_U32_SEL, which u32_change refuses.
+		return errKernel("Error: cls_u32: Selector not specified.")
+	}
 	if order != 0 {
-		if f.Handle&0xFFF != 0 && order != f.Handle&0xFFF {
+		if h&0xFFF != 0 && order != h&0xFFF {
 			return qdisc.Parsef(kind, `"order" contradicts "handle"`)
 		}
-		f.Handle = tp.u32ht | order
+		h |= order // u32_parse_opt: t->tcm_handle |= order
+	}
+	if h != 0 {
+		if h>>20 != 0 && h&0xFFF00000 != tp.u32ht {
+			return errKernel("Error: cls_u32: Handle specified hash table address mismatch (%s is not this pref's %s).", u32HandleString(h), u32HandleString(tp.u32ht))
+		}
+		// u32_change ignores the handle's bucket, and a node of 0
+		// asks for a new one (gen_new_kid).
+		if h&0xFFF != 0 {
+			f.Handle = tp.u32ht | h&0xFFF
+		}
 	}
 	f.u32 = sel
 	return nil
