@@ -573,6 +573,10 @@ func parseMatchall(f *Filter, cmd tc.Filter, s *Set) error {
 	if f.Handle == 0 {
 		f.Handle = 1 // mall_change: handle 0 becomes 1
 	}
+	if len(cmd.Options) == 0 {
+		// matchall_parse_opt sends no TCA_OPTIONS; mall_change refuses that.
+		return errKernel("RTNETLINK answers: Invalid argument (matchall needs a classid or an action)")
+	}
 	words := cmd.Options
 	for len(words) > 0 {
 		w := words[0]
@@ -601,6 +605,11 @@ func parseMatchall(f *Filter, cmd tc.Filter, s *Set) error {
 			}
 			if !ok {
 				return qdisc.Parsef(kind, "What is %q?", w)
+			}
+			if len(words) < 2 {
+				// matchall_parse_opt reads skip_hw/skip_sw with NEXT_ARG,
+				// which wants a word after it.
+				return qdisc.Parsef(kind, "%q: Command line is not complete", w)
 			}
 			words = words[1:]
 		}

@@ -354,3 +354,29 @@ func TestU32OptionsAndHandles(t *testing.T) {
 		}
 	}
 }
+
+// matchall_parse_opt sends no options for a bare "matchall", which
+// mall_change refuses; it reads skip_hw/skip_sw with NEXT_ARG, so they
+// cannot be the last word.
+func TestMatchallOptions(t *testing.T) {
+	tests := []struct {
+		filter string
+		err    string
+	}{
+		{"protocol ip prio 1 matchall", "RTNETLINK answers: Invalid argument"},
+		{"protocol ip prio 1 handle 5 matchall", "RTNETLINK answers: Invalid argument"},
+		{"protocol ip prio 1 matchall classid 1:1 skip_hw", "Command line is not complete"},
+		{"protocol ip prio 1 matchall skip_hw classid 1:1", ""},
+		{"protocol ip prio 1 matchall classid 1:1", ""},
+	}
+	for _, tt := range tests {
+		cmd, err := tc.ParseFilter(strings.Fields(tt.filter))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = NewSet().Add(tc.VerbAdd, cmd, root)
+		if (err == nil) != (tt.err == "") || (err != nil && !strings.Contains(err.Error(), tt.err)) {
+			t.Errorf("%s: %v, want %q", tt.filter, err, tt.err)
+		}
+	}
+}
