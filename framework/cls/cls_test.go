@@ -380,3 +380,29 @@ func TestMatchallOptions(t *testing.T) {
 		}
 	}
 }
+
+// flower_parse_ip_tos_ttl reads the tos in base 10 first, then base 16.
+func TestFlowerTosBase(t *testing.T) {
+	tests := []struct {
+		tos  string
+		dscp uint8
+		hit  bool
+	}{
+		{"184", 46, true},    // 0xb8: EF
+		{"0xb8", 46, true},   // hex with its prefix
+		{"b8", 46, true},     // not decimal: base 16
+		{"20", 5, true},      // decimal 20 is dscp 5
+		{"20", 8, false},     // not 0x20 (dscp 8)
+		{"32/0xfc", 8, true}, // decimal value, hex mask
+		{"0x20/fc", 8, true}, // the mask is base 16
+	}
+	for _, tt := range tests {
+		s := NewSet()
+		add(t, s, root, "protocol ip prio 1 flower ip_tos "+tt.tos+" classid 1:1")
+		p := pkt()
+		p.DSCP = tt.dscp
+		if got := s.Classify(qdisc.CheckCtx(), &p, root).Verdict == qdisc.VerdictClass; got != tt.hit {
+			t.Errorf("ip_tos %s, dscp %d: hit %v, want %v", tt.tos, tt.dscp, got, tt.hit)
+		}
+	}
+}

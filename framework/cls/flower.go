@@ -249,10 +249,15 @@ func parsePortMask(s string) (uint16, uint16, error) {
 	return uint16(p), uint16(mask), nil
 }
 
-// parseU8Mask reads "V" or "V/M" (flower_parse_ip_tos_ttl: base 16).
+// parseU8Mask reads "V" or "V/M" as flower_parse_ip_tos_ttl: the value
+// in base 10, else base 16 ("20" is 20, "0x20" and "b8" are hex); the
+// mask in base 16.
 func parseU8Mask(s string) (uint8, uint8, error) {
 	v, m, slash := strings.Cut(s, "/")
-	val, err := units.GetUnsigned(v, 16)
+	val, err := units.GetUnsigned(v, 10)
+	if err != nil || val > 0xFF {
+		val, err = units.GetUnsigned(v, 16)
+	}
 	if err != nil || val > 0xFF {
 		return 0, 0, fmt.Errorf("not a byte")
 	}
