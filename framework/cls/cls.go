@@ -38,6 +38,7 @@ type Filter struct {
 	u32    *u32Sel
 	fw     *fwKey
 	flower *flowerKeys
+	added  int // its place in its tcf_proto's creation order
 }
 
 // Classifier flags (TCA_CLS_FLAGS_*).
@@ -56,7 +57,9 @@ type proto struct {
 	elems    []*Filter // in classify and dump order
 	u32ht    uint32    // u32: its root hash table's handle (800:, 801:, ...)
 	u32next  uint32    // u32: the next node id
-	fwOld    bool      // fw without filters: skb->mark is the classid
+	fwHead   bool      // fw: fw_head made (else skb->mark is the classid)
+	fwMask   uint32    // fw: fw_head's mask, one for the whole pref
+	added    int       // elements made, for fw's dump order
 	nextHand uint32    // flower: the next handle
 	seq      int       // creation order in the set (Specs replays it)
 }
@@ -204,16 +207,17 @@ func (tp *proto) change(verb tc.Verb, cmd tc.Filter, parent qdisc.ClassID, s *Se
 	if tp.kind == "u32" && f.u32 == nil {
 		return nil, nil // u32_change without TCA_OPTIONS: the tcf_proto and its root table alone
 	}
-	if tp.kind == "fw" && f.fw == nil {
-		// fw_change with no options and no handle: the old method.
-		if len(tp.elems) > 0 {
-			return nil, errKernel("RTNETLINK answers: Invalid argument (fw %q: a fw filter without handle needs the pref to itself)", strings.Join(cmd.Options, " "))
+	if tp.kind == "fw" {
+		if f.fw == nil {
+			// fw_change with no options and no handle succeeds and
+			// changes nothing: a new tcf_proto stays headless, the
+			// old method, until a filter with a handle comes.
+			return nil, nil
 		}
-		tp.fwOld = true
-		return nil, nil
-	}
-	if tp.fwOld {
-		return nil, errKernel("RTNETLINK answers: Invalid argument (this fw pref classifies by skb->mark alone; use another pref)")
+		if tp.fwHead && f.fw.mask != tp.fwMask {
+			// fw_set_parms: the mask is fw_head's, one for the pref.
+			return nil, errKernel("RTNETLINK answers: Invalid argument (fw mask %#x is not this pref's %#x)", f.fw.mask, tp.fwMask)
+		}
 	}
 	if tp.kind == "flower" && f.Handle == 0 {
 		f.Handle = tp.nextHand
@@ -237,7 +241,11 @@ func (tp *proto) change(verb tc.Verb, cmd tc.Filter, parent qdisc.ClassID, s *Se
 	if tp.kind == "matchall" && len(tp.elems) > 0 {
 		return nil, errKernel("RTNETLINK answers: File exists (matchall holds one filter per pref)")
 	}
+	tp.added++
+	f.added = tp.added
 	switch tp.kind {
+	case "fw":
+		tp.fwHead, tp.fwMask = true, f.fw.mask
 	case "flower":
 		tp.nextHand = max(tp.nextHand, f.Handle+1)
 	case "u32":
@@ -356,7 +364,7 @@ func (s *Set) Classify(ctx qdisc.Ctx, p *skb.Packet, at qdisc.ClassID) qdisc.Fil
 		if tp.protocol != tc.ProtoAll && tp.protocol != tc.ProtoIP {
 			continue
 		}
-		if tp.fwOld {
+		if tp.kind == "fw" && !tp.fwHead {
 			ctx.Work(qdisc.WorkHash, 1)
 			// fw_classify's old method: a mark whose major is 0 or the
 			// qdisc's is the classid itself.
@@ -487,13 +495,37 @@ func (s *Set) Show(at qdisc.ClassID, withParent bool) string {
 		if tp.kind == "u32" {
 			fmt.Fprintf(&out, "%sfh %s ht divisor 1 \n", head, u32HandleString(tp.u32ht))
 		}
-		for _, f := range tp.elems {
+		for _, f := range tp.dumpOrder() {
 			out.WriteString(head)
 			f.printOptions(&out)
 			out.WriteString("\n")
 		}
 	}
 	return out.String()
+}
+
+// dumpOrder is the elements as the kind's walk visits them: fw_walk goes
+// bucket by bucket of fw_hash, newest first within one; the others in
+// handle order.
+func (tp *proto) dumpOrder() []*Filter {
+	if tp.kind != "fw" {
+		return tp.elems
+	}
+	out := slices.Clone(tp.elems)
+	slices.SortStableFunc(out, func(x, y *Filter) int {
+		if hx, hy := fwHash(x.Handle), fwHash(y.Handle); hx != hy {
+			return int(hx) - int(hy)
+		}
+		return y.added - x.added
+	})
+	return out
+}
+
+// fwHash is fw_hash: the handle folded to one of 256 buckets.
+func fwHash(h uint32) uint32 {
+	h ^= h >> 16
+	h ^= h >> 8
+	return h % 256
 }
 
 // printOptions is the kind's print_fopt, then tc_print_action.
@@ -513,6 +545,9 @@ func (f *Filter) printOptions(b *strings.Builder) {
 		}
 		if f.ClassID != 0 {
 			fmt.Fprintf(b, "classid %s ", f.ClassID)
+		}
+		if len(f.Actions) > 0 {
+			b.WriteString("\n") // fw_print_opt's print_nl before tc_print_action
 		}
 	case "u32":
 		f.u32.print(b, f)

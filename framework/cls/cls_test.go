@@ -406,3 +406,62 @@ func TestFlowerTosBase(t *testing.T) {
 		}
 	}
 }
+
+// fw's mask is fw_head's, one per pref (fw_set_parms refuses another);
+// a pref is the mark method only while it has no fw_head: a filter with
+// a handle makes one, and a bare "fw" on a pref with filters changes
+// nothing. fw_walk dumps bucket by bucket of fw_hash, newest first, and
+// fw_print_opt starts the actions on a line of their own.
+func TestFwHead(t *testing.T) {
+	tests := []struct {
+		name    string
+		filters []string
+		mark    uint32
+		err     string
+		want    qdisc.FilterResult
+	}{
+		{"a second mask is refused", []string{"prio 1 handle 1/0xff fw classid 1:1", "prio 1 handle 2 fw classid 1:2"}, 2, "Invalid argument", qdisc.FilterResult{}},
+		{"the same mask is taken", []string{"prio 1 handle 1/0xff fw classid 1:1", "prio 1 handle 2/0xff fw classid 1:2"}, 0x302, "", qdisc.FilterResult{Verdict: qdisc.VerdictClass, Class: 0x10002}},
+		{"a handle ends the mark method", []string{"prio 1 fw", "prio 1 handle 5 fw classid 1:5"}, 0x10020, "", qdisc.FilterResult{}},
+		{"keyed after the mark method", []string{"prio 1 fw", "prio 1 handle 5 fw classid 1:5"}, 5, "", qdisc.FilterResult{Verdict: qdisc.VerdictClass, Class: 0x10005}},
+		{"a bare fw on a keyed pref changes nothing", []string{"prio 1 handle 5 fw classid 1:5", "prio 1 fw"}, 0x10020, "", qdisc.FilterResult{}},
+	}
+	for _, tt := range tests {
+		s := NewSet()
+		var err error
+		for _, w := range tt.filters {
+			cmd, perr := tc.ParseFilter(strings.Fields("protocol ip " + w))
+			if perr != nil {
+				t.Fatal(perr)
+			}
+			if _, err = s.Add(tc.VerbAdd, cmd, root); err != nil {
+				break
+			}
+		}
+		if (err == nil) != (tt.err == "") || (err != nil && !strings.Contains(err.Error(), tt.err)) {
+			t.Errorf("%s: %v, want %q", tt.name, err, tt.err)
+			continue
+		}
+		p := pkt()
+		p.Mark = tt.mark
+		if got := s.Classify(qdisc.CheckCtx(), &p, root); got != tt.want {
+			t.Errorf("%s: mark %#x got %+v, want %+v", tt.name, tt.mark, got, tt.want)
+		}
+	}
+
+	s := NewSet()
+	for _, h := range []string{"1", "0x100", "2"} {
+		add(t, s, root, "protocol ip prio 1 handle "+h+" fw classid 1:1")
+	}
+	add(t, s, root, "protocol ip prio 2 handle 3 fw classid 1:3 action drop")
+	want := "filter parent 1: protocol ip pref 1 fw chain 0 \n" +
+		"filter parent 1: protocol ip pref 1 fw chain 0 handle 0x100 classid 1:1 \n" +
+		"filter parent 1: protocol ip pref 1 fw chain 0 handle 0x1 classid 1:1 \n" +
+		"filter parent 1: protocol ip pref 1 fw chain 0 handle 0x2 classid 1:1 \n" +
+		"filter parent 1: protocol ip pref 2 fw chain 0 \n" +
+		"filter parent 1: protocol ip pref 2 fw chain 0 handle 0x3 classid 1:3 \n" +
+		"\n\taction order 1: gact action drop\n\t random type none pass val 0\n\t index 1 ref 1 bind 1\n\n"
+	if got := s.Show(root, true); got != want {
+		t.Errorf("show:\n%q\nwant:\n%q", got, want)
+	}
+}
