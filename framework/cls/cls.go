@@ -264,34 +264,69 @@ func (tp *proto) change(verb tc.Verb, cmd tc.Filter, parent qdisc.ClassID, s *Se
 	return f, nil
 }
 
-// Delete is `tc filter del`: the whole pref (every element) when no
-// handle is given, as tc_del_tfilter does; or one element.
+// Delete is tc_del_tfilter: with no pref, a flush of the chain (refused
+// with a protocol, handle or kind); with a pref, the tcf_proto of that
+// pref (and protocol, when given) whole when no handle is given, or one
+// element, and the tcf_proto with it when that was its last (the
+// kind's delete reports *last).
 func (s *Set) Delete(cmd tc.Filter, parent qdisc.ClassID) error {
+	if cmd.Pref == 0 {
+		if cmd.ProtoSet || cmd.Handle != "" || cmd.Kind != "" {
+			return errKernel("Error: Cannot flush filters with protocol, handle or kind set.")
+		}
+		delete(s.blocks, parent) // tcf_chain_flush; nothing to do without a chain
+		return nil
+	}
 	b := s.blocks[parent]
 	if b == nil {
 		return errKernel("Error: Cannot find specified filter chain.")
 	}
-	if cmd.Pref == 0 {
-		delete(s.blocks, parent) // tc filter del with no pref flushes the chain
+	i := slices.IndexFunc(b.protos, func(tp *proto) bool { return tp.pref == cmd.Pref })
+	if i < 0 || (cmd.ProtoSet && b.protos[i].protocol != cmd.Protocol) {
+		return errKernel("Error: Filter with specified priority/protocol not found.")
+	}
+	tp := b.protos[i]
+	if cmd.Kind != "" && cmd.Kind != tp.kind {
+		return errKernel("Error: Specified filter kind does not match existing one.")
+	}
+	if cmd.Handle == "" {
+		b.protos = slices.Delete(b.protos, i, i+1)
 		return nil
 	}
-	for i, tp := range b.protos {
-		if tp.pref != cmd.Pref {
-			continue
-		}
-		if cmd.Handle == "" {
-			b.protos = slices.Delete(b.protos, i, i+1)
-			return nil
-		}
-		for j, e := range tp.elems {
-			if e.handleText() == cmd.Handle || handleEqual(tp.kind, cmd.Handle, e.Handle) {
-				tp.elems = slices.Delete(tp.elems, j, j+1)
-				return nil
-			}
+	j := slices.IndexFunc(tp.elems, func(e *Filter) bool {
+		return e.handleText() == cmd.Handle || handleEqual(tp.kind, cmd.Handle, e.Handle)
+	})
+	if j < 0 {
+		if tp.kind == "u32" && handleEqual("u32", cmd.Handle, tp.u32ht) {
+			return errKernel("Error: cls_u32: Not allowed to delete root node.")
 		}
 		return errKernel("Error: Specified filter handle not found.")
 	}
-	return errKernel("Error: Filter with specified priority/protocol not found.")
+	tp.elems = slices.Delete(tp.elems, j, j+1)
+	if len(tp.elems) == 0 && (tp.kind != "u32" || s.u32Protos(parent.Major()) == 1) {
+		// mall_delete, fw_delete and fl_delete say last when nothing is
+		// left; u32_delete when this is the qdisc's only u32 (its
+		// tc_u_common has one user) and no node is left.
+		b.protos = slices.Delete(b.protos, i, i+1)
+	}
+	return nil
+}
+
+// u32Protos counts the u32 tcf_protos of qdisc maj and its classes: the
+// users of its tc_u_common (u32_init keys it by the block's qdisc).
+func (s *Set) u32Protos(maj uint16) int {
+	n := 0
+	for at, b := range s.blocks {
+		if at.Major() != maj {
+			continue
+		}
+		for _, tp := range b.protos {
+			if tp.kind == "u32" {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 // handleEqual reads a handle as the kind's parser would and compares.

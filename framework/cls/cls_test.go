@@ -465,3 +465,53 @@ func TestFwHead(t *testing.T) {
 		t.Errorf("show:\n%q\nwant:\n%q", got, want)
 	}
 }
+
+// tc_del_tfilter: a flush refuses a protocol, handle or kind; a pref's
+// protocol and kind must be its own; deleting a pref's last element
+// deletes the pref when the kind says last (matchall, fw, flower; u32
+// only for the qdisc's one u32 pref), and u32's root table is not an
+// element to delete.
+func TestDelete(t *testing.T) {
+	tests := []struct {
+		name    string
+		filters []string
+		del     string
+		err     string
+		prefs   string // the prefs left at root, as Show lists them
+	}{
+		{"flush", []string{"prio 1 matchall classid 1:1", "prio 2 matchall classid 1:2"}, "", "", ""},
+		{"flush with a protocol", []string{"prio 1 matchall classid 1:1"}, "protocol ip", "Cannot flush filters with protocol, handle or kind set", "1"},
+		{"another protocol", []string{"prio 1 matchall classid 1:1"}, "protocol ipv6 pref 1", "Filter with specified priority/protocol not found", "1"},
+		{"another kind", []string{"prio 1 matchall classid 1:1"}, "pref 1 u32", "Specified filter kind does not match existing one", "1"},
+		{"the pref", []string{"prio 1 matchall classid 1:1", "prio 2 matchall classid 1:2"}, "protocol ip pref 1", "", "2"},
+		{"matchall's one element", []string{"prio 1 matchall classid 1:1", "prio 2 matchall classid 1:2"}, "pref 1 handle 1 matchall", "", "2"},
+		{"fw's last element", []string{"prio 1 handle 1 fw classid 1:1", "prio 1 handle 2 fw classid 1:2"}, "pref 1 handle 1 fw", "", "1"},
+		{"flower's last element", []string{"prio 1 flower classid 1:1", "prio 2 matchall classid 1:2"}, "pref 1 handle 1 flower", "", "2"},
+		{"u32's last element, the only u32", []string{"prio 1 u32 match ip dport 1 0xffff flowid 1:1"}, "pref 1 handle 800::800 u32", "", ""},
+		{"u32's last element, another u32", []string{"prio 1 u32 match ip dport 1 0xffff flowid 1:1", "prio 2 u32 match ip dport 1 0xffff flowid 1:1"}, "pref 1 handle 800::800 u32", "", "1 2"},
+		{"u32's root table", []string{"prio 1 u32 match ip dport 1 0xffff flowid 1:1"}, "pref 1 handle 800: u32", "Not allowed to delete root node", "1"},
+	}
+	for _, tt := range tests {
+		s := NewSet()
+		for _, f := range tt.filters {
+			add(t, s, root, "protocol ip "+f)
+		}
+		cmd, err := tc.ParseFilter(strings.Fields(tt.del))
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = s.Delete(cmd, root)
+		if (err == nil) != (tt.err == "") || (err != nil && !strings.Contains(err.Error(), tt.err)) {
+			t.Errorf("%s: %v, want %q", tt.name, err, tt.err)
+		}
+		var prefs []string
+		for _, l := range strings.Split(s.Show(root, true), "\n") {
+			if f := strings.Fields(l); len(f) == 10 && f[5] == "pref" {
+				prefs = append(prefs, f[6])
+			}
+		}
+		if got := strings.Join(prefs, " "); got != tt.prefs {
+			t.Errorf("%s: prefs left %q, want %q", tt.name, got, tt.prefs)
+		}
+	}
+}
