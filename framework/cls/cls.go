@@ -67,7 +67,6 @@ type proto struct {
 // block is a tcf_block (chain 0): a qdisc's or a class's filters.
 type block struct {
 	protos []*proto // by pref
-	u32ids uint32   // tc_u_common's handle idr: root hash tables made
 }
 
 // Set is every filter of a device, by the qdisc or class they are
@@ -76,10 +75,17 @@ type Set struct {
 	blocks map[qdisc.ClassID]*block
 	actIdx map[string]uint32
 	seq    int
+	// u32Last is each qdisc's tc_u_common idr_alloc_cyclic cursor.
+	u32Last map[uint16]uint32
+	// replay: Load rebuilds u32 prefs with the root tables their
+	// handles name, as the host's set had them.
+	replay bool
 }
 
 // NewSet makes an empty set.
-func NewSet() *Set { return &Set{blocks: map[qdisc.ClassID]*block{}, actIdx: map[string]uint32{}} }
+func NewSet() *Set {
+	return &Set{blocks: map[qdisc.ClassID]*block{}, actIdx: map[string]uint32{}, u32Last: map[uint16]uint32{}}
+}
 
 func (s *Set) nextActionIndex(kind string) uint32 {
 	s.actIdx[kind]++
@@ -150,7 +156,15 @@ func (s *Set) Add(verb tc.Verb, cmd tc.Filter, parent qdisc.ClassID) (*Filter, e
 		s.seq++
 		tp = &proto{pref: pref, protocol: protocol, kind: cmd.Kind, nextHand: 1, seq: s.seq}
 		if tp.kind == "u32" {
-			tp.u32ht = b.newU32HT()
+			tp.u32ht = s.newU32HT(parent.Major())
+			if s.replay && cmd.Handle != "" {
+				if h, err := parseU32Handle(cmd.Handle); err == nil && h>>20 != 0 {
+					tp.u32ht = h &^ 0xFFFFF
+				}
+				if len(cmd.Options) == 0 {
+					cmd.Handle = "" // a bare u32: the handle only named its table
+				}
+			}
 		}
 	}
 	f, err := tp.change(verb, cmd, parent, s)
@@ -178,12 +192,41 @@ func (b *block) autoPref() uint16 {
 	return 0xC000
 }
 
-// newU32HT is u32_init's root hash table handle: 800: for the block's
-// first u32, then gen_new_htid (801:, 802:, ...).
-func (b *block) newU32HT() uint32 {
-	id := b.u32ids
-	b.u32ids++
-	return (0x800 | id) << 20
+// newU32HT is u32_init's root hash table handle. tc_u_common is one per
+// qdisc (tc_u_common_ptr: the block's q, its classes' blocks included):
+// the qdisc's first u32 pref gets 800:, later ones gen_new_htid's
+// idr_alloc_cyclic ids 801: to ffe:, skipping those in use; when the
+// qdisc's last u32 pref goes, so does the tc_u_common, and 800: comes
+// again.
+func (s *Set) newU32HT(maj uint16) uint32 {
+	used := map[uint32]bool{}
+	n := 0
+	for at, b := range s.blocks {
+		if at.Major() != maj {
+			continue
+		}
+		for _, tp := range b.protos {
+			if tp.kind == "u32" {
+				used[tp.u32ht>>20&0x7FF] = true
+				n++
+			}
+		}
+	}
+	if n == 0 {
+		s.u32Last[maj] = 0
+		return 0x800 << 20
+	}
+	id := s.u32Last[maj]
+	for range 0x7FE {
+		if id++; id > 0x7FE {
+			id = 1
+		}
+		if !used[id] {
+			s.u32Last[maj] = id
+			return (0x800 | id) << 20
+		}
+	}
+	return 0x800 << 20 // idr full: unreachable with txlab's prefs
 }
 
 // change is tp->ops->change: a new element, or the one cmd.Handle names.
@@ -468,6 +511,9 @@ func (s *Set) Specs(maj uint16) []string {
 		{
 			base := tc.Filter{Parent: tcHandle(at), Protocol: tp.protocol, ProtoSet: true, Pref: tp.pref, Kind: tp.kind}
 			if len(tp.elems) == 0 { // fw's mark method, a bare u32
+				if tp.kind == "u32" {
+					base.Handle = u32HandleString(tp.u32ht) // for Load: its table
+				}
 				out = append(out, strings.Join(base.Words(), " "))
 				continue
 			}
@@ -485,6 +531,8 @@ func (s *Set) Specs(maj uint16) []string {
 // Load builds a set from Specs' lines.
 func Load(specs []string) (*Set, error) {
 	s := NewSet()
+	s.replay = true
+	defer func() { s.replay = false }()
 	for _, line := range specs {
 		cmd, err := tc.ParseFilter(strings.Fields(line))
 		if err != nil {

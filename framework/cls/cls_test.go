@@ -515,3 +515,44 @@ func TestDelete(t *testing.T) {
 		}
 	}
 }
+
+// u32's root tables come from one tc_u_common per qdisc (its classes'
+// blocks share it): 800: first, then idr_alloc_cyclic ids; it goes with
+// the qdisc's last u32 pref. A copy rebuilt from Specs keeps the tables.
+func TestU32CommonPerQdisc(t *testing.T) {
+	const cl = qdisc.ClassID(0x10001)
+	u32 := func(s *Set, at qdisc.ClassID, pref string) string {
+		f := add(t, s, at, "protocol ip pref "+pref+" u32 match ip dport 1 0xffff flowid 1:1")
+		return u32HandleString(f.Handle)
+	}
+	del := func(s *Set, at qdisc.ClassID, pref string) {
+		cmd, _ := tc.ParseFilter(strings.Fields("pref " + pref))
+		if err := s.Delete(cmd, at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := NewSet()
+	got := []string{u32(s, root, "1"), u32(s, cl, "1"), u32(s, root, "2")}
+	del(s, root, "1")
+	got = append(got, u32(s, root, "3"))
+	add(t, s, root, "protocol ip pref 4 u32")
+	if want := "800::800 801::800 802::800 803::800"; strings.Join(got, " ") != want {
+		t.Errorf("handles %v, want %s", got, want)
+	}
+	c, err := Load(s.Specs(1))
+	if err != nil {
+		t.Fatalf("the copy: %v", err)
+	}
+	for _, at := range []qdisc.ClassID{root, cl} {
+		if c.Show(at, true) != s.Show(at, true) {
+			t.Errorf("the copy at %s:\n%s\nwant:\n%s", at, c.Show(at, true), s.Show(at, true))
+		}
+	}
+	for _, p := range []string{"2", "3", "4"} {
+		del(s, root, p)
+	}
+	del(s, cl, "1")
+	if h := u32(s, root, "5"); h != "800::800" {
+		t.Errorf("after the last u32 went: %s, want 800::800", h)
+	}
+}
