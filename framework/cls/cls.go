@@ -125,9 +125,14 @@ func (s *Set) Add(verb tc.Verb, cmd tc.Filter, parent qdisc.ClassID) (*Filter, e
 	pref := cmd.Pref
 	if pref == 0 {
 		if !create {
-			return nil, errKernel("Error: Cannot find specified filter chain.")
+			return nil, errKernel("Error: Invalid filter command with priority of zero.")
 		}
-		pref = b.autoPref()
+		var ok bool
+		if pref, ok = b.autoPref(); !ok {
+			// tcf_chain_tp_find with prio_allocate meets a pref of
+			// exactly 0x8000: -EINVAL.
+			return nil, errKernel("Error: Filter with specified priority/protocol not found.")
+		}
 	} else {
 		for _, p := range b.protos {
 			if p.pref != pref {
@@ -144,14 +149,14 @@ func (s *Set) Add(verb tc.Verb, cmd tc.Filter, parent qdisc.ClassID) (*Filter, e
 	}
 	if protocol == 0 {
 		if tp == nil {
-			return nil, errKernel("Error: Filter with specified priority/protocol not found.")
+			return nil, errKernel("Error: Filter kind and protocol must be specified.")
 		}
 		protocol = tp.protocol
 	}
 	newTP := tp == nil
 	if newTP {
 		if !create {
-			return nil, errKernel("Error: Filter with specified priority/protocol not found.")
+			return nil, errKernel("Error: Need both RTM_NEWTFILTER and NLM_F_CREATE to create a new filter.")
 		}
 		s.seq++
 		tp = &proto{pref: pref, protocol: protocol, kind: cmd.Kind, nextHand: 1, seq: s.seq}
@@ -182,14 +187,14 @@ func (s *Set) Add(verb tc.Verb, cmd tc.Filter, parent qdisc.ClassID) (*Filter, e
 // autoPref is tcf_auto_prio(tcf_chain_tp_prev()): tcf_chain_tp_find
 // with the placeholder prio 0x8000 stops at the first tcf_proto of pref
 // 0x8000 or more, and the new pref is one below it; with none, 0xC000
-// (49152).
-func (b *block) autoPref() uint16 {
+// (49152). ok is false when that tcf_proto's pref is 0x8000 itself.
+func (b *block) autoPref() (pref uint16, ok bool) {
 	for _, p := range b.protos {
 		if p.pref >= 0x8000 {
-			return p.pref - 1
+			return p.pref - 1, p.pref != 0x8000
 		}
 	}
-	return 0xC000
+	return 0xC000, true
 }
 
 // newU32HT is u32_init's root hash table handle. tc_u_common is one per
@@ -273,13 +278,17 @@ func (tp *proto) change(verb tc.Verb, cmd tc.Filter, parent qdisc.ClassID, s *Se
 			continue
 		}
 		if verb == tc.VerbAdd {
+			if cmd.Handle != "" {
+				// tc_new_tfilter: tp->ops->get found it, NLM_F_EXCL.
+				return nil, errKernel("Error: Filter already exists.")
+			}
 			return nil, errKernel("RTNETLINK answers: File exists (%s handle %s at pref %d)", tp.kind, f.handleText(), tp.pref)
 		}
 		tp.elems[i] = f
 		return f, nil
 	}
 	if verb == tc.VerbChange {
-		return nil, errKernel("Error: Filter with specified priority/protocol not found.")
+		return nil, errKernel("Error: Need both RTM_NEWTFILTER and NLM_F_CREATE to create a new filter.")
 	}
 	if tp.kind == "matchall" && len(tp.elems) > 0 {
 		return nil, errKernel("RTNETLINK answers: File exists (matchall holds one filter per pref)")

@@ -556,3 +556,36 @@ func TestU32CommonPerQdisc(t *testing.T) {
 		t.Errorf("after the last u32 went: %s, want 800::800", h)
 	}
 }
+
+// tc_new_tfilter's messages: change without a pref, change that would
+// make a tcf_proto or an element, add of a handle that exists, and the
+// auto pref meeting a pref of 0x8000.
+func TestAddMessages(t *testing.T) {
+	tests := []struct {
+		setup []string
+		verb  tc.Verb
+		cmd   string
+		want  string
+	}{
+		{nil, tc.VerbChange, "protocol ip u32 match ip dport 1 0xffff flowid 1:1", "Error: Invalid filter command with priority of zero."},
+		{nil, tc.VerbChange, "pref 1 u32 match ip dport 1 0xffff flowid 1:1", "Error: Filter kind and protocol must be specified."},
+		{nil, tc.VerbChange, "protocol ip pref 1 u32 match ip dport 1 0xffff flowid 1:1", "Error: Need both RTM_NEWTFILTER and NLM_F_CREATE to create a new filter."},
+		{[]string{"protocol ip pref 1 handle 1 fw classid 1:1"}, tc.VerbChange, "pref 1 handle 2 fw classid 1:2", "Error: Need both RTM_NEWTFILTER and NLM_F_CREATE to create a new filter."},
+		{[]string{"protocol ip pref 1 handle 1 fw classid 1:1"}, tc.VerbAdd, "protocol ip pref 1 handle 1 fw classid 1:2", "Error: Filter already exists."},
+		{[]string{"protocol ip pref 1 matchall classid 1:1"}, tc.VerbAdd, "protocol ip pref 1 matchall classid 1:2", "RTNETLINK answers: File exists"},
+		{[]string{"protocol ip pref 32768 matchall classid 1:1"}, tc.VerbAdd, "protocol ip matchall classid 1:2", "Error: Filter with specified priority/protocol not found."},
+	}
+	for _, tt := range tests {
+		s := NewSet()
+		for _, w := range tt.setup {
+			add(t, s, root, w)
+		}
+		cmd, err := tc.ParseFilter(strings.Fields(tt.cmd))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Add(tt.verb, cmd, root); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s %s: %v, want %q", tt.verb, tt.cmd, err, tt.want)
+		}
+	}
+}
