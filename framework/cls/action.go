@@ -31,21 +31,28 @@ func (c Control) String() string {
 	return fmt.Sprintf("%d", int32(c))
 }
 
-// parseControl is action_a2n: a verdict by name ("ok" and "shot" are
-// aliases). ok is false for a word that names no verdict; lacks is set
-// for verdicts tc knows that txlab does not model.
+// a2n is action_a2n's table, in its order: a word names the first
+// verdict it is a prefix of ("p" is pass, "pi" pipe). The bool marks the
+// verdicts txlab models. "stolen" is not among them: tc has no word for
+// it.
+var a2n = []struct {
+	name    string
+	c       Control
+	modeled bool
+}{
+	{"continue", ActUnspec, true}, {"drop", ActShot, true}, {"shot", ActShot, true},
+	{"pass", ActOK, true}, {"ok", ActOK, true}, {"reclassify", 0, false},
+	{"pipe", ActPipe, true}, {"goto", 0, false}, {"jump", 0, false}, {"trap", 0, false},
+}
+
+// parseControl is action_a2n: a verdict by name or a prefix of one. ok
+// is false for a word that names no verdict; lacks is set for verdicts
+// tc knows that txlab does not model.
 func parseControl(w string) (c Control, ok bool, lacks bool) {
-	switch w {
-	case "continue":
-		return ActUnspec, true, false
-	case "pass", "ok":
-		return ActOK, true, false
-	case "drop", "shot":
-		return ActShot, true, false
-	case "pipe":
-		return ActPipe, true, false
-	case "reclassify", "trap", "jump", "goto", "stolen":
-		return 0, true, true
+	for _, e := range a2n {
+		if matches(w, e.name) {
+			return e.c, true, !e.modeled
+		}
 	}
 	return 0, false, false
 }
@@ -103,16 +110,16 @@ func parseActions(kind string, words []string, s *Set) ([]Action, []string, erro
 		}
 		var a Action
 		var err error
+		// parse_action: a verdict word is gact's (action_a2n before the
+		// kind), then the kind by its exact name (get_action_kind).
 		switch w := words[0]; {
-		case matches(w, "skbedit"):
+		case func() bool { _, ok, _ := parseControl(w); return ok }():
+			a, words, err = parseGact(kind, words)
+		case w == "skbedit":
 			a, words, err = parseSkbedit(kind, words[1:])
 		case w == "gact":
 			a, words, err = parseGact(kind, words[1:])
 		default:
-			if _, ok, _ := parseControl(w); ok {
-				a, words, err = parseGact(kind, words)
-				break
-			}
 			return nil, nil, qdisc.Lacksf(kind, "action %q is not modelled (txlab has skbedit and gact: drop, pass, pipe, continue)", w)
 		}
 		if err != nil {
@@ -138,6 +145,9 @@ func parseGact(kind string, words []string) (Action, []string, error) {
 		return a, nil, qdisc.Parsef(kind, `gact: %q is not a verdict (drop, pass, pipe, continue)`, words[0])
 	}
 	a.Control = c
+	if len(words) > 1 && matches(words[1], "random") {
+		return a, nil, qdisc.Lacksf(kind, "gact random (netrand, determ) is not modelled")
+	}
 	words, err := skipIndex(kind, "gact", words[1:])
 	return a, words, err
 }

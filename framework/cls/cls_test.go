@@ -589,3 +589,43 @@ func TestAddMessages(t *testing.T) {
 		}
 	}
 }
+
+// Verdicts are read as action_a2n reads them, prefixes included, and a
+// verdict word is gact's before any kind; "stolen" is no tc word; gact's
+// random is refused by name; a kind is named in full.
+func TestActionWords(t *testing.T) {
+	tests := []struct {
+		actions string
+		err     string
+		want    qdisc.Verdict
+	}{
+		{"action dr", "", qdisc.VerdictShot},
+		{"action s", "", qdisc.VerdictShot}, // shot, not skbedit
+		{"action p", "", qdisc.VerdictClass},
+		{"action skbedit priority 5 pi action d", "", qdisc.VerdictShot},
+		{"action gact pa", "", qdisc.VerdictClass},
+		{"action stolen", `action "stolen" is not modelled`, 0},
+		{"action drop random determ pass 10", "gact random (netrand, determ) is not modelled", 0},
+		{"action skbed priority 5", `action "skbed" is not modelled`, 0},
+		{"action reclassify", `gact verdict "reclassify" is not modelled`, 0},
+	}
+	for _, tt := range tests {
+		cmd, err := tc.ParseFilter(strings.Fields("protocol ip prio 1 matchall classid 1:1 " + tt.actions))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := NewSet()
+		_, err = s.Add(tc.VerbAdd, cmd, root)
+		if (err == nil) != (tt.err == "") || (err != nil && !strings.Contains(err.Error(), tt.err)) {
+			t.Errorf("%s: %v, want %q", tt.actions, err, tt.err)
+			continue
+		}
+		if err != nil {
+			continue
+		}
+		p := pkt()
+		if got := s.Classify(qdisc.CheckCtx(), &p, root); got.Verdict != tt.want {
+			t.Errorf("%s: %+v, want verdict %v", tt.actions, got, tt.want)
+		}
+	}
+}
