@@ -266,13 +266,13 @@ func (q *RED) redEnqueue(ctx qdisc.Ctx, p *skb.Packet) qdisc.Code {
 	return qdisc.XmitSuccess
 }
 
-// congestionDrop is red_enqueue's congestion_drop: qdisc_drop_reason.
-// The kernel returns NET_XMIT_CN; the model says NET_XMIT_DROP, so the
-// sender counts the loss.
+// congestionDrop is red_enqueue's congestion_drop: qdisc_drop_reason,
+// then NET_XMIT_CN, not NET_XMIT_DROP: an early drop is congestion, so a
+// sender takes the skb as sent (net_xmit_eval) and TCP enters CWR.
 func (q *RED) congestionDrop(ctx qdisc.Ctx, p *skb.Packet, reason skb.DropReason) qdisc.Code {
 	q.drops++
 	ctx.Drop(p.Handle, reason)
-	return qdisc.XmitDrop
+	return qdisc.XmitCN
 }
 
 // redDequeue is red_dequeue: the child's head; an empty child starts an

@@ -125,12 +125,15 @@ func TestHardMark(t *testing.T) {
 		rc := send(q, ctx, 1000, c.ecn)
 		after := q.Stats()
 		got := "queued"
-		switch {
-		case rc == qdisc.XmitDrop:
+		switch r, dropped := ctx.Dropped[next]; {
+		case dropped:
 			got = "dropped"
-			if r := ctx.Dropped[next]; r != skb.DropQdiscOverlimit {
-				t.Errorf("%s: reason %q", c.flags, r)
+			// congestion_drop: NET_XMIT_CN, the skb taken as sent.
+			if r != skb.DropQdiscOverlimit || rc != qdisc.XmitCN {
+				t.Errorf("%s: reason %q, %v, want QDISC_OVERLIMIT, NET_XMIT_CN", c.flags, r, rc)
 			}
+		case rc != qdisc.XmitSuccess:
+			t.Errorf("%s: %v for a packet queued", c.flags, rc)
 		case q.stats.forcedMark > 0:
 			got = "marked"
 		}
@@ -154,7 +157,7 @@ func TestProbabilisticMark(t *testing.T) {
 	}
 	steady := func(n int) (drops int) {
 		for range n {
-			if send(q, ctx, 1000, 0) == qdisc.XmitDrop {
+			if send(q, ctx, 1000, 0) == qdisc.XmitCN { // congestion_drop's code
 				drops++
 				continue
 			}
@@ -183,7 +186,8 @@ func TestProbabilisticMark(t *testing.T) {
 	}
 }
 
-// The byte limit of the child: pdrop, QDISC_DROP.
+// The byte limit of the child: pdrop, QDISC_DROP, and the child's
+// NET_XMIT_DROP passed up (not congestion_drop's NET_XMIT_CN).
 func TestChildLimit(t *testing.T) {
 	ctx := qdisctest.NewCtx(1)
 	q := newQ(t, ctx, "limit 2500 min 100000 max 300000 avpkt 1000")
