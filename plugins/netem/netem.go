@@ -371,8 +371,10 @@ func (q *Netem) netemEnqueue(ctx qdisc.Ctx, p skb.Packet) qdisc.Code {
 	if q.corrupt != 0 && q.corrupt >= getCrandom(&q.corruptCor, &q.prng) {
 		q.corrupted++ // a bit of the payload flipped: the model has no payload
 	}
-	if uint32(q.tfifo.len()) >= q.limit {
-		// qdisc_drop_all; the clone (skb2) is freed with it, never made.
+	if uint32(q.tfifo.len()+q.reorderQ.Len()) >= q.limit {
+		// sch->q.qlen >= sch->limit: the qlen counts the reordered
+		// packets in sch->q as well as the tfifo's. qdisc_drop_all;
+		// the clone (skb2) is freed with it, never made.
 		q.drops++
 		ctx.Drop(p.Handle, skb.DropQdiscDrop)
 		return qdisc.XmitDrop

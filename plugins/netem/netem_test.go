@@ -339,12 +339,24 @@ func TestECN(t *testing.T) {
 	}
 }
 
-// The limit counts the tfifo: past it, tail drop with NET_XMIT_DROP.
+// The limit counts sch->q.qlen: past it, tail drop with NET_XMIT_DROP.
+// The qlen is the tfifo's and the reordered packets' (gap 2 reorder
+// 100% sends every second packet to sch->q), so a limit of 5 holds 5
+// of them, whichever queue they are in.
 func TestLimit(t *testing.T) {
-	h, q := newHost(t, "limit 5 delay 1ms", 1)
-	rc := h.send(8, pkt(100))
-	if q.tfifo.len() != 5 || len(h.ctx.Dropped) != 3 || rc[7] != qdisc.XmitDrop || q.drops != 3 {
-		t.Fatalf("held %d, dropped %d, rc %v", q.tfifo.len(), len(h.ctx.Dropped), rc)
+	for _, c := range []struct {
+		args           string
+		tfifo, reorder int
+	}{
+		{"limit 5 delay 1ms", 5, 0},
+		{"limit 5 delay 1ms reorder 100% gap 2", 3, 2},
+	} {
+		h, q := newHost(t, c.args, 1)
+		rc := h.send(8, pkt(100))
+		if q.tfifo.len() != c.tfifo || q.reorderQ.Len() != c.reorder || len(h.ctx.Dropped) != 3 ||
+			rc[4] != qdisc.XmitSuccess || rc[5] != qdisc.XmitDrop || q.drops != 3 || q.Stats().Qlen != 5 {
+			t.Fatalf("%s: held %d + %d reordered, dropped %d, rc %v", c.args, q.tfifo.len(), q.reorderQ.Len(), len(h.ctx.Dropped), rc)
+		}
 	}
 }
 
