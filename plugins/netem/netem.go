@@ -20,6 +20,7 @@ package netem
 
 import (
 	"math"
+	"math/bits"
 
 	"github.com/txlab/txlab/framework/qdisc"
 	"github.com/txlab/txlab/framework/sim"
@@ -231,12 +232,19 @@ func (q *Netem) getSlotNext(ctx qdisc.Ctx, now int64) {
 	var next int64
 	if q.slotDist.table == nil {
 		c := q.slotCfg
-		next = c.minDelay + (int64(ctx.Rand())*(c.maxDelay-c.minDelay))>>32
+		next = c.minDelay + int64(mulU64U32Shr(uint64(c.maxDelay-c.minDelay), ctx.Rand(), 32))
 	} else {
 		next = tabledist(q.slotCfg.distDelay, int32(q.slotCfg.distJitter), nil, &q.prng, q.slotDist.table)
 	}
 	q.slot.next = now + next
 	q.slot.packetsLeft, q.slot.bytesLeft = q.slotCfg.maxPackets, q.slotCfg.maxBytes
+}
+
+// mulU64U32Shr is mul_u64_u32_shr: a 96-bit product, shifted, so a
+// slot range past 2^31 ns does not overflow.
+func mulU64U32Shr(a uint64, mul uint32, shift uint) uint64 {
+	hi, lo := bits.Mul64(a, uint64(mul))
+	return hi<<(64-shift) | lo>>shift
 }
 
 // loss4State is loss_4state: one draw against the transitions out of the

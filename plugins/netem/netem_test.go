@@ -319,6 +319,31 @@ func TestSlot(t *testing.T) {
 	}
 }
 
+// get_slot_next draws the next slot's delay uniformly in [min, max)
+// with mul_u64_u32_shr, whose product does not overflow: slot 1s 5s
+// (a 4 s range, past 2^31 ns) stays in range, its draws spread over it.
+func TestSlotNextRange(t *testing.T) {
+	for _, c := range []struct{ args string }{{"slot 1ms 2ms"}, {"slot 1s 5s"}, {"slot 0 10s"}} {
+		ctx := qdisctest.NewCtx(5)
+		q := newQ(t, ctx, c.args)
+		lo, hi := q.slotCfg.minDelay, q.slotCfg.maxDelay
+		var below, above int
+		for range 1000 {
+			q.getSlotNext(ctx, 0)
+			if d := q.slot.next; d < lo || d >= hi {
+				t.Fatalf("%s: next slot at %d, want [%d, %d)", c.args, d, lo, hi)
+			} else if d < lo+(hi-lo)/2 {
+				below++
+			} else {
+				above++
+			}
+		}
+		if below < 400 || above < 400 {
+			t.Errorf("%s: %d draws below the middle, %d above", c.args, below, above)
+		}
+	}
+}
+
 // loss 100% ecn marks ECN-capable packets CE instead of dropping them
 // (counted as a drop and as ecn_marked, as the kernel does) and drops
 // the others.
