@@ -248,7 +248,8 @@ func mulU64U32Shr(a uint64, mul uint32, shift uint) uint64 {
 }
 
 // loss4State is loss_4state: one draw against the transitions out of the
-// current state (GI model: p13, p31, p32, p14, p23 in a1..a5).
+// current state (GI model: p13, p31, p32, p14, p23 in a1..a5), each
+// range closed below, so a draw equal to a bound takes the next one.
 func (q *Netem) loss4State() bool {
 	c := &q.clg
 	rnd := q.prng.prandomU32State()
@@ -258,10 +259,10 @@ func (q *Netem) loss4State() bool {
 		case rnd < c.a4:
 			c.state = lostInGapPeriod
 			return true
-		case c.a4 < rnd && rnd < c.a1+c.a4:
+		case rnd < c.a1+c.a4:
 			c.state = lostInBurstPeriod
 			return true
-		case c.a1+c.a4 < rnd:
+		default:
 			c.state = txInGapPeriod
 		}
 	case txInBurstPeriod:
@@ -274,9 +275,9 @@ func (q *Netem) loss4State() bool {
 		switch {
 		case rnd < c.a3:
 			c.state = txInBurstPeriod
-		case c.a3 < rnd && rnd < c.a2+c.a3:
+		case rnd < c.a2+c.a3:
 			c.state = txInGapPeriod
-		case c.a2+c.a3 < rnd:
+		default:
 			c.state = lostInBurstPeriod
 			return true
 		}

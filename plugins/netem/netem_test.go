@@ -207,6 +207,34 @@ func TestLoss4State(t *testing.T) {
 	}
 }
 
+// loss_4state's ranges by hand, with the draw landing exactly on a
+// bound: each range is [lower, upper), so a draw equal to p14 from the
+// gap state is a burst loss, one equal to p32 from the burst state
+// returns to the gap, and one equal to p31 + p32 stays lost.
+func TestLoss4StateBounds(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		from      uint8
+		set       func(c *clgState, rnd uint32)
+		lost      bool
+		wantState uint8
+	}{
+		{"gap, rnd = p14", txInGapPeriod, func(c *clgState, r uint32) { c.a4, c.a1 = r, 1 }, true, lostInBurstPeriod},
+		{"gap, rnd = p13 + p14", txInGapPeriod, func(c *clgState, r uint32) { c.a4, c.a1 = r-1, 1 }, false, txInGapPeriod},
+		{"burst loss, rnd = p32", lostInBurstPeriod, func(c *clgState, r uint32) { c.a3, c.a2 = r, 1 }, false, txInGapPeriod},
+		{"burst loss, rnd = p31 + p32", lostInBurstPeriod, func(c *clgState, r uint32) { c.a3, c.a2 = 0, r }, true, lostInBurstPeriod},
+	} {
+		q := newQ(t, qdisctest.NewCtx(1), "loss state 1")
+		peek := q.prng
+		rnd := peek.prandomU32State()
+		q.clg = clgState{state: c.from}
+		c.set(&q.clg, rnd)
+		if lost := q.loss4State(); lost != c.lost || q.clg.state != c.wantState {
+			t.Errorf("%s: lost %v state %d, want %v %d", c.name, lost, q.clg.state, c.lost, c.wantState)
+		}
+	}
+}
+
 // Reordering with a gap, by hand: with delay 10ms reorder 100% gap 5,
 // packets 1-4 are delayed and every 5th goes to the head of the queue
 // at once (sch->q, a stack: the latest reordered leaves first).
