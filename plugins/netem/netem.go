@@ -6,7 +6,7 @@
 // cell overheads, and holds the packet in a time-ordered queue (tfifo)
 // until it is due, waking itself with the watchdog; slots release
 // packets in bursts. Decisions come from the qdisc's own prandom stream
-// (seeded by `seed`, or from Ctx.Rand at every change).
+// (seeded by `seed`, or from Ctx.Rand once at init).
 //
 // What the model leaves out: skb_orphan_partial (the kernel releases the
 // socket's charge when it delays a packet; a closed-loop sender here
@@ -101,18 +101,30 @@ type Netem struct {
 	delayed, lossDropped, corrupted, duplicated, reordered, ecnMarked uint64
 }
 
-// Init implements qdisc.Qdisc (netem_init: the random loss model, then
-// netem_change).
+// Init implements qdisc.Qdisc (netem_init: the random loss model, a
+// seed from get_random_u64, then netem_change). The model draws the seed
+// after the correlations' get_random_u32s: an entropy source's order is
+// not observable, and this keeps every stream as it was.
 func (q *Netem) Init(ctx qdisc.Ctx, s qdisc.Setup, args []string) (qdisc.Info, error) {
 	*q = Netem{speedBps: s.RateBps}
-	return q.Change(ctx, args)
+	o, err := parse(args, q.speedBps)
+	if err != nil {
+		return qdisc.Info{}, err
+	}
+	q.apply(ctx, o)
+	if !o.seed.Set {
+		q.seed = uint64(ctx.Rand())<<32 | uint64(ctx.Rand()) // get_random_u64
+		q.prng.prandomSeedState(q.seed)
+	}
+	return q.info(), nil
 }
 
 // Change implements qdisc.Changer (netem_change). Like the kernel, a
 // change sets the limit, loss, gap, duplicate, latency and jitter from
 // what tc sends every time (a word left out is 0), but keeps the
 // correlations, reorder, corrupt, rate, slot, ECN and tables it does not
-// send; the prng is reseeded. Packets above a lowered limit stay.
+// send; the prng is reseeded only by a `seed` word (its stream and the
+// seed tc shows go on otherwise). Packets above a lowered limit stay.
 func (q *Netem) Change(ctx qdisc.Ctx, args []string) (qdisc.Info, error) {
 	o, err := parse(args, q.speedBps)
 	if err != nil {
@@ -191,10 +203,8 @@ func (q *Netem) apply(ctx qdisc.Ctx, o qopt) {
 	q.jitter = min(q.jitter, math.MaxInt32)
 	if o.seed.Set {
 		q.seed = o.seed.V
-	} else {
-		q.seed = uint64(ctx.Rand())<<32 | uint64(ctx.Rand()) // get_random_u64
+		q.prng.prandomSeedState(q.seed)
 	}
-	q.prng.prandomSeedState(q.seed)
 }
 
 // initCrandom is init_crandom: the correlation and a random last value.

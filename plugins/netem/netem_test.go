@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -414,7 +415,7 @@ func TestLimit(t *testing.T) {
 }
 
 // The same seed word gives the same decisions: `seed` replays the
-// stream, and a change without it reseeds from Ctx.Rand.
+// stream; without it the stream comes from Ctx.Rand.
 func TestSeed(t *testing.T) {
 	run := func(args string, ctxSeed uint64) []skb.Handle {
 		h, _ := newHost(t, "limit 10000 "+args, ctxSeed)
@@ -432,6 +433,37 @@ func TestSeed(t *testing.T) {
 	}
 	if c := run("loss 10%", 1); slices.Equal(a, c) {
 		t.Fatal("no seed word: the stream should come from the host")
+	}
+}
+
+// netem_change reseeds the prng only when tc sends a seed: a change
+// without one keeps the stream where it is and the seed tc shows; one
+// with a seed restarts it (netem_init drew the first seed).
+func TestChangeKeepsSeed(t *testing.T) {
+	for _, c := range []struct {
+		init, change string
+		reseeded     bool
+	}{
+		{"loss 10%", "loss 20%", false},
+		{"loss 10% seed 7", "loss 20%", false},
+		{"loss 10%", "loss 20% seed 7", true},
+	} {
+		h, q := newHost(t, c.init, 1)
+		h.send(10, pkt(100))
+		seed, state, dump := q.seed, q.prng, q.Dump()
+		if _, err := q.Change(h.ctx, strings.Fields(c.change)); err != nil {
+			t.Fatal(err)
+		}
+		var want rndState
+		want.prandomSeedState(7)
+		switch {
+		case !c.reseeded && (q.seed != seed || q.prng != state):
+			t.Errorf("%s, then %s: seed %d -> %d, stream restarted", c.init, c.change, seed, q.seed)
+		case !c.reseeded && !strings.Contains(q.Dump(), " seed "+strconv.FormatUint(seed, 10)):
+			t.Errorf("%s, then %s: dump %q, was %q", c.init, c.change, q.Dump(), dump)
+		case c.reseeded && (q.seed != 7 || q.prng != want):
+			t.Errorf("%s, then %s: seed %d, stream not restarted from 7", c.init, c.change, q.seed)
+		}
 	}
 }
 

@@ -3,7 +3,7 @@ package netem
 // rndState is struct rnd_state: the kernel's prandom_u32_state, L'Ecuyer's
 // maximally equidistributed combined Tausworthe generator (taus113,
 // lib/random32.c). netem draws its decisions from its own one, seeded by
-// `seed` or a random u64 at every change, so `seed N` replays the
+// `seed` (at init or a change) or a random u64 at init, so `seed N` replays the
 // kernel's own sequence of decisions.
 type rndState struct{ s1, s2, s3, s4 uint32 }
 
