@@ -8,9 +8,11 @@
 // of `limit` bytes (fifo_create_dflt, invisible to tc qdisc show),
 // modelled inside the plugin. The kernel's tbf is classful: its one
 // class 1:1 can take another qdisc (tc qdisc add ... parent 1:1 ...);
-// that is for the classful host and is not modelled here. The model's
-// packets are never GSO, so tbf_segment (splitting a GSO packet larger
-// than the bucket) never runs: a packet larger than max_size is dropped.
+// that is for the classful host and is not modelled here. tbf_segment
+// is not modelled: a plugin cannot split one skb into several (the
+// host's SplitGSO splits every GSO skb, not those past max_size), so a
+// GSO skb larger than max_size (a TSO burst over a small bucket) is
+// dropped here where the kernel would queue its segments.
 package tbf
 
 import (
@@ -83,8 +85,9 @@ func (q *TBF) Enqueue(ctx qdisc.Ctx, batch []skb.Packet, rc []qdisc.Code) {
 }
 
 // tbfEnqueue is tbf_enqueue: a packet the bucket can never hold is
-// dropped (tbf_segment would split a GSO one; the model has none), the
-// rest go to the child, whose drop tbf counts as its own too.
+// dropped (tbf_segment would split a GSO one: not modelled, see the
+// package comment), the rest go to the child, whose drop tbf counts as
+// its own too.
 func (q *TBF) tbfEnqueue(ctx qdisc.Ctx, p skb.Packet) qdisc.Code {
 	ctx.Work(qdisc.WorkEnqueue, 1)
 	if p.Len > q.cfg.maxSize {
