@@ -49,7 +49,7 @@ func (n *Net) ChangeQdisc(q *Qdisc, args []string) (err error) {
 		return err
 	}
 	q.Flags = info.Flags | q.Flags&qdisc.OneTxQueue
-	q.Limit = info.Limit
+	q.Limit, q.segmentOver = info.Limit, info.SegmentOver
 	n.rtnlKfreeSkbs(&x.freed)
 	return nil
 }

@@ -275,7 +275,7 @@ func (n *Net) leafEnqueue(c *sim.CPU, leaf *Qdisc, skbs []*skb.SKB, toFree *skb.
 			// This leaf segmented it: its segments' codes are the
 			// skb's one, as for a root (gsoCode).
 			if nsegs > 1 {
-				code = gsoCode(leaf.rc[at : at+nsegs])
+				code = leaf.gsoCode(leaf.rc[at : at+nsegs])
 			}
 			at += nsegs
 		} else {

@@ -7,7 +7,8 @@ import (
 )
 
 // splitGSO replaces every GSO skb of batch by its segments for a qdisc
-// that asked for them (qdisc.SplitGSO: cake's split-gso). It is
+// that asked for them (qdisc.SplitGSO: cake's split-gso), or those past
+// its Info.SegmentOver whose segments fit (tbf_segment). It is
 // skb_gso_segment as tcp_gso_segment does it: the first segment keeps
 // the skb, the others are new skbs (offered, so the accounting
 // balances) with the same owner; the payload and the length are shared
@@ -23,23 +24,23 @@ import (
 // For a leaf of a classful qdisc it records what each split skb became
 // (Net.gsoSplit), for the ancestors' counts.
 func (n *Net) splitGSO(c *sim.CPU, q *Qdisc, batch []*skb.SKB) ([]*skb.SKB, bool) {
-	if q.Flags&qdisc.SplitGSO == 0 {
+	if q.Flags&qdisc.SplitGSO == 0 && q.segmentOver == 0 {
 		return batch, false
 	}
 	split := false
 	for _, s := range batch {
-		split = split || s.GSOSegs > 1
+		split = split || q.splits(s)
 	}
 	if !split {
 		return batch, false
 	}
 	out := q.segBuf[:0]
 	for _, s := range batch {
-		segs := int(s.GSOSegs)
-		if segs <= 1 {
+		if !q.splits(s) {
 			out = append(out, s)
 			continue
 		}
+		segs := int(s.GSOSegs)
 		c.Spend(n.E.Costs.GSOSegment * int64(segs))
 		if q.parentQ != nil {
 			if n.gsoSplit == nil {
@@ -114,10 +115,37 @@ func (n *Net) leafSegs(s *skb.SKB) (int, uint32) {
 	return 1, s.Len
 }
 
+// splits reports whether q is handed skb s as its segments: every GSO
+// skb with qdisc.SplitGSO (cake_enqueue's split-gso), else one longer
+// than Info.SegmentOver whose segments each fit in it (tbf_enqueue:
+// qdisc_pkt_len past max_size and skb_gso_validate_mac_len; the last
+// segment, which takes the remainder, is the longest).
+func (q *Qdisc) splits(s *skb.SKB) bool {
+	segs := uint32(s.GSOSegs)
+	if segs <= 1 {
+		return false
+	}
+	if q.Flags&qdisc.SplitGSO != 0 {
+		return true
+	}
+	last := s.Len - s.Len/segs*(segs-1)
+	return q.segmentOver > 0 && s.Len > q.segmentOver && last <= q.segmentOver
+}
+
 // gsoCode is the NET_XMIT code of a split GSO skb, given its
-// segments' codes: the caller's one skb is all of its segments, dropped
-// only if every one was, congested if any was dropped or congested.
-func gsoCode(rc []qdisc.Code) qdisc.Code {
+// segments' codes: the caller's one skb is all of its segments. Split by
+// qdisc.SplitGSO (cake), it is dropped only if every segment was,
+// congested if any was dropped or congested; split past SegmentOver
+// (tbf_segment), it is sent if any segment was queued, else dropped.
+func (q *Qdisc) gsoCode(rc []qdisc.Code) qdisc.Code {
+	if q.Flags&qdisc.SplitGSO == 0 {
+		for _, c := range rc {
+			if c == qdisc.XmitSuccess {
+				return qdisc.XmitSuccess
+			}
+		}
+		return qdisc.XmitDrop
+	}
 	code, drops := qdisc.XmitSuccess, 0
 	for _, c := range rc {
 		switch c {

@@ -4,6 +4,9 @@ import (
 	"testing"
 
 	_ "github.com/txlab/txlab/plugins/cake"
+	_ "github.com/txlab/txlab/plugins/tbf"
+
+	"github.com/txlab/txlab/framework/qdisc"
 
 	"github.com/txlab/txlab/framework/sim"
 	"github.com/txlab/txlab/framework/skb"
@@ -56,5 +59,47 @@ func TestSplitGSOTruesize(t *testing.T) {
 	}
 	if o.extra != sum-int64(gsoTs) {
 		t.Errorf("socket charged %d more, want the segments' excess %d", o.extra, sum-int64(gsoTs))
+	}
+}
+
+// tbf takes a GSO skb past its max_size as its segments when each fits
+// (tbf_segment), and the sender is told it was sent; one whose
+// segments are too long for the bucket is dropped whole, once; one
+// within max_size stays one skb.
+func TestTBFSegmentsPastMaxSize(t *testing.T) {
+	const segs = 10
+	for _, tc := range []struct {
+		name, burst   string
+		handed, drops int
+		code          qdisc.Code
+	}{
+		{"segments fit a 10000-byte bucket", "10000", segs, 0, qdisc.XmitSuccess},
+		{"segments too long for a 1000-byte bucket", "1000", 1, 1, qdisc.XmitDrop},
+		{"the skb fits a 64 KB bucket", "64kb", 1, 0, qdisc.XmitSuccess},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, profile(t, "6.18"), 2, "test", 1, "tbf", "rate", "1gbit", "burst", tc.burst, "limit", "1mb")
+			o := &chargingSock{}
+			o.owner = h.n.Pool.AddOwner(o)
+			handed := 0
+			h.n.Hooks.EnqueueBatch = func(c *sim.CPU, q *Qdisc, b []*skb.SKB) { handed += len(b) }
+			var code qdisc.Code
+			h.on(0, sim.Microsecond, func(c *sim.CPU) {
+				s := h.skb(c, 1)
+				s.Len, s.GSOSegs, s.TrueSize, s.Owner, s.Sock = segs*1514, segs, 20000, o.owner, 1
+				s.Keys = skb.FlowKeys{Src: 1, Dst: 2, SrcPort: 1000, DstPort: 5001, Proto: 6}
+				code = h.n.DevQueueXmit(c, h.dev, s)
+			})
+			h.run(10 * sim.Millisecond)
+			if handed != tc.handed {
+				t.Errorf("tbf was handed %d skbs, want %d", handed, tc.handed)
+			}
+			if got := h.n.Drops[skb.DropQdiscDrop]; got != uint64(tc.drops) {
+				t.Errorf("%d QDISC_DROP, want %d", got, tc.drops)
+			}
+			if code != tc.code {
+				t.Errorf("dev_queue_xmit returned %v, want %v", code, tc.code)
+			}
+		})
 	}
 }

@@ -106,6 +106,9 @@ type Qdisc struct {
 	skbs     []*skb.SKB
 	deferBuf []*skb.SKB
 	segBuf   []*skb.SKB // splitGSO's output
+	// segmentOver is Info.SegmentOver: GSO skbs past it reach the qdisc
+	// as segments (tbf_segment).
+	segmentOver uint32
 }
 
 // qdiscPlace is where a new qdisc goes and what the kernel names it.
@@ -148,7 +151,7 @@ func (n *Net) newQdisc(d *Device, words []string, at qdiscPlace) (*Qdisc, error)
 	if err != nil {
 		return nil, err
 	}
-	q.Flags, q.Limit, q.reasons = info.Flags, info.Limit, info.DropReasons
+	q.Flags, q.Limit, q.reasons, q.segmentOver = info.Flags, info.Limit, info.DropReasons, info.SegmentOver
 	if at.one != nil {
 		q.Flags |= qdisc.OneTxQueue
 	}
@@ -528,7 +531,7 @@ func (n *Net) qdiscEnqueue(c *sim.CPU, q *Qdisc, skbs []*skb.SKB, toFree *skb.Li
 	}
 	rc := q.rc[len(q.rc)-1]
 	if split {
-		rc = gsoCode(q.rc)
+		rc = q.gsoCode(q.rc)
 	}
 	if len(q.dups) > 0 || len(q.leafClones) > 0 {
 		// rootq->enqueue(skb2) for each duplicate: q is the root of its

@@ -38,7 +38,7 @@ func setupFromPB(p *pb.QdiscSetup) (qdisc.Setup, sim.Seed, qdisc.Prices) {
 }
 
 func infoToPB(i qdisc.Info) *pb.QdiscInfo {
-	out := &pb.QdiscInfo{Flags: uint32(i.Flags), Limit: int64(i.Limit)}
+	out := &pb.QdiscInfo{Flags: uint32(i.Flags), Limit: int64(i.Limit), SegmentOver: i.SegmentOver}
 	for _, r := range i.DropReasons {
 		out.DropReasons = append(out.DropReasons, string(r))
 	}
@@ -46,7 +46,7 @@ func infoToPB(i qdisc.Info) *pb.QdiscInfo {
 }
 
 func infoFromPB(p *pb.QdiscInfo) qdisc.Info {
-	i := qdisc.Info{Flags: qdisc.Flags(p.Flags), Limit: int(p.Limit)}
+	i := qdisc.Info{Flags: qdisc.Flags(p.Flags), Limit: int(p.Limit), SegmentOver: p.SegmentOver}
 	for _, r := range p.DropReasons {
 		i.DropReasons = append(i.DropReasons, skb.DropReason(r))
 	}

@@ -341,6 +341,14 @@ type Info struct {
 	// from Init's Info. Ctx.Drop with any other non-kernel reason is an
 	// error.
 	DropReasons []skb.DropReason
+	// SegmentOver is the model's too: a GSO skb longer than this many
+	// bytes, each of whose segments fits in it, reaches the qdisc as
+	// its segments, as tbf_enqueue hands one past its max_size to
+	// tbf_segment (skb_gso_validate_mac_len, then skb_gso_segment):
+	// the host segments it in the enqueue call, and the skb's code is
+	// NET_XMIT_SUCCESS if any segment was queued, else NET_XMIT_DROP.
+	// 0: never. SplitGSO, when set, splits every GSO skb instead.
+	SegmentOver uint32
 }
 
 // CheckDropReasons checks the reasons a qdisc declares are shaped like

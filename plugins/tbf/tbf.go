@@ -9,10 +9,10 @@
 // modelled inside the plugin. The kernel's tbf is classful: its one
 // class 1:1 can take another qdisc (tc qdisc add ... parent 1:1 ...);
 // that is for the classful host and is not modelled here. tbf_segment
-// is not modelled: a plugin cannot split one skb into several (the
-// host's SplitGSO splits every GSO skb, not those past max_size), so a
-// GSO skb larger than max_size (a TSO burst over a small bucket) is
-// dropped here where the kernel would queue its segments.
+// is the host's: a plugin cannot split one skb into several, so tbf
+// declares its max_size (Info.SegmentOver) and a GSO skb past it whose
+// segments fit (a TSO burst over a small bucket) arrives as those
+// segments.
 package tbf
 
 import (
@@ -75,7 +75,11 @@ func (q *TBF) change(args []string) (qdisc.Info, error) {
 
 // info: tbf sets no flags and leaves sch->limit 0 (its limit is the
 // child's). EmptyNoop: an empty dequeue peeks an empty child and stops.
-func (q *TBF) info() qdisc.Info { return qdisc.Info{Flags: qdisc.EmptyNoop} }
+// SegmentOver: GSO skbs past max_size reach tbfEnqueue as segments
+// (tbf_segment).
+func (q *TBF) info() qdisc.Info {
+	return qdisc.Info{Flags: qdisc.EmptyNoop, SegmentOver: q.cfg.maxSize}
+}
 
 // Enqueue implements qdisc.Qdisc (tbf_enqueue for each packet).
 func (q *TBF) Enqueue(ctx qdisc.Ctx, batch []skb.Packet, rc []qdisc.Code) {
@@ -85,9 +89,9 @@ func (q *TBF) Enqueue(ctx qdisc.Ctx, batch []skb.Packet, rc []qdisc.Code) {
 }
 
 // tbfEnqueue is tbf_enqueue: a packet the bucket can never hold is
-// dropped (tbf_segment would split a GSO one: not modelled, see the
-// package comment), the rest go to the child, whose drop tbf counts as
-// its own too.
+// dropped (a GSO skb whose segments fit came as segments: Info's
+// SegmentOver), the rest go to the child, whose drop tbf counts as its
+// own too.
 func (q *TBF) tbfEnqueue(ctx qdisc.Ctx, p skb.Packet) qdisc.Code {
 	ctx.Work(qdisc.WorkEnqueue, 1)
 	if p.Len > q.cfg.maxSize {

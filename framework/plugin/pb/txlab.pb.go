@@ -466,9 +466,10 @@ func (x *QdiscSetup) GetDevTxq() int64 {
 
 type QdiscInfo struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
-	Flags         uint32                 `protobuf:"varint,1,opt,name=flags,proto3" json:"flags,omitempty"`                               // TCQ_F_*
-	Limit         int64                  `protobuf:"varint,2,opt,name=limit,proto3" json:"limit,omitempty"`                               // sch->limit, in the qdisc's unit
-	DropReasons   []string               `protobuf:"bytes,3,rep,name=drop_reasons,json=dropReasons,proto3" json:"drop_reasons,omitempty"` // the qdisc's own, beyond the kernel's
+	Flags         uint32                 `protobuf:"varint,1,opt,name=flags,proto3" json:"flags,omitempty"`                                // TCQ_F_*
+	Limit         int64                  `protobuf:"varint,2,opt,name=limit,proto3" json:"limit,omitempty"`                                // sch->limit, in the qdisc's unit
+	DropReasons   []string               `protobuf:"bytes,3,rep,name=drop_reasons,json=dropReasons,proto3" json:"drop_reasons,omitempty"`  // the qdisc's own, beyond the kernel's
+	SegmentOver   uint32                 `protobuf:"varint,4,opt,name=segment_over,json=segmentOver,proto3" json:"segment_over,omitempty"` // GSO skbs past it arrive as segments (tbf_segment); 0: never
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -522,6 +523,13 @@ func (x *QdiscInfo) GetDropReasons() []string {
 		return x.DropReasons
 	}
 	return nil
+}
+
+func (x *QdiscInfo) GetSegmentOver() uint32 {
+	if x != nil {
+		return x.SegmentOver
+	}
+	return 0
 }
 
 type XStat struct {
@@ -1395,11 +1403,12 @@ const file_txlab_proto_rawDesc = "" +
 	"\x04args\x18\v \x03(\tR\x04args\x12\x17\n" +
 	"\adev_mtu\x18\f \x01(\x03R\x06devMtu\x12\x19\n" +
 	"\brate_bps\x18\r \x01(\x03R\arateBps\x12\x17\n" +
-	"\adev_txq\x18\x0e \x01(\x03R\x06devTxqJ\x04\b\b\x10\t\"Z\n" +
+	"\adev_txq\x18\x0e \x01(\x03R\x06devTxqJ\x04\b\b\x10\t\"}\n" +
 	"\tQdiscInfo\x12\x14\n" +
 	"\x05flags\x18\x01 \x01(\rR\x05flags\x12\x14\n" +
 	"\x05limit\x18\x02 \x01(\x03R\x05limit\x12!\n" +
-	"\fdrop_reasons\x18\x03 \x03(\tR\vdropReasons\"A\n" +
+	"\fdrop_reasons\x18\x03 \x03(\tR\vdropReasons\x12!\n" +
+	"\fsegment_over\x18\x04 \x01(\rR\vsegmentOver\"A\n" +
 	"\x05XStat\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x12\n" +
 	"\x04type\x18\x02 \x01(\rR\x04type\x12\x12\n" +
