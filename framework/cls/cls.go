@@ -205,19 +205,11 @@ func (b *block) autoPref() (pref uint16, ok bool) {
 // again.
 func (s *Set) newU32HT(maj uint16) uint32 {
 	used := map[uint32]bool{}
-	n := 0
-	for at, b := range s.blocks {
-		if at.Major() != maj {
-			continue
-		}
-		for _, tp := range b.protos {
-			if tp.kind == "u32" {
-				used[tp.u32ht>>20&0x7FF] = true
-				n++
-			}
-		}
+	tps := s.u32Protos(maj)
+	for _, tp := range tps {
+		used[tp.u32ht>>20&0x7FF] = true
 	}
-	if n == 0 {
+	if len(tps) == 0 {
 		s.u32Last[maj] = 0
 		return 0x800 << 20
 	}
@@ -355,7 +347,7 @@ func (s *Set) Delete(cmd tc.Filter, parent qdisc.ClassID) error {
 		return errKernel("Error: Specified filter handle not found.")
 	}
 	tp.elems = slices.Delete(tp.elems, j, j+1)
-	if len(tp.elems) == 0 && (tp.kind != "u32" || s.u32Protos(parent.Major()) == 1) {
+	if len(tp.elems) == 0 && (tp.kind != "u32" || len(s.u32Protos(parent.Major())) == 1) {
 		// mall_delete, fw_delete and fl_delete say last when nothing is
 		// left; u32_delete when this is the qdisc's only u32 (its
 		// tc_u_common has one user) and no node is left.
@@ -364,21 +356,21 @@ func (s *Set) Delete(cmd tc.Filter, parent qdisc.ClassID) error {
 	return nil
 }
 
-// u32Protos counts the u32 tcf_protos of qdisc maj and its classes: the
+// u32Protos is the u32 tcf_protos of qdisc maj and its classes: the
 // users of its tc_u_common (u32_init keys it by the block's qdisc).
-func (s *Set) u32Protos(maj uint16) int {
-	n := 0
+func (s *Set) u32Protos(maj uint16) []*proto {
+	var tps []*proto
 	for at, b := range s.blocks {
 		if at.Major() != maj {
 			continue
 		}
 		for _, tp := range b.protos {
 			if tp.kind == "u32" {
-				n++
+				tps = append(tps, tp)
 			}
 		}
 	}
-	return n
+	return tps
 }
 
 // handleEqual reads a handle as the kind's parser would and compares.
