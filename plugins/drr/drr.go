@@ -77,9 +77,11 @@ func (q *DRR) Enqueue(ctx qdisc.Ctx, batch []skb.Packet, rc []qdisc.Code) {
 		ctx.Work(qdisc.WorkEnqueue, 1)
 		cl := q.drrClassify(x, &batch[i])
 		if cl == nil {
-			q.drops++ // __NET_XMIT_BYPASS: counted
+			// NET_XMIT_SUCCESS | __NET_XMIT_BYPASS: counted as a drop;
+			// the sender sees NET_XMIT_SUCCESS (dev_qdisc_enqueue's mask).
+			q.drops++
 			ctx.Drop(batch[i].Handle, skb.DropQdiscDrop)
-			rc[i] = qdisc.XmitDrop
+			rc[i] = qdisc.XmitSuccess
 			continue
 		}
 		q.out = append(q.out, batch[i])

@@ -38,10 +38,11 @@ func TestQuantaShare(t *testing.T) {
 	if n[0x10001] != 30 || n[0x10002] != 90 {
 		t.Errorf("of 120 packets, 1:1 sent %d and 1:2 %d, want 30 and 90", n[0x10001], n[0x10002])
 	}
-	// A packet for no class is dropped (drr has no default).
+	// A packet for no class is dropped (drr has no default): counted,
+	// but the sender sees NET_XMIT_SUCCESS (__NET_XMIT_BYPASS masked).
 	rc = rc[:1]
 	q.Enqueue(ctx, []skb.Packet{{Handle: 999, Len: 100, Priority: 0x10009}}, rc)
-	if rc[0] != qdisc.XmitDrop || q.Stats().Drops != 1 {
+	if _, dropped := ctx.Dropped[999]; rc[0] != qdisc.XmitSuccess || q.Stats().Drops != 1 || !dropped {
 		t.Errorf("an unclassified packet: rc %v, drops %d", rc[0], q.Stats().Drops)
 	}
 	cs := q.Classes()

@@ -177,10 +177,12 @@ func (p *Prio) Enqueue(ctx qdisc.Ctx, batch []skb.Packet, rc []qdisc.Code) {
 		ctx.Work(qdisc.WorkEnqueue, 1)
 		b := p.classify(x, &batch[i])
 		if b < 0 {
-			// NET_XMIT_SUCCESS | __NET_XMIT_BYPASS: counted as a drop.
+			// NET_XMIT_SUCCESS | __NET_XMIT_BYPASS: counted as a drop,
+			// but dev_qdisc_enqueue masks the bypass bit, so the sender
+			// sees NET_XMIT_SUCCESS (a parent still counts the drop).
 			p.drops++
 			ctx.Drop(batch[i].Handle, skb.DropQdiscDrop)
-			rc[i] = qdisc.XmitDrop
+			rc[i] = qdisc.XmitSuccess
 			continue
 		}
 		p.out = append(p.out, batch[i])

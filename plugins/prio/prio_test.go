@@ -158,3 +158,49 @@ func TestConformance(t *testing.T) {
 		}
 	}
 }
+
+// filterCtx is the suite's context with one filter verdict for every
+// packet (the suite itself has no filters).
+type filterCtx struct {
+	*qdisctest.Ctx
+	res qdisc.FilterResult
+}
+
+func (x filterCtx) Classify(*skb.Packet, qdisc.ClassID) qdisc.FilterResult { return x.res }
+
+// prio_classify with filters: a filter's class names the band (out of
+// range: priomap[0]); no match falls back on the priomap; TC_ACT_SHOT
+// drops the packet, counted in the qdisc's drops, but prio_enqueue's
+// NET_XMIT_SUCCESS | __NET_XMIT_BYPASS reaches the sender as
+// NET_XMIT_SUCCESS (dev_qdisc_enqueue masks it).
+func TestFilterVerdicts(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		res   qdisc.FilterResult
+		prio  uint32
+		band  int // -1: dropped
+		rc    qdisc.Code
+		drops uint64
+	}{
+		{"shot", qdisc.FilterResult{Verdict: qdisc.VerdictShot}, 6, -1, qdisc.XmitSuccess, 1},
+		{"no match", qdisc.FilterResult{}, 6, 0, qdisc.XmitSuccess, 0},
+		{"class 1:3", qdisc.FilterResult{Verdict: qdisc.VerdictClass, Class: 0x10003}, 6, 2, qdisc.XmitSuccess, 0},
+		{"class 1:9", qdisc.FilterResult{Verdict: qdisc.VerdictClass, Class: 0x10009}, 6, 1, qdisc.XmitSuccess, 0},
+		{"own major skips filters", qdisc.FilterResult{Verdict: qdisc.VerdictShot}, 0x10001, 0, qdisc.XmitSuccess, 0},
+	} {
+		q, ctx, _ := newPrio(t, "")
+		x := filterCtx{ctx, tt.res}
+		rc := []qdisc.Code{qdisc.XmitSuccess}
+		q.Enqueue(x, []skb.Packet{{Handle: 7, Len: 100, Priority: tt.prio}}, rc)
+		band := -1
+		for b := 0; b < q.bands; b++ {
+			if q.leaves.Get(q.class(b)).Qlen > 0 {
+				band = b
+			}
+		}
+		_, dropped := ctx.Dropped[7]
+		if rc[0] != tt.rc || q.Stats().Drops != tt.drops || band != tt.band || dropped != (tt.band < 0) {
+			t.Errorf("%s: rc %v drops %d band %d dropped %v, want %v %d %d %v", tt.name, rc[0], q.Stats().Drops, band, dropped, tt.rc, tt.drops, tt.band, tt.band < 0)
+		}
+	}
+}
