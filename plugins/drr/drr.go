@@ -108,6 +108,15 @@ func (q *DRR) Enqueue(ctx qdisc.Ctx, batch []skb.Packet, rc []qdisc.Code) {
 			cl.deficit = cl.quantum
 		}
 	}
+	// A leaf that dropped the packet it said NET_XMIT_SUCCESS for (its
+	// own __NET_XMIT_BYPASS: netem's loss, a classful leaf's classify
+	// drop) leaves drr_enqueue's class off the active list, as
+	// err != NET_XMIT_SUCCESS there; the leaves' last states are exact.
+	for _, cl := range q.cls {
+		if cl.active && q.leaves.Get(cl.id).Qlen == 0 {
+			q.deactivate(cl)
+		}
+	}
 }
 
 func (q *DRR) deactivate(cl *class) {
@@ -141,11 +150,13 @@ func (q *DRR) drrDequeue(ctx qdisc.Ctx, x qdisc.ClassCtx) (skb.Packet, bool) {
 				n = 1
 			}
 			q.drops += uint64(q.leaves.Update(cl.id, st, 0, n))
+			if st.Qlen == 0 {
+				// list_del, or drr_qlen_notify from the leaf's
+				// qdisc_tree_reduce_backlog when it dropped all it held.
+				q.deactivate(cl)
+			}
 			if !ok {
 				return skb.Packet{}, false
-			}
-			if st.Qlen == 0 {
-				q.deactivate(cl)
 			}
 			cl.bytes += uint64(p.Len)
 			cl.packets++

@@ -9,6 +9,7 @@ import (
 	"github.com/txlab/txlab/framework/qdisc"
 	"github.com/txlab/txlab/framework/qdisc/qdisctest"
 	"github.com/txlab/txlab/framework/skb"
+	_ "github.com/txlab/txlab/plugins/netem" // a leaf that drops what it says it took
 )
 
 func newDRR(t *testing.T, classes ...string) (*DRR, *qdisctest.Ctx) {
@@ -78,5 +79,80 @@ func TestConformance(t *testing.T) {
 	}
 	for _, r := range qdisctest.Run(f, qdisctest.Options{Classes: classes, Seed: 4}) {
 		t.Errorf("%s: %v", r.Check, r.Err)
+	}
+}
+
+// dropAll is a test leaf whose dequeue drops everything it holds (as a
+// codel child's dequeue may) and gives nothing; its peek shows the head.
+type dropAll struct{ q []skb.Packet }
+
+func init() {
+	qdisc.Register("drrtest_dropall", "test leaf: dequeue drops all", func() qdisc.Qdisc { return &dropAll{} })
+}
+
+func (d *dropAll) Init(qdisc.Ctx, qdisc.Setup, []string) (qdisc.Info, error) {
+	return qdisc.Info{}, nil
+}
+func (d *dropAll) Enqueue(_ qdisc.Ctx, b []skb.Packet, _ []qdisc.Code) { d.q = append(d.q, b...) }
+func (d *dropAll) Dump() string                                        { return "" }
+func (d *dropAll) Peek(qdisc.Ctx) (skb.Packet, bool) {
+	if len(d.q) == 0 {
+		return skb.Packet{}, false
+	}
+	return d.q[0], true
+}
+func (d *dropAll) Dequeue(ctx qdisc.Ctx, _ qdisc.DequeueReq, out []skb.Packet) []skb.Packet {
+	for _, p := range d.q {
+		ctx.DequeueDrop(p.Handle, skb.DropQdiscDrop)
+	}
+	d.q = d.q[:0]
+	return out
+}
+func (d *dropAll) Reset(ctx qdisc.Ctx) {
+	for _, p := range d.q {
+		ctx.Drop(p.Handle, skb.DropQueuePurge)
+	}
+	d.q = d.q[:0]
+}
+func (d *dropAll) Stats() qdisc.Stats {
+	var b int64
+	for _, p := range d.q {
+		b += int64(p.Len)
+	}
+	return qdisc.Stats{Qlen: len(d.q), Backlog: b}
+}
+
+// A class whose leaf holds nothing is never left on the active list:
+// not after a leaf dropped the packet it answered NET_XMIT_SUCCESS for
+// (drr_enqueue activates only on NET_XMIT_SUCCESS itself, and a leaf's
+// __NET_XMIT_BYPASS is not that), nor after a leaf's dequeue dropped all
+// it held (drr_qlen_notify). Either would have stalled drr: the head of
+// the active list had nothing to peek, so class 1:2 never sent.
+func TestEmptyLeafNotActive(t *testing.T) {
+	for _, tt := range []struct {
+		name, leaf string
+		calls      int // dequeue calls until 1:2's packet, as drr_dequeue gives NULL once
+	}{
+		{"netem loss", "parent 1:1 handle 10: netem loss 100%", 1},
+		{"dequeue drops all", "parent 1:1 handle 10: drrtest_dropall", 2},
+	} {
+		q := &DRR{}
+		ctx := qdisctest.NewCtx(1)
+		o := qdisctest.Options{Classes: []string{"parent 1: classid 1:1 drr", "parent 1: classid 1:2 drr"}, Leaves: []string{tt.leaf}}
+		if _, err := qdisctest.Attach(ctx, q, o); err != nil {
+			t.Fatal(err)
+		}
+		rc := make([]qdisc.Code, 2)
+		q.Enqueue(ctx, []skb.Packet{{Handle: 1, Len: 100, Priority: 0x10001}, {Handle: 2, Len: 100, Priority: 0x10002}}, rc)
+		var got []skb.Packet
+		for i := 0; i < tt.calls; i++ {
+			got = q.Dequeue(ctx, qdisc.DequeueReq{Max: 1, Bytes: 1 << 40}, got)
+		}
+		if len(got) != 1 || got[0].Handle != 2 || len(q.active) != 0 {
+			t.Errorf("%s: dequeued %v, %d classes active; want 1:2's packet and none", tt.name, got, len(q.active))
+		}
+		if st := q.Stats(); st.Qlen != 0 || st.Drops != 1 {
+			t.Errorf("%s: %+v, want empty with 1 drop", tt.name, st)
+		}
 	}
 }
