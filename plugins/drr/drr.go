@@ -24,8 +24,6 @@ type class struct {
 	id               qdisc.ClassID
 	quantum, deficit uint32
 	active           bool
-	bytes, packets   uint64
-	drops            uint64
 }
 
 // DRR is struct drr_sched.
@@ -99,7 +97,6 @@ func (q *DRR) Enqueue(ctx qdisc.Ctx, batch []skb.Packet, rc []qdisc.Code) {
 		rc[q.idx[k]] = r.Code
 		q.drops += uint64(q.leaves.Update(cl.id, r.Leaf, r.Arrived(), 0))
 		if r.Code != qdisc.XmitSuccess {
-			cl.drops++
 			continue
 		}
 		if !cl.active {
@@ -158,8 +155,6 @@ func (q *DRR) drrDequeue(ctx qdisc.Ctx, x qdisc.ClassCtx) (skb.Packet, bool) {
 			if !ok {
 				return skb.Packet{}, false
 			}
-			cl.bytes += uint64(p.Len)
-			cl.packets++
 			ctx.Work(qdisc.WorkDequeue, 1)
 			return p, true
 		}
@@ -249,8 +244,10 @@ func (q *DRR) DeleteClass(_ qdisc.Ctx, id qdisc.ClassID) error {
 }
 
 // Classes implements qdisc.Classful (drr_walk, drr_dump_class,
-// drr_dump_class_stats): parent root, the leaf's queue stats, the
-// deficit while the class holds packets.
+// drr_dump_class_stats): parent root, the deficit while the class holds
+// packets, and the leaf's counters: drr_dump_class_stats copies the
+// leaf's qstats (drops and overlimits, its dequeue drops included), not
+// the class's, which drr_enqueue counts but nothing prints.
 func (q *DRR) Classes() []qdisc.Class {
 	var out []qdisc.Class
 	for _, cl := range q.clhash.Walk() {
@@ -258,10 +255,9 @@ func (q *DRR) Classes() []qdisc.Class {
 		if q.leaves.Get(cl.id).Qlen > 0 {
 			deficit = uint64(cl.deficit)
 		}
-		out = append(out, qdisc.Class{ID: cl.id, Parent: qdisc.RootClass, Leaf: true,
-			Options:     fmt.Sprintf("quantum %s ", units.SprintSize(uint64(cl.quantum))),
-			SentPackets: cl.packets, SentBytes: cl.bytes, Drops: cl.drops,
-			XStats: []qdisc.XStat{qdisc.XSize("deficit", deficit)}})
+		out = append(out, qdisc.Class{ID: cl.id, Parent: qdisc.RootClass, Leaf: true, LeafStats: true,
+			Options: fmt.Sprintf("quantum %s ", units.SprintSize(uint64(cl.quantum))),
+			XStats:  []qdisc.XStat{qdisc.XSize("deficit", deficit)}})
 	}
 	return out
 }

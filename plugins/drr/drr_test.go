@@ -46,8 +46,10 @@ func TestQuantaShare(t *testing.T) {
 	if _, dropped := ctx.Dropped[999]; rc[0] != qdisc.XmitSuccess || q.Stats().Drops != 1 || !dropped {
 		t.Errorf("an unclassified packet: rc %v, drops %d", rc[0], q.Stats().Drops)
 	}
+	// drr_dump_class_stats: the counters are the leaf's (LeafStats), so a
+	// leaf's own drops (fq_codel's, codel's at dequeue) show on the class.
 	cs := q.Classes()
-	if len(cs) != 2 || cs[0].Options != "quantum 1514b " || cs[1].Options != "quantum 4542b " {
+	if len(cs) != 2 || cs[0].Options != "quantum 1514b " || cs[1].Options != "quantum 4542b " || !cs[0].LeafStats || !cs[1].LeafStats {
 		t.Errorf("classes %+v", cs)
 	}
 }
