@@ -177,7 +177,8 @@ func (q *FQPIE) Enqueue(ctx qdisc.Ctx, batch []skb.Packet, rc []qdisc.Code) {
 // fqPieEnqueue is fq_pie_qdisc_enqueue: tail drop at the limit
 // (QDISC_OVERLIMIT); over memory_limit only counted; else the flow's
 // PIE decides (QDISC_CONGESTED), ECN-capable packets marked instead
-// while the flow's probability is at most ecn_prob percent.
+// while the flow's probability is at most ecn_prob percent. Either drop
+// returns NET_XMIT_CN, not NET_XMIT_DROP, as the kernel's does.
 func (q *FQPIE) fqPieEnqueue(ctx qdisc.Ctx, p *skb.Packet) qdisc.Code {
 	ctx.Work(qdisc.WorkEnqueue, 1)
 	idx := q.classify(ctx, p)
@@ -223,7 +224,7 @@ func (q *FQPIE) fqPieEnqueue(ctx qdisc.Ctx, p *skb.Packet) qdisc.Code {
 	f.vars.accuProb = 0
 	q.drops++
 	ctx.Drop(p.Handle, reason)
-	return qdisc.XmitDrop
+	return qdisc.XmitCN
 }
 
 // fqPieDequeue is fq_pie_qdisc_dequeue: DRR over new then old flows.

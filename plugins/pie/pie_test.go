@@ -290,8 +290,10 @@ func TestFQPIEIsolation(t *testing.T) {
 		pkt(1)
 	}
 	fq.flows[0].vars.burstTime, fq.flows[0].vars.prob, fq.flows[0].vars.qdelay = 0, maxProb, fq.params.target
-	if pkt(1) != qdisc.XmitDrop {
-		t.Fatal("the fat flow at probability 1 kept a packet")
+	// fq_pie_qdisc_enqueue's drops return NET_XMIT_CN (the sender's
+	// skb counts as sent), where pie's return NET_XMIT_DROP.
+	if rc := pkt(1); rc != qdisc.XmitCN || ctx.Dropped[next] != skb.DropQdiscCongested {
+		t.Fatalf("the fat flow at probability 1: %v, reason %q; want NET_XMIT_CN, dropped", rc, ctx.Dropped[next])
 	}
 	if pkt(2) != qdisc.XmitSuccess || fq.newFlowCount != 2 {
 		t.Fatalf("the thin flow was dropped, or not a new flow (%d)", fq.newFlowCount)
@@ -327,3 +329,4 @@ func TestConformance(t *testing.T) {
 		})
 	}
 }
+
