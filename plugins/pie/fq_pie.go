@@ -74,7 +74,8 @@ type FQPIE struct {
 // the flow table, the timer at HZ/2).
 func (q *FQPIE) Init(ctx qdisc.Ctx, s qdisc.Setup, args []string) (qdisc.Info, error) {
 	mtu := uint32(max(s.MTU, 1))
-	*q = FQPIE{params: paramsInit(), quantum: mtu, ecnProb: 10, flowsCnt: 1024, memoryLimit: 32 << 20, mtu: mtu,
+	// fq_pie_init: quantum is psched_mtu clamped to [256, 1 << 20].
+	*q = FQPIE{params: paramsInit(), quantum: min(max(mtu, 256), fqPieQuantumMax), ecnProb: 10, flowsCnt: 1024, memoryLimit: 32 << 20, mtu: mtu,
 		handleMajor: s.Major(), newFlows: flowList{-1, -1, 0}, oldFlows: flowList{-1, -1, 0}}
 	q.params.limit = 10 * 1024
 	info, err := q.Change(ctx, args)
@@ -183,7 +184,7 @@ func (q *FQPIE) fqPieEnqueue(ctx qdisc.Ctx, p *skb.Packet) qdisc.Code {
 	ctx.Work(qdisc.WorkEnqueue, 1)
 	idx := q.classify(ctx, p)
 	f := &q.flows[idx]
-	memoryLimited := uint64(q.memoryUsage) > uint64(q.memoryLimit)+uint64(p.TrueSize)
+	memoryLimited := q.memoryUsage > q.memoryLimit+p.TrueSize // u32 sum, wraps as the kernel's
 	reason := skb.DropQdiscOverlimit
 	if uint32(q.qlen) >= q.params.limit {
 		q.stats.overlimit++

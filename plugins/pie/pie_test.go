@@ -330,3 +330,39 @@ func TestConformance(t *testing.T) {
 	}
 }
 
+// fq_pie_qdisc_enqueue's overlimit drop returns NET_XMIT_CN too; its
+// memory check sums memory_limit and truesize in a u32, so a limit near
+// 4 GB wraps and counts overmemory; fq_pie_init clamps the default
+// quantum (psched_mtu) to [256, 1 << 20].
+func TestFQPIEKernelEdges(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		args     string
+		mtu      int
+		memLimit uint32
+		sends    int
+		rc       qdisc.Code // the last send's
+		over     uint32     // overmemory
+		quantum  uint32
+	}{
+		{"limit", "limit 2", 1514, 32 << 20, 3, qdisc.XmitCN, 0, 1514},
+		{"memory_limit wraps", "", 1514, math.MaxUint32, 2, qdisc.XmitSuccess, 1, 1514},
+		{"small mtu", "", 200, 32 << 20, 1, qdisc.XmitSuccess, 0, 256},
+	} {
+		ctx := qdisctest.NewCtx(1)
+		s := qdisctest.DefaultSetup()
+		s.MTU = tt.mtu
+		q := &FQPIE{}
+		if _, err := ctx.Init(q, s, strings.Fields(tt.args)); err != nil {
+			t.Fatal(err)
+		}
+		q.memoryLimit = tt.memLimit
+		var rc qdisc.Code
+		for range tt.sends {
+			rc = send(q, ctx, 100, 0)
+		}
+		if rc != tt.rc || q.overmemory != tt.over || q.quantum != tt.quantum {
+			t.Errorf("%s: rc %v overmemory %d quantum %d, want %v %d %d", tt.name, rc, q.overmemory, q.quantum, tt.rc, tt.over, tt.quantum)
+		}
+	}
+}
