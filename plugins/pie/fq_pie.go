@@ -313,11 +313,11 @@ func (q *FQPIE) Reset(ctx qdisc.Ctx) {
 // prints them (two lines in tc, one here).
 func (q *FQPIE) Stats() qdisc.Stats {
 	return qdisc.Stats{Qlen: q.qlen, Backlog: q.backlog, Drops: q.drops, XStats: []qdisc.XStat{
-		qdisc.XUint("pkts_in", q.stats.packetsIn),
-		qdisc.XUint("overlimit", q.stats.overlimit),
+		qdisc.XUint("pkts_in", uint64(q.stats.packetsIn)),
+		qdisc.XUint("overlimit", uint64(q.stats.overlimit)),
 		qdisc.XUint("overmemory", uint64(q.overmemory)),
-		qdisc.XUint("dropped", q.stats.dropped),
-		qdisc.XUint("ecn_mark", q.stats.ecnMark),
+		qdisc.XUint("dropped", uint64(q.stats.dropped)),
+		qdisc.XUint("ecn_mark", uint64(q.stats.ecnMark)),
 		qdisc.XUint("new_flow_count", uint64(q.newFlowCount)),
 		qdisc.XUint("new_flows_len", uint64(q.newFlows.n)),
 		qdisc.XUint("old_flows_len", uint64(q.oldFlows.n)),

@@ -67,9 +67,9 @@ func (v *vars) varsInit() {
 	v.avgDqRate = 0
 }
 
-// stats is struct pie_stats.
+// stats is struct pie_stats: u32 counters, wrapping as the kernel's.
 type stats struct {
-	packetsIn, dropped, overlimit, ecnMark, maxq uint64
+	packetsIn, dropped, overlimit, ecnMark, maxq uint32
 }
 
 // item is a queued packet with pie_skb_cb.
@@ -128,13 +128,15 @@ func dropEarly(ctx qdisc.Ctx, p *params, v *vars, mtu, backlog, packetSize uint3
 // processDequeue is pie_process_dequeue: the delay from the packet's
 // timestamp, or the drain rate over QUEUE_THRESHOLD bytes (Little's
 // law); the time since the last measure spends the burst allowance.
+// dtime is a u32 of ticks, as the kernel's: a gap of 2^32 ticks (275 s)
+// wraps.
 func processDequeue(ctx qdisc.Ctx, it *item, p *params, v *vars, backlog uint32) {
 	t := now(ctx)
-	var dtime uint64
+	var dtime uint32
 	if !p.dqRateEstimator {
 		v.qdelay = t - it.enqueueTime
 		if v.dqTstamp != dtimeInvalid {
-			dtime = t - v.dqTstamp
+			dtime = uint32(t - v.dqTstamp)
 		}
 		v.dqTstamp = t
 		if backlog == 0 {
@@ -155,11 +157,11 @@ func processDequeue(ctx qdisc.Ctx, it *item, p *params, v *vars, backlog uint32)
 			return
 		}
 		count := uint32(v.dqCount << pieScale)
-		dtime = t - v.dqTstamp
+		dtime = uint32(t - v.dqTstamp)
 		if dtime == 0 {
 			return
 		}
-		count = uint32(uint64(count) / dtime)
+		count /= dtime
 		if v.avgDqRate == 0 {
 			v.avgDqRate = count
 		} else {
@@ -172,8 +174,8 @@ func processDequeue(ctx qdisc.Ctx, it *item, p *params, v *vars, backlog uint32)
 		}
 	}
 	if v.burstTime > 0 {
-		if v.burstTime > dtime {
-			v.burstTime -= dtime
+		if v.burstTime > uint64(dtime) {
+			v.burstTime -= uint64(dtime)
 		} else {
 			v.burstTime = 0
 		}
@@ -192,7 +194,8 @@ func calculateProbability(p *params, v *vars, backlog uint32) {
 		qdelayOld = v.qdelay
 		v.qdelayOld = v.qdelay
 		if v.avgDqRate > 0 {
-			qdelay = (uint64(backlog) << pieScale) / uint64(v.avgDqRate)
+			// backlog << PIE_SCALE is a u32: it wraps from 16 MB.
+			qdelay = uint64((backlog << pieScale) / v.avgDqRate)
 		}
 	} else {
 		qdelay, qdelayOld = v.qdelay, v.qdelayOld

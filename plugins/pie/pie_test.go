@@ -107,7 +107,7 @@ func TestDropEarlyGaps(t *testing.T) {
 	if lo < 9 || hi > 86 || math.Abs(mean-18) > 1.1 {
 		t.Fatalf("gaps min %d max %d mean %.2f, want >= 9, <= 86, 18 +- 1.1", lo, hi, mean)
 	}
-	if q.stats.dropped != uint64(len(gaps)) || ctx.Dropped[next] != skb.DropQdiscCongested {
+	if q.stats.dropped != uint32(len(gaps)) || ctx.Dropped[next] != skb.DropQdiscCongested {
 		t.Fatalf("dropped %d, reason %q", q.stats.dropped, ctx.Dropped[next])
 	}
 }
@@ -364,5 +364,35 @@ func TestFQPIEKernelEdges(t *testing.T) {
 		if rc != tt.rc || q.overmemory != tt.over || q.quantum != tt.quantum {
 			t.Errorf("%s: rc %v overmemory %d quantum %d, want %v %d %d", tt.name, rc, q.overmemory, q.quantum, tt.rc, tt.over, tt.quantum)
 		}
+	}
+}
+
+// The kernel's u32 arithmetic: pie_process_dequeue's dtime is a u32 of
+// ticks (a 2^32 + 5 tick gap spends 5 of the burst allowance);
+// pie_calculate_probability's backlog << PIE_SCALE is a u32 (16 MB and
+// 1000 bytes at 1 byte a tick is 1000 ticks); struct pie_stats' u32
+// counters wrap.
+func TestU32Arithmetic(t *testing.T) {
+	ctx := qdisctest.NewCtx(1)
+	q := newPIE(t, ctx, "")
+	send(q, ctx, 100, 0)
+	send(q, ctx, 100, 0)
+	deq(q, ctx) // the first dequeue sets dq_tstamp
+	ctx.T += sim.Time(1<<32+5) * 64
+	deq(q, ctx)
+	if want := psched.NsToTicks(150e6) - 5; q.vars.burstTime != want {
+		t.Errorf("burst_time %d after a 2^32+5 tick gap, want %d", q.vars.burstTime, want)
+	}
+	p := paramsInit()
+	p.dqRateEstimator = true
+	v := vars{avgDqRate: 1 << pieScale}
+	calculateProbability(&p, &v, 1<<24+1000)
+	if v.qdelay != 1000 {
+		t.Errorf("qdelay %d ticks for a backlog of 16 MB + 1000, want 1000", v.qdelay)
+	}
+	q.stats.packetsIn = math.MaxUint32
+	send(q, ctx, 100, 0)
+	if q.stats.packetsIn != 0 {
+		t.Errorf("packets_in %d, want 0 (wrapped)", q.stats.packetsIn)
 	}
 }

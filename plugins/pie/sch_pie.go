@@ -88,7 +88,7 @@ func (q *PIE) pieEnqueue(ctx qdisc.Ctx, p *skb.Packet) qdisc.Code {
 				it.enqueueTime = now(ctx)
 			}
 			q.stats.packetsIn++
-			q.stats.maxq = max(q.stats.maxq, uint64(q.q.Len()))
+			q.stats.maxq = max(q.stats.maxq, uint32(q.q.Len()))
 			q.q.PushTail(it)
 			q.backlog += p.Len
 			return qdisc.XmitSuccess
@@ -142,8 +142,8 @@ func (q *PIE) Stats() qdisc.Stats {
 	if q.params.dqRateEstimator {
 		x = append(x, qdisc.XUint("avg_dq_rate", uint64(uint32(uint64(q.vars.avgDqRate)*ticksPerSec>>pieScale))))
 	}
-	x = append(x, qdisc.XUint("pkts_in", q.stats.packetsIn), qdisc.XUint("overlimit", q.stats.overlimit),
-		qdisc.XUint("dropped", q.stats.dropped), qdisc.XUint("maxq", q.stats.maxq), qdisc.XUint("ecn_mark", q.stats.ecnMark))
+	x = append(x, qdisc.XUint("pkts_in", uint64(q.stats.packetsIn)), qdisc.XUint("overlimit", uint64(q.stats.overlimit)),
+		qdisc.XUint("dropped", uint64(q.stats.dropped)), qdisc.XUint("maxq", uint64(q.stats.maxq)), qdisc.XUint("ecn_mark", uint64(q.stats.ecnMark)))
 	return qdisc.Stats{Qlen: q.q.Len(), Backlog: int64(q.backlog), Drops: q.drops, XStats: x}
 }
 
