@@ -157,8 +157,9 @@ func TestECNBurstLimit(t *testing.T) {
 // The drain-rate estimator by hand: 1000-byte packets dequeued every
 // 1000 ticks (64 us) from a backlog of 20000 bytes: the 17th dequeue
 // passes QUEUE_THRESHOLD with 17000 bytes over 16000 ticks,
-// 17000 << 8 / 16000 = 272 (bytes per tick, << 8): tc shows
-// 272 x 15625000 >> 8 = 16601562 bytes/s.
+// 17000 << 8 / 16000 = 272 (bytes per tick, << 8): the kernel reports
+// 272 x 15625000 >> 8 = 16601562 bytes/s, which pie_print_xstats prints
+// as a rate (tc_print_rate): 132812496 bit/s, "132812Kbit".
 func TestDqRateEstimator(t *testing.T) {
 	ctx := qdisctest.NewCtx(1)
 	q := newPIE(t, ctx, "dq_rate_estimator limit 1000")
@@ -178,7 +179,7 @@ func TestDqRateEstimator(t *testing.T) {
 			got = x.Text()
 		}
 	}
-	if got != "16601562" {
+	if got != "132812Kbit" {
 		t.Fatalf("avg_dq_rate xstat %q", got)
 	}
 	// Little's law: 23000 bytes at 272/256 bytes a tick is 21647 ticks.

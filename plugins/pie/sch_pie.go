@@ -140,7 +140,7 @@ func (q *PIE) Stats() qdisc.Stats {
 	x := []qdisc.XStat{probXStat(q.vars.prob),
 		qdisc.XTime("delay", sim.Time(uint32(psched.TicksToNs(q.vars.qdelay))/1000)*sim.Microsecond)}
 	if q.params.dqRateEstimator {
-		x = append(x, qdisc.XUint("avg_dq_rate", uint64(uint32(uint64(q.vars.avgDqRate)*ticksPerSec>>pieScale))))
+		x = append(x, qdisc.XRate("avg_dq_rate", uint64(uint32(uint64(q.vars.avgDqRate)*ticksPerSec>>pieScale))))
 	}
 	x = append(x, qdisc.XUint("pkts_in", uint64(q.stats.packetsIn)), qdisc.XUint("overlimit", uint64(q.stats.overlimit)),
 		qdisc.XUint("dropped", uint64(q.stats.dropped)), qdisc.XUint("maxq", uint64(q.stats.maxq)), qdisc.XUint("ecn_mark", uint64(q.stats.ecnMark)))
