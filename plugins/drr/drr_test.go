@@ -82,6 +82,12 @@ func TestConformance(t *testing.T) {
 	for _, r := range qdisctest.Run(f, qdisctest.Options{Classes: classes, Seed: 4}) {
 		t.Errorf("%s: %v", r.Check, r.Err)
 	}
+	// Leaves without a peek of their own: drr_dequeue peeks them
+	// (qdisc_peek_dequeued keeps the packet for their next dequeue).
+	leaves := []string{"parent 1:1 handle 11: netem delay 1ms", "parent 1:2 handle 12: netem rate 100mbit"}
+	for _, r := range qdisctest.Run(f, qdisctest.Options{Classes: classes, Leaves: leaves, Seed: 4}) {
+		t.Errorf("netem leaves: %s: %v", r.Check, r.Err)
+	}
 }
 
 // dropAll is a test leaf whose dequeue drops everything it holds (as a

@@ -271,9 +271,12 @@ func (q *HTB) Enqueue(ctx qdisc.Ctx, batch []skb.Packet, rc []qdisc.Code) {
 				rc[i] = qdisc.XmitDrop
 			}
 		case nil:
-			q.drops++ // __NET_XMIT_BYPASS: counted
+			// A filter's TC_ACT_SHOT: htb_enqueue counts the drop
+			// (__NET_XMIT_BYPASS) and returns NET_XMIT_SUCCESS |
+			// __NET_XMIT_BYPASS, which dev_qdisc_enqueue masks.
+			q.drops++
 			ctx.Drop(p.Handle, skb.DropQdiscDrop)
-			rc[i] = qdisc.XmitDrop
+			rc[i] = qdisc.XmitSuccess
 		default:
 			q.out = append(q.out, *p)
 			q.to = append(q.to, cl.id)
@@ -295,6 +298,15 @@ func (q *HTB) Enqueue(ctx qdisc.Ctx, batch []skb.Packet, rc []qdisc.Code) {
 			continue
 		}
 		q.htbActivate(cl)
+	}
+	// A leaf that dropped the packet it said NET_XMIT_SUCCESS for (its
+	// own __NET_XMIT_BYPASS: netem's loss) is not activated by
+	// htb_enqueue, whose test is qdisc_enqueue's unmasked code; the
+	// leaves' last states are exact.
+	for _, cl := range q.cls {
+		if cl.prioActivity != 0 && q.leaves.Get(cl.id).Qlen == 0 {
+			q.htbDeactivate(cl)
+		}
 	}
 }
 

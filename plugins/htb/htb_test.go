@@ -8,6 +8,7 @@ import (
 	"github.com/txlab/txlab/framework/plugin/wire"
 	"github.com/txlab/txlab/framework/qdisc"
 	"github.com/txlab/txlab/framework/qdisc/qdisctest"
+	"github.com/txlab/txlab/framework/skb"
 	_ "github.com/txlab/txlab/plugins/netem"
 	_ "github.com/txlab/txlab/plugins/tbf"
 )
@@ -253,5 +254,58 @@ func TestEnqueueReadsPrivate(t *testing.T) {
 	}
 	if info.Flags&qdisc.EnqueueReadsPrivate == 0 {
 		t.Errorf("htb's flags %#x lack EnqueueReadsPrivate", uint32(info.Flags))
+	}
+}
+
+// A leaf that drops the packet it took (netem's loss: its own
+// __NET_XMIT_BYPASS) leaves the class inactive, as htb_enqueue
+// activates only on qdisc_enqueue's NET_XMIT_SUCCESS itself; the
+// sender is told it was sent (dev_qdisc_enqueue masks the flag).
+func TestLeafBypassDropNotActive(t *testing.T) {
+	q := &HTB{}
+	ctx := qdisctest.NewCtx(1)
+	o := qdisctest.Options{Args: []string{"default", "2"},
+		Classes: []string{"parent 1: classid 1:1 htb rate 100mbit", "parent 1: classid 1:2 htb rate 100mbit"},
+		Leaves:  []string{"parent 1:1 handle 10: netem loss 100%"}}
+	if _, err := qdisctest.Attach(ctx, q, o); err != nil {
+		t.Fatal(err)
+	}
+	rc := make([]qdisc.Code, 1)
+	q.Enqueue(ctx, []skb.Packet{{Handle: 1, Len: 100, Priority: 0x10001}}, rc)
+	if rc[0] != qdisc.XmitSuccess {
+		t.Errorf("netem's loss reached the sender as %v, want NET_XMIT_SUCCESS", rc[0])
+	}
+	for _, cl := range q.clhash.Walk() {
+		if cl.prioActivity != 0 {
+			t.Errorf("class %v active with an empty leaf", cl.id)
+		}
+	}
+	if st := q.Stats(); st.Qlen != 0 || st.Drops != 1 {
+		t.Errorf("%+v, want empty with 1 drop", st)
+	}
+}
+
+// shotCtx is the suite's context with a filter that drops every packet.
+type shotCtx struct{ *qdisctest.Ctx }
+
+func (shotCtx) Classify(*skb.Packet, qdisc.ClassID) qdisc.FilterResult {
+	return qdisc.FilterResult{Verdict: qdisc.VerdictShot}
+}
+
+// A packet a filter drops (TC_ACT_SHOT: htb_classify returns NULL with
+// NET_XMIT_SUCCESS | __NET_XMIT_BYPASS) reaches the sender as
+// NET_XMIT_SUCCESS and counts as the qdisc's drop.
+func TestFilterShotIsBypass(t *testing.T) {
+	q, ctx := newHTB(t, "1:", "default 1")
+	if err := addClass(t, q, ctx, 0x10001, qdisc.RootClass, "rate 10mbit"); err != nil {
+		t.Fatal(err)
+	}
+	rc := make([]qdisc.Code, 1)
+	q.Enqueue(shotCtx{ctx}, []skb.Packet{{Handle: 1, Len: 100}}, rc)
+	if rc[0] != qdisc.XmitSuccess {
+		t.Errorf("a filter's drop reached the sender as %v, want NET_XMIT_SUCCESS", rc[0])
+	}
+	if _, dropped := ctx.Dropped[1]; !dropped || q.Stats().Drops != 1 {
+		t.Errorf("dropped %v, %+v: want the packet dropped and counted", dropped, q.Stats())
 	}
 }

@@ -27,6 +27,9 @@ type leafCtx struct {
 	id      qdisc.ClassID
 	q       qdisc.Qdisc
 	reasons []skb.DropReason
+	// d keeps the packet qdisc_peek_dequeued took from a leaf without a
+	// peek of its own (netem, pie, fq_codel) until its dequeue.
+	d qdisc.Defaults
 
 	wdog, timerAt         sim.Time
 	wdogArmed, timerArmed bool
@@ -254,9 +257,9 @@ func (x *leafCtx) fire(root qdisc.Qdisc, timer bool) error {
 	if !ok {
 		return fmt.Errorf("leaf %s armed its own timer but has no Timer method", x.id)
 	}
-	before := leafState(x.q)
+	before := leafState(x)
 	t.Timer(x)
-	if st := leafState(x.q); st != before {
+	if st := leafState(x); st != before {
 		if co := classful(root); co != nil {
 			if n, ok := co.(interface {
 				QlenNotify(qdisc.Ctx, qdisc.ClassID, qdisc.LeafState)
@@ -268,8 +271,8 @@ func (x *leafCtx) fire(root qdisc.Qdisc, timer bool) error {
 	return nil
 }
 
-func leafState(l qdisc.Qdisc) qdisc.LeafState {
-	st := l.Stats()
+func leafState(x *leafCtx) qdisc.LeafState {
+	st := x.d.Stats(x.q)
 	return qdisc.LeafState{Qlen: st.Qlen, Backlog: st.Backlog}
 }
 
@@ -289,25 +292,24 @@ func (c *Ctx) EnqueueLeaves(batch []skb.Packet, to []qdisc.ClassID, res []qdisc.
 			p.Dup = by == to[i]
 		}
 		x.q.Enqueue(x, []skb.Packet{p}, rc)
-		res[i] = qdisc.LeafResult{Code: rc[0], Leaf: leafState(x.q)}
+		res[i] = qdisc.LeafResult{Code: rc[0], Leaf: leafState(x)}
 	}
 }
 
 // DequeueLeaf implements qdisc.ClassCtx.
 func (c *Ctx) DequeueLeaf(id qdisc.ClassID) (skb.Packet, bool, qdisc.LeafState) {
 	x := c.leaf(id)
-	out := x.q.Dequeue(x, qdisc.DequeueReq{Max: 1, Bytes: 1 << 40}, nil)
+	out := x.d.Dequeue(x.q, x, qdisc.DequeueReq{Max: 1, Bytes: 1 << 40}, nil)
 	if len(out) == 0 {
-		return skb.Packet{}, false, leafState(x.q)
+		return skb.Packet{}, false, leafState(x)
 	}
-	return out[0], true, leafState(x.q)
+	return out[0], true, leafState(x)
 }
 
 // PeekLeaf implements qdisc.ClassCtx.
 func (c *Ctx) PeekLeaf(id qdisc.ClassID) (skb.Packet, bool) {
-	var d qdisc.Defaults
 	x := c.leaf(id)
-	return d.Peek(x.q, x)
+	return x.d.Peek(x.q, x)
 }
 
 // LeafEnqueue implements the host side (wire.ClassHost) for a classful
