@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	_ "github.com/txlab/txlab/drivers/ice"
-	"github.com/txlab/txlab/framework/plugin"
 	"github.com/txlab/txlab/framework/path"
+	"github.com/txlab/txlab/framework/plugin"
 	"github.com/txlab/txlab/framework/plugin/plugintest"
 	"github.com/txlab/txlab/framework/report"
 	"github.com/txlab/txlab/framework/run"
