@@ -54,14 +54,15 @@ type proto struct {
 	pref     uint16
 	protocol uint16
 	kind     string
-	elems    []*Filter // in classify and dump order
-	u32ht    uint32    // u32: its root hash table's handle (800:, 801:, ...)
-	u32next  uint32    // u32: the next node id
-	fwHead   bool      // fw: fw_head made (else skb->mark is the classid)
-	fwMask   uint32    // fw: fw_head's mask, one for the whole pref
-	added    int       // elements made, for fw's dump order
-	nextHand uint32    // flower: the next handle
-	seq      int       // creation order in the set (Specs replays it)
+	elems    []*Filter    // in classify and dump order
+	u32ht    uint32       // u32: its root hash table's handle (800:, 801:, ...)
+	u32next  uint32       // u32: the next node id
+	fwHead   bool         // fw: fw_head made (else skb->mark is the classid)
+	fwMask   uint32       // fw: fw_head's mask, one for the whole pref
+	added    int          // elements made, for fw's dump order
+	nextHand uint32       // flower: the next handle
+	flMasks  []*flMaskRef // flower: cls_fl_head's masks, in classify order
+	seq      int          // creation order in the set (Specs replays it)
 }
 
 // block is a tcf_block (chain 0): a qdisc's or a class's filters.
@@ -276,6 +277,15 @@ func (tp *proto) change(verb tc.Verb, cmd tc.Filter, parent qdisc.ClassID, s *Se
 			}
 			return nil, errKernel("RTNETLINK answers: File exists (%s handle %s at pref %d)", tp.kind, f.handleText(), tp.pref)
 		}
+		if tp.kind == "flower" {
+			// fl_change with fold: the new filter's mask is assigned
+			// (a new one at the tail) before fold's is put; no key
+			// check, as fl_ht_insert_unique lets a replace collide.
+			tp.flCheckAssignMask(f.flower.mask())
+			tp.flMaskPut(e.flower.mask())
+			tp.added++
+			f.added = tp.added
+		}
 		tp.elems[i] = f
 		return f, nil
 	}
@@ -284,6 +294,14 @@ func (tp *proto) change(verb tc.Verb, cmd tc.Filter, parent qdisc.ClassID, s *Se
 	}
 	if tp.kind == "matchall" && len(tp.elems) > 0 {
 		return nil, errKernel("RTNETLINK answers: File exists (matchall holds one filter per pref)")
+	}
+	if tp.kind == "flower" {
+		// fl_ht_insert_unique: -EEXIST, no extack. Load skips the check:
+		// a replace may have left two filters with one key.
+		if e := tp.flLookupDup(f); e != nil && !s.replay {
+			return nil, errKernel("RTNETLINK answers: File exists (flower handle 0x%x has this mask and key)", e.Handle)
+		}
+		tp.flCheckAssignMask(f.flower.mask())
 	}
 	tp.added++
 	f.added = tp.added
@@ -345,6 +363,9 @@ func (s *Set) Delete(cmd tc.Filter, parent qdisc.ClassID) error {
 			return errKernel("Error: cls_u32: Not allowed to delete root node.")
 		}
 		return errKernel("Error: Specified filter handle not found.")
+	}
+	if e := tp.elems[j]; e.flower != nil {
+		tp.flMaskPut(e.flower.mask())
 	}
 	tp.elems = slices.Delete(tp.elems, j, j+1)
 	if len(tp.elems) == 0 && (tp.kind != "u32" || len(s.u32Protos(parent.Major())) == 1) {
@@ -431,7 +452,8 @@ func (s *Set) Filters(at qdisc.ClassID) []*Filter {
 // Classify is tcf_classify over the filters attached at at: each
 // tcf_proto in pref order whose protocol is the packet's (IPv4) or all;
 // the first that decides gives the verdict. It reports one WorkHash per
-// filter element tried (one per tcf_proto for fw's mark method).
+// filter element tried (one per tcf_proto for fw's mark method, one per
+// mask for flower).
 func (s *Set) Classify(ctx qdisc.Ctx, p *skb.Packet, at qdisc.ClassID) qdisc.FilterResult {
 	b := s.blocks[at]
 	if b == nil {
@@ -451,6 +473,20 @@ func (s *Set) Classify(ctx qdisc.Ctx, p *skb.Packet, at qdisc.ClassID) qdisc.Fil
 				return qdisc.FilterResult{Verdict: qdisc.VerdictClass, Class: id}
 			}
 			continue
+		}
+		if tp.kind == "flower" {
+			f := tp.flClassify(ctx, p)
+			if f == nil {
+				continue
+			}
+			switch r := execActions(f.Actions, p); r {
+			case ActUnspec:
+				continue // fl_classify returns it: tcf_classify's next tcf_proto
+			case ActShot:
+				return qdisc.FilterResult{Verdict: qdisc.VerdictShot}
+			default:
+				return qdisc.FilterResult{Verdict: qdisc.VerdictClass, Class: f.ClassID}
+			}
 		}
 		for _, f := range tp.elems {
 			ctx.Work(qdisc.WorkHash, 1)
@@ -481,8 +517,6 @@ func (f *Filter) match(p *skb.Packet, h *header) (hit, abort bool) {
 		return f.u32.match(h)
 	case f.fw != nil:
 		return p.Mark&f.fw.mask == f.Handle, false
-	case f.flower != nil:
-		return f.flower.match(p), false
 	}
 	return true, false // matchall
 }
@@ -518,7 +552,7 @@ func (s *Set) Specs(maj uint16) []string {
 				out = append(out, strings.Join(base.Words(), " "))
 				continue
 			}
-			for _, f := range tp.elems {
+			for _, f := range tp.specOrder() {
 				w := base
 				w.Handle = f.handleText()
 				w.Options = f.Words
@@ -586,6 +620,28 @@ func (s *Set) Show(at qdisc.ClassID, withParent bool) string {
 		}
 	}
 	return out.String()
+}
+
+// specOrder is the elements in the order Load must add them: flower's
+// by their mask's place in the masks list (the first filter of each
+// mask makes it, so the list comes back in its order), then as they
+// were inserted; the others in handle order.
+func (tp *proto) specOrder() []*Filter {
+	if tp.kind != "flower" {
+		return tp.elems
+	}
+	at := func(f *Filter) int {
+		m := f.flower.mask()
+		return slices.IndexFunc(tp.flMasks, func(r *flMaskRef) bool { return r.m == m })
+	}
+	out := slices.Clone(tp.elems)
+	slices.SortStableFunc(out, func(x, y *Filter) int {
+		if ax, ay := at(x), at(y); ax != ay {
+			return ax - ay
+		}
+		return x.added - y.added
+	})
+	return out
 }
 
 // dumpOrder is the elements as the kind's walk visits them: fw_walk goes

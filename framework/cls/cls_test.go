@@ -629,3 +629,86 @@ func TestActionWords(t *testing.T) {
 		}
 	}
 }
+
+// fl_classify tries the masks in the order they were made
+// (fl_check_assign_mask's list_add_tail; fl_mask_put removes one with
+// its last filter) and answers with the first filter found, whatever
+// its actions say: a "continue" goes on to the next pref, not to
+// another filter of its own. fl_ht_insert_unique refuses a second
+// filter with the same mask and masked key. A copy rebuilt from Specs
+// keeps the mask order.
+func TestFlowerMaskOrder(t *testing.T) {
+	tests := []struct {
+		name string
+		ops  []string // "add WORDS", "replace WORDS" or "del WORDS"
+		err  string   // the last op's error
+		want qdisc.FilterResult
+	}{
+		{"the first mask made, not the lowest handle", []string{
+			"add pref 1 handle 2 flower ip_proto udp classid 1:2",
+			"add pref 1 handle 1 flower ip_proto udp dst_port 5001 classid 1:1",
+		}, "", qdisc.FilterResult{Verdict: qdisc.VerdictClass, Class: 0x10002}},
+		{"continue ends the pref", []string{
+			"add pref 1 flower ip_proto udp classid 1:1 action continue",
+			"add pref 1 flower ip_proto udp dst_port 5001 classid 1:2",
+			"add pref 2 matchall classid 1:3",
+		}, "", qdisc.FilterResult{Verdict: qdisc.VerdictClass, Class: 0x10003}},
+		{"a mask goes with its last filter and comes back last", []string{
+			"add pref 1 handle 3 flower ip_proto udp classid 1:1",
+			"add pref 1 handle 2 flower ip_proto udp dst_port 5001 classid 1:2",
+			"del pref 1 handle 3 flower",
+			"add pref 1 handle 1 flower ip_proto udp classid 1:3",
+		}, "", qdisc.FilterResult{Verdict: qdisc.VerdictClass, Class: 0x10002}},
+		{"a replace's new mask goes last", []string{
+			"add pref 1 handle 1 flower ip_proto udp dst_port 5001 classid 1:1",
+			"add pref 1 handle 2 flower ip_proto udp src_port 40000 classid 1:2",
+			"replace pref 1 handle 1 flower ip_proto udp dst_port 5001 src_ip 10.0.0.1 classid 1:1",
+		}, "", qdisc.FilterResult{Verdict: qdisc.VerdictClass, Class: 0x10002}},
+		{"the same mask and key", []string{
+			"add pref 1 handle 1 flower ip_proto udp classid 1:1",
+			"add pref 1 handle 2 flower ip_proto udp classid 1:2",
+		}, "RTNETLINK answers: File exists", qdisc.FilterResult{Verdict: qdisc.VerdictClass, Class: 0x10001}},
+		{"the same masked key", []string{
+			"add pref 1 flower src_ip 10.0.0.1/24 classid 1:1",
+			"add pref 1 flower src_ip 10.0.0.2/24 classid 1:2",
+		}, "RTNETLINK answers: File exists", qdisc.FilterResult{Verdict: qdisc.VerdictClass, Class: 0x10001}},
+		{"another key under the same mask", []string{
+			"add pref 1 flower src_ip 10.0.1.1/24 classid 1:1",
+			"add pref 1 flower src_ip 10.0.0.2/24 classid 1:2",
+		}, "", qdisc.FilterResult{Verdict: qdisc.VerdictClass, Class: 0x10002}},
+	}
+	for _, tt := range tests {
+		s := NewSet()
+		var err error
+		for _, op := range tt.ops {
+			verb, words, _ := strings.Cut(op, " ")
+			cmd, perr := tc.ParseFilter(strings.Fields("protocol ip " + words))
+			if perr != nil {
+				t.Fatalf("%s: %q: %v", tt.name, op, perr)
+			}
+			switch verb {
+			case "del":
+				err = s.Delete(cmd, root)
+			case "replace":
+				_, err = s.Add(tc.VerbReplace, cmd, root)
+			default:
+				_, err = s.Add(tc.VerbAdd, cmd, root)
+			}
+		}
+		if (err == nil) != (tt.err == "") || (err != nil && !strings.Contains(err.Error(), tt.err)) {
+			t.Errorf("%s: %v, want %q", tt.name, err, tt.err)
+		}
+		p := pkt()
+		if got := s.Classify(qdisc.CheckCtx(), &p, root); got != tt.want {
+			t.Errorf("%s: got %+v, want %+v", tt.name, got, tt.want)
+		}
+		c, err := Load(s.Specs(1))
+		if err != nil {
+			t.Fatalf("%s: the copy: %v", tt.name, err)
+		}
+		p = pkt()
+		if got := c.Classify(qdisc.CheckCtx(), &p, root); got != tt.want {
+			t.Errorf("%s: the copy got %+v, want %+v", tt.name, got, tt.want)
+		}
+	}
+}

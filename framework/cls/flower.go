@@ -27,37 +27,159 @@ type flowerKeys struct {
 	tosSet           bool
 }
 
-// match is fl_classify's masked compare of the dissected keys.
-func (k *flowerKeys) match(p *skb.Packet) bool {
-	if k.ethType != 0 && k.ethType != tc.ProtoIP {
-		return false
-	}
-	if k.ipProtoSet && p.Keys.Proto != k.ipProto {
-		return false
-	}
-	if k.srcSet && !k.src.Contains(addr4(p.Keys.Src)) {
-		return false
-	}
-	if k.dstSet && !k.dst.Contains(addr4(p.Keys.Dst)) {
-		return false
-	}
-	if k.srcMask != 0 && p.Keys.SrcPort&k.srcMask != k.srcPort&k.srcMask {
-		return false
-	}
-	if k.dstMask != 0 && p.Keys.DstPort&k.dstMask != k.dstPort&k.dstMask {
-		return false
-	}
-	tos := p.DSCP<<2 | p.ECN&3
-	if k.tosSet && tos&k.tosMask != k.tos&k.tosMask {
-		return false
-	}
-	return true
+// flMask is the key of struct fl_flow_mask for the modelled keys: the
+// bits each key compares (a zero mask compares nothing, so "src_ip
+// 0.0.0.0/0" and no src_ip are one mask). Filters with equal masks share
+// one fl_flow_mask and its hashtable.
+type flMask struct {
+	ethType          uint16
+	ipProto          uint8
+	src, dst         uint32
+	srcPort, dstPort uint16
+	tos              uint8
 }
 
-func addr4(v uint32) netip.Addr {
-	var a [4]byte
-	binary.BigEndian.PutUint32(a[:], v)
-	return netip.AddrFrom4(a)
+// flKey is struct fl_flow_key for the modelled keys: a filter's key
+// masked (fl_set_masked_key), or a packet's dissected key masked as
+// fl_classify masks it before the lookup.
+type flKey flMask
+
+// mask is the fl_flow_mask fl_set_key fills for the filter's keys.
+func (k *flowerKeys) mask() flMask {
+	var m flMask
+	if k.ethType != 0 {
+		m.ethType = 0xFFFF // TCA_FLOWER_KEY_ETH_TYPE: n_proto, mask ~0
+	}
+	if k.ipProtoSet {
+		m.ipProto = 0xFF
+	}
+	if k.srcSet {
+		m.src = prefixMask(k.src.Bits())
+	}
+	if k.dstSet {
+		m.dst = prefixMask(k.dst.Bits())
+	}
+	m.srcPort, m.dstPort = k.srcMask, k.dstMask
+	if k.tosSet {
+		m.tos = k.tosMask
+	}
+	return m
+}
+
+func prefixMask(bits int) uint32 {
+	if bits == 0 {
+		return 0
+	}
+	return 0xFFFFFFFF << (32 - bits)
+}
+
+// prefixAddr is a prefix's address as a u32 (0 for no prefix).
+func prefixAddr(p netip.Prefix) uint32 {
+	if !p.IsValid() {
+		return 0
+	}
+	a := p.Addr().As4()
+	return binary.BigEndian.Uint32(a[:])
+}
+
+// masked is fl_set_masked_key: the key under mask m.
+func (k *flowerKeys) masked(m flMask) flKey {
+	return flKey{
+		ethType: k.ethType & m.ethType,
+		ipProto: k.ipProto & m.ipProto,
+		src:     prefixAddr(k.src) & m.src,
+		dst:     prefixAddr(k.dst) & m.dst,
+		srcPort: k.srcPort & m.srcPort,
+		dstPort: k.dstPort & m.dstPort,
+		tos:     k.tos & m.tos,
+	}
+}
+
+// packetKey is fl_classify's skb_key for p under mask m: what the flow
+// dissector reads of an IPv4 packet, masked (fl_mask_lookup compares it
+// to the filters' masked keys).
+func packetKey(p *skb.Packet, m flMask) flKey {
+	return flKey{
+		ethType: tc.ProtoIP & m.ethType,
+		ipProto: p.Keys.Proto & m.ipProto,
+		src:     p.Keys.Src & m.src,
+		dst:     p.Keys.Dst & m.dst,
+		srcPort: p.Keys.SrcPort & m.srcPort,
+		dstPort: p.Keys.DstPort & m.dstPort,
+		tos:     (p.DSCP<<2 | p.ECN&3) & m.tos,
+	}
+}
+
+// flMaskRef is one entry of cls_fl_head's masks list: a mask and the
+// number of filters using it (fl_flow_mask's refcnt).
+type flMaskRef struct {
+	m    flMask
+	refs int
+}
+
+// flCheckAssignMask is fl_check_assign_mask: a filter takes the
+// existing mask equal to its own, else a new one goes at the tail of
+// the masks list (list_add_tail_rcu), which is the order fl_classify
+// tries them in.
+func (tp *proto) flCheckAssignMask(m flMask) {
+	for _, r := range tp.flMasks {
+		if r.m == m {
+			r.refs++
+			return
+		}
+	}
+	tp.flMasks = append(tp.flMasks, &flMaskRef{m: m, refs: 1})
+}
+
+// flMaskPut is fl_mask_put: a mask goes from the list with its last
+// filter.
+func (tp *proto) flMaskPut(m flMask) {
+	for i, r := range tp.flMasks {
+		if r.m == m {
+			if r.refs--; r.refs == 0 {
+				tp.flMasks = append(tp.flMasks[:i], tp.flMasks[i+1:]...)
+			}
+			return
+		}
+	}
+}
+
+// flLookupDup is __fl_lookup on the new filter's mask: another filter
+// with the same mask and masked key, which fl_ht_insert_unique's
+// rhashtable_lookup_insert_fast refuses with -EEXIST.
+func (tp *proto) flLookupDup(f *Filter) *Filter {
+	m := f.flower.mask()
+	key := f.flower.masked(m)
+	for _, e := range tp.elems {
+		if e.Handle != f.Handle && e.flower.mask() == m && e.flower.masked(m) == key {
+			return e
+		}
+	}
+	return nil
+}
+
+// flClassify is fl_classify: each mask in the list's order, the
+// packet's key masked and looked up in that mask's hashtable; the first
+// filter found is the answer, whatever its actions say. Within a mask
+// keys are unique but for a replace onto another filter's key (its
+// in_ht path inserts without the check): rhashtable puts the newer at
+// the head of the bucket, so the newer is found. It reports one WorkHash
+// per mask looked up.
+func (tp *proto) flClassify(ctx qdisc.Ctx, p *skb.Packet) *Filter {
+	for _, r := range tp.flMasks {
+		ctx.Work(qdisc.WorkHash, 1)
+		key := packetKey(p, r.m)
+		var found *Filter
+		for _, e := range tp.elems {
+			if e.flower.mask() == r.m && e.flower.masked(r.m) == key && (found == nil || e.added > found.added) {
+				found = e
+			}
+		}
+		if found != nil {
+			return found
+		}
+	}
+	return nil
 }
 
 // ipProtos is flower_parse_ip_proto's names.
