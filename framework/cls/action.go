@@ -63,6 +63,7 @@ type Action struct {
 	Kind    string // "gact" or "skbedit"
 	Control Control
 	Index   uint32
+	Flags   uint32 // TCA_ACT_FLAGS_*: skip_hw
 
 	// skbedit
 	SetPriority bool
@@ -99,36 +100,101 @@ func execActions(acts []Action, p *skb.Packet) Control {
 	return ret
 }
 
-// parseActions is parse_action from "action" on: one or more actions,
-// each introduced by "action". It returns the actions and the words left.
+// tcActionKinds are the actions tc has an action_util for besides gact
+// and skbedit (built in or m_xt.so): get_action_kind finds them.
+var tcActionKinds = map[string]bool{
+	"mirred": true, "mpls": true, "nat": true, "pedit": true, "ife": true, "skbmod": true,
+	"csum": true, "simple": true, "vlan": true, "connmark": true, "ctinfo": true, "bpf": true,
+	"tunnel_key": true, "sample": true, "ct": true, "gate": true, "police": true, "xt": true, "ipt": true,
+}
+
+// newCmd is m_action.c's new_cmd: a word that starts another command.
+func newCmd(w string) bool {
+	return matches(w, "change") || matches(w, "replace") || matches(w, "delete") || matches(w, "get") || matches(w, "add")
+}
+
+// Action flags (TCA_ACT_FLAGS_*).
+const actSkipHW = 1 << 1 // TCA_ACT_FLAGS_SKIP_HW
+
+// parseActions is parse_action, from the word after the filter's
+// "action": it takes every word as an action (a verdict is gact's, a
+// name the kind's, any other word gact's too, as get_action_kind falls
+// back to gact and parse_gact reads it as a verdict) until "classid" or
+// "flowid" (exact), a word of new_cmd, or the end; a further "action"
+// may stand between actions. After each action its own words: cookie,
+// hw_stats, no_percpu, then skip_sw / skip_hw (twice, either order) as
+// the action's flags. It returns the actions and the words left for the
+// filter's parser.
 func parseActions(kind string, words []string, s *Set) ([]Action, []string, error) {
+	if len(words) == 0 {
+		// the filter's NEXT_ARG after "action"
+		return nil, nil, qdisc.Parsef(kind, `"action": Command line is not complete`)
+	}
 	var out []Action
-	for len(words) > 0 && words[0] == "action" {
-		words = words[1:]
-		if len(words) == 0 {
-			return nil, nil, qdisc.Parsef(kind, `Illegal "action": an action kind or verdict is needed after "action"`)
+	eap := false // parse_action's "expect action parameters"
+	for len(words) > 0 {
+		w := words[0]
+		if w == "action" {
+			eap = true
+			words = words[1:]
+			continue
 		}
+		if w == "flowid" || w == "classid" || newCmd(w) {
+			break
+		}
+		if w == "help" {
+			return nil, nil, qdisc.Parsef(kind, `Illegal "action": help`)
+		}
+		eap = false
 		var a Action
 		var err error
-		// parse_action: a verdict word is gact's (action_a2n before the
-		// kind), then the kind by its exact name (get_action_kind).
-		switch w := words[0]; {
-		case func() bool { _, ok, _ := parseControl(w); return ok }():
+		_, verdict, _ := parseControl(w)
+		switch {
+		case verdict:
 			a, words, err = parseGact(kind, words)
 		case w == "skbedit":
 			a, words, err = parseSkbedit(kind, words[1:])
 		case w == "gact":
 			a, words, err = parseGact(kind, words[1:])
-		default:
+		case tcActionKinds[w]:
 			return nil, nil, qdisc.Lacksf(kind, "action %q is not modelled (txlab has skbedit and gact: drop, pass, pipe, continue)", w)
+		default:
+			a, words, err = parseGact(kind, words)
 		}
 		if err != nil {
 			return nil, nil, err
 		}
+		if len(words) > 0 && (words[0] == "cookie" || matches(words[0], "hw_stats") || words[0] == "no_percpu") {
+			return nil, nil, qdisc.Lacksf(kind, "action %s is not modelled", words[0])
+		}
+		for range 2 {
+			if len(words) > 0 && words[0] == "skip_sw" {
+				return nil, nil, qdisc.Lacksf(kind, "action skip_sw: an action in hardware only does not run in the software path txlab models")
+			}
+			if len(words) > 0 && words[0] == "skip_hw" {
+				a.Flags |= actSkipHW
+				words = words[1:]
+			}
+		}
 		a.Index = s.nextActionIndex(a.Kind)
 		out = append(out, a)
 	}
+	if eap {
+		return nil, nil, qdisc.Parsef(kind, `Illegal "action": bad action empty (an action kind or verdict is needed after "action")`)
+	}
 	return out, words, nil
+}
+
+// checkActionFlags is tcf_action_init's check of a bound action's flags
+// against its filter's: an action may not be skip_hw (or skip_sw)
+// unless its filter is (fw passes no filter flags: never).
+func checkActionFlags(f *Filter) error {
+	for _, a := range f.Actions {
+		if a.Flags&actSkipHW != 0 && f.Flags&flagSkipHW == 0 {
+			return errKernel("Error: Mismatch between action and filter offload flags.")
+		}
+	}
+	return nil
 }
 
 // parseGact is parse_gact: a verdict, then an optional index.
@@ -137,12 +203,19 @@ func parseGact(kind string, words []string) (Action, []string, error) {
 	if len(words) == 0 {
 		return a, nil, qdisc.Parsef(kind, `gact: a verdict is needed (drop, pass, pipe, continue)`)
 	}
+	if matches(words[0], "index") {
+		// parse_gact binds an existing action by index
+		_, err := skipIndex(kind, "gact", words)
+		return a, nil, err
+	}
 	c, ok, lacks := parseControl(words[0])
 	switch {
 	case lacks:
 		return a, nil, qdisc.Lacksf(kind, "gact verdict %q is not modelled", words[0])
 	case !ok:
-		return a, nil, qdisc.Parsef(kind, `gact: %q is not a verdict (drop, pass, pipe, continue)`, words[0])
+		// parse_action_control's message; parse_gact then exits with
+		// its usage.
+		return a, nil, qdisc.Parsef(kind, "Bad action type %s", words[0])
 	}
 	a.Control = c
 	if len(words) > 1 && matches(words[1], "random") {

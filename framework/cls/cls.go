@@ -245,6 +245,9 @@ func (tp *proto) change(verb tc.Verb, cmd tc.Filter, parent qdisc.ClassID, s *Se
 	if err != nil {
 		return nil, err
 	}
+	if err := checkActionFlags(f); err != nil {
+		return nil, err
+	}
 	if tp.kind == "u32" && f.u32 == nil {
 		return nil, nil // u32_change without TCA_OPTIONS: the tcf_proto and its root table alone
 	}
@@ -767,7 +770,7 @@ func parseMatchall(f *Filter, cmd tc.Filter, s *Set) error {
 			f.ClassID = id
 			words = words[2:]
 		case matches(w, "action"):
-			acts, rest, err := parseActions(kind, append([]string{"action"}, words[1:]...), s)
+			acts, rest, err := parseActions(kind, words[1:], s)
 			if err != nil {
 				return err
 			}
@@ -842,7 +845,7 @@ func parseFw(f *Filter, cmd tc.Filter, s *Set) error {
 			f.ClassID = id
 			words = words[2:]
 		case matches(w, "action"):
-			acts, rest, err := parseActions(kind, append([]string{"action"}, words[1:]...), s)
+			acts, rest, err := parseActions(kind, words[1:], s)
 			if err != nil {
 				return err
 			}

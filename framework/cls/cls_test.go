@@ -591,41 +591,64 @@ func TestAddMessages(t *testing.T) {
 }
 
 // Verdicts are read as action_a2n reads them, prefixes included, and a
-// verdict word is gact's before any kind; "stolen" is no tc word; gact's
-// random is refused by name; a kind is named in full.
+// verdict word is gact's before any kind; a kind is named in full, and
+// any word that names no action of tc's goes to gact, whose
+// parse_action_control refuses it ("stolen" is no tc word); gact's
+// random is refused by name. parse_action takes words until "classid",
+// "flowid" or a new_cmd word ("d" is delete's), so a filter's own words
+// after an action are an action's, and skip_hw there is the action's
+// flag, which tcf_action_init refuses unless the filter is skip_hw too.
 func TestActionWords(t *testing.T) {
+	const mall = "matchall classid 1:1 "
 	tests := []struct {
-		actions string
-		err     string
-		want    qdisc.Verdict
+		filter string // after "protocol ip prio 1"
+		err    string
+		class  error
+		want   qdisc.Verdict
 	}{
-		{"action dr", "", qdisc.VerdictShot},
-		{"action s", "", qdisc.VerdictShot}, // shot, not skbedit
-		{"action p", "", qdisc.VerdictClass},
-		{"action skbedit priority 5 pi action d", "", qdisc.VerdictShot},
-		{"action gact pa", "", qdisc.VerdictClass},
-		{"action stolen", `action "stolen" is not modelled`, 0},
-		{"action drop random determ pass 10", "gact random (netrand, determ) is not modelled", 0},
-		{"action skbed priority 5", `action "skbed" is not modelled`, 0},
-		{"action reclassify", `gact verdict "reclassify" is not modelled`, 0},
+		{mall + "action dr", "", nil, qdisc.VerdictShot},
+		{mall + "action s", "", nil, qdisc.VerdictShot}, // shot, not skbedit
+		{mall + "action p", "", nil, qdisc.VerdictClass},
+		{mall + "action skbedit priority 5 pi action dr", "", nil, qdisc.VerdictShot},
+		{mall + "action gact pa", "", nil, qdisc.VerdictClass},
+		{mall + "action stolen", "Bad action type stolen", qdisc.ErrParse, 0},
+		{mall + "action drop random determ pass 10", "gact random (netrand, determ) is not modelled", qdisc.ErrLacks, 0},
+		{mall + "action skbed priority 5", "Bad action type skbed", qdisc.ErrParse, 0},
+		{mall + "action reclassify", `gact verdict "reclassify" is not modelled`, qdisc.ErrLacks, 0},
+		{mall + "action mirred egress redirect dev eth1", `action "mirred" is not modelled`, qdisc.ErrLacks, 0},
+		{mall + "action pipe drop", "", nil, qdisc.VerdictShot}, // two actions, no second "action"
+		{mall + "action skbedit mark 1 action d", "bad action empty", qdisc.ErrParse, 0},
+		{mall + "action d", `What is "d"?`, qdisc.ErrParse, 0},
+		{mall + "action drop action", "bad action empty", qdisc.ErrParse, 0},
+		{mall + "action index 3", "gact index: shared action instances are not modelled", qdisc.ErrLacks, 0},
+		{mall + "action drop skip_hw", "Error: Mismatch between action and filter offload flags.", qdisc.ErrKernel, 0},
+		{"matchall skip_hw classid 1:1 action drop skip_hw", "", nil, qdisc.VerdictShot},
+		{"flower ip_proto udp action drop skip_hw", "Error: Mismatch between action and filter offload flags.", qdisc.ErrKernel, 0},
+		{"flower skip_hw ip_proto udp action drop skip_hw", "", nil, qdisc.VerdictShot},
+		{"flower ip_proto udp action drop classid 1:1 skip_hw", "", nil, qdisc.VerdictShot},
+		{"flower ip_proto udp action drop ip_tos 0", "Bad action type ip_tos", qdisc.ErrParse, 0},
+		{"u32 match ip dport 5001 0xffff action drop match ip sport 1 0xffff", "Bad action type match", qdisc.ErrParse, 0},
+		{"u32 match ip dport 5001 0xffff action drop flowid 1:1", "", nil, qdisc.VerdictShot},
+		{"handle 1 fw classid 1:1 action drop skip_hw", "Error: Mismatch between action and filter offload flags.", qdisc.ErrKernel, 0},
 	}
 	for _, tt := range tests {
-		cmd, err := tc.ParseFilter(strings.Fields("protocol ip prio 1 matchall classid 1:1 " + tt.actions))
+		cmd, err := tc.ParseFilter(strings.Fields("protocol ip prio 1 " + tt.filter))
 		if err != nil {
 			t.Fatal(err)
 		}
 		s := NewSet()
 		_, err = s.Add(tc.VerbAdd, cmd, root)
-		if (err == nil) != (tt.err == "") || (err != nil && !strings.Contains(err.Error(), tt.err)) {
-			t.Errorf("%s: %v, want %q", tt.actions, err, tt.err)
+		if (err == nil) != (tt.err == "") || (err != nil && (!strings.Contains(err.Error(), tt.err) || !errors.Is(err, tt.class))) {
+			t.Errorf("%s: %v, want %q of class %v", tt.filter, err, tt.err, tt.class)
 			continue
 		}
 		if err != nil {
 			continue
 		}
 		p := pkt()
+		p.Mark = 1
 		if got := s.Classify(qdisc.CheckCtx(), &p, root); got.Verdict != tt.want {
-			t.Errorf("%s: %+v, want verdict %v", tt.actions, got, tt.want)
+			t.Errorf("%s: %+v, want verdict %v", tt.filter, got, tt.want)
 		}
 	}
 }

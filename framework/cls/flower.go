@@ -227,7 +227,7 @@ func parseFlower(f *Filter, cmd tc.Filter, tp *proto, s *Set) error {
 			f.ClassID = id
 			words = words[2:]
 		case matches(w, "action"):
-			acts, rest, err := parseActions(kind, append([]string{"action"}, words[1:]...), s)
+			acts, rest, err := parseActions(kind, words[1:], s)
 			if err != nil {
 				return err
 			}

@@ -264,7 +264,7 @@ func parseU32(f *Filter, cmd tc.Filter, tp *proto, s *Set) error {
 			f.ClassID, sel.terminal = id, true
 			words = words[2:]
 		case matches(w, "action"):
-			acts, rest, err := parseActions(kind, append([]string{"action"}, words[1:]...), s)
+			acts, rest, err := parseActions(kind, words[1:], s)
 			if err != nil {
 				return err
 			}
