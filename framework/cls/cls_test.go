@@ -308,6 +308,14 @@ func TestU32OptionsAndHandles(t *testing.T) {
 		{[]string{"protocol ip prio 1 handle 800:5:7 u32 match ip dport 1 0xffff flowid 1:1"}, "", "800::7", ""},
 		{[]string{"protocol ip prio 1 handle 0x80000009 u32 match ip dport 1 0xffff flowid 1:1"}, "", "800::9", ""},
 		{[]string{"protocol ip prio 1 handle 800 u32 match ip dport 1 0xffff flowid 1:1"}, `Illegal filter ID "800"`, "", ""},
+		// u32_parse_opt ORs any u32 order into the handle; u32_change
+		// keeps the node (bits above it are the bucket, ignored, or a
+		// table id, checked).
+		{[]string{"protocol ip prio 1 u32 order 0x1001 match ip dport 1 0xffff flowid 1:1"}, "", "800::1", "fh 800::1 order 1 "},
+		{[]string{"protocol ip prio 1 u32 order 0x1000 match ip dport 1 0xffff flowid 1:1"}, "", "800::800", ""},
+		{[]string{"protocol ip prio 1 u32 order 0x80000005 match ip dport 1 0xffff order 0x80000006 flowid 1:1"}, "", "800::6", ""},
+		{[]string{"protocol ip prio 1 u32 order 0x800005 match ip dport 1 0xffff flowid 1:1"}, "Handle specified hash table address mismatch", "", ""},
+		{[]string{"protocol ip prio 1 handle 800::5 u32 order 0x1005 match ip dport 1 0xffff flowid 1:1"}, `"order" contradicts "handle"`, "", ""},
 		{[]string{"protocol ip prio 1 handle 801::1 u32 match ip dport 1 0xffff flowid 1:1"}, "Error: cls_u32: Handle specified hash table address mismatch", "", ""},
 	}
 	for _, tt := range tests {

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -242,6 +243,7 @@ func parseU32(f *Filter, cmd tc.Filter, tp *proto, s *Set) error {
 	}
 	sel := &u32Sel{}
 	var order uint32
+	dropped := 0 // option words taken out of f.Words
 	selOK := false
 	words := cmd.Options
 	for len(words) > 0 {
@@ -280,6 +282,12 @@ func parseU32(f *Filter, cmd tc.Filter, tp *proto, s *Set) error {
 				return qdisc.Parsef(kind, "Illegal \"order\" %q", words[1])
 			}
 			order = n
+			// Specs gives the handle, which holds the node: an order
+			// there would contradict it when order has bits above the
+			// node's 12 (u32_change keeps only TC_U32_NODE of it).
+			at := len(cmd.Options) - len(words)
+			f.Words = slices.Delete(slices.Clone(f.Words), at-dropped, at-dropped+2)
+			dropped += 2
 			words = words[2:]
 		case matches(w, "offset") || matches(w, "hashkey") || matches(w, "divisor") || w == "link" || w == "ht" || w == "sample":
 			return qdisc.Lacksf(kind, "%s: u32 hash tables and offsets are not modelled (one table, keys at fixed offsets)", w)
