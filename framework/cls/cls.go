@@ -56,7 +56,6 @@ type proto struct {
 	kind     string
 	elems    []*Filter    // in classify and dump order
 	u32ht    uint32       // u32: its root hash table's handle (800:, 801:, ...)
-	u32next  uint32       // u32: the next node id
 	fwHead   bool         // fw: fw_head made (else skb->mark is the classid)
 	fwMask   uint32       // fw: fw_head's mask, one for the whole pref
 	added    int          // elements made, for fw's dump order
@@ -267,7 +266,7 @@ func (tp *proto) change(verb tc.Verb, cmd tc.Filter, parent qdisc.ClassID, s *Se
 		f.Handle = tp.nextHand
 	}
 	if tp.kind == "u32" && f.Handle == 0 {
-		f.Handle = tp.u32ht | (0x800 + tp.u32next)
+		f.Handle = tp.genNewKid()
 	}
 	for i, e := range tp.elems {
 		if e.Handle != f.Handle {
@@ -313,8 +312,6 @@ func (tp *proto) change(verb tc.Verb, cmd tc.Filter, parent qdisc.ClassID, s *Se
 		tp.fwHead, tp.fwMask = true, f.fw.mask
 	case "flower":
 		tp.nextHand = max(tp.nextHand, f.Handle+1)
-	case "u32":
-		tp.u32next = max(tp.u32next, f.Handle&0xFFF-0x800+1)
 	}
 	tp.elems = append(tp.elems, f)
 	slices.SortStableFunc(tp.elems, func(x, y *Filter) int {

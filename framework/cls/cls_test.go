@@ -316,6 +316,10 @@ func TestU32OptionsAndHandles(t *testing.T) {
 		{[]string{"protocol ip prio 1 u32 order 0x80000005 match ip dport 1 0xffff order 0x80000006 flowid 1:1"}, "", "800::6", ""},
 		{[]string{"protocol ip prio 1 u32 order 0x800005 match ip dport 1 0xffff flowid 1:1"}, "Handle specified hash table address mismatch", "", ""},
 		{[]string{"protocol ip prio 1 handle 800::5 u32 order 0x1005 match ip dport 1 0xffff flowid 1:1"}, `"order" contradicts "handle"`, "", ""},
+		// gen_new_kid: the lowest free node from 0x800.
+		{[]string{"protocol ip prio 1 u32 order 5 match ip dport 1 0xffff flowid 1:1", "protocol ip prio 1 u32 match ip dport 3 0xffff flowid 1:1"}, "", "800::800", ""},
+		{[]string{"protocol ip prio 1 u32 order 0x800 match ip dport 1 0xffff flowid 1:1", "protocol ip prio 1 u32 order 0x802 match ip dport 3 0xffff flowid 1:1",
+			"protocol ip prio 1 u32 match ip dport 4 0xffff flowid 1:1"}, "", "800::801", ""},
 		{[]string{"protocol ip prio 1 handle 801::1 u32 match ip dport 1 0xffff flowid 1:1"}, "Error: cls_u32: Handle specified hash table address mismatch", "", ""},
 	}
 	for _, tt := range tests {

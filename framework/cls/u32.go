@@ -149,6 +149,24 @@ func (s *u32Sel) packKey8(val, mask uint32, off int) error {
 	return s.packKey(val<<shift, mask<<shift, off&^3)
 }
 
+// genNewKid is gen_new_kid for the root table: the lowest free node id
+// from 0x800, else the lowest from 1, else 0xfff (idr_alloc_u32 from
+// htid|0x800, then from htid+1, up to htid|0xfff).
+func (tp *proto) genNewKid() uint32 {
+	used := map[uint32]bool{}
+	for _, e := range tp.elems {
+		used[e.Handle&0xFFF] = true
+	}
+	for _, from := range []uint32{0x800, 1} {
+		for n := from; n <= 0xFFF; n++ {
+			if !used[n] {
+				return tp.u32ht | n
+			}
+		}
+	}
+	return tp.u32ht | 0xFFF
+}
+
 // u32HandleString is sprint_u32_handle: "800:", "800::800", "800:1:800".
 func u32HandleString(h uint32) string {
 	if h == 0 {
