@@ -31,6 +31,9 @@ func pkt() skb.Packet {
 	return skb.Packet{Len: 1514, Keys: skb.FlowKeys{Src: 0x0a000001, Dst: 0x0a010007, SrcPort: 40000, DstPort: 5001, Proto: 17}}
 }
 
+// icmp makes p an ICMP echo request.
+func icmp(p *skb.Packet) { p.Keys.Proto = 1 }
+
 // tcpData makes p a TCP segment of tcp_stream's (ACK set).
 func tcpData(p *skb.Packet) { p.Keys.Proto, p.TCPFlags = 6, skb.TCPHdrACK }
 
@@ -116,6 +119,18 @@ func TestClassify(t *testing.T) {
 			qdisc.FilterResult{Verdict: qdisc.VerdictClass, Class: 0x10055}, 0},
 		{"flower udp misses tcp", []string{"protocol ip prio 1 flower ip_proto udp dst_port 5001 classid 1:56"}, tcpData,
 			qdisc.FilterResult{}, 0},
+		// ICMP: parse_ip's icmp_type and icmp_code are at 20 and 21;
+		// parse_icmp's type and code are nexthdr+0 and +1, and in the
+		// root table (off2 0) they read the network header's first
+		// bytes: 0x45, not the echo request's type 8.
+		{"u32 ip icmp_type", []string{"protocol ip prio 1 u32 match ip icmp_type 8 0xff match ip icmp_code 0 0xff flowid 1:60"}, icmp,
+			qdisc.FilterResult{Verdict: qdisc.VerdictClass, Class: 0x10060}, 0},
+		{"u32 ip icmp_type misses", []string{"protocol ip prio 1 u32 match ip icmp_type 0 0xff flowid 1:60"}, icmp,
+			qdisc.FilterResult{}, 0},
+		{"u32 icmp type is nexthdr+0: off2 is 0 at the root", []string{"protocol ip prio 1 u32 match icmp type 8 0xff flowid 1:61"}, icmp,
+			qdisc.FilterResult{}, 0},
+		{"u32 icmp type reads the version byte at the root", []string{"protocol ip prio 1 u32 match icmp type 0x45 0xff match icmp code 0 0xff flowid 1:62"}, icmp,
+			qdisc.FilterResult{Verdict: qdisc.VerdictClass, Class: 0x10062}, 0},
 	}
 	for _, tt := range tests {
 		s := NewSet()
@@ -316,6 +331,11 @@ func TestU32OptionsAndHandles(t *testing.T) {
 		{[]string{"protocol ip prio 1 u32 order 0x80000005 match ip dport 1 0xffff order 0x80000006 flowid 1:1"}, "", "800::6", ""},
 		{[]string{"protocol ip prio 1 u32 order 0x800005 match ip dport 1 0xffff flowid 1:1"}, "Handle specified hash table address mismatch", "", ""},
 		{[]string{"protocol ip prio 1 handle 800::5 u32 order 0x1005 match ip dport 1 0xffff flowid 1:1"}, `"order" contradicts "handle"`, "", ""},
+		// parse_icmp's keys and parse_at's nexthdr+ are offmask -1,
+		// printed "at nexthdr+N"; keys merge only with the same offmask.
+		{[]string{"protocol ip prio 1 u32 match icmp type 8 0xff match icmp code 0 0xff flowid 1:1"}, "", "800::800", "\n  match 08000000/ffff0000 at nexthdr+0\n"},
+		{[]string{"protocol ip prio 1 u32 match u8 1 0xff at nexthdr+ 9 match u8 1 0xff at 9 flowid 1:1"}, "", "800::800", "\n  match 00010000/00ff0000 at nexthdr+8\n  match 00010000/00ff0000 at 8"},
+		{[]string{"protocol ip prio 1 u32 match icmp id 1 0xffff flowid 1:1"}, `icmp "id" is not a field`, "", ""},
 		// gen_new_kid: the lowest free node from 0x800.
 		{[]string{"protocol ip prio 1 u32 order 5 match ip dport 1 0xffff flowid 1:1", "protocol ip prio 1 u32 match ip dport 3 0xffff flowid 1:1"}, "", "800::800", ""},
 		{[]string{"protocol ip prio 1 u32 order 0x800 match ip dport 1 0xffff flowid 1:1", "protocol ip prio 1 u32 order 0x802 match ip dport 3 0xffff flowid 1:1",

@@ -78,10 +78,13 @@ func (h *header) word32(off int) (uint32, bool) {
 }
 
 // u32Key is struct tc_u32_key: a value and mask at an offset from the
-// network header, both as the big-endian word reads.
+// network header, both as the big-endian word reads; offmask -1 is tc's
+// "nexthdr+" (the offset is also relative to off2, the next header as a
+// linking node's "offset" found it).
 type u32Key struct {
 	val, mask uint32
 	off       int32
+	offmask   int32
 }
 
 // u32Sel is struct tc_u32_sel as far as txlab models it.
@@ -92,8 +95,13 @@ type u32Sel struct {
 
 // match is u32_classify's key loop for one node.
 func (s *u32Sel) match(h *header) (hit, abort bool) {
+	// off2 is 0 in the root table: only a node that links to another
+	// table with "offset" sets it, and txlab has one table, so a
+	// nexthdr+ key reads at its offset from the network header, as the
+	// kernel's does in the root table.
+	const off2 = 0
 	for _, k := range s.keys {
-		w, ok := h.word32(int(k.off))
+		w, ok := h.word32(int(k.off + off2&k.offmask))
 		if !ok {
 			return false, true
 		}
@@ -104,13 +112,13 @@ func (s *u32Sel) match(h *header) (hit, abort bool) {
 	return true, false
 }
 
-// packKey is pack_key: keys at the same offset merge; an offset must be
-// a multiple of 4.
-func (s *u32Sel) packKey(val, mask uint32, off int) error {
+// packKey is pack_key: keys at the same offset and offmask merge; an
+// offset must be a multiple of 4.
+func (s *u32Sel) packKey(val, mask uint32, off, offmask int) error {
 	val &= mask
 	for i := range s.keys {
 		k := &s.keys[i]
-		if int(k.off) == off {
+		if int(k.off) == off && int(k.offmask) == offmask {
 			if (val^k.val)&(mask&k.mask) != 0 {
 				return fmt.Errorf("it contradicts an earlier match at %d", off)
 			}
@@ -125,28 +133,28 @@ func (s *u32Sel) packKey(val, mask uint32, off int) error {
 	if off%4 != 0 {
 		return fmt.Errorf("offset %d is not a multiple of 4", off)
 	}
-	s.keys = append(s.keys, u32Key{val: val, mask: mask, off: int32(off)})
+	s.keys = append(s.keys, u32Key{val: val, mask: mask, off: int32(off), offmask: int32(offmask)})
 	return nil
 }
 
 // packKey16 is pack_key16: a 16-bit field at off, in its word.
-func (s *u32Sel) packKey16(val, mask uint32, off int) error {
+func (s *u32Sel) packKey16(val, mask uint32, off, offmask int) error {
 	if val > 0xFFFF || mask > 0xFFFF {
 		return fmt.Errorf("value or mask is more than 16 bits")
 	}
 	if off&3 == 0 {
 		val, mask = val<<16, mask<<16
 	}
-	return s.packKey(val, mask, off&^3)
+	return s.packKey(val, mask, off&^3, offmask)
 }
 
 // packKey8 is pack_key8.
-func (s *u32Sel) packKey8(val, mask uint32, off int) error {
+func (s *u32Sel) packKey8(val, mask uint32, off, offmask int) error {
 	if val > 0xFF || mask > 0xFF {
 		return fmt.Errorf("value or mask is more than 8 bits")
 	}
 	shift := uint(24 - 8*(off&3))
-	return s.packKey(val<<shift, mask<<shift, off&^3)
+	return s.packKey(val<<shift, mask<<shift, off&^3, offmask)
 }
 
 // genNewKid is gen_new_kid for the root table: the lowest free node id
@@ -347,8 +355,8 @@ func parseU32(f *Filter, cmd tc.Filter, tp *proto, s *Set) error {
 }
 
 // parseSelector is parse_selector for u32/u16/u8 at an offset and the ip
-// selectors (src, dst, tos/dsfield, protocol, sport, dport, ihl, nofrag,
-// firstfrag, df, mf).
+// selectors (src, dst, tos/dsfield, protocol, sport, dport, icmp_type,
+// icmp_code, ihl, nofrag, firstfrag, df, mf), and icmp's type and code.
 func parseSelector(words []string, sel *u32Sel) ([]string, error) {
 	if len(words) == 0 {
 		return nil, fmt.Errorf("a selector is needed (ip, u32, u16, u8)")
@@ -356,22 +364,42 @@ func parseSelector(words []string, sel *u32Sel) ([]string, error) {
 	w := words[0]
 	switch {
 	case matches(w, "u32"): // tc tries u32 first: "u" is u32
-		return parseValueMask(words[1:], sel, 32, 0)
+		return parseValueMask(words[1:], sel, 32, 0, 0)
 	case matches(w, "u16"):
-		return parseValueMask(words[1:], sel, 16, 0)
+		return parseValueMask(words[1:], sel, 16, 0, 0)
 	case matches(w, "u8"):
-		return parseValueMask(words[1:], sel, 8, 0)
+		return parseValueMask(words[1:], sel, 8, 0, 0)
 	case matches(w, "ip"):
 		return parseIP(words[1:], sel)
-	case matches(w, "ip6") || matches(w, "udp") || matches(w, "tcp") || matches(w, "icmp") || matches(w, "mark") || matches(w, "ether"):
-		return nil, fmt.Errorf("selector %q is not modelled (ip, u32, u16, u8 are)", w)
+	case matches(w, "ip6") || matches(w, "udp") || matches(w, "tcp"):
+		return nil, fmt.Errorf("selector %q is not modelled (ip, icmp, u32, u16, u8 are)", w)
+	case matches(w, "icmp"):
+		return parseICMP(words[1:], sel)
+	case matches(w, "mark") || matches(w, "ether"):
+		return nil, fmt.Errorf("selector %q is not modelled (ip, icmp, u32, u16, u8 are)", w)
 	}
 	return nil, fmt.Errorf("unknown selector %q", w)
 }
 
+// parseICMP is parse_icmp: "type" and "code" are the first two bytes
+// of the next header (nexthdr+0 and nexthdr+1).
+func parseICMP(words []string, sel *u32Sel) ([]string, error) {
+	if len(words) < 2 {
+		return nil, fmt.Errorf("icmp: a field and its value are needed")
+	}
+	switch words[0] {
+	case "type":
+		return parseValueMask(words[1:], sel, 8, 0, -1)
+	case "code":
+		return parseValueMask(words[1:], sel, 8, 1, -1)
+	}
+	return nil, fmt.Errorf("icmp %q is not a field (type, code)", words[0])
+}
+
 // parseValueMask is parse_u32/u16/u8: a value (base 0), a mask (hex),
-// then an optional "at OFFSET".
-func parseValueMask(words []string, sel *u32Sel, bits, off int) ([]string, error) {
+// then an optional "at OFFSET" (parse_at: "nexthdr+N" or "nexthdr+ N"
+// sets offmask; an offset alone keeps the selector's).
+func parseValueMask(words []string, sel *u32Sel, bits, off, offmask int) ([]string, error) {
 	if len(words) < 2 {
 		return nil, fmt.Errorf("a value and a mask are needed")
 	}
@@ -388,23 +416,31 @@ func parseValueMask(words []string, sel *u32Sel, bits, off int) ([]string, error
 		if len(words) < 2 {
 			return nil, fmt.Errorf(`"at" needs an offset`)
 		}
-		if strings.HasPrefix(words[1], "nexthdr+") || words[1] == "nexthdr+" {
-			return nil, fmt.Errorf("nexthdr+ offsets are not modelled")
+		p := words[1]
+		words = words[2:]
+		switch {
+		case len(p) > len("nexthdr+") && strings.HasPrefix(p, "nexthdr+"):
+			offmask, p = -1, p[len("nexthdr+"):]
+		case matches(p, "nexthdr+"):
+			if len(words) == 0 {
+				return nil, fmt.Errorf(`"at %s" needs an offset`, p)
+			}
+			offmask, p = -1, words[0]
+			words = words[1:]
 		}
-		o, err := units.GetInteger(words[1], 0)
+		o, err := units.GetInteger(p, 0)
 		if err != nil {
-			return nil, fmt.Errorf("offset %q: %v", words[1], err)
+			return nil, fmt.Errorf("offset %q: %v", p, err)
 		}
 		off = int(o)
-		words = words[2:]
 	}
 	switch bits {
 	case 32:
-		err = sel.packKey(val, mask, off)
+		err = sel.packKey(val, mask, off, offmask)
 	case 16:
-		err = sel.packKey16(val, mask, off)
+		err = sel.packKey16(val, mask, off, offmask)
 	default:
-		err = sel.packKey8(val, mask, off)
+		err = sel.packKey8(val, mask, off, offmask)
 	}
 	return words, err
 }
@@ -429,30 +465,34 @@ func parseIP(words []string, sel *u32Sel) ([]string, error) {
 			mask = 0xFFFFFFFF << (32 - pfx.Bits())
 		}
 		a := pfx.Addr().As4()
-		return words[2:], sel.packKey(binary.BigEndian.Uint32(a[:]), mask, off)
+		return words[2:], sel.packKey(binary.BigEndian.Uint32(a[:]), mask, off, 0)
 	case "tos", "dsfield", "precedence":
-		return parseValueMask(words[1:], sel, 8, 1)
+		return parseValueMask(words[1:], sel, 8, 1, 0)
 	case "ihl":
-		return parseValueMask(words[1:], sel, 8, 0)
+		return parseValueMask(words[1:], sel, 8, 0, 0)
 	case "protocol":
-		return parseValueMask(words[1:], sel, 8, 9)
+		return parseValueMask(words[1:], sel, 8, 9, 0)
 	case "sport":
-		return parseValueMask(words[1:], sel, 16, 20)
+		return parseValueMask(words[1:], sel, 16, 20, 0)
 	case "dport":
-		return parseValueMask(words[1:], sel, 16, 22)
+		return parseValueMask(words[1:], sel, 16, 22, 0)
+	case "icmp_type":
+		return parseValueMask(words[1:], sel, 8, 20, 0)
+	case "icmp_code":
+		return parseValueMask(words[1:], sel, 8, 21, 0)
 	case "nofrag":
-		return words[1:], sel.packKey16(0, 0x3FFF, 6)
+		return words[1:], sel.packKey16(0, 0x3FFF, 6, 0)
 	case "firstfrag":
-		return words[1:], sel.packKey16(0x2000, 0x3FFF, 6)
+		return words[1:], sel.packKey16(0x2000, 0x3FFF, 6, 0)
 	case "df":
-		return words[1:], sel.packKey16(0x4000, 0x4000, 6)
+		return words[1:], sel.packKey16(0x4000, 0x4000, 6, 0)
 	case "mf":
-		return words[1:], sel.packKey16(0x2000, 0x2000, 6)
+		return words[1:], sel.packKey16(0x2000, 0x2000, 6, 0)
 	default:
 		if matches(w, "dsfield") || matches(w, "precedence") {
-			return parseValueMask(words[1:], sel, 8, 1)
+			return parseValueMask(words[1:], sel, 8, 1, 0)
 		}
-		return nil, fmt.Errorf("ip %q is not a field (src, dst, tos, dsfield, protocol, sport, dport, ihl, nofrag, firstfrag, df, mf)", w)
+		return nil, fmt.Errorf("ip %q is not a field (src, dst, tos, dsfield, protocol, sport, dport, icmp_type, icmp_code, ihl, nofrag, firstfrag, df, mf)", w)
 	}
 }
 
@@ -495,6 +535,11 @@ func (s *u32Sel) print(b *strings.Builder, f *Filter) {
 		b.WriteString("not_in_hw ")
 	}
 	for _, k := range s.keys {
-		fmt.Fprintf(b, "\n  match %08x/%08x at %d", k.val, k.mask, k.off)
+		// print_raw: "at nexthdr+N" for a nexthdr+ key
+		at := ""
+		if k.offmask != 0 {
+			at = "nexthdr+"
+		}
+		fmt.Fprintf(b, "\n  match %08x/%08x at %s%d", k.val, k.mask, at, k.off)
 	}
 }
