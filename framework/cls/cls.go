@@ -235,7 +235,7 @@ func (tp *proto) change(verb tc.Verb, cmd tc.Filter, parent qdisc.ClassID, s *Se
 	case "matchall":
 		err = parseMatchall(f, cmd, s)
 	case "u32":
-		err = parseU32(f, cmd, tp, s)
+		err = parseU32(f, verb, cmd, tp, s)
 	case "fw":
 		err = parseFw(f, cmd, s)
 	case "flower":
@@ -278,6 +278,11 @@ func (tp *proto) change(verb tc.Verb, cmd tc.Filter, parent qdisc.ClassID, s *Se
 				return nil, errKernel("Error: Filter already exists.")
 			}
 			return nil, errKernel("RTNETLINK answers: File exists (%s handle %s at pref %d)", tp.kind, f.handleText(), tp.pref)
+		}
+		if tp.kind == "u32" && (e.Flags^f.Flags)&^flagNotInHW != 0 {
+			// u32_change on an existing knode: its flags, but for
+			// IN_HW/NOT_IN_HW, must be the new ones.
+			return nil, errKernel("Error: cls_u32: Key node flags do not match passed flags.")
 		}
 		if tp.kind == "flower" {
 			// fl_change with fold: the new filter's mask is assigned

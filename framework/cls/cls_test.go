@@ -319,7 +319,10 @@ func TestU32OptionsAndHandles(t *testing.T) {
 		{[]string{"protocol ip prio 1 u32 flowid 1:1"}, "Error: cls_u32: Selector not specified.", "", ""},
 		{[]string{"protocol ip prio 1 u32 classid 1:1 action drop"}, "Selector not specified", "", ""},
 		{[]string{"protocol ip prio 1 u32 order 0 match ip dport 1 0xffff flowid 1:1"}, "", "800::800", ""},
-		{[]string{"protocol ip prio 1 handle 800: u32 match ip dport 1 0xffff flowid 1:1"}, "", "800::800", ""},
+		// u32_get hands tc_new_tfilter the table a key-0 handle names:
+		// an add finds it exists.
+		{[]string{"protocol ip prio 1 handle 800: u32 match ip dport 1 0xffff flowid 1:1"}, "Error: Filter already exists.", "", ""},
+		{[]string{"protocol ip prio 1 handle 800:1: u32 match ip dport 1 0xffff flowid 1:1"}, "", "800::800", ""},
 		{[]string{"protocol ip prio 1 handle 800:5:7 u32 match ip dport 1 0xffff flowid 1:1"}, "", "800::7", ""},
 		{[]string{"protocol ip prio 1 handle 0x80000009 u32 match ip dport 1 0xffff flowid 1:1"}, "", "800::9", ""},
 		{[]string{"protocol ip prio 1 handle 800 u32 match ip dport 1 0xffff flowid 1:1"}, `Illegal filter ID "800"`, "", ""},
@@ -606,6 +609,12 @@ func TestAddMessages(t *testing.T) {
 		{[]string{"protocol ip pref 1 handle 1 fw classid 1:1"}, tc.VerbAdd, "protocol ip pref 1 handle 1 fw classid 1:2", "Error: Filter already exists."},
 		{[]string{"protocol ip pref 1 matchall classid 1:1"}, tc.VerbAdd, "protocol ip pref 1 matchall classid 1:2", "RTNETLINK answers: File exists"},
 		{[]string{"protocol ip pref 32768 matchall classid 1:1"}, tc.VerbAdd, "protocol ip matchall classid 1:2", "Error: Filter with specified priority/protocol not found."},
+		// u32_change's own refusals carry NL_SET_ERR_MSG_MOD's "cls_u32: ".
+		{nil, tc.VerbReplace, "protocol ip pref 1 handle 800: u32 match ip dport 1 0xffff flowid 1:1", "Error: cls_u32: Key node id cannot be zero."},
+		{[]string{"protocol ip pref 1 u32 match ip dport 1 0xffff flowid 1:1"}, tc.VerbReplace,
+			"protocol ip pref 1 handle 800::800 u32 skip_hw match ip dport 1 0xffff flowid 1:1", "Error: cls_u32: Key node flags do not match passed flags."},
+		{[]string{"protocol ip pref 1 u32 match ip dport 1 0xffff flowid 1:1", "protocol ip pref 2 u32 match ip dport 1 0xffff flowid 1:1"}, tc.VerbAdd,
+			"protocol ip pref 1 handle 801: u32 match ip dport 1 0xffff flowid 1:1", "Error: Filter already exists."},
 	}
 	for _, tt := range tests {
 		s := NewSet()

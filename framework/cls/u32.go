@@ -252,7 +252,7 @@ func hexPrefix(s string) (v uint64, rest string, ok bool) {
 // parseU32 is u32_parse_opt for what txlab models: "match" selectors,
 // classid/flowid, action, order, skip_hw. Hash tables (ht, link,
 // divisor, sample, hashkey) and offsets are refused by name.
-func parseU32(f *Filter, cmd tc.Filter, tp *proto, s *Set) error {
+func parseU32(f *Filter, verb tc.Verb, cmd tc.Filter, tp *proto, s *Set) error {
 	const kind = "u32"
 	var h uint32
 	if cmd.Handle != "" {
@@ -262,6 +262,9 @@ func parseU32(f *Filter, cmd tc.Filter, tp *proto, s *Set) error {
 		}
 	}
 	if len(cmd.Options) == 0 {
+		if err := u32GetTable(h, verb, tp, f.Parent, s); err != nil {
+			return err
+		}
 		if cmd.Handle != "" {
 			return errKernel("Error: cls_u32: Filter handle requires options.")
 		}
@@ -330,15 +333,18 @@ func parseU32(f *Filter, cmd tc.Filter, tp *proto, s *Set) error {
 			words = words[1:]
 		}
 	}
-	if !selOK {
-		// No "match": tc sends no TCA_U32_SEL, which u32_change refuses.
-		return errKernel("Error: cls_u32: Selector not specified.")
-	}
 	if order != 0 {
 		if h&0xFFF != 0 && order != h&0xFFF {
 			return qdisc.Parsef(kind, `"order" contradicts "handle"`)
 		}
 		h |= order // u32_parse_opt: t->tcm_handle |= order
+	}
+	if err := u32GetTable(h, verb, tp, f.Parent, s); err != nil {
+		return err
+	}
+	if !selOK {
+		// No "match": tc sends no TCA_U32_SEL, which u32_change refuses.
+		return errKernel("Error: cls_u32: Selector not specified.")
 	}
 	if h != 0 {
 		if h>>20 != 0 && h&0xFFF00000 != tp.u32ht {
@@ -351,6 +357,28 @@ func parseU32(f *Filter, cmd tc.Filter, tp *proto, s *Set) error {
 		}
 	}
 	f.u32 = sel
+	return nil
+}
+
+// u32GetTable is tc_new_tfilter's tp->ops->get for a handle whose key
+// (bucket and node) is 0: u32_get returns the hash table of that id, one
+// of the qdisc's tc_u_common, as the filter. An add (NLM_F_EXCL) then
+// finds it exists; a replace or change hands it to u32_change, which
+// refuses a node whose key is 0.
+func u32GetTable(h uint32, verb tc.Verb, own *proto, parent qdisc.ClassID, s *Set) error {
+	if h == 0 || h&0xFFFFF != 0 {
+		return nil
+	}
+	// own may be new, made with its table before it joins the block
+	for _, tp := range append(s.u32Protos(parent.Major()), own) {
+		if tp.u32ht != h {
+			continue
+		}
+		if verb == tc.VerbAdd {
+			return errKernel("Error: Filter already exists.")
+		}
+		return errKernel("Error: cls_u32: Key node id cannot be zero.")
+	}
 	return nil
 }
 
