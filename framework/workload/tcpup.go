@@ -263,6 +263,11 @@ func (hs *hostSock) Transmit(tp *tcp.Sock, seq int64, segs int, tstamp sim.Time,
 	case qdisc.XmitCN:
 		tp.EnterCWR()
 	}
+	if !retrans {
+		// tcp_event_new_data_sent ends in tcp_check_space: packets_out
+		// now counts this skb.
+		hs.checkSpace(c, tp.InFlight()+uint32(segs))
+	}
 	return true
 }
 
@@ -401,16 +406,41 @@ func (hs *hostSock) ackLocked(c *sim.CPU, a tcp.Ack) {
 	if res.NewlyAcked > 0 {
 		per := max(tp.TSOSegs(), 1)
 		c.Spend(hs.tr.costs.KfreeSkb * int64((res.NewlyAcked+per-1)/per))
-		if tp.InFlight() < tp.Cwnd {
-			hs.sndbuf = tp.SndbufExpand(hs.sndbuf) // tcp_new_space -> tcp_sndbuf_expand
-		}
-		// sk_stream_write_space: wake once a third is free.
-		if q := hs.wmemQueued(); hs.nospace && int64(hs.sndbuf)-q >= q/2 {
-			hs.nospace = false
-			hs.Wakeups += uint64(hs.wq.WakeUp(c, true))
-		}
 	}
+	// tcp_data_snd_check: tcp_push_pending_frames, then
+	// tcp_check_space, so the buffer grows only if cwnd is still not
+	// filled after the push.
 	hs.xmit(c)
+	hs.checkSpace(c, tp.InFlight())
+}
+
+// checkSpace is tcp_check_space with inFlight segments in flight: only
+// a writer that found the buffer full (SOCK_NOSPACE) gets tcp_new_space,
+// so the buffer does not grow for a writer that never filled it.
+func (hs *hostSock) checkSpace(c *sim.CPU, inFlight uint32) {
+	if !hs.nospace {
+		return
+	}
+	// tcp_new_space: tcp_should_expand_sndbuf refuses once cwnd is
+	// filled.
+	if inFlight < hs.tp.Cwnd {
+		hs.sndbuf = hs.tp.SndbufExpand(hs.sndbuf)
+	}
+	hs.writeSpace(c)
+}
+
+// writeSpace is sk_stream_write_space: SOCK_NOSPACE cleared and the
+// writer woken once __sk_stream_is_writeable: sk_stream_wspace at least
+// sk_stream_min_wspace (a third of the buffer free) and sk_wmem_queued
+// under sk_sndbuf (tcp_stream_memory_free's notsent_lowat is UINT_MAX
+// by default: no limit).
+func (hs *hostSock) writeSpace(c *sim.CPU) {
+	q := hs.wmemQueued()
+	if q >= int64(hs.sndbuf) || int64(hs.sndbuf)-q < q>>1 {
+		return
+	}
+	hs.nospace = false
+	hs.Wakeups += uint64(hs.wq.WakeUp(c, true))
 }
 
 // armRTO arms the retransmission timer on c for the socket's deadline

@@ -1,0 +1,74 @@
+package workload
+
+import (
+	"testing"
+
+	"github.com/txlab/txlab/framework/sim"
+	"github.com/txlab/txlab/framework/tcp"
+)
+
+// testUpSock is an upload's socket on CPU 0 of a one-CPU engine with
+// segs segments written and sent (in skbs of tcp_cwnd_test's half of
+// cwnd), nothing handed to a device.
+func testUpSock(t *testing.T, segs int64) (*hostSock, *sim.CPU) {
+	t.Helper()
+	e, err := sim.NewEngine(sim.Topology{Sockets: 1, CoresPerSocket: 1, ThreadsPerCore: 1}, sim.DefaultCosts(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.Close)
+	tr := &Traffic{e: e, costs: e.Costs}
+	tr.site.lockSock = e.LockSite("lock_sock")
+	tr.site.bhLockSock = e.LockSite("bh_lock_sock")
+	tr.site.release = e.LockSite("release_sock")
+	tp := tcp.NewSock(tcp.Reno{}, false, 0)
+	tp.WriteSeq = segs
+	for tp.SndNxt < tp.WriteSeq && tp.WriteXmit(sender{}) > 0 {
+	}
+	hs := &hostSock{tr: tr, tp: tp, writeBytes: segs * tcp.MSS}
+	hs.sndbuf = tp.SndbufExpand(tcp.WmemDefault)
+	return hs, e.CPUs[0]
+}
+
+// tcp_data_snd_check calls tcp_new_space (and so tcp_sndbuf_expand)
+// only through tcp_check_space, which does nothing unless the writer
+// found the buffer full (SOCK_NOSPACE): an ACK that opens cwnd does not
+// grow the buffer of a writer that never waited.
+func TestSndbufGrowsOnlyForAWaitingWriter(t *testing.T) {
+	for _, nospace := range []bool{false, true} {
+		hs, c := testUpSock(t, 10)
+		before := hs.sndbuf
+		hs.nospace = nospace
+		hs.ackLocked(c, tcp.Ack{Seq: 10}) // cwnd 10 -> 20, nothing in flight
+		want := before
+		if nospace {
+			want = 2 * 20 * tcp.PerMSS()
+		}
+		if hs.sndbuf != want {
+			t.Errorf("SOCK_NOSPACE %v: sndbuf %d -> %d, want %d", nospace, before, hs.sndbuf, want)
+		}
+		if nospace && hs.nospace {
+			t.Errorf("SOCK_NOSPACE still set with the buffer empty")
+		}
+	}
+}
+
+// tcp_should_expand_sndbuf refuses once cwnd is filled, and
+// tcp_check_space runs after the push (tcp_data_snd_check) and after
+// each skb sent (tcp_event_new_data_sent): the packets in flight it
+// sees include what the push just sent.
+func TestSndbufNotGrownWithCwndFilled(t *testing.T) {
+	hs, c := testUpSock(t, 10)
+	hs.tp.OnAck(tcp.Ack{Seq: 10}) // cwnd 20
+	hs.nospace = true
+	before := hs.sndbuf
+	hs.checkSpace(c, hs.tp.Cwnd)
+	if hs.sndbuf != before {
+		t.Errorf("cwnd filled: sndbuf %d -> %d, want it kept", before, hs.sndbuf)
+	}
+	hs.nospace = true // sk_stream_write_space cleared it: the writer waits again
+	hs.checkSpace(c, hs.tp.Cwnd-1)
+	if want := 2 * 20 * tcp.PerMSS(); hs.sndbuf != want {
+		t.Errorf("cwnd not filled: sndbuf %d, want %d", hs.sndbuf, want)
+	}
+}
