@@ -143,13 +143,18 @@ func (hs *hostSock) releaseSock(t *sim.Task) {
 		// ACKs that come meanwhile go to.
 		list := hs.backlog
 		hs.backlog, hs.spare = hs.spare[:0], nil
+		// __release_sock drops the lock with spin_unlock_bh: softirqs
+		// pending or raised meanwhile run during the processing, and
+		// find the socket still owned (their ACKs join the backlog).
 		hs.slock.Unlock(c)
+		c.LocalBhEnable()
 		for _, a := range list {
 			c.Spend(hs.tr.costs.TCPRcv)
 			hs.ackLocked(c, a)
 		}
 		clear(list)
 		hs.spare = list[:0] // reused by the next backlog
+		c.LocalBhDisable()
 		hs.slock.Lock(c, hs.tr.site.release)
 	}
 	if hs.tsqDeferred {

@@ -72,3 +72,34 @@ func TestSndbufNotGrownWithCwndFilled(t *testing.T) {
 		t.Errorf("cwnd not filled: sndbuf %d, want %d", hs.sndbuf, want)
 	}
 }
+
+// __release_sock processes the backlog with bottom halves enabled
+// (spin_unlock_bh): a softirq pending when release_sock took the lock
+// runs then, while the socket is still owned by the task, not after
+// release_sock gave it up.
+func TestReleaseSockBacklogWithBHEnabled(t *testing.T) {
+	hs, c := testUpSock(t, 10)
+	e := hs.tr.e
+	var ran, owned bool
+	c.SetSoftirqHandler(sim.TaskletSoftirq, func(*sim.CPU) { ran, owned = true, hs.owned })
+	var irq sim.HrTimer
+	e.NewTask("netperf", []int{0}, func(tk *sim.Task) {
+		c := tk.CPU()
+		hs.lockSock(c)
+		hs.backlog = append(hs.backlog, tcp.Ack{Seq: 10})
+		// An interrupt raises a softirq while release_sock holds
+		// sk_lock.slock with bottom halves off.
+		irq.Start(c, c.Now()+sim.Microsecond, func(c *sim.CPU) { c.RaiseSoftirq(sim.TaskletSoftirq) })
+		c.Spend(int64(2 * sim.Microsecond))
+		hs.releaseSock(tk)
+	}).Start(0)
+	if err := e.Run(sim.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	if !ran || !owned {
+		t.Errorf("softirq ran %v, socket owned then %v; want it run inside __release_sock, owned", ran, owned)
+	}
+	if hs.tp.SndUna != 10 || hs.owned {
+		t.Errorf("backlog not processed: snd_una %d, owned %v", hs.tp.SndUna, hs.owned)
+	}
+}
