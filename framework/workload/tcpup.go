@@ -186,13 +186,18 @@ func (hs *hostSock) xmit(c *sim.CPU) {
 // but no experiment runs TCP on them.
 func (hs *hostSock) SmallQueueCheck(tp *tcp.Sock, segs int, factor uint) bool {
 	limit := int64(tp.SmallQueueLimit(tcp.Truesize(segs), factor))
-	if hs.wmemAlloc <= limit || tp.RtxQueueEmptyOrSingleSkb() {
+	if wmemAllocRef(hs.wmemAlloc) <= limit || tp.RtxQueueEmptyOrSingleSkb() {
 		return false
 	}
 	hs.throttled = true
 	hs.TSQThrottled++
-	return hs.wmemAlloc > limit // a completion may have come meanwhile
+	return wmemAllocRef(hs.wmemAlloc) > limit // a completion may have come meanwhile
 }
+
+// wmemAllocRef is refcount_read(&sk->sk_wmem_alloc) for skbs of wmem
+// bytes of truesize held: sk_alloc sets the refcount to 1, which
+// sk_free drops, so TSQ and tcp_wfree compare the truesize plus one.
+func wmemAllocRef(wmem int64) int64 { return wmem + 1 }
 
 // tcpOooOkay is __tcp_transmit_skb's skb->ooo_okay (726e9e8b94b9,
 // before the skb is charged): it may take another TX queue than the
@@ -290,7 +295,9 @@ func (hs *hostSock) Charge(c *sim.CPU, bytes int64) {
 func (hs *hostSock) Release(c *sim.CPU, s *skb.SKB) {
 	hs.wmemLine.AtomicNoSync(c)
 	hs.wmemAlloc -= int64(s.TrueSize)
-	if hs.wmemAlloc >= int64(skb.TruesizeAllocSkb(1)) && strings.HasPrefix(c.Current().Name, "ksoftirqd/") {
+	// tcp_wfree keeps one reference of the skb's until it is done (its
+	// sk_free): refcount_sub_and_test(skb->truesize - 1).
+	if wmemAllocRef(hs.wmemAlloc)+1 >= int64(skb.SkbTruesize(1)) && strings.HasPrefix(c.Current().Name, "ksoftirqd/") {
 		return
 	}
 	if !hs.throttled || hs.queued {

@@ -25,7 +25,7 @@ func TestSmallQueueCheckSingleSkb(t *testing.T) {
 		skbs  int     // skbs of 5 segments sent (cwnd 10: tcp_cwnd_test's half)
 		ack   int64   // the cumulative ACK then
 		sack  []int64 // a SACK block [sack[0], sack[1])
-		under bool    // sk_wmem_alloc within the limit
+		under bool    // sk_wmem_alloc's refcount within the limit
 		want  bool    // throttled
 	}{
 		{"rtx queue empty", 0, 0, nil, false, false},
@@ -36,6 +36,7 @@ func TestSmallQueueCheckSingleSkb(t *testing.T) {
 		{"two skbs, first partly acked", 2, 4, nil, false, true},
 		{"one skb, partly SACKed", 1, 1, []int64{3, 5}, false, true},
 		{"two skbs, under the limit", 2, 0, nil, true, false},
+		{"two skbs, at the limit (the refcount's bias of 1 over it)", 2, 0, nil, false, true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -53,9 +54,11 @@ func TestSmallQueueCheckSingleSkb(t *testing.T) {
 				tp.OnAck(a)
 			}
 			limit := int64(tp.SmallQueueLimit(tcp.Truesize(5), 0))
-			hs := &hostSock{wmemAlloc: limit + 1}
+			// sk_wmem_alloc starts at 1: truesize held limit - 1 is
+			// a refcount of limit, within it; limit is over it.
+			hs := &hostSock{wmemAlloc: limit}
 			if tc.under {
-				hs.wmemAlloc = limit
+				hs.wmemAlloc = limit - 1
 			}
 			if got := hs.SmallQueueCheck(tp, 5, 0); got != tc.want {
 				t.Errorf("snd_una %d snd_nxt %d sacked %d: throttled %v, want %v", tp.SndUna, tp.SndNxt, tp.SackedOut, got, tc.want)
