@@ -38,6 +38,7 @@ type hostSock struct {
 
 	sndbuf     int   // sk_sndbuf (autotuned by tcp_sndbuf_expand)
 	writeBytes int64 // bytes the application wrote (write_seq in bytes)
+	tailLen    int64 // skb->len of tcp_write_queue_tail (0: the write queue is empty)
 	wmemAlloc  int64 // sk_wmem_alloc: truesize of skbs not yet freed
 	wmemLine   sim.CacheLine
 
@@ -87,9 +88,28 @@ func (hs *hostSock) wmemQueued() int64 {
 	return b + (b/tcp.GSOMaxSize+1)*int64(skb.TruesizeAllocSkb(skb.MaxTCPHeader))
 }
 
+// sizeGoal is tcp_xmit_size_goal: the most a write-queue skb is filled
+// to, sk_gso_max_size (the receive window's half is larger) in whole
+// segments.
+const sizeGoal = tcp.GSOMaxSize / tcp.MSS * tcp.MSS
+
+// writeQueueTail is tcp_write_queue_tail's length: the sends since it
+// was filled took data from the write queue's head (tcp_write_xmit,
+// tcp_grow_skb), so it holds at most the unsent bytes.
+func (hs *hostSock) writeQueueTail() int64 {
+	hs.tailLen = min(hs.tailLen, hs.writeBytes-hs.tp.SndNxt*tcp.MSS)
+	return hs.tailLen
+}
+
+// memoryFree is sk_stream_memory_free: sk_wmem_queued under sk_sndbuf
+// (tcp_stream_memory_free's notsent_lowat is UINT_MAX by default).
+func (hs *hostSock) memoryFree() bool { return hs.wmemQueued() < int64(hs.sndbuf) }
+
 // run is netperf's TCP_STREAM loop: send(SendSize) for ever, each a
-// tcp_sendmsg that waits for room in the send buffer
-// (sk_stream_wait_memory), copies, and pushes (tcp_push).
+// tcp_sendmsg_locked that appends to the write queue's tail skb up to
+// size_goal, checks for room in the send buffer only when it needs a new
+// skb (sk_stream_memory_free, else sk_stream_wait_memory), copies, and
+// pushes (tcp_push).
 func (hs *hostSock) run(t *sim.Task) {
 	costs := hs.tr.costs
 	for {
@@ -98,27 +118,68 @@ func (hs *hostSock) run(t *sim.Task) {
 		c.Sync()
 		c.Spend(costs.TCPSendmsg)
 		hs.lockSock(c)
-		for hs.wmemQueued() >= int64(hs.sndbuf) {
-			// sk_stream_memory_free is false: sk_stream_wait_memory
-			// sleeps with the socket released.
-			hs.nospace = true
-			hs.Sleeps++
-			hs.releaseSock(t)
-			hs.wq.Add(t)
-			if hs.wmemQueued() >= int64(hs.sndbuf) {
-				t.Block()
+		var copied int64
+		for copied < SendSize {
+			copy := int64(0)
+			if tail := hs.writeQueueTail(); tail > 0 {
+				copy = sizeGoal - tail
 			}
-			hs.wq.Remove(t)
-			c = t.CPU()
-			c.Sync()
-			hs.lockSock(c)
+			if copy <= 0 {
+				// new_segment: the tail is full (or there is none).
+				if !hs.memoryFree() {
+					// wait_for_space: SOCK_NOSPACE, what was
+					// copied pushed, sk_stream_wait_memory
+					// sleeping with the socket released.
+					hs.nospace = true
+					if copied > 0 {
+						hs.push(c)
+					}
+					if hs.memoryFree() {
+						continue // the push's tcp_check_space grew the buffer
+					}
+					hs.Sleeps++
+					hs.releaseSock(t)
+					hs.wq.Add(t)
+					if !hs.memoryFree() {
+						t.Block()
+					}
+					hs.wq.Remove(t)
+					c = t.CPU()
+					c.Sync()
+					hs.lockSock(c)
+					continue
+				}
+				hs.tailLen = 0 // tcp_stream_alloc_skb, tcp_skb_entail
+				copy = sizeGoal
+			}
+			copy = min(copy, SendSize-copied)
+			c.Spend(copy * costs.TCPCopyPerKB / 1024)
+			hs.writeBytes += copy
+			hs.tailLen += copy
+			hs.tp.WriteSeq = hs.writeBytes / tcp.MSS
+			copied += copy
+			if copied < SendSize && hs.tailLen >= sizeGoal && hs.writeBytes-hs.tp.SndNxt*tcp.MSS == hs.tailLen {
+				// A full skb at the send head goes at once
+				// (tcp_push_one).
+				hs.push(c)
+			}
 		}
-		c.Spend(SendSize * costs.TCPCopyPerKB / 1024)
-		hs.writeBytes += SendSize
-		hs.tp.WriteSeq = hs.writeBytes / tcp.MSS
-		hs.xmit(c) // tcp_push -> __tcp_push_pending_frames -> tcp_write_xmit
+		hs.push(c) // tcp_push -> __tcp_push_pending_frames -> tcp_write_xmit
 		hs.releaseSock(t)
 	}
+}
+
+// push is tcp_push of the write queue: tcp_write_xmit of what cwnd,
+// the receive window and TSQ let go (no retransmissions: those are the
+// ACK's, the TSQ handler's and the timer's).
+func (hs *hostSock) push(c *sim.CPU) {
+	if hs.writeQueueTail() == 0 {
+		return
+	}
+	hs.cpu = c
+	hs.tp.SetNow(c.Now())
+	hs.tp.WriteXmit(hs)
+	hs.armRTO(c)
 }
 
 // lockSock is lock_sock: the socket is owned by the task; softirqs that

@@ -103,3 +103,26 @@ func TestReleaseSockBacklogWithBHEnabled(t *testing.T) {
 		t.Errorf("backlog not processed: snd_una %d, owned %v", hs.tp.SndUna, hs.owned)
 	}
 }
+
+// tcp_sendmsg_locked checks sk_stream_memory_free only when it needs a
+// new skb: a write appends to the write queue's tail skb up to
+// size_goal even with sk_wmem_queued over sk_sndbuf, and only then
+// waits (sk_stream_wait_memory).
+func TestSendmsgFillsTheTailBeforeWaiting(t *testing.T) {
+	hs, _ := testUpSock(t, 10) // cwnd 10 filled: nothing more goes
+	e := hs.tr.e
+	hs.writeBytes += 1000 // a tail skb of 1000 bytes not sent
+	hs.tailLen = 1000
+	hs.tp.WriteSeq = hs.writeBytes / tcp.MSS
+	hs.sndbuf = int(hs.wmemQueued()) // full
+	e.NewTask("netperf", []int{0}, hs.run).Start(0)
+	if err := e.Run(sim.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	if got := hs.writeBytes - 10*tcp.MSS; got != sizeGoal {
+		t.Errorf("unsent %d bytes, want the tail filled to size_goal %d", got, sizeGoal)
+	}
+	if hs.Sleeps != 1 || !hs.nospace {
+		t.Errorf("sleeps %d, SOCK_NOSPACE %v; want 1 and set", hs.Sleeps, hs.nospace)
+	}
+}
