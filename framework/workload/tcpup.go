@@ -52,6 +52,7 @@ type hostSock struct {
 	cpu       *sim.CPU // the CPU running this socket's code now (tcp.Output)
 
 	Sleeps, Wakeups, TSQThrottled uint64
+	Autocorked                    uint64 // LINUX_MIB_TCPAUTOCORKING, once per push held
 }
 
 func (tr *Traffic) startUp(f *TCPFlow, at sim.Time, cpus []int) (*sim.Task, error) {
@@ -99,6 +100,18 @@ const sizeGoal = tcp.GSOMaxSize / tcp.MSS * tcp.MSS
 func (hs *hostSock) writeQueueTail() int64 {
 	hs.tailLen = min(hs.tailLen, hs.writeBytes-hs.tp.SndNxt*tcp.MSS)
 	return hs.tailLen
+}
+
+// tailTruesize is the truesize of a write-queue skb of n bytes:
+// tcp_stream_alloc_skb's head and the page fragments copied into it.
+func tailTruesize(n int64) int64 { return int64(skb.TruesizeAllocSkb(skb.MaxTCPHeader)) + n }
+
+// shouldAutocork is tcp_should_autocork (tcp_autocorking on, its
+// default): the tail skb is short of size_goal, something awaits an ACK
+// and the host still holds skbs of the socket (sk_wmem_alloc over the
+// tail's truesize), whose TX completion will push the tail.
+func (hs *hostSock) shouldAutocork(tail int64) bool {
+	return tail < sizeGoal && hs.tp.PacketsOut() > 0 && wmemAllocRef(hs.wmemAlloc) > tailTruesize(tail)
 }
 
 // memoryFree is sk_stream_memory_free: sk_wmem_queued under sk_sndbuf
@@ -173,8 +186,19 @@ func (hs *hostSock) run(t *sim.Task) {
 // the receive window and TSQ let go (no retransmissions: those are the
 // ACK's, the TSQ handler's and the timer's).
 func (hs *hostSock) push(c *sim.CPU) {
-	if hs.writeQueueTail() == 0 {
+	tail := hs.writeQueueTail()
+	if tail == 0 {
 		return
+	}
+	if hs.shouldAutocork(tail) {
+		// Autocorking: TSQ_THROTTLED set, so the TX completion of
+		// what the host holds runs the TSQ handler, which sends the
+		// tail then, grown by the writes meanwhile.
+		hs.throttled = true
+		if wmemAllocRef(hs.wmemAlloc) > tailTruesize(tail) {
+			hs.Autocorked++
+			return
+		}
 	}
 	hs.cpu = c
 	hs.tp.SetNow(c.Now())

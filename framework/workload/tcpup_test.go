@@ -126,3 +126,37 @@ func TestSendmsgFillsTheTailBeforeWaiting(t *testing.T) {
 		t.Errorf("sleeps %d, SOCK_NOSPACE %v; want 1 and set", hs.Sleeps, hs.nospace)
 	}
 }
+
+// tcp_push autocorks a write of less than size_goal while something
+// awaits an ACK and the host holds more of the socket than the tail's
+// truesize: no tcp_write_xmit, TSQ_THROTTLED set for the completion to
+// push; with the host drained, or a full tail, it pushes.
+func TestAutocork(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		tail int64
+		held int64 // sk_wmem_alloc's truesize sum
+		want bool  // corked
+	}{
+		{"host holds more than the tail", 16384, tailTruesize(16384), true},
+		{"host holds one byte less than the tail", 16384, tailTruesize(16384) - 1, false},
+		{"host drained", 16384, 0, false},
+		{"tail at size_goal", sizeGoal, 2 * tailTruesize(sizeGoal), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			hs, c := testUpSock(t, 5) // cwnd 10: room for 5 more
+			hs.writeBytes += tc.tail
+			hs.tailLen = tc.tail
+			hs.tp.WriteSeq = hs.writeBytes / tcp.MSS
+			hs.wmemAlloc = tc.held
+			nxt := hs.tp.SndNxt
+			if !tc.want {
+				hs.tp.Cwnd = uint32(hs.tp.InFlight()) // a push finds cwnd full: no device needed
+			}
+			hs.push(c)
+			if corked := hs.Autocorked == 1; corked != tc.want || (corked && (!hs.throttled || hs.tp.SndNxt != nxt)) {
+				t.Errorf("corked %v (TSQ_THROTTLED %v, snd_nxt %d -> %d), want %v", corked, hs.throttled, nxt, hs.tp.SndNxt, tc.want)
+			}
+		})
+	}
+}
