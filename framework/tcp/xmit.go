@@ -22,13 +22,16 @@ type Output interface {
 	Transmit(tp *Sock, seq int64, segs int, tstamp sim.Time, cwr, retrans bool) bool
 }
 
-// transmitted is the bookkeeping of __tcp_transmit_skb and
+// transmit is the bookkeeping of __tcp_transmit_skb and
 // tcp_update_skb_after_send for segs segments from seq: the EDT stamp
 // advances by the skb's length at the pacing rate when sch_fq paces
-// (after the first 10 segments, as the original sch_fq did), the CWR
-// flag goes out once.
+// (once 10 segments have been sent, this skb's included, as the
+// original sch_fq did), the CWR flag goes out once.
 func (tp *Sock) transmit(out Output, seq int64, segs int, retrans bool) bool {
 	prior := tp.WstampNs
+	// __tcp_transmit_skb counts data_segs_out before queue_xmit, so a
+	// dropped skb counts and this one is paced once the count reaches 10.
+	tp.dataSegsOut += uint64(segs)
 	tp.WstampNs = max(tp.WstampNs, tp.now)
 	tstamp := sim.Time(0)
 	if tp.PacingFQ {
@@ -51,7 +54,6 @@ func (tp *Sock) transmit(out Output, seq int64, segs int, retrans bool) bool {
 		lenNs -= min(lenNs/2, credit)
 		tp.WstampNs += sim.Time(lenNs)
 	}
-	tp.dataSegsOut += uint64(segs)
 	for s := seq; s < seq+int64(segs); s++ {
 		tp.tsorted = append(tp.tsorted, tsEntry{seq: s, xmit: tp.now})
 	}
