@@ -330,20 +330,31 @@ func TestPRR(t *testing.T) {
 }
 
 func TestRTTEstimatorAndRTO(t *testing.T) {
-	tp := NewSock(Reno{}, false, 0)
-	// First sample 20 ms: srtt = 20000 << 3, mdev = 40000, rttvar =
-	// max(40000, 200000); rto = 20 + 200 ms.
-	tp.rttEstimator(20000)
-	tp.setRTO()
-	if tp.SrttUs != 160000 || tp.RttvarUs != 200000 || tp.RTO != 220*sim.Millisecond {
-		t.Fatalf("srtt %d rttvar %d rto %v", tp.SrttUs, tp.RttvarUs, tp.RTO)
-	}
-	// 30 ms: error 10000, srtt 170000 (21.25 ms), mdev 40000 + (10000 -
-	// 10000) = 40000; rto = 21250 + 200000 us.
-	tp.rttEstimator(30000)
-	tp.setRTO()
-	if tp.SrttUs != 170000 || tp.RTO != 221250*sim.Microsecond {
-		t.Errorf("srtt %d rto %v, want 170000 221.25ms", tp.SrttUs, tp.RTO)
+	// __tcp_set_rto: icsk_rto = usecs_to_jiffies(srtt + rttvar), which
+	// rounds up to the next jiffy (HZ=1000).
+	for _, c := range []struct {
+		name     string
+		samples  []int64 // us
+		wantSrtt uint32
+		wantRTO  sim.Time
+	}{
+		// srtt = 20000 << 3, mdev = 40000, rttvar = max(40000,
+		// 200000): 20 + 200 ms, a whole jiffy.
+		{"first sample", []int64{20000}, 160000, 220 * sim.Millisecond},
+		// 30 ms: error 10000, srtt 170000 (21.25 ms), mdev 40000 +
+		// (10000 - 10000) = 40000: 221250 us, 222 jiffies.
+		{"rounded up", []int64{20000, 30000}, 170000, 222 * sim.Millisecond},
+		// 1 us: srtt 8, rttvar 200000: 200001 us, 201 jiffies.
+		{"one microsecond over", []int64{1}, 8, 201 * sim.Millisecond},
+	} {
+		tp := NewSock(Reno{}, false, 0)
+		for _, m := range c.samples {
+			tp.rttEstimator(m)
+			tp.setRTO()
+		}
+		if tp.SrttUs != c.wantSrtt || tp.RTO != c.wantRTO {
+			t.Errorf("%s: srtt %d rto %v, want %d %v", c.name, tp.SrttUs, tp.RTO, c.wantSrtt, c.wantRTO)
+		}
 	}
 }
 

@@ -225,8 +225,14 @@ func (tp *Sock) rttEstimator(mrtt int64) {
 
 // setRTO is tcp_set_rto: srtt + rttvar, at most TCP_RTO_MAX.
 func (tp *Sock) setRTO() {
-	rto := sim.Time(tp.SrttUs>>3+tp.RttvarUs) * sim.Microsecond
-	tp.RTO = min(rto, RTOMax)
+	tp.RTO = min(tp.tcpSetRTO(), RTOMax)
+}
+
+// tcpSetRTO is __tcp_set_rto: icsk_rto is in jiffies, so srtt + rttvar
+// rounds up to the next one (usecs_to_jiffies, HZ=1000).
+func (tp *Sock) tcpSetRTO() sim.Time {
+	us := uint64(tp.SrttUs>>3) + uint64(tp.RttvarUs)
+	return sim.Time((us+999)/1000) * sim.Millisecond
 }
 
 // UpdatePacingRate is tcp_update_pacing_rate: 200% of cwnd * mss /
