@@ -78,7 +78,7 @@ func (tp *Sock) OnAck(a Ack) AckResult {
 			tp.boardOff = 0
 		}
 		flag |= FlagDataAcked | FlagSndUnaAdvanced
-		tp.backoff = 0
+		tp.retransmits = 0 // tcp_ack clears icsk_retransmits when snd_una advances
 	}
 	delivered := res.NewlyAcked + res.NewlySacked
 	tp.Delivered += uint32(delivered)
@@ -423,7 +423,7 @@ func (tp *Sock) OnRTO(now sim.Time) bool {
 		}
 	}
 	tp.rtxHint = tp.SndUna
-	if tp.CAState <= CADisorder || tp.HighSeq <= tp.SndUna || tp.CAState == CALoss && tp.backoff == 0 {
+	if tp.CAState <= CADisorder || tp.HighSeq <= tp.SndUna || tp.CAState == CALoss && tp.retransmits == 0 {
 		tp.PriorCwnd = tp.Cwnd
 		tp.Ssthresh = tp.CC.Ssthresh(tp)
 		tp.CC.CwndEvent(tp, EventLoss)
@@ -436,7 +436,7 @@ func (tp *Sock) OnRTO(now sim.Time) bool {
 	if tp.ECN {
 		tp.queueCWR = true
 	}
-	tp.backoff++
+	tp.retransmits++ // tcp_update_rto_stats
 	tp.RTO = min(tp.RTO<<1, RTOMax)
 	tp.rtoAt = now + tp.RTO
 	return true

@@ -55,8 +55,12 @@ type Sock struct {
 	RttvarUs  uint32
 	rttSeq    int64
 	RTO       sim.Time // icsk_rto
-	backoff   int      // icsk_backoff
-	MinRTTUs  uint32   // tcp_min_rtt (the window is 300 s: the run's minimum)
+	// retransmits is icsk_retransmits: RTOs since snd_una last
+	// advanced, which tcp_enter_loss tests. icsk_backoff (cleared on an
+	// RTT sample) is read only by probe0, the ICMP RTO revert,
+	// tcp_metrics and tcp_info: not modelled.
+	retransmits int
+	MinRTTUs    uint32 // tcp_min_rtt (the window is 300 s: the run's minimum)
 
 	// PacingRate is sk_pacing_rate in bytes/s (math.MaxUint64: none
 	// yet, ~0UL); PacingFQ is sk_pacing_status == SK_PACING_FQ, set
