@@ -257,13 +257,18 @@ func (tp *Sock) rackDetectLoss() {
 		if e.xmit >= tp.rackMstamp {
 			break
 		}
-		// remaining = rack.rtt + reo_wnd - (now - xmit)
-		if tp.rackRTTUs+reoWnd-int64(tp.now-e.xmit)/1000 > 0 {
+		if tp.rackSkbTimeout(e.xmit, reoWnd) > 0 {
 			break
 		}
 		tp.markLost(e.seq)
 		tp.tsHead++
 	}
+}
+
+// rackSkbTimeout is tcp_rack_skb_timeout: microseconds until a segment
+// sent at xmit is overdue, rack.rtt + reo_wnd after it left.
+func (tp *Sock) rackSkbTimeout(xmit sim.Time, reoWnd int64) int64 {
+	return tp.rackRTTUs + reoWnd - int64(tp.now-xmit)/1000
 }
 
 // initCwndReduction is tcp_init_cwnd_reduction.
@@ -393,9 +398,23 @@ func (tp *Sock) cwndReduction(newlyAckedSacked, newlyLost, flag int) {
 	tp.Cwnd = uint32(inFlight + sndcnt)
 }
 
-// OnRTO is tcp_retransmit_timer -> tcp_enter_loss at now: every segment
-// not SACKed is lost, ssthresh from the module (once per window), cwnd
-// one more than what is still in flight, the RTO doubles. The caller
+// timeoutMarkLost is tcp_timeout_mark_lost: every segment not SACKed is
+// lost, except, RACK being on, one sent within rack.rtt of now (other
+// than the head, the model's first segment): its ACK may yet come, and
+// RACK marks it later if it does not.
+func (tp *Sock) timeoutMarkLost() {
+	for seq := tp.SndUna; seq < tp.SndNxt; seq++ {
+		if seq != tp.SndUna && tp.rackSkbTimeout(tp.seg(seq).xmit, 0) > 0 {
+			continue
+		}
+		tp.markLost(seq)
+	}
+	tp.rtxHint = tp.SndUna // tcp_clear_all_retrans_hints
+}
+
+// OnRTO is tcp_retransmit_timer -> tcp_enter_loss at now: segments
+// lost (timeoutMarkLost), ssthresh from the module (once per window),
+// cwnd one more than what is still in flight, the RTO doubles. The caller
 // retransmits (XmitRetransmitQueue) and re-arms the timer (RTOAt). It
 // reports false when the timer found nothing to do.
 func (tp *Sock) OnRTO(now sim.Time) bool {
@@ -407,22 +426,7 @@ func (tp *Sock) OnRTO(now sim.Time) bool {
 		return false // re-armed since: not expired yet
 	}
 	tp.RTOs++
-	for seq := tp.SndUna; seq < tp.SndNxt; seq++ {
-		st := tp.seg(seq)
-		if st.flags&segSacked != 0 {
-			continue
-		}
-		if st.flags&segRetrans != 0 {
-			st.flags &^= segRetrans
-			tp.RetransOut--
-		}
-		if st.flags&segLost == 0 {
-			st.flags |= segLost
-			tp.LostOut++
-			tp.LostSegs++
-		}
-	}
-	tp.rtxHint = tp.SndUna
+	tp.timeoutMarkLost()
 	if tp.CAState <= CADisorder || tp.HighSeq <= tp.SndUna || tp.CAState == CALoss && tp.retransmits == 0 {
 		tp.PriorCwnd = tp.Cwnd
 		tp.Ssthresh = tp.CC.Ssthresh(tp)

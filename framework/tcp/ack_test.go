@@ -51,3 +51,50 @@ func TestRTOInLossReducesAfterSndUnaAdvances(t *testing.T) {
 		}
 	}
 }
+
+func TestRTOSparesRecentSends(t *testing.T) {
+	// tcp_timeout_mark_lost with RACK on: a segment other than the head
+	// sent within rack.rtt (tcp_rack_skb_timeout(tp, skb, 0) > 0) is not
+	// marked lost. Segments 0-9 leave at 1 ms, 0-4 are acked at 11 ms
+	// (rack.rtt 10 ms), the RTO fires at 221 ms (11 ms + 210 ms); more
+	// leave at `late` before it.
+	for _, c := range []struct {
+		name     string
+		late     sim.Time // when segments 10-12 leave
+		rackRTT  int64    // us, if set: rack.rtt forced
+		wantLost uint32
+	}{
+		{"sent 5 ms before the RTO: spared", 216 * sim.Millisecond, 0, 5},
+		{"sent 15 ms before the RTO: lost", 206 * sim.Millisecond, 0, 8},
+		// rack.rtt 1 s: all were sent within it, but the head is
+		// always marked.
+		{"the head is always lost", 216 * sim.Millisecond, 1000000, 1},
+	} {
+		tp := NewSock(Reno{}, false, sim.Millisecond)
+		tp.WriteSeq = 10
+		tp.WriteXmit(nopOut{})
+		tp.SetNow(11 * sim.Millisecond)
+		tp.OnAck(Ack{Seq: 5})
+		tp.SetNow(c.late)
+		tp.WriteSeq = 13
+		tp.WriteXmit(nopOut{})
+		if c.rackRTT != 0 {
+			tp.rackRTTUs = c.rackRTT
+		}
+		if at := tp.RTOAt(); at != 221*sim.Millisecond || !tp.OnRTO(at) {
+			t.Fatalf("%s: RTO at %v", c.name, at)
+		}
+		if tp.LostOut != c.wantLost || tp.Cwnd != tp.InFlight()+1 {
+			t.Errorf("%s: lost_out %d cwnd %d (in flight %d), want lost_out %d", c.name, tp.LostOut, tp.Cwnd, tp.InFlight(), c.wantLost)
+		}
+	}
+	// A retransmission lost again counts in tp->lost (tcp_mark_skb_lost
+	// -> tcp_notify_skb_loss_event): the RTO after the first one's
+	// retransmission marks segment 0 again.
+	tp := lossAfterRTO(t)
+	lost := tp.LostSegs
+	tp.OnRTO(tp.RTOAt())
+	if tp.LostSegs != lost+1 || tp.RetransOut != 0 {
+		t.Errorf("lost %d retrans_out %d after the second RTO, want %d and 0", tp.LostSegs, tp.RetransOut, lost+1)
+	}
+}
