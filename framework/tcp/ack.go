@@ -349,11 +349,7 @@ func (tp *Sock) fastretransAlert(flag int, priorUna int64, ece bool) {
 				tp.EnterCWR()
 			}
 			if tp.CAState != CACWR {
-				if tp.SackedOut > 0 {
-					tp.setStateIf(CADisorder)
-				} else {
-					tp.setStateIf(CAOpen)
-				}
+				tp.tryKeepOpen()
 			}
 			return
 		}
@@ -361,10 +357,24 @@ func (tp *Sock) fastretransAlert(flag int, priorUna int64, ece bool) {
 	}
 }
 
-func (tp *Sock) setStateIf(s CAState) {
-	if tp.CAState != s {
-		tp.setState(s)
+// tryKeepOpen is tcp_try_keep_open: Disorder while anything is SACKed,
+// lost or retransmitted, else Open; a change of state starts a new
+// high_seq, as F-RTO and undo (not modelled) measure from it.
+func (tp *Sock) tryKeepOpen() {
+	state := CAOpen
+	if tp.SackedOut+tp.LostOut > 0 || tp.anyRetransDone() {
+		state = CADisorder
 	}
+	if tp.CAState != state {
+		tp.setState(state)
+		tp.HighSeq = tp.SndNxt
+	}
+}
+
+// anyRetransDone is tcp_any_retrans_done: a retransmission in flight, or
+// the head was ever retransmitted.
+func (tp *Sock) anyRetransDone() bool {
+	return tp.RetransOut > 0 || tp.SndUna < tp.SndNxt && tp.seg(tp.SndUna).flags&segEverRtx != 0
 }
 
 // cwndReduction is tcp_cwnd_reduction (PRR, RFC 6937): spread the

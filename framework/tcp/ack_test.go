@@ -98,3 +98,31 @@ func TestRTOSparesRecentSends(t *testing.T) {
 		t.Errorf("lost %d retrans_out %d after the second RTO, want %d and 0", tp.LostSegs, tp.RetransOut, lost+1)
 	}
 }
+
+func TestDisorderSetsHighSeq(t *testing.T) {
+	// tcp_try_keep_open sets high_seq = snd_nxt when it changes the
+	// state (Open <-> Disorder), and only then. Ten segments leave at
+	// 1 ms; the ACKs come at 11 ms, each after the step's sends.
+	tp := NewSock(Reno{}, false, sim.Millisecond)
+	tp.WriteSeq = 10
+	tp.WriteXmit(nopOut{})
+	tp.SetNow(11 * sim.Millisecond)
+	for _, c := range []struct {
+		name      string
+		writeSeq  int64 // more data sent first
+		ack       Ack
+		wantState CAState
+		wantHigh  int64
+	}{
+		{"Open -> Disorder", 10, Ack{Seq: 0, NSACK: 1, SACK: [3]Range{{2, 3}}}, CADisorder, 10},
+		{"Disorder kept", 11, Ack{Seq: 0, NSACK: 1, SACK: [3]Range{{2, 4}}}, CADisorder, 10},
+		{"Disorder -> Open", 12, Ack{Seq: 12}, CAOpen, 12},
+	} {
+		tp.WriteSeq = c.writeSeq
+		tp.WriteXmit(nopOut{})
+		tp.OnAck(c.ack)
+		if tp.CAState != c.wantState || tp.HighSeq != c.wantHigh {
+			t.Errorf("%s: state %v high_seq %d, want %v %d", c.name, tp.CAState, tp.HighSeq, c.wantState, c.wantHigh)
+		}
+	}
+}
