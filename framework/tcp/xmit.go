@@ -29,6 +29,7 @@ type Output interface {
 // original sch_fq did), the CWR flag goes out once.
 func (tp *Sock) transmit(out Output, seq int64, segs int, retrans bool) bool {
 	prior := tp.WstampNs
+	tp.eventDataSent()
 	// __tcp_transmit_skb counts data_segs_out before queue_xmit, so a
 	// dropped skb counts and this one is paced once the count reaches 10.
 	tp.dataSegsOut += uint64(segs)
@@ -58,6 +59,16 @@ func (tp *Sock) transmit(out Output, seq int64, segs int, retrans bool) bool {
 		tp.tsorted = append(tp.tsorted, tsEntry{seq: s, xmit: tp.now})
 	}
 	return true
+}
+
+// eventDataSent is tcp_event_data_sent, from __tcp_transmit_skb for
+// every data skb, retransmissions included: CA_EVENT_TX_START when
+// nothing is in flight, and lsndtime, from which cubic measures idle.
+func (tp *Sock) eventDataSent() {
+	if tp.InFlight() == 0 {
+		tp.CC.CwndEvent(tp, EventTxStart)
+	}
+	tp.LsndTime = tp.Jiffies()
 }
 
 // cwndTest is tcp_cwnd_test: the segments cwnd allows now, at most half
@@ -92,9 +103,6 @@ func (tp *Sock) WriteXmit(out Output) int {
 		if out.SmallQueueCheck(tp, segs, 0) {
 			break
 		}
-		if tp.PacketsOut() == 0 && tp.InFlight() == 0 {
-			tp.CC.CwndEvent(tp, EventTxStart) // tcp_event_data_sent after idle
-		}
 		if !tp.transmit(out, tp.SndNxt, segs, false) {
 			break
 		}
@@ -107,7 +115,6 @@ func (tp *Sock) WriteXmit(out Output) int {
 		}
 		tp.rtxTail = tp.SndNxt // the skb joins the rtx queue's tail
 		tp.SndNxt += int64(segs)
-		tp.LsndTime = tp.Jiffies()
 		sent += segs
 	}
 	if sent > 0 && tp.InCwndReduction() {

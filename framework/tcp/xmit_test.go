@@ -52,3 +52,72 @@ func TestPacingStartsAtTenSegments(t *testing.T) {
 		}
 	}
 }
+
+// txStarts is cubic counting CA_EVENT_TX_START.
+type txStarts struct {
+	*Cubic
+	n int
+}
+
+func (c *txStarts) CwndEvent(tp *Sock, ev CAEvent) {
+	if ev == EventTxStart {
+		c.n++
+	}
+	c.Cubic.CwndEvent(tp, ev)
+}
+
+func TestEventDataSentOnEveryTransmit(t *testing.T) {
+	// tcp_event_data_sent runs from __tcp_transmit_skb for every data
+	// skb, retransmissions too: CA_EVENT_TX_START when
+	// tcp_packets_in_flight is 0, and lsndtime. Ten segments leave at
+	// 1 ms (a TX_START: nothing in flight); jiffies are ms + 1.
+	for _, c := range []struct {
+		name      string
+		then      func(tp *Sock, ca *Cubic)
+		wantStart int
+		wantLsnd  uint32
+		wantEpoch uint32 // cubic's epoch_start, if set
+	}{
+		{"new data after idle", func(tp *Sock, _ *Cubic) {
+			tp.SetNow(11 * sim.Millisecond)
+			tp.OnAck(Ack{Seq: 10})
+			tp.SetNow(100 * sim.Millisecond)
+			tp.WriteSeq = 20
+			tp.WriteXmit(nopOut{})
+		}, 2, 101, 0},
+		{"a retransmission", func(tp *Sock, _ *Cubic) {
+			tp.markLost(0)
+			tp.SetNow(50 * sim.Millisecond)
+			tp.XmitRetransmitQueue(nopOut{})
+		}, 1, 51, 0},
+		{"the RTO's retransmission, nothing in flight", func(tp *Sock, _ *Cubic) {
+			tp.OnRTO(tp.RTOAt())
+			tp.XmitRetransmitQueue(nopOut{})
+		}, 2, 1002, 0},
+		// cubictcp_cwnd_event moves epoch_start by the idle time since
+		// lsndtime, the retransmission at 50 ms: 30 + (301 - 51).
+		{"cubic's idle counted from a retransmission", func(tp *Sock, ca *Cubic) {
+			tp.markLost(0)
+			tp.SetNow(50 * sim.Millisecond)
+			tp.XmitRetransmitQueue(nopOut{})
+			tp.SetNow(60 * sim.Millisecond)
+			tp.OnAck(Ack{Seq: 10})
+			ca.EpochStart = 30
+			tp.SetNow(300 * sim.Millisecond)
+			tp.WriteSeq = 20
+			tp.WriteXmit(nopOut{})
+		}, 2, 301, 280},
+	} {
+		ca := &txStarts{Cubic: &Cubic{}}
+		tp := NewSock(ca, false, sim.Millisecond)
+		tp.WriteSeq = 10
+		tp.WriteXmit(nopOut{})
+		c.then(tp, ca.Cubic)
+		if ca.n != c.wantStart || tp.LsndTime != c.wantLsnd {
+			t.Errorf("%s: %d TX_START, lsndtime %d; want %d, %d", c.name, ca.n, tp.LsndTime, c.wantStart, c.wantLsnd)
+		}
+		if c.wantEpoch != 0 && ca.EpochStart != c.wantEpoch {
+			t.Errorf("%s: epoch_start %d, want %d", c.name, ca.EpochStart, c.wantEpoch)
+		}
+	}
+}
