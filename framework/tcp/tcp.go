@@ -11,7 +11,8 @@
 // (netperf TCP_STREAM) always has a full segment to send, so every
 // segment is MSS bytes and byte arithmetic is segment arithmetic times
 // MSS. What is left out, and said where it matters: the handshake, FIN,
-// Nagle and autocorking (a bulk sender has full segments), TSO deferral
+// Nagle (a bulk sender has full segments; autocorking is the sender
+// host's, framework/workload's tcp_push), TSO deferral
 // (tcp_tso_should_defer), undo of spurious recoveries (DSACK, F-RTO,
 // Eifel), tail loss probes, the RACK reordering timer and reordering
 // adaptation (the model's paths do not reorder), SACK compression at the
