@@ -169,6 +169,12 @@ func TestQdiscOnTheHost(t *testing.T) {
 	c64, e64 := run(64, "fq_codel", false), run(64, "fq_codel", true)
 	t.Logf("host pfifo: 8 flows %.1f ms, 64 flows %.1f ms; fq_codel 64 flows %.2f ms (%d drops), with ECN %.2f ms (%d drops, %d CE)",
 		queueMs(f8), queueMs(f64), queueMs(c64), c64.DroppedPackets, queueMs(e64), e64.DroppedPackets, e64.Counters["tcp_ce_marked_segs"])
+	// netperf's 16 KB writes while the host holds the socket's skbs are
+	// corked for the TSQ tasklet (tcp_should_autocork), and the report
+	// says how often (nstat's TcpExtTCPAutoCorking).
+	if f8.Counters["tcp_autocorking"] == 0 {
+		t.Errorf("no autocorked push with 8 uploads on the host: counters %v", f8.Counters)
+	}
 	if queueMs(f64) < 3*queueMs(f8) {
 		t.Errorf("host FIFO delay %.1f ms with 64 flows, %.1f with 8: TSQ's per-flow share should add up", queueMs(f64), queueMs(f8))
 	}

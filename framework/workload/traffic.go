@@ -402,6 +402,7 @@ func (tr *Traffic) Counters() map[string]uint64 {
 		if f.up != nil {
 			m["tcp_sndbuf_sleeps"] += f.up.Sleeps
 			m["tcp_tsq_throttled"] += f.up.TSQThrottled
+			m["tcp_autocorking"] += f.up.Autocorked
 		}
 	}
 	return m
