@@ -27,8 +27,10 @@ type Config struct {
 	// the down link's (an asymmetric path), else RateBps is both.
 	RateBps     int64
 	DownRateBps int64
-	// Limit is the packets the bottleneck's FIFO holds, the one being
-	// sent included (a router's pfifo): more are dropped at its tail.
+	// Limit is the packets the bottleneck's FIFO holds waiting, as a
+	// router's pfifo limit: its qlen leaves out the packet on the wire
+	// (dequeued to the device), so limit+1 are held in all; more are
+	// dropped at its tail.
 	Limit int
 	// Loss is the probability that a packet is lost, each direction.
 	Loss float64
@@ -181,8 +183,8 @@ func (l *Link) Send(t sim.Time, p Pkt) bool {
 	}
 	arrive := t
 	if l.wire.RateBps > 0 {
-		n := l.queued(t)
-		if n >= l.limit {
+		n := l.queued(t) // the one on the wire included
+		if n > l.limit {
 			l.Dropped++
 			return false
 		}
