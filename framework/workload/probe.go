@@ -25,9 +25,9 @@ type Sample struct {
 
 // ProbeSock is a latency probe: a task on the host sending requests
 // through the TX path, the far end echoing them, the RTT taken when the
-// answer reaches the probe's socket (ping's SO_TIMESTAMP, in softirq) or,
-// for udp_rr, when the waiting netperf task runs again (it measures in
-// user space).
+// answer is stamped (ping's SO_TIMESTAMP: skb->tstamp, taken as the
+// stack receives it) or, for udp_rr, when the waiting netperf task runs
+// again (it measures in user space).
 type ProbeSock struct {
 	netdev.TxqMapping // sk_tx_queue_mapping: netdev_pick_tx caches its queue
 
@@ -36,12 +36,16 @@ type ProbeSock struct {
 	Samples []Sample
 	Lost    uint64 // udp_rr requests given up after udpRRTimeout
 
-	tr      *Traffic
-	task    *sim.Task
-	keys    skb.FlowKeys
-	hash    uint32
-	owner   skb.OwnerID        // ps in the host's skb pool
-	sent    map[int64]sim.Time // requests out, by sequence
+	tr    *Traffic
+	task  *sim.Task
+	keys  skb.FlowKeys
+	hash  uint32
+	owner skb.OwnerID        // ps in the host's skb pool
+	sent  map[int64]sim.Time // requests out, by sequence
+	// rxStamp are ping replies' netif_rx times on a device without a
+	// wire (veth), by sequence: net_timestamp_check stamps them there,
+	// before the backlog waits for NET_RX_SOFTIRQ.
+	rxStamp map[int64]sim.Time
 	seq     int64
 	got     bool // udp_rr: the answer to the current request arrived
 	gotAt   sim.Time
@@ -120,6 +124,9 @@ func (ps *ProbeSock) run(t *sim.Task) {
 func (ps *ProbeSock) send(c *sim.CPU) int64 {
 	tr := ps.tr
 	c.Sync()
+	// ping writes gettimeofday into the echo before sendmsg: the RTT
+	// includes the syscall's send path.
+	at := c.Now()
 	c.Spend(tr.costs.StackPerPacket + tr.costs.SkbAlloc)
 	ps.seq++
 	s := tr.net.AllocSkb(c)
@@ -133,7 +140,7 @@ func (ps *ProbeSock) send(c *sim.CPU) int64 {
 	s.Sock = int32(-2 - ps.ID)
 	s.Owner = ps.owner
 	s.Cb = skb.CB{Seq: ps.seq}
-	ps.sent[ps.seq] = c.Now()
+	ps.sent[ps.seq] = at
 	tr.net.DevQueueXmit(c, tr.dev, s)
 	return ps.seq
 }
@@ -168,7 +175,30 @@ type probeHost ProbeSock
 func (ph *probeHost) Arrive(p path.Pkt) {
 	ps := (*ProbeSock)(ph)
 	tr := ps.tr
+	ps.arrived(tr.e.Now(), p.Seg.Seq)
 	tr.net.DeliverTo(tr.dev, tr.e.Now(), reverse(ps.keys), tr.rxCPU(ps.hash, ps.txCPU), ph, p)
+}
+
+// arrived is the reply reaching the host at now: veth's netif_rx stamps
+// it (netdev_tstamp_prequeue); a NIC's is stamped in the NAPI poll.
+func (ps *ProbeSock) arrived(now sim.Time, seq int64) {
+	if ps.Kind != ProbePing || !ps.prequeueStamp() {
+		return
+	}
+	if ps.rxStamp == nil {
+		ps.rxStamp = map[int64]sim.Time{}
+	}
+	ps.rxStamp[seq] = now
+}
+
+// prequeueStamp is whether the host's receive is veth's netif_rx (a
+// device without a wire; a bond receives through its slaves).
+func (ps *ProbeSock) prequeueStamp() bool {
+	d := ps.tr.dev
+	for d.Bond != nil && len(d.Bond.Slaves) > 0 {
+		d = d.Bond.Slaves[0]
+	}
+	return !d.Info.Wire
 }
 
 // RcvLocal implements netdev.LocalReceiver.
@@ -176,6 +206,12 @@ func (ph *probeHost) RcvLocal(c *sim.CPU, p path.Pkt) { (*ProbeSock)(ph).answer(
 
 // answer is the reply reaching the probe's socket in softirq on c.
 func (ps *ProbeSock) answer(c *sim.CPU, seq int64) {
+	// A NIC's reply is stamped in this poll, before ping_rcv queues it.
+	stamp := c.Now()
+	if t, ok := ps.rxStamp[seq]; ok {
+		stamp = t
+		delete(ps.rxStamp, seq)
+	}
 	c.Spend(ps.tr.costs.SockRcv)
 	sent, ok := ps.sent[seq]
 	if !ok {
@@ -183,7 +219,7 @@ func (ps *ProbeSock) answer(c *sim.CPU, seq int64) {
 	}
 	if ps.Kind == ProbePing {
 		delete(ps.sent, seq)
-		ps.Samples = append(ps.Samples, Sample{At: sent, RTT: c.Now() - sent})
+		ps.Samples = append(ps.Samples, Sample{At: sent, RTT: stamp - sent})
 		return
 	}
 	if seq == ps.seq && !ps.got {
