@@ -98,13 +98,16 @@ func parseFifo(kind string, args []string) (fifoQopt, error) {
 	return ctl, nil
 }
 
-// Init implements Qdisc (fifo_init): the default limit is tx_queue_len.
+// Init implements Qdisc (fifo_init): without a limit, __fifo_init takes
+// tx_queue_len as it is. A tx_queue_len of 0 gives limit 0, which drops
+// every packet and clears CAN_BYPASS: the kernel stopped turning 0 into
+// 1 when IFF_NO_QUEUE replaced tx_queue_len 0 as the noqueue marker.
 func (p *PFifo) Init(_ Ctx, s Setup, args []string) (Info, error) {
 	ctl, err := parseFifo("pfifo", args)
 	if err != nil {
 		return Info{}, err
 	}
-	p.limit = max(s.TxQueueLen, 1)
+	p.limit = max(s.TxQueueLen, 0)
 	return p.apply(ctl), nil
 }
 

@@ -242,3 +242,36 @@ func TestPriorityClass(t *testing.T) {
 		}
 	}
 }
+
+// pfifo without a limit is tx_queue_len's (__fifo_init), 0 included:
+// limit 0 has no CAN_BYPASS and drops every packet.
+func TestPfifoDefaultLimit(t *testing.T) {
+	cases := []struct {
+		txqlen, limit int
+		bypass        bool
+		dump          string
+		rc            qdisc.Code
+	}{
+		{1000, 1000, true, "limit 1000p", qdisc.XmitSuccess},
+		{1, 1, true, "limit 1p", qdisc.XmitSuccess},
+		{0, 0, false, "limit 0p", qdisc.XmitDrop},
+	}
+	for _, c := range cases {
+		t.Run(fmt.Sprint(c.txqlen), func(t *testing.T) {
+			q, _ := qdisc.New("pfifo")
+			ctx := qdisctest.NewCtx(1)
+			info, err := q.Init(ctx, qdisc.Setup{TxQueueLen: c.txqlen}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if info.Limit != c.limit || (info.Flags&qdisc.CanBypass != 0) != c.bypass || q.Dump() != c.dump {
+				t.Fatalf("limit %d bypass %v dump %q, want %d %v %q", info.Limit, info.Flags&qdisc.CanBypass != 0, q.Dump(), c.limit, c.bypass, c.dump)
+			}
+			rc := make([]qdisc.Code, 1)
+			q.Enqueue(ctx, []skb.Packet{{Handle: 1, Len: 100}}, rc)
+			if rc[0] != c.rc {
+				t.Fatalf("first packet: %v, want %v", rc[0], c.rc)
+			}
+		})
+	}
+}
