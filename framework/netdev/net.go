@@ -8,6 +8,7 @@ package netdev
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync/atomic"
 
@@ -402,17 +403,56 @@ func (n *Net) AddDevice(spec DeviceSpec) (*Device, error) {
 // `tc qdisc replace dev D root <words>`: the words are tc's (handle,
 // root, dev, then the kind and its options; see ParseRootQdisc).
 func (n *Net) attachQdiscs(d *Device, words []string) error {
-	dflt := len(words) == 0
-	if dflt {
-		switch {
-		case d.Info.NoQueue:
-			words = []string{"noqueue"}
-		case len(d.Queues) > 1:
-			words = []string{"mq", "pfifo_fast"}
-		default:
-			words = []string{"pfifo_fast"}
-		}
+	if len(words) > 0 {
+		return n.attachRoot(d, words, false)
 	}
+	err := n.attachRoot(d, defaultQdisc(d), true)
+	if err == nil || !errors.Is(err, qdisc.ErrKernel) {
+		return err
+	}
+	// attach_default_qdiscs: a default whose init fails (pfifo_fast_init
+	// refuses tx_queue_len 0, and mq_init fails with its child) leaves
+	// dev->qdisc the noop_qdisc, so the kernel marks the device
+	// IFF_NO_QUEUE and gives every queue noqueue rather than no qdisc.
+	n.detachQdiscs(d)
+	d.Info.NoQueue = true
+	return n.attachRoot(d, defaultQdisc(d), true)
+}
+
+// defaultQdisc is the root attach_default_qdiscs picks, in tc words:
+// noqueue for IFF_NO_QUEUE, mq over the default qdisc for a multiqueue
+// device, the default qdisc itself otherwise.
+func defaultQdisc(d *Device) []string {
+	switch {
+	case d.Info.NoQueue:
+		return []string{"noqueue"}
+	case len(d.Queues) > 1:
+		return []string{"mq", "pfifo_fast"}
+	}
+	return []string{"pfifo_fast"}
+}
+
+// detachQdiscs drops every qdisc of d: the host's side of qdisc_put on
+// the root, its children and the qdiscs under its classes.
+func (n *Net) detachQdiscs(d *Device) {
+	n.qdiscs = slices.DeleteFunc(n.qdiscs, func(q *Qdisc) bool {
+		if q.dev != d {
+			return false
+		}
+		q.watchdog.Cancel()
+		q.timer.Cancel()
+		q.dead = true
+		return true
+	})
+	d.Root, d.Children, d.Tree, d.RootKind, d.RootHandle = nil, nil, nil, "", tc.Unspec
+	for _, txq := range d.Queues {
+		txq.qdisc = nil
+	}
+}
+
+// attachRoot builds the root words name: the kernel's default (dflt,
+// qdisc_create_dflt's handle 0:) or tc's.
+func (n *Net) attachRoot(d *Device, words []string, dflt bool) error {
 	cmd, err := ParseRootQdisc(d.Name, words)
 	if err != nil {
 		return fmt.Errorf("qdisc %q: %w", strings.Join(words, " "), err)

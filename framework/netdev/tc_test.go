@@ -132,6 +132,62 @@ func TestAddDeviceQdiscError(t *testing.T) {
 	}
 }
 
+// TestDefaultQdiscFallback is attach_default_qdiscs' fallback: a default
+// root whose init fails (pfifo_fast with tx_queue_len 0, mq through its
+// children) leaves noqueue on an IFF_NO_QUEUE device, while the same
+// qdisc asked for by tc is refused.
+func TestDefaultQdiscFallback(t *testing.T) {
+	tests := []struct {
+		name   string
+		txqlen int
+		queues int
+		qdisc  []string
+		kind   string // the root, "" for an AddDevice error
+		err    string
+	}{
+		{"default 1 queue", 0, 1, nil, "noqueue", ""},
+		{"default mq", 0, 2, nil, "noqueue", ""},
+		{"default with tx_queue_len", 1000, 2, nil, "mq", ""},
+		{"tc pfifo_fast", 0, 1, []string{"pfifo_fast"}, "", "tx_queue_len must be >= 1"},
+		{"tc mq", 0, 2, []string{"mq", "pfifo_fast"}, "", "tx_queue_len must be >= 1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e, err := sim.NewEngine(sim.Topology{Sockets: 1, CoresPerSocket: 2, ThreadsPerCore: 1}, sim.DefaultCosts(), 7)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer e.Close()
+			n := NewNet(e, Config{TxQueueLen: tt.txqlen}, localMaker{})
+			d, err := n.AddDevice(DeviceSpec{Name: "eth0", Driver: "test", Queues: tt.queues, Qdisc: tt.qdisc})
+			if tt.kind == "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) {
+					t.Fatalf("AddDevice: %v, want an error with %q", err, tt.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d.RootKind != tt.kind || d.RootHandle != tc.Unspec {
+				t.Fatalf("root %s %s, want %s 0:", d.RootKind, d.RootHandle.QdiscString(), tt.kind)
+			}
+			if tt.kind != "noqueue" {
+				return
+			}
+			if d.Root != nil || len(d.Children) > 0 || len(n.Qdiscs()) > 0 || !d.Info.NoQueue {
+				t.Fatalf("noqueue fallback left root %v, %d children, %d qdiscs, IFF_NO_QUEUE %v",
+					d.Root, len(d.Children), len(n.Qdiscs()), d.Info.NoQueue)
+			}
+			for _, txq := range d.Queues {
+				if txq.Qdisc() != nil {
+					t.Fatalf("txq %d has qdisc %s", txq.Index, txq.Qdisc().Name())
+				}
+			}
+		})
+	}
+}
+
 // Absurd device sizes are an error before anything is allocated for them.
 func TestAddDeviceBounds(t *testing.T) {
 	tests := []struct {

@@ -3,7 +3,6 @@ package netdev
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/txlab/txlab/framework/qdisc"
@@ -120,20 +119,8 @@ func (n *Net) ReplaceRoot(d *Device, words []string) error {
 			return qdisc.Lacksf("qdisc", "replacing the root of a device that holds packets is not modelled (set the root before the run)")
 		}
 	}
-	n.qdiscs = slices.DeleteFunc(n.qdiscs, func(q *Qdisc) bool {
-		if q.dev != d {
-			return false
-		}
-		q.watchdog.Cancel()
-		q.timer.Cancel()
-		q.dead = true
-		return true
-	})
-	d.Root, d.Children, d.Tree, d.RootKind, d.RootHandle = nil, nil, nil, "", tc.Unspec
+	n.detachQdiscs(d)
 	d.filters.Reset()
-	for _, txq := range d.Queues {
-		txq.qdisc = nil
-	}
 	return n.attachQdiscs(d, words)
 }
 
