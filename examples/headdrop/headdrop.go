@@ -42,10 +42,10 @@ func (*HeadDrop) Help() string {
 }
 
 // Init implements qdisc.Qdisc (fifo_init). The default limit is
-// tx_queue_len, or 1 if that is 0, as for pfifo. No TCQ_F_CAN_BYPASS:
+// tx_queue_len as it is, 0 included, as for pfifo. No TCQ_F_CAN_BYPASS:
 // keep the example minimal and let every packet pass through Enqueue.
 func (h *HeadDrop) Init(_ qdisc.Ctx, s qdisc.Setup, args []string) (qdisc.Info, error) {
-	h.limit = max(s.TxQueueLen, 1)
+	h.limit = s.TxQueueLen // __fifo_init keeps a 0 (every packet dropped)
 	a := qdisc.NewArgs("headdrop", args)
 	for k := a.Next(); k != ""; k = a.Next() {
 		switch k {

@@ -212,7 +212,7 @@ func TestOptions(t *testing.T) {
 		errHas string // "" means no error
 	}{
 		{nil, 1000, 1000, ""},
-		{nil, 0, 1, ""}, // tx_queue_len 0 still leaves room for one
+		{nil, 0, 0, ""}, // tx_queue_len 0 is limit 0, as __fifo_init keeps it
 		{[]string{"limit", "100"}, 1000, 100, ""},
 		{[]string{"limit", "100p"}, 1000, 0, `unknown unit "p"`}, // tc has no packet suffix
 		{[]string{"limit", "0x40"}, 1000, 64, ""},
