@@ -256,11 +256,14 @@ type Class struct {
 	SentBytes   uint64 `json:"sent_bytes"`
 	// SentBps is the class's rate over the measurement window, in bits
 	// per second of skb->len (what htb's rate and ceil count).
-	SentBps        float64 `json:"sent_bps"`
-	Dropped        uint64  `json:"dropped"`
-	Overlimits     uint64  `json:"overlimits"`
-	BacklogPackets int     `json:"backlog_packets"`
-	BacklogBytes   int64   `json:"backlog_bytes"`
+	SentBps    float64 `json:"sent_bps"`
+	Dropped    uint64  `json:"dropped"`
+	Overlimits uint64  `json:"overlimits"`
+	// Requeues are the leaf's, for an mq class (mq_dump_class_stats);
+	// 0 for other kinds, as their dumps leave them.
+	Requeues       uint64 `json:"requeues"`
+	BacklogPackets int    `json:"backlog_packets"`
+	BacklogBytes   int64  `json:"backlog_bytes"`
 	// Borrowed and Lended are htb's xstats borrows and lends (0 for other
 	// kinds).
 	Borrowed uint64  `json:"borrowed"`

@@ -608,8 +608,8 @@ func writeClass(b *bytes.Buffer, c Class) {
 	}
 	b.WriteString(c.Options)
 	b.WriteString("\n")
-	fmt.Fprintf(b, " Sent %d bytes %d pkt (dropped %d, overlimits %d requeues 0) \n", c.SentBytes, c.SentPackets, c.Dropped, c.Overlimits)
-	fmt.Fprintf(b, " backlog %s %dp requeues 0\n", tcSize(c.BacklogBytes), c.BacklogPackets)
+	fmt.Fprintf(b, " Sent %d bytes %d pkt (dropped %d, overlimits %d requeues %d) \n", c.SentBytes, c.SentPackets, c.Dropped, c.Overlimits, c.Requeues)
+	fmt.Fprintf(b, " backlog %s %dp requeues %d\n", tcSize(c.BacklogBytes), c.BacklogPackets, c.Requeues)
 	writeClassXStats(b, c.Kind, c.XStats)
 	b.WriteString("\n")
 }

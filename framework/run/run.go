@@ -1243,7 +1243,25 @@ func classBytes(dev *netdev.Device) map[string]uint64 {
 			out[cl.ID.String()] = cl.SentBytes
 		}
 	}
+	for i, c := range mqChildren(dev) {
+		out[mqClassID(dev, i).String()] = c.SentBytes
+	}
 	return out
+}
+
+// mqChildren are the per-queue qdiscs of an mq or cake_mq root, whose
+// classes mq_walk lists (cake_mq takes mq's class ops): none for any
+// other root.
+func mqChildren(dev *netdev.Device) []*netdev.Qdisc {
+	if dev.Root != nil || (dev.RootKind != "mq" && dev.RootKind != "cake_mq") {
+		return nil
+	}
+	return dev.Children
+}
+
+// mqClassID is TX queue i's class, TC_H_MAKE(sch->handle, i + 1).
+func mqClassID(dev *netdev.Device, i int) qdisc.ClassID {
+	return qdisc.MakeClassID(dev.RootHandle.Major(), uint16(i+1))
 }
 
 // classRows are every class as tc -s -d class show reports it, with its
@@ -1277,6 +1295,22 @@ func classRows(dev *netdev.Device, start map[string]uint64, secs float64) []repo
 			}
 			out = append(out, r)
 		}
+	}
+	// mq_dump_class and mq_dump_class_stats: a class per TX queue, its
+	// leaf the queue's qdisc (tcm_info: its handle), its counters the
+	// leaf's, requeues included.
+	for i, c := range mqChildren(dev) {
+		st := c.Ops.Stats()
+		r := report.Class{ClassID: mqClassID(dev, i).String(), Parent: "root", Kind: dev.RootKind,
+			SentPackets: c.SentPkts, SentBytes: c.SentBytes, Dropped: st.Drops, Overlimits: st.Overlimits,
+			Requeues: c.Requeues, BacklogPackets: c.Qlen(), BacklogBytes: c.Backlog()}
+		if c.Handle != 0 {
+			r.Leaf = c.Handle.QdiscString()
+		}
+		if secs > 0 {
+			r.SentBps = float64(c.SentBytes-start[r.ClassID]) * 8 / secs
+		}
+		out = append(out, r)
 	}
 	return out
 }

@@ -42,3 +42,37 @@ func TestQdiscShowMatchesSelftests(t *testing.T) {
 		}
 	}
 }
+
+// tc -s class show on an mq root lists a class per TX queue, :1 on
+// (mq_walk, mq_dump_class: parent root, no options), each with its
+// queue's qdisc's counters (mq_dump_class_stats, requeues included),
+// so together they add up to the mq line (mq_dump sums the same).
+func TestMQClassShow(t *testing.T) {
+	for _, tt := range []struct {
+		qdisc, pattern string
+	}{
+		{"root handle 1: mq pfifo", `class mq 1:[1-4] root \n`},
+		{"", `class mq :[1-4] root \n`},
+	} {
+		s := small()
+		s.Qdisc = tt.qdisc
+		s.Duration, s.Warmup = 2*sim.Millisecond, 0
+		rep := mustRun(t, s)
+		var b bytes.Buffer
+		if err := report.WriteText(&b, rep); err != nil {
+			t.Fatal(err)
+		}
+		_, show, _ := strings.Cut(b.String(), "class (tc -s -d class show dev eth0 layout)\n")
+		if n := len(regexp.MustCompile(tt.pattern).FindAllString(show, -1)); n != 4 {
+			t.Errorf("%q: %q matched %d times, want 4:\n%s", tt.qdisc, tt.pattern, n, show)
+		}
+		var sent, pkts, requeues uint64
+		for _, c := range rep.Classes {
+			sent, pkts, requeues = sent+c.SentBytes, pkts+c.SentPackets, requeues+c.Requeues
+		}
+		mq := rep.Qdisc[0]
+		if sent != mq.SentBytes || pkts != mq.SentPackets || requeues != mq.Requeues || sent == 0 {
+			t.Errorf("%q: the classes sent %d B, %d pkt, %d requeues; the mq line %d B, %d pkt, %d requeues", tt.qdisc, sent, pkts, requeues, mq.SentBytes, mq.SentPackets, mq.Requeues)
+		}
+	}
+}
