@@ -1180,22 +1180,24 @@ func fillRx(rep *report.Report, net *netdev.Net, e *sim.Engine, d *netdev.Device
 // qdiscRows are the device's qdiscs as tc_dump_qdisc reports them: the
 // root first (an mq-style root sums its children, as mq_dump does), then
 // the children, in creation order (report.WriteText prints tc's order).
-func qdiscRows(dev *netdev.Device) []report.Qdisc {
-	row := func(q *netdev.Qdisc) report.Qdisc {
-		st := q.Ops.Stats()
-		r := report.Qdisc{Handle: q.Handle.QdiscString(), Parent: q.Parent.String(), Kind: q.Kind, Options: q.Ops.Dump(),
-			SentPackets: q.SentPkts, SentBytes: q.SentBytes, Dropped: st.Drops, Overlimits: st.Overlimits,
-			Requeues: q.Requeues, BacklogPackets: q.Qlen(), BacklogBytes: q.Backlog(), DeferMax: q.DeferMax,
-			Invisible: q.Invisible(), UnderClass: q.ParentQdisc() != nil}
-		for _, x := range st.XStats {
-			r.XStats = append(r.XStats, report.XStat{Key: x.Key, Value: json.Number(x.Number()), Text: x.Text()})
-		}
-		return r
+// qdiscRow is one qdisc as tc -s -d qdisc show reports it.
+func qdiscRow(q *netdev.Qdisc) report.Qdisc {
+	st := q.Ops.Stats()
+	r := report.Qdisc{Handle: q.Handle.QdiscString(), Parent: q.Parent.String(), Kind: q.Kind, Options: q.Ops.Dump(),
+		SentPackets: q.SentPkts, SentBytes: q.SentBytes, Dropped: st.Drops, Overlimits: st.Overlimits,
+		Requeues: q.Requeues, BacklogPackets: q.Qlen(), BacklogBytes: q.Backlog(), DeferMax: q.DeferMax,
+		Invisible: q.Invisible(), UnderClass: q.ParentQdisc() != nil}
+	for _, x := range st.XStats {
+		r.XStats = append(r.XStats, report.XStat{Key: x.Key, Value: json.Number(x.Number()), Text: x.Text()})
 	}
+	return r
+}
+
+func qdiscRows(dev *netdev.Device) []report.Qdisc {
 	if dev.Root != nil {
-		out := []report.Qdisc{row(dev.Root)}
+		out := []report.Qdisc{qdiscRow(dev.Root)}
 		for _, q := range dev.Tree {
-			out = append(out, row(q))
+			out = append(out, qdiscRow(q))
 		}
 		return out
 	}
@@ -1206,7 +1208,7 @@ func qdiscRows(dev *netdev.Device) []report.Qdisc {
 	}
 	out := []report.Qdisc{root}
 	for _, c := range dev.Children {
-		r := row(c)
+		r := qdiscRow(c)
 		mq := &out[0]
 		mq.SentPackets += r.SentPackets
 		mq.SentBytes += r.SentBytes
@@ -1300,12 +1302,12 @@ func classRows(dev *netdev.Device, start map[string]uint64, secs float64) []repo
 	// leaf the queue's qdisc (tcm_info: its handle), its counters the
 	// leaf's, requeues included.
 	for i, c := range mqChildren(dev) {
-		st := c.Ops.Stats()
+		q := qdiscRow(c) // the counters of the queue's line in tc qdisc show
 		r := report.Class{ClassID: mqClassID(dev, i).String(), Parent: "root", Kind: dev.RootKind,
-			SentPackets: c.SentPkts, SentBytes: c.SentBytes, Dropped: st.Drops, Overlimits: st.Overlimits,
-			Requeues: c.Requeues, BacklogPackets: c.Qlen(), BacklogBytes: c.Backlog()}
+			SentPackets: q.SentPackets, SentBytes: q.SentBytes, Dropped: q.Dropped, Overlimits: q.Overlimits,
+			Requeues: q.Requeues, BacklogPackets: q.BacklogPackets, BacklogBytes: q.BacklogBytes}
 		if c.Handle != 0 {
-			r.Leaf = c.Handle.QdiscString()
+			r.Leaf = q.Handle
 		}
 		if secs > 0 {
 			r.SentBps = float64(c.SentBytes-start[r.ClassID]) * 8 / secs

@@ -10,6 +10,22 @@ import (
 	"github.com/txlab/txlab/framework/sim"
 )
 
+// tcShow runs the small host 2 ms under root qdisc words and returns the
+// report and its text from the section headed header on.
+func tcShow(t *testing.T, qdisc, header string) (*report.Report, string) {
+	t.Helper()
+	s := small()
+	s.Qdisc = qdisc
+	s.Duration, s.Warmup = 2*sim.Millisecond, 0
+	rep := mustRun(t, s)
+	var b bytes.Buffer
+	if err := report.WriteText(&b, rep); err != nil {
+		t.Fatal(err)
+	}
+	_, show, _ := strings.Cut(b.String(), header)
+	return rep, show
+}
+
 // The kernel's tc selftests (tools/testing/selftests/tc-testing/
 // tc-tests/qdiscs/mq.json "ce7d" and cake_mq.json "684b") add a qdisc to
 // a 4-queue device and match `tc qdisc show dev $ETH`. The same command
@@ -27,15 +43,7 @@ func TestQdiscShowMatchesSelftests(t *testing.T) {
 		{"refcnt", "fq_codel", `qdisc fq_codel 8001: root refcnt 5 limit 10240p`, 1},
 		{"default", "", `qdisc (mq 0: root \n|pfifo_fast 0: parent :[1-4] bands 3)`, 5},
 	} {
-		s := small()
-		s.Qdisc = tt.qdisc
-		s.Duration, s.Warmup = 2*sim.Millisecond, 0
-		rep := mustRun(t, s)
-		var b bytes.Buffer
-		if err := report.WriteText(&b, rep); err != nil {
-			t.Fatal(err)
-		}
-		_, show, _ := strings.Cut(b.String(), "qdisc (tc -s -d qdisc show layout)\n")
+		_, show := tcShow(t, tt.qdisc, "qdisc (tc -s -d qdisc show layout)\n")
 		show = strings.ReplaceAll(show, " dev eth0 ", " ")
 		if n := len(regexp.MustCompile(tt.pattern).FindAllString(show, -1)); n != tt.count {
 			t.Errorf("%s (%q): %q matched %d times, want %d:\n%s", tt.id, tt.qdisc, tt.pattern, n, tt.count, show)
@@ -54,15 +62,7 @@ func TestMQClassShow(t *testing.T) {
 		{"root handle 1: mq pfifo", `class mq 1:[1-4] root \n`},
 		{"", `class mq :[1-4] root \n`},
 	} {
-		s := small()
-		s.Qdisc = tt.qdisc
-		s.Duration, s.Warmup = 2*sim.Millisecond, 0
-		rep := mustRun(t, s)
-		var b bytes.Buffer
-		if err := report.WriteText(&b, rep); err != nil {
-			t.Fatal(err)
-		}
-		_, show, _ := strings.Cut(b.String(), "class (tc -s -d class show dev eth0 layout)\n")
+		rep, show := tcShow(t, tt.qdisc, "class (tc -s -d class show dev eth0 layout)\n")
 		if n := len(regexp.MustCompile(tt.pattern).FindAllString(show, -1)); n != 4 {
 			t.Errorf("%q: %q matched %d times, want 4:\n%s", tt.qdisc, tt.pattern, n, show)
 		}

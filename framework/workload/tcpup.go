@@ -193,12 +193,12 @@ func (hs *hostSock) push(c *sim.CPU) {
 	if hs.shouldAutocork(tail) {
 		// Autocorking: TSQ_THROTTLED set, so the TX completion of
 		// what the host holds runs the TSQ handler, which sends the
-		// tail then, grown by the writes meanwhile.
+		// tail then, grown by the writes meanwhile. (tcp_push reads
+		// sk_wmem_alloc again for a completion that came between;
+		// here none can: shouldAutocork's reading stands.)
 		hs.throttled = true
-		if wmemAllocRef(hs.wmemAlloc) > tailTruesize(tail) {
-			hs.Autocorked++
-			return
-		}
+		hs.Autocorked++
+		return
 	}
 	hs.cpu = c
 	hs.tp.SetNow(c.Now())
