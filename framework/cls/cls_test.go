@@ -758,6 +758,10 @@ func TestFlowerMaskOrder(t *testing.T) {
 			default:
 				_, err = s.Add(tc.VerbAdd, cmd, root)
 			}
+			// Classify between the ops too: the masks' hashtables
+			// made here must follow the next op.
+			p := pkt()
+			s.Classify(qdisc.CheckCtx(), &p, root)
 		}
 		if (err == nil) != (tt.err == "") || (err != nil && !strings.Contains(err.Error(), tt.err)) {
 			t.Errorf("%s: %v, want %q", tt.name, err, tt.err)

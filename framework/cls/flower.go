@@ -111,10 +111,41 @@ func packetKey(p *skb.Packet, m flMask) flKey {
 }
 
 // flMaskRef is one entry of cls_fl_head's masks list: a mask and the
-// number of filters using it (fl_flow_mask's refcnt).
+// number of filters using it (fl_flow_mask's refcnt), with its
+// hashtable (fl_flow_mask's ht: masked key -> filter), built when a
+// packet first needs it after a change.
 type flMaskRef struct {
 	m    flMask
 	refs int
+	ht   map[flKey]*Filter
+}
+
+// flStale drops every mask's hashtable: the filters changed.
+func (tp *proto) flStale() {
+	for _, r := range tp.flMasks {
+		r.ht = nil
+	}
+}
+
+// flTable is mask r's hashtable. Within a mask keys are unique but for
+// a replace onto another filter's key (its in_ht path inserts without
+// the check): rhashtable puts the newer at the head of the bucket, so
+// the newer is the one found.
+func (tp *proto) flTable(r *flMaskRef) map[flKey]*Filter {
+	if r.ht != nil {
+		return r.ht
+	}
+	r.ht = map[flKey]*Filter{}
+	for _, e := range tp.elems {
+		if e.flower.mask() != r.m {
+			continue
+		}
+		k := e.flower.masked(r.m)
+		if old := r.ht[k]; old == nil || e.added > old.added {
+			r.ht[k] = e
+		}
+	}
+	return r.ht
 }
 
 // flCheckAssignMask is fl_check_assign_mask: a filter takes the
@@ -122,6 +153,7 @@ type flMaskRef struct {
 // the masks list (list_add_tail_rcu), which is the order fl_classify
 // tries them in.
 func (tp *proto) flCheckAssignMask(m flMask) {
+	tp.flStale()
 	for _, r := range tp.flMasks {
 		if r.m == m {
 			r.refs++
@@ -134,6 +166,7 @@ func (tp *proto) flCheckAssignMask(m flMask) {
 // flMaskPut is fl_mask_put: a mask goes from the list with its last
 // filter.
 func (tp *proto) flMaskPut(m flMask) {
+	tp.flStale()
 	for i, r := range tp.flMasks {
 		if r.m == m {
 			if r.refs--; r.refs == 0 {
@@ -160,23 +193,13 @@ func (tp *proto) flLookupDup(f *Filter) *Filter {
 
 // flClassify is fl_classify: each mask in the list's order, the
 // packet's key masked and looked up in that mask's hashtable; the first
-// filter found is the answer, whatever its actions say. Within a mask
-// keys are unique but for a replace onto another filter's key (its
-// in_ht path inserts without the check): rhashtable puts the newer at
-// the head of the bucket, so the newer is found. It reports one WorkHash
-// per mask looked up.
+// filter found is the answer, whatever its actions say. It reports one
+// WorkHash per mask looked up.
 func (tp *proto) flClassify(ctx qdisc.Ctx, p *skb.Packet) *Filter {
 	for _, r := range tp.flMasks {
 		ctx.Work(qdisc.WorkHash, 1)
-		key := packetKey(p, r.m)
-		var found *Filter
-		for _, e := range tp.elems {
-			if e.flower.mask() == r.m && e.flower.masked(r.m) == key && (found == nil || e.added > found.added) {
-				found = e
-			}
-		}
-		if found != nil {
-			return found
+		if f := tp.flTable(r)[packetKey(p, r.m)]; f != nil {
+			return f
 		}
 	}
 	return nil
