@@ -329,8 +329,8 @@ func (n *Net) leafDequeue(c *sim.CPU, leaf *Qdisc) *skb.SKB {
 	return s
 }
 
-// LeafPeek is the leaf's peek op.
-func (x *qctx) LeafPeek(id qdisc.ClassID) (skb.Packet, bool) {
+// LeafPeek is the leaf's peek op, with the leaf's state after it.
+func (x *qctx) LeafPeek(id qdisc.ClassID) (skb.Packet, bool, qdisc.LeafState) {
 	leaf := x.q.leaves[id]
 	if leaf == nil {
 		sim.Panicf("qdisc %s peeked at class %s, which has no leaf qdisc", x.q.Name(), id)
@@ -339,5 +339,6 @@ func (x *qctx) LeafPeek(id qdisc.ClassID) (skb.Packet, bool) {
 	if !ok {
 		sim.Panicf("qdisc %s has no peek", leaf.Name())
 	}
-	return pk.Peek(leaf.bind(x.cpu, nil))
+	p, ok := pk.Peek(leaf.bind(x.cpu, nil))
+	return p, ok, leaf.leafState()
 }

@@ -756,7 +756,9 @@ func (x *htClassCtx) LeafDequeue(id qdisc.ClassID) (skb.Packet, bool, qdisc.Leaf
 	return skb.Packet{Handle: 0x77, Len: 100}, true, qdisc.LeafState{Qlen: x.leaf}
 }
 
-func (x *htClassCtx) LeafPeek(qdisc.ClassID) (skb.Packet, bool) { return skb.Packet{}, false }
+func (x *htClassCtx) LeafPeek(qdisc.ClassID) (skb.Packet, bool, qdisc.LeafState) {
+	return skb.Packet{}, false, qdisc.LeafState{}
+}
 
 // htLeafUp is a classful qdisc's leaf query upcall.
 func htLeafUp(call uint32, q wire.Query, payload func(e *wire.Enc)) []byte {

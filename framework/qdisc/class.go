@@ -201,8 +201,11 @@ type ClassCtx interface {
 	// leaf.Qlen 0 it is empty; otherwise it is not work-conserving
 	// (throttled: its watchdog reschedules the root).
 	DequeueLeaf(id ClassID) (p skb.Packet, ok bool, leaf LeafState)
-	// PeekLeaf is the leaf's peek op (or qdisc_peek_dequeued).
-	PeekLeaf(id ClassID) (skb.Packet, bool)
+	// PeekLeaf is the leaf's peek op (or qdisc_peek_dequeued), with the
+	// leaf's qlen and backlog after it: a peek that dequeues may drop
+	// (a CoDel leaf), and the kernel's leaf then tells its parent at
+	// once (qdisc_tree_reduce_backlog, cops->qlen_notify when empty).
+	PeekLeaf(id ClassID) (skb.Packet, bool, LeafState)
 }
 
 // LeafPacket is one packet of EnqueueLeaves on its way to the host: its

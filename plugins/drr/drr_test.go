@@ -116,6 +116,20 @@ func (d *dropAll) Dequeue(ctx qdisc.Ctx, _ qdisc.DequeueReq, out []skb.Packet) [
 	d.q = d.q[:0]
 	return out
 }
+
+// peekDropAll is dropAll whose peek dequeues, as qdisc_peek_dequeued
+// does over a CoDel leaf: that dequeue drops all it holds.
+type peekDropAll struct{ dropAll }
+
+func init() {
+	qdisc.Register("drrtest_peekdropall", "test leaf: peek drops all", func() qdisc.Qdisc { return &peekDropAll{} })
+}
+
+func (d *peekDropAll) Peek(ctx qdisc.Ctx) (skb.Packet, bool) {
+	d.Dequeue(ctx, qdisc.DequeueReq{Max: 1, Bytes: 1 << 40}, nil)
+	return skb.Packet{}, false
+}
+
 func (d *dropAll) Reset(ctx qdisc.Ctx) {
 	for _, p := range d.q {
 		ctx.Drop(p.Handle, skb.DropQueuePurge)
@@ -134,7 +148,9 @@ func (d *dropAll) Stats() qdisc.Stats {
 // not after a leaf dropped the packet it answered NET_XMIT_SUCCESS for
 // (drr_enqueue activates only on NET_XMIT_SUCCESS itself, and a leaf's
 // __NET_XMIT_BYPASS is not that), nor after a leaf's dequeue dropped all
-// it held (drr_qlen_notify). Either would have stalled drr: the head of
+// it held (drr_qlen_notify), nor after its peek did (a dequeuing peek,
+// qdisc_peek_dequeued over CoDel: the leaf tells drr inside the peek).
+// Any would have stalled drr: the head of
 // the active list had nothing to peek, so class 1:2 never sent.
 func TestEmptyLeafNotActive(t *testing.T) {
 	for _, tt := range []struct {
@@ -143,6 +159,7 @@ func TestEmptyLeafNotActive(t *testing.T) {
 	}{
 		{"netem loss", "parent 1:1 handle 10: netem loss 100%", 1},
 		{"dequeue drops all", "parent 1:1 handle 10: drrtest_dropall", 2},
+		{"peek drops all", "parent 1:1 handle 10: drrtest_peekdropall", 2},
 	} {
 		q := &DRR{}
 		ctx := qdisctest.NewCtx(1)

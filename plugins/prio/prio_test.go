@@ -204,3 +204,47 @@ func TestFilterVerdicts(t *testing.T) {
 		}
 	}
 }
+
+// peekDrops is a leaf whose peek dequeues and drops all it holds, as
+// qdisc_peek_dequeued does over a CoDel leaf that drops.
+type peekDrops struct{ n int }
+
+func init() {
+	qdisc.Register("priotest_peekdrops", "test leaf: peek drops all", func() qdisc.Qdisc { return &peekDrops{} })
+}
+
+func (d *peekDrops) Init(qdisc.Ctx, qdisc.Setup, []string) (qdisc.Info, error) {
+	return qdisc.Info{}, nil
+}
+func (d *peekDrops) Enqueue(_ qdisc.Ctx, b []skb.Packet, _ []qdisc.Code) { d.n += len(b) }
+func (d *peekDrops) Dump() string                                        { return "" }
+func (d *peekDrops) Dequeue(_ qdisc.Ctx, _ qdisc.DequeueReq, out []skb.Packet) []skb.Packet {
+	return out
+}
+func (d *peekDrops) Stats() qdisc.Stats { return qdisc.Stats{Qlen: d.n, Backlog: int64(d.n) * 100} }
+func (d *peekDrops) Peek(ctx qdisc.Ctx) (skb.Packet, bool) {
+	for ; d.n > 0; d.n-- {
+		ctx.DequeueDrop(skb.Handle(d.n), skb.DropQdiscDrop)
+	}
+	return skb.Packet{}, false
+}
+
+// A band whose leaf drops in its peek: prio_peek's answer comes from
+// the next band, and the drops reach prio's counters and qlen at once
+// (the leaf's qdisc_tree_reduce_backlog), not at a later dequeue.
+func TestPeekDropsCounted(t *testing.T) {
+	q := &Prio{}
+	ctx := qdisctest.NewCtx(1)
+	o := qdisctest.Options{Args: strings.Fields("bands 2 priomap 1 1 1 1 1 1 0 0 1 1 1 1 1 1 1 1"), Setup: qdisctest.DefaultSetup(), Leaves: []string{"parent 1:1 handle 10: priotest_peekdrops"}}
+	if _, err := qdisctest.Attach(ctx, q, o); err != nil {
+		t.Fatal(err)
+	}
+	q.Enqueue(ctx, []skb.Packet{{Handle: 1, Len: 100, Priority: 0x10001}, {Handle: 2, Len: 100, Priority: 0x10001}, {Handle: 3, Len: 100, Priority: 0x10002}}, make([]qdisc.Code, 3))
+	p, ok := q.Peek(ctx)
+	if !ok || p.Handle != 3 {
+		t.Fatalf("peek gave %v %v, want band 1's packet 3", p.Handle, ok)
+	}
+	if st := q.Stats(); st.Qlen != 1 || st.Drops != 2 {
+		t.Errorf("after the peek: %+v, want qlen 1 and 2 drops", st)
+	}
+}

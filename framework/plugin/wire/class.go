@@ -27,8 +27,8 @@ type ClassHost interface {
 	LeafEnqueue(batch []qdisc.LeafPacket, res []qdisc.LeafResult)
 	// LeafDequeue is one packet from the leaf of class id.
 	LeafDequeue(id qdisc.ClassID) (skb.Packet, bool, qdisc.LeafState)
-	// LeafPeek is the leaf's peek.
-	LeafPeek(id qdisc.ClassID) (skb.Packet, bool)
+	// LeafPeek is the leaf's peek, with the leaf's state after it.
+	LeafPeek(id qdisc.ClassID) (skb.Packet, bool, qdisc.LeafState)
 }
 
 // LeafUpcaller carries a classful qdisc's leaf queries to the host: it
@@ -106,10 +106,10 @@ func (x *QdiscCtx) DequeueLeaf(id qdisc.ClassID) (skb.Packet, bool, qdisc.LeafSt
 }
 
 // PeekLeaf implements qdisc.ClassCtx.
-func (x *QdiscCtx) PeekLeaf(id qdisc.ClassID) (skb.Packet, bool) {
-	p, ok, _, now := x.upcaller().LeafDequeue(x, id, true)
+func (x *QdiscCtx) PeekLeaf(id qdisc.ClassID) (skb.Packet, bool, qdisc.LeafState) {
+	p, ok, st, now := x.upcaller().LeafDequeue(x, id, true)
 	x.synced(now)
-	return p, ok
+	return p, ok, st
 }
 
 // LocalUp is the in-process LeafUpcaller: the host answers at once.
@@ -126,8 +126,8 @@ func (u LocalUp) LeafDequeue(x *QdiscCtx, id qdisc.ClassID, peek bool) (skb.Pack
 	ops, trailing := x.Posted()
 	ApplyQdisc(u.Host, ops, trailing)
 	if peek {
-		p, ok := u.Host.LeafPeek(id)
-		return p, ok, qdisc.LeafState{}, u.Host.Now()
+		p, ok, st := u.Host.LeafPeek(id)
+		return p, ok, st, u.Host.Now()
 	}
 	p, ok, st := u.Host.LeafDequeue(id)
 	return p, ok, st, u.Host.Now()
@@ -168,7 +168,7 @@ func AnswerLeaf(host ClassHost, q Query, d *Dec, e *Enc, batch []qdisc.LeafPacke
 		var ok bool
 		var st qdisc.LeafState
 		if q == QueryLeafPeek {
-			p, ok = host.LeafPeek(id)
+			p, ok, st = host.LeafPeek(id)
 		} else {
 			p, ok, st = host.LeafDequeue(id)
 		}

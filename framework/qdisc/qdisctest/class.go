@@ -307,9 +307,10 @@ func (c *Ctx) DequeueLeaf(id qdisc.ClassID) (skb.Packet, bool, qdisc.LeafState) 
 }
 
 // PeekLeaf implements qdisc.ClassCtx.
-func (c *Ctx) PeekLeaf(id qdisc.ClassID) (skb.Packet, bool) {
+func (c *Ctx) PeekLeaf(id qdisc.ClassID) (skb.Packet, bool, qdisc.LeafState) {
 	x := c.leaf(id)
-	return x.d.Peek(x.q, x)
+	p, ok := x.d.Peek(x.q, x)
+	return p, ok, leafState(x)
 }
 
 // LeafEnqueue implements the host side (wire.ClassHost) for a classful
@@ -332,7 +333,9 @@ func (c *Ctx) LeafDequeue(id qdisc.ClassID) (skb.Packet, bool, qdisc.LeafState) 
 }
 
 // LeafPeek implements the host side of PeekLeaf.
-func (c *Ctx) LeafPeek(id qdisc.ClassID) (skb.Packet, bool) { return c.PeekLeaf(id) }
+func (c *Ctx) LeafPeek(id qdisc.ClassID) (skb.Packet, bool, qdisc.LeafState) {
+	return c.PeekLeaf(id)
+}
 
 // Attach inits q with this context and, for a classful q, applies
 // o.Classes and gives its leaf classes their pfifos, as Run does before
