@@ -59,7 +59,6 @@ type proto struct {
 	fwHead   bool         // fw: fw_head made (else skb->mark is the classid)
 	fwMask   uint32       // fw: fw_head's mask, one for the whole pref
 	added    int          // elements made, for fw's dump order
-	nextHand uint32       // flower: the next handle
 	flMasks  []*flMaskRef // flower: cls_fl_head's masks, in classify order
 	seq      int          // creation order in the set (Specs replays it)
 }
@@ -159,7 +158,7 @@ func (s *Set) Add(verb tc.Verb, cmd tc.Filter, parent qdisc.ClassID) (*Filter, e
 			return nil, errKernel("Error: Need both RTM_NEWTFILTER and NLM_F_CREATE to create a new filter.")
 		}
 		s.seq++
-		tp = &proto{pref: pref, protocol: protocol, kind: cmd.Kind, nextHand: 1, seq: s.seq}
+		tp = &proto{pref: pref, protocol: protocol, kind: cmd.Kind, seq: s.seq}
 		if tp.kind == "u32" {
 			tp.u32ht = s.newU32HT(parent.Major())
 			if s.replay && cmd.Handle != "" {
@@ -263,7 +262,7 @@ func (tp *proto) change(verb tc.Verb, cmd tc.Filter, parent qdisc.ClassID, s *Se
 		}
 	}
 	if tp.kind == "flower" && f.Handle == 0 {
-		f.Handle = tp.nextHand
+		f.Handle = tp.flFreeHandle()
 	}
 	if tp.kind == "u32" && f.Handle == 0 {
 		f.Handle = tp.genNewKid()
@@ -312,11 +311,8 @@ func (tp *proto) change(verb tc.Verb, cmd tc.Filter, parent qdisc.ClassID, s *Se
 	}
 	tp.added++
 	f.added = tp.added
-	switch tp.kind {
-	case "fw":
+	if tp.kind == "fw" {
 		tp.fwHead, tp.fwMask = true, f.fw.mask
-	case "flower":
-		tp.nextHand = max(tp.nextHand, f.Handle+1)
 	}
 	tp.elems = append(tp.elems, f)
 	slices.SortStableFunc(tp.elems, func(x, y *Filter) int {

@@ -238,6 +238,22 @@ func TestHandlesAndPrefs(t *testing.T) {
 	if e.Handle != 1 || f.Handle != 2 {
 		t.Errorf("flower handles %d %d, want 1 2", e.Handle, f.Handle)
 	}
+	// fl_change's idr_alloc_u32 from 1: the lowest handle free, not one
+	// past the highest (a gap below an explicit handle is filled first,
+	// and a deleted handle is taken again).
+	add(t, s, root, "protocol ip pref 9 handle 5 flower ip_proto udp dst_port 10 classid 1:7")
+	g := add(t, s, root, "protocol ip pref 9 flower ip_proto udp dst_port 11 classid 1:8")
+	cmd, err := tc.ParseFilter(strings.Fields("protocol ip pref 9 handle 1 flower"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Delete(cmd, root); err != nil {
+		t.Fatal(err)
+	}
+	h := add(t, s, root, "protocol ip pref 9 flower ip_proto udp dst_port 12 classid 1:9")
+	if g.Handle != 3 || h.Handle != 1 {
+		t.Errorf("flower handles after 1, 2 and 5: %d, then with 1 deleted %d; want 3 and 1", g.Handle, h.Handle)
+	}
 }
 
 // Bad filters get tc's or the kernel's message, naming the word.

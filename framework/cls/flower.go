@@ -120,6 +120,20 @@ type flMaskRef struct {
 	ht   map[flKey]*Filter
 }
 
+// flFreeHandle is fl_change's handle for a filter given none:
+// idr_alloc_u32 from 1, the lowest handle no filter of the pref holds.
+func (tp *proto) flFreeHandle() uint32 {
+	h := uint32(1)
+	for _, e := range tp.elems { // in handle order
+		if e.Handle == h {
+			h++
+		} else if e.Handle > h {
+			break
+		}
+	}
+	return h
+}
+
 // flStale drops every mask's hashtable: the filters changed.
 func (tp *proto) flStale() {
 	for _, r := range tp.flMasks {
