@@ -434,19 +434,52 @@ func defaultQdisc(d *Device) []string {
 
 // detachQdiscs drops every qdisc of d: the host's side of qdisc_put on
 // the root, its children and the qdiscs under its classes.
-func (n *Net) detachQdiscs(d *Device) {
+func (n *Net) detachQdiscs(d *Device) { n.takeQdiscs(d).put() }
+
+// devQdiscs is a device's qdiscs as takeQdiscs took them off it.
+type devQdiscs struct {
+	all                    []*Qdisc // the host's qdiscs before, in order
+	qdiscs, children, tree []*Qdisc
+	root                   *Qdisc
+	kind                   string
+	handle                 tc.Handle
+	txq                    []*Qdisc // each TX queue's qdisc
+}
+
+// takeQdiscs takes every qdisc of d off the host and the device, alive:
+// put them back (restoreQdiscs) or drop them (put).
+func (n *Net) takeQdiscs(d *Device) devQdiscs {
+	old := devQdiscs{all: slices.Clone(n.qdiscs), children: d.Children, tree: d.Tree, root: d.Root, kind: d.RootKind, handle: d.RootHandle}
 	n.qdiscs = slices.DeleteFunc(n.qdiscs, func(q *Qdisc) bool {
-		if q.dev != d {
-			return false
+		if q.dev == d {
+			old.qdiscs = append(old.qdiscs, q)
 		}
-		q.watchdog.Cancel()
-		q.timer.Cancel()
-		q.dead = true
-		return true
+		return q.dev == d
 	})
 	d.Root, d.Children, d.Tree, d.RootKind, d.RootHandle = nil, nil, nil, "", tc.Unspec
 	for _, txq := range d.Queues {
+		old.txq = append(old.txq, txq.qdisc)
 		txq.qdisc = nil
+	}
+	return old
+}
+
+// put is qdisc_put on qdiscs taken off their device.
+func (old devQdiscs) put() {
+	for _, q := range old.qdiscs {
+		q.watchdog.Cancel()
+		q.timer.Cancel()
+		q.dead = true
+	}
+}
+
+// restoreQdiscs puts d's taken qdiscs back, as they were (any qdisc
+// made for d since must have gone: detachQdiscs).
+func (n *Net) restoreQdiscs(d *Device, old devQdiscs) {
+	n.qdiscs = old.all
+	d.Root, d.Children, d.Tree, d.RootKind, d.RootHandle = old.root, old.children, old.tree, old.kind, old.handle
+	for i, txq := range d.Queues {
+		txq.qdisc = old.txq[i]
 	}
 }
 

@@ -2,6 +2,7 @@ package netdev
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -212,5 +213,46 @@ func TestAddDeviceBounds(t *testing.T) {
 			t.Errorf("%+v: %v, want %q", tt.spec, err, tt.want)
 		}
 		e.Close()
+	}
+}
+
+// A `tc qdisc replace ... root` whose new qdisc cannot be made changes
+// nothing, as qdisc_create fails before qdisc_graft: the old root, its
+// leaves and its filters stay, and the next replace works. The model
+// had dropped the old tree first and left the device with none.
+func TestFailedRootReplaceKeepsTheOld(t *testing.T) {
+	h := newHarness(t, profile(t, "6.19-rc1"), 2, "ice", 1, "pfifo")
+	if err := h.n.TCBatch(h.dev, "t.tc", `
+qdisc replace dev eth0 root handle 1: htb default 1
+class add dev eth0 parent 1: classid 1:1 htb rate 1gbit
+qdisc add dev eth0 parent 1:1 handle 10: pfifo limit 5
+filter add dev eth0 parent 1: protocol ip prio 1 matchall classid 1:1
+`); err != nil {
+		t.Fatal(err)
+	}
+	show := func() string {
+		return fmt.Sprint(h.dev.RootKind, h.dev.RootHandle, len(h.n.Qdiscs()), len(h.dev.Filters()))
+	}
+	before := show()
+	for _, bad := range []string{
+		"qdisc replace dev eth0 root handle 2: tbf limit 1000",
+		"qdisc replace dev eth0 root handle 2: pfifo limit x",
+		"qdisc replace dev eth0 root handle 2: cake bogus",
+	} {
+		if err := h.n.TCBatch(h.dev, "t.tc", bad); err == nil {
+			t.Fatalf("%q: no error", bad)
+		}
+		if got := show(); got != before {
+			t.Errorf("after %q: %s, want %s as before", bad, got, before)
+		}
+		if leaf := h.dev.Root.LeafOf(qdisc.MakeClassID(1, 1)); leaf == nil || leaf.Kind != "pfifo" {
+			t.Errorf("after %q: 1:1's leaf %v, want the pfifo", bad, leaf)
+		}
+	}
+	if err := h.n.TCBatch(h.dev, "t.tc", "qdisc replace dev eth0 root handle 2: pfifo limit 10"); err != nil {
+		t.Fatal(err)
+	}
+	if h.dev.RootKind != "pfifo" || len(h.n.Qdiscs()) != 1 || len(h.dev.Filters()) != 0 {
+		t.Errorf("the good replace: %s", show())
 	}
 }

@@ -110,18 +110,26 @@ func (n *Net) tcRoot(d *Device, verb tc.Verb, cmd tc.Qdisc) error {
 
 // ReplaceRoot is `tc qdisc replace dev D root WORDS` on an idle device:
 // the old root, its children and every qdisc under a class go, with the
-// filters, and words build the new root as --qdisc does. A device that
-// holds packets is refused: grafting a root under traffic is not
-// modelled.
+// filters, and words build the new root as --qdisc does. A new root
+// that cannot be made changes nothing (qdisc_create fails before
+// qdisc_graft): the old tree and its filters stay. A device that holds
+// packets is refused: grafting a root under traffic is not modelled.
 func (n *Net) ReplaceRoot(d *Device, words []string) error {
 	for _, q := range n.qdiscs {
 		if q.dev == d && (q.Qlen() > 0 || q.deferHead != nil || q.toFree.Len > 0) {
 			return qdisc.Lacksf("qdisc", "replacing the root of a device that holds packets is not modelled (set the root before the run)")
 		}
 	}
-	n.detachQdiscs(d)
+	old, filters := n.takeQdiscs(d), *d.filters
 	d.filters.Reset()
-	return n.attachQdiscs(d, words)
+	if err := n.attachQdiscs(d, words); err != nil {
+		n.detachQdiscs(d) // what the new root made before it failed
+		n.restoreQdiscs(d, old)
+		*d.filters = filters
+		return err
+	}
+	old.put()
+	return nil
 }
 
 // tcGraft is `tc qdisc add|replace dev D parent X:Y [handle H:] KIND`:
