@@ -283,6 +283,15 @@ func (tp *proto) change(verb tc.Verb, cmd tc.Filter, parent qdisc.ClassID, s *Se
 			// IN_HW/NOT_IN_HW, must be the new ones.
 			return nil, errKernel("Error: cls_u32: Key node flags do not match passed flags.")
 		}
+		if tp.kind == "u32" {
+			// u32_init_knode copies the old node's selector;
+			// u32_set_parms takes only the classid and actions of the
+			// new words. (Its flags too: TERMINAL here follows the new
+			// words, as a replay of f.Words would make it.)
+			parms := f.u32.parmWords
+			f.u32 = &u32Sel{keys: e.u32.keys, terminal: f.u32.terminal, matchWords: e.u32.matchWords, parmWords: parms}
+			f.Words = append(slices.Clone(e.u32.matchWords), parms...)
+		}
 		if tp.kind == "flower" {
 			// fl_change with fold: the new filter's mask is assigned
 			// (a new one at the tail) before fold's is put; no key

@@ -715,9 +715,10 @@ func TestActionWords(t *testing.T) {
 // its last filter) and answers with the first filter found, whatever
 // its actions say: a "continue" goes on to the next pref, not to
 // another filter of its own. fl_ht_insert_unique refuses a second
-// filter with the same mask and masked key. A copy rebuilt from Specs
-// keeps the mask order.
-func TestFlowerMaskOrder(t *testing.T) {
+// filter with the same mask and masked key. A u32 replace of a node
+// keeps its keys (u32_change's u32_init_knode copies the selector) and
+// takes the new classid. A copy rebuilt from Specs answers the same.
+func TestFilterOpsOrder(t *testing.T) {
 	tests := []struct {
 		name string
 		ops  []string // "add WORDS", "replace WORDS" or "del WORDS"
@@ -752,6 +753,15 @@ func TestFlowerMaskOrder(t *testing.T) {
 			"add pref 1 flower src_ip 10.0.0.1/24 classid 1:1",
 			"add pref 1 flower src_ip 10.0.0.2/24 classid 1:2",
 		}, "RTNETLINK answers: File exists", qdisc.FilterResult{Verdict: qdisc.VerdictClass, Class: 0x10001}},
+		{"a u32 replace keeps the node's keys (u32_init_knode) and takes its classid", []string{
+			"add pref 1 handle 800::1 u32 match ip dport 5001 0xffff classid 1:1",
+			"replace pref 1 handle 800::1 u32 match ip dport 9 0xffff classid 1:2",
+		}, "", qdisc.FilterResult{Verdict: qdisc.VerdictClass, Class: 0x10002}},
+		{"and a second replace, the first's classid", []string{
+			"add pref 1 handle 800::1 u32 match ip dport 9 0xffff classid 1:1",
+			"replace pref 1 handle 800::1 u32 match ip dport 5001 0xffff classid 1:2",
+			"replace pref 1 handle 800::1 u32 match ip dport 5001 0xffff classid 1:3",
+		}, "", qdisc.FilterResult{}},
 		{"another key under the same mask", []string{
 			"add pref 1 flower src_ip 10.0.1.1/24 classid 1:1",
 			"add pref 1 flower src_ip 10.0.0.2/24 classid 1:2",

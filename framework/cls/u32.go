@@ -91,6 +91,10 @@ type u32Key struct {
 type u32Sel struct {
 	keys     []u32Key
 	terminal bool // TC_U32_TERMINAL: a classid or an action
+	// matchWords are the "match" clauses' words and parmWords the rest
+	// of the filter's words (without "order", which the handle holds):
+	// a replace keeps the first of the old node and takes the second.
+	matchWords, parmWords []string
 }
 
 // match is u32_classify's key loop for one node.
@@ -276,14 +280,16 @@ func parseU32(f *Filter, verb tc.Verb, cmd tc.Filter, tp *proto, s *Set) error {
 	selOK := false
 	words := cmd.Options
 	for len(words) > 0 {
-		w := words[0]
+		w, before := words[0], words
 		switch {
 		case matches(w, "match"):
 			rest, err := parseSelector(words[1:], sel)
 			if err != nil {
 				return qdisc.Parsef(kind, "Illegal \"match\": %v", err)
 			}
+			sel.matchWords = append(sel.matchWords, words[:len(words)-len(rest)]...)
 			words, selOK = rest, true
+			continue
 		case matches(w, "classid") || w == "flowid":
 			if len(words) < 2 {
 				return qdisc.Parsef(kind, "%q needs a value", w)
@@ -318,6 +324,7 @@ func parseU32(f *Filter, verb tc.Verb, cmd tc.Filter, tp *proto, s *Set) error {
 			f.Words = slices.Delete(slices.Clone(f.Words), at-dropped, at-dropped+2)
 			dropped += 2
 			words = words[2:]
+			continue
 		case matches(w, "offset") || matches(w, "hashkey") || matches(w, "divisor") || w == "link" || w == "ht" || w == "sample":
 			return qdisc.Lacksf(kind, "%s: u32 hash tables and offsets are not modelled (one table, keys at fixed offsets)", w)
 		case w == "indev" || matches(w, "police"):
@@ -332,6 +339,7 @@ func parseU32(f *Filter, verb tc.Verb, cmd tc.Filter, tp *proto, s *Set) error {
 			}
 			words = words[1:]
 		}
+		sel.parmWords = append(sel.parmWords, before[:len(before)-len(words)]...)
 	}
 	if order != 0 {
 		if h&0xFFF != 0 && order != h&0xFFF {
