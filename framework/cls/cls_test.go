@@ -757,6 +757,10 @@ func TestFilterOpsOrder(t *testing.T) {
 			"add pref 1 handle 800::1 u32 match ip dport 5001 0xffff classid 1:1",
 			"replace pref 1 handle 800::1 u32 match ip dport 9 0xffff classid 1:2",
 		}, "", qdisc.FilterResult{Verdict: qdisc.VerdictClass, Class: 0x10002}},
+		{"a u32 replace with no match words: the classid alone", []string{
+			"add pref 1 handle 800::1 u32 match ip dport 5001 0xffff classid 1:1",
+			"replace pref 1 handle 800::1 u32 classid 1:4",
+		}, "", qdisc.FilterResult{Verdict: qdisc.VerdictClass, Class: 0x10004}},
 		{"and a second replace, the first's classid", []string{
 			"add pref 1 handle 800::1 u32 match ip dport 9 0xffff classid 1:1",
 			"replace pref 1 handle 800::1 u32 match ip dport 5001 0xffff classid 1:2",

@@ -350,10 +350,6 @@ func parseU32(f *Filter, verb tc.Verb, cmd tc.Filter, tp *proto, s *Set) error {
 	if err := u32GetTable(h, verb, tp, f.Parent, s); err != nil {
 		return err
 	}
-	if !selOK {
-		// No "match": tc sends no TCA_U32_SEL, which u32_change refuses.
-		return errKernel("Error: cls_u32: Selector not specified.")
-	}
 	if h != 0 {
 		if h>>20 != 0 && h&0xFFF00000 != tp.u32ht {
 			return errKernel("Error: cls_u32: Handle specified hash table address mismatch (%s is not this pref's %s).", u32HandleString(h), u32HandleString(tp.u32ht))
@@ -363,6 +359,11 @@ func parseU32(f *Filter, verb tc.Verb, cmd tc.Filter, tp *proto, s *Set) error {
 		if h&0xFFF != 0 {
 			f.Handle = tp.u32ht | h&0xFFF
 		}
+	}
+	if !selOK && (verb == tc.VerbAdd || !slices.ContainsFunc(tp.elems, func(e *Filter) bool { return e.Handle == f.Handle })) {
+		// No "match": tc sends no TCA_U32_SEL, which u32_change refuses
+		// for a new node (an existing one keeps its own selector).
+		return errKernel("Error: cls_u32: Selector not specified.")
 	}
 	f.u32 = sel
 	return nil
