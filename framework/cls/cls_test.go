@@ -131,6 +131,12 @@ func TestClassify(t *testing.T) {
 			qdisc.FilterResult{}, 0},
 		{"u32 icmp type reads the version byte at the root", []string{"protocol ip prio 1 u32 match icmp type 0x45 0xff match icmp code 0 0xff flowid 1:62"}, icmp,
 			qdisc.FilterResult{Verdict: qdisc.VerdictClass, Class: 0x10062}, 0},
+		// parse_udp and parse_tcp: src and dst are nexthdr+0 and +2,
+		// the IP header's first two words at the root.
+		{"u32 udp dst is nexthdr+2: the IP total length at the root", []string{"protocol ip prio 1 u32 match udp dst 5001 0xffff flowid 1:63"}, nil,
+			qdisc.FilterResult{}, 0},
+		{"u32 tcp src reads version, IHL and tos at the root", []string{"protocol ip prio 1 u32 match tcp src 0x4500 0xffff flowid 1:64"}, tcpData,
+			qdisc.FilterResult{Verdict: qdisc.VerdictClass, Class: 0x10064}, 0},
 	}
 	for _, tt := range tests {
 		s := NewSet()
@@ -355,6 +361,8 @@ func TestU32OptionsAndHandles(t *testing.T) {
 		{[]string{"protocol ip prio 1 u32 match icmp type 8 0xff match icmp code 0 0xff flowid 1:1"}, "", "800::800", "\n  match 08000000/ffff0000 at nexthdr+0\n"},
 		{[]string{"protocol ip prio 1 u32 match u8 1 0xff at nexthdr+ 9 match u8 1 0xff at 9 flowid 1:1"}, "", "800::800", "\n  match 00010000/00ff0000 at nexthdr+8\n  match 00010000/00ff0000 at 8"},
 		{[]string{"protocol ip prio 1 u32 match icmp id 1 0xffff flowid 1:1"}, `icmp "id" is not a field`, "", ""},
+		{[]string{"protocol ip prio 1 u32 match udp dst 5001 0xffff match tcp src 1 0xffff flowid 1:1"}, "", "800::800", "\n  match 00011389/ffffffff at nexthdr+0\n"},
+		{[]string{"protocol ip prio 1 u32 match tcp port 1 0xffff flowid 1:1"}, `"port" is not a field`, "", ""},
 		// gen_new_kid: the lowest free node from 0x800.
 		{[]string{"protocol ip prio 1 u32 order 5 match ip dport 1 0xffff flowid 1:1", "protocol ip prio 1 u32 match ip dport 3 0xffff flowid 1:1"}, "", "800::800", ""},
 		{[]string{"protocol ip prio 1 u32 order 0x800 match ip dport 1 0xffff flowid 1:1", "protocol ip prio 1 u32 order 0x802 match ip dport 3 0xffff flowid 1:1",

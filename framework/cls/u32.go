@@ -408,14 +408,34 @@ func parseSelector(words []string, sel *u32Sel) ([]string, error) {
 		return parseValueMask(words[1:], sel, 8, 0, 0)
 	case matches(w, "ip"):
 		return parseIP(words[1:], sel)
-	case matches(w, "ip6") || matches(w, "udp") || matches(w, "tcp"):
-		return nil, fmt.Errorf("selector %q is not modelled (ip, icmp, u32, u16, u8 are)", w)
+	case matches(w, "ip6"):
+		return nil, fmt.Errorf("selector %q is not modelled (ip, udp, tcp, icmp, u32, u16, u8 are)", w)
+	case matches(w, "udp") || matches(w, "tcp"):
+		return parsePorts(words[1:], sel)
 	case matches(w, "icmp"):
 		return parseICMP(words[1:], sel)
 	case matches(w, "mark") || matches(w, "ether"):
-		return nil, fmt.Errorf("selector %q is not modelled (ip, icmp, u32, u16, u8 are)", w)
+		return nil, fmt.Errorf("selector %q is not modelled (ip, udp, tcp, icmp, u32, u16, u8 are)", w)
 	}
 	return nil, fmt.Errorf("unknown selector %q", w)
+}
+
+// parsePorts is parse_udp and parse_tcp: "src" and "dst" are the
+// 16-bit words at nexthdr+0 and nexthdr+2. In the root table nexthdr is
+// the network header (u32_classify's off2 starts at 0): without a link
+// through "offset" they read the IP header's first and second words, as
+// the kernel's do.
+func parsePorts(words []string, sel *u32Sel) ([]string, error) {
+	if len(words) < 2 {
+		return nil, fmt.Errorf("a field and its value are needed (src, dst)")
+	}
+	switch words[0] {
+	case "src":
+		return parseValueMask(words[1:], sel, 16, 0, -1)
+	case "dst":
+		return parseValueMask(words[1:], sel, 16, 2, -1)
+	}
+	return nil, fmt.Errorf("%q is not a field (src, dst)", words[0])
 }
 
 // parseICMP is parse_icmp: "type" and "code" are the first two bytes
