@@ -65,6 +65,14 @@ type Action struct {
 	Index   uint32
 	Flags   uint32 // TCA_ACT_FLAGS_*: skip_hw
 
+	// gact's random verdict (CONFIG_GACT_PROB): PAction instead of
+	// Control for one packet in PVal, drawn (netrand) or counted
+	// (determ: every PVal-th).
+	RandType uint8 // PGACT_NONE, PGACT_NETRAND, PGACT_DETERM
+	PAction  Control
+	PVal     uint16
+	packets  uint32 // gact->packets, determ's count
+
 	// skbedit
 	SetPriority bool
 	Priority    uint32
@@ -73,8 +81,30 @@ type Action struct {
 	MaskSet     bool
 }
 
+// gact's random types (PGACT_*, include/uapi/linux/tc_act/tc_gact.h).
+const (
+	pgactNone = iota
+	pgactNetrand
+	pgactDeterm
+)
+
+var pgactNames = [...]string{"none", "netrand", "determ"}
+
 // exec is the action's act(): it may edit p, and says what comes next.
-func (a *Action) exec(p *skb.Packet) Control {
+func (a *Action) exec(ctx qdisc.Ctx, p *skb.Packet) Control {
+	switch a.RandType {
+	case pgactNetrand: // gact_net_rand
+		if randBelow(ctx, uint32(a.PVal)) != 0 {
+			return a.Control
+		}
+		return a.PAction
+	case pgactDeterm: // gact_determ
+		a.packets++
+		if a.packets%uint32(a.PVal) != 0 {
+			return a.Control
+		}
+		return a.PAction
+	}
 	if a.SetPriority {
 		p.Priority = a.Priority // tcf_skbedit_act: skb->priority = params->priority
 	}
@@ -88,11 +118,24 @@ func (a *Action) exec(p *skb.Packet) Control {
 	return a.Control
 }
 
+// randBelow is get_random_u32_below: Lemire's multiply, with its
+// rejection of the biased low products.
+func randBelow(ctx qdisc.Ctx, ceil uint32) uint32 {
+	m := uint64(ctx.Rand()) * uint64(ceil)
+	if uint32(m) < ceil {
+		bound := -ceil % ceil
+		for uint32(m) < bound {
+			m = uint64(ctx.Rand()) * uint64(ceil)
+		}
+	}
+	return uint32(m >> 32)
+}
+
 // execActions is tcf_action_exec: each action in order while they pipe.
-func execActions(acts []Action, p *skb.Packet) Control {
+func execActions(ctx qdisc.Ctx, acts []Action, p *skb.Packet) Control {
 	ret := ActOK
 	for i := range acts {
-		ret = acts[i].exec(p)
+		ret = acts[i].exec(ctx, p)
 		if ret != ActPipe {
 			break
 		}
@@ -218,10 +261,42 @@ func parseGact(kind string, words []string) (Action, []string, error) {
 		return a, nil, qdisc.Parsef(kind, "Bad action type %s", words[0])
 	}
 	a.Control = c
-	if len(words) > 1 && matches(words[1], "random") {
-		return a, nil, qdisc.Lacksf(kind, "gact random (netrand, determ) is not modelled")
+	words = words[1:]
+	if len(words) > 0 && matches(words[0], "random") {
+		// random TYPE VERDICT VAL
+		if len(words) < 2 {
+			return a, nil, qdisc.Parsef(kind, `gact: Illegal "random type"`)
+		}
+		switch {
+		case matches(words[1], "netrand"):
+			a.RandType = pgactNetrand
+		case matches(words[1], "determ"):
+			a.RandType = pgactDeterm
+		default:
+			return a, nil, qdisc.Parsef(kind, `gact: Illegal "random type" %q`, words[1])
+		}
+		if len(words) < 4 {
+			return a, nil, qdisc.Parsef(kind, "gact: random %s needs a verdict and a value", words[1])
+		}
+		pc, ok, lacks := parseControl(words[2])
+		switch {
+		case lacks:
+			return a, nil, qdisc.Lacksf(kind, "gact verdict %q is not modelled", words[2])
+		case !ok:
+			return a, nil, qdisc.Parsef(kind, "Bad action type %s", words[2])
+		}
+		v, err := units.GetUnsigned(words[3], 10)
+		if err != nil || v > 0xFFFF {
+			return a, nil, qdisc.Parsef(kind, "gact: Illegal probability val %q", words[3])
+		}
+		if v > 10000 {
+			return a, nil, qdisc.Parsef(kind, "gact: Illegal probability val  0x%x", v)
+		}
+		// tcf_gact_init: a value of 0 acts as 1.
+		a.PAction, a.PVal = pc, uint16(max(v, 1))
+		words = words[4:]
 	}
-	words, err := skipIndex(kind, "gact", words[1:])
+	words, err := skipIndex(kind, "gact", words)
 	return a, words, err
 }
 
@@ -301,7 +376,12 @@ func (a *Action) print(b *strings.Builder, order int) {
 	fmt.Fprintf(b, "\n\taction order %d: ", order)
 	switch a.Kind {
 	case "gact":
-		fmt.Fprintf(b, "gact action %s\n\t random type none pass val 0", a.Control)
+		fmt.Fprintf(b, "gact action %s", a.Control)
+		if a.RandType == pgactNone {
+			b.WriteString("\n\t random type none pass val 0")
+		} else {
+			fmt.Fprintf(b, "\n\t random type %s %s val %d", pgactNames[a.RandType], a.PAction, a.PVal)
+		}
 	case "skbedit":
 		b.WriteString("skbedit ")
 		if a.SetPriority {

@@ -489,7 +489,7 @@ func (s *Set) Classify(ctx qdisc.Ctx, p *skb.Packet, at qdisc.ClassID) qdisc.Fil
 			if f == nil {
 				continue
 			}
-			switch r := execActions(f.Actions, p); r {
+			switch r := execActions(ctx, f.Actions, p); r {
 			case ActUnspec:
 				continue // fl_classify returns it: tcf_classify's next tcf_proto
 			case ActShot:
@@ -507,7 +507,7 @@ func (s *Set) Classify(ctx qdisc.Ctx, p *skb.Packet, at qdisc.ClassID) qdisc.Fil
 			if !hit || (f.u32 != nil && !f.u32.terminal) {
 				continue
 			}
-			switch r := execActions(f.Actions, p); r {
+			switch r := execActions(ctx, f.Actions, p); r {
 			case ActUnspec:
 				continue // the next element, then the next classifier
 			case ActShot:

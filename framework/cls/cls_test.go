@@ -3,6 +3,7 @@ package cls
 import (
 	"errors"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -659,7 +660,7 @@ func TestAddMessages(t *testing.T) {
 // verdict word is gact's before any kind; a kind is named in full, and
 // any word that names no action of tc's goes to gact, whose
 // parse_action_control refuses it ("stolen" is no tc word); gact's
-// random is refused by name. parse_action takes words until "classid",
+// random takes a type, a verdict and a value up to 10000. parse_action takes words until "classid",
 // "flowid" or a new_cmd word ("d" is delete's), so a filter's own words
 // after an action are an action's, and skip_hw there is the action's
 // flag, which tcf_action_init refuses unless the filter is skip_hw too.
@@ -677,7 +678,13 @@ func TestActionWords(t *testing.T) {
 		{mall + "action skbedit priority 5 pi action dr", "", nil, qdisc.VerdictShot},
 		{mall + "action gact pa", "", nil, qdisc.VerdictClass},
 		{mall + "action stolen", "Bad action type stolen", qdisc.ErrParse, 0},
-		{mall + "action drop random determ pass 10", "gact random (netrand, determ) is not modelled", qdisc.ErrLacks, 0},
+		{mall + "action drop random determ pass 10", "", nil, qdisc.VerdictShot},  // the 10th passes
+		{mall + "action drop random netrand pass 1", "", nil, qdisc.VerdictClass}, // below(1) is 0: always
+		{mall + "action drop random netrand pass 0", "", nil, qdisc.VerdictClass}, // tcf_gact_init: 0 acts as 1
+		{mall + "action drop random often pass 10", `Illegal "random type"`, qdisc.ErrParse, 0},
+		{mall + "action drop random determ pass 10001", "Illegal probability val  0x2711", qdisc.ErrParse, 0},
+		{mall + "action drop random determ pass x", `Illegal probability val "x"`, qdisc.ErrParse, 0},
+		{mall + "action drop random determ pass", "needs a verdict and a value", qdisc.ErrParse, 0},
 		{mall + "action skbed priority 5", "Bad action type skbed", qdisc.ErrParse, 0},
 		{mall + "action reclassify", `gact verdict "reclassify" is not modelled`, qdisc.ErrLacks, 0},
 		{mall + "action mirred egress redirect dev eth1", `action "mirred" is not modelled`, qdisc.ErrLacks, 0},
@@ -816,5 +823,39 @@ func TestFilterOpsOrder(t *testing.T) {
 		if got := c.Classify(qdisc.CheckCtx(), &p, root); got != tt.want {
 			t.Errorf("%s: the copy got %+v, want %+v", tt.name, got, tt.want)
 		}
+	}
+}
+
+// gact's random verdicts (act_gact.c with CONFIG_GACT_PROB): determ
+// gives the other verdict to every VAL-th packet (gact_determ's
+// atomic_inc_return(&gact->packets) % pval), netrand to a packet when
+// get_random_u32_below(pval) is 0; tc prints the type, verdict and
+// value in the action's random line (m_gact.c print_gact).
+func TestGactRandom(t *testing.T) {
+	s := NewSet()
+	add(t, s, root, "protocol ip prio 1 matchall classid 1:1 action drop random determ pass 3")
+	var got []qdisc.Verdict
+	for i := 0; i < 7; i++ {
+		p := pkt()
+		got = append(got, s.Classify(qdisc.CheckCtx(), &p, root).Verdict)
+	}
+	shot, class := qdisc.VerdictShot, qdisc.VerdictClass
+	if want := []qdisc.Verdict{shot, shot, class, shot, shot, class, shot}; !slices.Equal(got, want) {
+		t.Errorf("determ 3: %v, want %v", got, want)
+	}
+	if show := s.Show(root, true); !strings.Contains(show, "\taction order 1: gact action drop\n\t random type determ pass val 3\n") {
+		t.Errorf("show:\n%s", show)
+	}
+	n := NewSet()
+	add(t, n, root, "protocol ip prio 1 matchall classid 1:1 action pass random netrand drop 4")
+	ctx, drops := qdisc.CheckCtx(), 0
+	for i := 0; i < 4000; i++ {
+		p := pkt()
+		if n.Classify(ctx, &p, root).Verdict == shot {
+			drops++
+		}
+	}
+	if drops < 880 || drops > 1120 { // 1000 expected, sd ~27
+		t.Errorf("netrand 4: %d drops of 4000, want about 1000", drops)
 	}
 }
