@@ -6,6 +6,7 @@ import (
 	"github.com/txlab/txlab/framework/qdisc"
 	"github.com/txlab/txlab/framework/sim"
 	"github.com/txlab/txlab/framework/skb"
+	_ "github.com/txlab/txlab/plugins/drr"
 	_ "github.com/txlab/txlab/plugins/htb"
 	_ "github.com/txlab/txlab/plugins/netem"
 	_ "github.com/txlab/txlab/plugins/tbf"

@@ -261,7 +261,11 @@ func (n *Net) tcClass(d *Device, c tc.Command) error {
 		for _, at := range d.filters.Attached() {
 			for _, f := range d.filters.Filters(at) {
 				if f.ClassID == qdisc.ClassID(clid) {
-					return kernelf("Error: %s class in use (filter parent %s pref %d %s points at %s).", strings.ToUpper(q.Kind), at, f.Pref, f.Kind, clid)
+					inUse := "class in use" // htb_delete's, hfsc's, qfq's
+					if q.Kind == "drr" {
+						inUse = "class is in use" // drr_delete_class's
+					}
+					return kernelf("Error: %s %s (filter parent %s pref %d %s points at %s).", strings.ToUpper(q.Kind), inUse, at, f.Pref, f.Kind, clid)
 				}
 			}
 		}
