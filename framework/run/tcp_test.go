@@ -176,6 +176,14 @@ func TestQdiscOnTheHost(t *testing.T) {
 	c64, e64 := run(64, "fq_codel", false), run(64, "fq_codel", true)
 	t.Logf("host pfifo: 8 flows %.1f ms, 64 flows %.1f ms; fq_codel 64 flows %.2f ms (%d drops), with ECN %.2f ms (%d drops, %d CE)",
 		queueMs(f8), queueMs(f64), queueMs(c64), c64.DroppedPackets, queueMs(e64), e64.DroppedPackets, e64.Counters["tcp_ce_marked_segs"])
+	for _, r := range []struct {
+		name string
+		rep  *report.Report
+	}{{"pfifo 8 flows", f8}, {"pfifo 64 flows", f64}} {
+		c := r.rep.Counters
+		t.Logf("host %s: tcp_autocorking %d, tcp_tsq_throttled %d, tcp_sndbuf_sleeps %d, goodput %.1f Mbit/s",
+			r.name, c["tcp_autocorking"], c["tcp_tsq_throttled"], c["tcp_sndbuf_sleeps"], r.rep.Goodput()/1e6)
+	}
 	// netperf's 16 KB writes while the host holds the socket's skbs are
 	// corked for the TSQ tasklet (tcp_should_autocork), and the report
 	// says how often (nstat's TcpExtTCPAutoCorking).
