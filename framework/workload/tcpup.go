@@ -52,7 +52,7 @@ type hostSock struct {
 	cpu       *sim.CPU // the CPU running this socket's code now (tcp.Output)
 
 	Sleeps, Wakeups, TSQThrottled uint64
-	Autocorked                    uint64 // LINUX_MIB_TCPAUTOCORKING, once per push held
+	Autocorked                    uint64 // LINUX_MIB_TCPAUTOCORKING: pushes held that set TSQ_THROTTLED
 }
 
 func (tr *Traffic) startUp(f *TCPFlow, at sim.Time, cpus []int) (*sim.Task, error) {
@@ -193,11 +193,17 @@ func (hs *hostSock) push(c *sim.CPU) {
 	if hs.shouldAutocork(tail) {
 		// Autocorking: TSQ_THROTTLED set, so the TX completion of
 		// what the host holds runs the TSQ handler, which sends the
-		// tail then, grown by the writes meanwhile. (tcp_push reads
+		// tail then, grown by the writes meanwhile. tcp_push sets
+		// the bit, and counts LINUX_MIB_TCPAUTOCORKING, only when it
+		// is clear: a push held while an earlier one (or
+		// tcp_small_queue_check) left it set, and no tcp_wfree has
+		// cleared it since, counts nothing. (tcp_push reads
 		// sk_wmem_alloc again for a completion that came between;
 		// here none can: shouldAutocork's reading stands.)
-		hs.throttled = true
-		hs.Autocorked++
+		if !hs.throttled {
+			hs.throttled = true
+			hs.Autocorked++
+		}
 		return
 	}
 	hs.cpu = c

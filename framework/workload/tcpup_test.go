@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/txlab/txlab/framework/sim"
+	"github.com/txlab/txlab/framework/skb"
 	"github.com/txlab/txlab/framework/tcp"
 )
 
@@ -17,7 +18,7 @@ func testUpSock(t *testing.T, segs int64) (*hostSock, *sim.CPU) {
 		t.Fatal(err)
 	}
 	t.Cleanup(e.Close)
-	tr := &Traffic{e: e, costs: e.Costs}
+	tr := &Traffic{e: e, costs: e.Costs, tasklets: make([][]tasklet, 1), spareTl: make([][]tasklet, 1)}
 	tr.site.lockSock = e.LockSite("lock_sock")
 	tr.site.bhLockSock = e.LockSite("bh_lock_sock")
 	tr.site.release = e.LockSite("release_sock")
@@ -159,4 +160,64 @@ func TestAutocork(t *testing.T) {
 			}
 		})
 	}
+}
+
+// tcp_push sets TSQ_THROTTLED, and counts LINUX_MIB_TCPAUTOCORKING
+// (nstat's TcpExtTCPAutoCorking), only when the bit is clear: pushes
+// held while it stays set, by an earlier held push or by
+// tcp_small_queue_check, count nothing. Only tcp_wfree clears it (and
+// queues the socket for the TSQ tasklet, TSQF_QUEUED); the next push
+// held after that counts again.
+func TestAutocorkCountsWhenItSetsTSQThrottled(t *testing.T) {
+	hs, c := testUpSock(t, 5) // cwnd 10: room for 5 more
+	// hold: the host holds skbs of the socket, more than any tail.
+	hold := func() { hs.wmemAlloc = 2 * tailTruesize(sizeGoal) }
+	write := func() {
+		hs.writeBytes += SendSize
+		hs.tailLen += SendSize
+		hs.tp.WriteSeq = hs.writeBytes / tcp.MSS
+	}
+	nxt := hs.tp.SndNxt
+	step := func(what string, throttled bool, count uint64) {
+		t.Helper()
+		if hs.throttled != throttled || hs.Autocorked != count || hs.tp.SndNxt != nxt {
+			t.Errorf("%s: TSQ_THROTTLED %v, autocorked %d, snd_nxt %d -> %d; want %v, %d, nothing sent",
+				what, hs.throttled, hs.Autocorked, nxt, hs.tp.SndNxt, throttled, count)
+		}
+	}
+	hold()
+	write()
+	hs.push(c)
+	step("first push held", true, 1)
+	write()
+	hs.push(c)
+	step("second push held, the bit still set", true, 1)
+	// tcp_wfree of the last skb the host held: the bit cleared, the
+	// socket queued for the tasklet.
+	hs.wmemAlloc = 960
+	hs.Release(c, &skb.SKB{Packet: skb.Packet{TrueSize: 960}})
+	if !hs.queued || len(hs.tr.tasklets[c.ID]) != 1 {
+		t.Fatalf("tcp_wfree: TSQF_QUEUED %v, %d tasklets; want the socket queued", hs.queued, len(hs.tr.tasklets[c.ID]))
+	}
+	step("tcp_wfree", false, 1)
+	hold() // more skbs sent since
+	write()
+	hs.push(c)
+	step("a push held after tcp_wfree", true, 2)
+	// tcp_wfree with the socket already queued (TSQF_QUEUED) leaves
+	// the bit set: the next push held counts nothing.
+	hs.wmemAlloc = 960
+	hs.Release(c, &skb.SKB{Packet: skb.Packet{TrueSize: 960}})
+	hold()
+	hs.tailLen = 0 // a new tail skb
+	write()
+	hs.push(c)
+	step("tcp_wfree with TSQF_QUEUED set, a push held", true, 2)
+	// The bit left set by tcp_small_queue_check (TSQ stopped
+	// tcp_write_xmit), no tcp_wfree since: a push held counts nothing.
+	hs.throttled, hs.queued = true, false
+	hs.tailLen = 0
+	write()
+	hs.push(c)
+	step("bit set by tcp_small_queue_check, a push held", true, 2)
 }
