@@ -73,6 +73,7 @@ func (tp *Sock) OnAck(a Ack) AckResult {
 		}
 		tp.boardOff += int(a.Seq - tp.SndUna)
 		tp.SndUna = a.Seq
+		tp.cleanRtxSkbs()
 		if tp.boardOff >= 32 && tp.boardOff >= len(tp.board)/2 { // amortised O(1); the array stays within twice the flight
 			tp.board = append(tp.board[:0], tp.board[tp.boardOff:]...)
 			tp.boardOff = 0

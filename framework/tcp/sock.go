@@ -2,6 +2,7 @@ package tcp
 
 import (
 	"math"
+	"sort"
 
 	"github.com/txlab/txlab/framework/sim"
 )
@@ -95,7 +96,11 @@ type Sock struct {
 	tsorted  []tsEntry
 	tsHead   int
 	rtxHint  int64 // no lost, unretransmitted segment before it
-	rtxTail  int64 // the first segment of the newest skb in the rtx queue
+	// rtxSkbs holds the first segment of each skb in the rtx queue
+	// (tcp_rtx_queue), oldest first from rtxSkbsOff; the oldest may
+	// start below SndUna (partly acked: tcp_trim_head keeps it one skb).
+	rtxSkbs    []int64
+	rtxSkbsOff int
 
 	// RACK (tcp_recovery.c): the newest transmit time among delivered
 	// segments and that segment's RTT.
@@ -150,7 +155,58 @@ func (tp *Sock) PacketsOut() uint32 { return uint32(tp.SndNxt - tp.SndUna) }
 // tcp_trim_head) and none of it is SACKed (tcp_sacktag_walk splits a
 // partly SACKed skb).
 func (tp *Sock) RtxQueueEmptyOrSingleSkb() bool {
-	return tp.PacketsOut() == 0 || tp.SndUna >= tp.rtxTail && tp.SackedOut == 0
+	n := tp.RtxSkbs()
+	return n == 0 || n == 1 && tp.SackedOut == 0
+}
+
+// RtxSkbs is the number of skbs in the retransmit queue, each with its
+// head charged to sk_wmem_queued: one per skb tcp_write_xmit sent
+// (tso_fragment cut it from the write queue at tcp_tso_segs or cwnd),
+// and one more per piece tcp_fragment split off for a retransmission
+// (__tcp_retransmit_skb), each freed once the cumulative ACK covers it
+// (tcp_clean_rtx_queue). A partial ACK trims the oldest
+// (tcp_trim_head): its head stays. The splits and merges of SACK
+// processing (tcp_sacktag_walk's tcp_fragment, tcp_shift_skb_data)
+// are not modelled.
+func (tp *Sock) RtxSkbs() int { return len(tp.rtxSkbs) - tp.rtxSkbsOff }
+
+// rtxSkbEnd is the end of the rtx queue's i-th skb (from the oldest).
+func (tp *Sock) rtxSkbEnd(i int) int64 {
+	if j := tp.rtxSkbsOff + i + 1; j < len(tp.rtxSkbs) {
+		return tp.rtxSkbs[j]
+	}
+	return tp.SndNxt
+}
+
+// cleanRtxSkbs is tcp_clean_rtx_queue's unlinking of the skbs the
+// cumulative ACK covers wholly (tcp_rtx_queue_unlink_and_free).
+func (tp *Sock) cleanRtxSkbs() {
+	for tp.RtxSkbs() > 0 && tp.rtxSkbEnd(0) <= tp.SndUna {
+		tp.rtxSkbsOff++
+	}
+	if tp.rtxSkbsOff >= 32 && tp.rtxSkbsOff >= len(tp.rtxSkbs)/2 { // amortised O(1), as the scoreboard
+		tp.rtxSkbs = append(tp.rtxSkbs[:0], tp.rtxSkbs[tp.rtxSkbsOff:]...)
+		tp.rtxSkbsOff = 0
+	}
+}
+
+// fragment is tcp_fragment in the rtx queue (TCP_FRAG_IN_RTX_QUEUE):
+// the skb holding segment seq is split so that an skb starts there,
+// with a head of its own. Nothing to split at an skb's start, at
+// SndUna (the oldest skb is trimmed, tcp_trim_head) or beyond SndNxt.
+func (tp *Sock) fragment(seq int64) {
+	if seq <= tp.SndUna || seq >= tp.SndNxt {
+		return
+	}
+	live := tp.rtxSkbs[tp.rtxSkbsOff:]
+	i := sort.Search(len(live), func(i int) bool { return live[i] >= seq })
+	if i < len(live) && live[i] == seq {
+		return
+	}
+	j := tp.rtxSkbsOff + i
+	tp.rtxSkbs = append(tp.rtxSkbs, 0)
+	copy(tp.rtxSkbs[j+1:], tp.rtxSkbs[j:])
+	tp.rtxSkbs[j] = seq
 }
 
 // InFlight is tcp_packets_in_flight: packets_out - (sacked_out +

@@ -113,7 +113,7 @@ func (tp *Sock) WriteXmit(out Output) int {
 		if tp.PacketsOut() == 0 {
 			tp.rearmRTO()
 		}
-		tp.rtxTail = tp.SndNxt // the skb joins the rtx queue's tail
+		tp.rtxSkbs = append(tp.rtxSkbs, tp.SndNxt) // the skb joins the rtx queue's tail
 		tp.SndNxt += int64(segs)
 		sent += segs
 	}
@@ -166,6 +166,12 @@ func (tp *Sock) XmitRetransmitQueue(out Output) int {
 		if out.SmallQueueCheck(tp, n, 1) {
 			break
 		}
+		// The skbs sent are [seq, seq+n): tcp_fragment splits off
+		// what lies beyond (__tcp_retransmit_skb, an skb longer than
+		// cwnd or tcp_tso_segs allow) and what lies before (split by
+		// the SACK processing that left the run lost).
+		tp.fragment(seq)
+		tp.fragment(seq + int64(n))
 		if !tp.transmit(out, seq, n, true) {
 			break
 		}

@@ -121,3 +121,38 @@ func TestEventDataSentOnEveryTransmit(t *testing.T) {
 		}
 	}
 }
+
+// The rtx queue's skbs, whose heads sk_wmem_queued counts: one per skb
+// tcp_write_xmit sent; a retransmission shorter than its skb splits it
+// (tcp_fragment in __tcp_retransmit_skb); a partial ACK trims the
+// oldest (tcp_trim_head) and a full one frees what it covers.
+func TestRtxSkbs(t *testing.T) {
+	tp := NewSock(Reno{}, false, 0)
+	tp.WriteSeq = 10
+	tp.WriteXmit(&scriptOut{}) // cwnd 10: two skbs of 5
+	if n := tp.RtxSkbs(); n != 2 {
+		t.Fatalf("sent 10 segments in skbs of 5: %d skbs, want 2", n)
+	}
+	tp.OnAck(Ack{Seq: 2})
+	if n := tp.RtxSkbs(); n != 2 {
+		t.Errorf("2 of the first 5 acked: %d skbs, want 2 (the first trimmed)", n)
+	}
+	tp.SetNow(tp.RTOAt())
+	if !tp.OnRTO(tp.Now()) || tp.Cwnd != 1 {
+		t.Fatalf("RTO: cwnd %d, want 1", tp.Cwnd)
+	}
+	if sent := tp.XmitRetransmitQueue(&scriptOut{}); sent != 1 {
+		t.Fatalf("retransmitted %d, want 1 (cwnd 1)", sent)
+	}
+	if n := tp.RtxSkbs(); n != 3 {
+		t.Errorf("one segment of [2, 5) retransmitted: %d skbs, want 3 (tcp_fragment split it)", n)
+	}
+	tp.OnAck(Ack{Seq: 5})
+	if n := tp.RtxSkbs(); n != 1 {
+		t.Errorf("the first skb and its split acked: %d skbs, want 1", n)
+	}
+	tp.OnAck(Ack{Seq: 10})
+	if n := tp.RtxSkbs(); n != 0 || !tp.RtxQueueEmptyOrSingleSkb() {
+		t.Errorf("all acked: %d skbs, want 0", n)
+	}
+}
