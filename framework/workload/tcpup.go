@@ -39,8 +39,15 @@ type hostSock struct {
 	sndbuf     int   // sk_sndbuf (autotuned by tcp_sndbuf_expand)
 	writeBytes int64 // bytes the application wrote (write_seq in bytes)
 	tailLen    int64 // skb->len of tcp_write_queue_tail (0: the write queue is empty)
-	wmemAlloc  int64 // sk_wmem_alloc: truesize of skbs not yet freed
-	wmemLine   sim.CacheLine
+	// wqSkbs holds where each skb tcp_sendmsg_locked allocated and
+	// still in the write queue begins (bytes of the stream), oldest
+	// first: the oldest may have had its front sent (tso_fragment
+	// leaves the rest in an skb of its own, tcp_grow_skb takes from
+	// its front).
+	wqSkbs []int64
+
+	wmemAlloc int64 // sk_wmem_alloc: truesize of skbs not yet freed
+	wmemLine  sim.CacheLine
 
 	throttled, queued, tsqDeferred bool // TSQF_THROTTLED, TSQF_QUEUED, TCP_TSQ_DEFERRED
 	rto                            sim.HrTimer
@@ -82,11 +89,48 @@ func (tr *Traffic) startUp(f *TCPFlow, at sim.Time, cpus []int) (*sim.Task, erro
 }
 
 // wmemQueued is sk_wmem_queued: the truesize of the skbs in the write
-// and retransmit queues, the unacked bytes in skbs of up to
-// sk_gso_max_size.
+// and retransmit queues. Each skb's head, tcp_stream_alloc_skb's
+// SKB_TRUESIZE(skb_end_offset) of an alloc_skb_fclone(MAX_TCP_HEADER),
+// is charged when it is made (tcp_skb_entail, and tso_fragment or
+// tcp_fragment for the pieces they split off) and uncharged when it is
+// freed (tcp_wmem_free_skb: acked, or emptied by tcp_grow_skb); the
+// payload's page fragments are charged as tcp_sendmsg_locked copies
+// them and uncharged as they are acked (tcp_trim_head of a partly
+// acked skb, the whole skb's truesize once it is all acked).
 func (hs *hostSock) wmemQueued() int64 {
-	b := hs.writeBytes - hs.tp.SndUna*tcp.MSS
-	return b + (b/tcp.GSOMaxSize+1)*int64(skb.TruesizeAllocSkb(skb.MaxTCPHeader))
+	unacked := hs.writeBytes - hs.tp.SndUna*tcp.MSS
+	heads := int64(hs.tp.RtxSkbs() + hs.writeQueueSkbs())
+	return unacked + heads*int64(skb.TruesizeAllocSkb(skb.MaxTCPHeader))
+}
+
+// newSkb is tcp_stream_alloc_skb and tcp_skb_entail: an empty skb at
+// the write queue's tail.
+func (hs *hostSock) newSkb() {
+	hs.wqSkbs = append(hs.wqSkbs, hs.writeBytes)
+	hs.tailLen = 0
+}
+
+// writeQueueSkbs is the number of skbs in the write queue: those
+// tcp_sendmsg_locked allocated that still hold unsent bytes (a sent
+// head moved to the rtx queue, tcp_event_new_data_sent; one tcp_grow_skb
+// emptied was freed).
+func (hs *hostSock) writeQueueSkbs() int {
+	sent := hs.tp.SndNxt * tcp.MSS
+	n := 0
+	for n < len(hs.wqSkbs) {
+		end := hs.writeBytes
+		if n+1 < len(hs.wqSkbs) {
+			end = hs.wqSkbs[n+1]
+		}
+		if end > sent {
+			break
+		}
+		n++
+	}
+	if n > 0 {
+		hs.wqSkbs = append(hs.wqSkbs[:0], hs.wqSkbs[n:]...)
+	}
+	return len(hs.wqSkbs)
 }
 
 // sizeGoal is tcp_xmit_size_goal: the most a write-queue skb is filled
@@ -162,7 +206,7 @@ func (hs *hostSock) run(t *sim.Task) {
 					hs.lockSock(c)
 					continue
 				}
-				hs.tailLen = 0 // tcp_stream_alloc_skb, tcp_skb_entail
+				hs.newSkb()
 				copy = sizeGoal
 			}
 			copy = min(copy, SendSize-copied)

@@ -112,7 +112,8 @@ func TestReleaseSockBacklogWithBHEnabled(t *testing.T) {
 func TestSendmsgFillsTheTailBeforeWaiting(t *testing.T) {
 	hs, _ := testUpSock(t, 10) // cwnd 10 filled: nothing more goes
 	e := hs.tr.e
-	hs.writeBytes += 1000 // a tail skb of 1000 bytes not sent
+	hs.newSkb() // a tail skb of 1000 bytes not sent
+	hs.writeBytes += 1000
 	hs.tailLen = 1000
 	hs.tp.WriteSeq = hs.writeBytes / tcp.MSS
 	hs.sndbuf = int(hs.wmemQueued()) // full
@@ -220,4 +221,63 @@ func TestAutocorkCountsWhenItSetsTSQThrottled(t *testing.T) {
 	write()
 	hs.push(c)
 	step("bit set by tcp_small_queue_check, a push held", true, 2)
+}
+
+// sk_wmem_queued counts each skb's head, tcp_stream_alloc_skb's 960
+// bytes (SKB_TRUESIZE of an alloc_skb_fclone(MAX_TCP_HEADER)), with its
+// payload: the skbs tcp_sendmsg_locked fills to size_goal, and each
+// piece tso_fragment cuts off them at tcp_tso_segs. So the send buffer
+// tcp_init_buffer_space gives (2 x 10 x per_mss, 87040 bytes) holds two
+// size_goal skbs of payload (130320 bytes) when they go in 45-segment
+// skbs, but one (65160) when TSO autosizing sends 2-segment skbs: 23
+// heads to an skb's 45 segments. Acks free the heads of the skbs they
+// cover wholly and trim the payload of one partly acked (tcp_trim_head).
+func TestWmemQueuedCountsSkbHeads(t *testing.T) {
+	head := int64(skb.TruesizeAllocSkb(skb.MaxTCPHeader))
+	for _, tc := range []struct {
+		name    string
+		pacing  uint64 // sk_pacing_rate: tcp_tso_segs from ~1 ms of it
+		payload int64  // bytes written when the buffer is full
+		heads   int64
+	}{
+		{"2-segment skbs", 1, sizeGoal, 23},
+		{"45-segment skbs", 100e9 / 8, 2 * sizeGoal, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			hs, _ := testUpSock(t, 0)
+			tp := hs.tp
+			tp.Cwnd, tp.PacingRate = 1000, tc.pacing
+			if hs.sndbuf != 87040 || hs.wmemQueued() != 0 {
+				t.Errorf("sk_sndbuf %d, sk_wmem_queued %d; want 87040 and 0", hs.sndbuf, hs.wmemQueued())
+			}
+			// netperf writing: a new skb while sk_stream_memory_free,
+			// filled to size_goal and sent.
+			for hs.memoryFree() {
+				hs.newSkb()
+				hs.writeBytes += sizeGoal
+				hs.tailLen = sizeGoal
+				tp.WriteSeq = hs.writeBytes / tcp.MSS
+				for tp.WriteXmit(sender{}) > 0 {
+				}
+			}
+			if hs.writeBytes != tc.payload || hs.wmemQueued() != tc.payload+tc.heads*head {
+				t.Errorf("the buffer full at %d bytes written, sk_wmem_queued %d; want %d and %d (%d heads)",
+					hs.writeBytes, hs.wmemQueued(), tc.payload, tc.payload+tc.heads*head, tc.heads)
+			}
+			// An ACK of 3 segments frees the first skb of 2 (or trims
+			// the first of 45): its head and payload.
+			tp.OnAck(tcp.Ack{Seq: 3})
+			freed := int64(3 * tcp.MSS)
+			if tc.heads > 2 {
+				freed += head
+			}
+			if got := hs.wmemQueued(); got != tc.payload+tc.heads*head-freed {
+				t.Errorf("after acking 3 segments: sk_wmem_queued %d, want %d", got, tc.payload+tc.heads*head-freed)
+			}
+			tp.OnAck(tcp.Ack{Seq: tp.SndNxt})
+			if got := hs.wmemQueued(); got != 0 {
+				t.Errorf("all acked: sk_wmem_queued %d, want 0", got)
+			}
+		})
+	}
 }
