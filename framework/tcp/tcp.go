@@ -163,7 +163,15 @@ type Ack struct {
 	// TSecr is the TSval (send time) of the segment that advanced
 	// rcv_nxt last (RFC 7323's ts_recent rule), for the RTT sample.
 	TSecr sim.Time
+	// TSval is the ACK's own timestamp: when its sender sent it.
+	TSval sim.Time
 }
+
+// TSClock is a time as the timestamps option carries it: in
+// milliseconds (tcp_time_stamp_ms; microseconds only on a route with
+// the tcp_usec_ts feature), so two ACKs sent within the same
+// millisecond carry the same TSval.
+func TSClock(t sim.Time) uint32 { return uint32(t / sim.Millisecond) }
 
 // Blocks are the ACK's SACK blocks.
 func (a *Ack) Blocks() []Range { return a.SACK[:a.NSACK] }

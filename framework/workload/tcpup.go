@@ -524,6 +524,7 @@ func (f *TCPFlow) farSendAck(a tcp.Ack) {
 	f.delackGen++
 	a.Flow = int32(f.ID)
 	tr := f.tr
+	a.TSval = tr.e.Now()
 	tr.Path.Down.Send(tr.e.Now(), path.Pkt{Len: tcp.AckLen, Keys: reverse(f.keys), Hash: f.hash, DSCP: f.DSCP,
 		To: f.host(), Ack: a})
 }
