@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/txlab/txlab/framework/sim"
@@ -279,5 +280,76 @@ func TestWmemQueuedCountsSkbHeads(t *testing.T) {
 				t.Errorf("all acked: sk_wmem_queued %d, want 0", got)
 			}
 		})
+	}
+}
+
+// tcp_add_backlog coalesces an ACK that finds the socket owned into the
+// backlog's tail when their headers agree (the same ECE and CWR, the
+// same options: TSval and TSecr at the millisecond clock, the SACK
+// blocks), keeping the latest ack_seq, and counts it
+// (LINUX_MIB_TCPBACKLOGCOALESCE); __release_sock then processes one ACK
+// for them. An ACK coming while __release_sock processes the backlog
+// goes to the new one, not into the list taken.
+func TestBacklogCoalesce(t *testing.T) {
+	hs, _ := testUpSock(t, 10) // two skbs of 5 out
+	ms := sim.Millisecond
+	ack := func(seq int64, tsval, tsecr sim.Time, ece bool, sack ...int64) tcp.Ack {
+		a := tcp.Ack{Seq: seq, TSval: tsval, TSecr: tsecr, ECE: ece}
+		for i := 0; i+1 < len(sack); i += 2 {
+			a.SACK[a.NSACK] = tcp.Range{Start: sack[i], End: sack[i+1]}
+			a.NSACK++
+		}
+		return a
+	}
+	hs.owned = true
+	for _, st := range []struct {
+		name string
+		a    tcp.Ack
+		want []int64 // the backlog's ack_seqs after
+	}{
+		{"the first: queued", ack(1, 10*ms, ms, false), []int64{1}},
+		{"the same millisecond: coalesced, its ack_seq kept", ack(2, 10*ms+900*sim.Microsecond, ms+500*sim.Microsecond, false), []int64{2}},
+		{"another TSval: queued", ack(3, 11*ms, ms, false), []int64{2, 3}},
+		{"another TSecr: queued", ack(4, 11*ms, 2*ms, false), []int64{2, 3, 4}},
+		{"ECE: queued", ack(5, 11*ms, 2*ms, true), []int64{2, 3, 4, 5}},
+		{"ECE again: coalesced", ack(6, 11*ms, 2*ms, true), []int64{2, 3, 4, 6}},
+		{"a SACK block: queued", ack(6, 11*ms, 2*ms, true, 7, 8), []int64{2, 3, 4, 6, 6}},
+		{"the same block: coalesced", ack(6, 11*ms, 2*ms, true, 7, 8), []int64{2, 3, 4, 6, 6}},
+		{"another block: queued", ack(6, 11*ms, 2*ms, true, 7, 9), []int64{2, 3, 4, 6, 6, 6}},
+	} {
+		hs.addBacklog(st.a) // rcvAck's, the socket owned
+		var got []int64
+		for _, a := range hs.backlog {
+			got = append(got, a.Seq)
+		}
+		if !slices.Equal(got, st.want) {
+			t.Errorf("%s: backlog ack_seqs %v, want %v", st.name, got, st.want)
+		}
+	}
+	if hs.BacklogCoalesced != 3 {
+		t.Errorf("%d ACKs coalesced, want 3", hs.BacklogCoalesced)
+	}
+	// __release_sock: an ACK arriving while it processes the list it
+	// took starts the next backlog.
+	e := hs.tr.e
+	var processed int
+	e.NewTask("netperf", []int{0}, func(tk *sim.Task) {
+		c := tk.CPU()
+		var irq sim.HrTimer
+		irq.Start(c, c.Now()+sim.Microsecond, func(c *sim.CPU) {
+			if len(hs.backlog) != 0 {
+				t.Errorf("the backlog holds %d ACKs while __release_sock processes it, want it detached", len(hs.backlog))
+			}
+			hs.rcvAck(c, ack(10, 11*ms, 2*ms, true, 7, 9)) // would coalesce with the processed tail
+			processed = len(hs.backlog)
+		})
+		hs.releaseSock(tk)
+	}).Start(0)
+	if err := e.Run(sim.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	if processed != 1 || hs.BacklogCoalesced != 3 || hs.tp.SndUna != 10 || hs.owned {
+		t.Errorf("the ACK during __release_sock: backlog %d, %d coalesced, snd_una %d, owned %v; want 1 queued, 3, 10, released",
+			processed, hs.BacklogCoalesced, hs.tp.SndUna, hs.owned)
 	}
 }

@@ -403,6 +403,7 @@ func (tr *Traffic) Counters() map[string]uint64 {
 			m["tcp_sndbuf_sleeps"] += f.up.Sleeps
 			m["tcp_tsq_throttled"] += f.up.TSQThrottled
 			m["tcp_autocorking"] += f.up.Autocorked
+			m["tcp_backlog_coalesce"] += f.up.BacklogCoalesced
 		}
 	}
 	return m
