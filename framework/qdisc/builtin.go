@@ -1,13 +1,14 @@
 package qdisc
 
 import (
-	"fmt"
-
 	"github.com/txlab/txlab/framework/skb"
 )
 
 func init() {
 	Register("pfifo", "packet FIFO with a packet limit (sch_fifo.c)", func() Qdisc { return &PFifo{} })
+	Register("bfifo", "byte FIFO with a byte limit (sch_fifo.c)", func() Qdisc { return &BFifo{} })
+	Register("pfifo_head_drop", "packet FIFO that drops its oldest packet when full (sch_fifo.c)",
+		func() Qdisc { return &PFifoHeadDrop{} })
 	Register("pfifo_fast", "3-band priority FIFO, the kernel default (sch_generic.c)", func() Qdisc { return &PFifoFast{} })
 }
 
@@ -65,118 +66,6 @@ func dequeueBulk(req DequeueReq, out []skb.Packet, empty func() bool, next func(
 		return next(), true
 	})
 }
-
-// PFifo is pfifo (net/sched/sch_fifo.c): tail drop at limit packets.
-type PFifo struct {
-	q     fifo
-	limit int
-	drops uint64
-}
-
-// fifoQopt is struct tc_fifo_qopt as tc sends it: only when a limit is
-// given (fifo_parse_opt).
-type fifoQopt struct {
-	limit uint32
-	set   bool
-}
-
-// parseFifo is fifo_parse_opt: "limit" read with get_size, as tc does
-// for pfifo too.
-func parseFifo(kind string, args []string) (fifoQopt, error) {
-	var ctl fifoQopt
-	a := NewArgs(kind, args)
-	for k := a.Next(); k != ""; k = a.Next() {
-		if k != "limit" {
-			return ctl, Parsef(kind, "unknown parameter %q (known: limit)", k)
-		}
-		n, err := a.Size(k)
-		if err != nil {
-			return ctl, err
-		}
-		ctl = fifoQopt{limit: n, set: true}
-	}
-	return ctl, nil
-}
-
-// Init implements Qdisc (fifo_init): without a limit, __fifo_init takes
-// tx_queue_len as it is. A tx_queue_len of 0 gives limit 0, which drops
-// every packet and clears CAN_BYPASS: the kernel stopped turning 0 into
-// 1 when IFF_NO_QUEUE replaced tx_queue_len 0 as the noqueue marker.
-func (p *PFifo) Init(_ Ctx, s Setup, args []string) (Info, error) {
-	ctl, err := parseFifo("pfifo", args)
-	if err != nil {
-		return Info{}, err
-	}
-	p.limit = max(s.TxQueueLen, 0)
-	return p.apply(ctl), nil
-}
-
-// Change implements Changer: pfifo's change op is fifo_init again. A new
-// limit takes effect for the next enqueue; packets above it stay queued.
-func (p *PFifo) Change(_ Ctx, args []string) (Info, error) {
-	ctl, err := parseFifo("pfifo", args)
-	if err != nil {
-		return Info{}, err
-	}
-	return p.apply(ctl), nil
-}
-
-// apply is __fifo_init's second half: the limit, and CAN_BYPASS only
-// with room for a packet.
-func (p *PFifo) apply(ctl fifoQopt) Info {
-	if ctl.set {
-		p.limit = int(ctl.limit)
-	}
-	info := Info{Flags: EmptyNoop | DequeueReadsCb, Limit: min(p.limit, 1<<31-1)}
-	if p.limit >= 1 {
-		info.Flags |= CanBypass
-	}
-	return info
-}
-
-// Enqueue implements Qdisc (pfifo_enqueue).
-func (p *PFifo) Enqueue(ctx Ctx, batch []skb.Packet, rc []Code) {
-	for i, pk := range batch {
-		ctx.Work(WorkEnqueue, 1)
-		if p.q.Len() < p.limit {
-			p.q.push(pk)
-			rc[i] = XmitSuccess
-			continue
-		}
-		p.drops++
-		ctx.Drop(pk.Handle, skb.DropQdiscDrop)
-		rc[i] = XmitDrop
-	}
-}
-
-// Dequeue implements Qdisc (qdisc_dequeue_head).
-func (p *PFifo) Dequeue(ctx Ctx, req DequeueReq, out []skb.Packet) []skb.Packet {
-	return dequeueBulk(req, out, func() bool { return p.q.Len() == 0 }, func() skb.Packet {
-		ctx.Work(WorkDequeue, 1)
-		return p.q.pop()
-	})
-}
-
-// Peek implements Peeker (qdisc_peek_head).
-func (p *PFifo) Peek(Ctx) (skb.Packet, bool) {
-	if p.q.Len() == 0 {
-		return skb.Packet{}, false
-	}
-	return p.q.peek(), true
-}
-
-// Reset implements Resetter.
-func (p *PFifo) Reset(ctx Ctx) {
-	for p.q.Len() > 0 {
-		ctx.Drop(p.q.pop().Handle, skb.DropQueuePurge)
-	}
-}
-
-// Stats implements Qdisc.
-func (p *PFifo) Stats() Stats { return Stats{Qlen: p.q.Len(), Backlog: p.q.backlog, Drops: p.drops} }
-
-// Dump implements Qdisc.
-func (p *PFifo) Dump() string { return fmt.Sprintf("limit %dp", p.limit) }
 
 // prio2band is pfifo_fast's priority map (sch_generic.c).
 var prio2band = [16]uint8{1, 2, 2, 2, 1, 2, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1}

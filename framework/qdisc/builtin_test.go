@@ -20,6 +20,12 @@ func TestBuiltinsConform(t *testing.T) {
 		{"pfifo", nil, 1000},
 		{"pfifo", []string{"limit", "50"}, 50},
 		{"pfifo_fast", nil, 3000},
+		{"bfifo", nil, 0}, // a byte limit: the suite checks packets
+		{"bfifo", []string{"limit", "30kb"}, 0},
+		{"bfifo", []string{"limit", "100"}, 0}, // below most packets: nearly all dropped
+		{"pfifo_head_drop", nil, 1000},
+		{"pfifo_head_drop", []string{"limit", "50"}, 50},
+		{"pfifo_head_drop", []string{"limit", "0"}, 1}, // holds one (pfifo_tail_enqueue)
 	}
 	for _, c := range cases {
 		t.Run(c.kind+" "+strings.Join(c.args, " "), func(t *testing.T) {
@@ -93,6 +99,8 @@ func FuzzQdiscArgs(f *testing.F) {
 	f.Add("pfifo", "limit 100")
 	f.Add("pfifo_fast", "")
 	f.Add("pfifo", "limit")
+	f.Add("bfifo", "limit 3000b")
+	f.Add("pfifo_head_drop", "limit 0")
 	f.Fuzz(func(t *testing.T, kind, args string) {
 		q, err := qdisc.New(kind)
 		if err != nil {

@@ -1,7 +1,8 @@
 // Package qdisc is the queueing-discipline plugin interface: what a qdisc
 // implements, the context it gets on every call, and the registry of kinds.
-// The built-ins (pfifo, pfifo_fast, noqueue; mq is expanded by the host)
-// implement the same interface the plugins/* qdiscs do.
+// The built-ins (sch_fifo.c's pfifo, bfifo and pfifo_head_drop,
+// pfifo_fast, noqueue; mq is expanded by the host) implement the same
+// interface the plugins/* qdiscs do.
 //
 // The interface is shaped to cross a process boundary unchanged: packets
 // are values with handles, calls are batched where the kernel batches (an

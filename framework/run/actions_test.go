@@ -128,7 +128,7 @@ func TestActionErrors(t *testing.T) {
 		{Action{Name: "fixed", Do: func(l *Live) error { return l.ChangeQdisc(-1, []string{"limit", "3"}) }}, func(s *Spec) {
 			s.Qdisc = "mq sfq"
 		}, "change qdisc sfq 0: parent 8001:1: Change operation not supported by specified qdisc"},
-		{Action{Name: "bad", Do: func(l *Live) error { return l.ChangeQdisc(-1, []string{"limit", "x"}) }}, nil, "change qdisc test_changeable 0: parent 8001:1: pfifo: illegal \"limit\": \"x\" is not a size"},
+		{Action{Name: "bad", Do: func(l *Live) error { return l.ChangeQdisc(-1, []string{"limit", "x"}) }}, nil, "change qdisc test_changeable 0: parent 8001:1: pfifo: Illegal value for \"limit\": \"x\" is not a size"},
 		{Action{Name: "q", Do: func(l *Live) error { return l.ChangeQdisc(5, []string{"limit", "3"}) }}, nil, "queue 5 out of range"},
 		{Action{Name: "p", Do: func(l *Live) error { _ = l.Phase("a"); return l.Phase("a") }}, nil, "phase \"a\" marked twice"},
 		// tc's words for `tc qdisc change`.
@@ -223,6 +223,8 @@ func TestChangeEveryBuiltin(t *testing.T) {
 		{"fq limit 5000", "limit 20 buckets 64", "limit 20p flow_limit 100p buckets 64", "NOT_SPECIFIED", ""},
 		{"cake diffserv4", "besteffort bandwidth 500mbit", "bandwidth 500Mbit besteffort", "QUEUE_PURGE", ""},
 		{"cake_mq diffserv4", "bandwidth 500mbit", "bandwidth 500Mbit diffserv4", "", ""},
+		{"mq bfifo", "limit 3000", "limit 3000b", "", ""},
+		{"mq pfifo_head_drop limit 500", "limit 5", "limit 5p", "", ""},
 		{"mq sfq", "limit 10", "", "", "Change operation not supported by specified qdisc"},
 		{"pfifo_fast", "limit 10", "", "", "does not support option parsing"},
 	}

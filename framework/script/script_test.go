@@ -51,7 +51,7 @@ func TestErrors(t *testing.T) {
 		{"runtime error in function", "g := func(a) { return a.b.c() }\ng({})\n", Options{}, "t.tengo:1:", "not callable"},
 		{"unknown qdisc", "txlab := import(\"txlab\")\ntxlab.qdisc(\"fifo\")\n", Options{}, "t.tengo:2:1: txlab.qdisc: unknown qdisc \"fifo\" (known: ", "pfifo"},
 		{"unknown mq child", "txlab := import(\"txlab\")\ntxlab.qdisc({kind: \"mq\", child: \"fifo\"})\n", Options{}, "t.tengo:2:1: txlab.qdisc: unknown qdisc \"fifo\"", ""},
-		{"bad option value", "txlab := import(\"txlab\")\ntxlab.qdisc({kind: \"pfifo\", limit: \"lots\"})\n", Options{}, "t.tengo:2:1: txlab.qdisc: pfifo: illegal \"limit\": \"lots\"", "is not a size"},
+		{"bad option value", "txlab := import(\"txlab\")\ntxlab.qdisc({kind: \"pfifo\", limit: \"lots\"})\n", Options{}, "t.tengo:2:1: txlab.qdisc: pfifo: Illegal value for \"limit\": \"lots\"", "is not a size"},
 		{"unknown qdisc option", "txlab := import(\"txlab\")\ntxlab.qdisc(\"pfifo bogus 3\")\n", Options{}, "t.tengo:2:1: txlab.qdisc: pfifo:", "bogus"},
 		{"bad handle", "txlab := import(\"txlab\")\ntxlab.qdisc(\"handle x: root pfifo\")\n", Options{}, "t.tengo:2:1: txlab.qdisc: argument \"x:\" is wrong: invalid qdisc ID", ""},
 		{"not the root", "txlab := import(\"txlab\")\ntxlab.qdisc({kind: \"pfifo\", parent: \"1:1\"})\n", Options{}, "t.tengo:2:1: txlab.qdisc: parent 1:1: failed to find specified qdisc", ""},
@@ -613,7 +613,7 @@ func TestCheckAgreesWithRun(t *testing.T) {
 		{"mq cake", `{qdisc: {bandwidth: "10mbit", diffserv4: true}}`, ""},
 		{"cake_mq bandwidth 1gbit", `{qdisc: {bandwidth: "10mbit"}}`, ""},
 		{"cake_mq", `{qdisc: {bandwidth: "10mbit"}, queue: 1}`, "can't reconfigure cake_mq sub-qdiscs"},
-		{"mq pfifo", `{qdisc: "limit 5"}` + ")\ntxlab.at(\"1ms\", {qdisc: \"limit x\"}", `illegal "limit"`},
+		{"mq pfifo", `{qdisc: "limit 5"}` + ")\ntxlab.at(\"1ms\", {qdisc: \"limit x\"}", `Illegal value for "limit"`},
 	}
 	for _, c := range cases {
 		src := strings.Replace(small, `txlab.qdisc("mq pfifo")`, `txlab.qdisc("`+c.qdisc+`")`, 1) +

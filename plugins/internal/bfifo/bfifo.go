@@ -1,8 +1,8 @@
 // Package bfifo is the default child qdisc classful shapers create
-// (fifo_create_dflt with bfifo_qdisc_ops, net/sched/sch_fifo.c): a byte
-// FIFO, invisible to tc qdisc show, that tbf and red keep inside the
-// plugin. Before it is given a limit it is the noop_qdisc the parent
-// starts with, which drops everything.
+// (fifo_create_dflt with bfifo_qdisc_ops, net/sched/sch_fifo.c): the
+// bfifo qdisc (qdisc.BFifo), invisible to tc qdisc show, that tbf and red
+// keep inside the plugin. Before it is given a limit it is the
+// noop_qdisc the parent starts with, which drops everything.
 package bfifo
 
 import (
@@ -10,14 +10,12 @@ import (
 	"github.com/txlab/txlab/framework/skb"
 )
 
-// Fifo is the child: packets, their bytes, its byte limit (sch->limit)
-// and its own drop count.
+// Fifo is the child: the bfifo once the parent made it, the noop qdisc
+// before, and the drops of both.
 type Fifo struct {
-	q       qdisc.Ring[skb.Packet]
-	backlog int64
-	limit   uint32
-	noop    bool
-	drops   uint64
+	b         qdisc.BFifo
+	noop      bool
+	noopDrops uint64
 }
 
 // Noop is the noop_qdisc a parent starts with.
@@ -29,56 +27,37 @@ func Noop() Fifo { return Fifo{noop: true} }
 // fifo_init: a limit only).
 func (f *Fifo) SetLimit(limit uint32) {
 	if !f.noop || limit > 0 {
-		f.noop, f.limit = false, limit
+		f.noop = false
+		f.b.SetLimit(limit)
 	}
 }
 
-// Enqueue is bfifo_enqueue (noop_enqueue for the noop qdisc): tail drop
-// when the backlog would pass the limit, reason QDISC_DROP (qdisc_drop,
-// or __qdisc_drop with the reason __dev_xmit_skb set). It reports
-// whether the packet was queued.
+// Enqueue is bfifo_enqueue (qdisc.BFifo.Add), or noop_enqueue for the
+// noop qdisc, whose drop's reason is the QDISC_DROP __dev_xmit_skb set.
+// It reports whether the packet was queued.
 func (f *Fifo) Enqueue(ctx qdisc.Ctx, p skb.Packet) bool {
-	if f.noop || f.backlog+int64(p.Len) > int64(f.limit) {
-		f.drops++
+	if f.noop {
+		f.noopDrops++
 		ctx.Drop(p.Handle, skb.DropQdiscDrop)
 		return false
 	}
-	f.q.PushTail(p)
-	f.backlog += int64(p.Len)
-	return true
+	return f.b.Add(ctx, p)
 }
 
 // Len is the child's qlen; Backlog its bytes; Limit its byte limit.
-func (f *Fifo) Len() int       { return f.q.Len() }
-func (f *Fifo) Backlog() int64 { return f.backlog }
-func (f *Fifo) Limit() uint32  { return f.limit }
+func (f *Fifo) Len() int       { return f.b.Len() }
+func (f *Fifo) Backlog() int64 { return f.b.Backlog() }
+func (f *Fifo) Limit() uint32  { return f.b.Limit() }
 
 // Drops are the child's own drops.
-func (f *Fifo) Drops() uint64 { return f.drops }
+func (f *Fifo) Drops() uint64 { return f.noopDrops + f.b.Stats().Drops }
 
 // Peek is qdisc_peek_head.
-func (f *Fifo) Peek() (skb.Packet, bool) {
-	if f.q.Len() == 0 {
-		return skb.Packet{}, false
-	}
-	return f.q.Head(), true
-}
+func (f *Fifo) Peek() (skb.Packet, bool) { return f.b.Head() }
 
 // Dequeue is qdisc_dequeue_head.
-func (f *Fifo) Dequeue() (skb.Packet, bool) {
-	if f.q.Len() == 0 {
-		return skb.Packet{}, false
-	}
-	p := f.q.PopHead()
-	f.backlog -= int64(p.Len)
-	return p, true
-}
+func (f *Fifo) Dequeue() (skb.Packet, bool) { return f.b.TakeHead() }
 
 // Purge frees every packet with reason (qdisc_reset's rtnl_kfree_skbs
 // is NOT_SPECIFIED, a Reset's QUEUE_PURGE).
-func (f *Fifo) Purge(ctx qdisc.Ctx, reason skb.DropReason) {
-	for f.q.Len() > 0 {
-		ctx.Drop(f.q.PopHead().Handle, reason)
-	}
-	f.backlog = 0
-}
+func (f *Fifo) Purge(ctx qdisc.Ctx, reason skb.DropReason) { f.b.Purge(ctx, reason) }
