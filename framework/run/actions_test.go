@@ -223,6 +223,7 @@ func TestChangeEveryBuiltin(t *testing.T) {
 		{"fq limit 5000", "limit 20 buckets 64", "limit 20p flow_limit 100p buckets 64", "NOT_SPECIFIED", ""},
 		{"cake diffserv4", "besteffort bandwidth 500mbit", "bandwidth 500Mbit besteffort", "QUEUE_PURGE", ""},
 		{"cake_mq diffserv4", "bandwidth 500mbit", "bandwidth 500Mbit diffserv4", "", ""},
+		{"mq codel limit 2000", "limit 10 target 2ms", "limit 10p target 2ms interval 100ms", "NOT_SPECIFIED", ""},
 		{"mq bfifo", "limit 3000", "limit 3000b", "", ""},
 		{"mq pfifo_head_drop limit 500", "limit 5", "limit 5p", "", ""},
 		{"mq sfq", "limit 10", "", "", "Change operation not supported by specified qdisc"},

@@ -1,8 +1,10 @@
 // Package codel is the Controlled-Delay AQM shared by the CoDel-based
-// qdiscs (fq_codel today): codel_params, codel_vars, codel_stats, the
-// control law, the reciprocal-sqrt Newton step, codel_should_drop and the
-// codel_dequeue state machine, in the kernel's fixed-point arithmetic
-// (include/net/codel.h, include/net/codel_impl.h).
+// qdiscs: codel_params, codel_vars, codel_stats, the control law, the
+// reciprocal-sqrt Newton step, codel_should_drop and the codel_dequeue
+// state machine, in the kernel's fixed-point arithmetic
+// (include/net/codel.h, include/net/codel_impl.h). The codel qdisc
+// itself (net/sched/sch_codel.c, one queue) is sch_codel.go here;
+// plugins/fq_codel runs one instance per flow.
 //
 // Reference version: codel_impl.h as in intel-lab-lkp ceaf75c4 (the copy
 // KERNEL-FACTS.md names). Against older trees it adds two things, both kept
