@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/txlab/txlab/framework/tc"
+	"github.com/txlab/txlab/framework/units"
 )
 
 // histBarWidth is bpftrace's bar width for hist().
@@ -316,8 +317,8 @@ func tcRefcnt(q Qdisc, all []Qdisc, queues int) int {
 // (after "root", "refcnt N" and the Sent line; after the options when
 // the qdisc's printer leaves one). dev is "" for `show dev X`, which
 // leaves the device out; refcnt is printed when it is not 1. fq_codel's
-// xstats are tc's (writeQdiscXStats); other kinds' one line of them
-// and defer_max are txlab's.
+// and codel's xstats are tc's (writeQdiscXStats); other kinds' one line
+// of them and defer_max are txlab's.
 func writeQdisc(b *bytes.Buffer, q Qdisc, dev string, refcnt int) {
 	fmt.Fprintf(b, "qdisc %s %s ", q.Kind, q.Handle)
 	if dev != "" {
@@ -351,10 +352,11 @@ func writeQdisc(b *bytes.Buffer, q Qdisc, dev string, refcnt int) {
 var fqCodelXStats = map[string]bool{"maxpacket": true, "drop_overlimit": true, "new_flow_count": true, "ecn_mark": true,
 	"ce_mark": true, "memory_used": true, "drop_overmemory": true, "new_flows_len": true, "old_flows_len": true}
 
-// writeQdiscXStats prints a qdisc's xstats: fq_codel's as tc does
-// (fqCodelXStats), any other kind's on one line in its order.
+// writeQdiscXStats prints a qdisc's xstats: fq_codel's and codel's as
+// tc does (fqCodelXStats, writeCodelXStats), any other kind's on one
+// line in its order.
 func writeQdiscXStats(b *bytes.Buffer, kind string, xs []XStat) {
-	if len(xs) == 0 {
+	if len(xs) == 0 || kind == "codel" && writeCodelXStats(b, xs) {
 		return
 	}
 	text := func(x XStat) string {
@@ -388,6 +390,44 @@ func writeQdiscXStats(b *bytes.Buffer, kind string, xs []XStat) {
 			b.WriteString("  " + strings.Join(l, " ") + "\n")
 		}
 	}
+}
+
+// codelXStats are tc_codel_xstats' fields as codel reports them, in
+// q_codel.c's order.
+var codelXStats = []string{"count", "lastcount", "ldelay", "dropping", "drop_next", "maxpacket", "ecn_mark", "drop_overlimit", "ce_mark"}
+
+// writeCodelXStats is q_codel.c's print_xstats: ldelay and drop_next
+// (us) in sprint_time, drop_next negative when past, "dropping" and
+// ce_mark only when set, maxpacket on a second line. It prints nothing
+// and returns false unless xs are codel's fields.
+func writeCodelXStats(b *bytes.Buffer, xs []XStat) bool {
+	if len(xs) != len(codelXStats) {
+		return false
+	}
+	v := map[string]int64{}
+	for i, x := range xs {
+		n, err := x.Value.Int64()
+		if x.Key != codelXStats[i] || err != nil {
+			return false
+		}
+		v[x.Key] = n
+	}
+	us := func(n int64) string {
+		if n < 0 {
+			return "-" + units.SprintTime(uint32(-n))
+		}
+		return units.SprintTime(uint32(n))
+	}
+	fmt.Fprintf(b, "  count %d lastcount %d ldelay %s", v["count"], v["lastcount"], us(v["ldelay"]))
+	if v["dropping"] != 0 {
+		b.WriteString(" dropping")
+	}
+	fmt.Fprintf(b, " drop_next %s\n  maxpacket %d ecn_mark %d drop_overlimit %d", us(v["drop_next"]), v["maxpacket"], v["ecn_mark"], v["drop_overlimit"])
+	if v["ce_mark"] != 0 {
+		fmt.Fprintf(b, " ce_mark %d", v["ce_mark"])
+	}
+	b.WriteString("\n")
+	return true
 }
 
 // tcDumpOrder is tc_dump_qdisc_root's order: the root (dev->qdisc), then
