@@ -17,6 +17,7 @@ import (
 	"strings"
 
 	"github.com/txlab/txlab/framework/qdisc"
+	"github.com/txlab/txlab/framework/sim"
 	"github.com/txlab/txlab/framework/skb"
 	"github.com/txlab/txlab/framework/tc"
 )
@@ -38,6 +39,7 @@ type Filter struct {
 	u32    *u32Sel
 	fw     *fwKey
 	flower *flowerKeys
+	flow   *flowFilter
 	added  int // its place in its tcf_proto's creation order
 }
 
@@ -79,6 +81,11 @@ type Set struct {
 	// replay: Load rebuilds u32 prefs with the root tables their
 	// handles name, as the host's set had them.
 	replay bool
+	// seed is where a copy that classifies draws its randomness
+	// (cls_flow's hashrnd, flow_keys_secret): the qdisc's (SetSeed).
+	seed      sim.Seed
+	secret    [2]uint64
+	secretSet bool
 }
 
 // NewSet makes an empty set.
@@ -92,7 +99,7 @@ func (s *Set) nextActionIndex(kind string) uint32 {
 }
 
 // Kinds are the classifiers modelled.
-func Kinds() []string { return []string{"flower", "fw", "matchall", "u32"} }
+func Kinds() []string { return []string{"flow", "flower", "fw", "matchall", "u32"} }
 
 // errKernel is a refusal by the kernel's tc_new_tfilter or a classifier's
 // change (its extack text, or RTNETLINK's errno text).
@@ -107,7 +114,7 @@ func errKernel(format string, a ...any) error {
 func (s *Set) Add(verb tc.Verb, cmd tc.Filter, parent qdisc.ClassID) (*Filter, error) {
 	if !slices.Contains(Kinds(), cmd.Kind) {
 		if cmd.Kind == "" {
-			return nil, errKernel("Error: Filter kind is needed (matchall, u32, fw, flower).")
+			return nil, errKernel("Error: Filter kind is needed (matchall, u32, fw, flower, flow).")
 		}
 		return nil, errKernel("Error: TC classifier not found (%q; txlab has %s).", cmd.Kind, strings.Join(Kinds(), ", "))
 	}
@@ -239,6 +246,8 @@ func (tp *proto) change(verb tc.Verb, cmd tc.Filter, parent qdisc.ClassID, s *Se
 		err = parseFw(f, cmd, s)
 	case "flower":
 		err = parseFlower(f, cmd, tp, s)
+	case "flow":
+		err = parseFlow(f, verb, cmd, tp, parent, s)
 	}
 	if err != nil {
 		return nil, err
@@ -324,6 +333,9 @@ func (tp *proto) change(verb tc.Verb, cmd tc.Filter, parent qdisc.ClassID, s *Se
 		tp.fwHead, tp.fwMask = true, f.fw.mask
 	}
 	tp.elems = append(tp.elems, f)
+	if tp.kind == "flow" {
+		return f, nil // flow_change: list_add_tail, classified and dumped in that order
+	}
 	slices.SortStableFunc(tp.elems, func(x, y *Filter) int {
 		if x.Handle < y.Handle {
 			return -1
@@ -421,7 +433,58 @@ func handleEqual(kind, text string, h uint32) bool {
 }
 
 // Reset removes every filter.
-func (s *Set) Reset() { *s = *NewSet() }
+func (s *Set) Reset() {
+	seed := s.seed
+	*s = *NewSet()
+	s.seed = seed
+}
+
+// SetSeed gives a copy that classifies its randomness: the seed of the
+// qdisc whose filters it holds. Its first word is the run's seed (as
+// sim.Streams gives every stream's), whence flow_keys_secret, one for
+// the run as the kernel's is one per boot.
+func (s *Set) SetSeed(seed sim.Seed) { s.seed, s.secretSet = seed, false }
+
+// Keep carries over the randomness of the filters old held (the copy
+// this one replaces) to the same filters here (same block, pref and
+// handle): cls_flow's hashrnd and perturbation timer belong to the
+// filter, not to the copy, and another filter's add or delete leaves
+// them be.
+func (s *Set) Keep(old *Set) {
+	if old == nil {
+		return
+	}
+	for at, b := range s.blocks {
+		ob := old.blocks[at]
+		if ob == nil {
+			continue
+		}
+		for _, tp := range b.protos {
+			if tp.kind != "flow" {
+				continue
+			}
+			i := slices.IndexFunc(ob.protos, func(o *proto) bool { return o.pref == tp.pref && o.kind == tp.kind })
+			if i < 0 {
+				continue
+			}
+			for _, f := range tp.elems {
+				for _, of := range ob.protos[i].elems {
+					if of.Handle == f.Handle {
+						f.flow.keep(of, f.Words)
+					}
+				}
+			}
+		}
+	}
+}
+
+// Filtered reports whether filters are attached at at: a tcf_proto in
+// its chain (the qdisc's filter_list is not NULL), whether or not it
+// holds an element.
+func (s *Set) Filtered(at qdisc.ClassID) bool {
+	b := s.blocks[at]
+	return b != nil && len(b.protos) > 0
+}
 
 // DropBlock removes the filters attached at at (its class or qdisc went).
 func (s *Set) DropBlock(at qdisc.ClassID) { delete(s.blocks, at) }
@@ -500,12 +563,19 @@ func (s *Set) Classify(ctx qdisc.Ctx, p *skb.Packet, at qdisc.ClassID) qdisc.Fil
 		}
 		for _, f := range tp.elems {
 			ctx.Work(qdisc.WorkHash, 1)
-			hit, abort := f.match(p, &hdr)
-			if abort {
-				break // u32: a key past the packet ends this classifier
-			}
-			if !hit || (f.u32 != nil && !f.u32.terminal) {
-				continue
+			class := f.ClassID
+			if f.flow != nil {
+				// flow_classify: every element decides, with
+				// the class its keys give.
+				class = s.flowClassify(ctx, f, p)
+			} else {
+				hit, abort := f.match(p, &hdr)
+				if abort {
+					break // u32: a key past the packet ends this classifier
+				}
+				if !hit || (f.u32 != nil && !f.u32.terminal) {
+					continue
+				}
 			}
 			switch r := execActions(ctx, f.Actions, p); r {
 			case ActUnspec:
@@ -513,7 +583,7 @@ func (s *Set) Classify(ctx qdisc.Ctx, p *skb.Packet, at qdisc.ClassID) qdisc.Fil
 			case ActShot:
 				return qdisc.FilterResult{Verdict: qdisc.VerdictShot}
 			default:
-				return qdisc.FilterResult{Verdict: qdisc.VerdictClass, Class: f.ClassID}
+				return qdisc.FilterResult{Verdict: qdisc.VerdictClass, Class: class}
 			}
 		}
 	}
@@ -703,6 +773,8 @@ func (f *Filter) printOptions(b *strings.Builder) {
 		f.u32.print(b, f)
 	case "flower":
 		f.flower.print(b, f)
+	case "flow":
+		f.flow.print(b, f)
 	}
 	for i := range f.Actions {
 		f.Actions[i].print(b, i+1)
