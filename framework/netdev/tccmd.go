@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/txlab/txlab/framework/plugin/wire"
 	"github.com/txlab/txlab/framework/qdisc"
 	"github.com/txlab/txlab/framework/skb"
 	"github.com/txlab/txlab/framework/tc"
@@ -341,7 +342,7 @@ func (n *Net) tcFilter(d *Device, c tc.Command) error {
 			return kernelf("Error: Parent Qdisc doesn't exists.")
 		}
 	}
-	cops := q.classful()
+	cops := q.filterOps()
 	if cops == nil {
 		return kernelf("Error: Qdisc not classful (%s).", q.Name())
 	}
@@ -380,7 +381,10 @@ func (n *Net) tcFilter(d *Device, c tc.Command) error {
 func (n *Net) CheckFilters(d *Device) error {
 	for _, at := range d.filters.Attached() {
 		q := d.qdiscLookup(tc.MakeHandle(at.Major(), 0))
-		if q == nil {
+		if q == nil || !q.Classful() {
+			// A flow qdisc's filters name its flows by their minor
+			// (fq_codel_classify's TC_H_MIN(res.classid)), not
+			// classes; one out of range drops the packet.
 			continue
 		}
 		ids := map[qdisc.ClassID]bool{qdisc.MakeClassID(at.Major(), 0): true}
@@ -412,6 +416,20 @@ func (d *Device) Filters() []FilterBlock {
 type FilterBlock struct {
 	At   qdisc.ClassID
 	Text string
+}
+
+// filterOps is what takes q's filters (cops->tcf_block): a classful
+// qdisc's class operations, or the same of a classless qdisc with a
+// block of its own (fq_codel, sfq, cake: qdisc.HasBlock); nil for any
+// other qdisc, which has no class ops ("Qdisc not classful").
+func (q *Qdisc) filterOps() wire.ClassOps {
+	if c := q.classful(); c != nil {
+		return c
+	}
+	if c, ok := q.Ops.(wire.ClassOps); ok && q.Flags&qdisc.HasBlock != 0 {
+		return c
+	}
+	return nil
 }
 
 func isClassful(q qdisc.Qdisc) bool {

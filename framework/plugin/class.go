@@ -217,18 +217,9 @@ func (u serverLeafUp) LeafDequeue(x *wire.QdiscCtx, id qdisc.ClassID, peek bool)
 // classCall serves a class method of a qdisc instance.
 func (s *server) classCall(st *callState, q *qdiscInst, m wire.Method, d *wire.Dec) (byte, string) {
 	e := &st.enc
-	c, ok := q.q.(qdisc.Classful)
-	if !ok {
-		return wire.StatusError, fmt.Sprintf("qdisc %s has no classes (%s)", q.kind, m)
-	}
-	switch m {
-	case wire.MQClasses:
-		if err := d.End(); err != nil {
-			return wire.StatusError, err.Error()
-		}
-		wire.EncodeClasses(e, c.Classes())
-		return wire.StatusOK, ""
-	case wire.MQFilters:
+	if m == wire.MQFilters {
+		// Any qdisc's: a classless one with a block of its own
+		// (qdisc.HasBlock) classifies with them too.
 		specs := wire.DecodeStrs(d)
 		if err := d.End(); err != nil {
 			return wire.StatusError, err.Error()
@@ -239,6 +230,17 @@ func (s *server) classCall(st *callState, q *qdiscInst, m wire.Method, d *wire.D
 		if err := q.ctx.SetFilters(specs); err != nil {
 			return wire.StatusError, err.Error()
 		}
+		return wire.StatusOK, ""
+	}
+	c, ok := q.q.(qdisc.Classful)
+	if !ok {
+		return wire.StatusError, fmt.Sprintf("qdisc %s has no classes (%s)", q.kind, m)
+	}
+	if m == wire.MQClasses {
+		if err := d.End(); err != nil {
+			return wire.StatusError, err.Error()
+		}
+		wire.EncodeClasses(e, c.Classes())
 		return wire.StatusOK, ""
 	}
 	if q.ctx == nil {

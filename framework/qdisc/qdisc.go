@@ -101,6 +101,15 @@ const (
 	// fq, fq_codel, sfq, codel and the fifos read so; cake reads
 	// skb->truesize at dequeue and does not set it.
 	DequeueReadsCb Flags = 1 << 25
+
+	// HasBlock is the model's too: the qdisc has a filter block of its
+	// own without being Classful, as fq_codel, sfq and cake do (their
+	// Qdisc_class_ops give tcf_block, bind_tcf, find and walk, but hold
+	// no leaf qdiscs): `tc filter add ... parent X:` attaches filters
+	// to it, and its classify runs them through FilterCtx. A qdisc
+	// without it (and not Classful) refuses filters as the kernel does
+	// one without class ops: "Qdisc not classful".
+	HasBlock Flags = 1 << 24
 )
 
 // Work is a unit of CPU work a qdisc reports in kernel terms; the host

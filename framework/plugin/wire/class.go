@@ -42,7 +42,9 @@ type LeafUpcaller interface {
 // ClassOps is what the host holds for a qdisc (a LocalQdisc or a proxy
 // to a plugin) when it may be classful: Classful says whether the qdisc
 // inside is; the rest forwards to its qdisc.Classful methods, and
-// SetFilters hands it the filters of its classes (cls.Set.Specs).
+// SetFilters hands it the filters of its classes (cls.Set.Specs). A
+// classless qdisc with a block of its own (qdisc.HasBlock) takes
+// SetFilters too, and no other method.
 type ClassOps interface {
 	Classful() bool
 	ChangeClass(ctx qdisc.Ctx, req qdisc.ClassReq) error
@@ -56,18 +58,28 @@ type ClassOps interface {
 // qdisc is not classful, and a leaf query is an error).
 func (x *QdiscCtx) SetUpcaller(up LeafUpcaller) { x.up = up }
 
-// SetFilters replaces the filters the context classifies with.
+// SetFilters replaces the filters the context classifies with. The
+// randomness of the copy (cls_flow's hashrnd and its perturbation) comes
+// from the qdisc's seed, so in process and out it is the same, and the
+// filters that were there before keep theirs (cls.Set.Keep).
 func (x *QdiscCtx) SetFilters(specs []string) error {
 	s, err := cls.Load(specs)
 	if err != nil {
 		return err
 	}
+	s.SetSeed(x.seed)
+	s.Keep(x.filters)
 	x.filters = s
 	return nil
 }
 
-// Classify implements qdisc.ClassCtx: tcf_classify on the context's copy
-// of the filters.
+// Filtered implements qdisc.FilterCtx.
+func (x *QdiscCtx) Filtered(at qdisc.ClassID) bool {
+	return x.filters != nil && x.filters.Filtered(at)
+}
+
+// Classify implements qdisc.ClassCtx and qdisc.FilterCtx: tcf_classify
+// on the context's copy of the filters.
 func (x *QdiscCtx) Classify(p *skb.Packet, at qdisc.ClassID) qdisc.FilterResult {
 	if x.filters == nil {
 		return qdisc.FilterResult{}

@@ -75,7 +75,7 @@ const (
 	MQClassDelete // i64 now, u32 id -> ops
 	MQClasses     // -> classes (EncodeClasses)
 	MQQlenNotify  // i64 now, u32 id, i64 qlen, i64 backlog -> ops
-	MQFilters     // strs (cls.Set.Specs) ->
+	MQFilters     // strs (cls.Set.Specs) -> (a classless qdisc's too, with qdisc.HasBlock)
 	// A driver whose RxInfo says OwnITR (driver.RxModerator).
 	MDRxComplete // i64 now, u32 vector, u64 pkts, u64 bytes -> i64 rx itr
 	numMethods

@@ -228,13 +228,15 @@ func Answer(host driver.Ctx, q Query, arg int64) bool {
 type QdiscCtx struct {
 	outbox
 	rand     *sim.Rand
+	seed     sim.Seed
 	prices   qdisc.Prices
 	hasTimer bool
 
-	// A classful qdisc's: the way to its leaves, its filters, and a
-	// buffer for one leaf enqueue.
-	up      LeafUpcaller
+	// The filters attached to the qdisc or its classes (a copy of the
+	// host's, qdisc.FilterCtx), and a classful qdisc's way to its
+	// leaves and buffer for one leaf enqueue.
 	filters *cls.Set
+	up      LeafUpcaller
 	leaves  []qdisc.LeafPacket
 }
 
@@ -242,7 +244,7 @@ type QdiscCtx struct {
 // whose work costs prices; hasTimer says it implements
 // qdisc.TimerQdisc (ModTimer is refused otherwise).
 func NewQdiscCtx(seed sim.Seed, prices qdisc.Prices, hasTimer bool) *QdiscCtx {
-	return &QdiscCtx{rand: sim.NewRand(seed), prices: prices, hasTimer: hasTimer}
+	return &QdiscCtx{rand: sim.NewRand(seed), seed: seed, prices: prices, hasTimer: hasTimer}
 }
 
 // Begin starts a call at host time now.

@@ -276,8 +276,17 @@ func leafState(x *leafCtx) qdisc.LeafState {
 	return qdisc.LeafState{Qlen: st.Qlen, Backlog: st.Backlog}
 }
 
-// Classify implements qdisc.ClassCtx: the suite has no filters.
-func (c *Ctx) Classify(*skb.Packet, qdisc.ClassID) qdisc.FilterResult { return qdisc.FilterResult{} }
+// Classify implements qdisc.ClassCtx and qdisc.FilterCtx with the
+// context's Filters (the suite has none).
+func (c *Ctx) Classify(p *skb.Packet, at qdisc.ClassID) qdisc.FilterResult {
+	if c.Filters == nil {
+		return qdisc.FilterResult{}
+	}
+	return c.Filters.Classify(c, p, at)
+}
+
+// Filtered implements qdisc.FilterCtx.
+func (c *Ctx) Filtered(at qdisc.ClassID) bool { return c.Filters != nil && c.Filters.Filtered(at) }
 
 // EnqueueLeaves implements qdisc.ClassCtx (a classful qdisc called
 // directly). A leaf's clone the root hands back to that leaf comes

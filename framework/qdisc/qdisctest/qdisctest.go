@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"slices"
 
+	"github.com/txlab/txlab/framework/cls"
 	"github.com/txlab/txlab/framework/qdisc"
 	"github.com/txlab/txlab/framework/sim"
 	"github.com/txlab/txlab/framework/skb"
@@ -43,6 +44,10 @@ type Ctx struct {
 	// SiblingReads are the TX queues of the qdisc's Ctx.ReadSibling
 	// calls, in order.
 	SiblingReads []int
+	// Filters are the filters the context classifies with
+	// (qdisc.FilterCtx): none unless a test sets them (cls.Load, and
+	// SetSeed for cls_flow's hashrnd). The suite sets none.
+	Filters *cls.Set
 
 	// A classful qdisc's leaves (class.go), and the packets handed in
 	// (by handle) for its leaves behind the plugin boundary.
