@@ -303,7 +303,7 @@ func TestHostModesIgnoreSkbHash(t *testing.T) {
 		for i := 0; i < 4; i++ {
 			p := skb.Packet{Keys: skb.FlowKeys{Src: 1, Dst: uint32(10 + i), SrcPort: uint16(1000 + i), DstPort: 80, Proto: 17},
 				Hash: uint32(0x9e3779b9 * uint32(i+1))}
-			seen[q.hash(ctx, q.tins[0], &p)] = true
+			seen[q.hash(ctx, q.tins[0], &p, 0, 0)] = true
 		}
 		if len(seen) != c.queues {
 			t.Errorf("%s: 4 flows from one host to 4 hosts take %d queues, want %d", c.mode, len(seen), c.queues)

@@ -222,6 +222,10 @@ type Cake struct {
 	fwmarkMask  uint32 // fwmark MASK: skb->mark's bits that name a tin
 	fwmarkShft  uint
 	handleMajor uint32 // TC_H_MAJ(sch->handle) >> 16, for priority steering
+	// classified is the packet cake_classify hands the filters: the
+	// filters may edit it, and a field, unlike enqueue's own copy, does
+	// not move to the heap for each packet the filters see.
+	classified skb.Packet
 
 	// cake_mq sharing (see mq.go).
 	sharedGroup                   bool // a cake_mq child (Setup.Group), joined or not yet
@@ -291,11 +295,13 @@ func (q *Cake) Init(ctx qdisc.Ctx, s qdisc.Setup, args []string) (qdisc.Info, er
 	return q.info(), nil
 }
 
-// info is what cake tells the host: TCQ_F_DEQUEUE_DROPS, sch->limit,
-// and, with split-gso, that GSO skbs come segmented (cake_enqueue's
-// skb_gso_segment).
+// info is what cake tells the host: TCQ_F_DEQUEUE_DROPS, its filter
+// block, sch->limit, and, with split-gso, that GSO skbs come segmented
+// (cake_enqueue's skb_gso_segment).
 func (q *Cake) info() qdisc.Info {
-	i := qdisc.Info{Flags: qdisc.DequeueDrops, Limit: q.limit}
+	// HasBlock: cake_class_ops' tcf_block (q->block, cake_init's
+	// tcf_block_get).
+	i := qdisc.Info{Flags: qdisc.DequeueDrops | qdisc.HasBlock, Limit: q.limit}
 	if q.rateFlags&flagSplitGSO != 0 {
 		i.Flags |= qdisc.SplitGSO
 	}
@@ -525,6 +531,35 @@ func (q *Cake) selectTin(p *skb.Packet) int {
 	return tin
 }
 
+// classify is cake_classify: the filters attached to the qdisc, if any,
+// run first; a drop action drops the packet (ok false), and a result
+// overrides cake_hash's flow with its minor and its hosts with its major
+// where they are at most CAKE_QUEUES (no filter matching overrides
+// nothing). Then cake_select_tin picks the tin (a filter's skbedit of
+// skb->priority or the mark steers it) and cake_hash the queue.
+func (q *Cake) classify(ctx qdisc.Ctx, p *skb.Packet) (tin int, idx uint16, ok bool) {
+	var flow, host uint16
+	at := qdisc.MakeClassID(uint16(q.handleMajor), 0)
+	if fc, filtered := qdisc.Filters(ctx, at); filtered {
+		q.classified = *p
+		r := fc.Classify(&q.classified, at)
+		*p = q.classified // an action's skbedit
+		switch r.Verdict {
+		case qdisc.VerdictShot:
+			return 0, 0, false
+		case qdisc.VerdictClass:
+			if m := r.Class.Minor(); m <= cakeQueues {
+				flow = m
+			}
+			if uint32(r.Class)&0xFFFF0000 <= cakeQueues<<16 {
+				host = r.Class.Major()
+			}
+		}
+	}
+	tin = q.selectTin(p)
+	return tin, q.hash(ctx, q.tins[tin], p, flow, host), true
+}
+
 // flowHashFromKeys stands in for flow_hash_from_keys (siphash of the
 // dissected keys with the boot-time hashrnd).
 func (q *Cake) flowHashFromKeys(src, dst uint32, sport, dport uint16, proto uint8) uint32 {
@@ -541,14 +576,16 @@ func cakeDsrc(mode int) bool { return mode&flowDualSrc == flowDualSrc }
 func cakeDdst(mode int) bool { return mode&flowDualDst == flowDualDst }
 
 // hash is cake_hash: the flow's queue in tin b, with set-associative
-// placement and, for the dual/triple modes, host table slots.
-func (q *Cake) hash(ctx qdisc.Ctx, b *cakeTin, p *skb.Packet) uint16 {
+// placement and, for the dual/triple modes, host table slots. A filter's
+// overrides (cake_classify: nonzero, 1-based) stand in for the flow's
+// hash and for both hosts' hashes, and spare computing them.
+func (q *Cake) hash(ctx qdisc.Ctx, b *cakeTin, p *skb.Packet, flowOverride, hostOverride uint16) uint16 {
 	mode := q.flowMode & flowMask
 	if mode == flowNone {
 		return 0
 	}
-	hashFlows := mode&flowFlows != 0
-	hashHosts := mode&flowHosts != 0
+	hashFlows := flowOverride == 0 && mode&flowFlows != 0
+	hashHosts := hostOverride == 0 && mode&flowHosts != 0
 	useSkbHash := p.Hash != 0
 	var flowHash, srchostHash, dsthostHash uint32
 	if hashHosts || (hashFlows && !useSkbHash) {
@@ -572,11 +609,18 @@ func (q *Cake) hash(ctx qdisc.Ctx, b *cakeTin, p *skb.Packet) uint16 {
 			flowHash = q.flowHashFromKeys(p.Keys.Src, p.Keys.Dst, p.Keys.SrcPort, p.Keys.DstPort, p.Keys.Proto)
 		}
 	}
-	if useSkbHash && hashFlows {
+	switch {
+	case flowOverride != 0:
+		flowHash = uint32(flowOverride) - 1
+	case useSkbHash && mode&flowFlows != 0:
 		// Only a flow mode takes the skb hash as the flow's: the
 		// host-only modes keep flow_hash 0 and isolate by the host
 		// hashes alone (Toke's fix to b0c19ed6088a).
 		flowHash = p.Hash
+	}
+	if hostOverride != 0 {
+		dsthostHash = uint32(hostOverride) - 1
+		srchostHash = uint32(hostOverride) - 1
 	}
 	if mode&flowFlows == 0 {
 		if mode&flowSrcIP != 0 {

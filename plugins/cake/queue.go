@@ -177,9 +177,16 @@ func (q *Cake) enqueue(ctx qdisc.Ctx, p skb.Packet) qdisc.Code {
 	ctx.Work(qdisc.WorkEnqueue, 1)
 	ctx.Work(qdisc.WorkTstamp, 1)
 	now := ctx.Now()
-	tin := q.selectTin(&p)
+	tin, idx, ok := q.classify(ctx, &p)
+	if !ok {
+		// NET_XMIT_SUCCESS | __NET_XMIT_BYPASS: counted as a qdisc
+		// drop, freed with __qdisc_drop; the sender sees
+		// NET_XMIT_SUCCESS (dev_qdisc_enqueue's mask).
+		q.drops++
+		ctx.Drop(p.Handle, skb.DropQdiscDrop)
+		return qdisc.XmitSuccess
+	}
 	b := q.tins[tin]
-	idx := q.hash(ctx, b, &p)
 	flow := &b.flows[idx]
 
 	// Ensure the shaper state isn't stale.

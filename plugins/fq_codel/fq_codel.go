@@ -176,7 +176,9 @@ func (q *FQCodel) Init(_ qdisc.Ctx, s qdisc.Setup, args []string) (qdisc.Info, e
 	q.oldFlows = flowList{head: -1, tail: -1}
 	q.cq.q = q
 
-	q.flags = qdisc.DequeueDrops | qdisc.DropReadsCb | qdisc.DequeueReadsCb
+	// HasBlock: fq_codel_class_ops' tcf_block (q->block, attached by
+	// fq_codel_init's tcf_block_get).
+	q.flags = qdisc.DequeueDrops | qdisc.DropReadsCb | qdisc.DequeueReadsCb | qdisc.HasBlock
 	if q.limit >= 1 {
 		q.flags |= qdisc.CanBypass
 	}
@@ -212,12 +214,18 @@ func (q *FQCodel) Change(ctx qdisc.Ctx, args []string) (qdisc.Info, error) {
 	return q.info(), nil
 }
 
-// fqCodelClassify is fq_codel_classify without tc filters: skb->priority
-// naming one of our classes (major = our handle) wins, else the hash.
-// It returns the flow index (the kernel's result minus one).
+// fqCodelClassify is fq_codel_classify: skb->priority naming one of our
+// flows (major = our handle) wins; then the filters attached to the
+// qdisc, if any, name the flow by their result's minor; else the hash.
+// It returns the flow index (the kernel's result minus one), -1 for a
+// packet to drop (a filter's drop, no filter matching, a minor out of
+// 1..flows).
 func (q *FQCodel) fqCodelClassify(ctx qdisc.Ctx, p *skb.Packet) int {
 	if c, ok := qdisc.PriorityClass(p.Priority, q.handleMajor, q.flowsCnt); ok {
 		return c
+	}
+	if idx, filtered := qdisc.FilterFlow(ctx, p, q.handleMajor, q.flowsCnt); filtered {
+		return idx
 	}
 	// skb_get_hash dissects only when the skb carries no hash yet: a
 	// NIC's RSS hash or the socket's sk_txhash (skb_set_owner_w) is
@@ -242,6 +250,14 @@ func (q *FQCodel) Enqueue(ctx qdisc.Ctx, batch []skb.Packet, rc []qdisc.Code) {
 func (q *FQCodel) fqCodelEnqueue(ctx qdisc.Ctx, p *skb.Packet) qdisc.Code {
 	ctx.Work(qdisc.WorkEnqueue, 1)
 	idx := q.fqCodelClassify(ctx, p)
+	if idx < 0 {
+		// NET_XMIT_SUCCESS | __NET_XMIT_BYPASS: counted as a qdisc
+		// drop (qdisc_qstats_drop), freed with __qdisc_drop; the sender
+		// sees NET_XMIT_SUCCESS (dev_qdisc_enqueue's mask).
+		q.drops++
+		ctx.Drop(p.Handle, skb.DropQdiscDrop)
+		return qdisc.XmitSuccess
+	}
 	ctx.Work(qdisc.WorkTstamp, 1) // codel_set_enqueue_time
 	it := codel.Item{Pkt: *p, EnqueueTime: codel.GetTime(int64(ctx.Now()))}
 	// is_skb_wmem: a packet still charged to its socket's sk_wmem_alloc

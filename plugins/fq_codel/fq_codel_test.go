@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/txlab/txlab/framework/cls"
 	"github.com/txlab/txlab/framework/qdisc"
 	"github.com/txlab/txlab/framework/qdisc/qdisctest"
 	"github.com/txlab/txlab/framework/sim"
@@ -74,7 +75,7 @@ func TestConformance(t *testing.T) {
 func TestDefaultsAndDump(t *testing.T) {
 	q := newQ(t)
 	info, _ := (&FQCodel{}).Init(qdisctest.NewCtx(1), setup, nil)
-	if info.Flags != qdisc.CanBypass|qdisc.DequeueDrops|qdisc.DropReadsCb|qdisc.DequeueReadsCb || info.Limit != 10240 {
+	if info.Flags != qdisc.CanBypass|qdisc.DequeueDrops|qdisc.DropReadsCb|qdisc.DequeueReadsCb|qdisc.HasBlock || info.Limit != 10240 {
 		t.Errorf("info %+v", info)
 	}
 	want := "limit 10240p flows 1024 quantum 1514 target 5ms interval 100ms memory_limit 32Mb ecn drop_batch 64"
@@ -601,5 +602,97 @@ func TestChange(t *testing.T) {
 	}
 	if _, err := q.Change(ctx, []string{"flows", "64"}); !errors.Is(err, qdisc.ErrKernel) {
 		t.Fatalf("flows at change: %v, want the kernel's refusal", err)
+	}
+}
+
+// filterCtx is a context whose filters are specs (cls.Set.Specs lines),
+// as the host hands them to the qdisc's context.
+func filterCtx(t *testing.T, specs ...string) *qdisctest.Ctx {
+	t.Helper()
+	ctx := qdisctest.NewCtx(1)
+	s, err := cls.Load(specs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.SetSeed(ctx.Seed)
+	ctx.Filters = s
+	return ctx
+}
+
+// udp is a packet of the UDP flow src:sport -> 10.1.0.7:dport.
+func udp(h skb.Handle, src uint32, sport, dport uint16, hash uint32) skb.Packet {
+	return skb.Packet{Handle: h, Len: 1000, TrueSize: 2048, Hash: hash, Sock: 1, GSOSegs: 1, Priority: 0,
+		Keys: skb.FlowKeys{Src: src, Dst: 0x0a010007, SrcPort: sport, DstPort: dport, Proto: 17}}
+}
+
+// TestFilters: fq_codel_classify with filters attached. Their result's
+// minor is the flow (1-based): two flows steered into one share its
+// queue; a minor of 0 or past flows_cnt, a drop action or no filter
+// matching drops the packet, counted as a qdisc drop, and the sender
+// sees NET_XMIT_SUCCESS (NET_XMIT_SUCCESS | __NET_XMIT_BYPASS, masked).
+// skb->priority naming a flow still comes first; with no filter at
+// 1: the hash decides.
+func TestFilters(t *testing.T) {
+	a := udp(1, 0x0a000001, 40000, 5001, hashFor(10, 1024))
+	b := udp(2, 0x0a000002, 40001, 5002, hashFor(20, 1024))
+	prio := udp(3, 0x0a000003, 40002, 5001, hashFor(30, 1024))
+	prio.Priority = 1<<16 | 7
+	tests := []struct {
+		name    string
+		specs   []string
+		pkts    []skb.Packet
+		flows   map[int]int // flow index -> packets held
+		dropped int
+	}{
+		{"matchall: both flows in flow 5", []string{"parent 1: protocol all pref 1 handle 0x1 matchall classid 1:5"},
+			[]skb.Packet{a, b}, map[int]int{4: 2}, 0},
+		{"flow map dst: one destination, one flow", []string{"parent 1: protocol all pref 1 handle 0x1 flow map key dst and 0xff"},
+			[]skb.Packet{a, b}, map[int]int{7: 2}, 0},
+		{"u32 by port; no match drops", []string{"parent 1: protocol ip pref 1 u32 match ip dport 5001 0xffff flowid 1:3"},
+			[]skb.Packet{a, b}, map[int]int{2: 1}, 1},
+		{"a minor past flows_cnt drops", []string{"parent 1: protocol all pref 1 handle 0x1 matchall classid 1:1025"},
+			[]skb.Packet{a, b}, nil, 2},
+		{"a minor of 0 drops", []string{"parent 1: protocol all pref 1 handle 0x1 flow map key proto and 0 baseclass 1:1 addend 0xffff"},
+			[]skb.Packet{a}, nil, 1},
+		{"a drop action", []string{"parent 1: protocol all pref 1 handle 0x1 matchall action drop"},
+			[]skb.Packet{a, b}, nil, 2},
+		{"a tcf_proto with nothing in it drops all", []string{"parent 1: protocol ip pref 1 handle 800: u32"},
+			[]skb.Packet{a}, nil, 1},
+		{"skb->priority first", []string{"parent 1: protocol all pref 1 handle 0x1 matchall classid 1:5"},
+			[]skb.Packet{prio, a}, map[int]int{6: 1, 4: 1}, 0},
+		{"filters elsewhere: the hash", []string{"parent 2: protocol all pref 1 handle 0x1 matchall classid 2:5"},
+			[]skb.Packet{a, b}, map[int]int{10: 1, 20: 1}, 0},
+	}
+	for _, tt := range tests {
+		q := newQ(t)
+		ctx := filterCtx(t, tt.specs...)
+		rc := enqueue(q, ctx, tt.pkts...)
+		for i, c := range rc {
+			if c != qdisc.XmitSuccess {
+				t.Errorf("%s: packet %d got %v, want NET_XMIT_SUCCESS", tt.name, i, c)
+			}
+		}
+		held := map[int]int{}
+		for i := range q.flows {
+			if n := q.flows[i].q.Len(); n > 0 {
+				held[i] = n
+			}
+		}
+		if len(held) != len(tt.flows) {
+			t.Errorf("%s: flows hold %v, want %v", tt.name, held, tt.flows)
+		}
+		for i, n := range tt.flows {
+			if held[i] != n {
+				t.Errorf("%s: flows hold %v, want %v", tt.name, held, tt.flows)
+			}
+		}
+		if q.Stats().Drops != uint64(tt.dropped) || len(ctx.Dropped) != tt.dropped || q.qlen != len(tt.pkts)-tt.dropped {
+			t.Errorf("%s: drops %d (%v), qlen %d; want %d dropped", tt.name, q.Stats().Drops, ctx.Dropped, q.qlen, tt.dropped)
+		}
+		for h, r := range ctx.Dropped {
+			if r != skb.DropQdiscDrop {
+				t.Errorf("%s: packet %d dropped with %s, want QDISC_DROP", tt.name, h, r)
+			}
+		}
 	}
 }

@@ -158,11 +158,18 @@ func (q *FQPIE) popHead(l *flowList) int32 {
 	return idx
 }
 
-// classify is fq_pie_classify without tc filters: skb->priority naming
-// one of our flows, else the hash. It returns the flow index.
+// classify is fq_pie_classify: skb->priority naming one of our flows,
+// then the filters of q->filter_list, else the hash. It returns the flow
+// index, -1 for a packet to drop. The filter step is the kernel's code,
+// but no filter ever reaches it: fq_pie's Qdisc_ops have no cl_ops, so
+// tc_new_tfilter refuses a filter on it ("Qdisc not classful"), and the
+// model's fq_pie declares no qdisc.HasBlock.
 func (q *FQPIE) classify(ctx qdisc.Ctx, p *skb.Packet) int32 {
 	if c, ok := qdisc.PriorityClass(p.Priority, q.handleMajor, q.flowsCnt); ok {
 		return int32(c)
+	}
+	if idx, filtered := qdisc.FilterFlow(ctx, p, q.handleMajor, q.flowsCnt); filtered {
+		return int32(idx)
 	}
 	ctx.Work(qdisc.WorkHash, 1)
 	return int32((uint64(p.Hash) * uint64(q.flowsCnt)) >> 32) // reciprocal_scale
@@ -183,6 +190,12 @@ func (q *FQPIE) Enqueue(ctx qdisc.Ctx, batch []skb.Packet, rc []qdisc.Code) {
 func (q *FQPIE) fqPieEnqueue(ctx qdisc.Ctx, p *skb.Packet) qdisc.Code {
 	ctx.Work(qdisc.WorkEnqueue, 1)
 	idx := q.classify(ctx, p)
+	if idx < 0 {
+		// NET_XMIT_SUCCESS | __NET_XMIT_BYPASS, a qdisc drop.
+		q.drops++
+		ctx.Drop(p.Handle, skb.DropQdiscDrop)
+		return qdisc.XmitSuccess
+	}
 	f := &q.flows[idx]
 	memoryLimited := q.memoryUsage > q.memoryLimit+p.TrueSize // u32 sum, wraps as the kernel's
 	reason := skb.DropQdiscOverlimit

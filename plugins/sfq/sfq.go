@@ -167,11 +167,17 @@ func (q *SFQ) Init(ctx qdisc.Ctx, s qdisc.Setup, args []string) (qdisc.Info, err
 	for i := range q.slots {
 		q.sfqLink(uint16(i))
 	}
-	info := qdisc.Info{Flags: qdisc.DequeueReadsCb, Limit: q.limit}
+	return q.info(), nil
+}
+
+func (q *SFQ) info() qdisc.Info {
+	// HasBlock: sfq_class_ops' tcf_block (q->block, sfq_init's
+	// tcf_block_get).
+	info := qdisc.Info{Flags: qdisc.DequeueReadsCb | qdisc.HasBlock, Limit: q.limit}
 	if q.limit >= 1 {
 		info.Flags |= qdisc.CanBypass
 	}
-	return info, nil
+	return info
 }
 
 // Change implements qdisc.Changer as the kernel has it: sfq's ops have
@@ -183,7 +189,7 @@ func (q *SFQ) Change(_ qdisc.Ctx, args []string) (qdisc.Info, error) {
 		return qdisc.Info{}, err
 	}
 	if !ctl.sent {
-		return qdisc.Info{}, nil // no TCA_OPTIONS: qdisc_change has nothing to do
+		return q.info(), nil // no TCA_OPTIONS: qdisc_change has nothing to do
 	}
 	return qdisc.Info{}, qdisc.ErrCannotChange
 }
@@ -213,15 +219,21 @@ func (q *SFQ) sfqHash(p *skb.Packet) uint32 {
 	return h & (q.divisor - 1)
 }
 
-// sfqClassify is sfq_classify without tc filters: skb->priority naming
-// one of our buckets (major = our handle) wins, else the hash. It returns
-// the bucket (the kernel's result minus one).
-func (q *SFQ) sfqClassify(ctx qdisc.Ctx, p *skb.Packet) uint32 {
+// sfqClassify is sfq_classify: skb->priority naming one of our buckets
+// (major = our handle) wins; then the filters attached to the qdisc, if
+// any, name the bucket by their result's minor; else the hash. It
+// returns the bucket (the kernel's result minus one); ok is false for a
+// packet to drop (a filter's drop, no filter matching, a minor out of
+// 1..divisor).
+func (q *SFQ) sfqClassify(ctx qdisc.Ctx, p *skb.Packet) (uint32, bool) {
 	if c, ok := qdisc.PriorityClass(p.Priority, q.handleMajor, q.divisor); ok {
-		return uint32(c)
+		return uint32(c), true
+	}
+	if b, filtered := qdisc.FilterFlow(ctx, p, q.handleMajor, q.divisor); filtered {
+		return uint32(b), b >= 0
 	}
 	ctx.Work(qdisc.WorkHash, 1)
-	return q.sfqHash(p)
+	return q.sfqHash(p), true
 }
 
 // drop counts and hands back one packet (qdisc_drop_reason).
@@ -293,7 +305,14 @@ func (q *SFQ) Enqueue(ctx qdisc.Ctx, batch []skb.Packet, rc []qdisc.Code) {
 // sfqEnqueue is sfq_enqueue.
 func (q *SFQ) sfqEnqueue(ctx qdisc.Ctx, p *skb.Packet) qdisc.Code {
 	ctx.Work(qdisc.WorkEnqueue, 1)
-	hash := q.sfqClassify(ctx, p)
+	hash, ok := q.sfqClassify(ctx, p)
+	if !ok {
+		// NET_XMIT_SUCCESS | __NET_XMIT_BYPASS: counted as a qdisc
+		// drop, freed with __qdisc_drop; the sender sees
+		// NET_XMIT_SUCCESS (dev_qdisc_enqueue's mask).
+		q.drop(ctx, p.Handle, skb.DropQdiscDrop)
+		return qdisc.XmitSuccess
+	}
 	x := q.ht[hash]
 	if x == sfqEmptySlot {
 		x = q.dep[0].next // a free slot

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/txlab/txlab/framework/cls"
 	"github.com/txlab/txlab/framework/qdisc"
 	"github.com/txlab/txlab/framework/qdisc/qdisctest"
 	"github.com/txlab/txlab/framework/sim"
@@ -71,7 +72,7 @@ func TestConformance(t *testing.T) {
 func TestDefaultsAndDump(t *testing.T) {
 	q := &SFQ{}
 	info, err := q.Init(qdisctest.NewCtx(1), testSetup(), nil)
-	if err != nil || info.Flags != qdisc.CanBypass|qdisc.DequeueReadsCb || info.Limit != 127 {
+	if err != nil || info.Flags != qdisc.CanBypass|qdisc.DequeueReadsCb|qdisc.HasBlock || info.Limit != 127 {
 		t.Fatalf("info %+v err %v", info, err)
 	}
 	if q.maxflows != 128 || q.maxdepth != 127 || q.divisor != 1024 || q.quantum != 1514 || q.perturbPeriod != 0 || q.headdrop {
@@ -158,8 +159,10 @@ func TestChange(t *testing.T) {
 	if _, err := q.Change(ctx, []string{"limit", "x"}); !errors.Is(err, qdisc.ErrParse) {
 		t.Fatalf("change limit x: %v, want tc's parse error first", err)
 	}
-	if _, err := q.Change(ctx, nil); err != nil {
-		t.Fatalf("change without options: %v", err)
+	if info, err := q.Change(ctx, nil); err != nil || info.Flags != q.info().Flags || info.Flags&qdisc.HasBlock == 0 || info.Limit != 100 {
+		// qdisc_change with nothing to change leaves the qdisc as it
+		// was: its flags (its block among them) and limit too.
+		t.Fatalf("change without options: %+v, %v", info, err)
 	}
 	if st := q.Stats(); st.Qlen != 10 || len(ctx.Dropped) != 0 || q.limit != 100 {
 		t.Fatalf("after refused changes: qlen %d, %d dropped, limit %d", st.Qlen, len(ctx.Dropped), q.limit)
@@ -545,4 +548,82 @@ func BenchmarkEnqueueDequeue(b *testing.B) {
 		pkts += len(out)
 	}
 	b.ReportMetric(float64(pkts)/time.Since(start).Seconds(), "pkts/s")
+}
+
+// TestFilters: sfq_classify with filters attached. Their result's minor
+// is the bucket (1-based, up to the divisor): two flows steered into one
+// bucket share its slot; a minor of 0 or past the divisor, a drop
+// action or no filter matching drops the packet, counted in the qdisc's
+// drops, and the sender sees NET_XMIT_SUCCESS. skb->priority naming a
+// bucket still comes first; with no filter at 1: the hash decides.
+func TestFilters(t *testing.T) {
+	g := &pktGen{}
+	a, b := g.hashed(1, 500), g.hashed(2, 500)
+	b.Keys.Dst = a.Keys.Dst // another flow to the same host
+	prio := g.pinned(40, 500)
+	tests := []struct {
+		name    string
+		args    []string
+		specs   []string
+		pkts    []skb.Packet
+		buckets map[uint32]int // bucket -> packets in its slot
+		dropped int
+	}{
+		{"flow hash dst: one host, one bucket", nil, []string{"parent 1: protocol all pref 1 handle 0x1 flow hash keys dst divisor 1024"},
+			[]skb.Packet{a, b}, nil, 0},
+		{"matchall: both in bucket 5", nil, []string{"parent 1: protocol all pref 1 handle 0x1 matchall classid 1:5"},
+			[]skb.Packet{a, b}, map[uint32]int{4: 2}, 0},
+		{"the divisor bounds the minor", []string{"divisor", "64"}, []string{"parent 1: protocol all pref 1 handle 0x1 matchall classid 1:65"},
+			[]skb.Packet{a, b}, nil, 2},
+		{"minor 64 of 64", []string{"divisor", "64"}, []string{"parent 1: protocol all pref 1 handle 0x1 matchall classid 1:40"},
+			[]skb.Packet{a}, map[uint32]int{63: 1}, 0},
+		{"no filter matching drops", nil, []string{"parent 1: protocol ip pref 1 u32 match ip dport 443 0xffff flowid 1:3"},
+			[]skb.Packet{a, b}, nil, 2},
+		{"a drop action", nil, []string{"parent 1: protocol all pref 1 handle 0x1 matchall action drop"},
+			[]skb.Packet{a}, nil, 1},
+		{"skb->priority first", nil, []string{"parent 1: protocol all pref 1 handle 0x1 matchall classid 1:5"},
+			[]skb.Packet{prio, a}, map[uint32]int{40: 1, 4: 1}, 0},
+	}
+	for _, tt := range tests {
+		q := newQ(t, tt.args...)
+		ctx := qdisctest.NewCtx(1)
+		s, err := cls.Load(tt.specs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.SetSeed(ctx.Seed)
+		ctx.Filters = s
+		for i, c := range enqueue(q, ctx, tt.pkts...) {
+			if c != qdisc.XmitSuccess {
+				t.Errorf("%s: packet %d got %v, want NET_XMIT_SUCCESS", tt.name, i, c)
+			}
+		}
+		held := map[uint32]int{}
+		for bkt, x := range q.ht {
+			if x != sfqEmptySlot {
+				held[uint32(bkt)] = int(q.slots[x].qlen)
+			}
+		}
+		if tt.buckets == nil && tt.dropped == 0 {
+			// Where the hash puts it: one bucket for both.
+			if len(held) != 1 {
+				t.Errorf("%s: buckets %v, want one holding both", tt.name, held)
+			}
+		} else if len(held) != len(tt.buckets) {
+			t.Errorf("%s: buckets %v, want %v", tt.name, held, tt.buckets)
+		}
+		for bkt, n := range tt.buckets {
+			if held[bkt] != n {
+				t.Errorf("%s: buckets %v, want %v", tt.name, held, tt.buckets)
+			}
+		}
+		if q.Stats().Drops != uint64(tt.dropped) || len(ctx.Dropped) != tt.dropped || q.qlen != len(tt.pkts)-tt.dropped {
+			t.Errorf("%s: drops %d (%v), qlen %d; want %d dropped", tt.name, q.Stats().Drops, ctx.Dropped, q.qlen, tt.dropped)
+		}
+		for h, r := range ctx.Dropped {
+			if r != skb.DropQdiscDrop {
+				t.Errorf("%s: packet %d dropped with %s, want QDISC_DROP", tt.name, h, r)
+			}
+		}
+	}
 }
