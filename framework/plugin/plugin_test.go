@@ -686,6 +686,55 @@ qdisc add dev eth0 parent 1:2 handle 2: fq_codel
 	}
 }
 
+// Filters on the flow qdiscs (fq_codel, sfq, cake: their own block)
+// classify in the plugin, in and out of process alike: cls_flow's
+// hashrnd comes from the qdisc's seed (its flow filters hash the
+// senders into twice the flows there are, so which senders the
+// out-of-range half drops, or which share a queue, is the hashrnd's
+// doing), a filter added while packets flow reaches the plugin's copy
+// and leaves the others' hashrnd as it was, and drops by filter are
+// accounted.
+func TestIsolateFlowQdiscFilters(t *testing.T) {
+	at := func(us int, tc string) run.Action {
+		return run.Action{Name: tc, At: sim.Time(us) * sim.Microsecond, Do: func(l *run.Live) error { return l.TC(tc) }}
+	}
+	for _, tt := range []struct {
+		name, tc string
+	}{
+		{"fq_codel", `
+qdisc add dev eth0 root handle 1: fq_codel limit 50 flows 64
+filter add dev eth0 parent 1: protocol ip pref 1 u32 match ip dport 5003 0xffff action drop
+filter add dev eth0 parent 1: protocol all pref 2 handle 1 flow hash keys src,dst,proto-src divisor 128 perturb 1
+`},
+		{"sfq", `
+qdisc add dev eth0 root handle 1: sfq limit 20 divisor 64
+filter add dev eth0 parent 1: protocol all pref 2 handle 7 flow hash keys proto-src,rxhash divisor 128
+`},
+		{"cake", `
+qdisc add dev eth0 root handle 1: cake bandwidth 100mbit memlimit 32kb flows
+filter add dev eth0 parent 1: protocol all pref 2 handle 1 flow hash keys proto-src divisor 3 baseclass 5:1
+filter add dev eth0 parent 1: protocol ip pref 1 u32 match ip dport 5002 0xffff action skbedit priority 1:2 pipe
+`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := small("pfifo", "ice")
+			s.Queues = 1
+			s.Workload = workload.Spec{Kind: workload.UDPStream, Senders: 8, PacketSize: 1000}
+			s.Workload.Groups, _ = workload.ParseGroups("dport=5001 dport=5002 dport=5003,prio=1:3 dport=5004")
+			s.TC = []run.TCBatch{{Name: "t.tc", Text: tt.tc}}
+			s.Actions = []run.Action{at(1500, "filter add dev eth0 parent 1: protocol ip pref 1 u32 match ip dport 5004 0xffff flowid 1:ffff")}
+			s.Duration = 4 * sim.Millisecond
+			out := sameInAndOut(t, s)
+			if !bytes.Contains(out, []byte(`"accounting_ok": true`)) || !bytes.Contains(out, []byte(`flow chain 0 handle`)) {
+				t.Fatalf("the accounting failed, or no flow filter is shown:\n%s", out)
+			}
+			if tt.name != "cake" && !bytes.Contains(out, []byte(`"QDISC_DROP"`)) {
+				t.Fatalf("no packet was dropped by a filter")
+			}
+		})
+	}
+}
+
 // Isolated runs side by side reuse each other's plugin processes (a run
 // hands its process on when it closes) and give the reports they give
 // one by one. Run with -race: a run must unwind its CPUs, whose tasks
