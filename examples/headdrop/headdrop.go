@@ -89,10 +89,12 @@ func (h *HeadDrop) Enqueue(ctx qdisc.Ctx, batch []skb.Packet, rc []qdisc.Code) {
 		default:
 			// Full: __qdisc_queue_drop_head + qdisc_qstats_drop, then
 			// take the new packet. Unlinking the head costs a dequeue.
-			// The kernel counts a drop, not an overlimit.
+			// The kernel counts a drop, not an overlimit, and frees the
+			// head with the reason __dev_xmit_skb set on it when it
+			// came: QDISC_DROP.
 			ctx.Work(qdisc.WorkDequeue, 1)
 			h.drops++
-			ctx.Drop(h.pop().Handle, skb.DropQdiscOverlimit)
+			ctx.Drop(h.pop().Handle, skb.DropQdiscDrop)
 			h.push(p)
 			rc[i] = qdisc.XmitCN // this packet is queued, another was dropped
 		}

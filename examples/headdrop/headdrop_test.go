@@ -67,7 +67,7 @@ func span(from, to int) []skb.Handle { // from..to inclusive, nil if empty
 }
 
 // TestHeadDrop: after limit+k packets the k oldest are gone, dropped as
-// QDISC_OVERLIMIT, each newcomer past the limit got NET_XMIT_CN, and what
+// QDISC_DROP, each newcomer past the limit got NET_XMIT_CN, and what
 // is left comes out in arrival order.
 func TestHeadDrop(t *testing.T) {
 	for _, tc := range []struct {
@@ -101,8 +101,8 @@ func TestHeadDrop(t *testing.T) {
 				t.Errorf("%d dropped, want %d", len(ctx.Dropped), k)
 			}
 			for _, h := range span(1, k) {
-				if r, ok := ctx.Dropped[h]; !ok || r != skb.DropQdiscOverlimit {
-					t.Errorf("packet %d: dropped=%v reason %q, want %q", h, ok, r, skb.DropQdiscOverlimit)
+				if r, ok := ctx.Dropped[h]; !ok || r != skb.DropQdiscDrop {
+					t.Errorf("packet %d: dropped=%v reason %q, want %q", h, ok, r, skb.DropQdiscDrop)
 				}
 			}
 			st := q.Stats()

@@ -25,7 +25,7 @@ func TestBuiltinsConform(t *testing.T) {
 		{"bfifo", []string{"limit", "100"}, 0}, // below most packets: nearly all dropped
 		{"pfifo_head_drop", nil, 1000},
 		{"pfifo_head_drop", []string{"limit", "50"}, 50},
-		{"pfifo_head_drop", []string{"limit", "0"}, 1}, // holds one (pfifo_tail_enqueue)
+		{"pfifo_head_drop", []string{"limit", "0"}, 0}, // drops every packet (pfifo_tail_enqueue since the 2025 fix)
 	}
 	for _, c := range cases {
 		t.Run(c.kind+" "+strings.Join(c.args, " "), func(t *testing.T) {

@@ -264,12 +264,19 @@ func (h *PFifoHeadDrop) Change(_ Ctx, args []string) (Info, error) {
 // packet joins the tail. At it, __qdisc_queue_drop_head unlinks the
 // head onto to_free, freed with the reason __dev_xmit_skb set on it
 // when it came (QDISC_DROP); the drop is counted, the new packet joins
-// the tail and the sender gets NET_XMIT_CN. With limit 0 there is no
-// head to drop: the kernel counts a drop all the same and queues the
-// packet, so the queue holds one.
+// the tail and the sender gets NET_XMIT_CN. With limit 0 the new packet
+// is dropped (qdisc_drop), as since 2025's fix (CVE-2025-21702, in 6.12's
+// stable tree): before it, the empty queue had no head to drop and took
+// the packet anyway.
 func (h *PFifoHeadDrop) Enqueue(ctx Ctx, batch []skb.Packet, rc []Code) {
 	for i, pk := range batch {
 		ctx.Work(WorkEnqueue, 1)
+		if h.limit == 0 {
+			ctx.Drop(pk.Handle, skb.DropQdiscDrop)
+			h.drops++
+			rc[i] = XmitDrop
+			continue
+		}
 		if uint64(h.q.Len()) < uint64(h.limit) {
 			h.q.push(pk)
 			rc[i] = XmitSuccess

@@ -214,11 +214,13 @@ func TestPfifoHeadDropKeepsNewest(t *testing.T) {
 	if info.Limit != 0 || info.Flags&qdisc.CanBypass != 0 || z.Dump() != "limit 0p" {
 		t.Fatalf("limit 0: %+v %q", info, z.Dump())
 	}
+	// pfifo_tail_enqueue drops the new packet at limit 0 (the 2025 fix
+	// in 6.12's stable tree; before it the packet was queued).
 	rc = offer(z, ctx, 1, 100, 200)
-	if !slices.Equal(rc, []qdisc.Code{qdisc.XmitCN, qdisc.XmitCN}) {
+	if !slices.Equal(rc, []qdisc.Code{qdisc.XmitDrop, qdisc.XmitDrop}) {
 		t.Fatalf("limit 0 codes %v", rc)
 	}
-	if st := z.Stats(); st.Qlen != 1 || st.Backlog != 200 || st.Drops != 2 || len(ctx.Dropped) != 1 || ctx.Dropped[1] != skb.DropQdiscDrop {
+	if st := z.Stats(); st.Qlen != 0 || st.Backlog != 0 || st.Drops != 2 || len(ctx.Dropped) != 2 || ctx.Dropped[2] != skb.DropQdiscDrop {
 		t.Fatalf("limit 0: %+v, dropped %v", st, ctx.Dropped)
 	}
 	if _, info := newFifo(t, "pfifo_head_drop", 1000); info.Limit != 1000 {
