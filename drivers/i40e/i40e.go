@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/txlab/txlab/framework/driver"
+	"github.com/txlab/txlab/framework/khash"
 	"github.com/txlab/txlab/framework/sim"
 	"github.com/txlab/txlab/framework/skb"
 )
@@ -418,33 +419,8 @@ func (d *I40E) SelectQueue(p skb.Packet, numTxQ int) (int, bool) {
 	} else {
 		h = 0x0008 ^ p.Hash
 	}
-	h = jhash1Word(h, swdcbHashSalt)
+	h = khash.Jhash1Word(h, swdcbHashSalt)
 	return qoffset + int(uint64(h)*uint64(qcount)>>32), true
-}
-
-// jhash1Word is jhash_1word (include/linux/jhash.h): Bob Jenkins'
-// lookup3 final mix over one word.
-func jhash1Word(a, initval uint32) uint32 {
-	const jhashInitval = 0xdeadbeef
-	iv := initval + jhashInitval + 1<<2
-	a += iv
-	b, c := iv, iv
-	rol := func(x uint32, k uint) uint32 { return x<<k | x>>(32-k) }
-	c ^= b
-	c -= rol(b, 14)
-	a ^= c
-	a -= rol(c, 11)
-	b ^= a
-	b -= rol(a, 25)
-	c ^= b
-	c -= rol(b, 16)
-	a ^= c
-	a -= rol(c, 4)
-	b ^= a
-	b -= rol(a, 14)
-	c ^= b
-	c -= rol(b, 24)
-	return c
 }
 
 // Stats implements driver.Driver.

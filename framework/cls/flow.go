@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/txlab/txlab/framework/khash"
 	"github.com/txlab/txlab/framework/qdisc"
 	"github.com/txlab/txlab/framework/sim"
 	"github.com/txlab/txlab/framework/skb"
@@ -469,7 +470,7 @@ func (s *Set) flowClassify(ctx qdisc.Ctx, f *Filter, p *skb.Packet) qdisc.ClassI
 	}
 	var classid uint32
 	if ff.mode == flowModeHash {
-		classid = jhash2(keys[:n], s.flowHashrnd(ctx, f))
+		classid = khash.Jhash2(keys[:n], s.flowHashrnd(ctx, f))
 	} else {
 		classid = (keys[0]&ff.mask ^ ff.xor) >> ff.rshift
 		classid += ff.addend
@@ -604,110 +605,5 @@ func (s *Set) addrFold(addr uint64) uint32 {
 		s.secret = [2]uint64{r.Uint64(), r.Uint64()}
 		s.secretSet = true
 	}
-	return uint32(siphash1u64(s.secret, addr))
-}
-
-// siphash1u64 is siphash_1u64 (lib/siphash.c): SipHash-2-4 of one
-// little-endian u64.
-func siphash1u64(key [2]uint64, m uint64) uint64 {
-	v0 := key[0] ^ 0x736f6d6570736575
-	v1 := key[1] ^ 0x646f72616e646f6d
-	v2 := key[0] ^ 0x6c7967656e657261
-	v3 := key[1] ^ 0x7465646279746573
-	round := func() {
-		v0 += v1
-		v1 = bits.RotateLeft64(v1, 13)
-		v1 ^= v0
-		v0 = bits.RotateLeft64(v0, 32)
-		v2 += v3
-		v3 = bits.RotateLeft64(v3, 16)
-		v3 ^= v2
-		v0 += v3
-		v3 = bits.RotateLeft64(v3, 21)
-		v3 ^= v0
-		v2 += v1
-		v1 = bits.RotateLeft64(v1, 17)
-		v1 ^= v2
-		v2 = bits.RotateLeft64(v2, 32)
-	}
-	for _, b := range [2]uint64{m, 8 << 56} { // the message, then its length
-		v3 ^= b
-		round()
-		round()
-		v0 ^= b
-	}
-	v2 ^= 0xff
-	round()
-	round()
-	round()
-	round()
-	return v0 ^ v1 ^ v2 ^ v3
-}
-
-// jhash2 is include/linux/jhash.h's jhash2: Bob Jenkins' lookup3
-// hashword over u32 keys with an initial value.
-func jhash2(k []uint32, initval uint32) uint32 {
-	a := 0xdeadbeef + uint32(len(k))<<2 + initval // JHASH_INITVAL
-	b, c := a, a
-	for len(k) > 3 {
-		a += k[0]
-		b += k[1]
-		c += k[2]
-		a, b, c = jhashMix(a, b, c)
-		k = k[3:]
-	}
-	switch len(k) {
-	case 3:
-		c += k[2]
-		fallthrough
-	case 2:
-		b += k[1]
-		fallthrough
-	case 1:
-		a += k[0]
-		c = jhashFinal(a, b, c)
-	}
-	return c
-}
-
-func jhashMix(a, b, c uint32) (uint32, uint32, uint32) {
-	rol := bits.RotateLeft32
-	a -= c
-	a ^= rol(c, 4)
-	c += b
-	b -= a
-	b ^= rol(a, 6)
-	a += c
-	c -= b
-	c ^= rol(b, 8)
-	b += a
-	a -= c
-	a ^= rol(c, 16)
-	c += b
-	b -= a
-	b ^= rol(a, 19)
-	a += c
-	c -= b
-	c ^= rol(b, 4)
-	b += a
-	return a, b, c
-}
-
-func jhashFinal(a, b, c uint32) uint32 {
-	rol := bits.RotateLeft32
-	c ^= b
-	c -= rol(b, 14)
-	a ^= c
-	a -= rol(c, 11)
-	b ^= a
-	b -= rol(a, 25)
-	c ^= b
-	c -= rol(b, 16)
-	a ^= c
-	a -= rol(c, 4)
-	b ^= a
-	b -= rol(a, 14)
-	c ^= b
-	c -= rol(b, 24)
-	return c
+	return uint32(khash.SipHash(s.secret, []uint64{addr}))
 }

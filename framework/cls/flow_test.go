@@ -12,35 +12,6 @@ import (
 	"github.com/txlab/txlab/framework/tc"
 )
 
-// jhash2 against values worked out from include/linux/jhash.h by hand
-// (a separate implementation of __jhash_mix and __jhash_final, lookup3's
-// hashword): JHASH_INITVAL + 4*length + initval, three words at a time.
-func TestJhash2(t *testing.T) {
-	for _, tt := range []struct {
-		keys    []uint32
-		initval uint32
-		want    uint32
-	}{
-		{nil, 7, 0xdeadbef6}, // no word: the initial state
-		{[]uint32{0x0a000001}, 0, 0x3483bc84},
-		{[]uint32{0x0a000001, 0x0a010007}, 0x12345678, 0x43dedb37},
-		{[]uint32{1, 2, 3, 4}, 0xdeadbeef, 0xda03e646}, // one __jhash_mix, then a final word
-		{[]uint32{0x0a000001, 0x0a010007, 17, 40000, 5001}, 0x9e3779b9, 0x82d97433},
-	} {
-		if got := jhash2(tt.keys, tt.initval); got != tt.want {
-			t.Errorf("jhash2(%#x, %#x) = %#x, want %#x", tt.keys, tt.initval, got, tt.want)
-		}
-	}
-}
-
-// siphash_1u64 against SipHash-2-4's reference vector for the 8-byte
-// message 00..07 under the key 00..0f.
-func TestSiphash1u64(t *testing.T) {
-	if got := siphash1u64([2]uint64{0x0706050403020100, 0x0f0e0d0c0b0a0908}, 0x0706050403020100); got != 0x93f5f5799a932462 {
-		t.Errorf("siphash_1u64 = %#x, want 0x93f5f5799a932462", got)
-	}
-}
-
 // nowCtx is a context at a time of the test's choosing.
 type nowCtx struct {
 	qdisc.Ctx

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/txlab/txlab/framework/khash"
 	"github.com/txlab/txlab/framework/qdisc"
 	"github.com/txlab/txlab/framework/sim"
 	"github.com/txlab/txlab/framework/skb"
@@ -212,7 +213,7 @@ func (q *SFQ) sfqHash(p *skb.Packet) uint32 {
 		m0 = uint64(k.Src) | uint64(k.Dst)<<32
 		m1 = uint64(k.SrcPort) | uint64(k.DstPort)<<16 | uint64(k.Proto)<<32
 	}
-	h := uint32(siphash2(q.perturbation, m0, m1))
+	h := uint32(khash.SipHash(q.perturbation, []uint64{m0, m1}))
 	if h == 0 {
 		h = 1
 	}
