@@ -65,6 +65,7 @@ func exitOf(t *testing.T, args ...string) (string, int) {
 func TestRunIsolateSameJSON(t *testing.T) {
 	for _, extra := range [][]string{
 		{"--qdisc", "mq fq_codel"},
+		{"--qdisc", "mq codel target 500us interval 1ms"},
 		// The forward workload: the driver's RX side (RxInfo) crosses
 		// the plugin boundary at init; its NAPI polls are one call each.
 		{"--qdisc", "cake besteffort", "--workload", "forward", "--driver", "i40e", "--queues", "4", "--rate", "25Gbit",

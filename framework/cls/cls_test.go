@@ -27,6 +27,23 @@ func add(t *testing.T, s *Set, at qdisc.ClassID, words string) *Filter {
 	return f
 }
 
+// addUntilError adds filters (tc words) to a new set at the root until
+// one is refused, and returns that error.
+func addUntilError(t *testing.T, filters []string) error {
+	t.Helper()
+	s := NewSet()
+	for _, w := range filters {
+		cmd, err := tc.ParseFilter(strings.Fields(w))
+		if err != nil {
+			t.Fatalf("%q: %v", w, err)
+		}
+		if _, err := s.Add(tc.VerbAdd, cmd, root); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // pkt is a txlab UDP packet: 10.0.0.1:40000 -> 10.1.0.7:5001.
 func pkt() skb.Packet {
 	return skb.Packet{Len: 1514, Keys: skb.FlowKeys{Src: 0x0a000001, Dst: 0x0a010007, SrcPort: 40000, DstPort: 5001, Proto: 17}}
@@ -287,17 +304,7 @@ func TestAddErrors(t *testing.T) {
 		{[]string{"protocol ip prio 1 matchall action skbedit"}, "skbedit: nothing to edit", qdisc.ErrParse},
 	}
 	for _, tt := range tests {
-		s := NewSet()
-		var err error
-		for _, w := range tt.filters {
-			cmd, perr := tc.ParseFilter(strings.Fields(w))
-			if perr != nil {
-				t.Fatalf("%q: %v", w, perr)
-			}
-			if _, err = s.Add(tc.VerbAdd, cmd, root); err != nil {
-				break
-			}
-		}
+		err := addUntilError(t, tt.filters)
 		if err == nil || !strings.Contains(err.Error(), tt.want) || !errors.Is(err, tt.class) {
 			t.Errorf("%v: %v, want %q of class %v", tt.filters, err, tt.want, tt.class)
 		}

@@ -244,17 +244,7 @@ func TestFlowAddErrors(t *testing.T) {
 		{[]string{"handle 1 flow hash keys src police rate 1mbit burst 10k"}, "police is not modelled", qdisc.ErrLacks},
 	}
 	for _, tt := range tests {
-		s := NewSet()
-		var err error
-		for _, w := range tt.filters {
-			cmd, perr := tc.ParseFilter(strings.Fields(w))
-			if perr != nil {
-				t.Fatalf("%q: %v", w, perr)
-			}
-			if _, err = s.Add(tc.VerbAdd, cmd, root); err != nil {
-				break
-			}
-		}
+		err := addUntilError(t, tt.filters)
 		if err == nil || !strings.Contains(err.Error(), tt.want) || !errors.Is(err, tt.class) {
 			t.Errorf("%v: %v, want %q of class %v", tt.filters, err, tt.want, tt.class)
 		}

@@ -617,13 +617,8 @@ func TestFilters(t *testing.T) {
 				t.Errorf("%s: buckets %v, want %v", tt.name, held, tt.buckets)
 			}
 		}
-		if q.Stats().Drops != uint64(tt.dropped) || len(ctx.Dropped) != tt.dropped || q.qlen != len(tt.pkts)-tt.dropped {
-			t.Errorf("%s: drops %d (%v), qlen %d; want %d dropped", tt.name, q.Stats().Drops, ctx.Dropped, q.qlen, tt.dropped)
-		}
-		for h, r := range ctx.Dropped {
-			if r != skb.DropQdiscDrop {
-				t.Errorf("%s: packet %d dropped with %s, want QDISC_DROP", tt.name, h, r)
-			}
+		if err := ctx.CheckDrops(q.Stats(), q.qlen, len(tt.pkts), tt.dropped, skb.DropQdiscDrop); err != nil {
+			t.Errorf("%s: %v", tt.name, err)
 		}
 	}
 }

@@ -748,3 +748,18 @@ func checkBulk(q qdisc.Qdisc, ctx *Ctx, o Options) error {
 	}
 	return l.agree(q)
 }
+
+// CheckDrops says how a qdisc's drops disagree with a test's: want
+// dropped, all for reason, counted in st.Drops and given to this
+// context, the rest (qlen of offered) still held. Nil when they agree.
+func (c *Ctx) CheckDrops(st qdisc.Stats, qlen, offered, want int, reason skb.DropReason) error {
+	if st.Drops != uint64(want) || len(c.Dropped) != want || qlen != offered-want {
+		return fmt.Errorf("drops %d (%v), qlen %d of %d; want %d dropped", st.Drops, c.Dropped, qlen, offered, want)
+	}
+	for h, r := range c.Dropped {
+		if r != reason {
+			return fmt.Errorf("packet %d dropped with %s, want %s", h, r, reason)
+		}
+	}
+	return nil
+}
