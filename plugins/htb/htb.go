@@ -636,9 +636,13 @@ func (q *HTB) htbDequeueTree(ctx qdisc.Ctx, x qdisc.ClassCtx, prio, lvl int) (sk
 		if ok {
 			n = 1
 		}
-		q.drops += uint64(q.leaves.Update(cl.id, st, 0, n))
-		if !ok && st.Qlen == 0 {
-			q.htbDeactivate(cl) // its drops emptied it: qlen_notify
+		dropped := q.leaves.Update(cl.id, st, 0, n)
+		q.drops += uint64(dropped)
+		if dropped > 0 && st.Qlen == 0 {
+			// its drops emptied it: the leaf's qdisc_tree_reduce_backlog
+			// called htb_qlen_notify inside its dequeue, before the DRR
+			// step below (which then moves the row's pointer again)
+			q.htbDeactivate(cl)
 		}
 		if ok {
 			break
