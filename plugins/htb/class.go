@@ -218,14 +218,9 @@ func (q *HTB) newClass(ctx qdisc.Ctx, req qdisc.ClassReq, o *copt) error {
 		} else {
 			parent.level = MaxDepth - 1
 		}
-		parent.inner = [NumPrio]hprio{}
-		for p := range parent.inner {
-			parent.inner[p].tree.prio = p
-		}
+		parent.clearUnion()
 	}
-	for p := range cl.inner {
-		cl.inner[p].tree.prio = p
-	}
+	cl.clearUnion()
 	cl.parent = parent
 	// set class to be in HTB_CAN_SEND state
 	cl.tokens, cl.ctokens = int64(psched.TicksToNs(uint64(o.bufTicks))), int64(psched.TicksToNs(uint64(o.cbufTicks)))
@@ -269,7 +264,7 @@ func (q *HTB) DeleteClass(ctx qdisc.Ctx, id qdisc.ClassID) error {
 			q.hlevel[p.level].waitPQ.erase(p)
 		}
 		p.level = 0
-		p.inner = [NumPrio]hprio{}
+		p.clearUnion()
 		p.tokens, p.ctokens = p.buffer, p.cbuffer
 		p.tc = int64(ctx.Now())
 		p.cmode = canSend

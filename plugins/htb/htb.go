@@ -77,6 +77,15 @@ type class struct {
 	cmode        htbCmode
 }
 
+// clearUnion is the kernel's memset(&cl->inner, 0, sizeof(cl->inner)):
+// the inner class's feeds. Each feed's tree keeps its prio.
+func (cl *class) clearUnion() {
+	cl.inner = [NumPrio]hprio{}
+	for p := range cl.inner {
+		cl.inner[p].tree.prio = p
+	}
+}
+
 // level is struct htb_level.
 type level struct {
 	waitPQ waitPQ
@@ -734,7 +743,7 @@ func (q *HTB) Dequeue(ctx qdisc.Ctx, req qdisc.DequeueReq, out []skb.Packet) []s
 func (q *HTB) Reset(ctx qdisc.Ctx) {
 	for _, cl := range q.clhash.Walk() {
 		if cl.level != 0 {
-			cl.inner = [NumPrio]hprio{}
+			cl.clearUnion()
 		}
 		cl.in = [NumPrio]*idTree{}
 		cl.inPQ = false

@@ -170,3 +170,43 @@ func TestDequeueDropsDeactivateBeforeDRR(t *testing.T) {
 		})
 	}
 }
+
+// htb_reset zeroes the inner classes' feeds (memset of cl->inner) and
+// leaves the qdisc in use: after it, a tree whose classes borrow serves
+// as a new one does. A middle class active at two prios is in its
+// parent's feeds of both.
+func TestResetKeepsFeedsUsable(t *testing.T) {
+	for _, reset := range []bool{false, true} {
+		s := newScripted()
+		q := build(t, s, "",
+			"1:1 root rate 10gbit burst 1mb cburst 1mb",
+			"1:2 1:1 rate 1mbit ceil 10gbit cburst 1mb",
+			"1:10 1:2 rate 1mbit ceil 10gbit cburst 1mb prio 0",
+			"1:20 1:2 rate 1mbit ceil 10gbit cburst 1mb prio 1")
+		if reset {
+			q.Reset(s)
+		}
+		h := skb.Handle(1)
+		for range 4 {
+			for _, id := range []string{"1:10", "1:20"} {
+				send(q, s, h, id, 1500)
+				h++
+			}
+		}
+		var got string
+		func() {
+			defer func() {
+				if r := recover(); r != nil {
+					t.Errorf("reset %v: %v", reset, r)
+				}
+			}()
+			got = order(q, s, 9)
+		}()
+		// Each leaf sends its burst at level 0, then borrows from 1:1
+		// through 1:2 (level 7's row, prio 0 first).
+		if want := "1:10 1:10 1:20 1:20 1:10 1:10 1:20 1:20 -"; got != want {
+			t.Errorf("reset %v: served %q, want %q", reset, got, want)
+		}
+	}
+}
+
