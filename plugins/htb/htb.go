@@ -78,12 +78,14 @@ type class struct {
 }
 
 // clearUnion is the kernel's memset(&cl->inner, 0, sizeof(cl->inner)):
-// the inner class's feeds. Each feed's tree keeps its prio.
+// the inner class's feeds, and with them the leaf's deficits, which
+// share that union. Each feed's tree keeps its prio.
 func (cl *class) clearUnion() {
 	cl.inner = [NumPrio]hprio{}
 	for p := range cl.inner {
 		cl.inner[p].tree.prio = p
 	}
+	cl.deficit = [MaxDepth]int{}
 }
 
 // level is struct htb_level.

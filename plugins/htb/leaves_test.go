@@ -210,3 +210,50 @@ func TestResetKeepsFeedsUsable(t *testing.T) {
 	}
 }
 
+// A leaf's deficits share a union with an inner class's feeds: a leaf
+// that becomes inner (its first child) and a leaf again (the child
+// deleted: htb_parent_to_leaf) starts its DRR turns from deficit 0, as
+// the memsets of cl->inner leave it; a leaf that stayed one keeps its
+// deficit.
+func TestParentToLeafZeroesDeficit(t *testing.T) {
+	tests := []struct {
+		name  string
+		child bool
+		want  string
+	}{
+		{"leaf, inner, leaf again", true, "1:1 1:2 1:1 1:2"},
+		// 400 of 1:1's quantum left from its first packet: it sends
+		// two 300-byte packets in one turn.
+		{"leaf all along", false, "1:1 1:1 1:2 1:2"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newScripted()
+			q := build(t, s, "",
+				"1:1 root rate 10gbit quantum 1000",
+				"1:2 root rate 10gbit quantum 1000")
+			send(q, s, 1, "1:1", 600)
+			if got := order(q, s, 1); got != "1:1" {
+				t.Fatalf("first packet from %s", got)
+			}
+			if tt.child {
+				if err := q.ChangeClass(s, qdisc.ClassReq{ID: 0x10010, Parent: 0x10001, Create: true, Args: []string{"rate", "1mbit"}}); err != nil {
+					t.Fatal(err)
+				}
+				if err := q.DeleteClass(s, 0x10010); err != nil {
+					t.Fatal(err)
+				}
+			}
+			h := skb.Handle(2)
+			for range 2 {
+				for _, id := range []string{"1:1", "1:2"} {
+					send(q, s, h, id, 300)
+					h++
+				}
+			}
+			if got := order(q, s, 4); got != tt.want {
+				t.Errorf("served %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
