@@ -88,6 +88,13 @@ func (cl *class) clearUnion() {
 	cl.deficit = [MaxDepth]int{}
 }
 
+// bstatsUpdate is bstats_update: the packet's bytes (qdisc_pkt_len),
+// and a GSO skb's segments as its packets.
+func (cl *class) bstatsUpdate(p *skb.Packet) {
+	cl.bytes += uint64(p.Len)
+	cl.packets += uint64(max(p.GSOSegs, 1))
+}
+
 // level is struct htb_level.
 type level struct {
 	waitPQ waitPQ
@@ -509,10 +516,11 @@ func htbAccntCtokens(cl *class, bytes int, diff int64) {
 	cl.ctokens = toks
 }
 
-// htbChargeClass is htb_charge_class: bytes dequeued from leaf cl
+// htbChargeClass is htb_charge_class: packet pk dequeued from leaf cl
 // borrowing at level: its ceil bucket and every ancestor's, and the rate
 // bucket of those at level or above; modes change as the buckets say.
-func (q *HTB) htbChargeClass(cl *class, lvl int, bytes int) {
+func (q *HTB) htbChargeClass(cl *class, lvl int, pk *skb.Packet) {
+	bytes := int(pk.Len)
 	for ; cl != nil; cl = cl.parent {
 		diff := min(q.now-cl.tc, cl.mbuffer)
 		if cl.level >= lvl {
@@ -539,8 +547,7 @@ func (q *HTB) htbChargeClass(cl *class, lvl int, bytes int) {
 			}
 		}
 		if cl.level != 0 { // leaves are counted at dequeue
-			cl.bytes += uint64(bytes)
-			cl.packets++
+			cl.bstatsUpdate(pk)
 		}
 	}
 }
@@ -668,8 +675,7 @@ func (q *HTB) htbDequeueTree(ctx qdisc.Ctx, x qdisc.ClassCtx, prio, lvl int) (sk
 	if !ok {
 		return skb.Packet{}, false
 	}
-	cl.bytes += uint64(pk.Len)
-	cl.packets++
+	cl.bstatsUpdate(&pk)
 	cl.deficit[lvl] -= int(pk.Len)
 	if cl.deficit[lvl] < 0 {
 		cl.deficit[lvl] += cl.quantum
@@ -678,7 +684,7 @@ func (q *HTB) htbDequeueTree(ctx qdisc.Ctx, x qdisc.ClassCtx, prio, lvl int) (sk
 	if q.leaves.Get(cl.id).Qlen == 0 {
 		q.htbDeactivate(cl)
 	}
-	q.htbChargeClass(cl, lvl, int(pk.Len))
+	q.htbChargeClass(cl, lvl, &pk)
 	return pk, true
 }
 

@@ -257,3 +257,38 @@ func TestParentToLeafZeroesDeficit(t *testing.T) {
 		})
 	}
 }
+
+// bstats_update counts a GSO skb's segments as packets: the leaf
+// class's sent packets (htb_dequeue_tree) and its ancestors'
+// (htb_charge_class).
+func TestClassStatsCountGSOSegments(t *testing.T) {
+	tests := []struct {
+		name      string
+		leaf      string
+		segs      uint16
+		wantPkts  uint64
+		wantBytes uint64
+	}{
+		{"GSO skb of 10 segments", "rate 10gbit", 10, 10, 15000},
+		{"one segment", "rate 10gbit", 1, 1, 15000},
+		{"GSOSegs unset", "rate 10gbit", 0, 1, 15000},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newScripted()
+			q := build(t, s, "",
+				"1:1 root rate 10gbit burst 1mb cburst 1mb",
+				"1:10 1:1 "+tt.leaf)
+			rc := make([]qdisc.Code, 1)
+			q.Enqueue(s, []skb.Packet{{Handle: 1, Len: 15000, Priority: 0x10010, GSOSegs: tt.segs}}, rc)
+			if got := order(q, s, 1); got != "1:10" {
+				t.Fatalf("dequeued %q", got)
+			}
+			for _, c := range q.Classes() {
+				if c.SentPackets != tt.wantPkts || c.SentBytes != tt.wantBytes {
+					t.Errorf("class %s: Sent %d bytes %d pkt, want %d bytes %d pkt", c.ID, c.SentBytes, c.SentPackets, tt.wantBytes, tt.wantPkts)
+				}
+			}
+		})
+	}
+}
