@@ -27,7 +27,8 @@ type copt struct {
 func parseClass(args []string, devSpeed int64) (copt, error) {
 	o := copt{linklayer: psched.LinkEthernet}
 	mtu := uint32(1600)
-	var buffer, cbuffer uint32
+	var buffer uint64 // get_size64_and_cell: a 64-bit burst
+	var cbuffer uint32
 	a := qdisc.NewArgs("htb", args)
 	rate := func(k string, dst *uint64) error {
 		v, err := a.Value(k)
@@ -50,20 +51,21 @@ func parseClass(args []string, devSpeed int64) (copt, error) {
 		*dst = r
 		return nil
 	}
-	size := func(k string, dst *uint32) error {
+	// size is get_size64_and_cell (bits 64) or get_size_and_cell (32):
+	// the cell is read and ignored.
+	size := func(k string, bits int) (uint64, error) {
 		v, err := a.Value(k)
 		if err != nil {
-			return err
+			return 0, err
 		}
-		n, _, perr := psched.SizeAndCell(v) // get_size_and_cell: the cell is read and ignored
-		if perr == nil && n > math.MaxUint32 {
+		n, _, perr := psched.SizeAndCell(v)
+		if perr == nil && bits == 32 && n > math.MaxUint32 {
 			perr = fmt.Errorf("%q is out of range: a 32-bit size is at most 4294967295 bytes (4Gb)", v)
 		}
 		if perr != nil {
-			return qdisc.Parsef("htb", "Illegal %q %q: %v", k, v, perr)
+			return 0, qdisc.Parsef("htb", "Illegal %q %q: %v", k, v, perr)
 		}
-		*dst = uint32(n)
-		return nil
+		return n, nil
 	}
 	u32 := func(k string, dst *uint32) error {
 		v, err := a.Value(k)
@@ -109,15 +111,15 @@ func parseClass(args []string, devSpeed int64) (copt, error) {
 		case psched.Matches(k, "quantum"):
 			err = u32(k, &o.quantum)
 		case psched.Matches(k, "burst"), k == "buffer", k == "maxburst":
-			err = size(k, &buffer)
+			buffer, err = size(k, 64)
 		case psched.Matches(k, "cburst"), k == "cbuffer", k == "cmaxburst":
-			err = size(k, &cbuffer)
+			var n uint64
+			n, err = size(k, 32)
+			cbuffer = uint32(n)
 		case k == "ceil":
 			err = rate(k, &o.ceil)
 		case k == "rate":
 			err = rate(k, &o.rate)
-		case k == "slot" || k == "pslot":
-			err = qdisc.Lacksf("htb", "%s is not an htb class option any more (tc's usage still lists it)", k)
 		default:
 			err = qdisc.Parsef("htb", "What is %q?", k)
 		}
@@ -133,12 +135,16 @@ func parseClass(args []string, devSpeed int64) (copt, error) {
 	}
 	// The minimal burst: a tick's worth at the rate plus the mtu.
 	if buffer == 0 {
-		buffer = uint32(o.rate/psched.Hz) + mtu
+		buffer = o.rate/psched.Hz + uint64(mtu)
 	}
 	if cbuffer == 0 {
 		cbuffer = uint32(o.ceil/psched.Hz) + mtu
 	}
-	o.bufTicks = psched.CalcXmittime(o.rate, uint64(buffer))
+	o.bufTicks = psched.CalcXmittime(o.rate, buffer)
+	if o.bufTicks == math.MaxUint32 {
+		return o, qdisc.Parsef("htb", "burst out of range")
+	}
+	// (a cburst out of range is not checked: it saturates)
 	o.cbufTicks = psched.CalcXmittime(o.ceil, uint64(cbuffer))
 	return o, nil
 }

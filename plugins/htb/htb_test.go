@@ -90,6 +90,8 @@ func TestDefaults(t *testing.T) {
 		// 21, which tc prints back as 1680 bytes; 1602 at 20gbit, 11
 		// ticks, 1760.
 		{"rate 10gbit ceil 20gbit", "prio 0 quantum 200000 rate 10Gbit ceil 20Gbit linklayer ethernet burst 1680b/1 mpu 0b cburst 1760b/1 mpu 0b level 0 ", "is big"},
+		// A burst above 4 GB: 64-bit in tc, 2^26 ticks at 10gbit.
+		{"rate 10gbit burst 5gb", "prio 0 quantum 200000 rate 10Gbit ceil 10Gbit linklayer ethernet burst 5Gb/1 mpu 0b cburst 1680b/1 mpu 0b level 0 ", "is big"},
 		{"rate 8mbit overhead 24 mpu 64 linklayer atm", "prio 0 quantum 100000 rate 8Mbit overhead 24 ceil 8Mbit linklayer atm burst 1600b/1 mpu 64b cburst 1600b/1 mpu 64b level 0 ", ""},
 		// Percentages of the 10 Gbit/s link (get_percent_rate64);
 		// linklayer adsl is atm, burst's cell is read and ignored.
@@ -103,7 +105,11 @@ func TestDefaults(t *testing.T) {
 		case tt.warn == "" && err != nil, tt.warn != "" && (!errors.As(err, &w) || !strings.Contains(w.Msg, tt.warn)):
 			t.Errorf("%q: %v, want warning %q", tt.args, err, tt.warn)
 		}
-		if got := q.Classes()[0].Options; got != tt.opts {
+		if cs := q.Classes(); len(cs) != 1 || cs[0].Options != tt.opts {
+			got := "no class"
+			if len(cs) == 1 {
+				got = cs[0].Options
+			}
 			t.Errorf("%q:\n got %q\nwant %q", tt.args, got, tt.opts)
 		}
 	}
@@ -125,6 +131,14 @@ func TestClassErrors(t *testing.T) {
 		{"rate 1mbit rate 2mbit", 0x10010, qdisc.RootClass, `Double "rate" spec`, qdisc.ErrParse},
 		{"rate 1mbit burst 10k/3", 0x10010, qdisc.RootClass, `Illegal "burst"`, qdisc.ErrParse},
 		{"rate 1mbit speed 3", 0x10010, qdisc.RootClass, `What is "speed"?`, qdisc.ErrParse},
+		// tc's usage lists slot and pslot; its parser has no such word.
+		{"rate 1mbit slot 3", 0x10010, qdisc.RootClass, `What is "slot"?`, qdisc.ErrParse},
+		{"rate 1mbit pslot 3", 0x10010, qdisc.RootClass, `What is "pslot"?`, qdisc.ErrParse},
+		// burst is 64-bit (get_size64_and_cell), its xmit time in 32-bit
+		// ticks: 10 MB at 1 kbit/s is out of range (tc_calc_xmittime
+		// saturates); cburst is a 32-bit size (get_size_and_cell).
+		{"rate 1kbit burst 10mb", 0x10010, qdisc.RootClass, `htb: burst out of range`, qdisc.ErrParse},
+		{"rate 10gbit cburst 5gb", 0x10010, qdisc.RootClass, `Illegal "cburst"`, qdisc.ErrParse},
 		{"rate 2mbit ceil 1mbit", 0x10010, qdisc.RootClass, "ceil 1Mbit is below rate 2Mbit", qdisc.ErrLacks},
 		{"rate 1mbit", 0x10010, 0x10099, "parent class 1:99 does not exist", qdisc.ErrLacks},
 		{"rate 1mbit", 0x20010, qdisc.RootClass, "classid 2:10 is not of qdisc 1:", qdisc.ErrKernel},
