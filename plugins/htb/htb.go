@@ -13,6 +13,7 @@ package htb
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/txlab/txlab/framework/qdisc"
 	"github.com/txlab/txlab/framework/sim"
@@ -199,7 +200,12 @@ func (q *HTB) Init(_ qdisc.Ctx, s qdisc.Setup, args []string) (qdisc.Info, error
 	if g.directQlen.Set {
 		q.directQlen = int(g.directQlen.V)
 	}
-	q.r2q = max(g.r2q, 1)
+	// rate2quantum is an int: below 1 (0, or 2^31 and above read as
+	// negative) it is 1
+	q.r2q = g.r2q
+	if q.r2q < 1 || q.r2q > math.MaxInt32 {
+		q.r2q = 1
+	}
 	q.defcls = g.defcls
 	q.classes = map[qdisc.ClassID]*class{}
 	for i := range q.hlevel {

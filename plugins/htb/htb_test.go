@@ -323,3 +323,29 @@ func TestFilterShotIsBypass(t *testing.T) {
 		t.Errorf("dropped %v, %+v: want the packet dropped and counted", dropped, q.Stats())
 	}
 }
+
+// htb_init: rate2quantum is an int, 1 when tc's u32 is below 1 or reads
+// as negative (2^31 and above); the dump and the quanta use it.
+func TestR2Q(t *testing.T) {
+	tests := []struct {
+		args    string
+		r2q     string
+		quantum string
+	}{
+		{"", "r2q 10 ", "quantum 12500 "},
+		{"r2q 0", "r2q 1 ", "quantum 125000 "},
+		{"r2q 2147483647", "r2q 2147483647 ", "quantum 1000 "},
+		{"r2q 2147483648", "r2q 1 ", "quantum 125000 "},
+		{"r2q 4294967295", "r2q 1 ", "quantum 125000 "},
+	}
+	for _, tt := range tests {
+		q, ctx := newHTB(t, "1:", tt.args)
+		if d := q.Dump(); !strings.HasPrefix(d, tt.r2q) {
+			t.Errorf("%q: dump %q, want %q", tt.args, d, tt.r2q)
+		}
+		_ = addClass(t, q, ctx, 0x10001, qdisc.RootClass, "rate 1mbit")
+		if o := q.Classes()[0].Options; !strings.Contains(o, tt.quantum) {
+			t.Errorf("%q: class %q, want %q", tt.args, o, tt.quantum)
+		}
+	}
+}
