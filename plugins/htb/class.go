@@ -171,7 +171,7 @@ func (q *HTB) ChangeClass(ctx qdisc.Ctx, req qdisc.ClassReq) error {
 	var warn error
 	if cl.level == 0 {
 		quantum := min(cl.rate.RateBytesPs/uint64(q.r2q), math.MaxInt32)
-		cl.quantum = int(quantum)
+		cl.quantum = int32(quantum)
 		switch {
 		case o.quantum == 0 && cl.quantum < 1000:
 			warn = qdisc.Warnf("sch_htb", "quantum of class %X is small. Consider r2q change.", uint32(cl.id))
@@ -181,7 +181,7 @@ func (q *HTB) ChangeClass(ctx qdisc.Ctx, req qdisc.ClassReq) error {
 			cl.quantum = 200000
 		}
 		if o.quantum != 0 {
-			cl.quantum = int(o.quantum)
+			cl.quantum = int32(o.quantum) // cl->quantum = hopt->quantum
 		}
 		cl.prio = int(min(o.prio, NumPrio-1))
 	}

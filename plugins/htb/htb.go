@@ -54,7 +54,7 @@ type class struct {
 	buffer, cbuffer int64 // ns
 	mbuffer         int64
 	prio            int
-	quantum         int
+	quantum         int32 // an int: a u32 quantum of 2^31 or more is negative
 	// hopt keeps what tc sent, for the dump: the buffer and cbuffer in
 	// ticks and the rates as given.
 	bufTicks, cbufTicks uint32
@@ -68,7 +68,7 @@ type class struct {
 	tokens, ctokens int64
 	tc              int64 // t_c: checkpoint time
 
-	deficit [MaxDepth]int    // leaf
+	deficit [MaxDepth]int32  // leaf: ints, wrapping as the kernel's do
 	inner   [NumPrio]hprio   // inner: feeds
 	in      [NumPrio]*idTree // which tree node[prio] is in, if any
 	pqKey   int64
@@ -86,7 +86,7 @@ func (cl *class) clearUnion() {
 	for p := range cl.inner {
 		cl.inner[p].tree.prio = p
 	}
-	cl.deficit = [MaxDepth]int{}
+	cl.deficit = [MaxDepth]int32{}
 }
 
 // bstatsUpdate is bstats_update: the packet's bytes (qdisc_pkt_len),
@@ -682,7 +682,7 @@ func (q *HTB) htbDequeueTree(ctx qdisc.Ctx, x qdisc.ClassCtx, prio, lvl int) (sk
 		return skb.Packet{}, false
 	}
 	cl.bstatsUpdate(&pk)
-	cl.deficit[lvl] -= int(pk.Len)
+	cl.deficit[lvl] -= int32(pk.Len)
 	if cl.deficit[lvl] < 0 {
 		cl.deficit[lvl] += cl.quantum
 		q.nextPtr(cl, prio, lvl)

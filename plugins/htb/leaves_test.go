@@ -292,3 +292,41 @@ func TestClassStatsCountGSOSegments(t *testing.T) {
 		})
 	}
 }
+
+// htb_change_class stores tc's u32 quantum in an int: 2^31 and above is
+// negative, as `tc -d class show` prints it ((int)hopt->quantum), and
+// such a class's deficit never recovers (deficit += quantum): it
+// yields its turn after every packet.
+func TestQuantumIsAnInt(t *testing.T) {
+	tests := []struct {
+		quantum string
+		dump    string
+		want    string
+	}{
+		{"100000", "quantum 100000 ", "1:1 1:2 1:1 1:1 1:2 1:2"},
+		{"2147483647", "quantum 2147483647 ", "1:1 1:2 1:1 1:1 1:2 1:2"},
+		{"4294967295", "quantum -1 ", "1:1 1:2 1:1 1:2 1:2 1:1"},
+		// -1500 + -2^31 wraps to 2147482148 (the kernel's ints wrap,
+		// -fno-strict-overflow): a turn of all its packets after the first.
+		{"2147483648", "quantum -2147483648 ", "1:1 1:2 1:1 1:1 1:2 1:2"},
+	}
+	for _, tt := range tests {
+		s := newScripted()
+		q := build(t, s, "",
+			"1:1 root rate 10gbit burst 1mb cburst 1mb quantum "+tt.quantum,
+			"1:2 root rate 10gbit burst 1mb cburst 1mb quantum 100000")
+		if o := q.Classes()[0].Options; !strings.Contains(o, tt.dump) {
+			t.Errorf("quantum %s: dump %q, want %q", tt.quantum, o, tt.dump)
+		}
+		h := skb.Handle(1)
+		for range 3 {
+			for _, id := range []string{"1:1", "1:2"} {
+				send(q, s, h, id, 1500)
+				h++
+			}
+		}
+		if got := order(q, s, 6); got != tt.want {
+			t.Errorf("quantum %s: served %q, want %q", tt.quantum, got, tt.want)
+		}
+	}
+}
