@@ -235,6 +235,14 @@ type Cake struct {
 	activeQueues                  int
 	clearTinBug                   bool
 
+	// avgPeakBandwidth is avg_peak_bandwidth, the capacity estimate tc -s
+	// shows: cake_init sets it to the rate its own options gave, and only
+	// autorate-ingress (not modelled) moves it after; a change of
+	// bandwidth leaves it. A cake_mq child is made with no options
+	// (qdisc_create_dflt) and given the shared configuration after
+	// (cake_config_replace), so its estimate is 0.
+	avgPeakBandwidth uint64
+
 	noBlue bool // txlab's lab-noblue: BLUE's p never rises
 }
 
@@ -274,6 +282,9 @@ func (q *Cake) Init(ctx qdisc.Ctx, s qdisc.Setup, args []string) (qdisc.Info, er
 	}
 	q.apply(o)
 	q.minNetlen, q.minAdjlen = ^uint16(0), ^uint16(0)
+	if s.Group == "" {
+		q.avgPeakBandwidth = q.rateBps
+	}
 	if s.Group != "" {
 		q.txq = s.Queue()
 		q.join(s.Group, s.GroupSize)

@@ -51,3 +51,30 @@ func TestSyncReadsSiblings(t *testing.T) {
 		})
 	}
 }
+
+// tc -s's capacity estimate is avg_peak_bandwidth: cake_init sets it to
+// the bandwidth its options gave and a change leaves it (only
+// autorate-ingress moves it); a cake_mq child is made by
+// qdisc_create_dflt with no options and handed the shared configuration
+// after (cake_config_replace), so it shows 0.
+func TestCapacityEstimate(t *testing.T) {
+	q := newCake(t, "bandwidth", "100mbit")
+	if c := xstatOf(q, "capacity_estimate"); c != 100_000_000/8 {
+		t.Errorf("cake bandwidth 100mbit: capacity estimate %d bytes/s", c)
+	}
+	if _, err := q.Change(qdisctest.NewCtx(1), []string{"bandwidth", "1gbit"}); err != nil {
+		t.Fatal(err)
+	}
+	if c := xstatOf(q, "capacity_estimate"); c != 100_000_000/8 {
+		t.Errorf("after a change to 1gbit: capacity estimate %d bytes/s, want the init's", c)
+	}
+	kid := &Cake{}
+	s := qdisc.Setup{MTU: 1514, Parent: "8001:1", Group: "test-capacity", GroupSize: 1}
+	if _, err := kid.Init(qdisctest.NewCtx(1), s, []string{"bandwidth", "2gbit"}); err != nil {
+		t.Fatal(err)
+	}
+	if c := xstatOf(kid, "capacity_estimate"); c != 0 {
+		t.Errorf("cake_mq child: capacity estimate %d bytes/s, want 0", c)
+	}
+}
+

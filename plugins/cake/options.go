@@ -390,7 +390,7 @@ func (q *Cake) Stats() qdisc.Stats {
 	u := func(k string, v uint64) { add(qdisc.XUint(k, v)) }
 	add(qdisc.XSize("memory_used", uint64(q.bufferMaxUsed)))
 	add(qdisc.XSize("memory_limit", uint64(q.bufferLimit)))
-	add(qdisc.XRate("capacity_estimate", q.configRate())) // avg_peak_bandwidth: the rate, as autorate is not modelled
+	add(qdisc.XRate("capacity_estimate", q.avgPeakBandwidth))
 	u("min_network_size", uint64(q.minNetlen))
 	u("max_network_size", uint64(q.maxNetlen))
 	u("min_adj_size", uint64(q.minAdjlen))
