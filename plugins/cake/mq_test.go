@@ -78,3 +78,18 @@ func TestCapacityEstimate(t *testing.T) {
 	}
 }
 
+// cake_clear_tin frees what it purges with kfree_skb_reason alone: the
+// packets leave (QUEUE_PURGE) but the qdisc's drop counter, tc -s's
+// dropped, does not count them.
+func TestPurgeCountsNoDrop(t *testing.T) {
+	q := newCake(t, "diffserv4", "bandwidth", "100mbit")
+	ctx := qdisctest.NewCtx(1)
+	var next uint64
+	feed(q, ctx, []flowSpec{{src: 1, dst: 2, port: 1, size: 500}, {src: 1, dst: 3, port: 2, dscp: 8, size: 500}}, 5, &next)
+	if _, err := q.Change(ctx, []string{"besteffort"}); err != nil {
+		t.Fatal(err)
+	}
+	if st := q.Stats(); len(ctx.Dropped) != 5 || st.Qlen != 5 || st.Drops != 0 {
+		t.Errorf("after besteffort: %d purged, qlen %d, dropped %d (want 5, 5, 0)", len(ctx.Dropped), st.Qlen, st.Drops)
+	}
+}
