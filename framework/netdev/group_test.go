@@ -1,9 +1,12 @@
 package netdev
 
 import (
+	"errors"
+	"strings"
 	"testing"
 
 	"github.com/txlab/txlab/framework/qdisc"
+	"github.com/txlab/txlab/framework/sim"
 )
 
 // grouped records the group its Init was given (an mq-style root's
@@ -45,5 +48,25 @@ func TestMultiQueueGroupsPerRoot(t *testing.T) {
 	}
 	if groupsSeen[0] == groupsSeen[4] {
 		t.Fatalf("two hosts' children share the group %q", groupsSeen[0])
+	}
+}
+
+// An mq-style root (cake_mq) on a device with one TX queue is refused,
+// as mq_init_common refuses a device that is not multiqueue (tc-testing
+// cake_mq.json "18e0": exit 2, no qdisc shown), and nothing is made.
+func TestMultiQueueRootNeedsQueues(t *testing.T) {
+	e, err := sim.NewEngine(sim.Topology{Sockets: 1, CoresPerSocket: 2, ThreadsPerCore: 1}, sim.DefaultCosts(), 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	groupsSeen = nil
+	n := NewNet(e, Config{TxQueueLen: 1000}, localMaker{})
+	_, err = n.AddDevice(DeviceSpec{Name: "eth0", Driver: "ice", Queues: 1, Qdisc: []string{"test_grouped_mq"}})
+	if !errors.Is(err, qdisc.ErrKernel) || !strings.Contains(err.Error(), "multiqueue") {
+		t.Errorf("test_grouped_mq on one queue: %v, want the kernel's refusal", err)
+	}
+	if len(groupsSeen) != 0 {
+		t.Errorf("%d children made", len(groupsSeen))
 	}
 }

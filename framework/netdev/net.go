@@ -519,7 +519,11 @@ func (n *Net) attachRoot(d *Device, words []string, dflt bool) error {
 	}
 	if child, ok := qdisc.MultiQueueChild(kind); ok {
 		// An mq-style root (cake_mq): one child per queue, sharing the
-		// root's options through a group.
+		// root's options through a group. mq_init_common refuses a
+		// device that is not multiqueue, as mq_init does (EOPNOTSUPP).
+		if len(d.Queues) < 2 {
+			return qdisc.Refusef(kind, "needs a multiqueue device, this one has %d queue (mq_init_common: Operation not supported)", len(d.Queues))
+		}
 		group := fmt.Sprintf("%s/%d", d.Name, groupSeq.Add(1))
 		return n.attachPerQueue(d, kind, append([]string{child}, opts...), group, len(d.Queues))
 	}
