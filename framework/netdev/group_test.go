@@ -70,3 +70,17 @@ func TestMultiQueueRootNeedsQueues(t *testing.T) {
 		t.Errorf("%d children made", len(groupsSeen))
 	}
 }
+
+// A qdisc grafted under an mq-style root's class is refused by the
+// kernel (cake_mq_graft: "can't replace cake_mq sub-qdiscs", tc-testing
+// cake_mq.json "7bdc" and "038e"), not a graft the model lacks, as it
+// is under plain mq.
+func TestMultiQueueRootRefusesGraft(t *testing.T) {
+	h := newHarness(t, Config{TxQueueLen: 1000}, 4, "ice", 4, "test_grouped_mq")
+	for _, line := range []string{"qdisc add dev eth0 parent 8001:1 fq", "qdisc replace dev eth0 parent 8001:2 test_grouped"} {
+		err := h.n.TCBatch(h.dev, "t.tc", line)
+		if !errors.Is(err, qdisc.ErrKernel) || !strings.Contains(err.Error(), "can't replace test_grouped_mq sub-qdiscs") {
+			t.Errorf("%q: %v, want cake_mq_graft's refusal", line, err)
+		}
+	}
+}

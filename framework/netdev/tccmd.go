@@ -140,6 +140,10 @@ func (n *Net) tcGraft(d *Device, verb tc.Verb, cmd tc.Qdisc) error {
 	p := d.qdiscLookup(cmd.Parent)
 	if p == nil {
 		if _, mq := qdisc.MultiQueueChild(d.RootKind); (d.RootKind == "mq" || mq) && cmd.Parent.Major() == d.RootHandle.Major() {
+			if mq {
+				// cake_mq_graft refuses every graft.
+				return qdisc.Refusef(d.RootKind, "can't replace %s sub-qdiscs (parent %s; EOPNOTSUPP)", d.RootKind, cmd.Parent)
+			}
 			return qdisc.Lacksf("qdisc", "parent %s: the children of %s are made with it (\"%s CHILD\"), not grafted", cmd.Parent, d.RootKind, d.RootKind)
 		}
 		return kernelf("Error: Failed to find specified qdisc (no qdisc %s on %s).", cmd.Parent.QdiscString(), d.Name)
