@@ -277,3 +277,32 @@ func TestClassInUse(t *testing.T) {
 		}
 	}
 }
+
+// A replace that names the root tc made (its handle, or none) with its
+// own kind is qdisc_change on it (tc_modify_qdisc's fall-through): the
+// same qdisc, changed as `tc qdisc change` changes it; with another kind and its handle,
+// "Invalid qdisc name"; with another kind and no handle, a new root.
+func TestReplaceRootSameKindChanges(t *testing.T) {
+	h := newHarness(t, profile(t, "6.19-rc1"), 2, "ice", 1, "pfifo")
+	tcLine := func(line string) error { return h.n.TCBatch(h.dev, "t.tc", line) }
+	if err := tcLine("qdisc replace dev eth0 root handle 1: tbf rate 1gbit burst 10k latency 10ms mpu 64"); err != nil {
+		t.Fatal(err)
+	}
+	q := h.dev.Root
+	if err := tcLine("qdisc replace dev eth0 root tbf rate 2gbit burst 10k latency 10ms"); err != nil {
+		t.Fatal(err)
+	}
+	// tbf_change takes tc's whole tc_tbf_qopt: the mpu left out is 0.
+	if h.dev.Root != q || !strings.Contains(q.Ops.Dump(), "rate 2Gbit") || !strings.Contains(q.Ops.Dump(), "mpu 0b") {
+		t.Errorf("replace with the root's kind: root %p (was %p), %q; want the same tbf at 2Gbit", h.dev.Root, q, q.Ops.Dump())
+	}
+	if err := tcLine("qdisc replace dev eth0 root handle 1: tbf rate 3gbit burst 10k latency 10ms"); err != nil || h.dev.Root != q {
+		t.Errorf("replace naming the root's handle: %v, root changed %v", err, h.dev.Root != q)
+	}
+	if err := tcLine("qdisc replace dev eth0 root handle 1: pfifo"); err == nil || !strings.Contains(err.Error(), "Invalid qdisc name") {
+		t.Errorf("another kind with the root's handle: %v", err)
+	}
+	if err := tcLine("qdisc replace dev eth0 root pfifo limit 5"); err != nil || h.dev.RootKind != "pfifo" || h.dev.Root == q {
+		t.Errorf("another kind, no handle: %v, root %s", err, h.dev.RootKind)
+	}
+}

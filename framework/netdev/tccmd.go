@@ -67,19 +67,7 @@ func (n *Net) tcQdisc(d *Device, c tc.Command) error {
 	case tc.VerbDelete:
 		return qdisc.Lacksf("qdisc", "del is not modelled (replace the qdisc instead)")
 	case tc.VerbChange:
-		targets, err := d.ChangeTargets(cmd)
-		if err != nil {
-			return err
-		}
-		for _, q := range targets {
-			if cmd.Kind != "" && cmd.Kind != q.Kind {
-				return kernelf("Error: Invalid qdisc name: %q is not %s's kind (%s)", cmd.Kind, q.Name(), q.Kind)
-			}
-			if err := n.ChangeQdisc(q, cmd.Options); err != nil {
-				return fmt.Errorf("%s: %w", q.Name(), err)
-			}
-		}
-		return nil
+		return n.tcChange(d, cmd)
 	}
 	if cmd.Kind == "" {
 		return kernelf("Error: no qdisc kind in %q", strings.Join(c.Words, " "))
@@ -90,11 +78,44 @@ func (n *Net) tcQdisc(d *Device, c tc.Command) error {
 	return n.tcGraft(d, c.Verb, cmd)
 }
 
+// tcChange is `tc qdisc change`: qdisc_change on each qdisc the command
+// names.
+func (n *Net) tcChange(d *Device, cmd tc.Qdisc) error {
+	targets, err := d.ChangeTargets(cmd)
+	if err != nil {
+		return err
+	}
+	for _, q := range targets {
+		if cmd.Kind != "" && cmd.Kind != q.Kind {
+			return kernelf("Error: Invalid qdisc name: %q is not %s's kind (%s)", cmd.Kind, q.Name(), q.Kind)
+		}
+		if err := n.ChangeQdisc(q, cmd.Options); err != nil {
+			return fmt.Errorf("%s: %w", q.Name(), err)
+		}
+	}
+	return nil
+}
+
 // tcRoot is `tc qdisc add|replace dev D root ...`: a new root in place
 // of the one there. The root --qdisc (or a script's txlab.qdisc) made
 // counts as the kernel's default root, which "add" replaces; one an
-// earlier tc command made needs "replace", as NLM_F_REPLACE.
+// earlier tc command made needs "replace", as NLM_F_REPLACE. A replace
+// naming that root (its handle, or none) with its own kind changes it
+// in place, under traffic too, as tc_modify_qdisc falls through to
+// qdisc_change (what the options left out become is the kind's change:
+// cake keeps them, tbf's tc sends them all); with another kind and its
+// handle it is "Invalid qdisc name". (mq's words
+// name its children, so a replace of an mq root builds it anew.)
 func (n *Net) tcRoot(d *Device, verb tc.Verb, cmd tc.Qdisc) error {
+	if verb == tc.VerbReplace && d.rootByTC && d.RootKind != "mq" && (cmd.Handle == tc.Unspec || cmd.Handle == d.RootHandle) {
+		switch {
+		case cmd.Kind == d.RootKind:
+			cmd.Parent, cmd.Handle = tc.Root, d.RootHandle
+			return n.tcChange(d, cmd)
+		case cmd.Handle == d.RootHandle:
+			return kernelf("Error: Invalid qdisc name (the root %s is %s, not %s).", d.RootHandle.QdiscString(), d.RootKind, cmd.Kind)
+		}
+	}
 	if verb == tc.VerbAdd && d.rootByTC {
 		if cmd.Handle != tc.Unspec && cmd.Handle == d.RootHandle {
 			return kernelf("Error: Exclusivity flag on, cannot modify.")
