@@ -50,7 +50,7 @@ func init() {
 
 // Veth is the driver model.
 type Veth struct {
-	backlog [][]skb.Handle // per CPU input_pkt_queue
+	backlog []softnet // per CPU
 	// backlogDropped counts, per txq, the skbs enqueue_to_backlog
 	// dropped; veth counts them with the ring's in one priv->dropped.
 	backlogDropped []uint64
@@ -65,6 +65,20 @@ type Veth struct {
 	xdp    bool // an XDP program: every skb is eligible
 	udpFwd bool // rx-udp-gro-forwarding or rx-gro-list on the peer
 	rings  []ptrRing
+}
+
+// softnet is the part of one CPU's softnet_data that veth's __netif_rx
+// uses: enqueue_to_backlog appends to input_pkt_queue, and its limit
+// (netdev_max_backlog) is on that queue alone; process_backlog splices
+// the whole of it onto process_queue when process_queue runs dry and
+// delivers from there. sched is the backlog NAPI's NAPI_STATE_SCHED,
+// which only enqueue_to_backlog sets (when it finds input_pkt_queue
+// empty) and only process_backlog clears (when both queues are empty).
+type softnet struct {
+	input   []skb.Handle
+	process []skb.Handle
+	head    int // process_queue's first skb in process
+	sched   bool
 }
 
 // ptrRing is one peer rx queue's xdp_ring and its counters.
@@ -118,7 +132,7 @@ func (v *Veth) Init(s driver.Setup, args []string) (driver.Info, error) {
 	for i := range v.stats {
 		v.stats[i].Queue = i
 	}
-	v.backlog = make([][]skb.Handle, s.NumCPUs)
+	v.backlog = make([]softnet, s.NumCPUs)
 	if v.napi {
 		// One peer rx queue (and its napi_struct) per txq: veth_xmit
 		// uses rq[skb_get_queue_mapping(skb)]; the skbs not eligible
@@ -168,19 +182,29 @@ func (v *Veth) Xmit(ctx driver.Ctx, q int, batch []skb.Packet) (int, driver.TxCo
 }
 
 // xmitBacklog is veth_forward_skb's __netif_rx: enqueue_to_backlog on
-// this CPU, a drop past netdev_max_backlog.
+// this CPU (RPS off). It takes the skb while input_pkt_queue holds at
+// most netdev_max_backlog (qlen <= max_backlog: one more than the
+// sysctl) and drops it otherwise; the skbs process_backlog already
+// moved to process_queue do not count. The backlog NAPI is scheduled
+// only by the skb that finds input_pkt_queue empty while it is not
+// scheduled (__test_and_set_bit(NAPI_STATE_SCHED)): no other enqueue
+// touches it, so it never sees NAPI_STATE_MISSED.
 func (v *Veth) xmitBacklog(ctx driver.Ctx, q int, p skb.Packet) {
 	cpu := ctx.CPU()
+	b := &v.backlog[cpu]
 	ctx.Spend(v.costs.DriverXmit)
-	if len(v.backlog[cpu]) >= v.maxBacklog {
+	if len(b.input) > v.maxBacklog {
 		ctx.Drop(p.Handle, skb.DropCPUBacklog) // enqueue_to_backlog drop, counted as a veth drop
 		v.backlogDropped[q]++
 		return
 	}
-	v.backlog[cpu] = append(v.backlog[cpu], p.Handle)
+	if len(b.input) == 0 && !b.sched {
+		b.sched = true
+		ctx.NapiScheduleLocal(len(v.rings) + cpu) // napi_schedule_rps
+	}
+	b.input = append(b.input, p.Handle)
 	v.stats[q].Packets++
 	v.stats[q].Bytes += uint64(p.Len)
-	ctx.NapiScheduleLocal(len(v.rings) + cpu)
 }
 
 // xmitNapi is veth_xmit with the peer's NAPI: ptr_ring_produce into
@@ -258,15 +282,34 @@ func (v *Veth) Poll(ctx driver.Ctx, vec int, budget int) (int, bool) {
 	if vec < len(v.rings) {
 		return v.pollNapi(ctx, vec, budget)
 	}
-	vec -= len(v.rings)
-	q := v.backlog[vec]
-	n := min(budget, len(q))
-	for _, h := range q[:n] {
-		ctx.Spend(v.costs.PeerRx)
-		ctx.Consume(h)
+	return v.processBacklog(ctx, &v.backlog[vec-len(v.rings)], budget)
+}
+
+// processBacklog is process_backlog with quota budget: deliver from
+// process_queue; when it runs dry, splice input_pkt_queue onto it, or
+// complete (clear NAPI_STATE_SCHED) if that is empty too. The skb that
+// reaches the quota returns at once, without looking at the queues, so
+// the NAPI stays scheduled and net_rx_action polls it again.
+func (v *Veth) processBacklog(ctx driver.Ctx, b *softnet, budget int) (int, bool) {
+	work := 0
+	for {
+		for b.head < len(b.process) {
+			h := b.process[b.head]
+			b.head++
+			ctx.Spend(v.costs.PeerRx)
+			ctx.Consume(h)
+			if work++; work >= budget {
+				return work, false
+			}
+		}
+		b.process, b.head = b.process[:0], 0
+		if len(b.input) == 0 {
+			b.sched = false
+			return work, true
+		}
+		// skb_queue_splice_tail_init: the two arrays swap roles.
+		b.process, b.input = b.input, b.process
 	}
-	v.backlog[vec] = append(q[:0], q[n:]...)
-	return n, len(v.backlog[vec]) == 0
 }
 
 // Stats implements driver.Driver.

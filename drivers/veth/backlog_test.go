@@ -1,0 +1,125 @@
+package veth
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/txlab/txlab/framework/driver"
+	"github.com/txlab/txlab/framework/skb"
+)
+
+// enqueue_to_backlog on the default path: input_pkt_queue takes an skb
+// while it holds at most netdev_max_backlog (qlen <= max_backlog), and
+// only the skb that finds it empty schedules the backlog NAPI, however
+// many follow before the softirq runs.
+func TestEnqueueToBacklog(t *testing.T) {
+	for _, tc := range []struct {
+		max, sent, taken int
+	}{
+		{max: 1, sent: 5, taken: 2},
+		{max: 10, sent: 10, taken: 10},
+		{max: 10, sent: 11, taken: 11},
+		{max: 10, sent: 12, taken: 11},
+		{max: 1000, sent: 1001, taken: 1001},
+		{max: 1000, sent: 1500, taken: 1001},
+	} {
+		t.Run(fmt.Sprintf("max%d_sent%d", tc.max, tc.sent), func(t *testing.T) {
+			v := &Veth{}
+			if _, err := v.Init(setup(1), []string{"backlog", fmt.Sprint(tc.max)}); err != nil {
+				t.Fatal(err)
+			}
+			f := newFake(t, 1, false)
+			f.OnCPU = 3
+			// One packet a call, as qdisc_restart's bulks of one do.
+			for _, p := range f.Packets(0, tc.sent, 100) {
+				if rest, rc := f.Xmit(v, 0, []skb.Packet{p}); len(rest) != 0 || rc != driver.TxOK {
+					t.Fatalf("rest %d rc %#x", len(rest), rc)
+				}
+			}
+			if got := int(f.Dropped[0]); got != tc.sent-tc.taken {
+				t.Errorf("dropped %d, want %d", got, tc.sent-tc.taken)
+			}
+			if len(f.Local) != 1 || f.Local[0] != 3 {
+				t.Errorf("NAPI schedules %v, want cpu 3's backlog once", f.Local)
+			}
+			f.Poll(v, 3, nil)
+			if int(f.Consumed[0]) != tc.taken {
+				t.Errorf("delivered %d, want %d", f.Consumed[0], tc.taken)
+			}
+		})
+	}
+}
+
+// process_backlog: the quota's skb returns at once (no completion, so
+// net_rx_action polls again even if the queues just ran dry); the first
+// poll splices input_pkt_queue onto process_queue, so enqueue_to_backlog
+// takes netdev_max_backlog + 1 more while the earlier skbs still wait;
+// completing clears NAPI_STATE_SCHED, so the next skb schedules again.
+func TestProcessBacklog(t *testing.T) {
+	type step struct {
+		send     int  // skbs to xmit, or
+		poll     bool // one process_backlog with quota NapiWeight
+		work     int
+		done     bool
+		dropped  uint64 // total so far
+		schedule int    // NapiScheduleLocal calls so far
+	}
+	for _, tc := range []struct {
+		name  string
+		max   int
+		steps []step
+	}{
+		{"quota exactly reached", 1000, []step{
+			{send: NapiWeight, schedule: 1},
+			{poll: true, work: NapiWeight, done: false, schedule: 1},
+			{poll: true, work: 0, done: true, schedule: 1},
+			{send: 1, schedule: 2},
+			{poll: true, work: 1, done: true, schedule: 2},
+		}},
+		{"splice frees input_pkt_queue", 100, []step{
+			{send: 101, schedule: 1},
+			{poll: true, work: NapiWeight, done: false, schedule: 1},
+			// 37 wait on process_queue; input_pkt_queue is empty but the
+			// NAPI is still scheduled: 101 more are taken, no schedule.
+			{send: 102, dropped: 1, schedule: 1},
+			{poll: true, work: NapiWeight, done: false, dropped: 1, schedule: 1},
+			{poll: true, work: NapiWeight, done: false, dropped: 1, schedule: 1},
+			{poll: true, work: 202 - 3*NapiWeight, done: true, dropped: 1, schedule: 1},
+		}},
+		{"enqueue during processing", 1000, []step{
+			{send: 10, schedule: 1},
+			{poll: true, work: 10, done: true, schedule: 1},
+			{send: 100, schedule: 2},
+			{poll: true, work: NapiWeight, done: false, schedule: 2},
+			{send: 5, schedule: 2},
+			{poll: true, work: 100 - NapiWeight + 5, done: true, schedule: 2},
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			v := &Veth{}
+			if _, err := v.Init(setup(1), []string{"backlog", fmt.Sprint(tc.max)}); err != nil {
+				t.Fatal(err)
+			}
+			f := newFake(t, 1, false)
+			f.OnCPU = 1
+			for i, s := range tc.steps {
+				if s.poll {
+					work, done := v.Poll(f, 1, NapiWeight)
+					if work != s.work || done != s.done {
+						t.Fatalf("step %d: poll work %d done %v, want %d %v", i, work, done, s.work, s.done)
+					}
+				} else {
+					for _, p := range f.Packets(0, s.send, 100) {
+						f.Xmit(v, 0, []skb.Packet{p})
+					}
+				}
+				if f.Dropped[0] != s.dropped || len(f.Local) != s.schedule {
+					t.Fatalf("step %d: dropped %d, %d schedules; want %d, %d", i, f.Dropped[0], len(f.Local), s.dropped, s.schedule)
+				}
+			}
+			if len(f.Held) != 0 {
+				t.Fatalf("%d skbs never delivered", len(f.Held))
+			}
+		})
+	}
+}
