@@ -123,3 +123,26 @@ func TestProcessBacklog(t *testing.T) {
 		})
 	}
 }
+
+// __veth_xdp_flush: a producer schedules the rq's NAPI only when
+// rx_notify_masked is clear; veth_poll clears it when it completes.
+func TestXdpFlushMasked(t *testing.T) {
+	v := &Veth{}
+	if _, err := v.Init(setup(2), []string{"napi", "on"}); err != nil {
+		t.Fatal(err)
+	}
+	f := newFake(t, 2, false)
+	f.Xmit(v, 1, f.Packets(1, 10, 100))
+	f.OnCPU = 2
+	f.Xmit(v, 1, f.Packets(1, 10, 100)) // another CPU: still masked
+	if len(f.Local) != 1 || f.Local[0] != 1 {
+		t.Fatalf("schedules %v, want rq 1's once", f.Local)
+	}
+	if work, done := v.Poll(f, 1, NapiWeight); work != 20 || !done || v.rings[1].masked {
+		t.Fatalf("poll: work %d done %v masked %v, want 20, completed, unmasked", work, done, v.rings[1].masked)
+	}
+	f.Xmit(v, 1, f.Packets(1, 1, 100))
+	if len(f.Local) != 2 {
+		t.Fatalf("schedules %v, want a second after the completion", f.Local)
+	}
+}

@@ -85,6 +85,22 @@ type softnet struct {
 type ptrRing struct {
 	q                          []skb.Handle
 	full, dropped, woken, maxQ uint64
+	// masked is the rq's rx_notify_masked: set by __veth_xdp_flush when
+	// it schedules the NAPI, cleared by veth_poll's napi_complete_done;
+	// while it is set, __veth_xdp_flush does nothing.
+	masked bool
+}
+
+// flush is __veth_xdp_flush: schedule rq q's NAPI on this CPU unless it
+// is already scheduled (rx_notify_masked), so a producer never marks it
+// NAPI_STATE_MISSED.
+func (v *Veth) flush(ctx driver.Ctx, q int) {
+	r := &v.rings[q]
+	if r.masked {
+		return
+	}
+	r.masked = true
+	ctx.NapiScheduleLocal(q)
 }
 
 // Init implements driver.Driver. Options: "backlog N"
@@ -224,7 +240,7 @@ func (v *Veth) xmitNapi(ctx driver.Ctx, q int, p skb.Packet) (busy bool) {
 			ctx.StopQueue(q)
 			st.Stopped++
 			st.Busy++
-			ctx.NapiScheduleLocal(q) // __veth_xdp_flush(rq)
+			v.flush(ctx, q)
 			return true
 		}
 		ctx.Drop(p.Handle, skb.DropTxDevice) // priv->dropped
@@ -235,7 +251,7 @@ func (v *Veth) xmitNapi(ctx driver.Ctx, q int, p skb.Packet) (busy bool) {
 	r.maxQ = max(r.maxQ, uint64(len(r.q)))
 	st.Packets++
 	st.Bytes += uint64(p.Len)
-	ctx.NapiScheduleLocal(q) // __veth_xdp_flush(rq)
+	v.flush(ctx, q)
 	return false
 }
 
@@ -267,6 +283,9 @@ func (v *Veth) pollNapi(ctx driver.Ctx, vec int, budget int) (int, bool) {
 	// done < budget: napi_complete_done; a non-empty ring after that is
 	// rescheduled, which here is the same as not completing.
 	done := n < budget && len(r.q) == 0
+	if done {
+		r.masked = false // smp_store_mb(rq->rx_notify_masked, false)
+	}
 	syncPoint(ctx)
 	if ctx.QueueStopped(vec) { // smp_rmb(); netif_tx_queue_stopped(peer_txq)
 		ctx.WakeQueue(vec) // netif_tx_wake_queue -> __netif_schedule
