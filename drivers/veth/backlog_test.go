@@ -146,3 +146,39 @@ func TestXdpFlushMasked(t *testing.T) {
 		t.Fatalf("schedules %v, want a second after the completion", f.Local)
 	}
 }
+
+// ptr_ring's consumer gives consumed slots back to the producer only
+// every r->batch (16) consumptions: a full ring stays full for the
+// producer until the 16th skb is taken.
+func TestPtrRingBatchGiveBack(t *testing.T) {
+	for _, tc := range []struct {
+		polls []int // budgets of successive veth_polls
+		taken int   // of 40 more offered to the full ring (noqueue)
+	}{
+		{polls: []int{1}, taken: 0},
+		{polls: []int{15}, taken: 0},
+		{polls: []int{16}, taken: 16},
+		{polls: []int{10, 10}, taken: 16},
+		{polls: []int{17}, taken: 16},
+		{polls: []int{32}, taken: 32},
+		{polls: []int{NapiWeight}, taken: 40},
+	} {
+		t.Run(fmt.Sprint(tc.polls), func(t *testing.T) {
+			v := &Veth{}
+			if _, err := v.Init(setup(1), []string{"napi", "on"}); err != nil {
+				t.Fatal(err)
+			}
+			f := newFake(t, 1, false)
+			f.Qdisc[0] = false
+			f.Xmit(v, 0, f.Packets(0, RingSize, 100))
+			for _, b := range tc.polls {
+				v.Poll(f, 0, b)
+			}
+			before := f.Dropped[0]
+			f.Xmit(v, 0, f.Packets(0, 40, 100))
+			if got := 40 - int(f.Dropped[0]-before); got != tc.taken {
+				t.Errorf("ring took %d of 40, want %d", got, tc.taken)
+			}
+		})
+	}
+}

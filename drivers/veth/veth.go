@@ -32,8 +32,10 @@ const (
 	// NapiWeight is the peer NAPI's weight (netif_napi_add's default
 	// NAPI_POLL_WEIGHT); the host passes it to Poll as the budget.
 	NapiWeight = 64
-	// XDPBatch is VETH_XDP_BATCH: veth_xdp_rcv takes the ring in batches.
-	XDPBatch = 16
+	// ringBatch is the xdp_ring's r->batch, SMP_CACHE_BYTES * 2 /
+	// sizeof(void *) on x86-64: how many consumed slots the consumer
+	// gives back to the producer at once.
+	ringBatch = 16
 )
 
 // syncPoint orders an access to the ptr_ring, which the senders and the
@@ -89,6 +91,23 @@ type ptrRing struct {
 	// it schedules the NAPI, cleared by veth_poll's napi_complete_done;
 	// while it is set, __veth_xdp_flush does nothing.
 	masked bool
+	// stale is consumer_head - consumer_tail: slots consumed but not
+	// yet zeroed for the producer.
+	stale int
+}
+
+// room is how many slots ptr_ring_produce can fill: the ring's size less
+// the skbs in it and the slots consumed but not yet given back.
+func (r *ptrRing) room() int { return RingSize - len(r.q) - r.stale }
+
+// consumed is __ptr_ring_discard_one: the consumer gives the slots it
+// took back to the producer (NULLs them) only every ringBatch
+// consumptions, or at the ring's end, a multiple of ringBatch; until
+// then ptr_ring_produce still finds them taken.
+func (r *ptrRing) consumed() {
+	if r.stale++; r.stale >= ringBatch {
+		r.stale = 0
+	}
 }
 
 // flush is __veth_xdp_flush: schedule rq q's NAPI on this CPU unless it
@@ -233,8 +252,8 @@ func (v *Veth) xmitNapi(ctx driver.Ctx, q int, p skb.Packet) (busy bool) {
 	r := &v.rings[q]
 	st := &v.stats[q]
 	ctx.Spend(v.costs.DriverXmit)
-	syncPoint(ctx) // ptr_ring_produce takes the producer lock
-	if len(r.q) >= RingSize {
+	syncPoint(ctx) // ptr_ring_produce takes the producer lock; -ENOSPC when no room
+	if r.room() == 0 {
 		r.full++
 		if ctx.HasQdisc(q) { // !qdisc_txq_has_no_queue(txq)
 			ctx.StopQueue(q)
@@ -256,29 +275,25 @@ func (v *Veth) xmitNapi(ctx driver.Ctx, q int, p skb.Packet) (busy bool) {
 }
 
 // pollNapi is veth_poll: veth_xdp_rcv consumes up to the budget from the
-// ring (and hands the skbs to GRO / the stack); then, once per poll and
-// with no free-space threshold, the peer txq is woken if it is stopped
-// (5442a9da6978).
+// ring one skb at a time (__ptr_ring_consume) and hands each to GRO /
+// the stack; then, once per poll and with no free-space threshold, the
+// peer txq is woken if it is stopped (5442a9da6978).
 func (v *Veth) pollNapi(ctx driver.Ctx, vec int, budget int) (int, bool) {
 	r := &v.rings[vec]
 	st := &v.stats[vec]
 	st.Polls++
 	n := 0
 	for n < budget {
-		// __ptr_ring_consume_batched, VETH_XDP_BATCH at a time.
-		syncPoint(ctx)
-		k := min(XDPBatch, budget-n, len(r.q))
-		if k == 0 {
+		syncPoint(ctx) // the producers' slots, in global time
+		if len(r.q) == 0 {
 			break
 		}
-		var batch [XDPBatch]skb.Handle
-		got := batch[:copy(batch[:k], r.q[:k])]
-		r.q = append(r.q[:0], r.q[k:]...)
-		for _, h := range got {
-			ctx.Spend(v.costs.PeerRx)
-			ctx.Consume(h)
-		}
-		n += k
+		h := r.q[0]
+		r.q = r.q[:copy(r.q, r.q[1:])]
+		r.consumed()
+		ctx.Spend(v.costs.PeerRx)
+		ctx.Consume(h)
+		n++
 	}
 	// done < budget: napi_complete_done; a non-empty ring after that is
 	// rescheduled, which here is the same as not completing.
