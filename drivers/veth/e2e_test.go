@@ -86,3 +86,29 @@ func TestEndToEnd(t *testing.T) {
 		})
 	}
 }
+
+// The host's net.core.netdev_max_backlog reaches veth's
+// enqueue_to_backlog: 8 senders on one pfifo, whose owner hands up to
+// dev_tx_weight skbs to veth with BHs off before its backlog NAPI runs;
+// a backlog of 10 drops, the default's does not.
+func TestMaxBacklogSysctl(t *testing.T) {
+	drops := map[string]uint64{}
+	for _, set := range []string{"netdev_max_backlog=1000", "netdev_max_backlog=10"} {
+		s := run.Default()
+		s.Profile = "6.18"
+		s.Driver, s.DriverArgs, s.RateBps = "veth", nil, 0
+		s.Sockets, s.Cores, s.Threads = 1, 8, 1
+		s.Queues, s.Qdisc = 1, "pfifo limit 10000"
+		s.Set = []string{"cost.peer_rx=100", set}
+		s.Workload = workload.Spec{Kind: workload.UDPRate, Senders: 8, PacketSize: 64, Flows: 16, Rate: 40e6}
+		s.Duration, s.Warmup = 2*sim.Millisecond, sim.Millisecond
+		rep, err := run.Run(s, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		drops[set] = rep.Drops["CPU_BACKLOG"]
+	}
+	if drops["netdev_max_backlog=1000"] != 0 || drops["netdev_max_backlog=10"] == 0 {
+		t.Errorf("CPU_BACKLOG drops %v, want some with netdev_max_backlog 10 only", drops)
+	}
+}

@@ -123,7 +123,8 @@ func (v *Veth) flush(ctx driver.Ctx, q int) {
 }
 
 // Init implements driver.Driver. Options: "backlog N"
-// (netdev_max_backlog), "gro on|off" (the peer's GRO, so its rqs' NAPI
+// (netdev_max_backlog: the host's sysctl, Setup.MaxBacklog, unless
+// given here), "gro on|off" (the peer's GRO, so its rqs' NAPI
 // and ptr_rings, for the skbs eligible), "rx-udp-gro-forwarding on|off"
 // and "rx-gro-list on|off" (the peer's features that make a socket's
 // UDP skbs eligible), "napi on|off" (the lab's word for an XDP program
@@ -132,6 +133,9 @@ func (v *Veth) flush(ctx driver.Ctx, q int) {
 // for a device without it).
 func (v *Veth) Init(s driver.Setup, args []string) (driver.Info, error) {
 	v.maxBacklog, v.costs = DefaultMaxBacklog, s.Costs
+	if s.MaxBacklog > 0 {
+		v.maxBacklog = s.MaxBacklog
+	}
 	var gro bool
 	for i := 0; i < len(args); i += 2 {
 		if i+1 >= len(args) {

@@ -238,3 +238,32 @@ func TestPeerDroppedOneCounter(t *testing.T) {
 		t.Fatalf("%d peer_dropped counters, value %d, %d dropped; want one of 4", n, dropped, f.Dropped[0])
 	}
 }
+
+// netdev_max_backlog is the host's sysctl (Setup.MaxBacklog, 0 meaning
+// the kernel's 1000); the "backlog" option overrides it.
+func TestMaxBacklogFromHost(t *testing.T) {
+	for _, tc := range []struct {
+		host int
+		args []string
+		want int
+	}{
+		{0, nil, DefaultMaxBacklog},
+		{300, nil, 300},
+		{300, []string{"backlog", "20"}, 20},
+		{0, []string{"backlog", "20"}, 20},
+	} {
+		t.Run(fmt.Sprint(tc.host, tc.args), func(t *testing.T) {
+			s := setup(1)
+			s.MaxBacklog = tc.host
+			v := &Veth{}
+			if _, err := v.Init(s, tc.args); err != nil {
+				t.Fatal(err)
+			}
+			f := newFake(t, 1, false)
+			f.Xmit(v, 0, f.Packets(0, 2000, 100))
+			if got := 2000 - int(f.Dropped[0]); got != tc.want+1 {
+				t.Errorf("input_pkt_queue took %d, want netdev_max_backlog %d + 1", got, tc.want)
+			}
+		})
+	}
+}

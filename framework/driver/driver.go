@@ -83,6 +83,11 @@ type Setup struct {
 	// by it (ice's DESC_NEEDED, i40e's, idpf's IDPF_MIN_TX_DESC_NEEDED).
 	// SkbFrags returns it with the default filled in.
 	MaxSkbFrags int
+
+	// MaxBacklog is the host's net.core.netdev_max_backlog (0: the
+	// default, 1000): enqueue_to_backlog's limit on a CPU's
+	// input_pkt_queue, for a driver that hands skbs to netif_rx (veth).
+	MaxBacklog int
 }
 
 // DefaultMaxSkbFrags is CONFIG_MAX_SKB_FRAGS's default.

@@ -341,7 +341,8 @@ func (n *Net) AddDevice(spec DeviceSpec) (*Device, error) {
 		return nil, fmt.Errorf("device %s: RX queues must be in [0, %d], got %d", spec.Name, MaxQueues, spec.RxQueues)
 	}
 	info, err := drv.Init(driver.Setup{Name: spec.Name, NumTxQ: spec.Queues, RateBps: spec.RateBps,
-		NumCPUs: len(n.E.CPUs), Costs: n.E.Costs, NumRxQ: spec.RxQueues, MaxSkbFrags: n.Cfg.MaxSkbFrags}, spec.Args)
+		NumCPUs: len(n.E.CPUs), Costs: n.E.Costs, NumRxQ: spec.RxQueues, MaxSkbFrags: n.Cfg.MaxSkbFrags,
+		MaxBacklog: n.Cfg.MaxBacklog}, spec.Args)
 	if err != nil {
 		return nil, fmt.Errorf("device %s: %w", spec.Name, err)
 	}

@@ -75,7 +75,8 @@ func statsFromPB(p *pb.QdiscStats) (qdisc.Stats, error) {
 
 func driverSetupToPB(s driver.Setup, args []string) *pb.DriverSetup {
 	out := &pb.DriverSetup{Name: s.Name, NumTxq: int64(s.NumTxQ), RateBps: s.RateBps,
-		NumCpus: int64(s.NumCPUs), Args: args, NumRxq: int64(s.NumRxQ), MaxSkbFrags: int64(s.MaxSkbFrags)}
+		NumCpus: int64(s.NumCPUs), Args: args, NumRxq: int64(s.NumRxQ), MaxSkbFrags: int64(s.MaxSkbFrags),
+		MaxBacklog: int64(s.MaxBacklog)}
 	if s.Costs != nil {
 		for _, c := range s.Costs.List() {
 			out.Costs = append(out.Costs, &pb.Cost{Name: c.Name, Value: c.Value})
@@ -92,7 +93,8 @@ func driverSetupFromPB(p *pb.DriverSetup) (driver.Setup, error) {
 		}
 	}
 	return driver.Setup{Name: p.Name, NumTxQ: int(p.NumTxq), RateBps: p.RateBps,
-		NumCPUs: int(p.NumCpus), Costs: costs, NumRxQ: int(p.NumRxq), MaxSkbFrags: int(p.MaxSkbFrags)}, nil
+		NumCPUs: int(p.NumCpus), Costs: costs, NumRxQ: int(p.NumRxq), MaxSkbFrags: int(p.MaxSkbFrags),
+		MaxBacklog: int(p.MaxBacklog)}, nil
 }
 
 func driverInfoToPB(i driver.Info) *pb.DriverInfo {

@@ -775,6 +775,7 @@ type DriverSetup struct {
 	Args          []string               `protobuf:"bytes,7,rep,name=args,proto3" json:"args,omitempty"`
 	NumRxq        int64                  `protobuf:"varint,8,opt,name=num_rxq,json=numRxq,proto3" json:"num_rxq,omitempty"`                  // RX queues (0: transmit only)
 	MaxSkbFrags   int64                  `protobuf:"varint,9,opt,name=max_skb_frags,json=maxSkbFrags,proto3" json:"max_skb_frags,omitempty"` // CONFIG_MAX_SKB_FRAGS (0: the default, 17)
+	MaxBacklog    int64                  `protobuf:"varint,10,opt,name=max_backlog,json=maxBacklog,proto3" json:"max_backlog,omitempty"`     // net.core.netdev_max_backlog (0: the default, 1000)
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -868,6 +869,13 @@ func (x *DriverSetup) GetNumRxq() int64 {
 func (x *DriverSetup) GetMaxSkbFrags() int64 {
 	if x != nil {
 		return x.MaxSkbFrags
+	}
+	return 0
+}
+
+func (x *DriverSetup) GetMaxBacklog() int64 {
+	if x != nil {
+		return x.MaxBacklog
 	}
 	return 0
 }
@@ -1426,7 +1434,7 @@ const file_txlab_proto_rawDesc = "" +
 	"\x04args\x18\x01 \x03(\tR\x04args\"0\n" +
 	"\x04Cost\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x03R\x05value\"\x8b\x02\n" +
+	"\x05value\x18\x02 \x01(\x03R\x05value\"\xac\x02\n" +
 	"\vDriverSetup\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x17\n" +
 	"\anum_txq\x18\x02 \x01(\x03R\x06numTxq\x12\x19\n" +
@@ -1436,7 +1444,10 @@ const file_txlab_proto_rawDesc = "" +
 	"\x05costs\x18\x06 \x03(\v2\x15.txlab.plugin.v1.CostR\x05costs\x12\x12\n" +
 	"\x04args\x18\a \x03(\tR\x04args\x12\x17\n" +
 	"\anum_rxq\x18\b \x01(\x03R\x06numRxq\x12\"\n" +
-	"\rmax_skb_frags\x18\t \x01(\x03R\vmaxSkbFrags\"\x90\x02\n" +
+	"\rmax_skb_frags\x18\t \x01(\x03R\vmaxSkbFrags\x12\x1f\n" +
+	"\vmax_backlog\x18\n" +
+	" \x01(\x03R\n" +
+	"maxBacklog\"\x90\x02\n" +
 	"\n" +
 	"DriverInfo\x12\x19\n" +
 	"\brate_bps\x18\x01 \x01(\x03R\arateBps\x12\x1b\n" +
