@@ -1,8 +1,10 @@
 // Package veth models a veth pair's transmit side. On the default path
 // (no XDP, no GRO on the peer) veth_xmit forwards each skb to the peer
 // with __netif_rx, which queues it on this CPU's backlog
-// (enqueue_to_backlog, limited by netdev_max_backlog) and the backlog
-// NAPI delivers it in NET_RX_SOFTIRQ. When the peer has NAPI (GRO on,
+// (enqueue_to_backlog: input_pkt_queue takes up to netdev_max_backlog +
+// 1, the host's sysctl unless the backlog option says otherwise) and
+// the backlog NAPI delivers it in NET_RX_SOFTIRQ (process_backlog, from
+// process_queue, onto which it splices input_pkt_queue). When the peer has NAPI (GRO on,
 // or an XDP program: "napi on") and the skb is eligible for it
 // (veth_skb_is_eligible_for_gro), veth_xdp_rx produces into the peer rx
 // queue's ptr_ring (VETH_RING_SIZE) and __veth_xdp_flush schedules the
