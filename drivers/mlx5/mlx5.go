@@ -80,6 +80,9 @@ const (
 	// WQE's Ethernet segment (~66 bytes of Ethernet, IP and TCP with
 	// options): four more data segments.
 	inlineDS = 4
+	// ethZLen is ETH_ZLEN: mlx5e_sq_xmit_prepare counts a non-GSO skb
+	// as at least this many bytes (attr->num_bytes).
+	ethZLen = 60
 )
 
 // TxProfile is lib/dim's NET_DIM_TX_EQE_PROFILES in us (mlx5e sets
@@ -259,9 +262,24 @@ func (q *sq) nextPI(size int) {
 	}
 }
 
-func (q *sq) pushPkt(p skb.Packet) int {
+// numBytes is mlx5e_sq_xmit_prepare's attr->num_bytes: a GSO skb's
+// length with every segment's headers (skb->len + (gso_segs - 1) * ihs,
+// what the model's Len already is), any other skb's length but at least
+// ETH_ZLEN. It is what tx_bytes counts, and what a WQE of its own tells
+// BQL (mlx5e_txwqe_complete) and its completion reports; a MPWQE session
+// tells BQL skb->len (txd.len) and its completion reports the same sum
+// (session->bytes_count).
+func numBytes(p skb.Packet) uint32 {
+	if p.GSOSegs > 1 {
+		return p.Len
+	}
+	return max(p.Len, ethZLen)
+}
+
+// pushPkt puts p on the skb fifo, counting bytes for BQL.
+func (q *sq) pushPkt(p skb.Packet, bytes uint32) int {
 	at := q.pTail
-	q.pkts[at] = pkt{h: p.Handle, bytes: p.Len, segs: max(p.GSOSegs, 1)}
+	q.pkts[at] = pkt{h: p.Handle, bytes: bytes, segs: max(p.GSOSegs, 1)}
 	q.pTail = (q.pTail + 1) % len(q.pkts)
 	return at
 }
@@ -320,7 +338,7 @@ func (d *MLX5) Xmit(ctx driver.Ctx, i int, batch []skb.Packet) (int, driver.TxCo
 			q.xmitMore++
 		}
 		q.xmitPkts += uint64(max(p.GSOSegs, 1))
-		q.xmitBytes += uint64(p.Len)
+		q.xmitBytes += uint64(numBytes(p))
 		if linear && d.mpwqe {
 			// mlx5e_sq_xmit_mpwqe.
 			if !q.open {
@@ -333,7 +351,7 @@ func (d *MLX5) Xmit(ctx driver.Ctx, i int, batch []skb.Packet) (int, driver.TxCo
 				q.open, q.sFirst, q.sN, q.sDS = true, q.pTail, 0, EmptyDSCount
 				q.mpwqeBlks++
 			}
-			q.pushPkt(p)
+			q.pushPkt(p, p.Len)
 			q.sN++
 			q.sDS++
 			q.mpwqePkts++
@@ -355,10 +373,11 @@ func (d *MLX5) Xmit(ctx driver.Ctx, i int, batch []skb.Packet) (int, driver.TxCo
 				d.sessionComplete(ctx, i, q)
 			}
 			q.nextPI(wqebbsFor(p))
-			first := q.pushPkt(p)
+			n := numBytes(p)
+			first := q.pushPkt(p, n)
 			q.pushWQE(first, 1, wqebbsFor(p))
 			d.checkStop(ctx, i, q)
-			if ctx.SentQueueMore(i, int(p.Len), more) {
+			if ctx.SentQueueMore(i, int(n), more) {
 				d.notifyHW(ctx, i, q)
 			}
 		}

@@ -235,3 +235,24 @@ func TestDIMStart(t *testing.T) {
 		t.Fatalf("itr %v profile %d, want 8us and 0", d.vecs[0].ITR, d.sqs[0].dim.ProfileIx)
 	}
 }
+
+// mlx5e_sq_xmit_prepare counts a non-GSO skb as at least ETH_ZLEN bytes
+// (attr->num_bytes): tx_bytes does on every path, and a WQE of its own
+// tells BQL that much and its completion reports it; a MPWQE session
+// tells BQL skb->len (txd.len) and reports the same.
+func TestShortSkbBytes(t *testing.T) {
+	for _, tc := range []struct {
+		mpwqe string
+		bql   uint64
+	}{{"off", 2 * 60}, {"on", 2 * 43}} {
+		d, f := newSQ(t, "skb_tx_mpwqe", tc.mpwqe)
+		f.Xmit(d, 0, f.Packets(0, 2, 43)) // a 1-byte UDP datagram
+		q := d.sqs[0]
+		f.Clock = f.Irqs[0].At
+		f.ServiceIRQs(d, nil)
+		if q.xmitBytes != 2*60 || f.SentBytes[0] != tc.bql || f.ComplBytes[0] != tc.bql {
+			t.Errorf("mpwqe %s: tx_bytes %d, BQL sent %d completed %d; want %d, %d, %d",
+				tc.mpwqe, q.xmitBytes, f.SentBytes[0], f.ComplBytes[0], 2*60, tc.bql, tc.bql)
+		}
+	}
+}
