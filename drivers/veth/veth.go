@@ -1,10 +1,10 @@
 // Package veth models a veth pair's transmit side. On the default path
 // (no XDP, no GRO on the peer) veth_xmit forwards each skb to the peer
-// with __netif_rx, which queues it on this CPU's backlog
-// (enqueue_to_backlog: input_pkt_queue takes up to netdev_max_backlog +
-// 1, the host's sysctl unless the backlog option says otherwise) and
-// the backlog NAPI delivers it in NET_RX_SOFTIRQ (process_backlog, from
-// process_queue, onto which it splices input_pkt_queue). When the peer has NAPI (GRO on,
+// with __netif_rx (driver.Ctx.NetifRx), which queues it on this CPU's
+// softnet backlog, the host's, shared with every other netif_rx on the
+// CPU (enqueue_to_backlog: input_pkt_queue takes up to
+// net.core.netdev_max_backlog + 1) and the backlog NAPI delivers it in
+// NET_RX_SOFTIRQ (process_backlog). When the peer has NAPI (GRO on,
 // or an XDP program: "napi on") and the skb is eligible for it
 // (veth_skb_is_eligible_for_gro), veth_xdp_rx produces into the peer rx
 // queue's ptr_ring (VETH_RING_SIZE) and __veth_xdp_flush schedules the
@@ -20,7 +20,6 @@ package veth
 
 import (
 	"fmt"
-	"strconv"
 
 	"github.com/txlab/txlab/framework/driver"
 	"github.com/txlab/txlab/framework/sim"
@@ -29,8 +28,7 @@ import (
 
 // Defaults.
 const (
-	DefaultMaxBacklog = 1000 // netdev_max_backlog
-	RingSize          = 256  // VETH_RING_SIZE: the peer rx queue's xdp_ring
+	RingSize = 256 // VETH_RING_SIZE: the peer rx queue's xdp_ring
 	// NapiWeight is the peer NAPI's weight (netif_napi_add's default
 	// NAPI_POLL_WEIGHT); the host passes it to Poll as the budget.
 	NapiWeight = 64
@@ -54,35 +52,18 @@ func init() {
 
 // Veth is the driver model.
 type Veth struct {
-	backlog []softnet // per CPU
 	// backlogDropped counts, per txq, the skbs enqueue_to_backlog
 	// dropped; veth counts them with the ring's in one priv->dropped.
 	backlogDropped []uint64
-	maxBacklog     int
 	stats          []driver.QueueStats
 	costs          *sim.Costs
 
 	// NAPI path: one ptr_ring per peer rx queue (rq i serves txq i);
-	// vectors 0..len(rings)-1 are the rqs' NAPIs, the per-CPU backlogs
-	// follow them.
+	// vector i is rq i's NAPI.
 	napi   bool // the peer rqs have NAPI (GRO on or an XDP program)
 	xdp    bool // an XDP program: every skb is eligible
 	udpFwd bool // rx-udp-gro-forwarding or rx-gro-list on the peer
 	rings  []ptrRing
-}
-
-// softnet is the part of one CPU's softnet_data that veth's __netif_rx
-// uses: enqueue_to_backlog appends to input_pkt_queue, and its limit
-// (netdev_max_backlog) is on that queue alone; process_backlog splices
-// the whole of it onto process_queue when process_queue runs dry and
-// delivers from there. sched is the backlog NAPI's NAPI_STATE_SCHED,
-// which only enqueue_to_backlog sets (when it finds input_pkt_queue
-// empty) and only process_backlog clears (when both queues are empty).
-type softnet struct {
-	input   []skb.Handle
-	process []skb.Handle
-	head    int // process_queue's first skb in process
-	sched   bool
 }
 
 // ptrRing is one peer rx queue's xdp_ring and its counters.
@@ -124,9 +105,7 @@ func (v *Veth) flush(ctx driver.Ctx, q int) {
 	ctx.NapiScheduleLocal(q)
 }
 
-// Init implements driver.Driver. Options: "backlog N"
-// (netdev_max_backlog: the host's sysctl, Setup.MaxBacklog, unless
-// given here), "gro on|off" (the peer's GRO, so its rqs' NAPI
+// Init implements driver.Driver. Options: "gro on|off" (the peer's GRO, so its rqs' NAPI
 // and ptr_rings, for the skbs eligible), "rx-udp-gro-forwarding on|off"
 // and "rx-gro-list on|off" (the peer's features that make a socket's
 // UDP skbs eligible), "napi on|off" (the lab's word for an XDP program
@@ -134,10 +113,7 @@ func (v *Veth) flush(ctx driver.Ctx, q int) {
 // TSO stays on, as veth's features have it (the model does not segment
 // for a device without it).
 func (v *Veth) Init(s driver.Setup, args []string) (driver.Info, error) {
-	v.maxBacklog, v.costs = DefaultMaxBacklog, s.Costs
-	if s.MaxBacklog > 0 {
-		v.maxBacklog = s.MaxBacklog
-	}
+	v.costs = s.Costs
 	var gro bool
 	for i := 0; i < len(args); i += 2 {
 		if i+1 >= len(args) {
@@ -145,11 +121,8 @@ func (v *Veth) Init(s driver.Setup, args []string) (driver.Info, error) {
 		}
 		switch args[i] {
 		case "backlog":
-			n, err := strconv.Atoi(args[i+1])
-			if err != nil || n < 1 {
-				return driver.Info{}, fmt.Errorf("veth: backlog %q must be a whole number >= 1", args[i+1])
-			}
-			v.maxBacklog = n
+			// The backlog is the host's, one per CPU, and so its limit.
+			return driver.Info{}, fmt.Errorf("veth: backlog is the host's net.core.netdev_max_backlog (set netdev_max_backlog=%s)", args[i+1])
 		case "gro", "napi", "rx-udp-gro-forwarding", "rx-gro-list":
 			on, err := onOff(args[i], args[i+1])
 			if err != nil {
@@ -164,7 +137,7 @@ func (v *Veth) Init(s driver.Setup, args []string) (driver.Info, error) {
 				v.udpFwd = on
 			}
 		default:
-			return driver.Info{}, fmt.Errorf("veth: unknown option %q (known: backlog, gro, napi, rx-udp-gro-forwarding, rx-gro-list)", args[i])
+			return driver.Info{}, fmt.Errorf("veth: unknown option %q (known: gro, napi, rx-udp-gro-forwarding, rx-gro-list)", args[i])
 		}
 	}
 	v.napi = gro || v.xdp
@@ -173,19 +146,20 @@ func (v *Veth) Init(s driver.Setup, args []string) (driver.Info, error) {
 	for i := range v.stats {
 		v.stats[i].Queue = i
 	}
-	v.backlog = make([]softnet, s.NumCPUs)
 	if v.napi {
 		// One peer rx queue (and its napi_struct) per txq: veth_xmit
 		// uses rq[skb_get_queue_mapping(skb)]; the skbs not eligible
-		// still go to the per-CPU backlogs, after the rqs' vectors.
+		// still go to the host's per-CPU backlogs.
 		v.rings = make([]ptrRing, s.NumTxQ)
 		qv := make([]int, s.NumTxQ)
 		for i := range qv {
 			qv[i] = i
 		}
-		return driver.Info{LLTX: true, NoQueue: true, NoXPS: true, Vectors: s.NumTxQ + s.NumCPUs, QueueVec: qv}, nil
+		return driver.Info{LLTX: true, NoQueue: true, NoXPS: true, Vectors: s.NumTxQ, QueueVec: qv}, nil
 	}
-	return driver.Info{LLTX: true, NoQueue: true, NoXPS: true, Vectors: s.NumCPUs, QueueVec: make([]int, s.NumTxQ)}, nil
+	// No NAPI of its own; one vector, never scheduled, so that every
+	// txq names one (as the per-CPU backlog vectors did).
+	return driver.Info{LLTX: true, NoQueue: true, NoXPS: true, Vectors: 1, QueueVec: make([]int, s.NumTxQ)}, nil
 }
 
 func onOff(word, val string) (bool, error) {
@@ -223,27 +197,15 @@ func (v *Veth) Xmit(ctx driver.Ctx, q int, batch []skb.Packet) (int, driver.TxCo
 }
 
 // xmitBacklog is veth_forward_skb's __netif_rx: enqueue_to_backlog on
-// this CPU (RPS off). It takes the skb while input_pkt_queue holds at
-// most netdev_max_backlog (qlen <= max_backlog: one more than the
-// sysctl) and drops it otherwise; the skbs process_backlog already
-// moved to process_queue do not count. The backlog NAPI is scheduled
-// only by the skb that finds input_pkt_queue empty while it is not
-// scheduled (__test_and_set_bit(NAPI_STATE_SCHED)): no other enqueue
-// touches it, so it never sees NAPI_STATE_MISSED.
+// this CPU's softnet backlog (RPS off), which the host owns (its limit,
+// its NAPI, its drop with SKB_DROP_REASON_CPU_BACKLOG); NET_RX_DROP
+// counts in priv->dropped.
 func (v *Veth) xmitBacklog(ctx driver.Ctx, q int, p skb.Packet) {
-	cpu := ctx.CPU()
-	b := &v.backlog[cpu]
 	ctx.Spend(v.costs.DriverXmit)
-	if len(b.input) > v.maxBacklog {
-		ctx.Drop(p.Handle, skb.DropCPUBacklog) // enqueue_to_backlog drop, counted as a veth drop
+	if !ctx.NetifRx(p.Handle) {
 		v.backlogDropped[q]++
 		return
 	}
-	if len(b.input) == 0 && !b.sched {
-		b.sched = true
-		ctx.NapiScheduleLocal(len(v.rings) + cpu) // napi_schedule_rps
-	}
-	b.input = append(b.input, p.Handle)
 	v.stats[q].Packets++
 	v.stats[q].Bytes += uint64(p.Len)
 }
@@ -316,40 +278,13 @@ func (v *Veth) pollNapi(ctx driver.Ctx, vec int, budget int) (int, bool) {
 	return n, done
 }
 
-// Poll implements driver.Driver: process_backlog on the peer, or
-// veth_poll on the NAPI path.
+// Poll implements driver.Driver: veth_poll on the NAPI path (the
+// backlog's process_backlog is the host's).
 func (v *Veth) Poll(ctx driver.Ctx, vec int, budget int) (int, bool) {
 	if vec < len(v.rings) {
 		return v.pollNapi(ctx, vec, budget)
 	}
-	return v.processBacklog(ctx, &v.backlog[vec-len(v.rings)], budget)
-}
-
-// processBacklog is process_backlog with quota budget: deliver from
-// process_queue; when it runs dry, splice input_pkt_queue onto it, or
-// complete (clear NAPI_STATE_SCHED) if that is empty too. The skb that
-// reaches the quota returns at once, without looking at the queues, so
-// the NAPI stays scheduled and net_rx_action polls it again.
-func (v *Veth) processBacklog(ctx driver.Ctx, b *softnet, budget int) (int, bool) {
-	work := 0
-	for {
-		for b.head < len(b.process) {
-			h := b.process[b.head]
-			b.head++
-			ctx.Spend(v.costs.PeerRx)
-			ctx.Consume(h)
-			if work++; work >= budget {
-				return work, false
-			}
-		}
-		b.process, b.head = b.process[:0], 0
-		if len(b.input) == 0 {
-			b.sched = false
-			return work, true
-		}
-		// skb_queue_splice_tail_init: the two arrays swap roles.
-		b.process, b.input = b.input, b.process
-	}
+	return 0, true
 }
 
 // Stats implements driver.Driver.

@@ -21,15 +21,14 @@ func TestOptions(t *testing.T) {
 		vectors int
 		wantErr string
 	}{
-		{args: nil, vectors: 4},
-		{args: []string{"backlog", "10"}, vectors: 4},
-		// The rqs' NAPIs, then the per-CPU backlogs.
-		{args: []string{"gro", "on"}, napi: true, vectors: 2 + 4},
-		{args: []string{"napi", "on", "gro", "off"}, napi: true, vectors: 2 + 4},
-		{args: []string{"gro", "on", "gro", "off"}, vectors: 4},
+		// The backlogs are the host's: one idle vector, or the rqs' NAPIs.
+		{args: nil, vectors: 1},
+		{args: []string{"backlog", "10"}, wantErr: "net.core.netdev_max_backlog"},
+		{args: []string{"gro", "on"}, napi: true, vectors: 2},
+		{args: []string{"napi", "on", "gro", "off"}, napi: true, vectors: 2},
+		{args: []string{"gro", "on", "gro", "off"}, vectors: 1},
 		{args: []string{"gro", "yes"}, wantErr: "must be on or off"},
 		{args: []string{"rx-udp-gro-forwarding", "1"}, wantErr: `rx-udp-gro-forwarding "1" must be on or off`},
-		{args: []string{"backlog", "0"}, wantErr: ">= 1"},
 		{args: []string{"xdp", "on"}, wantErr: "unknown option"},
 		{args: []string{"gro"}, wantErr: "needs a value"},
 	}
@@ -53,28 +52,24 @@ func TestOptions(t *testing.T) {
 	}
 }
 
-// The default backlog path: never BUSY, drops once input_pkt_queue holds
-// more than netdev_max_backlog (it takes max_backlog + 1), the per-CPU
-// backlog NAPI delivers.
+// The default backlog path: never BUSY, never stops; every skb of a
+// bulk goes to the host's backlog (which drops, not veth: f.Dropped
+// stays 0 when it refuses).
 func TestBacklogPath(t *testing.T) {
 	v := &Veth{}
-	if _, err := v.Init(setup(1), []string{"backlog", "100"}); err != nil {
+	if _, err := v.Init(setup(1), nil); err != nil {
 		t.Fatal(err)
 	}
 	f := newFake(t, 1, false)
 	f.OnCPU = 2
 	rest, rc := f.Xmit(v, 0, f.Packets(0, 150, 100))
-	if len(rest) != 0 || rc != driver.TxOK || f.Dropped[0] != 49 || f.Stops[0] != 0 {
-		t.Fatalf("rest %d rc %#x dropped %d stops %d; want 0, OK, 49, 0", len(rest), rc, f.Dropped[0], f.Stops[0])
+	f.RxFull = true
+	rest2, rc2 := f.Xmit(v, 0, f.Packets(0, 10, 100))
+	if len(rest)+len(rest2) != 0 || rc != driver.TxOK || rc2 != driver.TxOK || f.Dropped[0] != 0 || f.Stops[0] != 0 {
+		t.Fatalf("rest %d rc %#x %#x dropped %d stops %d; want 0, OK, 0, 0", len(rest)+len(rest2), rc, rc2, f.Dropped[0], f.Stops[0])
 	}
-	for _, l := range f.Local {
-		if l != 2 {
-			t.Fatalf("backlog NAPI of cpu %d scheduled from cpu 2", l)
-		}
-	}
-	f.Poll(v, 2, nil)
-	if f.Consumed[0] != 101 || len(f.Held) != 0 {
-		t.Fatalf("consumed %d, still held %d", f.Consumed[0], len(f.Held))
+	if len(f.Rx) != 150 || f.RxDropped[0] != 10 || len(f.Held) != 0 {
+		t.Fatalf("backlog took %d refused %d, still held %d", len(f.Rx), f.RxDropped[0], len(f.Held))
 	}
 }
 
@@ -154,7 +149,7 @@ func TestNapiNoqueueDrops(t *testing.T) {
 // skb to the peer's NAPI; rx-udp-gro-forwarding takes a socket's UDP and
 // ICMP skbs (sock_wfree), never TCP's (tcp_wfree) or a forwarded one; an
 // XDP program ("napi on") takes every skb. The rest go to this CPU's
-// backlog, whose vector follows the rqs'.
+// backlog, the host's (NetifRx).
 func TestGROEligibility(t *testing.T) {
 	udp := skb.Packet{Sock: 3, Keys: skb.FlowKeys{Proto: 17}}
 	icmp := skb.Packet{Sock: -2, Keys: skb.FlowKeys{Proto: 1}} // a probe's socket
@@ -189,15 +184,17 @@ func TestGROEligibility(t *testing.T) {
 				t.Fatalf("rest %d rc %#x", len(rest), rc)
 			}
 			onRing := v.napi && len(v.rings[1].q) == 1
-			if onRing != tc.ring || len(f.Local) != 1 {
-				t.Fatalf("on the ring %v (want %v), scheduled %v", onRing, tc.ring, f.Local)
+			if onRing != tc.ring || len(f.Rx) == 1 == tc.ring {
+				t.Fatalf("on the ring %v (want %v), to the backlog %d", onRing, tc.ring, len(f.Rx))
 			}
-			want := len(v.rings) + 1 // this CPU's backlog
-			if tc.ring {
-				want = 1 // rq 1's NAPI
+			if !tc.ring {
+				if len(f.Local) != 0 || f.Rx[0].CPU != 1 {
+					t.Errorf("scheduled %v, netif_rx on cpu %d; want no veth NAPI, cpu 1's backlog", f.Local, f.Rx[0].CPU)
+				}
+				return
 			}
-			if f.Local[0] != want {
-				t.Errorf("scheduled vector %d, want %d", f.Local[0], want)
+			if len(f.Local) != 1 || f.Local[0] != 1 { // rq 1's NAPI
+				t.Fatalf("scheduled %v, want vector 1", f.Local)
 			}
 			f.Poll(v, f.Local[0], nil)
 			if f.Consumed[1] != 1 {
@@ -209,10 +206,10 @@ func TestGROEligibility(t *testing.T) {
 
 // The ring's drops and the backlog's are one counter, as veth keeps
 // both in priv->dropped: a full ring under noqueue drops UDP skbs, a
-// full backlog (netdev_max_backlog 1) TCP ones.
+// full backlog (the host's NET_RX_DROP) TCP ones.
 func TestPeerDroppedOneCounter(t *testing.T) {
 	v := &Veth{}
-	if _, err := v.Init(setup(1), []string{"gro", "on", "rx-udp-gro-forwarding", "on", "backlog", "1"}); err != nil {
+	if _, err := v.Init(setup(1), []string{"gro", "on", "rx-udp-gro-forwarding", "on"}); err != nil {
 		t.Fatal(err)
 	}
 	f := newFake(t, 1, false)
@@ -224,7 +221,11 @@ func TestPeerDroppedOneCounter(t *testing.T) {
 			batch[i].Keys.Proto = 6
 		}
 	}
-	if rest, rc := f.Xmit(v, 0, batch); len(rest) != 0 || rc != driver.TxOK {
+	if rest, rc := f.Xmit(v, 0, batch[:RingSize+2+2]); len(rest) != 0 || rc != driver.TxOK {
+		t.Fatalf("rest %d rc %#x", len(rest), rc)
+	}
+	f.RxFull = true // the backlog takes two TCP skbs, then is full
+	if rest, rc := f.Xmit(v, 0, batch[RingSize+2+2:]); len(rest) != 0 || rc != driver.TxOK {
 		t.Fatalf("rest %d rc %#x", len(rest), rc)
 	}
 	var n int
@@ -234,36 +235,7 @@ func TestPeerDroppedOneCounter(t *testing.T) {
 			n, dropped = n+1, c.Value
 		}
 	}
-	if n != 1 || dropped != 2+2 || f.Dropped[0] != 4 {
-		t.Fatalf("%d peer_dropped counters, value %d, %d dropped; want one of 4", n, dropped, f.Dropped[0])
-	}
-}
-
-// netdev_max_backlog is the host's sysctl (Setup.MaxBacklog, 0 meaning
-// the kernel's 1000); the "backlog" option overrides it.
-func TestMaxBacklogFromHost(t *testing.T) {
-	for _, tc := range []struct {
-		host int
-		args []string
-		want int
-	}{
-		{0, nil, DefaultMaxBacklog},
-		{300, nil, 300},
-		{300, []string{"backlog", "20"}, 20},
-		{0, []string{"backlog", "20"}, 20},
-	} {
-		t.Run(fmt.Sprint(tc.host, tc.args), func(t *testing.T) {
-			s := setup(1)
-			s.MaxBacklog = tc.host
-			v := &Veth{}
-			if _, err := v.Init(s, tc.args); err != nil {
-				t.Fatal(err)
-			}
-			f := newFake(t, 1, false)
-			f.Xmit(v, 0, f.Packets(0, 2000, 100))
-			if got := 2000 - int(f.Dropped[0]); got != tc.want+1 {
-				t.Errorf("input_pkt_queue took %d, want netdev_max_backlog %d + 1", got, tc.want)
-			}
-		})
+	if n != 1 || dropped != 2+2 || f.Dropped[0] != 2 || f.RxDropped[0] != 2 {
+		t.Fatalf("%d peer_dropped counters, value %d, %d dropped by veth, %d by the backlog; want one of 4, 2 and 2", n, dropped, f.Dropped[0], f.RxDropped[0])
 	}
 }

@@ -63,6 +63,16 @@ type Ctx interface {
 	// qdisc (not noqueue), so the driver may return NETDEV_TX_BUSY and
 	// the host requeues (veth backpressure, dc82a33297fc / 34dd0fecaa02).
 	HasQdisc(txq int) bool
+	// NetifRx is __netif_rx of a packet the driver holds, for a
+	// software device that hands its transmitted skbs to the receive
+	// path (veth_forward_skb): enqueue_to_backlog on this CPU's
+	// softnet backlog (RPS off), which the host owns and shares with
+	// every other netif_rx on the CPU (its local receive path). The
+	// host takes the packet either way: true is NET_RX_SUCCESS (the
+	// backlog NAPI delivers it and completes it as transmitted), false
+	// NET_RX_DROP (input_pkt_queue held more than netdev_max_backlog:
+	// freed with SKB_DROP_REASON_CPU_BACKLOG, softnet_stat's dropped).
+	NetifRx(h skb.Handle) bool
 }
 
 // Setup describes the device the host builds around a driver.
@@ -86,7 +96,8 @@ type Setup struct {
 
 	// MaxBacklog is the host's net.core.netdev_max_backlog (0: the
 	// default, 1000): enqueue_to_backlog's limit on a CPU's
-	// input_pkt_queue, for a driver that hands skbs to netif_rx (veth).
+	// input_pkt_queue. The host applies it itself in Ctx.NetifRx; a
+	// driver only reads it.
 	MaxBacklog int
 }
 

@@ -11,14 +11,15 @@ import (
 // wire. A NIC steers each by RSS to an RX queue, raises the queue's
 // vector (moderated by the driver's RX ITR) and NAPI delivers it in
 // NET_RX_SOFTIRQ on the vector's CPU; on veth the peer's transmit
-// (netif_rx) queues it on the CPU that sent it. Either way the host
+// (netif_rx) queues it on the softnet backlog of the CPU that sent it,
+// the one veth's own transmit uses too (backlog.go). Either way the host
 // pays the per-packet receive cost and then the protocol's handler,
 // Deliver's fn, runs in softirq. The RX ring itself is not modelled
 // here (the forward workload's rx.go is): these packets are few (ACKs
 // and probes) and never overflow it.
 
-// localRx is one RX queue's (or, on veth, one CPU's) delivery state: the
-// packets that arrived and wait for NAPI, and the interrupt moderation.
+// localRx is one RX queue's delivery state: the packets that arrived
+// and wait for NAPI, and the interrupt moderation.
 type localRx struct {
 	cpu     int
 	itr     sim.Time
@@ -28,7 +29,6 @@ type localRx struct {
 	head    int
 	napi    *napi
 	irq     func(c *sim.CPU) // raises napi (made once)
-	nic     bool
 }
 
 // localPkt is fn, or else to's RcvLocal with p: the packet (a TCP
@@ -48,33 +48,28 @@ type LocalReceiver interface {
 // Delivered counts packets the local receive path handed to sockets.
 func (n *Net) Delivered() uint64 { return n.localDelivered }
 
-// localQueue is the local receive queue a frame of flow k (its keys as
-// received) arriving on d goes to. On a NIC, RSS picks it as for every
-// frame the host receives (Net.RxCPU): the RX queue (or, on a NIC built
-// transmit-only, the queue pair) and its vector's IRQ CPU, on a bond's
-// slave. A device without a wire (veth) has no RSS: the peer's transmit
-// runs netif_rx on the CPU it ran on, cpu.
-func (n *Net) localQueue(d *Device, k skb.FlowKeys, cpu int) *localRx {
-	dev, q, rxCPU := n.rxSteer(d, k)
-	key, nic := cpu, dev.Info.Wire
-	if nic {
-		key = q
-	} else {
-		dev, rxCPU = d, cpu
-	}
+// LocalDropped counts packets for local sockets that a full softnet
+// backlog dropped (enqueue_to_backlog, on veth).
+func (n *Net) LocalDropped() uint64 { return n.localDropped }
+
+// localQueue is the local receive queue of a NIC, dev, that RSS picked
+// for a frame (rxSteer, as for every frame the host receives: Net.RxCPU):
+// the RX queue key (or, on a NIC built transmit-only, the queue pair)
+// and its vector's IRQ CPU, on a bond's slave.
+func (n *Net) localQueue(dev *Device, key, rxCPU int) *localRx {
 	if dev.local == nil {
 		dev.local = map[int]*localRx{}
 	}
 	lq := dev.local[key]
 	if lq == nil {
-		lq = &localRx{cpu: rxCPU, lastIRQ: -1 << 40, nic: nic}
-		if nic && dev.Info.Rx != nil {
+		lq = &localRx{cpu: rxCPU, lastIRQ: -1 << 40}
+		if dev.Info.Rx != nil {
 			lq.itr = dev.Info.Rx.ITR
 		}
 		lq.napi = &napi{dev: dev, vec: -1, local: lq}
 		x := lq.napi
 		lq.irq = func(c *sim.CPU) {
-			n.napiSchedule(c, x) // the vector's MSI-X handler (or veth's __napi_schedule)
+			n.napiSchedule(c, x) // the vector's MSI-X handler
 		}
 		dev.local[key] = lq
 	}
@@ -84,10 +79,13 @@ func (n *Net) localQueue(d *Device, k skb.FlowKeys, cpu int) *localRx {
 // Deliver hands a packet of flow k (its keys as received) that reaches
 // d from the wire at time at (call from engine context, at that time)
 // to the host: fn runs in NET_RX_SOFTIRQ on the CPU localQueue gives
-// (cpu: veth's, the CPU the peer sent on), after the receive cost (the
-// driver's RX clean, GRO, __netif_receive_skb, ip_rcv; on veth the
-// peer's netif_rx and backlog). Packets of one queue are delivered in
-// arrival order.
+// after the receive cost (the driver's RX clean, GRO,
+// __netif_receive_skb, ip_rcv). A device without a wire (veth) has no
+// RSS: the peer's transmit runs __netif_rx on the CPU it ran on, cpu,
+// so the packet joins that CPU's softnet backlog behind the skbs already
+// there (veth's own among them), or is dropped when it is full, and
+// process_backlog delivers it (the peer_rx cost). Packets of one queue
+// are delivered in arrival order.
 func (n *Net) Deliver(d *Device, at sim.Time, k skb.FlowKeys, cpu int, fn func(c *sim.CPU)) {
 	n.deliverLocal(d, at, k, cpu, localPkt{fn: fn})
 }
@@ -98,7 +96,16 @@ func (n *Net) DeliverTo(d *Device, at sim.Time, k skb.FlowKeys, cpu int, to Loca
 }
 
 func (n *Net) deliverLocal(d *Device, at sim.Time, k skb.FlowKeys, cpu int, p localPkt) {
-	lq := n.localQueue(d, k, cpu)
+	dev, q, rxCPU := n.rxSteer(d, k)
+	if !dev.Info.Wire {
+		// __netif_rx on the sending CPU from engine context: a drop
+		// loses the packet (its protocol recovers, as from any loss).
+		if !n.enqueueToBacklog(nil, at, cpu, backlogSkb{local: p}) {
+			n.localDropped++
+		}
+		return
+	}
+	lq := n.localQueue(dev, q, rxCPU)
 	lq.pending = append(lq.pending, p)
 	if lq.armed {
 		return
@@ -114,10 +121,7 @@ func (n *Net) deliverLocal(d *Device, at sim.Time, k skb.FlowKeys, cpu int, p lo
 func (n *Net) pollLocal(c *sim.CPU, lq *localRx, budget int) (int, bool) {
 	c.Sync() // every arrival up to now has been queued
 	costs := n.E.Costs
-	per := costs.PeerRx
-	if lq.nic {
-		per = costs.RxClean + costs.GROReceive + costs.NetifReceiveSkb + costs.IPRcv
-	}
+	per := costs.RxClean + costs.GROReceive + costs.NetifReceiveSkb + costs.IPRcv
 	done := 0
 	for done < budget && lq.head < len(lq.pending) {
 		p := lq.pending[lq.head]

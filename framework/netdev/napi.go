@@ -12,10 +12,11 @@ const napiWeight = 64
 type napi struct {
 	dev       *Device
 	vec       int
-	irq       func(*sim.CPU) // the driver's MSI-X handler: napi_schedule_irqoff
-	scheduled bool           // NAPI_STATE_SCHED
-	missed    bool           // NAPI_STATE_MISSED: scheduled again while scheduled
-	local     *localRx       // a local receive queue's NAPI (local.go), not the driver's
+	irq       func(*sim.CPU)  // the driver's MSI-X handler: napi_schedule_irqoff
+	scheduled bool            // NAPI_STATE_SCHED
+	missed    bool            // NAPI_STATE_MISSED: scheduled again while scheduled
+	local     *localRx        // a local receive queue's NAPI (local.go), not the driver's
+	backlog   *softnetBacklog // a CPU's backlog NAPI (backlog.go)
 }
 
 // napiSchedule is napi_schedule on CPU c.
@@ -67,7 +68,7 @@ func (n *Net) netRxAction(c *sim.CPU) {
 			sd.pollList = append(sd.pollList, x)
 		default:
 			x.scheduled = false
-			if x.dev.rx != nil && x.local == nil {
+			if x.dev != nil && x.dev.rx != nil && x.local == nil {
 				n.rxComplete(c, x.dev, x.vec)
 			}
 		}
@@ -93,6 +94,9 @@ func (n *Net) napiPoll(c *sim.CPU, x *napi) (int, bool) {
 	c.Spend(n.E.Costs.NapiPoll)
 	if x.local != nil {
 		return n.pollLocal(c, x.local, napiWeight)
+	}
+	if x.backlog != nil {
+		return n.processBacklog(c, x.backlog, napiWeight) // quota dev_weight
 	}
 	work, done := x.dev.Drv.Poll(x.dev.ctxFor(c), x.vec, napiWeight)
 	d := x.dev

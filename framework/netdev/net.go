@@ -97,6 +97,8 @@ type Net struct {
 	stack       stackState
 
 	localDelivered uint64 // packets the local receive path handed to sockets
+	backlogHeld    int64  // skbs on the CPUs' softnet backlogs
+	localDropped   uint64 // packets for local sockets the backlog dropped
 
 	// gsoSplit are the GSO skbs leaves segmented during the root's
 	// enqueue, by handle (splitGSO), for their ancestors' counts.
@@ -148,6 +150,7 @@ type softnetData struct {
 	tapOne      [1]*skb.SKB
 	scratch     []*xmitScratch
 	pollList    []*napi // poll_list
+	backlog     *softnetBacklog
 	pollSpare   []*napi // net_rx_action's arrays, reused
 	pollRest    []*napi
 	repoll      []*napi
@@ -659,6 +662,9 @@ func (n *Net) InFlight() (where map[string]int64) {
 	}
 	if n.rtnlFree.Len > 0 {
 		where["rtnl_kfree_skbs"] = int64(n.rtnlFree.Len)
+	}
+	if n.backlogHeld > 0 {
+		where["backlog"] = n.backlogHeld
 	}
 	n.Pool.Each(func(s *skb.SKB) {
 		if s.Holder == driverHolder {

@@ -129,10 +129,11 @@ type rxPort struct {
 }
 
 // SoftnetStat is one CPU's /proc/net/softnet_stat row, the columns the
-// model has: processed (__netif_receive_skb_core), time_squeeze
-// (net_rx_action out of budget or time), plus NAPI polls it ran.
+// model has: processed (__netif_receive_skb_core), dropped
+// (enqueue_to_backlog's drops), time_squeeze (net_rx_action out of
+// budget or time), plus NAPI polls it ran.
 type SoftnetStat struct {
-	Processed, TimeSqueeze, Polls uint64
+	Processed, Dropped, TimeSqueeze, Polls uint64
 }
 
 // Softnet is CPU cpu's softnet_stat counters.

@@ -651,6 +651,12 @@ func (dv *Driver) checkUpcall(ops []wire.Op, q wire.Query, arg int64) error {
 			return fmt.Errorf("query %d on txq %d of %d", q, arg, dv.numTxQ)
 		}
 	case wire.QuerySyncPoint:
+	case wire.QueryNetifRx:
+		// The posted ops come first; then the packet leaves the driver.
+		if err := dv.checkOps(ops); err != nil {
+			return err
+		}
+		return dv.hold.out(skb.Handle(arg), "handed to netif_rx")
 	default:
 		return fmt.Errorf("unknown query %d", q)
 	}

@@ -184,6 +184,7 @@ func (x *htDCtx) Consume(h skb.Handle)                { x.rec("consume %#x", uin
 func (x *htDCtx) Drop(h skb.Handle, r skb.DropReason) { x.rec("drop %#x %s", uint64(h), r) }
 func (x *htDCtx) RaiseIRQ(v int, at sim.Time)         { x.rec("irq %d %d", v, at) }
 func (x *htDCtx) NapiScheduleLocal(v int)             { x.rec("napi %d", v) }
+func (x *htDCtx) NetifRx(h skb.Handle) bool           { x.rec("netif_rx %#x", uint64(h)); return true }
 
 const htName = "fake (test)"
 

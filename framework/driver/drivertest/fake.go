@@ -14,6 +14,12 @@ import (
 	"github.com/txlab/txlab/framework/skb"
 )
 
+// RxPkt is one NetifRx call.
+type RxPkt struct {
+	P   skb.Packet
+	CPU int
+}
+
 // IRQ is one RaiseIRQ call.
 type IRQ struct {
 	V  int
@@ -42,9 +48,15 @@ type Ctx struct {
 	SentBytes  []uint64 // BQL: bytes reported sent
 	ComplBytes []uint64 // BQL: bytes reported completed
 	Irqs       []IRQ
-	Local      []int    // NapiScheduleLocal calls, in order
-	Events     []string // "stop", "start", "wake", "local" in order
-	OnWake     func(q int)
+	Local      []int // NapiScheduleLocal calls, in order
+	// Rx are the packets handed to NetifRx (the host's backlog), in
+	// order, with the CPU each came from; RxFull makes it refuse them
+	// (NET_RX_DROP), counted in RxDropped per txq.
+	Rx        []RxPkt
+	RxFull    bool
+	RxDropped []uint64
+	Events    []string // "stop", "start", "wake", "local" in order
+	OnWake    func(q int)
 	// OnStop runs after StopQueue sets the driver's XOFF: what another
 	// CPU's clean does between the stop and the driver's re-check.
 	OnStop func(q int)
@@ -60,7 +72,7 @@ func New(t *testing.T, nq int, bql bool) *Ctx {
 	for i := range f.Qdisc {
 		f.Qdisc[i] = true
 	}
-	for _, p := range []*[]uint64{&f.Consumed, &f.ConsumedB, &f.Dropped, &f.Stops, &f.Wakes, &f.PollWakes, &f.Scheds, &f.SentBytes, &f.ComplBytes} {
+	for _, p := range []*[]uint64{&f.Consumed, &f.ConsumedB, &f.Dropped, &f.Stops, &f.Wakes, &f.PollWakes, &f.Scheds, &f.SentBytes, &f.ComplBytes, &f.RxDropped} {
 		*p = make([]uint64, nq)
 	}
 	return f
@@ -163,6 +175,21 @@ func (f *Ctx) Drop(h skb.Handle, _ skb.DropReason) {
 	}
 	delete(f.Held, h)
 	f.Dropped[p.Queue]++
+}
+
+// NetifRx takes the packet from the driver: into Rx, or refused.
+func (f *Ctx) NetifRx(h skb.Handle) bool {
+	p, ok := f.Held[h]
+	if !ok {
+		f.TB.Fatalf("netif_rx of packet %#x the driver does not hold", uint64(h))
+	}
+	delete(f.Held, h)
+	if f.RxFull {
+		f.RxDropped[p.Queue]++
+		return false
+	}
+	f.Rx = append(f.Rx, RxPkt{p, f.OnCPU})
+	return true
 }
 
 func (f *Ctx) RaiseIRQ(v int, at sim.Time) { f.Irqs = append(f.Irqs, IRQ{v, at}) }

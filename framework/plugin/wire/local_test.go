@@ -355,6 +355,7 @@ func (h *fakeDHost) Consume(p skb.Handle)                { h.rec("consume %#x", 
 func (h *fakeDHost) Drop(p skb.Handle, r skb.DropReason) { h.rec("drop %#x %s", uint64(p), r) }
 func (h *fakeDHost) RaiseIRQ(v int, at sim.Time)         { h.rec("irq %d %d", v, at) }
 func (h *fakeDHost) NapiScheduleLocal(v int)             { h.rec("napi %d", v) }
+func (h *fakeDHost) NetifRx(p skb.Handle) bool           { h.rec("netif_rx %#x", uint64(p)); return p%2 == 0 }
 func (h *fakeDHost) SyncPoint() {
 	h.rec("sync")
 	if h.onSync != nil {

@@ -82,6 +82,7 @@ const (
 	QueryHasQdisc                     // !qdisc_txq_has_no_queue(A)
 	QuerySyncPoint                    // driver.SyncPoint
 	QueryStopQueue                    // netif_tx_stop_queue(A), then re-read the ring
+	QueryNetifRx                      // __netif_rx(skb.Handle(A)): NET_RX_SUCCESS?
 	numQueries
 )
 
@@ -212,6 +213,8 @@ func Answer(host driver.Ctx, q Query, arg int64) bool {
 	case QueryStopQueue:
 		host.StopQueue(int(arg))
 		return false
+	case QueryNetifRx:
+		return host.NetifRx(skb.Handle(arg))
 	case QuerySyncPoint:
 		if sp, ok := host.(driver.SyncPoint); ok {
 			sp.SyncPoint()
@@ -491,6 +494,10 @@ func (x *DriverCtx) HasQdisc(txq int) bool { return x.query(QueryHasQdisc, int64
 func (x *DriverCtx) SyncPoint() { x.query(QuerySyncPoint, 0) }
 
 func (x *DriverCtx) Consume(h skb.Handle) { x.post(Op{Kind: OpConsume, H: h}) }
+
+// NetifRx is a query: the host's answer says whether the backlog took
+// the packet, which it holds from then on either way.
+func (x *DriverCtx) NetifRx(h skb.Handle) bool { return x.query(QueryNetifRx, int64(h)) }
 
 func (x *DriverCtx) Drop(h skb.Handle, reason skb.DropReason) {
 	x.post(Op{Kind: OpDriverDrop, H: h, Reason: reason})

@@ -1,0 +1,141 @@
+package netdev
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	_ "github.com/txlab/txlab/drivers/veth"
+	"github.com/txlab/txlab/framework/sim"
+	"github.com/txlab/txlab/framework/skb"
+)
+
+// backlogHarness is a veth device on a 2-CPU host whose CPU 0's
+// softnet backlog takes veth's skbs (__netif_rx from veth_xmit) and the
+// local receive path's packets ('v' and 'l' in an arrival string), and
+// records the order process_backlog delivers them in.
+type backlogHarness struct {
+	*harness
+	got []string
+}
+
+func newBacklogHarness(t *testing.T, maxBacklog int) *backlogHarness {
+	cfg := profile(t, "6.18")
+	cfg.MaxBacklog = maxBacklog
+	h := &backlogHarness{harness: newHarness(t, cfg, 2, "veth", 1)}
+	h.n.Hooks.Complete = func(_ *sim.CPU, s *skb.SKB) { h.got = append(h.got, fmt.Sprintf("v%d", s.Hash)) }
+	return h
+}
+
+// arrive queues arrival i of kind 'v' (a skb veth's xmit hands to
+// NetifRx on c) or 'l' (a packet for a local socket, arriving from the
+// peer on c's CPU).
+func (h *backlogHarness) arrive(c *sim.CPU, kind byte, i int) {
+	switch kind {
+	case 'v':
+		s := h.n.AllocSkb(c)
+		s.Len, s.Hash, s.Queue = 100, uint32(i), 0
+		h.n.unoffered--
+		h.n.Offered++
+		s.Holder = driverHolder
+		h.dev.ctxFor(c).NetifRx(s.Handle)
+	case 'l':
+		name := fmt.Sprintf("l%d", i)
+		h.n.Deliver(h.dev, c.Now(), skb.FlowKeys{}, c.ID, func(*sim.CPU) { h.got = append(h.got, name) })
+	}
+}
+
+// One CPU, one backlog: veth's skbs and the local receive path's packets
+// share input_pkt_queue in arrival order and one netdev_max_backlog
+// (qlen <= max taken); a dropped veth skb counts CPU_BACKLOG once, a
+// dropped local packet is lost; softnet_stat's dropped counts both.
+func TestSharedBacklog(t *testing.T) {
+	for _, tc := range []struct {
+		max      int
+		arrivals string
+		want     string // delivered, in order
+		vDrops   uint64 // CPU_BACKLOG drops (veth's skbs)
+		lDrops   uint64 // local packets dropped
+	}{
+		{3, "vlvlvl", "v0 l1 v2 l3", 1, 1},
+		{2, "lllv", "l0 l1 l2", 1, 0},
+		{2, "vvvl", "v0 v1 v2", 0, 1},
+		{10, "lvlvvl", "l0 v1 l2 v3 v4 l5", 0, 0},
+		{1, "lvvlll", "l0 v1", 1, 3},
+	} {
+		t.Run(fmt.Sprint(tc.max, tc.arrivals), func(t *testing.T) {
+			h := newBacklogHarness(t, tc.max)
+			h.on(0, 0, func(c *sim.CPU) {
+				c.LocalBhDisable() // nothing delivered until all arrived
+				for i := range tc.arrivals {
+					h.arrive(c, tc.arrivals[i], i)
+				}
+				c.Spend(1)
+				c.Sync() // the local arrivals' interrupt
+				if n := len(h.n.sd[0].pollList); n != 1 {
+					t.Errorf("%d NAPIs on cpu 0's poll_list, want the backlog's once", n)
+				}
+				c.LocalBhEnable()
+			})
+			h.run(sim.Millisecond)
+			if got := strings.Join(h.got, " "); got != tc.want {
+				t.Errorf("delivered %q, want %q", got, tc.want)
+			}
+			if d := h.n.Drops[skb.DropCPUBacklog]; d != tc.vDrops || h.n.DroppedPackets() != tc.vDrops {
+				t.Errorf("CPU_BACKLOG drops %d (all drops %d), want %d", d, h.n.DroppedPackets(), tc.vDrops)
+			}
+			if h.n.LocalDropped() != tc.lDrops || h.n.Softnet(0).Dropped != tc.vDrops+tc.lDrops {
+				t.Errorf("local drops %d softnet dropped %d, want %d, %d", h.n.LocalDropped(), h.n.Softnet(0).Dropped, tc.lDrops, tc.vDrops+tc.lDrops)
+			}
+			if p := h.n.Softnet(0).Processed; p != uint64(len(h.got)) {
+				t.Errorf("softnet processed %d, want %d", p, len(h.got))
+			}
+		})
+	}
+}
+
+// process_backlog's quota (dev_weight, 64) covers both sources: 40 of
+// each, interleaved, take one poll of 64 in arrival order and a second
+// of 16; the splice frees input_pkt_queue, so the limit counts only the
+// skbs not yet spliced onto process_queue.
+func TestSharedBacklogQuota(t *testing.T) {
+	h := newBacklogHarness(t, 100)
+	h.on(0, 0, func(c *sim.CPU) {
+		c.LocalBhDisable()
+		for i := 0; i < 80; i++ {
+			h.arrive(c, "vl"[i%2], i)
+		}
+		c.Sync()
+		b := h.n.sd[0].backlog
+		if work, done := h.n.processBacklog(c, b, napiWeight); work != napiWeight || done {
+			t.Errorf("first poll: %d done %v, want %d, not done", work, done, napiWeight)
+		}
+		for i, g := range h.got {
+			if want := fmt.Sprintf("%c%d", "vl"[i%2], i); g != want {
+				t.Fatalf("delivery %d is %s, want %s", i, g, want)
+			}
+		}
+		// 16 wait on process_queue; input_pkt_queue is empty: it takes
+		// 101 more (qlen <= 100), the 102nd drops.
+		for i := 80; i < 182; i++ {
+			h.arrive(c, "vl"[i%2], i)
+		}
+		if d := h.n.Softnet(0).Dropped; d != 1 {
+			t.Errorf("softnet dropped %d, want 1", d)
+		}
+		h.n.sd[0].pollList = h.n.sd[0].pollList[:0] // polled by hand
+		total := napiWeight
+		for {
+			work, done := h.n.processBacklog(c, b, napiWeight)
+			total += work
+			if done {
+				break
+			}
+		}
+		if total != 181 || b.napi.scheduled {
+			t.Errorf("delivered %d, scheduled %v; want 181, completed", total, b.napi.scheduled)
+		}
+		c.LocalBhEnable()
+	})
+	h.run(sim.Millisecond)
+}
