@@ -197,7 +197,7 @@ func TestQdiscWords(t *testing.T) {
 func TestSpecFromScript(t *testing.T) {
 	src := `txlab := import("txlab")
 txlab.host({sockets: 2, cores: 4, smt: 2})
-txlab.device({driver: "veth", queues: 1, rate: "25Gbit", opts: "backlog 500"})
+txlab.device({driver: "veth", queues: 1, rate: "25Gbit", opts: "napi on"})
 txlab.qdisc({kind: "pfifo", limit: 100})
 txlab.senders({kind: "udp_rate", count: 3, flows: 7, rate: "630K", size: 64, dscp: 10, priority: 2, placement: "0-2"})
 txlab.profile("net-next")
@@ -221,7 +221,7 @@ txlab.name("one")
 	want := BaseSpec()
 	want.Name, want.Profile = "one", "net-next"
 	want.Sockets, want.Cores, want.Threads = 2, 4, 2
-	want.Driver, want.Queues, want.RateBps, want.DriverArgs = "veth", 1, 25_000_000_000, []string{"backlog", "500"}
+	want.Driver, want.Queues, want.RateBps, want.DriverArgs = "veth", 1, 25_000_000_000, []string{"napi", "on"}
 	want.Qdisc = "pfifo limit 100"
 	want.Workload.Kind, want.Workload.Senders, want.Workload.Flows, want.Workload.Rate = "udp_rate", 3, 7, 630000
 	want.Workload.PacketSize, want.Workload.DSCP, want.Workload.Priority, want.Workload.Placement = 64, 10, 2, "0-2"
