@@ -310,13 +310,8 @@ func rootQdisc(r *report.Report) report.Qdisc {
 // xstatInt is an integer xstat of the run's root qdisc (tc -s's "memory
 // used"), or 0.
 func xstatInt(r *report.Report, key string) int64 {
-	for _, x := range rootQdisc(r).XStats {
-		if x.Key == key {
-			n, _ := x.Value.Int64()
-			return n
-		}
-	}
-	return 0
+	n, _ := rootQdisc(r).XStatInt(key)
+	return n
 }
 
 // jonasCallGraph is Jonas Köppeler's call graph of __dev_queue_xmit

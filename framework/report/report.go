@@ -280,6 +280,17 @@ type Filters struct {
 
 // XStat is one qdisc-specific statistic: the number in JSON, and the
 // value as tc -s prints it (with its unit, "64Kb", "5ms") in text.
+// XStatInt is the integer xstat key of the qdisc, and whether it has it.
+func (q Qdisc) XStatInt(key string) (int64, bool) {
+	for _, x := range q.XStats {
+		if x.Key == key {
+			v, err := x.Value.Int64()
+			return v, err == nil
+		}
+	}
+	return 0, false
+}
+
 type XStat struct {
 	Key   string      `json:"key"`
 	Value json.Number `json:"value"`

@@ -104,13 +104,13 @@ func TestChange(t *testing.T) {
 		t.Fatalf("qlen %d, max size %d", q.Stats().Qlen, q.maxNetlen)
 	}
 	// diffserv4 prints its tins bulk first: tin1 is best effort.
-	if r := xstatOf(q, "tin1_thresh"); r != 100_000_000/8 {
+	if r := qdisctest.XStat(q, "tin1_thresh"); r != 100_000_000/8 {
 		t.Fatalf("best effort tin's rate %d", r)
 	}
 	if _, err := q.Change(ctx, []string{"bandwidth", "1gbit", "ethernet"}); err != nil {
 		t.Fatal(err)
 	}
-	if r := xstatOf(q, "tin1_thresh"); r != 1_000_000_000/8 || q.Stats().Qlen != 30 || q.maxNetlen != 0 {
+	if r := qdisctest.XStat(q, "tin1_thresh"); r != 1_000_000_000/8 || q.Stats().Qlen != 30 || q.maxNetlen != 0 {
 		t.Fatalf("after bandwidth 1gbit: best effort %d bytes/s, qlen %d, max size %d", r, q.Stats().Qlen, q.maxNetlen)
 	}
 	if !strings.HasPrefix(q.Dump(), "bandwidth 1Gbit diffserv4 ") || !strings.Contains(q.Dump(), "noatm overhead 38 mpu 84") {
@@ -120,7 +120,7 @@ func TestChange(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := q.Stats()
-	if st.Qlen != 10 || len(ctx.Dropped) != 20 || xstatOf(q, "tin0_thresh") != 1_000_000_000/8 {
+	if st.Qlen != 10 || len(ctx.Dropped) != 20 || qdisctest.XStat(q, "tin0_thresh") != 1_000_000_000/8 {
 		t.Fatalf("after besteffort: qlen %d, %d purged", st.Qlen, len(ctx.Dropped))
 	}
 	for h, r := range ctx.Dropped {
@@ -141,18 +141,9 @@ func TestChange(t *testing.T) {
 			t.Fatalf("packet of DSCP %d survived besteffort", p.DSCP)
 		}
 	}
-	if _, err := q.Change(ctx, []string{"bandwidth", "fast"}); !errors.Is(err, qdisc.ErrParse) || xstatOf(q, "tin0_thresh") != 1_000_000_000/8 {
+	if _, err := q.Change(ctx, []string{"bandwidth", "fast"}); !errors.Is(err, qdisc.ErrParse) || qdisctest.XStat(q, "tin0_thresh") != 1_000_000_000/8 {
 		t.Fatalf("refused change: %v", err)
 	}
-}
-
-func xstatOf(q qdisc.Qdisc, key string) int64 {
-	for _, kv := range q.Stats().XStats {
-		if kv.Key == key {
-			return kv.Int64()
-		}
-	}
-	panic("no xstat " + key)
 }
 
 func FuzzOptions(f *testing.F) {

@@ -59,13 +59,13 @@ func TestSyncReadsSiblings(t *testing.T) {
 // after (cake_config_replace), so it shows 0.
 func TestCapacityEstimate(t *testing.T) {
 	q := newCake(t, "bandwidth", "100mbit")
-	if c := xstatOf(q, "capacity_estimate"); c != 100_000_000/8 {
+	if c := qdisctest.XStat(q, "capacity_estimate"); c != 100_000_000/8 {
 		t.Errorf("cake bandwidth 100mbit: capacity estimate %d bytes/s", c)
 	}
 	if _, err := q.Change(qdisctest.NewCtx(1), []string{"bandwidth", "1gbit"}); err != nil {
 		t.Fatal(err)
 	}
-	if c := xstatOf(q, "capacity_estimate"); c != 100_000_000/8 {
+	if c := qdisctest.XStat(q, "capacity_estimate"); c != 100_000_000/8 {
 		t.Errorf("after a change to 1gbit: capacity estimate %d bytes/s, want the init's", c)
 	}
 	kid := &Cake{}
@@ -73,7 +73,7 @@ func TestCapacityEstimate(t *testing.T) {
 	if _, err := kid.Init(qdisctest.NewCtx(1), s, []string{"bandwidth", "2gbit"}); err != nil {
 		t.Fatal(err)
 	}
-	if c := xstatOf(kid, "capacity_estimate"); c != 0 {
+	if c := qdisctest.XStat(kid, "capacity_estimate"); c != 0 {
 		t.Errorf("cake_mq child: capacity estimate %d bytes/s, want 0", c)
 	}
 }

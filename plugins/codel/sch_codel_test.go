@@ -30,15 +30,6 @@ func enqueue(q qdisc.Qdisc, ctx qdisc.Ctx, ps ...skb.Packet) []qdisc.Code {
 	return rc
 }
 
-func xstat(q qdisc.Qdisc, key string) int64 {
-	for _, x := range q.Stats().XStats {
-		if x.Key == key {
-			return x.Int64()
-		}
-	}
-	panic("no xstat " + key)
-}
-
 // standing is a standing queue: n packets of 1000 bytes (ECN field ecn)
 // at t0, then every millisecond for steps ms one more arrives and one is
 // dequeued, so the sojourn time grows past any target and stays there.
@@ -86,7 +77,7 @@ func TestDropsAfterInterval(t *testing.T) {
 	var afterFirst []int64
 	drops := standing(t, q, ctx, 300, 400, 0, func(ms int) {
 		if q.drops == 1 && afterFirst == nil {
-			afterFirst = []int64{xstat(q, "count"), xstat(q, "lastcount"), xstat(q, "dropping"), xstat(q, "drop_next"), xstat(q, "ldelay")}
+			afterFirst = []int64{qdisctest.XStat(q, "count"), qdisctest.XStat(q, "lastcount"), qdisctest.XStat(q, "dropping"), qdisctest.XStat(q, "drop_next"), qdisctest.XStat(q, "ldelay")}
 		}
 	})
 	t.Logf("drops at ms %v", drops)
@@ -106,7 +97,7 @@ func TestDropsAfterInterval(t *testing.T) {
 	if c := afterFirst; c[0] != 1 || c[1] != 1 || c[2] != 1 || c[3] < 99000 || c[3] > 100000 || c[4] < 100000 || c[4] > 110000 {
 		t.Errorf("xstats after the first drop: count %d lastcount %d dropping %d drop_next %dus ldelay %dus", c[0], c[1], c[2], c[3], c[4])
 	}
-	if st := q.Stats(); st.Drops != uint64(len(drops)) || st.Overlimits != 0 || xstat(q, "maxpacket") != 1000 || xstat(q, "ecn_mark") != 0 {
+	if st := q.Stats(); st.Drops != uint64(len(drops)) || st.Overlimits != 0 || qdisctest.XStat(q, "maxpacket") != 1000 || qdisctest.XStat(q, "ecn_mark") != 0 {
 		t.Errorf("stats %+v", st)
 	}
 	// Drained, the next dequeue finds nothing and leaves the dropping
@@ -130,13 +121,13 @@ func TestECNMarksInstead(t *testing.T) {
 	if len(ctx.Dropped) != 0 || q.Stats().Drops != 0 {
 		t.Fatalf("dropped %d ECN-capable packets", len(ctx.Dropped))
 	}
-	if len(marks) < 4 || marks[0] < 105 || marks[0] > 107 || int64(len(marks)) != xstat(q, "ecn_mark") {
-		t.Fatalf("marks at %v, ecn_mark %d", marks, xstat(q, "ecn_mark"))
+	if len(marks) < 4 || marks[0] < 105 || marks[0] > 107 || int64(len(marks)) != qdisctest.XStat(q, "ecn_mark") {
+		t.Fatalf("marks at %v, ecn_mark %d", marks, qdisctest.XStat(q, "ecn_mark"))
 	}
 	ctx = qdisctest.NewCtx(1)
 	q = newSched(t, ctx, "ecn")
-	if drops := standing(t, q, ctx, 300, 200, 0, nil); len(drops) == 0 || q.Stats().Drops == 0 || xstat(q, "ecn_mark") != 0 {
-		t.Fatalf("not-ECT packets under ecn: drops %v, ecn_mark %d", drops, xstat(q, "ecn_mark"))
+	if drops := standing(t, q, ctx, 300, 200, 0, nil); len(drops) == 0 || q.Stats().Drops == 0 || qdisctest.XStat(q, "ecn_mark") != 0 {
+		t.Fatalf("not-ECT packets under ecn: drops %v, ecn_mark %d", drops, qdisctest.XStat(q, "ecn_mark"))
 	}
 }
 
@@ -159,8 +150,8 @@ func TestCEThreshold(t *testing.T) {
 			}
 		}
 	}
-	if !slices.Equal(ce, []skb.Handle{3, 4, 5, 6, 7, 8, 9, 10}) || xstat(q, "ce_mark") != 8 || len(ctx.Dropped) != 0 {
-		t.Fatalf("CE on %v, ce_mark %d, dropped %v", ce, xstat(q, "ce_mark"), ctx.Dropped)
+	if !slices.Equal(ce, []skb.Handle{3, 4, 5, 6, 7, 8, 9, 10}) || qdisctest.XStat(q, "ce_mark") != 8 || len(ctx.Dropped) != 0 {
+		t.Fatalf("CE on %v, ce_mark %d, dropped %v", ce, qdisctest.XStat(q, "ce_mark"), ctx.Dropped)
 	}
 }
 
@@ -179,7 +170,7 @@ func TestLimit(t *testing.T) {
 	if !slices.Equal(rc, []qdisc.Code{0, 0, 0, 0, 0, qdisc.XmitDrop, qdisc.XmitDrop}) || ctx.Dropped[6] != skb.DropQdiscOverlimit {
 		t.Fatalf("codes %v, dropped %v", rc, ctx.Dropped)
 	}
-	if st := q.Stats(); st.Qlen != 5 || st.Backlog != 2500 || st.Drops != 2 || xstat(q, "drop_overlimit") != 2 {
+	if st := q.Stats(); st.Qlen != 5 || st.Backlog != 2500 || st.Drops != 2 || qdisctest.XStat(q, "drop_overlimit") != 2 {
 		t.Fatalf("stats %+v", st)
 	}
 	for args, want := range map[string]string{"limit 0 target 0 interval 0": "limit 1000p target 5ms interval 100ms ",

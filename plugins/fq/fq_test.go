@@ -50,15 +50,6 @@ func enqueue(q qdisc.Qdisc, ctx *qdisctest.Ctx, pkts ...skb.Packet) []qdisc.Code
 	return rc
 }
 
-func xstat(q qdisc.Qdisc, key string) int64 {
-	for _, kv := range q.Stats().XStats {
-		if kv.Key == key {
-			return kv.Int64()
-		}
-	}
-	panic("no xstat " + key)
-}
-
 type stamped struct {
 	t sim.Time
 	p skb.Packet
@@ -138,8 +129,8 @@ func TestPacingSpacing(t *testing.T) {
 			if math.Abs(avg-float64(c.want)) > 0.01*float64(c.want) {
 				t.Fatalf("average spacing %.0fns, want %dns within 1%%", avg, c.want)
 			}
-			if xstat(q, "pkts_too_long") != 0 {
-				t.Errorf("pkts_too_long %d", xstat(q, "pkts_too_long"))
+			if qdisctest.XStat(q, "pkts_too_long") != 0 {
+				t.Errorf("pkts_too_long %d", qdisctest.XStat(q, "pkts_too_long"))
 			}
 		})
 	}
@@ -158,14 +149,14 @@ func TestThrottledArmsWatchdog(t *testing.T) {
 	if want := 1000 + 5*sim.Millisecond + 20*sim.Microsecond; ctx.WDog != want {
 		t.Fatalf("watchdog %d, want %d", ctx.WDog, want)
 	}
-	if xstat(q, "throttled") != 1 || q.statThrottled != 1 {
-		t.Fatalf("throttled flows %d events %d, want 1 and 1", xstat(q, "throttled"), q.statThrottled)
+	if qdisctest.XStat(q, "throttled") != 1 || q.statThrottled != 1 {
+		t.Fatalf("throttled flows %d events %d, want 1 and 1", qdisctest.XStat(q, "throttled"), q.statThrottled)
 	}
 	ctx.T = ctx.WDog
 	if out := q.Dequeue(ctx, qdisc.DequeueReq{Max: 8, Bytes: 1 << 40}, nil); len(out) != 1 {
 		t.Fatalf("got %d packets at the watchdog time, want 1", len(out))
 	}
-	if lat := xstat(q, "latency"); lat != int64(20*sim.Microsecond)>>3 {
+	if lat := qdisctest.XStat(q, "latency"); lat != int64(20*sim.Microsecond)>>3 {
 		t.Errorf("unthrottle latency EWMA %d, want %d", lat, int64(20*sim.Microsecond)>>3)
 	}
 }
@@ -200,8 +191,8 @@ func TestFlowIsolation(t *testing.T) {
 	if drop1 != 15 || drop2 != 0 {
 		t.Fatalf("drops: flow 1 %d (want 15), flow 2 %d (want 0)", drop1, drop2)
 	}
-	if st := q.Stats(); st.Qlen != 16 || st.Drops != 15 || xstat(q, "flows_plimit") != 15 {
-		t.Fatalf("qlen %d drops %d flows_plimit %d", st.Qlen, st.Drops, xstat(q, "flows_plimit"))
+	if st := q.Stats(); st.Qlen != 16 || st.Drops != 15 || qdisctest.XStat(q, "flows_plimit") != 15 {
+		t.Fatalf("qlen %d drops %d flows_plimit %d", st.Qlen, st.Drops, qdisctest.XStat(q, "flows_plimit"))
 	}
 }
 
@@ -224,7 +215,7 @@ func TestBandLimit(t *testing.T) {
 	if r := ctx.Dropped[pk[5].Handle]; r != skb.DropFQBandLimit {
 		t.Fatalf("reason %q", r)
 	}
-	if xstat(q, "band1_drops") != 2 || xstat(q, "band0_drops") != 0 || xstat(q, "band1_pkts") != 5 || xstat(q, "band0_pkts") != 3 {
+	if qdisctest.XStat(q, "band1_drops") != 2 || qdisctest.XStat(q, "band0_drops") != 0 || qdisctest.XStat(q, "band1_pkts") != 5 || qdisctest.XStat(q, "band0_pkts") != 3 {
 		t.Fatalf("xstats %+v", q.Stats().XStats)
 	}
 }
@@ -298,7 +289,7 @@ func TestPriomap(t *testing.T) {
 	for prio := uint32(0); prio < 16; prio++ {
 		enqueue(q, ctx, pkt(int32(prio), 100, func(p *skb.Packet) { p.Priority = prio }))
 	}
-	if xstat(q, "band2_pkts") != 15 || xstat(q, "band0_pkts") != 1 || xstat(q, "band1_pkts") != 0 {
+	if qdisctest.XStat(q, "band2_pkts") != 15 || qdisctest.XStat(q, "band0_pkts") != 1 || qdisctest.XStat(q, "band1_pkts") != 0 {
 		t.Fatalf("xstats %+v", q.Stats().XStats)
 	}
 }
@@ -331,13 +322,13 @@ func TestOrphanHashing(t *testing.T) {
 			for h := uint32(0); h < 64; h++ {
 				enqueue(q, ctx, pkt(-1, 100, func(p *skb.Packet) { p.Hash = h }))
 			}
-			if f := xstat(q, "flows"); f != c.wantFlows {
+			if f := qdisctest.XStat(q, "flows"); f != c.wantFlows {
 				t.Fatalf("flows %d, want %d", f, c.wantFlows)
 			}
 			// An orphan pseudo key never collides with a socket: socket 0
 			// and orphans of hash 0 are distinct flows.
 			enqueue(q, ctx, pkt(0, 100))
-			if f := xstat(q, "flows"); f != c.wantFlows+1 {
+			if f := qdisctest.XStat(q, "flows"); f != c.wantFlows+1 {
 				t.Fatalf("socket 0 joined an orphan flow: flows %d", f)
 			}
 		})
@@ -369,8 +360,8 @@ func TestHorizon(t *testing.T) {
 			if rc := enqueue(q, ctx, p); rc[0] != c.wantCode {
 				t.Fatalf("rc %v, want %v", rc[0], c.wantCode)
 			}
-			if xstat(q, "horizon_drops") != c.wantDrops || xstat(q, "horizon_caps") != c.wantCaps {
-				t.Fatalf("horizon_drops %d caps %d", xstat(q, "horizon_drops"), xstat(q, "horizon_caps"))
+			if qdisctest.XStat(q, "horizon_drops") != c.wantDrops || qdisctest.XStat(q, "horizon_caps") != c.wantCaps {
+				t.Fatalf("horizon_drops %d caps %d", qdisctest.XStat(q, "horizon_drops"), qdisctest.XStat(q, "horizon_caps"))
 			}
 			if c.wantCode == qdisc.XmitDrop {
 				if ctx.Dropped[p.Handle] != skb.DropFQHorizonLimit {
@@ -412,19 +403,19 @@ func TestGC(t *testing.T) {
 			if out := q.Dequeue(ctx, qdisc.DequeueReq{Max: 1, Bytes: 1 << 40}, nil); len(out) != 0 {
 				t.Fatal("EDT packet left early")
 			}
-			flows := xstat(q, "flows")
-			if flows != socks-fqFastpathMax+1 || xstat(q, "inactive") != flows-1 {
-				t.Fatalf("flows %d inactive %d before gc", flows, xstat(q, "inactive"))
+			flows := qdisctest.XStat(q, "flows")
+			if flows != socks-fqFastpathMax+1 || qdisctest.XStat(q, "inactive") != flows-1 {
+				t.Fatalf("flows %d inactive %d before gc", flows, qdisctest.XStat(q, "inactive"))
 			}
 			ctx.T = sim.Millisecond + c.after
 			enqueue(q, ctx, pkt(6000, 100))
-			if gc := xstat(q, "gc"); gc != c.wantGC {
+			if gc := qdisctest.XStat(q, "gc"); gc != c.wantGC {
 				t.Fatalf("gc %d, want %d", gc, c.wantGC)
 			}
-			if f := xstat(q, "flows"); f != flows+1-c.wantGC {
+			if f := qdisctest.XStat(q, "flows"); f != flows+1-c.wantGC {
 				t.Fatalf("flows %d, want %d", f, flows+1-c.wantGC)
 			}
-			if f, i := xstat(q, "flows"), xstat(q, "inactive"); i != f-2 {
+			if f, i := qdisctest.XStat(q, "flows"), qdisctest.XStat(q, "inactive"); i != f-2 {
 				t.Fatalf("inactive %d of %d flows, want all but 2", i, f)
 			}
 		})
@@ -455,7 +446,7 @@ func TestCEThreshold(t *testing.T) {
 			if len(out) != 1 || out[0].ECN != c.wantECN {
 				t.Fatalf("got %+v, want ECN %d", out, c.wantECN)
 			}
-			if m := xstat(q, "ce_mark"); m != c.wantMarks {
+			if m := qdisctest.XStat(q, "ce_mark"); m != c.wantMarks {
 				t.Fatalf("ce_mark %d, want %d", m, c.wantMarks)
 			}
 		})
@@ -467,8 +458,8 @@ func TestFastpath(t *testing.T) {
 		q := newFQ(t, "")
 		ctx := qdisctest.NewCtx(1)
 		enqueue(q, ctx, pkt(1, 100))
-		if xstat(q, "fastpath") != 1 || xstat(q, "flows") != 0 {
-			t.Fatalf("fastpath %d flows %d", xstat(q, "fastpath"), xstat(q, "flows"))
+		if qdisctest.XStat(q, "fastpath") != 1 || qdisctest.XStat(q, "flows") != 0 {
+			t.Fatalf("fastpath %d flows %d", qdisctest.XStat(q, "fastpath"), qdisctest.XStat(q, "flows"))
 		}
 	})
 	t.Run("at most 8 in the internal queue", func(t *testing.T) {
@@ -477,28 +468,28 @@ func TestFastpath(t *testing.T) {
 		for i := 0; i < 10; i++ {
 			enqueue(q, ctx, pkt(1, 100))
 		}
-		if xstat(q, "fastpath") != 8 || xstat(q, "flows") != 1 {
-			t.Fatalf("fastpath %d flows %d", xstat(q, "fastpath"), xstat(q, "flows"))
+		if qdisctest.XStat(q, "fastpath") != 8 || qdisctest.XStat(q, "flows") != 1 {
+			t.Fatalf("fastpath %d flows %d", qdisctest.XStat(q, "fastpath"), qdisctest.XStat(q, "flows"))
 		}
 	})
 	t.Run("maxrate disables it", func(t *testing.T) {
 		q := newFQ(t, "maxrate 1Gbit")
 		ctx := qdisctest.NewCtx(1)
 		enqueue(q, ctx, pkt(1, 100))
-		if xstat(q, "fastpath") != 0 || xstat(q, "flows") != 1 {
-			t.Fatalf("fastpath %d flows %d", xstat(q, "fastpath"), xstat(q, "flows"))
+		if qdisctest.XStat(q, "fastpath") != 0 || qdisctest.XStat(q, "flows") != 1 {
+			t.Fatalf("fastpath %d flows %d", qdisctest.XStat(q, "fastpath"), qdisctest.XStat(q, "flows"))
 		}
 	})
 	t.Run("future EDT skips it", func(t *testing.T) {
 		q := newFQ(t, "")
 		ctx := qdisctest.NewCtx(1)
 		enqueue(q, ctx, pkt(1, 100, func(p *skb.Packet) { p.Tstamp = sim.Millisecond }))
-		if xstat(q, "fastpath") != 0 {
+		if qdisctest.XStat(q, "fastpath") != 0 {
 			t.Fatal("future packet took the fast path")
 		}
 		// An eligible flow is held: no fast path for anyone.
 		enqueue(q, ctx, pkt(2, 100))
-		if xstat(q, "fastpath") != 0 {
+		if qdisctest.XStat(q, "fastpath") != 0 {
 			t.Fatal("fast path while a flow is eligible")
 		}
 	})
@@ -512,7 +503,7 @@ func TestFastpath(t *testing.T) {
 		}
 		b := pkt(2, 100)
 		enqueue(q, ctx, b) // the only flow is throttled: fast path
-		if xstat(q, "fastpath") != 1 {
+		if qdisctest.XStat(q, "fastpath") != 1 {
 			t.Fatal("no fast path with every flow throttled")
 		}
 		ctx.T = 200 * sim.Microsecond

@@ -42,15 +42,6 @@ func enqueue(q qdisc.Qdisc, ctx qdisc.Ctx, ps ...skb.Packet) []qdisc.Code {
 	return rc
 }
 
-func xstat(q qdisc.Qdisc, key string) int64 {
-	for _, kv := range q.Stats().XStats {
-		if kv.Key == key {
-			return kv.Int64()
-		}
-	}
-	panic("no xstat " + key)
-}
-
 func TestConformance(t *testing.T) {
 	cases := []struct {
 		args  []string
@@ -184,8 +175,8 @@ func TestNewFlowsFirst(t *testing.T) {
 	if out := q.Dequeue(ctx, qdisc.DequeueReq{Max: 1}, nil); len(out) != 1 || out[0].Handle != sparse.Handle {
 		t.Fatalf("sparse flow not served first: %+v", out)
 	}
-	if xstat(q, "new_flow_count") != 2 {
-		t.Errorf("new_flow_count %d", xstat(q, "new_flow_count"))
+	if qdisctest.XStat(q, "new_flow_count") != 2 {
+		t.Errorf("new_flow_count %d", qdisctest.XStat(q, "new_flow_count"))
 	}
 }
 
@@ -208,19 +199,19 @@ func codelRun(t *testing.T, ecnPkt uint8, args ...string) (acts []sim.Time, drop
 		if len(out) != 1 {
 			t.Fatalf("queue ran dry at %d ms", ms)
 		}
-		if n := len(ctx.Dropped) + int(xstat(q, "ecn_mark")); n > signals {
+		if n := len(ctx.Dropped) + int(qdisctest.XStat(q, "ecn_mark")); n > signals {
 			signals = n
 			acts = append(acts, ctx.T)
 		}
-		if len(acts) == 0 && xstat(q, "codel_dropping") != 0 {
-			t.Fatalf("codel_dropping %d at %d ms, before CoDel's first signal", xstat(q, "codel_dropping"), ms)
+		if len(acts) == 0 && qdisctest.XStat(q, "codel_dropping") != 0 {
+			t.Fatalf("codel_dropping %d at %d ms, before CoDel's first signal", qdisctest.XStat(q, "codel_dropping"), ms)
 		}
-		if out[0].ECN == 3 && ecnPkt != 3 && xstat(q, "ecn_mark") == 0 {
+		if out[0].ECN == 3 && ecnPkt != 3 && qdisctest.XStat(q, "ecn_mark") == 0 {
 			t.Fatal("CE without an ecn_mark")
 		}
 	}
 	// The one flow is still far above target: in the dropping state.
-	if got := xstat(q, "codel_dropping"); got != 1 {
+	if got := qdisctest.XStat(q, "codel_dropping"); got != 1 {
 		t.Errorf("codel_dropping %d after 300 ms above target, want 1", got)
 	}
 	for _, r := range ctx.Dropped {
@@ -228,7 +219,7 @@ func codelRun(t *testing.T, ecnPkt uint8, args ...string) (acts []sim.Time, drop
 			t.Fatalf("codel drop with reason %s", r)
 		}
 	}
-	return acts, len(ctx.Dropped), xstat(q, "ecn_mark"), q
+	return acts, len(ctx.Dropped), qdisctest.XStat(q, "ecn_mark"), q
 }
 
 // TestCoDelStartsAfterInterval: nothing happens until the sojourn time has
@@ -348,7 +339,7 @@ func TestOverlimitDropsFattestFlow(t *testing.T) {
 				t.Errorf("flow scan work %d, want 64", ctx.WorkDone[qdisc.WorkFlowScan]-scans)
 			}
 			st := q.Stats()
-			if st.Qlen != 101-c.wantDrops || st.Drops != uint64(c.wantDrops) || xstat(q, "drop_overlimit") != int64(c.wantDrops) {
+			if st.Qlen != 101-c.wantDrops || st.Drops != uint64(c.wantDrops) || qdisctest.XStat(q, "drop_overlimit") != int64(c.wantDrops) {
 				t.Errorf("stats %+v", st)
 			}
 		})
@@ -393,12 +384,12 @@ func TestMemoryLimit(t *testing.T) {
 		p := g.pkt(uint32(i%7), 1024, 1000)
 		p.Sock = -1 // forwarded: charged its truesize (2048)
 		enqueue(q, ctx, p)
-		if mu := xstat(q, "memory_used"); mu > 20000 {
+		if mu := qdisctest.XStat(q, "memory_used"); mu > 20000 {
 			t.Fatalf("memory_used %d over memory_limit after packet %d", mu, i)
 		}
 	}
-	if xstat(q, "drop_overmemory") == 0 || xstat(q, "drop_overmemory") != xstat(q, "drop_overlimit") {
-		t.Errorf("drop_overmemory %d drop_overlimit %d", xstat(q, "drop_overmemory"), xstat(q, "drop_overlimit"))
+	if qdisctest.XStat(q, "drop_overmemory") == 0 || qdisctest.XStat(q, "drop_overmemory") != qdisctest.XStat(q, "drop_overlimit") {
+		t.Errorf("drop_overmemory %d drop_overlimit %d", qdisctest.XStat(q, "drop_overmemory"), qdisctest.XStat(q, "drop_overlimit"))
 	}
 	if n := q.Stats().Qlen; n > 20000/2048 {
 		t.Errorf("holds %d packets", n)
@@ -406,16 +397,16 @@ func TestMemoryLimit(t *testing.T) {
 	// Drain: memory_used returns to 0.
 	for len(q.Dequeue(ctx, qdisc.DequeueReq{Max: 64, Bytes: 1 << 40}, nil)) > 0 {
 	}
-	if xstat(q, "memory_used") != 0 {
-		t.Errorf("memory_used %d after drain", xstat(q, "memory_used"))
+	if qdisctest.XStat(q, "memory_used") != 0 {
+		t.Errorf("memory_used %d after drain", qdisctest.XStat(q, "memory_used"))
 	}
 	// Socket-owned packets: not charged, so only the packet limit applies.
 	q = newQ(t, "memory_limit", "20000")
 	for i := 0; i < 200; i++ {
 		enqueue(q, ctx, g.pkt(uint32(i%7), 1024, 1000))
 	}
-	if q.Stats().Qlen != 200 || xstat(q, "memory_used") != 0 {
-		t.Errorf("socket-owned: qlen %d memory_used %d", q.Stats().Qlen, xstat(q, "memory_used"))
+	if q.Stats().Qlen != 200 || qdisctest.XStat(q, "memory_used") != 0 {
+		t.Errorf("socket-owned: qlen %d memory_used %d", q.Stats().Qlen, qdisctest.XStat(q, "memory_used"))
 	}
 }
 

@@ -36,11 +36,8 @@ func host(qd string) run.Spec {
 }
 
 func xstat(q report.Qdisc, key string) int64 {
-	for _, x := range q.XStats {
-		if x.Key == key {
-			v, _ := x.Value.Int64()
-			return v
-		}
+	if v, ok := q.XStatInt(key); ok {
+		return v
 	}
 	return -1
 }

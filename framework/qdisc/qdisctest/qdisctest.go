@@ -763,3 +763,14 @@ func (c *Ctx) CheckDrops(st qdisc.Stats, qlen, offered, want int, reason skb.Dro
 	}
 	return nil
 }
+
+// XStat is q's integer xstat key; it panics when q has none, a test's
+// mistake.
+func XStat(q qdisc.Qdisc, key string) int64 {
+	for _, kv := range q.Stats().XStats {
+		if kv.Key == key {
+			return kv.Int64()
+		}
+	}
+	panic("no xstat " + key)
+}
