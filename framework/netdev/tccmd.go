@@ -369,6 +369,10 @@ func (n *Net) tcFilter(d *Device, c tc.Command) error {
 	}
 	cops := q.filterOps()
 	if cops == nil {
+		if classOpsNoBlock[q.Kind] {
+			// __tcf_block_find: class ops without cops->tcf_block.
+			return kernelf("Error: Class doesn't support blocks (%s).", q.Name())
+		}
 		return kernelf("Error: Qdisc not classful (%s).", q.Name())
 	}
 	at := qdisc.MakeClassID(q.Handle.Major(), 0)
@@ -456,6 +460,11 @@ func (q *Qdisc) filterOps() wire.ClassOps {
 	}
 	return nil
 }
+
+// classOpsNoBlock are the kinds whose Qdisc_class_ops have no
+// tcf_block (a child qdisc, no filters): tbf_class_ops, netem_class_ops,
+// red_class_ops. mq and cake_mq roots are the host's (above).
+var classOpsNoBlock = map[string]bool{"tbf": true, "netem": true, "red": true}
 
 func isClassful(q qdisc.Qdisc) bool {
 	_, ok := q.(qdisc.Classful)

@@ -199,6 +199,7 @@ func TestTCBatchErrors(t *testing.T) {
 		{head + "qdisc add dev eth0 root handle 2: prio\n", "NLM_F_REPLACE needed to override"},
 		{head + "class add dev eth0 parent 1: classid 1:10 pfifo limit 5\n", `Qdisc "pfifo" is classless`},
 		{"qdisc add dev eth0 root handle 1: pfifo\nfilter add dev eth0 parent 1: matchall classid 1:1\n", "Qdisc not classful"},
+		{"qdisc add dev eth0 root handle 1: tbf rate 1gbit burst 10k latency 10ms\nfilter add dev eth0 parent 1: matchall classid 1:1\n", "Class doesn't support blocks"},
 		{"qdisc add dev eth1 root handle 1: htb\n", `cannot find device "eth1"`},
 	} {
 		s := htbHost("", 2, tt.text)
