@@ -324,8 +324,7 @@ func (n *Net) leafDequeue(c *sim.CPU, leaf *Qdisc) *skb.SKB {
 	p := leaf.out[0]
 	s := leaf.takeBack(n, p.Handle, "dequeue")
 	s.ECN = p.ECN
-	leaf.SentPkts++
-	leaf.SentBytes += uint64(s.Len)
+	leaf.bstatsUpdate(s)
 	return s
 }
 

@@ -72,7 +72,9 @@ type Qdisc struct {
 	// them when the call returns.
 	leafClones []*skb.SKB
 
-	// Stats.
+	// Stats. SentPkts and SentBytes are the qdisc's bstats, as
+	// bstats_update counts them: a GSO skb is its gso_segs packets (and
+	// its qdisc_pkt_len bytes). The accounting counts skbs, not these.
 	SentPkts, SentBytes uint64
 	Requeues            uint64
 	DeferMax            int64
@@ -586,14 +588,21 @@ func (n *Net) qdiscDequeueOnce(c *sim.CPU, q *Qdisc, req qdisc.DequeueReq) []*sk
 		// with pkt_segs reads the rest.
 		n.touchSkbDequeue(c, s, q)
 		s.ECN = p.ECN // the qdisc may have CE-marked it
-		q.SentPkts++
-		q.SentBytes += uint64(s.Len)
+		q.bstatsUpdate(s)
 		q.skbs = append(q.skbs, s)
 	}
 	if n.Hooks.Dequeue != nil && len(q.skbs) > 0 {
 		n.Hooks.Dequeue(c, q, q.skbs)
 	}
 	return q.skbs
+}
+
+// bstatsUpdate is qdisc_bstats_update (bstats_update) for an skb q
+// dequeued or sent by the bypass: its bytes, and skb_is_gso(skb) ?
+// gso_segs : 1 packets.
+func (q *Qdisc) bstatsUpdate(s *skb.SKB) {
+	q.SentPkts += uint64(max(s.GSOSegs, 1))
+	q.SentBytes += uint64(s.Len)
 }
 
 // writeStatsLine prices the qstats line of the layout before 4d202a0d1

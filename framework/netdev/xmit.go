@@ -368,8 +368,7 @@ func (n *Net) bypassXmit(c *sim.CPU, s *skb.SKB, q *Qdisc, d *Device, txq *TxQue
 		n.Hooks.Bypass(c, s)
 	}
 	n.touchSkb(c, s)
-	q.SentPkts++
-	q.SentBytes += uint64(s.Len)
+	q.bstatsUpdate(s)
 	n.Bypass++
 	var l skb.List
 	l.Push(s)
