@@ -281,7 +281,10 @@ func (n *Net) leafEnqueue(c *sim.CPU, leaf *Qdisc, skbs []*skb.SKB, toFree *skb.
 		} else {
 			at++
 		}
-		if code != qdisc.XmitDrop {
+		// NET_XMIT_SUCCESS | __NET_XMIT_BYPASS goes to the parent as
+		// the leaf answered it (qdisc_enqueue's ret): the leaf did not
+		// keep the packet.
+		if code == qdisc.XmitSuccess || code == qdisc.XmitCN {
 			st.Qlen += nsegs
 			st.Backlog += int64(bytes)
 		}

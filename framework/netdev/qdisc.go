@@ -526,6 +526,9 @@ func (n *Net) qdiscEnqueue(c *sim.CPU, q *Qdisc, skbs []*skb.SKB, toFree *skb.Li
 		q.rc = append(q.rc, qdisc.XmitSuccess)
 	}
 	q.Ops.Enqueue(q.bind(c, toFree), q.batch, q.rc)
+	for i := range q.rc {
+		q.rc[i] = q.rc[i].Masked() // dev_qdisc_enqueue: rc & NET_XMIT_MASK
+	}
 	for i, s := range skbs {
 		if q.rc[i] == qdisc.XmitDrop && s.Holder == q.ID {
 			sim.Panicf("qdisc %s: returned NET_XMIT_DROP for packet %#x but kept it", q.Name(), uint64(s.Handle))

@@ -454,7 +454,7 @@ func (q *Qdisc) Enqueue(ctx qdisc.Ctx, batch []skb.Packet, rc []qdisc.Code) {
 	}
 	for i := range n {
 		c := qdisc.Code(d.U8())
-		if c > qdisc.XmitCN {
+		if !c.Valid() {
 			q.c.abort(q.what(wire.MQEnqueue), fmt.Errorf("result %d for packet %d is no NET_XMIT code", c, i))
 		}
 		rc[i] = c

@@ -28,7 +28,26 @@ const (
 	XmitSuccess Code = 0x00 // NET_XMIT_SUCCESS
 	XmitDrop    Code = 0x01 // NET_XMIT_DROP: this packet was dropped
 	XmitCN      Code = 0x02 // NET_XMIT_CN: congestion, another packet may have been dropped
+
+	// XmitBypass is __NET_XMIT_BYPASS (0x20000 in the kernel, above
+	// NET_XMIT_MASK): XmitSuccess | XmitBypass says the qdisc dropped
+	// the packet itself and counted it (netem's loss, a filter's
+	// TC_ACT_SHOT). A classful parent is handed the code unmasked
+	// (LeafResult.Code) and, as for any code but NET_XMIT_SUCCESS,
+	// counts the drop in its own drops and its class's
+	// (net_xmit_drop_count: 1 for all but __NET_XMIT_STOLEN), then
+	// returns it to its own parent. The sender sees it masked
+	// (dev_qdisc_enqueue's rc & NET_XMIT_MASK: Code.Masked).
+	XmitBypass Code = 0x20
 )
+
+// Masked is c & NET_XMIT_MASK: the code without __NET_XMIT_BYPASS, as
+// dev_qdisc_enqueue returns it to the sender.
+func (c Code) Masked() Code { return c &^ XmitBypass }
+
+// Valid says c is a code a qdisc may answer: a NET_XMIT code, or
+// NET_XMIT_SUCCESS | __NET_XMIT_BYPASS.
+func (c Code) Valid() bool { return c <= XmitCN || c == XmitSuccess|XmitBypass }
 
 func (c Code) String() string {
 	switch c {
@@ -38,6 +57,8 @@ func (c Code) String() string {
 		return "NET_XMIT_DROP"
 	case XmitCN:
 		return "NET_XMIT_CN"
+	case XmitSuccess | XmitBypass:
+		return "NET_XMIT_SUCCESS|__NET_XMIT_BYPASS"
 	}
 	return fmt.Sprintf("NET_XMIT(%d)", uint8(c))
 }

@@ -79,7 +79,7 @@ func (q *DRR) Enqueue(ctx qdisc.Ctx, batch []skb.Packet, rc []qdisc.Code) {
 			// the sender sees NET_XMIT_SUCCESS (dev_qdisc_enqueue's mask).
 			q.drops++
 			ctx.Drop(batch[i].Handle, skb.DropQdiscDrop)
-			rc[i] = qdisc.XmitSuccess
+			rc[i] = qdisc.XmitSuccess | qdisc.XmitBypass
 			continue
 		}
 		q.out = append(q.out, batch[i])

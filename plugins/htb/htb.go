@@ -300,7 +300,7 @@ func (q *HTB) Enqueue(ctx qdisc.Ctx, batch []skb.Packet, rc []qdisc.Code) {
 			// __NET_XMIT_BYPASS, which dev_qdisc_enqueue masks.
 			q.drops++
 			ctx.Drop(p.Handle, skb.DropQdiscDrop)
-			rc[i] = qdisc.XmitSuccess
+			rc[i] = qdisc.XmitSuccess | qdisc.XmitBypass
 		default:
 			q.out = append(q.out, *p)
 			q.to = append(q.to, cl.id)
@@ -315,10 +315,14 @@ func (q *HTB) Enqueue(ctx qdisc.Ctx, batch []skb.Packet, rc []qdisc.Code) {
 	x.EnqueueLeaves(q.out, q.to, q.res)
 	for k, r := range q.res {
 		cl := q.cls[k]
-		rc[q.idx[k]] = r.Code
+		rc[q.idx[k]] = r.Code // returned unmasked, as htb_enqueue returns ret
 		q.drops += uint64(q.leaves.Update(cl.id, r.Leaf, r.Arrived(), 0))
 		if r.Code != qdisc.XmitSuccess {
-			cl.drops++ // net_xmit_drop_count: NET_XMIT_DROP and NET_XMIT_CN
+			// net_xmit_drop_count (1 without __NET_XMIT_STOLEN):
+			// NET_XMIT_DROP, NET_XMIT_CN and the leaf's own drop
+			// (NET_XMIT_SUCCESS | __NET_XMIT_BYPASS: netem's loss).
+			// The qdisc's drop is in the leaf's state above.
+			cl.drops++
 			continue
 		}
 		q.htbActivate(cl)

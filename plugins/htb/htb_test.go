@@ -286,8 +286,8 @@ func TestLeafBypassDropNotActive(t *testing.T) {
 	}
 	rc := make([]qdisc.Code, 1)
 	q.Enqueue(ctx, []skb.Packet{{Handle: 1, Len: 100, Priority: 0x10001}}, rc)
-	if rc[0] != qdisc.XmitSuccess {
-		t.Errorf("netem's loss reached the sender as %v, want NET_XMIT_SUCCESS", rc[0])
+	if rc[0] != qdisc.XmitSuccess|qdisc.XmitBypass {
+		t.Errorf("htb answered netem's loss with %v, want NET_XMIT_SUCCESS|__NET_XMIT_BYPASS (htb_enqueue returns ret; the sender sees it masked)", rc[0])
 	}
 	for _, cl := range q.clhash.Walk() {
 		if cl.prioActivity != 0 {
@@ -316,8 +316,8 @@ func TestFilterShotIsBypass(t *testing.T) {
 	}
 	rc := make([]qdisc.Code, 1)
 	q.Enqueue(shotCtx{ctx}, []skb.Packet{{Handle: 1, Len: 100}}, rc)
-	if rc[0] != qdisc.XmitSuccess {
-		t.Errorf("a filter's drop reached the sender as %v, want NET_XMIT_SUCCESS", rc[0])
+	if rc[0] != qdisc.XmitSuccess|qdisc.XmitBypass {
+		t.Errorf("htb answered a filter's drop with %v, want NET_XMIT_SUCCESS|__NET_XMIT_BYPASS (masked for the sender)", rc[0])
 	}
 	if _, dropped := ctx.Dropped[1]; !dropped || q.Stats().Drops != 1 {
 		t.Errorf("dropped %v, %+v: want the packet dropped and counted", dropped, q.Stats())

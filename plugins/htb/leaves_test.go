@@ -330,3 +330,63 @@ func TestQuantumIsAnInt(t *testing.T) {
 		}
 	}
 }
+
+// answering is a scripted ctx whose leaves answer code after their first
+// packet: NET_XMIT_DROP and NET_XMIT_SUCCESS | __NET_XMIT_BYPASS (netem's
+// loss) leave the packet out, NET_XMIT_CN takes it and drops the oldest.
+type answering struct {
+	*scripted
+	code qdisc.Code
+}
+
+func (s *answering) EnqueueLeaves(batch []skb.Packet, to []qdisc.ClassID, res []qdisc.LeafResult) {
+	for i, p := range batch {
+		id, code := to[i], s.code
+		switch {
+		case len(s.q[id]) == 0 || code == qdisc.XmitSuccess:
+			code = qdisc.XmitSuccess
+			s.q[id] = append(s.q[id], p)
+		case code == qdisc.XmitCN:
+			s.Ctx.Drop(s.q[id][0].Handle, skb.DropQdiscDrop)
+			s.q[id] = append(s.q[id][1:], p)
+		default:
+			s.Ctx.Drop(p.Handle, skb.DropQdiscDrop)
+		}
+		res[i] = qdisc.LeafResult{Code: code, Leaf: s.state(id), Segs: 1}
+	}
+}
+
+// htb_enqueue: a leaf's answer other than NET_XMIT_SUCCESS counts in the
+// qdisc's drops and the class's (net_xmit_drop_count: 1 but for
+// __NET_XMIT_STOLEN), and goes back unmasked (ret).
+func TestLeafAnswerCountsClassDrop(t *testing.T) {
+	for _, tt := range []struct {
+		code  qdisc.Code
+		drops uint64
+	}{
+		{qdisc.XmitSuccess, 0},
+		{qdisc.XmitSuccess | qdisc.XmitBypass, 2},
+		{qdisc.XmitCN, 2},
+		{qdisc.XmitDrop, 2},
+	} {
+		t.Run(tt.code.String(), func(t *testing.T) {
+			s := &answering{newScripted(), tt.code}
+			q := build(t, s.scripted, "", "1:10 root rate 100mbit")
+			rc := make([]qdisc.Code, 3)
+			q.Enqueue(s, []skb.Packet{{Handle: 1, Len: 100, Priority: 0x10010}, {Handle: 2, Len: 100, Priority: 0x10010},
+				{Handle: 3, Len: 100, Priority: 0x10010}}, rc)
+			if rc[0] != qdisc.XmitSuccess || rc[2] != tt.code {
+				t.Errorf("answered %v, want the leaf's %v", rc, tt.code)
+			}
+			var cl qdisc.Class
+			for _, c := range q.Classes() {
+				if c.ID == 0x10010 {
+					cl = c
+				}
+			}
+			if cl.Drops != tt.drops || q.Stats().Drops != tt.drops {
+				t.Errorf("class drops %d, qdisc drops %d, want %d", cl.Drops, q.Stats().Drops, tt.drops)
+			}
+		})
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"github.com/txlab/txlab/framework/run"
 	"github.com/txlab/txlab/framework/sim"
 	"github.com/txlab/txlab/framework/workload"
+	_ "github.com/txlab/txlab/plugins/drr"
 	_ "github.com/txlab/txlab/plugins/htb"
 	_ "github.com/txlab/txlab/plugins/netem"
 	_ "github.com/txlab/txlab/plugins/tbf"
@@ -142,5 +143,71 @@ qdisc add dev eth0 parent 1:20 handle 20: tbf rate 200mbit burst 20k latency 5ms
 		if c.ClassID == "1:20" && (c.SentBps > 1.05*200e6 || c.SentBps < 0.9*200e6) {
 			t.Errorf("tbf's class sent %.1f Mbit/s, want tbf's 200", c.SentBps/1e6)
 		}
+	}
+}
+
+// A leaf's own drop under a classful qdisc, in and out of process (the
+// code crosses both plugin boundaries: netem's answer to the host, the
+// host's LeafResult to htb or drr). netem's loss answers NET_XMIT_SUCCESS
+// | __NET_XMIT_BYPASS: htb_enqueue counts it in the qdisc's drops and
+// the class's (cl->drops, net_xmit_drop_count), drr_enqueue in the
+// qdisc's (its class dump shows the leaf's qstats, netem's own count).
+// A pfifo_head_drop leaf's NET_XMIT_CN is counted the same way:
+// net_xmit_drop_count is 1 for every code but __NET_XMIT_STOLEN.
+func TestLeafDropsInClassStats(t *testing.T) {
+	for _, tt := range []struct{ name, root, class string }{
+		{"htb", "htb", "htb rate 1gbit"},
+		{"drr", "drr", "drr"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := host("pfifo")
+			s.Queues = 1
+			s.Workload = workload.Spec{Kind: workload.UDPStream, Senders: 4, PacketSize: 1000, Placement: "spread"}
+			s.Workload.Groups, _ = workload.ParseGroups("dport=5001 dport=5002")
+			s.Duration, s.Warmup = 10*sim.Millisecond, 2*sim.Millisecond
+			s.TC = []run.TCBatch{{Name: "t.tc", Text: `
+qdisc add dev eth0 root handle 1: ` + tt.root + `
+class add dev eth0 parent 1: classid 1:10 ` + tt.class + `
+class add dev eth0 parent 1: classid 1:20 ` + tt.class + `
+filter add dev eth0 parent 1: protocol ip prio 1 u32 match ip dport 5001 0xffff flowid 1:10
+filter add dev eth0 parent 1: protocol ip prio 1 u32 match ip dport 5002 0xffff flowid 1:20
+qdisc add dev eth0 parent 1:10 handle 10: netem loss 30%
+qdisc add dev eth0 parent 1:20 handle 20: pfifo_head_drop limit 5
+`}}
+			in := plugintest.ReportJSON(t, s)
+			s.Plugins = plugin.Options{Isolate: true}
+			if out := plugintest.ReportJSON(t, s); !bytes.Equal(in, out) {
+				t.Fatal("--isolate changed the report")
+			}
+			var rep report.Report
+			if err := json.Unmarshal(in, &rep); err != nil {
+				t.Fatal(err)
+			}
+			if !rep.AccountingOK {
+				t.Fatalf("accounting: %s", rep.AccountingError)
+			}
+			leaf := map[string]uint64{}
+			var root uint64
+			for _, q := range rep.Qdisc {
+				switch q.Parent {
+				case "1:10", "1:20":
+					leaf[q.Parent] = q.Dropped
+				case "root":
+					root = q.Dropped
+				}
+			}
+			if leaf["1:10"] == 0 || leaf["1:20"] == 0 {
+				t.Fatalf("leaves dropped %v: want netem's loss and head drops", leaf)
+			}
+			if want := leaf["1:10"] + leaf["1:20"]; root != want {
+				t.Errorf("%s dropped %d, want its leaves' %d", tt.root, root, want)
+			}
+			for _, c := range rep.Classes {
+				if w, ok := leaf[c.ClassID]; ok && c.Dropped != w {
+					t.Errorf("class %s dropped %d, want its leaf's %d", c.ClassID, c.Dropped, w)
+				}
+			}
+			t.Logf("%s dropped %d; leaves %v; classes %+v", tt.root, root, leaf, rep.Classes)
+		})
 	}
 }

@@ -382,10 +382,12 @@ func (q *Netem) netemEnqueue(ctx qdisc.Ctx, p skb.Packet) qdisc.Code {
 		}
 	}
 	if count == 0 {
-		// __qdisc_drop; the sender sees NET_XMIT_SUCCESS | __NET_XMIT_BYPASS.
+		// __qdisc_drop; NET_XMIT_SUCCESS | __NET_XMIT_BYPASS: a
+		// classful parent counts the drop in its class's drops, the
+		// sender sees NET_XMIT_SUCCESS.
 		q.drops++
 		ctx.Drop(p.Handle, skb.DropQdiscDrop)
-		return qdisc.XmitSuccess
+		return qdisc.XmitSuccess | qdisc.XmitBypass
 	}
 	if q.corrupt != 0 && q.corrupt >= getCrandom(&q.corruptCor, &q.prng) {
 		q.corrupted++ // a bit of the payload flipped: the model has no payload

@@ -182,7 +182,7 @@ func (p *Prio) Enqueue(ctx qdisc.Ctx, batch []skb.Packet, rc []qdisc.Code) {
 			// sees NET_XMIT_SUCCESS (a parent still counts the drop).
 			p.drops++
 			ctx.Drop(batch[i].Handle, skb.DropQdiscDrop)
-			rc[i] = qdisc.XmitSuccess
+			rc[i] = qdisc.XmitSuccess | qdisc.XmitBypass
 			continue
 		}
 		p.out = append(p.out, batch[i])

@@ -182,7 +182,7 @@ func TestFilterVerdicts(t *testing.T) {
 		rc    qdisc.Code
 		drops uint64
 	}{
-		{"shot", qdisc.FilterResult{Verdict: qdisc.VerdictShot}, 6, -1, qdisc.XmitSuccess, 1},
+		{"shot", qdisc.FilterResult{Verdict: qdisc.VerdictShot}, 6, -1, qdisc.XmitSuccess | qdisc.XmitBypass, 1},
 		{"no match", qdisc.FilterResult{}, 6, 0, qdisc.XmitSuccess, 0},
 		{"class 1:3", qdisc.FilterResult{Verdict: qdisc.VerdictClass, Class: 0x10003}, 6, 2, qdisc.XmitSuccess, 0},
 		{"class 1:9", qdisc.FilterResult{Verdict: qdisc.VerdictClass, Class: 0x10009}, 6, 1, qdisc.XmitSuccess, 0},

@@ -164,13 +164,7 @@ func AnswerLeaf(host ClassHost, q Query, d *Dec, e *Enc, batch []qdisc.LeafPacke
 			res = append(res, qdisc.LeafResult{})
 		}
 		host.LeafEnqueue(batch, res)
-		e.U32(uint32(len(res)))
-		for _, r := range res {
-			e.U8(byte(r.Code))
-			e.I64(int64(r.Leaf.Qlen))
-			e.I64(r.Leaf.Backlog)
-			e.U32(uint32(r.Segs))
-		}
+		EncodeLeafEnqueue(e, res)
 	case QueryLeafDequeue, QueryLeafPeek:
 		id := qdisc.ClassID(d.U32())
 		if err := d.End(); err != nil {
@@ -209,6 +203,20 @@ func EncodeLeafQuery(e *Enc, batch []qdisc.LeafPacket, id qdisc.ClassID) {
 	e.U32(uint32(id))
 }
 
+// EncodeLeafEnqueue writes a leaf enqueue answer: each packet's code as
+// the leaf answered it (__NET_XMIT_BYPASS kept, as qdisc_enqueue
+// returns it to the parent), its leaf's qlen and backlog, and the
+// packets the leaf made of it.
+func EncodeLeafEnqueue(e *Enc, res []qdisc.LeafResult) {
+	e.U32(uint32(len(res)))
+	for _, r := range res {
+		e.U8(byte(r.Code))
+		e.I64(int64(r.Leaf.Qlen))
+		e.I64(r.Leaf.Backlog)
+		e.U32(uint32(r.Segs))
+	}
+}
+
 // DecodeLeafEnqueue reads a leaf enqueue answer into res.
 func DecodeLeafEnqueue(d *Dec, res []qdisc.LeafResult) error {
 	n := int(d.U32())
@@ -217,6 +225,9 @@ func DecodeLeafEnqueue(d *Dec, res []qdisc.LeafResult) error {
 	}
 	for i := range res {
 		res[i] = qdisc.LeafResult{Code: qdisc.Code(d.U8()), Leaf: qdisc.LeafState{Qlen: int(d.I64()), Backlog: d.I64()}, Segs: int(d.U32())}
+		if d.Err == nil && !res[i].Code.Valid() {
+			return fmt.Errorf("host answered %v for leaf packet %d", res[i].Code, i)
+		}
 	}
 	return d.End()
 }

@@ -29,6 +29,28 @@ func TestClassFramesRoundTrip(t *testing.T) {
 	if r := DecodeClassReq(&d); d.End() != nil || !reflect.DeepEqual(r, req) {
 		t.Fatalf("%+v", r)
 	}
+	// A leaf enqueue answer: every code a leaf may give, the bypass
+	// bit (netem's loss) kept for the parent; a code no qdisc answers.
+	res := []qdisc.LeafResult{
+		{Code: qdisc.XmitSuccess, Leaf: qdisc.LeafState{Qlen: 1, Backlog: 100}, Segs: 1},
+		{Code: qdisc.XmitSuccess | qdisc.XmitBypass, Leaf: qdisc.LeafState{Qlen: 1, Backlog: 100}, Segs: 1},
+		{Code: qdisc.XmitCN, Leaf: qdisc.LeafState{Qlen: 1, Backlog: 200}, Segs: 1},
+		{Code: qdisc.XmitDrop, Leaf: qdisc.LeafState{Qlen: 1, Backlog: 200}, Segs: 4},
+	}
+	e.Reset()
+	EncodeLeafEnqueue(&e, res)
+	d = Dec{B: e.B}
+	got2 := make([]qdisc.LeafResult, len(res))
+	if err := DecodeLeafEnqueue(&d, got2); err != nil || !reflect.DeepEqual(got2, res) {
+		t.Fatalf("leaf results %+v %v", got2, err)
+	}
+	res[2].Code = qdisc.XmitCN | qdisc.XmitBypass
+	e.Reset()
+	EncodeLeafEnqueue(&e, res)
+	d = Dec{B: e.B}
+	if err := DecodeLeafEnqueue(&d, got2); err == nil {
+		t.Errorf("code %v decoded", res[2].Code)
+	}
 	// A bad xstat type, a truncated dump.
 	e.Reset()
 	cs[0].XStats[0].Type = 99
