@@ -93,6 +93,24 @@ func (q *Qdisc) Classes() []qdisc.Class {
 	return out
 }
 
+// FlowClasses is a classless qdisc's class dump (tc class show): its
+// active flows (qdisc.FlowClasses: fq_codel_walk, sfq_walk, cake_walk),
+// each classid the qdisc's handle with the flow's minor and its parent
+// the qdisc (tc_fill_tclass). None for a classful qdisc or any other.
+func (q *Qdisc) FlowClasses() []qdisc.Class {
+	c, ok := q.Ops.(wire.ClassOps)
+	if !ok || c.Classful() {
+		return nil
+	}
+	out := c.Classes()
+	parent := qdisc.ClassID(q.Handle)
+	for i := range out {
+		out[i].ID = qdisc.MakeClassID(parent.Major(), out[i].ID.Minor())
+		out[i].Parent = parent
+	}
+	return out
+}
+
 // LeafOf is the leaf qdisc of class id of q, or nil.
 func (q *Qdisc) LeafOf(id qdisc.ClassID) *Qdisc { return q.leaves[id] }
 

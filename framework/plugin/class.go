@@ -133,7 +133,8 @@ func (q *Qdisc) QlenNotify(ctx qdisc.Ctx, id qdisc.ClassID, leaf qdisc.LeafState
 	}
 }
 
-// Classes implements wire.ClassOps. A dead plugin has none.
+// Classes implements wire.ClassOps: a classful qdisc's classes, or a
+// classless one's flows (qdisc.FlowClasses). A dead plugin has none.
 func (q *Qdisc) Classes() []qdisc.Class {
 	if q.c.dead != nil {
 		return nil
@@ -233,15 +234,23 @@ func (s *server) classCall(st *callState, q *qdiscInst, m wire.Method, d *wire.D
 		return wire.StatusOK, ""
 	}
 	c, ok := q.q.(qdisc.Classful)
-	if !ok {
-		return wire.StatusError, fmt.Sprintf("qdisc %s has no classes (%s)", q.kind, m)
-	}
 	if m == wire.MQClasses {
 		if err := d.End(); err != nil {
 			return wire.StatusError, err.Error()
 		}
-		wire.EncodeClasses(e, c.Classes())
+		var cs []qdisc.Class
+		if f, flows := q.q.(qdisc.FlowClasses); flows && !ok {
+			// A classless qdisc's flows (fq_codel_walk, sfq_walk,
+			// cake_walk).
+			cs = f.FlowClasses()
+		} else if ok {
+			cs = c.Classes()
+		}
+		wire.EncodeClasses(e, cs)
 		return wire.StatusOK, ""
+	}
+	if !ok {
+		return wire.StatusError, fmt.Sprintf("qdisc %s has no classes (%s)", q.kind, m)
 	}
 	if q.ctx == nil {
 		return wire.StatusError, fmt.Sprintf("%s before init", m)

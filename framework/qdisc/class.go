@@ -127,9 +127,29 @@ type Class struct {
 	LeafStats              bool
 	SentPackets, SentBytes uint64
 	Drops, Overlimits      uint64
+	// Qlen and Backlog are a flow class's own queue (FlowClasses:
+	// the flow's packets and bytes, gnet_stats_queue); a leaf class's
+	// come from its leaf qdisc, held by the host, and are 0 here.
+	Qlen    int
+	Backlog int64
 	// XStats are the class's tc_*_xstats (htb: lended, borrowed, giants,
 	// tokens, ctokens), in the order the kind prints them.
 	XStats []XStat
+}
+
+// FlowClasses is a classless qdisc whose Qdisc_class_ops walk its flows
+// (fq_codel_walk, sfq_walk, cake_walk): `tc class show` lists one class
+// per flow that is active, with no leaf and no options, its stats those
+// of the flow (dump_class_stats). It is the dump only: such a qdisc
+// takes no class changes (it has a filter block, HasBlock, whose
+// classids pick a flow).
+type FlowClasses interface {
+	// FlowClasses is every active flow in walk order. A class's ID is
+	// its minor only (cl, which the kind's dump_class ORs into the
+	// qdisc's handle); the host adds the handle's major and sets Parent
+	// to the qdisc (tc_fill_tclass's tcm_parent = q->handle). Qlen,
+	// Backlog, Drops and XStats are the flow's; the rest stays zero.
+	FlowClasses() []Class
 }
 
 // LeafState is a leaf qdisc's qlen and backlog (its whole tree's, if the

@@ -672,6 +672,10 @@ func writeClassXStats(b *bytes.Buffer, kind string, xs []XStat) {
 	case "drr":
 		fmt.Fprintf(b, " deficit %s \n", xs[0].Text) // drr_print_xstats
 		return
+	case "fq_codel", "sfq", "cake":
+		if writeFlowXStats(b, kind, xs) {
+			return
+		}
 	}
 	parts := make([]string, len(xs))
 	for i, x := range xs {
@@ -682,6 +686,72 @@ func writeClassXStats(b *bytes.Buffer, kind string, xs []XStat) {
 		parts[i] = x.Key + " " + t
 	}
 	b.WriteString(" " + strings.Join(parts, " ") + "\n")
+}
+
+// writeFlowXStats is the print_xstats of a flow class (netdev's
+// FlowClasses): q_fq_codel.c's TCA_FQ_CODEL_XSTATS_CLASS (deficit, count,
+// lastcount, ldelay; dropping and drop_next only in the dropping state),
+// q_sfq.c's allot, q_cake.c's class stats (deficit, count, dropping and
+// drop_next when dropping, blue_prob, blue_timer when present). Times
+// are us in sprint_time. It prints nothing and returns false unless xs
+// hold the kind's fields.
+func writeFlowXStats(b *bytes.Buffer, kind string, xs []XStat) bool {
+	v := map[string]int64{}
+	for _, x := range xs {
+		n, err := x.Value.Int64()
+		if err != nil {
+			return false
+		}
+		v[x.Key] = n
+	}
+	has := func(keys ...string) bool {
+		for _, k := range keys {
+			if _, ok := v[k]; !ok {
+				return false
+			}
+		}
+		return true
+	}
+	us := func(n int64) string {
+		if n < 0 {
+			return "-" + units.SprintTime(uint32(-n))
+		}
+		return units.SprintTime(uint32(n))
+	}
+	switch kind {
+	case "fq_codel":
+		if !has("deficit", "count", "lastcount", "ldelay", "dropping", "drop_next") {
+			return false
+		}
+		fmt.Fprintf(b, "  deficit %d count %d lastcount %d ldelay %s", v["deficit"], v["count"], v["lastcount"], us(v["ldelay"]))
+		if v["dropping"] != 0 {
+			fmt.Fprintf(b, " dropping drop_next %s", us(v["drop_next"]))
+		}
+	case "sfq":
+		if !has("allot") {
+			return false
+		}
+		fmt.Fprintf(b, "  allot %d", v["allot"])
+	case "cake":
+		if !has("deficit", "count", "dropping", "blue_prob") {
+			return false
+		}
+		fmt.Fprintf(b, "  deficit %d count %d", v["deficit"], v["count"])
+		if v["dropping"] != 0 {
+			b.WriteString(" dropping")
+			if n, ok := v["drop_next"]; ok {
+				fmt.Fprintf(b, " drop_next %s", us(n))
+			}
+		}
+		fmt.Fprintf(b, " blue_prob %d", v["blue_prob"])
+		if n, ok := v["blue_timer"]; ok {
+			fmt.Fprintf(b, " blue_timer %s", us(n))
+		}
+	default:
+		return false
+	}
+	b.WriteString("\n")
+	return true
 }
 
 // writeFilters prints `tc filter show dev eth0 parent X` for each block.

@@ -1314,6 +1314,32 @@ func classRows(dev *netdev.Device, start map[string]uint64, secs float64) []repo
 		}
 		out = append(out, r)
 	}
+	return append(out, flowClassRows(dev)...)
+}
+
+// flowClassRows are the classes of the device's classless qdiscs that
+// list their active flows (fq_codel, sfq, cake: netdev.Qdisc.FlowClasses),
+// qdisc by qdisc in the order classQdiscs visits them, after the
+// classful qdiscs' and mq's classes (a classful root's come first in
+// tc_dump_tclass_root; the report's text orders the rest as tc does).
+// Each has no leaf and no options; its backlog, drops and xstats are
+// the flow's (dump_class_stats), its sent counters 0 as the kernel's.
+func flowClassRows(dev *netdev.Device) []report.Class {
+	var out []report.Class
+	all := append(append([]*netdev.Qdisc{dev.Root}, dev.Children...), dev.Tree...)
+	for _, q := range all {
+		if q == nil || q.Classful() {
+			continue
+		}
+		for _, cl := range q.FlowClasses() {
+			r := report.Class{ClassID: cl.ID.String(), Parent: cl.Parent.String(), Kind: q.Kind,
+				Dropped: cl.Drops, BacklogPackets: cl.Qlen, BacklogBytes: cl.Backlog}
+			for _, x := range cl.XStats {
+				r.XStats = append(r.XStats, report.XStat{Key: x.Key, Value: json.Number(x.Number()), Text: x.Text()})
+			}
+			out = append(out, r)
+		}
+	}
 	return out
 }
 

@@ -44,7 +44,8 @@ type LeafUpcaller interface {
 // inside is; the rest forwards to its qdisc.Classful methods, and
 // SetFilters hands it the filters of its classes (cls.Set.Specs). A
 // classless qdisc with a block of its own (qdisc.HasBlock) takes
-// SetFilters too, and no other method.
+// SetFilters too, and Classes, which lists its flows if it implements
+// qdisc.FlowClasses (none otherwise), and no other method.
 type ClassOps interface {
 	Classful() bool
 	ChangeClass(ctx qdisc.Ctx, req qdisc.ClassReq) error
@@ -255,6 +256,8 @@ func EncodeClasses(e *Enc, cs []qdisc.Class) {
 		e.U64(c.SentBytes)
 		e.U64(c.Drops)
 		e.U64(c.Overlimits)
+		e.I64(int64(c.Qlen))
+		e.I64(c.Backlog)
 		e.U16(uint16(len(c.XStats)))
 		for _, x := range c.XStats {
 			e.Str(x.Key)
@@ -266,11 +269,12 @@ func EncodeClasses(e *Enc, cs []qdisc.Class) {
 
 // DecodeClasses reads a class dump.
 func DecodeClasses(d *Dec) ([]qdisc.Class, error) {
-	n := d.count(40, "class")
+	n := d.count(56, "class")
 	out := make([]qdisc.Class, 0, n)
 	for range n {
 		c := qdisc.Class{ID: qdisc.ClassID(d.U32()), Parent: qdisc.ClassID(d.U32()), Leaf: d.Bool(), Filters: d.Bool(), Options: d.Str(),
-			LeafStats: d.Bool(), SentPackets: d.U64(), SentBytes: d.U64(), Drops: d.U64(), Overlimits: d.U64()}
+			LeafStats: d.Bool(), SentPackets: d.U64(), SentBytes: d.U64(), Drops: d.U64(), Overlimits: d.U64(),
+			Qlen: int(d.I64()), Backlog: d.I64()}
 		nx := int(d.U16())
 		for range nx {
 			x := qdisc.XStat{Key: d.Str(), Type: qdisc.XType(d.U8()), Bits: d.U64()}

@@ -222,8 +222,17 @@ func (l *LocalQdisc) DeleteClass(c qdisc.Ctx, id qdisc.ClassID) error {
 	return err
 }
 
-// Classes implements ClassOps.
-func (l *LocalQdisc) Classes() []qdisc.Class { return l.classful().Classes() }
+// Classes implements ClassOps: a classful qdisc's classes, or a
+// classless one's flows (qdisc.FlowClasses).
+func (l *LocalQdisc) Classes() []qdisc.Class {
+	if c, ok := l.Q.(qdisc.Classful); ok {
+		return c.Classes()
+	}
+	if f, ok := l.Q.(qdisc.FlowClasses); ok {
+		return f.FlowClasses()
+	}
+	return nil
+}
 
 // QlenNotify implements ClassOps.
 func (l *LocalQdisc) QlenNotify(c qdisc.Ctx, id qdisc.ClassID, leaf qdisc.LeafState) {

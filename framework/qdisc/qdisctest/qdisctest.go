@@ -766,8 +766,12 @@ func (c *Ctx) CheckDrops(st qdisc.Stats, qlen, offered, want int, reason skb.Dro
 
 // XStat is q's integer xstat key; it panics when q has none, a test's
 // mistake.
-func XStat(q qdisc.Qdisc, key string) int64 {
-	for _, kv := range q.Stats().XStats {
+func XStat(q qdisc.Qdisc, key string) int64 { return XStatOf(q.Stats().XStats, key) }
+
+// XStatOf is the integer xstat key of xs (a qdisc's or a class's); it
+// panics when xs have none, a test's mistake.
+func XStatOf(xs []qdisc.XStat, key string) int64 {
+	for _, kv := range xs {
 		if kv.Key == key {
 			return kv.Int64()
 		}
