@@ -77,6 +77,11 @@ type FQCodel struct {
 	peeked    codel.Item
 	hasPeeked bool
 
+	// now is codel_get_time at the last enqueue, dequeue or peek: what
+	// a flow class's drop_next counts from (fq_codel_dump_class_stats
+	// reads the clock; FlowClasses has none), as codel's Stats does.
+	now codel.Time
+
 	handleMajor uint32 // TC_H_MAJ(sch->handle) >> 16, 0 if unknown
 	flags       qdisc.Flags
 	cq          codelQueue
@@ -241,6 +246,7 @@ func fqCodelHash(hash, flows uint32) uint32 { return uint32((uint64(hash) * uint
 
 // Enqueue implements qdisc.Qdisc (fq_codel_enqueue for each packet).
 func (q *FQCodel) Enqueue(ctx qdisc.Ctx, batch []skb.Packet, rc []qdisc.Code) {
+	q.now = codel.GetTime(int64(ctx.Now()))
 	for i := range batch {
 		rc[i] = q.fqCodelEnqueue(ctx, &batch[i])
 	}
@@ -398,12 +404,14 @@ func (q *FQCodel) next(ctx qdisc.Ctx) (skb.Packet, bool) {
 
 // Dequeue implements qdisc.Qdisc: a bulk of fq_codel_dequeue calls.
 func (q *FQCodel) Dequeue(ctx qdisc.Ctx, req qdisc.DequeueReq, out []skb.Packet) []skb.Packet {
+	q.now = codel.GetTime(int64(ctx.Now()))
 	return qdisc.BulkDequeue(req, out, func() (skb.Packet, bool) { return q.next(ctx) })
 }
 
 // Peek implements qdisc.Qdisc (qdisc_peek_dequeued: dequeue, run CoDel,
 // and keep the packet for the next dequeue).
 func (q *FQCodel) Peek(ctx qdisc.Ctx) (skb.Packet, bool) {
+	q.now = codel.GetTime(int64(ctx.Now()))
 	if !q.hasPeeked {
 		it, ok := q.fqCodelDequeue(ctx)
 		if !ok {
@@ -433,6 +441,42 @@ func (q *FQCodel) Reset(ctx qdisc.Ctx) {
 	q.newFlows = flowList{head: -1, tail: -1}
 	q.oldFlows = flowList{head: -1, tail: -1}
 	q.memoryUsage, q.qlen, q.backlog = 0, 0, 0
+}
+
+// FlowClasses implements qdisc.FlowClasses: fq_codel_walk lists the
+// flows on new_flows or old_flows (a non-empty flowchain; a flow that
+// emptied stays listed until fq_codel_dequeue unlinks it) as classes
+// idx+1, and fq_codel_dump_class_stats gives each its packets, its
+// backlogs[] bytes and tc_fq_codel_cl_stats: deficit, count, lastcount,
+// ldelay (us), dropping (0 or 1) and drop_next (us from the last call,
+// negative when past; 0 out of the dropping state).
+func (q *FQCodel) FlowClasses() []qdisc.Class {
+	var out []qdisc.Class
+	for i := range q.flows {
+		f := &q.flows[i]
+		if f.list == onNone {
+			continue
+		}
+		var dropping, dropNext int64
+		if f.cvars.Dropping {
+			dropping = 1
+			if delta := int32(f.cvars.DropNext - q.now); delta >= 0 {
+				dropNext = int64(codel.ToUs(codel.Time(delta)))
+			} else {
+				dropNext = -int64(codel.ToUs(codel.Time(-delta)))
+			}
+		}
+		out = append(out, qdisc.Class{ID: qdisc.MakeClassID(0, uint16(i+1)), Qlen: f.q.Len(), Backlog: int64(q.backlogs[i]),
+			XStats: []qdisc.XStat{
+				qdisc.XInt("deficit", int64(f.deficit)),
+				qdisc.XUint("count", uint64(f.cvars.Count)),
+				qdisc.XUint("lastcount", uint64(f.cvars.LastCount)),
+				qdisc.XUint("ldelay", uint64(codel.ToUs(f.cvars.LDelay))),
+				qdisc.XInt("dropping", dropping),
+				qdisc.XInt("drop_next", dropNext),
+			}})
+	}
+	return out
 }
 
 // Stats implements qdisc.Qdisc; XStats in tc's order for fq_codel,
