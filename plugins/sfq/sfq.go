@@ -535,6 +535,22 @@ func (q *SFQ) Stats() qdisc.Stats {
 	return qdisc.Stats{Qlen: q.qlen, Backlog: q.backlog, Drops: q.drops}
 }
 
+// FlowClasses implements qdisc.FlowClasses: sfq_walk lists the hash
+// buckets that map to a slot (ht[i] != SFQ_EMPTY_SLOT) as classes i+1,
+// and sfq_dump_class_stats gives the slot's qlen, backlog and allot.
+func (q *SFQ) FlowClasses() []qdisc.Class {
+	var out []qdisc.Class
+	for i, x := range q.ht {
+		if x == sfqEmptySlot {
+			continue
+		}
+		s := &q.slots[x]
+		out = append(out, qdisc.Class{ID: qdisc.MakeClassID(0, uint16(i+1)), Qlen: int(s.qlen), Backlog: int64(s.backlog),
+			XStats: []qdisc.XStat{qdisc.XInt("allot", int64(s.allot))}})
+	}
+	return out
+}
+
 // Dump implements qdisc.Qdisc: sfq_dump as tc -d prints it
 // (sfq_print_opt; "flows" is printed with -d only).
 func (q *SFQ) Dump() string {
