@@ -205,6 +205,10 @@ type Cake struct {
 
 	tinIndex []uint8
 	tinOrder []uint8
+	// now is the time of the last enqueue, dequeue or peek: what a flow
+	// class's drop_next and blue_timer count from
+	// (cake_dump_class_stats reads ktime_get; FlowClasses has none).
+	now sim.Time
 
 	limit int // sch->limit
 	mtu   int // psched_mtu

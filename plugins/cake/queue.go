@@ -168,6 +168,7 @@ func (q *Cake) drop(ctx qdisc.Ctx) (tin, idx int) {
 
 // Enqueue implements qdisc.Qdisc (cake_enqueue) for a batch.
 func (q *Cake) Enqueue(ctx qdisc.Ctx, batch []skb.Packet, rc []qdisc.Code) {
+	q.now = ctx.Now()
 	for i := range batch {
 		rc[i] = q.enqueue(ctx, batch[i])
 	}
@@ -282,6 +283,7 @@ func (q *Cake) dequeueOne() (pkt, bool) {
 
 // Dequeue implements qdisc.Qdisc: cake_dequeue, repeated for a bulk.
 func (q *Cake) Dequeue(ctx qdisc.Ctx, req qdisc.DequeueReq, out []skb.Packet) []skb.Packet {
+	q.now = ctx.Now()
 	return qdisc.BulkDequeue(req, out, func() (skb.Packet, bool) {
 		if p, ok := q.takePeeked(); ok {
 			return p, true
@@ -508,6 +510,7 @@ retry:
 // dequeue one packet and keep it aside (still counted in qlen/backlog)
 // for the next Dequeue.
 func (q *Cake) Peek(ctx qdisc.Ctx) (skb.Packet, bool) {
+	q.now = ctx.Now()
 	if q.peeked == nil {
 		p, ok := q.dequeue(ctx)
 		if !ok {
@@ -540,4 +543,45 @@ func (q *Cake) Reset(ctx qdisc.Ctx) {
 	for c := 0; c < cakeMaxTins; c++ {
 		q.clearTin(ctx, c)
 	}
+}
+
+// FlowClasses implements qdisc.FlowClasses: cake_walk lists, tin by tin
+// in tin_order, the flows on a flowchain (new, old or decaying) as
+// classes tin*CAKE_QUEUES + flow + 1, and cake_dump_class_stats gives
+// each its packets, its backlogs[] bytes, its drops (flow->dropped) and
+// the TCA_CAKE_STATS_* tc prints: deficit, count (cobalt's), dropping (0
+// or 1) and drop_next (us, now - drop_next: negative while the next drop
+// is ahead) when dropping, blue_prob (p_drop) and blue_timer (us since
+// blue_timer) when p_drop is not 0. Now is the last call's time.
+func (q *Cake) FlowClasses() []qdisc.Class {
+	var out []qdisc.Class
+	us := func(d sim.Time) int64 { return int64(int32(int64(d) / 1000)) } // ktime_to_us into an s32
+	for i := 0; i < q.tinCnt; i++ {
+		b := q.tins[q.tinOrder[i]]
+		for j := range b.flows {
+			f := &b.flows[j]
+			if f.list < 0 {
+				continue
+			}
+			var dropping int64
+			if f.cvars.dropping {
+				dropping = 1
+			}
+			xs := []qdisc.XStat{
+				qdisc.XInt("deficit", int64(f.deficit)),
+				qdisc.XUint("count", uint64(f.cvars.count)),
+				qdisc.XInt("dropping", dropping),
+			}
+			if f.cvars.dropping {
+				xs = append(xs, qdisc.XInt("drop_next", us(q.now-f.cvars.dropNext)))
+			}
+			xs = append(xs, qdisc.XUint("blue_prob", uint64(f.cvars.pDrop)))
+			if f.cvars.pDrop != 0 {
+				xs = append(xs, qdisc.XInt("blue_timer", us(q.now-f.cvars.blueTimer)))
+			}
+			out = append(out, qdisc.Class{ID: qdisc.MakeClassID(0, uint16(i*cakeQueues+j+1)), Qlen: f.q.Len(),
+				Backlog: int64(b.backlogs[j]), Drops: uint64(f.dropped), XStats: xs})
+		}
+	}
+	return out
 }
