@@ -648,11 +648,25 @@ func writeClass(b *bytes.Buffer, c Class) {
 	}
 	b.WriteString(c.Options)
 	b.WriteString("\n")
+	if flowClassKinds[c.Kind] {
+		// fq_codel, sfq and cake dump_class_stats copy no basic stats
+		// (no TCA_STATS_BASIC: print_tcstats2_attr prints no "Sent"),
+		// and their print_xstats end without a newline, so print_class's
+		// ends the class: no blank line after it.
+		fmt.Fprintf(b, " (dropped %d, overlimits %d requeues %d) \n", c.Dropped, c.Overlimits, c.Requeues)
+		fmt.Fprintf(b, " backlog %s %dp requeues %d\n", tcSize(c.BacklogBytes), c.BacklogPackets, c.Requeues)
+		writeClassXStats(b, c.Kind, c.XStats)
+		return
+	}
 	fmt.Fprintf(b, " Sent %d bytes %d pkt (dropped %d, overlimits %d requeues %d) \n", c.SentBytes, c.SentPackets, c.Dropped, c.Overlimits, c.Requeues)
 	fmt.Fprintf(b, " backlog %s %dp requeues %d\n", tcSize(c.BacklogBytes), c.BacklogPackets, c.Requeues)
 	writeClassXStats(b, c.Kind, c.XStats)
 	b.WriteString("\n")
 }
+
+// flowClassKinds are the classless kinds whose classes are their flows
+// (netdev's FlowClasses).
+var flowClassKinds = map[string]bool{"fq_codel": true, "sfq": true, "cake": true}
 
 // writeClassXStats is the kind's print_xstats: htb's two lines
 // (htb_print_xstats), or the statistics in a line.

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -1319,14 +1320,20 @@ func classRows(dev *netdev.Device, start map[string]uint64, secs float64) []repo
 
 // flowClassRows are the classes of the device's classless qdiscs that
 // list their active flows (fq_codel, sfq, cake: netdev.Qdisc.FlowClasses),
-// qdisc by qdisc in the order classQdiscs visits them, after the
+// qdisc by qdisc (the root, the mq children, the others), after the
 // classful qdiscs' and mq's classes (a classful root's come first in
 // tc_dump_tclass_root; the report's text orders the rest as tc does).
 // Each has no leaf and no options; its backlog, drops and xstats are
 // the flow's (dump_class_stats), its sent counters 0 as the kernel's.
 func flowClassRows(dev *netdev.Device) []report.Class {
 	var out []report.Class
-	all := append(append([]*netdev.Qdisc{dev.Root}, dev.Children...), dev.Tree...)
+	// An mq or cake_mq root's children are all 0: and share one
+	// qdisc_hash bucket, newest first: the last queue's flows come
+	// first in tc_dump_tclass_root, and the text's order, which groups
+	// classes by major, keeps theirs as listed here.
+	children := slices.Clone(dev.Children)
+	slices.Reverse(children)
+	all := append(append([]*netdev.Qdisc{dev.Root}, children...), dev.Tree...)
 	for _, q := range all {
 		if q == nil || q.Classful() {
 			continue
