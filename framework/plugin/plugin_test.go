@@ -107,7 +107,12 @@ func TestIsolateSameReport(t *testing.T) {
 		// 256-slot rings (veth_xdp_rcv frees a slot per skb consumed, and
 		// ptr_ring gives them back 16 at a time), a drop each.
 		{"", "veth", true, []string{"napi", "on"}}, {"pfifo", "veth", true, []string{"napi", "on"}},
+		{"fq_codel limit 50", "ice", true, iceStatic},
 	}
+	// These end with flows holding packets: tc class show lists them
+	// (fq_codel_walk, sfq_walk, cake_walk), the same in and out of
+	// process.
+	flowsAtEnd := map[string]bool{"fq_codel limit 50": true, "mq sfq limit 20": true, "cake memlimit 64kb": true}
 	for _, tc := range cases {
 		t.Run(tc.qdisc+"/"+tc.driver+strings.Join(tc.driverArgs, "_"), func(t *testing.T) {
 			s := small(tc.qdisc, tc.driver)
@@ -119,12 +124,28 @@ func TestIsolateSameReport(t *testing.T) {
 			var rep struct {
 				TxPackets      uint64 `json:"tx_packets"`
 				DroppedPackets uint64 `json:"dropped_packets"`
+				Classes        []struct {
+					Kind           string `json:"kind"`
+					BacklogPackets int    `json:"backlog_packets"`
+				} `json:"classes"`
 			}
 			if err := json.Unmarshal(out, &rep); err != nil {
 				t.Fatal(err)
 			}
 			if rep.TxPackets == 0 || tc.overload != (rep.DroppedPackets > 0) {
 				t.Fatalf("tx %d dropped %d: not the run intended (overload %v)", rep.TxPackets, rep.DroppedPackets, tc.overload)
+			}
+			if flowsAtEnd[tc.qdisc] {
+				flows := 0
+				for _, c := range rep.Classes {
+					if c.Kind == "fq_codel" || c.Kind == "sfq" || c.Kind == "cake" {
+						flows += c.BacklogPackets
+					}
+				}
+				if flows == 0 {
+					t.Errorf("no flow class holds a packet: %+v", rep.Classes)
+				}
+				t.Logf("%d classes, %d packets in flows", len(rep.Classes), flows)
 			}
 		})
 	}
