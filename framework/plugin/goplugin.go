@@ -43,8 +43,10 @@ var Handshake = goplugin.HandshakeConfig{
 // answer says how many packets the leaf made of each
 // (qdisc.LeafResult.Segs: cake's split-gso as a leaf). 7: the qdisc
 // per-flow lines op (OpQdiscLines, posted by Ctx.Lines). 8: the sibling
-// read op (OpQdiscReadSibling, posted by Ctx.ReadSibling).
-const FrameProtocol = 8
+// read op (OpQdiscReadSibling, posted by Ctx.ReadSibling). 9: a class
+// dump carries a class's own qlen and backlog, and MQClasses answers a
+// classless qdisc's flows (qdisc.FlowClasses).
+const FrameProtocol = 9
 
 // IsPluginProcess reports whether this process was started by a host as
 // a plugin.
