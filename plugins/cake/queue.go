@@ -185,7 +185,7 @@ func (q *Cake) enqueue(ctx qdisc.Ctx, p skb.Packet) qdisc.Code {
 		// NET_XMIT_SUCCESS (dev_qdisc_enqueue's mask).
 		q.drops++
 		ctx.Drop(p.Handle, skb.DropQdiscDrop)
-		return qdisc.XmitSuccess
+		return qdisc.XmitSuccess | qdisc.XmitBypass
 	}
 	b := q.tins[tin]
 	flow := &b.flows[idx]

@@ -262,7 +262,7 @@ func (q *FQCodel) fqCodelEnqueue(ctx qdisc.Ctx, p *skb.Packet) qdisc.Code {
 		// sees NET_XMIT_SUCCESS (dev_qdisc_enqueue's mask).
 		q.drops++
 		ctx.Drop(p.Handle, skb.DropQdiscDrop)
-		return qdisc.XmitSuccess
+		return qdisc.XmitSuccess | qdisc.XmitBypass
 	}
 	ctx.Work(qdisc.WorkTstamp, 1) // codel_set_enqueue_time
 	it := codel.Item{Pkt: *p, EnqueueTime: codel.GetTime(int64(ctx.Now()))}

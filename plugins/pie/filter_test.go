@@ -47,12 +47,12 @@ func TestFQPIEFilterStep(t *testing.T) {
 				got = i
 			}
 		}
-		dropped := 0
+		dropped, want := 0, qdisc.XmitSuccess
 		if tt.flow < 0 {
-			dropped = 1
+			dropped, want = 1, qdisc.XmitSuccess|qdisc.XmitBypass
 		}
-		if got != tt.flow || rc[0] != qdisc.XmitSuccess || fq.Stats().Drops != uint64(dropped) || len(ctx.Dropped) != dropped {
-			t.Errorf("%s: flow %d, %v, drops %d; want flow %d, NET_XMIT_SUCCESS, %d dropped", tt.name, got, rc[0], fq.Stats().Drops, tt.flow, dropped)
+		if got != tt.flow || rc[0] != want || fq.Stats().Drops != uint64(dropped) || len(ctx.Dropped) != dropped {
+			t.Errorf("%s: flow %d, %v, drops %d; want flow %d, %v, %d dropped", tt.name, got, rc[0], fq.Stats().Drops, tt.flow, want, dropped)
 		}
 	}
 }

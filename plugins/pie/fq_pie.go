@@ -194,7 +194,7 @@ func (q *FQPIE) fqPieEnqueue(ctx qdisc.Ctx, p *skb.Packet) qdisc.Code {
 		// NET_XMIT_SUCCESS | __NET_XMIT_BYPASS, a qdisc drop.
 		q.drops++
 		ctx.Drop(p.Handle, skb.DropQdiscDrop)
-		return qdisc.XmitSuccess
+		return qdisc.XmitSuccess | qdisc.XmitBypass
 	}
 	f := &q.flows[idx]
 	memoryLimited := q.memoryUsage > q.memoryLimit+p.TrueSize // u32 sum, wraps as the kernel's

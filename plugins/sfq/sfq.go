@@ -312,7 +312,7 @@ func (q *SFQ) sfqEnqueue(ctx qdisc.Ctx, p *skb.Packet) qdisc.Code {
 		// drop, freed with __qdisc_drop; the sender sees
 		// NET_XMIT_SUCCESS (dev_qdisc_enqueue's mask).
 		q.drop(ctx, p.Handle, skb.DropQdiscDrop)
-		return qdisc.XmitSuccess
+		return qdisc.XmitSuccess | qdisc.XmitBypass
 	}
 	x := q.ht[hash]
 	if x == sfqEmptySlot {

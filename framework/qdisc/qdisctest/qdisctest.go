@@ -778,3 +778,13 @@ func XStatOf(xs []qdisc.XStat, key string) int64 {
 	}
 	panic("no xstat " + key)
 }
+
+// BypassIfDropped is what a qdisc answers for p: NET_XMIT_SUCCESS, and
+// __NET_XMIT_BYPASS with it when the qdisc dropped p itself (a filter's
+// drop: the sender still sees success, dev_qdisc_enqueue masks it).
+func BypassIfDropped(c *Ctx, p skb.Packet) qdisc.Code {
+	if _, dropped := c.Dropped[p.Handle]; dropped {
+		return qdisc.XmitSuccess | qdisc.XmitBypass
+	}
+	return qdisc.XmitSuccess
+}
