@@ -147,7 +147,12 @@ func (n *Net) backlogDeliver(c *sim.CPU, e backlogSkb) {
 // NetifRx implements driver.Ctx: __netif_rx on this CPU's backlog.
 func (x *dctx) NetifRx(h skb.Handle) bool {
 	s := x.skb(h, "netif_rx")
-	x.cpu.Sync() // the backlog is shared with arrivals from engine context
+	if x.net.localReceive {
+		// The backlog is shared with arrivals from engine context
+		// (Deliver): queue in virtual-time order with them. Without
+		// them only this CPU queues here, and its own order is time's.
+		x.cpu.Sync()
+	}
 	if x.net.enqueueToBacklog(x.cpu, 0, x.cpu.ID, backlogSkb{s: s, dev: x.dev}) {
 		return true
 	}

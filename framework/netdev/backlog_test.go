@@ -23,6 +23,7 @@ func newBacklogHarness(t *testing.T, maxBacklog int) *backlogHarness {
 	cfg := profile(t, "6.18")
 	cfg.MaxBacklog = maxBacklog
 	h := &backlogHarness{harness: newHarness(t, cfg, 2, "veth", 1)}
+	h.n.ExpectLocalReceive()
 	h.n.Hooks.Complete = func(_ *sim.CPU, s *skb.SKB) { h.got = append(h.got, fmt.Sprintf("v%d", s.Hash)) }
 	return h
 }

@@ -52,6 +52,10 @@ func (n *Net) Delivered() uint64 { return n.localDelivered }
 // backlog dropped (enqueue_to_backlog, on veth).
 func (n *Net) LocalDropped() uint64 { return n.localDropped }
 
+// ExpectLocalReceive says, before the run, that a workload will deliver
+// packets to the host's sockets (Deliver, DeliverTo).
+func (n *Net) ExpectLocalReceive() { n.localReceive = true }
+
 // localQueue is the local receive queue of a NIC, dev, that RSS picked
 // for a frame (rxSteer, as for every frame the host receives: Net.RxCPU):
 // the RX queue key (or, on a NIC built transmit-only, the queue pair)
@@ -96,6 +100,9 @@ func (n *Net) DeliverTo(d *Device, at sim.Time, k skb.FlowKeys, cpu int, to Loca
 }
 
 func (n *Net) deliverLocal(d *Device, at sim.Time, k skb.FlowKeys, cpu int, p localPkt) {
+	if !n.localReceive {
+		sim.Panicf("a packet delivered to the host's sockets without ExpectLocalReceive")
+	}
 	dev, q, rxCPU := n.rxSteer(d, k)
 	if !dev.Info.Wire {
 		// __netif_rx on the sending CPU from engine context: a drop

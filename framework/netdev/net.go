@@ -99,6 +99,10 @@ type Net struct {
 	localDelivered uint64 // packets the local receive path handed to sockets
 	backlogHeld    int64  // skbs on the CPUs' softnet backlogs
 	localDropped   uint64 // packets for local sockets the backlog dropped
+	// localReceive says a workload delivers packets to the host's
+	// sockets (Deliver, from engine context): only then can an arrival
+	// on a softnet backlog come from outside the CPU that owns it.
+	localReceive bool
 
 	// gsoSplit are the GSO skbs leaves segmented during the root's
 	// enqueue, by handle (splitGSO), for their ancestors' counts.

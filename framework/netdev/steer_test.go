@@ -48,6 +48,7 @@ func steerDev(t *testing.T, xps XPSMode, irq []int) (*Net, *Device) {
 	}
 	t.Cleanup(e.Close)
 	n := NewNet(e, defaultConfig(t), localMaker{})
+	n.ExpectLocalReceive()
 	d, err := n.AddDevice(DeviceSpec{Name: "eth0", Driver: "testpairs", Queues: 4, XPS: xps, IRQCPUs: irq})
 	if err != nil {
 		t.Fatal(err)
@@ -99,6 +100,7 @@ func TestNoDriverXPSMap(t *testing.T) {
 	}
 	t.Cleanup(e.Close)
 	n := NewNet(e, defaultConfig(t), localMaker{})
+	n.ExpectLocalReceive()
 	d, err := n.AddDevice(DeviceSpec{Name: "veth0", Driver: "testnoxps", Queues: 4, XPS: XPSIRQ, IRQCPUs: []int{0, 1, 2, 3}})
 	if err != nil {
 		t.Fatal(err)

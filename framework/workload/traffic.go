@@ -201,6 +201,7 @@ func StartTraffic(n *netdev.Net, dev *netdev.Device, spec Spec, w *Workload) (*T
 		return nil, err
 	}
 	e := n.E
+	n.ExpectLocalReceive() // the far ends' packets come back to the host's sockets
 	p, err := path.New(e, spec.Path)
 	if err != nil {
 		return nil, err
