@@ -1,14 +1,11 @@
 package netem_test
 
 import (
-	"bytes"
-	"encoding/json"
 	"math"
 	"os"
 	"testing"
 
 	_ "github.com/txlab/txlab/drivers/ice"
-	"github.com/txlab/txlab/framework/plugin"
 	"github.com/txlab/txlab/framework/plugin/plugintest"
 	"github.com/txlab/txlab/framework/report"
 	"github.com/txlab/txlab/framework/run"
@@ -82,11 +79,7 @@ func TestRunAccounting(t *testing.T) {
 func TestIsolateSameReport(t *testing.T) {
 	s := host("netem delay 1ms 500us 25% distribution paretonormal duplicate 5% loss gemodel 1% 20% rate 500mbit slot 100us 300us packets 20")
 	s.Duration = 10 * sim.Millisecond
-	in := plugintest.ReportJSON(t, s)
-	s.Plugins = plugin.Options{Isolate: true}
-	if out := plugintest.ReportJSON(t, s); !bytes.Equal(in, out) {
-		t.Fatal("--isolate changed the report")
-	}
+	plugintest.SameInAndOut(t, s)
 }
 
 // netem and tbf as leaves under htb, in and out of process: netem's
@@ -109,15 +102,7 @@ filter add dev eth0 parent 1: protocol ip prio 1 u32 match ip dport 5001 0xffff 
 qdisc add dev eth0 parent 1:10 handle 10: netem delay 500us duplicate 20%
 qdisc add dev eth0 parent 1:20 handle 20: tbf rate 200mbit burst 20k latency 5ms
 `}}
-	in := plugintest.ReportJSON(t, s)
-	s.Plugins = plugin.Options{Isolate: true}
-	if out := plugintest.ReportJSON(t, s); !bytes.Equal(in, out) {
-		t.Fatal("--isolate changed the report")
-	}
-	var rep report.Report
-	if err := json.Unmarshal(in, &rep); err != nil {
-		t.Fatal(err)
-	}
+	rep := plugintest.SameInAndOut(t, s)
 	var netem, tbf *report.Qdisc
 	for i, q := range rep.Qdisc {
 		switch q.Kind {
@@ -174,15 +159,7 @@ filter add dev eth0 parent 1: protocol ip prio 1 u32 match ip dport 5002 0xffff 
 qdisc add dev eth0 parent 1:10 handle 10: netem loss 30%
 qdisc add dev eth0 parent 1:20 handle 20: pfifo_head_drop limit 5
 `}}
-			in := plugintest.ReportJSON(t, s)
-			s.Plugins = plugin.Options{Isolate: true}
-			if out := plugintest.ReportJSON(t, s); !bytes.Equal(in, out) {
-				t.Fatal("--isolate changed the report")
-			}
-			var rep report.Report
-			if err := json.Unmarshal(in, &rep); err != nil {
-				t.Fatal(err)
-			}
+			rep := plugintest.SameInAndOut(t, s)
 			if !rep.AccountingOK {
 				t.Fatalf("accounting: %s", rep.AccountingError)
 			}

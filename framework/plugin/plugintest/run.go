@@ -1,6 +1,7 @@
 package plugintest
 
 import (
+	"bytes"
 	"encoding/json"
 	"testing"
 
@@ -34,4 +35,21 @@ func ReportJSON(t testing.TB, s run.Spec) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// SameInAndOut runs s in process and again with its plugins in their
+// own processes (--isolate), fails t unless the two reports are byte
+// for byte the same, and returns the report.
+func SameInAndOut(t testing.TB, s run.Spec) report.Report {
+	t.Helper()
+	in := ReportJSON(t, s)
+	s.Plugins.Isolate = true
+	if out := ReportJSON(t, s); !bytes.Equal(in, out) {
+		t.Fatalf("--isolate changed the report (qdisc %q)", s.Qdisc)
+	}
+	var rep report.Report
+	if err := json.Unmarshal(in, &rep); err != nil {
+		t.Fatal(err)
+	}
+	return rep
 }
