@@ -68,7 +68,8 @@ type Veth struct {
 
 // ptrRing is one peer rx queue's xdp_ring and its counters.
 type ptrRing struct {
-	q                          []skb.Handle
+	q                          []skb.Handle // produced skbs, the consumer's next at head
+	head                       int
 	full, dropped, woken, maxQ uint64
 	// masked is the rq's rx_notify_masked: set by __veth_xdp_flush when
 	// it schedules the NAPI, cleared by veth_poll's napi_complete_done;
@@ -81,7 +82,23 @@ type ptrRing struct {
 
 // room is how many slots ptr_ring_produce can fill: the ring's size less
 // the skbs in it and the slots consumed but not yet given back.
-func (r *ptrRing) room() int { return RingSize - len(r.q) - r.stale }
+func (r *ptrRing) room() int { return RingSize - r.len() - r.stale }
+
+// len is how many skbs the ring holds.
+func (r *ptrRing) len() int { return len(r.q) - r.head }
+
+// consume is __ptr_ring_consume: the skb at the consumer's head. The
+// slice is compacted once a ring's worth has been consumed, so a
+// consume costs O(1) amortized.
+func (r *ptrRing) consume() skb.Handle {
+	h := r.q[r.head]
+	r.head++
+	if r.head >= RingSize || r.head == len(r.q) {
+		r.q, r.head = r.q[:copy(r.q, r.q[r.head:])], 0
+	}
+	r.consumed()
+	return h
+}
 
 // consumed is __ptr_ring_discard_one: the consumer gives the slots it
 // took back to the producer (NULLs them) only every ringBatch
@@ -235,7 +252,7 @@ func (v *Veth) xmitNapi(ctx driver.Ctx, q int, p skb.Packet) (busy bool) {
 		return false
 	}
 	r.q = append(r.q, p.Handle)
-	r.maxQ = max(r.maxQ, uint64(len(r.q)))
+	r.maxQ = max(r.maxQ, uint64(r.len()))
 	st.Packets++
 	st.Bytes += uint64(p.Len)
 	v.flush(ctx, q)
@@ -253,19 +270,17 @@ func (v *Veth) pollNapi(ctx driver.Ctx, vec int, budget int) (int, bool) {
 	n := 0
 	for n < budget {
 		syncPoint(ctx) // the producers' slots, in global time
-		if len(r.q) == 0 {
+		if r.len() == 0 {
 			break
 		}
-		h := r.q[0]
-		r.q = r.q[:copy(r.q, r.q[1:])]
-		r.consumed()
+		h := r.consume()
 		ctx.Spend(v.costs.PeerRx)
 		ctx.Consume(h)
 		n++
 	}
 	// done < budget: napi_complete_done; a non-empty ring after that is
 	// rescheduled, which here is the same as not completing.
-	done := n < budget && len(r.q) == 0
+	done := n < budget && r.len() == 0
 	if done {
 		r.masked = false // smp_store_mb(rq->rx_notify_masked, false)
 	}
@@ -299,7 +314,7 @@ func (v *Veth) Stats() []driver.QueueStats {
 		}
 		r := &v.rings[i]
 		out[i].Extra = []driver.Counter{
-			{Name: "ring_used", Value: uint64(len(r.q))},
+			{Name: "ring_used", Value: uint64(r.len())},
 			{Name: "ring_max", Value: r.maxQ},
 			{Name: "ring_full", Value: r.full},
 			{Name: "peer_dropped", Value: r.dropped + v.backlogDropped[i]}, // one priv->dropped

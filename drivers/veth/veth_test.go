@@ -102,7 +102,7 @@ func TestNapiBackpressure(t *testing.T) {
 	if f.DrvXoff[1] || f.Wakes[1] != 1 || f.Scheds[1] != 1 {
 		t.Fatalf("after one poll: stopped %v wakes %d scheds %d; want woken once (no threshold)", f.DrvXoff[1], f.Wakes[1], f.Scheds[1])
 	}
-	if got := len(v.rings[1].q); got != RingSize-NapiWeight {
+	if got := v.rings[1].len(); got != RingSize-NapiWeight {
 		t.Fatalf("ring holds %d, want %d", got, RingSize-NapiWeight)
 	}
 	// Requeue and drain through the pump: all packets arrive, none drop.
@@ -183,7 +183,7 @@ func TestGROEligibility(t *testing.T) {
 			if rest, rc := f.Xmit(v, 1, []skb.Packet{p}); len(rest) != 0 || rc != driver.TxOK {
 				t.Fatalf("rest %d rc %#x", len(rest), rc)
 			}
-			onRing := v.napi && len(v.rings[1].q) == 1
+			onRing := v.napi && v.rings[1].len() == 1
 			if onRing != tc.ring || len(f.Rx) == 1 == tc.ring {
 				t.Fatalf("on the ring %v (want %v), to the backlog %d", onRing, tc.ring, len(f.Rx))
 			}
