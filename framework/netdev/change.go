@@ -49,6 +49,9 @@ func (n *Net) ChangeQdisc(q *Qdisc, args []string) (err error) {
 		return err
 	}
 	q.Flags = info.Flags | q.Flags&qdisc.OneTxQueue
+	if q.filtered {
+		q.Flags &^= qdisc.CanBypass // tc_new_tfilter's, kept
+	}
 	q.Limit, q.segmentOver = info.Limit, info.SegmentOver
 	n.rtnlKfreeSkbs(&x.freed)
 	return nil

@@ -31,6 +31,10 @@ type Qdisc struct {
 	Ops    qdisc.Qdisc
 	Flags  qdisc.Flags
 	Limit  int
+	// filtered: a filter was added to the qdisc or one of its classes,
+	// and tc_new_tfilter cleared TCQ_F_CAN_BYPASS for good (a change's
+	// Info does not give it back).
+	filtered bool
 
 	reasons []skb.DropReason // declared in Info
 

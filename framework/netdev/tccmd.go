@@ -400,7 +400,18 @@ func (n *Net) tcFilter(d *Device, c tc.Command) error {
 	if err != nil {
 		return err
 	}
-	return cops.SetFilters(d.filters.Specs(q.Handle.Major()))
+	if err := cops.SetFilters(d.filters.Specs(q.Handle.Major())); err != nil {
+		return err
+	}
+	if c.Verb != tc.VerbDelete {
+		// tc_new_tfilter, once the filter's change succeeded:
+		// q->flags &= ~TCQ_F_CAN_BYPASS. Nothing sets it again (the
+		// flow qdiscs set it in their init only), and a delete
+		// leaves it off.
+		q.Flags &^= qdisc.CanBypass
+		q.filtered = true
+	}
+	return nil
 }
 
 // CheckFilters refuses a filter whose flowid names no class of its
