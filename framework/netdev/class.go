@@ -344,7 +344,7 @@ func (n *Net) leafDequeue(c *sim.CPU, leaf *Qdisc) *skb.SKB {
 	}
 	p := leaf.out[0]
 	s := leaf.takeBack(n, p.Handle, "dequeue")
-	s.ECN = p.ECN
+	takeEdits(s, &p)
 	leaf.bstatsUpdate(s)
 	return s
 }

@@ -594,7 +594,7 @@ func (n *Net) qdiscDequeueOnce(c *sim.CPU, q *Qdisc, req qdisc.DequeueReq) []*sk
 		// Read under the root lock; the driver then finds it hot, or
 		// with pkt_segs reads the rest.
 		n.touchSkbDequeue(c, s, q)
-		s.ECN = p.ECN // the qdisc may have CE-marked it
+		takeEdits(s, &p)
 		q.bstatsUpdate(s)
 		q.skbs = append(q.skbs, s)
 	}
@@ -602,6 +602,19 @@ func (n *Net) qdiscDequeueOnce(c *sim.CPU, q *Qdisc, req qdisc.DequeueReq) []*sk
 		n.Hooks.Dequeue(c, q, q.skbs)
 	}
 	return q.skbs
+}
+
+// takeEdits makes what a qdisc wrote into a packet it held the skb's:
+// the kernel's qdiscs edit the one skb they hold, and the TX path after
+// the dequeue (the driver, a parent qdisc, the report) reads the edited
+// skb. A qdisc writes the ECN field (a CE mark: INET_ECN_set_ce), the
+// DSCP (cake's wash: cake_handle_diffserv's ipv4_change_dsfield), and
+// through its filters' actions skb->priority and skb->mark
+// (tcf_skbedit_act, run by the flow qdiscs' tcf_classify). Nothing
+// else a qdisc hands back is taken.
+func takeEdits(s *skb.SKB, p *skb.Packet) {
+	s.ECN, s.DSCP = p.ECN, p.DSCP
+	s.Priority, s.Mark = p.Priority, p.Mark
 }
 
 // bstatsUpdate is qdisc_bstats_update (bstats_update) for an skb q

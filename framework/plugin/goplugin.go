@@ -45,8 +45,10 @@ var Handshake = goplugin.HandshakeConfig{
 // per-flow lines op (OpQdiscLines, posted by Ctx.Lines). 8: the sibling
 // read op (OpQdiscReadSibling, posted by Ctx.ReadSibling). 9: a class
 // dump carries a class's own qlen and backlog, and MQClasses answers a
-// classless qdisc's flows (qdisc.FlowClasses).
-const FrameProtocol = 9
+// classless qdisc's flows (qdisc.FlowClasses). 10: a dequeued packet
+// carries its DSCP, skb->priority and skb->mark beside its ECN bits
+// (what a qdisc or its filters' actions wrote into the skb).
+const FrameProtocol = 10
 
 // IsPluginProcess reports whether this process was started by a host as
 // a plugin.

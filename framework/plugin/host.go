@@ -479,12 +479,12 @@ func (q *Qdisc) Dequeue(ctx qdisc.Ctx, req qdisc.DequeueReq, out []skb.Packet) [
 		q.c.abort(q.what(wire.MQDequeue), fmt.Errorf("returned %d packets for a dequeue of at most %d", n, req.Max))
 	}
 	for range n {
-		p := skb.Packet{Handle: skb.Handle(d.U64()), ECN: d.U8()}
+		p := d.DequeuedPacket()
 		if d.Err != nil {
 			break
 		}
-		if p.ECN > 3 {
-			q.c.abort(q.what(wire.MQDequeue), fmt.Errorf("packet %#x with ECN bits %d", uint64(p.Handle), p.ECN))
+		if p.ECN > 3 || p.DSCP > 63 {
+			q.c.abort(q.what(wire.MQDequeue), fmt.Errorf("packet %#x with ECN bits %d and DSCP %d", uint64(p.Handle), p.ECN, p.DSCP))
 		}
 		if err := q.hold.out(p.Handle, "dequeued"); err != nil {
 			q.c.abort(q.what(wire.MQDequeue), err)

@@ -91,8 +91,9 @@ func htEnq(call uint32, ops []wire.Op, trailing int64, n uint32, rcs ...byte) []
 }
 
 type htPkt struct {
-	h   skb.Handle
-	ecn byte
+	h          skb.Handle
+	ecn, dscp  byte
+	prio, mark uint32
 }
 
 // htDeq is a dequeue reply returning pkts.
@@ -100,8 +101,7 @@ func htDeq(call uint32, ops []wire.Op, trailing int64, pkts ...htPkt) []byte {
 	return htOK(call, ops, trailing, func(e *wire.Enc) {
 		e.U32(uint32(len(pkts)))
 		for _, p := range pkts {
-			e.U64(uint64(p.h))
-			e.U8(p.ecn)
+			e.DequeuedPacket(&skb.Packet{Handle: p.h, ECN: p.ecn, DSCP: p.dscp, Priority: p.prio, Mark: p.mark})
 		}
 	})
 }
@@ -419,9 +419,9 @@ func TestQdiscEnqueueGarbage(t *testing.T) {
 func TestQdiscDequeue(t *testing.T) {
 	q, tr, kills := htQdisc(
 		htDeq(0, []wire.Op{{Kind: wire.OpQdiscDequeueDrop, Spend: 20, H: 0x11, Reason: skb.DropQdiscCongested}}, 5,
-			htPkt{0x10, 3}),
+			htPkt{h: 0x10, ecn: 3, dscp: 46, prio: 6, mark: 0x2a}),
 		htDeq(1, nil, 0),
-		htDeq(2, nil, 0, htPkt{0x12, 0}), // Max 0 still allows one (dequeue_skb's first)
+		htDeq(2, nil, 0, htPkt{h: 0x12}), // Max 0 still allows one (dequeue_skb's first)
 	)
 	for _, h := range []skb.Handle{0x10, 0x11, 0x12} {
 		q.hold.in(h)
@@ -433,7 +433,7 @@ func TestQdiscDequeue(t *testing.T) {
 	}); me != nil {
 		t.Fatal(me)
 	}
-	if !reflect.DeepEqual(out, []skb.Packet{{Handle: 1}, {Handle: 0x10, ECN: 3}}) {
+	if !reflect.DeepEqual(out, []skb.Packet{{Handle: 1}, {Handle: 0x10, ECN: 3, DSCP: 46, Priority: 6, Mark: 0x2a}}) {
 		t.Fatalf("out %+v", out)
 	}
 	want := []htEvent{{7020, "ddrop 0x11 QDISC_CONGESTED"}}
@@ -463,22 +463,23 @@ func TestQdiscDequeueGarbage(t *testing.T) {
 		return wire.Op{Kind: wire.OpQdiscDequeueDrop, H: h, Reason: skb.DropQdiscDrop}
 	}
 	cases := []htCase{
-		{name: "more than max", frames: [][]byte{htDeq(0, nil, 0, htPkt{0x10, 0}, htPkt{0x11, 0}, htPkt{0x12, 0})},
+		{name: "more than max", frames: [][]byte{htDeq(0, nil, 0, htPkt{h: 0x10}, htPkt{h: 0x11}, htPkt{h: 0x12})},
 			want: "returned 3 packets for a dequeue of at most 2"},
 		{name: "count huge", frames: [][]byte{htOK(0, nil, 0, func(e *wire.Enc) { e.U32(1<<32 - 1) })},
 			want: "returned 4294967295 packets"},
-		{name: "a handle never handed in", frames: [][]byte{htDeq(0, nil, 0, htPkt{0x99, 0})},
+		{name: "a handle never handed in", frames: [][]byte{htDeq(0, nil, 0, htPkt{h: 0x99})},
 			want: "dequeued packet 0x99, which it was never handed"},
-		{name: "a handle twice", frames: [][]byte{htDeq(0, nil, 0, htPkt{0x10, 0}, htPkt{0x10, 0})},
+		{name: "a handle twice", frames: [][]byte{htDeq(0, nil, 0, htPkt{h: 0x10}, htPkt{h: 0x10})},
 			want: "dequeued packet 0x10 twice"},
-		{name: "a handle dropped and dequeued", frames: [][]byte{htDeq(0, []wire.Op{ddrop(0x11)}, 0, htPkt{0x11, 0})},
+		{name: "a handle dropped and dequeued", frames: [][]byte{htDeq(0, []wire.Op{ddrop(0x11)}, 0, htPkt{h: 0x11})},
 			want: "dequeued packet 0x11 twice"},
 		{name: "a handle dequeued before", calls: 2,
-			frames: [][]byte{htDeq(0, nil, 0, htPkt{0x10, 0}), htDeq(1, nil, 0, htPkt{0x10, 0})},
+			frames: [][]byte{htDeq(0, nil, 0, htPkt{h: 0x10}), htDeq(1, nil, 0, htPkt{h: 0x10})},
 			want:   "dequeued packet 0x10 twice"},
 		{name: "drop of a packet never handed in", frames: [][]byte{htDeq(0, []wire.Op{ddrop(0x42)}, 0)},
 			want: "dropped packet 0x42, which it was never handed"},
-		{name: "ECN 4", frames: [][]byte{htDeq(0, nil, 0, htPkt{0x10, 4})}, want: "packet 0x10 with ECN bits 4"},
+		{name: "ECN 4", frames: [][]byte{htDeq(0, nil, 0, htPkt{h: 0x10, ecn: 4})}, want: "packet 0x10 with ECN bits 4"},
+		{name: "DSCP 64", frames: [][]byte{htDeq(0, nil, 0, htPkt{h: 0x10, dscp: 64})}, want: "packet 0x10 with ECN bits 0 and DSCP 64"},
 		{name: "count past the end", frames: [][]byte{htOK(0, nil, 0, func(e *wire.Enc) { e.U32(2); e.U64(0x10); e.U8(0) })},
 			want: "malformed frame"},
 		{name: "status error", frames: [][]byte{htStatus(0, wire.StatusError, "boom")}, want: "boom"},
@@ -792,7 +793,7 @@ func TestClassfulLeafQueries(t *testing.T) {
 	// A good exchange: the batch goes to a leaf, then one packet comes
 	// back from it through a dequeue.
 	q, tr, _, ctx := mk(htLeafUp(0, wire.QueryLeafEnqueue, enq(0x10, 0x11)), htEnq(0, nil, 0, 2, 0, 0),
-		htLeafUp(1, wire.QueryLeafDequeue, deq), htOK(1, nil, 0, func(e *wire.Enc) { e.U32(1); e.U64(0x77); e.U8(0) }))
+		htLeafUp(1, wire.QueryLeafDequeue, deq), htOK(1, nil, 0, func(e *wire.Enc) { e.U32(1); e.DequeuedPacket(&skb.Packet{Handle: 0x77}) }))
 	if me := htAbort(t, func() { q.Enqueue(ctx, htBatch(0x10, 0x11), []qdisc.Code{0, 0}) }); me != nil {
 		t.Fatal(me)
 	}

@@ -800,3 +800,52 @@ func TestIsolatedRunAllReusesProcs(t *testing.T) {
 		t.Errorf("a run handed on its plugin process with a call open:\n%s", log.String())
 	}
 }
+
+// What a qdisc writes into an skb stays the skb's, in and out of
+// process alike: a filter's action (tcf_skbedit_act sets skb->priority)
+// and cake's wash (cake_handle_diffserv clears the DSCP). bond0's qdisc
+// edits; each slave's prio reads the edits after bond0's dequeue
+// (prio_classify: its u32 filter sends DSCP EF (tos 0xb8) to band 3,
+// and with no filter matching skb->priority picks the band through the
+// priomap, TC_PRIO_INTERACTIVE (6) band 1, priority 0 band 2).
+func TestIsolateQdiscEditsPersist(t *testing.T) {
+	for _, tt := range []struct {
+		root  string
+		bands [3]bool // the slave bands that send
+	}{
+		{"fq_codel", [3]bool{true, false, true}}, // priority 6; EF's DSCP kept
+		{"cake wash", [3]bool{true, false, false}},
+	} {
+		t.Run(tt.root, func(t *testing.T) {
+			s := small("pfifo", "i40e")
+			s.Queues = 1
+			s.Bond = "mode balance-xor xmit_hash_policy layer3+4 slaves 2"
+			s.Workload.Groups, _ = workload.ParseGroups("dport=5001,dscp=46 dport=5002")
+			text := "qdisc add dev bond0 root handle 1: " + tt.root + "\n" +
+				"filter add dev bond0 parent 1: protocol all pref 1 matchall classid 1:1 action skbedit priority 6 pipe\n"
+			for i, eth := range []string{"eth0", "eth1"} {
+				text += fmt.Sprintf("qdisc replace dev %s root handle %d: prio\n", eth, i+2) +
+					fmt.Sprintf("filter add dev %s parent %d: protocol ip pref 1 u32 match ip tos 0xb8 0xfc flowid %d:3\n", eth, i+2, i+2)
+			}
+			s.TC = []run.TCBatch{{Name: "t.tc", Text: text}}
+			rep := plugintest.SameInAndOut(t, s)
+			if !rep.AccountingOK {
+				t.Fatalf("the accounting failed")
+			}
+			var sent [3]uint64
+			for _, d := range rep.Devices {
+				root := map[string]string{"eth0": "2:", "eth1": "3:"}[d.Name]
+				for _, q := range d.Qdisc {
+					if band, ok := strings.CutPrefix(q.Parent, root); root != "" && ok {
+						sent[band[0]-'1'] += q.SentPackets
+					}
+				}
+			}
+			for i, want := range tt.bands {
+				if (sent[i] > 0) != want {
+					t.Errorf("the slaves' band %d sent %d packets (bands %v), want some: %v", i+1, sent[i], sent, want)
+				}
+			}
+		})
+	}
+}

@@ -337,8 +337,7 @@ func (s *server) qdiscCall(st *callState, call uint32, q *qdiscInst, m wire.Meth
 		e.Ops(q.ctx.Posted())
 		e.U32(uint32(len(st.pkts)))
 		for i := range st.pkts {
-			e.U64(uint64(st.pkts[i].Handle))
-			e.U8(st.pkts[i].ECN)
+			e.DequeuedPacket(&st.pkts[i])
 		}
 		if g, ok := q.q.(garbler); ok {
 			e.B = g.GarbleReply(e.B)

@@ -55,7 +55,7 @@ const (
 	MNewDriver                   // str name -> u32 instance, u8 has ndo_select_queue
 	MQInit                       // i64 now, pb QdiscSetup -> ops, pb QdiscInfo
 	MQEnqueue                    // i64 now, packets -> ops, u32 n, n x u8 rc
-	MQDequeue                    // i64 now, u32 max, i64 bytes, u8 same_queue -> ops, u32 n, n x (u64 handle, u8 ecn)
+	MQDequeue                    // i64 now, u32 max, i64 bytes, u8 same_queue -> ops, u32 n, n x (u64 handle, u8 ecn, u8 dscp, u32 priority, u32 mark)
 	MQPeek                       // i64 now -> ops, u8 ok, packet (qdisc_peek_dequeued without a Peek)
 	MQReset                      // i64 now -> ops (refused if it holds packets and has no Reset)
 	MQStats                      // -> pb QdiscStats
@@ -163,6 +163,18 @@ func (e *Enc) Packet(p *skb.Packet) {
 	le.PutUint32(w[72:], p.Mark)
 	w[76] = p.TCPFlags
 	e.B = b
+}
+
+// DequeuedPacket appends a dequeued packet as a dequeue's answer
+// carries it: its handle and what the qdisc may have written into the
+// skb (a CE mark, cake's wash of the DSCP, a filter's skbedit of
+// skb->priority and skb->mark), which the host makes the skb's.
+func (e *Enc) DequeuedPacket(p *skb.Packet) {
+	e.U64(uint64(p.Handle))
+	e.U8(p.ECN)
+	e.U8(p.DSCP)
+	e.U32(p.Priority)
+	e.U32(p.Mark)
 }
 
 // Packets appends a u32 count and the packets.
@@ -312,6 +324,11 @@ func (d *Dec) Packet() skb.Packet {
 		Dup:        w[35]&pktDup != 0,
 		TCPFlags:   w[76],
 	}
+}
+
+// DequeuedPacket reads what Enc.DequeuedPacket wrote.
+func (d *Dec) DequeuedPacket() skb.Packet {
+	return skb.Packet{Handle: skb.Handle(d.U64()), ECN: d.U8(), DSCP: d.U8(), Priority: d.U32(), Mark: d.U32()}
 }
 
 // Packets reads a u32 count and the packets, appending to out.
