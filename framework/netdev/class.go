@@ -289,13 +289,18 @@ func (n *Net) leafEnqueue(c *sim.CPU, leaf *Qdisc, skbs []*skb.SKB, toFree *skb.
 	for k, s := range skbs {
 		nsegs, bytes := n.leafSegs(s)
 		code := leaf.rc[at]
-		if split {
+		if split && nsegs > 1 {
 			// This leaf segmented it: its segments' codes are the
-			// skb's one, as for a root (gsoCode).
-			if nsegs > 1 {
-				code = leaf.gsoCode(leaf.rc[at : at+nsegs])
-			}
-			at += nsegs
+			// skb's one, as for a root (gsoCode), and its ancestors
+			// see the segments it kept (tbf_segment's
+			// qdisc_tree_reduce_backlog by 1 - nb; cake's by 1 -
+			// numsegs), as the ancestors of ancestors do
+			// (Net.gsoSplit).
+			rc := leaf.rc[at : at+nsegs]
+			code = leaf.gsoCode(rc)
+			nsegs, bytes = keptSegs(segs[at:at+nsegs], rc)
+			n.gsoSplit[s.Handle] = gsoSplit{segs: nsegs, len: bytes}
+			at += len(rc)
 		} else {
 			at++
 		}

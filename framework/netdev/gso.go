@@ -98,7 +98,8 @@ func segTruesize(ts uint32, segs int) (each, first uint32) {
 	return head + pay, head + (ts - head) - pay*uint32(segs-1)
 }
 
-// gsoSplit is what a GSO skb a leaf segmented became: segs skbs, the
+// gsoSplit is what a GSO skb a leaf segmented became: the segs skbs it
+// kept (keptSegs; 1 if none), the
 // first keeping its handle, of len bytes in all.
 type gsoSplit struct {
 	segs int
@@ -133,10 +134,15 @@ func (q *Qdisc) splits(s *skb.SKB) bool {
 }
 
 // gsoCode is the NET_XMIT code of a split GSO skb, given its
-// segments' codes: the caller's one skb is all of its segments. Split by
-// qdisc.SplitGSO (cake), it is dropped only if every segment was,
-// congested if any was dropped or congested; split past SegmentOver
-// (tbf_segment), it is sent if any segment was queued, else dropped.
+// segments' codes: the caller's one skb is all of its segments.
+// Split by qdisc.SplitGSO (cake), it is NET_XMIT_SUCCESS |
+// __NET_XMIT_BYPASS if every segment was (cake_enqueue classifies the
+// skb before it segments it, so a filter's drop is the whole skb's;
+// the model classifies each segment), dropped only if every segment
+// was, congested if any was dropped or congested. Split past
+// SegmentOver (tbf_segment), it is sent if any segment was queued
+// (NET_XMIT_SUCCESS exactly: a leaf's bypass drop is not), else
+// dropped.
 func (q *Qdisc) gsoCode(rc []qdisc.Code) qdisc.Code {
 	if q.Flags&qdisc.SplitGSO == 0 {
 		for _, c := range rc {
@@ -146,7 +152,7 @@ func (q *Qdisc) gsoCode(rc []qdisc.Code) qdisc.Code {
 		}
 		return qdisc.XmitDrop
 	}
-	code, drops := qdisc.XmitSuccess, 0
+	code, drops, bypass := qdisc.XmitSuccess, 0, 0
 	for _, c := range rc {
 		switch c {
 		case qdisc.XmitDrop:
@@ -154,10 +160,33 @@ func (q *Qdisc) gsoCode(rc []qdisc.Code) qdisc.Code {
 			code = qdisc.XmitCN
 		case qdisc.XmitCN:
 			code = qdisc.XmitCN
+		case qdisc.XmitSuccess | qdisc.XmitBypass:
+			bypass++
 		}
 	}
-	if drops == len(rc) {
+	switch {
+	case bypass == len(rc):
+		return qdisc.XmitSuccess | qdisc.XmitBypass
+	case drops == len(rc):
 		return qdisc.XmitDrop
 	}
 	return code
+}
+
+// keptSegs is how many of a split skb's segments, and their bytes, its
+// leaf may hold, by their codes (NET_XMIT_SUCCESS or NET_XMIT_CN): what
+// the leaf's ancestors take in for the skb. One that kept none is one
+// skb for them, which they count dropped (net_xmit_drop_count).
+func keptSegs(segs []*skb.SKB, rc []qdisc.Code) (int, uint32) {
+	n, bytes := 0, uint32(0)
+	for i, c := range rc {
+		if c == qdisc.XmitSuccess || c == qdisc.XmitCN {
+			n++
+			bytes += segs[i].Len
+		}
+	}
+	if n == 0 {
+		return 1, 0
+	}
+	return n, bytes
 }

@@ -103,3 +103,89 @@ func TestTBFSegmentsPastMaxSize(t *testing.T) {
 		})
 	}
 }
+
+// gsoCode is the one answer for a GSO skb split into segments. cake's
+// split-gso (cake_enqueue) classifies the skb before it segments it, so
+// a filter's drop is the whole skb's: NET_XMIT_SUCCESS |
+// __NET_XMIT_BYPASS, which a parent counts as a drop
+// (net_xmit_drop_count); the model classifies each segment, so every
+// segment answers it. tbf_segment counts a segment queued only for
+// NET_XMIT_SUCCESS (a leaf's bypass drop is not), and answers
+// NET_XMIT_SUCCESS if any was, NET_XMIT_DROP if none.
+func TestGSOCode(t *testing.T) {
+	const (
+		ok     = qdisc.XmitSuccess
+		cn     = qdisc.XmitCN
+		drop   = qdisc.XmitDrop
+		bypass = qdisc.XmitSuccess | qdisc.XmitBypass
+	)
+	for _, tt := range []struct {
+		name  string
+		flags qdisc.Flags
+		rc    []qdisc.Code
+		want  qdisc.Code
+	}{
+		{"cake: all queued", qdisc.SplitGSO, []qdisc.Code{ok, ok, ok}, ok},
+		{"cake: its own flow overlimit", qdisc.SplitGSO, []qdisc.Code{ok, cn, ok}, cn},
+		{"cake: a filter dropped the skb", qdisc.SplitGSO, []qdisc.Code{bypass, bypass, bypass}, bypass},
+		{"cake: a random filter dropped some", qdisc.SplitGSO, []qdisc.Code{ok, bypass, ok}, ok},
+		{"cake: some dropped, some congested", qdisc.SplitGSO, []qdisc.Code{bypass, cn}, cn},
+		{"tbf: one queued", 0, []qdisc.Code{bypass, ok, drop}, ok},
+		{"tbf: none queued", 0, []qdisc.Code{bypass, cn, drop}, drop},
+		{"tbf: all bypassed", 0, []qdisc.Code{bypass, bypass}, drop},
+	} {
+		q := &Qdisc{Flags: tt.flags}
+		if got := q.gsoCode(tt.rc); got != tt.want {
+			t.Errorf("%s: %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
+
+// A leaf that segments a GSO skb answers its parent once for it, and
+// the parent counts what the kernel's does (htb_enqueue: a drop in the
+// class and in itself for a code other than NET_XMIT_SUCCESS; the
+// leaf's qdisc_tree_reduce_backlog by 1 - kept segments, no drop). A
+// cake leaf whose filter drops the skb: NET_XMIT_SUCCESS |
+// __NET_XMIT_BYPASS, one drop. A tbf leaf whose bfifo takes 3 of the 10
+// segments (tbf_segment counts the 7 in tbf): NET_XMIT_SUCCESS, no drop
+// above tbf.
+func TestGSOLeafDropsCounted(t *testing.T) {
+	for _, tt := range []struct {
+		name, leaf      string
+		class, htb, tbf uint64
+	}{
+		{"cake filter drop", "qdisc add dev eth0 parent 1:1 handle 10: cake split-gso\n" +
+			"filter add dev eth0 parent 10: protocol all prio 1 matchall action drop\n", 1, 1, 0},
+		{"tbf partly queued", "qdisc add dev eth0 parent 1:1 handle 10: tbf rate 1gbit burst 10000 limit 4600\n", 0, 0, 7},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t, profile(t, "6.18"), 2, "test", 1, "pfifo")
+			if err := h.n.TCBatch(h.dev, "t.tc", "qdisc replace dev eth0 root handle 1: htb default 1\n"+
+				"class add dev eth0 parent 1: classid 1:1 htb rate 1gbit\n"+tt.leaf); err != nil {
+				t.Fatal(err)
+			}
+			h.on(0, sim.Microsecond, func(c *sim.CPU) {
+				s := h.skb(c, 1)
+				s.Len, s.GSOSegs, s.TrueSize = 10*1514, 10, 20000
+				s.Keys = skb.FlowKeys{Src: 1, Dst: 2, SrcPort: 1000, DstPort: 5001, Proto: 6}
+				h.n.DevQueueXmit(c, h.dev, s)
+			})
+			h.run(sim.Millisecond)
+			var class uint64
+			for _, cl := range h.dev.Root.Classes() {
+				if cl.ID == qdisc.MakeClassID(1, 1) {
+					class = cl.Drops
+				}
+			}
+			leaf := h.dev.Root.LeafOf(qdisc.MakeClassID(1, 1))
+			var tbf uint64
+			if leaf.Kind == "tbf" {
+				tbf = leaf.Ops.Stats().Drops
+			}
+			if class != tt.class || h.dev.Root.Ops.Stats().Drops != tt.htb || tbf != tt.tbf {
+				t.Errorf("drops: htb's class 1:1 %d, htb %d, tbf %d; want %d, %d, %d",
+					class, h.dev.Root.Ops.Stats().Drops, tbf, tt.class, tt.htb, tt.tbf)
+			}
+		})
+	}
+}
