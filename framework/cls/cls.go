@@ -12,6 +12,7 @@ package cls
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -86,6 +87,18 @@ type Set struct {
 	seed      sim.Seed
 	secret    [2]uint64
 	secretSet bool
+	// flowGens counts, in a copy, the flow filters made at each place
+	// (block, pref, handle) before the one there now, over the copies
+	// this one replaced (Keep): a filter deleted and added again is a
+	// new one, which flow_change gives a fresh hashrnd.
+	flowGens map[flowPlace]uint32
+}
+
+// flowPlace is where a flow filter sits: its block, pref and handle.
+type flowPlace struct {
+	at     qdisc.ClassID
+	pref   uint16
+	handle uint32
 }
 
 // NewSet makes an empty set.
@@ -449,30 +462,47 @@ func (s *Set) SetSeed(seed sim.Seed) { s.seed, s.secretSet = seed, false }
 // this one replaces) to the same filters here (same block, pref and
 // handle): cls_flow's hashrnd and perturbation timer belong to the
 // filter, not to the copy, and another filter's add or delete leaves
-// them be.
+// them be. A flow filter old did not hold is a new one (flow_change's
+// get_random_bytes for a filter without fold): one at a place an
+// earlier copy had a filter at (deleted since) counts as the place's
+// next, and draws its hashrnd from a stream of its own. old is nil for
+// a context's first copy.
 func (s *Set) Keep(old *Set) {
-	if old == nil {
-		return
+	s.flowGens = map[flowPlace]uint32{}
+	if old != nil {
+		maps.Copy(s.flowGens, old.flowGens)
 	}
-	for at, b := range s.blocks {
-		ob := old.blocks[at]
-		if ob == nil {
-			continue
+	for _, at := range slices.Sorted(maps.Keys(s.blocks)) {
+		b := s.blocks[at]
+		var ob *block
+		if old != nil {
+			ob = old.blocks[at]
 		}
 		for _, tp := range b.protos {
 			if tp.kind != "flow" {
 				continue
 			}
-			i := slices.IndexFunc(ob.protos, func(o *proto) bool { return o.pref == tp.pref && o.kind == tp.kind })
-			if i < 0 {
-				continue
+			i := -1
+			if ob != nil {
+				i = slices.IndexFunc(ob.protos, func(o *proto) bool { return o.pref == tp.pref && o.kind == tp.kind })
 			}
 			for _, f := range tp.elems {
-				for _, of := range ob.protos[i].elems {
-					if of.Handle == f.Handle {
-						f.flow.keep(of, f.Words)
+				kept := false
+				if i >= 0 {
+					for _, of := range ob.protos[i].elems {
+						if of.Handle == f.Handle {
+							f.flow.keep(of, f.Words)
+							kept = true
+						}
 					}
 				}
+				pl := flowPlace{at, tp.pref, f.Handle}
+				if g, seen := s.flowGens[pl]; seen && !kept {
+					s.flowGens[pl] = g + 1
+				} else if !seen {
+					s.flowGens[pl] = 0
+				}
+				f.flow.gen = s.flowGens[pl]
 			}
 		}
 	}

@@ -68,8 +68,10 @@ type flowFilter struct {
 	perturb   uint32 // seconds: perturb_period / HZ
 	// rt is the filter's randomness where it classifies (a plugin's
 	// copy): its hashrnd, drawn when it first classifies, and its
-	// perturbation.
-	rt *flowRT
+	// perturbation. gen counts the filters at its place before it
+	// (Set.Keep): its stream is its own.
+	rt  *flowRT
+	gen uint32
 }
 
 // flowRT is a flow filter's hashrnd and perturb_timer in a copy that
@@ -494,6 +496,9 @@ func (s *Set) flowHashrnd(ctx qdisc.Ctx, f *Filter) uint32 {
 	if rt == nil {
 		h := fnv.New64a()
 		fmt.Fprintf(h, "cls_flow %x %d %x", uint32(f.Parent), f.Pref, f.Handle)
+		if f.flow.gen > 0 {
+			fmt.Fprintf(h, " %d", f.flow.gen) // a filter made again at the place
+		}
 		rt = &flowRT{rnd: sim.NewRand(sim.Seed{s.seed[0], s.seed[1] ^ h.Sum64()}), words: f.Words}
 		rt.hashrnd = rt.rnd.Uint32()
 		f.flow.rt = rt

@@ -263,3 +263,51 @@ func TestFiltered(t *testing.T) {
 		t.Errorf("a bare u32 at 1: gives Filtered %v at 1:, %v at 2:", s.Filtered(root), s.Filtered(0x20000))
 	}
 }
+
+// A flow filter deleted and added again is a new filter, which
+// flow_change gives a fresh hashrnd (get_random_bytes without fold); the
+// copies that replace each other along the way (one per tc command,
+// Set.Keep) keep a filter's hashrnd while it stays, whatever else comes
+// and goes. The draws are the seed's, so the same commands give the same
+// numbers.
+func TestFlowReAddedDrawsAgain(t *testing.T) {
+	const flow = "parent 1: protocol all pref 1 handle 0x1 flow hash keys src,dst divisor 1024"
+	const other = "parent 1: protocol all pref 2 handle 0x1 flow map key dst"
+	ctx := &nowCtx{Ctx: qdisc.CheckCtx()}
+	// run replays the host's sets, one per command, into copies, and
+	// returns the filter's hashrnd in each copy that holds it.
+	run := func(sets ...[]string) []uint32 {
+		var old *Set
+		var out []uint32
+		for _, specs := range sets {
+			s, err := Load(specs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s.SetSeed(sim.Seed{1, 2})
+			s.Keep(old)
+			old = s
+			fs := s.Filters(root)
+			if len(fs) == 0 || fs[0].Pref != 1 {
+				continue
+			}
+			p := pkt()
+			s.Classify(ctx, &p, root)
+			out = append(out, fs[0].flow.rt.hashrnd)
+		}
+		return out
+	}
+	got := run([]string{flow}, []string{flow, other}, []string{other}, []string{other, flow}, []string{flow}, nil, []string{flow})
+	if len(got) != 5 {
+		t.Fatalf("hashrnds %#x", got)
+	}
+	if got[0] != got[1] || got[2] != got[3] {
+		t.Errorf("hashrnd changed while the filter stayed: %#x", got)
+	}
+	if got[0] == got[2] || got[2] == got[4] || got[0] == got[4] {
+		t.Errorf("a filter added again kept an earlier one's hashrnd: %#x", got)
+	}
+	if again := run([]string{flow}, []string{flow, other}, []string{other}, []string{other, flow}, []string{flow}, nil, []string{flow}); !slices.Equal(again, got) {
+		t.Errorf("the same commands drew %#x, then %#x", got, again)
+	}
+}

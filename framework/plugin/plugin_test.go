@@ -849,3 +849,23 @@ func TestIsolateQdiscEditsPersist(t *testing.T) {
 		})
 	}
 }
+
+// A flow filter deleted and added again while packets flow is a new
+// filter with a fresh hashrnd (flow_change), drawn alike in and out of
+// process: the plugin's copies count the filters made at its place.
+func TestIsolateFlowFilterReAdded(t *testing.T) {
+	at := func(us int, tc string) run.Action {
+		return run.Action{Name: tc, At: sim.Time(us) * sim.Microsecond, Do: func(l *run.Live) error { return l.TC(tc) }}
+	}
+	const flow = "filter add dev eth0 parent 1: protocol all pref 2 handle 1 flow hash keys src,dst,proto-src divisor 128"
+	s := small("pfifo", "ice")
+	s.Queues = 1
+	s.Workload = workload.Spec{Kind: workload.UDPStream, Senders: 8, PacketSize: 1000}
+	s.TC = []run.TCBatch{{Name: "t.tc", Text: "qdisc add dev eth0 root handle 1: fq_codel limit 50 flows 64\n" + flow + "\n"}}
+	s.Actions = []run.Action{at(1500, "filter del dev eth0 parent 1: protocol all pref 2"), at(1600, flow)}
+	s.Duration = 4 * sim.Millisecond
+	out := sameInAndOut(t, s)
+	if !bytes.Contains(out, []byte(`"accounting_ok": true`)) || !bytes.Contains(out, []byte(`"QDISC_DROP"`)) {
+		t.Fatalf("the accounting failed, or the flow filter dropped nothing:\n%s", out)
+	}
+}
