@@ -46,15 +46,29 @@ func (n *Net) ChangeQdisc(q *Qdisc, args []string) (err error) {
 		if x.freed.Len > 0 {
 			return fmt.Errorf("qdisc %s dropped %d packets in a change it refused", q.Name(), x.freed.Len)
 		}
+		var pc *qdisc.PartialChange
+		if errors.As(err, &pc) {
+			// Refused after part of it was applied: sch->limit (and
+			// the flags) are as the applied part left them.
+			q.takeInfo(pc.Info)
+			return pc.Err
+		}
 		return err
 	}
+	q.takeInfo(info)
+	n.rtnlKfreeSkbs(&x.freed)
+	return nil
+}
+
+// takeInfo takes what a change's Info says of sch: its flags (the
+// device's TCQ_F_ONETXQUEUE kept, TCQ_F_CAN_BYPASS kept off once a
+// filter was added), its limit and where GSO skbs are segmented.
+func (q *Qdisc) takeInfo(info qdisc.Info) {
 	q.Flags = info.Flags | q.Flags&qdisc.OneTxQueue
 	if q.filtered {
 		q.Flags &^= qdisc.CanBypass // tc_new_tfilter's, kept
 	}
 	q.Limit, q.segmentOver = info.Limit, info.SegmentOver
-	n.rtnlKfreeSkbs(&x.freed)
-	return nil
 }
 
 // rtnlKfreeSkbs frees what a tc command dropped after it, as

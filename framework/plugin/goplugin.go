@@ -47,8 +47,11 @@ var Handshake = goplugin.HandshakeConfig{
 // dump carries a class's own qlen and backlog, and MQClasses answers a
 // classless qdisc's flows (qdisc.FlowClasses). 10: a dequeued packet
 // carries its DSCP, skb->priority and skb->mark beside its ECN bits
-// (what a qdisc or its filters' actions wrote into the skb).
-const FrameProtocol = 10
+// (what a qdisc or its filters' actions wrote into the skb). 11: a
+// change's answer ends with a status, a refusal after part of the
+// change was applied (qdisc.PartialChange: fq_pie's limit before its
+// flows refusal).
+const FrameProtocol = 11
 
 // IsPluginProcess reports whether this process was started by a host as
 // a plugin.

@@ -602,6 +602,15 @@ func (q *Qdisc) Change(ctx qdisc.Ctx, args []string) (qdisc.Info, error) {
 	h.ops, h.trailing = d.Ops(h.ops[:0])
 	var pi pb.QdiscInfo
 	raw := d.Bytes()
+	// A refusal after part of the change was applied (PartialChange).
+	var refused error
+	if status := d.U8(); status != wire.StatusOK && d.Err == nil {
+		class, ok := optionClass[status]
+		if !ok {
+			return qdisc.Info{}, q.c.fail(what, fmt.Errorf("partial change with reply status %d", status))
+		}
+		refused = &qdisc.OptionError{Class: class, Msg: d.Str()}
+	}
 	if err := d.End(); err != nil {
 		return qdisc.Info{}, q.c.fail(what, err)
 	}
@@ -612,6 +621,9 @@ func (q *Qdisc) Change(ctx qdisc.Ctx, args []string) (qdisc.Info, error) {
 		return qdisc.Info{}, q.c.fail(what, err)
 	}
 	q.apply(h, ctx)
+	if refused != nil {
+		return qdisc.Info{}, &qdisc.PartialChange{Info: infoFromPB(&pi), Err: refused}
+	}
 	return infoFromPB(&pi), nil
 }
 

@@ -869,3 +869,34 @@ func TestIsolateFlowFilterReAdded(t *testing.T) {
 		t.Fatalf("the accounting failed, or the flow filter dropped nothing:\n%s", out)
 	}
 }
+
+// A change fq_pie refuses for its flows keeps the limit it applied
+// first (fq_pie_change), in and out of process alike: the qdisc's own
+// limit and the host's sch->limit both.
+func TestIsolateFQPIEPartialChange(t *testing.T) {
+	const change = "qdisc change dev eth0 root handle 1: fq_pie limit 7 flows 16"
+	s := small("pfifo", "ice")
+	s.Queues = 1
+	s.Workload = workload.Spec{Kind: workload.UDPStream, Senders: 8, PacketSize: 1000}
+	s.TC = []run.TCBatch{{Name: "t.tc", Text: "qdisc add dev eth0 root handle 1: fq_pie limit 500\n"}}
+	s.Actions = []run.Action{{Name: change, At: 1500 * sim.Microsecond, Do: func(l *run.Live) error {
+		if err := l.TC(change); err == nil || !strings.Contains(err.Error(), "Number of flows cannot be changed") {
+			return fmt.Errorf("%q: %v, want the flows refusal", change, err)
+		}
+		return nil
+	}}}
+	s.Duration = 3 * sim.Millisecond
+	rep := plugintest.SameInAndOut(t, s)
+	found := false
+	for _, q := range rep.Qdisc {
+		if q.Kind == "fq_pie" {
+			found = true
+			if !strings.HasPrefix(q.Options, "limit 7p ") {
+				t.Errorf("fq_pie's options after the refused change: %q, want limit 7p", q.Options)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("no fq_pie in the report's qdiscs")
+	}
+}

@@ -363,13 +363,25 @@ func (s *server) qdiscCall(st *callState, call uint32, q *qdiscInst, m wire.Meth
 			return wire.StatusError, err.Error()
 		}
 		// A change validates before it drops anything, so a refused one
-		// has posted nothing.
+		// has posted nothing. One refused after part of it was applied
+		// (qdisc.PartialChange) answers the qdisc's Info after that
+		// part, then the refusal.
 		info, err := qdisc.Change(q.q, q.ctx, a.Args)
+		var pc *qdisc.PartialChange
+		if errors.As(err, &pc) {
+			info, err = pc.Info, nil
+		}
 		if err != nil {
 			return optionStatus(err), err.Error()
 		}
 		e.Ops(q.ctx.Posted())
 		encodePB(e, infoToPB(info))
+		if pc == nil {
+			e.U8(wire.StatusOK)
+		} else {
+			e.U8(optionStatus(pc.Err))
+			e.Str(pc.Err.Error())
+		}
 	default:
 		return wire.StatusUnknown, fmt.Sprintf("qdisc has no %s", m)
 	}

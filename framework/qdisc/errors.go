@@ -34,6 +34,20 @@ type OptionError struct {
 func (e *OptionError) Error() string { return e.Msg }
 func (e *OptionError) Unwrap() error { return e.Class }
 
+// PartialChange is a change the kernel refused after it had applied
+// part of it, which stays: fq_pie_change sets the limit before it
+// refuses a number of flows. Info is the qdisc's after the part
+// applied (the host takes its Limit and Flags, as the kernel's
+// sch->limit keeps the new limit); Err is the refusal. A qdisc's Change
+// returns it as its error; it crosses the plugin protocol.
+type PartialChange struct {
+	Info Info
+	Err  error
+}
+
+func (e *PartialChange) Error() string { return e.Err.Error() }
+func (e *PartialChange) Unwrap() error { return e.Err }
+
 // Parsef is an option tc refuses (kind: message).
 func Parsef(kind, format string, a ...any) error {
 	return &OptionError{Class: ErrParse, Msg: kind + ": " + fmt.Sprintf(format, a...)}

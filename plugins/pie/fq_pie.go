@@ -100,18 +100,28 @@ func (q *FQPIE) Change(ctx qdisc.Ctx, args []string) (qdisc.Info, error) {
 	if err != nil {
 		return qdisc.Info{}, err
 	}
-	if o.flows.Set {
-		if q.flows != nil {
-			return qdisc.Info{}, qdisc.Refusef("fq_pie", "Number of flows cannot be changed")
-		}
-		if o.flows.V > fqPieMaxFlows {
-			return qdisc.Info{}, qdisc.Refusef("fq_pie", "Number of flows must range in [1..65536]")
-		}
-	}
+	// fq_pie_policy's range for the quantum: nla_parse_nested refuses
+	// it before anything is applied.
 	if o.quantum.Set && o.quantum.V > fqPieQuantumMax {
 		return qdisc.Info{}, qdisc.Refusef("fq_pie", "quantum %d: integer out of range [1, %d] (EINVAL)", o.quantum.V, fqPieQuantumMax)
 	}
+	// fq_pie_change applies the limit first (sch->limit and
+	// p_params.limit), then refuses flows: the new limit stays, and
+	// nothing after it is applied (the queue is not trimmed to it).
+	if o.limit.Set {
+		q.params.limit = o.limit.V
+	}
 	if o.flows.Set {
+		var refused error
+		switch {
+		case q.flows != nil:
+			refused = qdisc.Refusef("fq_pie", "Number of flows cannot be changed")
+		case o.flows.V > fqPieMaxFlows:
+			refused = qdisc.Refusef("fq_pie", "Number of flows must range in [1..65536]")
+		}
+		if refused != nil {
+			return qdisc.Info{}, &qdisc.PartialChange{Info: q.info(), Err: refused}
+		}
 		q.flowsCnt = o.flows.V
 	}
 	o.apply(&q.params)
@@ -131,7 +141,11 @@ func (q *FQPIE) Change(ctx qdisc.Ctx, args []string) (qdisc.Info, error) {
 		}
 		ctx.Drop(p.Handle, skb.DropNotSpecified)
 	}
-	return qdisc.Info{Flags: qdisc.EmptyNoop, Limit: int(min(q.params.limit, 1<<31-1))}, nil
+	return q.info(), nil
+}
+
+func (q *FQPIE) info() qdisc.Info {
+	return qdisc.Info{Flags: qdisc.EmptyNoop, Limit: int(min(q.params.limit, 1<<31-1))}
 }
 
 func (q *FQPIE) pushTail(l *flowList, idx int32, which uint8) {

@@ -397,3 +397,32 @@ func TestU32Arithmetic(t *testing.T) {
 		t.Errorf("packets_in %d, want 0 (wrapped)", q.stats.packetsIn)
 	}
 }
+
+// fq_pie_change applies the limit before it refuses a number of flows
+// (the table exists): the new limit stays, and nothing after it is
+// applied: not the target, not the trim of the queue to the limit.
+func TestFQPIEChangeKeepsLimitWhenFlowsRefused(t *testing.T) {
+	ctx := qdisctest.NewCtx(1)
+	q, _ := qdisc.New("fq_pie")
+	ctx.Init(q, qdisctest.DefaultSetup(), nil)
+	fq := q.(*FQPIE)
+	target := fq.params.target
+	rc := make([]qdisc.Code, 1)
+	for i := range 10 {
+		q.Enqueue(ctx, []skb.Packet{{Handle: skb.Handle(100 + i), Len: 1000, TrueSize: 2048, Hash: uint32(i) << 28, GSOSegs: 1}}, rc)
+	}
+	_, err := qdisc.Change(q, ctx, strings.Fields("limit 5 target 1ms flows 16"))
+	var pc *qdisc.PartialChange
+	if !errors.Is(err, qdisc.ErrKernel) || !strings.Contains(err.Error(), "Number of flows cannot be changed") || !errors.As(err, &pc) {
+		t.Fatalf("change: %v, want the flows refusal after part of it", err)
+	}
+	if fq.params.limit != 5 || pc.Info.Limit != 5 || fq.params.target != target || fq.qlen != 10 || len(ctx.Dropped) != 0 {
+		t.Errorf("after the refusal: limit %d (Info %d), target changed %v, qlen %d, %d dropped; want limit 5, the target as it was, 10 queued, none dropped",
+			fq.params.limit, pc.Info.Limit, fq.params.target != target, fq.qlen, len(ctx.Dropped))
+	}
+	// The limit holds: the next packet is over it.
+	q.Enqueue(ctx, []skb.Packet{{Handle: 200, Len: 1000, TrueSize: 2048, GSOSegs: 1}}, rc)
+	if _, dropped := ctx.Dropped[200]; !dropped {
+		t.Errorf("a packet over the new limit was queued (%v)", rc[0])
+	}
+}

@@ -60,7 +60,7 @@ const (
 	MQReset                      // i64 now -> ops (refused if it holds packets and has no Reset)
 	MQStats                      // -> pb QdiscStats
 	MQDump                       // -> str
-	MQChange                     // i64 now, pb Args -> ops, pb QdiscInfo
+	MQChange                     // i64 now, pb Args -> ops, pb QdiscInfo, u8 status (StatusOK, or a refusal after part of the change: str message)
 	MDInit                       // pb DriverSetup -> pb DriverInfo
 	MDXmit                       // i64 now, u32 cpu, xoff, u32 txq, packets -> ops, u32 sent, u8 rc
 	MDPoll                       // i64 now, u32 cpu, xoff, u32 vector, i32 budget -> ops, i32 work, u8 done
