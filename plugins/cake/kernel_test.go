@@ -2,6 +2,7 @@ package cake
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/txlab/txlab/framework/qdisc"
@@ -248,7 +249,9 @@ func TestBlueFromBoot(t *testing.T) {
 // The xstats are cake_dump_stats's fields in tc's units: way_inds is
 // the indirect hits (not the direct ones), sp_flows counts decaying
 // flows too, quantum is the flow quantum, memory and thresholds are
-// sizes and rates.
+// sizes and rates. Plain cake dumps active_queues too (0: only
+// cake_mq's children count them), which q_cake.c prints before the
+// average header offset.
 func TestXStatsFields(t *testing.T) {
 	q := newCake(t, "besteffort", "flows", "bandwidth", "100mbit")
 	ctx := qdisctest.NewCtx(1)
@@ -281,11 +284,19 @@ func TestXStatsFields(t *testing.T) {
 		{"tin0_sp_flows", qdisc.XTypeUint, "5"},
 		{"tin0_quantum", qdisc.XTypeUint, "1514"},
 		{"avg_hdr_offset", qdisc.XTypeUint, "14"},
+		{"active_queues", qdisc.XTypeUint, "0"},
 		{"tin0_codel_dropping", qdisc.XTypeUint, "2"},
 	} {
 		if x := get(c.key); x.Type != c.typ || x.Text() != c.want {
 			t.Errorf("%s: %q (type %d), want %q (type %d)", c.key, x.Text(), x.Type, c.want, c.typ)
 		}
+	}
+	var keys []string
+	for _, x := range st.XStats[:9] {
+		keys = append(keys, x.Key)
+	}
+	if got := strings.Join(keys, " "); got != "memory_used memory_limit capacity_estimate min_network_size max_network_size min_adj_size max_adj_size active_queues avg_hdr_offset" {
+		t.Errorf("the first xstats in q_cake.c's order: %s", got)
 	}
 }
 

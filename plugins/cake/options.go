@@ -395,10 +395,12 @@ func (q *Cake) Stats() qdisc.Stats {
 	u("max_network_size", uint64(q.maxNetlen))
 	u("min_adj_size", uint64(q.minAdjlen))
 	u("max_adj_size", uint64(q.maxAdjlen))
+	// cake_dump_stats puts TCA_CAKE_STATS_ACTIVE_QUEUES for every
+	// cake, cake_mq's children or not (0 unless cake_mq's rate
+	// sharing counted them), and q_cake.c prints "active queues"
+	// whenever it is there, before the average header offset.
+	u("active_queues", uint64(q.activeQueues))
 	u("avg_hdr_offset", uint64((q.avgNetoff+0x8000)>>16))
-	if q.shared != nil {
-		u("active_queues", uint64(q.activeQueues))
-	}
 	us := func(t uint64) sim.Time { return sim.Time(t / 1000 * 1000) } // ktime_to_us, as tc gets it
 	for i := 0; i < q.tinCnt; i++ {
 		b := q.tins[q.tinOrder[i]]
