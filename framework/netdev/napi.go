@@ -237,12 +237,21 @@ func (x *dctx) skb(h skb.Handle, what string) *skb.SKB {
 	return s
 }
 
-// Consume is napi_consume_skb of a transmitted packet.
+// Consume is a driver's end of a transmitted packet in its NAPI poll:
+// a NIC's TX completion frees it with napi_consume_skb and its NAPI
+// budget (ice_clean_tx_irq, i40e_clean_tx_irq, idpf's
+// idpf_tx_splitq_clean, mlx5e_poll_tx_cq); veth's peer receive
+// (veth_xdp_rcv) hands it to the peer's stack, which the model ends
+// with a plain free.
 func (x *dctx) Consume(h skb.Handle) {
 	s := x.skb(h, "completion")
 	q := x.dev.Queues[s.Queue]
 	q.TxPackets++
 	q.TxBytes += uint64(s.Len)
+	if x.dev.Info.Wire {
+		x.net.napiConsumeSkb(x.cpu, s)
+		return
+	}
 	x.net.consumeSkb(x.cpu, s)
 }
 

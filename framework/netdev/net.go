@@ -160,6 +160,9 @@ type softnetData struct {
 	repoll      []*napi
 	timers      []*Qdisc // qdisc timers expired on this CPU, for TIMER_SOFTIRQ
 	skbSeq      uint64   // skbs whose lines this CPU took (ownSkb)
+	// skbCache is how many sk_buffs napi_alloc_cache's skb_cache holds.
+	skbCache     int
+	skbCacheStat SkbCacheStat
 }
 
 // The TX path's activities in the CPU profile (sim.ActProfile, the
@@ -589,20 +592,39 @@ func (n *Net) kfreeSkb(c *sim.CPU, s *skb.SKB, reason skb.DropReason) {
 }
 
 // kfreeSkbList frees a to_free list after the locks are dropped
-// (kfree_skb_list_reason / tcf_kfree_skb_list).
+// (kfree_skb_list_reason / tcf_kfree_skb_list), each skb counted with
+// its own reason.
 func (n *Net) kfreeSkbList(c *sim.CPU, l *skb.List) {
+	n.kfreeSkbEach(c, l)
+}
+
+// kfreeSkbEach frees every skb of l with a kfree_skb_reason of its own.
+func (n *Net) kfreeSkbEach(c *sim.CPU, l *skb.List) {
 	for s := l.Pop(); s != nil; s = l.Pop() {
-		r := n.Pool.Reason(s)
-		n.countDrop(r)
-		if n.Hooks.Drop != nil {
-			n.Hooks.Drop(c, s, r)
-		}
+		n.countFreed(c, s)
 		n.freeSkb(c, s)
 	}
 }
 
-// consumeSkb frees a transmitted skb (napi_consume_skb).
+// countFreed counts a to_free skb's drop by its reason (the trace hook).
+func (n *Net) countFreed(c *sim.CPU, s *skb.SKB) {
+	r := n.Pool.Reason(s)
+	n.countDrop(r)
+	if n.Hooks.Drop != nil {
+		n.Hooks.Drop(c, s, r)
+	}
+}
+
+// consumeSkb frees a transmitted skb that leaves the model's view as a
+// plain consume_skb (veth's peer receive, whose stack the model stops
+// at).
 func (n *Net) consumeSkb(c *sim.CPU, s *skb.SKB) {
+	n.transmitted(c, s)
+	n.freeSkb(c, s)
+}
+
+// transmitted counts s as sent and tells its owner.
+func (n *Net) transmitted(c *sim.CPU, s *skb.SKB) {
 	if n.Hooks.Complete != nil {
 		n.Hooks.Complete(c, s)
 	}
@@ -611,24 +633,127 @@ func (n *Net) consumeSkb(c *sim.CPU, s *skb.SKB) {
 	if o, ok := n.Pool.Owner(s).(TxOwner); ok {
 		o.Transmitted(c, s)
 	}
-	n.freeSkb(c, s)
 }
 
-// freeSkb runs the destructor (sock_wfree) and returns the buffer.
-func (n *Net) freeSkb(c *sim.CPU, s *skb.SKB) {
-	costs := n.E.Costs
-	c.Spend(costs.KfreeSkb)
-	if o := n.Pool.Owner(s); o != nil {
-		// skb_release_head_state: the destructor is an indirect call;
-		// under retpoline it is expensive unless INDIRECT_CALL_3 hits.
-		if n.Cfg.SockWfree == CallRetpoline {
-			c.Spend(costs.DestructorRetpoline)
-		} else {
-			c.Spend(costs.Destructor)
-		}
-		o.Release(c, s)
+// napiConsumeSkb is napi_consume_skb with a NAPI budget (a NIC's TX
+// completion in its poll): skb_release_all, then napi_skb_cache_put of
+// the sk_buff on this CPU; an fclone (TCP's clone) goes to __kfree_skb.
+// The budget-0 fallback (dev_consume_skb_any, netpoll) does not occur:
+// every driver's Poll runs in NAPI.
+func (n *Net) napiConsumeSkb(c *sim.CPU, s *skb.SKB) {
+	n.transmitted(c, s)
+	if n.fclone(s) { // "if SKB is a clone, don't handle this case": __kfree_skb
+		n.kfreeFClone(c, s)
+		return
 	}
+	n.skbReleaseAll(c, s)
 	n.Pool.Put(s)
+	n.napiSkbCachePut(c)
+}
+
+// FCloneOwner is an optional skb.Owner extension: FClones says the
+// owner's skbs are fclones (skb->fclone != SKB_FCLONE_UNAVAILABLE): TCP's
+// data, made by tcp_stream_alloc_skb's alloc_skb_fclone and sent as
+// __tcp_transmit_skb's clone. napi_consume_skb and kfree_skb_add_bulk
+// free those with __kfree_skb, outside their sk_buff caches.
+type FCloneOwner interface {
+	FClones() bool
+}
+
+// fclone is whether s is an fclone.
+func (n *Net) fclone(s *skb.SKB) bool {
+	o, ok := n.Pool.Owner(s).(FCloneOwner)
+	return ok && o.FClones()
+}
+
+// freeSkb is __kfree_skb: skb_release_all, then kfree_skbmem (the
+// sk_buff back to its slab on its own). An fclone is kfreeFClone.
+func (n *Net) freeSkb(c *sim.CPU, s *skb.SKB) {
+	if n.fclone(s) {
+		n.kfreeFClone(c, s)
+		return
+	}
+	n.skbReleaseAll(c, s)
+	c.Spend(min(n.E.Costs.KfreeSkbmem, n.E.Costs.KfreeSkb))
+	n.Pool.Put(s)
+}
+
+// kfreeFClone is __kfree_skb of TCP's clone while its original waits in
+// the retransmit queue for its ACK: skb_release_head_state runs the
+// destructor (tcp_wfree); skb_release_data's atomic_sub_return on the
+// shared info's dataref leaves the head to the original, and
+// kfree_skbmem's refcount_dec_and_test on fclone_ref leaves the
+// sk_buff pair to it (net/core/skbuff.c). The original's free, when
+// tcp_clean_rtx_queue takes it, is the whole kfree_skb (the workload's
+// ACK processing). An ACK processed before the clone's completion would
+// make the clone's free the whole one; the model does not track that
+// order.
+func (n *Net) kfreeFClone(c *sim.CPU, s *skb.SKB) {
+	n.skbReleaseHeadState(c, s)
+	c.Spend(2 * n.E.Costs.AtomicOp)
+	n.Pool.Put(s)
+}
+
+// skbReleaseAll is skb_release_all: skb_release_head_state, then
+// skb_release_data: all of kfree_skb but the sk_buff's own slab free.
+func (n *Net) skbReleaseAll(c *sim.CPU, s *skb.SKB) {
+	costs := n.E.Costs
+	n.skbReleaseHeadState(c, s)
+	c.Spend(max(costs.KfreeSkb-costs.KfreeSkbmem, 0))
+}
+
+// skbReleaseHeadState is skb_release_head_state's destructor call
+// (sock_wfree, tcp_wfree): an indirect call; under retpoline it is
+// expensive unless INDIRECT_CALL_3 hits. Its other work is priced in
+// kfree_skb.
+func (n *Net) skbReleaseHeadState(c *sim.CPU, s *skb.SKB) {
+	o := n.Pool.Owner(s)
+	if o == nil {
+		return
+	}
+	if n.Cfg.SockWfree == CallRetpoline {
+		c.Spend(n.E.Costs.DestructorRetpoline)
+	} else {
+		c.Spend(n.E.Costs.Destructor)
+	}
+	o.Release(c, s)
+}
+
+// The sk_buff caches of net/core/skbuff.c.
+const (
+	napiSkbCacheSize = 64                   // NAPI_SKB_CACHE_SIZE: a CPU's napi_alloc_cache skb_cache
+	napiSkbCacheHalf = napiSkbCacheSize / 2 // NAPI_SKB_CACHE_HALF: what a full cache flushes
+)
+
+// SkbCacheStat is one CPU's napi_alloc_cache traffic: sk_buffs put by
+// napi_consume_skb and taken by napi_build_skb, and the slab calls
+// behind them (kmem_cache_free_bulk of a full cache's half,
+// kmem_cache_alloc_bulk of an empty one's refill).
+type SkbCacheStat struct {
+	Puts, Gets, Flushes, Refills uint64
+}
+
+// SkbCache is CPU cpu's napi_alloc_cache counters.
+func (n *Net) SkbCache(cpu int) SkbCacheStat { return n.sd[cpu].skbCacheStat }
+
+// napiSkbCachePut is napi_skb_cache_put on c: the sk_buff into the CPU's
+// cache; a full cache gives its upper half back to the slab in one
+// kmem_cache_free_bulk.
+func (n *Net) napiSkbCachePut(c *sim.CPU) {
+	sd := &n.sd[c.ID]
+	c.Spend(n.E.Costs.SkbCachePut)
+	sd.skbCache++
+	sd.skbCacheStat.Puts++
+	if sd.skbCache == napiSkbCacheSize {
+		n.kmemCacheFreeBulk(c, napiSkbCacheHalf)
+		sd.skbCache = napiSkbCacheHalf
+		sd.skbCacheStat.Flushes++
+	}
+}
+
+// kmemCacheFreeBulk is kmem_cache_free_bulk of k sk_buffs.
+func (n *Net) kmemCacheFreeBulk(c *sim.CPU, k int) {
+	c.Spend(n.E.Costs.SlabBulk * int64(k))
 }
 
 // AllocSkb takes a fresh skb for a sender on CPU c.

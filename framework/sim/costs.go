@@ -273,6 +273,39 @@ type Costs struct {
 	// shares of a head free and an sk_buff free. If kfree_skb is off,
 	// they are off by the same factor.
 	KfreeSkb int64 `cost:"kfree_skb" help:"freeing one skb (skb + data + slab)"`
+	// kfree_skbmem (32 ns) is the sk_buff's own part of kfree_skb: the
+	// kmem_cache_free of the sk_buff to skbuff_head_cache
+	// (net/core/skbuff.c: kfree_skbmem), from the split above: 0.65 /
+	// 1.82 of kfree_skb's 90 ns. The rest of kfree_skb (58 ns by
+	// default; none if kfree_skbmem is set above kfree_skb) is
+	// skb_release_all: what every free pays, the sk_buff's own slab free
+	// or not. The paths that do not give the sk_buff back to the slab
+	// one at a time pay that rest and, in place of kfree_skbmem:
+	//
+	// skb_cache_put (2 ns): napi_skb_cache_put, napi_consume_skb's store
+	// of the sk_buff into the CPU's napi_alloc_cache (an array store
+	// under local_lock_nested_bh, which is only a lockdep annotation off
+	// PREEMPT_RT). The model's estimate, from the code.
+	//
+	// slab_bulk (13 ns) is one object of a kmem_cache_free_bulk or
+	// kmem_cache_alloc_bulk on skbuff_head_cache: napi_skb_cache_put's
+	// flush of half the cache (32), kfree_skb_list_reason's array of 16,
+	// napi_skb_cache_get's refill of 16. Jesper Brouer's SLUB bulk
+	// benchmark (slab_bulk_test01, in the message of fbd02630c6e3,
+	// "slub: initial bulk free implementation", i7-4790K) has an
+	// alloc+free pair at 10.8 ns alone and 4.5 ns in bulks of 16: 0.41
+	// of the single cost, applied to kfree_skbmem. The model's estimate:
+	// the benchmark's objects are hot and its 32-object bulks, which
+	// outgrow the per-CPU slab, cost more (14.6 ns a pair); one figure
+	// stands for every bulk size.
+	//
+	// TCP's clone (an fclone) is freed by __kfree_skb while its original
+	// waits for the ACK: the destructor and two atomic_op, shared info's
+	// dataref and the pair's fclone_ref, neither of which frees
+	// anything; the original's free at the ACK is the whole kfree_skb.
+	KfreeSkbmem int64 `cost:"kfree_skbmem" help:"the sk_buff's own kmem_cache_free inside kfree_skb (the rest of kfree_skb is skb_release_all)"`
+	SkbCachePut int64 `cost:"skb_cache_put" help:"napi_skb_cache_put: the sk_buff into the CPU's napi_alloc_cache"`
+	SlabBulk    int64 `cost:"slab_bulk" help:"one sk_buff of a kmem_cache_free_bulk / kmem_cache_alloc_bulk on skbuff_head_cache"`
 	// destructor (25 ns) is sock_wfree for a UDP socket
 	// (net/core/sock.c: SOCK_RCU_FREE with sock_def_write_space, one
 	// __refcount_sub_and_test on sk_wmem_alloc, priced apart as the
@@ -454,6 +487,9 @@ func DefaultCosts() *Costs {
 		SkbLines:            2,
 		PrefetchPct:         15,
 		KfreeSkb:            90,
+		KfreeSkbmem:         32,
+		SkbCachePut:         2,
+		SlabBulk:            13,
 		Destructor:          25,
 		DestructorRetpoline: 60,
 		ValidateXmit:        30,

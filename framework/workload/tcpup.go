@@ -429,6 +429,10 @@ func (hs *hostSock) Charge(c *sim.CPU, bytes int64) {
 	hs.wmemAlloc += bytes
 }
 
+// FClones implements netdev.FCloneOwner: an upload's skbs are the
+// clones __tcp_transmit_skb sends of tcp_stream_alloc_skb's fclones.
+func (hs *hostSock) FClones() bool { return true }
+
 func (hs *hostSock) Release(c *sim.CPU, s *skb.SKB) {
 	hs.wmemLine.AtomicNoSync(c)
 	hs.wmemAlloc -= int64(s.TrueSize)
@@ -592,6 +596,10 @@ func (hs *hostSock) ackLocked(c *sim.CPU, a tcp.Ack) {
 	tp.SetNow(c.Now())
 	res := tp.OnAck(a)
 	if res.NewlyAcked > 0 {
+		// tcp_clean_rtx_queue's __kfree_skb of each original acked:
+		// the whole kfree_skb (the head and the fclone pair), as its
+		// clone's TX completion gave up only its references
+		// (netdev's kfreeFClone).
 		per := max(tp.TSOSegs(), 1)
 		c.Spend(hs.tr.costs.KfreeSkb * int64((res.NewlyAcked+per-1)/per))
 	}

@@ -1,0 +1,85 @@
+package netdev
+
+import (
+	"testing"
+
+	"github.com/txlab/txlab/framework/sim"
+	"github.com/txlab/txlab/framework/skb"
+)
+
+// fcloneSock owns TCP-like skbs: fclones, whose destructor it counts.
+type fcloneSock struct{ released int }
+
+func (o *fcloneSock) Release(*sim.CPU, *skb.SKB) { o.released++ }
+func (o *fcloneSock) FClones() bool              { return true }
+
+// spentOn runs fn on CPU cpu of h and returns the CPU time it spent.
+func spentOn(t *testing.T, h *harness, cpu int, fn func(c *sim.CPU)) int64 {
+	t.Helper()
+	var spent int64
+	h.on(cpu, sim.Microsecond, func(c *sim.CPU) {
+		t0 := c.Now()
+		fn(c)
+		spent = int64(c.Now() - t0)
+	})
+	if err := h.e.Run(sim.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	return spent
+}
+
+// A NIC's TX completion is napi_consume_skb with the poll's budget
+// (net/core/skbuff.c): skb_release_all, then napi_skb_cache_put, which
+// keeps the sk_buff in the CPU's napi_alloc_cache and, when the 64th
+// fills it, gives half back with one kmem_cache_free_bulk; an fclone
+// (TCP's clone) goes to __kfree_skb, which only drops its references
+// while the original waits for its ACK. veth's peer receive ends in a
+// plain free. The model priced every one as a whole kfree_skb.
+func TestConsumePaths(t *testing.T) {
+	const k = 64
+	c0 := sim.DefaultCosts()
+	release := c0.KfreeSkb - c0.KfreeSkbmem
+	for _, tc := range []struct {
+		name     string
+		wire     bool
+		fclone   bool
+		want     int64
+		wantPuts uint64
+		flushes  uint64
+	}{
+		{"NIC: napi_consume_skb into the cache", true, false, k*(release+c0.SkbCachePut) + napiSkbCacheHalf*c0.SlabBulk, k, 1},
+		{"NIC: TCP's clone, __kfree_skb of an fclone", true, true, k * (c0.DestructorRetpoline + 2*c0.AtomicOp), 0, 0},
+		{"veth: the peer's plain free", false, false, k * c0.KfreeSkb, 0, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, profile(t, "6.18"), 2, "test", 1, "pfifo")
+			h.dev.Info.Wire = tc.wire
+			o := &fcloneSock{}
+			owner := h.n.Pool.AddOwner(o)
+			spent := spentOn(t, h, 1, func(c *sim.CPU) {
+				x := h.dev.ctxFor(c)
+				for i := 0; i < k; i++ {
+					s := h.skb(c, i)
+					if tc.fclone {
+						s.Owner = owner
+					}
+					s.Holder = driverHolder
+					x.Consume(s.Handle)
+				}
+			})
+			if spent != tc.want {
+				t.Errorf("%d completions spent %d ns, want %d", k, spent, tc.want)
+			}
+			st := h.n.SkbCache(1)
+			if st.Puts != tc.wantPuts || st.Flushes != tc.flushes {
+				t.Errorf("napi_alloc_cache: %+v, want %d puts and %d flushes", st, tc.wantPuts, tc.flushes)
+			}
+			if tc.fclone && o.released != k {
+				t.Errorf("tcp_wfree ran %d times for %d clones", o.released, k)
+			}
+			if h.n.TxPkts != k {
+				t.Errorf("%d transmitted, want %d", h.n.TxPkts, k)
+			}
+		})
+	}
+}
