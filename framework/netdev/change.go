@@ -81,7 +81,7 @@ func (n *Net) rtnlKfreeSkbs(freed *skb.List) {
 	for s := freed.Pop(); s != nil; s = freed.Pop() {
 		n.rtnlFree.Push(s)
 	}
-	n.E.RaiseIRQ(n.E.CPUs[0], n.E.Now(), func(c *sim.CPU) { n.kfreeSkbList(c, &n.rtnlFree) })
+	n.E.RaiseIRQ(n.E.CPUs[0], n.E.Now(), func(c *sim.CPU) { n.kfreeSkbEach(c, &n.rtnlFree) }) // __rtnl_unlock: kfree_skb of each
 }
 
 // ctlCtx is the qdisc context of a change (a wire.QdiscHost): the

@@ -73,6 +73,14 @@ type Config struct {
 	QdiscMaxBurst int  // net.core.qdisc_max_burst
 	FastPath      bool // __netif_schedule returns early while defer_list is non-empty (f8a55d5e71e6)
 	DequeueDrops  bool // honour TCQ_F_DEQUEUE_DROPS: free dequeue drops after the root lock (191ff13e42a7)
+	// BulkFreeList: __dev_xmit_skb's to_free list is freed by
+	// kfree_skb_list_reason, which gives the sk_buffs back to the slab
+	// in kmem_cache_free_bulk arrays of 16 (eedade12f4cb, "net:
+	// kfree_skb_list use kmem_cache_free_bulk", 6.3). Off: one
+	// kfree_skb each, as kfree_skb_list did before it and
+	// tcf_kfree_skb_list does after net-next's dequeue-drops series
+	// ("net_sched: add tcf_kfree_skb_list() helper", Nov 2025).
+	BulkFreeList bool
 	// PktSegs: qdisc_skb_cb(skb)->pkt_segs, cached at enqueue time in
 	// the skb's first line, where qdisc_bstats_update reads it
 	// ("net_sched: speedup qdisc dequeue", 2773cb0b3120, Nov 2025: "Avoid
@@ -161,6 +169,7 @@ var profiles = map[string]func() Config{
 	"6.18": func() Config {
 		c := base()
 		c.Xmit = XmitBusylock
+		c.BulkFreeList = true
 		return c
 	},
 	// 6.19-rc1 as the seeds' thread saw it: llist bounded by q->limit,
@@ -173,6 +182,7 @@ var profiles = map[string]func() Config{
 		c.RunBeginReads = true
 		c.SockWfree = CallDirect                   // the series' patch 1: INDIRECT_CALL_3 in skb_release_head_state
 		c.OooOkay, c.TxqReselectionMs = true, 1000 // "net: deal with sticky tx queues", merged 15 Oct 2025
+		c.BulkFreeList = true
 		return c
 	},
 	// 4.7 (July 2016) as E4's seed measured it before 4d202a0d1: the
@@ -371,6 +381,8 @@ var toggles = map[string]toggle{
 	"qdisc_max_burst": intToggle("net.core.qdisc_max_burst", 0, func(c *Config) *int { return &c.QdiscMaxBurst }),
 	"fast_path":       boolToggle("__netif_schedule fast path (skip while defer_list non-empty)", func(c *Config) *bool { return &c.FastPath }),
 	"dequeue_drops":   boolToggle("honour TCQ_F_DEQUEUE_DROPS (free dequeue drops after the root lock)", func(c *Config) *bool { return &c.DequeueDrops }),
+	"bulk_free_list": boolToggle("__dev_xmit_skb's to_free list freed by kfree_skb_list_reason: the sk_buffs back to the slab in kmem_cache_free_bulk arrays of 16 (eedade12f4cb, 6.3 until tcf_kfree_skb_list); off: one kfree_skb each",
+		func(c *Config) *bool { return &c.BulkFreeList }),
 	"pkt_segs": boolToggle("qdisc_bstats_update reads the segment count cached in the skb's cb, not skb_shinfo: a dequeue reads one skb line under the root lock (2773cb0b3120)",
 		func(c *Config) *bool { return &c.PktSegs }),
 	"bulk_quota": boolToggle("bound bulk dequeue by the remaining quota (0345552a653c)", func(c *Config) *bool { return &c.BulkQuota }),

@@ -83,3 +83,57 @@ func TestConsumePaths(t *testing.T) {
 		})
 	}
 }
+
+// __dev_xmit_skb frees its to_free list after the root lock. 6.3 to
+// 6.18 do it with kfree_skb_list_reason: skb_release_all of each, the
+// sk_buffs into an array of KFREE_SKB_BULK_SIZE (16) given back by one
+// kmem_cache_free_bulk when full and once at the end; an fclone is
+// freed alone. net-next's tcf_kfree_skb_list frees each with
+// kfree_skb_reason. Every skb's drop counts with its own reason either
+// way. The model freed every list one kfree_skb at a time.
+func TestKfreeSkbListBulk(t *testing.T) {
+	const k = 20 // one full array of 16 and a flush of 4 at the end
+	c0 := sim.DefaultCosts()
+	release := c0.KfreeSkb - c0.KfreeSkbmem
+	for _, tc := range []struct {
+		name    string
+		profile string
+		fclone  bool
+		want    int64
+	}{
+		{"6.18: kfree_skb_list_reason", "6.18", false, k*release + 16*c0.SlabBulk + 4*c0.SlabBulk},
+		{"6.18: fclones freed alone", "6.18", true, k * (c0.DestructorRetpoline + 2*c0.AtomicOp)},
+		{"net-next: tcf_kfree_skb_list", "net-next", false, k * c0.KfreeSkb},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, profile(t, tc.profile), 2, "test", 1, "pfifo")
+			o := &fcloneSock{}
+			owner := h.n.Pool.AddOwner(o)
+			var l skb.List
+			h.on(0, 0, func(c *sim.CPU) {
+				for i := 0; i < k; i++ {
+					s := h.skb(c, i)
+					if tc.fclone {
+						s.Owner = owner
+					}
+					r := skb.DropQdiscDrop
+					if i%2 == 1 {
+						r = skb.DropFQFlowLimit
+					}
+					h.n.Pool.SetReason(s, r)
+					l.Push(s)
+				}
+			})
+			spent := spentOn(t, h, 1, func(c *sim.CPU) { h.n.kfreeSkbList(c, &l) })
+			if spent != tc.want {
+				t.Errorf("a to_free list of %d spent %d ns, want %d", k, spent, tc.want)
+			}
+			if a, b := h.n.Drops[skb.DropQdiscDrop], h.n.Drops[skb.DropFQFlowLimit]; a != k/2 || b != k/2 {
+				t.Errorf("drops by reason: QDISC_DROP %d, FQ_FLOW_LIMIT %d; want %d each", a, b, k/2)
+			}
+			if h.n.Pool.Live() != 0 {
+				t.Errorf("%d skbs still live", h.n.Pool.Live())
+			}
+		})
+	}
+}

@@ -591,11 +591,37 @@ func (n *Net) kfreeSkb(c *sim.CPU, s *skb.SKB, reason skb.DropReason) {
 	n.freeSkb(c, s)
 }
 
-// kfreeSkbList frees a to_free list after the locks are dropped
-// (kfree_skb_list_reason / tcf_kfree_skb_list), each skb counted with
-// its own reason.
+// kfreeSkbList frees a to_free list after the locks are dropped. Each
+// skb is counted with its own reason. With Cfg.BulkFreeList it is
+// kfree_skb_list_reason (net/core/skbuff.c, eedade12f4cb, 6.3):
+// skb_release_all of each and its sk_buff into an array of
+// KFREE_SKB_BULK_SIZE given back with one kmem_cache_free_bulk when
+// full and once at the end (kfree_skb_add_bulk; an fclone is freed
+// alone, __kfree_skb). Without it each is a kfree_skb of its own:
+// tcf_kfree_skb_list (net-next's dequeue-drops series) and kfree_skb_list
+// before 6.3.
 func (n *Net) kfreeSkbList(c *sim.CPU, l *skb.List) {
-	n.kfreeSkbEach(c, l)
+	if !n.Cfg.BulkFreeList {
+		n.kfreeSkbEach(c, l)
+		return
+	}
+	bulk := 0
+	for s := l.Pop(); s != nil; s = l.Pop() {
+		n.countFreed(c, s)
+		if n.fclone(s) { // kfree_skb_add_bulk: "if SKB is a clone, don't handle this case"
+			n.kfreeFClone(c, s)
+			continue
+		}
+		n.skbReleaseAll(c, s)
+		n.Pool.Put(s)
+		if bulk++; bulk == kfreeSkbBulkSize {
+			n.kmemCacheFreeBulk(c, bulk)
+			bulk = 0
+		}
+	}
+	if bulk > 0 {
+		n.kmemCacheFreeBulk(c, bulk)
+	}
 }
 
 // kfreeSkbEach frees every skb of l with a kfree_skb_reason of its own.
@@ -723,6 +749,7 @@ func (n *Net) skbReleaseHeadState(c *sim.CPU, s *skb.SKB) {
 const (
 	napiSkbCacheSize = 64                   // NAPI_SKB_CACHE_SIZE: a CPU's napi_alloc_cache skb_cache
 	napiSkbCacheHalf = napiSkbCacheSize / 2 // NAPI_SKB_CACHE_HALF: what a full cache flushes
+	kfreeSkbBulkSize = 16                   // KFREE_SKB_BULK_SIZE: kfree_skb_list_reason's array
 )
 
 // SkbCacheStat is one CPU's napi_alloc_cache traffic: sk_buffs put by
