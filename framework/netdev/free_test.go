@@ -3,6 +3,7 @@ package netdev
 import (
 	"testing"
 
+	_ "github.com/txlab/txlab/drivers/ice"
 	"github.com/txlab/txlab/framework/sim"
 	"github.com/txlab/txlab/framework/skb"
 )
@@ -135,5 +136,37 @@ func TestKfreeSkbListBulk(t *testing.T) {
 				t.Errorf("%d skbs still live", h.n.Pool.Live())
 			}
 		})
+	}
+}
+
+// Forwarding: the RX clean's napi_build_skb takes each sk_buff from the
+// CPU's napi_alloc_cache, refilled 16 at a time by kmem_cache_alloc_bulk
+// when empty, and the TX completions on that CPU put them back: once
+// the path is full, the CPU recycles its own sk_buffs and the slab is
+// left alone. The cache's count is what the refills and puts brought in
+// less what the gets and flushes took out, never below 0 or at 64.
+func TestForwardRecyclesSkbCache(t *testing.T) {
+	n, _ := rxHarness(t, profile(t, "6.18"), sim.DefaultCosts(), "ice", []string{"rx", "256"}, 2, 2, nil, 2*sim.Microsecond, "mq", "pfifo")
+	if err := n.E.Run(5 * sim.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	var gets, puts uint64
+	for cpu := range n.E.CPUs {
+		st := n.SkbCache(cpu)
+		gets += st.Gets
+		puts += st.Puts
+		count := int64(st.Refills*napiSkbCacheBulk+st.Puts) - int64(st.Gets+st.Flushes*napiSkbCacheHalf)
+		if count != int64(n.sd[cpu].skbCache) || count < 0 || count >= napiSkbCacheSize {
+			t.Errorf("cpu %d: %+v leaves %d in the cache, which holds %d", cpu, st, count, n.sd[cpu].skbCache)
+		}
+		if st.Refills*napiSkbCacheBulk > st.Gets/20 {
+			t.Errorf("cpu %d: %d refills for %d sk_buffs built, %d put back: the completions do not feed the RX side", cpu, st.Refills, st.Gets, st.Puts)
+		}
+		if st.Gets > 0 && st.Refills == 0 {
+			t.Errorf("cpu %d built %d sk_buffs from an empty cache without a refill", cpu, st.Gets)
+		}
+	}
+	if gets < 4000 || puts+uint64(n.InFlightPackets()) < gets {
+		t.Errorf("%d sk_buffs built, %d put back, %d in flight", gets, puts, n.InFlightPackets())
 	}
 }

@@ -748,6 +748,7 @@ func (n *Net) skbReleaseHeadState(c *sim.CPU, s *skb.SKB) {
 // The sk_buff caches of net/core/skbuff.c.
 const (
 	napiSkbCacheSize = 64                   // NAPI_SKB_CACHE_SIZE: a CPU's napi_alloc_cache skb_cache
+	napiSkbCacheBulk = 16                   // NAPI_SKB_CACHE_BULK: napi_skb_cache_get's refill
 	napiSkbCacheHalf = napiSkbCacheSize / 2 // NAPI_SKB_CACHE_HALF: what a full cache flushes
 	kfreeSkbBulkSize = 16                   // KFREE_SKB_BULK_SIZE: kfree_skb_list_reason's array
 )
@@ -776,6 +777,20 @@ func (n *Net) napiSkbCachePut(c *sim.CPU) {
 		sd.skbCache = napiSkbCacheHalf
 		sd.skbCacheStat.Flushes++
 	}
+}
+
+// napiSkbCacheGet is napi_skb_cache_get on c, napi_build_skb's sk_buff:
+// from the CPU's cache (its cost is the caller's), refilled by one
+// kmem_cache_alloc_bulk of NAPI_SKB_CACHE_BULK when empty.
+func (n *Net) napiSkbCacheGet(c *sim.CPU) {
+	sd := &n.sd[c.ID]
+	if sd.skbCache == 0 {
+		c.Spend(n.E.Costs.SlabBulk * napiSkbCacheBulk)
+		sd.skbCache = napiSkbCacheBulk
+		sd.skbCacheStat.Refills++
+	}
+	sd.skbCache--
+	sd.skbCacheStat.Gets++
 }
 
 // kmemCacheFreeBulk is kmem_cache_free_bulk of k sk_buffs.

@@ -387,7 +387,12 @@ type Costs struct {
 	// paper, Høiland-Jørgensen et al., CoNEXT 2018). How the sum splits
 	// over the functions is the model's estimate: no profile of the seeds'
 	// DUTs gives it.
-	RxClean         int64 `cost:"rx_clean" help:"driver RX clean per frame: descriptor write-back, DMA sync, napi_build_skb on the buffer, skb fields (hash, csum, queue), eth_type_trans"`
+	//
+	// rx_clean's napi_build_skb takes its sk_buff from the CPU's
+	// napi_alloc_cache (napi_skb_cache_get): priced in rx_clean when the
+	// cache has one; an empty cache's refill, one kmem_cache_alloc_bulk
+	// of 16, is slab_bulk a sk_buff more.
+	RxClean         int64 `cost:"rx_clean" help:"driver RX clean per frame: descriptor write-back, DMA sync, napi_build_skb on the buffer (from the CPU's sk_buff cache), skb fields (hash, csum, queue), eth_type_trans"`
 	RxRefill        int64 `cost:"rx_refill" help:"one RX buffer back to the NIC: page_pool allocation from its cache and a descriptor write (the tail write is a doorbell)"`
 	GROReceive      int64 `cost:"gro_receive" help:"napi_gro_receive of a frame GRO does not merge (UDP): dev_gro_receive miss, gro_normal_one"`
 	NetifReceiveSkb int64 `cost:"netif_receive_skb" help:"__netif_receive_skb_list_core per skb: protocol handlers, delivery to ip_list_rcv"`
