@@ -52,6 +52,21 @@ func (n *Net) Delivered() uint64 { return n.localDelivered }
 // backlog dropped (enqueue_to_backlog, on veth).
 func (n *Net) LocalDropped() uint64 { return n.localDropped }
 
+// LocalRxTruesize is skb->truesize of a frame of flow k (its keys as
+// received) that reaches d from the wire for a local socket: the RX
+// buffer napi_build_skb built it around (skb.TruesizeFrag of the
+// driver's buffer, on the slave RSS picks for a bond), as the forward
+// workload's frames have. 0 for a device without a wire (veth: the
+// peer's own skb arrives, its truesize the sender's) or a driver
+// without RX information.
+func (n *Net) LocalRxTruesize(d *Device, k skb.FlowKeys) uint32 {
+	dev, _, _ := n.rxSteer(d, k)
+	if !dev.Info.Wire || dev.Info.Rx == nil {
+		return 0
+	}
+	return skb.TruesizeFrag(dev.Info.Rx.BufSize)
+}
+
 // ExpectLocalReceive says, before the run, that a workload will deliver
 // packets to the host's sockets (Deliver, DeliverTo).
 func (n *Net) ExpectLocalReceive() { n.localReceive = true }

@@ -266,3 +266,27 @@ func TestTxqMappingRestamp(t *testing.T) {
 		t.Errorf("a new queue: %d at %d, want 1 at 1030", m.TxQueue(), m.at)
 	}
 }
+
+// A frame for a local socket from the wire is an skb napi_build_skb
+// built around the driver's RX buffer: its truesize is the buffer's.
+// Without a wire (veth) the peer's skb arrives, whose truesize the
+// sender knows (0); so too for a driver that says nothing of its RX.
+func TestLocalRxTruesize(t *testing.T) {
+	k := skb.FlowKeys{Src: 0x0a010001, Dst: 0x0a000001, SrcPort: 5201, DstPort: 40000, Proto: 6}
+	for _, tc := range []struct {
+		name string
+		wire bool
+		rx   *driver.RxInfo
+		want uint32
+	}{
+		{"a NIC's 2 KB buffers", true, &driver.RxInfo{BufSize: 2048}, skb.TruesizeFrag(2048)},
+		{"a NIC without RX information", true, nil, 0},
+		{"veth", false, &driver.RxInfo{BufSize: 2048}, 0},
+	} {
+		n, d := steerDev(t, XPSIRQ, []int{8, 9, 10, 11})
+		d.Info.Wire, d.Info.Rx = tc.wire, tc.rx
+		if got := n.LocalRxTruesize(d, k); got != tc.want {
+			t.Errorf("%s: truesize %d, want %d", tc.name, got, tc.want)
+		}
+	}
+}

@@ -83,6 +83,11 @@ const (
 	// initial send buffer and the most autotuning grows it to.
 	WmemDefault = 16384
 	WmemMax     = 4 << 20
+	// RmemDefault is net.ipv4.tcp_rmem[1]: sk_rcvbuf as tcp_init_sock
+	// sets it (131072 since 5.4). Only receive autotuning grows it
+	// (tcp_rcv_space_adjust), on data received: an upload's socket
+	// keeps it.
+	RmemDefault = 131072
 	// RcvWnd is the receiver's window in bytes: tcp_rmem[2] (6 MB) at
 	// the default scaling_ratio of 50%, the most receive autotuning
 	// (tcp_rcv_space_adjust) opens it to. The model's receiver keeps it

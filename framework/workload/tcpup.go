@@ -30,12 +30,19 @@ type hostSock struct {
 	tp *tcp.Sock
 
 	task    *sim.Task
-	slock   sim.SpinLock  // sk_lock.slock
-	owned   bool          // sock_owned_by_user
-	backlog []tcp.Ack     // sk_backlog: ACKs that came while owned
-	spare   []tcp.Ack     // a processed backlog's array, for the next
-	wq      sim.WaitQueue // sk_sleep
-	nospace bool          // SOCK_NOSPACE: the writer waits for room
+	slock   sim.SpinLock // sk_lock.slock
+	owned   bool         // sock_owned_by_user
+	backlog []tcp.Ack    // sk_backlog: ACKs that came while owned
+	// backlogLen is sk_backlog.len: the truesize sk_add_backlog queued
+	// since __release_sock last ended (it zeroes it only when done, so
+	// ACKs queued while it processes count on top).
+	backlogLen int64
+	// rxTruesize is skb->truesize of the ACKs the host receives (0:
+	// tcp.AckTruesize, the peer's own skb).
+	rxTruesize uint32
+	spare      []tcp.Ack     // a processed backlog's array, for the next
+	wq         sim.WaitQueue // sk_sleep
+	nospace    bool          // SOCK_NOSPACE: the writer waits for room
 
 	sndbuf     int   // sk_sndbuf (autotuned by tcp_sndbuf_expand)
 	writeBytes int64 // bytes the application wrote (write_seq in bytes)
@@ -62,6 +69,7 @@ type hostSock struct {
 	Sleeps, Wakeups, TSQThrottled uint64
 	Autocorked                    uint64 // LINUX_MIB_TCPAUTOCORKING: pushes held that set TSQ_THROTTLED
 	BacklogCoalesced              uint64 // LINUX_MIB_TCPBACKLOGCOALESCE: ACKs merged into the backlog's tail
+	BacklogDropped                uint64 // LINUX_MIB_TCPBACKLOGDROP: ACKs the full backlog dropped
 }
 
 func (tr *Traffic) startUp(f *TCPFlow, at sim.Time, cpus []int) (*sim.Task, error) {
@@ -74,6 +82,7 @@ func (tr *Traffic) startUp(f *TCPFlow, at sim.Time, cpus []int) (*sim.Task, erro
 	hs.owner = tr.net.Pool.AddOwner(hs)
 	hs.tp = tcp.NewSock(cc, tr.ECN, at)
 	hs.sndbuf = hs.tp.SndbufExpand(tcp.WmemDefault) // tcp_init_buffer_space
+	hs.rxTruesize = tr.net.LocalRxTruesize(tr.dev, reverse(f.keys))
 	f.Snd, f.Rcv, f.up = hs.tp, tcp.NewReceiver(cc.NeedsECN()), hs
 	hs.task = tr.e.NewTask(fmt.Sprintf("netperf/%d", f.ID), cpus, func(t *sim.Task) {
 		// The process exists from the start and sleeps until its
@@ -294,6 +303,7 @@ func (hs *hostSock) releaseSock(t *sim.Task) {
 		c.LocalBhDisable()
 		hs.slock.Lock(c, hs.tr.site.release)
 	}
+	hs.backlogLen = 0 // __release_sock's end: not before, against a wild producer
 	if hs.tsqDeferred {
 		hs.tsqDeferred = false
 		hs.tsqWrite(c)
@@ -540,7 +550,7 @@ func (f *TCPFlow) farSendAck(a tcp.Ack) {
 func (hs *hostSock) rcvAck(c *sim.CPU, a tcp.Ack) {
 	hs.slock.Lock(c, hs.tr.site.bhLockSock)
 	if hs.owned {
-		hs.addBacklog(a)
+		hs.addBacklog(a) // a drop: the ACK is freed, its news lost
 		hs.slock.Unlock(c)
 		return
 	}
@@ -552,18 +562,48 @@ func (hs *hostSock) rcvAck(c *sim.CPU, a tcp.Ack) {
 // addBacklog is tcp_add_backlog for an ACK that found the socket owned:
 // coalesced into the backlog's tail when it can be (coalesceAck,
 // LINUX_MIB_TCPBACKLOGCOALESCE), so that __release_sock processes one
-// ACK for both, else queued after it (sk_add_backlog; its limit, of
-// sk_rcvbuf twice and half of sk_sndbuf, which ACKs alone do not
-// reach, is not modelled). The tail is that of the backlog not yet
-// taken: __release_sock detaches the list it processes. Coalescing came
-// with 4f693b55c3d2 (5.0); not gated, as no experiment runs TCP on an
-// older kernel.
-func (hs *hostSock) addBacklog(a tcp.Ack) {
+// ACK for both, whatever the backlog's length; else queued after it by
+// sk_add_backlog, which adds its truesize to sk_backlog.len, unless
+// sk_backlog.len (with sk_rmem_alloc, nothing on an upload) is over the
+// limit: then the ACK is dropped (SKB_DROP_REASON_SOCKET_BACKLOG,
+// LINUX_MIB_TCPBACKLOGDROP) and addBacklog reports true. The ACK is
+// no skb of the host's pool (the local receive path carries packets by
+// value), so the drop is the counter's alone, as the softnet backlog's
+// drops of them are (Net.LocalDropped). A merge adds nothing to
+// sk_backlog.len: skb_try_coalesce of an ACK, its payload empty once
+// the header is pulled, fits the tail's tailroom (delta 0). The tail is
+// that of the backlog not yet taken: __release_sock detaches the list
+// it processes. Coalescing came with 4f693b55c3d2 (5.0); not gated, as
+// no experiment runs TCP on an older kernel.
+func (hs *hostSock) addBacklog(a tcp.Ack) bool {
 	if n := len(hs.backlog); n > 0 && coalesceAck(&hs.backlog[n-1], a) {
 		hs.BacklogCoalesced++
-		return
+		return false
+	}
+	if hs.backlogLen > backlogLimit(hs.sndbuf) { // sk_rcvqueues_full
+		hs.BacklogDropped++
+		return true
 	}
 	hs.backlog = append(hs.backlog, a)
+	hs.backlogLen += int64(hs.rxAckTruesize())
+	return false
+}
+
+// backlogLimit is tcp_add_backlog's limit on sk_backlog.len: sk_rcvbuf
+// twice, half of sk_sndbuf and 64 KB of headroom, at most UINT_MAX.
+func backlogLimit(sndbuf int) int64 {
+	return min(2*int64(tcp.RmemDefault)+int64(uint32(sndbuf)>>1)+64<<10, math.MaxUint32)
+}
+
+// rxAckTruesize is skb->truesize of an ACK the host receives: its RX
+// buffer's (Net.LocalRxTruesize), or on a device without a wire the
+// peer's skb itself (veth_xmit hands it over), a pure ACK as
+// __tcp_send_ack allocates it.
+func (hs *hostSock) rxAckTruesize() uint32 {
+	if hs.rxTruesize != 0 {
+		return hs.rxTruesize
+	}
+	return tcp.AckTruesize()
 }
 
 // coalesceAck is tcp_add_backlog's test and merge of a pure ACK a into

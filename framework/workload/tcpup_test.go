@@ -353,3 +353,59 @@ func TestBacklogCoalesce(t *testing.T) {
 			processed, hs.BacklogCoalesced, hs.tp.SndUna, hs.owned)
 	}
 }
+
+// tcp_add_backlog (tcp_ipv4.c) tries to coalesce into the backlog's
+// tail first, even above the limit; an ACK it cannot merge is queued by
+// sk_add_backlog only while sk_backlog.len (the truesize queued since
+// __release_sock last ended) is at most sk_rcvbuf twice, half of
+// sk_sndbuf and 64 KB, and dropped beyond (LINUX_MIB_TCPBACKLOGDROP).
+// __release_sock zeroes sk_backlog.len only once it is done.
+func TestAddBacklogLimit(t *testing.T) {
+	hs, _ := testUpSock(t, 10)
+	hs.owned = true
+	limit := 2*tcp.RmemDefault + hs.sndbuf/2 + 64<<10
+	ts := hs.rxAckTruesize()
+	fits := limit/int(ts) + 1 // queued while the length is at most the limit
+	ack := func(i int) tcp.Ack { return tcp.Ack{Seq: 1, TSval: sim.Time(i) * sim.Millisecond} }
+	for i := 0; i < fits; i++ {
+		if hs.addBacklog(ack(i)) {
+			t.Fatalf("ACK %d dropped with sk_backlog.len %d, limit %d", i, hs.backlogLen, limit)
+		}
+	}
+	if hs.backlogLen <= int64(limit) {
+		t.Fatalf("sk_backlog.len %d after %d ACKs of truesize %d, want over %d", hs.backlogLen, fits, ts, limit)
+	}
+	for _, st := range []struct {
+		name     string
+		a        tcp.Ack
+		drop     bool
+		coalesce uint64
+	}{
+		{"another TSval over the limit: dropped", ack(fits), true, 0},
+		{"the tail's TSval: coalesced, over the limit too", ack(fits - 1), false, 1},
+	} {
+		dropped, coalesced := hs.BacklogDropped, hs.BacklogCoalesced
+		if got := hs.addBacklog(st.a); got != st.drop || hs.BacklogDropped-dropped != b2u(st.drop) || hs.BacklogCoalesced-coalesced != st.coalesce {
+			t.Errorf("%s: dropped %v (counted %d), coalesced %d; want %v, %d", st.name, got, hs.BacklogDropped-dropped,
+				hs.BacklogCoalesced-coalesced, st.drop, st.coalesce)
+		}
+	}
+	if len(hs.backlog) != fits {
+		t.Errorf("backlog holds %d ACKs, want %d", len(hs.backlog), fits)
+	}
+	e := hs.tr.e
+	e.NewTask("netperf", []int{0}, func(tk *sim.Task) { hs.releaseSock(tk) }).Start(0)
+	if err := e.Run(sim.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	if hs.backlogLen != 0 || len(hs.backlog) != 0 {
+		t.Errorf("after release_sock: sk_backlog.len %d, %d queued; want 0, 0", hs.backlogLen, len(hs.backlog))
+	}
+}
+
+func b2u(b bool) uint64 {
+	if b {
+		return 1
+	}
+	return 0
+}

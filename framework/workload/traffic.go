@@ -405,6 +405,7 @@ func (tr *Traffic) Counters() map[string]uint64 {
 			m["tcp_tsq_throttled"] += f.up.TSQThrottled
 			m["tcp_autocorking"] += f.up.Autocorked
 			m["tcp_backlog_coalesce"] += f.up.BacklogCoalesced
+			m["tcp_backlog_drop"] += f.up.BacklogDropped
 		}
 	}
 	return m
