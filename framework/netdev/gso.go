@@ -52,7 +52,7 @@ func (n *Net) splitGSO(c *sim.CPU, q *Qdisc, batch []*skb.SKB) ([]*skb.SKB, bool
 		lastLen := s.Len - l*uint32(segs-1)
 		ts, firstTs := segTruesize(s.TrueSize, segs)
 		if ch, ok := n.Pool.Owner(s).(skb.Charger); ok {
-			ch.Charge(c, int64(firstTs)+int64(ts)*int64(segs-1)-int64(s.TrueSize))
+			ch.Charge(c, s, int64(firstTs)+int64(ts)*int64(segs-1)-int64(s.TrueSize))
 		}
 		s.GSOSegs = 1
 		s.Len, s.TrueSize = l, firstTs

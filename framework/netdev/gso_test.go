@@ -16,9 +16,13 @@ import (
 type chargingSock struct {
 	chargedSock
 	extra int64
+	split []uint16 // the GSO skbs' segment counts, as Charge saw them
 }
 
-func (o *chargingSock) Charge(_ *sim.CPU, bytes int64) { o.extra += bytes }
+func (o *chargingSock) Charge(_ *sim.CPU, s *skb.SKB, bytes int64) {
+	o.extra += bytes
+	o.split = append(o.split, s.GSOSegs)
+}
 
 // cake's split-gso cuts a 10-segment GSO skb into 10 skbs, each with a
 // small head of its own and a tenth of the payload: together they weigh
@@ -59,6 +63,9 @@ func TestSplitGSOTruesize(t *testing.T) {
 	}
 	if o.extra != sum-int64(gsoTs) {
 		t.Errorf("socket charged %d more, want the segments' excess %d", o.extra, sum-int64(gsoTs))
+	}
+	if len(o.split) != 1 || o.split[0] != segs {
+		t.Errorf("Charge saw GSO skbs of %v segments, want one of %d (before the split)", o.split, segs)
 	}
 }
 

@@ -181,8 +181,9 @@ func TestQdiscOnTheHost(t *testing.T) {
 		rep  *report.Report
 	}{{"pfifo 8 flows", f8}, {"pfifo 64 flows", f64}} {
 		c := r.rep.Counters
-		t.Logf("host %s: tcp_autocorking %d, tcp_tsq_throttled %d, tcp_sndbuf_sleeps %d, tcp_backlog_coalesce %d, goodput %.1f Mbit/s",
-			r.name, c["tcp_autocorking"], c["tcp_tsq_throttled"], c["tcp_sndbuf_sleeps"], c["tcp_backlog_coalesce"], r.rep.Goodput()/1e6)
+		t.Logf("host %s: tcp_autocorking %d, tcp_tsq_throttled %d, tcp_sndbuf_sleeps %d, tcp_backlog_coalesce %d, tcp_backlog_drop %d, tcp_spurious_rtx_hostqueues %d, goodput %.1f Mbit/s",
+			r.name, c["tcp_autocorking"], c["tcp_tsq_throttled"], c["tcp_sndbuf_sleeps"], c["tcp_backlog_coalesce"], c["tcp_backlog_drop"],
+			c["tcp_spurious_rtx_hostqueues"], r.rep.Goodput()/1e6)
 	}
 	// netperf's 16 KB writes while the host holds the socket's skbs are
 	// corked for the TSQ tasklet (tcp_should_autocork), and the report

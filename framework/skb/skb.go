@@ -160,9 +160,13 @@ type Owner interface {
 // Charger is an Owner whose socket takes more truesize after its skb
 // was built: tcp_gso_segment adds the segments' truesize over the GSO
 // skb's to sk_wmem_alloc (refcount_add of delta), since tcp_wfree
-// moves to every segment.
+// moves to every segment. s is the GSO skb, as it was before the
+// split: skb_gso_segment's caller consumes it (its segments are new
+// skbs), so a socket that looks for it in the host (TCP's
+// skb_fclone_busy: it is the clone of an rtx-queue skb) no longer
+// finds it, though the model's first segment keeps its handle.
 type Charger interface {
-	Charge(c *sim.CPU, bytes int64)
+	Charge(c *sim.CPU, s *SKB, bytes int64)
 }
 
 // OwnerID is an skb's Owner as its pool knows it (Pool.AddOwner), 0 for

@@ -178,6 +178,23 @@ func (tp *Sock) rtxSkbEnd(i int) int64 {
 	return tp.SndNxt
 }
 
+// rtxSkbIndex is the index (from the oldest) of the rtx queue's skb
+// holding segment seq (SndUna <= seq < SndNxt).
+func (tp *Sock) rtxSkbIndex(seq int64) int {
+	live := tp.rtxSkbs[tp.rtxSkbsOff:]
+	return sort.Search(len(live), func(i int) bool { return live[i] > seq }) - 1
+}
+
+// rtxSkbStartsAt reports whether an skb of the rtx queue starts at
+// segment seq.
+func (tp *Sock) rtxSkbStartsAt(seq int64) bool {
+	i := tp.rtxSkbIndex(seq)
+	return i >= 0 && tp.rtxSkbs[tp.rtxSkbsOff+i] == seq
+}
+
+// rtxSkbEndAt is the end of the rtx queue's skb holding segment seq.
+func (tp *Sock) rtxSkbEndAt(seq int64) int64 { return tp.rtxSkbEnd(tp.rtxSkbIndex(seq)) }
+
 // cleanRtxSkbs is tcp_clean_rtx_queue's unlinking of the skbs the
 // cumulative ACK covers wholly (tcp_rtx_queue_unlink_and_free).
 func (tp *Sock) cleanRtxSkbs() {

@@ -22,6 +22,18 @@ type Output interface {
 	Transmit(tp *Sock, seq int64, segs int, tstamp sim.Time, cwr, retrans bool) bool
 }
 
+// HostQueue is an Output whose host can tell that an skb's clone is
+// still in it: skb_still_in_host_queue (tcp_output.c) for the rtx-queue
+// skb whose first segment is seq. The skb_fclone_busy test: the clone
+// tcp_transmit_skb sent of it is in a qdisc or the driver, neither
+// freed nor consumed by GSO segmentation. True sets TSQ_THROTTLED (the
+// clone's TX completion runs the TSQ handler, which retransmits then)
+// and counts LINUX_MIB_TCPSPURIOUS_RTX_HOSTQUEUES. A sender without it
+// (the far end) never finds one.
+type HostQueue interface {
+	StillInHostQueue(tp *Sock, seq int64) bool
+}
+
 // transmit is the bookkeeping of __tcp_transmit_skb and
 // tcp_update_skb_after_send for segs segments from seq: the EDT stamp
 // advances by the skb's length at the pacing rate when sch_fq paces
@@ -138,13 +150,18 @@ func (tp *Sock) cwndValidate(limited bool) {
 }
 
 // XmitRetransmitQueue is tcp_xmit_retransmit_queue: segments marked
-// lost and not yet retransmitted, in order, while cwnd allows; runs of
-// them go out as one skb (up to tcp_tso_segs). It returns the segments
-// sent.
+// lost and not yet retransmitted, in order, while cwnd allows, an
+// rtx-queue skb at a time (tcp_retransmit_skb): a run of lost segments
+// goes out as one skb up to tcp_tso_segs and the end of the skb it is
+// in (tcp_retrans_try_collapse merges only skbs shorter than one MSS,
+// which a bulk sender's are not). __tcp_retransmit_skb refuses an skb
+// whose clone is still in the host (skb_still_in_host_queue, -EBUSY:
+// HostQueue), which ends the walk. It returns the segments sent.
 func (tp *Sock) XmitRetransmitQueue(out Output) int {
 	if tp.LostOut <= tp.RetransOut {
 		return 0
 	}
+	hq, _ := out.(HostQueue)
 	sent := 0
 	seq := max(tp.rtxHint, tp.SndUna)
 	for seq < tp.SndNxt {
@@ -159,11 +176,19 @@ func (tp *Sock) XmitRetransmitQueue(out Output) int {
 			break
 		}
 		n := 1
-		most := min(int(tp.Cwnd-inFlight), tp.TSOSegs())
-		for n < most && seq+int64(n) < tp.SndNxt && tp.seg(seq+int64(n)).flags&(segLost|segRetrans|segSacked) == segLost {
+		most := min(int(tp.Cwnd-inFlight), tp.TSOSegs(), int(tp.rtxSkbEndAt(seq)-seq))
+		for n < most && tp.seg(seq+int64(n)).flags&(segLost|segRetrans|segSacked) == segLost {
 			n++
 		}
 		if out.SmallQueueCheck(tp, n, 1) {
+			break
+		}
+		// skb_still_in_host_queue, before __tcp_retransmit_skb
+		// splits anything: only an skb that starts at seq can have
+		// a clone in the host; one starting below was split at seq
+		// by the SACK processing that left [seq, ...) lost, and the
+		// piece from seq is a new skb (tcp_fragment's).
+		if hq != nil && tp.rtxSkbStartsAt(seq) && hq.StillInHostQueue(tp, seq) {
 			break
 		}
 		// The skbs sent are [seq, seq+n): tcp_fragment splits off

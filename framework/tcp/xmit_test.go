@@ -156,3 +156,67 @@ func TestRtxSkbs(t *testing.T) {
 		t.Errorf("all acked: %d skbs, want 0", n)
 	}
 }
+
+// hostQueueOut records the skbs transmitted and says which rtx-queue
+// skbs (by their first segment) have a clone in the host.
+type hostQueueOut struct {
+	busy  map[int64]bool
+	sent  []Range
+	asked []int64
+}
+
+func (*hostQueueOut) SmallQueueCheck(*Sock, int, uint) bool { return false }
+
+func (o *hostQueueOut) Transmit(_ *Sock, seq int64, segs int, _ sim.Time, _, _ bool) bool {
+	o.sent = append(o.sent, Range{seq, seq + int64(segs)})
+	return true
+}
+
+func (o *hostQueueOut) StillInHostQueue(_ *Sock, seq int64) bool {
+	o.asked = append(o.asked, seq)
+	return o.busy[seq]
+}
+
+// tcp_xmit_retransmit_queue walks the rtx queue an skb at a time:
+// __tcp_retransmit_skb sends at most that skb (tcp_fragment cuts it to
+// cwnd and tcp_tso_segs; tcp_retrans_try_collapse merges only skbs
+// shorter than one MSS), and refuses, -EBUSY, one whose fclone clone
+// is still in a qdisc or the driver (skb_still_in_host_queue), which
+// ends the walk.
+func TestRetransmitSkbStillInHostQueue(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		busy  []int64
+		sent  []Range
+		asked []int64
+	}{
+		{"none in the host: skb by skb", nil, []Range{{0, 5}, {5, 10}}, []int64{0, 5}},
+		{"the first in the host: nothing sent", []int64{0}, nil, []int64{0}},
+		{"the second in the host: the first sent", []int64{5}, []Range{{0, 5}}, []int64{0, 5}},
+	} {
+		tp := NewSock(Reno{}, false, 0)
+		tp.WriteSeq = 10
+		tp.WriteXmit(&scriptOut{}) // cwnd 10: two skbs of 5
+		tp.SetNow(tp.RTOAt())
+		if !tp.OnRTO(tp.Now()) || tp.LostOut != 10 {
+			t.Fatalf("%s: RTO marked %d lost, want 10", c.name, tp.LostOut)
+		}
+		tp.Cwnd = 10 // room for all of it
+		out := &hostQueueOut{busy: map[int64]bool{}}
+		for _, s := range c.busy {
+			out.busy[s] = true
+		}
+		n := tp.XmitRetransmitQueue(out)
+		want := 0
+		for _, r := range c.sent {
+			want += int(r.Len())
+		}
+		if n != want || !slices.Equal(out.sent, c.sent) || !slices.Equal(out.asked, c.asked) {
+			t.Errorf("%s: retransmitted %d as %v, asked about %v; want %d as %v, asked about %v",
+				c.name, n, out.sent, out.asked, want, c.sent, c.asked)
+		}
+		if tp.RetransOut != uint32(want) {
+			t.Errorf("%s: retrans_out %d, want %d", c.name, tp.RetransOut, want)
+		}
+	}
+}

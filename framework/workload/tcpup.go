@@ -62,7 +62,14 @@ type hostSock struct {
 	rtoDeferred                    bool // TCP_WRITE_TIMER_DEFERRED
 	rtoFn                          func(c *sim.CPU)
 
-	owner     skb.OwnerID // hs in the host's skb pool
+	owner skb.OwnerID // hs in the host's skb pool
+	// clones maps the first segment of each rtx-queue skb whose clone
+	// (the fclone tcp_transmit_skb sent) is in the host, in a qdisc or
+	// the driver, to the clone's handle: skb_fclone_busy. It goes at
+	// the clone's free (TX completion or drop) or its GSO segmentation
+	// (Charge: skb_gso_segment's caller consumes it). Looked up by key
+	// only, never walked.
+	clones    map[int64]skb.Handle
 	fqChecked bool
 	cpu       *sim.CPU // the CPU running this socket's code now (tcp.Output)
 
@@ -70,6 +77,7 @@ type hostSock struct {
 	Autocorked                    uint64 // LINUX_MIB_TCPAUTOCORKING: pushes held that set TSQ_THROTTLED
 	BacklogCoalesced              uint64 // LINUX_MIB_TCPBACKLOGCOALESCE: ACKs merged into the backlog's tail
 	BacklogDropped                uint64 // LINUX_MIB_TCPBACKLOGDROP: ACKs the full backlog dropped
+	SpuriousRtxHostQueues         uint64 // LINUX_MIB_TCPSPURIOUS_RTX_HOSTQUEUES: retransmissions refused, the original in the host
 }
 
 func (tr *Traffic) startUp(f *TCPFlow, at sim.Time, cpus []int) (*sim.Task, error) {
@@ -396,6 +404,10 @@ func (hs *hostSock) Transmit(tp *tcp.Sock, seq int64, segs int, tstamp sim.Time,
 	s.OooOkay = tcpOooOkay(hs.wmemAlloc, tp.PacketsOut())
 	hs.wmemLine.Atomic(c)
 	hs.wmemAlloc += int64(s.TrueSize)
+	if hs.clones == nil {
+		hs.clones = map[int64]skb.Handle{}
+	}
+	hs.clones[seq] = s.Handle // the rtx-queue skb from seq has its clone out
 	rc := tr.net.DevQueueXmit(c, tr.dev, s)
 	tp.SetNow(c.Now())
 	if !hs.fqChecked {
@@ -428,24 +440,56 @@ func (hs *hostSock) Transmit(tp *tcp.Sock, seq int64, segs int, tstamp sim.Time,
 	return true
 }
 
-// Release is tcp_wfree, the destructor: sk_wmem_alloc drops by the
-// truesize; a socket TSQ throttled is queued for the TSQ tasklet on this
-// CPU (unless this runs in ksoftirqd with more still in flight: the
-// queues drain first).
 // Charge is tcp_gso_segment's refcount_add(delta, &sk->sk_wmem_alloc):
 // the segments of a GSO skb weigh more than it did (skb.Charger).
-func (hs *hostSock) Charge(c *sim.CPU, bytes int64) {
+// The GSO skb, the clone of an rtx-queue skb, is consumed once it is
+// segmented: skb_fclone_busy no longer finds it.
+func (hs *hostSock) Charge(c *sim.CPU, s *skb.SKB, bytes int64) {
 	hs.wmemLine.AtomicNoSync(c)
 	hs.wmemAlloc += bytes
+	hs.forgetClone(s)
+}
+
+// forgetClone is the end of clone s in the host (its kfree_skbmem drops
+// the fclone reference).
+func (hs *hostSock) forgetClone(s *skb.SKB) {
+	if h, ok := hs.clones[s.Cb.Seq]; ok && h == s.Handle {
+		delete(hs.clones, s.Cb.Seq)
+	}
+}
+
+// StillInHostQueue implements tcp.HostQueue: skb_still_in_host_queue
+// for the rtx-queue skb from seq. Its clone is in the host while it is
+// neither freed nor segmented; then TSQ_THROTTLED is set, so that the
+// TX completion of what the host holds (tcp_wfree) runs the TSQ handler
+// and retransmits, and LINUX_MIB_TCPSPURIOUS_RTX_HOSTQUEUES counts it
+// (skb_fclone_busy is tested again after setting the bit: no
+// completion can come between here).
+func (hs *hostSock) StillInHostQueue(tp *tcp.Sock, seq int64) bool {
+	h, ok := hs.clones[seq]
+	if !ok {
+		return false
+	}
+	if hs.tr.net.Pool.Lookup(h) == nil {
+		sim.Panicf("tcp/%d: the clone of the rtx skb from segment %d was freed unseen", hs.f.ID, seq)
+	}
+	hs.throttled = true
+	hs.SpuriousRtxHostQueues++
+	return true
 }
 
 // FClones implements netdev.FCloneOwner: an upload's skbs are the
 // clones __tcp_transmit_skb sends of tcp_stream_alloc_skb's fclones.
 func (hs *hostSock) FClones() bool { return true }
 
+// Release is tcp_wfree, the destructor: sk_wmem_alloc drops by the
+// truesize; a socket TSQ throttled is queued for the TSQ tasklet on this
+// CPU (unless this runs in ksoftirqd with more still in flight: the
+// queues drain first). A clone of an rtx-queue skb ends here.
 func (hs *hostSock) Release(c *sim.CPU, s *skb.SKB) {
 	hs.wmemLine.AtomicNoSync(c)
 	hs.wmemAlloc -= int64(s.TrueSize)
+	hs.forgetClone(s)
 	// tcp_wfree keeps one reference of the skb's until it is done (its
 	// sk_free): refcount_sub_and_test(skb->truesize - 1).
 	if wmemAllocRef(hs.wmemAlloc)+1 >= int64(skb.SkbTruesize(1)) && strings.HasPrefix(c.Current().Name, "ksoftirqd/") {

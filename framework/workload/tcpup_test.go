@@ -4,6 +4,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/txlab/txlab/framework/netdev"
 	"github.com/txlab/txlab/framework/sim"
 	"github.com/txlab/txlab/framework/skb"
 	"github.com/txlab/txlab/framework/tcp"
@@ -408,4 +409,46 @@ func b2u(b bool) uint64 {
 		return 1
 	}
 	return 0
+}
+
+// skb_still_in_host_queue (tcp_output.c) finds an rtx-queue skb busy
+// while the fclone clone tcp_transmit_skb sent of it is in the host
+// (skb_fclone_busy): until the clone is freed (TX completion, a drop:
+// tcp_wfree) or consumed by GSO segmentation (skb_gso_segment's caller,
+// tcp_gso_segment's charge). A busy skb sets TSQ_THROTTLED and counts
+// LINUX_MIB_TCPSPURIOUS_RTX_HOSTQUEUES.
+func TestStillInHostQueue(t *testing.T) {
+	hs, c := testUpSock(t, 10) // skbs from segments 0 and 5
+	hs.tr.net = &netdev.Net{}
+	hs.f = &TCPFlow{}
+	clone := func(seq int64) *skb.SKB {
+		s := hs.tr.net.Pool.Get()
+		s.Cb.Seq = seq
+		if hs.clones == nil {
+			hs.clones = map[int64]skb.Handle{}
+		}
+		hs.clones[seq] = s.Handle // Transmit's
+		return s
+	}
+	a, b := clone(0), clone(5)
+	for _, st := range []struct {
+		name  string
+		step  func()
+		seq   int64
+		busy  bool
+		count uint64
+	}{
+		{"the first skb's clone queued", func() {}, 0, true, 1},
+		{"the second's too", func() {}, 5, true, 2},
+		{"the first's clone segmented (GSO)", func() { hs.Charge(c, a, 0) }, 0, false, 2},
+		{"the second's clone freed", func() { hs.Release(c, b); hs.tr.net.Pool.Put(b) }, 5, false, 2},
+		{"a new clone of the first", func() { clone(0) }, 0, true, 3},
+	} {
+		hs.throttled = false
+		st.step()
+		if got := hs.StillInHostQueue(hs.tp, st.seq); got != st.busy || hs.throttled != st.busy || hs.SpuriousRtxHostQueues != st.count {
+			t.Errorf("%s: busy %v, TSQ_THROTTLED %v, counted %d; want %v, %v, %d", st.name, got, hs.throttled,
+				hs.SpuriousRtxHostQueues, st.busy, st.busy, st.count)
+		}
+	}
 }

@@ -406,6 +406,7 @@ func (tr *Traffic) Counters() map[string]uint64 {
 			m["tcp_autocorking"] += f.up.Autocorked
 			m["tcp_backlog_coalesce"] += f.up.BacklogCoalesced
 			m["tcp_backlog_drop"] += f.up.BacklogDropped
+			m["tcp_spurious_rtx_hostqueues"] += f.up.SpuriousRtxHostQueues
 		}
 	}
 	return m
