@@ -153,7 +153,8 @@ func (tp *Sock) pruneTsorted() {
 
 // sacktag marks the blocks' segments SACKed (RFC 2018), skipping what
 // the previous ACK's blocks already covered (recv_sack_cache); it
-// returns the segments newly SACKed.
+// returns the segments newly SACKed. The rtx queue's skbs follow
+// (sacktagWalk).
 func (tp *Sock) sacktag(blocks []Range, firstSackt, lastSackt *sim.Time) int {
 	newly := 0
 	for _, b := range blocks {
@@ -163,32 +164,132 @@ func (tp *Sock) sacktag(blocks []Range, firstSackt, lastSackt *sim.Time) int {
 				start = min(c.End, end)
 			}
 		}
-		for seq := start; seq < end; seq++ {
-			st := tp.seg(seq)
-			if st.flags&segSacked != 0 {
-				continue
-			}
-			if st.flags&segLost != 0 {
-				tp.LostOut--
-			}
-			if st.flags&segRetrans != 0 {
-				tp.RetransOut--
-			}
-			st.flags = st.flags&segEverRtx | segSacked
-			tp.SackedOut++
-			newly++
-			tp.rackAdvance(st)
-			if st.flags&segEverRtx == 0 {
-				if *firstSackt < 0 || st.xmit < *firstSackt {
-					*firstSackt = st.xmit
-				}
-				if st.xmit > *lastSackt {
-					*lastSackt = st.xmit
-				}
-			}
+		if start < end {
+			newly += tp.sacktagWalk(start, end, firstSackt, lastSackt)
 		}
 	}
 	tp.sackCache = append(tp.sackCache[:0], blocks...)
+	return newly
+}
+
+// shiftMaxSegs is tcp_skb_shift's limit on the skb SACKed data moves
+// into: under 65535 * TCP_MIN_GSO_SIZE bytes (tcp_skb_pcount's 16 bits
+// at the least gso_size). skb_shift's own limit, MAX_SKB_FRAGS page
+// fragments, is not modelled: a bulk sender's payload lies in
+// contiguous 32 KB page_frag pages, which skb_shift merges, so 17
+// fragments hold about as much.
+const shiftMaxSegs = (65535*8 - 1) / MSS
+
+// sacktagWalk is tcp_sacktag_walk over the new SACK range [start, end)
+// of the rtx queue, an skb at a time. An skb the range covers only in
+// part is split at the range's edge (tcp_match_skb_to_sack ->
+// tcp_fragment: a new skb from the edge), unless the skb before it is
+// all SACKed: then what the range covers from the skb's front moves
+// into that one (tcp_shift_skb_data, skb_shift), the skb freed if that
+// was all of it (tcp_shifted_skb), after which the next skb, if all
+// SACKed, joins too (the hole filled). The SACKed segments are tagged
+// as they go (tcp_sacktag_one): the skbs stay uniformly SACKed or not,
+// so an skb's SACK state is its first segment's. It returns the
+// segments newly SACKed.
+func (tp *Sock) sacktagWalk(start, end int64, firstSackt, lastSackt *sim.Time) int {
+	newly := 0
+	for seq := start; seq < end; {
+		i := tp.rtxSkbIndex(seq)
+		xs, xe := max(tp.rtxSkbs[tp.rtxSkbsOff+i], tp.SndUna), tp.rtxSkbEnd(i)
+		if xs < seq {
+			// The range starts inside the skb: tcp_shift_skb_data
+			// falls back, tcp_match_skb_to_sack splits at seq.
+			tp.fragment(seq)
+			continue
+		}
+		to := min(xe, end) // what the range covers of the skb, from its front
+		if i > 0 && tp.canShift(i, to-xs) {
+			// tcp_shift_skb_data: [xs, to) joins the skb before.
+			newly += tp.tagSacked(xs, to, firstSackt, lastSackt)
+			if to < xe {
+				tp.rtxSkbs[tp.rtxSkbsOff+i] = to // skb->seq advances; it keeps the rest
+				seq = to
+				continue
+			}
+			tp.unlinkRtxSkb(i) // emptied: tcp_rtx_queue_unlink_and_free
+			// The hole filled: the next skb, all SACKed, joins as well.
+			if i < tp.RtxSkbs() && tp.seg(tp.rtxSkbs[tp.rtxSkbsOff+i]).flags&segSacked != 0 &&
+				tp.canShiftSegs(i-1, tp.rtxSkbEnd(i)-tp.rtxSkbs[tp.rtxSkbsOff+i]) {
+				tp.unlinkRtxSkb(i)
+			}
+			seq = tp.rtxSkbEnd(i - 1) // the walk goes on after the skb it grew
+			continue
+		}
+		if to < xe {
+			tp.fragment(to) // tcp_match_skb_to_sack: the SACKed front is the skb
+		}
+		newly += tp.tagSacked(xs, to, firstSackt, lastSackt)
+		seq = to
+	}
+	return newly
+}
+
+// canShift is tcp_shift_skb_data's test for moving segs segments from
+// the front of the rtx queue's i-th skb into the (i-1)-th: that one all
+// SACKed (its tag bits SACKED_ACKED alone), the i-th not retransmitted
+// without being lost (TCPCB_SACKED_RETRANS alone: not S from R), and
+// room (tcp_skb_shift). The skbs' MSS agree (every segment is full)
+// and nothing stops a collapse (tcp_skb_can_collapse: no EOR, TLS or
+// MPTCP here).
+func (tp *Sock) canShift(i int, segs int64) bool {
+	if tp.seg(tp.rtxSkbs[tp.rtxSkbsOff+i]).flags&(segLost|segRetrans) == segRetrans {
+		return false
+	}
+	return tp.canShiftSegs(i-1, segs)
+}
+
+// canShiftSegs reports whether the rtx queue's i-th skb is all SACKed
+// and can take segs segments more (tcp_skb_shift).
+func (tp *Sock) canShiftSegs(i int, segs int64) bool {
+	ps := max(tp.rtxSkbs[tp.rtxSkbsOff+i], tp.SndUna)
+	pe := tp.rtxSkbEnd(i)
+	if ps >= pe || tp.seg(ps).flags&(segSacked|segLost|segRetrans) != segSacked {
+		return false
+	}
+	return pe-ps+segs <= shiftMaxSegs
+}
+
+// unlinkRtxSkb removes the rtx queue's i-th skb (its data moved into
+// the one before).
+func (tp *Sock) unlinkRtxSkb(i int) {
+	j := tp.rtxSkbsOff + i
+	tp.rtxSkbs = append(tp.rtxSkbs[:j], tp.rtxSkbs[j+1:]...)
+}
+
+// tagSacked is tcp_sacktag_one for segments [from, to): each not yet
+// SACKed is, leaving the lost and retransmitted counts; it returns how
+// many.
+func (tp *Sock) tagSacked(from, to int64, firstSackt, lastSackt *sim.Time) int {
+	newly := 0
+	for seq := from; seq < to; seq++ {
+		st := tp.seg(seq)
+		if st.flags&segSacked != 0 {
+			continue
+		}
+		if st.flags&segLost != 0 {
+			tp.LostOut--
+		}
+		if st.flags&segRetrans != 0 {
+			tp.RetransOut--
+		}
+		st.flags = st.flags&segEverRtx | segSacked
+		tp.SackedOut++
+		newly++
+		tp.rackAdvance(st)
+		if st.flags&segEverRtx == 0 {
+			if *firstSackt < 0 || st.xmit < *firstSackt {
+				*firstSackt = st.xmit
+			}
+			if st.xmit > *lastSackt {
+				*lastSackt = st.xmit
+			}
+		}
+	}
 	return newly
 }
 

@@ -150,24 +150,22 @@ func (tp *Sock) InSlowStart() bool { return tp.Cwnd < tp.Ssthresh }
 func (tp *Sock) PacketsOut() uint32 { return uint32(tp.SndNxt - tp.SndUna) }
 
 // RtxQueueEmptyOrSingleSkb is tcp_rtx_queue_empty_or_single_skb
-// (f921a4a5bffa, 6.6): nothing awaits an ACK, or all of it is in the
-// newest skb sent (tcp_clean_rtx_queue trims a partly acked head skb,
-// tcp_trim_head) and none of it is SACKed (tcp_sacktag_walk splits a
-// partly SACKed skb).
-func (tp *Sock) RtxQueueEmptyOrSingleSkb() bool {
-	n := tp.RtxSkbs()
-	return n == 0 || n == 1 && tp.SackedOut == 0
-}
+// (f921a4a5bffa, 6.6): the retransmit queue holds at most one skb
+// (tcp_clean_rtx_queue trims a partly acked head skb, tcp_trim_head;
+// tcp_sacktag_walk splits a partly SACKed one).
+func (tp *Sock) RtxQueueEmptyOrSingleSkb() bool { return tp.RtxSkbs() <= 1 }
 
 // RtxSkbs is the number of skbs in the retransmit queue, each with its
 // head charged to sk_wmem_queued: one per skb tcp_write_xmit sent
 // (tso_fragment cut it from the write queue at tcp_tso_segs or cwnd),
-// and one more per piece tcp_fragment split off for a retransmission
-// (__tcp_retransmit_skb), each freed once the cumulative ACK covers it
+// one more per piece tcp_fragment split off (for a retransmission,
+// __tcp_retransmit_skb; at a SACK block's edge, tcp_match_skb_to_sack),
+// one fewer per skb SACK processing emptied into the one before it
+// (tcp_shift_skb_data), each freed once the cumulative ACK covers it
 // (tcp_clean_rtx_queue). A partial ACK trims the oldest
-// (tcp_trim_head): its head stays. The splits and merges of SACK
-// processing (tcp_sacktag_walk's tcp_fragment, tcp_shift_skb_data)
-// are not modelled.
+// (tcp_trim_head): its head stays. tcp_collapse_retrans merges only
+// skbs shorter than one MSS (tcp_retrans_try_collapse), which a bulk
+// sender's never are.
 func (tp *Sock) RtxSkbs() int { return len(tp.rtxSkbs) - tp.rtxSkbsOff }
 
 // rtxSkbEnd is the end of the rtx queue's i-th skb (from the oldest).

@@ -191,10 +191,12 @@ func (tp *Sock) XmitRetransmitQueue(out Output) int {
 		if hq != nil && tp.rtxSkbStartsAt(seq) && hq.StillInHostQueue(tp, seq) {
 			break
 		}
-		// The skbs sent are [seq, seq+n): tcp_fragment splits off
+		// The skb sent is [seq, seq+n): tcp_fragment splits off
 		// what lies beyond (__tcp_retransmit_skb, an skb longer than
-		// cwnd or tcp_tso_segs allow) and what lies before (split by
-		// the SACK processing that left the run lost).
+		// cwnd or tcp_tso_segs allow); what lies before a run that
+		// starts inside an skb was not lost (RTO marks the head
+		// segment whatever its skb, timeoutMarkLost) and is split off
+		// too, as the kernel's per-skb marks would have it.
 		tp.fragment(seq)
 		tp.fragment(seq + int64(n))
 		if !tp.transmit(out, seq, n, true) {

@@ -220,3 +220,48 @@ func TestRetransmitSkbStillInHostQueue(t *testing.T) {
 		}
 	}
 }
+
+// tcp_sacktag_walk (tcp_input.c) makes the rtx queue's skbs follow the
+// SACK blocks: an skb a block covers in part is split at the block's
+// edge (tcp_match_skb_to_sack's tcp_fragment, a new skb), unless the
+// skb before it is all SACKed, when the covered part moves into that
+// one (tcp_shift_skb_data; an skb emptied is freed, tcp_shifted_skb,
+// and then the next skb, if all SACKed, joins too: the hole filled).
+// sk_wmem_queued counts each skb's head, so the count matters.
+func TestSackSplitsAndShifts(t *testing.T) {
+	tp := NewSock(Reno{}, false, 0)
+	tp.Cwnd = 40
+	tp.WriteSeq = 40
+	tp.WriteXmit(&scriptOut{}) // skbs of 20: tcp_cwnd_test's half of cwnd
+	starts := func() []int64 { return slices.Clone(tp.rtxSkbs[tp.rtxSkbsOff:]) }
+	if got := starts(); !slices.Equal(got, []int64{0, 20}) {
+		t.Fatalf("sent 40 in %v, want skbs from 0 and 20", got)
+	}
+	sack := func(una int64, blocks ...int64) Ack {
+		a := Ack{Seq: una}
+		for i := 0; i+1 < len(blocks); i += 2 {
+			a.SACK[a.NSACK] = Range{blocks[i], blocks[i+1]}
+			a.NSACK++
+		}
+		return a
+	}
+	for _, st := range []struct {
+		name   string
+		ack    Ack
+		starts []int64
+		sacked uint32
+	}{
+		{"a block inside an skb: split at both edges", sack(0, 3, 6), []int64{0, 3, 6, 20}, 3},
+		{"the block grows: the next skb's front shifts into the SACKed one", sack(0, 3, 9), []int64{0, 3, 9, 20}, 6},
+		{"grows again", sack(0, 3, 11), []int64{0, 3, 11, 20}, 8},
+		{"a second block: split", sack(0, 13, 15, 3, 11), []int64{0, 3, 11, 13, 15, 20}, 10},
+		{"the hole between filled: merged, and the next SACKed skb too", sack(0, 3, 15), []int64{0, 3, 15, 20}, 12},
+		{"a whole skb and the front of the next", sack(0, 3, 25), []int64{0, 3, 25}, 22},
+		{"the cumulative ACK frees them", sack(25), []int64{25}, 0},
+	} {
+		tp.OnAck(st.ack)
+		if got := starts(); !slices.Equal(got, st.starts) || tp.SackedOut != st.sacked || tp.RtxSkbs() != len(st.starts) {
+			t.Errorf("%s: skbs from %v (%d), sacked_out %d; want %v, %d", st.name, got, tp.RtxSkbs(), tp.SackedOut, st.starts, st.sacked)
+		}
+	}
+}
