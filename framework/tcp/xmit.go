@@ -97,7 +97,15 @@ func (tp *Sock) cwndTest() int {
 // WriteXmit is tcp_write_xmit for a bulk sender: new segments in skbs
 // of up to tcp_tso_segs segments while cwnd, the receive window and TSQ
 // allow. It returns the segments sent.
-func (tp *Sock) WriteXmit(out Output) int {
+func (tp *Sock) WriteXmit(out Output) int { return tp.writeXmit(out, false) }
+
+// PushOne is tcp_push_one: tcp_write_xmit with push_one, which stops
+// after the first skb sent (tcp_sendmsg_locked's push of a full skb at
+// the send head). It returns the segments sent.
+func (tp *Sock) PushOne(out Output) int { return tp.writeXmit(out, true) }
+
+// writeXmit is tcp_write_xmit, of one skb at most if pushOne.
+func (tp *Sock) writeXmit(out Output, pushOne bool) int {
 	sent := 0
 	cwndLimited := false
 	for tp.SndNxt < tp.WriteSeq {
@@ -128,6 +136,9 @@ func (tp *Sock) WriteXmit(out Output) int {
 		tp.rtxSkbs = append(tp.rtxSkbs, tp.SndNxt) // the skb joins the rtx queue's tail
 		tp.SndNxt += int64(segs)
 		sent += segs
+		if pushOne {
+			break
+		}
 	}
 	if sent > 0 && tp.InCwndReduction() {
 		tp.PrrOut += uint32(sent)

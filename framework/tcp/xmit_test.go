@@ -265,3 +265,35 @@ func TestSackSplitsAndShifts(t *testing.T) {
 		}
 	}
 }
+
+// tcp_push_one, from tcp_sendmsg_locked when a write fills the skb at
+// the send head, is tcp_write_xmit with push_one: it stops after one
+// skb (of up to tcp_tso_segs and tcp_cwnd_test's quota), where
+// tcp_push's tcp_write_xmit sends what cwnd allows.
+func TestPushOneSendsOneSkb(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		one  bool
+		sent []int
+	}{
+		{"tcp_push_one", true, []int{5}},
+		{"tcp_push", false, []int{5, 5}},
+	} {
+		tp := NewSock(Reno{}, false, 0)
+		tp.WriteSeq = 20
+		out := &hostQueueOut{}
+		var n int
+		if c.one {
+			n = tp.PushOne(out)
+		} else {
+			n = tp.WriteXmit(out)
+		}
+		var got []int
+		for _, r := range out.sent {
+			got = append(got, int(r.Len()))
+		}
+		if !slices.Equal(got, c.sent) || n != int(tp.SndNxt) {
+			t.Errorf("%s: sent skbs of %v (%d in all, snd_nxt %d), want %v", c.name, got, n, tp.SndNxt, c.sent)
+		}
+	}
+}

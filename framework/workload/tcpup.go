@@ -235,9 +235,9 @@ func (hs *hostSock) run(t *sim.Task) {
 			hs.tp.WriteSeq = hs.writeBytes / tcp.MSS
 			copied += copy
 			if copied < SendSize && hs.tailLen >= sizeGoal && hs.writeBytes-hs.tp.SndNxt*tcp.MSS == hs.tailLen {
-				// A full skb at the send head goes at once
-				// (tcp_push_one).
-				hs.push(c)
+				// A full skb at the send head goes at once,
+				// alone (tcp_push_one).
+				hs.pushOne(c)
 			}
 		}
 		hs.push(c) // tcp_push -> __tcp_push_pending_frames -> tcp_write_xmit
@@ -272,6 +272,15 @@ func (hs *hostSock) push(c *sim.CPU) {
 	hs.cpu = c
 	hs.tp.SetNow(c.Now())
 	hs.tp.WriteXmit(hs)
+	hs.armRTO(c)
+}
+
+// pushOne is tcp_push_one: tcp_write_xmit of the skb at the send head
+// alone (push_one), without tcp_push's autocorking.
+func (hs *hostSock) pushOne(c *sim.CPU) {
+	hs.cpu = c
+	hs.tp.SetNow(c.Now())
+	hs.tp.PushOne(hs)
 	hs.armRTO(c)
 }
 
