@@ -144,13 +144,19 @@ func (tp *Sock) writeXmit(out Output, pushOne bool) int {
 		tp.PrrOut += uint32(sent)
 	}
 	cwndLimited = cwndLimited || tp.InFlight() >= tp.Cwnd
-	tp.cwndValidate(cwndLimited)
+	if sent > 0 || cwndLimited {
+		tp.cwndValidate(cwndLimited)
+	}
 	return sent
 }
 
 // cwndValidate is tcp_cwnd_validate's record of whether cwnd was the
-// limit in the current window (application-limited decay is not
-// modelled: a bulk sender is never application-limited).
+// limit in the current window; tcp_write_xmit calls it when it sent
+// something or cwnd was the limit. Its application-limited decay
+// (tcp_cwnd_application_limited, with tcp_slow_start_after_idle: cwnd
+// halved toward what was used after an RTO's time not cwnd-limited) is
+// not modelled: it spares a writer waiting for send buffer
+// (SOCK_NOSPACE), which a bulk sender mostly is.
 func (tp *Sock) cwndValidate(limited bool) {
 	po := tp.PacketsOut()
 	if tp.SndUna >= tp.cwndUsageSeq || limited || (!tp.isCwndLimited && po > tp.maxPacketsOut) {

@@ -297,3 +297,29 @@ func TestPushOneSendsOneSkb(t *testing.T) {
 		}
 	}
 }
+
+// tsqOut throttles every skb (tcp_small_queue_check).
+type tsqOut struct{ scriptOut }
+
+func (*tsqOut) SmallQueueCheck(*Sock, int, uint) bool { return true }
+
+// tcp_write_xmit calls tcp_cwnd_validate only when it sent something
+// or cwnd was the limit: a push TSQ stops before the first skb leaves
+// what the window recorded (is_cwnd_limited, max_packets_out) as it
+// was.
+func TestCwndValidateOnlyWhenSentOrLimited(t *testing.T) {
+	tp := NewSock(Reno{}, false, 0)
+	tp.WriteSeq = 10
+	tp.WriteXmit(&scriptOut{}) // cwnd 10 filled
+	if !tp.IsCwndLimited() {
+		t.Fatalf("cwnd filled: not cwnd-limited")
+	}
+	tp.OnAck(Ack{Seq: 10}) // cwnd 20; snd_una reaches cwnd_usage_seq
+	tp.WriteSeq = 30
+	if n := tp.WriteXmit(&tsqOut{}); n != 0 {
+		t.Fatalf("TSQ throttled, yet %d sent", n)
+	}
+	if !tp.IsCwndLimited() {
+		t.Errorf("a push that sent nothing, cwnd not the limit, cleared is_cwnd_limited (max_packets_out %d)", tp.maxPacketsOut)
+	}
+}
