@@ -140,3 +140,37 @@ func TestSharedBacklogQuota(t *testing.T) {
 	})
 	h.run(sim.Millisecond)
 }
+
+// The local receive path's packets are not offered (no sender hands them
+// to __dev_queue_xmit), so its backlog drops stay out of the TX identity
+// and its drop reasons; CheckAccounting holds them to their own balance,
+// arrived = delivered + dropped + waiting (on a backlog), at any moment.
+func TestLocalAccounting(t *testing.T) {
+	h := newBacklogHarness(t, 2)
+	h.on(0, 0, func(c *sim.CPU) {
+		c.LocalBhDisable()
+		for i, k := range []byte("lvllll") { // qlen <= 2 taken: l0 v1 l2, then three drops
+			h.arrive(c, k, i)
+		}
+		c.Sync()
+		if h.n.localArrived != 5 || h.n.localDropped != 3 || h.n.localWaiting() != 2 {
+			t.Errorf("arrived %d dropped %d waiting %d, want 5, 3, 2", h.n.localArrived, h.n.localDropped, h.n.localWaiting())
+		}
+		if err := h.n.CheckAccounting(); err != nil {
+			t.Error(err)
+		}
+		if d := h.n.DroppedPackets(); d != 0 {
+			t.Errorf("drop reasons count %d, want none (the TX identity has no local packet)", d)
+		}
+		c.LocalBhEnable()
+	})
+	h.run(sim.Millisecond)
+	if h.n.localDelivered != 2 || h.n.localWaiting() != 0 {
+		t.Fatalf("delivered %d waiting %d, want 2, 0", h.n.localDelivered, h.n.localWaiting())
+	}
+	// A packet lost between arrival and its socket breaks the balance.
+	h.n.localDelivered--
+	if err := h.n.CheckAccounting(); err == nil || !strings.Contains(err.Error(), "local receive") {
+		t.Fatalf("a lost local packet: %v, want the local receive balance's error", err)
+	}
+}

@@ -67,6 +67,30 @@ func (n *Net) LocalRxTruesize(d *Device, k skb.FlowKeys) uint32 {
 	return skb.TruesizeFrag(dev.Info.Rx.BufSize)
 }
 
+// localWaiting counts the packets for local sockets that arrived and
+// are neither delivered nor dropped: on a softnet backlog, or waiting
+// for a local receive queue's NAPI.
+func (n *Net) localWaiting() uint64 {
+	var w uint64
+	for i := range n.sd {
+		if b := n.sd[i].backlog; b != nil {
+			for _, q := range [][]backlogSkb{b.input, b.process[b.head:]} {
+				for _, e := range q {
+					if e.s == nil {
+						w++
+					}
+				}
+			}
+		}
+	}
+	for _, d := range n.Devs {
+		for _, lq := range d.local {
+			w += uint64(len(lq.pending) - lq.head)
+		}
+	}
+	return w
+}
+
 // ExpectLocalReceive says, before the run, that a workload will deliver
 // packets to the host's sockets (Deliver, DeliverTo).
 func (n *Net) ExpectLocalReceive() { n.localReceive = true }
@@ -118,6 +142,7 @@ func (n *Net) deliverLocal(d *Device, at sim.Time, k skb.FlowKeys, cpu int, p lo
 	if !n.localReceive {
 		sim.Panicf("a packet delivered to the host's sockets without ExpectLocalReceive")
 	}
+	n.localArrived++
 	dev, q, rxCPU := n.rxSteer(d, k)
 	if !dev.Info.Wire {
 		// __netif_rx on the sending CPU from engine context: a drop

@@ -96,6 +96,11 @@ type Net struct {
 	rtnlFree    skb.List // dropped by a qdisc change, not yet freed (rtnl_kfree_skbs)
 	stack       stackState
 
+	// The local receive path's own balance (checked by
+	// CheckAccounting): its packets are not offered (no sender hands
+	// them to __dev_queue_xmit), so they stay out of the TX identity.
+	// localArrived = localDelivered + localDropped + localWaiting().
+	localArrived   uint64 // packets for the host's sockets that reached it
 	localDelivered uint64 // packets the local receive path handed to sockets
 	backlogHeld    int64  // skbs on the CPUs' softnet backlogs
 	localDropped   uint64 // packets for local sockets the backlog dropped
@@ -893,6 +898,10 @@ func (n *Net) CheckAccounting() error {
 	}
 	if located > inflight {
 		return fmt.Errorf("accounting: %d packets sit in qdiscs but only %d are in flight", located, inflight)
+	}
+	if w := n.localWaiting(); n.localArrived != n.localDelivered+n.localDropped+w {
+		return fmt.Errorf("accounting: local receive: arrived %d != delivered %d + dropped %d + waiting %d",
+			n.localArrived, n.localDelivered, n.localDropped, w)
 	}
 	return nil
 }

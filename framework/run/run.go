@@ -1067,6 +1067,21 @@ func fillResults(rep *report.Report, net *netdev.Net, e *sim.Engine, dev *netdev
 	if net.Clones > 0 {
 		rep.Counters["qdisc_clones"] = net.Clones // only when a qdisc duplicated, so other reports keep their keys
 	}
+	// softnet_stat's dropped column summed over the CPUs (every
+	// enqueue_to_backlog drop), and the part of it that were packets for
+	// the host's sockets: those are not offered, so they are not in drops
+	// (the TX identity's reasons). Only when some, so other reports keep
+	// their keys.
+	var softnetDropped uint64
+	for cpu := range e.CPUs {
+		softnetDropped += net.Softnet(cpu).Dropped
+	}
+	if softnetDropped > 0 {
+		rep.Counters["softnet_dropped"] = softnetDropped
+	}
+	if d := net.LocalDropped(); d > 0 {
+		rep.Counters["local_backlog_dropped"] = d
+	}
 	if net.GSOSegments > 0 {
 		rep.Counters["gso_segments"] = net.GSOSegments // only when a qdisc split GSO skbs (cake's split-gso)
 	}
