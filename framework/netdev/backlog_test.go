@@ -174,3 +174,28 @@ func TestLocalAccounting(t *testing.T) {
 		t.Fatalf("a lost local packet: %v, want the local receive balance's error", err)
 	}
 }
+
+// A poll of the backlog NAPI costs backlog_poll, not napi_poll: process_backlog
+// has no device interrupt to re-arm.
+func TestBacklogPollCost(t *testing.T) {
+	h := newBacklogHarness(t, 10)
+	costs := h.e.Costs
+	costs.NapiPoll, costs.BacklogPoll, costs.PeerRx = 1000, 30, 0
+	h.on(0, 0, func(c *sim.CPU) {
+		c.LocalBhDisable()
+		h.arrive(c, 'l', 0)
+		c.Spend(1)
+		c.Sync()                                    // the arrival's interrupt
+		h.n.sd[0].pollList = h.n.sd[0].pollList[:0] // polled by hand
+		b := h.n.sd[0].backlog
+		t0 := c.Now()
+		if work, done := h.n.napiPoll(c, &b.napi); work != 1 || !done {
+			t.Errorf("poll: %d done %v, want 1, done", work, done)
+		}
+		if spent := c.Now() - t0; spent != 30 {
+			t.Errorf("the backlog's poll took %d ns, want backlog_poll's 30", spent)
+		}
+		c.LocalBhEnable()
+	})
+	h.run(sim.Millisecond)
+}

@@ -91,12 +91,14 @@ func (n *Net) netRxAction(c *sim.CPU) {
 // incomplete (the whole weight) unless both finished.
 func (n *Net) napiPoll(c *sim.CPU, x *napi) (int, bool) {
 	n.softnet[c.ID].Polls++
+	if x.backlog != nil {
+		// No device behind it: no interrupt to re-arm, no DIM.
+		c.Spend(n.E.Costs.BacklogPoll)
+		return n.processBacklog(c, x.backlog, napiWeight) // quota dev_weight
+	}
 	c.Spend(n.E.Costs.NapiPoll)
 	if x.local != nil {
 		return n.pollLocal(c, x.local, napiWeight)
-	}
-	if x.backlog != nil {
-		return n.processBacklog(c, x.backlog, napiWeight) // quota dev_weight
 	}
 	work, done := x.dev.Drv.Poll(x.dev.ctxFor(c), x.vec, napiWeight)
 	d := x.dev
