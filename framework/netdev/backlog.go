@@ -86,11 +86,14 @@ func (n *Net) enqueueToBacklog(c *sim.CPU, at sim.Time, cpu int, e backlogSkb) b
 }
 
 // napiListAdd is ____napi_schedule for a NAPI already marked scheduled:
-// onto this CPU's poll_list, NET_RX_SOFTIRQ raised.
+// onto this CPU's poll_list, NET_RX_SOFTIRQ raised unless net_rx_action
+// runs here (sd->in_net_rx_action): it takes poll_list again itself.
 func (n *Net) napiListAdd(c *sim.CPU, x *napi) {
 	sd := &n.sd[c.ID]
 	sd.pollList = append(sd.pollList, x)
-	c.RaiseSoftirq(sim.NetRxSoftirq)
+	if !sd.inNetRxAction {
+		c.RaiseSoftirq(sim.NetRxSoftirq)
+	}
 }
 
 // processBacklog is process_backlog with quota: deliver from

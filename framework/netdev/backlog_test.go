@@ -199,3 +199,40 @@ func TestBacklogPollCost(t *testing.T) {
 	})
 	h.run(sim.Millisecond)
 }
+
+// net_rx_action: a NAPI scheduled while it runs (____napi_schedule with
+// sd->in_net_rx_action set raises nothing) is polled in the same
+// net_rx_action once its list and repoll list are empty ('goto start'),
+// with what is left of the budget: here the backlog's poll delivers one
+// packet whose handler schedules a second NAPI with one more, and a
+// budget of 2 runs out on it (a time_squeeze), with NET_RX not raised.
+func TestNetRxActionRestart(t *testing.T) {
+	h := newBacklogHarness(t, 10)
+	h.n.Cfg.NetdevBudget = 2
+	second := &localRx{pending: []localPkt{{fn: func(*sim.CPU) { h.got = append(h.got, "second") }}}}
+	second.napi = &napi{vec: -1, local: second}
+	h.n.localArrived++ // second's packet
+	runs := 0
+	h.e.CPUs[0].SetSoftirqHandler(sim.NetRxSoftirq, func(c *sim.CPU) { runs++; h.n.netRxAction(c) })
+	h.on(0, 0, func(c *sim.CPU) {
+		c.LocalBhDisable()
+		h.n.Deliver(h.dev, c.Now(), skb.FlowKeys{}, 0, func(c *sim.CPU) {
+			h.got = append(h.got, "l0")
+			h.n.napiSchedule(c, second.napi)
+		})
+		c.Spend(1)
+		c.Sync() // the arrival's interrupt
+		c.LocalBhEnable()
+	})
+	h.run(sim.Millisecond)
+	if got := strings.Join(h.got, " "); got != "l0 second" {
+		t.Fatalf("delivered %q, want l0 second", got)
+	}
+	sn := h.n.Softnet(0)
+	if sn.TimeSqueeze != 1 || sn.Polls != 2 {
+		t.Errorf("time_squeeze %d polls %d, want 1, 2 (one net_rx_action, its budget of 2 spent)", sn.TimeSqueeze, sn.Polls)
+	}
+	if runs != 1 {
+		t.Errorf("net_rx_action ran %d times, want once", runs)
+	}
+}

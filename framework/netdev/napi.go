@@ -28,9 +28,7 @@ func (n *Net) napiSchedule(c *sim.CPU, x *napi) {
 		return
 	}
 	x.scheduled = true
-	sd := &n.sd[c.ID]
-	sd.pollList = append(sd.pollList, x)
-	c.RaiseSoftirq(sim.NetRxSoftirq)
+	n.napiListAdd(c, x)
 }
 
 // netRxAction is net_rx_action: poll each NAPI on this CPU's poll_list
@@ -38,7 +36,10 @@ func (n *Net) napiSchedule(c *sim.CPU, x *napi) {
 // its whole weight goes on the repoll list, spliced back behind the ones
 // not reached and the ones scheduled meanwhile, and the softirq is raised
 // again (__do_softirq restarts it, or the next irq exit does). Running
-// out of budget or time counts a time_squeeze.
+// out of budget or time counts a time_squeeze. While it runs
+// (sd->in_net_rx_action) a NAPI scheduled on this CPU raises nothing:
+// once its list and the repoll list are empty, it takes poll_list again
+// ('goto start') with the budget and time limit it has left.
 func (n *Net) netRxAction(c *sim.CPU) {
 	sd := &n.sd[c.ID]
 	budget := n.Cfg.NetdevBudget
@@ -46,13 +47,29 @@ func (n *Net) netRxAction(c *sim.CPU) {
 	// checked with time_after_eq(jiffies, time_limit).
 	jiffy := sim.Second / HZ
 	limit := c.Now()/jiffy + netdevBudgetUsecs/jiffy
-	// Three arrays take turns (no allocation per softirq): the list
-	// taken, poll_list filling meanwhile, and the spliced result.
+	// Four arrays take turns (no allocation per softirq): the list
+	// taken, poll_list filling meanwhile, the repoll list and the
+	// spliced result.
+	sd.inNetRxAction = true
 	all := sd.pollList
 	list := all
 	sd.pollList = sd.pollSpare[:0]
 	repoll := sd.repoll[:0]
-	for len(list) > 0 {
+	for {
+		if len(list) == 0 {
+			if len(repoll) > 0 {
+				break
+			}
+			sd.inNetRxAction = false
+			if len(sd.pollList) == 0 {
+				sd.pollSpare, sd.repoll = all[:0], repoll
+				return
+			}
+			// goto start: the NAPIs scheduled meanwhile.
+			sd.inNetRxAction = true
+			all, sd.pollList = sd.pollList, all[:0]
+			list = all
+		}
 		x := list[0]
 		list = list[1:]
 		work, done := n.napiPoll(c, x)
@@ -65,7 +82,7 @@ func (n *Net) netRxAction(c *sim.CPU) {
 			// napi_complete_done saw NAPI_STATE_MISSED: __napi_schedule
 			// again, onto the tail of sd->poll_list.
 			x.missed = false
-			sd.pollList = append(sd.pollList, x)
+			n.napiListAdd(c, x)
 		default:
 			x.scheduled = false
 			if x.dev != nil && x.dev.rx != nil && x.local == nil {
@@ -83,6 +100,8 @@ func (n *Net) netRxAction(c *sim.CPU) {
 	sd.pollList = rest
 	if len(sd.pollList) > 0 {
 		c.RaiseSoftirq(sim.NetRxSoftirq)
+	} else {
+		sd.inNetRxAction = false
 	}
 }
 

@@ -159,12 +159,15 @@ type softnetData struct {
 	tapOne      [1]*skb.SKB
 	scratch     []*xmitScratch
 	pollList    []*napi // poll_list
-	backlog     *softnetBacklog
-	pollSpare   []*napi // net_rx_action's arrays, reused
-	pollRest    []*napi
-	repoll      []*napi
-	timers      []*Qdisc // qdisc timers expired on this CPU, for TIMER_SOFTIRQ
-	skbSeq      uint64   // skbs whose lines this CPU took (ownSkb)
+	// inNetRxAction is sd->in_net_rx_action: net_rx_action runs here,
+	// or left work on poll_list with NET_RX_SOFTIRQ raised.
+	inNetRxAction bool
+	backlog       *softnetBacklog
+	pollSpare     []*napi // net_rx_action's arrays, reused
+	pollRest      []*napi
+	repoll        []*napi
+	timers        []*Qdisc // qdisc timers expired on this CPU, for TIMER_SOFTIRQ
+	skbSeq        uint64   // skbs whose lines this CPU took (ownSkb)
 	// skbCache is how many sk_buffs napi_alloc_cache's skb_cache holds.
 	skbCache     int
 	skbCacheStat SkbCacheStat
