@@ -39,3 +39,41 @@ func TestNetifRx(t *testing.T) {
 		t.Fatalf("stats %+v, want 5 packets and peer_dropped 2", s)
 	}
 }
+
+// veth_xmit answers a packet __netif_rx dropped (NET_RX_DROP) with
+// NET_XMIT_DROP, as it does a full ring's drop under noqueue:
+// dev_hard_start_xmit hands back the last packet's code, which
+// noqueue's __dev_queue_xmit returns to the sender.
+func TestXmitDropCode(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		args   []string
+		full   bool // the backlog refuses (NET_RX_DROP)
+		n      int  // packets in the bulk
+		ringed int  // packets already in the ring (napi on)
+		want   driver.TxCode
+	}{
+		{"backlog takes", nil, false, 1, 0, driver.TxOK},
+		{"backlog drops", nil, true, 1, 0, driver.TxDrop},
+		{"backlog drops the last of a bulk", nil, true, 3, 0, driver.TxDrop},
+		{"napi ring full, noqueue", []string{"napi", "on"}, false, 1, RingSize, driver.TxDrop},
+		{"napi ring takes", []string{"napi", "on"}, false, 1, 0, driver.TxOK},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			v := &Veth{}
+			if _, err := v.Init(setup(1), tc.args); err != nil {
+				t.Fatal(err)
+			}
+			f := newFake(t, 1, false)
+			f.Qdisc[0] = false // noqueue
+			if tc.ringed > 0 {
+				f.Xmit(v, 0, f.Packets(0, tc.ringed, 100))
+			}
+			f.RxFull = tc.full
+			rest, rc := f.Xmit(v, 0, f.Packets(0, tc.n, 100))
+			if len(rest) != 0 || rc != tc.want {
+				t.Fatalf("rest %d rc %#x, want none and %#x", len(rest), rc, tc.want)
+			}
+		})
+	}
+}

@@ -201,30 +201,40 @@ const protoTCP = 6
 // Xmit implements driver.Driver: veth_xmit -> veth_forward_skb, or on
 // the NAPI path veth_xdp_rx.
 func (v *Veth) Xmit(ctx driver.Ctx, q int, batch []skb.Packet) (int, driver.TxCode) {
+	rc := driver.TxOK
 	for i, p := range batch {
+		var dropped bool
 		if v.napi && v.eligible(p) {
-			if v.xmitNapi(ctx, q, p) {
+			var busy bool
+			if busy, dropped = v.xmitNapi(ctx, q, p); busy {
 				return i, driver.TxBusy
 			}
-			continue
+		} else {
+			dropped = v.xmitBacklog(ctx, q, p)
 		}
-		v.xmitBacklog(ctx, q, p)
+		// NET_XMIT_DROP (priv->dropped) or NETDEV_TX_OK: the bulk's
+		// code is its last packet's (dev_hard_start_xmit).
+		rc = driver.TxOK
+		if dropped {
+			rc = driver.TxDrop
+		}
 	}
-	return len(batch), driver.TxOK
+	return len(batch), rc
 }
 
 // xmitBacklog is veth_forward_skb's __netif_rx: enqueue_to_backlog on
 // this CPU's softnet backlog (RPS off), which the host owns (its limit,
 // its NAPI, its drop with SKB_DROP_REASON_CPU_BACKLOG); NET_RX_DROP
-// counts in priv->dropped.
-func (v *Veth) xmitBacklog(ctx driver.Ctx, q int, p skb.Packet) {
+// counts in priv->dropped and answers NET_XMIT_DROP.
+func (v *Veth) xmitBacklog(ctx driver.Ctx, q int, p skb.Packet) (dropped bool) {
 	ctx.Spend(v.costs.DriverXmit)
 	if !ctx.NetifRx(p.Handle) {
 		v.backlogDropped[q]++
-		return
+		return true
 	}
 	v.stats[q].Packets++
 	v.stats[q].Bytes += uint64(p.Len)
+	return false
 }
 
 // xmitNapi is veth_xmit with the peer's NAPI: ptr_ring_produce into
@@ -232,8 +242,9 @@ func (v *Veth) xmitBacklog(ctx driver.Ctx, q int, p skb.Packet) {
 // NAPI on this CPU). A full ring returns NETDEV_TX_BUSY from
 // veth_xdp_rx: with a qdisc on the txq, netif_tx_stop_queue + BUSY (the
 // qdisc requeues) and, since 5442a9da6978, always __veth_xdp_flush so
-// the consumer runs and wakes the queue; with noqueue, drop.
-func (v *Veth) xmitNapi(ctx driver.Ctx, q int, p skb.Packet) (busy bool) {
+// the consumer runs and wakes the queue; with noqueue, drop
+// (NET_XMIT_DROP).
+func (v *Veth) xmitNapi(ctx driver.Ctx, q int, p skb.Packet) (busy, dropped bool) {
 	r := &v.rings[q]
 	st := &v.stats[q]
 	ctx.Spend(v.costs.DriverXmit)
@@ -245,18 +256,18 @@ func (v *Veth) xmitNapi(ctx driver.Ctx, q int, p skb.Packet) (busy bool) {
 			st.Stopped++
 			st.Busy++
 			v.flush(ctx, q)
-			return true
+			return true, false
 		}
 		ctx.Drop(p.Handle, skb.DropTxDevice) // priv->dropped
 		r.dropped++
-		return false
+		return false, true
 	}
 	r.q = append(r.q, p.Handle)
 	r.maxQ = max(r.maxQ, uint64(r.len()))
 	st.Packets++
 	st.Bytes += uint64(p.Len)
 	v.flush(ctx, q)
-	return false
+	return false, false
 }
 
 // pollNapi is veth_poll: veth_xdp_rcv consumes up to the budget from the

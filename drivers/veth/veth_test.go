@@ -65,8 +65,9 @@ func TestBacklogPath(t *testing.T) {
 	rest, rc := f.Xmit(v, 0, f.Packets(0, 150, 100))
 	f.RxFull = true
 	rest2, rc2 := f.Xmit(v, 0, f.Packets(0, 10, 100))
-	if len(rest)+len(rest2) != 0 || rc != driver.TxOK || rc2 != driver.TxOK || f.Dropped[0] != 0 || f.Stops[0] != 0 {
-		t.Fatalf("rest %d rc %#x %#x dropped %d stops %d; want 0, OK, 0, 0", len(rest)+len(rest2), rc, rc2, f.Dropped[0], f.Stops[0])
+	// A refused skb is NET_XMIT_DROP, the bulk's code its last's.
+	if len(rest)+len(rest2) != 0 || rc != driver.TxOK || rc2 != driver.TxDrop || f.Dropped[0] != 0 || f.Stops[0] != 0 {
+		t.Fatalf("rest %d rc %#x %#x dropped %d stops %d; want 0, OK, DROP, 0, 0", len(rest)+len(rest2), rc, rc2, f.Dropped[0], f.Stops[0])
 	}
 	if len(f.Rx) != 150 || f.RxDropped[0] != 10 || len(f.Held) != 0 {
 		t.Fatalf("backlog took %d refused %d, still held %d", len(f.Rx), f.RxDropped[0], len(f.Held))
@@ -127,7 +128,8 @@ func TestNapiNoqueueDrops(t *testing.T) {
 	f := newFake(t, 1, false)
 	f.Qdisc[0] = false
 	rest, rc := f.Xmit(v, 0, f.Packets(0, 300, 100))
-	if rc != driver.TxOK || len(rest) != 0 || f.Dropped[0] != 300-RingSize || f.Stops[0] != 0 {
+	// The last skb was dropped: NET_XMIT_DROP.
+	if rc != driver.TxDrop || len(rest) != 0 || f.Dropped[0] != 300-RingSize || f.Stops[0] != 0 {
 		t.Fatalf("rc %#x rest %d dropped %d stops %d", rc, len(rest), f.Dropped[0], f.Stops[0])
 	}
 	f.Poll(v, 0, nil)
@@ -225,7 +227,7 @@ func TestPeerDroppedOneCounter(t *testing.T) {
 		t.Fatalf("rest %d rc %#x", len(rest), rc)
 	}
 	f.RxFull = true // the backlog takes two TCP skbs, then is full
-	if rest, rc := f.Xmit(v, 0, batch[RingSize+2+2:]); len(rest) != 0 || rc != driver.TxOK {
+	if rest, rc := f.Xmit(v, 0, batch[RingSize+2+2:]); len(rest) != 0 || rc != driver.TxDrop {
 		t.Fatalf("rest %d rc %#x", len(rest), rc)
 	}
 	var n int

@@ -19,6 +19,11 @@ type TxCode uint8
 const (
 	TxOK   TxCode = 0x00 // NETDEV_TX_OK
 	TxBusy TxCode = 0x10 // NETDEV_TX_BUSY: the host requeues the packet
+	// TxDrop is NET_XMIT_DROP from ndo_start_xmit: the driver took the
+	// bulk's last packet and dropped it (veth_xmit when __netif_rx or
+	// its ring refused it). dev_xmit_complete counts it complete; under
+	// noqueue __dev_queue_xmit returns it to the sender.
+	TxDrop TxCode = 0x01
 )
 
 // Ctx is what a driver may do to the host during one call.
@@ -205,7 +210,9 @@ type Driver interface {
 	Init(s Setup, args []string) (Info, error)
 	// Xmit is ndo_start_xmit over a bulk, in order, packet i with
 	// xmit_more = i < len-1. It returns how many it took and, when it
-	// took fewer than all, TxBusy if batch[sent] was refused. Like
+	// took fewer than all, TxBusy if batch[sent] was refused; when it
+	// took all, TxDrop if it dropped the last (dev_hard_start_xmit's
+	// code is the last packet's). Like
 	// dev_hard_start_xmit it stops after a packet that stopped the queue.
 	Xmit(ctx Ctx, txq int, batch []skb.Packet) (sent int, rc TxCode)
 	// Poll is the NAPI poll of vector v: clean completed descriptors.

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	_ "github.com/txlab/txlab/drivers/veth"
+	"github.com/txlab/txlab/framework/qdisc"
 	"github.com/txlab/txlab/framework/sim"
 	"github.com/txlab/txlab/framework/skb"
 )
@@ -234,5 +235,32 @@ func TestNetRxActionRestart(t *testing.T) {
 	}
 	if runs != 1 {
 		t.Errorf("net_rx_action ran %d times, want once", runs)
+	}
+}
+
+// Under noqueue a packet the softnet backlog drops reaches its sender as
+// NET_XMIT_DROP: veth_xmit answers __netif_rx's NET_RX_DROP with it,
+// dev_hard_start_xmit hands it back and __dev_queue_xmit returns it
+// (TCP's tcp_transmit_skb then enters CWR, UDP counts an error).
+func TestNoQueueBacklogDropCode(t *testing.T) {
+	h := newBacklogHarness(t, 1)
+	if q := h.dev.Queues[0].Qdisc(); q != nil {
+		t.Fatalf("veth's default root is %s, want noqueue", q.Kind)
+	}
+	var got []qdisc.Code
+	h.on(0, 0, func(c *sim.CPU) {
+		c.LocalBhDisable() // the backlog is not polled until all are sent
+		for i := 0; i < 3; i++ {
+			got = append(got, h.n.DevQueueXmit(c, h.dev, h.skb(c, i)))
+		}
+		c.LocalBhEnable()
+	})
+	h.run(sim.Millisecond)
+	want := []qdisc.Code{qdisc.XmitSuccess, qdisc.XmitSuccess, qdisc.XmitDrop} // qlen <= 1 taken
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("__dev_queue_xmit returned %v, want %v", got, want)
+	}
+	if d := h.n.Drops[skb.DropCPUBacklog]; d != 1 {
+		t.Errorf("CPU_BACKLOG drops %d, want 1", d)
 	}
 }

@@ -343,7 +343,7 @@ func (n *Net) schDirectXmit(c *sim.CPU, list *skb.List, q *Qdisc, d *Device, txq
 		q.lock.Lock(c, n.site.rootRun)
 	}
 	n.prof(c, PhRelock, t)
-	if ret != txOK {
+	if ret == txBusy { // !dev_xmit_complete: NET_XMIT_DROP is complete
 		c.SetAct(n.act.requeue)
 		defer c.SetAct(ra)
 		t = c.Now()
@@ -360,6 +360,7 @@ func (n *Net) schDirectXmit(c *sim.CPU, list *skb.List, q *Qdisc, d *Device, txq
 const (
 	txOK   = 0x00 // NETDEV_TX_OK
 	txBusy = 0x10 // NETDEV_TX_BUSY
+	txDrop = 0x01 // NET_XMIT_DROP: complete (dev_xmit_complete), the last packet dropped
 )
 
 // devHardStartXmit is dev_hard_start_xmit: the bulk goes to the driver in
@@ -393,7 +394,7 @@ func (n *Net) devHardStartXmit(c *sim.CPU, d *Device, txq *TxQueue, list *skb.Li
 	}
 	ctx.buf, ctx.tap = batch, tap
 	sent, rc := d.Drv.Xmit(ctx, txq.Index, batch)
-	if sent < 0 || sent > len(batch) || (sent == len(batch) && rc == driver.TxBusy) {
+	if sent < 0 || sent > len(batch) || (sent == len(batch) && rc == driver.TxBusy) || (sent < len(batch) && rc == driver.TxDrop) {
 		sim.Panicf("driver %s: xmit claims %d of %d packets sent with rc %#x", d.Name, sent, len(batch), rc)
 	}
 	if n.Hooks.Tap != nil { // xmit_one: dev_queue_xmit_nit before each netdev_start_xmit
@@ -424,6 +425,9 @@ func (n *Net) devHardStartXmit(c *sim.CPU, d *Device, txq *TxQueue, list *skb.Li
 		// The driver refused batch[sent] (BUSY) or stopped the queue with
 		// packets left: dev_hard_start_xmit reports NETDEV_TX_BUSY.
 		return rest, txBusy
+	}
+	if rc == driver.TxDrop {
+		return rest, txDrop
 	}
 	return rest, txOK
 }

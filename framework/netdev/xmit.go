@@ -167,7 +167,10 @@ func (n *Net) xmitNoQueue(c *sim.CPU, d *Device, txq *TxQueue, s *skb.SKB) qdisc
 		l.Push(s)
 		rest, ret := n.devHardStartXmit(c, d, txq, &l)
 		n.hardTxUnlock(c, d, txq)
-		if ret == txOK && rest.Empty() {
+		if rest.Empty() { // dev_xmit_complete
+			if ret == txDrop {
+				return qdisc.XmitDrop // the driver dropped it: rc to the sender
+			}
 			return qdisc.XmitSuccess
 		}
 		// "Virtual device asks to queue packet!": dropped.

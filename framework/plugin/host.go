@@ -761,7 +761,7 @@ func (dv *Driver) Xmit(host driver.Ctx, txq int, batch []skb.Packet) (int, drive
 	if err := d.End(); err != nil {
 		dv.c.abort(dv.what(wire.MDXmit), err)
 	}
-	if sent > len(batch) || (rc != driver.TxOK && rc != driver.TxBusy) {
+	if sent > len(batch) || (rc != driver.TxOK && rc != driver.TxBusy && rc != driver.TxDrop) || (rc == driver.TxDrop && sent < len(batch)) {
 		dv.c.abort(dv.what(wire.MDXmit), fmt.Errorf("claims %d of %d packets sent with rc %#x", sent, len(batch), rc))
 	}
 	wire.ApplyDriver(host, h.ops, h.trailing)

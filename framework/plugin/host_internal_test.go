@@ -595,12 +595,28 @@ func TestDriverXmitWithUpcall(t *testing.T) {
 	htHolds(t, &dv.hold, nil, []skb.Handle{0x20, 0x21})
 }
 
+// NET_XMIT_DROP crosses the boundary: a driver that took the whole
+// bulk and dropped its last packet (veth_xmit's NET_RX_DROP) answers it.
+func TestDriverXmitDropCode(t *testing.T) {
+	dv, _, _ := htDriver(htXmit(0, []wire.Op{{Kind: wire.OpConsume, H: 0x20}, {Kind: wire.OpDriverDrop, H: 0x21}}, 0, 2, driver.TxDrop))
+	var sent int
+	var rc driver.TxCode
+	if me := htAbort(t, func() { sent, rc = dv.Xmit(newHTDCtx(0), 0, htBatch(0x20, 0x21)) }); me != nil {
+		t.Fatal(me)
+	}
+	if sent != 2 || rc != driver.TxDrop {
+		t.Fatalf("xmit %d %#x, want 2, NET_XMIT_DROP", sent, rc)
+	}
+}
+
 func TestDriverXmitGarbage(t *testing.T) {
 	consume := func(h skb.Handle) wire.Op { return wire.Op{Kind: wire.OpConsume, H: h} }
 	upcall := htUpcall(0, nil, 0, wire.QueryHasQdisc, 0)
 	cases := []htCase{
 		{name: "sent past the batch", frames: [][]byte{htXmit(0, nil, 0, 3, driver.TxOK)}, want: "claims 3 of 2 packets sent"},
 		{name: "rc no netdev_tx_t", frames: [][]byte{htXmit(0, nil, 0, 2, 0x20)}, want: "with rc 0x20"},
+		{name: "NET_XMIT_DROP with a packet refused", frames: [][]byte{htXmit(0, []wire.Op{consume(0x20)}, 0, 1, driver.TxDrop)},
+			want: "claims 1 of 2 packets sent with rc 0x1"},
 		{name: "freed a refused packet", frames: [][]byte{htXmit(0, []wire.Op{consume(0x21)}, 0, 1, driver.TxBusy)},
 			want: "freed packet 0x21 it refused"},
 		{name: "consume never handed in", frames: [][]byte{htXmit(0, []wire.Op{consume(0x99)}, 0, 2, driver.TxOK)},
