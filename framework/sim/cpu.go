@@ -187,7 +187,7 @@ func (c *CPU) updExec() {
 // event is due before the CPU's clock, the CPU waits for it. It then takes
 // pending interrupts, as real hardware would at this instruction boundary.
 func (c *CPU) Sync() {
-	if c.e.nextAt() < c.now || c.now > c.e.until {
+	if c.e.nextAt() < c.now || c.now > c.e.until || c.e.pollInterrupt() {
 		c.e.resumeAt(c, c.now)
 		c.park()
 	}

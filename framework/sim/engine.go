@@ -157,6 +157,7 @@ type Engine struct {
 	intr      atomic.Pointer[error] // set by Interrupt, from any goroutine
 	until     Time                  // horizon of the current Run: CPUs may not run past it
 	intrCheck uint64                // the event count at which Run next looks at intr
+	intrPoll  uint32                // Sync fast paths since the last look at intr (pollInterrupt)
 
 	tasks      []*Task // every task but the idle ones
 	running    bool    // Run has started
@@ -381,6 +382,19 @@ func (t *Task) close() {
 // Interrupt makes Run stop with err within the next 1024 events. Unlike
 // Fail and Stop it may be called from any goroutine (a signal handler).
 func (e *Engine) Interrupt(err error) { e.intr.Store(&err) }
+
+// pollInterrupt is how a CPU that runs alone in Sync's fast path (no
+// event due before its clock, so it never parks) notices Interrupt: every
+// 1024 fast paths it looks at intr, and if set makes Run look at once.
+// Without it such a CPU ran to the horizon deaf to Interrupt.
+func (e *Engine) pollInterrupt() bool {
+	e.intrPoll++
+	if e.intrPoll&1023 != 0 || e.intr.Load() == nil {
+		return false
+	}
+	e.intrCheck = e.count
+	return true
+}
 
 // Stop halts Run after the current event without an error.
 func (e *Engine) Stop() { e.halted = true }

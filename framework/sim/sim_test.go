@@ -368,11 +368,15 @@ func TestCostsSet(t *testing.T) {
 	}
 }
 
-// TestInterrupt: Interrupt, from another goroutine, stops Run with its
-// error before the horizon.
+// TestInterrupt: Interrupt, from another goroutine after Run has
+// started, stops Run with its error before the horizon, even while the
+// only busy CPU runs alone in Sync's fast path and never parks
+// (pollInterrupt; without it Run ran on to the horizon and returned nil).
 func TestInterrupt(t *testing.T) {
 	e := testEngine(t, Topology{Sockets: 1, CoresPerSocket: 2, ThreadsPerCore: 1})
+	started := make(chan struct{})
 	e.CPUs[0].Start(0, func(c *CPU) {
+		close(started)
 		for {
 			c.Spend(100)
 			c.Sync()
@@ -380,12 +384,14 @@ func TestInterrupt(t *testing.T) {
 	})
 	stop := errors.New("stop")
 	done := make(chan error)
-	go func() { done <- e.Run(Second) }()
+	const horizon = 10 * Second
+	go func() { done <- e.Run(horizon) }()
+	<-started
 	e.Interrupt(stop)
 	if err := <-done; !errors.Is(err, stop) {
 		t.Fatalf("Run = %v, want the interrupt's error", err)
 	}
-	if e.Now() >= Second {
+	if e.Now() >= horizon {
 		t.Errorf("ran to %v despite the interrupt", e.Now())
 	}
 }
