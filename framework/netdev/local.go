@@ -164,7 +164,9 @@ func (n *Net) deliverLocal(d *Device, at sim.Time, k skb.FlowKeys, cpu int, p lo
 }
 
 // pollLocal is the NAPI poll of a local receive queue: up to budget
-// packets, each priced and handed to its socket.
+// packets, each priced, its sk_buff taken from the CPU's
+// napi_alloc_cache, and handed to its socket. The socket's side frees
+// it (the workload prices that free where the kernel makes it).
 func (n *Net) pollLocal(c *sim.CPU, lq *localRx, budget int) (int, bool) {
 	c.Sync() // every arrival up to now has been queued
 	costs := n.E.Costs
@@ -176,6 +178,7 @@ func (n *Net) pollLocal(c *sim.CPU, lq *localRx, budget int) (int, bool) {
 		lq.head++
 		done++
 		c.Spend(per)
+		n.napiSkbCacheGet(c) // the driver's napi_build_skb
 		n.softnet[c.ID].Processed++
 		n.localDelivered++
 		if p.to != nil {
@@ -198,4 +201,18 @@ func (n *Net) pollLocal(c *sim.CPU, lq *localRx, budget int) (int, bool) {
 // the host, and the owner hands it to the network beyond.
 type TxOwner interface {
 	Transmitted(c *sim.CPU, s *skb.SKB)
+}
+
+// DeferFreeRx ends a received skb that a socket's reader consumes when
+// the reader is not modelled (it reads at once): tcp_recvmsg's
+// skb_attempt_defer_free (net/core/skbuff.c) queues the skb to the
+// CPU that allocated it, the RX CPU c, whose net_rx_action frees it with
+// skb_defer_free_flush's napi_consume_skb: skb_release_all and
+// napi_skb_cache_put there (kfree_skb_napi_cache, the same, if the
+// reader runs on c). Priced on c as the segment arrives; the reader's
+// share (defer_lock, the IPI past half of net.core.skb_defer_max) is
+// not modelled.
+func (n *Net) DeferFreeRx(c *sim.CPU) {
+	c.Spend(max(n.E.Costs.KfreeSkb-n.E.Costs.KfreeSkbmem, 0))
+	n.napiSkbCachePut(c)
 }

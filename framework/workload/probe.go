@@ -107,7 +107,10 @@ func (ps *ProbeSock) run(t *sim.Task) {
 		c = t.CPU()
 		c.Sync()
 		if ps.got {
-			c.Spend(ps.tr.costs.SockRcv) // recvfrom
+			// recvfrom; skb_consume_udp's __consume_stateless_skb frees
+			// the reply here, on the reader's CPU (6.12's UDP does not
+			// defer it to its RX CPU)
+			c.Spend(ps.tr.costs.SockRcv + ps.tr.costs.KfreeSkb)
 			ps.Samples = append(ps.Samples, Sample{At: start, RTT: c.Now() - start})
 		} else {
 			ps.Lost++

@@ -112,6 +112,7 @@ func (ds *downSock) rcvData(c *sim.CPU, seg tcp.Seg) {
 	c.Spend(ds.tr.costs.TCPRcv)
 	ds.slock.Lock(c, ds.tr.site.bhLockSock)
 	now, pre := ds.f.Rcv.OnSeg(seg)
+	ds.tr.net.DeferFreeRx(c) // read at once; its free comes back here
 	if pre != nil {
 		ds.sendAck(c, *pre)
 	}

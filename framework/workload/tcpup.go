@@ -603,7 +603,15 @@ func (f *TCPFlow) farSendAck(a tcp.Ack) {
 func (hs *hostSock) rcvAck(c *sim.CPU, a tcp.Ack) {
 	hs.slock.Lock(c, hs.tr.site.bhLockSock)
 	if hs.owned {
-		hs.addBacklog(a) // a drop: the ACK is freed, its news lost
+		// tcp_add_backlog frees in softirq an ACK it merges into the
+		// tail (kfree_skb_partial) or drops (tcp_v4_rcv's
+		// discard_and_relse: sk_skb_reason_drop, its news lost); a
+		// queued one is freed where __release_sock processes it.
+		n := len(hs.backlog)
+		hs.addBacklog(a)
+		if len(hs.backlog) == n {
+			c.Spend(hs.tr.costs.KfreeSkb)
+		}
 		hs.slock.Unlock(c)
 		return
 	}
@@ -621,8 +629,8 @@ func (hs *hostSock) rcvAck(c *sim.CPU, a tcp.Ack) {
 // limit: then the ACK is dropped (SKB_DROP_REASON_SOCKET_BACKLOG,
 // LINUX_MIB_TCPBACKLOGDROP) and addBacklog reports true. The ACK is
 // no skb of the host's pool (the local receive path carries packets by
-// value), so the drop is the counter's alone, as the softnet backlog's
-// drops of them are (Net.LocalDropped). A merge adds nothing to
+// value), so the drop is the counter's, as the softnet backlog's drops
+// of them are (Net.LocalDropped), and its free rcvAck's price. A merge adds nothing to
 // sk_backlog.len: skb_try_coalesce of an ACK, its payload empty once
 // the header is pulled, fits the tail's tailroom (delta 0). The tail is
 // that of the backlog not yet taken: __release_sock detaches the list
@@ -696,6 +704,10 @@ func (hs *hostSock) ackLocked(c *sim.CPU, a tcp.Ack) {
 		per := max(tp.TSOSegs(), 1)
 		c.Spend(hs.tr.costs.KfreeSkb * int64((res.NewlyAcked+per-1)/per))
 	}
+	// tcp_rcv_established: __kfree_skb of the ACK itself once tcp_ack
+	// is done, on the CPU that processes it (the RX CPU's softirq, or
+	// the task's in __release_sock for a backlogged one).
+	c.Spend(hs.tr.costs.KfreeSkb)
 	// tcp_data_snd_check: tcp_push_pending_frames, then
 	// tcp_check_space, so the buffer grows only if cwnd is still not
 	// filled after the push.
