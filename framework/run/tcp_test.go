@@ -65,8 +65,14 @@ func TestCubicSawtooth(t *testing.T) {
 	// Epochs: from just after a drop to just before the next. A
 	// recovery a sample catches halfway (PRR: cwnd is in flight +
 	// sndcnt until recovery ends) goes on falling at the next sample:
-	// the reduction is to the lowest sample of the fall.
+	// the reduction is to the lowest sample of the fall. A fall may be
+	// two reductions back to back: a segment sent early in a recovery
+	// finds the FIFO still full, and when snd_una passes high_seq with
+	// it lost, tcp_fastretrans_alert ends that recovery and starts the
+	// next at once (tcp_time_to_recover: lost_out), from cwnd =
+	// ssthresh: 0.7 twice, ~0.49. Each reduction is a recovery.
 	var drops [][2]int // each fall's first and lowest sample
+	reductions := 0
 	for i := 1; i < len(w); i++ {
 		if float64(w[i]) < 0.9*float64(w[i-1]) {
 			j := i
@@ -75,15 +81,26 @@ func TestCubicSawtooth(t *testing.T) {
 			}
 			drops = append(drops, [2]int{i, j})
 			ratio := float64(w[j]) / float64(w[i-1])
-			// ~0.7, give or take growth before the sample.
-			if ratio < 0.55 || ratio > 0.85 {
-				t.Errorf("cwnd %d -> %d at samples %d-%d: ratio %.2f, want ~0.7", w[i-1], w[j], i, j, ratio)
+			// ~0.7 (or 0.7 twice), give or take growth before the sample.
+			switch {
+			case ratio >= 0.55 && ratio <= 0.85:
+				reductions++
+			case ratio >= 0.38 && ratio < 0.55:
+				reductions += 2
+			default:
+				t.Errorf("cwnd %d -> %d at samples %d-%d: ratio %.2f, want ~0.7 (or ~0.49 for two recoveries back to back)",
+					w[i-1], w[j], i, j, ratio)
 			}
 			i = j
 		}
 	}
 	if len(drops) < 3 {
 		t.Fatalf("cwnd series shows %d reductions: %v", len(drops), w)
+	}
+	// Every reduction the series shows is a recovery; one at the very
+	// end may not show.
+	if uint64(reductions) > f.Recoveries || uint64(reductions)+1 < f.Recoveries {
+		t.Errorf("cwnd series shows %d reductions for %d recoveries", reductions, f.Recoveries)
 	}
 	cubic := false
 	for k := 0; k+1 < len(drops); k++ {

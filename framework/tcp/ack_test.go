@@ -126,3 +126,92 @@ func TestDisorderSetsHighSeq(t *testing.T) {
 		}
 	}
 }
+
+// recoveryDropOut is a pipe that also drops the first new segment the
+// sender sends in Recovery (above high_seq), when dropInRecovery.
+type recoveryDropOut struct {
+	*pipe
+	dropInRecovery bool
+	droppedAt      int64 // the segment it dropped, -1 before
+}
+
+func (o *recoveryDropOut) Transmit(tp *Sock, seq int64, segs int, ts sim.Time, cwr, retrans bool) bool {
+	if o.dropInRecovery && o.droppedAt < 0 && !retrans && tp.CAState == CARecovery && seq >= tp.HighSeq {
+		o.droppedAt = seq
+		o.drop[seq]++
+	}
+	return o.pipe.Transmit(tp, seq, segs, ts, cwr, retrans)
+}
+
+func TestLossAboveHighSeqIsANewRecovery(t *testing.T) {
+	// tcp_fastretrans_alert (tcp_input.c): once snd_una reaches
+	// high_seq, Recovery ends (tcp_try_undo_recovery sets Open, no undo
+	// with a retransmission not DSACKed; tcp_end_cwnd_reduction sets
+	// cwnd to ssthresh), and the same ACK goes on to the Open state's
+	// processing: tcp_time_to_recover is true while lost_out is, so a
+	// segment sent during the recovery (above high_seq), lost and
+	// retransmitted, starts a new one at once: tcp_enter_recovery, not
+	// in a cwnd reduction any more, runs tcp_init_cwnd_reduction, and
+	// cubic's ssthresh is beta of the first's (bictcp_recalc_ssthresh
+	// from cwnd = the first ssthresh). Losses within the window that
+	// was in flight when the recovery began (below high_seq) make no
+	// second reduction. Segment 40 is lost in slow start; the sender
+	// runs ACK-clocked over a 10 ms RTT.
+	for _, c := range []struct {
+		name           string
+		drop           []int64 // lost before the recovery
+		dropInRecovery bool    // and the first new segment sent in it
+		recoveries     uint64
+	}{
+		{"one loss", []int64{40}, false, 1},
+		{"two losses in the window", []int64{40, 45}, false, 1},
+		{"a loss in the window and one sent in the recovery", []int64{40}, true, 2},
+	} {
+		tp := NewSock(&Cubic{}, false, 0)
+		tp.WriteSeq = 1 << 30
+		p := &pipe{t: t, tp: tp, r: NewReceiver(false), drop: map[int64]int{}, rtt: 10 * sim.Millisecond}
+		for _, s := range c.drop {
+			p.drop[s] = 1
+		}
+		o := &recoveryDropOut{pipe: p, dropInRecovery: c.dropInRecovery, droppedAt: -1}
+		tp.WriteXmit(o)
+		var ssthresh, priorCwnd []uint32 // at each tcp_enter_recovery
+		var high []int64
+		now := sim.Time(0)
+		for i := 0; i < 10; i++ {
+			segs := p.inflight
+			p.inflight = nil
+			now += p.rtt
+			tp.SetNow(now)
+			for _, s := range segs {
+				p.r.OnSeg(s)
+				n := tp.Recoveries
+				tp.OnAck(p.r.Ack())
+				if tp.Recoveries != n {
+					ssthresh = append(ssthresh, tp.Ssthresh)
+					priorCwnd = append(priorCwnd, tp.PriorCwnd)
+					high = append(high, tp.HighSeq)
+				}
+				tp.XmitRetransmitQueue(o)
+				tp.WriteXmit(o)
+			}
+		}
+		if tp.Recoveries != c.recoveries || tp.RTOs != 0 || tp.CAState != CAOpen {
+			t.Errorf("%s: %d recoveries %d RTOs, state %v; want %d, 0, Open", c.name, tp.Recoveries, tp.RTOs, tp.CAState, c.recoveries)
+			continue
+		}
+		if c.recoveries < 2 {
+			continue
+		}
+		// The lost segment was the first sent in the first recovery (at
+		// its high_seq); the second began as the first ended, from cwnd
+		// = the first's ssthresh (50 -> 35 -> 24 here).
+		if o.droppedAt != high[0] {
+			t.Errorf("%s: dropped segment %d, first high_seq %d", c.name, o.droppedAt, high[0])
+		}
+		if priorCwnd[1] != ssthresh[0] || ssthresh[1] != ssthresh[0]*717/1024 {
+			t.Errorf("%s: second recovery from cwnd %d to ssthresh %d; want from %d to %d", c.name, priorCwnd[1], ssthresh[1],
+				ssthresh[0], ssthresh[0]*717/1024)
+		}
+	}
+}
