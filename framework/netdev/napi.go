@@ -115,9 +115,16 @@ func (n *Net) napiPoll(c *sim.CPU, x *napi) (int, bool) {
 		c.Spend(n.E.Costs.BacklogPoll)
 		return n.processBacklog(c, x.backlog, napiWeight) // quota dev_weight
 	}
-	c.Spend(n.E.Costs.NapiPoll)
 	if x.local != nil {
+		c.Spend(n.E.Costs.NapiPoll)
 		return n.pollLocal(c, x.local, napiWeight)
+	}
+	if x.dev.Info.Wire {
+		c.Spend(n.E.Costs.NapiPoll)
+	} else {
+		// veth_poll: a software NAPI (no wire, no device), no
+		// interrupt to re-arm, no DIM.
+		c.Spend(n.E.Costs.VethPoll)
 	}
 	work, done := x.dev.Drv.Poll(x.dev.ctxFor(c), x.vec, napiWeight)
 	d := x.dev

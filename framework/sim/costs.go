@@ -371,13 +371,20 @@ type Costs struct {
 	// (250 - 160), for the backlog has no device to re-arm; what is left
 	// is napi_poll's bookkeeping and, in place of ice_net_dim, the
 	// input_pkt_queue lock taken with interrupts off to test and splice
-	// the queue and the inline __napi_complete. All seven are the
-	// model's estimates: no seed measures them.
+	// the queue and the inline __napi_complete. veth_poll (90 ns) is a
+	// poll of a veth peer rx queue's NAPI (drivers/net/veth.c: napi_poll
+	// -> veth_poll): a software NAPI, so napi_poll less the same MMIO
+	// re-arm (250 - 160), no interrupt and no DIM behind it; what is
+	// left is napi_poll's bookkeeping, napi_complete_done and, in place
+	// of ice_net_dim, veth_poll's smp_store_mb of rx_notify_masked, its
+	// ring re-check (__ptr_ring_empty) and the peer txq's stopped test.
+	// All eight are the model's estimates: no seed measures them.
 	DriverXmit  int64 `cost:"driver_xmit" help:"ndo_start_xmit per packet: DMA map, descriptor write"`
 	Doorbell    int64 `cost:"doorbell" help:"tail bump: one uncached MMIO write"`
 	DescClean   int64 `cost:"desc_clean" help:"per-packet TX clean: unmap, BQL bookkeeping"`
 	NapiPoll    int64 `cost:"napi_poll" help:"NAPI poll entry/exit and interrupt re-arm"`
 	BacklogPoll int64 `cost:"backlog_poll" help:"softnet backlog NAPI poll entry/exit (process_backlog: no interrupt to re-arm)"`
+	VethPoll    int64 `cost:"veth_poll" help:"veth peer NAPI poll entry/exit (veth_poll: software NAPI, no interrupt to re-arm)"`
 	PeerRx      int64 `cost:"peer_rx" help:"veth: per-packet receive on the peer (netif_rx + backlog + stack)"`
 	DMALatency  int64 `cost:"dma_latency" help:"device latency from doorbell to the first byte on the wire (descriptor fetch + DMA read over PCIe)"`
 
@@ -516,6 +523,7 @@ func DefaultCosts() *Costs {
 		NapiPoll:    250,
 		PeerRx:      400,
 		BacklogPoll: 90,
+		VethPoll:    90,
 		DMALatency:  900,
 
 		RxClean:         120,
