@@ -141,5 +141,14 @@ func TestLocalBacklogDropsReported(t *testing.T) {
 	if local == 0 || sd != local+tx {
 		t.Errorf("local_backlog_dropped %d, softnet_dropped %d, CPU_BACKLOG %d: want local drops, softnet = both", local, sd, tx)
 	}
-	t.Logf("local %d softnet %d CPU_BACKLOG %d drops %v", local, sd, tx, rep.Drops)
+	// ip -s link: veth0 received the ACKs (enqueue_to_backlog's
+	// dev_core_stats_rx_dropped_inc) and its priv->dropped is what
+	// veth_xmit lost (tx_dropped); its peer the other way round.
+	want := report.Link{Name: "eth0", RxDropped: local, TxDropped: tx + rep.Drops["TX_DEVICE"],
+		Peer: &report.LinkPeer{RxDropped: tx, TxDropped: local}}
+	if len(rep.Links) != 1 || rep.Links[0].Peer == nil || rep.Links[0].Name != want.Name || *rep.Links[0].Peer != *want.Peer ||
+		rep.Links[0].RxDropped != want.RxDropped || rep.Links[0].TxDropped != want.TxDropped {
+		t.Errorf("links %+v, want [%+v peer %+v]", rep.Links, want, *want.Peer)
+	}
+	t.Logf("local %d softnet %d CPU_BACKLOG %d drops %v links %+v", local, sd, tx, rep.Drops, rep.Links)
 }

@@ -159,6 +159,11 @@ func (x *dctx) NetifRx(h skb.Handle) bool {
 	if x.net.enqueueToBacklog(x.cpu, 0, x.cpu.ID, backlogSkb{s: s, dev: x.dev}) {
 		return true
 	}
+	// enqueue_to_backlog's dev_core_stats_rx_dropped_inc(skb->dev): the
+	// peer, the receiving device; veth_xmit's NET_RX_DROP: the sender's
+	// priv->dropped.
+	x.dev.link.peerRxDropped++
+	x.dev.link.drvTxDropped++
 	x.net.kfreeSkb(x.cpu, s, skb.DropCPUBacklog)
 	return false
 }

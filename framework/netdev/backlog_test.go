@@ -92,6 +92,15 @@ func TestSharedBacklog(t *testing.T) {
 			if p := h.n.Softnet(0).Processed; p != uint64(len(h.got)) {
 				t.Errorf("softnet processed %d, want %d", p, len(h.got))
 			}
+			// ip -s link: this veth received the local packets (its
+			// core rx_dropped) and sent its skbs (priv->dropped, its
+			// tx_dropped); the peer the other way round.
+			own := LinkStats{RxDropped: tc.lDrops, TxDropped: tc.vDrops}
+			peer := LinkStats{RxDropped: tc.vDrops, TxDropped: tc.lDrops}
+			gotPeer, ok := h.dev.LinkPeer()
+			if got := h.dev.Link(); got != own || !ok || gotPeer != peer {
+				t.Errorf("ip -s link: %+v, peer %+v (%v), want %+v, peer %+v", got, gotPeer, ok, own, peer)
+			}
 		})
 	}
 }

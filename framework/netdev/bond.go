@@ -196,6 +196,7 @@ func (n *Net) xmitRecursion(c *sim.CPU) bool {
 // dropped (-ENETDOWN to the caller, tx_dropped on the device).
 func (n *Net) recursionAlert(c *sim.CPU, d *Device, s *skb.SKB) qdisc.Code {
 	n.stack.RecursionAlerts++
+	d.link.coreTxDropped++ // dev_core_stats_tx_dropped_inc
 	if d.Bond != nil {
 		d.Bond.TxDropped++
 	}
@@ -250,6 +251,7 @@ func (n *Net) bondStartXmit(c *sim.CPU, d *Device, txq *TxQueue, s *skb.SKB) qdi
 	b := d.Bond
 	if len(b.Slaves) == 0 {
 		b.TxDropped++
+		d.link.coreTxDropped++ // bond_tx_drop: dev_core_stats_tx_dropped_inc
 		n.kfreeSkb(c, s, skb.DropNotSpecified)
 		return qdisc.XmitDrop
 	}

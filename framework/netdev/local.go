@@ -149,6 +149,11 @@ func (n *Net) deliverLocal(d *Device, at sim.Time, k skb.FlowKeys, cpu int, p lo
 		// loses the packet (its protocol recovers, as from any loss).
 		if !n.enqueueToBacklog(nil, at, cpu, backlogSkb{local: p}) {
 			n.localDropped++
+			// dev_core_stats_rx_dropped_inc(skb->dev): this veth
+			// received it; the peer's veth_xmit saw NET_RX_DROP
+			// (its priv->dropped).
+			dev.link.coreRxDropped++
+			dev.link.peerDrvDropped++
 		}
 		return
 	}

@@ -285,6 +285,7 @@ func (x *dctx) Consume(h skb.Handle) {
 
 // Drop frees a packet the driver could not send.
 func (x *dctx) Drop(h skb.Handle, reason skb.DropReason) {
+	x.dev.link.drvTxDropped++ // the driver's own tx_dropped (veth: priv->dropped)
 	x.net.kfreeSkb(x.cpu, x.skb(h, "drop"), reason)
 }
 

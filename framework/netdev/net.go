@@ -260,6 +260,8 @@ type Device struct {
 	Master *Device
 
 	local map[int]*localRx // the local receive path (local.go), by RX queue or CPU
+
+	link linkCounters // ip -s link's drop counters (linkstats.go)
 }
 
 // TX queue state bits (include/linux/netdevice.h).

@@ -173,13 +173,16 @@ func (n *Net) xmitNoQueue(c *sim.CPU, d *Device, txq *TxQueue, s *skb.SKB) qdisc
 			}
 			return qdisc.XmitSuccess
 		}
-		// "Virtual device asks to queue packet!": dropped.
+		// "Virtual device asks to queue packet!": dropped, one
+		// dev_core_stats_tx_dropped_inc for the list.
+		d.link.coreTxDropped++
 		for r := rest.Pop(); r != nil; r = rest.Pop() {
 			n.kfreeSkb(c, r, skb.DropDevReady)
 		}
 		return qdisc.XmitDrop
 	}
 	n.hardTxUnlock(c, d, txq)
+	d.link.coreTxDropped++             // dev_core_stats_tx_dropped_inc
 	n.kfreeSkb(c, s, skb.DropDevReady) // -ENETDOWN path: tx_dropped
 	return qdisc.XmitDrop
 }

@@ -78,6 +78,9 @@ type Report struct {
 	// each with its own queues, ethtool, qdiscs and classes; the
 	// top-level ones are the bond's, the device the senders use.
 	Devices []DeviceSection `json:"devices,omitempty"`
+	// Links are ip -s link's drop columns of every device, in creation
+	// order.
+	Links []Link `json:"links,omitempty"`
 
 	// NetifSchedule is __netif_schedule by caller (callers with calls
 	// only), and NetTxAction what net_tx_action found, whole run.
@@ -418,4 +421,21 @@ type Softnet struct {
 	Processed   uint64 `json:"processed"`
 	TimeSqueeze uint64 `json:"time_squeeze"`
 	NapiPolls   uint64 `json:"napi_polls"`
+}
+
+// Link is one device's drop columns of ip -s link (dev_get_stats: the
+// driver's ndo_get_stats64 plus the stack's dev->core_stats), whole run.
+type Link struct {
+	Name      string `json:"name"`
+	RxDropped uint64 `json:"rx_dropped"`
+	TxDropped uint64 `json:"tx_dropped"`
+	// Peer is a veth's peer's columns: it received what the veth sent
+	// and sent what it received.
+	Peer *LinkPeer `json:"peer,omitempty"`
+}
+
+// LinkPeer is a veth peer's ip -s link drop columns.
+type LinkPeer struct {
+	RxDropped uint64 `json:"rx_dropped"`
+	TxDropped uint64 `json:"tx_dropped"`
 }

@@ -39,6 +39,7 @@ func WriteText(w io.Writer, r *Report) error {
 	writeEthtools(&b, r)
 	writeQueues(&b, r.Queues)
 	writeDevices(&b, r.Devices)
+	writeLinks(&b, r.Links)
 	writeRx(&b, r.Rx)
 	writeSar(&b, r)
 	writeSeries(&b, r.Series)
@@ -550,6 +551,22 @@ func writeRx(b *bytes.Buffer, rx *Rx) {
 		for _, s := range rx.Softnet {
 			fmt.Fprintf(b, "  cpu%-4d processed %d time_squeeze %d napi_polls %d\n", s.CPU, s.Processed, s.TimeSqueeze, s.NapiPolls)
 		}
+	}
+}
+
+// writeLinks prints ip -s link's drop columns of each device (a veth's
+// peer on its line).
+func writeLinks(b *bytes.Buffer, ls []Link) {
+	if len(ls) == 0 {
+		return
+	}
+	b.WriteString("\nip -s link drops (whole run)\n")
+	for _, l := range ls {
+		fmt.Fprintf(b, "  %-8s rx_dropped %d tx_dropped %d", l.Name, l.RxDropped, l.TxDropped)
+		if p := l.Peer; p != nil {
+			fmt.Fprintf(b, "  peer: rx_dropped %d tx_dropped %d", p.RxDropped, p.TxDropped)
+		}
+		b.WriteString("\n")
 	}
 }
 

@@ -744,6 +744,7 @@ func RunWith(spec Spec, o Options) (*report.Report, error) {
 	fillResults(rep, net, e, dev, append([]*workload.Workload{wl}, h.also...), snap, spec)
 	fillTCP(rep, ts, spec, snap.at, e.Now())
 	fillRx(rep, net, e, rxDev, snap)
+	fillLinks(rep, net)
 	acts.fillPhases(rep.Counters, take(net, e))
 	rep.SimWallNs = time.Since(wall).Nanoseconds()
 	rep.Normalize()
@@ -1191,6 +1192,18 @@ func fillRx(rep *report.Report, net *netdev.Net, e *sim.Engine, d *netdev.Device
 		rx.Softnet = append(rx.Softnet, report.Softnet{CPU: cpu, Processed: st.Processed, TimeSqueeze: st.TimeSqueeze, NapiPolls: st.Polls})
 	}
 	rep.Rx = rx
+}
+
+// fillLinks reports ip -s link's drop columns of every device.
+func fillLinks(rep *report.Report, net *netdev.Net) {
+	for _, d := range net.Devs {
+		s := d.Link()
+		l := report.Link{Name: d.Name, RxDropped: s.RxDropped, TxDropped: s.TxDropped}
+		if p, ok := d.LinkPeer(); ok {
+			l.Peer = &report.LinkPeer{RxDropped: p.RxDropped, TxDropped: p.TxDropped}
+		}
+		rep.Links = append(rep.Links, l)
+	}
 }
 
 // qdiscRows are the device's qdiscs as tc_dump_qdisc reports them: the
