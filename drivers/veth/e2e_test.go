@@ -1,16 +1,24 @@
 package veth_test
 
 import (
+	"os"
 	"testing"
 
 	_ "github.com/txlab/txlab/drivers/veth"
 	"github.com/txlab/txlab/framework/path"
+	"github.com/txlab/txlab/framework/plugin/plugintest"
 	"github.com/txlab/txlab/framework/report"
 	"github.com/txlab/txlab/framework/run"
 	"github.com/txlab/txlab/framework/sim"
 	"github.com/txlab/txlab/framework/tcp"
 	"github.com/txlab/txlab/framework/workload"
 )
+
+// The test binary also serves the built-ins as a plugin (--isolate).
+func TestMain(m *testing.M) {
+	plugintest.ServeIfPlugin()
+	os.Exit(plugintest.RunChecked(m))
+}
 
 func ethtool(q report.Queue, key string) int64 {
 	for _, kv := range q.Ethtool {
@@ -150,5 +158,63 @@ func TestLocalBacklogDropsReported(t *testing.T) {
 		rep.Links[0].RxDropped != want.RxDropped || rep.Links[0].TxDropped != want.TxDropped {
 		t.Errorf("links %+v, want [%+v peer %+v]", rep.Links, want, *want.Peer)
 	}
-	t.Logf("local %d softnet %d CPU_BACKLOG %d drops %v links %+v", local, sd, tx, rep.Drops, rep.Links)
+	// softnet_stat's dropped column per CPU sums to softnet_dropped.
+	var rows uint64
+	for _, r := range rep.Softnet {
+		rows += r.Dropped
+		if r.BacklogLen != r.InputQlen+r.ProcessQlen || r.ReceivedRPS != 0 || r.FlowLimitCount != 0 {
+			t.Errorf("softnet row %+v: backlog_len is input_qlen + process_qlen, no RPS, no flow limit", r)
+		}
+	}
+	if rows != sd {
+		t.Errorf("softnet rows' dropped sum to %d, softnet_dropped %d", rows, sd)
+	}
+	t.Logf("local %d softnet %d CPU_BACKLOG %d drops %v links %+v softnet %+v", local, sd, tx, rep.Drops, rep.Links, rep.Softnet)
+}
+
+// softnet_stat's rows appear for every CPU that used its backlog or ran
+// a NAPI, not only in the forward workload: a TCP upload over veth (its
+// skbs and its ACKs through the backlog), a UDP sender over the peer's
+// NAPI (veth_poll's receive is __netif_receive_skb_core's: processed).
+// Each transmitted skb was processed once on the peer, and the report
+// is the same with the driver out of process.
+func TestSoftnetRows(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		wl   workload.Spec
+	}{
+		{"tcp over the backlog", nil, workload.Spec{Kind: workload.TCPStream, Flows: 2, CC: tcp.CCCubic, Start: sim.Millisecond,
+			Path: path.Config{RTT: sim.Millisecond, Limit: path.DefaultLimit}}},
+		{"udp over the peer's NAPI", []string{"napi", "on"}, workload.Spec{Kind: workload.UDPRate, Senders: 2, PacketSize: 64, Flows: 8, Rate: 1e6}},
+		{"udp over the backlog", nil, workload.Spec{Kind: workload.UDPRate, Senders: 2, PacketSize: 64, Flows: 8, Rate: 1e6}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := run.Default()
+			s.Profile = "6.18"
+			s.Driver, s.DriverArgs, s.RateBps = "veth", tc.args, 0
+			s.Sockets, s.Cores, s.Threads = 1, 2, 1
+			s.Queues, s.Qdisc = 1, "pfifo limit 10000"
+			s.Workload = tc.wl
+			s.Duration, s.Warmup = 10*sim.Millisecond, 2*sim.Millisecond
+			rep := plugintest.SameInAndOut(t, s)
+			if len(rep.Softnet) == 0 {
+				t.Fatal("no softnet_stat rows")
+			}
+			var processed, polls uint64
+			for _, r := range rep.Softnet {
+				processed += r.Processed
+				polls += r.NapiPolls
+			}
+			if polls == 0 {
+				t.Errorf("softnet rows %+v: no NAPI polls", rep.Softnet)
+			}
+			if tc.wl.Kind == workload.UDPRate && processed != rep.TxPackets {
+				t.Errorf("softnet processed %d, want the %d skbs the peer received", processed, rep.TxPackets)
+			}
+			if tc.wl.Kind == workload.TCPStream && processed <= rep.TxPackets {
+				t.Errorf("softnet processed %d, want the %d data skbs and the ACKs", processed, rep.TxPackets)
+			}
+		})
+	}
 }

@@ -77,6 +77,11 @@ func TestSharedBacklog(t *testing.T) {
 				if n := len(h.n.sd[0].pollList); n != 1 {
 					t.Errorf("%d NAPIs on cpu 0's poll_list, want the backlog's once", n)
 				}
+				// softnet_stat's input_qlen: what was queued, none
+				// spliced onto process_queue yet.
+				if st, n := h.n.Softnet(0), len(strings.Fields(tc.want)); st.InputQlen != uint64(n) || st.ProcessQlen != 0 {
+					t.Errorf("input_qlen %d process_qlen %d, want %d, 0", st.InputQlen, st.ProcessQlen, n)
+				}
 				c.LocalBhEnable()
 			})
 			h.run(sim.Millisecond)

@@ -280,6 +280,8 @@ func (x *dctx) Consume(h skb.Handle) {
 		x.net.napiConsumeSkb(x.cpu, s)
 		return
 	}
+	// The peer's __netif_receive_skb_core: softnet_stat's processed.
+	x.net.softnet[x.cpu.ID].Processed++
 	x.net.consumeSkb(x.cpu, s)
 }
 

@@ -131,13 +131,22 @@ type rxPort struct {
 // SoftnetStat is one CPU's /proc/net/softnet_stat row, the columns the
 // model has: processed (__netif_receive_skb_core), dropped
 // (enqueue_to_backlog's drops), time_squeeze (net_rx_action out of
-// budget or time), plus NAPI polls it ran.
+// budget or time), plus NAPI polls it ran; InputQlen and ProcessQlen
+// (softnet_seq_show's input_qlen and process_qlen, whose sum is its
+// backlog_len) are the backlog's queues now.
 type SoftnetStat struct {
 	Processed, Dropped, TimeSqueeze, Polls uint64
+	InputQlen, ProcessQlen                 uint64
 }
 
 // Softnet is CPU cpu's softnet_stat counters.
-func (n *Net) Softnet(cpu int) SoftnetStat { return n.softnet[cpu] }
+func (n *Net) Softnet(cpu int) SoftnetStat {
+	st := n.softnet[cpu]
+	if b := n.sd[cpu].backlog; b != nil {
+		st.InputQlen, st.ProcessQlen = uint64(len(b.input)), uint64(len(b.process)-b.head)
+	}
+	return st
+}
 
 // netdevRSSKeyLen is NETDEV_RSS_KEY_LEN.
 const netdevRSSKeyLen = 52

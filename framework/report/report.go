@@ -81,6 +81,9 @@ type Report struct {
 	// Links are ip -s link's drop columns of every device, in creation
 	// order.
 	Links []Link `json:"links,omitempty"`
+	// Softnet is /proc/net/softnet_stat's row of each CPU that used its
+	// softnet backlog or ran a NAPI poll (omitted when none did).
+	Softnet []Softnet `json:"softnet,omitempty"`
 
 	// NetifSchedule is __netif_schedule by caller (callers with calls
 	// only), and NetTxAction what net_tx_action found, whole run.
@@ -388,7 +391,6 @@ type Rx struct {
 	// same frames.
 	MissedErrors uint64    `json:"rx_missed_errors"`
 	Queues       []RxQueue `json:"queues"`
-	Softnet      []Softnet `json:"softnet"` // CPUs that polled
 }
 
 // RxQueue is one RX queue.
@@ -415,12 +417,23 @@ type RxQueue struct {
 	Ethtool    []KV    `json:"ethtool"`       // the driver's per-queue keys
 }
 
-// Softnet is one CPU's /proc/net/softnet_stat columns the model keeps.
+// Softnet is one CPU's /proc/net/softnet_stat row (softnet_seq_show,
+// net/core/net-procfs.c), the columns the model has, in its order:
+// processed, dropped, time_squeeze, received_rps and flow_limit_count
+// (0: no RPS, no flow limit), backlog_len (input_pkt_queue plus
+// process_queue, at the end), the CPU index, input_qlen and
+// process_qlen; then the NAPI polls the CPU ran (whole run).
 type Softnet struct {
-	CPU         int    `json:"cpu"`
-	Processed   uint64 `json:"processed"`
-	TimeSqueeze uint64 `json:"time_squeeze"`
-	NapiPolls   uint64 `json:"napi_polls"`
+	Processed      uint64 `json:"processed"`
+	Dropped        uint64 `json:"dropped"`
+	TimeSqueeze    uint64 `json:"time_squeeze"`
+	ReceivedRPS    uint64 `json:"received_rps"`
+	FlowLimitCount uint64 `json:"flow_limit_count"`
+	BacklogLen     uint64 `json:"backlog_len"`
+	CPU            int    `json:"cpu"`
+	InputQlen      uint64 `json:"input_qlen"`
+	ProcessQlen    uint64 `json:"process_qlen"`
+	NapiPolls      uint64 `json:"napi_polls"`
 }
 
 // Link is one device's drop columns of ip -s link (dev_get_stats: the

@@ -41,6 +41,7 @@ func WriteText(w io.Writer, r *Report) error {
 	writeDevices(&b, r.Devices)
 	writeLinks(&b, r.Links)
 	writeRx(&b, r.Rx)
+	writeSoftnet(&b, r.Softnet)
 	writeSar(&b, r)
 	writeSeries(&b, r.Series)
 	for _, o := range r.PluginOverrides {
@@ -546,12 +547,6 @@ func writeRx(b *bytes.Buffer, rx *Rx) {
 			strconv.FormatUint(q.NapiPolls, 10), strconv.FormatUint(q.Irqs, 10), strconv.FormatInt(q.ItrUsecs, 10), strconv.Itoa(q.RingSize),
 			strconv.FormatFloat(q.RingAvg, 'f', 1, 64), strconv.FormatUint(q.RingMax, 10))
 	}
-	if len(rx.Softnet) > 0 {
-		b.WriteString("\nsoftnet_stat (processed, time_squeeze) and NAPI polls per CPU\n")
-		for _, s := range rx.Softnet {
-			fmt.Fprintf(b, "  cpu%-4d processed %d time_squeeze %d napi_polls %d\n", s.CPU, s.Processed, s.TimeSqueeze, s.NapiPolls)
-		}
-	}
 }
 
 // writeLinks prints ip -s link's drop columns of each device (a veth's
@@ -567,6 +562,22 @@ func writeLinks(b *bytes.Buffer, ls []Link) {
 			fmt.Fprintf(b, "  peer: rx_dropped %d tx_dropped %d", p.RxDropped, p.TxDropped)
 		}
 		b.WriteString("\n")
+	}
+}
+
+// writeSoftnet prints /proc/net/softnet_stat's columns the model has,
+// in its order, and the NAPI polls, per CPU that used them.
+func writeSoftnet(b *bytes.Buffer, ss []Softnet) {
+	if len(ss) == 0 {
+		return
+	}
+	const row = "  %4s %10s %8s %12s %12s %16s %11s %10s %12s %10s\n"
+	b.WriteString("\nsoftnet_stat per CPU (/proc/net/softnet_stat columns, whole run; backlog at the end) and NAPI polls\n")
+	fmt.Fprintf(b, row, "cpu", "processed", "dropped", "time_squeeze", "received_rps", "flow_limit_count", "backlog_len", "input_qlen", "process_qlen", "napi_polls")
+	u := func(v uint64) string { return strconv.FormatUint(v, 10) }
+	for _, s := range ss {
+		fmt.Fprintf(b, row, strconv.Itoa(s.CPU), u(s.Processed), u(s.Dropped), u(s.TimeSqueeze), u(s.ReceivedRPS), u(s.FlowLimitCount),
+			u(s.BacklogLen), u(s.InputQlen), u(s.ProcessQlen), u(s.NapiPolls))
 	}
 }
 

@@ -175,16 +175,20 @@ func TestLockLayoutPerfView(t *testing.T) {
 	}
 }
 
-// ip -s link's drop columns (a veth's peer on its line).
-func TestLinksText(t *testing.T) {
+// ip -s link's drop columns (a veth's peer on its line) and
+// softnet_stat's rows in /proc/net/softnet_stat's column order.
+func TestLinksAndSoftnetText(t *testing.T) {
 	r := &Report{Profile: "p",
-		Links: []Link{{Name: "veth0", RxDropped: 3, TxDropped: 7, Peer: &LinkPeer{RxDropped: 7, TxDropped: 3}}, {Name: "eth1"}}}
+		Links:   []Link{{Name: "veth0", RxDropped: 3, TxDropped: 7, Peer: &LinkPeer{RxDropped: 7, TxDropped: 3}}, {Name: "eth1"}},
+		Softnet: []Softnet{{Processed: 100, Dropped: 10, TimeSqueeze: 2, BacklogLen: 5, CPU: 1, InputQlen: 4, ProcessQlen: 1, NapiPolls: 9}}}
 	var b bytes.Buffer
 	if err := WriteText(&b, r); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
 		"\nip -s link drops (whole run)\n  veth0    rx_dropped 3 tx_dropped 7  peer: rx_dropped 7 tx_dropped 3\n  eth1     rx_dropped 0 tx_dropped 0\n",
+		"   cpu  processed  dropped time_squeeze received_rps flow_limit_count backlog_len input_qlen process_qlen napi_polls\n" +
+			"     1        100       10            2            0                0           5          4            1          9\n",
 	} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("text lacks\n%s\ngot\n%s", want, b.String())

@@ -745,6 +745,7 @@ func RunWith(spec Spec, o Options) (*report.Report, error) {
 	fillTCP(rep, ts, spec, snap.at, e.Now())
 	fillRx(rep, net, e, rxDev, snap)
 	fillLinks(rep, net)
+	fillSoftnet(rep, net, e)
 	acts.fillPhases(rep.Counters, take(net, e))
 	rep.SimWallNs = time.Since(wall).Nanoseconds()
 	rep.Normalize()
@@ -1184,14 +1185,20 @@ func fillRx(rep *report.Report, net *netdev.Net, e *sim.Engine, d *netdev.Device
 		}
 		rx.Queues = append(rx.Queues, rq)
 	}
+	rep.Rx = rx
+}
+
+// fillSoftnet reports /proc/net/softnet_stat's row of each CPU that
+// used its backlog or polled a NAPI (the others' rows are all zero).
+func fillSoftnet(rep *report.Report, net *netdev.Net, e *sim.Engine) {
 	for cpu := range e.CPUs {
 		st := net.Softnet(cpu)
-		if st.Polls == 0 && st.Processed == 0 {
+		if st.Polls == 0 && st.Processed == 0 && st.Dropped == 0 && st.InputQlen+st.ProcessQlen == 0 {
 			continue
 		}
-		rx.Softnet = append(rx.Softnet, report.Softnet{CPU: cpu, Processed: st.Processed, TimeSqueeze: st.TimeSqueeze, NapiPolls: st.Polls})
+		rep.Softnet = append(rep.Softnet, report.Softnet{Processed: st.Processed, Dropped: st.Dropped, TimeSqueeze: st.TimeSqueeze,
+			BacklogLen: st.InputQlen + st.ProcessQlen, CPU: cpu, InputQlen: st.InputQlen, ProcessQlen: st.ProcessQlen, NapiPolls: st.Polls})
 	}
-	rep.Rx = rx
 }
 
 // fillLinks reports ip -s link's drop columns of every device.
