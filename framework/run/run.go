@@ -1152,7 +1152,8 @@ func ethtoolStats(end, start []driver.Counter, secs float64) []report.EthtoolSta
 }
 
 // fillRx reports the forward workload's receive side: per RX queue what
-// ethtool -S and the model count, the port's drops, softnet_stat.
+// ethtool -S and the model count, the port's drops (softnet_stat is
+// fillSoftnet's, for every workload).
 func fillRx(rep *report.Report, net *netdev.Net, e *sim.Engine, d *netdev.Device, snap snapshot) {
 	if d == nil {
 		return
