@@ -43,6 +43,16 @@ func bondHarness(t *testing.T, cfg Config, cpus int, words, drv string, queues i
 	return &harness{t, e, n, bond}
 }
 
+// enqueueOffered offers s and enqueues it into q under its root lock, as
+// __dev_xmit_skb's locked path does: the tests' own way into a qdisc.
+func (h *harness) enqueueOffered(c *sim.CPU, q *Qdisc, s *skb.SKB, toFree *skb.List) {
+	h.n.unoffered--
+	h.n.Offered++
+	q.lock.Lock(c, h.n.site.rootEnq)
+	h.n.qdiscEnqueue(c, q, []*skb.SKB{s}, toFree)
+	q.lock.Unlock(c)
+}
+
 // flowSkb is an skb of flow i: a UDP 5-tuple to one host, from an
 // ephemeral source port, as netperf's data connections are.
 func (h *harness) flowSkb(c *sim.CPU, i int) *skb.SKB {
@@ -195,11 +205,7 @@ func TestBondQdiscBulks(t *testing.T) {
 				var toFree skb.List
 				for i := 0; i < 20; i++ {
 					s := h.flowSkb(c, i)
-					h.n.unoffered--
-					h.n.Offered++
-					q.lock.Lock(c, h.n.site.rootEnq)
-					h.n.qdiscEnqueue(c, q, []*skb.SKB{s}, &toFree)
-					q.lock.Unlock(c)
+					h.enqueueOffered(c, q, s, &toFree)
 				}
 				c.LocalBhDisable()
 				h.runOnce(c, q)

@@ -39,11 +39,7 @@ func TestBulkDequeueToggle(t *testing.T) {
 				for i, qi := range tc.queues {
 					s := h.skb(c, i)
 					s.Queue = qi
-					h.n.unoffered--
-					h.n.Offered++
-					q.lock.Lock(c, h.n.site.rootEnq)
-					h.n.qdiscEnqueue(c, q, []*skb.SKB{s}, &toFree)
-					q.lock.Unlock(c)
+					h.enqueueOffered(c, q, s, &toFree)
 				}
 				var list skb.List
 				list, _, packets = h.n.dequeueSkb(c, q, 64)

@@ -55,11 +55,7 @@ func TestQdiscEditsPersist(t *testing.T) {
 				for i := 0; i < 3; i++ {
 					s := h.flowSkb(c, i)
 					s.DSCP = 46
-					h.n.unoffered--
-					h.n.Offered++
-					q.lock.Lock(c, h.n.site.rootEnq)
-					h.n.qdiscEnqueue(c, q, []*skb.SKB{s}, &toFree)
-					q.lock.Unlock(c)
+					h.enqueueOffered(c, q, s, &toFree)
 				}
 				c.LocalBhDisable()
 				h.runOnce(c, q)

@@ -239,11 +239,7 @@ func (h *harness) fill(c *sim.CPU, q *Qdisc, n int) {
 	var toFree skb.List
 	for i := 0; i < n; i++ {
 		s := h.skb(c, i)
-		h.n.unoffered--
-		h.n.Offered++
-		q.lock.Lock(c, h.n.site.rootEnq)
-		h.n.qdiscEnqueue(c, q, []*skb.SKB{s}, &toFree)
-		q.lock.Unlock(c)
+		h.enqueueOffered(c, q, s, &toFree)
 	}
 	if toFree.Len != 0 {
 		h.t.Fatalf("fill dropped %d", toFree.Len)
