@@ -218,6 +218,6 @@ type TxOwner interface {
 // share (defer_lock, the IPI past half of net.core.skb_defer_max) is
 // not modelled.
 func (n *Net) DeferFreeRx(c *sim.CPU) {
-	c.Spend(max(n.E.Costs.KfreeSkb-n.E.Costs.KfreeSkbmem, 0))
+	c.Spend(n.releaseDataCost())
 	n.napiSkbCachePut(c)
 }

@@ -618,12 +618,9 @@ func (n *Net) kfreeSkbList(c *sim.CPU, l *skb.List) {
 	bulk := 0
 	for s := l.Pop(); s != nil; s = l.Pop() {
 		n.countFreed(c, s)
-		if n.fclone(s) { // kfree_skb_add_bulk: "if SKB is a clone, don't handle this case"
-			n.kfreeFClone(c, s)
+		if !n.releaseAllButSkbuff(c, s) { // kfree_skb_add_bulk: "if SKB is a clone, don't handle this case"
 			continue
 		}
-		n.skbReleaseAll(c, s)
-		n.Pool.Put(s)
 		if bulk++; bulk == kfreeSkbBulkSize {
 			n.kmemCacheFreeBulk(c, bulk)
 			bulk = 0
@@ -678,13 +675,9 @@ func (n *Net) transmitted(c *sim.CPU, s *skb.SKB) {
 // every driver's Poll runs in NAPI.
 func (n *Net) napiConsumeSkb(c *sim.CPU, s *skb.SKB) {
 	n.transmitted(c, s)
-	if n.fclone(s) { // "if SKB is a clone, don't handle this case": __kfree_skb
-		n.kfreeFClone(c, s)
-		return
+	if n.releaseAllButSkbuff(c, s) { // "if SKB is a clone, don't handle this case": __kfree_skb
+		n.napiSkbCachePut(c)
 	}
-	n.skbReleaseAll(c, s)
-	n.Pool.Put(s)
-	n.napiSkbCachePut(c)
 }
 
 // FCloneOwner is an optional skb.Owner extension: FClones says the
@@ -705,13 +698,24 @@ func (n *Net) fclone(s *skb.SKB) bool {
 // freeSkb is __kfree_skb: skb_release_all, then kfree_skbmem (the
 // sk_buff back to its slab on its own). An fclone is kfreeFClone.
 func (n *Net) freeSkb(c *sim.CPU, s *skb.SKB) {
+	if n.releaseAllButSkbuff(c, s) {
+		c.Spend(min(n.E.Costs.KfreeSkbmem, n.E.Costs.KfreeSkb))
+	}
+}
+
+// releaseAllButSkbuff is the part every free path shares: an fclone is
+// freed whole (kfreeFClone) and false returned; any other skb gets
+// skb_release_all and goes back to the pool, and true says its sk_buff
+// is the caller's to dispose of (kfree_skbmem, napi_skb_cache_put, or a
+// kmem_cache_free_bulk array).
+func (n *Net) releaseAllButSkbuff(c *sim.CPU, s *skb.SKB) bool {
 	if n.fclone(s) {
 		n.kfreeFClone(c, s)
-		return
+		return false
 	}
 	n.skbReleaseAll(c, s)
-	c.Spend(min(n.E.Costs.KfreeSkbmem, n.E.Costs.KfreeSkb))
 	n.Pool.Put(s)
+	return true
 }
 
 // kfreeFClone is __kfree_skb of TCP's clone while its original waits in
@@ -733,9 +737,15 @@ func (n *Net) kfreeFClone(c *sim.CPU, s *skb.SKB) {
 // skbReleaseAll is skb_release_all: skb_release_head_state, then
 // skb_release_data: all of kfree_skb but the sk_buff's own slab free.
 func (n *Net) skbReleaseAll(c *sim.CPU, s *skb.SKB) {
-	costs := n.E.Costs
 	n.skbReleaseHeadState(c, s)
-	c.Spend(max(costs.KfreeSkb-costs.KfreeSkbmem, 0))
+	c.Spend(n.releaseDataCost())
+}
+
+// releaseDataCost is what kfree_skb costs beyond the destructor but the
+// sk_buff's own slab free (kfree_skbmem): skb_release_data and the rest
+// of skb_release_head_state.
+func (n *Net) releaseDataCost() int64 {
+	return max(n.E.Costs.KfreeSkb-n.E.Costs.KfreeSkbmem, 0)
 }
 
 // skbReleaseHeadState is skb_release_head_state's destructor call
