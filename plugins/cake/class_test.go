@@ -40,10 +40,7 @@ func TestFlowClasses(t *testing.T) {
 	if f.q.Len() != 2 {
 		t.Fatalf("class %s is not the flow holding the packets", be.ID)
 	}
-	var keys []string
-	for _, x := range be.XStats {
-		keys = append(keys, x.Key)
-	}
+	keys := qdisctest.XStatKeys(be.XStats)
 	if len(keys) != 4 || keys[0] != "deficit" || keys[1] != "count" || keys[2] != "dropping" || keys[3] != "blue_prob" {
 		t.Errorf("xstats %v, want deficit count dropping blue_prob", keys)
 	}

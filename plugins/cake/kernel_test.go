@@ -291,10 +291,7 @@ func TestXStatsFields(t *testing.T) {
 			t.Errorf("%s: %q (type %d), want %q (type %d)", c.key, x.Text(), x.Type, c.want, c.typ)
 		}
 	}
-	var keys []string
-	for _, x := range st.XStats[:9] {
-		keys = append(keys, x.Key)
-	}
+	keys := qdisctest.XStatKeys(st.XStats[:9])
 	if got := strings.Join(keys, " "); got != "memory_used memory_limit capacity_estimate min_network_size max_network_size min_adj_size max_adj_size active_queues avg_hdr_offset" {
 		t.Errorf("the first xstats in q_cake.c's order: %s", got)
 	}

@@ -199,10 +199,7 @@ func TestInit(t *testing.T) {
 			t.Errorf("psched_mtu %d: codel mtu %d ecn %v, want %d", mtu, q.params.MTU, q.params.ECN, want)
 		}
 	}
-	var keys []string
-	for _, x := range newSched(t, qdisctest.NewCtx(1), "").Stats().XStats {
-		keys = append(keys, x.Key)
-	}
+	keys := qdisctest.XStatKeys(newSched(t, qdisctest.NewCtx(1), "").Stats().XStats)
 	if got := strings.Join(keys, " "); got != "count lastcount ldelay dropping drop_next maxpacket ecn_mark drop_overlimit ce_mark" {
 		t.Errorf("xstats %s", got)
 	}

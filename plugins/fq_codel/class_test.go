@@ -23,26 +23,14 @@ func TestFlowClasses(t *testing.T) {
 	g := pktGen{}
 	enqueue(q, ctx, g.pkt(6, 1024, 1000), g.pkt(6, 1024, 500), g.pkt(99, 1024, 300))
 	cs := q.FlowClasses()
-	if len(cs) != 2 {
-		t.Fatalf("%d classes, want 2: %+v", len(cs), cs)
+	if err := qdisctest.CheckFlowClasses(cs, []qdisctest.FlowClassWant{{ID: 7, Qlen: 2, Backlog: 1500}, {ID: 100, Qlen: 1, Backlog: 300}}); err != nil {
+		t.Fatal(err)
 	}
-	want := []struct {
-		id      qdisc.ClassID
-		qlen    int
-		backlog int64
-	}{{7, 2, 1500}, {100, 1, 300}}
-	for i, w := range want {
-		c := cs[i]
-		if c.ID != w.id || c.Qlen != w.qlen || c.Backlog != w.backlog || c.Leaf || c.Options != "" {
-			t.Errorf("class %d = %s qlen %d backlog %d, want %s qlen %d backlog %d", i, c.ID, c.Qlen, c.Backlog, w.id, w.qlen, w.backlog)
-		}
+	for _, c := range cs {
 		if got := qdisctest.XStatOf(c.XStats, "deficit"); got != 1514 {
 			t.Errorf("class %s deficit %d, want the quantum 1514", c.ID, got)
 		}
-		var keys []string
-		for _, x := range c.XStats {
-			keys = append(keys, x.Key)
-		}
+		keys := qdisctest.XStatKeys(c.XStats)
 		if len(keys) != 6 || keys[0] != "deficit" || keys[3] != "ldelay" || keys[5] != "drop_next" {
 			t.Errorf("class %s xstats %v", c.ID, keys)
 		}

@@ -17,19 +17,10 @@ func TestFlowClasses(t *testing.T) {
 	var g pktGen
 	enqueue(q, ctx, g.pinned(3, 1000), g.pinned(3, 400), g.pinned(200, 300))
 	cs := q.FlowClasses()
-	if len(cs) != 2 {
-		t.Fatalf("%d classes, want 2: %+v", len(cs), cs)
+	if err := qdisctest.CheckFlowClasses(cs, []qdisctest.FlowClassWant{{ID: 4, Qlen: 2, Backlog: 1400}, {ID: 201, Qlen: 1, Backlog: 300}}); err != nil {
+		t.Fatal(err)
 	}
-	want := []struct {
-		id      qdisc.ClassID
-		qlen    int
-		backlog int64
-	}{{4, 2, 1400}, {201, 1, 300}}
-	for i, w := range want {
-		c := cs[i]
-		if c.ID != w.id || c.Qlen != w.qlen || c.Backlog != w.backlog || c.Leaf {
-			t.Errorf("class %d = %s qlen %d backlog %d, want %s qlen %d backlog %d", i, c.ID, c.Qlen, c.Backlog, w.id, w.qlen, w.backlog)
-		}
+	for _, c := range cs {
 		if len(c.XStats) != 1 || qdisctest.XStatOf(c.XStats, "allot") != 1514 {
 			t.Errorf("class %s xstats %+v, want allot 1514 (the quantum)", c.ID, c.XStats)
 		}

@@ -779,6 +779,40 @@ func XStatOf(xs []qdisc.XStat, key string) int64 {
 	panic("no xstat " + key)
 }
 
+// XStatKeys are the keys of xs in their order: the layout tc prints.
+func XStatKeys(xs []qdisc.XStat) []string {
+	keys := make([]string, len(xs))
+	for i, x := range xs {
+		keys[i] = x.Key
+	}
+	return keys
+}
+
+// FlowClassWant is one class a flow qdisc's FlowClasses should list.
+type FlowClassWant struct {
+	ID      qdisc.ClassID
+	Qlen    int
+	Backlog int64
+}
+
+// CheckFlowClasses says how cs, a FlowClasses listing, differs from
+// want: the same classes in the same order, each with its qlen and
+// backlog, none a leaf or with options (a flow is no class tc made).
+func CheckFlowClasses(cs []qdisc.Class, want []FlowClassWant) error {
+	if len(cs) != len(want) {
+		return fmt.Errorf("%d classes, want %d: %+v", len(cs), len(want), cs)
+	}
+	var errs []error
+	for i, w := range want {
+		c := cs[i]
+		if c.ID != w.ID || c.Qlen != w.Qlen || c.Backlog != w.Backlog || c.Leaf || c.Options != "" {
+			errs = append(errs, fmt.Errorf("class %d = %s qlen %d backlog %d leaf %v options %q, want %s qlen %d backlog %d",
+				i, c.ID, c.Qlen, c.Backlog, c.Leaf, c.Options, w.ID, w.Qlen, w.Backlog))
+		}
+	}
+	return errors.Join(errs...)
+}
+
 // BypassIfDropped is what a qdisc answers for p: NET_XMIT_SUCCESS, and
 // __NET_XMIT_BYPASS with it when the qdisc dropped p itself (a filter's
 // drop: the sender still sees success, dev_qdisc_enqueue masks it).
