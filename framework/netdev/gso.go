@@ -24,6 +24,7 @@ import (
 // For a leaf of a classful qdisc it records what each split skb became
 // (Net.gsoSplit), for the ancestors' counts.
 func (n *Net) splitGSO(c *sim.CPU, q *Qdisc, batch []*skb.SKB) ([]*skb.SKB, bool) {
+	q.segIdx = q.segIdx[:0]
 	if q.Flags&qdisc.SplitGSO == 0 && q.segmentOver == 0 {
 		return batch, false
 	}
@@ -34,10 +35,18 @@ func (n *Net) splitGSO(c *sim.CPU, q *Qdisc, batch []*skb.SKB) ([]*skb.SKB, bool
 	if !split {
 		return batch, false
 	}
+	// cake_enqueue classifies a GSO skb once and segments it after:
+	// the qdisc learns which packets are one skb's segments
+	// (qdisc.GSOSkbLen). tbf_segment enqueues each segment into its
+	// child on its own: segmentOver's are independent skbs.
+	group := q.Flags&qdisc.SplitGSO != 0
 	out := q.segBuf[:0]
 	for _, s := range batch {
 		if !q.splits(s) {
 			out = append(out, s)
+			if group {
+				q.segIdx = append(q.segIdx, 0)
+			}
 			continue
 		}
 		segs := int(s.GSOSegs)
@@ -57,6 +66,9 @@ func (n *Net) splitGSO(c *sim.CPU, q *Qdisc, batch []*skb.SKB) ([]*skb.SKB, bool
 		s.GSOSegs = 1
 		s.Len, s.TrueSize = l, firstTs
 		out = append(out, s)
+		if group {
+			q.segIdx = append(q.segIdx, 1)
+		}
 		for i := 1; i < segs; i++ {
 			d := n.Pool.Get()
 			h := d.Handle
@@ -76,6 +88,9 @@ func (n *Net) splitGSO(c *sim.CPU, q *Qdisc, batch []*skb.SKB) ([]*skb.SKB, bool
 			n.Offered++
 			n.GSOSegments++
 			out = append(out, d)
+			if group {
+				q.segIdx = append(q.segIdx, uint16(i+1))
+			}
 		}
 	}
 	q.segBuf = out[:0]
@@ -137,8 +152,8 @@ func (q *Qdisc) splits(s *skb.SKB) bool {
 // segments' codes: the caller's one skb is all of its segments.
 // Split by qdisc.SplitGSO (cake), it is NET_XMIT_SUCCESS |
 // __NET_XMIT_BYPASS if every segment was (cake_enqueue classifies the
-// skb before it segments it, so a filter's drop is the whole skb's;
-// the model classifies each segment), dropped only if every segment
+// skb before it segments it, so a filter's drop is the whole skb's,
+// and cake answers it for every segment), dropped only if every segment
 // was, congested if any was dropped or congested. Split past
 // SegmentOver (tbf_segment), it is sent if any segment was queued
 // (NET_XMIT_SUCCESS exactly: a leaf's bypass drop is not), else

@@ -69,6 +69,65 @@ func TestSplitGSOTruesize(t *testing.T) {
 	}
 }
 
+// The host tells cake which packets of a batch are one GSO skb's
+// segments (qdisc.SegCtx): cake_enqueue classifies the skb once, before
+// skb_gso_segment, and records its length as the tin's max_len. tbf's
+// segments are independent skbs (tbf_segment enqueues each into the
+// child), so it is told nothing.
+func TestSplitGSOSegmentPlaces(t *testing.T) {
+	for _, tc := range []struct {
+		qd     []string
+		places []uint16
+	}{
+		{[]string{"cake", "besteffort"}, []uint16{1, 2, 3, 0, 1, 2, 3}},
+		{[]string{"tbf", "rate", "1gbit", "burst", "2000", "limit", "1mb"}, nil},
+	} {
+		t.Run(tc.qd[0], func(t *testing.T) {
+			h := newHarness(t, profile(t, "6.18"), 2, "test", 1, tc.qd...)
+			var places []uint16
+			h.n.Hooks.EnqueueBatch = func(c *sim.CPU, q *Qdisc, b []*skb.SKB) {
+				for i := range b {
+					places = append(places, q.ctx.GSOSeg(i))
+				}
+			}
+			h.on(0, sim.Microsecond, func(c *sim.CPU) {
+				for i, segs := range []uint16{3, 1, 3} {
+					s := h.skb(c, i)
+					s.Len, s.GSOSegs, s.TrueSize, s.Sock = uint32(segs)*1514, segs, 4000, 1
+					s.Keys = skb.FlowKeys{Src: 1, Dst: 2, SrcPort: 1000, DstPort: 5001, Proto: 6}
+					h.n.DevQueueXmit(c, h.dev, s)
+				}
+			})
+			h.run(10 * sim.Millisecond)
+			if len(places) != 7 {
+				t.Fatalf("%s was handed %d skbs, want 7", tc.qd[0], len(places))
+			}
+			for i, p := range places {
+				if want := uint16(0); tc.places != nil {
+					want = tc.places[i]
+					if p != want {
+						t.Errorf("%s: packet %d told place %d, want %d (%v)", tc.qd[0], i, p, want, places)
+					}
+				} else if p != want {
+					t.Errorf("%s: packet %d told place %d, want none", tc.qd[0], i, p)
+				}
+			}
+			if tc.qd[0] != "cake" {
+				return
+			}
+			var maxLen uint64
+			for _, x := range h.dev.Root.Ops.Stats().XStats {
+				if x.Key == "tin0_max_len" || x.Key == "max_len" {
+					maxLen = max(maxLen, uint64(x.Bits))
+				}
+			}
+			if maxLen != 3*1514 {
+				t.Errorf("cake's max_len %d, want the GSO skb's %d", maxLen, 3*1514)
+			}
+		})
+	}
+}
+
 // tbf takes a GSO skb past its max_size as its segments when each fits
 // (tbf_segment), and the sender is told it was sent; one whose
 // segments are too long for the bucket is dropped whole, once; one
@@ -115,8 +174,8 @@ func TestTBFSegmentsPastMaxSize(t *testing.T) {
 // split-gso (cake_enqueue) classifies the skb before it segments it, so
 // a filter's drop is the whole skb's: NET_XMIT_SUCCESS |
 // __NET_XMIT_BYPASS, which a parent counts as a drop
-// (net_xmit_drop_count); the model classifies each segment, so every
-// segment answers it. tbf_segment counts a segment queued only for
+// (net_xmit_drop_count); cake classifies the skb once and answers it
+// for every segment. tbf_segment counts a segment queued only for
 // NET_XMIT_SUCCESS (a leaf's bypass drop is not), and answers
 // NET_XMIT_SUCCESS if any was, NET_XMIT_DROP if none.
 func TestGSOCode(t *testing.T) {

@@ -112,6 +112,9 @@ type Qdisc struct {
 	skbs     []*skb.SKB
 	deferBuf []*skb.SKB
 	segBuf   []*skb.SKB // splitGSO's output
+	// segIdx is, for a qdisc with SplitGSO, each packet's place among
+	// its GSO skb's segments in the batch splitGSO made (qctx.GSOSeg).
+	segIdx []uint16
 	// segmentOver is Info.SegmentOver: GSO skbs past it reach the qdisc
 	// as segments (tbf_segment).
 	segmentOver uint32
@@ -286,6 +289,15 @@ func (q *Qdisc) takeBack(n *Net, h skb.Handle, what string) *skb.SKB {
 	q.held--
 	q.heldBytes -= int64(s.Len)
 	return s
+}
+
+// GSOSeg implements qdisc.SegCtx for the batch the current Enqueue
+// call was handed.
+func (x *qctx) GSOSeg(i int) uint16 {
+	if i < len(x.q.segIdx) {
+		return x.q.segIdx[i]
+	}
+	return 0
 }
 
 func (x *qctx) Drop(h skb.Handle, reason skb.DropReason) {

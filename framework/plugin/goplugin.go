@@ -50,8 +50,10 @@ var Handshake = goplugin.HandshakeConfig{
 // (what a qdisc or its filters' actions wrote into the skb). 11: a
 // change's answer ends with a status, a refusal after part of the
 // change was applied (qdisc.PartialChange: fq_pie's limit before its
-// flows refusal).
-const FrameProtocol = 11
+// flows refusal). 12: an enqueue call says which of its packets are
+// one GSO skb's segments (qdisc.SegCtx: cake's split-gso classifies
+// the skb once).
+const FrameProtocol = 12
 
 // IsPluginProcess reports whether this process was started by a host as
 // a plugin.

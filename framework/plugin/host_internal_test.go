@@ -338,8 +338,8 @@ func TestQdiscEnqueue(t *testing.T) {
 		call != 0 || inst != 1 || m != wire.MQEnqueue || now != 1000 {
 		t.Fatalf("call frame %d %d %d %v %d", typ, call, inst, m, now)
 	}
-	if got := d.Packets(nil); d.End() != nil || !reflect.DeepEqual(got, batch) {
-		t.Fatalf("call frame packets %+v (%v)", got, d.Err)
+	if got, segs := d.Packets(nil), d.Segs(nil); d.End() != nil || !reflect.DeepEqual(got, batch) || len(segs) != 0 {
+		t.Fatalf("call frame packets %+v, segment places %v (%v)", got, segs, d.Err)
 	}
 	// The next call has the next id.
 	rc = rc[:1]

@@ -77,6 +77,7 @@ type driverInst struct {
 type callState struct {
 	enc  wire.Enc
 	pkts []skb.Packet
+	segs []uint16
 	rc   []qdisc.Code
 	xoff wire.XoffBits
 }
@@ -315,6 +316,11 @@ func (s *server) qdiscCall(st *callState, call uint32, q *qdiscInst, m wire.Meth
 	switch m {
 	case wire.MQEnqueue:
 		st.pkts = d.Packets(st.pkts[:0])
+		st.segs = d.Segs(st.segs)
+		if n := len(st.segs); n != 0 && n != len(st.pkts) {
+			return wire.StatusError, fmt.Sprintf("%d segment places for a batch of %d", n, len(st.pkts))
+		}
+		q.ctx.SetSegs(st.segs)
 		if err := d.End(); err != nil {
 			return wire.StatusError, err.Error()
 		}
@@ -323,6 +329,7 @@ func (s *server) qdiscCall(st *callState, call uint32, q *qdiscInst, m wire.Meth
 			st.rc = append(st.rc, qdisc.XmitSuccess)
 		}
 		q.q.Enqueue(q.ctx, st.pkts, st.rc)
+		q.ctx.SetSegs(nil)
 		e.Ops(q.ctx.Posted())
 		e.U32(uint32(len(st.rc)))
 		for _, c := range st.rc {

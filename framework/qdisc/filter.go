@@ -57,3 +57,28 @@ func FilterFlow(ctx Ctx, p *skb.Packet, major, n uint32) (flow int, filtered boo
 	}
 	return -1, true
 }
+
+// SegCtx is the context of a qdisc with SplitGSO that says which of an
+// Enqueue call's packets are the segments of one GSO skb.
+type SegCtx interface {
+	// GSOSeg is batch[i]'s place (1, 2, ...) among the segments the host
+	// made of one GSO skb, 0 for an skb it did not split.
+	GSOSeg(i int) uint16
+}
+
+// GSOSkbLen is how many packets from batch[i] on are one skb for the
+// qdisc: the segments the host made of a GSO skb for a qdisc with
+// SplitGSO (cake_enqueue classifies the skb once, then segments it with
+// skb_gso_segment and adds every segment to the one flow), else 1. A
+// context that does not say (a test's) makes every packet its own skb.
+func GSOSkbLen(ctx Ctx, batch []skb.Packet, i int) int {
+	sc, ok := ctx.(SegCtx)
+	if !ok || sc.GSOSeg(i) != 1 {
+		return 1
+	}
+	n := 1
+	for i+n < len(batch) && sc.GSOSeg(i+n) == uint16(n+1) {
+		n++
+	}
+	return n
+}

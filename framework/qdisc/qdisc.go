@@ -83,7 +83,8 @@ const (
 	// segments, as cake_enqueue with split-gso segments them
 	// (skb_gso_segment) before queueing each. The host segments them
 	// in the enqueue call, under the root lock, and hands the qdisc
-	// the segments; the extra skbs count as offered.
+	// the segments, one skb's together (GSOSkbLen); the extra skbs
+	// count as offered.
 	SplitGSO Flags = 1 << 29
 
 	// DropReadsCb is the model's too: the qdisc's drops (Drop and

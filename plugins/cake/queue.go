@@ -166,26 +166,48 @@ func (q *Cake) drop(ctx qdisc.Ctx) (tin, idx int) {
 	return tin, idx
 }
 
-// Enqueue implements qdisc.Qdisc (cake_enqueue) for a batch.
+// Enqueue implements qdisc.Qdisc for a batch: each skb is one
+// cake_enqueue, and a GSO skb the host split for split-gso comes as its
+// segments together (qdisc.GSOSkbLen), which get the skb's code.
 func (q *Cake) Enqueue(ctx qdisc.Ctx, batch []skb.Packet, rc []qdisc.Code) {
 	q.now = ctx.Now()
-	for i := range batch {
-		rc[i] = q.enqueue(ctx, batch[i])
+	for i := 0; i < len(batch); {
+		n := qdisc.GSOSkbLen(ctx, batch, i)
+		code := q.enqueue(ctx, batch[i:i+n])
+		for j := i; j < i+n; j++ {
+			rc[j] = code
+		}
+		i += n
 	}
 }
 
-func (q *Cake) enqueue(ctx qdisc.Ctx, p skb.Packet) qdisc.Code {
-	ctx.Work(qdisc.WorkEnqueue, 1)
+// enqueue is cake_enqueue of one skb: segs is the skb, or with
+// split-gso the segments skb_gso_segment made of it. Cake classifies
+// the skb before it segments it, so the segments share one
+// classification, one flow and one check of the buffer, after the last
+// (as do the stale-shaper check, the heap and the flow chain).
+func (q *Cake) enqueue(ctx qdisc.Ctx, segs []skb.Packet) qdisc.Code {
+	ctx.Work(qdisc.WorkEnqueue, len(segs))
 	ctx.Work(qdisc.WorkTstamp, 1)
 	now := ctx.Now()
-	tin, idx, ok := q.classify(ctx, &p)
+	p := &segs[0]
+	tin, idx, ok := q.classify(ctx, p)
 	if !ok {
 		// NET_XMIT_SUCCESS | __NET_XMIT_BYPASS: counted as a qdisc
 		// drop, freed with __qdisc_drop; the sender sees
-		// NET_XMIT_SUCCESS (dev_qdisc_enqueue's mask).
+		// NET_XMIT_SUCCESS (dev_qdisc_enqueue's mask). A GSO skb is
+		// one drop: it is freed whole, before it is segmented.
 		q.drops++
-		ctx.Drop(p.Handle, skb.DropQdiscDrop)
+		for i := range segs {
+			ctx.Drop(segs[i].Handle, skb.DropQdiscDrop)
+		}
 		return qdisc.XmitSuccess | qdisc.XmitBypass
+	}
+	for i := 1; i < len(segs); i++ {
+		// What the filters' actions wrote into the skb, every segment
+		// carries.
+		s := &segs[i]
+		s.Priority, s.Mark, s.DSCP, s.ECN = p.Priority, p.Mark, p.DSCP, p.ECN
 	}
 	b := q.tins[tin]
 	flow := &b.flows[idx]
@@ -205,20 +227,24 @@ func (q *Cake) enqueue(ctx qdisc.Ctx, p skb.Packet) qdisc.Code {
 			}
 		}
 	}
-	if p.Len > b.maxSkblen {
-		b.maxSkblen = p.Len
+	var length uint32 // qdisc_pkt_len of the skb, before any split
+	for i := range segs {
+		length += segs[i].Len
 	}
-	// split-gso: the model's packets are single segments, so there is
-	// nothing to split; GSOSegs > 1 is charged per segment by overhead().
-	qp := pkt{Packet: p, enqueued: now, adjustedLen: q.overhead(&p)}
-	flow.q.PushTail(qp)
-	q.qlen++
-	q.bufferUsed += p.TrueSize
-	b.packets++
-	b.bytes += uint64(p.Len)
-	b.backlogs[idx] += p.Len
-	b.tinBacklog += p.Len
-	q.backlog += int64(p.Len)
+	if length > b.maxSkblen {
+		b.maxSkblen = length
+	}
+	for i := range segs {
+		s := &segs[i]
+		flow.q.PushTail(pkt{Packet: *s, enqueued: now, adjustedLen: q.overhead(s)})
+		q.qlen++
+		q.bufferUsed += s.TrueSize
+		b.packets++
+	}
+	b.bytes += uint64(length)
+	b.backlogs[idx] += length
+	b.tinBacklog += length
+	q.backlog += int64(length)
 	if q.overflowTimeout != 0 {
 		q.heapifyUp(ctx, int(b.overflowIdx[idx]))
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/txlab/txlab/framework/qdisc"
 	"github.com/txlab/txlab/framework/sim"
 	"github.com/txlab/txlab/framework/skb"
 )
@@ -185,6 +186,36 @@ func (e *Enc) Packets(ps []skb.Packet) {
 	}
 }
 
+// SegPlaces appends to buf[:0] each of an Enqueue call's n packets'
+// place among its GSO skb's segments as ctx says them (qdisc.SegCtx),
+// or returns buf[:0] when ctx splits nothing.
+func SegPlaces(ctx qdisc.Ctx, n int, buf []uint16) []uint16 {
+	buf = buf[:0]
+	sc, ok := ctx.(qdisc.SegCtx)
+	if !ok {
+		return buf
+	}
+	split := false
+	for i := range n {
+		v := sc.GSOSeg(i)
+		split = split || v != 0
+		buf = append(buf, v)
+	}
+	if !split {
+		return buf[:0]
+	}
+	return buf
+}
+
+// Segs appends SegPlaces: a u32 count (0, or the batch's length) and
+// that many u16s.
+func (e *Enc) Segs(places []uint16) {
+	e.U32(uint32(len(places)))
+	for _, v := range places {
+		e.U16(v)
+	}
+}
+
 // Ops appends posted operations and the trailing spend.
 func (e *Enc) Ops(ops []Op, trailing int64) {
 	e.U16(uint16(len(ops)))
@@ -336,6 +367,16 @@ func (d *Dec) Packets(out []skb.Packet) []skb.Packet {
 	n := d.count(PacketSize, "packet")
 	for range n {
 		out = append(out, d.Packet())
+	}
+	return out
+}
+
+// Segs reads what Enc.Segs wrote, into out[:0].
+func (d *Dec) Segs(out []uint16) []uint16 {
+	out = out[:0]
+	n := d.count(2, "segment place")
+	for range n {
+		out = append(out, d.U16())
 	}
 	return out
 }

@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/txlab/txlab/framework/qdisc"
 	"github.com/txlab/txlab/framework/skb"
 )
 
@@ -610,4 +612,33 @@ func FuzzDecodePackets(f *testing.F) {
 			t.Fatalf("second decode differs:\n%+v\n%+v", ps, ps2)
 		}
 	})
+}
+
+// segCtx says segment places (qdisc.SegCtx) for SegPlaces.
+type segCtx struct {
+	qdisc.Ctx
+	places []uint16
+}
+
+func (c segCtx) GSOSeg(i int) uint16 { return c.places[i] }
+
+// An enqueue's segment places cross the boundary as the host's context
+// says them, and as nothing when it splits nothing.
+func TestSegsRoundTrip(t *testing.T) {
+	for _, places := range [][]uint16{{1, 2, 3, 0, 1, 2}, {0, 0, 0}} {
+		var e Enc
+		e.Segs(SegPlaces(segCtx{places: places}, len(places), nil))
+		d := Dec{B: e.B}
+		got := d.Segs(nil)
+		if err := d.End(); err != nil {
+			t.Fatal(err)
+		}
+		want := places
+		if places[0] == 0 {
+			want = nil
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("places %v came across as %v, want %v", places, got, want)
+		}
+	}
 }

@@ -20,6 +20,7 @@ type LocalQdisc struct {
 	Q        qdisc.Qdisc
 	ctx      *QdiscCtx
 	defaults qdisc.Defaults
+	segs     []uint16 // the current Enqueue's SegPlaces
 }
 
 // WrapQdisc wraps q unless it is already behind the boundary.
@@ -66,7 +67,10 @@ func (l *LocalQdisc) end(h QdiscHost) {
 
 func (l *LocalQdisc) Enqueue(c qdisc.Ctx, batch []skb.Packet, rc []qdisc.Code) {
 	h := l.begin(c)
+	l.segs = SegPlaces(c, len(batch), l.segs)
+	l.ctx.SetSegs(l.segs)
 	l.Q.Enqueue(l.ctx, batch, rc)
+	l.ctx.SetSegs(nil)
 	l.end(h)
 }
 

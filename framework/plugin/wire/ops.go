@@ -241,6 +241,9 @@ type QdiscCtx struct {
 	filters *cls.Set
 	up      LeafUpcaller
 	leaves  []qdisc.LeafPacket
+
+	// segs is the current Enqueue call's segment places (qdisc.SegCtx).
+	segs []uint16
 }
 
 // NewQdiscCtx makes the context for a qdisc whose stream has seed and
@@ -258,6 +261,17 @@ func (x *QdiscCtx) Begin(now sim.Time) { x.begin(now) }
 func (x *QdiscCtx) Posted() ([]Op, int64) { return x.ops, x.pending }
 
 func (x *QdiscCtx) Now() sim.Time { return x.now() }
+
+// SetSegs gives the next Enqueue call's segment places (Dec.Segs).
+func (x *QdiscCtx) SetSegs(segs []uint16) { x.segs = segs }
+
+// GSOSeg implements qdisc.SegCtx.
+func (x *QdiscCtx) GSOSeg(i int) uint16 {
+	if i < len(x.segs) {
+		return x.segs[i]
+	}
+	return 0
+}
 
 func (x *QdiscCtx) Work(kind qdisc.Work, n int) {
 	if kind >= qdisc.NumWork {

@@ -48,6 +48,10 @@ type Ctx struct {
 	// (qdisc.FilterCtx): none unless a test sets them (cls.Load, and
 	// SetSeed for cls_flow's hashrnd). The suite sets none.
 	Filters *cls.Set
+	// Segs are the segment places of the next Enqueue's batch
+	// (qdisc.SegCtx), as the host gives a qdisc with SplitGSO; none
+	// unless a test sets them.
+	Segs []uint16
 
 	// A classful qdisc's leaves (class.go), and the packets handed in
 	// (by handle) for its leaves behind the plugin boundary.
@@ -77,6 +81,14 @@ func (c *Ctx) Work(k qdisc.Work, n int) {
 		panic(fmt.Sprintf("work kind %d x %d", k, n))
 	}
 	c.WorkDone[k] += n
+}
+
+// GSOSeg implements qdisc.SegCtx from Segs.
+func (c *Ctx) GSOSeg(i int) uint16 {
+	if i < len(c.Segs) {
+		return c.Segs[i]
+	}
+	return 0
 }
 
 func (c *Ctx) Rand() uint32           { return c.Rng.Uint32() }
