@@ -137,13 +137,19 @@ type Config struct {
 	// socket's cached queue expires that long after it was set or last
 	// refreshed, so busy flows follow XPS too. 0 in kernels without it.
 	TxqReselectionMs int
-	DevTxWeight      int  // net.core.dev_weight * dev_weight_tx_bias: __qdisc_run quota
-	BQL              bool // byte queue limits on drivers that support them
-	SockWfree        DestructorCall
-	TxQueueLen       int // dev->tx_queue_len
-	MaxBacklog       int // net.core.netdev_max_backlog
-	NetdevBudget     int // net.core.netdev_budget (net_rx_action)
-	Sndbuf           int // net.core.wmem_default: socket send buffer of senders; 0 (the toggle's "default") is the kernel's (SndbufBytes)
+	DevTxWeight      int // net.core.dev_weight * dev_weight_tx_bias: __qdisc_run quota
+	// QdiscRunResched: __qdisc_run also stops, and reschedules the
+	// qdisc (__netif_schedule), when need_resched() is set, not only
+	// when the quota is used: "if (quota <= 0 || need_resched())" from
+	// 2ba2506ca7ca until b60fa1c5d01a ("net_sched: remove
+	// need_resched() from qdisc_run()", 5.5). On in 4.7 and 4.8.
+	QdiscRunResched bool
+	BQL             bool // byte queue limits on drivers that support them
+	SockWfree       DestructorCall
+	TxQueueLen      int // dev->tx_queue_len
+	MaxBacklog      int // net.core.netdev_max_backlog
+	NetdevBudget    int // net.core.netdev_budget (net_rx_action)
+	Sndbuf          int // net.core.wmem_default: socket send buffer of senders; 0 (the toggle's "default") is the kernel's (SndbufBytes)
 	// NoSmallHeadCache is a kernel before 6.3 (bf9f1baa279f): a small
 	// skb's head comes from kmalloc, not skbuff_small_head, so its
 	// truesize is smaller (skb.TruesizeUDPKmalloc).
@@ -200,6 +206,7 @@ var profiles = map[string]func() Config{
 		c.BondKeepLowBit = true
 		c.DirectXmitQlen = true
 		c.RunBeginReads = true // qdisc_is_running(), then __state |= RUNNING if idle
+		c.QdiscRunResched = true
 		return c
 	},
 	// 4.8: 4.7 with 4d202a0d1, every qdisc bulk-dequeues.
@@ -212,6 +219,7 @@ var profiles = map[string]func() Config{
 		c.BondKeepLowBit = true
 		c.DirectXmitQlen = true
 		c.RunBeginReads = true // qdisc_is_running(): raw_read_seqcount(&q->running), then write_seqcount_begin if idle
+		c.QdiscRunResched = true
 		return c
 	},
 	// net-next as the seeds' thread ends: llist + __netif_schedule fast
@@ -391,7 +399,9 @@ var toggles = map[string]toggle{
 	"txq_reselection_ms": intToggle("net.core.txq_reselection_ms: a connected socket's cached TX queue expires this long after it was set or refreshed (4a7708443dec); 0 never",
 		0, func(c *Config) *int { return &c.TxqReselectionMs }),
 	"dev_tx_weight": intToggle("__qdisc_run quota (net.core.dev_weight)", 1, func(c *Config) *int { return &c.DevTxWeight }),
-	"bql":           boolToggle("byte queue limits", func(c *Config) *bool { return &c.BQL }),
+	"qdisc_run_resched": boolToggle("__qdisc_run also yields (__netif_schedule) when need_resched() is set, as kernels before b60fa1c5d01a (5.5) did",
+		func(c *Config) *bool { return &c.QdiscRunResched }),
+	"bql": boolToggle("byte queue limits", func(c *Config) *bool { return &c.BQL }),
 	"bql_limit_min": {fmt.Sprintf("BQL's floor in bytes on every TX queue (sysfs tx-N/byte_queue_limits/limit_min) [0..%d]", dqlMaxLimit),
 		func(c *Config, v string) error {
 			n, err := strconv.Atoi(v)

@@ -72,6 +72,8 @@ func TestProfileToggles(t *testing.T) {
 		// net.core.txq_reselection_ms, 1000 by default.
 		{"ooo_okay", map[string]string{"4.7": "off", "4.8": "off", "6.18": "off", "6.19-rc1": "on", "net-next": "on"}},
 		{"txq_reselection_ms", map[string]string{"4.7": "0", "4.8": "0", "6.18": "0", "6.19-rc1": "1000", "net-next": "1000"}},
+		// __qdisc_run's need_resched() break, gone since b60fa1c5d01a (5.5).
+		{"qdisc_run_resched", map[string]string{"4.7": "on", "4.8": "on", "6.18": "off", "6.19-rc1": "off", "net-next": "off"}},
 	} {
 		for prof, want := range tc.want {
 			c, err := Profile(prof)

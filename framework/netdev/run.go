@@ -114,7 +114,9 @@ func (n *Net) qdiscRestarts(c *sim.CPU, q *Qdisc) int {
 			return sent
 		}
 		quota -= packets
-		if quota <= 0 {
+		// Before b60fa1c5d01a (5.5), also when another task waits for
+		// this CPU: the same __netif_schedule, counted as the quota's.
+		if quota <= 0 || (n.Cfg.QdiscRunResched && c.NeedResched()) {
 			if q.nolock() {
 				q.lineWrite.Atomic(c)
 				q.state |= stateMissed

@@ -137,3 +137,55 @@ func TestFastPathOnlyWithDeferList(t *testing.T) {
 		t.Errorf("fast path on, empty defer_list: %+v, raised %d; want a raise", st, h.n.TxSoftirqRaised)
 	}
 }
+
+// __qdisc_run stops at its quota and, in kernels before b60fa1c5d01a
+// (5.5), as soon as need_resched() is set: "if (quota <= 0 ||
+// need_resched())", then __netif_schedule. A CPU whose task must give
+// way runs one qdisc_restart and leaves the rest to NET_TX_SOFTIRQ.
+func TestQdiscRunNeedResched(t *testing.T) {
+	for _, tc := range []struct {
+		prof, resched string
+		yields        bool
+	}{
+		{"4.7", "", true},
+		{"4.8", "", true},
+		{"4.8", "off", false},
+		{"6.18", "", false},
+		{"6.19-rc1", "", false},
+	} {
+		set := []string{"bql", "off"} // no BQL stop: only the quota or need_resched ends the run
+		if tc.resched != "" {
+			set = append(set, "qdisc_run_resched", tc.resched)
+		}
+		h := newHarness(t, profile(t, tc.prof, set...), 2, "test", 1, "pfifo", "limit", "1000")
+		q := h.dev.Root
+		var sent, restarts int
+		var calls uint64 // __qdisc_run's __netif_schedule calls in this run
+		var ran bool
+		h.on(0, 0, func(c *sim.CPU) {
+			h.fill(c, q, 200)
+			c.LocalBhDisable()
+			c.ReschedCurr() // another task waits for this CPU
+			q.lock.Lock(c, h.n.site.rootEnq)
+			before := q.Restarts
+			var runFree skb.List
+			runFree, ran, sent = h.n.qdiscRun(c, q)
+			restarts = int(q.Restarts - before)
+			calls = h.n.Sched[SchedQuota].Calls
+			q.lock.Unlock(c)
+			h.n.kfreeSkbList(c, &runFree)
+			c.LocalBhEnable()
+		})
+		h.run(sim.Millisecond)
+		name := tc.prof + " qdisc_run_resched=" + tc.resched
+		if !ran {
+			t.Fatalf("%s: qdisc_run did not run", name)
+		}
+		switch {
+		case tc.yields && (restarts != 1 || calls != 1):
+			t.Errorf("%s: %d restarts (%d packets), %d __netif_schedule from __qdisc_run: want one restart, then one call", name, restarts, sent, calls)
+		case !tc.yields && sent < h.n.Cfg.DevTxWeight:
+			t.Errorf("%s: %d packets in %d restarts: want the quota (%d) sent despite need_resched", name, sent, restarts, h.n.Cfg.DevTxWeight)
+		}
+	}
+}

@@ -323,6 +323,14 @@ func (c *CPU) wakeDelayed(t *Task) {
 	t.Wakeups++
 }
 
+// NeedResched is need_resched(): TIF_NEED_RESCHED is set on this CPU
+// (its task's slice ran out with others waiting, or a wake-up of an
+// idle CPU), and the task will give way at its next preemption point.
+func (c *CPU) NeedResched() bool { return c.rq.needResched }
+
+// ReschedCurr is resched_curr: set need_resched on this CPU.
+func (c *CPU) ReschedCurr() { c.rq.needResched = true }
+
 // PreemptPoint is where a running task may be preempted
 // (exit_to_user_mode_loop, cond_resched): if its CPU's need_resched is
 // set, the next task runs and this one waits its turn.
