@@ -75,10 +75,38 @@ const (
 	SWITR = 50 * sim.Microsecond
 )
 
-// TxITRProfile is idpf_vport_init's tx_itr[] in us: the TX DIM profiles
+// DimProfileSlots is IDPF_DIM_PROFILE_SLOTS.
+const DimProfileSlots = 5
+
+// txITR is idpf_vport_init's tx_itr[] in us (idpf_virtchnl.c).
+var txITR = [DimProfileSlots]uint16{2, 8, 64, 128, 256}
+
+// vportInitProfile is what idpf_vport_init leaves in the vport's
+// tx_itr_profile from src: memcpy(vport->tx_itr_profile, tx_itr,
+// IDPF_DIM_PROFILE_SLOTS) copies IDPF_DIM_PROFILE_SLOTS bytes, not
+// entries, of the u16 array into the kzalloc'ed vport. Little-endian
+// (x86), that is the first two entries and the low byte of the third;
+// the rest stay 0, and idpf_tx_dim_work writes an ITR of 0 (no
+// throttling) for those profiles. Mainline has it so from idpf's first
+// version to Oct 2025's net-next (idpf_virtchnl.c, idpf_vport_init),
+// and 6.12's backport the same.
+func vportInitProfile(src [DimProfileSlots]uint16) (out [DimProfileSlots]sim.Time) {
+	var from, to [2 * DimProfileSlots]byte // the arrays' bytes
+	for i, v := range src {
+		from[2*i], from[2*i+1] = byte(v), byte(v>>8)
+	}
+	copy(to[:DimProfileSlots], from[:DimProfileSlots])
+	for i := range out {
+		out[i] = sim.Time(uint16(to[2*i])|uint16(to[2*i+1])<<8) * sim.Microsecond
+	}
+	return out
+}
+
+// TxITRProfile is the vport's tx_itr_profile, the TX DIM's table
 // (q_vector->tx_intr_mode = IDPF_ITR_DYNAMIC by default,
-// idpf_vport_intr_alloc).
-var TxITRProfile = [...]sim.Time{2 * sim.Microsecond, 8 * sim.Microsecond, 64 * sim.Microsecond, 128 * sim.Microsecond, 256 * sim.Microsecond}
+// idpf_vport_intr_alloc): tx_itr[] as idpf_vport_init copies it, 2, 8
+// and 64 us, then 0 and 0.
+var TxITRProfile = vportInitProfile(txITR)
 
 // RxITRProfile is idpf_vport_init's rx_itr[] in us: the RX DIM profiles
 // (rx_intr_mode = IDPF_ITR_DYNAMIC by default), starting at
