@@ -82,8 +82,8 @@ const DimProfileSlots = 5
 var txITR = [DimProfileSlots]uint16{2, 8, 64, 128, 256}
 
 // vportInitProfile is what idpf_vport_init leaves in the vport's
-// tx_itr_profile from src: memcpy(vport->tx_itr_profile, tx_itr,
-// IDPF_DIM_PROFILE_SLOTS) copies IDPF_DIM_PROFILE_SLOTS bytes, not
+// tx_itr_profile (rx_itr_profile) from src: memcpy(vport->tx_itr_profile,
+// tx_itr, IDPF_DIM_PROFILE_SLOTS) (and rx's) copies IDPF_DIM_PROFILE_SLOTS bytes, not
 // entries, of the u16 array into the kzalloc'ed vport. Little-endian
 // (x86), that is the first two entries and the low byte of the third;
 // the rest stay 0, and idpf_tx_dim_work writes an ITR of 0 (no
@@ -108,11 +108,15 @@ func vportInitProfile(src [DimProfileSlots]uint16) (out [DimProfileSlots]sim.Tim
 // and 64 us, then 0 and 0.
 var TxITRProfile = vportInitProfile(txITR)
 
-// RxITRProfile is idpf_vport_init's rx_itr[] in us: the RX DIM profiles
-// (rx_intr_mode = IDPF_ITR_DYNAMIC by default), starting at
-// DimDefaultProfileIx as well. The host runs this DIM
-// (RxInfo.ITRProfile), since the RX clean is the host's.
-var RxITRProfile = [...]sim.Time{2 * sim.Microsecond, 8 * sim.Microsecond, 32 * sim.Microsecond, 96 * sim.Microsecond, 128 * sim.Microsecond}
+// rxITR is idpf_vport_init's rx_itr[] in us (idpf_virtchnl.c).
+var rxITR = [DimProfileSlots]uint16{2, 8, 32, 96, 128}
+
+// RxITRProfile is the vport's rx_itr_profile, the RX DIM's table
+// (rx_intr_mode = IDPF_ITR_DYNAMIC by default): rx_itr[] as
+// idpf_vport_init copies it (vportInitProfile), 2, 8 and 32 us, then 0
+// and 0. It starts at DimDefaultProfileIx as well. The host runs this
+// DIM (RxInfo.ITRProfile), since the RX clean is the host's.
+var RxITRProfile = vportInitProfile(rxITR)
 
 func init() {
 	driver.Register("idpf", "Intel idpf 200G, split queue model with flow scheduling (drivers/net/ethernet/intel/idpf)",

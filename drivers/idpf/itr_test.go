@@ -18,6 +18,7 @@ func TestDIMProfileAsVportInitCopiesIt(t *testing.T) {
 		want [DimProfileSlots]sim.Time
 	}{
 		{"tx_itr_profile", TxITRProfile, [DimProfileSlots]sim.Time{2 * us, 8 * us, 64 * us, 0, 0}},
+		{"rx_itr_profile", RxITRProfile, [DimProfileSlots]sim.Time{2 * us, 8 * us, 32 * us, 0, 0}},
 		{"short copy of 300 (0x12c): its low byte, 0x2c", vportInitProfile([DimProfileSlots]uint16{2, 8, 300, 400, 500}), [DimProfileSlots]sim.Time{2 * us, 8 * us, 44 * us, 0, 0}},
 	} {
 		if tc.got != tc.want {
