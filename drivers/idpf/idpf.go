@@ -286,7 +286,10 @@ func (d *IDPF) Init(s driver.Setup, args []string) (driver.Info, error) {
 			d.vecs[i].ITR = TxITRProfile[DimDefaultProfileIx]
 		}
 	}
-	info := driver.Info{RateBps: rate, RingSize: ring, BQL: true, Vectors: nvec, QueueVec: qv, Wire: true}
+	// NoXPS: idpf never calls netif_set_xps_queue (its vectors get only
+	// an IRQ affinity, idpf_vport_intr_napi_add_all), so the device has
+	// no XPS map of its own and sockets hash (skb_tx_hash).
+	info := driver.Info{RateBps: rate, RingSize: ring, BQL: true, Vectors: nvec, QueueVec: qv, Wire: true, NoXPS: true}
 	if s.NumRxQ > 0 {
 		rv := make([]int, s.NumRxQ)
 		for i := range rv {
