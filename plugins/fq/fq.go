@@ -173,13 +173,16 @@ func (q *FQ) Change(ctx qdisc.Ctx, args []string) (qdisc.Info, error) {
 }
 
 // fqFlowAddTail is fq_flow_add_tail: append to the flow's band's list.
-func (q *FQ) fqFlowAddTail(f *fqFlow, newFlow bool) {
+// Linking behind a flow writes that flow's next, on the second line of
+// another struct fq_flow, which its own enqueues dirty (f->band).
+func (q *FQ) fqFlowAddTail(ctx qdisc.Ctx, f *fqFlow, newFlow bool) {
 	pb := &q.bandFlows[f.band]
 	h := &pb.oldFlows
 	if newFlow {
 		h = &pb.newFlows
 	}
 	if h.first != nil {
+		ctx.Lines(h.last.key, 1)
 		h.last.next = f
 	} else {
 		h.first = f
@@ -189,11 +192,11 @@ func (q *FQ) fqFlowAddTail(f *fqFlow, newFlow bool) {
 }
 
 // fqFlowUnsetThrottled is fq_flow_unset_throttled: back to old_flows.
-func (q *FQ) fqFlowUnsetThrottled(f *fqFlow) {
+func (q *FQ) fqFlowUnsetThrottled(ctx qdisc.Ctx, f *fqFlow) {
 	q.delayed.remove(f)
 	f.throttled = false
 	q.throttledFlows--
-	q.fqFlowAddTail(f, false)
+	q.fqFlowAddTail(ctx, f, false)
 }
 
 // fqFlowSetThrottled is fq_flow_set_throttled: park the flow in the
@@ -348,7 +351,7 @@ func (q *FQ) fqClassify(ctx qdisc.Ctx, p *skb.Packet, tts, now sim.Time) *fqFlow
 				f.credit = q.initialQuantum
 				f.socketHash = h
 				if f.throttled {
-					q.fqFlowUnsetThrottled(f)
+					q.fqFlowUnsetThrottled(ctx, f)
 				}
 				f.timeNextPacket = 0
 			}
@@ -437,7 +440,7 @@ func (q *FQ) fqEnqueue(ctx qdisc.Ctx, p skb.Packet) qdisc.Code {
 			ctx.Lines(tailKey(f.key), 1)
 		}
 		if f.detached {
-			q.fqFlowAddTail(f, true)
+			q.fqFlowAddTail(ctx, f, true)
 			// An idle flow earns back at least a quantum, but the
 			// kernel compares as u32, so a negative credit (a debt)
 			// is kept.
@@ -466,7 +469,7 @@ func (q *FQ) drop(ctx qdisc.Ctx, p skb.Packet, r skb.DropReason) qdisc.Code {
 
 // fqCheckThrottled is fq_check_throttled: move flows whose time has come
 // from the delayed set back to old_flows.
-func (q *FQ) fqCheckThrottled(now sim.Time) {
+func (q *FQ) fqCheckThrottled(ctx qdisc.Ctx, now sim.Time) {
 	if q.timeNextDelayedFlow > now+q.offloadHorizon {
 		return
 	}
@@ -483,7 +486,7 @@ func (q *FQ) fqCheckThrottled(now sim.Time) {
 			q.timeNextDelayedFlow = f.timeNextPacket
 			break
 		}
-		q.fqFlowUnsetThrottled(f)
+		q.fqFlowUnsetThrottled(ctx, f)
 	}
 }
 
@@ -510,7 +513,7 @@ func (q *FQ) fqDequeue(ctx qdisc.Ctx) (skb.Packet, bool) {
 	now := ctx.Now()
 	ctx.Work(qdisc.WorkTstamp, 1)
 	q.lastNow = now
-	q.fqCheckThrottled(now)
+	q.fqCheckThrottled(ctx, now)
 	retry := 0
 	pband := &q.bandFlows[q.bandNr]
 	for {
@@ -550,7 +553,7 @@ func (q *FQ) fqDequeue(ctx qdisc.Ctx) (skb.Packet, bool) {
 		if f.credit <= 0 {
 			f.credit += q.quantum
 			head.first = f.next
-			q.fqFlowAddTail(f, false)
+			q.fqFlowAddTail(ctx, f, false)
 			continue
 		}
 
@@ -559,7 +562,7 @@ func (q *FQ) fqDequeue(ctx qdisc.Ctx) (skb.Packet, bool) {
 			head.first = f.next
 			if head == &pband.newFlows {
 				// A pass through old_flows first prevents starvation.
-				q.fqFlowAddTail(f, false)
+				q.fqFlowAddTail(ctx, f, false)
 			} else {
 				f.detached, f.age = true, now
 			}

@@ -3,6 +3,7 @@ package fq
 import (
 	"errors"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -844,6 +845,30 @@ func TestPacesSocketsFlag(t *testing.T) {
 		}
 		if got := info.Flags&qdisc.PacesSockets != 0; got != c.after {
 			t.Errorf("fq %q then %q: paces sockets %v, want %v", c.args, c.change, got, c.after)
+		}
+	}
+}
+
+// TestAddTailLinksPreviousFlow: fq_flow_add_tail links a flow behind the
+// list's last one by writing that flow's next, a line of another struct
+// fq_flow (its second, which its own enqueues write: f->band). An empty
+// list has no last flow to write.
+func TestAddTailLinksPreviousFlow(t *testing.T) {
+	q := newFQ(t, "maxrate 10Gbit") // a maxrate: no fast path
+	ctx := qdisctest.NewCtx(1)
+	cases := []struct {
+		sock int32
+		want []qdisctest.LinesCall // of this enqueue
+	}{
+		{1, []qdisctest.LinesCall{{Key: 2, N: 2}}},                 // first new flow: its own pair
+		{2, []qdisctest.LinesCall{{Key: 4, N: 2}, {Key: 2, N: 1}}}, // its own pair, then flow 1's next
+		{3, []qdisctest.LinesCall{{Key: 6, N: 2}, {Key: 4, N: 1}}}, // behind flow 2
+	}
+	for _, c := range cases {
+		mark := len(ctx.LineCalls)
+		enqueue(q, ctx, pkt(c.sock, 100))
+		if got := ctx.LineCalls[mark:]; !slices.Equal(got, c.want) {
+			t.Fatalf("enqueue of a new flow (socket %d) reported %+v, want %+v", c.sock, got, c.want)
 		}
 	}
 }
