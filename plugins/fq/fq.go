@@ -490,6 +490,15 @@ func (q *FQ) fqCheckThrottled(ctx qdisc.Ctx, now sim.Time) {
 	}
 }
 
+// fqVisit charges a flow that fq_dequeue's loop meets at the head of a
+// list and leaves without a packet (out of credit, empty, throttled):
+// one flow visited, and the n lines of its struct fq_flow it reads and
+// writes.
+func fqVisit(ctx qdisc.Ctx, f *fqFlow, n int) {
+	ctx.Work(qdisc.WorkFlowScan, 1)
+	ctx.Lines(f.key, n)
+}
+
 // fqDequeueSkb is fq_dequeue_skb: take what fqPeek returned.
 func (q *FQ) fqDequeueSkb(f *fqFlow, fromTree bool) fqPkt {
 	p := f.fqEraseHead(fromTree)
@@ -551,6 +560,7 @@ func (q *FQ) fqDequeue(ctx qdisc.Ctx) (skb.Packet, bool) {
 		f := head.first
 		retry = 0
 		if f.credit <= 0 {
+			fqVisit(ctx, f, 1) // credit and next: the second line
 			f.credit += q.quantum
 			head.first = f.next
 			q.fqFlowAddTail(ctx, f, false)
@@ -559,6 +569,9 @@ func (q *FQ) fqDequeue(ctx qdisc.Ctx) (skb.Packet, bool) {
 
 		pk, fromTree := f.fqPeek()
 		if pk == nil {
+			// credit (second line), fq_peek's head and t_root, then
+			// next or age (first)
+			fqVisit(ctx, f, 2)
 			head.first = f.next
 			if head == &pband.newFlows {
 				// A pass through old_flows first prevents starvation.
@@ -570,6 +583,7 @@ func (q *FQ) fqDequeue(ctx qdisc.Ctx) (skb.Packet, bool) {
 		}
 		timeNextPacket := max(pk.tts, f.timeNextPacket)
 		if now+q.offloadHorizon < timeNextPacket {
+			fqVisit(ctx, f, 2) // fq_peek's first line, time_next_packet and rate_node on the second
 			head.first = f.next
 			f.timeNextPacket = timeNextPacket
 			q.fqFlowSetThrottled(ctx, f)

@@ -872,3 +872,50 @@ func TestAddTailLinksPreviousFlow(t *testing.T) {
 		}
 	}
 }
+
+// TestDequeueVisitsCharged: fq_dequeue's loop reads and writes every flow
+// it meets at the head of a list, not only the one it takes a packet
+// from: a flow out of credit gets a quantum and goes to old_flows (its
+// second line: credit, next), an empty one goes to old_flows or is
+// detached (fq_peek reads head and t_root, the first line, after the
+// credit on the second). Each is one flow visited (qdisc_flow_scan).
+func TestDequeueVisitsCharged(t *testing.T) {
+	// No fast path (maxrate), no pacing; each flow's first packet spends
+	// its initial quantum.
+	q := newFQ(t, "nopacing maxrate 10Gbit quantum 1000 initial_quantum 300")
+	ctx := qdisctest.NewCtx(1)
+	enqueue(q, ctx, pkt(1, 300), pkt(2, 300), pkt(1, 300), pkt(2, 300))
+	lines, scans := len(ctx.LineCalls), ctx.WorkDone[qdisc.WorkFlowScan]
+	out := q.Dequeue(ctx, qdisc.DequeueReq{Max: 10, Bytes: 1 << 40}, nil)
+	// Dequeues: flow 1's packet (credit 0); flow 1 to old_flows with a
+	// quantum, flow 2's packet; flow 2 to old_flows behind flow 1, flow
+	// 1's packet; flow 1 empty in old_flows, detached, flow 2's packet.
+	want := []qdisctest.LinesCall{
+		{Key: 2, N: 2},
+		{Key: 2, N: 1}, {Key: 4, N: 2},
+		{Key: 4, N: 1}, {Key: 2, N: 1}, {Key: 2, N: 2},
+		{Key: 2, N: 2}, {Key: 4, N: 2},
+	}
+	if got := ctx.LineCalls[lines:]; len(out) != 4 || !slices.Equal(got, want) {
+		t.Fatalf("dequeued %d packets reporting lines %+v, want 4 and %+v", len(out), got, want)
+	}
+	if got := ctx.WorkDone[qdisc.WorkFlowScan] - scans; got != 3 {
+		t.Fatalf("dequeue visited %d flows without a packet, want 3 (two rotations, one detach)", got)
+	}
+
+	// A paced flow: its second packet waits 8ms (1000 B of quantum at
+	// 1Mbit); the next dequeue gives it a quantum, then throttles it.
+	q = newFQ(t, "maxrate 1Mbit quantum 1000 initial_quantum 300")
+	ctx = qdisctest.NewCtx(1)
+	enqueue(q, ctx, pkt(1, 300), pkt(1, 300))
+	q.Dequeue(ctx, qdisc.DequeueReq{Max: 1, Bytes: 1 << 40}, nil)
+	lines, scans = len(ctx.LineCalls), ctx.WorkDone[qdisc.WorkFlowScan]
+	out = q.Dequeue(ctx, qdisc.DequeueReq{Max: 1, Bytes: 1 << 40}, nil)
+	want = []qdisctest.LinesCall{{Key: 2, N: 1}, {Key: 2, N: 2}}
+	if got := ctx.LineCalls[lines:]; len(out) != 0 || !ctx.WDogArmed || !slices.Equal(got, want) {
+		t.Fatalf("paced flow: dequeued %d (watchdog %v) reporting %+v, want none, the watchdog and %+v", len(out), ctx.WDogArmed, got, want)
+	}
+	if got := ctx.WorkDone[qdisc.WorkFlowScan] - scans; got != 2 {
+		t.Fatalf("paced flow: %d flows visited, want 2 (the rotation, the throttle into an empty tree)", got)
+	}
+}
