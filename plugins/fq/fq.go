@@ -33,6 +33,10 @@ const (
 	rateUnlimited = math.MaxUint64 // ~0UL: no flow_max_rate / no sk_pacing_rate
 	timeNever     = math.MaxInt64  // ~0ULL: no delayed flow
 	ceNever       = uint64(math.MaxUint32) * 1000
+
+	// internalKey names q->internal's lines for Ctx.Lines: no socket
+	// (id << 1) or orphan (odd, below 2^33) key reaches bit 62.
+	internalKey = 1 << 62
 )
 
 // defaultPrio2band is sch_default_prio2band (pfifo_fast's map).
@@ -124,6 +128,7 @@ func (q *FQ) Init(_ qdisc.Ctx, s qdisc.Setup, args []string) (qdisc.Info, error)
 		q.bandFlows[i].quantum = defaultWeights[i]
 	}
 	q.internal.hidx = -1
+	q.internal.key = internalKey
 	o, err := parse(args)
 	if err == nil {
 		err = validate(o)
@@ -426,19 +431,14 @@ func (q *FQ) fqEnqueue(ctx qdisc.Ctx, p skb.Packet) qdisc.Code {
 	if f != &q.internal {
 		// struct fq_flow's first line (t_root, head, tail, qlen): read
 		// here, written below; the second (credit, band, next) is written
-		// too: one structure, two lines. flow_queue_add then writes the
-		// tail skb's next, another structure, reached through f->tail,
-		// that the CPU which queued it last dirtied. (The internal flow
-		// lives in fq_sched_data: the private lines.)
+		// too: one structure, two lines. (The internal flow lives in
+		// fq_sched_data: the private lines.)
 		if f.qlen >= q.flowPlimit {
 			ctx.Lines(f.key, 1)
 			q.statFlowsPlimit++
 			return q.drop(ctx, p, skb.DropFQFlowLimit)
 		}
 		ctx.Lines(f.key, 2)
-		if f.qlen > 0 {
-			ctx.Lines(tailKey(f.key), 1)
-		}
 		if f.detached {
 			q.fqFlowAddTail(ctx, f, true)
 			// An idle flow earns back at least a quantum, but the
@@ -455,6 +455,13 @@ func (q *FQ) fqEnqueue(ctx qdisc.Ctx, p skb.Packet) qdisc.Code {
 		}
 	}
 	f.qlen++
+	// flow_queue_add reads the tail skb's cb and writes its next when the
+	// flow's list holds one (t_root's packets aside): another structure,
+	// reached through f->tail, that the CPU which queued it dirtied. So
+	// for the internal queue too, though the flow itself is private.
+	if f.list.Len() > 0 {
+		ctx.Lines(tailKey(f.key), 1)
+	}
 	ctx.Work(qdisc.WorkFlowScan, f.flowQueueAdd(fqPkt{p: p, tts: tts, band: band}))
 	q.qlen++
 	q.backlog += int64(p.Len)

@@ -573,15 +573,16 @@ func TestWorkReported(t *testing.T) {
 // (qlen/tail, band) and, when the flow holds packets, the tail skb's
 // line it links to; a flow-limit drop the line it reads; a dequeue both
 // lines of the flow it takes from. The internal fast-path queue lives in
-// fq's private data and reports none.
+// fq's private data, but flow_queue_add still links each packet behind
+// its tail skb, whose line the CPU that queued it wrote.
 func TestFlowLinesReported(t *testing.T) {
 	q := newFQ(t, "flow_limit 2")
 	ctx := qdisctest.NewCtx(1)
 	for range 8 { // fq_fastpath_check: the internal queue takes up to 8
 		enqueue(q, ctx, pkt(1, 100))
 	}
-	if ctx.LinesReported() != 0 {
-		t.Fatalf("fast path: %d lines, want 0", ctx.LinesReported())
+	if l := ctx.LineCalls; len(l) != 7 || ctx.LinesReported() != 7 || l[0].Key != l[6].Key || l[0].Key == tailKey(2) {
+		t.Fatalf("fast path: %+v, want 7 lines, the internal queue's tail skb after the first packet", l)
 	}
 	enqueue(q, ctx, pkt(2, 100)) // internal full, flow 2 new: 2
 	mark := len(ctx.LineCalls)
@@ -590,8 +591,8 @@ func TestFlowLinesReported(t *testing.T) {
 		t.Fatalf("enqueue to a backlogged flow reported %+v, want the flow's 2 lines and its tail skb's 1 under another key", l)
 	}
 	rc := enqueue(q, ctx, pkt(2, 100)) // flow 2 at its limit: dropped, 1
-	if rc[0] != qdisc.XmitDrop || ctx.LinesReported() != 2+3+1 {
-		t.Fatalf("enqueues: rc %v, %d lines, want a drop and 6", rc, ctx.LinesReported())
+	if rc[0] != qdisc.XmitDrop || ctx.LinesReported() != 7+2+3+1 {
+		t.Fatalf("enqueues: rc %v, %d lines, want a drop and 13", rc, ctx.LinesReported())
 	}
 	before := ctx.LinesReported()
 	out := q.Dequeue(ctx, qdisc.DequeueReq{Max: 20, Bytes: 1 << 40}, nil)

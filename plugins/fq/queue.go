@@ -26,7 +26,7 @@ type fqFlow struct {
 	list  pktRing // packets in time order (flow->head/tail)
 	troot []fqPkt // out-of-order packets sorted by time_to_send (flow->t_root)
 
-	key        uint64 // flow->sk: socket id << 1, or the odd orphan pseudo key
+	key        uint64 // flow->sk: socket id << 1, or the odd orphan pseudo key (internalKey for q->internal)
 	socketHash uint32 // flow->socket_hash (sk_hash)
 	qlen       int
 	credit     int
