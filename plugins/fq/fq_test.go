@@ -153,6 +153,11 @@ func TestThrottledArmsWatchdog(t *testing.T) {
 	if qdisctest.XStat(q, "throttled") != 1 || q.statThrottled != 1 {
 		t.Fatalf("throttled flows %d events %d, want 1 and 1", qdisctest.XStat(q, "throttled"), q.statThrottled)
 	}
+	// tc's fq_print_xstats prints next_packet_delay and latency with
+	// sprint_time64.
+	if got := xstatText(q, "next_packet_delay"); got != "5.02ms" {
+		t.Errorf("next_packet_delay prints %q, want 5.02ms", got)
+	}
 	ctx.T = ctx.WDog
 	if out := q.Dequeue(ctx, qdisc.DequeueReq{Max: 8, Bytes: 1 << 40}, nil); len(out) != 1 {
 		t.Fatalf("got %d packets at the watchdog time, want 1", len(out))
@@ -160,6 +165,19 @@ func TestThrottledArmsWatchdog(t *testing.T) {
 	if lat := qdisctest.XStat(q, "latency"); lat != int64(20*sim.Microsecond)>>3 {
 		t.Errorf("unthrottle latency EWMA %d, want %d", lat, int64(20*sim.Microsecond)>>3)
 	}
+	if got := xstatText(q, "latency"); got != "2.5us" {
+		t.Errorf("latency prints %q, want 2.5us", got)
+	}
+}
+
+// xstatText is the named xstat as tc -s prints it.
+func xstatText(q qdisc.Qdisc, key string) string {
+	for _, x := range q.Stats().XStats {
+		if x.Key == key {
+			return x.Text()
+		}
+	}
+	return ""
 }
 
 func TestFlowIsolation(t *testing.T) {

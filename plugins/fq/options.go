@@ -345,13 +345,14 @@ func (q *FQ) Stats() qdisc.Stats {
 	for i := range q.bandPktCount {
 		kv(fmt.Sprintf("band%d_pkts", i), int64(q.bandPktCount[i]))
 	}
-	kv("next_packet_delay", next)
+	// tc prints the delay and the unthrottle latency with sprint_time64.
+	st.XStats = append(st.XStats, qdisc.XTime("next_packet_delay", sim.Time(next)))
 	kv("gc", int64(q.statGCFlows))
 	kv("highprio", 0) // highprio_packets: always 0 since the bands replaced it
 	kv("fastpath", int64(q.statFastpathPackets))
 	kv("retrans", 0) // tcp_retrans: always 0 in the kernel
 	kv("throttled", int64(q.statThrottled))
-	kv("latency", min(q.unthrottleLatencyNs, math.MaxUint32))
+	st.XStats = append(st.XStats, qdisc.XTime("latency", sim.Time(min(q.unthrottleLatencyNs, math.MaxUint32))))
 	kv("ce_mark", int64(q.statCEMark))
 	kv("flows_plimit", int64(q.statFlowsPlimit))
 	kv("pkts_too_long", int64(q.statPktsTooLong))
