@@ -318,8 +318,8 @@ func tcRefcnt(q Qdisc, all []Qdisc, queues int) int {
 // writeQdisc is print_qdisc with -s: the spaces tc leaves are kept
 // (after "root", "refcnt N" and the Sent line; after the options when
 // the qdisc's printer leaves one). dev is "" for `show dev X`, which
-// leaves the device out; refcnt is printed when it is not 1. fq_codel's
-// and codel's xstats are tc's (writeQdiscXStats); other kinds' one line
+// leaves the device out; refcnt is printed when it is not 1. fq's,
+// fq_codel's and codel's xstats are tc's (writeQdiscXStats); other kinds' one line
 // of them and defer_max are txlab's.
 func writeQdisc(b *bytes.Buffer, q Qdisc, dev string, refcnt int) {
 	fmt.Fprintf(b, "qdisc %s %s ", q.Kind, q.Handle)
@@ -354,11 +354,11 @@ func writeQdisc(b *bytes.Buffer, q Qdisc, dev string, refcnt int) {
 var fqCodelXStats = map[string]bool{"maxpacket": true, "drop_overlimit": true, "new_flow_count": true, "ecn_mark": true,
 	"ce_mark": true, "memory_used": true, "drop_overmemory": true, "new_flows_len": true, "old_flows_len": true}
 
-// writeQdiscXStats prints a qdisc's xstats: fq_codel's and codel's as
-// tc does (fqCodelXStats, writeCodelXStats), any other kind's on one
+// writeQdiscXStats prints a qdisc's xstats: fq's, fq_codel's and codel's
+// as tc does (writeFQXStats, fqCodelXStats, writeCodelXStats), any other kind's on one
 // line in its order.
 func writeQdiscXStats(b *bytes.Buffer, kind string, xs []XStat) {
-	if len(xs) == 0 || kind == "codel" && writeCodelXStats(b, xs) {
+	if len(xs) == 0 || kind == "codel" && writeCodelXStats(b, xs) || kind == "fq" && writeFQXStats(b, xs) {
 		return
 	}
 	text := func(x XStat) string {
@@ -392,6 +392,74 @@ func writeQdiscXStats(b *bytes.Buffer, kind string, xs []XStat) {
 			b.WriteString("  " + strings.Join(l, " ") + "\n")
 		}
 	}
+}
+
+// fqXStats are tc_fq_qd_stats' fields as fq reports them, in
+// q_fq.c's order: "throttled" twice, the flows throttled now and then
+// the throttle events.
+var fqXStats = []string{"flows", "inactive", "throttled", "band0_pkts", "band1_pkts", "band2_pkts", "next_packet_delay",
+	"gc", "highprio", "fastpath", "retrans", "throttled", "latency", "ce_mark", "flows_plimit",
+	"pkts_too_long", "alloc_errors", "horizon_drops", "horizon_caps", "band0_drops", "band1_drops", "band2_drops"}
+
+// writeFQXStats is q_fq.c's fq_print_xstats: the flows and band counts,
+// next_packet_delay only when above 0; gc, highprio and the throttle
+// events, fastpath, retrans, latency, ce_mark and flows_plimit only when
+// not 0; the rare counters on a third line, each only when not 0, and
+// the line only when one is. It prints nothing and returns false unless
+// xs are fq's fields.
+func writeFQXStats(b *bytes.Buffer, xs []XStat) bool {
+	if len(xs) != len(fqXStats) {
+		return false
+	}
+	v := make([]int64, len(xs))
+	for i, x := range xs {
+		n, err := x.Value.Int64()
+		if x.Key != fqXStats[i] || err != nil {
+			return false
+		}
+		v[i] = n
+	}
+	text := func(i int) string {
+		if xs[i].Text != "" {
+			return xs[i].Text
+		}
+		return xs[i].Value.String()
+	}
+	fmt.Fprintf(b, "  flows %d (inactive %d throttled %d) band0_pkts %d band1_pkts %d band2_pkts %d", v[0], v[1], v[2], v[3], v[4], v[5])
+	if v[6] > 0 {
+		b.WriteString(" next_packet_delay " + text(6))
+	}
+	fmt.Fprintf(b, "\n  gc %d highprio %d", v[7], v[8])
+	for _, i := range []int{9, 10} { // fastpath, retrans
+		if v[i] != 0 {
+			fmt.Fprintf(b, " %s %d", fqXStats[i], v[i])
+		}
+	}
+	fmt.Fprintf(b, " throttled %d", v[11])
+	if v[12] != 0 {
+		b.WriteString(" latency " + text(12))
+	}
+	for _, i := range []int{13, 14} { // ce_mark, flows_plimit
+		if v[i] != 0 {
+			fmt.Fprintf(b, " %s %d", fqXStats[i], v[i])
+		}
+	}
+	rare := ""
+	for i := 15; i < len(v); i++ {
+		if v[i] == 0 {
+			continue
+		}
+		sep := " "
+		if fqXStats[i] == "horizon_caps" {
+			sep = "  " // q_fq.c's format has two spaces there
+		}
+		rare += fmt.Sprintf("%s%s %d", sep, fqXStats[i], v[i])
+	}
+	if rare != "" {
+		b.WriteString("\n" + rare)
+	}
+	b.WriteString("\n")
+	return true
 }
 
 // codelXStats are tc_codel_xstats' fields as codel reports them, in
