@@ -29,9 +29,14 @@ import (
 //     eligible task with the earliest deadline runs; a task that blocks
 //     while not eligible stays queued, asleep and counted in nr_running,
 //     until picked (it leaves, its lag dropped) or woken (it runs there,
-//     no CPU chosen: DELAY_DEQUEUE, 6.12 on); the running task keeps the
-//     CPU until it has used its slice (RUN_TO_PARITY) and the tick
-//     (CONFIG_HZ=1000) reschedules it then. The base slice is
+//     no CPU chosen: DELAY_DEQUEUE, 6.12 on); a task keeps its deadline
+//     while preempted. The running task keeps the CPU while it is
+//     eligible and its slice, from its pick until its deadline is
+//     renewed, lasts (RUN_TO_PARITY); past that, a wake-up preempts it
+//     when the woken task is the EEVDF pick (check_preempt_wakeup_fair:
+//     a reschedule IPI to another CPU), and the tick (CONFIG_HZ=1000)
+//     reschedules it when it renews its deadline or finds it not
+//     eligible (PREEMPT_SHORT's did_preempt_short). The base slice is
 //     sysctl_sched_base_slice, 0.75 ms x (1 + ilog2(min(CPUs, 8)));
 //   - newidle balance: a CPU going idle pulls a waiting task from the
 //     busiest runqueue of its LLC (socket), then of the other sockets;
@@ -49,10 +54,8 @@ import (
 //     its own hot lines (cost.task_lines of them: stack, task_struct,
 //     its buffers) in the old CPU's cache and pays their transfer.
 //
-// What it leaves out: weights and nice levels, cgroups, wakeup
-// preemption (a woken task never preempts a running one before its
-// slice ends, which is what RUN_TO_PARITY gives equal tasks), the
-// exec-time balance (sched_exec), PELT load, runnable and util_est
+// What it leaves out: weights and nice levels (so PREEMPT_SHORT's
+// shorter-slice rule never applies), cgroups, the exec-time balance (sched_exec), PELT load, runnable and util_est
 // (loads are run counts; util_avg only breaks fork ties, pelt.go),
 // C-states (fork balancing's shallowest idle state: the most recently
 // idled CPU stands in), wake_wide, recent_used_cpu, SIS_UTIL's scan
@@ -112,7 +115,13 @@ type Task struct {
 
 	vruntime Time // run time (equal weights)
 	sliceEnd Time // run time at which the current slice ends
-	started  bool // placed on a CPU
+	// protect is RUN_TO_PARITY's slice protection (set_protect_slice:
+	// the deadline stashed in vlag at the pick): set when the task is
+	// picked, lost when its deadline is renewed (update_deadline), so a
+	// task running alone past a slice keeps the CPU only while it is
+	// eligible and has the earliest deadline.
+	protect bool
+	started bool // placed on a CPU
 	// vlag is se->vlag, the lag kept while asleep (PLACE_LAG): the
 	// queue's average vruntime less the task's when it left, clamped
 	// to two slices; it places the task on its next enqueue.
@@ -244,6 +253,7 @@ func (t *Task) Start(at Time) {
 		c.now = at
 		c.stat.runLast = at
 		c.addRunning(1)
+		t.sliceEnd = t.vruntime + e.slice
 		c.sliceStart(t)
 		c.e.resumeAt(c, at)
 		return
@@ -387,10 +397,12 @@ func (c *CPU) integrate(now Time) {
 // NrRunning is the CPU's runnable tasks, the running one included.
 func (c *CPU) NrRunning() int { return c.rq.nrRunning }
 
-// sliceStart starts the running task's slice.
+// sliceStart is set_next_entity for t, picked to run: its run time
+// counts from now, its deadline stays the one it was queued with (or
+// last renewed), and that slice is protected (set_protect_slice).
 func (c *CPU) sliceStart(t *Task) {
 	c.rq.sliceStart = c.now
-	t.sliceEnd = t.vruntime + c.e.slice
+	t.protect = true
 }
 
 // updateCurr is update_curr: the running task's vruntime advances by
@@ -434,6 +446,7 @@ func (c *CPU) enqueue(t *Task, at Time) {
 		// (update_deadline at the tick): the current slice ends at the
 		// next renewal point.
 		cur.sliceEnd += ((cur.vruntime-cur.sliceEnd)/c.e.slice + 1) * c.e.slice
+		cur.protect = false
 	}
 	if v, ok := c.avgVruntime(); ok {
 		// place_entity with PLACE_LAG: the lag the task left with,
@@ -445,17 +458,17 @@ func (c *CPU) enqueue(t *Task, at Time) {
 		}
 	}
 	t.vlag = 0
+	t.sliceEnd = t.vruntime + c.e.slice // place_entity: vd_i = ve_i + r_i/w_i
 	c.integrate(at)
 	c.rq.nrRunning++
 	c.queue(t)
 	c.armTick(at, c.curr)
 }
 
-// queue puts t at the end of the waiting tasks with a fresh deadline
-// (a slice past its vruntime) and counts the CPU as overloaded
-// (rd->overload) once something waits.
+// queue puts t at the end of the waiting tasks and counts the CPU as
+// overloaded (rd->overload) once something waits. t keeps its deadline
+// (put_prev_entity and a delayed dequeue leave se->deadline as it is).
 func (c *CPU) queue(t *Task) {
-	t.sliceEnd = t.vruntime + c.e.slice
 	c.rq.tasks = append(c.rq.tasks, t)
 	if len(c.rq.tasks) == 1 {
 		c.e.overloaded++
@@ -609,11 +622,89 @@ func (c *CPU) schedTick() {
 		return
 	}
 	c.updateCurr()
-	if t.vruntime >= t.sliceEnd {
-		t.sliceEnd = t.vruntime + c.e.slice
+	if c.updateDeadline(t) || c.didPreemptShort(t) {
 		if len(c.rq.tasks) > 0 {
 			c.rq.needResched = true
 		}
 	}
 	c.nohzBalancerKick()
 }
+
+// updateDeadline is update_deadline: once the running task t has used
+// its slice, its deadline moves a slice past its vruntime (losing the
+// slice's protection) and it is to be rescheduled.
+func (c *CPU) updateDeadline(t *Task) bool {
+	if t.vruntime < t.sliceEnd {
+		return false
+	}
+	t.sliceEnd = t.vruntime + c.e.slice
+	t.protect = false
+	return true
+}
+
+// didPreemptShort is update_curr's did_preempt_short (PREEMPT_SHORT, on
+// in 6.12): a running task whose slice is no longer protected is
+// rescheduled as soon as it is not eligible.
+func (c *CPU) didPreemptShort(t *Task) bool {
+	if t.protect {
+		return false
+	}
+	v, ok := c.avgVruntime()
+	return ok && t.vruntime > v
+}
+
+// pickEEVDFCurr is pick_eevdf with the running task cur still
+// cfs_rq->curr: cur keeps the CPU while eligible with its slice
+// protected (RUN_TO_PARITY); else the eligible waiting task with the
+// earliest deadline, unless cur is eligible with an earlier one. It
+// returns nil for cur, else the waiting task.
+func (c *CPU) pickEEVDFCurr(cur *Task) *Task {
+	if len(c.rq.tasks) == 0 {
+		return nil
+	}
+	v, _ := c.avgVruntime()
+	eligible := cur.vruntime <= v
+	if eligible && cur.protect {
+		return nil
+	}
+	var best *Task
+	for _, t := range c.rq.tasks {
+		if t.vruntime <= v && (best == nil || t.sliceEnd < best.sliceEnd) {
+			best = t
+		}
+	}
+	if best == nil || eligible && cur.sliceEnd < best.sliceEnd {
+		return nil
+	}
+	return best
+}
+
+// wakeupPreempt is wakeup_preempt -> check_preempt_wakeup_fair for p,
+// just enqueued on c (woken, woken in place from a delayed dequeue, or
+// forked) while c runs a task: update_curr (whose update_deadline may
+// already ask for a reschedule), then a reschedule if the EEVDF pick
+// is p now. The flag is set at once on the waker's own CPU; another
+// CPU gets a reschedule IPI (resched_curr -> smp_send_reschedule: a
+// running task is not polling), and its task switches at its next
+// preemption point.
+func (c *CPU) wakeupPreempt(p *Task, waker *CPU, at Time) {
+	cur := c.curr
+	if cur == nil || cur.idle || c.rq.needResched || cur == p {
+		return
+	}
+	c.updateCurr()
+	resched := c.updateDeadline(cur) // update_curr; nr_running > 1 here
+	if !resched && c.pickEEVDFCurr(cur) != p {
+		return
+	}
+	c.rq.needResched = true
+	if c != waker {
+		c.e.RaiseIRQ(c, max(at, c.e.now), reschedIPI)
+	}
+}
+
+// reschedIPI is the reschedule IPI's handler (sysvec_reschedule_ipi:
+// scheduler_ipi, counted in /proc/stat's intr as RES): need_resched is
+// already set; the interrupted task switches at its next preemption
+// point.
+func reschedIPI(*CPU) {}

@@ -534,3 +534,49 @@ func TestIdleBalanceFindsAnAllowedCPU(t *testing.T) {
 		}
 	}
 }
+
+// check_preempt_wakeup_fair: a woken task preempts the running one when
+// the EEVDF pick is then the woken task: the running task keeps the CPU
+// only while eligible with its slice protected (RUN_TO_PARITY, from its
+// pick until update_deadline renews its deadline) or with the earlier
+// deadline; unprotected, it is rescheduled at the tick that finds it
+// not eligible (did_preempt_short). A remote wake-up sends CPU 0 a
+// reschedule IPI. CPU 0 runs a, alone from time 0 (slice 3 ms on 8
+// CPUs, renewed at 3 and 6 ms); b, asleep with the lag given, is woken
+// onto CPU 0 from the CPU given.
+func TestWakeupPreempt(t *testing.T) {
+	for _, c := range []struct {
+		name           string
+		lag            Time
+		wakeAt         Time
+		from           int
+		runFrom, runBy Time // when b first runs
+		irqs0          uint64
+	}{
+		{"positive lag: a not eligible", Millisecond, 5 * Millisecond, 0, 5 * Millisecond, 5*Millisecond + 20*Microsecond, 1},
+		{"zero lag, a's slice protected", 0, Millisecond, 0, 3 * Millisecond, 3*Millisecond + 20*Microsecond, 1},
+		{"zero lag, a renewed: next tick", 0, 6500 * Microsecond, 0, 7 * Millisecond, 7*Millisecond + 20*Microsecond, 1},
+		{"positive lag, remote waker: IPI", Millisecond, 5 * Millisecond, 1, 5 * Millisecond, 5*Millisecond + 20*Microsecond, 1},
+	} {
+		e := testEngine(t, Topology{Sockets: 1, CoresPerSocket: 8, ThreadsPerCore: 1})
+		var ran int
+		e.NewTask("a", []int{0}, spinOn(&ran)).Start(0)
+		ranAt := Time(-1)
+		b := e.NewTask("b", []int{0}, func(t *Task) {
+			ranAt = t.CPU().Now()
+			spinOn(&ran)(t)
+		})
+		c0 := e.CPUs[0]
+		b.started, b.cpu, b.ranOn, b.vlag = true, c0, 0, c.lag
+		e.RaiseIRQ(e.CPUs[c.from], c.wakeAt, func(w *CPU) { e.WakeUp(b, w) })
+		if err := e.Run(10 * Millisecond); err != nil {
+			t.Fatal(err)
+		}
+		if ranAt < c.runFrom || ranAt > c.runBy {
+			t.Errorf("%s: b first ran at %v, want in [%v, %v]", c.name, ranAt, c.runFrom, c.runBy)
+		}
+		if c0.stat.irqs != c.irqs0 {
+			t.Errorf("%s: CPU 0 took %d interrupts, want %d", c.name, c0.stat.irqs, c.irqs0)
+		}
+	}
+}

@@ -30,6 +30,7 @@ func (e *Engine) wakeUp(p *Task, waker *CPU, sync, fork bool) bool {
 	}
 	if p.delayed {
 		p.cpu.wakeDelayed(p) // ttwu_runnable: still queued there
+		p.cpu.wakeupPreempt(p, waker, at)
 		return true
 	}
 	var target *CPU
@@ -52,6 +53,8 @@ func (e *Engine) wakeUp(p *Task, waker *CPU, sync, fork bool) bool {
 		if target != waker {
 			target.Wake(at + Time(e.Costs.WakeIdleLatency))
 		}
+	} else {
+		target.wakeupPreempt(p, waker, at)
 	}
 	return true
 }
