@@ -38,8 +38,9 @@ import (
 //     reschedules it when it renews its deadline or finds it not
 //     eligible (PREEMPT_SHORT's did_preempt_short). The base slice is
 //     sysctl_sched_base_slice, 0.75 ms x (1 + ilog2(min(CPUs, 8)));
-//   - newidle balance: a CPU going idle pulls a waiting task from the
-//     busiest runqueue of its LLC (socket), then of the other sockets;
+//   - newidle balance: a CPU going idle pulls a waiting task from an
+//     SMT sibling (where no task is cache-hot), then from the busiest
+//     runqueue of its LLC (socket), then of the other sockets;
 //     the tick of a CPU with waiting tasks kicks an idle CPU to pull one
 //     (nohz idle balance); new tasks are placed as fork balancing does
 //     (the socket with most idle CPUs; on another socket than the

@@ -580,3 +580,52 @@ func TestWakeupPreempt(t *testing.T) {
 		}
 	}
 }
+
+// task_hot: a task that ran within sysctl_sched_migration_cost is
+// cache-hot and stays, except for a pull by an SMT sibling of its CPU
+// (SD_SHARE_CPUCAPACITY: the core's caches are shared). On 1 socket x
+// 2 cores x 2 threads, CPU 0's siblings is 2; 1 and 3 are the other
+// core.
+func TestTaskHotSMT(t *testing.T) {
+	e := testEngine(t, Topology{Sockets: 1, CoresPerSocket: 2, ThreadsPerCore: 2})
+	now := 10 * Millisecond
+	for _, c := range []struct {
+		name string
+		dst  int
+		ran  Time // how long before now the task last ran
+		want bool
+	}{
+		{"hot, SMT sibling", 2, 100 * Microsecond, true},
+		{"hot, other core", 1, 100 * Microsecond, false},
+		{"cold, other core", 1, migrationCost, true},
+	} {
+		p := &Task{e: e, cpu: e.CPUs[0], single: -1, lastRan: now - c.ran}
+		if got := p.migratable(e.CPUs[c.dst], now); got != c.want {
+			t.Errorf("%s: migratable to CPU %d = %v, want %v", c.name, c.dst, got, c.want)
+		}
+	}
+}
+
+// sched_balance_newidle walks the domains from the lowest: a CPU going
+// idle takes a waiting task of its SMT sibling (cache-hot or not)
+// before looking at busier runqueues of its LLC.
+func TestNewidleBalanceSMTFirst(t *testing.T) {
+	e := testEngine(t, Topology{Sockets: 1, CoresPerSocket: 2, ThreadsPerCore: 2})
+	now := 10 * Millisecond
+	wait := func(cpu int, lastRan Time) *Task {
+		c := e.CPUs[cpu]
+		p := &Task{Name: "w", e: e, cpu: c, single: -1, lastRan: lastRan, state: TaskRunnable}
+		c.queue(p)
+		c.rq.nrRunning++
+		return p
+	}
+	sib := wait(2, now-100*Microsecond) // hot, on CPU 0's sibling
+	wait(1, 0)                          // cold, two waiting on the other core
+	wait(1, 0)
+	c0 := e.CPUs[0]
+	c0.now = now
+	c0.newidleBalance()
+	if len(c0.rq.tasks) != 1 || c0.rq.tasks[0] != sib {
+		t.Errorf("CPU 0 pulled %v, want the SMT sibling's task", c0.rq.tasks)
+	}
+}

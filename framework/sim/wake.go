@@ -294,10 +294,16 @@ func (e *Engine) laterIdle(p *Task, pick int, c *CPU) int {
 
 // migratable is can_migrate_task plus task_hot: not a per-CPU kthread
 // nor a delayed task (asleep, queued only to lose its lag),
-// allowed on dst, and not run within sysctl_sched_migration_cost.
+// allowed on dst, and not run within sysctl_sched_migration_cost
+// unless dst is an SMT sibling of the task's CPU (task_hot: a domain
+// with SD_SHARE_CPUCAPACITY, whose CPUs share the core's caches, has
+// no cache-hot task).
 func (t *Task) migratable(dst *CPU, now Time) bool {
-	return !t.kthread && !t.delayed && t.allows(dst.ID) && now-t.lastRan >= migrationCost
+	return !t.kthread && !t.delayed && t.allows(dst.ID) && (now-t.lastRan >= migrationCost || t.cpu.sameCore(dst))
 }
+
+// sameCore reports whether o is c or an SMT sibling of c.
+func (c *CPU) sameCore(o *CPU) bool { return c.Socket == o.Socket && c.Core == o.Core }
 
 // pullFrom moves the first migratable waiting task of src to c's
 // runqueue and reports whether it did.
@@ -349,6 +355,13 @@ func (c *CPU) newidleBalance() {
 		return
 	}
 	c.Spend(c.e.Costs.NewidleBalance)
+	// The SMT domain first (for_each_domain from the lowest): a
+	// sibling with tasks waiting gives one, cache-hot or not.
+	for _, s := range c.siblings {
+		if len(s.rq.tasks) > 0 && c.pullFrom(s, c.now) {
+			return
+		}
+	}
 	for _, other := range []bool{false, true} {
 		if src := c.busiest(c.Socket, other); src != nil && c.pullFrom(src, c.now) {
 			return
