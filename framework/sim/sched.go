@@ -17,7 +17,8 @@ import (
 //     wake_affine (wake_affine_idle, then wake_affine_weight on run
 //     counts) between the waker's CPU and the task's previous one, then
 //     select_idle_sibling (target if idle, previous CPU if idle and in
-//     the same LLC, an idle SMT sibling of the previous CPU when no core
+//     the same LLC, the CPU it used before that (recent_used_cpu) if
+//     idle and in the target's LLC, an idle SMT sibling of the previous CPU when no core
 //     is idle, an idle core then an idle CPU of the target's LLC, else
 //     the target). An idle target is woken after cost.wake_idle_latency
 //     (C-state exit; the idle loop polls need_resched, so no IPI is
@@ -59,7 +60,7 @@ import (
 // shorter-slice rule never applies), cgroups, the exec-time balance (sched_exec), PELT load, runnable and util_est
 // (loads are run counts; util_avg only breaks fork ties, pelt.go),
 // C-states (fork balancing's shallowest idle state: the most recently
-// idled CPU stands in), wake_wide, recent_used_cpu, SIS_UTIL's scan
+// idled CPU stands in), wake_wide, SIS_UTIL's scan
 // bound (the whole LLC is scanned: the kernel's bound is a hint that
 // the periodic balance refreshes from PELT utilisation, which lags a
 // launch of tens of milliseconds), periodic balancing of running tasks
@@ -132,11 +133,15 @@ type Task struct {
 	// is picked (then it leaves) or woken (then it runs there).
 	delayed bool
 
-	ranOn   int       // CPU it last ran on
-	lastRan Time      // when it last stopped running
-	lines   CacheLine // its own hot lines (stack, task_struct, buffers)
-	act     Act       // its CPU's activity while switched out (ActProfile)
-	util    pelt      // util_avg (pelt.go)
+	// recentUsed is p->recent_used_cpu: the previous CPU of the last
+	// wake-up that got as far as select_idle_sibling's check of it
+	// (-1: none; the kernel starts it at the forking parent's CPU).
+	recentUsed int
+	ranOn      int       // CPU it last ran on
+	lastRan    Time      // when it last stopped running
+	lines      CacheLine // its own hot lines (stack, task_struct, buffers)
+	act        Act       // its CPU's activity while switched out (ActProfile)
+	util       pelt      // util_avg (pelt.go)
 
 	// Counters.
 	Nvcsw, Nivcsw uint64 // voluntary / involuntary context switches
@@ -147,7 +152,7 @@ type Task struct {
 // NewTask makes a task that runs main, allowed on the given CPUs (nil
 // or empty: every CPU). Start places it.
 func (e *Engine) NewTask(name string, cpus []int, main func(*Task)) *Task {
-	t := &Task{Name: name, e: e, main: main, single: -1, ranOn: -1, state: TaskSleeping, lastRan: -migrationCost}
+	t := &Task{Name: name, e: e, main: main, single: -1, ranOn: -1, recentUsed: -1, state: TaskSleeping, lastRan: -migrationCost}
 	if len(cpus) > 0 {
 		t.allowed = make([]bool, len(e.CPUs))
 		for _, id := range cpus {

@@ -102,7 +102,7 @@ func TestSelectTaskRq(t *testing.T) {
 				c.curr = c.idle
 			}
 			busy(e, tt.busy...)
-			p := &Task{Name: "p", e: e, single: -1, cpu: e.CPUs[tt.prev], state: TaskSleeping}
+			p := &Task{Name: "p", e: e, single: -1, recentUsed: -1, cpu: e.CPUs[tt.prev], state: TaskSleeping}
 			var waker *CPU
 			if tt.waker >= 0 {
 				waker = e.CPUs[tt.waker]
@@ -627,5 +627,36 @@ func TestNewidleBalanceSMTFirst(t *testing.T) {
 	c0.newidleBalance()
 	if len(c0.rq.tasks) != 1 || c0.rq.tasks[0] != sib {
 		t.Errorf("CPU 0 pulled %v, want the SMT sibling's task", c0.rq.tasks)
+	}
+}
+
+// select_idle_sibling's recent_used_cpu: with target and prev busy, the
+// CPU the task used before prev, idle in the target's LLC, is taken
+// before the scan for an idle core; each wake-up that gets that far
+// leaves prev as the next one's. Same topology as TestSelectTaskRq;
+// here the waker is CPU 1, prev 0, no sync, so the target is prev.
+func TestSelectIdleSiblingRecentUsed(t *testing.T) {
+	for _, tt := range []struct {
+		name       string
+		busy       []int
+		recent     int
+		want       int
+		wantRecent int // p.recentUsed after
+	}{
+		{"recent idle in the LLC: recent", []int{0, 1}, 7, 7, 0},
+		{"recent in the other LLC: the idle core", []int{0, 1}, 4, 2, 0},
+		{"recent busy: the idle core", []int{0, 1, 7}, 7, 2, 0},
+		{"none yet: the idle core", []int{0, 1}, -1, 2, 0},
+		{"target idle: taken before, recent kept", []int{1}, 7, 0, 7},
+	} {
+		e := testEngine(t, Topology{Sockets: 2, CoresPerSocket: 3, ThreadsPerCore: 2})
+		for _, c := range e.CPUs {
+			c.curr = c.idle
+		}
+		busy(e, tt.busy...)
+		p := &Task{Name: "p", e: e, single: -1, recentUsed: tt.recent, cpu: e.CPUs[0], state: TaskSleeping}
+		if got := e.selectTaskRq(p, e.CPUs[1], false); got != tt.want || p.recentUsed != tt.wantRecent {
+			t.Errorf("%s: select_task_rq = CPU %d, recent_used_cpu %d; want %d, %d", tt.name, got, p.recentUsed, tt.want, tt.wantRecent)
+		}
 	}
 }

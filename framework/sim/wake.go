@@ -115,6 +115,13 @@ func (e *Engine) selectIdleSibling(p *Task, prev, target int) int {
 	if prev != target && e.sameLLC(prev, target) && e.CPUs[prev].free() && p.allows(prev) {
 		return prev
 	}
+	// p->recent_used_cpu: the CPU it ran on before prev, if idle in
+	// the target's LLC, before any scan.
+	recent := p.recentUsed
+	p.recentUsed = prev
+	if recent >= 0 && recent != prev && recent != target && e.sameLLC(recent, target) && e.CPUs[recent].free() && p.allows(recent) {
+		return recent
+	}
 	idleCore := false
 	if e.Topo.ThreadsPerCore > 1 {
 		idleCore = e.hasIdleCore(e.CPUs[target].Socket, p)
