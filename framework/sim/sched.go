@@ -259,13 +259,13 @@ func (t *Task) Start(at Time) {
 		c.now = at
 		c.stat.runLast = at
 		c.addRunning(1)
-		t.sliceEnd = t.vruntime + e.slice
+		t.sliceEnd = t.vruntime + e.slice/2 // PLACE_DEADLINE_INITIAL
 		c.sliceStart(t)
 		c.e.resumeAt(c, at)
 		return
 	}
 	t.state = TaskRunnable
-	c.enqueue(t, at)
+	c.enqueue(t, at, true)
 }
 
 // Fork starts a new task at time at as wake_up_new_task does for a
@@ -443,9 +443,11 @@ func (c *CPU) avgVruntime() (Time, bool) {
 	return sum / Time(n), true
 }
 
-// enqueue is enqueue_task for a runnable task t at time at: placed at
-// the queue's average vruntime (place_entity with lag 0).
-func (c *CPU) enqueue(t *Task, at Time) {
+// enqueue is enqueue_task for a runnable task t at time at, placed by
+// place_entity: at the queue's average vruntime less its lag, with a
+// deadline a slice later, half a slice for a new task (initial:
+// ENQUEUE_INITIAL from wake_up_new_task, PLACE_DEADLINE_INITIAL).
+func (c *CPU) enqueue(t *Task, at Time, initial bool) {
 	c.updateCurr()
 	if cur := c.curr; cur != nil && !cur.idle && len(c.rq.tasks) == 0 && cur.vruntime >= cur.sliceEnd {
 		// Running alone, its deadline was renewed at every slice
@@ -464,7 +466,11 @@ func (c *CPU) enqueue(t *Task, at Time) {
 		}
 	}
 	t.vlag = 0
-	t.sliceEnd = t.vruntime + c.e.slice // place_entity: vd_i = ve_i + r_i/w_i
+	vslice := c.e.slice
+	if initial {
+		vslice /= 2 // PLACE_DEADLINE_INITIAL
+	}
+	t.sliceEnd = t.vruntime + vslice // place_entity: vd_i = ve_i + r_i/w_i
 	c.integrate(at)
 	c.rq.nrRunning++
 	c.queue(t)

@@ -485,7 +485,7 @@ func TestLagKeptAcrossSleep(t *testing.T) {
 	c.rq.nrRunning = 1
 	a := e.NewTask("a", nil, nil)
 	a.vlag = Millisecond
-	c.enqueue(a, 0)
+	c.enqueue(a, 0, false)
 	// avg 5 ms over one task: a placed at 5 - 1 x 2/1 = 3 ms.
 	if a.vruntime != 3*Millisecond || c.pickEEVDF() != 1 {
 		t.Errorf("a placed at %v, picked %d; want 3ms and a first", a.vruntime, c.pickEEVDF())
@@ -542,8 +542,9 @@ func TestIdleBalanceFindsAnAllowedCPU(t *testing.T) {
 // deadline; unprotected, it is rescheduled at the tick that finds it
 // not eligible (did_preempt_short). A remote wake-up sends CPU 0 a
 // reschedule IPI. CPU 0 runs a, alone from time 0 (slice 3 ms on 8
-// CPUs, renewed at 3 and 6 ms); b, asleep with the lag given, is woken
-// onto CPU 0 from the CPU given.
+// CPUs, the first one half that: deadline renewed at 1.5, 4.5 and
+// 7.5 ms); b, asleep with the lag given, is woken onto CPU 0 from the
+// CPU given.
 func TestWakeupPreempt(t *testing.T) {
 	for _, c := range []struct {
 		name           string
@@ -554,7 +555,7 @@ func TestWakeupPreempt(t *testing.T) {
 		irqs0          uint64
 	}{
 		{"positive lag: a not eligible", Millisecond, 5 * Millisecond, 0, 5 * Millisecond, 5*Millisecond + 20*Microsecond, 1},
-		{"zero lag, a's slice protected", 0, Millisecond, 0, 3 * Millisecond, 3*Millisecond + 20*Microsecond, 1},
+		{"zero lag, a's first (half) slice: its end's tick", 0, Millisecond, 0, 2 * Millisecond, 2*Millisecond + 20*Microsecond, 1},
 		{"zero lag, a renewed: next tick", 0, 6500 * Microsecond, 0, 7 * Millisecond, 7*Millisecond + 20*Microsecond, 1},
 		{"positive lag, remote waker: IPI", Millisecond, 5 * Millisecond, 1, 5 * Millisecond, 5*Millisecond + 20*Microsecond, 1},
 	} {
@@ -657,6 +658,29 @@ func TestSelectIdleSiblingRecentUsed(t *testing.T) {
 		p := &Task{Name: "p", e: e, single: -1, recentUsed: tt.recent, cpu: e.CPUs[0], state: TaskSleeping}
 		if got := e.selectTaskRq(p, e.CPUs[1], false); got != tt.want || p.recentUsed != tt.wantRecent {
 			t.Errorf("%s: select_task_rq = CPU %d, recent_used_cpu %d; want %d, %d", tt.name, got, p.recentUsed, tt.want, tt.wantRecent)
+		}
+	}
+}
+
+// place_entity: a new task (wake_up_new_task's ENQUEUE_INITIAL) starts
+// with half a slice to its deadline (PLACE_DEADLINE_INITIAL); a woken
+// one with a whole slice.
+func TestPlaceDeadlineInitial(t *testing.T) {
+	for _, initial := range []bool{true, false} {
+		e := testEngine(t, Topology{Sockets: 1, CoresPerSocket: 1, ThreadsPerCore: 1})
+		c := e.CPUs[0]
+		b := e.NewTask("b", nil, nil)
+		b.vruntime, b.state = 5*Millisecond, TaskRunnable
+		c.rq.tasks = []*Task{b}
+		c.rq.nrRunning = 1
+		a := e.NewTask("a", nil, nil)
+		c.enqueue(a, 0, initial)
+		want := 5*Millisecond + e.slice
+		if initial {
+			want = 5*Millisecond + e.slice/2
+		}
+		if a.sliceEnd != want {
+			t.Errorf("initial %v: deadline %v, want %v", initial, a.sliceEnd, want)
 		}
 	}
 }

@@ -45,7 +45,7 @@ func (e *Engine) wakeUp(p *Task, waker *CPU, sync, fork bool) bool {
 	p.cpu = target
 	p.state = TaskRunnable
 	p.Wakeups++
-	target.enqueue(p, at)
+	target.enqueue(p, at, fork)
 	if target.curr == nil || target.curr.idle {
 		// The idle loop polls need_resched (TIF_POLLING_NRFLAG): no IPI,
 		// but the CPU leaves its C-state first.
@@ -324,7 +324,7 @@ func (c *CPU) pullFrom(src *CPU, now Time) bool {
 		src.rq.nrRunning--
 		t.cpu = c
 		t.Migrations++
-		c.enqueue(t, now)
+		c.enqueue(t, now, false)
 		return true
 	}
 	return false
