@@ -332,7 +332,11 @@ func (c *CPU) dequeueDelayed(i int) {
 func (c *CPU) wakeDelayed(t *Task) {
 	t.delayed = false
 	if v, ok := c.avgVruntime(); ok && t.vruntime < v {
-		t.vruntime = v
+		// Positive lag: taken off the tree (__dequeue_entity) and
+		// placed with none (place_entity), at the average of the
+		// others.
+		sum, n := c.vruntimeSum()
+		t.vruntime = (sum - t.vruntime) / Time(n-1)
 		t.sliceEnd = t.vruntime + c.e.slice
 	}
 	t.state = TaskRunnable
@@ -427,6 +431,16 @@ func (c *CPU) updateCurr() {
 // avgVruntime is avg_vruntime: the mean vruntime of the runnable tasks
 // (the running one included).
 func (c *CPU) avgVruntime() (Time, bool) {
+	sum, n := c.vruntimeSum()
+	if n == 0 {
+		return 0, false
+	}
+	return sum / Time(n), true
+}
+
+// vruntimeSum is the sum of the runnable tasks' vruntimes (the running
+// one included) and their number.
+func (c *CPU) vruntimeSum() (Time, int) {
 	var sum Time
 	n := 0
 	if t := c.curr; t != nil && !t.idle && t.state == TaskRunning {
@@ -437,10 +451,7 @@ func (c *CPU) avgVruntime() (Time, bool) {
 		sum += t.vruntime
 		n++
 	}
-	if n == 0 {
-		return 0, false
-	}
-	return sum / Time(n), true
+	return sum, n
 }
 
 // enqueue is enqueue_task for a runnable task t at time at, placed by

@@ -684,3 +684,24 @@ func TestPlaceDeadlineInitial(t *testing.T) {
 		}
 	}
 }
+
+// requeue_delayed_entity (ttwu_runnable of a delayed task): with
+// positive lag it leaves the tree and place_entity puts it, lag zero,
+// at the average of the others: a task delayed at 12 ms and woken
+// while the only other one has run to 20 ms starts at 20 ms, not at
+// the 16 ms average that counts itself.
+func TestWakeDelayedPlacedAmongOthers(t *testing.T) {
+	e := testEngine(t, Topology{Sockets: 1, CoresPerSocket: 1, ThreadsPerCore: 1})
+	c := e.CPUs[0]
+	s := e.NewTask("s", nil, nil)
+	s.vruntime, s.state, s.cpu = 20*Millisecond, TaskRunning, c
+	c.curr = s
+	k := e.NewTask("k", nil, nil)
+	k.vruntime, k.state, k.delayed, k.cpu = 12*Millisecond, TaskSleeping, true, c
+	c.rq.tasks = []*Task{k}
+	c.rq.nrRunning = 2
+	c.wakeDelayed(k)
+	if k.vruntime != 20*Millisecond || k.sliceEnd != 20*Millisecond+e.slice {
+		t.Errorf("woken at vruntime %v deadline %v, want 20ms and a slice later", k.vruntime, k.sliceEnd)
+	}
+}
