@@ -705,3 +705,38 @@ func TestWakeDelayedPlacedAmongOthers(t *testing.T) {
 		t.Errorf("woken at vruntime %v deadline %v, want 20ms and a slice later", k.vruntime, k.sliceEnd)
 	}
 }
+
+// ttwu_queue_cond: a wake-up onto a CPU outside the waker's LLC goes
+// through that CPU's wake list; one running a task is not polling and
+// takes a call-function IPI, which also does the preemption check
+// there (no reschedule IPI on top). In the waker's own LLC a busy CPU
+// gets no IPI unless the woken task preempts. CPU 0 runs a; b, asleep
+// on CPU 0 with the lag given, is woken from CPU 1 (other socket or
+// same) at 5 ms.
+func TestWakeListIPI(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		sockets int
+		lag     Time
+		irqs0   uint64
+	}{
+		{"other LLC, no preemption: the wake-list IPI", 2, 0, 1},
+		{"other LLC, preemption: still one IPI", 2, Millisecond, 1},
+		{"same LLC, no preemption: none", 1, 0, 0},
+		{"same LLC, preemption: the reschedule IPI", 1, Millisecond, 1},
+	} {
+		e := testEngine(t, Topology{Sockets: c.sockets, CoresPerSocket: 2 / c.sockets, ThreadsPerCore: 1})
+		var ran int
+		e.NewTask("a", []int{0}, spinOn(&ran)).Start(0)
+		b := e.NewTask("b", []int{0}, spinOn(&ran))
+		c0 := e.CPUs[0]
+		b.started, b.cpu, b.ranOn, b.vlag = true, c0, 0, c.lag
+		e.RaiseIRQ(e.CPUs[1], 5*Millisecond, func(w *CPU) { e.WakeUp(b, w) })
+		if err := e.Run(6 * Millisecond); err != nil {
+			t.Fatal(err)
+		}
+		if c0.stat.irqs != c.irqs0 {
+			t.Errorf("%s: CPU 0 took %d interrupts, want %d", c.name, c0.stat.irqs, c.irqs0)
+		}
+	}
+}

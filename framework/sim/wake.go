@@ -53,11 +53,26 @@ func (e *Engine) wakeUp(p *Task, waker *CPU, sync, fork bool) bool {
 		if target != waker {
 			target.Wake(at + Time(e.Costs.WakeIdleLatency))
 		}
+	} else if !fork && waker != nil && target != waker && !e.sameLLC(waker.ID, target.ID) {
+		// ttwu_queue_wakelist: a CPU outside the waker's LLC gets the
+		// task on its wake list and, running a task (not polling), a
+		// call-function IPI, whose handler (sched_ttwu_pending)
+		// activates it and checks preemption there: one interrupt,
+		// no reschedule IPI on top. The model enqueues at the
+		// waker's instant.
+		e.RaiseIRQ(target, at, callFunctionIPI)
+		target.wakeupPreempt(p, target, at)
 	} else {
 		target.wakeupPreempt(p, waker, at)
 	}
 	return true
 }
+
+// callFunctionIPI is the call-function-single IPI's handler
+// (sysvec_call_function_single -> flush_smp_call_function_queue ->
+// sched_ttwu_pending, counted in /proc/stat's intr as CAL): the model
+// has already enqueued the task it carries.
+func callFunctionIPI(*CPU) {}
 
 // selectTaskRq is select_task_rq_fair's fast path for a wake-up.
 func (e *Engine) selectTaskRq(p *Task, waker *CPU, sync bool) int {
