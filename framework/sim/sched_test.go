@@ -740,3 +740,36 @@ func TestWakeListIPI(t *testing.T) {
 		}
 	}
 }
+
+// A task the balancer moves keeps its lag and its deadline relative to
+// its vruntime (dequeue_entity without DEQUEUE_SLEEP: update_entity_lag
+// and PLACE_REL_DEADLINE; place_entity on the new CPU): waiting on
+// CPU 0 at 6 ms beside a running task at 10 ms (lag 2 ms, 1 ms to its
+// deadline), it joins CPU 1, whose one running task is at 100 ms, at
+// 100 - 2 x 2/1 = 96 ms, deadline 97 ms.
+func TestPullKeepsLagAndRelativeDeadline(t *testing.T) {
+	e := testEngine(t, Topology{Sockets: 1, CoresPerSocket: 2, ThreadsPerCore: 1})
+	src, dst := e.CPUs[0], e.CPUs[1]
+	running := func(c *CPU, v Time) {
+		r := e.NewTask("r", []int{c.ID}, nil)
+		r.vruntime, r.state, r.cpu = v, TaskRunning, c
+		c.curr = r
+		c.rq.nrRunning = 1
+	}
+	running(src, 10*Millisecond)
+	running(dst, 100*Millisecond)
+	p := e.NewTask("p", nil, nil)
+	p.vruntime, p.sliceEnd, p.state, p.cpu = 6*Millisecond, 7*Millisecond, TaskRunnable, src
+	src.queue(p)
+	src.rq.nrRunning++
+	now := 10 * Millisecond
+	for _, c := range []*CPU{src, dst} {
+		c.now, c.rq.sliceStart = now, now // the running tasks' vruntimes are current
+	}
+	if !dst.pullFrom(src, now) {
+		t.Fatal("not pulled")
+	}
+	if p.vruntime != 96*Millisecond || p.sliceEnd != 97*Millisecond {
+		t.Errorf("placed at %v, deadline %v; want 96ms, 97ms", p.vruntime, p.sliceEnd)
+	}
+}

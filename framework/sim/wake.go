@@ -328,18 +328,26 @@ func (t *Task) migratable(dst *CPU, now Time) bool {
 func (c *CPU) sameCore(o *CPU) bool { return c.Socket == o.Socket && c.Core == o.Core }
 
 // pullFrom moves the first migratable waiting task of src to c's
-// runqueue and reports whether it did.
+// runqueue and reports whether it did: detach_task's dequeue (not a
+// sleep) keeps the task's lag (update_entity_lag) and its deadline
+// relative to its vruntime (PLACE_REL_DEADLINE), and attach_task's
+// place_entity applies both on c.
 func (c *CPU) pullFrom(src *CPU, now Time) bool {
 	for i, t := range src.rq.tasks {
 		if !t.migratable(c, now) {
 			continue
 		}
+		src.updateCurr()
+		avg, _ := src.avgVruntime() // t still queued there
+		lag, rel := src.clampLag(avg-t.vruntime), t.sliceEnd-t.vruntime
 		src.dequeueAt(i)
 		src.integrate(now)
 		src.rq.nrRunning--
 		t.cpu = c
 		t.Migrations++
+		t.vlag = lag
 		c.enqueue(t, now, false)
+		t.sliceEnd = t.vruntime + rel
 		return true
 	}
 	return false
