@@ -17,12 +17,14 @@ import (
 //     wake_affine (wake_affine_idle, then wake_affine_weight on run
 //     counts) between the waker's CPU and the task's previous one, then
 //     select_idle_sibling (target if idle, previous CPU if idle and in
-//     the same LLC, the CPU it used before that (recent_used_cpu) if
-//     idle and in the target's LLC, an idle SMT sibling of the previous CPU when no core
-//     is idle, an idle core then an idle CPU of the target's LLC, else
-//     the target). An idle target is woken after cost.wake_idle_latency
-//     (C-state exit; the idle loop polls need_resched, so no IPI is
-//     sent); a busy one queues the task;
+//     the same LLC, the CPU used before that (recent_used_cpu) if idle
+//     and in the target's LLC, an idle SMT sibling of the previous CPU
+//     when no core is idle, an idle core then an idle CPU of the
+//     target's LLC, else the target). An idle target is woken after
+//     cost.wake_idle_latency (C-state exit; the idle loop polls
+//     need_resched, so no IPI is sent); a busy one queues the task,
+//     with a call-function IPI when it is outside the waker's LLC
+//     (ttwu_queue_wakelist);
 //   - EEVDF's pick on equal weights: vruntime is run time, a task
 //     joins a runqueue at its average vruntime less the lag it left its
 //     last one with (PLACE_LAG: avg less vruntime when it slept, clamped
@@ -41,9 +43,11 @@ import (
 //     sysctl_sched_base_slice, 0.75 ms x (1 + ilog2(min(CPUs, 8)));
 //   - newidle balance: a CPU going idle pulls a waiting task from an
 //     SMT sibling (where no task is cache-hot), then from the busiest
-//     runqueue of its LLC (socket), then of the other sockets;
-//     the tick of a CPU with waiting tasks kicks an idle CPU to pull one
-//     (nohz idle balance); new tasks are placed as fork balancing does
+//     runqueue of its LLC (socket), then of the other sockets; the
+//     tick of a CPU with waiting tasks kicks an idle CPU to pull one
+//     (nohz idle balance); a moved task keeps its lag and relative
+//     deadline (PLACE_REL_DEADLINE); new tasks, half a slice to their
+//     first deadline (PLACE_DEADLINE_INITIAL), are placed as fork balancing does
 //     (the socket with most idle CPUs; on another socket than the
 //     shell's, its most recently idled CPU; on the shell's, the core
 //     with the most idle CPUs and the least PELT utilisation, blocked
@@ -57,11 +61,13 @@ import (
 //     its buffers) in the old CPU's cache and pays their transfer.
 //
 // What it leaves out: weights and nice levels (so PREEMPT_SHORT's
-// shorter-slice rule never applies), cgroups, the exec-time balance (sched_exec), PELT load, runnable and util_est
-// (loads are run counts; util_avg only breaks fork ties, pelt.go),
-// C-states (fork balancing's shallowest idle state: the most recently
-// idled CPU stands in), wake_wide, SIS_UTIL's scan
-// bound (the whole LLC is scanned: the kernel's bound is a hint that
+// shorter-slice rule never applies), cgroups, the exec-time balance
+// (sched_exec), PELT load, runnable and util_est (loads are run
+// counts; util_avg only breaks fork ties, pelt.go), C-states (fork
+// balancing's shallowest idle state: the most recently idled CPU
+// stands in; no exit latency for an interrupt), the cpuidle governor
+// keeping the tick of a CPU that idles briefly, sched_balance_newidle's
+// avg_idle gate, wake_wide, SIS_UTIL's scan bound (the whole LLC is scanned: the kernel's bound is a hint that
 // the periodic balance refreshes from PELT utilisation, which lags a
 // launch of tens of milliseconds), periodic balancing of running tasks
 // (active balance: at most one task per balance interval, sd_weight ms
