@@ -81,6 +81,20 @@ type Config struct {
 	// tcf_kfree_skb_list does after net-next's dequeue-drops series
 	// ("net_sched: add tcf_kfree_skb_list() helper", Nov 2025).
 	BulkFreeList bool
+	// KfreeSkbDefer: the CPU's napi_alloc_cache only defers frees, as
+	// from 795bb1c00dd3 ("net: bulk free infrastructure for NAPI
+	// context, use napi_consume_skb", 4.5) to 5.11: napi_consume_skb's
+	// _kfree_skb_defer frees all NAPI_SKB_CACHE_SIZE (64) of a full cache
+	// in one kmem_cache_free_bulk, __kfree_skb_flush frees what is left
+	// when net_rx_action's loop ends in a break (in 4.5 to 4.9 not on
+	// its early return, when every NAPI completed and none waits), and
+	// build_skb takes each sk_buff from the slab (kmem_cache_alloc). Off
+	// is 5.12 on (Alexander Lobakin's "skbuff: introduce skbuff_heads
+	// bulking and reusing"): napi_build_skb takes its sk_buff from the
+	// cache (napi_skb_cache_get, refilled by kmem_cache_alloc_bulk of
+	// NAPI_SKB_CACHE_BULK), a full cache frees NAPI_SKB_CACHE_HALF, and
+	// "skbuff: remove __kfree_skb_flush()". On in 4.7 and 4.8.
+	KfreeSkbDefer bool
 	// PktSegs: qdisc_skb_cb(skb)->pkt_segs, cached at enqueue time in
 	// the skb's first line, where qdisc_bstats_update reads it
 	// ("net_sched: speedup qdisc dequeue", 2773cb0b3120, Nov 2025: "Avoid
@@ -207,6 +221,7 @@ var profiles = map[string]func() Config{
 		c.DirectXmitQlen = true
 		c.RunBeginReads = true // qdisc_is_running(), then __state |= RUNNING if idle
 		c.QdiscRunResched = true
+		c.KfreeSkbDefer = true
 		return c
 	},
 	// 4.8: 4.7 with 4d202a0d1, every qdisc bulk-dequeues.
@@ -220,6 +235,7 @@ var profiles = map[string]func() Config{
 		c.DirectXmitQlen = true
 		c.RunBeginReads = true // qdisc_is_running(): raw_read_seqcount(&q->running), then write_seqcount_begin if idle
 		c.QdiscRunResched = true
+		c.KfreeSkbDefer = true
 		return c
 	},
 	// net-next as the seeds' thread ends: llist + __netif_schedule fast
@@ -391,6 +407,8 @@ var toggles = map[string]toggle{
 	"dequeue_drops":   boolToggle("honour TCQ_F_DEQUEUE_DROPS (free dequeue drops after the root lock)", func(c *Config) *bool { return &c.DequeueDrops }),
 	"bulk_free_list": boolToggle("__dev_xmit_skb's to_free list freed by kfree_skb_list_reason: the sk_buffs back to the slab in kmem_cache_free_bulk arrays of 16 (eedade12f4cb, 6.3 until tcf_kfree_skb_list); off: one kfree_skb each",
 		func(c *Config) *bool { return &c.BulkFreeList }),
+	"kfree_skb_defer": boolToggle("the CPU's napi_alloc_cache only defers frees, as 4.5 to 5.11 (795bb1c00dd3, _kfree_skb_defer): a full cache frees all 64, net_rx_action's __kfree_skb_flush the rest when its loop breaks, build_skb allocates from the slab; off: 5.12's recycling cache (napi_skb_cache_get, a full cache frees half)",
+		func(c *Config) *bool { return &c.KfreeSkbDefer }),
 	"pkt_segs": boolToggle("qdisc_bstats_update reads the segment count cached in the skb's cb, not skb_shinfo: a dequeue reads one skb line under the root lock (2773cb0b3120)",
 		func(c *Config) *bool { return &c.PktSegs }),
 	"bulk_quota": boolToggle("bound bulk dequeue by the remaining quota (0345552a653c)", func(c *Config) *bool { return &c.BulkQuota }),

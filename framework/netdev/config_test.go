@@ -74,6 +74,9 @@ func TestProfileToggles(t *testing.T) {
 		{"txq_reselection_ms", map[string]string{"4.7": "0", "4.8": "0", "6.18": "0", "6.19-rc1": "1000", "net-next": "1000"}},
 		// __qdisc_run's need_resched() break, gone since b60fa1c5d01a (5.5).
 		{"qdisc_run_resched", map[string]string{"4.7": "on", "4.8": "on", "6.18": "off", "6.19-rc1": "off", "net-next": "off"}},
+		// napi_alloc_cache only defers frees from 795bb1c00dd3 (4.5)
+		// until 5.12's napi_skb_cache_get.
+		{"kfree_skb_defer", map[string]string{"4.7": "on", "4.8": "on", "6.18": "off", "6.19-rc1": "off", "net-next": "off"}},
 	} {
 		for prof, want := range tc.want {
 			c, err := Profile(prof)

@@ -1,6 +1,7 @@
 package netdev
 
 import (
+	"fmt"
 	"testing"
 
 	_ "github.com/txlab/txlab/drivers/ice"
@@ -204,5 +205,106 @@ func TestLocalReceiveSkbCache(t *testing.T) {
 	}
 	if want := int64(k) * (c0.KfreeSkb - c0.KfreeSkbmem + c0.SkbCachePut); spent != want {
 		t.Errorf("%d deferred frees spent %d ns, want %d", k, spent, want)
+	}
+}
+
+// 4.5 to 5.11 (795bb1c00dd3): napi_consume_skb's _kfree_skb_defer puts
+// the sk_buff into the CPU's napi_alloc_cache and, at
+// NAPI_SKB_CACHE_SIZE, frees all 64 with one kmem_cache_free_bulk; 5.12
+// on, napi_skb_cache_put frees half (NAPI_SKB_CACHE_HALF) and keeps the
+// rest for napi_skb_cache_get. The 4.7 and 4.8 profiles had 5.12's.
+func TestKfreeSkbDeferFlushesAll(t *testing.T) {
+	c0 := sim.DefaultCosts()
+	release := c0.KfreeSkb - c0.KfreeSkbmem
+	for _, tc := range []struct {
+		profile   string
+		k         int
+		slab      int64 // sk_buffs given back by kmem_cache_free_bulk
+		flushes   uint64
+		remaining int
+	}{
+		{"4.7", 64, 64, 1, 0},
+		{"4.8", 70, 64, 1, 6},
+		{"4.8", 63, 0, 0, 63},
+		{"6.18", 64, napiSkbCacheHalf, 1, napiSkbCacheHalf},
+		{"6.18", 70, napiSkbCacheHalf, 1, 38},
+	} {
+		t.Run(fmt.Sprintf("%s/%d", tc.profile, tc.k), func(t *testing.T) {
+			h := newHarness(t, profile(t, tc.profile), 2, "test", 1, "pfifo")
+			h.dev.Info.Wire = true
+			spent := spentOn(t, h, 1, func(c *sim.CPU) {
+				x := h.dev.ctxFor(c)
+				for i := 0; i < tc.k; i++ {
+					s := h.skb(c, i)
+					s.Holder = driverHolder
+					x.Consume(s.Handle)
+				}
+			})
+			if want := int64(tc.k)*(release+c0.SkbCachePut) + tc.slab*c0.SlabBulk; spent != want {
+				t.Errorf("%d completions spent %d ns, want %d", tc.k, spent, want)
+			}
+			if st := h.n.SkbCache(1); st.Puts != uint64(tc.k) || st.Flushes != tc.flushes {
+				t.Errorf("napi_alloc_cache: %+v, want %d puts and %d flushes", st, tc.k, tc.flushes)
+			}
+			if got := h.n.sd[1].skbCache; got != tc.remaining {
+				t.Errorf("the cache holds %d sk_buffs, want %d", got, tc.remaining)
+			}
+		})
+	}
+}
+
+// 4.5 to 4.9's net_rx_action calls __kfree_skb_flush after its loop,
+// which it leaves by a break when the budget or the time runs out (or a
+// NAPI waits to be polled again): what napi_alloc_cache holds goes back
+// to the slab in one kmem_cache_free_bulk. When every NAPI completed it
+// returns early, before the flush, and the cache keeps its sk_buffs.
+// build_skb takes each sk_buff from the slab (kmem_cache_alloc), not
+// from the cache. 5.12 on has no flush, and napi_build_skb takes from
+// the cache. Here k packets for a local socket arrive together and each
+// one's handler frees an sk_buff into the RX CPU's cache.
+func TestKfreeSkbFlushAtNetRxAction(t *testing.T) {
+	const k = 40
+	for _, tc := range []struct {
+		profile   string
+		budget    string // net.core.netdev_budget
+		gets      uint64
+		flushes   uint64
+		remaining int
+	}{
+		{"4.7", "300", 0, 0, k},  // every NAPI completed: the early return
+		{"4.7", "10", 0, 1, 0},   // budget spent: break, __kfree_skb_flush
+		{"6.18", "10", k, 0, 16}, // no flush; the gets took from the cache (one refill of 16)
+	} {
+		t.Run(tc.profile+"/budget="+tc.budget, func(t *testing.T) {
+			e, err := sim.NewEngine(sim.Topology{Sockets: 2, CoresPerSocket: 4, ThreadsPerCore: 2}, sim.DefaultCosts(), 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(e.Close)
+			n := NewNet(e, profile(t, tc.profile, "netdev_budget", tc.budget), localMaker{})
+			n.ExpectLocalReceive()
+			d, err := n.AddDevice(DeviceSpec{Name: "eth0", Driver: "testpairs", Queues: 4, XPS: XPSIRQ, IRQCPUs: []int{3}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			d.Info.Wire = true
+			key := skb.FlowKeys{Src: 0x0a010001, Dst: 0x0a000001, SrcPort: 5201, DstPort: 40000, Proto: 17}
+			cpu := n.RxCPU(d, key)
+			n.E.At(1000, func() {
+				for i := 0; i < k; i++ {
+					n.Deliver(d, n.E.Now(), key, 0, func(c *sim.CPU) { n.napiSkbCachePut(c) })
+				}
+			})
+			if err := n.E.Run(sim.Millisecond); err != nil {
+				t.Fatal(err)
+			}
+			st := n.SkbCache(cpu)
+			if st.Puts != k || st.Gets != tc.gets || st.Flushes != tc.flushes {
+				t.Errorf("CPU %d's napi_alloc_cache: %+v; want %d puts, %d gets, %d flushes", cpu, st, k, tc.gets, tc.flushes)
+			}
+			if got := n.sd[cpu].skbCache; got != tc.remaining {
+				t.Errorf("the cache holds %d sk_buffs, want %d", got, tc.remaining)
+			}
+		})
 	}
 }

@@ -40,6 +40,8 @@ func (n *Net) napiSchedule(c *sim.CPU, x *napi) {
 // (sd->in_net_rx_action) a NAPI scheduled on this CPU raises nothing:
 // once its list and the repoll list are empty, it takes poll_list again
 // ('goto start') with the budget and time limit it has left.
+// With Cfg.KfreeSkbDefer a loop that ends in a break is followed by
+// __kfree_skb_flush (4.5-4.9).
 func (n *Net) netRxAction(c *sim.CPU) {
 	sd := &n.sd[c.ID]
 	budget := n.Cfg.NetdevBudget
@@ -94,6 +96,11 @@ func (n *Net) netRxAction(c *sim.CPU) {
 			n.softnet[c.ID].TimeSqueeze++
 			break
 		}
+	}
+	if n.Cfg.KfreeSkbDefer {
+		// 4.5-4.9: __kfree_skb_flush after the loop; the early return
+		// above (every NAPI completed) skips it.
+		n.kfreeSkbFlush(c)
 	}
 	rest := append(append(append(sd.pollRest[:0], list...), sd.pollList...), repoll...)
 	sd.pollSpare, sd.pollRest, sd.repoll = all[:0], sd.pollList[:0], repoll[:0]

@@ -775,7 +775,8 @@ const (
 
 // SkbCacheStat is one CPU's napi_alloc_cache traffic: sk_buffs put by
 // napi_consume_skb and taken by napi_build_skb, and the slab calls
-// behind them (kmem_cache_free_bulk of a full cache's half,
+// behind them (kmem_cache_free_bulk of a full cache's half, or with
+// Cfg.KfreeSkbDefer of all of it and __kfree_skb_flush's rest;
 // kmem_cache_alloc_bulk of an empty one's refill).
 type SkbCacheStat struct {
 	Puts, Gets, Flushes, Refills uint64
@@ -786,23 +787,46 @@ func (n *Net) SkbCache(cpu int) SkbCacheStat { return n.sd[cpu].skbCacheStat }
 
 // napiSkbCachePut is napi_skb_cache_put on c: the sk_buff into the CPU's
 // cache; a full cache gives its upper half back to the slab in one
-// kmem_cache_free_bulk.
+// kmem_cache_free_bulk. With Cfg.KfreeSkbDefer it is 4.5-5.11's
+// _kfree_skb_defer: a full cache gives all of it back.
 func (n *Net) napiSkbCachePut(c *sim.CPU) {
 	sd := &n.sd[c.ID]
 	c.Spend(n.E.Costs.SkbCachePut)
 	sd.skbCache++
 	sd.skbCacheStat.Puts++
 	if sd.skbCache == napiSkbCacheSize {
-		n.kmemCacheFreeBulk(c, napiSkbCacheHalf)
-		sd.skbCache = napiSkbCacheHalf
+		keep := napiSkbCacheHalf
+		if n.Cfg.KfreeSkbDefer {
+			keep = 0
+		}
+		n.kmemCacheFreeBulk(c, napiSkbCacheSize-keep)
+		sd.skbCache = keep
 		sd.skbCacheStat.Flushes++
 	}
 }
 
+// kfreeSkbFlush is __kfree_skb_flush (4.5-5.11, net/core/skbuff.c): what
+// the CPU's cache holds back to the slab in one kmem_cache_free_bulk.
+func (n *Net) kfreeSkbFlush(c *sim.CPU) {
+	sd := &n.sd[c.ID]
+	if sd.skbCache == 0 {
+		return
+	}
+	n.kmemCacheFreeBulk(c, sd.skbCache)
+	sd.skbCache = 0
+	sd.skbCacheStat.Flushes++
+}
+
 // napiSkbCacheGet is napi_skb_cache_get on c, napi_build_skb's sk_buff:
 // from the CPU's cache (its cost is the caller's), refilled by one
-// kmem_cache_alloc_bulk of NAPI_SKB_CACHE_BULK when empty.
+// kmem_cache_alloc_bulk of NAPI_SKB_CACHE_BULK when empty. With
+// Cfg.KfreeSkbDefer it is build_skb's kmem_cache_alloc of one sk_buff
+// (before 5.12 no allocation took from the cache).
 func (n *Net) napiSkbCacheGet(c *sim.CPU) {
+	if n.Cfg.KfreeSkbDefer {
+		c.Spend(n.E.Costs.KfreeSkbmem) // priced as the single free: see costs.go
+		return
+	}
 	sd := &n.sd[c.ID]
 	if sd.skbCache == 0 {
 		c.Spend(n.E.Costs.SlabBulk * napiSkbCacheBulk)

@@ -299,6 +299,11 @@ type Costs struct {
 	// outgrow the per-CPU slab, cost more (14.6 ns a pair); one figure
 	// stands for every bulk size.
 	//
+	// Kernels before 5.12 (the netdev toggle kfree_skb_defer) take a
+	// received frame's sk_buff with build_skb's kmem_cache_alloc of one
+	// object, not from the cache: priced as kfree_skbmem, the same
+	// slab's single-object free (the model's estimate).
+	//
 	// TCP's clone (an fclone) is freed by __kfree_skb while its original
 	// waits for the ACK: the destructor and two atomic_op, shared info's
 	// dataref and the pair's fclone_ref, neither of which frees
