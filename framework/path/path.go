@@ -95,6 +95,11 @@ type Pkt struct {
 	Seg     tcp.Seg // a TCP segment's (for To)
 	Ack     tcp.Ack // an ACK's (for To)
 	Deliver func(ecn uint8)
+	// RxStamp is skb->tstamp as the host's receive took it on arrival,
+	// before any queue (veth's netif_rx: net_timestamp_check), for a
+	// probe's SO_TIMESTAMP; 0: not stamped there (a NIC's is taken in
+	// the NAPI poll).
+	RxStamp sim.Time
 }
 
 // Arriver is where a packet goes at the end of a link: Arrive runs in

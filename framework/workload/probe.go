@@ -27,7 +27,12 @@ type Sample struct {
 // through the TX path, the far end echoing them, the RTT taken when the
 // answer is stamped (ping's SO_TIMESTAMP: skb->tstamp, taken as the
 // stack receives it) or, for udp_rr, when the waiting netperf task runs
-// again (it measures in user space).
+// again (it measures in user space). ping keeps no table of its
+// requests: the send time rides in the echo's data (iputils ping writes
+// a timeval there and gather_statistics subtracts it from the reply's
+// stamp), so a request or reply lost anywhere takes it along, and ping
+// counts it lost only as a sequence it never saw (Samples less the
+// requests sent).
 type ProbeSock struct {
 	netdev.TxqMapping // sk_tx_queue_mapping: netdev_pick_tx caches its queue
 
@@ -40,12 +45,11 @@ type ProbeSock struct {
 	task  *sim.Task
 	keys  skb.FlowKeys
 	hash  uint32
-	owner skb.OwnerID        // ps in the host's skb pool
-	sent  map[int64]sim.Time // requests out, by sequence
-	// rxStamp are ping replies' netif_rx times on a device without a
-	// wire (veth), by sequence: net_timestamp_check stamps them there,
-	// before the backlog waits for NET_RX_SOFTIRQ.
-	rxStamp map[int64]sim.Time
+	owner skb.OwnerID // ps in the host's skb pool
+	// sent are the requests' send times by sequence: udp_rr's until its
+	// transaction ends; ping's while the request's skb is in the host
+	// (the time then rides in the packet, Seg.Sent).
+	sent    map[int64]sim.Time
 	seq     int64
 	got     bool // udp_rr: the answer to the current request arrived
 	gotAt   sim.Time
@@ -148,16 +152,27 @@ func (ps *ProbeSock) send(c *sim.CPU) int64 {
 	return ps.seq
 }
 
-// Release is sock_wfree (nothing waits on a probe's send buffer).
-func (ps *ProbeSock) Release(*sim.CPU, *skb.SKB) {}
+// Release is sock_wfree (nothing waits on a probe's send buffer). A ping
+// request freed in the host without being sent (a drop) takes its send
+// time with it; one sent took it along already (Transmitted).
+func (ps *ProbeSock) Release(_ *sim.CPU, s *skb.SKB) {
+	if ps.Kind == ProbePing {
+		delete(ps.sent, s.Cb.Seq)
+	}
+}
 
 // Transmitted implements netdev.TxOwner: the request goes up the path,
 // the far end answers at once, the answer comes down and is received
-// by the host.
+// by the host. A ping's send time goes with it, in the echo's data.
 func (ps *ProbeSock) Transmitted(c *sim.CPU, s *skb.SKB) {
 	ps.txCPU = c.ID
+	seg := tcp.Seg{Seq: s.Cb.Seq}
+	if ps.Kind == ProbePing {
+		seg.Sent = ps.sent[seg.Seq]
+		delete(ps.sent, seg.Seq)
+	}
 	ps.tr.Path.Up.Send(c.Now(), path.Pkt{Len: s.Len, Keys: ps.keys, Hash: ps.hash, DSCP: ps.DSCP,
-		To: (*probeFar)(ps), Seg: tcp.Seg{Seq: s.Cb.Seq}})
+		To: (*probeFar)(ps), Seg: seg})
 }
 
 // probeFar is a probe at the far end, which answers at once.
@@ -178,20 +193,18 @@ type probeHost ProbeSock
 func (ph *probeHost) Arrive(p path.Pkt) {
 	ps := (*ProbeSock)(ph)
 	tr := ps.tr
-	ps.arrived(tr.e.Now(), p.Seg.Seq)
+	ps.arrived(tr.e.Now(), &p)
 	tr.net.DeliverTo(tr.dev, tr.e.Now(), reverse(ps.keys), tr.rxCPU(ps.hash, ps.txCPU), ph, p)
 }
 
-// arrived is the reply reaching the host at now: veth's netif_rx stamps
-// it (netdev_tstamp_prequeue); a NIC's is stamped in the NAPI poll.
-func (ps *ProbeSock) arrived(now sim.Time, seq int64) {
+// arrived is the reply p reaching the host at now: veth's netif_rx
+// stamps it (netdev_tstamp_prequeue), in the packet, which a drop on
+// the backlog takes along; a NIC's is stamped in the NAPI poll.
+func (ps *ProbeSock) arrived(now sim.Time, p *path.Pkt) {
 	if ps.Kind != ProbePing || !ps.prequeueStamp() {
 		return
 	}
-	if ps.rxStamp == nil {
-		ps.rxStamp = map[int64]sim.Time{}
-	}
-	ps.rxStamp[seq] = now
+	p.RxStamp = now
 }
 
 // prequeueStamp is whether the host's receive is veth's netif_rx (a
@@ -205,25 +218,24 @@ func (ps *ProbeSock) prequeueStamp() bool {
 }
 
 // RcvLocal implements netdev.LocalReceiver.
-func (ph *probeHost) RcvLocal(c *sim.CPU, p path.Pkt) { (*ProbeSock)(ph).answer(c, p.Seg.Seq) }
+func (ph *probeHost) RcvLocal(c *sim.CPU, p path.Pkt) { (*ProbeSock)(ph).answer(c, &p) }
 
-// answer is the reply reaching the probe's socket in softirq on c.
-func (ps *ProbeSock) answer(c *sim.CPU, seq int64) {
+// answer is the reply p reaching the probe's socket in softirq on c.
+func (ps *ProbeSock) answer(c *sim.CPU, p *path.Pkt) {
 	// A NIC's reply is stamped in this poll, before ping_rcv queues it.
 	stamp := c.Now()
-	if t, ok := ps.rxStamp[seq]; ok {
-		stamp = t
-		delete(ps.rxStamp, seq)
+	if p.RxStamp != 0 {
+		stamp = p.RxStamp
 	}
 	c.Spend(ps.tr.costs.SockRcv)
-	sent, ok := ps.sent[seq]
-	if !ok {
-		return // udp_rr gave it up already
-	}
+	seq := p.Seg.Seq
 	if ps.Kind == ProbePing {
-		delete(ps.sent, seq)
+		sent := p.Seg.Sent // the echo's timeval
 		ps.Samples = append(ps.Samples, Sample{At: sent, RTT: stamp - sent})
 		return
+	}
+	if _, ok := ps.sent[seq]; !ok {
+		return // udp_rr gave it up already
 	}
 	if seq == ps.seq && !ps.got {
 		ps.got, ps.gotAt = true, c.Now()
