@@ -465,9 +465,12 @@ func (s *Set) SetSeed(seed sim.Seed) { s.seed, s.secretSet = seed, false }
 // them be. A flow filter old did not hold is a new one (flow_change's
 // get_random_bytes for a filter without fold): one at a place an
 // earlier copy had a filter at (deleted since) counts as the place's
-// next, and draws its hashrnd from a stream of its own. old is nil for
-// a context's first copy.
-func (s *Set) Keep(old *Set) {
+// next, and draws its hashrnd from a stream of its own. A new or
+// changed flow filter's perturbation timer is armed at now, the time
+// of the tc command that made this copy (the qdisc's clock, sim.Ktime:
+// flow_change's mod_timer(jiffies + perturb_period)). old is nil for a
+// context's first copy.
+func (s *Set) Keep(old *Set, now sim.Time) {
 	s.flowGens = map[flowPlace]uint32{}
 	if old != nil {
 		maps.Copy(s.flowGens, old.flowGens)
@@ -503,6 +506,11 @@ func (s *Set) Keep(old *Set) {
 					s.flowGens[pl] = 0
 				}
 				f.flow.gen = s.flowGens[pl]
+				if f.flow.perturb != 0 {
+					if rt := s.flowRuntime(f); rt.next == 0 {
+						rt.next = now + f.flow.period()
+					}
+				}
 			}
 		}
 	}

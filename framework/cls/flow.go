@@ -484,39 +484,51 @@ func (s *Set) flowClassify(ctx qdisc.Ctx, f *Filter, p *skb.Packet) qdisc.ClassI
 	return qdisc.ClassID(ff.baseclass&0xFFFF0000 | (ff.baseclass+classid)&0xFFFF)
 }
 
-// flowHashrnd is the filter's hashrnd now: drawn when the filter first
-// classifies (flow_change's get_random_bytes), and drawn again each time
-// its perturbation timer fires (flow_perturbation). Like sfq's, the
-// timer is armed by the first packet and fires lazily, at the first
-// packet after it was due; however many periods passed, one new hashrnd
-// is as good as several, and the timer keeps its phase. The draws are
-// the kernel's timer's, not the packet's: they cost the packet nothing.
-func (s *Set) flowHashrnd(ctx qdisc.Ctx, f *Filter) uint32 {
-	rt := f.flow.rt
-	if rt == nil {
-		h := fnv.New64a()
-		fmt.Fprintf(h, "cls_flow %x %d %x", uint32(f.Parent), f.Pref, f.Handle)
-		if f.flow.gen > 0 {
-			fmt.Fprintf(h, " %d", f.flow.gen) // a filter made again at the place
-		}
-		rt = &flowRT{rnd: sim.NewRand(sim.Seed{s.seed[0], s.seed[1] ^ h.Sum64()}), words: f.Words}
-		rt.hashrnd = rt.rnd.Uint32()
-		f.flow.rt = rt
+// flowRuntime is f's hashrnd and timer in this copy, made the first
+// time it is asked for: the hashrnd is the first draw of the filter's
+// own stream (flow_change's get_random_bytes).
+func (s *Set) flowRuntime(f *Filter) *flowRT {
+	if rt := f.flow.rt; rt != nil {
+		return rt
 	}
+	h := fnv.New64a()
+	fmt.Fprintf(h, "cls_flow %x %d %x", uint32(f.Parent), f.Pref, f.Handle)
+	if f.flow.gen > 0 {
+		fmt.Fprintf(h, " %d", f.flow.gen) // a filter made again at the place
+	}
+	rt := &flowRT{rnd: sim.NewRand(sim.Seed{s.seed[0], s.seed[1] ^ h.Sum64()}), words: f.Words}
+	rt.hashrnd = rt.rnd.Uint32()
+	f.flow.rt = rt
+	return rt
+}
+
+// flowHashrnd is the filter's hashrnd now, drawn again each time its
+// perturbation timer fires (flow_perturbation). The timer is armed
+// when tc adds or changes the filter (Set.Keep's now: flow_change's
+// mod_timer); a copy no host armed (a test's) arms it at its first
+// packet. Like sfq's, it fires lazily, at the first packet after it
+// was due; however many periods passed, one new hashrnd is as good as
+// several, and the timer keeps its phase. The draws are the kernel's
+// timer's, not the packet's: they cost the packet nothing.
+func (s *Set) flowHashrnd(ctx qdisc.Ctx, f *Filter) uint32 {
+	rt := s.flowRuntime(f)
 	if f.flow.perturb == 0 {
 		return rt.hashrnd
 	}
 	now := ctx.Now()
-	period := sim.Time(f.flow.perturb) * sim.Second // perturb * HZ jiffies
 	switch {
 	case rt.next == 0:
-		rt.next = now + period // mod_timer(jiffies + perturb_period)
+		rt.next = now + f.flow.period()
 	case now >= rt.next:
+		period := f.flow.period()
 		rt.next += ((now-rt.next)/period + 1) * period
 		rt.hashrnd = rt.rnd.Uint32()
 	}
 	return rt.hashrnd
 }
+
+// period is perturb_period: perturb seconds (perturb * HZ jiffies).
+func (ff *flowFilter) period() sim.Time { return sim.Time(ff.perturb) * sim.Second }
 
 // keep takes over old's randomness (the same filter in the set before a
 // reload): its hashrnd stays (flow_change copies fold's), and a change

@@ -110,8 +110,9 @@ func TestFlowFallbacks(t *testing.T) {
 }
 
 // hashrnd is drawn from the set's seed when the filter first classifies
-// and again every perturb seconds after (the timer armed by the first
-// packet, its phase kept); a copy that replaces the set keeps it.
+// and again every perturb seconds after (in a copy no host armed, the
+// timer armed by the first packet, its phase kept); a copy that
+// replaces the set keeps it.
 func TestFlowPerturb(t *testing.T) {
 	mk := func(seed uint64) *Set {
 		s, err := Load([]string{"parent 1: protocol all pref 1 handle 0x1 flow hash keys src,dst divisor 1024 perturb 10"})
@@ -150,7 +151,7 @@ func TestFlowPerturb(t *testing.T) {
 		t.Fatal(err)
 	}
 	b.SetSeed(sim.Seed{1, 2})
-	b.Keep(a)
+	b.Keep(a, 24*sim.Second)
 	if h := rnd(b, 24*sim.Second); h != h1 {
 		t.Errorf("the reloaded copy's hashrnd %#x, want %#x", h, h1)
 	}
@@ -285,7 +286,7 @@ func TestFlowReAddedDrawsAgain(t *testing.T) {
 				t.Fatal(err)
 			}
 			s.SetSeed(sim.Seed{1, 2})
-			s.Keep(old)
+			s.Keep(old, 0)
 			old = s
 			fs := s.Filters(root)
 			if len(fs) == 0 || fs[0].Pref != 1 {
@@ -309,5 +310,48 @@ func TestFlowReAddedDrawsAgain(t *testing.T) {
 	}
 	if again := run([]string{flow}, []string{flow, other}, []string{other}, []string{other, flow}, []string{flow}, nil, []string{flow}); !slices.Equal(again, got) {
 		t.Errorf("the same commands drew %#x, then %#x", got, again)
+	}
+}
+
+// flow_change arms the perturbation timer when tc adds the filter, and
+// again when tc changes it: a filter added at 0 s with perturb 10 has
+// drawn a new hashrnd by its first packet at 15 s, and one changed at
+// 20 s keeps its hashrnd until 30 s. Another filter's add leaves the
+// timer be.
+func TestFlowPerturbArmedByTC(t *testing.T) {
+	spec := "parent 1: protocol all pref 1 handle 0x1 flow hash keys src,dst divisor 1024 perturb 10"
+	load := func(old *Set, at sim.Time, specs ...string) *Set {
+		s, err := Load(specs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.SetSeed(sim.Seed{1, 2})
+		s.Keep(old, at)
+		return s
+	}
+	ctx := &nowCtx{Ctx: qdisc.CheckCtx()}
+	rnd := func(s *Set, at sim.Time) uint32 {
+		ctx.t = at
+		p := pkt()
+		s.Classify(ctx, &p, root)
+		return s.Filters(root)[0].flow.rt.hashrnd
+	}
+	first := rnd(load(nil, 15*sim.Second, spec), 15*sim.Second) // added at 15 s: the first draw
+	a := load(nil, 0, spec)
+	h := rnd(a, 15*sim.Second)
+	if h == first {
+		t.Fatalf("a filter added at 0 s still has its first hashrnd at 15 s: its timer was not armed by tc")
+	}
+	b := load(a, 20*sim.Second, strings.Replace(spec, "divisor 1024", "divisor 512", 1))
+	if got := rnd(b, 29*sim.Second); got != h {
+		t.Errorf("changed at 20 s: hashrnd %#x at 29 s, want %#x kept until 30 s", got, h)
+	}
+	h30 := rnd(b, 30*sim.Second)
+	if h30 == h {
+		t.Errorf("changed at 20 s: hashrnd not drawn again at 30 s")
+	}
+	c := load(b, 35*sim.Second, append(b.Specs(1), "parent 1: protocol all pref 2 handle 0x1 flow map key dst")...)
+	if got := rnd(c, 41*sim.Second); got == h30 {
+		t.Errorf("another filter's add at 35 s re-armed the timer: no new hashrnd at 40 s")
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/txlab/txlab/framework/plugin/wire"
 	"github.com/txlab/txlab/framework/qdisc"
+	"github.com/txlab/txlab/framework/sim"
 	"github.com/txlab/txlab/framework/skb"
 	"github.com/txlab/txlab/framework/tc"
 )
@@ -400,7 +401,7 @@ func (n *Net) tcFilter(d *Device, c tc.Command) error {
 	if err != nil {
 		return err
 	}
-	if err := cops.SetFilters(d.filters.Specs(q.Handle.Major())); err != nil {
+	if err := cops.SetFilters(sim.Ktime(n.E.Now()), d.filters.Specs(q.Handle.Major())); err != nil {
 		return err
 	}
 	if c.Verb != tc.VerbDelete {

@@ -156,10 +156,11 @@ func (q *Qdisc) Classes() []qdisc.Class {
 }
 
 // SetFilters implements wire.ClassOps.
-func (q *Qdisc) SetFilters(specs []string) error {
+func (q *Qdisc) SetFilters(now sim.Time, specs []string) error {
 	h := q.c.get()
 	defer q.c.put(h)
 	h.enc.Call(0, q.inst, wire.MQFilters)
+	h.enc.I64(int64(now))
 	wire.EncodeStrs(&h.enc, specs)
 	d, err := q.c.call(h, q.name(wire.MQFilters), nil)
 	if err != nil {
@@ -221,6 +222,7 @@ func (s *server) classCall(st *callState, q *qdiscInst, m wire.Method, d *wire.D
 	if m == wire.MQFilters {
 		// Any qdisc's: a classless one with a block of its own
 		// (qdisc.HasBlock) classifies with them too.
+		now := sim.Time(d.I64())
 		specs := wire.DecodeStrs(d)
 		if err := d.End(); err != nil {
 			return wire.StatusError, err.Error()
@@ -228,7 +230,7 @@ func (s *server) classCall(st *callState, q *qdiscInst, m wire.Method, d *wire.D
 		if q.ctx == nil {
 			return wire.StatusError, "filters before init"
 		}
-		if err := q.ctx.SetFilters(specs); err != nil {
+		if err := q.ctx.SetFilters(now, specs); err != nil {
 			return wire.StatusError, err.Error()
 		}
 		return wire.StatusOK, ""

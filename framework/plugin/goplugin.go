@@ -52,8 +52,9 @@ var Handshake = goplugin.HandshakeConfig{
 // change was applied (qdisc.PartialChange: fq_pie's limit before its
 // flows refusal). 12: an enqueue call says which of its packets are
 // one GSO skb's segments (qdisc.SegCtx: cake's split-gso classifies
-// the skb once).
-const FrameProtocol = 12
+// the skb once). 13: a filters call carries the tc command's time (a
+// new cls_flow filter's perturbation timer starts then).
+const FrameProtocol = 13
 
 // IsPluginProcess reports whether this process was started by a host as
 // a plugin.

@@ -900,3 +900,22 @@ func TestIsolateFQPIEPartialChange(t *testing.T) {
 		t.Errorf("no fq_pie in the report's qdiscs")
 	}
 }
+
+// A flow filter's perturbation timer starts when tc adds it
+// (flow_change), in and out of process alike: the filters call carries
+// the tc command's time, and the hashrnd it draws at 1.3 s moves the
+// flows to other classes the same way on both sides (a class past
+// fq_codel's 64 flows drops: which flows drop is the hashrnd's).
+func TestIsolateFlowFilterPerturb(t *testing.T) {
+	const flow = "filter add dev eth0 parent 1: protocol all pref 2 handle 1 flow hash keys src,dst,proto-src divisor 128 perturb 1"
+	s := small("pfifo", "ice")
+	s.Queues = 1
+	s.Workload = workload.Spec{Kind: workload.UDPRate, Senders: 1, Rate: 2000, Flows: 16, PacketSize: 1000}
+	s.TC = []run.TCBatch{{Name: "t.tc", Text: "qdisc add dev eth0 root handle 1: fq_codel limit 50 flows 64\n"}}
+	s.Actions = []run.Action{{Name: flow, At: 300 * sim.Millisecond, Do: func(l *run.Live) error { return l.TC(flow) }}}
+	s.Duration = 1500 * sim.Millisecond
+	out := sameInAndOut(t, s)
+	if !bytes.Contains(out, []byte(`"QDISC_DROP"`)) {
+		t.Fatalf("the flow filter dropped nothing:\n%s", out)
+	}
+}

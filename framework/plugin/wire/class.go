@@ -52,7 +52,7 @@ type ClassOps interface {
 	DeleteClass(ctx qdisc.Ctx, id qdisc.ClassID) error
 	Classes() []qdisc.Class
 	QlenNotify(ctx qdisc.Ctx, id qdisc.ClassID, leaf qdisc.LeafState)
-	SetFilters(specs []string) error
+	SetFilters(now sim.Time, specs []string) error
 }
 
 // SetUpcaller gives the context the way to the host's leaves (nil: the
@@ -62,14 +62,16 @@ func (x *QdiscCtx) SetUpcaller(up LeafUpcaller) { x.up = up }
 // SetFilters replaces the filters the context classifies with. The
 // randomness of the copy (cls_flow's hashrnd and its perturbation) comes
 // from the qdisc's seed, so in process and out it is the same, and the
-// filters that were there before keep theirs (cls.Set.Keep).
-func (x *QdiscCtx) SetFilters(specs []string) error {
+// filters that were there before keep theirs (cls.Set.Keep); now is the
+// tc command's time on the qdisc's clock (a new flow filter's
+// perturbation timer starts then).
+func (x *QdiscCtx) SetFilters(now sim.Time, specs []string) error {
 	s, err := cls.Load(specs)
 	if err != nil {
 		return err
 	}
 	s.SetSeed(x.seed)
-	s.Keep(x.filters)
+	s.Keep(x.filters, now)
 	x.filters = s
 	return nil
 }

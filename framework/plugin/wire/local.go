@@ -246,4 +246,6 @@ func (l *LocalQdisc) QlenNotify(c qdisc.Ctx, id qdisc.ClassID, leaf qdisc.LeafSt
 }
 
 // SetFilters implements ClassOps.
-func (l *LocalQdisc) SetFilters(specs []string) error { return l.ctx.SetFilters(specs) }
+func (l *LocalQdisc) SetFilters(now sim.Time, specs []string) error {
+	return l.ctx.SetFilters(now, specs)
+}
