@@ -103,7 +103,12 @@ type Costs struct {
 	// Toke Høiland-Jørgensen's single netperf UDP_STREAM -m 64 (llist
 	// thread: "A single netperf instance gets me back to the ~600k PPS
 	// range"): one sender's whole path on its CPU, syscall to doorbell,
-	// 1/600K = 1.67 us a packet. That netperf ran where xdp-trafficgen
+	// 1/600K = 1.67 us a packet. Like every netperf UDP_STREAM without
+	// -R (scan_omni_args: routing_allowed = 0, so create_data_socket sets
+	// SO_DONTROUTE), its socket routes each send: udp_sendmsg's
+	// ip_sendmsg_scope gives RT_SCOPE_LINK, which turns the connected
+	// fast path off even with -n, and ip_route_output_flow runs per
+	// packet; that lookup is inside this figure. That netperf ran where xdp-trafficgen
 	// had, on his traffic generator, whose qdisc and NIC are not named,
 	// and his DUT forwarded all of it (it forwards 630 Kpps of 16 flows);
 	// the model's rest of the path is priced through the DUT's own root

@@ -2,6 +2,14 @@
 // udp_stream (a closed loop like `netperf -t UDP_STREAM -- -m 120 -n`,
 // blocking on the socket's sndbuf) and udp_rate (an open loop at a set
 // rate over N flows, like pktgen).
+//
+// udp_stream's sockets are connected, as -n makes them (the llist
+// series' "netperf -t UDP_STREAM -- -m 120 -n"). Not modelled: netperf
+// without -n, whose unconnected socket (TCP_CLOSE, no sk_dst_cache, no
+// sk_txhash) has netdev_pick_tx pick every packet's queue afresh (XPS by
+// the sending CPU, else skb_tx_hash of a flow-dissected hash; no
+// sk_tx_queue_set, so no ooo_okay question) and fq_classify file its
+// packets by skb_get_hash & orphan_mask rather than by the socket.
 package workload
 
 import (
@@ -530,6 +538,19 @@ const ActSend = "udp_sendmsg stack + skb alloc"
 // -ENOBUFS: netperf sets IP_RECVERR on a UDP_STREAM's data socket
 // (enable_enobufs in nettest_omni.c), so udp_send_skb returns it, and
 // send_data counts a failed send and netperf sends again at once.
+//
+// Without -n, netperf does not connect (send_omni_inner: need_to_connect
+// is (protocol != IPPROTO_UDP) || local_connected) and sends with
+// sendto(); the model has no such socket (see the package comment).
+// With or without -n, a UDP_STREAM without -R gets SO_DONTROUTE
+// (scan_omni_args clears routing_allowed; create_data_socket sets it),
+// so udp_sendmsg's ip_sendmsg_scope is RT_SCOPE_LINK and its connected
+// fast path is off: ip_route_output_flow on every send (a per-CPU
+// cached rtable, held and put). The route connect() cached stays in
+// sk_dst_cache, so netdev_pick_tx still caches the queue, and
+// sk_txhash and fq's per-socket flow are unchanged: only the lookup's
+// cost differs, and it is inside stack_per_packet, measured on a
+// netperf UDP_STREAM sender (costs.go).
 func (w *Workload) udpStream(t *sim.Task, net *netdev.Net, dev *netdev.Device, idx int, sock *Socket, f Flow) {
 	costs := t.CPU().Costs()
 	l2, truesize := w.lens()
