@@ -3,7 +3,6 @@ package workload
 import (
 	"fmt"
 
-	"github.com/txlab/txlab/framework/netdev"
 	"github.com/txlab/txlab/framework/path"
 	"github.com/txlab/txlab/framework/sim"
 	"github.com/txlab/txlab/framework/skb"
@@ -33,9 +32,15 @@ type Sample struct {
 // stamp), so a request or reply lost anywhere takes it along, and ping
 // counts it lost only as a sequence it never saw (Samples less the
 // requests sent).
+//
+// Its socket is unconnected, as ping's ICMP socket (iputils ping
+// sendto()s; it connects only with -C) and flent's netperf UDP_RR (no
+// -n) are: ping_v4_sendmsg and udp_sendmsg route each send and never
+// sk_dst_set, so with sk_dst_cache NULL netdev_pick_tx never caches a
+// queue (sk_tx_queue_set) and picks each packet's afresh: XPS by the
+// sending CPU, else skb_tx_hash. Hence no TxqMapping here. Its state is
+// TCP_CLOSE, which fq_classify hashes like an orphan: Sock < 0.
 type ProbeSock struct {
-	netdev.TxqMapping // sk_tx_queue_mapping: netdev_pick_tx caches its queue
-
 	Probe
 	ID      int
 	Samples []Sample

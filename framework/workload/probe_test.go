@@ -133,3 +133,25 @@ func TestPingLossLeavesNoStamp(t *testing.T) {
 		})
 	}
 }
+
+// The probes' sockets are unconnected, as ping and flent's netperf
+// UDP_RR leave them: iputils ping sendto()s on its ICMP socket (connect
+// only with -C: opt_connect_sk), and flent's netperf command has no -n
+// (send_omni_inner connects a UDP socket only for local_connected).
+// ping_v4_sendmsg and udp_sendmsg then route every send without
+// sk_dst_set, so sk_dst_cache stays NULL and netdev_pick_tx never calls
+// sk_tx_queue_set: each packet's queue is get_xps_queue's for the CPU
+// it is sent from, else skb_tx_hash. A udp_stream socket is connected
+// (-n) and caches its queue.
+func TestProbeSocketsDoNotCacheTheirQueue(t *testing.T) {
+	for _, kind := range ProbeKinds() {
+		var ps any = &ProbeSock{Probe: Probe{Kind: kind}}
+		if _, ok := ps.(netdev.TxQueueCache); ok {
+			t.Errorf("%s probe socket caches its TX queue (sk_tx_queue_mapping); an unconnected socket has no sk_dst_cache", kind)
+		}
+	}
+	var us any = &Socket{}
+	if _, ok := us.(netdev.TxQueueCache); !ok {
+		t.Errorf("udp_stream socket does not cache its TX queue; netperf -n connects it")
+	}
+}
