@@ -92,6 +92,35 @@ func TestTCPIsolateByteIdentical(t *testing.T) {
 	}
 }
 
+// Loss probes over a lossy path (10% each way) through cake: the
+// probes' skbs, new data or a retransmission, give the same bytes in
+// and out of process.
+func TestTCPLossProbesIsolateByteIdentical(t *testing.T) {
+	args := []string{"run", "../scripts/tcp_nup.tengo", "--quick", "--no-progress", "--format", "json",
+		"--param", "qdisc=cake bandwidth 50Mbit", "--param", "flows=3", "--path-loss", "10%"}
+	in, _, err := txlabSplit(t, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := txlabSplit(t, append(args, "--isolate")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if withoutWall(in) != withoutWall(out) {
+		t.Error("tcp_nup over a lossy path: --isolate gave other bytes than in process")
+	}
+	var rep struct {
+		Counters     map[string]uint64
+		AccountingOK bool `json:"accounting_ok"`
+	}
+	if err := json.Unmarshal([]byte(in), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Counters["tcp_loss_probes"] == 0 || !rep.AccountingOK {
+		t.Errorf("counters %v, accounting ok %v: want loss probes, balanced", rep.Counters, rep.AccountingOK)
+	}
+}
+
 // tcp_stream through htb with flow groups, u32 and flower filters and a
 // cake leaf that splits GSO skbs and CE-marks them: the same bytes in
 // and out of process (the packets' TCP flags, the leaves' segment

@@ -274,6 +274,9 @@ func TestTCPAccountingAndDeterminism(t *testing.T) {
 	if rep.Counters["tcp_retrans_segs"] == 0 {
 		t.Error("0.1% loss and no retransmission")
 	}
+	t.Logf("tcp_loss_probes %d, tcp_loss_probe_recovery %d, tcp_rtos %d, tcp_recoveries %d, tcp_spurious_rtx_hostqueues %d",
+		rep.Counters["tcp_loss_probes"], rep.Counters["tcp_loss_probe_recovery"], rep.Counters["tcp_rtos"],
+		rep.Counters["tcp_recoveries"], rep.Counters["tcp_spurious_rtx_hostqueues"])
 	if rep.Latency == nil || rep.Latency.Loaded.Samples == 0 || rep.Latency.Idle.Samples == 0 {
 		t.Fatalf("latency %+v: want idle and loaded samples", rep.Latency)
 	}
@@ -286,6 +289,34 @@ func TestTCPAccountingAndDeterminism(t *testing.T) {
 			t.Errorf("path link %+v: sent must be delivered + dropped + lost + in flight, with losses", l)
 		}
 	}
+}
+
+// A lossy path (10% each way) leaves flights whose last segments, or
+// the ACKs of them, are all lost: the sender's PTO (2 srtt + 2 ms)
+// fires before its RTO (srtt + 200 ms or more) and a loss probe goes,
+// a new skb through the host's qdisc and driver like any other
+// (offered, then transmitted or dropped): the accounting still
+// balances, the same seed gives the same bytes, and the probes are
+// counted (nstat's TcpExtTCPLossProbes). Without tail loss probes
+// (tcp_early_retrans 0) this run counts none and four RTOs.
+func TestLossProbesInARun(t *testing.T) {
+	s := tcpSpec(1, "1Gbit", "pfifo")
+	s.PathRate, s.PathLoss = "100Mbit", "10%"
+	s.Duration, s.Warmup, s.Interval = 4*sim.Second, 2*sim.Second, 100*sim.Millisecond
+	a, b := jsonOf(t, s), jsonOf(t, s)
+	if !bytes.Equal(a, b) {
+		t.Fatal("two runs of one spec differ")
+	}
+	rep := mustRun(t, s)
+	if !rep.AccountingOK {
+		t.Fatal(rep.AccountingError)
+	}
+	c := rep.Counters
+	if c["tcp_loss_probes"] == 0 || c["tcp_rtos"] >= c["tcp_loss_probes"] {
+		t.Errorf("%d loss probes and %d RTOs: want the probes to take the RTOs' place", c["tcp_loss_probes"], c["tcp_rtos"])
+	}
+	t.Logf("tcp_loss_probes %d, tcp_loss_probe_recovery %d, tcp_rtos %d, tcp_recoveries %d, goodput %.2f Mbit/s",
+		c["tcp_loss_probes"], c["tcp_loss_probe_recovery"], c["tcp_rtos"], c["tcp_recoveries"], rep.Goodput()/1e6)
 }
 
 // Under sch_fq the socket is paced (SK_PACING_FQ): TCP stamps EDT

@@ -114,16 +114,26 @@ func (tp *Sock) OnAck(a Ack) AckResult {
 			tp.MinRTTUs = uint32(max(caRTT, 1))
 		}
 	}
-	if flag&FlagDataAcked != 0 && tp.SndNxt > tp.SndUna {
-		tp.rearmRTO()
-	}
 	// pkts_acked runs on every ACK, SACK-only ones too.
 	tp.CC.PktsAcked(tp, AckSample{PktsAcked: uint32(pktsAcked), RTTUs: caRTT, InFlight: priorInFlight})
 	tp.CC.InAckEvent(tp, flag)
 
+	if tp.tlpHighSeq != 0 {
+		tp.processTLPAck(a.Seq, flag)
+	}
+
 	// tcp_ack_is_dubious -> tcp_fastretrans_alert
 	if flag&FlagDataAcked == 0 || flag&(FlagDataSacked|FlagECE) != 0 || tp.CAState != CAOpen {
 		tp.fastretransAlert(flag, priorUna, ece)
+	}
+
+	// FLAG_SET_XMIT_TIMER (tcp_clean_rtx_queue: data acked):
+	// tcp_set_xmit_timer, a loss probe or the RTO. Not modelled: its
+	// setting on a SACK-only ACK whose RTT sample predates the head's
+	// retransmission, and its clearing when RACK arms the reordering
+	// timer (tcp_identify_packet_loss), which the model has not.
+	if flag&FlagDataAcked != 0 {
+		tp.setXmitTimer()
 	}
 
 	// tcp_cong_control
@@ -376,6 +386,7 @@ func (tp *Sock) rackSkbTimeout(xmit sim.Time, reoWnd int64) int64 {
 // initCwndReduction is tcp_init_cwnd_reduction.
 func (tp *Sock) initCwndReduction() {
 	tp.HighSeq = tp.SndNxt
+	tp.tlpHighSeq = 0
 	tp.CwndCnt = 0
 	tp.PriorCwnd = tp.Cwnd
 	tp.PrrDelivered = 0
@@ -549,11 +560,13 @@ func (tp *Sock) OnRTO(now sim.Time) bool {
 	tp.CwndCnt = 0
 	tp.setState(CALoss)
 	tp.HighSeq = tp.SndNxt
+	tp.tlpHighSeq = 0
 	if tp.ECN {
 		tp.queueCWR = true
 	}
 	tp.retransmits++ // tcp_update_rto_stats
 	tp.RTO = min(tp.RTO<<1, RTOMax)
 	tp.rtoAt = now + tp.RTO
+	tp.pending = timeRetrans
 	return true
 }

@@ -71,6 +71,9 @@ func TestRTOSparesRecentSends(t *testing.T) {
 		{"the head is always lost", 216 * sim.Millisecond, 1000000, 1},
 	} {
 		tp := NewSock(Reno{}, false, sim.Millisecond)
+		// No loss probe: its PTO (at 33 ms) would come first, and
+		// this is about the RTO's marks.
+		tp.EarlyRetrans = 0
 		tp.WriteSeq = 10
 		tp.WriteXmit(nopOut{})
 		tp.SetNow(11 * sim.Millisecond)

@@ -107,7 +107,19 @@ type Sock struct {
 	rackMstamp sim.Time
 	rackRTTUs  int64
 	sackCache  []Range // recv_sack_cache: the blocks of the last ACK
-	rtoAt      sim.Time
+	// rtoAt is when the write timer expires (icsk_timeout) and pending
+	// what for (icsk_pending: timeRetrans, timeLossProbe; 0 cleared).
+	rtoAt   sim.Time
+	pending uint8
+
+	// EarlyRetrans is net.ipv4.tcp_early_retrans: 3 (the default) or
+	// 4 turns tail loss probes on.
+	EarlyRetrans int
+	// tlpHighSeq is tlp_high_seq: snd_nxt when the outstanding loss
+	// probe went (0: none); tlpRetrans is tlp_retrans: it was a
+	// retransmission, not new data.
+	tlpHighSeq int64
+	tlpRetrans bool
 
 	// Counters.
 	RetransSegs uint64 // segments retransmitted (total_retrans)
@@ -115,13 +127,20 @@ type Sock struct {
 	RTOs        uint64
 	Recoveries  uint64
 	CWRs        uint64
+	// LossProbes is LINUX_MIB_TCPLOSSPROBES (nstat's
+	// TcpExtTCPLossProbes): probes sent; LossProbeRecoveries is
+	// LINUX_MIB_TCPLOSSPROBERECOVERY: episodes a retransmission probe
+	// ended by repairing a loss.
+	LossProbes          uint64
+	LossProbeRecoveries uint64
 }
 
 // NewSock makes a connection's sender at time now, its handshake done:
 // cwnd TCP_INIT_CWND, ssthresh infinite, RTO 1 s, no pacing rate yet.
 func NewSock(cc Congestion, ecn bool, now sim.Time) *Sock {
 	tp := &Sock{CC: cc, Cwnd: InitCwnd, Ssthresh: InfiniteSsthresh, CwndClamp: math.MaxUint32,
-		RTO: TimeoutInit, MinRTTUs: math.MaxUint32, PacingRate: math.MaxUint64, ECN: ecn || cc.NeedsECN(), now: now}
+		RTO: TimeoutInit, MinRTTUs: math.MaxUint32, PacingRate: math.MaxUint64, ECN: ecn || cc.NeedsECN(), now: now,
+		EarlyRetrans: 3}
 	cc.Init(tp)
 	return tp
 }

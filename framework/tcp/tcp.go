@@ -14,9 +14,11 @@
 // Nagle (a bulk sender has full segments; autocorking is the sender
 // host's, framework/workload's tcp_push), TSO deferral
 // (tcp_tso_should_defer), undo of spurious recoveries (DSACK, F-RTO,
-// Eifel), tail loss probes, the RACK reordering timer and reordering
-// adaptation (the model's paths do not reorder), SACK compression at the
-// receiver, receive-buffer autotuning (a fixed window), AccECN.
+// Eifel), the RACK reordering timer and reordering adaptation (the
+// model's paths do not reorder), SACK compression at the receiver,
+// receive-buffer autotuning (a fixed window), AccECN. Tail loss probes
+// are modelled (sendLossProbe), without the DSACK that can end their
+// episode.
 package tcp
 
 import (

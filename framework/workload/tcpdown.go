@@ -77,7 +77,8 @@ func (o farOut) Transmit(tp *tcp.Sock, seq int64, segs int, _ sim.Time, cwr, ret
 	return true
 }
 
-// farArmRTO arms the far end's retransmission timer (lazily).
+// farArmRTO arms the far end's write timer, the RTO or the loss probe
+// (lazily: an earlier expiry re-arms itself).
 func (f *TCPFlow) farArmRTO() {
 	at := f.Snd.RTOAt()
 	if at == 0 || (f.rtoArmedAt != 0 && f.rtoArmedAt <= at) {
@@ -91,9 +92,7 @@ func (f *TCPFlow) farArmRTO() {
 			return
 		}
 		f.rtoArmedAt = 0
-		if f.Snd.OnRTO(f.tr.e.Now()) {
-			f.Snd.XmitRetransmitQueue(farOut{f})
-		}
+		f.Snd.OnWriteTimer(f.tr.e.Now(), farOut{f})
 		f.farArmRTO()
 	})
 }

@@ -744,8 +744,8 @@ func (hs *hostSock) writeSpace(c *sim.CPU) {
 	hs.Wakeups += uint64(hs.wq.WakeUp(c, true))
 }
 
-// armRTO arms the retransmission timer on c for the socket's deadline
-// (lazily: an earlier expiry re-arms itself).
+// armRTO arms the write timer (the RTO or the loss probe) on c for the
+// socket's deadline (lazily: an earlier expiry re-arms itself).
 func (hs *hostSock) armRTO(c *sim.CPU) {
 	at := hs.tp.RTOAt()
 	if at == 0 {
@@ -771,11 +771,10 @@ func (hs *hostSock) rtoTimer(c *sim.CPU) {
 	hs.slock.Unlock(c)
 }
 
-// rtoExpired is tcp_write_timer_handler: the RTO, if it is due.
+// rtoExpired is tcp_write_timer_handler: the RTO or the loss probe,
+// if it is due.
 func (hs *hostSock) rtoExpired(c *sim.CPU) {
 	hs.cpu = c
-	if hs.tp.OnRTO(c.Now()) {
-		hs.tp.XmitRetransmitQueue(hs)
-	}
+	hs.tp.OnWriteTimer(c.Now(), hs)
 	hs.armRTO(c)
 }

@@ -508,3 +508,33 @@ func TestAckSkbFreedWhereProcessed(t *testing.T) {
 		}
 	}
 }
+
+// tcp_send_loss_probe tests skb_still_in_host_queue on the last rtx
+// skb before it retransmits: a clone still in a qdisc or the driver
+// puts the probe off (TSQ_THROTTLED set, TCPSpuriousRtxHostQueues
+// counted, no probe counted) and tcp_rearm_rto turns the timer into the
+// RTO, due icsk_rto after the head left.
+func TestLossProbeStillInHostQueue(t *testing.T) {
+	hs, c := testUpSock(t, 10) // skbs from segments 0 and 5, sent at 0
+	hs.tr.net = &netdev.Net{}
+	hs.f = &TCPFlow{}
+	s := hs.tr.net.Pool.Get()
+	s.Cb.Seq = 5
+	hs.clones = map[int64]skb.Handle{5: s.Handle}
+	// No RTT sample: the PTO is TCP_TIMEOUT_INIT, as the RTO.
+	if at := hs.tp.RTOAt(); at != tcp.TimeoutInit {
+		t.Fatalf("write timer at %v, want the probe at %v", at, tcp.TimeoutInit)
+	}
+	c.Start(tcp.TimeoutInit, func(c *sim.CPU) { hs.rtoExpired(c) })
+	if err := hs.tr.e.Run(tcp.TimeoutInit + 100*sim.Microsecond); err != nil {
+		t.Fatal(err)
+	}
+	if hs.SpuriousRtxHostQueues != 1 || !hs.throttled || hs.tp.LossProbes != 0 || hs.tp.RetransSegs != 0 {
+		t.Errorf("host-queue refusals %d, TSQ_THROTTLED %v, probes %d, retransmitted %d; want 1, true, 0, 0",
+			hs.SpuriousRtxHostQueues, hs.throttled, hs.tp.LossProbes, hs.tp.RetransSegs)
+	}
+	// The head's RTO (1 s after 0) is overdue: a jiffy from now.
+	if at := hs.tp.RTOAt(); at != tcp.TimeoutInit+sim.Millisecond {
+		t.Errorf("RTO at %v, want %v", at, tcp.TimeoutInit+sim.Millisecond)
+	}
+}

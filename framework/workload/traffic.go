@@ -399,6 +399,8 @@ func (tr *Traffic) Counters() map[string]uint64 {
 		m["tcp_rtos"] += f.Snd.RTOs
 		m["tcp_recoveries"] += f.Snd.Recoveries
 		m["tcp_cwr"] += f.Snd.CWRs
+		m["tcp_loss_probes"] += f.Snd.LossProbes
+		m["tcp_loss_probe_recovery"] += f.Snd.LossProbeRecoveries
 		m["tcp_ce_marked_segs"] += f.Rcv.CEMarked
 		if f.up != nil {
 			m["tcp_sndbuf_sleeps"] += f.up.Sleeps
