@@ -744,14 +744,19 @@ func (hs *hostSock) writeSpace(c *sim.CPU) {
 	hs.Wakeups += uint64(hs.wq.WakeUp(c, true))
 }
 
-// armRTO arms the write timer (the RTO or the loss probe) on c for the
-// socket's deadline (lazily: an earlier expiry re-arms itself).
+// armRTO arms the write timer (icsk_retransmit_timer: the RTO or the
+// loss probe) on c for the socket's deadline, moving it whenever the
+// deadline moves, earlier or later, as sk_reset_timer's mod_timer does:
+// a timer pushed back does not fire at its old expiry. A timer the
+// socket cleared (nothing out: inet_csk_clear_xmit_timer sets
+// icsk_pending to 0 and leaves the timer) still fires, and finds
+// nothing to do.
 func (hs *hostSock) armRTO(c *sim.CPU) {
 	at := hs.tp.RTOAt()
 	if at == 0 {
 		return
 	}
-	if exp, ok := hs.rto.Queued(); ok && exp <= at {
+	if exp, ok := hs.rto.Queued(); ok && exp == at {
 		return
 	}
 	if hs.rtoFn == nil {

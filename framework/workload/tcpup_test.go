@@ -538,3 +538,29 @@ func TestLossProbeStillInHostQueue(t *testing.T) {
 		t.Errorf("RTO at %v, want %v", at, tcp.TimeoutInit+sim.Millisecond)
 	}
 }
+
+// The write timer moves with its deadline (sk_reset_timer ->
+// mod_timer): pushed back, it does not fire at its old expiry (and
+// interrupt a CPU for nothing); brought forward, it fires then.
+func TestWriteTimerFollowsItsDeadline(t *testing.T) {
+	hs, c := testUpSock(t, 10) // sent at 0: the PTO at TCP_TIMEOUT_INIT
+	hs.armRTO(c)
+	if exp, _ := hs.rto.Queued(); exp != tcp.TimeoutInit {
+		t.Fatalf("timer at %v, want %v", exp, tcp.TimeoutInit)
+	}
+	// An ACK at 10 ms: srtt 10 ms, the PTO 2 x 10 + 2 ms later.
+	hs.tp.SetNow(10 * sim.Millisecond)
+	hs.tp.OnAck(tcp.Ack{Seq: 5})
+	hs.armRTO(c)
+	if exp, _ := hs.rto.Queued(); exp != 32*sim.Millisecond {
+		t.Errorf("timer at %v after the ACK, want 32ms", exp)
+	}
+	// More data at 20 ms: the PTO goes back to 20 + 22 ms.
+	hs.tp.SetNow(20 * sim.Millisecond)
+	hs.tp.WriteSeq = 12
+	hs.tp.WriteXmit(sender{})
+	hs.armRTO(c)
+	if exp, _ := hs.rto.Queued(); exp != 42*sim.Millisecond {
+		t.Errorf("timer at %v after more data, want 42ms", exp)
+	}
+}
