@@ -127,12 +127,19 @@ func (tp *Sock) OnAck(a Ack) AckResult {
 		tp.fastretransAlert(flag, priorUna, ece)
 	}
 
-	// FLAG_SET_XMIT_TIMER (tcp_clean_rtx_queue: data acked):
-	// tcp_set_xmit_timer, a loss probe or the RTO. Not modelled: its
-	// setting on a SACK-only ACK whose RTT sample predates the head's
-	// retransmission, and its clearing when RACK arms the reordering
-	// timer (tcp_identify_packet_loss), which the model has not.
-	if flag&FlagDataAcked != 0 {
+	// FLAG_SET_XMIT_TIMER (tcp_clean_rtx_queue): data acked, or a
+	// SACK-only ACK whose RTT sample (from the oldest newly SACKed
+	// original) is longer than the time since the head last left:
+	// what it SACKed was sent before the head's retransmission, so the
+	// RTO does not move on SACKs of data sent after it.
+	// tcp_set_xmit_timer then arms a loss probe or the RTO. Not
+	// modelled: its clearing when RACK arms the reordering timer
+	// (tcp_identify_packet_loss), which the model has not.
+	setTimer := flag&FlagDataAcked != 0
+	if !setTimer && seqRTT >= 0 && firstSackt >= 0 && tp.SndUna < tp.SndNxt {
+		setTimer = tp.now-firstSackt > tp.now-tp.seg(tp.SndUna).xmit
+	}
+	if setTimer {
 		tp.setXmitTimer()
 	}
 

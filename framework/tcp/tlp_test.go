@@ -219,3 +219,46 @@ func TestTailLossProbe(t *testing.T) {
 		}
 	}
 }
+
+// tcp_clean_rtx_queue sets FLAG_SET_XMIT_TIMER on a SACK-only ACK whose
+// SACK RTT is longer than the time since the head's last transmission:
+// in recovery, after the head's retransmission, SACKs of originals sent
+// before it re-arm the RTO from now; SACKs of data sent after it do not.
+func TestSackOnlyAckRearmsRTO(t *testing.T) {
+	ms := sim.Millisecond
+	for _, c := range []struct {
+		name  string
+		sack  Range // SACKed at 15 ms
+		moved bool
+	}{
+		{"an original sent before the head's retransmission", Range{9, 10}, true},
+		{"data sent after it", Range{10, 12}, false},
+	} {
+		tp := NewSock(Reno{}, false, 0)
+		tp.WriteSeq = 5
+		tp.WriteXmit(nopOut{}) // 0-4 at 0
+		tp.SetNow(ms)
+		tp.WriteSeq = 10
+		tp.WriteXmit(nopOut{}) // 5-9 at 1 ms
+		tp.SetNow(10 * ms)
+		tp.OnAck(Ack{Seq: 0, NSACK: 1, SACK: [3]Range{{1, 5}}}) // 0 missing
+		tp.SetNow(11 * ms)
+		tp.OnAck(Ack{Seq: 0, NSACK: 1, SACK: [3]Range{{1, 9}}}) // 5-8, sent later: 0 lost
+		if tp.CAState != CARecovery || tp.XmitRetransmitQueue(nopOut{}) == 0 {
+			t.Fatalf("%s: state %v: want recovery and the head retransmitted", c.name, tp.CAState)
+		}
+		tp.SetNow(12 * ms)
+		tp.WriteSeq = 12
+		tp.WriteXmit(nopOut{}) // 10-11 at 12 ms
+		rtoAt := tp.RTOAt()    // the head's retransmission's
+		tp.SetNow(15 * ms)
+		tp.OnAck(Ack{Seq: 0, NSACK: 2, SACK: [3]Range{c.sack, {1, 9}}})
+		want := rtoAt
+		if c.moved {
+			want = 15*ms + tp.RTO
+		}
+		if at := tp.RTOAt(); at != want {
+			t.Errorf("%s: RTO at %v, want %v (it was at %v)", c.name, at, want, rtoAt)
+		}
+	}
+}
