@@ -66,12 +66,11 @@ func TestE5JobsByteIdentical(t *testing.T) {
 	}
 }
 
-// TCP through qdiscs out of process gives the same bytes: cake's
-// split-gso (the host segments for it) and CE marks coming back across
-// the boundary, with retransmissions and probes.
-func TestTCPIsolateByteIdentical(t *testing.T) {
-	args := []string{"run", "../scripts/tcp_nup.tengo", "--quick", "--no-progress", "--format", "json",
-		"--param", "qdisc=cake bandwidth 50Mbit", "--param", "ecn=true", "--param", "flows=3"}
+// sameBytesIsolated runs txlab with args in process and with --isolate,
+// checks the two reports are the same bytes (wall times aside), and
+// returns the in-process one.
+func sameBytesIsolated(t *testing.T, what string, args []string) string {
+	t.Helper()
 	in, _, err := txlabSplit(t, args...)
 	if err != nil {
 		t.Fatal(err)
@@ -81,8 +80,18 @@ func TestTCPIsolateByteIdentical(t *testing.T) {
 		t.Fatal(err)
 	}
 	if withoutWall(in) != withoutWall(out) {
-		t.Error("tcp_nup through cake: --isolate gave other bytes than in process")
+		t.Errorf("%s: --isolate gave other bytes than in process", what)
 	}
+	return in
+}
+
+// TCP through qdiscs out of process gives the same bytes: cake's
+// split-gso (the host segments for it) and CE marks coming back across
+// the boundary, with retransmissions and probes.
+func TestTCPIsolateByteIdentical(t *testing.T) {
+	args := []string{"run", "../scripts/tcp_nup.tengo", "--quick", "--no-progress", "--format", "json",
+		"--param", "qdisc=cake bandwidth 50Mbit", "--param", "ecn=true", "--param", "flows=3"}
+	in := sameBytesIsolated(t, "tcp_nup through cake", args)
 	var rep struct{ Counters map[string]uint64 }
 	if err := json.Unmarshal([]byte(in), &rep); err != nil {
 		t.Fatal(err)
@@ -98,17 +107,7 @@ func TestTCPIsolateByteIdentical(t *testing.T) {
 func TestTCPLossProbesIsolateByteIdentical(t *testing.T) {
 	args := []string{"run", "../scripts/tcp_nup.tengo", "--quick", "--no-progress", "--format", "json",
 		"--param", "qdisc=cake bandwidth 50Mbit", "--param", "flows=3", "--path-loss", "10%"}
-	in, _, err := txlabSplit(t, args...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, _, err := txlabSplit(t, append(args, "--isolate")...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if withoutWall(in) != withoutWall(out) {
-		t.Error("tcp_nup over a lossy path: --isolate gave other bytes than in process")
-	}
+	in := sameBytesIsolated(t, "tcp_nup over a lossy path", args)
 	var rep struct {
 		Counters     map[string]uint64
 		AccountingOK bool `json:"accounting_ok"`
@@ -130,17 +129,7 @@ func TestTCPClassfulIsolateByteIdentical(t *testing.T) {
 		"--sockets", "1", "--cores", "4", "--smt", "1", "--queues", "1", "--rate", "10Gbit", "--qdisc", "pfifo",
 		"--workload", "tcp_stream", "--flows", "4", "--tcp-ecn", "on", "--groups", "dport=5001 dport=5002",
 		"--ping", "50ms", "--start", "200ms", "--duration", "2s", "--warmup", "1s", "--tc-file", "testdata/tcp_htb.tc"}
-	in, _, err := txlabSplit(t, args...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, _, err := txlabSplit(t, append(args, "--isolate")...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if withoutWall(in) != withoutWall(out) {
-		t.Error("tcp_stream through htb and a cake leaf: --isolate gave other bytes than in process")
-	}
+	in := sameBytesIsolated(t, "tcp_stream through htb and a cake leaf", args)
 	var rep struct {
 		Counters map[string]uint64
 		Classes  []struct {

@@ -122,13 +122,7 @@ func TestFlowPerturb(t *testing.T) {
 		s.SetSeed(sim.Seed{seed, 2})
 		return s
 	}
-	ctx := &nowCtx{Ctx: qdisc.CheckCtx()}
-	rnd := func(s *Set, at sim.Time) uint32 {
-		ctx.t = at
-		p := pkt()
-		s.Classify(ctx, &p, root)
-		return s.Filters(root)[0].flow.rt.hashrnd
-	}
+	rnd := hashrndAt(&nowCtx{Ctx: qdisc.CheckCtx()})
 	a := mk(1)
 	h0 := rnd(a, 5*sim.Second)
 	if h0 != rnd(mk(1), 0) || h0 == rnd(mk(9), 0) {
@@ -329,13 +323,7 @@ func TestFlowPerturbArmedByTC(t *testing.T) {
 		s.Keep(old, at)
 		return s
 	}
-	ctx := &nowCtx{Ctx: qdisc.CheckCtx()}
-	rnd := func(s *Set, at sim.Time) uint32 {
-		ctx.t = at
-		p := pkt()
-		s.Classify(ctx, &p, root)
-		return s.Filters(root)[0].flow.rt.hashrnd
-	}
+	rnd := hashrndAt(&nowCtx{Ctx: qdisc.CheckCtx()})
 	first := rnd(load(nil, 15*sim.Second, spec), 15*sim.Second) // added at 15 s: the first draw
 	a := load(nil, 0, spec)
 	h := rnd(a, 15*sim.Second)
@@ -353,5 +341,16 @@ func TestFlowPerturbArmedByTC(t *testing.T) {
 	c := load(b, 35*sim.Second, append(b.Specs(1), "parent 1: protocol all pref 2 handle 0x1 flow map key dst")...)
 	if got := rnd(c, 41*sim.Second); got == h30 {
 		t.Errorf("another filter's add at 35 s re-armed the timer: no new hashrnd at 40 s")
+	}
+}
+
+// hashrndAt classifies a packet at a time through a set with a flow
+// filter at root, and returns that filter's hashrnd then.
+func hashrndAt(ctx *nowCtx) func(s *Set, at sim.Time) uint32 {
+	return func(s *Set, at sim.Time) uint32 {
+		ctx.t = at
+		p := pkt()
+		s.Classify(ctx, &p, root)
+		return s.Filters(root)[0].flow.rt.hashrnd
 	}
 }

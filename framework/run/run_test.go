@@ -21,6 +21,20 @@ func small() Spec {
 	return s
 }
 
+// deterministicRun runs s twice, checking the two reports are the same
+// bytes, then once more for its report, checking its accounting.
+func deterministicRun(t *testing.T, s Spec) *report.Report {
+	t.Helper()
+	if !bytes.Equal(jsonOf(t, s), jsonOf(t, s)) {
+		t.Fatal("two runs of one spec differ")
+	}
+	rep := mustRun(t, s)
+	if !rep.AccountingOK {
+		t.Fatal(rep.AccountingError)
+	}
+	return rep
+}
+
 func jsonOf(t *testing.T, s Spec) []byte {
 	t.Helper()
 	rep, err := Run(s, nil)

@@ -1,7 +1,6 @@
 package run
 
 import (
-	"bytes"
 	"strings"
 	"testing"
 
@@ -263,14 +262,7 @@ func TestTCPAccountingAndDeterminism(t *testing.T) {
 	s.Workload.Probes = []workload.Probe{{Kind: workload.ProbeUDPRR, DSCP: 46}}
 	s.PathRate, s.PathLoss = "200Mbit", "0.1%"
 	s.Duration, s.Warmup, s.Interval = 3*sim.Second, 2*sim.Second, 100*sim.Millisecond
-	a, b := jsonOf(t, s), jsonOf(t, s)
-	if !bytes.Equal(a, b) {
-		t.Fatal("two runs of one spec differ")
-	}
-	rep := mustRun(t, s)
-	if !rep.AccountingOK {
-		t.Fatal(rep.AccountingError)
-	}
+	rep := deterministicRun(t, s)
 	if rep.Counters["tcp_retrans_segs"] == 0 {
 		t.Error("0.1% loss and no retransmission")
 	}
@@ -303,14 +295,7 @@ func TestLossProbesInARun(t *testing.T) {
 	s := tcpSpec(1, "1Gbit", "pfifo")
 	s.PathRate, s.PathLoss = "100Mbit", "10%"
 	s.Duration, s.Warmup, s.Interval = 4*sim.Second, 2*sim.Second, 100*sim.Millisecond
-	a, b := jsonOf(t, s), jsonOf(t, s)
-	if !bytes.Equal(a, b) {
-		t.Fatal("two runs of one spec differ")
-	}
-	rep := mustRun(t, s)
-	if !rep.AccountingOK {
-		t.Fatal(rep.AccountingError)
-	}
+	rep := deterministicRun(t, s)
 	c := rep.Counters
 	if c["tcp_loss_probes"] == 0 || c["tcp_rtos"] >= c["tcp_loss_probes"] {
 		t.Errorf("%d loss probes and %d RTOs: want the probes to take the RTOs' place", c["tcp_loss_probes"], c["tcp_rtos"])

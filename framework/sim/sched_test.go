@@ -477,12 +477,7 @@ func TestDelayedDequeue(t *testing.T) {
 // it ran) keeps it, and is placed that far, scaled by (n+1)/n, before
 // the average when it wakes onto a busy CPU, so it runs first.
 func TestLagKeptAcrossSleep(t *testing.T) {
-	e := testEngine(t, Topology{Sockets: 1, CoresPerSocket: 1, ThreadsPerCore: 1})
-	c := e.CPUs[0]
-	b := e.NewTask("b", nil, nil)
-	b.vruntime, b.state = 5*Millisecond, TaskRunnable
-	c.rq.tasks = []*Task{b}
-	c.rq.nrRunning = 1
+	e, c := oneQueued(t)
 	a := e.NewTask("a", nil, nil)
 	a.vlag = Millisecond
 	c.enqueue(a, 0, false)
@@ -667,12 +662,7 @@ func TestSelectIdleSiblingRecentUsed(t *testing.T) {
 // one with a whole slice.
 func TestPlaceDeadlineInitial(t *testing.T) {
 	for _, initial := range []bool{true, false} {
-		e := testEngine(t, Topology{Sockets: 1, CoresPerSocket: 1, ThreadsPerCore: 1})
-		c := e.CPUs[0]
-		b := e.NewTask("b", nil, nil)
-		b.vruntime, b.state = 5*Millisecond, TaskRunnable
-		c.rq.tasks = []*Task{b}
-		c.rq.nrRunning = 1
+		e, c := oneQueued(t)
 		a := e.NewTask("a", nil, nil)
 		c.enqueue(a, 0, initial)
 		want := 5*Millisecond + e.slice
@@ -772,4 +762,17 @@ func TestPullKeepsLagAndRelativeDeadline(t *testing.T) {
 	if p.vruntime != 96*Millisecond || p.sliceEnd != 97*Millisecond {
 		t.Errorf("placed at %v, deadline %v; want 96ms, 97ms", p.vruntime, p.sliceEnd)
 	}
+}
+
+// oneQueued is a one-CPU engine whose runqueue holds one runnable task,
+// b, at vruntime 5 ms.
+func oneQueued(t *testing.T) (*Engine, *CPU) {
+	t.Helper()
+	e := testEngine(t, Topology{Sockets: 1, CoresPerSocket: 1, ThreadsPerCore: 1})
+	c := e.CPUs[0]
+	b := e.NewTask("b", nil, nil)
+	b.vruntime, b.state = 5*Millisecond, TaskRunnable
+	c.rq.tasks = []*Task{b}
+	c.rq.nrRunning = 1
+	return e, c
 }
