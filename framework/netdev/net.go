@@ -601,22 +601,32 @@ func (n *Net) kfreeSkb(c *sim.CPU, s *skb.SKB, reason skb.DropReason) {
 	n.freeSkb(c, s)
 }
 
-// kfreeSkbList frees a to_free list after the locks are dropped. Each
-// skb is counted with its own reason. With Cfg.BulkFreeList it is
-// kfree_skb_list_reason (net/core/skbuff.c, eedade12f4cb, 6.3):
-// skb_release_all of each and its sk_buff into an array of
-// KFREE_SKB_BULK_SIZE given back with one kmem_cache_free_bulk when
-// full and once at the end (kfree_skb_add_bulk; an fclone is freed
-// alone, __kfree_skb). Without it each is a kfree_skb of its own:
-// tcf_kfree_skb_list (net-next's dequeue-drops series) and kfree_skb_list
-// before 6.3.
+// kfreeSkbList frees a to_free list after the locks are dropped. With
+// Cfg.BulkFreeList it is kfree_skb_list_reason (net/core/skbuff.c,
+// eedade12f4cb, 6.3): skb_release_all of each and its sk_buff into an
+// array of KFREE_SKB_BULK_SIZE given back with one kmem_cache_free_bulk
+// when full and once at the end (kfree_skb_add_bulk; an fclone is freed
+// alone, __kfree_skb). Its callers (6.12 net/core/dev.c __dev_xmit_skb,
+// and net_tx_action with the thread's dequeue-drop patch) pass one
+// reason for the whole list, tcf_get_drop_reason(to_free): the list's
+// head, which __qdisc_drop and qdisc_dequeue_drop push in front, i.e.
+// the skb dropped last (the model's list appends: its tail), and every
+// skb is traced and counted with it. Without BulkFreeList each is a
+// kfree_skb of its own with its own reason: tcf_kfree_skb_list
+// (net-next's dequeue-drops series, "each skb might have a different
+// drop reason") and kfree_skb_list before 6.3.
 func (n *Net) kfreeSkbList(c *sim.CPU, l *skb.List) {
 	if !n.Cfg.BulkFreeList {
 		n.kfreeSkbEach(c, l)
 		return
 	}
+	if l.Tail == nil {
+		return
+	}
+	reason := n.Pool.Reason(l.Tail) // tcf_get_drop_reason(to_free)
 	bulk := 0
 	for s := l.Pop(); s != nil; s = l.Pop() {
+		n.Pool.SetReason(s, reason)
 		n.countFreed(c, s)
 		if !n.releaseAllButSkbuff(c, s) { // kfree_skb_add_bulk: "if SKB is a clone, don't handle this case"
 			continue
