@@ -419,3 +419,43 @@ func TestLlistDrops(t *testing.T) {
 		}
 	}
 }
+
+// Jonas Köppeler's "+ dequeue drops" and "+ limiting the number of
+// deferred packets" kernels (llist thread, 10-11 Nov 2025) ran Eric's
+// dequeue-drop patch from the thread on v1 of "net_sched: speedup qdisc
+// dequeue": both to_free lists freed after the root lock by
+// kfree_skb_list_reason, in kmem_cache_free_bulk arrays (the patch's
+// __dev_xmit_skb free_out and net_tx_action hunks). tcf_kfree_skb_list,
+// one kfree_skb_reason each, came in the series' v2 (11 Nov, patch 12).
+// The script ran both variants with one kfree_skb each.
+func TestE2bDequeueDropsKernel(t *testing.T) {
+	plan := scriptPlan(t, "e2b", map[string]string{"duration": "40ms"})
+	for _, name := range []string{E2bDeqDrop, E2bBound} {
+		var found bool
+		for _, spec := range plan.Specs {
+			if spec.Name != name {
+				continue
+			}
+			found = true
+			cfg, err := netdev.Profile(spec.Profile)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, kv := range spec.Set {
+				k, v, _ := strings.Cut(kv, "=")
+				if strings.HasPrefix(k, "cost.") {
+					continue
+				}
+				if err := cfg.Set(k, v); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if !cfg.DequeueDrops || !cfg.BulkFreeList {
+				t.Errorf("%s: dequeue_drops %v, bulk_free_list %v; want both (kfree_skb_list_reason after the root lock)", name, cfg.DequeueDrops, cfg.BulkFreeList)
+			}
+		}
+		if !found {
+			t.Errorf("e2b has no variant %s", name)
+		}
+	}
+}
