@@ -266,13 +266,10 @@ func (q *FQCodel) fqCodelEnqueue(ctx qdisc.Ctx, p *skb.Packet) qdisc.Code {
 	}
 	ctx.Work(qdisc.WorkTstamp, 1) // codel_set_enqueue_time
 	it := codel.Item{Pkt: *p, EnqueueTime: codel.GetTime(int64(ctx.Now()))}
-	// is_skb_wmem: a packet still charged to its socket's sk_wmem_alloc
-	// (sock_wfree / tcp_wfree destructor: Sock >= 0 here) is already
-	// bounded by the socket, so fq_codel does not charge it again;
-	// forwarded or orphaned packets are charged their truesize.
-	if p.Sock < 0 {
-		it.MemUsage = p.TrueSize
-	}
+	// fq_codel_enqueue charges every packet its truesize
+	// (get_codel_cb(skb)->mem_usage = skb->truesize), whether a socket
+	// owns it or not.
+	it.MemUsage = p.TrueSize
 	f := &q.flows[idx]
 	f.q.PushTail(it)
 	q.backlogs[idx] += p.Len
