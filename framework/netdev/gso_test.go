@@ -86,8 +86,13 @@ func TestSplitGSOSegmentPlaces(t *testing.T) {
 			h := newHarness(t, profile(t, "6.18"), 2, "test", 1, tc.qd...)
 			var places []uint16
 			h.n.Hooks.EnqueueBatch = func(c *sim.CPU, q *Qdisc, b []*skb.SKB) {
+				segs := q.ctx.GSOSegs()
 				for i := range b {
-					places = append(places, q.ctx.GSOSeg(i))
+					var p uint16
+					if i < len(segs) {
+						p = segs[i]
+					}
+					places = append(places, p)
 				}
 			}
 			h.on(0, sim.Microsecond, func(c *sim.CPU) {

@@ -291,14 +291,9 @@ func (q *Qdisc) takeBack(n *Net, h skb.Handle, what string) *skb.SKB {
 	return s
 }
 
-// GSOSeg implements qdisc.SegCtx for the batch the current Enqueue
-// call was handed.
-func (x *qctx) GSOSeg(i int) uint16 {
-	if i < len(x.q.segIdx) {
-		return x.q.segIdx[i]
-	}
-	return 0
-}
+// GSOSegs implements qdisc.SegCtx for the batch the current Enqueue
+// call was handed (splitGSO's places, empty when it split nothing).
+func (x *qctx) GSOSegs() []uint16 { return x.q.segIdx }
 
 func (x *qctx) Drop(h skb.Handle, reason skb.DropReason) {
 	x.checkReason(reason)

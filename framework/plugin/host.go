@@ -45,7 +45,6 @@ type hostCall struct {
 	ops      []wire.Op
 	trailing int64
 	xoff     wire.XoffBits
-	segs     []uint16 // an enqueue's segment places (wire.SegPlaces)
 	drv      driverUp // a driver call's upcall answerer: no allocation per call
 }
 
@@ -445,8 +444,7 @@ func (q *Qdisc) Enqueue(ctx qdisc.Ctx, batch []skb.Packet, rc []qdisc.Code) {
 	h.enc.Call(0, q.inst, wire.MQEnqueue)
 	h.enc.I64(int64(ctx.Now()))
 	h.enc.Packets(batch)
-	h.segs = wire.SegPlaces(ctx, len(batch), h.segs)
-	h.enc.Segs(h.segs)
+	h.enc.Segs(qdisc.SegPlaces(ctx))
 	for i := range batch {
 		q.hold.in(batch[i].Handle)
 	}

@@ -61,23 +61,33 @@ func FilterFlow(ctx Ctx, p *skb.Packet, major, n uint32) (flow int, filtered boo
 // SegCtx is the context of a qdisc with SplitGSO that says which of an
 // Enqueue call's packets are the segments of one GSO skb.
 type SegCtx interface {
-	// GSOSeg is batch[i]'s place (1, 2, ...) among the segments the host
-	// made of one GSO skb, 0 for an skb it did not split.
-	GSOSeg(i int) uint16
+	// GSOSegs is, for each packet of the current Enqueue call's batch,
+	// its place (1, 2, ...) among the segments the host made of one GSO
+	// skb, 0 for an skb it did not split; nil when it split none. The
+	// qdisc must not keep or change it.
+	GSOSegs() []uint16
 }
 
-// GSOSkbLen is how many packets from batch[i] on are one skb for the
-// qdisc: the segments the host made of a GSO skb for a qdisc with
-// SplitGSO (cake_enqueue classifies the skb once, then segments it with
-// skb_gso_segment and adds every segment to the one flow), else 1. A
-// context that does not say (a test's) makes every packet its own skb.
-func GSOSkbLen(ctx Ctx, batch []skb.Packet, i int) int {
-	sc, ok := ctx.(SegCtx)
-	if !ok || sc.GSOSeg(i) != 1 {
+// SegPlaces is ctx's GSOSegs, nil for a context that does not say.
+func SegPlaces(ctx Ctx) []uint16 {
+	if sc, ok := ctx.(SegCtx); ok {
+		return sc.GSOSegs()
+	}
+	return nil
+}
+
+// GSOSkbLen is how many packets from the batch's i-th on are one skb
+// for the qdisc: the segments the host made of a GSO skb for a qdisc
+// with SplitGSO (cake_enqueue classifies the skb once, then segments it
+// with skb_gso_segment and adds every segment to the one flow), else 1.
+// A context that does not say (a test's) makes every packet its own skb.
+func GSOSkbLen(ctx Ctx, i int) int {
+	segs := SegPlaces(ctx)
+	if i >= len(segs) || segs[i] != 1 {
 		return 1
 	}
 	n := 1
-	for i+n < len(batch) && sc.GSOSeg(i+n) == uint16(n+1) {
+	for i+n < len(segs) && segs[i+n] == uint16(n+1) {
 		n++
 	}
 	return n

@@ -172,7 +172,7 @@ func (q *Cake) drop(ctx qdisc.Ctx) (tin, idx int) {
 func (q *Cake) Enqueue(ctx qdisc.Ctx, batch []skb.Packet, rc []qdisc.Code) {
 	q.now = ctx.Now()
 	for i := 0; i < len(batch); {
-		n := qdisc.GSOSkbLen(ctx, batch, i)
+		n := qdisc.GSOSkbLen(ctx, i)
 		code := q.enqueue(ctx, batch[i:i+n])
 		for j := i; j < i+n; j++ {
 			rc[j] = code

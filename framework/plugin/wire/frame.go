@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/txlab/txlab/framework/qdisc"
 	"github.com/txlab/txlab/framework/sim"
 	"github.com/txlab/txlab/framework/skb"
 )
@@ -186,29 +185,8 @@ func (e *Enc) Packets(ps []skb.Packet) {
 	}
 }
 
-// SegPlaces appends to buf[:0] each of an Enqueue call's n packets'
-// place among its GSO skb's segments as ctx says them (qdisc.SegCtx),
-// or returns buf[:0] when ctx splits nothing.
-func SegPlaces(ctx qdisc.Ctx, n int, buf []uint16) []uint16 {
-	buf = buf[:0]
-	sc, ok := ctx.(qdisc.SegCtx)
-	if !ok {
-		return buf
-	}
-	split := false
-	for i := range n {
-		v := sc.GSOSeg(i)
-		split = split || v != 0
-		buf = append(buf, v)
-	}
-	if !split {
-		return buf[:0]
-	}
-	return buf
-}
-
-// Segs appends SegPlaces: a u32 count (0, or the batch's length) and
-// that many u16s.
+// Segs appends an enqueue's segment places (qdisc.SegPlaces): a u32
+// count (0, or the batch's length) and that many u16s.
 func (e *Enc) Segs(places []uint16) {
 	e.U32(uint32(len(places)))
 	for _, v := range places {

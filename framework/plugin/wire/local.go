@@ -20,7 +20,6 @@ type LocalQdisc struct {
 	Q        qdisc.Qdisc
 	ctx      *QdiscCtx
 	defaults qdisc.Defaults
-	segs     []uint16 // the current Enqueue's SegPlaces
 }
 
 // WrapQdisc wraps q unless it is already behind the boundary.
@@ -67,8 +66,7 @@ func (l *LocalQdisc) end(h QdiscHost) {
 
 func (l *LocalQdisc) Enqueue(c qdisc.Ctx, batch []skb.Packet, rc []qdisc.Code) {
 	h := l.begin(c)
-	l.segs = SegPlaces(c, len(batch), l.segs)
-	l.ctx.SetSegs(l.segs)
+	l.ctx.SetSegs(qdisc.SegPlaces(c))
 	l.Q.Enqueue(l.ctx, batch, rc)
 	l.ctx.SetSegs(nil)
 	l.end(h)

@@ -265,13 +265,8 @@ func (x *QdiscCtx) Now() sim.Time { return x.now() }
 // SetSegs gives the next Enqueue call's segment places (Dec.Segs).
 func (x *QdiscCtx) SetSegs(segs []uint16) { x.segs = segs }
 
-// GSOSeg implements qdisc.SegCtx.
-func (x *QdiscCtx) GSOSeg(i int) uint16 {
-	if i < len(x.segs) {
-		return x.segs[i]
-	}
-	return 0
-}
+// GSOSegs implements qdisc.SegCtx.
+func (x *QdiscCtx) GSOSegs() []uint16 { return x.segs }
 
 func (x *QdiscCtx) Work(kind qdisc.Work, n int) {
 	if kind >= qdisc.NumWork {

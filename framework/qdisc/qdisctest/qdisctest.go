@@ -83,13 +83,8 @@ func (c *Ctx) Work(k qdisc.Work, n int) {
 	c.WorkDone[k] += n
 }
 
-// GSOSeg implements qdisc.SegCtx from Segs.
-func (c *Ctx) GSOSeg(i int) uint16 {
-	if i < len(c.Segs) {
-		return c.Segs[i]
-	}
-	return 0
-}
+// GSOSegs implements qdisc.SegCtx from Segs.
+func (c *Ctx) GSOSegs() []uint16 { return c.Segs }
 
 func (c *Ctx) Rand() uint32           { return c.Rng.Uint32() }
 func (c *Ctx) Watchdog(at sim.Time)   { c.WDog, c.WDogArmed = at, true }
