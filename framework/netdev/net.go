@@ -809,21 +809,24 @@ func (n *Net) napiSkbCachePut(c *sim.CPU) {
 		if n.Cfg.KfreeSkbDefer {
 			keep = 0
 		}
-		n.kmemCacheFreeBulk(c, napiSkbCacheSize-keep)
-		sd.skbCache = keep
-		sd.skbCacheStat.Flushes++
+		n.skbCacheFreeBulk(c, keep)
 	}
 }
 
 // kfreeSkbFlush is __kfree_skb_flush (4.5-5.11, net/core/skbuff.c): what
 // the CPU's cache holds back to the slab in one kmem_cache_free_bulk.
 func (n *Net) kfreeSkbFlush(c *sim.CPU) {
-	sd := &n.sd[c.ID]
-	if sd.skbCache == 0 {
-		return
+	if n.sd[c.ID].skbCache > 0 {
+		n.skbCacheFreeBulk(c, 0)
 	}
-	n.kmemCacheFreeBulk(c, sd.skbCache)
-	sd.skbCache = 0
+}
+
+// skbCacheFreeBulk gives the sk_buffs of c's napi_alloc_cache above keep
+// back to the slab in one kmem_cache_free_bulk.
+func (n *Net) skbCacheFreeBulk(c *sim.CPU, keep int) {
+	sd := &n.sd[c.ID]
+	n.kmemCacheFreeBulk(c, sd.skbCache-keep)
+	sd.skbCache = keep
 	sd.skbCacheStat.Flushes++
 }
 

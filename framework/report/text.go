@@ -408,16 +408,9 @@ var fqXStats = []string{"flows", "inactive", "throttled", "band0_pkts", "band1_p
 // the line only when one is. It prints nothing and returns false unless
 // xs are fq's fields.
 func writeFQXStats(b *bytes.Buffer, xs []XStat) bool {
-	if len(xs) != len(fqXStats) {
+	v, ok := xstatInts(xs, fqXStats)
+	if !ok {
 		return false
-	}
-	v := make([]int64, len(xs))
-	for i, x := range xs {
-		n, err := x.Value.Int64()
-		if x.Key != fqXStats[i] || err != nil {
-			return false
-		}
-		v[i] = n
 	}
 	text := func(i int) string {
 		if xs[i].Text != "" {
@@ -462,6 +455,23 @@ func writeFQXStats(b *bytes.Buffer, xs []XStat) bool {
 	return true
 }
 
+// xstatInts is xs's values when xs are exactly keys, in order, each an
+// integer: a kind's own fields, which its tc printer lays out.
+func xstatInts(xs []XStat, keys []string) ([]int64, bool) {
+	if len(xs) != len(keys) {
+		return nil, false
+	}
+	v := make([]int64, len(xs))
+	for i, x := range xs {
+		n, err := x.Value.Int64()
+		if x.Key != keys[i] || err != nil {
+			return nil, false
+		}
+		v[i] = n
+	}
+	return v, true
+}
+
 // codelXStats are tc_codel_xstats' fields as codel reports them, in
 // q_codel.c's order.
 var codelXStats = []string{"count", "lastcount", "ldelay", "dropping", "drop_next", "maxpacket", "ecn_mark", "drop_overlimit", "ce_mark"}
@@ -471,16 +481,13 @@ var codelXStats = []string{"count", "lastcount", "ldelay", "dropping", "drop_nex
 // ce_mark only when set, maxpacket on a second line. It prints nothing
 // and returns false unless xs are codel's fields.
 func writeCodelXStats(b *bytes.Buffer, xs []XStat) bool {
-	if len(xs) != len(codelXStats) {
+	ints, ok := xstatInts(xs, codelXStats)
+	if !ok {
 		return false
 	}
 	v := map[string]int64{}
-	for i, x := range xs {
-		n, err := x.Value.Int64()
-		if x.Key != codelXStats[i] || err != nil {
-			return false
-		}
-		v[x.Key] = n
+	for i, k := range codelXStats {
+		v[k] = ints[i]
 	}
 	us := func(n int64) string {
 		if n < 0 {

@@ -137,7 +137,8 @@ func (tp *Sock) OnAck(a Ack) AckResult {
 	// (tcp_identify_packet_loss), which the model has not.
 	setTimer := flag&FlagDataAcked != 0
 	if !setTimer && seqRTT >= 0 && firstSackt >= 0 && tp.SndUna < tp.SndNxt {
-		setTimer = tp.now-firstSackt > tp.now-tp.seg(tp.SndUna).xmit
+		// sack_rtt_us > now - head's skb_mstamp: sent before the head
+		setTimer = firstSackt < tp.seg(tp.SndUna).xmit
 	}
 	if setTimer {
 		tp.setXmitTimer()
