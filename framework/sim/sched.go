@@ -67,7 +67,7 @@ import (
 // balancing's shallowest idle state: the most recently idled CPU
 // stands in; no exit latency for an interrupt), the cpuidle governor
 // keeping the tick of a CPU that idles briefly, sched_balance_newidle's
-// avg_idle gate, wake_wide, SIS_UTIL's scan bound (the whole LLC is scanned: the kernel's bound is a hint that
+// avg_idle gate, SIS_UTIL's scan bound (the whole LLC is scanned: the kernel's bound is a hint that
 // the periodic balance refreshes from PELT utilisation, which lags a
 // launch of tens of milliseconds), periodic balancing of running tasks
 // (active balance: at most one task per balance interval, sd_weight ms
@@ -80,6 +80,9 @@ import (
 
 // Jiffy is one tick at CONFIG_HZ=1000.
 const Jiffy = Millisecond
+
+// hz is HZ: jiffies a second.
+const hz = int64(Second / Jiffy)
 
 // baseSlice is sysctl_sched_base_slice (0.75 ms) scaled as
 // sched_update_scaling does with SCHED_TUNABLESCALING_LOG:
@@ -146,8 +149,16 @@ type Task struct {
 	ranOn      int       // CPU it last ran on
 	lastRan    Time      // when it last stopped running
 	lines      CacheLine // its own hot lines (stack, task_struct, buffers)
-	act        Act       // its CPU's activity while switched out (ActProfile)
-	util       pelt      // util_avg (pelt.go)
+	// wakeeFlips, flipDecay and lastWakee are p->wakee_flips,
+	// wakee_flip_decay_ts (in jiffies) and last_wakee: how often the
+	// task, as current, has woken a task other than the one it woke
+	// last (record_wakee), halved at most once a second; wake_wide reads
+	// them. A forked task starts with its parent's, the shell's: none.
+	wakeeFlips uint32
+	flipDecay  int64
+	lastWakee  *Task
+	act        Act  // its CPU's activity while switched out (ActProfile)
+	util       pelt // util_avg (pelt.go)
 
 	// Counters.
 	Nvcsw, Nivcsw uint64 // voluntary / involuntary context switches

@@ -776,3 +776,59 @@ func oneQueued(t *testing.T) (*Engine, *CPU) {
 	c.rq.nrRunning = 1
 	return e, c
 }
+
+// record_wakee counts a waker's switches between wakees, not its
+// wake-ups, and halves the count at most once a second.
+func TestRecordWakee(t *testing.T) {
+	a, b, w := &Task{Name: "a"}, &Task{Name: "b"}, &Task{Name: "w"}
+	for _, p := range []*Task{a, a, b, a, b, b} { // a, b, a, b: four switches
+		w.recordWakee(p, 10)
+	}
+	if w.wakeeFlips != 4 || w.lastWakee != b {
+		t.Fatalf("flips %d, last %s: want 4, b", w.wakeeFlips, w.lastWakee.Name)
+	}
+	w.recordWakee(b, 1000) // jiffy 1000 is not after decay_ts (0) + HZ
+	if w.wakeeFlips != 4 {
+		t.Fatalf("flips %d at jiffy 1000: want 4 (no decay, same wakee)", w.wakeeFlips)
+	}
+	w.recordWakee(a, 1001)
+	if w.wakeeFlips != 3 || w.flipDecay != 1001 {
+		t.Fatalf("flips %d, decay_ts %d at jiffy 1001: want 4/2+1 = 3, 1001", w.wakeeFlips, w.flipDecay)
+	}
+	w.recordWakee(b, 2001)
+	if w.wakeeFlips != 4 {
+		t.Fatalf("flips %d at jiffy 2001: want 4 (one decay a second)", w.wakeeFlips)
+	}
+}
+
+// wake_wide on 2 sockets x 3 cores x 2 threads (sd_llc_size 6): a sync
+// wake-up from busy CPU 0 of a task last on idle CPU 4 (socket 1) is
+// affine (socket 0: idle CPU 1) unless both flip between wakees, the
+// less at least 6 times and the more at least 6 times as often; then
+// it stays on CPU 4. The waker's count includes this wake-up
+// (record_wakee runs first).
+func TestWakeWide(t *testing.T) {
+	for _, tt := range []struct {
+		name            string
+		waker, wakee    uint32
+		want, wantFlips int
+	}{
+		{"no flips: affine", 0, 0, 1, 1},
+		{"36 and 6: wide", 35, 6, 4, 36},
+		{"35 and 6: affine", 34, 6, 1, 35},
+		{"wakee under the LLC size: affine", 100, 5, 1, 101},
+		{"the wakee flips more: wide", 5, 36, 4, 6},
+	} {
+		e := testEngine(t, Topology{Sockets: 2, CoresPerSocket: 3, ThreadsPerCore: 2})
+		for _, c := range e.CPUs {
+			c.curr = c.idle
+		}
+		busy(e, 0)
+		w := e.CPUs[0].curr
+		w.wakeeFlips = tt.waker
+		p := &Task{Name: "p", e: e, single: -1, recentUsed: -1, cpu: e.CPUs[4], state: TaskSleeping, wakeeFlips: tt.wakee}
+		if got := e.selectTaskRq(p, e.CPUs[0], true); got != tt.want || int(w.wakeeFlips) != tt.wantFlips {
+			t.Errorf("%s: select_task_rq = CPU %d, waker's flips %d; want %d, %d", tt.name, got, w.wakeeFlips, tt.want, tt.wantFlips)
+		}
+	}
+}

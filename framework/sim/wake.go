@@ -74,18 +74,56 @@ func (e *Engine) wakeUp(p *Task, waker *CPU, sync, fork bool) bool {
 // has already enqueued the task it carries.
 func callFunctionIPI(*CPU) {}
 
-// selectTaskRq is select_task_rq_fair's fast path for a wake-up.
+// selectTaskRq is select_task_rq_fair's fast path for a wake-up. A
+// task with one allowed CPU never gets here in the kernel
+// (select_task_rq skips the class's method), so it records no wakee.
 func (e *Engine) selectTaskRq(p *Task, waker *CPU, sync bool) int {
 	if p.single >= 0 {
 		return p.single
 	}
 	prev := p.cpu.ID
 	target := prev
-	if waker != nil && p.allows(waker.ID) && waker.ID != prev { // want_affine
+	wide := false
+	if waker != nil && waker.curr != nil {
+		cur := waker.curr // current: the task the waker's code runs in, or interrupts
+		cur.recordWakee(p, jiffies(waker.now))
+		wide = e.wakeWide(cur, p, waker)
+	}
+	if waker != nil && !wide && p.allows(waker.ID) && waker.ID != prev { // want_affine
 		target = e.wakeAffine(waker.ID, prev, sync)
 	}
 	return e.selectIdleSibling(p, prev, target)
 }
+
+// recordWakee is record_wakee: current (t) woke p at jiffy j.
+func (t *Task) recordWakee(p *Task, j int64) {
+	if j > t.flipDecay+hz { // time_after(jiffies, wakee_flip_decay_ts + HZ)
+		t.wakeeFlips >>= 1
+		t.flipDecay = j
+	}
+	if t.lastWakee != p {
+		t.lastWakee = p
+		t.wakeeFlips++
+	}
+}
+
+// wakeWide is wake_wide: the waker (cur) and the wakee both switch
+// between many partners, the one at least sd_llc_size times as often
+// as the other (which itself flips at least sd_llc_size times): a
+// 1:N relation that would pile the N onto the waker's LLC, so the
+// wake-up is not affine and the wakee stays by its previous CPU.
+func (e *Engine) wakeWide(cur, p *Task, waker *CPU) bool {
+	master, slave := uint64(cur.wakeeFlips), uint64(p.wakeeFlips)
+	if master < slave {
+		master, slave = slave, master
+	}
+	factor := uint64(e.llcSize(waker))
+	return slave >= factor && master >= slave*factor
+}
+
+// llcSize is sd_llc_size: the CPUs sharing c's last-level cache (its
+// socket's).
+func (e *Engine) llcSize(*CPU) int { return e.Topo.CoresPerSocket * e.Topo.ThreadsPerCore }
 
 func (e *Engine) sameLLC(a, b int) bool { return e.CPUs[a].Socket == e.CPUs[b].Socket }
 
