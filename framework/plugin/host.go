@@ -165,33 +165,41 @@ func (c *conn) call(h *hostCall, name callName, up upcaller) (wire.Dec, error) {
 			if up == nil {
 				return d, c.fail(name.String(), errors.New("asked the host a query during a call that may make none"))
 			}
-			// The answer is built in a buffer of its own: answering may
-			// make calls (a leaf's) that reuse nothing of this one.
-			a := c.get()
-			a.enc.Reset()
-			a.enc.U8(wire.FrameAnswer)
-			a.enc.U32(call)
-			a.enc.I64(0) // the host's time, patched in below
-			ud := d      // only this copy escapes (to the upcaller), and only here
-			err = up.upcall(a, &ud)
-			d = ud
-			if err != nil {
-				c.put(a)
-				return d, c.fail(name.String(), err)
-			}
-			now := uint64(up.now())
-			for i := range 8 {
-				a.enc.B[5+i] = byte(now >> (8 * i))
-			}
-			err := c.tr.Send(a.enc.B)
-			c.put(a)
-			if err != nil {
-				return d, c.fail(name.String(), err)
+			if err := c.answerUpcall(name, up, call, &d); err != nil {
+				return d, err
 			}
 		default:
 			return d, c.fail(name.String(), fmt.Errorf("frame type %d", typ))
 		}
 	}
+}
+
+// answerUpcall answers the upcall in d for call. The answer is built in
+// a buffer of its own: answering may make calls (a leaf's) that reuse
+// nothing of this one. The buffer goes back however the answer ends,
+// also when the task unwinds inside it (a run that ends while the
+// upcall waits at a sync point), so the conn counts no call open.
+func (c *conn) answerUpcall(name callName, up upcaller, call uint32, d *wire.Dec) error {
+	a := c.get()
+	defer c.put(a)
+	a.enc.Reset()
+	a.enc.U8(wire.FrameAnswer)
+	a.enc.U32(call)
+	a.enc.I64(0) // the host's time, patched in below
+	ud := *d     // only this copy escapes (to the upcaller), and only here
+	err := up.upcall(a, &ud)
+	*d = ud
+	if err != nil {
+		return c.fail(name.String(), err)
+	}
+	now := uint64(up.now())
+	for i := range 8 {
+		a.enc.B[5+i] = byte(now >> (8 * i))
+	}
+	if err := c.tr.Send(a.enc.B); err != nil {
+		return c.fail(name.String(), err)
+	}
+	return nil
 }
 
 // driverUp answers a driver's queries during one call.

@@ -919,3 +919,24 @@ func TestIsolateFlowFilterPerturb(t *testing.T) {
 		t.Fatalf("the flow filter dropped nothing:\n%s", out)
 	}
 }
+
+// A run that ends while a task waits inside an upcall's answer (a driver
+// asking the host mid-call, the task parked at a sync point past the
+// end) puts the answer's buffer back as it unwinds: the conn counts no
+// call open and the process is handed on. The forwarding DUT at 21 Mpps
+// ends with an RX CPU inside i40e's call.
+func TestRunEndingInsideAnUpcall(t *testing.T) {
+	var log syncBuffer
+	s := small("cake besteffort", "i40e")
+	s.Cores, s.Queues = 8, 4
+	s.RateBps = 25e9
+	s.Workload = workload.Spec{Kind: workload.Forward, PacketSize: 22, Flows: 16, Rate: 21e6, Arrival: "poisson"}
+	s.Duration, s.Warmup = 3*sim.Millisecond, sim.Millisecond
+	s.Plugins = plugin.Options{Isolate: true, Log: &log}
+	if _, err := run.Run(s, nil); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(log.String(), "open") {
+		t.Errorf("the run handed back its plugin process with a call open:\n%s", log.String())
+	}
+}

@@ -157,7 +157,7 @@ type Costs struct {
 	// newidle_balance, task_lines and smt_share_pct; each default below
 	// says where it comes from.
 	ContextSwitch   int64 `cost:"context_switch" help:"__schedule: pick the next task, switch_mm and switch_to, on the switching CPU"`
-	WakeIdleLatency int64 `cost:"wake_idle_latency" help:"from the wake-up of an idle CPU to it running: its C-state exit (no IPI: the idle loop polls need_resched)"`
+	WakeIdleLatency int64 `cost:"wake_idle_latency" help:"an idle CPU leaving its C-state (C1E) before it runs a task woken there (no IPI: the idle loop polls need_resched) or takes an interrupt"`
 	Tick            int64 `cost:"tick" help:"the local timer interrupt and sched_tick on a CPU with tasks waiting"`
 	NewidleBalance  int64 `cost:"newidle_balance" help:"sched_balance_newidle: a CPU going idle scans the runqueues for a task to pull"`
 	TaskLines       int64 `cost:"task_lines" max:"64" help:"cache lines of a task's own state (stack, task_struct, its buffers) it finds cold after running on another core (lines, not ns)"`
@@ -486,7 +486,9 @@ func DefaultCosts() *Costs {
 		ContextSwitch: 1000,
 		// wake_idle_latency: intel_idle's exit_latency for C1E on
 		// Sapphire/Granite Rapids (spr_cstates: C1 1 us, C1E 2 us, C6
-		// 290 us); deeper C-states are not modelled.
+		// 290 us); deeper C-states are not modelled. A task woken on an
+		// idle CPU and an interrupt delivered to one (a device's, a
+		// timer's, an IPI) wait for it alike.
 		WakeIdleLatency: 2000,
 		// tick: the local APIC timer interrupt with sched_tick, timers
 		// and RCU work on a busy CPU: about a microsecond.

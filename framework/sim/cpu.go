@@ -237,6 +237,16 @@ func (c *CPU) Wake(t Time) {
 	c.e.resumeAt(c, t)
 }
 
+// wakeForIRQ is Wake for an interrupt delivered at t: a CPU in its
+// idle task's idle loop leaves its C-state first (cost.wake_idle_latency,
+// as for a task woken there), then takes the interrupt.
+func (c *CPU) wakeForIRQ(t Time) {
+	if c.block == blockedIdle && c.curr != nil && c.curr.idle {
+		t += Time(c.e.Costs.WakeIdleLatency)
+	}
+	c.Wake(t)
+}
+
 // Sleeping reports whether the CPU is idle or its task waits on it.
 func (c *CPU) Sleeping() bool { return c.block == blockedIdle }
 

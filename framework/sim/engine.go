@@ -299,7 +299,7 @@ func (e *Engine) fire(ev event) {
 		p.cpu.Wake(ev.at)
 	case evIRQ:
 		p.cpu.irqs = append(p.cpu.irqs, p.h)
-		p.cpu.Wake(ev.at)
+		p.cpu.wakeForIRQ(ev.at)
 	case evHrTimer:
 		p.hr.fire(p.cpu, p.gen, p.h)
 	case evTick:

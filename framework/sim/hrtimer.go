@@ -30,7 +30,7 @@ func (t *HrTimer) fire(c *CPU, gen uint64, handler func(*CPU)) {
 	}
 	t.queued = false
 	c.irqs = append(c.irqs, handler)
-	c.Wake(c.e.now)
+	c.wakeForIRQ(c.e.now)
 }
 
 // Cancel disarms the timer.

@@ -63,9 +63,11 @@ import (
 // What it leaves out: weights and nice levels (so PREEMPT_SHORT's
 // shorter-slice rule never applies), cgroups, the exec-time balance
 // (sched_exec), PELT load, runnable and util_est (loads are run
-// counts; util_avg only breaks fork ties, pelt.go), C-states (fork
+// counts; util_avg only breaks fork ties, pelt.go), the cpuidle
+// governor's choice of C-state (an idle CPU is in C1E: a task woken
+// there and an interrupt delivered there wait for its exit; fork
 // balancing's shallowest idle state: the most recently idled CPU
-// stands in; no exit latency for an interrupt), the cpuidle governor
+// stands in), the cpuidle governor
 // keeping the tick of a CPU that idles briefly, sched_balance_newidle's
 // avg_idle gate, SIS_UTIL's scan bound (the whole LLC is scanned: the kernel's bound is a hint that
 // the periodic balance refreshes from PELT utilisation, which lags a

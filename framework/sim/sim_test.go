@@ -455,3 +455,30 @@ func TestEventHeapOrder(t *testing.T) {
 		t.Fatalf("only %d pops", popped)
 	}
 }
+
+// An interrupt to a CPU in its idle loop waits for the CPU to leave its
+// C-state (wake_idle_latency); one to a CPU running a task is taken at
+// its next sync point.
+func TestIRQOnIdleCPULeavesCState(t *testing.T) {
+	e := testEngine(t, Topology{Sockets: 1, CoresPerSocket: 2, ThreadsPerCore: 1})
+	e.CPUs[0].Start(0, func(c *CPU) {
+		for c.Now() < 50*Microsecond {
+			c.Spend(100)
+			c.Sync()
+		}
+	})
+	ran := map[int]Time{}
+	for _, c := range e.CPUs {
+		e.RaiseIRQ(c, 10*Microsecond, func(c *CPU) { ran[c.ID] = c.Now() })
+	}
+	if err := e.Run(Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	irq, lat := Time(e.Costs.HardIRQ), Time(e.Costs.WakeIdleLatency)
+	if got := ran[0]; got < 10*Microsecond || got > 10*Microsecond+100+irq {
+		t.Errorf("busy CPU took the interrupt at %v, want at its next sync point after 10us", got)
+	}
+	if got, want := ran[1], 10*Microsecond+lat+irq; got != want {
+		t.Errorf("idle CPU took the interrupt at %v, want %v (C-state exit, then the hard irq)", got, want)
+	}
+}
