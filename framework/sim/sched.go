@@ -67,8 +67,8 @@ import (
 // governor's choice of C-state (an idle CPU is in C1E: a task woken
 // there and an interrupt delivered there wait for its exit; fork
 // balancing's shallowest idle state: the most recently idled CPU
-// stands in), the cpuidle governor
-// keeping the tick of a CPU that idles briefly, sched_balance_newidle's
+// stands in) and its keeping the tick of a CPU that idles briefly,
+// sched_balance_newidle's
 // avg_idle gate, SIS_UTIL's scan bound (the whole LLC is scanned: the kernel's bound is a hint that
 // the periodic balance refreshes from PELT utilisation, which lags a
 // launch of tens of milliseconds), periodic balancing of running tasks
