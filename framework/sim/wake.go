@@ -87,7 +87,7 @@ func (e *Engine) selectTaskRq(p *Task, waker *CPU, sync bool) int {
 	if waker != nil && waker.curr != nil {
 		cur := waker.curr // current: the task the waker's code runs in, or interrupts
 		cur.recordWakee(p, jiffies(waker.now))
-		wide = e.wakeWide(cur, p, waker)
+		wide = e.wakeWide(cur, p)
 	}
 	if waker != nil && !wide && p.allows(waker.ID) && waker.ID != prev { // want_affine
 		target = e.wakeAffine(waker.ID, prev, sync)
@@ -112,18 +112,18 @@ func (t *Task) recordWakee(p *Task, j int64) {
 // as the other (which itself flips at least sd_llc_size times): a
 // 1:N relation that would pile the N onto the waker's LLC, so the
 // wake-up is not affine and the wakee stays by its previous CPU.
-func (e *Engine) wakeWide(cur, p *Task, waker *CPU) bool {
+func (e *Engine) wakeWide(cur, p *Task) bool {
 	master, slave := uint64(cur.wakeeFlips), uint64(p.wakeeFlips)
 	if master < slave {
 		master, slave = slave, master
 	}
-	factor := uint64(e.llcSize(waker))
+	factor := uint64(e.llcSize())
 	return slave >= factor && master >= slave*factor
 }
 
-// llcSize is sd_llc_size: the CPUs sharing c's last-level cache (its
-// socket's).
-func (e *Engine) llcSize(*CPU) int { return e.Topo.CoresPerSocket * e.Topo.ThreadsPerCore }
+// llcSize is sd_llc_size: the CPUs sharing a last-level cache (a
+// socket's, the same on every CPU here).
+func (e *Engine) llcSize() int { return e.Topo.CoresPerSocket * e.Topo.ThreadsPerCore }
 
 func (e *Engine) sameLLC(a, b int) bool { return e.CPUs[a].Socket == e.CPUs[b].Socket }
 
