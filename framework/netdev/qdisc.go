@@ -327,14 +327,18 @@ func (x *qctx) DequeueDrop(h skb.Handle, reason skb.DropReason) {
 	x.net.kfreeSkb(x.cpu, s, reason)
 }
 
-// Watchdog is qdisc_watchdog_schedule_ns: an hrtimer armed at at, or
-// re-armed there (the latest call wins); already armed for exactly at,
-// it is left alone. On expiry, qdisc_watchdog reschedules the root (of a
-// leaf's tree too).
-func (x *qctx) Watchdog(at sim.Time) {
+// Watchdog is qdisc_watchdog_schedule_ns: WatchdogRange without slack.
+func (x *qctx) Watchdog(at sim.Time) { x.WatchdogRange(at, 0) }
+
+// WatchdogRange is qdisc_watchdog_schedule_range_ns: an hrtimer armed
+// for at with slack (hrtimer_start_range_ns), or re-armed there (the
+// latest call wins); already armed with a soft expiry in [at, at +
+// slack], it is left alone. On expiry, qdisc_watchdog reschedules the
+// root (of a leaf's tree too).
+func (x *qctx) WatchdogRange(at, slack sim.Time) {
 	q, n := x.q, x.net
 	at = sim.SimTime(at)
-	if exp, queued := q.watchdog.Queued(); queued && exp == at {
+	if soft, queued := q.watchdog.Queued(); queued && soft >= at && soft-at <= slack {
 		return
 	}
 	if q.watchdogFn == nil { // made once: arming allocates nothing
@@ -344,7 +348,7 @@ func (x *qctx) Watchdog(at sim.Time) {
 			}
 		}
 	}
-	q.watchdog.Start(x.armCPU(), at, q.watchdogFn)
+	q.watchdog.StartRange(x.armCPU(), at, slack, q.watchdogFn)
 }
 
 // CancelWatchdog is qdisc_watchdog_cancel (hrtimer_cancel).

@@ -124,3 +124,33 @@ func TestDropReasonChecked(t *testing.T) {
 		}
 	}
 }
+
+// WatchdogRange is qdisc_watchdog_schedule_range_ns: a watchdog already
+// armed with its soft expiry in [at, at + slack] is left alone, any
+// other is re-armed for at (Watchdog is the slack-0 case: only the same
+// expiry is left alone).
+func TestWatchdogRangeKeepsArmedWithinSlack(t *testing.T) {
+	const slack = 10 * sim.Microsecond
+	us := func(n int64) sim.Time { return sim.Time(n) * sim.Microsecond }
+	cases := []struct {
+		at, slack sim.Time
+		want      sim.Time // the soft expiry armed after the call
+	}{
+		{us(100), slack, us(100)}, // the same expiry
+		{us(95), slack, us(100)},  // armed 5us into the new range: kept
+		{us(90), slack, us(100)},  // at the range's end: kept
+		{us(89), slack, us(89)},   // past it: re-armed
+		{us(101), slack, us(101)}, // armed before the new expiry: re-armed
+		{us(100), 0, us(100)},     // no slack, the same expiry: kept
+		{us(99), 0, us(99)},       // no slack, any other: re-armed
+	}
+	for _, tc := range cases {
+		h := newHarness(t, profile(t, "6.19-rc1"), 1, "ice", 1, "pfifo")
+		x := &h.dev.Queues[0].Qdisc().ctx
+		x.WatchdogRange(sim.Ktime(us(100)), slack)
+		x.WatchdogRange(sim.Ktime(tc.at), tc.slack)
+		if soft, queued := x.q.watchdog.Queued(); !queued || soft != tc.want {
+			t.Errorf("armed for 100us with 10us of slack, then for %v with %v: armed for %v (%v), want %v", tc.at, tc.slack, soft, queued, tc.want)
+		}
+	}
+}

@@ -127,6 +127,10 @@ func (r *router) Watchdog(at sim.Time) {
 	})
 }
 
+// WatchdogRange implements qdisc.Ctx: a router's qdisc has no CPU
+// whose interrupts could run it early, so it fires at at + slack.
+func (r *router) WatchdogRange(at, slack sim.Time) { r.Watchdog(at + slack) }
+
 // CancelWatchdog implements qdisc.Ctx.
 func (r *router) CancelWatchdog() { r.wdGen++ }
 

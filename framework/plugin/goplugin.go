@@ -53,8 +53,10 @@ var Handshake = goplugin.HandshakeConfig{
 // flows refusal). 12: an enqueue call says which of its packets are
 // one GSO skb's segments (qdisc.SegCtx: cake's split-gso classifies
 // the skb once). 13: a filters call carries the tc command's time (a
-// new cls_flow filter's perturbation timer starts then).
-const FrameProtocol = 13
+// new cls_flow filter's perturbation timer starts then). 14: the
+// watchdog op carries a slack (qdisc.Ctx.WatchdogRange, fq's
+// qdisc_watchdog_schedule_range_ns).
+const FrameProtocol = 14
 
 // IsPluginProcess reports whether this process was started by a host as
 // a plugin.

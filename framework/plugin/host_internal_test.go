@@ -140,14 +140,21 @@ func (x *htQCtx) Rand() uint32                               { x.rec("rand"); re
 func (x *htQCtx) Drop(h skb.Handle, r skb.DropReason)        { x.rec("drop %#x %s", uint64(h), r) }
 func (x *htQCtx) DequeueDrop(h skb.Handle, r skb.DropReason) { x.rec("ddrop %#x %s", uint64(h), r) }
 func (x *htQCtx) Watchdog(at sim.Time)                       { x.rec("watchdog %d", at) }
-func (x *htQCtx) CancelWatchdog()                            { x.rec("cancel watchdog") }
-func (x *htQCtx) ModTimer(at sim.Time)                       { x.rec("mod_timer %d", at) }
-func (x *htQCtx) DelTimer()                                  { x.rec("del_timer") }
-func (x *htQCtx) Lines(key uint64, n int)                    { x.rec("lines %#x %d", key, n) }
-func (x *htQCtx) ReadSibling(txq int)                        { x.rec("read sibling %d", txq) }
-func (x *htQCtx) Duplicate(h skb.Handle)                     { x.rec("duplicate %#x", uint64(h)) }
-func (x *htQCtx) RandSeed() sim.Seed                         { return sim.Seed{7, 7} }
-func (x *htQCtx) WorkPrices() qdisc.Prices                   { return qdisc.WorkPrices(sim.DefaultCosts()) }
+func (x *htQCtx) WatchdogRange(at, slack sim.Time) {
+	if slack == 0 {
+		x.rec("watchdog %d", at)
+		return
+	}
+	x.rec("watchdog %d slack %d", at, slack)
+}
+func (x *htQCtx) CancelWatchdog()          { x.rec("cancel watchdog") }
+func (x *htQCtx) ModTimer(at sim.Time)     { x.rec("mod_timer %d", at) }
+func (x *htQCtx) DelTimer()                { x.rec("del_timer") }
+func (x *htQCtx) Lines(key uint64, n int)  { x.rec("lines %#x %d", key, n) }
+func (x *htQCtx) ReadSibling(txq int)      { x.rec("read sibling %d", txq) }
+func (x *htQCtx) Duplicate(h skb.Handle)   { x.rec("duplicate %#x", uint64(h)) }
+func (x *htQCtx) RandSeed() sim.Seed       { return sim.Seed{7, 7} }
+func (x *htQCtx) WorkPrices() qdisc.Prices { return qdisc.WorkPrices(sim.DefaultCosts()) }
 
 var _ qdisc.Ctx = (*htQCtx)(nil)
 var _ wire.QdiscHost = (*htQCtx)(nil)

@@ -78,15 +78,16 @@ func CheckCtx() Ctx { return &checkCtx{rng: sim.NewRand(sim.Seed{})} }
 
 type checkCtx struct{ rng *sim.Rand }
 
-func (*checkCtx) Now() sim.Time     { return 0 }
-func (*checkCtx) Work(Work, int)    {}
-func (c *checkCtx) Rand() uint32    { return c.rng.Uint32() }
-func (*checkCtx) Watchdog(sim.Time) {}
-func (*checkCtx) CancelWatchdog()   {}
-func (*checkCtx) ModTimer(sim.Time) {}
-func (*checkCtx) DelTimer()         {}
-func (*checkCtx) Lines(uint64, int) {}
-func (*checkCtx) ReadSibling(int)   {}
+func (*checkCtx) Now() sim.Time                    { return 0 }
+func (*checkCtx) Work(Work, int)                   {}
+func (c *checkCtx) Rand() uint32                   { return c.rng.Uint32() }
+func (*checkCtx) Watchdog(sim.Time)                {}
+func (*checkCtx) WatchdogRange(sim.Time, sim.Time) {}
+func (*checkCtx) CancelWatchdog()                  {}
+func (*checkCtx) ModTimer(sim.Time)                {}
+func (*checkCtx) DelTimer()                        {}
+func (*checkCtx) Lines(uint64, int)                {}
+func (*checkCtx) ReadSibling(int)                  {}
 func (*checkCtx) Duplicate(skb.Handle) {
 	sim.Panicf("qdisc duplicated a packet in Init, holding none")
 }

@@ -211,6 +211,14 @@ type Ctx interface {
 	// from Dequeue must have armed it, or nothing ever dequeues them
 	// (`txlab plugin test` checks).
 	Watchdog(at sim.Time)
+	// WatchdogRange is qdisc_watchdog_schedule_range_ns: the watchdog
+	// armed with slack, to fire between at and at + slack
+	// (hrtimer_start_range_ns: at its hard expiry, at + slack, unless
+	// another hrtimer interrupt on that CPU after at runs it sooner). A
+	// watchdog already armed with a soft expiry in [at, at + slack] is
+	// left alone. Watchdog(at) is WatchdogRange(at, 0). fq arms it so,
+	// with its timer_slack.
+	WatchdogRange(at, slack sim.Time)
 	// CancelWatchdog disarms the watchdog (qdisc_watchdog_cancel); a
 	// disarmed watchdog costs nothing and never fires.
 	CancelWatchdog()

@@ -61,6 +61,10 @@ type CPU struct {
 	handlers  [numSoftirqs]func(*CPU)
 	irqs      []func(*CPU)
 	irqsSpare []func(*CPU)
+	// slackTimers are the hrtimers armed here with slack, for an
+	// earlier interrupt to run (expireSlack); slackDue is its scratch.
+	slackTimers []slackTimer
+	slackDue    []*HrTimer
 
 	rq       runq   // the runqueue (sched.go)
 	sib      *CPU   // the first SMT sibling (nil without SMT), checked first

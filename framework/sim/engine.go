@@ -141,6 +141,7 @@ func (h *eventHeap) pop() event {
 type Engine struct {
 	now       Time
 	seq       uint64
+	hrSeq     uint64 // hrtimers armed with slack, in order (HrTimer.seq)
 	events    eventHeap
 	slots     []payload // event payloads, by event.slot
 	freeSlots []uint32  // unused entries of slots

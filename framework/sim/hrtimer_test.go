@@ -53,3 +53,57 @@ func TestHrTimerRearmAndCancel(t *testing.T) {
 		})
 	}
 }
+
+// An hrtimer armed with slack (hrtimer_start_range_ns) runs at its hard
+// expiry, or earlier at another hrtimer interrupt on its CPU after its
+// soft expiry; an interrupt elsewhere, or before the soft expiry, does
+// not run it. It runs once either way.
+func TestHrTimerRange(t *testing.T) {
+	const soft, slack = 100 * Microsecond, 10 * Microsecond
+	cases := []struct {
+		name   string
+		other  Time // another timer's expiry (0: none)
+		otherC int  // and its CPU
+		rearm  bool // armed twice with the same expiry
+		want   Time // when the ranged timer ran
+	}{
+		{"alone: the hard expiry", 0, 0, false, soft + slack},
+		{"another interrupt after the soft expiry", soft + 4*Microsecond, 0, false, soft + 4*Microsecond},
+		{"at the soft expiry", soft, 0, false, soft},
+		{"another interrupt before the soft expiry", soft - Microsecond, 0, false, soft + slack},
+		{"another CPU's interrupt", soft + 4*Microsecond, 1, false, soft + slack},
+		{"re-armed", soft + 4*Microsecond, 0, true, soft + 4*Microsecond},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			e := testEngine(t, Topology{Sockets: 1, CoresPerSocket: 2, ThreadsPerCore: 1})
+			c := e.CPUs[0]
+			var ranged, other HrTimer
+			var ran []Time
+			arm := func() { ranged.StartRange(c, soft, slack, func(c *CPU) { ran = append(ran, c.Now()) }) }
+			arm()
+			if tc.rearm {
+				arm()
+			}
+			if exp, q := ranged.Queued(); !q || exp != soft {
+				t.Fatalf("Queued() = %v %v, want the soft expiry %v", exp, q, soft)
+			}
+			if tc.other != 0 {
+				other.Start(e.CPUs[tc.otherC], tc.other, func(*CPU) {})
+			}
+			if err := e.Run(Millisecond); err != nil {
+				t.Fatal(err)
+			}
+			lat := Time(e.Costs.WakeIdleLatency)
+			if len(ran) != 1 || ran[0] < tc.want+lat || ran[0] > tc.want+lat+Time(3*e.Costs.HardIRQ) {
+				t.Fatalf("ran at %v, want once at %v (+ the C-state exit %v)", ran, tc.want, lat)
+			}
+			if _, q := ranged.Queued(); q {
+				t.Fatal("still queued after it ran")
+			}
+			if n := len(c.slackTimers); n > 1 {
+				t.Fatalf("%d slack entries for one timer", n)
+			}
+		})
+	}
+}

@@ -650,6 +650,7 @@ func (c *CPU) tickEvent() {
 		return
 	}
 	c.irqs = append(c.irqs, nil) // nil: the tick (takeInterrupts)
+	c.expireSlack()              // tick_sched_timer is an hrtimer: the same interrupt
 	c.Wake(c.e.now)
 	next := c.e.now + Jiffy
 	c.e.scheduleAt(next, payload{kind: evTick, cpu: c})

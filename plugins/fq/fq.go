@@ -560,7 +560,7 @@ func (q *FQ) fqDequeue(ctx qdisc.Ctx) (skb.Packet, bool) {
 				continue
 			}
 			if q.timeNextDelayedFlow != timeNever {
-				ctx.Watchdog(q.timeNextDelayedFlow + q.timerSlack)
+				ctx.WatchdogRange(q.timeNextDelayedFlow, q.timerSlack) // qdisc_watchdog_schedule_range_ns
 			}
 			return skb.Packet{}, false
 		}

@@ -85,9 +85,6 @@ type SFQ struct {
 	hasPeeked bool
 
 	handleMajor uint32
-	// nextPerturb is when the perturbation timer would next fire; 0
-	// until the first call tells us the time.
-	nextPerturb sim.Time
 }
 
 func (q *SFQ) depHead(v uint16) *sfqHead {
@@ -154,6 +151,12 @@ func (q *SFQ) Init(ctx qdisc.Ctx, s qdisc.Setup, args []string) (qdisc.Info, err
 	if ctl.sent {
 		if err := q.sfqChange(ctl); err != nil {
 			return qdisc.Info{}, err
+		}
+		// sfq_change's end: with a perturb period, the timer armed and
+		// a key drawn again.
+		if q.perturbPeriod != 0 {
+			q.armPerturb(ctx)
+			q.perturbation = sfqRandomKey(ctx)
 		}
 	}
 
@@ -297,7 +300,6 @@ func (q *SFQ) linkNew(x uint16) {
 
 // Enqueue implements qdisc.Qdisc (sfq_enqueue for each packet).
 func (q *SFQ) Enqueue(ctx qdisc.Ctx, batch []skb.Packet, rc []qdisc.Code) {
-	q.maybePerturb(ctx)
 	for i := range batch {
 		rc[i] = q.sfqEnqueue(ctx, &batch[i])
 	}
@@ -398,32 +400,26 @@ func (q *SFQ) sfqDequeue(ctx qdisc.Ctx) (skb.Packet, bool) {
 	return p, true
 }
 
-// maybePerturb stands in for the perturbation timer (sfq_perturbation).
-// A qdisc has no timer of its own here, so the re-key happens lazily at
-// the first call after the time it was due; nothing can observe the
-// slots in between, so the order of service is the same. The kernel's
-// timer also rehashes the held packets (sfq_rehash) so that a flow's
-// packets stay in one slot and in order, and so does this.
-func (q *SFQ) maybePerturb(ctx qdisc.Ctx) {
-	if q.perturbPeriod == 0 {
-		return
-	}
-	now := ctx.Now()
-	period := sim.Time(q.perturbPeriod) * (sim.Second / hz)
-	if q.nextPerturb == 0 {
-		q.nextPerturb = now + period // mod_timer at the first call we see
-		return
-	}
-	if now < q.nextPerturb {
-		return
-	}
-	// However many periods passed, one new random key is as good as
-	// several; keep the timer's phase.
-	q.nextPerturb += ((now-q.nextPerturb)/period + 1) * period
-	q.perturbation = sfqRandomKey(ctx)
-	if q.tail >= 0 {
+// Timer is sfq_perturbation, the perturbation timer (perturb_timer,
+// armed by sfq_change every perturb_period): a new key, then, unless
+// filters are attached (q->filter_list), the held packets moved to
+// their slots under it (sfq_rehash) so that each flow's packets stay in
+// one slot and in order; then the timer is armed again. The host runs
+// it under the root lock. The kernel's timer is TIMER_DEFERRABLE: on an
+// idle CPU it waits for that CPU's next wake-up; here it runs on time.
+func (q *SFQ) Timer(ctx qdisc.Ctx) {
+	q.perturbation = sfqRandomKey(ctx) // get_random_bytes(&nkey)
+	if _, filtered := qdisc.Filters(ctx, qdisc.MakeClassID(uint16(q.handleMajor), 0)); !filtered && q.tail >= 0 {
 		q.sfqRehash(ctx)
 	}
+	if q.perturbPeriod != 0 {
+		q.armPerturb(ctx)
+	}
+}
+
+// armPerturb is mod_timer(&q->perturb_timer, jiffies + perturb_period).
+func (q *SFQ) armPerturb(ctx qdisc.Ctx) {
+	ctx.ModTimer(ctx.Now() + sim.Time(q.perturbPeriod)*(sim.Second/hz))
 }
 
 // sfqRandomKey is get_random_bytes of a siphash_key_t: four draws.
@@ -499,14 +495,12 @@ func (q *SFQ) next(ctx qdisc.Ctx) (skb.Packet, bool) {
 
 // Dequeue implements qdisc.Qdisc: a bulk of sfq_dequeue calls.
 func (q *SFQ) Dequeue(ctx qdisc.Ctx, req qdisc.DequeueReq, out []skb.Packet) []skb.Packet {
-	q.maybePerturb(ctx)
 	return qdisc.BulkDequeue(req, out, func() (skb.Packet, bool) { return q.next(ctx) })
 }
 
 // Peek implements qdisc.Qdisc (qdisc_peek_dequeued).
 func (q *SFQ) Peek(ctx qdisc.Ctx) (skb.Packet, bool) {
 	if !q.hasPeeked {
-		q.maybePerturb(ctx)
 		p, ok := q.sfqDequeue(ctx)
 		if !ok {
 			return skb.Packet{}, false

@@ -344,21 +344,30 @@ func TestNoFreeSlot(t *testing.T) {
 	}
 }
 
-// TestPerturbationRehash: every perturb seconds the key changes and held
-// packets move to their new slots (sfq_rehash): no packet is lost or
-// duplicated, each flow keeps its order, and the flows land elsewhere.
+// TestPerturbationRehash: every perturb seconds the perturbation timer
+// (sfq_perturbation) changes the key and moves the held packets to their
+// new slots (sfq_rehash): no packet is lost or duplicated, each flow
+// keeps its order, and the flows land elsewhere.
 func TestPerturbationRehash(t *testing.T) {
 	const flows = 40
-	// Not due before the period (the timer is armed at the first call, t=0).
-	q := newQ(t, "perturb", "2")
+	// sfq_change arms the timer a period after tc (t=0), and nothing
+	// re-keys before it fires.
+	q := &SFQ{}
+	ictx := qdisctest.NewCtx(0)
+	if _, err := q.Init(ictx, testSetup(), []string{"perturb", "2"}); err != nil {
+		t.Fatal(err)
+	}
+	if !ictx.TimerArmed || ictx.TimerAt != 2*sim.Second {
+		t.Fatalf("perturb 2: timer armed %v at %d, want at 2s", ictx.TimerArmed, ictx.TimerAt)
+	}
 	ctx := qdisctest.NewCtx(1)
 	g := &pktGen{}
 	enqueue(q, ctx, g.hashed(1, 100))
 	keyBefore := q.perturbation
-	ctx.T = 2*sim.Second - 1
+	ctx.T = 3 * sim.Second
 	q.Peek(ctx)
 	if q.perturbation != keyBefore {
-		t.Fatal("re-keyed before the period")
+		t.Fatal("re-keyed by a call, not by the timer")
 	}
 
 	q = newQ(t, "perturb", "2", "limit", "2000")
@@ -376,14 +385,15 @@ func TestPerturbationRehash(t *testing.T) {
 	}
 	held := q.Stats()
 	keyBefore = q.perturbation
-	ctx.T = 2*sim.Second + 1
-	out := q.Dequeue(ctx, qdisc.DequeueReq{Max: 1}, nil) // the re-key runs first
+	ctx.T = 2 * sim.Second
+	q.Timer(ctx) // the perturbation timer fires
 	if q.perturbation == keyBefore {
-		t.Fatal("no re-key after the period")
+		t.Fatal("no re-key when the timer fired")
 	}
-	if q.nextPerturb != 4*sim.Second {
-		t.Errorf("next perturbation at %d, want 4s (timer phase kept)", q.nextPerturb)
+	if !ctx.TimerArmed || ctx.TimerAt != 4*sim.Second {
+		t.Errorf("timer re-armed %v at %d, want at 4s", ctx.TimerArmed, ctx.TimerAt)
 	}
+	out := q.Dequeue(ctx, qdisc.DequeueReq{Max: 1}, nil)
 	moved := 0
 	for f := 0; f < flows; f++ {
 		p := g.hashed(f, 100)
@@ -443,7 +453,8 @@ func TestRehashOverflow(t *testing.T) {
 			in[p.Handle] = p.Len
 			enqueue(q, ctx, p)
 		}
-		ctx.T += 1100 * sim.Millisecond // a perturbation between rounds
+		ctx.T += 1100 * sim.Millisecond
+		q.Timer(ctx) // a perturbation between rounds
 	}
 	var out []skb.Packet
 	for {
@@ -475,6 +486,34 @@ func TestRehashOverflow(t *testing.T) {
 	}
 	if st := q.Stats(); st.Qlen != 0 || st.Backlog != 0 || int(st.Drops) != len(ctx.Dropped)-rehashDrops {
 		t.Errorf("stats %+v, drops counted should exclude %d rehash frees", st, rehashDrops)
+	}
+}
+
+// TestPerturbationWithFilters: with filters attached (q->filter_list)
+// the perturbation timer changes the key but leaves the held packets in
+// their slots: the filters, not the hash, put them there.
+func TestPerturbationWithFilters(t *testing.T) {
+	q := newQ(t, "perturb", "1")
+	ctx := qdisctest.NewCtx(1)
+	s, err := cls.Load([]string{"parent 1: protocol all pref 1 handle 0x1 matchall classid 1:5"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.SetSeed(ctx.Seed)
+	ctx.Filters = s
+	g := &pktGen{}
+	enqueue(q, ctx, g.hashed(1, 100), g.hashed(2, 100))
+	key, x := q.perturbation, q.ht[4]
+	if x == sfqEmptySlot || q.slots[x].qlen != 2 {
+		t.Fatal("the filter did not put both packets in bucket 4")
+	}
+	ctx.T = sim.Second
+	q.Timer(ctx)
+	if q.perturbation == key {
+		t.Error("no new key")
+	}
+	if q.ht[4] != x || q.slots[x].qlen != 2 {
+		t.Error("the held packets were rehashed with filters attached")
 	}
 }
 

@@ -207,10 +207,10 @@ func (e *Enc) Ops(ops []Op, trailing int64) {
 			e.Str(string(op.Reason))
 		case OpConsume, OpQdiscDuplicate:
 			e.U64(uint64(op.H))
-		case OpQdiscWatchdog, OpQdiscModTimer, OpWakeQueue, OpStartQueue, OpNapiScheduleLocal, OpQdiscReadSibling:
+		case OpQdiscModTimer, OpWakeQueue, OpStartQueue, OpNapiScheduleLocal, OpQdiscReadSibling:
 			e.I64(op.A)
 		case OpQdiscCancelWatchdog, OpQdiscDelTimer:
-		case OpRaiseIRQ, OpQdiscLines:
+		case OpRaiseIRQ, OpQdiscLines, OpQdiscWatchdog:
 			e.I64(op.A)
 			e.I64(op.B)
 		default: // SentQueue, SentQueueMore, CompletedQueue
@@ -399,11 +399,14 @@ func (d *Dec) Ops(out []Op) ([]Op, int64) {
 			op.Reason = d.reason()
 		case OpConsume, OpQdiscDuplicate:
 			op.H = skb.Handle(d.U64())
-		case OpQdiscWatchdog, OpQdiscModTimer, OpWakeQueue, OpStartQueue, OpNapiScheduleLocal, OpQdiscReadSibling:
+		case OpQdiscModTimer, OpWakeQueue, OpStartQueue, OpNapiScheduleLocal, OpQdiscReadSibling:
 			op.A = d.I64()
 		case OpQdiscCancelWatchdog, OpQdiscDelTimer:
-		case OpRaiseIRQ, OpQdiscLines:
+		case OpRaiseIRQ, OpQdiscLines, OpQdiscWatchdog:
 			op.A, op.B = d.I64(), d.I64()
+			if op.Kind == OpQdiscWatchdog && op.B < 0 {
+				d.fail(fmt.Sprintf("watchdog slack %d is negative", op.B))
+			}
 		case OpSentQueue, OpSentQueueMore, OpCompletedQueue:
 			op.A, op.B, op.C = d.I64(), d.I64(), d.I64()
 		default:

@@ -32,7 +32,7 @@ type OpKind uint8
 const (
 	OpQdiscDrop           OpKind = iota + 1 // qdisc Ctx.Drop(H, Reason)
 	OpQdiscDequeueDrop                      // qdisc Ctx.DequeueDrop(H, Reason)
-	OpQdiscWatchdog                         // qdisc Ctx.Watchdog(A)
+	OpQdiscWatchdog                         // qdisc Ctx.WatchdogRange(A, B); Watchdog(A) is B 0
 	OpSentQueue                             // driver Ctx.SentQueue(A, B)
 	OpSentQueueMore                         // driver Ctx.SentQueueMore(A, B, C != 0)
 	OpCompletedQueue                        // driver Ctx.CompletedQueue(A, B, C)
@@ -127,7 +127,7 @@ type QdiscHost interface {
 	Spend(ns int64)
 	Drop(h skb.Handle, reason skb.DropReason)
 	DequeueDrop(h skb.Handle, reason skb.DropReason)
-	Watchdog(at sim.Time)
+	WatchdogRange(at, slack sim.Time)
 	CancelWatchdog()
 	ModTimer(at sim.Time)
 	DelTimer()
@@ -151,7 +151,7 @@ func ApplyQdisc(host QdiscHost, ops []Op, trailing int64) {
 		case OpQdiscDequeueDrop:
 			host.DequeueDrop(op.H, op.Reason)
 		case OpQdiscWatchdog:
-			host.Watchdog(sim.Time(op.A))
+			host.WatchdogRange(sim.Time(op.A), sim.Time(op.B))
 		case OpQdiscCancelWatchdog:
 			host.CancelWatchdog()
 		case OpQdiscModTimer:
@@ -292,7 +292,10 @@ func (x *QdiscCtx) DequeueDrop(h skb.Handle, reason skb.DropReason) {
 }
 
 func (x *QdiscCtx) Watchdog(at sim.Time) { x.post(Op{Kind: OpQdiscWatchdog, A: int64(at)}) }
-func (x *QdiscCtx) CancelWatchdog()      { x.post(Op{Kind: OpQdiscCancelWatchdog}) }
+func (x *QdiscCtx) WatchdogRange(at, slack sim.Time) {
+	x.post(Op{Kind: OpQdiscWatchdog, A: int64(at), B: int64(slack)})
+}
+func (x *QdiscCtx) CancelWatchdog() { x.post(Op{Kind: OpQdiscCancelWatchdog}) }
 
 func (x *QdiscCtx) ModTimer(at sim.Time) {
 	if !x.hasTimer {

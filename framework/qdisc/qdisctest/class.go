@@ -35,10 +35,11 @@ type leafCtx struct {
 	wdogArmed, timerArmed bool
 }
 
-func (x *leafCtx) Watchdog(at sim.Time) { x.wdog, x.wdogArmed = at, true }
-func (x *leafCtx) CancelWatchdog()      { x.wdogArmed = false }
-func (x *leafCtx) ModTimer(at sim.Time) { x.timerAt, x.timerArmed = at, true }
-func (x *leafCtx) DelTimer()            { x.timerArmed = false }
+func (x *leafCtx) Watchdog(at sim.Time)         { x.wdog, x.wdogArmed = at, true }
+func (x *leafCtx) WatchdogRange(at, _ sim.Time) { x.Watchdog(at) }
+func (x *leafCtx) CancelWatchdog()              { x.wdogArmed = false }
+func (x *leafCtx) ModTimer(at sim.Time)         { x.timerAt, x.timerArmed = at, true }
+func (x *leafCtx) DelTimer()                    { x.timerArmed = false }
 func (x *leafCtx) Drop(h skb.Handle, r skb.DropReason) {
 	x.Ctx.dropWith(x.reasons, h, r)
 }

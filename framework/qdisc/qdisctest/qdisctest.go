@@ -26,9 +26,10 @@ type Ctx struct {
 	Seed     sim.Seed
 	Dropped  map[skb.Handle]skb.DropReason
 	WorkDone [qdisc.NumWork]int
-	// WDog is the watchdog's expiry while WDogArmed (latest call wins).
-	WDog      sim.Time
-	WDogArmed bool
+	// WDog is the watchdog's (soft) expiry while WDogArmed (latest
+	// call wins); WDogSlack its slack (Ctx.WatchdogRange).
+	WDog, WDogSlack sim.Time
+	WDogArmed       bool
 	// TimerAt is the qdisc timer's expiry while TimerArmed.
 	TimerAt    sim.Time
 	TimerArmed bool
@@ -86,8 +87,15 @@ func (c *Ctx) Work(k qdisc.Work, n int) {
 // GSOSegs implements qdisc.SegCtx from Segs.
 func (c *Ctx) GSOSegs() []uint16 { return c.Segs }
 
-func (c *Ctx) Rand() uint32           { return c.Rng.Uint32() }
-func (c *Ctx) Watchdog(at sim.Time)   { c.WDog, c.WDogArmed = at, true }
+func (c *Ctx) Rand() uint32         { return c.Rng.Uint32() }
+func (c *Ctx) Watchdog(at sim.Time) { c.WatchdogRange(at, 0) }
+
+// WatchdogRange records the soft expiry in WDog and the slack in
+// WDogSlack.
+func (c *Ctx) WatchdogRange(at, slack sim.Time) {
+	c.WDog, c.WDogSlack, c.WDogArmed = at, slack, true
+}
+
 func (c *Ctx) CancelWatchdog()        { c.WDogArmed = false }
 func (c *Ctx) ModTimer(at sim.Time)   { c.TimerAt, c.TimerArmed = at, true }
 func (c *Ctx) DelTimer()              { c.TimerArmed = false }
