@@ -2,6 +2,7 @@ package fidelity
 
 import (
 	"os"
+	"sort"
 	"strings"
 	"testing"
 
@@ -96,6 +97,85 @@ func TestActBreakdown(t *testing.T) {
 		t.Logf("at the end: %d skbs live (charged to sockets), in flight by place %v, drops %v", net.Pool.Live(), net.InFlight(), net.Drops)
 		if prof.Pkts == 0 {
 			t.Fatal("nothing sent")
+		}
+	}
+}
+
+// TestTxActionBreakdown splits the net_tx_action root-lock takes on the
+// perf lock CPUs (the script's lock_cpus) by the queue of the qdisc and
+// the caller of the __netif_schedule that put it on the output_queue,
+// with their mean wait, over the run after its warmup. It is how the
+// session-26 reading of E1's after-llist tables was taken:
+// TXA_PROFILE=1 ACT_SCRIPT=e1 ACT_VARIANTS="6.19-rc1 pinned" ACT_DURATION=70ms
+// go test ./framework/fidelity -run TxActionBreakdown -v
+func TestTxActionBreakdown(t *testing.T) {
+	if os.Getenv("TXA_PROFILE") == "" {
+		t.Skip("a measurement on a large host: TXA_PROFILE=1 go test ./framework/fidelity -run TxActionBreakdown -v")
+	}
+	script, variants, dur := envOr("ACT_SCRIPT", "e1"), envOr("ACT_VARIANTS", "6.19-rc1"), 70*sim.Millisecond
+	if v := os.Getenv("ACT_DURATION"); v != "" {
+		d, err := units.GetTime64(v)
+		if err != nil {
+			t.Fatalf("ACT_DURATION: %v", err)
+		}
+		dur = sim.Time(d)
+	}
+	type key struct {
+		cpu, queue int
+		from       netdev.SchedCaller
+	}
+	type agg struct {
+		n          int
+		wait, maxW sim.Time
+	}
+	for _, variant := range strings.Split(variants, ",") {
+		m := map[key]*agg{}
+		var from sim.Time
+		runObserved(t, script, variant, dur, func(n *netdev.Net, d *netdev.Device) {
+			queueOf := map[*netdev.Qdisc]int{}
+			for i, q := range d.Queues {
+				queueOf[q.Qdisc()] = i
+			}
+			from = dur * 3 / 7 // E1's warmup, 30 of 70 ms
+			n.OnTxAction = func(c *sim.CPU, q *netdev.Qdisc, caller netdev.SchedCaller, wait sim.Time) {
+				if !c.LockRecorded() || c.Now() < from {
+					return
+				}
+				qi, ok := queueOf[q]
+				if !ok {
+					qi = -1 // a root over several queues
+				}
+				k := key{c.ID, qi, caller}
+				a := m[k]
+				if a == nil {
+					a = &agg{}
+					m[k] = a
+				}
+				a.n++
+				a.wait += wait
+				a.maxW = max(a.maxW, wait)
+			}
+		})
+		keys := make([]key, 0, len(m))
+		for k := range m {
+			keys = append(keys, k)
+		}
+		sort.Slice(keys, func(i, j int) bool {
+			a, b := keys[i], keys[j]
+			if a.cpu != b.cpu {
+				return a.cpu < b.cpu
+			}
+			if a.queue != b.queue {
+				return a.queue < b.queue
+			}
+			return a.from < b.from
+		})
+		secs := float64(dur-from) / float64(sim.Second)
+		t.Logf("%s %s: net_tx_action's root-lock takes on the perf lock CPUs, %v to %v", script, variant, from, dur)
+		for _, k := range keys {
+			a := m[k]
+			t.Logf("cpu%-3d queue %2d %-9v %7.0f/s  wait avg %7.2f us, max %7.2f us", k.cpu, k.queue, k.from,
+				float64(a.n)/secs, float64(a.wait)/float64(a.n)/1e3, float64(a.maxW)/1e3)
 		}
 	}
 }

@@ -66,6 +66,11 @@ type Net struct {
 
 	// Prof, if set, splits the qdisc owners' time by phase (drainprof.go).
 	Prof *DrainProfile
+	// OnTxAction, if set, sees each qdisc net_tx_action takes from its
+	// output_queue on c once it holds the root lock: who scheduled it
+	// and how long c waited for the lock (a measurement's hook, as a
+	// bpftrace probe on net_tx_action would be).
+	OnTxAction func(c *sim.CPU, q *Qdisc, from SchedCaller, wait sim.Time)
 
 	act struct { // ActProfile labels
 		xmit, pusher, drain, enqueue, run, dequeue, driver, free, requeue sim.Act

@@ -48,6 +48,9 @@ type Qdisc struct {
 
 	running bool
 	state   uint32
+	// schedFrom is the caller of the __netif_schedule that set
+	// __QDISC_STATE_SCHED last (Net.OnTxAction reports it).
+	schedFrom SchedCaller
 
 	lineWrite sim.CacheLine // write group: q, state, bstats, running, qstats
 	lineDefer sim.CacheLine // defer_count + defer_list, their own line

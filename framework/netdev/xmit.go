@@ -517,6 +517,7 @@ func (n *Net) netifSchedule(c *sim.CPU, q *Qdisc, from SchedCaller) {
 		return
 	}
 	q.state |= stateSched
+	q.schedFrom = from
 	st.Raised++
 	n.netifReschedule(c, q)
 }
@@ -546,6 +547,9 @@ func (n *Net) netTxAction(c *sim.CPU) {
 		if !q.nolock() {
 			t := c.Now()
 			q.lock.Lock(c, n.site.txAction)
+			if n.OnTxAction != nil {
+				n.OnTxAction(c, q, q.schedFrom, c.Now()-t)
+			}
 			n.prof(c, PhTxActionLock, t)
 		} else if q.state&stateDeactivated != 0 {
 			q.state &^= stateSched

@@ -592,5 +592,9 @@ func (e *Engine) SetLockCPUs(cpus []int) {
 	}
 }
 
+// LockRecorded reports whether c's lock acquisitions are recorded
+// (SetLockCPUs).
+func (c *CPU) LockRecorded() bool { return c.lockRec }
+
 // Tasks returns every task made so far (idle tasks excluded).
 func (e *Engine) Tasks() []*Task { return e.tasks }
