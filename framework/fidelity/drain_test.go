@@ -52,14 +52,7 @@ func TestActBreakdown(t *testing.T) {
 	if os.Getenv("ACT_PROFILE") == "" {
 		t.Skip("a measurement on a large host: ACT_PROFILE=1 go test ./framework/fidelity -run ActBreakdown -v")
 	}
-	script, variants, dur := envOr("ACT_SCRIPT", "e1"), envOr("ACT_VARIANTS", "6.18,6.19-rc1"), 50*sim.Millisecond
-	if v := os.Getenv("ACT_DURATION"); v != "" {
-		d, err := units.GetTime64(v)
-		if err != nil {
-			t.Fatalf("ACT_DURATION: %v", err)
-		}
-		dur = sim.Time(d)
-	}
+	script, variants, dur := envOr("ACT_SCRIPT", "e1"), envOr("ACT_VARIANTS", "6.18,6.19-rc1"), actDuration(t, 50*sim.Millisecond)
 	for _, variant := range strings.Split(variants, ",") {
 		var ap *sim.ActProfile
 		var net *netdev.Net
@@ -112,14 +105,7 @@ func TestTxActionBreakdown(t *testing.T) {
 	if os.Getenv("TXA_PROFILE") == "" {
 		t.Skip("a measurement on a large host: TXA_PROFILE=1 go test ./framework/fidelity -run TxActionBreakdown -v")
 	}
-	script, variants, dur := envOr("ACT_SCRIPT", "e1"), envOr("ACT_VARIANTS", "6.19-rc1"), 70*sim.Millisecond
-	if v := os.Getenv("ACT_DURATION"); v != "" {
-		d, err := units.GetTime64(v)
-		if err != nil {
-			t.Fatalf("ACT_DURATION: %v", err)
-		}
-		dur = sim.Time(d)
-	}
+	script, variants, dur := envOr("ACT_SCRIPT", "e1"), envOr("ACT_VARIANTS", "6.19-rc1"), actDuration(t, 70*sim.Millisecond)
 	type key struct {
 		cpu, queue int
 		from       netdev.SchedCaller
@@ -228,6 +214,19 @@ func runObserved(t *testing.T, name, variant string, dur sim.Time, obs func(*net
 
 // envOr is the environment variable name, or def when it is unset or
 // empty: the measurement tests' knobs.
+// actDuration is ACT_DURATION (a tc time word), else def.
+func actDuration(t *testing.T, def sim.Time) sim.Time {
+	v := os.Getenv("ACT_DURATION")
+	if v == "" {
+		return def
+	}
+	d, err := units.GetTime64(v)
+	if err != nil {
+		t.Fatalf("ACT_DURATION: %v", err)
+	}
+	return sim.Time(d)
+}
+
 func envOr(name, def string) string {
 	if v := os.Getenv(name); v != "" {
 		return v

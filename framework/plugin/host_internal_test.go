@@ -140,21 +140,15 @@ func (x *htQCtx) Rand() uint32                               { x.rec("rand"); re
 func (x *htQCtx) Drop(h skb.Handle, r skb.DropReason)        { x.rec("drop %#x %s", uint64(h), r) }
 func (x *htQCtx) DequeueDrop(h skb.Handle, r skb.DropReason) { x.rec("ddrop %#x %s", uint64(h), r) }
 func (x *htQCtx) Watchdog(at sim.Time)                       { x.rec("watchdog %d", at) }
-func (x *htQCtx) WatchdogRange(at, slack sim.Time) {
-	if slack == 0 {
-		x.rec("watchdog %d", at)
-		return
-	}
-	x.rec("watchdog %d slack %d", at, slack)
-}
-func (x *htQCtx) CancelWatchdog()          { x.rec("cancel watchdog") }
-func (x *htQCtx) ModTimer(at sim.Time)     { x.rec("mod_timer %d", at) }
-func (x *htQCtx) DelTimer()                { x.rec("del_timer") }
-func (x *htQCtx) Lines(key uint64, n int)  { x.rec("lines %#x %d", key, n) }
-func (x *htQCtx) ReadSibling(txq int)      { x.rec("read sibling %d", txq) }
-func (x *htQCtx) Duplicate(h skb.Handle)   { x.rec("duplicate %#x", uint64(h)) }
-func (x *htQCtx) RandSeed() sim.Seed       { return sim.Seed{7, 7} }
-func (x *htQCtx) WorkPrices() qdisc.Prices { return qdisc.WorkPrices(sim.DefaultCosts()) }
+func (x *htQCtx) WatchdogRange(at, slack sim.Time)           { x.rec("watchdog %d slack %d", at, slack) }
+func (x *htQCtx) CancelWatchdog()                            { x.rec("cancel watchdog") }
+func (x *htQCtx) ModTimer(at sim.Time)                       { x.rec("mod_timer %d", at) }
+func (x *htQCtx) DelTimer()                                  { x.rec("del_timer") }
+func (x *htQCtx) Lines(key uint64, n int)                    { x.rec("lines %#x %d", key, n) }
+func (x *htQCtx) ReadSibling(txq int)                        { x.rec("read sibling %d", txq) }
+func (x *htQCtx) Duplicate(h skb.Handle)                     { x.rec("duplicate %#x", uint64(h)) }
+func (x *htQCtx) RandSeed() sim.Seed                         { return sim.Seed{7, 7} }
+func (x *htQCtx) WorkPrices() qdisc.Prices                   { return qdisc.WorkPrices(sim.DefaultCosts()) }
 
 var _ qdisc.Ctx = (*htQCtx)(nil)
 var _ wire.QdiscHost = (*htQCtx)(nil)
@@ -335,7 +329,7 @@ func TestQdiscEnqueue(t *testing.T) {
 	if !reflect.DeepEqual(rc, []qdisc.Code{qdisc.XmitSuccess, qdisc.XmitDrop}) {
 		t.Fatalf("rc %v", rc)
 	}
-	want := []htEvent{{1100, "drop 0x11 QDISC_DROP"}, {1100, "watchdog 5000"}}
+	want := []htEvent{{1100, "drop 0x11 QDISC_DROP"}, {1100, "watchdog 5000 slack 0"}}
 	if !reflect.DeepEqual(ctx.events, want) || ctx.now != 1150 {
 		t.Fatalf("applied %v, now %d; want %v, 1150", ctx.events, ctx.now, want)
 	}

@@ -43,21 +43,15 @@ func (h *fakeQHost) Spend(ns int64) {
 func (h *fakeQHost) Drop(p skb.Handle, r skb.DropReason)        { h.rec("drop %#x %s", uint64(p), r) }
 func (h *fakeQHost) DequeueDrop(p skb.Handle, r skb.DropReason) { h.rec("ddrop %#x %s", uint64(p), r) }
 func (h *fakeQHost) Watchdog(at sim.Time)                       { h.rec("watchdog %d", at) }
-func (h *fakeQHost) WatchdogRange(at, slack sim.Time) {
-	if slack == 0 {
-		h.rec("watchdog %d", at)
-		return
-	}
-	h.rec("watchdog %d slack %d", at, slack)
-}
-func (h *fakeQHost) CancelWatchdog()          { h.rec("cancel watchdog") }
-func (h *fakeQHost) ModTimer(at sim.Time)     { h.rec("mod_timer %d", at) }
-func (h *fakeQHost) DelTimer()                { h.rec("del_timer") }
-func (h *fakeQHost) Lines(key uint64, n int)  { h.rec("lines %#x %d", key, n) }
-func (h *fakeQHost) ReadSibling(txq int)      { h.rec("read sibling %d", txq) }
-func (h *fakeQHost) Duplicate(p skb.Handle)   { h.rec("duplicate %#x", uint64(p)) }
-func (h *fakeQHost) RandSeed() sim.Seed       { return testSeed }
-func (h *fakeQHost) WorkPrices() qdisc.Prices { return testPrices() }
+func (h *fakeQHost) WatchdogRange(at, slack sim.Time)           { h.rec("watchdog %d slack %d", at, slack) }
+func (h *fakeQHost) CancelWatchdog()                            { h.rec("cancel watchdog") }
+func (h *fakeQHost) ModTimer(at sim.Time)                       { h.rec("mod_timer %d", at) }
+func (h *fakeQHost) DelTimer()                                  { h.rec("del_timer") }
+func (h *fakeQHost) Lines(key uint64, n int)                    { h.rec("lines %#x %d", key, n) }
+func (h *fakeQHost) ReadSibling(txq int)                        { h.rec("read sibling %d", txq) }
+func (h *fakeQHost) Duplicate(p skb.Handle)                     { h.rec("duplicate %#x", uint64(p)) }
+func (h *fakeQHost) RandSeed() sim.Seed                         { return testSeed }
+func (h *fakeQHost) WorkPrices() qdisc.Prices                   { return testPrices() }
 
 // The qdisc must use the wrapper's context for these, never the host's.
 func (h *fakeQHost) Work(qdisc.Work, int) { h.t.Error("qdisc priced work on the host's context") }
@@ -147,7 +141,7 @@ func TestLocalQdiscAppliesPostedOps(t *testing.T) {
 	}
 	want := []event{
 		{start + 10, "drop 0x11 QDISC_DROP"},
-		{start + 58, "watchdog 5000000"},
+		{start + 58, "watchdog 5000000 slack 0"},
 		{start + 58, "watchdog 6000000 slack 10000"},
 		{start + 83, "ddrop 0x22 QDISC_OVERLIMIT"},
 		{start + 83, "ddrop 0x23 QUEUE_PURGE"},
