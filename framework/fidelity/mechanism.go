@@ -196,8 +196,19 @@ func schedCallers(r *report.Report) string {
 		parts = append(parts, s.Caller+" "+pct(float64(s.Calls), float64(calls)))
 	}
 	a := r.NetTxAction
-	return fmt.Sprintf("%s of %d; %d skipped by the fast path, %d raised NET_TX; net_tx_action found it running %s of %d",
+	out := fmt.Sprintf("%s of %d; %d skipped by the fast path, %d raised NET_TX; net_tx_action found it running %s of %d",
 		strings.Join(parts, ", "), calls, skipped, raised, pct(float64(a.FoundRunning), float64(a.Qdiscs)), a.Qdiscs)
+	var takes []string
+	for _, s := range callers {
+		if s.TxActionTakes > 0 {
+			takes = append(takes, fmt.Sprintf("%s %.0f/s at %s", s.Caller, float64(s.TxActionTakes)*1e9/float64(max(r.WindowNs, 1)),
+				nsText(s.TxActionWaitNs/int64(s.TxActionTakes))))
+		}
+	}
+	if len(takes) > 0 {
+		out += "; its root-lock takes on the lock CPUs, by what queued the qdisc: " + strings.Join(takes, ", ")
+	}
+	return out
 }
 
 // blueP is cake's BLUE drop probability: the most each tin reached

@@ -82,6 +82,11 @@ func TestCompletionWakeSpinsOnRootLock(t *testing.T) {
 				t.Errorf("fast path off: %+v, net_tx_action contended %d, completion CPU busy %v: want it to spin about %v",
 					st, h.n.site.txAction.Contended, spent, hold)
 			}
+			// The spin is counted to the caller that queued the qdisc.
+			if st.TxActionTakes != 1 || st.TxActionWait < hold-2*sim.Microsecond || st.TxActionWait > hold {
+				t.Errorf("fast path off: drv_wake's net_tx_action takes %d, wait %v: want one, about %v",
+					st.TxActionTakes, st.TxActionWait, hold)
+			}
 		case "on":
 			if st.Skipped != 1 || h.n.TxSoftirqRaised != 0 || spent > sim.Microsecond {
 				t.Errorf("fast path on: %+v, raised %d, completion CPU busy %v: want a skip and no spin",

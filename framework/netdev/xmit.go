@@ -495,6 +495,13 @@ type SchedStat struct {
 	Skipped      uint64 // the fast path returned: defer_list not empty
 	AlreadySched uint64 // __QDISC_STATE_SCHED was set: on some output_queue already
 	Raised       uint64 // put on this CPU's output_queue, NET_TX_SOFTIRQ raised
+	// TxActionTakes counts net_tx_action's root-lock takes of the
+	// qdiscs this caller put on an output_queue, TxActionWait their
+	// wait for the lock, on the CPUs whose lock statistics are
+	// recorded (perf lock record -C): which path makes the
+	// net_tx_action row of a perf lock table.
+	TxActionTakes uint64
+	TxActionWait  sim.Time
 }
 
 // netifSchedule is __netif_schedule, with the fast path (f8a55d5e71e6)
@@ -547,6 +554,11 @@ func (n *Net) netTxAction(c *sim.CPU) {
 		if !q.nolock() {
 			t := c.Now()
 			q.lock.Lock(c, n.site.txAction)
+			if c.LockRecorded() {
+				st := &n.Sched[q.schedFrom]
+				st.TxActionTakes++
+				st.TxActionWait += c.Now() - t
+			}
 			if n.OnTxAction != nil {
 				n.OnTxAction(c, q, q.schedFrom, c.Now()-t)
 			}

@@ -45,7 +45,7 @@ import (
 //	interrupts_per_s   vmstat in (device interrupts and local timer ticks), in the window
 //	lock_cpus          the CPUs the lock table was recorded on (omitted: all)
 //	counters           named event counters, name -> count
-//	netif_schedule_callers  __netif_schedule by caller: calls, skipped, already_sched, raised (always an array)
+//	netif_schedule_callers  __netif_schedule by caller: calls, skipped, already_sched, raised, tx_action_takes, tx_action_wait_ns (always an array)
 //	net_tx_action      what net_tx_action found: qdiscs, found_running, empty, packets
 //	locks              perf lock contention rows, by total wait (always an array)
 //	queues             per TX queue stack and ethtool -S counters (always an array)

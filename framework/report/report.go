@@ -169,6 +169,13 @@ type SchedCaller struct {
 	Skipped      uint64 `json:"skipped"`       // the fast path returned (defer_list not empty)
 	AlreadySched uint64 `json:"already_sched"` // __QDISC_STATE_SCHED already set
 	Raised       uint64 `json:"raised"`        // queued on this CPU's output_queue, NET_TX_SOFTIRQ raised
+	// TxActionTakes are net_tx_action's root-lock takes, over the
+	// window, of the qdiscs these calls queued, on the lock CPUs (the
+	// perf lock record -C set, all CPUs without one); TxActionWaitNs
+	// their wait from spin_lock to the grant: the net_tx_action row of
+	// the perf lock table, split by what scheduled the qdisc.
+	TxActionTakes  uint64 `json:"tx_action_takes"`
+	TxActionWaitNs int64  `json:"tx_action_wait_ns"`
 }
 
 // TxAction is what net_tx_action found on the qdiscs it took off

@@ -73,7 +73,7 @@ func sampleReport() *Report {
 		LockCPUs: "0-7",
 		Counters: map[string]uint64{"xmit_more": 9_000_000, "napi_poll": 120_000, "bql_stop": 5_212},
 		NetifSchedule: []SchedCaller{
-			{Caller: "bql_wake", Calls: 311, Skipped: 200, AlreadySched: 11, Raised: 100},
+			{Caller: "bql_wake", Calls: 311, Skipped: 200, AlreadySched: 11, Raised: 100, TxActionTakes: 90, TxActionWaitNs: 2_541_600},
 			{Caller: "quota", Calls: 5_000, Raised: 5_000},
 		},
 		NetTxAction: TxAction{Qdiscs: 5_100, FoundRunning: 4_000, Empty: 100, Packets: 64_000},

@@ -912,10 +912,16 @@ func writeNetifSchedule(b *bytes.Buffer, r *Report) {
 	if len(r.NetifSchedule) == 0 {
 		return
 	}
-	b.WriteString("\n__netif_schedule callers\n")
-	fmt.Fprintf(b, "  %-10s %10s %10s %14s %10s\n", "caller", "calls", "skipped", "already_sched", "raised")
+	b.WriteString("\n__netif_schedule callers (net_tx_action's root-lock takes of what they queued, on the lock CPUs)\n")
+	fmt.Fprintf(b, "  %-10s %10s %10s %14s %10s %10s %12s\n", "caller", "calls", "skipped", "already_sched", "raised",
+		"takes", "avg wait")
 	for _, s := range r.NetifSchedule {
-		fmt.Fprintf(b, "  %-10s %10d %10d %14d %10d\n", s.Caller, s.Calls, s.Skipped, s.AlreadySched, s.Raised)
+		wait := "-"
+		if s.TxActionTakes > 0 {
+			wait = perfTime(s.TxActionWaitNs/int64(s.TxActionTakes), 12)
+		}
+		fmt.Fprintf(b, "  %-10s %10d %10d %14d %10d %10d %12s\n", s.Caller, s.Calls, s.Skipped, s.AlreadySched, s.Raised,
+			s.TxActionTakes, wait)
 	}
 	t := r.NetTxAction
 	fmt.Fprintf(b, "  net_tx_action: %d qdiscs, %d found running, %d empty, %d packets sent\n",

@@ -814,9 +814,13 @@ type snapshot struct {
 	busy    []sim.Time
 	qpkts   []uint64 // per txq, completed
 	qbytes  []uint64
-	rxPkts  []uint64         // per rxq, cleaned (forward)
-	sched   sim.SchedStat    // summed over the CPUs
-	ethtool []driver.Counter // the device's ethtool -S, at the window's start only
+	rxPkts  []uint64      // per rxq, cleaned (forward)
+	sched   sim.SchedStat // summed over the CPUs
+	// txaTakes and txaWait are net_tx_action's root-lock takes on the
+	// lock CPUs and their wait, by __netif_schedule caller.
+	txaTakes [netdev.NumSchedCallers]uint64
+	txaWait  [netdev.NumSchedCallers]sim.Time
+	ethtool  []driver.Counter // the device's ethtool -S, at the window's start only
 	// classBytes are the classes' sent bytes (taken at the window's
 	// start only: reading them asks the classful qdiscs).
 	classBytes map[string]uint64
@@ -829,6 +833,9 @@ func take(net *netdev.Net, e *sim.Engine) snapshot {
 		drops: map[string]uint64{}, dropped: net.DroppedPackets()}
 	for r, v := range net.Drops {
 		s.drops[string(r)] = v
+	}
+	for i, st := range net.Sched {
+		s.txaTakes[i], s.txaWait[i] = st.TxActionTakes, st.TxActionWait
 	}
 	s.busy = make([]sim.Time, len(e.CPUs))
 	for i, c := range e.CPUs {
@@ -1039,7 +1046,8 @@ func fillResults(rep *report.Report, net *netdev.Net, e *sim.Engine, dev *netdev
 	for i, st := range net.Sched {
 		if st.Calls > 0 {
 			rep.NetifSchedule = append(rep.NetifSchedule, report.SchedCaller{Caller: netdev.SchedCaller(i).String(),
-				Calls: st.Calls, Skipped: st.Skipped, AlreadySched: st.AlreadySched, Raised: st.Raised})
+				Calls: st.Calls, Skipped: st.Skipped, AlreadySched: st.AlreadySched, Raised: st.Raised,
+				TxActionTakes: st.TxActionTakes - snap.txaTakes[i], TxActionWaitNs: int64(st.TxActionWait - snap.txaWait[i])})
 		}
 	}
 	rep.NetTxAction = report.TxAction{Qdiscs: net.TxAction.Qdiscs, FoundRunning: net.TxAction.FoundRunning,
