@@ -920,6 +920,22 @@ func TestIsolateFlowFilterPerturb(t *testing.T) {
 	}
 }
 
+// sfq's perturbation timer, armed by sfq_change at tc time in Init
+// and re-armed by each expiry (three here, each a new key for the flows'
+// hashes; its rehash of held packets is TestPerturbationRehash's), gives
+// the same report in and out of process.
+func TestIsolateSFQPerturbation(t *testing.T) {
+	s := small("sfq perturb 1 limit 40", "ice")
+	s.Queues = 1
+	s.RateBps = 17.5e6
+	s.Workload = workload.Spec{Kind: workload.UDPRate, Senders: 1, Rate: 2040, Flows: 16, PacketSize: 1000, Arrival: "poisson"}
+	s.Duration = 3500 * sim.Millisecond
+	out := sameInAndOut(t, s)
+	if !bytes.Contains(out, []byte(`"sfq"`)) {
+		t.Fatalf("no sfq in the report:\n%s", out)
+	}
+}
+
 // A run that ends while a task waits inside an upcall's answer (a driver
 // asking the host mid-call, the task parked at a sync point past the
 // end) puts the answer's buffer back as it unwinds: the conn counts no
