@@ -920,19 +920,22 @@ func TestIsolateFlowFilterPerturb(t *testing.T) {
 	}
 }
 
-// sfq's perturbation timer, armed by sfq_change at tc time in Init
-// and re-armed by each expiry (three here, each a new key for the flows'
-// hashes; its rehash of held packets is TestPerturbationRehash's), gives
-// the same report in and out of process.
+// sfq's perturbation timer, armed by sfq_change at tc time in Init and
+// re-armed by each expiry, gives the same report in and out of process:
+// here sfq is a leaf of an htb class shaped below the offered rate, so
+// it holds packets at every expiry (three), and each re-key rehashes
+// them into other slots, which changes the order they leave in.
 func TestIsolateSFQPerturbation(t *testing.T) {
-	s := small("sfq perturb 1 limit 40", "ice")
+	s := small("pfifo", "ice")
 	s.Queues = 1
-	s.RateBps = 17.5e6
-	s.Workload = workload.Spec{Kind: workload.UDPRate, Senders: 1, Rate: 2040, Flows: 16, PacketSize: 1000, Arrival: "poisson"}
+	s.Workload = workload.Spec{Kind: workload.UDPRate, Senders: 1, Rate: 2000, Flows: 16, PacketSize: 1000}
+	s.TC = []run.TCBatch{{Name: "t.tc", Text: "qdisc add dev eth0 root handle 1: htb default 10\n" +
+		"class add dev eth0 parent 1: classid 1:10 htb rate 8mbit\n" +
+		"qdisc add dev eth0 parent 1:10 handle 10: sfq perturb 1 limit 40\n"}}
 	s.Duration = 3500 * sim.Millisecond
 	out := sameInAndOut(t, s)
-	if !bytes.Contains(out, []byte(`"sfq"`)) {
-		t.Fatalf("no sfq in the report:\n%s", out)
+	if !bytes.Contains(out, []byte(`"sfq"`)) || !bytes.Contains(out, []byte(`"QDISC_OVERLIMIT"`)) {
+		t.Fatalf("the sfq leaf held nothing over its limit:\n%s", out)
 	}
 }
 
