@@ -116,13 +116,12 @@ func TestTxActionBreakdown(t *testing.T) {
 	}
 	for _, variant := range strings.Split(variants, ",") {
 		m := map[key]*agg{}
-		var from sim.Time
+		from := planWarmup(t, script, variant)
 		runObserved(t, script, variant, dur, func(n *netdev.Net, d *netdev.Device) {
 			queueOf := map[*netdev.Qdisc]int{}
 			for i, q := range d.Queues {
 				queueOf[q.Qdisc()] = i
 			}
-			from = dur * 3 / 7 // E1's warmup, 30 of 70 ms
 			n.OnTxAction = func(c *sim.CPU, q *netdev.Qdisc, caller netdev.SchedCaller, wait sim.Time) {
 				if !c.LockRecorded() || c.Now() < from {
 					return
@@ -214,6 +213,19 @@ func runObserved(t *testing.T, name, variant string, dur sim.Time, obs func(*net
 
 // envOr is the environment variable name, or def when it is unset or
 // empty: the measurement tests' knobs.
+// planWarmup is the shipped script's warmup for variant (runObserved
+// runs without it, so that the drain profile sees the whole run).
+func planWarmup(t *testing.T, script, variant string) sim.Time {
+	t.Helper()
+	for _, spec := range scriptPlan(t, script, nil).Specs {
+		if spec.Name == variant {
+			return spec.Warmup
+		}
+	}
+	t.Fatalf("%s has no variant %q", script, variant)
+	return 0
+}
+
 // actDuration is ACT_DURATION (a tc time word), else def.
 func actDuration(t *testing.T, def sim.Time) sim.Time {
 	v := os.Getenv("ACT_DURATION")

@@ -554,13 +554,14 @@ func (n *Net) netTxAction(c *sim.CPU) {
 		if !q.nolock() {
 			t := c.Now()
 			q.lock.Lock(c, n.site.txAction)
+			wait := c.Now() - t
 			if c.LockRecorded() {
 				st := &n.Sched[q.schedFrom]
 				st.TxActionTakes++
-				st.TxActionWait += c.Now() - t
+				st.TxActionWait += wait
 			}
 			if n.OnTxAction != nil {
-				n.OnTxAction(c, q, q.schedFrom, c.Now()-t)
+				n.OnTxAction(c, q, q.schedFrom, wait)
 			}
 			n.prof(c, PhTxActionLock, t)
 		} else if q.state&stateDeactivated != 0 {

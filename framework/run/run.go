@@ -805,22 +805,19 @@ func (h *host) irqCPUs(queues int) []int {
 
 // snapshot holds cumulative counters at one instant.
 type snapshot struct {
-	at      sim.Time
-	offered uint64
-	tx      uint64
-	txBytes uint64
-	drops   map[string]uint64
-	dropped uint64
-	busy    []sim.Time
-	qpkts   []uint64 // per txq, completed
-	qbytes  []uint64
-	rxPkts  []uint64      // per rxq, cleaned (forward)
-	sched   sim.SchedStat // summed over the CPUs
-	// txaTakes and txaWait are net_tx_action's root-lock takes on the
-	// lock CPUs and their wait, by __netif_schedule caller.
-	txaTakes [netdev.NumSchedCallers]uint64
-	txaWait  [netdev.NumSchedCallers]sim.Time
-	ethtool  []driver.Counter // the device's ethtool -S, at the window's start only
+	at       sim.Time
+	offered  uint64
+	tx       uint64
+	txBytes  uint64
+	drops    map[string]uint64
+	dropped  uint64
+	busy     []sim.Time
+	qpkts    []uint64 // per txq, completed
+	qbytes   []uint64
+	rxPkts   []uint64                                 // per rxq, cleaned (forward)
+	sched    sim.SchedStat                            // summed over the CPUs
+	netSched [netdev.NumSchedCallers]netdev.SchedStat // __netif_schedule by caller
+	ethtool  []driver.Counter                         // the device's ethtool -S, at the window's start only
 	// classBytes are the classes' sent bytes (taken at the window's
 	// start only: reading them asks the classful qdiscs).
 	classBytes map[string]uint64
@@ -834,9 +831,7 @@ func take(net *netdev.Net, e *sim.Engine) snapshot {
 	for r, v := range net.Drops {
 		s.drops[string(r)] = v
 	}
-	for i, st := range net.Sched {
-		s.txaTakes[i], s.txaWait[i] = st.TxActionTakes, st.TxActionWait
-	}
+	s.netSched = net.Sched
 	s.busy = make([]sim.Time, len(e.CPUs))
 	for i, c := range e.CPUs {
 		s.busy[i] = c.Busy()
@@ -1047,7 +1042,7 @@ func fillResults(rep *report.Report, net *netdev.Net, e *sim.Engine, dev *netdev
 		if st.Calls > 0 {
 			rep.NetifSchedule = append(rep.NetifSchedule, report.SchedCaller{Caller: netdev.SchedCaller(i).String(),
 				Calls: st.Calls, Skipped: st.Skipped, AlreadySched: st.AlreadySched, Raised: st.Raised,
-				TxActionTakes: st.TxActionTakes - snap.txaTakes[i], TxActionWaitNs: int64(st.TxActionWait - snap.txaWait[i])})
+				TxActionTakes: st.TxActionTakes - snap.netSched[i].TxActionTakes, TxActionWaitNs: int64(st.TxActionWait - snap.netSched[i].TxActionWait)})
 		}
 	}
 	rep.NetTxAction = report.TxAction{Qdiscs: net.TxAction.Qdiscs, FoundRunning: net.TxAction.FoundRunning,

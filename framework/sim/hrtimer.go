@@ -1,6 +1,9 @@
 package sim
 
-import "sort"
+import (
+	"cmp"
+	"slices"
+)
 
 // HrTimer is an hrtimer armed on a CPU: Start arms or re-arms it (the
 // latest expiry wins, as hrtimer_start replaces a queued timer's
@@ -109,11 +112,8 @@ func (c *CPU) expireSlack() {
 	}
 	clear(c.slackTimers[len(kept):])
 	c.slackTimers = kept
-	sort.Slice(due, func(i, j int) bool {
-		if due[i].expires != due[j].expires {
-			return due[i].expires < due[j].expires
-		}
-		return due[i].seq < due[j].seq
+	slices.SortFunc(due, func(a, b *HrTimer) int { // no allocation: this runs in interrupts
+		return cmp.Or(cmp.Compare(a.expires, b.expires), cmp.Compare(a.seq, b.seq))
 	})
 	for _, t := range due {
 		t.queued = false

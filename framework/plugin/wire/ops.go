@@ -291,7 +291,7 @@ func (x *QdiscCtx) DequeueDrop(h skb.Handle, reason skb.DropReason) {
 	x.post(Op{Kind: OpQdiscDequeueDrop, H: h, Reason: reason})
 }
 
-func (x *QdiscCtx) Watchdog(at sim.Time) { x.post(Op{Kind: OpQdiscWatchdog, A: int64(at)}) }
+func (x *QdiscCtx) Watchdog(at sim.Time) { x.WatchdogRange(at, 0) }
 func (x *QdiscCtx) WatchdogRange(at, slack sim.Time) {
 	x.post(Op{Kind: OpQdiscWatchdog, A: int64(at), B: int64(slack)})
 }
