@@ -271,6 +271,7 @@ func (n *Net) leafEnqueue(c *sim.CPU, leaf *Qdisc, skbs []*skb.SKB, toFree *skb.
 	n.writeStatsLine(c, leaf)
 	before := leaf.leafState()
 	segs, split := n.splitGSO(c, leaf, skbs)
+	n.readTCPHeaders(leaf, segs)
 	leaf.batch, leaf.rc = leaf.batch[:0], leaf.rc[:0]
 	for _, s := range segs {
 		s.Holder = leaf.ID

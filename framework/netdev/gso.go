@@ -205,3 +205,26 @@ func keptSegs(segs []*skb.SKB, rc []qdisc.Code) (int, uint32) {
 	}
 	return n, bytes
 }
+
+// readTCPHeaders gives a qdisc that reads TCP headers
+// (qdisc.ReadsTCPHeaders) each batch packet's, as the socket that built
+// it wrote it (skb.HeaderOwner); the zero header for one without.
+// Reading them is the qdisc's work, priced where it reports it.
+func (n *Net) readTCPHeaders(q *Qdisc, batch []*skb.SKB) {
+	q.tcpHdrs = q.tcpHdrs[:0]
+	if q.Flags&qdisc.ReadsTCPHeaders == 0 {
+		return
+	}
+	some := false
+	for _, s := range batch {
+		var h skb.TCPHeader
+		if o, ok := n.Pool.Owner(s).(skb.HeaderOwner); ok && s.Keys.Proto == 6 {
+			h, _ = o.TCPHeader(s)
+		}
+		some = some || h.Flags != 0
+		q.tcpHdrs = append(q.tcpHdrs, h)
+	}
+	if !some {
+		q.tcpHdrs = q.tcpHdrs[:0]
+	}
+}

@@ -118,6 +118,9 @@ type Qdisc struct {
 	// segIdx is, for a qdisc with SplitGSO, each packet's place among
 	// its GSO skb's segments in the batch splitGSO made (qctx.GSOSeg).
 	segIdx []uint16
+	// tcpHdrs is, for a qdisc with ReadsTCPHeaders, each batch packet's
+	// TCP header (qctx.TCPHeaders), empty when none has one.
+	tcpHdrs []skb.TCPHeader
 	// segmentOver is Info.SegmentOver: GSO skbs past it reach the qdisc
 	// as segments (tbf_segment).
 	segmentOver uint32
@@ -297,6 +300,10 @@ func (q *Qdisc) takeBack(n *Net, h skb.Handle, what string) *skb.SKB {
 // GSOSegs implements qdisc.SegCtx for the batch the current Enqueue
 // call was handed (splitGSO's places, empty when it split nothing).
 func (x *qctx) GSOSegs() []uint16 { return x.q.segIdx }
+
+// TCPHeaders implements qdisc.TCPCtx for the batch the current Enqueue
+// call was handed (readTCPHeaders').
+func (x *qctx) TCPHeaders() []skb.TCPHeader { return x.q.tcpHdrs }
 
 func (x *qctx) Drop(h skb.Handle, reason skb.DropReason) {
 	x.checkReason(reason)
@@ -531,6 +538,7 @@ func (n *Net) qdiscEnqueue(c *sim.CPU, q *Qdisc, skbs []*skb.SKB, toFree *skb.Li
 	n.enqueueLines(c, q)
 	n.writeStatsLine(c, q)
 	skbs, split := n.splitGSO(c, q, skbs)
+	n.readTCPHeaders(q, skbs)
 	if n.Hooks.EnqueueBatch != nil {
 		n.Hooks.EnqueueBatch(c, q, skbs)
 	}

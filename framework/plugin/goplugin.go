@@ -55,8 +55,10 @@ var Handshake = goplugin.HandshakeConfig{
 // the skb once). 13: a filters call carries the tc command's time (a
 // new cls_flow filter's perturbation timer starts then). 14: the
 // watchdog op carries a slack (qdisc.Ctx.WatchdogRange, fq's
-// qdisc_watchdog_schedule_range_ns).
-const FrameProtocol = 14
+// qdisc_watchdog_schedule_range_ns). 15: an enqueue call carries its
+// packets' TCP headers for a qdisc that reads them (qdisc.TCPCtx:
+// cake's ACK filter).
+const FrameProtocol = 15
 
 // IsPluginProcess reports whether this process was started by a host as
 // a plugin.

@@ -453,6 +453,7 @@ func (q *Qdisc) Enqueue(ctx qdisc.Ctx, batch []skb.Packet, rc []qdisc.Code) {
 	h.enc.I64(int64(ctx.Now()))
 	h.enc.Packets(batch)
 	h.enc.Segs(qdisc.SegPlaces(ctx))
+	h.enc.TCPHeaders(qdisc.TCPHeaders(ctx))
 	for i := range batch {
 		q.hold.in(batch[i].Handle)
 	}

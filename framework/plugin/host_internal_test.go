@@ -339,8 +339,9 @@ func TestQdiscEnqueue(t *testing.T) {
 		call != 0 || inst != 1 || m != wire.MQEnqueue || now != 1000 {
 		t.Fatalf("call frame %d %d %d %v %d", typ, call, inst, m, now)
 	}
-	if got, segs := d.Packets(nil), d.Segs(nil); d.End() != nil || !reflect.DeepEqual(got, batch) || len(segs) != 0 {
-		t.Fatalf("call frame packets %+v, segment places %v (%v)", got, segs, d.Err)
+	if got, segs, hdrs := d.Packets(nil), d.Segs(nil), d.TCPHeaders(nil); d.End() != nil || !reflect.DeepEqual(got, batch) ||
+		len(segs) != 0 || len(hdrs) != 0 {
+		t.Fatalf("call frame packets %+v, segment places %v, TCP headers %v (%v)", got, segs, hdrs, d.Err)
 	}
 	// The next call has the next id.
 	rc = rc[:1]

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/txlab/txlab/framework/path"
 	"github.com/txlab/txlab/framework/plugin"
 	"github.com/txlab/txlab/framework/plugin/plugintest"
 	"github.com/txlab/txlab/framework/qdisc"
@@ -22,6 +23,7 @@ import (
 	"github.com/txlab/txlab/framework/run"
 	"github.com/txlab/txlab/framework/sim"
 	"github.com/txlab/txlab/framework/skb"
+	"github.com/txlab/txlab/framework/tcp"
 	"github.com/txlab/txlab/framework/workload"
 )
 
@@ -957,5 +959,21 @@ func TestRunEndingInsideAnUpcall(t *testing.T) {
 	}
 	if strings.Contains(log.String(), "open") {
 		t.Errorf("the run handed back its plugin process with a call open:\n%s", log.String())
+	}
+}
+
+// cake's ACK filter reads the TCP headers the host hands it with each
+// enqueue: out of process they cross the boundary, and the run is the
+// same byte for byte, with ACKs filtered.
+func TestIsolateCakeAckFilter(t *testing.T) {
+	s := small("cake bandwidth 1mbit ack-filter", "ice")
+	s.Queues = 1
+	s.RateBps = 100e6
+	s.Workload = workload.Spec{Kind: workload.TCPStream, Down: 2, CC: tcp.CCCubic, Start: 100 * sim.Millisecond,
+		Path: path.Config{RTT: 10 * sim.Millisecond, RateBps: 100e6, Limit: path.DefaultLimit}}
+	s.Duration, s.Warmup = 600*sim.Millisecond, 300*sim.Millisecond
+	out := sameInAndOut(t, s)
+	if !bytes.Contains(out, []byte(`"CAKE_ACK_FILTER"`)) {
+		t.Fatalf("no ACK filtered:\n%s", out)
 	}
 }

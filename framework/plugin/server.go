@@ -78,6 +78,7 @@ type callState struct {
 	enc  wire.Enc
 	pkts []skb.Packet
 	segs []uint16
+	tcp  []skb.TCPHeader
 	rc   []qdisc.Code
 	xoff wire.XoffBits
 }
@@ -321,6 +322,11 @@ func (s *server) qdiscCall(st *callState, call uint32, q *qdiscInst, m wire.Meth
 			return wire.StatusError, fmt.Sprintf("%d segment places for a batch of %d", n, len(st.pkts))
 		}
 		q.ctx.SetSegs(st.segs)
+		st.tcp = d.TCPHeaders(st.tcp)
+		if n := len(st.tcp); n != 0 && n != len(st.pkts) {
+			return wire.StatusError, fmt.Sprintf("%d TCP headers for a batch of %d", n, len(st.pkts))
+		}
+		q.ctx.SetTCPHeaders(st.tcp)
 		if err := d.End(); err != nil {
 			return wire.StatusError, err.Error()
 		}
@@ -330,6 +336,7 @@ func (s *server) qdiscCall(st *callState, call uint32, q *qdiscInst, m wire.Meth
 		}
 		q.q.Enqueue(q.ctx, st.pkts, st.rc)
 		q.ctx.SetSegs(nil)
+		q.ctx.SetTCPHeaders(nil)
 		e.Ops(q.ctx.Posted())
 		e.U32(uint32(len(st.rc)))
 		for _, c := range st.rc {

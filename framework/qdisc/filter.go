@@ -92,3 +92,37 @@ func GSOSkbLen(ctx Ctx, i int) int {
 	}
 	return n
 }
+
+// TCPCtx is the context of a qdisc that declared ReadsTCPHeaders: the
+// TCP header of each packet of the current Enqueue call, as the
+// qdisc's skb_header_pointer would read it from the skb (cake's ACK
+// filter, cake_get_tcphdr). The host reads it from the socket that
+// built the packet, so it is there in process and out alike.
+type TCPCtx interface {
+	// TCPHeaders is, for each packet of the current Enqueue call's
+	// batch, its TCP header; a packet that has none (not TCP, or built
+	// by no model socket) has the zero header, with no flags. nil when
+	// no packet of the batch has one. The qdisc must not keep the
+	// slice or change it; it may copy headers.
+	TCPHeaders() []skb.TCPHeader
+}
+
+// TCPHeaders is ctx's TCPHeaders, nil for a context that does not say.
+func TCPHeaders(ctx Ctx) []skb.TCPHeader {
+	if tc, ok := ctx.(TCPCtx); ok {
+		return tc.TCPHeaders()
+	}
+	return nil
+}
+
+// TCPHeaderOf is the TCP header of the current Enqueue call's i-th
+// packet: ok is false for a packet without one, and in a context that
+// gives none (a qdisc without ReadsTCPHeaders, a path's router, a
+// test's context without headers).
+func TCPHeaderOf(ctx Ctx, i int) (skb.TCPHeader, bool) {
+	hs := TCPHeaders(ctx)
+	if i >= len(hs) || hs[i].Flags == 0 {
+		return skb.TCPHeader{}, false
+	}
+	return hs[i], true
+}

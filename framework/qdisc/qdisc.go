@@ -132,6 +132,14 @@ const (
 	// without it (and not Classful) refuses filters as the kernel does
 	// one without class ops: "Qdisc not classful".
 	HasBlock Flags = 1 << 24
+
+	// ReadsTCPHeaders is the model's too: the qdisc reads its packets'
+	// TCP headers (cake's ACK filter: cake_get_tcphdr and the options),
+	// which a Packet does not carry; the host hands each Enqueue call's
+	// headers in its context (TCPCtx, TCPHeaderOf). Declare it only
+	// while the qdisc needs them: every enqueue pays for them out of
+	// process.
+	ReadsTCPHeaders Flags = 1 << 23
 )
 
 // Work is a unit of CPU work a qdisc reports in kernel terms; the host

@@ -72,3 +72,22 @@ func (r *Ring[T]) Front() *T { return &r.buf[r.head] }
 
 // Back points at the newest value; the ring must not be empty.
 func (r *Ring[T]) Back() *T { return &r.buf[(r.head+r.n-1)%len(r.buf)] }
+
+// At points at the i-th oldest value (0 is the head); i must be below
+// Len.
+func (r *Ring[T]) At(i int) *T { return &r.buf[(r.head+i)%len(r.buf)] }
+
+// Remove takes out the i-th oldest value, keeping the others' order (a
+// list_head unlink amid the queue); i must be below Len. The values
+// before it move up one place, so removing near the head is cheap.
+func (r *Ring[T]) Remove(i int) T {
+	v := *r.At(i)
+	for k := i; k > 0; k-- {
+		*r.At(k) = *r.At(k - 1)
+	}
+	var zero T
+	*r.At(0) = zero
+	r.head = (r.head + 1) % len(r.buf)
+	r.n--
+	return v
+}

@@ -184,5 +184,6 @@ func TSClock(t sim.Time) uint32 { return uint32(t / sim.Millisecond) }
 func (a *Ack) Blocks() []Range { return a.SACK[:a.NSACK] }
 
 // MaxSACKBlocks is the most SACK blocks an ACK with timestamps carries
-// (TCP_NUM_SACKS is 4; the timestamps option leaves room for 3).
-const MaxSACKBlocks = 3
+// (TCP_NUM_SACKS is 4; the timestamps option leaves room for 3): the
+// header's (skb.MaxSACKBlocks).
+const MaxSACKBlocks = skb.MaxSACKBlocks

@@ -170,6 +170,16 @@ func (ds *downSock) Release(_ *sim.CPU, s *skb.SKB) {
 	delete(ds.acks, s.Handle)
 }
 
+// TCPHeader implements skb.HeaderOwner: the pure ACK's header, its
+// cumulative ACK, echoed timestamp and SACK blocks.
+func (ds *downSock) TCPHeader(s *skb.SKB) (skb.TCPHeader, bool) {
+	a, ok := ds.acks[s.Handle]
+	if !ok {
+		return skb.TCPHeader{}, false
+	}
+	return tcpHeader(s, a.TSecr, a.Blocks()), true
+}
+
 // Transmitted implements netdev.TxOwner: the ACK goes up the path.
 func (ds *downSock) Transmitted(c *sim.CPU, s *skb.SKB) {
 	f := ds.f

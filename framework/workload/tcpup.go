@@ -491,6 +491,10 @@ func (hs *hostSock) StillInHostQueue(tp *tcp.Sock, seq int64) bool {
 // clones __tcp_transmit_skb sends of tcp_stream_alloc_skb's fclones.
 func (hs *hostSock) FClones() bool { return true }
 
+// TCPHeader implements skb.HeaderOwner: a data segment's header (the
+// model keeps no peer timestamp for TSecr to echo: 0).
+func (hs *hostSock) TCPHeader(s *skb.SKB) (skb.TCPHeader, bool) { return tcpHeader(s, 0, nil), true }
+
 // Release is tcp_wfree, the destructor: sk_wmem_alloc drops by the
 // truesize; a socket TSQ throttled is queued for the TSQ tasklet on this
 // CPU (unless this runs in ksoftirqd with more still in flight: the

@@ -183,6 +183,12 @@ type Cake struct {
 	flowMode  int
 	ackFilter int
 	atmMode   int
+	// acks are the TCP headers of the queued packets the ACK filter
+	// could take out (pure ACKs, read at enqueue while it is on: the
+	// filter reads the queued skbs' headers, which do not change in the
+	// queue), by handle. Kept aside so that a queued packet costs no
+	// more for them (TestPktSize).
+	acks map[skb.Handle]skb.TCPHeader
 
 	rateShft           uint16
 	timeNextPacket     sim.Time
@@ -311,8 +317,9 @@ func (q *Cake) Init(ctx qdisc.Ctx, s qdisc.Setup, args []string) (qdisc.Info, er
 }
 
 // info is what cake tells the host: TCQ_F_DEQUEUE_DROPS, its filter
-// block, sch->limit, and, with split-gso, that GSO skbs come segmented
-// (cake_enqueue's skb_gso_segment).
+// block, sch->limit, with split-gso that GSO skbs come segmented
+// (cake_enqueue's skb_gso_segment), with an ACK filter that it reads
+// TCP headers, and the reason of the ACKs the filter takes out.
 func (q *Cake) info() qdisc.Info {
 	// HasBlock: cake_class_ops' tcf_block (q->block, cake_init's
 	// tcf_block_get).
@@ -320,6 +327,10 @@ func (q *Cake) info() qdisc.Info {
 	if q.rateFlags&flagSplitGSO != 0 {
 		i.Flags |= qdisc.SplitGSO
 	}
+	if q.ackFilter != ackNone {
+		i.Flags |= qdisc.ReadsTCPHeaders
+	}
+	i.DropReasons = []skb.DropReason{dropAckFilter}
 	return i
 }
 

@@ -147,6 +147,7 @@ func (q *Cake) drop(ctx qdisc.Ctx) (tin, idx int) {
 		return tin, idx
 	}
 	p := flow.q.PopHead()
+	q.forgetAck(p.Handle)
 	if cobaltQueueFull(&flow.cvars, &b.cparams, now, !q.noBlue) {
 		b.unresponsiveFlowCount++
 	}
@@ -173,7 +174,7 @@ func (q *Cake) Enqueue(ctx qdisc.Ctx, batch []skb.Packet, rc []qdisc.Code) {
 	q.now = ctx.Now()
 	for i := 0; i < len(batch); {
 		n := qdisc.GSOSkbLen(ctx, i)
-		code := q.enqueue(ctx, batch[i:i+n])
+		code := q.enqueue(ctx, batch[i:i+n], i)
 		for j := i; j < i+n; j++ {
 			rc[j] = code
 		}
@@ -185,8 +186,9 @@ func (q *Cake) Enqueue(ctx qdisc.Ctx, batch []skb.Packet, rc []qdisc.Code) {
 // split-gso the segments skb_gso_segment made of it. Cake classifies
 // the skb before it segments it, so the segments share one
 // classification, one flow and one check of the buffer, after the last
-// (as do the stale-shaper check, the heap and the flow chain).
-func (q *Cake) enqueue(ctx qdisc.Ctx, segs []skb.Packet) qdisc.Code {
+// (as do the stale-shaper check, the heap and the flow chain). at is
+// the skb's place in the call's batch.
+func (q *Cake) enqueue(ctx qdisc.Ctx, segs []skb.Packet, at int) qdisc.Code {
 	ctx.Work(qdisc.WorkEnqueue, len(segs))
 	ctx.Work(qdisc.WorkTstamp, 1)
 	now := ctx.Now()
@@ -245,6 +247,15 @@ func (q *Cake) enqueue(ctx qdisc.Ctx, segs []skb.Packet) qdisc.Code {
 	b.backlogs[idx] += length
 	b.tinBacklog += length
 	q.backlog += int64(length)
+	if q.ackFilter != ackNone && len(segs) == 1 {
+		// Not split: cake_ack_filter on the flow it joined.
+		if th, ok := qdisc.TCPHeaderOf(ctx, at); ok {
+			if i, ok := q.findRedundantAck(ctx, flow, &th); ok {
+				q.filterAck(ctx, b, flow, idx, i, now)
+			}
+			q.keepAck(p.Handle, &th)
+		}
+	}
 	if q.overflowTimeout != 0 {
 		q.heapifyUp(ctx, int(b.overflowIdx[idx]))
 	}
@@ -296,6 +307,7 @@ func (q *Cake) dequeueOne() (pkt, bool) {
 		return pkt{}, false
 	}
 	p := flow.q.PopHead()
+	q.forgetAck(p.Handle)
 	b.backlogs[q.curFlow] -= p.Len
 	b.tinBacklog -= p.Len
 	q.backlog -= int64(p.Len)

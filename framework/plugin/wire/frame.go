@@ -54,7 +54,7 @@ const (
 	MNewQdisc  Method = iota + 1 // str kind -> u32 instance, u8 classful
 	MNewDriver                   // str name -> u32 instance, u8 has ndo_select_queue
 	MQInit                       // i64 now, pb QdiscSetup -> ops, pb QdiscInfo
-	MQEnqueue                    // i64 now, packets -> ops, u32 n, n x u8 rc
+	MQEnqueue                    // i64 now, packets, segs, tcp headers -> ops, u32 n, n x u8 rc
 	MQDequeue                    // i64 now, u32 max, i64 bytes, u8 same_queue -> ops, u32 n, n x (u64 handle, u8 ecn, u8 dscp, u32 priority, u32 mark)
 	MQPeek                       // i64 now -> ops, u8 ok, packet (qdisc_peek_dequeued without a Peek)
 	MQReset                      // i64 now -> ops (refused if it holds packets and has no Reset)
@@ -355,6 +355,61 @@ func (d *Dec) Segs(out []uint16) []uint16 {
 	n := d.count(2, "segment place")
 	for range n {
 		out = append(out, d.U16())
+	}
+	return out
+}
+
+// TCPHeaderSize is the encoded size of a TCP header (Enc.TCPHeaders):
+// seq, ack_seq, the payload's length, TSval, TSecr, three SACK blocks,
+// the block count, the flags and a byte of option bits.
+const TCPHeaderSize = 47
+
+// TCP header option bits.
+const (
+	tcpOptTS    = 1 << 0 // skb.TCPHeader.TS
+	tcpOptOther = 1 << 1 // skb.TCPHeader.Other
+)
+
+// TCPHeaders appends an enqueue's TCP headers (qdisc.TCPCtx): a u32
+// count (0, or the batch's length) and that many headers.
+func (e *Enc) TCPHeaders(hs []skb.TCPHeader) {
+	e.U32(uint32(len(hs)))
+	for i := range hs {
+		h := &hs[i]
+		e.U32(h.Seq)
+		e.U32(h.AckSeq)
+		e.U32(h.DataLen)
+		e.U32(h.TSval)
+		e.U32(h.TSecr)
+		for _, b := range h.SACK {
+			e.U32(b.Start)
+			e.U32(b.End)
+		}
+		e.U8(h.NSACK)
+		e.U8(h.Flags)
+		e.U8(b2u(h.TS)*tcpOptTS | b2u(h.Other)*tcpOptOther)
+	}
+}
+
+// TCPHeaders reads what Enc.TCPHeaders wrote, into out[:0]. A header
+// with more SACK blocks than fit, or option bits it does not know, is
+// malformed.
+func (d *Dec) TCPHeaders(out []skb.TCPHeader) []skb.TCPHeader {
+	out = out[:0]
+	n := d.count(TCPHeaderSize, "TCP header")
+	for range n {
+		var h skb.TCPHeader
+		h.Seq, h.AckSeq, h.DataLen, h.TSval, h.TSecr = d.U32(), d.U32(), d.U32(), d.U32(), d.U32()
+		for i := range h.SACK {
+			h.SACK[i] = skb.SACKBlock{Start: d.U32(), End: d.U32()}
+		}
+		h.NSACK, h.Flags = d.U8(), d.U8()
+		opts := d.U8()
+		h.TS, h.Other = opts&tcpOptTS != 0, opts&tcpOptOther != 0
+		if d.Err == nil && (h.NSACK > skb.MaxSACKBlocks || opts&^(tcpOptTS|tcpOptOther) != 0) {
+			d.fail("TCP header")
+		}
+		out = append(out, h)
 	}
 	return out
 }

@@ -67,8 +67,10 @@ func (l *LocalQdisc) end(h QdiscHost) {
 func (l *LocalQdisc) Enqueue(c qdisc.Ctx, batch []skb.Packet, rc []qdisc.Code) {
 	h := l.begin(c)
 	l.ctx.SetSegs(qdisc.SegPlaces(c))
+	l.ctx.SetTCPHeaders(qdisc.TCPHeaders(c))
 	l.Q.Enqueue(l.ctx, batch, rc)
 	l.ctx.SetSegs(nil)
+	l.ctx.SetTCPHeaders(nil)
 	l.end(h)
 }
 

@@ -244,6 +244,8 @@ type QdiscCtx struct {
 
 	// segs is the current Enqueue call's segment places (qdisc.SegCtx).
 	segs []uint16
+	// tcp is the current Enqueue call's TCP headers (qdisc.TCPCtx).
+	tcp []skb.TCPHeader
 }
 
 // NewQdiscCtx makes the context for a qdisc whose stream has seed and
@@ -267,6 +269,13 @@ func (x *QdiscCtx) SetSegs(segs []uint16) { x.segs = segs }
 
 // GSOSegs implements qdisc.SegCtx.
 func (x *QdiscCtx) GSOSegs() []uint16 { return x.segs }
+
+// SetTCPHeaders gives the next Enqueue call's TCP headers
+// (Dec.TCPHeaders).
+func (x *QdiscCtx) SetTCPHeaders(hs []skb.TCPHeader) { x.tcp = hs }
+
+// TCPHeaders implements qdisc.TCPCtx.
+func (x *QdiscCtx) TCPHeaders() []skb.TCPHeader { return x.tcp }
 
 func (x *QdiscCtx) Work(kind qdisc.Work, n int) {
 	if kind >= qdisc.NumWork {

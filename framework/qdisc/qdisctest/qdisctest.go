@@ -53,6 +53,10 @@ type Ctx struct {
 	// (qdisc.SegCtx), as the host gives a qdisc with SplitGSO; none
 	// unless a test sets them.
 	Segs []uint16
+	// TCP are the TCP headers of the next Enqueue's batch
+	// (qdisc.TCPCtx), as the host gives a qdisc with ReadsTCPHeaders;
+	// none unless a test sets them.
+	TCP []skb.TCPHeader
 
 	// A classful qdisc's leaves (class.go), and the packets handed in
 	// (by handle) for its leaves behind the plugin boundary.
@@ -86,6 +90,9 @@ func (c *Ctx) Work(k qdisc.Work, n int) {
 
 // GSOSegs implements qdisc.SegCtx from Segs.
 func (c *Ctx) GSOSegs() []uint16 { return c.Segs }
+
+// TCPHeaders implements qdisc.TCPCtx from TCP.
+func (c *Ctx) TCPHeaders() []skb.TCPHeader { return c.TCP }
 
 func (c *Ctx) Rand() uint32         { return c.Rng.Uint32() }
 func (c *Ctx) Watchdog(at sim.Time) { c.WatchdogRange(at, 0) }
