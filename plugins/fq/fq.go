@@ -47,6 +47,8 @@ var defaultWeights = [fqBands]int{9 << 16, 3 << 16, 1 << 16}
 
 // FQ is struct fq_sched_data.
 type FQ struct {
+	// speedBps is the device's link speed, for a rate in percent.
+	speedBps int64
 	// configuration (fq_init defaults, fq_change options)
 	limit            int // sch->limit, checked per band
 	flowPlimit       int
@@ -129,7 +131,8 @@ func (q *FQ) Init(_ qdisc.Ctx, s qdisc.Setup, args []string) (qdisc.Info, error)
 	}
 	q.internal.hidx = -1
 	q.internal.key = internalKey
-	o, err := parse(args)
+	q.speedBps = s.RateBps
+	o, err := parse(args, q.speedBps)
 	if err == nil {
 		err = validate(o)
 	}
@@ -159,7 +162,7 @@ func (q *FQ) info() qdisc.Info {
 // packets are held. Those are freed by rtnl_kfree_skbs: NOT_SPECIFIED,
 // not qdisc drops.
 func (q *FQ) Change(ctx qdisc.Ctx, args []string) (qdisc.Info, error) {
-	o, err := parse(args)
+	o, err := parse(args, q.speedBps)
 	if err == nil {
 		err = validate(o)
 	}

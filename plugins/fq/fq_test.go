@@ -676,8 +676,9 @@ func TestInitErrors(t *testing.T) {
 		{"buckets 1", "buckets 2^0", qdisc.ErrKernel},
 		{"buckets 300000", "buckets 2^19", qdisc.ErrKernel},
 		{"maxrate fast", `illegal "maxrate": "fast" is not a rate`, qdisc.ErrParse},
-		{"maxrate 100gbit", "32-bit rate", qdisc.ErrParse}, // get_rate: 34.3 Gbit/s at most
-		{"maxrate 10%", "percent rate", qdisc.ErrLacks},
+		{"maxrate 100gbit", "32-bit rate", qdisc.ErrParse},                                 // get_rate: 34.3 Gbit/s at most
+		{"maxrate 10%", "the device has no speed to take a percentage of", qdisc.ErrParse}, // testSetup has none
+		{"low_rate_threshold 10%", `"10%" is not a rate`, qdisc.ErrParse},                  // get_rate only
 		{"maxrate -1Mbit", "negative", qdisc.ErrParse},
 		{"refill_delay 5parsecs", "is not a time", qdisc.ErrParse},
 		{"horizon NaN", "is not a time", qdisc.ErrParse},
@@ -937,5 +938,38 @@ func TestDequeueVisitsCharged(t *testing.T) {
 	}
 	if got := ctx.WorkDone[qdisc.WorkFlowScan] - scans; got != 2 {
 		t.Fatalf("paced flow: %d flows visited, want 2 (the rotation, the throttle into an empty tree)", got)
+	}
+}
+
+// maxrate and defrate in percent are get_percent_rate's: that share of
+// the device's speed, read back as a 32-bit rate.
+func TestPercentRates(t *testing.T) {
+	setup := testSetup
+	setup.RateBps = 10e9
+	for _, c := range []struct{ args, dump, err string }{
+		{"maxrate 10%", "maxrate 1Gbit", ""},
+		{"maxrate 2.5%", "maxrate 250Mbit", ""},
+		{"maxrate 150%", "", "should be between [0,100]%"},
+		{"maxrate x%", "", "could not be read or is malformed"},
+	} {
+		q := &FQ{}
+		_, err := q.Init(qdisctest.NewCtx(1), setup, strings.Fields(c.args))
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) || !errors.Is(err, qdisc.ErrParse) {
+				t.Errorf("%s: error %v, want %q", c.args, err, c.err)
+			}
+			continue
+		}
+		if err != nil || !strings.Contains(q.Dump(), c.dump) {
+			t.Errorf("%s: %v, dump %q, want %q in it", c.args, err, q.Dump(), c.dump)
+		}
+		// A change reads the same speed.
+		if _, err := q.Change(qdisctest.NewCtx(1), []string{"maxrate", "20%"}); err != nil || !strings.Contains(q.Dump(), "maxrate 2Gbit") {
+			t.Errorf("change to maxrate 20%%: %v, dump %q", err, q.Dump())
+		}
+	}
+	setup.RateBps = 400e9 // 100% is 50 GB/s: past get_rate's 32 bits
+	if _, err := (&FQ{}).Init(qdisctest.NewCtx(1), setup, []string{"maxrate", "100%"}); err == nil || !strings.Contains(err.Error(), "32-bit rate") {
+		t.Errorf("maxrate 100%% of 400 Gbit/s: error %v", err)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/txlab/txlab/framework/qdisc"
 	"github.com/txlab/txlab/framework/sim"
 	"github.com/txlab/txlab/framework/units"
+	"github.com/txlab/txlab/plugins/internal/psched"
 )
 
 // knownOptions are the tc-fq words (tc/q_fq.c fq_parse_opt).
@@ -32,7 +33,7 @@ type qopt struct {
 
 // parse is fq_parse_opt: tc's words to attributes, with tc's own
 // refusals (a 32-bit rate, 3 bands, weights of at least FQ_MIN_WEIGHT).
-func parse(args []string) (qopt, error) {
+func parse(args []string, speedBps int64) (qopt, error) {
 	var o qopt
 	a := qdisc.NewArgs("fq", args)
 	counts := map[string]*qdisc.Attr[uint32]{"limit": &o.plimit, "flow_limit": &o.flowPlimit, "quantum": &o.quantum,
@@ -50,7 +51,7 @@ func parse(args []string) (qopt, error) {
 		case times[k] != nil:
 			err = put(times[k], a.Time, k)
 		case rates[k] != nil:
-			err = parseRate(a, k, rates[k])
+			err = parseRate(a, k, rates[k], speedBps)
 		case flags[k] != nil:
 			flags[k]()
 		case k == "buckets":
@@ -78,16 +79,18 @@ func put(at *qdisc.Attr[uint32], get func(string) (uint32, error), key string) e
 }
 
 // parseRate is get_rate, or get_percent_rate for maxrate and defrate
-// with a '%', which needs the device's speed.
-func parseRate(a *qdisc.Args, key string, at *qdisc.Attr[uint32]) error {
+// with a '%': that share of the device's speed (speedBps, what tc reads
+// from /sys/class/net/DEV/speed).
+func parseRate(a *qdisc.Args, key string, at *qdisc.Attr[uint32], speedBps int64) error {
 	v, err := a.Value(key)
 	if err != nil {
 		return err
 	}
+	get := units.GetRate
 	if strings.Contains(v, "%") && key != "low_rate_threshold" {
-		return qdisc.Lacksf("fq", "%s %q: a percent rate needs the device's link speed, which the model does not give tc; give a rate (e.g. 1gbit)", key, v)
+		get = func(v string) (uint32, error) { return psched.PercentRate(v, speedBps) }
 	}
-	r, err := units.GetRate(v)
+	r, err := get(v)
 	if err != nil {
 		return qdisc.Parsef("fq", "illegal %q: %v", key, err)
 	}

@@ -79,6 +79,17 @@ func TestDefaultsAndDump(t *testing.T) {
 	if got := q.Dump(); got != want {
 		t.Errorf("dump\n got %q\nwant %q", got, want)
 	}
+	// The selector goes with the threshold; tc prints it as "%#x/%#x".
+	for _, c := range []struct{ args, want string }{
+		{"ce_threshold 1ms ce_threshold_selector 0x1/0x3", "ce_threshold 999us ce_threshold_selector 0x1/0x3 interval"},
+		{"ce_threshold 1ms ce_threshold_selector 0/252", "ce_threshold 999us ce_threshold_selector 0/0xfc interval"},
+		{"ce_threshold 1ms ce_threshold_selector 0/0", "ce_threshold 999us interval"},
+		{"ce_threshold_selector 0x1/0x3", "target 5ms interval"},
+	} {
+		if got := newQ(t, strings.Fields(c.args)...).Dump(); !strings.Contains(got, c.want) {
+			t.Errorf("%s: dump %q, want %q in it", c.args, got, c.want)
+		}
+	}
 	keys := []string{}
 	for _, kv := range q.Stats().XStats {
 		keys = append(keys, kv.Key)
@@ -106,7 +117,12 @@ func TestOptionErrors(t *testing.T) {
 		{[]string{"memory_limit", "8Gb"}, `illegal "memory_limit": "8Gb" is out of range`, qdisc.ErrParse},
 		{[]string{"drop_batch", "-1"}, `illegal "drop_batch": "-1" is out of range`, qdisc.ErrParse},
 		{[]string{"ce_threshold"}, `option "ce_threshold" needs a value`, qdisc.ErrParse},
-		{[]string{"ce_threshold_selector", "0x1/0x3"}, "ce_threshold_selector is not modelled", qdisc.ErrLacks},
+		{[]string{"ce_threshold_selector", "0x1"}, `Missing mask for "ce_threshold_selector"`, qdisc.ErrParse},
+		{[]string{"ce_threshold_selector", "0x1/0x100"}, `Illegal mask for "ce_threshold_selector"`, qdisc.ErrParse},
+		{[]string{"ce_threshold_selector", "0x1/"}, `Illegal mask for "ce_threshold_selector"`, qdisc.ErrParse},
+		{[]string{"ce_threshold_selector", "one/3"}, `Illegal "ce_threshold_selector"`, qdisc.ErrParse},
+		{[]string{"ce_threshold_selector", "-1/3"}, `Illegal "ce_threshold_selector"`, qdisc.ErrParse},
+		{[]string{"ce_threshold_selector"}, `option "ce_threshold_selector" needs a value`, qdisc.ErrParse},
 	}
 	for _, c := range cases {
 		_, err := (&FQCodel{}).Init(qdisctest.NewCtx(1), setup, c.args)
@@ -478,6 +494,7 @@ func TestPriorityClassifies(t *testing.T) {
 
 func FuzzOptions(f *testing.F) {
 	f.Add("limit 100 flows 16 target 5ms interval 100ms quantum 300 memory_limit 32Mb ecn ce_threshold 1ms drop_batch 8")
+	f.Add("ce_threshold 1ms ce_threshold_selector 0x1/0x3")
 	f.Add("noecn target")
 	f.Add("flows 0 limit 0 quantum 1")
 	f.Fuzz(func(t *testing.T, args string) {
@@ -680,6 +697,47 @@ func TestFilters(t *testing.T) {
 		}
 		if err := ctx.CheckDrops(q.Stats(), q.qlen, len(tt.pkts), tt.dropped, skb.DropQdiscDrop); err != nil {
 			t.Errorf("%s: %v", tt.name, err)
+		}
+	}
+}
+
+// ce_threshold_selector VALUE/MASK limits ce_threshold's marks to the
+// packets whose DS field matches (codel_dequeue: (dsfield & mask) ==
+// selector): with 0x1/0x3 (L4S's ECT(1)) a standing queue above the
+// threshold marks the ECT(1) flow's packets and leaves the ECT(0) flow's
+// to CoDel, which here (a target of 1 s) never acts.
+func TestCEThresholdSelector(t *testing.T) {
+	for _, c := range []struct {
+		args       string
+		ce0, ce1   bool // ECT(0) and ECT(1) packets marked
+		wantCEMark bool
+	}{
+		{"ce_threshold 1ms target 1s", true, true, true},
+		{"ce_threshold 1ms target 1s ce_threshold_selector 0x1/0x3", false, true, true},
+		{"ce_threshold 1ms target 1s ce_threshold_selector 0x2/0x3", true, false, true},
+		{"ce_threshold 1ms target 1s ce_threshold_selector 0xb8/0xfc", false, false, false}, // DSCP EF only
+	} {
+		q := newQ(t, strings.Fields(c.args)...)
+		ctx := qdisctest.NewCtx(1)
+		var g pktGen
+		for i := range 40 {
+			p := g.pkt(uint32(1+i%2), 1024, 1000)
+			p.ECN = uint8(2 - i%2) // ECT(0) on flow 1, ECT(1) on flow 2
+			enqueue(q, ctx, p)
+		}
+		marked := map[uint32]int{}
+		for ms := 1; ms <= 40; ms++ {
+			ctx.T = sim.Time(ms) * sim.Millisecond
+			for _, p := range q.Dequeue(ctx, qdisc.DequeueReq{Max: 1, Bytes: 1 << 20}, nil) {
+				if p.ECN == 3 {
+					marked[p.Hash]++
+				}
+			}
+		}
+		got0, got1 := marked[hashFor(1, 1024)] > 0, marked[hashFor(2, 1024)] > 0
+		if got0 != c.ce0 || got1 != c.ce1 || (qdisctest.XStat(q, "ce_mark") > 0) != c.wantCEMark || len(ctx.Dropped) != 0 {
+			t.Errorf("%s: ECT(0) marked %v, ECT(1) %v (ce_mark %d, %d dropped); want %v, %v", c.args, got0, got1,
+				qdisctest.XStat(q, "ce_mark"), len(ctx.Dropped), c.ce0, c.ce1)
 		}
 	}
 }

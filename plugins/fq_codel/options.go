@@ -21,6 +21,10 @@ type qopt struct {
 	limit, flows, quantum, dropBatch, target, interval qdisc.Attr[uint32]
 	ceThreshold, memoryLimit                           qdisc.Attr[uint32]
 	ecn                                                qdisc.Attr[bool]
+	// ceSelector and ceMask are TCA_FQ_CODEL_CE_THRESHOLD_SELECTOR and
+	// _MASK: tc sends both when ce_threshold_selector VALUE/MASK was
+	// given.
+	ceSelector, ceMask qdisc.Attr[uint8]
 }
 
 // parse is fq_codel_parse_opt: tc's words to attributes.
@@ -45,7 +49,7 @@ func parse(args []string) (qopt, error) {
 		case k == "ecn" || k == "noecn":
 			o.ecn.Put(k == "ecn")
 		case k == "ce_threshold_selector":
-			err = qdisc.Lacksf("fq_codel", "ce_threshold_selector is not modelled (CoDel's CE marking takes no DS field selector here)")
+			err = parseSelector(a, &o)
 		default:
 			err = a.Unknown(k, knownOptions...)
 		}
@@ -60,6 +64,40 @@ func parse(args []string) (qopt, error) {
 		at.Set = at.Set && at.V != math.MaxUint32
 	}
 	return o, nil
+}
+
+// parseSelector reads ce_threshold_selector's VALUE/MASK as
+// fq_codel_parse_opt does: the mask after the slash first, each a u8
+// in strtoul's bases (get_u8).
+func parseSelector(a *qdisc.Args, o *qopt) error {
+	w, err := a.Value("ce_threshold_selector")
+	if err != nil {
+		return err
+	}
+	value, mask, ok := strings.Cut(w, "/")
+	if !ok {
+		return qdisc.Parsef("fq_codel", "Missing mask for \"ce_threshold_selector\"")
+	}
+	m, err := getU8(mask)
+	if err != nil {
+		return qdisc.Parsef("fq_codel", "Illegal mask for \"ce_threshold_selector\"")
+	}
+	v, err := getU8(value)
+	if err != nil {
+		return qdisc.Parsef("fq_codel", "Illegal \"ce_threshold_selector\"")
+	}
+	o.ceMask.Put(m)
+	o.ceSelector.Put(v)
+	return nil
+}
+
+// getU8 is tc's get_u8(val, arg, 0).
+func getU8(w string) (uint8, error) {
+	v, err := units.GetUnsigned(w, 0)
+	if err != nil || v > math.MaxUint8 {
+		return 0, fmt.Errorf("%q is not a u8", w)
+	}
+	return uint8(v), nil
 }
 
 // validate is fq_codel_change's checks before it takes the tree lock: a
@@ -92,6 +130,12 @@ func (q *FQCodel) apply(o qopt) {
 	if o.ceThreshold.Set {
 		q.cparams.CEThreshold = codel.US2Time(uint64(o.ceThreshold.V))
 	}
+	if o.ceSelector.Set {
+		q.cparams.CEThresholdSelector = o.ceSelector.V
+	}
+	if o.ceMask.Set {
+		q.cparams.CEThresholdMask = o.ceMask.V
+	}
 	if o.interval.Set {
 		q.cparams.Interval = codel.US2Time(uint64(o.interval.V))
 	}
@@ -120,6 +164,11 @@ func (q *FQCodel) Dump() string {
 		units.SprintTime(codel.ToUs(q.cparams.Target)))
 	if q.cparams.CEThreshold != codel.DisabledThreshold {
 		fmt.Fprintf(&b, " ce_threshold %s", units.SprintTime(codel.ToUs(q.cparams.CEThreshold)))
+		// fq_codel_dump sends the selector and mask with the
+		// threshold; tc prints them when either is not 0, "%#x".
+		if sel, mask := q.cparams.CEThresholdSelector, q.cparams.CEThresholdMask; sel != 0 || mask != 0 {
+			fmt.Fprintf(&b, " ce_threshold_selector %s/%s", cHex(sel), cHex(mask))
+		}
 	}
 	fmt.Fprintf(&b, " interval %s memory_limit %s", units.SprintTime(codel.ToUs(q.cparams.Interval)),
 		units.SprintSize(uint64(q.memoryLimit)))
@@ -130,4 +179,12 @@ func (q *FQCodel) Dump() string {
 		fmt.Fprintf(&b, " drop_batch %d", q.dropBatch)
 	}
 	return b.String()
+}
+
+// cHex is C's "%#x": 0 without a prefix.
+func cHex(v uint8) string {
+	if v == 0 {
+		return "0"
+	}
+	return fmt.Sprintf("%#x", v)
 }

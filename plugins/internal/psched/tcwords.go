@@ -104,22 +104,42 @@ func Scaled(per float64) uint32 { return uint32(math.RoundToEven(per * math.MaxU
 // number); tc prints the bits with %lf and reads them back with
 // get_rate64.
 func PercentRate64(s string, speedBps int64) (uint64, error) {
+	bits, err := percentBits(s, speedBps)
+	if err != nil {
+		return 0, err
+	}
+	return units.GetRate64(bits)
+}
+
+// PercentRate is get_percent_rate: PercentRate64's bits read back with
+// get_rate, a 32-bit rate in bytes/s (fq's maxrate and defrate).
+func PercentRate(s string, speedBps int64) (uint32, error) {
+	bits, err := percentBits(s, speedBps)
+	if err != nil {
+		return 0, err
+	}
+	return units.GetRate(bits)
+}
+
+// percentBits is parse_percent_rate: the bits/s "N%" of the device's
+// speed makes, as tc prints them ("%lf").
+func percentBits(s string, speedBps int64) (string, error) {
 	if speedBps <= 0 {
-		return 0, fmt.Errorf("%q: the device has no speed to take a percentage of", s)
+		return "", fmt.Errorf("%q: the device has no speed to take a percentage of", s)
 	}
 	n := 0
 	for n < len(s) && (s[n] >= '0' && s[n] <= '9' || s[n] == '.' || s[n] == '%') {
 		n++
 	}
 	if n == 0 {
-		return 0, fmt.Errorf("%q: specified rate value could not be read or is malformed", s)
+		return "", fmt.Errorf("%q: specified rate value could not be read or is malformed", s)
 	}
 	perc, err := Percent(s[:n])
 	if err != nil {
-		return 0, fmt.Errorf("%q: invalid rate specified; should be between [0,100]%%", s)
+		return "", fmt.Errorf("%q: invalid rate specified; should be between [0,100]%%", s)
 	}
 	bits := perc * float64(speedBps/1_000_000) * 1000 * 1000
-	return units.GetRate64(strconv.FormatFloat(bits, 'f', 6, 64))
+	return strconv.FormatFloat(bits, 'f', 6, 64), nil
 }
 
 // Linklayer is get_linklayer: ethernet, atm or adsl (atm), by prefix.
