@@ -151,8 +151,9 @@ func sackCompare(a, b *skb.TCPHeader) int {
 // filterAck takes the ACK at place i out of flow (cake_enqueue after
 // cake_ack_filter): counted as the tin's ack_drop and the qdisc's drop,
 // its bytes in the tin's total though it never leaves, its backlog and
-// memory given back, the ingress shaper charged, and freed.
-func (q *Cake) filterAck(ctx qdisc.Ctx, b *cakeTin, flow *cakeFlow, idx uint16, i int, now sim.Time) {
+// memory given back, the ingress shaper charged, and freed. It returns
+// the ACK's length (ack_pkt_len).
+func (q *Cake) filterAck(ctx qdisc.Ctx, b *cakeTin, flow *cakeFlow, idx uint16, i int, now sim.Time) uint32 {
 	p := flow.q.Remove(i)
 	q.forgetAck(p.Handle)
 	b.ackDrops++
@@ -166,6 +167,7 @@ func (q *Cake) filterAck(ctx qdisc.Ctx, b *cakeTin, flow *cakeFlow, idx uint16, 
 		q.advanceShaper(b, &p, now, true)
 	}
 	ctx.Drop(p.Handle, dropAckFilter)
+	return p.Len
 }
 
 // keepAck keeps a just-queued packet's header aside when the filter

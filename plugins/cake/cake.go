@@ -247,11 +247,18 @@ type Cake struct {
 
 	// avgPeakBandwidth is avg_peak_bandwidth, the capacity estimate tc -s
 	// shows: cake_init sets it to the rate its own options gave, and only
-	// autorate-ingress (not modelled) moves it after; a change of
-	// bandwidth leaves it. A cake_mq child is made with no options
-	// (qdisc_create_dflt) and given the shared configuration after
-	// (cake_config_replace), so its estimate is 0.
+	// autorate-ingress moves it after; a change of bandwidth leaves it.
+	// A cake_mq child is made with no options (qdisc_create_dflt) and
+	// given the shared configuration after (cake_config_replace), so its
+	// estimate is 0.
 	avgPeakBandwidth uint64
+	// autorate-ingress's estimate of the arrival rate (cake_enqueue):
+	// last_packet_time, avg_window_begin (both 0 at first, as kzalloc
+	// leaves them), avg_packet_interval, avg_window_bytes. The kernel
+	// reads last_reconfig_time but never writes it, so its 250 ms gate
+	// is always open: the model has no field for it.
+	lastPacketTime, avgWindowBegin    sim.Time
+	avgPacketInterval, avgWindowBytes uint64
 
 	noBlue bool // txlab's lab-noblue: BLUE's p never rises
 }

@@ -68,7 +68,6 @@ func TestOptions(t *testing.T) {
 		{"memlimit -1", `illegal "memlimit"`, qdisc.ErrParse},
 		{"fwmark mark", `illegal "fwmark"`, qdisc.ErrParse},
 		{"lan metro", `duplicate "lan": "metro" is the second value`, qdisc.ErrParse},
-		{"autorate-ingress", "autorate-ingress is not modelled", qdisc.ErrLacks},
 	}
 	for _, c := range bad {
 		_, err := (&Cake{}).Init(qdisctest.NewCtx(1), qdisc.Setup{MTU: 1514}, strings.Fields(c.args))
@@ -76,8 +75,7 @@ func TestOptions(t *testing.T) {
 			t.Errorf("%q: error %v, want %q (%v)", c.args, err, c.want, c.class)
 		}
 	}
-	// A cake_mq child takes no autorate-ingress: the kernel says so
-	// before the model's own limit matters.
+	// A cake_mq child takes no autorate-ingress: the kernel says so.
 	_, err := (&Cake{}).Init(qdisctest.NewCtx(1), qdisc.Setup{MTU: 1514, Group: "g-autorate", GroupSize: 1}, []string{"autorate-ingress"})
 	if !errors.Is(err, qdisc.ErrKernel) || !strings.Contains(err.Error(), "Can't use autorate-ingress with cake_mq") {
 		t.Errorf("cake_mq autorate-ingress: %v", err)

@@ -218,15 +218,11 @@ func parseWord(a *qdisc.Args, o *qopt, k string) error {
 	return a.Unknown(k, knownOptions...)
 }
 
-// validate is cake_config_change's refusals: autorate-ingress on a
-// cake_mq child's shared configuration; and, for the model, the one
-// option it lacks.
+// validate is cake_config_change's refusal: autorate-ingress on a
+// cake_mq child's shared configuration.
 func (q *Cake) validate(o qopt) error {
-	if o.autorate.Set && o.autorate.V != 0 {
-		if q.shared != nil || q.sharedGroup {
-			return qdisc.Refusef("cake_mq", "Can't use autorate-ingress with cake_mq (EOPNOTSUPP)")
-		}
-		return qdisc.Lacksf("cake", "autorate-ingress is not modelled (cake's ingress rate estimate runs on the enqueue path the model leaves out)")
+	if o.autorate.Set && o.autorate.V != 0 && (q.shared != nil || q.sharedGroup) {
+		return qdisc.Refusef("cake_mq", "Can't use autorate-ingress with cake_mq (EOPNOTSUPP)")
 	}
 	return nil
 }
@@ -282,6 +278,7 @@ func (q *Cake) applyRest(o qopt) {
 	if o.target.Set {
 		q.target = uint64(max(o.target.V, 1))
 	}
+	q.setFlag(o.autorate, flagAutorate)
 	q.setFlag(o.ingress, flagIngress)
 	if o.ackFilter.Set {
 		q.ackFilter = int(o.ackFilter.V)
@@ -327,6 +324,9 @@ func (q *Cake) Dump() string {
 	w := []string{"bandwidth", "unlimited"}
 	if r := q.configRate(); r != 0 {
 		w[1] = units.SprintRate(r)
+	}
+	if q.rateFlags&flagAutorate != 0 {
+		w = append(w, "autorate-ingress")
 	}
 	w = append(w, diffservNames[q.tinMode], flowNames[q.flowMode&flowMask])
 	w = append(w, pick(q.flowMode&flowNATFlag != 0, "nat", "nonat"), pick(q.rateFlags&flagWash != 0, "wash", "nowash"))

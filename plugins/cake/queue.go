@@ -247,18 +247,21 @@ func (q *Cake) enqueue(ctx qdisc.Ctx, segs []skb.Packet, at int) qdisc.Code {
 	b.backlogs[idx] += length
 	b.tinBacklog += length
 	q.backlog += int64(length)
+	var ackLen uint32
 	if q.ackFilter != ackNone && len(segs) == 1 {
 		// Not split: cake_ack_filter on the flow it joined.
 		if th, ok := qdisc.TCPHeaderOf(ctx, at); ok {
 			if i, ok := q.findRedundantAck(ctx, flow, &th); ok {
-				q.filterAck(ctx, b, flow, idx, i, now)
+				ackLen = q.filterAck(ctx, b, flow, idx, i, now)
 			}
 			q.keepAck(p.Handle, &th)
 		}
 	}
+	q.avgWindowBytes += uint64(length - ackLen) // u32 arithmetic, as the kernel's len - ack_pkt_len
 	if q.overflowTimeout != 0 {
 		q.heapifyUp(ctx, int(b.overflowIdx[idx]))
 	}
+	q.estimateCapacity(ctx, now)
 	// flowchain
 	switch flow.set {
 	case setNone, setDecaying:
@@ -622,4 +625,45 @@ func (q *Cake) FlowClasses() []qdisc.Class {
 		}
 	}
 	return out
+}
+
+// estimateCapacity is cake_enqueue's incoming bandwidth estimate. With
+// autorate-ingress, a gap between packets longer than their average
+// interval (an EWMA that rises fast and falls slowly, so bursts such as
+// wifi aggregates do not count) closes a window: its bytes over its
+// length update avg_peak_bandwidth (the same kind of EWMA), and the
+// shaper takes 15/16 of it (cake_reconfigure). Without it the window
+// restarts at every packet.
+func (q *Cake) estimateCapacity(ctx qdisc.Ctx, now sim.Time) {
+	if q.rateFlags&flagAutorate == 0 {
+		q.avgWindowBytes = 0
+		q.lastPacketTime = now
+		return
+	}
+	interval := min(uint64(now-q.lastPacketTime), uint64(sim.Second))
+	q.avgPacketInterval = ewma(q.avgPacketInterval, interval)
+	q.lastPacketTime = now
+	if interval <= q.avgPacketInterval {
+		return
+	}
+	window := uint64(now - q.avgWindowBegin)
+	rate := q.avgWindowBytes * uint64(sim.Second) / window
+	q.avgPeakBandwidth = ewma(q.avgPeakBandwidth, rate)
+	q.avgWindowBytes = 0
+	q.avgWindowBegin = now
+	// ktime_after(now, last_reconfig_time + 250 ms): never written,
+	// always past.
+	q.rateBps = q.avgPeakBandwidth * 15 >> 4
+	q.reconfigure(ctx)
+}
+
+// ewma is cake_ewma as both its callers use it: avg moves a quarter of
+// the way to a sample above it (shift 2), 1/256 to one below (shift 8).
+func ewma(avg, sample uint64) uint64 {
+	shift := 8
+	if sample > avg {
+		shift = 2
+	}
+	avg -= avg >> shift
+	return avg + sample>>shift
 }
