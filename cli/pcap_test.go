@@ -171,15 +171,24 @@ txlab.warmup("100ms")
 	}
 	dataLine := regexp.MustCompile(`tos 0x(2a,ECT\(0\)|2b,CE), .*proto TCP \(6\), length (\d+)\) \|10\.0\.0\.1\.(\d+) > 10\.1\.0\.1\.12866: Flags \[[.PEW]+\], cksum 0x[0-9a-f]+ \(correct\), seq (\d+):(\d+), ack 1, win 65535, options \[nop,nop,TS val \d+ ecr 0\], length (\d+)$`)
 	ping := regexp.MustCompile(`tos 0x0, .*proto ICMP \(1\), length 84\) \|10\.0\.0\.1 > 10\.1\.0\.1: ICMP echo request, id 20000, seq (\d+), length 64$`)
-	ackLine := regexp.MustCompile(`tos 0x28, .*proto TCP \(6\), length 52\) \|10\.0\.0\.1\.(\d+) > 10\.1\.0\.1\.12866: Flags \[\.E?\], cksum 0x[0-9a-f]+ \(correct\), ack (\d+), win 65535, options \[nop,nop,TS val \d+ ecr 0\], length 0$`)
+	ackLine := regexp.MustCompile(`tos 0x28, .*proto TCP \(6\), length (\d+)\) \|10\.0\.0\.1\.(\d+) > 10\.1\.0\.1\.12866: Flags \[\.E?\], cksum 0x[0-9a-f]+ \(correct\), ack (\d+), win 65535, options \[nop,nop,TS val (\d+) ecr (\d+)(,nop,nop,sack (\d) (\{\d+:\d+\})+)?\], length 0$`)
 	next := map[string]int{}
 	var pings, segs, inOrder, acks int
 	lastPing, lastAck := -1, 0
 	for i, l := range lines {
 		if f := ackLine.FindStringSubmatch(l); f != nil {
-			ack, _ := strconv.Atoi(f[2])
+			iplen, _ := strconv.Atoi(f[1])
+			ack, _ := strconv.Atoi(f[3])
+			val, _ := strconv.Atoi(f[4])
+			ecr, _ := strconv.Atoi(f[5])
+			blocks, _ := strconv.Atoi(f[7])
 			if ack < lastAck || (ack-1)%1448 != 0 {
 				t.Fatalf("packet %d: ack %d after %d: want rising, on segment boundaries (1 + k x 1448)", i, ack, lastAck)
+			}
+			// It echoes the data's timestamp, sent one path RTT or more
+			// before; SACK blocks lengthen it (tcp.Ack.Len).
+			if ecr == 0 || ecr > val || val-ecr < 10 || iplen != 52+map[bool]int{true: 4 + 8*blocks}[blocks > 0] {
+				t.Fatalf("packet %d: TS val %d ecr %d, IP length %d with %d SACK blocks", i, val, ecr, iplen, blocks)
 			}
 			lastAck = ack
 			acks++

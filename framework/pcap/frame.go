@@ -32,21 +32,27 @@ type Headers struct {
 	// a 32-byte header), as the model's TCP segments have it.
 	TS           bool
 	TSval, TSecr uint32
+	// SACK are a pure ACK's SACK blocks (NOP, NOP, kind 5 and 8 bytes a
+	// block after the timestamps, as tcp_options_write lays them out).
+	SACK  [skb.MaxSACKBlocks]skb.SACKBlock
+	NSACK uint8
 }
 
 // TCPFlags are a TCP header's flags.
 type TCPFlags struct{ SYN, ACK, PSH, FIN, RST, ECE, CWR bool }
 
-// HeadersOf is what an skb's headers carry. A TCP skb of the model's
-// sockets (its header's flags set, Packet.TCPFlags) has its control
-// block's sequence and acknowledgement numbers (TCP_SKB_CB, in
-// segments: tcp.WireSeq makes bytes of them) and the timestamps option
-// (TSval the skb's birth in ms of ktime; TSecr 0: the model keeps no
-// peer timestamps); a GSO skb is one frame with the headers once, as a
-// packet socket sees it before the NIC segments it, so its sequence
-// range is its segments' payload. A TCP packet without flags (none the
-// model sends) shows ACK and PSH, and zero numbers.
-func HeadersOf(s *skb.SKB) Headers {
+// HeadersOf is what an skb's headers carry; o is the socket it is
+// charged to (nil if none). A TCP skb of the model's sockets (its
+// header's flags set, Packet.TCPFlags) has the header its socket wrote
+// (skb.HeaderOwner: sequence and acknowledgement numbers, timestamps,
+// a pure ACK's echoed TSecr and SACK blocks); without such a socket,
+// its control block's numbers (TCP_SKB_CB, in segments: tcp.WireSeq
+// makes bytes of them) and the timestamps option (TSval the skb's birth
+// in ms of ktime, TSecr 0). A GSO skb is one frame with the headers
+// once, as a packet socket sees it before the NIC segments it, so its
+// sequence range is its segments' payload. A TCP packet without flags
+// (none the model sends) shows ACK and PSH, and zero numbers.
+func HeadersOf(s *skb.SKB, o skb.Owner) Headers {
 	p := &s.Packet
 	h := Headers{Keys: p.Keys, DSCP: p.DSCP, ECN: p.ECN, Len: p.Len, ID: uint16(p.Handle), Window: 65535}
 	if p.Keys.Proto == uint8(layers.IPProtocolICMPv4) {
@@ -65,6 +71,12 @@ func HeadersOf(s *skb.SKB) Headers {
 	}
 	h.TS, h.TSval = true, uint32(sim.Ktime(s.Born)/sim.Millisecond)
 	h.Seq, h.Ack = tcp.WireSeq(s.Cb.Seq), tcp.WireSeq(s.Cb.Ack)
+	if ho, ok := o.(skb.HeaderOwner); ok {
+		if th, ok := ho.TCPHeader(s); ok {
+			h.Seq, h.Ack, h.TS, h.TSval, h.TSecr = th.Seq, th.AckSeq, th.TS, th.TSval, th.TSecr
+			h.SACK, h.NSACK = th.SACK, th.NSACK
+		}
+	}
 	f := p.TCPFlags
 	h.Flags = TCPFlags{FIN: f&skb.TCPHdrFIN != 0, SYN: f&skb.TCPHdrSYN != 0, RST: f&skb.TCPHdrRST != 0, PSH: f&skb.TCPHdrPSH != 0,
 		ACK: f&skb.TCPHdrACK != 0, ECE: f&skb.TCPHdrECE != 0, CWR: f&skb.TCPHdrCWR != 0}
@@ -84,6 +96,8 @@ const (
 	icmpLen  = 8 // echo request: type, code, checksum, id, sequence
 	tcpLen   = 20
 	tsOptLen = 12 // NOP, NOP, kind 8 length 10 TSval TSecr
+	// NOP, NOP, kind 5 and its length, then 8 bytes a block
+	sackBaseLen, sackBlockLen = tcp.SACKBaseLen, tcp.SACKBlockLen
 )
 
 func ip4(v uint32) net.IP {
@@ -103,6 +117,7 @@ type Builder struct {
 	icmp    layers.ICMPv4
 	tcpOpts []layers.TCPOption
 	ts      [8]byte
+	sack    [sackBlockLen * skb.MaxSACKBlocks]byte
 }
 
 // NewBuilder makes a Builder.
@@ -126,6 +141,9 @@ func (b *Builder) Frame(h Headers) ([]byte, error) {
 		l4 = tcpLen
 		if h.TS {
 			l4 += tsOptLen
+		}
+		if h.NSACK > 0 {
+			l4 += sackBaseLen + sackBlockLen*int(h.NSACK)
 		}
 	}
 	size := max(int(h.Len), ethLen+ipLen+l4)
@@ -151,14 +169,24 @@ func (b *Builder) Frame(h Headers) ([]byte, error) {
 		b.tcp = layers.TCP{SrcPort: layers.TCPPort(h.Keys.SrcPort), DstPort: layers.TCPPort(h.Keys.DstPort),
 			Seq: h.Seq, Ack: h.Ack, DataOffset: 5, Window: h.Window,
 			SYN: f.SYN, ACK: f.ACK, PSH: f.PSH, FIN: f.FIN, RST: f.RST, ECE: f.ECE, CWR: f.CWR}
+		nop := layers.TCPOption{OptionType: layers.TCPOptionKindNop}
+		b.tcp.Options = b.tcpOpts[:0]
 		if h.TS {
 			binary.BigEndian.PutUint32(b.ts[0:], h.TSval)
 			binary.BigEndian.PutUint32(b.ts[4:], h.TSecr)
-			b.tcp.Options = append(b.tcpOpts[:0],
-				layers.TCPOption{OptionType: layers.TCPOptionKindNop}, layers.TCPOption{OptionType: layers.TCPOptionKindNop},
+			b.tcp.Options = append(b.tcp.Options, nop, nop,
 				layers.TCPOption{OptionType: layers.TCPOptionKindTimestamps, OptionLength: 10, OptionData: b.ts[:]})
-			b.tcpOpts = b.tcp.Options
 		}
+		if h.NSACK > 0 {
+			for i, blk := range h.SACK[:h.NSACK] {
+				binary.BigEndian.PutUint32(b.sack[8*i:], blk.Start)
+				binary.BigEndian.PutUint32(b.sack[8*i+4:], blk.End)
+			}
+			n := sackBlockLen * int(h.NSACK)
+			b.tcp.Options = append(b.tcp.Options, nop, nop,
+				layers.TCPOption{OptionType: layers.TCPOptionKindSACK, OptionLength: uint8(2 + n), OptionData: b.sack[:n]})
+		}
+		b.tcpOpts = b.tcp.Options
 		_ = b.tcp.SetNetworkLayerForChecksum(&b.ip)
 		ls = append(ls, &b.tcp)
 	}

@@ -168,6 +168,7 @@ type Capture struct {
 	buf     *bufio.Writer
 	e       *sim.Engine
 	dev     *netdev.Device
+	pool    *skb.Pool // whose owners write the TCP headers
 	b       *Builder
 	pending recHeap
 	seq     uint64
@@ -212,7 +213,7 @@ func New(out io.Writer, cfg Config) (*Capture, error) {
 
 // Attach taps dev's transmissions on the host it belongs to.
 func (c *Capture) Attach(n *netdev.Net, dev *netdev.Device) {
-	c.e, c.dev = n.E, dev
+	c.e, c.dev, c.pool = n.E, dev, &n.Pool
 	prev := n.Hooks.Tap
 	n.Hooks.Tap = func(cpu *sim.CPU, txq *netdev.TxQueue, p []*skb.SKB) {
 		if prev != nil {
@@ -239,7 +240,7 @@ func (c *Capture) tap(t sim.Time, p []*skb.SKB) {
 	}
 	for i := range p {
 		c.seq++
-		heap.Push(&c.pending, record{at: t, seq: c.seq, h: HeadersOf(p[i])})
+		heap.Push(&c.pending, record{at: t, seq: c.seq, h: HeadersOf(p[i], c.pool.Owner(p[i]))})
 	}
 	// Every tap from now on is at or after the engine's clock (a CPU
 	// runs from the event that resumed it): what is older goes out.

@@ -186,7 +186,7 @@ func TestHeadersOfTCP(t *testing.T) {
 	gso := &skb.SKB{Packet: skb.Packet{Len: 3 * tcp.FrameLen, GSOSegs: 3, Keys: keys, ECN: 2,
 		TCPFlags: skb.TCPHdrACK | skb.TCPHdrCWR}, Born: 5 * sim.Millisecond}
 	gso.Cb = skb.CB{Seq: 10}
-	h := HeadersOf(gso)
+	h := HeadersOf(gso, nil)
 	if h.Seq != 1+10*1448 || h.Ack != 1 || !h.Flags.ACK || !h.Flags.CWR || h.Flags.PSH || h.Flags.ECE ||
 		!h.TS || h.TSval != uint32((sim.BootOffset+5*sim.Millisecond)/sim.Millisecond) || h.Len != 66+3*1448 {
 		t.Fatalf("GSO data: %+v", h)
@@ -202,15 +202,55 @@ func TestHeadersOfTCP(t *testing.T) {
 	}
 	ack := &skb.SKB{Packet: skb.Packet{Len: tcp.AckLen, GSOSegs: 1, Keys: keys, TCPFlags: skb.TCPHdrACK | skb.TCPHdrECE}}
 	ack.Cb = skb.CB{Ack: 7}
-	if h := HeadersOf(ack); h.Seq != 1 || h.Ack != 1+7*1448 || !h.Flags.ECE || h.Flags.CWR || h.Len != 66 {
+	if h := HeadersOf(ack, nil); h.Seq != 1 || h.Ack != 1+7*1448 || !h.Flags.ECE || h.Flags.CWR || h.Len != 66 {
 		t.Fatalf("pure ACK: %+v", h)
 	}
 	other := &skb.SKB{Packet: skb.Packet{Len: 100, Keys: keys}}
-	if h := HeadersOf(other); h.TS || h.Seq != 0 || !h.Flags.ACK || !h.Flags.PSH {
+	if h := HeadersOf(other, nil); h.TS || h.Seq != 0 || !h.Flags.ACK || !h.Flags.PSH {
 		t.Fatalf("TCP without flags: %+v", h)
 	}
 	udp := &skb.SKB{Packet: skb.Packet{Len: 100, Keys: skb.FlowKeys{Proto: 17}, TCPFlags: skb.TCPHdrACK}}
-	if h := HeadersOf(udp); h.TS || h.Flags != (TCPFlags{}) {
+	if h := HeadersOf(udp, nil); h.TS || h.Flags != (TCPFlags{}) {
 		t.Fatalf("UDP: %+v", h)
+	}
+}
+
+// ackOwner is a socket that says its ACK's header (skb.HeaderOwner).
+type ackOwner struct{ h skb.TCPHeader }
+
+func (ackOwner) Release(*sim.CPU, *skb.SKB)                 {}
+func (o ackOwner) TCPHeader(*skb.SKB) (skb.TCPHeader, bool) { return o.h, true }
+
+// A pure ACK of a socket that says its header carries the echoed
+// timestamp and the SACK blocks after the timestamps option, each
+// behind two NOPs, in a frame as long as the skb (tcp.Ack.Len).
+func TestHeadersOfSACKedAck(t *testing.T) {
+	keys := skb.FlowKeys{Src: 0x0a000001, Dst: 0x0a010001, SrcPort: 32768, DstPort: 12866, Proto: 6}
+	a := tcp.Ack{Seq: 7, NSACK: 2}
+	a.SACK[0], a.SACK[1] = tcp.Range{Start: 9, End: 12}, tcp.Range{Start: 14, End: 15}
+	o := ackOwner{skb.TCPHeader{Seq: 1, AckSeq: tcp.WireSeq(7), Flags: skb.TCPHdrACK, TS: true, TSval: 100, TSecr: 90, NSACK: 2}}
+	o.h.SACK[0] = skb.SACKBlock{Start: tcp.WireSeq(9), End: tcp.WireSeq(12)}
+	o.h.SACK[1] = skb.SACKBlock{Start: tcp.WireSeq(14), End: tcp.WireSeq(15)}
+	ack := &skb.SKB{Packet: skb.Packet{Len: a.Len(), GSOSegs: 1, Keys: keys, TCPFlags: skb.TCPHdrACK}}
+	h := HeadersOf(ack, o)
+	if h.TSecr != 90 || h.NSACK != 2 || h.Ack != tcp.WireSeq(7) {
+		t.Fatalf("headers %+v", h)
+	}
+	frame, err := NewBuilder().Frame(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := gopacket.NewPacket(frame, layers.LayerTypeEthernet, gopacket.Default).Layer(layers.LayerTypeTCP).(*layers.TCP)
+	if len(frame) != 66+4+16 || int(a.Len()) != len(frame) || c.DataOffset != 13 || len(c.Payload) != 0 {
+		t.Fatalf("frame %d bytes (skb %d), doff %d, payload %d", len(frame), a.Len(), c.DataOffset, len(c.Payload))
+	}
+	var sack []byte
+	for _, opt := range c.Options {
+		if opt.OptionType == layers.TCPOptionKindSACK {
+			sack = opt.OptionData
+		}
+	}
+	if len(sack) != 16 || binary.BigEndian.Uint32(sack[0:]) != tcp.WireSeq(9) || binary.BigEndian.Uint32(sack[12:]) != tcp.WireSeq(15) {
+		t.Fatalf("SACK option %x", sack)
 	}
 }

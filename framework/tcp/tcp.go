@@ -36,10 +36,25 @@ const (
 	HeaderLen = 14 + 20 + 32
 	// FrameLen is skb->len of a full segment: 1514.
 	FrameLen = MSS + HeaderLen
-	// AckLen is skb->len of a pure ACK: the headers alone, plus 12 bytes
-	// of SACK option room when it carries blocks (not modelled: 66).
+	// AckLen is skb->len of a pure ACK without SACK blocks: the
+	// headers alone (Ack.Len adds the blocks).
 	AckLen = HeaderLen
+	// SACKBaseLen and SACKBlockLen are what SACK blocks add to a
+	// header (tcp_established_options: TCPOLEN_SACK_BASE_ALIGNED, two
+	// NOPs and the option's kind and length, and TCPOLEN_SACK_PERBLOCK
+	// a block).
+	SACKBaseLen  = 4
+	SACKBlockLen = 8
 )
+
+// Len is skb->len of the pure ACK that carries a: the headers, with
+// room for its SACK blocks.
+func (a *Ack) Len() uint32 {
+	if a.NSACK == 0 {
+		return AckLen
+	}
+	return AckLen + SACKBaseLen + SACKBlockLen*uint32(a.NSACK)
+}
 
 // WireSeq is sequence number seq (in segments) as a header carries it,
 // in bytes modulo 2^32: both ends' initial sequence numbers are 0 and

@@ -143,7 +143,7 @@ func (ds *downSock) sendAck(c *sim.CPU, a tcp.Ack) {
 	a.Flow = int32(f.ID)
 	c.Spend(tr.costs.TCPXmit)
 	s := tr.net.AllocSkb(c)
-	s.Len, s.TrueSize = tcp.AckLen, tcp.AckTruesize()
+	s.Len, s.TrueSize = a.Len(), tcp.AckTruesize()
 	s.Keys, s.Hash, s.DSCP = f.keys, f.hash, f.DSCP
 	s.Priority, s.Mark = f.Priority, f.Mark
 	s.Sock = int32(f.ID)
@@ -177,13 +177,13 @@ func (ds *downSock) TCPHeader(s *skb.SKB) (skb.TCPHeader, bool) {
 	if !ok {
 		return skb.TCPHeader{}, false
 	}
-	return tcpHeader(s, a.TSecr, a.Blocks()), true
+	return tcpHeader(s, tcp.TSClock(sim.Ktime(a.TSecr)), a.Blocks()), true
 }
 
 // Transmitted implements netdev.TxOwner: the ACK goes up the path.
 func (ds *downSock) Transmitted(c *sim.CPU, s *skb.SKB) {
 	f := ds.f
 	a := ds.acks[s.Handle]
-	ds.tr.Path.Up.Send(c.Now(), path.Pkt{Len: tcp.AckLen, Keys: f.keys, Hash: f.hash, DSCP: f.DSCP,
+	ds.tr.Path.Up.Send(c.Now(), path.Pkt{Len: s.Len, Keys: f.keys, Hash: f.hash, DSCP: f.DSCP,
 		To: f.far(), Ack: a})
 }

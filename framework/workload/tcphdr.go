@@ -10,12 +10,12 @@ import (
 // __tcp_transmit_skb wrote it: seq and ack_seq from the control block
 // (TCP_SKB_CB, in segments: tcp.WireSeq), the payload its segments
 // carry, the timestamps option (TSval the skb's birth on the ms clock,
-// tcp_skb_timestamp; TSecr tsecr) and a pure ACK's SACK blocks
-// (tcp_options_write from tp->selective_acks).
-func tcpHeader(s *skb.SKB, tsecr sim.Time, sack []tcp.Range) skb.TCPHeader {
+// tcp_skb_timestamp; TSecr tsecr, as the wire has it) and a pure ACK's
+// SACK blocks (tcp_options_write from tp->selective_acks).
+func tcpHeader(s *skb.SKB, tsecr uint32, sack []tcp.Range) skb.TCPHeader {
 	segs := uint32(max(s.GSOSegs, 1))
 	h := skb.TCPHeader{Seq: tcp.WireSeq(s.Cb.Seq), AckSeq: tcp.WireSeq(s.Cb.Ack), Flags: s.TCPFlags, TS: true,
-		TSval: tcp.TSClock(sim.Ktime(s.Born)), TSecr: tcp.TSClock(sim.Ktime(tsecr))}
+		TSval: tcp.TSClock(sim.Ktime(s.Born)), TSecr: tsecr}
 	if s.Len > segs*tcp.HeaderLen {
 		h.DataLen = s.Len - segs*tcp.HeaderLen
 	}

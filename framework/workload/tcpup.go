@@ -598,7 +598,7 @@ func (f *TCPFlow) farSendAck(a tcp.Ack) {
 	a.Flow = int32(f.ID)
 	tr := f.tr
 	a.TSval = tr.e.Now()
-	tr.Path.Down.Send(tr.e.Now(), path.Pkt{Len: tcp.AckLen, Keys: reverse(f.keys), Hash: f.hash, DSCP: f.DSCP,
+	tr.Path.Down.Send(tr.e.Now(), path.Pkt{Len: a.Len(), Keys: reverse(f.keys), Hash: f.hash, DSCP: f.DSCP,
 		To: f.host(), Ack: a})
 }
 
