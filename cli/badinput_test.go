@@ -185,7 +185,7 @@ func TestQdiscErrorExitCodes(t *testing.T) {
 		{[]string{"--qdisc", "fq_codel flows 70000", "--isolate"}, 2, "[kernel refusal]"},
 		{[]string{"--qdisc", "handle x: root pfifo"}, 255, "[tc command-line error]"},
 		{[]string{"--qdisc", "pfifo_fast bands 3", "--isolate"}, 255, "[tc command-line error]"},
-		{[]string{"--qdisc", "sfq redflowlimit 100000"}, 3, "[not modelled]"},
+		{[]string{"--qdisc", "netem delay 10ms 1ms distribution experimental"}, 3, "[not modelled]"},
 		{[]string{"--qdisc", "codel flows 16"}, 1, "[tc parse error]"},
 		{[]string{"--qdisc", "mq bfifo limit foo-bar", "--isolate"}, 1, "[tc parse error]"},
 		{[]string{script("fq_codel flows 70000", "")}, 2, "[kernel refusal]"},

@@ -42,6 +42,17 @@ type Packet struct {
 	PacingRate uint64   // sk_pacing_rate in bytes/s, 0 = unlimited
 }
 
+// SetCE is INET_ECN_set_ce on the packet's IP header: ECT(0) and ECT(1)
+// become CE, an already-CE packet counts as marked, a not-ECT one
+// cannot be (false: the caller drops instead).
+func (p *Packet) SetCE() bool {
+	if p.ECN&3 == 0 {
+		return false
+	}
+	p.ECN = 3
+	return true
+}
+
 // DropReason is the kernel's skb_drop_reason, by name.
 type DropReason string
 

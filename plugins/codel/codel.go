@@ -124,16 +124,6 @@ type Queue interface {
 	Now() Time
 }
 
-// SetCE is INET_ECN_set_ce: a not-ECT packet cannot be marked; ECT(0),
-// ECT(1) become CE; an already-CE packet counts as marked.
-func SetCE(p *skb.Packet) bool {
-	if p.ECN&3 == 0 {
-		return false
-	}
-	p.ECN = 3
-	return true
-}
-
 // NewtonStep is codel_Newton_step: one Newton iteration of
 // rec_inv_sqrt = 1/sqrt(count), new = (inv/2) * (3 - count*inv^2), in
 // Q0.32 with the kernel's truncations and u64 wrap-around.
@@ -211,7 +201,7 @@ func Dequeue(q Queue, backlog *uint32, p *Params, v *Vars, st *Stats) (Item, boo
 				}
 				v.Count++ // wrap is harmless: no divide uses it
 				NewtonStep(v)
-				if p.ECN && SetCE(&it.Pkt) {
+				if p.ECN && it.Pkt.SetCE() {
 					st.ECNMark++
 					v.DropNext = ControlLaw(v.DropNext, p.Interval, v.RecInvSqrt)
 					goto end
@@ -232,7 +222,7 @@ func Dequeue(q Queue, backlog *uint32, p *Params, v *Vars, st *Stats) (Item, boo
 			}
 		}
 	} else if drop {
-		if p.ECN && SetCE(&it.Pkt) {
+		if p.ECN && it.Pkt.SetCE() {
 			st.ECNMark++
 		} else {
 			st.DropLen += it.Pkt.Len
@@ -267,7 +257,7 @@ end:
 			ds := it.Pkt.DSCP<<2 | it.Pkt.ECN&3
 			setCE = ds&p.CEThresholdMask == p.CEThresholdSelector
 		}
-		if setCE && SetCE(&it.Pkt) {
+		if setCE && it.Pkt.SetCE() {
 			st.CEMark++
 		}
 	}

@@ -332,16 +332,6 @@ func (q *Netem) lossEvent() bool {
 	return q.loss != 0 && q.loss >= getCrandom(&q.lossCor, &q.prng)
 }
 
-// setCE is INET_ECN_set_ce: an ECN-capable packet becomes CE (one that
-// is already CE stays so and counts as marked); a not-ECT one cannot be.
-func setCE(p *skb.Packet) bool {
-	if p.ECN == 0 {
-		return false
-	}
-	p.ECN = 3
-	return true
-}
-
 // packetTimeNs is packet_time_ns: the serialisation time at rate, with
 // the per-packet overhead and cells (C's u64/u32 arithmetic).
 func (q *Netem) packetTimeNs(length uint64) uint64 {
@@ -373,7 +363,7 @@ func (q *Netem) netemEnqueue(ctx qdisc.Ctx, p skb.Packet) qdisc.Code {
 		count++
 	}
 	if q.lossEvent() {
-		if q.ecn && setCE(&p) {
+		if q.ecn && p.SetCE() {
 			q.drops++ // the kernel counts a mark as a drop (qdisc_qstats_drop)
 			q.ecnMarked++
 		} else {

@@ -223,7 +223,7 @@ func (q *FQPIE) fqPieEnqueue(ctx qdisc.Ctx, p *skb.Packet) qdisc.Code {
 		enqueue := false
 		if !dropEarly(ctx, &q.params, &f.vars, q.mtu, f.backlog, p.Len) {
 			enqueue = true
-		} else if q.params.ecn && f.vars.prob <= (maxProb/100)*uint64(q.ecnProb) && setCE(p) {
+		} else if q.params.ecn && f.vars.prob <= (maxProb/100)*uint64(q.ecnProb) && p.SetCE() {
 			q.stats.ecnMark++
 			enqueue = true
 		}

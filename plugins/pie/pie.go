@@ -241,15 +241,6 @@ func calculateProbability(p *params, v *vars, backlog uint32) {
 	}
 }
 
-// setCE is INET_ECN_set_ce.
-func setCE(p *skb.Packet) bool {
-	if p.ECN == 0 {
-		return false
-	}
-	p.ECN = 3
-	return true
-}
-
 // jiffies is a timer delay in jiffies as model time.
 func jiffies(j uint32) sim.Time { return sim.Time(j) * (sim.Second / hz) }
 

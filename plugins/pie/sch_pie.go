@@ -78,7 +78,7 @@ func (q *PIE) pieEnqueue(ctx qdisc.Ctx, p *skb.Packet) qdisc.Code {
 		enqueue := false
 		if !dropEarly(ctx, &q.params, &q.vars, q.mtu, q.backlog, p.Len) {
 			enqueue = true
-		} else if q.params.ecn && q.vars.prob <= maxProb/10 && setCE(p) {
+		} else if q.params.ecn && q.vars.prob <= maxProb/10 && p.SetCE() {
 			q.stats.ecnMark++
 			enqueue = true
 		}

@@ -3,13 +3,13 @@ package red
 import (
 	"fmt"
 	"math"
-	"math/bits"
 	"strconv"
 	"strings"
 
 	"github.com/txlab/txlab/framework/qdisc"
 	"github.com/txlab/txlab/framework/units"
 	"github.com/txlab/txlab/plugins/internal/psched"
+	"github.com/txlab/txlab/plugins/internal/redalgo"
 )
 
 var knownOptions = []string{"limit", "min", "max", "avpkt", "burst", "probability", "bandwidth", "ecn", "harddrop",
@@ -129,12 +129,12 @@ func parse(args []string, speedBps int64) (qopt, error) {
 	if rate == 0 {
 		rate = 10_000_000 / 8 // tc: "RED: set bandwidth to 10Mbit"
 	}
-	wlog, err := evalEWMA(o.qthMin, burst, avpkt)
+	wlog, err := redalgo.EvalEWMA(o.qthMin, burst, avpkt)
 	if err != nil {
-		return o, err
+		return o, qdisc.Parsef("red", "%v (failed to calculate EWMA constant)", err)
 	}
 	o.wlog = uint8(wlog)
-	plog := evalP(o.qthMin, o.qthMax, probability)
+	plog := redalgo.EvalP(o.qthMin, o.qthMax, probability)
 	if plog < 0 {
 		return o, qdisc.Parsef("red", "failed to calculate probability (min %d, max %d, probability %g)", o.qthMin, o.qthMax, probability)
 	}
@@ -146,46 +146,6 @@ func parse(args []string, speedBps int64) (qopt, error) {
 	o.scellLog = uint8(clog)
 	o.maxP = uint32(probability * (1 << 32))
 	return o, nil
-}
-
-// evalP is tc_red_eval_P: Plog = log2((qmax - qmin) / prob), the bits of
-// the random number.
-func evalP(qmin, qmax uint32, prob float64) int {
-	i := int(qmax) - int(qmin)
-	if i == 0 {
-		return 0
-	}
-	if i < 0 {
-		return -1
-	}
-	prob /= float64(i)
-	for i = 0; i < 32; i++ {
-		if prob > 1.0 {
-			break
-		}
-		prob *= 2
-	}
-	if i >= 32 {
-		return -1
-	}
-	return i
-}
-
-// evalEWMA is tc_red_eval_ewma: the smallest Wlog that lets a burst of
-// burst packets of avpkt bytes through an empty queue before the average
-// reaches qmin: burst + 1 - qmin/avpkt <= (1 - (1-W)^burst) / W.
-func evalEWMA(qmin, burst, avpkt uint32) (int, error) {
-	W := 0.5
-	a := float64(burst) + 1 - float64(qmin)/float64(avpkt)
-	if a < 1.0 {
-		return 0, qdisc.Parsef("red", "burst %d is too small ? Try burst %d (failed to calculate EWMA constant)", burst, 1+qmin/avpkt)
-	}
-	for wlog := 1; wlog < 32; wlog, W = wlog+1, W/2 {
-		if a <= (1-math.Pow(1-W, float64(burst)))/W {
-			return wlog, nil
-		}
-	}
-	return 0, qdisc.Parsef("red", "failed to calculate EWMA constant (burst %d)", burst)
 }
 
 // evalIdleDamping is tc_red_eval_idle_damping: Stab[t >> Scell_log] =
@@ -220,8 +180,7 @@ func evalIdleDamping(wlog int, avpkt, bps uint32, sbuf *[256]uint8) int {
 // validate is red_check_params and red_validate_flags, what the kernel
 // refuses before it changes anything.
 func (q *RED) validate(o qopt) (uint8, error) {
-	if bits.Len32(o.qthMin)+int(o.wlog) >= 32 || bits.Len32(o.qthMax)+int(o.wlog) >= 32 ||
-		o.scellLog >= 32 || o.qthMax < o.qthMin {
+	if !redalgo.CheckParams(o.qthMin, o.qthMax, o.wlog, o.scellLog) {
 		return 0, qdisc.Refusef("red", "min %d, max %d with ewma %d or Scell_log %d do not fit the fixed point (EINVAL)",
 			o.qthMin, o.qthMax, o.wlog, o.scellLog)
 	}
@@ -244,7 +203,7 @@ func (q *RED) Dump() string { return q.print(true) }
 func (q *RED) print(details bool) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "limit %s min %s max %s ", units.SprintSize(uint64(q.limit)),
-		units.SprintSize(uint64(q.parms.qthMin>>q.parms.wlog)), units.SprintSize(uint64(q.parms.qthMax>>q.parms.wlog)))
+		units.SprintSize(uint64(q.parms.QthMin>>q.parms.Wlog)), units.SprintSize(uint64(q.parms.QthMax>>q.parms.Wlog)))
 	for _, f := range []struct {
 		bit  uint8
 		word string
@@ -254,13 +213,13 @@ func (q *RED) print(details bool) string {
 		}
 	}
 	if details {
-		fmt.Fprintf(&b, "ewma %d ", q.parms.wlog)
-		if q.parms.maxP != 0 {
-			fmt.Fprintf(&b, "probability %s ", strconv.FormatFloat(float64(q.parms.maxP)/(1<<32), 'g', 6, 64))
+		fmt.Fprintf(&b, "ewma %d ", q.parms.Wlog)
+		if q.parms.MaxP != 0 {
+			fmt.Fprintf(&b, "probability %s ", strconv.FormatFloat(float64(q.parms.MaxP)/(1<<32), 'g', 6, 64))
 		} else {
-			fmt.Fprintf(&b, "Plog %d ", q.parms.plog)
+			fmt.Fprintf(&b, "Plog %d ", q.parms.Plog)
 		}
-		fmt.Fprintf(&b, "Scell_log %d", q.parms.scellLog)
+		fmt.Fprintf(&b, "Scell_log %d", q.parms.ScellLog)
 	}
 	return b.String()
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/txlab/txlab/framework/sim"
 	"github.com/txlab/txlab/framework/skb"
 	"github.com/txlab/txlab/plugins/internal/bfifo"
+	"github.com/txlab/txlab/plugins/internal/redalgo"
 )
 
 func init() {
@@ -30,27 +31,6 @@ const (
 	adaptPeriod   = 500 * sim.Millisecond // HZ/2
 )
 
-// redParms is struct red_parms.
-type redParms struct {
-	qthMin, qthMax       uint32 // scaled by 2^Wlog
-	scellMax             uint32
-	maxP                 uint32 // probability, 2^32 scaled
-	maxPDelta            uint32 // max_P / qth_delta, the divisor behind max_P_reciprocal
-	qthDelta             uint32
-	targetMin, targetMax uint32
-	scellLog, wlog, plog uint8
-	stab                 [256]uint8
-}
-
-// redVars is struct red_vars; idling stands for qidlestart != 0.
-type redVars struct {
-	qcount    int32
-	qR        uint32
-	qavg      uint64
-	idleStart sim.Time
-	idling    bool
-}
-
 // redStats is struct red_stats.
 type redStats struct {
 	probDrop, probMark, forcedDrop, forcedMark, pdrop uint64
@@ -61,8 +41,8 @@ type RED struct {
 	limit    uint32
 	flags    uint8
 	userbits uint8
-	parms    redParms
-	vars     redVars
+	parms    redalgo.Parms
+	vars     redalgo.Vars
 	stats    redStats
 	child    bfifo.Fifo
 
@@ -98,7 +78,7 @@ func (q *RED) Change(ctx qdisc.Ctx, args []string) (qdisc.Info, error) {
 		q.child.SetLimit(o.limit)
 	}
 	q.redSetParms(o)
-	q.vars.qavg, q.vars.qcount = 0, -1 // red_set_vars
+	q.vars.Reset() // red_set_vars
 	ctx.DelTimer()
 	// The kernel arms the adaptive timer on the flags in tc_red_qopt,
 	// which current tc leaves 0 (it sends them in TCA_RED_FLAGS): so
@@ -114,108 +94,27 @@ func (q *RED) Change(ctx qdisc.Ctx, args []string) (qdisc.Info, error) {
 
 // redSetParms is red_set_parms.
 func (q *RED) redSetParms(o qopt) {
-	p := &q.parms
-	delta := int32(o.qthMax - o.qthMin)
-	p.qthMin, p.qthMax = o.qthMin<<o.wlog, o.qthMax<<o.wlog
-	p.wlog, p.plog = o.wlog, o.plog
-	if delta <= 0 {
-		delta = 1
-	}
-	p.qthDelta = uint32(delta)
-	maxP := o.maxP
-	if maxP == 0 {
-		maxP = redMaxp(o.plog) * uint32(delta) // (qth_max - qth_min) / 2^Plog
-	}
-	p.maxP = maxP
-	p.maxPDelta = max(maxP/uint32(delta), 1)
-	delta /= 5
-	p.targetMin, p.targetMax = o.qthMin+2*uint32(delta), o.qthMin+3*uint32(delta)
-	p.scellLog, p.scellMax = o.scellLog, 255<<o.scellLog
-	p.stab = o.stab
-}
-
-// redMaxp is red_maxp.
-func redMaxp(plog uint8) uint32 {
-	if plog < 32 {
-		return ^uint32(0) >> plog
-	}
-	return ^uint32(0)
+	q.parms.Set(o.qthMin, o.qthMax, o.wlog, o.plog, o.scellLog, &o.stab, o.maxP)
 }
 
 func (q *RED) startIdle(ctx qdisc.Ctx) {
 	ctx.Work(qdisc.WorkTstamp, 1)
-	q.vars.idleStart, q.vars.idling = ctx.Now(), true
+	q.vars.IdleStart, q.vars.Idling = ctx.Now(), true
 }
 
-// calcQavgFromIdleTime is red_calc_qavg_from_idle_time: the average
-// decays over the idle time (in us, at most Scell_max) by the shift
-// Stab gives, or linearly while that shift is 0.
+// calcQavgFromIdleTime is red_calc_qavg_from_idle_time, with its
+// ktime_get.
 func (q *RED) calcQavgFromIdleTime(ctx qdisc.Ctx) uint64 {
 	ctx.Work(qdisc.WorkTstamp, 1)
-	p, v := &q.parms, &q.vars
-	usIdle := min(int64(ctx.Now()-v.idleStart)/1000, int64(p.scellMax))
-	if shift := p.stab[(usIdle>>p.scellLog)&255]; shift != 0 {
-		return v.qavg >> shift
-	}
-	d := (v.qavg * uint64(usIdle)) >> p.scellLog
-	if d < v.qavg>>1 {
-		return v.qavg - d
-	}
-	return v.qavg >> 1
+	return q.parms.QavgFromIdleTime(&q.vars, ctx.Now())
 }
 
-// calcQavg is red_calc_qavg: qavg = qavg (1 - W) + backlog W, in fixed
-// point at Wlog (C's unsigned long arithmetic).
+// calcQavg is red_calc_qavg.
 func (q *RED) calcQavg(ctx qdisc.Ctx, backlog uint32) uint64 {
-	if q.vars.idling {
+	if q.vars.Idling {
 		return q.calcQavgFromIdleTime(ctx)
 	}
-	return q.vars.qavg + (uint64(backlog) - q.vars.qavg>>q.parms.wlog)
-}
-
-// redRandom is red_random: a get_random_u32 divided by max_P / delta
-// (reciprocal_divide is exact).
-func (q *RED) redRandom(ctx qdisc.Ctx) uint32 { return ctx.Rand() / q.parms.maxPDelta }
-
-// red_action results.
-const (
-	dontMark = iota
-	probMark
-	hardMark
-)
-
-// redAction is red_action with red_cmp_thresh and red_mark_probability.
-func (q *RED) redAction(ctx qdisc.Ctx, qavg uint64) int {
-	p, v := &q.parms, &q.vars
-	switch {
-	case qavg < uint64(p.qthMin):
-		v.qcount = -1
-		return dontMark
-	case qavg >= uint64(p.qthMax):
-		v.qcount = -1
-		return hardMark
-	}
-	v.qcount++
-	if v.qcount == 0 {
-		v.qR = q.redRandom(ctx)
-		return dontMark
-	}
-	// max_P (qavg - qth_min) / (qth_max - qth_min) >= qR / qcount.
-	if ((qavg-uint64(p.qthMin))>>p.wlog)*uint64(uint32(v.qcount)) >= uint64(v.qR) {
-		v.qcount = 0
-		v.qR = q.redRandom(ctx)
-		return probMark
-	}
-	return dontMark
-}
-
-// setCE is INET_ECN_set_ce: an ECN-capable packet becomes CE.
-func setCE(p *skb.Packet) bool {
-	if p.ECN == 0 {
-		return false
-	}
-	p.ECN = 3
-	return true
+	return q.parms.QavgNoIdleTime(&q.vars, backlog)
 }
 
 // Enqueue implements qdisc.Qdisc (red_enqueue for each packet).
@@ -228,30 +127,30 @@ func (q *RED) Enqueue(ctx qdisc.Ctx, batch []skb.Packet, rc []qdisc.Code) {
 // redEnqueue is red_enqueue.
 func (q *RED) redEnqueue(ctx qdisc.Ctx, p *skb.Packet) qdisc.Code {
 	ctx.Work(qdisc.WorkEnqueue, 1)
-	q.vars.qavg = q.calcQavg(ctx, uint32(q.child.Backlog()))
-	q.vars.idling = false // red_end_of_idle_period
+	q.vars.QAvg = q.calcQavg(ctx, uint32(q.child.Backlog()))
+	q.vars.Idling = false // red_end_of_idle_period
 	reason := skb.DropQdiscCongested
-	switch q.redAction(ctx, q.vars.qavg) {
-	case probMark:
+	switch q.parms.Action(&q.vars, q.vars.QAvg, ctx) {
+	case redalgo.ProbMark:
 		q.overlimits++
 		switch {
 		case q.flags&flagECN == 0:
 			q.stats.probDrop++
 			return q.congestionDrop(ctx, p, reason)
-		case setCE(p):
+		case p.SetCE():
 			q.stats.probMark++
 		case q.flags&flagNodrop == 0:
 			q.stats.probDrop++
 			return q.congestionDrop(ctx, p, reason)
 		}
-	case hardMark:
+	case redalgo.HardMark:
 		reason = skb.DropQdiscOverlimit
 		q.overlimits++
 		switch {
 		case q.flags&flagHarddrop != 0 || q.flags&flagECN == 0:
 			q.stats.forcedDrop++
 			return q.congestionDrop(ctx, p, reason)
-		case setCE(p):
+		case p.SetCE():
 			q.stats.forcedMark++
 		case q.flags&flagNodrop == 0:
 			q.stats.forcedDrop++
@@ -283,7 +182,7 @@ func (q *RED) redDequeue(ctx qdisc.Ctx) (skb.Packet, bool) {
 		ctx.Work(qdisc.WorkDequeue, 1)
 		return p, true
 	}
-	if !q.vars.idling {
+	if !q.vars.Idling {
 		q.startIdle(ctx)
 	}
 	return skb.Packet{}, false
@@ -300,7 +199,7 @@ func (q *RED) Peek(qdisc.Ctx) (skb.Packet, bool) { return q.child.Peek() }
 // Reset implements qdisc.Resetter (red_reset: the child purged, red_restart).
 func (q *RED) Reset(ctx qdisc.Ctx) {
 	q.child.Purge(ctx, skb.DropQueuePurge)
-	q.vars = redVars{qcount: -1}
+	q.vars = redalgo.Vars{QCount: -1}
 }
 
 // Timer implements qdisc.TimerQdisc: red_adaptative_timer.
@@ -315,18 +214,18 @@ func (q *RED) Timer(ctx qdisc.Ctx) {
 // it is below and max_P >= 1%.
 func (q *RED) redAdaptativeAlgo(ctx qdisc.Ctx) {
 	p := &q.parms
-	qavg := q.vars.qavg
-	if q.vars.idling {
+	qavg := q.vars.QAvg
+	if q.vars.Idling {
 		qavg = q.calcQavgFromIdleTime(ctx)
 	}
-	qavg >>= p.wlog
+	qavg >>= p.Wlog
 	switch {
-	case qavg > uint64(p.targetMax) && p.maxP <= maxPMax:
-		p.maxP += min(maxPMin, p.maxP/4)
-	case qavg < uint64(p.targetMin) && p.maxP >= maxPMin:
-		p.maxP = p.maxP / 10 * 9
+	case qavg > uint64(p.TargetMax) && p.MaxP <= maxPMax:
+		p.MaxP += min(maxPMin, p.MaxP/4)
+	case qavg < uint64(p.TargetMin) && p.MaxP >= maxPMin:
+		p.MaxP = p.MaxP / 10 * 9
 	}
-	p.maxPDelta = max((p.maxP+p.qthDelta/2)/p.qthDelta, 1) // DIV_ROUND_CLOSEST
+	p.MaxPDelta = max((p.MaxP+p.QthDelta/2)/p.QthDelta, 1) // DIV_ROUND_CLOSEST
 }
 
 // Stats implements qdisc.Qdisc: tc_red_xstats as red_print_xstats prints

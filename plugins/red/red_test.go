@@ -67,8 +67,8 @@ func TestQavgByHand(t *testing.T) {
 	q := newQ(t, ctx, "limit 400000 min 30000 max 90000 avpkt 1000 burst 55")
 	for i, want := range []uint64{0, 1000, 2969, 5877} {
 		send(q, ctx, 1000, 0)
-		if q.vars.qavg != want {
-			t.Fatalf("enqueue %d: qavg %d, want %d", i+1, q.vars.qavg, want)
+		if q.vars.QAvg != want {
+			t.Fatalf("enqueue %d: qavg %d, want %d", i+1, q.vars.QAvg, want)
 		}
 	}
 	for deq(q, ctx) {
@@ -76,24 +76,24 @@ func TestQavgByHand(t *testing.T) {
 	// Idle 1 ms: Stab[1000 >> 15] is 0, so linear: 5877 x 1000 >> 15 = 179.
 	ctx.T += sim.Millisecond
 	send(q, ctx, 1000, 0)
-	if q.vars.qavg != 5698 {
-		t.Fatalf("after 1 ms idle: %d, want 5698", q.vars.qavg)
+	if q.vars.QAvg != 5698 {
+		t.Fatalf("after 1 ms idle: %d, want 5698", q.vars.QAvg)
 	}
 	for deq(q, ctx) {
 	}
 	// Idle 30 ms: the linear decay is past half, so half.
 	ctx.T += 30 * sim.Millisecond
 	send(q, ctx, 1000, 0)
-	if q.vars.qavg != 5698/2 {
-		t.Fatalf("after 30 ms idle: %d, want %d", q.vars.qavg, 5698/2)
+	if q.vars.QAvg != 5698/2 {
+		t.Fatalf("after 30 ms idle: %d, want %d", q.vars.QAvg, 5698/2)
 	}
 	for deq(q, ctx) {
 	}
 	// Idle 10 s: capped at Scell_max (255 cells), Stab[255] = 31.
 	ctx.T += 10 * sim.Second
 	send(q, ctx, 1000, 0)
-	if q.vars.qavg != 0 {
-		t.Fatalf("after 10 s idle: %d", q.vars.qavg)
+	if q.vars.QAvg != 0 {
+		t.Fatalf("after 10 s idle: %d", q.vars.QAvg)
 	}
 }
 
@@ -113,11 +113,11 @@ func TestHardMark(t *testing.T) {
 		ctx := qdisctest.NewCtx(1)
 		// Wlog 2: the average follows the backlog within a few packets.
 		q := newQ(t, ctx, "limit 1000000 min 3000 max 9000 avpkt 1000 burst 4 "+c.flags)
-		if q.parms.wlog != 2 {
-			t.Fatalf("Wlog %d", q.parms.wlog)
+		if q.parms.Wlog != 2 {
+			t.Fatalf("Wlog %d", q.parms.Wlog)
 		}
-		for q.vars.qavg < uint64(q.parms.qthMax) {
-			if rc := send(q, ctx, 1000, c.ecn); rc != qdisc.XmitSuccess && q.vars.qavg < uint64(q.parms.qthMin) {
+		for q.vars.QAvg < uint64(q.parms.QthMax) {
+			if rc := send(q, ctx, 1000, c.ecn); rc != qdisc.XmitSuccess && q.vars.QAvg < uint64(q.parms.QthMin) {
 				t.Fatalf("%s: dropped below min", c.flags)
 			}
 		}
@@ -166,7 +166,7 @@ func TestProbabilisticMark(t *testing.T) {
 		return drops
 	}
 	steady(3000) // the average settles at B << Wlog
-	if got := (q.vars.qavg - uint64(q.parms.qthMin)) >> q.parms.wlog; got != 30000 {
+	if got := (q.vars.QAvg - uint64(q.parms.QthMin)) >> q.parms.Wlog; got != 30000 {
 		t.Fatalf("settled at %d above min, want 30000", got)
 	}
 	const n = 100000
@@ -208,20 +208,20 @@ func TestAdaptive(t *testing.T) {
 	if ctx.TimerArmed || q.flags&flagAdaptative == 0 {
 		t.Fatalf("timer armed %v, flags %#x", ctx.TimerArmed, q.flags)
 	}
-	if q.parms.targetMin != 30000+2*12000 || q.parms.targetMax != 30000+3*12000 {
-		t.Fatalf("targets %d %d", q.parms.targetMin, q.parms.targetMax)
+	if q.parms.TargetMin != 30000+2*12000 || q.parms.TargetMax != 30000+3*12000 {
+		t.Fatalf("targets %d %d", q.parms.TargetMin, q.parms.TargetMax)
 	}
-	p0 := q.parms.maxP
-	q.vars.idling, q.vars.qavg = false, uint64(70000)<<q.parms.wlog
+	p0 := q.parms.MaxP
+	q.vars.Idling, q.vars.QAvg = false, uint64(70000)<<q.parms.Wlog
 	q.redAdaptativeAlgo(ctx)
-	if want := p0 + min(maxPMin, p0/4); q.parms.maxP != want {
-		t.Fatalf("above target: max_P %d, want %d", q.parms.maxP, want)
+	if want := p0 + min(maxPMin, p0/4); q.parms.MaxP != want {
+		t.Fatalf("above target: max_P %d, want %d", q.parms.MaxP, want)
 	}
-	q.vars.qavg = uint64(40000) << q.parms.wlog
-	p1 := q.parms.maxP
+	q.vars.QAvg = uint64(40000) << q.parms.Wlog
+	p1 := q.parms.MaxP
 	q.redAdaptativeAlgo(ctx)
-	if q.parms.maxP != p1/10*9 || q.parms.maxPDelta != (q.parms.maxP+30000)/60000 {
-		t.Fatalf("below target: max_P %d, want %d; delta %d", q.parms.maxP, p1/10*9, q.parms.maxPDelta)
+	if q.parms.MaxP != p1/10*9 || q.parms.MaxPDelta != (q.parms.MaxP+30000)/60000 {
+		t.Fatalf("below target: max_P %d, want %d; delta %d", q.parms.MaxP, p1/10*9, q.parms.MaxPDelta)
 	}
 }
 
@@ -236,8 +236,8 @@ func TestChange(t *testing.T) {
 	if _, err := q.Change(ctx, strings.Fields("limit 200000 avpkt 1000 ecn")); err != nil {
 		t.Fatal(err)
 	}
-	if q.child.Len() != 0 || len(ctx.Dropped) != 5 || q.vars.qavg != 0 || q.vars.qcount != -1 || q.child.Limit() != 200000 {
-		t.Fatalf("after change: qlen %d, freed %d, qavg %d", q.child.Len(), len(ctx.Dropped), q.vars.qavg)
+	if q.child.Len() != 0 || len(ctx.Dropped) != 5 || q.vars.QAvg != 0 || q.vars.QCount != -1 || q.child.Limit() != 200000 {
+		t.Fatalf("after change: qlen %d, freed %d, qavg %d", q.child.Len(), len(ctx.Dropped), q.vars.QAvg)
 	}
 	for _, r := range ctx.Dropped {
 		if r != skb.DropNotSpecified {

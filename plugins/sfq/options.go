@@ -2,32 +2,48 @@ package sfq
 
 import (
 	"math/bits"
+	"strconv"
+	"strings"
 
 	"github.com/txlab/txlab/framework/qdisc"
 	"github.com/txlab/txlab/framework/units"
+	"github.com/txlab/txlab/plugins/internal/redalgo"
 )
 
-var knownOptions = []string{"limit", "perturb", "quantum", "divisor", "flows", "depth", "headdrop"}
+var knownOptions = []string{"limit", "perturb", "quantum", "divisor", "flows", "depth", "headdrop",
+	"redflowlimit", "min", "max", "avpkt", "burst", "probability", "ecn", "harddrop"}
 
-// redOptions are tc-sfq's RED words; the model has no RED in sfq.
-var redOptions = map[string]bool{"redflowlimit": true, "min": true, "max": true, "burst": true,
-	"avpkt": true, "probability": true, "ecn": true, "harddrop": true}
+// TC_RED_* flags sfq reads.
+const (
+	flagECN      = 1 // TC_RED_ECN
+	flagHarddrop = 2 // TC_RED_HARDDROP
+)
 
 // qopt is struct tc_sfq_qopt_v1 as tc fills it (sfq_parse_opt): a field
 // not given is zero, which sfq_change reads as "keep"; sent says whether
-// tc sends TCA_OPTIONS at all.
+// tc sends TCA_OPTIONS at all. The RED fields are the per-flow RED's,
+// computed by tc (qthMin 0: none).
 type qopt struct {
 	quantum, limit, divisor, flows, depth uint32
 	perturb                               int32
 	headdrop                              bool
 	sent                                  bool
+
+	redLimit, qthMin, qthMax uint32 // bytes; redLimit (redflowlimit) is tc's, the kernel reads none of it
+	wlog, plog               uint8
+	maxP                     uint32
+	flags                    uint8
 }
 
 // parse is sfq_parse_opt.
 func parse(args []string) (qopt, error) {
 	var o qopt
 	a := qdisc.NewArgs("sfq", args)
-	u32 := map[string]*uint32{"divisor": &o.divisor, "flows": &o.flows, "depth": &o.depth}
+	u32 := map[string]*uint32{"divisor": &o.divisor, "flows": &o.flows, "depth": &o.depth,
+		"redflowlimit": &o.redLimit, "min": &o.qthMin, "max": &o.qthMax}
+	red := false
+	var burst uint32
+	avpkt, probability := uint32(1000), 0.02
 	for k := a.Next(); k != ""; k = a.Next() {
 		var err error
 		switch {
@@ -43,17 +59,82 @@ func parse(args []string) (qopt, error) {
 			o.perturb, err = integer(a, k)
 		case k == "headdrop":
 			o.headdrop = true
-		case redOptions[k]:
-			err = qdisc.Lacksf("sfq", "RED option %q is not modelled (sfq here has no RED; use %v)", k, knownOptions)
+		case k == "burst":
+			burst, err = a.Unsigned(k)
+		case k == "avpkt":
+			avpkt, err = a.Size(k)
+		case k == "probability":
+			probability, err = float(a, k)
+		case k == "ecn":
+			o.flags |= flagECN
+		case k == "harddrop":
+			o.flags |= flagHarddrop
 		default:
 			err = a.Unknown(k, knownOptions...)
 		}
 		if err != nil {
 			return o, err
 		}
+		red = red || redWords[k]
 		o.sent = true
 	}
+	if red {
+		return o, o.redParms(burst, avpkt, probability)
+	}
 	return o, nil
+}
+
+// redWords are the words that make tc compute the per-flow RED.
+var redWords = map[string]bool{"redflowlimit": true, "min": true, "max": true, "burst": true,
+	"avpkt": true, "probability": true, "ecn": true, "harddrop": true}
+
+// redParms is the end of sfq_parse_opt with RED words: Sally Floyd's
+// defaults for what was not given, then Wlog, Plog and max_P as tc
+// computes them.
+func (o *qopt) redParms(burst, avpkt uint32, probability float64) error {
+	if o.redLimit == 0 {
+		return qdisc.Parsef("sfq", "Required parameter (redflowlimit) is missing")
+	}
+	if o.qthMax == 0 {
+		o.qthMax = o.redLimit / 4
+	}
+	if o.qthMin == 0 {
+		o.qthMin = o.qthMax / 3
+	}
+	if burst == 0 && avpkt != 0 {
+		burst = (2*o.qthMin + o.qthMax) / (3 * avpkt)
+	}
+	if o.qthMax > o.redLimit {
+		return qdisc.Parsef("sfq", "\"max\" is larger than \"limit\"")
+	}
+	if o.qthMin >= o.qthMax {
+		return qdisc.Parsef("sfq", "\"min\" is not smaller than \"max\"")
+	}
+	wlog, err := redalgo.EvalEWMA(o.qthMin, burst, max(avpkt, 1))
+	if err != nil {
+		return qdisc.Parsef("sfq", "%v (SFQ: failed to calculate EWMA constant.)", err)
+	}
+	o.wlog = uint8(wlog)
+	plog := redalgo.EvalP(o.qthMin, o.qthMax, probability)
+	if plog < 0 {
+		return qdisc.Parsef("sfq", "SFQ: failed to calculate probability.")
+	}
+	o.plog = uint8(plog)
+	o.maxP = uint32(probability * (1 << 32))
+	return nil
+}
+
+// float is sscanf("%lg") on the value of key.
+func float(a *qdisc.Args, key string) (float64, error) {
+	v, err := a.Value(key)
+	if err != nil {
+		return 0, err
+	}
+	f, perr := strconv.ParseFloat(strings.TrimSpace(v), 64)
+	if perr != nil {
+		return 0, qdisc.Parsef("sfq", "Illegal %q", key)
+	}
+	return f, nil
 }
 
 // integer is get_integer(..., 0) on the value of key.
@@ -83,6 +164,9 @@ func (q *SFQ) sfqChange(o qopt) error {
 	if o.perturb < 0 || int64(o.perturb) > (1<<31-1)/hz {
 		return qdisc.Refusef("sfq", "invalid perturb period %d (0 to %d seconds; perturb x HZ must fit an int)", o.perturb, (1<<31-1)/hz)
 	}
+	if !redalgo.CheckParams(o.qthMin, o.qthMax, o.wlog, 0) {
+		return qdisc.Refusef("sfq", "RED min %d, max %d with ewma %d do not fit the fixed point (EINVAL)", o.qthMin, o.qthMax, o.wlog)
+	}
 	limit, divisor, maxdepth, maxflows, quantum := q.limit, q.divisor, q.maxdepth, q.maxflows, q.quantum
 	if o.quantum != 0 {
 		quantum = o.quantum
@@ -107,5 +191,10 @@ func (q *SFQ) sfqChange(o qopt) error {
 	q.limit, q.divisor, q.headdrop, q.maxdepth, q.maxflows = limit, divisor, o.headdrop, maxdepth, maxflows
 	q.perturbPeriod = int64(o.perturb) * hz
 	q.quantum = quantum
+	q.flags = o.flags
+	if o.qthMin != 0 {
+		q.red = &redalgo.Parms{}
+		q.red.Set(o.qthMin, o.qthMax, o.wlog, o.plog, 0, nil, o.maxP)
+	}
 	return nil
 }

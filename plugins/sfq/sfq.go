@@ -2,11 +2,13 @@
 // hashed with a keyed hash into divisor buckets, each bucket mapped to one
 // of maxflows slots, slots served round robin with a byte allotment, and
 // on overflow a drop from the longest slot (found in O(1) through per-depth
-// lists). RED (redflowlimit, min, max, ...) is not modelled.
+// lists); with redflowlimit, RED on each slot's backlog (include/net/red.h,
+// plugins/internal/redalgo).
 package sfq
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/txlab/txlab/framework/khash"
@@ -14,6 +16,7 @@ import (
 	"github.com/txlab/txlab/framework/sim"
 	"github.com/txlab/txlab/framework/skb"
 	"github.com/txlab/txlab/framework/units"
+	"github.com/txlab/txlab/plugins/internal/redalgo"
 )
 
 func init() {
@@ -57,6 +60,12 @@ type slot struct {
 	hash    uint32 // index in ht[]
 	allot   int32
 	backlog uint32
+	vars    redalgo.Vars // the slot's RED state
+}
+
+// redStats is struct tc_sfqred_stats.
+type redStats struct {
+	probDrop, forcedDrop, probMark, forcedMark, probMarkHead, forcedMarkHead uint32
 }
 
 // SFQ is struct sfq_sched_data.
@@ -77,9 +86,16 @@ type SFQ struct {
 	tail         int // current slot in the round (q->tail), -1 for NULL
 	dep          [sfqMaxDepth + 1]sfqHead
 
-	qlen    int // sch->q.qlen, the peeked packet included
-	backlog int64
-	drops   uint64
+	qlen       int // sch->q.qlen, the peeked packet included
+	backlog    int64
+	drops      uint64
+	overlimits uint64
+
+	// red is q->red_parms, nil without RED; flags are TC_RED_ECN and
+	// TC_RED_HARDDROP.
+	red   *redalgo.Parms
+	flags uint8
+	stats redStats
 
 	peeked    skb.Packet // qdisc_peek_dequeued's stash
 	hasPeeked bool
@@ -326,7 +342,10 @@ func (q *SFQ) sfqEnqueue(ctx qdisc.Ctx, p *skb.Packet) qdisc.Code {
 		q.ht[hash] = x
 		s := &q.slots[x]
 		s.hash, s.backlog = hash, 0
-	} else if s := &q.slots[x]; int(s.qlen) >= q.maxdepth {
+		s.vars.Reset() // red_set_vars
+	} else if s := &q.slots[x]; q.redCongested(ctx, s, p) || int(s.qlen) >= q.maxdepth {
+		// congestion_drop: RED's or the depth limit's (the patch that
+		// named sfq's drop reasons gives both QDISC_MAXDEPTH).
 		if !q.headdrop {
 			q.drop(ctx, p.Handle, DropQdiscMaxDepth)
 			return qdisc.XmitDrop
@@ -362,6 +381,50 @@ func (q *SFQ) sfqEnqueue(ctx qdisc.Ctx, p *skb.Packet) qdisc.Code {
 		return qdisc.XmitCN
 	}
 	return qdisc.XmitSuccess
+}
+
+// redCongested is sfq_enqueue's RED step for a packet joining slot s:
+// the slot's average backlog moves (red_calc_qavg_no_idle_time: sfq
+// never idles its slots' averages), and red_action decides. A mark
+// sets CE on the slot's head with headdrop, else on the packet; true
+// means it goes to congestion_drop instead (not ECN-capable, or ecn
+// not asked, or harddrop above max).
+func (q *SFQ) redCongested(ctx qdisc.Ctx, s *slot, p *skb.Packet) bool {
+	if q.red == nil {
+		return false
+	}
+	s.vars.QAvg = q.red.QavgNoIdleTime(&s.vars, s.backlog)
+	switch q.red.Action(&s.vars, s.vars.QAvg, ctx) {
+	case redalgo.ProbMark:
+		q.overlimits++
+		if q.flags&flagECN != 0 { // sfq_prob_mark
+			if q.headdrop && s.q.Front().SetCE() {
+				q.stats.probMarkHead++
+				return false
+			}
+			if p.SetCE() {
+				q.stats.probMark++
+				return false
+			}
+		}
+		q.stats.probDrop++
+		return true
+	case redalgo.HardMark:
+		q.overlimits++
+		if q.flags&(flagECN|flagHarddrop) == flagECN { // sfq_hard_mark
+			if q.headdrop && s.q.Front().SetCE() {
+				q.stats.forcedMarkHead++
+				return false
+			}
+			if p.SetCE() {
+				q.stats.forcedMark++
+				return false
+			}
+		}
+		q.stats.forcedDrop++
+		return true
+	}
+	return false
 }
 
 // sfqDequeue is sfq_dequeue: round robin from the slot after q->tail; a
@@ -444,6 +507,7 @@ func (q *SFQ) sfqRehash(ctx qdisc.Ctx) {
 			q.sfqDec(uint16(i))
 		}
 		s.backlog = 0
+		s.vars.Reset()
 		q.ht[s.hash] = sfqEmptySlot
 	}
 	q.tail = -1
@@ -473,6 +537,9 @@ func (q *SFQ) sfqRehash(ctx qdisc.Ctx) {
 			continue
 		}
 		s.q.PushTail(p)
+		if q.red != nil {
+			s.vars.QAvg = q.red.QavgNoIdleTime(&s.vars, s.backlog) // red_calc_qavg: never idling
+		}
 		s.backlog += p.Len
 		q.sfqInc(x)
 		if s.qlen == 1 {
@@ -524,9 +591,17 @@ func (q *SFQ) Reset(ctx qdisc.Ctx) {
 }
 
 // Stats implements qdisc.Qdisc. Without RED, sfq has no qdisc-level
-// xstats (tc's "allot" is per class) and no overlimits.
+// xstats (tc's "allot" is per class) and no overlimits; with it, tc -s
+// prints its tc_sfqred_stats, which sfq_dump puts in its options.
 func (q *SFQ) Stats() qdisc.Stats {
-	return qdisc.Stats{Qlen: q.qlen, Backlog: q.backlog, Drops: q.drops}
+	st := qdisc.Stats{Qlen: q.qlen, Backlog: q.backlog, Drops: q.drops, Overlimits: q.overlimits}
+	if q.red != nil {
+		r := q.stats
+		st.XStats = []qdisc.XStat{qdisc.XUint("prob_mark", uint64(r.probMark)), qdisc.XUint("prob_mark_head", uint64(r.probMarkHead)),
+			qdisc.XUint("prob_drop", uint64(r.probDrop)), qdisc.XUint("forced_mark", uint64(r.forcedMark)),
+			qdisc.XUint("forced_mark_head", uint64(r.forcedMarkHead)), qdisc.XUint("forced_drop", uint64(r.forcedDrop))}
+	}
+	return st
 }
 
 // FlowClasses implements qdisc.FlowClasses: sfq_walk lists the hash
@@ -556,6 +631,16 @@ func (q *SFQ) Dump() string {
 	fmt.Fprintf(&b, " flows %d divisor %d", q.maxflows, q.divisor)
 	if q.perturbPeriod != 0 {
 		fmt.Fprintf(&b, " perturb %dsec", q.perturbPeriod/hz)
+	}
+	if p := q.red; p != nil {
+		fmt.Fprintf(&b, " ewma %d min %s max %s probability %s", p.Wlog, units.SprintSize(uint64(p.QthMin>>p.Wlog)),
+			units.SprintSize(uint64(p.QthMax>>p.Wlog)), strconv.FormatFloat(float64(p.MaxP)/(1<<32), 'g', 6, 64))
+		if q.flags&flagECN != 0 { // tc_red_print_flags
+			b.WriteString(" ecn")
+		}
+		if q.flags&flagHarddrop != 0 {
+			b.WriteString(" harddrop")
+		}
 	}
 	return b.String()
 }

@@ -115,7 +115,7 @@ func TestOptionErrors(t *testing.T) {
 		want  string
 		class error
 	}{
-		{[]string{"limt", "5"}, `unknown option "limt" (known: limit, perturb, quantum, divisor, flows, depth, headdrop)`, qdisc.ErrParse},
+		{[]string{"limt", "5"}, `unknown option "limt" (known: limit, perturb, quantum, divisor, flows, depth, headdrop, redflowlimit,`, qdisc.ErrParse},
 		{[]string{"limit", "1"}, `illegal "limit" 1, must be > 1`, qdisc.ErrParse},
 		{[]string{"limit", "0"}, `illegal "limit" 0, must be > 1`, qdisc.ErrParse},
 		{[]string{"limit", "2", "flows", "1", "depth", "1"}, "invalid limit: 2 clamps to 1", qdisc.ErrKernel},
@@ -129,8 +129,15 @@ func TestOptionErrors(t *testing.T) {
 		{[]string{"perturb", "1000000000"}, "invalid perturb period 1000000000", qdisc.ErrKernel},
 		{[]string{"perturb", "10s"}, `illegal "perturb": "10s" is not a whole number`, qdisc.ErrParse},
 		{[]string{"depth", "x"}, `illegal "depth": "x" is not an unsigned number`, qdisc.ErrParse},
-		{[]string{"redflowlimit", "100000"}, `RED option "redflowlimit" is not modelled`, qdisc.ErrLacks},
-		{[]string{"harddrop"}, `RED option "harddrop" is not modelled`, qdisc.ErrLacks},
+		// The per-flow RED: tc's checks (sfq_parse_opt) and the kernel's
+		// (red_check_params).
+		{[]string{"harddrop"}, "Required parameter (redflowlimit) is missing", qdisc.ErrParse},
+		{[]string{"redflowlimit", "100000", "max", "200000"}, `"max" is larger than "limit"`, qdisc.ErrParse},
+		{[]string{"redflowlimit", "100000", "min", "30000", "max", "30000"}, `"min" is not smaller than "max"`, qdisc.ErrParse},
+		{[]string{"redflowlimit", "100000", "probability", "lots"}, `Illegal "probability"`, qdisc.ErrParse},
+		{[]string{"redflowlimit", "100000", "min", "10000", "burst", "1"}, "burst 1 is too small ? Try burst 11 (SFQ: failed to calculate EWMA constant.)", qdisc.ErrParse},
+		{[]string{"redflowlimit", "4000000000", "min", "1000000000", "max", "3000000000", "avpkt", "1000000", "burst", "2000", "probability", "1"},
+			"do not fit the fixed point", qdisc.ErrKernel},
 	}
 	for _, c := range cases {
 		_, err := (&SFQ{}).Init(qdisctest.NewCtx(1), testSetup(), c.args)
@@ -545,6 +552,7 @@ func FuzzOptions(f *testing.F) {
 	f.Add("limit 2 flows 1")
 	f.Add("divisor 1 flows 1 limit 3")
 	f.Add("quantum 0 depth 0")
+	f.Add("redflowlimit 100000 min 8000 max 60000 probability 0.20 ecn headdrop")
 	f.Fuzz(func(t *testing.T, args string) {
 		q := &SFQ{}
 		if _, err := q.Init(qdisctest.NewCtx(1), testSetup(), strings.Fields(args)); err != nil {
@@ -659,5 +667,67 @@ func TestFilters(t *testing.T) {
 		if err := ctx.CheckDrops(q.Stats(), q.qlen, len(tt.pkts), tt.dropped, skb.DropQdiscDrop); err != nil {
 			t.Errorf("%s: %v", tt.name, err)
 		}
+	}
+}
+
+// sfq's per-flow RED (sfq_enqueue with redflowlimit): one flow's
+// standing backlog, 120 packets of 1400 bytes (below the depth limit),
+// takes RED's probabilistic and then its forced actions on the flow's
+// own average. With ecn an ECN-capable packet is marked instead of
+// dropped (with headdrop the mark goes on the flow's head), a not-ECT
+// one is dropped; without ecn every action drops (QDISC_MAXDEPTH, the
+// congestion_drop sfq's depth limit shares). Every action counts an
+// overlimit.
+func TestRED(t *testing.T) {
+	for _, c := range []struct {
+		name, args       string
+		ecn              uint8
+		marks, headMarks bool // CE on arriving packets, on the head
+	}{
+		{"ecn", "ecn", 2, true, false},
+		{"ecn headdrop", "ecn headdrop", 2, false, true},
+		{"ecn, not-ECT packets", "ecn", 0, false, false},
+		{"no ecn", "", 2, false, false},
+		{"ecn harddrop", "ecn harddrop", 2, true, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			q := newQ(t, append(strings.Fields("redflowlimit 200000 min 8000 max 60000 probability 0.20"), strings.Fields(c.args)...)...)
+			ctx := qdisctest.NewCtx(1)
+			ctx.Reasons = []skb.DropReason{DropQdiscMaxFlows, DropQdiscMaxDepth}
+			for i := range 120 {
+				p := skb.Packet{Handle: skb.Handle(i + 1), Len: 1400, TrueSize: 2048, Hash: 7, GSOSegs: 1, ECN: c.ecn,
+					Keys: skb.FlowKeys{Src: 1, Dst: 2, SrcPort: 1, DstPort: 80, Proto: 6}}
+				enqueue(q, ctx, p)
+			}
+			ce := 0
+			for _, p := range q.Dequeue(ctx, qdisc.DequeueReq{Max: 200, Bytes: 1 << 30}, nil) {
+				if p.ECN == 3 {
+					ce++
+				}
+			}
+			r := q.stats
+			marks, drops := r.probMark+r.forcedMark, r.probDrop+r.forcedDrop
+			headMarks := r.probMarkHead + r.forcedMarkHead
+			for h, why := range ctx.Dropped {
+				if why != DropQdiscMaxDepth {
+					t.Fatalf("packet %d dropped for %s", h, why)
+				}
+			}
+			st := q.Stats()
+			t.Logf("prob %d/%d/%d forced %d/%d/%d (mark/head/drop), %d CE out, %d dropped", r.probMark, r.probMarkHead, r.probDrop,
+				r.forcedMark, r.forcedMarkHead, r.forcedDrop, ce, len(ctx.Dropped))
+			if r.probMark+r.probMarkHead+r.probDrop == 0 || st.Overlimits != uint64(marks+drops+headMarks) || int(drops) != len(ctx.Dropped) {
+				t.Errorf("overlimits %d for %d marks, %d head marks, %d drops (%d freed)", st.Overlimits, marks, headMarks, drops, len(ctx.Dropped))
+			}
+			if (marks > 0) != c.marks || (headMarks > 0) != c.headMarks || (drops > 0) == (c.marks || c.headMarks) && c.args != "ecn harddrop" {
+				t.Errorf("marks %d, head marks %d, drops %d", marks, headMarks, drops)
+			}
+			if c.args == "ecn harddrop" && (r.forcedDrop == 0 || r.forcedMark != 0) {
+				t.Errorf("harddrop: forced marks %d, forced drops %d: above max it drops", r.forcedMark, r.forcedDrop)
+			}
+			if ce != int(marks+headMarks) && !(c.headMarks && ce > 0) {
+				t.Errorf("%d CE packets out for %d marks", ce, marks+headMarks)
+			}
+		})
 	}
 }
