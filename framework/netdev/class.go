@@ -3,6 +3,7 @@ package netdev
 import (
 	"fmt"
 	"slices"
+	"strconv"
 
 	"github.com/txlab/txlab/framework/plugin/wire"
 	"github.com/txlab/txlab/framework/qdisc"
@@ -147,12 +148,36 @@ func (n *Net) syncLeaves(q *Qdisc, freed *skb.List) error {
 		delete(q.leaves, id)
 	}
 	for _, cl := range classes {
-		if !cl.Leaf || q.leaves[cl.ID] != nil {
+		if !cl.Leaf {
 			continue
 		}
-		if _, err := n.graft(q, cl.ID, []string{"pfifo"}, tc.Unspec, true, freed); err != nil {
+		if l := q.leaves[cl.ID]; l != nil {
+			if err := n.fifoSetLimit(l, cl.FifoLimit); err != nil {
+				return err
+			}
+			continue
+		}
+		words := cl.DefaultLeaf
+		if len(words) == 0 {
+			words = []string{"pfifo"}
+		}
+		if _, err := n.graft(q, cl.ID, words, tc.Unspec, true, freed); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// fifoSetLimit is fifo_set_limit: a leaf of a fifo kind with a change op
+// (the kernel matches "?fifo" in its ops' id: pfifo, bfifo,
+// pfifo_head_drop; pfifo_fast has no change) takes limit, in its own
+// unit; 0 or any other kind: nothing.
+func (n *Net) fifoSetLimit(l *Qdisc, limit uint32) error {
+	switch {
+	case limit == 0, l.Limit == int(limit):
+		return nil
+	case l.Kind == "pfifo", l.Kind == "bfifo", l.Kind == "pfifo_head_drop":
+		return n.ChangeQdisc(l, []string{"limit", strconv.FormatUint(uint64(limit), 10)})
 	}
 	return nil
 }
@@ -288,7 +313,7 @@ func (n *Net) leafEnqueue(c *sim.CPU, leaf *Qdisc, skbs []*skb.SKB, toFree *skb.
 	}
 	st, at := before, 0
 	for k, s := range skbs {
-		nsegs, bytes := n.leafSegs(s)
+		nsegs, bytes := n.leafSegs(s, leaf)
 		code := leaf.rc[at]
 		if split && nsegs > 1 {
 			// This leaf segmented it: its segments' codes are the
@@ -300,7 +325,7 @@ func (n *Net) leafEnqueue(c *sim.CPU, leaf *Qdisc, skbs []*skb.SKB, toFree *skb.
 			rc := leaf.rc[at : at+nsegs]
 			code = leaf.gsoCode(rc)
 			nsegs, bytes = keptSegs(segs[at:at+nsegs], rc)
-			n.gsoSplit[s.Handle] = gsoSplit{segs: nsegs, len: bytes}
+			n.gsoSplit[s.Handle] = gsoSplit{segs: nsegs, len: bytes, by: leaf}
 			at += len(rc)
 		} else {
 			at++

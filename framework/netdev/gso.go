@@ -55,7 +55,7 @@ func (n *Net) splitGSO(c *sim.CPU, q *Qdisc, batch []*skb.SKB) ([]*skb.SKB, bool
 			if n.gsoSplit == nil {
 				n.gsoSplit = map[skb.Handle]gsoSplit{}
 			}
-			n.gsoSplit[s.Handle] = gsoSplit{segs: segs, len: s.Len}
+			n.gsoSplit[s.Handle] = gsoSplit{segs: segs, len: s.Len, by: q}
 		}
 		l := s.Len / uint32(segs)
 		lastLen := s.Len - l*uint32(segs-1)
@@ -114,21 +114,34 @@ func segTruesize(ts uint32, segs int) (each, first uint32) {
 }
 
 // gsoSplit is what a GSO skb a leaf segmented became: the segs skbs it
-// kept (keptSegs; 1 if none), the
-// first keeping its handle, of len bytes in all.
+// kept (keptSegs; 1 if none), the first keeping its handle, of len
+// bytes in all; by is the leaf that segmented it.
 type gsoSplit struct {
 	segs int
 	len  uint32
+	by   *Qdisc
 }
 
-// leafSegs is how many packets, and bytes, a leaf holds of skb s after
+// leafSegs is how many packets, and bytes, leaf holds of skb s after
 // enqueueing it: its segments if the leaf, or one below it, segmented
-// it.
-func (n *Net) leafSegs(s *skb.SKB) (int, uint32) {
-	if g, ok := n.gsoSplit[s.Handle]; ok {
+// it. A split by one of leaf's ancestors (tbf segmenting a GSO skb
+// for its own child) is not the leaf's: its first segment keeps the
+// skb's handle, and is one packet to the child.
+func (n *Net) leafSegs(s *skb.SKB, leaf *Qdisc) (int, uint32) {
+	if g, ok := n.gsoSplit[s.Handle]; ok && leaf.holds(g.by) {
 		return g.segs, g.len
 	}
 	return 1, s.Len
+}
+
+// holds reports whether x is q or in q's tree below it.
+func (q *Qdisc) holds(x *Qdisc) bool {
+	for ; x != nil; x = x.parentQ {
+		if x == q {
+			return true
+		}
+	}
+	return false
 }
 
 // splits reports whether q is handed skb s as its segments: every GSO

@@ -370,7 +370,7 @@ func (n *Net) tcFilter(d *Device, c tc.Command) error {
 	}
 	cops := q.filterOps()
 	if cops == nil {
-		if classOpsNoBlock[q.Kind] {
+		if classOpsNoBlock[q.Kind] || q.Flags&qdisc.NoBlock != 0 {
 			// __tcf_block_find: class ops without cops->tcf_block.
 			return kernelf("Error: Class doesn't support blocks (%s).", q.Name())
 		}
@@ -464,7 +464,7 @@ type FilterBlock struct {
 // block of its own (fq_codel, sfq, cake: qdisc.HasBlock); nil for any
 // other qdisc, which has no class ops ("Qdisc not classful").
 func (q *Qdisc) filterOps() wire.ClassOps {
-	if c := q.classful(); c != nil {
+	if c := q.classful(); c != nil && q.Flags&qdisc.NoBlock == 0 {
 		return c
 	}
 	if c, ok := q.Ops.(wire.ClassOps); ok && q.Flags&qdisc.HasBlock != 0 {
@@ -474,9 +474,10 @@ func (q *Qdisc) filterOps() wire.ClassOps {
 }
 
 // classOpsNoBlock are the kinds whose Qdisc_class_ops have no
-// tcf_block (a child qdisc, no filters): tbf_class_ops, netem_class_ops,
-// red_class_ops. mq and cake_mq roots are the host's (above).
-var classOpsNoBlock = map[string]bool{"tbf": true, "netem": true, "red": true}
+// tcf_block (a child qdisc, no filters) that the model keeps classless:
+// netem_class_ops, red_class_ops (tbf, classful here, says so itself:
+// qdisc.NoBlock). mq and cake_mq roots are the host's (above).
+var classOpsNoBlock = map[string]bool{"netem": true, "red": true}
 
 func isClassful(q qdisc.Qdisc) bool {
 	_, ok := q.(qdisc.Classful)

@@ -57,8 +57,10 @@ var Handshake = goplugin.HandshakeConfig{
 // watchdog op carries a slack (qdisc.Ctx.WatchdogRange, fq's
 // qdisc_watchdog_schedule_range_ns). 15: an enqueue call carries its
 // packets' TCP headers for a qdisc that reads them (qdisc.TCPCtx:
-// cake's ACK filter).
-const FrameProtocol = 15
+// cake's ACK filter). 16: a class dump carries its default leaf's words
+// and the limit fifo_set_limit gives its leaf (qdisc.Class.DefaultLeaf,
+// FifoLimit: tbf's class).
+const FrameProtocol = 16
 
 // IsPluginProcess reports whether this process was started by a host as
 // a plugin.

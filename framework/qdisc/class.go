@@ -114,6 +114,19 @@ type Class struct {
 	// Leaf says the class has a leaf qdisc (htb level 0, every prio
 	// band): the host holds it.
 	Leaf bool
+	// DefaultLeaf are the tc words of the leaf the kernel's qdisc makes
+	// for the class when it appears (qdisc_create_dflt,
+	// fifo_create_dflt: tbf's "bfifo limit N"); nil is a pfifo. The
+	// host makes it invisible, handle 0:, as it makes the pfifo.
+	DefaultLeaf []string
+	// FifoLimit, when not 0, is the limit the qdisc sets on the
+	// class's leaf with fifo_set_limit (tbf_change): after a change,
+	// a leaf of a fifo kind with a change op (pfifo, bfifo,
+	// pfifo_head_drop: whatever qdisc was grafted there) takes it, in
+	// its own unit (bytes for bfifo, packets for the others, as the
+	// kernel sends the one number to each); any other leaf keeps its
+	// limit.
+	FifoLimit uint32
 	// Filters says filters may be attached to the class itself
 	// (cops->tcf_block gives it a block: htb's classes; prio's and drr's
 	// have none, only the qdisc does).

@@ -140,6 +140,13 @@ const (
 	// while the qdisc needs them: every enqueue pays for them out of
 	// process.
 	ReadsTCPHeaders Flags = 1 << 23
+
+	// NoBlock is the model's too: a Classful qdisc whose class
+	// operations have no tcf_block (tbf_class_ops: a child qdisc, no
+	// filters), so `tc filter add ... parent X:` on it is refused as
+	// the kernel's __tcf_block_find refuses it, "Class doesn't support
+	// blocks".
+	NoBlock Flags = 1 << 22
 )
 
 // Work is a unit of CPU work a qdisc reports in kernel terms; the host

@@ -16,8 +16,12 @@ func tcpHeader(s *skb.SKB, tsecr uint32, sack []tcp.Range) skb.TCPHeader {
 	segs := uint32(max(s.GSOSegs, 1))
 	h := skb.TCPHeader{Seq: tcp.WireSeq(s.Cb.Seq), AckSeq: tcp.WireSeq(s.Cb.Ack), Flags: s.TCPFlags, TS: true,
 		TSval: tcp.TSClock(sim.Ktime(s.Born)), TSecr: tsecr}
-	if s.Len > segs*tcp.HeaderLen {
-		h.DataLen = s.Len - segs*tcp.HeaderLen
+	hdr := uint32(tcp.HeaderLen) // each segment's headers, its options' room included
+	if len(sack) > 0 {
+		hdr += tcp.SACKBaseLen + tcp.SACKBlockLen*uint32(len(sack))
+	}
+	if s.Len > segs*hdr {
+		h.DataLen = s.Len - segs*hdr
 	}
 	for _, r := range sack {
 		h.SACK[h.NSACK] = skb.SACKBlock{Start: tcp.WireSeq(r.Start), End: tcp.WireSeq(r.End)}

@@ -13,6 +13,7 @@ import (
 	"github.com/txlab/txlab/framework/sim"
 	"github.com/txlab/txlab/framework/tcp"
 	"github.com/txlab/txlab/framework/workload"
+	_ "github.com/txlab/txlab/plugins/fq_codel"
 	_ "github.com/txlab/txlab/plugins/tbf"
 )
 
@@ -51,9 +52,12 @@ func TestRate1Gbit(t *testing.T) {
 
 // The first burst bytes leave at line rate: with a full bucket of 1 MB
 // and senders faster than the 10 Gbit/s link, once the senders are up
-// (half a millisecond in the model, as without tbf) the link runs at
+// (half a millisecond in the model, as without tbf) the link runs near
 // line rate until the bucket is spent, then at 1 Gbit/s; and tbf never
-// sends more than its envelope, bucket + rate x time.
+// sends more than its envelope, bucket + rate x time. Near: 8 Gbit/s or
+// more, since tbf's child is a qdisc of its own, whose struct Qdisc and
+// skb list the senders' enqueues and the dequeuer's both write (its lines
+// move between their CPUs, as the kernel's bfifo's do).
 func TestBurstAtLineRate(t *testing.T) {
 	w := workload.Spec{Kind: workload.UDPStream, Senders: 8, PacketSize: 1400}
 	s := host("tbf rate 1gbit burst 1mb limit 2mb", w, 3*sim.Millisecond, 0)
@@ -68,7 +72,7 @@ func TestBurstAtLineRate(t *testing.T) {
 	lineRun, best, throttled := 0, 0, -1
 	for i, iv := range rep.Series {
 		cum += float64(iv.TxPackets) * frame
-		if g := gbps(iv); g >= 9 {
+		if g := gbps(iv); g >= 8 {
 			lineRun++
 			best, atLine = max(best, lineRun), cum
 		} else {
@@ -81,9 +85,9 @@ func TestBurstAtLineRate(t *testing.T) {
 			t.Fatalf("by %d ns sent %.0f bytes, above the envelope %.0f", iv.EndNs, cum, envelope)
 		}
 	}
-	t.Logf("%d intervals of 100us at line rate, %.0f bytes sent by their end; throttled from interval %d", best, atLine, throttled)
+	t.Logf("%d intervals of 100us near line rate, %.0f bytes sent by their end; throttled from interval %d", best, atLine, throttled)
 	if best < 6 || atLine < bucket {
-		t.Errorf("the bucket did not go out at line rate: %d intervals at >= 9 Gbit/s, %.0f bytes by then", best, atLine)
+		t.Errorf("the bucket did not go out near line rate: %d intervals at >= 8 Gbit/s, %.0f bytes by then", best, atLine)
 	}
 	if throttled < 0 {
 		t.Fatal("never throttled to the rate")
@@ -122,5 +126,39 @@ func TestTCPSegmentsPastMaxSize(t *testing.T) {
 	}
 	if rep.Counters["gso_segments"] == 0 || rep.Drops["QDISC_DROP"] > 2 {
 		t.Errorf("GSO skbs past max_size should be queued as segments: %d segments made, %d QDISC_DROP", rep.Counters["gso_segments"], rep.Drops["QDISC_DROP"])
+	}
+}
+
+// fq_codel under tbf (tc qdisc add ... parent 1:1, tbf_graft), the
+// usual shaper: 64 TCP uploads through a 100 Mbit/s tbf. Each flow keeps
+// about a millisecond of its pacing rate in the host's queue (TSQ), so
+// tbf's own bfifo holds their sum; fq_codel in its place serves the
+// ping's sparse flow first and keeps each bulk flow near CoDel's
+// target, at the same rate. The report lists the child as tc qdisc show
+// does, and in and out of process agree.
+func TestFqCodelChild(t *testing.T) {
+	w := workload.Spec{Kind: workload.TCPStream, Flows: 64, CC: tcp.CCCubic, Start: 50 * sim.Millisecond,
+		Path: path.Config{RTT: 10 * sim.Millisecond, Limit: path.DefaultLimit}}
+	run := func(child string) report.Report {
+		s := host("pfifo", w, 2*sim.Second, sim.Second)
+		s.Ping = 10 * sim.Millisecond
+		s.TC = []run.TCBatch{{Name: "shaper.tc", Text: "qdisc add dev eth0 root handle 1: tbf rate 100mbit burst 32kb latency 50ms\n" + child}}
+		return plugintest.SameInAndOut(t, s)
+	}
+	plain, fq := run(""), run("qdisc add dev eth0 parent 1:1 handle 10: fq_codel\n")
+	delay := func(r report.Report) float64 { return r.Latency.Loaded.P50 - 10 }
+	t.Logf("queueing delay %.1f ms (bfifo) -> %.1f ms (fq_codel); goodput %.1f -> %.1f Mbit/s", delay(plain), delay(fq),
+		*plain.GoodputBps/1e6, *fq.GoodputBps/1e6)
+	if delay(plain) < 3*delay(fq) || delay(fq) > 10 || *fq.GoodputBps < 0.85*100e6 {
+		t.Errorf("queueing delay %.1f -> %.1f ms, goodput %.1f Mbit/s", delay(plain), delay(fq), *fq.GoodputBps/1e6)
+	}
+	var leaf *report.Qdisc
+	for i := range fq.Qdisc {
+		if fq.Qdisc[i].Kind == "fq_codel" {
+			leaf = &fq.Qdisc[i]
+		}
+	}
+	if leaf == nil || leaf.Handle != "10:" || leaf.Parent != "1:1" {
+		t.Fatalf("the child is not in the report: %+v", fq.Qdisc)
 	}
 }

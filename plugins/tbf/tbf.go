@@ -4,30 +4,32 @@
 // (tokens, ptokens, t_c); the head packet leaves when both buckets hold
 // its time, otherwise the watchdog is armed for when they will.
 //
-// The queue behind the buckets is the kernel's default child, a bfifo
-// of `limit` bytes (fifo_create_dflt, invisible to tc qdisc show),
-// modelled inside the plugin. The kernel's tbf is classful: its one
-// class 1:1 can take another qdisc (tc qdisc add ... parent 1:1 ...);
-// that is for the classful host and is not modelled here. tbf_segment
-// is the host's: a plugin cannot split one skb into several, so tbf
-// declares its max_size (Info.SegmentOver) and a GSO skb past it whose
-// segments fit (a TSO burst over a small bucket) arrives as those
-// segments.
+// tbf is classful, as the kernel's: its one class 1:1 holds the queue
+// behind the buckets, a leaf the host holds. By default it is a bfifo
+// of `limit` bytes (fifo_create_dflt, invisible to tc qdisc show);
+// `tc qdisc add ... parent 1:1 ...` puts any qdisc there (tbf_graft),
+// fq_codel under a tbf shaper being the usual one. A change of limit
+// reaches a fifo leaf (fifo_set_limit). tbf_segment is the host's: a
+// plugin cannot split one skb into several, so tbf declares its
+// max_size (Info.SegmentOver) and a GSO skb past it whose segments fit
+// (a TSO burst over a small bucket) arrives as those segments.
 package tbf
 
 import (
+	"strconv"
+
 	"github.com/txlab/txlab/framework/qdisc"
 	"github.com/txlab/txlab/framework/sim"
 	"github.com/txlab/txlab/framework/skb"
-	"github.com/txlab/txlab/plugins/internal/bfifo"
 )
 
 func init() {
-	qdisc.Register("tbf", "Token Bucket Filter: rate, burst, peakrate shaper over a byte FIFO (sch_tbf.c)",
+	qdisc.Register("tbf", "Token Bucket Filter: rate, burst, peakrate shaper over a child qdisc, a byte FIFO by default (sch_tbf.c)",
 		func() qdisc.Qdisc { return &TBF{} })
 }
 
-// TBF is struct tbf_sched_data.
+// TBF is struct tbf_sched_data; its child (q->qdisc) is the host's leaf
+// of class 1:1.
 type TBF struct {
 	cfg config
 
@@ -35,25 +37,32 @@ type TBF struct {
 	ptokens int64    // P tokens, in ns at peakrate
 	tc      sim.Time // t_c, the time check-point
 
-	child bfifo.Fifo // the default child, a bfifo of limit bytes
+	handle uint16
+	leaves qdisc.LeafTable
 
 	drops      uint64
 	overlimits uint64
 
 	speedBps int64 // the device's, for rates in percent
+
+	out []skb.Packet
+	to  []qdisc.ClassID
+	idx []int
+	res []qdisc.LeafResult
 }
 
 // Init implements qdisc.Qdisc (tbf_init: t_c now, the noop child, then
-// tbf_change).
+// tbf_change; the host then gives class 1:1 its default bfifo).
 func (q *TBF) Init(ctx qdisc.Ctx, s qdisc.Setup, args []string) (qdisc.Info, error) {
-	*q = TBF{child: bfifo.Noop(), speedBps: s.RateBps}
+	*q = TBF{speedBps: s.RateBps, handle: uint16(s.Major())}
 	q.tc = ctx.Now()
 	return q.change(args)
 }
 
 // Change implements qdisc.Changer (tbf_change): the new buckets start
-// full; the child keeps its packets and takes the new byte limit
-// (fifo_set_limit: packets above it stay queued).
+// full; the child keeps its packets and, if a fifo, takes the new limit
+// (fifo_set_limit, which the host applies from Classes: packets above
+// it stay queued).
 func (q *TBF) Change(ctx qdisc.Ctx, args []string) (qdisc.Info, error) {
 	return q.change(args)
 }
@@ -67,7 +76,6 @@ func (q *TBF) change(args []string) (qdisc.Info, error) {
 	if err != nil {
 		return qdisc.Info{}, err
 	}
-	q.child.SetLimit(c.limit)
 	q.cfg = c
 	q.tokens, q.ptokens = c.buffer, c.mtu
 	return q.info(), nil
@@ -75,45 +83,58 @@ func (q *TBF) change(args []string) (qdisc.Info, error) {
 
 // info: tbf sets no flags and leaves sch->limit 0 (its limit is the
 // child's). EmptyNoop: an empty dequeue peeks an empty child and stops.
-// SegmentOver: GSO skbs past max_size reach tbfEnqueue as segments
-// (tbf_segment).
+// NoBlock: tbf_class_ops has no tcf_block. SegmentOver: GSO skbs past
+// max_size reach tbfEnqueue as segments (tbf_segment).
 func (q *TBF) info() qdisc.Info {
-	return qdisc.Info{Flags: qdisc.EmptyNoop, SegmentOver: q.cfg.maxSize}
+	return qdisc.Info{Flags: qdisc.EmptyNoop | qdisc.NoBlock, SegmentOver: q.cfg.maxSize}
 }
 
-// Enqueue implements qdisc.Qdisc (tbf_enqueue for each packet).
+// class is tbf's one class, 1:1 under its handle.
+func (q *TBF) class() qdisc.ClassID { return qdisc.MakeClassID(q.handle, 1) }
+
+// Enqueue implements qdisc.Qdisc (tbf_enqueue for each packet): a
+// packet the bucket can never hold is dropped (a GSO skb whose segments
+// fit came as segments: Info's SegmentOver); the rest go to the child in
+// one host call, and the child's drops are tbf's too
+// (net_xmit_drop_count).
 func (q *TBF) Enqueue(ctx qdisc.Ctx, batch []skb.Packet, rc []qdisc.Code) {
+	x := ctx.(qdisc.ClassCtx)
+	q.out, q.to, q.idx = q.out[:0], q.to[:0], q.idx[:0]
 	for i := range batch {
-		rc[i] = q.tbfEnqueue(ctx, batch[i])
+		ctx.Work(qdisc.WorkEnqueue, 1)
+		if batch[i].Len > q.cfg.maxSize {
+			q.drops++
+			ctx.Drop(batch[i].Handle, skb.DropQdiscDrop)
+			rc[i] = qdisc.XmitDrop
+			continue
+		}
+		q.out = append(q.out, batch[i])
+		q.to = append(q.to, q.class())
+		q.idx = append(q.idx, i)
 	}
-}
-
-// tbfEnqueue is tbf_enqueue: a packet the bucket can never hold is
-// dropped (a GSO skb whose segments fit came as segments: Info's
-// SegmentOver), the rest go to the child, whose drop tbf counts as its
-// own too.
-func (q *TBF) tbfEnqueue(ctx qdisc.Ctx, p skb.Packet) qdisc.Code {
-	ctx.Work(qdisc.WorkEnqueue, 1)
-	if p.Len > q.cfg.maxSize {
-		q.drops++
-		ctx.Drop(p.Handle, skb.DropQdiscDrop)
-		return qdisc.XmitDrop
+	if len(q.out) == 0 {
+		return
 	}
-	if !q.child.Enqueue(ctx, p) {
-		// The child's NET_XMIT_DROP (noop_qdisc's NET_XMIT_CN counts as
-		// a drop too: net_xmit_drop_count).
-		q.drops++
-		return qdisc.XmitDrop
+	q.res = append(q.res[:0], make([]qdisc.LeafResult, len(q.out))...)
+	x.EnqueueLeaves(q.out, q.to, q.res)
+	for k, r := range q.res {
+		rc[q.idx[k]] = r.Code
+		q.drops += uint64(q.leaves.Update(q.to[k], r.Leaf, r.Arrived(), 0))
 	}
-	return qdisc.XmitSuccess
 }
 
 // tbfDequeue is tbf_dequeue: peek the child's head, refill the buckets
 // for the time since t_c (at most a full bucket), and take the packet
-// if both hold its transmission time; else arm the watchdog for when
-// they will and count an overlimit.
+// (qdisc_dequeue_peeked) if both hold its transmission time; else arm
+// the watchdog for when they will and count an overlimit.
 func (q *TBF) tbfDequeue(ctx qdisc.Ctx) (skb.Packet, bool) {
-	p, ok := q.child.Peek()
+	x := ctx.(qdisc.ClassCtx)
+	id := q.class()
+	if q.leaves.Get(id).Qlen == 0 {
+		return skb.Packet{}, false
+	}
+	p, ok, st := x.PeekLeaf(id)
+	q.drops += uint64(q.leaves.Update(id, st, 0, 0)) // a dequeuing peek's drops
 	if !ok {
 		return skb.Packet{}, false
 	}
@@ -126,8 +147,16 @@ func (q *TBF) tbfDequeue(ctx qdisc.Ctx) (skb.Packet, bool) {
 	}
 	toks = min(toks+q.tokens, q.cfg.buffer) - int64(q.cfg.rate.L2T(p.Len))
 	if toks|ptoks >= 0 {
+		p, ok, st = x.DequeueLeaf(id)
+		n := 0
+		if ok {
+			n = 1
+		}
+		q.drops += uint64(q.leaves.Update(id, st, 0, n))
+		if !ok {
+			return skb.Packet{}, false
+		}
 		ctx.Work(qdisc.WorkDequeue, 1)
-		q.child.Dequeue() // qdisc_dequeue_peeked
 		q.tc, q.tokens, q.ptokens = now, toks, ptoks
 		return p, true
 	}
@@ -142,17 +171,46 @@ func (q *TBF) Dequeue(ctx qdisc.Ctx, req qdisc.DequeueReq, out []skb.Packet) []s
 	return qdisc.BulkDequeue(req, out, func() (skb.Packet, bool) { return q.tbfDequeue(ctx) })
 }
 
-// Reset implements qdisc.Resetter (tbf_reset): purge the child, full
-// buckets from now, the watchdog off.
+// Reset implements qdisc.Resetter (tbf_reset): the host resets the
+// child; full buckets from now, the watchdog off.
 func (q *TBF) Reset(ctx qdisc.Ctx) {
-	q.child.Purge(ctx, skb.DropQueuePurge)
+	q.leaves.Reset()
 	q.tc = ctx.Now()
 	q.tokens, q.ptokens = q.cfg.buffer, q.cfg.mtu
 	ctx.CancelWatchdog()
 }
 
-// Stats implements qdisc.Qdisc. tbf has no xstats; its backlog is the
-// child's (tbf_dump copies it).
+// Stats implements qdisc.Qdisc. tbf has no xstats; its qlen and backlog
+// are the child's (tbf_dump copies the backlog).
 func (q *TBF) Stats() qdisc.Stats {
-	return qdisc.Stats{Qlen: q.child.Len(), Backlog: q.child.Backlog(), Drops: q.drops, Overlimits: q.overlimits}
+	return qdisc.Stats{Qlen: q.leaves.Qlen, Backlog: q.leaves.Backlog, Drops: q.drops, Overlimits: q.overlimits}
 }
+
+// ChangeClass implements qdisc.Classful: tc has no class options for
+// tbf (its q_tbf.c has no parse_copt).
+func (q *TBF) ChangeClass(qdisc.Ctx, qdisc.ClassReq) error {
+	return qdisc.Parsef("tbf", `Error: Qdisc "tbf" is classless.`)
+}
+
+// DeleteClass implements qdisc.Classful: tbf's class ops have no delete.
+func (q *TBF) DeleteClass(qdisc.Ctx, qdisc.ClassID) error {
+	return qdisc.Refusef("tbf", "RTNETLINK answers: Operation not supported (tbf's one class goes with the qdisc)")
+}
+
+// Classes implements qdisc.Classful (tbf_walk, tbf_dump_class): the one
+// class 1:1 under the qdisc, with no stats of its own (tbf has no
+// dump_stats); its default leaf is a bfifo of limit bytes, and a fifo
+// leaf takes a new limit.
+func (q *TBF) Classes() []qdisc.Class {
+	lim := q.cfg.limit
+	return []qdisc.Class{{ID: q.class(), Parent: qdisc.MakeClassID(q.handle, 0), Leaf: true,
+		DefaultLeaf: []string{"bfifo", "limit", uitoa(lim)}, FifoLimit: lim}}
+}
+
+// QlenNotify implements qdisc.Classful: the child changed without tbf
+// (a purge, its own timer's drops).
+func (q *TBF) QlenNotify(_ qdisc.Ctx, id qdisc.ClassID, st qdisc.LeafState) {
+	q.drops += uint64(q.leaves.Update(id, st, 0, 0))
+}
+
+func uitoa(v uint32) string { return strconv.FormatUint(uint64(v), 10) }

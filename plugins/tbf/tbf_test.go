@@ -9,12 +9,15 @@ import (
 	"github.com/txlab/txlab/framework/qdisc/qdisctest"
 	"github.com/txlab/txlab/framework/sim"
 	"github.com/txlab/txlab/framework/skb"
+	_ "github.com/txlab/txlab/plugins/fq_codel" // a child for TestChildQdisc
 )
 
-func newQ(t testing.TB, ctx *qdisctest.Ctx, args string) *TBF {
+// newQ makes a tbf with its class's default leaf, or the leaves given
+// (`tc qdisc add` words after "qdisc add").
+func newQ(t testing.TB, ctx *qdisctest.Ctx, args string, leaves ...string) *TBF {
 	t.Helper()
 	q := &TBF{}
-	if _, err := ctx.Init(q, qdisctest.DefaultSetup(), strings.Fields(args)); err != nil {
+	if _, err := qdisctest.Attach(ctx, q, qdisctest.Options{Args: strings.Fields(args), Leaves: leaves}); err != nil {
 		t.Fatal(err)
 	}
 	return q
@@ -123,8 +126,9 @@ func TestByteLimit(t *testing.T) {
 	if rc[0] != qdisc.XmitSuccess || rc[1] != qdisc.XmitSuccess || rc[2] != qdisc.XmitDrop {
 		t.Fatalf("codes %v", rc)
 	}
-	if st := q.Stats(); st.Drops != 1 || st.Backlog != 2000 || q.child.Drops() != 1 || ctx.Dropped[3] != skb.DropQdiscDrop {
-		t.Fatalf("stats %+v child drops %d reason %q", st, q.child.Drops(), ctx.Dropped[3])
+	kind, limit, child, _ := ctx.LeafInfo(q.class())
+	if st := q.Stats(); st.Drops != 1 || st.Backlog != 2000 || kind != "bfifo" || limit != 2500 || child.Drops != 1 || ctx.Dropped[3] != skb.DropQdiscDrop {
+		t.Fatalf("stats %+v, child %s limit %d drops %d, reason %q", st, kind, limit, child.Drops, ctx.Dropped[3])
 	}
 }
 
@@ -159,18 +163,19 @@ func TestChange(t *testing.T) {
 	enqueue(q, ctx, pkts(1, 8, 1000))
 	for len(q.Dequeue(ctx, qdisc.DequeueReq{Max: 8, Bytes: 1 << 40}, nil)) > 0 {
 	}
-	if _, err := q.Change(ctx, strings.Fields("rate 2mbit burst 5000 limit 2000")); err != nil {
+	if _, err := qdisctest.Change(ctx, q, strings.Fields("rate 2mbit burst 5000 limit 2000")); err != nil {
 		t.Fatal(err)
 	}
-	if q.tokens != q.cfg.buffer || q.cfg.buffer != 20e6 || q.child.Limit() != 2000 || q.child.Len() != 5 {
-		t.Fatalf("after change: tokens %d buffer %d child limit %d qlen %d", q.tokens, q.cfg.buffer, q.child.Limit(), q.child.Len())
+	_, limit, child, _ := ctx.LeafInfo(q.class())
+	if q.tokens != q.cfg.buffer || q.cfg.buffer != 20e6 || limit != 2000 || child.Qlen != 5 {
+		t.Fatalf("after change: tokens %d buffer %d child limit %d qlen %d", q.tokens, q.cfg.buffer, limit, child.Qlen)
 	}
 	if rc := enqueue(q, ctx, pkts(20, 1, 100)); rc[0] != qdisc.XmitDrop {
 		t.Fatal("enqueue above the lowered limit was accepted")
 	}
 	before := q.cfg
 	for _, args := range []string{"rate 2mbit burst 5000", "rate 2mbit burst 5000 limit 1000 peakrate 1mbit mtu 1500", "rate 1mbit"} {
-		if _, err := q.Change(ctx, strings.Fields(args)); err == nil || q.cfg != before {
+		if _, err := qdisctest.Change(ctx, q, strings.Fields(args)); err == nil || q.cfg != before {
 			t.Fatalf("change %q: %v, config now %+v", args, err, q.cfg)
 		}
 	}
@@ -230,7 +235,7 @@ func TestReset(t *testing.T) {
 	if !ctx.WDogArmed {
 		t.Fatal("no watchdog")
 	}
-	q.Reset(ctx)
+	qdisctest.Reset(ctx, q)
 	if st := q.Stats(); st.Qlen != 0 || st.Backlog != 0 || len(ctx.Dropped) != 3 || ctx.WDogArmed || q.tokens != q.cfg.buffer {
 		t.Fatalf("after reset: %+v, %d purged, watchdog %v", st, len(ctx.Dropped), ctx.WDogArmed)
 	}
@@ -250,5 +255,57 @@ func TestConformance(t *testing.T) {
 				t.Errorf("%s: %v", r.Check, r.Err)
 			}
 		})
+	}
+}
+
+// tbf's one class 1:1 takes any qdisc (tbf_graft): fq_codel under the
+// shaper holds the backlog, tbf's buckets pace what it gives. The class
+// dumps with no stats of its own; tbf's qlen and backlog are the leaf's;
+// a change of limit reaches a fifo leaf only (fifo_set_limit: the one
+// number, packets for a pfifo), and tc class changes are refused.
+func TestChildQdisc(t *testing.T) {
+	ctx := qdisctest.NewCtx(1)
+	q := newQ(t, ctx, "rate 1mbit burst 3000 limit 100kb", "parent 1:1 handle 10: fq_codel")
+	cls := q.Classes()
+	if len(cls) != 1 || cls[0].ID != q.class() || cls[0].Parent != qdisc.MakeClassID(1, 0) || !cls[0].Leaf ||
+		cls[0].FifoLimit != 100*1024 || strings.Join(cls[0].DefaultLeaf, " ") != "bfifo limit 102400" {
+		t.Fatalf("classes %+v", cls)
+	}
+	if kind, _, _, _ := ctx.LeafInfo(q.class()); kind != "fq_codel" {
+		t.Fatalf("leaf %q", kind)
+	}
+	enqueue(q, ctx, pkts(1, 5, 1000))
+	_, _, child, _ := ctx.LeafInfo(q.class())
+	if st := q.Stats(); st.Qlen != 5 || st.Backlog != 5000 || child.Qlen != 5 {
+		t.Fatalf("tbf %+v, fq_codel holds %d", st, child.Qlen)
+	}
+	for i := 1; i <= 3; i++ { // a 3000-byte bucket: three leave at once
+		if _, ok := deq(q, ctx); !ok {
+			t.Fatalf("packet %d held", i)
+		}
+	}
+	if _, ok := deq(q, ctx); ok || !ctx.WDogArmed {
+		t.Fatal("the fourth left without tokens, or no watchdog")
+	}
+	if _, err := qdisctest.Change(ctx, q, strings.Fields("rate 1mbit burst 3000 limit 5kb")); err != nil {
+		t.Fatal(err)
+	}
+	if _, limit, _, _ := ctx.LeafInfo(q.class()); limit != 10240 {
+		t.Errorf("fq_codel's limit %d: fifo_set_limit reaches fifos only", limit)
+	}
+	// A pfifo there takes the byte limit as packets, as in the kernel.
+	ctx = qdisctest.NewCtx(1)
+	q = newQ(t, ctx, "rate 1mbit burst 3000 limit 100kb", "parent 1:1 pfifo limit 10")
+	if _, err := qdisctest.Change(ctx, q, strings.Fields("rate 1mbit burst 3000 limit 2000")); err != nil {
+		t.Fatal(err)
+	}
+	if kind, limit, _, _ := ctx.LeafInfo(q.class()); kind != "pfifo" || limit != 2000 {
+		t.Errorf("pfifo leaf: %s limit %d, want 2000 packets", kind, limit)
+	}
+	if err := q.ChangeClass(ctx, qdisc.ClassReq{ID: q.class()}); !errors.Is(err, qdisc.ErrParse) {
+		t.Errorf("class change: %v", err)
+	}
+	if err := q.DeleteClass(ctx, q.class()); !errors.Is(err, qdisc.ErrKernel) {
+		t.Errorf("class delete: %v", err)
 	}
 }

@@ -251,6 +251,8 @@ func EncodeClasses(e *Enc, cs []qdisc.Class) {
 		e.U32(uint32(c.ID))
 		e.U32(uint32(c.Parent))
 		e.Bool(c.Leaf)
+		EncodeStrs(e, c.DefaultLeaf)
+		e.U32(c.FifoLimit)
 		e.Bool(c.Filters)
 		e.Str(c.Options)
 		e.Bool(c.LeafStats)
@@ -271,10 +273,11 @@ func EncodeClasses(e *Enc, cs []qdisc.Class) {
 
 // DecodeClasses reads a class dump.
 func DecodeClasses(d *Dec) ([]qdisc.Class, error) {
-	n := d.count(56, "class")
+	n := d.count(62, "class")
 	out := make([]qdisc.Class, 0, n)
 	for range n {
-		c := qdisc.Class{ID: qdisc.ClassID(d.U32()), Parent: qdisc.ClassID(d.U32()), Leaf: d.Bool(), Filters: d.Bool(), Options: d.Str(),
+		c := qdisc.Class{ID: qdisc.ClassID(d.U32()), Parent: qdisc.ClassID(d.U32()), Leaf: d.Bool(), DefaultLeaf: DecodeStrs(d),
+			FifoLimit: d.U32(), Filters: d.Bool(), Options: d.Str(),
 			LeafStats: d.Bool(), SentPackets: d.U64(), SentBytes: d.U64(), Drops: d.U64(), Overlimits: d.U64(),
 			Qlen: int(d.I64()), Backlog: d.I64()}
 		nx := int(d.U16())

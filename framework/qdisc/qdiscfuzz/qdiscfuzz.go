@@ -23,8 +23,8 @@ func FuzzOptions(f *testing.F, kinds []string, seeds ...string) {
 		for _, kind := range kinds {
 			q, _ := qdisc.New(kind)
 			ctx := qdisctest.NewCtx(1)
-			if _, err := ctx.Init(q, qdisctest.DefaultSetup(), strings.Fields(args)); err != nil {
-				continue
+			if _, err := qdisctest.Attach(ctx, q, qdisctest.Options{Args: strings.Fields(args)}); err != nil {
+				continue // a classful kind gets its classes' default leaves, as from the host
 			}
 			for i := range 50 {
 				ecn := uint8(i % 4)
@@ -36,7 +36,7 @@ func FuzzOptions(f *testing.F, kinds []string, seeds ...string) {
 			q.Dump()
 			q.Stats()
 			q.Dequeue(ctx, qdisc.DequeueReq{Max: 64, Bytes: 1 << 40}, nil)
-			q.(qdisc.Resetter).Reset(ctx)
+			qdisctest.Reset(ctx, q)
 			if st := q.Stats(); st.Qlen != 0 || st.Backlog != 0 {
 				t.Fatalf("%s %q: after reset %+v", kind, args, st)
 			}

@@ -26,6 +26,8 @@ type leafCtx struct {
 	*Ctx
 	id      qdisc.ClassID
 	q       qdisc.Qdisc
+	kind    string
+	limit   int // sch->limit, as its Info says
 	reasons []skb.DropReason
 	// d keeps the packet qdisc_peek_dequeued took from a leaf without a
 	// peek of its own (netem, pie, fq_codel) until its dequeue.
@@ -70,7 +72,18 @@ func (x *leafCtx) init(s qdisc.Setup, args []string) error {
 	if err == nil {
 		err = info.CheckDropReasons()
 	}
-	x.reasons = info.DropReasons
+	x.reasons, x.limit = info.DropReasons, info.Limit
+	return err
+}
+
+// fifoSetLimit is fifo_set_limit on the leaf, as the host does it
+// (netdev's): a pfifo, bfifo or pfifo_head_drop takes limit.
+func (x *leafCtx) fifoSetLimit(limit uint32) error {
+	if limit == 0 || x.limit == int(limit) || (x.kind != "pfifo" && x.kind != "bfifo" && x.kind != "pfifo_head_drop") {
+		return nil
+	}
+	info, err := qdisc.Change(x.q, x, []string{"limit", fmt.Sprint(limit)})
+	x.limit = info.Limit
 	return err
 }
 
@@ -121,7 +134,8 @@ func (c *Ctx) attach(q qdisc.Qdisc, o Options) error {
 			}
 		}
 	}
-	if err := c.syncLeaves(co); err != nil {
+	c.major = maj.Major()
+	if err := c.syncLeaves(co, c.major); err != nil {
 		return err
 	}
 	for _, line := range o.Leaves {
@@ -157,17 +171,26 @@ func (c *Ctx) graft(line string) error {
 	if cmd.Handle != tc.Unspec {
 		s.Handle = cmd.Handle.QdiscString()
 	}
-	x := &leafCtx{Ctx: c, id: id, q: q}
+	x := &leafCtx{Ctx: c, id: id, q: q, kind: cmd.Kind}
 	if err := x.init(s, cmd.Options); err != nil {
 		return err
 	}
 	c.leaves[id] = x
+	if co := classful(q); co != nil {
+		// A classful leaf (tbf under htb) gets its own classes' leaves,
+		// kept in the same table: their classids carry its major.
+		h, _ := tc.ParseQdiscHandle(s.Handle)
+		return c.syncLeaves(co, h.Major())
+	}
 	return nil
 }
 
-// syncLeaves gives each leaf class a pfifo and drops leaves of classes
-// gone (none of which hold packets when the suite changes classes).
-func (c *Ctx) syncLeaves(co classOps) error {
+// syncLeaves gives each leaf class its default leaf (a pfifo unless the
+// class names another, qdisc.Class.DefaultLeaf), applies a class's
+// FifoLimit to a fifo leaf, and drops the leaves of classes of major
+// (the qdisc's) gone (none of which hold packets when the suite changes
+// classes).
+func (c *Ctx) syncLeaves(co classOps, major uint16) error {
 	if c.leaves == nil {
 		c.leaves = map[qdisc.ClassID]*leafCtx{}
 	}
@@ -177,21 +200,30 @@ func (c *Ctx) syncLeaves(co classOps) error {
 			continue
 		}
 		want[cl.ID] = true
-		if c.leaves[cl.ID] != nil {
+		if x := c.leaves[cl.ID]; x != nil {
+			if err := x.fifoSetLimit(cl.FifoLimit); err != nil {
+				return err
+			}
 			continue
 		}
-		leaf, err := qdisc.New("pfifo")
+		words := cl.DefaultLeaf
+		if len(words) == 0 {
+			words = []string{"pfifo"}
+		}
+		leaf, err := qdisc.New(words[0])
 		if err != nil {
 			return err
 		}
-		x := &leafCtx{Ctx: c, id: cl.ID, q: leaf}
-		if err := x.init(DefaultSetup(), nil); err != nil {
+		x := &leafCtx{Ctx: c, id: cl.ID, q: leaf, kind: words[0]}
+		if err := x.init(DefaultSetup(), words[1:]); err != nil {
 			return err
 		}
 		c.leaves[cl.ID] = x
 	}
+	// Drop the leaves of this qdisc's classes that went (its major);
+	// a nested classful leaf's are another major's.
 	for id := range c.leaves {
-		if !want[id] {
+		if !want[id] && id.Major() == major {
 			delete(c.leaves, id)
 		}
 	}
@@ -216,6 +248,24 @@ func (c *Ctx) resetLeaves() {
 		var d qdisc.Defaults
 		d.Reset(x.q, x)
 	}
+}
+
+// Reset is the host's reset of q: q's own (qdisc_reset), then its
+// leaves'.
+func Reset(c *Ctx, q qdisc.Qdisc) {
+	var d qdisc.Defaults
+	d.Reset(q, c)
+	c.resetLeaves()
+}
+
+// LeafInfo is the leaf of class id as a test sees it: its kind, its
+// sch->limit and its stats; ok is false for a class without a leaf.
+func (c *Ctx) LeafInfo(id qdisc.ClassID) (kind string, limit int, st qdisc.Stats, ok bool) {
+	x := c.leaves[id]
+	if x == nil {
+		return "", 0, qdisc.Stats{}, false
+	}
+	return x.kind, x.limit, x.q.Stats(), true
 }
 
 func (c *Ctx) leaf(id qdisc.ClassID) *leafCtx {
@@ -345,6 +395,20 @@ func (c *Ctx) LeafDequeue(id qdisc.ClassID) (skb.Packet, bool, qdisc.LeafState) 
 // LeafPeek implements the host side of PeekLeaf.
 func (c *Ctx) LeafPeek(id qdisc.ClassID) (skb.Packet, bool, qdisc.LeafState) {
 	return c.PeekLeaf(id)
+}
+
+// Change is `tc qdisc change` of q under this context, as the host runs
+// it: q's change, then its leaves made to agree with its classes (a
+// class's FifoLimit applied, as tbf_change's fifo_set_limit).
+func Change(c *Ctx, q qdisc.Qdisc, args []string) (qdisc.Info, error) {
+	info, err := qdisc.Change(q, c, args)
+	if err != nil {
+		return info, err
+	}
+	if co := classful(q); co != nil {
+		err = c.syncLeaves(co, c.major)
+	}
+	return info, err
 }
 
 // Attach inits q with this context and, for a classful q, applies

@@ -58,6 +58,8 @@ type Ctx struct {
 	// none unless a test sets them.
 	TCP []skb.TCPHeader
 
+	// major is the classful qdisc's handle major (its classes').
+	major uint16
 	// A classful qdisc's leaves (class.go), and the packets handed in
 	// (by handle) for its leaves behind the plugin boundary.
 	leaves map[qdisc.ClassID]*leafCtx
