@@ -2,6 +2,7 @@ package qdisc
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/txlab/txlab/framework/skb"
 )
@@ -292,3 +293,52 @@ func (t *LeafTable) Remove(id ClassID) LeafState {
 // Reset forgets every leaf's packets (qdisc_reset: the host resets the
 // leaves).
 func (t *LeafTable) Reset() { *t = LeafTable{} }
+
+// LeafBatch is an Enqueue call's packets bound for its leaves, handed to
+// the host in one EnqueueLeaves (qdisc_enqueue for each). Reset it at
+// the call's start, Add each packet with its class and its place in the
+// call's batch, then Send. Result(k) is the k-th added packet's answer,
+// for what the qdisc does with it (htb's and drr's activations).
+type LeafBatch struct {
+	pkts []skb.Packet
+	to   []ClassID
+	at   []int
+	res  []LeafResult
+}
+
+// Reset empties the batch, keeping its buffers.
+func (b *LeafBatch) Reset() {
+	b.pkts, b.to, b.at, b.res = b.pkts[:0], b.to[:0], b.at[:0], b.res[:0]
+}
+
+// Add queues *p for the leaf of class to; at is its place in the call's
+// batch (where Send writes its code).
+func (b *LeafBatch) Add(p *skb.Packet, to ClassID, at int) {
+	b.pkts = append(b.pkts, *p)
+	b.to = append(b.to, to)
+	b.at = append(b.at, at)
+}
+
+// Len is how many packets were added.
+func (b *LeafBatch) Len() int { return len(b.pkts) }
+
+// Result is the answer for the k-th packet added (after Send).
+func (b *LeafBatch) Result(k int) LeafResult { return b.res[k] }
+
+// Send hands the batch to the leaves, writes each packet's NET_XMIT code
+// into rc at its place, brings t up to date, and returns how many
+// packets the leaves dropped (net_xmit_drop_count: the qdisc counts
+// them as its own, as qdisc_tree_reduce_backlog does).
+func (b *LeafBatch) Send(x ClassCtx, t *LeafTable, rc []Code) (drops uint64) {
+	if len(b.pkts) == 0 {
+		return 0
+	}
+	b.res = slices.Grow(b.res[:0], len(b.pkts))[:len(b.pkts)]
+	clear(b.res)
+	x.EnqueueLeaves(b.pkts, b.to, b.res)
+	for k, r := range b.res {
+		rc[b.at[k]] = r.Code
+		drops += uint64(t.Update(b.to[k], r.Leaf, r.Arrived(), 0))
+	}
+	return drops
+}

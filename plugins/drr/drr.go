@@ -36,11 +36,8 @@ type DRR struct {
 	leaves qdisc.LeafTable
 	drops  uint64
 
-	out []skb.Packet
-	to  []qdisc.ClassID
-	res []qdisc.LeafResult
-	cls []*class
-	idx []int
+	batch qdisc.LeafBatch
+	cls   []*class // each batched packet's class
 }
 
 // Init implements qdisc.Qdisc (drr_init_qdisc): drr takes no options.
@@ -70,7 +67,8 @@ func (q *DRR) drrClassify(x qdisc.ClassCtx, p *skb.Packet) *class {
 // Enqueue implements qdisc.Qdisc (drr_enqueue for each packet).
 func (q *DRR) Enqueue(ctx qdisc.Ctx, batch []skb.Packet, rc []qdisc.Code) {
 	x := ctx.(qdisc.ClassCtx)
-	q.out, q.to, q.cls, q.idx = q.out[:0], q.to[:0], q.cls[:0], q.idx[:0]
+	q.batch.Reset()
+	q.cls = q.cls[:0]
 	for i := range batch {
 		ctx.Work(qdisc.WorkEnqueue, 1)
 		cl := q.drrClassify(x, &batch[i])
@@ -82,21 +80,12 @@ func (q *DRR) Enqueue(ctx qdisc.Ctx, batch []skb.Packet, rc []qdisc.Code) {
 			rc[i] = qdisc.XmitSuccess | qdisc.XmitBypass
 			continue
 		}
-		q.out = append(q.out, batch[i])
-		q.to = append(q.to, cl.id)
+		q.batch.Add(&batch[i], cl.id, i)
 		q.cls = append(q.cls, cl)
-		q.idx = append(q.idx, i)
 	}
-	if len(q.out) == 0 {
-		return
-	}
-	q.res = append(q.res[:0], make([]qdisc.LeafResult, len(q.out))...)
-	x.EnqueueLeaves(q.out, q.to, q.res)
-	for k, r := range q.res {
-		cl := q.cls[k]
-		rc[q.idx[k]] = r.Code
-		q.drops += uint64(q.leaves.Update(cl.id, r.Leaf, r.Arrived(), 0))
-		if r.Code != qdisc.XmitSuccess {
+	q.drops += q.batch.Send(x, &q.leaves, rc)
+	for k, cl := range q.cls {
+		if q.batch.Result(k).Code != qdisc.XmitSuccess {
 			continue
 		}
 		if !cl.active {

@@ -125,11 +125,8 @@ type HTB struct {
 	leaves qdisc.LeafTable
 
 	// per-call buffers
-	out []skb.Packet
-	to  []qdisc.ClassID
-	res []qdisc.LeafResult
-	cls []*class
-	idx []int
+	batch qdisc.LeafBatch
+	cls   []*class // each batched packet's class
 }
 
 // glob is struct tc_htb_glob plus TCA_HTB_DIRECT_QLEN, as tc sends them.
@@ -277,7 +274,8 @@ func (q *HTB) htbClassify(x qdisc.ClassCtx, p *skb.Packet) *class {
 // direct queue and drops here, the rest to their leaves in one host call.
 func (q *HTB) Enqueue(ctx qdisc.Ctx, batch []skb.Packet, rc []qdisc.Code) {
 	x := ctx.(qdisc.ClassCtx)
-	q.out, q.to, q.cls, q.idx = q.out[:0], q.to[:0], q.cls[:0], q.idx[:0]
+	q.batch.Reset()
+	q.cls = q.cls[:0]
 	for i := range batch {
 		ctx.Work(qdisc.WorkEnqueue, 1)
 		p := &batch[i]
@@ -302,26 +300,18 @@ func (q *HTB) Enqueue(ctx qdisc.Ctx, batch []skb.Packet, rc []qdisc.Code) {
 			ctx.Drop(p.Handle, skb.DropQdiscDrop)
 			rc[i] = qdisc.XmitSuccess | qdisc.XmitBypass
 		default:
-			q.out = append(q.out, *p)
-			q.to = append(q.to, cl.id)
+			q.batch.Add(p, cl.id, i)
 			q.cls = append(q.cls, cl)
-			q.idx = append(q.idx, i)
 		}
 	}
-	if len(q.out) == 0 {
-		return
-	}
-	q.res = append(q.res[:0], make([]qdisc.LeafResult, len(q.out))...)
-	x.EnqueueLeaves(q.out, q.to, q.res)
-	for k, r := range q.res {
-		cl := q.cls[k]
-		rc[q.idx[k]] = r.Code // returned unmasked, as htb_enqueue returns ret
-		q.drops += uint64(q.leaves.Update(cl.id, r.Leaf, r.Arrived(), 0))
-		if r.Code != qdisc.XmitSuccess {
+	// Each code is returned unmasked, as htb_enqueue returns ret.
+	q.drops += q.batch.Send(x, &q.leaves, rc)
+	for k, cl := range q.cls {
+		if q.batch.Result(k).Code != qdisc.XmitSuccess {
 			// net_xmit_drop_count (1 without __NET_XMIT_STOLEN):
 			// NET_XMIT_DROP, NET_XMIT_CN and the leaf's own drop
 			// (NET_XMIT_SUCCESS | __NET_XMIT_BYPASS: netem's loss).
-			// The qdisc's drop is in the leaf's state above.
+			// The qdisc's drop Send counted from the leaf's state.
 			cl.drops++
 			continue
 		}

@@ -45,10 +45,7 @@ type Prio struct {
 	leaves    qdisc.LeafTable
 	drops     uint64
 
-	res []qdisc.LeafResult
-	to  []qdisc.ClassID
-	out []skb.Packet
-	idx []int
+	batch qdisc.LeafBatch
 }
 
 // parse is prio_parse_opt: "bands N", "priomap P0 P1 ..." (up to 16
@@ -172,7 +169,7 @@ func (p *Prio) classify(x qdisc.ClassCtx, pk *skb.Packet) int {
 // then one host call puts them in their bands' leaves.
 func (p *Prio) Enqueue(ctx qdisc.Ctx, batch []skb.Packet, rc []qdisc.Code) {
 	x := ctx.(qdisc.ClassCtx)
-	p.out, p.to, p.idx = p.out[:0], p.to[:0], p.idx[:0]
+	p.batch.Reset()
 	for i := range batch {
 		ctx.Work(qdisc.WorkEnqueue, 1)
 		b := p.classify(x, &batch[i])
@@ -185,19 +182,9 @@ func (p *Prio) Enqueue(ctx qdisc.Ctx, batch []skb.Packet, rc []qdisc.Code) {
 			rc[i] = qdisc.XmitSuccess | qdisc.XmitBypass
 			continue
 		}
-		p.out = append(p.out, batch[i])
-		p.to = append(p.to, p.class(b))
-		p.idx = append(p.idx, i)
+		p.batch.Add(&batch[i], p.class(b), i)
 	}
-	if len(p.out) == 0 {
-		return
-	}
-	p.res = append(p.res[:0], make([]qdisc.LeafResult, len(p.out))...)
-	x.EnqueueLeaves(p.out, p.to, p.res)
-	for k, r := range p.res {
-		rc[p.idx[k]] = r.Code
-		p.drops += uint64(p.leaves.Update(p.to[k], r.Leaf, r.Arrived(), 0))
-	}
+	p.drops += p.batch.Send(x, &p.leaves, rc)
 }
 
 // Dequeue implements qdisc.Qdisc (prio_dequeue per packet: the first

@@ -394,34 +394,29 @@ func (q *SFQ) redCongested(ctx qdisc.Ctx, s *slot, p *skb.Packet) bool {
 		return false
 	}
 	s.vars.QAvg = q.red.QavgNoIdleTime(&s.vars, s.backlog)
+	st := &q.stats
 	switch q.red.Action(&s.vars, s.vars.QAvg, ctx) {
 	case redalgo.ProbMark:
-		q.overlimits++
-		if q.flags&flagECN != 0 { // sfq_prob_mark
-			if q.headdrop && s.q.Front().SetCE() {
-				q.stats.probMarkHead++
-				return false
-			}
-			if p.SetCE() {
-				q.stats.probMark++
-				return false
-			}
-		}
-		q.stats.probDrop++
-		return true
+		return q.redMark(s, p, q.flags&flagECN != 0, &st.probMarkHead, &st.probMark, &st.probDrop) // sfq_prob_mark
 	case redalgo.HardMark:
-		q.overlimits++
-		if q.flags&(flagECN|flagHarddrop) == flagECN { // sfq_hard_mark
-			if q.headdrop && s.q.Front().SetCE() {
-				q.stats.forcedMarkHead++
-				return false
-			}
-			if p.SetCE() {
-				q.stats.forcedMark++
-				return false
-			}
-		}
-		q.stats.forcedDrop++
+		return q.redMark(s, p, q.flags&(flagECN|flagHarddrop) == flagECN, &st.forcedMarkHead, &st.forcedMark, &st.forcedDrop) // sfq_hard_mark
+	}
+	return false
+}
+
+// redMark is one of RED's actions on a packet joining slot s: an
+// overlimit, then, if marking is allowed, CE on the slot's head with
+// headdrop or else on the packet, counted in head or mark; true when
+// neither could be marked, counted in drop (congestion_drop follows).
+func (q *SFQ) redMark(s *slot, p *skb.Packet, mark bool, head, marked, drop *uint32) bool {
+	q.overlimits++
+	switch {
+	case mark && q.headdrop && s.q.Front().SetCE():
+		*head++
+	case mark && p.SetCE():
+		*marked++
+	default:
+		*drop++
 		return true
 	}
 	return false

@@ -45,10 +45,7 @@ type TBF struct {
 
 	speedBps int64 // the device's, for rates in percent
 
-	out []skb.Packet
-	to  []qdisc.ClassID
-	idx []int
-	res []qdisc.LeafResult
+	batch qdisc.LeafBatch
 }
 
 // Init implements qdisc.Qdisc (tbf_init: t_c now, the noop child, then
@@ -98,8 +95,7 @@ func (q *TBF) class() qdisc.ClassID { return qdisc.MakeClassID(q.handle, 1) }
 // one host call, and the child's drops are tbf's too
 // (net_xmit_drop_count).
 func (q *TBF) Enqueue(ctx qdisc.Ctx, batch []skb.Packet, rc []qdisc.Code) {
-	x := ctx.(qdisc.ClassCtx)
-	q.out, q.to, q.idx = q.out[:0], q.to[:0], q.idx[:0]
+	q.batch.Reset()
 	for i := range batch {
 		ctx.Work(qdisc.WorkEnqueue, 1)
 		if batch[i].Len > q.cfg.maxSize {
@@ -108,19 +104,9 @@ func (q *TBF) Enqueue(ctx qdisc.Ctx, batch []skb.Packet, rc []qdisc.Code) {
 			rc[i] = qdisc.XmitDrop
 			continue
 		}
-		q.out = append(q.out, batch[i])
-		q.to = append(q.to, q.class())
-		q.idx = append(q.idx, i)
+		q.batch.Add(&batch[i], q.class(), i)
 	}
-	if len(q.out) == 0 {
-		return
-	}
-	q.res = append(q.res[:0], make([]qdisc.LeafResult, len(q.out))...)
-	x.EnqueueLeaves(q.out, q.to, q.res)
-	for k, r := range q.res {
-		rc[q.idx[k]] = r.Code
-		q.drops += uint64(q.leaves.Update(q.to[k], r.Leaf, r.Arrived(), 0))
-	}
+	q.drops += q.batch.Send(ctx.(qdisc.ClassCtx), &q.leaves, rc)
 }
 
 // tbfDequeue is tbf_dequeue: peek the child's head, refill the buckets
