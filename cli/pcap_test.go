@@ -169,7 +169,7 @@ txlab.warmup("100ms")
 	if want < 20 || len(lines) != want {
 		t.Fatalf("tcpdump read %d packets, the run wrote %s", len(lines), m[1])
 	}
-	dataLine := regexp.MustCompile(`tos 0x(2a,ECT\(0\)|2b,CE), .*proto TCP \(6\), length (\d+)\) \|10\.0\.0\.1\.(\d+) > 10\.1\.0\.1\.12866: Flags \[[.PEW]+\], cksum 0x[0-9a-f]+ \(correct\), seq (\d+):(\d+), ack 1, win 65535, options \[nop,nop,TS val \d+ ecr 0\], length (\d+)$`)
+	dataLine := regexp.MustCompile(`tos 0x(2a,ECT\(0\)|2b,CE), .*proto TCP \(6\), length (\d+)\) \|10\.0\.0\.1\.(\d+) > 10\.1\.0\.1\.12866: Flags \[[.PEW]+\], cksum 0x[0-9a-f]+ \(correct\), seq (\d+):(\d+), ack 1, win 65535, options \[nop,nop,TS val (\d+) ecr (\d+)\], length (\d+)$`)
 	ping := regexp.MustCompile(`tos 0x0, .*proto ICMP \(1\), length 84\) \|10\.0\.0\.1 > 10\.1\.0\.1: ICMP echo request, id 20000, seq (\d+), length 64$`)
 	ackLine := regexp.MustCompile(`tos 0x28, .*proto TCP \(6\), length (\d+)\) \|10\.0\.0\.1\.(\d+) > 10\.1\.0\.1\.12866: Flags \[\.E?\], cksum 0x[0-9a-f]+ \(correct\), ack (\d+), win 65535, options \[nop,nop,TS val (\d+) ecr (\d+)(,nop,nop,sack (\d) (\{\d+:\d+\})+)?\], length 0$`)
 	next := map[string]int{}
@@ -210,9 +210,16 @@ txlab.warmup("100ms")
 		iplen, _ := strconv.Atoi(f[2])
 		from, _ := strconv.Atoi(f[4])
 		to, _ := strconv.Atoi(f[5])
-		n, _ := strconv.Atoi(f[6])
+		val, _ := strconv.Atoi(f[6])
+		ecr, _ := strconv.Atoi(f[7])
+		n, _ := strconv.Atoi(f[8])
 		if to-from != n || n == 0 || n%1448 != 0 || iplen != 20+32+n {
 			t.Fatalf("packet %d: seq %d:%d, length %d, IP length %d: want whole MSS (1448) and 52 bytes of headers", i, from, to, n, iplen)
+		}
+		// Data echoes the far end's last ACK's TSval (ts_recent), sent
+		// one path RTT or more before: 300 ms in, the ACKs have come.
+		if ecr == 0 || ecr > val || val-ecr > 1000 {
+			t.Fatalf("packet %d: data TS val %d ecr %d", i, val, ecr)
 		}
 		segs += n / 1448
 		if next[f[3]] == from {

@@ -44,8 +44,8 @@ type TCPFlags struct{ SYN, ACK, PSH, FIN, RST, ECE, CWR bool }
 // HeadersOf is what an skb's headers carry; o is the socket it is
 // charged to (nil if none). A TCP skb of the model's sockets (its
 // header's flags set, Packet.TCPFlags) has the header its socket wrote
-// (skb.HeaderOwner: sequence and acknowledgement numbers, timestamps,
-// a pure ACK's echoed TSecr and SACK blocks); without such a socket,
+// (skb.HeaderOwner: sequence and acknowledgement numbers, timestamps
+// with their echo, a pure ACK's SACK blocks); without such a socket,
 // its control block's numbers (TCP_SKB_CB, in segments: tcp.WireSeq
 // makes bytes of them) and the timestamps option (TSval the skb's birth
 // in ms of ktime, TSecr 0). A GSO skb is one frame with the headers

@@ -149,6 +149,10 @@ type CB struct {
 	Seq   int64
 	Ack   int64
 	Flags uint32
+	// TSecr is the timestamps option's echo as __tcp_transmit_skb
+	// wrote it (tp->rx_opt.ts_recent on the option's millisecond
+	// clock), 0 when the socket had none to echo.
+	TSecr uint32
 }
 
 // TCP header flags (include/net/tcp.h TCPHDR_*): Packet.TCPFlags.

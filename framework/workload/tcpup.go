@@ -29,10 +29,13 @@ type hostSock struct {
 	tr *Traffic
 	tp *tcp.Sock
 
-	task    *sim.Task
-	slock   sim.SpinLock // sk_lock.slock
-	owned   bool         // sock_owned_by_user
-	backlog []tcp.Ack    // sk_backlog: ACKs that came while owned
+	task  *sim.Task
+	slock sim.SpinLock // sk_lock.slock
+	// tsRecent is tp->rx_opt.ts_recent: the far end's last TSval, on
+	// the option's clock, which the data segments echo.
+	tsRecent uint32
+	owned    bool      // sock_owned_by_user
+	backlog  []tcp.Ack // sk_backlog: ACKs that came while owned
 	// backlogLen is sk_backlog.len: the truesize sk_add_backlog queued
 	// since __release_sock last ended (it zeroes it only when done, so
 	// ACKs queued while it processes count on top).
@@ -402,7 +405,7 @@ func (hs *hostSock) Transmit(tp *tcp.Sock, seq int64, segs int, tstamp sim.Time,
 	s.Owner = hs.owner
 	// An upload's data: the host receives no data on it, so it acks
 	// the far end's SYN alone.
-	s.Cb = skb.CB{Seq: seq}
+	s.Cb = skb.CB{Seq: seq, TSecr: hs.tsRecent}
 	s.TCPFlags = skb.TCPHdrACK
 	if retrans {
 		s.Cb.Flags = cbRetrans
@@ -491,9 +494,11 @@ func (hs *hostSock) StillInHostQueue(tp *tcp.Sock, seq int64) bool {
 // clones __tcp_transmit_skb sends of tcp_stream_alloc_skb's fclones.
 func (hs *hostSock) FClones() bool { return true }
 
-// TCPHeader implements skb.HeaderOwner: a data segment's header (the
-// model keeps no peer timestamp for TSecr to echo: 0).
-func (hs *hostSock) TCPHeader(s *skb.SKB) (skb.TCPHeader, bool) { return tcpHeader(s, 0, nil), true }
+// TCPHeader implements skb.HeaderOwner: a data segment's header, its
+// TSecr the ts_recent it was sent with.
+func (hs *hostSock) TCPHeader(s *skb.SKB) (skb.TCPHeader, bool) {
+	return tcpHeader(s, s.Cb.TSecr, nil), true
+}
 
 // Release is tcp_wfree, the destructor: sk_wmem_alloc drops by the
 // truesize; a socket TSQ throttled is queued for the TSQ tasklet on this
@@ -699,6 +704,9 @@ func coalesceAck(tail *tcp.Ack, a tcp.Ack) bool {
 func (hs *hostSock) ackLocked(c *sim.CPU, a tcp.Ack) {
 	tp := hs.tp
 	tp.SetNow(c.Now())
+	// tcp_replace_ts_recent: the far end sends no data, so every ACK's
+	// sequence is at rcv_wup and its (newer) TSval is kept.
+	hs.tsRecent = tcp.TSClock(sim.Ktime(a.TSval))
 	res := tp.OnAck(a)
 	if res.NewlyAcked > 0 {
 		// tcp_clean_rtx_queue's __kfree_skb of each original acked:
