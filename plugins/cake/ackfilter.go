@@ -49,7 +49,10 @@ func (q *Cake) findRedundantAck(ctx qdisc.Ctx, flow *cakeFlow, th *skb.TCPHeader
 		// Only TCP packets of the same 5-tuple (cake's flow hash may
 		// put several connections in one queue). A packet that is not
 		// kept aside is not a pure ACK: its flags or its payload
-		// would fail the checks below.
+		// would fail the checks below. (The kernel's ECN-flag reset
+		// just below looks at a data packet of the connection too;
+		// the model's connections carry data one way only, so an
+		// ACK's connection has only pure ACKs in this direction.)
 		hc, ok := q.acks[c.Handle]
 		if !ok || c.Keys != tail.Keys {
 			continue
