@@ -114,6 +114,23 @@ func compareRows(reps []*Report) []compareRow {
 		numeric("  "+reason, count, func(r *Report) float64 { return float64(r.Drops[reason]) })
 	}
 	numeric("in flight", count, func(r *Report) float64 { return float64(r.InFlightPackets) })
+	// tcp_stream variants: what flent's totals and ping plots show.
+	if anyReport(reps, func(r *Report) bool { return r.GoodputBps != nil }) {
+		numeric("goodput Mbit/s", f1, func(r *Report) float64 { return r.Goodput() / 1e6 })
+	}
+	if anyReport(reps, func(r *Report) bool { return r.Latency != nil }) {
+		rtt := func(get func(*Percentiles) float64) func(*Report) float64 {
+			return func(r *Report) float64 {
+				if r.Latency == nil {
+					return 0
+				}
+				return get(&r.Latency.Loaded)
+			}
+		}
+		f2 := func(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) }
+		numeric("loaded RTT p50 ms", f2, rtt(func(p *Percentiles) float64 { return p.P50 }))
+		numeric("loaded RTT p99 ms", f2, rtt(func(p *Percentiles) float64 { return p.P99 }))
+	}
 	text("accounting", func(r *Report) string {
 		if r.AccountingOK {
 			return "OK"
@@ -132,6 +149,16 @@ func compareRows(reps []*Report) []compareRow {
 		return float64(l.TotalWaitNs)
 	})
 	return rows
+}
+
+// anyReport reports whether has holds for one of reps.
+func anyReport(reps []*Report, has func(*Report) bool) bool {
+	for _, r := range reps {
+		if has(r) {
+			return true
+		}
+	}
+	return false
 }
 
 // dropReasons is the sorted union of reasons over all reports.
