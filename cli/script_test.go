@@ -24,6 +24,7 @@ var needs = map[string][]string{
 	"e2b":       {"cake"},
 	"e2n":       {"cake"},
 	"htb":       {"htb", "prio", "fq_codel"},
+	"shaper":    {"tbf", "fq_codel", "cake"},
 	"e4":        {"htb", "fq"},
 	"tcp_nup":   {"fq_codel"},
 	"tcp_ndown": {"fq_codel"},
@@ -31,10 +32,11 @@ var needs = map[string][]string{
 	"e5":        {"cake"},
 }
 
-// flent holds the flent-like TCP scripts: one run each (flent's tests
-// compare nothing), and their --quick runs simulate seconds (a 20 ms
-// RTT needs that for TCP to get going; e5 a quarter of one).
-var flent = map[string]bool{"tcp_nup": true, "tcp_ndown": true, "rrul": true, "e5": true}
+// flent holds the TCP scripts, whose --quick runs simulate seconds (a
+// 20 ms RTT needs that for TCP to get going; e5 a quarter of one): the
+// flent-like ones run one variant each (flent's tests compare nothing),
+// shaper compares three.
+var flent = map[string]bool{"tcp_nup": true, "tcp_ndown": true, "rrul": true, "e5": true, "shaper": true}
 
 func skipUnlessRegistered(t *testing.T, name string) {
 	t.Helper()
