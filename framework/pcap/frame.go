@@ -96,8 +96,6 @@ const (
 	icmpLen  = 8 // echo request: type, code, checksum, id, sequence
 	tcpLen   = 20
 	tsOptLen = 12 // NOP, NOP, kind 8 length 10 TSval TSecr
-	// NOP, NOP, kind 5 and its length, then 8 bytes a block
-	sackBaseLen, sackBlockLen = tcp.SACKBaseLen, tcp.SACKBlockLen
 )
 
 func ip4(v uint32) net.IP {
@@ -117,7 +115,7 @@ type Builder struct {
 	icmp    layers.ICMPv4
 	tcpOpts []layers.TCPOption
 	ts      [8]byte
-	sack    [sackBlockLen * skb.MaxSACKBlocks]byte
+	sack    [tcp.SACKBlockLen * skb.MaxSACKBlocks]byte
 }
 
 // NewBuilder makes a Builder.
@@ -142,9 +140,7 @@ func (b *Builder) Frame(h Headers) ([]byte, error) {
 		if h.TS {
 			l4 += tsOptLen
 		}
-		if h.NSACK > 0 {
-			l4 += sackBaseLen + sackBlockLen*int(h.NSACK)
-		}
+		l4 += int(tcp.SACKOptLen(int(h.NSACK)))
 	}
 	size := max(int(h.Len), ethLen+ipLen+l4)
 	payload := size - ethLen - ipLen - l4
@@ -182,7 +178,7 @@ func (b *Builder) Frame(h Headers) ([]byte, error) {
 				binary.BigEndian.PutUint32(b.sack[8*i:], blk.Start)
 				binary.BigEndian.PutUint32(b.sack[8*i+4:], blk.End)
 			}
-			n := sackBlockLen * int(h.NSACK)
+			n := tcp.SACKBlockLen * int(h.NSACK)
 			b.tcp.Options = append(b.tcp.Options, nop, nop,
 				layers.TCPOption{OptionType: layers.TCPOptionKindSACK, OptionLength: uint8(2 + n), OptionData: b.sack[:n]})
 		}

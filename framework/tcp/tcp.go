@@ -47,14 +47,18 @@ const (
 	SACKBlockLen = 8
 )
 
+// SACKOptLen is the room n SACK blocks take in a header: none for no
+// block, else the option's aligned base and 8 bytes a block.
+func SACKOptLen(n int) uint32 {
+	if n == 0 {
+		return 0
+	}
+	return SACKBaseLen + SACKBlockLen*uint32(n)
+}
+
 // Len is skb->len of the pure ACK that carries a: the headers, with
 // room for its SACK blocks.
-func (a *Ack) Len() uint32 {
-	if a.NSACK == 0 {
-		return AckLen
-	}
-	return AckLen + SACKBaseLen + SACKBlockLen*uint32(a.NSACK)
-}
+func (a *Ack) Len() uint32 { return AckLen + SACKOptLen(int(a.NSACK)) }
 
 // WireSeq is sequence number seq (in segments) as a header carries it,
 // in bytes modulo 2^32: both ends' initial sequence numbers are 0 and

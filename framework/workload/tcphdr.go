@@ -16,10 +16,7 @@ func tcpHeader(s *skb.SKB, tsecr uint32, sack []tcp.Range) skb.TCPHeader {
 	segs := uint32(max(s.GSOSegs, 1))
 	h := skb.TCPHeader{Seq: tcp.WireSeq(s.Cb.Seq), AckSeq: tcp.WireSeq(s.Cb.Ack), Flags: s.TCPFlags, TS: true,
 		TSval: tcp.TSClock(sim.Ktime(s.Born)), TSecr: tsecr}
-	hdr := uint32(tcp.HeaderLen) // each segment's headers, its options' room included
-	if len(sack) > 0 {
-		hdr += tcp.SACKBaseLen + tcp.SACKBlockLen*uint32(len(sack))
-	}
+	hdr := tcp.HeaderLen + tcp.SACKOptLen(len(sack)) // each segment's headers, its options' room included
 	if s.Len > segs*hdr {
 		h.DataLen = s.Len - segs*hdr
 	}
