@@ -168,18 +168,14 @@ func (n *Net) syncLeaves(q *Qdisc, freed *skb.List) error {
 	return nil
 }
 
-// fifoSetLimit is fifo_set_limit: a leaf of a fifo kind with a change op
-// (the kernel matches "?fifo" in its ops' id: pfifo, bfifo,
-// pfifo_head_drop; pfifo_fast has no change) takes limit, in its own
-// unit; 0 or any other kind: nothing.
+// fifoSetLimit is fifo_set_limit: a leaf of a fifo kind
+// (qdisc.TakesFifoLimit) takes limit, in its own unit; 0 or any other
+// kind: nothing.
 func (n *Net) fifoSetLimit(l *Qdisc, limit uint32) error {
-	switch {
-	case limit == 0, l.Limit == int(limit):
+	if limit == 0 || l.Limit == int(limit) || !qdisc.TakesFifoLimit(l.Kind) {
 		return nil
-	case l.Kind == "pfifo", l.Kind == "bfifo", l.Kind == "pfifo_head_drop":
-		return n.ChangeQdisc(l, []string{"limit", strconv.FormatUint(uint64(limit), 10)})
 	}
-	return nil
+	return n.ChangeQdisc(l, []string{"limit", strconv.FormatUint(uint64(limit), 10)})
 }
 
 // graft is qdisc_graft on a class: a new qdisc of words (a kind and its

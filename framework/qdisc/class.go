@@ -342,3 +342,11 @@ func (b *LeafBatch) Send(x ClassCtx, t *LeafTable, rc []Code) (drops uint64) {
 	}
 	return drops
 }
+
+// TakesFifoLimit reports whether a leaf of kind takes a class's
+// FifoLimit: fifo_set_limit changes a qdisc whose ops' id matches
+// "?fifo" and that has a change op (pfifo, bfifo, pfifo_head_drop;
+// pfifo_fast has none).
+func TakesFifoLimit(kind string) bool {
+	return kind == "pfifo" || kind == "bfifo" || kind == "pfifo_head_drop"
+}

@@ -77,9 +77,9 @@ func (x *leafCtx) init(s qdisc.Setup, args []string) error {
 }
 
 // fifoSetLimit is fifo_set_limit on the leaf, as the host does it
-// (netdev's): a pfifo, bfifo or pfifo_head_drop takes limit.
+// (netdev's): a fifo kind (qdisc.TakesFifoLimit) takes limit.
 func (x *leafCtx) fifoSetLimit(limit uint32) error {
-	if limit == 0 || x.limit == int(limit) || (x.kind != "pfifo" && x.kind != "bfifo" && x.kind != "pfifo_head_drop") {
+	if limit == 0 || x.limit == int(limit) || !qdisc.TakesFifoLimit(x.kind) {
 		return nil
 	}
 	info, err := qdisc.Change(x.q, x, []string{"limit", fmt.Sprint(limit)})
