@@ -69,7 +69,7 @@ func HeadersOf(s *skb.SKB, o skb.Owner) Headers {
 	if segs := uint32(max(p.GSOSegs, 1)); segs > 1 {
 		h.Len -= (segs - 1) * tcp.HeaderLen // skb->len counts every segment's frame
 	}
-	h.TS, h.TSval = true, uint32(sim.Ktime(s.Born)/sim.Millisecond)
+	h.TS, h.TSval = true, tcp.TSClock(sim.Ktime(s.Born))
 	h.Seq, h.Ack = tcp.WireSeq(s.Cb.Seq), tcp.WireSeq(s.Cb.Ack)
 	if ho, ok := o.(skb.HeaderOwner); ok {
 		if th, ok := ho.TCPHeader(s); ok {
