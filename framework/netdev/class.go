@@ -302,6 +302,7 @@ func (n *Net) leafEnqueue(c *sim.CPU, leaf *Qdisc, skbs []*skb.SKB, toFree *skb.
 		leaf.rc = append(leaf.rc, qdisc.XmitSuccess)
 	}
 	leaf.Ops.Enqueue(leaf.bind(c, toFree), leaf.batch, leaf.rc)
+	n.orphanPartial(c, leaf, segs, leaf.rc)
 	for i, s := range segs {
 		if leaf.rc[i] == qdisc.XmitDrop && s.Holder == leaf.ID {
 			sim.Panicf("qdisc %s: returned NET_XMIT_DROP for packet %#x but kept it", leaf.Name(), uint64(s.Handle))

@@ -60,7 +60,9 @@ func (n *Net) splitGSO(c *sim.CPU, q *Qdisc, batch []*skb.SKB) ([]*skb.SKB, bool
 		l := s.Len / uint32(segs)
 		lastLen := s.Len - l*uint32(segs-1)
 		ts, firstTs := segTruesize(s.TrueSize, segs)
-		if ch, ok := n.Pool.Owner(s).(skb.Charger); ok {
+		// An orphaned skb's destructor is sock_efree, not tcp_wfree:
+		// tcp_gso_segment copies no destructor and charges nothing.
+		if ch, ok := n.Pool.Owner(s).(skb.Charger); ok && !s.Orphaned() {
 			ch.Charge(c, s, int64(firstTs)+int64(ts)*int64(segs-1)-int64(s.TrueSize))
 		}
 		s.GSOSegs = 1

@@ -772,12 +772,17 @@ func (n *Net) skbReleaseHeadState(c *sim.CPU, s *skb.SKB) {
 	if o == nil {
 		return
 	}
-	if n.Cfg.SockWfree == CallRetpoline {
-		c.Spend(n.E.Costs.DestructorRetpoline)
-	} else {
-		c.Spend(n.E.Costs.Destructor)
-	}
+	c.Spend(n.destructorCost())
 	o.Release(c, s)
+}
+
+// destructorCost is one call of an skb's destructor: an indirect call,
+// expensive under retpoline unless INDIRECT_CALL_3 hits.
+func (n *Net) destructorCost() int64 {
+	if n.Cfg.SockWfree == CallRetpoline {
+		return n.E.Costs.DestructorRetpoline
+	}
+	return n.E.Costs.Destructor
 }
 
 // The sk_buff caches of net/core/skbuff.c.

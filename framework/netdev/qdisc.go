@@ -552,6 +552,7 @@ func (n *Net) qdiscEnqueue(c *sim.CPU, q *Qdisc, skbs []*skb.SKB, toFree *skb.Li
 		q.rc = append(q.rc, qdisc.XmitSuccess)
 	}
 	q.Ops.Enqueue(q.bind(c, toFree), q.batch, q.rc)
+	n.orphanPartial(c, q, skbs, q.rc)
 	for i := range q.rc {
 		q.rc[i] = q.rc[i].Masked() // dev_qdisc_enqueue: rc & NET_XMIT_MASK
 	}
@@ -581,6 +582,31 @@ func (n *Net) qdiscEnqueue(c *sim.CPU, q *Qdisc, skbs []*skb.SKB, toFree *skb.Li
 		clear(n.gsoSplit) // the tree's counts are told
 	}
 	return rc
+}
+
+// orphanPartial is skb_orphan_partial for a qdisc that declares it
+// (qdisc.OrphanPartial: netem with a delay or a rate), on each skb of
+// its enqueue call but those it dropped before (netem's loss, answered
+// NET_XMIT_SUCCESS | __NET_XMIT_BYPASS): the socket gets its charge
+// back now, not at TX completion, and the skb keeps the socket with
+// sock_efree (skb_set_owner_sk_safe: a reference taken, the destructor
+// run, both priced). An skb dropped at the limit was orphaned first,
+// as in netem_enqueue.
+func (n *Net) orphanPartial(c *sim.CPU, q *Qdisc, skbs []*skb.SKB, rc []qdisc.Code) {
+	if q.Flags&qdisc.OrphanPartial == 0 {
+		return
+	}
+	for i, s := range skbs {
+		if rc[i] == qdisc.XmitSuccess|qdisc.XmitBypass {
+			continue
+		}
+		o := n.Pool.Orphan(s)
+		if o == nil {
+			continue
+		}
+		c.Spend(n.E.Costs.AtomicOp + n.destructorCost())
+		o.Orphan(c, s)
+	}
 }
 
 // qdiscDequeue asks the plugin for a bulk and resolves it to skbs. A

@@ -147,6 +147,17 @@ const (
 	// the kernel's __tcf_block_find refuses it, "Class doesn't support
 	// blocks".
 	NoBlock Flags = 1 << 22
+
+	// OrphanPartial is the model's too: the qdisc's enqueue calls
+	// skb_orphan_partial on every packet it takes or drops at its limit
+	// (netem with a delay, jitter or rate: "orphaning usually takes
+	// place at TX completion time, so _before_ the link transit
+	// delay"). The host returns each such packet's socket charge at the
+	// enqueue, so TCP small queues and a UDP sender's send buffer no
+	// longer count the packets the qdisc holds. A packet the qdisc
+	// dropped itself (NET_XMIT_SUCCESS | __NET_XMIT_BYPASS) is left as
+	// it was: netem decides its loss first.
+	OrphanPartial Flags = 1 << 21
 )
 
 // Work is a unit of CPU work a qdisc reports in kernel terms; the host

@@ -119,12 +119,33 @@ func (p *Pool) AddOwner(o Owner) OwnerID {
 	return OwnerID(len(p.owners))
 }
 
-// Owner is what s is charged to, nil if nothing.
+// Owner is the socket s belongs to (charged, or orphaned with its
+// socket kept), nil if none.
 func (p *Pool) Owner(s *SKB) Owner {
-	if s.Owner == 0 {
+	id := s.Owner
+	if id == 0 {
 		return nil
 	}
-	return p.owners[s.Owner-1]
+	if id < 0 {
+		id = -id
+	}
+	return p.owners[id-1]
+}
+
+// Orphan marks s orphaned (SKB.Orphaned) and returns its owner's
+// Orphaner to run the destructor now, or nil, leaving s as it was, when
+// s has no owner, was orphaned already, or its owner keeps no charge
+// that skb_orphan_partial returns.
+func (p *Pool) Orphan(s *SKB) Orphaner {
+	if s.Owner <= 0 {
+		return nil
+	}
+	o, ok := p.owners[s.Owner-1].(Orphaner)
+	if !ok {
+		return nil
+	}
+	s.Owner = -s.Owner
+	return o
 }
 
 // Live is the number of SKBs allocated and not yet freed.

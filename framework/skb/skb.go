@@ -168,8 +168,25 @@ const (
 )
 
 // Owner is what an skb is charged to (a socket): sock_wfree calls Release.
+// Release runs when the skb is freed, whether or not it was orphaned
+// before (SKB.Orphaned: then its charge was returned already, by
+// Orphaner.Orphan, and only what the owner keeps per skb is left).
 type Owner interface {
 	Release(c *sim.CPU, s *SKB)
+}
+
+// Orphaner is an Owner whose destructor skb_orphan_partial may run
+// before the skb is freed: netem, holding a packet for a link's transit
+// time, calls skb_orphan_partial at enqueue (skb_set_owner_sk_safe:
+// skb_orphan runs sock_wfree or tcp_wfree now, and the skb keeps its
+// socket with sock_efree, a reference and no charge). Orphan returns
+// the skb's truesize to the socket as the destructor would (and wakes
+// what the destructor wakes); the skb's Release still comes at its
+// free. An owner of pure ACKs implements none of it
+// (skb_orphan_partial leaves a pure ACK alone).
+type Orphaner interface {
+	Owner
+	Orphan(c *sim.CPU, s *SKB)
 }
 
 // Charger is an Owner whose socket takes more truesize after its skb
@@ -185,8 +202,14 @@ type Charger interface {
 }
 
 // OwnerID is an skb's Owner as its pool knows it (Pool.AddOwner), 0 for
-// none: 4 bytes in every skb in flight where the interface takes 16.
+// none: 4 bytes in every skb in flight where the interface takes 16. A
+// negative ID is the same owner after skb_orphan_partial (Pool.Orphan):
+// the skb keeps its socket but no charge, so the sign costs no byte.
 type OwnerID int32
+
+// Orphaned says the skb's destructor already ran (skb_orphan_partial):
+// it still names its socket, and is charged nothing to it.
+func (s *SKB) Orphaned() bool { return s.Owner < 0 }
 
 // List is a singly linked list of skbs with a tail (sk_buff_head-like).
 type List struct {

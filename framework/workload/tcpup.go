@@ -500,14 +500,25 @@ func (hs *hostSock) TCPHeader(s *skb.SKB) (skb.TCPHeader, bool) {
 	return tcpHeader(s, s.Cb.TSecr, nil), true
 }
 
-// Release is tcp_wfree, the destructor: sk_wmem_alloc drops by the
-// truesize; a socket TSQ throttled is queued for the TSQ tasklet on this
-// CPU (unless this runs in ksoftirqd with more still in flight: the
-// queues drain first). A clone of an rtx-queue skb ends here.
+// Release is the skb's free: tcp_wfree, the destructor, unless
+// skb_orphan_partial ran it already (then sock_efree), and a clone of
+// an rtx-queue skb ends here either way (skb_set_owner_sk_safe keeps
+// skb->sk, so skb_fclone_busy finds the clone until its free).
 func (hs *hostSock) Release(c *sim.CPU, s *skb.SKB) {
+	hs.forgetClone(s)
+	if !s.Orphaned() {
+		hs.Orphan(c, s)
+	}
+}
+
+// Orphan implements skb.Orphaner: tcp_wfree, the destructor, at the
+// skb's free or earlier when skb_orphan_partial runs it (netem delaying
+// the packet): sk_wmem_alloc drops by the truesize; a socket TSQ
+// throttled is queued for the TSQ tasklet on this CPU (unless this runs
+// in ksoftirqd with more still in flight: the queues drain first).
+func (hs *hostSock) Orphan(c *sim.CPU, s *skb.SKB) {
 	hs.wmemLine.AtomicNoSync(c)
 	hs.wmemAlloc -= int64(s.TrueSize)
-	hs.forgetClone(s)
 	// tcp_wfree keeps one reference of the skb's until it is done (its
 	// sk_free): refcount_sub_and_test(skb->truesize - 1).
 	if wmemAllocRef(hs.wmemAlloc)+1 >= int64(skb.SkbTruesize(1)) && strings.HasPrefix(c.Current().Name, "ksoftirqd/") {

@@ -308,7 +308,17 @@ func (s *Socket) writeable() bool { return s.Wmem+1 < s.Sndbuf>>1 }
 // sock_def_write_space_wfree, which wakes the writer
 // (wake_up_interruptible_sync_poll) once the socket is writeable again:
 // below half of sndbuf.
+// An skb orphaned before (skb_orphan_partial) frees with sock_efree:
+// its charge went back then.
 func (s *Socket) Release(c *sim.CPU, b *skb.SKB) {
+	if !b.Orphaned() {
+		s.Orphan(c, b)
+	}
+}
+
+// Orphan implements skb.Orphaner: sock_wfree run by skb_orphan_partial
+// (netem delaying the packet) instead of at the skb's free.
+func (s *Socket) Orphan(c *sim.CPU, b *skb.SKB) {
 	s.wmemLine.AtomicNoSync(c) // freeing an skb has no sync point: the accounting walks it
 	s.Wmem -= int(b.TrueSize)
 	if s.wq.Len() > 0 && s.writeable() {

@@ -8,9 +8,10 @@
 // packets in bursts. Decisions come from the qdisc's own prandom stream
 // (seeded by `seed`, or from Ctx.Rand once at init).
 //
-// What the model leaves out: skb_orphan_partial (the kernel releases the
-// socket's charge when it delays a packet; a closed-loop sender here
-// stays charged until the packet leaves), corruption's payload (it is a
+// With a delay, jitter or rate netem orphans what it queues
+// (qdisc.OrphanPartial: the socket's charge ends at the enqueue, so TCP
+// small queues do not count the packets netem holds). What the model
+// leaves out: corruption's payload (it is a
 // counter: the model has no bytes to flip, and no GSO packet to segment
 // for it), netem's classful child (tc qdisc add ... parent 1:1 ...:
 // for the classful host), and the per-CPU recursion limit (a duplicate
@@ -134,8 +135,15 @@ func (q *Netem) Change(ctx qdisc.Ctx, args []string) (qdisc.Info, error) {
 	return q.info(), nil
 }
 
+// info: netem_enqueue orphans what it delays (skb_orphan_partial when
+// latency, jitter or rate is set), so the sockets' charge ends at the
+// enqueue.
 func (q *Netem) info() qdisc.Info {
-	return qdisc.Info{Flags: qdisc.EmptyNoop, Limit: int(min(q.limit, math.MaxInt32))}
+	f := qdisc.EmptyNoop
+	if q.latency != 0 || q.jitter != 0 || q.rate != 0 {
+		f |= qdisc.OrphanPartial
+	}
+	return qdisc.Info{Flags: f, Limit: int(min(q.limit, math.MaxInt32))}
 }
 
 // apply is netem_change under sch_tree_lock (tc's tables are always
