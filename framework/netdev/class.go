@@ -72,13 +72,15 @@ func (q *Qdisc) leafState() qdisc.LeafState {
 
 // Classes is q's class dump (tc class show), with each class's qlen and
 // backlog (and, for a kind that dumps its leaf's stats, every counter)
-// from its leaf.
+// from its leaf. A GraftOnly class without a leaf is not in it
+// (netem_dump_class: -ENOENT).
 func (q *Qdisc) Classes() []qdisc.Class {
 	c := q.classful()
 	if c == nil {
 		return nil
 	}
 	out := c.Classes()
+	out = slices.DeleteFunc(out, func(cl qdisc.Class) bool { return cl.GraftOnly && q.leaves[cl.ID] == nil })
 	for i := range out {
 		cl := &out[i]
 		leaf := q.leaves[cl.ID]
@@ -156,6 +158,9 @@ func (n *Net) syncLeaves(q *Qdisc, freed *skb.List) error {
 				return err
 			}
 			continue
+		}
+		if cl.GraftOnly {
+			continue // no leaf until tc grafts one
 		}
 		words := cl.DefaultLeaf
 		if len(words) == 0 {
@@ -269,7 +274,8 @@ func (x *qctx) LeafEnqueue(batch []qdisc.LeafPacket, res []qdisc.LeafResult) {
 		skbs := x.skbs[:0]
 		for ; j < len(batch) && batch[j].Class == id; j++ {
 			s := q.takeBack(n, batch[j].Handle, "leaf enqueue")
-			s.Priority, s.Mark = batch[j].Priority, batch[j].Mark
+			b := &batch[j]
+			s.Priority, s.Mark, s.ECN, s.DSCP = b.Priority, b.Mark, b.ECN, b.DSCP
 			skbs = append(skbs, s)
 		}
 		n.leafEnqueue(x.cpu, leaf, skbs, x.toFree, res[i:j])

@@ -175,7 +175,7 @@ func (n *Net) tcGraft(d *Device, verb tc.Verb, cmd tc.Qdisc) error {
 	}
 	id := qdisc.ClassID(cmd.Parent)
 	var cl *qdisc.Class
-	classes := p.Classes()
+	classes := p.classful().Classes() // a GraftOnly class too (cops->find)
 	for i := range classes {
 		if classes[i].ID == id {
 			cl = &classes[i]
@@ -216,6 +216,9 @@ func (n *Net) tcGraft(d *Device, verb tc.Verb, cmd tc.Qdisc) error {
 	}
 	if before != (qdisc.LeafState{}) {
 		n.notifyUp(nil, leaf) // the old leaf's packets were purged
+	}
+	if old == nil && cl.GraftOnly {
+		p.classful().Grafted(p.bind(nil, nil), id)
 	}
 	n.rtnlKfreeSkbs(&freed)
 	return nil
@@ -269,7 +272,7 @@ func (n *Net) tcClass(d *Device, c tc.Command) error {
 		clid = tc.MakeHandle(qid, clid.Minor())
 	}
 	exists := false
-	for _, cl := range q.Classes() {
+	for _, cl := range cops.Classes() { // a GraftOnly class too (cops->find)
 		if cl.ID == qdisc.ClassID(clid) && clid != tc.Unspec {
 			exists = true
 		}

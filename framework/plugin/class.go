@@ -37,14 +37,11 @@ func (u *leafUp) upcall(h *hostCall, d *wire.Dec) error {
 		probe := *d
 		n := int(probe.U32())
 		for range n {
-			hd := skb.Handle(probe.U64())
-			probe.U32()
-			probe.U32()
-			probe.U32()
+			p := wire.DecodeLeafPacket(&probe)
 			if probe.Err != nil {
 				break
 			}
-			if err := u.q.hold.out(hd, "enqueued to a leaf"); err != nil {
+			if err := u.q.hold.out(p.Handle, "enqueued to a leaf"); err != nil {
 				return err
 			}
 		}
@@ -130,6 +127,17 @@ func (q *Qdisc) QlenNotify(ctx qdisc.Ctx, id qdisc.ClassID, leaf qdisc.LeafState
 	}
 	if err != nil {
 		q.c.abort(q.what(wire.MQQlenNotify), err)
+	}
+}
+
+// Grafted implements wire.ClassOps.
+func (q *Qdisc) Grafted(ctx qdisc.Ctx, id qdisc.ClassID) {
+	d, err := q.classCall(ctx, wire.MQGrafted, func(e *wire.Enc) { e.U32(uint32(id)) })
+	if err == nil {
+		err = d.End()
+	}
+	if err != nil {
+		q.c.abort(q.what(wire.MQGrafted), err)
 	}
 }
 
@@ -291,6 +299,15 @@ func (s *server) classCall(st *callState, q *qdiscInst, m wire.Method, d *wire.D
 			return wire.StatusError, err.Error()
 		}
 		c.QlenNotify(q.ctx, id, st)
+		e.Ops(q.ctx.Posted())
+	case wire.MQGrafted:
+		id := qdisc.ClassID(d.U32())
+		if err := d.End(); err != nil {
+			return wire.StatusError, err.Error()
+		}
+		if g, ok := c.(qdisc.Grafter); ok {
+			g.Grafted(q.ctx, id)
+		}
 		e.Ops(q.ctx.Posted())
 	}
 	return wire.StatusOK, ""

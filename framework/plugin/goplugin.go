@@ -59,8 +59,12 @@ var Handshake = goplugin.HandshakeConfig{
 // packets' TCP headers for a qdisc that reads them (qdisc.TCPCtx:
 // cake's ACK filter). 16: a class dump carries its default leaf's words
 // and the limit fifo_set_limit gives its leaf (qdisc.Class.DefaultLeaf,
-// FifoLimit: tbf's class).
-const FrameProtocol = 16
+// FifoLimit: tbf's class). 17: a class dump says whether a class holds
+// a leaf only once one is grafted, a graft onto one is a call of its own
+// (qdisc.Class.GraftOnly, qdisc.Grafter: netem's child), and a packet a
+// qdisc hands a leaf carries its ECN and DSCP (qdisc.LeafPacket: netem's
+// CE mark before its child).
+const FrameProtocol = 17
 
 // IsPluginProcess reports whether this process was started by a host as
 // a plugin.

@@ -120,6 +120,13 @@ type Class struct {
 	// fifo_create_dflt: tbf's "bfifo limit N"); nil is a pfifo. The
 	// host makes it invisible, handle 0:, as it makes the pfifo.
 	DefaultLeaf []string
+	// GraftOnly says the class holds a leaf only once tc grafts one
+	// (netem's one class: q->qdisc is NULL until `tc qdisc add ...
+	// parent 1:1`): the host makes no default leaf for it, lists it in
+	// `tc class show` only while it holds one (netem_dump_class answers
+	// -ENOENT without), and tells the qdisc when it gets one (Grafter).
+	// Leaf must be set too: the class takes a leaf qdisc.
+	GraftOnly bool
 	// FifoLimit, when not 0, is the limit the qdisc sets on the
 	// class's leaf with fifo_set_limit (tbf_change): after a change,
 	// a leaf of a fifo kind with a change op (pfifo, bfifo,
@@ -135,6 +142,10 @@ type Class struct {
 	// Options is the kind's print_copt text ("prio 0 quantum 200000 rate
 	// 750Mbit ...").
 	Options string
+	// NoStats says the kind's class ops have no dump_stats (tbf,
+	// netem): `tc -s class show` prints every counter of the class 0,
+	// its leaf's backlog too.
+	NoStats bool
 	// LeafStats says the class's counters are its leaf qdisc's (prio and
 	// drr dump the child's stats); otherwise the counters below are the
 	// class's own, and only qlen and backlog come from the leaf.
@@ -242,13 +253,30 @@ type ClassCtx interface {
 	PeekLeaf(id ClassID) (skb.Packet, bool, LeafState)
 }
 
+// Grafter is a Classful qdisc with a GraftOnly class: Grafted tells it
+// the class now holds a leaf (cops->graft put one where there was none;
+// a graft in place of an existing leaf purges the old one and reports
+// that with QlenNotify). The new leaf is empty.
+type Grafter interface {
+	Grafted(ctx Ctx, id ClassID)
+}
+
 // LeafPacket is one packet of EnqueueLeaves on its way to the host: its
-// handle, class, and the fields a filter's action may have changed.
+// handle, class, and the fields the qdisc may have changed, as on a
+// packet it dequeues (a filter's skbedit of priority and mark, a CE
+// mark: netem's ECN loss before it hands the packet to its child).
 type LeafPacket struct {
 	Handle   skb.Handle
 	Class    ClassID
 	Priority uint32
 	Mark     uint32
+	ECN      uint8
+	DSCP     uint8
+}
+
+// LeafPacketOf is p on its way to the leaf of class to.
+func LeafPacketOf(p *skb.Packet, to ClassID) LeafPacket {
+	return LeafPacket{Handle: p.Handle, Class: to, Priority: p.Priority, Mark: p.Mark, ECN: p.ECN, DSCP: p.DSCP}
 }
 
 // LeafTable is a classful qdisc's copy of its leaves' qlen and backlog,

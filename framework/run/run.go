@@ -1321,7 +1321,9 @@ func classRows(dev *netdev.Device, start map[string]uint64, secs float64) []repo
 				if leaf.Handle != 0 {
 					r.Leaf = leaf.Handle.QdiscString()
 				}
-				r.BacklogPackets, r.BacklogBytes = leaf.Qlen(), leaf.Backlog()
+				if !cl.NoStats {
+					r.BacklogPackets, r.BacklogBytes = leaf.Qlen(), leaf.Backlog()
+				}
 			}
 			if secs > 0 {
 				r.SentBps = float64(cl.SentBytes-start[r.ClassID]) * 8 / secs

@@ -216,3 +216,39 @@ func TestTCPThroughDelay(t *testing.T) {
 		t.Errorf("goodput %.1f Mbit/s through netem delay 20ms at 100 Mbit/s, want at least 85", *rep.GoodputBps/1e6)
 	}
 }
+
+// netem with a child, the usual WAN emulation (tc qdisc add dev eth0
+// root handle 1: netem delay 10ms loss 1% ecn; tc qdisc add dev eth0
+// parent 1:1 handle 10: tbf rate 20mbit ...): two ECN uploads on a
+// 1 Gbit/s link see the delay and the shaper's rate, and netem's CE
+// marks, made at its enqueue, reach the receiver through the child (the
+// host carries a packet's ECN field to the leaf). The class shows as tc
+// class show prints it, with no stats of its own; in and out of
+// process alike.
+func TestChildShapes(t *testing.T) {
+	s := run.Default()
+	s.Sockets, s.Cores, s.Threads = 1, 4, 1
+	s.Driver, s.Queues, s.RateBps = "ice", 1, 1_000_000_000
+	s.Qdisc = "pfifo"
+	s.Ping = 50 * sim.Millisecond
+	s.Workload = workload.Spec{Kind: workload.TCPStream, Flows: 2, CC: tcp.CCCubic, ECN: true, Start: 10 * sim.Millisecond,
+		Path: path.Config{RTT: sim.Millisecond, Limit: path.DefaultLimit}}
+	s.TC = []run.TCBatch{{Name: "wan.tc", Text: "qdisc add dev eth0 root handle 1: netem delay 10ms loss 1% ecn\n" +
+		"qdisc add dev eth0 parent 1:1 handle 10: tbf rate 20mbit burst 32kb latency 50ms\n"}}
+	s.Duration, s.Warmup = 1500*sim.Millisecond, 700*sim.Millisecond
+	rep := plugintest.SameInAndOut(t, s)
+	t.Logf("goodput %.2f Mbit/s, idle RTT %.1f ms, loaded %.1f ms, CE segs %d, retrans %d, classes %+v", *rep.GoodputBps/1e6,
+		rep.Latency.Idle.P50, rep.Latency.Loaded.P50, rep.Counters["tcp_ce_marked_segs"], rep.Counters["tcp_retrans_segs"], rep.Classes)
+	if g := *rep.GoodputBps / 1e6; g < 0.85*20 || g > 20 {
+		t.Errorf("goodput %.2f Mbit/s, want the child's 20 Mbit/s", g)
+	}
+	if rep.Latency.Idle.P50 < 11 {
+		t.Errorf("idle RTT %.1f ms, want netem's 10 ms over the path's 1", rep.Latency.Idle.P50)
+	}
+	if rep.Counters["tcp_ce_marked_segs"] == 0 {
+		t.Error("no CE mark reached the receiver through the child")
+	}
+	if len(rep.Classes) != 2 || rep.Classes[0].ClassID != "1:1" || rep.Classes[0].Leaf != "10:" || rep.Classes[0].BacklogPackets != 0 {
+		t.Errorf("classes %+v: want netem's 1:1 with leaf 10: and no stats, then tbf's", rep.Classes)
+	}
+}

@@ -10,13 +10,18 @@
 //
 // With a delay, jitter or rate netem orphans what it queues
 // (qdisc.OrphanPartial: the socket's charge ends at the enqueue, so TCP
-// small queues do not count the packets netem holds). What the model
-// leaves out: corruption's payload (it is a
-// counter: the model has no bytes to flip, and no GSO packet to segment
-// for it), netem's classful child (tc qdisc add ... parent 1:1 ...:
-// for the classful host), and the per-CPU recursion limit (a duplicate
-// comes back to this qdisc marked, with duplication off, so it never
-// nests).
+// small queues do not count the packets netem holds).
+//
+// netem is classful, as the kernel's: its one class 1:1 holds no qdisc
+// until `tc qdisc add ... parent 1:1 ...` grafts one (netem_graft; a
+// tbf there is the usual WAN emulation); from then on netem_dequeue
+// moves every packet that is due into that child and dequeues the
+// child, and netem's limit counts the child's packets.
+//
+// What the model leaves out: corruption's payload (it is a counter: the
+// model has no bytes to flip, and no GSO packet to segment for it), and
+// the per-CPU recursion limit (a duplicate comes back to this qdisc
+// marked, with duplication off, so it never nests).
 package netem
 
 import (
@@ -95,8 +100,16 @@ type Netem struct {
 	slot                slotState
 
 	speedBps int64 // the device's, for a rate in percent
-	backlog  int64
+	backlog  int64 // the tfifo's and sch->q's bytes (the child's are leaves')
 	drops    uint64
+
+	// The child (q->qdisc): class 1:1's leaf, which the host holds once
+	// tc grafts one (netem_graft); none until then.
+	handle uint16
+	child  bool
+	leaves qdisc.LeafTable
+	batch  qdisc.LeafBatch
+	rc     [1]qdisc.Code
 
 	// tc_netem_xstats.
 	delayed, lossDropped, corrupted, duplicated, reordered, ecnMarked uint64
@@ -107,7 +120,7 @@ type Netem struct {
 // after the correlations' get_random_u32s: an entropy source's order is
 // not observable, and this keeps every stream as it was.
 func (q *Netem) Init(ctx qdisc.Ctx, s qdisc.Setup, args []string) (qdisc.Info, error) {
-	*q = Netem{speedBps: s.RateBps}
+	*q = Netem{speedBps: s.RateBps, handle: uint16(s.Major())}
 	o, err := parse(args, q.speedBps)
 	if err != nil {
 		return qdisc.Info{}, err
@@ -137,9 +150,9 @@ func (q *Netem) Change(ctx qdisc.Ctx, args []string) (qdisc.Info, error) {
 
 // info: netem_enqueue orphans what it delays (skb_orphan_partial when
 // latency, jitter or rate is set), so the sockets' charge ends at the
-// enqueue.
+// enqueue. NoBlock: netem_class_ops has no tcf_block.
 func (q *Netem) info() qdisc.Info {
-	f := qdisc.EmptyNoop
+	f := qdisc.EmptyNoop | qdisc.NoBlock
 	if q.latency != 0 || q.jitter != 0 || q.rate != 0 {
 		f |= qdisc.OrphanPartial
 	}
@@ -390,10 +403,11 @@ func (q *Netem) netemEnqueue(ctx qdisc.Ctx, p skb.Packet) qdisc.Code {
 	if q.corrupt != 0 && q.corrupt >= getCrandom(&q.corruptCor, &q.prng) {
 		q.corrupted++ // a bit of the payload flipped: the model has no payload
 	}
-	if uint32(q.tfifo.len()+q.reorderQ.Len()) >= q.limit {
+	if uint32(q.qlen()) >= q.limit {
 		// sch->q.qlen >= sch->limit: the qlen counts the reordered
-		// packets in sch->q as well as the tfifo's. qdisc_drop_all;
-		// the clone (skb2) is freed with it, never made.
+		// packets in sch->q and the child's as well as the tfifo's.
+		// qdisc_drop_all; the clone (skb2) is freed with it, never
+		// made.
 		q.drops++
 		ctx.Drop(p.Handle, skb.DropQdiscDrop)
 		return qdisc.XmitDrop
@@ -442,27 +456,47 @@ func (q *Netem) netemEnqueue(ctx qdisc.Ctx, p skb.Packet) qdisc.Code {
 	return qdisc.XmitSuccess
 }
 
+// qlen is sch->q.qlen: the tfifo's packets, the reordered ones in
+// sch->q, and the child's.
+func (q *Netem) qlen() int { return q.tfifo.len() + q.reorderQ.Len() + q.leaves.Qlen }
+
+// class is netem's one class, 1:1 under its handle.
+func (q *Netem) class() qdisc.ClassID { return qdisc.MakeClassID(q.handle, 1) }
+
 // netemDequeue is netem_dequeue: reordered packets first, then the
-// tfifo's head once it is due and its slot is open; else the watchdog
-// for when it will be.
+// tfifo's head once it is due and its slot is open; with a child, every
+// packet due goes into it (qdisc_enqueue; what it refuses is dropped,
+// freed at once) and the child is dequeued; else the watchdog for when
+// the head will be due.
 func (q *Netem) netemDequeue(ctx qdisc.Ctx) (skb.Packet, bool) {
-	if q.reorderQ.Len() > 0 {
-		ctx.Work(qdisc.WorkDequeue, 1)
-		it := q.reorderQ.PopTail()
-		q.backlog -= int64(it.pkt.Len)
-		return it.pkt, true
-	}
-	head, fromTree := q.tfifo.peek()
-	if head == nil {
-		return skb.Packet{}, false
-	}
-	ctx.Work(qdisc.WorkTstamp, 1)
-	now := int64(ctx.Now())
-	timeToSend := head.timeToSend
-	if q.slot.on && q.slot.next < timeToSend {
-		q.getSlotNext(ctx, now)
-	}
-	if timeToSend <= now && (!q.slot.on || q.slot.next <= now) {
+	for {
+		if q.reorderQ.Len() > 0 {
+			ctx.Work(qdisc.WorkDequeue, 1)
+			it := q.reorderQ.PopTail()
+			q.backlog -= int64(it.pkt.Len)
+			return it.pkt, true
+		}
+		head, fromTree := q.tfifo.peek()
+		if head == nil {
+			break
+		}
+		ctx.Work(qdisc.WorkTstamp, 1)
+		now := int64(ctx.Now())
+		timeToSend := head.timeToSend
+		if q.slot.on && q.slot.next < timeToSend {
+			q.getSlotNext(ctx, now)
+		}
+		if timeToSend > now || (q.slot.on && q.slot.next > now) {
+			if p, ok := q.dequeueChild(ctx); ok {
+				return p, true
+			}
+			at := timeToSend
+			if q.slot.on {
+				at = max(at, q.slot.next)
+			}
+			ctx.Watchdog(sim.Time(at))
+			break
+		}
 		ctx.Work(qdisc.WorkDequeue, 1)
 		it := q.tfifo.eraseHead(fromTree)
 		if q.slot.on {
@@ -473,14 +507,32 @@ func (q *Netem) netemDequeue(ctx qdisc.Ctx) (skb.Packet, bool) {
 			}
 		}
 		q.backlog -= int64(it.pkt.Len)
-		return it.pkt, true
+		if !q.child {
+			return it.pkt, true
+		}
+		q.batch.Reset()
+		q.batch.Add(&it.pkt, q.class(), 0)
+		q.drops += q.batch.Send(ctx.(qdisc.ClassCtx), &q.leaves, q.rc[:])
 	}
-	at := timeToSend
-	if q.slot.on {
-		at = max(at, q.slot.next)
+	// A head not yet due has had the child dequeued once already; the
+	// kernel asks it again here (netem_dequeue falls through).
+	return q.dequeueChild(ctx)
+}
+
+// dequeueChild is the child's dequeue (q->qdisc->ops->dequeue), if
+// netem has one.
+func (q *Netem) dequeueChild(ctx qdisc.Ctx) (skb.Packet, bool) {
+	if !q.child {
+		return skb.Packet{}, false
 	}
-	ctx.Watchdog(sim.Time(at))
-	return skb.Packet{}, false
+	id := q.class()
+	p, ok, st := ctx.(qdisc.ClassCtx).DequeueLeaf(id)
+	n := 0
+	if ok {
+		n = 1
+	}
+	q.drops += uint64(q.leaves.Update(id, st, 0, n))
+	return p, ok
 }
 
 // Dequeue implements qdisc.Qdisc: netem_dequeue until nothing is due or
@@ -490,8 +542,9 @@ func (q *Netem) Dequeue(ctx qdisc.Ctx, req qdisc.DequeueReq, out []skb.Packet) [
 }
 
 // Reset implements qdisc.Resetter (netem_reset: both queues purged, the
-// watchdog off).
+// host resets the child, the watchdog off).
 func (q *Netem) Reset(ctx qdisc.Ctx) {
+	q.leaves.Reset()
 	for q.reorderQ.Len() > 0 {
 		ctx.Drop(q.reorderQ.PopTail().pkt.Handle, skb.DropQueuePurge)
 	}
@@ -507,7 +560,7 @@ func (q *Netem) Reset(ctx qdisc.Ctx) {
 // kernel's sch->qstats.requeues for reordered packets has no field
 // here: "reordered" counts them).
 func (q *Netem) Stats() qdisc.Stats {
-	return qdisc.Stats{Qlen: q.tfifo.len() + q.reorderQ.Len(), Backlog: q.backlog, Drops: q.drops, XStats: []qdisc.XStat{
+	return qdisc.Stats{Qlen: q.qlen(), Backlog: q.backlog + q.leaves.Backlog, Drops: q.drops, XStats: []qdisc.XStat{
 		qdisc.XUint("delayed", q.delayed),
 		qdisc.XUint("dropped", q.lossDropped),
 		qdisc.XUint("corrupted", q.corrupted),
@@ -515,4 +568,38 @@ func (q *Netem) Stats() qdisc.Stats {
 		qdisc.XUint("reordered", q.reordered),
 		qdisc.XUint("ecn_marked", q.ecnMarked),
 	}}
+}
+
+// ChangeClass implements qdisc.Classful: tc has no class options for
+// netem (q_netem.c has no parse_copt).
+func (q *Netem) ChangeClass(qdisc.Ctx, qdisc.ClassReq) error {
+	return qdisc.Parsef("netem", `Error: Qdisc "netem" is classless.`)
+}
+
+// DeleteClass implements qdisc.Classful: netem_class_ops has no delete.
+func (q *Netem) DeleteClass(qdisc.Ctx, qdisc.ClassID) error {
+	return qdisc.Refusef("netem", "RTNETLINK answers: Operation not supported (netem's one class goes with the qdisc)")
+}
+
+// Classes implements qdisc.Classful (netem_walk, netem_dump_class): the
+// one class 1:1, which holds a leaf only once tc grafts one (GraftOnly:
+// netem makes no default child and dumps no class without one), with
+// no stats of its own (netem has no dump_stats).
+func (q *Netem) Classes() []qdisc.Class {
+	return []qdisc.Class{{ID: q.class(), Parent: qdisc.MakeClassID(q.handle, 0), Leaf: true, GraftOnly: true, NoStats: true}}
+}
+
+// Grafted implements qdisc.Grafter (netem_graft): from now on what is
+// due goes through the child.
+func (q *Netem) Grafted(_ qdisc.Ctx, id qdisc.ClassID) {
+	if id == q.class() {
+		q.child = true
+	}
+}
+
+// QlenNotify implements qdisc.Classful: the child changed without netem
+// (a purge, its own timer's drops): qdisc_tree_reduce_backlog counts
+// them in netem's drops.
+func (q *Netem) QlenNotify(_ qdisc.Ctx, id qdisc.ClassID, st qdisc.LeafState) {
+	q.drops += uint64(q.leaves.Update(id, st, 0, 0))
 }

@@ -538,3 +538,73 @@ func TestConformance(t *testing.T) {
 		})
 	}
 }
+
+// netem's child (tc qdisc add ... parent 1:1, netem_graft): netem makes
+// none of its own (its class is GraftOnly and not dumped without one);
+// once grafted, every packet due goes into the child when netem is
+// dequeued (what the child refuses is dropped there and counted in
+// netem's drops too), and the child is dequeued. netem's qlen, which its
+// limit checks, counts the child's packets.
+func TestChild(t *testing.T) {
+	ctx := qdisctest.NewCtx(1)
+	q := &Netem{}
+	if _, err := qdisctest.Attach(ctx, q, qdisctest.Options{Args: strings.Fields("delay 1ms limit 6")}); err != nil {
+		t.Fatal(err)
+	}
+	if cls := q.Classes(); len(cls) != 1 || !cls[0].GraftOnly || !cls[0].Leaf || q.child {
+		t.Fatalf("classes %+v, child %v: want 1:1, graft only, no child", cls, q.child)
+	}
+	if _, _, _, ok := ctx.LeafInfo(q.class()); ok {
+		t.Fatal("a default child was made")
+	}
+	ctx = qdisctest.NewCtx(1)
+	q = &Netem{}
+	if _, err := qdisctest.Attach(ctx, q, qdisctest.Options{Args: strings.Fields("delay 1ms limit 6"),
+		Leaves: []string{"parent 1:1 handle 10: pfifo limit 3"}}); err != nil {
+		t.Fatal(err)
+	}
+	if !q.child {
+		t.Fatal("the graft was not told")
+	}
+	batch := make([]skb.Packet, 5)
+	for i := range batch {
+		batch[i] = pkt(100)
+		batch[i].Handle = skb.Handle(i + 1)
+	}
+	q.Enqueue(ctx, batch, make([]qdisc.Code, len(batch)))
+	if out := q.Dequeue(ctx, qdisc.DequeueReq{Max: 1, Bytes: 1 << 20}, nil); len(out) != 0 || !ctx.WDogArmed {
+		t.Fatalf("%d left before their delay, watchdog %v", len(out), ctx.WDogArmed)
+	}
+	ctx.T += sim.Millisecond
+	out := q.Dequeue(ctx, qdisc.DequeueReq{Max: 1, Bytes: 1 << 20}, nil)
+	_, _, child, _ := ctx.LeafInfo(q.class())
+	if len(out) != 1 || out[0].Handle != 1 || child.Qlen != 2 || len(ctx.Dropped) != 2 || q.drops != 2 {
+		t.Fatalf("out %v, child holds %d, dropped %v, netem drops %d: want packet 1 out, 2 in pfifo limit 3, 2 dropped",
+			out, child.Qlen, ctx.Dropped, q.drops)
+	}
+	if st := q.Stats(); st.Qlen != 2 || st.Backlog != 200 {
+		t.Fatalf("netem %+v: its qlen and backlog are the child's", st)
+	}
+	// The limit (6) counts the 2 in the child: 4 more fit.
+	more := make([]skb.Packet, 5)
+	for i := range more {
+		more[i] = pkt(100)
+		more[i].Handle = skb.Handle(10 + i)
+	}
+	rc := make([]qdisc.Code, len(more))
+	q.Enqueue(ctx, more, rc)
+	if rc[3] != qdisc.XmitSuccess || rc[4] != qdisc.XmitDrop {
+		t.Fatalf("codes %v: the limit should count the child's packets", rc)
+	}
+	for range 2 {
+		if out := q.Dequeue(ctx, qdisc.DequeueReq{Max: 1, Bytes: 1 << 20}, nil); len(out) != 1 {
+			t.Fatal("the child's packets are not dequeued while the tfifo's head waits")
+		}
+	}
+	if err := q.ChangeClass(ctx, qdisc.ClassReq{ID: q.class()}); !errors.Is(err, qdisc.ErrParse) {
+		t.Errorf("class change: %v", err)
+	}
+	if err := q.DeleteClass(ctx, q.class()); !errors.Is(err, qdisc.ErrKernel) {
+		t.Errorf("class delete: %v", err)
+	}
+}

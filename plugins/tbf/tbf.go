@@ -190,7 +190,7 @@ func (q *TBF) DeleteClass(qdisc.Ctx, qdisc.ClassID) error {
 func (q *TBF) Classes() []qdisc.Class {
 	lim := q.cfg.limit
 	return []qdisc.Class{{ID: q.class(), Parent: qdisc.MakeClassID(q.handle, 0), Leaf: true,
-		DefaultLeaf: []string{"bfifo", "limit", uitoa(lim)}, FifoLimit: lim}}
+		DefaultLeaf: []string{"bfifo", "limit", uitoa(lim)}, FifoLimit: lim, NoStats: true}}
 }
 
 // QlenNotify implements qdisc.Classful: the child changed without tbf

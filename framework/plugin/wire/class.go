@@ -13,7 +13,7 @@ import (
 // context's EnqueueLeaves, DequeueLeaf, PeekLeaf). The posted operations
 // before one are applied first, as for a driver's query.
 const (
-	QueryLeafEnqueue Query = iota + 16 // u32 n, n x (u64 handle, u32 class, u32 priority, u32 mark) -> n x (u8 code, i64 qlen, i64 backlog)
+	QueryLeafEnqueue Query = iota + 16 // u32 n, n x (u64 handle, u32 class, u32 priority, u32 mark, u8 ecn, u8 dscp) -> n x (u8 code, i64 qlen, i64 backlog)
 	QueryLeafDequeue                   // u32 class -> u8 ok, packet, i64 qlen, i64 backlog
 	QueryLeafPeek                      // u32 class -> u8 ok, packet
 )
@@ -52,6 +52,9 @@ type ClassOps interface {
 	DeleteClass(ctx qdisc.Ctx, id qdisc.ClassID) error
 	Classes() []qdisc.Class
 	QlenNotify(ctx qdisc.Ctx, id qdisc.ClassID, leaf qdisc.LeafState)
+	// Grafted is qdisc.Grafter's, for a qdisc that implements it
+	// (nothing otherwise).
+	Grafted(ctx qdisc.Ctx, id qdisc.ClassID)
 	SetFilters(now sim.Time, specs []string) error
 }
 
@@ -108,7 +111,7 @@ func (x *QdiscCtx) EnqueueLeaves(batch []skb.Packet, to []qdisc.ClassID, res []q
 	x.leaves = x.leaves[:0]
 	for i := range batch {
 		p := &batch[i]
-		x.leaves = append(x.leaves, qdisc.LeafPacket{Handle: p.Handle, Class: to[i], Priority: p.Priority, Mark: p.Mark})
+		x.leaves = append(x.leaves, qdisc.LeafPacketOf(p, to[i]))
 	}
 	x.synced(x.upcaller().LeafEnqueue(x, x.leaves, res))
 }
@@ -154,10 +157,10 @@ func (u LocalUp) LeafDequeue(x *QdiscCtx, id qdisc.ClassID, peek bool) (skb.Pack
 func AnswerLeaf(host ClassHost, q Query, d *Dec, e *Enc, batch []qdisc.LeafPacket, res []qdisc.LeafResult) ([]qdisc.LeafPacket, []qdisc.LeafResult, error) {
 	switch q {
 	case QueryLeafEnqueue:
-		n := d.count(20, "leaf packet")
+		n := d.count(22, "leaf packet")
 		batch = batch[:0]
 		for range n {
-			batch = append(batch, qdisc.LeafPacket{Handle: skb.Handle(d.U64()), Class: qdisc.ClassID(d.U32()), Priority: d.U32(), Mark: d.U32()})
+			batch = append(batch, DecodeLeafPacket(d))
 		}
 		if err := d.End(); err != nil {
 			return batch, res, err
@@ -191,6 +194,12 @@ func AnswerLeaf(host ClassHost, q Query, d *Dec, e *Enc, batch []qdisc.LeafPacke
 	return batch, res, nil
 }
 
+// DecodeLeafPacket reads one packet of a leaf enqueue query.
+func DecodeLeafPacket(d *Dec) qdisc.LeafPacket {
+	return qdisc.LeafPacket{Handle: skb.Handle(d.U64()), Class: qdisc.ClassID(d.U32()), Priority: d.U32(), Mark: d.U32(),
+		ECN: d.U8(), DSCP: d.U8()}
+}
+
 // EncodeLeafQuery appends a leaf query's payload (after the query byte).
 func EncodeLeafQuery(e *Enc, batch []qdisc.LeafPacket, id qdisc.ClassID) {
 	if batch != nil {
@@ -200,6 +209,8 @@ func EncodeLeafQuery(e *Enc, batch []qdisc.LeafPacket, id qdisc.ClassID) {
 			e.U32(uint32(p.Class))
 			e.U32(p.Priority)
 			e.U32(p.Mark)
+			e.U8(p.ECN)
+			e.U8(p.DSCP)
 		}
 		return
 	}
@@ -251,11 +262,13 @@ func EncodeClasses(e *Enc, cs []qdisc.Class) {
 		e.U32(uint32(c.ID))
 		e.U32(uint32(c.Parent))
 		e.Bool(c.Leaf)
+		e.Bool(c.GraftOnly)
 		EncodeStrs(e, c.DefaultLeaf)
 		e.U32(c.FifoLimit)
 		e.Bool(c.Filters)
 		e.Str(c.Options)
 		e.Bool(c.LeafStats)
+		e.Bool(c.NoStats)
 		e.U64(c.SentPackets)
 		e.U64(c.SentBytes)
 		e.U64(c.Drops)
@@ -273,12 +286,12 @@ func EncodeClasses(e *Enc, cs []qdisc.Class) {
 
 // DecodeClasses reads a class dump.
 func DecodeClasses(d *Dec) ([]qdisc.Class, error) {
-	n := d.count(62, "class")
+	n := d.count(64, "class")
 	out := make([]qdisc.Class, 0, n)
 	for range n {
-		c := qdisc.Class{ID: qdisc.ClassID(d.U32()), Parent: qdisc.ClassID(d.U32()), Leaf: d.Bool(), DefaultLeaf: DecodeStrs(d),
+		c := qdisc.Class{ID: qdisc.ClassID(d.U32()), Parent: qdisc.ClassID(d.U32()), Leaf: d.Bool(), GraftOnly: d.Bool(), DefaultLeaf: DecodeStrs(d),
 			FifoLimit: d.U32(), Filters: d.Bool(), Options: d.Str(),
-			LeafStats: d.Bool(), SentPackets: d.U64(), SentBytes: d.U64(), Drops: d.U64(), Overlimits: d.U64(),
+			LeafStats: d.Bool(), NoStats: d.Bool(), SentPackets: d.U64(), SentBytes: d.U64(), Drops: d.U64(), Overlimits: d.U64(),
 			Qlen: int(d.I64()), Backlog: d.I64()}
 		nx := int(d.U16())
 		for range nx {

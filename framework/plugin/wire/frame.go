@@ -78,12 +78,13 @@ const (
 	MQFilters     // strs (cls.Set.Specs) -> (a classless qdisc's too, with qdisc.HasBlock)
 	// A driver whose RxInfo says OwnITR (driver.RxModerator).
 	MDRxComplete // i64 now, u32 vector, u64 pkts, u64 bytes -> i64 rx itr
+	MQGrafted    // i64 now, u32 id -> ops (qdisc.Grafter)
 	numMethods
 )
 
 var methodNames = [numMethods]string{"", "new qdisc", "new driver", "init", "enqueue", "dequeue", "peek", "reset",
 	"stats", "dump", "change", "init", "xmit", "poll", "stats", "select_queue", "close", "timer",
-	"class change", "class delete", "classes", "qlen_notify", "filters", "rx_complete"}
+	"class change", "class delete", "classes", "qlen_notify", "filters", "rx_complete", "grafted"}
 
 func (m Method) String() string {
 	if m > 0 && m < numMethods {

@@ -245,6 +245,17 @@ func (l *LocalQdisc) QlenNotify(c qdisc.Ctx, id qdisc.ClassID, leaf qdisc.LeafSt
 	l.end(h)
 }
 
+// Grafted implements ClassOps.
+func (l *LocalQdisc) Grafted(c qdisc.Ctx, id qdisc.ClassID) {
+	g, ok := l.Q.(qdisc.Grafter)
+	if !ok {
+		return
+	}
+	h := l.begin(c)
+	g.Grafted(l.ctx, id)
+	l.end(h)
+}
+
 // SetFilters implements ClassOps.
 func (l *LocalQdisc) SetFilters(now sim.Time, specs []string) error {
 	return l.ctx.SetFilters(now, specs)

@@ -139,27 +139,40 @@ func (c *Ctx) attach(q qdisc.Qdisc, o Options) error {
 		return err
 	}
 	for _, line := range o.Leaves {
-		if err := c.graft(line); err != nil {
+		if err := c.graft(q, co, line); err != nil {
 			return fmt.Errorf("leaf %q: %w", line, err)
 		}
 	}
 	return nil
 }
 
+// graftOnly says class id of co is one that holds a leaf only once one
+// is grafted (qdisc.Class.GraftOnly).
+func graftOnly(co classOps, id qdisc.ClassID) bool {
+	for _, cl := range co.Classes() {
+		if cl.ID == id {
+			return cl.GraftOnly
+		}
+	}
+	return false
+}
+
 // graft puts the qdisc of line (`tc qdisc add` words after "qdisc
-// add": "parent 1:10 handle 10: netem delay 1ms") on a leaf class in
-// place of its pfifo.
-func (c *Ctx) graft(line string) error {
+// add": "parent 1:10 handle 10: netem delay 1ms") on a leaf class of
+// root (whose class ops are co) in place of its pfifo, or on a class
+// that holds none until then (qdisc.Grafter is told).
+func (c *Ctx) graft(root qdisc.Qdisc, co classOps, line string) error {
 	cmd, err := tc.ParseQdisc(strings.Fields(line))
 	if err != nil {
 		return err
 	}
 	id := qdisc.ClassID(cmd.Parent)
 	old := c.leaves[id]
+	empty := old == nil && cmd.Parent.Minor() != 0 && graftOnly(co, id)
 	switch {
 	case cmd.Kind == "":
 		return errors.New("no qdisc kind")
-	case cmd.Parent.Minor() == 0 || old == nil:
+	case cmd.Parent.Minor() == 0 || (old == nil && !empty):
 		return fmt.Errorf("parent %s is not a leaf class of the qdisc", cmd.Parent)
 	}
 	q, err := qdisc.New(cmd.Kind)
@@ -176,6 +189,9 @@ func (c *Ctx) graft(line string) error {
 		return err
 	}
 	c.leaves[id] = x
+	if g, ok := root.(qdisc.Grafter); ok && empty {
+		g.Grafted(c, id)
+	}
 	if co := classful(q); co != nil {
 		// A classful leaf (tbf under htb) gets its own classes' leaves,
 		// kept in the same table: their classids carry its major.
@@ -205,6 +221,9 @@ func (c *Ctx) syncLeaves(co classOps, major uint16) error {
 				return err
 			}
 			continue
+		}
+		if cl.GraftOnly {
+			continue // no leaf until one is grafted
 		}
 		words := cl.DefaultLeaf
 		if len(words) == 0 {
