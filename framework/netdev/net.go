@@ -99,7 +99,13 @@ type Net struct {
 	qdiscs      []*Qdisc
 	unoffered   int64    // allocated by senders, not yet handed to __dev_queue_xmit
 	rtnlFree    skb.List // dropped by a qdisc change, not yet freed (rtnl_kfree_skbs)
-	stack       stackState
+	up          bool     // the devices are up (Up): root grafts deactivate them
+
+	// RootGrafts counts root grafts on a device that was up (activate.go),
+	// DeactivatedNs the time their devices spent deactivated in all, and
+	// NoopDrops the packets noop_qdisc dropped meanwhile.
+	RootGrafts, DeactivatedNs, NoopDrops uint64
+	stack                                stackState
 
 	// The local receive path's own balance (checked by
 	// CheckAccounting): its packets are not offered (no sender hands
@@ -265,6 +271,11 @@ type Device struct {
 	Master *Device
 
 	local map[int]*localRx // the local receive path (local.go), by RX queue or CPU
+
+	// swap is a root graft in progress while the device is up
+	// (activate.go); noopQ its noop_qdisc.
+	swap  *rootSwap
+	noopQ *Qdisc
 
 	link linkCounters // ip -s link's drop counters (linkstats.go)
 }
@@ -477,10 +488,11 @@ type devQdiscs struct {
 func (n *Net) takeQdiscs(d *Device) devQdiscs {
 	old := devQdiscs{all: slices.Clone(n.qdiscs), children: d.Children, tree: d.Tree, root: d.Root, kind: d.RootKind, handle: d.RootHandle}
 	n.qdiscs = slices.DeleteFunc(n.qdiscs, func(q *Qdisc) bool {
-		if q.dev == d {
+		mine := q.dev == d && !q.retiring // a deactivated tree is the graft's
+		if mine {
 			old.qdiscs = append(old.qdiscs, q)
 		}
-		return q.dev == d
+		return mine
 	})
 	d.Root, d.Children, d.Tree, d.RootKind, d.RootHandle = nil, nil, nil, "", tc.Unspec
 	for _, txq := range d.Queues {

@@ -107,6 +107,10 @@ type Qdisc struct {
 	invisible bool
 	leaves    map[qdisc.ClassID]*Qdisc
 	dead      bool // destroyed (grafted over, its class deleted)
+	// retiring: a root graft deactivated it and will destroy it once
+	// reset and idle (activate.go); until then it is the host's still.
+	retiring bool
+	noop     bool // the device's noop_qdisc
 
 	ctx      qctx
 	batch    []skb.Packet
@@ -553,6 +557,11 @@ func (n *Net) qdiscEnqueue(c *sim.CPU, q *Qdisc, skbs []*skb.SKB, toFree *skb.Li
 	}
 	q.Ops.Enqueue(q.bind(c, toFree), q.batch, q.rc)
 	n.orphanPartial(c, q, skbs, q.rc)
+	if q.noop {
+		// noop_enqueue's dev_core_stats_tx_dropped_inc.
+		q.dev.link.coreTxDropped += uint64(len(skbs))
+		n.NoopDrops += uint64(len(skbs))
+	}
 	for i := range q.rc {
 		q.rc[i] = q.rc[i].Masked() // dev_qdisc_enqueue: rc & NET_XMIT_MASK
 	}

@@ -66,7 +66,7 @@ func (n *Net) tcQdisc(d *Device, c tc.Command) error {
 	}
 	switch c.Verb {
 	case tc.VerbDelete:
-		return qdisc.Lacksf("qdisc", "del is not modelled (replace the qdisc instead)")
+		return n.tcDelete(d, cmd)
 	case tc.VerbChange:
 		return n.tcChange(d, cmd)
 	}
@@ -77,6 +77,33 @@ func (n *Net) tcQdisc(d *Device, c tc.Command) error {
 		return n.tcRoot(d, c.Verb, cmd)
 	}
 	return n.tcGraft(d, c.Verb, cmd)
+}
+
+// tcDelete is tc_get_qdisc's RTM_DELQDISC: the root's delete grafts
+// nothing at the root, and the device gets the kernel's default
+// qdiscs (dev_activate's attach_default_qdiscs; on a device that is up,
+// after the deactivation every root graft goes through).
+func (n *Net) tcDelete(d *Device, cmd tc.Qdisc) error {
+	switch {
+	case cmd.Parent == tc.Unspec:
+		if cmd.Handle == tc.Unspec || d.qdiscLookup(cmd.Handle) == nil {
+			return kernelf("Error: Failed to find qdisc with specified handle.")
+		}
+		return kernelf("Error: Classid cannot be zero (write \"root\" or \"parent X:Y\").")
+	case cmd.Parent != tc.Root:
+		return qdisc.Lacksf("qdisc", "del of a qdisc under a class (parent %s) is not modelled (replace it instead)", cmd.Parent)
+	case cmd.Handle != tc.Unspec && cmd.Handle != d.RootHandle:
+		return kernelf("Error: Invalid handle (the root is %s).", d.RootHandle.QdiscString())
+	case cmd.Kind != "" && cmd.Kind != d.RootKind:
+		return kernelf("Error: Invalid qdisc name (the root is %s).", d.RootKind)
+	case d.RootHandle == tc.Unspec:
+		return kernelf("Error: Cannot delete qdisc with handle of zero (the root is the kernel's default %s).", d.RootKind)
+	}
+	if err := n.graftRoot(d, nil); err != nil {
+		return err
+	}
+	d.rootByTC = false
+	return nil
 }
 
 // tcChange is `tc qdisc change`: qdisc_change on each qdisc the command
@@ -131,16 +158,26 @@ func (n *Net) tcRoot(d *Device, verb tc.Verb, cmd tc.Qdisc) error {
 	return nil
 }
 
-// ReplaceRoot is `tc qdisc replace dev D root WORDS` on an idle device:
-// the old root, its children and every qdisc under a class go, with the
-// filters, and words build the new root as --qdisc does. A new root
-// that cannot be made changes nothing (qdisc_create fails before
-// qdisc_graft): the old tree and its filters stay. A device that holds
-// packets is refused: grafting a root under traffic is not modelled.
-func (n *Net) ReplaceRoot(d *Device, words []string) error {
+// ReplaceRoot is `tc qdisc replace dev D root WORDS`: the old root, its
+// children and every qdisc under a class go, with the filters, and
+// words build the new root as --qdisc does. A new root that cannot be
+// made changes nothing (qdisc_create fails before qdisc_graft): the old
+// tree and its filters stay. On a device that is up (the run started:
+// Net.Up) it is qdisc_graft's dev_deactivate and dev_activate
+// (graftRootLive: the queues meet noop_qdisc meanwhile); before, at
+// once.
+func (n *Net) ReplaceRoot(d *Device, words []string) error { return n.graftRoot(d, words) }
+
+// graftRoot is qdisc_graft of the root words name, or with none of the
+// kernel's default (a deleted root: dev_activate's
+// attach_default_qdiscs).
+func (n *Net) graftRoot(d *Device, words []string) error {
+	if n.up {
+		return n.graftRootLive(d, words)
+	}
 	for _, q := range n.qdiscs {
 		if q.dev == d && (q.Qlen() > 0 || q.deferHead != nil || q.toFree.Len > 0) {
-			return qdisc.Lacksf("qdisc", "replacing the root of a device that holds packets is not modelled (set the root before the run)")
+			sim.Panicf("device %s is down but its qdisc %s holds packets", d.Name, q.Name())
 		}
 	}
 	old, filters := n.takeQdiscs(d), *d.filters

@@ -977,3 +977,35 @@ func TestIsolateCakeAckFilter(t *testing.T) {
 		t.Fatalf("no ACK filtered:\n%s", out)
 	}
 }
+
+// A root replaced and deleted under traffic (qdisc_graft on a device
+// that is up): each graft deactivates the device, whose queues drop what
+// the senders hand them at noop_qdisc (ip -s link's tx_dropped) until
+// the old root is reset, idle and replaced; the delete leaves the
+// kernel's default mq of pfifo_fast. In and out of process alike, and
+// the accounting holds through both.
+func TestRootGraftUnderTraffic(t *testing.T) {
+	at := func(us int, tc string) run.Action {
+		return run.Action{Name: tc, At: sim.Time(us) * sim.Microsecond, Do: func(l *run.Live) error { return l.TC(tc) }}
+	}
+	s := small("mq pfifo", "ice")
+	s.Queues = 4
+	s.Workload = workload.Spec{Kind: workload.UDPStream, Senders: 4, PacketSize: 1000}
+	s.Duration = 6 * sim.Millisecond
+	s.Actions = []run.Action{at(2000, "qdisc replace dev eth0 root handle 1: fq_codel"), at(4000, "qdisc del dev eth0 root")}
+	var rep report.Report
+	if err := json.Unmarshal(sameInAndOut(t, s), &rep); err != nil {
+		t.Fatal(err)
+	}
+	c := rep.Counters
+	t.Logf("grafts %d, deactivated %d ns, noop drops %d, drops %v, links %+v", c["root_grafts"], c["root_graft_deactivated_ns"], c["noop_drops"], rep.Drops, rep.Links)
+	if !rep.AccountingOK || c["root_grafts"] != 2 || c["root_graft_deactivated_ns"] == 0 {
+		t.Fatalf("accounting %v (%s), counters %v", rep.AccountingOK, rep.AccountingError, c)
+	}
+	if len(rep.Links) == 0 || rep.Links[0].TxDropped != c["noop_drops"] || c["noop_drops"] > rep.Drops["QDISC_DROP"] {
+		t.Errorf("noop drops %d, links %+v, drops %v: noop_qdisc's drops are tx_dropped and QDISC_DROP", c["noop_drops"], rep.Links, rep.Drops)
+	}
+	if len(rep.Qdisc) != 5 || rep.Qdisc[0].Kind != "mq" || rep.Qdisc[0].Handle != "0:" || rep.Qdisc[1].Kind != "pfifo_fast" {
+		t.Errorf("after the delete: %+v, want the kernel's default mq of pfifo_fast", rep.Qdisc)
+	}
+}

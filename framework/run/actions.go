@@ -288,8 +288,8 @@ func (l *Live) ChangeQdisc(queue int, args []string) error {
 // TC runs tc -batch lines on the running host (a class's rates changed,
 // a filter added, a leaf replaced), each as the kernel applies it between
 // two engine steps: what a change purges is freed after it, as
-// rtnl_kfree_skbs frees it. The root cannot be replaced while packets
-// are held.
+// rtnl_kfree_skbs frees it. A root replaced or deleted deactivates the
+// device first, as qdisc_graft does on a device that is up.
 func (l *Live) TC(text string) error {
 	return l.net.TCBatch(l.dev, "tc", text)
 }

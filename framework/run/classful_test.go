@@ -258,9 +258,11 @@ func TestTCWhileRunning(t *testing.T) {
 	if _, err := Run(s, nil); err == nil || !strings.Contains(err.Error(), "class in use") {
 		t.Errorf("deleting a class a filter points at: %v", err)
 	}
-	// The root cannot be replaced under traffic.
+	// The root replaced under traffic: the tree goes, with its filters,
+	// after the device's deactivation (activate.go).
 	s.Actions = []Action{at(5, "qdisc replace dev eth0 root handle 2: prio")}
-	if _, err := Run(s, nil); err == nil || !strings.Contains(err.Error(), "not modelled") {
-		t.Errorf("replacing the root mid-run: %v", err)
+	rep, err = Run(s, nil)
+	if err != nil || !rep.AccountingOK || rep.Counters["root_grafts"] != 1 || rep.Qdisc[0].Kind != "prio" || rep.Qdisc[0].Handle != "2:" {
+		t.Errorf("replacing the root mid-run: %v, accounting %v, counters %v, root %+v", err, rep.AccountingOK, rep.Counters, rep.Qdisc[0])
 	}
 }

@@ -706,6 +706,7 @@ func RunWith(spec Spec, o Options) (*report.Report, error) {
 	snap.classBytes = classBytes(dev)
 	snap.ethtool = driver.EthtoolLines(dev.Drv.Stats())
 	snap.devices = deviceStarts(net)
+	net.Up() // dev_open: from here a root graft deactivates the device
 	acts := newActionRunner(spec.Actions, &Live{e: e, net: net, dev: dev, wl: wl, also: h.also, store: map[any]any{}, log: o.Log}, spec.Duration)
 	ts := newTCPSeries(wl)
 	var runErr error
@@ -1071,6 +1072,11 @@ func fillResults(rep *report.Report, net *netdev.Net, e *sim.Engine, dev *netdev
 	rep.Counters["ksoftirqd_wakeups"] = ksoftirqd
 	if net.Clones > 0 {
 		rep.Counters["qdisc_clones"] = net.Clones // only when a qdisc duplicated, so other reports keep their keys
+	}
+	if net.RootGrafts > 0 { // only when a tc command grafted a root under traffic
+		rep.Counters["root_grafts"] = net.RootGrafts
+		rep.Counters["root_graft_deactivated_ns"] = net.DeactivatedNs
+		rep.Counters["noop_drops"] = net.NoopDrops
 	}
 	// softnet_stat's dropped column summed over the CPUs (every
 	// enqueue_to_backlog drop), and the part of it that were packets for

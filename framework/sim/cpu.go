@@ -53,10 +53,13 @@ type CPU struct {
 	block      blockKind
 	blockStart Time
 
-	busy      Time // ns spent working or spinning ("sys" time)
-	hardirq   int
-	softirq   int
-	bh        int // local_bh_disable depth
+	busy    Time // ns spent working or spinning ("sys" time)
+	hardirq int
+	softirq int
+	bh      int // local_bh_disable depth
+	// expNeedQS: an expedited RCU grace period waits for this CPU to
+	// leave its BH-disabled section or softirq (rcu.go).
+	expNeedQS bool
 	pending   uint32
 	handlers  [numSoftirqs]func(*CPU)
 	irqs      []func(*CPU)
@@ -313,8 +316,13 @@ func (c *CPU) LocalBhEnable() {
 	if c.bh < 0 {
 		Panicf("cpu%d: local_bh_enable without disable", c.ID)
 	}
-	if c.bh == 0 && c.softirq == 0 && c.hardirq == 0 && c.pending != 0 {
-		c.doSoftirq()
+	if c.bh == 0 && c.softirq == 0 && c.hardirq == 0 {
+		if c.pending != 0 {
+			c.doSoftirq()
+		}
+		if c.expNeedQS {
+			c.expQS()
+		}
 	}
 }
 
@@ -366,6 +374,7 @@ func (c *CPU) doSoftirq() {
 	c.softirq--
 	c.updExec()
 	c.stat.softNs += c.now - start
+	c.expQSIfDue()
 }
 
 // SleepUntil waits on this CPU (Sleep) until time t, taking interrupts

@@ -167,6 +167,9 @@ type Engine struct {
 	llc        [][]int // CPU ids per socket (the LLC), ascending
 	utilBuf    []uint64
 
+	expGP   *expGP   // the expedited RCU grace period in progress (rcu.go)
+	expNext []func() // the calls waiting for the next one
+
 	// OnLockWait observes every contended spinlock wait (tracing).
 	OnLockWait func(c *CPU, site *LockStat, start, end Time)
 }

@@ -1,0 +1,208 @@
+package netdev
+
+import (
+	"github.com/txlab/txlab/framework/plugin/wire"
+	"github.com/txlab/txlab/framework/qdisc"
+	"github.com/txlab/txlab/framework/sim"
+	"github.com/txlab/txlab/framework/skb"
+)
+
+// A root graft on a device that is up (qdisc_graft with parent NULL) is
+// not instant: dev_deactivate points every TX queue at noop_qdisc and
+// marks the old qdiscs __QDISC_STATE_DEACTIVATED, waits for an RCU grace
+// period (synchronize_net under RTNL: synchronize_rcu_expedited), resets
+// the old qdiscs (their packets freed), waits while any of them still
+// runs or is scheduled (schedule_timeout_uninterruptible(1), a jiffy at
+// a time), and only then grafts the new root; dev_activate points the
+// queues at it. Every packet a sender hands the device meanwhile meets
+// noop_qdisc, which drops it (NET_XMIT_CN, tx_dropped). A device is up
+// once the run starts (Net.Up); the run's setup tc grafts as on a device
+// that is down, at once.
+
+// Up marks the devices up (dev_open, IFF_UP): root grafts from now on
+// deactivate and activate the device.
+func (n *Net) Up() { n.up = true }
+
+// rootSwap is a root graft in progress on a device that is up.
+type rootSwap struct {
+	start  sim.Time  // dev_deactivate
+	old    devQdiscs // the deactivated tree: reset, then destroyed
+	newTxq []*Qdisc  // each TX queue's qdisc in the new tree (nil: noqueue)
+	freed  skb.List  // what the resets purged, freed at the end
+}
+
+// noopQdisc is noop_qdisc's ops: every packet dropped, nothing held.
+type noopQdisc struct{}
+
+func (noopQdisc) Init(qdisc.Ctx, qdisc.Setup, []string) (qdisc.Info, error) {
+	return qdisc.Info{Flags: qdisc.EmptyNoop}, nil
+}
+
+// Enqueue is noop_enqueue: __qdisc_drop, NET_XMIT_CN.
+func (noopQdisc) Enqueue(ctx qdisc.Ctx, batch []skb.Packet, rc []qdisc.Code) {
+	for i := range batch {
+		ctx.Drop(batch[i].Handle, skb.DropQdiscDrop)
+		rc[i] = qdisc.XmitCN
+	}
+}
+
+func (noopQdisc) Dequeue(_ qdisc.Ctx, _ qdisc.DequeueReq, out []skb.Packet) []skb.Packet {
+	return out
+}
+func (noopQdisc) Stats() qdisc.Stats { return qdisc.Stats{} }
+func (noopQdisc) Dump() string       { return "" }
+
+// noop is the device's noop_qdisc (the kernel has one for every device,
+// TCQ_F_BUILTIN: never deactivated, in no device's tree; the model gives
+// each device its own).
+func (n *Net) noop(d *Device) *Qdisc {
+	if d.noopQ != nil {
+		return d.noopQ
+	}
+	n.nextQdiscID++
+	q := &Qdisc{ID: n.nextQdiscID, Kind: "noop", Ops: wire.WrapQdisc(noopQdisc{}), dev: d, slot: "noop", Flags: qdisc.EmptyNoop, noop: true}
+	name := d.Name + " noop"
+	q.lock.Name, q.busylock.Name, q.seqlock.Name, q.prodLock.Name = name+" root_lock", name+" busylock", name+" seqlock", name+" producer_lock"
+	q.ctx = qctx{net: n, q: q}
+	if _, err := q.Ops.Init(q.bind(nil, nil), qdisc.Setup{Handle: "0:", Parent: "root"}, nil); err != nil {
+		sim.Panicf("noop_qdisc: %v", err)
+	}
+	d.noopQ = q
+	return q
+}
+
+// graftRootLive is qdisc_graft of a new root (words; the kernel's
+// default without) on device d while it is up. The new tree is made
+// now (qdisc_create comes first: one that cannot be made changes
+// nothing) and is what tc shows and configures from now on; the queues
+// reach it at dev_activate. A second root graft before the first's
+// activation replaces the new tree, which never held a packet, and ends
+// with the first (the kernel would deactivate twice).
+func (n *Net) graftRootLive(d *Device, words []string) error {
+	txqs := make([]*Qdisc, len(d.Queues))
+	for i, txq := range d.Queues {
+		txqs[i] = txq.qdisc
+	}
+	old, filters := n.takeQdiscs(d), *d.filters
+	d.filters.Reset()
+	if err := n.attachQdiscs(d, words); err != nil {
+		n.detachQdiscs(d)
+		n.restoreQdiscs(d, old)
+		for i, txq := range d.Queues {
+			txq.qdisc = txqs[i]
+		}
+		*d.filters = filters
+		return err
+	}
+	newTxq := make([]*Qdisc, len(d.Queues))
+	noop := n.noop(d)
+	for i, txq := range d.Queues {
+		newTxq[i], txq.qdisc = txq.qdisc, noop
+	}
+	if sw := d.swap; sw != nil {
+		old.put() // the tree the first graft made, never reached
+		sw.newTxq = newTxq
+		return nil
+	}
+	// dev_deactivate_queue: each queue's qdisc marked deactivated and
+	// the queue pointed at noop_qdisc. The old qdiscs stay in the host
+	// (they hold packets, and a CPU may be running one) until destroyed.
+	for _, q := range old.txq {
+		if q != nil {
+			q.state |= stateDeactivated
+		}
+	}
+	for _, q := range old.qdiscs {
+		q.retiring = true
+	}
+	n.qdiscs = append(n.qdiscs, old.qdiscs...)
+	d.swap = &rootSwap{start: n.E.Now(), old: old, newTxq: newTxq}
+	n.E.SynchronizeRCUExpedited(func() { n.resetDeactivated(d) })
+	return nil
+}
+
+// resetDeactivated is dev_deactivate_many after synchronize_net:
+// dev_reset_queue on each queue's old qdisc, then the wait for
+// outstanding qdisc_run calls.
+func (n *Net) resetDeactivated(d *Device) {
+	sw := d.swap
+	for _, q := range sleepingQdiscs(sw.old.txq) {
+		n.qdiscResetTree(q, &sw.freed)
+	}
+	n.waitDeactivated(d)
+}
+
+// waitDeactivated is the loop on some_qdisc_is_busy: a jiffy's sleep
+// while an old qdisc runs or waits in a softnet output queue; then the
+// graft and dev_activate.
+func (n *Net) waitDeactivated(d *Device) {
+	sw := d.swap
+	for _, q := range sleepingQdiscs(sw.old.txq) {
+		if q.running || q.state&stateSched != 0 {
+			n.E.At(n.E.Now()+sim.Jiffy, func() { n.waitDeactivated(d) })
+			return
+		}
+	}
+	// notify_and_destroy: qdisc_put of the old tree, whose reset frees
+	// what a requeue left after the first one.
+	for _, q := range sleepingQdiscs(sw.old.txq) {
+		n.qdiscResetTree(q, &sw.freed)
+	}
+	dead := map[*Qdisc]bool{}
+	for _, q := range sw.old.qdiscs {
+		dead[q] = true
+	}
+	keep := n.qdiscs[:0]
+	for _, q := range n.qdiscs {
+		if !dead[q] {
+			keep = append(keep, q)
+		}
+	}
+	clear(n.qdiscs[len(keep):])
+	n.qdiscs = keep
+	sw.old.put()
+	// dev_activate: transition_one_qdisc points each queue at its new
+	// qdisc.
+	for i, txq := range d.Queues {
+		txq.qdisc = sw.newTxq[i]
+	}
+	d.swap = nil
+	n.RootGrafts++
+	n.DeactivatedNs += uint64(n.E.Now() - sw.start)
+	n.rtnlKfreeSkbs(&sw.freed)
+}
+
+// sleepingQdiscs are the distinct qdiscs of txq (each queue's
+// qdisc_sleeping: one root for all, or an mq child each).
+func sleepingQdiscs(txq []*Qdisc) []*Qdisc {
+	var out []*Qdisc
+	for i, q := range txq {
+		if q != nil && (i == 0 || q != txq[i-1]) {
+			out = append(out, q)
+		}
+	}
+	return out
+}
+
+// qdiscResetTree is qdisc_reset on q and the leaves under its classes
+// (a classful reset resets its leaves): what they hold, their requeued
+// skbs and a bad-txq skb go into freed; a NOLOCK qdisc's MISSED and
+// DRAINING are cleared (dev_reset_queue).
+func (n *Net) qdiscResetTree(q *Qdisc, freed *skb.List) {
+	for _, id := range sortedClassIDs(q.leaves) {
+		n.qdiscResetTree(q.leaves[id], freed)
+	}
+	n.purge(q, freed)
+	for s := q.gsoSkb.Pop(); s != nil; s = q.gsoSkb.Pop() {
+		n.Pool.SetReason(s, skb.DropQueuePurge) // __skb_queue_purge
+		freed.Push(s)
+	}
+	if s := q.skbBadTxq; s != nil {
+		q.skbBadTxq = nil
+		n.Pool.SetReason(s, skb.DropQueuePurge)
+		freed.Push(s)
+	}
+	if q.nolock() {
+		q.state &^= stateMissed | stateDraining
+	}
+}
