@@ -49,16 +49,25 @@ func (noopQdisc) Enqueue(ctx qdisc.Ctx, batch []skb.Packet, rc []qdisc.Code) {
 func (noopQdisc) Dequeue(_ qdisc.Ctx, _ qdisc.DequeueReq, out []skb.Packet) []skb.Packet {
 	return out
 }
-func (noopQdisc) Stats() qdisc.Stats { return qdisc.Stats{} }
-func (noopQdisc) Dump() string       { return "" }
+
+// Peek is noop_qdisc's peek, noop_dequeue: nothing.
+func (noopQdisc) Peek(qdisc.Ctx) (skb.Packet, bool) { return skb.Packet{}, false }
+func (noopQdisc) Stats() qdisc.Stats                { return qdisc.Stats{} }
+func (noopQdisc) Dump() string                      { return "" }
 
 // noop is the device's noop_qdisc (the kernel has one for every device,
 // TCQ_F_BUILTIN: never deactivated, in no device's tree; the model gives
 // each device its own).
 func (n *Net) noop(d *Device) *Qdisc {
-	if d.noopQ != nil {
-		return d.noopQ
+	if d.noopQ == nil {
+		d.noopQ = n.newNoop(d)
 	}
+	return d.noopQ
+}
+
+// newNoop makes a noop_qdisc for d: the device's, or a leaf a delete
+// left under a class (DelNoop).
+func (n *Net) newNoop(d *Device) *Qdisc {
 	n.nextQdiscID++
 	q := &Qdisc{ID: n.nextQdiscID, Kind: "noop", Ops: wire.WrapQdisc(noopQdisc{}), dev: d, slot: "noop", Flags: qdisc.EmptyNoop, noop: true}
 	name := d.Name + " noop"
@@ -67,8 +76,16 @@ func (n *Net) noop(d *Device) *Qdisc {
 	if _, err := q.Ops.Init(q.bind(nil, nil), qdisc.Setup{Handle: "0:", Parent: "root"}, nil); err != nil {
 		sim.Panicf("noop_qdisc: %v", err)
 	}
-	d.noopQ = q
 	return q
+}
+
+// noopDropped counts k packets q dropped if it is a noop_qdisc:
+// noop_enqueue's dev_core_stats_tx_dropped_inc.
+func (n *Net) noopDropped(q *Qdisc, k int) {
+	if q.noop {
+		q.dev.link.coreTxDropped += uint64(k)
+		n.NoopDrops += uint64(k)
+	}
 }
 
 // graftRootLive is qdisc_graft of a new root (words; the kernel's

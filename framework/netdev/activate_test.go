@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/txlab/txlab/framework/qdisc"
 	"github.com/txlab/txlab/framework/sim"
 	"github.com/txlab/txlab/framework/tc"
 )
@@ -54,7 +55,7 @@ func TestRootGraftWaitsForTheOldRoot(t *testing.T) {
 
 // tc qdisc del: the root's delete leaves the kernel's default qdiscs
 // (at once on a device that is down); a delete the kernel refuses
-// (tc_get_qdisc's checks) changes nothing; a leaf's is not modelled.
+// (tc_get_qdisc's checks) changes nothing.
 func TestRootDelete(t *testing.T) {
 	h := newHarness(t, profile(t, "6.19-rc1"), 2, "ice", 2, "mq", "pfifo")
 	tcLine := func(line string) error { return h.n.TCBatch(h.dev, "t.tc", line) }
@@ -66,7 +67,7 @@ func TestRootDelete(t *testing.T) {
 		{"qdisc del dev eth0 handle 7:", "Failed to find qdisc with specified handle"},
 		{"qdisc del dev eth0 root handle 7:", "Invalid handle"},
 		{"qdisc del dev eth0 root fq", "Invalid qdisc name"},
-		{"qdisc del dev eth0 parent 1:1", "not modelled"},
+		{"qdisc del dev eth0 parent 1:1", "Cannot delete qdisc with handle of zero"}, // htb's default pfifo
 	} {
 		if err := tcLine(c.line); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q: %v, want %q", c.line, err, c.want)
@@ -101,5 +102,68 @@ func TestFailedLiveGraftKeepsTheQueues(t *testing.T) {
 	}
 	if h.dev.swap != nil || h.dev.Queues[0].qdisc != before[0] || h.dev.Queues[1].qdisc != before[1] || before[0].state&stateDeactivated != 0 {
 		t.Errorf("a refused graft deactivated the device: swap %v, queues %v %v", h.dev.swap != nil, h.dev.Queues[0].qdisc, h.dev.Queues[1].qdisc)
+	}
+}
+
+// tc qdisc del of a leaf (qdisc_graft of NULL under its class): htb's
+// class gets a default pfifo, tbf's noop_qdisc (tbf_graft), which drops
+// every packet it is handed, and netem's none, so netem sends what is
+// due itself again; each old leaf's packets are purged and its parent
+// counts them. A default leaf (handle 0:) cannot be deleted.
+func TestLeafDelete(t *testing.T) {
+	h := newHarness(t, profile(t, "6.19-rc1", "bql", "off"), 2, "test", 1, "pfifo")
+	tcLine := func(line string) error { return h.n.TCBatch(h.dev, "t.tc", line) }
+	if err := tcLine(`qdisc replace dev eth0 root handle 1: htb default 1
+class add dev eth0 parent 1: classid 1:1 htb rate 10gbit
+class add dev eth0 parent 1: classid 1:2 htb rate 10gbit
+qdisc add dev eth0 parent 1:1 handle 10: tbf rate 1gbit burst 10k latency 10ms
+qdisc add dev eth0 parent 10:1 handle 11: pfifo limit 100
+qdisc add dev eth0 parent 1:2 handle 20: netem delay 1ms
+qdisc add dev eth0 parent 20:1 handle 21: pfifo limit 100`); err != nil {
+		t.Fatal(err)
+	}
+	root := h.dev.Root
+	tbf, netem := root.LeafOf(qdisc.MakeClassID(1, 1)), root.LeafOf(qdisc.MakeClassID(1, 2))
+	if err := tcLine("qdisc del dev eth0 parent 10:1 handle 11:"); err != nil {
+		t.Fatal(err)
+	}
+	if l := tbf.LeafOf(qdisc.MakeClassID(0x10, 1)); l == nil || !l.noop {
+		t.Fatalf("tbf's class holds %v after the delete, want noop_qdisc", l)
+	}
+	if err := tcLine("qdisc del dev eth0 parent 20:1"); err != nil {
+		t.Fatal(err)
+	}
+	if l := netem.LeafOf(qdisc.MakeClassID(0x20, 1)); l != nil {
+		t.Fatalf("netem's class holds %v after the delete, want nothing", l)
+	}
+	if err := tcLine("qdisc del dev eth0 parent 1:2 netem"); err != nil {
+		t.Fatal(err)
+	}
+	if l := root.LeafOf(qdisc.MakeClassID(1, 2)); l == nil || l.Kind != "pfifo" || !l.invisible {
+		t.Fatalf("htb's class holds %v after the delete, want a default pfifo", l)
+	}
+	for _, c := range []struct{ line, want string }{
+		{"qdisc del dev eth0 parent 1:2", "Cannot delete qdisc with handle of zero"},
+		{"qdisc del dev eth0 parent 1:9", "Specified class not found"},
+		{"qdisc del dev eth0 parent 5:1", "Failed to find qdisc with specified classid"},
+		{"qdisc del dev eth0 parent 1:1 handle 12:", "Invalid handle"},
+		{"qdisc del dev eth0 parent 1:1 pfifo", "Invalid qdisc name"},
+	} {
+		if err := tcLine(c.line); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: %v, want %q", c.line, err, c.want)
+		}
+	}
+	// Packets to 1:1 meet tbf's noop child: dropped there, counted by
+	// tbf, htb and the link.
+	h.on(0, 10*sim.Microsecond, func(c *sim.CPU) {
+		for i := 0; i < 5; i++ {
+			s := h.skb(c, i)
+			s.Priority = uint32(qdisc.MakeClassID(1, 1))
+			h.n.DevQueueXmit(c, h.dev, s)
+		}
+	})
+	h.run(sim.Millisecond)
+	if st := tbf.Ops.Stats(); st.Drops != 5 || h.n.NoopDrops != 5 || h.dev.Link().TxDropped != 5 {
+		t.Errorf("tbf drops %d, noop drops %d, tx_dropped %d: want the 5 packets sent to 1:1", st.Drops, h.n.NoopDrops, h.dev.Link().TxDropped)
 	}
 }

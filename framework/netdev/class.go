@@ -309,6 +309,7 @@ func (n *Net) leafEnqueue(c *sim.CPU, leaf *Qdisc, skbs []*skb.SKB, toFree *skb.
 	}
 	leaf.Ops.Enqueue(leaf.bind(c, toFree), leaf.batch, leaf.rc)
 	n.orphanPartial(c, leaf, segs, leaf.rc)
+	n.noopDropped(leaf, len(segs))
 	for i, s := range segs {
 		if leaf.rc[i] == qdisc.XmitDrop && s.Holder == leaf.ID {
 			sim.Panicf("qdisc %s: returned NET_XMIT_DROP for packet %#x but kept it", leaf.Name(), uint64(s.Handle))

@@ -557,11 +557,7 @@ func (n *Net) qdiscEnqueue(c *sim.CPU, q *Qdisc, skbs []*skb.SKB, toFree *skb.Li
 	}
 	q.Ops.Enqueue(q.bind(c, toFree), q.batch, q.rc)
 	n.orphanPartial(c, q, skbs, q.rc)
-	if q.noop {
-		// noop_enqueue's dev_core_stats_tx_dropped_inc.
-		q.dev.link.coreTxDropped += uint64(len(skbs))
-		n.NoopDrops += uint64(len(skbs))
-	}
+	n.noopDropped(q, len(skbs))
 	for i := range q.rc {
 		q.rc[i] = q.rc[i].Masked() // dev_qdisc_enqueue: rc & NET_XMIT_MASK
 	}

@@ -91,7 +91,7 @@ func (n *Net) tcDelete(d *Device, cmd tc.Qdisc) error {
 		}
 		return kernelf("Error: Classid cannot be zero (write \"root\" or \"parent X:Y\").")
 	case cmd.Parent != tc.Root:
-		return qdisc.Lacksf("qdisc", "del of a qdisc under a class (parent %s) is not modelled (replace it instead)", cmd.Parent)
+		return n.tcDeleteLeaf(d, cmd)
 	case cmd.Handle != tc.Unspec && cmd.Handle != d.RootHandle:
 		return kernelf("Error: Invalid handle (the root is %s).", d.RootHandle.QdiscString())
 	case cmd.Kind != "" && cmd.Kind != d.RootKind:
@@ -103,6 +103,74 @@ func (n *Net) tcDelete(d *Device, cmd tc.Qdisc) error {
 		return err
 	}
 	d.rootByTC = false
+	return nil
+}
+
+// tcDeleteLeaf is RTM_DELQDISC of the qdisc under a class (qdisc_leaf,
+// then qdisc_graft of NULL there, which purges it): the class gets what
+// its kind's graft puts in place of nothing (Class.DelNoop, GraftOnly:
+// noop_qdisc, no leaf; else a default pfifo).
+func (n *Net) tcDeleteLeaf(d *Device, cmd tc.Qdisc) error {
+	p := d.qdiscLookup(tc.MakeHandle(cmd.Parent.Major(), 0))
+	if p == nil {
+		return kernelf("Error: Failed to find qdisc with specified classid (no qdisc %s on %s).", tc.MakeHandle(cmd.Parent.Major(), 0).QdiscString(), d.Name)
+	}
+	id := qdisc.ClassID(cmd.Parent)
+	var cl *qdisc.Class
+	if p.Classful() {
+		for _, c := range p.classful().Classes() {
+			if c.ID == id {
+				cl = &c
+			}
+		}
+	}
+	leaf := p.leaves[id]
+	switch {
+	case !p.Classful() && p.Flags&qdisc.HasBlock == 0:
+		return kernelf("Error: Parent qdisc is not classful (%s).", p.Name())
+	case cl == nil: // a flow qdisc's find answers 0 for any classid
+		return kernelf("Error: Specified class not found (%s has no class %s).", p.Name(), id)
+	case leaf == nil:
+		return kernelf("Error: Cannot find specified qdisc on specified device (class %s holds none).", id)
+	case cmd.Handle != tc.Unspec && cmd.Handle != leaf.Handle:
+		return kernelf("Error: Invalid handle (class %s holds %s).", id, leaf.Name())
+	case cmd.Kind != "" && cmd.Kind != leaf.Kind:
+		return kernelf("Error: Invalid qdisc name (class %s holds %s).", id, leaf.Name())
+	case leaf.Handle == tc.Unspec:
+		return kernelf("Error: Cannot delete qdisc with handle of zero (class %s's default %s).", id, leaf.Kind)
+	}
+	var freed skb.List
+	held := leaf.leafState() != qdisc.LeafState{}
+	switch {
+	case cl.GraftOnly:
+		n.destroyQdisc(leaf, &freed)
+		delete(p.leaves, id)
+		if held {
+			n.notifyUp(nil, leaf) // its parent learns it holds nothing now
+		}
+		p.classful().Grafted(p.bind(nil, nil), id, false)
+	case cl.DelNoop:
+		n.destroyQdisc(leaf, &freed)
+		noop := n.newNoop(d)
+		noop.parentQ, noop.classID, noop.invisible, noop.Parent = p, id, true, tc.Handle(id)
+		p.leaves[id] = noop
+		if held {
+			n.notifyUp(nil, noop)
+		}
+	default:
+		words := cl.DefaultLeaf
+		if len(words) == 0 {
+			words = []string{"pfifo"}
+		}
+		nl, err := n.graft(p, id, words, tc.Unspec, true, &freed)
+		if err != nil {
+			return err
+		}
+		if held {
+			n.notifyUp(nil, nl)
+		}
+	}
+	n.rtnlKfreeSkbs(&freed)
 	return nil
 }
 
@@ -255,7 +323,7 @@ func (n *Net) tcGraft(d *Device, verb tc.Verb, cmd tc.Qdisc) error {
 		n.notifyUp(nil, leaf) // the old leaf's packets were purged
 	}
 	if old == nil && cl.GraftOnly {
-		p.classful().Grafted(p.bind(nil, nil), id)
+		p.classful().Grafted(p.bind(nil, nil), id, true)
 	}
 	n.rtnlKfreeSkbs(&freed)
 	return nil

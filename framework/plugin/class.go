@@ -131,8 +131,11 @@ func (q *Qdisc) QlenNotify(ctx qdisc.Ctx, id qdisc.ClassID, leaf qdisc.LeafState
 }
 
 // Grafted implements wire.ClassOps.
-func (q *Qdisc) Grafted(ctx qdisc.Ctx, id qdisc.ClassID) {
-	d, err := q.classCall(ctx, wire.MQGrafted, func(e *wire.Enc) { e.U32(uint32(id)) })
+func (q *Qdisc) Grafted(ctx qdisc.Ctx, id qdisc.ClassID, leaf bool) {
+	d, err := q.classCall(ctx, wire.MQGrafted, func(e *wire.Enc) {
+		e.U32(uint32(id))
+		e.Bool(leaf)
+	})
 	if err == nil {
 		err = d.End()
 	}
@@ -301,12 +304,12 @@ func (s *server) classCall(st *callState, q *qdiscInst, m wire.Method, d *wire.D
 		c.QlenNotify(q.ctx, id, st)
 		e.Ops(q.ctx.Posted())
 	case wire.MQGrafted:
-		id := qdisc.ClassID(d.U32())
+		id, leaf := qdisc.ClassID(d.U32()), d.Bool()
 		if err := d.End(); err != nil {
 			return wire.StatusError, err.Error()
 		}
 		if g, ok := c.(qdisc.Grafter); ok {
-			g.Grafted(q.ctx, id)
+			g.Grafted(q.ctx, id, leaf)
 		}
 		e.Ops(q.ctx.Posted())
 	}

@@ -127,6 +127,12 @@ type Class struct {
 	// -ENOENT without), and tells the qdisc when it gets one (Grafter).
 	// Leaf must be set too: the class takes a leaf qdisc.
 	GraftOnly bool
+	// DelNoop says a delete of the class's leaf (`tc qdisc del ...
+	// parent` the class) leaves noop_qdisc there, which drops every
+	// packet (tbf_graft: new ?: &noop_qdisc); otherwise it leaves a
+	// default leaf as the class's first (htb, prio, drr:
+	// qdisc_create_dflt of a pfifo), or, for a GraftOnly class, none.
+	DelNoop bool
 	// FifoLimit, when not 0, is the limit the qdisc sets on the
 	// class's leaf with fifo_set_limit (tbf_change): after a change,
 	// a leaf of a fifo kind with a change op (pfifo, bfifo,
@@ -254,11 +260,13 @@ type ClassCtx interface {
 }
 
 // Grafter is a Classful qdisc with a GraftOnly class: Grafted tells it
-// the class now holds a leaf (cops->graft put one where there was none;
-// a graft in place of an existing leaf purges the old one and reports
-// that with QlenNotify). The new leaf is empty.
+// the class now holds a leaf (leaf true: cops->graft put one where there
+// was none; a graft in place of an existing leaf purges the old one and
+// reports that with QlenNotify), or holds none any more (leaf false: `tc
+// qdisc del` of its leaf, cops->graft of NULL; the leaf's packets were
+// purged, reported with QlenNotify first). A new leaf is empty.
 type Grafter interface {
-	Grafted(ctx Ctx, id ClassID)
+	Grafted(ctx Ctx, id ClassID, leaf bool)
 }
 
 // LeafPacket is one packet of EnqueueLeaves on its way to the host: its

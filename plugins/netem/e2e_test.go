@@ -252,3 +252,28 @@ func TestChildShapes(t *testing.T) {
 		t.Errorf("classes %+v: want netem's 1:1 with leaf 10: and no stats, then tbf's", rep.Classes)
 	}
 }
+
+// The child deleted under traffic (tc qdisc del dev eth0 parent 1:1,
+// netem_graft of NULL): netem sends what is due itself again, so the
+// uploads leave the 20 Mbit/s the shaper held them to; the packets the
+// child held are purged. In and out of process alike (the delete
+// reaches the plugin as a graft of nothing).
+func TestChildDeleted(t *testing.T) {
+	s := run.Default()
+	s.Sockets, s.Cores, s.Threads = 1, 4, 1
+	s.Driver, s.Queues, s.RateBps = "ice", 1, 1_000_000_000
+	s.Qdisc = "pfifo"
+	s.Workload = workload.Spec{Kind: workload.TCPStream, Flows: 2, CC: tcp.CCCubic, Start: 10 * sim.Millisecond,
+		Path: path.Config{RTT: sim.Millisecond, Limit: path.DefaultLimit}}
+	s.TC = []run.TCBatch{{Name: "wan.tc", Text: "qdisc add dev eth0 root handle 1: netem delay 10ms limit 10000\n" +
+		"qdisc add dev eth0 parent 1:1 handle 10: tbf rate 20mbit burst 32kb latency 50ms\n"}}
+	del := "qdisc del dev eth0 parent 1:1 handle 10:"
+	s.Actions = []run.Action{{Name: del, At: 400 * sim.Millisecond, Do: func(l *run.Live) error { return l.TC(del) }}}
+	s.Duration, s.Warmup = 1500*sim.Millisecond, 700*sim.Millisecond
+	rep := plugintest.SameInAndOut(t, s)
+	t.Logf("goodput after the delete %.1f Mbit/s, drops %v, qdiscs %d", *rep.GoodputBps/1e6, rep.Drops, len(rep.Qdisc))
+	if *rep.GoodputBps < 3*20e6 || len(rep.Qdisc) != 1 || len(rep.Classes) != 0 {
+		t.Errorf("after the child's delete: goodput %.1f Mbit/s, qdiscs %+v, classes %+v: want netem alone, well above the shaper's 20 Mbit/s",
+			*rep.GoodputBps/1e6, rep.Qdisc, rep.Classes)
+	}
+}

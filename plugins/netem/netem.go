@@ -590,10 +590,11 @@ func (q *Netem) Classes() []qdisc.Class {
 }
 
 // Grafted implements qdisc.Grafter (netem_graft): from now on what is
-// due goes through the child.
-func (q *Netem) Grafted(_ qdisc.Ctx, id qdisc.ClassID) {
+// due goes through the child, or, once tc deleted it (q->qdisc NULL
+// again), straight out.
+func (q *Netem) Grafted(_ qdisc.Ctx, id qdisc.ClassID, leaf bool) {
 	if id == q.class() {
-		q.child = true
+		q.child = leaf
 	}
 }
 

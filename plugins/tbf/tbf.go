@@ -185,12 +185,12 @@ func (q *TBF) DeleteClass(qdisc.Ctx, qdisc.ClassID) error {
 
 // Classes implements qdisc.Classful (tbf_walk, tbf_dump_class): the one
 // class 1:1 under the qdisc, with no stats of its own (tbf has no
-// dump_stats); its default leaf is a bfifo of limit bytes, and a fifo
-// leaf takes a new limit.
+// dump_stats); its default leaf is a bfifo of limit bytes, a fifo leaf
+// takes a new limit, and a deleted leaf leaves noop_qdisc (tbf_graft).
 func (q *TBF) Classes() []qdisc.Class {
 	lim := q.cfg.limit
 	return []qdisc.Class{{ID: q.class(), Parent: qdisc.MakeClassID(q.handle, 0), Leaf: true,
-		DefaultLeaf: []string{"bfifo", "limit", uitoa(lim)}, FifoLimit: lim, NoStats: true}}
+		DefaultLeaf: []string{"bfifo", "limit", uitoa(lim)}, FifoLimit: lim, NoStats: true, DelNoop: true}}
 }
 
 // QlenNotify implements qdisc.Classful: the child changed without tbf

@@ -54,7 +54,7 @@ type ClassOps interface {
 	QlenNotify(ctx qdisc.Ctx, id qdisc.ClassID, leaf qdisc.LeafState)
 	// Grafted is qdisc.Grafter's, for a qdisc that implements it
 	// (nothing otherwise).
-	Grafted(ctx qdisc.Ctx, id qdisc.ClassID)
+	Grafted(ctx qdisc.Ctx, id qdisc.ClassID, leaf bool)
 	SetFilters(now sim.Time, specs []string) error
 }
 
@@ -263,6 +263,7 @@ func EncodeClasses(e *Enc, cs []qdisc.Class) {
 		e.U32(uint32(c.Parent))
 		e.Bool(c.Leaf)
 		e.Bool(c.GraftOnly)
+		e.Bool(c.DelNoop)
 		EncodeStrs(e, c.DefaultLeaf)
 		e.U32(c.FifoLimit)
 		e.Bool(c.Filters)
@@ -286,10 +287,10 @@ func EncodeClasses(e *Enc, cs []qdisc.Class) {
 
 // DecodeClasses reads a class dump.
 func DecodeClasses(d *Dec) ([]qdisc.Class, error) {
-	n := d.count(64, "class")
+	n := d.count(65, "class")
 	out := make([]qdisc.Class, 0, n)
 	for range n {
-		c := qdisc.Class{ID: qdisc.ClassID(d.U32()), Parent: qdisc.ClassID(d.U32()), Leaf: d.Bool(), GraftOnly: d.Bool(), DefaultLeaf: DecodeStrs(d),
+		c := qdisc.Class{ID: qdisc.ClassID(d.U32()), Parent: qdisc.ClassID(d.U32()), Leaf: d.Bool(), GraftOnly: d.Bool(), DelNoop: d.Bool(), DefaultLeaf: DecodeStrs(d),
 			FifoLimit: d.U32(), Filters: d.Bool(), Options: d.Str(),
 			LeafStats: d.Bool(), NoStats: d.Bool(), SentPackets: d.U64(), SentBytes: d.U64(), Drops: d.U64(), Overlimits: d.U64(),
 			Qlen: int(d.I64()), Backlog: d.I64()}

@@ -78,7 +78,7 @@ const (
 	MQFilters     // strs (cls.Set.Specs) -> (a classless qdisc's too, with qdisc.HasBlock)
 	// A driver whose RxInfo says OwnITR (driver.RxModerator).
 	MDRxComplete // i64 now, u32 vector, u64 pkts, u64 bytes -> i64 rx itr
-	MQGrafted    // i64 now, u32 id -> ops (qdisc.Grafter)
+	MQGrafted    // i64 now, u32 id, u8 leaf -> ops (qdisc.Grafter)
 	numMethods
 )
 

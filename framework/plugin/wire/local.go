@@ -246,13 +246,13 @@ func (l *LocalQdisc) QlenNotify(c qdisc.Ctx, id qdisc.ClassID, leaf qdisc.LeafSt
 }
 
 // Grafted implements ClassOps.
-func (l *LocalQdisc) Grafted(c qdisc.Ctx, id qdisc.ClassID) {
+func (l *LocalQdisc) Grafted(c qdisc.Ctx, id qdisc.ClassID, leaf bool) {
 	g, ok := l.Q.(qdisc.Grafter)
 	if !ok {
 		return
 	}
 	h := l.begin(c)
-	g.Grafted(l.ctx, id)
+	g.Grafted(l.ctx, id, leaf)
 	l.end(h)
 }
 

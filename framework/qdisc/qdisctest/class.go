@@ -190,7 +190,7 @@ func (c *Ctx) graft(root qdisc.Qdisc, co classOps, line string) error {
 	}
 	c.leaves[id] = x
 	if g, ok := root.(qdisc.Grafter); ok && empty {
-		g.Grafted(c, id)
+		g.Grafted(c, id, true)
 	}
 	if co := classful(q); co != nil {
 		// A classful leaf (tbf under htb) gets its own classes' leaves,
