@@ -124,7 +124,7 @@ func (h *HeadDrop) Peek(qdisc.Ctx) (skb.Packet, bool) {
 // counted as drops.
 func (h *HeadDrop) Reset(ctx qdisc.Ctx) {
 	for h.q.Len() > 0 {
-		ctx.Drop(h.pop().Handle, skb.DropQueuePurge)
+		ctx.Drop(h.pop().Handle, skb.DropNotSpecified)
 	}
 }
 

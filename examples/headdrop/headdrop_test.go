@@ -192,8 +192,8 @@ func TestPeekAndReset(t *testing.T) {
 	offer(q, ctx, 6, 6) // 1 and 2 head-dropped
 	q.Reset(ctx)
 	for _, h := range span(3, 6) {
-		if ctx.Dropped[h] != skb.DropQueuePurge {
-			t.Errorf("packet %d: reason %q after reset, want QUEUE_PURGE", h, ctx.Dropped[h])
+		if ctx.Dropped[h] != skb.DropNotSpecified {
+			t.Errorf("packet %d: reason %q after reset, want NOT_SPECIFIED", h, ctx.Dropped[h])
 		}
 	}
 	if st := q.Stats(); st.Qlen != 0 || st.Backlog != 0 || st.Drops != 2 {

@@ -147,7 +147,7 @@ func (s *Shaper) Reset(ctx qdisc.Ctx) {
 	for s.q.Len() > 0 {
 		p := s.q.PopHead()
 		s.backlog -= int64(p.Len)
-		ctx.Drop(p.Handle, skb.DropQueuePurge)
+		ctx.Drop(p.Handle, skb.DropNotSpecified)
 	}
 	ctx.CancelWatchdog()
 }

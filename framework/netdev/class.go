@@ -153,21 +153,30 @@ func (n *Net) syncLeaves(q *Qdisc, freed *skb.List) error {
 		if !cl.Leaf {
 			continue
 		}
-		if l := q.leaves[cl.ID]; l != nil {
+		l := q.leaves[cl.ID]
+		if l != nil && l.leafGen == cl.LeafGen {
 			if err := n.fifoSetLimit(l, cl.FifoLimit); err != nil {
 				return err
 			}
 			continue
 		}
-		if cl.GraftOnly {
+		if l == nil && cl.GraftOnly {
 			continue // no leaf until tc grafts one
 		}
 		words := cl.DefaultLeaf
 		if len(words) == 0 {
 			words = []string{"pfifo"}
 		}
-		if _, err := n.graft(q, cl.ID, words, tc.Unspec, true, freed); err != nil {
+		held := l != nil && l.leafState() != (qdisc.LeafState{})
+		nl, err := n.graft(q, cl.ID, words, tc.Unspec, true, freed)
+		if err != nil {
 			return err
+		}
+		nl.leafGen = cl.LeafGen
+		if held {
+			// A new leaf in place of l (Class.LeafGen): l's packets
+			// were purged, and the qdisc learns it.
+			c.QlenNotify(q.bind(nil, nil), cl.ID, nl.leafState())
 		}
 	}
 	return nil
@@ -223,7 +232,7 @@ func (n *Net) destroyQdisc(q *Qdisc, freed *skb.List) {
 }
 
 // purge is qdisc_purge_queue on q alone: its reset drops what it holds
-// (QUEUE_PURGE), collected into freed.
+// (NOT_SPECIFIED: rtnl_kfree_skbs), collected into freed.
 func (n *Net) purge(q *Qdisc, freed *skb.List) {
 	if q.held == 0 {
 		return

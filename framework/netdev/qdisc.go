@@ -110,7 +110,8 @@ type Qdisc struct {
 	// retiring: a root graft deactivated it and will destroy it once
 	// reset and idle (activate.go); until then it is the host's still.
 	retiring bool
-	noop     bool // the device's noop_qdisc
+	noop     bool   // the device's noop_qdisc
+	leafGen  uint64 // its class's LeafGen when the host made it
 
 	ctx      qctx
 	batch    []skb.Packet

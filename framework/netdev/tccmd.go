@@ -152,7 +152,7 @@ func (n *Net) tcDeleteLeaf(d *Device, cmd tc.Qdisc) error {
 	case cl.DelNoop:
 		n.destroyQdisc(leaf, &freed)
 		noop := n.newNoop(d)
-		noop.parentQ, noop.classID, noop.invisible, noop.Parent = p, id, true, tc.Handle(id)
+		noop.parentQ, noop.classID, noop.invisible, noop.Parent, noop.leafGen = p, id, true, tc.Handle(id), cl.LeafGen
 		p.leaves[id] = noop
 		if held {
 			n.notifyUp(nil, noop)
@@ -166,6 +166,7 @@ func (n *Net) tcDeleteLeaf(d *Device, cmd tc.Qdisc) error {
 		if err != nil {
 			return err
 		}
+		nl.leafGen = cl.LeafGen
 		if held {
 			n.notifyUp(nil, nl)
 		}
@@ -319,6 +320,7 @@ func (n *Net) tcGraft(d *Device, verb tc.Verb, cmd tc.Qdisc) error {
 	if err != nil {
 		return err
 	}
+	leaf.leafGen = cl.LeafGen
 	if before != (qdisc.LeafState{}) {
 		n.notifyUp(nil, leaf) // the old leaf's packets were purged
 	}

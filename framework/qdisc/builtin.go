@@ -152,7 +152,7 @@ func (p *PFifoFast) Peek(Ctx) (skb.Packet, bool) {
 // Reset implements Resetter.
 func (p *PFifoFast) Reset(ctx Ctx) {
 	for b := p.first(); b != nil; b = p.first() {
-		ctx.Drop(b.pop().Handle, skb.DropQueuePurge)
+		ctx.Drop(b.pop().Handle, skb.DropNotSpecified)
 	}
 }
 

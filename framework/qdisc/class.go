@@ -133,6 +133,14 @@ type Class struct {
 	// default leaf as the class's first (htb, prio, drr:
 	// qdisc_create_dflt of a pfifo), or, for a GraftOnly class, none.
 	DelNoop bool
+	// LeafGen, when it changes, has the host replace the class's leaf
+	// with a new default leaf (DefaultLeaf), the old one purged and
+	// destroyed, and tell the qdisc with QlenNotify: red's __red_change
+	// makes a new bfifo child at every change that gives a limit
+	// (fifo_create_dflt, qdisc_purge_queue and qdisc_put of the old),
+	// whatever child tc had grafted. The host reads it after Init and
+	// after each change.
+	LeafGen uint64
 	// FifoLimit, when not 0, is the limit the qdisc sets on the
 	// class's leaf with fifo_set_limit (tbf_change): after a change,
 	// a leaf of a fifo kind with a change op (pfifo, bfifo,

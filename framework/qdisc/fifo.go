@@ -133,7 +133,7 @@ func (f *fifoQdisc) Peek(Ctx) (skb.Packet, bool) {
 }
 
 // Reset implements Resetter (qdisc_reset_queue).
-func (f *fifoQdisc) Reset(ctx Ctx) { f.purge(ctx, skb.DropQueuePurge) }
+func (f *fifoQdisc) Reset(ctx Ctx) { f.purge(ctx, skb.DropNotSpecified) }
 
 func (f *fifoQdisc) purge(ctx Ctx, reason skb.DropReason) {
 	for f.q.Len() > 0 {
@@ -177,8 +177,7 @@ func (p *PFifo) Dump() string { return fmt.Sprintf("limit %dp", p.limit) }
 
 // BFifo is bfifo: tail drop when the packet would take the backlog past
 // limit bytes. tbf's and red's default child (fifo_create_dflt with
-// bfifo_qdisc_ops, plugins/internal/bfifo) is one, kept inside the
-// parent: SetLimit, Add, Head, TakeHead and Purge are for it.
+// bfifo_qdisc_ops) is one, the host's leaf of their class 1:1.
 type BFifo struct{ fifoQdisc }
 
 // Init implements Qdisc (fifo_init): the default limit is
@@ -195,7 +194,7 @@ func (b *BFifo) Enqueue(ctx Ctx, batch []skb.Packet, rc []Code) {
 	for i, pk := range batch {
 		ctx.Work(WorkEnqueue, 1)
 		rc[i] = XmitSuccess
-		if !b.Add(ctx, pk) {
+		if !b.add(ctx, pk) {
 			rc[i] = XmitDrop
 		}
 	}
@@ -205,7 +204,7 @@ func (b *BFifo) Enqueue(ctx Ctx, batch []skb.Packet, rc []Code) {
 // sch->qstats.backlog + qdisc_pkt_len stays within the limit (u32s, as
 // the kernel adds them), else it is dropped (qdisc_drop, QDISC_DROP).
 // It reports whether the packet was queued.
-func (b *BFifo) Add(ctx Ctx, p skb.Packet) bool {
+func (b *BFifo) add(ctx Ctx, p skb.Packet) bool {
 	if uint32(b.q.backlog)+p.Len <= b.limit {
 		b.q.push(p)
 		return true
@@ -214,33 +213,6 @@ func (b *BFifo) Add(ctx Ctx, p skb.Packet) bool {
 	ctx.Drop(p.Handle, skb.DropQdiscDrop)
 	return false
 }
-
-// SetLimit is fifo_set_limit: a parent's change of its child's limit
-// (fifo_init with that limit; what the fifo holds stays).
-func (b *BFifo) SetLimit(limit uint32) Info {
-	return b.apply("bfifo", fifoQopt{limit: limit, set: true})
-}
-
-// Len is sch->q.qlen, Backlog sch->qstats.backlog, Limit sch->limit.
-func (b *BFifo) Len() int       { return b.q.Len() }
-func (b *BFifo) Backlog() int64 { return b.q.backlog }
-func (b *BFifo) Limit() uint32  { return b.limit }
-
-// Head is qdisc_peek_head.
-func (b *BFifo) Head() (skb.Packet, bool) { return b.Peek(nil) }
-
-// TakeHead is qdisc_dequeue_head without a dequeue's work: the parent
-// holding the fifo reports its own.
-func (b *BFifo) TakeHead() (skb.Packet, bool) {
-	if b.q.Len() == 0 {
-		return skb.Packet{}, false
-	}
-	return b.q.pop(), true
-}
-
-// Purge frees every packet with reason (qdisc_reset's rtnl_kfree_skbs
-// is NOT_SPECIFIED, a Reset's QUEUE_PURGE).
-func (b *BFifo) Purge(ctx Ctx, reason skb.DropReason) { b.purge(ctx, reason) }
 
 // Dump implements Qdisc (fifo_print_opt: bfifo's limit in sprint_size).
 func (b *BFifo) Dump() string { return "limit " + units.SprintSize(uint64(b.limit)) }

@@ -345,7 +345,9 @@ func (q *Cake) info() qdisc.Info {
 // host changes every child, as cake_mq_change reconfigures each): the
 // options, the size statistics reset if the overhead changed, then
 // cake_reconfigure, which recomputes every tin's rate and CoDel
-// parameters and purges tins no longer in use (QUEUE_PURGE).
+// parameters and purges tins no longer in use (cake_clear_tin's
+// kfree_skb_reason with QUEUE_PURGE, since 6.14's drop reasons for cake;
+// the other qdiscs' resets free with rtnl_kfree_skbs: NOT_SPECIFIED).
 func (q *Cake) Change(ctx qdisc.Ctx, args []string) (qdisc.Info, error) {
 	o, err := parse(args)
 	if err == nil {

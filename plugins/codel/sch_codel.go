@@ -274,7 +274,7 @@ func (q *Sched) Reset(ctx qdisc.Ctx) {
 		q.hasPeeked = false
 	}
 	for q.q.Len() > 0 {
-		ctx.Drop(q.q.PopHead().Pkt.Handle, skb.DropQueuePurge)
+		ctx.Drop(q.q.PopHead().Pkt.Handle, skb.DropNotSpecified)
 	}
 	q.backlog = 0
 	q.vars = Vars{}

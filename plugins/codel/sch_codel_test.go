@@ -245,7 +245,10 @@ func TestChange(t *testing.T) {
 	q.Peek(ctx)
 	q.vars.Count = 7
 	q.Reset(ctx)
-	if st := q.Stats(); st.Qlen != 0 || st.Backlog != 0 || q.vars.Count != 0 || ctx.Dropped[10] != skb.DropQueuePurge || ctx.Dropped[8] != skb.DropQueuePurge {
+	// The queue is freed as rtnl_kfree_skbs frees it (NOT_SPECIFIED),
+	// the packet the peek set aside as qdisc_reset's __skb_queue_purge
+	// of gso_skb (QUEUE_PURGE).
+	if st := q.Stats(); st.Qlen != 0 || st.Backlog != 0 || q.vars.Count != 0 || ctx.Dropped[10] != skb.DropNotSpecified || ctx.Dropped[8] != skb.DropQueuePurge {
 		t.Fatalf("reset: %+v, vars %+v, dropped %v", st, q.vars, ctx.Dropped)
 	}
 }

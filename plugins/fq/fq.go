@@ -690,10 +690,10 @@ func (q *FQ) Peek(ctx qdisc.Ctx) (skb.Packet, bool) {
 // fqFlowPurge is fq_flow_purge: drop every packet of a flow.
 func fqFlowPurge(ctx qdisc.Ctx, f *fqFlow) {
 	for f.list.Len() > 0 {
-		ctx.Drop(f.list.PopHead().p.Handle, skb.DropQueuePurge)
+		ctx.Drop(f.list.PopHead().p.Handle, skb.DropNotSpecified)
 	}
 	for _, p := range f.troot {
-		ctx.Drop(p.p.Handle, skb.DropQueuePurge)
+		ctx.Drop(p.p.Handle, skb.DropNotSpecified)
 	}
 	f.troot = nil
 	f.qlen = 0

@@ -430,7 +430,7 @@ func (q *FQCodel) Reset(ctx qdisc.Ctx) {
 	for i := range q.flows {
 		f := &q.flows[i]
 		for f.q.Len() > 0 {
-			ctx.Drop(f.q.PopHead().Pkt.Handle, skb.DropQueuePurge)
+			ctx.Drop(f.q.PopHead().Pkt.Handle, skb.DropNotSpecified)
 		}
 		f.next, f.list, f.cvars = -1, onNone, codel.Vars{}
 		q.backlogs[i] = 0

@@ -760,7 +760,7 @@ func (q *HTB) Reset(ctx qdisc.Ctx) {
 	}
 	ctx.CancelWatchdog()
 	for q.direct.Len() > 0 {
-		ctx.Drop(q.direct.PopHead().Handle, skb.DropQueuePurge)
+		ctx.Drop(q.direct.PopHead().Handle, skb.DropNotSpecified)
 	}
 	q.directB = 0
 	for i := range q.hlevel {

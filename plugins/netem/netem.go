@@ -546,11 +546,11 @@ func (q *Netem) Dequeue(ctx qdisc.Ctx, req qdisc.DequeueReq, out []skb.Packet) [
 func (q *Netem) Reset(ctx qdisc.Ctx) {
 	q.leaves.Reset()
 	for q.reorderQ.Len() > 0 {
-		ctx.Drop(q.reorderQ.PopTail().pkt.Handle, skb.DropQueuePurge)
+		ctx.Drop(q.reorderQ.PopTail().pkt.Handle, skb.DropNotSpecified)
 	}
 	for q.tfifo.len() > 0 {
 		_, fromTree := q.tfifo.peek()
-		ctx.Drop(q.tfifo.eraseHead(fromTree).pkt.Handle, skb.DropQueuePurge)
+		ctx.Drop(q.tfifo.eraseHead(fromTree).pkt.Handle, skb.DropNotSpecified)
 	}
 	q.backlog = 0
 	ctx.CancelWatchdog()

@@ -327,7 +327,7 @@ func (q *FQPIE) Reset(ctx qdisc.Ctx) {
 	for i := range q.flows {
 		f := &q.flows[i]
 		for f.q.Len() > 0 {
-			ctx.Drop(f.q.PopHead().pkt.Handle, skb.DropQueuePurge)
+			ctx.Drop(f.q.PopHead().pkt.Handle, skb.DropNotSpecified)
 		}
 		f.next, f.list = -1, onNone
 		f.vars.varsInit()

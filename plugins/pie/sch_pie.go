@@ -128,7 +128,7 @@ func (q *PIE) Timer(ctx qdisc.Ctx) {
 // Reset implements qdisc.Resetter (pie_reset).
 func (q *PIE) Reset(ctx qdisc.Ctx) {
 	for q.q.Len() > 0 {
-		ctx.Drop(q.q.PopHead().pkt.Handle, skb.DropQueuePurge)
+		ctx.Drop(q.q.PopHead().pkt.Handle, skb.DropNotSpecified)
 	}
 	q.backlog = 0
 	q.vars.varsInit()

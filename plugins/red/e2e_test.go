@@ -36,3 +36,25 @@ func TestRunIsolate(t *testing.T) {
 		t.Error("no early drop under a standing queue")
 	}
 }
+
+// red over a child tc grafted (tc qdisc add ... parent 1:1, red_graft):
+// the child's own limit drops what RED lets through beyond it (pdrop,
+// QDISC_DROP), RED still reads the child's backlog for its average, and
+// the class lists the child; the same out of process.
+func TestChildIsolate(t *testing.T) {
+	s := run.Default()
+	s.Profile = "net-next"
+	s.Sockets, s.Cores, s.Threads = 1, 4, 1
+	s.Driver, s.Queues, s.RateBps = "ice", 1, 100_000_000
+	s.Qdisc = "pfifo"
+	s.TC = []run.TCBatch{{Name: "red.tc", Text: "qdisc add dev eth0 root handle 1: red limit 400000 min 30000 max 90000 avpkt 1000 burst 55\n" +
+		"qdisc add dev eth0 parent 1:1 handle 10: pfifo limit 20\n"}}
+	s.Workload = workload.Spec{Kind: workload.UDPStream, Senders: 4, PacketSize: 1400}
+	s.Duration, s.Warmup = 30*sim.Millisecond, 5*sim.Millisecond
+	rep := plugintest.SameInAndOut(t, s)
+	pdrop, _ := rep.Qdisc[0].XStatInt("pdrop")
+	t.Logf("drops %v, pdrop %d, classes %+v", rep.Drops, pdrop, rep.Classes)
+	if pdrop == 0 || rep.Drops["QDISC_DROP"] == 0 || len(rep.Classes) != 1 || rep.Classes[0].Leaf != "10:" {
+		t.Errorf("red over a 20-packet pfifo: pdrop %d, drops %v, classes %+v", pdrop, rep.Drops, rep.Classes)
+	}
+}

@@ -4,17 +4,21 @@
 // toward the child's backlog, or decays over an idle period through the
 // Stab table; below min nothing happens, between min and max a packet
 // is marked (dropped, or CE-marked with ecn) once a count since the last
-// mark reaches a random threshold, above max every packet is. The queue
-// is the kernel's default child, a bfifo of limit bytes; red's own
-// replaceable child (tc qdisc add ... parent 1:1) is for the classful
-// host.
+// mark reaches a random threshold, above max every packet is.
+//
+// red is classful, as the kernel's: its one class 1:1 holds the queue, a
+// leaf the host holds. Every change that gives a limit (tc always does)
+// puts a new bfifo of limit bytes there (__red_change's
+// fifo_create_dflt, the old child purged: Class.LeafGen), and `tc qdisc
+// add ... parent 1:1 ...` grafts any qdisc there until the next change.
 package red
 
 import (
+	"strconv"
+
 	"github.com/txlab/txlab/framework/qdisc"
 	"github.com/txlab/txlab/framework/sim"
 	"github.com/txlab/txlab/framework/skb"
-	"github.com/txlab/txlab/plugins/internal/bfifo"
 	"github.com/txlab/txlab/plugins/internal/redalgo"
 )
 
@@ -36,7 +40,8 @@ type redStats struct {
 	probDrop, probMark, forcedDrop, forcedMark, pdrop uint64
 }
 
-// RED is struct red_sched_data.
+// RED is struct red_sched_data; its child (q->qdisc) is the host's leaf
+// of class 1:1.
 type RED struct {
 	limit    uint32
 	flags    uint8
@@ -44,23 +49,33 @@ type RED struct {
 	parms    redalgo.Parms
 	vars     redalgo.Vars
 	stats    redStats
-	child    bfifo.Fifo
+
+	handle uint16
+	leaves qdisc.LeafTable
+	batch  qdisc.LeafBatch
+	rc     [1]qdisc.Code
+	// gen counts the changes that made a new child (Class.LeafGen).
+	gen uint64
 
 	drops, overlimits uint64
 	speedBps          int64 // the device's, for a bandwidth in percent
 }
 
 // Init implements qdisc.Qdisc (red_init: the noop child, then
-// __red_change).
+// __red_change; the host makes the bfifo child it asks for).
 func (q *RED) Init(ctx qdisc.Ctx, s qdisc.Setup, args []string) (qdisc.Info, error) {
-	*q = RED{child: bfifo.Noop(), speedBps: s.RateBps}
+	*q = RED{speedBps: s.RateBps, handle: uint16(s.Major())}
 	return q.Change(ctx, args)
 }
 
-// Change implements qdisc.Changer (__red_change): a new default child
-// of limit bytes (the old one's packets purged, as qdisc_purge_queue
-// frees them), the parameters, the average and count reset, the
-// adaptive timer re-armed if asked.
+// class is red's one class, 1:1 under its handle.
+func (q *RED) class() qdisc.ClassID { return qdisc.MakeClassID(q.handle, 1) }
+
+// Change implements qdisc.Changer (__red_change): a new child, a bfifo
+// of limit bytes (the host makes it after the change and purges the old
+// one, as qdisc_purge_queue frees it, telling red with QlenNotify), the
+// parameters, the average and count reset, the adaptive timer re-armed
+// if asked.
 func (q *RED) Change(ctx qdisc.Ctx, args []string) (qdisc.Info, error) {
 	o, err := parse(args, q.speedBps)
 	if err != nil {
@@ -73,9 +88,7 @@ func (q *RED) Change(ctx qdisc.Ctx, args []string) (qdisc.Info, error) {
 	q.flags, q.userbits = flags, o.qoptFlags&^historicFlags
 	q.limit = o.limit
 	if o.limit > 0 {
-		q.child.Purge(ctx, skb.DropNotSpecified)
-		q.child = bfifo.Noop()
-		q.child.SetLimit(o.limit)
+		q.gen++ // fifo_create_dflt: a new child in place of the old
 	}
 	q.redSetParms(o)
 	q.vars.Reset() // red_set_vars
@@ -86,10 +99,10 @@ func (q *RED) Change(ctx qdisc.Ctx, args []string) (qdisc.Info, error) {
 	if o.qoptFlags&flagAdaptative != 0 {
 		ctx.ModTimer(ctx.Now() + adaptPeriod)
 	}
-	if q.child.Len() == 0 {
+	if o.limit > 0 || q.leaves.Qlen == 0 { // the new child is empty
 		q.startIdle(ctx)
 	}
-	return qdisc.Info{Flags: qdisc.EmptyNoop}, nil
+	return qdisc.Info{Flags: qdisc.EmptyNoop | qdisc.NoBlock}, nil
 }
 
 // redSetParms is red_set_parms.
@@ -127,7 +140,7 @@ func (q *RED) Enqueue(ctx qdisc.Ctx, batch []skb.Packet, rc []qdisc.Code) {
 // redEnqueue is red_enqueue.
 func (q *RED) redEnqueue(ctx qdisc.Ctx, p *skb.Packet) qdisc.Code {
 	ctx.Work(qdisc.WorkEnqueue, 1)
-	q.vars.QAvg = q.calcQavg(ctx, uint32(q.child.Backlog()))
+	q.vars.QAvg = q.calcQavg(ctx, uint32(q.leaves.Get(q.class()).Backlog))
 	q.vars.Idling = false // red_end_of_idle_period
 	reason := skb.DropQdiscCongested
 	switch q.parms.Action(&q.vars, q.vars.QAvg, ctx) {
@@ -157,12 +170,15 @@ func (q *RED) redEnqueue(ctx qdisc.Ctx, p *skb.Packet) qdisc.Code {
 			return q.congestionDrop(ctx, p, reason)
 		}
 	}
-	if !q.child.Enqueue(ctx, *p) {
+	// qdisc_enqueue into the child, one packet at a time: the next
+	// packet's average reads the child's backlog after this one.
+	q.batch.Reset()
+	q.batch.Add(p, q.class(), 0)
+	q.drops += q.batch.Send(ctx.(qdisc.ClassCtx), &q.leaves, q.rc[:])
+	if q.rc[0] != qdisc.XmitSuccess { // net_xmit_drop_count
 		q.stats.pdrop++
-		q.drops++
-		return qdisc.XmitDrop
 	}
-	return qdisc.XmitSuccess
+	return q.rc[0]
 }
 
 // congestionDrop is red_enqueue's congestion_drop: qdisc_drop_reason,
@@ -174,10 +190,16 @@ func (q *RED) congestionDrop(ctx qdisc.Ctx, p *skb.Packet, reason skb.DropReason
 	return qdisc.XmitCN
 }
 
-// redDequeue is red_dequeue: the child's head; an empty child starts an
-// idle period.
+// redDequeue is red_dequeue: the child's head (qdisc_dequeue_peeked);
+// none starts an idle period.
 func (q *RED) redDequeue(ctx qdisc.Ctx) (skb.Packet, bool) {
-	p, ok := q.child.Dequeue()
+	id := q.class()
+	p, ok, st := ctx.(qdisc.ClassCtx).DequeueLeaf(id)
+	n := 0
+	if ok {
+		n = 1
+	}
+	q.drops += uint64(q.leaves.Update(id, st, 0, n))
 	if ok {
 		ctx.Work(qdisc.WorkDequeue, 1)
 		return p, true
@@ -194,11 +216,17 @@ func (q *RED) Dequeue(ctx qdisc.Ctx, req qdisc.DequeueReq, out []skb.Packet) []s
 }
 
 // Peek implements qdisc.Peeker (red_peek: the child's peek).
-func (q *RED) Peek(qdisc.Ctx) (skb.Packet, bool) { return q.child.Peek() }
+func (q *RED) Peek(ctx qdisc.Ctx) (skb.Packet, bool) {
+	id := q.class()
+	p, ok, st := ctx.(qdisc.ClassCtx).PeekLeaf(id)
+	q.drops += uint64(q.leaves.Update(id, st, 0, 0)) // a dequeuing peek's drops
+	return p, ok
+}
 
-// Reset implements qdisc.Resetter (red_reset: the child purged, red_restart).
+// Reset implements qdisc.Resetter (red_reset: the host resets the
+// child; red_restart).
 func (q *RED) Reset(ctx qdisc.Ctx) {
-	q.child.Purge(ctx, skb.DropQueuePurge)
+	q.leaves.Reset()
 	q.vars = redalgo.Vars{QCount: -1}
 }
 
@@ -231,11 +259,39 @@ func (q *RED) redAdaptativeAlgo(ctx qdisc.Ctx) {
 // Stats implements qdisc.Qdisc: tc_red_xstats as red_print_xstats prints
 // them (early: probability and forced drops; other is always 0).
 func (q *RED) Stats() qdisc.Stats {
-	return qdisc.Stats{Qlen: q.child.Len(), Backlog: q.child.Backlog(), Drops: q.drops, Overlimits: q.overlimits,
+	return qdisc.Stats{Qlen: q.leaves.Qlen, Backlog: q.leaves.Backlog, Drops: q.drops, Overlimits: q.overlimits,
 		XStats: []qdisc.XStat{
 			qdisc.XUint("marked", q.stats.probMark+q.stats.forcedMark),
 			qdisc.XUint("early", q.stats.probDrop+q.stats.forcedDrop),
 			qdisc.XUint("pdrop", q.stats.pdrop),
 			qdisc.XUint("other", 0),
 		}}
+}
+
+// ChangeClass implements qdisc.Classful: tc has no class options for red
+// (q_red.c has no parse_copt).
+func (q *RED) ChangeClass(qdisc.Ctx, qdisc.ClassReq) error {
+	return qdisc.Parsef("red", `Error: Qdisc "red" is classless.`)
+}
+
+// DeleteClass implements qdisc.Classful: red_class_ops has no delete.
+func (q *RED) DeleteClass(qdisc.Ctx, qdisc.ClassID) error {
+	return qdisc.Refusef("red", "RTNETLINK answers: Operation not supported (red's one class goes with the qdisc)")
+}
+
+// Classes implements qdisc.Classful (red_walk, red_dump_class): the one
+// class 1:1, with no stats of its own; its leaf is a new bfifo of limit
+// bytes at each change (LeafGen), and a deleted leaf leaves noop_qdisc
+// (red_graft).
+func (q *RED) Classes() []qdisc.Class {
+	return []qdisc.Class{{ID: q.class(), Parent: qdisc.MakeClassID(q.handle, 0), Leaf: true,
+		DefaultLeaf: []string{"bfifo", "limit", strconv.FormatUint(uint64(q.limit), 10)}, LeafGen: q.gen,
+		NoStats: true, DelNoop: true}}
+}
+
+// QlenNotify implements qdisc.Classful: the child changed without red
+// (the purge of a change, its own drops): qdisc_tree_reduce_backlog
+// counts them in red's drops.
+func (q *RED) QlenNotify(_ qdisc.Ctx, id qdisc.ClassID, st qdisc.LeafState) {
+	q.drops += uint64(q.leaves.Update(id, st, 0, 0))
 }

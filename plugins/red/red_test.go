@@ -13,10 +13,10 @@ import (
 	"github.com/txlab/txlab/framework/skb"
 )
 
-func newQ(t testing.TB, ctx *qdisctest.Ctx, args string) *RED {
+func newQ(t testing.TB, ctx *qdisctest.Ctx, args string, leaves ...string) *RED {
 	t.Helper()
 	q := &RED{}
-	if _, err := ctx.Init(q, qdisctest.DefaultSetup(), strings.Fields(args)); err != nil {
+	if _, err := qdisctest.Attach(ctx, q, qdisctest.Options{Args: strings.Fields(args), Leaves: leaves}); err != nil {
 		t.Fatal(err)
 	}
 	return q
@@ -152,7 +152,7 @@ func TestHardMark(t *testing.T) {
 func TestProbabilisticMark(t *testing.T) {
 	ctx := qdisctest.NewCtx(3)
 	q := newQ(t, ctx, "limit 400000 min 30000 max 90000 avpkt 1000 burst 55 probability 0.02")
-	for q.child.Backlog() < 60000 {
+	for q.leaves.Get(q.class()).Backlog < 60000 {
 		send(q, ctx, 1000, 0)
 	}
 	steady := func(n int) (drops int) {
@@ -225,24 +225,25 @@ func TestAdaptive(t *testing.T) {
 	}
 }
 
-// A change makes a new child (the old one's packets freed, as
-// qdisc_purge_queue does) and resets the average.
+// A change makes a new child, a bfifo of the new limit, whatever child
+// was there (the old one's packets freed, as qdisc_purge_queue does, and
+// counted in red's drops) and resets the average.
 func TestChange(t *testing.T) {
 	ctx := qdisctest.NewCtx(1)
-	q := newQ(t, ctx, "limit 400000 avpkt 1000")
+	q := newQ(t, ctx, "limit 400000 avpkt 1000", "parent 1:1 handle 10: pfifo limit 50")
+	if kind, _, _, _ := ctx.LeafInfo(q.class()); kind != "pfifo" {
+		t.Fatalf("the grafted child is %q", kind)
+	}
 	for range 5 {
 		send(q, ctx, 1000, 0)
 	}
-	if _, err := q.Change(ctx, strings.Fields("limit 200000 avpkt 1000 ecn")); err != nil {
+	if _, err := qdisctest.Change(ctx, q, strings.Fields("limit 200000 avpkt 1000 ecn")); err != nil {
 		t.Fatal(err)
 	}
-	if q.child.Len() != 0 || len(ctx.Dropped) != 5 || q.vars.QAvg != 0 || q.vars.QCount != -1 || q.child.Limit() != 200000 {
-		t.Fatalf("after change: qlen %d, freed %d, qavg %d", q.child.Len(), len(ctx.Dropped), q.vars.QAvg)
-	}
-	for _, r := range ctx.Dropped {
-		if r != skb.DropNotSpecified {
-			t.Fatalf("reason %q", r)
-		}
+	kind, limit, _, _ := ctx.LeafInfo(q.class())
+	if st := q.Stats(); st.Qlen != 0 || st.Drops != 5 || len(ctx.Dropped) != 5 || q.vars.QAvg != 0 || q.vars.QCount != -1 ||
+		kind != "bfifo" || limit != 200000 {
+		t.Fatalf("after change: %+v, freed %d, qavg %d, child %s limit %d", st, len(ctx.Dropped), q.vars.QAvg, kind, limit)
 	}
 	if _, err := q.Change(ctx, strings.Fields("limit 200000 avpkt 1000 nodrop")); err == nil || q.flags&flagECN == 0 {
 		t.Fatalf("nodrop without ecn: %v", err)

@@ -581,7 +581,7 @@ func (q *SFQ) Reset(ctx qdisc.Ctx) {
 		if !ok {
 			return
 		}
-		ctx.Drop(p.Handle, skb.DropQueuePurge)
+		ctx.Drop(p.Handle, skb.DropNotSpecified)
 	}
 }
 

@@ -264,6 +264,7 @@ func EncodeClasses(e *Enc, cs []qdisc.Class) {
 		e.Bool(c.Leaf)
 		e.Bool(c.GraftOnly)
 		e.Bool(c.DelNoop)
+		e.U64(c.LeafGen)
 		EncodeStrs(e, c.DefaultLeaf)
 		e.U32(c.FifoLimit)
 		e.Bool(c.Filters)
@@ -287,10 +288,10 @@ func EncodeClasses(e *Enc, cs []qdisc.Class) {
 
 // DecodeClasses reads a class dump.
 func DecodeClasses(d *Dec) ([]qdisc.Class, error) {
-	n := d.count(65, "class")
+	n := d.count(73, "class")
 	out := make([]qdisc.Class, 0, n)
 	for range n {
-		c := qdisc.Class{ID: qdisc.ClassID(d.U32()), Parent: qdisc.ClassID(d.U32()), Leaf: d.Bool(), GraftOnly: d.Bool(), DelNoop: d.Bool(), DefaultLeaf: DecodeStrs(d),
+		c := qdisc.Class{ID: qdisc.ClassID(d.U32()), Parent: qdisc.ClassID(d.U32()), Leaf: d.Bool(), GraftOnly: d.Bool(), DelNoop: d.Bool(), LeafGen: d.U64(), DefaultLeaf: DecodeStrs(d),
 			FifoLimit: d.U32(), Filters: d.Bool(), Options: d.Str(),
 			LeafStats: d.Bool(), NoStats: d.Bool(), SentPackets: d.U64(), SentBytes: d.U64(), Drops: d.U64(), Overlimits: d.U64(),
 			Qlen: int(d.I64()), Backlog: d.I64()}

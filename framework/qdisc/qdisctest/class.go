@@ -35,6 +35,7 @@ type leafCtx struct {
 
 	wdog, timerAt         sim.Time
 	wdogArmed, timerArmed bool
+	gen                   uint64 // its class's LeafGen when made
 }
 
 func (x *leafCtx) Watchdog(at sim.Time)         { x.wdog, x.wdogArmed = at, true }
@@ -216,14 +217,24 @@ func (c *Ctx) syncLeaves(co classOps, major uint16) error {
 			continue
 		}
 		want[cl.ID] = true
-		if x := c.leaves[cl.ID]; x != nil {
-			if err := x.fifoSetLimit(cl.FifoLimit); err != nil {
+		old := c.leaves[cl.ID]
+		if old != nil && old.gen == cl.LeafGen {
+			if err := old.fifoSetLimit(cl.FifoLimit); err != nil {
 				return err
 			}
 			continue
 		}
-		if cl.GraftOnly {
+		if old == nil && cl.GraftOnly {
 			continue // no leaf until one is grafted
+		}
+		// A new leaf in place of old (Class.LeafGen): old's packets
+		// purged, and the qdisc told once the new leaf is in.
+		purged := false
+		if old != nil && leafState(old).Qlen > 0 {
+			if r, ok := old.q.(qdisc.Resetter); ok {
+				r.Reset(old)
+				purged = true
+			}
 		}
 		words := cl.DefaultLeaf
 		if len(words) == 0 {
@@ -233,11 +244,16 @@ func (c *Ctx) syncLeaves(co classOps, major uint16) error {
 		if err != nil {
 			return err
 		}
-		x := &leafCtx{Ctx: c, id: cl.ID, q: leaf, kind: words[0]}
+		x := &leafCtx{Ctx: c, id: cl.ID, q: leaf, kind: words[0], gen: cl.LeafGen}
 		if err := x.init(DefaultSetup(), words[1:]); err != nil {
 			return err
 		}
 		c.leaves[cl.ID] = x
+		if n, ok := co.(interface {
+			QlenNotify(qdisc.Ctx, qdisc.ClassID, qdisc.LeafState)
+		}); ok && purged {
+			n.QlenNotify(c, cl.ID, leafState(x))
+		}
 	}
 	// Drop the leaves of this qdisc's classes that went (its major);
 	// a nested classful leaf's are another major's.
