@@ -323,6 +323,19 @@ func (t *LeafTable) Update(id ClassID, st LeafState, arrived, departed int) int 
 	return old.Qlen + arrived - departed - st.Qlen
 }
 
+// Dequeue is x.DequeueLeaf(id) with t brought up to date: the packet,
+// whether the leaf gave one, its state after, and how many packets it
+// dropped on the way (a CoDel leaf's dequeue drops), which the qdisc
+// counts as its own, as qdisc_tree_reduce_backlog does.
+func (t *LeafTable) Dequeue(x ClassCtx, id ClassID) (p skb.Packet, ok bool, st LeafState, dropped int) {
+	p, ok, st = x.DequeueLeaf(id)
+	n := 0
+	if ok {
+		n = 1
+	}
+	return p, ok, st, t.Update(id, st, 0, n)
+}
+
 // Remove forgets leaf id (its class went or became inner): the packets
 // it held are purged by the host, and returned here for the caller to
 // count as dropped (qdisc_purge_queue's qdisc_tree_reduce_backlog).

@@ -137,12 +137,8 @@ func (q *DRR) drrDequeue(ctx qdisc.Ctx, x qdisc.ClassCtx) (skb.Packet, bool) {
 		}
 		if head.Len <= cl.deficit {
 			cl.deficit -= head.Len
-			p, ok, st := x.DequeueLeaf(cl.id)
-			n := 0
-			if ok {
-				n = 1
-			}
-			q.drops += uint64(q.leaves.Update(cl.id, st, 0, n))
+			p, ok, st, dropped := q.leaves.Dequeue(x, cl.id)
+			q.drops += uint64(dropped)
 			if st.Qlen == 0 {
 				// list_del, or drr_qlen_notify from the leaf's
 				// qdisc_tree_reduce_backlog when it dropped all it held.

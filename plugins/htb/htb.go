@@ -649,12 +649,8 @@ func (q *HTB) htbDequeueTree(ctx qdisc.Ctx, x qdisc.ClassCtx, prio, lvl int) (sk
 			continue
 		}
 		var st qdisc.LeafState
-		pk, ok, st = x.DequeueLeaf(cl.id)
-		n := 0
-		if ok {
-			n = 1
-		}
-		dropped := q.leaves.Update(cl.id, st, 0, n)
+		var dropped int
+		pk, ok, st, dropped = q.leaves.Dequeue(x, cl.id)
 		q.drops += uint64(dropped)
 		if dropped > 0 && st.Qlen == 0 {
 			// its drops emptied it: the leaf's qdisc_tree_reduce_backlog

@@ -194,6 +194,17 @@ qdisc add dev eth0 parent 1:20 handle 20: pfifo_head_drop limit 5
 	}
 }
 
+// tcpHost is a small host sending flows cubic uploads over one ice queue
+// at rate bit/s and a 1 ms path.
+func tcpHost(rate int64, flows int) run.Spec {
+	s := run.Default()
+	s.Sockets, s.Cores, s.Threads = 1, 4, 1
+	s.Driver, s.Queues, s.RateBps = "ice", 1, rate
+	s.Workload = workload.Spec{Kind: workload.TCPStream, Flows: flows, CC: tcp.CCCubic, Start: 10 * sim.Millisecond,
+		Path: path.Config{RTT: sim.Millisecond, Limit: path.DefaultLimit}}
+	return s
+}
+
 // An upload through netem's delay on its own host, the usual way to
 // emulate a long path: netem orphans what it delays (skb_orphan_partial),
 // so TCP small queues do not count the 20 ms of packets netem holds, and
@@ -203,12 +214,8 @@ qdisc add dev eth0 parent 1:20 handle 20: pfifo_head_drop limit 5
 // (1.2 Mbit/s when last measured so). In and out of process alike: the
 // flag crosses the plugin boundary with netem's Info.
 func TestTCPThroughDelay(t *testing.T) {
-	s := run.Default()
-	s.Sockets, s.Cores, s.Threads = 1, 4, 1
-	s.Driver, s.Queues, s.RateBps = "ice", 1, 100_000_000
+	s := tcpHost(100_000_000, 1)
 	s.Qdisc = "netem delay 20ms limit 10000"
-	s.Workload = workload.Spec{Kind: workload.TCPStream, Flows: 1, CC: tcp.CCCubic, Start: 10 * sim.Millisecond,
-		Path: path.Config{RTT: sim.Millisecond, Limit: path.DefaultLimit}}
 	s.Duration, s.Warmup = 1200*sim.Millisecond, 600*sim.Millisecond
 	rep := plugintest.SameInAndOut(t, s)
 	t.Logf("goodput %.1f Mbit/s, tsq throttled %d", *rep.GoodputBps/1e6, rep.Counters["tcp_tsq_throttled"])
@@ -226,13 +233,10 @@ func TestTCPThroughDelay(t *testing.T) {
 // class show prints it, with no stats of its own; in and out of
 // process alike.
 func TestChildShapes(t *testing.T) {
-	s := run.Default()
-	s.Sockets, s.Cores, s.Threads = 1, 4, 1
-	s.Driver, s.Queues, s.RateBps = "ice", 1, 1_000_000_000
+	s := tcpHost(1_000_000_000, 2)
 	s.Qdisc = "pfifo"
 	s.Ping = 50 * sim.Millisecond
-	s.Workload = workload.Spec{Kind: workload.TCPStream, Flows: 2, CC: tcp.CCCubic, ECN: true, Start: 10 * sim.Millisecond,
-		Path: path.Config{RTT: sim.Millisecond, Limit: path.DefaultLimit}}
+	s.Workload.ECN = true
 	s.TC = []run.TCBatch{{Name: "wan.tc", Text: "qdisc add dev eth0 root handle 1: netem delay 10ms loss 1% ecn\n" +
 		"qdisc add dev eth0 parent 1:1 handle 10: tbf rate 20mbit burst 32kb latency 50ms\n"}}
 	s.Duration, s.Warmup = 1500*sim.Millisecond, 700*sim.Millisecond
@@ -259,12 +263,8 @@ func TestChildShapes(t *testing.T) {
 // child held are purged. In and out of process alike (the delete
 // reaches the plugin as a graft of nothing).
 func TestChildDeleted(t *testing.T) {
-	s := run.Default()
-	s.Sockets, s.Cores, s.Threads = 1, 4, 1
-	s.Driver, s.Queues, s.RateBps = "ice", 1, 1_000_000_000
+	s := tcpHost(1_000_000_000, 2)
 	s.Qdisc = "pfifo"
-	s.Workload = workload.Spec{Kind: workload.TCPStream, Flows: 2, CC: tcp.CCCubic, Start: 10 * sim.Millisecond,
-		Path: path.Config{RTT: sim.Millisecond, Limit: path.DefaultLimit}}
 	s.TC = []run.TCBatch{{Name: "wan.tc", Text: "qdisc add dev eth0 root handle 1: netem delay 10ms limit 10000\n" +
 		"qdisc add dev eth0 parent 1:1 handle 10: tbf rate 20mbit burst 32kb latency 50ms\n"}}
 	del := "qdisc del dev eth0 parent 1:1 handle 10:"

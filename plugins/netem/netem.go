@@ -525,13 +525,8 @@ func (q *Netem) dequeueChild(ctx qdisc.Ctx) (skb.Packet, bool) {
 	if !q.child {
 		return skb.Packet{}, false
 	}
-	id := q.class()
-	p, ok, st := ctx.(qdisc.ClassCtx).DequeueLeaf(id)
-	n := 0
-	if ok {
-		n = 1
-	}
-	q.drops += uint64(q.leaves.Update(id, st, 0, n))
+	p, ok, _, dropped := q.leaves.Dequeue(ctx.(qdisc.ClassCtx), q.class())
+	q.drops += uint64(dropped)
 	return p, ok
 }
 

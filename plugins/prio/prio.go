@@ -198,12 +198,8 @@ func (p *Prio) Dequeue(ctx qdisc.Ctx, req qdisc.DequeueReq, out []skb.Packet) []
 			if p.leaves.Get(id).Qlen == 0 {
 				continue // the band's dequeue finds nothing
 			}
-			pk, ok, st := x.DequeueLeaf(id)
-			n := 0
-			if ok {
-				n = 1
-			}
-			p.drops += uint64(p.leaves.Update(id, st, 0, n))
+			pk, ok, _, dropped := p.leaves.Dequeue(x, id)
+			p.drops += uint64(dropped)
 			if ok {
 				ctx.Work(qdisc.WorkDequeue, 1)
 				return pk, true

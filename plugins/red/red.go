@@ -193,13 +193,8 @@ func (q *RED) congestionDrop(ctx qdisc.Ctx, p *skb.Packet, reason skb.DropReason
 // redDequeue is red_dequeue: the child's head (qdisc_dequeue_peeked);
 // none starts an idle period.
 func (q *RED) redDequeue(ctx qdisc.Ctx) (skb.Packet, bool) {
-	id := q.class()
-	p, ok, st := ctx.(qdisc.ClassCtx).DequeueLeaf(id)
-	n := 0
-	if ok {
-		n = 1
-	}
-	q.drops += uint64(q.leaves.Update(id, st, 0, n))
+	p, ok, _, dropped := q.leaves.Dequeue(ctx.(qdisc.ClassCtx), q.class())
+	q.drops += uint64(dropped)
 	if ok {
 		ctx.Work(qdisc.WorkDequeue, 1)
 		return p, true

@@ -133,12 +133,9 @@ func (q *TBF) tbfDequeue(ctx qdisc.Ctx) (skb.Packet, bool) {
 	}
 	toks = min(toks+q.tokens, q.cfg.buffer) - int64(q.cfg.rate.L2T(p.Len))
 	if toks|ptoks >= 0 {
-		p, ok, st = x.DequeueLeaf(id)
-		n := 0
-		if ok {
-			n = 1
-		}
-		q.drops += uint64(q.leaves.Update(id, st, 0, n))
+		var dropped int
+		p, ok, _, dropped = q.leaves.Dequeue(x, id)
+		q.drops += uint64(dropped)
 		if !ok {
 			return skb.Packet{}, false
 		}
