@@ -25,6 +25,7 @@ var needs = map[string][]string{
 	"e2n":       {"cake"},
 	"htb":       {"htb", "prio", "fq_codel"},
 	"shaper":    {"tbf", "fq_codel", "cake"},
+	"wan":       {"netem", "tbf", "fq_codel"},
 	"e4":        {"htb", "fq"},
 	"tcp_nup":   {"fq_codel"},
 	"tcp_ndown": {"fq_codel"},
@@ -35,8 +36,8 @@ var needs = map[string][]string{
 // flent holds the TCP scripts, whose --quick runs simulate seconds (a
 // 20 ms RTT needs that for TCP to get going; e5 a quarter of one): the
 // flent-like ones run one variant each (flent's tests compare nothing),
-// shaper compares three.
-var flent = map[string]bool{"tcp_nup": true, "tcp_ndown": true, "rrul": true, "e5": true, "shaper": true}
+// shaper and wan compare three.
+var flent = map[string]bool{"tcp_nup": true, "tcp_ndown": true, "rrul": true, "e5": true, "shaper": true, "wan": true}
 
 func skipUnlessRegistered(t *testing.T, name string) {
 	t.Helper()
