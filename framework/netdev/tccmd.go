@@ -331,11 +331,27 @@ func (n *Net) tcGraft(d *Device, verb tc.Verb, cmd tc.Qdisc) error {
 	return nil
 }
 
-// tcClass is tc_ctl_tclass.
+// tcClasslessKinds are the kernel's qdisc kinds tc knows (a q_KIND.c in
+// iproute2) whose qdisc_util has no parse_copt: tc_class_modify answers
+// `Qdisc "KIND" is classless.` for their words before it sends anything,
+// classful as the kernel's qdisc may be (prio, tbf, netem, red hold
+// leaves). Of the kinds tc knows, htb, drr, hfsc, qfq and ets parse
+// class options; a plugin's kind, which tc does not know, is taken at
+// its word here (the model lets a classful plugin parse its own).
+var tcClasslessKinds = map[string]bool{
+	"pfifo": true, "bfifo": true, "pfifo_head_drop": true, "pfifo_fast": true, "noqueue": true, "mq": true,
+	"fq": true, "fq_codel": true, "codel": true, "sfq": true, "cake": true, "cake_mq": true, "pie": true, "fq_pie": true,
+	"tbf": true, "netem": true, "red": true, "prio": true,
+}
+
+// tcClass is tc_ctl_tclass, after tc_class_modify's parse of the words.
 func (n *Net) tcClass(d *Device, c tc.Command) error {
 	cmd, err := tc.ParseClass(c.Words)
 	if err != nil {
 		return err
+	}
+	if cmd.Kind != "" && tcClasslessKinds[cmd.Kind] {
+		return &qdisc.OptionError{Class: qdisc.ErrParse, Msg: fmt.Sprintf("Error: Qdisc %q is classless.", cmd.Kind)}
 	}
 	if err := checkDev(d, cmd.Dev); err != nil {
 		return err
@@ -419,7 +435,7 @@ func (n *Net) tcClass(d *Device, c tc.Command) error {
 			// without one is "classless" to it. The kernel does not
 			// check the kind: another classful kind's options are not
 			// htb's (EINVAL).
-			if ops, err := qdisc.New(cmd.Kind); err != nil || !isClassful(ops) {
+			if ops, err := qdisc.New(cmd.Kind); err != nil || !isClassful(ops) { // a kind no plugin serves, or a classless plugin's
 				return &qdisc.OptionError{Class: qdisc.ErrParse, Msg: fmt.Sprintf("Error: Qdisc %q is classless (the qdisc is %s).", cmd.Kind, q.Name())}
 			}
 			return kernelf("RTNETLINK answers: Invalid argument (class kind %q is not %s's)", cmd.Kind, q.Name())

@@ -198,6 +198,10 @@ func TestTCBatchErrors(t *testing.T) {
 			"class 1:1 is an inner class"},
 		{head + "qdisc add dev eth0 root handle 2: prio\n", "NLM_F_REPLACE needed to override"},
 		{head + "class add dev eth0 parent 1: classid 1:10 pfifo limit 5\n", `Qdisc "pfifo" is classless`},
+		// tc has no class options for netem or tbf, classful as their
+		// qdiscs are: it refuses before the kernel's checks.
+		{head + "class add dev eth0 parent 1: classid 1:10 netem delay 1ms\n", `Qdisc "netem" is classless`},
+		{"qdisc add dev eth0 root handle 1: tbf rate 1gbit burst 10k latency 10ms\nclass add dev eth0 parent 1: classid 1:1 tbf rate 1gbit\n", `Qdisc "tbf" is classless`},
 		{"qdisc add dev eth0 root handle 1: pfifo\nfilter add dev eth0 parent 1: matchall classid 1:1\n", "Qdisc not classful"},
 		{"qdisc add dev eth0 root handle 1: tbf rate 1gbit burst 10k latency 10ms\nfilter add dev eth0 parent 1: matchall classid 1:1\n", "Class doesn't support blocks"},
 		{"qdisc add dev eth1 root handle 1: htb\n", `cannot find device "eth1"`},
