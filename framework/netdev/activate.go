@@ -1,6 +1,8 @@
 package netdev
 
 import (
+	"slices"
+
 	"github.com/txlab/txlab/framework/plugin/wire"
 	"github.com/txlab/txlab/framework/qdisc"
 	"github.com/txlab/txlab/framework/sim"
@@ -69,13 +71,15 @@ func (n *Net) noop(d *Device) *Qdisc {
 // left under a class (DelNoop).
 func (n *Net) newNoop(d *Device) *Qdisc {
 	n.nextQdiscID++
-	q := &Qdisc{ID: n.nextQdiscID, Kind: "noop", Ops: wire.WrapQdisc(noopQdisc{}), dev: d, slot: "noop", Flags: qdisc.EmptyNoop, noop: true}
+	q := &Qdisc{ID: n.nextQdiscID, Kind: "noop", Ops: wire.WrapQdisc(noopQdisc{}), dev: d, slot: "noop", noop: true}
 	name := d.Name + " noop"
 	q.lock.Name, q.busylock.Name, q.seqlock.Name, q.prodLock.Name = name+" root_lock", name+" busylock", name+" seqlock", name+" producer_lock"
 	q.ctx = qctx{net: n, q: q}
-	if _, err := q.Ops.Init(q.bind(nil, nil), qdisc.Setup{Handle: "0:", Parent: "root"}, nil); err != nil {
+	info, err := q.Ops.Init(q.bind(nil, nil), qdisc.Setup{Handle: "0:", Parent: "root"}, nil)
+	if err != nil {
 		sim.Panicf("noop_qdisc: %v", err)
 	}
+	q.Flags = info.Flags
 	return q
 }
 
@@ -96,19 +100,8 @@ func (n *Net) noopDropped(q *Qdisc, k int) {
 // activation replaces the new tree, which never held a packet, and ends
 // with the first (the kernel would deactivate twice).
 func (n *Net) graftRootLive(d *Device, words []string) error {
-	txqs := make([]*Qdisc, len(d.Queues))
-	for i, txq := range d.Queues {
-		txqs[i] = txq.qdisc
-	}
-	old, filters := n.takeQdiscs(d), *d.filters
-	d.filters.Reset()
-	if err := n.attachQdiscs(d, words); err != nil {
-		n.detachQdiscs(d)
-		n.restoreQdiscs(d, old)
-		for i, txq := range d.Queues {
-			txq.qdisc = txqs[i]
-		}
-		*d.filters = filters
+	old, err := n.newRoot(d, words)
+	if err != nil {
 		return err
 	}
 	newTxq := make([]*Qdisc, len(d.Queues))
@@ -165,18 +158,8 @@ func (n *Net) waitDeactivated(d *Device) {
 	for _, q := range sleepingQdiscs(sw.old.txq) {
 		n.qdiscResetTree(q, &sw.freed)
 	}
-	dead := map[*Qdisc]bool{}
-	for _, q := range sw.old.qdiscs {
-		dead[q] = true
-	}
-	keep := n.qdiscs[:0]
-	for _, q := range n.qdiscs {
-		if !dead[q] {
-			keep = append(keep, q)
-		}
-	}
-	clear(n.qdiscs[len(keep):])
-	n.qdiscs = keep
+	// The device's retiring qdiscs are this graft's old tree.
+	n.qdiscs = slices.DeleteFunc(n.qdiscs, func(q *Qdisc) bool { return q.retiring && q.dev == d })
 	sw.old.put()
 	// dev_activate: transition_one_qdisc points each queue at its new
 	// qdisc.

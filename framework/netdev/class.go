@@ -163,12 +163,8 @@ func (n *Net) syncLeaves(q *Qdisc, freed *skb.List) error {
 		if l == nil && cl.GraftOnly {
 			continue // no leaf until tc grafts one
 		}
-		words := cl.DefaultLeaf
-		if len(words) == 0 {
-			words = []string{"pfifo"}
-		}
 		held := l != nil && l.leafState() != (qdisc.LeafState{})
-		nl, err := n.graft(q, cl.ID, words, tc.Unspec, true, freed)
+		nl, err := n.graft(q, cl.ID, cl.DefaultLeafWords(), tc.Unspec, true, freed)
 		if err != nil {
 			return err
 		}

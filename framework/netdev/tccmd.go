@@ -118,11 +118,7 @@ func (n *Net) tcDeleteLeaf(d *Device, cmd tc.Qdisc) error {
 	id := qdisc.ClassID(cmd.Parent)
 	var cl *qdisc.Class
 	if p.Classful() {
-		for _, c := range p.classful().Classes() {
-			if c.ID == id {
-				cl = &c
-			}
-		}
+		cl = qdisc.FindClass(p.classful().Classes(), id)
 	}
 	leaf := p.leaves[id]
 	switch {
@@ -158,11 +154,7 @@ func (n *Net) tcDeleteLeaf(d *Device, cmd tc.Qdisc) error {
 			n.notifyUp(nil, noop)
 		}
 	default:
-		words := cl.DefaultLeaf
-		if len(words) == 0 {
-			words = []string{"pfifo"}
-		}
-		nl, err := n.graft(p, id, words, tc.Unspec, true, &freed)
+		nl, err := n.graft(p, id, cl.DefaultLeafWords(), tc.Unspec, true, &freed)
 		if err != nil {
 			return err
 		}
@@ -249,16 +241,27 @@ func (n *Net) graftRoot(d *Device, words []string) error {
 			sim.Panicf("device %s is down but its qdisc %s holds packets", d.Name, q.Name())
 		}
 	}
+	old, err := n.newRoot(d, words)
+	if err == nil {
+		old.put()
+	}
+	return err
+}
+
+// newRoot is qdisc_create of the root words name (none: the kernel's
+// default) in place of d's tree, which it returns, taken off the device
+// with its filters; a root that cannot be made changes nothing: the old
+// tree, its filters and the queues' qdiscs stay.
+func (n *Net) newRoot(d *Device, words []string) (devQdiscs, error) {
 	old, filters := n.takeQdiscs(d), *d.filters
 	d.filters.Reset()
 	if err := n.attachQdiscs(d, words); err != nil {
 		n.detachQdiscs(d) // what the new root made before it failed
 		n.restoreQdiscs(d, old)
 		*d.filters = filters
-		return err
+		return devQdiscs{}, err
 	}
-	old.put()
-	return nil
+	return old, nil
 }
 
 // tcGraft is `tc qdisc add|replace dev D parent X:Y [handle H:] KIND`:
@@ -280,13 +283,7 @@ func (n *Net) tcGraft(d *Device, verb tc.Verb, cmd tc.Qdisc) error {
 		return kernelf("Error: Parent qdisc is not classful (%s).", p.Name())
 	}
 	id := qdisc.ClassID(cmd.Parent)
-	var cl *qdisc.Class
-	classes := p.classful().Classes() // a GraftOnly class too (cops->find)
-	for i := range classes {
-		if classes[i].ID == id {
-			cl = &classes[i]
-		}
-	}
+	cl := qdisc.FindClass(p.classful().Classes(), id) // a GraftOnly class too (cops->find)
 	if cl == nil {
 		return kernelf("Error: Specified class not found (%s has no class %s).", p.Name(), id)
 	}
@@ -394,12 +391,8 @@ func (n *Net) tcClass(d *Device, c tc.Command) error {
 	} else {
 		clid = tc.MakeHandle(qid, clid.Minor())
 	}
-	exists := false
-	for _, cl := range cops.Classes() { // a GraftOnly class too (cops->find)
-		if cl.ID == qdisc.ClassID(clid) && clid != tc.Unspec {
-			exists = true
-		}
-	}
+	// cops->find: a GraftOnly class too.
+	exists := clid != tc.Unspec && qdisc.FindClass(cops.Classes(), qdisc.ClassID(clid)) != nil
 	switch {
 	case !exists && (c.Verb == tc.VerbChange || c.Verb == tc.VerbDelete):
 		return kernelf("RTNETLINK answers: No such file or directory (class %s does not exist)", clid)
@@ -505,13 +498,7 @@ func (n *Net) tcFilter(d *Device, c tc.Command) error {
 	at := qdisc.MakeClassID(q.Handle.Major(), 0)
 	if cmd.Parent != tc.Unspec && cmd.Parent != tc.Root && cmd.Parent.Minor() != 0 {
 		at = qdisc.ClassID(cmd.Parent)
-		var cl *qdisc.Class
-		classes := q.Classes()
-		for i := range classes {
-			if classes[i].ID == at {
-				cl = &classes[i]
-			}
-		}
+		cl := qdisc.FindClass(q.Classes(), at)
 		switch {
 		case cl == nil:
 			return kernelf("Error: Specified class doesn't exist.")

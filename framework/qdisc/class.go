@@ -323,6 +323,15 @@ func (t *LeafTable) Update(id ClassID, st LeafState, arrived, departed int) int 
 	return old.Qlen + arrived - departed - st.Qlen
 }
 
+// Peek is x.PeekLeaf(id) with t brought up to date: the packet, whether
+// the leaf has one, its state after, and how many packets a peek that
+// dequeues dropped (qdisc_peek_dequeued on a CoDel leaf), which the
+// qdisc counts as its own, as the leaf's qdisc_tree_reduce_backlog does.
+func (t *LeafTable) Peek(x ClassCtx, id ClassID) (p skb.Packet, ok bool, st LeafState, dropped int) {
+	p, ok, st = x.PeekLeaf(id)
+	return p, ok, st, t.Update(id, st, 0, 0)
+}
+
 // Dequeue is x.DequeueLeaf(id) with t brought up to date: the packet,
 // whether the leaf gave one, its state after, and how many packets it
 // dropped on the way (a CoDel leaf's dequeue drops), which the qdisc
@@ -398,6 +407,39 @@ func (b *LeafBatch) Send(x ClassCtx, t *LeafTable, rc []Code) (drops uint64) {
 		drops += uint64(t.Update(b.to[k], r.Leaf, r.Arrived(), 0))
 	}
 	return drops
+}
+
+// SendOne hands *p alone to the leaf of class to (qdisc_enqueue of one
+// skb, as netem moves a due packet into its child and red hands its
+// child each packet it lets through) and returns the leaf's code and
+// the packets the leaves dropped, as Send.
+func (b *LeafBatch) SendOne(x ClassCtx, t *LeafTable, p *skb.Packet, to ClassID) (Code, uint64) {
+	b.Reset()
+	b.Add(p, to, 0)
+	var rc [1]Code
+	drops := b.Send(x, t, rc[:])
+	return rc[0], drops
+}
+
+// DefaultLeafWords are the tc words of the leaf the host makes for c
+// when it appears or when a delete leaves it empty: its DefaultLeaf, or
+// a pfifo (qdisc_create_dflt).
+func (c *Class) DefaultLeafWords() []string {
+	if len(c.DefaultLeaf) == 0 {
+		return []string{"pfifo"}
+	}
+	return c.DefaultLeaf
+}
+
+// FindClass is the class id among cs (cops->find over a class dump),
+// or nil.
+func FindClass(cs []Class, id ClassID) *Class {
+	for i := range cs {
+		if cs[i].ID == id {
+			return &cs[i]
+		}
+	}
+	return nil
 }
 
 // TakesFifoLimit reports whether a leaf of kind takes a class's

@@ -473,8 +473,9 @@ type Peeker interface {
 // with rtnl_kfree_skbs, whose kfree_skb at rtnl_unlock gives reason
 // NOT_SPECIFIED (cake's cake_clear_tin names QUEUE_PURGE since 6.14); a
 // packet qdisc_peek_dequeued set aside sits in sch->gso_skb, which
-// qdisc_reset frees with __skb_queue_purge: QUEUE_PURGE. A qdisc that holds packets must have one; the host
-// refuses to reset one that does not.
+// qdisc_reset frees with __skb_queue_purge: QUEUE_PURGE. A qdisc that
+// holds packets must have one; the host refuses to reset one that does
+// not.
 type Resetter interface {
 	Reset(ctx Ctx)
 }

@@ -316,14 +316,10 @@ func (c *CPU) LocalBhEnable() {
 	if c.bh < 0 {
 		Panicf("cpu%d: local_bh_enable without disable", c.ID)
 	}
-	if c.bh == 0 && c.softirq == 0 && c.hardirq == 0 {
-		if c.pending != 0 {
-			c.doSoftirq()
-		}
-		if c.expNeedQS {
-			c.expQS()
-		}
+	if c.bh == 0 && c.softirq == 0 && c.hardirq == 0 && c.pending != 0 {
+		c.doSoftirq()
 	}
+	c.expQSIfDue()
 }
 
 // jiffies is the jiffy count at t (HZ=1000, jiffies 0 at time 0).

@@ -124,11 +124,11 @@ func (q *DRR) drrDequeue(ctx qdisc.Ctx, x qdisc.ClassCtx) (skb.Packet, bool) {
 	for len(q.active) > 0 {
 		ctx.Work(qdisc.WorkFlowScan, 1)
 		cl := q.active[0]
-		head, ok, st := x.PeekLeaf(cl.id)
 		// A peek that dequeues (qdisc_peek_dequeued) may drop: the leaf's
 		// qdisc_tree_reduce_backlog counts them here and, when it empties
 		// the leaf, drr_qlen_notify takes the class off the list.
-		q.drops += uint64(q.leaves.Update(cl.id, st, 0, 0))
+		head, ok, st, dropped := q.leaves.Peek(x, cl.id)
+		q.drops += uint64(dropped)
 		if st.Qlen == 0 {
 			q.deactivate(cl)
 		}

@@ -109,7 +109,6 @@ type Netem struct {
 	child  bool
 	leaves qdisc.LeafTable
 	batch  qdisc.LeafBatch
-	rc     [1]qdisc.Code
 
 	// tc_netem_xstats.
 	delayed, lossDropped, corrupted, duplicated, reordered, ecnMarked uint64
@@ -510,9 +509,8 @@ func (q *Netem) netemDequeue(ctx qdisc.Ctx) (skb.Packet, bool) {
 		if !q.child {
 			return it.pkt, true
 		}
-		q.batch.Reset()
-		q.batch.Add(&it.pkt, q.class(), 0)
-		q.drops += q.batch.Send(ctx.(qdisc.ClassCtx), &q.leaves, q.rc[:])
+		_, drops := q.batch.SendOne(ctx.(qdisc.ClassCtx), &q.leaves, &it.pkt, q.class())
+		q.drops += drops
 	}
 	// A head not yet due has had the child dequeued once already; the
 	// kernel asks it again here (netem_dequeue falls through).

@@ -217,10 +217,8 @@ func (p *Prio) Peek(ctx qdisc.Ctx) (skb.Packet, bool) {
 		if p.leaves.Get(id).Qlen == 0 {
 			continue
 		}
-		pk, ok, st := x.PeekLeaf(id)
-		// The leaf's drops in a dequeuing peek, as its
-		// qdisc_tree_reduce_backlog counts them in prio.
-		p.drops += uint64(p.leaves.Update(id, st, 0, 0))
+		pk, ok, _, dropped := p.leaves.Peek(x, id)
+		p.drops += uint64(dropped)
 		if ok {
 			return pk, true
 		}

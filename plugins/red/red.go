@@ -53,7 +53,6 @@ type RED struct {
 	handle uint16
 	leaves qdisc.LeafTable
 	batch  qdisc.LeafBatch
-	rc     [1]qdisc.Code
 	// gen counts the changes that made a new child (Class.LeafGen).
 	gen uint64
 
@@ -172,13 +171,12 @@ func (q *RED) redEnqueue(ctx qdisc.Ctx, p *skb.Packet) qdisc.Code {
 	}
 	// qdisc_enqueue into the child, one packet at a time: the next
 	// packet's average reads the child's backlog after this one.
-	q.batch.Reset()
-	q.batch.Add(p, q.class(), 0)
-	q.drops += q.batch.Send(ctx.(qdisc.ClassCtx), &q.leaves, q.rc[:])
-	if q.rc[0] != qdisc.XmitSuccess { // net_xmit_drop_count
+	code, drops := q.batch.SendOne(ctx.(qdisc.ClassCtx), &q.leaves, p, q.class())
+	q.drops += drops
+	if code != qdisc.XmitSuccess { // net_xmit_drop_count
 		q.stats.pdrop++
 	}
-	return q.rc[0]
+	return code
 }
 
 // congestionDrop is red_enqueue's congestion_drop: qdisc_drop_reason,
@@ -212,9 +210,8 @@ func (q *RED) Dequeue(ctx qdisc.Ctx, req qdisc.DequeueReq, out []skb.Packet) []s
 
 // Peek implements qdisc.Peeker (red_peek: the child's peek).
 func (q *RED) Peek(ctx qdisc.Ctx) (skb.Packet, bool) {
-	id := q.class()
-	p, ok, st := ctx.(qdisc.ClassCtx).PeekLeaf(id)
-	q.drops += uint64(q.leaves.Update(id, st, 0, 0)) // a dequeuing peek's drops
+	p, ok, _, dropped := q.leaves.Peek(ctx.(qdisc.ClassCtx), q.class())
+	q.drops += uint64(dropped)
 	return p, ok
 }
 

@@ -119,8 +119,8 @@ func (q *TBF) tbfDequeue(ctx qdisc.Ctx) (skb.Packet, bool) {
 	if q.leaves.Get(id).Qlen == 0 {
 		return skb.Packet{}, false
 	}
-	p, ok, st := x.PeekLeaf(id)
-	q.drops += uint64(q.leaves.Update(id, st, 0, 0)) // a dequeuing peek's drops
+	p, ok, _, dropped := q.leaves.Peek(x, id)
+	q.drops += uint64(dropped)
 	if !ok {
 		return skb.Packet{}, false
 	}

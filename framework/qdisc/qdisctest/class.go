@@ -150,12 +150,8 @@ func (c *Ctx) attach(q qdisc.Qdisc, o Options) error {
 // graftOnly says class id of co is one that holds a leaf only once one
 // is grafted (qdisc.Class.GraftOnly).
 func graftOnly(co classOps, id qdisc.ClassID) bool {
-	for _, cl := range co.Classes() {
-		if cl.ID == id {
-			return cl.GraftOnly
-		}
-	}
-	return false
+	cl := qdisc.FindClass(co.Classes(), id)
+	return cl != nil && cl.GraftOnly
 }
 
 // graft puts the qdisc of line (`tc qdisc add` words after "qdisc
@@ -236,10 +232,7 @@ func (c *Ctx) syncLeaves(co classOps, major uint16) error {
 				purged = true
 			}
 		}
-		words := cl.DefaultLeaf
-		if len(words) == 0 {
-			words = []string{"pfifo"}
-		}
+		words := cl.DefaultLeafWords()
 		leaf, err := qdisc.New(words[0])
 		if err != nil {
 			return err
