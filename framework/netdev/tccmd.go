@@ -341,6 +341,14 @@ var tcClasslessKinds = map[string]bool{
 	"tbf": true, "netem": true, "red": true, "prio": true,
 }
 
+// classBlockRefusal is the extack message of a kind whose tcf_block
+// refuses a class (drr_tcf_block, ets_qdisc_tcf_block: a block only on
+// the qdisc).
+var classBlockRefusal = map[string]string{
+	"drr": "DRR classid must be zero",
+	"ets": "ETS classid must be zero",
+}
+
 // tcClass is tc_ctl_tclass, after tc_class_modify's parse of the words.
 func (n *Net) tcClass(d *Device, c tc.Command) error {
 	cmd, err := tc.ParseClass(c.Words)
@@ -502,6 +510,9 @@ func (n *Net) tcFilter(d *Device, c tc.Command) error {
 		switch {
 		case cl == nil:
 			return kernelf("Error: Specified class doesn't exist.")
+		case !cl.Filters && classBlockRefusal[q.Kind] != "":
+			// cops->tcf_block of a class: NULL, with the kind's extack.
+			return kernelf("Error: %s (%s's classes take no filters; attach them to %s).", classBlockRefusal[q.Kind], q.Kind, q.Handle.QdiscString())
 		case !cl.Filters:
 			return kernelf("Error: Class doesn't support blocks (%s's classes take no filters; attach them to %s).", q.Kind, q.Handle.QdiscString())
 		}

@@ -663,6 +663,12 @@ filter add dev eth0 parent 1: protocol ip prio 1 u32 match ip dport 5001 0xffff 
 filter add dev eth0 parent 1: protocol ip prio 2 matchall classid 1:2
 qdisc add dev eth0 parent 1:2 handle 2: fq_codel
 `
+	etsTree := `
+qdisc add dev eth0 root handle 1: ets bands 3 strict 1 quanta 3000 priomap 1 2 2 2 1 2 0 0
+filter add dev eth0 parent 1: protocol ip prio 1 u32 match ip dport 5001 0xffff flowid 1:1
+qdisc add dev eth0 parent 1:3 handle 3: fq_codel
+class change dev eth0 classid 1:2 ets quantum 1000
+`
 	at := func(us int, tc string) run.Action {
 		return run.Action{Name: tc, At: sim.Time(us) * sim.Microsecond, Do: func(l *run.Live) error { return l.TC(tc) }}
 	}
@@ -680,6 +686,7 @@ qdisc add dev eth0 parent 1:2 handle 2: fq_codel
 		{"htb tree over grpc", htbTree, "dport=5001,prio=2 mark=0x10020 dport=5003 -", "grpc", nil},
 		{"prio over htb", prioTree, "dscp=46 prio=0", "", nil},
 		{"drr", drrTree, "dport=5001 -", "", nil},
+		{"ets", etsTree, "dport=5001 prio=6 -", "", nil},
 		{"tc while running", htbTree, "dport=5001,prio=2 mark=0x10020 dport=5003 -", "", live},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -118,6 +118,38 @@ func TestPrioBandZeroFirst(t *testing.T) {
 	}
 }
 
+// ets: while its strict band is idle, two saturated sharing bands split
+// a 1 Gbit/s link by their quanta, 4542:1514 (three and one packets of
+// 1514 bytes a round); a sender in the strict band then takes the link.
+func TestETSStrictThenQuanta(t *testing.T) {
+	const text = `
+qdisc add dev eth0 root handle 1: ets bands 3 strict 1 quanta 4542 1514
+filter add dev eth0 parent 1: protocol ip prio 1 u32 match ip dport 5001 0xffff flowid 1:2
+filter add dev eth0 parent 1: protocol ip prio 1 u32 match ip dport 5002 0xffff flowid 1:3
+`
+	for _, strict := range []bool{false, true} {
+		groups := "dport=5001 dport=5002"
+		if strict {
+			groups = "dport=5001 dport=5002 dport=5003,prio=1:1"
+		}
+		s := htbHost(groups, 6, text)
+		s.Profile = "6.18" // busylock: no defer_list bound (ets's sch->limit is 0)
+		s.RateBps = 1_000_000_000
+		s.Duration, s.Warmup = 40*sim.Millisecond, 10*sim.Millisecond
+		rep := mustRun(t, s)
+		c := classes(rep)
+		a, b, st := c["1:2"].SentBps, c["1:3"].SentBps, c["1:1"].SentBps
+		switch {
+		case !rep.AccountingOK:
+			t.Error(rep.AccountingError)
+		case !strict && (!within(a/b, 3, 0.02) || a+b < 0.95e9):
+			t.Errorf("1:2 %.1f Mbit/s, 1:3 %.1f Mbit/s (ratio %.3f): want 3:1 of the link", a/1e6, b/1e6, a/b)
+		case strict && st < 0.95*(a+b+st):
+			t.Errorf("strict 1:1 %.1f Mbit/s beside %.1f and %.1f: the strict band must take the link", st/1e6, a/1e6, b/1e6)
+		}
+	}
+}
+
 // The same tree and seed give the same report, twice.
 func TestClassfulDeterministic(t *testing.T) {
 	s := htbHost("dport=5001,prio=2 mark=0x10020 dport=5003", 6, tree31+
@@ -205,6 +237,16 @@ func TestTCBatchErrors(t *testing.T) {
 		{"qdisc add dev eth0 root handle 1: pfifo\nfilter add dev eth0 parent 1: matchall classid 1:1\n", "Qdisc not classful"},
 		{"qdisc add dev eth0 root handle 1: tbf rate 1gbit burst 10k latency 10ms\nfilter add dev eth0 parent 1: matchall classid 1:1\n", "Class doesn't support blocks"},
 		{"qdisc add dev eth1 root handle 1: htb\n", `cannot find device "eth1"`},
+		// ets: bands come only with the qdisc's options, a strict band
+		// has no quantum, filters go on the qdisc (ets_class_change,
+		// ets_qdisc_tcf_block).
+		{"qdisc add dev eth0 root handle 1: ets bands 2 strict 1\nclass add dev eth0 parent 1: classid 1:3 ets quantum 2000\n",
+			"Fine-grained class addition and removal is not supported"},
+		{"qdisc add dev eth0 root handle 1: ets bands 2 strict 1\nclass change dev eth0 classid 1:1 ets quantum 2000\n",
+			"Strict bands do not have a configurable quantum"},
+		{"qdisc add dev eth0 root handle 1: ets bands 2\nfilter add dev eth0 parent 1:1 matchall classid 1:2\n", "ETS classid must be zero"},
+		{"qdisc add dev eth0 root handle 1: ets bands 2\nclass del dev eth0 classid 1:2\n", "Operation not supported"},
+		{"qdisc add dev eth0 root handle 1: ets bands 2 quanta 1 2 3\n", "Not enough total bands"},
 	} {
 		s := htbHost("", 2, tt.text)
 		_, err := Run(s, nil)

@@ -12,6 +12,7 @@ import (
 	"github.com/txlab/txlab/framework/qdisc"
 	"github.com/txlab/txlab/framework/skb"
 	"github.com/txlab/txlab/framework/units"
+	"github.com/txlab/txlab/plugins/internal/deficit"
 )
 
 func init() {
@@ -19,12 +20,8 @@ func init() {
 		func() qdisc.Qdisc { return &DRR{} })
 }
 
-// class is struct drr_class.
-type class struct {
-	id               qdisc.ClassID
-	quantum, deficit uint32
-	active           bool
-}
+// class is struct drr_class: its quantum and deficit are the round's.
+type class = deficit.Class
 
 // DRR is struct drr_sched.
 type DRR struct {
@@ -32,12 +29,9 @@ type DRR struct {
 	mtu    uint32
 	clhash qdisc.ClassHash[*class]
 	byID   map[qdisc.ClassID]*class
-	active []*class // the active list, head first
+	round  deficit.Round // the active list
 	leaves qdisc.LeafTable
 	drops  uint64
-
-	batch qdisc.LeafBatch
-	cls   []*class // each batched packet's class
 }
 
 // Init implements qdisc.Qdisc (drr_init_qdisc): drr takes no options.
@@ -64,111 +58,27 @@ func (q *DRR) drrClassify(x qdisc.ClassCtx, p *skb.Packet) *class {
 	return q.byID[r.Class]
 }
 
-// Enqueue implements qdisc.Qdisc (drr_enqueue for each packet).
+// Enqueue implements qdisc.Qdisc (drr_enqueue for each packet): every
+// class shares.
 func (q *DRR) Enqueue(ctx qdisc.Ctx, batch []skb.Packet, rc []qdisc.Code) {
-	x := ctx.(qdisc.ClassCtx)
-	q.batch.Reset()
-	q.cls = q.cls[:0]
-	for i := range batch {
-		ctx.Work(qdisc.WorkEnqueue, 1)
-		cl := q.drrClassify(x, &batch[i])
-		if cl == nil {
-			// NET_XMIT_SUCCESS | __NET_XMIT_BYPASS: counted as a drop;
-			// the sender sees NET_XMIT_SUCCESS (dev_qdisc_enqueue's mask).
-			q.drops++
-			ctx.Drop(batch[i].Handle, skb.DropQdiscDrop)
-			rc[i] = qdisc.XmitSuccess | qdisc.XmitBypass
-			continue
-		}
-		q.batch.Add(&batch[i], cl.id, i)
-		q.cls = append(q.cls, cl)
-	}
-	q.drops += q.batch.Send(x, &q.leaves, rc)
-	for k, cl := range q.cls {
-		if q.batch.Result(k).Code != qdisc.XmitSuccess {
-			continue
-		}
-		if !cl.active {
-			cl.active = true
-			q.active = append(q.active, cl)
-			cl.deficit = cl.quantum
-		}
-	}
-	// A leaf that dropped the packet it said NET_XMIT_SUCCESS for (its
-	// own __NET_XMIT_BYPASS: netem's loss, a classful leaf's classify
-	// drop) leaves drr_enqueue's class off the active list, as
-	// err != NET_XMIT_SUCCESS there; the leaves' last states are exact.
-	for _, cl := range q.cls {
-		if cl.active && q.leaves.Get(cl.id).Qlen == 0 {
-			q.deactivate(cl)
-		}
-	}
-}
-
-func (q *DRR) deactivate(cl *class) {
-	if !cl.active {
-		return
-	}
-	cl.active = false
-	for i, c := range q.active {
-		if c == cl {
-			q.active = append(q.active[:i], q.active[i+1:]...)
-			return
-		}
-	}
-}
-
-// drrDequeue is drr_dequeue: the head class sends while its deficit
-// covers its head packet, else goes to the tail with a quantum more.
-func (q *DRR) drrDequeue(ctx qdisc.Ctx, x qdisc.ClassCtx) (skb.Packet, bool) {
-	for len(q.active) > 0 {
-		ctx.Work(qdisc.WorkFlowScan, 1)
-		cl := q.active[0]
-		// A peek that dequeues (qdisc_peek_dequeued) may drop: the leaf's
-		// qdisc_tree_reduce_backlog counts them here and, when it empties
-		// the leaf, drr_qlen_notify takes the class off the list.
-		head, ok, st, dropped := q.leaves.Peek(x, cl.id)
-		q.drops += uint64(dropped)
-		if st.Qlen == 0 {
-			q.deactivate(cl)
-		}
-		if !ok {
-			return skb.Packet{}, false // qdisc_warn_nonwc
-		}
-		if head.Len <= cl.deficit {
-			cl.deficit -= head.Len
-			p, ok, st, dropped := q.leaves.Dequeue(x, cl.id)
-			q.drops += uint64(dropped)
-			if st.Qlen == 0 {
-				// list_del, or drr_qlen_notify from the leaf's
-				// qdisc_tree_reduce_backlog when it dropped all it held.
-				q.deactivate(cl)
-			}
-			if !ok {
-				return skb.Packet{}, false
-			}
-			ctx.Work(qdisc.WorkDequeue, 1)
-			return p, true
-		}
-		cl.deficit += cl.quantum
-		q.active = append(q.active[1:], cl) // list_move_tail
-	}
-	return skb.Packet{}, false
+	q.drops += q.round.Enqueue(ctx, batch, rc, &q.leaves, q.drrClassify, func(*class) bool { return true })
 }
 
 // Dequeue implements qdisc.Qdisc.
 func (q *DRR) Dequeue(ctx qdisc.Ctx, req qdisc.DequeueReq, out []skb.Packet) []skb.Packet {
 	x := ctx.(qdisc.ClassCtx)
-	return qdisc.BulkDequeue(req, out, func() (skb.Packet, bool) { return q.drrDequeue(ctx, x) })
+	// drr_dequeue is the round alone.
+	return qdisc.BulkDequeue(req, out, func() (skb.Packet, bool) {
+		p, ok, drops := q.round.Dequeue(ctx, x, &q.leaves)
+		q.drops += drops
+		return p, ok
+	})
 }
 
 // Reset implements qdisc.Resetter (drr_reset_qdisc; the host resets the
 // leaves).
 func (q *DRR) Reset(qdisc.Ctx) {
-	for _, cl := range q.active {
-		cl.active = false
-	}
-	q.active = q.active[:0]
+	q.round.Reset()
 	q.leaves.Reset()
 }
 
@@ -205,7 +115,7 @@ func (q *DRR) ChangeClass(_ qdisc.Ctx, req qdisc.ClassReq) error {
 	}
 	if cl := q.byID[req.ID]; cl != nil {
 		if set {
-			cl.quantum = quantum
+			cl.Quantum = quantum
 		}
 		return nil
 	}
@@ -215,9 +125,9 @@ func (q *DRR) ChangeClass(_ qdisc.Ctx, req qdisc.ClassReq) error {
 	if !set {
 		quantum = q.mtu // psched_mtu
 	}
-	cl := &class{id: req.ID, quantum: quantum}
-	q.byID[cl.id] = cl
-	q.clhash.Insert(cl.id, cl)
+	cl := &class{ID: req.ID, Quantum: quantum}
+	q.byID[cl.ID] = cl
+	q.clhash.Insert(cl.ID, cl)
 	q.clhash.Grow()
 	return nil
 }
@@ -229,7 +139,7 @@ func (q *DRR) DeleteClass(_ qdisc.Ctx, id qdisc.ClassID) error {
 		return qdisc.Refusef("drr", "RTNETLINK answers: No such file or directory (class %s)", id)
 	}
 	q.drops += uint64(q.leaves.Remove(id).Qlen) // qdisc_purge_queue
-	q.deactivate(cl)
+	q.round.Deactivate(cl)
 	q.clhash.Remove(id)
 	delete(q.byID, id)
 	return nil
@@ -244,11 +154,11 @@ func (q *DRR) Classes() []qdisc.Class {
 	var out []qdisc.Class
 	for _, cl := range q.clhash.Walk() {
 		deficit := uint64(0)
-		if q.leaves.Get(cl.id).Qlen > 0 {
-			deficit = uint64(cl.deficit)
+		if q.leaves.Get(cl.ID).Qlen > 0 {
+			deficit = uint64(cl.Deficit)
 		}
-		out = append(out, qdisc.Class{ID: cl.id, Parent: qdisc.RootClass, Leaf: true, LeafStats: true,
-			Options: fmt.Sprintf("quantum %s ", units.SprintSize(uint64(cl.quantum))),
+		out = append(out, qdisc.Class{ID: cl.ID, Parent: qdisc.RootClass, Leaf: true, LeafStats: true,
+			Options: fmt.Sprintf("quantum %s ", units.SprintSize(uint64(cl.Quantum))),
 			XStats:  []qdisc.XStat{qdisc.XSize("deficit", deficit)}})
 	}
 	return out
@@ -258,6 +168,6 @@ func (q *DRR) Classes() []qdisc.Class {
 func (q *DRR) QlenNotify(_ qdisc.Ctx, id qdisc.ClassID, st qdisc.LeafState) {
 	q.drops += uint64(q.leaves.Update(id, st, 0, 0))
 	if cl := q.byID[id]; cl != nil && st.Qlen == 0 {
-		q.deactivate(cl)
+		q.round.Deactivate(cl)
 	}
 }

@@ -173,8 +173,8 @@ func TestEmptyLeafNotActive(t *testing.T) {
 		for i := 0; i < tt.calls; i++ {
 			got = q.Dequeue(ctx, qdisc.DequeueReq{Max: 1, Bytes: 1 << 40}, got)
 		}
-		if len(got) != 1 || got[0].Handle != 2 || len(q.active) != 0 {
-			t.Errorf("%s: dequeued %v, %d classes active; want 1:2's packet and none", tt.name, got, len(q.active))
+		if len(got) != 1 || got[0].Handle != 2 || q.round.Len() != 0 {
+			t.Errorf("%s: dequeued %v, %d classes active; want 1:2's packet and none", tt.name, got, q.round.Len())
 		}
 		if st := q.Stats(); st.Qlen != 0 || st.Drops != 1 {
 			t.Errorf("%s: %+v, want empty with 1 drop", tt.name, st)

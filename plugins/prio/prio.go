@@ -49,7 +49,9 @@ type Prio struct {
 }
 
 // parse is prio_parse_opt: "bands N", "priomap P0 P1 ..." (up to 16
-// bands, each below bands), "multiqueue".
+// bands, each below bands), "multiqueue" (tc sends TCA_PRIO_MQ after
+// struct tc_prio_qopt, and 6.12's prio_tune reads only the struct:
+// accepted, it changes nothing, and prio_dump never shows it).
 func parse(args []string) (qopt, error) {
 	o := qopt{bands: 3, priomap: defaultPriomap}
 	pmap, idx := false, 0
@@ -72,7 +74,6 @@ func parse(args []string) (qopt, error) {
 			}
 			pmap = true
 		case w == "multiqueue":
-			return o, qdisc.Lacksf("prio", "multiqueue (a band per TX queue, for mqprio-like NICs) is not modelled")
 		default:
 			if !pmap {
 				return o, qdisc.Parsef("prio", "What is %q?", w)
