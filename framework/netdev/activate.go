@@ -25,12 +25,14 @@ import (
 // deactivate and activate the device.
 func (n *Net) Up() { n.up = true }
 
-// rootSwap is a root graft in progress on a device that is up.
+// rootSwap is a graft in progress on a device that is up: a root's, or
+// an mq child's.
 type rootSwap struct {
 	start  sim.Time  // dev_deactivate
 	old    devQdiscs // the deactivated tree: reset, then destroyed
 	newTxq []*Qdisc  // each TX queue's qdisc in the new tree (nil: noqueue)
 	freed  skb.List  // what the resets purged, freed at the end
+	root   bool      // a root's graft, not an mq child's
 }
 
 // noopQdisc is noop_qdisc's ops: every packet dropped, nothing held.
@@ -105,14 +107,45 @@ func (n *Net) graftRootLive(d *Device, words []string) error {
 		return err
 	}
 	newTxq := make([]*Qdisc, len(d.Queues))
-	noop := n.noop(d)
 	for i, txq := range d.Queues {
-		newTxq[i], txq.qdisc = txq.qdisc, noop
+		newTxq[i] = txq.qdisc
+	}
+	n.deactivate(d, old, newTxq, true)
+	return nil
+}
+
+// deactivate is dev_deactivate for a graft on d while it is up: every
+// TX queue meets noop_qdisc until the activation, which points it at
+// newTxq's qdisc. The qdiscs the queues reached until now are marked
+// deactivated and, after the grace period, reset (dev_reset_queue);
+// those of them in newTxq (an mq graft's other children) come back at
+// the activation, the rest and the qdiscs under them (old.qdiscs) are
+// destroyed. A graft while another is in progress joins it: its new
+// qdiscs take effect at that one's activation, and of the qdiscs it
+// replaces those the first deactivated are destroyed at its end, the
+// others, which no packet reached, at once.
+func (n *Net) deactivate(d *Device, old devQdiscs, newTxq []*Qdisc, root bool) {
+	noop := n.noop(d)
+	for _, txq := range d.Queues {
+		txq.qdisc = noop
 	}
 	if sw := d.swap; sw != nil {
-		old.put() // the tree the first graft made, never reached
+		var fresh devQdiscs
+		for _, q := range old.qdiscs {
+			if q.retiring || q.state&stateDeactivated != 0 || q.underDeactivated() {
+				if !q.retiring {
+					q.retiring = true
+					sw.old.qdiscs = append(sw.old.qdiscs, q)
+					n.addRetiring(q)
+				}
+				continue
+			}
+			fresh.qdiscs = append(fresh.qdiscs, q)
+		}
+		fresh.put()
+		n.qdiscs = slices.DeleteFunc(n.qdiscs, func(q *Qdisc) bool { return slices.Contains(fresh.qdiscs, q) })
 		sw.newTxq = newTxq
-		return nil
+		return
 	}
 	// dev_deactivate_queue: each queue's qdisc marked deactivated and
 	// the queue pointed at noop_qdisc. The old qdiscs stay in the host
@@ -124,11 +157,30 @@ func (n *Net) graftRootLive(d *Device, words []string) error {
 	}
 	for _, q := range old.qdiscs {
 		q.retiring = true
+		n.addRetiring(q)
 	}
-	n.qdiscs = append(n.qdiscs, old.qdiscs...)
-	d.swap = &rootSwap{start: n.E.Now(), old: old, newTxq: newTxq}
+	d.swap = &rootSwap{start: n.E.Now(), old: old, newTxq: newTxq, root: root}
 	n.E.SynchronizeRCUExpedited(func() { n.resetDeactivated(d) })
-	return nil
+}
+
+// addRetiring keeps q among the host's qdiscs until the graft that
+// retires it destroys it (a root graft took its tree off; an mq graft
+// left the child there).
+func (n *Net) addRetiring(q *Qdisc) {
+	if !slices.Contains(n.qdiscs, q) {
+		n.qdiscs = append(n.qdiscs, q)
+	}
+}
+
+// underDeactivated says q is a leaf somewhere under a deactivated
+// qdisc: reset with it, so retired with it.
+func (q *Qdisc) underDeactivated() bool {
+	for p := q.parentQ; p != nil; p = p.parentQ {
+		if p.state&stateDeactivated != 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // resetDeactivated is dev_deactivate_many after synchronize_net:
@@ -162,12 +214,20 @@ func (n *Net) waitDeactivated(d *Device) {
 	n.qdiscs = slices.DeleteFunc(n.qdiscs, func(q *Qdisc) bool { return q.retiring && q.dev == d })
 	sw.old.put()
 	// dev_activate: transition_one_qdisc points each queue at its new
-	// qdisc.
+	// qdisc and clears __QDISC_STATE_DEACTIVATED (an mq graft's other
+	// children had it).
 	for i, txq := range d.Queues {
 		txq.qdisc = sw.newTxq[i]
+		if q := txq.qdisc; q != nil {
+			q.state &^= stateDeactivated
+		}
 	}
 	d.swap = nil
-	n.RootGrafts++
+	if sw.root {
+		n.RootGrafts++
+	} else {
+		n.MQGrafts++
+	}
 	n.DeactivatedNs += uint64(n.E.Now() - sw.start)
 	n.rtnlKfreeSkbs(&sw.freed)
 }

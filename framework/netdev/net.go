@@ -101,11 +101,13 @@ type Net struct {
 	rtnlFree    skb.List // dropped by a qdisc change, not yet freed (rtnl_kfree_skbs)
 	up          bool     // the devices are up (Up): root grafts deactivate them
 
-	// RootGrafts counts root grafts on a device that was up (activate.go),
-	// DeactivatedNs the time their devices spent deactivated in all, and
-	// NoopDrops the packets noop_qdisc dropped meanwhile.
-	RootGrafts, DeactivatedNs, NoopDrops uint64
-	stack                                stackState
+	// RootGrafts and MQGrafts count the grafts on a device that was up
+	// (activate.go): of a root, and of an mq child (mq_graft deactivates
+	// the device too); DeactivatedNs the time their devices spent
+	// deactivated in all, and NoopDrops the packets noop_qdisc dropped
+	// (meanwhile, or on a queue whose mq child was deleted).
+	RootGrafts, MQGrafts, DeactivatedNs, NoopDrops uint64
+	stack                                          stackState
 
 	// The local receive path's own balance (checked by
 	// CheckAccounting): its packets are not offered (no sender hands

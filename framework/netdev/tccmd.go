@@ -112,6 +112,13 @@ func (n *Net) tcDelete(d *Device, cmd tc.Qdisc) error {
 // noop_qdisc, no leaf; else a default pfifo).
 func (n *Net) tcDeleteLeaf(d *Device, cmd tc.Qdisc) error {
 	p := d.qdiscLookup(tc.MakeHandle(cmd.Parent.Major(), 0))
+	if _, mq := qdisc.MultiQueueChild(d.RootKind); p == nil && (d.RootKind == "mq" || mq) && cmd.Parent.Major() == d.RootHandle.Major() {
+		if mq {
+			// cake_mq_graft refuses a graft of nothing too.
+			return qdisc.Refusef(d.RootKind, "can't replace %s sub-qdiscs (parent %s; EOPNOTSUPP)", d.RootKind, cmd.Parent)
+		}
+		return n.tcDeleteMQ(d, cmd)
+	}
 	if p == nil {
 		return kernelf("Error: Failed to find qdisc with specified classid (no qdisc %s on %s).", tc.MakeHandle(cmd.Parent.Major(), 0).QdiscString(), d.Name)
 	}
@@ -275,7 +282,7 @@ func (n *Net) tcGraft(d *Device, verb tc.Verb, cmd tc.Qdisc) error {
 				// cake_mq_graft refuses every graft.
 				return qdisc.Refusef(d.RootKind, "can't replace %s sub-qdiscs (parent %s; EOPNOTSUPP)", d.RootKind, cmd.Parent)
 			}
-			return qdisc.Lacksf("qdisc", "parent %s: the children of %s are made with it (\"%s CHILD\"), not grafted", cmd.Parent, d.RootKind, d.RootKind)
+			return n.tcGraftMQ(d, verb, cmd)
 		}
 		return kernelf("Error: Failed to find specified qdisc (no qdisc %s on %s).", cmd.Parent.QdiscString(), d.Name)
 	}
@@ -291,22 +298,9 @@ func (n *Net) tcGraft(d *Device, verb tc.Verb, cmd tc.Qdisc) error {
 		return kernelf("RTNETLINK answers: Invalid argument (class %s is an inner class: only a leaf class holds a qdisc)", id)
 	}
 	old := p.leaves[id]
-	if old != nil && !old.invisible && verb == tc.VerbAdd {
-		if cmd.Handle != tc.Unspec && cmd.Handle != old.Handle {
-			return kernelf("Error: NLM_F_REPLACE needed to override (class %s holds %s; write \"qdisc replace\").", id, old.Name())
-		}
-		return kernelf("Error: Exclusivity flag on, cannot modify (class %s holds %s).", id, old.Name())
-	}
-	h := cmd.Handle
-	if h == tc.Unspec {
-		var err error
-		if h, err = n.allocHandle(d); err != nil {
-			return err
-		}
-	} else if cmd.Handle.Minor() != 0 {
-		return kernelf("Error: Invalid minor handle.")
-	} else if q := d.qdiscLookup(h); q != nil && q != old {
-		return kernelf("Error: Exclusivity flag on, cannot override (handle %s is %s's).", h.QdiscString(), q.Name())
+	h, err := n.graftHandle(d, verb, cmd, old, old != nil && !old.invisible, "class "+id.String())
+	if err != nil {
+		return err
 	}
 	var freed skb.List
 	before := qdisc.LeafState{}
@@ -326,6 +320,30 @@ func (n *Net) tcGraft(d *Device, verb tc.Verb, cmd tc.Qdisc) error {
 	}
 	n.rtnlKfreeSkbs(&freed)
 	return nil
+}
+
+// graftHandle is tc_modify_qdisc's checks before create_n_graft under
+// a class (where names it) that holds old (nil: none; shown: not a
+// default leaf, handle 0:, which tc_modify_qdisc ignores), and the new
+// qdisc's handle: the one given, or the next automatic one.
+func (n *Net) graftHandle(d *Device, verb tc.Verb, cmd tc.Qdisc, old *Qdisc, shown bool, where string) (tc.Handle, error) {
+	if shown && verb == tc.VerbAdd {
+		if cmd.Handle != tc.Unspec && cmd.Handle != old.Handle {
+			return 0, kernelf("Error: NLM_F_REPLACE needed to override (%s holds %s; write \"qdisc replace\").", where, old.Name())
+		}
+		return 0, kernelf("Error: Exclusivity flag on, cannot modify (%s holds %s).", where, old.Name())
+	}
+	h := cmd.Handle
+	switch {
+	case h == tc.Unspec:
+		return n.allocHandle(d)
+	case cmd.Handle.Minor() != 0:
+		return 0, kernelf("Error: Invalid minor handle.")
+	}
+	if q := d.qdiscLookup(h); q != nil && q != old {
+		return 0, kernelf("Error: Exclusivity flag on, cannot override (handle %s is %s's).", h.QdiscString(), q.Name())
+	}
+	return h, nil
 }
 
 // tcClasslessKinds are the kernel's qdisc kinds tc knows (a q_KIND.c in

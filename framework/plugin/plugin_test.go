@@ -985,13 +985,12 @@ func TestIsolateCakeAckFilter(t *testing.T) {
 	}
 }
 
-// A root replaced and deleted under traffic (qdisc_graft on a device
-// that is up): each graft deactivates the device, whose queues drop what
-// the senders hand them at noop_qdisc (ip -s link's tx_dropped) until
-// the old root is reset, idle and replaced; the delete leaves the
-// kernel's default mq of pfifo_fast. In and out of process alike, and
-// the accounting holds through both.
-func TestRootGraftUnderTraffic(t *testing.T) {
+// graftsUnderTraffic runs four UDP senders on ice's four queues under
+// `mq pfifo` with the tc commands at 2 ms and 4 ms, in and out of
+// process alike, and checks the accounting and that noop_qdisc's drops
+// are tx_dropped and QDISC_DROP.
+func graftsUnderTraffic(t *testing.T, at2ms, at4ms string) report.Report {
+	t.Helper()
 	at := func(us int, tc string) run.Action {
 		return run.Action{Name: tc, At: sim.Time(us) * sim.Microsecond, Do: func(l *run.Live) error { return l.TC(tc) }}
 	}
@@ -999,18 +998,44 @@ func TestRootGraftUnderTraffic(t *testing.T) {
 	s.Queues = 4
 	s.Workload = workload.Spec{Kind: workload.UDPStream, Senders: 4, PacketSize: 1000}
 	s.Duration = 6 * sim.Millisecond
-	s.Actions = []run.Action{at(2000, "qdisc replace dev eth0 root handle 1: fq_codel"), at(4000, "qdisc del dev eth0 root")}
+	s.Actions = []run.Action{at(2000, at2ms), at(4000, at4ms)}
 	var rep report.Report
 	if err := json.Unmarshal(sameInAndOut(t, s), &rep); err != nil {
 		t.Fatal(err)
 	}
 	c := rep.Counters
-	t.Logf("grafts %d, deactivated %d ns, noop drops %d, drops %v, links %+v", c["root_grafts"], c["root_graft_deactivated_ns"], c["noop_drops"], rep.Drops, rep.Links)
-	if !rep.AccountingOK || c["root_grafts"] != 2 || c["root_graft_deactivated_ns"] == 0 {
+	t.Logf("root grafts %d, mq grafts %d, deactivated %d ns, noop drops %d, drops %v", c["root_grafts"], c["mq_grafts"], c["graft_deactivated_ns"], c["noop_drops"], rep.Drops)
+	if !rep.AccountingOK || c["graft_deactivated_ns"] == 0 {
 		t.Fatalf("accounting %v (%s), counters %v", rep.AccountingOK, rep.AccountingError, c)
 	}
 	if len(rep.Links) == 0 || rep.Links[0].TxDropped != c["noop_drops"] || c["noop_drops"] > rep.Drops["QDISC_DROP"] {
 		t.Errorf("noop drops %d, links %+v, drops %v: noop_qdisc's drops are tx_dropped and QDISC_DROP", c["noop_drops"], rep.Links, rep.Drops)
+	}
+	return rep
+}
+
+// An mq child grafted and deleted under traffic (mq_graft on a device
+// that is up): each deactivates the whole device, as a root graft does;
+// after the delete the queue's qdisc is noop_qdisc, which drops what its
+// sender sends.
+func TestMQChildGraftUnderTraffic(t *testing.T) {
+	rep := graftsUnderTraffic(t, "qdisc replace dev eth0 parent 8001:2 handle 20: fq_codel", "qdisc del dev eth0 parent 8001:2")
+	if c := rep.Counters; c["mq_grafts"] != 2 || c["root_grafts"] != 0 || c["noop_drops"] == 0 {
+		t.Errorf("counters %v, want two mq grafts and the deleted child's drops", c)
+	}
+	if len(rep.Qdisc) != 5 || rep.Qdisc[0].Kind != "mq" || rep.Qdisc[2].Kind != "noop" || !rep.Qdisc[2].Invisible || rep.Qdisc[3].Invisible {
+		t.Errorf("after the delete: %+v, want mq and its children, queue 1's noop_qdisc in no dump", rep.Qdisc)
+	}
+}
+
+// A root replaced and deleted under traffic (qdisc_graft on a device
+// that is up): each graft deactivates the device, whose queues drop what
+// the senders hand them at noop_qdisc until the old root is reset, idle
+// and replaced; the delete leaves the kernel's default mq of pfifo_fast.
+func TestRootGraftUnderTraffic(t *testing.T) {
+	rep := graftsUnderTraffic(t, "qdisc replace dev eth0 root handle 1: fq_codel", "qdisc del dev eth0 root")
+	if c := rep.Counters; c["root_grafts"] != 2 || c["mq_grafts"] != 0 {
+		t.Errorf("counters %v, want two root grafts", c)
 	}
 	if len(rep.Qdisc) != 5 || rep.Qdisc[0].Kind != "mq" || rep.Qdisc[0].Handle != "0:" || rep.Qdisc[1].Kind != "pfifo_fast" {
 		t.Errorf("after the delete: %+v, want the kernel's default mq of pfifo_fast", rep.Qdisc)

@@ -1073,9 +1073,10 @@ func fillResults(rep *report.Report, net *netdev.Net, e *sim.Engine, dev *netdev
 	if net.Clones > 0 {
 		rep.Counters["qdisc_clones"] = net.Clones // only when a qdisc duplicated, so other reports keep their keys
 	}
-	if net.RootGrafts > 0 { // only when a tc command grafted a root under traffic
+	if net.RootGrafts+net.MQGrafts+net.NoopDrops > 0 { // only when tc grafted under traffic or deleted an mq child
 		rep.Counters["root_grafts"] = net.RootGrafts
-		rep.Counters["root_graft_deactivated_ns"] = net.DeactivatedNs
+		rep.Counters["mq_grafts"] = net.MQGrafts
+		rep.Counters["graft_deactivated_ns"] = net.DeactivatedNs
 		rep.Counters["noop_drops"] = net.NoopDrops
 	}
 	// softnet_stat's dropped column summed over the CPUs (every
