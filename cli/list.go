@@ -61,6 +61,8 @@ func listCommand() *cli.Command {
 				switch k {
 				case "mq":
 					help = "one child per TX queue (sch_mq.c); e.g. \"mq fq\""
+				case "mqprio":
+					help = "mq with traffic classes: skb->priority to a class, a class to a range of TX queues (netdev_pick_tx), hw 0 (sch_mqprio.c)"
 				case "noqueue":
 					help = "no qdisc: straight to the driver"
 				}

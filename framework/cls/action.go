@@ -50,7 +50,7 @@ var a2n = []struct {
 // tc knows that txlab does not model.
 func parseControl(w string) (c Control, ok bool, lacks bool) {
 	for _, e := range a2n {
-		if matches(w, e.name) {
+		if tc.Matches(w, e.name) {
 			return e.c, true, !e.modeled
 		}
 	}
@@ -153,7 +153,7 @@ var tcActionKinds = map[string]bool{
 
 // newCmd is m_action.c's new_cmd: a word that starts another command.
 func newCmd(w string) bool {
-	return matches(w, "change") || matches(w, "replace") || matches(w, "delete") || matches(w, "get") || matches(w, "add")
+	return tc.Matches(w, "change") || tc.Matches(w, "replace") || tc.Matches(w, "delete") || tc.Matches(w, "get") || tc.Matches(w, "add")
 }
 
 // Action flags (TCA_ACT_FLAGS_*).
@@ -207,7 +207,7 @@ func parseActions(kind string, words []string, s *Set) ([]Action, []string, erro
 		if err != nil {
 			return nil, nil, err
 		}
-		if len(words) > 0 && (words[0] == "cookie" || matches(words[0], "hw_stats") || words[0] == "no_percpu") {
+		if len(words) > 0 && (words[0] == "cookie" || tc.Matches(words[0], "hw_stats") || words[0] == "no_percpu") {
 			return nil, nil, qdisc.Lacksf(kind, "action %s is not modelled", words[0])
 		}
 		for range 2 {
@@ -246,7 +246,7 @@ func parseGact(kind string, words []string) (Action, []string, error) {
 	if len(words) == 0 {
 		return a, nil, qdisc.Parsef(kind, `gact: a verdict is needed (drop, pass, pipe, continue)`)
 	}
-	if matches(words[0], "index") {
+	if tc.Matches(words[0], "index") {
 		// parse_gact binds an existing action by index
 		_, err := skipIndex(kind, "gact", words)
 		return a, nil, err
@@ -262,15 +262,15 @@ func parseGact(kind string, words []string) (Action, []string, error) {
 	}
 	a.Control = c
 	words = words[1:]
-	if len(words) > 0 && matches(words[0], "random") {
+	if len(words) > 0 && tc.Matches(words[0], "random") {
 		// random TYPE VERDICT VAL
 		if len(words) < 2 {
 			return a, nil, qdisc.Parsef(kind, `gact: Illegal "random type"`)
 		}
 		switch {
-		case matches(words[1], "netrand"):
+		case tc.Matches(words[1], "netrand"):
 			a.RandType = pgactNetrand
-		case matches(words[1], "determ"):
+		case tc.Matches(words[1], "determ"):
 			a.RandType = pgactDeterm
 		default:
 			return a, nil, qdisc.Parsef(kind, `gact: Illegal "random type" %q`, words[1])
@@ -308,7 +308,7 @@ func parseSkbedit(kind string, words []string) (Action, []string, error) {
 	for len(words) > 0 {
 		w := words[0]
 		switch {
-		case matches(w, "priority"):
+		case tc.Matches(w, "priority"):
 			if len(words) < 2 {
 				return a, nil, qdisc.Parsef(kind, `skbedit: "priority" needs a value`)
 			}
@@ -319,7 +319,7 @@ func parseSkbedit(kind string, words []string) (Action, []string, error) {
 			a.SetPriority, a.Priority = true, uint32(h)
 			words = words[2:]
 			n++
-		case matches(w, "mark"):
+		case tc.Matches(w, "mark"):
 			if len(words) < 2 {
 				return a, nil, qdisc.Parsef(kind, `skbedit: "mark" needs a value`)
 			}
@@ -338,7 +338,7 @@ func parseSkbedit(kind string, words []string) (Action, []string, error) {
 			}
 			words = words[2:]
 			n++
-		case matches(w, "queue_mapping") || matches(w, "ptype") || matches(w, "inheritdsfield"):
+		case tc.Matches(w, "queue_mapping") || tc.Matches(w, "ptype") || tc.Matches(w, "inheritdsfield"):
 			return a, nil, qdisc.Lacksf(kind, "skbedit %s is not modelled (priority and mark are)", w)
 		default:
 			goto done
@@ -364,7 +364,7 @@ done:
 // skipIndex reads an action's "index N": shared action instances are not
 // modelled, so an index is refused.
 func skipIndex(kind, act string, words []string) ([]string, error) {
-	if len(words) > 0 && matches(words[0], "index") {
+	if len(words) > 0 && tc.Matches(words[0], "index") {
 		return nil, qdisc.Lacksf(kind, "%s index: shared action instances are not modelled (each filter's actions are its own)", act)
 	}
 	return words, nil
@@ -397,6 +397,3 @@ func (a *Action) print(b *strings.Builder, order int) {
 	}
 	fmt.Fprintf(b, "\n\t index %d ref 1 bind 1\n", a.Index)
 }
-
-// matches is iproute2's matches(): w is a non-empty prefix of keyword.
-func matches(w, keyword string) bool { return w != "" && strings.HasPrefix(keyword, w) }

@@ -876,7 +876,7 @@ func parseMatchall(f *Filter, cmd tc.Filter, s *Set) error {
 	for len(words) > 0 {
 		w := words[0]
 		switch {
-		case matches(w, "classid") || w == "flowid":
+		case tc.Matches(w, "classid") || w == "flowid":
 			if len(words) < 2 {
 				return qdisc.Parsef(kind, "%q needs a value", w)
 			}
@@ -886,7 +886,7 @@ func parseMatchall(f *Filter, cmd tc.Filter, s *Set) error {
 			}
 			f.ClassID = id
 			words = words[2:]
-		case matches(w, "action"):
+		case tc.Matches(w, "action"):
 			acts, rest, err := parseActions(kind, words[1:], s)
 			if err != nil {
 				return err
@@ -951,7 +951,7 @@ func parseFw(f *Filter, cmd tc.Filter, s *Set) error {
 	for len(words) > 0 {
 		w := words[0]
 		switch {
-		case matches(w, "classid") || matches(w, "flowid"):
+		case tc.Matches(w, "classid") || tc.Matches(w, "flowid"):
 			if len(words) < 2 {
 				return qdisc.Parsef(kind, "%q needs a value", w)
 			}
@@ -961,14 +961,14 @@ func parseFw(f *Filter, cmd tc.Filter, s *Set) error {
 			}
 			f.ClassID = id
 			words = words[2:]
-		case matches(w, "action"):
+		case tc.Matches(w, "action"):
 			acts, rest, err := parseActions(kind, words[1:], s)
 			if err != nil {
 				return err
 			}
 			f.Actions = append(f.Actions, acts...)
 			words = rest
-		case w == "indev" || matches(w, "police"):
+		case w == "indev" || tc.Matches(w, "police"):
 			return qdisc.Lacksf(kind, "%s is not modelled", w)
 		default:
 			return qdisc.Parsef(kind, "What is %q?", w)

@@ -108,7 +108,7 @@ func flowParseKeys(arg string) (uint32, int, error) {
 	var keys uint32
 	n := 0
 	for _, s := range strings.Split(arg, ",") {
-		i := slices.IndexFunc(flowKeyNames[:], func(name string) bool { return matches(s, name) })
+		i := slices.IndexFunc(flowKeyNames[:], func(name string) bool { return tc.Matches(s, name) })
 		if i < 0 {
 			return 0, 0, qdisc.Parsef("flow", "Unknown flow key %q", s)
 		}
@@ -181,32 +181,32 @@ func flowParseOpt(f *Filter, opts []string, s *Set) (flowAttrs, error) {
 		var err error
 		var v uint32
 		switch {
-		case matches(w, "map"):
+		case tc.Matches(w, "map"):
 			a.mode = flowModeMap
-		case matches(w, "hash"):
+		case tc.Matches(w, "hash"):
 			a.mode = flowModeHash
-		case matches(w, "keys"):
+		case tc.Matches(w, "keys"):
 			var arg string
 			if arg, err = value(); err == nil {
 				a.keys, a.nkeys, err = flowParseKeys(arg)
 			}
 			a.keysSet = true
-		case matches(w, "and"):
+		case tc.Matches(w, "and"):
 			if v, err = u32("mask"); err == nil {
 				transferBitop(&a.mask, &a.xor, v, 0)
 			}
-		case matches(w, "or"):
+		case tc.Matches(w, "or"):
 			if v, err = u32("or"); err == nil {
 				transferBitop(&a.mask, &a.xor, ^v, v)
 			}
-		case matches(w, "xor"):
+		case tc.Matches(w, "xor"):
 			if v, err = u32("xor"); err == nil {
 				transferBitop(&a.mask, &a.xor, ^uint32(0), v)
 			}
-		case matches(w, "rshift"):
+		case tc.Matches(w, "rshift"):
 			a.rshift, err = u32("rshift")
 			a.rshiftSet = true
-		case matches(w, "addend"):
+		case tc.Matches(w, "addend"):
 			var arg string
 			if arg, err = value(); err == nil {
 				var ok bool
@@ -215,10 +215,10 @@ func flowParseOpt(f *Filter, opts []string, s *Set) (flowAttrs, error) {
 				}
 			}
 			a.addendSet = true
-		case matches(w, "divisor"):
+		case tc.Matches(w, "divisor"):
 			a.divisor, err = u32("divisor")
 			a.divisorSet = true
-		case matches(w, "baseclass"):
+		case tc.Matches(w, "baseclass"):
 			var arg string
 			if arg, err = value(); err == nil {
 				h, ok := tc.ParseClassID(arg)
@@ -227,12 +227,12 @@ func flowParseOpt(f *Filter, opts []string, s *Set) (flowAttrs, error) {
 				}
 				a.baseclass, a.baseSet = uint32(h), true
 			}
-		case matches(w, "perturb"):
+		case tc.Matches(w, "perturb"):
 			a.perturb, err = u32("perturb")
 			a.perturbSet = true
-		case matches(w, "police"):
+		case tc.Matches(w, "police"):
 			return a, qdisc.Lacksf(kind, "police is not modelled")
-		case matches(w, "action"):
+		case tc.Matches(w, "action"):
 			if _, err = value(); err != nil {
 				return a, err
 			}
@@ -244,9 +244,9 @@ func flowParseOpt(f *Filter, opts []string, s *Set) (flowAttrs, error) {
 			f.Actions = append(f.Actions, acts...)
 			words = rest // parse_action stops at classid, flowid or a new command
 			continue
-		case matches(w, "match"):
+		case tc.Matches(w, "match"):
 			return a, qdisc.Lacksf(kind, "match: ematches are not modelled")
-		case matches(w, "help"):
+		case tc.Matches(w, "help"):
 			return a, qdisc.Parsef(kind, "help: Usage: ... flow ... [mapping mode]: map key KEY [ OPS ] ... [hashing mode]: hash keys KEY-LIST ... [ perturb SECS ]")
 		default:
 			return a, qdisc.Parsef(kind, "What is %q?", w)

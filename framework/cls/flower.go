@@ -252,7 +252,7 @@ func parseFlower(f *Filter, cmd tc.Filter, tp *proto, s *Set) error {
 			return words[1], nil
 		}
 		switch {
-		case matches(w, "classid") || matches(w, "flowid"):
+		case tc.Matches(w, "classid") || tc.Matches(w, "flowid"):
 			v, err := val()
 			if err != nil {
 				return err
@@ -263,7 +263,7 @@ func parseFlower(f *Filter, cmd tc.Filter, tp *proto, s *Set) error {
 			}
 			f.ClassID = id
 			words = words[2:]
-		case matches(w, "action"):
+		case tc.Matches(w, "action"):
 			acts, rest, err := parseActions(kind, words[1:], s)
 			if err != nil {
 				return err

@@ -282,7 +282,7 @@ func parseU32(f *Filter, verb tc.Verb, cmd tc.Filter, tp *proto, s *Set) error {
 	for len(words) > 0 {
 		w, before := words[0], words
 		switch {
-		case matches(w, "match"):
+		case tc.Matches(w, "match"):
 			rest, err := parseSelector(words[1:], sel)
 			if err != nil {
 				return qdisc.Parsef(kind, "Illegal \"match\": %v", err)
@@ -290,7 +290,7 @@ func parseU32(f *Filter, verb tc.Verb, cmd tc.Filter, tp *proto, s *Set) error {
 			sel.matchWords = append(sel.matchWords, words[:len(words)-len(rest)]...)
 			words, selOK = rest, true
 			continue
-		case matches(w, "classid") || w == "flowid":
+		case tc.Matches(w, "classid") || w == "flowid":
 			if len(words) < 2 {
 				return qdisc.Parsef(kind, "%q needs a value", w)
 			}
@@ -300,7 +300,7 @@ func parseU32(f *Filter, verb tc.Verb, cmd tc.Filter, tp *proto, s *Set) error {
 			}
 			f.ClassID, sel.terminal = id, true
 			words = words[2:]
-		case matches(w, "action"):
+		case tc.Matches(w, "action"):
 			acts, rest, err := parseActions(kind, words[1:], s)
 			if err != nil {
 				return err
@@ -308,7 +308,7 @@ func parseU32(f *Filter, verb tc.Verb, cmd tc.Filter, tp *proto, s *Set) error {
 			f.Actions = append(f.Actions, acts...)
 			sel.terminal = true
 			words = rest
-		case matches(w, "order"):
+		case tc.Matches(w, "order"):
 			if len(words) < 2 {
 				return qdisc.Parsef(kind, "%q needs a value", w)
 			}
@@ -325,9 +325,9 @@ func parseU32(f *Filter, verb tc.Verb, cmd tc.Filter, tp *proto, s *Set) error {
 			dropped += 2
 			words = words[2:]
 			continue
-		case matches(w, "offset") || matches(w, "hashkey") || matches(w, "divisor") || w == "link" || w == "ht" || w == "sample":
+		case tc.Matches(w, "offset") || tc.Matches(w, "hashkey") || tc.Matches(w, "divisor") || w == "link" || w == "ht" || w == "sample":
 			return qdisc.Lacksf(kind, "%s: u32 hash tables and offsets are not modelled (one table, keys at fixed offsets)", w)
-		case w == "indev" || matches(w, "police"):
+		case w == "indev" || tc.Matches(w, "police"):
 			return qdisc.Lacksf(kind, "%s is not modelled", w)
 		default:
 			ok, err := parseSkip(kind, w, f)
@@ -400,21 +400,21 @@ func parseSelector(words []string, sel *u32Sel) ([]string, error) {
 	}
 	w := words[0]
 	switch {
-	case matches(w, "u32"): // tc tries u32 first: "u" is u32
+	case tc.Matches(w, "u32"): // tc tries u32 first: "u" is u32
 		return parseValueMask(words[1:], sel, 32, 0, 0)
-	case matches(w, "u16"):
+	case tc.Matches(w, "u16"):
 		return parseValueMask(words[1:], sel, 16, 0, 0)
-	case matches(w, "u8"):
+	case tc.Matches(w, "u8"):
 		return parseValueMask(words[1:], sel, 8, 0, 0)
-	case matches(w, "ip"):
+	case tc.Matches(w, "ip"):
 		return parseIP(words[1:], sel)
-	case matches(w, "ip6"):
+	case tc.Matches(w, "ip6"):
 		return nil, fmt.Errorf("selector %q is not modelled (ip, udp, tcp, icmp, u32, u16, u8 are)", w)
-	case matches(w, "udp") || matches(w, "tcp"):
+	case tc.Matches(w, "udp") || tc.Matches(w, "tcp"):
 		return parsePorts(words[1:], sel)
-	case matches(w, "icmp"):
+	case tc.Matches(w, "icmp"):
 		return parseICMP(words[1:], sel)
-	case matches(w, "mark") || matches(w, "ether"):
+	case tc.Matches(w, "mark") || tc.Matches(w, "ether"):
 		return nil, fmt.Errorf("selector %q is not modelled (ip, udp, tcp, icmp, u32, u16, u8 are)", w)
 	}
 	return nil, fmt.Errorf("unknown selector %q", w)
@@ -478,7 +478,7 @@ func parseValueMask(words []string, sel *u32Sel, bits, off, offmask int) ([]stri
 		switch {
 		case len(p) > len("nexthdr+") && strings.HasPrefix(p, "nexthdr+"):
 			offmask, p = -1, p[len("nexthdr+"):]
-		case matches(p, "nexthdr+"):
+		case tc.Matches(p, "nexthdr+"):
 			if len(words) == 0 {
 				return nil, fmt.Errorf(`"at %s" needs an offset`, p)
 			}
@@ -546,7 +546,7 @@ func parseIP(words []string, sel *u32Sel) ([]string, error) {
 	case "mf":
 		return words[1:], sel.packKey16(0x2000, 0x2000, 6, 0)
 	default:
-		if matches(w, "dsfield") || matches(w, "precedence") {
+		if tc.Matches(w, "dsfield") || tc.Matches(w, "precedence") {
 			return parseValueMask(words[1:], sel, 8, 1, 0)
 		}
 		return nil, fmt.Errorf("ip %q is not a field (src, dst, tos, dsfield, protocol, sport, dport, icmp_type, icmp_code, ihl, nofrag, firstfrag, df, mf)", w)

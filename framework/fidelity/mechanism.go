@@ -57,7 +57,7 @@ func rootLocks(r *report.Report) int {
 	for _, q := range r.Qdisc {
 		kind[q.Handle] = q.Kind
 	}
-	multi := func(k string) bool { return k == "mq" || k == "cake_mq" }
+	multi := func(k string) bool { return k == "mq" || k == "mqprio" || k == "cake_mq" }
 	n := 0
 	for _, q := range r.Qdisc {
 		switch {

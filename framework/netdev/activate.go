@@ -130,7 +130,7 @@ func (n *Net) deactivate(d *Device, old devQdiscs, newTxq []*Qdisc, root bool) {
 		txq.qdisc = noop
 	}
 	if sw := d.swap; sw != nil {
-		var fresh devQdiscs
+		fresh := devQdiscs{destroy: old.destroy}
 		for _, q := range old.qdiscs {
 			if q.retiring || q.state&stateDeactivated != 0 || q.underDeactivated() {
 				if !q.retiring {

@@ -244,9 +244,9 @@ type Device struct {
 	Drv      driver.Driver
 	selector driver.QueueSelector // ndo_select_queue, if the driver has one
 	Info     driver.Info
-	RootKind string   // "mq", "noqueue" or the kind of a single root
+	RootKind string   // "mq", "mqprio", "noqueue" or the kind of a single root
 	Root     *Qdisc   // a single root qdisc over all queues, or nil (mq/noqueue)
-	Children []*Qdisc // mq children, one per queue
+	Children []*Qdisc // mq's (mqprio's, cake_mq's) children, one per queue
 	// RootHandle is the root qdisc's handle, whatever its kind (mq and
 	// noqueue have no Qdisc): 0: for the kernel's defaults.
 	RootHandle tc.Handle
@@ -259,7 +259,8 @@ type Device struct {
 	// rootByTC says a tc command made the root (a second "add" of one
 	// needs "replace").
 	rootByTC   bool
-	xps        []int // CPU -> txq (-1: none), XPS_CPUS map
+	xps        []int    // CPU -> txq (-1: none), XPS_CPUS map
+	tc         tcConfig // the traffic classes mqprio sets (mqprio.go)
 	napis      []*napi
 	vecCPU     []int
 	net        *Net
@@ -483,6 +484,9 @@ type devQdiscs struct {
 	kind                   string
 	handle                 tc.Handle
 	txq                    []*Qdisc // each TX queue's qdisc
+	// destroy is the root's ops->destroy that reaches beyond its qdiscs
+	// (mqprio_destroy: netdev_set_num_tc(dev, 0)), run by put.
+	destroy func()
 }
 
 // takeQdiscs takes every qdisc of d off the host and the device, alive:
@@ -496,6 +500,9 @@ func (n *Net) takeQdiscs(d *Device) devQdiscs {
 		}
 		return mine
 	})
+	if d.RootKind == "mqprio" {
+		old.destroy = func() { d.setNumTC(0) }
+	}
 	d.Root, d.Children, d.Tree, d.RootKind, d.RootHandle = nil, nil, nil, "", tc.Unspec
 	for _, txq := range d.Queues {
 		old.txq = append(old.txq, txq.qdisc)
@@ -510,6 +517,9 @@ func (old devQdiscs) put() {
 		q.watchdog.Cancel()
 		q.timer.Cancel()
 		q.dead = true
+	}
+	if old.destroy != nil {
+		old.destroy()
 	}
 }
 
@@ -556,6 +566,20 @@ func (n *Net) attachRoot(d *Device, words []string, dflt bool) error {
 			child = []string{"pfifo_fast"}
 		}
 		return n.attachPerQueue(d, "mq", child, "", 0)
+	case "mqprio":
+		o, err := parseMQPrio(opts)
+		if err != nil {
+			return err
+		}
+		if err := d.mqprioInit(o); err != nil {
+			return err
+		}
+		// get_default_qdisc_ops: the default qdisc on every queue.
+		if err := n.attachPerQueue(d, "mqprio", []string{"pfifo_fast"}, "", 0); err != nil {
+			return err
+		}
+		d.mqprioApply(o)
+		return nil
 	}
 	if child, ok := qdisc.MultiQueueChild(kind); ok {
 		// An mq-style root (cake_mq): one child per queue, sharing the

@@ -145,6 +145,12 @@ type qdiscPlace struct {
 
 func (n *Net) newQdisc(d *Device, words []string, at qdiscPlace) (*Qdisc, error) {
 	kind := words[0]
+	if kind == "mqprio" {
+		// mqprio_init refuses a parent other than the root, and
+		// qdisc_create's err_out5 runs mqprio_destroy all the same.
+		d.setNumTC(0)
+		return nil, kernelf("RTNETLINK answers: Operation not supported (mqprio can only be the root qdisc)")
+	}
 	if _, mqRoot := qdisc.MultiQueueChild(kind); kind == "mq" || kind == "noqueue" || mqRoot {
 		return nil, fmt.Errorf("%s can only be the root qdisc", kind)
 	}

@@ -108,7 +108,7 @@ func (d *Device) ChangeTargets(cmd tc.Qdisc) ([]*Qdisc, error) {
 		switch {
 		case d.Root != nil:
 			return []*Qdisc{d.Root}, nil
-		case len(d.Children) > 0 && d.RootKind != "mq":
+		case len(d.Children) > 0 && !MQRoot(d.RootKind):
 			return d.Children, nil // cake_mq_change: the shared config
 		}
 		return nil, fmt.Errorf("%s %s root: %w", d.RootKind, d.RootHandle.QdiscString(), qdisc.ErrCannotChange)

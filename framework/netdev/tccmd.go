@@ -112,7 +112,7 @@ func (n *Net) tcDelete(d *Device, cmd tc.Qdisc) error {
 // noop_qdisc, no leaf; else a default pfifo).
 func (n *Net) tcDeleteLeaf(d *Device, cmd tc.Qdisc) error {
 	p := d.qdiscLookup(tc.MakeHandle(cmd.Parent.Major(), 0))
-	if _, mq := qdisc.MultiQueueChild(d.RootKind); p == nil && (d.RootKind == "mq" || mq) && cmd.Parent.Major() == d.RootHandle.Major() {
+	if _, mq := qdisc.MultiQueueChild(d.RootKind); p == nil && (MQRoot(d.RootKind) || mq) && cmd.Parent.Major() == d.RootHandle.Major() {
 		if mq {
 			// cake_mq_graft refuses a graft of nothing too.
 			return qdisc.Refusef(d.RootKind, "can't replace %s sub-qdiscs (parent %s; EOPNOTSUPP)", d.RootKind, cmd.Parent)
@@ -277,7 +277,7 @@ func (n *Net) newRoot(d *Device, words []string) (devQdiscs, error) {
 func (n *Net) tcGraft(d *Device, verb tc.Verb, cmd tc.Qdisc) error {
 	p := d.qdiscLookup(cmd.Parent)
 	if p == nil {
-		if _, mq := qdisc.MultiQueueChild(d.RootKind); (d.RootKind == "mq" || mq) && cmd.Parent.Major() == d.RootHandle.Major() {
+		if _, mq := qdisc.MultiQueueChild(d.RootKind); (MQRoot(d.RootKind) || mq) && cmd.Parent.Major() == d.RootHandle.Major() {
 			if mq {
 				// cake_mq_graft refuses every graft.
 				return qdisc.Refusef(d.RootKind, "can't replace %s sub-qdiscs (parent %s; EOPNOTSUPP)", d.RootKind, cmd.Parent)

@@ -90,13 +90,19 @@ func (n *Net) netdevCorePickTx(c *sim.CPU, d *Device, s *skb.SKB) *TxQueue {
 	case qi >= 0:
 	case s.RxQueue > 0:
 		// skb_tx_hash, skb_rx_queue_recorded: the RX queue, folded
-		// into the TX queues.
+		// into the TX queues (of the packet's traffic class).
+		off, cnt := d.tcRange(s.Priority)
 		qi = int(s.RxQueue - 1)
-		for qi >= nq {
-			qi -= nq
+		if qi >= off {
+			qi -= off
 		}
+		for qi >= cnt {
+			qi -= cnt
+		}
+		qi += off
 	default:
-		qi = int(uint64(s.Hash) * uint64(nq) >> 32) // reciprocal_scale(skb_get_hash(skb), qcount)
+		off, cnt := d.tcRange(s.Priority)              // skb_tx_hash: the packet's traffic class's queues
+		qi = off + int(uint64(s.Hash)*uint64(cnt)>>32) // reciprocal_scale(skb_get_hash(skb), qcount) + qoffset
 	}
 	if m != nil {
 		m.set(c.Now(), qi) // sk_tx_queue_set

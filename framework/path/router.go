@@ -54,7 +54,7 @@ func CheckQdisc(words []string, rate int64, limit int) error {
 		return nil
 	}
 	kind := words[0]
-	if _, mq := qdisc.MultiQueueChild(kind); mq || kind == "mq" || kind == "noqueue" {
+	if _, mq := qdisc.MultiQueueChild(kind); mq || kind == "mq" || kind == "mqprio" || kind == "noqueue" {
 		return fmt.Errorf("path qdisc: %s needs a multiqueue device; the path's bottleneck is one queue", kind)
 	}
 	ops, err := qdisc.New(kind)

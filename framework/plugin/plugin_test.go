@@ -1028,6 +1028,19 @@ func TestMQChildGraftUnderTraffic(t *testing.T) {
 	}
 }
 
+// mqprio grafted as the root under traffic, then a child under it
+// (mqprio_graft is mq_graft): a root graft and an mq graft, each
+// deactivating the device; in and out of process alike.
+func TestMQPrioUnderTraffic(t *testing.T) {
+	rep := graftsUnderTraffic(t, "qdisc replace dev eth0 root handle 1: mqprio num_tc 2 map 0 1 queues 2@0 2@2 hw 0", "qdisc replace dev eth0 parent 1:2 handle 20: fq_codel")
+	if c := rep.Counters; c["root_grafts"] != 1 || c["mq_grafts"] != 1 {
+		t.Errorf("counters %v, want a root graft and an mq graft", c)
+	}
+	if len(rep.Qdisc) != 5 || rep.Qdisc[0].Kind != "mqprio" || !strings.Contains(rep.Qdisc[0].Options, "queues:(0:1) (2:3)") || rep.Qdisc[2].Kind != "fq_codel" {
+		t.Errorf("qdiscs %+v", rep.Qdisc)
+	}
+}
+
 // A root replaced and deleted under traffic (qdisc_graft on a device
 // that is up): each graft deactivates the device, whose queues drop what
 // the senders hand them at noop_qdisc until the old root is reset, idle

@@ -519,7 +519,7 @@ type Factory func() Qdisc
 var registry = reg.New[Qdisc]("qdisc")
 
 // hostKinds are kinds the host expands itself rather than a plugin.
-var hostKinds = []string{"mq", "noqueue"}
+var hostKinds = []string{"mq", "mqprio", "noqueue"}
 
 // Register adds a kind. Registering a kind twice is a programming error.
 func Register(kind, help string, f Factory) { registry.Register(kind, help, f) }

@@ -741,9 +741,11 @@ func tcClassOrder(cs []Class) []Class {
 // writeClass is print_class with -s -d for `tc class show dev X`.
 func writeClass(b *bytes.Buffer, c Class) {
 	fmt.Fprintf(b, "class %s %s ", c.Kind, c.ClassID)
-	if c.Parent == "root" {
+	switch c.Parent {
+	case "root":
 		b.WriteString("root ")
-	} else {
+	case "": // tcm_parent 0 (an mqprio queue no traffic class holds)
+	default:
 		fmt.Fprintf(b, "parent %s ", c.Parent)
 	}
 	if c.Leaf != "" {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -147,6 +148,28 @@ filter add dev eth0 parent 1: protocol ip prio 1 u32 match ip dport 5002 0xffff 
 		case strict && st < 0.95*(a+b+st):
 			t.Errorf("strict 1:1 %.1f Mbit/s beside %.1f and %.1f: the strict band must take the link", st/1e6, a/1e6, b/1e6)
 		}
+	}
+}
+
+// mqprio (hw 0) steers by skb->priority: each sender's socket caches a
+// queue of its priority's traffic class (skb_tx_hash within the class's
+// range; the XPS map mqprio cleared no longer decides), and the classes'
+// counters sum their queues'.
+func TestMQPrioSteersByPriority(t *testing.T) {
+	const text = "qdisc replace dev eth0 root handle 1: mqprio num_tc 3 map 2 2 1 0 queues 1@0 1@1 2@2 hw 0\n" +
+		"qdisc replace dev eth0 parent 1:1 handle 10: fq\n"
+	s := htbHost("prio=3 prio=2 prio=0 prio=0", 8, text)
+	s.Queues = 4
+	rep := mustRun(t, s)
+	want := []int{2, 2, 4} // sockets on queue 0, on queue 1, on queues 2-3
+	got := []int{rep.Queues[0].Sockets, rep.Queues[1].Sockets, rep.Queues[2].Sockets + rep.Queues[3].Sockets}
+	if !slices.Equal(got, want) || !rep.AccountingOK {
+		t.Errorf("sockets by class %v, want %v (accounting %v)", got, want, rep.AccountingOK)
+	}
+	c := classes(rep)
+	if c["1:ffe2"].SentBytes != c["1:3"].SentBytes+c["1:4"].SentBytes || c["1:ffe0"].SentBytes != c["1:1"].SentBytes || c["1:1"].Leaf != "10:" ||
+		c["1:3"].Parent != "1:ffe2" || c["1:ffe0"].Parent != "root" || c["1:1"].SentBytes == 0 {
+		t.Errorf("classes %+v", rep.Classes)
 	}
 }
 

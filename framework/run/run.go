@@ -1249,25 +1249,34 @@ func qdiscRows(dev *netdev.Device) []report.Qdisc {
 		return out
 	}
 	root := report.Qdisc{Handle: dev.RootHandle.QdiscString(), Parent: tc.Root.String(), Kind: dev.RootKind}
-	if dev.RootKind != "mq" && len(dev.Children) > 0 {
+	switch {
+	case dev.RootKind == "mqprio":
+		root.Options = dev.MQPrioOptions() // the device's traffic classes
+	case dev.RootKind != "mq" && len(dev.Children) > 0:
 		// cake_mq_dump: the configuration its children share.
 		root.Options = dev.Children[0].Ops.Dump()
 	}
 	out := []report.Qdisc{root}
 	for _, c := range dev.Children {
 		r := qdiscRow(c)
-		mq := &out[0]
-		mq.SentPackets += r.SentPackets
-		mq.SentBytes += r.SentBytes
-		mq.Dropped += r.Dropped
-		mq.Overlimits += r.Overlimits
-		mq.Requeues += r.Requeues
-		mq.BacklogPackets += r.BacklogPackets
-		mq.BacklogBytes += r.BacklogBytes
-		mq.DeferMax = max(mq.DeferMax, r.DeferMax)
+		addStats(&out[0], r)
 		out = append(out, r)
 	}
 	return out
+}
+
+// addStats adds a child's counters to sum, as mq_dump and
+// mqprio_dump_class_stats add their queues' (gnet_stats_add_basic,
+// gnet_stats_add_queue).
+func addStats(sum *report.Qdisc, r report.Qdisc) {
+	sum.SentPackets += r.SentPackets
+	sum.SentBytes += r.SentBytes
+	sum.Dropped += r.Dropped
+	sum.Overlimits += r.Overlimits
+	sum.Requeues += r.Requeues
+	sum.BacklogPackets += r.BacklogPackets
+	sum.BacklogBytes += r.BacklogBytes
+	sum.DeferMax = max(sum.DeferMax, r.DeferMax)
 }
 
 // classQdiscs are the device's classful qdiscs in the order
@@ -1295,14 +1304,44 @@ func classBytes(dev *netdev.Device) map[string]uint64 {
 	for i, c := range mqChildren(dev) {
 		out[mqClassID(dev, i).String()] = c.SentBytes
 	}
+	for _, r := range mqprioClassRows(dev, nil, 0) {
+		out[r.ClassID] = r.SentBytes
+	}
 	return out
 }
 
-// mqChildren are the per-queue qdiscs of an mq or cake_mq root, whose
-// classes mq_walk lists (cake_mq takes mq's class ops): none for any
-// other root.
+// mqprioClassRows are mqprio's traffic classes, MAJ:ffe0+k, as
+// mqprio_walk lists them before the queues' classes: parent root, no
+// leaf, the counters of the queues' qdiscs summed
+// (mqprio_dump_class_stats). None for another root.
+func mqprioClassRows(dev *netdev.Device, start map[string]uint64, secs float64) []report.Class {
+	if dev.RootKind != "mqprio" || dev.Root != nil {
+		return nil
+	}
+	_, num := dev.MQPrioClass(0)
+	var out []report.Class
+	for k := 0; k < num; k++ {
+		var q report.Qdisc
+		off, cnt := dev.MQPrioQueues(k)
+		for i := off; i < off+cnt && i < len(dev.Children); i++ {
+			addStats(&q, qdiscRow(dev.Children[i]))
+		}
+		r := report.Class{ClassID: qdisc.MakeClassID(dev.RootHandle.Major(), uint16(netdev.TCHMinPriority+k)).String(), Parent: "root", Kind: "mqprio",
+			SentPackets: q.SentPackets, SentBytes: q.SentBytes, Dropped: q.Dropped, Overlimits: q.Overlimits,
+			Requeues: q.Requeues, BacklogPackets: q.BacklogPackets, BacklogBytes: q.BacklogBytes}
+		if secs > 0 {
+			r.SentBps = float64(r.SentBytes-start[r.ClassID]) * 8 / secs
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// mqChildren are the per-queue qdiscs of an mq, mqprio or cake_mq root,
+// whose classes mq_walk and mqprio_walk list (cake_mq takes mq's class
+// ops): none for any other root.
 func mqChildren(dev *netdev.Device) []*netdev.Qdisc {
-	if dev.Root != nil || (dev.RootKind != "mq" && dev.RootKind != "cake_mq") {
+	if dev.Root != nil || (!netdev.MQRoot(dev.RootKind) && dev.RootKind != "cake_mq") {
 		return nil
 	}
 	return dev.Children
@@ -1349,10 +1388,19 @@ func classRows(dev *netdev.Device, start map[string]uint64, secs float64) []repo
 	}
 	// mq_dump_class and mq_dump_class_stats: a class per TX queue, its
 	// leaf the queue's qdisc (tcm_info: its handle), its counters the
-	// leaf's, requeues included.
+	// leaf's, requeues included; mqprio's after its traffic classes,
+	// each under its class (none if no class holds the queue).
+	out = append(out, mqprioClassRows(dev, start, secs)...)
 	for i, c := range mqChildren(dev) {
 		q := qdiscRow(c) // the counters of the queue's line in tc qdisc show
-		r := report.Class{ClassID: mqClassID(dev, i).String(), Parent: "root", Kind: dev.RootKind,
+		parent := "root"
+		if dev.RootKind == "mqprio" {
+			parent = ""
+			if k, _ := dev.MQPrioClass(i); k >= 0 {
+				parent = qdisc.MakeClassID(dev.RootHandle.Major(), uint16(netdev.TCHMinPriority+k)).String()
+			}
+		}
+		r := report.Class{ClassID: mqClassID(dev, i).String(), Parent: parent, Kind: dev.RootKind,
 			SentPackets: q.SentPackets, SentBytes: q.SentBytes, Dropped: q.Dropped, Overlimits: q.Overlimits,
 			Requeues: q.Requeues, BacklogPackets: q.BacklogPackets, BacklogBytes: q.BacklogBytes}
 		if c.Handle != 0 {

@@ -709,11 +709,13 @@ func checkQdisc(words []string, queues int, plugins plugin.Options) (err error) 
 			return fmt.Errorf("noqueue takes no options, got %q", words[1])
 		}
 		return nil
+	case "mqprio":
+		return netdev.CheckMQPrio(words[1:], queues)
 	case "mq":
 		if len(words) == 1 {
 			return nil
 		}
-		if words[1] == "mq" || words[1] == "noqueue" {
+		if words[1] == "mq" || words[1] == "noqueue" || words[1] == "mqprio" {
 			return fmt.Errorf("%s can only be the root qdisc", words[1])
 		}
 		words, queues = words[1:], 1

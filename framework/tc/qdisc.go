@@ -113,6 +113,10 @@ func IsKeyword(w string) bool {
 // matches is iproute2's matches(): w is a non-empty prefix of keyword.
 func matches(w, keyword string) bool { return w != "" && strings.HasPrefix(keyword, w) }
 
+// Matches is iproute2's matches(): w is a non-empty prefix of keyword,
+// as tc accepts its keywords abbreviated.
+func Matches(w, keyword string) bool { return matches(w, keyword) }
+
 func dupArg(key, arg string) error {
 	return qdisc.Syntaxf("duplicate %q: %q is the second value", key, arg)
 }
