@@ -307,9 +307,10 @@ func (n *Net) leafEnqueue(c *sim.CPU, leaf *Qdisc, skbs []*skb.SKB, toFree *skb.
 	leaf.batch, leaf.rc = leaf.batch[:0], leaf.rc[:0]
 	for _, s := range segs {
 		s.Holder = leaf.ID
+		p := packetFor(leaf, s)
 		leaf.held++
-		leaf.heldBytes += int64(s.Len)
-		leaf.batch = append(leaf.batch, packetFor(leaf, s))
+		leaf.heldBytes += int64(p.Len)
+		leaf.batch = append(leaf.batch, p)
 		leaf.rc = append(leaf.rc, qdisc.XmitSuccess)
 	}
 	leaf.Ops.Enqueue(leaf.bind(c, toFree), leaf.batch, leaf.rc)
@@ -364,8 +365,8 @@ func (x *qctx) LeafDequeue(id qdisc.ClassID) (skb.Packet, bool, qdisc.LeafState)
 	}
 	s.Holder = q.ID
 	q.held++
-	q.heldBytes += int64(s.Len)
-	return s.Packet, true, leaf.leafState()
+	q.heldBytes += int64(s.QdiscPktLen())
+	return qdiscPacket(s), true, leaf.leafState()
 }
 
 // leafDequeue asks leaf for one packet (qdisc_dequeue_peeked).

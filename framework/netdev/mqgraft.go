@@ -23,11 +23,15 @@ func (n *Net) tcGraftMQ(d *Device, verb tc.Verb, cmd tc.Qdisc) error {
 	if err != nil {
 		return err
 	}
+	if err := checkStab(cmd.Stab); err != nil {
+		return err
+	}
 	q, err := n.newQdisc(d, append([]string{cmd.Kind}, cmd.Options...),
 		qdiscPlace{handle: h, parent: cmd.Parent, slot: fmt.Sprintf("8001:%x", i+1), one: d.Queues[i]})
 	if err != nil {
 		return err
 	}
+	q.stab = cmd.Stab
 	n.swapMQChild(d, i, q)
 	return nil
 }

@@ -250,6 +250,9 @@ type Device struct {
 	// RootHandle is the root qdisc's handle, whatever its kind (mq and
 	// noqueue have no Qdisc): 0: for the kernel's defaults.
 	RootHandle tc.Handle
+	// RootStab is the root's size table as tc gave it (stab.go): an mq,
+	// mqprio or cake_mq root shows it and never applies it.
+	RootStab *tc.SizeSpec
 	// Tree is every qdisc under a class (a classful qdisc's leaves, the
 	// host's default pfifos and those `tc qdisc add parent` made), in
 	// creation order.
@@ -484,6 +487,7 @@ type devQdiscs struct {
 	kind                   string
 	handle                 tc.Handle
 	txq                    []*Qdisc // each TX queue's qdisc
+	rootStab               *tc.SizeSpec
 	// destroy is the root's ops->destroy that reaches beyond its qdiscs
 	// (mqprio_destroy: netdev_set_num_tc(dev, 0)), run by put.
 	destroy func()
@@ -492,7 +496,7 @@ type devQdiscs struct {
 // takeQdiscs takes every qdisc of d off the host and the device, alive:
 // put them back (restoreQdiscs) or drop them (put).
 func (n *Net) takeQdiscs(d *Device) devQdiscs {
-	old := devQdiscs{all: slices.Clone(n.qdiscs), children: d.Children, tree: d.Tree, root: d.Root, kind: d.RootKind, handle: d.RootHandle}
+	old := devQdiscs{all: slices.Clone(n.qdiscs), children: d.Children, tree: d.Tree, root: d.Root, kind: d.RootKind, handle: d.RootHandle, rootStab: d.RootStab}
 	n.qdiscs = slices.DeleteFunc(n.qdiscs, func(q *Qdisc) bool {
 		mine := q.dev == d && !q.retiring // a deactivated tree is the graft's
 		if mine {
@@ -527,7 +531,7 @@ func (old devQdiscs) put() {
 // made for d since must have gone: detachQdiscs).
 func (n *Net) restoreQdiscs(d *Device, old devQdiscs) {
 	n.qdiscs = old.all
-	d.Root, d.Children, d.Tree, d.RootKind, d.RootHandle = old.root, old.children, old.tree, old.kind, old.handle
+	d.Root, d.Children, d.Tree, d.RootKind, d.RootHandle, d.RootStab = old.root, old.children, old.tree, old.kind, old.handle, old.rootStab
 	for i, txq := range d.Queues {
 		txq.qdisc = old.txq[i]
 	}
@@ -549,6 +553,10 @@ func (n *Net) attachRoot(d *Device, words []string, dflt bool) error {
 		}
 	}
 	d.RootHandle = handle
+	if err := checkStab(cmd.Stab); err != nil {
+		return err
+	}
+	d.RootStab = cmd.Stab // shown; applied only by a root that is a Qdisc
 	kind, opts := cmd.Kind, cmd.Options
 	switch kind {
 	case "noqueue":
@@ -599,6 +607,7 @@ func (n *Net) attachRoot(d *Device, words []string, dflt bool) error {
 	if err != nil {
 		return err
 	}
+	q.stab = cmd.Stab
 	d.RootKind, d.Root = q.Kind, q
 	for _, txq := range d.Queues {
 		txq.qdisc = q
@@ -1067,7 +1076,7 @@ func (n *Net) spendSkbLines(c *sim.CPU, d int64) {
 func (n *Net) ownSkb(c *sim.CPU, s *skb.SKB) {
 	sd := &n.sd[c.ID]
 	sd.skbSeq++
-	s.HotCPU, s.HotSeq = int16(c.ID), sd.skbSeq
+	s.HotCPU, s.HotSeq = int16(c.ID), uint32(sd.skbSeq)
 	s.TailSplit = false
 }
 
@@ -1102,7 +1111,7 @@ func (n *Net) lineFrom(c *sim.CPU, holder int, evicted bool) int64 {
 // evicted says whether the CPU holding s's lines has handled more than
 // l2_skbs skbs since it took them.
 func (n *Net) evicted(s *skb.SKB) bool {
-	return n.sd[s.HotCPU].skbSeq-s.HotSeq > uint64(n.E.Costs.L2Skbs)
+	return uint32(n.sd[s.HotCPU].skbSeq)-s.HotSeq > uint32(n.E.Costs.L2Skbs)
 }
 
 // touchSkbQdisc prices a qdisc reading an skb it dequeues or drops,
@@ -1169,7 +1178,7 @@ func (n *Net) LoseToDeadPlugins() {
 	n.Pool.Each(func(s *skb.SKB) {
 		if q := dead[s.Holder]; q != nil {
 			q.held--
-			q.heldBytes -= int64(s.Len)
+			q.heldBytes -= int64(s.QdiscPktLen())
 			lost = append(lost, s)
 		} else if s.Holder == driverHolder && deadDrv {
 			lost = append(lost, s)

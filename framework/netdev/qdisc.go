@@ -106,7 +106,8 @@ type Qdisc struct {
 	classID   qdisc.ClassID
 	invisible bool
 	leaves    map[qdisc.ClassID]*Qdisc
-	dead      bool // destroyed (grafted over, its class deleted)
+	dead      bool         // destroyed (grafted over, its class deleted)
+	stab      *tc.SizeSpec // its size table (stab.go), nil without
 	// retiring: a root graft deactivated it and will destroy it once
 	// reset and idle (activate.go); until then it is the host's still.
 	retiring bool
@@ -217,9 +218,11 @@ func (q *Qdisc) Qlen() int {
 // Backlog is qstats.backlog in bytes (the tree's, as Qlen).
 func (q *Qdisc) Backlog() int64 {
 	_, b := q.treeHeld()
-	b += q.gsoSkb.Bytes
+	for s := q.gsoSkb.Head; s != nil; s = s.Next {
+		b += int64(s.QdiscPktLen()) // qdisc_qstats_backlog_inc at the requeue
+	}
 	if q.skbBadTxq != nil {
-		b += int64(q.skbBadTxq.Len)
+		b += int64(q.skbBadTxq.QdiscPktLen())
 	}
 	return b
 }
@@ -304,7 +307,7 @@ func (q *Qdisc) takeBack(n *Net, h skb.Handle, what string) *skb.SKB {
 	}
 	s.Holder = 0
 	q.held--
-	q.heldBytes -= int64(s.Len)
+	q.heldBytes -= int64(s.QdiscPktLen())
 	return s
 }
 
@@ -479,6 +482,7 @@ func (n *Net) skbClone(c *sim.CPU, s *skb.SKB, by *Qdisc) *skb.SKB {
 	d.Packet = s.Packet
 	d.Handle, d.Sock = h, -1
 	d.Born, d.XmitAt, d.SenderCPU = s.Born, s.XmitAt, s.SenderCPU
+	d.PktLen = s.PktLen // the cb is copied: rootq->enqueue does not recompute it
 	n.ownSkb(c, d)
 	d.DupOf, d.DupDepth = by.ID, s.DupDepth+1
 	c.Spend(n.E.Costs.KfreeSkb) // an sk_buff from the slab and its header copied: priced as freeing one
@@ -491,11 +495,19 @@ func (n *Net) skbClone(c *sim.CPU, s *skb.SKB, by *Qdisc) *skb.SKB {
 // when it comes back to q (netem_enqueue's q->duplicate = 0 while it
 // enqueues it).
 func packetFor(q *Qdisc, s *skb.SKB) skb.Packet {
-	p := s.Packet
+	qdiscCalculatePktLen(s, q) // qdisc_enqueue's
+	p := qdiscPacket(s)
 	if s.DupOf != 0 && s.DupOf == q.ID {
 		p.Dup = true
 		s.DupOf = 0
 	}
+	return p
+}
+
+// qdiscPacket is s as a qdisc sees it: its length qdisc_pkt_len.
+func qdiscPacket(s *skb.SKB) skb.Packet {
+	p := s.Packet
+	p.Len = s.QdiscPktLen()
 	return p
 }
 
@@ -557,9 +569,10 @@ func (n *Net) qdiscEnqueue(c *sim.CPU, q *Qdisc, skbs []*skb.SKB, toFree *skb.Li
 	for i, s := range skbs {
 		n.touchSkbPrefetched(c, s, i > 0)
 		s.Holder = q.ID
+		p := packetFor(q, s)
 		q.held++
-		q.heldBytes += int64(s.Len)
-		q.batch = append(q.batch, packetFor(q, s))
+		q.heldBytes += int64(p.Len)
+		q.batch = append(q.batch, p)
 		q.rc = append(q.rc, qdisc.XmitSuccess)
 	}
 	q.Ops.Enqueue(q.bind(c, toFree), q.batch, q.rc)
@@ -682,7 +695,7 @@ func takeEdits(s *skb.SKB, p *skb.Packet) {
 // gso_segs : 1 packets.
 func (q *Qdisc) bstatsUpdate(s *skb.SKB) {
 	q.SentPkts += uint64(max(s.GSOSegs, 1))
-	q.SentBytes += uint64(s.Len)
+	q.SentBytes += uint64(s.QdiscPktLen())
 }
 
 // writeStatsLine prices the qstats line of the layout before 4d202a0d1

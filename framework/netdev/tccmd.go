@@ -185,9 +185,13 @@ func (n *Net) tcChange(d *Device, cmd tc.Qdisc) error {
 		if cmd.Kind != "" && cmd.Kind != q.Kind {
 			return kernelf("Error: Invalid qdisc name: %q is not %s's kind (%s)", cmd.Kind, q.Name(), q.Kind)
 		}
+		if err := checkStab(cmd.Stab); err != nil {
+			return err
+		}
 		if err := n.ChangeQdisc(q, cmd.Options); err != nil {
 			return fmt.Errorf("%s: %w", q.Name(), err)
 		}
+		q.stab = cmd.Stab // qdisc_change: the words' table, or none
 	}
 	return nil
 }
@@ -302,6 +306,9 @@ func (n *Net) tcGraft(d *Device, verb tc.Verb, cmd tc.Qdisc) error {
 	if err != nil {
 		return err
 	}
+	if err := checkStab(cmd.Stab); err != nil {
+		return err
+	}
 	var freed skb.List
 	before := qdisc.LeafState{}
 	if old != nil {
@@ -311,7 +318,7 @@ func (n *Net) tcGraft(d *Device, verb tc.Verb, cmd tc.Qdisc) error {
 	if err != nil {
 		return err
 	}
-	leaf.leafGen = cl.LeafGen
+	leaf.leafGen, leaf.stab = cl.LeafGen, cmd.Stab
 	if before != (qdisc.LeafState{}) {
 		n.notifyUp(nil, leaf) // the old leaf's packets were purged
 	}

@@ -195,6 +195,7 @@ func (n *Net) xmitNoQueue(c *sim.CPU, d *Device, txq *TxQueue, s *skb.SKB) qdisc
 
 // devXmitSkb is __dev_xmit_skb.
 func (n *Net) devXmitSkb(c *sim.CPU, s *skb.SKB, q *Qdisc, d *Device, txq *TxQueue) qdisc.Code {
+	qdiscCalculatePktLen(s, q)
 	if q.nolock() {
 		return n.devXmitSkbNolock(c, s, q, d, txq)
 	}

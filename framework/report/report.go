@@ -233,10 +233,13 @@ type Queue struct {
 
 // Qdisc is one qdisc as tc -s -d qdisc show prints it.
 type Qdisc struct {
-	Handle         string  `json:"handle"`
-	Parent         string  `json:"parent"`
-	Kind           string  `json:"kind"`
-	Options        string  `json:"options"`
+	Handle  string `json:"handle"`
+	Parent  string `json:"parent"`
+	Kind    string `json:"kind"`
+	Options string `json:"options"`
+	// Stab is the qdisc's size table as tc -d prints it
+	// (print_size_table), "" without one.
+	Stab           string  `json:"stab,omitempty"`
 	SentPackets    uint64  `json:"sent_packets"`
 	SentBytes      uint64  `json:"sent_bytes"`
 	Dropped        uint64  `json:"dropped"`

@@ -338,6 +338,9 @@ func writeQdisc(b *bytes.Buffer, q Qdisc, dev string, refcnt int) {
 	}
 	b.WriteString(q.Options)
 	b.WriteString("\n")
+	if q.Stab != "" {
+		b.WriteString(q.Stab + "\n") // print_size_table, with -d
+	}
 	fmt.Fprintf(b, " Sent %d bytes %d pkt (dropped %d, overlimits %d requeues %d) \n",
 		q.SentBytes, q.SentPackets, q.Dropped, q.Overlimits, q.Requeues)
 	fmt.Fprintf(b, " backlog %s %dp requeues %d\n", tcSize(q.BacklogBytes), q.BacklogPackets, q.Requeues)

@@ -173,6 +173,42 @@ func TestMQPrioSteersByPriority(t *testing.T) {
 	}
 }
 
+// A size table makes htb shape by the link layer's size: with "stab
+// linklayer atm overhead 40" a 1042-byte skb counts as 23 ATM cells,
+// 1219 bytes (qdisc_pkt_len), so a 10 Mbit/s class sends 1042/1219 of
+// the packets it sends without, and its Sent counts the table's bytes;
+// a leaf's own table replaces its root's for the packets it takes.
+func TestStabShapesByTheLinkLayer(t *testing.T) {
+	const tree = "htb default 10\nclass add dev eth0 parent 1: classid 1:10 htb rate 10mbit\n"
+	run := func(stab, leaf string) *report.Report {
+		s := htbHost("", 2, "qdisc replace dev eth0 root handle 1: "+stab+tree+leaf)
+		s.Workload.PacketSize = 1000
+		s.Duration, s.Warmup = 210*sim.Millisecond, 10*sim.Millisecond
+		rep := mustRun(t, s)
+		if !rep.AccountingOK {
+			t.Fatal(rep.AccountingError)
+		}
+		return rep
+	}
+	plain, atm := run("", ""), run("stab linklayer atm overhead 40 ", "")
+	r := float64(atm.TxPackets) / float64(plain.TxPackets)
+	if !within(r, 1042.0/1219, 0.02) {
+		t.Errorf("tx packets %d with the ATM table, %d without: %.3f, want 1042/1219 = %.3f", atm.TxPackets, plain.TxPackets, r, 1042.0/1219)
+	}
+	if c := classes(atm)["1:10"]; c.SentBytes != c.SentPackets*1219 {
+		t.Errorf("1:10 sent %d bytes in %d packets, want 1219 each", c.SentBytes, c.SentPackets)
+	}
+	if q := atm.Qdisc[0]; q.Stab != " linklayer atm overhead 40 mtu 2047 tsize 512 " {
+		t.Errorf("the root's table shows as %q", q.Stab)
+	}
+	// The leaf's table (4 bytes more, no cells) is the length htb
+	// charges from then on: 1046 a packet.
+	leaf := run("stab linklayer atm overhead 40 ", "qdisc add dev eth0 parent 1:10 handle 10: stab overhead 4 pfifo\n")
+	if c := classes(leaf)["1:10"]; c.SentBytes != c.SentPackets*1046 {
+		t.Errorf("with the leaf's table 1:10 sent %d bytes in %d packets, want 1046 each", c.SentBytes, c.SentPackets)
+	}
+}
+
 // The same tree and seed give the same report, twice.
 func TestClassfulDeterministic(t *testing.T) {
 	s := htbHost("dport=5001,prio=2 mark=0x10020 dport=5003", 6, tree31+

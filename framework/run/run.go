@@ -1230,7 +1230,7 @@ func fillLinks(rep *report.Report, net *netdev.Net) {
 // qdiscRow is one qdisc as tc -s -d qdisc show reports it.
 func qdiscRow(q *netdev.Qdisc) report.Qdisc {
 	st := q.Ops.Stats()
-	r := report.Qdisc{Handle: q.Handle.QdiscString(), Parent: q.Parent.String(), Kind: q.Kind, Options: q.Ops.Dump(),
+	r := report.Qdisc{Handle: q.Handle.QdiscString(), Parent: q.Parent.String(), Kind: q.Kind, Options: q.Ops.Dump(), Stab: q.StabText(),
 		SentPackets: q.SentPkts, SentBytes: q.SentBytes, Dropped: st.Drops, Overlimits: st.Overlimits,
 		Requeues: q.Requeues, BacklogPackets: q.Qlen(), BacklogBytes: q.Backlog(), DeferMax: q.DeferMax,
 		Invisible: q.Invisible(), UnderClass: q.ParentQdisc() != nil}
@@ -1249,6 +1249,9 @@ func qdiscRows(dev *netdev.Device) []report.Qdisc {
 		return out
 	}
 	root := report.Qdisc{Handle: dev.RootHandle.QdiscString(), Parent: tc.Root.String(), Kind: dev.RootKind}
+	if dev.RootStab != nil {
+		root.Stab = dev.RootStab.String()
+	}
 	switch {
 	case dev.RootKind == "mqprio":
 		root.Options = dev.MQPrioOptions() // the device's traffic classes

@@ -92,9 +92,15 @@ type SKB struct {
 	Born   sim.Time // when the sender built it
 	XmitAt sim.Time // entry to __dev_queue_xmit
 	// HotSeq is HotCPU's count of skbs handled when it took the lines
-	// (the host's per-CPU count): once that CPU has handled more than
-	// the cost table's l2_skbs since, the lines are in the LLC.
-	HotSeq uint64
+	// (the host's per-CPU count, modulo 2^32: differences stay exact
+	// while under 4G skbs): once that CPU has handled more than the
+	// cost table's l2_skbs since, the lines are in the LLC.
+	HotSeq uint32
+	// PktLen is qdisc_skb_cb(skb)->pkt_len once a qdisc's size table
+	// set it (__qdisc_calculate_pkt_len, at each enqueue into a qdisc
+	// with a stab: the last one's stays), 0 before: qdisc_pkt_len is
+	// then skb->len.
+	PktLen uint32
 
 	// Cb is the protocol's control block (skb->cb, TCP_SKB_CB): opaque
 	// to the TX path and to qdiscs (it never crosses the plugin
@@ -135,6 +141,15 @@ type SKB struct {
 	OooOkay bool
 	// TailSplit and TailLLC: see TailCPU.
 	TailSplit, TailLLC bool
+}
+
+// QdiscPktLen is qdisc_pkt_len(skb): the size table's length if one set
+// it, else skb->len.
+func (s *SKB) QdiscPktLen() uint32 {
+	if s.PktLen != 0 {
+		return s.PktLen
+	}
+	return s.Len
 }
 
 // CB is a protocol's per-skb data. For TCP (Keys.Proto 6) Seq and Ack

@@ -15,6 +15,8 @@ type Qdisc struct {
 	Parent  Handle // Unspec when neither root nor parent was given
 	Kind    string // "" when no kind word came
 	Options []string
+	// Stab is the size table the words give ("stab ..."), nil without.
+	Stab *SizeSpec
 }
 
 // Selects reports whether the command names a qdisc by dev, handle or
@@ -24,8 +26,8 @@ func (q Qdisc) Selects() bool { return q.Dev != "" || q.Handle != Unspec || q.Pa
 // ParseQdisc reads words as tc_qdisc_modify does: dev, handle, root and
 // parent in any order, then the kind, and every word after the kind is
 // the kind's options. Words tc knows but txlab does not model
-// (estimator, stab, ingress, clsact, ingress_block, egress_block) are
-// refused by name. Errors are tc's own messages, without its "Error: ":
+// (estimator, ingress, clsact, ingress_block, egress_block) are refused
+// by name; "stab" reads a size table (parseStab). Errors are tc's own messages, without its "Error: ":
 // tc's refusals of its command line are qdisc.ErrSyntax (tc exits 255),
 // the words txlab does not model qdisc.ErrLacks.
 func ParseQdisc(words []string) (Qdisc, error) {
@@ -58,7 +60,14 @@ func ParseQdisc(words []string) (Qdisc, error) {
 		case matches(w, "estimator"):
 			return q, notModelled(w, "rate estimators (TCA_RATE) are not modelled")
 		case matches(w, "stab"):
-			return q, notModelled(w, "size tables (TCA_STAB) are not modelled")
+			if q.Stab != nil {
+				return q, dupArg("stab", w)
+			}
+			st, err := r.parseStab()
+			if err != nil {
+				return q, err
+			}
+			q.Stab = st
 		case matches(w, "ingress_block") || matches(w, "egress_block"):
 			return q, notModelled(w, "shared filter blocks are not modelled")
 		case matches(w, "help"):
@@ -88,6 +97,9 @@ func (q Qdisc) Words() []string {
 		out = append(out, "root")
 	default:
 		out = append(out, "parent", q.Parent.String())
+	}
+	if q.Stab != nil {
+		out = append(out, q.Stab.Words()...)
 	}
 	if q.Kind != "" {
 		out = append(out, q.Kind)

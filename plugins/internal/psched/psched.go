@@ -9,7 +9,11 @@
 // matches).
 package psched
 
-import "math"
+import (
+	"math"
+
+	"github.com/txlab/txlab/framework/units"
+)
 
 // PSCHED_SHIFT: a psched tick is 64 ns.
 const shift = 6
@@ -58,25 +62,15 @@ func CalcXmitsize(rate uint64, ticks uint32) uint64 {
 	return uint64(float64(rate) * Tick2Time(float64(ticks)) / timeUnitsPerSec)
 }
 
-// Link layers (enum tc_link_layer, TC_LINKLAYER_*).
+// Link layers (enum tc_link_layer): framework/units'.
 const (
-	LinkUnaware  uint8 = 0
-	LinkEthernet uint8 = 1
-	LinkATM      uint8 = 2
+	LinkUnaware  = units.LinkUnaware
+	LinkEthernet = units.LinkEthernet
+	LinkATM      = units.LinkATM
 )
 
 // LinkName is sprint_linklayer.
-func LinkName(l uint8) string {
-	switch l {
-	case LinkUnaware:
-		return "unspec"
-	case LinkEthernet:
-		return "ethernet"
-	case LinkATM:
-		return "atm"
-	}
-	return "unknown"
-}
+func LinkName(l uint8) string { return units.LinkName(l) }
 
 // Ratecfg is struct psched_ratecfg: a rate precomputed for a reciprocal
 // divide (time_in_ns = len * mult >> shift).
@@ -121,7 +115,7 @@ func (r Ratecfg) L2T(length uint32) uint64 {
 	length += uint32(r.Overhead)
 	length = max(length, uint32(r.Mpu))
 	if r.Linklayer == LinkATM {
-		return (uint64((length+47)/48*53) * uint64(r.Mult)) >> r.Shift
+		return (uint64(units.AlignATM(length)) * uint64(r.Mult)) >> r.Shift
 	}
 	return (uint64(length) * uint64(r.Mult)) >> r.Shift
 }

@@ -143,12 +143,4 @@ func percentBits(s string, speedBps int64) (string, error) {
 }
 
 // Linklayer is get_linklayer: ethernet, atm or adsl (atm), by prefix.
-func Linklayer(s string) (uint8, error) {
-	switch {
-	case Matches(s, "ethernet"):
-		return LinkEthernet, nil
-	case Matches(s, "atm"), Matches(s, "adsl"):
-		return LinkATM, nil
-	}
-	return 0, fmt.Errorf("%q is not a link layer (ethernet, atm, adsl)", s)
-}
+func Linklayer(s string) (uint8, error) { return units.Linklayer(s) }
