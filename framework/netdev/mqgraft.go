@@ -36,8 +36,13 @@ func (n *Net) tcGraftMQ(d *Device, verb tc.Verb, cmd tc.Qdisc) error {
 	return nil
 }
 
-// mqClass is mq_find: queue N-1 for class MAJ:N of d's mq root.
+// mqClass is mq_find: queue N-1 for class MAJ:N of d's mq root. An
+// mqprio traffic class (MAJ:ffe0+k, mqprio_find finds it) holds no
+// qdisc: mqprio_graft finds no queue for it (EINVAL).
 func (d *Device) mqClass(id tc.Handle) (int, error) {
+	if k := int(id.Minor()) - TCHMinPriority; d.RootKind == "mqprio" && k >= 0 && k < d.tc.num {
+		return 0, kernelf("RTNETLINK answers: Invalid argument (class %s is a traffic class; qdiscs go under its queues' classes)", id)
+	}
 	i := int(id.Minor()) - 1
 	if i < 0 || i >= len(d.Children) {
 		return 0, kernelf("Error: Specified class not found (%s %s has classes %s to %s).", d.RootKind, d.RootHandle.QdiscString(),

@@ -74,6 +74,9 @@ func TestMQPrioRoot(t *testing.T) {
 	if err := tcLine("qdisc replace dev eth0 parent 1:3 handle 30: fq_codel"); err != nil || h.dev.Queues[2].qdisc.Kind != "fq_codel" {
 		t.Errorf("graft on 1:3: %v", err)
 	}
+	if err := tcLine("qdisc add dev eth0 parent 1:ffe1 fq"); err == nil || !strings.Contains(err.Error(), "Invalid argument") {
+		t.Errorf("graft on a traffic class: %v", err)
+	}
 	if err := tcLine("qdisc replace dev eth0 root handle 1: mqprio num_tc 2 map 0 1 queues 2@0 2@2 hw 0"); err == nil || !strings.Contains(err.Error(), "Change operation not supported") {
 		t.Errorf("replace of the same root: %v", err)
 	}
