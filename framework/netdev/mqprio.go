@@ -235,8 +235,6 @@ func (o mqprioOpt) validate(nq int) error {
 	switch {
 	case nq < 2: // !netif_is_multiqueue
 		return kernelf("RTNETLINK answers: Operation not supported (mqprio needs a multiqueue device, this one has %d queue)", nq)
-	case o.hw != 0:
-		return qdisc.Lacksf("mqprio", "hw %d (the driver's offload through ndo_setup_tc: DCB, or ice's channels) is not modelled; write \"hw 0\" for the kernel's own mapping", o.hw)
 	case o.numTC > tcMaxQueue:
 		return kernelf("Error: Number of traffic classes is outside valid range.")
 	}
@@ -244,6 +242,10 @@ func (o mqprioOpt) validate(nq int) error {
 		if c >= o.numTC {
 			return kernelf("Error: Invalid traffic class in priority to traffic class mapping.")
 		}
+	}
+	if o.hw != 0 {
+		// The queue counts are then the driver's to check or set.
+		return qdisc.Lacksf("mqprio", "hw %d (the driver's offload through ndo_setup_tc: DCB, or ice's channels) is not modelled; write \"hw 0\" for the kernel's own mapping", o.hw)
 	}
 	for i := 0; i < int(o.numTC); i++ {
 		last := int(o.offset[i]) + int(o.count[i])
