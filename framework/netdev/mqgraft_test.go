@@ -42,6 +42,11 @@ func TestMQChildGraft(t *testing.T) {
 			t.Errorf("%q: %v, want %q", c.line, err, c.want)
 		}
 	}
+	// The mq root has no change operation: tc's replace of it fails
+	// (txlab's "mq CHILD" words build it anew).
+	if err := tcLine("qdisc replace dev eth0 root handle 1: mq"); err == nil || !strings.Contains(err.Error(), "Change operation not supported") {
+		t.Errorf("a replace of the mq root: %v", err)
+	}
 	if q := h.dev.Queues[1].qdisc; q.Kind != "fq_codel" || h.dev.Queues[2].qdisc.Kind != "pfifo_fast" {
 		t.Fatalf("a refused command changed the tree: %s, %s", q.Name(), h.dev.Queues[2].qdisc.Name())
 	}

@@ -204,9 +204,17 @@ func (n *Net) tcChange(d *Device, cmd tc.Qdisc) error {
 // in place, under traffic too, as tc_modify_qdisc falls through to
 // qdisc_change (what the options left out become is the kind's change:
 // cake keeps them, tbf's tc sends them all); with another kind and its
-// handle it is "Invalid qdisc name". (mq's words
-// name its children, so a replace of an mq root builds it anew.)
+// handle it is "Invalid qdisc name". An mq root has no change
+// operation, so tc's words fail there; txlab's child word ("mq fq")
+// names its children, and a replace with one builds it anew.
 func (n *Net) tcRoot(d *Device, verb tc.Verb, cmd tc.Qdisc) error {
+	if verb == tc.VerbReplace && d.rootByTC && d.RootKind == "mq" && cmd.Kind == "mq" && len(cmd.Options) == 0 &&
+		(cmd.Handle == tc.Unspec || cmd.Handle == d.RootHandle) {
+		// tc's own words: qdisc_change on the mq root, which has no
+		// change operation. (With txlab's child word it builds anew.)
+		return kernelf("Error: Change operation not supported by specified qdisc (mq %s: graft its children with \"qdisc replace dev %s parent %s ...\").",
+			d.RootHandle.QdiscString(), d.Name, tc.MakeHandle(d.RootHandle.Major(), 1))
+	}
 	if verb == tc.VerbReplace && d.rootByTC && d.RootKind != "mq" && (cmd.Handle == tc.Unspec || cmd.Handle == d.RootHandle) {
 		switch {
 		case cmd.Kind == d.RootKind:
