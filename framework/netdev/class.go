@@ -302,6 +302,9 @@ func (n *Net) leafEnqueue(c *sim.CPU, leaf *Qdisc, skbs []*skb.SKB, toFree *skb.
 	leaf.lineData.WriteMany(c, n.E.Costs.QdiscDataLines)
 	n.writeStatsLine(c, leaf)
 	before := leaf.leafState()
+	for _, s := range skbs {
+		qdiscCalculatePktLen(s, leaf) // qdisc_enqueue's, before the leaf segments the skb
+	}
 	segs, split := n.splitGSO(c, leaf, skbs)
 	n.readTCPHeaders(leaf, segs)
 	leaf.batch, leaf.rc = leaf.batch[:0], leaf.rc[:0]

@@ -67,6 +67,9 @@ func (n *Net) splitGSO(c *sim.CPU, q *Qdisc, batch []*skb.SKB) ([]*skb.SKB, bool
 		}
 		s.GSOSegs = 1
 		s.Len, s.TrueSize = l, firstTs
+		// pkt_len = segs->len (cake_enqueue, tbf_segment): a size table
+		// the GSO skb met does not follow its segments.
+		s.PktLen = 0
 		out = append(out, s)
 		if group {
 			q.segIdx = append(q.segIdx, 1)

@@ -495,7 +495,6 @@ func (n *Net) skbClone(c *sim.CPU, s *skb.SKB, by *Qdisc) *skb.SKB {
 // when it comes back to q (netem_enqueue's q->duplicate = 0 while it
 // enqueues it).
 func packetFor(q *Qdisc, s *skb.SKB) skb.Packet {
-	qdiscCalculatePktLen(s, q) // qdisc_enqueue's
 	p := qdiscPacket(s)
 	if s.DupOf != 0 && s.DupOf == q.ID {
 		p.Dup = true

@@ -27,7 +27,12 @@ func checkStab(s *tc.SizeSpec) error {
 	return nil
 }
 
-// qdiscCalculatePktLen is qdisc_calculate_pkt_len(skb, q).
+// qdiscCalculatePktLen is qdisc_calculate_pkt_len(skb, q): once per skb
+// as __dev_xmit_skb or qdisc_enqueue hands it to q. Not for what q's
+// own enqueue makes of it: the segments of a split GSO skb get their
+// own length (cake's and tbf_segment's pkt_len = segs->len), and a
+// duplicate sent back to the root keeps the copied cb (netem's
+// rootq->enqueue).
 func qdiscCalculatePktLen(s *skb.SKB, q *Qdisc) {
 	if q.stab != nil {
 		s.PktLen = q.stab.PktLen(s.Len)

@@ -3,6 +3,9 @@ package netdev
 import (
 	"strings"
 	"testing"
+
+	"github.com/txlab/txlab/framework/sim"
+	"github.com/txlab/txlab/framework/skb"
 )
 
 // A size table comes with the qdisc tc makes (qdisc_create) and goes
@@ -30,5 +33,25 @@ func TestStabChange(t *testing.T) {
 	err := tcLine("qdisc replace dev eth0 root handle 2: stab mpu 10 tsize 1 mtu 4294967295 pfifo")
 	if err == nil || !strings.Contains(err.Error(), "Invalid logarithmic size of size table") || h.dev.RootHandle.Major() != 1 {
 		t.Errorf("a table of 2^32-byte cells: %v (root %s)", err, h.dev.RootHandle.QdiscString())
+	}
+}
+
+// A size table applies to the skb the qdisc is handed, not to what the
+// qdisc makes of it: cake's split-gso segments each get their own length
+// as pkt_len (cake_enqueue: qdisc_skb_cb(segs)->pkt_len = segs->len), so
+// cake's root table's overhead counts on none of them.
+func TestStabNotOnSegments(t *testing.T) {
+	const segs = 10
+	h := newHarness(t, profile(t, "6.18"), 2, "test", 1, "stab", "overhead", "100", "cake", "besteffort")
+	h.on(0, sim.Microsecond, func(c *sim.CPU) {
+		s := h.skb(c, 1)
+		s.Len, s.GSOSegs = segs*1514, segs
+		s.Keys = skb.FlowKeys{Src: 1, Dst: 2, SrcPort: 1000, DstPort: 5001, Proto: 6}
+		h.n.DevQueueXmit(c, h.dev, s)
+	})
+	h.run(10 * sim.Millisecond)
+	q := h.dev.Root
+	if pkts, bytes := q.SentPkts+uint64(q.Qlen()), int64(q.SentBytes)+q.Backlog(); q.StabText() != " overhead 100 " || pkts != segs || bytes != segs*1514 {
+		t.Errorf("cake (table %q) sent and holds %d packets, %d bytes; want %d segments of 1514 bytes, the table on none", q.StabText(), pkts, bytes, segs)
 	}
 }
