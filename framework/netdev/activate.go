@@ -106,11 +106,7 @@ func (n *Net) graftRootLive(d *Device, words []string) error {
 	if err != nil {
 		return err
 	}
-	newTxq := make([]*Qdisc, len(d.Queues))
-	for i, txq := range d.Queues {
-		newTxq[i] = txq.qdisc
-	}
-	n.deactivate(d, old, newTxq, true)
+	n.deactivate(d, old, d.queueQdiscs(), true)
 	return nil
 }
 

@@ -101,11 +101,11 @@ func (n *Net) swapMQChild(d *Device, i int, q *Qdisc) {
 		n.rtnlKfreeSkbs(&freed)
 		return
 	}
-	n.deactivate(d, devQdiscs{qdiscs: tree, txq: n.queueQdiscs(d)}, slices.Clone(d.Children), false)
+	n.deactivate(d, devQdiscs{qdiscs: tree, txq: d.queueQdiscs()}, slices.Clone(d.Children), false)
 }
 
 // queueQdiscs are d's queues' qdiscs now (dev_queue->qdisc).
-func (n *Net) queueQdiscs(d *Device) []*Qdisc {
+func (d *Device) queueQdiscs() []*Qdisc {
 	out := make([]*Qdisc, len(d.Queues))
 	for i, txq := range d.Queues {
 		out[i] = txq.qdisc

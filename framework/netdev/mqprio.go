@@ -302,10 +302,12 @@ func (d *Device) MQPrioOptions() string {
 	return b.String()
 }
 
-// MQPrioClass is the traffic class of mqprio's class for queue i
-// (mqprio_dump_class: its parent MAJ:ffe0+tc, none if no class holds
-// the queue), and the number of classes.
-func (d *Device) MQPrioClass(i int) (class, num int) { return d.txqToTC(i), d.tc.num }
+// TxqToTC is netdev_txq_to_tc (txqToTC): mqprio_dump_class's parent
+// for queue i's class is MAJ:ffe0 plus it, none when it is -1.
+func (d *Device) TxqToTC(i int) int { return d.txqToTC(i) }
+
+// NumTC is the device's num_tc: mqprio's traffic classes.
+func (d *Device) NumTC() int { return d.tc.num }
 
 // MQPrioQueues are the queues of traffic class k (mqprio_dump_class_stats
 // sums their qdiscs).

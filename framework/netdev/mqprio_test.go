@@ -66,7 +66,7 @@ func TestMQPrioRoot(t *testing.T) {
 		t.Errorf("dump\n%q\nwant\n%q", got, want)
 	}
 	for i, k := range []int{0, 1, 2, 2} {
-		if got, _ := h.dev.MQPrioClass(i); got != k {
+		if got := h.dev.TxqToTC(i); got != k {
 			t.Errorf("queue %d in class %d, want %d", i, got, k)
 		}
 	}

@@ -208,15 +208,15 @@ func (n *Net) tcChange(d *Device, cmd tc.Qdisc) error {
 // operation, so tc's words fail there; txlab's child word ("mq fq")
 // names its children, and a replace with one builds it anew.
 func (n *Net) tcRoot(d *Device, verb tc.Verb, cmd tc.Qdisc) error {
-	if verb == tc.VerbReplace && d.rootByTC && d.RootKind == "mq" && cmd.Kind == "mq" && len(cmd.Options) == 0 &&
-		(cmd.Handle == tc.Unspec || cmd.Handle == d.RootHandle) {
-		// tc's own words: qdisc_change on the mq root, which has no
-		// change operation. (With txlab's child word it builds anew.)
-		return kernelf("Error: Change operation not supported by specified qdisc (mq %s: graft its children with \"qdisc replace dev %s parent %s ...\").",
-			d.RootHandle.QdiscString(), d.Name, tc.MakeHandle(d.RootHandle.Major(), 1))
-	}
-	if verb == tc.VerbReplace && d.rootByTC && d.RootKind != "mq" && (cmd.Handle == tc.Unspec || cmd.Handle == d.RootHandle) {
+	if verb == tc.VerbReplace && d.rootByTC && (cmd.Handle == tc.Unspec || cmd.Handle == d.RootHandle) {
 		switch {
+		case d.RootKind == "mq" && cmd.Kind == "mq" && len(cmd.Options) == 0:
+			// tc's own words: qdisc_change on the mq root, which has no
+			// change operation.
+			return kernelf("Error: Change operation not supported by specified qdisc (mq %s: graft its children with \"qdisc replace dev %s parent %s ...\").",
+				d.RootHandle.QdiscString(), d.Name, tc.MakeHandle(d.RootHandle.Major(), 1))
+		case d.RootKind == "mq":
+			// txlab's child word ("mq fq", or another kind): a new root.
 		case cmd.Kind == d.RootKind:
 			cmd.Parent, cmd.Handle = tc.Root, d.RootHandle
 			return n.tcChange(d, cmd)

@@ -86,29 +86,33 @@ func (n *Net) netdevCorePickTx(c *sim.CPU, d *Device, s *skb.SKB) *TxQueue {
 		}
 	}
 	qi := d.xps[s.XmitCPU-1] // get_xps_queue: XPS_CPUS map of sender_cpu
-	switch {
-	case qi >= 0:
-	case s.RxQueue > 0:
-		// skb_tx_hash, skb_rx_queue_recorded: the RX queue, folded
-		// into the TX queues (of the packet's traffic class).
-		off, cnt := d.tcRange(s.Priority)
-		qi = int(s.RxQueue - 1)
-		if qi >= off {
-			qi -= off
-		}
-		for qi >= cnt {
-			qi -= cnt
-		}
-		qi += off
-	default:
-		off, cnt := d.tcRange(s.Priority)              // skb_tx_hash: the packet's traffic class's queues
-		qi = off + int(uint64(s.Hash)*uint64(cnt)>>32) // reciprocal_scale(skb_get_hash(skb), qcount) + qoffset
+	if qi < 0 {
+		qi = d.skbTxHash(s)
 	}
 	if m != nil {
 		m.set(c.Now(), qi) // sk_tx_queue_set
 	}
 	s.Queue = uint16(qi)
 	return d.Queues[qi]
+}
+
+// skbTxHash is skb_tx_hash: a queue among the packet's traffic class's
+// (all the device's without classes), the RX queue folded into them for
+// an skb a NIC received (skb_rx_queue_recorded), else its flow hash
+// scaled to them.
+func (d *Device) skbTxHash(s *skb.SKB) int {
+	off, cnt := d.tcRange(s.Priority)
+	if s.RxQueue > 0 {
+		qi := int(s.RxQueue - 1)
+		if qi >= off {
+			qi -= off
+		}
+		for qi >= cnt {
+			qi -= cnt
+		}
+		return qi + off
+	}
+	return off + int(uint64(s.Hash)*uint64(cnt)>>32) // reciprocal_scale(skb_get_hash(skb), qcount) + qoffset
 }
 
 // TxQueueCache is a connected socket, whose TX queue netdev_pick_tx

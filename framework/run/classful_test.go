@@ -168,7 +168,7 @@ func TestMQPrioSteersByPriority(t *testing.T) {
 	}
 	c := classes(rep)
 	if c["1:ffe2"].SentBytes != c["1:3"].SentBytes+c["1:4"].SentBytes || c["1:ffe0"].SentBytes != c["1:1"].SentBytes || c["1:1"].Leaf != "10:" ||
-		c["1:3"].Parent != "1:ffe2" || c["1:ffe0"].Parent != "root" || c["1:1"].SentBytes == 0 {
+		c["1:3"].Parent != "1:ffe2" || c["1:ffe0"].Parent != "root" || c["1:1"].SentBytes == 0 || c["1:ffe0"].Kind != "mqprio" || c["1:3"].Kind != "mqprio" {
 		t.Errorf("classes %+v", rep.Classes)
 	}
 }

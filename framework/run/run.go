@@ -1321,17 +1321,14 @@ func mqprioClassRows(dev *netdev.Device, start map[string]uint64, secs float64) 
 	if dev.RootKind != "mqprio" || dev.Root != nil {
 		return nil
 	}
-	_, num := dev.MQPrioClass(0)
 	var out []report.Class
-	for k := 0; k < num; k++ {
+	for k := 0; k < dev.NumTC(); k++ {
 		var q report.Qdisc
 		off, cnt := dev.MQPrioQueues(k)
 		for i := off; i < off+cnt && i < len(dev.Children); i++ {
 			addStats(&q, qdiscRow(dev.Children[i]))
 		}
-		r := report.Class{ClassID: qdisc.MakeClassID(dev.RootHandle.Major(), uint16(netdev.TCHMinPriority+k)).String(), Parent: "root", Kind: "mqprio",
-			SentPackets: q.SentPackets, SentBytes: q.SentBytes, Dropped: q.Dropped, Overlimits: q.Overlimits,
-			Requeues: q.Requeues, BacklogPackets: q.BacklogPackets, BacklogBytes: q.BacklogBytes}
+		r := classOfQdiscRow(mqprioClassID(dev, k), "root", "mqprio", q)
 		if secs > 0 {
 			r.SentBps = float64(r.SentBytes-start[r.ClassID]) * 8 / secs
 		}
@@ -1348,6 +1345,20 @@ func mqChildren(dev *netdev.Device) []*netdev.Qdisc {
 		return nil
 	}
 	return dev.Children
+}
+
+// mqprioClassID is traffic class k's class, MAJ:ffe0+k
+// (TC_H_MIN_PRIORITY + k).
+func mqprioClassID(dev *netdev.Device, k int) string {
+	return qdisc.MakeClassID(dev.RootHandle.Major(), uint16(netdev.TCHMinPriority+k)).String()
+}
+
+// classOfQdiscRow is a class of an mq-style root of kind whose counters
+// are q's (its queue's qdisc's, or mqprio's queues' summed).
+func classOfQdiscRow(id, parent, kind string, q report.Qdisc) report.Class {
+	return report.Class{ClassID: id, Parent: parent, Kind: kind,
+		SentPackets: q.SentPackets, SentBytes: q.SentBytes, Dropped: q.Dropped, Overlimits: q.Overlimits,
+		Requeues: q.Requeues, BacklogPackets: q.BacklogPackets, BacklogBytes: q.BacklogBytes}
 }
 
 // mqClassID is TX queue i's class, TC_H_MAKE(sch->handle, i + 1).
@@ -1399,13 +1410,11 @@ func classRows(dev *netdev.Device, start map[string]uint64, secs float64) []repo
 		parent := "root"
 		if dev.RootKind == "mqprio" {
 			parent = ""
-			if k, _ := dev.MQPrioClass(i); k >= 0 {
-				parent = qdisc.MakeClassID(dev.RootHandle.Major(), uint16(netdev.TCHMinPriority+k)).String()
+			if k := dev.TxqToTC(i); k >= 0 {
+				parent = mqprioClassID(dev, k)
 			}
 		}
-		r := report.Class{ClassID: mqClassID(dev, i).String(), Parent: parent, Kind: dev.RootKind,
-			SentPackets: q.SentPackets, SentBytes: q.SentBytes, Dropped: q.Dropped, Overlimits: q.Overlimits,
-			Requeues: q.Requeues, BacklogPackets: q.BacklogPackets, BacklogBytes: q.BacklogBytes}
+		r := classOfQdiscRow(mqClassID(dev, i).String(), parent, dev.RootKind, q)
 		if c.Handle != 0 {
 			r.Leaf = q.Handle
 		}
