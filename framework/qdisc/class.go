@@ -345,6 +345,58 @@ func (t *LeafTable) Dequeue(x ClassCtx, id ClassID) (p skb.Packet, ok bool, st L
 	return p, ok, st, t.Update(id, st, 0, n)
 }
 
+// DequeueFirst is prio_dequeue's loop, and ets_qdisc_dequeue's over its
+// strict bands: the first of bands 0..n-1 (class id(b)) whose leaf gives
+// a packet, with what the leaves dropped on the way.
+func (t *LeafTable) DequeueFirst(ctx Ctx, x ClassCtx, n int, id func(band int) ClassID) (p skb.Packet, ok bool, dropped int) {
+	for b := 0; b < n; b++ {
+		c := id(b)
+		ctx.Work(WorkFlowScan, 1)
+		if t.Get(c).Qlen == 0 {
+			continue // the band's dequeue finds nothing
+		}
+		p, ok, _, d := t.Dequeue(x, c)
+		dropped += d
+		if ok {
+			ctx.Work(WorkDequeue, 1)
+			return p, true, dropped
+		}
+	}
+	return skb.Packet{}, false, dropped
+}
+
+// PrioMax is TC_PRIO_MAX: a priomap has PrioMax+1 entries, indexed by
+// skb->priority's low bits.
+const PrioMax = 15
+
+// PrioBand is prio_classify's and ets_classify's band for p among bands
+// bands: the one skb->priority names (TC_H_MIN - 1) when its major is
+// the qdisc's handle, else the one the qdisc's filters give, else
+// priomap[skb->priority & TC_PRIO_MAX] (a priority with another major
+// taken as 0); a band out of range is priomap[0]. -1: a filter shot the
+// packet.
+func PrioBand(x ClassCtx, p *skb.Packet, handle uint16, bands int, priomap *[PrioMax + 1]uint8) int {
+	band := p.Priority
+	if uint16(band>>16) != handle {
+		r := x.Classify(p, MakeClassID(handle, 0))
+		switch r.Verdict {
+		case VerdictShot:
+			return -1
+		case VerdictNone:
+			if band>>16 != 0 {
+				band = 0
+			}
+			return int(priomap[band&PrioMax])
+		}
+		band = uint32(r.Class)
+	}
+	b := int(band&0xFFFF) - 1
+	if b < 0 || b >= bands {
+		return int(priomap[0])
+	}
+	return b
+}
+
 // Remove forgets leaf id (its class went or became inner): the packets
 // it held are purged by the host, and returned here for the caller to
 // count as dropped (qdisc_purge_queue's qdisc_tree_reduce_backlog).

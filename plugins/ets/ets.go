@@ -28,10 +28,10 @@ func init() {
 // Bounds of the kernel's and tc's (include/uapi/linux/pkt_sched.h,
 // sch_ets.c).
 const (
-	MaxBands   = 16      // TCQ_ETS_MAX_BANDS
-	PrioMax    = 15      // TC_PRIO_MAX
-	minQuantum = 256     // ets_quantum_parse's clamp
-	maxQuantum = 1 << 20 // ets_quantum_parse's clamp
+	MaxBands   = 16            // TCQ_ETS_MAX_BANDS
+	PrioMax    = qdisc.PrioMax // TC_PRIO_MAX
+	minQuantum = 256           // ets_quantum_parse's clamp
+	maxQuantum = 1 << 20       // ets_quantum_parse's clamp
 )
 
 // qopt is what tc sends (TCA_ETS_NBANDS, TCA_ETS_NSTRICT, the
@@ -219,23 +219,9 @@ func (q *ETS) band(cl *deficit.Class) int { return int(cl.ID.Minor()) - 1 }
 
 // etsClassify is ets_classify: nil drops the packet.
 func (q *ETS) etsClassify(x qdisc.ClassCtx, p *skb.Packet) *deficit.Class {
-	band := p.Priority
-	if uint16(band>>16) != q.handle {
-		r := x.Classify(p, qdisc.MakeClassID(q.handle, 0))
-		switch r.Verdict {
-		case qdisc.VerdictShot:
-			return nil
-		case qdisc.VerdictNone:
-			if band>>16 != 0 {
-				band = 0
-			}
-			return &q.classes[q.prio2band[band&PrioMax]]
-		}
-		band = uint32(r.Class)
-	}
-	b := int(band&0xFFFF) - 1
-	if b < 0 || b >= q.nbands {
-		return &q.classes[q.prio2band[0]]
+	b := qdisc.PrioBand(x, p, q.handle, q.nbands, &q.prio2band)
+	if b < 0 {
+		return nil
 	}
 	return &q.classes[b]
 }
@@ -249,18 +235,10 @@ func (q *ETS) Enqueue(ctx qdisc.Ctx, batch []skb.Packet, rc []qdisc.Code) {
 // etsDequeue is ets_qdisc_dequeue: the strict bands in order, then the
 // round over the sharing ones.
 func (q *ETS) etsDequeue(ctx qdisc.Ctx, x qdisc.ClassCtx) (skb.Packet, bool) {
-	for b := 0; b < q.nstrict; b++ {
-		id := q.classes[b].ID
-		ctx.Work(qdisc.WorkFlowScan, 1)
-		if q.leaves.Get(id).Qlen == 0 {
-			continue // qdisc_dequeue_peeked finds nothing
-		}
-		p, ok, _, dropped := q.leaves.Dequeue(x, id)
-		q.drops += uint64(dropped)
-		if ok {
-			ctx.Work(qdisc.WorkDequeue, 1)
-			return p, true
-		}
+	p, ok, dropped := q.leaves.DequeueFirst(ctx, x, q.nstrict, func(b int) qdisc.ClassID { return q.classes[b].ID })
+	q.drops += uint64(dropped)
+	if ok {
+		return p, true
 	}
 	p, ok, drops := q.round.Dequeue(ctx, x, &q.leaves)
 	q.drops += drops

@@ -23,9 +23,9 @@ func init() {
 
 // Bounds of struct tc_prio_qopt (include/uapi/linux/pkt_sched.h).
 const (
-	MaxBands = 16 // TCQ_PRIO_BANDS
-	MinBands = 2  // TCQ_MIN_PRIO_BANDS
-	PrioMax  = 15 // TC_PRIO_MAX
+	MaxBands = 16            // TCQ_PRIO_BANDS
+	MinBands = 2             // TCQ_MIN_PRIO_BANDS
+	PrioMax  = qdisc.PrioMax // TC_PRIO_MAX
 )
 
 // defaultPriomap is tc's (and pfifo_fast's) priomap.
@@ -145,25 +145,7 @@ func (p *Prio) class(band int) qdisc.ClassID { return qdisc.MakeClassID(p.handle
 
 // classify is prio_classify: the band for p, or -1 to drop it.
 func (p *Prio) classify(x qdisc.ClassCtx, pk *skb.Packet) int {
-	band := pk.Priority
-	if uint16(band>>16) != p.handle {
-		r := x.Classify(pk, qdisc.MakeClassID(p.handle, 0))
-		switch r.Verdict {
-		case qdisc.VerdictShot:
-			return -1
-		case qdisc.VerdictNone:
-			if band>>16 != 0 {
-				band = 0
-			}
-			return int(p.prio2band[band&PrioMax])
-		}
-		band = uint32(r.Class)
-	}
-	b := int(band&0xFFFF) - 1
-	if b < 0 || b >= p.bands {
-		return int(p.prio2band[0])
-	}
-	return b
+	return qdisc.PrioBand(x, pk, p.handle, p.bands, &p.prio2band)
 }
 
 // Enqueue implements qdisc.Qdisc (prio_enqueue): classify each packet,
@@ -193,20 +175,9 @@ func (p *Prio) Enqueue(ctx qdisc.Ctx, batch []skb.Packet, rc []qdisc.Code) {
 func (p *Prio) Dequeue(ctx qdisc.Ctx, req qdisc.DequeueReq, out []skb.Packet) []skb.Packet {
 	x := ctx.(qdisc.ClassCtx)
 	return qdisc.BulkDequeue(req, out, func() (skb.Packet, bool) {
-		for b := 0; b < p.bands; b++ {
-			id := p.class(b)
-			ctx.Work(qdisc.WorkFlowScan, 1)
-			if p.leaves.Get(id).Qlen == 0 {
-				continue // the band's dequeue finds nothing
-			}
-			pk, ok, _, dropped := p.leaves.Dequeue(x, id)
-			p.drops += uint64(dropped)
-			if ok {
-				ctx.Work(qdisc.WorkDequeue, 1)
-				return pk, true
-			}
-		}
-		return skb.Packet{}, false
+		pk, ok, dropped := p.leaves.DequeueFirst(ctx, x, p.bands, p.class)
+		p.drops += uint64(dropped)
+		return pk, ok
 	})
 }
 
