@@ -23,7 +23,7 @@ var needs = map[string][]string{
 	"e2":        {"cake", "fq_codel", "sfq"},
 	"e2b":       {"cake"},
 	"e2n":       {"cake"},
-	"htb":       {"htb", "prio", "fq_codel", "ets"},
+	"htb":       {"htb", "prio", "fq_codel", "ets", "hfsc"},
 	"shaper":    {"tbf", "fq_codel", "cake"},
 	"wan":       {"netem", "tbf", "fq_codel"},
 	"e4":        {"htb", "fq"},

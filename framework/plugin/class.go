@@ -72,7 +72,13 @@ func (q *Qdisc) classCall(ctx qdisc.Ctx, m wire.Method, enc func(e *wire.Enc)) (
 	h.enc.I64(int64(ctx.Now()))
 	enc(&h.enc)
 	what := q.what(m)
-	d, err := q.c.call(h, named(what), nil)
+	// A class change may look at a leaf (hfsc_change_class's
+	// qdisc_peek_len): its queries are answered by the host's leaves.
+	var up upcaller
+	if host, ok := ctx.(wire.ClassHost); ok && q.classful {
+		up = &leafUp{q: q, host: host}
+	}
+	d, err := q.c.call(h, named(what), up)
 	if err != nil {
 		return d, err
 	}
@@ -228,7 +234,7 @@ func (u serverLeafUp) LeafDequeue(x *wire.QdiscCtx, id qdisc.ClassID, peek bool)
 }
 
 // classCall serves a class method of a qdisc instance.
-func (s *server) classCall(st *callState, q *qdiscInst, m wire.Method, d *wire.Dec) (byte, string) {
+func (s *server) classCall(st *callState, call uint32, q *qdiscInst, m wire.Method, d *wire.Dec) (byte, string) {
 	e := &st.enc
 	if m == wire.MQFilters {
 		// Any qdisc's: a classless one with a block of its own
@@ -269,6 +275,7 @@ func (s *server) classCall(st *callState, q *qdiscInst, m wire.Method, d *wire.D
 		return wire.StatusError, fmt.Sprintf("%s before init", m)
 	}
 	q.ctx.Begin(sim.Time(d.I64()))
+	q.ctx.SetUpcaller(serverLeafUp{s: s, call: call})
 	switch m {
 	case wire.MQClassChange:
 		req := wire.DecodeClassReq(d)

@@ -669,6 +669,14 @@ filter add dev eth0 parent 1: protocol ip prio 1 u32 match ip dport 5001 0xffff 
 qdisc add dev eth0 parent 1:3 handle 3: fq_codel
 class change dev eth0 classid 1:2 ets quantum 1000
 `
+	hfscTree := `
+qdisc add dev eth0 root handle 1: hfsc default 20
+class add dev eth0 parent 1: classid 1:1 hfsc sc rate 200mbit ul rate 200mbit
+class add dev eth0 parent 1:1 classid 1:10 hfsc rt m1 100mbit d 2ms m2 20mbit ls rate 50mbit
+class add dev eth0 parent 1:1 classid 1:20 hfsc ls rate 150mbit
+filter add dev eth0 parent 1: protocol ip prio 1 u32 match ip dport 5001 0xffff flowid 1:10
+qdisc add dev eth0 parent 1:10 handle 10: fq_codel
+`
 	at := func(us int, tc string) run.Action {
 		return run.Action{Name: tc, At: sim.Time(us) * sim.Microsecond, Do: func(l *run.Live) error { return l.TC(tc) }}
 	}
@@ -687,6 +695,9 @@ class change dev eth0 classid 1:2 ets quantum 1000
 		{"prio over htb", prioTree, "dscp=46 prio=0", "", nil},
 		{"drr", drrTree, "dport=5001 -", "", nil},
 		{"ets", etsTree, "dport=5001 prio=6 -", "", nil},
+		{"hfsc", hfscTree, "dport=5001 -", "", []run.Action{ // a curve changed and a leaf purged while packets flow
+			at(1500, "class change dev eth0 classid 1:10 hfsc sc rate 30mbit ul rate 60mbit"),
+			at(2000, "class add dev eth0 parent 1:20 classid 1:200 hfsc ls rate 100mbit")}},
 		{"tc while running", htbTree, "dport=5001,prio=2 mark=0x10020 dport=5003 -", "", live},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -274,11 +274,11 @@ func encodePB(e *wire.Enc, m proto.Message) {
 func (s *server) qdiscCall(st *callState, call uint32, q *qdiscInst, m wire.Method, d *wire.Dec) (byte, string) {
 	e := &st.enc
 	if q.ctx != nil {
-		q.ctx.SetUpcaller(nil) // leaf queries only during a data-path call
+		q.ctx.SetUpcaller(nil) // leaf queries only during a call that may make them
 	}
 	switch m {
 	case wire.MQClassChange, wire.MQClassDelete, wire.MQClasses, wire.MQQlenNotify, wire.MQFilters, wire.MQGrafted:
-		return s.classCall(st, q, m, d)
+		return s.classCall(st, call, q, m, d)
 	case wire.MQInit:
 		now := sim.Time(d.I64())
 		var ps pb.QdiscSetup

@@ -70,3 +70,35 @@ func TestFlowClassShow(t *testing.T) {
 		}
 	}
 }
+
+// hfsc's class lines as tc prints them: print_class with the curves
+// (hfsc_print_class_opt), the Sent lines, then hfsc_print_xstats's
+// " period %u ", "work %llu bytes " and "rtwork %llu bytes " only when
+// not 0, " level %u " and the newline; print_class's blank line after.
+func TestHFSCClassShow(t *testing.T) {
+	xs := func(period, work, rtwork, level int) []XStat {
+		var out []XStat
+		for i, v := range []int{period, work, rtwork, level} {
+			out = append(out, XStat{Key: []string{"period", "work", "rtwork", "level"}[i], Value: json.Number(strconv.Itoa(v))})
+		}
+		return out
+	}
+	for _, tt := range []struct {
+		row  Class
+		want string
+	}{
+		{Class{ClassID: "1:", Parent: "root", Kind: "hfsc", XStats: xs(0, 0, 0, 2)},
+			"class hfsc 1: root \n Sent 0 bytes 0 pkt (dropped 0, overlimits 0 requeues 0) \n backlog 0b 0p requeues 0\n period 0  level 2 \n\n"},
+		{Class{ClassID: "1:10", Parent: "1:1", Kind: "hfsc", Leaf: "10:", Options: "rt m1 0bit d 980us m2 600Mbit ls m1 0bit d 0us m2 100Mbit ",
+			SentBytes: 750944, SentPackets: 496, XStats: xs(2, 750944, 749430, 0)},
+			"class hfsc 1:10 parent 1:1 leaf 10: rt m1 0bit d 980us m2 600Mbit ls m1 0bit d 0us m2 100Mbit \n" +
+				" Sent 750944 bytes 496 pkt (dropped 0, overlimits 0 requeues 0) \n backlog 0b 0p requeues 0\n" +
+				" period 2 work 750944 bytes rtwork 749430 bytes  level 0 \n\n"},
+	} {
+		var b bytes.Buffer
+		writeClass(&b, tt.row)
+		if got := b.String(); got != tt.want {
+			t.Errorf("%s:\ngot\n%q\nwant\n%q", tt.row.ClassID, got, tt.want)
+		}
+	}
+}

@@ -794,6 +794,16 @@ func writeClassXStats(b *bytes.Buffer, kind string, xs []XStat) {
 	case "drr":
 		fmt.Fprintf(b, " deficit %s \n", xs[0].Text) // drr_print_xstats
 		return
+	case "hfsc":
+		// hfsc_print_xstats: work and rtwork only when not 0
+		fmt.Fprintf(b, " period %s ", v["period"])
+		for _, k := range []string{"work", "rtwork"} {
+			if n := v[k]; n != "0" && n != "" {
+				fmt.Fprintf(b, "%s %s bytes ", k, n)
+			}
+		}
+		fmt.Fprintf(b, " level %s \n", v["level"])
+		return
 	case "fq_codel", "sfq", "cake":
 		if writeFlowXStats(b, kind, xs) {
 			return

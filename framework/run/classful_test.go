@@ -371,3 +371,64 @@ func TestTCWhileRunning(t *testing.T) {
 		t.Errorf("replacing the root mid-run: %v, accounting %v, counters %v, root %+v", err, rep.AccountingOK, rep.Counters, rep.Qdisc[0])
 	}
 }
+
+// hfsc on a 10 Gbit/s NIC under a 1 Gbit/s parent (sc and ul 1gbit):
+// two saturated link-sharing classes split it by their ls curves
+// (750mbit : 250mbit); an upper limit caps a class alone (ul 100mbit
+// though the parent has 1 Gbit/s to lend); and a real-time curve is
+// served apart from link-sharing: 1:10 with rt 600mbit but ls 100mbit
+// beside 1:20 with ls 900mbit gets its 600 by deadlines, and since
+// link-sharing counts that service too (cl_total), the rest goes to
+// 1:20, not 1:9 of it to 1:10.
+func TestHFSCServiceCurves(t *testing.T) {
+	const head = `
+qdisc add dev eth0 root handle 1: hfsc default 20
+class add dev eth0 parent 1: classid 1:1 hfsc sc rate 1gbit ul rate 1gbit
+filter add dev eth0 parent 1: protocol ip prio 1 u32 match ip dport 5001 0xffff flowid 1:10
+filter add dev eth0 parent 1: protocol ip prio 1 u32 match ip dport 5002 0xffff flowid 1:20
+`
+	for _, tt := range []struct {
+		name, groups, classes string
+		want10, want20        float64 // Mbit/s of frames
+	}{
+		{"link-sharing 3:1", "dport=5001 dport=5002", `
+class add dev eth0 parent 1:1 classid 1:10 hfsc ls rate 750mbit
+class add dev eth0 parent 1:1 classid 1:20 hfsc ls rate 250mbit
+`, 750, 250},
+		{"upper limit alone", "dport=5001", `
+class add dev eth0 parent 1:1 classid 1:10 hfsc ls rate 750mbit ul rate 100mbit
+class add dev eth0 parent 1:1 classid 1:20 hfsc ls rate 250mbit
+`, 100, 0},
+		{"real-time apart from link-sharing", "dport=5001 dport=5002", `
+class add dev eth0 parent 1:1 classid 1:10 hfsc rt rate 600mbit ls rate 100mbit
+class add dev eth0 parent 1:1 classid 1:20 hfsc ls rate 900mbit
+`, 600, 400},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := htbHost(tt.groups, 6, head+tt.classes)
+			s.Profile = "6.18" // busylock: no defer_list bound (hfsc's sch->limit is 0)
+			rep := mustRun(t, s)
+			c := classes(rep)
+			a, b := c["1:10"].SentBps/1e6, c["1:20"].SentBps/1e6
+			if !within(a, tt.want10, 0.03) || !within(b, tt.want20, 0.03) || !rep.AccountingOK {
+				t.Errorf("1:10 %.1f Mbit/s, 1:20 %.1f Mbit/s: want %.0f and %.0f within 3%% (accounting %v %s)",
+					a, b, tt.want10, tt.want20, rep.AccountingOK, rep.AccountingError)
+			}
+			if tt.name == "real-time apart from link-sharing" {
+				if x := xstat(c["1:10"], "rtwork"); x == 0 || x > xstat(c["1:10"], "work") {
+					t.Errorf("1:10 rtwork %d of work %d: its service should come by real-time", x, xstat(c["1:10"], "work"))
+				}
+			}
+		})
+	}
+}
+
+func xstat(c report.Class, key string) int64 {
+	for _, x := range c.XStats {
+		if x.Key == key {
+			n, _ := x.Value.Int64()
+			return n
+		}
+	}
+	return -1
+}

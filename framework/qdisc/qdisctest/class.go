@@ -273,8 +273,7 @@ func (c *Ctx) leafIDs() []qdisc.ClassID {
 func (c *Ctx) resetLeaves() {
 	for _, id := range c.leafIDs() {
 		x := c.leaves[id]
-		var d qdisc.Defaults
-		d.Reset(x.q, x)
+		x.d.Reset(x.q, x) // its own Defaults: a packet a peek set aside goes too
 	}
 }
 
