@@ -1065,3 +1065,35 @@ func TestRootGraftUnderTraffic(t *testing.T) {
 		t.Errorf("after the delete: %+v, want the kernel's default mq of pfifo_fast", rep.Qdisc)
 	}
 }
+
+// dualpi2 in and out of process alike: ECT(1) senders and a u32 filter
+// (dport 5003 to class 1:2, the L-queue without marks) beside classic
+// ones, its PI2 timer, its step marks and its dequeue drops, and a
+// change under traffic that lowers the limit (drops from the C-queue's
+// head first).
+func TestIsolateDualPI2(t *testing.T) {
+	s := small("pfifo", "ice")
+	s.Queues = 1
+	s.RateBps = 1_000_000_000
+	s.Workload = workload.Spec{Kind: workload.UDPStream, Senders: 8, PacketSize: 1000}
+	s.Workload.Groups, _ = workload.ParseGroups("ecn=ect1,dport=5001 dport=5002 dport=5003 ecn=ect0")
+	s.TC = []run.TCBatch{{Name: "t.tc", Text: "qdisc add dev eth0 root handle 1: dualpi2 target 1ms tupdate 500us\n" +
+		"filter add dev eth0 parent 1: protocol ip pref 1 u32 match ip dport 5003 0xffff classid 1:2\n"}}
+	s.Actions = []run.Action{{Name: "limit", At: 3 * sim.Millisecond, Do: func(l *run.Live) error {
+		return l.TC("qdisc change dev eth0 root handle 1: dualpi2 limit 20")
+	}}}
+	s.Duration = 6 * sim.Millisecond
+	rep := plugintest.SameInAndOut(t, s)
+	var q *report.Qdisc
+	for i := range rep.Qdisc {
+		if rep.Qdisc[i].Kind == "dualpi2" {
+			q = &rep.Qdisc[i]
+		}
+	}
+	if q == nil || !rep.AccountingOK {
+		t.Fatalf("no dualpi2, or the accounting failed: %s", rep.AccountingError)
+	}
+	if n, _ := q.XStatInt("step_mark"); n == 0 || q.Dropped == 0 || !strings.HasPrefix(q.Options, "limit 20p ") {
+		t.Errorf("step marks %d, dropped %d, options %q", n, q.Dropped, q.Options)
+	}
+}

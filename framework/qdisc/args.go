@@ -113,3 +113,11 @@ type Attr[T any] struct {
 
 // Put sets the attribute.
 func (a *Attr[T]) Put(v T) { a.V, a.Set = v, true }
+
+// Apply sets *dst to the attribute's value if it was sent: a change
+// applies the attributes given and leaves the rest.
+func (a Attr[T]) Apply(dst *T) {
+	if a.Set {
+		*dst = a.V
+	}
+}

@@ -361,7 +361,8 @@ var fqCodelXStats = map[string]bool{"maxpacket": true, "drop_overlimit": true, "
 // as tc does (writeFQXStats, fqCodelXStats, writeCodelXStats), any other kind's on one
 // line in its order.
 func writeQdiscXStats(b *bytes.Buffer, kind string, xs []XStat) {
-	if len(xs) == 0 || kind == "codel" && writeCodelXStats(b, xs) || kind == "fq" && writeFQXStats(b, xs) {
+	if len(xs) == 0 || kind == "codel" && writeCodelXStats(b, xs) || kind == "fq" && writeFQXStats(b, xs) ||
+		kind == "dualpi2" && writeDualPI2XStats(b, xs) {
 		return
 	}
 	text := func(x XStat) string {
@@ -473,6 +474,39 @@ func xstatInts(xs []XStat, keys []string) ([]int64, bool) {
 		v[i] = n
 	}
 	return v, true
+}
+
+// dualpi2XStats are tc_dualpi2_xstats' fields as dualpi2 reports
+// them, in q_dualpi2.c's order.
+var dualpi2XStats = []string{"prob", "delay_c", "delay_l", "pkts_in_c", "pkts_in_l", "maxq", "ecn_mark", "step_mark", "credit",
+	"memory_used", "max_memory_used", "memory_limit"}
+
+// writeDualPI2XStats is q_dualpi2.c's dualpi2_print_xstats: five lines
+// from the first column, each ended by print_nl, and print_qdisc's own
+// print_nl after them (an empty line). It prints nothing and returns
+// false unless xs are dualpi2's fields.
+func writeDualPI2XStats(b *bytes.Buffer, xs []XStat) bool {
+	if len(xs) != len(dualpi2XStats) {
+		return false
+	}
+	prob, err := xs[0].Value.Float64()
+	if xs[0].Key != "prob" || err != nil {
+		return false
+	}
+	v, ok := xstatInts(xs[1:], dualpi2XStats[1:])
+	if !ok {
+		return false
+	}
+	queue := "L-queue"
+	if v[7] > 0 {
+		queue = "C-queue"
+	}
+	fmt.Fprintf(b, "prob %f delay_c %dus delay_l %dus\n", prob, v[0], v[1])
+	fmt.Fprintf(b, "pkts_in_c %d pkts_in_l %d maxq %d\n", v[2], v[3], v[4])
+	fmt.Fprintf(b, "ecn_mark %d step_mark %d\n", v[5], v[6])
+	fmt.Fprintf(b, "credit %d (%s)\n", v[7], queue)
+	fmt.Fprintf(b, "memory_used %d (max %d) of memory limit %d\n\n", v[8], v[9], v[10])
+	return true
 }
 
 // codelXStats are tc_codel_xstats' fields as codel reports them, in

@@ -432,3 +432,28 @@ func xstat(c report.Class, key string) int64 {
 	}
 	return -1
 }
+
+// dualpi2 on a 1 Gbit/s link with saturating UDP senders, half of them
+// ECT(1) (L4S's identifier): the L-queue's packets go first by the WRR's
+// weights (classic_protection 10%: about 9 L bytes to 1 C byte), wait a
+// fraction of the C-queue's delay, and are CE-marked past the 1 ms step
+// rather than dropped.
+func TestDualPI2Queues(t *testing.T) {
+	s := htbHost("ecn=ect1,dport=5001 dport=5002", 8, "qdisc replace dev eth0 root handle 1: dualpi2\n")
+	s.Profile = "6.18"
+	s.RateBps = 1_000_000_000
+	s.Duration, s.Warmup = 200*sim.Millisecond, 50*sim.Millisecond
+	rep := mustRun(t, s)
+	var q report.Qdisc
+	for _, x := range rep.Qdisc {
+		if x.Kind == "dualpi2" {
+			q = x
+		}
+	}
+	in := func(k string) float64 { v, _ := q.XStatInt(k); return float64(v) }
+	l, c := in("pkts_in_l"), in("pkts_in_c")
+	if !rep.AccountingOK || c == 0 || l/c < 7 || l/c > 10 || in("step_mark") == 0 || in("delay_l")*5 > in("delay_c") {
+		t.Errorf("pkts in L %v C %v (ratio %.2f), step marks %v, delay L %vus C %vus (accounting %v %s)",
+			l, c, l/c, in("step_mark"), in("delay_l"), in("delay_c"), rep.AccountingOK, rep.AccountingError)
+	}
+}

@@ -955,8 +955,8 @@ func giveKeys(s *run.Spec, section string, m map[string]any) {
 }
 
 // asGroups reads senders.groups: the CLI's --groups words, or an array
-// of maps with the keys dscp, priority (a classid string "1:10" or a
-// number), mark and dport.
+// of maps with the keys dscp, ecn (not-ect, ect1, ect0, ce), priority
+// (a classid string "1:10" or a number), mark and dport.
 func asGroups(v any) ([]workload.Group, error) {
 	switch x := v.(type) {
 	case string:
@@ -969,7 +969,7 @@ func asGroups(v any) ([]workload.Group, error) {
 			if err != nil {
 				return nil, err
 			}
-			if err := checkKeys(what, gm, "dscp", "priority", "mark", "dport"); err != nil {
+			if err := checkKeys(what, gm, "dscp", "ecn", "priority", "mark", "dport"); err != nil {
 				return nil, err
 			}
 			for _, k := range sortedKeys(gm) {

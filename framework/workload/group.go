@@ -12,10 +12,12 @@ import (
 // Group is what one group of flows sets on its packets, for tc filters
 // and classes to tell the groups apart: the DSCP, skb->priority (SO_PRIORITY:
 // a classid such as 1:10 selects an htb or prio class directly),
-// skb->mark (SO_MARK, what fw matches) and the UDP destination port. A
-// zero field leaves the workload's own value.
+// skb->mark (SO_MARK, what fw matches), the UDP destination port and,
+// for UDP senders, the ECN field (the low bits of IP_TOS: ECT(1) is
+// L4S's identifier). A zero field leaves the workload's own value.
 type Group struct {
 	DSCP     uint8
+	ECN      uint8
 	Priority uint32
 	Mark     uint32
 	DstPort  uint16
@@ -23,9 +25,12 @@ type Group struct {
 
 // apply sets what the group names over a flow's values; a zero key keeps
 // the workload's value.
-func (g Group) apply(dscp *uint8, prio, mark *uint32, dport *uint16) {
+func (g Group) apply(dscp, ecn *uint8, prio, mark *uint32, dport *uint16) {
 	if g.DSCP != 0 {
 		*dscp = g.DSCP
+	}
+	if g.ECN != 0 {
+		*ecn = g.ECN
 	}
 	if g.Priority != 0 {
 		*prio = g.Priority
@@ -40,8 +45,8 @@ func (g Group) apply(dscp *uint8, prio, mark *uint32, dport *uint16) {
 
 // ParseGroups reads groups as the CLI's --groups writes them: groups
 // separated by spaces or ';', each a comma-separated list of key=value
-// with the keys dscp, priority (or prio: a classid "1:10" or a number),
-// mark and dport: "dport=5001,prio=1:10 dport=5002,mark=2"; "-" is a
+// with the keys dscp, ecn, priority (or prio: a classid "1:10" or a
+// number), mark and dport: "dport=5001,prio=1:10 dport=5002,mark=2"; "-" is a
 // group that keeps the workload's values.
 func ParseGroups(text string) ([]Group, error) {
 	var out []Group
@@ -54,7 +59,7 @@ func ParseGroups(text string) ([]Group, error) {
 		for _, kv := range strings.Split(g, ",") {
 			k, v, ok := strings.Cut(kv, "=")
 			if !ok || v == "" {
-				return nil, fmt.Errorf("workload group %q: %q is not key=value (keys: dscp, priority, mark, dport)", g, kv)
+				return nil, fmt.Errorf("workload group %q: %q is not key=value (keys: dscp, ecn, priority, mark, dport)", g, kv)
 			}
 			if err := grp.Set(k, v); err != nil {
 				return nil, fmt.Errorf("workload group %q: %w", g, err)
@@ -74,6 +79,12 @@ func (g *Group) Set(key, v string) error {
 			return fmt.Errorf("dscp %q: want 0..63", v)
 		}
 		g.DSCP = uint8(n)
+	case "ecn":
+		n, ok := ecnWords[v]
+		if !ok {
+			return fmt.Errorf("ecn %q: want not-ect, ect1, ect0 or ce (or 0..3: the IP header's ECN bits)", v)
+		}
+		g.ECN = n
 	case "priority", "prio":
 		if h, ok := tc.ParseClassID(v); ok && strings.Contains(v, ":") {
 			g.Priority = uint32(h)
@@ -97,10 +108,14 @@ func (g *Group) Set(key, v string) error {
 		}
 		g.DstPort = uint16(n)
 	default:
-		return fmt.Errorf("unknown key %q (dscp, priority, mark, dport)", key)
+		return fmt.Errorf("unknown key %q (dscp, ecn, priority, mark, dport)", key)
 	}
 	return nil
 }
+
+// ecnWords are the ECN field's names (RFC 3168's codepoints, ECT(1)
+// RFC 9331's L4S identifier) and numbers.
+var ecnWords = map[string]uint8{"not-ect": 0, "ect1": 1, "ect0": 2, "ce": 3, "0": 0, "1": 1, "2": 2, "3": 3}
 
 // FormatGroups writes groups back in ParseGroups' words.
 func FormatGroups(gs []Group) string {
@@ -109,6 +124,9 @@ func FormatGroups(gs []Group) string {
 		var kv []string
 		if g.DSCP != 0 {
 			kv = append(kv, fmt.Sprintf("dscp=%d", g.DSCP))
+		}
+		if g.ECN != 0 {
+			kv = append(kv, "ecn="+[4]string{"not-ect", "ect1", "ect0", "ce"}[g.ECN&3])
 		}
 		if g.Priority != 0 {
 			if g.Priority>>16 != 0 {

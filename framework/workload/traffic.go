@@ -60,6 +60,11 @@ func (s *Spec) validateTCP() error {
 	if _, err := tcp.NewCC(s.CC); err != nil {
 		return fmt.Errorf("workload: %w", err)
 	}
+	for i, g := range s.Groups {
+		if g.ECN != 0 {
+			return fmt.Errorf("workload: group %d: ecn is a UDP sender's; a TCP connection sets its own (--tcp-ecn, --cc dctcp)", i+1)
+		}
+	}
 	switch {
 	case s.Flows < 0 || s.Down < 0:
 		return fmt.Errorf("workload: flows must be >= 0, got %d up and %d down", s.Flows, s.Down)
@@ -239,7 +244,8 @@ func StartTraffic(n *netdev.Net, dev *netdev.Device, spec Spec, w *Workload) (*T
 		if len(spec.Groups) > 0 {
 			// Connection j of each direction takes group j mod n, as
 			// the marks go.
-			spec.Groups[j%len(spec.Groups)].apply(&f.DSCP, &f.Priority, &f.Mark, &dport)
+			var ecn uint8 // the connection's own (validateTCP)
+			spec.Groups[j%len(spec.Groups)].apply(&f.DSCP, &ecn, &f.Priority, &f.Mark, &dport)
 		}
 		f.keys, f.hash = tr.flowKeys(i, hostOf(spec.Hosts, j), dport)
 		tr.Flows = append(tr.Flows, f)

@@ -360,6 +360,7 @@ type Flow struct {
 	Keys     skb.FlowKeys
 	Hash     uint32
 	DSCP     uint8
+	ECN      uint8 // the socket's IP_TOS & 3
 	Priority uint32
 	Mark     uint32
 }
@@ -447,7 +448,7 @@ func makeFlow(i int, hashrnd uint64, s *Spec) Flow {
 	f := Flow{DSCP: s.DSCP, Priority: s.Priority, Mark: s.Mark}
 	k := skb.FlowKeys{Src: 0x0a000001, Dst: 0x0a010000 | uint32(i&0xffff), SrcPort: uint16(32768 + i%28000), DstPort: 12866, Proto: 17}
 	if len(s.Groups) > 0 {
-		s.Groups[i%len(s.Groups)].apply(&f.DSCP, &f.Priority, &f.Mark, &k.DstPort)
+		s.Groups[i%len(s.Groups)].apply(&f.DSCP, &f.ECN, &f.Priority, &f.Mark, &k.DstPort)
 	}
 	h := mix(uint64(k.Src)<<32 ^ uint64(k.Dst) ^ uint64(k.SrcPort)<<16 ^ uint64(k.DstPort) ^ uint64(k.Proto)<<56 ^ hashrnd)
 	if h == 0 {
@@ -535,7 +536,7 @@ func (w *Workload) lens() (uint32, uint32) {
 func (w *Workload) fill(s *skb.SKB, f Flow, l2, truesize uint32) {
 	s.Len, s.TrueSize = l2, truesize
 	s.Keys, s.Hash = f.Keys, f.Hash
-	s.DSCP, s.Priority, s.Mark = f.DSCP, f.Priority, f.Mark
+	s.DSCP, s.ECN, s.Priority, s.Mark = f.DSCP, f.ECN, f.Priority, f.Mark
 }
 
 // ActSend is the CPU profile's activity of a udp_stream sender's

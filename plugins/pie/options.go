@@ -93,22 +93,10 @@ func (o qopt) apply(p *params) {
 	if o.tupdate.Set {
 		p.tupdate = usecsToJiffies(o.tupdate.V)
 	}
-	if o.limit.Set {
-		p.limit = o.limit.V
-	}
-	if o.alpha.Set {
-		p.alpha = o.alpha.V
-	}
-	if o.beta.Set {
-		p.beta = o.beta.V
-	}
-	if o.ecn.Set {
-		p.ecn = o.ecn.V
-	}
-	if o.bytemode.Set {
-		p.bytemode = o.bytemode.V
-	}
-	if o.dqRateEstimator.Set {
-		p.dqRateEstimator = o.dqRateEstimator.V
-	}
+	o.limit.Apply(&p.limit)
+	o.alpha.Apply(&p.alpha)
+	o.beta.Apply(&p.beta)
+	o.ecn.Apply(&p.ecn)
+	o.bytemode.Apply(&p.bytemode)
+	o.dqRateEstimator.Apply(&p.dqRateEstimator)
 }
