@@ -457,3 +457,22 @@ func TestDualPI2Queues(t *testing.T) {
 			l, c, l/c, in("step_mark"), in("delay_l"), in("delay_c"), rep.AccountingOK, rep.AccountingError)
 	}
 }
+
+// cbs as TSN configurations use it, on one queue of an mqprio root (hw
+// 0): the senders of priority 3 (traffic class 0, queue 0) leave at
+// cbs's idleslope, 20 Mbit/s of frames, while those of priority 0 (class
+// 2, queues 2-3) take the rest of the 1 Gbit/s link.
+func TestCBSOnMQPrioQueue(t *testing.T) {
+	s := htbHost("prio=3 prio=0", 8, `
+qdisc replace dev eth0 handle 100: root mqprio num_tc 3 map 2 2 1 0 2 2 2 2 2 2 2 2 2 2 2 2 queues 1@0 1@1 2@2 hw 0
+qdisc replace dev eth0 parent 100:1 cbs idleslope 20000 sendslope -980000 hicredit 30 locredit -1470 offload 0
+`)
+	s.Profile = "6.18"
+	s.Queues, s.Qdisc, s.RateBps = 4, "mq pfifo", 1_000_000_000
+	rep := mustRun(t, s)
+	c := classes(rep)
+	cbs, rest := c["100:ffe0"].SentBps/1e6, c["100:ffe2"].SentBps/1e6
+	if !within(cbs, 20, 0.05) || rest < 900 || !rep.AccountingOK {
+		t.Errorf("class 0 (cbs) %.2f Mbit/s, class 2 %.1f Mbit/s: want 20 and the rest (accounting %v %s)", cbs, rest, rep.AccountingOK, rep.AccountingError)
+	}
+}
