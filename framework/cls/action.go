@@ -74,6 +74,8 @@ type Action struct {
 	packets  uint32 // gact->packets, determ's count
 
 	// skbedit
+	SetQueue    bool   // queue_mapping: clsact egress only
+	Queue       uint16 // skb->queue_mapping to set
 	SetPriority bool
 	Priority    uint32
 	SetMark     bool
@@ -108,6 +110,14 @@ func (a *Action) exec(ctx qdisc.Ctx, p *skb.Packet) Control {
 	if a.SetPriority {
 		p.Priority = a.Priority // tcf_skbedit_act: skb->priority = params->priority
 	}
+	if a.SetQueue {
+		// only on a device with more queues than the mapping: at tc
+		// egress the queue pick is skipped (netdev_xmit_skip_txqueue)
+		if e, ok := ctx.(EgressCtx); ok && e.RealNumTxQueues() > int(a.Queue) {
+			e.SkipTxQueue()
+			p.Queue = a.Queue
+		}
+	}
 	if a.SetMark {
 		mask := uint32(0xFFFFFFFF)
 		if a.MaskSet {
@@ -116,6 +126,17 @@ func (a *Action) exec(ctx qdisc.Ctx, p *skb.Packet) Control {
 		p.Mark = p.Mark&^mask | a.Mark&mask // skb->mark &= ~mask; skb->mark |= mark & mask
 	}
 	return a.Control
+}
+
+// EgressCtx is the context of clsact's egress block (sch_handle_egress,
+// run by the host before the TX queue is picked): skbedit's
+// queue_mapping acts only there (skb_at_tc_egress).
+type EgressCtx interface {
+	// RealNumTxQueues is skb->dev->real_num_tx_queues.
+	RealNumTxQueues() int
+	// SkipTxQueue is netdev_xmit_skip_txqueue(true): the queue the
+	// action set is the one __dev_queue_xmit uses.
+	SkipTxQueue()
 }
 
 // randBelow is get_random_u32_below: Lemire's multiply, with its
@@ -338,15 +359,26 @@ func parseSkbedit(kind string, words []string) (Action, []string, error) {
 			}
 			words = words[2:]
 			n++
-		case tc.Matches(w, "queue_mapping") || tc.Matches(w, "ptype") || tc.Matches(w, "inheritdsfield"):
-			return a, nil, qdisc.Lacksf(kind, "skbedit %s is not modelled (priority and mark are)", w)
+		case tc.Matches(w, "queue_mapping"):
+			if len(words) < 2 {
+				return a, nil, qdisc.Parsef(kind, `skbedit: "queue_mapping" needs a value`)
+			}
+			q, err := units.GetUnsigned(words[1], 10)
+			if err != nil || q > 65535 {
+				return a, nil, qdisc.Parsef(kind, "skbedit: Illegal queue_mapping %q", words[1])
+			}
+			a.SetQueue, a.Queue = true, uint16(q)
+			words = words[2:]
+			n++
+		case tc.Matches(w, "ptype") || tc.Matches(w, "inheritdsfield"):
+			return a, nil, qdisc.Lacksf(kind, "skbedit %s is not modelled (queue_mapping, priority and mark are)", w)
 		default:
 			goto done
 		}
 	}
 done:
 	if n == 0 {
-		return a, nil, qdisc.Parsef(kind, "skbedit: nothing to edit (priority CLASSID or mark MARK[/MASK])")
+		return a, nil, qdisc.Parsef(kind, "skbedit: nothing to edit (queue_mapping N, priority CLASSID or mark MARK[/MASK])")
 	}
 	if len(words) > 0 {
 		if c, ok, lacks := parseControl(words[0]); ok {
@@ -384,6 +416,9 @@ func (a *Action) print(b *strings.Builder, order int) {
 		}
 	case "skbedit":
 		b.WriteString("skbedit ")
+		if a.SetQueue {
+			fmt.Fprintf(b, "queue_mapping %d", a.Queue)
+		}
 		if a.SetPriority {
 			fmt.Fprintf(b, " priority %s", qdisc.ClassID(a.Priority))
 		}
@@ -396,4 +431,23 @@ func (a *Action) print(b *strings.Builder, order int) {
 		fmt.Fprintf(b, " %s", a.Control)
 	}
 	fmt.Fprintf(b, "\n\t index %d ref 1 bind 1\n", a.Index)
+}
+
+// EditsQueue reports whether a filter's words give an skbedit action a
+// queue_mapping, which the model applies on clsact's egress block only
+// (a qdisc's filters run in its plugin, whose edits of the queue do not
+// reach the host's skb).
+func EditsQueue(words []string) bool {
+	in := false
+	for _, w := range words {
+		switch {
+		case w == "action":
+			in = false
+		case w == "skbedit":
+			in = true
+		case in && tc.Matches(w, "queue_mapping"):
+			return true
+		}
+	}
+	return false
 }

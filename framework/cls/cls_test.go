@@ -866,3 +866,52 @@ func TestGactRandom(t *testing.T) {
 		t.Errorf("netrand 4: %d drops of 4000, want about 1000", drops)
 	}
 }
+
+// egressCtx is clsact's egress context for a device of n queues.
+type egressCtx struct {
+	qdisc.Ctx
+	n    int
+	skip bool
+}
+
+func (x *egressCtx) Work(qdisc.Work, int) {}
+func (x *egressCtx) RealNumTxQueues() int { return x.n }
+func (x *egressCtx) SkipTxQueue()         { x.skip = true }
+
+// skbedit queue_mapping: tc's words and print, and the action as
+// tcf_skbedit_act runs it: only at tc egress (EgressCtx), and only below
+// the device's real_num_tx_queues, where it sets skb->queue_mapping and
+// skips the queue pick.
+func TestSkbeditQueueMapping(t *testing.T) {
+	s := NewSet()
+	add(t, s, root, "protocol ip prio 1 matchall action skbedit queue_mapping 2 priority 1:3")
+	if got := s.Show(root, false); !strings.Contains(got, "action order 1: skbedit queue_mapping 2 priority 1:3 pipe") {
+		t.Errorf("show:\n%s", got)
+	}
+	for _, tt := range []struct {
+		queues   int
+		skip     bool
+		wantQ    uint16
+		wantPrio uint32
+	}{{4, true, 2, 0x10003}, {2, false, 0, 0x10003}} {
+		x := &egressCtx{n: tt.queues}
+		p := pkt()
+		s.Classify(x, &p, root)
+		if x.skip != tt.skip || p.Queue != tt.wantQ || p.Priority != tt.wantPrio {
+			t.Errorf("%d queues: skip %v queue %d priority %#x", tt.queues, x.skip, p.Queue, p.Priority)
+		}
+	}
+	for _, tt := range []struct {
+		words string
+		want  bool
+	}{
+		{"matchall action skbedit queue_mapping 1", true},
+		{"matchall action skbedit priority 1:2 q 1", true},
+		{"u32 match ip dport 5001 0xffff action skbedit mark 3 action gact drop", false},
+		{"matchall action gact drop action skbedit queue_mapping 3", true},
+	} {
+		if got := EditsQueue(strings.Fields(tt.words)); got != tt.want {
+			t.Errorf("EditsQueue(%q) = %v", tt.words, got)
+		}
+	}
+}

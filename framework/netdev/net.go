@@ -259,6 +259,8 @@ type Device struct {
 	Tree []*Qdisc
 	// filters are the device's tc filters (framework/cls).
 	filters *cls.Set
+	// clsact is the device's clsact qdisc, nil without one (clsact.go).
+	clsact *clsact
 	// rootByTC says a tc command made the root (a second "add" of one
 	// needs "replace").
 	rootByTC   bool

@@ -29,6 +29,9 @@ func ParseRootQdisc(dev string, words []string) (tc.Qdisc, error) {
 	if cmd.Dev != "" && cmd.Dev != dev {
 		return cmd, fmt.Errorf("cannot find device %q (this host's device is %s)", cmd.Dev, dev)
 	}
+	if cmd.Parent == tc.Clsact {
+		return cmd, &qdisc.OptionError{Class: qdisc.ErrParse, Msg: "clsact is no root qdisc: it goes beside the root, with tc (qdisc add dev eth0 clsact)"}
+	}
 	if cmd.Parent != tc.Unspec && cmd.Parent != tc.Root {
 		return cmd, kernelf("parent %s: failed to find specified qdisc (this is the root qdisc: write \"root\" or no parent)", cmd.Parent)
 	}

@@ -3,6 +3,7 @@ package netdev
 import (
 	"errors"
 	"fmt"
+	"github.com/txlab/txlab/framework/cls"
 	"strings"
 
 	"github.com/txlab/txlab/framework/plugin/wire"
@@ -63,6 +64,9 @@ func (n *Net) tcQdisc(d *Device, c tc.Command) error {
 	}
 	if err := checkDev(d, cmd.Dev); err != nil {
 		return err
+	}
+	if cmd.Parent == tc.Clsact {
+		return n.tcClsact(d, c.Verb, cmd)
 	}
 	switch c.Verb {
 	case tc.VerbDelete:
@@ -511,6 +515,12 @@ func (n *Net) tcFilter(d *Device, c tc.Command) error {
 	}
 	if err := checkDev(d, cmd.Dev); err != nil {
 		return err
+	}
+	if cmd.Parent == tc.Egress {
+		return n.tcEgressFilter(d, c.Verb, cmd)
+	}
+	if cls.EditsQueue(cmd.Options) {
+		return qdisc.Lacksf("filter", "skbedit queue_mapping on a qdisc's filters is not modelled (the model applies it on clsact's egress block: tc filter add dev %s egress ...)", d.Name)
 	}
 	var q *Qdisc
 	switch cmd.Parent {

@@ -36,7 +36,20 @@ func (n *Net) devQueueXmit(c *sim.CPU, d *Device, s *skb.SKB) qdisc.Code {
 	c.LocalBhDisable() // rcu_read_lock_bh()
 	prevAct := c.SetAct(n.act.xmit)
 	c.Spend(n.E.Costs.XmitEntry)
-	txq := n.netdevCorePickTx(c, d, s)
+	var txq *TxQueue
+	if d.clsact != nil {
+		// egress_needed_key: sch_handle_egress before the queue pick
+		var rc qdisc.Code
+		var done bool
+		if txq, rc, done = n.schHandleEgress(c, d, s); done {
+			c.SetAct(prevAct)
+			c.LocalBhEnable()
+			return rc
+		}
+	}
+	if txq == nil {
+		txq = n.netdevCorePickTx(c, d, s)
+	}
 	var rc qdisc.Code
 	if q := txq.qdisc; q != nil {
 		rc = n.devXmitSkb(c, s, q, d, txq)

@@ -44,6 +44,18 @@ func classes(rep *report.Report) map[string]report.Class {
 	return out
 }
 
+// qdiscOfKind is the report's qdisc row of kind (the last, if several).
+func qdiscOfKind(rep *report.Report, kind string) (report.Qdisc, bool) {
+	var q report.Qdisc
+	found := false
+	for _, x := range rep.Qdisc {
+		if x.Kind == kind {
+			q, found = x, true
+		}
+	}
+	return q, found
+}
+
 func within(got, want, frac float64) bool { return math.Abs(got-want) <= frac*want }
 
 // htb shares a 1 Gbit/s parent 3:1 between two saturated classes (rate
@@ -306,6 +318,14 @@ func TestTCBatchErrors(t *testing.T) {
 		{"qdisc add dev eth0 root handle 1: ets bands 2\nfilter add dev eth0 parent 1:1 matchall classid 1:2\n", "ETS classid must be zero"},
 		{"qdisc add dev eth0 root handle 1: ets bands 2\nclass del dev eth0 classid 1:2\n", "Operation not supported"},
 		{"qdisc add dev eth0 root handle 1: ets bands 2 quanta 1 2 3\n", "Not enough total bands"},
+		// clsact: its egress block exists with it; one per device; the
+		// model applies skbedit queue_mapping there only.
+		{"filter add dev eth0 egress matchall action drop\n", "Parent Qdisc doesn't exists."},
+		{"qdisc add dev eth0 clsact\nqdisc add dev eth0 clsact\n", "Exclusivity flag on, cannot modify."},
+		{"qdisc del dev eth0 clsact\n", "Cannot find specified qdisc on specified device."},
+		{"qdisc add dev eth0 clsact foo\n", `What is "foo"?`},
+		{head + "filter add dev eth0 parent 1: protocol ip prio 1 matchall action skbedit queue_mapping 1\n", "skbedit queue_mapping on a qdisc's filters is not modelled"},
+		{"qdisc add dev eth0 clsact\nfilter add dev eth0 egress matchall action skbedit queue_mapping 70000\n", "Illegal queue_mapping"},
 	} {
 		s := htbHost("", 2, tt.text)
 		_, err := Run(s, nil)
@@ -444,12 +464,7 @@ func TestDualPI2Queues(t *testing.T) {
 	s.RateBps = 1_000_000_000
 	s.Duration, s.Warmup = 200*sim.Millisecond, 50*sim.Millisecond
 	rep := mustRun(t, s)
-	var q report.Qdisc
-	for _, x := range rep.Qdisc {
-		if x.Kind == "dualpi2" {
-			q = x
-		}
-	}
+	q, _ := qdiscOfKind(rep, "dualpi2")
 	in := func(k string) float64 { v, _ := q.XStatInt(k); return float64(v) }
 	l, c := in("pkts_in_l"), in("pkts_in_c")
 	if !rep.AccountingOK || c == 0 || l/c < 7 || l/c > 10 || in("step_mark") == 0 || in("delay_l")*5 > in("delay_c") {

@@ -1241,6 +1241,18 @@ func qdiscRow(q *netdev.Qdisc) report.Qdisc {
 }
 
 func qdiscRows(dev *netdev.Device) []report.Qdisc {
+	out := treeRows(dev)
+	if pkts, bytes, drops, ok := dev.Clsact(); ok {
+		// tc_dump_qdisc lists the ingress queue's qdisc last
+		out = append(out, report.Qdisc{Handle: "ffff:", Parent: tc.Clsact.String(), Kind: "clsact",
+			SentPackets: pkts, SentBytes: bytes, Dropped: drops})
+	}
+	return out
+}
+
+// treeRows are the root's tree: a single root and the qdiscs under its
+// classes, or an mq-style root and its children.
+func treeRows(dev *netdev.Device) []report.Qdisc {
 	if dev.Root != nil {
 		out := []report.Qdisc{qdiscRow(dev.Root)}
 		for _, q := range dev.Tree {

@@ -94,6 +94,10 @@ func TestParseFilter(t *testing.T) {
 	if got := strings.Join(f.Words(), " "); got != "dev eth0 parent 1: protocol ip pref 1 handle 5 fw classid 1:5" {
 		t.Errorf("Words %q", got)
 	}
+	// clsact's egress block: "egress" is the parent ffff:fff3
+	if f, err := ParseFilter(strings.Fields("dev eth0 egress matchall action drop")); err != nil || f.Parent != Egress || f.Parent.String() != "ffff:fff3" {
+		t.Errorf("egress: %+v %v", f, err)
+	}
 	for _, tt := range []struct {
 		in, want string
 		class    error
@@ -103,6 +107,7 @@ func TestParseFilter(t *testing.T) {
 		{"parent 1:x u32", `Invalid parent ID`, qdisc.ErrSyntax},
 		{"handle 5", `Must specify filter type when using "handle"`, qdisc.ErrSyntax},
 		{"ingress matchall", `"ingress" is not supported`, qdisc.ErrLacks},
+		{"egress egress matchall", `"egress" is duplicate parent ID`, qdisc.ErrSyntax},
 		{"block 1 matchall", `"block" is not supported`, qdisc.ErrLacks},
 		{"chain 1 matchall", `only chain 0`, qdisc.ErrLacks},
 	} {

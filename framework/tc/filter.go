@@ -70,9 +70,9 @@ type Filter struct {
 
 // ParseFilter reads words as tc_filter_modify does: dev, root, parent,
 // handle, pref (or prio, priority, preference), protocol and chain in
-// any order, then the kind and its options. Shared blocks, ingress and
-// egress (clsact) and estimators are refused by name; only chain 0 is
-// modelled.
+// any order, then the kind and its options; "egress" is clsact's egress
+// block. Shared blocks, ingress and estimators are refused by name;
+// only chain 0 is modelled.
 func ParseFilter(words []string) (Filter, error) {
 	var f Filter
 	r := &wordReader{words: words}
@@ -87,8 +87,14 @@ func ParseFilter(words []string) (Filter, error) {
 		switch {
 		case matches(w, "block"):
 			return f, notModelled(w, "shared filter blocks are not modelled")
-		case w == "ingress" || w == "egress":
-			return f, notModelled(w, "txlab models the transmit qdiscs; there is no clsact")
+		case w == "egress":
+			// clsact's egress block (sch_handle_egress)
+			if f.Parent != Unspec {
+				return f, qdisc.Syntaxf(`"egress" is duplicate parent ID`)
+			}
+			f.Parent = Egress
+		case w == "ingress":
+			return f, notModelled(w, "txlab models the transmit path; clsact's ingress side is not modelled (its egress is)")
 		case w == "handle":
 			v, err := r.next()
 			if err != nil {

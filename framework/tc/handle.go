@@ -17,7 +17,10 @@ const (
 	Unspec  Handle = 0          // TC_H_UNSPEC: none given
 	Root    Handle = 0xFFFFFFFF // TC_H_ROOT
 	Ingress Handle = 0xFFFFFFF1 // TC_H_INGRESS
-	Clsact  Handle = Ingress    // TC_H_CLSACT
+	Clsact  Handle = Ingress    // TC_H_CLSACT: the clsact qdisc's parent; its handle is ffff:
+	// Egress is TC_H_MAKE(TC_H_CLSACT, TC_H_MIN_EGRESS): the filter
+	// parent tc's "egress" names (ffff:fff3).
+	Egress Handle = 0xFFFFFFF3
 )
 
 // MakeHandle is TC_H_MAKE(maj << 16, min).

@@ -26,7 +26,7 @@ func (q Qdisc) Selects() bool { return q.Dev != "" || q.Handle != Unspec || q.Pa
 // ParseQdisc reads words as tc_qdisc_modify does: dev, handle, root and
 // parent in any order, then the kind, and every word after the kind is
 // the kind's options. Words tc knows but txlab does not model
-// (estimator, ingress, clsact, ingress_block, egress_block) are refused
+// (estimator, ingress, ingress_block, egress_block) are refused
 // by name; "stab" reads a size table (parseStab). Errors are tc's own messages, without its "Error: ":
 // tc's refusals of its command line are qdisc.ErrSyntax (tc exits 255),
 // the words txlab does not model qdisc.ErrLacks.
@@ -55,8 +55,19 @@ func ParseQdisc(words []string) (Qdisc, error) {
 				return q, invArg("invalid qdisc ID", v)
 			}
 			q.Handle = h
-		case w == "ingress" || w == "clsact":
-			return q, notModelled(w, "txlab models the transmit path; there is no ingress or clsact qdisc")
+		case w == "clsact":
+			// tc_qdisc_modify: the parent TC_H_CLSACT, the handle
+			// ffff:, the kind clsact; its util takes no options
+			if q.Parent != Unspec {
+				return q, qdisc.Syntaxf(`"clsact" is a duplicate parent ID`)
+			}
+			q.Parent, q.Handle, q.Kind = Clsact, 0xFFFF0000, "clsact"
+			if rest := r.rest(); len(rest) > 0 {
+				return q, qdisc.Parsef("clsact", "What is %q?", rest[0])
+			}
+			return q, nil
+		case w == "ingress":
+			return q, notModelled(w, "txlab models the transmit path; there is no ingress qdisc (clsact's egress side is modelled)")
 		case matches(w, "estimator"):
 			return q, notModelled(w, "rate estimators (TCA_RATE) are not modelled")
 		case matches(w, "stab"):

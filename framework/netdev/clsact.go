@@ -1,0 +1,129 @@
+package netdev
+
+import (
+	"github.com/txlab/txlab/framework/cls"
+	"github.com/txlab/txlab/framework/qdisc"
+	"github.com/txlab/txlab/framework/sim"
+	"github.com/txlab/txlab/framework/skb"
+	"github.com/txlab/txlab/framework/tc"
+)
+
+// clsact is a device's clsact qdisc (net/sched/sch_ingress.c), its
+// egress side: a filter block that sch_handle_egress runs in
+// __dev_queue_xmit before the TX queue is picked. Its counters are the
+// mini_Qdisc's (every packet classified, the drops).
+type clsact struct {
+	sentPkts, sentBytes uint64
+	drops               uint64
+	rng                 *sim.Rand // the actions' get_random_u32 (gact's random verdicts)
+}
+
+// dropTCEgress is SKB_DROP_REASON_TC_EGRESS, an egress filter's drop.
+const dropTCEgress skb.DropReason = "TC_EGRESS"
+
+// egressAt is where the device's filter set keeps the egress block.
+const egressAt = qdisc.ClassID(tc.Egress)
+
+// tcClsact is tc_modify_qdisc and tc_get_qdisc for the clsact qdisc
+// (parent TC_H_CLSACT, handle ffff:).
+func (n *Net) tcClsact(d *Device, verb tc.Verb, cmd tc.Qdisc) error {
+	switch {
+	case cmd.Kind != "" && cmd.Kind != "clsact":
+		return kernelf("Error: Invalid qdisc name (the parent ffff:fff1 is clsact's).")
+	case verb == tc.VerbDelete:
+		if d.clsact == nil {
+			return kernelf("Error: Cannot find specified qdisc on specified device.")
+		}
+		// qdisc_destroy: the block and its filters go with it
+		d.clsact = nil
+		d.filters.DropQdisc(tc.Egress.Major())
+		return nil
+	case d.clsact != nil && verb == tc.VerbAdd:
+		return kernelf("Error: Exclusivity flag on, cannot modify.")
+	case d.clsact != nil:
+		return kernelf("Error: Change operation not supported by specified qdisc.") // clsact has no change op
+	case verb == tc.VerbChange:
+		return kernelf("Error: Specified qdisc not found.")
+	}
+	d.clsact = &clsact{rng: n.E.Rand("netdev/clsact/" + d.Name)}
+	return nil
+}
+
+// egressCtx is the context of the egress block's classification on the
+// transmitting CPU: the clock, the price of each filter tried, the
+// actions' random draws, and skbedit's queue_mapping. The embedded
+// qdisc.Ctx is nil: classification asks nothing else of it.
+type egressCtx struct {
+	qdisc.Ctx
+	n    *Net
+	c    *sim.CPU
+	d    *Device
+	skip bool
+}
+
+func (x *egressCtx) Now() sim.Time { return sim.Ktime(x.c.Now()) }
+
+func (x *egressCtx) Work(k qdisc.Work, n int) {
+	x.c.Spend(qdisc.WorkPrices(x.n.E.Costs)[k] * int64(n))
+}
+
+func (x *egressCtx) Rand() uint32 { return x.d.clsact.rng.Uint32() }
+
+// RealNumTxQueues implements cls.EgressCtx.
+func (x *egressCtx) RealNumTxQueues() int { return len(x.d.Queues) }
+
+// SkipTxQueue implements cls.EgressCtx.
+func (x *egressCtx) SkipTxQueue() { x.skip = true }
+
+var _ cls.EgressCtx = (*egressCtx)(nil)
+
+// schHandleEgress is sch_handle_egress with tc_run: the egress block's
+// filters on the skb. It returns the TX queue an skbedit queue_mapping
+// chose (netdev_xmit_skip_txqueue), nil for netdev_core_pick_tx's; done
+// says the skb is gone (a drop: TC_EGRESS, NET_XMIT_DROP).
+func (n *Net) schHandleEgress(c *sim.CPU, d *Device, s *skb.SKB) (txq *TxQueue, rc qdisc.Code, done bool) {
+	if !d.filters.Filtered(egressAt) {
+		return nil, 0, false // no miniq: nothing to run
+	}
+	ca := d.clsact
+	ca.sentPkts += uint64(max(s.GSOSegs, 1)) // mini_qdisc_bstats_cpu_update
+	ca.sentBytes += uint64(s.Len)
+	x := &egressCtx{n: n, c: c, d: d}
+	p := s.Packet
+	r := d.filters.Classify(x, &p, egressAt)
+	if r.Verdict == qdisc.VerdictShot {
+		ca.drops++
+		n.kfreeSkb(c, s, dropTCEgress)
+		return nil, qdisc.XmitDrop, true
+	}
+	// what the actions edited (skbedit's priority, mark, queue_mapping)
+	s.Priority, s.Mark = p.Priority, p.Mark
+	if x.skip {
+		s.Queue = p.Queue
+		return d.Queues[p.Queue], 0, false // netdev_tx_queue_mapping
+	}
+	return nil, 0, false
+}
+
+// tcEgressFilter is tc_new_tfilter and tc_del_tfilter on the egress
+// block (parent ffff:fff3), which exists with a clsact qdisc.
+func (n *Net) tcEgressFilter(d *Device, verb tc.Verb, cmd tc.Filter) error {
+	if d.clsact == nil {
+		return kernelf("Error: Parent Qdisc doesn't exists.")
+	}
+	if verb == tc.VerbDelete {
+		return d.filters.Delete(cmd, egressAt)
+	}
+	_, err := d.filters.Add(verb, cmd, egressAt)
+	return err
+}
+
+// Clsact is the device's clsact qdisc's counters (its mini_Qdisc's:
+// the packets its egress block classified, its drops); ok is false
+// without one.
+func (d *Device) Clsact() (pkts, bytes, drops uint64, ok bool) {
+	if d.clsact == nil {
+		return 0, 0, 0, false
+	}
+	return d.clsact.sentPkts, d.clsact.sentBytes, d.clsact.drops, true
+}

@@ -1,0 +1,54 @@
+package run
+
+import (
+	"testing"
+
+	"github.com/txlab/txlab/framework/sim"
+)
+
+// clsact's egress block runs before the TX queue is picked
+// (sch_handle_egress in __dev_queue_xmit): skbedit queue_mapping 3 sends
+// dport 5002's packets to queue 3 whatever XPS would pick
+// (netdev_xmit_skip_txqueue), a drop action frees dport 5003's as
+// TC_EGRESS, counted by the clsact qdisc; a mapping past the device's
+// queues does nothing (tcf_skbedit_act checks real_num_tx_queues), and
+// the same after `qdisc del dev eth0 clsact` takes the block away.
+func TestClsactEgress(t *testing.T) {
+	const tcText = `
+qdisc add dev eth0 clsact
+filter add dev eth0 egress protocol ip prio 1 u32 match ip dport 5002 0xffff action skbedit queue_mapping 3
+filter add dev eth0 egress protocol ip prio 2 u32 match ip dport 5003 0xffff action drop
+filter add dev eth0 egress protocol ip prio 3 u32 match ip dport 5001 0xffff action skbedit queue_mapping 9
+`
+	s := htbHost("dport=5001 dport=5002 dport=5003", 6, tcText)
+	s.Queues, s.Qdisc = 4, "mq pfifo"
+	s.Duration, s.Warmup = 20*sim.Millisecond, 5*sim.Millisecond
+	rep := mustRun(t, s)
+	ca, _ := qdiscOfKind(rep, "clsact")
+	perQ := map[int]uint64{}
+	for _, q := range rep.Queues {
+		perQ[q.Txq] = q.TxPackets
+	}
+	drops := rep.Drops["TC_EGRESS"]
+	if !rep.AccountingOK || ca.Kind == "" || drops == 0 || ca.Dropped != drops || perQ[3] == 0 || ca.SentPackets < drops {
+		t.Errorf("accounting %v %s; clsact %+v; TC_EGRESS %d; per queue %v", rep.AccountingOK, rep.AccountingError, ca, drops, perQ)
+	}
+	// without the block, XPS picks again
+	s.TC = []TCBatch{{Name: "test.tc", Text: tcText + "qdisc del dev eth0 clsact\n"}}
+	rep2 := mustRun(t, s)
+	perQ2 := map[int]uint64{}
+	for _, q := range rep2.Queues {
+		perQ2[q.Txq] = q.TxPackets
+	}
+	// senders 1 and 2 run on CPUs 1 and 2, whose XPS queues are 1 and
+	// 2: steered to 3 and dropped, they leave those queues idle
+	if perQ[1] != 0 || perQ[2] != 0 || perQ2[1] == 0 || perQ2[2] == 0 {
+		t.Errorf("packets per queue with the egress block %v, without %v", perQ, perQ2)
+	}
+	if rep2.Drops["TC_EGRESS"] != 0 {
+		t.Errorf("TC_EGRESS drops %d after the clsact was deleted", rep2.Drops["TC_EGRESS"])
+	}
+	if q, ok := qdiscOfKind(rep2, "clsact"); ok {
+		t.Errorf("a clsact row after its delete: %+v", q)
+	}
+}
