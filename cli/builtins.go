@@ -22,6 +22,7 @@ import (
 	_ "github.com/txlab/txlab/plugins/htb"
 	_ "github.com/txlab/txlab/plugins/netem"
 	_ "github.com/txlab/txlab/plugins/pie"
+	_ "github.com/txlab/txlab/plugins/plug"
 	_ "github.com/txlab/txlab/plugins/prio"
 	_ "github.com/txlab/txlab/plugins/red"
 	_ "github.com/txlab/txlab/plugins/sfq"

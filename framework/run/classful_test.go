@@ -491,3 +491,33 @@ qdisc replace dev eth0 parent 100:1 cbs idleslope 20000 sendslope -980000 hicred
 		t.Errorf("class 0 (cbs) %.2f Mbit/s, class 2 %.1f Mbit/s: want 20 and the rest (accounting %v %s)", cbs, rest, rep.AccountingOK, rep.AccountingError)
 	}
 }
+
+// plug under traffic, as a test of bursts drives it: plugged from the
+// start, "block" at 1 ms closes the epoch of what the sender queued so
+// far and "release" at 3 ms lets exactly that epoch go (the watchdog
+// reschedules the root); what came after waits, until
+// "release_indefinite" at 5 ms lets everything through.
+func TestPlugReleasesEpochs(t *testing.T) {
+	tcAt := func(at sim.Time, words string) Action {
+		return Action{Name: words, At: at, Do: func(l *Live) error { return l.TC("qdisc change dev eth0 root handle 1: plug " + words) }}
+	}
+	for _, indefinite := range []bool{false, true} {
+		s := htbHost("-", 1, "qdisc replace dev eth0 root handle 1: plug\n")
+		s.Profile = "6.18"
+		s.Duration, s.Warmup = 8*sim.Millisecond, sim.Millisecond
+		s.Actions = []Action{tcAt(sim.Millisecond, "block"), tcAt(3*sim.Millisecond, "release")}
+		if indefinite {
+			s.Actions = append(s.Actions, tcAt(5*sim.Millisecond, "release_indefinite"))
+		}
+		rep := mustRun(t, s)
+		q, _ := qdiscOfKind(rep, "plug")
+		switch {
+		case !rep.AccountingOK || q.Dropped != 0:
+			t.Errorf("accounting %v %s, dropped %d", rep.AccountingOK, rep.AccountingError, q.Dropped)
+		case !indefinite && (q.SentPackets == 0 || q.BacklogPackets == 0):
+			t.Errorf("after one release: sent %d, held %d; want the first epoch sent and the next held", q.SentPackets, q.BacklogPackets)
+		case indefinite && q.SentPackets <= 2*uint64(q.BacklogPackets+1):
+			t.Errorf("released indefinitely: sent %d, held %d", q.SentPackets, q.BacklogPackets)
+		}
+	}
+}
