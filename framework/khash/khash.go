@@ -3,12 +3,27 @@
 // include/linux/jhash.h has it.
 package khash
 
-import "math/bits"
+import (
+	"math/bits"
+
+	"github.com/txlab/txlab/framework/skb"
+)
 
 // SipHash is siphash() (lib/siphash.c, SipHash-2-4) of the message made
 // of the little-endian words m, under key: siphash_1u64 for one word,
 // siphash_2u64 for two, and so on.
 func SipHash(key [2]uint64, m []uint64) uint64 {
+	return sipHash(key, m, uint64(len(m)*8)<<56) // the last block carries the length
+}
+
+// SipHash1u32 is siphash_1u32: SipHash-2-4 of a 4-byte message, which
+// is all in the last block.
+func SipHash1u32(key [2]uint64, first uint32) uint64 {
+	return sipHash(key, nil, 4<<56|uint64(first))
+}
+
+// sipHash compresses the full words m, then the last block.
+func sipHash(key [2]uint64, m []uint64, last uint64) uint64 {
 	v0 := key[0] ^ 0x736f6d6570736575
 	v1 := key[1] ^ 0x646f72616e646f6d
 	v2 := key[0] ^ 0x6c7967656e657261
@@ -38,7 +53,7 @@ func SipHash(key [2]uint64, m []uint64) uint64 {
 	for _, b := range m {
 		block(b)
 	}
-	block(uint64(len(m)*8) << 56) // the last block carries the length
+	block(last)
 	v2 ^= 0xff
 	round()
 	round()
@@ -125,4 +140,29 @@ func final(a, b, c uint32) uint32 {
 	c ^= b
 	c -= rol(b, 24)
 	return c
+}
+
+// HashPerturb is skb_get_hash_perturb: a siphash of the flow keys under
+// key (sfq's and sfb's perturbation). As __flow_hash_from_keys does, the
+// keys are first put in a canonical order so both directions of a flow
+// hash alike, and a zero hash becomes 1. A packet without dissected
+// keys hashes its skb hash.
+func HashPerturb(p *skb.Packet, key [2]uint64) uint32 {
+	k := p.Keys
+	var m0, m1 uint64
+	if k == (skb.FlowKeys{}) {
+		m0 = uint64(p.Hash)
+	} else {
+		if k.Dst < k.Src || (k.Dst == k.Src && k.DstPort < k.SrcPort) { // flow_hash_consistentify
+			k.Src, k.Dst = k.Dst, k.Src
+			k.SrcPort, k.DstPort = k.DstPort, k.SrcPort
+		}
+		m0 = uint64(k.Src) | uint64(k.Dst)<<32
+		m1 = uint64(k.SrcPort) | uint64(k.DstPort)<<16 | uint64(k.Proto)<<32
+	}
+	h := uint32(SipHash(key, []uint64{m0, m1}))
+	if h == 0 {
+		h = 1
+	}
+	return h
 }

@@ -30,6 +30,9 @@ func TestJhash2(t *testing.T) {
 // message 00..N-1) for 8 and 16 bytes: siphash_1u64 and siphash_2u64.
 func TestSipHash(t *testing.T) {
 	key := [2]uint64{0x0706050403020100, 0x0f0e0d0c0b0a0908}
+	if got := SipHash1u32(key, 0x03020100); got != 0xcf2794e0277187b7 { // 4 bytes
+		t.Errorf("4 bytes: %#x, want 0xcf2794e0277187b7", got)
+	}
 	if got := SipHash(key, []uint64{0x0706050403020100}); got != 0x93f5f5799a932462 {
 		t.Errorf("8 bytes: %#x, want 0x93f5f5799a932462", got)
 	}

@@ -375,7 +375,7 @@ func (n *Net) graftHandle(d *Device, verb tc.Verb, cmd tc.Qdisc, old *Qdisc, sho
 var tcClasslessKinds = map[string]bool{
 	"pfifo": true, "bfifo": true, "pfifo_head_drop": true, "pfifo_fast": true, "noqueue": true, "mq": true,
 	"fq": true, "fq_codel": true, "codel": true, "sfq": true, "cake": true, "cake_mq": true, "pie": true, "fq_pie": true,
-	"tbf": true, "netem": true, "red": true, "prio": true, "cbs": true, "dualpi2": true, "plug": true,
+	"tbf": true, "netem": true, "red": true, "prio": true, "cbs": true, "dualpi2": true, "plug": true, "sfb": true,
 }
 
 // classBlockRefusal is the extack message of a kind whose tcf_block
@@ -589,10 +589,11 @@ func (n *Net) tcFilter(d *Device, c tc.Command) error {
 func (n *Net) CheckFilters(d *Device) error {
 	for _, at := range d.filters.Attached() {
 		q := d.qdiscLookup(tc.MakeHandle(at.Major(), 0))
-		if q == nil || !q.Classful() {
+		if q == nil || !q.Classful() || q.Kind == "sfb" {
 			// A flow qdisc's filters name its flows by their minor
 			// (fq_codel_classify's TC_H_MIN(res.classid)), not
-			// classes; one out of range drops the packet.
+			// classes; one out of range drops the packet. sfb hashes
+			// the minor (sfb_classify's salt).
 			continue
 		}
 		ids := map[qdisc.ClassID]bool{qdisc.MakeClassID(at.Major(), 0): true}

@@ -695,6 +695,7 @@ qdisc add dev eth0 parent 1:10 handle 10: fq_codel
 		{"prio over htb", prioTree, "dscp=46 prio=0", "", nil},
 		{"drr", drrTree, "dport=5001 -", "", nil},
 		{"ets", etsTree, "dport=5001 prio=6 -", "", nil},
+		{"sfb", "qdisc add dev eth0 root handle 1: sfb target 3 max 6\nfilter add dev eth0 parent 1: protocol ip prio 1 u32 match ip dport 5001 0xffff classid 1:7\nfilter add dev eth0 parent 1: protocol ip prio 2 matchall classid 1:9\n", "dport=5001 -", "", nil},
 		{"cbs", "qdisc add dev eth0 root handle 1: cbs idleslope 50000 sendslope -950000 hicredit 30 locredit -1470\nqdisc add dev eth0 parent 1:1 handle 2: fq_codel\n", "-", "", nil},
 		{"hfsc", hfscTree, "dport=5001 -", "", []run.Action{ // a curve changed and a leaf purged while packets flow
 			at(1500, "class change dev eth0 classid 1:10 hfsc sc rate 30mbit ul rate 60mbit"),

@@ -214,29 +214,10 @@ func (q *SFQ) Change(_ qdisc.Ctx, args []string) (qdisc.Info, error) {
 	return qdisc.Info{}, qdisc.ErrCannotChange
 }
 
-// sfqHash is sfq_hash: skb_get_hash_perturb (a siphash of the flow keys
-// with q->perturbation as the key) & (divisor - 1). Like
-// __flow_hash_from_keys, the keys are first put in a canonical order so
-// both directions of a flow hash alike, and a zero hash becomes 1. A
-// packet without dissected keys hashes its skb hash.
+// sfqHash is sfq_hash: skb_get_hash_perturb (khash.HashPerturb, with
+// q->perturbation as the key) & (divisor - 1).
 func (q *SFQ) sfqHash(p *skb.Packet) uint32 {
-	k := p.Keys
-	var m0, m1 uint64
-	if k == (skb.FlowKeys{}) {
-		m0 = uint64(p.Hash)
-	} else {
-		if k.Dst < k.Src || (k.Dst == k.Src && k.DstPort < k.SrcPort) { // flow_hash_consistentify
-			k.Src, k.Dst = k.Dst, k.Src
-			k.SrcPort, k.DstPort = k.DstPort, k.SrcPort
-		}
-		m0 = uint64(k.Src) | uint64(k.Dst)<<32
-		m1 = uint64(k.SrcPort) | uint64(k.DstPort)<<16 | uint64(k.Proto)<<32
-	}
-	h := uint32(khash.SipHash(q.perturbation, []uint64{m0, m1}))
-	if h == 0 {
-		h = 1
-	}
-	return h & (q.divisor - 1)
+	return khash.HashPerturb(p, q.perturbation) & (q.divisor - 1)
 }
 
 // sfqClassify is sfq_classify: skb->priority naming one of our buckets
