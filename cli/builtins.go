@@ -27,5 +27,6 @@ import (
 	_ "github.com/txlab/txlab/plugins/red"
 	_ "github.com/txlab/txlab/plugins/sfb"
 	_ "github.com/txlab/txlab/plugins/sfq"
+	_ "github.com/txlab/txlab/plugins/skbprio"
 	_ "github.com/txlab/txlab/plugins/tbf"
 )

@@ -375,7 +375,7 @@ func (n *Net) graftHandle(d *Device, verb tc.Verb, cmd tc.Qdisc, old *Qdisc, sho
 var tcClasslessKinds = map[string]bool{
 	"pfifo": true, "bfifo": true, "pfifo_head_drop": true, "pfifo_fast": true, "noqueue": true, "mq": true,
 	"fq": true, "fq_codel": true, "codel": true, "sfq": true, "cake": true, "cake_mq": true, "pie": true, "fq_pie": true,
-	"tbf": true, "netem": true, "red": true, "prio": true, "cbs": true, "dualpi2": true, "plug": true, "sfb": true,
+	"tbf": true, "netem": true, "red": true, "prio": true, "cbs": true, "dualpi2": true, "plug": true, "sfb": true, "skbprio": true,
 }
 
 // classBlockRefusal is the extack message of a kind whose tcf_block
@@ -643,9 +643,9 @@ func (q *Qdisc) filterOps() wire.ClassOps {
 
 // classOpsNoBlock are the kinds whose Qdisc_class_ops have no
 // tcf_block (a child qdisc, no filters) that the model keeps classless:
-// netem_class_ops, red_class_ops (tbf, classful here, says so itself:
+// netem_class_ops, red_class_ops, skbprio_class_ops (tbf, classful here, says so itself:
 // qdisc.NoBlock). mq and cake_mq roots are the host's (above).
-var classOpsNoBlock = map[string]bool{"netem": true, "red": true}
+var classOpsNoBlock = map[string]bool{"netem": true, "red": true, "skbprio": true}
 
 func isClassful(q qdisc.Qdisc) bool {
 	_, ok := q.(qdisc.Classful)
