@@ -59,16 +59,9 @@ func parse(args []string) (limit uint32, ok bool, err error) {
 
 // Init implements qdisc.Qdisc (skbprio_init: a limit of 64 packets
 // unless one is given).
-func (q *SKBPrio) Init(_ qdisc.Ctx, _ qdisc.Setup, args []string) (qdisc.Info, error) {
-	limit, ok, err := parse(args)
-	if err != nil {
-		return qdisc.Info{}, err
-	}
+func (q *SKBPrio) Init(ctx qdisc.Ctx, _ qdisc.Setup, args []string) (qdisc.Info, error) {
 	*q = SKBPrio{highest: 0, lowest: maxPriority - 1, limit: 64}
-	if ok {
-		q.limit = limit
-	}
-	return q.info(), nil
+	return q.Change(ctx, args)
 }
 
 func (q *SKBPrio) info() qdisc.Info {
