@@ -168,3 +168,11 @@ func (p *PFifoFast) Stats() Stats {
 
 // Dump implements Qdisc.
 func (p *PFifoFast) Dump() string { return "bands 3 priomap 1 2 2 2 1 2 0 0 1 1 1 1 1 1 1 1" }
+
+// RandU64 is get_random_u64 (or get_random_bytes of 8 bytes) from ctx's
+// stream: two draws, the high word first.
+func RandU64(ctx Ctx) uint64 { return uint64(ctx.Rand())<<32 | uint64(ctx.Rand()) }
+
+// RandKey is get_random_bytes of a siphash_key_t (sfq's and sfb's
+// perturbation): four draws.
+func RandKey(ctx Ctx) [2]uint64 { return [2]uint64{RandU64(ctx), RandU64(ctx)} }

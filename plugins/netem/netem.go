@@ -126,7 +126,7 @@ func (q *Netem) Init(ctx qdisc.Ctx, s qdisc.Setup, args []string) (qdisc.Info, e
 	}
 	q.apply(ctx, o)
 	if !o.seed.Set {
-		q.seed = uint64(ctx.Rand())<<32 | uint64(ctx.Rand()) // get_random_u64
+		q.seed = qdisc.RandU64(ctx) // get_random_u64
 		q.prng.prandomSeedState(q.seed)
 	}
 	return q.info(), nil

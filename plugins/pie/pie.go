@@ -117,7 +117,7 @@ func dropEarly(ctx qdisc.Ctx, p *params, v *vars, mtu, backlog, packetSize uint3
 	if v.accuProb >= (maxProb/2)*17 {
 		return true
 	}
-	rnd := uint64(ctx.Rand())<<32 | uint64(ctx.Rand()) // get_random_bytes(&rnd, 8)
+	rnd := qdisc.RandU64(ctx) // get_random_bytes(&rnd, 8)
 	if rnd>>8 < localProb {
 		v.accuProb = 0
 		return true

@@ -183,15 +183,10 @@ func (q *SFB) Change(ctx qdisc.Ctx, args []string) (qdisc.Info, error) {
 	q.tokens = o.penBurst
 	q.slot, q.dbuf = 0, false
 	q.bins = [2]binSet{}
-	q.bins[0].perturbation = randomKey(ctx)
-	q.bins[1].perturbation = randomKey(ctx)
+	q.bins[0].perturbation = qdisc.RandKey(ctx)
+	q.bins[1].perturbation = qdisc.RandKey(ctx)
 	q.hashes = map[skb.Handle][2]uint32{}
 	return qdisc.Info{Flags: qdisc.EmptyNoop | qdisc.HasBlock}, nil
-}
-
-// randomKey is get_random_bytes of a siphash_key_t.
-func randomKey(ctx qdisc.Ctx) [2]uint64 {
-	return [2]uint64{uint64(ctx.Rand())<<32 | uint64(ctx.Rand()), uint64(ctx.Rand())<<32 | uint64(ctx.Rand())}
 }
 
 func (q *SFB) class() qdisc.ClassID { return qdisc.MakeClassID(q.handle, 1) }
@@ -272,7 +267,7 @@ func (q *SFB) enqueue(ctx qdisc.Ctx, p *skb.Packet) qdisc.Code {
 		limit := q.rehashAt + q.rehash
 		switch {
 		case now > limit: // time_after
-			q.bins[q.slot].perturbation = randomKey(ctx) // sfb_swap_slot
+			q.bins[q.slot].perturbation = qdisc.RandKey(ctx) // sfb_swap_slot
 			q.slot ^= 1
 			q.dbuf = false
 			q.rehashAt = now
@@ -385,7 +380,7 @@ func (q *SFB) Reset(ctx qdisc.Ctx) {
 	k1 := q.bins[1].perturbation
 	q.bins = [2]binSet{}
 	q.bins[1].perturbation = k1
-	q.bins[0].perturbation = randomKey(ctx)
+	q.bins[0].perturbation = qdisc.RandKey(ctx)
 	clear(q.hashes)
 }
 

@@ -159,7 +159,7 @@ func (q *SFQ) Init(ctx qdisc.Ctx, s qdisc.Setup, args []string) (qdisc.Info, err
 	}
 	*q = SFQ{limit: sfqMaxDepth, maxdepth: sfqMaxDepth, divisor: sfqDefaultDiv, maxflows: sfqDefaultFlows,
 		quantum: mtu, tail: -1, handleMajor: s.Major()}
-	q.perturbation = sfqRandomKey(ctx) // get_random_bytes(&q->perturbation)
+	q.perturbation = qdisc.RandKey(ctx) // get_random_bytes(&q->perturbation)
 	ctl, err := parse(args)
 	if err != nil {
 		return qdisc.Info{}, err
@@ -172,7 +172,7 @@ func (q *SFQ) Init(ctx qdisc.Ctx, s qdisc.Setup, args []string) (qdisc.Info, err
 		// a key drawn again.
 		if q.perturbPeriod != 0 {
 			q.armPerturb(ctx)
-			q.perturbation = sfqRandomKey(ctx)
+			q.perturbation = qdisc.RandKey(ctx)
 		}
 	}
 
@@ -447,7 +447,7 @@ func (q *SFQ) sfqDequeue(ctx qdisc.Ctx) (skb.Packet, bool) {
 // it under the root lock. The kernel's timer is TIMER_DEFERRABLE: on an
 // idle CPU it waits for that CPU's next wake-up; here it runs on time.
 func (q *SFQ) Timer(ctx qdisc.Ctx) {
-	q.perturbation = sfqRandomKey(ctx) // get_random_bytes(&nkey)
+	q.perturbation = qdisc.RandKey(ctx) // get_random_bytes(&nkey)
 	if _, filtered := qdisc.Filters(ctx, qdisc.MakeClassID(uint16(q.handleMajor), 0)); !filtered && q.tail >= 0 {
 		q.sfqRehash(ctx)
 	}
@@ -459,11 +459,6 @@ func (q *SFQ) Timer(ctx qdisc.Ctx) {
 // armPerturb is mod_timer(&q->perturb_timer, jiffies + perturb_period).
 func (q *SFQ) armPerturb(ctx qdisc.Ctx) {
 	ctx.ModTimer(ctx.Now() + sim.Time(q.perturbPeriod)*(sim.Second/hz))
-}
-
-// sfqRandomKey is get_random_bytes of a siphash_key_t: four draws.
-func sfqRandomKey(ctx qdisc.Ctx) [2]uint64 {
-	return [2]uint64{uint64(ctx.Rand())<<32 | uint64(ctx.Rand()), uint64(ctx.Rand())<<32 | uint64(ctx.Rand())}
 }
 
 // sfqRehash is sfq_rehash: take every held packet out of its slot, slot
