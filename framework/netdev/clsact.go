@@ -15,11 +15,9 @@ import (
 type clsact struct {
 	sentPkts, sentBytes uint64
 	drops               uint64
-	rng                 *sim.Rand // the actions' get_random_u32 (gact's random verdicts)
+	rng                 *sim.Rand    // the actions' get_random_u32 (gact's random verdicts)
+	prices              qdisc.Prices // what a filter tried costs (the cost table's)
 }
-
-// dropTCEgress is SKB_DROP_REASON_TC_EGRESS, an egress filter's drop.
-const dropTCEgress skb.DropReason = "TC_EGRESS"
 
 // egressAt is where the device's filter set keeps the egress block.
 const egressAt = qdisc.ClassID(tc.Egress)
@@ -45,7 +43,7 @@ func (n *Net) tcClsact(d *Device, verb tc.Verb, cmd tc.Qdisc) error {
 	case verb == tc.VerbChange:
 		return kernelf("Error: Specified qdisc not found.")
 	}
-	d.clsact = &clsact{rng: n.E.Rand("netdev/clsact/" + d.Name)}
+	d.clsact = &clsact{rng: n.E.Rand("netdev/clsact/" + d.Name), prices: qdisc.WorkPrices(n.E.Costs)}
 	return nil
 }
 
@@ -55,7 +53,6 @@ func (n *Net) tcClsact(d *Device, verb tc.Verb, cmd tc.Qdisc) error {
 // qdisc.Ctx is nil: classification asks nothing else of it.
 type egressCtx struct {
 	qdisc.Ctx
-	n    *Net
 	c    *sim.CPU
 	d    *Device
 	skip bool
@@ -63,9 +60,7 @@ type egressCtx struct {
 
 func (x *egressCtx) Now() sim.Time { return sim.Ktime(x.c.Now()) }
 
-func (x *egressCtx) Work(k qdisc.Work, n int) {
-	x.c.Spend(qdisc.WorkPrices(x.n.E.Costs)[k] * int64(n))
-}
+func (x *egressCtx) Work(k qdisc.Work, n int) { x.c.Spend(x.d.clsact.prices[k] * int64(n)) }
 
 func (x *egressCtx) Rand() uint32 { return x.d.clsact.rng.Uint32() }
 
@@ -88,12 +83,12 @@ func (n *Net) schHandleEgress(c *sim.CPU, d *Device, s *skb.SKB) (txq *TxQueue, 
 	ca := d.clsact
 	ca.sentPkts += uint64(max(s.GSOSegs, 1)) // mini_qdisc_bstats_cpu_update
 	ca.sentBytes += uint64(s.Len)
-	x := &egressCtx{n: n, c: c, d: d}
+	x := &egressCtx{c: c, d: d}
 	p := s.Packet
 	r := d.filters.Classify(x, &p, egressAt)
 	if r.Verdict == qdisc.VerdictShot {
 		ca.drops++
-		n.kfreeSkb(c, s, dropTCEgress)
+		n.kfreeSkb(c, s, skb.DropTCEgress)
 		return nil, qdisc.XmitDrop, true
 	}
 	// what the actions edited (skbedit's priority, mark, queue_mapping)

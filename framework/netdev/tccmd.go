@@ -582,6 +582,10 @@ func (n *Net) tcFilter(d *Device, c tc.Command) error {
 	return nil
 }
 
+// filterSaltKinds are the classful kinds whose filters' classid names
+// no class: sfb hashes its minor (sfb_classify's salt).
+var filterSaltKinds = map[string]bool{"sfb": true}
+
 // CheckFilters refuses a filter whose flowid names no class of its
 // qdisc. The kernel accepts one (tcf_bind_filter binds nothing) and
 // classifies its packets as if no filter matched (htb's default class);
@@ -589,11 +593,10 @@ func (n *Net) tcFilter(d *Device, c tc.Command) error {
 func (n *Net) CheckFilters(d *Device) error {
 	for _, at := range d.filters.Attached() {
 		q := d.qdiscLookup(tc.MakeHandle(at.Major(), 0))
-		if q == nil || !q.Classful() || q.Kind == "sfb" {
+		if q == nil || !q.Classful() || filterSaltKinds[q.Kind] {
 			// A flow qdisc's filters name its flows by their minor
 			// (fq_codel_classify's TC_H_MIN(res.classid)), not
-			// classes; one out of range drops the packet. sfb hashes
-			// the minor (sfb_classify's salt).
+			// classes; one out of range drops the packet.
 			continue
 		}
 		ids := map[qdisc.ClassID]bool{qdisc.MakeClassID(at.Major(), 0): true}

@@ -440,6 +440,9 @@ func (b *LeafBatch) Add(p *skb.Packet, to ClassID, at int) {
 // Len is how many packets were added.
 func (b *LeafBatch) Len() int { return len(b.pkts) }
 
+// Packet is the k-th packet added, as the leaf got it.
+func (b *LeafBatch) Packet(k int) *skb.Packet { return &b.pkts[k] }
+
 // Result is the answer for the k-th packet added (after Send).
 func (b *LeafBatch) Result(k int) LeafResult { return b.res[k] }
 

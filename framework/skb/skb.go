@@ -68,6 +68,7 @@ const (
 	DropFQHorizonLimit DropReason = "FQ_HORIZON_LIMIT"
 	DropFQFlowLimit    DropReason = "FQ_FLOW_LIMIT"
 	DropQueuePurge     DropReason = "QUEUE_PURGE"
+	DropTCEgress       DropReason = "TC_EGRESS"     // a filter's drop on clsact's egress block
 	DropNotSpecified   DropReason = "NOT_SPECIFIED" // plain kfree_skb (e.g. rtnl_kfree_skbs after a qdisc change)
 	DropDevReady       DropReason = "DEV_READY"
 	DropCPUBacklog     DropReason = "CPU_BACKLOG"

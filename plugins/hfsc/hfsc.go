@@ -16,6 +16,7 @@ package hfsc
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/txlab/txlab/framework/qdisc"
@@ -96,7 +97,6 @@ type HFSC struct {
 	// per-call buffers
 	batch qdisc.LeafBatch
 	cls   []*class
-	lens  []uint32 // each batched packet's qdisc_pkt_len
 	gen   uint64
 }
 
@@ -454,7 +454,7 @@ func (q *HFSC) activate(ctx qdisc.Ctx, x qdisc.ClassCtx, cl *class, length uint3
 func (q *HFSC) Enqueue(ctx qdisc.Ctx, batch []skb.Packet, rc []qdisc.Code) {
 	x := ctx.(qdisc.ClassCtx)
 	q.batch.Reset()
-	q.cls, q.lens = q.cls[:0], q.lens[:0]
+	q.cls = q.cls[:0]
 	q.gen++
 	for i := range batch {
 		ctx.Work(qdisc.WorkEnqueue, 1)
@@ -475,7 +475,6 @@ func (q *HFSC) Enqueue(ctx qdisc.Ctx, batch []skb.Packet, rc []qdisc.Code) {
 			}
 			q.batch.Add(p, cl.id, i)
 			q.cls = append(q.cls, cl)
-			q.lens = append(q.lens, p.Len)
 		}
 	}
 	q.drops += q.batch.Send(x, &q.leaves, rc)
@@ -488,7 +487,7 @@ func (q *HFSC) Enqueue(ctx qdisc.Ctx, batch []skb.Packet, rc []qdisc.Code) {
 			continue
 		}
 		if first {
-			q.activate(ctx, x, cl, q.lens[k])
+			q.activate(ctx, x, cl, q.batch.Packet(k).Len)
 		}
 	}
 }
@@ -903,8 +902,8 @@ func (q *HFSC) DeleteClass(_ qdisc.Ctx, id qdisc.ClassID) error {
 		return qdisc.Refusef("hfsc", "Error: HFSC class in use (%s has children or is the root class).", id)
 	}
 	p := cl.parent
-	if i := indexOf(p.children, cl); i >= 0 {
-		p.children = append(p.children[:i:i], p.children[i+1:]...)
+	if i := slices.Index(p.children, cl); i >= 0 {
+		p.children = slices.Delete(p.children, i, i+1)
 	}
 	adjustLevels(p)
 	q.drops += uint64(q.leaves.Remove(id).Qlen) // qdisc_purge_queue
@@ -912,15 +911,6 @@ func (q *HFSC) DeleteClass(_ qdisc.Ctx, id qdisc.ClassID) error {
 	q.clhash.Remove(id)
 	delete(q.byID, id)
 	return nil
-}
-
-func indexOf(cs []*class, cl *class) int {
-	for i, c := range cs {
-		if c == cl {
-			return i
-		}
-	}
-	return -1
 }
 
 // Classes implements qdisc.Classful: hfsc_walk's order (the class
