@@ -15,14 +15,15 @@ type Control int32
 
 // The verdicts the modelled actions give.
 const (
-	ActUnspec Control = -1 // TC_ACT_UNSPEC, "continue": the filter did not decide
-	ActOK     Control = 0  // TC_ACT_OK, "pass"
-	ActShot   Control = 2  // TC_ACT_SHOT, "drop"
-	ActPipe   Control = 3  // TC_ACT_PIPE, "pipe": on to the next action
+	ActUnspec     Control = -1 // TC_ACT_UNSPEC, "continue": the filter did not decide
+	ActOK         Control = 0  // TC_ACT_OK, "pass"
+	ActReclassify Control = 1  // TC_ACT_RECLASSIFY: classify again from the block's first filter
+	ActShot       Control = 2  // TC_ACT_SHOT, "drop"
+	ActPipe       Control = 3  // TC_ACT_PIPE, "pipe": on to the next action
 )
 
 // controlNames is action_n2a's table for the modelled verdicts.
-var controlNames = map[Control]string{ActUnspec: "continue", ActOK: "pass", ActShot: "drop", ActPipe: "pipe"}
+var controlNames = map[Control]string{ActUnspec: "continue", ActOK: "pass", ActReclassify: "reclassify", ActShot: "drop", ActPipe: "pipe"}
 
 func (c Control) String() string {
 	if s, ok := controlNames[c]; ok {
@@ -41,7 +42,7 @@ var a2n = []struct {
 	modeled bool
 }{
 	{"continue", ActUnspec, true}, {"drop", ActShot, true}, {"shot", ActShot, true},
-	{"pass", ActOK, true}, {"ok", ActOK, true}, {"reclassify", 0, false},
+	{"pass", ActOK, true}, {"ok", ActOK, true}, {"reclassify", ActReclassify, true},
 	{"pipe", ActPipe, true}, {"goto", 0, false}, {"jump", 0, false}, {"trap", 0, false},
 }
 
@@ -57,10 +58,10 @@ func parseControl(w string) (c Control, ok bool, lacks bool) {
 	return 0, false, false
 }
 
-// Action is one action bound to a filter: gact (a verdict alone) or
-// skbedit (priority and mark).
+// Action is one action bound to a filter: gact (a verdict alone),
+// skbedit (priority, mark, queue_mapping) or police (a token bucket).
 type Action struct {
-	Kind    string // "gact" or "skbedit"
+	Kind    string // "gact", "skbedit" or "police"
 	Control Control
 	Index   uint32
 	Flags   uint32 // TCA_ACT_FLAGS_*: skip_hw
@@ -81,6 +82,8 @@ type Action struct {
 	SetMark     bool
 	Mark, Mask  uint32
 	MaskSet     bool
+
+	pol *police // police's parameters and bucket
 }
 
 // gact's random types (PGACT_*, include/uapi/linux/tc_act/tc_gact.h).
@@ -94,6 +97,9 @@ var pgactNames = [...]string{"none", "netrand", "determ"}
 
 // exec is the action's act(): it may edit p, and says what comes next.
 func (a *Action) exec(ctx qdisc.Ctx, p *skb.Packet) Control {
+	if a.pol != nil {
+		return a.tcfPoliceAct(ctx, p)
+	}
 	switch a.RandType {
 	case pgactNetrand: // gact_net_rand
 		if randBelow(ctx, uint32(a.PVal)) != 0 {
@@ -169,7 +175,7 @@ func execActions(ctx qdisc.Ctx, acts []Action, p *skb.Packet) Control {
 var tcActionKinds = map[string]bool{
 	"mirred": true, "mpls": true, "nat": true, "pedit": true, "ife": true, "skbmod": true,
 	"csum": true, "simple": true, "vlan": true, "connmark": true, "ctinfo": true, "bpf": true,
-	"tunnel_key": true, "sample": true, "ct": true, "gate": true, "police": true, "xt": true, "ipt": true,
+	"tunnel_key": true, "sample": true, "ct": true, "gate": true, "xt": true, "ipt": true,
 }
 
 // newCmd is m_action.c's new_cmd: a word that starts another command.
@@ -220,8 +226,10 @@ func parseActions(kind string, words []string, s *Set) ([]Action, []string, erro
 			a, words, err = parseSkbedit(kind, words[1:])
 		case w == "gact":
 			a, words, err = parseGact(kind, words[1:])
+		case w == "police":
+			a, words, err = parsePolice(kind, words[1:])
 		case tcActionKinds[w]:
-			return nil, nil, qdisc.Lacksf(kind, "action %q is not modelled (txlab has skbedit and gact: drop, pass, pipe, continue)", w)
+			return nil, nil, qdisc.Lacksf(kind, "action %q is not modelled (txlab has police, skbedit and gact: drop, pass, pipe, continue, reclassify)", w)
 		default:
 			a, words, err = parseGact(kind, words)
 		}
@@ -407,6 +415,9 @@ func skipIndex(kind, act string, words []string) ([]string, error) {
 func (a *Action) print(b *strings.Builder, order int) {
 	fmt.Fprintf(b, "\n\taction order %d: ", order)
 	switch a.Kind {
+	case "police":
+		a.pol.print(b, a.Index) // its own index and ref lines
+		return
 	case "gact":
 		fmt.Fprintf(b, "gact action %s", a.Control)
 		if a.RandType == pgactNone {

@@ -462,7 +462,7 @@ func (s *Set) SetSeed(seed sim.Seed) { s.seed, s.secretSet = seed, false }
 // this one replaces) to the same filters here (same block, pref and
 // handle): cls_flow's hashrnd and perturbation timer belong to the
 // filter, not to the copy, and another filter's add or delete leaves
-// them be. A flow filter old did not hold is a new one (flow_change's
+// them be; so do police actions' buckets (new ones start at now). A flow filter old did not hold is a new one (flow_change's
 // get_random_bytes for a filter without fold): one at a place an
 // earlier copy had a filter at (deleted since) counts as the place's
 // next, and draws its hashrnd from a stream of its own. A new or
@@ -471,6 +471,8 @@ func (s *Set) SetSeed(seed sim.Seed) { s.seed, s.secretSet = seed, false }
 // flow_change's mod_timer(jiffies + perturb_period)). old is nil for a
 // context's first copy.
 func (s *Set) Keep(old *Set, now sim.Time) {
+	s.keepPolice(old)
+	s.ArmActions(now)
 	s.flowGens = map[flowPlace]uint32{}
 	if old != nil {
 		maps.Copy(s.flowGens, old.flowGens)
@@ -560,9 +562,15 @@ func (s *Set) Filters(at qdisc.ClassID) []*Filter {
 	return out
 }
 
+// maxReclassifyLoop is __tcf_classify's max_reclassify_loop.
+const maxReclassifyLoop = 16
+
 // Classify is tcf_classify over the filters attached at at: each
 // tcf_proto in pref order whose protocol is the packet's (IPv4) or all;
-// the first that decides gives the verdict. It reports one WorkHash per
+// the first that decides gives the verdict. An action's
+// TC_ACT_RECLASSIFY (police's default for what exceeds) starts over
+// from the first tcf_proto, 16 times at most; then the packet is shot
+// (SKB_DROP_REASON_TC_RECLASSIFY_LOOP). It reports one WorkHash per
 // filter element tried (one per tcf_proto for fw's mark method, one per
 // mask for flower).
 func (s *Set) Classify(ctx qdisc.Ctx, p *skb.Packet, at qdisc.ClassID) qdisc.FilterResult {
@@ -570,6 +578,20 @@ func (s *Set) Classify(ctx qdisc.Ctx, p *skb.Packet, at qdisc.ClassID) qdisc.Fil
 	if b == nil {
 		return qdisc.FilterResult{}
 	}
+	for limit := 0; ; limit++ {
+		r, again := s.classifyOnce(ctx, b, p, at)
+		if !again {
+			return r
+		}
+		if limit >= maxReclassifyLoop {
+			return qdisc.FilterResult{Verdict: qdisc.VerdictShot, Reason: skb.DropTCReclassifyLoop}
+		}
+	}
+}
+
+// classifyOnce is one pass of __tcf_classify over the block; again says
+// an action asked to classify again.
+func (s *Set) classifyOnce(ctx qdisc.Ctx, b *block, p *skb.Packet, at qdisc.ClassID) (r qdisc.FilterResult, again bool) {
 	var hdr header
 	hdr.fill(p)
 	for _, tp := range b.protos {
@@ -581,7 +603,7 @@ func (s *Set) Classify(ctx qdisc.Ctx, p *skb.Packet, at qdisc.ClassID) qdisc.Fil
 			// fw_classify's old method: a mark whose major is 0 or the
 			// qdisc's is the classid itself.
 			if id := qdisc.ClassID(p.Mark); id != 0 && (id.Major() == 0 || id.Major() == at.Major()) {
-				return qdisc.FilterResult{Verdict: qdisc.VerdictClass, Class: id}
+				return qdisc.FilterResult{Verdict: qdisc.VerdictClass, Class: id}, false
 			}
 			continue
 		}
@@ -590,14 +612,11 @@ func (s *Set) Classify(ctx qdisc.Ctx, p *skb.Packet, at qdisc.ClassID) qdisc.Fil
 			if f == nil {
 				continue
 			}
-			switch r := execActions(ctx, f.Actions, p); r {
-			case ActUnspec:
-				continue // fl_classify returns it: tcf_classify's next tcf_proto
-			case ActShot:
-				return qdisc.FilterResult{Verdict: qdisc.VerdictShot}
-			default:
-				return qdisc.FilterResult{Verdict: qdisc.VerdictClass, Class: f.ClassID}
+			// an ActUnspec is fl_classify's return: the next tcf_proto
+			if r, decided, again := result(execActions(ctx, f.Actions, p), f.ClassID); decided {
+				return r, again
 			}
+			continue
 		}
 		for _, f := range tp.elems {
 			ctx.Work(qdisc.WorkHash, 1)
@@ -615,17 +634,27 @@ func (s *Set) Classify(ctx qdisc.Ctx, p *skb.Packet, at qdisc.ClassID) qdisc.Fil
 					continue
 				}
 			}
-			switch r := execActions(ctx, f.Actions, p); r {
-			case ActUnspec:
-				continue // the next element, then the next classifier
-			case ActShot:
-				return qdisc.FilterResult{Verdict: qdisc.VerdictShot}
-			default:
-				return qdisc.FilterResult{Verdict: qdisc.VerdictClass, Class: class}
+			// an ActUnspec: the next element, then the next classifier
+			if r, decided, again := result(execActions(ctx, f.Actions, p), class); decided {
+				return r, again
 			}
 		}
 	}
-	return qdisc.FilterResult{}
+	return qdisc.FilterResult{}, false
+}
+
+// result is what a filter's actions' verdict means to tcf_classify:
+// decided unless it is TC_ACT_UNSPEC; again for TC_ACT_RECLASSIFY.
+func result(c Control, class qdisc.ClassID) (r qdisc.FilterResult, decided, again bool) {
+	switch c {
+	case ActUnspec:
+		return r, false, false
+	case ActReclassify:
+		return r, true, true
+	case ActShot:
+		return qdisc.FilterResult{Verdict: qdisc.VerdictShot}, true, false
+	}
+	return qdisc.FilterResult{Verdict: qdisc.VerdictClass, Class: class}, true, false
 }
 
 // match tries one element on p.
@@ -968,7 +997,9 @@ func parseFw(f *Filter, cmd tc.Filter, s *Set) error {
 			}
 			f.Actions = append(f.Actions, acts...)
 			words = rest
-		case w == "indev" || tc.Matches(w, "police"):
+		case tc.Matches(w, "police"):
+			return errOldPolice(kind)
+		case w == "indev":
 			return qdisc.Lacksf(kind, "%s is not modelled", w)
 		default:
 			return qdisc.Parsef(kind, "What is %q?", w)

@@ -693,7 +693,7 @@ func TestActionWords(t *testing.T) {
 		{mall + "action drop random determ pass x", `Illegal probability val "x"`, qdisc.ErrParse, 0},
 		{mall + "action drop random determ pass", "needs a verdict and a value", qdisc.ErrParse, 0},
 		{mall + "action skbed priority 5", "Bad action type skbed", qdisc.ErrParse, 0},
-		{mall + "action reclassify", `gact verdict "reclassify" is not modelled`, qdisc.ErrLacks, 0},
+		{mall + "action reclassify", "", nil, qdisc.VerdictShot}, // 16 reclassifications, then TC_RECLASSIFY_LOOP
 		{mall + "action mirred egress redirect dev eth1", `action "mirred" is not modelled`, qdisc.ErrLacks, 0},
 		{mall + "action pipe drop", "", nil, qdisc.VerdictShot}, // two actions, no second "action"
 		{mall + "action skbedit mark 1 action d", "bad action empty", qdisc.ErrParse, 0},

@@ -231,7 +231,7 @@ func flowParseOpt(f *Filter, opts []string, s *Set) (flowAttrs, error) {
 			a.perturb, err = u32("perturb")
 			a.perturbSet = true
 		case tc.Matches(w, "police"):
-			return a, qdisc.Lacksf(kind, "police is not modelled")
+			return a, errOldPolice(kind)
 		case tc.Matches(w, "action"):
 			if _, err = value(); err != nil {
 				return a, err

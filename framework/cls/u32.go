@@ -327,7 +327,9 @@ func parseU32(f *Filter, verb tc.Verb, cmd tc.Filter, tp *proto, s *Set) error {
 			continue
 		case tc.Matches(w, "offset") || tc.Matches(w, "hashkey") || tc.Matches(w, "divisor") || w == "link" || w == "ht" || w == "sample":
 			return qdisc.Lacksf(kind, "%s: u32 hash tables and offsets are not modelled (one table, keys at fixed offsets)", w)
-		case w == "indev" || tc.Matches(w, "police"):
+		case tc.Matches(w, "police"):
+			return errOldPolice(kind)
+		case w == "indev":
 			return qdisc.Lacksf(kind, "%s is not modelled", w)
 		default:
 			ok, err := parseSkip(kind, w, f)

@@ -17,6 +17,9 @@ type clsact struct {
 	drops               uint64
 	rng                 *sim.Rand    // the actions' get_random_u32 (gact's random verdicts)
 	prices              qdisc.Prices // what a filter tried costs (the cost table's)
+	// policeSite is perf lock's caller for act_police's tcfp_lock:
+	// every transmitting CPU takes the one lock of a police action.
+	policeSite *sim.LockStat
 }
 
 // egressAt is where the device's filter set keeps the egress block.
@@ -43,7 +46,8 @@ func (n *Net) tcClsact(d *Device, verb tc.Verb, cmd tc.Qdisc) error {
 	case verb == tc.VerbChange:
 		return kernelf("Error: Specified qdisc not found.")
 	}
-	d.clsact = &clsact{rng: n.E.Rand("netdev/clsact/" + d.Name), prices: qdisc.WorkPrices(n.E.Costs)}
+	d.clsact = &clsact{rng: n.E.Rand("netdev/clsact/" + d.Name), prices: qdisc.WorkPrices(n.E.Costs),
+		policeSite: n.E.LockSite("tcf_police_act (tcfp_lock)")}
 	return nil
 }
 
@@ -64,13 +68,28 @@ func (x *egressCtx) Work(k qdisc.Work, n int) { x.c.Spend(x.d.clsact.prices[k] *
 
 func (x *egressCtx) Rand() uint32 { return x.d.clsact.rng.Uint32() }
 
+// LockAction implements cls.ActionLocker: spin_lock_bh(&police->tcfp_lock)
+// on this CPU, the lock made at the action's first packet.
+func (x *egressCtx) LockAction(slot *any) {
+	if *slot == nil {
+		*slot = &sim.SpinLock{Name: "tcfp_lock"}
+	}
+	(*slot).(*sim.SpinLock).Lock(x.c, x.d.clsact.policeSite)
+}
+
+// UnlockAction implements cls.ActionLocker.
+func (x *egressCtx) UnlockAction(slot *any) { (*slot).(*sim.SpinLock).Unlock(x.c) }
+
 // RealNumTxQueues implements cls.EgressCtx.
 func (x *egressCtx) RealNumTxQueues() int { return len(x.d.Queues) }
 
 // SkipTxQueue implements cls.EgressCtx.
 func (x *egressCtx) SkipTxQueue() { x.skip = true }
 
-var _ cls.EgressCtx = (*egressCtx)(nil)
+var (
+	_ cls.EgressCtx    = (*egressCtx)(nil)
+	_ cls.ActionLocker = (*egressCtx)(nil)
+)
 
 // schHandleEgress is sch_handle_egress with tc_run: the egress block's
 // filters on the skb. It returns the TX queue an skbedit queue_mapping
@@ -88,7 +107,11 @@ func (n *Net) schHandleEgress(c *sim.CPU, d *Device, s *skb.SKB) (txq *TxQueue, 
 	r := d.filters.Classify(x, &p, egressAt)
 	if r.Verdict == qdisc.VerdictShot {
 		ca.drops++
-		n.kfreeSkb(c, s, skb.DropTCEgress)
+		reason := skb.DropTCEgress
+		if r.Reason != skb.DropNone {
+			reason = r.Reason // tc_run's tcf_get_drop_reason
+		}
+		n.kfreeSkb(c, s, reason)
 		return nil, qdisc.XmitDrop, true
 	}
 	// what the actions edited (skbedit's priority, mark, queue_mapping)
@@ -109,8 +132,11 @@ func (n *Net) tcEgressFilter(d *Device, verb tc.Verb, cmd tc.Filter) error {
 	if verb == tc.VerbDelete {
 		return d.filters.Delete(cmd, egressAt)
 	}
-	_, err := d.filters.Add(verb, cmd, egressAt)
-	return err
+	if _, err := d.filters.Add(verb, cmd, egressAt); err != nil {
+		return err
+	}
+	d.filters.ArmActions(sim.Ktime(n.E.Now())) // tcf_police_init's clock
+	return nil
 }
 
 // Clsact is the device's clsact qdisc's counters (its mini_Qdisc's:

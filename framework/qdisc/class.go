@@ -234,6 +234,10 @@ const (
 type FilterResult struct {
 	Verdict Verdict
 	Class   ClassID
+	// Reason is a shot packet's drop reason when the classification
+	// set one (tcf_set_drop_reason: TC_RECLASSIFY_LOOP); empty, the
+	// caller's own (TC_EGRESS, a qdisc's QDISC_DROP).
+	Reason skb.DropReason
 }
 
 // ClassCtx is the context of every call of a Classful qdisc: Ctx plus

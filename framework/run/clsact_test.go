@@ -3,6 +3,7 @@ package run
 import (
 	"testing"
 
+	"github.com/txlab/txlab/framework/report"
 	"github.com/txlab/txlab/framework/sim"
 )
 
@@ -50,5 +51,47 @@ filter add dev eth0 egress protocol ip prio 3 u32 match ip dport 5001 0xffff act
 	}
 	if q, ok := qdiscOfKind(rep2, "clsact"); ok {
 		t.Errorf("a clsact row after its delete: %+v", q)
+	}
+}
+
+// act_police on clsact's egress block, as hosts cap a device's egress
+// (`matchall action police rate 1gbit burst 125k drop`): six senders on
+// four queues leave at the police's rate, what exceeds is freed as
+// TC_EGRESS, and every transmitting CPU takes the action's one
+// tcfp_lock, which perf lock's table shows contended. Inside a qdisc
+// (htb's filters, under its root lock) the same police limits one
+// class: its drops are the qdisc's.
+func TestClsactPolice(t *testing.T) {
+	s := htbHost("dport=5001 dport=5002", 6, `
+qdisc add dev eth0 clsact
+filter add dev eth0 egress protocol ip prio 1 matchall action police rate 1gbit burst 125k conform-exceed drop
+`)
+	s.Queues, s.Qdisc = 4, "mq pfifo"
+	s.Duration, s.Warmup = 30*sim.Millisecond, 10*sim.Millisecond
+	rep := mustRun(t, s)
+	var lock report.Lock
+	for _, l := range rep.Locks {
+		if l.Name == "tcf_police_act (tcfp_lock)" {
+			lock = l
+		}
+	}
+	drops := rep.Drops["TC_EGRESS"]
+	if !rep.AccountingOK || drops == 0 || rep.TxBps < 0.97e9 || rep.TxBps > 1.03e9 || lock.Contended == 0 {
+		t.Errorf("accounting %v %s; %.3f Gbit/s, TC_EGRESS %d; tcfp_lock %+v", rep.AccountingOK, rep.AccountingError, rep.TxBps/1e9, drops, lock)
+	}
+
+	s = htbHost("dport=5001 dport=5002", 6, `
+qdisc add dev eth0 root handle 1: htb default 20
+class add dev eth0 parent 1: classid 1:1 htb rate 1gbit ceil 1gbit
+class add dev eth0 parent 1:1 classid 1:10 htb rate 750mbit ceil 1gbit
+class add dev eth0 parent 1:1 classid 1:20 htb rate 250mbit ceil 1gbit
+filter add dev eth0 parent 1: protocol ip prio 1 u32 match ip dport 5001 0xffff action police rate 100mbit burst 20k conform-exceed drop/pipe flowid 1:10
+`)
+	s.Duration, s.Warmup = 30*sim.Millisecond, 10*sim.Millisecond
+	rep = mustRun(t, s)
+	c := classes(rep)
+	rate10 := float64(c["1:10"].SentBytes) * 8 / (float64(s.Duration) / 1e9) // class counters run from 0
+	if !rep.AccountingOK || rep.Drops["QDISC_DROP"] == 0 || rate10 < 90e6 || rate10 > 110e6 || c["1:20"].SentBytes < 5*c["1:10"].SentBytes {
+		t.Errorf("accounting %v %s; 1:10 %.1f Mbit/s, 1:20 %d bytes; drops %v", rep.AccountingOK, rep.AccountingError, rate10/1e6, c["1:20"].SentBytes, rep.Drops)
 	}
 }

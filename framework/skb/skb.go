@@ -58,22 +58,23 @@ type DropReason string
 
 // Drop reasons used by the model (include/net/dropreason-core.h names).
 const (
-	DropNone           DropReason = ""
-	DropQdiscDrop      DropReason = "QDISC_DROP"
-	DropQdiscBurst     DropReason = "QDISC_BURST_DROP"
-	DropQdiscOverlimit DropReason = "QDISC_OVERLIMIT"
-	DropQdiscCongested DropReason = "QDISC_CONGESTED"
-	DropCakeFlood      DropReason = "CAKE_FLOOD"
-	DropFQBandLimit    DropReason = "FQ_BAND_LIMIT"
-	DropFQHorizonLimit DropReason = "FQ_HORIZON_LIMIT"
-	DropFQFlowLimit    DropReason = "FQ_FLOW_LIMIT"
-	DropQueuePurge     DropReason = "QUEUE_PURGE"
-	DropTCEgress       DropReason = "TC_EGRESS"     // a filter's drop on clsact's egress block
-	DropNotSpecified   DropReason = "NOT_SPECIFIED" // plain kfree_skb (e.g. rtnl_kfree_skbs after a qdisc change)
-	DropDevReady       DropReason = "DEV_READY"
-	DropCPUBacklog     DropReason = "CPU_BACKLOG"
-	DropTxDevice       DropReason = "TX_DEVICE" // driver dropped (e.g. veth peer ring full)
-	DropLostToPlugin   DropReason = "LOST_TO_PLUGIN"
+	DropNone             DropReason = ""
+	DropQdiscDrop        DropReason = "QDISC_DROP"
+	DropQdiscBurst       DropReason = "QDISC_BURST_DROP"
+	DropQdiscOverlimit   DropReason = "QDISC_OVERLIMIT"
+	DropQdiscCongested   DropReason = "QDISC_CONGESTED"
+	DropCakeFlood        DropReason = "CAKE_FLOOD"
+	DropFQBandLimit      DropReason = "FQ_BAND_LIMIT"
+	DropFQHorizonLimit   DropReason = "FQ_HORIZON_LIMIT"
+	DropFQFlowLimit      DropReason = "FQ_FLOW_LIMIT"
+	DropQueuePurge       DropReason = "QUEUE_PURGE"
+	DropTCEgress         DropReason = "TC_EGRESS"          // a filter's drop on clsact's egress block
+	DropTCReclassifyLoop DropReason = "TC_RECLASSIFY_LOOP" // tcf_classify gave up after 16 reclassifications
+	DropNotSpecified     DropReason = "NOT_SPECIFIED"      // plain kfree_skb (e.g. rtnl_kfree_skbs after a qdisc change)
+	DropDevReady         DropReason = "DEV_READY"
+	DropCPUBacklog       DropReason = "CPU_BACKLOG"
+	DropTxDevice         DropReason = "TX_DEVICE" // driver dropped (e.g. veth peer ring full)
+	DropLostToPlugin     DropReason = "LOST_TO_PLUGIN"
 
 	// DropRxMissed is a frame the NIC dropped because the RX queue's
 	// ring had no free descriptor. No skb exists for it, so the kernel

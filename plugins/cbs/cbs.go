@@ -15,11 +15,11 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/txlab/txlab/framework/psched"
 	"github.com/txlab/txlab/framework/qdisc"
 	"github.com/txlab/txlab/framework/sim"
 	"github.com/txlab/txlab/framework/skb"
 	"github.com/txlab/txlab/framework/units"
-	"github.com/txlab/txlab/plugins/internal/psched"
 )
 
 func init() {

@@ -7,10 +7,10 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/txlab/txlab/framework/psched"
 	"github.com/txlab/txlab/framework/qdisc"
 	"github.com/txlab/txlab/framework/sim"
 	"github.com/txlab/txlab/framework/units"
-	"github.com/txlab/txlab/plugins/internal/psched"
 )
 
 // knownOptions are the tc-fq words (tc/q_fq.c fq_parse_opt).

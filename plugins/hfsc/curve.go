@@ -6,9 +6,9 @@ import (
 	"math"
 	"strings"
 
+	"github.com/txlab/txlab/framework/psched"
 	"github.com/txlab/txlab/framework/qdisc"
 	"github.com/txlab/txlab/framework/units"
-	"github.com/txlab/txlab/plugins/internal/psched"
 )
 
 // The kernel's fixed point (sch_hfsc.c with PSCHED_SHIFT 6): x is in

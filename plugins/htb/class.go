@@ -5,14 +5,14 @@ import (
 	"math"
 	"strings"
 
+	"github.com/txlab/txlab/framework/psched"
 	"github.com/txlab/txlab/framework/qdisc"
 	"github.com/txlab/txlab/framework/units"
-	"github.com/txlab/txlab/plugins/internal/psched"
 )
 
 // copt is struct tc_htb_opt with TCA_HTB_RATE64/CEIL64, as tc's
 // htb_parse_class_opt builds it (its arithmetic and option words are
-// plugins/internal/psched's, the shapers').
+// framework/psched's, the shapers').
 type copt struct {
 	rate, ceil          uint64 // bytes/s
 	bufTicks, cbufTicks uint32

@@ -10,10 +10,10 @@
 package pie
 
 import (
+	"github.com/txlab/txlab/framework/psched"
 	"github.com/txlab/txlab/framework/qdisc"
 	"github.com/txlab/txlab/framework/sim"
 	"github.com/txlab/txlab/framework/skb"
-	"github.com/txlab/txlab/plugins/internal/psched"
 )
 
 // include/net/pie.h.

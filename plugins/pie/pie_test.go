@@ -8,11 +8,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/txlab/txlab/framework/psched"
 	"github.com/txlab/txlab/framework/qdisc"
 	"github.com/txlab/txlab/framework/qdisc/qdisctest"
 	"github.com/txlab/txlab/framework/sim"
 	"github.com/txlab/txlab/framework/skb"
-	"github.com/txlab/txlab/plugins/internal/psched"
 )
 
 func newPIE(t testing.TB, ctx *qdisctest.Ctx, args string) *PIE {

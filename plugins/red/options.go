@@ -6,9 +6,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/txlab/txlab/framework/psched"
 	"github.com/txlab/txlab/framework/qdisc"
 	"github.com/txlab/txlab/framework/units"
-	"github.com/txlab/txlab/plugins/internal/psched"
 	"github.com/txlab/txlab/plugins/internal/redalgo"
 )
 

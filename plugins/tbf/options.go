@@ -5,9 +5,9 @@ import (
 	"math"
 	"strings"
 
+	"github.com/txlab/txlab/framework/psched"
 	"github.com/txlab/txlab/framework/qdisc"
 	"github.com/txlab/txlab/framework/units"
-	"github.com/txlab/txlab/plugins/internal/psched"
 )
 
 var knownOptions = []string{"limit", "latency", "burst", "buffer", "maxburst", "mtu", "minburst", "mpu", "rate",
@@ -191,14 +191,14 @@ func parse(args []string, speedBps int64) (qopt, error) {
 		o.limit = uint32(min(lim, math.MaxUint32))
 	}
 	o.rate.mpu, o.rate.overhead = uint16(mpu), overhead
-	o.rate.cellLog, o.rate.linklayer = calcCellLog(rcellLog, mtu), linklayer
+	o.rate.cellLog, o.rate.linklayer = psched.CalcCellLog(rcellLog, mtu), linklayer
 	o.buffer = psched.CalcXmittime(rate64, buffer64)
 	if o.buffer == math.MaxUint32 {
 		return o, qdisc.Parsef("tbf", "burst out of range")
 	}
 	if o.peakrate.rate != 0 {
 		o.peakrate.mpu, o.peakrate.overhead = uint16(mpu), overhead
-		o.peakrate.cellLog, o.peakrate.linklayer = calcCellLog(pcellLog, mtu), linklayer
+		o.peakrate.cellLog, o.peakrate.linklayer = psched.CalcCellLog(pcellLog, mtu), linklayer
 		o.mtu = psched.CalcXmittime(prate64, uint64(mtu))
 	}
 	if buffer64 < 1<<32 {
@@ -214,22 +214,6 @@ func parse(args []string, speedBps int64) (qopt, error) {
 		o.pburst.Put(mtu)
 	}
 	return o, nil
-}
-
-// calcCellLog is tc_calc_rtable's cell_log: the one given, else the
-// smallest that fits the mtu (2047 if none) in 256 cells. The kernel
-// ignores the table and dumps cell_log 0.
-func calcCellLog(cellLog int, mtu uint32) uint8 {
-	if mtu == 0 {
-		mtu = 2047
-	}
-	if cellLog < 0 {
-		cellLog = 0
-		for mtu>>cellLog > 255 {
-			cellLog++
-		}
-	}
-	return uint8(cellLog)
 }
 
 // config is what tbf_change works out from qopt before it commits.

@@ -144,3 +144,19 @@ func percentBits(s string, speedBps int64) (string, error) {
 
 // Linklayer is get_linklayer: ethernet, atm or adsl (atm), by prefix.
 func Linklayer(s string) (uint8, error) { return units.Linklayer(s) }
+
+// CalcCellLog is tc_calc_rtable's cell_log: the one given, else the
+// smallest that fits the mtu (2047 if none) in 256 cells. The kernel
+// ignores the table and dumps cell_log 0.
+func CalcCellLog(cellLog int, mtu uint32) uint8 {
+	if mtu == 0 {
+		mtu = 2047
+	}
+	if cellLog < 0 {
+		cellLog = 0
+		for mtu>>cellLog > 255 {
+			cellLog++
+		}
+	}
+	return uint8(cellLog)
+}

@@ -1,0 +1,169 @@
+package cls
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/txlab/txlab/framework/qdisc"
+	"github.com/txlab/txlab/framework/sim"
+	"github.com/txlab/txlab/framework/skb"
+	"github.com/txlab/txlab/framework/tc"
+)
+
+// clockCtx is a classification context with a clock the test moves.
+type clockCtx struct {
+	qdisc.Ctx
+	now sim.Time
+}
+
+func (x *clockCtx) Now() sim.Time        { return x.now }
+func (x *clockCtx) Work(qdisc.Work, int) {}
+
+// policed sends 1514-byte packets through s every gap from start for
+// dur and counts those the filters pass (a class verdict).
+func policed(s *Set, x *clockCtx, start, gap, dur sim.Time) (passed, shot int, reasons map[skb.DropReason]int) {
+	reasons = map[skb.DropReason]int{}
+	for x.now = start; x.now < start+dur; x.now += gap {
+		p := pkt()
+		switch r := s.Classify(x, &p, root); r.Verdict {
+		case qdisc.VerdictClass:
+			passed++
+		case qdisc.VerdictShot:
+			shot++
+			reasons[r.Reason]++
+		}
+	}
+	return passed, shot, reasons
+}
+
+// act_police as tcf_police_act runs it: a byte bucket of burst's
+// transmit time filled at rate, a peak bucket of one MTU at peakrate, a
+// packet bucket, the MTU check, and the verdicts for what conforms and
+// what exceeds (reclassify by default: the filters again, 16 times,
+// then the packet is shot).
+func TestPoliceBuckets(t *testing.T) {
+	const ms = sim.Millisecond
+	tests := []struct {
+		name, action string
+		gap, dur     sim.Time
+		lo, hi       int // packets passed
+		reason       skb.DropReason
+	}{
+		// 1 MB/s: 1514 us a packet, 10 packets of burst, then 660 in 1 s
+		{"rate", "police rate 8mbit burst 15140 drop", 100 * sim.Microsecond, 1000 * ms, 669, 672, skb.DropNone},
+		// the packet bucket starts empty at the command and has filled
+		// to its 10 by the first packet, 1 s later
+		{"pps", "police pkts_rate 1000 pkts_burst 10 conform-exceed drop", 100 * sim.Microsecond, 1000 * ms, 1009, 1011, skb.DropNone},
+		// the peak bucket holds one MTU: 2 MB/s from the start, not a
+		// burst of 67 packets at once
+		{"peakrate", "police rate 8mbit burst 100k mtu 2k peakrate 16mbit drop", 10 * sim.Microsecond, 10 * ms, 13, 15, skb.DropNone},
+		{"no peakrate", "police rate 8mbit burst 100k mtu 2k drop", 10 * sim.Microsecond, 10 * ms, 73, 74, skb.DropNone},
+		// a packet over the mtu always exceeds
+		{"mtu", "police rate 8mbit burst 100k mtu 1000 drop", 100 * sim.Microsecond, 10 * ms, 0, 0, skb.DropNone},
+		{"reclassify", "police rate 8mbit burst 15140", 100 * sim.Microsecond, 1000 * ms, 669, 672, skb.DropTCReclassifyLoop},
+		{"mtu only", "police mtu 2000 conform-exceed drop/ok", 100 * sim.Microsecond, 10 * ms, 100, 100, skb.DropNone},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := NewSet()
+			add(t, s, root, "protocol ip prio 1 matchall classid 1:1 action "+tt.action)
+			s.ArmActions(sim.Second)
+			x := &clockCtx{}
+			passed, shot, reasons := policed(s, x, 2*sim.Second, tt.gap, tt.dur)
+			if passed < tt.lo || passed > tt.hi {
+				t.Errorf("passed %d, want %d..%d (shot %d)", passed, tt.lo, tt.hi, shot)
+			}
+			if shot > 0 && reasons[tt.reason] != shot {
+				t.Errorf("shot %d with reasons %v, want %q", shot, reasons, tt.reason)
+			}
+		})
+	}
+}
+
+// A copy of the filters made for another filter's change (what a qdisc
+// plugin's context gets) keeps a police action's bucket: an emptied
+// bucket stays empty at the same instant.
+func TestPoliceBucketKept(t *testing.T) {
+	s := NewSet()
+	add(t, s, root, "protocol ip prio 1 matchall classid 1:1 action police rate 8mbit burst 15140 drop")
+	s.ArmActions(0)
+	x := &clockCtx{}
+	if passed, _, _ := policed(s, x, sim.Second, sim.Microsecond, 20*sim.Microsecond); passed != 10 {
+		t.Fatalf("burst: %d passed, want 10", passed)
+	}
+	for _, keep := range []bool{true, false} {
+		c, err := Load(s.Specs(root.Major()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		old := s
+		if !keep {
+			old = nil
+		}
+		c.Keep(old, x.now)
+		p := pkt()
+		got := c.Classify(x, &p, root).Verdict
+		if want := map[bool]qdisc.Verdict{true: qdisc.VerdictShot, false: qdisc.VerdictClass}[keep]; got != want {
+			t.Errorf("kept %v: the next packet's verdict %v, want %v", keep, got, want)
+		}
+	}
+}
+
+// tc's words for police (m_police.c's act_parse_police) and its print,
+// checked against the kernel's tc-testing police.json patterns (iproute2
+// of 2021-22; today's sprint_size prints 2^32-1 bytes as 4Gb, where
+// those patterns have 4096Mb).
+func TestPoliceWords(t *testing.T) {
+	tests := []struct {
+		action string
+		show   string // the action's line, after "action order 1: "
+		err    string
+		class  error
+	}{
+		{action: "police rate 1mbit burst 100k overhead 64", show: " police 0x1 rate 1Mbit burst 100Kb mtu 2Kb action reclassify overhead 64b \n\tref 1 bind 1 \n"},
+		{action: "police rate 2mbit burst 200k linklayer atm", show: " police 0x1 rate 2Mbit burst 200Kb mtu 2Kb action reclassify overhead 0b linklayer atm \n"},
+		{action: "police rate 3mbit burst 250k conform-exceed continue/drop", show: " police 0x1 rate 3Mbit burst 250Kb mtu 2Kb action continue/drop "},
+		{action: "police rate 3mbit burst 250k conform-exceed 0/3", show: " police 0x1 rate 3Mbit burst 250Kb mtu 2Kb action pass/pipe "},
+		{action: "police rate 3mbit burst 250k conform-exceed pass / pipe", show: "action pass/pipe "},
+		{action: "police rate 90kbit burst 10k mtu 2kb peakrate 100kbit", show: " police 0x1 rate 90Kbit burst 10Kb mtu 2Kb peakrate 100Kbit "},
+		{action: "police rate 90kbit burst 10k mtu 1k", show: " police 0x1 rate 90Kbit burst 10Kb mtu 1Kb "},
+		{action: "police rate 7mbit burst 1m ok", show: " police 0x1 rate 7Mbit burst 1Mb mtu 2Kb action pass "}, // the pattern's 1024Kb: an older sprint_size
+		{action: "police rate 7mbit burst 1m d", show: "action drop "},
+		{action: "police rate 7mbit burst 1m p 8mbit mtu 2k", show: "peakrate 8Mbit action reclassify "}, // "p" is peakrate's
+		{action: "police pkts_rate 1000 pkts_burst 200", show: " police 0x1 rate 0bit burst 0b mtu 4Gb pkts_rate 1000 pkts_burst 200 action reclassify "},
+		{action: "police rate 5kbit burst 6kb peakrate 10kbit", err: "'mtu' is required, if 'peakrate' is requested.", class: qdisc.ErrParse},
+		{action: "police rate 1kbit burst 10k pkts_rate 1000 pkts_burst 200", err: "'rate' and 'pkts_rate' are not allowed in same action.", class: qdisc.ErrParse},
+		{action: "police rate 1mbit", err: "'burst' requires 'rate'.", class: qdisc.ErrParse},
+		{action: "police burst 10k drop", err: "'rate' or 'avrate' or 'mtu' or 'pkts_rate' MUST be specified.", class: qdisc.ErrParse},
+		{action: "police pkts_rate 10", err: "'pkts_burst' requires 'pkts_rate'.", class: qdisc.ErrParse},
+		{action: "police rate 3tb burst 250k", err: `argument "3tb" is wrong: rate`, class: qdisc.ErrParse},
+		{action: "police rate 3kbit burst 250P", err: `argument "250P" is wrong: buffer`, class: qdisc.ErrParse},
+		{action: "police rate 3mbit burst 250k conform-exceed 10/drop", err: "Invalid argument", class: qdisc.ErrParse},
+		{action: "police rate 1mbit burst 1k conform-exceed pass / goto chain 42", err: `verdict "goto" is not modelled`, class: qdisc.ErrParse},
+		{action: "police rate 1mbit burst 1k rate 2mbit", err: `duplicate "rate"`, class: qdisc.ErrParse},
+		{action: "police avrate 1mbit", err: "police avrate needs a rate estimator", class: qdisc.ErrKernel},
+		{action: "police index 4", err: "police index: shared action instances are not modelled", class: qdisc.ErrLacks},
+		{action: "police", err: "bad action parsing", class: qdisc.ErrParse},
+		{action: "police rate", err: `"rate": Command line is not complete`, class: qdisc.ErrParse},
+	}
+	for _, tt := range tests {
+		cmd, err := tc.ParseFilter(strings.Fields("protocol ip prio 1 matchall classid 1:1 action " + tt.action))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := NewSet()
+		_, err = s.Add(tc.VerbAdd, cmd, root)
+		if (err == nil) != (tt.err == "") || (err != nil && (!strings.Contains(err.Error(), tt.err) || !errors.Is(err, tt.class))) {
+			t.Errorf("%s: %v, want %q of class %v", tt.action, err, tt.err, tt.class)
+			continue
+		}
+		want := tt.show
+		if strings.HasPrefix(want, " police") {
+			want = "\taction order 1: " + want
+		}
+		if err == nil && !strings.Contains(s.Show(root, false), want) {
+			t.Errorf("%s: show\n%q\nwant it to hold\n%q", tt.action, s.Show(root, false), tt.show)
+		}
+	}
+}
