@@ -28,5 +28,6 @@ import (
 	_ "github.com/txlab/txlab/plugins/sfb"
 	_ "github.com/txlab/txlab/plugins/sfq"
 	_ "github.com/txlab/txlab/plugins/skbprio"
+	_ "github.com/txlab/txlab/plugins/taprio"
 	_ "github.com/txlab/txlab/plugins/tbf"
 )

@@ -56,6 +56,11 @@ func (n *Net) ChangeQdisc(q *Qdisc, args []string) (err error) {
 		return err
 	}
 	q.takeInfo(info)
+	if info.TCMap != nil && q.setsTC {
+		if err := q.dev.applyTCMap(q.Kind, info.TCMap); err != nil {
+			return err
+		}
+	}
 	n.rtnlKfreeSkbs(&x.freed)
 	return nil
 }

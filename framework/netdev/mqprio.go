@@ -232,35 +232,19 @@ func CheckMQPrio(args []string, queues int) error {
 // hw 0 the queue ranges too, which must not overlap) and
 // mqprio_parse_nlattr's; hw 1 is not modelled.
 func (o mqprioOpt) validate(nq int) error {
-	switch {
-	case nq < 2: // !netif_is_multiqueue
+	if nq < 2 { // !netif_is_multiqueue
 		return kernelf("RTNETLINK answers: Operation not supported (mqprio needs a multiqueue device, this one has %d queue)", nq)
-	case o.numTC > tcMaxQueue:
-		return kernelf("Error: Number of traffic classes is outside valid range.")
 	}
-	for _, c := range o.prioTC {
-		if c >= o.numTC {
-			return kernelf("Error: Invalid traffic class in priority to traffic class mapping.")
-		}
+	m := qdisc.TCMap{NumTC: int(o.numTC), PrioTC: o.prioTC, Count: o.count, Offset: o.offset}
+	if msg := m.InvalidMap(); msg != "" {
+		return kernelf("%s", msg)
 	}
 	if o.hw != 0 {
 		// The queue counts are then the driver's to check or set.
 		return qdisc.Lacksf("mqprio", "hw %d (the driver's offload through ndo_setup_tc: DCB, or ice's channels) is not modelled; write \"hw 0\" for the kernel's own mapping", o.hw)
 	}
-	for i := 0; i < int(o.numTC); i++ {
-		last := int(o.offset[i]) + int(o.count[i])
-		if o.count[i] == 0 {
-			return kernelf("Error: sch_mqprio_lib: No queues for TC %d.", i)
-		}
-		if int(o.offset[i]) >= nq || last > nq {
-			return kernelf("Error: sch_mqprio_lib: Queues %d:%d for TC %d exceed the %d TX queues available.", o.count[i], o.offset[i], i, nq)
-		}
-		for j := i + 1; j < int(o.numTC); j++ {
-			if max(int(o.offset[i]), int(o.offset[j])) < min(last, int(o.offset[j])+int(o.count[j])) {
-				return kernelf("Error: sch_mqprio_lib: TC %d queues %d@%d overlap with TC %d queues %d@%d.",
-					i, o.count[i], o.offset[i], j, o.count[j], o.offset[j])
-			}
-		}
+	if msg := m.InvalidQueues(nq); msg != "" {
+		return kernelf("%s", msg)
 	}
 	if o.attrs {
 		return kernelf("Error: mqprio TCA_OPTIONS can only contain netlink attributes in hardware mode.")
@@ -314,4 +298,20 @@ func (d *Device) NumTC() int { return d.tc.num }
 func (d *Device) MQPrioQueues(k int) (offset, count int) {
 	r := d.tc.toTxq[k]
 	return int(r.offset), int(r.count)
+}
+
+// applyTCMap is what a root qdisc's Info.TCMap asks (taprio_change's
+// netdev_set_num_tc, netdev_set_tc_queue, netdev_set_prio_tc_map),
+// checked first against the device: a plugin's map is input.
+func (d *Device) applyTCMap(kind string, m *qdisc.TCMap) error {
+	if msg := m.Invalid(len(d.Queues)); msg != "" {
+		return fmt.Errorf("qdisc %s set the device's traffic classes wrong: %s", kind, msg)
+	}
+	d.setNumTC(m.NumTC)
+	d.tc.toTxq = [tcMaxQueue]tcTxq{}
+	for i := 0; i < m.NumTC; i++ {
+		d.tc.toTxq[i] = tcTxq{count: m.Count[i], offset: m.Offset[i]}
+	}
+	d.tc.prioTC = m.PrioTC
+	return nil
 }

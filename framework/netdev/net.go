@@ -506,8 +506,8 @@ func (n *Net) takeQdiscs(d *Device) devQdiscs {
 		}
 		return mine
 	})
-	if d.RootKind == "mqprio" {
-		old.destroy = func() { d.setNumTC(0) }
+	if d.RootKind == "mqprio" || d.Root != nil && d.Root.setsTC {
+		old.destroy = func() { d.setNumTC(0) } // mqprio_destroy, taprio_destroy's netdev_reset_tc
 	}
 	d.Root, d.Children, d.Tree, d.RootKind, d.RootHandle = nil, nil, nil, "", tc.Unspec
 	for _, txq := range d.Queues {

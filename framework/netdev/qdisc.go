@@ -23,6 +23,9 @@ const (
 // busylock, running flag, state, defer_list, gso_skb, skb_bad_txq and
 // to_free live here; the plugin only holds packets and its algorithm.
 type Qdisc struct {
+	// setsTC: the qdisc wrote the device's traffic classes
+	// (Info.TCMap, taprio's), which go with it (netdev_reset_tc).
+	setsTC bool
 	ID     int32
 	Handle tc.Handle // sch->handle: 0: for the kernel's default qdiscs
 	Parent tc.Handle // sch->parent: tc.Root, or the mq class it hangs off
@@ -179,6 +182,16 @@ func (n *Net) newQdisc(d *Device, words []string, at qdiscPlace) (*Qdisc, error)
 		return nil, err
 	}
 	q.Flags, q.Limit, q.reasons, q.segmentOver = info.Flags, info.Limit, info.DropReasons, info.SegmentOver
+	if info.TCMap != nil {
+		if at.parent != tc.Root {
+			return nil, fmt.Errorf("qdisc %s set the device's traffic classes but is not the root", kind)
+		}
+		if err := d.applyTCMap(kind, info.TCMap); err != nil {
+			d.setNumTC(0) // its destroy's netdev_reset_tc
+			return nil, err
+		}
+		q.setsTC = true
+	}
 	if at.one != nil {
 		q.Flags |= qdisc.OneTxQueue
 	}

@@ -42,6 +42,15 @@ func infoToPB(i qdisc.Info) *pb.QdiscInfo {
 	for _, r := range i.DropReasons {
 		out.DropReasons = append(out.DropReasons, string(r))
 	}
+	if m := i.TCMap; m != nil {
+		t := &pb.TCMap{NumTc: int32(m.NumTC)}
+		for k := range m.PrioTC {
+			t.PrioTc = append(t.PrioTc, uint32(m.PrioTC[k]))
+			t.Count = append(t.Count, uint32(m.Count[k]))
+			t.Offset = append(t.Offset, uint32(m.Offset[k]))
+		}
+		out.TcMap = t
+	}
 	return out
 }
 
@@ -49,6 +58,21 @@ func infoFromPB(p *pb.QdiscInfo) qdisc.Info {
 	i := qdisc.Info{Flags: qdisc.Flags(p.Flags), Limit: int(p.Limit), SegmentOver: p.SegmentOver}
 	for _, r := range p.DropReasons {
 		i.DropReasons = append(i.DropReasons, skb.DropReason(r))
+	}
+	if t := p.TcMap; t != nil {
+		m := &qdisc.TCMap{NumTC: int(t.NumTc)}
+		for k := range m.PrioTC {
+			if k < len(t.PrioTc) {
+				m.PrioTC[k] = uint8(t.PrioTc[k])
+			}
+			if k < len(t.Count) {
+				m.Count[k] = uint16(t.Count[k])
+			}
+			if k < len(t.Offset) {
+				m.Offset[k] = uint16(t.Offset[k])
+			}
+		}
+		i.TCMap = m
 	}
 	return i
 }

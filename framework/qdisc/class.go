@@ -336,6 +336,18 @@ func (t *LeafTable) Peek(x ClassCtx, id ClassID) (p skb.Packet, ok bool, st Leaf
 	return p, ok, st, t.Update(id, st, 0, 0)
 }
 
+// PeekHead is Peek for a leaf t knows to hold packets, and no host call
+// for one it knows is empty (the qdisc's qlen test before
+// qdisc_peek_head): the packet, whether there is one, and what the peek
+// dropped.
+func (t *LeafTable) PeekHead(x ClassCtx, id ClassID) (p skb.Packet, ok bool, dropped int) {
+	if t.Get(id).Qlen == 0 {
+		return skb.Packet{}, false, 0
+	}
+	p, ok, _, dropped = t.Peek(x, id)
+	return p, ok, dropped
+}
+
 // Dequeue is x.DequeueLeaf(id) with t brought up to date: the packet,
 // whether the leaf gave one, its state after, and how many packets it
 // dropped on the way (a CoDel leaf's dequeue drops), which the qdisc

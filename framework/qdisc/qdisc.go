@@ -415,6 +415,68 @@ type Info struct {
 	// NET_XMIT_SUCCESS if any segment was queued, else NET_XMIT_DROP.
 	// 0: never. SplitGSO, when set, splits every GSO skb instead.
 	SegmentOver uint32
+	// TCMap, when set, is the device's traffic classes the qdisc writes
+	// (taprio_change's netdev_set_num_tc, netdev_set_tc_queue and
+	// netdev_set_prio_tc_map): the host applies it after Init or Change,
+	// so netdev_pick_tx picks within the packet's class, and takes it
+	// away with the qdisc (taprio_destroy's netdev_reset_tc). A root
+	// qdisc's only.
+	TCMap *TCMap
+}
+
+// TCMap is struct tc_mqprio_qopt's mapping: num_tc, prio_tc_map and each
+// class's queues (count@offset).
+type TCMap struct {
+	NumTC  int
+	PrioTC [PrioMax + 1]uint8
+	Count  [PrioMax + 1]uint16
+	Offset [PrioMax + 1]uint16
+}
+
+// Invalid is mqprio_validate_qopt (sch_mqprio_lib.c) on a device of nq
+// TX queues, with the queue counts checked and no two classes sharing a
+// queue (mqprio's hw 0, taprio without txtime-assist): the kernel's
+// extack text, "" when the map is valid.
+func (m *TCMap) Invalid(nq int) string {
+	if msg := m.InvalidMap(); msg != "" {
+		return msg
+	}
+	return m.InvalidQueues(nq)
+}
+
+// InvalidMap is mqprio_validate_qopt's first checks: the number of
+// classes, and every priority on one.
+func (m *TCMap) InvalidMap() string {
+	if m.NumTC < 0 || m.NumTC > len(m.PrioTC) {
+		return "Error: Number of traffic classes is outside valid range."
+	}
+	for _, c := range m.PrioTC {
+		if int(c) >= m.NumTC {
+			return "Error: Invalid traffic class in priority to traffic class mapping."
+		}
+	}
+	return ""
+}
+
+// InvalidQueues is mqprio_validate_qopt's queue checks (validate_queue_counts,
+// no overlap allowed).
+func (m *TCMap) InvalidQueues(nq int) string {
+	for i := 0; i < m.NumTC; i++ {
+		last := int(m.Offset[i]) + int(m.Count[i])
+		if m.Count[i] == 0 {
+			return fmt.Sprintf("Error: sch_mqprio_lib: No queues for TC %d.", i)
+		}
+		if int(m.Offset[i]) >= nq || last > nq {
+			return fmt.Sprintf("Error: sch_mqprio_lib: Queues %d:%d for TC %d exceed the %d TX queues available.", m.Count[i], m.Offset[i], i, nq)
+		}
+		for j := i + 1; j < m.NumTC; j++ {
+			if max(int(m.Offset[i]), int(m.Offset[j])) < min(last, int(m.Offset[j])+int(m.Count[j])) {
+				return fmt.Sprintf("Error: sch_mqprio_lib: TC %d queues %d@%d overlap with TC %d queues %d@%d.",
+					i, m.Count[i], m.Offset[i], j, m.Count[j], m.Offset[j])
+			}
+		}
+	}
+	return ""
 }
 
 // CheckDropReasons checks the reasons a qdisc declares are shaped like

@@ -185,11 +185,7 @@ func (p *Prio) Dequeue(ctx qdisc.Ctx, req qdisc.DequeueReq, out []skb.Packet) []
 func (p *Prio) Peek(ctx qdisc.Ctx) (skb.Packet, bool) {
 	x := ctx.(qdisc.ClassCtx)
 	for b := 0; b < p.bands; b++ {
-		id := p.class(b)
-		if p.leaves.Get(id).Qlen == 0 {
-			continue
-		}
-		pk, ok, _, dropped := p.leaves.Peek(x, id)
+		pk, ok, dropped := p.leaves.PeekHead(x, p.class(b))
 		p.drops += uint64(dropped)
 		if ok {
 			return pk, true

@@ -116,10 +116,7 @@ func (q *TBF) Enqueue(ctx qdisc.Ctx, batch []skb.Packet, rc []qdisc.Code) {
 func (q *TBF) tbfDequeue(ctx qdisc.Ctx) (skb.Packet, bool) {
 	x := ctx.(qdisc.ClassCtx)
 	id := q.class()
-	if q.leaves.Get(id).Qlen == 0 {
-		return skb.Packet{}, false
-	}
-	p, ok, _, dropped := q.leaves.Peek(x, id)
+	p, ok, dropped := q.leaves.PeekHead(x, id)
 	q.drops += uint64(dropped)
 	if !ok {
 		return skb.Packet{}, false

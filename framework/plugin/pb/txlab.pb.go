@@ -470,6 +470,7 @@ type QdiscInfo struct {
 	Limit         int64                  `protobuf:"varint,2,opt,name=limit,proto3" json:"limit,omitempty"`                                // sch->limit, in the qdisc's unit
 	DropReasons   []string               `protobuf:"bytes,3,rep,name=drop_reasons,json=dropReasons,proto3" json:"drop_reasons,omitempty"`  // the qdisc's own, beyond the kernel's
 	SegmentOver   uint32                 `protobuf:"varint,4,opt,name=segment_over,json=segmentOver,proto3" json:"segment_over,omitempty"` // GSO skbs past it arrive as segments (tbf_segment); 0: never
+	TcMap         *TCMap                 `protobuf:"bytes,5,opt,name=tc_map,json=tcMap,proto3" json:"tc_map,omitempty"`                    // the device's traffic classes the qdisc writes (taprio); unset: none
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -532,6 +533,82 @@ func (x *QdiscInfo) GetSegmentOver() uint32 {
 	return 0
 }
 
+func (x *QdiscInfo) GetTcMap() *TCMap {
+	if x != nil {
+		return x.TcMap
+	}
+	return nil
+}
+
+// TCMap is struct tc_mqprio_qopt's mapping (qdisc.TCMap).
+type TCMap struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	NumTc         int32                  `protobuf:"varint,1,opt,name=num_tc,json=numTc,proto3" json:"num_tc,omitempty"`
+	PrioTc        []uint32               `protobuf:"varint,2,rep,packed,name=prio_tc,json=prioTc,proto3" json:"prio_tc,omitempty"` // 16
+	Count         []uint32               `protobuf:"varint,3,rep,packed,name=count,proto3" json:"count,omitempty"`                 // 16
+	Offset        []uint32               `protobuf:"varint,4,rep,packed,name=offset,proto3" json:"offset,omitempty"`               // 16
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TCMap) Reset() {
+	*x = TCMap{}
+	mi := &file_txlab_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TCMap) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TCMap) ProtoMessage() {}
+
+func (x *TCMap) ProtoReflect() protoreflect.Message {
+	mi := &file_txlab_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TCMap.ProtoReflect.Descriptor instead.
+func (*TCMap) Descriptor() ([]byte, []int) {
+	return file_txlab_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *TCMap) GetNumTc() int32 {
+	if x != nil {
+		return x.NumTc
+	}
+	return 0
+}
+
+func (x *TCMap) GetPrioTc() []uint32 {
+	if x != nil {
+		return x.PrioTc
+	}
+	return nil
+}
+
+func (x *TCMap) GetCount() []uint32 {
+	if x != nil {
+		return x.Count
+	}
+	return nil
+}
+
+func (x *TCMap) GetOffset() []uint32 {
+	if x != nil {
+		return x.Offset
+	}
+	return nil
+}
+
 type XStat struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Key           string                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
@@ -543,7 +620,7 @@ type XStat struct {
 
 func (x *XStat) Reset() {
 	*x = XStat{}
-	mi := &file_txlab_proto_msgTypes[8]
+	mi := &file_txlab_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -555,7 +632,7 @@ func (x *XStat) String() string {
 func (*XStat) ProtoMessage() {}
 
 func (x *XStat) ProtoReflect() protoreflect.Message {
-	mi := &file_txlab_proto_msgTypes[8]
+	mi := &file_txlab_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -568,7 +645,7 @@ func (x *XStat) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use XStat.ProtoReflect.Descriptor instead.
 func (*XStat) Descriptor() ([]byte, []int) {
-	return file_txlab_proto_rawDescGZIP(), []int{8}
+	return file_txlab_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *XStat) GetKey() string {
@@ -605,7 +682,7 @@ type QdiscStats struct {
 
 func (x *QdiscStats) Reset() {
 	*x = QdiscStats{}
-	mi := &file_txlab_proto_msgTypes[9]
+	mi := &file_txlab_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -617,7 +694,7 @@ func (x *QdiscStats) String() string {
 func (*QdiscStats) ProtoMessage() {}
 
 func (x *QdiscStats) ProtoReflect() protoreflect.Message {
-	mi := &file_txlab_proto_msgTypes[9]
+	mi := &file_txlab_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -630,7 +707,7 @@ func (x *QdiscStats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QdiscStats.ProtoReflect.Descriptor instead.
 func (*QdiscStats) Descriptor() ([]byte, []int) {
-	return file_txlab_proto_rawDescGZIP(), []int{9}
+	return file_txlab_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *QdiscStats) GetQlen() int64 {
@@ -677,7 +754,7 @@ type Args struct {
 
 func (x *Args) Reset() {
 	*x = Args{}
-	mi := &file_txlab_proto_msgTypes[10]
+	mi := &file_txlab_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -689,7 +766,7 @@ func (x *Args) String() string {
 func (*Args) ProtoMessage() {}
 
 func (x *Args) ProtoReflect() protoreflect.Message {
-	mi := &file_txlab_proto_msgTypes[10]
+	mi := &file_txlab_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -702,7 +779,7 @@ func (x *Args) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Args.ProtoReflect.Descriptor instead.
 func (*Args) Descriptor() ([]byte, []int) {
-	return file_txlab_proto_rawDescGZIP(), []int{10}
+	return file_txlab_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *Args) GetArgs() []string {
@@ -722,7 +799,7 @@ type Cost struct {
 
 func (x *Cost) Reset() {
 	*x = Cost{}
-	mi := &file_txlab_proto_msgTypes[11]
+	mi := &file_txlab_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -734,7 +811,7 @@ func (x *Cost) String() string {
 func (*Cost) ProtoMessage() {}
 
 func (x *Cost) ProtoReflect() protoreflect.Message {
-	mi := &file_txlab_proto_msgTypes[11]
+	mi := &file_txlab_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -747,7 +824,7 @@ func (x *Cost) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Cost.ProtoReflect.Descriptor instead.
 func (*Cost) Descriptor() ([]byte, []int) {
-	return file_txlab_proto_rawDescGZIP(), []int{11}
+	return file_txlab_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *Cost) GetName() string {
@@ -782,7 +859,7 @@ type DriverSetup struct {
 
 func (x *DriverSetup) Reset() {
 	*x = DriverSetup{}
-	mi := &file_txlab_proto_msgTypes[12]
+	mi := &file_txlab_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -794,7 +871,7 @@ func (x *DriverSetup) String() string {
 func (*DriverSetup) ProtoMessage() {}
 
 func (x *DriverSetup) ProtoReflect() protoreflect.Message {
-	mi := &file_txlab_proto_msgTypes[12]
+	mi := &file_txlab_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -807,7 +884,7 @@ func (x *DriverSetup) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DriverSetup.ProtoReflect.Descriptor instead.
 func (*DriverSetup) Descriptor() ([]byte, []int) {
-	return file_txlab_proto_rawDescGZIP(), []int{12}
+	return file_txlab_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *DriverSetup) GetName() string {
@@ -898,7 +975,7 @@ type DriverInfo struct {
 
 func (x *DriverInfo) Reset() {
 	*x = DriverInfo{}
-	mi := &file_txlab_proto_msgTypes[13]
+	mi := &file_txlab_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -910,7 +987,7 @@ func (x *DriverInfo) String() string {
 func (*DriverInfo) ProtoMessage() {}
 
 func (x *DriverInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_txlab_proto_msgTypes[13]
+	mi := &file_txlab_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -923,7 +1000,7 @@ func (x *DriverInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DriverInfo.ProtoReflect.Descriptor instead.
 func (*DriverInfo) Descriptor() ([]byte, []int) {
-	return file_txlab_proto_rawDescGZIP(), []int{13}
+	return file_txlab_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *DriverInfo) GetRateBps() int64 {
@@ -1020,7 +1097,7 @@ type RxInfo struct {
 
 func (x *RxInfo) Reset() {
 	*x = RxInfo{}
-	mi := &file_txlab_proto_msgTypes[14]
+	mi := &file_txlab_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1032,7 +1109,7 @@ func (x *RxInfo) String() string {
 func (*RxInfo) ProtoMessage() {}
 
 func (x *RxInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_txlab_proto_msgTypes[14]
+	mi := &file_txlab_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1045,7 +1122,7 @@ func (x *RxInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RxInfo.ProtoReflect.Descriptor instead.
 func (*RxInfo) Descriptor() ([]byte, []int) {
-	return file_txlab_proto_rawDescGZIP(), []int{14}
+	return file_txlab_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *RxInfo) GetRingSize() int64 {
@@ -1157,7 +1234,7 @@ type Counter struct {
 
 func (x *Counter) Reset() {
 	*x = Counter{}
-	mi := &file_txlab_proto_msgTypes[15]
+	mi := &file_txlab_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1169,7 +1246,7 @@ func (x *Counter) String() string {
 func (*Counter) ProtoMessage() {}
 
 func (x *Counter) ProtoReflect() protoreflect.Message {
-	mi := &file_txlab_proto_msgTypes[15]
+	mi := &file_txlab_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1182,7 +1259,7 @@ func (x *Counter) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Counter.ProtoReflect.Descriptor instead.
 func (*Counter) Descriptor() ([]byte, []int) {
-	return file_txlab_proto_rawDescGZIP(), []int{15}
+	return file_txlab_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *Counter) GetName() string {
@@ -1225,7 +1302,7 @@ type QueueStats struct {
 
 func (x *QueueStats) Reset() {
 	*x = QueueStats{}
-	mi := &file_txlab_proto_msgTypes[16]
+	mi := &file_txlab_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1237,7 +1314,7 @@ func (x *QueueStats) String() string {
 func (*QueueStats) ProtoMessage() {}
 
 func (x *QueueStats) ProtoReflect() protoreflect.Message {
-	mi := &file_txlab_proto_msgTypes[16]
+	mi := &file_txlab_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1250,7 +1327,7 @@ func (x *QueueStats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QueueStats.ProtoReflect.Descriptor instead.
 func (*QueueStats) Descriptor() ([]byte, []int) {
-	return file_txlab_proto_rawDescGZIP(), []int{16}
+	return file_txlab_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *QueueStats) GetQueue() int64 {
@@ -1339,7 +1416,7 @@ type DriverStats struct {
 
 func (x *DriverStats) Reset() {
 	*x = DriverStats{}
-	mi := &file_txlab_proto_msgTypes[17]
+	mi := &file_txlab_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1351,7 +1428,7 @@ func (x *DriverStats) String() string {
 func (*DriverStats) ProtoMessage() {}
 
 func (x *DriverStats) ProtoReflect() protoreflect.Message {
-	mi := &file_txlab_proto_msgTypes[17]
+	mi := &file_txlab_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1364,7 +1441,7 @@ func (x *DriverStats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DriverStats.ProtoReflect.Descriptor instead.
 func (*DriverStats) Descriptor() ([]byte, []int) {
-	return file_txlab_proto_rawDescGZIP(), []int{17}
+	return file_txlab_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *DriverStats) GetQueues() []*QueueStats {
@@ -1411,12 +1488,18 @@ const file_txlab_proto_rawDesc = "" +
 	"\x04args\x18\v \x03(\tR\x04args\x12\x17\n" +
 	"\adev_mtu\x18\f \x01(\x03R\x06devMtu\x12\x19\n" +
 	"\brate_bps\x18\r \x01(\x03R\arateBps\x12\x17\n" +
-	"\adev_txq\x18\x0e \x01(\x03R\x06devTxqJ\x04\b\b\x10\t\"}\n" +
+	"\adev_txq\x18\x0e \x01(\x03R\x06devTxqJ\x04\b\b\x10\t\"\xac\x01\n" +
 	"\tQdiscInfo\x12\x14\n" +
 	"\x05flags\x18\x01 \x01(\rR\x05flags\x12\x14\n" +
 	"\x05limit\x18\x02 \x01(\x03R\x05limit\x12!\n" +
 	"\fdrop_reasons\x18\x03 \x03(\tR\vdropReasons\x12!\n" +
-	"\fsegment_over\x18\x04 \x01(\rR\vsegmentOver\"A\n" +
+	"\fsegment_over\x18\x04 \x01(\rR\vsegmentOver\x12-\n" +
+	"\x06tc_map\x18\x05 \x01(\v2\x16.txlab.plugin.v1.TCMapR\x05tcMap\"e\n" +
+	"\x05TCMap\x12\x15\n" +
+	"\x06num_tc\x18\x01 \x01(\x05R\x05numTc\x12\x17\n" +
+	"\aprio_tc\x18\x02 \x03(\rR\x06prioTc\x12\x14\n" +
+	"\x05count\x18\x03 \x03(\rR\x05count\x12\x16\n" +
+	"\x06offset\x18\x04 \x03(\rR\x06offset\"A\n" +
 	"\x05XStat\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x12\n" +
 	"\x04type\x18\x02 \x01(\rR\x04type\x12\x12\n" +
@@ -1516,7 +1599,7 @@ func file_txlab_proto_rawDescGZIP() []byte {
 	return file_txlab_proto_rawDescData
 }
 
-var file_txlab_proto_msgTypes = make([]protoimpl.MessageInfo, 18)
+var file_txlab_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
 var file_txlab_proto_goTypes = []any{
 	(*Empty)(nil),       // 0: txlab.plugin.v1.Empty
 	(*Kind)(nil),        // 1: txlab.plugin.v1.Kind
@@ -1526,36 +1609,38 @@ var file_txlab_proto_goTypes = []any{
 	(*Frame)(nil),       // 5: txlab.plugin.v1.Frame
 	(*QdiscSetup)(nil),  // 6: txlab.plugin.v1.QdiscSetup
 	(*QdiscInfo)(nil),   // 7: txlab.plugin.v1.QdiscInfo
-	(*XStat)(nil),       // 8: txlab.plugin.v1.XStat
-	(*QdiscStats)(nil),  // 9: txlab.plugin.v1.QdiscStats
-	(*Args)(nil),        // 10: txlab.plugin.v1.Args
-	(*Cost)(nil),        // 11: txlab.plugin.v1.Cost
-	(*DriverSetup)(nil), // 12: txlab.plugin.v1.DriverSetup
-	(*DriverInfo)(nil),  // 13: txlab.plugin.v1.DriverInfo
-	(*RxInfo)(nil),      // 14: txlab.plugin.v1.RxInfo
-	(*Counter)(nil),     // 15: txlab.plugin.v1.Counter
-	(*QueueStats)(nil),  // 16: txlab.plugin.v1.QueueStats
-	(*DriverStats)(nil), // 17: txlab.plugin.v1.DriverStats
+	(*TCMap)(nil),       // 8: txlab.plugin.v1.TCMap
+	(*XStat)(nil),       // 9: txlab.plugin.v1.XStat
+	(*QdiscStats)(nil),  // 10: txlab.plugin.v1.QdiscStats
+	(*Args)(nil),        // 11: txlab.plugin.v1.Args
+	(*Cost)(nil),        // 12: txlab.plugin.v1.Cost
+	(*DriverSetup)(nil), // 13: txlab.plugin.v1.DriverSetup
+	(*DriverInfo)(nil),  // 14: txlab.plugin.v1.DriverInfo
+	(*RxInfo)(nil),      // 15: txlab.plugin.v1.RxInfo
+	(*Counter)(nil),     // 16: txlab.plugin.v1.Counter
+	(*QueueStats)(nil),  // 17: txlab.plugin.v1.QueueStats
+	(*DriverStats)(nil), // 18: txlab.plugin.v1.DriverStats
 }
 var file_txlab_proto_depIdxs = []int32{
 	1,  // 0: txlab.plugin.v1.Description.kinds:type_name -> txlab.plugin.v1.Kind
-	8,  // 1: txlab.plugin.v1.QdiscStats.xstats:type_name -> txlab.plugin.v1.XStat
-	11, // 2: txlab.plugin.v1.DriverSetup.costs:type_name -> txlab.plugin.v1.Cost
-	14, // 3: txlab.plugin.v1.DriverInfo.rx:type_name -> txlab.plugin.v1.RxInfo
-	15, // 4: txlab.plugin.v1.QueueStats.extra:type_name -> txlab.plugin.v1.Counter
-	15, // 5: txlab.plugin.v1.QueueStats.ethtool:type_name -> txlab.plugin.v1.Counter
-	16, // 6: txlab.plugin.v1.DriverStats.queues:type_name -> txlab.plugin.v1.QueueStats
-	0,  // 7: txlab.plugin.v1.Plugin.Describe:input_type -> txlab.plugin.v1.Empty
-	3,  // 8: txlab.plugin.v1.Plugin.Open:input_type -> txlab.plugin.v1.OpenRequest
-	5,  // 9: txlab.plugin.v1.Plugin.Exchange:input_type -> txlab.plugin.v1.Frame
-	2,  // 10: txlab.plugin.v1.Plugin.Describe:output_type -> txlab.plugin.v1.Description
-	4,  // 11: txlab.plugin.v1.Plugin.Open:output_type -> txlab.plugin.v1.OpenReply
-	5,  // 12: txlab.plugin.v1.Plugin.Exchange:output_type -> txlab.plugin.v1.Frame
-	10, // [10:13] is the sub-list for method output_type
-	7,  // [7:10] is the sub-list for method input_type
-	7,  // [7:7] is the sub-list for extension type_name
-	7,  // [7:7] is the sub-list for extension extendee
-	0,  // [0:7] is the sub-list for field type_name
+	8,  // 1: txlab.plugin.v1.QdiscInfo.tc_map:type_name -> txlab.plugin.v1.TCMap
+	9,  // 2: txlab.plugin.v1.QdiscStats.xstats:type_name -> txlab.plugin.v1.XStat
+	12, // 3: txlab.plugin.v1.DriverSetup.costs:type_name -> txlab.plugin.v1.Cost
+	15, // 4: txlab.plugin.v1.DriverInfo.rx:type_name -> txlab.plugin.v1.RxInfo
+	16, // 5: txlab.plugin.v1.QueueStats.extra:type_name -> txlab.plugin.v1.Counter
+	16, // 6: txlab.plugin.v1.QueueStats.ethtool:type_name -> txlab.plugin.v1.Counter
+	17, // 7: txlab.plugin.v1.DriverStats.queues:type_name -> txlab.plugin.v1.QueueStats
+	0,  // 8: txlab.plugin.v1.Plugin.Describe:input_type -> txlab.plugin.v1.Empty
+	3,  // 9: txlab.plugin.v1.Plugin.Open:input_type -> txlab.plugin.v1.OpenRequest
+	5,  // 10: txlab.plugin.v1.Plugin.Exchange:input_type -> txlab.plugin.v1.Frame
+	2,  // 11: txlab.plugin.v1.Plugin.Describe:output_type -> txlab.plugin.v1.Description
+	4,  // 12: txlab.plugin.v1.Plugin.Open:output_type -> txlab.plugin.v1.OpenReply
+	5,  // 13: txlab.plugin.v1.Plugin.Exchange:output_type -> txlab.plugin.v1.Frame
+	11, // [11:14] is the sub-list for method output_type
+	8,  // [8:11] is the sub-list for method input_type
+	8,  // [8:8] is the sub-list for extension type_name
+	8,  // [8:8] is the sub-list for extension extendee
+	0,  // [0:8] is the sub-list for field type_name
 }
 
 func init() { file_txlab_proto_init() }
@@ -1569,7 +1654,7 @@ func file_txlab_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_txlab_proto_rawDesc), len(file_txlab_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   18,
+			NumMessages:   19,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
