@@ -166,3 +166,51 @@ func TestMQPrioDestroyedAfterTheNewInit(t *testing.T) {
 		t.Errorf("after mq over mqprio: root %s, %d classes", h.dev.RootKind, h.dev.tc.num)
 	}
 }
+
+// tcMapQdisc is a pfifo that writes the device's traffic classes, as
+// taprio does (qdisc.Info.TCMap): two classes on queues 0-1 and 2-3,
+// or with the word "bad" a class on queues that do not exist.
+type tcMapQdisc struct{ qdisc.Qdisc }
+
+func init() {
+	qdisc.Register("tcmaptest", "a pfifo that sets the device's traffic classes (tests)", func() qdisc.Qdisc { return &tcMapQdisc{} })
+}
+
+func (q *tcMapQdisc) Init(ctx qdisc.Ctx, s qdisc.Setup, args []string) (qdisc.Info, error) {
+	q.Qdisc, _ = qdisc.New("pfifo")
+	info, err := q.Qdisc.Init(ctx, s, nil)
+	info.TCMap = &qdisc.TCMap{NumTC: 2, PrioTC: [16]uint8{0, 1}, Count: [16]uint16{2, 2}, Offset: [16]uint16{0, 2}}
+	if slices.Contains(args, "bad") {
+		info.TCMap.Offset[1] = 3
+	}
+	return info, err
+}
+
+// A root qdisc's Info.TCMap is the device's (taprio_change's
+// netdev_set_num_tc, netdev_set_tc_queue, netdev_set_prio_tc_map): the
+// XPS maps go and a packet's queue is picked within its class; the map
+// goes with the qdisc (netdev_reset_tc), and one the device cannot hold
+// is refused, the device left without classes.
+func TestQdiscSetsTrafficClasses(t *testing.T) {
+	h := newHarness(t, profile(t, "6.19-rc1"), 2, "ice", 4, "mq", "pfifo")
+	tcLine := func(line string) error { return h.n.TCBatch(h.dev, "t.tc", line) }
+	if err := h.dev.setXPS(XPSIRQ, h.e.Topo); err != nil {
+		t.Fatal(err)
+	}
+	if err := tcLine("qdisc replace dev eth0 root handle 1: tcmaptest"); err != nil {
+		t.Fatal(err)
+	}
+	if h.dev.NumTC() != 2 || h.dev.XPSQueue(0) >= 0 {
+		t.Fatalf("%d classes, XPS queue of CPU 0 %d", h.dev.NumTC(), h.dev.XPSQueue(0))
+	}
+	if off, n := h.dev.tcRange(1); off != 2 || n != 2 {
+		t.Errorf("priority 1's queues %d@%d, want 2@2", n, off)
+	}
+	if err := tcLine("qdisc del dev eth0 root"); err != nil || h.dev.NumTC() != 0 {
+		t.Errorf("after the delete: %v, %d classes", err, h.dev.NumTC())
+	}
+	err := tcLine("qdisc replace dev eth0 root handle 2: tcmaptest bad")
+	if err == nil || !strings.Contains(err.Error(), "Queues 2:3 for TC 1 exceed the 4 TX queues available") || h.dev.NumTC() != 0 {
+		t.Errorf("a map past the queues: %v, %d classes", err, h.dev.NumTC())
+	}
+}
