@@ -40,8 +40,13 @@ type Filter struct {
 	u32    *u32Sel
 	fw     *fwKey
 	flower *flowerKeys
-	flow   *flowFilter
-	added  int // its place in its tcf_proto's creation order
+	// oldPolice is the filter's own "police" (u32's and fw's
+	// TCA_*_POLICE): tcf_exts_validate makes it the one action, over
+	// any "action" words, and it is dumped apart, as the old compat
+	// police.
+	oldPolice *Action
+	flow      *flowFilter
+	added     int // its place in its tcf_proto's creation order
 }
 
 // Classifier flags (TCA_CLS_FLAGS_*).
@@ -833,11 +838,20 @@ func (f *Filter) printOptions(b *strings.Builder) {
 		if f.ClassID != 0 {
 			fmt.Fprintf(b, "classid %s ", f.ClassID)
 		}
+		if f.oldPolice != nil {
+			f.oldPolice.pol.print(b, f.oldPolice.Index) // tc_print_police of TCA_FW_POLICE
+			return
+		}
 		if len(f.Actions) > 0 {
 			b.WriteString("\n") // fw_print_opt's print_nl before tc_print_action
 		}
 	case "u32":
 		f.u32.print(b, f)
+		if f.oldPolice != nil {
+			b.WriteString("\n") // u32_print_opt's print_nl, then tc_print_police
+			f.oldPolice.pol.print(b, f.oldPolice.Index)
+			return
+		}
 	case "flower":
 		f.flower.print(b, f)
 	case "flow":
@@ -998,7 +1012,11 @@ func parseFw(f *Filter, cmd tc.Filter, s *Set) error {
 			f.Actions = append(f.Actions, acts...)
 			words = rest
 		case tc.Matches(w, "police"):
-			return errOldPolice(kind)
+			rest, err := parseOldPolice(kind, words[1:], f, s)
+			if err != nil {
+				return err
+			}
+			words = rest
 		case w == "indev":
 			return qdisc.Lacksf(kind, "%s is not modelled", w)
 		default:
@@ -1006,5 +1024,6 @@ func parseFw(f *Filter, cmd tc.Filter, s *Set) error {
 		}
 	}
 	f.fw = key
+	f.takeOldPolice()
 	return nil
 }

@@ -236,7 +236,7 @@ func TestFlowAddErrors(t *testing.T) {
 		{[]string{"pref 1 handle 1 flow hash keys src", "pref 1 handle 1 flow hash keys dst"}, "Error: Filter already exists.", qdisc.ErrKernel},
 		{[]string{"handle 1 flow hash keys iif"}, "key iif (skb->skb_iif) is not modelled", qdisc.ErrLacks},
 		{[]string{"handle 1 flow hash keys src match meta(priority eq 1)"}, "ematches are not modelled", qdisc.ErrLacks},
-		{[]string{"handle 1 flow hash keys src police rate 1mbit burst 10k"}, `own "police" (the old TCA_*_POLICE) is not modelled`, qdisc.ErrLacks},
+		{[]string{"handle 1 flow hash keys src police rate 1mbit burst 10k"}, `own "police" (TCA_FLOW_POLICE) is not modelled`, qdisc.ErrLacks},
 	}
 	for _, tt := range tests {
 		err := addUntilError(t, tt.filters)

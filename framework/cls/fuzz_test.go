@@ -18,6 +18,8 @@ func FuzzFilter(f *testing.F) {
 		"protocol ip prio 2 u32 match ip dport 5001 0xffff action police rate 8mbit burst 100k mtu 2k peakrate 16mbit flowid 1:10",
 		"protocol ip prio 1 flower ip_proto udp dst_port 5001 action skbedit priority 1:3 action gact drop random determ pass 3",
 		"protocol ip prio 1 handle 1 fw classid 1:1 action reclassify",
+		"protocol ip prio 1 u32 match ip dport 5001 0xffff police rate 1mbit burst 10k mtu 2k peakrate 2mbit drop flowid 1:1",
+		"protocol ip prio 1 handle 2 fw classid 1:2 police pkts_rate 100 pkts_burst 10 conform-exceed drop/ok",
 		"protocol ip prio 1 handle 1 flow hash keys src,dst divisor 16 baseclass 1:1",
 	} {
 		f.Add(seed)

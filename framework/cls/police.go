@@ -367,10 +367,31 @@ done:
 	return a, words, nil
 }
 
-// errOldPolice refuses a filter's own "police" (TCA_*_POLICE, the
-// compat action tcf_exts keeps apart and dumps apart).
+// errOldPolice refuses a filter's own "police" where it is not
+// modelled (flow's TCA_FLOW_POLICE).
 func errOldPolice(kind string) error {
-	return qdisc.Lacksf(kind, `a filter's own "police" (the old TCA_*_POLICE) is not modelled: write "action police ..."`)
+	return qdisc.Lacksf(kind, `a flow filter's own "police" (TCA_FLOW_POLICE) is not modelled: write "action police ..."`)
+}
+
+// parseOldPolice is a u32 or fw filter's "police" (parse_police into
+// TCA_*_POLICE): the words after it, as act_parse_police reads them.
+func parseOldPolice(kind string, words []string, f *Filter, s *Set) ([]string, error) {
+	a, rest, err := parsePolice(kind, words)
+	if err != nil {
+		return nil, err
+	}
+	a.Index = s.nextActionIndex("police")
+	f.oldPolice = &a
+	return rest, nil
+}
+
+// takeOldPolice is tcf_exts_validate_ex with a police attribute: the
+// compat police is the filter's one action, whatever "action" gave.
+func (f *Filter) takeOldPolice() {
+	if f.oldPolice != nil {
+		f.Actions = []Action{*f.oldPolice}
+		f.oldPolice = &f.Actions[0]
+	}
 }
 
 // policeWord is whether w is a police parameter that takes a value.

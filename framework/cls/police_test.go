@@ -167,3 +167,44 @@ func TestPoliceWords(t *testing.T) {
 		}
 	}
 }
+
+// A u32 or fw filter's own "police" (parse_police into TCA_U32_POLICE,
+// TCA_FW_POLICE), as old HTB recipes write it: the compat action, the
+// filter's only one (tcf_exts_validate takes it over "action" words),
+// a u32 node with it terminal, dumped apart from the actions, after the
+// keys (u32) or the classid (fw).
+func TestOldPolice(t *testing.T) {
+	for _, tt := range []struct{ filter, show string }{
+		{"protocol ip prio 1 u32 match ip dport 5001 0xffff police rate 8mbit burst 15140 drop flowid 1:1",
+			"flowid 1:1 not_in_hw \n  match 00001389/0000ffff at 20\n police 0x1 rate 8Mbit burst 15140b mtu 2Kb action drop overhead 0b \n\tref 1 bind 1 \n"},
+		{"protocol ip prio 1 handle 1 fw classid 1:1 police rate 8mbit burst 15140 drop action pass",
+			"handle 0x1 classid 1:1  police 0x1 rate 8Mbit burst 15140b mtu 2Kb action drop overhead 0b \n\tref 1 bind 1 \n"},
+	} {
+		s := NewSet()
+		f := add(t, s, root, tt.filter)
+		if len(f.Actions) != 1 || f.Actions[0].pol == nil {
+			t.Fatalf("%s: actions %+v", tt.filter, f.Actions)
+		}
+		if got := s.Show(root, false); !strings.Contains(got, tt.show) {
+			t.Errorf("%s: show\n%q\nwant it to hold\n%q", tt.filter, got, tt.show)
+		}
+		s.ArmActions(0)
+		x := &clockCtx{}
+		var shot int
+		for i := 0; i < 20; i++ {
+			x.now = sim.Second + sim.Time(i)*sim.Microsecond
+			p := pkt()
+			p.Keys.DstPort, p.Mark = 5001, 1
+			if s.Classify(x, &p, root).Verdict == qdisc.VerdictShot {
+				shot++
+			}
+		}
+		if shot != 10 {
+			t.Errorf("%s: %d of 20 shot, want 10 past the 10-packet burst", tt.filter, shot)
+		}
+		c, err := Load(s.Specs(root.Major()))
+		if err != nil || c.Show(root, false) != s.Show(root, false) {
+			t.Errorf("%s: the copy: %v\n%s", tt.filter, err, c.Show(root, false))
+		}
+	}
+}

@@ -328,7 +328,12 @@ func parseU32(f *Filter, verb tc.Verb, cmd tc.Filter, tp *proto, s *Set) error {
 		case tc.Matches(w, "offset") || tc.Matches(w, "hashkey") || tc.Matches(w, "divisor") || w == "link" || w == "ht" || w == "sample":
 			return qdisc.Lacksf(kind, "%s: u32 hash tables and offsets are not modelled (one table, keys at fixed offsets)", w)
 		case tc.Matches(w, "police"):
-			return errOldPolice(kind)
+			rest, err := parseOldPolice(kind, words[1:], f, s)
+			if err != nil {
+				return err
+			}
+			sel.terminal = true // u32_parse_opt's terminal_ok
+			words = rest
 		case w == "indev":
 			return qdisc.Lacksf(kind, "%s is not modelled", w)
 		default:
@@ -368,6 +373,7 @@ func parseU32(f *Filter, verb tc.Verb, cmd tc.Filter, tp *proto, s *Set) error {
 		return errKernel("Error: cls_u32: Selector not specified.")
 	}
 	f.u32 = sel
+	f.takeOldPolice()
 	return nil
 }
 
