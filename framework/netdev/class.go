@@ -71,9 +71,10 @@ func (q *Qdisc) leafState() qdisc.LeafState {
 }
 
 // Classes is q's class dump (tc class show), with each class's qlen and
-// backlog (and, for a kind that dumps its leaf's stats, every counter)
-// from its leaf. A GraftOnly class without a leaf is not in it
-// (netem_dump_class: -ENOENT).
+// backlog from its leaf (and, for a kind that dumps its leaf's stats,
+// every counter, LeafStats, or its drops and overlimits, LeafQstats). A
+// GraftOnly class without a leaf is not in it (netem_dump_class:
+// -ENOENT).
 func (q *Qdisc) Classes() []qdisc.Class {
 	c := q.classful()
 	if c == nil {
@@ -87,10 +88,12 @@ func (q *Qdisc) Classes() []qdisc.Class {
 		if leaf == nil {
 			continue
 		}
-		if cl.LeafStats {
+		if cl.LeafStats || cl.LeafQstats {
 			st := leaf.Ops.Stats()
-			cl.SentPackets, cl.SentBytes = leaf.SentPkts, leaf.SentBytes
 			cl.Drops, cl.Overlimits = st.Drops, st.Overlimits
+		}
+		if cl.LeafStats {
+			cl.SentPackets, cl.SentBytes = leaf.SentPkts, leaf.SentBytes
 		}
 	}
 	return out

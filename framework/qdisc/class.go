@@ -163,7 +163,12 @@ type Class struct {
 	// LeafStats says the class's counters are its leaf qdisc's (prio and
 	// drr dump the child's stats); otherwise the counters below are the
 	// class's own, and only qlen and backlog come from the leaf.
-	LeafStats              bool
+	LeafStats bool
+	// LeafQstats says the class's drops and overlimits are its leaf
+	// qdisc's (qdisc_qstats_copy of the leaf: qfq_dump_class_stats),
+	// its Sent counters its own (the class's bstats, which qfq counts
+	// at enqueue).
+	LeafQstats             bool
 	SentPackets, SentBytes uint64
 	Drops, Overlimits      uint64
 	// Qlen and Backlog are a flow class's own queue (FlowClasses:

@@ -271,6 +271,7 @@ func EncodeClasses(e *Enc, cs []qdisc.Class) {
 		e.Str(c.Options)
 		e.Bool(c.LeafStats)
 		e.Bool(c.NoStats)
+		e.Bool(c.LeafQstats)
 		e.U64(c.SentPackets)
 		e.U64(c.SentBytes)
 		e.U64(c.Drops)
@@ -288,12 +289,12 @@ func EncodeClasses(e *Enc, cs []qdisc.Class) {
 
 // DecodeClasses reads a class dump.
 func DecodeClasses(d *Dec) ([]qdisc.Class, error) {
-	n := d.count(73, "class")
+	n := d.count(74, "class")
 	out := make([]qdisc.Class, 0, n)
 	for range n {
 		c := qdisc.Class{ID: qdisc.ClassID(d.U32()), Parent: qdisc.ClassID(d.U32()), Leaf: d.Bool(), GraftOnly: d.Bool(), DelNoop: d.Bool(), LeafGen: d.U64(), DefaultLeaf: DecodeStrs(d),
 			FifoLimit: d.U32(), Filters: d.Bool(), Options: d.Str(),
-			LeafStats: d.Bool(), NoStats: d.Bool(), SentPackets: d.U64(), SentBytes: d.U64(), Drops: d.U64(), Overlimits: d.U64(),
+			LeafStats: d.Bool(), NoStats: d.Bool(), LeafQstats: d.Bool(), SentPackets: d.U64(), SentBytes: d.U64(), Drops: d.U64(), Overlimits: d.U64(),
 			Qlen: int(d.I64()), Backlog: d.I64()}
 		nx := int(d.U16())
 		for range nx {

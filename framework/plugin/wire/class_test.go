@@ -14,6 +14,7 @@ func TestClassFramesRoundTrip(t *testing.T) {
 		{ID: 0x10010, Parent: 0x10001, Leaf: true, Filters: true, Options: "prio 0 rate 1Mbit ", SentPackets: 5, SentBytes: 7000,
 			Drops: 2, Overlimits: 3, XStats: []qdisc.XStat{qdisc.XUint("lended", 5), qdisc.XInt("tokens", -40)}},
 		{ID: 0x10001, Parent: qdisc.RootClass, LeafStats: true},
+		{ID: 0x10002, Parent: qdisc.RootClass, LeafQstats: true, SentPackets: 4, SentBytes: 6000},
 		// A flow class (qdisc.FlowClasses): its own queue.
 		{ID: 7, Qlen: 3, Backlog: 4500, Drops: 1, XStats: []qdisc.XStat{qdisc.XInt("deficit", -200), qdisc.XInt("drop_next", -1024)}},
 	}
