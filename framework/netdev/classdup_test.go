@@ -9,6 +9,7 @@ import (
 	_ "github.com/txlab/txlab/plugins/drr"
 	_ "github.com/txlab/txlab/plugins/htb"
 	_ "github.com/txlab/txlab/plugins/netem"
+	_ "github.com/txlab/txlab/plugins/qfq"
 	_ "github.com/txlab/txlab/plugins/tbf"
 )
 

@@ -261,11 +261,12 @@ filter add dev eth0 parent 1: protocol ip prio 1 matchall classid 1:1
 // qdisc's class delete refuses it with its own message.
 func TestClassInUse(t *testing.T) {
 	for kind, want := range map[string]string{
-		"drr": "Error: DRR class is in use", // drr_delete_class
-		"htb": "Error: HTB class in use",    // htb_delete
+		"drr": "Error: DRR class is in use",       // drr_delete_class
+		"htb": "Error: HTB class in use",          // htb_delete
+		"qfq": "Error: sch_qfq: QFQ class in use", // qfq_delete_class
 	} {
 		h := newHarness(t, profile(t, "6.19-rc1"), 2, "ice", 1, "pfifo")
-		opts := map[string]string{"drr": "drr", "htb": "htb rate 1gbit"}[kind]
+		opts := map[string]string{"drr": "drr", "htb": "htb rate 1gbit", "qfq": "qfq weight 2"}[kind]
 		if err := h.n.TCBatch(h.dev, "t.tc", "qdisc replace dev eth0 root handle 1: "+kind+"\n"+
 			"class add dev eth0 parent 1: classid 1:1 "+opts+"\n"+
 			"filter add dev eth0 parent 1: protocol ip prio 1 matchall classid 1:1\n"); err != nil {

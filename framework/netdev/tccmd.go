@@ -386,6 +386,19 @@ var classBlockRefusal = map[string]string{
 	"ets": "ETS classid must be zero",
 }
 
+// classInUse is the extack message of a kind whose class delete
+// refuses a class a filter points at in words other than "KIND class
+// in use".
+var classInUse = map[string]string{
+	"drr": "DRR class is in use",       // drr_delete_class's
+	"qfq": "sch_qfq: QFQ class in use", // qfq_delete_class's NL_SET_ERR_MSG_MOD
+}
+
+// classBlockEINVAL are the kinds whose tcf_block gives a class no
+// block and no extack (qfq_tcf_block): -EINVAL, tc's bare "RTNETLINK
+// answers: Invalid argument".
+var classBlockEINVAL = map[string]bool{"qfq": true}
+
 // tcClass is tc_ctl_tclass, after tc_class_modify's parse of the words.
 func (n *Net) tcClass(d *Device, c tc.Command) error {
 	cmd, err := tc.ParseClass(c.Words)
@@ -452,11 +465,11 @@ func (n *Net) tcClass(d *Device, c tc.Command) error {
 		for _, at := range d.filters.Attached() {
 			for _, f := range d.filters.Filters(at) {
 				if f.ClassID == qdisc.ClassID(clid) {
-					inUse := "class in use" // htb_delete's, hfsc's, qfq's
-					if q.Kind == "drr" {
-						inUse = "class is in use" // drr_delete_class's
+					inUse := classInUse[q.Kind]
+					if inUse == "" {
+						inUse = strings.ToUpper(q.Kind) + " class in use" // htb_delete's, hfsc's
 					}
-					return kernelf("Error: %s %s (filter parent %s pref %d %s points at %s).", strings.ToUpper(q.Kind), inUse, at, f.Pref, f.Kind, clid)
+					return kernelf("Error: %s (filter parent %s pref %d %s points at %s).", inUse, at, f.Pref, f.Kind, clid)
 				}
 			}
 		}
@@ -553,6 +566,8 @@ func (n *Net) tcFilter(d *Device, c tc.Command) error {
 		switch {
 		case cl == nil:
 			return kernelf("Error: Specified class doesn't exist.")
+		case !cl.Filters && classBlockEINVAL[q.Kind]:
+			return kernelf("RTNETLINK answers: Invalid argument (%s's classes take no filters; attach them to %s)", q.Kind, q.Handle.QdiscString())
 		case !cl.Filters && classBlockRefusal[q.Kind] != "":
 			// cops->tcf_block of a class: NULL, with the kind's extack.
 			return kernelf("Error: %s (%s's classes take no filters; attach them to %s).", classBlockRefusal[q.Kind], q.Kind, q.Handle.QdiscString())

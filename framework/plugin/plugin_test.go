@@ -677,6 +677,19 @@ class add dev eth0 parent 1:1 classid 1:20 hfsc ls rate 150mbit
 filter add dev eth0 parent 1: protocol ip prio 1 u32 match ip dport 5001 0xffff flowid 1:10
 qdisc add dev eth0 parent 1:10 handle 10: fq_codel
 `
+	// 1:1's maxpkt below the senders' frames: qfq_enqueue moves it to
+	// an aggregate of their length (qfq_change_agg); 1:3's tbf holds
+	// packets and shows its head only when it may send
+	qfqTree := `
+qdisc add dev eth0 root handle 1: qfq
+class add dev eth0 parent 1: classid 1:1 qfq weight 3 maxpkt 1000
+class add dev eth0 parent 1: classid 1:2 qfq weight 1
+class add dev eth0 parent 1: classid 1:3 qfq weight 2 maxpkt 4000
+filter add dev eth0 parent 1: protocol ip prio 1 u32 match ip dport 5001 0xffff flowid 1:1
+filter add dev eth0 parent 1: protocol ip prio 2 matchall classid 1:2
+qdisc add dev eth0 parent 1:2 handle 2: fq_codel
+qdisc add dev eth0 parent 1:3 handle 3: tbf rate 20mbit burst 10k limit 100k
+`
 	at := func(us int, tc string) run.Action {
 		return run.Action{Name: tc, At: sim.Time(us) * sim.Microsecond, Do: func(l *run.Live) error { return l.TC(tc) }}
 	}
@@ -700,6 +713,9 @@ qdisc add dev eth0 parent 1:10 handle 10: fq_codel
 		{"hfsc", hfscTree, "dport=5001 -", "", []run.Action{ // a curve changed and a leaf purged while packets flow
 			at(1500, "class change dev eth0 classid 1:10 hfsc sc rate 30mbit ul rate 60mbit"),
 			at(2000, "class add dev eth0 parent 1:20 classid 1:200 hfsc ls rate 100mbit")}},
+		{"qfq", qfqTree, "dport=5001 prio=1:3 -", "", []run.Action{ // a class moved to another aggregate, and one deleted, while packets flow
+			at(1500, "class change dev eth0 classid 1:2 qfq weight 5 maxpkt 3000"),
+			at(2000, "class del dev eth0 classid 1:3")}},
 		{"tc while running", htbTree, "dport=5001,prio=2 mark=0x10020 dport=5003 -", "", live},
 		{"police on drr's filters", "qdisc add dev eth0 root handle 1: drr\nclass add dev eth0 parent 1: classid 1:1 drr\nclass add dev eth0 parent 1: classid 1:2 drr\n" +
 			"filter add dev eth0 parent 1: protocol ip prio 1 u32 match ip dport 5001 0xffff action police rate 30mbit burst 4k conform-exceed drop/pipe flowid 1:1\n" +

@@ -318,6 +318,12 @@ func TestTCBatchErrors(t *testing.T) {
 		{"qdisc add dev eth0 root handle 1: ets bands 2\nfilter add dev eth0 parent 1:1 matchall classid 1:2\n", "ETS classid must be zero"},
 		{"qdisc add dev eth0 root handle 1: ets bands 2\nclass del dev eth0 classid 1:2\n", "Operation not supported"},
 		{"qdisc add dev eth0 root handle 1: ets bands 2 quanta 1 2 3\n", "Not enough total bands"},
+		// qfq: the kernel's policy ranges, no filters on a class
+		// (qfq_tcf_block: NULL, no message), no qdisc options.
+		{"qdisc add dev eth0 root handle 1: qfq\nclass add dev eth0 parent 1: classid 1:1 qfq weight 2000\n", "Error: integer out of range"},
+		{"qdisc add dev eth0 root handle 1: qfq\nclass add dev eth0 parent 1: classid 1:1 qfq\nfilter add dev eth0 parent 1:1 matchall classid 1:1\n",
+			"RTNETLINK answers: Invalid argument (qfq's classes take no filters"},
+		{"qdisc add dev eth0 root handle 1: qfq quantum 1514\n", `What is "quantum"?`},
 		// clsact: its egress block exists with it; one per device; the
 		// model applies skbedit queue_mapping there only.
 		{"filter add dev eth0 egress matchall action drop\n", "Parent Qdisc doesn't exists."},
@@ -519,5 +525,74 @@ func TestPlugReleasesEpochs(t *testing.T) {
 		case indefinite && q.SentPackets <= 2*uint64(q.BacklogPackets+1):
 			t.Errorf("released indefinitely: sent %d, held %d", q.SentPackets, q.BacklogPackets)
 		}
+	}
+}
+
+// qfq on a 1 Gbit/s link, two saturated classes: they share it by
+// weight in bytes (weights 1 and 3: a quarter and three quarters), and
+// equal weights share it equally whatever their lmax (1514 and 9000:
+// two aggregates in two groups). The leaves' counts say what each class
+// sent; a class's own Sent is its bstats, which qfq_enqueue counts as
+// its leaf takes each packet, so it is the leaf's sent and backlog, and
+// its drops are its leaf's (qfq_dump_class_stats: a pfifo of 20 under
+// 1:1 drops).
+func TestQFQWeightsShare(t *testing.T) {
+	const filters = `
+qdisc add dev eth0 root handle 1: qfq
+filter add dev eth0 parent 1: protocol ip prio 1 u32 match ip dport 5001 0xffff flowid 1:1
+filter add dev eth0 parent 1: protocol ip prio 1 u32 match ip dport 5002 0xffff flowid 1:2
+`
+	for _, tt := range []struct {
+		name, classes string
+		want          float64 // bytes of 1:2 over 1:1's
+		show          string  // 1:1's options in tc class show
+	}{
+		{"weights 1:3", `
+class add dev eth0 parent 1: classid 1:1 qfq weight 1
+class add dev eth0 parent 1: classid 1:2 qfq weight 3
+qdisc add dev eth0 parent 1:1 handle 10: pfifo limit 20
+`, 3, "leaf 10: weight 1 maxpkt 1514"},
+		{"equal weights, maxpkt 1514 and 9000", `
+class add dev eth0 parent 1: classid 1:1 qfq weight 5 maxpkt 1514
+class add dev eth0 parent 1: classid 1:2 qfq weight 5 maxpkt 9000
+`, 1, "weight 5 maxpkt 1514"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := htbHost("dport=5001 dport=5002", 6, filters+tt.classes)
+			s.Profile = "6.18" // busylock: no defer_list bound (qfq's sch->limit is 0)
+			s.RateBps = 1_000_000_000
+			s.Duration, s.Warmup = 40*sim.Millisecond, 10*sim.Millisecond
+			rep := mustRun(t, s)
+			leaf := map[string]report.Qdisc{}
+			for _, q := range rep.Qdisc {
+				leaf[q.Parent] = q
+			}
+			l1, l2 := leaf["1:1"], leaf["1:2"]
+			r := float64(l2.SentBytes) / float64(l1.SentBytes)
+			root, _ := qdiscOfKind(rep, "qfq")
+			if !within(r, tt.want, 0.02) || root.SentBytes != l1.SentBytes+l2.SentBytes || !rep.AccountingOK {
+				t.Errorf("leaves sent %d and %d bytes (ratio %.3f, want %.0f within 2%%), qfq %d (accounting %v %s)",
+					l1.SentBytes, l2.SentBytes, r, tt.want, root.SentBytes, rep.AccountingOK, rep.AccountingError)
+			}
+			if a, b := classes(rep)["1:1"].SentBps/1e6, classes(rep)["1:2"].SentBps/1e6; a+b < 950 {
+				t.Errorf("1:1 %.1f Mbit/s, 1:2 %.1f Mbit/s: the link is not full", a, b)
+			}
+			for id, l := range leaf {
+				if c, ok := classes(rep)[id]; ok && (c.SentPackets != l.SentPackets+uint64(l.BacklogPackets) || c.Dropped != l.Dropped) {
+					t.Errorf("class %s counted %d packets and %d drops, its leaf sent %d, holds %d, dropped %d",
+						id, c.SentPackets, c.Dropped, l.SentPackets, l.BacklogPackets, l.Dropped)
+				}
+			}
+			if l1.Kind == "pfifo" && l1.Handle == "10:" && l1.Dropped == 0 {
+				t.Errorf("1:1's pfifo of 20 dropped nothing")
+			}
+			var b bytes.Buffer
+			if err := report.WriteTCShow(&b, rep); err != nil {
+				t.Fatal(err)
+			}
+			if want := "\nclass qfq 1:1 root " + tt.show + " \n Sent "; !strings.Contains(b.String(), want) {
+				t.Errorf("tc class show lacks %q:\n%s", want, b.String())
+			}
+		})
 	}
 }

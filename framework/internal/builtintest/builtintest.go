@@ -24,6 +24,7 @@ import (
 	_ "github.com/txlab/txlab/plugins/pie"
 	_ "github.com/txlab/txlab/plugins/plug"
 	_ "github.com/txlab/txlab/plugins/prio"
+	_ "github.com/txlab/txlab/plugins/qfq"
 	_ "github.com/txlab/txlab/plugins/red"
 	_ "github.com/txlab/txlab/plugins/sfb"
 	_ "github.com/txlab/txlab/plugins/sfq"
