@@ -8,11 +8,15 @@ import (
 	"github.com/txlab/txlab/framework/tc"
 )
 
-// clsact is a device's clsact qdisc (net/sched/sch_ingress.c), its
-// egress side: a filter block that sch_handle_egress runs in
-// __dev_queue_xmit before the TX queue is picked. Its counters are the
-// mini_Qdisc's (every packet classified, the drops).
+// clsact is a device's clsact qdisc (net/sched/sch_ingress.c), or its
+// ingress qdisc: clsact's egress block is a filter block that
+// sch_handle_egress runs in __dev_queue_xmit before the TX queue is
+// picked, its ingress block (the ingress qdisc's only one) what
+// sch_handle_ingress runs in __netif_receive_skb_core on a received
+// frame, before the stack takes it. Its counters are the mini_Qdiscs'
+// (every packet classified, either way, and the drops).
 type clsact struct {
+	kind                string // "clsact" or "ingress"
 	sentPkts, sentBytes uint64
 	drops               uint64
 	rng                 *sim.Rand    // the actions' get_random_u32 (gact's random verdicts)
@@ -22,20 +26,26 @@ type clsact struct {
 	policeSite *sim.LockStat
 }
 
-// egressAt is where the device's filter set keeps the egress block.
-const egressAt = qdisc.ClassID(tc.Egress)
+// Where the device's filter set keeps the egress and ingress blocks.
+const (
+	egressAt  = qdisc.ClassID(tc.Egress)
+	ingressAt = qdisc.ClassID(tc.IngressBlock)
+)
 
-// tcClsact is tc_modify_qdisc and tc_get_qdisc for the clsact qdisc
-// (parent TC_H_CLSACT, handle ffff:).
+// tcClsact is tc_modify_qdisc and tc_get_qdisc for the clsact and
+// ingress qdiscs (parent TC_H_CLSACT = TC_H_INGRESS, handle ffff:).
 func (n *Net) tcClsact(d *Device, verb tc.Verb, cmd tc.Qdisc) error {
 	switch {
-	case cmd.Kind != "" && cmd.Kind != "clsact":
-		return kernelf("Error: Invalid qdisc name (the parent ffff:fff1 is clsact's).")
+	case cmd.Kind != "" && cmd.Kind != "clsact" && cmd.Kind != "ingress":
+		return kernelf("Error: Invalid qdisc name (the parent ffff:fff1 is clsact's or ingress's).")
 	case verb == tc.VerbDelete:
 		if d.clsact == nil {
 			return kernelf("Error: Cannot find specified qdisc on specified device.")
 		}
-		// qdisc_destroy: the block and its filters go with it
+		if cmd.Kind != "" && cmd.Kind != d.clsact.kind {
+			return kernelf("Error: Invalid qdisc name.")
+		}
+		// qdisc_destroy: the blocks and their filters go with it
 		d.clsact = nil
 		d.filters.DropQdisc(tc.Egress.Major())
 		return nil
@@ -46,15 +56,20 @@ func (n *Net) tcClsact(d *Device, verb tc.Verb, cmd tc.Qdisc) error {
 	case verb == tc.VerbChange:
 		return kernelf("Error: Specified qdisc not found.")
 	}
-	d.clsact = &clsact{rng: n.E.Rand("netdev/clsact/" + d.Name), prices: qdisc.WorkPrices(n.E.Costs),
+	if cmd.Kind == "" {
+		return kernelf("Error: Specified qdisc kind is unknown.")
+	}
+	d.clsact = &clsact{kind: cmd.Kind, rng: n.E.Rand("netdev/clsact/" + d.Name), prices: qdisc.WorkPrices(n.E.Costs),
 		policeSite: n.E.LockSite("tcf_police_act (tcfp_lock)")}
 	return nil
 }
 
-// egressCtx is the context of the egress block's classification on the
-// transmitting CPU: the clock, the price of each filter tried, the
-// actions' random draws, and skbedit's queue_mapping. The embedded
-// qdisc.Ctx is nil: classification asks nothing else of it.
+// egressCtx is the context of a clsact block's classification on the
+// transmitting (or, at ingress, receiving) CPU: the clock, the price of
+// each filter tried, the actions' random draws, police's lock, and
+// skbedit's queue_mapping (egress only: the ingress one is refused).
+// The embedded qdisc.Ctx is nil: classification asks nothing else of
+// it.
 type egressCtx struct {
 	qdisc.Ctx
 	c    *sim.CPU
@@ -123,28 +138,68 @@ func (n *Net) schHandleEgress(c *sim.CPU, d *Device, s *skb.SKB) (txq *TxQueue, 
 	return nil, 0, false
 }
 
-// tcEgressFilter is tc_new_tfilter and tc_del_tfilter on the egress
-// block (parent ffff:fff3), which exists with a clsact qdisc.
-func (n *Net) tcEgressFilter(d *Device, verb tc.Verb, cmd tc.Filter) error {
+// tcClsactFilter is tc_new_tfilter and tc_del_tfilter on a block of
+// the clsact or ingress qdisc (parent ffff:fff3, "egress"; ffff:fff2,
+// "ingress"; ffff:, the ingress qdisc's): clsact_find picks the block by
+// the minor, and the ingress qdisc has one block whatever it is
+// (ingress_tcf_block).
+func (n *Net) tcClsactFilter(d *Device, verb tc.Verb, cmd tc.Filter) error {
 	if d.clsact == nil {
 		return kernelf("Error: Parent Qdisc doesn't exists.")
 	}
-	if verb == tc.VerbDelete {
-		return d.filters.Delete(cmd, egressAt)
+	at := egressAt
+	switch {
+	case d.clsact.kind == "ingress" || cmd.Parent == tc.IngressBlock:
+		at = ingressAt
+	case cmd.Parent != tc.Egress:
+		return kernelf("Error: Cannot find block of clsact for %s (write egress or ingress).", cmd.Parent)
 	}
-	if _, err := d.filters.Add(verb, cmd, egressAt); err != nil {
+	if at == ingressAt && cls.EditsQueue(cmd.Options) {
+		return kernelf("Error: skbedit: \"queue_mapping\" option on receive side is hardware only, use skip_sw.")
+	}
+	if verb == tc.VerbDelete {
+		return d.filters.Delete(cmd, at)
+	}
+	if _, err := d.filters.Add(verb, cmd, at); err != nil {
 		return err
 	}
 	d.filters.ArmActions(sim.Ktime(n.E.Now())) // tcf_police_init's clock
 	return nil
 }
 
-// Clsact is the device's clsact qdisc's counters (its mini_Qdisc's:
-// the packets its egress block classified, its drops); ok is false
-// without one.
-func (d *Device) Clsact() (pkts, bytes, drops uint64, ok bool) {
+// Clsact is the device's clsact or ingress qdisc: its kind and its
+// counters (its mini_Qdiscs': the packets its blocks classified, its
+// drops); ok is false without one.
+func (d *Device) Clsact() (kind string, pkts, bytes, drops uint64, ok bool) {
 	if d.clsact == nil {
-		return 0, 0, 0, false
+		return "", 0, 0, 0, false
 	}
-	return d.clsact.sentPkts, d.clsact.sentBytes, d.clsact.drops, true
+	return d.clsact.kind, d.clsact.sentPkts, d.clsact.sentBytes, d.clsact.drops, true
+}
+
+// schHandleIngress is sch_handle_ingress with tc_run on a received
+// frame on CPU c: the ingress block's filters, before the stack takes
+// it; done says a drop freed it (TC_INGRESS). What the actions edited
+// (skbedit's priority and mark) stays on the skb.
+func (n *Net) schHandleIngress(c *sim.CPU, d *Device, s *skb.SKB) (done bool) {
+	if d.clsact == nil || !d.filters.Filtered(ingressAt) {
+		return false
+	}
+	ca := d.clsact
+	ca.sentPkts += uint64(max(s.GSOSegs, 1)) // mini_qdisc_bstats_cpu_update
+	ca.sentBytes += uint64(s.Len)
+	x := &egressCtx{c: c, d: d}
+	p := s.Packet
+	r := d.filters.Classify(x, &p, ingressAt)
+	if r.Verdict == qdisc.VerdictShot {
+		ca.drops++
+		reason := skb.DropTCIngress
+		if r.Reason != skb.DropNone {
+			reason = r.Reason
+		}
+		n.kfreeSkb(c, s, reason)
+		return true
+	}
+	s.Priority, s.Mark = p.Priority, p.Mark
+	return false
 }

@@ -400,7 +400,7 @@ func (n *Net) rxClean(c *sim.CPU, d *Device, r *rxRing, budget int) int {
 		c.Spend(costs.GROReceive) // napi_gro_receive: no GRO for these, gro_normal_one
 		batch = append(batch, s)
 		if len(batch) == groNormalBatch {
-			n.netifReceiveSkbList(c, batch, p.cfg.Out)
+			n.netifReceiveSkbList(c, d, batch, p.cfg.Out)
 			batch = batch[:0]
 		}
 	}
@@ -409,7 +409,7 @@ func (n *Net) rxClean(c *sim.CPU, d *Device, r *rxRing, budget int) int {
 		n.rxRefill(c, d, r)
 	}
 	if len(batch) > 0 { // gro_normal_list at the end of the poll
-		n.netifReceiveSkbList(c, batch, p.cfg.Out)
+		n.netifReceiveSkbList(c, d, batch, p.cfg.Out)
 	}
 	r.batch = batch[:0]
 	return cleaned
@@ -419,15 +419,23 @@ func (n *Net) rxClean(c *sim.CPU, d *Device, r *rxRing, budget int) int {
 // forwarded IPv4 frames: each goes through __netif_receive_skb_core and
 // ip_list_rcv (ip_rcv_core, the route lookup), then, one by one,
 // ip_sublist_rcv_finish -> dst_input = ip_forward -> ip_output ->
-// neigh_output -> dev_queue_xmit out of out.
-func (n *Net) netifReceiveSkbList(c *sim.CPU, batch []*skb.SKB, out *Device) {
+// neigh_output -> dev_queue_xmit out of out. A frame the ingress block
+// drops (sch_handle_ingress, in __netif_receive_skb_core before the
+// protocol handlers) goes no further.
+func (n *Net) netifReceiveSkbList(c *sim.CPU, d *Device, batch []*skb.SKB, out *Device) {
 	costs := n.E.Costs
 	sn := &n.softnet[c.ID]
-	for range batch {
-		c.Spend(costs.NetifReceiveSkb + costs.IPRcv)
-		sn.Processed++
-	}
+	kept := batch[:0]
 	for _, s := range batch {
+		c.Spend(costs.NetifReceiveSkb)
+		sn.Processed++
+		if n.schHandleIngress(c, d, s) {
+			continue
+		}
+		c.Spend(costs.IPRcv)
+		kept = append(kept, s)
+	}
+	for _, s := range kept {
 		c.Spend(costs.IPForward + costs.NeighOutput)
 		n.DevQueueXmit(c, out, s)
 	}

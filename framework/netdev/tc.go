@@ -30,7 +30,7 @@ func ParseRootQdisc(dev string, words []string) (tc.Qdisc, error) {
 		return cmd, fmt.Errorf("cannot find device %q (this host's device is %s)", cmd.Dev, dev)
 	}
 	if cmd.Parent == tc.Clsact {
-		return cmd, &qdisc.OptionError{Class: qdisc.ErrParse, Msg: "clsact is no root qdisc: it goes beside the root, with tc (qdisc add dev eth0 clsact)"}
+		return cmd, &qdisc.OptionError{Class: qdisc.ErrParse, Msg: cmd.Kind + " is no root qdisc: it goes beside the root, with tc (qdisc add dev eth0 " + cmd.Kind + ")"}
 	}
 	if cmd.Parent != tc.Unspec && cmd.Parent != tc.Root {
 		return cmd, kernelf("parent %s: failed to find specified qdisc (this is the root qdisc: write \"root\" or no parent)", cmd.Parent)

@@ -98,7 +98,7 @@ func TestParseRootQdiscErrors(t *testing.T) {
 		{"mq handle 1: fq", `mq handle: mq's children are the kernel's default qdiscs`, qdisc.ErrParse},
 		{"mq parent 1:1 fq", `mq parent: mq's children`, qdisc.ErrParse},
 		{"estimator 1s 8s fq", `"estimator" is not supported`, qdisc.ErrLacks},
-		{"ingress", `"ingress" is not supported`, qdisc.ErrLacks},
+		{"ingress", `ingress is no root qdisc: it goes beside the root`, qdisc.ErrParse},
 		{"root root fq", `"root" is duplicate parent ID`, qdisc.ErrSyntax},
 	}
 	for _, tt := range tests {

@@ -529,8 +529,8 @@ func (n *Net) tcFilter(d *Device, c tc.Command) error {
 	if err := checkDev(d, cmd.Dev); err != nil {
 		return err
 	}
-	if cmd.Parent == tc.Egress {
-		return n.tcEgressFilter(d, c.Verb, cmd)
+	if cmd.Parent.Major() == tc.Egress.Major() {
+		return n.tcClsactFilter(d, c.Verb, cmd)
 	}
 	if cls.EditsQueue(cmd.Options) {
 		return qdisc.Lacksf("filter", "skbedit queue_mapping on a qdisc's filters is not modelled (the model applies it on clsact's egress block: tc filter add dev %s egress ...)", d.Name)

@@ -332,6 +332,14 @@ func TestTCBatchErrors(t *testing.T) {
 		{"qdisc add dev eth0 clsact foo\n", `What is "foo"?`},
 		{head + "filter add dev eth0 parent 1: protocol ip prio 1 matchall action skbedit queue_mapping 1\n", "skbedit queue_mapping on a qdisc's filters is not modelled"},
 		{"qdisc add dev eth0 clsact\nfilter add dev eth0 egress matchall action skbedit queue_mapping 70000\n", "Illegal queue_mapping"},
+		// the ingress qdisc and clsact's ingress block: the kernel's
+		// refusals (act_skbedit's on a receive-side queue_mapping)
+		{"filter add dev eth0 ingress matchall action drop\n", "Parent Qdisc doesn't exists."},
+		{"qdisc add dev eth0 ingress\nqdisc add dev eth0 clsact\n", "Exclusivity flag on, cannot modify."},
+		{"qdisc add dev eth0 ingress\nqdisc del dev eth0 clsact\n", "Error: Invalid qdisc name."},
+		{"qdisc add dev eth0 ingress bar\n", `What is "bar"?`},
+		{"qdisc add dev eth0 clsact\nfilter add dev eth0 ingress matchall action skbedit queue_mapping 1\n", `"queue_mapping" option on receive side is hardware only, use skip_sw`},
+		{"qdisc add dev eth0 clsact\nfilter add dev eth0 parent ffff: matchall action drop\n", "Cannot find block of clsact"},
 	} {
 		s := htbHost("", 2, tt.text)
 		_, err := Run(s, nil)

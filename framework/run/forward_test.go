@@ -184,3 +184,35 @@ func TestForwardLockCPUs(t *testing.T) {
 		t.Errorf("CPUs 0-3 recorded %d acquisitions, more than every CPU's %d", rx, all)
 	}
 }
+
+// Ingress policing on a forwarding DUT, as `tc qdisc add dev eth0
+// ingress` with `tc filter add dev eth0 parent ffff: matchall action
+// police rate 1gbit burst 125k drop` sets it (and clsact's ingress
+// block alike): sch_handle_ingress runs the filters on each RX CPU
+// before ip_rcv, so what exceeds is freed there (TC_INGRESS), never
+// reaching the qdisc, the forwarded rate is the police's, and the four
+// RX CPUs take the action's one tcfp_lock.
+func TestForwardIngressPolice(t *testing.T) {
+	for _, tcText := range []string{
+		"qdisc add dev eth0 ingress\nfilter add dev eth0 parent ffff: protocol ip prio 1 matchall action police rate 1gbit burst 125k drop\n",
+		"qdisc add dev eth0 clsact\nfilter add dev eth0 ingress protocol ip prio 1 matchall action police rate 1gbit burst 125k conform-exceed drop/ok\n",
+	} {
+		s := fwd("6.18", "mq pfifo", 2e6)
+		s.Duration, s.Warmup = 10*sim.Millisecond, 2*sim.Millisecond
+		s.Workload.PacketSize = 1000
+		s.TC = []TCBatch{{Name: "police.tc", Text: tcText}}
+		rep := mustRun(t, s)
+		var lock uint64
+		for _, l := range rep.Locks {
+			if l.Name == "tcf_police_act (tcfp_lock)" {
+				lock = l.Acquired
+			}
+		}
+		q, _ := qdiscOfKind(rep, strings.Fields(tcText)[4])
+		drops := rep.Drops["TC_INGRESS"]
+		if !rep.AccountingOK || drops == 0 || q.Dropped != drops || !within(rep.TxBps, 1e9, 0.05) || lock == 0 || rep.Drops["QDISC_DROP"] != 0 {
+			t.Errorf("%s: accounting %v %s; forwarded %.3f Gbit/s; drops %v; %s row %+v; tcfp_lock taken %d times",
+				tcText, rep.AccountingOK, rep.AccountingError, rep.TxBps/1e9, rep.Drops, q.Kind, q, lock)
+		}
+	}
+}

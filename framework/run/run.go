@@ -1242,9 +1242,13 @@ func qdiscRow(q *netdev.Qdisc) report.Qdisc {
 
 func qdiscRows(dev *netdev.Device) []report.Qdisc {
 	out := treeRows(dev)
-	if pkts, bytes, drops, ok := dev.Clsact(); ok {
+	if kind, pkts, bytes, drops, ok := dev.Clsact(); ok {
 		// tc_dump_qdisc lists the ingress queue's qdisc last
-		out = append(out, report.Qdisc{Handle: "ffff:", Parent: tc.Clsact.String(), Kind: "clsact",
+		opts := ""
+		if kind == "ingress" {
+			opts = "----------------" // ingress_print_opt
+		}
+		out = append(out, report.Qdisc{Handle: "ffff:", Parent: tc.Clsact.String(), Kind: kind, Options: opts,
 			SentPackets: pkts, SentBytes: bytes, Dropped: drops})
 	}
 	return out

@@ -69,6 +69,7 @@ const (
 	DropFQFlowLimit      DropReason = "FQ_FLOW_LIMIT"
 	DropQueuePurge       DropReason = "QUEUE_PURGE"
 	DropTCEgress         DropReason = "TC_EGRESS"          // a filter's drop on clsact's egress block
+	DropTCIngress        DropReason = "TC_INGRESS"         // a filter's drop on the ingress block (sch_handle_ingress)
 	DropTCReclassifyLoop DropReason = "TC_RECLASSIFY_LOOP" // tcf_classify gave up after 16 reclassifications
 	DropNotSpecified     DropReason = "NOT_SPECIFIED"      // plain kfree_skb (e.g. rtnl_kfree_skbs after a qdisc change)
 	DropDevReady         DropReason = "DEV_READY"

@@ -106,7 +106,7 @@ func TestParseFilter(t *testing.T) {
 		{"protocol ipx u32", `invalid protocol`, qdisc.ErrSyntax},
 		{"parent 1:x u32", `Invalid parent ID`, qdisc.ErrSyntax},
 		{"handle 5", `Must specify filter type when using "handle"`, qdisc.ErrSyntax},
-		{"ingress matchall", `"ingress" is not supported`, qdisc.ErrLacks},
+		{"egress ingress matchall", `"ingress" is duplicate parent ID`, qdisc.ErrSyntax},
 		{"egress egress matchall", `"egress" is duplicate parent ID`, qdisc.ErrSyntax},
 		{"block 1 matchall", `"block" is not supported`, qdisc.ErrLacks},
 		{"chain 1 matchall", `only chain 0`, qdisc.ErrLacks},

@@ -70,8 +70,8 @@ type Filter struct {
 
 // ParseFilter reads words as tc_filter_modify does: dev, root, parent,
 // handle, pref (or prio, priority, preference), protocol and chain in
-// any order, then the kind and its options; "egress" is clsact's egress
-// block. Shared blocks, ingress and estimators are refused by name;
+// any order, then the kind and its options; "egress" and "ingress" are
+// clsact's blocks. Shared blocks and estimators are refused by name;
 // only chain 0 is modelled.
 func ParseFilter(words []string) (Filter, error) {
 	var f Filter
@@ -94,7 +94,11 @@ func ParseFilter(words []string) (Filter, error) {
 			}
 			f.Parent = Egress
 		case w == "ingress":
-			return f, notModelled(w, "txlab models the transmit path; clsact's ingress side is not modelled (its egress is)")
+			// clsact's ingress block (sch_handle_ingress)
+			if f.Parent != Unspec {
+				return f, qdisc.Syntaxf(`"ingress" is duplicate parent ID`)
+			}
+			f.Parent = IngressBlock
 		case w == "handle":
 			v, err := r.next()
 			if err != nil {

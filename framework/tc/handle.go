@@ -21,6 +21,9 @@ const (
 	// Egress is TC_H_MAKE(TC_H_CLSACT, TC_H_MIN_EGRESS): the filter
 	// parent tc's "egress" names (ffff:fff3).
 	Egress Handle = 0xFFFFFFF3
+	// IngressBlock is TC_H_MAKE(TC_H_CLSACT, TC_H_MIN_INGRESS): the
+	// filter parent tc's "ingress" names (ffff:fff2).
+	IngressBlock Handle = 0xFFFFFFF2
 )
 
 // MakeHandle is TC_H_MAKE(maj << 16, min).

@@ -26,7 +26,7 @@ func (q Qdisc) Selects() bool { return q.Dev != "" || q.Handle != Unspec || q.Pa
 // ParseQdisc reads words as tc_qdisc_modify does: dev, handle, root and
 // parent in any order, then the kind, and every word after the kind is
 // the kind's options. Words tc knows but txlab does not model
-// (estimator, ingress, ingress_block, egress_block) are refused
+// (estimator, ingress_block, egress_block) are refused
 // by name; "stab" reads a size table (parseStab). Errors are tc's own messages, without its "Error: ":
 // tc's refusals of its command line are qdisc.ErrSyntax (tc exits 255),
 // the words txlab does not model qdisc.ErrLacks.
@@ -67,7 +67,19 @@ func ParseQdisc(words []string) (Qdisc, error) {
 			}
 			return q, nil
 		case w == "ingress":
-			return q, notModelled(w, "txlab models the transmit path; there is no ingress qdisc (clsact's egress side is modelled)")
+			// the ingress qdisc: parent TC_H_INGRESS, handle ffff:
+			if q.Parent != Unspec {
+				return q, qdisc.Syntaxf(`"ingress" is a duplicate parent ID`)
+			}
+			q.Parent, q.Handle, q.Kind = Ingress, 0xFFFF0000, "ingress"
+			rest := r.rest()
+			for len(rest) >= 2 && rest[0] == "handle" {
+				rest = rest[2:] // ingress_parse_opt skips a handle: tc sends ffff: whatever it says
+			}
+			if len(rest) > 0 {
+				return q, qdisc.Parsef("ingress", "What is %q?", rest[0])
+			}
+			return q, nil
 		case matches(w, "estimator"):
 			return q, notModelled(w, "rate estimators (TCA_RATE) are not modelled")
 		case matches(w, "stab"):
