@@ -12,6 +12,7 @@ import (
 	_ "github.com/txlab/txlab/drivers/veth"
 	_ "github.com/txlab/txlab/plugins/cake"
 	_ "github.com/txlab/txlab/plugins/cbs"
+	_ "github.com/txlab/txlab/plugins/choke"
 	_ "github.com/txlab/txlab/plugins/codel"
 	_ "github.com/txlab/txlab/plugins/drr"
 	_ "github.com/txlab/txlab/plugins/dualpi2"

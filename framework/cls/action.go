@@ -102,7 +102,7 @@ func (a *Action) exec(ctx qdisc.Ctx, p *skb.Packet) Control {
 	}
 	switch a.RandType {
 	case pgactNetrand: // gact_net_rand
-		if randBelow(ctx, uint32(a.PVal)) != 0 {
+		if qdisc.RandBelow(ctx, uint32(a.PVal)) != 0 {
 			return a.Control
 		}
 		return a.PAction
@@ -143,19 +143,6 @@ type EgressCtx interface {
 	// SkipTxQueue is netdev_xmit_skip_txqueue(true): the queue the
 	// action set is the one __dev_queue_xmit uses.
 	SkipTxQueue()
-}
-
-// randBelow is get_random_u32_below: Lemire's multiply, with its
-// rejection of the biased low products.
-func randBelow(ctx qdisc.Ctx, ceil uint32) uint32 {
-	m := uint64(ctx.Rand()) * uint64(ceil)
-	if uint32(m) < ceil {
-		bound := -ceil % ceil
-		for uint32(m) < bound {
-			m = uint64(ctx.Rand()) * uint64(ceil)
-		}
-	}
-	return uint32(m >> 32)
 }
 
 // execActions is tcf_action_exec: each action in order while they pipe.

@@ -1124,3 +1124,37 @@ func TestIsolateDualPI2(t *testing.T) {
 		t.Errorf("step marks %d, dropped %d, options %q", n, q.Dropped, q.Options)
 	}
 }
+
+// choke in and out of process alike: 8 UDP senders, half ECT(0) (its
+// ecn marks), through a 1 Gbit/s NIC, random draws from the qdisc's
+// stream matching flows, and a change under traffic to a smaller table
+// (the packets past it dropped).
+func TestIsolateChoke(t *testing.T) {
+	s := small("pfifo", "ice")
+	s.Profile = "6.18" // no llist defer bound: choke leaves sch->limit 0
+	s.Queues = 1
+	s.RateBps = 1_000_000_000
+	s.Workload = workload.Spec{Kind: workload.UDPStream, Senders: 8, PacketSize: 1000}
+	s.Workload.Groups, _ = workload.ParseGroups("ecn=ect0,dport=5001 dport=5002")
+	s.TC = []run.TCBatch{{Name: "t.tc", Text: "qdisc add dev eth0 root handle 1: choke limit 400 min 20 max 200 bandwidth 1gbit ecn\n"}}
+	s.Actions = []run.Action{{Name: "limit", At: 3 * sim.Millisecond, Do: func(l *run.Live) error {
+		return l.TC("qdisc change dev eth0 root handle 1: choke limit 20 min 2 max 10 burst 3 bandwidth 1gbit ecn")
+	}}}
+	s.Duration = 6 * sim.Millisecond
+	rep := plugintest.SameInAndOut(t, s)
+	var q *report.Qdisc
+	for i := range rep.Qdisc {
+		if rep.Qdisc[i].Kind == "choke" {
+			q = &rep.Qdisc[i]
+		}
+	}
+	if q == nil || !rep.AccountingOK {
+		t.Fatalf("no choke, or the accounting failed: %s", rep.AccountingError)
+	}
+	matched, _ := q.XStatInt("matched")
+	marked, _ := q.XStatInt("marked")
+	t.Logf("matched %d, marked %d, dropped %d, drops %v", matched, marked, q.Dropped, rep.Drops)
+	if matched == 0 || marked == 0 || rep.Drops["NOT_SPECIFIED"] == 0 || !strings.HasPrefix(q.Options, "limit 20p min 2p max 10p ecn ") {
+		t.Errorf("matched %d, marked %d, drops %v, options %q", matched, marked, rep.Drops, q.Options)
+	}
+}

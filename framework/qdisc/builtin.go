@@ -173,6 +173,20 @@ func (p *PFifoFast) Dump() string { return "bands 3 priomap 1 2 2 2 1 2 0 0 1 1 
 // stream: two draws, the high word first.
 func RandU64(ctx Ctx) uint64 { return uint64(ctx.Rand())<<32 | uint64(ctx.Rand()) }
 
+// RandBelow is get_random_u32_below (act_gact's netrand, choke's
+// random packet): Lemire's multiply, with its rejection of the biased
+// low products.
+func RandBelow(ctx Ctx, ceil uint32) uint32 {
+	m := uint64(ctx.Rand()) * uint64(ceil)
+	if uint32(m) < ceil {
+		bound := -ceil % ceil
+		for uint32(m) < bound {
+			m = uint64(ctx.Rand()) * uint64(ceil)
+		}
+	}
+	return uint32(m >> 32)
+}
+
 // RandKey is get_random_bytes of a siphash_key_t (sfq's and sfb's
 // perturbation): four draws.
 func RandKey(ctx Ctx) [2]uint64 { return [2]uint64{RandU64(ctx), RandU64(ctx)} }

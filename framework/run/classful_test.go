@@ -307,6 +307,10 @@ func TestTCBatchErrors(t *testing.T) {
 		{"qdisc add dev eth0 root handle 1: tbf rate 1gbit burst 10k latency 10ms\nclass add dev eth0 parent 1: classid 1:1 tbf rate 1gbit\n", `Qdisc "tbf" is classless`},
 		{"qdisc add dev eth0 root handle 1: pfifo\nfilter add dev eth0 parent 1: matchall classid 1:1\n", "Qdisc not classful"},
 		{"qdisc add dev eth0 root handle 1: tbf rate 1gbit burst 10k latency 10ms\nfilter add dev eth0 parent 1: matchall classid 1:1\n", "Class doesn't support blocks"},
+		// choke has no class ops (sch_choke.c): no classes, no filters.
+		{"qdisc add dev eth0 root handle 1: choke limit 100 bandwidth 1gbit\nclass add dev eth0 parent 1: classid 1:1 choke\n", `Qdisc "choke" is classless`},
+		{"qdisc add dev eth0 root handle 1: choke limit 100 bandwidth 1gbit\nfilter add dev eth0 parent 1: matchall classid 1:1\n", "Qdisc not classful"},
+		{"qdisc add dev eth0 root handle 1: choke limit 100\n", "choke: Required parameter (bandwidth, limit) is missing"},
 		{"qdisc add dev eth1 root handle 1: htb\n", `cannot find device "eth1"`},
 		// ets: bands come only with the qdisc's options, a strict band
 		// has no quantum, filters go on the qdisc (ets_class_change,
@@ -602,5 +606,38 @@ class add dev eth0 parent 1: classid 1:2 qfq weight 5 maxpkt 9000
 				t.Errorf("tc class show lacks %q:\n%s", want, b.String())
 			}
 		})
+	}
+}
+
+// tcpUnderUDPFlood is 4 CUBIC uploads (20 ms) through a 100 Mbit/s
+// NIC whose root qdisc is qd, beside one unresponsive UDP flow (a
+// pktgen-like udp_rate group) of 8000 packets of 1514 bytes a second,
+// 97 Mbit/s.
+func tcpUnderUDPFlood(qd string) Spec {
+	s := tcpSpec(4, "100Mbit", qd)
+	s.Profile = "6.18"
+	s.Also = []workload.Spec{{Kind: workload.UDPRate, Senders: 1, Flows: 1, PacketSize: 1472, Rate: 8000}}
+	s.Ping = 0
+	s.Duration, s.Warmup, s.Interval = 3*sim.Second, 2*sim.Second, 250*sim.Millisecond
+	return s
+}
+
+// CHOKe against an unresponsive flow, as its paper sets it: RED with
+// the same thresholds (in bytes, 1500 a packet) drops the TCP flows'
+// packets and the flood's alike, and TCP, which backs off, keeps a few
+// Mbit/s; choke draws the flood's packets from the queue, drops them in
+// pairs (matched), and the uploads get several times more.
+func TestChokeProtectsTCP(t *testing.T) {
+	red := mustRun(t, tcpUnderUDPFlood("red limit 600000 min 75000 max 225000 avpkt 1500 bandwidth 100mbit"))
+	rep := mustRun(t, tcpUnderUDPFlood("choke limit 400 min 50 max 150 avpkt 1500 bandwidth 100mbit"))
+	q, _ := qdiscOfKind(rep, "choke")
+	x := func(k string) uint64 { v, _ := q.XStatInt(k); return uint64(v) }
+	t.Logf("TCP goodput: red %.1f Mbit/s, choke %.1f Mbit/s; choke matched %d, early %d, pdrop %d",
+		red.TCP.UpBps/1e6, rep.TCP.UpBps/1e6, x("matched"), x("early"), x("pdrop"))
+	if !rep.AccountingOK || x("matched") == 0 || q.Dropped != 2*x("matched")+x("early")+x("pdrop") || rep.Drops["QDISC_DROP"] != q.Dropped {
+		t.Errorf("accounting %v %s, dropped %d, drops %v", rep.AccountingOK, rep.AccountingError, q.Dropped, rep.Drops)
+	}
+	if rep.TCP.UpBps < 3*red.TCP.UpBps || rep.TCP.UpBps < 15e6 {
+		t.Errorf("TCP goodput under choke %.1f Mbit/s, under red %.1f: want choke's several times red's", rep.TCP.UpBps/1e6, red.TCP.UpBps/1e6)
 	}
 }

@@ -139,42 +139,13 @@ func parse(args []string, speedBps int64) (qopt, error) {
 		return o, qdisc.Parsef("red", "failed to calculate probability (min %d, max %d, probability %g)", o.qthMin, o.qthMax, probability)
 	}
 	o.plog = uint8(plog)
-	clog := evalIdleDamping(wlog, avpkt, rate, &o.stab)
+	clog := redalgo.EvalIdleDamping(wlog, avpkt, rate, &o.stab)
 	if clog < 0 {
 		return o, qdisc.Parsef("red", "failed to calculate idle damping table")
 	}
 	o.scellLog = uint8(clog)
 	o.maxP = uint32(probability * (1 << 32))
 	return o, nil
-}
-
-// evalIdleDamping is tc_red_eval_idle_damping: Stab[t >> Scell_log] =
-// -log(1-W) x t / xmit_time, the shift that decays the average over an
-// idle time t, with t and xmit_time in psched ticks (the kernel indexes
-// the table with microseconds: a tick is 64 ns now, so the decay is
-// 15.6 times slower than tc means, as on a real system).
-func evalIdleDamping(wlog int, avpkt, bps uint32, sbuf *[256]uint8) int {
-	xmitTime := float64(psched.CalcXmittime(uint64(bps), uint64(avpkt)))
-	lW := -math.Log(1.0-1.0/float64(int(1)<<wlog)) / xmitTime
-	maxtime := 31 / lW
-	clog := 0
-	for ; clog < 32; clog++ {
-		if maxtime/float64(int64(1)<<clog) < 512 {
-			break
-		}
-	}
-	if clog >= 32 {
-		return -1
-	}
-	sbuf[0] = 0
-	for i := 1; i < 255; i++ {
-		sbuf[i] = uint8(min(float64(int64(i)<<clog)*lW, 255))
-		if sbuf[i] > 31 {
-			sbuf[i] = 31
-		}
-	}
-	sbuf[255] = 31
-	return clog
 }
 
 // validate is red_check_params and red_validate_flags, what the kernel

@@ -1,7 +1,7 @@
 // Package redalgo is the kernel's divisionless fixed-point RED
 // (include/net/red.h) and tc's parameter computations for it
-// (tc/tc_red.c): what red runs on its queue and sfq on each flow. The
-// average backlog (QAvg, scaled by 2^Wlog) moves toward the backlog at
+// (tc/tc_red.c): what red runs on its queue in bytes, sfq on each flow
+// and choke on its queue in packets. The average backlog (QAvg, scaled by 2^Wlog) moves toward the backlog at
 // each enqueue, or decays over an idle period through the Stab table;
 // below min nothing happens, between min and max a packet is marked
 // once a count since the last mark reaches a random threshold, above max
@@ -14,6 +14,7 @@ import (
 	"math/bits"
 
 	"github.com/txlab/txlab/framework/sim"
+	"github.com/txlab/txlab/framework/psched"
 )
 
 // Parms is struct red_parms.
@@ -104,9 +105,15 @@ const (
 	HardMark
 )
 
-// random is red_random: a get_random_u32 divided by max_P / delta
+// Random is red_random: a get_random_u32 divided by max_P / delta
 // (reciprocal_divide is exact).
-func (p *Parms) random(r Rander) uint32 { return r.Rand() / p.MaxPDelta }
+func (p *Parms) Random(r Rander) uint32 { return r.Rand() / p.MaxPDelta }
+
+// MarkProbability is red_mark_probability: max_P (qavg - qth_min) /
+// (qth_max - qth_min) >= qR / qcount, in qavg's fixed point.
+func (p *Parms) MarkProbability(v *Vars, qavg uint64) bool {
+	return ((qavg-uint64(p.QthMin))>>p.Wlog)*uint64(uint32(v.QCount)) >= uint64(v.QR)
+}
 
 // Action is red_action with red_cmp_thresh and red_mark_probability.
 func (p *Parms) Action(v *Vars, qavg uint64, r Rander) int {
@@ -120,13 +127,12 @@ func (p *Parms) Action(v *Vars, qavg uint64, r Rander) int {
 	}
 	v.QCount++
 	if v.QCount == 0 {
-		v.QR = p.random(r)
+		v.QR = p.Random(r)
 		return DontMark
 	}
-	// max_P (qavg - qth_min) / (qth_max - qth_min) >= qR / qcount.
-	if ((qavg-uint64(p.QthMin))>>p.Wlog)*uint64(uint32(v.QCount)) >= uint64(v.QR) {
+	if p.MarkProbability(v, qavg) {
 		v.QCount = 0
-		v.QR = p.random(r)
+		v.QR = p.Random(r)
 		return ProbMark
 	}
 	return DontMark
@@ -178,4 +184,34 @@ func EvalEWMA(qmin, burst, avpkt uint32) (int, error) {
 		}
 	}
 	return 0, fmt.Errorf("no EWMA constant below 2^-32 lets burst %d through", burst)
+}
+
+// EvalIdleDamping is tc_red_eval_idle_damping: Stab[t >> Scell_log] =
+// -log(1-W) x t / xmit_time, the shift that decays the average over an
+// idle time t, with t and xmit_time in psched ticks (the kernel indexes
+// the table with microseconds: a tick is 64 ns now, so the decay is
+// 15.6 times slower than tc means, as on a real system). It returns
+// Scell_log, -1 if none fits.
+func EvalIdleDamping(wlog int, avpkt, bps uint32, sbuf *[256]uint8) int {
+	xmitTime := float64(psched.CalcXmittime(uint64(bps), uint64(avpkt)))
+	lW := -math.Log(1.0-1.0/float64(int(1)<<wlog)) / xmitTime
+	maxtime := 31 / lW
+	clog := 0
+	for ; clog < 32; clog++ {
+		if maxtime/float64(int64(1)<<clog) < 512 {
+			break
+		}
+	}
+	if clog >= 32 {
+		return -1
+	}
+	sbuf[0] = 0
+	for i := 1; i < 255; i++ {
+		sbuf[i] = uint8(min(float64(int64(i)<<clog)*lW, 255))
+		if sbuf[i] > 31 {
+			sbuf[i] = 31
+		}
+	}
+	sbuf[255] = 31
+	return clog
 }
