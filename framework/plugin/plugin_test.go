@@ -1158,3 +1158,35 @@ func TestIsolateChoke(t *testing.T) {
 		t.Errorf("matched %d, marked %d, drops %v, options %q", matched, marked, rep.Drops, q.Options)
 	}
 }
+
+// hhf in and out of process alike: 8 UDP senders through a 1 Gbit/s
+// NIC become heavy hitters (the perturbation key from the qdisc's
+// stream) until hh_limit, over the limit the heavy hitters' heads are
+// dropped, and a change under traffic lowers the limit (the WDRR's
+// head freed).
+func TestIsolateHHF(t *testing.T) {
+	s := small("pfifo", "ice")
+	s.Queues = 1
+	s.RateBps = 1_000_000_000
+	s.Workload = workload.Spec{Kind: workload.UDPStream, Senders: 8, PacketSize: 1000}
+	s.TC = []run.TCBatch{{Name: "t.tc", Text: "qdisc add dev eth0 root handle 1: hhf limit 200 admit_bytes 20000 hh_limit 6\n"}}
+	s.Actions = []run.Action{{Name: "limit", At: 3 * sim.Millisecond, Do: func(l *run.Live) error {
+		return l.TC("qdisc change dev eth0 root handle 1: hhf limit 20")
+	}}}
+	s.Duration = 6 * sim.Millisecond
+	rep := plugintest.SameInAndOut(t, s)
+	var q *report.Qdisc
+	for i := range rep.Qdisc {
+		if rep.Qdisc[i].Kind == "hhf" {
+			q = &rep.Qdisc[i]
+		}
+	}
+	if q == nil || !rep.AccountingOK {
+		t.Fatalf("no hhf, or the accounting failed: %s", rep.AccountingError)
+	}
+	x := func(k string) int64 { v, _ := q.XStatInt(k); return v }
+	t.Logf("tot_hh %d cur_hh %d hh_overlimit %d drop_overlimit %d, drops %v", x("tot_hh"), x("cur_hh"), x("hh_overlimit"), x("drop_overlimit"), rep.Drops)
+	if x("cur_hh") != 6 || x("hh_overlimit") == 0 || x("drop_overlimit") == 0 || rep.Drops["NOT_SPECIFIED"] == 0 || !strings.HasPrefix(q.Options, "limit 20p ") {
+		t.Errorf("options %q", q.Options)
+	}
+}

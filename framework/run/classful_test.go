@@ -311,6 +311,9 @@ func TestTCBatchErrors(t *testing.T) {
 		{"qdisc add dev eth0 root handle 1: choke limit 100 bandwidth 1gbit\nclass add dev eth0 parent 1: classid 1:1 choke\n", `Qdisc "choke" is classless`},
 		{"qdisc add dev eth0 root handle 1: choke limit 100 bandwidth 1gbit\nfilter add dev eth0 parent 1: matchall classid 1:1\n", "Qdisc not classful"},
 		{"qdisc add dev eth0 root handle 1: choke limit 100\n", "choke: Required parameter (bandwidth, limit) is missing"},
+		{"qdisc add dev eth0 root handle 1: hhf\nclass add dev eth0 parent 1: classid 1:1 hhf\n", `Qdisc "hhf" is classless`},
+		{"qdisc add dev eth0 root handle 1: hhf\nfilter add dev eth0 parent 1: matchall classid 1:1\n", "Qdisc not classful"},
+		{"qdisc add dev eth0 root handle 1: hhf hh_limit 4096\n", "hhf: Error: integer out of range (hh_limit 4096 is above 2048)."},
 		{"qdisc add dev eth1 root handle 1: htb\n", `cannot find device "eth1"`},
 		// ets: bands come only with the qdisc's options, a strict band
 		// has no quantum, filters go on the qdisc (ets_class_change,
@@ -639,5 +642,31 @@ func TestChokeProtectsTCP(t *testing.T) {
 	}
 	if rep.TCP.UpBps < 3*red.TCP.UpBps || rep.TCP.UpBps < 15e6 {
 		t.Errorf("TCP goodput under choke %.1f Mbit/s, under red %.1f: want choke's several times red's", rep.TCP.UpBps/1e6, red.TCP.UpBps/1e6)
+	}
+}
+
+// hhf as its authors meant it: bulk flows (4 netperf UDP_STREAMs and a
+// CUBIC upload on 100 Mbit/s) become heavy hitters, and a ping beside
+// them, in the other bucket and on new_buckets, waits for none of their
+// queue. The same hhf with admit_bytes beyond any flow's reach finds no
+// heavy hitter, is one FIFO, and the ping waits behind the floods.
+func TestHHFPingUnderUDP(t *testing.T) {
+	run := func(qd string) *report.Report {
+		s := tcpSpec(1, "100Mbit", qd)
+		s.Profile = "6.18"
+		s.Ping = 10 * sim.Millisecond
+		s.Also = []workload.Spec{{Kind: workload.UDPStream, Senders: 4, Flows: 4, PacketSize: 1472}}
+		s.Duration, s.Warmup = 3*sim.Second, 2*sim.Second
+		return mustRun(t, s)
+	}
+	hhf, fifo := run("hhf"), run("hhf admit_bytes 4294967295")
+	q, _ := qdiscOfKind(hhf, "hhf")
+	cur, _ := q.XStatInt("cur_hh")
+	tot, _ := q.XStatInt("tot_hh")
+	wait, fifoWait := queueMs(hhf), queueMs(fifo)
+	t.Logf("ping's wait above the base RTT: %.2f ms with heavy hitters (cur_hh %d, tot_hh %d), %.2f ms without", wait, cur, tot, fifoWait)
+	if !hhf.AccountingOK || cur < 4 || tot < 4 || fifoWait < 10 || wait*5 > fifoWait {
+		t.Errorf("ping waits %.2f ms (cur_hh %d tot_hh %d), %.2f ms in one FIFO: want a fifth at most (accounting %v %s)",
+			wait, cur, tot, fifoWait, hhf.AccountingOK, hhf.AccountingError)
 	}
 }

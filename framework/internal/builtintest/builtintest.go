@@ -20,6 +20,7 @@ import (
 	_ "github.com/txlab/txlab/plugins/fq"
 	_ "github.com/txlab/txlab/plugins/fq_codel"
 	_ "github.com/txlab/txlab/plugins/hfsc"
+	_ "github.com/txlab/txlab/plugins/hhf"
 	_ "github.com/txlab/txlab/plugins/htb"
 	_ "github.com/txlab/txlab/plugins/netem"
 	_ "github.com/txlab/txlab/plugins/pie"
