@@ -101,7 +101,8 @@ func (q *RED) Change(ctx qdisc.Ctx, args []string) (qdisc.Info, error) {
 	if o.limit > 0 || q.leaves.Qlen == 0 { // the new child is empty
 		q.startIdle(ctx)
 	}
-	return qdisc.Info{Flags: qdisc.EmptyNoop | qdisc.NoBlock}, nil
+	// not EmptyNoop: red_dequeue on an empty child starts the idle period
+	return qdisc.Info{Flags: qdisc.NoBlock}, nil
 }
 
 // redSetParms is red_set_parms.

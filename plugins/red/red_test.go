@@ -322,3 +322,24 @@ func TestConformance(t *testing.T) {
 		})
 	}
 }
+
+// A dequeue that finds the child empty starts the idle period
+// (red_dequeue's red_start_of_idle_period), which the average then
+// decays over: the host must call it, so red does not declare
+// EmptyNoop (a qdisc whose empty dequeue the host may skip).
+func TestEmptyDequeueStartsIdle(t *testing.T) {
+	ctx := qdisctest.NewCtx(1)
+	q := newQ(t, ctx, "limit 400000 min 30000 max 90000 avpkt 1000 burst 55")
+	send(q, ctx, 1000, 0)
+	if out := q.Dequeue(ctx, qdisc.DequeueReq{Max: 1, Bytes: 1 << 30}, nil); len(out) != 1 || q.vars.Idling {
+		t.Fatalf("dequeued %d, idling %v", len(out), q.vars.Idling)
+	}
+	ctx.T += sim.Millisecond
+	if out := q.Dequeue(ctx, qdisc.DequeueReq{Max: 1, Bytes: 1 << 30}, nil); len(out) != 0 || !q.vars.Idling || q.vars.IdleStart != ctx.T {
+		t.Errorf("an empty dequeue: idling %v from %v (now %v)", q.vars.Idling, q.vars.IdleStart, ctx.T)
+	}
+	info, _ := qdisctest.Change(ctx, q, strings.Fields("limit 400000 min 30000 max 90000 avpkt 1000 burst 55"))
+	if info.Flags&qdisc.EmptyNoop != 0 {
+		t.Error("red declares EmptyNoop, so the host may skip the empty dequeue that starts its idle period")
+	}
+}

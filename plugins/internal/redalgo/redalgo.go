@@ -13,8 +13,8 @@ import (
 	"math"
 	"math/bits"
 
-	"github.com/txlab/txlab/framework/sim"
 	"github.com/txlab/txlab/framework/psched"
+	"github.com/txlab/txlab/framework/sim"
 )
 
 // Parms is struct red_parms.
