@@ -108,7 +108,7 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"--tc-file", "testdata/none.tc"}, "--tc-file: open testdata/none.tc: no such file or directory"},
 		{[]string{"--tc-file", "testdata/norate.tc"}, `testdata/norate.tc:2: class add dev eth0 parent 1: classid 1:10 htb ceil 1gbit: htb: "rate" is required.`},
 		{[]string{"--groups", "dport=0"}, `--groups: workload group "dport=0": dport "0": want 1..65535`},
-		{[]string{"--groups", "tos=3"}, `unknown key "tos" (dscp, ecn, priority, mark, dport)`},
+		{[]string{"--groups", "tos=3"}, `unknown key "tos" (dscp, ecn, priority, mark, dport, txtime)`},
 		{[]string{"--mark", "-1"}, `--mark: "-1" is not a whole number >= 0`},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {

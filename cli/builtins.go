@@ -16,6 +16,7 @@ import (
 	_ "github.com/txlab/txlab/plugins/codel"
 	_ "github.com/txlab/txlab/plugins/drr"
 	_ "github.com/txlab/txlab/plugins/dualpi2"
+	_ "github.com/txlab/txlab/plugins/etf"
 	_ "github.com/txlab/txlab/plugins/ets"
 	_ "github.com/txlab/txlab/plugins/fq"
 	_ "github.com/txlab/txlab/plugins/fq_codel"

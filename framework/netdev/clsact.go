@@ -111,31 +111,42 @@ var (
 // chose (netdev_xmit_skip_txqueue), nil for netdev_core_pick_tx's; done
 // says the skb is gone (a drop: TC_EGRESS, NET_XMIT_DROP).
 func (n *Net) schHandleEgress(c *sim.CPU, d *Device, s *skb.SKB) (txq *TxQueue, rc qdisc.Code, done bool) {
-	if !d.filters.Filtered(egressAt) {
-		return nil, 0, false // no miniq: nothing to run
-	}
-	ca := d.clsact
-	ca.sentPkts += uint64(max(s.GSOSegs, 1)) // mini_qdisc_bstats_cpu_update
-	ca.sentBytes += uint64(s.Len)
-	x := &egressCtx{c: c, d: d}
-	p := s.Packet
-	r := d.filters.Classify(x, &p, egressAt)
-	if r.Verdict == qdisc.VerdictShot {
-		ca.drops++
-		reason := skb.DropTCEgress
-		if r.Reason != skb.DropNone {
-			reason = r.Reason // tc_run's tcf_get_drop_reason
-		}
-		n.kfreeSkb(c, s, reason)
+	x, p, done := n.tcRun(c, d, s, egressAt, skb.DropTCEgress)
+	if done {
 		return nil, qdisc.XmitDrop, true
 	}
-	// what the actions edited (skbedit's priority, mark, queue_mapping)
-	s.Priority, s.Mark = p.Priority, p.Mark
-	if x.skip {
+	if x != nil && x.skip {
 		s.Queue = p.Queue
 		return d.Queues[p.Queue], 0, false // netdev_tx_queue_mapping
 	}
 	return nil, 0, false
+}
+
+// tcRun is tc_run on a clsact block (at) for s on CPU c: the miniq's
+// counters, the filters, and a shot skb freed with the block's reason
+// (or the one the classification set: tcf_get_drop_reason); otherwise
+// what the actions edited (skbedit's priority and mark) goes into s.
+// x is nil when the block has no filters (no miniq: nothing runs).
+func (n *Net) tcRun(c *sim.CPU, d *Device, s *skb.SKB, at qdisc.ClassID, reason skb.DropReason) (x *egressCtx, p skb.Packet, done bool) {
+	if d.clsact == nil || !d.filters.Filtered(at) {
+		return nil, p, false
+	}
+	ca := d.clsact
+	ca.sentPkts += uint64(max(s.GSOSegs, 1)) // mini_qdisc_bstats_cpu_update
+	ca.sentBytes += uint64(s.Len)
+	x = &egressCtx{c: c, d: d}
+	p = s.Packet
+	r := d.filters.Classify(x, &p, at)
+	if r.Verdict == qdisc.VerdictShot {
+		ca.drops++
+		if r.Reason != skb.DropNone {
+			reason = r.Reason
+		}
+		n.kfreeSkb(c, s, reason)
+		return x, p, true
+	}
+	s.Priority, s.Mark = p.Priority, p.Mark
+	return x, p, false
 }
 
 // tcClsactFilter is tc_new_tfilter and tc_del_tfilter on a block of
@@ -179,27 +190,8 @@ func (d *Device) Clsact() (kind string, pkts, bytes, drops uint64, ok bool) {
 
 // schHandleIngress is sch_handle_ingress with tc_run on a received
 // frame on CPU c: the ingress block's filters, before the stack takes
-// it; done says a drop freed it (TC_INGRESS). What the actions edited
-// (skbedit's priority and mark) stays on the skb.
+// it; done says a drop freed it (TC_INGRESS).
 func (n *Net) schHandleIngress(c *sim.CPU, d *Device, s *skb.SKB) (done bool) {
-	if d.clsact == nil || !d.filters.Filtered(ingressAt) {
-		return false
-	}
-	ca := d.clsact
-	ca.sentPkts += uint64(max(s.GSOSegs, 1)) // mini_qdisc_bstats_cpu_update
-	ca.sentBytes += uint64(s.Len)
-	x := &egressCtx{c: c, d: d}
-	p := s.Packet
-	r := d.filters.Classify(x, &p, ingressAt)
-	if r.Verdict == qdisc.VerdictShot {
-		ca.drops++
-		reason := skb.DropTCIngress
-		if r.Reason != skb.DropNone {
-			reason = r.Reason
-		}
-		n.kfreeSkb(c, s, reason)
-		return true
-	}
-	s.Priority, s.Mark = p.Priority, p.Mark
-	return false
+	_, _, done = n.tcRun(c, d, s, ingressAt, skb.DropTCIngress)
+	return done
 }

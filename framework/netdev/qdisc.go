@@ -510,7 +510,7 @@ func (n *Net) skbClone(c *sim.CPU, s *skb.SKB, by *Qdisc) *skb.SKB {
 func packetFor(q *Qdisc, s *skb.SKB) skb.Packet {
 	p := qdiscPacket(s)
 	if s.DupOf != 0 && s.DupOf == q.ID {
-		p.Dup = true
+		p.Flags |= skb.PacketDup
 		s.DupOf = 0
 	}
 	return p

@@ -375,7 +375,7 @@ func (n *Net) graftHandle(d *Device, verb tc.Verb, cmd tc.Qdisc, old *Qdisc, sho
 var tcClasslessKinds = map[string]bool{
 	"pfifo": true, "bfifo": true, "pfifo_head_drop": true, "pfifo_fast": true, "noqueue": true, "mq": true,
 	"fq": true, "fq_codel": true, "codel": true, "sfq": true, "cake": true, "cake_mq": true, "pie": true, "fq_pie": true,
-	"tbf": true, "netem": true, "red": true, "prio": true, "cbs": true, "dualpi2": true, "plug": true, "sfb": true, "skbprio": true, "choke": true, "hhf": true,
+	"tbf": true, "netem": true, "red": true, "prio": true, "cbs": true, "dualpi2": true, "plug": true, "etf": true, "sfb": true, "skbprio": true, "choke": true, "hhf": true,
 }
 
 // classBlockRefusal is the extack message of a kind whose tcf_block

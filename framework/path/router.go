@@ -191,7 +191,7 @@ func (r *router) enqueue(t sim.Time, p Pkt) bool {
 			// The clone comes back marked, as the host marks it
 			// (qdisc.Ctx.Duplicate): netem does not duplicate it again.
 			c := r.packet(d)
-			c.Dup = true
+			c.Flags |= skb.PacketDup
 			r.ops.Enqueue(r, []skb.Packet{c}, []qdisc.Code{qdisc.XmitSuccess})
 		}
 	}

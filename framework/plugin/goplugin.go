@@ -37,7 +37,7 @@ var Handshake = goplugin.HandshakeConfig{
 // (a packet is 80 bytes with skb->mark; qdisc upcalls for the leaves;
 // class and filter methods). 5: 4 with the qdisc duplicate op
 // (OpQdiscDuplicate, posted by Ctx.Duplicate) and a packet's flags byte
-// (skb.Packet.Dup: the clone handed back to the qdisc that asked for it,
+// (skb.PacketDup: the clone handed back to the qdisc that asked for it,
 // at the root of its tree). 6: a packet carries its TCP header's flags
 // (skb.Packet.TCPFlags, byte 76: u32 reads them), and a leaf enqueue's
 // answer says how many packets the leaf made of each
@@ -63,8 +63,14 @@ var Handshake = goplugin.HandshakeConfig{
 // a leaf only once one is grafted, a graft onto one is a call of its own
 // (qdisc.Class.GraftOnly, qdisc.Grafter: netem's child), and a packet a
 // qdisc hands a leaf carries its ECN and DSCP (qdisc.LeafPacket: netem's
-// CE mark before its child).
-const FrameProtocol = 17
+// CE mark before its child). 18: a packet's byte 35 is its flags
+// whole (skb.Packet.Flags: PacketDup, and PacketTxtimeTAI, its socket's
+// SO_TXTIME on CLOCK_TAI: etf's check), a
+// class dump says whether its drops and overlimits are its leaf's while
+// its Sent counters are its own (qdisc.Class.LeafQstats: qfq's), and an
+// init or change answer may carry the device's traffic classes
+// (qdisc.Info.TCMap: taprio's).
+const FrameProtocol = 18
 
 // IsPluginProcess reports whether this process was started by a host as
 // a plugin.

@@ -229,7 +229,7 @@ var knobs = []*Knob{
 	{Flag: "mark", Script: "senders.mark", Kind: IntKnob, Min: 0, Max: 1<<32 - 1, Help: "skb->mark of every packet (SO_MARK; tc's fw filter matches it)",
 		Only: forThreads, ptr: func(s *Spec) any { return &s.Workload.Mark }},
 	{Flag: "groups", Script: "senders.groups", Kind: TextKnob,
-		Help: "flow groups for tc filters: flow i (udp_stream: sender i; tcp_stream: connection i of each direction) takes group i mod n; groups are space-separated key=value lists with dscp, ecn (UDP senders: not-ect, ect1, ect0, ce), priority (a classid, 1:10), mark, dport, e.g. \"dport=5001,prio=1:10 dport=5002\"",
+		Help: "flow groups for tc filters: flow i (udp_stream: sender i; tcp_stream: connection i of each direction) takes group i mod n; groups are space-separated key=value lists with dscp, ecn (UDP senders: not-ect, ect1, ect0, ce), priority (a classid, 1:10), mark, dport, txtime (udp_stream: SO_TXTIME on CLOCK_TAI, each packet's time the send's plus it, e.g. 500us: etf's), e.g. \"dport=5001,prio=1:10 dport=5002\"",
 		Only: forThreads, ptr: func(s *Spec) any { return &s.Workload.Groups }},
 	{Flag: "down", Script: "senders.down", Kind: IntKnob, Min: 0, Max: tcp.MaxFlows,
 		Help: "tcp_stream: download connections (the far end sends, the host receives and acks)",

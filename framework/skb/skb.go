@@ -29,17 +29,45 @@ type Packet struct {
 	TrueSize   uint32 // skb->truesize, charged to the socket and to cake's memory
 	Hash       uint32 // skb_get_hash()
 	Keys       FlowKeys
-	Priority   uint32   // skb->priority
-	Mark       uint32   // skb->mark (SO_MARK): what fw and flower's mark match
-	DSCP       uint8    // IP dsfield >> 2
-	ECN        uint8    // IP dsfield & 3 (ECT(0)=2, ECT(1)=1, CE=3)
-	Dup        bool     // a clone back at the qdisc that asked for it (Ctx.Duplicate): netem_enqueue's q->duplicate is 0 for it
-	TCPFlags   uint8    // TCP (Keys.Proto 6): the header's flags (TCPHDR_*), what u32 reads at the TCP header's byte 13; 0 otherwise
-	Sock       int32    // socket id, or -1 for an orphan (no sk)
-	Queue      uint16   // skb->queue_mapping (the txq picked)
-	GSOSegs    uint16   // 1 for non-GSO
-	Tstamp     sim.Time // skb->tstamp: EDT departure time in ktime (sim.Ktime, a qdisc's Ctx.Now), 0 = now
-	PacingRate uint64   // sk_pacing_rate in bytes/s, 0 = unlimited
+	Priority   uint32      // skb->priority
+	Mark       uint32      // skb->mark (SO_MARK): what fw and flower's mark match
+	DSCP       uint8       // IP dsfield >> 2
+	ECN        uint8       // IP dsfield & 3 (ECT(0)=2, ECT(1)=1, CE=3)
+	Flags      PacketFlags // PacketDup, PacketTxtimeTAI
+	TCPFlags   uint8       // TCP (Keys.Proto 6): the header's flags (TCPHDR_*), what u32 reads at the TCP header's byte 13; 0 otherwise
+	Sock       int32       // socket id, or -1 for an orphan (no sk)
+	Queue      uint16      // skb->queue_mapping (the txq picked)
+	GSOSegs    uint16      // 1 for non-GSO
+	Tstamp     sim.Time    // skb->tstamp: EDT departure time in ktime (sim.Ktime, a qdisc's Ctx.Now), 0 = now
+	PacingRate uint64      // sk_pacing_rate in bytes/s, 0 = unlimited
+}
+
+// PacketFlags are a packet's one-bit facts, in one byte (a Packet is
+// 72 bytes, no padding to spare).
+type PacketFlags uint8
+
+// Packet flags.
+const (
+	// PacketDup: a clone back at the qdisc that asked for it
+	// (Ctx.Duplicate): netem_enqueue's q->duplicate is 0 for it.
+	PacketDup PacketFlags = 1 << 0
+	// PacketTxtimeTAI: the sending socket set SO_TXTIME on CLOCK_TAI
+	// (sock_flag(sk, SOCK_TXTIME), sk->sk_clockid, what etf checks), and
+	// Tstamp is the packet's transmit time on that clock. The model's
+	// senders use no other clock.
+	PacketTxtimeTAI PacketFlags = 1 << 1
+)
+
+// IsDup reports PacketDup.
+func (p *Packet) IsDup() bool { return p.Flags&PacketDup != 0 }
+
+// SockTxtime is the sending socket's SO_TXTIME clock id (CLOCK_TAI, 11);
+// ok is false when it set none.
+func (p *Packet) SockTxtime() (clockid int, ok bool) {
+	if p.Flags&PacketTxtimeTAI == 0 {
+		return 0, false
+	}
+	return 11, true // CLOCK_TAI
 }
 
 // SetCE is INET_ECN_set_ce on the packet's IP header: ECT(0) and ECT(1)

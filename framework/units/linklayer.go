@@ -41,3 +41,35 @@ func Linklayer(s string) (uint8, error) {
 // AlignATM is tc_align_to_atm: the bytes size takes on an ATM link, in
 // cells of 48 payload bytes sent as 53.
 func AlignATM(size uint32) uint32 { return (size + 47) / 48 * 53 }
+
+// clockIDs is tc's clockt_map (tc_util.c), in its order: the clocks a
+// kernel qdisc can use (include/uapi/linux/time.h's ids).
+var clockIDs = []struct {
+	name string
+	id   int32
+}{{"BOOTTIME", 7}, {"MONOTONIC", 1}, {"REALTIME", 0}, {"TAI", 11}}
+
+// GetClockid is tc's get_clockid: a name of clockt_map, case ignored,
+// after a "CLOCK_" prefix (skipped by its length wherever strcasestr
+// found it, as tc does).
+func GetClockid(s string) (int32, bool) {
+	if strings.Contains(strings.ToUpper(s), "CLOCK_") {
+		s = s[len("CLOCK_"):]
+	}
+	for _, c := range clockIDs {
+		if strings.EqualFold(c.name, s) {
+			return c.id, true
+		}
+	}
+	return 0, false
+}
+
+// ClockName is tc's get_clock_name.
+func ClockName(id int32) string {
+	for _, c := range clockIDs {
+		if c.id == id {
+			return c.name
+		}
+	}
+	return "invalid"
+}

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/txlab/txlab/framework/sim"
 	"github.com/txlab/txlab/framework/tc"
 	"github.com/txlab/txlab/framework/units"
 )
@@ -15,17 +16,21 @@ import (
 // skb->mark (SO_MARK, what fw matches), the UDP destination port and,
 // for UDP senders, the ECN field (the low bits of IP_TOS: ECT(1) is
 // L4S's identifier). A zero field leaves the workload's own value.
+// Txtime (udp_stream only) is SO_TXTIME on CLOCK_TAI: each send stamps
+// its packet with the TAI clock's time plus Txtime (SCM_TXTIME), as a
+// TSN talker does for etf.
 type Group struct {
 	DSCP     uint8
 	ECN      uint8
 	Priority uint32
 	Mark     uint32
 	DstPort  uint16
+	Txtime   sim.Time
 }
 
 // apply sets what the group names over a flow's values; a zero key keeps
 // the workload's value.
-func (g Group) apply(dscp, ecn *uint8, prio, mark *uint32, dport *uint16) {
+func (g Group) apply(dscp, ecn *uint8, prio, mark *uint32, dport *uint16, txtime *sim.Time) {
 	if g.DSCP != 0 {
 		*dscp = g.DSCP
 	}
@@ -41,12 +46,18 @@ func (g Group) apply(dscp, ecn *uint8, prio, mark *uint32, dport *uint16) {
 	if g.DstPort != 0 {
 		*dport = g.DstPort
 	}
+	if g.Txtime != 0 && txtime != nil {
+		*txtime = g.Txtime
+	}
 }
+
+// MaxTxtime bounds a group's txtime offset.
+const MaxTxtime = sim.Second
 
 // ParseGroups reads groups as the CLI's --groups writes them: groups
 // separated by spaces or ';', each a comma-separated list of key=value
 // with the keys dscp, ecn, priority (or prio: a classid "1:10" or a
-// number), mark and dport: "dport=5001,prio=1:10 dport=5002,mark=2"; "-" is a
+// number), mark, dport and txtime: "dport=5001,prio=1:10 dport=5002,mark=2"; "-" is a
 // group that keeps the workload's values.
 func ParseGroups(text string) ([]Group, error) {
 	var out []Group
@@ -59,7 +70,7 @@ func ParseGroups(text string) ([]Group, error) {
 		for _, kv := range strings.Split(g, ",") {
 			k, v, ok := strings.Cut(kv, "=")
 			if !ok || v == "" {
-				return nil, fmt.Errorf("workload group %q: %q is not key=value (keys: dscp, ecn, priority, mark, dport)", g, kv)
+				return nil, fmt.Errorf("workload group %q: %q is not key=value (keys: dscp, ecn, priority, mark, dport, txtime)", g, kv)
 			}
 			if err := grp.Set(k, v); err != nil {
 				return nil, fmt.Errorf("workload group %q: %w", g, err)
@@ -107,8 +118,14 @@ func (g *Group) Set(key, v string) error {
 			return fmt.Errorf("dport %q: want 1..65535", v)
 		}
 		g.DstPort = uint16(n)
+	case "txtime":
+		ns, err := units.GetTime64(v)
+		if err != nil || ns <= 0 || sim.Time(ns) > MaxTxtime {
+			return fmt.Errorf("txtime %q: want a time in (0, %v] (each packet's SO_TXTIME: now on CLOCK_TAI plus it)", v, MaxTxtime)
+		}
+		g.Txtime = sim.Time(ns)
 	default:
-		return fmt.Errorf("unknown key %q (dscp, ecn, priority, mark, dport)", key)
+		return fmt.Errorf("unknown key %q (dscp, ecn, priority, mark, dport, txtime)", key)
 	}
 	return nil
 }
@@ -140,6 +157,9 @@ func FormatGroups(gs []Group) string {
 		}
 		if g.DstPort != 0 {
 			kv = append(kv, fmt.Sprintf("dport=%d", g.DstPort))
+		}
+		if g.Txtime != 0 {
+			kv = append(kv, "txtime="+units.SprintTime64(int64(g.Txtime)))
 		}
 		if len(kv) == 0 {
 			kv = append(kv, "-") // a group that changes nothing

@@ -14,7 +14,7 @@ func TestGroupWords(t *testing.T) {
 		{in: "ecn=ect1,dport=5001 ecn=2 ecn=ce -", want: "ecn=ect1,dport=5001 ecn=ect0 ecn=ce -"},
 		{in: "ecn=not-ect", want: "-"}, // the default: a group that changes nothing
 		{in: "ecn=l4s", err: `ecn "l4s": want not-ect, ect1, ect0 or ce`},
-		{in: "tos=3", err: `unknown key "tos" (dscp, ecn, priority, mark, dport)`},
+		{in: "tos=3", err: `unknown key "tos" (dscp, ecn, priority, mark, dport, txtime)`},
 	} {
 		gs, err := ParseGroups(tt.in)
 		switch {

@@ -60,6 +60,9 @@ func (s *Spec) validateTCP() error {
 	if _, err := tcp.NewCC(s.CC); err != nil {
 		return fmt.Errorf("workload: %w", err)
 	}
+	if err := s.checkTxtime(); err != nil {
+		return err
+	}
 	for i, g := range s.Groups {
 		if g.ECN != 0 {
 			return fmt.Errorf("workload: group %d: ecn is a UDP sender's; a TCP connection sets its own (--tcp-ecn, --cc dctcp)", i+1)
@@ -245,7 +248,7 @@ func StartTraffic(n *netdev.Net, dev *netdev.Device, spec Spec, w *Workload) (*T
 			// Connection j of each direction takes group j mod n, as
 			// the marks go.
 			var ecn uint8 // the connection's own (validateTCP)
-			spec.Groups[j%len(spec.Groups)].apply(&f.DSCP, &ecn, &f.Priority, &f.Mark, &dport)
+			spec.Groups[j%len(spec.Groups)].apply(&f.DSCP, &ecn, &f.Priority, &f.Mark, &dport, nil)
 		}
 		f.keys, f.hash = tr.flowKeys(i, hostOf(spec.Hosts, j), dport)
 		tr.Flows = append(tr.Flows, f)

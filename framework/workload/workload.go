@@ -158,7 +158,7 @@ func (s *Spec) Validate() error {
 	case s.Launch > 0 && s.Kind != UDPStream:
 		return fmt.Errorf("workload: launch is for udp_stream's netperf processes; %s senders all start at once", s.Kind)
 	}
-	return nil
+	return s.checkTxtime()
 }
 
 // Placement words.
@@ -363,6 +363,9 @@ type Flow struct {
 	ECN      uint8 // the socket's IP_TOS & 3
 	Priority uint32
 	Mark     uint32
+	// Txtime is the socket's SO_TXTIME offset (CLOCK_TAI): each packet's
+	// transmit time is the clock's time at the send plus it; 0, none.
+	Txtime sim.Time
 }
 
 // Workload is a started set of senders.
@@ -448,7 +451,7 @@ func makeFlow(i int, hashrnd uint64, s *Spec) Flow {
 	f := Flow{DSCP: s.DSCP, Priority: s.Priority, Mark: s.Mark}
 	k := skb.FlowKeys{Src: 0x0a000001, Dst: 0x0a010000 | uint32(i&0xffff), SrcPort: uint16(32768 + i%28000), DstPort: 12866, Proto: 17}
 	if len(s.Groups) > 0 {
-		s.Groups[i%len(s.Groups)].apply(&f.DSCP, &f.ECN, &f.Priority, &f.Mark, &k.DstPort)
+		s.Groups[i%len(s.Groups)].apply(&f.DSCP, &f.ECN, &f.Priority, &f.Mark, &k.DstPort, &f.Txtime)
 	}
 	h := mix(uint64(k.Src)<<32 ^ uint64(k.Dst) ^ uint64(k.SrcPort)<<16 ^ uint64(k.DstPort) ^ uint64(k.Proto)<<56 ^ hashrnd)
 	if h == 0 {
@@ -539,6 +542,18 @@ func (w *Workload) fill(s *skb.SKB, f Flow, l2, truesize uint32) {
 	s.DSCP, s.ECN, s.Priority, s.Mark = f.DSCP, f.ECN, f.Priority, f.Mark
 }
 
+// stampTxtime is what a sender on a socket with SO_TXTIME (CLOCK_TAI)
+// does: clock_gettime(CLOCK_TAI) at the send plus its offset, handed to
+// sendmsg as SCM_TXTIME, which ip_make_skb puts in skb->tstamp.
+func stampTxtime(s *skb.SKB, f Flow, now sim.Time) {
+	if f.Txtime == 0 {
+		return
+	}
+	tai, _ := sim.ClockOffset(sim.ClockTAI)
+	s.Flags |= skb.PacketTxtimeTAI
+	s.Tstamp = sim.Ktime(now) + tai + f.Txtime
+}
+
 // ActSend is the CPU profile's activity of a udp_stream sender's
 // sendmsg up to __dev_queue_xmit (the report's cpu_profile).
 const ActSend = "udp_sendmsg stack + skb alloc"
@@ -580,6 +595,7 @@ func (w *Workload) udpStream(t *sim.Task, net *netdev.Net, dev *netdev.Device, i
 		sock.wmemLine.Atomic(c) // skb_set_owner_w: refcount_add(truesize, &sk->sk_wmem_alloc)
 		s := net.AllocSkb(c)
 		w.fill(s, f, l2, truesize)
+		stampTxtime(s, f, c.Now())
 		s.Sock = int32(sock.ID)
 		s.Owner = sock.owner
 		sock.charge(s, net.Cfg.OooOkay)
@@ -672,4 +688,19 @@ func netperfControl(t *sim.Task, net *netdev.Net, dev *netdev.Device, reply skb.
 		t.Block()
 	}
 	wq.Remove(t)
+}
+
+// checkTxtime refuses a group's txtime where no socket sends: SO_TXTIME
+// is a socket's (udp_rate is pktgen-like, socketless; a TCP connection
+// stamps its own departure times).
+func (s *Spec) checkTxtime() error {
+	if s.Kind == UDPStream {
+		return nil
+	}
+	for i, g := range s.Groups {
+		if g.Txtime != 0 {
+			return fmt.Errorf("workload: group %d: txtime is SO_TXTIME on a udp_stream sender's socket; %s has none", i+1, s.Kind)
+		}
+	}
+	return nil
 }

@@ -379,7 +379,7 @@ func (q *Netem) Enqueue(ctx qdisc.Ctx, batch []skb.Packet, rc []qdisc.Code) {
 func (q *Netem) netemEnqueue(ctx qdisc.Ctx, p skb.Packet) qdisc.Code {
 	ctx.Work(qdisc.WorkEnqueue, 1)
 	count := 1
-	if !p.Dup && q.duplicate != 0 && q.duplicate >= getCrandom(&q.dupCor, &q.prng) {
+	if !p.IsDup() && q.duplicate != 0 && q.duplicate >= getCrandom(&q.dupCor, &q.prng) {
 		count++
 	}
 	if q.lossEvent() {

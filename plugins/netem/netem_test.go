@@ -63,7 +63,7 @@ func (h *host) send(n int, p skb.Packet) []qdisc.Code {
 			clones[i] = h.in[d]
 			clones[i].Handle, clones[i].Sock = h.next, -1
 			h.in[h.next] = clones[i]
-			clones[i].Dup = true // back at the qdisc that asked: the host marks it
+			clones[i].Flags |= skb.PacketDup // back at the qdisc that asked: the host marks it
 		}
 		h.ctx.Dups = h.ctx.Dups[:0]
 		h.q.Enqueue(h.ctx, clones, make([]qdisc.Code, len(clones)))

@@ -6,32 +6,8 @@ import (
 	"strings"
 
 	"github.com/txlab/txlab/framework/qdisc"
+	"github.com/txlab/txlab/framework/units"
 )
-
-// Clock ids (include/uapi/linux/time.h) and the names tc's
-// get_clockid knows.
-const (
-	clockRealtime  = 0
-	clockMonotonic = 1
-	clockBoottime  = 7
-	clockTAI       = 11
-)
-
-// clockNames is tc's clockt_map, in its order.
-var clockNames = []struct {
-	name string
-	id   int32
-}{{"BOOTTIME", clockBoottime}, {"MONOTONIC", clockMonotonic}, {"REALTIME", clockRealtime}, {"TAI", clockTAI}}
-
-// clockName is get_clock_name.
-func clockName(id int32) string {
-	for _, c := range clockNames {
-		if c.id == id {
-			return c.name
-		}
-	}
-	return "invalid"
-}
 
 // Schedule entry commands (TC_TAPRIO_CMD_*).
 const (
@@ -189,7 +165,7 @@ func parse(args []string) (opts, error) {
 			if o.clockid != -1 {
 				return errf(`duplicate "clockid" specification`)
 			}
-			id, ok := getClockid(v)
+			id, ok := units.GetClockid(v)
 			if !ok {
 				return errf(`illegal value for "clockid": %q. It must be a valid SYS-V id (i.e. CLOCK_TAI)`, v)
 			}
@@ -222,20 +198,6 @@ func parse(args []string) (opts, error) {
 		o.mqprio = &m
 	}
 	return o, nil
-}
-
-// getClockid is tc's get_clockid: a name of clockt_map, case ignored,
-// after a "CLOCK_" prefix.
-func getClockid(s string) (int32, bool) {
-	if i := strings.Index(strings.ToUpper(s), "CLOCK_"); i >= 0 {
-		s = s[6:] // get_clockid skips the prefix's length, wherever it was found
-	}
-	for _, c := range clockNames {
-		if strings.EqualFold(c.name, s) {
-			return c.id, true
-		}
-	}
-	return 0, false
 }
 
 // validateMQPrio is taprio_parse_mqprio_opt with mqprio_validate_qopt

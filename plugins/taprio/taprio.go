@@ -25,6 +25,7 @@ import (
 	"github.com/txlab/txlab/framework/qdisc"
 	"github.com/txlab/txlab/framework/sim"
 	"github.com/txlab/txlab/framework/skb"
+	"github.com/txlab/txlab/framework/units"
 )
 
 func init() {
@@ -38,11 +39,6 @@ const (
 	ethZlen         = 60             // ETH_ZLEN
 	hardHeaderLen   = 14             // dev->hard_header_len on Ethernet
 	ktimeMax        = math.MaxInt64
-	// taiMinusUTC is CLOCK_TAI's lead over CLOCK_REALTIME (37 s since
-	// 2017). The model's CLOCK_REALTIME is the simulated time since the
-	// epoch (the pcaps' timestamps): the monotonic clock less the boot
-	// offset.
-	taiMinusUTC = 37 * int64(sim.Second)
 )
 
 // entry is struct sched_entry.
@@ -255,14 +251,8 @@ func (q *Taprio) parseClockid(o opts) error {
 		return kernelErr("Error: Changing the 'clockid' of a running schedule is not supported.")
 	}
 	q.clockid = o.clockid
-	switch o.clockid {
-	case clockRealtime:
-		q.tkOffset = -int64(sim.BootOffset)
-	case clockTAI:
-		q.tkOffset = -int64(sim.BootOffset) + taiMinusUTC
-	default: // MONOTONIC, BOOTTIME (a host that never suspends)
-		q.tkOffset = 0
-	}
+	off, _ := sim.ClockOffset(int(o.clockid)) // get_clockid knows no other
+	q.tkOffset = int64(off)
 	return nil
 }
 
@@ -583,7 +573,7 @@ func (q *Taprio) Dump() string {
 	for tc := 0; tc < q.tcmap.NumTC; tc++ {
 		fmt.Fprintf(&b, " offset %d count %d", q.tcmap.Offset[tc], q.tcmap.Count[tc])
 	}
-	fmt.Fprintf(&b, "\nclockid %s", clockName(q.clockid))
+	fmt.Fprintf(&b, "\nclockid %s", units.ClockName(q.clockid))
 	if q.oper != nil {
 		writeSchedule(&b, q.oper)
 	}

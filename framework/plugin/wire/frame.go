@@ -97,7 +97,6 @@ func (m Method) String() string {
 const PacketSize = 80
 
 // Packet flags (byte 35 of a packet).
-const pktDup = 1 << 0 // skb.Packet.Dup
 
 // Enc appends a frame.
 type Enc struct{ B []byte }
@@ -151,9 +150,7 @@ func (e *Enc) Packet(p *skb.Packet) {
 	le.PutUint16(w[28:], p.Keys.SrcPort)
 	le.PutUint16(w[30:], p.Keys.DstPort)
 	w[32], w[33], w[34] = p.Keys.Proto, p.DSCP, p.ECN
-	if p.Dup {
-		w[35] = pktDup
-	}
+	w[35] = byte(p.Flags) // PacketDup is bit 0, as frame protocol 5's dup bit
 	le.PutUint32(w[36:], p.Priority)
 	le.PutUint32(w[40:], uint32(p.Sock))
 	le.PutUint16(w[44:], p.Queue)
@@ -331,7 +328,7 @@ func (d *Dec) Packet() skb.Packet {
 		Tstamp:     int64ToTime(le.Uint64(w[48:])),
 		PacingRate: le.Uint64(w[64:]),
 		Mark:       le.Uint32(w[72:]),
-		Dup:        w[35]&pktDup != 0,
+		Flags:      skb.PacketFlags(w[35]),
 		TCPFlags:   w[76],
 	}
 }

@@ -376,7 +376,9 @@ func (c *Ctx) EnqueueLeaves(batch []skb.Packet, to []qdisc.ClassID, res []qdisc.
 		p := batch[i]
 		if by, ok := c.dupBy[p.Handle]; ok {
 			delete(c.dupBy, p.Handle)
-			p.Dup = by == to[i]
+			if by == to[i] {
+				p.Flags |= skb.PacketDup
+			}
 		}
 		x.q.Enqueue(x, []skb.Packet{p}, rc)
 		res[i] = qdisc.LeafResult{Code: rc[0], Leaf: leafState(x)}

@@ -20,7 +20,7 @@ func (d *dupLeaf) Init(ctx qdisc.Ctx, s qdisc.Setup, args []string) (qdisc.Info,
 func (d *dupLeaf) Enqueue(ctx qdisc.Ctx, b []skb.Packet, rc []qdisc.Code) {
 	d.f.Enqueue(ctx, b, rc)
 	for _, p := range b {
-		if !p.Dup {
+		if !p.IsDup() {
 			ctx.Duplicate(p.Handle)
 			d.dups++
 		}
@@ -65,7 +65,7 @@ func (q *twoBands) Enqueue(ctx qdisc.Ctx, batch []skb.Packet, rc []qdisc.Code) {
 		if p.Sock == -1 {
 			q.clones++
 		}
-		if p.Dup {
+		if p.IsDup() {
 			q.dupIn++
 		}
 	}

@@ -524,7 +524,7 @@ func push(q qdisc.Qdisc, ctx *Ctx, g *gen, l *ledger, n int) error {
 					return fmt.Errorf("duplicated packet %#x it does not hold", uint64(h))
 				}
 				p = g.clone(p)
-				p.Dup = true
+				p.Flags |= skb.PacketDup
 				clones = append(clones, p)
 			}
 			for _, d := range ctx.leafDups {

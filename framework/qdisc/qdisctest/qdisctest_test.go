@@ -153,7 +153,7 @@ func (d *doubler) Init(ctx qdisc.Ctx, s qdisc.Setup, args []string) (qdisc.Info,
 func (d *doubler) Enqueue(ctx qdisc.Ctx, b []skb.Packet, rc []qdisc.Code) {
 	d.f.Enqueue(ctx, b, rc)
 	for i := range b {
-		if b[i].Dup {
+		if b[i].IsDup() {
 			continue
 		}
 		h := b[i].Handle
