@@ -25,6 +25,7 @@ var needs = map[string][]string{
 	"e2n":       {"cake"},
 	"htb":       {"htb", "prio", "fq_codel", "ets", "hfsc"},
 	"l4s":       {"dualpi2"},
+	"tsn":       {"taprio", "etf", "cbs"},
 	"shaper":    {"tbf", "fq_codel", "cake"},
 	"wan":       {"netem", "tbf", "fq_codel"},
 	"e4":        {"htb", "fq"},
