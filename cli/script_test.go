@@ -26,6 +26,7 @@ var needs = map[string][]string{
 	"htb":       {"htb", "prio", "fq_codel", "ets", "hfsc"},
 	"l4s":       {"dualpi2"},
 	"tsn":       {"taprio", "etf", "cbs"},
+	"police":    {"tbf", "htb"},
 	"shaper":    {"tbf", "fq_codel", "cake"},
 	"wan":       {"netem", "tbf", "fq_codel"},
 	"e4":        {"htb", "fq"},
