@@ -24,6 +24,10 @@ type clsact struct {
 	// policeSite is perf lock's caller for act_police's tcfp_lock:
 	// every transmitting CPU takes the one lock of a police action.
 	policeSite *sim.LockStat
+	// ctxs are each CPU's classification context, made once: a CPU
+	// classifies one packet at a time, and another CPU may run while
+	// this one spins on a police's lock.
+	ctxs []blockCtx
 }
 
 // Where the device's filter set keeps the egress and ingress blocks.
@@ -60,32 +64,32 @@ func (n *Net) tcClsact(d *Device, verb tc.Verb, cmd tc.Qdisc) error {
 		return kernelf("Error: Specified qdisc kind is unknown.")
 	}
 	d.clsact = &clsact{kind: cmd.Kind, rng: n.E.Rand("netdev/clsact/" + d.Name), prices: qdisc.WorkPrices(n.E.Costs),
-		policeSite: n.E.LockSite("tcf_police_act (tcfp_lock)")}
+		policeSite: n.E.LockSite("tcf_police_act (tcfp_lock)"), ctxs: make([]blockCtx, len(n.E.CPUs))}
 	return nil
 }
 
-// egressCtx is the context of a clsact block's classification on the
+// blockCtx is the context of a clsact block's classification on the
 // transmitting (or, at ingress, receiving) CPU: the clock, the price of
 // each filter tried, the actions' random draws, police's lock, and
 // skbedit's queue_mapping (egress only: the ingress one is refused).
 // The embedded qdisc.Ctx is nil: classification asks nothing else of
 // it.
-type egressCtx struct {
+type blockCtx struct {
 	qdisc.Ctx
 	c    *sim.CPU
 	d    *Device
 	skip bool
 }
 
-func (x *egressCtx) Now() sim.Time { return sim.Ktime(x.c.Now()) }
+func (x *blockCtx) Now() sim.Time { return sim.Ktime(x.c.Now()) }
 
-func (x *egressCtx) Work(k qdisc.Work, n int) { x.c.Spend(x.d.clsact.prices[k] * int64(n)) }
+func (x *blockCtx) Work(k qdisc.Work, n int) { x.c.Spend(x.d.clsact.prices[k] * int64(n)) }
 
-func (x *egressCtx) Rand() uint32 { return x.d.clsact.rng.Uint32() }
+func (x *blockCtx) Rand() uint32 { return x.d.clsact.rng.Uint32() }
 
 // LockAction implements cls.ActionLocker: spin_lock_bh(&police->tcfp_lock)
 // on this CPU, the lock made at the action's first packet.
-func (x *egressCtx) LockAction(slot *any) {
+func (x *blockCtx) LockAction(slot *any) {
 	if *slot == nil {
 		*slot = &sim.SpinLock{Name: "tcfp_lock"}
 	}
@@ -93,17 +97,17 @@ func (x *egressCtx) LockAction(slot *any) {
 }
 
 // UnlockAction implements cls.ActionLocker.
-func (x *egressCtx) UnlockAction(slot *any) { (*slot).(*sim.SpinLock).Unlock(x.c) }
+func (x *blockCtx) UnlockAction(slot *any) { (*slot).(*sim.SpinLock).Unlock(x.c) }
 
 // RealNumTxQueues implements cls.EgressCtx.
-func (x *egressCtx) RealNumTxQueues() int { return len(x.d.Queues) }
+func (x *blockCtx) RealNumTxQueues() int { return len(x.d.Queues) }
 
 // SkipTxQueue implements cls.EgressCtx.
-func (x *egressCtx) SkipTxQueue() { x.skip = true }
+func (x *blockCtx) SkipTxQueue() { x.skip = true }
 
 var (
-	_ cls.EgressCtx    = (*egressCtx)(nil)
-	_ cls.ActionLocker = (*egressCtx)(nil)
+	_ cls.EgressCtx    = (*blockCtx)(nil)
+	_ cls.ActionLocker = (*blockCtx)(nil)
 )
 
 // schHandleEgress is sch_handle_egress with tc_run: the egress block's
@@ -127,14 +131,15 @@ func (n *Net) schHandleEgress(c *sim.CPU, d *Device, s *skb.SKB) (txq *TxQueue, 
 // (or the one the classification set: tcf_get_drop_reason); otherwise
 // what the actions edited (skbedit's priority and mark) goes into s.
 // x is nil when the block has no filters (no miniq: nothing runs).
-func (n *Net) tcRun(c *sim.CPU, d *Device, s *skb.SKB, at qdisc.ClassID, reason skb.DropReason) (x *egressCtx, p skb.Packet, done bool) {
+func (n *Net) tcRun(c *sim.CPU, d *Device, s *skb.SKB, at qdisc.ClassID, reason skb.DropReason) (x *blockCtx, p skb.Packet, done bool) {
 	if d.clsact == nil || !d.filters.Filtered(at) {
 		return nil, p, false
 	}
 	ca := d.clsact
 	ca.sentPkts += uint64(max(s.GSOSegs, 1)) // mini_qdisc_bstats_cpu_update
 	ca.sentBytes += uint64(s.Len)
-	x = &egressCtx{c: c, d: d}
+	x = &ca.ctxs[c.ID]
+	*x = blockCtx{c: c, d: d}
 	p = s.Packet
 	r := d.filters.Classify(x, &p, at)
 	if r.Verdict == qdisc.VerdictShot {

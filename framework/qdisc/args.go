@@ -121,3 +121,18 @@ func (a Attr[T]) Apply(dst *T) {
 		*dst = a.V
 	}
 }
+
+// ParseClockid is a "clockid" value as taprio's and etf's tc parsers
+// read it: a second one is a duplicate, a name get_clockid does not
+// know is explain_clockid's complaint. cur is the clock read so far
+// (-1, CLOCKID_INVALID, for none).
+func ParseClockid(kind string, cur int32, v string) (int32, error) {
+	if cur != -1 {
+		return cur, Parsef(kind, `duplicate "clockid" specification`)
+	}
+	id, ok := units.GetClockid(v)
+	if !ok {
+		return cur, Parsef(kind, `illegal value for "clockid": %q. It must be a valid SYS-V id (i.e. CLOCK_TAI)`, v)
+	}
+	return id, nil
+}

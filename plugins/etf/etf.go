@@ -92,14 +92,7 @@ func parse(args []string) (opts, error) {
 		case tc.Matches(w, "clockid"):
 			var v string
 			if v, err = value(); err == nil {
-				if o.clockid != -1 {
-					return errf(`duplicate "clockid" specification`)
-				}
-				id, ok := units.GetClockid(v)
-				if !ok {
-					return errf(`illegal value for "clockid": %q. It must be a valid SYS-V id (i.e. CLOCK_TAI)`, v)
-				}
-				o.clockid = id
+				o.clockid, err = qdisc.ParseClockid("etf", o.clockid, v)
 			}
 		case w == "skip_sock_check":
 			err = flag("skip_sock_check", flagSkipCheck)

@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/txlab/txlab/framework/qdisc"
-	"github.com/txlab/txlab/framework/units"
 )
 
 // Schedule entry commands (TC_TAPRIO_CMD_*).
@@ -162,14 +161,10 @@ func parse(args []string) (opts, error) {
 			if !ok {
 				return incomplete()
 			}
-			if o.clockid != -1 {
-				return errf(`duplicate "clockid" specification`)
+			var err error
+			if o.clockid, err = qdisc.ParseClockid("taprio", o.clockid, v); err != nil {
+				return o, err
 			}
-			id, ok := units.GetClockid(v)
-			if !ok {
-				return errf(`illegal value for "clockid": %q. It must be a valid SYS-V id (i.e. CLOCK_TAI)`, v)
-			}
-			o.clockid = id
 		case "flags", "txtime-delay":
 			v, ok := next()
 			if !ok {
