@@ -27,6 +27,7 @@ var needs = map[string][]string{
 	"l4s":       {"dualpi2"},
 	"tsn":       {"taprio", "etf", "cbs"},
 	"police":    {"tbf", "htb"},
+	"ifb":       {"htb", "fq_codel", "cake", "tbf"},
 	"shaper":    {"tbf", "fq_codel", "cake"},
 	"wan":       {"netem", "tbf", "fq_codel"},
 	"e4":        {"htb", "fq"},

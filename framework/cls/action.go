@@ -20,10 +20,11 @@ const (
 	ActReclassify Control = 1  // TC_ACT_RECLASSIFY: classify again from the block's first filter
 	ActShot       Control = 2  // TC_ACT_SHOT, "drop"
 	ActPipe       Control = 3  // TC_ACT_PIPE, "pipe": on to the next action
+	ActStolen     Control = 4  // TC_ACT_STOLEN: an action took the packet (mirred's redirect)
 )
 
 // controlNames is action_n2a's table for the modelled verdicts.
-var controlNames = map[Control]string{ActUnspec: "continue", ActOK: "pass", ActReclassify: "reclassify", ActShot: "drop", ActPipe: "pipe"}
+var controlNames = map[Control]string{ActUnspec: "continue", ActOK: "pass", ActReclassify: "reclassify", ActShot: "drop", ActPipe: "pipe", ActStolen: "stolen"}
 
 func (c Control) String() string {
 	if s, ok := controlNames[c]; ok {
@@ -59,9 +60,10 @@ func parseControl(w string) (c Control, ok bool, lacks bool) {
 }
 
 // Action is one action bound to a filter: gact (a verdict alone),
-// skbedit (priority, mark, queue_mapping) or police (a token bucket).
+// skbedit (priority, mark, queue_mapping), police (a token bucket) or
+// mirred (to another device).
 type Action struct {
-	Kind    string // "gact", "skbedit" or "police"
+	Kind    string // "gact", "skbedit", "police" or "mirred"
 	Control Control
 	Index   uint32
 	Flags   uint32 // TCA_ACT_FLAGS_*: skip_hw
@@ -84,6 +86,7 @@ type Action struct {
 	MaskSet     bool
 
 	pol *police // police's parameters and bucket
+	mir *mirred // mirred's target
 }
 
 // gact's random types (PGACT_*, include/uapi/linux/tc_act/tc_gact.h).
@@ -99,6 +102,9 @@ var pgactNames = [...]string{"none", "netrand", "determ"}
 func (a *Action) exec(ctx qdisc.Ctx, p *skb.Packet) Control {
 	if a.pol != nil {
 		return a.tcfPoliceAct(ctx, p)
+	}
+	if a.mir != nil {
+		return a.tcfMirredAct(ctx, p)
 	}
 	switch a.RandType {
 	case pgactNetrand: // gact_net_rand
@@ -160,7 +166,7 @@ func execActions(ctx qdisc.Ctx, acts []Action, p *skb.Packet) Control {
 // tcActionKinds are the actions tc has an action_util for besides gact
 // and skbedit (built in or m_xt.so): get_action_kind finds them.
 var tcActionKinds = map[string]bool{
-	"mirred": true, "mpls": true, "nat": true, "pedit": true, "ife": true, "skbmod": true,
+	"mpls": true, "nat": true, "pedit": true, "ife": true, "skbmod": true,
 	"csum": true, "simple": true, "vlan": true, "connmark": true, "ctinfo": true, "bpf": true,
 	"tunnel_key": true, "sample": true, "ct": true, "gate": true, "xt": true, "ipt": true,
 }
@@ -215,8 +221,10 @@ func parseActions(kind string, words []string, s *Set) ([]Action, []string, erro
 			a, words, err = parseGact(kind, words[1:])
 		case w == "police":
 			a, words, err = parsePolice(kind, words[1:])
+		case w == "mirred":
+			a, words, err = parseMirred(kind, words[1:], s)
 		case tcActionKinds[w]:
-			return nil, nil, qdisc.Lacksf(kind, "action %q is not modelled (txlab has police, skbedit and gact: drop, pass, pipe, continue, reclassify)", w)
+			return nil, nil, qdisc.Lacksf(kind, "action %q is not modelled (txlab has police, mirred, skbedit and gact: drop, pass, pipe, continue, reclassify)", w)
 		default:
 			a, words, err = parseGact(kind, words)
 		}
@@ -404,6 +412,9 @@ func (a *Action) print(b *strings.Builder, order int) {
 	switch a.Kind {
 	case "police":
 		a.pol.print(b, a.Index) // its own index and ref lines
+		return
+	case "mirred":
+		a.mir.print(b, a.Control, a.Index)
 		return
 	case "gact":
 		fmt.Fprintf(b, "gact action %s", a.Control)

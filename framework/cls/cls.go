@@ -97,6 +97,12 @@ type Set struct {
 	// this one replaced (Keep): a filter deleted and added again is a
 	// new one, which flow_change gives a fresh hashrnd.
 	flowGens map[flowPlace]uint32
+	// devices is the host's device lookup, redirBlocks the blocks
+	// whose filters may carry mirred (SetDevices); adding is the block
+	// Add is adding to.
+	devices     func(name string) bool
+	redirBlocks []qdisc.ClassID
+	adding      qdisc.ClassID
 }
 
 // flowPlace is where a flow filter sits: its block, pref and handle.
@@ -145,6 +151,7 @@ func (s *Set) Add(verb tc.Verb, cmd tc.Filter, parent qdisc.ClassID) (*Filter, e
 	if b == nil {
 		b = &block{}
 	}
+	s.adding = parent
 	var tp *proto
 	pref := cmd.Pref
 	if pref == 0 {
@@ -452,9 +459,9 @@ func handleEqual(kind, text string, h uint32) bool {
 
 // Reset removes every filter.
 func (s *Set) Reset() {
-	seed := s.seed
+	seed, devices, redir := s.seed, s.devices, s.redirBlocks
 	*s = *NewSet()
-	s.seed = seed
+	s.seed, s.devices, s.redirBlocks = seed, devices, redir
 }
 
 // SetSeed gives a copy that classifies its randomness: the seed of the
@@ -658,6 +665,8 @@ func result(c Control, class qdisc.ClassID) (r qdisc.FilterResult, decided, agai
 		return r, true, true
 	case ActShot:
 		return qdisc.FilterResult{Verdict: qdisc.VerdictShot}, true, false
+	case ActStolen:
+		return qdisc.FilterResult{Verdict: qdisc.VerdictStolen}, true, false
 	}
 	return qdisc.FilterResult{Verdict: qdisc.VerdictClass, Class: class}, true, false
 }

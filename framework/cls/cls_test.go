@@ -300,7 +300,8 @@ func TestAddErrors(t *testing.T) {
 		{[]string{"protocol ip prio 1 fw classid 1:1"}, `needs "handle MARK"`, qdisc.ErrKernel},
 		{[]string{"protocol ip prio 1 flower dst_port 80 classid 1:1"}, `Illegal "dst_port"`, qdisc.ErrParse},
 		{[]string{"protocol all prio 1 flower ip_proto udp classid 1:1"}, `Illegal "eth_type"`, qdisc.ErrParse},
-		{[]string{"protocol ip prio 1 matchall action mirred egress redirect dev eth1"}, `action "mirred" is not modelled`, qdisc.ErrLacks},
+		{[]string{"protocol ip prio 1 matchall action mirred egress redirect dev eth1"}, `mirred on a qdisc's filters is not modelled`, qdisc.ErrLacks},
+		{[]string{"protocol ip prio 1 matchall action pedit ex munge ip ttl set 1"}, `action "pedit" is not modelled`, qdisc.ErrLacks},
 		{[]string{"protocol ip prio 1 matchall action skbedit"}, "skbedit: nothing to edit", qdisc.ErrParse},
 	}
 	for _, tt := range tests {
@@ -694,7 +695,8 @@ func TestActionWords(t *testing.T) {
 		{mall + "action drop random determ pass", "needs a verdict and a value", qdisc.ErrParse, 0},
 		{mall + "action skbed priority 5", "Bad action type skbed", qdisc.ErrParse, 0},
 		{mall + "action reclassify", "", nil, qdisc.VerdictShot}, // 16 reclassifications, then TC_RECLASSIFY_LOOP
-		{mall + "action mirred egress redirect dev eth1", `action "mirred" is not modelled`, qdisc.ErrLacks, 0},
+		{mall + "action mirred egress redirect dev eth1", `mirred on a qdisc's filters is not modelled`, qdisc.ErrLacks, 0},
+		{mall + "action vlan push id 5", `action "vlan" is not modelled`, qdisc.ErrLacks, 0},
 		{mall + "action pipe drop", "", nil, qdisc.VerdictShot}, // two actions, no second "action"
 		{mall + "action skbedit mark 1 action d", "bad action empty", qdisc.ErrParse, 0},
 		{mall + "action d", `What is "d"?`, qdisc.ErrParse, 0},

@@ -21,6 +21,7 @@ func FuzzFilter(f *testing.F) {
 		"protocol ip prio 1 u32 match ip dport 5001 0xffff police rate 1mbit burst 10k mtu 2k peakrate 2mbit drop flowid 1:1",
 		"protocol ip prio 1 handle 2 fw classid 1:2 police pkts_rate 100 pkts_burst 10 conform-exceed drop/ok",
 		"protocol ip prio 1 handle 1 flow hash keys src,dst divisor 16 baseclass 1:1",
+		"protocol ip prio 1 matchall action mirred egress mirror dev ifb0 pipe action mirred egress redirect dev eth1",
 	} {
 		f.Add(seed)
 	}

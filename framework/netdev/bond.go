@@ -86,13 +86,29 @@ func (n *Net) AddBond(p bonding.Params) (*Device, error) {
 		Info: driver.Info{LLTX: true, NoQueue: true}}
 	d.Bond = &Bond{Bond: bonding.New(p, len(n.E.CPUs), r.Uint32)}
 	d.Bond.KeepLowBit = n.Cfg.BondKeepLowBit
+	n.softQueues(d, p.TxQueues)
+	if err := n.attachQdiscs(d, nil); err != nil {
+		return nil, fmt.Errorf("device %s: %w", p.Name, err)
+	}
+	if n.stack.recursion == nil {
+		n.stack.recursion = make([]int, len(n.E.CPUs))
+	}
+	if err := n.register(d); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// softQueues gives a software device (a bond, an ifb) its per-CPU driver
+// contexts, ntx TX queues and an empty XPS map.
+func (n *Net) softQueues(d *Device, ntx int) {
 	d.ctxs = make([]dctx, len(n.E.CPUs))
 	for i := range d.ctxs {
 		d.ctxs[i] = dctx{net: n, dev: d, cpu: n.E.CPUs[i]}
 	}
-	for i := 0; i < p.TxQueues; i++ {
+	for i := 0; i < ntx; i++ {
 		q := &TxQueue{Index: i, dev: d}
-		q.xmitLock.Name = fmt.Sprintf("%s-tx-%d _xmit_lock", p.Name, i)
+		q.xmitLock.Name = fmt.Sprintf("%s-tx-%d _xmit_lock", d.Name, i)
 		q.DQL.Init(HZ, 0)
 		d.Queues = append(d.Queues, q)
 	}
@@ -100,14 +116,6 @@ func (n *Net) AddBond(p bonding.Params) (*Device, error) {
 	for i := range d.xps {
 		d.xps[i] = -1
 	}
-	if err := n.attachQdiscs(d, nil); err != nil {
-		return nil, fmt.Errorf("device %s: %w", p.Name, err)
-	}
-	if n.stack.recursion == nil {
-		n.stack.recursion = make([]int, len(n.E.CPUs))
-	}
-	n.Devs = append(n.Devs, d)
-	return d, nil
 }
 
 // The refusals of `ip link set SLAVE master BOND`.

@@ -78,6 +78,9 @@ type blockCtx struct {
 	qdisc.Ctx
 	c    *sim.CPU
 	d    *Device
+	s    *skb.SKB      // the skb classified (mirred sends it)
+	p    skb.Packet    // what the actions edit (here, not on the stack: mirred's interface call would move it to the heap)
+	at   qdisc.ClassID // the block: egressAt or ingressAt
 	skip bool
 }
 
@@ -115,9 +118,9 @@ var (
 // chose (netdev_xmit_skip_txqueue), nil for netdev_core_pick_tx's; done
 // says the skb is gone (a drop: TC_EGRESS, NET_XMIT_DROP).
 func (n *Net) schHandleEgress(c *sim.CPU, d *Device, s *skb.SKB) (txq *TxQueue, rc qdisc.Code, done bool) {
-	x, p, done := n.tcRun(c, d, s, egressAt, skb.DropTCEgress)
+	x, p, rc, done := n.tcRun(c, d, s, egressAt, skb.DropTCEgress)
 	if done {
-		return nil, qdisc.XmitDrop, true
+		return nil, rc, true
 	}
 	if x != nil && x.skip {
 		s.Queue = p.Queue
@@ -128,30 +131,41 @@ func (n *Net) schHandleEgress(c *sim.CPU, d *Device, s *skb.SKB) (txq *TxQueue, 
 
 // tcRun is tc_run on a clsact block (at) for s on CPU c: the miniq's
 // counters, the filters, and a shot skb freed with the block's reason
-// (or the one the classification set: tcf_get_drop_reason); otherwise
-// what the actions edited (skbedit's priority and mark) goes into s.
-// x is nil when the block has no filters (no miniq: nothing runs).
-func (n *Net) tcRun(c *sim.CPU, d *Device, s *skb.SKB, at qdisc.ClassID, reason skb.DropReason) (x *blockCtx, p skb.Packet, done bool) {
+// (or the one the classification set: tcf_get_drop_reason), rc
+// NET_XMIT_DROP; an skb an action took (mirred) is gone, rc
+// NET_XMIT_SUCCESS; otherwise what the actions edited (skbedit's
+// priority and mark) goes into s. x is nil when the block has no
+// filters (no miniq: nothing runs). An skb ifb gave back
+// (tc_skip_classify) passes once, its actions not run
+// (tcf_action_exec's skb_skip_tc_classify).
+func (n *Net) tcRun(c *sim.CPU, d *Device, s *skb.SKB, at qdisc.ClassID, reason skb.DropReason) (x *blockCtx, p skb.Packet, rc qdisc.Code, done bool) {
 	if d.clsact == nil || !d.filters.Filtered(at) {
-		return nil, p, false
+		return nil, p, 0, false
 	}
 	ca := d.clsact
 	ca.sentPkts += uint64(max(s.GSOSegs, 1)) // mini_qdisc_bstats_cpu_update
 	ca.sentBytes += uint64(s.Len)
+	if s.Redir&skb.SkipClassify != 0 {
+		s.Redir &^= skb.SkipClassify
+		return nil, p, 0, false
+	}
 	x = &ca.ctxs[c.ID]
-	*x = blockCtx{c: c, d: d}
-	p = s.Packet
-	r := d.filters.Classify(x, &p, at)
-	if r.Verdict == qdisc.VerdictShot {
+	*x = blockCtx{c: c, d: d, s: s, at: at, p: s.Packet}
+	r := d.filters.Classify(x, &x.p, at)
+	p = x.p
+	switch r.Verdict {
+	case qdisc.VerdictStolen:
+		return x, p, qdisc.XmitSuccess, true
+	case qdisc.VerdictShot:
 		ca.drops++
 		if r.Reason != skb.DropNone {
 			reason = r.Reason
 		}
 		n.kfreeSkb(c, s, reason)
-		return x, p, true
+		return x, p, qdisc.XmitDrop, true
 	}
 	s.Priority, s.Mark = p.Priority, p.Mark
-	return x, p, false
+	return x, p, 0, false
 }
 
 // tcClsactFilter is tc_new_tfilter and tc_del_tfilter on a block of
@@ -197,6 +211,6 @@ func (d *Device) Clsact() (kind string, pkts, bytes, drops uint64, ok bool) {
 // frame on CPU c: the ingress block's filters, before the stack takes
 // it; done says a drop freed it (TC_INGRESS).
 func (n *Net) schHandleIngress(c *sim.CPU, d *Device, s *skb.SKB) (done bool) {
-	_, _, done = n.tcRun(c, d, s, ingressAt, skb.DropTCIngress)
+	_, _, _, done = n.tcRun(c, d, s, ingressAt, skb.DropTCIngress)
 	return done
 }

@@ -28,13 +28,19 @@ type LinkStats struct {
 }
 
 // hasPeer says d is a veth: a device without a wire that is not a bond
-// hands what it sends to a peer.
-func (d *Device) hasPeer() bool { return !d.Info.Wire && d.Bond == nil }
+// or an ifb hands what it sends to a peer.
+func (d *Device) hasPeer() bool { return !d.Info.Wire && d.Bond == nil && d.Ifb == nil }
 
-// Link is d's ip -s link drop columns (dev_get_stats).
+// Link is d's ip -s link drop columns (dev_get_stats; an ifb's
+// ifb_stats64 adds its dev->stats drops).
 func (d *Device) Link() LinkStats {
 	l := &d.link
-	return LinkStats{RxDropped: l.coreRxDropped, TxDropped: l.coreTxDropped + l.drvTxDropped}
+	ls := LinkStats{RxDropped: l.coreRxDropped, TxDropped: l.coreTxDropped + l.drvTxDropped}
+	if d.Ifb != nil {
+		ls.RxDropped += d.Ifb.RxDropped
+		ls.TxDropped += d.Ifb.TxDropped
+	}
+	return ls
 }
 
 // LinkPeer is, for a veth, its peer's ip -s link drop columns; false

@@ -77,6 +77,7 @@ type Net struct {
 	}
 	site struct {
 		busylock, rootEnq, rootRun, txAction, hardTx, nolockEnq, seqlock, timer *sim.LockStat
+		ifbTasklet                                                              *sim.LockStat // made with the first ifb
 	}
 	// Warnings are what tc printed as "Warning: ..." for the tc
 	// commands run (the kernel's extack warnings).
@@ -125,6 +126,11 @@ type Net struct {
 	// gsoSplit are the GSO skbs leaves segmented during the root's
 	// enqueue, by handle (splitGSO), for their ancestors' counts.
 	gsoSplit map[skb.Handle]gsoSplit
+
+	// tasklets are the host's tasklets per CPU (tasklet.go), made with
+	// the first; taskletFunc a workload's, run after them.
+	tasklets    []taskletVec
+	taskletFunc func(c *sim.CPU)
 }
 
 // groupSeq numbers the multiqueue roots' groups across the process: a
@@ -184,6 +190,8 @@ type softnetData struct {
 	// skbCache is how many sk_buffs napi_alloc_cache's skb_cache holds.
 	skbCache     int
 	skbCacheStat SkbCacheStat
+	rxOne        [1]*skb.SKB // netifReceiveSkb's list of one
+	mirred       mirredStack // softnet_data.xmit's sched_mirred_dev and _nest
 }
 
 // The TX path's activities in the CPU profile (sim.ActProfile, the
@@ -232,6 +240,7 @@ func NewNet(e *sim.Engine, cfg Config, m Maker) *Net {
 		c.SetSoftirqHandler(sim.TimerSoftirq, n.runQdiscTimers)
 		c.SetSoftirqHandler(sim.NetTxSoftirq, n.netTxAction)
 		c.SetSoftirqHandler(sim.NetRxSoftirq, n.netRxAction)
+		c.SetSoftirqHandler(sim.TaskletSoftirq, n.taskletAction)
 	}
 	return n
 }
@@ -277,6 +286,13 @@ type Device struct {
 	// Master is the bond a slave is enslaved to (bond.go).
 	Bond   *Bond
 	Master *Device
+	// Ifb is an ifb device's queues (ifb.go), nil for any other.
+	Ifb *Ifb
+	// ifindex is the device's place in Net.Devs + 1 (register).
+	ifindex int
+	// txQueueLen is dev->tx_queue_len when it is the device's own (an
+	// ifb's), 0: Config.TxQueueLen.
+	txQueueLen int
 
 	local map[int]*localRx // the local receive path (local.go), by RX queue or CPU
 
@@ -440,7 +456,9 @@ func (n *Net) AddDevice(spec DeviceSpec) (*Device, error) {
 	if err := n.attachQdiscs(d, spec.Qdisc); err != nil {
 		return nil, fmt.Errorf("device %s: %w", spec.Name, err)
 	}
-	n.Devs = append(n.Devs, d)
+	if err := n.register(d); err != nil {
+		return nil, err
+	}
 	return d, nil
 }
 
@@ -953,6 +971,9 @@ func (n *Net) InFlight() (where map[string]int64) {
 	if n.backlogHeld > 0 {
 		where["backlog"] = n.backlogHeld
 	}
+	if h := n.ifbHeld(); h > 0 {
+		where["ifb"] = h
+	}
 	n.Pool.Each(func(s *skb.SKB) {
 		if s.Holder == driverHolder {
 			where["driver"]++
@@ -989,7 +1010,7 @@ func (n *Net) CheckAccounting() error {
 		return fmt.Errorf("accounting: offered %d != tx %d + dropped %d + in flight %d",
 			n.Offered, n.TxPkts, n.DroppedPackets(), inflight)
 	}
-	located := int64(n.rtnlFree.Len) + n.rxHeld
+	located := int64(n.rtnlFree.Len) + n.rxHeld + n.ifbHeld()
 	for _, q := range n.qdiscs {
 		st := q.Ops.Stats()
 		held, bytes := q.held, q.heldBytes

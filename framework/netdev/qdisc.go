@@ -176,7 +176,7 @@ func (n *Net) newQdisc(d *Device, words []string, at qdiscPlace) (*Qdisc, error)
 	q.ctx = qctx{net: n, q: q}
 	// Init runs with tc, off the data path: a context with no CPU.
 	info, err := ops.Init(q.bind(nil, nil), qdisc.Setup{Handle: at.handle.QdiscString(), Parent: at.parent.String(),
-		MTU: d.MTU + 14, DevMTU: d.MTU, RateBps: d.Info.RateBps, TxQueueLen: n.Cfg.TxQueueLen, NumTxQ: numTx,
+		MTU: d.MTU + 14, DevMTU: d.MTU, RateBps: d.Info.RateBps, TxQueueLen: d.TxQueueLen(), NumTxQ: numTx,
 		DevTxQ: len(d.Queues), Group: at.group, GroupSize: at.groupSize}, words[1:])
 	if err != nil {
 		return nil, err
@@ -486,21 +486,11 @@ func (x *qctx) Duplicate(h skb.Handle) {
 	root.leafClones = append(root.leafClones, x.net.skbClone(x.cpu, s, q))
 }
 
-// skbClone is skb_clone for a duplicating qdisc by: a new skb with the
-// packet's fields and no socket (sk NULL, no destructor). It counts as
-// offered: the accounting identity covers the packets qdiscs create.
+// skbClone is skb_clone for a duplicating qdisc by: skbCloneFor, marked
+// as by's (Packet.Dup when it comes back to by).
 func (n *Net) skbClone(c *sim.CPU, s *skb.SKB, by *Qdisc) *skb.SKB {
-	d := n.Pool.Get()
-	h := d.Handle
-	d.Packet = s.Packet
-	d.Handle, d.Sock = h, -1
-	d.Born, d.XmitAt, d.SenderCPU = s.Born, s.XmitAt, s.SenderCPU
-	d.PktLen = s.PktLen // the cb is copied: rootq->enqueue does not recompute it
-	n.ownSkb(c, d)
+	d := n.skbCloneFor(c, s)
 	d.DupOf, d.DupDepth = by.ID, s.DupDepth+1
-	c.Spend(n.E.Costs.KfreeSkb) // an sk_buff from the slab and its header copied: priced as freeing one
-	n.Offered++
-	n.Clones++
 	return d
 }
 

@@ -373,6 +373,10 @@ func (n *Net) devHardStartXmit(c *sim.CPU, d *Device, txq *TxQueue, list *skb.Li
 		n.bondHardStartXmit(c, d, txq, list)
 		return skb.List{}, txOK
 	}
+	if d.Ifb != nil {
+		n.ifbHardStartXmit(c, d, txq, list)
+		return skb.List{}, txOK
+	}
 	ctx := d.ctxFor(c)
 	batch, tap := ctx.buf[:0], ctx.tap[:0]
 	for s := list.Head; s != nil; s = s.Next {

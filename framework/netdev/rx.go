@@ -115,6 +115,10 @@ type rxVec struct {
 	pendAt                        sim.Time // a scheduled interrupt (neverAt: none)
 	gen                           uint64
 	irqs                          uint64 // the vector's interrupts: q_vector->total_events
+	// fire and irq are rxArm's event and the MSI-X handler it raises,
+	// made once (a closure an interrupt was an allocation).
+	fire func(gen uint64)
+	irq  func(c *sim.CPU)
 }
 
 // rxPort is a device's receive side.
@@ -429,7 +433,9 @@ func (n *Net) netifReceiveSkbList(c *sim.CPU, d *Device, batch []*skb.SKB, out *
 	for _, s := range batch {
 		c.Spend(costs.NetifReceiveSkb)
 		sn.Processed++
-		if n.schHandleIngress(c, d, s) {
+		if s.Redir&skb.SkipClassify != 0 {
+			s.Redir &^= skb.SkipClassify // skb_skip_tc_classify: past the taps and sch_handle_ingress
+		} else if n.schHandleIngress(c, d, s) {
 			continue
 		}
 		c.Spend(costs.IPRcv)
@@ -439,6 +445,16 @@ func (n *Net) netifReceiveSkbList(c *sim.CPU, d *Device, batch []*skb.SKB, out *
 		c.Spend(costs.IPForward + costs.NeighOutput)
 		n.DevQueueXmit(c, out, s)
 	}
+}
+
+// netifReceiveSkb is netif_receive_skb of one frame received on d (an
+// ifb giving back what d's ingress block redirected to it): the
+// forwarding path of netifReceiveSkbList, out of d's forwarding device.
+func (n *Net) netifReceiveSkb(c *sim.CPU, d *Device, s *skb.SKB) {
+	one := &n.sd[c.ID].rxOne
+	one[0] = s
+	n.netifReceiveSkbList(c, d, one[:], d.rx.cfg.Out)
+	one[0] = nil
 }
 
 // rxPoll is the RX half of the vector's NAPI poll (ice_napi_poll after
@@ -553,19 +569,20 @@ func (n *Net) rxArm(d *Device, v int) {
 	}
 	x.gen++
 	x.pendAt = at
-	gen := x.gen
-	n.E.At(at, func() {
-		if x.gen != gen || !x.enabled {
-			return
-		}
-		now := n.E.Now()
-		x.enabled, x.pendAt, x.txAt, x.lastIRQ = false, neverAt, neverAt, now
-		x.irqs++
+	if x.fire == nil {
 		nx := d.napis[v]
-		n.E.RaiseIRQ(n.E.CPUs[d.vecCPU[v]], now, func(c *sim.CPU) {
-			n.napiSchedule(c, nx) // the MSI-X handler: napi_schedule_irqoff
-		})
-	})
+		x.irq = func(c *sim.CPU) { n.napiSchedule(c, nx) } // the MSI-X handler: napi_schedule_irqoff
+		x.fire = func(gen uint64) {
+			if x.gen != gen || !x.enabled {
+				return
+			}
+			now := n.E.Now()
+			x.enabled, x.pendAt, x.txAt, x.lastIRQ = false, neverAt, neverAt, now
+			x.irqs++
+			n.E.RaiseIRQ(n.E.CPUs[d.vecCPU[v]], now, x.irq)
+		}
+	}
+	n.E.AtGen(at, x.fire, x.gen)
 }
 
 // RxQueueStats is one RX queue's counters (ethtool -S and the model's).

@@ -68,7 +68,7 @@ func (n *Net) netdevCorePickTx(c *sim.CPU, d *Device, s *skb.SKB) *TxQueue {
 	if s.XmitCPU == 0 {
 		// skb->sender_cpu, set once, before ndo_select_queue: a
 		// bond's slave picks by the sender's CPU (2bd82484bb4c).
-		s.XmitCPU = int32(c.ID + 1)
+		s.XmitCPU = int16(c.ID + 1)
 	}
 	if d.Bond != nil {
 		return n.bondSelectQueue(d, s) // ndo_select_queue, on every bond

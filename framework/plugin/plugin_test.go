@@ -221,6 +221,35 @@ func TestIsolateSameReportForward(t *testing.T) {
 	}
 }
 
+// Redirected traffic through an ifb gives the same report in and out of
+// process: a forwarding DUT's ingress shaped by fq_codel under htb on
+// ifb0, and a host's own senders redirected from clsact's egress block
+// to a multiqueue ifb with fq_codel under mq (each plugin's packets are
+// the ones mirred and ifb's tasklet move between devices).
+func TestIsolateSameReportIfb(t *testing.T) {
+	fw := small("mq pfifo", "ice")
+	fw.Workload = workload.Spec{Kind: workload.Forward, PacketSize: 1000, Flows: 16, Rate: 300e3}
+	fw.Duration, fw.Warmup = 6*sim.Millisecond, sim.Millisecond
+	fw.Ifb = "ifb0"
+	fw.TC = []run.TCBatch{{Name: "in.tc", Text: "qdisc add dev eth0 handle ffff: ingress\n" +
+		"filter add dev eth0 parent ffff: protocol ip prio 1 matchall action mirred egress redirect dev ifb0\n" +
+		"qdisc replace dev ifb0 root handle 1: htb default 1\nclass add dev ifb0 parent 1: classid 1:1 htb rate 1gbit\n" +
+		"qdisc add dev ifb0 parent 1:1 fq_codel\n"}}
+	eg := small("mq pfifo", "ice")
+	eg.Ifb = "ifb0 numtxqueues 2"
+	eg.TC = []run.TCBatch{{Name: "eg.tc", Text: "qdisc add dev eth0 clsact\n" +
+		"filter add dev eth0 egress protocol ip prio 1 matchall action mirred egress redirect dev ifb0\n" +
+		"qdisc replace dev ifb0 root handle 1: mq\nqdisc add dev ifb0 parent 1:1 fq_codel\nqdisc add dev ifb0 parent 1:2 fq_codel\n"}}
+	for name, s := range map[string]run.Spec{"forward ingress": fw, "egress": eg} {
+		t.Run(name, func(t *testing.T) {
+			out := sameInAndOut(t, s)
+			if !bytes.Contains(out, []byte(`"tasklet_runs"`)) {
+				t.Fatalf("no ifb tasklet ran: not the run intended")
+			}
+		})
+	}
+}
+
 // A plugin that crashes, hangs or breaks its contract ends the run with
 // an error naming it and what it did; the partial report's accounting
 // still balances, the packets it held counted as lost to the plugin.

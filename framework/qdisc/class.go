@@ -233,6 +233,10 @@ const (
 	VerdictClass
 	// VerdictShot: an action dropped the packet (TC_ACT_SHOT).
 	VerdictShot
+	// VerdictStolen: an action took the packet (TC_ACT_STOLEN: mirred
+	// sent it to another device); it is gone, not dropped. Only the
+	// host's clsact and ingress blocks give it.
+	VerdictStolen
 )
 
 // FilterResult is tcf_result with its verdict.

@@ -30,6 +30,13 @@ type DeviceSection struct {
 	// TxDropped is what a bond freed itself: no slave, or the xmit
 	// recursion limit.
 	TxDropped uint64 `json:"tx_dropped"`
+	// RxDropped is what an ifb freed for not being redirected to it;
+	// TaskletRuns its queues' ifb_ri_tasklet runs, TaskletResched those
+	// that ended rescheduling the tasklet (more in rq, or the queue's
+	// lock busy).
+	RxDropped      uint64 `json:"rx_dropped,omitempty"`
+	TaskletRuns    uint64 `json:"tasklet_runs,omitempty"`
+	TaskletResched uint64 `json:"tasklet_resched,omitempty"`
 	// QdiscRestarts are the qdisc_restart calls of the device's qdiscs
 	// that dequeued, RestartPackets their skbs, over the window: their
 	// ratio is the mean bulk, and each restart is one round trip of the
@@ -67,6 +74,12 @@ func writeDevices(b *bytes.Buffer, ds []DeviceSection) {
 		fmt.Fprintf(b, "  %-8s %-60s %10.0f pps %8.3f Gbit/s  %d queues", d.Name, what, d.TxPps, d.TxBps/1e9, len(d.Queues))
 		if d.TxDropped > 0 {
 			fmt.Fprintf(b, "  tx_dropped %d", d.TxDropped)
+		}
+		if d.RxDropped > 0 {
+			fmt.Fprintf(b, "  rx_dropped %d", d.RxDropped)
+		}
+		if d.TaskletRuns > 0 {
+			fmt.Fprintf(b, "  tasklet runs %d (%d rescheduled)", d.TaskletRuns, d.TaskletResched)
 		}
 		if len(d.SlaveTx) > 0 {
 			fmt.Fprintf(b, "  handed to slaves %v", d.SlaveTx)

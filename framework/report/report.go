@@ -136,6 +136,8 @@ type Setup struct {
 	// Bond is --bond's text: the senders transmit on its first bond,
 	// over slaves of Driver.
 	Bond string `json:"bond,omitempty"`
+	// Ifb is --ifb's text: ifb devices mirred redirects to.
+	Ifb string `json:"ifb,omitempty"`
 	// Also are the sender groups beside the first (a script's
 	// txlab.senders([...])): UDP senders under TCP flows, say.
 	Also []SetupGroup `json:"also,omitempty"`

@@ -66,12 +66,23 @@ func TestSteadyStateAllocs(t *testing.T) {
 	rrul.Workload.Marks = []uint8{0, 8, 40, 46}
 	rrul.Workload.Probes = []workload.Probe{{Kind: workload.ProbeUDPRR}, {Kind: workload.ProbeUDPRR, DSCP: 8}}
 	rrul.Warmup = 60 * sim.Millisecond
+	// Ingress shaping through an ifb: mirred, ifb_xmit, the tasklet and
+	// the forwarding path after it, every frame (BenchmarkSimIfb's).
+	ifb := fwd("6.18", "mq pfifo", 250e3)
+	ifb.Workload.PacketSize = 1000
+	ifb.Warmup = 5 * sim.Millisecond
+	ifb.Ifb = "ifb0"
+	ifb.TC = []TCBatch{{Name: "ifb.tc", Text: "qdisc add dev eth0 handle ffff: ingress\n" +
+		"filter add dev eth0 parent ffff: protocol ip prio 1 matchall action mirred egress redirect dev ifb0\n" +
+		"qdisc replace dev ifb0 root handle 1: htb default 1\nclass add dev ifb0 parent 1: classid 1:1 htb rate 5gbit\n" +
+		"qdisc add dev ifb0 parent 1:1 fq_codel\n"}}
 	for _, tc := range []struct {
 		name string
 		s    Spec
 		span sim.Time // the short run's measured time; the long one's is three times as long
 	}{{"mq pfifo", small(), 5 * sim.Millisecond}, {"mq pfifo_fast", nolock, 5 * sim.Millisecond}, {"fq_codel", fq, 5 * sim.Millisecond},
-		{"cake forward", cake, 5 * sim.Millisecond}, {"tcp_nup", nup, 20 * sim.Millisecond}, {"rrul", rrul, 20 * sim.Millisecond}} {
+		{"cake forward", cake, 5 * sim.Millisecond}, {"tcp_nup", nup, 20 * sim.Millisecond}, {"rrul", rrul, 20 * sim.Millisecond},
+		{"ifb", ifb, 5 * sim.Millisecond}} {
 		t.Run(tc.name, func(t *testing.T) {
 			short, long := tc.s, tc.s
 			short.Duration, long.Duration = short.Warmup+tc.span, short.Warmup+3*tc.span

@@ -102,6 +102,9 @@ func setupBonded(h *host, spec *Spec, qwords []string, xps netdev.XPSMode) (*hos
 		return fail(fmt.Errorf("%s: the senders transmit on the first bond, %s, but it is a slave of %s: name the top bond first",
 			KnobByFlag("bond").Name(), h.dev.Name, m.Name))
 	}
+	if err := addIfbs(h, spec); err != nil {
+		return fail(err)
+	}
 	for _, b := range spec.TC {
 		if err := h.net.TCBatch(h.dev, b.Name, b.Text); err != nil {
 			return fail(err)
@@ -152,10 +155,11 @@ func deviceStarts(net *netdev.Net) map[string]devStart {
 	return out
 }
 
-// stacked reports whether the host has a bond.
+// stacked reports whether the host has a bond or an ifb: devices whose
+// qdiscs the report shows beside the one the run transmits on.
 func stacked(net *netdev.Net) bool {
 	for _, d := range net.Devs {
-		if d.Bond != nil {
+		if d.Bond != nil || d.Ifb != nil {
 			return true
 		}
 	}
@@ -169,7 +173,7 @@ func deviceSections(rep *report.Report, net *netdev.Net, snap, end snapshot, sec
 	if !stacked(net) {
 		return nil
 	}
-	rep.Setup.Bond = spec.Bond
+	rep.Setup.Bond, rep.Setup.Ifb = spec.Bond, spec.Ifb
 	var out []report.DeviceSection
 	off := 0
 	for _, d := range net.Devs {
@@ -184,6 +188,13 @@ func deviceSections(rep *report.Report, net *netdev.Net, snap, end snapshot, sec
 			}
 			ds.SlaveTx = append([]uint64(nil), b.SlaveTx...)
 			ds.TxDropped = b.TxDropped
+		}
+		if f := d.Ifb; f != nil {
+			ds.TxDropped, ds.RxDropped = f.TxDropped, f.RxDropped
+			for i := range f.Qs {
+				ds.TaskletRuns += f.Qs[i].TaskletRuns
+				ds.TaskletResched += f.Qs[i].Reschedul
+			}
 		}
 		var pkts, bytes uint64
 		drv := d.Drv.Stats()

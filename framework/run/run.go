@@ -67,6 +67,10 @@ type Spec struct {
 	// the senders transmit on its first bond, whose slaves are NICs of
 	// Driver with Queues, RateBps, DriverArgs and Qdisc; "" for one NIC.
 	Bond string
+	// Ifb is `ip link add NAME [numtxqueues N] [txqueuelen N] type ifb`
+	// in words, several separated by ';' (netdev.ParseIfbList): ifb
+	// devices for tc's mirred to redirect to; "" for none.
+	Ifb string
 	// TC are tc batches (`tc -batch` text) run on the device after the
 	// root qdisc is made (--tc-file, a script's txlab.tc): qdiscs,
 	// classes and filters.
@@ -292,6 +296,9 @@ func (s *Spec) Validate() error {
 			return err
 		}
 	}
+	if _, err := netdev.ParseIfbList(s.Ifb); err != nil {
+		return fmt.Errorf("%s: %w", KnobByFlag("ifb").Name(), err)
+	}
 	return s.validateBond()
 }
 
@@ -441,6 +448,21 @@ func (h *host) close() {
 	}
 }
 
+// addIfbs makes spec's ifb devices (--ifb), after the device the run
+// transmits on and before its tc commands, which may name them.
+func addIfbs(h *host, spec *Spec) error {
+	ifbs, err := netdev.ParseIfbList(spec.Ifb)
+	if err != nil {
+		return fmt.Errorf("%s: %w", KnobByFlag("ifb").Name(), err)
+	}
+	for _, p := range ifbs {
+		if _, err := h.net.AddIfb(p); err != nil {
+			return fmt.Errorf("%s: %w", KnobByFlag("ifb").Name(), err)
+		}
+	}
+	return nil
+}
+
 // setup validates spec and builds its host; errors are SetupErrors.
 // Close the host when done, also on error.
 func setup(spec *Spec) (*host, error) {
@@ -506,6 +528,9 @@ func setup(spec *Spec) (*host, error) {
 	}
 	if err != nil {
 		return fail(rxError(err, spec.Driver))
+	}
+	if err := addIfbs(h, spec); err != nil {
+		return fail(err)
 	}
 	for _, b := range spec.TC {
 		if err := h.net.TCBatch(h.dev, b.Name, b.Text); err != nil {

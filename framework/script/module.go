@@ -604,7 +604,7 @@ func setDevice(s *run.Spec, v any) error {
 	if err := checkRemoved("device", m); err != nil {
 		return err
 	}
-	if err := checkKeys("device", m, "driver", "queues", "rate", "opts", "rx_queues", "rx_port", "xps", "irq_cpus", "bond"); err != nil {
+	if err := checkKeys("device", m, "driver", "queues", "rate", "opts", "rx_queues", "rx_port", "xps", "irq_cpus", "bond", "ifb"); err != nil {
 		return err
 	}
 	giveKeys(s, "device", m)
@@ -653,6 +653,9 @@ func setDevice(s *run.Spec, v any) error {
 		s.RxPort = p
 	}
 	if err := checkedString(m, "device", "bond", &s.Bond, func(v string) error { _, err := bonding.ParseList(v); return err }); err != nil {
+		return err
+	}
+	if err := checkedString(m, "device", "ifb", &s.Ifb, func(v string) error { _, err := netdev.ParseIfbList(v); return err }); err != nil {
 		return err
 	}
 	if err := checkedString(m, "device", "xps", &s.XPS, func(v string) error { _, err := netdev.ParseXPS(v); return err }); err != nil {

@@ -64,7 +64,7 @@ func TestErrors(t *testing.T) {
 		{"unknown driver", "txlab := import(\"txlab\")\ntxlab.device({driver: \"e1000\"})\n", Options{}, "t.tengo:2:1: txlab.device: unknown driver \"e1000\" (known: ", "ice"},
 		{"bad bond mode", "txlab := import(\"txlab\")\ntxlab.device({bond: \"mode fast slaves 2\"})\n", Options{}, "t.tengo:2:1: txlab.device: device bond: Error: argument \"fast\" is wrong: invalid mode", ""},
 		{"bond without slaves", "txlab := import(\"txlab\")\ntxlab.device({bond: \"mode balance-rr\"})\n", Options{}, "t.tengo:2:1: txlab.device: device bond: bond bond0 has no slaves", ""},
-		{"unknown device option", "txlab := import(\"txlab\")\ntxlab.device({queus: 4})\n", Options{}, "t.tengo:2:1: txlab.device: device: unknown option \"queus\" (known: bond, driver, irq_cpus, opts, queues, rate, rx_port, rx_queues, xps)", ""},
+		{"unknown device option", "txlab := import(\"txlab\")\ntxlab.device({queus: 4})\n", Options{}, "t.tengo:2:1: txlab.device: device: unknown option \"queus\" (known: bond, driver, ifb, irq_cpus, opts, queues, rate, rx_port, rx_queues, xps)", ""},
 		{"bad cpu", "txlab := import(\"txlab\")\ntxlab.host({cpu: \"haswell\"})\n", Options{}, "t.tengo:2:1: txlab.host: host cpu: unknown cpu \"haswell\" (known: default, haswell-ep, skylake-sp)", ""},
 		{"bad xps", "txlab := import(\"txlab\")\ntxlab.device({xps: \"numa\"})\n", Options{}, "t.tengo:2:1: txlab.device: device xps: unknown XPS map \"numa\" (known: irq, cores, none)", ""},
 		{"bad irq_cpus", "txlab := import(\"txlab\")\ntxlab.device({irq_cpus: \"0-3,x\"})\n", Options{}, "t.tengo:2:1: txlab.device: device irq_cpus: workload: bad CPU list \"0-3,x\"", ""},

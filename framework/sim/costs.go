@@ -425,6 +425,27 @@ type Costs struct {
 	IPForward       int64 `cost:"ip_forward" help:"ip_forward + ip_forward_finish + ip_output/ip_finish_output: TTL, checksum, skb_cow, dst"`
 	NeighOutput     int64 `cost:"neigh_output" help:"neigh_output -> neigh_hh_output: the cached L2 header copied in front, then dev_queue_xmit"`
 
+	// tc mirred and ifb (the ingress-shaping path: a filter's mirred
+	// redirect to an ifb, whose tasklet gives the skb back). mirred
+	// (40 ns) is tcf_mirred_act's own work: the nest and loop checks on
+	// softnet_data.xmit, tcf_lastuse_update and the per-CPU bstats, the
+	// target's READ_ONCE and skb_set_redirected (a clone, where one is
+	// made, is priced as netem's: kfree_skb's figure). ifb_xmit (20 ns)
+	// is ifb_xmit: the u64_stats update, __skb_queue_tail and the
+	// tasklet_pending test. tasklet_run (50 ns) is one tasklet run by
+	// tasklet_action_common (the CPU's list taken with interrupts off,
+	// tasklet_trylock, the SCHED bit's test_and_clear, the call) with
+	// ifb_ri_tasklet's skb_peek; the _xmit_lock it takes is priced as
+	// a lock. ifb_tasklet_skb (30 ns) is ifb_ri_tasklet's work for each
+	// skb it gives back: the stats, dev_get_by_index_rcu's hash lookup,
+	// skb_pull_rcsum for one redirected from ingress. All four are the
+	// model's estimates, by the length of the code against the entries
+	// above (validate_xmit 30, net_tx_action 60): no seed profiles ifb.
+	Mirred        int64 `cost:"mirred" help:"tcf_mirred_act: nest and loop checks, stats, skb_set_redirected"`
+	IfbXmit       int64 `cost:"ifb_xmit" help:"ifb_xmit: stats, __skb_queue_tail on the queue's rq, the tasklet_pending test"`
+	TaskletRun    int64 `cost:"tasklet_run" help:"one tasklet run by tasklet_action_common (list, trylock, SCHED bit, call)"`
+	IfbTaskletSkb int64 `cost:"ifb_tasklet_skb" help:"ifb_ri_tasklet per skb given back: stats, dev_get_by_index_rcu, skb_pull_rcsum"`
+
 	// TCP and the probes (framework/workload's tcp_stream, ping,
 	// udp_rr). A kernel sender with TSO moves ~40 Gbit/s per core
 	// (netperf TCP_STREAM on a recent Xeon, 64 KB skbs): ~13 us per
@@ -545,6 +566,11 @@ func DefaultCosts() *Costs {
 		IPRcv:           110,
 		IPForward:       70,
 		NeighOutput:     35,
+
+		Mirred:        40,
+		IfbXmit:       20,
+		TaskletRun:    50,
+		IfbTaskletSkb: 30,
 
 		TCPSendmsg:   1000,
 		TCPCopyPerKB: 80,

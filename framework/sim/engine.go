@@ -57,6 +57,7 @@ func (ev *event) slot() uint32 { return uint32(ev.key & slotMask) }
 // closure the engine would otherwise allocate per event.
 const (
 	evFn      uint8 = iota // run fn in engine context
+	evGenFn                // run fg(gen) in engine context
 	evWake                 // cpu.Wake(now): SleepUntil's timeout
 	evIRQ                  // deliver interrupt h to cpu (RaiseIRQ)
 	evHrTimer              // hr expires on cpu with h, unless re-armed (gen)
@@ -67,6 +68,7 @@ type payload struct {
 	kind uint8
 	cpu  *CPU
 	fn   func()
+	fg   func(uint64)
 	h    func(*CPU)
 	hr   *HrTimer
 	gen  uint64
@@ -247,6 +249,14 @@ func (e *Engine) At(t Time, fn func()) {
 	e.scheduleAt(t, payload{kind: evFn, fn: fn})
 }
 
+// AtGen schedules fn(gen) to run in engine context at time t, as At
+// does: a caller that keeps one fn and tells its events apart by gen
+// (a generation that makes a superseded event a no-op) schedules with
+// no allocation.
+func (e *Engine) AtGen(t Time, fn func(gen uint64), gen uint64) {
+	e.scheduleAt(t, payload{kind: evGenFn, fg: fn, gen: gen})
+}
+
 // scheduleAt queues p at t, or now if t is past, as At does.
 func (e *Engine) scheduleAt(t Time, p payload) {
 	if t < e.now {
@@ -299,6 +309,8 @@ func (e *Engine) fire(ev event) {
 	switch p.kind {
 	case evFn:
 		p.fn()
+	case evGenFn:
+		p.fg(p.gen)
 	case evWake:
 		p.cpu.Wake(ev.at)
 	case evIRQ:

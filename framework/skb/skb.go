@@ -142,16 +142,16 @@ type SKB struct {
 	SenderCPU int32   // CPU that built it (its lines are hot there)
 	Owner     OwnerID // socket to uncharge on free (Pool.Owner), or 0
 	Holder    int32   // id of the qdisc whose plugin holds it (-1: the driver), 0 if none
+	// DupOf is the qdisc whose Duplicate made this clone (0: not a
+	// clone), until the clone reaches it (Packet.Dup); DupDepth counts
+	// clones of clones.
+	DupOf int32
 	// XmitCPU is skb->sender_cpu: the CPU + 1 of the first
 	// __dev_queue_xmit (netdev_core_pick_tx records it once), 0 before.
 	// XPS picks by it, so a stacked device's lower queue follows the
 	// sender, not the CPU that dequeued the upper qdisc (2bd82484bb4c).
-	XmitCPU int32
-	// DupOf is the qdisc whose Duplicate made this clone (0: not a
-	// clone), until the clone reaches it (Packet.Dup); DupDepth counts
-	// clones of clones.
-	DupOf  int32
-	HotCPU int16 // CPU whose cache holds the skb lines (sim.MaxCPUs fits)
+	XmitCPU int16 // sim.MaxCPUs + 1 fits
+	HotCPU  int16 // CPU whose cache holds the skb lines (sim.MaxCPUs fits)
 	// TailCPU holds the skb's lines past its first when a reader took
 	// only that one (a dequeue that reads the cb under the root lock,
 	// qdisc.DequeueReadsCb): the rest are still where they were, and the
@@ -159,6 +159,10 @@ type SKB struct {
 	// TailLLC that they had already left TailCPU's L2 for the LLC.
 	TailCPU int16
 
+	// Redir is what mirred wrote into the skb for a device that takes
+	// redirected packets (ifb): skb_iif, redirected, from_ingress and
+	// tc_skip_classify.
+	Redir Redirect
 	// RxQueue is skb_record_rx_queue's value: the RX queue + 1 for an
 	// skb a NIC received (to forward), 0 for one a local sender built.
 	RxQueue  uint16
@@ -173,6 +177,27 @@ type SKB struct {
 	// TailSplit and TailLLC: see TailCPU.
 	TailSplit, TailLLC bool
 }
+
+// Redirect is an skb's redirect state, packed in 16 bits: the device
+// index + 1 mirred sent it from (skb_iif; 13 bits), and the flags below.
+type Redirect uint16
+
+// Redirect's flags.
+const (
+	Redirected   Redirect = 1 << 13 // skb->redirected (skb_set_redirected)
+	FromIngress  Redirect = 1 << 14 // skb->from_ingress: redirected from a receive path
+	SkipClassify Redirect = 1 << 15 // skb->tc_skip_classify: ifb passed it back, tc leaves it be once
+	iifMask      Redirect = Redirected - 1
+)
+
+// MaxIif is the largest device index + 1 a Redirect holds.
+const MaxIif = int(iifMask)
+
+// Iif is the device index + 1 the skb was redirected from, 0 if none.
+func (r Redirect) Iif() int { return int(r & iifMask) }
+
+// WithIif is r naming device index + 1 iif instead.
+func (r Redirect) WithIif(iif int) Redirect { return r&^iifMask | Redirect(iif)&iifMask }
 
 // QdiscPktLen is qdisc_pkt_len(skb): the size table's length if one set
 // it, else skb->len.

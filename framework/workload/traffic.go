@@ -218,9 +218,7 @@ func StartTraffic(n *netdev.Net, dev *netdev.Device, spec Spec, w *Workload) (*T
 		CC: spec.CC, ECN: spec.ECN, priority: spec.Priority, mark: spec.Mark, hashrnd: e.Rand("workload/tcp/hashrnd").Uint64()}
 	tr.tasklets = make([][]tasklet, len(e.CPUs))
 	tr.spareTl = make([][]tasklet, len(e.CPUs))
-	for _, c := range e.CPUs {
-		c.SetSoftirqHandler(sim.TaskletSoftirq, tr.runTasklets)
-	}
+	n.SetTaskletFunc(tr.runTasklets) // TASKLET_SOFTIRQ's, after the host's own tasklets
 	tr.site.lockSock = e.LockSite("lock_sock (sk_lock.slock)")
 	tr.site.bhLockSock = e.LockSite("tcp_v4_rcv (bh_lock_sock)")
 	tr.site.release = e.LockSite("release_sock (sk_lock.slock)")

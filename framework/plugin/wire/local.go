@@ -20,6 +20,10 @@ type LocalQdisc struct {
 	Q        qdisc.Qdisc
 	ctx      *QdiscCtx
 	defaults qdisc.Defaults
+	// up is the classful qdisc's upcaller, set at each call: the
+	// context keeps a pointer to it (a LocalUp value boxed at every
+	// call was a heap allocation a packet).
+	up LocalUp
 }
 
 // WrapQdisc wraps q unless it is already behind the boundary.
@@ -52,7 +56,8 @@ func (l *LocalQdisc) begin(c qdisc.Ctx) QdiscHost {
 	h := c.(QdiscHost)
 	l.ctx.Begin(h.Now())
 	if ch, ok := h.(ClassHost); ok && l.Classful() {
-		l.ctx.SetUpcaller(LocalUp{Host: ch})
+		l.up.Host = ch
+		l.ctx.SetUpcaller(&l.up)
 	}
 	return h
 }
