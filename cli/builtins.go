@@ -23,6 +23,7 @@ import (
 	_ "github.com/txlab/txlab/plugins/hfsc"
 	_ "github.com/txlab/txlab/plugins/hhf"
 	_ "github.com/txlab/txlab/plugins/htb"
+	_ "github.com/txlab/txlab/plugins/multiq"
 	_ "github.com/txlab/txlab/plugins/netem"
 	_ "github.com/txlab/txlab/plugins/pie"
 	_ "github.com/txlab/txlab/plugins/plug"

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/txlab/txlab/framework/qdisc"
+	"github.com/txlab/txlab/framework/sim"
 	"github.com/txlab/txlab/framework/skb"
 	"github.com/txlab/txlab/framework/tc"
 	"github.com/txlab/txlab/framework/units"
@@ -77,7 +78,7 @@ type Action struct {
 	packets  uint32 // gact->packets, determ's count
 
 	// skbedit
-	SetQueue    bool   // queue_mapping: clsact egress only
+	SetQueue    bool   // queue_mapping: on the transmit side only
 	Queue       uint16 // skb->queue_mapping to set
 	SetPriority bool
 	Priority    uint32
@@ -87,6 +88,38 @@ type Action struct {
 
 	pol *police // police's parameters and bucket
 	mir *mirred // mirred's target
+
+	st actStats // tc -s filter show's counters and times
+}
+
+// actStats are an action's tcf_tm and its counters (cpu_bstats,
+// cpu_qstats): what `tc -s filter show` prints under it.
+type actStats struct {
+	bytes, packets    uint64
+	drops, overlimits uint64
+	// install, lastUse and firstUse are tcf_tm's (the time of the
+	// filter's add, of the last packet, of the first; firstUse 0 until
+	// one).
+	install, lastUse, firstUse sim.Time
+}
+
+// use is tcf_lastuse_update and bstats_update for p: qdisc_pkt_len and
+// a GSO skb's segments.
+func (a *Action) use(ctx qdisc.Ctx, p *skb.Packet) {
+	now := ctx.Now()
+	a.st.lastUse = now
+	if a.st.firstUse == 0 {
+		a.st.firstUse = now
+	}
+	a.st.bytes += uint64(p.Len)
+	a.st.packets += uint64(max(p.GSOSegs, 1))
+}
+
+// arm is tcf_idr_create's tcf_tm: installed, and last used, now.
+func (a *Action) arm(now sim.Time) {
+	if a.st.install == 0 {
+		a.st.install, a.st.lastUse = now, now
+	}
 }
 
 // gact's random types (PGACT_*, include/uapi/linux/tc_act/tc_gact.h).
@@ -99,25 +132,23 @@ const (
 var pgactNames = [...]string{"none", "netrand", "determ"}
 
 // exec is the action's act(): it may edit p, and says what comes next.
+// Each counts itself as its kernel function does: every packet
+// (bstats), a gact's drops, a police's overlimits and drops, mirred's
+// failures as overlimits.
 func (a *Action) exec(ctx qdisc.Ctx, p *skb.Packet) Control {
+	if a.mir != nil {
+		return a.tcfMirredAct(ctx, p) // counts once past its nest check
+	}
+	a.use(ctx, p)
 	if a.pol != nil {
 		return a.tcfPoliceAct(ctx, p)
 	}
-	if a.mir != nil {
-		return a.tcfMirredAct(ctx, p)
-	}
-	switch a.RandType {
-	case pgactNetrand: // gact_net_rand
-		if qdisc.RandBelow(ctx, uint32(a.PVal)) != 0 {
-			return a.Control
+	if a.Kind == "gact" {
+		c := a.gactVerdict(ctx)
+		if c == ActShot {
+			a.st.drops++ // tcf_action_inc_drop_qstats
 		}
-		return a.PAction
-	case pgactDeterm: // gact_determ
-		a.packets++
-		if a.packets%uint32(a.PVal) != 0 {
-			return a.Control
-		}
-		return a.PAction
+		return c
 	}
 	if a.SetPriority {
 		p.Priority = a.Priority // tcf_skbedit_act: skb->priority = params->priority
@@ -140,9 +171,29 @@ func (a *Action) exec(ctx qdisc.Ctx, p *skb.Packet) Control {
 	return a.Control
 }
 
-// EgressCtx is the context of clsact's egress block (sch_handle_egress,
-// run by the host before the TX queue is picked): skbedit's
-// queue_mapping acts only there (skb_at_tc_egress).
+// gactVerdict is tcf_gact_act's verdict: the action's, or for one packet
+// in PVal its random verdict.
+func (a *Action) gactVerdict(ctx qdisc.Ctx) Control {
+	switch a.RandType {
+	case pgactNetrand: // gact_net_rand
+		if qdisc.RandBelow(ctx, uint32(a.PVal)) != 0 {
+			return a.Control
+		}
+		return a.PAction
+	case pgactDeterm: // gact_determ
+		a.packets++
+		if a.packets%uint32(a.PVal) != 0 {
+			return a.Control
+		}
+		return a.PAction
+	}
+	return a.Control
+}
+
+// EgressCtx is a context on the transmit side, where skbedit's
+// queue_mapping acts: clsact's egress block (sch_handle_egress, run by
+// the host before the TX queue is picked, which the mapping then
+// skips) and a qdisc's filters (whose edit the skb leaves on).
 type EgressCtx interface {
 	// RealNumTxQueues is skb->dev->real_num_tx_queues.
 	RealNumTxQueues() int
@@ -406,16 +457,16 @@ func skipIndex(kind, act string, words []string) ([]string, error) {
 }
 
 // print is the action as tc_print_action prints it within a filter:
-// "\n\taction order N: ..." and its index line.
-func (a *Action) print(b *strings.Builder, order int) {
+// "\n\taction order N: ...", its index line, and with stats (`tc -s`)
+// print_tm's times on that line and tc_print_one_action's "Action
+// statistics" under it.
+func (a *Action) print(b *strings.Builder, order int, stats *Dump) {
 	fmt.Fprintf(b, "\n\taction order %d: ", order)
 	switch a.Kind {
 	case "police":
-		a.pol.print(b, a.Index) // its own index and ref lines
-		return
+		a.pol.print(b, a.Index, a.tm(stats)) // its own index and ref lines
 	case "mirred":
-		a.mir.print(b, a.Control, a.Index)
-		return
+		a.mir.print(b, a.Control, a.Index, a.tm(stats))
 	case "gact":
 		fmt.Fprintf(b, "gact action %s", a.Control)
 		if a.RandType == pgactNone {
@@ -423,6 +474,7 @@ func (a *Action) print(b *strings.Builder, order int) {
 		} else {
 			fmt.Fprintf(b, "\n\t random type %s %s val %d", pgactNames[a.RandType], a.PAction, a.PVal)
 		}
+		fmt.Fprintf(b, "\n\t index %d ref 1 bind 1%s\n", a.Index, a.tm(stats))
 	case "skbedit":
 		b.WriteString("skbedit ")
 		if a.SetQueue {
@@ -438,14 +490,53 @@ func (a *Action) print(b *strings.Builder, order int) {
 			}
 		}
 		fmt.Fprintf(b, " %s", a.Control)
+		fmt.Fprintf(b, "\n\t index %d ref 1 bind 1%s\n", a.Index, a.tm(stats))
 	}
-	fmt.Fprintf(b, "\n\t index %d ref 1 bind 1\n", a.Index)
+	if stats != nil {
+		// print_tcstats2_attr with the "\t" prefix: basic and queue
+		// stats (an action holds no backlog)
+		fmt.Fprintf(b, "\tAction statistics:\n\tSent %d bytes %d pkt (dropped %d, overlimits %d requeues 0) \n\tbacklog 0b 0p requeues 0\n",
+			a.st.bytes, a.st.packets, a.st.drops, a.st.overlimits)
+	}
+}
+
+// Dump is what `tc -s filter show` adds: the time of the dump, for the
+// actions' tcf_tm.
+type Dump struct {
+	Now sim.Time
+}
+
+// userHZ is USER_HZ, the clock_t tick tcf_tm_dump converts jiffies to.
+const userHZ = 100
+
+// tm is print_tm of the action's tcf_tm at d's time, as tcf_tm_dump
+// gives it (jiffies since each, in clock_t) and tc prints it (whole
+// seconds; a zero tick count not at all); "" without stats.
+func (a *Action) tm(d *Dump) string {
+	if d == nil {
+		return ""
+	}
+	ticks := func(t sim.Time) int64 { // jiffies_to_clock_t(jiffies - t)
+		return (int64(d.Now/sim.Jiffy) - int64(t/sim.Jiffy)) * userHZ / int64(sim.Second/sim.Jiffy)
+	}
+	var b strings.Builder
+	if t := ticks(a.st.install); t != 0 {
+		fmt.Fprintf(&b, " installed %d sec", t/userHZ)
+	}
+	if t := ticks(a.st.lastUse); t != 0 {
+		fmt.Fprintf(&b, " used %d sec", t/userHZ)
+	}
+	if a.st.firstUse != 0 {
+		if t := ticks(a.st.firstUse); t != 0 {
+			fmt.Fprintf(&b, " firstused %d sec", t/userHZ)
+		}
+	}
+	return b.String()
 }
 
 // EditsQueue reports whether a filter's words give an skbedit action a
-// queue_mapping, which the model applies on clsact's egress block only
-// (a qdisc's filters run in its plugin, whose edits of the queue do not
-// reach the host's skb).
+// queue_mapping, which the kernel refuses on a receive block (the
+// ingress one: "hardware only").
 func EditsQueue(words []string) bool {
 	in := false
 	for _, w := range words {

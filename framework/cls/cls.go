@@ -758,7 +758,13 @@ func (f *Filter) handleText() string {
 // at (print_filter per dumped node): each tcf_proto's own line, then its
 // nodes. withParent prints "parent X " (a show without "parent", which
 // lists the root qdisc's filters).
-func (s *Set) Show(at qdisc.ClassID, withParent bool) string {
+func (s *Set) Show(at qdisc.ClassID, withParent bool) string { return s.show(at, withParent, nil) }
+
+// ShowStats is `tc -s filter show` of the block at at: Show with each
+// action's tcf_tm at d.Now and its counters.
+func (s *Set) ShowStats(at qdisc.ClassID, d Dump) string { return s.show(at, false, &d) }
+
+func (s *Set) show(at qdisc.ClassID, withParent bool, stats *Dump) string {
 	b := s.blocks[at]
 	if b == nil {
 		return ""
@@ -776,7 +782,7 @@ func (s *Set) Show(at qdisc.ClassID, withParent bool) string {
 		}
 		for _, f := range tp.dumpOrder() {
 			out.WriteString(head)
-			f.printOptions(&out)
+			f.printOptions(&out, stats)
 			out.WriteString("\n")
 		}
 	}
@@ -829,8 +835,9 @@ func fwHash(h uint32) uint32 {
 	return h % 256
 }
 
-// printOptions is the kind's print_fopt, then tc_print_action.
-func (f *Filter) printOptions(b *strings.Builder) {
+// printOptions is the kind's print_fopt, then tc_print_action; stats
+// is `tc -s` (nil: without).
+func (f *Filter) printOptions(b *strings.Builder, stats *Dump) {
 	switch f.Kind {
 	case "matchall":
 		fmt.Fprintf(b, "handle 0x%x ", f.Handle)
@@ -848,7 +855,7 @@ func (f *Filter) printOptions(b *strings.Builder) {
 			fmt.Fprintf(b, "classid %s ", f.ClassID)
 		}
 		if f.oldPolice != nil {
-			f.oldPolice.pol.print(b, f.oldPolice.Index) // tc_print_police of TCA_FW_POLICE
+			f.oldPolice.pol.print(b, f.oldPolice.Index, f.oldPolice.tm(stats)) // tc_print_police of TCA_FW_POLICE
 			return
 		}
 		if len(f.Actions) > 0 {
@@ -858,7 +865,7 @@ func (f *Filter) printOptions(b *strings.Builder) {
 		f.u32.print(b, f)
 		if f.oldPolice != nil {
 			b.WriteString("\n") // u32_print_opt's print_nl, then tc_print_police
-			f.oldPolice.pol.print(b, f.oldPolice.Index)
+			f.oldPolice.pol.print(b, f.oldPolice.Index, f.oldPolice.tm(stats))
 			return
 		}
 	case "flower":
@@ -867,7 +874,7 @@ func (f *Filter) printOptions(b *strings.Builder) {
 		f.flow.print(b, f)
 	}
 	for i := range f.Actions {
-		f.Actions[i].print(b, i+1)
+		f.Actions[i].print(b, i+1, stats)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/txlab/txlab/framework/qdisc"
+	"github.com/txlab/txlab/framework/sim"
 	"github.com/txlab/txlab/framework/skb"
 	"github.com/txlab/txlab/framework/tc"
 )
@@ -877,6 +878,7 @@ type egressCtx struct {
 }
 
 func (x *egressCtx) Work(qdisc.Work, int) {}
+func (x *egressCtx) Now() sim.Time        { return 0 }
 func (x *egressCtx) RealNumTxQueues() int { return x.n }
 func (x *egressCtx) SkipTxQueue()         { x.skip = true }
 

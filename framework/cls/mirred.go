@@ -46,13 +46,10 @@ type mirred struct {
 	eaction Eaction
 	dev     string
 	target  any
-	// overlimits is tcf_action_inc_overlimit_qstats: a target it could
-	// not reach (a loop, the nest limit).
-	overlimits uint64
 }
 
 // MirredResult is what the host made of a mirred action
-// (tcf_mirred_act's paths).
+// (tcf_mirred_act's paths past its nest check).
 type MirredResult uint8
 
 // The outcomes of Redirector.Mirred.
@@ -64,24 +61,25 @@ const (
 	// (a loop: "tc mirred: loop on device"): a redirect's packet is
 	// shot, a mirror sends nothing and goes on.
 	MirredFailed
-	// MirredNestLimit: sched_mirred_nest reached MIRRED_NEST_LIMIT
-	// ("Packet exceeded mirred recursion limit"): shot, either kind.
-	MirredNestLimit
 )
 
 // Redirector is the host's side of mirred, implemented by the context
-// of a clsact or ingress block: tcf_mirred_act's nest and loop checks,
-// then tcf_mirred_to_dev (the skb, or a clone, out of the target's
-// __dev_queue_xmit, nested on this CPU). p is the packet as the
-// actions before this one left it; target is the action's slot for the
-// host's device (nil until the host fills it).
+// of a clsact or ingress block. MirredNestFull is tcf_mirred_act's
+// first check: this CPU's sched_mirred_nest at MIRRED_NEST_LIMIT
+// ("Packet exceeded mirred recursion limit"). Mirred is the rest: the
+// loop check, then tcf_mirred_to_dev (the skb, or a clone, out of the
+// target's __dev_queue_xmit, nested on this CPU). p is the packet as
+// the actions before this one left it; target is the action's slot for
+// the host's device (nil until the host fills it).
 type Redirector interface {
+	MirredNestFull() bool
 	Mirred(dev string, target *any, e Eaction, p *skb.Packet) MirredResult
 }
 
-// tcfMirredAct is tcf_mirred_act: the host sends, then the action's
-// verdict: a redirect steals the packet (TC_ACT_STOLEN, or shot when it
-// could not be sent), a mirror gives its own control (pipe by default).
+// tcfMirredAct is tcf_mirred_act: shot at the nest limit, else counted
+// and sent; then the action's verdict: a redirect steals the packet
+// (TC_ACT_STOLEN, or shot when it could not be sent), a mirror gives
+// its own control (pipe by default).
 func (a *Action) tcfMirredAct(ctx qdisc.Ctx, p *skb.Packet) Control {
 	m := a.mir
 	r, ok := ctx.(Redirector)
@@ -90,16 +88,18 @@ func (a *Action) tcfMirredAct(ctx qdisc.Ctx, p *skb.Packet) Control {
 		// qdisc's filters, in its plugin)
 		panic("cls: mirred classified without a Redirector")
 	}
-	res := r.Mirred(m.dev, &m.target, m.eaction, p)
-	switch {
-	case res == MirredNestLimit:
+	if r.MirredNestFull() {
 		return ActShot
-	case res == MirredFailed:
-		m.overlimits++
+	}
+	a.use(ctx, p)
+	if r.Mirred(m.dev, &m.target, m.eaction, p) == MirredFailed {
+		a.st.overlimits++ // tcf_action_inc_overlimit_qstats
 		if m.eaction.Redirect() {
 			return ActShot
 		}
-	case m.eaction.Redirect():
+		return a.Control
+	}
+	if m.eaction.Redirect() {
 		return ActStolen
 	}
 	return a.Control
@@ -224,8 +224,8 @@ func mirredEaction(ingress, redirect bool) (Eaction, Control) {
 
 // print is print_mirred: "mirred (Egress Redirect to device ifb0)
 // stolen", then its index line.
-func (m *mirred) print(b *strings.Builder, c Control, index uint32) {
-	fmt.Fprintf(b, "mirred (%s to device %s) %s\n\tindex %d ref 1 bind 1\n", m.eaction, m.dev, c, index)
+func (m *mirred) print(b *strings.Builder, c Control, index uint32, tm string) {
+	fmt.Fprintf(b, "mirred (%s to device %s) %s\n\tindex %d ref 1 bind 1%s\n", m.eaction, m.dev, c, index, tm)
 }
 
 // SetDevices gives the set the host's device lookup (ll_name_to_index

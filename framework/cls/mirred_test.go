@@ -90,13 +90,17 @@ func TestMirredOnlyOnHostBlocks(t *testing.T) {
 	}
 }
 
-// redirCtx is a host that records mirred's calls and answers with res.
+// redirCtx is a host that records mirred's calls and answers with res
+// (full: its nest is at the limit).
 type redirCtx struct {
 	clockCtx
 	res   MirredResult
+	full  bool
 	calls []string
 	prio  []uint32
 }
+
+func (x *redirCtx) MirredNestFull() bool { return x.full }
 
 func (x *redirCtx) Mirred(dev string, target *any, e Eaction, p *skb.Packet) MirredResult {
 	if *target == nil {
@@ -115,18 +119,19 @@ func TestMirredVerdicts(t *testing.T) {
 	tests := []struct {
 		action string
 		res    MirredResult
+		full   bool
 		want   qdisc.Verdict
 		calls  int
 	}{
-		{"mirred egress redirect dev ifb0", MirredSent, qdisc.VerdictStolen, 1},
-		{"mirred egress redirect dev ifb0", MirredFailed, qdisc.VerdictShot, 1},
-		{"mirred egress redirect dev ifb0", MirredNestLimit, qdisc.VerdictShot, 1},
-		{"mirred egress mirror dev eth1", MirredSent, qdisc.VerdictClass, 1},
-		{"mirred egress mirror dev eth1", MirredFailed, qdisc.VerdictClass, 1},
-		{"mirred egress mirror dev eth1", MirredNestLimit, qdisc.VerdictShot, 1},
-		{"mirred egress mirror dev eth1 drop", MirredSent, qdisc.VerdictShot, 1},
-		{"mirred egress mirror dev eth1 action mirred egress redirect dev ifb0", MirredSent, qdisc.VerdictStolen, 2},
-		{"skbedit priority 1:3 pipe action mirred egress redirect dev ifb0", MirredSent, qdisc.VerdictStolen, 1},
+		{"mirred egress redirect dev ifb0", MirredSent, false, qdisc.VerdictStolen, 1},
+		{"mirred egress redirect dev ifb0", MirredFailed, false, qdisc.VerdictShot, 1},
+		{"mirred egress redirect dev ifb0", MirredSent, true, qdisc.VerdictShot, 0},
+		{"mirred egress mirror dev eth1", MirredSent, false, qdisc.VerdictClass, 1},
+		{"mirred egress mirror dev eth1", MirredFailed, false, qdisc.VerdictClass, 1},
+		{"mirred egress mirror dev eth1", MirredSent, true, qdisc.VerdictShot, 0},
+		{"mirred egress mirror dev eth1 drop", MirredSent, false, qdisc.VerdictShot, 1},
+		{"mirred egress mirror dev eth1 action mirred egress redirect dev ifb0", MirredSent, false, qdisc.VerdictStolen, 2},
+		{"skbedit priority 1:3 pipe action mirred egress redirect dev ifb0", MirredSent, false, qdisc.VerdictStolen, 1},
 	}
 	for _, tt := range tests {
 		cmd, err := tc.ParseFilter(strings.Fields("protocol ip prio 1 matchall action " + tt.action))
@@ -137,17 +142,17 @@ func TestMirredVerdicts(t *testing.T) {
 		if _, err := s.Add(tc.VerbAdd, cmd, egressBlock); err != nil {
 			t.Fatalf("%s: %v", tt.action, err)
 		}
-		x := &redirCtx{res: tt.res}
+		x := &redirCtx{res: tt.res, full: tt.full}
 		for range 2 {
 			p := pkt()
 			if r := s.Classify(x, &p, egressBlock); r.Verdict != tt.want {
-				t.Errorf("%s, host %d: verdict %d, want %d", tt.action, tt.res, r.Verdict, tt.want)
+				t.Errorf("%s, host %d (nest full %v): verdict %d, want %d", tt.action, tt.res, tt.full, r.Verdict, tt.want)
 			}
 		}
 		if len(x.calls) != 2*tt.calls {
 			t.Errorf("%s: %d calls to the host for 2 packets, want %d", tt.action, len(x.calls), 2*tt.calls)
 		}
-		if strings.HasPrefix(tt.action, "skbedit") && x.prio[0] != 0x10003 {
+		if strings.HasPrefix(tt.action, "skbedit") && (len(x.prio) == 0 || x.prio[0] != 0x10003) {
 			t.Errorf("%s: mirred sent priority %#x, want skbedit's 0x10003", tt.action, x.prio[0])
 		}
 	}

@@ -100,6 +100,14 @@ func (a *Action) tcfPoliceAct(ctx qdisc.Ctx, p *skb.Packet) Control {
 		if locker != nil {
 			locker.UnlockAction(&pol.lock)
 		}
+		if !conform {
+			a.st.overlimits++ // inc_overlimits
+		}
+	} else {
+		a.st.overlimits++ // over the MTU: inc_overlimits
+	}
+	if ret == ActShot {
+		a.st.drops++ // inc_drops
 	}
 	return ret
 }
@@ -121,6 +129,15 @@ func (s *Set) ArmActions(now sim.Time) {
 			pol.arm(int64(now))
 		}
 	})
+	for _, b := range s.blocks {
+		for _, tp := range b.protos {
+			for _, f := range tp.elems {
+				for i := range f.Actions {
+					f.Actions[i].arm(now)
+				}
+			}
+		}
+	}
 }
 
 // keepPolice carries the buckets of old's police actions over to the
@@ -473,7 +490,7 @@ func parseControlSlash(words []string) (exceed, conform Control, slash bool, res
 }
 
 // printPolice is print_police within a filter's action list.
-func (pol *police) print(b *strings.Builder, index uint32) {
+func (pol *police) print(b *strings.Builder, index uint32, tm string) {
 	fmt.Fprintf(b, " police %#x ", index)
 	rate := pol.rate.RateBytesPs
 	fmt.Fprintf(b, "rate %s burst %s mtu %s ", units.SprintRate(rate), units.SprintSize(psched.CalcXmitsize(rate, pol.burstTicks)), units.SprintSize(uint64(pol.mtu)))
@@ -493,5 +510,5 @@ func (pol *police) print(b *strings.Builder, index uint32) {
 	if pol.rate.Linklayer > units.LinkEthernet {
 		fmt.Fprintf(b, "linklayer %s ", units.LinkName(pol.rate.Linklayer))
 	}
-	b.WriteString("\n\tref 1 bind 1 \n")
+	fmt.Fprintf(b, "\n\tref 1 bind 1 %s\n", tm)
 }

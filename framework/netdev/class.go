@@ -284,6 +284,9 @@ func (x *qctx) LeafEnqueue(batch []qdisc.LeafPacket, res []qdisc.LeafResult) {
 			s := q.takeBack(n, batch[j].Handle, "leaf enqueue")
 			b := &batch[j]
 			s.Priority, s.Mark, s.ECN, s.DSCP = b.Priority, b.Mark, b.ECN, b.DSCP
+			if int(b.Queue) < len(q.dev.Queues) {
+				s.Queue = b.Queue // skbedit's queue_mapping in the parent's filters
+			}
 			skbs = append(skbs, s)
 		}
 		n.leafEnqueue(x.cpu, leaf, skbs, x.toFree, res[i:j])
@@ -391,7 +394,7 @@ func (n *Net) leafDequeue(c *sim.CPU, leaf *Qdisc) *skb.SKB {
 	}
 	p := leaf.out[0]
 	s := leaf.takeBack(n, p.Handle, "dequeue")
-	takeEdits(s, &p)
+	takeEdits(s, &p, leaf.dev)
 	leaf.bstatsUpdate(s)
 	return s
 }

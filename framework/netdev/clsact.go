@@ -30,6 +30,10 @@ type clsact struct {
 	ctxs []blockCtx
 }
 
+// ethHlen is ETH_HLEN: the MAC header a received frame's skb->len
+// leaves out at the ingress hook.
+const ethHlen = 14
+
 // Where the device's filter set keeps the egress and ingress blocks.
 const (
 	egressAt  = qdisc.ClassID(tc.Egress)
@@ -143,14 +147,21 @@ func (n *Net) tcRun(c *sim.CPU, d *Device, s *skb.SKB, at qdisc.ClassID, reason 
 		return nil, p, 0, false
 	}
 	ca := d.clsact
+	pktLen := s.Len
+	if at == ingressAt {
+		// sch_handle_ingress: qdisc_skb_cb(skb)->pkt_len = skb->len,
+		// the data past the MAC header eth_type_trans pulled
+		pktLen -= ethHlen
+	}
 	ca.sentPkts += uint64(max(s.GSOSegs, 1)) // mini_qdisc_bstats_cpu_update
-	ca.sentBytes += uint64(s.Len)
+	ca.sentBytes += uint64(pktLen)
 	if s.Redir&skb.SkipClassify != 0 {
 		s.Redir &^= skb.SkipClassify
 		return nil, p, 0, false
 	}
 	x = &ca.ctxs[c.ID]
 	*x = blockCtx{c: c, d: d, s: s, at: at, p: s.Packet}
+	x.p.Len = pktLen // what the actions count and police meters
 	r := d.filters.Classify(x, &x.p, at)
 	p = x.p
 	switch r.Verdict {

@@ -248,8 +248,12 @@ type mirredStack struct {
 	nest int
 }
 
-// Mirred implements cls.Redirector: tcf_mirred_act on the block's CPU.
-// The nest limit, then the loop check (a target already on this CPU's
+// MirredNestFull implements cls.Redirector: this CPU's
+// sched_mirred_nest is at MIRRED_NEST_LIMIT.
+func (x *blockCtx) MirredNestFull() bool { return x.d.net.sd[x.c.ID].mirred.nest >= mirredNestLimit }
+
+// Mirred implements cls.Redirector: tcf_mirred_act on the block's CPU
+// past its nest check. The loop check (a target already on this CPU's
 // stack of egress redirects), then tcf_mirred_to_dev: at ingress a
 // redirect sends the skb itself (TC_ACT_CONSUMED); anywhere else the
 // action sends a clone, and a redirect's original is consumed by the
@@ -260,9 +264,6 @@ type mirredStack struct {
 func (x *blockCtx) Mirred(dev string, target *any, e cls.Eaction, p *skb.Packet) cls.MirredResult {
 	n, c := x.d.net, x.c
 	ms := &n.sd[c.ID].mirred
-	if ms.nest >= mirredNestLimit {
-		return cls.MirredNestLimit
-	}
 	if *target == nil {
 		*target = n.DeviceByName(dev)
 	}

@@ -428,6 +428,24 @@ func (x *qctx) Lines(key uint64, n int) {
 	l.WriteGroup(x.cpu, int64(n))
 }
 
+// TxqStates implements wire.QdiscHost: a bit for each TX queue a root
+// over several feeds, netif_xmit_stopped; nothing for one queue's qdisc.
+func (x *qctx) TxqStates(buf []byte) []byte {
+	q := x.q
+	if q.parentQ != nil || q.dev.Root != q || len(q.dev.Queues) < 2 {
+		return buf
+	}
+	for i, t := range q.dev.Queues {
+		if i%8 == 0 {
+			buf = append(buf, 0)
+		}
+		if t.Stopped() {
+			buf[len(buf)-1] |= 1 << (i % 8)
+		}
+	}
+	return buf
+}
+
 // ReadSibling prices the lockless loads of another qdisc of the device
 // (cake_dequeue's cake_mq sync): READ_ONCE(other_sch->q.qlen) on its
 // struct Qdisc line (lineWrite, as __dev_xmit_skb's reads of q.qlen) and
@@ -669,7 +687,7 @@ func (n *Net) qdiscDequeueOnce(c *sim.CPU, q *Qdisc, req qdisc.DequeueReq) []*sk
 		// Read under the root lock; the driver then finds it hot, or
 		// with pkt_segs reads the rest.
 		n.touchSkbDequeue(c, s, q)
-		takeEdits(s, &p)
+		takeEdits(s, &p, q.dev)
 		q.bstatsUpdate(s)
 		q.skbs = append(q.skbs, s)
 	}
@@ -685,11 +703,17 @@ func (n *Net) qdiscDequeueOnce(c *sim.CPU, q *Qdisc, req qdisc.DequeueReq) []*sk
 // skb. A qdisc writes the ECN field (a CE mark: INET_ECN_set_ce), the
 // DSCP (cake's wash: cake_handle_diffserv's ipv4_change_dsfield), and
 // through its filters' actions skb->priority and skb->mark
-// (tcf_skbedit_act, run by the flow qdiscs' tcf_classify). Nothing
-// else a qdisc hands back is taken.
-func takeEdits(s *skb.SKB, p *skb.Packet) {
+// (tcf_skbedit_act, run by the flow qdiscs' tcf_classify), and
+// skb->queue_mapping (skbedit's queue_mapping in a qdisc's filters, the
+// multiqueue recipe's: multiq bands by it, and sch_direct_xmit sends
+// the skb on that TX queue, skb_get_tx_queue) when the device has it.
+// Nothing else a qdisc hands back is taken.
+func takeEdits(s *skb.SKB, p *skb.Packet, d *Device) {
 	s.ECN, s.DSCP = p.ECN, p.DSCP
 	s.Priority, s.Mark = p.Priority, p.Mark
+	if int(p.Queue) < len(d.Queues) {
+		s.Queue = p.Queue
+	}
 }
 
 // bstatsUpdate is qdisc_bstats_update (bstats_update) for an skb q

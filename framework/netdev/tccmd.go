@@ -532,9 +532,6 @@ func (n *Net) tcFilter(d *Device, c tc.Command) error {
 	if cmd.Parent.Major() == tc.Egress.Major() {
 		return n.tcClsactFilter(d, c.Verb, cmd)
 	}
-	if cls.EditsQueue(cmd.Options) {
-		return qdisc.Lacksf("filter", "skbedit queue_mapping on a qdisc's filters is not modelled (the model applies it on clsact's egress block: tc filter add dev %s egress ...)", d.Name)
-	}
 	var q *Qdisc
 	switch cmd.Parent {
 	case tc.Unspec, tc.Root:
@@ -630,19 +627,29 @@ func (n *Net) CheckFilters(d *Device) error {
 
 // Filters is `tc filter show dev D parent X` for every qdisc or class X
 // with filters, in classid order (the lines leave out "parent X", which
-// the command names).
+// the command names); clsact's and the ingress qdisc's blocks, whose
+// actions the host runs, as `tc -s filter show` shows them, with each
+// action's counters and times. A qdisc's filters run in its plugin's
+// copy, whose action counters do not come back.
 func (d *Device) Filters() []FilterBlock {
 	var out []FilterBlock
 	for _, at := range d.filters.Attached() {
+		if at == egressAt || at == ingressAt {
+			out = append(out, FilterBlock{At: at, Stats: true,
+				Text: d.filters.ShowStats(at, cls.Dump{Now: sim.Ktime(d.net.E.Now())})})
+			continue
+		}
 		out = append(out, FilterBlock{At: at, Text: d.filters.Show(at, false)})
 	}
 	return out
 }
 
-// FilterBlock is the `tc filter show` text of one block.
+// FilterBlock is the `tc filter show` text of one block; Stats says it
+// is `tc -s filter show`'s.
 type FilterBlock struct {
-	At   qdisc.ClassID
-	Text string
+	At    qdisc.ClassID
+	Text  string
+	Stats bool
 }
 
 // filterOps is what takes q's filters (cops->tcf_block): a classful

@@ -365,6 +365,7 @@ type Qdisc struct {
 	hold     holdings
 	stats    qdisc.Stats
 	reasons  []skb.DropReason // declared in Info
+	txq      []byte           // encTxqState's buffer
 }
 
 func (q *Qdisc) PluginBoundary() {}
@@ -483,6 +484,7 @@ func (q *Qdisc) Dequeue(ctx qdisc.Ctx, req qdisc.DequeueReq, out []skb.Packet) [
 	h.enc.U32(uint32(req.Max))
 	h.enc.I64(req.Bytes)
 	h.enc.Bool(req.SameQueue)
+	q.encTxqState(h, ctx)
 	d := q.run(h, wire.MQDequeue, ctx)
 	n := int(d.U32())
 	if d.Err == nil && n > max(req.Max, 1) {
@@ -513,6 +515,7 @@ func (q *Qdisc) Peek(ctx qdisc.Ctx) (skb.Packet, bool) {
 	defer q.c.put(h)
 	h.enc.Call(0, q.inst, wire.MQPeek)
 	h.enc.I64(int64(ctx.Now()))
+	q.encTxqState(h, ctx)
 	d := q.run(h, wire.MQPeek, ctx)
 	ok := d.Bool()
 	p := d.Packet()
@@ -526,6 +529,13 @@ func (q *Qdisc) Peek(ctx qdisc.Ctx) (skb.Packet, bool) {
 		q.c.abort(q.what(wire.MQPeek), fmt.Errorf("peeked packet %#x it does not hold", uint64(p.Handle)))
 	}
 	return p, ok
+}
+
+// encTxqState sends the TX queues' states with a Dequeue or Peek
+// (qdisc.TxqCtx).
+func (q *Qdisc) encTxqState(h *hostCall, ctx qdisc.Ctx) {
+	q.txq = ctx.(wire.QdiscHost).TxqStates(q.txq[:0])
+	h.enc.Bytes(q.txq)
 }
 
 func (q *Qdisc) Reset(ctx qdisc.Ctx) {

@@ -146,6 +146,7 @@ func (x *htQCtx) ModTimer(at sim.Time)                       { x.rec("mod_timer 
 func (x *htQCtx) DelTimer()                                  { x.rec("del_timer") }
 func (x *htQCtx) Lines(key uint64, n int)                    { x.rec("lines %#x %d", key, n) }
 func (x *htQCtx) ReadSibling(txq int)                        { x.rec("read sibling %d", txq) }
+func (x *htQCtx) TxqStates(buf []byte) []byte                { return buf }
 func (x *htQCtx) Duplicate(h skb.Handle)                     { x.rec("duplicate %#x", uint64(h)) }
 func (x *htQCtx) RandSeed() sim.Seed                         { return sim.Seed{7, 7} }
 func (x *htQCtx) WorkPrices() qdisc.Prices                   { return qdisc.WorkPrices(sim.DefaultCosts()) }
@@ -443,8 +444,8 @@ func TestQdiscDequeue(t *testing.T) {
 		t.Fatalf("applied %v now %d", ctx.events, ctx.now)
 	}
 	d := wire.Dec{B: tr.sent[0][10:]}
-	if now, mx, b, same := d.I64(), d.U32(), d.I64(), d.Bool(); d.End() != nil || now != 7000 || mx != 2 || b != 3000 || !same {
-		t.Fatalf("call frame: %d %d %d %v (%v)", now, mx, b, same, d.Err)
+	if now, mx, b, same, txq := d.I64(), d.U32(), d.I64(), d.Bool(), d.Bytes(); d.End() != nil || now != 7000 || mx != 2 || b != 3000 || !same || len(txq) != 0 {
+		t.Fatalf("call frame: %d %d %d %v %v (%v)", now, mx, b, same, txq, d.Err)
 	}
 	htHolds(t, &q.hold, nil, []skb.Handle{0x10, 0x11})
 	// Nothing to dequeue.

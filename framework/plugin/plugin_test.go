@@ -750,13 +750,15 @@ qdisc add dev eth0 parent 1:3 handle 3: tbf rate 20mbit burst 10k limit 100k
 			"filter add dev eth0 parent 1: protocol ip prio 1 u32 match ip dport 5001 0xffff action police rate 30mbit burst 4k conform-exceed drop/pipe flowid 1:1\n" +
 			"filter add dev eth0 parent 1: protocol ip prio 2 matchall classid 1:2\n", "dport=5001 -", "", []run.Action{
 			at(2000, "filter add dev eth0 parent 1: protocol ip prio 3 matchall action police pkts_rate 2000 pkts_burst 4 drop")}}, // the first police keeps its bucket
+		{"multiq", "qdisc replace dev eth0 root handle 1: multiq\nqdisc add dev eth0 parent 1:2 handle 2: fq_codel\n" +
+			"filter add dev eth0 parent 1: protocol ip prio 1 u32 match ip dst 10.1.0.1/32 action skbedit queue_mapping 3\n", "-", "", nil},
 		{"taprio", "qdisc replace dev eth0 root handle 100: taprio num_tc 2 map 0 1 queues 2@0 2@2 base-time 0 " +
 			"sched-entry S 01 300000 sched-entry S 02 200000 sched-entry S 03 500000 clockid CLOCK_TAI\nqdisc replace dev eth0 parent 100:3 handle 3: fq_codel\n", "prio=0 prio=1", "", nil},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			s := small("pfifo", "ice")
 			s.Queues = 1
-			if strings.Contains(tt.tc, "taprio") {
+			if strings.Contains(tt.tc, "taprio") || strings.Contains(tt.tc, "multiq") {
 				s.Queues = 4
 			}
 			s.Workload = workload.Spec{Kind: workload.UDPStream, Senders: 4, PacketSize: 1000}

@@ -288,6 +288,7 @@ func (s *server) qdiscCall(st *callState, call uint32, q *qdiscInst, m wire.Meth
 		setup, seed, prices := setupFromPB(&ps)
 		_, timer := q.q.(qdisc.TimerQdisc)
 		q.ctx = wire.NewQdiscCtx(seed, prices, timer)
+		q.ctx.SetDevTxQ(setup.DevTxQ)
 		q.ctx.Begin(now)
 		info, err := q.q.Init(q.ctx, setup, ps.Args)
 		if err == nil {
@@ -344,6 +345,7 @@ func (s *server) qdiscCall(st *callState, call uint32, q *qdiscInst, m wire.Meth
 		}
 	case wire.MQDequeue:
 		req := qdisc.DequeueReq{Max: int(d.U32()), Bytes: d.I64(), SameQueue: d.Bool()}
+		q.ctx.SetTxqStopped(d.Bytes())
 		if err := d.End(); err != nil {
 			return wire.StatusError, err.Error()
 		}
@@ -357,6 +359,10 @@ func (s *server) qdiscCall(st *callState, call uint32, q *qdiscInst, m wire.Meth
 			e.B = g.GarbleReply(e.B)
 		}
 	case wire.MQPeek:
+		q.ctx.SetTxqStopped(d.Bytes())
+		if err := d.End(); err != nil {
+			return wire.StatusError, err.Error()
+		}
 		p, ok := q.defaults.Peek(q.q, q.ctx)
 		e.Ops(q.ctx.Posted())
 		e.Bool(ok)

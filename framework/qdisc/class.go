@@ -301,11 +301,12 @@ type LeafPacket struct {
 	Mark     uint32
 	ECN      uint8
 	DSCP     uint8
+	Queue    uint16 // queue_mapping, as the qdisc's filters left it
 }
 
 // LeafPacketOf is p on its way to the leaf of class to.
 func LeafPacketOf(p *skb.Packet, to ClassID) LeafPacket {
-	return LeafPacket{Handle: p.Handle, Class: to, Priority: p.Priority, Mark: p.Mark, ECN: p.ECN, DSCP: p.DSCP}
+	return LeafPacket{Handle: p.Handle, Class: to, Priority: p.Priority, Mark: p.Mark, ECN: p.ECN, DSCP: p.DSCP, Queue: p.Queue}
 }
 
 // LeafTable is a classful qdisc's copy of its leaves' qlen and backlog,
@@ -388,6 +389,17 @@ func (t *LeafTable) DequeueFirst(ctx Ctx, x ClassCtx, n int, id func(band int) C
 		}
 	}
 	return skb.Packet{}, false, dropped
+}
+
+// BandClasses are a band qdisc's classes (prio_walk, multiq_walk): one
+// per band, handle:1 to handle:n under the qdisc, each a leaf whose
+// stats are its leaf qdisc's (their dump_class_stats copy the child's).
+func BandClasses(handle uint16, n int) []Class {
+	out := make([]Class, n)
+	for b := range out {
+		out[b] = Class{ID: MakeClassID(handle, uint16(b+1)), Parent: MakeClassID(handle, 0), Leaf: true, LeafStats: true}
+	}
+	return out
 }
 
 // PrioMax is TC_PRIO_MAX: a priomap has PrioMax+1 entries, indexed by

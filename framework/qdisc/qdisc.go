@@ -325,6 +325,16 @@ func CheckSibling(txq int64) error {
 	return nil
 }
 
+// TxqCtx is a context that knows the state of the device's TX queues:
+// the host's, in Dequeue and Peek, for a qdisc over more than one (a
+// root). multiq skips a band whose queue is stopped.
+type TxqCtx interface {
+	// TxqStopped is netif_xmit_stopped of the device's TX queue i
+	// (the driver's XOFF or BQL's) as the host called Dequeue or Peek;
+	// false for a queue the qdisc does not feed.
+	TxqStopped(i int) bool
+}
+
 // DequeueReq bounds one bulk dequeue, the way dequeue_skb and
 // try_bulk_dequeue_skb{,_slow} bound it.
 type DequeueReq struct {

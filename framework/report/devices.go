@@ -111,7 +111,7 @@ func writeDeviceTC(b *bytes.Buffer, r *Report) {
 			}
 		}
 		for _, f := range d.Filters {
-			fmt.Fprintf(b, "\nfilter (tc filter show dev %s parent %s layout)\n%s", d.Name, f.Parent, f.Text)
+			fmt.Fprintf(b, "\nfilter (%s dev %s parent %s layout)\n%s", f.Command(), d.Name, f.Parent, f.Text)
 		}
 	}
 }
@@ -130,7 +130,7 @@ func writeDeviceTCShow(b *bytes.Buffer, r *Report) {
 			writeClass(b, c)
 		}
 		for _, f := range d.Filters {
-			fmt.Fprintf(b, "$ tc filter show dev %s parent %s\n%s", d.Name, f.Parent, f.Text)
+			fmt.Fprintf(b, "$ %s dev %s parent %s\n%s", f.Command(), d.Name, f.Parent, f.Text)
 		}
 	}
 }

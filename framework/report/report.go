@@ -294,6 +294,17 @@ type Class struct {
 type Filters struct {
 	Parent string `json:"parent"`
 	Text   string `json:"text"`
+	// Stats says Text is `tc -s filter show`'s, with each action's
+	// counters and times: clsact's and the ingress qdisc's blocks.
+	Stats bool `json:"stats,omitempty"`
+}
+
+// Command is the tc command whose output Text is.
+func (f Filters) Command() string {
+	if f.Stats {
+		return "tc -s filter show"
+	}
+	return "tc filter show"
 }
 
 // XStat is one qdisc-specific statistic: the number in JSON, and the

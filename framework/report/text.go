@@ -923,7 +923,7 @@ func writeFlowXStats(b *bytes.Buffer, kind string, xs []XStat) bool {
 // writeFilters prints `tc filter show dev eth0 parent X` for each block.
 func writeFilters(b *bytes.Buffer, fs []Filters) {
 	for _, f := range fs {
-		fmt.Fprintf(b, "\nfilter (tc filter show dev %s parent %s layout)\n%s", Device, f.Parent, f.Text)
+		fmt.Fprintf(b, "\nfilter (%s dev %s parent %s layout)\n%s", f.Command(), Device, f.Parent, f.Text)
 	}
 }
 
@@ -949,7 +949,7 @@ func WriteTCShow(w io.Writer, r *Report) error {
 		writeClass(&b, c)
 	}
 	for _, f := range r.Filters {
-		fmt.Fprintf(&b, "$ tc filter show dev %s parent %s\n%s", Device, f.Parent, f.Text)
+		fmt.Fprintf(&b, "$ %s dev %s parent %s\n%s", f.Command(), Device, f.Parent, f.Text)
 	}
 	_, err := w.Write(b.Bytes())
 	return err

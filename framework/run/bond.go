@@ -231,7 +231,7 @@ func deviceSections(rep *report.Report, net *netdev.Net, snap, end snapshot, sec
 		ds.Qdisc = qdiscRows(d)
 		ds.Classes = classRows(d, start.classBytes, secs)
 		for _, f := range d.Filters() {
-			ds.Filters = append(ds.Filters, report.Filters{Parent: f.At.String(), Text: f.Text})
+			ds.Filters = append(ds.Filters, report.Filters{Parent: f.At.String(), Text: f.Text, Stats: f.Stats})
 		}
 		out = append(out, ds)
 	}

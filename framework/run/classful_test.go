@@ -337,7 +337,7 @@ func TestTCBatchErrors(t *testing.T) {
 		{"qdisc add dev eth0 clsact\nqdisc add dev eth0 clsact\n", "Exclusivity flag on, cannot modify."},
 		{"qdisc del dev eth0 clsact\n", "Cannot find specified qdisc on specified device."},
 		{"qdisc add dev eth0 clsact foo\n", `What is "foo"?`},
-		{head + "filter add dev eth0 parent 1: protocol ip prio 1 matchall action skbedit queue_mapping 1\n", "skbedit queue_mapping on a qdisc's filters is not modelled"},
+		{head + "filter add dev eth0 parent 1: protocol ip prio 1 matchall action mirred egress redirect dev eth0\n", "mirred on a qdisc's filters is not modelled"},
 		{"qdisc add dev eth0 clsact\nfilter add dev eth0 egress matchall action skbedit queue_mapping 70000\n", "Illegal queue_mapping"},
 		// the ingress qdisc and clsact's ingress block: the kernel's
 		// refusals (act_skbedit's on a receive-side queue_mapping)
@@ -668,5 +668,30 @@ func TestHHFPingUnderUDP(t *testing.T) {
 	if !hhf.AccountingOK || cur < 4 || tot < 4 || fifoWait < 10 || wait*5 > fifoWait {
 		t.Errorf("ping waits %.2f ms (cur_hh %d tot_hh %d), %.2f ms in one FIFO: want a fifth at most (accounting %v %s)",
 			wait, cur, tot, fifoWait, hhf.AccountingOK, hhf.AccountingError)
+	}
+}
+
+// multiq's recipe (Documentation/networking/multiqueue.rst): an
+// skbedit queue_mapping in multiq's filter moves one sender's packets to
+// queue 3, so band 4 carries two senders and band 2 none, and the NIC's
+// queue 3 sends them (sch_direct_xmit takes the skb's queue_mapping), in
+// and out of process alike.
+func TestMultiqSkbeditMovesQueue(t *testing.T) {
+	s := Default()
+	s.Profile = "6.18"
+	s.Sockets, s.Cores, s.Threads = 1, 4, 1
+	s.Driver, s.Queues = "ice", 4
+	s.Workload.Senders, s.Workload.PacketSize = 4, 1472
+	s.Duration, s.Warmup = 10*sim.Millisecond, 2*sim.Millisecond
+	s.TC = []TCBatch{{Name: "multiq.tc", Text: "qdisc replace dev eth0 root handle 1: multiq\n" +
+		"filter add dev eth0 parent 1: protocol ip prio 1 u32 match ip dst 10.1.0.1/32 action skbedit queue_mapping 3\n"}}
+	rep := mustRun(t, s)
+	cs := classes(rep)
+	if !rep.AccountingOK || cs["1:2"].SentPackets != 0 || cs["1:1"].SentPackets == 0 || cs["1:4"].SentPackets < cs["1:1"].SentPackets*3/2 {
+		t.Fatalf("accounting %v; bands 1:1..1:4 sent %d %d %d %d: want 1:2 (queue 1's sender, 10.1.0.1) empty and 1:4 about twice 1:1",
+			rep.AccountingOK, cs["1:1"].SentPackets, cs["1:2"].SentPackets, cs["1:3"].SentPackets, cs["1:4"].SentPackets)
+	}
+	if q := rep.Queues; len(q) != 4 || q[1].TxPackets != 0 || q[3].TxPackets < q[0].TxPackets*3/2 {
+		t.Fatalf("TX queues %+v: want queue 1 idle and queue 3 sending the two senders' packets", q)
 	}
 }

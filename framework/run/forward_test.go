@@ -3,6 +3,7 @@ package run
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -210,6 +211,22 @@ func TestForwardIngressPolice(t *testing.T) {
 		}
 		q, _ := qdiscOfKind(rep, strings.Fields(tcText)[4])
 		drops := rep.Drops["TC_INGRESS"]
+		// tc -s filter show: the police saw every frame (skb->len past
+		// the MAC header: 1042 - 14 bytes), went over and dropped as often
+		// as the hook freed
+		var bytes, pkts, dropped, over uint64
+		if len(rep.Filters) != 1 || !rep.Filters[0].Stats {
+			t.Fatalf("%s: filters %+v, want one block shown with -s", tcText, rep.Filters)
+		}
+		text := rep.Filters[0].Text
+		if i := strings.Index(text, "\tSent "); i < 0 {
+			t.Fatalf("%s: no action statistics in\n%s", tcText, text)
+		} else if _, err := fmt.Sscanf(text[i:], "\tSent %d bytes %d pkt (dropped %d, overlimits %d", &bytes, &pkts, &dropped, &over); err != nil {
+			t.Fatalf("%s: %v in\n%s", tcText, err, text[i:])
+		}
+		if dropped != drops || over != drops || bytes != pkts*(1042-14) || pkts < drops {
+			t.Errorf("%s: the police shows %d bytes %d pkt, dropped %d, overlimits %d; the hook dropped %d", tcText, bytes, pkts, dropped, over, drops)
+		}
 		if !rep.AccountingOK || drops == 0 || q.Dropped != drops || !within(rep.TxBps, 1e9, 0.05) || lock == 0 || rep.Drops["QDISC_DROP"] != 0 {
 			t.Errorf("%s: accounting %v %s; forwarded %.3f Gbit/s; drops %v; %s row %+v; tcfp_lock taken %d times",
 				tcText, rep.AccountingOK, rep.AccountingError, rep.TxBps/1e9, rep.Drops, q.Kind, q, lock)

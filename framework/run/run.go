@@ -1160,7 +1160,7 @@ func fillResults(rep *report.Report, net *netdev.Net, e *sim.Engine, dev *netdev
 	rep.Qdisc = qdiscRows(dev)
 	rep.Classes = classRows(dev, snap.classBytes, secs)
 	for _, f := range dev.Filters() {
-		rep.Filters = append(rep.Filters, report.Filters{Parent: f.At.String(), Text: f.Text})
+		rep.Filters = append(rep.Filters, report.Filters{Parent: f.At.String(), Text: f.Text, Stats: f.Stats})
 	}
 	rep.Warnings = net.Warnings
 	rep.Devices = deviceSections(rep, net, snap, end, secs, &spec)

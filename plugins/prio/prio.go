@@ -227,13 +227,7 @@ func (p *Prio) DeleteClass(qdisc.Ctx, qdisc.ClassID) error {
 
 // Classes implements qdisc.Classful (prio_walk, prio_dump_class): one
 // class per band, parent the qdisc, its stats the leaf's.
-func (p *Prio) Classes() []qdisc.Class {
-	out := make([]qdisc.Class, p.bands)
-	for b := range out {
-		out[b] = qdisc.Class{ID: p.class(b), Parent: qdisc.MakeClassID(p.handle, 0), Leaf: true, LeafStats: true}
-	}
-	return out
-}
+func (p *Prio) Classes() []qdisc.Class { return qdisc.BandClasses(p.handle, p.bands) }
 
 // QlenNotify implements qdisc.Classful.
 func (p *Prio) QlenNotify(_ qdisc.Ctx, id qdisc.ClassID, st qdisc.LeafState) {

@@ -197,7 +197,7 @@ func AnswerLeaf(host ClassHost, q Query, d *Dec, e *Enc, batch []qdisc.LeafPacke
 // DecodeLeafPacket reads one packet of a leaf enqueue query.
 func DecodeLeafPacket(d *Dec) qdisc.LeafPacket {
 	return qdisc.LeafPacket{Handle: skb.Handle(d.U64()), Class: qdisc.ClassID(d.U32()), Priority: d.U32(), Mark: d.U32(),
-		ECN: d.U8(), DSCP: d.U8()}
+		ECN: d.U8(), DSCP: d.U8(), Queue: d.U16()}
 }
 
 // EncodeLeafQuery appends a leaf query's payload (after the query byte).
@@ -211,6 +211,7 @@ func EncodeLeafQuery(e *Enc, batch []qdisc.LeafPacket, id qdisc.ClassID) {
 			e.U32(p.Mark)
 			e.U8(p.ECN)
 			e.U8(p.DSCP)
+			e.U16(p.Queue)
 		}
 		return
 	}

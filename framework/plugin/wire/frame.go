@@ -55,8 +55,8 @@ const (
 	MNewDriver                   // str name -> u32 instance, u8 has ndo_select_queue
 	MQInit                       // i64 now, pb QdiscSetup -> ops, pb QdiscInfo
 	MQEnqueue                    // i64 now, packets, segs, tcp headers -> ops, u32 n, n x u8 rc
-	MQDequeue                    // i64 now, u32 max, i64 bytes, u8 same_queue -> ops, u32 n, n x (u64 handle, u8 ecn, u8 dscp, u32 priority, u32 mark)
-	MQPeek                       // i64 now -> ops, u8 ok, packet (qdisc_peek_dequeued without a Peek)
+	MQDequeue                    // i64 now, u32 max, i64 bytes, u8 same_queue, bytes txq_stopped -> ops, u32 n, n x (u64 handle, u8 ecn, u8 dscp, u32 priority, u32 mark, u16 queue)
+	MQPeek                       // i64 now, bytes txq_stopped -> ops, u8 ok, packet (qdisc_peek_dequeued without a Peek)
 	MQReset                      // i64 now -> ops (refused if it holds packets and has no Reset)
 	MQStats                      // -> pb QdiscStats
 	MQDump                       // -> str
@@ -166,13 +166,15 @@ func (e *Enc) Packet(p *skb.Packet) {
 // DequeuedPacket appends a dequeued packet as a dequeue's answer
 // carries it: its handle and what the qdisc may have written into the
 // skb (a CE mark, cake's wash of the DSCP, a filter's skbedit of
-// skb->priority and skb->mark), which the host makes the skb's.
+// skb->priority, skb->mark and queue_mapping), which the host makes the
+// skb's.
 func (e *Enc) DequeuedPacket(p *skb.Packet) {
 	e.U64(uint64(p.Handle))
 	e.U8(p.ECN)
 	e.U8(p.DSCP)
 	e.U32(p.Priority)
 	e.U32(p.Mark)
+	e.U16(p.Queue)
 }
 
 // Packets appends a u32 count and the packets.
@@ -335,7 +337,7 @@ func (d *Dec) Packet() skb.Packet {
 
 // DequeuedPacket reads what Enc.DequeuedPacket wrote.
 func (d *Dec) DequeuedPacket() skb.Packet {
-	return skb.Packet{Handle: skb.Handle(d.U64()), ECN: d.U8(), DSCP: d.U8(), Priority: d.U32(), Mark: d.U32()}
+	return skb.Packet{Handle: skb.Handle(d.U64()), ECN: d.U8(), DSCP: d.U8(), Priority: d.U32(), Mark: d.U32(), Queue: d.U16()}
 }
 
 // Packets reads a u32 count and the packets, appending to out.

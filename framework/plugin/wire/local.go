@@ -24,6 +24,16 @@ type LocalQdisc struct {
 	// context keeps a pointer to it (a LocalUp value boxed at every
 	// call was a heap allocation a packet).
 	up LocalUp
+	// txq is the buffer of the TX queues' states a Dequeue or Peek
+	// hands the context.
+	txq []byte
+}
+
+// txqState gives the context the TX queues' states for a Dequeue or
+// Peek (qdisc.TxqCtx).
+func (l *LocalQdisc) txqState(h QdiscHost) {
+	l.txq = h.TxqStates(l.txq[:0])
+	l.ctx.SetTxqStopped(l.txq)
 }
 
 // WrapQdisc wraps q unless it is already behind the boundary.
@@ -40,6 +50,7 @@ func (l *LocalQdisc) Init(c qdisc.Ctx, s qdisc.Setup, args []string) (qdisc.Info
 	h := c.(QdiscHost)
 	_, timer := l.Q.(qdisc.TimerQdisc)
 	l.ctx = NewQdiscCtx(h.RandSeed(), h.WorkPrices(), timer)
+	l.ctx.SetDevTxQ(s.DevTxQ)
 	l.ctx.Begin(h.Now())
 	info, err := l.Q.Init(l.ctx, s, args)
 	if err == nil {
@@ -81,6 +92,7 @@ func (l *LocalQdisc) Enqueue(c qdisc.Ctx, batch []skb.Packet, rc []qdisc.Code) {
 
 func (l *LocalQdisc) Dequeue(c qdisc.Ctx, req qdisc.DequeueReq, out []skb.Packet) []skb.Packet {
 	h := l.begin(c)
+	l.txqState(h)
 	out = l.defaults.Dequeue(l.Q, l.ctx, req, out)
 	l.end(h)
 	return out
@@ -89,6 +101,7 @@ func (l *LocalQdisc) Dequeue(c qdisc.Ctx, req qdisc.DequeueReq, out []skb.Packet
 // Peek is the qdisc's Peek, or qdisc_peek_dequeued.
 func (l *LocalQdisc) Peek(c qdisc.Ctx) (skb.Packet, bool) {
 	h := l.begin(c)
+	l.txqState(h)
 	p, ok := l.defaults.Peek(l.Q, l.ctx)
 	l.end(h)
 	return p, ok

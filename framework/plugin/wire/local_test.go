@@ -49,6 +49,7 @@ func (h *fakeQHost) ModTimer(at sim.Time)                       { h.rec("mod_tim
 func (h *fakeQHost) DelTimer()                                  { h.rec("del_timer") }
 func (h *fakeQHost) Lines(key uint64, n int)                    { h.rec("lines %#x %d", key, n) }
 func (h *fakeQHost) ReadSibling(txq int)                        { h.rec("read sibling %d", txq) }
+func (h *fakeQHost) TxqStates(buf []byte) []byte                { return buf }
 func (h *fakeQHost) Duplicate(p skb.Handle)                     { h.rec("duplicate %#x", uint64(p)) }
 func (h *fakeQHost) RandSeed() sim.Seed                         { return testSeed }
 func (h *fakeQHost) WorkPrices() qdisc.Prices                   { return testPrices() }

@@ -134,6 +134,10 @@ type QdiscHost interface {
 	Duplicate(h skb.Handle)
 	Lines(key uint64, n int)
 	ReadSibling(txq int)
+	// TxqStates appends to buf a bit for each TX queue the qdisc feeds
+	// (bit i of byte i/8: netif_xmit_stopped of queue i), nothing for a
+	// qdisc over one queue; Dequeue and Peek send it (qdisc.TxqCtx).
+	TxqStates(buf []byte) []byte
 	// RandSeed is the seed of the qdisc's stream behind Ctx.Rand.
 	RandSeed() sim.Seed
 	// WorkPrices price Ctx.Work, from the host's cost table.
@@ -246,6 +250,36 @@ type QdiscCtx struct {
 	segs []uint16
 	// tcp is the current Enqueue call's TCP headers (qdisc.TCPCtx).
 	tcp []skb.TCPHeader
+	// devTxQ is dev->real_num_tx_queues (qdisc.Setup.DevTxQ, SetDevTxQ):
+	// skbedit's queue_mapping in the qdisc's filters sets a queue below
+	// it.
+	devTxQ int
+	// txqStopped is the device's TX queues' netif_xmit_stopped at the
+	// current Dequeue or Peek call, a bit each (qdisc.TxqCtx); empty
+	// for a qdisc over one queue.
+	txqStopped []byte
+}
+
+// SetDevTxQ gives the context the device's real_num_tx_queues (at
+// Init).
+func (x *QdiscCtx) SetDevTxQ(n int) { x.devTxQ = n }
+
+// RealNumTxQueues implements cls.EgressCtx: skbedit's queue_mapping in
+// the qdisc's filters (tcf_skbedit_act: skb_set_queue_mapping when the
+// device has the queue).
+func (x *QdiscCtx) RealNumTxQueues() int { return x.devTxQ }
+
+// SkipTxQueue implements cls.EgressCtx: netdev_xmit_skip_txqueue, which
+// matters only before the queue pick, long past in a qdisc.
+func (x *QdiscCtx) SkipTxQueue() {}
+
+// SetTxqStopped gives the current call's TX queue states (a bit a
+// queue, as QdiscHost.TxqStates makes them); copied.
+func (x *QdiscCtx) SetTxqStopped(bits []byte) { x.txqStopped = append(x.txqStopped[:0], bits...) }
+
+// TxqStopped implements qdisc.TxqCtx.
+func (x *QdiscCtx) TxqStopped(i int) bool {
+	return i >= 0 && i/8 < len(x.txqStopped) && x.txqStopped[i/8]&(1<<(i%8)) != 0
 }
 
 // NewQdiscCtx makes the context for a qdisc whose stream has seed and

@@ -45,6 +45,9 @@ type Ctx struct {
 	// SiblingReads are the TX queues of the qdisc's Ctx.ReadSibling
 	// calls, in order.
 	SiblingReads []int
+	// TxqStop says which of the device's TX queues are stopped
+	// (qdisc.TxqCtx): a test sets it.
+	TxqStop map[int]bool
 	// Filters are the filters the context classifies with
 	// (qdisc.FilterCtx): none unless a test sets them (cls.Load, and
 	// SetSeed for cls_flow's hashrnd). The suite sets none.
@@ -363,6 +366,24 @@ func Run(f qdisc.Factory, o Options) []Result {
 
 // DefaultSetup is a root qdisc on a 10 Gbit/s Ethernet device with one
 // queue.
+// TxqStopped implements qdisc.TxqCtx from TxqStop.
+func (c *Ctx) TxqStopped(i int) bool { return c.TxqStop[i] }
+
+// TxqStates is TxqStop as the host sends it to a wrapped qdisc (a bit
+// a queue, up to the highest stopped).
+func (c *Ctx) TxqStates(buf []byte) []byte {
+	for i, stopped := range c.TxqStop {
+		if !stopped {
+			continue
+		}
+		for len(buf) <= i/8 {
+			buf = append(buf, 0)
+		}
+		buf[i/8] |= 1 << (i % 8)
+	}
+	return buf
+}
+
 func DefaultSetup() qdisc.Setup {
 	return qdisc.Setup{Handle: "1:", Parent: "root", MTU: 1514, DevMTU: 1500, RateBps: 10e9, TxQueueLen: 1000,
 		NumTxQ: 1, DevTxQ: 1}
