@@ -298,6 +298,9 @@ func (x *blockCtx) Mirred(dev string, target *any, e cls.Eaction, p *skb.Packet)
 		}
 	}
 	send.Redir = r
+	if to.Ifb == nil {
+		n.localSendOut(send) // a received packet for this host's sockets, sent out instead
+	}
 	n.devQueueXmit(c, to, send)
 	ms.nest--
 	return cls.MirredSent

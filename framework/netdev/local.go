@@ -52,6 +52,11 @@ func (n *Net) Delivered() uint64 { return n.localDelivered }
 // backlog dropped (enqueue_to_backlog, on veth).
 func (n *Net) LocalDropped() uint64 { return n.localDropped }
 
+// LocalTCDropped counts packets for local sockets that tc dropped on
+// their way in: the ingress block's drops, and those of an ifb's qdisc
+// mirred handed them to.
+func (n *Net) LocalTCDropped() uint64 { return n.localTCDropped }
+
 // LocalRxTruesize is skb->truesize of a frame of flow k (its keys as
 // received) that reaches d from the wire for a local socket: the RX
 // buffer napi_build_skb built it around (skb.TruesizeFrag of the
@@ -88,7 +93,7 @@ func (n *Net) localWaiting() uint64 {
 			w += uint64(len(lq.pending) - lq.head)
 		}
 	}
-	return w
+	return w + uint64(len(n.localSkbs))
 }
 
 // ExpectLocalReceive says, before the run, that a workload will deliver
@@ -177,20 +182,28 @@ func (n *Net) pollLocal(c *sim.CPU, lq *localRx, budget int) (int, bool) {
 	costs := n.E.Costs
 	per := costs.RxClean + costs.GROReceive + costs.NetifReceiveSkb + costs.IPRcv
 	done := 0
+	dev := lq.napi.dev
+	ingress := dev != nil && dev.clsact != nil && dev.filters.Filtered(ingressAt)
 	for done < budget && lq.head < len(lq.pending) {
 		p := lq.pending[lq.head]
 		lq.pending[lq.head] = localPkt{}
 		lq.head++
 		done++
-		c.Spend(per)
-		n.napiSkbCacheGet(c) // the driver's napi_build_skb
-		n.softnet[c.ID].Processed++
-		n.localDelivered++
-		if p.to != nil {
-			p.to.RcvLocal(c, p.p)
+		if ingress {
+			c.Spend(per - costs.IPRcv)
+			n.napiSkbCacheGet(c)
+			n.softnet[c.ID].Processed++
+			if !n.localIngress(c, dev, lq, p) {
+				continue // dropped, or taken by mirred
+			}
+			c.Spend(costs.IPRcv)
 		} else {
-			p.fn(c)
+			c.Spend(per)
+			n.napiSkbCacheGet(c) // the driver's napi_build_skb
+			n.softnet[c.ID].Processed++
 		}
+		n.localDelivered++
+		p.deliver(c)
 	}
 	if lq.head == len(lq.pending) {
 		lq.pending, lq.head = lq.pending[:0], 0
@@ -198,6 +211,100 @@ func (n *Net) pollLocal(c *sim.CPU, lq *localRx, budget int) (int, bool) {
 		return done, true
 	}
 	return budget, false
+}
+
+// deliver hands the packet to its socket (or runs its handler).
+func (p *localPkt) deliver(c *sim.CPU) {
+	if p.to != nil {
+		p.to.RcvLocal(c, p.p)
+	} else {
+		p.fn(c)
+	}
+}
+
+// localIngress is sch_handle_ingress in __netif_receive_skb_core for a
+// packet the host receives for its own sockets, on dev's RX CPU c
+// (ingress police on downloads, or the sqm recipe's mirred to an ifb
+// that shapes them): the packet runs the ingress block as the skb it
+// would be (one from the pool, not offered: the local path keeps its
+// own balance). It returns true for a packet that goes on up the stack;
+// a drop (TC_INGRESS) ends it, counted with the local path's drops, and
+// mirred takes it: to an ifb, whose tasklet gives it back to
+// netifReceiveSkb (deliverLocalSkb), or out of another device, where it
+// becomes a packet the host sends.
+func (n *Net) localIngress(c *sim.CPU, dev *Device, lq *localRx, p localPkt) bool {
+	s := n.Pool.Get()
+	h := s.Handle
+	s.Packet = skb.Packet{Handle: h, Len: p.p.Len, Keys: p.p.Keys, Hash: p.p.Hash, DSCP: p.p.DSCP, ECN: p.p.ECN, GSOSegs: 1, Sock: -1}
+	s.Born, s.SenderCPU = c.Now(), int32(c.ID)
+	n.ownSkb(c, s)
+	n.unoffered++
+	if n.localSkbs == nil {
+		n.localSkbs = map[skb.Handle]localPkt{}
+	}
+	n.localSkbs[h] = p
+	if _, _, _, done := n.tcRun(c, dev, s, ingressAt, skb.DropTCIngress); done {
+		return false
+	}
+	delete(n.localSkbs, h) // not taken: the packet goes on as it was
+	n.unoffered--
+	n.Pool.Put(s)
+	return true
+}
+
+// localDrop ends a local packet's skb that is being freed as a drop: it
+// counts with the local path's drops, not the transmit path's. False
+// for any other skb.
+func (n *Net) localDrop(s *skb.SKB) bool {
+	if n.localSkbs == nil {
+		return false
+	}
+	if _, ok := n.localSkbs[s.Handle]; !ok {
+		return false
+	}
+	delete(n.localSkbs, s.Handle)
+	n.unoffered--
+	n.localTCDropped++
+	return true
+}
+
+// deliverLocalSkb is the rest of __netif_receive_skb_core and ip_rcv for
+// a local packet's skb an ifb gave back (netif_receive_skb from its
+// tasklet, tc_skip_classify set): the packet goes to its socket on c,
+// and its skb back to the pool. False for any other skb.
+func (n *Net) deliverLocalSkb(c *sim.CPU, s *skb.SKB) bool {
+	if n.localSkbs == nil {
+		return false
+	}
+	p, ok := n.localSkbs[s.Handle]
+	if !ok {
+		return false
+	}
+	c.Spend(n.E.Costs.NetifReceiveSkb + n.E.Costs.IPRcv)
+	n.softnet[c.ID].Processed++
+	delete(n.localSkbs, s.Handle)
+	n.unoffered--
+	n.Pool.Put(s)
+	n.localDelivered++
+	p.deliver(c)
+	return true
+}
+
+// localSendOut makes a local packet's skb that mirred sends out of a
+// device other than an ifb (an egress redirect from the ingress block)
+// a packet the host sends: offered from now on, and counted out of the
+// local path.
+func (n *Net) localSendOut(s *skb.SKB) {
+	if n.localSkbs == nil {
+		return
+	}
+	if _, ok := n.localSkbs[s.Handle]; !ok {
+		return
+	}
+	delete(n.localSkbs, s.Handle)
+	n.unoffered--
+	n.Offered++
+	n.localOut++
 }
 
 // TxOwner is an optional skb.Owner extension: Transmitted is called on

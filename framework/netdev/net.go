@@ -122,6 +122,13 @@ type Net struct {
 	// sockets (Deliver, from engine context): only then can an arrival
 	// on a softnet backlog come from outside the CPU that owns it.
 	localReceive bool
+	// localSkbs are the received packets for the host's sockets that
+	// the ingress block handed to mirred (an ifb's path), by the skb
+	// that carries them (made at the hook, not offered); localOut
+	// counts those mirred sent out of a device (offered from then on).
+	localSkbs      map[skb.Handle]localPkt
+	localOut       uint64
+	localTCDropped uint64 // their drops (and the ingress block's): LocalTCDropped
 
 	// gsoSplit are the GSO skbs leaves segmented during the root's
 	// enqueue, by handle (splitGSO), for their ancestors' counts.
@@ -666,6 +673,10 @@ func (n *Net) countDrop(r skb.DropReason) {
 // kfreeSkb is kfree_skb_reason: count the drop, uncharge, free.
 func (n *Net) kfreeSkb(c *sim.CPU, s *skb.SKB, reason skb.DropReason) {
 	n.Pool.SetReason(s, reason)
+	if n.localDrop(s) {
+		n.freeSkb(c, s)
+		return
+	}
 	n.countDrop(reason)
 	if n.Hooks.Drop != nil {
 		n.Hooks.Drop(c, s, reason)
@@ -723,6 +734,9 @@ func (n *Net) kfreeSkbEach(c *sim.CPU, l *skb.List) {
 
 // countFreed counts a to_free skb's drop by its reason (the trace hook).
 func (n *Net) countFreed(c *sim.CPU, s *skb.SKB) {
+	if n.localDrop(s) {
+		return
+	}
 	r := n.Pool.Reason(s)
 	n.countDrop(r)
 	if n.Hooks.Drop != nil {
@@ -979,7 +993,10 @@ func (n *Net) InFlight() (where map[string]int64) {
 			where["driver"]++
 		}
 	})
-	rest := n.InFlightPackets()
+	// The places hold the skbs of received packets an ifb's path
+	// carries for the host's sockets too (local.go), which are not
+	// offered: "cpu" is what is left of both.
+	rest := n.InFlightPackets() + int64(len(n.localSkbs))
 	for _, v := range where {
 		rest -= v
 	}
@@ -1028,12 +1045,12 @@ func (n *Net) CheckAccounting() error {
 			located++
 		}
 	}
-	if located > inflight {
+	if located > inflight+int64(len(n.localSkbs)) {
 		return fmt.Errorf("accounting: %d packets sit in qdiscs but only %d are in flight", located, inflight)
 	}
-	if w := n.localWaiting(); n.localArrived != n.localDelivered+n.localDropped+w {
-		return fmt.Errorf("accounting: local receive: arrived %d != delivered %d + dropped %d + waiting %d",
-			n.localArrived, n.localDelivered, n.localDropped, w)
+	if w := n.localWaiting(); n.localArrived != n.localDelivered+n.localDropped+n.localTCDropped+n.localOut+w {
+		return fmt.Errorf("accounting: local receive: arrived %d != delivered %d + dropped %d (backlog) + %d (tc) + sent out %d + waiting %d",
+			n.localArrived, n.localDelivered, n.localDropped, n.localTCDropped, n.localOut, w)
 	}
 	return nil
 }

@@ -451,6 +451,16 @@ func (n *Net) netifReceiveSkbList(c *sim.CPU, d *Device, batch []*skb.SKB, out *
 // ifb giving back what d's ingress block redirected to it): the
 // forwarding path of netifReceiveSkbList, out of d's forwarding device.
 func (n *Net) netifReceiveSkb(c *sim.CPU, d *Device, s *skb.SKB) {
+	if n.deliverLocalSkb(c, s) {
+		return // a packet for the host's own sockets
+	}
+	if d.rx == nil {
+		// A copy the ifb's qdisc made of a packet for the host's
+		// sockets (netem's duplicate): the socket would take it as a
+		// duplicate segment; the model ends it here.
+		n.kfreeSkb(c, s, skb.DropNotSpecified)
+		return
+	}
 	one := &n.sd[c.ID].rxOne
 	one[0] = s
 	n.netifReceiveSkbList(c, d, one[:], d.rx.cfg.Out)

@@ -240,7 +240,16 @@ func TestIsolateSameReportIfb(t *testing.T) {
 	eg.TC = []run.TCBatch{{Name: "eg.tc", Text: "qdisc add dev eth0 clsact\n" +
 		"filter add dev eth0 egress protocol ip prio 1 matchall action mirred egress redirect dev ifb0\n" +
 		"qdisc replace dev ifb0 root handle 1: mq\nqdisc add dev ifb0 parent 1:1 fq_codel\nqdisc add dev ifb0 parent 1:2 fq_codel\n"}}
-	for name, s := range map[string]run.Spec{"forward ingress": fw, "egress": eg} {
+	dl := small("fq_codel", "ice")
+	dl.Queues = 1
+	dl.Workload = workload.Spec{Kind: workload.TCPStream, Down: 2, CC: tcp.CCCubic, Start: 10 * sim.Millisecond,
+		Path: path.Config{RTT: 5 * sim.Millisecond, Limit: path.DefaultLimit, RateBps: 100e6}}
+	dl.Duration, dl.Warmup = 150*sim.Millisecond, 50*sim.Millisecond
+	dl.Ifb = "ifb0"
+	dl.TC = []run.TCBatch{{Name: "sqm.tc", Text: "qdisc add dev eth0 handle ffff: ingress\n" +
+		"filter add dev eth0 parent ffff: protocol ip prio 1 matchall action mirred egress redirect dev ifb0\n" +
+		"qdisc replace dev ifb0 root cake bandwidth 95mbit besteffort ingress\n"}}
+	for name, s := range map[string]run.Spec{"forward ingress": fw, "egress": eg, "downloads": dl} {
 		t.Run(name, func(t *testing.T) {
 			out := sameInAndOut(t, s)
 			if !bytes.Contains(out, []byte(`"tasklet_runs"`)) {

@@ -107,3 +107,62 @@ func TestIfbBadInput(t *testing.T) {
 		}
 	}
 }
+
+// sqm's download shaping on a host: 4 TCP downloads over a 100 Mbit/s
+// path whose bottleneck FIFO (1000 packets) the host cannot touch; the
+// ingress qdisc's mirred hands every received segment to ifb0, whose
+// cake in ingress mode at 95 Mbit/s keeps the bottleneck's queue empty
+// (the downloads slow to its rate), and ifb's tasklet gives each to the
+// socket. The loaded RTT falls from the FIFO's ~100 ms of queue to
+// cake's few ms, at 5% of the goodput; the local path's balance holds
+// (cake's drops counted as local_tc_dropped, not as the host's
+// transmit drops).
+func TestDownloadShapingThroughIfb(t *testing.T) {
+	run := func(viaIfb bool) *report.Report {
+		s := tcpSpec(0, "10Gbit", "fq_codel")
+		s.Workload.Down = 4
+		s.Workload.Path.RateBps = 100e6
+		s.Duration, s.Warmup = 4*sim.Second, 2*sim.Second
+		if viaIfb {
+			s.Ifb = "ifb0"
+			s.TC = []TCBatch{{Name: "sqm.tc", Text: "qdisc add dev eth0 handle ffff: ingress\n" +
+				"filter add dev eth0 parent ffff: protocol ip prio 1 matchall action mirred egress redirect dev ifb0\n" +
+				"qdisc replace dev ifb0 root cake bandwidth 95mbit besteffort ingress\n"}}
+		}
+		rep := mustRun(t, s)
+		if !rep.AccountingOK {
+			t.Fatalf("ifb %v: %s", viaIfb, rep.AccountingError)
+		}
+		return rep
+	}
+	fifo, sqm := run(false), run(true)
+	t.Logf("loaded RTT queue %.1f -> %.1f ms, goodput %.1f -> %.1f Mbit/s, local_tc_dropped %d",
+		queueMs(fifo), queueMs(sqm), fifo.TCP.DownBps/1e6, sqm.TCP.DownBps/1e6, sqm.Counters["local_tc_dropped"])
+	if queueMs(fifo) < 50 || queueMs(sqm) > 10 {
+		t.Errorf("loaded RTT above the path's: %.1f ms through the FIFO, %.1f ms shaped by ifb0's cake: want > 50 and < 10", queueMs(fifo), queueMs(sqm))
+	}
+	if sqm.TCP.DownBps < 85e6 || sqm.TCP.DownBps > 95e6 || len(sqm.Drops) != 0 {
+		t.Errorf("shaped: %.1f Mbit/s (want 85-95), transmit drops %v (want none: the drops are the local path's)", sqm.TCP.DownBps/1e6, sqm.Drops)
+	}
+	if ifb := device(t, sqm, "ifb0"); ifb.TaskletRuns == 0 || ifb.TxPackets == 0 {
+		t.Errorf("ifb0 gave back %d packets in %d tasklet runs", ifb.TxPackets, ifb.TaskletRuns)
+	}
+}
+
+// Ingress police on a host's downloads: the ingress block runs on the
+// packets for the host's sockets too, and what exceeds is dropped there
+// (local_tc_dropped), so the downloads settle below the police's rate.
+func TestIngressPoliceOnDownloads(t *testing.T) {
+	s := tcpSpec(0, "10Gbit", "fq_codel")
+	s.Workload.Down = 2
+	s.Workload.Path.RateBps = 100e6
+	s.Duration, s.Warmup = 4*sim.Second, 2*sim.Second
+	s.TC = []TCBatch{{Name: "police.tc", Text: "qdisc add dev eth0 ingress\n" +
+		"filter add dev eth0 parent ffff: protocol ip prio 1 matchall action police rate 20mbit burst 100k drop\n"}}
+	rep := mustRun(t, s)
+	t.Logf("downloads %.1f Mbit/s, local_tc_dropped %d", rep.TCP.DownBps/1e6, rep.Counters["local_tc_dropped"])
+	if !rep.AccountingOK || rep.Counters["local_tc_dropped"] == 0 || rep.TCP.DownBps > 21e6 || rep.TCP.DownBps < 10e6 || len(rep.Drops) != 0 {
+		t.Errorf("accounting %v %s; downloads %.1f Mbit/s (want 10-21), local_tc_dropped %d, transmit drops %v",
+			rep.AccountingOK, rep.AccountingError, rep.TCP.DownBps/1e6, rep.Counters["local_tc_dropped"], rep.Drops)
+	}
+}

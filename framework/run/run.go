@@ -1116,6 +1116,9 @@ func fillResults(rep *report.Report, net *netdev.Net, e *sim.Engine, dev *netdev
 	if softnetDropped > 0 {
 		rep.Counters["softnet_dropped"] = softnetDropped
 	}
+	if d := net.LocalTCDropped(); d > 0 {
+		rep.Counters["local_tc_dropped"] = d
+	}
 	if d := net.LocalDropped(); d > 0 {
 		rep.Counters["local_backlog_dropped"] = d
 	}
