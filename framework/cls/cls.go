@@ -483,7 +483,7 @@ func (s *Set) SetSeed(seed sim.Seed) { s.seed, s.secretSet = seed, false }
 // flow_change's mod_timer(jiffies + perturb_period)). old is nil for a
 // context's first copy.
 func (s *Set) Keep(old *Set, now sim.Time) {
-	s.keepPolice(old)
+	s.keepActions(old)
 	s.ArmActions(now)
 	s.flowGens = map[flowPlace]uint32{}
 	if old != nil {

@@ -140,35 +140,43 @@ func (s *Set) ArmActions(now sim.Time) {
 	}
 }
 
-// keepPolice carries the buckets of old's police actions over to the
-// same filters here (same block, pref, handle and words): a copy made
-// for another filter's change leaves a police action's state alone, as
-// the kernel's, which belongs to the action.
-func (s *Set) keepPolice(old *Set) {
+// keepActions carries old's actions' state over to the same filters
+// here (same block, pref, kind, handle and words): a police's bucket and
+// every action's counters and times. A copy made for another filter's
+// change leaves an action's state alone, as the kernel's, which belongs
+// to the action.
+func (s *Set) keepActions(old *Set) {
 	if old == nil {
 		return
 	}
-	s.eachPolice(func(at qdisc.ClassID, tp *proto, f *Filter, pol *police) {
+	for at, b := range s.blocks {
 		ob := old.blocks[at]
 		if ob == nil {
-			return
+			continue
 		}
-		for _, otp := range ob.protos {
-			if otp.pref != tp.pref || otp.kind != tp.kind {
-				continue
-			}
-			for _, of := range otp.elems {
-				if of.Handle != f.Handle || !slices.Equal(of.Words, f.Words) {
+		for _, tp := range b.protos {
+			for _, otp := range ob.protos {
+				if otp.pref != tp.pref || otp.kind != tp.kind {
 					continue
 				}
-				i := slices.IndexFunc(f.Actions, func(a Action) bool { return a.pol == pol })
-				if i < len(of.Actions) && of.Actions[i].pol != nil {
-					o := of.Actions[i].pol
-					pol.armed, pol.tC, pol.toks, pol.ptoks, pol.pktok = o.armed, o.tC, o.toks, o.ptoks, o.pktok
+				for _, f := range tp.elems {
+					for _, of := range otp.elems {
+						if of.Handle != f.Handle || !slices.Equal(of.Words, f.Words) || len(of.Actions) != len(f.Actions) {
+							continue
+						}
+						for i := range f.Actions {
+							a, o := &f.Actions[i], &of.Actions[i]
+							a.st = o.st
+							if a.pol != nil && o.pol != nil {
+								p, op := a.pol, o.pol
+								p.armed, p.tC, p.toks, p.ptoks, p.pktok = op.armed, op.tC, op.toks, op.ptoks, op.pktok
+							}
+						}
+					}
 				}
 			}
 		}
-	})
+	}
 }
 
 // eachPolice calls fn for every police action of the set, in a fixed

@@ -126,7 +126,8 @@ func (n *Net) processBacklog(c *sim.CPU, b *softnetBacklog, quota int) (int, boo
 
 // backlogDeliver is __netif_receive_skb of one backlog skb on c: a
 // driver's completes as transmitted (the peer received it), a local
-// socket's goes to its handler.
+// socket's goes through the receiving device's ingress block, if it has
+// one, to its handler.
 func (n *Net) backlogDeliver(c *sim.CPU, e backlogSkb) {
 	c.Spend(n.E.Costs.PeerRx)
 	n.softnet[c.ID].Processed++
@@ -139,12 +140,11 @@ func (n *Net) backlogDeliver(c *sim.CPU, e backlogSkb) {
 		n.consumeSkb(c, s)
 		return
 	}
-	n.localDelivered++
-	if p := e.local; p.to != nil {
-		p.to.RcvLocal(c, p.p)
-	} else {
-		p.fn(c)
+	if d := e.dev; d != nil && d.clsact != nil && d.filters.Filtered(ingressAt) && !n.localIngress(c, d, e.local) {
+		return // dropped, or taken by mirred
 	}
+	n.localDelivered++
+	e.local.deliver(c)
 }
 
 // NetifRx implements driver.Ctx: __netif_rx on this CPU's backlog.

@@ -152,7 +152,7 @@ func (n *Net) deliverLocal(d *Device, at sim.Time, k skb.FlowKeys, cpu int, p lo
 	if !dev.Info.Wire {
 		// __netif_rx on the sending CPU from engine context: a drop
 		// loses the packet (its protocol recovers, as from any loss).
-		if !n.enqueueToBacklog(nil, at, cpu, backlogSkb{local: p}) {
+		if !n.enqueueToBacklog(nil, at, cpu, backlogSkb{local: p, dev: dev}) {
 			n.localDropped++
 			// dev_core_stats_rx_dropped_inc(skb->dev): this veth
 			// received it; the peer's veth_xmit saw NET_RX_DROP
@@ -193,7 +193,7 @@ func (n *Net) pollLocal(c *sim.CPU, lq *localRx, budget int) (int, bool) {
 			c.Spend(per - costs.IPRcv)
 			n.napiSkbCacheGet(c)
 			n.softnet[c.ID].Processed++
-			if !n.localIngress(c, dev, lq, p) {
+			if !n.localIngress(c, dev, p) {
 				continue // dropped, or taken by mirred
 			}
 			c.Spend(costs.IPRcv)
@@ -223,7 +223,8 @@ func (p *localPkt) deliver(c *sim.CPU) {
 }
 
 // localIngress is sch_handle_ingress in __netif_receive_skb_core for a
-// packet the host receives for its own sockets, on dev's RX CPU c
+// packet the host receives for its own sockets, on dev's RX CPU c (a
+// NIC's RX queue's, or for veth the CPU whose backlog took it)
 // (ingress police on downloads, or the sqm recipe's mirred to an ifb
 // that shapes them): the packet runs the ingress block as the skb it
 // would be (one from the pool, not offered: the local path keeps its
@@ -232,7 +233,7 @@ func (p *localPkt) deliver(c *sim.CPU) {
 // mirred takes it: to an ifb, whose tasklet gives it back to
 // netifReceiveSkb (deliverLocalSkb), or out of another device, where it
 // becomes a packet the host sends.
-func (n *Net) localIngress(c *sim.CPU, dev *Device, lq *localRx, p localPkt) bool {
+func (n *Net) localIngress(c *sim.CPU, dev *Device, p localPkt) bool {
 	s := n.Pool.Get()
 	h := s.Handle
 	s.Packet = skb.Packet{Handle: h, Len: p.p.Len, Keys: p.p.Keys, Hash: p.p.Hash, DSCP: p.p.DSCP, ECN: p.p.ECN, GSOSegs: 1, Sock: -1}

@@ -625,19 +625,27 @@ func (n *Net) CheckFilters(d *Device) error {
 	return nil
 }
 
-// Filters is `tc filter show dev D parent X` for every qdisc or class X
-// with filters, in classid order (the lines leave out "parent X", which
-// the command names); clsact's and the ingress qdisc's blocks, whose
-// actions the host runs, as `tc -s filter show` shows them, with each
-// action's counters and times. A qdisc's filters run in its plugin's
-// copy, whose action counters do not come back.
+// Filters is `tc -s filter show dev D parent X` for every qdisc or
+// class X with filters, in classid order (the lines leave out "parent
+// X", which the command names), each action with its counters and
+// times: the host's for clsact's and the ingress qdisc's blocks, whose
+// actions it runs; for a qdisc's, those of the copy its plugin
+// classifies with (wire.ClassOps.FilterStats).
 func (d *Device) Filters() []FilterBlock {
 	var out []FilterBlock
+	now := sim.Ktime(d.net.E.Now())
 	for _, at := range d.filters.Attached() {
 		if at == egressAt || at == ingressAt {
-			out = append(out, FilterBlock{At: at, Stats: true,
-				Text: d.filters.ShowStats(at, cls.Dump{Now: sim.Ktime(d.net.E.Now())})})
+			out = append(out, FilterBlock{At: at, Stats: true, Text: d.filters.ShowStats(at, cls.Dump{Now: now})})
 			continue
+		}
+		if q := d.qdiscLookup(tc.Handle(qdisc.MakeClassID(at.Major(), 0))); q != nil {
+			if ops := q.filterOps(); ops != nil {
+				if text := ops.FilterStats(at, now); text != "" {
+					out = append(out, FilterBlock{At: at, Stats: true, Text: text})
+					continue
+				}
+			}
 		}
 		out = append(out, FilterBlock{At: at, Text: d.filters.Show(at, false)})
 	}

@@ -186,6 +186,24 @@ func (q *Qdisc) SetFilters(now sim.Time, specs []string) error {
 	return d.End()
 }
 
+// FilterStats implements wire.ClassOps.
+func (q *Qdisc) FilterStats(at qdisc.ClassID, now sim.Time) string {
+	h := q.c.get()
+	defer q.c.put(h)
+	h.enc.Call(0, q.inst, wire.MQFilterStats)
+	h.enc.U32(uint32(at))
+	h.enc.I64(int64(now))
+	d, err := q.c.call(h, q.name(wire.MQFilterStats), nil)
+	if err != nil {
+		return ""
+	}
+	text := string(d.Bytes())
+	if err := d.End(); err != nil {
+		q.c.fail(q.what(wire.MQFilterStats), err)
+	}
+	return text
+}
+
 // serverLeafUp is the plugin side's wire.LeafUpcaller for one call: a
 // leaf query is an upcall frame, answered by the host.
 type serverLeafUp struct {
@@ -250,6 +268,17 @@ func (s *server) classCall(st *callState, call uint32, q *qdiscInst, m wire.Meth
 		if err := q.ctx.SetFilters(now, specs); err != nil {
 			return wire.StatusError, err.Error()
 		}
+		return wire.StatusOK, ""
+	}
+	if m == wire.MQFilterStats {
+		at, now := qdisc.ClassID(d.U32()), sim.Time(d.I64())
+		if err := d.End(); err != nil {
+			return wire.StatusError, err.Error()
+		}
+		if q.ctx == nil {
+			return wire.StatusError, "filter stats before init"
+		}
+		e.Bytes([]byte(q.ctx.FilterStats(at, now)))
 		return wire.StatusOK, ""
 	}
 	c, ok := q.q.(qdisc.Classful)

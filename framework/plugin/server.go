@@ -277,7 +277,7 @@ func (s *server) qdiscCall(st *callState, call uint32, q *qdiscInst, m wire.Meth
 		q.ctx.SetUpcaller(nil) // leaf queries only during a call that may make them
 	}
 	switch m {
-	case wire.MQClassChange, wire.MQClassDelete, wire.MQClasses, wire.MQQlenNotify, wire.MQFilters, wire.MQGrafted:
+	case wire.MQClassChange, wire.MQClassDelete, wire.MQClasses, wire.MQQlenNotify, wire.MQFilters, wire.MQGrafted, wire.MQFilterStats:
 		return s.classCall(st, call, q, m, d)
 	case wire.MQInit:
 		now := sim.Time(d.I64())

@@ -259,7 +259,7 @@ func TestClassShow(t *testing.T) {
 		"class htb 1:1 root rate 1Gbit ceil 1Gbit linklayer ethernet burst 1600b/1 mpu 0b cburst 1600b/1 mpu 0b level 7 \n Sent ",
 		"class htb 1:10 parent 1:1 leaf 10: prio 0 quantum 200000 rate 750Mbit ceil 1Gbit linklayer ethernet burst 1602b/1 mpu 0b cburst 1600b/1 mpu 0b level 0 \n",
 		" lended: ",
-		"$ tc filter show dev eth0 parent 1:\nfilter protocol ip pref 1 u32 chain 0 \n",
+		"$ tc -s filter show dev eth0 parent 1:\nfilter protocol ip pref 1 u32 chain 0 \n",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("tc show lacks %q:\n%s", want, got)

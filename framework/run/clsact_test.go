@@ -1,6 +1,8 @@
 package run
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/txlab/txlab/framework/report"
@@ -93,5 +95,21 @@ filter add dev eth0 parent 1: protocol ip prio 1 u32 match ip dport 5001 0xffff 
 	rate10 := float64(c["1:10"].SentBytes) * 8 / (float64(s.Duration) / 1e9) // class counters run from 0
 	if !rep.AccountingOK || rep.Drops["QDISC_DROP"] == 0 || rate10 < 90e6 || rate10 > 110e6 || c["1:20"].SentBytes < 5*c["1:10"].SentBytes {
 		t.Errorf("accounting %v %s; 1:10 %.1f Mbit/s, 1:20 %d bytes; drops %v", rep.AccountingOK, rep.AccountingError, rate10/1e6, c["1:20"].SentBytes, rep.Drops)
+	}
+	// tc -s filter show of htb's block: the counters of the copy that
+	// classified in htb's plugin, its drops among htb's (the rest: its
+	// leaves')
+	if len(rep.Filters) != 1 || !rep.Filters[0].Stats {
+		t.Fatalf("filters %+v, want htb's block shown with -s", rep.Filters)
+	}
+	text := rep.Filters[0].Text
+	var bytes, pkts, dropped, over uint64
+	if i := strings.Index(text, "\tSent "); i < 0 {
+		t.Fatalf("no action statistics in\n%s", text)
+	} else if _, err := fmt.Sscanf(text[i:], "\tSent %d bytes %d pkt (dropped %d, overlimits %d", &bytes, &pkts, &dropped, &over); err != nil {
+		t.Fatal(err)
+	}
+	if dropped == 0 || dropped != over || dropped > rep.Drops["QDISC_DROP"] || pkts <= dropped || bytes != pkts*1514 {
+		t.Errorf("htb's police shows %d bytes %d pkt, dropped %d, overlimits %d; QDISC_DROP %d", bytes, pkts, dropped, over, rep.Drops["QDISC_DROP"])
 	}
 }

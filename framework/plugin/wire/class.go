@@ -56,6 +56,10 @@ type ClassOps interface {
 	// (nothing otherwise).
 	Grafted(ctx qdisc.Ctx, id qdisc.ClassID, leaf bool)
 	SetFilters(now sim.Time, specs []string) error
+	// FilterStats is `tc -s filter show` of the copy's block at at at
+	// time now: its actions' counters, which only the copy that
+	// classifies keeps.
+	FilterStats(at qdisc.ClassID, now sim.Time) string
 }
 
 // SetUpcaller gives the context the way to the host's leaves (nil: the
@@ -77,6 +81,15 @@ func (x *QdiscCtx) SetFilters(now sim.Time, specs []string) error {
 	s.Keep(x.filters, now)
 	x.filters = s
 	return nil
+}
+
+// FilterStats is `tc -s filter show` of the block at at of the
+// context's copy of the filters, at time now ("" without filters).
+func (x *QdiscCtx) FilterStats(at qdisc.ClassID, now sim.Time) string {
+	if x.filters == nil {
+		return ""
+	}
+	return x.filters.ShowStats(at, cls.Dump{Now: now})
 }
 
 // Filtered implements qdisc.FilterCtx.

@@ -77,14 +77,15 @@ const (
 	MQQlenNotify  // i64 now, u32 id, i64 qlen, i64 backlog -> ops
 	MQFilters     // strs (cls.Set.Specs) -> (a classless qdisc's too, with qdisc.HasBlock)
 	// A driver whose RxInfo says OwnITR (driver.RxModerator).
-	MDRxComplete // i64 now, u32 vector, u64 pkts, u64 bytes -> i64 rx itr
-	MQGrafted    // i64 now, u32 id, u8 leaf -> ops (qdisc.Grafter)
+	MDRxComplete  // i64 now, u32 vector, u64 pkts, u64 bytes -> i64 rx itr
+	MQGrafted     // i64 now, u32 id, u8 leaf -> ops (qdisc.Grafter)
+	MQFilterStats // u32 block, i64 now -> bytes (tc -s filter show of the copy's block)
 	numMethods
 )
 
 var methodNames = [numMethods]string{"", "new qdisc", "new driver", "init", "enqueue", "dequeue", "peek", "reset",
 	"stats", "dump", "change", "init", "xmit", "poll", "stats", "select_queue", "close", "timer",
-	"class change", "class delete", "classes", "qlen_notify", "filters", "rx_complete", "grafted"}
+	"class change", "class delete", "classes", "qlen_notify", "filters", "rx_complete", "grafted", "filter stats"}
 
 func (m Method) String() string {
 	if m > 0 && m < numMethods {

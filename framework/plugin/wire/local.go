@@ -278,3 +278,8 @@ func (l *LocalQdisc) Grafted(c qdisc.Ctx, id qdisc.ClassID, leaf bool) {
 func (l *LocalQdisc) SetFilters(now sim.Time, specs []string) error {
 	return l.ctx.SetFilters(now, specs)
 }
+
+// FilterStats implements ClassOps.
+func (l *LocalQdisc) FilterStats(at qdisc.ClassID, now sim.Time) string {
+	return l.ctx.FilterStats(at, now)
+}
