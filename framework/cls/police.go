@@ -124,16 +124,21 @@ func (pol *police) arm(now int64) {
 // last call at now, the tc command's time (tcf_police_init: tcfp_t_c,
 // a full bucket; a packet bucket starts empty and fills from then).
 func (s *Set) ArmActions(now sim.Time) {
-	s.eachPolice(func(_ qdisc.ClassID, _ *proto, _ *Filter, pol *police) {
-		if !pol.armed {
-			pol.arm(int64(now))
+	s.eachAction(func(_ qdisc.ClassID, _ *proto, _ *Filter, a *Action) {
+		a.arm(now)
+		if a.pol != nil && !a.pol.armed {
+			a.pol.arm(int64(now))
 		}
 	})
-	for _, b := range s.blocks {
-		for _, tp := range b.protos {
+}
+
+// eachAction calls fn for every action of the set, in a fixed order.
+func (s *Set) eachAction(fn func(at qdisc.ClassID, tp *proto, f *Filter, a *Action)) {
+	for _, at := range s.Attached() {
+		for _, tp := range s.blocks[at].protos {
 			for _, f := range tp.elems {
 				for i := range f.Actions {
-					f.Actions[i].arm(now)
+					fn(at, tp, f, &f.Actions[i])
 				}
 			}
 		}
@@ -150,28 +155,18 @@ func (s *Set) keepActions(old *Set) {
 		return
 	}
 	for at, b := range s.blocks {
-		ob := old.blocks[at]
-		if ob == nil {
-			continue
-		}
 		for _, tp := range b.protos {
-			for _, otp := range ob.protos {
-				if otp.pref != tp.pref || otp.kind != tp.kind {
+			for _, f := range tp.elems {
+				of := old.sameFilter(at, tp, f)
+				if of == nil {
 					continue
 				}
-				for _, f := range tp.elems {
-					for _, of := range otp.elems {
-						if of.Handle != f.Handle || !slices.Equal(of.Words, f.Words) || len(of.Actions) != len(f.Actions) {
-							continue
-						}
-						for i := range f.Actions {
-							a, o := &f.Actions[i], &of.Actions[i]
-							a.st = o.st
-							if a.pol != nil && o.pol != nil {
-								p, op := a.pol, o.pol
-								p.armed, p.tC, p.toks, p.ptoks, p.pktok = op.armed, op.tC, op.toks, op.ptoks, op.pktok
-							}
-						}
+				for i := range f.Actions {
+					a, o := &f.Actions[i], &of.Actions[i]
+					a.st = o.st
+					if a.pol != nil && o.pol != nil {
+						p, op := a.pol, o.pol
+						p.armed, p.tC, p.toks, p.ptoks, p.pktok = op.armed, op.tC, op.toks, op.ptoks, op.pktok
 					}
 				}
 			}
@@ -179,20 +174,24 @@ func (s *Set) keepActions(old *Set) {
 	}
 }
 
-// eachPolice calls fn for every police action of the set, in a fixed
-// order.
-func (s *Set) eachPolice(fn func(at qdisc.ClassID, tp *proto, f *Filter, pol *police)) {
-	for _, at := range s.Attached() {
-		for _, tp := range s.blocks[at].protos {
-			for _, f := range tp.elems {
-				for i := range f.Actions {
-					if pol := f.Actions[i].pol; pol != nil {
-						fn(at, tp, f, pol)
-					}
-				}
+// sameFilter is s's filter f stands for, made from the same words at
+// the same place (block at, tp's pref and kind, f's handle), or nil.
+func (s *Set) sameFilter(at qdisc.ClassID, tp *proto, f *Filter) *Filter {
+	b := s.blocks[at]
+	if b == nil {
+		return nil
+	}
+	for _, otp := range b.protos {
+		if otp.pref != tp.pref || otp.kind != tp.kind {
+			continue
+		}
+		for _, of := range otp.elems {
+			if of.Handle == f.Handle && slices.Equal(of.Words, f.Words) && len(of.Actions) == len(f.Actions) {
+				return of
 			}
 		}
 	}
+	return nil
 }
 
 // parsePolice is act_parse_police, from the word after "police", then

@@ -43,12 +43,12 @@ type Ifb struct {
 // queue's lock, and tq, the tasklet's own, with their counters (ifb's
 // rx_* is what ifb_xmit took, tx_* what the tasklet sent back).
 type IfbQueue struct {
-	rq, tq                 skb.List
-	pending                bool // tasklet_pending
-	tl                     tasklet
-	RxPackets, RxBytes     uint64
-	TxPackets, TxBytes     uint64
-	TaskletRuns, Reschedul uint64 // ifb_ri_tasklet calls, and how many ended in resched
+	rq, tq                   skb.List
+	pending                  bool // tasklet_pending
+	tl                       tasklet
+	RxPackets, RxBytes       uint64
+	TxPackets, TxBytes       uint64
+	TaskletRuns, Rescheduled uint64 // ifb_ri_tasklet calls, and how many ended in resched
 }
 
 // ifbDriver is the ifb's ndo_* for the parts of the host that ask every
@@ -197,7 +197,7 @@ func (n *Net) ifbRiTasklet(c *sim.CPU, d *Device, qi int) {
 // ifbResched is ifb_ri_tasklet's resched: tasklet_pending stays set and
 // the tasklet goes back on this CPU's list.
 func (n *Net) ifbResched(c *sim.CPU, q *IfbQueue) {
-	q.Reschedul++
+	q.Rescheduled++
 	q.pending = true
 	n.taskletSchedule(c, &q.tl)
 }
@@ -215,116 +215,6 @@ func (n *Net) ifbHeld() int64 {
 	}
 	return h
 }
-
-// TxQueueLen is dev->tx_queue_len: an ifb's own, the host's
-// (net.Config.TxQueueLen) for any other device.
-func (d *Device) TxQueueLen() int {
-	if d.txQueueLen > 0 {
-		return d.txQueueLen
-	}
-	return d.net.Cfg.TxQueueLen
-}
-
-// register is register_netdevice's part the model keeps: the device's
-// ifindex (its place in n.Devs, + 1).
-func (n *Net) register(d *Device) error {
-	if len(n.Devs) >= skb.MaxIif {
-		return fmt.Errorf("%s: more than %d devices", d.Name, skb.MaxIif)
-	}
-	n.Devs = append(n.Devs, d)
-	d.ifindex = len(n.Devs)
-	// mirred's "dev NAME" (ll_name_to_index), on the blocks the host runs
-	d.filters.SetDevices(func(name string) bool { return n.DeviceByName(name) != nil }, egressAt, ingressAt)
-	return nil
-}
-
-// mirredNestLimit is MIRRED_NEST_LIMIT: how deep mirred's egress
-// redirects may nest on one CPU (softnet_data.xmit.sched_mirred_nest).
-const mirredNestLimit = 4
-
-// mirredStack is a CPU's sched_mirred_dev and sched_mirred_nest.
-type mirredStack struct {
-	dev  [mirredNestLimit]*Device
-	nest int
-}
-
-// MirredNestFull implements cls.Redirector: this CPU's
-// sched_mirred_nest is at MIRRED_NEST_LIMIT.
-func (x *blockCtx) MirredNestFull() bool { return x.d.net.sd[x.c.ID].mirred.nest >= mirredNestLimit }
-
-// Mirred implements cls.Redirector: tcf_mirred_act on the block's CPU
-// past its nest check. The loop check (a target already on this CPU's
-// stack of egress redirects), then tcf_mirred_to_dev: at ingress a
-// redirect sends the skb itself (TC_ACT_CONSUMED); anywhere else the
-// action sends a clone, and a redirect's original is consumed by the
-// hook (TC_ACT_STOLEN): the model sends the skb itself and prices the
-// clone and the consume, whose destructor gives the socket its charge
-// back (the clone has none: skb_orphan's effect). A mirror's clone is a
-// new skb, offered.
-func (x *blockCtx) Mirred(dev string, target *any, e cls.Eaction, p *skb.Packet) cls.MirredResult {
-	n, c := x.d.net, x.c
-	ms := &n.sd[c.ID].mirred
-	if *target == nil {
-		*target = n.DeviceByName(dev)
-	}
-	to := (*target).(*Device)
-	for _, d := range ms.dev[:ms.nest] {
-		if d == to {
-			return cls.MirredFailed // "tc mirred: loop on device"
-		}
-	}
-	ms.dev[ms.nest] = to
-	ms.nest++
-	c.Spend(n.E.Costs.Mirred)
-	s := x.s
-	s.Priority, s.Mark = p.Priority, p.Mark
-	atIngress := x.at == ingressAt
-	send := s
-	if !e.Redirect() {
-		send = n.skbCloneFor(c, s)
-		send.XmitCPU, send.RxQueue = s.XmitCPU, s.RxQueue // __copy_skb_header: sender_cpu, queue_mapping
-	} else if !atIngress {
-		c.Spend(n.E.Costs.KfreeSkbmem) // skb_clone's sk_buff, and the original's kfree_skbmem
-		if o := n.Pool.Orphan(s); o != nil {
-			c.Spend(n.destructorCost()) // the original's consume_skb: sock_wfree
-			o.Orphan(c, s)
-		}
-	}
-	r := skb.Redirect(0).WithIif(x.d.ifindex)
-	if e.Redirect() {
-		r |= skb.Redirected
-		if atIngress {
-			r |= skb.FromIngress
-		}
-	}
-	send.Redir = r
-	if to.Ifb == nil {
-		n.localSendOut(send) // a received packet for this host's sockets, sent out instead
-	}
-	n.devQueueXmit(c, to, send)
-	ms.nest--
-	return cls.MirredSent
-}
-
-// skbCloneFor is skb_clone of s (netem's duplicates, mirred's mirror): a
-// new skb with the packet's fields and no socket (sk NULL, no
-// destructor). It counts as offered: the accounting identity covers the
-// packets the host's clones create.
-func (n *Net) skbCloneFor(c *sim.CPU, s *skb.SKB) *skb.SKB {
-	d := n.Pool.Get()
-	h := d.Handle
-	d.Packet = s.Packet
-	d.Handle, d.Sock = h, -1
-	d.Born, d.XmitAt, d.SenderCPU = s.Born, s.XmitAt, s.SenderCPU
-	d.PktLen = s.PktLen // the cb is copied: rootq->enqueue does not recompute it
-	n.ownSkb(c, d)
-	c.Spend(n.E.Costs.KfreeSkb) // an sk_buff from the slab and its header copied: priced as freeing one
-	n.Offered++
-	n.Clones++
-	return d
-}
-
-var _ cls.Redirector = (*blockCtx)(nil)
 
 // ParseIfbList reads ifbs in `ip link add` words, separated by ';':
 // NAME [numtxqueues N] [txqueuelen N] [type ifb] (name first, as

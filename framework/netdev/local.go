@@ -184,23 +184,22 @@ func (n *Net) pollLocal(c *sim.CPU, lq *localRx, budget int) (int, bool) {
 	done := 0
 	dev := lq.napi.dev
 	ingress := dev != nil && dev.clsact != nil && dev.filters.Filtered(ingressAt)
+	if ingress {
+		per -= costs.IPRcv // after the ingress block, for what goes on
+	}
 	for done < budget && lq.head < len(lq.pending) {
 		p := lq.pending[lq.head]
 		lq.pending[lq.head] = localPkt{}
 		lq.head++
 		done++
+		c.Spend(per)
+		n.napiSkbCacheGet(c) // the driver's napi_build_skb
+		n.softnet[c.ID].Processed++
 		if ingress {
-			c.Spend(per - costs.IPRcv)
-			n.napiSkbCacheGet(c)
-			n.softnet[c.ID].Processed++
 			if !n.localIngress(c, dev, p) {
 				continue // dropped, or taken by mirred
 			}
 			c.Spend(costs.IPRcv)
-		} else {
-			c.Spend(per)
-			n.napiSkbCacheGet(c) // the driver's napi_build_skb
-			n.softnet[c.ID].Processed++
 		}
 		n.localDelivered++
 		p.deliver(c)
@@ -247,24 +246,32 @@ func (n *Net) localIngress(c *sim.CPU, dev *Device, p localPkt) bool {
 	if _, _, _, done := n.tcRun(c, dev, s, ingressAt, skb.DropTCIngress); done {
 		return false
 	}
-	delete(n.localSkbs, h) // not taken: the packet goes on as it was
-	n.unoffered--
+	n.takeLocal(s) // not taken: the packet goes on as it was
 	n.Pool.Put(s)
 	return true
+}
+
+// takeLocal ends s's life as a local packet's skb (localIngress): its
+// packet, and false for any other skb.
+func (n *Net) takeLocal(s *skb.SKB) (localPkt, bool) {
+	if n.localSkbs == nil {
+		return localPkt{}, false
+	}
+	p, ok := n.localSkbs[s.Handle]
+	if ok {
+		delete(n.localSkbs, s.Handle)
+		n.unoffered--
+	}
+	return p, ok
 }
 
 // localDrop ends a local packet's skb that is being freed as a drop: it
 // counts with the local path's drops, not the transmit path's. False
 // for any other skb.
 func (n *Net) localDrop(s *skb.SKB) bool {
-	if n.localSkbs == nil {
+	if _, ok := n.takeLocal(s); !ok {
 		return false
 	}
-	if _, ok := n.localSkbs[s.Handle]; !ok {
-		return false
-	}
-	delete(n.localSkbs, s.Handle)
-	n.unoffered--
 	n.localTCDropped++
 	return true
 }
@@ -274,17 +281,12 @@ func (n *Net) localDrop(s *skb.SKB) bool {
 // tasklet, tc_skip_classify set): the packet goes to its socket on c,
 // and its skb back to the pool. False for any other skb.
 func (n *Net) deliverLocalSkb(c *sim.CPU, s *skb.SKB) bool {
-	if n.localSkbs == nil {
-		return false
-	}
-	p, ok := n.localSkbs[s.Handle]
+	p, ok := n.takeLocal(s)
 	if !ok {
 		return false
 	}
 	c.Spend(n.E.Costs.NetifReceiveSkb + n.E.Costs.IPRcv)
 	n.softnet[c.ID].Processed++
-	delete(n.localSkbs, s.Handle)
-	n.unoffered--
 	n.Pool.Put(s)
 	n.localDelivered++
 	p.deliver(c)
@@ -296,16 +298,10 @@ func (n *Net) deliverLocalSkb(c *sim.CPU, s *skb.SKB) bool {
 // a packet the host sends: offered from now on, and counted out of the
 // local path.
 func (n *Net) localSendOut(s *skb.SKB) {
-	if n.localSkbs == nil {
-		return
+	if _, ok := n.takeLocal(s); ok {
+		n.Offered++
+		n.localOut++
 	}
-	if _, ok := n.localSkbs[s.Handle]; !ok {
-		return
-	}
-	delete(n.localSkbs, s.Handle)
-	n.unoffered--
-	n.Offered++
-	n.localOut++
 }
 
 // TxOwner is an optional skb.Owner extension: Transmitted is called on

@@ -469,6 +469,28 @@ func (n *Net) AddDevice(spec DeviceSpec) (*Device, error) {
 	return d, nil
 }
 
+// TxQueueLen is dev->tx_queue_len: an ifb's own, the host's
+// (net.Config.TxQueueLen) for any other device.
+func (d *Device) TxQueueLen() int {
+	if d.txQueueLen > 0 {
+		return d.txQueueLen
+	}
+	return d.net.Cfg.TxQueueLen
+}
+
+// register is register_netdevice's part the model keeps: the device's
+// ifindex (its place in n.Devs, + 1).
+func (n *Net) register(d *Device) error {
+	if len(n.Devs) >= skb.MaxIif {
+		return fmt.Errorf("%s: more than %d devices", d.Name, skb.MaxIif)
+	}
+	n.Devs = append(n.Devs, d)
+	d.ifindex = len(n.Devs)
+	// mirred's "dev NAME" (ll_name_to_index), on the blocks the host runs
+	d.filters.SetDevices(func(name string) bool { return n.DeviceByName(name) != nil }, egressAt, ingressAt)
+	return nil
+}
+
 // attachQdiscs is attach_default_qdiscs when words is empty, else
 // `tc qdisc replace dev D root <words>`: the words are tc's (handle,
 // root, dev, then the kind and its options; see ParseRootQdisc).

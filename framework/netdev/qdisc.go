@@ -512,6 +512,24 @@ func (n *Net) skbClone(c *sim.CPU, s *skb.SKB, by *Qdisc) *skb.SKB {
 	return d
 }
 
+// skbCloneFor is skb_clone of s (netem's duplicates, mirred's mirror): a
+// new skb with the packet's fields and no socket (sk NULL, no
+// destructor). It counts as offered: the accounting identity covers the
+// packets the host's clones create.
+func (n *Net) skbCloneFor(c *sim.CPU, s *skb.SKB) *skb.SKB {
+	d := n.Pool.Get()
+	h := d.Handle
+	d.Packet = s.Packet
+	d.Handle, d.Sock = h, -1
+	d.Born, d.XmitAt, d.SenderCPU = s.Born, s.XmitAt, s.SenderCPU
+	d.PktLen = s.PktLen // the cb is copied: rootq->enqueue does not recompute it
+	n.ownSkb(c, d)
+	c.Spend(n.E.Costs.KfreeSkb) // an sk_buff from the slab and its header copied: priced as freeing one
+	n.Offered++
+	n.Clones++
+	return d
+}
+
 // packetFor is s as q's plugin gets it: a clone q asked for is marked
 // when it comes back to q (netem_enqueue's q->duplicate = 0 while it
 // enqueues it).

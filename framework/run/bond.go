@@ -193,7 +193,7 @@ func deviceSections(rep *report.Report, net *netdev.Net, snap, end snapshot, sec
 			ds.TxDropped, ds.RxDropped = f.TxDropped, f.RxDropped
 			for i := range f.Qs {
 				ds.TaskletRuns += f.Qs[i].TaskletRuns
-				ds.TaskletResched += f.Qs[i].Reschedul
+				ds.TaskletResched += f.Qs[i].Rescheduled
 			}
 		}
 		var pkts, bytes uint64
