@@ -36,16 +36,21 @@ func seedReport(profile, placement string, mpps float64, vm vmstatRows, locks []
 func seedRuns() E1Runs {
 	return E1Runs{
 		BusylockUnpinned: seedReport("6.18", workload.Unpinned, seedBusylockUnpinnedMpps, seedVMStatBefore, seedLocksBeforeUnpinned, seedXmitModeBeforeLo),
-		LlistUnpinned:    seedReport("6.19-rc1", workload.Unpinned, seedLlistUnpinnedMpps, seedVMStatAfter, seedLocksAfterUnpinned, seedXmitModeAfterLo),
-		BusylockPinned:   seedReport("6.18", workload.Spread, seedBusylockPinnedMpps, seedVMStatBefore, seedLocksBeforePinned, seedXmitModeBeforeLo),
-		LlistPinned:      seedReport("6.19-rc1", workload.Spread, seedLlistPinnedMpps, seedVMStatAfter, seedLocksAfterPinned, seedXmitModeAfterLo),
+		LlistUnpinned: seedReport("6.19-rc1", workload.Unpinned, seedLlistUnpinnedMpps, seedVMStatAfter,
+			append(seedLocksAfterUnpinned[:len(seedLocksAfterUnpinned):len(seedLocksAfterUnpinned)], seedSlabAfterUnpinned), seedXmitModeAfterLo),
+		BusylockPinned: seedReport("6.18", workload.Spread, seedBusylockPinnedMpps, seedVMStatBefore, seedLocksBeforePinned, seedXmitModeBeforeLo),
+		LlistPinned: seedReport("6.19-rc1", workload.Spread, seedLlistPinnedMpps, seedVMStatAfter,
+			append(seedLocksAfterPinned[:len(seedLocksAfterPinned):len(seedLocksAfterPinned)], seedSlabAfterPinned), seedXmitModeAfterLo),
 	}
 }
 
+// held is the judged rows' verdicts by name.
 func held(rows []Row) map[string]bool {
 	m := map[string]bool{}
 	for _, r := range rows {
-		m[r.Name] = r.Holds
+		if r.Judged() {
+			m[r.Name] = r.Holds
+		}
 	}
 	return m
 }
@@ -57,7 +62,7 @@ func TestE1SeedHoldsAgainstItself(t *testing.T) {
 		t.Fatalf("%d rows", len(rows))
 	}
 	for _, r := range rows {
-		if !r.Holds {
+		if r.Judged() && !r.Holds {
 			t.Errorf("%s: seed %s, model %s does not hold (%s)", r.Name, r.Seed, r.Model, r.Tolerance)
 		}
 	}
@@ -235,7 +240,13 @@ func TestE1ScaledRun(t *testing.T) {
 	if err := WriteRows(&b, rows); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(b.String(), fmt.Sprintf("of %d figures hold", len(rows))) {
+	judged := 0
+	for _, r := range rows {
+		if r.Judged() {
+			judged++
+		}
+	}
+	if !strings.Contains(b.String(), fmt.Sprintf("of %d figures hold", judged)) {
 		t.Errorf("table:\n%s", b.String())
 	}
 	t.Logf("\n%s", b.String())

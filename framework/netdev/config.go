@@ -95,6 +95,13 @@ type Config struct {
 	// NAPI_SKB_CACHE_BULK), a full cache frees NAPI_SKB_CACHE_HALF, and
 	// "skbuff: remove __kfree_skb_flush()". On in 4.7 and 4.8.
 	KfreeSkbDefer bool
+	// TxDeferFree: napi_consume_skb hands an skb another CPU allocated
+	// back to that CPU (skb_attempt_defer_free) after running its
+	// destructor, so its head and sk_buff are freed where they came
+	// from ("net: fix napi_consume_skb() with alien skbs", Eric
+	// Dumazet, 6 Nov 2025: "This removes contention on SLUB
+	// spinlocks"). Off in every profile: the seeds' runs predate it.
+	TxDeferFree bool
 	// PktSegs: qdisc_skb_cb(skb)->pkt_segs, cached at enqueue time in
 	// the skb's first line, where qdisc_bstats_update reads it
 	// ("net_sched: speedup qdisc dequeue", 2773cb0b3120, Nov 2025: "Avoid
@@ -181,6 +188,13 @@ type Config struct {
 	// Köppeler's profile shows his kernel had it.
 	Lockdep     bool
 	BQLLimitMin int // byte_queue_limits/limit_min of every TX queue
+	// SlabCPUPartial is /sys/kernel/slab/CACHE/cpu_partial, in objects,
+	// of the caches senders' skb heads come from (framework/slab) when
+	// SlabCPUPartialSet; otherwise each cache has set_cpu_partial's
+	// default for its object size. E1's tester set 64 on
+	// skbuff_small_head "to avoid contention in mm".
+	SlabCPUPartial    int
+	SlabCPUPartialSet bool
 }
 
 // Profile names.
@@ -409,6 +423,8 @@ var toggles = map[string]toggle{
 		func(c *Config) *bool { return &c.BulkFreeList }),
 	"kfree_skb_defer": boolToggle("the CPU's napi_alloc_cache only defers frees, as 4.5 to 5.11 (795bb1c00dd3, _kfree_skb_defer): a full cache frees all 64, net_rx_action's __kfree_skb_flush the rest when its loop breaks, build_skb allocates from the slab; off: 5.12's recycling cache (napi_skb_cache_get, a full cache frees half)",
 		func(c *Config) *bool { return &c.KfreeSkbDefer }),
+	"tx_defer_free": boolToggle("a NIC's TX completion (napi_consume_skb) hands an skb another CPU allocated back to it with skb_attempt_defer_free: its head goes back to the slab on the sending CPU, the defer list flushed by that CPU's net_rx_action, an IPI when it reaches half of net.core.skb_defer_max (64) and a free where it is when full (\"net: fix napi_consume_skb() with alien skbs\", Nov 2025); off: freed where completed, as the seeds' kernels did",
+		func(c *Config) *bool { return &c.TxDeferFree }),
 	"pkt_segs": boolToggle("qdisc_bstats_update reads the segment count cached in the skb's cb, not skb_shinfo: a dequeue reads one skb line under the root lock (2773cb0b3120)",
 		func(c *Config) *bool { return &c.PktSegs }),
 	"bulk_quota": boolToggle("bound bulk dequeue by the remaining quota (0345552a653c)", func(c *Config) *bool { return &c.BulkQuota }),
@@ -463,6 +479,27 @@ var toggles = map[string]toggle{
 	"netdev_budget":      intToggle("net.core.netdev_budget", 1, func(c *Config) *int { return &c.NetdevBudget }),
 	"sndbuf": intOrDefaultToggle(fmt.Sprintf("sender socket sndbuf in bytes (net.core.wmem_default), or default: the kernel's boot value SK_WMEM_DEFAULT, SKB_TRUESIZE(256) x 256, which grows with max_skb_frags (%d with 17, %d with 45)",
 		skb.WmemDefault(17), skb.WmemDefault(45)), minSndbuf, func(c *Config) *int { return &c.Sndbuf }),
+	"slab_cpu_partial": {fmt.Sprintf("/sys/kernel/slab/CACHE/cpu_partial of the slab caches senders' skb heads come from (skbuff_small_head, or kmalloc-N for larger heads), in objects, or default: set_cpu_partial's by object size (24 at 1 KiB and over, 52 at 256 B) [0..%d]", SysctlMax),
+		func(c *Config, v string) error {
+			if v == "default" {
+				c.SlabCPUPartial, c.SlabCPUPartialSet = 0, false
+				return nil
+			}
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				return fmt.Errorf("%q is not a whole number or default", v)
+			}
+			if n < 0 || n > SysctlMax { // cpu_partial_store: kstrtouint
+				return fmt.Errorf("%d is out of range: 0..%d", n, SysctlMax)
+			}
+			c.SlabCPUPartial, c.SlabCPUPartialSet = n, true
+			return nil
+		}, func(c *Config) string {
+			if !c.SlabCPUPartialSet {
+				return "default"
+			}
+			return strconv.Itoa(c.SlabCPUPartial)
+		}},
 	"max_skb_frags": {fmt.Sprintf("CONFIG_MAX_SKB_FRAGS: sizes skb_shared_info, hence a sent skb's truesize [%d..%d]", skb.MinMaxSkbFrags, skb.MaxMaxSkbFrags),
 		func(c *Config, v string) error {
 			n, err := strconv.Atoi(v)

@@ -236,7 +236,7 @@ func (n *Net) localIngress(c *sim.CPU, dev *Device, p localPkt) bool {
 	s := n.Pool.Get()
 	h := s.Handle
 	s.Packet = skb.Packet{Handle: h, Len: p.p.Len, Keys: p.p.Keys, Hash: p.p.Hash, DSCP: p.p.DSCP, ECN: p.p.ECN, GSOSegs: 1, Sock: -1}
-	s.Born, s.SenderCPU = c.Now(), int32(c.ID)
+	s.Born, s.SenderCPU = c.Now(), int16(c.ID)
 	n.ownSkb(c, s)
 	n.unoffered++
 	if n.localSkbs == nil {

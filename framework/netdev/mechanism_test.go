@@ -767,7 +767,7 @@ func TestPktSegsDequeueReadsOneLine(t *testing.T) {
 			start := cpu.Now()
 			for s := l.Head; s != nil; s = s.Next {
 				h.n.touchSkb(cpu, s) // the driver's reads
-				if s.TailSplit {
+				if s.TailSplit() {
 					t.Errorf("%s pkt_segs %s: the driver left the skb's tail split", c.qd, c.pktSegs)
 				}
 			}

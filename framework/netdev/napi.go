@@ -58,6 +58,7 @@ func (n *Net) netRxAction(c *sim.CPU) {
 	sd.pollList = sd.pollSpare[:0]
 	repoll := sd.repoll[:0]
 	for {
+		n.skbDeferFreeFlush(c)
 		if len(list) == 0 {
 			if len(repoll) > 0 {
 				break

@@ -17,6 +17,7 @@ import (
 	"github.com/txlab/txlab/framework/qdisc"
 	"github.com/txlab/txlab/framework/sim"
 	"github.com/txlab/txlab/framework/skb"
+	"github.com/txlab/txlab/framework/slab"
 	"github.com/txlab/txlab/framework/tc"
 )
 
@@ -51,6 +52,12 @@ type Net struct {
 	Drops    map[skb.DropReason]uint64
 	XmitHist Log2Hist // __dev_queue_xmit latency, ns
 
+	// slabs are the SLUB caches senders' skb heads come from (slab.go);
+	// headTruesize and headIdx remember the last lookup.
+	slabs        []*slab.Cache
+	headTruesize uint32
+	headIdx      int
+
 	// GSOSegments are the skbs made by segmenting GSO skbs for a qdisc
 	// that wants segments (qdisc.SplitGSO): offered too.
 	GSOSegments uint64
@@ -62,7 +69,11 @@ type Net struct {
 	Sched                [NumSchedCallers]SchedStat // __netif_schedule by caller
 	TxAction             TxActionStat               // what net_tx_action found
 	DeferDrops           uint64                     // dropped at the defer_list bound
-	Bypass               uint64                     // TCQ_F_CAN_BYPASS direct transmits
+	// Deferred, DeferIPIs and DeferFull count skb_attempt_defer_free's
+	// hand-backs (Cfg.TxDeferFree), the IPIs they sent, and the skbs a
+	// full defer list made the completing CPU free itself.
+	Deferred, DeferIPIs, DeferFull uint64
+	Bypass                         uint64 // TCQ_F_CAN_BYPASS direct transmits
 
 	// Prof, if set, splits the qdisc owners' time by phase (drainprof.go).
 	Prof *DrainProfile
@@ -78,7 +89,9 @@ type Net struct {
 	site struct {
 		busylock, rootEnq, rootRun, txAction, hardTx, nolockEnq, seqlock, timer *sim.LockStat
 		ifbTasklet                                                              *sim.LockStat // made with the first ifb
+		deferLock, deferFlush                                                   *sim.LockStat // a defer_list's lock, by its two sides
 	}
+	deferKick func(*sim.CPU) // deferKickIRQ, made once
 	// Warnings are what tc printed as "Warning: ..." for the tc
 	// commands run (the kernel's extack warnings).
 	Warnings []string
@@ -199,6 +212,7 @@ type softnetData struct {
 	skbCacheStat SkbCacheStat
 	rxOne        [1]*skb.SKB // netifReceiveSkb's list of one
 	mirred       mirredStack // softnet_data.xmit's sched_mirred_dev and _nest
+	deferred     deferList   // defer_list: skbs other CPUs completed (Cfg.TxDeferFree)
 }
 
 // The TX path's activities in the CPU profile (sim.ActProfile, the
@@ -243,6 +257,9 @@ func NewNet(e *sim.Engine, cfg Config, m Maker) *Net {
 	n.site.nolockEnq = e.LockSite("pfifo_fast_enqueue (producer_lock)")
 	n.site.seqlock = e.LockSite("qdisc_run_begin (seqlock)")
 	n.site.timer = e.LockSite("qdisc timer (root_lock)")
+	n.site.deferLock = e.LockSite("skb_attempt_defer_free (defer_lock)")
+	n.site.deferFlush = e.LockSite("skb_defer_free_flush (defer_lock)")
+	n.deferKick = n.deferKickIRQ
 	for _, c := range e.CPUs {
 		c.SetSoftirqHandler(sim.TimerSoftirq, n.runQdiscTimers)
 		c.SetSoftirqHandler(sim.NetTxSoftirq, n.netTxAction)
@@ -793,6 +810,12 @@ func (n *Net) transmitted(c *sim.CPU, s *skb.SKB) {
 // every driver's Poll runs in NAPI.
 func (n *Net) napiConsumeSkb(c *sim.CPU, s *skb.SKB) {
 	n.transmitted(c, s)
+	if n.Cfg.TxDeferFree && int(s.SenderCPU) != c.ID && !n.fclone(s) {
+		// "if (skb->alloc_cpu != smp_processor_id() && !skb_shared(skb))"
+		n.skbReleaseHeadState(c, s)
+		n.skbAttemptDeferFree(c, s)
+		return
+	}
 	if n.releaseAllButSkbuff(c, s) { // "if SKB is a clone, don't handle this case": __kfree_skb
 		n.napiSkbCachePut(c)
 	}
@@ -831,8 +854,10 @@ func (n *Net) releaseAllButSkbuff(c *sim.CPU, s *skb.SKB) bool {
 		n.kfreeFClone(c, s)
 		return false
 	}
+	head := s.Head
 	n.skbReleaseAll(c, s)
 	n.Pool.Put(s)
+	n.freeHead(c, head) // after the pool's Put: a wait on a list_lock finds the skb gone
 	return true
 }
 
@@ -971,7 +996,7 @@ func (n *Net) kmemCacheFreeBulk(c *sim.CPU, k int) {
 // AllocSkb takes a fresh skb for a sender on CPU c.
 func (n *Net) AllocSkb(c *sim.CPU) *skb.SKB {
 	s := n.Pool.Get()
-	s.SenderCPU = int32(c.ID)
+	s.SenderCPU = int16(c.ID)
 	n.ownSkb(c, s)
 	s.Born = c.Now()
 	s.Sock = -1
@@ -1089,7 +1114,7 @@ func (n *Net) touchSkb(c *sim.CPU, s *skb.SKB) { n.touchSkbPrefetched(c, s, fals
 // rest of skb_lines are read cold.
 func (n *Net) touchSkbPrefetched(c *sim.CPU, s *skb.SKB, prefetched bool) {
 	costs := n.E.Costs
-	if s.TailSplit {
+	if s.TailSplit() {
 		// The first line is here already (a dequeue read the cb); the
 		// rest come from where they stayed.
 		var d int64
@@ -1101,7 +1126,7 @@ func (n *Net) touchSkbPrefetched(c *sim.CPU, s *skb.SKB, prefetched bool) {
 		}
 		n.spendSkbLines(c, d)
 		if int(s.HotCPU) == c.ID {
-			s.TailSplit = false // counted once, when the dequeue took it
+			s.JoinTail() // counted once, when the dequeue took it
 		} else {
 			n.ownSkb(c, s)
 		}
@@ -1139,7 +1164,7 @@ func (n *Net) ownSkb(c *sim.CPU, s *skb.SKB) {
 	sd := &n.sd[c.ID]
 	sd.skbSeq++
 	s.HotCPU, s.HotSeq = int16(c.ID), uint32(sd.skbSeq)
-	s.TailSplit = false
+	s.JoinTail()
 }
 
 // skbLine is the price of one of s's lines read on CPU c. A line the
@@ -1156,7 +1181,7 @@ func (n *Net) skbLine(c *sim.CPU, s *skb.SKB) int64 {
 // reads them a moment later, in the same qdisc_restart, unless the skb
 // was requeued (gso_skb, skb_bad_txq), which the model lets pass.
 func (n *Net) tailLine(c *sim.CPU, s *skb.SKB) int64 {
-	return n.lineFrom(c, int(s.TailCPU), s.TailLLC)
+	return n.lineFrom(c, int(s.TailCPU), s.TailLLC())
 }
 
 // lineFrom is skbLine for lines CPU holder took, evicted since from its
@@ -1191,7 +1216,7 @@ func (n *Net) touchSkbQdisc(c *sim.CPU, s *skb.SKB) { n.touchSkb(c, s) }
 // line; the rest stay with their holder until the driver reads them.
 func (n *Net) touchSkbDequeue(c *sim.CPU, s *skb.SKB, q *Qdisc) {
 	costs := n.E.Costs
-	if !n.Cfg.PktSegs || q.Flags&qdisc.DequeueReadsCb == 0 || int(s.HotCPU) == c.ID || s.TailSplit || costs.SkbLines < 2 {
+	if !n.Cfg.PktSegs || q.Flags&qdisc.DequeueReadsCb == 0 || int(s.HotCPU) == c.ID || s.TailSplit() || costs.SkbLines < 2 {
 		n.touchSkbQdisc(c, s)
 		return
 	}
@@ -1199,7 +1224,7 @@ func (n *Net) touchSkbDequeue(c *sim.CPU, s *skb.SKB, q *Qdisc) {
 	n.spendSkbLines(c, d)
 	holder, llc := s.HotCPU, n.evicted(s)
 	n.ownSkb(c, s)
-	s.TailCPU, s.TailLLC, s.TailSplit = holder, llc, true
+	s.SplitTail(holder, llc)
 }
 
 // touchSkbDrop prices a qdisc reading an skb it drops, under the root

@@ -397,7 +397,7 @@ func (n *Net) rxClean(c *sim.CPU, d *Device, r *rxRing, budget int) int {
 		s.DSCP = p.cfg.DSCP
 		s.Sock, s.GSOSegs = -1, 1
 		s.RxQueue = uint16(r.idx + 1) // skb_record_rx_queue
-		s.SenderCPU, s.Born = int32(c.ID), f.at
+		s.SenderCPU, s.Born = int16(c.ID), f.at
 		n.ownSkb(c, s)
 		r.packets++
 		r.bytes += uint64(s.Len)

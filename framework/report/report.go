@@ -84,6 +84,9 @@ type Report struct {
 	// Softnet is /proc/net/softnet_stat's row of each CPU that used its
 	// softnet backlog or ran a NAPI poll (omitted when none did).
 	Softnet []Softnet `json:"softnet,omitempty"`
+	// Slabs are the SLUB caches senders' skb heads came from (omitted
+	// when none did): their shape and CONFIG_SLUB_STATS counters.
+	Slabs []SlabCache `json:"slabs,omitempty"`
 
 	// NetifSchedule is __netif_schedule by caller (callers with calls
 	// only), and NetTxAction what net_tx_action found, whole run.
@@ -438,6 +441,28 @@ type RxQueue struct {
 	RingMax    uint64  `json:"ring_max_used"` // the most at once
 	RingAvg    float64 `json:"ring_avg_used"` // time-averaged over the run
 	Ethtool    []KV    `json:"ethtool"`       // the driver's per-queue keys
+}
+
+// SlabCache is one SLUB cache as /sys/kernel/slab/NAME shows it: its
+// shape (object_size, order, objs_per_slab, cpu_partial in objects and
+// the slabs put_cpu_partial allows for it, min_partial), how many slabs
+// it holds and how many sit on the nodes' partial lists at the end, and
+// its CONFIG_SLUB_STATS counters over the whole run (alloc_fastpath,
+// alloc_slowpath, alloc_refill, cpu_partial_alloc, alloc_from_partial,
+// cpu_partial_node, alloc_slab, free_fastpath, free_slowpath,
+// free_frozen, cpu_partial_free, cpu_partial_drain, free_add_partial,
+// free_slab).
+type SlabCache struct {
+	Name            string            `json:"name"`
+	ObjectSize      int               `json:"object_size"`
+	Order           int               `json:"order"`
+	ObjsPerSlab     int               `json:"objs_per_slab"`
+	CPUPartial      int               `json:"cpu_partial"`
+	CPUPartialSlabs int               `json:"cpu_partial_slabs"`
+	MinPartial      int               `json:"min_partial"`
+	Slabs           int               `json:"slabs"`
+	Partial         int               `json:"partial"`
+	Stats           map[string]uint64 `json:"stats"`
 }
 
 // Softnet is one CPU's /proc/net/softnet_stat row (softnet_seq_show,

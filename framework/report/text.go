@@ -42,6 +42,7 @@ func WriteText(w io.Writer, r *Report) error {
 	writeLinks(&b, r.Links)
 	writeRx(&b, r.Rx)
 	writeSoftnet(&b, r.Softnet)
+	writeSlabs(&b, r.Slabs)
 	writeSar(&b, r)
 	writeSeries(&b, r.Series)
 	for _, o := range r.PluginOverrides {
@@ -690,6 +691,29 @@ func writeSoftnet(b *bytes.Buffer, ss []Softnet) {
 	for _, s := range ss {
 		fmt.Fprintf(b, row, strconv.Itoa(s.CPU), u(s.Processed), u(s.Dropped), u(s.TimeSqueeze), u(s.ReceivedRPS), u(s.FlowLimitCount),
 			u(s.BacklogLen), u(s.InputQlen), u(s.ProcessQlen), u(s.NapiPolls))
+	}
+}
+
+// writeSlabs prints each slab cache's sysfs shape and its SLUB stats,
+// in the order /sys/kernel/slab lists the stat files.
+func writeSlabs(b *bytes.Buffer, ks []SlabCache) {
+	if len(ks) == 0 {
+		return
+	}
+	b.WriteString("\nslab caches of the senders' skb heads (/sys/kernel/slab/NAME; CONFIG_SLUB_STATS, whole run)\n")
+	for _, k := range ks {
+		fmt.Fprintf(b, "  %s: object_size %d, objs_per_slab %d, order %d, cpu_partial %d (%d slabs), min_partial %d; %d slabs, %d partial\n",
+			k.Name, k.ObjectSize, k.ObjsPerSlab, k.Order, k.CPUPartial, k.CPUPartialSlabs, k.MinPartial, k.Slabs, k.Partial)
+		names := make([]string, 0, len(k.Stats))
+		for n := range k.Stats {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		var line []string
+		for _, n := range names {
+			line = append(line, n+" "+strconv.FormatUint(k.Stats[n], 10))
+		}
+		b.WriteString("    " + strings.Join(line, "  ") + "\n")
 	}
 }
 

@@ -772,6 +772,7 @@ func RunWith(spec Spec, o Options) (*report.Report, error) {
 	fillRx(rep, net, e, rxDev, snap)
 	fillLinks(rep, net)
 	fillSoftnet(rep, net, e)
+	fillSlabs(rep, net)
 	acts.fillPhases(rep.Counters, take(net, e))
 	rep.SimWallNs = time.Since(wall).Nanoseconds()
 	rep.Normalize()
@@ -1125,6 +1126,11 @@ func fillResults(rep *report.Report, net *netdev.Net, e *sim.Engine, dev *netdev
 	if net.GSOSegments > 0 {
 		rep.Counters["gso_segments"] = net.GSOSegments // only when a qdisc split GSO skbs (cake's split-gso)
 	}
+	if net.Deferred > 0 { // only with tx_defer_free
+		rep.Counters["skb_deferred"] = net.Deferred
+		rep.Counters["skb_defer_ipis"] = net.DeferIPIs
+		rep.Counters["skb_defer_full"] = net.DeferFull
+	}
 	for _, a := range e.ActProfileOf().Totals() {
 		rep.CPUProfile = append(rep.CPUProfile, report.ProfileRow{Activity: a.Name, WorkNs: a.Work, SpinNs: a.Spin})
 	}
@@ -1237,6 +1243,16 @@ func fillSoftnet(rep *report.Report, net *netdev.Net, e *sim.Engine) {
 		}
 		rep.Softnet = append(rep.Softnet, report.Softnet{Processed: st.Processed, Dropped: st.Dropped, TimeSqueeze: st.TimeSqueeze,
 			BacklogLen: st.InputQlen + st.ProcessQlen, CPU: cpu, InputQlen: st.InputQlen, ProcessQlen: st.ProcessQlen, NapiPolls: st.Polls})
+	}
+}
+
+// fillSlabs reports the slab caches senders' heads came from.
+func fillSlabs(rep *report.Report, net *netdev.Net) {
+	for _, k := range net.SlabCaches() {
+		g := k.Geometry
+		rep.Slabs = append(rep.Slabs, report.SlabCache{Name: g.Name, ObjectSize: g.ObjectSize, Order: g.Order, ObjsPerSlab: g.ObjsPerSlab,
+			CPUPartial: g.CPUPartial, CPUPartialSlabs: g.CPUPartialSlabs, MinPartial: g.MinPartial,
+			Slabs: k.Slabs(), Partial: k.Partial(), Stats: k.Stats.Map()})
 	}
 }
 

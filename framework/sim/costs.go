@@ -316,6 +316,28 @@ type Costs struct {
 	KfreeSkbmem int64 `cost:"kfree_skbmem" help:"the sk_buff's own kmem_cache_free inside kfree_skb (the rest of kfree_skb is skb_release_all)"`
 	SkbCachePut int64 `cost:"skb_cache_put" help:"napi_skb_cache_put: the sk_buff into the CPU's napi_alloc_cache"`
 	SlabBulk    int64 `cost:"slab_bulk" help:"one sk_buff of a kmem_cache_free_bulk / kmem_cache_alloc_bulk on skbuff_head_cache"`
+	// SLUB's slow paths for a sender's skb head (framework/slab,
+	// mm/slub.c): the fast paths, an object from or back to the CPU's
+	// own slab, are inside skb_alloc and kfree_skb. slab_slowpath (30
+	// ns) is one ___slab_alloc refill or one __slab_free into another
+	// slab: local_lock_irqsave and the cmpxchg16b on the slab's freelist
+	// and counters (that line's transfer priced apart, by distance, from
+	// the CPU that last wrote it), the freelist walk setup and the stat.
+	// slab_list_op (10 ns) is one add_partial or remove_partial under
+	// the node's list_lock: list_add_tail or list_del on the slab's
+	// slab_list and nr_partial (the slab's line priced apart).
+	// slab_new (700 ns) is allocate_slab of an order-3 slab: an order-3
+	// block from the zone's per-CPU free lists (rmqueue_pcplist,
+	// __GFP_COMP's compound page set-up over 8 struct pages: ~300 ns)
+	// and the freelist laid through its ~28 objects (a store into each
+	// object's free pointer, fresh memory: ~400 ns). slab_discard (300
+	// ns) is discard_slab: the compound page torn down and freed to the
+	// per-CPU lists. All four are the model's estimates from the work
+	// each does; no profile in the seeds prices them.
+	SlabSlowpath int64 `cost:"slab_slowpath" help:"one SLUB ___slab_alloc refill or __slab_free into a slab that is not the CPU's (the slab's line priced apart)"`
+	SlabListOp   int64 `cost:"slab_list_op" help:"one add_partial / remove_partial under a node's list_lock (the slab's line priced apart)"`
+	SlabNew      int64 `cost:"slab_new" help:"allocate_slab: an order-3 slab from the page allocator and its freelist laid"`
+	SlabDiscard  int64 `cost:"slab_discard" help:"discard_slab: an empty slab's pages back to the page allocator"`
 	// destructor (25 ns) is sock_wfree for a UDP socket
 	// (net/core/sock.c: SOCK_RCU_FREE with sock_def_write_space, one
 	// __refcount_sub_and_test on sk_wmem_alloc, priced apart as the
@@ -543,6 +565,10 @@ func DefaultCosts() *Costs {
 		KfreeSkbmem:         32,
 		SkbCachePut:         2,
 		SlabBulk:            13,
+		SlabSlowpath:        30,
+		SlabListOp:          10,
+		SlabNew:             700,
+		SlabDiscard:         300,
 		Destructor:          25,
 		DestructorRetpoline: 60,
 		ValidateXmit:        30,

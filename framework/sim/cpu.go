@@ -57,6 +57,7 @@ type CPU struct {
 	hardirq int
 	softirq int
 	bh      int // local_bh_disable depth
+	irqOff  int // local_irq_save depth: interrupts wait
 	// expNeedQS: an expedited RCU grace period waits for this CPU to
 	// leave its BH-disabled section or softirq (rcu.go).
 	expNeedQS bool
@@ -265,7 +266,7 @@ func (e *Engine) RaiseIRQ(c *CPU, t Time, handler func(*CPU)) {
 }
 
 func (c *CPU) takeInterrupts() {
-	if len(c.irqs) == 0 || c.hardirq > 0 {
+	if len(c.irqs) == 0 || c.hardirq > 0 || c.irqOff > 0 {
 		return
 	}
 	start := c.now
@@ -294,6 +295,18 @@ func (c *CPU) takeInterrupts() {
 	// irq_exit(): run softirqs unless we interrupted softirq or bh-off code.
 	if c.pending != 0 && c.bh == 0 && c.softirq == 0 {
 		c.doSoftirq()
+	}
+}
+
+// LocalIrqSave is local_irq_save (spin_lock_irqsave's, local_lock_irqsave's):
+// interrupts delivered meanwhile wait for LocalIrqRestore.
+func (c *CPU) LocalIrqSave() { c.irqOff++ }
+
+// LocalIrqRestore is local_irq_restore: the outermost one takes the
+// interrupts that waited, and the softirqs they raise.
+func (c *CPU) LocalIrqRestore() {
+	if c.irqOff--; c.irqOff == 0 && len(c.irqs) > 0 {
+		c.Sync() // an instruction boundary: in time order, then the interrupts
 	}
 }
 

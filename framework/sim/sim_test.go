@@ -482,3 +482,38 @@ func TestIRQOnIdleCPULeavesCState(t *testing.T) {
 		t.Errorf("idle CPU took the interrupt at %v, want %v (C-state exit, then the hard irq)", got, want)
 	}
 }
+
+// An interrupt delivered while a CPU runs with interrupts off
+// (spin_lock_irqsave's section) waits for local_irq_restore and runs
+// then, at an instruction boundary, not inside the section.
+func TestLocalIrqSaveDefersInterrupts(t *testing.T) {
+	e := testEngine(t, Topology{Sockets: 1, CoresPerSocket: 1, ThreadsPerCore: 1})
+	var ranAt Time
+	inSection := false
+	var ranInSection bool
+	e.CPUs[0].Start(0, func(c *CPU) {
+		c.LocalIrqSave()
+		inSection = true
+		for range 10 {
+			c.Spend(100)
+			c.Sync() // boundaries inside the section take no interrupt
+		}
+		inSection = false
+		c.LocalIrqRestore()
+		c.Spend(100)
+		c.Sync()
+	})
+	e.RaiseIRQ(e.CPUs[0], 250, func(c *CPU) {
+		ranAt = c.Now()
+		ranInSection = inSection
+	})
+	if err := e.Run(Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	if ranAt == 0 || ranInSection {
+		t.Fatalf("the interrupt ran at %d, inside the section: %v; want after the restore at 1000", ranAt, ranInSection)
+	}
+	if ranAt < 1000 {
+		t.Errorf("the interrupt ran at %d, before the restore at 1000", ranAt)
+	}
+}

@@ -45,7 +45,7 @@ func (p *Pool) Get() *SKB {
 	p.free = p.free[:len(p.free)-1]
 	s := &p.slabs[idx/slabSize][idx%slabSize]
 	gen := uint32(uint64(s.Handle)>>32) + 1
-	*s = SKB{live: true}
+	*s = SKB{flags: flagLive}
 	s.Handle = Handle(uint64(gen)<<32 | uint64(idx))
 	p.live++
 	p.total++
@@ -54,13 +54,13 @@ func (p *Pool) Get() *SKB {
 
 // Put returns s to the pool. Putting a dead skb is a model bug.
 func (p *Pool) Put(s *SKB) {
-	if !s.live {
+	if !s.live() {
 		panic(fmt.Sprintf("skb: double free of handle %#x", uint64(s.Handle)))
 	}
 	if p.Lookup(s.Handle) != s {
 		panic(fmt.Sprintf("skb: freeing an skb whose handle %#x is not its slot's", uint64(s.Handle)))
 	}
-	s.live = false
+	s.flags &^= flagLive
 	s.Next = nil
 	s.Owner = 0
 	p.free = append(p.free, uint32(s.Handle))
@@ -75,7 +75,7 @@ func (p *Pool) Lookup(h Handle) *SKB {
 		return nil
 	}
 	s := &p.slabs[idx/slabSize][idx%slabSize]
-	if !s.live || s.Handle != h {
+	if !s.live() || s.Handle != h {
 		return nil
 	}
 	return s
@@ -158,7 +158,7 @@ func (p *Pool) Allocated() uint64 { return p.total }
 func (p *Pool) Each(fn func(*SKB)) {
 	for _, slab := range p.slabs {
 		for i := range slab {
-			if slab[i].live {
+			if slab[i].live() {
 				fn(&slab[i])
 			}
 		}

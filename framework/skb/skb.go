@@ -139,13 +139,17 @@ type SKB struct {
 	// capture for the TCP header.
 	Cb CB
 
-	SenderCPU int32   // CPU that built it (its lines are hot there)
-	Owner     OwnerID // socket to uncharge on free (Pool.Owner), or 0
-	Holder    int32   // id of the qdisc whose plugin holds it (-1: the driver), 0 if none
+	Owner  OwnerID // socket to uncharge on free (Pool.Owner), or 0
+	Holder int32   // id of the qdisc whose plugin holds it (-1: the driver), 0 if none
 	// DupOf is the qdisc whose Duplicate made this clone (0: not a
 	// clone), until the clone reaches it (Packet.Dup); DupDepth counts
 	// clones of clones.
 	DupOf int32
+	// Head is what the host recorded of where the skb's head came from
+	// (its slab cache and slab), 0 for none: netdev's slab model.
+	Head uint32
+
+	SenderCPU int16 // CPU that built it (its lines are hot there; sim.MaxCPUs fits)
 	// XmitCPU is skb->sender_cpu: the CPU + 1 of the first
 	// __dev_queue_xmit (netdev_core_pick_tx records it once), 0 before.
 	// XPS picks by it, so a stacked device's lower queue follows the
@@ -168,15 +172,41 @@ type SKB struct {
 	RxQueue  uint16
 	DupDepth uint8
 	reason   uint8 // index into the pool's drop reasons (Pool.SetReason)
-	live     bool
 	// OooOkay is skb->ooo_okay: its socket had no other skb in a host
 	// queue when it was charged, so netdev_pick_tx may choose a queue
 	// afresh without reordering the flow (d365c9bca35c for non-TCP
 	// sockets).
 	OooOkay bool
-	// TailSplit and TailLLC: see TailCPU.
-	TailSplit, TailLLC bool
+	flags   uint8 // flagLive, flagTailSplit, flagTailLLC
 }
+
+// SKB.flags' bits.
+const (
+	flagLive      uint8 = 1 << iota // a pool slot in use
+	flagTailSplit                   // see TailCPU
+	flagTailLLC
+)
+
+func (s *SKB) live() bool { return s.flags&flagLive != 0 }
+
+// TailSplit says a reader took only the skb's first line (TailCPU).
+func (s *SKB) TailSplit() bool { return s.flags&flagTailSplit != 0 }
+
+// TailLLC says the lines TailCPU holds had left its L2 for the LLC.
+func (s *SKB) TailLLC() bool { return s.flags&flagTailLLC != 0 }
+
+// SplitTail records that a reader took only the first line: the rest
+// stay with cpu, in its L2 or (llc) already in the LLC.
+func (s *SKB) SplitTail(cpu int16, llc bool) {
+	s.TailCPU = cpu
+	s.flags = s.flags&^flagTailLLC | flagTailSplit
+	if llc {
+		s.flags |= flagTailLLC
+	}
+}
+
+// JoinTail says the skb's lines are together again.
+func (s *SKB) JoinTail() { s.flags &^= flagTailSplit }
 
 // Redirect is an skb's redirect state, packed in 16 bits: the device
 // index + 1 mirred sent it from (skb_iif; 13 bits), and the flags below.
@@ -291,7 +321,7 @@ type List struct {
 
 // Push appends s.
 func (l *List) Push(s *SKB) {
-	if !s.live {
+	if !s.live() {
 		panic(fmt.Sprintf("skb: list push of freed skb %#x", uint64(s.Handle)))
 	}
 	s.Next = nil
@@ -327,7 +357,7 @@ func (l *List) Pop() *SKB {
 	if s == nil {
 		return nil
 	}
-	if !s.live {
+	if !s.live() {
 		// Whoever linked it gave it away (to a driver, a qdisc) and
 		// kept walking a list it no longer owns: a model bug.
 		panic(fmt.Sprintf("skb: list pop of freed skb %#x", uint64(s.Handle)))

@@ -1,0 +1,165 @@
+package netdev
+
+import (
+	"fmt"
+
+	"github.com/txlab/txlab/framework/sim"
+	"github.com/txlab/txlab/framework/skb"
+	"github.com/txlab/txlab/framework/slab"
+)
+
+// A sender's skb head comes from a SLUB cache (kmalloc_reserve): the
+// small head cache for a small one (6.3 on), a kmalloc cache for the
+// rest up to KMALLOC_MAX_CACHE_SIZE, whole pages beyond (not modelled:
+// the page allocator's own locks are not). The host keeps each slot's
+// cache and slab in the skb (skb.SKB.Head), packed as below, and
+// gives the object back where skb_release_data frees the head.
+const (
+	headSlabBits = 26 // the slab id's bits in a head reference
+	headSlabMask = 1<<headSlabBits - 1
+	kmallocMax   = 8192 // KMALLOC_MAX_CACHE_SIZE
+)
+
+// AllocHead takes s's head from its slab cache on c (sock_alloc_send_pskb
+// -> kmalloc_reserve), by the head size its truesize says; the fast
+// path's cost is in skb_alloc, the slow path's is the cache's. Call it
+// once s.TrueSize is set.
+func (n *Net) AllocHead(c *sim.CPU, s *skb.SKB) {
+	i := n.headCache(s.TrueSize)
+	if i < 0 {
+		return
+	}
+	id := n.slabs[i].Alloc(c)
+	if id > headSlabMask {
+		sim.Panicf("slab %s: more than %d slabs", n.slabs[i].Name, headSlabMask)
+	}
+	s.Head = uint32(i+1)<<headSlabBits | uint32(id)
+}
+
+// freeHead is skb_free_head of the head AllocHead took (the pool's
+// record of it, ref): back to its slab.
+func (n *Net) freeHead(c *sim.CPU, ref uint32) {
+	if ref != 0 {
+		n.slabs[ref>>headSlabBits-1].Free(c, int32(ref&headSlabMask))
+	}
+}
+
+// headCache is the index in n.slabs of the cache a head of this
+// truesize comes from, made on first use; -1 for a head from the page
+// allocator.
+func (n *Net) headCache(truesize uint32) int {
+	if truesize == n.headTruesize && truesize != 0 {
+		return n.headIdx
+	}
+	size := int(truesize) - skb.DataAlign(skb.SizeofSkBuff)
+	if size <= 0 || size > kmallocMax {
+		return -1
+	}
+	name := kmallocName(size)
+	if !n.Cfg.NoSmallHeadCache && size == skb.SmallHeadCacheSizeFrags(n.Cfg.MaxSkbFrags) {
+		name = "skbuff_small_head"
+	}
+	i := -1
+	for j, k := range n.slabs {
+		if k.Name == name {
+			i = j
+		}
+	}
+	if i < 0 {
+		cpuPartial := -1
+		if n.Cfg.SlabCPUPartialSet {
+			cpuPartial = n.Cfg.SlabCPUPartial
+		}
+		n.slabs = append(n.slabs, slab.New(n.E, slab.NewGeometry(name, size, len(n.E.CPUs), cpuPartial)))
+		i = len(n.slabs) - 1
+	}
+	n.headTruesize, n.headIdx = truesize, i
+	return i
+}
+
+// kmallocName is the kmalloc cache's name for a size it serves exactly
+// (kmalloc-96, kmalloc-512, kmalloc-1k, ...).
+func kmallocName(size int) string {
+	if size >= 1024 && size%1024 == 0 {
+		return fmt.Sprintf("kmalloc-%dk", size/1024)
+	}
+	return fmt.Sprintf("kmalloc-%d", size)
+}
+
+// SlabCaches are the slab caches senders' heads came from, in the
+// order first used.
+func (n *Net) SlabCaches() []*slab.Cache { return n.slabs }
+
+// skbDeferMax is net.core.skb_defer_max's default (sysctl_skb_defer_max).
+const skbDeferMax = 64
+
+// deferList is a CPU's softnet_data defer_list, defer_count and
+// defer_lock: what other CPUs' TX completions handed back to it
+// (Cfg.TxDeferFree). An entry is what the free still needs, the skb's
+// head record: the skb itself left the pool at its completion, its
+// destructor run, its packet counted as sent.
+type deferList struct {
+	lock         sim.SpinLock
+	heads, spare []uint32
+	ipiScheduled bool // defer_ipi_scheduled
+}
+
+// skbAttemptDeferFree is napi_consume_skb's hand-back of an skb another
+// CPU allocated (skb_attempt_defer_free, after skb_release_head_state):
+// onto that CPU's defer list, an IPI raising its NET_RX_SOFTIRQ when the
+// list reaches half of skb_defer_max; a full list, and no hand-back at
+// all, frees it here (kfree_skb_napi_cache).
+func (n *Net) skbAttemptDeferFree(c *sim.CPU, s *skb.SKB) {
+	cpu := int(s.SenderCPU)
+	d := &n.sd[cpu].deferred
+	head := s.Head
+	n.Pool.Put(s)
+	if len(d.heads) >= skbDeferMax { // READ_ONCE(sd->defer_count) >= defer_max: nodefer
+		n.DeferFull++
+		n.consumeDeferred(c, head)
+		return
+	}
+	n.Deferred++
+	d.lock.Lock(c, n.site.deferLock) // spin_lock_bh(&sd->defer_lock)
+	kick := len(d.heads) == skbDeferMax/2
+	d.heads = append(d.heads, head)
+	d.lock.Unlock(c)
+	if kick && !d.ipiScheduled { // kick_defer_list_purge: one IPI in flight at most
+		d.ipiScheduled = true
+		n.DeferIPIs++
+		n.E.RaiseIRQ(n.E.CPUs[cpu], c.Now(), n.deferKick)
+	}
+}
+
+// deferKickIRQ is the defer list's IPI on its CPU (trigger_rx_softirq):
+// NET_RX_SOFTIRQ raised, its net_rx_action flushes the list.
+func (n *Net) deferKickIRQ(c *sim.CPU) {
+	n.sd[c.ID].deferred.ipiScheduled = false
+	c.RaiseSoftirq(sim.NetRxSoftirq)
+}
+
+// skbDeferFreeFlush is skb_defer_free_flush, at each turn of
+// net_rx_action's loop: the CPU takes its defer list under defer_lock
+// and frees each skb as napi_consume_skb(skb, 1) of its own.
+func (n *Net) skbDeferFreeFlush(c *sim.CPU) {
+	d := &n.sd[c.ID].deferred
+	if len(d.heads) == 0 { // READ_ONCE(sd->defer_list)
+		return
+	}
+	d.lock.Lock(c, n.site.deferFlush)
+	heads := d.heads
+	d.heads, d.spare = d.spare[:0], nil
+	d.lock.Unlock(c)
+	for _, h := range heads {
+		n.consumeDeferred(c, h)
+	}
+	d.spare = heads[:0]
+}
+
+// consumeDeferred frees a handed-back skb whose destructor already ran:
+// skb_release_data (its head back to its slab) and napi_skb_cache_put.
+func (n *Net) consumeDeferred(c *sim.CPU, head uint32) {
+	c.Spend(n.releaseDataCost())
+	n.freeHead(c, head)
+	n.napiSkbCachePut(c)
+}
