@@ -280,9 +280,23 @@ func senderWhy(r *report.Report) string {
 	for _, q := range r.Queues {
 		requeues += q.Requeues
 	}
-	return fmt.Sprintf("%s: %d sndbuf sleeps in the run (%d wake-ups by sock_wfree), FQ_FLOW_LIMIT drops %s of the run's offered, %d requeues%s%s",
+	return fmt.Sprintf("%s: %d sndbuf sleeps in the run (%d wake-ups by sock_wfree), FQ_FLOW_LIMIT drops %s of the run's offered, %d requeues%s%s%s",
 		r.Name, r.Counters["sender_sndbuf_sleeps"], r.Counters["sender_sndbuf_wakeups"],
-		pct(float64(r.Drops["FQ_FLOW_LIMIT"]), float64(r.OfferedPackets)), requeues, bqlWhy(r), socketsWhy(r)+placementWhy(r))
+		pct(float64(r.Drops["FQ_FLOW_LIMIT"]), float64(r.OfferedPackets)), requeues, bqlWhy(r), socketsWhy(r)+placementWhy(r), trendWhy(r))
+}
+
+// trendWhy says when the rate still moves over the window: the first
+// and the last interval's rates, when they differ by over 10%.
+func trendWhy(r *report.Report) string {
+	n := len(r.Series)
+	if n < 4 {
+		return ""
+	}
+	first, last := r.Series[0].TxPps, r.Series[n-1].TxPps
+	if first <= 0 || last <= 0 || factor(first, last) <= 1.1 {
+		return ""
+	}
+	return fmt.Sprintf(", the rate still moving over the window: %.1f Mpps in its first interval, %.1f in its last", first/1e6, last/1e6)
 }
 
 // offerActs are the activities every packet a sender offers passes

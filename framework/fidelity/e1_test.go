@@ -413,3 +413,30 @@ func TestWithoutDrops(t *testing.T) {
 		t.Errorf("without a profile: %q", why)
 	}
 }
+
+// A rate still moving over the window is named in the why, the first
+// and last intervals' rates; a steady one is not.
+func TestTrendWhy(t *testing.T) {
+	series := func(pps ...float64) *report.Report {
+		r := &report.Report{}
+		for _, p := range pps {
+			r.Series = append(r.Series, report.Interval{TxPps: p})
+		}
+		return r
+	}
+	for _, tc := range []struct {
+		name string
+		r    *report.Report
+		want string
+	}{
+		{"climbing", series(52e6, 54e6, 57e6, 60e6, 62e6), "52.0 Mpps in its first interval, 62.0 in its last"},
+		{"falling", series(40e6, 35e6, 30e6, 20e6), "40.0 Mpps in its first interval, 20.0 in its last"},
+		{"steady within 10%", series(30e6, 33e6, 28e6, 31e6), ""},
+		{"too few intervals", series(10e6, 30e6), ""},
+	} {
+		got := trendWhy(tc.r)
+		if (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
