@@ -17,6 +17,7 @@ func pcapFlags() []cli.Flag {
 		&cli.StringFlag{Name: "pcap", Usage: "write what the device transmits to `FILE` (pcapng; classic pcap if FILE ends in .pcap), one file per variant"},
 		&cli.UintFlag{Name: "pcap-snaplen", Value: pcap.DefaultSnaplen, Usage: fmt.Sprintf("bytes kept of each packet, 1..%d", pcap.MaxSnaplen)},
 		&cli.StringFlag{Name: "pcap-window", Usage: fmt.Sprintf("keep LEN@START: LEN simulated time (10ms) or a packet count (1000); default the first %d packets", pcap.DefaultCount)},
+		&cli.StringFlag{Name: "pcap-dev", Usage: "capture what `DEVICE` transmits, as tcpdump -i DEVICE: an ifb (--ifb), a bond's slave; default the senders' device"},
 	}
 }
 
@@ -24,6 +25,7 @@ func pcapFlags() []cli.Flag {
 // given.
 type pcapPlan struct {
 	cfg   pcap.Config
+	dev   string   // --pcap-dev; "" the senders' device
 	paths []string // one per variant
 }
 
@@ -31,7 +33,7 @@ type pcapPlan struct {
 func pcapConfig(c *cli.Context, specs []run.Spec) (*pcapPlan, error) {
 	path := c.String("pcap")
 	if path == "" {
-		for _, f := range []string{"pcap-snaplen", "pcap-window"} {
+		for _, f := range []string{"pcap-snaplen", "pcap-window", "pcap-dev"} {
 			if c.IsSet(f) {
 				return nil, fmt.Errorf("--%s: give --pcap FILE too", f)
 			}
@@ -46,7 +48,10 @@ func pcapConfig(c *cli.Context, specs []run.Spec) (*pcapPlan, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--pcap-window: %w", err)
 	}
-	p := &pcapPlan{cfg: pcap.Config{Format: pcap.FormatOf(path), Snaplen: uint32(snap), Window: w, Version: version}}
+	p := &pcapPlan{cfg: pcap.Config{Format: pcap.FormatOf(path), Snaplen: uint32(snap), Window: w, Version: version}, dev: c.String("pcap-dev")}
+	if c.IsSet("pcap-dev") && !validIfName(p.dev) {
+		return nil, fmt.Errorf("--pcap-dev: %q is not a device name (1 to 15 characters, no '/', ':' or white space)", p.dev)
+	}
 	seen := map[string]string{}
 	for _, s := range specs {
 		f := variantPath(path, s, len(specs))
@@ -79,10 +84,11 @@ func variantPath(path string, s run.Spec, n int) string {
 
 // captures are the open capture files of a run.
 type captures struct {
-	plan  *pcapPlan
-	outs  []*outFile
-	caps  []*pcap.Capture
-	specs []run.Spec
+	plan     *pcapPlan
+	outs     []*outFile
+	caps     []*pcap.Capture
+	attached []bool // the run reached its device: a run that failed before leaves no file
+	specs    []run.Spec
 }
 
 // open creates the files (each replaced only by a complete capture).
@@ -99,6 +105,9 @@ func (p *pcapPlan) open(specs []run.Spec) (*captures, error) {
 		}
 		cfg := p.cfg
 		cfg.Interface = "eth0"
+		if p.dev != "" {
+			cfg.Interface = p.dev
+		}
 		cfg.Description = fmt.Sprintf("txlab %s: profile %s, seed %d", variantLabel(s), s.Profile, s.Seed)
 		cp, err := pcap.New(o, cfg)
 		if err != nil {
@@ -108,15 +117,38 @@ func (p *pcapPlan) open(specs []run.Spec) (*captures, error) {
 		}
 		cs.outs, cs.caps = append(cs.outs, o), append(cs.caps, cp)
 	}
+	cs.attached = make([]bool, len(specs))
 	return cs, nil
 }
 
 // observe is run.Options.Observe for variant i (nil without captures).
-func (cs *captures) observe(i int) func(*netdev.Net, *netdev.Device) {
+func (cs *captures) observe(i int) func(*netdev.Net, *netdev.Device) error {
 	if cs == nil || cs.plan == nil {
 		return nil
 	}
-	return func(n *netdev.Net, d *netdev.Device) { cs.caps[i].Attach(n, d) }
+	return func(n *netdev.Net, d *netdev.Device) error {
+		if name := cs.plan.dev; name != "" {
+			if d = n.DeviceByName(name); d == nil {
+				var have []string
+				for _, x := range n.Devs {
+					have = append(have, x.Name)
+				}
+				return fmt.Errorf("--pcap-dev: no device %q on this host (it has %s)", name, strings.Join(have, ", "))
+			}
+		}
+		cs.caps[i].Attach(n, d)
+		cs.attached[i] = true
+		return nil
+	}
+}
+
+// validIfName is dev_valid_name: 1 to IFNAMSIZ-1 bytes, not "." or
+// "..", no '/', ':' or white space.
+func validIfName(name string) bool {
+	if name == "" || len(name) > 15 || name == "." || name == ".." {
+		return false
+	}
+	return !strings.ContainsAny(name, "/: \t\n\r\v\f")
 }
 
 func (cs *captures) abort() {
@@ -133,6 +165,10 @@ func (cs *captures) finish(c *cli.Context) error {
 	}
 	var first error
 	for i, cp := range cs.caps {
+		if !cs.attached[i] {
+			cs.outs[i].Abort()
+			continue
+		}
 		n, cut, err := cp.Close()
 		if err == nil {
 			err = cs.outs[i].Commit()

@@ -232,3 +232,48 @@ txlab.warmup("100ms")
 		t.Fatalf("%d pings, %d ACKs, %d flows, %d segments in %d TCP data frames, %d following on", pings, acks, len(next), segs, data, inOrder)
 	}
 }
+
+// --pcap-dev captures another device, as tcpdump -i does: the ifb that
+// an ingress redirect feeds transmits the forwarded frames (given back
+// to the stack by its tasklet), read back by the real tcpdump; a device
+// the host does not have is one line naming it, before anything runs,
+// and no file is left.
+func TestPcapDev(t *testing.T) {
+	dir := t.TempDir()
+	tcFile := filepath.Join(dir, "ingress.tc")
+	if err := os.WriteFile(tcFile, []byte("qdisc add dev eth0 handle ffff: ingress\n"+
+		"filter add dev eth0 parent ffff: protocol ip prio 1 matchall action mirred egress redirect dev ifb0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"run", "--no-progress", "--profile", "6.18", "--workload", "forward", "--offered-rate", "100K", "--size", "1000",
+		"--driver", "ice", "--queues", "2", "--sockets", "1", "--cores", "4", "--smt", "1", "--duration", "3ms", "--warmup", "1ms",
+		"--ifb", "ifb0", "--tc-file", tcFile, "-o", filepath.Join(dir, "r.txt")}
+	file := filepath.Join(dir, "ifb0.pcap")
+	out, err := txlab(t, append(args, "--pcap", file, "--pcap-dev", "ifb0")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`pcap: .*ifb0\.pcap: (\d+) packets`).FindStringSubmatch(out)
+	if m == nil || m[1] == "0" {
+		t.Fatalf("no packets captured on ifb0: %s", out)
+	}
+	if _, err := exec.LookPath("tcpdump"); err == nil {
+		if lines := tcpdumpRead(t, file); strconv.Itoa(len(lines)) != m[1] {
+			t.Errorf("tcpdump read %d packets, the run wrote %s", len(lines), m[1])
+		}
+	}
+	bad := filepath.Join(dir, "bad.pcap")
+	_, err = txlab(t, append(args, "--pcap", bad, "--pcap-dev", "ifb9")...)
+	if err == nil || !strings.Contains(err.Error(), `--pcap-dev: no device "ifb9" on this host (it has eth0, ifb0)`) {
+		t.Errorf("an unknown device: %v", err)
+	}
+	if _, serr := os.Stat(bad); !os.IsNotExist(serr) {
+		t.Errorf("%s left behind: %v", bad, serr)
+	}
+	if _, err := txlab(t, "run", "--pcap-dev", "ifb0"); err == nil || !strings.Contains(err.Error(), "--pcap-dev: give --pcap FILE too") {
+		t.Errorf("--pcap-dev alone: %v", err)
+	}
+	if _, err := txlab(t, "run", "--pcap", bad, "--pcap-dev", "a/b"); err == nil || !strings.Contains(err.Error(), `--pcap-dev: "a/b" is not a device name`) {
+		t.Errorf("a bad name: %v", err)
+	}
+}

@@ -199,9 +199,10 @@ func runObserved(t *testing.T, name, variant string, dur sim.Time, obs func(*net
 		}
 		prof := &netdev.DrainProfile{}
 		var dev *netdev.Device
-		if _, err := run.RunWith(spec, run.Options{Observe: func(n *netdev.Net, d *netdev.Device) {
+		if _, err := run.RunWith(spec, run.Options{Observe: func(n *netdev.Net, d *netdev.Device) error {
 			n.Prof, dev = prof, d
 			obs(n, d)
+			return nil
 		}}); err != nil {
 			t.Fatal(err)
 		}

@@ -34,7 +34,7 @@ func captured(t *testing.T, s run.Spec) (*report.Report, []byte, uint64) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := run.RunWith(s, run.Options{Observe: func(n *netdev.Net, d *netdev.Device) { c.Attach(n, d) }})
+	rep, err := run.RunWith(s, run.Options{Observe: func(n *netdev.Net, d *netdev.Device) error { c.Attach(n, d); return nil }})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -54,7 +54,7 @@ func heapAtEnd(tb testing.TB, s Spec) (heap uint64, inflight int64) {
 	tb.Helper()
 	var net *netdev.Net
 	_, err := RunWith(s, Options{
-		Observe: func(n *netdev.Net, _ *netdev.Device) { net = n },
+		Observe: func(n *netdev.Net, _ *netdev.Device) error { net = n; return nil },
 		Progress: func(done, total sim.Time) {
 			if done < total {
 				return

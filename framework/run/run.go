@@ -408,7 +408,7 @@ type Options struct {
 	Log io.Writer
 	// Observe, if set, is handed the built host and its device before
 	// the first event (a packet capture installs its tap there).
-	Observe func(n *netdev.Net, dev *netdev.Device)
+	Observe func(n *netdev.Net, dev *netdev.Device) error
 }
 
 // Run executes spec. It always returns a report, partial on failure, with
@@ -715,7 +715,9 @@ func RunWith(spec Spec, o Options) (*report.Report, error) {
 	rxDev := h.rxDev
 	tv.Attach(net)
 	if o.Observe != nil {
-		o.Observe(net, dev)
+		if err := o.Observe(net, dev); err != nil {
+			return fail(err)
+		}
 	}
 	if spec.Warmup > 0 {
 		tv.Phase("warmup")
