@@ -49,7 +49,7 @@ func pcapConfig(c *cli.Context, specs []run.Spec) (*pcapPlan, error) {
 		return nil, fmt.Errorf("--pcap-window: %w", err)
 	}
 	p := &pcapPlan{cfg: pcap.Config{Format: pcap.FormatOf(path), Snaplen: uint32(snap), Window: w, Version: version}, dev: c.String("pcap-dev")}
-	if c.IsSet("pcap-dev") && !validIfName(p.dev) {
+	if c.IsSet("pcap-dev") && !netdev.ValidIfName(p.dev) {
 		return nil, fmt.Errorf("--pcap-dev: %q is not a device name (1 to 15 characters, no '/', ':' or white space)", p.dev)
 	}
 	seen := map[string]string{}
@@ -140,15 +140,6 @@ func (cs *captures) observe(i int) func(*netdev.Net, *netdev.Device) error {
 		cs.attached[i] = true
 		return nil
 	}
-}
-
-// validIfName is dev_valid_name: 1 to IFNAMSIZ-1 bytes, not "." or
-// "..", no '/', ':' or white space.
-func validIfName(name string) bool {
-	if name == "" || len(name) > 15 || name == "." || name == ".." {
-		return false
-	}
-	return !strings.ContainsAny(name, "/: \t\n\r\v\f")
 }
 
 func (cs *captures) abort() {

@@ -459,17 +459,23 @@ func lockRows(name string, seed []lockRow, rep *report.Report) []Row {
 	rows := []Row{{Name: name + ": callers on top", Seed: callers(seed), Model: strings.Join(on, ", ") + where,
 		Tolerance: "same callers", Holds: sameSet, Why: "the model's rows, most total wait first: " + strings.Join(table, "; ")}}
 	for _, s := range seed {
-		l := byName[s.site]
-		perSec := safeDiv(float64(l.MCSContended), secs)
-		avg := float64(l.MCSAvgWaitNs)
-		rows = append(rows, Row{Name: fmt.Sprintf("%s: %s (%s)", name, s.caller, s.site),
-			Seed:      fmt.Sprintf("%.0f/s, avg %s, max %s", s.contended, usec(s.avgNs), report.PerfTime(s.maxNs)),
-			Model:     fmt.Sprintf("%.0f/s, avg %s, max %s", perSec, usec(avg), report.PerfTime(l.MCSMaxWaitNs)),
-			Ratio:     safeDiv(avg, s.avgNs),
-			Tolerance: "avg within 3x, count within 10x",
-			Holds:     factor(avg, s.avgNs) <= 3 && factor(perSec, s.contended) <= 10})
+		rows = append(rows, lockFigure(name, s, byName[s.site], secs))
 	}
 	return rows
+}
+
+// lockFigure judges the model's row l of a perf lock table against the
+// seed's row s: the average wait within 3x, the contended count a
+// second within 10x, over a window of secs.
+func lockFigure(name string, s lockRow, l report.Lock, secs float64) Row {
+	perSec := safeDiv(float64(l.MCSContended), secs)
+	avg := float64(l.MCSAvgWaitNs)
+	return Row{Name: fmt.Sprintf("%s: %s (%s)", name, s.caller, s.site),
+		Seed:      fmt.Sprintf("%.0f/s, avg %s, max %s", s.contended, usec(s.avgNs), report.PerfTime(s.maxNs)),
+		Model:     fmt.Sprintf("%.0f/s, avg %s, max %s", perSec, usec(avg), report.PerfTime(l.MCSMaxWaitNs)),
+		Ratio:     safeDiv(avg, s.avgNs),
+		Tolerance: "avg within 3x, count within 10x",
+		Holds:     factor(avg, s.avgNs) <= 3 && factor(perSec, s.contended) <= 10}
 }
 
 // slabRows compares a table's ___slab_alloc rows (the senders refilling
@@ -489,21 +495,15 @@ func slabRows(name string, seed lockRow, rep *report.Report) []Row {
 			free = l
 		}
 	}
-	perSec := safeDiv(float64(alloc.MCSContended), secs)
-	avg := float64(alloc.MCSAvgWaitNs)
 	var why []string
 	for _, k := range rep.Slabs {
 		why = append(why, fmt.Sprintf("%s (cpu_partial %d: %d slabs; %d a slab): alloc_from_partial %.0f/s, cpu_partial_drain %.0f/s, alloc_slab %.0f/s, free_slab %.0f/s over the run",
 			k.Name, k.CPUPartial, k.CPUPartialSlabs, k.ObjsPerSlab, runRate(k.Stats["alloc_from_partial"], rep), runRate(k.Stats["cpu_partial_drain"], rep),
 			runRate(k.Stats["alloc_slab"], rep), runRate(k.Stats["free_slab"], rep)))
 	}
-	rows := []Row{{Name: fmt.Sprintf("%s: %s (%s)", name, seed.caller, seed.site),
-		Seed:      fmt.Sprintf("%.0f/s, avg %s, max %s", seed.contended, usec(seed.avgNs), report.PerfTime(seed.maxNs)),
-		Model:     fmt.Sprintf("%.0f/s, avg %s, max %s", perSec, usec(avg), report.PerfTime(alloc.MCSMaxWaitNs)),
-		Ratio:     safeDiv(avg, seed.avgNs),
-		Tolerance: "avg within 3x, count within 10x",
-		Holds:     factor(avg, seed.avgNs) <= 3 && factor(perSec, seed.contended) <= 10,
-		Why:       strings.Join(why, "; ")}}
+	figure := lockFigure(name, seed, alloc, secs)
+	figure.Why = strings.Join(why, "; ")
+	rows := []Row{figure}
 	rows = append(rows, Row{Name: name + ": the free side's list_lock", Kind: Check,
 		Seed: "no row: no __put_partials or __slab_free on CPUs 0-7",
 		Model: fmt.Sprintf("%s %.0f/s, avg %s; %s %.0f/s, avg %s", siteSlabPut, safeDiv(float64(put.MCSContended), secs), usec(float64(put.MCSAvgWaitNs)),

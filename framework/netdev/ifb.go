@@ -273,11 +273,16 @@ func ParseIfbList(text string) ([]IfbSpec, error) {
 	return out, nil
 }
 
-// checkIfName is dev_valid_name: 1 to 15 bytes, not "." or "..", no '/',
-// ':' or white space.
+// checkIfName is ip's refusal of a name dev_valid_name refuses.
 func checkIfName(name string) error {
-	if name == "" || len(name) >= 16 || name == "." || name == ".." || strings.ContainsAny(name, "/: \t\n") {
+	if !ValidIfName(name) {
 		return fmt.Errorf("%q: Error: argument %q is wrong: \"name\" not a valid ifname", name, name)
 	}
 	return nil
+}
+
+// ValidIfName is dev_valid_name: 1 to 15 bytes (IFNAMSIZ - 1), not "."
+// or "..", no '/', ':' or white space (isspace).
+func ValidIfName(name string) bool {
+	return name != "" && len(name) < 16 && name != "." && name != ".." && !strings.ContainsAny(name, "/: \t\n\r\v\f")
 }

@@ -320,8 +320,5 @@ type TxOwner interface {
 // napi_skb_cache_put there (kfree_skb_napi_cache, the same, if the
 // reader runs on c). Priced on c as the segment arrives; the reader's
 // share (defer_lock, the IPI past half of net.core.skb_defer_max) is
-// not modelled.
-func (n *Net) DeferFreeRx(c *sim.CPU) {
-	c.Spend(n.releaseDataCost())
-	n.napiSkbCachePut(c)
-}
+// not modelled. Its head is a page fragment, no slab object.
+func (n *Net) DeferFreeRx(c *sim.CPU) { n.consumeDeferred(c, 0) }

@@ -36,8 +36,9 @@ func (n *Net) AllocHead(c *sim.CPU, s *skb.SKB) {
 	s.Head = uint32(i+1)<<headSlabBits | uint32(id)
 }
 
-// freeHead is skb_free_head of the head AllocHead took (the pool's
-// record of it, ref): back to its slab.
+// freeHead is skb_free_head of the head AllocHead took (the skb's
+// record of it, SKB.Head): back to its slab; 0, a head from no slab,
+// frees nothing.
 func (n *Net) freeHead(c *sim.CPU, ref uint32) {
 	if ref != 0 {
 		n.slabs[ref>>headSlabBits-1].Free(c, int32(ref&headSlabMask))
@@ -156,8 +157,10 @@ func (n *Net) skbDeferFreeFlush(c *sim.CPU) {
 	d.spare = heads[:0]
 }
 
-// consumeDeferred frees a handed-back skb whose destructor already ran:
-// skb_release_data (its head back to its slab) and napi_skb_cache_put.
+// consumeDeferred frees, on the CPU that allocated it, an skb whose
+// destructor already ran (skb_defer_free_flush's napi_consume_skb, or
+// kfree_skb_napi_cache): skb_release_data (its head back to its slab,
+// if it has one) and napi_skb_cache_put.
 func (n *Net) consumeDeferred(c *sim.CPU, head uint32) {
 	c.Spend(n.releaseDataCost())
 	n.freeHead(c, head)
