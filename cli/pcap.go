@@ -7,6 +7,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/txlab/txlab/framework/ifname"
 	"github.com/txlab/txlab/framework/netdev"
 	"github.com/txlab/txlab/framework/pcap"
 	"github.com/txlab/txlab/framework/run"
@@ -49,7 +50,7 @@ func pcapConfig(c *cli.Context, specs []run.Spec) (*pcapPlan, error) {
 		return nil, fmt.Errorf("--pcap-window: %w", err)
 	}
 	p := &pcapPlan{cfg: pcap.Config{Format: pcap.FormatOf(path), Snaplen: uint32(snap), Window: w, Version: version}, dev: c.String("pcap-dev")}
-	if c.IsSet("pcap-dev") && !netdev.ValidIfName(p.dev) {
+	if c.IsSet("pcap-dev") && !ifname.Valid(p.dev) {
 		return nil, fmt.Errorf("--pcap-dev: %q is not a device name (1 to 15 characters, no '/', ':' or white space)", p.dev)
 	}
 	seen := map[string]string{}

@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/txlab/txlab/framework/ifname"
 	"github.com/txlab/txlab/framework/skb"
 )
 
@@ -280,18 +281,15 @@ func next(words []string, i int) string {
 	return ""
 }
 
-// checkName is dev_valid_name: 1..15 bytes (IFNAMSIZ-1), no '/', ':' or
-// blank, not "." or "..".
+// checkName is ip link's refusal of a name dev_valid_name refuses.
 func checkName(name string) error {
 	switch {
-	case name == "" || name == "." || name == "..":
-		return errorf("Error: argument %q is wrong: \"name\" not a valid ifname", name)
-	case len(name) > 15:
-		return errorf("Error: argument %q is wrong: \"name\" not a valid ifname (at most 15 bytes)", name)
-	case strings.ContainsAny(name, "/: \t\n"):
-		return errorf("Error: argument %q is wrong: \"name\" not a valid ifname", name)
+	case ifname.Valid(name):
+		return nil
+	case len(name) >= ifname.Size:
+		return errorf("Error: argument %q is wrong: \"name\" not a valid ifname (at most %d bytes)", name, ifname.Size-1)
 	}
-	return nil
+	return errorf("Error: argument %q is wrong: \"name\" not a valid ifname", name)
 }
 
 // ParseList reads several bonds separated by ';', named bond0, bond1,

@@ -7,6 +7,7 @@ import (
 
 	"github.com/txlab/txlab/framework/cls"
 	"github.com/txlab/txlab/framework/driver"
+	"github.com/txlab/txlab/framework/ifname"
 	"github.com/txlab/txlab/framework/sim"
 	"github.com/txlab/txlab/framework/skb"
 )
@@ -275,14 +276,8 @@ func ParseIfbList(text string) ([]IfbSpec, error) {
 
 // checkIfName is ip's refusal of a name dev_valid_name refuses.
 func checkIfName(name string) error {
-	if !ValidIfName(name) {
+	if !ifname.Valid(name) {
 		return fmt.Errorf("%q: Error: argument %q is wrong: \"name\" not a valid ifname", name, name)
 	}
 	return nil
-}
-
-// ValidIfName is dev_valid_name: 1 to 15 bytes (IFNAMSIZ - 1), not "."
-// or "..", no '/', ':' or white space (isspace).
-func ValidIfName(name string) bool {
-	return name != "" && len(name) < 16 && name != "." && name != ".." && !strings.ContainsAny(name, "/: \t\n\r\v\f")
 }
