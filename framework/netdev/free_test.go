@@ -164,8 +164,8 @@ func TestForwardRecyclesSkbCache(t *testing.T) {
 		gets += st.Gets
 		puts += st.Puts
 		count := int64(st.Refills*napiSkbCacheBulk+st.Puts) - int64(st.Gets+st.Flushes*napiSkbCacheHalf)
-		if count != int64(n.sd[cpu].skbCache) || count < 0 || count >= napiSkbCacheSize {
-			t.Errorf("cpu %d: %+v leaves %d in the cache, which holds %d", cpu, st, count, n.sd[cpu].skbCache)
+		if count != int64(len(n.sd[cpu].skbCache)) || count < 0 || count >= napiSkbCacheSize {
+			t.Errorf("cpu %d: %+v leaves %d in the cache, which holds %d", cpu, st, count, len(n.sd[cpu].skbCache))
 		}
 		if st.Refills*napiSkbCacheBulk > st.Gets/20 {
 			t.Errorf("cpu %d: %d refills for %d sk_buffs built, %d put back: the completions do not feed the RX side", cpu, st.Refills, st.Gets, st.Puts)
@@ -253,7 +253,7 @@ func TestKfreeSkbDeferFlushesAll(t *testing.T) {
 			if st := h.n.SkbCache(1); st.Puts != uint64(tc.k) || st.Flushes != tc.flushes {
 				t.Errorf("napi_alloc_cache: %+v, want %d puts and %d flushes", st, tc.k, tc.flushes)
 			}
-			if got := h.n.sd[1].skbCache; got != tc.remaining {
+			if got := len(h.n.sd[1].skbCache); got != tc.remaining {
 				t.Errorf("the cache holds %d sk_buffs, want %d", got, tc.remaining)
 			}
 		})
@@ -299,7 +299,7 @@ func TestKfreeSkbFlushAtNetRxAction(t *testing.T) {
 			cpu := n.RxCPU(d, key)
 			n.E.At(1000, func() {
 				for i := 0; i < k; i++ {
-					n.Deliver(d, n.E.Now(), key, 0, func(c *sim.CPU) { n.napiSkbCachePut(c) })
+					n.Deliver(d, n.E.Now(), key, 0, func(c *sim.CPU) { n.napiSkbCachePut(c, 0) })
 				}
 			})
 			if err := n.E.Run(sim.Millisecond); err != nil {
@@ -309,7 +309,7 @@ func TestKfreeSkbFlushAtNetRxAction(t *testing.T) {
 			if st.Puts != k || st.Gets != tc.gets || st.Flushes != tc.flushes {
 				t.Errorf("CPU %d's napi_alloc_cache: %+v; want %d puts, %d gets, %d flushes", cpu, st, k, tc.gets, tc.flushes)
 			}
-			if got := n.sd[cpu].skbCache; got != tc.remaining {
+			if got := len(n.sd[cpu].skbCache); got != tc.remaining {
 				t.Errorf("the cache holds %d sk_buffs, want %d", got, tc.remaining)
 			}
 		})

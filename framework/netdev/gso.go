@@ -83,7 +83,7 @@ func (n *Net) splitGSO(c *sim.CPU, q *Qdisc, batch []*skb.SKB) ([]*skb.SKB, bool
 			if i == segs-1 {
 				d.Len = lastLen
 			}
-			d.Born, d.XmitAt, d.SenderCPU = s.Born, s.XmitAt, s.SenderCPU
+			d.Born, d.SenderCPU = s.Born, s.SenderCPU
 			n.ownSkb(c, d)
 			d.Owner, d.RxQueue = s.Owner, s.RxQueue
 			d.DupOf, d.DupDepth = s.DupOf, s.DupDepth

@@ -193,7 +193,9 @@ func (n *Net) pollLocal(c *sim.CPU, lq *localRx, budget int) (int, bool) {
 		lq.head++
 		done++
 		c.Spend(per)
-		n.napiSkbCacheGet(c) // the driver's napi_build_skb
+		// The driver's napi_build_skb. The reader the model does not
+		// follow, its sk_buff goes back to its slab at once.
+		n.freeSkbuff(c, n.napiSkbCacheGet(c))
 		n.softnet[c.ID].Processed++
 		if ingress {
 			if !n.localIngress(c, dev, p) {
@@ -321,4 +323,4 @@ type TxOwner interface {
 // reader runs on c). Priced on c as the segment arrives; the reader's
 // share (defer_lock, the IPI past half of net.core.skb_defer_max) is
 // not modelled. Its head is a page fragment, no slab object.
-func (n *Net) DeferFreeRx(c *sim.CPU) { n.consumeDeferred(c, 0) }
+func (n *Net) DeferFreeRx(c *sim.CPU) { n.consumeDeferred(c, deferredSkb{}) }

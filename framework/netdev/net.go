@@ -52,9 +52,11 @@ type Net struct {
 	Drops    map[skb.DropReason]uint64
 	XmitHist Log2Hist // __dev_queue_xmit latency, ns
 
-	// slabs are the SLUB caches senders' skb heads come from (slab.go);
-	// headTruesize and headIdx remember the last lookup.
+	// slabs are the SLUB caches senders' skbs come from (slab.go), the
+	// heads' and skbuff_head_cache (skbuff, nil until a sender's first
+	// skb); headTruesize and headIdx remember the last lookup.
 	slabs        []*slab.Cache
+	skbuff       *slab.Cache
 	headTruesize uint32
 	headIdx      int
 
@@ -207,8 +209,15 @@ type softnetData struct {
 	repoll        []*napi
 	timers        []*Qdisc // qdisc timers expired on this CPU, for TIMER_SOFTIRQ
 	skbSeq        uint64   // skbs whose lines this CPU took (ownSkb)
-	// skbCache is how many sk_buffs napi_alloc_cache's skb_cache holds.
-	skbCache     int
+	// skbCache is napi_alloc_cache's skb_cache: the sk_buffs it holds,
+	// each by its skbuff_head_cache slab record (skb.SKB.Skbuff; 0 for
+	// one the slab model does not follow).
+	skbCache []uint32
+	// bulkRefs is kfree_skb_list_reason's array (KFREE_SKB_BULK_SIZE),
+	// bulkIDs kmem_cache_free_bulk's: the CPU's own, since a slab's slow
+	// path is a sync point where another CPU may free too.
+	bulkRefs     []uint32
+	bulkIDs      []int32
 	skbCacheStat SkbCacheStat
 	rxOne        [1]*skb.SKB // netifReceiveSkb's list of one
 	mirred       mirredStack // softnet_data.xmit's sched_mirred_dev and _nest
@@ -746,21 +755,24 @@ func (n *Net) kfreeSkbList(c *sim.CPU, l *skb.List) {
 		return
 	}
 	reason := n.Pool.Reason(l.Tail) // tcf_get_drop_reason(to_free)
-	bulk := 0
+	sd := &n.sd[c.ID]
+	bulk := sd.bulkRefs[:0]
 	for s := l.Pop(); s != nil; s = l.Pop() {
 		n.Pool.SetReason(s, reason)
 		n.countFreed(c, s)
-		if !n.releaseAllButSkbuff(c, s) { // kfree_skb_add_bulk: "if SKB is a clone, don't handle this case"
+		ref, ok := n.releaseAllButSkbuff(c, s)
+		if !ok { // kfree_skb_add_bulk: "if SKB is a clone, don't handle this case"
 			continue
 		}
-		if bulk++; bulk == kfreeSkbBulkSize {
+		if bulk = append(bulk, ref); len(bulk) == kfreeSkbBulkSize {
 			n.kmemCacheFreeBulk(c, bulk)
-			bulk = 0
+			bulk = bulk[:0]
 		}
 	}
-	if bulk > 0 {
+	if len(bulk) > 0 {
 		n.kmemCacheFreeBulk(c, bulk)
 	}
+	sd.bulkRefs = bulk[:0]
 }
 
 // kfreeSkbEach frees every skb of l with a kfree_skb_reason of its own.
@@ -816,8 +828,8 @@ func (n *Net) napiConsumeSkb(c *sim.CPU, s *skb.SKB) {
 		n.skbAttemptDeferFree(c, s)
 		return
 	}
-	if n.releaseAllButSkbuff(c, s) { // "if SKB is a clone, don't handle this case": __kfree_skb
-		n.napiSkbCachePut(c)
+	if ref, ok := n.releaseAllButSkbuff(c, s); ok { // "if SKB is a clone, don't handle this case": __kfree_skb
+		n.napiSkbCachePut(c, ref)
 	}
 }
 
@@ -839,26 +851,28 @@ func (n *Net) fclone(s *skb.SKB) bool {
 // freeSkb is __kfree_skb: skb_release_all, then kfree_skbmem (the
 // sk_buff back to its slab on its own). An fclone is kfreeFClone.
 func (n *Net) freeSkb(c *sim.CPU, s *skb.SKB) {
-	if n.releaseAllButSkbuff(c, s) {
+	if ref, ok := n.releaseAllButSkbuff(c, s); ok {
 		c.Spend(min(n.E.Costs.KfreeSkbmem, n.E.Costs.KfreeSkb))
+		n.freeSkbuff(c, ref)
 	}
 }
 
 // releaseAllButSkbuff is the part every free path shares: an fclone is
 // freed whole (kfreeFClone) and false returned; any other skb gets
-// skb_release_all and goes back to the pool, and true says its sk_buff
-// is the caller's to dispose of (kfree_skbmem, napi_skb_cache_put, or a
+// skb_release_all and goes back to the pool, and true says its sk_buff,
+// whose slab record it returns (skb.SKB.Skbuff), is the caller's to
+// dispose of (kfree_skbmem, napi_skb_cache_put, or a
 // kmem_cache_free_bulk array).
-func (n *Net) releaseAllButSkbuff(c *sim.CPU, s *skb.SKB) bool {
+func (n *Net) releaseAllButSkbuff(c *sim.CPU, s *skb.SKB) (uint32, bool) {
 	if n.fclone(s) {
 		n.kfreeFClone(c, s)
-		return false
+		return 0, false
 	}
-	head := s.Head
+	head, ref := s.Head, s.Skbuff
 	n.skbReleaseAll(c, s)
 	n.Pool.Put(s)
 	n.freeHead(c, head) // after the pool's Put: a wait on a list_lock finds the skb gone
-	return true
+	return ref, true
 }
 
 // kfreeFClone is __kfree_skb of TCP's clone while its original waits in
@@ -933,16 +947,19 @@ type SkbCacheStat struct {
 // SkbCache is CPU cpu's napi_alloc_cache counters.
 func (n *Net) SkbCache(cpu int) SkbCacheStat { return n.sd[cpu].skbCacheStat }
 
-// napiSkbCachePut is napi_skb_cache_put on c: the sk_buff into the CPU's
-// cache; a full cache gives its upper half back to the slab in one
-// kmem_cache_free_bulk. With Cfg.KfreeSkbDefer it is 4.5-5.11's
-// _kfree_skb_defer: a full cache gives all of it back.
-func (n *Net) napiSkbCachePut(c *sim.CPU) {
+// napiSkbCachePut is napi_skb_cache_put on c: the sk_buff (its slab
+// record, ref) into the CPU's cache; a full cache gives its upper half
+// back to the slab in one kmem_cache_free_bulk. With Cfg.KfreeSkbDefer
+// it is 4.5-5.11's _kfree_skb_defer: a full cache gives all of it back.
+func (n *Net) napiSkbCachePut(c *sim.CPU, ref uint32) {
 	sd := &n.sd[c.ID]
 	c.Spend(n.E.Costs.SkbCachePut)
-	sd.skbCache++
+	if sd.skbCache == nil {
+		sd.skbCache = make([]uint32, 0, napiSkbCacheSize)
+	}
+	sd.skbCache = append(sd.skbCache, ref)
 	sd.skbCacheStat.Puts++
-	if sd.skbCache == napiSkbCacheSize {
+	if len(sd.skbCache) == napiSkbCacheSize {
 		keep := napiSkbCacheHalf
 		if n.Cfg.KfreeSkbDefer {
 			keep = 0
@@ -954,7 +971,7 @@ func (n *Net) napiSkbCachePut(c *sim.CPU) {
 // kfreeSkbFlush is __kfree_skb_flush (4.5-5.11, net/core/skbuff.c): what
 // the CPU's cache holds back to the slab in one kmem_cache_free_bulk.
 func (n *Net) kfreeSkbFlush(c *sim.CPU) {
-	if n.sd[c.ID].skbCache > 0 {
+	if len(n.sd[c.ID].skbCache) > 0 {
 		n.skbCacheFreeBulk(c, 0)
 	}
 }
@@ -963,34 +980,58 @@ func (n *Net) kfreeSkbFlush(c *sim.CPU) {
 // back to the slab in one kmem_cache_free_bulk.
 func (n *Net) skbCacheFreeBulk(c *sim.CPU, keep int) {
 	sd := &n.sd[c.ID]
-	n.kmemCacheFreeBulk(c, sd.skbCache-keep)
-	sd.skbCache = keep
 	sd.skbCacheStat.Flushes++
+	flush := sd.skbCache[keep:]
+	sd.skbCache = sd.skbCache[:keep]
+	n.kmemCacheFreeBulk(c, flush)
 }
 
-// napiSkbCacheGet is napi_skb_cache_get on c, napi_build_skb's sk_buff:
-// from the CPU's cache (its cost is the caller's), refilled by one
-// kmem_cache_alloc_bulk of NAPI_SKB_CACHE_BULK when empty. With
-// Cfg.KfreeSkbDefer it is build_skb's kmem_cache_alloc of one sk_buff
-// (before 5.12 no allocation took from the cache).
-func (n *Net) napiSkbCacheGet(c *sim.CPU) {
+// napiSkbCacheGet is napi_skb_cache_get on c, napi_build_skb's sk_buff,
+// by its slab record: from the CPU's cache (its cost is the caller's),
+// refilled by one kmem_cache_alloc_bulk of NAPI_SKB_CACHE_BULK when
+// empty. With Cfg.KfreeSkbDefer it is build_skb's kmem_cache_alloc of
+// one sk_buff (before 5.12 no allocation took from the cache).
+func (n *Net) napiSkbCacheGet(c *sim.CPU) uint32 {
 	if n.Cfg.KfreeSkbDefer {
 		c.Spend(n.E.Costs.KfreeSkbmem) // priced as the single free: see costs.go
+		return n.allocSkbuff(c)
+	}
+	sd := &n.sd[c.ID]
+	if len(sd.skbCache) == 0 {
+		c.Spend(n.E.Costs.SlabBulk * napiSkbCacheBulk)
+		if sd.skbCache == nil {
+			sd.skbCache = make([]uint32, 0, napiSkbCacheSize)
+		}
+		for range napiSkbCacheBulk {
+			sd.skbCache = append(sd.skbCache, n.allocSkbuff(c))
+		}
+		sd.skbCacheStat.Refills++
+	}
+	ref := sd.skbCache[len(sd.skbCache)-1]
+	sd.skbCache = sd.skbCache[:len(sd.skbCache)-1]
+	sd.skbCacheStat.Gets++
+	return ref
+}
+
+// kmemCacheFreeBulk is kmem_cache_free_bulk of sk_buffs, by their slab
+// records: the per-object work priced flat, the slab's slow paths by
+// skbuff_head_cache when the model follows it.
+func (n *Net) kmemCacheFreeBulk(c *sim.CPU, refs []uint32) {
+	c.Spend(n.E.Costs.SlabBulk * int64(len(refs)))
+	if n.skbuff == nil {
 		return
 	}
 	sd := &n.sd[c.ID]
-	if sd.skbCache == 0 {
-		c.Spend(n.E.Costs.SlabBulk * napiSkbCacheBulk)
-		sd.skbCache = napiSkbCacheBulk
-		sd.skbCacheStat.Refills++
+	ids := sd.bulkIDs[:0]
+	for _, r := range refs {
+		if r != 0 {
+			ids = append(ids, int32(r-1))
+		}
 	}
-	sd.skbCache--
-	sd.skbCacheStat.Gets++
-}
-
-// kmemCacheFreeBulk is kmem_cache_free_bulk of k sk_buffs.
-func (n *Net) kmemCacheFreeBulk(c *sim.CPU, k int) {
-	c.Spend(n.E.Costs.SlabBulk * int64(k))
+	sd.bulkIDs = ids // kept before the frees' sync points
+	if len(ids) > 0 {
+		n.skbuff.FreeBulk(c, ids)
+	}
 }
 
 // AllocSkb takes a fresh skb for a sender on CPU c.

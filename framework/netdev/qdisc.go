@@ -521,7 +521,7 @@ func (n *Net) skbCloneFor(c *sim.CPU, s *skb.SKB) *skb.SKB {
 	h := d.Handle
 	d.Packet = s.Packet
 	d.Handle, d.Sock = h, -1
-	d.Born, d.XmitAt, d.SenderCPU = s.Born, s.XmitAt, s.SenderCPU
+	d.Born, d.SenderCPU = s.Born, s.SenderCPU
 	d.PktLen = s.PktLen // the cb is copied: rootq->enqueue does not recompute it
 	n.ownSkb(c, d)
 	c.Spend(n.E.Costs.KfreeSkb) // an sk_buff from the slab and its header copied: priced as freeing one

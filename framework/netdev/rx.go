@@ -390,8 +390,9 @@ func (n *Net) rxClean(c *sim.CPU, d *Device, r *rxRing, budget int) int {
 		cleaned++
 		r.unrefilled++
 		c.Spend(costs.RxClean)
-		n.napiSkbCacheGet(c) // napi_build_skb's sk_buff
+		ref := n.napiSkbCacheGet(c) // napi_build_skb's sk_buff
 		s := n.Pool.Get()
+		s.Skbuff = ref
 		s.Len, s.TrueSize = p.cfg.FrameLen, p.truesize
 		s.Keys, s.Hash = p.cfg.Flows[f.flow], p.hash[f.flow]
 		s.DSCP = p.cfg.DSCP

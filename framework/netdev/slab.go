@@ -20,11 +20,24 @@ const (
 	kmallocMax   = 8192 // KMALLOC_MAX_CACHE_SIZE
 )
 
-// AllocHead takes s's head from its slab cache on c (sock_alloc_send_pskb
-// -> kmalloc_reserve), by the head size its truesize says; the fast
-// path's cost is in skb_alloc, the slow path's is the cache's. Call it
-// once s.TrueSize is set.
+// skbuffObjSize is skbuff_head_cache's object: sizeof(struct sk_buff)
+// rounded up to the cache line (kmem_cache_create_usercopy with
+// SLAB_HWCACHE_ALIGN, skb_init).
+const skbuffObjSize = (skb.SizeofSkBuff + skb.L1CacheBytes - 1) / skb.L1CacheBytes * skb.L1CacheBytes
+
+// AllocHead is __alloc_skb's two slab allocations on c for a sender's
+// skb (sock_alloc_send_pskb): its struct sk_buff from skbuff_head_cache
+// (kmem_cache_alloc_node), then its head from the cache its truesize
+// says (kmalloc_reserve). The fast paths' cost is in skb_alloc, the slow
+// paths' are the caches'. Call it once s.TrueSize is set.
 func (n *Net) AllocHead(c *sim.CPU, s *skb.SKB) {
+	if n.skbuff == nil {
+		// The cache's own cpu_partial (set_cpu_partial's): the seed's
+		// echo 64 (slab_cpu_partial) was for skbuff_small_head.
+		n.skbuff = slab.New(n.E, slab.NewGeometry("skbuff_head_cache", skbuffObjSize, len(n.E.CPUs), -1))
+		n.slabs = append(n.slabs, n.skbuff)
+	}
+	s.Skbuff = n.allocSkbuff(c)
 	i := n.headCache(s.TrueSize)
 	if i < 0 {
 		return
@@ -34,6 +47,24 @@ func (n *Net) AllocHead(c *sim.CPU, s *skb.SKB) {
 		sim.Panicf("slab %s: more than %d slabs", n.slabs[i].Name, headSlabMask)
 	}
 	s.Head = uint32(i+1)<<headSlabBits | uint32(id)
+}
+
+// allocSkbuff is kmem_cache_alloc of a struct sk_buff on c, by its slab
+// record (slab id + 1); 0 while the model follows no skbuff_head_cache
+// (no sender has made an skb).
+func (n *Net) allocSkbuff(c *sim.CPU) uint32 {
+	if n.skbuff == nil {
+		return 0
+	}
+	return uint32(n.skbuff.Alloc(c)) + 1
+}
+
+// freeSkbuff is kfree_skbmem's kmem_cache_free of the sk_buff whose
+// slab record is ref (0: none followed).
+func (n *Net) freeSkbuff(c *sim.CPU, ref uint32) {
+	if ref != 0 && n.skbuff != nil {
+		n.skbuff.Free(c, int32(ref-1))
+	}
 }
 
 // freeHead is skb_free_head of the head AllocHead took (the skb's
@@ -87,8 +118,8 @@ func kmallocName(size int) string {
 	return fmt.Sprintf("kmalloc-%d", size)
 }
 
-// SlabCaches are the slab caches senders' heads came from, in the
-// order first used.
+// SlabCaches are the slab caches senders' skbs came from (their heads'
+// and skbuff_head_cache), in the order first used.
 func (n *Net) SlabCaches() []*slab.Cache { return n.slabs }
 
 // skbDeferMax is net.core.skb_defer_max's default (sysctl_skb_defer_max).
@@ -101,9 +132,13 @@ const skbDeferMax = 64
 // destructor run, its packet counted as sent.
 type deferList struct {
 	lock         sim.SpinLock
-	heads, spare []uint32
+	skbs, spare  []deferredSkb
 	ipiScheduled bool // defer_ipi_scheduled
 }
+
+// deferredSkb is a deferred skb's slab records: its head and its
+// sk_buff.
+type deferredSkb struct{ head, skbuff uint32 }
 
 // skbAttemptDeferFree is napi_consume_skb's hand-back of an skb another
 // CPU allocated (skb_attempt_defer_free, after skb_release_head_state):
@@ -113,17 +148,17 @@ type deferList struct {
 func (n *Net) skbAttemptDeferFree(c *sim.CPU, s *skb.SKB) {
 	cpu := int(s.SenderCPU)
 	d := &n.sd[cpu].deferred
-	head := s.Head
+	e := deferredSkb{s.Head, s.Skbuff}
 	n.Pool.Put(s)
-	if len(d.heads) >= skbDeferMax { // READ_ONCE(sd->defer_count) >= defer_max: nodefer
+	if len(d.skbs) >= skbDeferMax { // READ_ONCE(sd->defer_count) >= defer_max: nodefer
 		n.DeferFull++
-		n.consumeDeferred(c, head)
+		n.consumeDeferred(c, e)
 		return
 	}
 	n.Deferred++
 	d.lock.Lock(c, n.site.deferLock) // spin_lock_bh(&sd->defer_lock)
-	kick := len(d.heads) == skbDeferMax/2
-	d.heads = append(d.heads, head)
+	kick := len(d.skbs) == skbDeferMax/2
+	d.skbs = append(d.skbs, e)
 	d.lock.Unlock(c)
 	if kick && !d.ipiScheduled { // kick_defer_list_purge: one IPI in flight at most
 		d.ipiScheduled = true
@@ -144,25 +179,25 @@ func (n *Net) deferKickIRQ(c *sim.CPU) {
 // and frees each skb as napi_consume_skb(skb, 1) of its own.
 func (n *Net) skbDeferFreeFlush(c *sim.CPU) {
 	d := &n.sd[c.ID].deferred
-	if len(d.heads) == 0 { // READ_ONCE(sd->defer_list)
+	if len(d.skbs) == 0 { // READ_ONCE(sd->defer_list)
 		return
 	}
 	d.lock.Lock(c, n.site.deferFlush)
-	heads := d.heads
-	d.heads, d.spare = d.spare[:0], nil
+	skbs := d.skbs
+	d.skbs, d.spare = d.spare[:0], nil
 	d.lock.Unlock(c)
-	for _, h := range heads {
-		n.consumeDeferred(c, h)
+	for _, e := range skbs {
+		n.consumeDeferred(c, e)
 	}
-	d.spare = heads[:0]
+	d.spare = skbs[:0]
 }
 
 // consumeDeferred frees, on the CPU that allocated it, an skb whose
 // destructor already ran (skb_defer_free_flush's napi_consume_skb, or
 // kfree_skb_napi_cache): skb_release_data (its head back to its slab,
-// if it has one) and napi_skb_cache_put.
-func (n *Net) consumeDeferred(c *sim.CPU, head uint32) {
+// if it has one) and napi_skb_cache_put of its sk_buff.
+func (n *Net) consumeDeferred(c *sim.CPU, e deferredSkb) {
 	c.Spend(n.releaseDataCost())
-	n.freeHead(c, head)
-	n.napiSkbCachePut(c)
+	n.freeHead(c, e.head)
+	n.napiSkbCachePut(c, e.skbuff)
 }

@@ -7,14 +7,18 @@ import (
 	"github.com/txlab/txlab/framework/skb"
 )
 
-// A sender's small skb takes its head from skbuff_small_head on its CPU
-// and gives it back where its completion frees it: on another CPU, a
-// remote free into a slab that is not that CPU's, which puts the full
-// slab on the freeing CPU's partial list and, every cpu_partial_slabs,
-// all of them on the node's list under list_lock; the sender takes them
-// back from there under the same lock. A larger head goes to its
-// kmalloc cache; a head from the page allocator, and an skb the host
-// did not give a head (a received frame's page fragment), none.
+// A sender's small skb takes its sk_buff from skbuff_head_cache and its
+// head from skbuff_small_head on its CPU, and gives them back where its
+// completion frees it: the head on another CPU, a remote free into a
+// slab that is not that CPU's, which puts the full slab on the freeing
+// CPU's partial list and, every cpu_partial_slabs, all of them on the
+// node's list under list_lock; the sender takes them back from there
+// under the same lock. A larger head goes to its kmalloc cache; a head
+// from the page allocator, and an skb the host did not give a head (a
+// received frame's page fragment), none. The sk_buff goes to the
+// completing CPU's napi_alloc_cache, and back to its slab by half a
+// cache at a time, one __slab_free for each run of objects of one slab
+// (kmem_cache_free_bulk).
 func TestSenderHeadsFromSlab(t *testing.T) {
 	for _, tc := range []struct {
 		name       string
@@ -36,16 +40,33 @@ func TestSenderHeadsFromSlab(t *testing.T) {
 			const n = 2000
 			h.sendAndComplete(n, cfg.TruesizeUDP(tc.l3len))
 			ks := h.n.SlabCaches()
+			want := 2
 			if tc.cache == "" {
-				if len(ks) != 0 {
-					t.Fatalf("%d slab caches, want none", len(ks))
-				}
+				want = 1
+			}
+			if len(ks) != want || ks[0].Name != "skbuff_head_cache" || ks[0].ObjectSize != 256 {
+				t.Fatalf("%d caches, the first %s of %d-byte objects; want %d, skbuff_head_cache of 256", len(ks), ks[0].Name, ks[0].ObjectSize, want)
+			}
+			sk := ks[0]
+			cached := 0
+			for cpu := range h.e.CPUs {
+				cached += len(h.n.sd[cpu].skbCache)
+			}
+			freed := n - cached
+			if sk.AllocFastpath+sk.AllocSlowpath != n || sk.InUse() != cached || cached == 0 {
+				t.Errorf("sk_buffs: %d allocations, %d in use, %d in napi_alloc_cache; want %d allocations, as many in use as cached, some",
+					sk.AllocFastpath+sk.AllocSlowpath, sk.InUse(), cached, n)
+			}
+			if calls := sk.FreeSlowpath + sk.FreeFastpath; calls == 0 || calls*4 > uint64(freed) {
+				t.Errorf("%d do_slab_free calls for %d sk_buffs freed in bulk: want runs of a slab freed together", calls, freed)
+			}
+			if tc.cache == "" {
 				return
 			}
-			if len(ks) != 1 || ks[0].Name != tc.cache || ks[0].ObjectSize != tc.objectSize {
-				t.Fatalf("caches %v, want one %s of %d-byte objects", ks, tc.cache, tc.objectSize)
+			k := ks[1]
+			if k.Name != tc.cache || k.ObjectSize != tc.objectSize {
+				t.Fatalf("head cache %s of %d-byte objects, want %s of %d", k.Name, k.ObjectSize, tc.cache, tc.objectSize)
 			}
-			k := ks[0]
 			if k.AllocFastpath+k.AllocSlowpath != n || k.FreeSlowpath+k.FreeFastpath != n || k.InUse() != 0 {
 				t.Errorf("%d allocations, %d frees, %d in use; want %d, %d, 0", k.AllocFastpath+k.AllocSlowpath, k.FreeSlowpath+k.FreeFastpath, k.InUse(), n, n)
 			}
@@ -105,8 +126,8 @@ func TestTxDeferFree(t *testing.T) {
 		if k.InUse() > skbDeferMax {
 			t.Errorf("%d heads still in use: the defer list was not flushed", k.InUse())
 		}
-		if len(h.n.sd[1].deferred.heads) != 0 {
-			t.Errorf("CPU 1's own defer list holds %d: it allocated nothing", len(h.n.sd[1].deferred.heads))
+		if len(h.n.sd[1].deferred.skbs) != 0 {
+			t.Errorf("CPU 1's own defer list holds %d: it allocated nothing", len(h.n.sd[1].deferred.skbs))
 		}
 	}
 	if listLock[true] != 0 || listLock[false] == 0 {
@@ -144,4 +165,45 @@ func (h *harness) sendAndComplete(n int, truesize uint32) {
 		}
 	})
 	h.run(sim.Second)
+}
+
+// A dropped skb's sk_buff goes back to skbuff_head_cache on the CPU
+// that frees it: alone (kfree_skbmem), or with the rest of a to_free
+// list in kfree_skb_list_reason's arrays of 16, one __slab_free for a
+// run of one slab. Either way none stays out of the slab.
+func TestDroppedSkbuffsBackToTheirSlab(t *testing.T) {
+	for _, bulk := range []bool{false, true} {
+		cfg := profile(t, "6.19-rc1")
+		cfg.BulkFreeList = bulk
+		h := newHarness(t, cfg, 2, "test", 1, "pfifo")
+		h.e.SetLockCPUs(nil)
+		const n = 640
+		var l skb.List
+		h.on(0, 0, func(c *sim.CPU) {
+			for i := range n {
+				s := h.skb(c, i)
+				s.TrueSize = cfg.TruesizeUDP(148)
+				h.n.AllocHead(c, s)
+				h.n.unoffered-- // handed on, as DevQueueXmit counts it
+				h.n.Offered++
+				h.n.Pool.SetReason(s, skb.DropQdiscDrop)
+				l.Push(s)
+				c.Spend(100)
+				c.Sync()
+			}
+		})
+		h.on(1, 200*sim.Microsecond, func(c *sim.CPU) { h.n.kfreeSkbList(c, &l) })
+		h.run(sim.Second)
+		k := h.n.SlabCaches()[0]
+		calls := k.FreeSlowpath + k.FreeFastpath
+		if k.Name != "skbuff_head_cache" || k.InUse() != 0 || calls == 0 {
+			t.Fatalf("bulk %v: %s holds %d in use after every drop was freed (%d do_slab_free calls)", bulk, k.Name, k.InUse(), calls)
+		}
+		if bulk && calls*4 > n || !bulk && calls != n {
+			t.Errorf("bulk %v: %d do_slab_free calls for %d sk_buffs", bulk, calls, n)
+		}
+		if h.n.Drops[skb.DropQdiscDrop] != n {
+			t.Errorf("bulk %v: %d drops counted, want %d", bulk, h.n.Drops[skb.DropQdiscDrop], n)
+		}
+	}
 }

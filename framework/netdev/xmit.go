@@ -17,7 +17,6 @@ func (n *Net) DevQueueXmit(c *sim.CPU, d *Device, s *skb.SKB) qdisc.Code {
 		n.unoffered--
 		n.Offered++
 	}
-	s.XmitAt = start
 	h := s.Handle
 	if n.Hooks.XmitStart != nil {
 		n.Hooks.XmitStart(c, s)

@@ -101,7 +101,7 @@ func TestIsolateSameReport(t *testing.T) {
 		driverArgs    []string // veth's NAPI path: its SyncPoints let other CPUs call in while a call waits (nested calls)
 	}{
 		{"mq pfifo limit 50", "ice", true, iceStatic}, {"pfifo_fast", "ice", false, nil}, {"mq fq", "ice", false, nil},
-		{"mq fq_codel limit 50", "ice", true, iceStatic}, {"mq sfq limit 20", "ice", true, nil}, {"cake memlimit 64kb", "ice", true, nil},
+		{"mq fq_codel limit 50", "ice", true, iceStatic}, {"mq sfq limit 20", "ice", true, iceStatic}, {"cake memlimit 64kb", "ice", true, nil},
 		{"cake_mq bandwidth 100mbit memlimit 64kb", "ice", true, nil}, {"mq pfifo", "i40e", false, nil}, {"mq pfifo", "idpf", false, nil},
 		{"mq fq", "mlx5", false, nil}, {"mq pfifo", "mlx5", false, []string{"skb_tx_mpwqe", "off"}},
 		{"", "veth", false, nil}, {"pfifo", "veth", true, nil},

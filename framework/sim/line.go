@@ -6,10 +6,13 @@ package sim
 // while a transfer is in flight, the next exclusive access waits for it.
 // The data itself lives in ordinary Go fields; the line only prices access.
 type CacheLine struct {
-	owner   int32    // last writer + 1 (0: nobody, the line is in memory)
-	readers []uint64 // CPUs holding a shared copy since the last write
-	busy    Time     // the exclusive transfers queued so far complete at this time
-	asked   Time     // when the last of them was asked for
+	owner int32 // last writer + 1 (0: nobody, the line is in memory)
+	// readers are the CPUs holding a shared copy since the last write, a
+	// bit a CPU; nil until the first read (most lines are only written:
+	// a slab's, a lock's), so that a line costs 32 bytes of heap.
+	readers *[]uint64
+	busy    Time // the exclusive transfers queued so far complete at this time
+	asked   Time // when the last of them was asked for
 }
 
 // inFlight is how long an access at t waits for the exclusive transfers
@@ -24,16 +27,22 @@ func (l *CacheLine) inFlight(t Time) Time {
 }
 
 func (l *CacheLine) hasReader(id int) bool {
-	w := id >> 6
-	return w < len(l.readers) && l.readers[w]&(1<<(id&63)) != 0
+	if l.readers == nil {
+		return false
+	}
+	r, w := *l.readers, id>>6
+	return w < len(r) && r[w]&(1<<(id&63)) != 0
 }
 
 func (l *CacheLine) addReader(id int) {
-	w := id >> 6
-	for len(l.readers) <= w {
-		l.readers = append(l.readers, 0)
+	if l.readers == nil {
+		l.readers = new([]uint64)
 	}
-	l.readers[w] |= 1 << (id & 63)
+	w := id >> 6
+	for len(*l.readers) <= w {
+		*l.readers = append(*l.readers, 0)
+	}
+	(*l.readers)[w] |= 1 << (id & 63)
 }
 
 // dist is the distance from the line's current holder to CPU c.
@@ -64,14 +73,17 @@ func (l *CacheLine) transferN(c *CPU, t Time, k int64) int64 {
 		l.busy, l.asked = end, t
 	}
 	l.owner = int32(c.ID + 1)
-	for i := range l.readers {
-		l.readers[i] = 0
+	if l.readers != nil {
+		clear(*l.readers)
 	}
 	return int64(start + cost - t)
 }
 
 func (l *CacheLine) othersRead(id int) bool {
-	for i, w := range l.readers {
+	if l.readers == nil {
+		return false
+	}
+	for i, w := range *l.readers {
 		if i == id>>6 {
 			w &^= 1 << (id & 63)
 		}

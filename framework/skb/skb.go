@@ -119,9 +119,8 @@ const (
 // in flight holds one, beside its qdisc's copy of the Packet.
 type SKB struct {
 	Packet
-	Next   *SKB     // list link (skb->next, ll_node)
-	Born   sim.Time // when the sender built it
-	XmitAt sim.Time // entry to __dev_queue_xmit
+	Next *SKB     // list link (skb->next, ll_node)
+	Born sim.Time // when the sender built it
 	// HotSeq is HotCPU's count of skbs handled when it took the lines
 	// (the host's per-CPU count, modulo 2^32: differences stay exact
 	// while under 4G skbs): once that CPU has handled more than the
@@ -148,6 +147,9 @@ type SKB struct {
 	// Head is what the host recorded of where the skb's head came from
 	// (its slab cache and slab), 0 for none: netdev's slab model.
 	Head uint32
+	// Skbuff is the slab of skbuff_head_cache its struct sk_buff came
+	// from, plus one (0: none recorded): netdev's slab model.
+	Skbuff uint32
 
 	SenderCPU int16 // CPU that built it (its lines are hot there; sim.MaxCPUs fits)
 	// XmitCPU is skb->sender_cpu: the CPU + 1 of the first

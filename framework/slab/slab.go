@@ -171,11 +171,21 @@ type nodeT struct {
 	nrPartial  int32
 }
 
+// slabChunk is how many slabs Cache allocates at a time.
+const slabChunk = 256
+
+// slab is slab id's record.
+func (k *Cache) slab(id int32) *slabT { return &k.slabs[id/slabChunk][id%slabChunk] }
+
 // Cache is one kmem_cache on a simulated host.
 type Cache struct {
 	Geometry
 	Stats
-	slabs   []*slabT // pointers: one held across a sync point stays valid while another CPU adds slabs
+	// slabs holds the slabs in chunks of slabChunk, so that one held
+	// across a sync point stays where it is while another CPU adds
+	// slabs, and a slab costs its own size of heap and no more.
+	slabs   [][]slabT
+	nslabs  int32
 	freeIDs []int32
 	cpus    []cpuT
 	nodes   []nodeT
@@ -232,11 +242,11 @@ func (k *Cache) slabAlloc(c *sim.CPU, cs *cpuT) int32 {
 			k.AllocRefill++
 			return cs.slab
 		}
-		k.slabs[cs.slab].frozen = false // full, on no list (DEACTIVATE_BYPASS)
+		k.slab(cs.slab).frozen = false // full, on no list (DEACTIVATE_BYPASS)
 		cs.slab = -1
 	}
 	if id := cs.partial; id >= 0 { // new_slab: this CPU's partial slabs
-		s := k.slabs[id]
+		s := k.slab(id)
 		cs.partial, s.next = s.next, -1
 		cs.partialSlabs--
 		cs.slab = id
@@ -263,7 +273,7 @@ func (k *Cache) slabAlloc(c *sim.CPU, cs *cpuT) int32 {
 // becomes c->freelist, less the object taken now, and the slab is
 // frozen; false if it had none.
 func (k *Cache) takeFreelist(c *sim.CPU, cs *cpuT, id int32) bool {
-	s := k.slabs[id]
+	s := k.slab(id)
 	s.line.Atomic(c) // the cmpxchg on freelist and counters
 	if s.free == 0 {
 		return false
@@ -286,7 +296,7 @@ func (k *Cache) getPartialNode(c *sim.CPU, cs *cpuT, nd int16) int32 {
 	n.listLock.Lock(c, k.siteAlloc)
 	first, got := int32(-1), int32(0)
 	for id := n.head; id >= 0; {
-		next := k.slabs[id].next
+		next := k.slab(id).next
 		k.removePartial(c, n, id)
 		if first < 0 {
 			first = id
@@ -320,10 +330,13 @@ func (k *Cache) newSlab(c *sim.CPU, cs *cpuT, nd int16) int32 {
 		id = k.freeIDs[n-1]
 		k.freeIDs = k.freeIDs[:n-1]
 	} else {
-		id = int32(len(k.slabs))
-		k.slabs = append(k.slabs, new(slabT))
+		id = k.nslabs
+		if id%slabChunk == 0 {
+			k.slabs = append(k.slabs, make([]slabT, slabChunk))
+		}
+		k.nslabs++
 	}
-	s := k.slabs[id]
+	s := k.slab(id)
 	*s = slabT{inuse: int32(k.ObjsPerSlab), next: -1, prev: -1, node: nd, frozen: true}
 	s.line.Write(c)
 	cs.slab, cs.freelist = id, int32(k.ObjsPerSlab)-1
@@ -333,27 +346,59 @@ func (k *Cache) newSlab(c *sim.CPU, cs *cpuT, nd int16) int32 {
 
 // Free is slab_free on c of an object of slab id: into c->freelist if
 // id is c->slab, else __slab_free.
-func (k *Cache) Free(c *sim.CPU, id int32) {
+func (k *Cache) Free(c *sim.CPU, id int32) { k.doSlabFree(c, id, 1) }
+
+// FreeBulk is kmem_cache_free_bulk on c of one object of each slab in
+// ids (used as scratch): build_detached_freelist takes the last
+// object's slab and gathers the others of that slab, looking past at
+// most three objects of other slabs before it stops, and each group is
+// one do_slab_free, so one __slab_free (one cmpxchg, one list_lock at
+// most) for objects of one slab freed together.
+func (k *Cache) FreeBulk(c *sim.CPU, ids []int32) {
+	for size := len(ids); size > 0; {
+		size--
+		id, cnt := ids[size], int32(1)
+		same := size
+		for lookahead := 3; size > 0; {
+			size--
+			if ids[size] == id {
+				cnt++
+				same--
+				ids[size], ids[same] = ids[same], ids[size]
+				continue
+			}
+			if lookahead--; lookahead == 0 {
+				break
+			}
+		}
+		k.doSlabFree(c, id, cnt)
+		size = same
+	}
+}
+
+// doSlabFree is do_slab_free of cnt objects of slab id: onto
+// c->freelist if id is c->slab, else __slab_free.
+func (k *Cache) doSlabFree(c *sim.CPU, id, cnt int32) {
 	cs := &k.cpus[c.ID]
 	if id == cs.slab {
-		cs.freelist++
+		cs.freelist += cnt
 		k.FreeFastpath++
 		return
 	}
 	c.LocalIrqSave() // as in slabAlloc
-	k.slabFree(c, cs, id)
+	k.slabFree(c, cs, id, cnt)
 	c.LocalIrqRestore()
 }
 
-// slabFree is __slab_free.
-func (k *Cache) slabFree(c *sim.CPU, cs *cpuT, id int32) {
+// slabFree is __slab_free of cnt objects of slab id.
+func (k *Cache) slabFree(c *sim.CPU, cs *cpuT, id, cnt int32) {
 	k.FreeSlowpath++
 	c.Spend(k.costs.SlabSlowpath)
-	s := k.slabs[id]
+	s := k.slab(id)
 	s.line.Atomic(c) // the cmpxchg on freelist and counters
 	prior := s.free > 0
-	s.inuse--
-	s.free++
+	s.inuse -= cnt
+	s.free += cnt
 	switch {
 	case s.frozen:
 		k.FreeFrozen++
@@ -371,7 +416,7 @@ func (k *Cache) slabFree(c *sim.CPU, cs *cpuT, id int32) {
 // node's list goes back to the page allocator while the node keeps
 // min_partial others; one on a CPU's partial list stays there.
 func (k *Cache) freeEmpty(c *sim.CPU, id int32) {
-	s := k.slabs[id]
+	s := k.slab(id)
 	n := &k.nodes[s.node]
 	n.listLock.Lock(c, k.siteFree)
 	discard := s.onNode && n.nrPartial >= int32(k.MinPartial)
@@ -401,7 +446,7 @@ func (k *Cache) putCPUPartial(c *sim.CPU, cs *cpuT, id int32) {
 }
 
 func (k *Cache) pushCPUPartial(cs *cpuT, id int32) {
-	k.slabs[id].next = cs.partial
+	k.slab(id).next = cs.partial
 	cs.partial = id
 	cs.partialSlabs++
 }
@@ -414,7 +459,7 @@ func (k *Cache) putPartials(c *sim.CPU, head int32) {
 	var n *nodeT
 	var discard int32 = -1
 	for id := head; id >= 0; {
-		s := k.slabs[id]
+		s := k.slab(id)
 		next := s.next
 		if n2 := &k.nodes[s.node]; n2 != n {
 			if n != nil {
@@ -436,7 +481,7 @@ func (k *Cache) putPartials(c *sim.CPU, head int32) {
 		n.listLock.Unlock(c)
 	}
 	for id := discard; id >= 0; {
-		next := k.slabs[id].next
+		next := k.slab(id).next
 		k.discard(c, id)
 		id = next
 	}
@@ -445,12 +490,12 @@ func (k *Cache) putPartials(c *sim.CPU, head int32) {
 // addPartial is add_partial(n, slab, DEACTIVATE_TO_TAIL) under the
 // node's list_lock: the slab's list head written.
 func (k *Cache) addPartial(c *sim.CPU, n *nodeT, id int32) {
-	s := k.slabs[id]
+	s := k.slab(id)
 	s.line.WriteNoSync(c)
 	c.Spend(k.costs.SlabListOp)
 	s.next, s.prev, s.onNode = -1, n.tail, true
 	if n.tail >= 0 {
-		k.slabs[n.tail].next = id
+		k.slab(n.tail).next = id
 	} else {
 		n.head = id
 	}
@@ -460,16 +505,16 @@ func (k *Cache) addPartial(c *sim.CPU, n *nodeT, id int32) {
 
 // removePartial is remove_partial under the node's list_lock.
 func (k *Cache) removePartial(c *sim.CPU, n *nodeT, id int32) {
-	s := k.slabs[id]
+	s := k.slab(id)
 	s.line.WriteNoSync(c)
 	c.Spend(k.costs.SlabListOp)
 	if s.prev >= 0 {
-		k.slabs[s.prev].next = s.next
+		k.slab(s.prev).next = s.next
 	} else {
 		n.head = s.next
 	}
 	if s.next >= 0 {
-		k.slabs[s.next].prev = s.prev
+		k.slab(s.next).prev = s.prev
 	} else {
 		n.tail = s.prev
 	}
@@ -481,13 +526,13 @@ func (k *Cache) removePartial(c *sim.CPU, n *nodeT, id int32) {
 // allocator.
 func (k *Cache) discard(c *sim.CPU, id int32) {
 	c.Spend(k.costs.SlabDiscard)
-	*k.slabs[id] = slabT{next: -1, prev: -1}
+	*k.slab(id) = slabT{next: -1, prev: -1}
 	k.freeIDs = append(k.freeIDs, id)
 	k.FreeSlab++
 }
 
 // Slabs is how many slabs the cache holds now (/sys/kernel/slab/NAME/slabs).
-func (k *Cache) Slabs() int { return len(k.slabs) - len(k.freeIDs) }
+func (k *Cache) Slabs() int { return int(k.nslabs) - len(k.freeIDs) }
 
 // Partial is how many slabs are on the nodes' partial lists now.
 func (k *Cache) Partial() int {
@@ -501,8 +546,8 @@ func (k *Cache) Partial() int {
 // InUse is how many objects are allocated now (not on any freelist).
 func (k *Cache) InUse() int {
 	t := 0
-	for _, s := range k.slabs {
-		t += int(s.inuse)
+	for id := range k.nslabs {
+		t += int(k.slab(id).inuse)
 	}
 	for i := range k.cpus {
 		t -= int(k.cpus[i].freelist)

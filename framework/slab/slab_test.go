@@ -190,3 +190,51 @@ func TestNodes(t *testing.T) {
 		t.Errorf("node 1 holds %d partial slabs of a cache only node 0 allocated from", k.nodes[1].nrPartial)
 	}
 }
+
+// kmem_cache_free_bulk groups an array's objects by slab as
+// build_detached_freelist does: the last object's slab, and every other
+// object of it until three of other slabs have been passed over; each
+// group is one __slab_free from another CPU.
+func TestFreeBulkGroupsBySlab(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		order  []int // slab of each object, by index into the slabs allocated
+		groups uint64
+	}{
+		{"two runs", []int{0, 0, 0, 0, 1, 1, 1, 1}, 2},
+		{"interleaved", []int{0, 1, 0, 1, 0, 1}, 2},
+		{"past the lookahead", []int{0, 1, 2, 3, 4, 0}, 6},
+		{"within it", []int{0, 1, 2, 0}, 3},
+		{"one", []int{3}, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := engine(t, 1, 2)
+			k := New(e, NewGeometry("x", 1152, 2, -1))
+			const per = 28
+			var ids []int32
+			var slabs []int32
+			e.CPUs[0].Start(0, func(c *sim.CPU) {
+				for i := 0; i < 5*per; i++ {
+					id := k.Alloc(c)
+					if i%per == 0 {
+						slabs = append(slabs, id)
+					}
+				}
+			})
+			e.Run(sim.Millisecond)
+			for _, s := range tc.order {
+				ids = append(ids, slabs[s])
+			}
+			inUse := k.InUse()
+			before := k.FreeSlowpath + k.FreeFastpath
+			e.CPUs[1].Start(e.Now(), func(c *sim.CPU) { k.FreeBulk(c, ids) })
+			e.Run(2 * sim.Millisecond)
+			if got := k.FreeSlowpath + k.FreeFastpath - before; got != tc.groups {
+				t.Errorf("%d do_slab_free calls for %v; want %d", got, tc.order, tc.groups)
+			}
+			if got := k.InUse(); got != inUse-len(tc.order) {
+				t.Errorf("%d objects in use after freeing %d of %d", got, len(tc.order), inUse)
+			}
+		})
+	}
+}
