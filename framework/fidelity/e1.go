@@ -508,7 +508,7 @@ func slabRows(name string, seed lockRow, rep *report.Report) []Row {
 		Seed: "no row: no __put_partials or __slab_free on CPUs 0-7",
 		Model: fmt.Sprintf("%s %.0f/s, avg %s; %s %.0f/s, avg %s", siteSlabPut, safeDiv(float64(put.MCSContended), secs), usec(float64(put.MCSAvgWaitNs)),
 			siteSlabFreeLk, safeDiv(float64(free.MCSContended), secs), usec(float64(free.MCSAvgWaitNs))),
-		Why: "the model's CPUs 0-7 complete queues 0-7's packets and free the senders' heads into their slabs, remotely; " +
+		Why: "the model's CPUs 0-7 complete queues 0-7's packets and free the senders' heads and sk_buffs into their slabs, remotely; " +
 			"the kernel did so until 6 Nov 2025 (\"net: fix napi_consume_skb() with alien skbs\": \"This removes contention on SLUB spinlocks\", " +
 			"31% queued_spin_lock_slowpath with __slab_free and __put_partials on an interrupt CPU of E3's NIC before it), " +
 			"so the seed's CPUs 0-7 probably took no completions"})

@@ -189,12 +189,11 @@ type Config struct {
 	Lockdep     bool
 	BQLLimitMin int // byte_queue_limits/limit_min of every TX queue
 	// SlabCPUPartial is /sys/kernel/slab/CACHE/cpu_partial, in objects,
-	// of the caches senders' skb heads come from (framework/slab) when
-	// SlabCPUPartialSet; otherwise each cache has set_cpu_partial's
-	// default for its object size. E1's tester set 64 on
-	// skbuff_small_head "to avoid contention in mm".
-	SlabCPUPartial    int
-	SlabCPUPartialSet bool
+	// of the caches senders' skb heads come from (framework/slab), or
+	// SlabCPUPartialDefault (every profile's): each cache has
+	// set_cpu_partial's default for its object size. E1's tester set 64
+	// on skbuff_small_head "to avoid contention in mm".
+	SlabCPUPartial int
 }
 
 // Profile names.
@@ -284,6 +283,8 @@ func base() Config {
 		MaxBacklog:    1000,
 		NetdevBudget:  300,
 		MaxSkbFrags:   skb.DefaultMaxSkbFrags,
+		// set_cpu_partial's, by each slab cache's object size
+		SlabCPUPartial: SlabCPUPartialDefault,
 		// See Config.PrefetchPriority: on everywhere for now.
 		PrefetchPriority: true,
 	}
@@ -375,14 +376,18 @@ func intToggle(help string, min int, f func(c *Config) *int) toggle {
 	}, func(c *Config) string { return strconv.Itoa(*f(c)) }}
 }
 
-// intOrDefaultToggle is intToggle that also takes "default": 0 in the
+// SlabCPUPartialDefault is Config.SlabCPUPartial's "default": each
+// cache's own (0 is a cpu_partial of its own: no partial slabs).
+const SlabCPUPartialDefault = -1
+
+// intOrDefaultToggle is intToggle that also takes "default": def in the
 // field, which stands for the kernel's own value and is shown so.
-func intOrDefaultToggle(help string, min int, f func(c *Config) *int) toggle {
+func intOrDefaultToggle(help string, min, def int, f func(c *Config) *int) toggle {
 	t := intToggle(help, min, f)
 	set, get := t.set, t.get
 	t.set = func(c *Config, v string) error {
 		if v == "default" {
-			*f(c) = 0
+			*f(c) = def
 			return nil
 		}
 		if _, err := strconv.Atoi(v); err != nil {
@@ -391,7 +396,7 @@ func intOrDefaultToggle(help string, min int, f func(c *Config) *int) toggle {
 		return set(c, v)
 	}
 	t.get = func(c *Config) string {
-		if *f(c) == 0 {
+		if *f(c) == def {
 			return "default"
 		}
 		return get(c)
@@ -478,28 +483,10 @@ var toggles = map[string]toggle{
 	"netdev_max_backlog": intToggle("net.core.netdev_max_backlog", 1, func(c *Config) *int { return &c.MaxBacklog }),
 	"netdev_budget":      intToggle("net.core.netdev_budget", 1, func(c *Config) *int { return &c.NetdevBudget }),
 	"sndbuf": intOrDefaultToggle(fmt.Sprintf("sender socket sndbuf in bytes (net.core.wmem_default), or default: the kernel's boot value SK_WMEM_DEFAULT, SKB_TRUESIZE(256) x 256, which grows with max_skb_frags (%d with 17, %d with 45)",
-		skb.WmemDefault(17), skb.WmemDefault(45)), minSndbuf, func(c *Config) *int { return &c.Sndbuf }),
-	"slab_cpu_partial": {fmt.Sprintf("/sys/kernel/slab/CACHE/cpu_partial of the slab caches senders' skb heads come from (skbuff_small_head, or kmalloc-N for larger heads), in objects, or default: set_cpu_partial's by object size (24 at 1 KiB and over, 52 at 256 B) [0..%d]", SysctlMax),
-		func(c *Config, v string) error {
-			if v == "default" {
-				c.SlabCPUPartial, c.SlabCPUPartialSet = 0, false
-				return nil
-			}
-			n, err := strconv.Atoi(v)
-			if err != nil {
-				return fmt.Errorf("%q is not a whole number or default", v)
-			}
-			if n < 0 || n > SysctlMax { // cpu_partial_store: kstrtouint
-				return fmt.Errorf("%d is out of range: 0..%d", n, SysctlMax)
-			}
-			c.SlabCPUPartial, c.SlabCPUPartialSet = n, true
-			return nil
-		}, func(c *Config) string {
-			if !c.SlabCPUPartialSet {
-				return "default"
-			}
-			return strconv.Itoa(c.SlabCPUPartial)
-		}},
+		skb.WmemDefault(17), skb.WmemDefault(45)), minSndbuf, 0, func(c *Config) *int { return &c.Sndbuf }),
+	// cpu_partial_store takes it with kstrtouint: 0 and up.
+	"slab_cpu_partial": intOrDefaultToggle("/sys/kernel/slab/CACHE/cpu_partial of the slab caches senders' skb heads come from (skbuff_small_head, or kmalloc-N for larger heads), in objects, or default: set_cpu_partial's by object size (24 at 1 KiB and over, 52 at 256 B)",
+		0, SlabCPUPartialDefault, func(c *Config) *int { return &c.SlabCPUPartial }),
 	"max_skb_frags": {fmt.Sprintf("CONFIG_MAX_SKB_FRAGS: sizes skb_shared_info, hence a sent skb's truesize [%d..%d]", skb.MinMaxSkbFrags, skb.MaxMaxSkbFrags),
 		func(c *Config, v string) error {
 			n, err := strconv.Atoi(v)

@@ -26,9 +26,11 @@ func TestConfigSet(t *testing.T) {
 		{"max_skb_frags", "16", "out of range: 17..45", nil},
 		{"max_skb_frags", "46", "out of range: 17..45", nil},
 		{"max_skb_frags", "x", "not a whole number", nil},
-		{"slab_cpu_partial", "64", "", func(c Config) bool { return c.SlabCPUPartialSet && c.SlabCPUPartial == 64 }},
-		{"slab_cpu_partial", "0", "", func(c Config) bool { return c.SlabCPUPartialSet && c.SlabCPUPartial == 0 }},
-		{"slab_cpu_partial", "default", "", func(c Config) bool { return !c.SlabCPUPartialSet && c.Get("slab_cpu_partial") == "default" }},
+		{"slab_cpu_partial", "64", "", func(c Config) bool { return c.SlabCPUPartial == 64 }},
+		{"slab_cpu_partial", "0", "", func(c Config) bool { return c.SlabCPUPartial == 0 }},
+		{"slab_cpu_partial", "default", "", func(c Config) bool {
+			return c.SlabCPUPartial == SlabCPUPartialDefault && c.Get("slab_cpu_partial") == "default"
+		}},
 		{"slab_cpu_partial", "-1", "out of range: 0..2147483647", nil},
 		{"slab_cpu_partial", "lots", `"lots" is not a whole number or default`, nil},
 		{"tx_queue_len", "-1", "out of range: 0..2147483647", nil},

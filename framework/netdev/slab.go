@@ -34,7 +34,7 @@ func (n *Net) AllocHead(c *sim.CPU, s *skb.SKB) {
 	if n.skbuff == nil {
 		// The cache's own cpu_partial (set_cpu_partial's): the seed's
 		// echo 64 (slab_cpu_partial) was for skbuff_small_head.
-		n.skbuff = slab.New(n.E, slab.NewGeometry("skbuff_head_cache", skbuffObjSize, len(n.E.CPUs), -1))
+		n.skbuff = slab.New(n.E, slab.NewGeometry("skbuff_head_cache", skbuffObjSize, len(n.E.CPUs), SlabCPUPartialDefault))
 		n.slabs = append(n.slabs, n.skbuff)
 	}
 	s.Skbuff = n.allocSkbuff(c)
@@ -62,7 +62,7 @@ func (n *Net) allocSkbuff(c *sim.CPU) uint32 {
 // freeSkbuff is kfree_skbmem's kmem_cache_free of the sk_buff whose
 // slab record is ref (0: none followed).
 func (n *Net) freeSkbuff(c *sim.CPU, ref uint32) {
-	if ref != 0 && n.skbuff != nil {
+	if ref != 0 {
 		n.skbuff.Free(c, int32(ref-1))
 	}
 }
@@ -98,11 +98,7 @@ func (n *Net) headCache(truesize uint32) int {
 		}
 	}
 	if i < 0 {
-		cpuPartial := -1
-		if n.Cfg.SlabCPUPartialSet {
-			cpuPartial = n.Cfg.SlabCPUPartial
-		}
-		n.slabs = append(n.slabs, slab.New(n.E, slab.NewGeometry(name, size, len(n.E.CPUs), cpuPartial)))
+		n.slabs = append(n.slabs, slab.New(n.E, slab.NewGeometry(name, size, len(n.E.CPUs), n.Cfg.SlabCPUPartial)))
 		i = len(n.slabs) - 1
 	}
 	n.headTruesize, n.headIdx = truesize, i
@@ -128,7 +124,7 @@ const skbDeferMax = 64
 // deferList is a CPU's softnet_data defer_list, defer_count and
 // defer_lock: what other CPUs' TX completions handed back to it
 // (Cfg.TxDeferFree). An entry is what the free still needs, the skb's
-// head record: the skb itself left the pool at its completion, its
+// slab records: the skb itself left the pool at its completion, its
 // destructor run, its packet counted as sent.
 type deferList struct {
 	lock         sim.SpinLock

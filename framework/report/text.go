@@ -700,7 +700,7 @@ func writeSlabs(b *bytes.Buffer, ks []SlabCache) {
 	if len(ks) == 0 {
 		return
 	}
-	b.WriteString("\nslab caches of the senders' skb heads (/sys/kernel/slab/NAME; CONFIG_SLUB_STATS, whole run)\n")
+	b.WriteString("\nslab caches of the senders' skbs, sk_buffs and heads (/sys/kernel/slab/NAME; CONFIG_SLUB_STATS, whole run)\n")
 	for _, k := range ks {
 		fmt.Fprintf(b, "  %s: object_size %d, objs_per_slab %d, order %d, cpu_partial %d (%d slabs), min_partial %d; %d slabs, %d partial\n",
 			k.Name, k.ObjectSize, k.ObjsPerSlab, k.Order, k.CPUPartial, k.CPUPartialSlabs, k.MinPartial, k.Slabs, k.Partial)

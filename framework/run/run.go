@@ -1248,7 +1248,7 @@ func fillSoftnet(rep *report.Report, net *netdev.Net, e *sim.Engine) {
 	}
 }
 
-// fillSlabs reports the slab caches senders' heads came from.
+// fillSlabs reports the slab caches senders' skbs came from.
 func fillSlabs(rep *report.Report, net *netdev.Net) {
 	for _, k := range net.SlabCaches() {
 		g := k.Geometry

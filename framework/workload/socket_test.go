@@ -81,7 +81,7 @@ func TestSndbufHoldsByMaxSkbFrags(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		cfg := netdev.Config{MaxSkbFrags: tc.frags, NoSmallHeadCache: tc.old}
+		cfg := netdev.Config{MaxSkbFrags: tc.frags, NoSmallHeadCache: tc.old, SlabCPUPartial: netdev.SlabCPUPartialDefault}
 		w := &Workload{Spec: Spec{PacketSize: 120}, truesize: cfg.TruesizeUDP}
 		_, truesize := w.lens()
 		sock := &Socket{Sndbuf: cfg.SndbufBytes()}
