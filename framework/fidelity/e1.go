@@ -280,9 +280,56 @@ func senderWhy(r *report.Report) string {
 	for _, q := range r.Queues {
 		requeues += q.Requeues
 	}
-	return fmt.Sprintf("%s: %d sndbuf sleeps in the run (%d wake-ups by sock_wfree), FQ_FLOW_LIMIT drops %s of the run's offered, %d requeues%s%s%s",
+	return fmt.Sprintf("%s: %d sndbuf sleeps in the run (%d wake-ups by sock_wfree), FQ_FLOW_LIMIT drops %s of the run's offered, %d requeues%s%s%s%s",
 		r.Name, r.Counters["sender_sndbuf_sleeps"], r.Counters["sender_sndbuf_wakeups"],
-		pct(float64(r.Drops["FQ_FLOW_LIMIT"]), float64(r.OfferedPackets)), requeues, bqlWhy(r), socketsWhy(r)+placementWhy(r), trendWhy(r))
+		pct(float64(r.Drops["FQ_FLOW_LIMIT"]), float64(r.OfferedPackets)), requeues, bqlWhy(r), socketsWhy(r)+placementWhy(r), irqWhy(r), trendWhy(r))
+}
+
+// irqCPUs is mpstat -P over the CPUs the queues' interrupts go to: their
+// mean %soft and %sys, how many spent over 90% of the window in
+// softirq, and how many there are.
+func irqCPUs(r *report.Report) (soft, sys float64, saturated, n int) {
+	byID := map[int]report.CPU{}
+	for _, c := range r.CPUs {
+		byID[c.CPU] = c
+	}
+	for _, id := range report.IRQCPUs(r.Queues) {
+		c := byID[id] // absent: idle all window
+		soft += c.SoftPct
+		sys += c.SysPct
+		if c.SoftPct > 90 {
+			saturated++
+		}
+		n++
+	}
+	if n > 0 {
+		soft, sys = soft/float64(n), sys/float64(n)
+	}
+	return soft, sys, saturated, n
+}
+
+// irqWhy is ", the N interrupt CPUs at S% soft (K over 90%), the queues
+// from A to B Mpps (median M)": whether the CPUs that take the TX
+// completions have time left for anything else (a task pinned there
+// runs only between softirqs, which its own local_bh_enable also
+// serves) and how unevenly the queues send; "" without interrupts.
+func irqWhy(r *report.Report) string {
+	soft, sys, sat, n := irqCPUs(r)
+	if n == 0 {
+		return ""
+	}
+	var pps []float64
+	for _, q := range r.Queues {
+		if q.TxPackets > 0 {
+			pps = append(pps, q.TxPps)
+		}
+	}
+	spread := ""
+	if len(pps) > 1 {
+		sort.Float64s(pps)
+		spread = fmt.Sprintf(", the queues from %.2f to %.2f Mpps (median %.2f)", pps[0]/1e6, pps[len(pps)-1]/1e6, pps[len(pps)/2]/1e6)
+	}
+	return fmt.Sprintf(", the %d interrupt CPUs (mpstat -P) at %.0f%% soft and %.0f%% sys (%d over 90%% soft)%s", n, soft, sys, sat, spread)
 }
 
 // trendWhy says when the rate still moves over the window: the first

@@ -3,6 +3,7 @@ package fidelity
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 
@@ -360,7 +361,11 @@ func TestReportCountsTasksByCPU(t *testing.T) {
 	}
 	for id, w := range want {
 		g := got[id]
-		g.BusyPct = 0
+		// mpstat -P's columns add up to 100, the first three to busy_pct.
+		if sum := g.SysPct + g.IrqPct + g.SoftPct + g.IdlePct; math.Abs(sum-100) > 1e-6 || math.Abs(g.SysPct+g.IrqPct+g.SoftPct-min(g.BusyPct, 100)) > 1e-6 {
+			t.Errorf("CPU %d: %%sys %.2f + %%irq %.2f + %%soft %.2f + %%idle %.2f (busy %.2f)", id, g.SysPct, g.IrqPct, g.SoftPct, g.IdlePct, g.BusyPct)
+		}
+		g.BusyPct, g.SysPct, g.IrqPct, g.SoftPct, g.IdlePct = 0, 0, 0, 0, 0
 		if g != w {
 			t.Errorf("CPU %d: %+v, want %+v", id, g, w)
 		}

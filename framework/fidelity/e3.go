@@ -178,6 +178,13 @@ func E3(runs []E3Run) []Row {
 		Model: fmt.Sprintf("%.2fx (%s -> %s)", safeDiv(float64(ln.TotalWaitNs), float64(lo.TotalWaitNs)),
 			msec(lo.TotalWaitNs), msec(ln.TotalWaitNs)), Kind: Check, Tolerance: "less", Holds: ln.TotalWaitNs < lo.TotalWaitNs})
 
+	softOff, sysOff, satOff, nIRQ := irqCPUs(off)
+	softOn, sysOn, satOn, _ := irqCPUs(on)
+	rows = append(rows, Row{Name: "interrupt CPUs' time, off / on" + tag,
+		Seed: "CPUs serving TX completions trapped restarting a busy qdisc, spinning on its lock in net_tx_action",
+		Model: fmt.Sprintf("%d CPUs (mpstat -P): %.0f%% soft, %.0f%% sys (%d over 90%% soft) -> %.0f%% soft, %.0f%% sys (%d)",
+			nIRQ, softOff, sysOff, satOff, softOn, sysOn, satOn), Kind: Check})
+
 	var requeues uint64
 	for _, q := range off.Queues {
 		requeues += q.Requeues

@@ -86,6 +86,16 @@ func (d *Device) setXPS(mode XPSMode, topo sim.Topology) error {
 // XPSQueue is the queue CPU cpu's XPS_CPUS map gives, or -1.
 func (d *Device) XPSQueue(cpu int) int { return d.xps[cpu] }
 
+// TxqIRQCPU is the CPU txq q's interrupt vector is affine to, where its
+// TX completions run, or -1 for a device without interrupts (veth's
+// NAPI is scheduled by its sender).
+func (d *Device) TxqIRQCPU(q int) int {
+	if !d.Info.Wire || q < 0 || q >= len(d.Info.QueueVec) {
+		return -1
+	}
+	return d.vecCPU[d.Info.QueueVec[q]]
+}
+
 // rssLUTNoRx is the indirection table's size assumed for a device built
 // without RX queues (transmit only): RSS over its queue pairs.
 const rssLUTNoRx = 128

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -145,12 +146,43 @@ func TestSarAndMpstatLayouts(t *testing.T) {
 		t.Errorf("sar got\n%s\nwant\n%s", b.String(), want)
 	}
 	b.Reset()
-	writeMpstatAverage(&b, 49.5, 3.25, 47.25)
+	writeMpstatHeader(&b)
+	writeMpstatRow(&b, "  all", 49.5, 0, 3.25, 47.25)
+	// The per-CPU row is `mpstat -P 511 1 1` on an interrupt CPU, as
+	// Eric Dumazet's "net: fix napi_consume_skb() with alien skbs"
+	// (Nov 2025) quotes it.
+	writeMpstatRow(&b, fmt.Sprintf(" %4d", 511), 0, 0, 98, 2)
+	writeMpstatRow(&b, fmt.Sprintf(" %4d", 7), 12.5, 1.25, 30, 56.25)
 	want = "" +
 		"Average:     CPU    %usr   %nice    %sys %iowait    %irq   %soft  %steal  %guest  %gnice   %idle\n" +
-		"Average:     all    0.00    0.00   49.50    0.00    0.00    3.25    0.00    0.00    0.00   47.25\n"
+		"Average:     all    0.00    0.00   49.50    0.00    0.00    3.25    0.00    0.00    0.00   47.25\n" +
+		"Average:     511    0.00    0.00    0.00    0.00    0.00   98.00    0.00    0.00    0.00    2.00\n" +
+		"Average:       7    0.00    0.00   12.50    0.00    1.25   30.00    0.00    0.00    0.00   56.25\n"
 	if b.String() != want {
 		t.Errorf("mpstat got\n%s\nwant\n%s", b.String(), want)
+	}
+}
+
+// TestIRQCPUs: the CPUs the queues' interrupts go to, each once and
+// sorted, in the kernel's cpulist format; a queue without one (-1)
+// adds none.
+func TestIRQCPUs(t *testing.T) {
+	for _, tt := range []struct {
+		irq  []int
+		want string
+	}{
+		{[]int{0, 1, 2, 3}, "0-3"},
+		{[]int{3, 1, 0, 1, 7}, "0-1,3,7"},
+		{[]int{-1, -1}, ""},
+		{[]int{448, 449, 450, 12}, "12,448-450"},
+	} {
+		var qs []Queue
+		for i, c := range tt.irq {
+			qs = append(qs, Queue{Txq: i, IRQCPU: c})
+		}
+		if got := cpuList(IRQCPUs(qs)); got != tt.want {
+			t.Errorf("%v: got %q, want %q", tt.irq, got, tt.want)
+		}
 	}
 }
 

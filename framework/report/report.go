@@ -45,9 +45,11 @@ type Report struct {
 
 	// vmstat and mpstat over the window, as the kernel counts them: sy
 	// (system + irq + softirq time; the model has no user time, so it
-	// equals cpu_busy_pct), mpstat's %soft, id, r (the time average of
-	// runnable tasks, running ones included), cs and in per second.
+	// equals cpu_busy_pct), mpstat's %irq and %soft, id, r (the time
+	// average of runnable tasks, running ones included), cs and in per
+	// second.
 	CPUSysPct           float64 `json:"cpu_sys_pct"`
+	CPUIrqPct           float64 `json:"cpu_irq_pct"`
 	CPUSoftPct          float64 `json:"cpu_soft_pct"`
 	CPUIdlePct          float64 `json:"cpu_idle_pct"`
 	RunnableAvg         float64 `json:"runnable_avg"`
@@ -232,7 +234,11 @@ type Queue struct {
 	Inflight  uint32  `json:"bql_inflight"`
 	// Sockets is how many udp_stream sockets have this queue cached
 	// (sk_tx_queue_mapping) at the end: who sends where.
-	Sockets int  `json:"sockets"`
+	Sockets int `json:"sockets"`
+	// IRQCPU is the CPU the queue's interrupt vector is affine to
+	// (/proc/irq/N/smp_affinity_list), where its TX completions run;
+	// -1 for a queue without one (veth).
+	IRQCPU  int  `json:"irq_cpu"`
 	Ethtool []KV `json:"ethtool"`
 }
 
@@ -387,6 +393,7 @@ type Interval struct {
 // VMStat are vmstat's and mpstat's CPU columns over an interval.
 type VMStat struct {
 	SysPct   float64 `json:"cpu_sys_pct"`            // vmstat sy: system + irq + softirq
+	IrqPct   float64 `json:"cpu_irq_pct"`            // mpstat %irq
 	SoftPct  float64 `json:"cpu_soft_pct"`           // mpstat %soft
 	IdlePct  float64 `json:"cpu_idle_pct"`           // vmstat id
 	Runnable float64 `json:"runnable_avg"`           // vmstat r, averaged over the interval
@@ -400,6 +407,15 @@ type CPU struct {
 	Socket  int     `json:"socket"`
 	Core    int     `json:"core"` // the core's index within its socket (sysfs topology/core_id's role)
 	BusyPct float64 `json:"busy_pct"`
+	// mpstat -P's columns for this CPU over the window: %sys (busy
+	// time outside interrupts: the tasks' system time and their
+	// spinning), %irq (hard interrupts, the local timer's included),
+	// %soft (softirqs, ksoftirqd's included) and %idle; the first three
+	// add up to busy_pct.
+	SysPct  float64 `json:"sys_pct"`
+	IrqPct  float64 `json:"irq_pct"`
+	SoftPct float64 `json:"soft_pct"`
+	IdlePct float64 `json:"idle_pct"`
 	// Tasks is how many of the workload's threads (not per-CPU kernel
 	// threads) had this CPU as theirs at the window's end, running,
 	// waiting or asleep: ps -eLo psr's count.

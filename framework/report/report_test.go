@@ -69,7 +69,7 @@ func sampleReport() *Report {
 		CPUNsPerPacket: 1229.9,
 		CPUBusyPct:     87.5,
 		// The seed's vmstat before the llist: r 244, in 487745, cs 14718, sy 52, id 48.
-		CPUSysPct: 52, CPUSoftPct: 3.25, CPUIdlePct: 48, RunnableAvg: 244, ContextSwitchesPerS: 14718, InterruptsPerS: 487745,
+		CPUSysPct: 52, CPUIrqPct: 0.5, CPUSoftPct: 3.25, CPUIdlePct: 48, RunnableAvg: 244, ContextSwitchesPerS: 14718, InterruptsPerS: 487745,
 		LockCPUs: "0-7",
 		Counters: map[string]uint64{"xmit_more": 9_000_000, "napi_poll": 120_000, "bql_stop": 5_212},
 		NetifSchedule: []SchedCaller{
@@ -92,7 +92,7 @@ func sampleReport() *Report {
 				BQLLimit: 30_280, Inflight: 15_140,
 				Ethtool: []KV{{"restart_queue", 311}, {"tx_busy", 0}}},
 			{Txq: 3, TxPackets: 123, TxBytes: 456, Stops: 0, Wakes: 0, Requeues: 0,
-				BQLLimit: 1_514, Inflight: 0},
+				BQLLimit: 1_514, Inflight: 0, IRQCPU: 7},
 		},
 		Qdisc: []Qdisc{
 			{Handle: "8001:", Parent: "root", Kind: "mq",
@@ -134,7 +134,8 @@ func sampleReport() *Report {
 			{StartNs: 150_000_000, EndNs: 200_000_000, TxPackets: 1_451_000, TxPps: 29_020_000, Offered: 5_300_000, Drops: 3_849_000, Backlog: 1_088,
 				VMStat: VMStat{SysPct: 52, SoftPct: 3.2, IdlePct: 48, Runnable: 244, CSPerS: 12107, InPerS: 494807}},
 		},
-		CPUs:      []CPU{{CPU: 0, BusyPct: 99.1}, {CPU: 1, BusyPct: 98.7}},
+		CPUs: []CPU{{CPU: 0, BusyPct: 99.1, SysPct: 61.4, IrqPct: 0.7, SoftPct: 37, IdlePct: 0.9},
+			{CPU: 1, BusyPct: 98.7, SysPct: 98.7, IdlePct: 1.3}},
 		Events:    123_456_789,
 		SimWallNs: 4_200_000_000,
 	}

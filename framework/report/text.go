@@ -181,16 +181,76 @@ func writeVMStat(b *bytes.Buffer, r *Report) {
 	b.WriteString(vmstatHeader)
 	vmstatOf(VMStat{SysPct: r.CPUSysPct, SoftPct: r.CPUSoftPct, IdlePct: r.CPUIdlePct, Runnable: r.RunnableAvg,
 		CSPerS: r.ContextSwitchesPerS, InPerS: r.InterruptsPerS}).write(b)
-	b.WriteString("\nmpstat over the window (%irq is counted in %sys)\n")
-	writeMpstatAverage(b, max(0, r.CPUSysPct-r.CPUSoftPct), r.CPUSoftPct, r.CPUIdlePct)
+	irqCPUs := IRQCPUs(r.Queues)
+	if len(irqCPUs) == 0 {
+		b.WriteString("\nmpstat over the window\n")
+	} else {
+		fmt.Fprintf(b, "\nmpstat -P ALL over the window: all CPUs, then those the TX queues' interrupts go to (%s)\n", cpuList(irqCPUs))
+	}
+	writeMpstatHeader(b)
+	writeMpstatRow(b, "  all", max(0, r.CPUSysPct-r.CPUIrqPct-r.CPUSoftPct), r.CPUIrqPct, r.CPUSoftPct, r.CPUIdlePct)
+	byID := map[int]CPU{}
+	for _, c := range r.CPUs {
+		byID[c.CPU] = c
+	}
+	for _, id := range irqCPUs {
+		c, ok := byID[id]
+		if !ok {
+			c.IdlePct = 100 // not listed: no busy time in the window
+		}
+		writeMpstatRow(b, fmt.Sprintf(" %4d", id), c.SysPct, c.IrqPct, c.SoftPct, c.IdlePct)
+	}
 }
 
-// writeMpstatAverage prints sysstat mpstat's Average header and "all"
-// row: "%-11s" for the label, then " %7.2f" per column.
-func writeMpstatAverage(b *bytes.Buffer, sys, soft, idle float64) {
+// IRQCPUs are the CPUs the queues' interrupts go to (irq_cpu), sorted,
+// each once.
+func IRQCPUs(qs []Queue) []int {
+	var ids []int
+	seen := map[int]bool{}
+	for _, q := range qs {
+		if q.IRQCPU >= 0 && !seen[q.IRQCPU] {
+			seen[q.IRQCPU] = true
+			ids = append(ids, q.IRQCPU)
+		}
+	}
+	sort.Ints(ids)
+	return ids
+}
+
+// cpuList prints ids (sorted) in the kernel's cpulist format: "0-7,16".
+func cpuList(ids []int) string {
+	var b strings.Builder
+	for i := 0; i < len(ids); {
+		j := i
+		for j+1 < len(ids) && ids[j+1] == ids[j]+1 {
+			j++
+		}
+		if b.Len() > 0 {
+			b.WriteByte(',')
+		}
+		if j > i {
+			fmt.Fprintf(&b, "%d-%d", ids[i], ids[j])
+		} else {
+			fmt.Fprintf(&b, "%d", ids[i])
+		}
+		i = j + 1
+	}
+	return b.String()
+}
+
+// writeMpstatHeader prints sysstat mpstat's Average header: "%-11s"
+// for the label, then the columns.
+func writeMpstatHeader(b *bytes.Buffer) {
 	fmt.Fprintf(b, "%-11s  CPU    %%usr   %%nice    %%sys %%iowait    %%irq   %%soft  %%steal  %%guest  %%gnice   %%idle\n", "Average:")
-	fmt.Fprintf(b, "%-11s  all", "Average:")
-	for _, v := range []float64{0, 0, sys, 0, 0, soft, 0, 0, 0, idle} {
+}
+
+// writeMpstatRow prints one of mpstat's Average rows as sysstat does
+// (write_plain_cpu_stats): "%-11s" for the label, " %s" with " all" or
+// " %4d" for the CPU (cpu is either, five wide), then " %7.2f" per
+// column; the model has no user, nice, iowait, steal or guest time.
+func writeMpstatRow(b *bytes.Buffer, cpu string, sys, irq, soft, idle float64) {
+	fmt.Fprintf(b, "%-11s%s", "Average:", cpu)
+	for _, v := range []float64{0, 0, sys, 0, irq, soft, 0, 0, 0, idle} {
 		fmt.Fprintf(b, " %7.2f", v)
 	}
 	b.WriteString("\n")

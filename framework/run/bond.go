@@ -200,7 +200,7 @@ func deviceSections(rep *report.Report, net *netdev.Net, snap, end snapshot, sec
 		drv := d.Drv.Stats()
 		for i, q := range d.Queues {
 			rq := report.Queue{Txq: i, TxPackets: q.TxPackets, TxBytes: q.TxBytes, Stops: q.Stops, Wakes: q.Wakes,
-				Requeues: q.Requeues, BQLLimit: q.DQL.Limit, Inflight: q.DQL.Inflight(), Ethtool: []report.KV{}}
+				Requeues: q.Requeues, BQLLimit: q.DQL.Limit, Inflight: q.DQL.Inflight(), IRQCPU: d.TxqIRQCPU(i), Ethtool: []report.KV{}}
 			if j := off + i; j < len(end.qpkts) && j < len(snap.qpkts) {
 				rq.TxPps = float64(end.qpkts[j]-snap.qpkts[j]) / secs
 				rq.TxBps = float64(end.qbytes[j]-snap.qbytes[j]) * 8 / secs

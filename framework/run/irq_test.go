@@ -1,8 +1,10 @@
 package run
 
 import (
+	"math"
 	"testing"
 
+	"github.com/txlab/txlab/framework/report"
 	"github.com/txlab/txlab/framework/sim"
 	"github.com/txlab/txlab/framework/workload"
 )
@@ -10,9 +12,11 @@ import (
 // --irq-cpus moves the queues' interrupts, and with them TX completion
 // work: a sender pinned to CPU 0 on a one-queue NIC gets its own
 // completions by default (the vector's CPU is 0), and leaves them to
-// CPU 3 with --irq-cpus 3; the report says where they went.
+// CPU 3 with --irq-cpus 3; the report says where they went (setup, the
+// queue's irq_cpu) and mpstat -P's columns say what each CPU did: CPU
+// 3, running no task, spends its busy time in interrupts only.
 func TestIRQCPUsPlaceCompletions(t *testing.T) {
-	busy := func(irq string) (map[int]float64, string) {
+	run := func(irq string) (map[int]report.CPU, *report.Report) {
 		s := Default()
 		s.Sockets, s.Cores, s.Threads = 1, 4, 1
 		s.Queues, s.Qdisc = 1, "pfifo"
@@ -23,19 +27,28 @@ func TestIRQCPUsPlaceCompletions(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		out := map[int]float64{}
+		out := map[int]report.CPU{}
 		for _, c := range rep.CPUs {
-			out[c.CPU] = c.BusyPct
+			out[c.CPU] = c
 		}
-		return out, rep.Setup.IRQCPUs
+		return out, rep
 	}
-	def, shown := busy("")
-	if def[3] != 0 || shown != "" {
-		t.Errorf("driver's spread: CPU 3 %.2f%% busy, setup %q; want it idle and nothing shown", def[3], shown)
+	def, rep := run("")
+	if def[3].BusyPct != 0 || rep.Setup.IRQCPUs != "" || rep.Queues[0].IRQCPU != 0 {
+		t.Errorf("driver's spread: CPU 3 %.2f%% busy, setup %q, queue 0's irq_cpu %d; want it idle, nothing shown, 0",
+			def[3].BusyPct, rep.Setup.IRQCPUs, rep.Queues[0].IRQCPU)
 	}
-	moved, shown := busy("3")
-	if moved[3] == 0 || moved[0] >= def[0] || shown != "3" {
-		t.Errorf("--irq-cpus 3: CPU 0 %.2f%% (%.2f%% before), CPU 3 %.2f%% busy, setup %q; want CPU 3 busy, CPU 0 less, \"3\" shown",
-			moved[0], def[0], moved[3], shown)
+	moved, rep := run("3")
+	if moved[3].BusyPct == 0 || moved[0].BusyPct >= def[0].BusyPct || rep.Setup.IRQCPUs != "3" || rep.Queues[0].IRQCPU != 3 {
+		t.Errorf("--irq-cpus 3: CPU 0 %.2f%% (%.2f%% before), CPU 3 %.2f%% busy, setup %q, queue 0's irq_cpu %d; want CPU 3 busy, CPU 0 less, \"3\" shown, 3",
+			moved[0].BusyPct, def[0].BusyPct, moved[3].BusyPct, rep.Setup.IRQCPUs, rep.Queues[0].IRQCPU)
+	}
+	if c := moved[3]; c.SysPct != 0 || c.SoftPct == 0 || c.IrqPct == 0 || math.Abs(c.IrqPct+c.SoftPct-c.BusyPct) > 1e-9 {
+		t.Errorf("CPU 3 (interrupts only): %%sys %.2f, %%irq %.2f, %%soft %.2f, busy %.2f; want no %%sys, the rest its busy time",
+			c.SysPct, c.IrqPct, c.SoftPct, c.BusyPct)
+	}
+	if c := moved[0]; c.SysPct == 0 || c.SoftPct >= def[0].SoftPct {
+		t.Errorf("CPU 0 (the sender): %%sys %.2f, %%soft %.2f (%.2f with the interrupts); want system time, less softirq",
+			c.SysPct, c.SoftPct, def[0].SoftPct)
 	}
 }

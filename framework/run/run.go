@@ -840,8 +840,8 @@ type snapshot struct {
 	txBytes  uint64
 	drops    map[string]uint64
 	dropped  uint64
-	busy     []sim.Time
-	qpkts    []uint64 // per txq, completed
+	cpus     []sim.SchedStat // per CPU
+	qpkts    []uint64        // per txq, completed
 	qbytes   []uint64
 	rxPkts   []uint64                                 // per rxq, cleaned (forward)
 	sched    sim.SchedStat                            // summed over the CPUs
@@ -861,10 +861,10 @@ func take(net *netdev.Net, e *sim.Engine) snapshot {
 		s.drops[string(r)] = v
 	}
 	s.netSched = net.Sched
-	s.busy = make([]sim.Time, len(e.CPUs))
+	s.cpus = make([]sim.SchedStat, len(e.CPUs))
 	for i, c := range e.CPUs {
-		s.busy[i] = c.Busy()
 		st := c.SchedStat()
+		s.cpus[i] = st
 		s.sched.Busy += st.Busy
 		s.sched.Soft += st.Soft
 		s.sched.Hard += st.Hard
@@ -884,6 +884,26 @@ func take(net *netdev.Net, e *sim.Engine) snapshot {
 	return s
 }
 
+// mpstatCPU fills r's busy_pct and mpstat -P's columns from CPU
+// counters a and b, window apart: hard and soft interrupt time are
+// counted apart from busy time, as the kernel's irqtime accounting
+// does; spinning counts as busy.
+func mpstatCPU(r report.CPU, a, b sim.SchedStat, window sim.Time) report.CPU {
+	pct := func(d sim.Time) float64 { return 100 * float64(d) / float64(window) }
+	busy := b.Busy - a.Busy
+	r.BusyPct = pct(busy)
+	// A CPU's clock may run a little past the window's end (the work it
+	// was doing when the window closed): mpstat's columns, counted in
+	// ticks, never pass 100 together, so the busy time is capped at the
+	// window, and soft and hard interrupt time within it.
+	busy = min(busy, window)
+	soft := min(b.Soft-a.Soft, busy)
+	hard := min(b.Hard-a.Hard, busy-soft)
+	r.SysPct, r.IrqPct, r.SoftPct = pct(busy-soft-hard), pct(hard), pct(soft)
+	r.IdlePct = pct(window - busy)
+	return r
+}
+
 // vmstat computes vmstat's and mpstat's CPU columns between two
 // snapshots over ncpu CPUs.
 func vmstat(a, b snapshot, ncpu int) report.VMStat {
@@ -894,6 +914,7 @@ func vmstat(a, b snapshot, ncpu int) report.VMStat {
 	all := span * float64(ncpu)
 	v := report.VMStat{
 		SysPct:   100 * float64(b.sched.Busy-a.sched.Busy) / all,
+		IrqPct:   100 * float64(b.sched.Hard-a.sched.Hard) / all,
 		SoftPct:  100 * float64(b.sched.Soft-a.sched.Soft) / all,
 		Runnable: float64(b.sched.RunnableNs-a.sched.RunnableNs) / span,
 		CSPerS:   float64(b.sched.Switches-a.sched.Switches) * float64(sim.Second) / span,
@@ -1041,11 +1062,11 @@ func fillResults(rep *report.Report, net *netdev.Net, e *sim.Engine, dev *netdev
 	tasks := threadsByCPU(e)
 	var busy sim.Time
 	for i, c := range e.CPUs {
-		b := end.busy[i] - snap.busy[i]
+		b := end.cpus[i].Busy - snap.cpus[i].Busy
 		busy += b
 		if b > 0 || tasks[i] > 0 {
-			rep.CPUs = append(rep.CPUs, report.CPU{CPU: i, Socket: c.Socket, Core: c.Core,
-				BusyPct: 100 * float64(b) / float64(window), Tasks: tasks[i]})
+			rep.CPUs = append(rep.CPUs, mpstatCPU(report.CPU{CPU: i, Socket: c.Socket, Core: c.Core, Tasks: tasks[i]},
+				snap.cpus[i], end.cpus[i], window))
 		}
 	}
 	rep.Window.CPUBusyNs = int64(busy)
@@ -1054,7 +1075,7 @@ func fillResults(rep *report.Report, net *netdev.Net, e *sim.Engine, dev *netdev
 	rep.TxBps = float64(rep.Window.TxBytes) * 8 / secs
 	rep.CPUBusyPct = 100 * float64(busy) / (float64(window) * float64(len(e.CPUs)))
 	vm := vmstat(snap, end, len(e.CPUs))
-	rep.CPUSysPct, rep.CPUSoftPct, rep.CPUIdlePct = vm.SysPct, vm.SoftPct, vm.IdlePct
+	rep.CPUSysPct, rep.CPUIrqPct, rep.CPUSoftPct, rep.CPUIdlePct = vm.SysPct, vm.IrqPct, vm.SoftPct, vm.IdlePct
 	rep.RunnableAvg, rep.ContextSwitchesPerS, rep.InterruptsPerS = vm.Runnable, vm.CSPerS, vm.InPerS
 	rep.LockCPUs = spec.LockCPUs
 	if rep.Window.TxPackets > 0 {
@@ -1148,7 +1169,7 @@ func fillResults(rep *report.Report, net *netdev.Net, e *sim.Engine, dev *netdev
 	rep.Ethtool = ethtoolStats(driver.EthtoolLines(drv), snap.ethtool, secs)
 	for i, q := range dev.Queues {
 		rq := report.Queue{Txq: i, TxPackets: q.TxPackets, TxBytes: q.TxBytes, Stops: q.Stops, Wakes: q.Wakes,
-			Requeues: q.Requeues, BQLLimit: q.DQL.Limit, Inflight: q.DQL.Inflight(),
+			Requeues: q.Requeues, BQLLimit: q.DQL.Limit, Inflight: q.DQL.Inflight(), IRQCPU: dev.TxqIRQCPU(i),
 			TxPps: float64(end.qpkts[i]-snap.qpkts[i]) / secs, TxBps: float64(end.qbytes[i]-snap.qbytes[i]) * 8 / secs}
 		if i < len(drv) {
 			ds := drv[i]
