@@ -106,6 +106,7 @@ func compareRows(reps []*Report) []compareRow {
 	numeric("vmstat in/s", count, func(r *Report) float64 { return r.InterruptsPerS })
 	numeric("vmstat sy %", f1, func(r *Report) float64 { return r.CPUSysPct })
 	numeric("vmstat id %", f1, func(r *Report) float64 { return r.CPUIdlePct })
+	numeric("mpstat %irq", f1, func(r *Report) float64 { return r.CPUIrqPct })
 	numeric("mpstat %soft", f1, func(r *Report) float64 { return r.CPUSoftPct })
 	numeric("offered", count, func(r *Report) float64 { return float64(r.OfferedPackets) })
 	numeric("tx packets", count, func(r *Report) float64 { return float64(r.TxPackets) })

@@ -221,6 +221,7 @@ func collections(cfg MetricsConfig, reps []*report.Report) []*metricdata.Resourc
 			pt(MetricDropRate, rate(iv.Drops))
 			pt(MetricBacklog, float64(iv.Backlog))
 			pt(MetricCPU, round4(iv.SysPct/100), attribute.String("cpu.mode", "system"))
+			pt(MetricCPU, round4(iv.IrqPct/100), attribute.String("cpu.mode", "interrupt"))
 			pt(MetricCPU, round4(iv.SoftPct/100), attribute.String("cpu.mode", "softirq"))
 			pt(MetricCPU, round4(iv.IdlePct/100), attribute.String("cpu.mode", "idle"))
 			pt(MetricRunnable, math.Round(iv.Runnable*10)/10)
@@ -276,7 +277,7 @@ var gaugeDefs = []struct{ name, unit, desc string }{
 	{MetricOfferedRate, "{packet}/s", "packets offered to __dev_queue_xmit per simulated second"},
 	{MetricDropRate, "{packet}/s", "packets dropped per simulated second, all reasons"},
 	{MetricBacklog, "{packet}", "packets queued in all qdiscs at the interval's end"},
-	{MetricCPU, "1", "share of CPU time by mode (vmstat sy, mpstat %soft, id)"},
+	{MetricCPU, "1", "share of CPU time by mode (vmstat sy, mpstat %irq and %soft, id)"},
 	{MetricRunnable, "{task}", "runnable tasks, time-averaged (vmstat r)"},
 }
 

@@ -2,6 +2,7 @@ package trace_test
 
 import (
 	"context"
+	"math"
 	"testing"
 	"time"
 
@@ -47,7 +48,7 @@ func TestExportMetrics(t *testing.T) {
 	if len(mem.got) != len(rep.Series)+1 {
 		t.Fatalf("%d collections, want one per interval (%d) and the totals", len(mem.got), len(rep.Series))
 	}
-	points := 0
+	points, cpuPoints := 0, 0
 	for k, rm := range mem.got[:len(rep.Series)] {
 		iv := rep.Series[k]
 		for _, m := range rm.ScopeMetrics[0].Metrics {
@@ -69,8 +70,19 @@ func TestExportMetrics(t *testing.T) {
 				if m.Name == trace.MetricBacklog && dp.Value != float64(iv.Backlog) {
 					t.Errorf("interval %d: backlog %v, report %d", k, dp.Value, iv.Backlog)
 				}
+				if m.Name == trace.MetricCPU {
+					cpuPoints++
+					mode, _ := dp.Attributes.Value("cpu.mode")
+					want := map[string]float64{"system": iv.SysPct, "interrupt": iv.IrqPct, "softirq": iv.SoftPct, "idle": iv.IdlePct}
+					if w, ok := want[mode.AsString()]; !ok || math.Abs(dp.Value-w/100) > 1e-4 {
+						t.Errorf("interval %d: cpu.mode %q %v, report %v%%", k, mode.AsString(), dp.Value, w)
+					}
+				}
 			}
 		}
+	}
+	if cpuPoints != 4*len(rep.Series) {
+		t.Errorf("%d %s points, want system, interrupt, softirq and idle for each of %d intervals", cpuPoints, trace.MetricCPU, len(rep.Series))
 	}
 	var drops int64
 	var histCount uint64
