@@ -25,12 +25,12 @@ const (
 // SLAB_HWCACHE_ALIGN, skb_init).
 const skbuffObjSize = (skb.SizeofSkBuff + skb.L1CacheBytes - 1) / skb.L1CacheBytes * skb.L1CacheBytes
 
-// AllocHead is __alloc_skb's two slab allocations on c for a sender's
+// AllocSkbSlabs is __alloc_skb's two slab allocations on c for a sender's
 // skb (sock_alloc_send_pskb): its struct sk_buff from skbuff_head_cache
 // (kmem_cache_alloc_node), then its head from the cache its truesize
 // says (kmalloc_reserve). The fast paths' cost is in skb_alloc, the slow
 // paths' are the caches'. Call it once s.TrueSize is set.
-func (n *Net) AllocHead(c *sim.CPU, s *skb.SKB) {
+func (n *Net) AllocSkbSlabs(c *sim.CPU, s *skb.SKB) {
 	if n.skbuff == nil {
 		// The cache's own cpu_partial (set_cpu_partial's): the seed's
 		// echo 64 (slab_cpu_partial) was for skbuff_small_head.
@@ -67,7 +67,7 @@ func (n *Net) freeSkbuff(c *sim.CPU, ref uint32) {
 	}
 }
 
-// freeHead is skb_free_head of the head AllocHead took (the skb's
+// freeHead is skb_free_head of the head AllocSkbSlabs took (the skb's
 // record of it, SKB.Head): back to its slab; 0, a head from no slab,
 // frees nothing.
 func (n *Net) freeHead(c *sim.CPU, ref uint32) {

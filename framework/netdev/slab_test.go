@@ -144,7 +144,7 @@ func (h *harness) sendAndComplete(n int, truesize uint32) {
 		for i := range n {
 			s := h.skb(c, i)
 			s.TrueSize = truesize
-			h.n.AllocHead(c, s)
+			h.n.AllocSkbSlabs(c, s)
 			h.n.unoffered-- // handed on, as DevQueueXmit counts it
 			h.n.Offered++
 			sent = append(sent, s)
@@ -183,7 +183,7 @@ func TestDroppedSkbuffsBackToTheirSlab(t *testing.T) {
 			for i := range n {
 				s := h.skb(c, i)
 				s.TrueSize = cfg.TruesizeUDP(148)
-				h.n.AllocHead(c, s)
+				h.n.AllocSkbSlabs(c, s)
 				h.n.unoffered-- // handed on, as DevQueueXmit counts it
 				h.n.Offered++
 				h.n.Pool.SetReason(s, skb.DropQdiscDrop)

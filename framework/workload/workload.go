@@ -595,7 +595,7 @@ func (w *Workload) udpStream(t *sim.Task, net *netdev.Net, dev *netdev.Device, i
 		sock.wmemLine.Atomic(c) // skb_set_owner_w: refcount_add(truesize, &sk->sk_wmem_alloc)
 		s := net.AllocSkb(c)
 		w.fill(s, f, l2, truesize)
-		net.AllocHead(c, s)
+		net.AllocSkbSlabs(c, s)
 		stampTxtime(s, f, c.Now())
 		s.Sock = int32(sock.ID)
 		s.Owner = sock.owner
@@ -639,7 +639,7 @@ func (w *Workload) udpRate(t *sim.Task, net *netdev.Net, dev *netdev.Device, idx
 		c.Spend(costs.SkbAlloc)
 		s := net.AllocSkb(c)
 		w.fill(s, w.flows[fi], l2, truesize)
-		net.AllocHead(c, s)
+		net.AllocSkbSlabs(c, s)
 		net.DevQueueXmit(c, dev, s)
 	}
 }
