@@ -289,12 +289,7 @@ func senderWhy(r *report.Report) string {
 // mean %soft and %sys, how many spent over 90% of the window in
 // softirq, and how many there are.
 func irqCPUs(r *report.Report) (soft, sys float64, saturated, n int) {
-	byID := map[int]report.CPU{}
-	for _, c := range r.CPUs {
-		byID[c.CPU] = c
-	}
-	for _, id := range report.IRQCPUs(r.Queues) {
-		c := byID[id] // absent: idle all window
+	for _, c := range r.CPURows(report.IRQCPUs(r.Queues)) {
 		soft += c.SoftPct
 		sys += c.SysPct
 		if c.SoftPct > 90 {

@@ -954,10 +954,7 @@ func (n *Net) SkbCache(cpu int) SkbCacheStat { return n.sd[cpu].skbCacheStat }
 func (n *Net) napiSkbCachePut(c *sim.CPU, ref uint32) {
 	sd := &n.sd[c.ID]
 	c.Spend(n.E.Costs.SkbCachePut)
-	if sd.skbCache == nil {
-		sd.skbCache = make([]uint32, 0, napiSkbCacheSize)
-	}
-	sd.skbCache = append(sd.skbCache, ref)
+	sd.skbCache = append(sd.napiSkbCache(), ref)
 	sd.skbCacheStat.Puts++
 	if len(sd.skbCache) == napiSkbCacheSize {
 		keep := napiSkbCacheHalf
@@ -966,6 +963,15 @@ func (n *Net) napiSkbCachePut(c *sim.CPU, ref uint32) {
 		}
 		n.skbCacheFreeBulk(c, keep)
 	}
+}
+
+// napiSkbCache is the CPU's skb_cache, made at its full size on first
+// use (a CPU that never completes a packet keeps none).
+func (sd *softnetData) napiSkbCache() []uint32 {
+	if sd.skbCache == nil {
+		sd.skbCache = make([]uint32, 0, napiSkbCacheSize)
+	}
+	return sd.skbCache
 }
 
 // kfreeSkbFlush is __kfree_skb_flush (4.5-5.11, net/core/skbuff.c): what
@@ -999,9 +1005,7 @@ func (n *Net) napiSkbCacheGet(c *sim.CPU) uint32 {
 	sd := &n.sd[c.ID]
 	if len(sd.skbCache) == 0 {
 		c.Spend(n.E.Costs.SlabBulk * napiSkbCacheBulk)
-		if sd.skbCache == nil {
-			sd.skbCache = make([]uint32, 0, napiSkbCacheSize)
-		}
+		sd.skbCache = sd.napiSkbCache()
 		for range napiSkbCacheBulk {
 			sd.skbCache = append(sd.skbCache, n.allocSkbuff(c))
 		}

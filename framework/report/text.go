@@ -189,17 +189,27 @@ func writeVMStat(b *bytes.Buffer, r *Report) {
 	}
 	writeMpstatHeader(b)
 	writeMpstatRow(b, "  all", max(0, r.CPUSysPct-r.CPUIrqPct-r.CPUSoftPct), r.CPUIrqPct, r.CPUSoftPct, r.CPUIdlePct)
+	for _, c := range r.CPURows(irqCPUs) {
+		writeMpstatRow(b, fmt.Sprintf(" %4d", c.CPU), c.SysPct, c.IrqPct, c.SoftPct, c.IdlePct)
+	}
+}
+
+// CPURows are the report's rows of CPUs ids, in that order; a CPU the
+// report does not list (no busy time and no task) gets an idle row.
+func (r *Report) CPURows(ids []int) []CPU {
 	byID := map[int]CPU{}
 	for _, c := range r.CPUs {
 		byID[c.CPU] = c
 	}
-	for _, id := range irqCPUs {
+	rows := make([]CPU, len(ids))
+	for i, id := range ids {
 		c, ok := byID[id]
 		if !ok {
-			c.IdlePct = 100 // not listed: no busy time in the window
+			c = CPU{CPU: id, IdlePct: 100}
 		}
-		writeMpstatRow(b, fmt.Sprintf(" %4d", id), c.SysPct, c.IrqPct, c.SoftPct, c.IdlePct)
+		rows[i] = c
 	}
+	return rows
 }
 
 // IRQCPUs are the CPUs the queues' interrupts go to (irq_cpu), sorted,
