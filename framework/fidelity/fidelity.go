@@ -146,7 +146,7 @@ func writeRows(b *strings.Builder, rows []Row) {
 	if len(mech) > 0 {
 		b.WriteString("mechanism:\n")
 		for _, r := range mech {
-			fmt.Fprintf(b, "  %s: %s\n", r.Name, r.Model)
+			writeWrapped(b, "  "+r.Name+": ", 6, r.Model)
 		}
 	}
 }
@@ -160,9 +160,38 @@ func writeTable(b *strings.Builder, rows []Row) {
 	for _, r := range rows {
 		fmt.Fprintf(b, "%-*s  %-*s  %-*s  %*s  %s\n", nw, r.label(), sw, r.Seed, mw, r.Model, rw, r.ratioText(), r.verdict())
 		if r.Why != "" {
-			fmt.Fprintf(b, "%*s  why: %s\n", nw, "", r.Why)
+			writeWrapped(b, "  why: ", len("  why: "), r.Why)
 		}
 	}
+}
+
+// textWidth is where the text output wraps a why or mechanism line: the
+// table's own rows are as wide as their cells, but a why runs to a
+// thousand characters, which a terminal would fold at column 0.
+const textWidth = 120
+
+// writeWrapped writes first and then text, folded at spaces to lines of
+// at most textWidth (a word longer than that stands alone), every line
+// after the first indented by indent.
+func writeWrapped(b *strings.Builder, first string, indent int, text string) {
+	b.WriteString(first)
+	col := len(first)
+	lineStart := true
+	for _, word := range strings.Fields(text) {
+		if !lineStart && col+1+len(word) > textWidth {
+			b.WriteString("\n")
+			b.WriteString(strings.Repeat(" ", indent))
+			col, lineStart = indent, true
+		}
+		if !lineStart {
+			b.WriteByte(' ')
+			col++
+		}
+		b.WriteString(word)
+		col += len(word)
+		lineStart = false
+	}
+	b.WriteString("\n")
 }
 
 // Result is one experiment's rows as the fidelity command prints them.

@@ -115,3 +115,51 @@ func TestResultsPrinting(t *testing.T) {
 		t.Errorf("JSON %s", b.String())
 	}
 }
+
+// A why or a mechanism line is folded at spaces to textWidth columns,
+// the lines after the first indented, no word lost or split.
+func TestWriteWrapped(t *testing.T) {
+	long := strings.Repeat("x", textWidth+5)
+	words := strings.Fields(strings.Repeat("root lock held 98% enqueue side, ", 20))
+	for _, tc := range []struct {
+		name, first string
+		indent      int
+		text        string
+		lines       int
+	}{
+		{"short", "  why: ", 7, "BQL limit 306 packets", 1},
+		{"folded", "  why: ", 7, strings.Join(words, " "), 6},
+		{"a word longer than a line stands alone", "  why: ", 7, "a " + long + " b", 3},
+		{"mechanism", "  cake/6.18: ", 6, strings.Join(words, " "), 6},
+		{"empty", "  why: ", 7, "", 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var b strings.Builder
+			writeWrapped(&b, tc.first, tc.indent, tc.text)
+			out := b.String()
+			if !strings.HasSuffix(out, "\n") || !strings.HasPrefix(out, tc.first) {
+				t.Fatalf("%q: want %q first and a newline last", out, tc.first)
+			}
+			lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+			if len(lines) != tc.lines {
+				t.Errorf("%d lines, want %d:\n%s", len(lines), tc.lines, out)
+			}
+			var got []string
+			for i, l := range lines {
+				if len(l) > textWidth && len(strings.Fields(l)) > 1 {
+					t.Errorf("line %d is %d wide: %q", i, len(l), l)
+				}
+				if i > 0 && (!strings.HasPrefix(l, strings.Repeat(" ", tc.indent)) || l[tc.indent] == ' ') {
+					t.Errorf("line %d not indented by %d: %q", i, tc.indent, l)
+				}
+				if i == 0 {
+					l = strings.TrimPrefix(l, tc.first)
+				}
+				got = append(got, strings.Fields(l)...)
+			}
+			if strings.Join(got, " ") != strings.Join(strings.Fields(tc.text), " ") {
+				t.Errorf("words changed:\n%q\n%q", got, strings.Fields(tc.text))
+			}
+		})
+	}
+}
