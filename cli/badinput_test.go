@@ -471,9 +471,9 @@ func TestInterruptFlushesTrace(t *testing.T) {
 	}
 }
 
-// TestBuiltinsListed: cli/builtins.go (what txlab registers) and the
-// framework tests' builtintest import every package that registers a
-// qdisc or driver, and nothing else imports one outside tests.
+// TestBuiltinsListed: internal/builtins (what txlab registers, and the
+// framework tests through builtintest) imports every package that
+// registers a qdisc or driver, and nothing else imports one outside tests.
 func TestBuiltinsListed(t *testing.T) {
 	var want []string
 	for _, pattern := range []string{"../plugins/*/*.go", "../drivers/*/*.go"} {
@@ -495,19 +495,18 @@ func TestBuiltinsListed(t *testing.T) {
 	if len(want) < 8 {
 		t.Fatalf("found only %v", want)
 	}
-	for _, file := range []string{"builtins.go", "../framework/internal/builtintest/builtintest.go"} {
-		f, err := parser.ParseFile(token.NewFileSet(), file, nil, parser.ImportsOnly)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var got []string
-		for _, im := range f.Imports {
-			got = append(got, strings.Trim(im.Path.Value, `"`))
-		}
-		slices.Sort(got)
-		if !slices.Equal(got, want) {
-			t.Errorf("%s imports %v, want %v", file, got, want)
-		}
+	const file = "../internal/builtins/builtins.go"
+	f, err := parser.ParseFile(token.NewFileSet(), file, nil, parser.ImportsOnly)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, im := range f.Imports {
+		got = append(got, strings.Trim(im.Path.Value, `"`))
+	}
+	slices.Sort(got)
+	if !slices.Equal(got, want) {
+		t.Errorf("%s imports %v, want %v", file, got, want)
 	}
 }
 

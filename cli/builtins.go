@@ -1,38 +1,7 @@
 package main
 
-// The built-in qdiscs and drivers, all in one place: importing a package
-// registers its qdisc or driver (qdisc.Register, driver.Register), and
-// this file is the only non-test file that imports them. `txlab --isolate`
-// serves the same set out of process (plugin.Builtins).
-import (
-	_ "github.com/txlab/txlab/drivers/i40e"
-	_ "github.com/txlab/txlab/drivers/ice"
-	_ "github.com/txlab/txlab/drivers/idpf"
-	_ "github.com/txlab/txlab/drivers/mlx5"
-	_ "github.com/txlab/txlab/drivers/veth"
-	_ "github.com/txlab/txlab/plugins/cake"
-	_ "github.com/txlab/txlab/plugins/cbs"
-	_ "github.com/txlab/txlab/plugins/choke"
-	_ "github.com/txlab/txlab/plugins/codel"
-	_ "github.com/txlab/txlab/plugins/drr"
-	_ "github.com/txlab/txlab/plugins/dualpi2"
-	_ "github.com/txlab/txlab/plugins/etf"
-	_ "github.com/txlab/txlab/plugins/ets"
-	_ "github.com/txlab/txlab/plugins/fq"
-	_ "github.com/txlab/txlab/plugins/fq_codel"
-	_ "github.com/txlab/txlab/plugins/hfsc"
-	_ "github.com/txlab/txlab/plugins/hhf"
-	_ "github.com/txlab/txlab/plugins/htb"
-	_ "github.com/txlab/txlab/plugins/multiq"
-	_ "github.com/txlab/txlab/plugins/netem"
-	_ "github.com/txlab/txlab/plugins/pie"
-	_ "github.com/txlab/txlab/plugins/plug"
-	_ "github.com/txlab/txlab/plugins/prio"
-	_ "github.com/txlab/txlab/plugins/qfq"
-	_ "github.com/txlab/txlab/plugins/red"
-	_ "github.com/txlab/txlab/plugins/sfb"
-	_ "github.com/txlab/txlab/plugins/sfq"
-	_ "github.com/txlab/txlab/plugins/skbprio"
-	_ "github.com/txlab/txlab/plugins/taprio"
-	_ "github.com/txlab/txlab/plugins/tbf"
-)
+// The built-in qdiscs and drivers: internal/builtins imports every
+// package that registers one, and this is the only non-test import of
+// it. `txlab --isolate` serves the same set out of process
+// (plugin.Builtins).
+import _ "github.com/txlab/txlab/internal/builtins"

@@ -1,38 +1,7 @@
 // Package builtintest registers every built-in qdisc and driver for the
-// framework's tests (import it blank): the txlab command registers them
-// in cli/builtins.go, and framework packages import none of them.
-// cli's TestBuiltinsListed keeps the two lists whole.
+// framework's tests (import it blank): internal/builtins holds the list,
+// which the txlab command imports too (cli/builtins.go), and framework
+// packages import none of them outside tests.
 package builtintest
 
-import (
-	_ "github.com/txlab/txlab/drivers/i40e"
-	_ "github.com/txlab/txlab/drivers/ice"
-	_ "github.com/txlab/txlab/drivers/idpf"
-	_ "github.com/txlab/txlab/drivers/mlx5"
-	_ "github.com/txlab/txlab/drivers/veth"
-	_ "github.com/txlab/txlab/plugins/cake"
-	_ "github.com/txlab/txlab/plugins/cbs"
-	_ "github.com/txlab/txlab/plugins/choke"
-	_ "github.com/txlab/txlab/plugins/codel"
-	_ "github.com/txlab/txlab/plugins/drr"
-	_ "github.com/txlab/txlab/plugins/dualpi2"
-	_ "github.com/txlab/txlab/plugins/etf"
-	_ "github.com/txlab/txlab/plugins/ets"
-	_ "github.com/txlab/txlab/plugins/fq"
-	_ "github.com/txlab/txlab/plugins/fq_codel"
-	_ "github.com/txlab/txlab/plugins/hfsc"
-	_ "github.com/txlab/txlab/plugins/hhf"
-	_ "github.com/txlab/txlab/plugins/htb"
-	_ "github.com/txlab/txlab/plugins/multiq"
-	_ "github.com/txlab/txlab/plugins/netem"
-	_ "github.com/txlab/txlab/plugins/pie"
-	_ "github.com/txlab/txlab/plugins/plug"
-	_ "github.com/txlab/txlab/plugins/prio"
-	_ "github.com/txlab/txlab/plugins/qfq"
-	_ "github.com/txlab/txlab/plugins/red"
-	_ "github.com/txlab/txlab/plugins/sfb"
-	_ "github.com/txlab/txlab/plugins/sfq"
-	_ "github.com/txlab/txlab/plugins/skbprio"
-	_ "github.com/txlab/txlab/plugins/taprio"
-	_ "github.com/txlab/txlab/plugins/tbf"
-)
+import _ "github.com/txlab/txlab/internal/builtins"
