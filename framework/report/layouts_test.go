@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/txlab/txlab/framework/units"
 )
 
 // The layouts against text copied from the real tools' output. The
@@ -180,7 +182,7 @@ func TestIRQCPUs(t *testing.T) {
 		for i, c := range tt.irq {
 			qs = append(qs, Queue{Txq: i, IRQCPU: c})
 		}
-		if got := cpuList(IRQCPUs(qs)); got != tt.want {
+		if got := units.RangeList(IRQCPUs(qs)); got != tt.want {
 			t.Errorf("%v: got %q, want %q", tt.irq, got, tt.want)
 		}
 	}

@@ -185,7 +185,7 @@ func writeVMStat(b *bytes.Buffer, r *Report) {
 	if len(irqCPUs) == 0 {
 		b.WriteString("\nmpstat over the window\n")
 	} else {
-		fmt.Fprintf(b, "\nmpstat -P ALL over the window: all CPUs, then those the TX queues' interrupts go to (%s)\n", cpuList(irqCPUs))
+		fmt.Fprintf(b, "\nmpstat -P ALL over the window: all CPUs, then those the TX queues' interrupts go to (%s)\n", units.RangeList(irqCPUs))
 	}
 	writeMpstatHeader(b)
 	writeMpstatRow(b, "  all", max(0, r.CPUSysPct-r.CPUIrqPct-r.CPUSoftPct), r.CPUIrqPct, r.CPUSoftPct, r.CPUIdlePct)
@@ -225,27 +225,6 @@ func IRQCPUs(qs []Queue) []int {
 	}
 	sort.Ints(ids)
 	return ids
-}
-
-// cpuList prints ids (sorted) in the kernel's cpulist format: "0-7,16".
-func cpuList(ids []int) string {
-	var b strings.Builder
-	for i := 0; i < len(ids); {
-		j := i
-		for j+1 < len(ids) && ids[j+1] == ids[j]+1 {
-			j++
-		}
-		if b.Len() > 0 {
-			b.WriteByte(',')
-		}
-		if j > i {
-			fmt.Fprintf(&b, "%d-%d", ids[i], ids[j])
-		} else {
-			fmt.Fprintf(&b, "%d", ids[i])
-		}
-		i = j + 1
-	}
-	return b.String()
 }
 
 // writeMpstatHeader prints sysstat mpstat's Average header: "%-11s"

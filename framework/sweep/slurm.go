@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/txlab/txlab/framework/run"
+	"github.com/txlab/txlab/framework/units"
 )
 
 // LookSlurm refuses the Slurm executor where Slurm's commands are not
@@ -75,22 +76,7 @@ func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''
 
 // ArraySpec writes indices (ascending) as sbatch's --array list, runs
 // of consecutive ones as ranges: 0-3, 1,3-5.
-func ArraySpec(indices []int) string {
-	var parts []string
-	for i := 0; i < len(indices); {
-		j := i
-		for j+1 < len(indices) && indices[j+1] == indices[j]+1 {
-			j++
-		}
-		if j == i {
-			parts = append(parts, strconv.Itoa(indices[i]))
-		} else {
-			parts = append(parts, fmt.Sprintf("%d-%d", indices[i], indices[j]))
-		}
-		i = j + 1
-	}
-	return strings.Join(parts, ",")
-}
+func ArraySpec(indices []int) string { return units.RangeList(indices) }
 
 // Submit submits points (indices, ascending) of the sweep in dir as one
 // job array, at most limit tasks at once (0: all of them), with extra

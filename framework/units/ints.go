@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
+	"strings"
 )
 
 // GetUnsigned is tc's get_unsigned (and get_u32): strtoul in base (0:
@@ -89,4 +91,24 @@ func digitVal(c byte) int {
 		return int(c|0x20-'a') + 10
 	}
 	return 99
+}
+
+// RangeList writes ascending integers as the kernel's cpulist
+// (bitmap_print_to_pagebuf: /proc/irq/N/smp_affinity_list) and sbatch's
+// --array write them: runs of consecutive ones as ranges, "0-3,7,9-10".
+func RangeList(ids []int) string {
+	var parts []string
+	for i := 0; i < len(ids); {
+		j := i
+		for j+1 < len(ids) && ids[j+1] == ids[j]+1 {
+			j++
+		}
+		if j == i {
+			parts = append(parts, strconv.Itoa(ids[i]))
+		} else {
+			parts = append(parts, fmt.Sprintf("%d-%d", ids[i], ids[j]))
+		}
+		i = j + 1
+	}
+	return strings.Join(parts, ",")
 }

@@ -370,3 +370,22 @@ func TestGetUnsignedInteger(t *testing.T) {
 		}
 	}
 }
+
+// RangeList writes runs as ranges, as /proc/irq/N/smp_affinity_list and
+// sbatch's --array do.
+func TestRangeList(t *testing.T) {
+	for _, tc := range []struct {
+		in   []int
+		want string
+	}{
+		{nil, ""},
+		{[]int{5}, "5"},
+		{[]int{0, 1, 2, 3}, "0-3"},
+		{[]int{0, 1, 3, 7, 8}, "0-1,3,7-8"},
+		{[]int{80, 81, 82, 120}, "80-82,120"},
+	} {
+		if got := RangeList(tc.in); got != tc.want {
+			t.Errorf("RangeList(%v) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
