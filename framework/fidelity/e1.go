@@ -98,12 +98,29 @@ const (
 	siteSlabFreeLk = "__slab_free (list_lock)"
 )
 
-// The @__dev_queue_xmit_ns modes; the issue says the histograms were
-// taken with pinned threads.
-const (
-	seedXmitModeBeforeLo = 8192 // [8K, 16K)
-	seedXmitModeAfterLo  = 256  // [256, 512)
+// The seed's @__dev_queue_xmit_ns histograms (bpftrace, every CPU),
+// taken with pinned threads as the issue reads them: the counts from
+// the first bucket printed on.
+var (
+	seedXmitBefore = log2Buckets(256, 21, 631, 27328, 265392, 417543, 826292, 733822, 19055, 17240, 25633, 4)
+	seedXmitAfter  = log2Buckets(128, 1539830, 2299558, 483936, 265345, 145463, 54571, 10270, 9385, 7749, 26799, 2665, 665)
 )
+
+// xmitTailNs is where the histograms' long calls start: 32 us, 64 times
+// either run's mode, the length of a qdisc owner's whole run of
+// dev_tx_weight packets at a queue's rate (the tail row's why).
+const xmitTailNs = 32 << 10
+
+// log2Buckets is a bpftrace hist(): consecutive power-of-two buckets
+// from [lo, 2*lo).
+func log2Buckets(lo int64, counts ...uint64) []report.Bucket {
+	out := make([]report.Bucket, len(counts))
+	for i, n := range counts {
+		out[i] = report.Bucket{Lo: lo, Hi: 2 * lo, Count: n}
+		lo *= 2
+	}
+	return out
+}
 
 // E1Runs are the four E1 variants the rows need: busylock (6.18) and
 // llist (6.19-rc1), netperf threads unpinned and pinned. More holds the
@@ -256,8 +273,10 @@ func E1(r E1Runs) []Row {
 	rows = append(rows, slabRows("perf lock after, unpinned", seedSlabAfterUnpinned, lu)...)
 	rows = append(rows, slabRows("perf lock after, pinned", seedSlabAfterPinned, lp)...)
 
-	rows = append(rows, modeRow("@__dev_queue_xmit_ns mode before, pinned", seedXmitModeBeforeLo, bp),
-		modeRow("@__dev_queue_xmit_ns mode after, pinned", seedXmitModeAfterLo, lp))
+	rows = append(rows, modeRow("@__dev_queue_xmit_ns mode before, pinned", seedXmitBefore, bp),
+		modeRow("@__dev_queue_xmit_ns mode after, pinned", seedXmitAfter, lp),
+		tailRow("@__dev_queue_xmit_ns calls of 32 us and more, before, pinned", seedXmitBefore, seedBusylockPinnedMpps, bp),
+		tailRow("@__dev_queue_xmit_ns calls of 32 us and more, after, pinned", seedXmitAfter, seedLlistPinnedMpps, lp))
 	for i := range rows {
 		rows[i].Experiment = "E1"
 	}
@@ -570,15 +589,86 @@ func callers(seed []lockRow) string {
 	return strings.Join(out, ", ")
 }
 
-func modeRow(name string, seedLo int64, rep *report.Report) Row {
+func modeRow(name string, seed []report.Bucket, rep *report.Report) Row {
+	s, m := histMode(seed), histMode(rep.XmitNs.Buckets)
+	d := math.Abs(math.Log2(float64(max(m.Lo, 1))) - math.Log2(float64(s.Lo)))
+	return Row{Name: name, Seed: bucket(s.Lo), Model: bucket(m.Lo), Tolerance: "same or next bucket", Holds: m.Count > 0 && d <= 1}
+}
+
+// histMode is the fullest bucket (the first of equals).
+func histMode(bs []report.Bucket) report.Bucket {
 	var mode report.Bucket
-	for _, b := range rep.XmitNs.Buckets {
+	for _, b := range bs {
 		if b.Count > mode.Count {
 			mode = b
 		}
 	}
-	d := math.Abs(math.Log2(float64(max(mode.Lo, 1))) - math.Log2(float64(seedLo)))
-	return Row{Name: name, Seed: bucket(seedLo), Model: bucket(mode.Lo), Tolerance: "same or next bucket", Holds: mode.Count > 0 && d <= 1}
+	return mode
+}
+
+// histTail is the share of calls at xmitTailNs and over, and the
+// fullest of those buckets.
+func histTail(bs []report.Bucket) (share float64, top report.Bucket) {
+	var all, tail uint64
+	for _, b := range bs {
+		all += b.Count
+		if b.Lo >= xmitTailNs {
+			tail += b.Count
+			if b.Count > top.Count {
+				top = b
+			}
+		}
+	}
+	return safeDiv(float64(tail), float64(all)), top
+}
+
+// tailRow sets the histogram's long calls beside the seed's: where a
+// qdisc owner's run that ends at the quota falls. Each side says how
+// long such a run takes at its own rate a queue (dev_tx_weight
+// packets); the model's why says how often its runs end there. A
+// mechanism check, not judged: the seed gives no quota.
+func tailRow(name string, seed []report.Bucket, seedMpps float64, rep *report.Report) Row {
+	weight, _ := strconv.Atoi(rep.Config["dev_tx_weight"])
+	if cfg, err := netdev.Profile(rep.Profile); weight <= 0 && err == nil {
+		weight = cfg.DevTxWeight // a report without its config: the profile's
+	}
+	queues := len(rep.Queues)
+	if queues == 0 {
+		queues = rep.Setup.Queues
+	}
+	side := func(bs []report.Bucket, pps float64) string {
+		share, top := histTail(bs)
+		out := fmt.Sprintf("%.2f%% of calls", 100*share)
+		if top.Count > 0 {
+			out += ", most in " + bucket(top.Lo)
+		}
+		if pps > 0 && queues > 0 && weight > 0 {
+			out += fmt.Sprintf("; a run of %d packets at %.2f Mpps a queue: %s", weight, pps/float64(queues)/1e6,
+				nsText(int64(float64(weight)*float64(queues)*1e9/pps)))
+		}
+		return out
+	}
+	return Row{Name: name, Kind: Check, Seed: side(seed, seedMpps*1e6), Model: side(rep.XmitNs.Buckets, rep.TxPps), Why: quotaWhy(rep, weight)}
+}
+
+// quotaWhy is how often the run's qdisc owners stopped at the quota:
+// __qdisc_run's __netif_schedule, against the packets sent, whole run.
+func quotaWhy(rep *report.Report, weight int) string {
+	var sent, quota, calls uint64
+	for _, q := range rep.Queues {
+		sent += q.TxPackets
+	}
+	for _, s := range rep.NetifSchedule {
+		calls += s.Calls
+		if s.Caller == "quota" {
+			quota += s.Calls
+		}
+	}
+	if quota == 0 {
+		return fmt.Sprintf("__qdisc_run never stopped at its quota (dev_tx_weight %d) in %d packets sent, whole run", weight, sent)
+	}
+	return fmt.Sprintf("__qdisc_run stopped at its quota (dev_tx_weight %d) once every %.0f packets sent (%s of __netif_schedule's calls), whole run",
+		weight, float64(sent)/float64(quota), pct(float64(quota), float64(calls)))
 }
 
 func bucket(lo int64) string {

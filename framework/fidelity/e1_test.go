@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -15,7 +16,7 @@ import (
 )
 
 // seedReport is a report carrying the seed's own figures for one run.
-func seedReport(profile, placement string, mpps float64, vm vmstatRows, locks []lockRow, modeLo int64) *report.Report {
+func seedReport(profile, placement string, mpps float64, vm vmstatRows, locks []lockRow, hist []report.Bucket) *report.Report {
 	r := &report.Report{Profile: profile, WindowNs: int64(sim.Second), TxPps: mpps * 1e6, LockCPUs: "0-7"}
 	r.Setup.Placement = placement
 	r.RunnableAvg, r.CPUIdlePct, r.CPUSysPct = mean(vm.r), mean(vm.id), mean(vm.sy)
@@ -28,7 +29,7 @@ func seedReport(profile, placement string, mpps float64, vm vmstatRows, locks []
 			TotalWaitNs:  int64(1.5 * l.contended * l.avgNs),
 			MCSContended: uint64(l.contended), MCSAvgWaitNs: int64(l.avgNs), MCSTotalWaitNs: int64(l.contended * l.avgNs), MCSMaxWaitNs: l.maxNs})
 	}
-	r.XmitNs.Buckets = []report.Bucket{{Lo: modeLo / 2, Hi: modeLo, Count: 10}, {Lo: modeLo, Hi: 2 * modeLo, Count: 100}}
+	r.XmitNs.Buckets = slices.Clone(hist)
 	return r
 }
 
@@ -36,12 +37,12 @@ func seedReport(profile, placement string, mpps float64, vm vmstatRows, locks []
 // vmstat in the seed; they get the unpinned ones (rows use unpinned).
 func seedRuns() E1Runs {
 	return E1Runs{
-		BusylockUnpinned: seedReport("6.18", workload.Unpinned, seedBusylockUnpinnedMpps, seedVMStatBefore, seedLocksBeforeUnpinned, seedXmitModeBeforeLo),
+		BusylockUnpinned: seedReport("6.18", workload.Unpinned, seedBusylockUnpinnedMpps, seedVMStatBefore, seedLocksBeforeUnpinned, seedXmitBefore),
 		LlistUnpinned: seedReport("6.19-rc1", workload.Unpinned, seedLlistUnpinnedMpps, seedVMStatAfter,
-			append(seedLocksAfterUnpinned[:len(seedLocksAfterUnpinned):len(seedLocksAfterUnpinned)], seedSlabAfterUnpinned), seedXmitModeAfterLo),
-		BusylockPinned: seedReport("6.18", workload.Spread, seedBusylockPinnedMpps, seedVMStatBefore, seedLocksBeforePinned, seedXmitModeBeforeLo),
+			append(seedLocksAfterUnpinned[:len(seedLocksAfterUnpinned):len(seedLocksAfterUnpinned)], seedSlabAfterUnpinned), seedXmitAfter),
+		BusylockPinned: seedReport("6.18", workload.Spread, seedBusylockPinnedMpps, seedVMStatBefore, seedLocksBeforePinned, seedXmitBefore),
 		LlistPinned: seedReport("6.19-rc1", workload.Spread, seedLlistPinnedMpps, seedVMStatAfter,
-			append(seedLocksAfterPinned[:len(seedLocksAfterPinned):len(seedLocksAfterPinned)], seedSlabAfterPinned), seedXmitModeAfterLo),
+			append(seedLocksAfterPinned[:len(seedLocksAfterPinned):len(seedLocksAfterPinned)], seedSlabAfterPinned), seedXmitAfter),
 	}
 }
 
@@ -443,5 +444,64 @@ func TestTrendWhy(t *testing.T) {
 		if (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
 			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
 		}
+	}
+}
+
+// The histograms' modes and long calls as the seed prints them, and the
+// tail row's sides: the share of calls of 32 us and more, their fullest
+// bucket, and how long a quota's run lasts at each side's rate.
+func TestE1XmitTail(t *testing.T) {
+	tests := []struct {
+		name     string
+		hist     []report.Bucket
+		mode     int64
+		share    float64 // percent
+		top      int64
+		shareTol float64
+	}{
+		{"seed before", seedXmitBefore, 8192, 2.65, 128 << 10, 0.01},
+		{"seed after", seedXmitAfter, 256, 0.78, 64 << 10, 0.01},
+		{"no tail", log2Buckets(256, 5, 9, 1), 512, 0, 0, 0},
+		{"empty", nil, 0, 0, 0, 0},
+		{"the tail starts at 32K", log2Buckets(16<<10, 1, 1), 16 << 10, 50, 32 << 10, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if m := histMode(tt.hist); m.Lo != tt.mode {
+				t.Errorf("mode %d, want %d", m.Lo, tt.mode)
+			}
+			share, top := histTail(tt.hist)
+			if math.Abs(100*share-tt.share) > tt.shareTol || top.Lo != tt.top {
+				t.Errorf("tail %.3f%% most in %d, want %.2f%% in %d", 100*share, top.Lo, tt.share, tt.top)
+			}
+		})
+	}
+	for i, b := range seedXmitBefore[1:] {
+		if b.Lo != seedXmitBefore[i].Hi || b.Hi != 2*b.Lo {
+			t.Fatalf("bucket %d [%d, %d) does not follow [%d, %d)", i+1, b.Lo, b.Hi, seedXmitBefore[i].Lo, seedXmitBefore[i].Hi)
+		}
+	}
+
+	rep := seedRuns().BusylockPinned
+	rep.Config = map[string]string{"dev_tx_weight": "64"}
+	rep.Queues = make([]report.Queue, 30)
+	rep.Queues[0].TxPackets = 6500
+	rep.NetifSchedule = []report.SchedCaller{{Caller: "quota", Calls: 100}, {Caller: "bql_wake", Calls: 300}}
+	row := tailRow("tail", seedXmitBefore, seedBusylockPinnedMpps, rep)
+	if row.Judged() {
+		t.Errorf("the tail row is judged (%q): the seed gives no quota", row.Tolerance)
+	}
+	// 41 Mpps over 30 queues: 1.37 Mpps a queue, 64 packets in 46.8 us.
+	if want := "2.65% of calls, most in [128K, 256K); a run of 64 packets at 1.37 Mpps a queue: 46.8 us"; row.Seed != want {
+		t.Errorf("seed %q, want %q", row.Seed, want)
+	}
+	if want := "once every 65 packets sent (25% of __netif_schedule's calls)"; !strings.Contains(row.Why, want) {
+		t.Errorf("why %q lacks %q", row.Why, want)
+	}
+	rep.NetifSchedule = rep.NetifSchedule[1:]
+	rep.Config = nil // the profile's quota, 6.18's 64
+	row = tailRow("tail", seedXmitBefore, seedBusylockPinnedMpps, rep)
+	if want := "never stopped at its quota (dev_tx_weight 64) in 6500 packets sent"; !strings.Contains(row.Why, want) {
+		t.Errorf("why %q lacks %q", row.Why, want)
 	}
 }
