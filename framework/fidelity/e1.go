@@ -106,9 +106,9 @@ var (
 	seedXmitAfter  = log2Buckets(128, 1539830, 2299558, 483936, 265345, 145463, 54571, 10270, 9385, 7749, 26799, 2665, 665)
 )
 
-// xmitTailNs is where the histograms' long calls start: 32 us, 64 times
-// either run's mode, the length of a qdisc owner's whole run of
-// dev_tx_weight packets at a queue's rate (the tail row's why).
+// xmitTailNs is where the histograms' long calls start: 32 us, past
+// both modes' buckets and under a qdisc owner's run of 64 packets at
+// the seed's rates a queue (34 and 47 us), the tail rows' subject.
 const xmitTailNs = 32 << 10
 
 // log2Buckets is a bpftrace hist(): consecutive power-of-two buckets
