@@ -1,6 +1,7 @@
 package fidelity
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -125,7 +126,8 @@ func log2Buckets(lo int64, counts ...uint64) []report.Bucket {
 // E1Runs are the four E1 variants the rows need: busylock (6.18) and
 // llist (6.19-rc1), netperf threads unpinned and pinned. More holds the
 // same four of further seeds (txlab fidelity runs E1 with seeds 1-3):
-// the packet-rate rows take the seeds' mean rates, every other row the
+// the packet-rate rows take the seeds' mean rates, the perf lock and
+// histogram rows the seeds' windows pooled (pooled), every other row the
 // first seed's runs.
 type E1Runs struct {
 	BusylockUnpinned, LlistUnpinned, BusylockPinned, LlistPinned *report.Report
@@ -206,7 +208,7 @@ func findE1Seed(reps []*report.Report, seed uint64) (E1Runs, error) {
 // or a neighbouring power-of-two bucket.
 func E1(r E1Runs) []Row {
 	var rows []Row
-	bu, lu, bp, lp := r.BusylockUnpinned, r.LlistUnpinned, r.BusylockPinned, r.LlistPinned
+	bu, lu := r.BusylockUnpinned, r.LlistUnpinned
 	all := append([]E1Runs{r}, r.More...)
 	// ratio judges the seeds' mean rates (an unpinned run's rate turns
 	// on where the scheduler places its senders, which the seed moves by
@@ -266,21 +268,81 @@ func E1(r E1Runs) []Row {
 		Model: fmt.Sprintf("%.2fx (%.0f -> %.0f ns)", cppM, bu.CPUNsPerPacket, lu.CPUNsPerPacket), Ratio: safeDiv(cppM, cppS), Tolerance: "0.15-0.40x",
 		Holds: cppM >= 0.15 && cppM <= 0.40, Why: senderWhy(bu) + "; " + senderWhy(lu) + dropCostWhy(bu, lu)})
 
-	rows = append(rows, lockRows("perf lock before, unpinned", seedLocksBeforeUnpinned, bu)...)
-	rows = append(rows, lockRows("perf lock before, pinned", seedLocksBeforePinned, bp)...)
-	rows = append(rows, lockRows("perf lock after, unpinned", seedLocksAfterUnpinned, lu)...)
-	rows = append(rows, lockRows("perf lock after, pinned", seedLocksAfterPinned, lp)...)
-	rows = append(rows, slabRows("perf lock after, unpinned", seedSlabAfterUnpinned, lu)...)
-	rows = append(rows, slabRows("perf lock after, pinned", seedSlabAfterPinned, lp)...)
+	// The perf lock tables and the histograms pool the seeds' windows,
+	// as one longer sample: perf lock's was 1 s on 8 CPUs, a model
+	// window 40 ms, where a row of a few hundred a second is a few
+	// dozen waits.
+	pbu := pooled(all, func(x E1Runs) *report.Report { return x.BusylockUnpinned })
+	plu := pooled(all, func(x E1Runs) *report.Report { return x.LlistUnpinned })
+	pbp := pooled(all, func(x E1Runs) *report.Report { return x.BusylockPinned })
+	plp := pooled(all, func(x E1Runs) *report.Report { return x.LlistPinned })
+	rows = append(rows, lockRows("perf lock before, unpinned", seedLocksBeforeUnpinned, pbu)...)
+	rows = append(rows, lockRows("perf lock before, pinned", seedLocksBeforePinned, pbp)...)
+	rows = append(rows, lockRows("perf lock after, unpinned", seedLocksAfterUnpinned, plu)...)
+	rows = append(rows, lockRows("perf lock after, pinned", seedLocksAfterPinned, plp)...)
+	rows = append(rows, slabRows("perf lock after, unpinned", seedSlabAfterUnpinned, plu)...)
+	rows = append(rows, slabRows("perf lock after, pinned", seedSlabAfterPinned, plp)...)
 
-	rows = append(rows, modeRow("@__dev_queue_xmit_ns mode before, pinned", seedXmitBefore, bp),
-		modeRow("@__dev_queue_xmit_ns mode after, pinned", seedXmitAfter, lp),
-		tailRow("@__dev_queue_xmit_ns calls of 32 us and more, before, pinned", seedXmitBefore, seedBusylockPinnedMpps, bp),
-		tailRow("@__dev_queue_xmit_ns calls of 32 us and more, after, pinned", seedXmitAfter, seedLlistPinnedMpps, lp))
+	rows = append(rows, modeRow("@__dev_queue_xmit_ns mode before, pinned", seedXmitBefore, pbp),
+		modeRow("@__dev_queue_xmit_ns mode after, pinned", seedXmitAfter, plp),
+		tailRow("@__dev_queue_xmit_ns calls of 32 us and more, before, pinned", seedXmitBefore, seedBusylockPinnedMpps, pbp),
+		tailRow("@__dev_queue_xmit_ns calls of 32 us and more, after, pinned", seedXmitAfter, seedLlistPinnedMpps, plp))
 	for i := range rows {
 		rows[i].Experiment = "E1"
 	}
 	return rows
+}
+
+// pooled is the first seed's run with the seeds' windows pooled into
+// one sample: lock rows by call site (counts and waits summed, the
+// longest wait kept), the histogram's buckets summed, the windows'
+// lengths added. The rest (rates, counters, slabs) stays the first
+// seed's.
+func pooled(all []E1Runs, pick func(E1Runs) *report.Report) *report.Report {
+	first := pick(all[0])
+	if len(all) == 1 {
+		return first
+	}
+	out := *first
+	out.Locks = slices.Clone(first.Locks)
+	out.XmitNs.Buckets = slices.Clone(first.XmitNs.Buckets)
+	for _, x := range all[1:] {
+		r := pick(x)
+		out.WindowNs += r.WindowNs
+		for _, l := range r.Locks {
+			i := slices.IndexFunc(out.Locks, func(o report.Lock) bool { return o.Name == l.Name })
+			if i < 0 {
+				out.Locks = append(out.Locks, report.Lock{Name: l.Name})
+				i = len(out.Locks) - 1
+			}
+			addLock(&out.Locks[i], l)
+		}
+		out.XmitNs.Count += r.XmitNs.Count
+		for _, b := range r.XmitNs.Buckets {
+			i := slices.IndexFunc(out.XmitNs.Buckets, func(o report.Bucket) bool { return o.Lo == b.Lo })
+			if i < 0 {
+				out.XmitNs.Buckets = append(out.XmitNs.Buckets, b)
+				continue
+			}
+			out.XmitNs.Buckets[i].Count += b.Count
+		}
+	}
+	slices.SortFunc(out.XmitNs.Buckets, func(a, b report.Bucket) int { return cmp.Compare(a.Lo, b.Lo) })
+	return &out
+}
+
+// addLock adds one window's lock row to a pooled one.
+func addLock(to *report.Lock, l report.Lock) {
+	to.Acquired += l.Acquired
+	to.Contended += l.Contended
+	to.TotalWaitNs += l.TotalWaitNs
+	to.MaxWaitNs = max(to.MaxWaitNs, l.MaxWaitNs)
+	to.HoldNs += l.HoldNs
+	to.AvgWaitNs = int64(safeDiv(float64(to.TotalWaitNs), float64(to.Contended)))
+	to.MCSContended += l.MCSContended
+	to.MCSTotalWaitNs += l.MCSTotalWaitNs
+	to.MCSMaxWaitNs = max(to.MCSMaxWaitNs, l.MCSMaxWaitNs)
+	to.MCSAvgWaitNs = int64(safeDiv(float64(to.MCSTotalWaitNs), float64(to.MCSContended)))
 }
 
 // senderWhy says how a run's senders were held back: asleep on a full

@@ -505,3 +505,39 @@ func TestE1XmitTail(t *testing.T) {
 		t.Errorf("why %q lacks %q", row.Why, want)
 	}
 }
+
+// The perf lock and histogram rows pool the seeds' windows: counts and
+// waits add by call site, the longest wait stays, a site only one seed
+// has is kept, buckets add by their bounds, the windows' lengths add;
+// one seed is its own report.
+func TestE1Pooled(t *testing.T) {
+	one := seedRuns()
+	if got := pooled([]E1Runs{one}, func(x E1Runs) *report.Report { return x.LlistPinned }); got != one.LlistPinned {
+		t.Fatalf("one seed: pooled %p, want the seed's own report %p", got, one.LlistPinned)
+	}
+	a, b := seedRuns(), seedRuns()
+	a.LlistPinned.Locks = []report.Lock{{Name: siteRootEnq, Contended: 10, TotalWaitNs: 1000, MCSContended: 4, MCSTotalWaitNs: 800, MCSMaxWaitNs: 300}}
+	b.LlistPinned.Locks = []report.Lock{
+		{Name: siteRootEnq, Contended: 30, TotalWaitNs: 5000, MCSContended: 6, MCSTotalWaitNs: 1200, MCSMaxWaitNs: 500},
+		{Name: "net_tx_action (root_lock)", Contended: 2, TotalWaitNs: 90, MCSContended: 1, MCSTotalWaitNs: 90, MCSMaxWaitNs: 90},
+	}
+	a.LlistPinned.XmitNs.Buckets = log2Buckets(256, 1, 2)
+	b.LlistPinned.XmitNs.Buckets = log2Buckets(128, 4, 8, 16)
+	p := pooled([]E1Runs{a, b}, func(x E1Runs) *report.Report { return x.LlistPinned })
+	if p.WindowNs != 2*int64(sim.Second) {
+		t.Errorf("window %d, want two seconds", p.WindowNs)
+	}
+	want := []report.Lock{
+		{Name: siteRootEnq, Contended: 40, TotalWaitNs: 6000, AvgWaitNs: 150, MCSContended: 10, MCSTotalWaitNs: 2000, MCSMaxWaitNs: 500, MCSAvgWaitNs: 200},
+		{Name: "net_tx_action (root_lock)", Contended: 2, TotalWaitNs: 90, AvgWaitNs: 45, MCSContended: 1, MCSTotalWaitNs: 90, MCSMaxWaitNs: 90, MCSAvgWaitNs: 90},
+	}
+	if !slices.Equal(p.Locks, want) {
+		t.Errorf("locks\n%+v\nwant\n%+v", p.Locks, want)
+	}
+	if wantB := log2Buckets(128, 4, 9, 18); !slices.Equal(p.XmitNs.Buckets, wantB) {
+		t.Errorf("buckets %+v, want %+v", p.XmitNs.Buckets, wantB)
+	}
+	if len(a.LlistPinned.Locks) != 1 || a.LlistPinned.Locks[0].Contended != 10 || a.LlistPinned.XmitNs.Buckets[0].Count != 1 {
+		t.Errorf("pooling changed the first seed's report: %+v %+v", a.LlistPinned.Locks, a.LlistPinned.XmitNs.Buckets)
+	}
+}
