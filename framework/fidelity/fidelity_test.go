@@ -75,6 +75,33 @@ func TestRootLock(t *testing.T) {
 	}
 }
 
+// The llist's batches: drains a second, their mean, and the buckets the
+// median, the 99th percentile and the largest drain fall in; nothing
+// for a run without a defer list.
+func TestDeferBatches(t *testing.T) {
+	tests := []struct {
+		name string
+		h    *report.Hist
+		want string
+	}{
+		{"busylock", nil, ""},
+		{"one-skb drains", &report.Hist{Count: 100, MeanNs: 1, Buckets: log2Buckets(1, 100)},
+			"100000/s, 1.0 skbs each; median in 1, p99 in 1, the largest in 1"},
+		{"a tail", &report.Hist{Count: 1000, MeanNs: 9.5, Buckets: log2Buckets(1, 600, 300, 80, 10, 0, 0, 0, 0, 0, 10)},
+			"1000000/s, 9.5 skbs each; median in 1, p99 in 8-15, the largest in 512-1023"},
+		{"the median past the first bucket", &report.Hist{Count: 10, MeanNs: 3, Buckets: log2Buckets(2, 4, 6)},
+			"10000/s, 3.0 skbs each; median in 4-7, p99 in 4-7, the largest in 4-7"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := &report.Report{WindowNs: 1_000_000, DeferBatch: tt.h}
+			if got := deferBatches(r); got != tt.want {
+				t.Errorf("got  %q\nwant %q", got, tt.want)
+			}
+		})
+	}
+}
+
 // A pending experiment prints as not modelled and is not judged; JSON
 // carries every row with its kind.
 func TestResultsPrinting(t *testing.T) {

@@ -39,8 +39,39 @@ func Mechanism(reps []*report.Report) []Row {
 		if m := arrivalRatio(r, reps); m != "" {
 			check(r, "arrivals at __dev_xmit_skb / busylock run's", m)
 		}
+		if m := deferBatches(r); m != "" {
+			check(r, "defer_list drains", m)
+		}
 	}
 	return rows
+}
+
+// deferBatches is the llist's batches over the window: how many drains
+// a second, their mean, and the buckets (skbs) the median, the 99th
+// percentile and the largest drain fall in.
+func deferBatches(r *report.Report) string {
+	h := r.DeferBatch
+	if h == nil || h.Count == 0 {
+		return ""
+	}
+	at := func(q float64) report.Bucket {
+		var n uint64
+		for _, b := range h.Buckets {
+			n += b.Count
+			if float64(n) >= q*float64(h.Count) {
+				return b
+			}
+		}
+		return h.Buckets[len(h.Buckets)-1]
+	}
+	span := func(b report.Bucket) string {
+		if b.Hi-b.Lo <= 1 {
+			return strconv.FormatInt(b.Lo, 10)
+		}
+		return fmt.Sprintf("%d-%d", b.Lo, b.Hi-1)
+	}
+	return fmt.Sprintf("%.0f/s, %.1f skbs each; median in %s, p99 in %s, the largest in %s",
+		safeDiv(float64(h.Count), float64(r.WindowNs)/1e9), h.MeanNs, span(at(0.5)), span(at(0.99)), span(h.Buckets[len(h.Buckets)-1]))
 }
 
 func label(r *report.Report) string {

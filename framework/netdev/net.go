@@ -51,6 +51,9 @@ type Net struct {
 	TxBytes  uint64
 	Drops    map[skb.DropReason]uint64
 	XmitHist Log2Hist // __dev_queue_xmit latency, ns
+	// DeferBatch is the size of each defer_list a drainer took with
+	// llist_del_all (the llist's batches, skbs), as a bpftrace hist().
+	DeferBatch Log2Hist
 
 	// slabs are the SLUB caches senders' skbs come from (slab.go), the
 	// heads' and skbuff_head_cache (skbuff, nil until a sender's first

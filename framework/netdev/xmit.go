@@ -348,6 +348,7 @@ func (n *Net) devXmitSkbLlist(c *sim.CPU, s *skb.SKB, q *Qdisc, d *Device, txq *
 		p = nx
 	}
 	c.Spend(int64(len(batch)) * n.E.Costs.LlistNode)
+	n.DeferBatch.Add(int64(len(batch)))
 	for i, j := 0, len(batch)-1; i < j; i, j = i+1, j-1 {
 		batch[i], batch[j] = batch[j], batch[i]
 	}

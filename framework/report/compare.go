@@ -52,6 +52,7 @@ func WriteCompare(w io.Writer, rs []*Report) error {
 		writeLockHeader(&b, r)
 		writeLocks(&b, r.Locks)
 		writeHist(&b, "@__dev_queue_xmit_ns", r.XmitNs)
+		writeDeferBatch(&b, r)
 		writeTC(&b, r)
 		writeEthtool(&b, Device, r.Ethtool)
 		writeSar(&b, r)

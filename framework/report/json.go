@@ -113,6 +113,10 @@ func (r *Report) Normalize() {
 	emptySlice(&r.Qdisc)
 	emptySlice(&r.Series)
 	emptySlice(&r.XmitNs.Buckets)
+	if r.DeferBatch != nil {
+		emptySlice(&r.DeferBatch.Buckets)
+		finite(&r.DeferBatch.MeanNs)
+	}
 	for i := range r.Queues {
 		emptySlice(&r.Queues[i].Ethtool)
 	}

@@ -71,11 +71,15 @@ type Report struct {
 	Filters []Filters     `json:"filters,omitempty"`
 	// Warnings are what tc printed as "Warning: ..." for the tc
 	// commands of the run (the kernel's extack warnings).
-	Warnings []string   `json:"warnings,omitempty"`
-	XmitNs   Hist       `json:"xmit_latency_ns"` // __dev_queue_xmit
-	Series   []Interval `json:"series"`
-	CPUs     []CPU      `json:"cpus,omitempty"` // busy CPUs only
-	Rx       *Rx        `json:"rx,omitempty"`   // the forward workload's receive side
+	Warnings []string `json:"warnings,omitempty"`
+	XmitNs   Hist     `json:"xmit_latency_ns"` // __dev_queue_xmit
+	// DeferBatch is the llist's batches: the skbs each drainer took off
+	// a defer_list with llist_del_all, over the window (llist kernels
+	// only; "mean" is skbs).
+	DeferBatch *Hist      `json:"defer_batch,omitempty"`
+	Series     []Interval `json:"series"`
+	CPUs       []CPU      `json:"cpus,omitempty"` // busy CPUs only
+	Rx         *Rx        `json:"rx,omitempty"`   // the forward workload's receive side
 	// Devices are a stacked host's devices (a bond, then its slaves),
 	// each with its own queues, ethtool, qdiscs and classes; the
 	// top-level ones are the bond's, the device the senders use.

@@ -35,6 +35,7 @@ func WriteText(w io.Writer, r *Report) error {
 	writeLockHeader(&b, r)
 	writeLocks(&b, r.Locks)
 	writeHist(&b, "@__dev_queue_xmit_ns", r.XmitNs)
+	writeDeferBatch(&b, r)
 	writeTC(&b, r)
 	writeEthtools(&b, r)
 	writeQueues(&b, r.Queues)
@@ -286,6 +287,14 @@ func writeLocks(b *bytes.Buffer, locks []Lock) {
 	}
 	if len(rows) == 0 {
 		b.WriteString("  (no contention)\n")
+	}
+}
+
+// writeDeferBatch prints the llist's batch sizes, as a bpftrace
+// hist() of the skbs each llist_del_all took (llist runs only).
+func writeDeferBatch(b *bytes.Buffer, r *Report) {
+	if r.DeferBatch != nil {
+		writeHist(b, "@defer_batch", *r.DeferBatch)
 	}
 }
 

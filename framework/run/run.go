@@ -758,6 +758,7 @@ func RunWith(spec Spec, o Options) (*report.Report, error) {
 			e.ResetLockStats()
 			e.ActProfileOf().Reset()
 			net.XmitHist.Reset()
+			net.DeferBatch.Reset()
 		}
 		prev = cur
 		t = next
@@ -1197,6 +1198,10 @@ func fillResults(rep *report.Report, net *netdev.Net, e *sim.Engine, dev *netdev
 	rep.Warnings = net.Warnings
 	rep.Devices = deviceSections(rep, net, snap, end, secs, &spec)
 	rep.XmitNs = histogram(&net.XmitHist)
+	if net.DeferBatch.Count > 0 {
+		h := histogram(&net.DeferBatch)
+		rep.DeferBatch = &h
+	}
 	rep.Events = e.Events()
 }
 
