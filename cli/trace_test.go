@@ -210,6 +210,10 @@ func TestMetricsToOTLPReceiver(t *testing.T) {
 			t.Errorf("no %s points (got %v)", name, col.names)
 		}
 	}
+	// The llist's batches: one point, 6.19-rc1's (6.18 has no defer list).
+	if n := col.names["txlab.defer.batch"]; n != 1 {
+		t.Errorf("%d txlab.defer.batch points, want 1 (got %v)", n, col.names)
+	}
 	if len(col.runIDs) != 1 {
 		t.Errorf("run ids %v, want one", col.runIDs)
 	}

@@ -100,6 +100,7 @@ const (
 	MetricCPU         = "txlab.cpu.utilization" // gauge 1 by cpu.mode, per interval
 	MetricRunnable    = "txlab.runnable"        // gauge {task}: vmstat's r, per interval
 	MetricXmit        = "txlab.xmit.duration"   // histogram ns of __dev_queue_xmit, the window
+	MetricDeferBatch  = "txlab.defer.batch"     // histogram {packet}: each llist_del_all's list, the window
 )
 
 // ExportMetrics exports the runs' series as OTLP metrics: one collection
@@ -237,7 +238,7 @@ func collections(cfg MetricsConfig, reps []*report.Report) []*metricdata.Resourc
 	// The totals: drops by reason over the whole run, and the window's
 	// __dev_queue_xmit histogram.
 	var drops []metricdata.DataPoint[int64]
-	var hists []metricdata.HistogramDataPoint[int64]
+	var hists, batches []metricdata.HistogramDataPoint[int64]
 	for vi, r := range reps {
 		if r == nil {
 			continue
@@ -254,7 +255,10 @@ func collections(cfg MetricsConfig, reps []*report.Report) []*metricdata.Resourc
 				StartTime:  at(0), Time: at(r.DurationNs), Value: int64(r.Drops[reason])})
 		}
 		if h := r.XmitNs; h.Count > 0 {
-			hists = append(hists, xmitHistogram(set, at(r.WarmupNs), at(r.DurationNs), h))
+			hists = append(hists, log2Histogram(set, at(r.WarmupNs), at(r.DurationNs), h))
+		}
+		if h := r.DeferBatch; h != nil && h.Count > 0 {
+			batches = append(batches, log2Histogram(set, at(r.WarmupNs), at(r.DurationNs), *h))
 		}
 	}
 	var ms []metricdata.Metrics
@@ -265,6 +269,10 @@ func collections(cfg MetricsConfig, reps []*report.Report) []*metricdata.Resourc
 	if len(hists) > 0 {
 		ms = append(ms, metricdata.Metrics{Name: MetricXmit, Description: "__dev_queue_xmit latency over the measurement window",
 			Unit: "ns", Data: metricdata.Histogram[int64]{DataPoints: hists, Temporality: metricdata.CumulativeTemporality}})
+	}
+	if len(batches) > 0 {
+		ms = append(ms, metricdata.Metrics{Name: MetricDeferBatch, Description: "skbs each llist drainer took off a qdisc's defer_list over the measurement window",
+			Unit: "{packet}", Data: metricdata.Histogram[int64]{DataPoints: batches, Temporality: metricdata.CumulativeTemporality}})
 	}
 	if len(ms) > 0 {
 		out = append(out, &metricdata.ResourceMetrics{ScopeMetrics: []metricdata.ScopeMetrics{{Metrics: ms}}})
@@ -296,9 +304,9 @@ func variantAttrs(cfg MetricsConfig, i int, r *report.Report) attribute.Set {
 	return attribute.NewSet(kv...)
 }
 
-// xmitHistogram is the report's log2 histogram as explicit bounds: the
+// log2Histogram is a report's log2 histogram as explicit bounds: the
 // report's bucket [lo, hi) of integers is OpenTelemetry's (lo-1, hi-1].
-func xmitHistogram(set attribute.Set, start, end time.Time, h report.Hist) metricdata.HistogramDataPoint[int64] {
+func log2Histogram(set attribute.Set, start, end time.Time, h report.Hist) metricdata.HistogramDataPoint[int64] {
 	bs := append([]report.Bucket(nil), h.Buckets...)
 	sort.Slice(bs, func(i, j int) bool { return bs[i].Lo < bs[j].Lo })
 	var bounds []float64
