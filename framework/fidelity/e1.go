@@ -694,10 +694,7 @@ func tailRow(name string, seed []report.Bucket, seedMpps float64, rep *report.Re
 	if cfg, err := netdev.Profile(rep.Profile); weight <= 0 && err == nil {
 		weight = cfg.DevTxWeight // a report without its config: the profile's
 	}
-	queues := len(rep.Queues)
-	if queues == 0 {
-		queues = rep.Setup.Queues
-	}
+	queues := rep.Setup.Queues
 	side := func(bs []report.Bucket, pps float64) string {
 		share, top := histTail(bs)
 		out := fmt.Sprintf("%.2f%% of calls", 100*share)
@@ -716,10 +713,8 @@ func tailRow(name string, seed []report.Bucket, seedMpps float64, rep *report.Re
 // quotaWhy is how often the run's qdisc owners stopped at the quota:
 // __qdisc_run's __netif_schedule, against the packets sent, whole run.
 func quotaWhy(rep *report.Report, weight int) string {
-	var sent, quota, calls uint64
-	for _, q := range rep.Queues {
-		sent += q.TxPackets
-	}
+	sent := rep.TxPackets
+	var quota, calls uint64
 	for _, s := range rep.NetifSchedule {
 		calls += s.Calls
 		if s.Caller == "quota" {

@@ -484,8 +484,7 @@ func TestE1XmitTail(t *testing.T) {
 
 	rep := seedRuns().BusylockPinned
 	rep.Config = map[string]string{"dev_tx_weight": "64"}
-	rep.Queues = make([]report.Queue, 30)
-	rep.Queues[0].TxPackets = 6500
+	rep.Setup.Queues, rep.TxPackets = 30, 6500
 	rep.NetifSchedule = []report.SchedCaller{{Caller: "quota", Calls: 100}, {Caller: "bql_wake", Calls: 300}}
 	row := tailRow("tail", seedXmitBefore, seedBusylockPinnedMpps, rep)
 	if row.Judged() {
