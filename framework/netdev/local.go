@@ -93,7 +93,7 @@ func (n *Net) localWaiting() uint64 {
 			w += uint64(len(lq.pending) - lq.head)
 		}
 	}
-	return w + uint64(len(n.localSkbs))
+	return w + n.localInHand + uint64(len(n.localSkbs))
 }
 
 // ExpectLocalReceive says, before the run, that a workload will deliver
@@ -192,11 +192,15 @@ func (n *Net) pollLocal(c *sim.CPU, lq *localRx, budget int) (int, bool) {
 		lq.pending[lq.head] = localPkt{}
 		lq.head++
 		done++
+		// In this CPU's hands until delivered: the sk_buff's slab free
+		// below is a sync point, where the run may end.
+		n.localInHand++
 		c.Spend(per)
 		// The driver's napi_build_skb. The reader the model does not
 		// follow, its sk_buff goes back to its slab at once.
 		n.freeSkbuff(c, n.napiSkbCacheGet(c))
 		n.softnet[c.ID].Processed++
+		n.localInHand--
 		if ingress {
 			if !n.localIngress(c, dev, p) {
 				continue // dropped, or taken by mirred

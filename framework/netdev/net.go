@@ -146,6 +146,7 @@ type Net struct {
 	// counts those mirred sent out of a device (offered from then on).
 	localSkbs      map[skb.Handle]localPkt
 	localOut       uint64
+	localInHand    uint64 // taken off a local receive queue, not yet delivered (pollLocal)
 	localTCDropped uint64 // their drops (and the ingress block's): LocalTCDropped
 
 	// gsoSplit are the GSO skbs leaves segmented during the root's
