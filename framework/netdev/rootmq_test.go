@@ -76,7 +76,11 @@ func TestRootQdiscOverManyQueues(t *testing.T) {
 // ending a sender's __dev_queue_xmit (its busylock spin runs with BH off,
 // the hard IRQ only raises NET_RX), and the root waits on skb_bad_txq for
 // a stopped queue meanwhile: BQL warms up slowly, but every queue's limit
-// must still grow, never shrink, and the rate must rise as it does.
+// must still grow, never shrink, and the rate must not fall as the run
+// goes on (the bug this guards against starved the queues' limits and
+// sent 0.1% of mq's packets). With a spin_unlock's handoff priced as a
+// line transfer the one root lock, not BQL, bounds the rate from the
+// first millisecond: about 0.9 Mpps throughout.
 func TestRootQdiscSendersOnIRQCPUs(t *testing.T) {
 	h := newHarness(t, profile(t, "6.18"), 16, "ice", 8, "pfifo")
 	for cpu := 0; cpu < 16; cpu++ {
@@ -102,7 +106,7 @@ func TestRootQdiscSendersOnIRQCPUs(t *testing.T) {
 			t.Errorf("txq %d: BQL limit %d, %d, %d at 2, 4, 6 ms: want it past two packets and never shrinking", i, limits[0][i], limits[1][i], limits[2][i])
 		}
 	}
-	if first, last := tx[0], tx[2]-tx[1]; last <= first {
-		t.Errorf("root pfifo sent %d packets in 0-2 ms and %d in 4-6 ms: want the rate rising as BQL warms up", first, last)
+	if first, last := tx[0], tx[2]-tx[1]; last*10 < first*9 {
+		t.Errorf("root pfifo sent %d packets in 0-2 ms and %d in 4-6 ms: want the rate held as BQL warms up", first, last)
 	}
 }

@@ -95,13 +95,16 @@ func TestIsolateSameReport(t *testing.T) {
 	// ice's static 50 us ITR: under its TX DIM (8 us at the start) the
 	// ring drains fast enough that a 50-packet queue never overflows.
 	iceStatic := []string{"adaptive-tx", "off"}
+	// sfq's 20 a queue fill and stay full only on a ring that holds
+	// fewer than the senders' share: ice's smallest (ICE_MIN_NUM_DESC).
+	iceStaticShort := []string{"adaptive-tx", "off", "tx", "64"}
 	cases := []struct {
 		qdisc, driver string
 		overload      bool     // open loop above what the device takes: drops
 		driverArgs    []string // veth's NAPI path: its SyncPoints let other CPUs call in while a call waits (nested calls)
 	}{
 		{"mq pfifo limit 50", "ice", true, iceStatic}, {"pfifo_fast", "ice", false, nil}, {"mq fq", "ice", false, nil},
-		{"mq fq_codel limit 50", "ice", true, iceStatic}, {"mq sfq limit 20", "ice", true, iceStatic}, {"cake memlimit 64kb", "ice", true, nil},
+		{"mq fq_codel limit 50", "ice", true, iceStatic}, {"mq sfq limit 20", "ice", true, iceStaticShort}, {"cake memlimit 64kb", "ice", true, nil},
 		{"cake_mq bandwidth 100mbit memlimit 64kb", "ice", true, nil}, {"mq pfifo", "i40e", false, nil}, {"mq pfifo", "idpf", false, nil},
 		{"mq fq", "mlx5", false, nil}, {"mq pfifo", "mlx5", false, []string{"skb_tx_mpwqe", "off"}},
 		{"", "veth", false, nil}, {"pfifo", "veth", true, nil},

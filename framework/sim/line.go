@@ -53,6 +53,17 @@ func (l *CacheLine) dist(c *CPU) int {
 	return c.e.Distance(int(l.owner-1), c.ID)
 }
 
+// storeBuffered makes c the line's holder for a store c does not wait
+// for (a spin_unlock's release: the store sits in c's store buffer
+// while its read-for-ownership completes). It costs c nothing; the next
+// reader pays the transfer from c.
+func (l *CacheLine) storeBuffered(c *CPU) {
+	l.owner = int32(c.ID + 1)
+	if l.readers != nil {
+		clear(*l.readers)
+	}
+}
+
 // transfer moves the line exclusively to c starting no earlier than t and
 // returns how long c waits for it (queueing behind an in-flight transfer
 // included).
@@ -150,6 +161,20 @@ func (l *CacheLine) writeLines(c *CPU, n, per int64) {
 		return
 	}
 	c.Spend(l.transferN(c, c.now, (n+per-1)/per))
+}
+
+// WriteOverlapped prices stores to lines of different structures issued
+// back to back (list_del's prev->next and next->prev): their
+// read-for-ownership requests are in flight together, so c waits for
+// the slowest, not their sum. Nil lines are skipped.
+func WriteOverlapped(c *CPU, lines ...*CacheLine) {
+	var wait int64
+	for _, l := range lines {
+		if l != nil {
+			wait = max(wait, l.transfer(c, c.now))
+		}
+	}
+	c.Spend(wait)
 }
 
 // AtomicNoSync is a locked RMW right after another access by the same CPU

@@ -147,10 +147,22 @@ func (l *SpinLock) Unlock(c *CPU) {
 	w := l.waiters[l.head]
 	l.waiters[l.head] = lockWaiter{}
 	l.head++
+	// The release is a store: it takes the line back to c (its
+	// read-for-ownership in the background, the store buffered), and the
+	// waiter, spinning on a copy that store invalidated, reads it from c.
+	// So a handoff is one transfer from c, however recently the waiter
+	// touched the line (its failed cmpxchg on arrival).
+	l.line.storeBuffered(c)
 	grant := c.now + Time(l.line.transfer(w.cpu, c.now))
 	l.owner, l.site, l.since = w.cpu, w.site, grant
 	w.cpu.e.resumeAt(w.cpu, grant)
 }
+
+// Line is the lock word's cache line, for the fields a structure keeps
+// beside its lock (kmem_cache_node's nr_partial and partial list head
+// share list_lock's line): a holder's store to them takes the line back
+// from a waiter that arrived since and spins reading it.
+func (l *SpinLock) Line() *CacheLine { return &l.line }
 
 // Waiters is the number of CPUs spinning on the lock.
 func (l *SpinLock) Waiters() int { return len(l.waiters) - l.head }

@@ -517,3 +517,68 @@ func TestLocalIrqSaveDefersInterrupts(t *testing.T) {
 		t.Errorf("the interrupt ran at %d, before the restore at 1000", ranAt)
 	}
 }
+
+// A spin_unlock hands the lock to a spinning waiter one line transfer
+// after the release, whether or not the waiter touched the lock word
+// last (its cmpxchg on arrival): the release store takes the line back
+// before the waiter can read it. Before, a lone waiter that had last
+// touched the line saw the release for a cache hit.
+func TestHandoffIsOneTransferFromTheHolder(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		waiter int // CPU of the waiter (holder: CPU 0)
+		want   func(c *Costs) Time
+	}{
+		{"same socket", 1, func(c *Costs) Time { return Time(c.LineSocket) }},
+		{"other socket", 2, func(c *Costs) Time { return Time(c.LineRemote) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := testEngine(t, Topology{Sockets: 2, CoresPerSocket: 2, ThreadsPerCore: 1})
+			var l SpinLock
+			site := e.LockSite("test")
+			var released, granted Time
+			e.CPUs[0].Start(0, func(c *CPU) {
+				l.Lock(c, site)
+				c.Spend(5000)
+				l.Unlock(c)
+				released = c.Now()
+			})
+			e.CPUs[tc.waiter].Start(100, func(c *CPU) {
+				l.Lock(c, site)
+				granted = c.Now()
+				l.Unlock(c)
+			})
+			if err := e.Run(Millisecond); err != nil {
+				t.Fatal(err)
+			}
+			if got, want := granted-released, tc.want(e.Costs); got != want {
+				t.Errorf("waiter granted %d ns after the release, want %d (one transfer from the holder)", got, want)
+			}
+		})
+	}
+}
+
+// Stores to lines of different structures issued together wait for the
+// slowest transfer, not the sum; lines this CPU holds cost nothing more.
+func TestWriteOverlapped(t *testing.T) {
+	e := testEngine(t, Topology{Sockets: 2, CoresPerSocket: 2, ThreadsPerCore: 1})
+	var near, far, own CacheLine
+	var took Time
+	e.CPUs[1].Start(0, func(c *CPU) { near.Write(c) })
+	e.CPUs[2].Start(0, func(c *CPU) { far.Write(c) })
+	e.CPUs[0].Start(0, func(c *CPU) { own.Write(c) })
+	e.CPUs[0].Start(1000, func(c *CPU) {
+		t0 := c.Now()
+		WriteOverlapped(c, &near, nil, &far, &own)
+		took = c.Now() - t0
+	})
+	if err := e.Run(Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	if want := Time(e.Costs.LineRemote); took != want {
+		t.Errorf("overlapped stores took %d ns, want the slowest transfer, %d", took, want)
+	}
+	if near.Owner() != 0 || far.Owner() != 0 || own.Owner() != 0 {
+		t.Errorf("owners %d %d %d, want every line on CPU 0", near.Owner(), far.Owner(), own.Owner())
+	}
+}

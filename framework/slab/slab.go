@@ -390,35 +390,35 @@ func (k *Cache) doSlabFree(c *sim.CPU, id, cnt int32) {
 	c.LocalIrqRestore()
 }
 
-// slabFree is __slab_free of cnt objects of slab id.
+// slabFree is __slab_free of cnt objects of slab id. It reads the
+// slab's freelist and counters, and for a free that may change the
+// node's list (the last objects of a slab no CPU holds, on a partial
+// list) takes list_lock before its cmpxchg ("Speculatively acquire the
+// list_lock"), so the cmpxchg is inside the hold; every other free is
+// the cmpxchg alone.
 func (k *Cache) slabFree(c *sim.CPU, cs *cpuT, id, cnt int32) {
 	k.FreeSlowpath++
 	c.Spend(k.costs.SlabSlowpath)
 	s := k.slab(id)
-	s.line.Atomic(c) // the cmpxchg on freelist and counters
-	prior := s.free > 0
-	s.inuse -= cnt
-	s.free += cnt
-	switch {
-	case s.frozen:
-		k.FreeFrozen++
-	case !prior:
-		// it was full: onto this CPU's partial list
-		k.putCPUPartial(c, cs, id)
-		k.CPUPartialFree++
-	case s.inuse == 0:
-		k.freeEmpty(c, id)
+	if !emptiesListed(s, cnt) {
+		s.line.Atomic(c) // the cmpxchg on freelist and counters
+		k.applyFree(c, cs, id, cnt)
+		return
 	}
-}
-
-// freeEmpty is the rest of __slab_free when the last object of a slab on
-// a partial list comes back: under the node's list_lock, a slab on the
-// node's list goes back to the page allocator while the node keeps
-// min_partial others; one on a CPU's partial list stays there.
-func (k *Cache) freeEmpty(c *sim.CPU, id int32) {
-	s := k.slab(id)
+	s.line.Write(c) // the reads of freelist and counters
 	n := &k.nodes[s.node]
 	n.listLock.Lock(c, k.siteFree)
+	s.line.AtomicNoSync(c)
+	if !emptiesListed(s, cnt) {
+		// The slab changed while this CPU waited (a CPU froze it, or
+		// another free came first): the cmpxchg failed, and the retry
+		// drops the lock and frees as the slab now is.
+		n.listLock.Unlock(c)
+		k.applyFree(c, cs, id, cnt)
+		return
+	}
+	s.inuse -= cnt
+	s.free += cnt
 	discard := s.onNode && n.nrPartial >= int32(k.MinPartial)
 	if discard {
 		k.removePartial(c, n, id)
@@ -426,6 +426,30 @@ func (k *Cache) freeEmpty(c *sim.CPU, id int32) {
 	n.listLock.Unlock(c)
 	if discard {
 		k.discard(c, id)
+	}
+}
+
+// emptiesListed says whether freeing cnt objects empties slab s while
+// it is on a partial list (a node's or a CPU's) rather than a CPU's
+// c->slab: the free that takes list_lock.
+func emptiesListed(s *slabT, cnt int32) bool {
+	return !s.frozen && s.free > 0 && s.inuse == cnt
+}
+
+// applyFree is the rest of a __slab_free that took no list_lock: a
+// frozen slab's objects just go back; a full slab goes onto this CPU's
+// partial list.
+func (k *Cache) applyFree(c *sim.CPU, cs *cpuT, id, cnt int32) {
+	s := k.slab(id)
+	prior := s.free > 0
+	s.inuse -= cnt
+	s.free += cnt
+	switch {
+	case s.frozen:
+		k.FreeFrozen++
+	case !prior:
+		k.putCPUPartial(c, cs, id)
+		k.CPUPartialFree++
 	}
 }
 
@@ -488,10 +512,18 @@ func (k *Cache) putPartials(c *sim.CPU, head int32) {
 }
 
 // addPartial is add_partial(n, slab, DEACTIVATE_TO_TAIL) under the
-// node's list_lock: the slab's list head written.
+// node's list_lock: list_add_tail writes the slab's slab_list, the old
+// tail's next (another slab's struct slab, last written by whichever CPU
+// freed into it) and the list head's prev, and nr_partial++ the node's
+// line, which holds list_lock too. The stores go out together.
 func (k *Cache) addPartial(c *sim.CPU, n *nodeT, id int32) {
 	s := k.slab(id)
-	s.line.WriteNoSync(c)
+	var tail *sim.CacheLine
+	if n.tail >= 0 {
+		tail = &k.slab(n.tail).line
+	}
+	c.Sync() // other CPUs' frees write the tail, waiters the node's line
+	sim.WriteOverlapped(c, &s.line, tail, n.listLock.Line())
 	c.Spend(k.costs.SlabListOp)
 	s.next, s.prev, s.onNode = -1, n.tail, true
 	if n.tail >= 0 {
@@ -503,10 +535,21 @@ func (k *Cache) addPartial(c *sim.CPU, n *nodeT, id int32) {
 	n.nrPartial++
 }
 
-// removePartial is remove_partial under the node's list_lock.
+// removePartial is remove_partial under the node's list_lock: list_del
+// reads the slab's own slab_list, then writes its neighbours' (two other
+// slabs, or the list head in the node's line at either end) and
+// nr_partial-- the node's line, together.
 func (k *Cache) removePartial(c *sim.CPU, n *nodeT, id int32) {
 	s := k.slab(id)
-	s.line.WriteNoSync(c)
+	s.line.Write(c) // a sync point: other CPUs' frees write the neighbours, waiters the node's line
+	var prev, next *sim.CacheLine
+	if s.prev >= 0 {
+		prev = &k.slab(s.prev).line
+	}
+	if s.next >= 0 {
+		next = &k.slab(s.next).line
+	}
+	sim.WriteOverlapped(c, prev, next, n.listLock.Line())
 	c.Spend(k.costs.SlabListOp)
 	if s.prev >= 0 {
 		k.slab(s.prev).next = s.next
