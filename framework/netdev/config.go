@@ -186,7 +186,13 @@ type Config struct {
 	// its seqcount check in ktime_get (sim.Costs.ApplyLockdep, applied
 	// by the run). Off in every profile: E2b's script sets it, as Jonas
 	// Köppeler's profile shows his kernel had it.
-	Lockdep     bool
+	Lockdep bool
+	// PvSpinlocks is a KVM guest's paravirt qspinlock
+	// (sim.Engine.PvSpinlocks, set by the run): no pending bit, and a
+	// locked cmpxchg to unlock. Off in every profile: E2b's script sets
+	// it, as Jonas Köppeler's profile names
+	// __pv_queued_spin_lock_slowpath.
+	PvSpinlocks bool
 	BQLLimitMin int // byte_queue_limits/limit_min of every TX queue
 	// SlabCPUPartial is /sys/kernel/slab/CACHE/cpu_partial, in objects,
 	// of the caches senders' skb heads come from (framework/slab), or
@@ -479,6 +485,8 @@ var toggles = map[string]toggle{
 		}, func(c *Config) string { return string(c.SockWfree) }},
 	"lockdep": boolToggle("a debug kernel (CONFIG_PROVE_LOCKING): lockdep's lock_acquire/lock_release on every spin lock, RCU read section and local_lock, and its seqcount check in ktime_get, priced by the cost table's lockdep_* entries",
 		func(c *Config) *bool { return &c.Lockdep }),
+	"pv_spinlocks": boolToggle("a KVM guest's paravirt spinlocks (CONFIG_PARAVIRT_SPINLOCKS with KVM_FEATURE_PV_UNHALT: __pv_queued_spin_lock_slowpath): every contended locker queues (no pending bit) and an unlock is a locked cmpxchg that takes the lock word back from a spinning waiter",
+		func(c *Config) *bool { return &c.PvSpinlocks }),
 	"tx_queue_len":       intToggle("dev->tx_queue_len", 0, func(c *Config) *int { return &c.TxQueueLen }),
 	"netdev_max_backlog": intToggle("net.core.netdev_max_backlog", 1, func(c *Config) *int { return &c.MaxBacklog }),
 	"netdev_budget":      intToggle("net.core.netdev_budget", 1, func(c *Config) *int { return &c.NetdevBudget }),

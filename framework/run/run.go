@@ -483,6 +483,7 @@ func setup(spec *Spec) (*host, error) {
 		return fail(err)
 	}
 	h.e.EnableActProfile() // the report's cpu_profile
+	h.e.PvSpinlocks = h.cfg.PvSpinlocks
 	// The host makes every qdisc and driver behind the plugin boundary:
 	// the registered built-ins in process, plugins (and, isolated, the
 	// built-ins) in their own processes.

@@ -174,6 +174,10 @@ type Engine struct {
 
 	// OnLockWait observes every contended spinlock wait (tracing).
 	OnLockWait func(c *CPU, site *LockStat, start, end Time)
+
+	// PvSpinlocks runs the spinlocks as a KVM guest's paravirt
+	// qspinlock (SpinLock.Lock, SpinLock.Unlock).
+	PvSpinlocks bool
 }
 
 // NewEngine builds an engine with one CPU per hardware thread of topo.

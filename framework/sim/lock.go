@@ -68,6 +68,18 @@ func (e *Engine) LockStats() []LockStat {
 
 // SpinLock is a queued spinlock (qspinlock): waiters spin in FIFO order,
 // each handoff moves the lock word to the next waiter's CPU.
+//
+// In a KVM guest with paravirt spinlocks (Engine.PvSpinlocks:
+// CONFIG_PARAVIRT_SPINLOCKS and the host's KVM_FEATURE_PV_UNHALT, which
+// switch queued_spin_lock_slowpath to __pv_queued_spin_lock_slowpath)
+// two things differ: the slowpath skips the pending bit (pv_enabled()
+// goes straight to pv_queue), so every contended locker queues and
+// perf lock records it; and __pv_queued_spin_unlock is a locked
+// cmpxchg of the locked byte, not a plain store, so an unlocker whose
+// lock word a waiter is spinning on stalls while the line comes back.
+// Left out: a waiter halts its vCPU (pv_wait) only after SPIN_THRESHOLD
+// (1 << 15) turns of cpu_relax, a millisecond or more, and is kicked by
+// a hypercall; the waits the model's runs see are microseconds.
 type SpinLock struct {
 	Name    string
 	line    CacheLine
@@ -107,7 +119,9 @@ func (l *SpinLock) Lock(c *CPU, site *LockStat) {
 		Panicf("cpu%d: recursive spin_lock on %s (%s)", c.ID, l.Name, site.Name)
 	}
 	start := c.now
-	queued := l.Waiters() > 0 // a pending waiter or an MCS queue already: this one queues
+	// A pending waiter or an MCS queue already: this one queues. A
+	// paravirt lock has no pending waiter: every contended locker queues.
+	queued := l.Waiters() > 0 || c.e.PvSpinlocks
 	l.waiters = append(l.waiters, lockWaiter{c, site})
 	c.spinUntilWoken()
 	wait := c.now - start
@@ -136,6 +150,10 @@ func (l *SpinLock) Unlock(c *CPU) {
 		Panicf("cpu%d: spin_unlock of %s it does not hold", c.ID, l.Name)
 	}
 	c.Spend(c.e.Costs.SpinRelease)
+	if c.e.PvSpinlocks {
+		// __pv_queued_spin_unlock's cmpxchg: the line exclusively, at once.
+		c.Spend(l.line.transfer(c, c.now) + c.e.Costs.AtomicOp)
+	}
 	if c.lockRec {
 		l.site.HoldTotal += c.now - l.since
 	}

@@ -582,3 +582,60 @@ func TestWriteOverlapped(t *testing.T) {
 		t.Errorf("owners %d %d %d, want every line on CPU 0", near.Owner(), far.Owner(), own.Owner())
 	}
 }
+
+// A KVM guest's paravirt qspinlock: an unlock is a locked cmpxchg, so a
+// holder whose lock word a waiter spins on stalls for the line before
+// its release, and the waiter still reads it from the holder; every
+// contended locker queues (no pending bit), so perf lock records the
+// first waiter too. Uncontended, an unlock costs the cmpxchg on a line
+// the holder has.
+func TestPvSpinlockUnlock(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		pv, waiter  bool
+		stall       func(c *Costs) Time // the holder's time in Unlock
+		wantQueued  uint64
+		wantGranted func(c *Costs) Time // the waiter's grant after the release
+	}{
+		{"native, contended", false, true, func(c *Costs) Time { return Time(c.SpinRelease) }, 0, func(c *Costs) Time { return Time(c.LineSocket) }},
+		{"paravirt, contended", true, true, func(c *Costs) Time { return Time(c.SpinRelease + c.LineSocket + c.AtomicOp) }, 1, func(c *Costs) Time { return Time(c.LineSocket) }},
+		{"paravirt, alone", true, false, func(c *Costs) Time { return Time(c.SpinRelease + c.LineHit + c.AtomicOp) }, 0, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := testEngine(t, Topology{Sockets: 1, CoresPerSocket: 2, ThreadsPerCore: 1})
+			e.PvSpinlocks = tc.pv
+			var l SpinLock
+			site := e.LockSite("test")
+			var stall, released, granted Time
+			e.CPUs[0].Start(0, func(c *CPU) {
+				l.Lock(c, site)
+				c.Spend(5000)
+				t0 := c.Now()
+				l.Unlock(c)
+				released = c.Now()
+				stall = released - t0
+			})
+			if tc.waiter {
+				e.CPUs[1].Start(100, func(c *CPU) {
+					l.Lock(c, site)
+					granted = c.Now()
+					l.Unlock(c)
+				})
+			}
+			if err := e.Run(Millisecond); err != nil {
+				t.Fatal(err)
+			}
+			if want := tc.stall(e.Costs); stall != want {
+				t.Errorf("unlock took the holder %d ns, want %d", stall, want)
+			}
+			if site.Queued != tc.wantQueued {
+				t.Errorf("perf lock recorded %d waiters, want %d", site.Queued, tc.wantQueued)
+			}
+			if tc.wantGranted != nil {
+				if got, want := granted-released, tc.wantGranted(e.Costs); got != want {
+					t.Errorf("waiter granted %d ns after the release, want %d", got, want)
+				}
+			}
+		})
+	}
+}
