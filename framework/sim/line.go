@@ -1,5 +1,7 @@
 package sim
 
+import "math/bits"
+
 // CacheLine models the coherence cost of one 64-byte line: a CPU that
 // touches a line another CPU wrote pays a transfer priced by topology
 // distance. Writes and atomics take the line exclusively and serialise:
@@ -71,14 +73,24 @@ func (l *CacheLine) transfer(c *CPU, t Time) int64 { return l.transferN(c, t, 1)
 
 // transferN is transfer of k lines that move one after another: c waits
 // once for what is in flight, then k transfers, and the next writer
-// queues behind all k. Lines c holds already are one hit.
+// queues behind all k. Lines c holds already are one hit; lines c
+// wrote last that other CPUs have read since cost the invalidation of
+// their copies, as far as the farthest of them, once for all k.
 func (l *CacheLine) transferN(c *CPU, t Time, k int64) int64 {
 	start := t + l.inFlight(t)
 	cost := Time(c.e.Costs.Line(l.dist(c)))
-	if l.owner-1 == int32(c.ID) && !l.othersRead(c.ID) {
+	switch {
+	case l.owner-1 != int32(c.ID):
+		cost = max(cost, Time(l.farthestReader(c)))
+		if k > 1 && cost > Time(c.e.Costs.LineHit) {
+			cost *= Time(k)
+		}
+	case l.othersRead(c.ID):
+		// c has the data: the stores wait for the readers' copies to be
+		// invalidated, the lines' requests in flight together.
+		cost = Time(l.farthestReader(c))
+	default:
 		cost = Time(c.e.Costs.LineHit)
-	} else if k > 1 && cost > Time(c.e.Costs.LineHit) {
-		cost *= Time(k)
 	}
 	if end := start + cost; end > l.busy {
 		l.busy, l.asked = end, t
@@ -88,6 +100,26 @@ func (l *CacheLine) transferN(c *CPU, t Time, k int64) int64 {
 		clear(*l.readers)
 	}
 	return int64(start + cost - t)
+}
+
+// farthestReader is the transfer cost from the farthest CPU other than
+// c holding a shared copy (0 with none): a store's read-for-ownership
+// waits for every copy's invalidation.
+func (l *CacheLine) farthestReader(c *CPU) int64 {
+	if l.readers == nil {
+		return 0
+	}
+	var most int64
+	for i, w := range *l.readers {
+		for w != 0 {
+			id := i<<6 | bits.TrailingZeros64(w)
+			w &= w - 1
+			if id != c.ID {
+				most = max(most, c.e.Costs.Line(c.e.Distance(id, c.ID)))
+			}
+		}
+	}
+	return most
 }
 
 func (l *CacheLine) othersRead(id int) bool {

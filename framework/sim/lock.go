@@ -186,12 +186,16 @@ func (l *SpinLock) Line() *CacheLine { return &l.line }
 func (l *SpinLock) Waiters() int { return len(l.waiters) - l.head }
 
 // TryLock is spin_trylock(): take the lock if it is free, never wait.
+// queued_spin_trylock reads the lock word first and tries its cmpxchg
+// only on a free lock, so a failed trylock shares the line (a read), and
+// several CPUs failing at once do not queue behind each other.
 func (l *SpinLock) TryLock(c *CPU, site *LockStat) bool {
 	c.Sync()
-	l.line.Atomic(c)
 	if l.held {
+		l.line.ReadNoSync(c)
 		return false
 	}
+	l.line.AtomicNoSync(c)
 	if c.lockRec {
 		site.Acquired++
 	}

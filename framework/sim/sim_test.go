@@ -639,3 +639,77 @@ func TestPvSpinlockUnlock(t *testing.T) {
 		})
 	}
 }
+
+// A store to a line this CPU wrote last costs a hit only while nobody
+// else holds a copy: once others have read it, the store's
+// read-for-ownership invalidates them, as far as the farthest.
+func TestWriteAfterOthersReadInvalidates(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		readers []int
+		want    func(c *Costs) Time
+	}{
+		{"nobody read it", nil, func(c *Costs) Time { return Time(c.LineHit) }},
+		{"a reader on the socket", []int{1}, func(c *Costs) Time { return Time(c.LineSocket) }},
+		{"readers on both sockets", []int{1, 2}, func(c *Costs) Time { return Time(c.LineRemote) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := testEngine(t, Topology{Sockets: 2, CoresPerSocket: 2, ThreadsPerCore: 1})
+			var line CacheLine
+			var took Time
+			e.CPUs[0].Start(0, func(c *CPU) {
+				line.Write(c)
+				c.Spend(5000)
+				t0 := c.Now()
+				line.Write(c)
+				took = c.Now() - t0
+			})
+			for _, r := range tc.readers {
+				e.CPUs[r].Start(1000, func(c *CPU) { line.Read(c) })
+			}
+			if err := e.Run(Millisecond); err != nil {
+				t.Fatal(err)
+			}
+			if want := tc.want(e.Costs); took != want {
+				t.Errorf("the owner's second store took %d ns, want %d", took, want)
+			}
+		})
+	}
+}
+
+// A failed spin_trylock reads the lock word (queued_spin_trylock's
+// atomic_read of a held lock): CPUs failing at once share the line and
+// do not queue behind one another, and the holder keeps it.
+func TestFailedTryLockIsARead(t *testing.T) {
+	e := testEngine(t, Topology{Sockets: 1, CoresPerSocket: 4, ThreadsPerCore: 1})
+	var l SpinLock
+	site := e.LockSite("test")
+	var took [4]Time
+	var got [4]bool
+	e.CPUs[0].Start(0, func(c *CPU) {
+		l.Lock(c, site)
+		c.Spend(10000)
+		l.Unlock(c)
+	})
+	for i := 1; i < 4; i++ {
+		e.CPUs[i].Start(1000, func(c *CPU) {
+			t0 := c.Now()
+			got[i] = l.TryLock(c, site)
+			took[i] = c.Now() - t0
+		})
+	}
+	if err := e.Run(Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i < 4; i++ {
+		if got[i] {
+			t.Fatalf("cpu%d took a held lock", i)
+		}
+		if want := Time(e.Costs.LineSocket); took[i] != want {
+			t.Errorf("cpu%d's failed trylock took %d ns, want one transfer (%d), not a queue behind the others", i, took[i], want)
+		}
+	}
+	if l.line.Owner() != 0 {
+		t.Errorf("the lock word's line went to cpu%d, want the holder's (0)", l.line.Owner())
+	}
+}
