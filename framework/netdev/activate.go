@@ -76,6 +76,7 @@ func (n *Net) newNoop(d *Device) *Qdisc {
 	q := &Qdisc{ID: n.nextQdiscID, Kind: "noop", Ops: wire.WrapQdisc(noopQdisc{}), dev: d, slot: "noop", noop: true}
 	name := d.Name + " noop"
 	q.lock.Name, q.busylock.Name, q.seqlock.Name, q.prodLock.Name = name+" root_lock", name+" busylock", name+" seqlock", name+" producer_lock"
+	q.lock.ShareLine(&q.lineWrite)
 	q.ctx = qctx{net: n, q: q}
 	info, err := q.Ops.Init(q.bind(nil, nil), qdisc.Setup{Handle: "0:", Parent: "root"}, nil)
 	if err != nil {

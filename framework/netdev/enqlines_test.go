@@ -108,3 +108,42 @@ func TestFlowLinesMove(t *testing.T) {
 		t.Errorf("%d flows' lines kept, want 2", len(q.flowLines))
 	}
 }
+
+// q.lock sits in struct Qdisc's write group, beside q.qlen: a CPU that
+// arrives at the root lock while an enqueuer holds it takes that line
+// with its atomics, and the holder's next enqueue (sch->q.qlen++) pays
+// the transfer back; without a waiter the line stays the holder's.
+func TestRootLockSharesTheWriteGroup(t *testing.T) {
+	h := newHarness(t, profile(t, "6.18"), 2, "test", 1, "pfifo")
+	q := h.dev.Queues[0].qdisc
+	if q.lock.Line() != &q.lineWrite {
+		t.Fatal("the root lock's word is not on the write group's line")
+	}
+	var toFree skb.List
+	enqueue := func(c *sim.CPU, i int) sim.Time {
+		s := h.skb(c, i)
+		h.n.unoffered--
+		h.n.Offered++
+		t0 := c.Now()
+		h.n.qdiscEnqueue(c, q, []*skb.SKB{s}, &toFree)
+		return c.Now() - t0
+	}
+	var alone, stolen sim.Time
+	h.on(0, 0, func(c *sim.CPU) {
+		q.lock.Lock(c, h.n.site.rootEnq)
+		enqueue(c, 0)
+		alone = enqueue(c, 1)
+		c.Spend(int64(2 * sim.Microsecond)) // CPU 1 arrives meanwhile
+		stolen = enqueue(c, 2)
+		q.lock.Unlock(c)
+	})
+	h.on(1, sim.Microsecond, func(c *sim.CPU) {
+		q.lock.Lock(c, h.n.site.rootEnq)
+		q.lock.Unlock(c)
+	})
+	h.run(sim.Millisecond)
+	want := sim.Time(h.n.E.Costs.Line(h.n.E.Distance(1, 0)) - h.n.E.Costs.LineHit)
+	if got := stolen - alone; got != want {
+		t.Errorf("the enqueue after a waiter's arrival took %d ns more than one before, want %d (the write group's line back)", got, want)
+	}
+}

@@ -173,6 +173,7 @@ func (n *Net) newQdisc(d *Device, words []string, at qdiscPlace) (*Qdisc, error)
 	name := d.Name + " " + kind + " " + at.slot
 	q.lock.Name, q.busylock.Name, q.seqlock.Name = name+" root_lock", name+" busylock", name+" seqlock"
 	q.prodLock.Name = name + " producer_lock"
+	q.lock.ShareLine(&q.lineWrite) // q.lock beside q.qlen: struct qdisc_skb_head
 	q.ctx = qctx{net: n, q: q}
 	// Init runs with tc, off the data path: a context with no CPU.
 	info, err := ops.Init(q.bind(nil, nil), qdisc.Setup{Handle: at.handle.QdiscString(), Parent: at.parent.String(),
@@ -597,6 +598,7 @@ func (q *Qdisc) bind(c *sim.CPU, toFree *skb.List) *qctx {
 // one call). The last skb's code is returned.
 func (n *Net) qdiscEnqueue(c *sim.CPU, q *Qdisc, skbs []*skb.SKB, toFree *skb.List) qdisc.Code {
 	n.enqueueLines(c, q)
+	n.writeGroup(c, q)
 	n.writeStatsLine(c, q)
 	skbs, split := n.splitGSO(c, q, skbs)
 	n.readTCPHeaders(q, skbs)
@@ -691,8 +693,12 @@ func (n *Net) qdiscDequeue(c *sim.CPU, q *Qdisc, req qdisc.DequeueReq) []*skb.SK
 
 func (n *Net) qdiscDequeueOnce(c *sim.CPU, q *Qdisc, req qdisc.DequeueReq) []*skb.SKB {
 	q.lineData.WriteMany(c, n.E.Costs.QdiscDataLines)
-	if held, _ := q.treeHeld(); held == 0 && q.Flags&qdisc.EmptyNoop != 0 {
+	held, _ := q.treeHeld()
+	if held == 0 && q.Flags&qdisc.EmptyNoop != 0 {
 		return q.skbs[:0]
+	}
+	if held > 0 {
+		n.writeGroup(c, q) // sch->q.qlen--, backlog, bstats
 	}
 	n.writeStatsLine(c, q)
 	q.out = q.Ops.Dequeue(q.bind(c, nil), req, q.out[:0])
@@ -742,9 +748,21 @@ func (q *Qdisc) bstatsUpdate(s *skb.SKB) {
 	q.SentBytes += uint64(s.QdiscPktLen())
 }
 
+// writeGroup prices the stores an enqueue or a dequeue makes to struct
+// Qdisc's write group (sch->q.qlen, qstats.backlog or drops, bstats),
+// the line q.lock sits on: free to a holder that took the lock with it,
+// a transfer back when a CPU that arrived at the lock since (its atomic
+// on the lock word) or a lockless reader of q.qlen or q->running took
+// it. A NOLOCK qdisc counts in per-CPU stats and a ptr_ring instead.
+func (n *Net) writeGroup(c *sim.CPU, q *Qdisc) {
+	if !q.nolock() {
+		q.lineWrite.Write(c) // a sync point: waiters arrive during the hold
+	}
+}
+
 // writeStatsLine prices the qstats line of the layout before 4d202a0d1
 // (Config.QdiscStatsLine): qdisc_qstats_backlog_inc/dec on a line apart
-// from q.qlen's. After it, the one hot line is what lineData prices.
+// from q.qlen's. After it, they are in the write group (writeGroup).
 func (n *Net) writeStatsLine(c *sim.CPU, q *Qdisc) {
 	if n.Cfg.QdiscStatsLine {
 		q.lineStats.WriteNoSync(c)

@@ -81,8 +81,11 @@ func (e *Engine) LockStats() []LockStat {
 // (1 << 15) turns of cpu_relax, a millisecond or more, and is kicked by
 // a hypercall; the waits the model's runs see are microseconds.
 type SpinLock struct {
-	Name    string
-	line    CacheLine
+	Name string
+	line CacheLine
+	// word is the line the lock word sits on when a structure keeps it
+	// beside fields its holder writes (ShareLine); nil: its own line.
+	word    *CacheLine
 	held    bool
 	owner   *CPU
 	site    *LockStat
@@ -106,7 +109,7 @@ func (l *SpinLock) Owner() *CPU { return l.owner }
 func (l *SpinLock) Lock(c *CPU, site *LockStat) {
 	c.Sync()
 	c.Spend(c.e.Costs.SpinAcquire)
-	l.line.Atomic(c)
+	l.ln().Atomic(c)
 	rec := c.lockRec // perf lock record -C: only the listed CPUs count
 	if rec {
 		site.Acquired++
@@ -119,6 +122,10 @@ func (l *SpinLock) Lock(c *CPU, site *LockStat) {
 		Panicf("cpu%d: recursive spin_lock on %s (%s)", c.ID, l.Name, site.Name)
 	}
 	start := c.now
+	// The fast path's cmpxchg failed; queued_spin_lock_slowpath's next
+	// locked op on the word (queued_fetch_set_pending_acquire, or
+	// xchg_tail to join the MCS queue) finds the line still here.
+	c.Spend(c.e.Costs.AtomicOp)
 	// A pending waiter or an MCS queue already: this one queues. A
 	// paravirt lock has no pending waiter: every contended locker queues.
 	queued := l.Waiters() > 0 || c.e.PvSpinlocks
@@ -152,7 +159,7 @@ func (l *SpinLock) Unlock(c *CPU) {
 	c.Spend(c.e.Costs.SpinRelease)
 	if c.e.PvSpinlocks {
 		// __pv_queued_spin_unlock's cmpxchg: the line exclusively, at once.
-		c.Spend(l.line.transfer(c, c.now) + c.e.Costs.AtomicOp)
+		c.Spend(l.ln().transfer(c, c.now) + c.e.Costs.AtomicOp)
 	}
 	if c.lockRec {
 		l.site.HoldTotal += c.now - l.since
@@ -170,8 +177,8 @@ func (l *SpinLock) Unlock(c *CPU) {
 	// waiter, spinning on a copy that store invalidated, reads it from c.
 	// So a handoff is one transfer from c, however recently the waiter
 	// touched the line (its failed cmpxchg on arrival).
-	l.line.storeBuffered(c)
-	grant := c.now + Time(l.line.transfer(w.cpu, c.now))
+	l.ln().storeBuffered(c)
+	grant := c.now + Time(l.ln().transfer(w.cpu, c.now))
 	l.owner, l.site, l.since = w.cpu, w.site, grant
 	w.cpu.e.resumeAt(w.cpu, grant)
 }
@@ -180,7 +187,21 @@ func (l *SpinLock) Unlock(c *CPU) {
 // beside its lock (kmem_cache_node's nr_partial and partial list head
 // share list_lock's line): a holder's store to them takes the line back
 // from a waiter that arrived since and spins reading it.
-func (l *SpinLock) Line() *CacheLine { return &l.line }
+func (l *SpinLock) Line() *CacheLine { return l.ln() }
+
+// ShareLine puts the lock word on cl, a line of the structure it locks
+// (struct Qdisc's q.lock sits in the line of q.qlen, bstats and the
+// running flag): the holder's stores to those fields find the line
+// where the last waiter's atomic or a lockless reader left it, and a
+// handoff brings them with the lock word.
+func (l *SpinLock) ShareLine(cl *CacheLine) { l.word = cl }
+
+func (l *SpinLock) ln() *CacheLine {
+	if l.word != nil {
+		return l.word
+	}
+	return &l.line
+}
 
 // Waiters is the number of CPUs spinning on the lock.
 func (l *SpinLock) Waiters() int { return len(l.waiters) - l.head }
@@ -192,10 +213,10 @@ func (l *SpinLock) Waiters() int { return len(l.waiters) - l.head }
 func (l *SpinLock) TryLock(c *CPU, site *LockStat) bool {
 	c.Sync()
 	if l.held {
-		l.line.ReadNoSync(c)
+		l.ln().ReadNoSync(c)
 		return false
 	}
-	l.line.AtomicNoSync(c)
+	l.ln().AtomicNoSync(c)
 	if c.lockRec {
 		site.Acquired++
 	}

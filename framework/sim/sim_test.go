@@ -558,6 +558,53 @@ func TestHandoffIsOneTransferFromTheHolder(t *testing.T) {
 	}
 }
 
+// A lock word on its structure's line (ShareLine, struct Qdisc's q.lock
+// beside q.qlen): a waiter's atomics on arrival take the line from the
+// holder, whose next store to the structure takes it back; the waiter
+// that is handed the lock then finds the structure's line with it.
+func TestSharedLineLock(t *testing.T) {
+	e := testEngine(t, Topology{Sockets: 2, CoresPerSocket: 2, ThreadsPerCore: 1})
+	var data CacheLine
+	var l SpinLock
+	l.ShareLine(&data)
+	site := e.LockSite("test")
+	var before, after, waiterStore Time
+	e.CPUs[0].Start(0, func(c *CPU) {
+		l.Lock(c, site)
+		t0 := c.Now()
+		data.WriteNoSync(c) // its own line: a hit
+		before = c.Now() - t0
+		c.Spend(5000) // CPU 2 arrives at 100 ns
+		c.Sync()
+		t0 = c.Now()
+		data.WriteNoSync(c)
+		after = c.Now() - t0
+		l.Unlock(c)
+	})
+	e.CPUs[2].Start(100, func(c *CPU) {
+		l.Lock(c, site)
+		t0 := c.Now()
+		data.WriteNoSync(c)
+		waiterStore = c.Now() - t0
+		l.Unlock(c)
+	})
+	if err := e.Run(Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	if want := Time(e.Costs.LineHit); before != want {
+		t.Errorf("holder's store before any waiter took %d ns, want a hit (%d)", before, want)
+	}
+	if want := Time(e.Costs.LineRemote); after != want {
+		t.Errorf("holder's store after a remote waiter's atomic took %d ns, want the transfer back (%d)", after, want)
+	}
+	if want := Time(e.Costs.LineHit); waiterStore != want {
+		t.Errorf("new holder's store took %d ns, want a hit (%d): the handoff brought the line", waiterStore, want)
+	}
+	if l.Line() != &data {
+		t.Error("Line() is not the shared line")
+	}
+}
+
 // Stores to lines of different structures issued together wait for the
 // slowest transfer, not the sum; lines this CPU holds cost nothing more.
 func TestWriteOverlapped(t *testing.T) {
