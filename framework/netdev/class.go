@@ -305,7 +305,7 @@ func (x *qctx) LeafEnqueue(batch []qdisc.LeafPacket, res []qdisc.LeafResult) {
 // the last one is exact. The leaf's duplicates are cloned as it asks
 // (qctx.Duplicate) and go to the root's enqueue, not the leaf's.
 func (n *Net) leafEnqueue(c *sim.CPU, leaf *Qdisc, skbs []*skb.SKB, toFree *skb.List, res []qdisc.LeafResult) {
-	leaf.lineData.WriteMany(c, n.E.Costs.QdiscDataLines)
+	n.writePrivate(c, leaf)
 	n.writeStatsLine(c, leaf)
 	before := leaf.leafState()
 	for _, s := range skbs {
@@ -380,7 +380,7 @@ func (x *qctx) LeafDequeue(id qdisc.ClassID) (skb.Packet, bool, qdisc.LeafState)
 
 // leafDequeue asks leaf for one packet (qdisc_dequeue_peeked).
 func (n *Net) leafDequeue(c *sim.CPU, leaf *Qdisc) *skb.SKB {
-	leaf.lineData.WriteMany(c, n.E.Costs.QdiscDataLines)
+	n.writePrivate(c, leaf)
 	if held, _ := leaf.treeHeld(); held == 0 && leaf.Flags&qdisc.EmptyNoop != 0 {
 		return nil
 	}

@@ -17,7 +17,13 @@ import (
 // where lines written elsewhere come back one by one.
 func TestEnqueueReadsPrivate(t *testing.T) {
 	costs := sim.DefaultCosts()
-	lines := costs.QdiscDataLines
+	// Four private lines, so that a write (lines_overlapped at a time:
+	// writePrivate) costs more than the one line a reader pulls.
+	costs.QdiscDataLines = 4
+	group := (costs.QdiscDataLines + costs.LinesOverlapped - 1) / costs.LinesOverlapped * costs.LineSocket
+	if group == costs.LineSocket {
+		t.Fatalf("writing %d lines costs one transfer: the cases cannot tell a read from a write", costs.QdiscDataLines)
+	}
 	cases := []struct {
 		name    string
 		flag    bool
@@ -25,13 +31,14 @@ func TestEnqueueReadsPrivate(t *testing.T) {
 		wantEnq int64 // CPU 1's price of the private lines
 		wantDeq int64 // CPU 0's next dequeue's price of them
 	}{
-		{"writes, backlogged", false, 2, lines * costs.LineSocket, lines * costs.LineSocket},
+		{"writes, backlogged", false, 2, group, group},
 		{"reads, backlogged", true, 2, costs.LineSocket, costs.LineSocket},
-		{"reads, empty tree: activates", true, 0, lines * costs.LineSocket, lines * costs.LineSocket},
+		{"reads, empty tree: activates", true, 0, group, group},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t, profile(t, "4.8"), 2, "test", 1, "pfifo")
+			*h.e.Costs = *costs
 			q := h.dev.Queues[0].qdisc
 			if tc.flag {
 				q.Flags |= qdisc.EnqueueReadsPrivate
@@ -53,7 +60,7 @@ func TestEnqueueReadsPrivate(t *testing.T) {
 				}
 				c.SleepUntil(20 * sim.Microsecond)
 				t0 := c.Now()
-				q.lineData.WriteMany(c, lines) // the next dequeue's private lines
+				h.n.writePrivate(c, q) // the next dequeue's private lines
 				deq = int64(c.Now() - t0)
 			})
 			h.on(1, 10*sim.Microsecond, func(c *sim.CPU) {

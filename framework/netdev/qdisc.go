@@ -567,7 +567,7 @@ func (n *Net) runQdiscTimers(c *sim.CPU) {
 		}
 		root := q.root()
 		root.lock.Lock(c, n.site.timer)
-		q.lineData.WriteMany(c, n.E.Costs.QdiscDataLines)
+		n.writePrivate(c, q)
 		before := q.leafState()
 		t.Timer(q.bind(c, nil))
 		if q.parentQ != nil && q.leafState() != before {
@@ -692,7 +692,7 @@ func (n *Net) qdiscDequeue(c *sim.CPU, q *Qdisc, req qdisc.DequeueReq) []*skb.SK
 }
 
 func (n *Net) qdiscDequeueOnce(c *sim.CPU, q *Qdisc, req qdisc.DequeueReq) []*skb.SKB {
-	q.lineData.WriteMany(c, n.E.Costs.QdiscDataLines)
+	n.writePrivate(c, q)
 	held, _ := q.treeHeld()
 	if held == 0 && q.Flags&qdisc.EmptyNoop != 0 {
 		return q.skbs[:0]
@@ -778,5 +778,14 @@ func (n *Net) enqueueLines(c *sim.CPU, q *Qdisc) {
 		q.lineData.ReadNoSync(c)
 		return
 	}
-	q.lineData.WriteMany(c, n.E.Costs.QdiscDataLines)
+	n.writePrivate(c, q)
+}
+
+// writePrivate prices the stores of an enqueue or a dequeue to the
+// qdisc's private data (qdisc_priv: fq_sched_data's counters and flow
+// lists, cake's tin): fields at fixed offsets from the qdisc, whose
+// addresses do not wait on each other's loads, so their requests are in
+// flight together as a flow's pair is (CacheLine.WriteGroup).
+func (n *Net) writePrivate(c *sim.CPU, q *Qdisc) {
+	q.lineData.WriteGroup(c, n.E.Costs.QdiscDataLines)
 }

@@ -48,11 +48,18 @@ type Costs struct {
 	// stores to both wait in the store buffer with their two requests
 	// in flight together. struct fq_flow is such a pair (112 bytes in a
 	// SLAB_HWCACHE_ALIGN cache of 128-byte objects). Priced this way: a
-	// qdisc's per-flow lines (qdisc.Ctx.Lines). A qdisc's private data
-	// (qdisc_data_lines, fields spread over qdisc_priv and touched at
-	// different points of its enqueue) and a task's cold lines
-	// (task_lines) still move one transfer a line. 1 prices every line
-	// apart, as before this entry.
+	// qdisc's per-flow lines (qdisc.Ctx.Lines), and since session 39 a
+	// qdisc's private data (qdisc_data_lines): its fields are at fixed
+	// offsets from the qdisc, touched at different points of one enqueue
+	// or dequeue, but none of their addresses waits on another miss and
+	// the function (a few hundred instructions, no locked op under the
+	// root lock) fits the reorder buffer (512 entries on Golden Cove and
+	// its successors), so the loads and the stores' read-for-ownership
+	// requests are in flight together as a pair's are (before, they
+	// moved one transfer a line; docs/fidelity-log.md's "E4 in the
+	// model" had named the overlap as left since session 24). A task's
+	// cold lines (task_lines)
+	// still move one transfer a line. 1 prices every line apart.
 	LinesOverlapped int64 `cost:"lines_overlapped" max:"64" help:"lines of one structure written in one pass that move for one transfer (the L2 spatial prefetcher's 128-byte pair)"`
 	// line_llc and l2_skbs: a line another core wrote long enough ago
 	// that the core has since evicted it from its private L2 is read
@@ -233,7 +240,9 @@ type Costs struct {
 	// write are priced apart. qdisc_data_lines (2) is how many lines of a
 	// qdisc's private data (qdisc_priv: flow-list heads, counters, time
 	// state) an enqueue or dequeue writes, moved from the CPU that wrote
-	// them last; a qdisc's per-flow lines (qdisc.Ctx.Lines: fq's struct
+	// them last, lines_overlapped at a time; struct Qdisc's write group
+	// (q.qlen, backlog, bstats, beside the root lock's word) is a line
+	// of its own; a qdisc's per-flow lines (qdisc.Ctx.Lines: fq's struct
 	// fq_flow, two lines, and the tail skb it links to) move the same
 	// way, each flow on its own, at line_socket / line_remote a line.
 	// qdisc_flow_scan (4 ns) is one flow, slot or tree node
