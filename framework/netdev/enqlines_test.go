@@ -154,3 +154,36 @@ func TestRootLockSharesTheWriteGroup(t *testing.T) {
 		t.Errorf("the enqueue after a waiter's arrival took %d ns more than one before, want %d (the write group's line back)", got, want)
 	}
 }
+
+// txq->state shares _xmit_lock's line: a TX completion with room in
+// BQL does test_and_clear_bit on it (netdev_tx_completed_queue), a
+// locked op that takes the line from the CPU that transmitted last, so
+// that CPU's next HARD_TX_LOCK pays the transfer back; without a
+// completion in between it is a hit.
+func TestCompletionTakesXmitLockLine(t *testing.T) {
+	h := newHarness(t, profile(t, "6.18"), 2, "test", 1, "pfifo")
+	txq := h.dev.Queues[0]
+	lock := func(c *sim.CPU) sim.Time {
+		t0 := c.Now()
+		h.n.hardTxLock(c, h.dev, txq)
+		took := c.Now() - t0
+		h.n.hardTxUnlock(c, h.dev, txq)
+		return took
+	}
+	var again, afterCompletion sim.Time
+	h.on(0, 0, func(c *sim.CPU) {
+		h.dev.ctxFor(c).SentQueue(0, 1000) // BQL has room: no stop
+		lock(c)
+		again = lock(c)
+		c.SleepUntil(20 * sim.Microsecond)
+		afterCompletion = lock(c)
+	})
+	h.on(1, 10*sim.Microsecond, func(c *sim.CPU) {
+		h.dev.ctxFor(c).CompletedQueue(0, 1, 1000)
+	})
+	h.run(sim.Millisecond)
+	costs := h.n.E.Costs
+	if got, want := afterCompletion-again, sim.Time(costs.Line(h.n.E.Distance(1, 0))-costs.LineHit); got != want {
+		t.Errorf("HARD_TX_LOCK after a completion took %d ns more than before it, want %d (_xmit_lock's line back)", got, want)
+	}
+}

@@ -182,13 +182,19 @@ func (x *dctx) SentQueue(i int, bytes int) {
 	if q.DQL.Avail() >= 0 {
 		return
 	}
+	q.stateAtomic(x.cpu) // set_bit(__QUEUE_STATE_STACK_XOFF)
 	q.state |= queueStackXoff
 	q.Stops++
 	// smp_mb: a completion may have raced; re-check.
 	if q.DQL.Avail() >= 0 {
+		q.stateAtomic(x.cpu) // test_and_clear_bit
 		q.state &^= queueStackXoff
 	}
 }
+
+// stateAtomic prices a locked bit operation on txq->state by c, right
+// after c's access to the queue's dql line: the line is _xmit_lock's.
+func (q *TxQueue) stateAtomic(c *sim.CPU) { q.xmitLock.Line().AtomicNoSync(c) }
 
 // SentQueueMore is __netdev_tx_sent_queue.
 func (x *dctx) SentQueueMore(i int, bytes int, more bool) bool {
@@ -215,6 +221,10 @@ func (x *dctx) CompletedQueue(i int, pkts, bytes int) {
 	if q.DQL.Avail() < 0 {
 		return
 	}
+	// test_and_clear_bit(__QUEUE_STATE_STACK_XOFF) whether or not it is
+	// set: a locked RMW, which takes _xmit_lock's line from the CPU
+	// that transmitted last.
+	q.stateAtomic(x.cpu)
 	if q.state&queueStackXoff != 0 {
 		q.state &^= queueStackXoff
 		q.Wakes++
@@ -227,7 +237,8 @@ func (x *dctx) CompletedQueue(i int, pkts, bytes int) {
 // StopQueue is netif_tx_stop_queue.
 func (x *dctx) StopQueue(i int) {
 	q := x.txq(i)
-	q.line.Write(x.cpu)
+	x.cpu.Sync()
+	q.stateAtomic(x.cpu) // set_bit(__QUEUE_STATE_DRV_XOFF)
 	if q.state&queueDrvXoff == 0 {
 		q.Stops++
 	}
@@ -237,7 +248,8 @@ func (x *dctx) StopQueue(i int) {
 // WakeQueue is netif_tx_wake_queue.
 func (x *dctx) WakeQueue(i int) {
 	q := x.txq(i)
-	q.line.Write(x.cpu)
+	x.cpu.Sync()
+	q.stateAtomic(x.cpu) // test_and_clear_bit(__QUEUE_STATE_DRV_XOFF)
 	if q.state&queueDrvXoff == 0 {
 		return
 	}
@@ -251,7 +263,8 @@ func (x *dctx) WakeQueue(i int) {
 // StartQueue is netif_tx_start_queue: DRV_XOFF cleared, no reschedule.
 func (x *dctx) StartQueue(i int) {
 	q := x.txq(i)
-	q.line.Write(x.cpu)
+	x.cpu.Sync()
+	q.stateAtomic(x.cpu) // clear_bit(__QUEUE_STATE_DRV_XOFF)
 	q.state &^= queueDrvXoff
 }
 

@@ -350,13 +350,21 @@ const (
 
 // TxQueue is a netdev_queue.
 type TxQueue struct {
-	Index    int
-	dev      *Device
-	state    uint32
-	DQL      DQL
+	Index int
+	dev   *Device
+	state uint32
+	DQL   DQL
+	// xmitLock is _xmit_lock; state (DRV_XOFF, STACK_XOFF) shares its
+	// line (struct netdev_queue's write-mostly part: _xmit_lock,
+	// xmit_lock_owner, trans_start, state), so the completion CPU's
+	// test_and_clear_bit on state takes the line the next HARD_TX_LOCK
+	// needs (stateAtomic).
 	xmitLock sim.SpinLock
 	qdisc    *Qdisc
-	line     sim.CacheLine // state + dql: touched by xmit and by completion
+	// line is dql's enqueue-side line (num_queued, adj_limit,
+	// last_obj_cnt): dql_queued writes it at xmit and dql_completed
+	// writes adj_limit at completion.
+	line sim.CacheLine
 
 	TxPackets, TxBytes uint64 // completed
 	Stops, Wakes       uint64
