@@ -598,7 +598,6 @@ func (q *Qdisc) bind(c *sim.CPU, toFree *skb.List) *qctx {
 // one call). The last skb's code is returned.
 func (n *Net) qdiscEnqueue(c *sim.CPU, q *Qdisc, skbs []*skb.SKB, toFree *skb.List) qdisc.Code {
 	n.enqueueLines(c, q)
-	n.writeGroup(c, q)
 	n.writeStatsLine(c, q)
 	skbs, split := n.splitGSO(c, q, skbs)
 	n.readTCPHeaders(q, skbs)
@@ -692,13 +691,14 @@ func (n *Net) qdiscDequeue(c *sim.CPU, q *Qdisc, req qdisc.DequeueReq) []*skb.SK
 }
 
 func (n *Net) qdiscDequeueOnce(c *sim.CPU, q *Qdisc, req qdisc.DequeueReq) []*skb.SKB {
-	n.writePrivate(c, q)
 	held, _ := q.treeHeld()
-	if held == 0 && q.Flags&qdisc.EmptyNoop != 0 {
-		return q.skbs[:0]
-	}
 	if held > 0 {
-		n.writeGroup(c, q) // sch->q.qlen--, backlog, bstats
+		n.writeHot(c, q) // sch->q.qlen--, backlog, bstats, and its own data
+	} else {
+		n.writePrivate(c, q)
+		if q.Flags&qdisc.EmptyNoop != 0 {
+			return q.skbs[:0]
+		}
 	}
 	n.writeStatsLine(c, q)
 	q.out = q.Ops.Dequeue(q.bind(c, nil), req, q.out[:0])
@@ -748,21 +748,9 @@ func (q *Qdisc) bstatsUpdate(s *skb.SKB) {
 	q.SentBytes += uint64(s.QdiscPktLen())
 }
 
-// writeGroup prices the stores an enqueue or a dequeue makes to struct
-// Qdisc's write group (sch->q.qlen, qstats.backlog or drops, bstats),
-// the line q.lock sits on: free to a holder that took the lock with it,
-// a transfer back when a CPU that arrived at the lock since (its atomic
-// on the lock word) or a lockless reader of q.qlen or q->running took
-// it. A NOLOCK qdisc counts in per-CPU stats and a ptr_ring instead.
-func (n *Net) writeGroup(c *sim.CPU, q *Qdisc) {
-	if !q.nolock() {
-		q.lineWrite.Write(c) // a sync point: waiters arrive during the hold
-	}
-}
-
 // writeStatsLine prices the qstats line of the layout before 4d202a0d1
 // (Config.QdiscStatsLine): qdisc_qstats_backlog_inc/dec on a line apart
-// from q.qlen's. After it, they are in the write group (writeGroup).
+// from q.qlen's. After it, they are in the write group (writeHot).
 func (n *Net) writeStatsLine(c *sim.CPU, q *Qdisc) {
 	if n.Cfg.QdiscStatsLine {
 		q.lineStats.WriteNoSync(c)
@@ -775,10 +763,35 @@ func (n *Net) writeStatsLine(c *sim.CPU, q *Qdisc) {
 // one.
 func (n *Net) enqueueLines(c *sim.CPU, q *Qdisc) {
 	if held, _ := q.treeHeld(); held > 0 && q.Flags&qdisc.EnqueueReadsPrivate != 0 {
-		q.lineData.ReadNoSync(c)
+		if q.nolock() {
+			q.lineData.ReadNoSync(c)
+			return
+		}
+		c.Sync() // waiters arrive during the hold
+		sim.ReadWithWrite(c, &q.lineData, &q.lineWrite)
 		return
 	}
-	n.writePrivate(c, q)
+	n.writeHot(c, q)
+}
+
+// writeHot prices an enqueue's or a dequeue's stores to struct Qdisc's
+// write group (sch->q.qlen, qstats.backlog or drops, bstats), the line
+// q.lock sits on, and to its private data (writePrivate). The group's
+// line is free to a holder that took the lock with it, a transfer back
+// when a CPU that arrived at the lock since (its atomics on the lock
+// word) or a lockless reader of q.qlen or q->running took it; it is
+// priced at a sync point, so that those arrivals are seen. qdisc_priv
+// is the same allocation, its fields and q.qlen at fixed offsets from
+// the qdisc, so the requests are in flight at once and the CPU waits
+// for the slower (sim.WriteWithGroup). A NOLOCK qdisc counts in per-CPU
+// stats and a ptr_ring instead.
+func (n *Net) writeHot(c *sim.CPU, q *Qdisc) {
+	if q.nolock() {
+		n.writePrivate(c, q)
+		return
+	}
+	c.Sync() // waiters arrive during the hold
+	sim.WriteWithGroup(c, &q.lineWrite, &q.lineData, n.E.Costs.QdiscDataLines)
 }
 
 // writePrivate prices the stores of an enqueue or a dequeue to the

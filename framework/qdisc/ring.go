@@ -23,16 +23,18 @@ func (r *Ring[T]) PushTail(v T) {
 }
 
 // grow makes room in a full ring: twice the size while small, an
-// eighth more from 1024 values on, a thirty-second from 8192, and all
-// of the allocation's size class. A deep queue's ring is most of what
-// its packets cost beside their skbs: doubling leaves up to half of it
-// unused, a thirty-second at most a thirty-third, for thirty-two copies
-// of each value while it grows (a backlog grows once; steady state
-// copies none).
+// eighth more from 1024 values on, a thirty-second from 8192, a
+// sixty-fourth from 16384, and all of the allocation's size class. A
+// deep queue's ring is most of what its packets cost beside their skbs:
+// doubling leaves up to half of it unused, a sixty-fourth at most a
+// sixty-fifth, for sixty-four copies of each value while it grows (a
+// backlog grows once; steady state copies none).
 func (r *Ring[T]) grow() {
 	n := len(r.buf)
 	want := max(8, 2*n)
 	switch {
+	case n >= 16384:
+		want = n + n/64
 	case n >= 8192:
 		want = n + n/32
 	case n >= 1024:

@@ -242,7 +242,8 @@ type Costs struct {
 	// state) an enqueue or dequeue writes, moved from the CPU that wrote
 	// them last, lines_overlapped at a time; struct Qdisc's write group
 	// (q.qlen, backlog, bstats, beside the root lock's word) is a line
-	// of its own; a qdisc's per-flow lines (qdisc.Ctx.Lines: fq's struct
+	// of its own, its store in flight with theirs (the same allocation);
+	// a qdisc's per-flow lines (qdisc.Ctx.Lines: fq's struct
 	// fq_flow, two lines, and the tail skb it links to) move the same
 	// way, each flow on its own, at line_socket / line_remote a line.
 	// qdisc_flow_scan (4 ns) is one flow, slot or tree node

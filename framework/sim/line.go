@@ -145,14 +145,16 @@ func (l *CacheLine) Read(c *CPU) {
 
 // ReadNoSync prices a load without a sync point, for lines only this
 // CPU's context can change at this moment (e.g. under a held lock).
-func (l *CacheLine) ReadNoSync(c *CPU) {
+func (l *CacheLine) ReadNoSync(c *CPU) { c.Spend(l.load(c)) }
+
+// load is what a load of the line costs c now; c holds a copy after it.
+func (l *CacheLine) load(c *CPU) int64 {
 	if l.owner-1 == int32(c.ID) || l.hasReader(c.ID) {
-		c.Spend(c.e.Costs.LineHit)
-		return
+		return c.e.Costs.LineHit
 	}
 	wait := c.e.Costs.Line(l.dist(c)) + int64(l.inFlight(c.now))
-	c.Spend(wait)
 	l.addReader(c.ID)
+	return wait
 }
 
 // Write is a store: the line moves to c exclusively.
@@ -207,6 +209,29 @@ func WriteOverlapped(c *CPU, lines ...*CacheLine) {
 		}
 	}
 	c.Spend(wait)
+}
+
+// WriteWithGroup prices stores to line l and to a group of n lines g
+// (lines_overlapped at a time) of the same allocation issued in one
+// pass (struct Qdisc's write group and its private data): none of their
+// addresses waits on another miss, so c waits for the slower of the
+// two, not their sum. A nil l is skipped.
+func WriteWithGroup(c *CPU, l *CacheLine, g *CacheLine, n int64) {
+	var wait int64
+	if l != nil {
+		wait = l.transfer(c, c.now)
+	}
+	if per := max(c.e.Costs.LinesOverlapped, 1); n > 0 {
+		wait = max(wait, g.transferN(c, c.now, (n+per-1)/per))
+	}
+	c.Spend(wait)
+}
+
+// ReadWithWrite prices a load of r and a store to w issued in one pass
+// (htb_enqueue's reads of its private data and the store to q.qlen):
+// their requests are in flight together, so c waits for the slower.
+func ReadWithWrite(c *CPU, r, w *CacheLine) {
+	c.Spend(max(r.load(c), w.transfer(c, c.now)))
 }
 
 // AtomicNoSync is a locked RMW right after another access by the same CPU

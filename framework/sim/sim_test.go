@@ -605,6 +605,46 @@ func TestSharedLineLock(t *testing.T) {
 	}
 }
 
+// A store to a line and to a group of lines of the same allocation in
+// one pass (struct Qdisc's write group and its private data) waits for
+// the slower of the two, the group moving lines_overlapped at a time;
+// a load issued with a store likewise.
+func TestWriteWithGroupAndReadWithWrite(t *testing.T) {
+	e := testEngine(t, Topology{Sockets: 2, CoresPerSocket: 2, ThreadsPerCore: 1})
+	var near, far, far4, r CacheLine
+	var both, group4, readWrite Time
+	e.CPUs[1].Start(0, func(c *CPU) { near.Write(c); r.Write(c) })
+	e.CPUs[2].Start(0, func(c *CPU) { far.Write(c); far4.Write(c) })
+	e.CPUs[0].Start(1000, func(c *CPU) {
+		t0 := c.Now()
+		WriteWithGroup(c, &near, &far, 2)
+		both = c.Now() - t0
+		t0 = c.Now()
+		WriteWithGroup(c, nil, &far4, 4)
+		group4 = c.Now() - t0
+		near.Write(c) // c owns near again; r is CPU 1's
+	})
+	e.CPUs[3].Start(2000, func(c *CPU) {
+		t0 := c.Now()
+		ReadWithWrite(c, &r, &near)
+		readWrite = c.Now() - t0
+	})
+	if err := e.Run(Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	costs := e.Costs
+	if want := Time(costs.LineRemote); both != want {
+		t.Errorf("a line 110 ns away with a pair 300 ns away took %d ns, want the slower, %d", both, want)
+	}
+	if want := Time(2 * costs.LineRemote); group4 != want {
+		t.Errorf("four lines of a group took %d ns, want two transfers, %d", group4, want)
+	}
+	// CPU 3 is on socket 1: r from CPU 1 and near from CPU 0, both remote
+	if want := Time(costs.LineRemote); readWrite != want {
+		t.Errorf("a load with a store took %d ns, want the slower alone, %d", readWrite, want)
+	}
+}
+
 // Stores to lines of different structures issued together wait for the
 // slowest transfer, not the sum; lines this CPU holds cost nothing more.
 func TestWriteOverlapped(t *testing.T) {
