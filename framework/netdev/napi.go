@@ -182,19 +182,19 @@ func (x *dctx) SentQueue(i int, bytes int) {
 	if q.DQL.Avail() >= 0 {
 		return
 	}
-	q.stateAtomic(x.cpu) // set_bit(__QUEUE_STATE_STACK_XOFF)
+	q.stateLine().AtomicNoSync(x.cpu) // set_bit(__QUEUE_STATE_STACK_XOFF)
 	q.state |= queueStackXoff
 	q.Stops++
 	// smp_mb: a completion may have raced; re-check.
 	if q.DQL.Avail() >= 0 {
-		q.stateAtomic(x.cpu) // test_and_clear_bit
+		q.stateLine().AtomicNoSync(x.cpu) // test_and_clear_bit
 		q.state &^= queueStackXoff
 	}
 }
 
-// stateAtomic prices a locked bit operation on txq->state by c, right
-// after c's access to the queue's dql line: the line is _xmit_lock's.
-func (q *TxQueue) stateAtomic(c *sim.CPU) { q.xmitLock.Line().AtomicNoSync(c) }
+// stateLine is txq->state's line, _xmit_lock's: its bit operations are
+// locked ops on it (AtomicNoSync right after the dql line's sync point).
+func (q *TxQueue) stateLine() *sim.CacheLine { return q.xmitLock.Line() }
 
 // SentQueueMore is __netdev_tx_sent_queue.
 func (x *dctx) SentQueueMore(i int, bytes int, more bool) bool {
@@ -224,7 +224,7 @@ func (x *dctx) CompletedQueue(i int, pkts, bytes int) {
 	// test_and_clear_bit(__QUEUE_STATE_STACK_XOFF) whether or not it is
 	// set: a locked RMW, which takes _xmit_lock's line from the CPU
 	// that transmitted last.
-	q.stateAtomic(x.cpu)
+	q.stateLine().AtomicNoSync(x.cpu)
 	if q.state&queueStackXoff != 0 {
 		q.state &^= queueStackXoff
 		q.Wakes++
@@ -237,8 +237,7 @@ func (x *dctx) CompletedQueue(i int, pkts, bytes int) {
 // StopQueue is netif_tx_stop_queue.
 func (x *dctx) StopQueue(i int) {
 	q := x.txq(i)
-	x.cpu.Sync()
-	q.stateAtomic(x.cpu) // set_bit(__QUEUE_STATE_DRV_XOFF)
+	q.stateLine().Atomic(x.cpu) // set_bit(__QUEUE_STATE_DRV_XOFF)
 	if q.state&queueDrvXoff == 0 {
 		q.Stops++
 	}
@@ -248,8 +247,7 @@ func (x *dctx) StopQueue(i int) {
 // WakeQueue is netif_tx_wake_queue.
 func (x *dctx) WakeQueue(i int) {
 	q := x.txq(i)
-	x.cpu.Sync()
-	q.stateAtomic(x.cpu) // test_and_clear_bit(__QUEUE_STATE_DRV_XOFF)
+	q.stateLine().Atomic(x.cpu) // test_and_clear_bit(__QUEUE_STATE_DRV_XOFF)
 	if q.state&queueDrvXoff == 0 {
 		return
 	}
@@ -263,8 +261,7 @@ func (x *dctx) WakeQueue(i int) {
 // StartQueue is netif_tx_start_queue: DRV_XOFF cleared, no reschedule.
 func (x *dctx) StartQueue(i int) {
 	q := x.txq(i)
-	x.cpu.Sync()
-	q.stateAtomic(x.cpu) // clear_bit(__QUEUE_STATE_DRV_XOFF)
+	q.stateLine().Atomic(x.cpu) // clear_bit(__QUEUE_STATE_DRV_XOFF)
 	q.state &^= queueDrvXoff
 }
 

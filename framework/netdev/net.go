@@ -358,7 +358,7 @@ type TxQueue struct {
 	// line (struct netdev_queue's write-mostly part: _xmit_lock,
 	// xmit_lock_owner, trans_start, state), so the completion CPU's
 	// test_and_clear_bit on state takes the line the next HARD_TX_LOCK
-	// needs (stateAtomic).
+	// needs (stateLine).
 	xmitLock sim.SpinLock
 	qdisc    *Qdisc
 	// line is dql's enqueue-side line (num_queued, adj_limit,

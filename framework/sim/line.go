@@ -191,10 +191,15 @@ func (l *CacheLine) WriteGroup(c *CPU, n int64) {
 
 // writeLines charges n lines' move, per at a time.
 func (l *CacheLine) writeLines(c *CPU, n, per int64) {
+	c.Spend(l.linesWait(c, n, per))
+}
+
+// linesWait moves n lines to c, per at a time, and returns c's wait.
+func (l *CacheLine) linesWait(c *CPU, n, per int64) int64 {
 	if n <= 0 {
-		return
+		return 0
 	}
-	c.Spend(l.transferN(c, c.now, (n+per-1)/per))
+	return l.transferN(c, c.now, (n+per-1)/per)
 }
 
 // WriteOverlapped prices stores to lines of different structures issued
@@ -212,19 +217,13 @@ func WriteOverlapped(c *CPU, lines ...*CacheLine) {
 }
 
 // WriteWithGroup prices stores to line l and to a group of n lines g
-// (lines_overlapped at a time) of the same allocation issued in one
-// pass (struct Qdisc's write group and its private data): none of their
-// addresses waits on another miss, so c waits for the slower of the
-// two, not their sum. A nil l is skipped.
+// (lines_overlapped at a time, as WriteGroup) of the same allocation
+// issued in one pass (struct Qdisc's write group and its private data):
+// none of their addresses waits on another miss, so c waits for the
+// slower of the two, not their sum.
 func WriteWithGroup(c *CPU, l *CacheLine, g *CacheLine, n int64) {
-	var wait int64
-	if l != nil {
-		wait = l.transfer(c, c.now)
-	}
-	if per := max(c.e.Costs.LinesOverlapped, 1); n > 0 {
-		wait = max(wait, g.transferN(c, c.now, (n+per-1)/per))
-	}
-	c.Spend(wait)
+	wait := l.transfer(c, c.now)
+	c.Spend(max(wait, g.linesWait(c, n, max(c.e.Costs.LinesOverlapped, 1))))
 }
 
 // ReadWithWrite prices a load of r and a store to w issued in one pass

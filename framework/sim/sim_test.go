@@ -611,16 +611,17 @@ func TestSharedLineLock(t *testing.T) {
 // a load issued with a store likewise.
 func TestWriteWithGroupAndReadWithWrite(t *testing.T) {
 	e := testEngine(t, Topology{Sockets: 2, CoresPerSocket: 2, ThreadsPerCore: 1})
-	var near, far, far4, r CacheLine
+	var near, far, far4, own, r CacheLine
 	var both, group4, readWrite Time
 	e.CPUs[1].Start(0, func(c *CPU) { near.Write(c); r.Write(c) })
 	e.CPUs[2].Start(0, func(c *CPU) { far.Write(c); far4.Write(c) })
 	e.CPUs[0].Start(1000, func(c *CPU) {
+		own.Write(c)
 		t0 := c.Now()
 		WriteWithGroup(c, &near, &far, 2)
 		both = c.Now() - t0
 		t0 = c.Now()
-		WriteWithGroup(c, nil, &far4, 4)
+		WriteWithGroup(c, &own, &far4, 4) // own: a hit beside the group
 		group4 = c.Now() - t0
 		near.Write(c) // c owns near again; r is CPU 1's
 	})
