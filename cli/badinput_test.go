@@ -102,7 +102,7 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"--plugin-timeout", "0s"}, "--plugin-timeout 0s is out of range"},
 		{[]string{hello, "--param", "x=1"}, `unknown parameter "x"`},
 		{[]string{"--compare", "bql=on,off", "--compare", "bql=on"}, "--compare bql: the key is given twice (give its values in one --compare bql=v1,v2)"},
-		{[]string{"--compare", "seed=" + strings.Repeat("1,", 40) + "1", "--compare", "bql=" + strings.Repeat("on,", 30) + "on"}, "--compare bql: 1271 variants, at most 1024 (txlab sweep runs grids)"},
+		{[]string{"--compare", "seed=" + numbers(1, 41), "--compare", "dev_tx_weight=" + numbers(1, 31)}, "--compare dev_tx_weight: 1271 variants, at most 1024 (txlab sweep runs grids)"},
 		{[]string{"/dev/zero"}, "/dev/zero: script is larger than the 1048576 bytes allowed"},
 		{[]string{hello, "extra.tengo"}, "want at most one SCRIPT.tengo"},
 		{[]string{"--tc-file", "testdata/none.tc"}, "--tc-file: open testdata/none.tc: no such file or directory"},
@@ -110,6 +110,10 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"--groups", "dport=0"}, `--groups: workload group "dport=0": dport "0": want 1..65535`},
 		{[]string{"--groups", "tos=3"}, `unknown key "tos" (dscp, ecn, priority, mark, dport, txtime)`},
 		{[]string{"--mark", "-1"}, `--mark: "-1" is not a whole number >= 0`},
+		{[]string{"--param", "x=1"}, "--param: it is a script's flag, and no SCRIPT.tengo was given"},
+		{[]string{"--quick"}, "--quick: it is a script's flag, and no SCRIPT.tengo was given"},
+		{[]string{"--max-allocs", "5"}, "--max-allocs: it is a script's flag, and no SCRIPT.tengo was given"},
+		{[]string{"--compare", "bql=on,on"}, `--compare bql: the value "on" is given twice`},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			dir := t.TempDir()
@@ -139,6 +143,15 @@ func TestBadFlags(t *testing.T) {
 			}
 		})
 	}
+}
+
+// numbers is "from,from+1,...,from+n-1".
+func numbers(from, n int) string {
+	s := make([]string, n)
+	for i := range s {
+		s[i] = strconv.Itoa(from + i)
+	}
+	return strings.Join(s, ",")
 }
 
 func trunc(b []byte) string {
@@ -413,6 +426,140 @@ func TestWriteErrors(t *testing.T) {
 type failWriter struct{}
 
 func (failWriter) Write([]byte) (int, error) { return 0, errors.New("stdout closed") }
+
+// TestOutputsCollide: two outputs naming one file, or -o naming the
+// script, are refused before the run, and the file keeps its bytes.
+func TestOutputsCollide(t *testing.T) {
+	dir := t.TempDir()
+	script := filepath.Join(dir, "s.tengo")
+	src, err := os.ReadFile("../scripts/hello.tengo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(script, src, 0o644)
+	out := filepath.Join(dir, "out.json")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{script, "--quick", "-o", script}, "-o names " + script + ", which is the script: the output would replace it"},
+		{[]string{"-o", out, "--pcap", out}, "-o and --pcap both name " + out},
+		{[]string{"-o", out, "--trace-out", filepath.Join(dir, ".", "out.json")}, "-o and --trace-out both name"},
+		{[]string{"-o", out, "--metrics-out", out}, "-o and --metrics-out both name"},
+		{[]string{"--workload", "tcp_stream", "--flows", "2", "--trace-out", out + ".flent.gz", "--flent", out + ".flent.gz"}, "--trace-out and --flent both name"},
+	} {
+		os.WriteFile(out, []byte("old"), 0o644)
+		args := append([]string(nil), quickFor(tc.args)...)
+		if tc.args[0] == script {
+			args = []string{"run", "--no-progress"}
+		}
+		_, err := txlab(t, append(args, tc.args...)...)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%v: %v, want one line with %q", tc.args, err, tc.want)
+		}
+		if b, _ := os.ReadFile(out); string(b) != "old" {
+			t.Errorf("%v: out.json now holds %q", tc.args, trunc(b))
+		}
+		if b, _ := os.ReadFile(script); !bytes.Equal(b, src) {
+			t.Fatalf("%v: the script was overwritten", tc.args)
+		}
+	}
+}
+
+// TestOutputErrorsReplaceNothing: an output that fails after the run
+// (a plot the report cannot fill, an unwritable --metrics-out, --pcap or
+// --trace-out) fails the command, and -o keeps what it held: every file
+// of the command is replaced together or not at all.
+func TestOutputErrorsReplaceNothing(t *testing.T) {
+	full := "/dev/full"
+	if _, err := os.Stat(full); err != nil {
+		full = ""
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--plot", "PLOT.svg"}, "figures for one file: give a directory, or one kind (--plot-kinds)"},
+		{[]string{"--plot", "DIR", "--plot-kinds", "goodput"}, "plot: the report has no data for goodput"},
+		{[]string{"--metrics-out", "DIR/none/m.json"}, "metrics: "},
+		{[]string{"--pcap", "c.pcap", "--pcap-dev", "ifb9"}, `--pcap-dev: no device "ifb9" on this host (it has eth0)`},
+		{[]string{"--metrics-out", full}, "metrics: /dev/full: write /dev/full: no space left on device"},
+		{[]string{"--pcap", full}, "--pcap: /dev/full: write /dev/full: no space left on device"},
+		{[]string{"--trace-out", full}, "spans not written"},
+	} {
+		if slices.Contains(tc.args, "") {
+			continue
+		}
+		dir := t.TempDir()
+		out := filepath.Join(dir, "out.json")
+		os.WriteFile(out, []byte("old"), 0o644)
+		args := append([]string(nil), quick...)
+		for _, a := range tc.args {
+			args = append(args, strings.NewReplacer("DIR", dir, "PLOT", filepath.Join(dir, "p"), "c.pcap", filepath.Join(dir, "c.pcap")).Replace(a))
+		}
+		_, err := txlab(t, append(args, "-o", out)...)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") || exitCode(err) == 0 {
+			t.Errorf("%v: %v, want one line with %q", tc.args, err, tc.want)
+		}
+		if b, _ := os.ReadFile(out); string(b) != "old" {
+			t.Errorf("%v: out.json now holds %q", tc.args, trunc(b))
+		}
+		if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+			var names []string
+			for _, e := range ents {
+				names = append(names, e.Name())
+			}
+			t.Errorf("%v: files in the directory: %v, want out.json alone", tc.args, names)
+		}
+	}
+}
+
+// TestFailedRunWritesNewFilesOnly: a run that fails in a hook keeps its
+// partial report, trace and capture under names that held nothing, and
+// leaves existing files as they were, saying which.
+func TestFailedRunWritesNewFilesOnly(t *testing.T) {
+	script := writeScript(t, `txlab := import("txlab")
+txlab.host({sockets: 1, cores: 4, smt: 1})
+txlab.device({driver: "ice", queues: 2})
+txlab.senders({kind: "udp_stream", count: 4, size: 120})
+txlab.duration("3ms")
+txlab.warmup("500us")
+txlab.at("1ms", {hook: txlab.hook("act = 5")})
+`)
+	dir := t.TempDir()
+	names := []string{"r.json", "c.pcap", "t.json"}
+	run := func() error {
+		_, err := txlab(t, "run", "--no-progress", "--format", "json", "-o", filepath.Join(dir, names[0]),
+			"--pcap", filepath.Join(dir, names[1]), "--trace-out", filepath.Join(dir, names[2]), script)
+		return err
+	}
+	if err := run(); err == nil || !strings.Contains(err.Error(), "an action is a map") || strings.Contains(err.Error(), "left as") {
+		t.Fatalf("first run: %v", err)
+	}
+	for _, n := range names {
+		if st, err := os.Stat(filepath.Join(dir, n)); err != nil || st.Size() == 0 {
+			t.Fatalf("%s: a failed run's new file is missing: %v", n, err)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, names[0])); !bytes.Contains(b, []byte(`"accounting_ok": true`)) {
+		t.Errorf("the partial report does not balance: %s", trunc(b))
+	}
+	for _, n := range names {
+		os.WriteFile(filepath.Join(dir, n), []byte("old"), 0o644)
+	}
+	err := run()
+	if err == nil || !strings.Contains(err.Error(), "left as they were: a failed or stopped run writes new files only") || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("second run: %v", err)
+	}
+	for _, n := range names {
+		if b, _ := os.ReadFile(filepath.Join(dir, n)); string(b) != "old" {
+			t.Errorf("%s now holds %q", n, trunc(b))
+		}
+	}
+	if tmps, _ := filepath.Glob(filepath.Join(dir, ".*.tmp")); len(tmps) > 0 {
+		t.Errorf("temporary files left: %v", tmps)
+	}
+}
 
 // TestInterruptFlushesTrace sends SIGINT to a real txlab in the middle
 // of a run: the trace it has so far is written whole (its root span

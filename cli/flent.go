@@ -55,12 +55,12 @@ func flentConfig(c *cli.Context, specs []run.Spec, start time.Time) (*flentPlan,
 }
 
 // open creates the files (each replaced only by a complete one).
-func (p *flentPlan) open() error {
+func (p *flentPlan) open(g *stage) error {
 	if p == nil {
 		return nil
 	}
 	for _, path := range p.paths {
-		o, err := createOut(path)
+		o, err := g.create(path)
 		if err != nil {
 			p.abort()
 			return fmt.Errorf("--flent: %w", err)

@@ -99,7 +99,9 @@ func TestFlentErrors(t *testing.T) {
 	}{
 		{[]string{"--flent", filepath.Join(dir, "x.json")}, "--flent " + filepath.Join(dir, "x.json") + ": the name must end in .flent.gz (flent reads the data file by its suffix)"},
 		{[]string{"--flent", filepath.Join(dir, "none", "x.flent.gz")}, "--flent: " + filepath.Join(dir, "none", "x.flent.gz") + ": cannot create a file in " + filepath.Join(dir, "none") + ": no such file or directory"},
-		{[]string{"--flent", filepath.Join(dir, "x.flent.gz"), "--compare", "seed=1,1"}, `--flent: variants "seed=1" and "seed=1" would both write ` + filepath.Join(dir, "x-seed_1.flent.gz")},
+		{[]string{"--flent", filepath.Join(dir, "x.flent.gz"), writeScript(t, `txlab := import("txlab")
+txlab.variants([{name: "x y", profile: "6.18"}, {name: "x_y", profile: "6.18"}])
+`)}, `--flent: variants "x y" and "x_y" would both write ` + filepath.Join(dir, "x-x_y.flent.gz")},
 	} {
 		out, err := txlab(t, append(quick, c.args...)...)
 		if err == nil || errorLine(err) != c.want {

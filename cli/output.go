@@ -19,6 +19,9 @@ type outFile struct {
 	tmp  string // "" when writing in place
 	f    *os.File
 	err  error
+	// staged: Commit only closes the file; its stage renames it.
+	staged    bool
+	committed bool
 }
 
 // createOut opens path for writing as outFile says.
@@ -59,12 +62,21 @@ func (o *outFile) Write(b []byte) (int, error) {
 }
 
 // Commit closes the file and, if everything was written, renames the
-// temporary file over the name; otherwise it removes it and says why.
+// temporary file over the name (a staged file waits for its stage);
+// otherwise it removes it and says why.
 func (o *outFile) Commit() error {
 	if err := o.f.Close(); err != nil && o.err == nil {
 		o.err = fmt.Errorf("%s: %w", o.path, err)
 	}
 	if o.tmp == "" {
+		return o.err
+	}
+	if o.staged {
+		if o.err != nil {
+			os.Remove(o.tmp)
+			o.tmp = ""
+		}
+		o.committed = o.err == nil
 		return o.err
 	}
 	if o.err == nil {
@@ -87,7 +99,72 @@ func (o *outFile) Abort() {
 	o.f.Close()
 	if o.tmp != "" {
 		os.Remove(o.tmp)
+		o.tmp = ""
 	}
+	o.committed = false
+}
+
+// stage is the set of files one command writes. Each is written to its
+// own temporary file, and finish puts them under their names together,
+// after the command knows how it ended: a bad --plot or an unwritable
+// --trace-out found after the run then leaves -o as it was.
+type stage struct{ files []*outFile }
+
+// create is createOut for a file of the stage (a nil stage: createOut).
+func (g *stage) create(path string) (*outFile, error) {
+	o, err := createOut(path)
+	if err == nil && g != nil {
+		o.staged = true
+		g.files = append(g.files, o)
+	}
+	return o, err
+}
+
+// How a stage ends.
+const (
+	stageCommit  = iota // the command succeeded: every file replaces its name
+	stageNewOnly        // a failed or stopped run: what it wrote goes only where no file was
+	stageAbort          // the command failed on its own output: nothing is written
+)
+
+// finish ends the stage as mode says. It returns the names a failed run
+// left as they were (stageNewOnly) and the first rename error.
+func (g *stage) finish(mode int) (kept []string, err error) {
+	if g == nil {
+		return nil, nil
+	}
+	for _, o := range g.files {
+		if !o.committed {
+			o.Abort() // opened and never finished: the command stopped first
+			continue
+		}
+		if o.tmp == "" {
+			continue
+		}
+		tmp := o.tmp
+		o.tmp, o.committed = "", false
+		if mode == stageAbort {
+			os.Remove(tmp)
+			continue
+		}
+		e := os.Chmod(tmp, 0o644)
+		switch {
+		case e != nil:
+		case mode == stageCommit:
+			e = os.Rename(tmp, o.path)
+		default:
+			// link(2) refuses an existing name: no window in which
+			// another file could be replaced.
+			if e = os.Link(tmp, o.path); errors.Is(e, fs.ErrExist) {
+				kept, e = append(kept, o.path), nil
+			}
+		}
+		os.Remove(tmp)
+		if e != nil && err == nil {
+			err = fmt.Errorf("%s: %w", o.path, e)
+		}
+	}
+	return kept, err
 }
 
 // writeOut writes b to path as outFile does.
@@ -98,4 +175,49 @@ func writeOut(path string, b []byte) error {
 	}
 	_, _ = o.Write(b)
 	return o.Commit()
+}
+
+// namedFile is a file a command line names, with the flag that names it
+// ("the script" for a script's path).
+type namedFile struct{ flag, path string }
+
+// checkOutputs refuses outputs that would clobber each other or an
+// input: two flags naming one file, or -o naming the script itself.
+// Devices (/dev/null, /dev/stdout) may be named more than once.
+func checkOutputs(inputs, outputs []namedFile) error {
+	type seen struct {
+		flag, abs string
+		st        os.FileInfo
+		input     bool
+	}
+	var all []seen
+	for i, f := range append(append([]namedFile{}, inputs...), outputs...) {
+		st, err := os.Stat(f.path)
+		if err != nil {
+			st = nil
+		} else if !st.Mode().IsRegular() {
+			continue
+		}
+		abs, err := filepath.Abs(f.path)
+		if err != nil {
+			abs = filepath.Clean(f.path)
+		}
+		input := i < len(inputs)
+		for _, o := range all {
+			if o.abs != abs && (o.st == nil || st == nil || !os.SameFile(o.st, st)) {
+				continue
+			}
+			switch {
+			case input: // an input named twice is read twice
+			case o.input:
+				return fmt.Errorf("%s names %s, which is %s: the output would replace it", f.flag, f.path, o.flag)
+			case o.flag == f.flag:
+				return fmt.Errorf("%s: two of its files are %s", f.flag, f.path)
+			default:
+				return fmt.Errorf("%s and %s both name %s: one output would replace the other", o.flag, f.flag, f.path)
+			}
+		}
+		all = append(all, seen{f.flag, abs, st, input})
+	}
+	return nil
 }

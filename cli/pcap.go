@@ -93,13 +93,13 @@ type captures struct {
 }
 
 // open creates the files (each replaced only by a complete capture).
-func (p *pcapPlan) open(specs []run.Spec) (*captures, error) {
+func (p *pcapPlan) open(specs []run.Spec, g *stage) (*captures, error) {
 	cs := &captures{plan: p, specs: specs}
 	if p == nil {
 		return cs, nil
 	}
 	for i, s := range specs {
-		o, err := createOut(p.paths[i])
+		o, err := g.create(p.paths[i])
 		if err != nil {
 			cs.abort()
 			return nil, fmt.Errorf("pcap: %w", err)
@@ -169,7 +169,8 @@ func (cs *captures) finish(c *cli.Context) error {
 		}
 		if err != nil {
 			if first == nil {
-				first = fmt.Errorf("%s: %w", cs.plan.paths[i], err)
+				// The writer's error names the file already.
+				first = fmt.Errorf("--%w", err)
 			}
 			continue
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/txlab/txlab/framework/plot"
 	"github.com/txlab/txlab/framework/report"
 	"github.com/txlab/txlab/framework/run"
+	"github.com/txlab/txlab/framework/trace"
 )
 
 // runFlags are the flags of a run: the knobs (run.Knobs) and what to do
@@ -106,6 +107,13 @@ func variants(specs []run.Spec, cmps []string) ([]run.Spec, error) {
 		}
 		seen[key] = true
 		values := strings.Split(vals, ",")
+		given := map[string]bool{}
+		for _, v := range values {
+			if given[v] {
+				return nil, fmt.Errorf("--compare %s: the value %q is given twice", key, v)
+			}
+			given[v] = true
+		}
 		if n := len(specs) * len(values); n > maxVariants {
 			return nil, fmt.Errorf("--compare %s: %d variants, at most %d (txlab sweep runs grids)", key, n, maxVariants)
 		}
@@ -149,6 +157,13 @@ func runSpecs(c *cli.Context, script string) ([]run.Spec, error) {
 			return nil, err
 		}
 	} else {
+		// The script flags mean nothing without a script: one given is a
+		// mistake (a forgotten path), not a no-op.
+		for _, f := range scriptFlags() {
+			if name := f.Names()[0]; c.IsSet(name) {
+				return nil, fmt.Errorf("--%s: it is a script's flag, and no SCRIPT.tengo was given", name)
+			}
+		}
 		base := run.Default()
 		if err := applyFlags(c, &base); err != nil {
 			return nil, err
@@ -248,22 +263,31 @@ func runAction(c *cli.Context) error {
 	if err := checkSpecs(specs); err != nil {
 		return err
 	}
+	if err := checkOutputs(runFiles(c, script, tcfg, mcfg, pplan, fplan, plots)); err != nil {
+		return err
+	}
 	// The configuration is valid: from here on files are written, and a
-	// signal stops the run rather than the process (signals.go).
+	// signal stops the run rather than the process (signals.go). Every
+	// file goes through the stage: none replaces its name before the
+	// command knows how it ended.
 	watching.Store(true)
 	defer watching.Store(false)
-	if err := fplan.open(); err != nil {
-		return err
+	g := &stage{}
+	var caps *captures
+	var mout *outFile
+	var tr *runTrace
+	err = fplan.open(g)
+	if err == nil {
+		caps, err = pplan.open(specs, g)
 	}
-	caps, err := pplan.open(specs)
-	if err != nil {
-		fplan.abort()
-		return err
+	if err == nil {
+		mout, err = openMetrics(mcfg, g)
 	}
-	tr, err := startTrace(c, tcfg, script, loadStart)
+	if err == nil {
+		tr, err = startTrace(c, tcfg, script, loadStart, g)
+	}
 	if err != nil {
-		caps.abort()
-		fplan.abort()
+		_, _ = g.finish(stageAbort)
 		return err
 	}
 	describeTrace(tr.Run, specs)
@@ -287,7 +311,8 @@ func runAction(c *cli.Context) error {
 		if errors.Is(err, run.ErrInterrupted) {
 			// Keep what was traced; a partial report replaces nothing.
 			fplan.abort()
-			return joinErrs(joinErrs(err, pcapErr), tr.finish(c, reps, err))
+			err = joinErrs(err, pcapErr)
+			return endStage(g, stageNewOnly, joinErrs(err, tr.finish(c, reps, err)))
 		}
 		if err != nil && firstErr == nil {
 			firstErr = labelled(specs[i], len(specs), err)
@@ -302,21 +327,93 @@ func runAction(c *cli.Context) error {
 		}
 	}
 	if firstErr != nil {
+		// A failed run's partial report, trace and capture say how it
+		// failed (the accounting balances in it too); they go only
+		// where no file was.
 		fplan.abort()
-	} else {
-		pcapErr = joinErrs(pcapErr, fplan.finish(c, specs, reps))
+		err = joinErrs(firstErr, pcapErr)
+		if simulated(reps) {
+			err = joinErrs(err, writeReports(c, format, reps, g))
+		}
+		return endStage(g, stageNewOnly, joinErrs(err, tr.finish(c, reps, err)))
 	}
-	err = joinErrs(joinErrs(firstErr, pcapErr), writeReports(c, format, reps))
+	err = joinErrs(pcapErr, fplan.finish(c, specs, reps))
 	if err == nil {
 		err = writePlots(c, plots, reps)
 	}
-	if c.Bool("tc-show") {
-		err = joinErrs(err, writeTCShow(c, format, reps))
+	if err == nil {
+		err = exportMetrics(c, mcfg, tr.Run, loadStart, reps, mout)
 	}
 	if err == nil {
-		err = exportMetrics(c, mcfg, tr.Run, loadStart, reps)
+		err = writeReports(c, format, reps, g)
 	}
-	return joinErrs(err, tr.finish(c, reps, err))
+	if err == nil && c.Bool("tc-show") {
+		err = writeTCShow(c, format, reps)
+	}
+	err = joinErrs(err, tr.finish(c, reps, err))
+	if err != nil {
+		return endStage(g, stageAbort, err)
+	}
+	return endStage(g, stageCommit, nil)
+}
+
+// runFiles are the files a run reads (the script, --tc-file) and the
+// ones it writes, each with its flag, for checkOutputs.
+func runFiles(c *cli.Context, script string, tcfg trace.Config, mcfg trace.MetricsConfig, pplan *pcapPlan, fplan *flentPlan, plots *plotPlan) (in, out []namedFile) {
+	if script != "" {
+		in = append(in, namedFile{"the script", script})
+	}
+	for _, f := range c.StringSlice("tc-file") {
+		in = append(in, namedFile{"--tc-file " + f, f})
+	}
+	add := func(flag string, paths ...string) {
+		for _, p := range paths {
+			if p != "" {
+				out = append(out, namedFile{flag, p})
+			}
+		}
+	}
+	add("-o", c.String("output"))
+	add("--trace-out", tcfg.File)
+	add("--metrics-out", mcfg.File)
+	if pplan != nil {
+		add("--pcap", pplan.paths...)
+	}
+	if fplan != nil {
+		add("--flent", fplan.paths...)
+	}
+	if plots != nil && plot.FileFormat(plots.target) != "" {
+		add("--plot", plots.target)
+	}
+	return in, out
+}
+
+// endStage ends the command's files as mode says and adds to err what
+// became of them: a rename that failed, or the names a failed run left
+// as they were.
+func endStage(g *stage, mode int, err error) error {
+	kept, ferr := g.finish(mode)
+	err = joinErrs(err, ferr)
+	if len(kept) > 0 && err != nil {
+		was := "it was"
+		if len(kept) > 1 {
+			was = "they were"
+		}
+		err = fmt.Errorf("%w (%s left as %s: a failed or stopped run writes new files only)", err, strings.Join(kept, ", "), was)
+	}
+	return err
+}
+
+// simulated reports whether any run got past its set-up: a run that
+// failed before its first event (a --pcap-dev the host lacks) has no
+// report worth a file.
+func simulated(reps []*report.Report) bool {
+	for _, r := range reps {
+		if r != nil && r.OfferedPackets+r.TxPackets > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // writeTCShow prints each variant's tc show output after the report: on
@@ -350,7 +447,7 @@ func variantLabel(s run.Spec) string {
 
 // writeReports renders the reports and writes them to -o (replaced only
 // by a complete report) or stdout; a failed write is the error.
-func writeReports(c *cli.Context, format string, reps []*report.Report) error {
+func writeReports(c *cli.Context, format string, reps []*report.Report, g *stage) error {
 	var buf bytes.Buffer
 	var err error
 	switch {
@@ -367,7 +464,12 @@ func writeReports(c *cli.Context, format string, reps []*report.Report) error {
 		return err
 	}
 	if path := c.String("output"); path != "" {
-		return writeOut(path, buf.Bytes())
+		o, err := g.create(path)
+		if err != nil {
+			return err
+		}
+		_, _ = o.Write(buf.Bytes())
+		return o.Commit()
 	}
 	if _, err := c.App.Writer.Write(buf.Bytes()); err != nil {
 		return fmt.Errorf("writing the report: %w", err)

@@ -38,9 +38,24 @@ func metricsConfig(c *cli.Context) (trace.MetricsConfig, error) {
 	return cfg, cfg.Validate()
 }
 
-// exportMetrics sends the runs' metrics (nothing when off). The series
-// are stamped on the traces' clock: simulated time 0 is loadStart.
-func exportMetrics(c *cli.Context, cfg trace.MetricsConfig, tr *trace.Run, loadStart time.Time, reps []*report.Report) error {
+// openMetrics creates --metrics-out's file in the stage before the run,
+// so that a name that cannot be written stops the command first (nil:
+// no file exporter).
+func openMetrics(cfg trace.MetricsConfig, g *stage) (*outFile, error) {
+	if !cfg.Enabled() || cfg.Exporter != trace.ExportFile {
+		return nil, nil
+	}
+	o, err := g.create(cfg.File)
+	if err != nil {
+		return nil, fmt.Errorf("metrics: %w", err)
+	}
+	return o, nil
+}
+
+// exportMetrics sends the runs' metrics (nothing when off) to the OTLP
+// exporter or to o, openMetrics's file. The series are stamped on the
+// traces' clock: simulated time 0 is loadStart.
+func exportMetrics(c *cli.Context, cfg trace.MetricsConfig, tr *trace.Run, loadStart time.Time, reps []*report.Report, o *outFile) error {
 	if !cfg.Enabled() {
 		return nil
 	}
@@ -50,12 +65,7 @@ func exportMetrics(c *cli.Context, cfg trace.MetricsConfig, tr *trace.Run, loadS
 		_, _ = crand.Read(id[:])
 		cfg.RunID = hex.EncodeToString(id[:])
 	}
-	var o *outFile
-	if cfg.Exporter == trace.ExportFile {
-		var err error
-		if o, err = createOut(cfg.File); err != nil {
-			return fmt.Errorf("metrics: %w", err)
-		}
+	if o != nil {
 		cfg.Out = o
 	}
 	n, err := trace.ExportMetrics(cfg, reps)
@@ -96,13 +106,13 @@ type runTrace struct {
 // startTrace opens the run's trace (a nil Run when tracing is off). The
 // root span and the load phase begin at loadStart; the trace file is
 // replaced only by a complete trace (outFile).
-func startTrace(c *cli.Context, cfg trace.Config, script string, loadStart time.Time) (*runTrace, error) {
+func startTrace(c *cli.Context, cfg trace.Config, script string, loadStart time.Time, g *stage) (*runTrace, error) {
 	rt := &runTrace{}
 	if !cfg.Enabled() {
 		return rt, nil
 	}
 	if cfg.Exporter == trace.ExportFile {
-		o, err := createOut(cfg.File)
+		o, err := g.create(cfg.File)
 		if err != nil {
 			return nil, fmt.Errorf("trace: %w", err)
 		}
@@ -180,9 +190,12 @@ func (rt *runTrace) finish(c *cli.Context, reps []*report.Report, err error) err
 			rt.out.Abort()
 		}
 	}
+	if endErr != nil {
+		return endErr // the error's one line says what was not written
+	}
 	ok, failed := tr.Exported()
 	fmt.Fprintf(c.App.ErrWriter, "txlab: trace: %d spans exported (%d failed) via %s; trace %s\n", ok, failed, tr.Exporter(), tr.TraceID())
-	return endErr
+	return nil
 }
 
 func sortedReasons(m map[string]uint64) []string {
