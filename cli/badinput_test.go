@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -559,6 +560,85 @@ txlab.at("1ms", {hook: txlab.hook("act = 5")})
 	if tmps, _ := filepath.Glob(filepath.Join(dir, ".*.tmp")); len(tmps) > 0 {
 		t.Errorf("temporary files left: %v", tmps)
 	}
+}
+
+// TestReportFilesRefused: fidelity and plot read a report only from a
+// regular file of at most maxReportFile bytes, and refuse anything else
+// in one line before reading it (fidelity read /dev/zero to 10 GB; both
+// waited forever on a FIFO), touching neither -o. Each runs as a process
+// under a deadline, so a read that hangs fails rather than stalls.
+func TestReportFilesRefused(t *testing.T) {
+	dir := t.TempDir()
+	big := filepath.Join(dir, "big.json")
+	f, err := os.Create(big)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Sparse: only the size is there to refuse.
+	if err := f.Truncate(maxReportFile + 1); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	type file struct{ path, want string }
+	// /dev/null, not /dev/zero: without the Stat it ends at once.
+	files := []file{
+		{"/dev/null", "/dev/null: a device, not a report"},
+		{dir, dir + ": a directory, not a report"},
+		{big, fmt.Sprintf("big.json: %d bytes, more than %d: not a report", maxReportFile+1, maxReportFile)},
+	}
+	if _, err := exec.LookPath("mkfifo"); err == nil {
+		fifo := filepath.Join(dir, "fifo")
+		if out, err := exec.Command("mkfifo", fifo).CombinedOutput(); err != nil {
+			t.Fatalf("mkfifo: %v %s", err, out)
+		}
+		files = append(files, file{fifo, fifo + ": a named pipe, not a report"})
+	}
+	out := filepath.Join(dir, "out.json")
+	os.WriteFile(out, []byte("mine"), 0o644)
+	plots := filepath.Join(dir, "plots")
+	for _, f := range files {
+		for _, args := range [][]string{
+			{"fidelity", "-o", out, "e1", f.path},
+			{"plot", f.path, "-o", plots},
+		} {
+			stderr, code := exitWithin(t, 30*time.Second, args...)
+			line := strings.TrimSpace(stderr)
+			if code != 1 || !strings.HasPrefix(line, "txlab: ") || !strings.Contains(line, f.want) || strings.Contains(line, "\n") {
+				t.Errorf("%v: exit %d, stderr %q; want one line with %q", args, code, trunc([]byte(stderr)), f.want)
+			}
+		}
+	}
+	if b, _ := os.ReadFile(out); string(b) != "mine" {
+		t.Errorf("a refused fidelity replaced -o: %q", trunc(b))
+	}
+	if _, err := os.Stat(plots); err == nil {
+		t.Error("a refused plot made its directory")
+	}
+}
+
+// exitWithin is exitOf with a deadline: a process still running then
+// is killed, and its exit code is -1.
+func exitWithin(t *testing.T, limit time.Duration, args ...string) (string, int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	defer cancel()
+	self, _ := os.Executable()
+	cmd := exec.CommandContext(ctx, self)
+	cmd.Env = append(os.Environ(), "TXLAB_TEST_MAIN=1", "TXLAB_TEST_ARGS="+strings.Join(args, "\x1f"))
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	if ctx.Err() != nil {
+		return stderr.String() + fmt.Sprintf("(killed after %v)", limit), -1
+	}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return stderr.String(), ee.ExitCode()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return stderr.String(), 0
 }
 
 // TestInterruptFlushesTrace sends SIGINT to a real txlab in the middle

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -38,16 +37,24 @@ func fidelityCommand() *cli.Command {
 }
 
 func fidelityAction(c *cli.Context) error {
+	// Flags may come after the experiment and report too, as for run:
+	// urfave stops at the first argument and would leave them as more.
+	args, err := positionalArgs(c)
+	if err != nil {
+		return fmt.Errorf("fidelity: %w", err)
+	}
 	format := c.String("format")
 	if format != "text" && format != "json" {
 		return fmt.Errorf("fidelity: --format %q: want text or json", format)
 	}
 	var results []fidelity.Result
-	switch c.NArg() {
+	switch len(args) {
 	case 0:
-		sel, err := fidelity.Select(c.String("only"))
-		if err != nil {
-			return fmt.Errorf("fidelity: --only: %w", err)
+		sel := fidelity.Experiments()
+		if c.IsSet("only") { // --only "" is refused, not taken as all
+			if sel, err = fidelity.Select(c.String("only")); err != nil {
+				return fmt.Errorf("fidelity: --only: %w", err)
+			}
 		}
 		if results, err = runExperiments(c, sel); err != nil {
 			return err
@@ -56,20 +63,19 @@ func fidelityAction(c *cli.Context) error {
 		if c.IsSet("only") || c.IsSet("quick") || c.IsSet("set") || c.IsSet("jobs") {
 			return errors.New("fidelity: --only, --quick, --set and -j are for running the experiments; a saved report is read as it is")
 		}
-		r, err := readExperiment(c.Args().Get(0), c.Args().Get(1))
+		r, err := readExperiment(args[0], args[1])
 		if err != nil {
 			return err
 		}
 		results = []fidelity.Result{r}
 	default:
-		return errors.New("fidelity: want no arguments (run the experiments) or an experiment and a report: txlab fidelity e1 REPORT.json")
+		return fmt.Errorf("fidelity: want no arguments (run the experiments) or an experiment and a report (txlab fidelity e1 REPORT.json), got %d arguments", len(args))
 	}
 	var buf bytes.Buffer
-	var err error
 	switch {
 	case format == "json":
 		err = fidelity.WriteResultsJSON(&buf, results)
-	case c.NArg() == 2:
+	case len(args) == 2:
 		err = fidelity.WriteRows(&buf, results[0].Rows)
 	default:
 		err = fidelity.WriteResults(&buf, results)
@@ -95,11 +101,14 @@ func readExperiment(id, path string) (fidelity.Result, error) {
 	}
 	reps, err := readReports(path)
 	if err != nil {
-		return fidelity.Result{}, err
+		return fidelity.Result{}, fmt.Errorf("fidelity: %w", err)
+	}
+	if err := exp.CheckReports(reps); err != nil {
+		return fidelity.Result{}, fmt.Errorf("fidelity: %s: %w", path, err)
 	}
 	rows, err := exp.Evaluate(reps)
 	if err != nil {
-		return fidelity.Result{}, fmt.Errorf("%s: %w", path, err)
+		return fidelity.Result{}, fmt.Errorf("fidelity: %s: %w", path, err)
 	}
 	return fidelity.Result{ID: exp.ID, Title: exp.Title, Script: exp.Script, Runs: len(reps), Rows: rows}, nil
 }
@@ -206,7 +215,7 @@ func experimentSpecs(c *cli.Context, exp fidelity.Experiment) ([]run.Spec, error
 
 // readReports reads a JSON report: one report or {"variants": [...]}.
 func readReports(path string) ([]*report.Report, error) {
-	b, err := os.ReadFile(path)
+	b, err := readReportFile(path)
 	if err != nil {
 		return nil, err
 	}

@@ -1,11 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/txlab/txlab/framework/fidelity"
 )
 
 // txlab fidelity e1 reads a run of E1's variants and prints each seed
@@ -60,11 +63,77 @@ txlab.variants([
 		{[]string{"fidelity", "--format", "yaml", "--only", "E4"}, `--format "yaml": want text or json`},
 		{[]string{"fidelity", "e1", filepath.Join(dir, "none.json")}, "no such file"},
 		{[]string{"fidelity", "e1", script}, "not a txlab JSON report"},
-		{[]string{"fidelity", "e1", one}, "E1 needs the variants 6.18 unpinned, 6.18 pinned, 6.19-rc1 pinned"},
+		{[]string{"fidelity", "e1", one}, "one.json: E1 needs the variants 6.18 unpinned, 6.18 pinned, 6.19-rc1 pinned"},
+		{[]string{"fidelity", "e2", one}, "one.json: a report of a run from flags, with none of E2's variants (scripts/e2.tengo runs them)"},
+		// Blank is not all: -j 0 stops the full-size run that would
+		// start if it were.
+		{[]string{"fidelity", "--only", "", "-j", "0"}, `fidelity: --only: "" names no experiment (known: E1, E2, E2n, E2b, E3, E4, E5)`},
+		{[]string{"fidelity", "--only", " ", "-j", "0"}, `fidelity: --only: " " names no experiment`},
+		// Flags after the experiment and report are flags, as for run.
+		{[]string{"fidelity", "e1", rep, "--quick"}, "a saved report is read as it is"},
+		{[]string{"fidelity", "e1", rep, "--nosuch"}, "fidelity: flag provided but not defined: -nosuch"},
+		{[]string{"fidelity", "e1", rep, "extra"}, "an experiment and a report (txlab fidelity e1 REPORT.json), got 3 arguments"},
 	} {
 		_, err := txlab(t, tc.args...)
 		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%v: %v, want one line with %q", tc.args, err, tc.want)
+		}
+	}
+}
+
+// TestFidelityFlagsAfterArgs: `txlab fidelity e1 REPORT -o FILE` writes
+// FILE (urfave stops at the first argument; it used to say "want no
+// arguments").
+func TestFidelityFlagsAfterArgs(t *testing.T) {
+	dir := t.TempDir()
+	rep, out := filepath.Join(dir, "e4.json"), filepath.Join(dir, "out.json")
+	if o, err := txlab(t, "run", "e4", "--quick", "--format", "json", "-o", rep, "--no-progress"); err != nil {
+		t.Fatalf("%v\n%s", err, o)
+	}
+	if o, err := txlab(t, "fidelity", "e4", rep, "-o", out, "--format", "json"); err != nil || o != "" {
+		t.Fatalf("%v\n%s", err, o)
+	}
+	if b, err := os.ReadFile(out); err != nil || !bytes.Contains(b, []byte(`"id": "E4"`)) {
+		t.Errorf("-o after the arguments: %v, %q", err, trunc(b))
+	}
+}
+
+// TestFidelityReportOfItsScript: every experiment refuses a report of
+// another script, in one line naming the file and that script (E2, E4
+// and E5 used to judge hello.tengo's runs: "0 of 5 figures hold"); a
+// copy of an experiment's script under another name is judged, and
+// refused by the others for having none of their variants.
+func TestFidelityReportOfItsScript(t *testing.T) {
+	dir := t.TempDir()
+	hello := filepath.Join(dir, "hello.json")
+	if out, err := txlab(t, "run", "../scripts/hello.tengo", "--quick", "--format", "json", "-o", hello, "--no-progress"); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	src, err := os.ReadFile("../scripts/e4.tengo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mine := filepath.Join(dir, "mine.tengo")
+	os.WriteFile(mine, src, 0o644)
+	mineRep := filepath.Join(dir, "mine.json")
+	if out, err := txlab(t, "run", mine, "--quick", "--format", "json", "-o", mineRep, "--no-progress"); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if out, err := txlab(t, "fidelity", "e4", mineRep); err != nil || !strings.Contains(out, "figures hold") {
+		t.Errorf("e4 on a copy of e4.tengo: %v\n%s", err, out)
+	}
+	for _, exp := range fidelity.Experiments() {
+		for _, tc := range []struct{ rep, want string }{
+			{hello, hello + ": a report of ../scripts/hello.tengo, not of scripts/" + exp.Script + ".tengo (" + exp.ID + "'s script)"},
+			{mineRep, mineRep + ": a report of " + mine + ", with none of " + exp.ID + "'s variants"},
+		} {
+			if tc.rep == mineRep && (exp.ID == "E4" || exp.Variants == nil) {
+				continue // E4's own; E1 and E3 name the variants they miss
+			}
+			out, err := txlab(t, "fidelity", exp.ID, tc.rep)
+			if err == nil || !strings.Contains(err.Error(), "fidelity: "+tc.want) || strings.Contains(err.Error(), "\n") {
+				t.Errorf("%s %s: %v, want one line with %q\n%s", exp.ID, tc.rep, err, tc.want, out)
+			}
 		}
 	}
 }

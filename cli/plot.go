@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,9 +16,68 @@ import (
 	"github.com/txlab/txlab/framework/sweep"
 )
 
-// maxReportFile bounds the report `txlab plot` reads (a comparison of
-// many variants with long series is a few MB).
+// maxReportFile bounds the report `txlab plot` and `txlab fidelity`
+// read (a comparison of many variants with long series is a few MB).
 const maxReportFile = 256 << 20
+
+// readReportFile reads a saved report, refusing before it reads what
+// cannot be one: anything but a regular file (a FIFO would block the
+// open, a device never ends) and a file over maxReportFile. The read is
+// capped too, since a file may grow after the Stat.
+func readReportFile(path string) ([]byte, error) {
+	// Stat, not Open, first: opening a FIFO waits for a writer.
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := regularReport(path, st); err != nil {
+		return nil, err
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	// The path may have been replaced between the Stat and the Open.
+	if st, err = f.Stat(); err != nil {
+		return nil, err
+	}
+	if err := regularReport(path, st); err != nil {
+		return nil, err
+	}
+	return readCapped(f, path)
+}
+
+// regularReport refuses a file that is not a regular one of at most
+// maxReportFile bytes, naming what it is.
+func regularReport(path string, st fs.FileInfo) error {
+	m := st.Mode()
+	switch {
+	case m.IsDir():
+		return fmt.Errorf("%s: a directory, not a report", path)
+	case m&fs.ModeNamedPipe != 0:
+		return fmt.Errorf("%s: a named pipe, not a report (reports are regular files)", path)
+	case m&fs.ModeDevice != 0:
+		return fmt.Errorf("%s: a device, not a report (reports are regular files)", path)
+	case !m.IsRegular():
+		return fmt.Errorf("%s: not a regular file, not a report", path)
+	case st.Size() > maxReportFile:
+		return fmt.Errorf("%s: %d bytes, more than %d: not a report", path, st.Size(), maxReportFile)
+	}
+	return nil
+}
+
+// readCapped reads r whole, refusing more than maxReportFile bytes.
+func readCapped(r io.Reader, name string) ([]byte, error) {
+	b, err := io.ReadAll(io.LimitReader(r, maxReportFile+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if len(b) > maxReportFile {
+		return nil, fmt.Errorf("%s: more than %d bytes, not a report", name, maxReportFile)
+	}
+	return b, nil
+}
 
 // plotOptionFlags are the flags of what to draw, for run --plot, sweep
 // --plot and plot; kinds are the kinds the command draws.
@@ -223,24 +283,15 @@ func plotAction(c *cli.Context) error {
 // readReport reads and decodes a JSON report file ("-": stdin): a run's
 // (or a comparison's) runs, or a sweep's merged report.
 func readReport(c *cli.Context, path string) ([]plot.Run, *sweep.Report, error) {
-	var f io.Reader = c.App.Reader
-	if path != "-" {
-		file, err := os.Open(path)
-		if err != nil {
-			return nil, nil, err
-		}
-		defer file.Close()
-		if st, err := file.Stat(); err == nil && st.IsDir() {
-			return nil, nil, fmt.Errorf("%s: a directory, not a report", path)
-		}
-		f = file
+	var b []byte
+	var err error
+	if path == "-" {
+		b, err = readCapped(c.App.Reader, "stdin")
+	} else {
+		b, err = readReportFile(path)
 	}
-	b, err := io.ReadAll(io.LimitReader(f, maxReportFile+1))
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", path, err)
-	}
-	if len(b) > maxReportFile {
-		return nil, nil, fmt.Errorf("%s: more than %d bytes, not a report", path, maxReportFile)
+		return nil, nil, err
 	}
 	name := filepath.Clean(path)
 	if path == "-" {

@@ -196,7 +196,7 @@ func findE1Seed(reps []*report.Report, seed uint64) (E1Runs, error) {
 		}
 	}
 	if len(missing) > 0 {
-		return r, fmt.Errorf("fidelity: E1 needs the variants %s (scripts/e1.tengo runs them)", strings.Join(missing, ", "))
+		return r, fmt.Errorf("E1 needs the variants %s (scripts/e1.tengo runs them)", strings.Join(missing, ", "))
 	}
 	return r, nil
 }

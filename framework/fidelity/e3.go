@@ -70,7 +70,7 @@ func FindE3(reps []*report.Report) ([]E3Run, error) {
 		}
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("fidelity: E3 needs the variants fast_path=off and fast_path=on of one seed (scripts/fastpath.tengo runs them)")
+		return nil, fmt.Errorf("E3 needs the variants fast_path=off and fast_path=on of one seed (scripts/fastpath.tengo runs them)")
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Seed < out[j].Seed })
 	return out, nil

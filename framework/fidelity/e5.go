@@ -30,6 +30,19 @@ var e5Tests = []string{"nup", "rrul"}
 // E5Variant is the name of a variant of scripts/e5.tengo.
 func E5Variant(kernel, mode, test string) string { return kernel + "-" + mode + "-" + test }
 
+// e5Variants are the names of scripts/e5.tengo's variants.
+func e5Variants() []string {
+	var out []string
+	for _, k := range []string{E5NetNext, E5Fix, E5Cake} {
+		for _, m := range e5Modes {
+			for _, t := range e5Tests {
+				out = append(out, E5Variant(k, m.short, t))
+			}
+		}
+	}
+	return out
+}
+
 // The seed's claim (DESIGN.md's E5): no figures, a direction.
 const (
 	e5SeedRTT     = "higher with the clearing (hurts latency under load)"

@@ -11,12 +11,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
 
 	"github.com/txlab/txlab/framework/report"
+	"github.com/txlab/txlab/scripts"
 )
 
 // Kind says how a row is judged.
@@ -273,6 +276,10 @@ type Experiment struct {
 	// a gain can be set against run-to-run noise; 0 runs it once with
 	// the script's own seed.
 	Seeds int
+	// Variants are the names of the script's variants that Rows reads,
+	// for an experiment that finds its reports by name (E1 and E3 find
+	// theirs by profile and toggle, and say which are missing).
+	Variants []string
 	// Rows turns the script's reports (every variant of every seed) into
 	// the experiment's figures; nil when there are none yet.
 	Rows func([]*report.Report) ([]Row, error)
@@ -292,11 +299,13 @@ func Experiments() []Experiment {
 				return E1(runs), nil
 			}},
 		{ID: "E2", Title: "root cake on ice, 8 queues, 16 flows of 64 B forwarded at 5 Mpps (cake's collapse)",
-			Script: "e2", Rows: rowsOf("E2", E2)},
+			Script: "e2", Variants: []string{E2Cake618, E2CakeLlist, E2CakeNoBlue, E2Burst8, E2Burst256, E2FqCodel618, E2FqCodelRc1, E2Sfq618, E2SfqRc1},
+			Rows: rowsOf("E2", E2)},
 		{ID: "E2n", Title: "E2 fed by netperf: 16 vs 1 UDP_STREAM -m 64 on the generator, forwarded through root cake on ice, 8 queues; 16 local on idpf, 32 queues",
-			Script: "e2n", Rows: rowsOf("E2n", E2n)},
+			Script: "e2n", Variants: []string{E2n16Old, E2n16Rc1, E2n1Old, E2n1Rc1, E2nIdpfOld, E2nIdpfRc1, E2nLocal16Old, E2nLocal16Rc1, E2nLocal1Old, E2nLocal1Rc1},
+			Rows: rowsOf("E2n", E2n)},
 		{ID: "E2b", Title: "root cake on i40e, 4 queues, 21 Mpps of 64 B forwarded (Jonas's DUT)",
-			Script: "e2b", Rows: rowsOf("E2b", E2b)},
+			Script: "e2b", Variants: []string{E2bPre, E2bLlist, E2bDeqDrop, E2bBound, E2bNoBlue}, Rows: rowsOf("E2b", E2b)},
 		{ID: "E3", Title: "__netif_schedule fast path: idpf 200G, 32 queues, mq fq, 240 x UDP_STREAM 120 B, off vs on",
 			Script: "fastpath", Seeds: 3, Rows: func(reps []*report.Report) ([]Row, error) {
 				runs, err := FindE3(reps)
@@ -306,9 +315,9 @@ func Experiments() []Experiment {
 				return E3(runs), nil
 			}},
 		{ID: "E4", Title: "bulk dequeue for all qdiscs (4d202a0d1): HTB on a bonding device, 24 UDP_STREAM 120 B, 4.7 vs 4.8, senders over both sockets or one",
-			Script: "e4", Rows: rowsOf("E4", E4)},
+			Script: "e4", Variants: []string{E4NumaBefore, E4NumaAfter, E4NonumaBefore, E4NonumaAfter}, Rows: rowsOf("E4", E4)},
 		{ID: "E5", Title: "cake_mq on veth, 8 queues, 2 Gbit, 32 TCP upstreams and rrul, rate adjust with and without clearing tins",
-			Script: "e5", Seeds: 3, Rows: rowsOf("E5", E5)},
+			Script: "e5", Seeds: 3, Variants: e5Variants(), Rows: rowsOf("E5", E5)},
 	}
 }
 
@@ -323,16 +332,17 @@ func rowsOf(id string, rows func([]*report.Report) []Row) func([]*report.Report)
 	}
 }
 
-// Select picks experiments by id from a comma-separated list (any case);
-// empty selects all.
+// Select picks experiments by id from a comma-separated list (any case).
+// A blank list is refused rather than taken as all: an --only "" that
+// came from an unset variable would otherwise start the full-size run.
 func Select(only string) ([]Experiment, error) {
 	all := Experiments()
-	if strings.TrimSpace(only) == "" {
-		return all, nil
-	}
 	var ids []string
 	for _, e := range all {
 		ids = append(ids, e.ID)
+	}
+	if strings.TrimSpace(only) == "" {
+		return nil, fmt.Errorf("%q names no experiment (known: %s)", only, strings.Join(ids, ", "))
 	}
 	var out []Experiment
 	seen := map[string]bool{}
@@ -378,6 +388,40 @@ func Find(id string) (Experiment, error) {
 		return Experiment{}, fmt.Errorf("want one experiment, got %q", id)
 	}
 	return sel[0], nil
+}
+
+// CheckReports refuses a saved report that is not of the experiment's
+// script, before anything is judged: judged anyway, its rows would all
+// be missing variants, read as a model that failed its figures. A
+// report that txlab run stamped with another shipped script is refused
+// by that name; one from another script or from flags, by having none
+// of the experiment's variants (E1 and E3 say which they miss). A copy
+// of the script under another name passes, by its variants.
+func (e Experiment) CheckReports(reps []*report.Report) error {
+	want := "scripts/" + e.Script + ".tengo"
+	from := "a run from flags" // txlab run stamps no script on those
+	for _, r := range reps {
+		if r == nil || r.Script == "" {
+			continue
+		}
+		from = r.Script
+		name := strings.TrimSuffix(filepath.Base(r.Script), ".tengo")
+		if name == e.Script {
+			continue
+		}
+		if _, err := fs.Stat(scripts.FS, name+".tengo"); err == nil {
+			return fmt.Errorf("a report of %s, not of %s (%s's script)", r.Script, want, e.ID)
+		}
+	}
+	if len(e.Variants) == 0 {
+		return nil
+	}
+	for _, r := range reps {
+		if r != nil && slices.Contains(e.Variants, r.Name) {
+			return nil
+		}
+	}
+	return fmt.Errorf("a report of %s, with none of %s's variants (%s runs them)", from, e.ID, want)
 }
 
 // Evaluate is an experiment's rows from its reports: its figures (or a

@@ -15,7 +15,8 @@ func TestSelect(t *testing.T) {
 		want string
 		err  string
 	}{
-		{"", "E1 E2 E2n E2b E3 E4 E5", ""},
+		{"", "", `"" names no experiment (known: E1, E2, E2n, E2b, E3, E4, E5)`}, // not all: an unset variable
+		{" ", "", `" " names no experiment`},
 		{"e3", "E3", ""},
 		{"E3, e1,E3", "E1 E3", ""}, // table order, once each
 		{"e2B", "E2b", ""},
@@ -36,6 +37,51 @@ func TestSelect(t *testing.T) {
 		}
 		if err != nil || strings.Join(ids, " ") != tc.want {
 			t.Errorf("%q: %v %v, want %s", tc.only, ids, err, tc.want)
+		}
+	}
+}
+
+// CheckReports refuses a report of another shipped script by the name
+// txlab run stamped on it, and one with none of the experiment's named
+// variants; a copy of the script under another name passes by its
+// variants, and E1 and E3 leave a report without theirs to their rows.
+func TestCheckReports(t *testing.T) {
+	exp := map[string]Experiment{}
+	for _, e := range Experiments() {
+		exp[e.ID] = e
+	}
+	rep := func(script string, names ...string) []*report.Report {
+		var out []*report.Report
+		for _, n := range names {
+			out = append(out, &report.Report{Script: script, Name: n, Profile: "6.18"})
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		id   string
+		reps []*report.Report
+		err  string
+	}{
+		{"E2", rep("scripts/e2.tengo", E2Cake618, E2CakeLlist), ""},
+		{"E2", rep("/home/me/e2.tengo", E2Cake618), ""},
+		{"E2", rep("mine.tengo", E2Cake618), ""},
+		{"E2", rep("", E2Cake618), ""},
+		{"E2", append(rep("", "x"), nil), "a report of a run from flags, with none of E2's variants (scripts/e2.tengo runs them)"},
+		{"E2", rep("scripts/hello.tengo", "6.18", "6.19-rc1"), "a report of scripts/hello.tengo, not of scripts/e2.tengo (E2's script)"},
+		{"E2", rep("scripts/e2b.tengo", E2bPre), "a report of scripts/e2b.tengo, not of scripts/e2.tengo (E2's script)"},
+		{"E2b", rep("mine.tengo", E2Cake618), "a report of mine.tengo, with none of E2b's variants (scripts/e2b.tengo runs them)"},
+		{"E2n", rep("mine.tengo", "x"), "none of E2n's variants"},
+		{"E4", rep("mine.tengo", E4NumaAfter), ""},
+		{"E5", rep("mine.tengo", E5Variant(E5Cake, "ds3", "rrul")), ""},
+		{"E5", rep("mine.tengo", "cake-ds3"), "none of E5's variants"},
+		{"E1", rep("scripts/hello.tengo", "6.18"), "a report of scripts/hello.tengo, not of scripts/e1.tengo (E1's script)"},
+		{"E1", rep("", "x"), ""},
+		{"E3", rep("../scripts/e1.tengo", "6.18"), "a report of ../scripts/e1.tengo, not of scripts/fastpath.tengo (E3's script)"},
+		{"E3", rep("fastpath.tengo", "x"), ""},
+	} {
+		err := exp[tc.id].CheckReports(tc.reps)
+		if tc.err == "" && err != nil || tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)) {
+			t.Errorf("%s %+v: %v, want %q", tc.id, tc.reps[0], err, tc.err)
 		}
 	}
 }
