@@ -236,7 +236,56 @@ func E2b(reps []*report.Report) []Row {
 			Why: joinWhy(lockWhy(nb), kneeWhy(nb), dropRates(nb))})
 	}
 	rows = append(rows, callGraphRows(ll)...)
-	return append(rows, fillRow(pre, ll), dropReasonsRow(ll))
+	return append(rows, fillRow(pre, ll), dropReasonsRow(ll), arrivalsRow(pre, ll, dd, bd))
+}
+
+// jonasOffered is what Jonas's tc -s counted into cake over each 2-minute
+// run, sent + dropped (backlog 0 at the end): the rate the DUT's four RX
+// CPUs fed the qdisc. The llist's defer-bound drops are not in tc's
+// counters, and his runs had none to speak of (q->limit, 10240).
+var jonasOffered = []struct {
+	variant       string
+	sent, dropped float64
+}{
+	{E2bPre, 56_149_224, 2_183},
+	{E2bLlist, 18_221_827, 71_317_773},
+	{E2bDeqDrop, 41_054_083, 50_102_108},
+	{E2bBound, 46_398_843, 43_618_919},
+}
+
+// arrivalsRow judges how much more the llist lets the DUT's RX CPUs
+// offer cake than the busylock did: in Jonas's tc -s about 1.6x in each
+// llist run, the CPUs still paying for the drains, the dequeue and its
+// drops. It holds when each llist run's ratio of arrivals at
+// __dev_xmit_skb to the pre-llist run's is within 25% of his.
+func arrivalsRow(runs ...*report.Report) Row {
+	const id, name = "E2b.14", "arrivals at cake, each llist run / pre-llist"
+	seedOf := func(i int) float64 {
+		o := jonasOffered[i]
+		return (o.sent + o.dropped) / (jonasOffered[0].sent + jonasOffered[0].dropped)
+	}
+	var seedParts []string
+	for i := 1; i < len(jonasOffered); i++ {
+		seedParts = append(seedParts, fmt.Sprintf("%.2fx", seedOf(i)))
+	}
+	seed := "tc -s, sent + dropped over 2 min: llist, +dequeue drops, +bounded defer " + strings.Join(seedParts, ", ") +
+		fmt.Sprintf(" (%.3f Mpps before)", (jonasOffered[0].sent+jonasOffered[0].dropped)/120e6)
+	for i, r := range runs {
+		if r == nil {
+			return missing(id, name, seed, jonasOffered[i].variant)
+		}
+	}
+	base := xmitRate(runs[0])
+	holds := base > 0
+	var parts []string
+	for i := 1; i < len(runs); i++ {
+		x := safeDiv(xmitRate(runs[i]), base)
+		holds = holds && x >= 0.8*seedOf(i) && x <= 1.25*seedOf(i)
+		parts = append(parts, fmt.Sprintf("%.2fx", x))
+	}
+	return Row{ID: id, Name: name, Seed: seed, Tolerance: "each within 25% of his",
+		Model: strings.Join(parts, ", ") + fmt.Sprintf(" (%.3f Mpps before)", base/1e6), Holds: holds,
+		Why: "arrivals at __dev_xmit_skb over the window, the four RX CPUs' forwarding rate; " + dropRates(runs[1])}
 }
 
 // dropReasonsRow judges the llist run's drops by Jonas's `perf record -a

@@ -95,6 +95,34 @@ func TestE2bDropReasonsRow(t *testing.T) {
 	}
 }
 
+// E2b.14 holds when each llist run's arrivals at __dev_xmit_skb are
+// within 25% of Jonas's ratio to the pre-llist run's (tc -s: 1.59x,
+// 1.62x, 1.60x); the model's DUT feeding cake 2.4x as much fails it.
+func TestE2bArrivalsRow(t *testing.T) {
+	for _, tc := range []struct {
+		counts []uint64
+		holds  bool
+	}{
+		{[]uint64{468e3, 746e3, 760e3, 750e3}, true},
+		{[]uint64{979e3, 2330e3, 2243e3, 2200e3}, false}, // the model's at session 39
+		{[]uint64{468e3, 746e3, 460e3, 750e3}, false},    // one run no faster than before
+		{[]uint64{0, 746e3, 760e3, 750e3}, false},
+	} {
+		var runs []*report.Report
+		for i, name := range []string{E2bPre, E2bLlist, E2bDeqDrop, E2bBound} {
+			r := fake(name, 1e6, 1e6, 0, nil)
+			r.XmitNs.Count = tc.counts[i]
+			runs = append(runs, r)
+		}
+		if r := arrivalsRow(runs...); r.Holds != tc.holds || !r.Judged() {
+			t.Errorf("%v: %+v, want judged, holds %v", tc.counts, r, tc.holds)
+		}
+	}
+	if r := arrivalsRow(fake(E2bPre, 1, 1, 0, nil), nil, nil, nil); r.Model != "not run" || r.Holds {
+		t.Errorf("without the llist runs: %+v", r)
+	}
+}
+
 func rowByID(t *testing.T, rows []Row, id string) Row {
 	t.Helper()
 	for _, r := range rows {
@@ -126,9 +154,13 @@ func TestE2bRows(t *testing.T) {
 	}
 	reps[0].Qdisc, reps[1].Qdisc = cakeMemory(8916480), cakeMemory(15504576) // Jonas's tc -s
 	reps[1].Window.Drops = map[string]uint64{"RX_MISSED": 9e6, "CAKE_FLOOD": 2e6, "QDISC_OVERLIMIT": 5e5, "QDISC_CONGESTED": 300}
+	// Arrivals at __dev_xmit_skb over the 1 s window, Jonas's 1.6x.
+	for i, n := range []uint64{468e3, 746e3, 760e3, 750e3, 760e3} {
+		reps[i].XmitNs.Count = n
+	}
 	rows := E2b(reps)
-	if len(rows) != 13 {
-		t.Fatalf("%d rows, want 13", len(rows))
+	if len(rows) != 14 {
+		t.Fatalf("%d rows, want 14", len(rows))
 	}
 	if r := rowByID(t, rows, "E2b.8"); r.Ratio < 0.999 || r.Ratio > 1.001 || r.Kind != Check {
 		t.Errorf("E2b.8, sch_direct_xmit's spin in Jonas's proportions: %+v", r)
