@@ -147,6 +147,39 @@ func TestBadFlags(t *testing.T) {
 	}
 }
 
+// TestBadCommandWords: a command that does not exist, or arguments to
+// one that takes none, are one "txlab: " line and exit 1 (urfave/cli's
+// "No help topic" exited 3, txlab's code for what the model lacks), from
+// the real command.
+func TestBadCommandWords(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"nosuchcmd"}, `txlab: no command "nosuchcmd" (txlab help lists them)`},
+		{[]string{"nosuchcmd", "--queues", "4"}, `txlab: no command "nosuchcmd" (txlab help lists them)`},
+		{[]string{"help", "nosuchcmd"}, `txlab: help: no command "nosuchcmd" (txlab help lists them)`},
+		{[]string{"help", "plugin", "nosuch"}, `txlab: help: no command "plugin nosuch" (txlab help plugin lists them)`},
+		{[]string{"plugin", "nosuch"}, `txlab: no command "plugin nosuch" (txlab plugin --help lists them)`},
+		{[]string{"version", "extra"}, `txlab: version takes no arguments (got "extra")`},
+		{[]string{"list", "extra"}, `txlab: list takes no arguments (got "extra")`},
+		{[]string{"scripts", "extra", "more"}, `txlab: scripts takes no arguments (got "extra more")`},
+	} {
+		stderr, code := exitOf(t, tc.args...)
+		if code != 1 || strings.TrimSpace(stderr) != tc.want {
+			t.Errorf("%q: exit %d, stderr %q; want exit 1 and %q", tc.args, code, stderr, tc.want)
+		}
+	}
+	// What exists still works: help for the app, a command, a subcommand.
+	for _, args := range [][]string{{"help"}, {"help", "run"}, {"help", "plugin", "test"}, {"plugin"}, {"version"}} {
+		out, err := txlab(t, args...)
+		if err != nil || !strings.Contains(out, "txlab") {
+			t.Errorf("%q: %v\n%s", args, err, out)
+		}
+	}
+}
+
+
 func trunc(b []byte) string {
 	if len(b) > 60 {
 		return string(b[:60]) + "..."

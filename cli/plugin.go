@@ -56,6 +56,14 @@ func pluginCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "plugin",
 		Usage: "list, check and install qdisc and driver plugins",
+		// Run when the word after "plugin" names no subcommand (urfave's
+		// default says "No help topic" and exits 3).
+		Action: func(c *cli.Context) error {
+			if c.Args().Present() {
+				return fmt.Errorf("no command \"plugin %s\" (txlab plugin --help lists them)", c.Args().First())
+			}
+			return cli.ShowSubcommandHelp(c)
+		},
 		Subcommands: []*cli.Command{
 			{
 				Name:   "list",
