@@ -106,6 +106,8 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"--trace-window", "10ms"}, "want LENGTH@START"},
 		{[]string{"--max-allocs", "0", hello}, "--max-allocs 0 is out of range: 1..1000000000"},
 		{[]string{"--plugin-timeout", "0s"}, "--plugin-timeout 0s is out of range"},
+		{[]string{"--plugin-log", "bogus"}, `--plugin-log "bogus": want trace, debug, info, warn, error or off`},
+		{[]string{hello, "--plugin-log", "bogus"}, `--plugin-log "bogus": want trace, debug, info, warn, error or off`},
 		{[]string{hello, "--param", "x=1"}, `unknown parameter "x"`},
 		{[]string{"--compare", "bql=on,off", "--compare", "bql=on"}, "--compare bql: the key is given twice (give its values in one --compare bql=v1,v2)"},
 		{[]string{"--compare", "seed=" + strings.Repeat("1,", 40) + "1", "--compare", "bql=" + strings.Repeat("on,", 30) + "on"}, "--compare bql: 1271 variants, at most 1024 (txlab sweep runs grids)"},
@@ -179,6 +181,48 @@ func TestBadCommandWords(t *testing.T) {
 	}
 }
 
+// TestPluginFilesBadInput: plugin add of a file that is not a plugin,
+// and a plugin directory whose manifest is one 100 MB line, are one
+// line naming the file, exit 1; add makes no directory.
+func TestPluginFilesBadInput(t *testing.T) {
+	tmp := t.TempDir()
+	text := filepath.Join(tmp, "txlab-qdisc-text")
+	if err := os.WriteFile(text, []byte("some text\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	pd := filepath.Join(tmp, "pd")
+	if err := os.Mkdir(pd, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	sum := filepath.Join(pd, "txlab-plugins.sum")
+	f, err := os.Create(sum)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(100 << 20); err != nil { // sparse: nothing written
+		t.Fatal(err)
+	}
+	f.Close()
+	long := "txlab: " + sum + ":1: line longer than 4096 bytes"
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"plugin", "add", text, "--dir", filepath.Join(tmp, "nodir", "x")},
+			"txlab: plugin add: " + text + ` is not a program: it starts with "some", not an ELF, Mach-O or PE header or "#!"`},
+		{append(append([]string(nil), quick...), "--plugin-dir", pd), long},
+		{[]string{"plugin", "list", "--plugin-dir", pd}, long},
+		{[]string{"plugin", "test", "test_fifo", "--plugin-dir", pd}, "txlab: plugin test: " + sum + ":1: line longer than 4096 bytes"},
+	} {
+		stderr, code := exitOf(t, tc.args...)
+		if code != 1 || strings.TrimSpace(stderr) != tc.want {
+			t.Errorf("%q: exit %d, stderr %q; want exit 1 and %q", tc.args, code, stderr, tc.want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(tmp, "nodir")); err == nil {
+		t.Error("plugin add made --dir for a file that is not a plugin")
+	}
+}
 
 func trunc(b []byte) string {
 	if len(b) > 60 {
