@@ -108,6 +108,7 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"--plugin-timeout", "0s"}, "--plugin-timeout 0s is out of range"},
 		{[]string{"--plugin-log", "bogus"}, `--plugin-log "bogus": want trace, debug, info, warn, error or off`},
 		{[]string{hello, "--plugin-log", "bogus"}, `--plugin-log "bogus": want trace, debug, info, warn, error or off`},
+		{[]string{"--bond", "mode balance-xor xmit_hash_policy layer3+4 slaves eth0,eth0"}, "--bond (device.bond): ip link set eth0 master bond0: Error: Device is in use and cannot be enslaved. (eth0 is a slave of bond0)"},
 		{[]string{hello, "--param", "x=1"}, `unknown parameter "x"`},
 		{[]string{"--compare", "bql=on,off", "--compare", "bql=on"}, "--compare bql: the key is given twice (give its values in one --compare bql=v1,v2)"},
 		{[]string{"--compare", "seed=" + strings.Repeat("1,", 40) + "1", "--compare", "bql=" + strings.Repeat("on,", 30) + "on"}, "--compare bql: 1271 variants, at most 1024 (txlab sweep runs grids)"},
