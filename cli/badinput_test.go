@@ -57,6 +57,9 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"--workload", "udp_rate", "--offered-rate", "1e30"}, "--offered-rate: 1e+30 is out of range: 1..10G"},
 		{[]string{"--workload", "udp_rate", "--offered-rate", "200M", "--size", "64"}, "offered rate 200M packets/s is more than the 100Gbit link carries: at most 96.153846M packets/s of 64-byte payloads"},
 		{[]string{"--rate", "2Tbit"}, "--rate: 2Tbit is out of range"},
+		{[]string{"--rate", "7bit"}, "--rate: 7bit is below 8bit, the smallest rate (1 byte/s)"},
+		{[]string{"--rate", "0.1bit"}, "--rate: 0.1bit is below 8bit, the smallest rate (1 byte/s)"},
+		{[]string{"--rate", "0.5Bps"}, "--rate: 0.5Bps is below 8bit, the smallest rate (1 byte/s)"},
 		{[]string{"--workload", "forward", "--driver", "i40e", "--queues", "4", "--rx-queues", "65"}, "--rx-queues (device.rx_queues): 65 RX queues is more than i40e spreads RSS over: at most 64"},
 		{[]string{"--workload", "forward", "--rx-queues", "5000"}, "--rx-queues: 5000 is out of range: 0 (as many as --queues) or 1..4096"},
 		{[]string{"--workload", "forward", "--offered-rate", "150M", "--size", "22"}, "offered rate 150M packets/s is more than the 100Gbit link carries: at most 142.045454M packets/s of 22-byte payloads"},
@@ -69,7 +72,10 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"--workload", "forward", "--arrival", "bursty"}, `workload: unknown arrival "bursty" (known: constant, poisson)`},
 		{[]string{"--workload", "tcp_stream", "--flows", "4", "--rtt", "0"}, "--rtt: 0 is out of range: 1ns..1h"},
 		{[]string{"--workload", "tcp_stream", "--flows", "4", "--rtt", "-5ms"}, "--rtt: -5ms is out of range: 1ns..1h"},
-		{[]string{"--workload", "tcp_stream", "--flows", "4", "--path-rate", "0"}, "--path-rate (path.rate): 0bit is out of range: 1bit..1600Gbit (leave it empty for no bottleneck on the path)"},
+		{[]string{"--workload", "tcp_stream", "--flows", "4", "--path-rate", "0"}, "--path-rate (path.rate): 0 is out of range: 8bit..1600Gbit (leave it empty for no bottleneck on the path)"},
+		{[]string{"--workload", "tcp_stream", "--flows", "4", "--path-rate", "1bit"}, "--path-rate (path.rate): 1bit is below 8bit, the smallest rate (1 byte/s)"},
+		{[]string{"--workload", "tcp_stream", "--flows", "4", "--path-rate", "1Gbit", "--path-rate-down", "0.1bit"}, "--path-rate-down (path.rate_down): 0.1bit is below 8bit, the smallest rate (1 byte/s)"},
+		{[]string{"--workload", "tcp_stream", "--flows", "4", "--path-rate", "2tbit"}, "--path-rate (path.rate): 2tbit is out of range: 8bit..1600Gbit"},
 		{[]string{"--workload", "tcp_stream", "--flows", "4", "--path-rate", "fast"}, "--path-rate (path.rate): "},
 		{[]string{"--workload", "tcp_stream", "--flows", "30000"}, "--flows (senders.flows): 30000 connections (30000 up, 0 down) need 30000 source ports; ip_local_port_range (32768-60999) has 28232"},
 		{[]string{"--workload", "tcp_stream", "--flows", "20000", "--down", "9000"}, "--flows (senders.flows): 29000 connections (20000 up, 9000 down) need 29000 source ports"},
@@ -101,6 +107,9 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"--trace-window", "10ms"}, "want LENGTH@START"},
 		{[]string{"--max-allocs", "0", hello}, "--max-allocs 0 is out of range: 1..1000000000"},
 		{[]string{"--plugin-timeout", "0s"}, "--plugin-timeout 0s is out of range"},
+		{[]string{"--plugin-log", "bogus"}, `--plugin-log "bogus": want trace, debug, info, warn, error or off`},
+		{[]string{hello, "--plugin-log", "bogus"}, `--plugin-log "bogus": want trace, debug, info, warn, error or off`},
+		{[]string{"--bond", "mode balance-xor xmit_hash_policy layer3+4 slaves eth0,eth0"}, "--bond (device.bond): ip link set eth0 master bond0: Error: Device is in use and cannot be enslaved. (eth0 is a slave of bond0)"},
 		{[]string{hello, "--param", "x=1"}, `unknown parameter "x"`},
 		{[]string{"--compare", "bql=on,off", "--compare", "bql=on"}, "--compare bql: the key is given twice (give its values in one --compare bql=v1,v2)"},
 		{[]string{"--compare", "seed=" + numbers(1, 41), "--compare", "dev_tx_weight=" + numbers(1, 31)}, "--compare dev_tx_weight: 1271 variants, at most 1024 (txlab sweep runs grids)"},
@@ -153,6 +162,81 @@ func numbers(from, n int) string {
 		s[i] = strconv.Itoa(from + i)
 	}
 	return strings.Join(s, ",")
+}
+
+// TestBadCommandWords: a command that does not exist, or arguments to
+// one that takes none, are one "txlab: " line and exit 1 (urfave/cli's
+// "No help topic" exited 3, txlab's code for what the model lacks), from
+// the real command.
+func TestBadCommandWords(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"nosuchcmd"}, `txlab: no command "nosuchcmd" (txlab help lists them)`},
+		{[]string{"nosuchcmd", "--queues", "4"}, `txlab: no command "nosuchcmd" (txlab help lists them)`},
+		{[]string{"help", "nosuchcmd"}, `txlab: help: no command "nosuchcmd" (txlab help lists them)`},
+		{[]string{"help", "plugin", "nosuch"}, `txlab: help: no command "plugin nosuch" (txlab help plugin lists them)`},
+		{[]string{"plugin", "nosuch"}, `txlab: no command "plugin nosuch" (txlab plugin --help lists them)`},
+		{[]string{"version", "extra"}, `txlab: version takes no arguments (got "extra")`},
+		{[]string{"list", "extra"}, `txlab: list takes no arguments (got "extra")`},
+		{[]string{"scripts", "extra", "more"}, `txlab: scripts takes no arguments (got "extra more")`},
+	} {
+		stderr, code := exitOf(t, tc.args...)
+		if code != 1 || strings.TrimSpace(stderr) != tc.want {
+			t.Errorf("%q: exit %d, stderr %q; want exit 1 and %q", tc.args, code, stderr, tc.want)
+		}
+	}
+	// What exists still works: help for the app, a command, a subcommand.
+	for _, args := range [][]string{{"help"}, {"help", "run"}, {"help", "plugin", "test"}, {"plugin"}, {"version"}} {
+		out, err := txlab(t, args...)
+		if err != nil || !strings.Contains(out, "txlab") {
+			t.Errorf("%q: %v\n%s", args, err, out)
+		}
+	}
+}
+
+// TestPluginFilesBadInput: plugin add of a file that is not a plugin,
+// and a plugin directory whose manifest is one 100 MB line, are one
+// line naming the file, exit 1; add makes no directory.
+func TestPluginFilesBadInput(t *testing.T) {
+	tmp := t.TempDir()
+	text := filepath.Join(tmp, "txlab-qdisc-text")
+	if err := os.WriteFile(text, []byte("some text\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	pd := filepath.Join(tmp, "pd")
+	if err := os.Mkdir(pd, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	sum := filepath.Join(pd, "txlab-plugins.sum")
+	f, err := os.Create(sum)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(100 << 20); err != nil { // sparse: nothing written
+		t.Fatal(err)
+	}
+	f.Close()
+	long := "txlab: " + sum + ":1: line longer than 4096 bytes"
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"plugin", "add", text, "--dir", filepath.Join(tmp, "nodir", "x")},
+			"txlab: plugin add: " + text + ` is not a program: it starts with "some", not an ELF, Mach-O or PE header or "#!"`},
+		{append(append([]string(nil), quick...), "--plugin-dir", pd), long},
+		{[]string{"plugin", "list", "--plugin-dir", pd}, long},
+		{[]string{"plugin", "test", "test_fifo", "--plugin-dir", pd}, "txlab: plugin test: " + sum + ":1: line longer than 4096 bytes"},
+	} {
+		stderr, code := exitOf(t, tc.args...)
+		if code != 1 || strings.TrimSpace(stderr) != tc.want {
+			t.Errorf("%q: exit %d, stderr %q; want exit 1 and %q", tc.args, code, stderr, tc.want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(tmp, "nodir")); err == nil {
+		t.Error("plugin add made --dir for a file that is not a plugin")
+	}
 }
 
 func trunc(b []byte) string {

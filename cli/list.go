@@ -20,6 +20,9 @@ func listCommand() *cli.Command {
 		Name:  "list",
 		Usage: "list profiles, toggles, costs, qdiscs and drivers",
 		Action: func(c *cli.Context) error {
+			if err := noArgs(c); err != nil {
+				return err
+			}
 			w := tabwriter.NewWriter(c.App.Writer, 2, 8, 2, ' ', 0)
 			fmt.Fprintln(w, "PROFILES")
 			for _, p := range netdev.Profiles() {

@@ -31,7 +31,7 @@ func pluginFlags() []cli.Flag {
 		&cli.StringSliceFlag{Name: "plugin-override", EnvVars: []string{plugin.EnvOverride}, Usage: "let the plugin directory's plugin named NAME replace the built-in NAME (refused otherwise); repeatable"},
 		&cli.DurationFlag{Name: "plugin-timeout", Value: plugin.DefaultTimeout, Usage: "how long one plugin call may take before the plugin counts as hung"},
 		&cli.StringFlag{Name: "plugin-transport", EnvVars: []string{plugin.EnvTransport}, Value: "shm", Usage: "plugin data path: shm (shared memory) or grpc (a stream)"},
-		&cli.StringFlag{Name: "plugin-log", Value: "error", Usage: "plugin log level shown on stderr: trace, debug, info, warn, error"},
+		&cli.StringFlag{Name: "plugin-log", Value: "error", Usage: "plugin log level shown on stderr: trace, debug, info, warn, error, off"},
 	}
 }
 
@@ -48,6 +48,9 @@ func pluginOptions(c *cli.Context) (plugin.Options, error) {
 	if err := o.CheckOverrides(); err != nil {
 		return o, err
 	}
+	if err := o.CheckLogLevel(); err != nil {
+		return o, err
+	}
 	return o, nil
 }
 
@@ -56,6 +59,14 @@ func pluginCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "plugin",
 		Usage: "list, check and install qdisc and driver plugins",
+		// Run when the word after "plugin" names no subcommand (urfave's
+		// default says "No help topic" and exits 3).
+		Action: func(c *cli.Context) error {
+			if c.Args().Present() {
+				return fmt.Errorf("no command \"plugin %s\" (txlab plugin --help lists them)", c.Args().First())
+			}
+			return cli.ShowSubcommandHelp(c)
+		},
 		Subcommands: []*cli.Command{
 			{
 				Name:   "list",
@@ -92,7 +103,7 @@ func pluginCommand() *cli.Command {
 					if c.String("dir") == "" {
 						return errors.New("plugin add: --dir (or " + plugin.EnvDir + ") names the plugin directory")
 					}
-					dst, err := plugin.Add(c.String("dir"), args[0])
+					dst, err := plugin.Add(c.String("dir"), args[0], plugin.Options{Log: c.App.ErrWriter})
 					if err != nil {
 						return fmt.Errorf("plugin add: %w", err)
 					}
@@ -277,9 +288,10 @@ func pluginTest(c *cli.Context) error {
 		if l := c.StringSlice("leaf"); len(l) > 0 {
 			what += fmt.Sprintf(" and leaves %q", l)
 		}
-		return cli.Exit(fmt.Sprintf("plugin test: %s does not init with %s", name, what), 1)
+		return cli.Exit(fmt.Sprintf("plugin test: %s does not init with %s: %s", name, what, firstLine(r.Err)), 1)
 	}
-	failed, notRun := 0, 0
+	var failed []string
+	notRun := 0
 	skipped := topts.Skipped()
 	for _, ch := range checks {
 		r, ok := byCheck[ch]
@@ -290,18 +302,26 @@ func pluginTest(c *cli.Context) error {
 		case ok:
 			fmt.Fprintf(out, "  FAIL  %s: %v\n", ch, r.Err)
 			fmt.Fprint(c.App.ErrWriter, plugin.StackOf(r.Err))
-			failed++
+			failed = append(failed, ch)
 		case skipped[ch] != "":
 			fmt.Fprintf(out, "  skip  %s: %s\n", ch, skipped[ch])
 		default:
 			fmt.Fprintf(out, "  ok    %s\n", ch)
 		}
 	}
-	if failed > 0 {
-		return cli.Exit(fmt.Sprintf("plugin test: %s failed %d of %d checks (%d not run)", name, failed, len(checks), notRun), 1)
+	if len(failed) > 0 {
+		return cli.Exit(fmt.Sprintf("plugin test: %s failed %d of %d checks (%s; %d not run): %s: %s", name, len(failed), len(checks),
+			strings.Join(failed, ", "), notRun, failed[0], firstLine(byCheck[failed[0]].Err)), 1)
 	}
 	fmt.Fprintf(out, "PASS: %d checks (%d skipped)\n", len(checks)-len(skipped), len(skipped))
 	return nil
+}
+
+// firstLine is err's message up to its first line break: the error
+// line is one line.
+func firstLine(err error) string {
+	line, _, _ := strings.Cut(err.Error(), "\n")
+	return line
 }
 
 // brokenQdisc stands in for an instance the plugin would not make, so
@@ -325,7 +345,13 @@ func driverSmoke(c *cli.Context, o plugin.Options, f plugin.Found, name string) 
 	} else {
 		o.Paths = []string{f.Path}
 	}
-	fails := 0
+	fails, first := 0, ""
+	fail := func(check, why string) {
+		fmt.Fprintf(out, "  FAIL  %s: %s\n", check, why)
+		if fails++; fails == 1 {
+			first = check + ": " + why
+		}
+	}
 	for _, w := range []workload.Spec{
 		{Kind: workload.UDPStream, Senders: 4, PacketSize: 120},
 		{Kind: workload.UDPRate, Senders: 4, Flows: 16, PacketSize: 64, Rate: 5e6},
@@ -339,17 +365,15 @@ func driverSmoke(c *cli.Context, o plugin.Options, f plugin.Found, name string) 
 		check := fmt.Sprintf("%s through the driver", w.Kind)
 		switch {
 		case err != nil:
-			fmt.Fprintf(out, "  FAIL  %s: %v\n", check, err)
-			fails++
+			fail(check, firstLine(err))
 		case rep.TxPackets == 0:
-			fmt.Fprintf(out, "  FAIL  %s: nothing transmitted\n", check)
-			fails++
+			fail(check, "nothing transmitted")
 		default:
 			fmt.Fprintf(out, "  ok    %s: %d packets, accounting balanced (%v)\n", check, rep.TxPackets, time.Since(start).Round(time.Millisecond))
 		}
 	}
 	if fails > 0 {
-		return cli.Exit(fmt.Sprintf("plugin test: %s failed %d of 2 checks", name, fails), 1)
+		return cli.Exit(fmt.Sprintf("plugin test: %s failed %d of 2 checks: %s", name, fails, first), 1)
 	}
 	fmt.Fprintln(out, "PASS: 2 checks")
 	return nil

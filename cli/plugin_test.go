@@ -129,7 +129,9 @@ func TestPluginListAndTest(t *testing.T) {
 func TestPluginTestFails(t *testing.T) {
 	p := link(t, t.TempDir(), "test_leaky")
 	stderr, code := exitOf(t, "plugin", "test", p)
-	if code == 0 || !strings.Contains(stderr, "failed") {
+	if line := strings.TrimSpace(stderr); code != 1 || strings.Contains(line, "\n") ||
+		!strings.HasPrefix(line, "txlab: plugin test: test_leaky failed 1 of ") ||
+		!strings.Contains(line, "(qlen and backlog agree with contents; 3 not run): qlen and backlog agree with contents: after enqueue: ") {
 		t.Fatalf("exit %d, stderr %q", code, stderr)
 	}
 	// A shaper that holds packets, returns none and arms no watchdog:
@@ -175,9 +177,10 @@ func TestPluginTestFlags(t *testing.T) {
 		{[]string{"--plugin-timeout", "0s"}, "--plugin-timeout 0s is out of range: 1ns..1h0m0s"},
 		{[]string{"--plugin-timeout", "2h"}, "--plugin-timeout 2h0m0s is out of range: 1ns..1h0m0s"},
 		{[]string{"--plugin-transport", "udp"}, `--plugin-transport "udp": want shm or grpc`},
-		{[]string{"--plugin-log", "loud"}, `plugin log level "loud"`},
+		{[]string{"--plugin-log", "loud"}, `--plugin-log "loud": want trace, debug, info, warn, error or off`},
 		{[]string{"--plugin-override", "nosuch"}, `--plugin-override "nosuch": no built-in qdisc or driver has that name`},
-		{[]string{"--args", "limit -3"}, `does not init with "limit -3"`},
+		{[]string{"--args", "limit -3"}, `does not init with "limit -3": pfifo: Illegal value for "limit": "-3" is not a size: it is negative`},
+		{[]string{"--args", "limit abc"}, `does not init with "limit abc": pfifo: Illegal value for "limit": "abc" is not a size`},
 		{[]string{"--class", "rate 1mbit"}, `--class "rate 1mbit": no "classid"`},
 		{[]string{"--class", "classid 1:1 htb rate 1mbit"}, `the class kind is "htb", not "pfifo"`},
 		{[]string{"--class", "classid 1:1 pfifo"}, `does not init with "" and classes ["classid 1:1 pfifo"]`},
@@ -185,7 +188,8 @@ func TestPluginTestFlags(t *testing.T) {
 	} {
 		stderr, code := exitOf(t, append([]string{"plugin", "test", "pfifo"}, tc.args...)...)
 		line := strings.TrimSpace(stderr)
-		if code != 1 || strings.Contains(line, "\n") || !strings.Contains(line, tc.want) {
+		// On stderr, as main prints every error: "txlab: " and the reason.
+		if code != 1 || strings.Contains(line, "\n") || !strings.HasPrefix(line, "txlab: ") || !strings.Contains(line, tc.want) {
 			t.Errorf("%v: exit %d, stderr %q; want one line with %q", tc.args, code, stderr, tc.want)
 		}
 	}

@@ -68,6 +68,9 @@ func scriptsCommand() *cli.Command {
 		Name:  "scripts",
 		Usage: "list the shipped scripts (run one with `txlab run NAME`)",
 		Action: func(c *cli.Context) error {
+			if err := noArgs(c); err != nil {
+				return err
+			}
 			list, err := shippedScripts()
 			if err != nil {
 				return err

@@ -4,7 +4,6 @@ package plugin
 // their file names, the directory's checksum manifest.
 
 import (
-	"bufio"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -13,6 +12,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -185,62 +185,231 @@ func fileSum(path string) ([]byte, error) {
 	return h.Sum(nil), nil
 }
 
+// Bounds of a directory's manifest: a line per plugin, "SHA256  NAME"
+// (64 hex digits, two spaces and a file name of at most 255 bytes).
+const (
+	MaxManifestSize = 1 << 20
+	MaxManifestLine = 4096
+)
+
+// readManifest reads dir's checksum manifest (none: no checksums). It
+// reads at most MaxManifestSize bytes, lines of at most MaxManifestLine,
+// and only from a regular file (a FIFO would block the open); errors
+// name the file and the line.
 func readManifest(dir string) (map[string][]byte, error) {
 	out := map[string][]byte{}
-	f, err := os.Open(filepath.Join(dir, Manifest))
+	path := filepath.Join(dir, Manifest)
+	st, err := os.Stat(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return out, nil
 	}
 	if err != nil {
 		return nil, err
 	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file (%s)", path, fileKind(st.Mode()))
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
 	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for n := 1; sc.Scan(); n++ {
-		fields := strings.Fields(sc.Text())
+	data, err := io.ReadAll(io.LimitReader(f, MaxManifestSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	tooBig := len(data) > MaxManifestSize
+	if tooBig {
+		data = data[:MaxManifestSize]
+	}
+	text := string(data)
+	for n := 1; text != ""; n++ {
+		line, rest, whole := strings.Cut(text, "\n")
+		if len(line) > MaxManifestLine {
+			return nil, fmt.Errorf("%s:%d: line longer than %d bytes", path, n, MaxManifestLine)
+		}
+		if !whole && tooBig {
+			break // cut by the bound, not the file's last line
+		}
+		text = rest
+		fields := strings.Fields(line)
 		if len(fields) == 0 || strings.HasPrefix(fields[0], "#") {
 			continue
 		}
 		sum, err := hex.DecodeString(fields[0])
 		if len(fields) != 2 || err != nil || len(sum) != sha256.Size {
-			return nil, fmt.Errorf("%s:%d: want \"SHA256  FILE\"", filepath.Join(dir, Manifest), n)
+			return nil, fmt.Errorf("%s:%d: want \"SHA256  FILE\"", path, n)
 		}
 		out[fields[1]] = sum
 	}
-	return out, sc.Err()
+	if tooBig {
+		return nil, fmt.Errorf("%s: larger than %d bytes (a line per plugin)", path, MaxManifestSize)
+	}
+	return out, nil
 }
 
-// Add copies the plugin at path into dir and records its checksum.
-func Add(dir, path string) (string, error) {
+// Add copies the plugin at path into dir and records its checksum in
+// dir's manifest. path must be a plugin: named for one, a regular
+// executable file that starts as a program does (an ELF, Mach-O or PE
+// header, or "#!"), and one that answers the handshake and serves the
+// kind its name says (Start, as `txlab plugin test` starts it, with o's
+// log settings). Nothing is made or written in dir until those checks
+// pass and dir's manifest reads; the plugin and the manifest are each
+// replaced whole (a temporary file renamed).
+func Add(dir, path string, o Options) (string, error) {
 	f, err := found(path)
 	if err != nil {
 		return "", err
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", err
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return "", err
-	}
-	dst := filepath.Join(dir, filepath.Base(f.Path))
-	if err := os.WriteFile(dst+".tmp", b, 0o755); err != nil {
-		return "", err
-	}
-	if err := os.Rename(dst+".tmp", dst); err != nil {
+	if err := checkProgram(path); err != nil {
 		return "", err
 	}
 	sums, err := readManifest(dir)
 	if err != nil {
 		return "", err
 	}
-	s := sha256.Sum256(b)
-	sums[filepath.Base(dst)] = s[:]
+	if f.Sum, err = fileSum(path); err != nil {
+		return "", err
+	}
+	run := f
+	if run.Path, err = filepath.Abs(path); err != nil { // "txlab-qdisc-x" is a file here, not one on $PATH
+		return "", err
+	}
+	p, err := Start(run, o)
+	if err != nil {
+		return "", err
+	}
+	p.Close()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	dst := filepath.Join(dir, filepath.Base(f.Path))
+	sum, err := copyFile(path, dst, 0o755)
+	if err != nil {
+		return "", err
+	}
+	if !slices.Equal(sum, f.Sum) {
+		os.Remove(dst)
+		return "", fmt.Errorf("%s changed while it was added: add it again", path)
+	}
+	sums[filepath.Base(dst)] = sum
 	var sb strings.Builder
 	for _, name := range slices.Sorted(maps.Keys(sums)) {
 		fmt.Fprintf(&sb, "%x  %s\n", sums[name], name)
 	}
-	return dst, os.WriteFile(filepath.Join(dir, Manifest), []byte(sb.String()), 0o644)
+	return dst, writeFile(filepath.Join(dir, Manifest), []byte(sb.String()), 0o644)
+}
+
+// checkProgram refuses a file that cannot be a plugin: not a regular
+// file, not executable, or not starting as a program does.
+func checkProgram(path string) error {
+	st, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	if !st.Mode().IsRegular() {
+		return fmt.Errorf("%s is not a regular file (%s): a plugin is a program", path, fileKind(st.Mode()))
+	}
+	if runtime.GOOS != "windows" && st.Mode().Perm()&0o111 == 0 {
+		return fmt.Errorf("%s is not executable (mode %s): a plugin is a program (chmod +x it if it is one)", path, st.Mode().Perm())
+	}
+	fd, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer fd.Close()
+	head := make([]byte, 4)
+	n, _ := io.ReadFull(fd, head)
+	if head = head[:n]; !isProgram(head) {
+		return fmt.Errorf("%s is not a program: it starts with %q, not an ELF, Mach-O or PE header or \"#!\"", path, head)
+	}
+	return nil
+}
+
+// fileKind names what a file that is not a regular one is.
+func fileKind(m os.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&os.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&os.ModeSocket != 0:
+		return "a socket"
+	case m&os.ModeDevice != 0:
+		return "a device"
+	}
+	return "mode " + m.String()
+}
+
+// isProgram: head (a file's first 4 bytes) is an executable's magic
+// number or a script's "#!".
+func isProgram(head []byte) bool {
+	for _, magic := range []string{
+		"\x7fELF",                              // ELF
+		"\xfe\xed\xfa\xce", "\xfe\xed\xfa\xcf", // Mach-O, big-endian
+		"\xce\xfa\xed\xfe", "\xcf\xfa\xed\xfe", // Mach-O, little-endian
+		"\xca\xfe\xba\xbe", // Mach-O universal
+		"MZ",               // PE
+		"#!",
+	} {
+		if strings.HasPrefix(string(head), magic) {
+			return true
+		}
+	}
+	return false
+}
+
+// copyFile copies src to dst through a temporary file in dst's
+// directory, renamed over dst once whole, and returns the sha256 of what
+// it copied.
+func copyFile(src, dst string, perm os.FileMode) ([]byte, error) {
+	in, err := os.Open(src)
+	if err != nil {
+		return nil, err
+	}
+	defer in.Close()
+	tmp, err := os.CreateTemp(filepath.Dir(dst), "."+filepath.Base(dst)+".*.tmp")
+	if err != nil {
+		return nil, err
+	}
+	h := sha256.New()
+	_, err = io.Copy(io.MultiWriter(tmp, h), in)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(tmp.Name(), perm)
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), dst)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+		return nil, err
+	}
+	return h.Sum(nil), nil
+}
+
+// writeFile writes b to path through a temporary file renamed over it.
+func writeFile(path string, b []byte, perm os.FileMode) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return err
+	}
+	_, err = tmp.Write(b)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(tmp.Name(), perm)
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+	}
+	return err
 }
 
 func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }

@@ -76,6 +76,9 @@ func NewHost(o Options) (*Host, error) {
 	if err := o.CheckOverrides(); err != nil {
 		return nil, err
 	}
+	if err := o.CheckLogLevel(); err != nil {
+		return nil, err
+	}
 	fs, err := Discover(o)
 	if err != nil {
 		return nil, err

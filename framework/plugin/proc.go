@@ -44,6 +44,24 @@ func (p *Proc) closeInstances() {
 	p.insts = p.insts[:0]
 }
 
+// CheckLogLevel checks o.LogLevel (--plugin-log) is a level Start
+// takes, so a bad one is refused before anything runs, not only when a
+// plugin starts.
+func (o Options) CheckLogLevel() error {
+	_, err := logLevel(o.LogLevel)
+	return err
+}
+
+// logLevel is hclog's level for --plugin-log: trace, debug, info, warn,
+// error (the default, also for "") or off, in any case.
+func logLevel(s string) (hclog.Level, error) {
+	level := hclog.LevelFromString(cmp.Or(s, "error"))
+	if level == hclog.NoLevel {
+		return level, fmt.Errorf("--plugin-log %q: want trace, debug, info, warn, error or off", s)
+	}
+	return level, nil
+}
+
 // Start starts and verifies a plugin: go-plugin checks its checksum
 // before it runs, then the host asks what it serves and opens the data
 // path.
@@ -60,9 +78,9 @@ func Start(f Found, o Options) (*Proc, error) {
 	if out == nil {
 		out = os.Stderr
 	}
-	level := hclog.LevelFromString(cmp.Or(o.LogLevel, "error"))
-	if level == hclog.NoLevel {
-		return nil, fmt.Errorf("plugin log level %q: want trace, debug, info, warn or error", o.LogLevel)
+	level, err := logLevel(o.LogLevel)
+	if err != nil {
+		return nil, err
 	}
 	tail, crash := &tailWriter{}, &crashWriter{}
 	logger := hclog.New(&hclog.LoggerOptions{Name: "plugin." + f.Name, Output: out, Level: level, Exclude: quietCrash()})

@@ -41,9 +41,12 @@ func (s *Spec) validateBond() error {
 // part after the host's Net exists).
 func setupBonded(h *host, spec *Spec, qwords []string, xps netdev.XPSMode) (*host, error) {
 	fail := func(err error) (*host, error) { return h, &SetupError{err} }
+	// What ip refuses of the bonds and their slaves (a slave named
+	// twice, a loop of bonds) is --bond's: the error names it.
+	bondFail := func(err error) (*host, error) { return fail(fmt.Errorf("%s: %w", KnobByFlag("bond").Name(), err)) }
 	bonds, err := bonding.ParseList(spec.Bond)
 	if err != nil {
-		return fail(fmt.Errorf("%s: %w", KnobByFlag("bond").Name(), err))
+		return bondFail(err)
 	}
 	isBond := map[string]bool{}
 	named := map[string]bool{}
@@ -55,7 +58,7 @@ func setupBonded(h *host, spec *Spec, qwords []string, xps netdev.XPSMode) (*hos
 	}
 	for _, p := range bonds {
 		if _, err := h.net.AddBond(p); err != nil {
-			return fail(err)
+			return bondFail(err)
 		}
 	}
 	next := 0
@@ -72,7 +75,7 @@ func setupBonded(h *host, spec *Spec, qwords []string, xps netdev.XPSMode) (*hos
 			return d, nil
 		}
 		if strings.HasPrefix(name, "bond") {
-			return nil, bonding.Error(fmt.Sprintf("Error: argument %q is wrong: Device does not exist (no bond of that name in %s)", name, KnobByFlag("bond").Name()))
+			return nil, bonding.Error(fmt.Sprintf("Error: argument %q is wrong: Device does not exist (no bond of that name)", name))
 		}
 		return h.net.AddDevice(netdev.DeviceSpec{Name: name, Driver: spec.Driver, Args: spec.DriverArgs,
 			Queues: spec.Queues, RateBps: spec.RateBps, Qdisc: qwords, XPS: xps, IRQCPUs: h.irqCPUs(spec.Queues)})
@@ -87,20 +90,19 @@ func setupBonded(h *host, spec *Spec, qwords []string, xps netdev.XPSMode) (*hos
 		for _, name := range names {
 			d, err := nic(name)
 			if err != nil {
-				return fail(err)
+				return bondFail(err)
 			}
 			links = append(links, link{h.net.DeviceByName(p.Name), d})
 		}
 	}
 	for _, l := range links {
 		if err := h.net.Enslave(l.bond, l.slave); err != nil {
-			return fail(err)
+			return bondFail(err)
 		}
 	}
 	h.dev = h.net.DeviceByName(bonds[0].Name)
 	if m := h.dev.Master; m != nil {
-		return fail(fmt.Errorf("%s: the senders transmit on the first bond, %s, but it is a slave of %s: name the top bond first",
-			KnobByFlag("bond").Name(), h.dev.Name, m.Name))
+		return bondFail(fmt.Errorf("the senders transmit on the first bond, %s, but it is a slave of %s: name the top bond first", h.dev.Name, m.Name))
 	}
 	if err := addIfbs(h, spec); err != nil {
 		return fail(err)

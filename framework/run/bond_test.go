@@ -112,9 +112,12 @@ func TestBondQdiscDefaults(t *testing.T) {
 func TestBondRefusals(t *testing.T) {
 	for _, tc := range []struct{ bond, tc, want string }{
 		{"bond0 mode balance-rr slaves bond1; bond1 mode balance-rr slaves bond0", "",
-			"ip link set bond0 master bond1: RTNETLINK answers: Device or resource busy"},
+			"--bond (device.bond): ip link set bond0 master bond1: RTNETLINK answers: Device or resource busy"},
+		{"mode balance-xor xmit_hash_policy layer3+4 slaves eth0,eth0", "",
+			"--bond (device.bond): ip link set eth0 master bond0: Error: Device is in use and cannot be enslaved. (eth0 is a slave of bond0)"},
+		{"mode balance-rr slaves bond3", "", `--bond (device.bond): Error: argument "bond3" is wrong: Device does not exist (no bond of that name)`},
 		{"mode balance-rr slaves 2", "qdisc add dev eth7 root pfifo\n", "eth7"},
-		{"mode fast slaves 2", "", `Error: argument "fast" is wrong: invalid mode`},
+		{"mode fast slaves 2", "", `--bond (device.bond): Error: argument "fast" is wrong: invalid mode`},
 	} {
 		s := e4Host("6.18")
 		s.Bond, s.TC = tc.bond, nil

@@ -185,7 +185,7 @@ var knobs = []*Knob{
 		ptr: func(s *Spec) any { return &s.DriverArgs }},
 	{Flag: "queues", Script: "device.queues", Kind: IntKnob, Min: 1, Max: 4096, Help: "TX queues",
 		ptr: func(s *Spec) any { return &s.Queues }},
-	{Flag: "rate", Script: "device.rate", Kind: RateKnob, Min: 1, Max: MaxLinkRate, Zero: "the driver's line rate, txlab list: DRIVERS",
+	{Flag: "rate", Script: "device.rate", Kind: RateKnob, Min: units.MinRate, Max: MaxLinkRate, Zero: "the driver's line rate, txlab list: DRIVERS",
 		Help: "link rate in tc's words (100Gbit, 25gbit, 2.5gbit; bps is bytes/s)",
 		ptr:  func(s *Spec) any { return &s.RateBps }},
 	{Flag: "xps", Script: "device.xps", Kind: TextKnob,
@@ -368,7 +368,7 @@ func (k *Knob) Set(s *Spec, text string) error {
 			return err
 		}
 		if err := k.InRange(float64(r)); err != nil {
-			return err
+			return fmt.Errorf("%s is out of range: %s", text, k.Range()) // as given: "2tbit", not "2Tbit"
 		}
 		*p = r
 	case *float64:
@@ -454,14 +454,14 @@ func (k *Knob) Range() string {
 func (k *Knob) format(v float64) string {
 	switch k.Kind {
 	case RateKnob:
-		if v > math.MaxInt64 || v < math.MinInt64 {
+		if !(v >= math.MinInt64 && v < math.MaxInt64) { // past int64 (2^63 itself included), or NaN
 			return strconv.FormatFloat(v, 'g', -1, 64) + "bit"
 		}
 		return formatRate(int64(v))
 	case CountKnob:
 		return formatCount(v)
 	case TimeKnob:
-		if v > math.MaxInt64 || v < math.MinInt64 {
+		if !(v >= math.MinInt64 && v < math.MaxInt64) { // past int64 (2^63 itself included), or NaN
 			return strconv.FormatFloat(v, 'g', -1, 64) + "ns"
 		}
 		return formatTime(sim.Time(v))

@@ -49,7 +49,11 @@ func TestKnobSet(t *testing.T) {
 		{"flows", "1048577", "out of range: 1..1048576", nil},
 		{"rate", "0", "", func(s *Spec) bool { return s.RateBps == 0 }},
 		{"rate", "25Gbit", "", func(s *Spec) bool { return s.RateBps == 25e9 }},
-		{"rate", "2Tbit", "2Tbit is out of range: 0 (the driver's line rate, txlab list: DRIVERS) or 1bit..1600Gbit", nil},
+		{"rate", "2Tbit", "2Tbit is out of range: 0 (the driver's line rate, txlab list: DRIVERS) or 8bit..1600Gbit", nil},
+		{"rate", "2tbit", "2tbit is out of range: ", nil}, // as given
+		{"rate", "7bit", "7bit is below 8bit, the smallest rate (1 byte/s)", nil},
+		{"rate", "0.1bit", "0.1bit is below 8bit, the smallest rate (1 byte/s)", nil},
+		{"rate", "15bit", "", func(s *Spec) bool { return s.RateBps == 8 }}, // tc's whole bytes/s
 		{"offered-rate", "5M", "", func(s *Spec) bool { return s.Workload.Rate == 5e6 }},
 		{"offered-rate", "1e30", "1e+30 is out of range: 1..10G", nil},
 		{"offered-rate", "0", "0 is out of range: 1..10G", nil},

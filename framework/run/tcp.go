@@ -40,9 +40,8 @@ func (s *Spec) tcpWorkload() (workload.Spec, error) {
 		if err != nil {
 			return w, fmt.Errorf("%s: %w", name(r.flag), err)
 		}
-		if v < 1 || v > MaxLinkRate {
-			return w, fmt.Errorf("%s: %s is out of range: 1bit..%s (leave it empty for no bottleneck on the path)",
-				name(r.flag), formatRate(v), formatRate(MaxLinkRate))
+		if err := CheckPathRate(float64(v), t); err != nil {
+			return w, fmt.Errorf("%s: %w (leave it empty for no bottleneck on the path)", name(r.flag), err)
 		}
 		*r.dst = v
 	}
@@ -71,6 +70,17 @@ func (s *Spec) tcpWorkload() (workload.Spec, error) {
 		return w, err
 	}
 	return w, nil
+}
+
+// CheckPathRate is the range of --path-rate and --path-rate-down (a
+// script's path rate and rate_down): bits/s, 0 refused (a path without
+// a bottleneck has none given). given is the rate as the user wrote it,
+// for the error.
+func CheckPathRate(bits float64, given string) error {
+	if !(bits >= units.MinRate && bits <= MaxLinkRate) {
+		return fmt.Errorf("%s is out of range: %s..%s", given, formatRate(units.MinRate), formatRate(MaxLinkRate))
+	}
+	return nil
 }
 
 // parseFraction reads a loss probability: "0.5%" or "0.005", in [0, 1).

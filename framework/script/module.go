@@ -628,10 +628,12 @@ func setDevice(s *run.Spec, v any) error {
 		s.Queues = int(n)
 	}
 	if x, ok := m["rate"]; ok {
-		if s.RateBps, err = asLinkRate("device rate", x); err != nil {
-			return err
-		}
-		if err := knobRange("device rate", float64(s.RateBps), "rate"); err != nil {
+		if s.RateBps, err = asLinkRate("device rate", x, func(bits float64, given string) error {
+			if k := run.KnobByFlag("rate"); k.InRange(bits) != nil {
+				return fmt.Errorf("%s is out of range: %s", given, k.Range())
+			}
+			return nil
+		}); err != nil {
 			return err
 		}
 	}

@@ -145,12 +145,14 @@ func setPath(s *run.Spec, v any) error {
 		if !ok {
 			continue
 		}
-		r, err := asLinkRate("path "+k.key, x)
+		r, err := asLinkRate("path "+k.key, x, func(bits float64, given string) error {
+			if err := run.CheckPathRate(bits, given); err != nil {
+				return fmt.Errorf("%w (leave it out for no bottleneck on the path)", err)
+			}
+			return nil
+		})
 		if err != nil {
 			return err
-		}
-		if r == 0 {
-			return fmt.Errorf("path %s: 0 is out of range: 1bit..1600Gbit (leave it out for no bottleneck on the path)", k.key)
 		}
 		*k.dst = fmt.Sprintf("%dbit", r)
 	}

@@ -251,28 +251,42 @@ func asDuration(what string, v any) (sim.Time, error) {
 }
 
 // asLinkRate is a link rate in bits/s: tc words ("100Gbit", "25gbit") or a
-// number of bits/s.
-// It parses exactly as the CLI's --rate does.
-func asLinkRate(what string, v any) (int64, error) {
+// number of bits/s. It reads as the CLI's --rate reads its word: whole
+// bytes/s, and a rate that is not 0 but below 8bit refused. inRange
+// checks the rate, in bits/s, before it becomes an int64 (a float past
+// int64, 1e40, would wrap); given is the rate as written ("2tbit",
+// "1e+40bit"), for its error.
+func asLinkRate(what string, v any, inRange func(bits float64, given string) error) (int64, error) {
+	var bits float64
+	var given string
 	switch x := v.(type) {
 	case int64:
 		if x < 0 {
 			return 0, fmt.Errorf("%s: negative rate %d", what, x)
 		}
-		return x, nil
+		bits, given = float64(x), strconv.FormatInt(x, 10)+"bit"
 	case float64:
 		if x < 0 || math.IsNaN(x) || math.IsInf(x, 0) {
 			return 0, fmt.Errorf("%s: bad rate %v", what, x)
 		}
-		return int64(x), nil
+		bits, given = x, strconv.FormatFloat(x, 'g', -1, 64)+"bit"
 	case string:
 		r, err := units.ParseRate(x)
 		if err != nil {
 			return 0, fmt.Errorf("%s: %v", what, err)
 		}
-		return r, nil
+		bits, given = float64(r), strings.TrimSpace(x)
+	default:
+		return 0, fmt.Errorf("%s: want a rate like \"100Gbit\", got %s %v", what, typeName(v), v)
 	}
-	return 0, fmt.Errorf("%s: want a rate like \"100Gbit\", got %s %v", what, typeName(v), v)
+	if err := inRange(bits, given); err != nil {
+		return 0, fmt.Errorf("%s: %w", what, err)
+	}
+	r, err := units.ParseRateBits(bits)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %v", what, err)
+	}
+	return r, nil
 }
 
 // asCount is a packet rate: "5M", "630K", "5Mpps", or a number.

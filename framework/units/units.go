@@ -376,14 +376,46 @@ func SprintTime64(ns int64) string {
 // ParseRate is a link rate (the CLI's --rate, a script's device rate)
 // in tc's rate words, returned in bits/s: "100gbit", "25Gbit", "2.5gbit".
 // As in tc, "bps" is bytes/s ("100gbps" is 800 Gbit/s) and a bare
-// number is bits/s; tc keeps whole bytes/s, and so does this.
+// number is bits/s; tc keeps whole bytes/s (get_rate truncates: "15bit"
+// is 1 byte/s), and so does this. Where tc would keep 0 for a rate that
+// is not 0 ("7bit", "0.1bit"), this refuses it: a link rate of 0 means
+// the driver's line rate, not no rate at all.
 func ParseRate(s string) (int64, error) {
-	b, err := GetRate64(strings.TrimSpace(s))
+	t := strings.TrimSpace(s)
+	b, err := rateBytes(t)
 	if err != nil {
 		return 0, err
 	}
-	if b > 1e15/8 {
-		return 0, fmt.Errorf("%q is above 1 Pbit/s", s)
+	return wholeBytes(b, t)
+}
+
+// ParseRateBits is ParseRate for a rate that is already a number of
+// bits/s (a script's `rate: 1e9`): the same whole bytes/s and the same
+// refusals, the number shown as %g ("1e+40bit") in them.
+func ParseRateBits(bits float64) (int64, error) {
+	given := strconv.FormatFloat(bits, 'g', -1, 64) + "bit"
+	switch {
+	case math.IsNaN(bits) || math.IsInf(bits, 0):
+		return 0, fmt.Errorf("%s is not a rate: %v", given, errNotFinite)
+	case bits < 0:
+		return 0, fmt.Errorf("%s is not a rate: it is negative", given)
+	}
+	return wholeBytes(bits/8, given)
+}
+
+// MinRate is the smallest rate other than 0 that ParseRate keeps, in
+// bits/s: 1 byte/s.
+const MinRate = 8
+
+// wholeBytes is bytes/s b as whole bytes/s in bits/s, checked against
+// 1 Pbit/s before it is converted; given is the rate as the user wrote
+// it, for the errors.
+func wholeBytes(b float64, given string) (int64, error) {
+	switch {
+	case b > 1e15/8:
+		return 0, fmt.Errorf("%s is above 1 Pbit/s", given)
+	case b > 0 && b < 1:
+		return 0, fmt.Errorf("%s is below %dbit, the smallest rate (1 byte/s)", given, MinRate)
 	}
 	return int64(b) * 8, nil
 }

@@ -237,7 +237,20 @@ func TestParseRate(t *testing.T) {
 		{"fast", 0, "not a rate"},
 		{"", 0, "not a rate"},
 		{"2pbit", 0, "unknown unit"},
-		{"2000tbit", 0, "above 1 Pbit/s"},
+		{"2000tbit", 0, "2000tbit is above 1 Pbit/s"},
+		// tc keeps whole bytes/s: 15bit is 1 byte/s, 8bit; a rate that
+		// is not 0 but below 1 byte/s would be 0, the line rate: refused.
+		{"8bit", 8, ""},
+		{"15bit", 8, ""},
+		{"1Bps", 8, ""},
+		{"7bit", 0, "7bit is below 8bit, the smallest rate (1 byte/s)"},
+		{"0.1bit", 0, "0.1bit is below 8bit, the smallest rate (1 byte/s)"},
+		{"1", 0, "1 is below 8bit"},
+		{" 1bit ", 0, "1bit is below 8bit"},
+		{"0.5Bps", 0, "0.5Bps is below 8bit"},
+		{"1e-300kbit", 0, "below 8bit"},
+		{"0bit", 0, ""},
+		{"0.0e5gbit", 0, ""},
 	}
 	for _, c := range cases {
 		got, err := ParseRate(c.in)
@@ -249,6 +262,39 @@ func TestParseRate(t *testing.T) {
 		}
 		if err != nil || got != c.want {
 			t.Errorf("ParseRate(%q) = %d, %v; want %d", c.in, got, err, c.want)
+		}
+	}
+}
+
+// ParseRateBits reads a number of bits/s as ParseRate reads its word,
+// checking it before it becomes an int64 (1e40 used to wrap to -2^63).
+func TestParseRateBits(t *testing.T) {
+	for _, c := range []struct {
+		in   float64
+		want int64
+		err  string
+	}{
+		{100e9, 100e9, ""},
+		{0, 0, ""},
+		{15, 8, ""},
+		{8, 8, ""},
+		{7, 0, "7bit is below 8bit, the smallest rate (1 byte/s)"},
+		{0.1, 0, "0.1bit is below 8bit"},
+		{1e40, 0, "1e+40bit is above 1 Pbit/s"},
+		{math.MaxInt64, 0, "9.223372036854776e+18bit is above 1 Pbit/s"},
+		{-1, 0, "-1bit is not a rate: it is negative"},
+		{math.Inf(1), 0, "+Infbit is not a rate"},
+		{math.NaN(), 0, "NaNbit is not a rate"},
+	} {
+		got, err := ParseRateBits(c.in)
+		if c.err != "" {
+			if err == nil || err.Error() != c.err && !strings.HasPrefix(err.Error(), c.err) {
+				t.Errorf("ParseRateBits(%v) = %d, %v; want error %q", c.in, got, err, c.err)
+			}
+			continue
+		}
+		if err != nil || got != c.want {
+			t.Errorf("ParseRateBits(%v) = %d, %v; want %d", c.in, got, err, c.want)
 		}
 	}
 }
@@ -265,13 +311,17 @@ func TestParseCount(t *testing.T) {
 }
 
 func FuzzParseRate(f *testing.F) {
-	for _, s := range []string{"100gbit", "25Gbit", "-1", "1e400", "nan", "5kbps", "0x1p4KiBps", "100G"} {
+	for _, s := range []string{"100gbit", "25Gbit", "-1", "1e400", "nan", "5kbps", "0x1p4KiBps", "100G", "7bit", "0.1bit"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		r, err := ParseRate(s)
 		if err == nil && (r < 0 || r%8 != 0) {
 			t.Fatalf("ParseRate(%q) = %d without error", s, r)
+		}
+		// 0 is the driver's line rate: only a rate of 0 may read as 0.
+		if b, berr := rateBytes(strings.TrimSpace(s)); err == nil && r == 0 && (berr != nil || b != 0) {
+			t.Fatalf("ParseRate(%q) = 0 for %v bytes/s", s, b)
 		}
 		b, err := GetRate64(s)
 		if err != nil {
