@@ -278,12 +278,13 @@ func arrivalsRow(runs ...*report.Report) Row {
 	base := xmitRate(runs[0])
 	holds := base > 0
 	var parts []string
+	llist := safeDiv(xmitRate(runs[1]), base) / seedOf(1)
 	for i := 1; i < len(runs); i++ {
 		x := safeDiv(xmitRate(runs[i]), base)
 		holds = holds && x >= 0.8*seedOf(i) && x <= 1.25*seedOf(i)
 		parts = append(parts, fmt.Sprintf("%.2fx", x))
 	}
-	return Row{ID: id, Name: name, Seed: seed, Tolerance: "each within 25% of his",
+	return Row{ID: id, Name: name, Seed: seed, Tolerance: "each within 25% of his", Ratio: llist,
 		Model: strings.Join(parts, ", ") + fmt.Sprintf(" (%.3f Mpps before)", base/1e6), Holds: holds,
 		Why: "arrivals at __dev_xmit_skb over the window, the four RX CPUs' forwarding rate; " + dropRates(runs[1])}
 }
