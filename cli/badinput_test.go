@@ -239,6 +239,25 @@ func TestPluginFilesBadInput(t *testing.T) {
 	}
 }
 
+// More senders than CPUs under the kind's default placement blames the
+// count (the default, 240), not a --placement the user never gave; a
+// --placement given is what is blamed.
+func TestPlacementBlame(t *testing.T) {
+	host := []string{"run", "--workload", "udp_rate", "--sockets", "1", "--cores", "2", "--duration", "1ms", "--warmup", "0", "--no-progress"}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "--senders (senders.count): 240 senders but only 4 CPUs, and udp_rate's default placement (spread) pins one sender per CPU: give at most 4, or --placement unpinned to let them share CPUs"},
+		{[]string{"--placement", "spread"}, "--placement (senders.placement): workload: 240 senders but only 4 CPUs"},
+	} {
+		_, err := txlab(t, append(append([]string(nil), host...), tc.args...)...)
+		if err == nil || err.Error() != tc.want && !strings.HasPrefix(err.Error(), tc.want) {
+			t.Errorf("%v: error %v, want %q", tc.args, err, tc.want)
+		}
+	}
+}
+
 func trunc(b []byte) string {
 	if len(b) > 60 {
 		return string(b[:60]) + "..."

@@ -87,10 +87,6 @@ func compares(c *cli.Context) []string {
 	return nil
 }
 
-// maxVariants bounds a run's variants (a product of --compare keys
-// grows fast; txlab sweep runs grids).
-const maxVariants = 1024
-
 // variants expands each --compare key over specs: every spec once per
 // value, so that several keys give their cartesian product. A variant's
 // name is its values in order ("6.18 fast_path=on"), after the name of
@@ -114,8 +110,8 @@ func variants(specs []run.Spec, cmps []string) ([]run.Spec, error) {
 			}
 			given[v] = true
 		}
-		if n := len(specs) * len(values); n > maxVariants {
-			return nil, fmt.Errorf("--compare %s: %d variants, at most %d (txlab sweep runs grids)", key, n, maxVariants)
+		if n := len(specs) * len(values); n > run.MaxVariants { // a product of --compare keys grows fast
+			return nil, fmt.Errorf("--compare %s: %d variants, at most %d (txlab sweep runs grids)", key, n, run.MaxVariants)
 		}
 		var out []run.Spec
 		for _, base := range specs {

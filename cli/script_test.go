@@ -338,6 +338,12 @@ func TestScriptCLIErrors(t *testing.T) {
 		{"a := []\nfor { a = append(a, 1) }\n", []string{"--max-allocs", "500"}, "s.tengo:2:11: allocation limit exceeded (500 objects)"},
 		{"txlab := import(\"txlab\")\n", []string{"--param", "x=1"}, "unknown parameter \"x\""},
 		{"txlab := import(\"txlab\")\ntxlab.device({driver: \"veth\", queues: 1, opts: \"tx 5\"})\n", nil, "veth: unknown option \"tx\""},
+		{"txlab := import(\"txlab\")\ntxlab.duration(\"1ms\")\ntxlab.warmup(0)\ntxlab.at(\"2ms\", {log: \"x\"})\n", nil,
+			"s.tengo:4:1: at 2ms {log: x}: its time 2ms is not before the end of the run (duration 1ms): it would never run"},
+		{"txlab := import(\"txlab\")\nfor i := 0; i < 1025; i++ { txlab.variant(\"v\" + string(i), {seed: i + 1}) }\n", nil,
+			"s.tengo:2:29: txlab.variant: variant v1024 would be variant 1025, at most 1024"},
+		{"txlab := import(\"txlab\")\ntxlab.senders([{count: 5000}, {kind: \"udp_rate\", count: 5000}])\n", nil,
+			"s.tengo:2:1: txlab.senders: 10000 sender threads in 2 groups, at most 8192 in all"},
 	} {
 		path := writeScript(t, tt.src)
 		for _, cmd := range []string{"check", "run"} {

@@ -1,6 +1,7 @@
 package run
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -312,40 +313,123 @@ func (l *Live) Phase(name string) error {
 	return nil
 }
 
-func validateActions(acts []Action, duration sim.Time) error {
-	for i, a := range acts {
-		what := a.Name
-		if what == "" {
-			what = fmt.Sprintf("action %d", i)
+// Runs is how many times a runs in a run of duration: once if At is
+// before the end, else never; every Every from At while before Until
+// (0: the end).
+func (a Action) Runs(duration sim.Time) int64 {
+	end := duration
+	if a.Every > 0 && a.Until > 0 && a.Until < end {
+		end = a.Until
+	}
+	switch {
+	case a.At >= end:
+		return 0
+	case a.Every <= 0:
+		return 1
+	}
+	return int64((end - a.At + a.Every - 1) / a.Every)
+}
+
+// Validate checks a on its own against a run of duration: something to
+// do, no negative time, a start before the end (else it never runs) and
+// at most MaxActionRuns runs. i numbers it when it has no name.
+func (a Action) Validate(i int, duration sim.Time) error {
+	what := a.Name
+	if what == "" {
+		what = fmt.Sprintf("action %d", i)
+	}
+	switch {
+	case a.Do == nil:
+		return fmt.Errorf("%s: nothing to do", what)
+	case a.At < 0:
+		return fmt.Errorf("%s: time %dns is negative", what, a.At)
+	case a.Every < 0:
+		return fmt.Errorf("%s: interval %dns is negative", what, a.Every)
+	case a.Until < 0:
+		return fmt.Errorf("%s: until %dns is negative", what, a.Until)
+	case a.At >= duration:
+		return fmt.Errorf("%s: %s is not before the end of the run (duration %s): it would never run", what, startWord(a), formatTime(duration))
+	}
+	if n := a.Runs(duration); n > MaxActionRuns {
+		end := duration
+		if a.Until > 0 && a.Until < end {
+			end = a.Until
 		}
-		switch {
-		case a.Do == nil:
-			return fmt.Errorf("%s: nothing to do", what)
-		case a.At < 0:
-			return fmt.Errorf("%s: time %dns is negative", what, a.At)
-		case a.Every < 0:
-			return fmt.Errorf("%s: interval %dns is negative", what, a.Every)
-		case a.Until < 0:
-			return fmt.Errorf("%s: until %dns is negative", what, a.Until)
-		}
-		if a.Every > 0 {
-			end := duration
-			if a.Until > 0 && a.Until < end {
-				end = a.Until
-			}
-			if n := (end - a.At + a.Every - 1) / a.Every; n > MaxActionRuns {
-				return fmt.Errorf("%s: every %v runs %d times in %v, at most %d: use an interval of %v or more",
-					what, a.Every, n, duration, MaxActionRuns, formatTime((end-a.At+MaxActionRuns-1)/MaxActionRuns))
-			}
-		}
+		return fmt.Errorf("%s: every %v runs %d times in %v, at most %d: use an interval of %v or more",
+			what, a.Every, n, duration, MaxActionRuns, formatTime((end-a.At+MaxActionRuns-1)/MaxActionRuns))
 	}
 	return nil
 }
 
-// actionRunner interleaves actions with engine steps.
+// RunsInAll is how many times acts run over a run of duration, together.
+func RunsInAll(acts []Action, duration sim.Time) int64 {
+	var total int64
+	for _, a := range acts {
+		total += a.Runs(duration)
+	}
+	return total
+}
+
+func validateActions(acts []Action, duration sim.Time) error {
+	for i, a := range acts {
+		if err := a.Validate(i, duration); err != nil {
+			return err
+		}
+	}
+	if RunsInAll(acts, duration) > MaxActionRuns {
+		return errors.New(TooManyRuns(acts, duration, nil))
+	}
+	return nil
+}
+
+// startWord names when an action starts, for an error: its time, or an
+// every's first run.
+func startWord(a Action) string {
+	if a.Every > 0 {
+		return "its first run at " + formatTime(a.At)
+	}
+	return "its time " + formatTime(a.At)
+}
+
+// TooManyRuns is the message for actions whose runs add up to more than
+// MaxActionRuns over a run of duration: the total, the bound and the
+// actions that run most (where, if set, says where action i was
+// declared: a script's file:line).
+func TooManyRuns(acts []Action, duration sim.Time, where func(i int) string) string {
+	total := RunsInAll(acts, duration)
+	idx := make([]int, len(acts))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(x, y int) bool { return acts[idx[x]].Runs(duration) > acts[idx[y]].Runs(duration) })
+	const named = 3
+	var most []string
+	for _, i := range idx[:min(named, len(idx))] {
+		what := acts[i].Name
+		if what == "" {
+			what = fmt.Sprintf("action %d", i)
+		}
+		if where != nil {
+			what = where(i) + " " + what
+		}
+		most = append(most, fmt.Sprintf("%s (%d)", what, acts[i].Runs(duration)))
+	}
+	more := ""
+	if len(acts) > named {
+		more = fmt.Sprintf(", and %d more", len(acts)-named)
+	}
+	return fmt.Sprintf("%d timed actions would run %d times over the run's %v, at most %d in all: %s%s; use longer intervals or fewer actions",
+		len(acts), total, formatTime(duration), MaxActionRuns, strings.Join(most, ", "), more)
+}
+
+// actionRunner interleaves actions with engine steps. Pending
+// occurrences wait in a min-heap keyed by (time, index), so finding the
+// next one costs O(log n) however many actions a script declares, and
+// those due at one time pop in Spec.Actions order.
 type actionRunner struct {
 	acts []Action
-	next []sim.Time // next occurrence per action, -1: done
+	next []sim.Time // next occurrence per action
+	heap []int      // indexes of the actions still to run, by (next, index)
 	end  sim.Time
 	live *Live
 }
@@ -354,31 +438,70 @@ func newActionRunner(acts []Action, live *Live, end sim.Time) *actionRunner {
 	r := &actionRunner{acts: acts, next: make([]sim.Time, len(acts)), end: end, live: live}
 	for i, a := range acts {
 		r.next[i] = a.At
-		r.retire(i)
+		r.schedule(i)
 	}
 	return r
 }
 
-// retire marks action i done if its next occurrence is past its bound.
-func (r *actionRunner) retire(i int) {
+// schedule queues action i at r.next[i] unless that is past its bound
+// (Until, or the end of the run): then it is done.
+func (r *actionRunner) schedule(i int) {
 	until := r.acts[i].Until
 	if until == 0 || until > r.end {
 		until = r.end
 	}
 	if r.next[i] >= until {
-		r.next[i] = -1
+		return
 	}
+	r.heap = append(r.heap, i)
+	r.up(len(r.heap) - 1)
+}
+
+func (r *actionRunner) less(x, y int) bool {
+	a, b := r.heap[x], r.heap[y]
+	return r.next[a] < r.next[b] || r.next[a] == r.next[b] && a < b
+}
+
+func (r *actionRunner) up(j int) {
+	for j > 0 {
+		p := (j - 1) / 2
+		if !r.less(j, p) {
+			return
+		}
+		r.heap[j], r.heap[p] = r.heap[p], r.heap[j]
+		j = p
+	}
+}
+
+// pop removes and returns the earliest pending action.
+func (r *actionRunner) pop() int {
+	top := r.heap[0]
+	last := len(r.heap) - 1
+	r.heap[0] = r.heap[last]
+	r.heap = r.heap[:last]
+	for j := 0; ; {
+		c := 2*j + 1
+		if c >= last {
+			break
+		}
+		if c+1 < last && r.less(c+1, c) {
+			c++
+		}
+		if !r.less(c, j) {
+			break
+		}
+		r.heap[j], r.heap[c] = r.heap[c], r.heap[j]
+		j = c
+	}
+	return top
 }
 
 // due is the earliest pending occurrence, or -1.
 func (r *actionRunner) due() sim.Time {
-	t := sim.Time(-1)
-	for _, n := range r.next {
-		if n >= 0 && (t < 0 || n < t) {
-			t = n
-		}
+	if len(r.heap) == 0 {
+		return -1
 	}
-	return t
+	return r.next[r.heap[0]]
 }
 
 // runUntil advances the engine to until, stopping at each action due on
@@ -394,18 +517,15 @@ func (r *actionRunner) runUntil(e *sim.Engine, until sim.Time) error {
 				return err
 			}
 		}
-		for i, a := range r.acts {
-			if r.next[i] != t {
-				continue
-			}
+		for r.due() == t {
+			i := r.pop()
+			a := r.acts[i]
 			if err := a.Do(r.live); err != nil {
 				return fmt.Errorf("%s: %w", actionWhen(a, i, t), err)
 			}
 			if a.Every > 0 {
 				r.next[i] = t + a.Every
-				r.retire(i)
-			} else {
-				r.next[i] = -1
+				r.schedule(i)
 			}
 		}
 	}

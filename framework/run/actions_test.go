@@ -1,6 +1,10 @@
 package run
 
 import (
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
 	"strings"
 	"testing"
 
@@ -274,5 +278,197 @@ func TestChangeEveryBuiltin(t *testing.T) {
 				t.Errorf("%d held before, %d after, %d %s drops (all: %v)", held, after, rep.Drops[c.reason], c.reason, rep.Drops)
 			}
 		})
+	}
+}
+
+// Actions run in (time, declaration) order, whatever their mix of once
+// and every, froms and untils, and however many share a time: the order
+// the runner gives is the order of every occurrence sorted by time, then
+// by index (the determinism of a script's actions rests on it).
+func TestActionOrder(t *testing.T) {
+	us := sim.Microsecond
+	for _, tt := range []struct {
+		name string
+		acts []Action // Do is filled in
+	}{
+		{"same time", []Action{{At: 100 * us}, {At: 100 * us}, {At: 0}, {At: 100 * us}, {At: 0}}},
+		{"every and at", []Action{
+			{At: 100 * us, Every: 100 * us},
+			{At: 200 * us},
+			{At: 100 * us, Every: 50 * us, Until: 600 * us},
+			{At: 200 * us},
+			{At: 0},
+			{At: 100 * us, Every: 100 * us},
+			{At: 10 * us, Every: 30 * us},
+		}},
+		{"until and the end", []Action{{At: 0, Every: 300 * us, Until: 900 * us}, {At: 999 * us}, {At: 0, Every: 333 * us}}},
+		{"many", func() []Action {
+			var out []Action
+			for i := 0; i < 300; i++ {
+				a := Action{At: sim.Time(i*7919%97) * us}
+				if i%3 == 0 {
+					a.Every = sim.Time(1+i%11) * 10 * us
+				}
+				if i%5 == 0 {
+					a.Until = a.At + 200*us
+				}
+				out = append(out, a)
+			}
+			return out
+		}()},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := actionSpec()
+			s.Duration = sim.Millisecond
+			type run struct {
+				at sim.Time
+				i  int
+			}
+			var got, want []run
+			for i, a := range tt.acts {
+				a.Name = fmt.Sprintf("a%d", i)
+				a.Do = func(l *Live) error { got = append(got, run{l.Now(), i}); return nil }
+				s.Actions = append(s.Actions, a)
+				end := s.Duration
+				if a.Until > 0 && a.Until < end {
+					end = a.Until
+				}
+				for at := a.At; at < end; at += a.Every {
+					want = append(want, run{at, i})
+					if a.Every == 0 {
+						break
+					}
+				}
+			}
+			sort.Slice(want, func(x, y int) bool {
+				return want[x].at < want[y].at || want[x].at == want[y].at && want[x].i < want[y].i
+			})
+			mustRun(t, s)
+			if !slices.Equal(got, want) {
+				t.Errorf("ran\n  %v\nwant\n  %v", got, want)
+			}
+		})
+	}
+}
+
+// Finding the next action costs O(log n): 200,000 actions at as many
+// times run in a second or so (a scan of every action for each took
+// minutes, growing as the square of their count).
+func TestManyActionsQuickly(t *testing.T) {
+	if testing.Short() {
+		t.Skip("200,000 actions")
+	}
+	s := actionSpec()
+	s.Duration = sim.Millisecond
+	n, ran := 200_000, 0
+	do := func(*Live) error { ran++; return nil }
+	for i := 0; i < n; i++ {
+		s.Actions = append(s.Actions, Action{Name: "x", At: sim.Time(i), Do: do})
+	}
+	// No clock here (speed belongs to benchmarks): a scan per firing
+	// would take minutes and meet the test binary's timeout.
+	mustRun(t, s)
+	if ran != n {
+		t.Errorf("%d of %d actions ran", ran, n)
+	}
+}
+
+func TestActionRuns(t *testing.T) {
+	ms := sim.Millisecond
+	for _, tt := range []struct {
+		a    Action
+		want int64
+	}{
+		{Action{At: 0}, 1},
+		{Action{At: 4 * ms}, 0}, // at the end: never
+		{Action{At: ms, Every: ms}, 3},
+		{Action{At: ms, Every: 3 * ms}, 1},
+		{Action{At: 0, Every: ms, Until: 2 * ms}, 2},
+		{Action{At: 0, Every: ms, Until: 9 * ms}, 4}, // until past the end
+		{Action{At: 1, Every: 1}, 4*int64(ms) - 1},
+	} {
+		if got := tt.a.Runs(4 * ms); got != tt.want {
+			t.Errorf("%+v: %d runs, want %d", tt.a, got, tt.want)
+		}
+	}
+}
+
+// Actions are refused before the run starts when one would never run
+// (past the end) or when their runs add up to more than MaxActionRuns.
+func TestActionBounds(t *testing.T) {
+	do := func(*Live) error { return nil }
+	every := func(name string, iv sim.Time) Action { return Action{Name: name, At: iv, Every: iv, Do: do} }
+	for _, tt := range []struct {
+		name string
+		acts []Action
+		want string
+	}{
+		{"at the end", []Action{{Name: "late", At: 4 * sim.Millisecond, Do: do}},
+			"late: its time 4ms is not before the end of the run (duration 4ms): it would never run"},
+		{"every from past the end", []Action{{Name: "tick", At: 5 * sim.Millisecond, Every: sim.Millisecond, Do: do}},
+			"tick: its first run at 5ms is not before the end of the run (duration 4ms)"},
+		{"one too often", []Action{every("fast", 1)}, "fast: every 1ns runs 3999999 times in 4ms, at most 1000000: use an interval of 4ns or more"},
+		{"all too often", []Action{every("a", 8), every("b", 8), every("c", sim.Millisecond)},
+			"3 timed actions would run 1000001 times over the run's 4ms, at most 1000000 in all: a (499999), b (499999), c (3); use longer intervals or fewer actions"},
+		{"in all, named", func() []Action {
+			var out []Action
+			for i := 0; i < 200; i++ {
+				out = append(out, every(fmt.Sprint(i), 700))
+			}
+			return out
+		}(), "200 timed actions would run 1142800 times over the run's 4ms, at most 1000000 in all: 0 (5714), 1 (5714), 2 (5714), and 197 more"},
+		{"within", []Action{every("a", 16), every("b", 16), {Name: "c", At: 0, Do: do}}, ""},
+	} {
+		s := actionSpec()
+		s.Actions = tt.acts
+		err := s.Validate()
+		if tt.want == "" {
+			if err != nil {
+				t.Errorf("%s: %v", tt.name, err)
+			}
+			continue
+		}
+		if err == nil || !strings.HasPrefix(err.Error(), tt.want) {
+			t.Errorf("%s: %v, want %q", tt.name, err, tt.want)
+		}
+	}
+}
+
+// A queue that grows without end (pfifo with a limit in the millions on
+// a link that drains 10 packets a millisecond, under senders with 16 MB
+// sndbufs) stops the run at the bound on live skbs: one line with the
+// count, the time and the qdisc holding them; the partial report's
+// accounting balances. Under the bound the same host runs to its end.
+func TestLiveSKBsBound(t *testing.T) {
+	for _, tt := range []struct {
+		limit int
+		want  string
+	}{
+		{5000, "5001 skbs in flight at "},
+		{1_000_000, ""},
+	} {
+		s := backlogSpec("pfifo limit 1000000", 1, true)
+		rep, err := RunWith(s, Options{MaxLiveSKBs: tt.limit})
+		if tt.want == "" {
+			if err != nil {
+				t.Errorf("limit %d: %v", tt.limit, err)
+			}
+			continue
+		}
+		var lse *LiveSKBsError
+		if !errors.As(err, &lse) || !strings.HasPrefix(err.Error(), tt.want) || strings.Contains(err.Error(), "\n") {
+			t.Fatalf("limit %d: %v, want one line starting %q", tt.limit, err, tt.want)
+		}
+		for _, w := range []string{"of simulated time, more than the 5000 a run may hold: qdisc pfifo 8001: root holds ", "lower the limit"} {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%v: want %q", err, w)
+			}
+		}
+		if lse.At <= 0 || lse.At >= s.Duration || rep.DurationNs != int64(s.Duration) {
+			t.Errorf("stopped at %v of %v", lse.At, s.Duration)
+		}
+		if !rep.AccountingOK || rep.Error == "" || rep.InFlightPackets < 5000 {
+			t.Errorf("partial report: accounting %v %q, error %q, %d in flight", rep.AccountingOK, rep.AccountingError, rep.Error, rep.InFlightPackets)
+		}
 	}
 }

@@ -96,12 +96,49 @@ func TestSenderGroupsBad(t *testing.T) {
 		{"bad count", func(s *Spec) { s.Also[0].Senders = 0 }, "senders group 2 (udp_stream): workload: senders must be 1..8192, got 0"},
 		{"bad placement", func(s *Spec) { s.Also[0].Placement = "0-99" }, "senders group 2 (udp_stream): placement: "},
 		{"late launch", func(s *Spec) { s.Also[0].Launch = sim.Millisecond }, "senders group 2 (udp_stream): launch: the last of 240 senders would start at 239ms"},
+		// Each group within --senders' range, all of them together not.
+		{"threads in all", func(s *Spec) {
+			s.Also[0].Senders = workload.MaxSenders
+			s.Also = append(s.Also, s.Also[0], s.Also[0])
+		}, "24576 sender threads in 3 groups, at most 8192 in all (--senders (senders.count): its range is for every group together)"},
+		// No placement given: the count is what is too big.
+		{"default placement", func(s *Spec) { s.Also[0].Kind = workload.UDPRate },
+			"senders group 2 (udp_rate): count: 240 senders but only 16 CPUs, and udp_rate's default placement (spread) pins one sender per CPU: give at most 16, or placement unpinned"},
 	} {
 		s := mixedSpec()
 		tt.edit(&s)
 		err := s.Validate()
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s: %v, want %q", tt.name, err, tt.want)
+		}
+	}
+}
+
+// More senders than CPUs under a placement that pins one a CPU names
+// what the user gave: the count when the placement is the kind's
+// default, the placement when it was given.
+func TestPlacementBlame(t *testing.T) {
+	for _, tt := range []struct {
+		kind, placement string
+		want            string
+	}{
+		{workload.UDPRate, "", "--senders (senders.count): 240 senders but only 8 CPUs, and udp_rate's default placement (spread) pins one sender per CPU: give at most 8, or --placement unpinned to let them share CPUs"},
+		{workload.UDPRate, workload.Spread, "--placement (senders.placement): workload: 240 senders but only 8 CPUs (spread pins one sender per CPU"},
+		{workload.UDPStream, "0-3", "--placement (senders.placement): workload: placement \"0-3\" has 4 CPUs for 240 senders"},
+		{workload.UDPStream, "", ""}, // unpinned: they share
+	} {
+		s := small()
+		s.Workload.Kind, s.Workload.Senders, s.Workload.Placement = tt.kind, 240, tt.placement
+		s.Workload.Flows, s.Workload.Rate = 16, 1e6
+		err := s.Validate()
+		if tt.want == "" {
+			if err != nil {
+				t.Errorf("%s %q: %v", tt.kind, tt.placement, err)
+			}
+			continue
+		}
+		if err == nil || !strings.HasPrefix(err.Error(), tt.want) {
+			t.Errorf("%s %q: %v, want %q", tt.kind, tt.placement, err, tt.want)
 		}
 	}
 }

@@ -18,8 +18,23 @@ import (
 const (
 	// MaxSamples bounds the throughput time series: duration / interval.
 	MaxSamples = 10000
-	// MaxActionRuns bounds how often one timed action runs in a run.
+	// MaxActionRuns bounds how often timed actions run in a run, one
+	// action or all of them together: each run stops the engine (about a
+	// microsecond for a plain action), so a million stays near a second.
 	MaxActionRuns = 1_000_000
+	// MaxLiveSKBs bounds the skbs alive at once in a run (in flight: in
+	// qdiscs, rings, defer lists, on CPUs): past it the run stops with a
+	// LiveSKBsError. In flight is what the queues hold, and their limits
+	// (pfifo's txqueuelen of 1000 a queue, fq_codel's 10240, cake's
+	// memlimit) keep every shipped script under 50,000 (E1's 240
+	// sockets the most); two million take a limit in the millions, far
+	// above what a link drains. A packet in flight costs a few hundred
+	// bytes of heap (an skb is 160, a deep queue's ring entry about 100
+	// more), so a run stops within one or two gigabytes.
+	MaxLiveSKBs = 2_000_000
+	// MaxVariants bounds a run's variants, a script's and --compare's
+	// product alike: each variant is a whole run (txlab sweep runs grids).
+	MaxVariants = 1024
 	// MaxLinkRate is the fastest link a device may have: 1.6 Tbit/s
 	// (1.6TbE, IEEE 802.3dj).
 	MaxLinkRate = 1_600_000_000_000

@@ -232,6 +232,9 @@ func (s *Spec) Validate() error {
 			return err
 		}
 	}
+	if err := s.CheckSenders(); err != nil {
+		return err
+	}
 	topo := sim.Topology{Sockets: s.Sockets, CoresPerSocket: s.Cores, ThreadsPerCore: s.Threads}
 	if err := topo.Validate(); err != nil {
 		return err
@@ -274,6 +277,9 @@ func (s *Spec) Validate() error {
 			return fmt.Errorf("--placement (senders.placement): %w", err)
 		}
 	} else if _, _, err := workload.Place(&s.Workload, topo); err != nil { // forward has no sender threads: the traffic comes from the wire
+		if s.Workload.Placement == "" {
+			return countError(s.Workload, topo.NumCPUs(), KnobByFlag("senders").Name(), "--placement")
+		}
 		return fmt.Errorf("--placement (senders.placement): %w", err)
 	}
 	if _, err := s.lockCPUs(topo); err != nil {
@@ -302,6 +308,35 @@ func (s *Spec) Validate() error {
 	return s.validateBond()
 }
 
+// CheckSenders checks the sender threads of every group together
+// against --senders' range: each group's count is in range on its own,
+// but the threads all run on the one host, and every thread costs its
+// socket and task.
+func (s *Spec) CheckSenders() error {
+	total, groups := 0, 0
+	if udpThreads(s) {
+		total, groups = s.Workload.Senders, 1
+	}
+	for _, w := range s.Also {
+		total += w.Senders
+		groups++
+	}
+	if groups > 1 && total > workload.MaxSenders {
+		return fmt.Errorf("%d sender threads in %d groups, at most %d in all (%s: its range is for every group together)",
+			total, groups, workload.MaxSenders, KnobByFlag("senders").Name())
+	}
+	return nil
+}
+
+// countError is Place's error for a spec that gave no placement: the
+// kind's default pins one sender per CPU and there are more senders
+// than CPUs, so the count is what the user gave wrong (count names it,
+// placement the way out).
+func countError(w workload.Spec, ncpu int, count, placement string) error {
+	return fmt.Errorf("%s: %d senders but only %d CPUs, and %s's default placement (%s) pins one sender per CPU: give at most %d, or %s unpinned to let them share CPUs",
+		count, w.Senders, ncpu, w.Kind, w.PlacementWord(), ncpu, placement)
+}
+
 // validateAlso checks sender group i+2 (Also[i]): a UDP group beside a
 // first group that has senders of its own.
 func (s *Spec) validateAlso(i int, topo sim.Topology) error {
@@ -317,6 +352,9 @@ func (s *Spec) validateAlso(i int, topo sim.Topology) error {
 		return fmt.Errorf("%s: %w", name, err)
 	}
 	if _, _, err := workload.Place(&w, topo); err != nil {
+		if w.Placement == "" {
+			return fmt.Errorf("%s: %w", name, countError(w, topo.NumCPUs(), "count", "placement"))
+		}
 		return fmt.Errorf("%s: placement: %w", name, err)
 	}
 	if w.Launch > 0 {
@@ -409,6 +447,9 @@ type Options struct {
 	// Observe, if set, is handed the built host and its device before
 	// the first event (a packet capture installs its tap there).
 	Observe func(n *netdev.Net, dev *netdev.Device) error
+	// MaxLiveSKBs, if above 0, is the bound on skbs alive at once in
+	// place of MaxLiveSKBs (a test reaches a small one in little time).
+	MaxLiveSKBs int
 }
 
 // Run executes spec. It always returns a report, partial on failure, with
@@ -701,6 +742,15 @@ func RunWith(spec Spec, o Options) (*report.Report, error) {
 		return fail(err)
 	}
 	e, net, dev, wl := h.e, h.net, h.dev, h.wl
+	limit := MaxLiveSKBs
+	if o.MaxLiveSKBs > 0 {
+		limit = o.MaxLiveSKBs
+	}
+	var tooMany *LiveSKBsError
+	net.Pool.SetLimit(limit, func(live int) {
+		tooMany = &LiveSKBsError{Live: live, Limit: limit, At: e.Now()}
+		e.Interrupt(tooMany)
+	})
 	if o.Stop != nil {
 		done := make(chan struct{})
 		defer close(done)
@@ -771,6 +821,9 @@ func RunWith(spec Spec, o Options) (*report.Report, error) {
 	if runErr != nil {
 		net.LoseToDeadPlugins()
 	}
+	if tooMany != nil && errors.Is(runErr, tooMany) {
+		tooMany.blame(net)
+	}
 	fillResults(rep, net, e, dev, append([]*workload.Workload{wl}, h.also...), snap, spec)
 	fillTCP(rep, ts, spec, snap.at, e.Now())
 	fillRx(rep, net, e, rxDev, snap)
@@ -788,6 +841,38 @@ func RunWith(spec Spec, o Options) (*report.Report, error) {
 	}
 	tv.End(summary(rep)...)
 	return rep, nil
+}
+
+// LiveSKBsError ends a run that had more than MaxLiveSKBs skbs alive at
+// once: a queue that grows without end (a qdisc whose limit is far
+// above what the link drains, as netem's with a long delay), which
+// would hold the memory of every packet it takes.
+type LiveSKBsError struct {
+	Live  int      // skbs alive when the bound was passed
+	Limit int      // the bound (MaxLiveSKBs)
+	At    sim.Time // when
+	// Qdisc is the qdisc that held the most packets when the run
+	// stopped, and Held how many (its tree's).
+	Qdisc string
+	Held  int
+}
+
+func (e *LiveSKBsError) Error() string {
+	msg := fmt.Sprintf("%d skbs in flight at %v of simulated time, more than the %d a run may hold", e.Live, e.At, e.Limit)
+	if e.Qdisc != "" && e.Held >= e.Live/4 {
+		return msg + fmt.Sprintf(": qdisc %s holds %d packets; a qdisc limit far above what the link drains lets its queue grow without end (lower the limit)", e.Qdisc, e.Held)
+	}
+	return msg + ": a queue grew without end (a qdisc's limit far above what the link drains, most likely)"
+}
+
+// blame names the qdisc that holds the most packets (the last of equals:
+// a child before the root that counts its tree).
+func (e *LiveSKBsError) blame(net *netdev.Net) {
+	for _, q := range net.Qdiscs() {
+		if n := q.Qlen(); n > 0 && n >= e.Held {
+			e.Qdisc, e.Held = q.Name(), n
+		}
+	}
 }
 
 // summary is a report's headline as span attributes a user filters on:

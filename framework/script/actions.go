@@ -299,6 +299,7 @@ func (b *builder) addAction(act run.Action, v any) error {
 	}
 	b.actions = append(b.actions, act)
 	b.actionDefs = append(b.actionDefs, a)
+	b.actionPos = append(b.actionPos, b.here())
 	return nil
 }
 

@@ -32,11 +32,47 @@ type builder struct {
 	actionDefs  []*actionDef
 	paramsRead  map[string]bool
 	sendersSet  bool // txlab.senders was called
+	// vm is the script's VM while it runs: a module function asks it
+	// where it was called (here), for errors found only against the
+	// finished spec (finish) to point at the line that caused them.
+	vm         *tengo.VM
+	actionPos  []srcPos // per action
+	sendersPos srcPos   // the last txlab.senders or config with senders
 }
 
 type variantDef struct {
 	name  string
 	apply func(*run.Spec) error
+	pos   srcPos
+}
+
+// here is where the module function running now was called; zero when
+// unknown.
+func (b *builder) here() srcPos {
+	if b.vm == nil {
+		return srcPos{}
+	}
+	if p, ok := callPos(b.vm, b.p.bytecode.FileSet); ok {
+		return srcPos{p.Line, p.Column}
+	}
+	return srcPos{}
+}
+
+// at is msg as an error at pos, or in the file when pos is unknown.
+func (b *builder) at(pos srcPos, msg string) *Error {
+	return &Error{File: b.p.name, Line: pos.line, Col: pos.col, Msg: msg}
+}
+
+// inVariant prefixes err with the variant it is about, keeping its
+// place if it has one.
+func inVariant(name string, err error) error {
+	var se *Error
+	if errors.As(err, &se) {
+		out := *se
+		out.Msg = "variant " + name + ": " + se.Msg
+		return &out
+	}
+	return fmt.Errorf("variant %s: %w", name, err)
 }
 
 // BaseSpec is where a script starts: exactly what `txlab run` with no
@@ -78,11 +114,11 @@ func (b *builder) finish() ([]run.Spec, error) {
 		s := cloneSpec(b.base)
 		s.Name = v.name
 		if err := v.apply(&s); err != nil {
-			return nil, fmt.Errorf("variant %s: %w", v.name, err)
+			return nil, b.at(v.pos, fmt.Sprintf("variant %s: %v", v.name, err))
 		}
 		s.Actions = append([]run.Action(nil), b.actions...)
 		if err := b.validate(&s); err != nil {
-			return nil, fmt.Errorf("variant %s: %w", v.name, err)
+			return nil, inVariant(v.name, err)
 		}
 		out = append(out, s)
 	}
@@ -90,6 +126,9 @@ func (b *builder) finish() ([]run.Spec, error) {
 }
 
 func (b *builder) validate(s *run.Spec) error {
+	if err := b.validatePlaced(s); err != nil {
+		return err
+	}
 	if err := s.Validate(); err != nil {
 		return err
 	}
@@ -97,6 +136,57 @@ func (b *builder) validate(s *run.Spec) error {
 		if err := a.check(s); err != nil {
 			return fmt.Errorf("%s: %w", b.actions[i].Name, err)
 		}
+	}
+	return nil
+}
+
+// validatePlaced checks what only the finished spec can tell (the
+// duration and the groups may be set after the lines that use them)
+// and that a script's line caused, placing the error at that line:
+// the sender threads of all groups together, each action's time
+// against the duration, and the actions' and hooks' runs in all.
+func (b *builder) validatePlaced(s *run.Spec) error {
+	if err := s.CheckSenders(); err != nil {
+		return b.at(b.sendersPos, err.Error())
+	}
+	for i, a := range s.Actions {
+		if err := a.Validate(i, s.Duration); err != nil {
+			return b.at(b.actionPos[i], err.Error())
+		}
+	}
+	line := func(i int) string { return fmt.Sprintf("line %d", b.actionPos[i].line) }
+	most := func(acts []int) int { // the one that runs most, first of equals
+		m := acts[0]
+		for _, i := range acts {
+			if s.Actions[i].Runs(s.Duration) > s.Actions[m].Runs(s.Duration) {
+				m = i
+			}
+		}
+		return m
+	}
+	if len(s.Actions) > 0 && run.RunsInAll(s.Actions, s.Duration) > run.MaxActionRuns {
+		all := make([]int, len(s.Actions))
+		for i := range all {
+			all[i] = i
+		}
+		return b.at(b.actionPos[most(all)], run.TooManyRuns(s.Actions, s.Duration, line))
+	}
+	var hooks []int
+	var hookActs []run.Action
+	for i, d := range b.actionDefs {
+		if d.hook != nil {
+			hooks = append(hooks, i)
+			hookActs = append(hookActs, s.Actions[i])
+		}
+	}
+	if n := run.RunsInAll(hookActs, s.Duration); n > MaxHookRuns {
+		m := most(hooks)
+		what := "a hook"
+		if len(hooks) > 1 {
+			what = fmt.Sprintf("%d hooks", len(hooks))
+		}
+		return b.at(b.actionPos[m], fmt.Sprintf("%s would run %d times over the run's %s, at most %d in all (each run is a fresh VM, tens of microseconds): %s runs %d times; use a longer interval",
+			what, n, fmtNs(s.Duration), MaxHookRuns, s.Actions[m].Name, s.Actions[m].Runs(s.Duration)))
 	}
 	return nil
 }
@@ -175,6 +265,7 @@ func (p *Program) module() map[string]tengo.Object {
 		// group beside the ones before (240 udp_stream, then 8
 		// tcp_stream), as the array form does; one without a kind, or
 		// with the first group's, changes the first group's keys.
+		b.sendersPos = b.here()
 		if m, ok := a[0].(map[string]any); ok && b.sendersSet {
 			if k, ok := m["kind"].(string); ok && k != b.base.Workload.Kind {
 				return nil, addSenderGroup(&b.base, m)
@@ -204,6 +295,9 @@ func (p *Program) module() map[string]tengo.Object {
 		cm, err := asMap("config", a[0])
 		if err != nil {
 			return nil, err
+		}
+		if _, ok := cm["senders"]; ok {
+			b.sendersPos = b.here()
 		}
 		return nil, applyConfig(&b.base, cm)
 	})
@@ -422,6 +516,10 @@ func (b *builder) addVariant(name string, cm map[string]any) error {
 	if strings.TrimSpace(name) == "" {
 		return fmt.Errorf("a variant needs a non-empty name")
 	}
+	if len(b.variants) >= run.MaxVariants {
+		return fmt.Errorf("variant %s would be variant %d, at most %d (--compare's bound too; txlab sweep runs grids)",
+			name, len(b.variants)+1, run.MaxVariants)
+	}
 	for _, v := range b.variants {
 		if v.name == name {
 			return fmt.Errorf("variant %q declared twice", name)
@@ -441,7 +539,7 @@ func (b *builder) addVariant(name string, cm map[string]any) error {
 	if err := apply(&scratch); err != nil {
 		return fmt.Errorf("variant %s: %w", name, err)
 	}
-	b.variants = append(b.variants, variantDef{name: name, apply: apply})
+	b.variants = append(b.variants, variantDef{name: name, apply: apply, pos: b.here()})
 	return nil
 }
 
@@ -748,10 +846,16 @@ func checkQdisc(words []string, queues int, plugins plugin.Options) (err error) 
 // sets every group, the first (or the tcp_stream one) first and the UDP
 // groups that run beside it (run.Spec.Also).
 func setSenders(s *run.Spec, v any) error {
+	var err error
 	if list, ok := v.([]any); ok {
-		return setSenderGroups(s, list)
+		err = setSenderGroups(s, list)
+	} else {
+		err = setSenderMap(s, v)
 	}
-	return setSenderMap(s, v)
+	if err != nil {
+		return err
+	}
+	return s.CheckSenders() // here, at the line, not after the run's end
 }
 
 // tcpOnlyKeys are the senders keys only tcp_stream reads.
@@ -784,6 +888,9 @@ func setSenderGroups(s *run.Spec, list []any) error {
 		m := x.(map[string]any)
 		for _, k := range tcpOnlyKeys {
 			if _, ok := m[k]; ok {
+				if k == "ecn" {
+					return fmt.Errorf("senders[%d]: %w", i, udpECN(m[k]))
+				}
 				return fmt.Errorf("senders[%d]: %q is tcp_stream's; a UDP group beside the first has none", i, k)
 			}
 		}
@@ -798,6 +905,30 @@ func setSenderGroups(s *run.Spec, list []any) error {
 	}
 	s.Also = also
 	return nil
+}
+
+// udpECN is the error for an ecn key on UDP senders, saying what is
+// wrong with its value: the key is tcp_stream's (true or false:
+// net.ipv4.tcp_ecn), and a UDP sender's codepoint is set per flow
+// group (groups: [{ecn: ...}]).
+func udpECN(v any) error {
+	const ours = "ecn: true or false is tcp_stream's (net.ipv4.tcp_ecn)"
+	if b, ok := v.(bool); ok {
+		return fmt.Errorf("ecn: %v is tcp_stream's (net.ipv4.tcp_ecn); UDP senders set a codepoint (not-ect, ect1, ect0 or ce) per flow group: groups: [{ecn: \"ect0\"}]", b)
+	}
+	var g workload.Group
+	if err := g.Set("ecn", fmt.Sprint(v)); err != nil {
+		return fmt.Errorf("ecn %s is not an ECN codepoint: UDP senders take not-ect, ect1, ect0 or ce, per flow group (groups: [{ecn: \"ect0\"}]); %s", quoteValue(v), ours)
+	}
+	return fmt.Errorf("ecn %s: UDP senders take a codepoint per flow group, groups: [{ecn: %s}]; %s", quoteValue(v), quoteValue(v), ours)
+}
+
+// quoteValue is a script value as the script writes it: strings quoted.
+func quoteValue(v any) string {
+	if s, ok := v.(string); ok {
+		return strconv.Quote(s)
+	}
+	return fmt.Sprint(v)
 }
 
 // addSenderGroup adds the group m to s's: a tcp_stream group becomes
@@ -816,10 +947,13 @@ func addSenderGroup(s *run.Spec, m map[string]any) error {
 			return err
 		}
 		s.Also = append([]workload.Spec{old}, s.Also...)
-		return nil
+		return s.CheckSenders()
 	}
 	for _, key := range tcpOnlyKeys {
 		if _, ok := m[key]; ok {
+			if key == "ecn" {
+				return fmt.Errorf("senders: %w", udpECN(m[key]))
+			}
 			return fmt.Errorf("senders: %q is tcp_stream's; a UDP group beside the first has none", key)
 		}
 	}
@@ -828,7 +962,7 @@ func addSenderGroup(s *run.Spec, m map[string]any) error {
 		return err
 	}
 	s.Also = append(s.Also, g.Workload)
-	return nil
+	return s.CheckSenders()
 }
 
 func setSenderMap(s *run.Spec, v any) error {

@@ -416,3 +416,36 @@ func vmPos(vm *tengo.VM, fs *parser.SourceFileSet, aborted bool) (pos parser.Sou
 	fp := fs.Position(parser.Pos(sm.MapIndex(reflect.ValueOf(best)).Int()))
 	return fp, fp.Line > 0
 }
+
+// callPos is where vm is while a module function it called runs: the
+// call's place, as tengo places the function's error (SourcePos of the
+// instruction, the nearest mapped one at or before ip). It walks down
+// from ip, not over the whole source map as vmPos does, so that a
+// script of many calls pays a few lookups a call. Read as vmPos reads.
+func callPos(vm *tengo.VM, fs *parser.SourceFileSet) (pos parser.SourceFilePos, ok bool) {
+	defer func() {
+		if recover() != nil {
+			ok = false
+		}
+	}()
+	v := reflect.ValueOf(vm).Elem()
+	ip, frame := v.FieldByName("ip"), v.FieldByName("curFrame")
+	if !ip.IsValid() || ip.Kind() != reflect.Int || !frame.IsValid() || frame.Kind() != reflect.Pointer || frame.IsNil() {
+		return pos, false
+	}
+	fn := frame.Elem().FieldByName("fn")
+	if !fn.IsValid() || fn.Kind() != reflect.Pointer || fn.IsNil() {
+		return pos, false
+	}
+	sm := fn.Elem().FieldByName("SourceMap")
+	if !sm.IsValid() || sm.Kind() != reflect.Map || sm.Type().Key().Kind() != reflect.Int {
+		return pos, false
+	}
+	for k := int(ip.Int()); k >= 0; k-- {
+		if p := sm.MapIndex(reflect.ValueOf(k)); p.IsValid() {
+			fp := fs.Position(parser.Pos(p.Int()))
+			return fp, fp.Line > 0
+		}
+	}
+	return pos, false
+}

@@ -88,6 +88,10 @@ const (
 	DefaultHookTimeout   = 100 * time.Millisecond
 	// MaxSourceBytes is the largest script Load and ReadFile take.
 	MaxSourceBytes = 1 << 20
+	// MaxHookRuns bounds how often a run's hooks run, all together: each
+	// run is a fresh VM and the live stats (about 30 us), so 100,000 stay
+	// within a few seconds where run.MaxActionRuns of them would not.
+	MaxHookRuns = 100_000
 )
 
 // Options bound and parameterise a script.
@@ -224,10 +228,16 @@ func (p *Program) Eval() (*Plan, error) {
 	p.cur = b
 	defer func() { p.cur = nil }()
 	globals := newGlobals(p.nglobals, 0)
-	if err := runVM(p.name, p.bytecode, globals, p.opts.valueBound(), p.opts.MaxAllocs, p.opts.Timeout, "--max-allocs", "--script-timeout"); err != nil {
+	started := func(vm *tengo.VM) { b.vm = vm }
+	if err := runVMOn(started, p.name, p.bytecode, globals, p.opts.valueBound(), p.opts.MaxAllocs, p.opts.Timeout, "--max-allocs", "--script-timeout"); err != nil {
 		return nil, err
 	}
+	b.vm = nil
 	specs, err := b.finish()
+	var placed *Error
+	if errors.As(err, &placed) {
+		return nil, placed // at the line that declared what is wrong
+	}
 	if err != nil {
 		return nil, &Error{File: p.name, Msg: err.Error()}
 	}
@@ -341,8 +351,17 @@ func newGlobals(n, predefined int) []tengo.Object {
 // runVM runs bytecode with the bounds; errors come back as *Error, at
 // the place the VM stopped when that is known.
 func runVM(name string, bc *tengo.Bytecode, globals []tengo.Object, valueBound int, maxAllocs int64, timeout time.Duration, allocFlag, timeFlag string) (err error) {
+	return runVMOn(nil, name, bc, globals, valueBound, maxAllocs, timeout, allocFlag, timeFlag)
+}
+
+// runVMOn is runVM telling started the VM before it runs (the module
+// functions ask it where their call is).
+func runVMOn(started func(*tengo.VM), name string, bc *tengo.Bytecode, globals []tengo.Object, valueBound int, maxAllocs int64, timeout time.Duration, allocFlag, timeFlag string) (err error) {
 	defer holdBound(valueBound)()
 	vm := tengo.NewVM(bc, globals, maxAllocs)
+	if started != nil {
+		started(vm)
+	}
 	var fired atomic.Bool
 	done := make(chan struct{})
 	t := time.AfterFunc(timeout, func() {

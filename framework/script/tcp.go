@@ -25,7 +25,14 @@ func setTCPSenders(s *run.Spec, m map[string]any) error {
 	}
 	if x, ok := m["ecn"]; ok {
 		b, ok := x.(bool)
-		if !ok {
+		kind := w.Kind
+		if k, isStr := m["kind"].(string); isStr {
+			kind = k
+		}
+		switch {
+		case !ok && kind != workload.TCPStream:
+			return fmt.Errorf("senders %w", udpECN(x)) // a codepoint meant for UDP senders, most likely
+		case !ok:
 			return fmt.Errorf("senders ecn: want true or false, got %s", typeName(x))
 		}
 		w.ECN = b

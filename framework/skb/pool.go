@@ -22,6 +22,18 @@ type Pool struct {
 	reasons []DropReason
 	// owners are the owners SKB.Owner names, OwnerID i at i-1.
 	owners []Owner
+	// over, if set, is told once when live first passes limit
+	// (SetLimit).
+	limit int
+	over  func(live int)
+}
+
+// SetLimit has over called, once, from the Get that first makes more
+// than limit skbs live: a run stops there rather than hold a queue that
+// grows without end (Get still returns the skb, so the accounting
+// holds). A nil over removes the limit.
+func (p *Pool) SetLimit(limit int, over func(live int)) {
+	p.limit, p.over = limit, over
 }
 
 // slabSize is small enough that the last slab's unused slots are a few
@@ -49,6 +61,11 @@ func (p *Pool) Get() *SKB {
 	s.Handle = Handle(uint64(gen)<<32 | uint64(idx))
 	p.live++
 	p.total++
+	if p.live > p.limit && p.over != nil {
+		over := p.over
+		p.over = nil
+		over(p.live)
+	}
 	return s
 }
 

@@ -112,3 +112,42 @@ func TestListRefusesFreedSkbs(t *testing.T) {
 		})
 	}
 }
+
+// SetLimit: over is told once, by the Get that makes one more than limit
+// live (frees in between count), and that Get still returns its skb.
+func TestPoolLimit(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		limit int
+		ops   string // g: Get, p: Put the newest
+		want  []int  // live counts over was told
+	}{
+		{"at the limit", 3, "ggg", nil},
+		{"past it once", 3, "gggggg", []int{4}},
+		{"frees count", 3, "gggpgpgg", []int{4}},
+		{"zero", 0, "gg", []int{1}},
+		{"none", -1, "gggg", nil},
+	} {
+		var p Pool
+		var told []int
+		if tt.limit >= 0 {
+			p.SetLimit(tt.limit, func(live int) { told = append(told, live) })
+		}
+		var held []*SKB
+		for _, op := range tt.ops {
+			if op == 'g' {
+				s := p.Get()
+				if s == nil || !s.live() {
+					t.Fatalf("%s: Get returned no live skb", tt.name)
+				}
+				held = append(held, s)
+				continue
+			}
+			p.Put(held[len(held)-1])
+			held = held[:len(held)-1]
+		}
+		if len(told) != len(tt.want) || len(told) > 0 && told[0] != tt.want[0] {
+			t.Errorf("%s: over told %v, want %v", tt.name, told, tt.want)
+		}
+	}
+}
