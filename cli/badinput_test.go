@@ -622,14 +622,7 @@ func TestOutputErrorsReplaceNothing(t *testing.T) {
 // partial report, trace and capture under names that held nothing, and
 // leaves existing files as they were, saying which.
 func TestFailedRunWritesNewFilesOnly(t *testing.T) {
-	script := writeScript(t, `txlab := import("txlab")
-txlab.host({sockets: 1, cores: 4, smt: 1})
-txlab.device({driver: "ice", queues: 2})
-txlab.senders({kind: "udp_stream", count: 4, size: 120})
-txlab.duration("3ms")
-txlab.warmup("500us")
-txlab.at("1ms", {hook: txlab.hook("act = 5")})
-`)
+	script := writeScript(t, hookAt1ms("act = 5"))
 	dir := t.TempDir()
 	names := []string{"r.json", "c.pcap", "t.json"}
 	run := func() error {

@@ -380,21 +380,12 @@ func vmPos(vm *tengo.VM, fs *parser.SourceFileSet, aborted bool) (pos parser.Sou
 			ok = false
 		}
 	}()
-	v := reflect.ValueOf(vm).Elem()
-	ip, frame := v.FieldByName("ip"), v.FieldByName("curFrame")
-	if !ip.IsValid() || ip.Kind() != reflect.Int || !frame.IsValid() || frame.Kind() != reflect.Pointer || frame.IsNil() {
-		return pos, false
-	}
-	fn := frame.Elem().FieldByName("fn")
-	if !fn.IsValid() || fn.Kind() != reflect.Pointer || fn.IsNil() {
-		return pos, false
-	}
-	sm := fn.Elem().FieldByName("SourceMap")
-	if !sm.IsValid() || sm.Kind() != reflect.Map {
+	ip, sm, ok := vmSourceMap(vm)
+	if !ok {
 		return pos, false
 	}
 	// The mapped instruction at or before at, else the first after it.
-	at, before, after := int(ip.Int()), -1, -1
+	at, before, after := ip, -1, -1
 	if aborted {
 		at++
 	}
@@ -428,24 +419,36 @@ func callPos(vm *tengo.VM, fs *parser.SourceFileSet) (pos parser.SourceFilePos, 
 			ok = false
 		}
 	}()
-	v := reflect.ValueOf(vm).Elem()
-	ip, frame := v.FieldByName("ip"), v.FieldByName("curFrame")
-	if !ip.IsValid() || ip.Kind() != reflect.Int || !frame.IsValid() || frame.Kind() != reflect.Pointer || frame.IsNil() {
+	ip, sm, ok := vmSourceMap(vm)
+	if !ok {
 		return pos, false
 	}
-	fn := frame.Elem().FieldByName("fn")
-	if !fn.IsValid() || fn.Kind() != reflect.Pointer || fn.IsNil() {
-		return pos, false
-	}
-	sm := fn.Elem().FieldByName("SourceMap")
-	if !sm.IsValid() || sm.Kind() != reflect.Map || sm.Type().Key().Kind() != reflect.Int {
-		return pos, false
-	}
-	for k := int(ip.Int()); k >= 0; k-- {
+	for k := ip; k >= 0; k-- {
 		if p := sm.MapIndex(reflect.ValueOf(k)); p.IsValid() {
 			fp := fs.Position(parser.Pos(p.Int()))
 			return fp, fp.Line > 0
 		}
 	}
 	return pos, false
+}
+
+// vmSourceMap reads vm's instruction pointer and its current function's
+// source map (instruction -> source position), unexported in tengo
+// v2.17.0, by reflection; ok is false if they are not there as named.
+// The callers recover from a reflection panic.
+func vmSourceMap(vm *tengo.VM) (ip int, sm reflect.Value, ok bool) {
+	v := reflect.ValueOf(vm).Elem()
+	ipv, frame := v.FieldByName("ip"), v.FieldByName("curFrame")
+	if !ipv.IsValid() || ipv.Kind() != reflect.Int || !frame.IsValid() || frame.Kind() != reflect.Pointer || frame.IsNil() {
+		return 0, sm, false
+	}
+	fn := frame.Elem().FieldByName("fn")
+	if !fn.IsValid() || fn.Kind() != reflect.Pointer || fn.IsNil() {
+		return 0, sm, false
+	}
+	sm = fn.Elem().FieldByName("SourceMap")
+	if !sm.IsValid() || sm.Kind() != reflect.Map || sm.Type().Key().Kind() != reflect.Int {
+		return 0, sm, false
+	}
+	return int(ipv.Int()), sm, true
 }
