@@ -124,6 +124,8 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"--quick"}, "--quick: it is a script's flag, and no SCRIPT.tengo was given"},
 		{[]string{"--max-allocs", "5"}, "--max-allocs: it is a script's flag, and no SCRIPT.tengo was given"},
 		{[]string{"--compare", "bql=on,on"}, `--compare bql: the value "on" is given twice`},
+		{[]string{"--set", "bql=on", "--set", "bql=off"}, "--set bql: given twice (on and off)"},
+		{[]string{hello, "--param", "x=1", "--param", "x=2"}, `--param x: given twice ("1" and "2")`},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			dir := t.TempDir()

@@ -62,6 +62,14 @@ func applyFlags(c *cli.Context, s *run.Spec) error {
 		s.Give(k.Flag, "")
 	}
 	if c.IsSet("set") {
+		given := map[string]string{}
+		for _, kv := range c.StringSlice("set") {
+			k, v, _ := strings.Cut(kv, "=")
+			if old, dup := given[k]; dup {
+				return fmt.Errorf("--set %s: given twice (%s and %s)", k, old, v)
+			}
+			given[k] = v
+		}
 		s.Set = append(append([]string(nil), s.Set...), c.StringSlice("set")...)
 	}
 	return nil

@@ -162,7 +162,11 @@ func scriptOptions(c *cli.Context) (script.Options, error) {
 		if o.Params == nil {
 			o.Params = map[string]string{}
 		}
-		o.Params[strings.TrimSpace(k)] = v
+		k = strings.TrimSpace(k)
+		if old, dup := o.Params[k]; dup {
+			return o, fmt.Errorf("--param %s: given twice (%q and %q)", k, old, v)
+		}
+		o.Params[k] = v
 	}
 	return o, nil
 }
