@@ -544,6 +544,9 @@ func TestOutputsCollide(t *testing.T) {
 	}
 	os.WriteFile(script, src, 0o644)
 	out := filepath.Join(dir, "out.json")
+	os.Symlink(script, filepath.Join(dir, "to-script"))
+	os.Mkdir(filepath.Join(dir, "realdir"), 0o755)
+	os.Symlink(filepath.Join(dir, "realdir"), filepath.Join(dir, "linkdir"))
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -553,6 +556,9 @@ func TestOutputsCollide(t *testing.T) {
 		{[]string{"-o", out, "--trace-out", filepath.Join(dir, ".", "out.json")}, "-o and --trace-out both name"},
 		{[]string{"-o", out, "--metrics-out", out}, "-o and --metrics-out both name"},
 		{[]string{"--workload", "tcp_stream", "--flows", "2", "--trace-out", out + ".flent.gz", "--flent", out + ".flent.gz"}, "--trace-out and --flent both name"},
+		{[]string{script, "--quick", "-o", filepath.Join(dir, "to-script")}, "which is the script: the output would replace it"},
+		{[]string{"-o", filepath.Join(dir, "linkdir", "new.json"), "--trace-out", filepath.Join(dir, "realdir", "new.json")}, "-o and --trace-out both name"},
+		{[]string{"--plugin-dir", filepath.Join(dir, "realdir"), "-o", filepath.Join(dir, "linkdir", "r.json")}, "in --plugin-dir " + filepath.Join(dir, "realdir") + ": the output would replace a file txlab reads"},
 	} {
 		os.WriteFile(out, []byte("old"), 0o644)
 		args := append([]string(nil), quickFor(tc.args)...)
@@ -569,6 +575,84 @@ func TestOutputsCollide(t *testing.T) {
 		if b, _ := os.ReadFile(script); !bytes.Equal(b, src) {
 			t.Fatalf("%v: the script was overwritten", tc.args)
 		}
+	}
+}
+
+// TestCommandsOutputsCollide: sweep, fidelity and plot refuse an -o
+// that is their input, and a sweep whose plot is refused leaves -o as
+// it was.
+func TestCommandsOutputsCollide(t *testing.T) {
+	dir := t.TempDir()
+	rep := filepath.Join(dir, "r.json")
+	if _, err := txlab(t, append(append([]string(nil), quick...), "--duration", "2ms", "--format", "json", "-o", rep)...); err != nil {
+		t.Fatal(err)
+	}
+	repBytes, _ := os.ReadFile(rep)
+	svg := filepath.Join(dir, "r.svg")
+	os.WriteFile(svg, repBytes, 0o644)
+	script := filepath.Join(dir, "s.tengo")
+	src, _ := os.ReadFile("../scripts/hello.tengo")
+	os.WriteFile(script, src, 0o644)
+	out := filepath.Join(dir, "out.json")
+	os.WriteFile(out, []byte("old"), 0o644)
+	sweepArgs := append([]string{"sweep"}, quick[1:]...)
+	for _, tc := range []struct {
+		args []string
+		want string
+		file string
+	}{
+		{[]string{"fidelity", "e1", rep, "-o", rep}, "-o names " + rep + ", which is the report", rep},
+		{[]string{"plot", svg, "-o", svg, "--plot-kinds", "overview", "--force"}, "-o names " + svg + ", which is the report", svg},
+		{[]string{"sweep", script, "--quick", "--no-progress", "--grid", "size=64,120", "-o", script}, "-o names " + script + ", which is the script", script},
+		{append(append([]string(nil), sweepArgs...), "--grid", "size=64,120", "-o", out, "--plot", filepath.Join(dir, "p.svg")), "figures for one file", out},
+	} {
+		before, _ := os.ReadFile(tc.file)
+		_, err := txlab(t, tc.args...)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: %v, want %q", tc.args, err, tc.want)
+		}
+		if after, _ := os.ReadFile(tc.file); !bytes.Equal(before, after) {
+			t.Errorf("%v: %s changed", tc.args, tc.file)
+		}
+	}
+}
+
+// TestOutputThroughLinks: -o through a symbolic link replaces the file
+// it names and keeps the link; names under /proc (a shell's redirection
+// behind /proc/self/fd/1) are written in place; -o in a missing
+// directory is refused before the run, naming -o.
+func TestOutputThroughLinks(t *testing.T) {
+	dir := t.TempDir()
+	target, link := filepath.Join(dir, "t.json"), filepath.Join(dir, "l.json")
+	os.WriteFile(target, []byte("old"), 0o644)
+	os.Symlink(target, link)
+	if _, err := txlab(t, append(append([]string(nil), quick...), "-o", link)...); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := os.Lstat(link); err != nil || st.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("the link was replaced: %v %v", st, err)
+	}
+	if b, _ := os.ReadFile(target); !bytes.Contains(b, []byte("accounting: offered")) {
+		t.Errorf("the link's target holds %q", trunc(b))
+	}
+	f, err := os.Create(filepath.Join(dir, "fd.out"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	proc := fmt.Sprintf("/proc/self/fd/%d", f.Fd())
+	if _, err := os.Stat(proc); err != nil {
+		t.Skip("no /proc")
+	}
+	if _, err := txlab(t, append(append([]string(nil), quick...), "-o", proc)...); err != nil {
+		t.Fatalf("-o %s: %v", proc, err)
+	}
+	if b, _ := os.ReadFile(f.Name()); !bytes.Contains(b, []byte("accounting: offered")) {
+		t.Errorf("-o %s wrote %q to the file behind it", proc, trunc(b))
+	}
+	out, err := txlab(t, append(append([]string(nil), quick...), "-o", filepath.Join(dir, "none", "r.json"))...)
+	if err == nil || !strings.HasPrefix(err.Error(), "-o: ") || strings.Contains(out, "pps") {
+		t.Errorf("-o in a missing directory: %v, after the run: %v", err, strings.Contains(out, "pps"))
 	}
 }
 

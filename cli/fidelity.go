@@ -63,6 +63,11 @@ func fidelityAction(c *cli.Context) error {
 		if c.IsSet("only") || c.IsSet("quick") || c.IsSet("set") || c.IsSet("jobs") {
 			return errors.New("fidelity: --only, --quick, --set and -j are for running the experiments; a saved report is read as it is")
 		}
+		if o := c.String("output"); o != "" {
+			if err := checkOutputs([]namedFile{{flag: "the report", path: args[1]}}, []namedFile{{flag: "-o", path: o}}); err != nil {
+				return fmt.Errorf("fidelity: %w", err)
+			}
+		}
 		r, err := readExperiment(args[0], args[1])
 		if err != nil {
 			return err

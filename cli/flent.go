@@ -97,8 +97,8 @@ func (p *flentPlan) finish(c *cli.Context, specs []run.Spec, reps []*report.Repo
 			}
 			continue
 		}
-		fmt.Fprintf(c.App.ErrWriter, "txlab: flent: %s: test %s, %d points (flent -i %s -p totals -o %s)\n",
-			p.paths[i], p.tests[i].Name, len(r.Series), p.paths[i], strings.TrimSuffix(filepath.Base(p.paths[i]), flentdata.Suffix)+".png")
+		p.outs[i].say(c.App.ErrWriter, fmt.Sprintf("txlab: flent: %s: test %s, %d points (flent -i %s -p totals -o %s)",
+			p.paths[i], p.tests[i].Name, len(r.Series), p.paths[i], strings.TrimSuffix(filepath.Base(p.paths[i]), flentdata.Suffix)+".png"))
 	}
 	return first
 }

@@ -3,9 +3,11 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // outFile is a file the user names (-o, --trace-out). A regular file, or
@@ -15,33 +17,61 @@ import (
 // else (a device such as /dev/stdout or /dev/full, a pipe) is written in
 // place. Every write, close and rename error is kept and returned.
 type outFile struct {
-	path string
-	tmp  string // "" when writing in place
-	f    *os.File
-	err  error
+	path   string // as the user named it, for messages
+	target string // the file renamed over: path with its links followed
+	tmp    string // "" when writing in place
+	f      *os.File
+	err    error
 	// staged: Commit only closes the file; its stage renames it.
 	staged    bool
 	committed bool
+	// note is the line that says what the file holds, printed by the
+	// stage once the file is under its name (never for a file kept out).
+	note string
 }
 
-// createOut opens path for writing as outFile says.
+// say prints what o holds now, or leaves it to o's stage.
+func (o *outFile) say(w io.Writer, line string) {
+	if o.staged {
+		o.note = line
+		return
+	}
+	fmt.Fprintln(w, line)
+}
+
+// createOut opens path for writing as outFile says. A symbolic link is
+// followed: the file it names is replaced, not the link. Names under
+// /dev and /proc (/dev/stdout, /proc/self/fd/1) are written in place,
+// whatever they lead to: a temporary file there would replace the
+// system's own link, or cannot be made.
 func createOut(path string) (*outFile, error) {
-	o := &outFile{path: path}
-	st, err := os.Stat(path)
+	o := &outFile{path: path, target: path}
+	if lst, err := os.Lstat(path); err == nil && lst.Mode()&fs.ModeSymlink != 0 {
+		t, err := filepath.EvalSymlinks(path)
+		if err != nil {
+			return nil, fmt.Errorf("%s: a symbolic link to nothing: %w", path, err)
+		}
+		o.target = t
+	}
+	st, err := os.Stat(o.target)
 	switch {
-	case err == nil && !st.Mode().IsRegular():
-		o.f, err = os.OpenFile(path, os.O_WRONLY, 0)
+	case err == nil && (!st.Mode().IsRegular() || systemPath(path) || systemPath(o.target)):
+		flags := os.O_WRONLY
+		if st.Mode().IsRegular() {
+			flags |= os.O_TRUNC // a shell's "> file" behind /dev/stdout
+		}
+		o.f, err = os.OpenFile(o.target, flags, 0)
 	case err == nil || errors.Is(err, fs.ErrNotExist):
-		o.f, err = os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+		o.f, err = os.CreateTemp(filepath.Dir(o.target), "."+filepath.Base(o.target)+".*.tmp")
 		if err == nil {
 			o.tmp = o.f.Name()
 		}
 	}
 	var pe *fs.PathError
-	if err != nil && o.tmp == "" && errors.As(err, &pe) && pe.Path != path {
+	if err != nil && o.tmp == "" && errors.As(err, &pe) && pe.Path != o.target {
 		// The temporary file's name says nothing to the user: name the
 		// directory it was to be made in.
-		return nil, fmt.Errorf("%s: cannot create a file in %s: %w", path, filepath.Dir(path), pe.Err)
+		return nil, fmt.Errorf("%s: cannot create a file in %s: %w", path, filepath.Dir(o.target), pe.Err)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
@@ -84,7 +114,7 @@ func (o *outFile) Commit() error {
 		// file os.Create would make.
 		if err := os.Chmod(o.tmp, 0o644); err != nil {
 			o.err = fmt.Errorf("%s: %w", o.path, err)
-		} else if err := os.Rename(o.tmp, o.path); err != nil {
+		} else if err := os.Rename(o.tmp, o.target); err != nil {
 			o.err = fmt.Errorf("%s: %w", o.path, err)
 		}
 	}
@@ -127,9 +157,10 @@ const (
 	stageAbort          // the command failed on its own output: nothing is written
 )
 
-// finish ends the stage as mode says. It returns the names a failed run
-// left as they were (stageNewOnly) and the first rename error.
-func (g *stage) finish(mode int) (kept []string, err error) {
+// finish ends the stage as mode says, printing on w what each file
+// put under its name holds. It returns the names a failed run left as
+// they were (stageNewOnly) and the first rename error.
+func (g *stage) finish(mode int, w io.Writer) (kept []string, err error) {
 	if g == nil {
 		return nil, nil
 	}
@@ -139,6 +170,9 @@ func (g *stage) finish(mode int) (kept []string, err error) {
 			continue
 		}
 		if o.tmp == "" {
+			if o.note != "" && mode != stageAbort {
+				fmt.Fprintln(w, o.note) // written in place: it holds what it says
+			}
 			continue
 		}
 		tmp := o.tmp
@@ -148,14 +182,18 @@ func (g *stage) finish(mode int) (kept []string, err error) {
 			continue
 		}
 		e := os.Chmod(tmp, 0o644)
+		wrote := false
 		switch {
 		case e != nil:
 		case mode == stageCommit:
-			e = os.Rename(tmp, o.path)
+			e = os.Rename(tmp, o.target)
+			wrote = e == nil
 		default:
 			// link(2) refuses an existing name: no window in which
 			// another file could be replaced.
-			if e = os.Link(tmp, o.path); errors.Is(e, fs.ErrExist) {
+			e = os.Link(tmp, o.target)
+			wrote = e == nil
+			if errors.Is(e, fs.ErrExist) {
 				kept, e = append(kept, o.path), nil
 			}
 		}
@@ -163,8 +201,21 @@ func (g *stage) finish(mode int) (kept []string, err error) {
 		if e != nil && err == nil {
 			err = fmt.Errorf("%s: %w", o.path, e)
 		}
+		if wrote && o.note != "" {
+			fmt.Fprintln(w, o.note)
+		}
 	}
 	return kept, err
+}
+
+// systemPath reports whether path is in /dev or /proc, where txlab
+// makes no file of its own.
+func systemPath(path string) bool {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return false
+	}
+	return abs == "/dev" || abs == "/proc" || strings.HasPrefix(abs, "/dev/") || strings.HasPrefix(abs, "/proc/")
 }
 
 // writeOut writes b to path as outFile does.
@@ -178,37 +229,55 @@ func writeOut(path string, b []byte) error {
 }
 
 // namedFile is a file a command line names, with the flag that names it
-// ("the script" for a script's path).
-type namedFile struct{ flag, path string }
+// ("the script" for a script's path); dir: a directory the command reads
+// from (--plugin-dir), in which no output may go.
+type namedFile struct {
+	flag, path string
+	dir        bool
+}
+
+// canonical is path with every symbolic link followed, of the path
+// itself when it exists, else of its directory.
+func canonical(path string) string {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		abs = filepath.Clean(path)
+	}
+	if r, err := filepath.EvalSymlinks(abs); err == nil {
+		return r
+	}
+	if d, err := filepath.EvalSymlinks(filepath.Dir(abs)); err == nil {
+		return filepath.Join(d, filepath.Base(abs))
+	}
+	return abs
+}
 
 // checkOutputs refuses outputs that would clobber each other or an
-// input: two flags naming one file, or -o naming the script itself.
-// Devices (/dev/null, /dev/stdout) may be named more than once.
+// input: two flags naming one file (also through links), -o naming the
+// script, a plugin or a file of the plugin directory. Devices and
+// /proc's files (/dev/null, /dev/stdout) may be named more than once.
 func checkOutputs(inputs, outputs []namedFile) error {
 	type seen struct {
-		flag, abs string
-		st        os.FileInfo
-		input     bool
+		namedFile
+		canon string
+		input bool
 	}
 	var all []seen
 	for i, f := range append(append([]namedFile{}, inputs...), outputs...) {
-		st, err := os.Stat(f.path)
-		if err != nil {
-			st = nil
-		} else if !st.Mode().IsRegular() {
+		if st, err := os.Stat(f.path); err == nil && !st.Mode().IsRegular() && !f.dir || systemPath(f.path) {
 			continue
 		}
-		abs, err := filepath.Abs(f.path)
-		if err != nil {
-			abs = filepath.Clean(f.path)
-		}
+		c := canonical(f.path)
 		input := i < len(inputs)
 		for _, o := range all {
-			if o.abs != abs && (o.st == nil || st == nil || !os.SameFile(o.st, st)) {
+			inDir := o.dir && strings.HasPrefix(c, o.canon+string(filepath.Separator))
+			if o.canon != c && !inDir {
 				continue
 			}
 			switch {
 			case input: // an input named twice is read twice
+			case o.input && inDir:
+				return fmt.Errorf("%s names %s, in %s %s: the output would replace a file txlab reads", f.flag, f.path, o.flag, o.path)
 			case o.input:
 				return fmt.Errorf("%s names %s, which is %s: the output would replace it", f.flag, f.path, o.flag)
 			case o.flag == f.flag:
@@ -217,7 +286,7 @@ func checkOutputs(inputs, outputs []namedFile) error {
 				return fmt.Errorf("%s and %s both name %s: one output would replace the other", o.flag, f.flag, f.path)
 			}
 		}
-		all = append(all, seen{f.flag, abs, st, input})
+		all = append(all, seen{f, c, input})
 	}
 	return nil
 }

@@ -178,7 +178,7 @@ func (cs *captures) finish(c *cli.Context) error {
 		if cut {
 			note = fmt.Sprintf(" (the first %d of the window; --pcap-window N@START keeps more)", n)
 		}
-		fmt.Fprintf(c.App.ErrWriter, "txlab: pcap: %s: %d packets%s\n", cs.plan.paths[i], n, note)
+		cs.outs[i].say(c.App.ErrWriter, fmt.Sprintf("txlab: pcap: %s: %d packets%s", cs.plan.paths[i], n, note))
 	}
 	return first
 }

@@ -193,9 +193,9 @@ func (p *plotPlan) save(w io.Writer, figs []*plot.Figure) error {
 		return fmt.Errorf("plot: %w", err)
 	}
 	if len(wrote) == 1 {
-		fmt.Fprintf(w, "plot: wrote %s\n", wrote[0])
+		fmt.Fprintf(w, "txlab: plot: wrote %s\n", wrote[0])
 	} else {
-		fmt.Fprintf(w, "plot: wrote %d figures to %s\n", len(wrote), p.target)
+		fmt.Fprintf(w, "txlab: plot: wrote %d figures to %s\n", len(wrote), p.target)
 	}
 	return nil
 }
@@ -262,6 +262,11 @@ func plotAction(c *cli.Context) error {
 	p, err := plotConfig(c, c.String("output"), "force", anyKind)
 	if err != nil {
 		return err
+	}
+	if args[0] != "-" && plot.FileFormat(p.target) != "" {
+		if err := checkOutputs([]namedFile{{flag: "the report", path: args[0]}}, []namedFile{{flag: "-o", path: p.target}}); err != nil {
+			return fmt.Errorf("plot: %w", err)
+		}
 	}
 	p.script = c.String("script")
 	runs, sw, err := readReport(c, args[0])

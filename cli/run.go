@@ -270,9 +270,18 @@ func runAction(c *cli.Context) error {
 	defer watching.Store(false)
 	g := &stage{}
 	var caps *captures
-	var mout *outFile
+	var mout, rout *outFile
 	var tr *runTrace
-	err = fplan.open(g)
+	if path := c.String("output"); path != "" {
+		// Made now, as the others are: a name that cannot take the
+		// report stops the command before the run, not after it.
+		if rout, err = g.create(path); err != nil {
+			err = fmt.Errorf("-o: %w", err)
+		}
+	}
+	if err == nil {
+		err = fplan.open(g)
+	}
 	if err == nil {
 		caps, err = pplan.open(specs, g)
 	}
@@ -283,7 +292,7 @@ func runAction(c *cli.Context) error {
 		tr, err = startTrace(c, tcfg, script, loadStart, g)
 	}
 	if err != nil {
-		_, _ = g.finish(stageAbort)
+		_, _ = g.finish(stageAbort, c.App.ErrWriter)
 		return err
 	}
 	describeTrace(tr.Run, specs)
@@ -308,7 +317,7 @@ func runAction(c *cli.Context) error {
 			// Keep what was traced; a partial report replaces nothing.
 			fplan.abort()
 			err = joinErrs(err, pcapErr)
-			return endStage(g, stageNewOnly, joinErrs(err, tr.finish(c, reps, err)))
+			return endStage(c, g, stageNewOnly, joinErrs(err, tr.finish(c, reps, err)))
 		}
 		if err != nil && firstErr == nil {
 			firstErr = labelled(specs[i], len(specs), err)
@@ -329,43 +338,40 @@ func runAction(c *cli.Context) error {
 		fplan.abort()
 		err = joinErrs(firstErr, pcapErr)
 		if simulated(reps) {
-			err = joinErrs(err, writeReports(c, format, reps, g))
+			err = joinErrs(err, writeReports(c, format, reps, rout))
 		}
-		return endStage(g, stageNewOnly, joinErrs(err, tr.finish(c, reps, err)))
+		return endStage(c, g, stageNewOnly, joinErrs(err, tr.finish(c, reps, err)))
 	}
 	err = joinErrs(pcapErr, fplan.finish(c, specs, reps))
-	if err == nil {
-		err = writePlots(c, plots, reps)
-	}
 	if err == nil {
 		err = exportMetrics(c, mcfg, tr.Run, loadStart, reps, mout)
 	}
 	if err == nil {
-		err = writeReports(c, format, reps, g)
+		err = writeReports(c, format, reps, rout)
 	}
 	if err == nil && c.Bool("tc-show") {
 		err = writeTCShow(c, format, reps)
 	}
 	err = joinErrs(err, tr.finish(c, reps, err))
-	if err != nil {
-		return endStage(g, stageAbort, err)
+	if err == nil {
+		// The figures are the one output not staged: drawn last, once
+		// every staged file was written whole.
+		err = writePlots(c, plots, reps)
 	}
-	return endStage(g, stageCommit, nil)
+	if err != nil {
+		return endStage(c, g, stageAbort, err)
+	}
+	return endStage(c, g, stageCommit, nil)
 }
 
 // runFiles are the files a run reads (the script, --tc-file) and the
 // ones it writes, each with its flag, for checkOutputs.
 func runFiles(c *cli.Context, script string, tcfg trace.Config, mcfg trace.MetricsConfig, pplan *pcapPlan, fplan *flentPlan, plots *plotPlan) (in, out []namedFile) {
-	if script != "" {
-		in = append(in, namedFile{"the script", script})
-	}
-	for _, f := range c.StringSlice("tc-file") {
-		in = append(in, namedFile{"--tc-file " + f, f})
-	}
+	in = inputFiles(c, script)
 	add := func(flag string, paths ...string) {
 		for _, p := range paths {
 			if p != "" {
-				out = append(out, namedFile{flag, p})
+				out = append(out, namedFile{flag: flag, path: p})
 			}
 		}
 	}
@@ -384,11 +390,29 @@ func runFiles(c *cli.Context, script string, tcfg trace.Config, mcfg trace.Metri
 	return in, out
 }
 
+// inputFiles are the files a run or sweep reads by name: the script,
+// the --tc-file files, the --plugin binaries and the --plugin-dir.
+func inputFiles(c *cli.Context, script string) (in []namedFile) {
+	if script != "" {
+		in = append(in, namedFile{flag: "the script", path: script})
+	}
+	for _, f := range c.StringSlice("tc-file") {
+		in = append(in, namedFile{flag: "--tc-file " + f, path: f})
+	}
+	for _, f := range c.StringSlice("plugin") {
+		in = append(in, namedFile{flag: "--plugin " + f, path: f})
+	}
+	if d := c.String("plugin-dir"); d != "" {
+		in = append(in, namedFile{flag: "--plugin-dir", path: d, dir: true})
+	}
+	return in
+}
+
 // endStage ends the command's files as mode says and adds to err what
 // became of them: a rename that failed, or the names a failed run left
 // as they were.
-func endStage(g *stage, mode int, err error) error {
-	kept, ferr := g.finish(mode)
+func endStage(c *cli.Context, g *stage, mode int, err error) error {
+	kept, ferr := g.finish(mode, c.App.ErrWriter)
 	err = joinErrs(err, ferr)
 	if len(kept) > 0 && err != nil {
 		was := "it was"
@@ -441,9 +465,10 @@ func variantLabel(s run.Spec) string {
 	return "run"
 }
 
-// writeReports renders the reports and writes them to -o (replaced only
-// by a complete report) or stdout; a failed write is the error.
-func writeReports(c *cli.Context, format string, reps []*report.Report, g *stage) error {
+// writeReports renders the reports and writes them to o (-o, made in the
+// stage before the run) or, without one, stdout; a failed write is the
+// error.
+func writeReports(c *cli.Context, format string, reps []*report.Report, o *outFile) error {
 	var buf bytes.Buffer
 	var err error
 	switch {
@@ -459,11 +484,7 @@ func writeReports(c *cli.Context, format string, reps []*report.Report, g *stage
 	if err != nil {
 		return err
 	}
-	if path := c.String("output"); path != "" {
-		o, err := g.create(path)
-		if err != nil {
-			return err
-		}
+	if o != nil {
 		_, _ = o.Write(buf.Bytes())
 		return o.Commit()
 	}

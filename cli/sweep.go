@@ -211,6 +211,16 @@ func sweepAction(c *cli.Context) error {
 	if len(args) == 1 {
 		scriptArg = args[0]
 	}
+	var outs []namedFile
+	if o := c.String("output"); o != "" {
+		outs = append(outs, namedFile{flag: "-o", path: o})
+	}
+	if p := c.String("plot"); p != "" && plot.FileFormat(p) != "" {
+		outs = append(outs, namedFile{flag: "--plot", path: p})
+	}
+	if err := checkOutputs(inputFiles(c, scriptArg), outs); err != nil {
+		return err
+	}
 	in, err := sweepInputs(c, scriptArg)
 	if err != nil {
 		return err
@@ -315,15 +325,8 @@ func mergeAndWrite(c *cli.Context, m *sweep.Manifest, dir string, results []swee
 	if err != nil {
 		return err
 	}
-	if path := c.String("output"); path != "" {
-		err = writeOut(path, buf.Bytes())
-	} else if _, werr := c.App.Writer.Write(buf.Bytes()); werr != nil {
-		err = fmt.Errorf("writing the report: %w", werr)
-	}
-	if err != nil {
-		return err
-	}
-	// The figures draw what succeeded, failed rows or not.
+	// The figures draw what succeeded, failed rows or not; drawn first,
+	// so that a plot refused leaves -o as it was.
 	if plots, err := runPlotConfig(c, plot.CheckSweepKinds); err != nil {
 		return err
 	} else if plots != nil {
@@ -331,6 +334,14 @@ func mergeAndWrite(c *cli.Context, m *sweep.Manifest, dir string, results []swee
 		if err := plots.drawSweep(c.App.ErrWriter, rep); err != nil {
 			return err
 		}
+	}
+	if path := c.String("output"); path != "" {
+		err = writeOut(path, buf.Bytes())
+	} else if _, werr := c.App.Writer.Write(buf.Bytes()); werr != nil {
+		err = fmt.Errorf("writing the report: %w", werr)
+	}
+	if err != nil {
+		return err
 	}
 	if n := rep.Failed(); n > 0 {
 		return fmt.Errorf("sweep: %d of %d rows have failed runs (each row's errors are in the report)", n, len(rep.Rows))

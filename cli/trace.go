@@ -77,7 +77,12 @@ func exportMetrics(c *cli.Context, cfg trace.MetricsConfig, tr *trace.Run, loadS
 		}
 	}
 	if err == nil {
-		fmt.Fprintf(c.App.ErrWriter, "txlab: metrics: %d points exported via %s; txlab.run_id %s\n", n, cfg.Exporter, cfg.RunID)
+		line := fmt.Sprintf("txlab: metrics: %d points exported via %s; txlab.run_id %s", n, cfg.Exporter, cfg.RunID)
+		if o != nil {
+			o.say(c.App.ErrWriter, line)
+		} else {
+			fmt.Fprintln(c.App.ErrWriter, line)
+		}
 	}
 	return err
 }
@@ -194,7 +199,12 @@ func (rt *runTrace) finish(c *cli.Context, reps []*report.Report, err error) err
 		return endErr // the error's one line says what was not written
 	}
 	ok, failed := tr.Exported()
-	fmt.Fprintf(c.App.ErrWriter, "txlab: trace: %d spans exported (%d failed) via %s; trace %s\n", ok, failed, tr.Exporter(), tr.TraceID())
+	line := fmt.Sprintf("txlab: trace: %d spans exported (%d failed) via %s; trace %s", ok, failed, tr.Exporter(), tr.TraceID())
+	if rt.out != nil {
+		rt.out.say(c.App.ErrWriter, line)
+	} else {
+		fmt.Fprintln(c.App.ErrWriter, line)
+	}
 	return nil
 }
 
