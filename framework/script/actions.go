@@ -336,6 +336,9 @@ func (p *Program) newHook(src string) (*hookObj, error) {
 	if pos, ok := p.rawHooks[src]; ok {
 		h.base = &pos
 	}
+	if len(src) > MaxSourceBytes { // a script's bound: a hook built at run time is no bigger
+		return nil, h.place(&Error{File: p.name, Msg: fmt.Sprintf("source is %d bytes, more than the %d allowed", len(src), MaxSourceBytes)})
+	}
 	release := holdBound(p.opts.valueBound())
 	bc, n, err := compile(p.name, []byte(src), hookModules(), hookGlobals, true)
 	release()

@@ -281,10 +281,15 @@ func hookModules() *tengo.ModuleMap { return sandboxModules() }
 
 var notFound = regexp.MustCompile(`^module '(.*)' not found`)
 
-// compile parses and compiles src; predefined names become the first
-// globals (index order), then the sandbox's overrides (see newGlobals).
+// compile parses and compiles src, once checkShape lets it through
+// (every source handed to tengo, script or hook, comes here); predefined
+// names become the first globals (index order), then the sandbox's
+// overrides (see newGlobals).
 // It returns the bytecode and the globals needed.
 func compile(name string, src []byte, modules *tengo.ModuleMap, predefined []string, hook bool) (*tengo.Bytecode, int, error) {
+	if err := checkShape(name, src); err != nil { // before tengo recurses through it
+		return nil, 0, err
+	}
 	st := tengo.NewSymbolTable()
 	for i, fn := range tengo.GetAllBuiltinFunctions() {
 		st.DefineBuiltin(i, fn.Name)
