@@ -113,7 +113,7 @@ func TestBadFlags(t *testing.T) {
 		{[]string{hello, "--param", "x=1"}, `unknown parameter "x"`},
 		{[]string{"--compare", "bql=on,off", "--compare", "bql=on"}, "--compare bql: the key is given twice (give its values in one --compare bql=v1,v2)"},
 		{[]string{"--compare", "seed=" + numbers(1, 41), "--compare", "dev_tx_weight=" + numbers(1, 31)}, "--compare dev_tx_weight: 1271 variants, at most 1024 (txlab sweep runs grids)"},
-		{[]string{"/dev/zero"}, "/dev/zero: script is larger than the 1048576 bytes allowed"},
+		{[]string{"/dev/zero"}, "/dev/zero: a device, not a script file"},
 		{[]string{hello, "extra.tengo"}, "want at most one SCRIPT.tengo"},
 		{[]string{"--tc-file", "testdata/none.tc"}, "--tc-file: open testdata/none.tc: no such file or directory"},
 		{[]string{"--tc-file", "testdata/norate.tc"}, `testdata/norate.tc:2: class add dev eth0 parent 1: classid 1:10 htb ceil 1gbit: htb: "rate" is required.`},

@@ -39,6 +39,11 @@ func pluginOptions(c *cli.Context) (plugin.Options, error) {
 	o := plugin.Options{Isolate: c.Bool("isolate"), Paths: c.StringSlice("plugin"), Dir: c.String("plugin-dir"),
 		Timeout: c.Duration("plugin-timeout"), Transport: c.String("plugin-transport"), LogLevel: c.String("plugin-log"),
 		Override: c.StringSlice("plugin-override"), Log: c.App.ErrWriter}
+	for _, p := range o.Paths {
+		if err := checkPluginFile("--plugin", p); err != nil {
+			return o, err
+		}
+	}
 	if o.Timeout <= 0 || o.Timeout > maxTimeoutFlag {
 		return o, fmt.Errorf("--plugin-timeout %v is out of range: 1ns..%v", o.Timeout, maxTimeoutFlag)
 	}
@@ -166,6 +171,9 @@ func pluginList(c *cli.Context) error {
 // directory, or a built-in (served by this binary).
 func locate(o plugin.Options, arg string) (plugin.Found, string, error) {
 	if strings.Contains(arg, "/") {
+		if err := checkPluginFile("", arg); err != nil {
+			return plugin.Found{}, "", err
+		}
 		f, err := plugin.Locate(arg)
 		return f, f.Name, err
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path"
 	"sort"
 	"strings"
@@ -104,8 +105,16 @@ func shippedScripts() ([]shipped, error) {
 }
 
 // readScript reads a script file, or a shipped script by name ("e1",
-// "e1.tengo", "scripts/e1.tengo") when there is no such file.
+// "e1.tengo", "scripts/e1.tengo") when there is no such file. A file
+// that is there but is not a regular one (a FIFO, which would block the
+// open; a device) is refused, naming it, before it is opened;
+// script.ReadFile reads at most script.MaxSourceBytes.
 func readScript(arg string) (string, []byte, error) {
+	if st, err := os.Stat(arg); err == nil {
+		if what := notAFile(st.Mode()); what != "" {
+			return "", nil, fmt.Errorf("%s: %s, not a script file", arg, what)
+		}
+	}
 	src, err := script.ReadFile(arg)
 	if err == nil {
 		return arg, src, nil

@@ -118,7 +118,10 @@ func Discover(o Options) ([]Found, error) {
 			if err != nil {
 				return nil, err
 			}
-			if s, ok := sums[e.Name()]; ok {
+			if err := CheckFile(f.Path); err != nil {
+				// Refused when it is used (or listed), before it is opened.
+				f.SumErr = fmt.Errorf("%w (in --plugin-dir %s)", err, o.Dir)
+			} else if s, ok := sums[e.Name()]; ok {
 				f.Sum = s
 			} else {
 				f.SumErr = fmt.Errorf("not in %s (add it with `txlab plugin add`)", filepath.Join(o.Dir, Manifest))
@@ -136,8 +139,10 @@ func Locate(path string) (Found, error) {
 	if err != nil {
 		return f, err
 	}
-	f.Sum, err = fileSum(path)
-	return f, err
+	if f.Sum, err = fileSum(path); err != nil {
+		return f, fmt.Errorf("plugin %s: %w", path, err)
+	}
+	return f, nil
 }
 
 // Self is this binary as the plugin that serves the built-ins.
@@ -149,6 +154,9 @@ func Self() (Found, error) {
 			return
 		}
 		sum, err := fileSum(self)
+		if err != nil {
+			err = fmt.Errorf("%s: %w", self, err)
+		}
 		selfFound, selfErr = Found{Path: self, Type: "builtin", Name: "txlab", Sum: sum}, err
 	})
 	return selfFound, selfErr
@@ -172,15 +180,59 @@ func found(path string) (Found, error) {
 	return Found{}, fmt.Errorf("plugin %s: name it %sKIND or %sNAME", path, QdiscPrefix, DriverPrefix)
 }
 
+// MaxPluginSize bounds a plugin binary: a bigger file (a 50 GB sparse
+// one) is refused before it is hashed, and the hash reads no more.
+const MaxPluginSize = 1 << 30
+
+// CheckFile refuses what cannot be a plugin binary before anything opens
+// it (opening a FIFO waits for a writer; a device never ends): anything
+// but a regular file (symlinks followed), or one over MaxPluginSize. The
+// error does not name path: the caller says which flag named it.
+func CheckFile(path string) error {
+	st, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	return checkFileInfo(st)
+}
+
+func checkFileInfo(st os.FileInfo) error {
+	if !st.Mode().IsRegular() {
+		return fmt.Errorf("%s, not a file", fileKind(st.Mode()))
+	}
+	if st.Size() > MaxPluginSize {
+		return fmt.Errorf("%d bytes, more than the %d a plugin may be", st.Size(), MaxPluginSize)
+	}
+	return nil
+}
+
+// fileSum is the sha256 of the plugin binary at path, streamed through
+// the hash and bounded: only a regular file (checked before the open,
+// and again on what was opened) of at most MaxPluginSize bytes. Its
+// errors do not name path.
 func fileSum(path string) ([]byte, error) {
+	if err := CheckFile(path); err != nil {
+		return nil, err
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
+	st, err := f.Stat() // path may have been replaced since the Stat
+	if err != nil {
 		return nil, err
+	}
+	if err := checkFileInfo(st); err != nil {
+		return nil, err
+	}
+	h := sha256.New()
+	n, err := io.Copy(h, io.LimitReader(f, MaxPluginSize+1))
+	if err != nil {
+		return nil, err
+	}
+	if n > MaxPluginSize {
+		return nil, fmt.Errorf("more than the %d bytes a plugin may be (it grew while it was read)", MaxPluginSize)
 	}
 	return h.Sum(nil), nil
 }
@@ -269,7 +321,7 @@ func Add(dir, path string, o Options) (string, error) {
 		return "", err
 	}
 	if f.Sum, err = fileSum(path); err != nil {
-		return "", err
+		return "", fmt.Errorf("%s: %w", path, err)
 	}
 	run := f
 	if run.Path, err = filepath.Abs(path); err != nil { // "txlab-qdisc-x" is a file here, not one on $PATH
@@ -373,7 +425,11 @@ func copyFile(src, dst string, perm os.FileMode) ([]byte, error) {
 		return nil, err
 	}
 	h := sha256.New()
-	_, err = io.Copy(io.MultiWriter(tmp, h), in)
+	var n int64
+	n, err = io.Copy(io.MultiWriter(tmp, h), io.LimitReader(in, MaxPluginSize+1))
+	if err == nil && n > MaxPluginSize {
+		err = fmt.Errorf("%s: more than the %d bytes a plugin may be", src, MaxPluginSize)
+	}
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}

@@ -5,7 +5,6 @@ package plugin
 import (
 	"cmp"
 	"context"
-	"crypto/sha256"
 	"fmt"
 	"io"
 	"os"
@@ -84,7 +83,7 @@ func Start(f Found, o Options) (*Proc, error) {
 	}
 	tail, crash := &tailWriter{}, &crashWriter{}
 	logger := hclog.New(&hclog.LoggerOptions{Name: "plugin." + f.Name, Output: out, Level: level, Exclude: quietCrash()})
-	pr := newProcRunner(f.Path, f.Sum, sha256.New()) // runner.go: process group, parent-death signal, bounded pipes
+	pr := newProcRunner(f.Path, f.Sum) // runner.go: process group, parent-death signal, bounded pipes
 	client := goplugin.NewClient(&goplugin.ClientConfig{
 		HandshakeConfig:  Handshake,
 		Plugins:          pluginMap,

@@ -2,9 +2,9 @@ package plugin
 
 import (
 	"context"
+	"crypto/subtle"
 	"errors"
 	"fmt"
-	"hash"
 	"io"
 	"os"
 	"os/exec"
@@ -40,10 +40,12 @@ const pipeGrace = 500 * time.Millisecond
 //     pipes drain.
 //
 // It re-checks the binary's checksum just before it starts it, as
-// go-plugin's SecureConfig does for a Cmd (a RunnerFunc gets none).
+// go-plugin's SecureConfig does for a Cmd (a RunnerFunc gets none), but
+// bounded as fileSum is: SecureConfig.Check opens whatever path is (a
+// FIFO blocks it) and hashes all of it (/dev/zero never ends).
 type procRunner struct {
-	path  string
-	check *goplugin.SecureConfig
+	path string
+	sum  []byte
 
 	cmd            *exec.Cmd
 	pid            int
@@ -54,19 +56,22 @@ type procRunner struct {
 	killOnce       sync.Once
 }
 
-func newProcRunner(path string, sum []byte, h hash.Hash) *procRunner {
-	return &procRunner{path: path, check: &goplugin.SecureConfig{Checksum: sum, Hash: h},
+func newProcRunner(path string, sum []byte) *procRunner {
+	return &procRunner{path: path, sum: sum,
 		exitCh: make(chan struct{}), reapCh: make(chan struct{})}
 }
 
 // runnerFunc is the ClientConfig.RunnerFunc: tmpl carries go-plugin's
 // environment (handshake cookie, AutoMTLS certificate, socket dir).
 func (r *procRunner) runnerFunc(_ hclog.Logger, tmpl *exec.Cmd, _ string) (runner.Runner, error) {
-	ok, err := r.check.Check(r.path)
+	if len(r.sum) == 0 {
+		return nil, fmt.Errorf("error verifying checksum: %s", goplugin.ErrSecureConfigNoChecksum)
+	}
+	sum, err := fileSum(r.path)
 	if err != nil {
 		return nil, fmt.Errorf("error verifying checksum: %s", err)
 	}
-	if !ok {
+	if subtle.ConstantTimeCompare(sum, r.sum) != 1 {
 		return nil, goplugin.ErrChecksumsDoNotMatch
 	}
 	r.cmd = exec.Command(r.path)

@@ -200,13 +200,38 @@ func Load(name string, src []byte, opts Options) (*Program, error) {
 
 // ReadFile reads a script file, at most MaxSourceBytes of it: a bigger
 // or endless file (/dev/zero) is an error naming the file and the bound,
-// not a read of all of it.
+// not a read of all of it. A named pipe or a socket is refused, naming
+// the file, before it is opened (opening a FIFO waits for a writer): a
+// Stat first, and again on what was opened. A missing file is the
+// Stat's *PathError (fs.ErrNotExist).
 func ReadFile(path string) ([]byte, error) {
+	blocks := func(st os.FileInfo) error {
+		switch m := st.Mode(); {
+		case m&os.ModeNamedPipe != 0:
+			return &Error{File: path, Msg: "a named pipe, not a script file"}
+		case m&os.ModeSocket != 0:
+			return &Error{File: path, Msg: "a socket, not a script file"}
+		}
+		return nil
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, err // a *PathError: it names the file
+	}
+	if err := blocks(st); err != nil {
+		return nil, err
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
+	if st, err = f.Stat(); err != nil {
+		return nil, err
+	}
+	if err := blocks(st); err != nil {
+		return nil, err
+	}
 	src, err := io.ReadAll(io.LimitReader(f, MaxSourceBytes+1))
 	if err != nil {
 		return nil, err // a *PathError: it names the file
