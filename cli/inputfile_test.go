@@ -85,6 +85,7 @@ func TestInputFilesRefused(t *testing.T) {
 		{run(ff), "txlab: " + ff + ": a named pipe, not a script file"},
 		{[]string{"sweep", ff, "--grid", "size=64,120", "--no-progress"}, "txlab: " + ff + ": a named pipe, not a script file"},
 		{run("--plugin", pff, "--qdisc", "ff"), "txlab: --plugin " + pff + ": a named pipe, not a file"},
+		{run("--tc-file", ff), "txlab: --tc-file " + ff + ": a named pipe, not a file"},
 		{run("--plugin", pz, "--qdisc", "z"), "txlab: --plugin " + pz + ": a device, not a file"},
 		{run("--plugin", pbig, "--qdisc", "big"), "txlab: --plugin " + pbig + ": " + big},
 		{[]string{"plugin", "test", pff}, "txlab: plugin test: " + pff + ": a named pipe, not a file"},

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"strings"
 	"time"
 
@@ -45,17 +43,9 @@ const maxTCFile = 1 << 20
 func tcFiles(c *cli.Context) ([]run.TCBatch, error) {
 	var out []run.TCBatch
 	for _, path := range c.StringSlice("tc-file") {
-		f, err := os.Open(path)
+		b, err := readInputFile("--tc-file", path, maxTCFile)
 		if err != nil {
-			return nil, fmt.Errorf("--tc-file: %w", err)
-		}
-		b, err := io.ReadAll(io.LimitReader(f, maxTCFile+1))
-		f.Close()
-		if err != nil {
-			return nil, fmt.Errorf("--tc-file %s: %w", path, err)
-		}
-		if len(b) > maxTCFile {
-			return nil, fmt.Errorf("--tc-file %s: more than %d bytes", path, maxTCFile)
+			return nil, err
 		}
 		out = append(out, run.TCBatch{Name: path, Text: string(b)})
 	}
