@@ -13,24 +13,6 @@ import (
 	"github.com/txlab/txlab/framework/plugin"
 )
 
-// notAFile names what a file that is not a regular one is ("" for a
-// regular file).
-func notAFile(m fs.FileMode) string {
-	switch {
-	case m.IsRegular():
-		return ""
-	case m.IsDir():
-		return "a directory"
-	case m&fs.ModeNamedPipe != 0:
-		return "a named pipe"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeDevice != 0:
-		return "a device"
-	}
-	return "not a regular file (mode " + m.String() + ")"
-}
-
 // readInputFile reads the file path that flag names (e.g. "--tc-file"),
 // at most max bytes of it: only a regular file (symlinks followed),
 // checked with Stat before the open and again on what was opened, and
@@ -38,7 +20,7 @@ func notAFile(m fs.FileMode) string {
 // and the file: "--tc-file ff: a named pipe, not a file".
 func readInputFile(flag, path string, max int64) ([]byte, error) {
 	check := func(st fs.FileInfo) error {
-		if what := notAFile(st.Mode()); what != "" {
+		if what := plugin.FileKind(st.Mode()); what != "" {
 			return fmt.Errorf("%s %s: %s, not a file", flag, path, what)
 		}
 		if st.Size() > max {

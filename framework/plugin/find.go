@@ -198,7 +198,7 @@ func CheckFile(path string) error {
 
 func checkFileInfo(st os.FileInfo) error {
 	if !st.Mode().IsRegular() {
-		return fmt.Errorf("%s, not a file", fileKind(st.Mode()))
+		return fmt.Errorf("%s, not a file", FileKind(st.Mode()))
 	}
 	if st.Size() > MaxPluginSize {
 		return fmt.Errorf("%d bytes, more than the %d a plugin may be", st.Size(), MaxPluginSize)
@@ -259,7 +259,7 @@ func readManifest(dir string) (map[string][]byte, error) {
 		return nil, err
 	}
 	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: not a regular file (%s)", path, fileKind(st.Mode()))
+		return nil, fmt.Errorf("%s: not a regular file (%s)", path, FileKind(st.Mode()))
 	}
 	f, err := os.Open(path)
 	if err != nil {
@@ -360,7 +360,7 @@ func checkProgram(path string) error {
 		return err
 	}
 	if !st.Mode().IsRegular() {
-		return fmt.Errorf("%s is not a regular file (%s): a plugin is a program", path, fileKind(st.Mode()))
+		return fmt.Errorf("%s is not a regular file (%s): a plugin is a program", path, FileKind(st.Mode()))
 	}
 	if runtime.GOOS != "windows" && st.Mode().Perm()&0o111 == 0 {
 		return fmt.Errorf("%s is not executable (mode %s): a plugin is a program (chmod +x it if it is one)", path, st.Mode().Perm())
@@ -378,9 +378,13 @@ func checkProgram(path string) error {
 	return nil
 }
 
-// fileKind names what a file that is not a regular one is.
-func fileKind(m os.FileMode) string {
+// FileKind names what a file that is not a regular one is ("" for a
+// regular file): the words of txlab's refusals of inputs that would
+// block or never end ("a named pipe, not a file").
+func FileKind(m os.FileMode) string {
 	switch {
+	case m.IsRegular():
+		return ""
 	case m.IsDir():
 		return "a directory"
 	case m&os.ModeNamedPipe != 0:
