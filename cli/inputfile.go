@@ -5,12 +5,13 @@ package main
 // ends), and read through a bound.
 
 import (
+	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 
 	"github.com/txlab/txlab/framework/plugin"
+	"github.com/txlab/txlab/internal/regfile"
 )
 
 // readInputFile reads the file path that flag names (e.g. "--tc-file"),
@@ -20,7 +21,7 @@ import (
 // and the file: "--tc-file ff: a named pipe, not a file".
 func readInputFile(flag, path string, max int64) ([]byte, error) {
 	check := func(st fs.FileInfo) error {
-		if what := plugin.FileKind(st.Mode()); what != "" {
+		if what := regfile.Kind(st.Mode()); what != "" {
 			return fmt.Errorf("%s %s: %s, not a file", flag, path, what)
 		}
 		if st.Size() > max {
@@ -28,29 +29,20 @@ func readInputFile(flag, path string, max int64) ([]byte, error) {
 		}
 		return nil
 	}
-	// A missing file is left to the Open, whose error says so.
-	if st, err := os.Stat(path); err == nil {
-		if err := check(st); err != nil {
-			return nil, err
-		}
+	f, err := regfile.Open(path, check)
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return nil, fmt.Errorf("%s: %w", flag, err) // the open's: it names the file
 	}
-	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", flag, err)
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil { // path may have been replaced since the Stat
-		return nil, fmt.Errorf("%s %s: %w", flag, path, err)
-	}
-	if err := check(st); err != nil {
 		return nil, err
 	}
-	b, err := io.ReadAll(io.LimitReader(f, max+1))
+	defer f.Close()
+	b, over, err := regfile.ReadAll(f, max)
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: %w", flag, path, err)
 	}
-	if int64(len(b)) > max {
+	if over {
 		return nil, fmt.Errorf("%s %s: more than %d bytes", flag, path, max)
 	}
 	return b, nil

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -14,6 +13,7 @@ import (
 	"github.com/txlab/txlab/framework/plot"
 	"github.com/txlab/txlab/framework/report"
 	"github.com/txlab/txlab/framework/sweep"
+	"github.com/txlab/txlab/internal/regfile"
 )
 
 // maxReportFile bounds the report `txlab plot` and `txlab fidelity`
@@ -25,26 +25,11 @@ const maxReportFile = 256 << 20
 // open, a device never ends) and a file over maxReportFile. The read is
 // capped too, since a file may grow after the Stat.
 func readReportFile(path string) ([]byte, error) {
-	// Stat, not Open, first: opening a FIFO waits for a writer.
-	st, err := os.Stat(path)
-	if err != nil {
-		return nil, err
-	}
-	if err := regularReport(path, st); err != nil {
-		return nil, err
-	}
-	f, err := os.Open(path)
+	f, err := regfile.Open(path, func(st fs.FileInfo) error { return regularReport(path, st) })
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	// The path may have been replaced between the Stat and the Open.
-	if st, err = f.Stat(); err != nil {
-		return nil, err
-	}
-	if err := regularReport(path, st); err != nil {
-		return nil, err
-	}
 	return readCapped(f, path)
 }
 
@@ -69,11 +54,11 @@ func regularReport(path string, st fs.FileInfo) error {
 
 // readCapped reads r whole, refusing more than maxReportFile bytes.
 func readCapped(r io.Reader, name string) ([]byte, error) {
-	b, err := io.ReadAll(io.LimitReader(r, maxReportFile+1))
+	b, over, err := regfile.ReadAll(r, maxReportFile)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	if len(b) > maxReportFile {
+	if over {
 		return nil, fmt.Errorf("%s: more than %d bytes, not a report", name, maxReportFile)
 	}
 	return b, nil

@@ -13,8 +13,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/txlab/txlab/framework/plugin"
 	"github.com/txlab/txlab/framework/script"
+	"github.com/txlab/txlab/internal/regfile"
 	"github.com/txlab/txlab/scripts"
 )
 
@@ -112,7 +112,7 @@ func shippedScripts() ([]shipped, error) {
 // script.ReadFile reads at most script.MaxSourceBytes.
 func readScript(arg string) (string, []byte, error) {
 	if st, err := os.Stat(arg); err == nil {
-		if what := plugin.FileKind(st.Mode()); what != "" {
+		if what := regfile.Kind(st.Mode()); what != "" {
 			return "", nil, fmt.Errorf("%s: %s, not a script file", arg, what)
 		}
 	}

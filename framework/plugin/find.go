@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
@@ -17,6 +18,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/txlab/txlab/internal/regfile"
 )
 
 // Env names.
@@ -198,7 +201,7 @@ func CheckFile(path string) error {
 
 func checkFileInfo(st os.FileInfo) error {
 	if !st.Mode().IsRegular() {
-		return fmt.Errorf("%s, not a file", FileKind(st.Mode()))
+		return fmt.Errorf("%s, not a file", regfile.Kind(st.Mode()))
 	}
 	if st.Size() > MaxPluginSize {
 		return fmt.Errorf("%d bytes, more than the %d a plugin may be", st.Size(), MaxPluginSize)
@@ -211,21 +214,11 @@ func checkFileInfo(st os.FileInfo) error {
 // and again on what was opened) of at most MaxPluginSize bytes. Its
 // errors do not name path.
 func fileSum(path string) ([]byte, error) {
-	if err := CheckFile(path); err != nil {
-		return nil, err
-	}
-	f, err := os.Open(path)
+	f, err := regfile.Open(path, checkFileInfo)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	st, err := f.Stat() // path may have been replaced since the Stat
-	if err != nil {
-		return nil, err
-	}
-	if err := checkFileInfo(st); err != nil {
-		return nil, err
-	}
 	h := sha256.New()
 	n, err := io.Copy(h, io.LimitReader(f, MaxPluginSize+1))
 	if err != nil {
@@ -251,28 +244,22 @@ const (
 func readManifest(dir string) (map[string][]byte, error) {
 	out := map[string][]byte{}
 	path := filepath.Join(dir, Manifest)
-	st, err := os.Stat(path)
+	f, err := regfile.Open(path, func(st fs.FileInfo) error {
+		if !st.Mode().IsRegular() {
+			return fmt.Errorf("%s: not a regular file (%s)", path, regfile.Kind(st.Mode()))
+		}
+		return nil
+	})
 	if errors.Is(err, os.ErrNotExist) {
 		return out, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: not a regular file (%s)", path, FileKind(st.Mode()))
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxManifestSize+1))
+	data, tooBig, err := regfile.ReadAll(f, MaxManifestSize)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	tooBig := len(data) > MaxManifestSize
-	if tooBig {
-		data = data[:MaxManifestSize]
 	}
 	text := string(data)
 	for n := 1; text != ""; n++ {
@@ -360,7 +347,7 @@ func checkProgram(path string) error {
 		return err
 	}
 	if !st.Mode().IsRegular() {
-		return fmt.Errorf("%s is not a regular file (%s): a plugin is a program", path, FileKind(st.Mode()))
+		return fmt.Errorf("%s is not a regular file (%s): a plugin is a program", path, regfile.Kind(st.Mode()))
 	}
 	if runtime.GOOS != "windows" && st.Mode().Perm()&0o111 == 0 {
 		return fmt.Errorf("%s is not executable (mode %s): a plugin is a program (chmod +x it if it is one)", path, st.Mode().Perm())
@@ -376,25 +363,6 @@ func checkProgram(path string) error {
 		return fmt.Errorf("%s is not a program: it starts with %q, not an ELF, Mach-O or PE header or \"#!\"", path, head)
 	}
 	return nil
-}
-
-// FileKind names what a file that is not a regular one is ("" for a
-// regular file): the words of txlab's refusals of inputs that would
-// block or never end ("a named pipe, not a file").
-func FileKind(m os.FileMode) string {
-	switch {
-	case m.IsRegular():
-		return ""
-	case m.IsDir():
-		return "a directory"
-	case m&os.ModeNamedPipe != 0:
-		return "a named pipe"
-	case m&os.ModeSocket != 0:
-		return "a socket"
-	case m&os.ModeDevice != 0:
-		return "a device"
-	}
-	return "mode " + m.String()
 }
 
 // isProgram: head (a file's first 4 bytes) is an executable's magic

@@ -14,7 +14,6 @@ package script
 import (
 	"errors"
 	"fmt"
-	"github.com/txlab/txlab/framework/plugin"
 	"io"
 	"os"
 	"regexp"
@@ -28,7 +27,9 @@ import (
 	"github.com/d5/tengo/v2"
 	"github.com/d5/tengo/v2/parser"
 
+	"github.com/txlab/txlab/framework/plugin"
 	"github.com/txlab/txlab/framework/run"
+	"github.com/txlab/txlab/internal/regfile"
 )
 
 // maxValueBytes is the most one string or bytes value may ever hold.
@@ -201,9 +202,9 @@ func Load(name string, src []byte, opts Options) (*Program, error) {
 // ReadFile reads a script file, at most MaxSourceBytes of it: a bigger
 // or endless file (/dev/zero) is an error naming the file and the bound,
 // not a read of all of it. A named pipe or a socket is refused, naming
-// the file, before it is opened (opening a FIFO waits for a writer): a
-// Stat first, and again on what was opened. A missing file is the
-// Stat's *PathError (fs.ErrNotExist).
+// the file, before it is opened (opening a FIFO waits for a writer:
+// regfile.Open). A missing file is the open's *PathError
+// (fs.ErrNotExist).
 func ReadFile(path string) ([]byte, error) {
 	blocks := func(st os.FileInfo) error {
 		switch m := st.Mode(); {
@@ -214,29 +215,16 @@ func ReadFile(path string) ([]byte, error) {
 		}
 		return nil
 	}
-	st, err := os.Stat(path)
+	f, err := regfile.Open(path, blocks)
 	if err != nil {
-		return nil, err // a *PathError: it names the file
-	}
-	if err := blocks(st); err != nil {
-		return nil, err
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
+		return nil, err // blocks' refusal, or the open's *PathError: both name the file
 	}
 	defer f.Close()
-	if st, err = f.Stat(); err != nil {
-		return nil, err
-	}
-	if err := blocks(st); err != nil {
-		return nil, err
-	}
-	src, err := io.ReadAll(io.LimitReader(f, MaxSourceBytes+1))
+	src, over, err := regfile.ReadAll(f, MaxSourceBytes)
 	if err != nil {
 		return nil, err // a *PathError: it names the file
 	}
-	if len(src) > MaxSourceBytes {
+	if over {
 		return nil, &Error{File: path, Msg: fmt.Sprintf("script is larger than the %d bytes allowed", MaxSourceBytes)}
 	}
 	return src, nil
