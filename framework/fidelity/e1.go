@@ -89,6 +89,16 @@ var (
 		(23.53e6 + 18.94e6 + 331.10e3 + 323.71e3) / (2781 + 3554 + 84 + 140), 40030}
 )
 
+// The tables' net_tx_action rows (net_tx_action+0xf8, +0xfd): the NET_TX
+// softirq taking the root lock of a qdisc a __netif_schedule queued,
+// fifth or sixth by total wait in the seed's tables. The before-pinned
+// table lists none: fewer than its last row's 12 a second.
+var (
+	seedTxActionBeforeUnpinned = lockRow{"net_tx_action+0xf8", siteTxAction, 13, 25.09e3 / 13, 3210}
+	seedTxActionAfterUnpinned  = lockRow{"net_tx_action+0xf8", siteTxAction, 121, 28240, 193050}
+	seedTxActionAfterPinned    = lockRow{"net_tx_action+0xfd", siteTxAction, 153, 6080, 48670}
+)
+
 // The model's call sites (netdev's and slab's lock sites).
 const (
 	siteBusylock   = "__dev_xmit_skb (busylock)"
@@ -282,9 +292,15 @@ func E1(r E1Runs) []Row {
 	rows = append(rows, lockRows("perf lock after, pinned", seedLocksAfterPinned, plp)...)
 	rows = append(rows, slabRows("perf lock after, unpinned", seedSlabAfterUnpinned, plu)...)
 	rows = append(rows, slabRows("perf lock after, pinned", seedSlabAfterPinned, plp)...)
+	rows = append(rows, txActionRow("perf lock before, unpinned", seedTxActionBeforeUnpinned, pbu),
+		txActionRow("perf lock after, unpinned", seedTxActionAfterUnpinned, plu),
+		txActionRow("perf lock after, pinned", seedTxActionAfterPinned, plp))
 
-	rows = append(rows, modeRow("@__dev_queue_xmit_ns mode before, pinned", seedXmitBefore, pbp),
-		modeRow("@__dev_queue_xmit_ns mode after, pinned", seedXmitAfter, plp),
+	before, after := modeRow("@__dev_queue_xmit_ns mode before, pinned", seedXmitBefore, pbp),
+		modeRow("@__dev_queue_xmit_ns mode after, pinned", seedXmitAfter, plp)
+	before.Why = unpinnedModeWhy(seedXmitBefore, seedBusylockPinnedMpps, pbu)
+	after.Why = unpinnedModeWhy(seedXmitAfter, seedLlistPinnedMpps, plu)
+	rows = append(rows, before, after,
 		tailRow("@__dev_queue_xmit_ns calls of 32 us and more, before, pinned", seedXmitBefore, seedBusylockPinnedMpps, pbp),
 		tailRow("@__dev_queue_xmit_ns calls of 32 us and more, after, pinned", seedXmitAfter, seedLlistPinnedMpps, plp))
 	for i := range rows {
@@ -601,6 +617,23 @@ func lockFigure(name string, s lockRow, l report.Lock, secs float64) Row {
 		Holds:     factor(avg, s.avgNs) <= 3 && factor(perSec, s.contended) <= 10}
 }
 
+// txActionRow judges a table's net_tx_action row as the others (avg
+// within 3x, count within 10x); the why says what queued the qdiscs
+// whose root lock net_tx_action waited for.
+func txActionRow(name string, seed lockRow, rep *report.Report) Row {
+	var l report.Lock
+	for _, x := range report.PerfLockRows(rep.Locks) {
+		if x.Name == seed.site {
+			l = x
+		}
+	}
+	r := lockFigure(name, seed, l, float64(rep.WindowNs)/1e9)
+	if c := schedCallers(rep); c != "" {
+		r.Why = "__netif_schedule callers: " + c
+	}
+	return r
+}
+
 // slabRows compares a table's ___slab_alloc rows (the senders refilling
 // their slabs from the node's partial list, within 3x and 10x as the
 // other rows), then shows, unjudged, the free side's list_lock rows,
@@ -655,6 +688,26 @@ func modeRow(name string, seed []report.Bucket, rep *report.Report) Row {
 	s, m := histMode(seed), histMode(rep.XmitNs.Buckets)
 	d := math.Abs(math.Log2(float64(max(m.Lo, 1))) - math.Log2(float64(s.Lo)))
 	return Row{Name: name, Seed: bucket(s.Lo), Model: bucket(m.Lo), Tolerance: "same or next bucket", Holds: m.Count > 0 && d <= 1}
+}
+
+// unpinnedModeWhy weighs the reading of a histogram as the
+// pinned run's against the seed's own figures: over half its calls take
+// longer than a pinned sender has for a whole packet (240 senders at the
+// pinned rate) where the unpinned ones have twice that, so the seed's
+// before histogram fits its unpinned run better (its busylock waits
+// 15.35 us there, 7.36 pinned). The row keeps the reading; the
+// why gives the unpinned run's mode beside it.
+func unpinnedModeWhy(seed []report.Bucket, pinnedMpps float64, unpinned *report.Report) string {
+	var all, over uint64
+	cycle := 240 / pinnedMpps * 1e3 // ns a pinned sender has for a packet
+	for _, b := range seed {
+		all += b.Count
+		if float64(b.Lo) >= cycle {
+			over += b.Count
+		}
+	}
+	return fmt.Sprintf("%s of the seed's calls take %s or more, a pinned sender's whole packet at %.0f Mpps over 240 senders; the model's unpinned run's mode: %s",
+		pct(float64(over), float64(all)), nsText(int64(cycle)), pinnedMpps, bucket(histMode(unpinned.XmitNs.Buckets).Lo))
 }
 
 // histMode is the fullest bucket (the first of equals).

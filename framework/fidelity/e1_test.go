@@ -37,12 +37,13 @@ func seedReport(profile, placement string, mpps float64, vm vmstatRows, locks []
 // vmstat in the seed; they get the unpinned ones (rows use unpinned).
 func seedRuns() E1Runs {
 	return E1Runs{
-		BusylockUnpinned: seedReport("6.18", workload.Unpinned, seedBusylockUnpinnedMpps, seedVMStatBefore, seedLocksBeforeUnpinned, seedXmitBefore),
+		BusylockUnpinned: seedReport("6.18", workload.Unpinned, seedBusylockUnpinnedMpps, seedVMStatBefore,
+			append(slices.Clip(seedLocksBeforeUnpinned), seedTxActionBeforeUnpinned), seedXmitBefore),
 		LlistUnpinned: seedReport("6.19-rc1", workload.Unpinned, seedLlistUnpinnedMpps, seedVMStatAfter,
-			append(seedLocksAfterUnpinned[:len(seedLocksAfterUnpinned):len(seedLocksAfterUnpinned)], seedSlabAfterUnpinned), seedXmitAfter),
+			append(slices.Clip(seedLocksAfterUnpinned), seedSlabAfterUnpinned, seedTxActionAfterUnpinned), seedXmitAfter),
 		BusylockPinned: seedReport("6.18", workload.Spread, seedBusylockPinnedMpps, seedVMStatBefore, seedLocksBeforePinned, seedXmitBefore),
 		LlistPinned: seedReport("6.19-rc1", workload.Spread, seedLlistPinnedMpps, seedVMStatAfter,
-			append(seedLocksAfterPinned[:len(seedLocksAfterPinned):len(seedLocksAfterPinned)], seedSlabAfterPinned), seedXmitAfter),
+			append(slices.Clip(seedLocksAfterPinned), seedSlabAfterPinned, seedTxActionAfterPinned), seedXmitAfter),
 	}
 }
 
@@ -102,6 +103,13 @@ func TestE1Tolerances(t *testing.T) {
 			[]string{"CPU per packet after / before"}},
 		{"busylock wait 4x short", func(r *E1Runs) { r.BusylockUnpinned.Locks[0].MCSAvgWaitNs /= 4 },
 			[]string{"perf lock before, unpinned: dev_hard_start_xmit+0xcd (__dev_xmit_skb (busylock))"}},
+		{"net_tx_action waits 10x long after the change", func(r *E1Runs) {
+			for i, l := range r.LlistUnpinned.Locks {
+				if l.Name == siteTxAction {
+					r.LlistUnpinned.Locks[i].MCSAvgWaitNs *= 10
+				}
+			}
+		}, []string{"perf lock after, unpinned: net_tx_action+0xf8 (net_tx_action (root_lock))"}},
 		{"another site on top", func(r *E1Runs) {
 			r.LlistPinned.Locks = append([]report.Lock{{Name: "net_tx_action (root_lock)", Contended: 1e6, AvgWaitNs: 1,
 				MCSContended: 1e6, MCSAvgWaitNs: 1e3, MCSTotalWaitNs: 1e9}}, r.LlistPinned.Locks...)
