@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/urfave/cli/v2"
+
 	"github.com/txlab/txlab/framework/report"
 )
 
@@ -265,4 +267,43 @@ func TestListedDefaultsUsed(t *testing.T) {
 	if _, err := txlab(t, "run", "--duration", "2ms", "--no-progress"); err == nil || err.Error() != "warmup 5ms must be shorter than duration 2ms (set --warmup, or warmup in the script, below it)" {
 		t.Errorf("--duration 2ms alone: %v", err)
 	}
+}
+
+// A backquoted word in a flag's usage is urfave/cli's placeholder for
+// the flag's value in --help ("--pcap FILE"): one word, and only on a
+// flag that takes a value. Prose in backquotes there printed help such
+// as "--no-wait txlab sweep collect DIR".
+func TestFlagPlaceholders(t *testing.T) {
+	var walk func(path string, cmds []*cli.Command, flags []cli.Flag)
+	check := func(path string, flags []cli.Flag) {
+		for _, f := range flags {
+			df, ok := f.(cli.DocGenerationFlag)
+			if !ok {
+				continue
+			}
+			u := df.GetUsage()
+			i := strings.IndexByte(u, '`')
+			if i < 0 {
+				continue
+			}
+			j := strings.IndexByte(u[i+1:], '`')
+			name := f.Names()[0]
+			switch {
+			case j < 0:
+				t.Errorf("%s --%s: an unclosed backquote in its usage", path, name)
+			case !df.TakesValue():
+				t.Errorf("%s --%s takes no value but its usage has the placeholder %q", path, name, u[i+1:i+1+j])
+			case strings.ContainsAny(u[i+1:i+1+j], " \t"):
+				t.Errorf("%s --%s: placeholder %q is not one word", path, name, u[i+1:i+1+j])
+			}
+		}
+	}
+	walk = func(path string, cmds []*cli.Command, flags []cli.Flag) {
+		check(path, flags)
+		for _, c := range cmds {
+			walk(path+" "+c.Name, c.Subcommands, c.Flags)
+		}
+	}
+	app := newApp()
+	walk(app.Name, app.Commands, app.Flags)
 }

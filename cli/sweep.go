@@ -36,7 +36,7 @@ func sweepOutFlags() []cli.Flag {
 // slurmFlags are how a sweep's points are submitted and waited for.
 func slurmFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.BoolFlag{Name: "no-wait", Usage: "slurm: return once the job array is submitted (merge later with `txlab sweep collect DIR`)"},
+		&cli.BoolFlag{Name: "no-wait", Usage: "slurm: return once the job array is submitted (merge later with txlab sweep collect DIR)"},
 		&cli.IntFlag{Name: "array-limit", Usage: "slurm: at most N array tasks at once (sbatch --array=...%N; 0: all)"},
 		listFlag("sbatch-arg", "slurm: an argument for sbatch, e.g. --sbatch-arg=--partition=short; repeatable"),
 		&cli.DurationFlag{Name: "poll", Value: 2 * time.Second, Usage: "slurm: how often to look at the job array while waiting"},

@@ -135,6 +135,9 @@ func TestTraceUnreachableCollector(t *testing.T) {
 	if !strings.Contains(out, "txlab: warning: trace export failed") {
 		t.Errorf("no warning about the unreachable collector in: %s", out)
 	}
+	if n := strings.Count(out, "txlab: warning:"); n != 1 {
+		t.Errorf("%d warnings about one unreachable collector, want one line: %s", n, out)
+	}
 }
 
 // metricsCollector is a minimal OTLP metrics receiver over real gRPC.

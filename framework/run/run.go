@@ -125,6 +125,23 @@ func (s *Spec) Give(flag, by string) {
 	s.Given = append(s.Given[:len(s.Given):len(s.Given)], Given{flag, by})
 }
 
+// rootQdisc is the root the device gets: the spec's, except that the
+// default (mq pfifo), when no front end gave --qdisc, is its child alone
+// on a one-queue device, as attach_default_qdiscs puts the default
+// qdisc on the only queue of a device that is not multiqueue (mq would
+// refuse it).
+func (s *Spec) rootQdisc() string {
+	if s.Queues != 1 || s.Qdisc != Default().Qdisc {
+		return s.Qdisc
+	}
+	for _, g := range s.Given {
+		if g.Flag == "qdisc" {
+			return s.Qdisc
+		}
+	}
+	return "pfifo"
+}
+
 // CheckGiven refuses a knob given to specs (a run's variants, a sweep's
 // points) none of which uses it: --offered-rate for udp_stream's
 // closed-loop senders, --placement for forward, whose traffic comes
@@ -533,7 +550,7 @@ func setup(spec *Spec) (*host, error) {
 	}
 	h.net = netdev.NewNet(h.e, h.cfg, h.plugins)
 	var qwords []string
-	if q := strings.TrimSpace(spec.Qdisc); q != "" {
+	if q := strings.TrimSpace(spec.rootQdisc()); q != "" {
 		qwords = strings.Fields(q)
 	}
 	forward := spec.Workload.Kind == workload.Forward

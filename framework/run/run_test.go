@@ -3,6 +3,7 @@ package run
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/txlab/txlab/framework/netdev"
@@ -127,5 +128,25 @@ func TestCoDelDroppingSums(t *testing.T) {
 	xs := []qdisc.XStat{qdisc.XInt("codel_dropping", 2), qdisc.XUint("tin0_codel_dropping", 3), qdisc.XUint("tin1_codel_dropping", 4), qdisc.XInt("drop_overlimit", 100)}
 	if got := codelDropping(xs); got != 9 {
 		t.Errorf("codelDropping %d, want 9", got)
+	}
+}
+
+// With one queue and no --qdisc the default root (mq pfifo) leaves its
+// mq out, as the kernel puts its default qdisc alone on a device that
+// is not multiqueue; a root given as mq is refused as mq_init refuses it.
+func TestDefaultRootOnOneQueue(t *testing.T) {
+	s := small()
+	s.Queues = 1
+	rep := mustRun(t, s)
+	if rep.Setup.Qdisc != "pfifo" {
+		t.Errorf("one queue, no --qdisc: root %q, want pfifo", rep.Setup.Qdisc)
+	}
+	s.Give("qdisc", "")
+	if _, err := Run(s, nil); err == nil || !strings.Contains(err.Error(), "mq needs a multiqueue device") {
+		t.Errorf("one queue, --qdisc \"mq pfifo\" given: %v, want mq's refusal", err)
+	}
+	s = small()
+	if rep := mustRun(t, s); !strings.HasPrefix(rep.Setup.Qdisc, "mq") {
+		t.Errorf("four queues, no --qdisc: root %q, want mq", rep.Setup.Qdisc)
 	}
 }

@@ -378,13 +378,20 @@ func (r *Run) End() error {
 		r.phase = nil
 	}
 	r.root.End()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	// A collector that refused an export already has had its one-line
+	// warning: the flush gets a second, not ten, and says nothing more.
+	failed := r.exp.first.Load() != nil && r.exp.warn != nil
+	wait := 10 * time.Second
+	if failed {
+		wait = time.Second
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
 	defer cancel()
 	var fileErr error
 	if err := r.tp.Shutdown(ctx); err != nil {
 		if r.exp.warn == nil {
 			fileErr = fmt.Errorf("trace: flush: %w", err)
-		} else {
+		} else if !failed && r.exp.first.Load() == nil {
 			r.cfg.Warn(fmt.Sprintf("trace flush: %v", err))
 		}
 	}
