@@ -9,6 +9,7 @@ package sim
 
 import (
 	"fmt"
+	"math/bits"
 	"sync/atomic"
 
 	"github.com/txlab/txlab/framework/units"
@@ -118,10 +119,13 @@ func (h *eventHeap) pop() event {
 		if c >= n {
 			break
 		}
-		m := c
-		for k := c + 1; k < min(c+4, n); k++ {
-			if q[k].before(&q[m]) {
-				m = k
+		var m int
+		if c+3 < n { // four children: two pairs, then their winners
+			m = q.earlier(q.earlier(c, c+1), q.earlier(c+2, c+3))
+		} else {
+			m = c
+			for k := c + 1; k < n; k++ {
+				m = q.earlier(m, k)
 			}
 		}
 		q[i] = q[m]
@@ -139,12 +143,27 @@ func (h *eventHeap) pop() event {
 	return top
 }
 
+// earlier is whichever of i and j holds the earlier event, chosen
+// without a branch: the heap's comparisons go either way about as
+// often, and mispredicted branches were most of a pop's time. (at, key)
+// is compared as one 128-bit number (at's sign bit flipped, so that it
+// orders as unsigned): q[j] is before q[i] when q[j] - q[i] borrows.
+func (q eventHeap) earlier(i, j int) int {
+	_, borrow := bits.Sub64(q[j].key, q[i].key, 0)
+	_, borrow = bits.Sub64(uint64(q[j].at)^1<<63, uint64(q[i].at)^1<<63, borrow)
+	return i ^ (i^j)&-int(borrow)
+}
+
 // Engine owns the clock, the event queue and the CPUs.
 type Engine struct {
-	now       Time
-	seq       uint64
-	hrSeq     uint64 // hrtimers armed with slack, in order (HrTimer.seq)
+	now   Time
+	seq   uint64
+	hrSeq uint64 // hrtimers armed with slack, in order (HrTimer.seq)
+	// The pending events are split at farFrom: events holds those due
+	// before it, far the rest (see push).
 	events    eventHeap
+	far       eventHeap
+	farFrom   Time
 	slots     []payload // event payloads, by event.slot
 	freeSlots []uint32  // unused entries of slots
 	count     uint64    // events processed
@@ -274,7 +293,40 @@ func (e *Engine) scheduleAt(t Time, p payload) {
 const resumeSlot = 1 << (slotBits - 1)
 
 func (e *Engine) resumeAt(c *CPU, t Time) {
-	e.events.push(event{at: t, key: e.nextKey(resumeSlot + uint32(c.ID))})
+	e.push(event{at: t, key: e.nextKey(resumeSlot + uint32(c.ID))})
+}
+
+// farWindow is how far ahead of the earliest far event refill moves
+// events into the near heap.
+const farWindow = Millisecond
+
+// push queues ev: in events if it is due before farFrom, else in far.
+// A host's CPUs resume within microseconds, over and over; timers are
+// armed milliseconds ahead and mostly re-armed before they are due
+// (TCP's RTO at each ACK, the far end's delayed ACKs), each re-arming
+// leaving its stale event queued until its time. Kept apart, those
+// do not deepen the heap that nearly every event goes through. Both
+// are ordered on (at, key) and every event in events is before every
+// one in far, so events are taken in the same order as from one heap.
+func (e *Engine) push(ev event) {
+	if ev.at < e.farFrom {
+		e.events.push(ev)
+	} else {
+		e.far.push(ev)
+	}
+}
+
+// refill, once events is empty, moves the far events due within
+// farWindow of the earliest into it; it reports false if none is left.
+func (e *Engine) refill() bool {
+	if len(e.far) == 0 {
+		return false
+	}
+	e.farFrom = e.far[0].at + min(farWindow, maxTime-e.far[0].at)
+	for len(e.far) > 0 && e.far[0].at < e.farFrom {
+		e.events.push(e.far.pop())
+	}
+	return true
 }
 
 // nextKey takes the next sequence number for an event of slot.
@@ -300,7 +352,7 @@ func (e *Engine) schedule(t Time, p payload) {
 		}
 		e.slots = append(e.slots, p)
 	}
-	e.events.push(event{at: t, key: e.nextKey(slot)})
+	e.push(event{at: t, key: e.nextKey(slot)})
 }
 
 // fire runs the payload of a due event (not a resume: Run does those)
@@ -327,9 +379,12 @@ func (e *Engine) fire(ev event) {
 	}
 }
 
+// maxTime is the latest time an event can be due.
+const maxTime Time = 1<<63 - 1
+
 // nextAt is the time of the earliest pending event, or a huge value.
 func (e *Engine) nextAt() Time {
-	if len(e.events) == 0 {
+	if len(e.events) == 0 && !e.refill() {
 		return 1<<62 - 1
 	}
 	return e.events[0].at
@@ -356,7 +411,7 @@ func (e *Engine) Run(until Time) error {
 		}
 	}
 	for !e.halted {
-		if len(e.events) == 0 || e.events[0].at > until {
+		if len(e.events) == 0 && !e.refill() || e.events[0].at > until {
 			break
 		}
 		if e.count >= e.intrCheck { // every 1024 events (SleepUntil may skip counts)

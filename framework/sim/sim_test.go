@@ -456,6 +456,52 @@ func TestEventHeapOrder(t *testing.T) {
 	}
 }
 
+// The engine's two heaps (events before farFrom, far the rest) give
+// the events in the order one heap does, with pushes near and far
+// ahead of the clock interleaved with pops.
+func TestEventQueueFarOrder(t *testing.T) {
+	r := NewStreams(11).Stream("far")
+	e := &Engine{}
+	var ref eventHeap
+	var now Time
+	popped, edge := 0, 0
+	for round := 0; round < 400000; round++ {
+		// About 300 events pending: resumes within 2 us, a timer in
+		// 20 up to 50 ms ahead, one in 5 at the split itself.
+		if len(ref) < 300 && r.Int64N(4) > 0 {
+			at := now + Time(r.Int64N(2000))
+			switch k := r.Int64N(20); {
+			case k == 0:
+				at = now + Time(r.Int64N(int64(50*Millisecond)))
+			case k < 5:
+				at = max(now, e.farFrom-1+Time(r.Int64N(3)))
+				if at == e.farFrom {
+					edge++
+				}
+			}
+			ev := event{at: at, key: e.nextKey(uint32(r.Int64N(1 << 10)))}
+			e.push(ev)
+			ref.push(ev)
+			continue
+		}
+		if len(ref) == 0 {
+			continue
+		}
+		if e.nextAt() != ref[0].at {
+			t.Fatalf("pop %d: nextAt %d, want %d", popped, e.nextAt(), ref[0].at)
+		}
+		got, want := e.events.pop(), ref.pop()
+		if got != want {
+			t.Fatalf("pop %d: (%d, %d), want (%d, %d)", popped, got.at, got.key, want.at, want.key)
+		}
+		now = got.at
+		popped++
+	}
+	if popped < 100000 || len(e.far) == 0 || edge < 1000 {
+		t.Fatalf("%d pops, %d far events left, %d at the split: the test does not reach both heaps", popped, len(e.far), edge)
+	}
+}
+
 // An interrupt to a CPU in its idle loop waits for the CPU to leave its
 // C-state (wake_idle_latency); one to a CPU running a task is taken at
 // its next sync point.
