@@ -158,9 +158,11 @@ func TestE2bRows(t *testing.T) {
 	for i, n := range []uint64{468e3, 746e3, 760e3, 750e3, 760e3} {
 		reps[i].XmitNs.Count = n
 	}
+	// The pre-llist run's dequeuer spins as Jonas's did before the llist.
+	reps[0].CPUProfile = []report.ProfileRow{{Activity: netdev.ActRun, WorkNs: 1e6, SpinNs: 5.68e6}}
 	rows := E2b(reps)
-	if len(rows) != 15 {
-		t.Fatalf("%d rows, want 15", len(rows))
+	if len(rows) != 16 {
+		t.Fatalf("%d rows, want 16", len(rows))
 	}
 	if r := rowByID(t, rows, "E2b.15"); r.Judged() || !strings.Contains(r.Model, "ends before its 3rd second") {
 		t.Errorf("E2b.15 on a 1-second run is no verdict: %+v", r)
@@ -176,10 +178,10 @@ func TestE2bRows(t *testing.T) {
 	if w := rowByID(t, rows, "E2b.3").Why; !strings.Contains(w, "(0.99 by 1s)") || !strings.Contains(w, "BLUE is the collapse") {
 		t.Errorf("E2b.3's mechanism %q should say when p reached 0.99 and that BLUE is the cause", w)
 	}
-	// The dequeuer hardly spinning breaks the spin row only.
+	// The dequeuer hardly spinning breaks the spin rows only.
 	reps[1].CPUProfile[1].SpinNs = 2e6
 	for _, r := range E2b(reps)[6:] {
-		if r.Judged() && r.Holds == (r.ID == "E2b.8") {
+		if r.Judged() && r.Holds == (r.ID == "E2b.8" || r.ID == "E2b.16") {
 			t.Errorf("%s %s with sch_direct_xmit spinning 2 of 43: holds %v (%s)", r.ID, r.Name, r.Holds, r.Model)
 		}
 	}
@@ -520,6 +522,26 @@ func TestE2bFirstTestRow(t *testing.T) {
 		t.Errorf("a 2-second run cannot say: %+v", r)
 	}
 	if r := firstTestRow(nil, long(E2bLlist, 2e6, 0.5e6, 3e3)); r.Holds || r.Model != "not run" {
+		t.Errorf("without the pre-llist run: %+v", r)
+	}
+}
+
+// E2b.16 judges the dequeuer's relock spin after the llist over before
+// against Jonas's 5.68% -> 12.01% (2.11x), within 2x.
+func TestE2bRelockRow(t *testing.T) {
+	run := func(name string, spinNs int64) *report.Report {
+		return &report.Report{Name: name, WindowNs: 1e9, CPUProfile: []report.ProfileRow{{Activity: netdev.ActRun, SpinNs: spinNs}}}
+	}
+	for _, tc := range []struct {
+		before, after int64
+		holds         bool
+	}{{568e5, 1201e5, true}, {1e8, 1e8, false}, {1e7, 4e7, true}, {1e7, 5e7, false}, {12e6, 211e6, false}, {0, 1e8, false}} {
+		r := relockRow(run(E2bPre, tc.before), run(E2bLlist, tc.after))
+		if !r.Judged() || r.Holds != tc.holds {
+			t.Errorf("relock spin %d -> %d ns: %+v, want holds %v", tc.before, tc.after, r, tc.holds)
+		}
+	}
+	if r := relockRow(nil, run(E2bLlist, 1)); r.Holds || r.Model != "not run" {
 		t.Errorf("without the pre-llist run: %+v", r)
 	}
 }
