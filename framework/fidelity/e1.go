@@ -14,9 +14,10 @@ import (
 	"github.com/txlab/txlab/framework/workload"
 )
 
-// The seed's E1 figures: Eric Dumazet's "[PATCH v2 net-next 6/6] net:
+// The seed's E1 figures: Eric Dumazet's "[PATCH v1 net-next 5/5] net:
 // dev_queue_xmit() llist adoption", "Tested:" (shared/seeds/
-// llist-adoption-thread.txt, lines 400-495): 240 x netperf UDP_STREAM
+// llist-adoption-thread.txt, lines 383-500; v2 6/6 carries the same, as
+// quoted in llist-adoption-review.txt): 240 x netperf UDP_STREAM
 // -m 120 -n on 2 x Xeon 6985P-C (480 threads), a 100G NIC with 30 TX
 // queues, mq + fq.
 const (
