@@ -277,20 +277,22 @@ func relockRow(pre, ll *report.Report) Row {
 	if pre == nil || ll == nil {
 		return missing(id, name, seed, E2bPre, E2bLlist)
 	}
-	spin := func(r *report.Report) float64 {
+	spin := func(r *report.Report, act string) float64 {
 		for _, p := range r.CPUProfile {
-			if p.Activity == netdev.ActRun {
+			if p.Activity == act {
 				return ratio(float64(p.SpinNs), float64(r.WindowNs))
 			}
 		}
 		return 0
 	}
-	b, a := spin(pre), spin(ll)
+	b, a := spin(pre, netdev.ActRun), spin(ll, netdev.ActRun)
 	x := ratio(a, b)
 	return Row{ID: id, Name: name, Seed: seed, Kind: Check, Tolerance: "within 2x of his", Ratio: ratio(x, after/before),
 		Model: fmt.Sprintf("%.2f%% before, %.2f%% after of a CPU's time: %.2fx", 100*b, 100*a, x),
 		Holds: b > 0 && x >= after/before/2 && x <= 2*after/before,
-		Why:   "__qdisc_run's spin (sch_direct_xmit taking the root lock back after dev_hard_start_xmit) in each run's cpu_profile, a second of window; " + lockWhy(pre)}
+		Why: fmt.Sprintf("__qdisc_run's spin (sch_direct_xmit taking the root lock back after dev_hard_start_xmit) in each run's cpu_profile, "+
+			"a second of window; before the llist the pushers spin %.2f CPUs' time on busylock and the root lock; ", spin(pre, netdev.ActPusher)) +
+			lockWhy(pre)}
 }
 
 // Jonas's first test (llist thread, "Throughput over 10 seconds
