@@ -100,6 +100,16 @@ var (
 	seedTxActionAfterPinned    = lockRow{"net_tx_action+0xfd", siteTxAction, 153, 6080, 48670}
 )
 
+// Each table's total wait column summed, every row of it (ns in the
+// 1 s sample on 8 CPUs): how much of CPUs 0-7's time went to waiting,
+// the seed's "spinlock stress is very high" before the change.
+const (
+	seedLockWaitBeforeUnpinned = 6.79e9 + 9.57e6 + 560.63e3 + 25.09e3
+	seedLockWaitBeforePinned   = 7.10e9 + 268.05e3 + 26.05e3
+	seedLockWaitAfterUnpinned  = 116.15e6 + 107.18e6 + 9.73e6 + 5.74e6 + 3.42e6 + 564.33e3
+	seedLockWaitAfterPinned    = 316.98e6 + 61.83e6 + 23.53e6 + 18.94e6 + 9.09e6 + 930.66e3 + 331.10e3 + 323.71e3
+)
+
 // The model's call sites (netdev's and slab's lock sites).
 const (
 	siteBusylock   = "__dev_xmit_skb (busylock)"
@@ -297,6 +307,10 @@ func E1(r E1Runs) []Row {
 	rows = append(rows, lockRows("perf lock after, pinned", seedLocksAfterPinned, plp)...)
 	rows = append(rows, slabRows("perf lock after, unpinned", seedSlabAfterUnpinned, plu)...)
 	rows = append(rows, slabRows("perf lock after, pinned", seedSlabAfterPinned, plp)...)
+	rows = append(rows, lockShareRow("perf lock before, unpinned", seedLockWaitBeforeUnpinned, pbu),
+		lockShareRow("perf lock before, pinned", seedLockWaitBeforePinned, pbp),
+		lockShareRow("perf lock after, unpinned", seedLockWaitAfterUnpinned, plu),
+		lockShareRow("perf lock after, pinned", seedLockWaitAfterPinned, plp))
 	rows = append(rows, txActionRow("perf lock before, unpinned", seedTxActionBeforeUnpinned, pbu),
 		txActionRow("perf lock after, unpinned", seedTxActionAfterUnpinned, plu),
 		txActionRow("perf lock after, pinned", seedTxActionAfterPinned, plp))
@@ -620,6 +634,25 @@ func lockFigure(name string, s lockRow, l report.Lock, secs float64) Row {
 		Ratio:     safeDiv(avg, s.avgNs),
 		Tolerance: "avg within 3x, count within 10x",
 		Holds:     factor(avg, s.avgNs) <= 3 && factor(perSec, s.contended) <= 10}
+}
+
+// lockShareRow sets the share of the perf lock CPUs' time spent waiting
+// (the table's total wait column summed, over CPUs x window) beside the
+// seed's. A check without a verdict: the rows above judge its parts.
+func lockShareRow(name string, seedTotalNs float64, rep *report.Report) Row {
+	var total int64
+	for _, l := range report.PerfLockRows(rep.Locks) {
+		total += l.MCSTotalWaitNs
+	}
+	n := 8
+	if cpus, err := workload.ParseCPUList(rep.LockCPUs, rep.Setup.CPUs); err == nil && len(cpus) > 0 {
+		n = len(cpus)
+	}
+	share := safeDiv(float64(total), float64(n)*float64(rep.WindowNs))
+	return Row{Name: name + ": share of the CPUs' time spent waiting", Kind: Check,
+		Seed:  fmt.Sprintf("%.1f%% (%s of total wait on 8 CPUs in 1 s)", 100*seedTotalNs/8e9, report.PerfTime(int64(seedTotalNs))),
+		Model: fmt.Sprintf("%.1f%% (%s on %d CPUs in %s)", 100*share, report.PerfTime(total), n, report.PerfTime(rep.WindowNs)),
+		Ratio: safeDiv(share, seedTotalNs/8e9)}
 }
 
 // txActionRow judges a table's net_tx_action row as the others (avg
