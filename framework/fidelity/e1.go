@@ -659,13 +659,7 @@ func lockShareRow(name string, seedTotalNs float64, rep *report.Report) Row {
 // within 3x, count within 10x); the why says what queued the qdiscs
 // whose root lock net_tx_action waited for.
 func txActionRow(name string, seed lockRow, rep *report.Report) Row {
-	var l report.Lock
-	for _, x := range report.PerfLockRows(rep.Locks) {
-		if x.Name == seed.site {
-			l = x
-		}
-	}
-	r := lockFigure(name, seed, l, float64(rep.WindowNs)/1e9)
+	r := lockFigure(name, seed, lockNamed(rep, seed.site), float64(rep.WindowNs)/1e9)
 	if c := schedCallers(rep); c != "" {
 		r.Why = "__netif_schedule callers: " + c
 	}

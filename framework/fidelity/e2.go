@@ -75,12 +75,6 @@ func E2(reps []*report.Report) []Row {
 			Why: "8: " + lockWhy(b8) + "; 256: " + lockWhy(b256)})
 	}
 
-	// Eric's first bound (llist thread: "defer_count > 256 || total >
-	// READ_ONCE(q->limit)"), which Toke answered "does not in itself help
-	// anything": with the bound at 256 cake still collapses, as E2.1
-	// judges a collapse (20x under 6.18). The burst 256 variant is that
-	// bound (cake's memory limit keeps its qlen under q->limit, so the
-	// second clause never acts).
 	for i, q := range []struct{ kind, old, rc1 string }{{"fq_codel", E2FqCodel618, E2FqCodelRc1}, {"sfq", E2Sfq618, E2SfqRc1}} {
 		id, name, seed := fmt.Sprintf("E2.%d", 4+i), q.kind+" in cake's place", "unaffected by the llist"
 		old, rc1 := FindVariant(reps, q.old), FindVariant(reps, q.rc1)
@@ -319,7 +313,7 @@ func firstTestRow(pre, ll *report.Report) Row {
 	third, ok := rateBetween(ll, 2e9, 3e9)
 	if !ok {
 		return Row{ID: id, Name: name, Seed: seed, Kind: Check, Model: "the run ends before its 3rd second",
-			Why: fmt.Sprintf("the llist run measured %.0f ms", float64(measuredNs(ll))/1e6)}
+			Why: fmt.Sprintf("the llist run measured %.0f ms", float64(span(measured(ll)))/1e6)}
 	}
 	x := ratio(third, tail(pre))
 	return Row{ID: id, Name: name, Seed: seed, Ratio: safeDiv(x, jonasFirstTestMpps[2]/jonasFirstTestBeforeMpps),
@@ -333,7 +327,7 @@ func firstTestRow(pre, ll *report.Report) Row {
 // series covers that span.
 func rateBetween(r *report.Report, from, to int64) (float64, bool) {
 	s := measured(r)
-	if len(s) == 0 || s[len(s)-1].EndNs-s[0].StartNs < to {
+	if span(s) < to {
 		return 0, false
 	}
 	var pkts uint64
@@ -347,9 +341,8 @@ func rateBetween(r *report.Report, from, to int64) (float64, bool) {
 	return safeDiv(float64(pkts)*1e9, float64(ns)), ns > 0
 }
 
-// measuredNs is how long the measured series spans.
-func measuredNs(r *report.Report) int64 {
-	s := measured(r)
+// span is how long a series of intervals spans, first start to last end.
+func span(s []report.Interval) int64 {
 	if len(s) == 0 {
 		return 0
 	}

@@ -158,15 +158,7 @@ func E3(runs []E3Run) []Row {
 		Model: fmt.Sprintf("%.2fx (%.0f -> %.0f)", safeDiv(raisedOn, raisedOff), raisedOff, raisedOn), Kind: Check,
 		Tolerance: "fewer", Holds: raisedOn < raisedOff})
 
-	ta := func(r *report.Report) report.Lock {
-		for _, l := range r.Locks {
-			if l.Name == "net_tx_action (root_lock)" {
-				return l
-			}
-		}
-		return report.Lock{}
-	}
-	lo, ln := ta(off), ta(on)
+	lo, ln := lockNamed(off, siteTxAction), lockNamed(on, siteTxAction)
 	rows = append(rows, Row{Name: "net_tx_action root-lock wait, off" + tag,
 		Seed: fmt.Sprintf("avg %s (perf lock after the llist, E1's host)", usec(seedTxActionWaitNs)),
 		// perf lock's view: the waits that queued on qspinlock's MCS path.

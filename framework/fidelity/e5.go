@@ -225,12 +225,8 @@ func e5Why(nn, fx *report.Report, mode string, tins int) string {
 // txActionHold is net_tx_action's root-lock hold per acquisition, ns
 // (the dequeue path, where cake_mq's sync runs).
 func txActionHold(r *report.Report) float64 {
-	for _, l := range r.Locks {
-		if l.Name == "net_tx_action (root_lock)" {
-			return safeDiv(float64(l.HoldNs), float64(l.Acquired))
-		}
-	}
-	return 0
+	l := lockNamed(r, siteTxAction)
+	return safeDiv(float64(l.HoldNs), float64(l.Acquired))
 }
 
 func ms(v float64) string { return fmt.Sprintf("%.3f", v) }

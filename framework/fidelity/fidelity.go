@@ -561,6 +561,19 @@ func tail(r *report.Report) float64 {
 	return float64(pkts) * 1e9 / float64(ns)
 }
 
+// lockNamed is r's lock table row of a call site (zero if it has none).
+// Sites are unique in a report; of several, the last counts, as
+// lockRows' table by name keeps it.
+func lockNamed(r *report.Report, site string) report.Lock {
+	var found report.Lock
+	for _, l := range r.Locks {
+		if l.Name == site {
+			found = l
+		}
+	}
+	return found
+}
+
 // lockHold is the share of the window the root lock was held after being
 // taken at the enqueue side, and at the dequeue side (sch_direct_xmit's
 // re-take and net_tx_action), with the dequeue side's mean wait.
