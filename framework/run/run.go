@@ -117,12 +117,20 @@ type Given struct{ Flag, By string }
 // Give records that by set the knob flag (once; a copy of s keeps its
 // own list).
 func (s *Spec) Give(flag, by string) {
-	for _, g := range s.Given {
-		if g.Flag == flag {
-			return
-		}
+	if s.given(flag) {
+		return
 	}
 	s.Given = append(s.Given[:len(s.Given):len(s.Given)], Given{flag, by})
+}
+
+// given reports whether a front end set the knob flag.
+func (s *Spec) given(flag string) bool {
+	for _, g := range s.Given {
+		if g.Flag == flag {
+			return true
+		}
+	}
+	return false
 }
 
 // rootQdisc is the root the device gets: the spec's, except that the
@@ -131,13 +139,8 @@ func (s *Spec) Give(flag, by string) {
 // qdisc on the only queue of a device that is not multiqueue (mq would
 // refuse it).
 func (s *Spec) rootQdisc() string {
-	if s.Queues != 1 || s.Qdisc != Default().Qdisc {
+	if s.Queues != 1 || s.Qdisc != defaultQdisc || s.given("qdisc") {
 		return s.Qdisc
-	}
-	for _, g := range s.Given {
-		if g.Flag == "qdisc" {
-			return s.Qdisc
-		}
 	}
 	return "pfifo"
 }
@@ -183,6 +186,9 @@ type TCBatch struct {
 	Text string `json:"text"`
 }
 
+// defaultQdisc is the root of Default: mq with a pfifo on each queue.
+const defaultQdisc = "mq pfifo"
+
 // Default is what `txlab run` runs without flags and where a script
 // starts: the seeds' E1 host and NIC (mq pfifo) scaled to run in about a
 // second; for udp_rate, 16 flows at 1M packets/s. Every knob's default
@@ -194,7 +200,7 @@ func Default() Spec {
 		// RateBps 0: the driver's own line rate (ice 100G, i40e 25G, idpf
 		// 200G), so that --driver alone gives the NIC's speed.
 		Driver: "ice", Queues: 30, XPS: string(netdev.XPSIRQ),
-		Qdisc: "mq pfifo",
+		Qdisc: defaultQdisc,
 		Workload: workload.Spec{Kind: workload.UDPStream, Senders: 240, PacketSize: 120, Flows: 16, Rate: 1e6,
 			CC: tcp.CCCubic, Path: path.Config{RTT: 20 * sim.Millisecond, Limit: path.DefaultLimit}},
 		Duration: 20 * sim.Millisecond,

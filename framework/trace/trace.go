@@ -391,7 +391,7 @@ func (r *Run) End() error {
 	if err := r.tp.Shutdown(ctx); err != nil {
 		if r.exp.warn == nil {
 			fileErr = fmt.Errorf("trace: flush: %w", err)
-		} else if !failed && r.exp.first.Load() == nil {
+		} else if r.exp.first.Load() == nil { // no export failed, before or during the flush
 			r.cfg.Warn(fmt.Sprintf("trace flush: %v", err))
 		}
 	}
