@@ -372,40 +372,33 @@ func walkAST(v reflect.Value) {
 // between instructions, and after a jump ip is the target minus one).
 // tengo's Run places only its own errors; the instruction pointer and
 // the current function are in unexported fields (ip, curFrame.fn) read
-// here by reflection, under the names of tengo v2.17.0. ok is false if
-// they cannot be read.
-func vmPos(vm *tengo.VM, fs *parser.SourceFileSet, aborted bool) (pos parser.SourceFilePos, ok bool) {
-	defer func() {
-		if recover() != nil {
-			ok = false
+// here by reflection, under the names of tengo v2.17.0; false if they
+// cannot be read.
+func vmPos(vm *tengo.VM, fs *parser.SourceFileSet, aborted bool) (parser.SourceFilePos, bool) {
+	return withSourceMap(vm, func(ip int, sm reflect.Value) (parser.SourceFilePos, bool) {
+		// The mapped instruction at or before at, else the first after it.
+		at, before, after := ip, -1, -1
+		if aborted {
+			at++
 		}
-	}()
-	ip, sm, ok := vmSourceMap(vm)
-	if !ok {
-		return pos, false
-	}
-	// The mapped instruction at or before at, else the first after it.
-	at, before, after := ip, -1, -1
-	if aborted {
-		at++
-	}
-	for it := sm.MapRange(); it.Next(); {
-		switch k := int(it.Key().Int()); {
-		case k <= at && k > before:
-			before = k
-		case k > at && (after < 0 || k < after):
-			after = k
+		for it := sm.MapRange(); it.Next(); {
+			switch k := int(it.Key().Int()); {
+			case k <= at && k > before:
+				before = k
+			case k > at && (after < 0 || k < after):
+				after = k
+			}
 		}
-	}
-	best := before
-	if best < 0 {
-		best = after
-	}
-	if best < 0 {
-		return pos, false
-	}
-	fp := fs.Position(parser.Pos(sm.MapIndex(reflect.ValueOf(best)).Int()))
-	return fp, fp.Line > 0
+		best := before
+		if best < 0 {
+			best = after
+		}
+		if best < 0 {
+			return parser.SourceFilePos{}, false
+		}
+		fp := fs.Position(parser.Pos(sm.MapIndex(reflect.ValueOf(best)).Int()))
+		return fp, fp.Line > 0
+	})
 }
 
 // callPos is where vm is while a module function it called runs: the
@@ -413,29 +406,39 @@ func vmPos(vm *tengo.VM, fs *parser.SourceFileSet, aborted bool) (pos parser.Sou
 // instruction, the nearest mapped one at or before ip). It walks down
 // from ip, not over the whole source map as vmPos does, so that a
 // script of many calls pays a few lookups a call. Read as vmPos reads.
-func callPos(vm *tengo.VM, fs *parser.SourceFileSet) (pos parser.SourceFilePos, ok bool) {
+func callPos(vm *tengo.VM, fs *parser.SourceFileSet) (parser.SourceFilePos, bool) {
+	return withSourceMap(vm, func(ip int, sm reflect.Value) (parser.SourceFilePos, bool) {
+		for k := ip; k >= 0; k-- {
+			if p := sm.MapIndex(reflect.ValueOf(k)); p.IsValid() {
+				fp := fs.Position(parser.Pos(p.Int()))
+				return fp, fp.Line > 0
+			}
+		}
+		return parser.SourceFilePos{}, false
+	})
+}
+
+// withSourceMap hands place vm's instruction pointer and its current
+// function's source map, read by vmSourceMap; ok is false if they
+// cannot be read, or if reading them or place panics (a reflection
+// panic: tengo's fields not as named).
+func withSourceMap(vm *tengo.VM, place func(ip int, sm reflect.Value) (parser.SourceFilePos, bool)) (pos parser.SourceFilePos, ok bool) {
 	defer func() {
 		if recover() != nil {
-			ok = false
+			pos, ok = parser.SourceFilePos{}, false
 		}
 	}()
 	ip, sm, ok := vmSourceMap(vm)
 	if !ok {
 		return pos, false
 	}
-	for k := ip; k >= 0; k-- {
-		if p := sm.MapIndex(reflect.ValueOf(k)); p.IsValid() {
-			fp := fs.Position(parser.Pos(p.Int()))
-			return fp, fp.Line > 0
-		}
-	}
-	return pos, false
+	return place(ip, sm)
 }
 
 // vmSourceMap reads vm's instruction pointer and its current function's
 // source map (instruction -> source position), unexported in tengo
 // v2.17.0, by reflection; ok is false if they are not there as named.
-// The callers recover from a reflection panic.
+// withSourceMap recovers from a reflection panic.
 func vmSourceMap(vm *tengo.VM) (ip int, sm reflect.Value, ok bool) {
 	v := reflect.ValueOf(vm).Elem()
 	ipv, frame := v.FieldByName("ip"), v.FieldByName("curFrame")
