@@ -644,8 +644,8 @@ func lockShareRow(name string, seedTotalNs float64, rep *report.Report) Row {
 	for _, l := range report.PerfLockRows(rep.Locks) {
 		total += l.MCSTotalWaitNs
 	}
-	n := 8
-	if cpus, err := workload.ParseCPUList(rep.LockCPUs, rep.Setup.CPUs); err == nil && len(cpus) > 0 {
+	n := rep.Setup.CPUs // no --lock-cpus: the table is every CPU's
+	if cpus, err := workload.ParseCPUList(rep.LockCPUs, rep.Setup.CPUs); rep.LockCPUs != "" && err == nil {
 		n = len(cpus)
 	}
 	share := safeDiv(float64(total), float64(n)*float64(rep.WindowNs))

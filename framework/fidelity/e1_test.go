@@ -18,7 +18,7 @@ import (
 // seedReport is a report carrying the seed's own figures for one run.
 func seedReport(profile, placement string, mpps float64, vm vmstatRows, locks []lockRow, hist []report.Bucket) *report.Report {
 	r := &report.Report{Profile: profile, WindowNs: int64(sim.Second), TxPps: mpps * 1e6, LockCPUs: "0-7"}
-	r.Setup.Placement = placement
+	r.Setup.Placement, r.Setup.CPUs = placement, 480 // the seed's host: 2 x 120 cores x 2
 	r.RunnableAvg, r.CPUIdlePct, r.CPUSysPct = mean(vm.r), mean(vm.id), mean(vm.sy)
 	r.ContextSwitchesPerS, r.InterruptsPerS = mean(vm.cs), mean(vm.in)
 	r.CPUNsPerPacket = r.CPUSysPct / 100 * 480 * 1e9 / r.TxPps
@@ -558,5 +558,19 @@ func TestE1Pooled(t *testing.T) {
 	}
 	if len(a.LlistPinned.Locks) != 1 || a.LlistPinned.Locks[0].Contended != 10 || a.LlistPinned.XmitNs.Buckets[0].Count != 1 {
 		t.Errorf("pooling changed the first seed's report: %+v %+v", a.LlistPinned.Locks, a.LlistPinned.XmitNs.Buckets)
+	}
+}
+
+// The share of time spent waiting is over the perf lock CPUs, or over
+// every CPU for a table recorded on all of them.
+func TestLockShareRowCPUs(t *testing.T) {
+	rep := &report.Report{WindowNs: 1e9, LockCPUs: "0-3", Setup: report.Setup{CPUs: 16},
+		Locks: []report.Lock{{Name: siteRootEnq, MCSContended: 1, MCSTotalWaitNs: 2e9}}}
+	if r := lockShareRow("t", 4e9, rep); !strings.HasPrefix(r.Model, "50.0% ") || r.Judged() {
+		t.Errorf("2 s of waiting on CPUs 0-3 in 1 s: %+v, want 50.0%%, unjudged", r)
+	}
+	rep.LockCPUs = ""
+	if r := lockShareRow("t", 4e9, rep); !strings.HasPrefix(r.Model, "12.5% ") {
+		t.Errorf("2 s of waiting on all 16 CPUs in 1 s: %+v, want 12.5%%", r)
 	}
 }
