@@ -1211,7 +1211,7 @@ func (n *Net) spendSkbLines(c *sim.CPU, d int64) {
 	if pr := n.Prof; pr != nil {
 		pr.SkbLineNs[pr.Cur] += d
 	}
-	c.Spend(d)
+	c.Stall(d)
 }
 
 // ownSkb records that CPU c now holds s's lines (it built or read
@@ -1292,7 +1292,7 @@ func (n *Net) touchSkbDrop(c *sim.CPU, s *skb.SKB, q *Qdisc) {
 		n.touchSkbQdisc(c, s)
 		return
 	}
-	c.Spend(min(n.E.Costs.SkbLines, 1) * n.skbLine(c, s))
+	c.Stall(min(n.E.Costs.SkbLines, 1) * n.skbLine(c, s))
 	n.ownSkb(c, s)
 }
 

@@ -556,7 +556,10 @@ func DefaultCosts() *Costs {
 		TaskLines: 16,
 		// smt_share_pct: two busy hyperthreads give about 1.2-1.3x one
 		// thread's throughput on Intel cores (Intel's own "up to 30%"),
-		// so each runs at ~60% speed: work takes ~1.6x.
+		// so each runs at ~60% speed: work takes ~1.6x. It lengthens
+		// execution only: a cache line's transfer (the line_* costs)
+		// takes the interconnect's time whatever the sibling does
+		// (CPU.Stall).
 		SMTSharePct: 60,
 
 		LlistNode:           8,

@@ -156,8 +156,8 @@ func (c *CPU) resume(t Time) {
 func (c *CPU) park() { c.curr.park() }
 
 // Spend burns ns of CPU time in the current context. While an SMT
-// sibling executes too, the core's resources are shared and the same
-// work takes smt_share_pct percent longer.
+// sibling executes too, the core's execution resources are shared and
+// the same work takes smt_share_pct percent longer.
 func (c *CPU) Spend(ns int64) {
 	if ns <= 0 {
 		return
@@ -165,6 +165,23 @@ func (c *CPU) Spend(ns int64) {
 	if c.sib != nil && (c.sib.exec || len(c.siblings) > 1 && c.siblingExecutes()) {
 		ns += ns * c.e.Costs.SMTSharePct / 100
 	}
+	c.burn(ns)
+}
+
+// Stall burns ns of CPU time waiting on the memory system: a cache
+// line's transfer from another core, the LLC or the other socket. The
+// line takes as long to come whatever the SMT sibling does (the
+// interconnect serves the miss; the sibling uses the stalled thread's
+// issue slots meanwhile, which is what SMT is for), so it is not
+// lengthened by smt_share_pct.
+func (c *CPU) Stall(ns int64) {
+	if ns > 0 {
+		c.burn(ns)
+	}
+}
+
+// burn moves c's clock on by ns of busy time.
+func (c *CPU) burn(ns int64) {
 	c.now += Time(ns)
 	c.busy += Time(ns)
 	if p := c.e.actProf; p != nil {

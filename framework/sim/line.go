@@ -145,7 +145,7 @@ func (l *CacheLine) Read(c *CPU) {
 
 // ReadNoSync prices a load without a sync point, for lines only this
 // CPU's context can change at this moment (e.g. under a held lock).
-func (l *CacheLine) ReadNoSync(c *CPU) { c.Spend(l.load(c)) }
+func (l *CacheLine) ReadNoSync(c *CPU) { c.Stall(l.load(c)) }
 
 // load is what a load of the line costs c now; c holds a copy after it.
 func (l *CacheLine) load(c *CPU) int64 {
@@ -165,13 +165,13 @@ func (l *CacheLine) Write(c *CPU) {
 
 // WriteNoSync prices a store without a sync point (see ReadNoSync).
 func (l *CacheLine) WriteNoSync(c *CPU) {
-	c.Spend(l.transfer(c, c.now))
+	c.Stall(l.transfer(c, c.now))
 }
 
 // Atomic is a locked read-modify-write (cmpxchg, xchg, inc_return).
 func (l *CacheLine) Atomic(c *CPU) {
 	c.Sync()
-	c.Spend(l.transfer(c, c.now) + c.e.Costs.AtomicOp)
+	l.AtomicNoSync(c)
 }
 
 // Owner is the CPU id that last wrote the line, or -1.
@@ -191,7 +191,7 @@ func (l *CacheLine) WriteGroup(c *CPU, n int64) {
 
 // writeLines charges n lines' move, per at a time.
 func (l *CacheLine) writeLines(c *CPU, n, per int64) {
-	c.Spend(l.linesWait(c, n, per))
+	c.Stall(l.linesWait(c, n, per))
 }
 
 // linesWait moves n lines to c, per at a time, and returns c's wait.
@@ -213,7 +213,7 @@ func WriteOverlapped(c *CPU, lines ...*CacheLine) {
 			wait = max(wait, l.transfer(c, c.now))
 		}
 	}
-	c.Spend(wait)
+	c.Stall(wait)
 }
 
 // WriteWithGroup prices stores to line l and to a group of n lines g
@@ -223,18 +223,19 @@ func WriteOverlapped(c *CPU, lines ...*CacheLine) {
 // slower of the two, not their sum.
 func WriteWithGroup(c *CPU, l *CacheLine, g *CacheLine, n int64) {
 	wait := l.transfer(c, c.now)
-	c.Spend(max(wait, g.linesWait(c, n, max(c.e.Costs.LinesOverlapped, 1))))
+	c.Stall(max(wait, g.linesWait(c, n, max(c.e.Costs.LinesOverlapped, 1))))
 }
 
 // ReadWithWrite prices a load of r and a store to w issued in one pass
 // (htb_enqueue's reads of its private data and the store to q.qlen):
 // their requests are in flight together, so c waits for the slower.
 func ReadWithWrite(c *CPU, r, w *CacheLine) {
-	c.Spend(max(r.load(c), w.transfer(c, c.now)))
+	c.Stall(max(r.load(c), w.transfer(c, c.now)))
 }
 
 // AtomicNoSync is a locked RMW right after another access by the same CPU
 // at the same instant (a cmpxchg retry): no sync point.
 func (l *CacheLine) AtomicNoSync(c *CPU) {
-	c.Spend(l.transfer(c, c.now) + c.e.Costs.AtomicOp)
+	c.Stall(l.transfer(c, c.now))
+	c.Spend(c.e.Costs.AtomicOp)
 }

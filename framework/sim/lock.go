@@ -159,7 +159,7 @@ func (l *SpinLock) Unlock(c *CPU) {
 	c.Spend(c.e.Costs.SpinRelease)
 	if c.e.PvSpinlocks {
 		// __pv_queued_spin_unlock's cmpxchg: the line exclusively, at once.
-		c.Spend(l.ln().transfer(c, c.now) + c.e.Costs.AtomicOp)
+		l.ln().AtomicNoSync(c)
 	}
 	if c.lockRec {
 		l.site.HoldTotal += c.now - l.since

@@ -287,32 +287,60 @@ func TestSoftirqTimeLimit(t *testing.T) {
 }
 
 // While its SMT sibling executes, a thread's work takes smt_share_pct
-// longer; a spinning or idle sibling does not count.
+// longer; a spinning or idle sibling does not count. A cache line's
+// transfer is a stall the sibling does not lengthen: the line takes the
+// interconnect's time either way.
 func TestSMTShare(t *testing.T) {
-	e := testEngine(t, Topology{Sockets: 1, CoresPerSocket: 1, ThreadsPerCore: 2})
-	var alone, shared Time
-	e.CPUs[0].Start(0, func(c *CPU) {
-		start := c.Now()
-		c.Spend(1000)
-		alone = c.Now() - start
-		c.SleepUntil(10 * Microsecond)
-		c.Sync()
-		start = c.Now()
-		c.Spend(1000)
-		shared = c.Now() - start
-	})
-	e.CPUs[1].Start(5*Microsecond, func(c *CPU) {
-		c.Spend(100_000)
-		c.Sync()
-	})
-	if err := e.Run(Millisecond); err != nil {
-		t.Fatal(err)
+	costs := DefaultCosts()
+	tests := []struct {
+		name   string
+		access func(c *CPU, l *CacheLine)
+		alone  int64 // what the access costs with the sibling idle
+		shared int64 // with the sibling executing
+	}{
+		{"work", func(c *CPU, _ *CacheLine) { c.Spend(1000) },
+			1000, 1000 + 1000*costs.SMTSharePct/100},
+		{"line from another core", func(c *CPU, l *CacheLine) { l.Write(c) },
+			costs.LineSocket, costs.LineSocket},
+		{"locked op on a line from another core", func(c *CPU, l *CacheLine) { l.Atomic(c) },
+			costs.LineSocket + costs.AtomicOp, costs.LineSocket + costs.AtomicOp + costs.AtomicOp*costs.SMTSharePct/100},
 	}
-	if alone != 1000 {
-		t.Errorf("alone: 1000 ns of work took %d", alone)
-	}
-	if want := Time(1000 + 1000*e.Costs.SMTSharePct/100); shared != want {
-		t.Errorf("beside a busy sibling: 1000 ns of work took %d, want %d", shared, want)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			// CPUs 0 and 2 are one core's threads; CPU 1 is the other core.
+			e := testEngine(t, Topology{Sockets: 1, CoresPerSocket: 2, ThreadsPerCore: 2})
+			var l CacheLine
+			var alone, shared Time
+			e.CPUs[1].Start(0, func(c *CPU) {
+				l.Write(c)
+				c.SleepUntil(8 * Microsecond)
+				c.Sync()
+				l.Write(c)
+			})
+			e.CPUs[0].Start(Microsecond, func(c *CPU) {
+				start := c.Now()
+				tt.access(c, &l)
+				alone = c.Now() - start
+				c.SleepUntil(10 * Microsecond)
+				c.Sync()
+				start = c.Now()
+				tt.access(c, &l)
+				shared = c.Now() - start
+			})
+			e.CPUs[2].Start(5*Microsecond, func(c *CPU) {
+				c.Spend(100_000)
+				c.Sync()
+			})
+			if err := e.Run(Millisecond); err != nil {
+				t.Fatal(err)
+			}
+			if alone != Time(tt.alone) {
+				t.Errorf("alone: took %d ns, want %d", alone, tt.alone)
+			}
+			if shared != Time(tt.shared) {
+				t.Errorf("beside a busy sibling: took %d ns, want %d", shared, tt.shared)
+			}
+		})
 	}
 }
 
