@@ -19,6 +19,8 @@ const (
 	E2FqCodelRc1 = "fq_codel/6.19-rc1"
 	E2Sfq618     = "sfq/6.18"
 	E2SfqRc1     = "sfq/6.19-rc1"
+	E2Netem618   = "netem/6.18"
+	E2NetemRc1   = "netem/6.19-rc1"
 )
 
 // E2b's variants (scripts/e2b.tengo).
@@ -75,18 +77,8 @@ func E2(reps []*report.Report) []Row {
 			Why: "8: " + lockWhy(b8) + "; 256: " + lockWhy(b256)})
 	}
 
-	for i, q := range []struct{ kind, old, rc1 string }{{"fq_codel", E2FqCodel618, E2FqCodelRc1}, {"sfq", E2Sfq618, E2SfqRc1}} {
-		id, name, seed := fmt.Sprintf("E2.%d", 4+i), q.kind+" in cake's place", "unaffected by the llist"
-		old, rc1 := FindVariant(reps, q.old), FindVariant(reps, q.rc1)
-		if old == nil || rc1 == nil {
-			rows = append(rows, missing(id, name, seed, q.old, q.rc1))
-			continue
-		}
-		x := ratio(tail(rc1), tail(old))
-		rows = append(rows, Row{ID: id, Name: name, Seed: seed,
-			Model: fmt.Sprintf("6.18: %s; 6.19-rc1: %s (%.2fx)", rate(tail(old)), rate(tail(rc1)), x), Holds: x >= 0.8,
-			Why: "6.19-rc1: " + joinWhy(lockWhy(rc1), turnsWhy(rc1), dropRates(rc1))})
-	}
+	rows = append(rows, unaffectedRow(reps, "E2.4", "fq_codel", E2FqCodel618, E2FqCodelRc1),
+		unaffectedRow(reps, "E2.5", "sfq", E2Sfq618, E2SfqRc1))
 
 	// Toke's dropwatch (llist thread, after "The drops seem to come from
 	// mainly two places"): drop_monitor's summaries, one a CPU a second,
@@ -105,9 +97,28 @@ func E2(reps []*report.Report) []Row {
 	// (20x under 6.18). The burst 256 variant is that bound: cake's
 	// memory limit keeps its qlen under q->limit, so the second clause
 	// never acts.
-	return append(rows, foldFrom618(reps, base, "E2.7", "cake, defer bound 256 alone",
+	rows = append(rows, foldFrom618(reps, base, "E2.7", "cake, defer bound 256 alone",
 		"Eric's bound at 256 \"does not in itself help anything\"", E2Burst256,
 		func(x float64) bool { return x >= 20 }, func(r *report.Report) string { return joinWhy(lockWhy(r), dropRates(r)) }))
+
+	// The third qdisc Toke tried in cake's place, with tc's defaults (no
+	// delay, limit 1000), judged as fq_codel and sfq are.
+	return append(rows, unaffectedRow(reps, "E2.8", "netem", E2Netem618, E2NetemRc1))
+}
+
+// unaffectedRow judges one of the qdiscs Toke found "not suffering in
+// the same way" in cake's place: the llist run keeps at least 0.8x of
+// the 6.18 run's rate.
+func unaffectedRow(reps []*report.Report, id, kind, oldName, rc1Name string) Row {
+	name, seed := kind+" in cake's place", "unaffected by the llist"
+	old, rc1 := FindVariant(reps, oldName), FindVariant(reps, rc1Name)
+	if old == nil || rc1 == nil {
+		return missing(id, name, seed, oldName, rc1Name)
+	}
+	x := ratio(tail(rc1), tail(old))
+	return Row{ID: id, Name: name, Seed: seed,
+		Model: fmt.Sprintf("6.18: %s; 6.19-rc1: %s (%.2fx)", rate(tail(old)), rate(tail(rc1)), x), Holds: x >= 0.8,
+		Why: "6.19-rc1: " + joinWhy(lockWhy(rc1), kneeWhy(rc1), turnsWhy(rc1), dropRates(rc1))}
 }
 
 // foldFrom618 judges how many times less than cake on 6.18 (base) the

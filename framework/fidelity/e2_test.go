@@ -227,9 +227,11 @@ func TestE2Rows(t *testing.T) {
 		fake(E2FqCodelRc1, 0.9e6, 0.9e6, 0, nil),
 		fake(E2Sfq618, 1e6, 1e6, 0, nil),
 		fake(E2SfqRc1, 0.5e6, 0.5e6, 0, nil),
+		fake(E2Netem618, 1e6, 1e6, 0, nil),
+		fake(E2NetemRc1, 0.85e6, 0.85e6, 0, nil),
 	}
 	rows := E2(reps)
-	want := map[string]bool{"E2.1": true, "E2.2": true, "E2.3": true, "E2.4": true, "E2.5": false, "E2.6": false, "E2.7": true}
+	want := map[string]bool{"E2.1": true, "E2.2": true, "E2.3": true, "E2.4": true, "E2.5": false, "E2.6": false, "E2.7": true, "E2.8": true}
 	for _, r := range rows {
 		if r.Holds != want[r.ID] {
 			t.Errorf("%s %s: holds %v, want %v (%s)", r.ID, r.Name, r.Holds, want[r.ID], r.Model)
