@@ -103,7 +103,11 @@ func E2(reps []*report.Report) []Row {
 
 	// The third qdisc Toke tried in cake's place, with tc's defaults (no
 	// delay, limit 1000), judged as fq_codel and sfq are.
-	return append(rows, unaffectedRow(reps, "E2.8", "netem", E2Netem618, E2NetemRc1))
+	rows = append(rows, unaffectedRow(reps, "E2.8", "netem", E2Netem618, E2NetemRc1))
+	if rc1 := FindVariant(reps, E2CakeLlist); rc1 != nil {
+		rows = append(rows, queueSpreadRow("E2.9", rc1))
+	}
+	return rows
 }
 
 // unaffectedRow judges one of the qdiscs Toke found "not suffering in
@@ -132,6 +136,44 @@ func foldFrom618(reps []*report.Report, base *report.Report, id, name, seed, var
 	x := fold(tail(base), tail(r))
 	return Row{ID: id, Name: name, Seed: seed, Model: fmt.Sprintf("%s, %s less than 6.18", rate(tail(r)), foldText(x, 2)),
 		Holds: holds(x), Why: why(r)}
+}
+
+// Toke's ethtool_stats.pl after the collapse (llist thread, "performance
+// drops to round 10 Kpps"): tx_queue_N_packets /sec for N = 0..7. A
+// check, not judged: half the queues all but stopped while the others
+// kept a few Kpps, a fingerprint of flows whose BLUE p stood apart.
+var seedCollapseQueuePps = [8]float64{1930, 28, 29, 28, 26, 3469, 2861, 2239}
+
+// queueSpreadRow sets the llist run's TX queues' rates over the window
+// beside Toke's: how far apart the busiest and the idlest queue are.
+func queueSpreadRow(id string, r *report.Report) Row {
+	seedLo, seedHi := spread(seedCollapseQueuePps[:])
+	var pps []float64
+	for _, q := range r.Queues {
+		pps = append(pps, q.TxPps)
+	}
+	lo, hi := spread(pps)
+	apart := fmt.Sprintf("busiest / idlest %.1fx", ratio(hi, lo))
+	if lo == 0 {
+		apart = "the idlest sent nothing"
+	}
+	return Row{ID: id, Name: "the collapse queue by queue", Kind: Check,
+		Seed:  fmt.Sprintf("ethtool_stats: tx_queue_1-4 at 26-29 pps, 0 and 5-7 at 1.9-3.5 Kpps (busiest / idlest %.0fx)", seedHi/seedLo),
+		Model: fmt.Sprintf("%d queues from %s to %s (%s) over the window", len(pps), rate(lo), rate(hi), apart),
+		Why:   "6.19-rc1: " + joinWhy(blueTrace(r), lockWhy(r))}
+}
+
+// spread is the least and the greatest of xs.
+func spread(xs []float64) (lo, hi float64) {
+	for i, x := range xs {
+		if i == 0 || x < lo {
+			lo = x
+		}
+		if i == 0 || x > hi {
+			hi = x
+		}
+	}
+	return lo, hi
 }
 
 // dropwatchRow is the check of Toke's dropwatch listing against run r:

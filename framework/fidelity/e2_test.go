@@ -231,7 +231,7 @@ func TestE2Rows(t *testing.T) {
 		fake(E2NetemRc1, 0.85e6, 0.85e6, 0, nil),
 	}
 	rows := E2(reps)
-	want := map[string]bool{"E2.1": true, "E2.2": true, "E2.3": true, "E2.4": true, "E2.5": false, "E2.6": false, "E2.7": true, "E2.8": true}
+	want := map[string]bool{"E2.1": true, "E2.2": true, "E2.3": true, "E2.4": true, "E2.5": false, "E2.6": false, "E2.7": true, "E2.8": true, "E2.9": false}
 	for _, r := range rows {
 		if r.Holds != want[r.ID] {
 			t.Errorf("%s %s: holds %v, want %v (%s)", r.ID, r.Name, r.Holds, want[r.ID], r.Model)
@@ -242,6 +242,16 @@ func TestE2Rows(t *testing.T) {
 	}
 	if r := rowByID(t, rows, "E2.6"); r.Kind != Check {
 		t.Errorf("E2.6, the dropwatch's places, is a check, never judged: %+v", r)
+	}
+	// E2.9 sets the llist run's queues beside Toke's: the busiest over
+	// the idlest, or an idlest that sent nothing.
+	reps[1].Queues = []report.Queue{{Txq: 0, TxPps: 300}, {Txq: 1, TxPps: 30}, {Txq: 2, TxPps: 3000}}
+	if r := rowByID(t, E2(reps), "E2.9"); r.Kind != Check || !strings.Contains(r.Model, "3 queues from 30 pps to 3 Kpps (busiest / idlest 100.0x)") || !strings.Contains(r.Seed, "133x") {
+		t.Errorf("E2.9: %+v", r)
+	}
+	reps[1].Queues[1].TxPps = 0
+	if r := rowByID(t, E2(reps), "E2.9"); !strings.Contains(r.Model, "the idlest sent nothing") {
+		t.Errorf("E2.9 with a queue at 0: %s", r.Model)
 	}
 	// The fq_codel row says how the dequeuer shares the lock with the
 	// drainers: turns per drain and skbs a turn.
