@@ -169,24 +169,16 @@ func e4Why(before, after *report.Report) string {
 		}
 		return 0
 	}
-	busy := func(r *report.Report) float64 {
-		for _, l := range r.Locks {
-			if l.Name == "__dev_xmit_skb (busylock)" {
-				return float64(l.AvgWaitNs)
-			}
-		}
-		return 0
-	}
+	busy := func(r *report.Report) float64 { return float64(lockNamed(r, siteBusylock).AvgWaitNs) }
 	// turn is an enqueue's serial turn: the busylock held from its
 	// grant to its release (the root lock's wait and hold inside it),
 	// beside the time between two skbs sent.
 	turn := func(r *report.Report) string {
-		for _, l := range r.Locks {
-			if l.Name == "__dev_xmit_skb (busylock)" && l.Acquired > 0 {
-				return fmt.Sprintf("%s vs %s a packet sent", usec(float64(l.HoldNs)/float64(l.Acquired)), usec(safeDiv(1e9, r.TxPps)))
-			}
+		l := lockNamed(r, siteBusylock)
+		if l.Acquired == 0 {
+			return "-"
 		}
-		return "-"
+		return fmt.Sprintf("%s vs %s a packet sent", usec(float64(l.HoldNs)/float64(l.Acquired)), usec(safeDiv(1e9, r.TxPps)))
 	}
 	return fmt.Sprintf("dequeuer's root-lock round trips per packet %.2f -> %.2f (bulk %.2f -> %.2f skbs); htb backlog %d -> %d; busylock wait avg %s -> %s; "+
 		"an enqueue's turn (busylock held) %s -> %s",
