@@ -1181,7 +1181,7 @@ func (n *Net) touchSkbPrefetched(c *sim.CPU, s *skb.SKB, prefetched bool) {
 		if int(s.HotCPU) != c.ID {
 			d += n.skbLine(c, s)
 		}
-		n.spendSkbLines(c, d)
+		n.stallSkbLines(c, d)
 		if int(s.HotCPU) == c.ID {
 			s.JoinTail() // counted once, when the dequeue took it
 		} else {
@@ -1201,13 +1201,13 @@ func (n *Net) touchSkbPrefetched(c *sim.CPU, s *skb.SKB, prefetched bool) {
 		}
 		d = ahead*line*costs.PrefetchPct/100 + (costs.SkbLines-ahead)*line
 	}
-	n.spendSkbLines(c, d)
+	n.stallSkbLines(c, d)
 	n.ownSkb(c, s)
 }
 
-// spendSkbLines spends d ns of skb line transfers on c, counted apart in
+// stallSkbLines stalls c for d ns of skb line transfers, counted apart in
 // the drain profile.
-func (n *Net) spendSkbLines(c *sim.CPU, d int64) {
+func (n *Net) stallSkbLines(c *sim.CPU, d int64) {
 	if pr := n.Prof; pr != nil {
 		pr.SkbLineNs[pr.Cur] += d
 	}
@@ -1278,7 +1278,7 @@ func (n *Net) touchSkbDequeue(c *sim.CPU, s *skb.SKB, q *Qdisc) {
 		return
 	}
 	d := n.skbLine(c, s)
-	n.spendSkbLines(c, d)
+	n.stallSkbLines(c, d)
 	holder, llc := s.HotCPU, n.evicted(s)
 	n.ownSkb(c, s)
 	s.SplitTail(holder, llc)
