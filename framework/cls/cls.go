@@ -914,6 +914,21 @@ func parseClassID(kind, w string) (qdisc.ClassID, error) {
 	return qdisc.ClassID(h), nil
 }
 
+// classidArg reads a filter's "classid X" or "flowid X" (NEXT_ARG, then
+// get_tc_classid), words[0] being the keyword: f.ClassID set, the words
+// after the value returned. matchall, fw, u32 and flower read it alike.
+func classidArg(kind string, f *Filter, words []string) ([]string, error) {
+	if len(words) < 2 {
+		return nil, qdisc.Parsef(kind, "%q needs a value", words[0])
+	}
+	id, err := parseClassID(kind, words[1])
+	if err != nil {
+		return nil, err
+	}
+	f.ClassID = id
+	return words[2:], nil
+}
+
 // parseMatchall is matchall_parse_opt.
 func parseMatchall(f *Filter, cmd tc.Filter, s *Set) error {
 	const kind = "matchall"
@@ -936,15 +951,11 @@ func parseMatchall(f *Filter, cmd tc.Filter, s *Set) error {
 		w := words[0]
 		switch {
 		case tc.Matches(w, "classid") || w == "flowid":
-			if len(words) < 2 {
-				return qdisc.Parsef(kind, "%q needs a value", w)
-			}
-			id, err := parseClassID(kind, words[1])
+			rest, err := classidArg(kind, f, words)
 			if err != nil {
 				return err
 			}
-			f.ClassID = id
-			words = words[2:]
+			words = rest
 		case tc.Matches(w, "action"):
 			acts, rest, err := parseActions(kind, words[1:], s)
 			if err != nil {
@@ -1011,15 +1022,11 @@ func parseFw(f *Filter, cmd tc.Filter, s *Set) error {
 		w := words[0]
 		switch {
 		case tc.Matches(w, "classid") || tc.Matches(w, "flowid"):
-			if len(words) < 2 {
-				return qdisc.Parsef(kind, "%q needs a value", w)
-			}
-			id, err := parseClassID(kind, words[1])
+			rest, err := classidArg(kind, f, words)
 			if err != nil {
 				return err
 			}
-			f.ClassID = id
-			words = words[2:]
+			words = rest
 		case tc.Matches(w, "action"):
 			acts, rest, err := parseActions(kind, words[1:], s)
 			if err != nil {

@@ -253,16 +253,11 @@ func parseFlower(f *Filter, cmd tc.Filter, tp *proto, s *Set) error {
 		}
 		switch {
 		case tc.Matches(w, "classid") || tc.Matches(w, "flowid"):
-			v, err := val()
+			rest, err := classidArg(kind, f, words)
 			if err != nil {
 				return err
 			}
-			id, err := parseClassID(kind, v)
-			if err != nil {
-				return err
-			}
-			f.ClassID = id
-			words = words[2:]
+			words = rest
 		case tc.Matches(w, "action"):
 			acts, rest, err := parseActions(kind, words[1:], s)
 			if err != nil {

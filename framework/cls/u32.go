@@ -291,15 +291,12 @@ func parseU32(f *Filter, verb tc.Verb, cmd tc.Filter, tp *proto, s *Set) error {
 			words, selOK = rest, true
 			continue
 		case tc.Matches(w, "classid") || w == "flowid":
-			if len(words) < 2 {
-				return qdisc.Parsef(kind, "%q needs a value", w)
-			}
-			id, err := parseClassID(kind, words[1])
+			rest, err := classidArg(kind, f, words)
 			if err != nil {
 				return err
 			}
-			f.ClassID, sel.terminal = id, true
-			words = words[2:]
+			sel.terminal = true
+			words = rest
 		case tc.Matches(w, "action"):
 			acts, rest, err := parseActions(kind, words[1:], s)
 			if err != nil {
