@@ -63,13 +63,7 @@ func (c Class) Words() []string {
 	if c.Dev != "" {
 		out = append(out, "dev", c.Dev)
 	}
-	switch c.Parent {
-	case Unspec:
-	case Root:
-		out = append(out, "root")
-	default:
-		out = append(out, "parent", c.Parent.String())
-	}
+	out = appendParent(out, c.Parent)
 	if c.ClassID != Unspec {
 		out = append(out, "classid", c.ClassID.String())
 	}

@@ -170,13 +170,7 @@ func (f Filter) Words() []string {
 	if f.Dev != "" {
 		out = append(out, "dev", f.Dev)
 	}
-	switch f.Parent {
-	case Unspec:
-	case Root:
-		out = append(out, "root")
-	default:
-		out = append(out, "parent", f.Parent.String())
-	}
+	out = appendParent(out, f.Parent)
 	if f.ProtoSet {
 		out = append(out, "protocol", ProtoName(f.Protocol))
 	}

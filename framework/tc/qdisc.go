@@ -114,13 +114,7 @@ func (q Qdisc) Words() []string {
 	if q.Handle != Unspec {
 		out = append(out, "handle", q.Handle.QdiscString())
 	}
-	switch q.Parent {
-	case Unspec:
-	case Root:
-		out = append(out, "root")
-	default:
-		out = append(out, "parent", q.Parent.String())
-	}
+	out = appendParent(out, q.Parent)
 	if q.Stab != nil {
 		out = append(out, q.Stab.Words()...)
 	}
@@ -128,6 +122,19 @@ func (q Qdisc) Words() []string {
 		out = append(out, q.Kind)
 	}
 	return append(out, q.Options...)
+}
+
+// appendParent prints a parent back as devParent reads it: "root",
+// "parent X", or nothing when unset. Qdisc, class and filter commands
+// print it alike.
+func appendParent(out []string, parent Handle) []string {
+	switch parent {
+	case Unspec:
+		return out
+	case Root:
+		return append(out, "root")
+	}
+	return append(out, "parent", parent.String())
 }
 
 // IsKeyword reports whether w is one of tc_qdisc_modify's own words
