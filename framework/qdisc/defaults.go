@@ -71,6 +71,51 @@ func (d *Defaults) Reset(q Qdisc, ctx Ctx) {
 	}
 }
 
+// Peeked is qdisc_peek_dequeued for a qdisc whose own peek op it is
+// (hhf, sfq): the packet a peek dequeued, kept on sch->gso_skb for the
+// next dequeue and counted in the qdisc's qlen and backlog meanwhile.
+// Defaults does the same for a qdisc without a peek op.
+type Peeked struct {
+	p    skb.Packet
+	held bool
+}
+
+// Dequeue is qdisc_dequeue_peeked: the kept packet first, out of qlen
+// and backlog again, else dequeue's.
+func (k *Peeked) Dequeue(qlen *int, backlog *int64, dequeue func() (skb.Packet, bool)) (skb.Packet, bool) {
+	if k.held {
+		k.held = false
+		*qlen--
+		*backlog -= int64(k.p.Len)
+		return k.p, true
+	}
+	return dequeue()
+}
+
+// Peek is qdisc_peek_dequeued: the kept packet, else one from dequeue,
+// kept and counted back in qlen and backlog.
+func (k *Peeked) Peek(qlen *int, backlog *int64, dequeue func() (skb.Packet, bool)) (skb.Packet, bool) {
+	if !k.held {
+		p, ok := dequeue()
+		if !ok {
+			return skb.Packet{}, false
+		}
+		k.p, k.held = p, true
+		*qlen++
+		*backlog += int64(p.Len)
+	}
+	return k.p, true
+}
+
+// Purge is qdisc_reset's purge of sch->gso_skb: the kept packet freed
+// as QUEUE_PURGE. It leaves qlen and backlog to the caller's reset.
+func (k *Peeked) Purge(ctx Ctx) {
+	if k.held {
+		k.held = false
+		ctx.Drop(k.p.Handle, skb.DropQueuePurge)
+	}
+}
+
 // CheckCtx is a context for Init alone, to check a qdisc's options off
 // any host (txlab check): its random stream is fixed, timers and the
 // watchdog are ignored, and there is nothing to drop.

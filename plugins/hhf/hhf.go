@@ -77,8 +77,7 @@ type HHF struct {
 	backlog       int64
 	drops         uint64
 	dropOverlimit uint32
-	peeked        skb.Packet
-	hasPeeked     bool
+	peeked        qdisc.Peeked
 }
 
 // hhfTimeStamp is hhf_time_stamp: jiffies, 32 bits.
@@ -366,13 +365,7 @@ func (q *HHF) hhfDequeue(ctx qdisc.Ctx) (skb.Packet, bool) {
 
 // next is the next packet, the peeked one first (qdisc_dequeue_peeked).
 func (q *HHF) next(ctx qdisc.Ctx) (skb.Packet, bool) {
-	if q.hasPeeked {
-		q.hasPeeked = false
-		q.qlen--
-		q.backlog -= int64(q.peeked.Len)
-		return q.peeked, true
-	}
-	return q.hhfDequeue(ctx)
+	return q.peeked.Dequeue(&q.qlen, &q.backlog, func() (skb.Packet, bool) { return q.hhfDequeue(ctx) })
 }
 
 // Dequeue implements qdisc.Qdisc.
@@ -382,16 +375,7 @@ func (q *HHF) Dequeue(ctx qdisc.Ctx, req qdisc.DequeueReq, out []skb.Packet) []s
 
 // Peek implements qdisc.Peeker: qdisc_peek_dequeued, hhf's peek op.
 func (q *HHF) Peek(ctx qdisc.Ctx) (skb.Packet, bool) {
-	if !q.hasPeeked {
-		p, ok := q.hhfDequeue(ctx)
-		if !ok {
-			return skb.Packet{}, false
-		}
-		q.peeked, q.hasPeeked = p, true
-		q.qlen++
-		q.backlog += int64(p.Len)
-	}
-	return q.peeked, true
+	return q.peeked.Peek(&q.qlen, &q.backlog, func() (skb.Packet, bool) { return q.hhfDequeue(ctx) })
 }
 
 // Reset implements qdisc.Resetter: hhf_reset dequeues everything and
@@ -410,10 +394,7 @@ func (q *HHF) Reset(ctx qdisc.Ctx) {
 	q.hhFlowsCurrentCnt = 0
 	q.validBits = [arraysCnt][arraysLen / 64]uint64{}
 	q.arraysResetTimestamp = hhfTimeStamp(ctx)
-	if q.hasPeeked {
-		q.hasPeeked = false
-		ctx.Drop(q.peeked.Handle, skb.DropQueuePurge)
-	}
+	q.peeked.Purge(ctx)
 	q.qlen, q.backlog = 0, 0
 }
 

@@ -97,8 +97,7 @@ type SFQ struct {
 	flags uint8
 	stats redStats
 
-	peeked    skb.Packet // qdisc_peek_dequeued's stash
-	hasPeeked bool
+	peeked qdisc.Peeked // qdisc_peek_dequeued's stash
 
 	handleMajor uint32
 }
@@ -522,13 +521,7 @@ func (q *SFQ) sfqRehash(ctx qdisc.Ctx) {
 
 // next returns the next packet, the peeked one first (qdisc_dequeue_peeked).
 func (q *SFQ) next(ctx qdisc.Ctx) (skb.Packet, bool) {
-	if q.hasPeeked {
-		q.hasPeeked = false
-		q.qlen--
-		q.backlog -= int64(q.peeked.Len)
-		return q.peeked, true
-	}
-	return q.sfqDequeue(ctx)
+	return q.peeked.Dequeue(&q.qlen, &q.backlog, func() (skb.Packet, bool) { return q.sfqDequeue(ctx) })
 }
 
 // Dequeue implements qdisc.Qdisc: a bulk of sfq_dequeue calls.
@@ -538,16 +531,7 @@ func (q *SFQ) Dequeue(ctx qdisc.Ctx, req qdisc.DequeueReq, out []skb.Packet) []s
 
 // Peek implements qdisc.Qdisc (qdisc_peek_dequeued).
 func (q *SFQ) Peek(ctx qdisc.Ctx) (skb.Packet, bool) {
-	if !q.hasPeeked {
-		p, ok := q.sfqDequeue(ctx)
-		if !ok {
-			return skb.Packet{}, false
-		}
-		q.peeked, q.hasPeeked = p, true
-		q.qlen++
-		q.backlog += int64(p.Len)
-	}
-	return q.peeked, true
+	return q.peeked.Peek(&q.qlen, &q.backlog, func() (skb.Packet, bool) { return q.sfqDequeue(ctx) })
 }
 
 // Reset implements qdisc.Qdisc (sfq_reset: dequeue and free everything).
