@@ -26,28 +26,13 @@ const (
 // ring is one flow's packet FIFO (fq_codel_flow head/tail).
 type ring = qdisc.Ring[codel.Item]
 
-// Which list a flow's flowchain is on.
-const (
-	onNone uint8 = iota
-	onNew
-	onOld
-)
-
 // flow is struct fq_codel_flow.
 type flow struct {
 	q       ring
 	deficit int32
 	cvars   codel.Vars
-	next    int32 // flowchain link (-1: end)
-	list    uint8
-}
 
-// flowList is new_flows / old_flows. fq_codel only ever takes the first
-// entry, moves it to old_flows' tail, or unlinks it, so a singly linked
-// queue of flow indices is enough.
-type flowList struct {
-	head, tail int32
-	n          int
+	qdisc.FlowLink // flowchain
 }
 
 // FQCodel is struct fq_codel_sched_data.
@@ -66,8 +51,8 @@ type FQCodel struct {
 	dropOvermemory uint32
 	dropOverlimit  uint32
 	newFlowCount   uint32
-	newFlows       flowList
-	oldFlows       flowList
+	newFlows       qdisc.FlowList
+	oldFlows       qdisc.FlowList
 
 	qlen    int    // sch->q.qlen, the peeked packet included
 	backlog uint32 // sch->qstats.backlog: what CoDel compares with mtu
@@ -124,32 +109,6 @@ func (c *codelQueue) Now() codel.Time {
 	return codel.GetTime(int64(c.ctx.Now()))
 }
 
-func (l *flowList) empty() bool { return l.head < 0 }
-
-func (q *FQCodel) pushTail(l *flowList, idx int32, which uint8) {
-	f := &q.flows[idx]
-	f.next, f.list = -1, which
-	if l.tail < 0 {
-		l.head = idx
-	} else {
-		q.flows[l.tail].next = idx
-	}
-	l.tail = idx
-	l.n++
-}
-
-func (q *FQCodel) popHead(l *flowList) int32 {
-	idx := l.head
-	f := &q.flows[idx]
-	l.head = f.next
-	if l.head < 0 {
-		l.tail = -1
-	}
-	f.next, f.list = -1, onNone
-	l.n--
-	return idx
-}
-
 // Init is fq_codel_init: the kernel's defaults, then fq_codel_change's
 // options, then the flow table.
 func (q *FQCodel) Init(_ qdisc.Ctx, s qdisc.Setup, args []string) (qdisc.Info, error) {
@@ -174,11 +133,8 @@ func (q *FQCodel) Init(_ qdisc.Ctx, s qdisc.Setup, args []string) (qdisc.Info, e
 
 	q.flows = make([]flow, q.flowsCnt)
 	q.backlogs = make([]uint32, q.flowsCnt)
-	for i := range q.flows {
-		q.flows[i].next = -1
-	}
-	q.newFlows = flowList{head: -1, tail: -1}
-	q.oldFlows = flowList{head: -1, tail: -1}
+	q.newFlows = qdisc.NewFlowList()
+	q.oldFlows = qdisc.NewFlowList()
 	q.cq.q = q
 
 	// HasBlock: fq_codel_class_ops' tcf_block (q->block, attached by
@@ -274,8 +230,8 @@ func (q *FQCodel) fqCodelEnqueue(ctx qdisc.Ctx, p *skb.Packet) qdisc.Code {
 	f.q.PushTail(it)
 	q.backlogs[idx] += p.Len
 	q.backlog += p.Len
-	if f.list == onNone {
-		q.pushTail(&q.newFlows, int32(idx), onNew)
+	if !f.Linked() {
+		qdisc.FlowPushTail(q.flows, &q.newFlows, int32(idx))
 		q.newFlowCount++
 		f.deficit = int32(q.quantum)
 	}
@@ -351,30 +307,30 @@ func (q *FQCodel) fqCodelDrop(ctx qdisc.Ctx, maxPackets uint32) int {
 // refilling a flow's deficit by quantum each time it runs out.
 func (q *FQCodel) fqCodelDequeue(ctx qdisc.Ctx) (codel.Item, bool) {
 	for {
-		head, which := &q.newFlows, onNew
-		if head.empty() {
-			head, which = &q.oldFlows, onOld
-			if head.empty() {
+		head := &q.newFlows
+		if head.Empty() {
+			head = &q.oldFlows
+			if head.Empty() {
 				return codel.Item{}, false
 			}
 		}
-		idx := head.head
+		idx := head.First()
 		f := &q.flows[idx]
 		if f.deficit <= 0 {
 			f.deficit += int32(q.quantum)
-			q.popHead(head)
-			q.pushTail(&q.oldFlows, idx, onOld)
+			qdisc.FlowPopHead(q.flows, head)
+			qdisc.FlowPushTail(q.flows, &q.oldFlows, idx)
 			continue
 		}
 		q.cq.f, q.cq.idx, q.cq.ctx = f, int(idx), ctx
 		it, ok := codel.Dequeue(&q.cq, &q.backlog, &q.cparams, &f.cvars, &q.cstats)
 		q.cq.ctx = nil
 		if !ok {
-			q.popHead(head)
+			qdisc.FlowPopHead(q.flows, head)
 			// A new flow that went empty passes through old_flows once,
 			// so it cannot starve them by coming back as new each time.
-			if which == onNew && !q.oldFlows.empty() {
-				q.pushTail(&q.oldFlows, idx, onOld)
+			if head == &q.newFlows && !q.oldFlows.Empty() {
+				qdisc.FlowPushTail(q.flows, &q.oldFlows, idx)
 			}
 			continue
 		}
@@ -432,11 +388,11 @@ func (q *FQCodel) Reset(ctx qdisc.Ctx) {
 		for f.q.Len() > 0 {
 			ctx.Drop(f.q.PopHead().Pkt.Handle, skb.DropNotSpecified)
 		}
-		f.next, f.list, f.cvars = -1, onNone, codel.Vars{}
+		f.FlowLink, f.cvars = qdisc.FlowLink{}, codel.Vars{}
 		q.backlogs[i] = 0
 	}
-	q.newFlows = flowList{head: -1, tail: -1}
-	q.oldFlows = flowList{head: -1, tail: -1}
+	q.newFlows = qdisc.NewFlowList()
+	q.oldFlows = qdisc.NewFlowList()
 	q.memoryUsage, q.qlen, q.backlog = 0, 0, 0
 }
 
@@ -451,7 +407,7 @@ func (q *FQCodel) FlowClasses() []qdisc.Class {
 	var out []qdisc.Class
 	for i := range q.flows {
 		f := &q.flows[i]
-		if f.list == onNone {
+		if !f.Linked() {
 			continue
 		}
 		var dropping, dropNext int64
@@ -495,8 +451,8 @@ func (q *FQCodel) Stats() qdisc.Stats {
 		qdisc.XInt("ce_mark", int64(q.cstats.CEMark)),
 		qdisc.XInt("memory_used", int64(q.memoryUsage)),
 		qdisc.XInt("drop_overmemory", int64(q.dropOvermemory)),
-		qdisc.XInt("new_flows_len", int64(q.newFlows.n)),
-		qdisc.XInt("old_flows_len", int64(q.oldFlows.n)),
+		qdisc.XInt("new_flows_len", int64(q.newFlows.Len())),
+		qdisc.XInt("old_flows_len", int64(q.oldFlows.Len())),
 		qdisc.XInt("codel_dropping", dropping), // txlab
 	}}
 }

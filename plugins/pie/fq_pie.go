@@ -22,13 +22,6 @@ const (
 	timerBatch      = 2048    // flows a timer round updates
 )
 
-// Which list a flow is on.
-const (
-	onNone uint8 = iota
-	onNew
-	onOld
-)
-
 // flow is struct fq_pie_flow.
 type flow struct {
 	vars    vars
@@ -36,22 +29,15 @@ type flow struct {
 	backlog uint32
 	qlen    uint32
 	q       qdisc.Ring[item]
-	next    int32 // flowchain link (-1: end)
-	list    uint8
-}
 
-// flowList is new_flows / old_flows: fq_pie only takes the first entry,
-// moves it to old_flows' tail, or unlinks it.
-type flowList struct {
-	head, tail int32
-	n          int
+	qdisc.FlowLink // flowchain
 }
 
 // FQPIE is struct fq_pie_sched_data.
 type FQPIE struct {
 	flows        []flow
-	newFlows     flowList
-	oldFlows     flowList
+	newFlows     qdisc.FlowList
+	oldFlows     qdisc.FlowList
 	params       params
 	ecnProb      uint32
 	flowsCnt     uint32
@@ -76,7 +62,7 @@ func (q *FQPIE) Init(ctx qdisc.Ctx, s qdisc.Setup, args []string) (qdisc.Info, e
 	mtu := uint32(max(s.MTU, 1))
 	// fq_pie_init: quantum is psched_mtu clamped to [256, 1 << 20].
 	*q = FQPIE{params: paramsInit(), quantum: min(max(mtu, 256), fqPieQuantumMax), ecnProb: 10, flowsCnt: 1024, memoryLimit: 32 << 20, mtu: mtu,
-		handleMajor: s.Major(), newFlows: flowList{-1, -1, 0}, oldFlows: flowList{-1, -1, 0}}
+		handleMajor: s.Major(), newFlows: qdisc.NewFlowList(), oldFlows: qdisc.NewFlowList()}
 	q.params.limit = 10 * 1024
 	info, err := q.Change(ctx, args)
 	if err != nil {
@@ -84,7 +70,6 @@ func (q *FQPIE) Init(ctx qdisc.Ctx, s qdisc.Setup, args []string) (qdisc.Info, e
 	}
 	q.flows = make([]flow, q.flowsCnt)
 	for i := range q.flows {
-		q.flows[i].next = -1
 		q.flows[i].vars.varsInit()
 	}
 	ctx.ModTimer(ctx.Now() + sim.Second/2)
@@ -146,30 +131,6 @@ func (q *FQPIE) Change(ctx qdisc.Ctx, args []string) (qdisc.Info, error) {
 
 func (q *FQPIE) info() qdisc.Info {
 	return qdisc.Info{Flags: qdisc.EmptyNoop, Limit: int(min(q.params.limit, 1<<31-1))}
-}
-
-func (q *FQPIE) pushTail(l *flowList, idx int32, which uint8) {
-	f := &q.flows[idx]
-	f.next, f.list = -1, which
-	if l.tail < 0 {
-		l.head = idx
-	} else {
-		q.flows[l.tail].next = idx
-	}
-	l.tail = idx
-	l.n++
-}
-
-func (q *FQPIE) popHead(l *flowList) int32 {
-	idx := l.head
-	f := &q.flows[idx]
-	l.head = f.next
-	if l.head < 0 {
-		l.tail = -1
-	}
-	f.next, f.list = -1, onNone
-	l.n--
-	return idx
 }
 
 // classify is fq_pie_classify: skb->priority naming one of our flows,
@@ -237,8 +198,8 @@ func (q *FQPIE) fqPieEnqueue(ctx qdisc.Ctx, p *skb.Packet) qdisc.Code {
 			q.backlog += int64(p.Len)
 			q.qlen++
 			f.q.PushTail(it)
-			if f.list == onNone {
-				q.pushTail(&q.newFlows, idx, onNew)
+			if !f.Linked() {
+				qdisc.FlowPushTail(q.flows, &q.newFlows, idx)
 				q.newFlowCount++
 				f.deficit = int32(q.quantum)
 				f.qlen, f.backlog = 0, 0
@@ -258,27 +219,27 @@ func (q *FQPIE) fqPieEnqueue(ctx qdisc.Ctx, p *skb.Packet) qdisc.Code {
 // fqPieDequeue is fq_pie_qdisc_dequeue: DRR over new then old flows.
 func (q *FQPIE) fqPieDequeue(ctx qdisc.Ctx) (skb.Packet, bool) {
 	for {
-		head, which := &q.newFlows, onNew
-		if head.head < 0 {
-			head, which = &q.oldFlows, onOld
-			if head.head < 0 {
+		head := &q.newFlows
+		if head.Empty() {
+			head = &q.oldFlows
+			if head.Empty() {
 				return skb.Packet{}, false
 			}
 		}
-		idx := head.head
+		idx := head.First()
 		f := &q.flows[idx]
 		if f.deficit <= 0 {
 			f.deficit += int32(q.quantum)
-			q.popHead(head)
-			q.pushTail(&q.oldFlows, idx, onOld)
+			qdisc.FlowPopHead(q.flows, head)
+			qdisc.FlowPushTail(q.flows, &q.oldFlows, idx)
 			continue
 		}
 		if f.q.Len() == 0 {
 			// A new flow that emptied passes through old_flows once, so
 			// it cannot starve them.
-			q.popHead(head)
-			if which == onNew && q.oldFlows.head >= 0 {
-				q.pushTail(&q.oldFlows, idx, onOld)
+			qdisc.FlowPopHead(q.flows, head)
+			if head == &q.newFlows && !q.oldFlows.Empty() {
+				qdisc.FlowPushTail(q.flows, &q.oldFlows, idx)
 			}
 			continue
 		}
@@ -329,10 +290,10 @@ func (q *FQPIE) Reset(ctx qdisc.Ctx) {
 		for f.q.Len() > 0 {
 			ctx.Drop(f.q.PopHead().pkt.Handle, skb.DropNotSpecified)
 		}
-		f.next, f.list = -1, onNone
+		f.FlowLink = qdisc.FlowLink{}
 		f.vars.varsInit()
 	}
-	q.newFlows, q.oldFlows = flowList{-1, -1, 0}, flowList{-1, -1, 0}
+	q.newFlows, q.oldFlows = qdisc.NewFlowList(), qdisc.NewFlowList()
 	q.qlen, q.backlog, q.memoryUsage = 0, 0, 0
 }
 
@@ -346,8 +307,8 @@ func (q *FQPIE) Stats() qdisc.Stats {
 		qdisc.XUint("dropped", uint64(q.stats.dropped)),
 		qdisc.XUint("ecn_mark", uint64(q.stats.ecnMark)),
 		qdisc.XUint("new_flow_count", uint64(q.newFlowCount)),
-		qdisc.XUint("new_flows_len", uint64(q.newFlows.n)),
-		qdisc.XUint("old_flows_len", uint64(q.oldFlows.n)),
+		qdisc.XUint("new_flows_len", uint64(q.newFlows.Len())),
+		qdisc.XUint("old_flows_len", uint64(q.oldFlows.Len())),
 		qdisc.XUint("memory_used", uint64(q.memoryUsage)),
 	}}
 }
