@@ -46,7 +46,7 @@ func RunAll(specs []Spec, jobs int, opts func(i int) Options, done func(i int, r
 				if opts != nil {
 					o = opts(i)
 				}
-				if stopped(o.Stop) {
+				if Stopped(o.Stop) {
 					errs[i] = ErrInterrupted
 					continue
 				}
@@ -65,7 +65,9 @@ func RunAll(specs []Spec, jobs int, opts func(i int) Options, done func(i int, r
 	return reps, errs
 }
 
-func stopped(stop <-chan struct{}) bool {
+// Stopped says whether stop (an Options.Stop) is closed; nil never is.
+// RunAll and sweep's local runner check it before starting a run.
+func Stopped(stop <-chan struct{}) bool {
 	if stop == nil {
 		return false
 	}

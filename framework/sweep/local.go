@@ -169,20 +169,8 @@ feed:
 	if firstErr != nil {
 		return results, firstErr
 	}
-	if len(results) < len(points) && (interrupted || stopped(o.Stop)) {
+	if len(results) < len(points) && (interrupted || run.Stopped(o.Stop)) {
 		return results, run.ErrInterrupted
 	}
 	return results, nil
-}
-
-func stopped(stop <-chan struct{}) bool {
-	if stop == nil {
-		return false
-	}
-	select {
-	case <-stop:
-		return true
-	default:
-		return false
-	}
 }
