@@ -100,7 +100,13 @@ type harness struct {
 
 func newHarness(t *testing.T, cfg Config, cpus int, drv string, queues int, qd ...string) *harness {
 	t.Helper()
-	e, err := sim.NewEngine(sim.Topology{Sockets: 1, CoresPerSocket: cpus, ThreadsPerCore: 1}, sim.DefaultCosts(), 7)
+	return newHarnessCosts(t, cfg, sim.DefaultCosts(), cpus, drv, queues, qd...)
+}
+
+// newHarnessCosts is newHarness on a cost table of the test's own.
+func newHarnessCosts(t *testing.T, cfg Config, costs *sim.Costs, cpus int, drv string, queues int, qd ...string) *harness {
+	t.Helper()
+	e, err := sim.NewEngine(sim.Topology{Sockets: 1, CoresPerSocket: cpus, ThreadsPerCore: 1}, costs, 7)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -786,6 +792,25 @@ func TestPktSegsDequeueReadsOneLine(t *testing.T) {
 	}
 }
 
+// buildDeferList runs a drain of a defer list of pushed+1 skbs on a
+// 3-CPU harness: CPU 2 holds the root lock while CPU 0 pushes the first
+// skb (and so drains the list) and CPU 1 pushes the rest.
+func (h *harness) buildDeferList(pushed int) {
+	q := h.dev.Root
+	h.on(2, 0, func(c *sim.CPU) { // holds the root lock while the list builds
+		q.lock.Lock(c, h.n.site.rootRun)
+		c.Spend(int64(50 * sim.Microsecond))
+		q.lock.Unlock(c)
+	})
+	h.on(0, sim.Microsecond, func(c *sim.CPU) { h.n.DevQueueXmit(c, h.dev, h.skb(c, 0)) })
+	h.on(1, 2*sim.Microsecond, func(c *sim.CPU) {
+		for i := 1; i <= pushed; i++ {
+			h.n.DevQueueXmit(c, h.dev, h.skb(c, i))
+		}
+	})
+	h.run(sim.Millisecond)
+}
+
 // The CPU that drains a defer_list walks it (llist_reverse_order) at
 // llist_node a node, as Jonas Köppeler's profile measures the walk, and
 // pays each pushed skb's lines once, in the enqueue that reads them (the
@@ -793,7 +818,6 @@ func TestPktSegsDequeueReadsOneLine(t *testing.T) {
 func TestLlistDrainWalkPerNode(t *testing.T) {
 	const pushed = 32
 	h := newHarness(t, profile(t, "6.19-rc1"), 3, "test", 1, "pfifo", "limit", "1000")
-	q := h.dev.Root
 	var got, walked sim.Time
 	h.e.OnLockWait = func(c *sim.CPU, site *sim.LockStat, _, end sim.Time) {
 		if c.ID == 0 && site == h.n.site.rootEnq {
@@ -809,18 +833,7 @@ func TestLlistDrainWalkPerNode(t *testing.T) {
 			hot = hot && int(s.HotCPU) == 1 // not yet read by the drainer
 		}
 	}
-	h.on(2, 0, func(c *sim.CPU) { // holds the root lock while the list builds
-		q.lock.Lock(c, h.n.site.rootRun)
-		c.Spend(int64(50 * sim.Microsecond))
-		q.lock.Unlock(c)
-	})
-	h.on(0, sim.Microsecond, func(c *sim.CPU) { h.n.DevQueueXmit(c, h.dev, h.skb(c, 0)) })
-	h.on(1, 2*sim.Microsecond, func(c *sim.CPU) {
-		for i := 1; i <= pushed; i++ {
-			h.n.DevQueueXmit(c, h.dev, h.skb(c, i))
-		}
-	})
-	h.run(sim.Millisecond)
+	h.buildDeferList(pushed)
 	costs := h.e.Costs
 	if batch != pushed+1 {
 		t.Fatalf("drained %d skbs, want %d", batch, pushed+1)
@@ -834,6 +847,41 @@ func TestLlistDrainWalkPerNode(t *testing.T) {
 	if most := walk + sim.Time((2+costs.QdiscDataLines)*(costs.LineSocket+costs.AtomicOp)); walked < walk || walked > most {
 		t.Errorf("from the root lock to the enqueue of %d skbs: %v, want %v of nodes plus at most %v of the qdisc's and the list head's lines",
 			batch, walked, walk, most-walk)
+	}
+}
+
+// A defer list's drainer prefetches each skb after the first while it
+// enqueues the one before (prefetch(next), prefetch(&next->priority)):
+// a prefetched skb's lines stall it only for the part of their transfer
+// that outlasts one enqueue. With an enqueue longer than a line's
+// transfer only the first skb pays; with a free one each later skb
+// pays one transfer for both its lines, which travel at once.
+func TestLlistDrainPrefetchHidesBehindEnqueue(t *testing.T) {
+	const pushed = 16
+	for _, c := range []struct {
+		name    string
+		enqueue int64 // cost qdisc_enqueue: one skb's enqueue
+		later   int64 // each prefetched skb's stall, in lines
+	}{
+		{"enqueue longer than a transfer", 500, 0},
+		{"free enqueue", 0, 1},
+	} {
+		costs := sim.DefaultCosts()
+		costs.QdiscEnqueue = c.enqueue
+		h := newHarnessCosts(t, profile(t, "6.19-rc1"), costs, 3, "test", 1, "pfifo", "limit", "1000")
+		prof := &DrainProfile{}
+		h.n.Prof = prof
+		h.buildDeferList(pushed)
+		if prof.Calls[PhEnqueue] != 1 {
+			t.Fatalf("%s: %d enqueue phases, want the one drain", c.name, prof.Calls[PhEnqueue])
+		}
+		line := h.e.Costs.LineSocket // CPU 1's lines on CPU 0, one socket
+		// The first skb is CPU 0's own, hot; the pushed ones come after
+		// it, each prefetched.
+		want := pushed * c.later * line
+		if got := prof.SkbLineNs[PhEnqueue]; got != want {
+			t.Errorf("%s: the drain's enqueue stalled %d ns on skb lines, want %d (a line %d ns)", c.name, got, want, line)
+		}
 	}
 }
 

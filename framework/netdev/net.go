@@ -1166,10 +1166,11 @@ func (n *Net) touchSkb(c *sim.CPU, s *skb.SKB) { n.touchSkbPrefetched(c, s, fals
 // touchSkbPrefetched is touchSkb for an skb of a drained defer list after
 // the first: the llist walk prefetched its first line (prefetch(next))
 // while the previous skb was enqueued, and its second half too
-// (prefetch(&next->priority)) with Config.PrefetchPriority. Of a
-// prefetched line only prefetch_pct of the transfer stalls the CPU; the
-// rest of skb_lines are read cold.
-func (n *Net) touchSkbPrefetched(c *sim.CPU, s *skb.SKB, prefetched bool) {
+// (prefetch(&next->priority)) with Config.PrefetchPriority. The lines
+// not prefetched stall c now; the prefetched ones are still on their
+// way, and it returns their transfer's latency for stallPrefetched to
+// set against the previous skb's enqueue (both lines travel at once).
+func (n *Net) touchSkbPrefetched(c *sim.CPU, s *skb.SKB, prefetched bool) (inFlight int64) {
 	costs := n.E.Costs
 	if s.TailSplit() {
 		// The first line is here already (a dequeue read the cb); the
@@ -1187,22 +1188,43 @@ func (n *Net) touchSkbPrefetched(c *sim.CPU, s *skb.SKB, prefetched bool) {
 		} else {
 			n.ownSkb(c, s)
 		}
-		return
+		return 0
 	}
 	if int(s.HotCPU) == c.ID {
-		return
+		return 0
 	}
 	line := n.skbLine(c, s)
-	d := costs.SkbLines * line
+	ahead := int64(0)
 	if prefetched {
-		ahead := min(costs.SkbLines, 1)
+		ahead = min(costs.SkbLines, 1)
 		if n.Cfg.PrefetchPriority {
 			ahead = costs.SkbLines
 		}
-		d = ahead*line*costs.PrefetchPct/100 + (costs.SkbLines-ahead)*line
+	}
+	n.stallSkbLines(c, (costs.SkbLines-ahead)*line)
+	n.ownSkb(c, s)
+	if ahead > 0 {
+		return line
+	}
+	return 0
+}
+
+// stallPrefetched stalls c for what the prefetches of a drained defer
+// list did not hide. The kernel's loop prefetches skb i+1 and then
+// enqueues skb i, so skb i+1's lines have that enqueue's time to arrive:
+// each stalls only for the part of its transfer that outlasts one
+// enqueue. since is when the batch's enqueue began; inFlight holds the
+// latencies touchSkbPrefetched returned, one a prefetched skb.
+func (n *Net) stallPrefetched(c *sim.CPU, since sim.Time, skbs int, inFlight []int64) {
+	if len(inFlight) == 0 || skbs == 0 {
+		return
+	}
+	per := int64(c.Now()-since) / int64(skbs) // one skb's enqueue
+	var d int64
+	for _, l := range inFlight {
+		d += max(0, l-per)
 	}
 	n.stallSkbLines(c, d)
-	n.ownSkb(c, s)
 }
 
 // stallSkbLines stalls c for d ns of skb line transfers, counted apart in

@@ -124,6 +124,7 @@ type Qdisc struct {
 	skbs     []*skb.SKB
 	deferBuf []*skb.SKB
 	segBuf   []*skb.SKB // splitGSO's output
+	inFlight []int64    // prefetched skbs' transfers still on their way (qdiscEnqueue)
 	// segIdx is, for a qdisc with SplitGSO, each packet's place among
 	// its GSO skb's segments in the batch splitGSO made (qctx.GSOSeg).
 	segIdx []uint16
@@ -605,8 +606,11 @@ func (n *Net) qdiscEnqueue(c *sim.CPU, q *Qdisc, skbs []*skb.SKB, toFree *skb.Li
 		n.Hooks.EnqueueBatch(c, q, skbs)
 	}
 	q.batch, q.rc = q.batch[:0], q.rc[:0]
+	inFlight := q.inFlight[:0]
 	for i, s := range skbs {
-		n.touchSkbPrefetched(c, s, i > 0)
+		if l := n.touchSkbPrefetched(c, s, i > 0); l > 0 {
+			inFlight = append(inFlight, l)
+		}
 		s.Holder = q.ID
 		p := packetFor(q, s)
 		q.held++
@@ -614,7 +618,10 @@ func (n *Net) qdiscEnqueue(c *sim.CPU, q *Qdisc, skbs []*skb.SKB, toFree *skb.Li
 		q.batch = append(q.batch, p)
 		q.rc = append(q.rc, qdisc.XmitSuccess)
 	}
+	q.inFlight = inFlight
+	since := c.Now()
 	q.Ops.Enqueue(q.bind(c, toFree), q.batch, q.rc)
+	n.stallPrefetched(c, since, len(skbs), inFlight)
 	n.orphanPartial(c, q, skbs, q.rc)
 	n.noopDropped(q, len(skbs))
 	for i := range q.rc {

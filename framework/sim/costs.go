@@ -192,14 +192,15 @@ type Costs struct {
 	// lines: the first (next, cb) and the one with head/end and truesize;
 	// counted from those reads, not measured.
 	//
-	// prefetch_pct is the share of those lines' transfer that still
-	// stalls the drainer of a defer list for every skb after the first:
-	// __dev_xmit_skb's llist_for_each_entry_safe prefetches the next skb
-	// (prefetch(next), patch 5/5 in the llist thread) while it enqueues
-	// the current one. 15% is the model's estimate of what the enqueue
-	// does not hide; no source measures it. It was 35 until f8baa08 set
-	// 15 without a stated reason, in the commit that added E2's tests for
-	// fq_codel and sfq: it may have been chosen against E2.
+	// A defer list's drainer prefetches the skbs it drains
+	// (__dev_xmit_skb's llist_for_each_entry_safe: prefetch(next), and
+	// prefetch(&next->priority) since b2e9821cff6c, while it enqueues the
+	// current skb): a prefetched skb's lines stall it only for the part
+	// of their transfer that outlasts one enqueue (netdev's
+	// stallPrefetched). That is the mechanism, not a cost; prefetch_pct,
+	// a flat 15% of the transfer until session 43, is gone (it was 35
+	// until f8baa08 set 15 without a stated reason, in the commit that
+	// added E2's tests for fq_codel and sfq).
 	//
 	// llist_node is llist_reverse_order's work per node (lib/llist.c: load
 	// node->next, store the new next) as the drainer of a defer_list pays
@@ -275,7 +276,6 @@ type Costs struct {
 	QdiscTstamp    int64 `cost:"qdisc_tstamp" help:"one ktime_get()"`
 	QdiscRand      int64 `cost:"qdisc_rand" help:"one get_random_u32()"`
 	QdiscDataLines int64 `cost:"qdisc_data_lines" max:"64" help:"private qdisc cache lines touched by an enqueue or dequeue (lines, not ns)"`
-	PrefetchPct    int64 `cost:"prefetch_pct" max:"100" help:"percent of a prefetched skb line transfer that still stalls the CPU (percent, not ns)"`
 	SkbLines       int64 `cost:"skb_lines" max:"64" help:"cache lines of an skb another CPU reads when it handles it first (lines, not ns)"`
 	// kfree_skb (90 ns) is freeing one skb: skb_release_head_state
 	// (the destructor apart), skb_release_data (the head back to its
@@ -573,7 +573,6 @@ func DefaultCosts() *Costs {
 		QdiscRand:           25,
 		QdiscDataLines:      2,
 		SkbLines:            2,
-		PrefetchPct:         15,
 		KfreeSkb:            90,
 		KfreeSkbmem:         32,
 		SkbCachePut:         2,

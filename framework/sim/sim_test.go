@@ -340,8 +340,8 @@ func TestCostsSet(t *testing.T) {
 		{"line_remote", "-5", "out of range"},
 		{"line_remote", "abc", "not a whole number"},
 		{"line_remote", "99999999999999999999", "not a whole number"},
-		{"prefetch_pct", "100", ""},
-		{"prefetch_pct", "101", "<= 100"},
+		{"smt_share_pct", "400", ""},
+		{"smt_share_pct", "401", "<= 400"},
 		{"skb_lines", "65", "<= 64"},
 		{"nope", "1", `unknown cost "nope"`},
 	} {
