@@ -2,6 +2,7 @@ package fidelity
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/txlab/txlab/framework/netdev"
@@ -147,12 +148,15 @@ var seedCollapseQueuePps = [8]float64{1930, 28, 29, 28, 26, 3469, 2861, 2239}
 // queueSpreadRow sets the llist run's TX queues' rates over the window
 // beside Toke's: how far apart the busiest and the idlest queue are.
 func queueSpreadRow(id string, r *report.Report) Row {
-	seedLo, seedHi := spread(seedCollapseQueuePps[:])
+	seedLo, seedHi := slices.Min(seedCollapseQueuePps[:]), slices.Max(seedCollapseQueuePps[:])
 	var pps []float64
 	for _, q := range r.Queues {
 		pps = append(pps, q.TxPps)
 	}
-	lo, hi := spread(pps)
+	var lo, hi float64
+	if len(pps) > 0 {
+		lo, hi = slices.Min(pps), slices.Max(pps)
+	}
 	apart := fmt.Sprintf("busiest / idlest %.1fx", ratio(hi, lo))
 	if lo == 0 {
 		apart = "the idlest sent nothing"
@@ -161,19 +165,6 @@ func queueSpreadRow(id string, r *report.Report) Row {
 		Seed:  fmt.Sprintf("ethtool_stats: tx_queue_1-4 at 26-29 pps, 0 and 5-7 at 1.9-3.5 Kpps (busiest / idlest %.0fx)", seedHi/seedLo),
 		Model: fmt.Sprintf("%d queues from %s to %s (%s) over the window", len(pps), rate(lo), rate(hi), apart),
 		Why:   "6.19-rc1: " + joinWhy(blueTrace(r), lockWhy(r))}
-}
-
-// spread is the least and the greatest of xs.
-func spread(xs []float64) (lo, hi float64) {
-	for i, x := range xs {
-		if i == 0 || x < lo {
-			lo = x
-		}
-		if i == 0 || x > hi {
-			hi = x
-		}
-	}
-	return lo, hi
 }
 
 // dropwatchRow is the check of Toke's dropwatch listing against run r:

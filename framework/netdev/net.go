@@ -1216,7 +1216,7 @@ func (n *Net) touchSkbPrefetched(c *sim.CPU, s *skb.SKB, prefetched bool) (inFli
 // enqueue. since is when the batch's enqueue began; inFlight holds the
 // latencies touchSkbPrefetched returned, one a prefetched skb.
 func (n *Net) stallPrefetched(c *sim.CPU, since sim.Time, skbs int, inFlight []int64) {
-	if len(inFlight) == 0 || skbs == 0 {
+	if len(inFlight) == 0 { // a prefetched skb is never the batch's only one
 		return
 	}
 	per := int64(c.Now()-since) / int64(skbs) // one skb's enqueue

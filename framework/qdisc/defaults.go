@@ -19,16 +19,15 @@ import (
 // holds packets would leak them (the kernel would only zero qlen): that
 // is an error.
 type Defaults struct {
-	peeked skb.Packet
-	held   bool
-	buf    []skb.Packet
+	kept Peeked // the packet Peek kept aside (its p and held)
+	buf  []skb.Packet
 }
 
 // Dequeue is the qdisc's dequeue, the packet kept aside by Peek first.
 func (d *Defaults) Dequeue(q Qdisc, ctx Ctx, req DequeueReq, out []skb.Packet) []skb.Packet {
-	if d.held {
-		d.held = false
-		return append(out, d.peeked)
+	if d.kept.held {
+		d.kept.held = false
+		return append(out, d.kept.p)
 	}
 	return q.Dequeue(ctx, req, out)
 }
@@ -38,22 +37,22 @@ func (d *Defaults) Peek(q Qdisc, ctx Ctx) (skb.Packet, bool) {
 	if p, ok := q.(Peeker); ok {
 		return p.Peek(ctx)
 	}
-	if !d.held {
+	if !d.kept.held {
 		d.buf = q.Dequeue(ctx, DequeueReq{Max: 1}, d.buf[:0])
 		if len(d.buf) == 0 {
 			return skb.Packet{}, false
 		}
-		d.peeked, d.held = d.buf[0], true
+		d.kept.p, d.kept.held = d.buf[0], true
 	}
-	return d.peeked, true
+	return d.kept.p, true
 }
 
 // Stats is the qdisc's counters with the packet kept aside counted.
 func (d *Defaults) Stats(q Qdisc) Stats {
 	st := q.Stats()
-	if d.held {
+	if d.kept.held {
 		st.Qlen++
-		st.Backlog += int64(d.peeked.Len)
+		st.Backlog += int64(d.kept.p.Len)
 	}
 	return st
 }
@@ -65,10 +64,7 @@ func (d *Defaults) Reset(q Qdisc, ctx Ctx) {
 	} else if n := q.Stats().Qlen; n > 0 {
 		sim.Panicf("qdisc holds %d packets and has no Reset method to drop them", n)
 	}
-	if d.held {
-		d.held = false
-		ctx.Drop(d.peeked.Handle, skb.DropQueuePurge)
-	}
+	d.kept.Purge(ctx)
 }
 
 // Peeked is qdisc_peek_dequeued for a qdisc whose own peek op it is
