@@ -373,8 +373,9 @@ func TestCheckEndlessFile(t *testing.T) {
 
 // The README's first command says what to look at: the llist moves more
 // than the busylock through mq fq (the seed: 41 -> 57 Mpps, 1.39x), and
-// a root cake collapses under it (630 -> 10 Kpps). The script must show
-// both, and tell the reader so on stderr.
+// a root cake collapses under it (630 -> 10 Kpps; in the script's 6 ms a
+// fall of 4x and more, the rest coming over seconds as BLUE's p climbs).
+// The script must show both, and tell the reader so on stderr.
 func TestHeadline(t *testing.T) {
 	skipUnlessRegistered(t, "headline")
 	out, stderr, err := txlabSplit(t, "run", "headline", "--quick", "--no-progress", "--format", "json")
@@ -400,7 +401,7 @@ func TestHeadline(t *testing.T) {
 	if a, b := pps["mq fq 6.18"], pps["mq fq 6.19-rc1"]; !(b > 1.2*a) {
 		t.Errorf("mq fq: busylock %.0f pps, llist %.0f: the llist should move clearly more", a, b)
 	}
-	if a, b := pps["cake 6.18"], pps["cake 6.19-rc1"]; !(a > 100e3 && b < a/10) {
+	if a, b := pps["cake 6.18"], pps["cake 6.19-rc1"]; !(a > 100e3 && b < a/4) {
 		t.Errorf("cake: busylock %.0f pps, llist %.0f: cake should collapse under the llist", a, b)
 	}
 }

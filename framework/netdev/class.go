@@ -64,6 +64,20 @@ func (q *Qdisc) treeHeld() (int, int64) {
 	return n, b
 }
 
+// treeDequeuing says whether a CPU is inside the dequeue of q or of a
+// qdisc below it (Qdisc.dequeuing).
+func (q *Qdisc) treeDequeuing() bool {
+	if q.dequeuing {
+		return true
+	}
+	for _, l := range q.leaves {
+		if l.treeDequeuing() {
+			return true
+		}
+	}
+	return false
+}
+
 // leafState is what q's parent knows of q as its leaf.
 func (q *Qdisc) leafState() qdisc.LeafState {
 	n, b := q.treeHeld()
@@ -385,7 +399,9 @@ func (n *Net) leafDequeue(c *sim.CPU, leaf *Qdisc) *skb.SKB {
 		return nil
 	}
 	n.writeStatsLine(c, leaf)
+	leaf.dequeuing = true
 	leaf.out = leaf.Ops.Dequeue(leaf.bind(c, nil), qdisc.DequeueReq{Max: 1, Bytes: 1 << 62}, leaf.out[:0])
+	leaf.dequeuing = false
 	if len(leaf.out) > 1 {
 		sim.Panicf("qdisc %s: returned %d packets for a dequeue of at most 1", leaf.Name(), len(leaf.out))
 	}

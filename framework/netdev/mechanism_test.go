@@ -547,48 +547,37 @@ func (d *dropper) Stats() qdisc.Stats {
 
 func init() {
 	qdisc.Register("test_dropper", "test: drops every other packet at dequeue", func() qdisc.Qdisc { return &dropper{} })
-	qdisc.Register("test_cb_dropper", "test: test_dropper whose drops read only the cb", func() qdisc.Qdisc { return &cbDropper{} })
 }
 
-// cbDropper is dropper declaring that its drops read only skb->next and
-// the cb (fq_codel's).
-type cbDropper struct{ dropper }
-
-func (d *cbDropper) Init(qdisc.Ctx, qdisc.Setup, []string) (qdisc.Info, error) {
-	return qdisc.Info{Flags: qdisc.DequeueDrops | qdisc.DropReadsCb, Limit: 100000}, nil
-}
-
-// A qdisc whose drops read only the skb's first line (DropReadsCb, as
-// fq_codel_drop and codel's dequeue drops do) moves that line for each
-// dropped skb another CPU enqueued, where a qdisc reading
-// skb->truesize too (cake) moves skb_lines; what it sends costs the
-// same either way.
-func TestDropReadsCbOneLine(t *testing.T) {
-	spent := map[string]sim.Time{}
-	for _, qd := range []string{"test_dropper", "test_cb_dropper"} {
-		h := newHarness(t, profile(t, "6.18", "bql", "off"), 2, "test", 1, qd)
+// A drop reads skb->next, the cb and at most skb->truesize, loads whose
+// addresses come from the skb pointer alone, so the core has them in
+// flight together: a dropped skb another CPU enqueued costs one line
+// transfer however many lines the model gives an skb, where a sent one
+// (without pkt_segs) costs skb_lines, qdisc_bstats_update reaching
+// skb_shinfo through skb->head/end.
+func TestDropCostsOneTransfer(t *testing.T) {
+	spent := map[int64]sim.Time{}
+	costs := sim.DefaultCosts()
+	for _, lines := range []int64{2, 3} {
+		costs.SkbLines = lines
+		h := newHarnessCosts(t, profile(t, "6.18", "bql", "off"), costs, 2, "test", 1, "test_dropper")
 		q := h.dev.Root
 		h.on(1, 0, func(cpu *sim.CPU) { h.fill(cpu, q, 20) })
 		h.on(0, 100*sim.Microsecond, func(cpu *sim.CPU) {
 			var got []*skb.SKB
-			got, spent[qd] = h.dequeueLocked(cpu, q)
+			got, spent[lines] = h.dequeueLocked(cpu, q)
 			var l skb.List
 			for _, s := range got {
 				l.Push(s)
 			}
 			h.n.kfreeSkbList(cpu, &l)
-			runFree := h.n.qdiscRunEnd(cpu, q)
-			h.n.kfreeSkbList(cpu, &runFree)
 		})
 		h.run(sim.Millisecond)
 	}
-	costs := sim.DefaultCosts()
-	// 8 sent, 7 dropped between them: each drop saves skb_lines-1
-	// transfers.
-	want := sim.Time(7 * (costs.SkbLines - 1) * costs.LineSocket)
-	if d := spent["test_dropper"] - spent["test_cb_dropper"]; d != want {
-		t.Errorf("a dequeue with 7 drops took %v reading every line, %v reading the cb only: %v apart, want %v",
-			spent["test_dropper"], spent["test_cb_dropper"], d, want)
+	// 8 sent and 8 dropped: a third line an skb lengthens the sends only.
+	if d, want := spent[3]-spent[2], sim.Time(8*costs.LineSocket); d != want {
+		t.Errorf("a dequeue of 8 sent and 8 dropped took %v with 2 lines an skb, %v with 3: %v apart, want %v",
+			spent[2], spent[3], d, want)
 	}
 }
 
@@ -683,20 +672,46 @@ func TestBrokenQdiscFailsLoudly(t *testing.T) {
 	t.Log(err)
 }
 
+// A run can end with a CPU suspended inside a qdisc's dequeue (a drop it
+// frees under the root lock waits for a slab lock) after the qdisc took
+// packets off its queues that the host takes back only when the call
+// returns: the accounting then lets the qdisc report fewer than the host
+// handed it, never more, and only while a dequeue is under way.
+func TestAccountingMidDequeue(t *testing.T) {
+	h := newHarness(t, profile(t, "6.18"), 2, "test", 1, "test_dropper")
+	q := h.dev.Root
+	h.on(0, 0, func(c *sim.CPU) { h.fill(c, q, 5) })
+	h.run(sim.Millisecond)
+	d := q.Ops.(*wire.LocalQdisc).Q.(*dropper)
+	taken := d.held[0]
+	d.held = d.held[1:] // taken off for the dequeue in progress
+	if err := h.n.CheckAccounting(); err == nil {
+		t.Error("a qdisc holding one packet fewer than the host handed it passed outside a dequeue")
+	}
+	q.dequeuing = true
+	if err := h.n.CheckAccounting(); err != nil {
+		t.Errorf("mid-dequeue, with one packet taken off and not yet handed back: %v", err)
+	}
+	d.held = append(d.held, taken, taken) // one more than the host handed it
+	if err := h.n.CheckAccounting(); err == nil {
+		t.Error("a qdisc holding more than the host handed it passed mid-dequeue")
+	}
+}
+
 // A qdisc reads the skbs it dequeues or drops under the root lock
 // (dequeue_head's skb->next, the cb, skb->truesize): skbs another CPU
 // enqueued cost skb_lines transfers there, dropped ones included, and the
 // driver then finds them hot. Skbs the dequeuing CPU wrote cost nothing.
 func TestQdiscReadsSkbLinesUnderLock(t *testing.T) {
 	for _, c := range []struct {
-		qd          string
-		fillCPU     int
-		dequeued    int // skbs the qdisc hands out or drops in one dequeue of 8
-		wantLineCnt int
+		qd            string
+		fillCPU       int
+		dequeued      int   // skbs the qdisc hands out or drops in one dequeue of 8
+		sent, dropped int64 // of them, read from another CPU
 	}{
-		{"pfifo", 1, 8, 8},
-		{"pfifo", 0, 8, 0},
-		{"test_dropper", 1, 16, 16}, // 8 sent, 8 dropped: every one read
+		{"pfifo", 1, 8, 8, 0},
+		{"pfifo", 0, 8, 0, 0},
+		{"test_dropper", 1, 16, 8, 8}, // every one read: skb_lines a sent skb, one line a dropped one
 	} {
 		h := newHarness(t, profile(t, "6.18", "bql", "off"), 2, "test", 1, c.qd)
 		q := h.dev.Root
@@ -718,7 +733,7 @@ func TestQdiscReadsSkbLinesUnderLock(t *testing.T) {
 		})
 		h.run(sim.Millisecond)
 		costs := h.e.Costs
-		lines := sim.Time(c.wantLineCnt) * sim.Time(costs.SkbLines*costs.LineSocket)
+		lines := sim.Time((c.sent*costs.SkbLines + c.dropped) * costs.LineSocket)
 		base := spent - lines
 		if base < 0 || base > sim.Time(c.dequeued)*sim.Time(costs.KfreeSkb+costs.QdiscDequeue)+sim.Time(4*costs.LineSocket) {
 			t.Errorf("%s filled on cpu%d: dequeue under the lock took %d ns, want %d of skb lines plus the qdisc's own work",
@@ -743,17 +758,20 @@ func (h *harness) dequeueLocked(cpu *sim.CPU, q *Qdisc) ([]*skb.SKB, sim.Time) {
 // (pfifo: qdisc.DequeueReadsCb) moves one line of each skb under the root
 // lock and the driver reads the rest from the CPU that enqueued it;
 // without it the dequeue moves all skb_lines and the driver finds them
-// hot. A qdisc that reads more (the test dropper: no flag) moves them all
-// either way.
+// hot. A qdisc that reads more (the test dropper: no flag, as cake's
+// skb->truesize) moves them all, with pkt_segs in one transfer: nothing
+// then waits for skb->head/end before reaching skb_shinfo.
 func TestPktSegsDequeueReadsOneLine(t *testing.T) {
+	base := map[string]sim.Time{} // what a qdisc's dequeue takes besides skb lines
 	for _, c := range []struct {
-		qd, pktSegs     string
-		read            int64 // skbs the dequeue reads: 8 sent (the dropper's 8 dropped too)
-		underLock, tail int64 // lines a skb, under the root lock and in the driver
+		qd, pktSegs string
+		underLock   int64 // line transfers under the root lock: 8 sent (the dropper's 8 dropped too, one each)
+		tail        int64 // lines a sent skb, in the driver
 	}{
-		{"pfifo", "on", 8, 1, 1},
-		{"pfifo", "off", 8, 2, 0},
-		{"test_dropper", "on", 16, 2, 0},
+		{"pfifo", "on", 8, 1},
+		{"pfifo", "off", 16, 0},
+		{"test_dropper", "on", 16, 0},
+		{"test_dropper", "off", 24, 0},
 	} {
 		h := newHarness(t, profile(t, "6.18", "bql", "off", "pkt_segs", c.pktSegs), 2, "test", 1, c.qd)
 		q := h.dev.Root
@@ -784,11 +802,17 @@ func TestPktSegsDequeueReadsOneLine(t *testing.T) {
 		if want := sim.Time(8 * c.tail * costs.LineSocket); driver != want {
 			t.Errorf("%s pkt_segs %s: the driver read %d ns of skb lines, want %d (%d lines a skb)", c.qd, c.pktSegs, driver, want, c.tail)
 		}
-		lines := sim.Time(c.read * c.underLock * costs.LineSocket)
-		if base := locked - lines; base < 0 || base > sim.Time(c.read*(costs.KfreeSkb+costs.QdiscDequeue)+4*costs.LineSocket) {
-			t.Errorf("%s pkt_segs %s: dequeue under the lock took %d ns, want %d of skb lines (%d a skb) plus the qdisc's own work",
+		lines := sim.Time(c.underLock * costs.LineSocket)
+		if base := locked - lines; base < 0 || base > sim.Time(16*(costs.KfreeSkb+costs.QdiscDequeue)+4*costs.LineSocket) {
+			t.Errorf("%s pkt_segs %s: dequeue under the lock took %d ns, want %d of skb lines (%d transfers) plus the qdisc's own work",
 				c.qd, c.pktSegs, locked, lines, c.underLock)
 		}
+		// pkt_segs changes the line transfers only: the rest is the same.
+		if b, ok := base[c.qd]; ok && b != locked-lines {
+			t.Errorf("%s pkt_segs %s: %d ns under the lock besides %d transfers, %d with pkt_segs the other way",
+				c.qd, c.pktSegs, locked-lines, c.underLock, b)
+		}
+		base[c.qd] = locked - lines
 	}
 }
 

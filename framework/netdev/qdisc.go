@@ -72,6 +72,11 @@ type Qdisc struct {
 
 	held      int   // packets inside the plugin
 	heldBytes int64 // their bytes
+	// dequeuing: a CPU is inside Ops.Dequeue. It can be suspended there
+	// (a drop the qdisc frees under the root lock waits for a slab
+	// lock), with packets the plugin has taken off its queues for this
+	// dequeue that the host takes back only when the call returns.
+	dequeuing bool
 
 	// dups are the packets the plugin asked to duplicate during the
 	// current enqueue call (Ctx.Duplicate), cloned when it returns.
@@ -339,7 +344,7 @@ func (x *qctx) Drop(h skb.Handle, reason skb.DropReason) {
 	s := x.take(h, "drop")
 	x.net.Pool.SetReason(s, reason)
 	if x.cpu != nil {
-		x.net.touchSkbDrop(x.cpu, s, x.q) // under the root lock (cake_drop's dequeue_head)
+		x.net.touchSkbDrop(x.cpu, s) // under the root lock (cake_drop's dequeue_head)
 	}
 	if x.toFree == nil {
 		// A drop outside enqueue (e.g. from a dequeue without the
@@ -353,7 +358,7 @@ func (x *qctx) Drop(h skb.Handle, reason skb.DropReason) {
 func (x *qctx) DequeueDrop(h skb.Handle, reason skb.DropReason) {
 	x.checkReason(reason)
 	s := x.take(h, "dequeue drop")
-	x.net.touchSkbDrop(x.cpu, s, x.q) // cake_dequeue_one's reads, under the root lock
+	x.net.touchSkbDrop(x.cpu, s) // cake_dequeue_one's reads, under the root lock
 	x.net.Pool.SetReason(s, reason)
 	if x.q.Flags&qdisc.DequeueDrops != 0 && x.net.Cfg.DequeueDrops && x.q.parentQ == nil {
 		// qdisc_dequeue_drop: freed after the root lock is released.
@@ -708,7 +713,9 @@ func (n *Net) qdiscDequeueOnce(c *sim.CPU, q *Qdisc, req qdisc.DequeueReq) []*sk
 		}
 	}
 	n.writeStatsLine(c, q)
+	q.dequeuing = true
 	q.out = q.Ops.Dequeue(q.bind(c, nil), req, q.out[:0])
+	q.dequeuing = false
 	if len(q.out) > max(req.Max, 1) {
 		sim.Panicf("qdisc %s: returned %d packets for a dequeue of at most %d", q.Name(), len(q.out), req.Max)
 	}

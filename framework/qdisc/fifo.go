@@ -102,13 +102,8 @@ func (f *fifoQdisc) apply(kind string, ctl fifoQopt) Info {
 	}
 	room := uint32(1)
 	flags := EmptyNoop | DequeueReadsCb
-	switch kind {
-	case "bfifo":
+	if kind == "bfifo" {
 		room = f.mtu
-	case "pfifo_head_drop":
-		// Its head drop reads skb->next and qdisc_pkt_len only
-		// (__qdisc_queue_drop_head).
-		flags |= DropReadsCb
 	}
 	if f.limit >= room {
 		flags |= CanBypass

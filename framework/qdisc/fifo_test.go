@@ -180,7 +180,7 @@ func TestBfifoCountsBytes(t *testing.T) {
 func TestPfifoHeadDropKeepsNewest(t *testing.T) {
 	ctx := qdisctest.NewCtx(1)
 	q, info := newFifo(t, "pfifo_head_drop", 1000, "limit", "3")
-	if info.Limit != 3 || info.Flags&qdisc.CanBypass == 0 || info.Flags&qdisc.DropReadsCb == 0 {
+	if info.Limit != 3 || info.Flags&qdisc.CanBypass == 0 {
 		t.Fatalf("info %+v", info)
 	}
 	rc := offer(q, ctx, 1, 100, 200, 300, 400, 500, 600)

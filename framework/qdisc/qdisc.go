@@ -87,13 +87,8 @@ const (
 	// count as offered.
 	SplitGSO Flags = 1 << 29
 
-	// DropReadsCb is the model's too: the qdisc's drops (Drop and
-	// DequeueDrop) read only skb->next and the qdisc's cb, both in the
-	// skb's first cache line, so a drop moves one line, not skb_lines
-	// (fq_codel_drop and codel's dequeue drops: dequeue_head,
-	// qdisc_pkt_len, the codel cb's mem_usage and enqueue_time; cake's
-	// also read skb->truesize, another line).
-	DropReadsCb Flags = 1 << 28
+	// 1 << 28 was DropReadsCb: every drop now costs one transfer (its
+	// loads overlap; netdev's touchSkbDrop), so no qdisc declares it.
 
 	// EnqueueReadsPrivate is the model's too: the qdisc's enqueue
 	// writes none of its private data while its tree holds packets. It

@@ -28,7 +28,8 @@ func drops(r *report.Report, reason string) uint64 { return r.Drops[reason] }
 // every root-lock cycle enqueues a large batch into a full cake, dropping
 // from the fattest flow under the lock, while dequeue gets at most 9
 // packets per cycle); the thread's bounded defer + dequeue drops bring
-// most of the baseline back.
+// most of the baseline back. It fell 4.8x over this window once a drop
+// cost one line transfer (its loads overlap), 10x and more before.
 func TestE2CakeCollapse(t *testing.T) {
 	if testing.Short() {
 		t.Skip("E2")
@@ -38,7 +39,7 @@ func TestE2CakeCollapse(t *testing.T) {
 	for _, r := range []*report.Report{base, rc1, next} {
 		t.Logf("%-8s %.3f Mpps drops %v", r.Profile, r.TxPps/1e6, r.Drops)
 	}
-	if rc1.TxPps > 0.1*base.TxPps {
+	if rc1.TxPps > 0.25*base.TxPps {
 		t.Errorf("6.19-rc1 %.3f Mpps did not collapse against 6.18 %.3f", rc1.TxPps/1e6, base.TxPps/1e6)
 	}
 	if drops(rc1, "QDISC_OVERLIMIT") == 0 {
@@ -48,7 +49,7 @@ func TestE2CakeCollapse(t *testing.T) {
 		t.Errorf("net-next %.3f Mpps did not bring back most of 6.18's %.3f", next.TxPps/1e6, base.TxPps/1e6)
 	}
 	for _, iv := range rc1.Series {
-		if iv.TxPps > 0.2*base.TxPps {
+		if iv.TxPps > 0.3*base.TxPps {
 			t.Errorf("6.19-rc1 interval at %d ms: %.3f Mpps, want collapsed", iv.StartNs/1e6, iv.TxPps/1e6)
 		}
 	}

@@ -71,8 +71,9 @@ type Costs struct {
 	// truesize, is 0.91% beside 1.82% for freeing the skb it pulls
 	// (sk_skb_reason_drop, one per pulled skb while BLUE drops them
 	// all), i.e. half a kfree_skb (~45 ns) for the dequeue and its two
-	// lines: LLC hits (~25 ns on those parts), not the 2 x 110 ns of
-	// cross-core transfers. l2_skbs is how many skbs a core handles
+	// lines: LLC hits (~25 ns on those parts, the two loads in flight
+	// together) and its bookkeeping, not the 2 x 110 ns of cross-core
+	// transfers. l2_skbs is how many skbs a core handles
 	// before the first one's lines are gone from its L2: 2 MB of L2
 	// (Granite Rapids; 1 MB on Cascade Lake) over ~1 KB a forwarded or
 	// sent skb brings in (the sk_buff's 4 lines, shared info, the
@@ -190,7 +191,12 @@ type Costs struct {
 	// else by the driver. They used to be read only by the driver, outside
 	// the lock, and never for a dropped skb. Two of the sk_buff's four
 	// lines: the first (next, cb) and the one with head/end and truesize;
-	// counted from those reads, not measured.
+	// counted from those reads, not measured. They are priced as
+	// latencies, not lines: loads whose addresses come from the skb
+	// pointer alone are in flight together, so a drop (next, cb,
+	// truesize) waits for one transfer, and a dequeue for two only while
+	// bstats' skb_shinfo read waits for skb->head/end (netdev's
+	// touchSkbDrop and touchSkbDequeue).
 	//
 	// A defer list's drainer prefetches the skbs it drains
 	// (__dev_xmit_skb's llist_for_each_entry_safe: prefetch(next), and
