@@ -107,10 +107,9 @@ type Config struct {
 	// ("net_sched: speedup qdisc dequeue", 2773cb0b3120, Nov 2025: "Avoid
 	// up to two cache line misses in qdisc dequeue() to fetch
 	// skb_shinfo(skb)->gso_segs/gso_size while qdisc spinlock is held",
-	// 120 -> 130 Mpps on idpf with 32 TX queues). A qdisc whose dequeue
-	// reads nothing else past the cb (qdisc.DequeueReadsCb) moves one
-	// line of a dequeued skb under the root lock; the driver reads the
-	// rest.
+	// 120 -> 130 Mpps on idpf with 32 TX queues). A dequeue then waits
+	// one line transfer of a dequeued skb under the root lock; the
+	// driver's skb_shinfo read pays the rest.
 	PktSegs     bool
 	BulkQuota   bool // try_bulk_dequeue_skb bounded by the remaining quota (0345552a653c)
 	BulkDequeue BulkDequeue

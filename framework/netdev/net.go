@@ -1295,26 +1295,21 @@ func (n *Net) touchSkbQdisc(c *sim.CPU, s *skb.SKB) { n.touchSkb(c, s) }
 // touchSkbDequeue prices a qdisc reading an skb it dequeues, under the
 // root lock. Its loads of the skb's lines overlap where their addresses
 // come from the skb pointer alone: skb->next and the cb (line 0) with
-// cake_dequeue_one's skb->truesize (line 3). What serialises a dequeue
-// is qdisc_bstats_update reaching skb_shinfo through skb->head/end, a
-// second miss that waits for line 3: skb_lines' transfers
-// (touchSkbQdisc). With pkt_segs (the segment count cached in the cb,
-// 2773cb0b3120: "Avoid up to two cache line misses") that chain is
-// gone and the dequeue waits for one transfer: a qdisc whose dequeue
-// reads only the cb (qdisc.DequeueReadsCb) moves line 0 and leaves the
-// rest to the driver; one that also reads line 3 (cake) moves both at
-// once.
-func (n *Net) touchSkbDequeue(c *sim.CPU, s *skb.SKB, q *Qdisc) {
+// skb->truesize (cake_dequeue_one) or fq's and codel's prefetch of
+// skb->end (line 3). What serialises a dequeue is qdisc_bstats_update
+// reaching skb_shinfo through skb->head/end, a load that waits for line
+// 3: skb_lines' transfers (touchSkbQdisc), and the driver finds it all
+// hot. With pkt_segs (the segment count cached in the cb, 2773cb0b3120:
+// "Avoid up to two cache line misses") the dequeue waits one transfer
+// and the driver's own read of skb_shinfo pays the rest (the skb's tail
+// is left where it was, SplitTail), whatever the qdisc reads.
+func (n *Net) touchSkbDequeue(c *sim.CPU, s *skb.SKB) {
 	costs := n.E.Costs
 	if !n.Cfg.PktSegs || int(s.HotCPU) == c.ID || s.TailSplit() || costs.SkbLines < 2 {
 		n.touchSkbQdisc(c, s)
 		return
 	}
 	n.stallSkbLines(c, n.skbLine(c, s))
-	if q.Flags&qdisc.DequeueReadsCb == 0 {
-		n.ownSkb(c, s)
-		return
-	}
 	holder, llc := s.HotCPU, n.evicted(s)
 	n.ownSkb(c, s)
 	s.SplitTail(holder, llc)

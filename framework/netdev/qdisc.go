@@ -724,7 +724,7 @@ func (n *Net) qdiscDequeueOnce(c *sim.CPU, q *Qdisc, req qdisc.DequeueReq) []*sk
 		s := q.ctx.take(p.Handle, "dequeue")
 		// Read under the root lock; the driver then finds it hot, or
 		// with pkt_segs reads the rest.
-		n.touchSkbDequeue(c, s, q)
+		n.touchSkbDequeue(c, s)
 		takeEdits(s, &p, q.dev)
 		q.bstatsUpdate(s)
 		q.skbs = append(q.skbs, s)

@@ -95,7 +95,7 @@ func (p *PFifoFast) Init(_ Ctx, s Setup, args []string) (Info, error) {
 }
 
 func (p *PFifoFast) info() Info {
-	return Info{Flags: CanBypass | NoLock | EmptyNoop | DequeueReadsCb, Limit: p.limit}
+	return Info{Flags: CanBypass | NoLock | EmptyNoop, Limit: p.limit}
 }
 
 // Change implements Changer. pfifo_fast has no change op, but tc sends

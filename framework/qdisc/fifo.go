@@ -101,7 +101,7 @@ func (f *fifoQdisc) apply(kind string, ctl fifoQopt) Info {
 		f.limit = ctl.limit
 	}
 	room := uint32(1)
-	flags := EmptyNoop | DequeueReadsCb
+	flags := EmptyNoop
 	if kind == "bfifo" {
 		room = f.mtu
 	}

@@ -108,16 +108,9 @@ const (
 	// itself.
 	PacesSockets Flags = 1 << 26
 
-	// DequeueReadsCb is the model's too: the qdisc's dequeue reads only
-	// skb->next and its cb (qdisc_pkt_len, its own cb fields), the skb's
-	// first cache line, besides qdisc_bstats_update. With the pkt_segs
-	// series (the host's pkt_segs toggle: bstats reads the segment count
-	// cached in the cb, 2773cb0b3120) a dequeue then moves that one line
-	// under the root lock and leaves the rest to the driver; without it
-	// bstats reaches skb_shinfo through skb->head/end, another line.
-	// fq, fq_codel, sfq, codel and the fifos read so; cake reads
-	// skb->truesize at dequeue and does not set it.
-	DequeueReadsCb Flags = 1 << 25
+	// 1 << 25 was DequeueReadsCb: with pkt_segs every qdisc's dequeue
+	// now waits one transfer and leaves skb_shinfo to the driver (its
+	// loads overlap; netdev's touchSkbDequeue), so no qdisc declares it.
 
 	// HasBlock is the model's too: the qdisc has a filter block of its
 	// own without being Classful, as fq_codel, sfq and cake do (their

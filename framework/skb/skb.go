@@ -158,10 +158,10 @@ type SKB struct {
 	// sender, not the CPU that dequeued the upper qdisc (2bd82484bb4c).
 	XmitCPU int16 // sim.MaxCPUs + 1 fits
 	HotCPU  int16 // CPU whose cache holds the skb lines (sim.MaxCPUs fits)
-	// TailCPU holds the skb's lines past its first when a reader took
-	// only that one (a dequeue that reads the cb under the root lock,
-	// qdisc.DequeueReadsCb): the rest are still where they were, and the
-	// driver, a moment later, pays them from there. TailSplit says so;
+	// TailCPU holds the skb's lines past its first when a reader waited
+	// for only one transfer (a dequeue under the root lock with pkt_segs,
+	// which no longer reaches skb_shinfo): the rest are still where they
+	// were, and the driver, a moment later, pays them from there. TailSplit says so;
 	// TailLLC that they had already left TailCPU's L2 for the LLC.
 	TailCPU int16
 

@@ -62,7 +62,7 @@ func (q *Choke) Init(ctx qdisc.Ctx, s qdisc.Setup, args []string) (qdisc.Info, e
 // info: choke leaves sch->limit 0 and sets no TCQ_F_CAN_BYPASS. Its
 // empty dequeue starts RED's idle period, so it is no EmptyNoop.
 func (q *Choke) info() qdisc.Info {
-	return qdisc.Info{Flags: qdisc.DequeueReadsCb}
+	return qdisc.Info{}
 }
 
 // Change implements qdisc.Changer (choke_change): a table of another

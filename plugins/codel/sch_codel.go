@@ -155,7 +155,7 @@ func (q *Sched) Init(_ qdisc.Ctx, s qdisc.Setup, args []string) (qdisc.Info, err
 	q.params.MTU = uint32(min(max(s.MTU, 256), 1<<20))
 	q.apply(o)
 	q.cq.q = q
-	q.flags = qdisc.DequeueDrops | qdisc.DequeueReadsCb
+	q.flags = qdisc.DequeueDrops
 	if q.limit >= 1 {
 		q.flags |= qdisc.CanBypass
 	}

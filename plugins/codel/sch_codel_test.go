@@ -187,7 +187,7 @@ func TestLimit(t *testing.T) {
 // psched_mtu clamped to [256, 1 << 20]; ECN off by default.
 func TestInit(t *testing.T) {
 	info, err := (&Sched{}).Init(qdisctest.NewCtx(1), setup, nil)
-	if err != nil || info.Flags != qdisc.CanBypass|qdisc.DequeueDrops|qdisc.DequeueReadsCb || info.Limit != 1000 {
+	if err != nil || info.Flags != qdisc.CanBypass|qdisc.DequeueDrops || info.Limit != 1000 {
 		t.Fatalf("info %+v %v", info, err)
 	}
 	for mtu, want := range map[int]uint32{1514: 1514, 100: 256, 9014: 9014, 4 << 20: 1 << 20} {

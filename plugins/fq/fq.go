@@ -148,7 +148,7 @@ func (q *FQ) Init(_ qdisc.Ctx, s qdisc.Setup, args []string) (qdisc.Info, error)
 // pacing of the sockets it sees (pacing, the default; not nopacing).
 func (q *FQ) info() qdisc.Info {
 	// fq_dequeue reads the cb (time_to_send, band) and skb->next.
-	in := qdisc.Info{Flags: qdisc.DequeueReadsCb, Limit: q.limit}
+	in := qdisc.Info{Limit: q.limit}
 	if q.rateEnable {
 		in.Flags |= qdisc.PacesSockets
 	}

@@ -26,9 +26,6 @@ func newFQ(t testing.TB, args string) *FQ {
 	if info.Flags&qdisc.CanBypass != 0 {
 		t.Fatalf("fq must not set TCQ_F_CAN_BYPASS")
 	}
-	if info.Flags&qdisc.DequeueReadsCb == 0 {
-		t.Fatalf("fq's dequeue reads only the cb and skb->next: DequeueReadsCb unset")
-	}
 	return q
 }
 

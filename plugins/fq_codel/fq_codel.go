@@ -139,7 +139,7 @@ func (q *FQCodel) Init(_ qdisc.Ctx, s qdisc.Setup, args []string) (qdisc.Info, e
 
 	// HasBlock: fq_codel_class_ops' tcf_block (q->block, attached by
 	// fq_codel_init's tcf_block_get).
-	q.flags = qdisc.DequeueDrops | qdisc.DequeueReadsCb | qdisc.HasBlock
+	q.flags = qdisc.DequeueDrops | qdisc.HasBlock
 	if q.limit >= 1 {
 		q.flags |= qdisc.CanBypass
 	}

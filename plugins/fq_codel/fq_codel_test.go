@@ -66,7 +66,7 @@ func TestConformance(t *testing.T) {
 func TestDefaultsAndDump(t *testing.T) {
 	q := newQ(t)
 	info, _ := (&FQCodel{}).Init(qdisctest.NewCtx(1), setup, nil)
-	if info.Flags != qdisc.CanBypass|qdisc.DequeueDrops|qdisc.DequeueReadsCb|qdisc.HasBlock || info.Limit != 10240 {
+	if info.Flags != qdisc.CanBypass|qdisc.DequeueDrops|qdisc.HasBlock || info.Limit != 10240 {
 		t.Errorf("info %+v", info)
 	}
 	want := "limit 10240p flows 1024 quantum 1514 target 5ms interval 100ms memory_limit 32Mb ecn drop_batch 64"

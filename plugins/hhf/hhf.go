@@ -102,7 +102,7 @@ func (q *HHF) Init(ctx qdisc.Ctx, s qdisc.Setup, args []string) (qdisc.Info, err
 // info: sch->limit is the packet limit. An empty dequeue still takes
 // drained buckets off their lists, so hhf is no EmptyNoop.
 func (q *HHF) info() qdisc.Info {
-	return qdisc.Info{Flags: qdisc.DequeueReadsCb, Limit: int(min(q.limit, 1<<31-1))}
+	return qdisc.Info{Limit: int(min(q.limit, 1<<31-1))}
 }
 
 // Change implements qdisc.Changer (hhf_change): the attributes sent,

@@ -192,7 +192,7 @@ func (q *SFQ) Init(ctx qdisc.Ctx, s qdisc.Setup, args []string) (qdisc.Info, err
 func (q *SFQ) info() qdisc.Info {
 	// HasBlock: sfq_class_ops' tcf_block (q->block, sfq_init's
 	// tcf_block_get).
-	info := qdisc.Info{Flags: qdisc.DequeueReadsCb | qdisc.HasBlock, Limit: q.limit}
+	info := qdisc.Info{Flags: qdisc.HasBlock, Limit: q.limit}
 	if q.limit >= 1 {
 		info.Flags |= qdisc.CanBypass
 	}

@@ -72,7 +72,7 @@ func TestConformance(t *testing.T) {
 func TestDefaultsAndDump(t *testing.T) {
 	q := &SFQ{}
 	info, err := q.Init(qdisctest.NewCtx(1), testSetup(), nil)
-	if err != nil || info.Flags != qdisc.CanBypass|qdisc.DequeueReadsCb|qdisc.HasBlock || info.Limit != 127 {
+	if err != nil || info.Flags != qdisc.CanBypass|qdisc.HasBlock || info.Limit != 127 {
 		t.Fatalf("info %+v err %v", info, err)
 	}
 	if q.maxflows != 128 || q.maxdepth != 127 || q.divisor != 1024 || q.quantum != 1514 || q.perturbPeriod != 0 || q.headdrop {
