@@ -637,7 +637,17 @@ func collapseWhy(base, ll, noBlue *report.Report) string {
 	enq, _, _ := lockHold(ll)
 	switch {
 	case noBlue != nil && tail(noBlue) < 0.5*tail(base):
-		parts = append(parts, fmt.Sprintf("with BLUE off it collapses too (%s): root-lock saturation by the enqueue side (not BLUE): a dequeue that drops nothing, as in Toke's dropwatch listing (E2n.6)", rate(tail(noBlue))))
+		nbEnq, _, _ := lockHold(noBlue)
+		w := fmt.Sprintf("with BLUE off it collapses too (%s, %s less): its enqueue side holds the root lock %.0f%% of the time (not BLUE)",
+			rate(tail(noBlue)), foldText(fold(tail(base), tail(noBlue)), 1), 100*min(nbEnq, 1))
+		if further := fold(tail(noBlue), tail(ll)); further >= 2 {
+			// Both mechanisms: BLUE's drops at dequeue deepen what
+			// the enqueue side began.
+			w += fmt.Sprintf("; BLUE's drops at dequeue take the llist run %s further", foldText(further, 0))
+		} else {
+			w += ": root-lock saturation by the enqueue side, a dequeue that drops nothing, as in Toke's dropwatch listing (E2n.6)"
+		}
+		parts = append(parts, w)
 	case noBlue != nil:
 		parts = append(parts, fmt.Sprintf("with BLUE off it keeps %s: BLUE is the collapse", rate(tail(noBlue))))
 	case enq > 0.9:

@@ -243,6 +243,14 @@ func TestE2Rows(t *testing.T) {
 	if r := rowByID(t, rows, "E2.6"); r.Kind != Check {
 		t.Errorf("E2.6, the dropwatch's places, is a check, never judged: %+v", r)
 	}
+	// BLUE off falling 3-4x while the llist run falls further: both
+	// mechanisms, and the row does not hold.
+	both := append([]*report.Report(nil), reps...)
+	both[1], both[2] = fake(E2CakeLlist, 1e6, 0.01e6, 1, nil), fake(E2CakeNoBlue, 1e6, 0.25e6, 0, nil)
+	if r := rowByID(t, E2(both), "E2.1"); r.Holds || !strings.Contains(r.Why, "with BLUE off it collapses too (") ||
+		!strings.Contains(r.Why, "(not BLUE); BLUE's drops at dequeue take the llist run 4x further") {
+		t.Errorf("E2.1 with BLUE off falling 4x and the llist run 100x: %+v", r)
+	}
 	// E2.9 sets the llist run's queues beside Toke's: the busiest over
 	// the idlest, or an idlest that sent nothing.
 	reps[1].Queues = []report.Queue{{Txq: 0, TxPps: 300}, {Txq: 1, TxPps: 30}, {Txq: 2, TxPps: 3000}}
