@@ -3,6 +3,7 @@ package fidelity
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -245,7 +246,7 @@ func TestE2Rows(t *testing.T) {
 	}
 	// BLUE off falling 3-4x while the llist run falls further: both
 	// mechanisms, and the row does not hold.
-	both := append([]*report.Report(nil), reps...)
+	both := slices.Clone(reps)
 	both[1], both[2] = fake(E2CakeLlist, 1e6, 0.01e6, 1, nil), fake(E2CakeNoBlue, 1e6, 0.25e6, 0, nil)
 	if r := rowByID(t, E2(both), "E2.1"); r.Holds || !strings.Contains(r.Why, "with BLUE off it collapses too (") ||
 		!strings.Contains(r.Why, "(not BLUE); BLUE's drops at dequeue take the llist run 4x further") {

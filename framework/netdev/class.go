@@ -399,9 +399,7 @@ func (n *Net) leafDequeue(c *sim.CPU, leaf *Qdisc) *skb.SKB {
 		return nil
 	}
 	n.writeStatsLine(c, leaf)
-	leaf.dequeuing = true
-	leaf.out = leaf.Ops.Dequeue(leaf.bind(c, nil), qdisc.DequeueReq{Max: 1, Bytes: 1 << 62}, leaf.out[:0])
-	leaf.dequeuing = false
+	leaf.out = leaf.opsDequeue(c, qdisc.DequeueReq{Max: 1, Bytes: 1 << 62})
 	if len(leaf.out) > 1 {
 		sim.Panicf("qdisc %s: returned %d packets for a dequeue of at most 1", leaf.Name(), len(leaf.out))
 	}

@@ -765,13 +765,14 @@ func TestPktSegsDequeueReadsOneLine(t *testing.T) {
 	base := map[string]sim.Time{} // what a qdisc's dequeue takes besides skb lines
 	for _, c := range []struct {
 		qd, pktSegs string
-		underLock   int64 // line transfers under the root lock: 8 sent (the dropper's 8 dropped too, one each)
+		read        int64 // skbs the dequeue reads: 8 sent (the dropper's 8 dropped too)
+		underLock   int64 // line transfers under the root lock
 		tail        int64 // lines a sent skb, in the driver
 	}{
-		{"pfifo", "on", 8, 1},
-		{"pfifo", "off", 16, 0},
-		{"test_dropper", "on", 16, 1},
-		{"test_dropper", "off", 24, 0},
+		{"pfifo", "on", 8, 8, 1},
+		{"pfifo", "off", 8, 16, 0},
+		{"test_dropper", "on", 16, 16, 1},
+		{"test_dropper", "off", 16, 24, 0},
 	} {
 		h := newHarness(t, profile(t, "6.18", "bql", "off", "pkt_segs", c.pktSegs), 2, "test", 1, c.qd)
 		q := h.dev.Root
@@ -803,7 +804,7 @@ func TestPktSegsDequeueReadsOneLine(t *testing.T) {
 			t.Errorf("%s pkt_segs %s: the driver read %d ns of skb lines, want %d (%d lines a skb)", c.qd, c.pktSegs, driver, want, c.tail)
 		}
 		lines := sim.Time(c.underLock * costs.LineSocket)
-		if base := locked - lines; base < 0 || base > sim.Time(16*(costs.KfreeSkb+costs.QdiscDequeue)+4*costs.LineSocket) {
+		if base := locked - lines; base < 0 || base > sim.Time(c.read*(costs.KfreeSkb+costs.QdiscDequeue)+4*costs.LineSocket) {
 			t.Errorf("%s pkt_segs %s: dequeue under the lock took %d ns, want %d of skb lines (%d transfers) plus the qdisc's own work",
 				c.qd, c.pktSegs, locked, lines, c.underLock)
 		}

@@ -702,6 +702,15 @@ func (n *Net) qdiscDequeue(c *sim.CPU, q *Qdisc, req qdisc.DequeueReq) []*skb.SK
 	return out
 }
 
+// opsDequeue calls the plugin's dequeue into q.out, marked as under way
+// for its whole length (Qdisc.dequeuing).
+func (q *Qdisc) opsDequeue(c *sim.CPU, req qdisc.DequeueReq) []skb.Packet {
+	q.dequeuing = true
+	out := q.Ops.Dequeue(q.bind(c, nil), req, q.out[:0])
+	q.dequeuing = false
+	return out
+}
+
 func (n *Net) qdiscDequeueOnce(c *sim.CPU, q *Qdisc, req qdisc.DequeueReq) []*skb.SKB {
 	held, _ := q.treeHeld()
 	if held > 0 {
@@ -713,9 +722,7 @@ func (n *Net) qdiscDequeueOnce(c *sim.CPU, q *Qdisc, req qdisc.DequeueReq) []*sk
 		}
 	}
 	n.writeStatsLine(c, q)
-	q.dequeuing = true
-	q.out = q.Ops.Dequeue(q.bind(c, nil), req, q.out[:0])
-	q.dequeuing = false
+	q.out = q.opsDequeue(c, req)
 	if len(q.out) > max(req.Max, 1) {
 		sim.Panicf("qdisc %s: returned %d packets for a dequeue of at most %d", q.Name(), len(q.out), req.Max)
 	}
